@@ -1,0 +1,171 @@
+/**
+ * Protobuf messages <-> core types. Handlers translate here so core never sees Connect types.
+ */
+import { create } from '@bufbuild/protobuf';
+import { timestampFromDate } from '@bufbuild/protobuf/wkt';
+import { toUnicode } from '../dns/names.js';
+import type { Change, ChangeAction as CoreAction, Conflict, Endpoint, Policy as CorePolicy } from '../dns/types.js';
+import { describeOperation } from '../ovh/ops.js';
+import type { CallRecord, ZoneApplyResult } from '../core/apply.js';
+import type { PlanInput, RawEndpoint, StoredPlan } from '../core/plan.js';
+import type { ZoneRecords } from '../core/records.js';
+import type { Zone } from '../store/index.js';
+import { InvalidInputError } from '../dns/errors.js';
+import { refreshPath } from '../ovh/types.js';
+import {
+  ApplyStatus,
+  ChangeAction,
+  ConflictSchema,
+  EndpointSchema,
+  OvhOperationSchema,
+  PlanSchema,
+  PlannedChangeSchema,
+  Policy,
+  ZoneApplyResultSchema,
+  ZonePlanSchema,
+  ZoneRecordsSchema,
+  ZoneSchema,
+  type Endpoint as PbEndpoint,
+  type PlanRequest,
+  type Plan as PbPlan,
+  type ZoneApplyResult as PbZoneApplyResult,
+  type ZoneRecords as PbZoneRecords,
+  type Zone as PbZone,
+} from '../gen/dnsplane/v1/zone_pb.js';
+
+export function policyFromPb(p: Policy): CorePolicy {
+  switch (p) {
+    case Policy.UNSPECIFIED:
+    case Policy.SYNC:
+      return 'sync';
+    case Policy.UPSERT_ONLY:
+      return 'upsert-only';
+    case Policy.CREATE_ONLY:
+      return 'create-only';
+    default:
+      throw new InvalidInputError('policy', `unknown policy ${String(p)}; use POLICY_SYNC, POLICY_UPSERT_ONLY or POLICY_CREATE_ONLY`);
+  }
+}
+
+export function policyToPb(p: CorePolicy): Policy {
+  return p === 'sync' ? Policy.SYNC : p === 'upsert-only' ? Policy.UPSERT_ONLY : Policy.CREATE_ONLY;
+}
+
+function rawEndpoint(e: PbEndpoint): RawEndpoint {
+  return {
+    dnsName: e.dnsName,
+    recordType: e.recordType,
+    targets: [...e.targets],
+    ttl: e.ttl,
+    setIdentifier: e.setIdentifier || undefined,
+    labels: Object.keys(e.labels).length ? { ...e.labels } : undefined,
+  };
+}
+
+export function planInputFromPb(req: PlanRequest, field = ''): PlanInput {
+  const policy = policyFromPb(req.policy);
+  switch (req.input.case) {
+    case 'desired':
+      return { kind: 'desired', policy, zones: [...req.input.value.zones], endpoints: req.input.value.endpoints.map(rawEndpoint) };
+    case 'changes': {
+      const c = req.input.value;
+      return {
+        kind: 'changes',
+        policy,
+        changes: { create: c.create.map(rawEndpoint), updateOld: c.updateOld.map(rawEndpoint), updateNew: c.updateNew.map(rawEndpoint), delete: c.delete.map(rawEndpoint) },
+      };
+    }
+    default:
+      throw new InvalidInputError(`${field}input`, 'one of "desired" or "changes" is required');
+  }
+}
+
+export function endpointToPb(e: Endpoint): PbEndpoint {
+  return create(EndpointSchema, {
+    dnsName: e.dnsName,
+    recordType: e.recordType,
+    targets: e.targets,
+    ttl: e.ttl,
+    setIdentifier: e.setIdentifier ?? '',
+    labels: e.labels ?? {},
+  });
+}
+
+function actionToPb(a: CoreAction): ChangeAction {
+  return a === 'create' ? ChangeAction.CREATE : a === 'update' ? ChangeAction.UPDATE : ChangeAction.DELETE;
+}
+
+function changeToPb(c: Change) {
+  return create(PlannedChangeSchema, {
+    action: actionToPb(c.action),
+    before: c.before ? endpointToPb(c.before) : undefined,
+    after: c.after ? endpointToPb(c.after) : undefined,
+    warnings: c.warnings ?? [],
+  });
+}
+
+function conflictToPb(c: Conflict) {
+  return create(ConflictSchema, { action: actionToPb(c.action), endpoint: endpointToPb(c.endpoint), owner: c.owner, reason: c.reason });
+}
+
+function callToPb(c: CallRecord) {
+  return create(OvhOperationSchema, { method: c.method, path: c.path, body: c.body, status: c.status, error: c.error ?? '' });
+}
+
+export function planToPb(p: StoredPlan): PbPlan {
+  return create(PlanSchema, {
+    id: p.id,
+    tenant: p.tenant,
+    digest: p.digest,
+    policy: policyToPb(p.policy),
+    createdAt: timestampFromDate(p.createdAt),
+    expiresAt: timestampFromDate(p.expiresAt),
+    zones: p.zones.map((z) =>
+      create(ZonePlanSchema, {
+        zone: z.zone,
+        baseGeneration: z.baseGeneration,
+        changes: z.changes.map(changeToPb),
+        conflicts: z.conflicts.map(conflictToPb),
+        operations: [
+          ...z.operations.map((op) => create(OvhOperationSchema, describeOperation(op))),
+          ...(z.operations.length > 0 ? [create(OvhOperationSchema, { method: 'POST', path: refreshPath(z.zone), body: '' })] : []),
+        ],
+      }),
+    ),
+  });
+}
+
+const statusToPb: Record<ZoneApplyResult['status'], ApplyStatus> = {
+  applied: ApplyStatus.APPLIED,
+  no_changes: ApplyStatus.NO_CHANGES,
+  stale: ApplyStatus.STALE,
+  failed: ApplyStatus.FAILED,
+};
+
+export function zoneApplyResultToPb(r: ZoneApplyResult): PbZoneApplyResult {
+  return create(ZoneApplyResultSchema, {
+    zone: r.zone,
+    status: statusToPb[r.status],
+    generation: r.generation,
+    calls: r.calls.map(callToPb),
+    changes: r.changes.map(changeToPb),
+    conflicts: r.conflicts.map(conflictToPb),
+    error: r.error?.message ?? '',
+  });
+}
+
+export function zoneRecordsToPb(z: ZoneRecords): PbZoneRecords {
+  return create(ZoneRecordsSchema, { zone: z.zone, generation: z.generation, notModified: z.notModified, endpoints: z.endpoints.map(endpointToPb) });
+}
+
+export function zoneToPb(z: Zone): PbZone {
+  const unicode = toUnicode(z.name);
+  return create(ZoneSchema, {
+    name: z.name,
+    unicodeName: unicode !== z.name ? unicode : '',
+    generation: z.generation,
+    lastSync: z.lastSync ? timestampFromDate(z.lastSync) : undefined,
+    recordCount: z.recordCount,
+    state: z.state,
+  });
+}

@@ -1,0 +1,26 @@
+/**
+ * The one place core errors become Connect codes (DESIGN.md "Conventions").
+ */
+import { Code, ConnectError } from '@connectrpc/connect';
+import { InvalidInputError } from '../dns/errors.js';
+import { OvhError } from '../ovh/errors.js';
+import { LockTimeoutError } from '../store/index.js';
+import { ApplyFailedError, NotFoundError, PermissionDeniedError, StalePlanError, UnauthenticatedError } from '../core/errors.js';
+
+export function toConnectError(e: unknown): ConnectError {
+  if (e instanceof ConnectError) return e;
+  if (e instanceof InvalidInputError) return new ConnectError(e.message, Code.InvalidArgument);
+  if (e instanceof UnauthenticatedError) return new ConnectError(e.message, Code.Unauthenticated);
+  if (e instanceof PermissionDeniedError) return new ConnectError(e.message, Code.PermissionDenied);
+  if (e instanceof NotFoundError) return new ConnectError(e.message, Code.NotFound);
+  if (e instanceof StalePlanError) return new ConnectError(e.message, Code.FailedPrecondition);
+  if (e instanceof LockTimeoutError) return new ConnectError(e.message, Code.Aborted);
+  if (e instanceof ApplyFailedError) return new ConnectError(e.message, e.transient ? Code.Unavailable : Code.FailedPrecondition);
+  if (e instanceof OvhError) {
+    if (e.transient) return new ConnectError(e.message, Code.Unavailable);
+    if (e.kind === 'not_found') return new ConnectError(e.message, Code.FailedPrecondition);
+    if (e.kind === 'auth') return new ConnectError(`OVH rejected dnsplane's credentials: ${e.message}`, Code.Internal);
+    return new ConnectError(e.message, Code.Internal);
+  }
+  return new ConnectError('internal error', Code.Internal);
+}

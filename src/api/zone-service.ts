@@ -1,0 +1,67 @@
+import { create } from '@bufbuild/protobuf';
+import type { ServiceImpl } from '@connectrpc/connect';
+import { apply } from '../core/apply.js';
+import type { CoreContext } from '../core/context.js';
+import { plan } from '../core/plan.js';
+import { records, visibleZones } from '../core/records.js';
+import { InvalidInputError } from '../dns/errors.js';
+import * as store from '../store/index.js';
+import {
+  ApplyResponseSchema,
+  ListZonesResponseSchema,
+  PlanResponseSchema,
+  RecordsResponseSchema,
+  type ZoneService,
+} from '../gen/dnsplane/v1/zone_pb.js';
+import { tenantOf } from './auth.js';
+import { planInputFromPb, planToPb, zoneApplyResultToPb, zoneRecordsToPb, zoneToPb } from './convert.js';
+import { normalizeName } from '../dns/names.js';
+
+export function zoneService(ctx: CoreContext): ServiceImpl<typeof ZoneService> {
+  return {
+    async listZones(_req, hc) {
+      const tenant = tenantOf(hc);
+      const names = new Set(await visibleZones(ctx, tenant, []));
+      const zones = (await store.listZones(ctx.pool)).filter((z) => names.has(z.name));
+      return create(ListZonesResponseSchema, { zones: zones.map(zoneToPb) });
+    },
+
+    async records(req, hc) {
+      const tenant = tenantOf(hc);
+      const known = new Map<string, bigint>();
+      Object.entries(req.knownGenerations).forEach(([zone, gen]) => known.set(normalizeName(zone, `knownGenerations["${zone}"]`), gen));
+      const zones = await records(ctx, tenant, { zones: req.zones, knownGenerations: known, includeForeign: req.includeForeign });
+      return create(RecordsResponseSchema, { zones: zones.map(zoneRecordsToPb) });
+    },
+
+    async plan(req, hc) {
+      const tenant = tenantOf(hc);
+      const p = await plan(ctx, tenant, planInputFromPb(req));
+      return create(PlanResponseSchema, { plan: planToPb(p) });
+    },
+
+    async apply(req, hc) {
+      const tenant = tenantOf(hc);
+      let result;
+      switch (req.source.case) {
+        case 'planId':
+          result = await apply(ctx, tenant, { planId: req.source.value });
+          break;
+        case 'plan':
+          result = await apply(ctx, tenant, { input: planInputFromPb(req.source.value, 'plan.') });
+          break;
+        default:
+          throw new InvalidInputError('source', 'one of "planId" or "plan" is required');
+      }
+      // A zone that failed or went stale makes the call fail with that zone's error (its message says
+      // what happened to the others); the per-zone detail is in the journal and the logs.
+      const bad = result.zones.find((z) => z.error);
+      if (bad?.error) {
+        const others = result.zones.filter((z) => z !== bad).map((z) => `${z.zone}: ${z.status}`);
+        if (others.length) bad.error.message += ` (other zones: ${others.join(', ')})`;
+        throw bad.error;
+      }
+      return create(ApplyResponseSchema, { planId: result.planId ?? '', zones: result.zones.map(zoneApplyResultToPb) });
+    },
+  };
+}

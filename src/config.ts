@@ -1,0 +1,150 @@
+/**
+ * Environment + flags -> one typed, validated Config. The only module that reads process.env is the
+ * CLI, which hands the environment to loadConfig; nothing below server.ts reads it.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { InvalidInputError } from './dns/errors.js';
+import { normalizeName } from './dns/names.js';
+import { parseOvhEndpoint, type OvhEndpoint } from './ovh/endpoint.js';
+import type { OvhCredentials } from './ovh/client.js';
+
+export type Env = Record<string, string | undefined>;
+
+export type OvhConfig =
+  | { mode: 'remote'; endpoint: OvhEndpoint; credentials: OvhCredentials; extraCaPems: string[] }
+  /** No OVH_* credentials: an in-process simulator with a demo zone (the embedded default). */
+  | { mode: 'simulator' };
+
+export interface Config {
+  listen: { host: string; port: number };
+  databaseUrl?: string;
+  dataDir: string;
+  /** Zones dnsplane manages; undefined: every zone GET /domain/zone returns. */
+  zones?: string[];
+  ovh: OvhConfig;
+  ovhRate: number;
+  ovhMaxConcurrent: number;
+  ovhTimeoutMs: number;
+  syncConcurrency: number;
+  lockTimeoutMs: number;
+  planTtlMs: number;
+  shutdownTimeoutMs: number;
+  logLevel: string;
+}
+
+/** The settings, for `--help` and the README's configuration table. */
+export const SETTINGS: Array<{ name: string; default: string; help: string }> = [
+  { name: 'DNSPLANE_LISTEN', default: '127.0.0.1:8080', help: 'host:port of the Connect/gRPC/gRPC-Web API (HTTP/1.1 and h2c)' },
+  { name: 'DATABASE_URL', default: '(embedded)', help: 'Postgres URL; unset: an embedded Postgres under DNSPLANE_DATA_DIR' },
+  { name: 'DNSPLANE_DATA_DIR', default: './.dnsplane', help: 'embedded Postgres data, simulator state and CA' },
+  { name: 'DNSPLANE_ZONES', default: '(all)', help: 'comma list of zones to manage; unset: every zone of the OVH account' },
+  { name: 'OVH_ENDPOINT', default: 'ovh-eu', help: 'ovh-eu, ovh-ca, ovh-us or an https://host:port URL' },
+  { name: 'OVH_APPLICATION_KEY', default: '', help: 'OVH application key; with no OVH_* set, an in-process simulator is used' },
+  { name: 'OVH_APPLICATION_SECRET', default: '', help: 'OVH application secret (never logged)' },
+  { name: 'OVH_CONSUMER_KEY', default: '', help: 'OVH consumer key (never logged)' },
+  { name: 'OVH_CA_FILE', default: '', help: 'extra CA (PEM) to trust for the OVH endpoint, added to the system ones' },
+  { name: 'DNSPLANE_OVH_RATE', default: '20', help: 'OVH requests per second, per application key, for the whole process' },
+  { name: 'DNSPLANE_OVH_CONCURRENCY', default: '8', help: 'OVH calls in flight at most' },
+  { name: 'DNSPLANE_OVH_TIMEOUT', default: '30s', help: 'OVH call timeout' },
+  { name: 'DNSPLANE_LOCK_TIMEOUT', default: '30s', help: 'how long an apply waits for its zone lock before Aborted' },
+  { name: 'DNSPLANE_PLAN_TTL', default: '15m', help: 'how long a stored plan can be applied' },
+  { name: 'DNSPLANE_LOG_LEVEL', default: 'info', help: 'fatal, error, warn, info, debug, trace' },
+];
+
+export function parseDuration(value: string, field: string): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(value.trim());
+  if (!m) throw new InvalidInputError(field, `must be a duration like 500ms, 30s, 15m or 1h, got "${value}"`);
+  const n = Number(m[1]);
+  const unit = m[2] ?? 's';
+  return Math.round(n * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit]!);
+}
+
+function positiveNumber(value: string, field: string, integer: boolean): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) {
+    throw new InvalidInputError(field, `must be a positive ${integer ? 'integer' : 'number'}, got "${value}"`);
+  }
+  return n;
+}
+
+export function parseListen(value: string, field = 'DNSPLANE_LISTEN'): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(value.trim());
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || port > 65535) throw new InvalidInputError(field, `must be host:port (port 0-65535), got "${value}"`);
+  return { host: m[1] ?? (m[2] || '0.0.0.0'), port };
+}
+
+export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
+  const get = (name: string) => {
+    const v = env[name];
+    return v === undefined || v.trim() === '' ? undefined : v.trim();
+  };
+
+  const ovhNames = ['OVH_APPLICATION_KEY', 'OVH_APPLICATION_SECRET', 'OVH_CONSUMER_KEY'] as const;
+  const given = ovhNames.filter((n) => get(n) !== undefined);
+  let ovh: OvhConfig;
+  if (given.length === 0) {
+    ovh = { mode: 'simulator' };
+  } else {
+    const missing = ovhNames.filter((n) => get(n) === undefined);
+    if (missing.length > 0) throw new InvalidInputError(missing[0]!, `is required when ${given.join(', ')} ${given.length > 1 ? 'are' : 'is'} set`);
+    const extraCaPems: string[] = [];
+    const caFile = get('OVH_CA_FILE');
+    if (caFile) {
+      extraCaPems.push(readPem(caFile, 'OVH_CA_FILE'));
+      // Setting our own CA list replaces Node's default store, which holds NODE_EXTRA_CA_CERTS: keep it.
+      const nodeExtra = get('NODE_EXTRA_CA_CERTS');
+      if (nodeExtra) extraCaPems.push(readPem(nodeExtra, 'NODE_EXTRA_CA_CERTS'));
+    }
+    ovh = {
+      mode: 'remote',
+      endpoint: parseOvhEndpoint(get('OVH_ENDPOINT') ?? 'ovh-eu'),
+      credentials: {
+        applicationKey: get('OVH_APPLICATION_KEY')!,
+        applicationSecret: get('OVH_APPLICATION_SECRET')!,
+        consumerKey: get('OVH_CONSUMER_KEY')!,
+      },
+      extraCaPems,
+    };
+  }
+
+  const zonesRaw = get('DNSPLANE_ZONES');
+  const zones = zonesRaw
+    ?.split(',')
+    .map((z) => z.trim())
+    .filter((z) => z !== '')
+    .map((z, i) => normalizeName(z, `DNSPLANE_ZONES[${i}]`));
+
+  const logLevel = get('DNSPLANE_LOG_LEVEL') ?? 'info';
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
+    throw new InvalidInputError('DNSPLANE_LOG_LEVEL', `must be one of fatal, error, warn, info, debug, trace, silent, got "${logLevel}"`);
+  }
+
+  return {
+    listen: parseListen(get('DNSPLANE_LISTEN') ?? '127.0.0.1:8080'),
+    databaseUrl: get('DATABASE_URL'),
+    dataDir: path.resolve(cwd, get('DNSPLANE_DATA_DIR') ?? '.dnsplane'),
+    zones: zones && zones.length > 0 ? zones : undefined,
+    ovh,
+    ovhRate: positiveNumber(get('DNSPLANE_OVH_RATE') ?? '20', 'DNSPLANE_OVH_RATE', false),
+    ovhMaxConcurrent: positiveNumber(get('DNSPLANE_OVH_CONCURRENCY') ?? '8', 'DNSPLANE_OVH_CONCURRENCY', true),
+    ovhTimeoutMs: parseDuration(get('DNSPLANE_OVH_TIMEOUT') ?? '30s', 'DNSPLANE_OVH_TIMEOUT'),
+    syncConcurrency: 8,
+    lockTimeoutMs: parseDuration(get('DNSPLANE_LOCK_TIMEOUT') ?? '30s', 'DNSPLANE_LOCK_TIMEOUT'),
+    planTtlMs: parseDuration(get('DNSPLANE_PLAN_TTL') ?? '15m', 'DNSPLANE_PLAN_TTL'),
+    shutdownTimeoutMs: 30_000,
+    logLevel,
+  };
+}
+
+function readPem(file: string, field: string): string {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new InvalidInputError(field, `cannot read "${file}": ${(e as Error).message}`);
+  }
+  if (!text.includes('-----BEGIN CERTIFICATE-----')) throw new InvalidInputError(field, `"${file}" holds no PEM certificate`);
+  return text;
+}

@@ -1,0 +1,46 @@
+/**
+ * The errors core throws. api/ maps each to one Connect code (api/errors.ts); nothing else does.
+ */
+export { InvalidInputError } from '../dns/errors.js';
+export { OvhError } from '../ovh/errors.js';
+
+/** No token, an unknown token, or a disabled tenant. */
+export class UnauthenticatedError extends Error {
+  override readonly name = 'UnauthenticatedError';
+}
+
+/** The tenant may not do this (a zone or name outside its grant, an admin call without the scope). */
+export class PermissionDeniedError extends Error {
+  override readonly name = 'PermissionDeniedError';
+  constructor(
+    readonly field: string,
+    readonly rule: string,
+  ) {
+    super(field ? `${field}: ${rule}` : rule);
+  }
+}
+
+export class NotFoundError extends Error {
+  override readonly name = 'NotFoundError';
+}
+
+/** A stored plan whose zone changed since it was computed, or that expired. Nothing was sent to OVH. */
+export class StalePlanError extends Error {
+  override readonly name = 'StalePlanError';
+}
+
+/**
+ * An apply that failed after it started sending operations: the operations that had succeeded were
+ * undone, nothing was published, and the touched names were re-read. `transient` tells whether OVH was
+ * unavailable (try again later) or the zone changed outside dnsplane.
+ */
+export class ApplyFailedError extends Error {
+  override readonly name = 'ApplyFailedError';
+  constructor(
+    message: string,
+    readonly zone: string,
+    readonly transient: boolean,
+  ) {
+    super(message);
+  }
+}

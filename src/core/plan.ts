@@ -1,0 +1,269 @@
+/**
+ * Plan: pure computation over the cache. Normalizes the input, routes each endpoint to its zone,
+ * checks the tenant's grant and ownership, diffs against the cached records and builds the exact
+ * OVH operations Apply would send. Never touches OVH (beyond the first sync of a zone never read).
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { InvalidInputError } from '../dns/errors.js';
+import { diffChangeSet, diffDesired, type OwnerView } from '../dns/diff.js';
+import { normalizeEndpoint, validateEndpointSet } from '../dns/endpoint.js';
+import { findZone, normalizeName } from '../dns/names.js';
+import { recordSetKey, type Change, type ChangeSet, type Conflict, type Endpoint, type Policy } from '../dns/types.js';
+import { adjustEndpointForOvh, recordsToEndpoints } from '../ovh/mapping.js';
+import { buildZoneOperations } from '../ovh/ops.js';
+import type { OvhOperation } from '../ovh/types.js';
+import * as store from '../store/index.js';
+import type { CoreContext } from './context.js';
+import { NotFoundError, PermissionDeniedError } from './errors.js';
+import { checkNameAllowed, isAdmin, mayUseZone, type Tenant } from './tenants.js';
+import { ensureSynced, toOvhRecord } from './zones.js';
+
+/** An endpoint as callers send it, before normalization. */
+export interface RawEndpoint {
+  dnsName: string;
+  recordType: string;
+  targets: string[];
+  ttl: number;
+  setIdentifier?: string;
+  labels?: Record<string, string>;
+}
+
+export interface RawChangeSet {
+  create: RawEndpoint[];
+  updateOld: RawEndpoint[];
+  updateNew: RawEndpoint[];
+  delete: RawEndpoint[];
+}
+
+export type PlanInput =
+  | { kind: 'desired'; zones: string[]; endpoints: RawEndpoint[]; policy: Policy }
+  | { kind: 'changes'; changes: RawChangeSet; policy: Policy };
+
+export interface ZonePlan {
+  zone: string;
+  baseGeneration: bigint;
+  changes: Change[];
+  conflicts: Conflict[];
+  operations: OvhOperation[];
+}
+
+export interface StoredPlan {
+  id: string;
+  tenant: string;
+  tenantId: string;
+  policy: Policy;
+  zones: ZonePlan[];
+  digest: string;
+  createdAt: Date;
+  expiresAt: Date;
+  status: string;
+  input: PlanInput;
+}
+
+/** Explicit request limits (DESIGN: "Limits on request size and list lengths are explicit"). */
+export const MAX_ENDPOINTS = 5000;
+
+/** The input normalized and split by zone: what computeZonePlan works on. */
+export type RoutedInput = (
+  | { kind: 'desired'; policy: Policy; byZone: Map<string, Endpoint[]> }
+  | { kind: 'changes'; policy: Policy; byZone: Map<string, ChangeSet> }
+) & {
+  /** Per record set: what was adjusted to OVH's rules (a TTL under 60 raised to 60). */
+  warnings: Map<string, string[]>;
+};
+
+/** Normalizes and validates the input, checking every name against the tenant's grant. */
+export async function routeInput(ctx: CoreContext, tenant: Tenant, input: PlanInput): Promise<RoutedInput> {
+  const zoneNames = (await store.listZones(ctx.pool)).map((z) => z.name);
+  const warnings = new Map<string, string[]>();
+  const route = (raw: RawEndpoint, field: string): { zone: string; endpoint: Endpoint } => {
+    if (typeof raw.dnsName !== 'string' || raw.dnsName.trim() === '') throw new InvalidInputError(`${field}.dnsName`, 'is required');
+    const name = normalizeName(raw.dnsName, `${field}.dnsName`, { allowUnderscore: true, allowWildcard: true });
+    const zone = findZone(name, zoneNames);
+    if (!zone) throw new InvalidInputError(`${field}.dnsName`, `"${name}" is not in any zone dnsplane manages (${zoneNames.join(', ') || 'none'})`);
+    checkNameAllowed(tenant, zone, name, `${field}.dnsName`);
+    // What OVH would store (TTL 1-59 becomes 60), so that the next plan compares like with like.
+    const adjusted = adjustEndpointForOvh(normalizeEndpoint(raw, field, { zone }));
+    if (adjusted.warnings.length) warnings.set(recordSetKey(adjusted.endpoint.dnsName, adjusted.endpoint.recordType), adjusted.warnings);
+    return { zone, endpoint: adjusted.endpoint };
+  };
+
+  if (input.kind === 'desired') {
+    if (input.endpoints.length > MAX_ENDPOINTS) throw new InvalidInputError('desired.endpoints', `at most ${MAX_ENDPOINTS} endpoints per request`);
+    const byZone = new Map<string, Endpoint[]>();
+    input.zones.forEach((z, i) => {
+      const zone = normalizeName(z, `desired.zones[${i}]`);
+      if (!zoneNames.includes(zone)) throw new InvalidInputError(`desired.zones[${i}]`, `"${zone}" is not a zone dnsplane manages`);
+      if (!mayUseZone(tenant, zone)) throw new PermissionDeniedError(`desired.zones[${i}]`, `zone "${zone}" is not one of tenant "${tenant.name}"'s zones`);
+      if (!byZone.has(zone)) byZone.set(zone, []);
+    });
+    const all: Endpoint[] = [];
+    input.endpoints.forEach((raw, i) => {
+      const { zone, endpoint } = route(raw, `desired.endpoints[${i}]`);
+      all.push(endpoint);
+      const list = byZone.get(zone) ?? [];
+      list.push(endpoint);
+      byZone.set(zone, list);
+    });
+    validateEndpointSet(all, 'desired.endpoints');
+    return { kind: 'desired', policy: input.policy, byZone, warnings };
+  }
+
+  const c = input.changes;
+  const total = c.create.length + c.updateOld.length + c.updateNew.length + c.delete.length;
+  if (total > MAX_ENDPOINTS) throw new InvalidInputError('changes', `at most ${MAX_ENDPOINTS} endpoints per request`);
+  if (c.updateOld.length !== c.updateNew.length) {
+    throw new InvalidInputError('changes.updateOld', `must pair one to one with changes.updateNew (${c.updateOld.length} vs ${c.updateNew.length})`);
+  }
+  const byZone = new Map<string, ChangeSet>();
+  const setFor = (zone: string) => {
+    let s = byZone.get(zone);
+    if (!s) byZone.set(zone, (s = { create: [], updateOld: [], updateNew: [], delete: [] }));
+    return s;
+  };
+  c.create.forEach((raw, i) => {
+    const r = route(raw, `changes.create[${i}]`);
+    setFor(r.zone).create.push(r.endpoint);
+  });
+  c.updateOld.forEach((raw, i) => {
+    const o = route(raw, `changes.updateOld[${i}]`);
+    const n = route(c.updateNew[i]!, `changes.updateNew[${i}]`);
+    if (o.endpoint.dnsName !== n.endpoint.dnsName || o.endpoint.recordType !== n.endpoint.recordType) {
+      throw new InvalidInputError(`changes.updateNew[${i}]`, 'must have the same dnsName and recordType as changes.updateOld at the same index');
+    }
+    setFor(o.zone).updateOld.push(o.endpoint);
+    setFor(o.zone).updateNew.push(n.endpoint);
+  });
+  c.delete.forEach((raw, i) => {
+    const r = route(raw, `changes.delete[${i}]`);
+    setFor(r.zone).delete.push(r.endpoint);
+  });
+  return { kind: 'changes', policy: input.policy, byZone, warnings };
+}
+
+/** Who owns each record set of a zone, as the tenant sees it. */
+export function ownerViewOf(tenant: Tenant, rows: store.OwnershipRow[]): (key: string) => OwnerView {
+  const byKey = new Map<string, store.OwnershipRow[]>();
+  for (const r of rows) {
+    const k = recordSetKey(r.dnsName, r.recordType);
+    byKey.set(k, [...(byKey.get(k) ?? []), r]);
+  }
+  return (key) => {
+    const owners = byKey.get(key);
+    if (!owners || owners.length === 0) return { kind: 'none' };
+    if (owners.some((o) => o.tenantId === tenant.id)) return { kind: 'self' };
+    return { kind: 'other', owner: owners[0]!.tenantName };
+  };
+}
+
+/** The plan of one zone, from the cache as `q` sees it (inside the zone lock for Apply). */
+export async function computeZonePlan(ctx: CoreContext, q: store.Queryable, tenant: Tenant, zone: string, input: RoutedInput): Promise<ZonePlan> {
+  const z = await store.getZone(q, zone);
+  if (!z) throw new NotFoundError(`zone "${zone}" is not managed by dnsplane`);
+  const rows = await store.listRecords(q, zone);
+  const records = rows.map((r) => toOvhRecord(zone, r));
+  const ownerOf = ownerViewOf(tenant, await store.listOwnership(q, zone));
+  const { endpoints: current } = recordsToEndpoints(records, zone);
+
+  const { changes, conflicts } =
+    input.kind === 'desired'
+      ? diffDesired({
+          current,
+          desired: input.byZone.get(zone) ?? [],
+          policy: input.policy,
+          ownerOf,
+          scope: () => true,
+        })
+      : diffChangeSet(current, input.byZone.get(zone) ?? { create: [], updateOld: [], updateNew: [], delete: [] }, ownerOf);
+
+  for (const c of changes) {
+    const e = c.after ?? c.before!;
+    const w = input.warnings.get(recordSetKey(e.dnsName, e.recordType));
+    if (w) c.warnings = [...(c.warnings ?? []), ...w];
+  }
+  const operations = buildZoneOperations(zone, changes, records, { cnameRelative: ctx.settings.cnameRelativeZones?.includes(zone) ?? false });
+  return { zone, baseGeneration: z.generation, changes, conflicts, operations };
+}
+
+/** Computes and stores a plan. */
+export async function plan(ctx: CoreContext, tenant: Tenant, input: PlanInput, requestedBy: Tenant = tenant): Promise<StoredPlan> {
+  const routed = await routeInput(ctx, tenant, input);
+  const zones: ZonePlan[] = [];
+  for (const zone of [...routed.byZone.keys()].sort()) {
+    await ensureSynced(ctx, zone);
+    zones.push(await store.withSnapshot(ctx.pool, (q) => computeZonePlan(ctx, q, tenant, zone, routed)));
+  }
+  const now = new Date();
+  const p: StoredPlan = {
+    id: `pl_${randomUUID().replace(/-/g, '')}`,
+    tenant: tenant.name,
+    tenantId: tenant.id,
+    policy: input.policy,
+    zones,
+    digest: planDigest(zones),
+    createdAt: now,
+    expiresAt: new Date(now.getTime() + ctx.settings.planTtlMs),
+    status: 'pending',
+    input,
+  };
+  await store.insertPlan(ctx.pool, {
+    id: p.id,
+    tenantId: tenant.id,
+    requestedBy: requestedBy.id,
+    policy: p.policy,
+    request: input,
+    body: toJson(zones),
+    digest: p.digest,
+    baseGenerations: Object.fromEntries(zones.map((z) => [z.zone, z.baseGeneration.toString()])),
+    expiresAt: p.expiresAt,
+  });
+  return p;
+}
+
+export async function getPlan(ctx: CoreContext, tenant: Tenant, id: string): Promise<StoredPlan> {
+  const row = await store.getPlan(ctx.pool, id);
+  if (!row) throw new NotFoundError(`plan "${id}" does not exist`);
+  if (row.tenantId !== tenant.id && !isAdmin(tenant)) throw new NotFoundError(`plan "${id}" does not exist`);
+  const owner = await store.getTenantById(ctx.pool, row.tenantId);
+  return {
+    id: row.id,
+    tenant: owner?.name ?? '',
+    tenantId: row.tenantId,
+    policy: row.policy as Policy,
+    zones: fromJson(row.body),
+    digest: row.digest,
+    createdAt: row.createdAt,
+    expiresAt: row.expiresAt,
+    status: row.status,
+    input: row.request as unknown as PlanInput,
+  };
+}
+
+/**
+ * sha-256 over the canonical JSON of the zone plans: keys sorted, so that a plan read back from
+ * jsonb (which does not keep key order) digests the same.
+ */
+export function planDigest(zones: ZonePlan[]): string {
+  return createHash('sha256').update(canonicalJson(toJson(zones))).digest('hex');
+}
+
+export function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map((x) => (x === undefined ? 'null' : canonicalJson(x))).join(',')}]`;
+  if (v !== null && typeof v === 'object') {
+    const entries = Object.entries(v as Record<string, unknown>)
+      .filter(([, x]) => x !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${canonicalJson(x)}`).join(',')}}`;
+  }
+  return JSON.stringify(v);
+}
+
+type JsonZonePlan = Omit<ZonePlan, 'baseGeneration'> & { baseGeneration: string };
+
+function toJson(zones: ZonePlan[]): JsonZonePlan[] {
+  return zones.map((z) => ({ ...z, baseGeneration: z.baseGeneration.toString() }));
+}
+
+function fromJson(body: unknown): ZonePlan[] {
+  return (body as JsonZonePlan[]).map((z) => ({ ...z, baseGeneration: BigInt(z.baseGeneration) }));
+}

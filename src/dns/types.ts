@@ -1,0 +1,65 @@
+/**
+ * The DNS model shared by every room. Pure data: no I/O, nothing OVH-specific.
+ */
+
+/** The record types dnsplane reads and writes. Apex NS is read, never written. */
+export const RECORD_TYPES = ['A', 'AAAA', 'CNAME', 'TXT', 'MX', 'SRV', 'CAA', 'NS'] as const;
+export type RecordType = (typeof RECORD_TYPES)[number];
+
+export function isRecordType(value: string): value is RecordType {
+  return (RECORD_TYPES as readonly string[]).includes(value);
+}
+
+/**
+ * A record set: one name, one type, its targets. The same shape as external-dns's endpoint.
+ * In a normalized Endpoint (see normalizeEndpoint):
+ * - dnsName is lowercase ASCII (punycode), no trailing dot;
+ * - targets are in canonical form for their type (canonicalTarget), de-duplicated and sorted;
+ * - ttl is an integer >= 0, 0 meaning the zone default.
+ */
+export interface Endpoint {
+  dnsName: string;
+  recordType: RecordType;
+  targets: string[];
+  ttl: number;
+  setIdentifier?: string;
+  labels?: Record<string, string>;
+}
+
+/** The key of a record set: `${dnsName} ${recordType}`. */
+export type RecordSetKey = string;
+
+export function recordSetKey(dnsName: string, recordType: string): RecordSetKey {
+  return `${dnsName} ${recordType}`;
+}
+
+export type Policy = 'sync' | 'upsert-only' | 'create-only';
+
+export type ChangeAction = 'create' | 'update' | 'delete';
+
+/** One change of one record set. */
+export interface Change {
+  action: ChangeAction;
+  /** The record set as it is now; absent for a create. */
+  before?: Endpoint;
+  /** The record set as it will be; absent for a delete. */
+  after?: Endpoint;
+  warnings?: string[];
+}
+
+/** A change the tenant asked for and may not make. */
+export interface Conflict {
+  action: ChangeAction;
+  endpoint: Endpoint;
+  /** The owning tenant's name; '' when the records exist without an owner. */
+  owner: string;
+  reason: string;
+}
+
+/** The external-dns change set. */
+export interface ChangeSet {
+  create: Endpoint[];
+  updateOld: Endpoint[];
+  updateNew: Endpoint[];
+  delete: Endpoint[];
+}

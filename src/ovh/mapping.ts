@@ -1,0 +1,246 @@
+/**
+ * Endpoint <-> OVH records. Pure.
+ *
+ * OVH stores one record per target: {subDomain, fieldType, target, ttl}. Reading, records are grouped
+ * by (name, type) into Endpoints whose targets are in exactly the canonical form canonicalTarget
+ * produces, so that planning the records just read against themselves gives no change. Writing, a
+ * canonical target becomes the string OVH expects (endpointTargetToOvh).
+ *
+ * Rules:
+ * - Names: subDomain '' is the apex; name = absoluteName(subDomain, zone), normalized.
+ * - Host targets (CNAME, NS, and the host of MX and SRV): a host ending in '.' is absolute; any other
+ *   host is relative to the zone (BIND rule: `www` in example.com is `www.example.com`); `@` is the
+ *   apex; `.` (null MX / "no service" SRV) stays `.`. Written absolute with a trailing dot, or, for an
+ *   in-zone CNAME target with `cnameRelative`, relative.
+ * - TXT: OVH answers `"…"`, or `"…" "…"` over 255 characters; the pieces are joined and `\"`, `\\`
+ *   unescaped; an answer that is not valid presentation form but is wrapped in one pair of quotes
+ *   (inner quotes not escaped) loses that pair; any other target is the text itself (decodeTxt).
+ *   Written as the plain text (OVH adds the quotes in its answers).
+ * - A record whose target (or name) is not valid for its type — made by hand, or by a newer OVH — is
+ *   never dropped: it keeps its raw target (or name) in the endpoint, and a warning says so. Dropping it
+ *   would make an unowned record look absent, and dnsplane would then create beside it.
+ * - Types dnsplane does not manage (SPF, DKIM, PTR, …) are returned apart, untouched.
+ * - Duplicates (one target held by several records) give one target, with a warning.
+ * - TTL: the records' TTL; when the records of one set differ, the minimum, with a warning.
+ *   ovhTtl: 0 is the zone default; 1-59 is raised to 60 (OVH would store 60 silently).
+ */
+import {
+  absoluteName,
+  canonicalTarget,
+  compareEndpoints,
+  isInZone,
+  isRecordType,
+  normalizeName,
+  recordSetKey,
+  sortedUnique,
+  subDomainOf,
+  type Endpoint,
+  type RecordSetKey,
+  type RecordType,
+} from '../dns/index.js';
+import type { OvhRecord } from './types.js';
+
+/** OVH's minimum TTL; 1-59 is stored as this. */
+export const OVH_MIN_TTL = 60;
+
+export interface MappingWarning {
+  key: RecordSetKey;
+  /** The OVH records concerned. */
+  recordIds: string[];
+  message: string;
+}
+
+export interface RecordMapping {
+  /** The record sets of the supported types, sorted by name then type. */
+  endpoints: Endpoint[];
+  /** Records of types dnsplane does not manage, as they were given. */
+  ignored: OvhRecord[];
+  /** Mixed TTLs in a set, duplicate records, invalid targets or names kept raw. Sorted by key. */
+  warnings: MappingWarning[];
+}
+
+export interface OvhTargetOptions {
+  /** Send in-zone CNAME targets relative to the zone (`www`) instead of absolute (`www.example.com.`). */
+  cnameRelative?: boolean;
+}
+
+/** An absolute host in presentation form, for resolving relative OVH hosts. */
+function resolveHost(host: string, zone: string): string {
+  if (host === '.' || host.endsWith('.')) return host;
+  if (host === '@') return `${zone}.`;
+  return `${host}.${zone}.`;
+}
+
+function hostFirst(target: string, fieldsBeforeHost: number, zone: string): string {
+  const parts = target.trim().split(/\s+/);
+  if (parts.length !== fieldsBeforeHost + 1) return target; // canonicalTarget will say why
+  parts[fieldsBeforeHost] = resolveHost(parts[fieldsBeforeHost] as string, zone);
+  return parts.join(' ');
+}
+
+/**
+ * The canonical form of an OVH record's target, or undefined when it is not valid for the type.
+ * The operations builder compares OVH records with desired targets through this function.
+ */
+export function ovhTargetToCanonical(type: RecordType, target: string, zone: string): string | undefined {
+  let input: string;
+  switch (type) {
+    case 'CNAME':
+    case 'NS':
+      input = resolveHost(target.trim(), zone);
+      break;
+    case 'MX':
+      input = hostFirst(target, 1, zone);
+      break;
+    case 'SRV':
+      input = hostFirst(target, 3, zone);
+      break;
+    default:
+      input = target;
+  }
+  try {
+    return canonicalTarget(type, input, 'target');
+  } catch {
+    return undefined;
+  }
+}
+
+/** The normalized name of an OVH record, or undefined when the name is not valid. */
+export function ovhRecordName(subDomain: string, zone: string): string | undefined {
+  try {
+    return normalizeName(absoluteName(subDomain, zone), 'subDomain', { allowUnderscore: true, allowWildcard: true });
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The record set key of an OVH record (`${name} ${TYPE}`), computed exactly as recordsToEndpoints groups
+ * records, so that callers find a set's records with it.
+ */
+export function ovhRecordKey(record: OvhRecord, zone: string): RecordSetKey {
+  const name = ovhRecordName(record.subDomain, zone) ?? absoluteName(record.subDomain, zone);
+  return recordSetKey(name, record.fieldType.toUpperCase());
+}
+
+/**
+ * Groups OVH records into endpoints; see the module comment for the rules. Returns the endpoints and,
+ * apart, the records of unmanaged types and the warnings, so that callers can show them.
+ */
+export function recordsToEndpoints(records: readonly OvhRecord[], zone: string): RecordMapping {
+  const ignored: OvhRecord[] = [];
+  const warnings: MappingWarning[] = [];
+  const groups = new Map<RecordSetKey, { dnsName: string; recordType: RecordType; records: OvhRecord[] }>();
+  for (const record of records) {
+    const type = record.fieldType.toUpperCase();
+    if (!isRecordType(type)) {
+      ignored.push(record);
+      continue;
+    }
+    let dnsName = ovhRecordName(record.subDomain, zone);
+    if (dnsName === undefined) {
+      dnsName = absoluteName(record.subDomain, zone);
+      warnings.push({
+        key: recordSetKey(dnsName, type),
+        recordIds: [record.id],
+        message: `the name ${JSON.stringify(dnsName)} is not a valid DNS name; kept as it is`,
+      });
+    }
+    const key = recordSetKey(dnsName, type);
+    const group = groups.get(key) ?? { dnsName, recordType: type, records: [] };
+    group.records.push(record);
+    groups.set(key, group);
+  }
+
+  const endpoints: Endpoint[] = [];
+  for (const [key, group] of groups) {
+    const targets: string[] = [];
+    const holders = new Map<string, string[]>();
+    for (const record of group.records) {
+      const canonical = ovhTargetToCanonical(group.recordType, record.target, zone);
+      if (canonical === undefined) {
+        warnings.push({
+          key,
+          recordIds: [record.id],
+          message: `target ${JSON.stringify(record.target)} is not a valid ${group.recordType} target; kept as it is`,
+        });
+      }
+      const target = canonical ?? record.target;
+      targets.push(target);
+      holders.set(target, [...(holders.get(target) ?? []), record.id]);
+    }
+    for (const [target, recordIds] of holders) {
+      if (recordIds.length > 1) {
+        warnings.push({
+          key,
+          recordIds,
+          message: `target ${JSON.stringify(target)} is held by ${recordIds.length} records (duplicates); the next change of this set removes the copies`,
+        });
+      }
+    }
+    const ttls = [...new Set(group.records.map((r) => r.ttl))].sort((a, b) => a - b);
+    const ttl = ttls[0] ?? 0;
+    if (ttls.length > 1) {
+      warnings.push({
+        key,
+        recordIds: group.records.map((r) => r.id),
+        message: `the records have different TTLs (${ttls.join(', ')}); using the minimum, ${ttl}`,
+      });
+    }
+    endpoints.push({ dnsName: group.dnsName, recordType: group.recordType, targets: sortedUnique(targets), ttl });
+  }
+  endpoints.sort(compareEndpoints);
+  warnings.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return { endpoints, ignored, warnings };
+}
+
+function absoluteHost(host: string): string {
+  return host === '.' ? '.' : `${host}.`;
+}
+
+/** The target string to send to OVH for a canonical target of a record in `zone`. */
+export function endpointTargetToOvh(
+  type: RecordType,
+  canonicalTarget: string,
+  zone: string,
+  opts: OvhTargetOptions = {},
+): string {
+  switch (type) {
+    case 'CNAME':
+      if (opts.cnameRelative && canonicalTarget !== zone && isInZone(canonicalTarget, zone)) {
+        return subDomainOf(canonicalTarget, zone);
+      }
+      return absoluteHost(canonicalTarget);
+    case 'NS':
+      return absoluteHost(canonicalTarget);
+    case 'MX':
+    case 'SRV': {
+      const parts = canonicalTarget.split(' ');
+      const host = parts.pop() as string;
+      return [...parts, absoluteHost(host)].join(' ');
+    }
+    default:
+      // A, AAAA, CAA as canonical; TXT as the plain text (OVH quotes it in its answers).
+      return canonicalTarget;
+  }
+}
+
+/** The TTL OVH will store for a requested TTL, with a warning when it differs. */
+export function ovhTtl(ttl: number): { ttl: number; warning?: string } {
+  if (!Number.isInteger(ttl) || ttl < 0) throw new RangeError(`invalid TTL ${ttl}`);
+  if (ttl > 0 && ttl < OVH_MIN_TTL) {
+    return { ttl: OVH_MIN_TTL, warning: `TTL ${ttl} raised to OVH's minimum of ${OVH_MIN_TTL}` };
+  }
+  return { ttl };
+}
+
+/**
+ * The endpoint as OVH will hold it (its TTL through ovhTtl), with the warnings to show. Core runs
+ * desired endpoints through this before diffing, so that a TTL of 30 does not plan an update on
+ * every run once OVH holds 60.
+ */
+export function adjustEndpointForOvh(e: Endpoint): { endpoint: Endpoint; warnings: string[] } {
+  const { ttl, warning } = ovhTtl(e.ttl);
+  if (warning === undefined) return { endpoint: e, warnings: [] };
+  return { endpoint: { ...e, ttl }, warnings: [`${e.dnsName} ${e.recordType}: ${warning}`] };
+}

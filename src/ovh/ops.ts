@@ -1,0 +1,212 @@
+/**
+ * The minimal-operations builder (DESIGN.md, "Minimal operations"). Pure.
+ *
+ * OVH stores one record per target. For one record set (name, type), given the OVH records that hold
+ * it now and the targets and TTL it must have:
+ *
+ * 1. Keep: each desired target already held by a record keeps one such record (when a target is held
+ *    twice — duplicates — a record whose TTL already matches is preferred; the other copies count as
+ *    records to remove). A kept record whose TTL differs gets one PUT {target, ttl}.
+ * 2. Reuse: the records left (removed) and the targets left (added), each sorted, are paired in order;
+ *    each pair is one PUT of that record id with the new {target, ttl}.
+ * 3. POST what is left to add; DELETE what is left to remove. Never both in one set: no
+ *    delete-and-recreate.
+ *
+ * So a set costs max(|added|, |removed|) + (kept targets whose TTL changes) operations, which is the
+ * least possible: every added target needs a POST or a PUT, every surplus record a DELETE or a PUT, one
+ * operation serves at most one of each, and a wrong TTL on a kept record needs a write of its own.
+ *
+ * Operations are ordered DELETE, then PUT, then POST (per set and across a zone), so that a CNAME
+ * replacing another type at a name never coexists with it, even in OVH's draft.
+ */
+import { compareStrings, endpointKey, sortedUnique, subDomainOf, type Change, type Endpoint } from '../dns/index.js';
+import { endpointTargetToOvh, ovhRecordKey, ovhTargetToCanonical, ovhTtl, type OvhTargetOptions } from './mapping.js';
+import type { OvhOperation, OvhRecord } from './types.js';
+
+export type OvhPostOperation = Extract<OvhOperation, { method: 'POST' }>;
+export type OvhPutOperation = Extract<OvhOperation, { method: 'PUT' }>;
+export type OvhDeleteOperation = Extract<OvhOperation, { method: 'DELETE' }>;
+
+export type BuildOptions = OvhTargetOptions;
+
+/** `/domain/zone/{zone}/record`, or `/domain/zone/{zone}/record/{id}` with an id. */
+export function recordPath(zone: string, id?: string): string {
+  return id === undefined ? `/domain/zone/${zone}/record` : `/domain/zone/${zone}/record/${id}`;
+}
+
+/** Numeric order of OVH ids (decimal strings, possibly over 2^53); non-numeric ids after, as strings. */
+export function compareIds(a: string, b: string): number {
+  const na = /^[0-9]+$/.test(a);
+  const nb = /^[0-9]+$/.test(b);
+  if (na && nb) {
+    const x = BigInt(a);
+    const y = BigInt(b);
+    return x < y ? -1 : x > y ? 1 : 0;
+  }
+  if (na !== nb) return na ? -1 : 1;
+  return compareStrings(a, b);
+}
+
+const METHOD_ORDER: Record<OvhOperation['method'], number> = { DELETE: 0, PUT: 1, POST: 2 };
+
+/** Stable sort of operations into DELETE, PUT, POST order. */
+export function orderOperations(ops: readonly OvhOperation[]): OvhOperation[] {
+  return ops
+    .map((op, i) => ({ op, i }))
+    .sort((a, b) => METHOD_ORDER[a.op.method] - METHOD_ORDER[b.op.method] || a.i - b.i)
+    .map(({ op }) => op);
+}
+
+/**
+ * The OVH operations for one change of one record set. `existing` holds the OVH records of that name
+ * and type now (with ids); it may be empty, and it may hold records a create does not expect (then
+ * they are reused or removed). A record of another name or type in `existing` is a caller bug
+ * (RangeError). The TTL sent is ovhTtl(after.ttl).
+ */
+export function buildOperations(
+  zone: string,
+  change: Change,
+  existing: readonly OvhRecord[],
+  opts: BuildOptions = {},
+): OvhOperation[] {
+  const set = (change.after ?? change.before) as Endpoint;
+  const key = endpointKey(set);
+  for (const r of existing) {
+    if (ovhRecordKey(r, zone) !== key) {
+      throw new RangeError(`record ${r.id} (${ovhRecordKey(r, zone)}) is not part of record set ${key}`);
+    }
+  }
+  const type = set.recordType;
+  const subDomain = subDomainOf(set.dnsName, zone);
+  const desired = change.after === undefined ? [] : sortedUnique(change.after.targets);
+  const ttl = change.after === undefined ? 0 : ovhTtl(change.after.ttl).ttl;
+  const toOvh = (target: string): string => endpointTargetToOvh(type, target, zone, opts);
+
+  // The existing records by canonical target; for each target, a record with the right TTL first.
+  const pool = existing
+    .map((record) => ({ record, canonical: ovhTargetToCanonical(type, record.target, zone) ?? record.target }))
+    .sort(
+      (a, b) =>
+        compareStrings(a.canonical, b.canonical) ||
+        Number(a.record.ttl !== ttl) - Number(b.record.ttl !== ttl) ||
+        compareIds(a.record.id, b.record.id),
+    );
+  const used = new Set<number>();
+  const deletes: OvhOperation[] = [];
+  const puts: OvhOperation[] = [];
+  const posts: OvhOperation[] = [];
+  const put = (record: OvhRecord, target: string): void => {
+    puts.push({
+      method: 'PUT',
+      path: recordPath(zone, record.id),
+      id: record.id,
+      body: { target: toOvh(target), ttl },
+      before: { ...record },
+    });
+  };
+
+  const added: string[] = [];
+  for (const target of desired) {
+    const i = pool.findIndex((p, j) => !used.has(j) && p.canonical === target);
+    if (i < 0) {
+      added.push(target);
+      continue;
+    }
+    used.add(i);
+    const kept = (pool[i] as (typeof pool)[number]).record;
+    if (kept.ttl !== ttl) put(kept, target);
+  }
+  const removed = pool.filter((_, j) => !used.has(j)).map((p) => p.record);
+
+  const pairs = Math.min(added.length, removed.length);
+  for (let i = 0; i < pairs; i++) put(removed[i] as OvhRecord, added[i] as string);
+  for (const target of added.slice(pairs)) {
+    posts.push({
+      method: 'POST',
+      path: recordPath(zone),
+      body: { fieldType: type, subDomain, target: toOvh(target), ttl },
+    });
+  }
+  for (const record of removed.slice(pairs)) {
+    deletes.push({ method: 'DELETE', path: recordPath(zone, record.id), id: record.id, before: { ...record } });
+  }
+  return [...deletes, ...puts, ...posts];
+}
+
+/**
+ * The operations for all changes of one zone, given all the zone's OVH records (grouped here by
+ * ovhRecordKey), ordered DELETE, PUT, POST.
+ */
+export function buildZoneOperations(
+  zone: string,
+  changes: readonly Change[],
+  records: readonly OvhRecord[],
+  opts: BuildOptions = {},
+): OvhOperation[] {
+  const byKey = new Map<string, OvhRecord[]>();
+  for (const r of records) {
+    const key = ovhRecordKey(r, zone);
+    const list = byKey.get(key) ?? [];
+    list.push(r);
+    byKey.set(key, list);
+  }
+  const ops = changes.flatMap((c) =>
+    buildOperations(zone, c, byKey.get(endpointKey((c.after ?? c.before) as Endpoint)) ?? [], opts),
+  );
+  return orderOperations(ops);
+}
+
+/**
+ * The records after the operations succeeded (pure): POST appends a record with the id newIdFor
+ * gives, PUT replaces target and TTL (and subDomain when sent), DELETE removes. Throws when a PUT or
+ * DELETE names an id that is not there.
+ */
+export function applyOperationsToRecords(
+  records: readonly OvhRecord[],
+  ops: readonly OvhOperation[],
+  newIdFor: (op: OvhPostOperation, index: number) => string,
+): OvhRecord[] {
+  const out = records.map((r) => ({ ...r }));
+  const indexOf = (id: string): number => {
+    const i = out.findIndex((r) => r.id === id);
+    if (i < 0) throw new Error(`no record ${id}`);
+    return i;
+  };
+  ops.forEach((op, index) => {
+    switch (op.method) {
+      case 'POST': {
+        const zone = /^\/domain\/zone\/([^/]+)\/record$/.exec(op.path)?.[1];
+        if (zone === undefined) throw new Error(`not a record creation path: ${op.path}`);
+        out.push({ id: newIdFor(op, index), zone, ...op.body });
+        break;
+      }
+      case 'PUT': {
+        const i = indexOf(op.id);
+        const r = out[i] as OvhRecord;
+        out[i] = { ...r, subDomain: op.body.subDomain ?? r.subDomain, target: op.body.target, ttl: op.body.ttl };
+        break;
+      }
+      case 'DELETE':
+        out.splice(indexOf(op.id), 1);
+        break;
+    }
+  });
+  return out;
+}
+
+/** How an operation goes on the wire: method, path (relative to /1.0) and the exact JSON body ('' for none). */
+export function describeOperation(op: OvhOperation): { method: OvhOperation['method']; path: string; body: string } {
+  switch (op.method) {
+    case 'POST': {
+      const { fieldType, subDomain, target, ttl } = op.body;
+      return { method: op.method, path: op.path, body: JSON.stringify({ fieldType, subDomain, target, ttl }) };
+    }
+    case 'PUT': {
+      const { subDomain, target, ttl } = op.body;
+      const body = subDomain === undefined ? { target, ttl } : { subDomain, target, ttl };
+      return { method: op.method, path: op.path, body: JSON.stringify(body) };
+    }
+    case 'DELETE':
+      return { method: op.method, path: op.path, body: '' };
+  }
+}

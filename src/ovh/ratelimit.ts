@@ -1,0 +1,90 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * A token bucket (requests per second, burst = one second's worth) and a bound on calls in flight.
+ * One limiter per OVH application key is shared by every zone in the process (limiterFor).
+ */
+export class RateLimiter {
+  private tokens: number;
+  private last: number;
+  private queue: Array<() => void> = [];
+  private timer: NodeJS.Timeout | undefined;
+  private inFlight = 0;
+  private slotWaiters: Array<() => void> = [];
+
+  constructor(
+    readonly ratePerSecond: number,
+    readonly maxConcurrent: number,
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    if (!(ratePerSecond > 0)) throw new Error('rate must be > 0');
+    if (!(maxConcurrent >= 1)) throw new Error('maxConcurrent must be >= 1');
+    this.tokens = 1;
+    this.last = this.now();
+  }
+
+  /** Waits for a token and a concurrency slot; returns the milliseconds waited. Call release() after. */
+  async acquire(): Promise<number> {
+    const start = this.now();
+    if (this.inFlight >= this.maxConcurrent) {
+      await new Promise<void>((resolve) => this.slotWaiters.push(resolve));
+    }
+    this.inFlight++;
+    await this.takeToken();
+    return this.now() - start;
+  }
+
+  release(): void {
+    this.inFlight--;
+    const next = this.slotWaiters.shift();
+    if (next) next();
+  }
+
+  private refill(): void {
+    const t = this.now();
+    // Burst capacity of one token: calls are spaced 1/rate apart, which is what "N per second" means to OVH.
+    this.tokens = Math.min(1, this.tokens + ((t - this.last) / 1000) * this.ratePerSecond);
+    this.last = t;
+  }
+
+  private takeToken(): Promise<void> {
+    this.refill();
+    if (this.queue.length === 0 && this.tokens >= 1) {
+      this.tokens -= 1;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve) => {
+      this.queue.push(resolve);
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.timer || this.queue.length === 0) return;
+    this.refill();
+    const wait = Math.max(0, ((1 - this.tokens) / this.ratePerSecond) * 1000);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.refill();
+      while (this.queue.length > 0 && this.tokens >= 1) {
+        this.tokens -= 1;
+        this.queue.shift()!();
+      }
+      this.schedule();
+    }, Math.ceil(wait));
+    this.timer.unref?.();
+  }
+}
+
+const limiters = new Map<string, RateLimiter>();
+
+/** The process-wide limiter of one OVH application key (the key itself is not kept, only a label). */
+export function limiterFor(key: string, ratePerSecond: number, maxConcurrent: number): RateLimiter {
+  const id = `${createHash('sha256').update(key).digest('hex')}|${ratePerSecond}|${maxConcurrent}`;
+  let l = limiters.get(id);
+  if (!l) {
+    l = new RateLimiter(ratePerSecond, maxConcurrent);
+    limiters.set(id, l);
+  }
+  return l;
+}

@@ -1,0 +1,203 @@
+/**
+ * The DNS routes of OVH's /1.0 API over SimState: routing, validation, answers. Pure request -> answer
+ * (no HTTP here); the server adds authentication, faults, latency, the call log and persistence.
+ */
+import { badRequest, methodNotAllowed, objectNotFound, routeNotFound, serviceNotFound } from './errors.js';
+import { bindZoneFile, isFieldType, normalizeRecord, txtForAnswer } from './records.js';
+import type { SimState, StoredRecord, ZoneState } from './state.js';
+import type { SimBehavior } from './types.js';
+
+export interface ApiRequest {
+  method: string;
+  /** Relative to /1.0, without query, as sent. */
+  path: string;
+  query: Record<string, string>;
+  /** Parsed JSON body; undefined when there was none. */
+  body: unknown;
+  /** True when a body was sent and is not JSON. */
+  bodyInvalid: boolean;
+}
+
+export interface ApiAnswer {
+  status: number;
+  /** JSON value to send; undefined: no body. */
+  body?: unknown;
+  /** The state changed (persist it). */
+  changed: boolean;
+}
+
+type Route =
+  | { name: 'authTime' }
+  | { name: 'zones' }
+  | { name: 'zone'; zone: string }
+  | { name: 'records'; zone: string }
+  | { name: 'record'; zone: string; id: string }
+  | { name: 'refresh'; zone: string }
+  | { name: 'soa'; zone: string }
+  | { name: 'export'; zone: string }
+  | { name: 'status'; zone: string };
+
+const METHODS: Record<Route['name'], readonly string[]> = {
+  authTime: ['GET'],
+  zones: ['GET'],
+  zone: ['GET'],
+  records: ['GET', 'POST'],
+  record: ['GET', 'PUT', 'DELETE'],
+  refresh: ['POST'],
+  soa: ['GET'],
+  export: ['GET'],
+  status: ['GET'],
+};
+
+const ZONE_LEAVES = { refresh: 'refresh', soa: 'soa', export: 'export', status: 'status' } as const;
+
+function decode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+/** The route of a path relative to /1.0; undefined when OVH has none. */
+export function matchRoute(path: string): Route | undefined {
+  const p = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+  if (p === '/auth/time') return { name: 'authTime' };
+  const parts = p.split('/');
+  if (parts[0] !== '' || parts[1] !== 'domain' || parts[2] !== 'zone') return undefined;
+  if (parts.length === 3) return { name: 'zones' };
+  const zone = decode(parts[3] ?? '').toLowerCase();
+  if (zone === '') return undefined;
+  if (parts.length === 4) return { name: 'zone', zone };
+  const leaf = parts[4] ?? '';
+  if (leaf === 'record') {
+    if (parts.length === 5) return { name: 'records', zone };
+    if (parts.length === 6 && parts[5]) return { name: 'record', zone, id: decode(parts[5]) };
+    return undefined;
+  }
+  if (parts.length === 5 && leaf in ZONE_LEAVES) return { name: ZONE_LEAVES[leaf as keyof typeof ZONE_LEAVES], zone };
+  return undefined;
+}
+
+/** Resolves the route and checks the method; throws 404 / 405. */
+export function routeOf(method: string, path: string): Route {
+  const route = matchRoute(path);
+  if (!route) throw routeNotFound();
+  const allowed = METHODS[route.name];
+  if (!allowed.includes(method)) throw methodNotAllowed(allowed);
+  return route;
+}
+
+function asObject(body: unknown, bodyInvalid: boolean): Record<string, unknown> {
+  if (bodyInvalid) throw badRequest('Invalid JSON received');
+  if (body === undefined) return {};
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('Invalid body: a JSON object is expected');
+  return body as Record<string, unknown>;
+}
+
+function checkProperties(body: Record<string, unknown>, writable: readonly string[], readOnly: readonly string[], reject: boolean): void {
+  const keys = Object.keys(body);
+  const ro = keys.filter((k) => readOnly.includes(k));
+  if (ro.length > 0) throw badRequest(`Try to alter read-only properties: ${ro.join(', ')}`);
+  const unknown = keys.filter((k) => !writable.includes(k));
+  if (reject && unknown.length > 0) throw badRequest(`Unknown properties: ${unknown.join(', ')}`);
+}
+
+export class ApiRouter {
+  constructor(
+    private readonly state: SimState,
+    private readonly behavior: SimBehavior,
+    /** Server time in seconds (now + drift). */
+    private readonly serverTime: () => number,
+  ) {}
+
+  /** Answers a routed call. Throws SimApiError for error answers; the state is unchanged then. */
+  handle(route: Route, req: ApiRequest): ApiAnswer {
+    if (route.name === 'authTime') return { status: 200, body: this.serverTime(), changed: false };
+    if (route.name === 'zones') return { status: 200, body: this.state.zoneNames(), changed: false };
+    const zone = this.state.zone(route.zone);
+    if (!zone) throw serviceNotFound();
+    const b = this.behavior;
+    switch (route.name) {
+      case 'zone':
+        return {
+          status: 200,
+          body: { name: zone.name, nameServers: [...b.nameServers], dnssecSupported: true, hasDnsAnycast: false, lastUpdate: zone.lastUpdate },
+          changed: false,
+        };
+      case 'records':
+        return req.method === 'GET' ? this.listRecords(zone, req) : this.createRecord(zone, req);
+      case 'record':
+        return this.recordCall(zone, route.id, req);
+      case 'refresh':
+        this.state.publish(zone);
+        return b.refreshStatus === 204 ? { status: 204, changed: true } : { status: 200, body: null, changed: true };
+      case 'soa':
+        return {
+          status: 200,
+          body: {
+            email: b.soa.email,
+            expire: b.soa.expire,
+            nxDomainTtl: b.soa.nxDomainTtl,
+            refresh: b.soa.refresh,
+            serial: zone.serial,
+            server: b.nameServers[0] ?? '',
+            ttl: b.soa.ttl,
+          },
+          changed: false,
+        };
+      case 'export':
+        return {
+          status: 200,
+          body: bindZoneFile(zone.name, this.state.draftList(zone), zone.serial, b.soa, b.nameServers, b.defaultTtl),
+          changed: false,
+        };
+      case 'status':
+        return { status: 200, body: { isDeployed: this.state.isDeployed(zone), errors: [], warnings: [] }, changed: false };
+    }
+  }
+
+  /** A record as the API shows it. */
+  recordBody(zone: ZoneState, r: StoredRecord): Record<string, unknown> {
+    const target = r.fieldType === 'TXT' && this.behavior.quoteTxtInAnswers ? txtForAnswer(r.target) : r.target;
+    return { fieldType: r.fieldType, id: r.id, subDomain: r.subDomain, target, ttl: r.ttl, zone: zone.name };
+  }
+
+  private listRecords(zone: ZoneState, req: ApiRequest): ApiAnswer {
+    const fieldType: string | undefined = req.query.fieldType;
+    let subDomain: string | undefined = req.query.subDomain;
+    if (fieldType !== undefined && fieldType !== '' && !isFieldType(fieldType)) {
+      throw badRequest(`[fieldType] Given data (${fieldType}) does not belong to the NamedResolutionFieldTypeEnum enumeration`);
+    }
+    if (subDomain === '' && this.behavior.emptySubDomainFilter === 'ignore') subDomain = undefined;
+    const ids = this.state.listIds(zone, { fieldType: fieldType || undefined, subDomain });
+    return { status: 200, body: ids, changed: false };
+  }
+
+  private createRecord(zone: ZoneState, req: ApiRequest): ApiAnswer {
+    const body = asObject(req.body, req.bodyInvalid);
+    checkProperties(body, ['fieldType', 'subDomain', 'target', 'ttl'], ['id', 'zone'], this.behavior.rejectUnknownProperties);
+    const data = normalizeRecord(body, zone.name);
+    const rec = this.state.createRecord(zone, data);
+    return { status: 200, body: this.recordBody(zone, rec), changed: true };
+  }
+
+  private recordCall(zone: ZoneState, idText: string, req: ApiRequest): ApiAnswer {
+    if (!/^\d{1,16}$/.test(idText)) throw badRequest(`[id] Given data (${idText}) is not valid for type long`);
+    const rec = zone.draft.get(Number(idText));
+    if (!rec) throw objectNotFound(idText);
+    switch (req.method) {
+      case 'GET':
+        return { status: 200, body: this.recordBody(zone, rec), changed: false };
+      case 'DELETE':
+        this.state.deleteRecord(zone, rec.id);
+        return { status: 200, changed: true };
+      default: {
+        const body = asObject(req.body, req.bodyInvalid);
+        checkProperties(body, ['subDomain', 'target', 'ttl'], ['fieldType', 'id', 'zone'], this.behavior.rejectUnknownProperties);
+        this.state.updateRecord(zone, rec, body);
+        return { status: 200, changed: true };
+      }
+    }
+  }
+}

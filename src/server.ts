@@ -1,0 +1,208 @@
+/**
+ * The composition root: builds store, OVH client (or the in-process simulator), core and the API,
+ * serves Connect, gRPC and gRPC-Web on one port over HTTP/1.1 and h2c, and stops gracefully.
+ */
+import http from 'node:http';
+import http2 from 'node:http2';
+import net from 'node:net';
+import path from 'node:path';
+import { connectNodeAdapter } from '@connectrpc/connect-node';
+import pino, { type Logger } from 'pino';
+import type { Config } from './config.js';
+import { recoverAll } from './core/apply.js';
+import type { CoreContext } from './core/context.js';
+import { createTenant, rotateToken } from './core/tenants.js';
+import { registerZones } from './core/zones.js';
+import { ZoneService } from './gen/dnsplane/v1/zone_pb.js';
+import { authInterceptor } from './api/auth.js';
+import { zoneService } from './api/zone-service.js';
+import { OvhApi } from './ovh/client.js';
+import type { OvhEndpoint } from './ovh/endpoint.js';
+import { OvhSimulator } from './ovhsim/index.js';
+import * as store from './store/index.js';
+
+export const DEMO_ZONE = 'example.test';
+
+export interface Server {
+  /** http://host:port of the API. */
+  url: string;
+  port: number;
+  ctx: CoreContext;
+  database: store.Database;
+  /** The in-process simulator when no OVH credentials were configured. */
+  simulator?: OvhSimulator;
+  close(): Promise<void>;
+}
+
+export function createLogger(level: string): Logger {
+  return pino({
+    level,
+    base: { service: 'dnsplane' },
+    // Belt and braces: nothing should log these, and if something does they are masked.
+    redact: {
+      paths: ['token', '*.token', 'authorization', '*.authorization', 'headers.authorization', 'applicationSecret', '*.applicationSecret', 'consumerKey', '*.consumerKey', 'password', '*.password'],
+      censor: '[redacted]',
+    },
+  });
+}
+
+export async function startServer(config: Config, log: Logger = createLogger(config.logLevel)): Promise<Server> {
+  const database = await store.openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    log: (msg, fields) => log.info(fields ?? {}, msg),
+  });
+  let simulator: OvhSimulator | undefined;
+  try {
+    const applied = await store.migrate(database.pool);
+    if (applied.applied.length) log.info({ migrations: applied.applied }, 'database migrated');
+
+    let endpoint: OvhEndpoint;
+    let credentials;
+    let extraCaPems: string[];
+    if (config.ovh.mode === 'simulator') {
+      simulator = await OvhSimulator.start({
+        stateFile: path.join(config.dataDir, 'ovhsim', 'state.json'),
+        zones: { [DEMO_ZONE]: [] },
+      });
+      endpoint = { host: simulator.host, port: simulator.apiPort, basePath: '/1.0', label: `${simulator.apiUrl}/1.0 (in-process simulator)` };
+      credentials = simulator.credentials;
+      extraCaPems = [simulator.caPem];
+      log.warn({ api: simulator.apiUrl, dnsPort: simulator.dnsPort }, 'no OVH_* credentials: using the in-process OVH simulator (demo mode)');
+    } else {
+      ({ endpoint, credentials, extraCaPems } = config.ovh);
+      log.info({ endpoint: endpoint.label }, 'talking to OVH');
+    }
+
+    const ovh = new OvhApi({
+      endpoint,
+      credentials,
+      extraCaPems,
+      timeoutMs: config.ovhTimeoutMs,
+      ratePerSecond: config.ovhRate,
+      maxConcurrent: config.ovhMaxConcurrent,
+      warn: (msg, fields) => log.warn(fields ?? {}, msg),
+    });
+    const ctx: CoreContext = {
+      pool: database.pool,
+      ovh,
+      log,
+      settings: { zones: config.zones, lockTimeoutMs: config.lockTimeoutMs, planTtlMs: config.planTtlMs, syncConcurrency: config.syncConcurrency },
+    };
+    await registerZones(ctx);
+    const recovered = await recoverAll(ctx);
+    if (recovered) log.warn({ recovered }, 'recovered applies that died in flight');
+
+    const http = await listen(ctx, config, log);
+    log.info({ url: http.url }, 'dnsplane is serving Connect, gRPC and gRPC-Web');
+    return {
+      url: http.url,
+      port: http.port,
+      ctx,
+      database,
+      simulator,
+      async close() {
+        await http.close();
+        await simulator?.stop();
+        await database.close();
+        log.info('stopped');
+      },
+    };
+  } catch (e) {
+    await simulator?.stop().catch(() => undefined);
+    await database.close().catch(() => undefined);
+    throw e;
+  }
+}
+
+/** Demo mode: (re-)issues the tokens of an admin and of a demo tenant for the demo zone. */
+export async function issueDemoTokens(ctx: CoreContext): Promise<{ admin: string; demo: string }> {
+  const ensure = async (name: string, zones: string[], admin: boolean) => {
+    if (await store.getTenantByName(ctx.pool, name)) return rotateToken(ctx.pool, name);
+    return (await createTenant(ctx.pool, { name, zones, admin })).token;
+  };
+  return { admin: await ensure('admin', [], true), demo: await ensure('demo', [DEMO_ZONE], false) };
+}
+
+interface Listener {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+async function listen(ctx: CoreContext, config: Config, log: Logger): Promise<Listener> {
+  const rpc = connectNodeAdapter({
+    routes: (router) => router.service(ZoneService, zoneService(ctx)),
+    interceptors: [authInterceptor(ctx, log)],
+    readMaxBytes: 8 * 1024 * 1024,
+  });
+  let ready = true;
+  let active = 0;
+  let idle: (() => void) | undefined;
+
+  const handler = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => {
+    const url = req.url ?? '/';
+    if (url === '/healthz') return plain(res, 200, 'ok\n');
+    if (url === '/readyz') {
+      if (!ready) return plain(res, 503, 'shutting down\n');
+      ctx.pool.query('SELECT 1').then(
+        () => plain(res, 200, 'ready\n'),
+        () => plain(res, 503, 'database unavailable\n'),
+      );
+      return;
+    }
+    active++;
+    res.once('close', () => {
+      active--;
+      if (active === 0) idle?.();
+    });
+    rpc(req as http.IncomingMessage, res as http.ServerResponse);
+  };
+
+  // HTTP/1.1 and h2c on one port: Node's h2c server cannot fall back to HTTP/1.1, so the first bytes
+  // of each connection pick the server (an HTTP/2 connection starts with "PRI * HTTP/2.0").
+  const h1 = http.createServer(handler);
+  const h2 = http2.createServer(handler);
+  const sockets = new Set<net.Socket>();
+  const front = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+    socket.once('data', (chunk) => {
+      socket.pause();
+      socket.unshift(chunk);
+      (chunk.subarray(0, 3).toString('latin1') === 'PRI' ? h2 : h1).emit('connection', socket);
+      process.nextTick(() => socket.resume());
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    front.once('error', reject);
+    front.listen(config.listen.port, config.listen.host, () => resolve());
+  });
+  const port = (front.address() as net.AddressInfo).port;
+  const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;
+  return {
+    url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`,
+    port,
+    async close() {
+      ready = false;
+      // Stop accepting; close() resolves only once every connection is gone, which we force below.
+      const closed = new Promise<void>((resolve) => front.close(() => resolve()));
+      if (active > 0) {
+        log.info({ active }, 'waiting for in-flight requests');
+        await Promise.race([
+          new Promise<void>((resolve) => (idle = resolve)),
+          new Promise<void>((resolve) => setTimeout(resolve, config.shutdownTimeoutMs).unref()),
+        ]);
+      }
+      for (const s of sockets) s.destroy();
+      h1.close();
+      h2.close();
+      await closed;
+    },
+  };
+}
+
+function plain(res: http.ServerResponse | http2.Http2ServerResponse, status: number, body: string): void {
+  (res as http.ServerResponse).writeHead(status, { 'content-type': 'text/plain; charset=utf-8' });
+  (res as http.ServerResponse).end(body);
+}

@@ -1,0 +1,154 @@
+/**
+ * Opening the database: a pool on DATABASE_URL, or an embedded Postgres kept in the data dir.
+ *
+ * Type parsing: no global pg type parser is installed. int8 columns come back from pg as decimal
+ * strings (pg's default); the store functions convert per column: record/tenant/journal ids stay
+ * strings, generations and SOA serials become JS bigint, counts become numbers.
+ */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import pg from 'pg';
+import { startEmbeddedPostgres, type EmbeddedServer, type LogFn } from './embedded.js';
+import { pgCode } from './internal.js';
+
+export type { Queryable } from './internal.js';
+export type { LogFn } from './embedded.js';
+
+export interface Database {
+  pool: pg.Pool;
+  /** Connection URL. For the embedded server it carries the generated password: never log it (use displayUrl). */
+  url: string;
+  /** url with the password masked, for logs. */
+  displayUrl: string;
+  embedded: boolean;
+  /** Ends the pool, then stops the embedded server (if any). Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  /** When set, dnsplane uses this server and starts nothing. */
+  databaseUrl?: string;
+  /** dnsplane's data directory; the embedded cluster lives in `${dataDir}/pg`. */
+  dataDir: string;
+  log?: LogFn;
+  /** Pool size (default 10). */
+  poolMax?: number;
+}
+
+export const EMBEDDED_DATABASE = 'dnsplane';
+export const EMBEDDED_USER = 'dnsplane';
+const PASSWORD_FILE = 'pg.password';
+
+export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database> {
+  const log: LogFn = opts.log ?? (() => undefined);
+
+  if (opts.databaseUrl !== undefined && opts.databaseUrl !== '') {
+    const url = opts.databaseUrl;
+    const pool = createPool(url, log, opts.poolMax);
+    try {
+      await pool.query('SELECT 1');
+    } catch (err) {
+      await pool.end().catch(() => undefined);
+      throw new Error(`cannot connect to ${redactUrl(url)}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    }
+    log('database: using external Postgres', { url: redactUrl(url) });
+    return { pool, url, displayUrl: redactUrl(url), embedded: false, close: once(() => pool.end()) };
+  }
+
+  const dataDir = path.resolve(opts.dataDir);
+  const pgDir = path.join(dataDir, 'pg');
+  await fs.mkdir(dataDir, { recursive: true });
+  const password = await loadOrCreatePassword(path.join(dataDir, PASSWORD_FILE), pgDir, log);
+  const server = await startEmbeddedPostgres({ pgDir, user: EMBEDDED_USER, password, log });
+  try {
+    await ensureDatabase(server, EMBEDDED_DATABASE, log);
+    const url = server.url(EMBEDDED_DATABASE);
+    const pool = createPool(url, log, opts.poolMax);
+    const close = once(async () => {
+      try {
+        await pool.end();
+      } finally {
+        await server.stop();
+      }
+    });
+    return { pool, url, displayUrl: redactUrl(url), embedded: true, close };
+  } catch (err) {
+    await server.stop();
+    throw err;
+  }
+}
+
+function createPool(connectionString: string, log: LogFn, max = 10): pg.Pool {
+  const pool = new pg.Pool({ connectionString, max, application_name: 'dnsplane' });
+  // An idle client whose connection dies emits 'error' on the pool; unhandled, it would crash the process.
+  pool.on('error', (err) => log('database: idle connection error', { error: err.message }));
+  return pool;
+}
+
+/** The embedded superuser's password: generated once, kept in the data dir with mode 0600. */
+async function loadOrCreatePassword(file: string, pgDir: string, log: LogFn): Promise<string> {
+  if (await exists(file)) {
+    const stat = await fs.stat(file);
+    if ((stat.mode & 0o077) !== 0) {
+      await fs.chmod(file, 0o600);
+      log('database: tightened the mode of the password file to 0600', { file });
+    }
+    const password = (await fs.readFile(file, 'utf8')).trim();
+    if (password === '') throw new Error(`embedded postgres: the password file ${file} is empty`);
+    return password;
+  }
+  if (await exists(path.join(pgDir, 'PG_VERSION'))) {
+    throw new Error(
+      `embedded postgres: ${pgDir} holds a cluster but its password file ${file} is missing; restore it, or move ${pgDir} away to start afresh`,
+    );
+  }
+  const password = randomBytes(24).toString('base64url');
+  await fs.writeFile(file, `${password}\n`, { flag: 'wx', mode: 0o600 });
+  log('database: generated the embedded server password', { file });
+  return password;
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await fs.access(file);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function ensureDatabase(server: EmbeddedServer, name: string, log: LogFn): Promise<void> {
+  const client = new pg.Client({ connectionString: server.url('postgres'), application_name: 'dnsplane' });
+  client.on('error', () => undefined); // a failure surfaces through the awaited calls below
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (rowCount === 0) {
+      try {
+        await client.query(`CREATE DATABASE ${client.escapeIdentifier(name)}`);
+        log('database: created the database', { database: name });
+      } catch (err) {
+        if (pgCode(err) !== '42P04') throw err; // duplicate_database: created meanwhile
+      }
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+/** The URL with its password replaced by `***`. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password !== '') u.password = '***';
+    return u.toString();
+  } catch {
+    return '<unparseable database url>';
+  }
+}
+
+function once(fn: () => Promise<void>): () => Promise<void> {
+  let running: Promise<void> | undefined;
+  return () => (running ??= fn());
+}

@@ -1,0 +1,26 @@
+/**
+ * The store: Postgres only. All of dnsplane's SQL lives in this folder.
+ * Every table function takes a Queryable (a Pool, or a client inside a transaction) first.
+ */
+export { openDatabase, redactUrl, EMBEDDED_DATABASE, EMBEDDED_USER } from './db.js';
+export type { Database, OpenDatabaseOptions, Queryable, LogFn } from './db.js';
+export { migrate, loadMigrations, MIGRATIONS_DIR, MIGRATION_LOCK_KEY } from './migrate.js';
+export type { Migration } from './migrate.js';
+export { withZoneLock, tryZoneLock, ZONE_LOCK_NAMESPACE } from './lock.js';
+export { withTransaction, withSnapshot } from './transaction.js';
+export {
+  StoreError,
+  AlreadyExistsError,
+  NotFoundError,
+  ConflictError,
+  LockTimeoutError,
+  TransactionAbortedError,
+} from './errors.js';
+export type { JsonValue } from './internal.js';
+export * from './tenants.js';
+export * from './zones.js';
+export * from './records.js';
+export * from './ownership.js';
+export * from './plans.js';
+export * from './journal.js';
+export * from './notify.js';

@@ -1,0 +1,111 @@
+/**
+ * Helpers shared by the store modules. Not re-exported from index.ts.
+ */
+import pg from 'pg';
+import { TransactionAbortedError } from './errors.js';
+
+/** Something that runs a query: a Pool, or a client checked out of it (possibly inside a transaction). */
+export type Queryable = { query: pg.PoolClient['query'] };
+
+/** SQLSTATE of a driver error, if any. */
+export function pgCode(err: unknown): string | undefined {
+  if (typeof err === 'object' && err !== null && 'code' in err) {
+    const code = (err as { code: unknown }).code;
+    if (typeof code === 'string') return code;
+  }
+  return undefined;
+}
+
+/** Name of the constraint a driver error reports, if any. */
+export function pgConstraint(err: unknown): string | undefined {
+  if (err instanceof pg.DatabaseError) return err.constraint;
+  return undefined;
+}
+
+export const PG_UNIQUE_VIOLATION = '23505';
+export const PG_FOREIGN_KEY_VIOLATION = '23503';
+export const PG_EXCLUSION_VIOLATION = '23P01';
+export const PG_LOCK_NOT_AVAILABLE = '55P03';
+
+/** A decimal int8 value as returned by pg (string) -> bigint. */
+export function toBigInt(value: string | number | bigint): bigint {
+  return typeof value === 'bigint' ? value : BigInt(value);
+}
+
+export function toBigIntOrNull(value: string | number | bigint | null): bigint | null {
+  return value === null ? null : toBigInt(value);
+}
+
+const INT8_DECIMAL = /^[0-9]{1,19}$/;
+
+/** Validates an id given as a decimal string (OVH record ids, tenant ids, journal ids). */
+export function assertIdString(what: string, value: string): void {
+  if (!INT8_DECIMAL.test(value) || BigInt(value) > 9223372036854775807n) {
+    throw new TypeError(`${what}: expected a decimal integer string, got ${JSON.stringify(value)}`);
+  }
+}
+
+export function assertLimit(limit: number): void {
+  if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) {
+    throw new RangeError(`limit: expected an integer in 1..10000, got ${limit}`);
+  }
+}
+
+/**
+ * Checks out one client, runs fn inside BEGIN … COMMIT (ROLLBACK and rethrow when fn throws) and
+ * releases the client; a client whose connection broke is destroyed instead of pooled.
+ */
+export async function withClientTransaction<T>(
+  pool: pg.Pool,
+  fn: (tx: pg.PoolClient) => Promise<T>,
+  begin = 'BEGIN',
+): Promise<T> {
+  const client = await pool.connect();
+  let broken = false;
+  // pg-pool removes its own 'error' listener while a client is checked out: without ours, a
+  // connection dying mid-transaction would be an unhandled 'error' event and crash the process.
+  const onError = (): void => {
+    broken = true;
+  };
+  client.on('error', onError);
+  try {
+    await client.query(begin);
+    const result = await fn(client);
+    const commit = await client.query('COMMIT');
+    if (commit.command === 'ROLLBACK') {
+      // Postgres answers COMMIT of a transaction aborted by an earlier (caught) error with a
+      // silent ROLLBACK: nothing was written, so this must not look like success.
+      throw new TransactionAbortedError();
+    }
+    return result;
+  } catch (err) {
+    try {
+      await client.query('ROLLBACK');
+    } catch {
+      broken = true; // the connection is gone or unusable
+    }
+    throw err;
+  } finally {
+    client.removeListener('error', onError);
+    client.release(broken);
+  }
+}
+
+/**
+ * Runs fn in a transaction when given a Pool. When given a client, runs fn on it as is: the
+ * caller owns the transaction (or deliberately has none).
+ */
+export async function inTransaction<T>(q: Queryable, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+  if (q instanceof pg.Pool) return withClientTransaction(q, fn);
+  return fn(q);
+}
+
+/** JSON text for a jsonb parameter. Always stringify: pg would turn a JS array into a Postgres array. */
+export function jsonParam(value: unknown, what: string): string {
+  const text = JSON.stringify(value);
+  if (text === undefined) throw new TypeError(`${what}: not representable as JSON`);
+  return text;
+}
+
+/** A JSON value as read back from a jsonb column. */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };

@@ -1,0 +1,152 @@
+/**
+ * Ownership rows. A record set (zone, dnsName, recordType) is owned either exclusively — one row,
+ * target '' and shared false — or as a shared set — one row per target, shared true, each owned by
+ * the tenant that published that target. The schema enforces both forms and forbids mixing them.
+ * The rules (who may take what) live in core; this module only reads and writes rows.
+ */
+import { ConflictError, NotFoundError } from './errors.js';
+import {
+  assertIdString,
+  PG_EXCLUSION_VIOLATION,
+  PG_FOREIGN_KEY_VIOLATION,
+  pgCode,
+  pgConstraint,
+  type Queryable,
+} from './internal.js';
+
+export interface OwnershipRow {
+  zone: string;
+  dnsName: string;
+  recordType: string;
+  /** '' for the whole set; a target (canonical form) of a shared set otherwise. */
+  target: string;
+  tenantId: string;
+  tenantName: string;
+  shared: boolean;
+  createdAt: Date;
+}
+
+interface Row {
+  zone: string;
+  dns_name: string;
+  record_type: string;
+  target: string;
+  tenant_id: string;
+  tenant_name: string;
+  shared: boolean;
+  created_at: Date;
+}
+
+const SELECT = `
+  SELECT o.zone, o.dns_name, o.record_type, o.target, o.tenant_id::text AS tenant_id, t.name AS tenant_name,
+         o.shared, o.created_at
+    FROM ownership o JOIN tenants t ON t.id = o.tenant_id`;
+const ORDER = 'ORDER BY o.zone, o.dns_name, o.record_type, o.target';
+
+function toRow(r: Row): OwnershipRow {
+  return {
+    zone: r.zone,
+    dnsName: r.dns_name,
+    recordType: r.record_type,
+    target: r.target,
+    tenantId: r.tenant_id,
+    tenantName: r.tenant_name,
+    shared: r.shared,
+    createdAt: r.created_at,
+  };
+}
+
+/** Every ownership row of the zone, with the owner's name. */
+export async function listOwnership(q: Queryable, zone: string): Promise<OwnershipRow[]> {
+  const { rows } = await q.query<Row>(`${SELECT} WHERE o.zone = $1 ${ORDER}`, [zone]);
+  return rows.map(toRow);
+}
+
+export async function listOwnershipForTenant(q: Queryable, tenantId: string, zone?: string): Promise<OwnershipRow[]> {
+  assertIdString('tenant id', tenantId);
+  const { rows } = await q.query<Row>(
+    `${SELECT} WHERE o.tenant_id = $1::bigint AND ($2::text IS NULL OR o.zone = $2) ${ORDER}`,
+    [tenantId, zone ?? null],
+  );
+  return rows.map(toRow);
+}
+
+export interface SetOwnerInput {
+  zone: string;
+  dnsName: string;
+  recordType: string;
+  tenantId: string;
+  /** Default '': the whole set. A non-empty target makes a row of a shared set. */
+  target?: string;
+  /** Default: target !== ''. Must agree with target. */
+  shared?: boolean;
+}
+
+/**
+ * Upserts one ownership row (a new owner resets created_at). Throws NotFoundError when the zone or
+ * tenant does not exist, ConflictError when the set is already owned in the other form
+ * (exclusive vs shared).
+ */
+export async function setOwner(q: Queryable, o: SetOwnerInput): Promise<OwnershipRow> {
+  assertIdString('tenant id', o.tenantId);
+  const target = o.target ?? '';
+  const shared = o.shared ?? target !== '';
+  if (shared !== (target !== '')) {
+    throw new TypeError(
+      shared
+        ? 'ownership: a shared set is owned per target (target must not be empty)'
+        : 'ownership: an exclusive owner owns the whole set (target must be empty)',
+    );
+  }
+  try {
+    const { rows } = await q.query<Row>(
+      `WITH up AS (
+         INSERT INTO ownership (zone, dns_name, record_type, target, tenant_id, shared)
+         VALUES ($1, $2, $3, $4, $5::bigint, $6)
+         ON CONFLICT (zone, dns_name, record_type, target) DO UPDATE
+            SET tenant_id = EXCLUDED.tenant_id,
+                shared = EXCLUDED.shared,
+                created_at = CASE WHEN ownership.tenant_id = EXCLUDED.tenant_id THEN ownership.created_at ELSE now() END
+         RETURNING *
+       )
+       SELECT up.zone, up.dns_name, up.record_type, up.target, up.tenant_id::text AS tenant_id, t.name AS tenant_name,
+              up.shared, up.created_at
+         FROM up JOIN tenants t ON t.id = up.tenant_id`,
+      [o.zone, o.dnsName, o.recordType, target, o.tenantId, shared],
+    );
+    return toRow(rows[0] as Row);
+  } catch (err) {
+    if (pgCode(err) === PG_FOREIGN_KEY_VIOLATION) {
+      throw pgConstraint(err) === 'ownership_tenant_id_fkey'
+        ? new NotFoundError('tenant', o.tenantId)
+        : new NotFoundError('zone', o.zone);
+    }
+    if (pgCode(err) === PG_EXCLUSION_VIOLATION) {
+      throw new ConflictError(err instanceof Error ? err.message : String(err));
+    }
+    throw err;
+  }
+}
+
+export interface RemoveOwnerInput {
+  zone: string;
+  dnsName: string;
+  recordType: string;
+  /** Given (even ''): only that row. Omitted: every row of the set (the exclusive row or all targets). */
+  target?: string;
+  /** Given: only rows owned by this tenant. */
+  tenantId?: string;
+}
+
+/** Deletes ownership rows; returns how many. */
+export async function removeOwner(q: Queryable, o: RemoveOwnerInput): Promise<number> {
+  if (o.tenantId !== undefined) assertIdString('tenant id', o.tenantId);
+  const { rowCount } = await q.query(
+    `DELETE FROM ownership
+      WHERE zone = $1 AND dns_name = $2 AND record_type = $3
+        AND ($4::text IS NULL OR target = $4)
+        AND ($5::bigint IS NULL OR tenant_id = $5::bigint)`,
+    [o.zone, o.dnsName, o.recordType, o.target ?? null, o.tenantId ?? null],
+  );
+  return rowCount ?? 0;
+}

@@ -1,0 +1,171 @@
+import type { Policy } from '../dns/types.js';
+import { AlreadyExistsError, ConflictError, NotFoundError } from './errors.js';
+import {
+  assertIdString,
+  assertLimit,
+  jsonParam,
+  PG_FOREIGN_KEY_VIOLATION,
+  PG_UNIQUE_VIOLATION,
+  pgCode,
+  pgConstraint,
+  type JsonValue,
+  type Queryable,
+} from './internal.js';
+
+export type PlanStatus = 'pending' | 'applied' | 'stale' | 'expired' | 'failed' | 'superseded';
+
+export interface Plan {
+  id: string;
+  /** The tenant the plan is for. */
+  tenantId: string;
+  /** The tenant that asked (itself, or an admin planning on its behalf). */
+  requestedBy: string;
+  policy: Policy;
+  request: JsonValue;
+  body: JsonValue;
+  digest: string;
+  /** zone -> generation (decimal string) the plan was computed against. */
+  baseGenerations: Record<string, string>;
+  status: PlanStatus;
+  createdAt: Date;
+  expiresAt: Date;
+  appliedAt: Date | null;
+}
+
+export interface NewPlan {
+  id: string;
+  tenantId: string;
+  requestedBy: string;
+  policy: Policy;
+  /** Any JSON-serializable value (stored as jsonb). */
+  request: unknown;
+  body: unknown;
+  digest: string;
+  baseGenerations: Record<string, string>;
+  expiresAt: Date;
+}
+
+interface Row {
+  id: string;
+  tenant_id: string;
+  requested_by: string;
+  policy: Policy;
+  request: JsonValue;
+  body: JsonValue;
+  digest: string;
+  base_generations: Record<string, string>;
+  status: PlanStatus;
+  created_at: Date;
+  expires_at: Date;
+  applied_at: Date | null;
+}
+
+const COLUMNS = `id, tenant_id::text AS tenant_id, requested_by::text AS requested_by, policy, request, body, digest,
+  base_generations, status, created_at, expires_at, applied_at`;
+
+function toPlan(r: Row): Plan {
+  return {
+    id: r.id,
+    tenantId: r.tenant_id,
+    requestedBy: r.requested_by,
+    policy: r.policy,
+    request: r.request,
+    body: r.body,
+    digest: r.digest,
+    baseGenerations: r.base_generations,
+    status: r.status,
+    createdAt: r.created_at,
+    expiresAt: r.expires_at,
+    appliedAt: r.applied_at,
+  };
+}
+
+/** Stores a new pending plan. AlreadyExistsError on a duplicate id, NotFoundError on an unknown tenant. */
+export async function insertPlan(q: Queryable, p: NewPlan): Promise<Plan> {
+  assertIdString('tenant id', p.tenantId);
+  assertIdString('requested-by tenant id', p.requestedBy);
+  for (const [zone, generation] of Object.entries(p.baseGenerations)) {
+    assertIdString(`baseGenerations[${zone}]`, generation);
+  }
+  try {
+    const { rows } = await q.query<Row>(
+      `INSERT INTO plans (id, tenant_id, requested_by, policy, request, body, digest, base_generations, expires_at)
+       VALUES ($1, $2::bigint, $3::bigint, $4, $5::jsonb, $6::jsonb, $7, $8::jsonb, $9)
+       RETURNING ${COLUMNS}`,
+      [
+        p.id,
+        p.tenantId,
+        p.requestedBy,
+        p.policy,
+        jsonParam(p.request, 'plan request'),
+        jsonParam(p.body, 'plan body'),
+        p.digest,
+        JSON.stringify(p.baseGenerations),
+        p.expiresAt,
+      ],
+    );
+    return toPlan(rows[0] as Row);
+  } catch (err) {
+    if (pgCode(err) === PG_UNIQUE_VIOLATION) throw new AlreadyExistsError('plan', p.id);
+    if (pgCode(err) === PG_FOREIGN_KEY_VIOLATION) {
+      throw new NotFoundError('tenant', pgConstraint(err) === 'plans_requested_by_fkey' ? p.requestedBy : p.tenantId);
+    }
+    throw err;
+  }
+}
+
+export async function getPlan(q: Queryable, id: string): Promise<Plan | undefined> {
+  const { rows } = await q.query<Row>(`SELECT ${COLUMNS} FROM plans WHERE id = $1`, [id]);
+  return rows[0] ? toPlan(rows[0]) : undefined;
+}
+
+/**
+ * Sets the status. 'applied' records appliedAt (default now()). With `from`, the change happens
+ * only if the current status is one of them (else ConflictError) — e.g. from ['pending'] so that a
+ * plan is applied once. NotFoundError when no such plan.
+ */
+export async function setPlanStatus(
+  q: Queryable,
+  id: string,
+  status: PlanStatus,
+  opts: { appliedAt?: Date; from?: PlanStatus[] } = {},
+): Promise<Plan> {
+  const { rows } = await q.query<Row>(
+    `UPDATE plans
+        SET status = $2,
+            applied_at = CASE WHEN $2 = 'applied' THEN COALESCE($3::timestamptz, now()) ELSE applied_at END
+      WHERE id = $1 AND ($4::text[] IS NULL OR status = ANY($4::text[]))
+      RETURNING ${COLUMNS}`,
+    [id, status, opts.appliedAt ?? null, opts.from ?? null],
+  );
+  if (rows[0]) return toPlan(rows[0]);
+  const current = await getPlan(q, id);
+  if (!current) throw new NotFoundError('plan', id);
+  throw new ConflictError(`plan ${JSON.stringify(id)} is ${current.status}, not ${(opts.from ?? []).join(' or ')}`);
+}
+
+/** Newest first. */
+export async function listPlans(
+  q: Queryable,
+  opts: { tenantId?: string; status?: PlanStatus; limit: number },
+): Promise<Plan[]> {
+  assertLimit(opts.limit);
+  if (opts.tenantId !== undefined) assertIdString('tenant id', opts.tenantId);
+  const { rows } = await q.query<Row>(
+    `SELECT ${COLUMNS} FROM plans
+      WHERE ($1::bigint IS NULL OR tenant_id = $1::bigint) AND ($2::text IS NULL OR status = $2)
+      ORDER BY created_at DESC, id DESC
+      LIMIT $3`,
+    [opts.tenantId ?? null, opts.status ?? null, opts.limit],
+  );
+  return rows.map(toPlan);
+}
+
+/** Marks pending plans whose expiry has passed as expired; returns how many. */
+export async function expirePendingPlans(q: Queryable, now: Date = new Date()): Promise<number> {
+  const { rowCount } = await q.query(
+    `UPDATE plans SET status = 'expired' WHERE status = 'pending' AND expires_at <= $1`,
+    [now],
+  );
+  return rowCount ?? 0;
+}

@@ -1,0 +1,157 @@
+/**
+ * The records cache: one row per OVH record. Nothing here bumps the zone generation; callers do
+ * that (bumpGeneration) in the same transaction.
+ */
+import { NotFoundError } from './errors.js';
+import { assertIdString, inTransaction, PG_FOREIGN_KEY_VIOLATION, pgCode, type Queryable } from './internal.js';
+
+/** One cached OVH record; structurally src/ovh/types.ts OvhRecord without `zone`. */
+export interface RecordRow {
+  /** OVH record id (exceeds 2^32), decimal string. */
+  id: string;
+  /** Relative to the zone; '' is the apex. */
+  subDomain: string;
+  fieldType: string;
+  target: string;
+  ttl: number;
+}
+
+/** A (subDomain, fieldType) pair: one record set of the zone. */
+export interface RecordName {
+  subDomain: string;
+  fieldType: string;
+}
+
+interface Row {
+  id: string;
+  sub_domain: string;
+  field_type: string;
+  target: string;
+  ttl: number;
+}
+
+const COLUMNS = 'id::text AS id, sub_domain, field_type, target, ttl';
+const ORDER = 'ORDER BY sub_domain, field_type, id';
+
+function toRecord(r: Row): RecordRow {
+  return { id: r.id, subDomain: r.sub_domain, fieldType: r.field_type, target: r.target, ttl: r.ttl };
+}
+
+function columns(rows: RecordRow[]): [string[], string[], string[], string[], number[]] {
+  for (const r of rows) {
+    assertIdString('record id', r.id);
+    if (!Number.isInteger(r.ttl) || r.ttl < 0 || r.ttl > 2147483647) throw new TypeError(`record ${r.id}: bad ttl ${r.ttl}`);
+  }
+  return [rows.map((r) => r.id), rows.map((r) => r.subDomain), rows.map((r) => r.fieldType), rows.map((r) => r.target), rows.map((r) => r.ttl)];
+}
+
+/** Last row wins for a repeated id (ON CONFLICT cannot touch one row twice in a statement). */
+function dedupeById(rows: RecordRow[]): RecordRow[] {
+  return [...new Map(rows.map((r) => [r.id, r])).values()];
+}
+
+function zoneMissing(err: unknown, zone: string): unknown {
+  return pgCode(err) === PG_FOREIGN_KEY_VIOLATION ? new NotFoundError('zone', zone) : err;
+}
+
+const INSERT_UNNEST = `
+  INSERT INTO records (zone, id, sub_domain, field_type, target, ttl)
+  SELECT $1, u.id, u.sub_domain, u.field_type, u.target, u.ttl
+    FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::int[]) AS u(id, sub_domain, field_type, target, ttl)`;
+
+const UPSERT_TAIL = `
+  ON CONFLICT (zone, id) DO UPDATE
+     SET sub_domain = EXCLUDED.sub_domain, field_type = EXCLUDED.field_type, target = EXCLUDED.target, ttl = EXCLUDED.ttl`;
+
+/** Every cached record of the zone, by (subDomain, fieldType, id). */
+export async function listRecords(q: Queryable, zone: string): Promise<RecordRow[]> {
+  const { rows } = await q.query<Row>(`SELECT ${COLUMNS} FROM records WHERE zone = $1 ${ORDER}`, [zone]);
+  return rows.map(toRecord);
+}
+
+/** The cached records of the given record sets. */
+export async function listRecordsForNames(q: Queryable, zone: string, names: RecordName[]): Promise<RecordRow[]> {
+  if (names.length === 0) return [];
+  const { rows } = await q.query<Row>(
+    `SELECT ${COLUMNS} FROM records
+      WHERE zone = $1
+        AND (sub_domain, field_type) IN (SELECT * FROM unnest($2::text[], $3::text[]))
+      ${ORDER}`,
+    [zone, names.map((n) => n.subDomain), names.map((n) => n.fieldType)],
+  );
+  return rows.map(toRecord);
+}
+
+/**
+ * Replaces the zone's whole cache (after a full sync): one DELETE, one bulk INSERT. Given a Pool it
+ * runs its own transaction; given a client, the caller's transaction.
+ */
+export async function replaceZoneRecords(
+  q: Queryable,
+  zone: string,
+  rows: RecordRow[],
+): Promise<{ deleted: number; inserted: number }> {
+  const cols = columns(rows);
+  return inTransaction(q, async (tx) => {
+    const del = await tx.query('DELETE FROM records WHERE zone = $1', [zone]);
+    try {
+      const ins = rows.length === 0 ? { rowCount: 0 } : await tx.query(INSERT_UNNEST, [zone, ...cols]);
+      return { deleted: del.rowCount ?? 0, inserted: ins.rowCount ?? 0 };
+    } catch (err) {
+      throw zoneMissing(err, zone);
+    }
+  });
+}
+
+/**
+ * Replaces the cached records of some record sets (after re-reading them from OVH): deletes the
+ * rows of `names`, then upserts `rows` (an id the cache holds under another name is moved: OVH can
+ * change a record's subDomain in place).
+ */
+export async function replaceRecordsForNames(
+  q: Queryable,
+  zone: string,
+  names: RecordName[],
+  rows: RecordRow[],
+): Promise<{ deleted: number; upserted: number }> {
+  const unique = dedupeById(rows);
+  const cols = columns(unique);
+  return inTransaction(q, async (tx) => {
+    let deleted = 0;
+    if (names.length > 0) {
+      const del = await tx.query(
+        `DELETE FROM records
+          WHERE zone = $1 AND (sub_domain, field_type) IN (SELECT * FROM unnest($2::text[], $3::text[]))`,
+        [zone, names.map((n) => n.subDomain), names.map((n) => n.fieldType)],
+      );
+      deleted = del.rowCount ?? 0;
+    }
+    if (unique.length === 0) return { deleted, upserted: 0 };
+    try {
+      const ins = await tx.query(INSERT_UNNEST + UPSERT_TAIL, [zone, ...cols]);
+      return { deleted, upserted: ins.rowCount ?? 0 };
+    } catch (err) {
+      throw zoneMissing(err, zone);
+    }
+  });
+}
+
+/** Inserts or updates rows by (zone, id). Returns the number of rows written. */
+export async function upsertRecords(q: Queryable, zone: string, rows: RecordRow[]): Promise<number> {
+  const unique = dedupeById(rows);
+  if (unique.length === 0) return 0;
+  try {
+    const { rowCount } = await q.query(INSERT_UNNEST + UPSERT_TAIL, [zone, ...columns(unique)]);
+    return rowCount ?? 0;
+  } catch (err) {
+    throw zoneMissing(err, zone);
+  }
+}
+
+/** Deletes rows by id. Returns the number deleted. */
+export async function deleteRecords(q: Queryable, zone: string, ids: string[]): Promise<number> {
+  if (ids.length === 0) return 0;
+  for (const id of ids) assertIdString('record id', id);
+  const { rowCount } = await q.query('DELETE FROM records WHERE zone = $1 AND id = ANY($2::bigint[])', [zone, ids]);
+  return rowCount ?? 0;
+}

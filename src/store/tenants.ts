@@ -1,0 +1,127 @@
+import { AlreadyExistsError, NotFoundError } from './errors.js';
+import { assertIdString, PG_UNIQUE_VIOLATION, pgCode, pgConstraint, type Queryable } from './internal.js';
+
+/** A tenant as the store returns it. The token hash never leaves the store. */
+export interface Tenant {
+  /** bigint id, as a decimal string. */
+  id: string;
+  name: string;
+  scopes: string[];
+  zones: string[];
+  suffixes: string[];
+  disabled: boolean;
+  createdAt: Date;
+  /** When the current token hash was set (creation or last rotation). */
+  tokenRotatedAt: Date;
+}
+
+export interface NewTenant {
+  name: string;
+  /** SHA-256 of the bearer token: exactly 32 bytes. */
+  tokenSha256: Buffer;
+  scopes: string[];
+  zones: string[];
+  suffixes: string[];
+}
+
+interface TenantRow {
+  id: string;
+  name: string;
+  scopes: string[];
+  zones: string[];
+  suffixes: string[];
+  disabled: boolean;
+  created_at: Date;
+  token_rotated_at: Date;
+}
+
+const COLUMNS = 'id::text AS id, name, scopes, zones, suffixes, disabled, created_at, token_rotated_at';
+
+function toTenant(r: TenantRow): Tenant {
+  return {
+    id: r.id,
+    name: r.name,
+    scopes: r.scopes,
+    zones: r.zones,
+    suffixes: r.suffixes,
+    disabled: r.disabled,
+    createdAt: r.created_at,
+    tokenRotatedAt: r.token_rotated_at,
+  };
+}
+
+function assertHash(hash: Buffer): void {
+  if (!Buffer.isBuffer(hash) || hash.length !== 32) {
+    throw new TypeError('tokenSha256: expected the 32-byte SHA-256 of the token');
+  }
+}
+
+function uniqueViolation(err: unknown, name: string): unknown {
+  if (pgCode(err) !== PG_UNIQUE_VIOLATION) return err;
+  if (pgConstraint(err) === 'tenants_token_sha256_key') return new AlreadyExistsError('tenant token hash', name);
+  return new AlreadyExistsError('tenant', name);
+}
+
+/** Throws AlreadyExistsError when the name (or, improbably, the token hash) is taken. */
+export async function createTenant(q: Queryable, t: NewTenant): Promise<Tenant> {
+  assertHash(t.tokenSha256);
+  try {
+    const { rows } = await q.query<TenantRow>(
+      `INSERT INTO tenants (name, token_sha256, scopes, zones, suffixes)
+       VALUES ($1, $2, $3::text[], $4::text[], $5::text[])
+       RETURNING ${COLUMNS}`,
+      [t.name, t.tokenSha256, t.scopes, t.zones, t.suffixes],
+    );
+    return toTenant(rows[0] as TenantRow);
+  } catch (err) {
+    throw uniqueViolation(err, t.name);
+  }
+}
+
+/** The tenant whose token hashes to `hash`, disabled or not (the caller decides). */
+export async function findTenantByTokenHash(q: Queryable, hash: Buffer): Promise<Tenant | undefined> {
+  const { rows } = await q.query<TenantRow>(`SELECT ${COLUMNS} FROM tenants WHERE token_sha256 = $1`, [hash]);
+  return rows[0] ? toTenant(rows[0]) : undefined;
+}
+
+export async function getTenantByName(q: Queryable, name: string): Promise<Tenant | undefined> {
+  const { rows } = await q.query<TenantRow>(`SELECT ${COLUMNS} FROM tenants WHERE name = $1`, [name]);
+  return rows[0] ? toTenant(rows[0]) : undefined;
+}
+
+export async function getTenantById(q: Queryable, id: string): Promise<Tenant | undefined> {
+  assertIdString('tenant id', id);
+  const { rows } = await q.query<TenantRow>(`SELECT ${COLUMNS} FROM tenants WHERE id = $1::bigint`, [id]);
+  return rows[0] ? toTenant(rows[0]) : undefined;
+}
+
+/** All tenants, by name. */
+export async function listTenants(q: Queryable): Promise<Tenant[]> {
+  const { rows } = await q.query<TenantRow>(`SELECT ${COLUMNS} FROM tenants ORDER BY name`);
+  return rows.map(toTenant);
+}
+
+/** Rotates the token: stores the new hash and the rotation time. NotFoundError when no such tenant. */
+export async function setTokenHash(q: Queryable, name: string, hash: Buffer): Promise<Tenant> {
+  assertHash(hash);
+  try {
+    const { rows } = await q.query<TenantRow>(
+      `UPDATE tenants SET token_sha256 = $2, token_rotated_at = now() WHERE name = $1 RETURNING ${COLUMNS}`,
+      [name, hash],
+    );
+    if (!rows[0]) throw new NotFoundError('tenant', name);
+    return toTenant(rows[0]);
+  } catch (err) {
+    throw uniqueViolation(err, name);
+  }
+}
+
+/** NotFoundError when no such tenant. */
+export async function setDisabled(q: Queryable, name: string, disabled: boolean): Promise<Tenant> {
+  const { rows } = await q.query<TenantRow>(
+    `UPDATE tenants SET disabled = $2 WHERE name = $1 RETURNING ${COLUMNS}`,
+    [name, disabled],
+  );
+  if (!rows[0]) throw new NotFoundError('tenant', name);
+  return toTenant(rows[0]);
+}

@@ -1,0 +1,108 @@
+import { NotFoundError } from './errors.js';
+import { toBigInt, toBigIntOrNull, type Queryable } from './internal.js';
+
+export type ZoneState = 'unsynced' | 'synced';
+
+export interface Zone {
+  name: string;
+  /** Cache version: +1 on every change of the cached content. */
+  generation: bigint;
+  state: ZoneState;
+  lastSync: Date | null;
+  soaSerial: bigint | null;
+  /** Rows in the records cache, counted at read time. */
+  recordCount: number;
+}
+
+interface ZoneRow {
+  name: string;
+  generation: string;
+  state: ZoneState;
+  last_sync: Date | null;
+  soa_serial: string | null;
+  record_count: string;
+}
+
+const SELECT_ZONES = `
+  SELECT z.name, z.generation::text AS generation, z.state, z.last_sync, z.soa_serial::text AS soa_serial,
+         (SELECT count(*) FROM records r WHERE r.zone = z.name)::text AS record_count
+    FROM zones z`;
+
+function toZone(r: ZoneRow): Zone {
+  return {
+    name: r.name,
+    generation: toBigInt(r.generation),
+    state: r.state,
+    lastSync: r.last_sync,
+    soaSerial: toBigIntOrNull(r.soa_serial),
+    recordCount: Number(r.record_count),
+  };
+}
+
+/**
+ * Inserts the zones that do not exist yet, as unsynced with generation 0. Idempotent, and safe
+ * when several callers insert overlapping sets at once (sorted to avoid lock-order deadlocks).
+ */
+export async function ensureZones(q: Queryable, names: string[]): Promise<void> {
+  const unique = [...new Set(names)].sort();
+  if (unique.length === 0) return;
+  await q.query(
+    `INSERT INTO zones (name) SELECT n FROM unnest($1::text[]) AS n ORDER BY n ON CONFLICT (name) DO NOTHING`,
+    [unique],
+  );
+}
+
+export async function getZone(q: Queryable, name: string): Promise<Zone | undefined> {
+  const { rows } = await q.query<ZoneRow>(`${SELECT_ZONES} WHERE z.name = $1`, [name]);
+  return rows[0] ? toZone(rows[0]) : undefined;
+}
+
+/** The zones named (those that exist), or all zones; by name, with record counts. */
+export async function listZones(q: Queryable, names?: string[]): Promise<Zone[]> {
+  const { rows } = await q.query<ZoneRow>(
+    `${SELECT_ZONES} WHERE $1::text[] IS NULL OR z.name = ANY($1::text[]) ORDER BY z.name`,
+    [names ?? null],
+  );
+  return rows.map(toZone);
+}
+
+/** zone -> generation for the zones that exist among `names`. */
+export async function getGenerations(q: Queryable, names: string[]): Promise<Map<string, bigint>> {
+  const out = new Map<string, bigint>();
+  if (names.length === 0) return out;
+  const { rows } = await q.query<{ name: string; generation: string }>(
+    'SELECT name, generation::text AS generation FROM zones WHERE name = ANY($1::text[])',
+    [names],
+  );
+  for (const r of rows) out.set(r.name, toBigInt(r.generation));
+  return out;
+}
+
+/**
+ * Records the end of a full sync: state synced, last_sync now(); the SOA serial when given
+ * (otherwise the previous one is kept). Does not touch the generation: use bumpGeneration.
+ */
+export async function markSynced(q: Queryable, zone: string, opts: { soaSerial?: bigint | number } = {}): Promise<void> {
+  const serial = opts.soaSerial === undefined ? null : opts.soaSerial.toString();
+  const { rowCount } = await q.query(
+    `UPDATE zones SET state = 'synced', last_sync = now(), soa_serial = COALESCE($2::bigint, soa_serial) WHERE name = $1`,
+    [zone, serial],
+  );
+  if (rowCount === 0) throw new NotFoundError('zone', zone);
+}
+
+/** The cache must be refilled from OVH before it is served again. */
+export async function markUnsynced(q: Queryable, zone: string): Promise<void> {
+  const { rowCount } = await q.query(`UPDATE zones SET state = 'unsynced' WHERE name = $1`, [zone]);
+  if (rowCount === 0) throw new NotFoundError('zone', zone);
+}
+
+/** generation + 1; returns the new generation. Call inside the zone's lock transaction. */
+export async function bumpGeneration(q: Queryable, zone: string): Promise<bigint> {
+  const { rows } = await q.query<{ generation: string }>(
+    'UPDATE zones SET generation = generation + 1 WHERE name = $1 RETURNING generation::text AS generation',
+    [zone],
+  );
+  if (!rows[0]) throw new NotFoundError('zone', zone);
+  return toBigInt(rows[0].generation);
+}

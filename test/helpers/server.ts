@@ -1,0 +1,69 @@
+/**
+ * A real dnsplane server for end-to-end tests: real Postgres (a database of its own from the
+ * migrated template), the OVH simulator over HTTPS through @ovhcloud/node-ovh, a real Connect client.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createClient, type Client, type Interceptor, type Transport } from '@connectrpc/connect';
+import { createConnectTransport, createGrpcTransport } from '@connectrpc/connect-node';
+import pino from 'pino';
+import { loadConfig } from '../../src/config.js';
+import { createTenant } from '../../src/core/tenants.js';
+import { ZoneService } from '../../src/gen/dnsplane/v1/zone_pb.js';
+import { OvhSimulator, type SimRecordInit } from '../../src/ovhsim/index.js';
+import { startServer, type Server } from '../../src/server.js';
+import { testDatabase } from './db.js';
+
+export interface Harness {
+  sim: OvhSimulator;
+  server: Server;
+  /** A ZoneService client speaking Connect over HTTP/1.1 with this token. */
+  zoneClient(token?: string, transport?: 'connect' | 'grpc'): Client<typeof ZoneService>;
+  tenant(name: string, zones: string[], opts?: { admin?: boolean; suffixes?: string[] }): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function startHarness(opts: { zones: Record<string, SimRecordInit[]>; env?: Record<string, string> }): Promise<Harness> {
+  const sim = await OvhSimulator.start({ zones: opts.zones });
+  const db = await testDatabase();
+  const dir = mkdtempSync(path.join(tmpdir(), 'dnsplane-e2e-'));
+  const caFile = path.join(dir, 'ca.pem');
+  writeFileSync(caFile, sim.caPem);
+  const config = loadConfig({
+    DATABASE_URL: db.url,
+    DNSPLANE_DATA_DIR: dir,
+    DNSPLANE_LISTEN: '127.0.0.1:0',
+    OVH_ENDPOINT: sim.apiUrl,
+    OVH_APPLICATION_KEY: sim.credentials.applicationKey,
+    OVH_APPLICATION_SECRET: sim.credentials.applicationSecret,
+    OVH_CONSUMER_KEY: sim.credentials.consumerKey,
+    OVH_CA_FILE: caFile,
+    DNSPLANE_OVH_RATE: '1000',
+    ...opts.env,
+  });
+  const server = await startServer(config, pino({ level: 'silent' }));
+  return {
+    sim,
+    server,
+    zoneClient(token, kind = 'connect') {
+      const auth: Interceptor = (next) => (req) => {
+        if (token !== undefined) req.header.set('authorization', `Bearer ${token}`);
+        return next(req);
+      };
+      const transport: Transport =
+        kind === 'grpc'
+          ? createGrpcTransport({ baseUrl: server.url, interceptors: [auth] })
+          : createConnectTransport({ baseUrl: server.url, httpVersion: '1.1', interceptors: [auth] });
+      return createClient(ZoneService, transport);
+    },
+    async tenant(name, zones, t = {}) {
+      return (await createTenant(server.ctx.pool, { name, zones, admin: t.admin, suffixes: t.suffixes })).token;
+    },
+    async close() {
+      await server.close();
+      await sim.stop();
+      await db.drop();
+    },
+  };
+}

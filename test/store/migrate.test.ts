@@ -1,0 +1,126 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { loadMigrations, migrate } from '../../src/store/migrate.js';
+import { testDatabase, type TestDatabase } from '../helpers/db.js';
+
+const TABLES = ['journal', 'ownership', 'plans', 'records', 'schema_migrations', 'tenants', 'zones'];
+
+function databaseUrl(base: string, database: string): string {
+  const u = new URL(base);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+describe('migrate', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await testDatabase();
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  it('the template gives a fresh database every table', async () => {
+    const { rows } = await db.pool.query<{ table_name: string }>(
+      `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name`,
+    );
+    expect(rows.map((r) => r.table_name)).toEqual(TABLES);
+    const { rows: versions } = await db.pool.query<{ version: string; name: string }>(
+      'SELECT version, name FROM schema_migrations ORDER BY version',
+    );
+    const files = await loadMigrations();
+    expect(versions).toEqual(files.map((m) => ({ version: m.version, name: m.name })));
+  });
+
+  it('a second run applies nothing', async () => {
+    expect(await migrate(db.pool)).toEqual({ applied: [] });
+  });
+
+  it('the migration files are numbered and named', async () => {
+    const files = await loadMigrations();
+    expect(files[0]?.file).toBe('0001_init.sql');
+    expect(files.map((m) => m.version)).toEqual([...files.map((m) => m.version)].sort());
+  });
+
+  it('5 concurrent migrate() on a brand-new empty database apply each migration exactly once', async () => {
+    const adminUrl = inject('dnsplaneAdminUrl');
+    const name = `dnsplane_t_${Date.now().toString(36)}_mig${process.pid}`;
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${admin.escapeIdentifier(name)}`);
+    // five "processes": a pool each
+    const pools = Array.from({ length: 5 }, () => {
+      const p = new pg.Pool({ connectionString: databaseUrl(adminUrl, name), max: 2 });
+      p.on('error', () => undefined); // connections still closing when the database is dropped
+      return p;
+    });
+    try {
+      const results = await Promise.all(pools.map((p) => migrate(p)));
+      const all = results.flatMap((r) => r.applied);
+      const files = await loadMigrations();
+      const expected = files.map((m) => `${m.version}_${m.name}`);
+      expect([...all].sort()).toEqual(expected);
+      expect(results.filter((r) => r.applied.length > 0)).toHaveLength(1);
+      const { rows } = await pools[0]!.query<{ version: string }>('SELECT version FROM schema_migrations ORDER BY version');
+      expect(rows.map((r) => r.version)).toEqual(files.map((m) => m.version));
+      // the session lock is released
+      const { rows: locks } = await pools[0]!.query(
+        `SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = $1)`,
+        [name],
+      );
+      expect(locks).toHaveLength(0);
+    } finally {
+      await Promise.all(pools.map((p) => p.end()));
+      await admin.query(`DROP DATABASE IF EXISTS ${admin.escapeIdentifier(name)} WITH (FORCE)`);
+      await admin.end();
+    }
+  });
+
+  it('a failing migration rolls back and names its file', async () => {
+    const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const path = await import('node:path');
+    const dir = mkdtempSync(path.join(tmpdir(), 'dnsplane-mig-'));
+    try {
+      writeFileSync(path.join(dir, '0001_init.sql'), 'CREATE TABLE t_ok (id int);');
+      writeFileSync(path.join(dir, '0002_broken.sql'), 'CREATE TABLE t_half (id int); SELECT no_such_function();');
+      const adminUrl = inject('dnsplaneAdminUrl');
+      const name = `dnsplane_t_${Date.now().toString(36)}_bad${process.pid}`;
+      const admin = new pg.Client({ connectionString: adminUrl });
+      await admin.connect();
+      await admin.query(`CREATE DATABASE ${admin.escapeIdentifier(name)}`);
+      const pool = new pg.Pool({ connectionString: databaseUrl(adminUrl, name), max: 2 });
+      pool.on('error', () => undefined);
+      try {
+        await expect(migrate(pool, { dir })).rejects.toThrow(/0002_broken\.sql failed/);
+        const { rows } = await pool.query<{ version: string }>('SELECT version FROM schema_migrations');
+        expect(rows.map((r) => r.version)).toEqual(['0001']);
+        const { rows: t } = await pool.query(`SELECT to_regclass('t_half') AS t`);
+        expect(t[0]).toEqual({ t: null });
+      } finally {
+        await pool.end();
+        await admin.query(`DROP DATABASE IF EXISTS ${admin.escapeIdentifier(name)} WITH (FORCE)`);
+        await admin.end();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('rejects badly named migration files', async () => {
+    const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const path = await import('node:path');
+    const dir = mkdtempSync(path.join(tmpdir(), 'dnsplane-mig-'));
+    try {
+      writeFileSync(path.join(dir, '1_init.sql'), 'SELECT 1;');
+      await expect(loadMigrations(dir)).rejects.toThrow(/NNNN_name\.sql/);
+      rmSync(path.join(dir, '1_init.sql'));
+      writeFileSync(path.join(dir, '0001_a.sql'), 'SELECT 1;');
+      writeFileSync(path.join(dir, '0001_b.sql'), 'SELECT 1;');
+      await expect(loadMigrations(dir)).rejects.toThrow(/share the number 0001/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

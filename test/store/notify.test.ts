@@ -1,0 +1,141 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listenZoneChanges, notifyZoneChanged, ZONE_CHANNEL } from '../../src/store/notify.js';
+import { withTransaction } from '../../src/store/transaction.js';
+import { testDatabase, type TestDatabase } from '../helpers/db.js';
+
+async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe('NOTIFY / LISTEN', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await testDatabase({ max: 4 });
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  async function listenerPids(): Promise<number[]> {
+    const { rows } = await db.pool.query<{ pid: number }>(
+      `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = $1 AND pid <> pg_backend_pid()`,
+      [`LISTEN ${ZONE_CHANNEL}`],
+    );
+    return rows.map((r) => r.pid);
+  }
+
+  it('delivers zone and generation (bigint, exact) to a listener', async () => {
+    const got: [string, bigint][] = [];
+    const stop = await listenZoneChanges(db.pool, (zone, generation) => got.push([zone, generation]));
+    try {
+      await notifyZoneChanged(db.pool, 'a.example', 7n);
+      await notifyZoneChanged(db.pool, 'b.example', 9007199254740993n);
+      await until(() => got.length === 2, 'two notifications');
+      expect(got).toEqual([
+        ['a.example', 7n],
+        ['b.example', 9007199254740993n],
+      ]);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('delivers at COMMIT, never on ROLLBACK', async () => {
+    const got: string[] = [];
+    const stop = await listenZoneChanges(db.pool, (zone) => got.push(zone));
+    try {
+      await withTransaction(db.pool, async (tx) => {
+        await notifyZoneChanged(tx, 'rolled.example', 1n);
+        throw new Error('rollback');
+      }).catch(() => undefined);
+      await withTransaction(db.pool, async (tx) => {
+        await notifyZoneChanged(tx, 'committed.example', 2n);
+        await new Promise((r) => setTimeout(r, 50));
+        expect(got).toEqual([]); // not before COMMIT
+      });
+      await until(() => got.length === 1, 'the committed notification');
+      await new Promise((r) => setTimeout(r, 50));
+      expect(got).toEqual(['committed.example']);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('ignores foreign or malformed payloads on the channel, and survives a throwing handler', async () => {
+    const got: string[] = [];
+    const errors: unknown[] = [];
+    const stop = await listenZoneChanges(
+      db.pool,
+      (zone) => {
+        got.push(zone);
+        if (zone === 'throws.example') throw new Error('handler bug');
+      },
+      { onError: (e) => errors.push(e) },
+    );
+    try {
+      await db.pool.query('SELECT pg_notify($1, $2)', [ZONE_CHANNEL, 'not json']);
+      await db.pool.query('SELECT pg_notify($1, $2)', [ZONE_CHANNEL, '{"zone": 1}']);
+      await db.pool.query('SELECT pg_notify($1, $2)', [ZONE_CHANNEL, '{"zone": "x.example", "generation": "abc"}']);
+      await notifyZoneChanged(db.pool, 'throws.example', 1n);
+      await notifyZoneChanged(db.pool, 'after.example', 2n);
+      await until(() => got.length === 2, 'valid notifications');
+      expect(got).toEqual(['throws.example', 'after.example']);
+      expect(errors).toHaveLength(1);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('reconnects after its connection is killed, and stop() ends it', async () => {
+    const got: string[] = [];
+    let reconnects = 0;
+    const stop = await listenZoneChanges(db.pool, (zone) => got.push(zone), {
+      onReconnect: () => {
+        reconnects++;
+      },
+      onError: () => undefined,
+      retryDelayMs: 20,
+    });
+    try {
+      const [pid] = await listenerPids();
+      expect(pid).toBeGreaterThan(0);
+      await db.pool.query('SELECT pg_terminate_backend($1)', [pid]);
+      await until(() => reconnects === 1, 'a reconnect');
+      const after = await listenerPids();
+      expect(after).toHaveLength(1);
+      expect(after[0]).not.toBe(pid);
+      await notifyZoneChanged(db.pool, 'back.example', 3n);
+      await until(() => got.includes('back.example'), 'a notification after the reconnect');
+    } finally {
+      await stop();
+    }
+    await until(async () => (await listenerPids()).length === 0, 'the listener connection to close');
+    await notifyZoneChanged(db.pool, 'stopped.example', 4n);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(got).not.toContain('stopped.example');
+  });
+
+  it('does not use a pool slot', async () => {
+    const pool = new pg.Pool({ connectionString: db.url, max: 1 });
+    const stop = await listenZoneChanges(pool, () => undefined);
+    try {
+      const { rows } = await pool.query<{ one: number }>('SELECT 1 AS one');
+      expect(rows).toEqual([{ one: 1 }]);
+      expect(pool.totalCount).toBe(1);
+    } finally {
+      await stop();
+      await pool.end();
+    }
+  });
+
+  it('rejects when it cannot connect at all', async () => {
+    const pool = new pg.Pool({ connectionString: 'postgres://nobody@127.0.0.1:1/none', max: 1 });
+    await expect(listenZoneChanges(pool, () => undefined)).rejects.toThrow();
+    await pool.end();
+  });
+});
