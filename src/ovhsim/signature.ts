@@ -34,9 +34,14 @@ export function stripPort(hostHeader: string): string {
   return colon >= 0 && hostHeader.indexOf(':') === colon ? hostHeader.slice(0, colon) : hostHeader;
 }
 
-/** The URLs a correct signature may cover for this request. */
+/**
+ * The URLs a correct signature may cover for this request: the Host header as sent, without its port,
+ * and for an IPv6 literal also without brackets (the node client given `host: '::1'` signs `https://::1/…`).
+ */
 export function signedUrlCandidates(hostHeader: string, rawUrl: string): string[] {
-  const hosts = new Set([hostHeader, stripPort(hostHeader)]);
+  const portless = stripPort(hostHeader);
+  const hosts = new Set([hostHeader, portless]);
+  if (portless.startsWith('[') && portless.endsWith(']')) hosts.add(portless.slice(1, -1));
   return [...hosts].map((h) => `https://${h}${rawUrl}`);
 }
 

@@ -10,7 +10,7 @@ import type { ApiAnswer } from './api.js';
 import { generateCertificate } from './cert.js';
 import { DnsResolver, DnsServer } from './dns-server.js';
 import type { DnsSource } from './dns-server.js';
-import { SimApiError, defaultFaultBody, reasonPhrase } from './errors.js';
+import { SimApiError, defaultFaultBody, reasonPhrase, routeNotFound } from './errors.js';
 import { FaultSet } from './faults.js';
 import type { FaultEffect, SimFaults } from './faults.js';
 import { normalizeRecord } from './records.js';
@@ -294,7 +294,10 @@ export class OvhSimulator {
     req.on('error', () => res.destroy());
     req.on('end', () => {
       const rawBody = Buffer.concat(chunks).toString('utf8');
-      void this.process(call, req, res, rawUrl, fullPath.startsWith('/1.0/') || fullPath === '/1.0', rawBody, tooLarge);
+      this.process(call, req, res, rawUrl, fullPath.startsWith('/1.0/') || fullPath === '/1.0', rawBody, tooLarge).catch((err: unknown) => {
+        this.opts.log?.('ovhsim internal error', { seq: call.seq, error: err instanceof Error ? err.message : String(err) });
+        res.destroy();
+      });
     });
   }
 
@@ -391,7 +394,7 @@ export class OvhSimulator {
   ): ApiAnswer & { headers?: Record<string, string> } {
     try {
       if (tooLarge) throw new SimApiError(413, { class: 'Client::PayloadTooLarge', message: 'Request body too large' });
-      if (!underBase) throw new SimApiError(404, { class: 'Client::NotFound', message: 'Got an invalid (or empty) URL' });
+      if (!underBase) throw routeNotFound();
       const route = routeOf(call.method, call.path);
       if (route.name !== 'authTime') {
         const denied = checkSignature(

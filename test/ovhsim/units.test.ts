@@ -18,6 +18,7 @@ describe('signature', () => {
   it('accepts the URL with and without the port', () => {
     expect(signedUrlCandidates('127.0.0.1:8443', '/1.0/a')).toEqual(['https://127.0.0.1:8443/1.0/a', 'https://127.0.0.1/1.0/a']);
     expect(stripPort('[::1]:8443')).toBe('[::1]');
+    expect(signedUrlCandidates('[::1]:8443', '/1.0/a')).toContain('https://::1/1.0/a');
     expect(stripPort('localhost')).toBe('localhost');
   });
 });
