@@ -1,0 +1,28 @@
+/**
+ * What a `dnsplane` command is. Each command lives in its own file under src/cli/ and is listed in
+ * main.ts's COMMANDS; main.ts handles help, errors and exit codes.
+ */
+import { loadConfig, type Config } from '../config.js';
+
+export interface Command {
+  /** One line for `dnsplane --help`. */
+  summary: string;
+  /** The full text for `dnsplane help NAME` and `dnsplane NAME --help`. */
+  help: string;
+  /** Returns the exit code. Throw InvalidInputError for bad arguments (exit 1 with its message). */
+  run(args: string[], io: CliIo): Promise<number>;
+}
+
+export interface CliIo {
+  out(line?: string): void;
+  err(line: string): void;
+  env: Record<string, string | undefined>;
+  /** Whether stdout is a terminal (colours only then). */
+  isTty: boolean;
+}
+
+/** The configuration from the environment, with command-line overrides. */
+export function configFrom(io: CliIo, overrides: Record<string, string | undefined> = {}): Config {
+  const set = Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined));
+  return loadConfig({ ...io.env, ...set });
+}
