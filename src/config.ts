@@ -18,6 +18,8 @@ export type OvhConfig =
 
 export interface Config {
   listen: { host: string; port: number };
+  /** DNSPLANE_WEBHOOK_LISTEN: the external-dns webhook listener; undefined when set to "off". */
+  webhookListen?: { host: string; port: number };
   databaseUrl?: string;
   dataDir: string;
   /** Zones dnsplane manages; undefined: every zone GET /domain/zone returns. */
@@ -29,13 +31,20 @@ export interface Config {
   syncConcurrency: number;
   lockTimeoutMs: number;
   planTtlMs: number;
+  /** DNSPLANE_DRIFT_INTERVAL: how often each zone is checked against OVH for changes made outside dnsplane; 0: never. */
+  driftIntervalMs: number;
   shutdownTimeoutMs: number;
   logLevel: string;
+  /** DNSPLANE_DRY_RUN: applies compute and report the OVH calls they would make and send none. */
+  dryRun: boolean;
+  /** DNSPLANE_CNAME_RELATIVE_ZONES: zones whose in-zone CNAME targets are sent relative (external-dns's --ovh-enable-cname-relative). */
+  cnameRelativeZones: string[];
 }
 
 /** The settings, for `--help` and the README's configuration table. */
 export const SETTINGS: Array<{ name: string; default: string; help: string }> = [
   { name: 'DNSPLANE_LISTEN', default: '127.0.0.1:8080', help: 'host:port of the Connect/gRPC/gRPC-Web API (HTTP/1.1 and h2c)' },
+  { name: 'DNSPLANE_WEBHOOK_LISTEN', default: '127.0.0.1:8888', help: 'host:port of the external-dns webhook protocol (HTTP Basic tenant:token); "off" to disable; an ephemeral port when DNSPLANE_LISTEN has port 0' },
   { name: 'DATABASE_URL', default: '(embedded)', help: 'Postgres URL; unset: an embedded Postgres under DNSPLANE_DATA_DIR' },
   { name: 'DNSPLANE_DATA_DIR', default: './.dnsplane', help: 'embedded Postgres data, simulator state and CA' },
   { name: 'DNSPLANE_ZONES', default: '(all)', help: 'comma list of zones to manage; unset: every zone of the OVH account' },
@@ -49,7 +58,10 @@ export const SETTINGS: Array<{ name: string; default: string; help: string }> = 
   { name: 'DNSPLANE_OVH_TIMEOUT', default: '30s', help: 'OVH call timeout' },
   { name: 'DNSPLANE_LOCK_TIMEOUT', default: '30s', help: 'how long an apply waits for its zone lock before Aborted' },
   { name: 'DNSPLANE_PLAN_TTL', default: '15m', help: 'how long a stored plan can be applied' },
+  { name: 'DNSPLANE_DRIFT_INTERVAL', default: '5m', help: 'how often each zone is checked for changes made outside dnsplane (1 OVH call when none); 0 or off: never' },
   { name: 'DNSPLANE_LOG_LEVEL', default: 'info', help: 'fatal, error, warn, info, debug, trace' },
+  { name: 'DNSPLANE_DRY_RUN', default: 'false', help: 'true: plans and applies run, the OVH calls applies would make are logged and returned, none is sent' },
+  { name: 'DNSPLANE_CNAME_RELATIVE_ZONES', default: '', help: 'comma list of zones whose in-zone CNAME targets are sent relative (like external-dns --ovh-enable-cname-relative)' },
 ];
 
 export function parseDuration(value: string, field: string): number {
@@ -68,11 +80,29 @@ function positiveNumber(value: string, field: string, integer: boolean): number 
   return n;
 }
 
+export function parseBoolean(value: string, field: string): boolean {
+  const v = value.trim().toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(v)) return true;
+  if (['false', '0', 'no', 'off'].includes(v)) return false;
+  throw new InvalidInputError(field, `must be true or false, got "${value}"`);
+}
+
 export function parseListen(value: string, field = 'DNSPLANE_LISTEN'): { host: string; port: number } {
   const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(value.trim());
   const port = m ? Number(m[3]) : NaN;
   if (!m || port > 65535) throw new InvalidInputError(field, `must be host:port (port 0-65535), got "${value}"`);
   return { host: m[1] ?? (m[2] || '0.0.0.0'), port };
+}
+
+/**
+ * DNSPLANE_WEBHOOK_LISTEN: "off", host:port, or unset: 127.0.0.1:8888 — except when DNSPLANE_LISTEN
+ * asks for an ephemeral port (port 0: tests, benches), where the webhook gets one too, so that
+ * servers started side by side never fight over 8888.
+ */
+function webhookListen(value: string | undefined, api: string | undefined): { host: string; port: number } | undefined {
+  if (value?.toLowerCase() === 'off') return undefined;
+  if (value !== undefined) return parseListen(value, 'DNSPLANE_WEBHOOK_LISTEN');
+  return { host: '127.0.0.1', port: api !== undefined && parseListen(api).port === 0 ? 0 : 8888 };
 }
 
 export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
@@ -123,6 +153,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
 
   return {
     listen: parseListen(get('DNSPLANE_LISTEN') ?? '127.0.0.1:8080'),
+    webhookListen: webhookListen(get('DNSPLANE_WEBHOOK_LISTEN'), get('DNSPLANE_LISTEN')),
     databaseUrl: get('DATABASE_URL'),
     dataDir: path.resolve(cwd, get('DNSPLANE_DATA_DIR') ?? '.dnsplane'),
     zones: zones && zones.length > 0 ? zones : undefined,
@@ -133,8 +164,15 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     syncConcurrency: 8,
     lockTimeoutMs: parseDuration(get('DNSPLANE_LOCK_TIMEOUT') ?? '30s', 'DNSPLANE_LOCK_TIMEOUT'),
     planTtlMs: parseDuration(get('DNSPLANE_PLAN_TTL') ?? '15m', 'DNSPLANE_PLAN_TTL'),
+    driftIntervalMs: /^(0|off)$/i.test(get('DNSPLANE_DRIFT_INTERVAL') ?? '') ? 0 : parseDuration(get('DNSPLANE_DRIFT_INTERVAL') ?? '5m', 'DNSPLANE_DRIFT_INTERVAL'),
     shutdownTimeoutMs: 30_000,
     logLevel,
+    dryRun: parseBoolean(get('DNSPLANE_DRY_RUN') ?? 'false', 'DNSPLANE_DRY_RUN'),
+    cnameRelativeZones: (get('DNSPLANE_CNAME_RELATIVE_ZONES') ?? '')
+      .split(',')
+      .map((z) => z.trim())
+      .filter((z) => z !== '')
+      .map((z, i) => normalizeName(z, `DNSPLANE_CNAME_RELATIVE_ZONES[${i}]`)),
   };
 }
 

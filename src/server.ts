@@ -10,16 +10,24 @@ import { connectNodeAdapter } from '@connectrpc/connect-node';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.js';
 import { recoverAll } from './core/apply.js';
+import { startDriftLoop, type DriftLoop } from './core/drift.js';
 import type { CoreContext } from './core/context.js';
 import { createTenant, rotateToken } from './core/tenants.js';
 import { registerZones } from './core/zones.js';
 import { ZoneService } from './gen/dnsplane/v1/zone_pb.js';
+import { NsmService } from './gen/dnsplane/v1/nsm_pb.js';
 import { authInterceptor } from './api/auth.js';
 import { zoneService } from './api/zone-service.js';
+import { adminService } from './api/admin-service.js';
+import { AdminService } from './gen/dnsplane/v1/admin_pb.js';
+import type { ConnectRouter } from '@connectrpc/connect';
+import { nsmService } from './api/nsm-service.js';
+import { Metrics } from './metrics.js';
 import { OvhApi } from './ovh/client.js';
 import type { OvhEndpoint } from './ovh/endpoint.js';
 import { OvhSimulator } from './ovhsim/index.js';
 import * as store from './store/index.js';
+import { startCentralWebhook, type WebhookListener } from './webhook/index.js';
 
 export const DEMO_ZONE = 'example.test';
 
@@ -28,9 +36,13 @@ export interface Server {
   url: string;
   port: number;
   ctx: CoreContext;
+  /** The Prometheus registry served on /metrics. */
+  metrics: Metrics;
   database: store.Database;
   /** The in-process simulator when no OVH credentials were configured. */
   simulator?: OvhSimulator;
+  /** http://host:port of the external-dns webhook listener (DNSPLANE_WEBHOOK_LISTEN); absent when off. */
+  webhookUrl?: string;
   close(): Promise<void>;
 }
 
@@ -53,6 +65,8 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     log: (msg, fields) => log.info(fields ?? {}, msg),
   });
   let simulator: OvhSimulator | undefined;
+  /** Autocommitted journal writes made while a zone lock holds a connection of the main pool. */
+  let journalPool: ReturnType<typeof store.createSidePool> | undefined;
   try {
     const applied = await store.migrate(database.pool);
     if (applied.applied.length) log.info({ migrations: applied.applied }, 'database migrated');
@@ -74,6 +88,11 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       log.info({ endpoint: endpoint.label }, 'talking to OVH');
     }
 
+    const metrics = new Metrics({ dryRun: config.dryRun });
+    metrics.setZoneSource(async () =>
+      (await store.listZones(database.pool)).map((z) => ({ zone: z.name, generation: z.generation, records: z.recordCount })),
+    );
+    if (config.dryRun) log.warn('DNSPLANE_DRY_RUN is on: applies log and return the OVH calls they would make and send none');
     const ovh = new OvhApi({
       endpoint,
       credentials,
@@ -82,12 +101,23 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       ratePerSecond: config.ovhRate,
       maxConcurrent: config.ovhMaxConcurrent,
       warn: (msg, fields) => log.warn(fields ?? {}, msg),
+      onCall: (info) => metrics.ovhCall(info),
     });
+    journalPool = store.createSidePool(database.pool, { max: 2, log: (msg, fields) => log.warn(fields ?? {}, msg) });
     const ctx: CoreContext = {
       pool: database.pool,
+      journalPool,
       ovh,
       log,
-      settings: { zones: config.zones, lockTimeoutMs: config.lockTimeoutMs, planTtlMs: config.planTtlMs, syncConcurrency: config.syncConcurrency },
+      settings: {
+        zones: config.zones,
+        lockTimeoutMs: config.lockTimeoutMs,
+        planTtlMs: config.planTtlMs,
+        syncConcurrency: config.syncConcurrency,
+        cnameRelativeZones: config.cnameRelativeZones,
+        dryRun: config.dryRun,
+      },
+      metrics,
     };
     await registerZones(ctx);
     const recovered = await recoverAll(ctx);
@@ -95,21 +125,41 @@ export async function startServer(config: Config, log: Logger = createLogger(con
 
     const http = await listen(ctx, config, log);
     log.info({ url: http.url }, 'dnsplane is serving Connect, gRPC and gRPC-Web');
+    let webhook: WebhookListener | undefined;
+    if (config.webhookListen) {
+      webhook = await startCentralWebhook(ctx, {
+        listen: config.webhookListen,
+        log,
+        registry: metrics.registry,
+        shutdownTimeoutMs: config.shutdownTimeoutMs,
+      }).catch(async (e: unknown) => {
+        await http.close();
+        throw e;
+      });
+    }
+    // Changes made in OVH outside dnsplane reach the cache within one interval (core/drift.ts).
+    const drift: DriftLoop | undefined = config.driftIntervalMs > 0 ? startDriftLoop(ctx, config.driftIntervalMs) : undefined;
     return {
       url: http.url,
       port: http.port,
       ctx,
+      metrics,
       database,
       simulator,
+      webhookUrl: webhook?.url,
       async close() {
+        await webhook?.close();
         await http.close();
+        await drift?.stop();
         await simulator?.stop();
+        await journalPool?.end();
         await database.close();
         log.info('stopped');
       },
     };
   } catch (e) {
     await simulator?.stop().catch(() => undefined);
+    await journalPool?.end().catch(() => undefined);
     await database.close().catch(() => undefined);
     throw e;
   }
@@ -130,9 +180,20 @@ interface Listener {
   close(): Promise<void>;
 }
 
+/**
+ * Every Connect service the API serves, all behind authInterceptor. Tests build a router with this to
+ * enumerate every RPC (test/e2e/authz.test.ts): a service added here is covered there.
+ */
+export function registerServices(router: ConnectRouter, ctx: CoreContext): ConnectRouter {
+  router.service(ZoneService, zoneService(ctx));
+  router.service(NsmService, nsmService(ctx));
+  router.service(AdminService, adminService(ctx));
+  return router;
+}
+
 async function listen(ctx: CoreContext, config: Config, log: Logger): Promise<Listener> {
   const rpc = connectNodeAdapter({
-    routes: (router) => router.service(ZoneService, zoneService(ctx)),
+    routes: (router) => registerServices(router, ctx),
     interceptors: [authInterceptor(ctx, log)],
     readMaxBytes: 8 * 1024 * 1024,
   });
@@ -143,6 +204,20 @@ async function listen(ctx: CoreContext, config: Config, log: Logger): Promise<Li
   const handler = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => {
     const url = req.url ?? '/';
     if (url === '/healthz') return plain(res, 200, 'ok\n');
+    if (url === '/metrics' && ctx.metrics) {
+      const metrics = ctx.metrics;
+      metrics.render().then(
+        ({ contentType, body }) => {
+          (res as http.ServerResponse).writeHead(200, { 'content-type': contentType });
+          (res as http.ServerResponse).end(body);
+        },
+        (e: unknown) => {
+          log.error({ err: e instanceof Error ? e.message : String(e) }, 'metrics collection failed');
+          plain(res, 500, 'metrics collection failed\n');
+        },
+      );
+      return;
+    }
     if (url === '/readyz') {
       if (!ready) return plain(res, 503, 'shutting down\n');
       ctx.pool.query('SELECT 1').then(

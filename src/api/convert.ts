@@ -6,10 +6,29 @@ import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { toUnicode } from '../dns/names.js';
 import type { Change, ChangeAction as CoreAction, Conflict, Endpoint, Policy as CorePolicy } from '../dns/types.js';
 import { describeOperation } from '../ovh/ops.js';
+import { ovhRecordKey } from '../ovh/mapping.js';
+import type { OvhOperation } from '../ovh/types.js';
+import { endpointKey } from '../dns/endpoint.js';
 import type { CallRecord, ZoneApplyResult } from '../core/apply.js';
 import type { PlanInput, RawEndpoint, StoredPlan } from '../core/plan.js';
 import type { ZoneRecords } from '../core/records.js';
-import type { Zone } from '../store/index.js';
+import type { OwnershipRow, Zone } from '../store/index.js';
+import type { JournalView, PlanSummary } from '../core/admin.js';
+import type { Adoption as CoreAdoption } from '../core/import-txt.js';
+import type { Tenant as CoreTenant } from '../core/tenants.js';
+import {
+  AdoptionOutcome,
+  JournalEntrySchema,
+  OwnershipEntrySchema,
+  PlanSummarySchema,
+  RegistryAdoptionSchema,
+  TenantSchema,
+  type JournalEntry as PbJournalEntry,
+  type OwnershipEntry as PbOwnershipEntry,
+  type PlanSummary as PbPlanSummary,
+  type RegistryAdoption as PbRegistryAdoption,
+  type Tenant as PbTenant,
+} from '../gen/dnsplane/v1/admin_pb.js';
 import { InvalidInputError } from '../dns/errors.js';
 import { refreshPath } from '../ovh/types.js';
 import {
@@ -80,14 +99,18 @@ export function planInputFromPb(req: PlanRequest, field = ''): PlanInput {
   }
 }
 
+/** The label that shows an internationalized name in Unicode; dns_name stays the ASCII (punycode) form. */
+export const UNICODE_NAME_LABEL = 'unicode_name';
+
 export function endpointToPb(e: Endpoint): PbEndpoint {
+  const unicode = toUnicode(e.dnsName);
   return create(EndpointSchema, {
     dnsName: e.dnsName,
     recordType: e.recordType,
     targets: e.targets,
     ttl: e.ttl,
     setIdentifier: e.setIdentifier ?? '',
-    labels: e.labels ?? {},
+    labels: unicode !== e.dnsName ? { ...e.labels, [UNICODE_NAME_LABEL]: unicode } : (e.labels ?? {}),
   });
 }
 
@@ -95,13 +118,20 @@ function actionToPb(a: CoreAction): ChangeAction {
   return a === 'create' ? ChangeAction.CREATE : a === 'update' ? ChangeAction.UPDATE : ChangeAction.DELETE;
 }
 
-function changeToPb(c: Change) {
+function changeToPb(c: Change, operations: readonly OvhOperation[] = []) {
   return create(PlannedChangeSchema, {
     action: actionToPb(c.action),
     before: c.before ? endpointToPb(c.before) : undefined,
     after: c.after ? endpointToPb(c.after) : undefined,
     warnings: c.warnings ?? [],
+    operations: operations.map((op) => create(OvhOperationSchema, describeOperation(op))),
   });
+}
+
+/** The operations of a zone plan that belong to one change (same name and type), in plan order. */
+export function operationsOfChange(zone: string, c: Change, operations: readonly OvhOperation[]): OvhOperation[] {
+  const key = endpointKey((c.after ?? c.before) as Endpoint);
+  return operations.filter((op) => ovhRecordKey(op.method === 'POST' ? { id: '', zone, ...op.body } : op.before, zone) === key);
 }
 
 function conflictToPb(c: Conflict) {
@@ -124,7 +154,7 @@ export function planToPb(p: StoredPlan): PbPlan {
       create(ZonePlanSchema, {
         zone: z.zone,
         baseGeneration: z.baseGeneration,
-        changes: z.changes.map(changeToPb),
+        changes: z.changes.map((c) => changeToPb(c, operationsOfChange(z.zone, c, z.operations))),
         conflicts: z.conflicts.map(conflictToPb),
         operations: [
           ...z.operations.map((op) => create(OvhOperationSchema, describeOperation(op))),
@@ -140,6 +170,7 @@ const statusToPb: Record<ZoneApplyResult['status'], ApplyStatus> = {
   no_changes: ApplyStatus.NO_CHANGES,
   stale: ApplyStatus.STALE,
   failed: ApplyStatus.FAILED,
+  dry_run: ApplyStatus.DRY_RUN,
 };
 
 export function zoneApplyResultToPb(r: ZoneApplyResult): PbZoneApplyResult {
@@ -148,7 +179,7 @@ export function zoneApplyResultToPb(r: ZoneApplyResult): PbZoneApplyResult {
     status: statusToPb[r.status],
     generation: r.generation,
     calls: r.calls.map(callToPb),
-    changes: r.changes.map(changeToPb),
+    changes: r.changes.map((c) => changeToPb(c)),
     conflicts: r.conflicts.map(conflictToPb),
     error: r.error?.message ?? '',
   });
@@ -167,5 +198,87 @@ export function zoneToPb(z: Zone): PbZone {
     lastSync: z.lastSync ? timestampFromDate(z.lastSync) : undefined,
     recordCount: z.recordCount,
     state: z.state,
+  });
+}
+
+// --- AdminService ---
+
+export function tenantToPb(t: CoreTenant): PbTenant {
+  return create(TenantSchema, {
+    name: t.name,
+    scopes: t.scopes,
+    zones: t.zones,
+    suffixes: t.suffixes,
+    disabled: t.disabled,
+    createdAt: timestampFromDate(t.createdAt),
+    tokenRotatedAt: timestampFromDate(t.tokenRotatedAt),
+  });
+}
+
+export function ownershipEntryToPb(r: OwnershipRow): PbOwnershipEntry {
+  return create(OwnershipEntrySchema, {
+    zone: r.zone,
+    dnsName: r.dnsName,
+    recordType: r.recordType,
+    target: r.target,
+    tenant: r.tenantName,
+    shared: r.shared,
+    createdAt: timestampFromDate(r.createdAt),
+  });
+}
+
+export function planSummaryToPb(s: PlanSummary): PbPlanSummary {
+  return create(PlanSummarySchema, {
+    id: s.id,
+    tenant: s.tenant,
+    requestedBy: s.requestedBy,
+    status: s.status,
+    policy: policyToPb(s.policy),
+    digest: s.digest,
+    createdAt: timestampFromDate(s.createdAt),
+    expiresAt: timestampFromDate(s.expiresAt),
+    appliedAt: s.appliedAt ? timestampFromDate(s.appliedAt) : undefined,
+    zones: s.zones,
+    changeCount: s.changeCount,
+    conflictCount: s.conflictCount,
+    operationCount: s.operationCount,
+  });
+}
+
+const adoptionOutcomeToPb: Record<CoreAdoption['outcome'], AdoptionOutcome> = {
+  adopted: AdoptionOutcome.ADOPTED,
+  already_owned: AdoptionOutcome.ALREADY_OWNED,
+  conflict: AdoptionOutcome.CONFLICT,
+  unmapped_owner: AdoptionOutcome.UNMAPPED_OWNER,
+  not_allowed: AdoptionOutcome.NOT_ALLOWED,
+};
+
+export function adoptionToPb(a: CoreAdoption): PbRegistryAdoption {
+  return create(RegistryAdoptionSchema, {
+    dnsName: a.dnsName,
+    recordType: a.recordType,
+    registryName: a.registryName,
+    ownerId: a.ownerId,
+    tenant: a.tenant,
+    outcome: adoptionOutcomeToPb[a.outcome],
+    reason: a.reason,
+  });
+}
+
+export function journalEntryToPb(j: JournalView): PbJournalEntry {
+  const op = (o: JournalView['operations'][number]) => create(OvhOperationSchema, { method: o.method, path: o.path, body: o.body, status: o.status, error: o.error });
+  return create(JournalEntrySchema, {
+    id: j.id,
+    zone: j.zone,
+    tenant: j.tenant,
+    planId: j.planId,
+    kind: j.kind,
+    state: j.state,
+    startedAt: timestampFromDate(j.startedAt),
+    finishedAt: j.finishedAt ? timestampFromDate(j.finishedAt) : undefined,
+    operations: j.operations.map(op),
+    calls: j.calls.map(op),
+    error: j.error,
+    summary: j.summary,
   });
 }

@@ -6,15 +6,23 @@ import { SETTINGS } from '../config.js';
 import { InvalidInputError } from '../dns/errors.js';
 import type { CliIo, Command } from './command.js';
 import { migrateCommand } from './migrate.js';
+import { nsmCommand } from './nsm.js';
 import { ovhSimCommand } from './ovh-sim.js';
 import { serveCommand } from './serve.js';
 import { tenantCommand } from './tenant.js';
+import { planCommand } from './plan.js';
+import { applyCommand } from './apply.js';
+import { webhookCommand } from './webhook.js';
 
 const COMMANDS: Record<string, Command> = {
   serve: serveCommand,
   migrate: migrateCommand,
   tenant: tenantCommand,
+  plan: planCommand,
+  apply: applyCommand,
   'ovh-sim': ovhSimCommand,
+  nsm: nsmCommand,
+  webhook: webhookCommand,
 };
 
 function usage(): string {

@@ -1,39 +1,106 @@
+/**
+ * `dnsplane tenant create|list|rotate|disable`: tenants, managed directly in the database (DATABASE_URL
+ * or the embedded one) — the way to make the first admin, before any token exists. A token is printed
+ * once, as the last line; dnsplane keeps only its SHA-256. Over the API, AdminService does the same.
+ */
 import { parseArgs } from 'node:util';
-import { createTenant } from '../core/tenants.js';
+import { createTenant, listTenants, rotateTenantToken, setTenantDisabled, type Tenant } from '../core/tenants.js';
 import { InvalidInputError } from '../dns/errors.js';
-import type { Command } from './command.js';
+import type { CliIo, Command } from './command.js';
 import { withDatabase } from './migrate.js';
 
-const HELP = `Usage: dnsplane tenant create NAME --zone ZONE [--zone …] [--suffix SUFFIX …] [--admin]
+const HELP = `Usage:
+  dnsplane tenant create NAME --zone ZONE [--zone …] [--suffix SUFFIX …] [--admin]
+  dnsplane tenant list [--output text|json]
+  dnsplane tenant rotate NAME
+  dnsplane tenant disable NAME [--enable]
 
-Creates a tenant allowed to manage records in the given zones (and, with --suffix, only names
-under those suffixes). --admin adds the admin scope; an admin with no --zone may use every zone.
-The bearer token is printed once, as the last line; dnsplane keeps only its SHA-256.`;
+create: a tenant allowed to manage records in the given zones (and, with --suffix, only names under
+  those suffixes, e.g. --suffix cluster1.example.com). --admin adds the admin scope; an admin with no
+  --zone may use every zone. The bearer token is printed once, as the last line.
+rotate: a new token (printed once, last line); the old one stops working at once.
+disable: the tenant's token stops working; its records and ownership stay. --enable undoes it.
+
+Works on the database directly (DATABASE_URL, or the embedded one under DNSPLANE_DATA_DIR).`;
+
+function one(positionals: string[]): string {
+  if (positionals.length !== 1) throw new InvalidInputError('NAME', 'exactly one tenant name is required');
+  return positionals[0]!;
+}
+
+function describe(t: Tenant): string {
+  return `tenant "${t.name}"${t.scopes.length ? ` (scopes: ${t.scopes.join(', ')})` : ''}, zones: ${t.zones.join(', ') || '(all)'}${t.suffixes.length ? `, suffixes: ${t.suffixes.join(', ')}` : ''}`;
+}
+
+function table(rows: string[][]): string[] {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd());
+}
+
+async function run(sub: string | undefined, rest: string[], io: CliIo): Promise<number> {
+  switch (sub) {
+    case 'create': {
+      const { values, positionals } = parseArgs({
+        args: rest,
+        options: { zone: { type: 'string', multiple: true }, suffix: { type: 'string', multiple: true }, admin: { type: 'boolean' } },
+        allowPositionals: true,
+        strict: true,
+      });
+      const name = one(positionals);
+      return withDatabase(io, async (db) => {
+        const { tenant: t, token } = await createTenant(db.pool, { name, zones: values.zone ?? [], suffixes: values.suffix ?? [], admin: values.admin ?? false });
+        io.out(`created ${describe(t)}`);
+        io.out('its bearer token follows; it is shown only this once:');
+        io.out(token);
+        return 0;
+      });
+    }
+    case 'list': {
+      const { values, positionals } = parseArgs({ args: rest, options: { output: { type: 'string' } }, allowPositionals: true, strict: true });
+      if (positionals.length) throw new InvalidInputError('arguments', `unexpected "${positionals[0]}"`);
+      const output = values.output ?? 'text';
+      if (output !== 'text' && output !== 'json') throw new InvalidInputError('--output', `must be text or json, got "${output}"`);
+      return withDatabase(io, async (db) => {
+        const tenants = await listTenants(db.pool);
+        if (output === 'json') {
+          io.out(JSON.stringify(tenants.map((t) => ({ ...t, createdAt: t.createdAt.toISOString(), tokenRotatedAt: t.tokenRotatedAt.toISOString() })), null, 2));
+          return 0;
+        }
+        const rows = [['NAME', 'SCOPES', 'ZONES', 'SUFFIXES', 'DISABLED', 'TOKEN SET']];
+        for (const t of tenants) {
+          rows.push([t.name, t.scopes.join(',') || '-', t.zones.join(',') || '(all)', t.suffixes.join(',') || '-', t.disabled ? 'yes' : 'no', t.tokenRotatedAt.toISOString()]);
+        }
+        for (const line of table(rows)) io.out(line);
+        return 0;
+      });
+    }
+    case 'rotate': {
+      const { positionals } = parseArgs({ args: rest, options: {}, allowPositionals: true, strict: true });
+      const name = one(positionals);
+      return withDatabase(io, async (db) => {
+        const { tenant: t, token } = await rotateTenantToken(db.pool, name);
+        io.out(`rotated the token of ${describe(t)}; the old token no longer works`);
+        io.out('the new bearer token follows; it is shown only this once:');
+        io.out(token);
+        return 0;
+      });
+    }
+    case 'disable': {
+      const { values, positionals } = parseArgs({ args: rest, options: { enable: { type: 'boolean' } }, allowPositionals: true, strict: true });
+      const name = one(positionals);
+      return withDatabase(io, async (db) => {
+        const t = await setTenantDisabled(db.pool, name, !values.enable);
+        io.out(t.disabled ? `disabled ${describe(t)}; its token no longer works, its records stay` : `enabled ${describe(t)}`);
+        return 0;
+      });
+    }
+    default:
+      throw new InvalidInputError('tenant', `unknown subcommand "${sub ?? ''}"; use create, list, rotate or disable (dnsplane tenant --help)`);
+  }
+}
 
 export const tenantCommand: Command = {
-  summary: 'manage tenants: create NAME --zone Z (prints the token as the last line)',
+  summary: 'manage tenants: create (prints the token as the last line), list, rotate, disable',
   help: HELP,
-  async run(args, io) {
-    const [sub, ...rest] = args;
-    if (sub !== 'create') throw new InvalidInputError('tenant', `unknown subcommand "${sub ?? ''}"; see dnsplane tenant --help`);
-    const { values, positionals } = parseArgs({
-      args: rest,
-      options: { zone: { type: 'string', multiple: true }, suffix: { type: 'string', multiple: true }, admin: { type: 'boolean' } },
-      allowPositionals: true,
-      strict: true,
-    });
-    if (positionals.length !== 1) throw new InvalidInputError('NAME', 'exactly one tenant name is required');
-    return withDatabase(io, async (db) => {
-      const { tenant: t, token } = await createTenant(db.pool, {
-        name: positionals[0]!,
-        zones: values.zone ?? [],
-        suffixes: values.suffix ?? [],
-        admin: values.admin ?? false,
-      });
-      io.out(`created tenant "${t.name}"${t.scopes.length ? ` (scopes: ${t.scopes.join(', ')})` : ''}, zones: ${t.zones.join(', ') || '(all)'}`);
-      io.out('its bearer token follows; it is shown only this once:');
-      io.out(token);
-      return 0;
-    });
-  },
+  run: ([sub, ...rest], io) => run(sub, rest, io),
 };

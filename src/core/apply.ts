@@ -5,18 +5,23 @@
  *   refresh -> cache, ownership, generation + 1, journal done, NOTIFY, COMMIT.
  * When an operation fails: undo what succeeded, no refresh, re-read only the touched names,
  * generation + 1, journal failed, COMMIT, report. A zone is never published half-applied.
+ * An apply that died in flight (its journal row still in_flight) is rolled back by the zone's next
+ * lock holder before anything else (recoverInFlight): an apply counts iff its journal row is done.
  */
+import { decodeTxt, formatTxtPresentation } from '../dns/index.js';
 import type { Change, Conflict } from '../dns/types.js';
 import { OvhError } from '../ovh/errors.js';
-import { describeOperation } from '../ovh/ops.js';
+import { describeOperation, recordPath } from '../ovh/ops.js';
 import type { OvhOperation, OvhRecord, OvhRecordBody } from '../ovh/types.js';
 import { refreshPath } from '../ovh/types.js';
 import * as store from '../store/index.js';
 import type { CoreContext } from './context.js';
+import { dryRunApply } from './dry-run.js';
 import { ApplyFailedError, PermissionDeniedError, StalePlanError } from './errors.js';
 import { computeZonePlan, getPlan, planDigest, routeInput, type PlanInput, type RoutedInput, type ZonePlan } from './plan.js';
 import type { Tenant } from './tenants.js';
-import { ensureSynced, toRow } from './zones.js';
+import { recordOwnership } from './ownership.js';
+import { ensureSynced, toRow, withZoneLockQueued } from './zones.js';
 
 /** One OVH call as it was made. */
 export interface CallRecord {
@@ -27,7 +32,8 @@ export interface CallRecord {
   error?: string;
 }
 
-export type ZoneApplyStatus = 'applied' | 'no_changes' | 'stale' | 'failed';
+/** dry_run: DNSPLANE_DRY_RUN is on; `calls` are the calls that would have been made (status 0), none was sent. */
+export type ZoneApplyStatus = 'applied' | 'no_changes' | 'stale' | 'failed' | 'dry_run';
 
 export interface ZoneApplyResult {
   zone: string;
@@ -59,7 +65,8 @@ export async function apply(ctx: CoreContext, tenant: Tenant, source: ApplySourc
     const routed = await routeInput(ctx, tenant, stored.input);
     const zones = await Promise.all(stored.zones.map((zp) => applyZone(ctx, tenant, zp.zone, routed, zp)));
     const ok = zones.every((z) => z.status === 'applied' || z.status === 'no_changes');
-    await store.setPlanStatus(ctx.pool, stored.id, ok ? 'applied' : zones.some((z) => z.status === 'stale') ? 'stale' : 'failed', { appliedAt: new Date() });
+    // A dry run applied nothing: the plan stays pending.
+    if (!zones.some((z) => z.status === 'dry_run')) await store.setPlanStatus(ctx.pool, stored.id, ok ? 'applied' : zones.some((z) => z.status === 'stale') ? 'stale' : 'failed', { appliedAt: new Date() });
     return { planId: stored.id, zones };
   }
   const routed = await routeInput(ctx, tenant, source.input);
@@ -68,8 +75,23 @@ export async function apply(ctx: CoreContext, tenant: Tenant, source: ApplySourc
   return { zones: await Promise.all(zones.map((zone) => applyZone(ctx, tenant, zone, routed))) };
 }
 
+/** applyZoneLocked, measured: duration and outcome per zone, lock wait (metrics). */
 async function applyZone(ctx: CoreContext, tenant: Tenant, zone: string, routed: RoutedInput, stored?: ZonePlan): Promise<ZoneApplyResult> {
-  return store.withZoneLock(ctx.pool, zone, { lockTimeoutMs: ctx.settings.lockTimeoutMs }, async (tx) => {
+  const started = performance.now();
+  const seconds = () => (performance.now() - started) / 1000;
+  try {
+    const result = await applyZoneLocked(ctx, tenant, zone, routed, stored, () => ctx.metrics?.lockWaited(zone, 'apply', seconds()));
+    ctx.metrics?.applyDone(zone, result.status, seconds());
+    return result;
+  } catch (e) {
+    ctx.metrics?.applyDone(zone, 'error', seconds());
+    throw e;
+  }
+}
+
+async function applyZoneLocked(ctx: CoreContext, tenant: Tenant, zone: string, routed: RoutedInput, stored: ZonePlan | undefined, locked: () => void): Promise<ZoneApplyResult> {
+  return withZoneLockQueued(ctx, zone, async (tx) => {
+    locked();
     await recoverInFlight(ctx, tx, zone);
     const plan = await computeZonePlan(ctx, tx, tenant, zone, routed);
     const base = { zone, generation: plan.baseGeneration, calls: [], changes: plan.changes, conflicts: plan.conflicts };
@@ -82,6 +104,7 @@ async function applyZone(ctx: CoreContext, tenant: Tenant, zone: string, routed:
       }
     }
     if (plan.operations.length === 0) return { ...base, status: 'no_changes' };
+    if (ctx.settings.dryRun) return dryRunApply(ctx, tenant, plan);
     return execute(ctx, tx, tenant, plan);
   });
 }
@@ -91,20 +114,36 @@ interface Done {
   created?: OvhRecord;
 }
 
+/**
+ * What the journal's intent holds (JSON). `operations` is for people (method, path, body as sent);
+ * `ops` (with each record's state before) and `before` (the cached records of the touched names) are
+ * what recovery needs to roll a dead apply back.
+ */
+interface Intent {
+  operations: Array<ReturnType<typeof describeOperation>>;
+  ops: OvhOperation[];
+  names: TouchedName[];
+  before: store.RecordRow[];
+}
+
+/** Autocommitted journal writes go through this pool, never through a connection a zone lock holds. */
+function journalPool(ctx: CoreContext): store.Queryable {
+  return ctx.journalPool ?? ctx.pool;
+}
+
 async function execute(ctx: CoreContext, tx: store.Queryable, tenant: Tenant, plan: ZonePlan): Promise<ZoneApplyResult> {
-  const { zone } = plan;
-  const names = touchedNames(plan.operations);
-  const journalId = await store.insertIntent(ctx.pool, {
-    zone,
-    tenantId: tenant.id,
-    intent: { operations: plan.operations.map(describeOperation), names },
-  });
+  const { zone, operations: ops } = plan;
+  const names = touchedNames(ops);
+  const intent: Intent = { operations: ops.map(describeOperation), ops, names, before: await store.listRecordsForNames(tx, zone, names) };
+  // In flight before the first OVH call, on its own autocommitted connection: it survives a crash of
+  // this process and of this transaction, and tells the next holder of the lock what to roll back.
+  const journalId = await store.insertIntent(journalPool(ctx), { zone, tenantId: tenant.id, intent });
   const knownIds = new Set((await store.listRecords(tx, zone)).map((r) => r.id));
   const calls: CallRecord[] = [];
   const done: Done[] = [];
-  let failure: { op?: OvhOperation; error: unknown } | undefined;
+  let failure: Failure | undefined;
 
-  for (const op of plan.operations) {
+  for (const [index, op] of ops.entries()) {
     try {
       const created = await send(ctx, zone, op, knownIds);
       if (created) knownIds.add(created.id);
@@ -112,17 +151,20 @@ async function execute(ctx: CoreContext, tx: store.Queryable, tenant: Tenant, pl
       calls.push({ ...describeOperation(op), status: 200 });
     } catch (error) {
       calls.push({ ...describeOperation(op), status: statusOf(error), error: messageOf(error) });
-      failure = { op, error };
+      failure = { index, op, error };
       break;
     }
   }
   if (!failure) {
+    // Recovery must know whether this apply may have published: a dead apply that got this far is
+    // rolled back and the zone published again.
+    await store.noteJournalProgress(journalPool(ctx), journalId, { stage: 'refresh' });
     try {
       await ctx.ovh.refresh(zone);
       calls.push({ method: 'POST', path: refreshPath(zone), body: '', status: 204 });
     } catch (error) {
       calls.push({ method: 'POST', path: refreshPath(zone), body: '', status: statusOf(error), error: messageOf(error) });
-      failure = { error };
+      failure = { index: ops.length, error };
     }
   }
 
@@ -132,33 +174,100 @@ async function execute(ctx: CoreContext, tx: store.Queryable, tenant: Tenant, pl
     const generation = await store.bumpGeneration(tx, zone);
     await store.notifyZoneChanged(tx, zone, generation);
     await store.finishJournal(tx, journalId, 'done', { calls });
-    ctx.log.info({ zone, tenant: tenant.name, operations: plan.operations.length, generation: String(generation) }, 'applied');
+    ctx.log.info({ zone, tenant: tenant.name, operations: ops.length, generation: String(generation) }, 'applied');
     return { zone, status: 'applied', generation, calls, changes: plan.changes, conflicts: plan.conflicts };
   }
+  return rollBack(ctx, tx, tenant, plan, { journalId, done, calls, failure, knownIds, before: intent.before });
+}
 
-  // Undo, newest first, what this apply did; publish nothing; re-read what was touched.
-  const undo: CallRecord[] = [];
-  for (const d of [...done].reverse()) {
-    const u = inverse(zone, d);
+interface Failure {
+  /** Index of the operation that failed; ops.length for the refresh. */
+  index: number;
+  op?: OvhOperation;
+  error: unknown;
+}
+
+/**
+ * An operation (or the refresh) failed: undo, newest first, what this apply did; publish nothing;
+ * re-read the names of the operations that were sent (never the whole zone) and undo whatever of the
+ * failed operation OVH shows done; generation + 1; journal failed with per-operation detail.
+ *
+ * When an undo operation fails too, or the re-read does, the rollback is left to the zone's next lock
+ * holder: the journal row stays in_flight and this transaction is rolled back (ApplyFailedError,
+ * transient). When the refresh failed in a way that may have published (5xx, no answer), the draft
+ * and the cache are rolled back here, and the row stays in_flight at stage "refresh": the zone's next
+ * lock holder (an apply, the drift check) publishes the rolled-back draft (recoverInFlight).
+ */
+async function rollBack(
+  ctx: CoreContext,
+  tx: store.Queryable,
+  tenant: Tenant,
+  plan: ZonePlan,
+  s: { journalId: string; done: Done[]; calls: CallRecord[]; failure: Failure; knownIds: Set<string>; before: store.RecordRow[] },
+): Promise<ZoneApplyResult> {
+  const { zone, operations: ops } = plan;
+  const { failure, calls, done, knownIds } = s;
+  const undoOutcome = new Map<number, CallRecord>();
+  for (let i = done.length - 1; i >= 0; i--) {
+    const u = inverse(zone, done[i]!);
     try {
       const created = await send(ctx, zone, u, knownIds);
       if (created) knownIds.add(created.id);
-      undo.push({ ...describeOperation(u), status: 200 });
+      undoOutcome.set(i, { ...describeOperation(u), status: 200 });
     } catch (error) {
-      undo.push({ ...describeOperation(u), status: statusOf(error), error: messageOf(error) });
-      ctx.log.error({ zone, op: describeOperation(u), err: messageOf(error) }, 'undo of a failed apply failed; the re-read below records what OVH holds');
+      undoOutcome.set(i, { ...describeOperation(u), status: statusOf(error), error: messageOf(error) });
+      ctx.log.error({ zone, op: describeOperation(u), err: messageOf(error) }, 'undo of a failed apply failed');
     }
   }
-  calls.push(...undo);
-  await rereadNames(ctx, tx, zone, names);
+  calls.push(...[...undoOutcome.entries()].sort(([a], [b]) => b - a).map(([, c]) => c));
+  const undoFailed = [...undoOutcome.values()].filter((c) => c.error !== undefined).length;
+
+  const what = failure.op ? `operation ${failure.index + 1} of ${ops.length}, ${opLabel(failure.op)}` : `the refresh after ${ops.length} operation(s), POST ${refreshPath(zone)}`;
+  const head = `apply to zone ${zone} failed at ${what}: ${messageOf(failure.error)}`;
+  const transient = !(failure.error instanceof OvhError) || failure.error.transient;
+  const detail = {
+    error: messageOf(failure.error),
+    failedOperation: failure.op ? { index: failure.index + 1, ...describeOperation(failure.op) } : { index: failure.index + 1, method: 'POST', path: refreshPath(zone), body: '' },
+    operations: ops.map((op, i) => {
+      const sent = calls[i];
+      const undo = undoOutcome.get(i);
+      const outcome = i > failure.index ? 'not_sent' : i === failure.index ? 'failed' : undo?.error === undefined ? 'undone' : 'undo_failed';
+      return { index: i + 1, ...describeOperation(op), outcome, ...(sent && i <= failure.index ? { status: sent.status } : {}), ...(i === failure.index ? { error: messageOf(failure.error) } : {}), ...(undo?.error ? { undoError: undo.error } : {}) };
+    }),
+    calls,
+  };
+
+  if (undoFailed > 0) {
+    await store.noteJournalProgress(journalPool(ctx), s.journalId, { stage: 'undo_failed', ...detail }).catch(() => false);
+    throw new ApplyFailedError(
+      `${head}; undoing the ${done.length} operation(s) that had succeeded failed for ${undoFailed} of them; nothing was published, and the zone's next apply or drift check finishes the rollback (journal ${s.journalId} stays in flight)`,
+      zone,
+      true,
+    );
+  }
+  // Re-read the names of the operations that were sent, and undo what OVH shows of the failed one (its
+  // answer may have been lost after it was done: a creation that timed out, say).
+  const sent = ops.slice(0, failure.index + 1);
+  const sentNames = touchedNames(sent);
+  try {
+    calls.push(...(await reconcileNames(ctx, tx, zone, sent, s.before, sentNames, knownIds)));
+  } catch (error) {
+    await store.noteJournalProgress(journalPool(ctx), s.journalId, { stage: 'reread_failed', ...detail }).catch(() => false);
+    throw new ApplyFailedError(
+      `${head}; the ${done.length} operation(s) that had succeeded were undone and nothing was published, but re-reading the touched names failed (${messageOf(error)}); the zone's next apply or drift check re-reads them`,
+      zone,
+      true,
+    );
+  }
   const generation = await store.bumpGeneration(tx, zone);
   await store.notifyZoneChanged(tx, zone, generation);
-  const what = failure.op ? `${failure.op.method} ${failure.op.path}` : `POST ${refreshPath(zone)}`;
-  const index = failure.op ? plan.operations.indexOf(failure.op) + 1 : plan.operations.length + 1;
-  const message = `apply to zone ${zone} failed at operation ${index} of ${plan.operations.length + 1} (${what}): ${messageOf(failure.error)}; the ${done.length} operation(s) that had succeeded were undone and nothing was published`;
-  await store.finishJournal(tx, journalId, 'failed', { calls, failedOperation: what, error: messageOf(failure.error) });
+  const mayHavePublished = !failure.op && !(failure.error instanceof OvhError && (failure.error.kind === 'rate_limited' || !failure.error.transient));
+  if (mayHavePublished) {
+    await store.noteJournalProgress(journalPool(ctx), s.journalId, { stage: 'refresh', ...detail, reread: sentNames });
+  } else {
+    await store.finishJournal(tx, s.journalId, 'failed', { ...detail, reread: sentNames });
+  }
   ctx.log.warn({ zone, tenant: tenant.name, failed: what, err: messageOf(failure.error) }, 'apply failed and was rolled back');
-  const transient = !(failure.error instanceof OvhError) || failure.error.transient;
   return {
     zone,
     status: 'failed',
@@ -166,8 +275,14 @@ async function execute(ctx: CoreContext, tx: store.Queryable, tenant: Tenant, pl
     calls,
     changes: plan.changes,
     conflicts: plan.conflicts,
-    error: new ApplyFailedError(message, zone, transient),
+    error: new ApplyFailedError(`${head}; the ${done.length} operation(s) that had succeeded were undone and nothing was published`, zone, transient),
   };
+}
+
+/** `POST /domain/zone/z/record (www A 192.0.2.1)`: the call and the record it is about. */
+function opLabel(op: OvhOperation): string {
+  const r = op.method === 'POST' ? op.body : op.method === 'PUT' ? { ...op.before, target: op.body.target } : op.before;
+  return `${op.method} ${op.path} (${r.subDomain === '' ? '@' : r.subDomain} ${r.fieldType} ${r.target})`;
 }
 
 async function send(ctx: CoreContext, zone: string, op: OvhOperation, knownIds: ReadonlySet<string>): Promise<OvhRecord | undefined> {
@@ -183,20 +298,25 @@ async function send(ctx: CoreContext, zone: string, op: OvhOperation, knownIds: 
   }
 }
 
+/** A target as OVH answered it, in the form to send back (TXT answers are quoted; sent as plain text). */
+function sendable(fieldType: string, answered: string): string {
+  return fieldType === 'TXT' ? decodeTxt(answered) : answered;
+}
+
 /** The operation that undoes one that succeeded. */
 function inverse(zone: string, d: Done): OvhOperation {
   const { op } = d;
   switch (op.method) {
     case 'POST': {
       const r = d.created!;
-      return { method: 'DELETE', path: `/domain/zone/${zone}/record/${r.id}`, id: r.id, before: r };
+      return { method: 'DELETE', path: recordPath(zone, r.id), id: r.id, before: r };
     }
     case 'PUT':
-      return { method: 'PUT', path: op.path, id: op.id, body: { target: op.before.target, ttl: op.before.ttl }, before: op.before };
+      return { method: 'PUT', path: op.path, id: op.id, body: { target: sendable(op.before.fieldType, op.before.target), ttl: op.before.ttl }, before: op.before };
     case 'DELETE': {
       const b = op.before;
-      const body: OvhRecordBody = { fieldType: b.fieldType, subDomain: b.subDomain, target: b.target, ttl: b.ttl };
-      return { method: 'POST', path: `/domain/zone/${zone}/record`, body };
+      const body: OvhRecordBody = { fieldType: b.fieldType, subDomain: b.subDomain, target: sendable(b.fieldType, b.target), ttl: b.ttl };
+      return { method: 'POST', path: recordPath(zone), body };
     }
   }
 }
@@ -206,21 +326,21 @@ async function updateCache(tx: store.Queryable, zone: string, done: Done[]): Pro
   const deletes: string[] = [];
   for (const { op, created } of done) {
     if (op.method === 'POST') upserts.push(toRow(created!));
-    else if (op.method === 'PUT') upserts.push(toRow({ ...op.before, target: op.body.target, ttl: op.body.ttl }));
+    else if (op.method === 'PUT') upserts.push(toRow({ ...op.before, target: answered(op.before.fieldType, op.body.target), ttl: op.body.ttl }));
     else deletes.push(op.id);
   }
   if (deletes.length) await store.deleteRecords(tx, zone, deletes);
   if (upserts.length) await store.upsertRecords(tx, zone, upserts);
 }
 
+/** A target we sent, in the form OVH answers it (TXT quoted), so that the cache holds what a GET would. */
+function answered(fieldType: string, sent: string): string {
+  return fieldType === 'TXT' ? formatTxtPresentation(sent) : sent;
+}
+
+/** The ownership rules (exclusive and shared sets) live in ownership.ts. */
 async function updateOwnership(tx: store.Queryable, zone: string, tenant: Tenant, changes: Change[]): Promise<void> {
-  for (const c of changes) {
-    if (c.action === 'create') {
-      await store.setOwner(tx, { zone, dnsName: c.after!.dnsName, recordType: c.after!.recordType, tenantId: tenant.id });
-    } else if (c.action === 'delete') {
-      await store.removeOwner(tx, { zone, dnsName: c.before!.dnsName, recordType: c.before!.recordType });
-    }
-  }
+  await recordOwnership(tx, zone, tenant, changes);
 }
 
 export interface TouchedName {
@@ -228,49 +348,228 @@ export interface TouchedName {
   fieldType: string;
 }
 
-function touchedNames(ops: OvhOperation[]): TouchedName[] {
+function nameKey(n: TouchedName): string {
+  return `${n.subDomain} ${n.fieldType}`;
+}
+
+function touchedNames(ops: readonly OvhOperation[]): TouchedName[] {
   const seen = new Map<string, TouchedName>();
   for (const op of ops) {
     const n = op.method === 'POST' ? op.body : op.before;
-    seen.set(`${n.subDomain} ${n.fieldType}`, { subDomain: n.subDomain, fieldType: n.fieldType });
+    const t = { subDomain: n.subDomain.toLowerCase(), fieldType: n.fieldType };
+    seen.set(nameKey(t), t);
   }
   return [...seen.values()];
 }
 
-/** Re-reads only these names from OVH into the cache (never the whole zone). */
-async function rereadNames(ctx: CoreContext, tx: store.Queryable, zone: string, names: TouchedName[]): Promise<void> {
-  const rows: store.RecordRow[] = [];
+/**
+ * What OVH holds now for these names: per name one `GET …/record?fieldType=&subDomain=` and one GET
+ * per id. OVH's subDomain filter is loose (case-insensitive `ilike`; an empty one, for the apex, may
+ * match every name): ids the cache holds under another name are not fetched, and only records of the
+ * names asked for are returned. Never the whole zone.
+ */
+async function readNames(ctx: CoreContext, tx: store.Queryable, zone: string, names: readonly TouchedName[]): Promise<OvhRecord[]> {
+  const wanted = new Set(names.map(nameKey));
+  const cachedUnder = new Map((await store.listRecords(tx, zone)).map((r) => [r.id, nameKey(r)]));
+  const seen = new Set<string>();
+  const out: OvhRecord[] = [];
   for (const n of names) {
-    const ids = await ctx.ovh.listRecordIds(zone, { fieldType: n.fieldType, subDomain: n.subDomain });
-    for (const id of ids) rows.push(toRow(await ctx.ovh.getRecord(zone, id, 2)));
+    for (const id of await ctx.ovh.listRecordIds(zone, { fieldType: n.fieldType, subDomain: n.subDomain })) {
+      if (seen.has(id)) continue;
+      seen.add(id);
+      const under = cachedUnder.get(id);
+      if (under !== undefined && !wanted.has(under)) continue;
+      let r: OvhRecord;
+      try {
+        r = await ctx.ovh.getRecord(zone, id, 2);
+      } catch (e) {
+        if (e instanceof OvhError && e.kind === 'not_found') continue; // deleted meanwhile
+        throw e;
+      }
+      if (wanted.has(nameKey(r))) out.push(r);
+    }
   }
-  await store.replaceRecordsForNames(tx, zone, names, rows);
+  return out;
 }
 
 /**
- * Applies that died with their journal row in_flight: holding the zone lock proves they are dead
- * (they held it while running). Re-read the names they touched before anything else.
+ * Applies that died with their journal row in_flight. Holding the zone lock proves they are dead: they
+ * held it while running, and Postgres releases it when their connection goes. Each is rolled back —
+ * its names re-read from OVH, then whatever of its operations OVH shows done is undone, and the zone
+ * is published again if the dead apply may have published — so that the draft is never left
+ * half-applied (the next refresh, by anyone, would publish it) and the records it created are not left
+ * without an owner. The cache of those names then holds what OVH holds. Runs before anything else
+ * under the lock: in every apply, every drift check, and at every server start (recoverAll).
+ *
+ * A compensating call that fails throws: the transaction is rolled back, the row stays in_flight, and
+ * the next holder of the lock tries again.
  */
 export async function recoverInFlight(ctx: CoreContext, tx: store.Queryable, zone: string): Promise<number> {
   const rows = await store.listInFlight(tx, zone);
   if (rows.length === 0) return 0;
   for (const row of rows) {
-    const names = ((row.intent as { names?: TouchedName[] }).names ?? []).filter((n) => typeof n.subDomain === 'string');
-    await rereadNames(ctx, tx, zone, names);
-    await store.finishJournal(tx, row.id, 'recovered', { recoveredAt: new Date().toISOString(), names });
-    ctx.log.warn({ zone, journal: row.id, names: names.length }, 'recovered an apply that died in flight');
+    const result = await rollBackDead(ctx, tx, zone, row);
+    await store.finishJournal(tx, row.id, 'recovered', { recoveredAt: new Date().toISOString(), ...result });
+    ctx.log.warn({ zone, journal: row.id, names: result.names.length, undone: result.undo.length, refreshed: result.refreshed }, 'rolled back an apply that died in flight');
   }
   const generation = await store.bumpGeneration(tx, zone);
   await store.notifyZoneChanged(tx, zone, generation);
   return rows.length;
 }
 
-/** At start: recover every zone that has dead applies. */
+interface RecoveryResult {
+  names: TouchedName[];
+  /** The compensating calls, as sent. */
+  undo: CallRecord[];
+  refreshed: boolean;
+  /** The dead apply's progress note, if any. */
+  progress: store.JsonValue | null;
+}
+
+async function rollBackDead(ctx: CoreContext, tx: store.Queryable, zone: string, row: store.JournalEntry): Promise<RecoveryResult> {
+  const intent = parseIntent(row.intent);
+  const stage = isObject(row.result) ? row.result['stage'] : undefined;
+  const now = await readNames(ctx, tx, zone, intent.names);
+  const undo: CallRecord[] = [];
+  if (!intent.ops) {
+    // An intent without its operations (written before rollback existed): re-read only.
+    await store.replaceRecordsForNames(tx, zone, intent.names, now.map(toRow));
+    return { names: intent.names, undo, refreshed: false, progress: row.result };
+  }
+  undo.push(...(await reconcileNames(ctx, tx, zone, intent.ops, intent.before, intent.names, new Set((await store.listRecords(tx, zone)).map((r) => r.id)), now)));
+  let refreshed = false;
+  if (stage === 'refresh') {
+    // It may have published: publish the rolled-back draft, so that OVH serves what the cache holds.
+    await ctx.ovh.refresh(zone);
+    undo.push({ method: 'POST', path: refreshPath(zone), body: '', status: 204 });
+    refreshed = true;
+  }
+  return { names: intent.names, undo, refreshed, progress: row.result };
+}
+
+/**
+ * Reads what OVH holds for `names` (unless given as `now`), sends the compensating operations for
+ * `ops` (compensate), and writes the result into the cache for those names. Returns the calls sent.
+ */
+async function reconcileNames(
+  ctx: CoreContext,
+  tx: store.Queryable,
+  zone: string,
+  ops: readonly OvhOperation[],
+  before: readonly store.RecordRow[],
+  names: TouchedName[],
+  knownIds: Set<string>,
+  now?: OvhRecord[],
+): Promise<CallRecord[]> {
+  const current = now ?? (await readNames(ctx, tx, zone, names));
+  for (const r of current) knownIds.add(r.id);
+  const rows = new Map(current.map((r) => [r.id, toRow(r)]));
+  const sent: CallRecord[] = [];
+  for (const op of compensate(zone, ops, before, current)) {
+    const created = await send(ctx, zone, op, knownIds);
+    sent.push({ ...describeOperation(op), status: 200 });
+    if (op.method === 'DELETE') rows.delete(op.id);
+    else if (op.method === 'PUT') rows.set(op.id, toRow({ ...op.before, target: answered(op.before.fieldType, op.body.target), ttl: op.body.ttl }));
+    else if (created) {
+      knownIds.add(created.id);
+      rows.set(created.id, toRow(created));
+    }
+  }
+  await store.replaceRecordsForNames(tx, zone, names, [...rows.values()]);
+  return sent;
+}
+
+/**
+ * The operations that take the touched names from what OVH holds now back to what they held before
+ * the dead apply, touching only what that apply could have done:
+ * - a record it updated (PUT) that no longer holds its old value gets it back (PUT);
+ * - a record it deleted that is gone is created again — unless a record of the same name, type and
+ *   target that was not there before exists (an undo that was under way already re-created it);
+ * - a record that was not there before and holds the target of one of its creations is deleted (one
+ *   per creation). Records of those names made by someone else are left alone.
+ * Ordered DELETE, PUT, POST, like every apply.
+ */
+function compensate(zone: string, ops: readonly OvhOperation[], before: readonly store.RecordRow[], now: readonly OvhRecord[]): OvhOperation[] {
+  const beforeIds = new Set(before.map((r) => r.id));
+  const nowById = new Map(now.map((r) => [r.id, r]));
+  const unknown = now.filter((r) => !beforeIds.has(r.id));
+  const take = (match: (r: OvhRecord) => boolean): OvhRecord | undefined => {
+    const i = unknown.findIndex(match);
+    return i < 0 ? undefined : unknown.splice(i, 1)[0];
+  };
+  const same = (a: { subDomain: string; fieldType: string; target: string }, b: { subDomain: string; fieldType: string; target: string }) =>
+    a.subDomain.toLowerCase() === b.subDomain.toLowerCase() && a.fieldType === b.fieldType && sendable(a.fieldType, a.target).toLowerCase() === sendable(b.fieldType, b.target).toLowerCase();
+
+  const deletes: OvhOperation[] = [];
+  const puts: OvhOperation[] = [];
+  const posts: OvhOperation[] = [];
+  for (const op of ops) {
+    if (op.method === 'DELETE' && !nowById.has(op.id)) {
+      if (take((r) => same(r, op.before))) continue;
+      const b = op.before;
+      posts.push({ method: 'POST', path: recordPath(zone), body: { fieldType: b.fieldType, subDomain: b.subDomain, target: sendable(b.fieldType, b.target), ttl: b.ttl } });
+    }
+  }
+  for (const op of ops) {
+    if (op.method === 'PUT') {
+      const cur = nowById.get(op.id);
+      if (cur && (!same(cur, op.before) || cur.ttl !== op.before.ttl)) {
+        puts.push({ method: 'PUT', path: op.path, id: op.id, body: { target: sendable(op.before.fieldType, op.before.target), ttl: op.before.ttl }, before: cur });
+      }
+    } else if (op.method === 'POST') {
+      const made = take((r) => same(r, op.body));
+      if (made) deletes.push({ method: 'DELETE', path: recordPath(zone, made.id), id: made.id, before: made });
+    }
+  }
+  return [...deletes, ...puts, ...posts];
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** The journal intent, checked: a malformed one is recovered as "re-read these names" only. */
+function parseIntent(v: unknown): { names: TouchedName[]; ops?: OvhOperation[]; before: store.RecordRow[] } {
+  const o = isObject(v) ? v : {};
+  const names = (Array.isArray(o['names']) ? o['names'] : [])
+    .filter(isObject)
+    .filter((n): n is Record<string, string> => typeof n['subDomain'] === 'string' && typeof n['fieldType'] === 'string')
+    .map((n) => ({ subDomain: n['subDomain']!, fieldType: n['fieldType']! }));
+  const before = (Array.isArray(o['before']) ? o['before'] : []).filter(
+    (r): r is store.RecordRow => isObject(r) && typeof r['id'] === 'string' && typeof r['subDomain'] === 'string' && typeof r['fieldType'] === 'string' && typeof r['target'] === 'string' && typeof r['ttl'] === 'number',
+  );
+  const ops = Array.isArray(o['ops']) && Array.isArray(o['before']) ? o['ops'].filter(isOperation) : undefined;
+  return { names, before, ...(ops && ops.length === (o['ops'] as unknown[]).length ? { ops } : {}) };
+}
+
+function isOperation(v: unknown): v is OvhOperation {
+  if (!isObject(v) || typeof v['path'] !== 'string') return false;
+  const rec = (r: unknown) => isObject(r) && typeof r['subDomain'] === 'string' && typeof r['fieldType'] === 'string' && typeof r['target'] === 'string' && typeof r['ttl'] === 'number';
+  switch (v['method']) {
+    case 'POST':
+      return rec(v['body']);
+    case 'PUT':
+      return typeof v['id'] === 'string' && isObject(v['body']) && rec(v['before']);
+    case 'DELETE':
+      return typeof v['id'] === 'string' && rec(v['before']);
+    default:
+      return false;
+  }
+}
+
+/**
+ * At start: roll back dead applies in every zone that has some. A zone whose lock is held is skipped:
+ * its holder runs the same recovery first. A failure (OVH down) is logged, not fatal: the zone's next
+ * lock holder tries again.
+ */
 export async function recoverAll(ctx: CoreContext): Promise<number> {
   let n = 0;
-  for (const z of await store.listZones(ctx.pool)) {
-    if ((await store.listInFlight(ctx.pool, z.name)).length === 0) continue;
-    n += await store.withZoneLock(ctx.pool, z.name, { lockTimeoutMs: ctx.settings.lockTimeoutMs }, (tx) => recoverInFlight(ctx, tx, z.name));
+  for (const zone of await store.listZonesWithInFlight(ctx.pool)) {
+    try {
+      n += (await store.tryZoneLock(ctx.pool, zone, (tx) => recoverInFlight(ctx, tx, zone))) ?? 0;
+    } catch (e) {
+      ctx.log.error({ zone, err: messageOf(e) }, 'could not roll back the applies that died in flight; the zone\'s next apply or drift check tries again');
+    }
   }
   return n;
 }
@@ -282,4 +581,3 @@ function statusOf(e: unknown): number {
 function messageOf(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
-

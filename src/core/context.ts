@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
+import type { Metrics } from '../metrics.js';
 import type { OvhApi } from '../ovh/client.js';
 
 export interface CoreSettings {
@@ -10,6 +11,8 @@ export interface CoreSettings {
   syncConcurrency: number;
   /** Send CNAME targets relative to these zones (external-dns's --ovh-enable-cname-relative). */
   cnameRelativeZones?: string[];
+  /** DNSPLANE_DRY_RUN: applies compute the OVH calls, log and return them, and send none. */
+  dryRun?: boolean;
 }
 
 /** What every use case needs. Built once by server.ts. */
@@ -18,4 +21,12 @@ export interface CoreContext {
   ovh: OvhApi;
   log: Logger;
   settings: CoreSettings;
+  /**
+   * A small second pool for the autocommitted journal writes an apply makes while its zone-lock
+   * transaction holds a connection of `pool` (server.ts builds it). Absent: `pool` is used, and enough
+   * zone locks held at once could then take every connection and wait forever for one more.
+   */
+  journalPool?: pg.Pool;
+  /** Prometheus metrics (server.ts); absent in code paths that do not report any. */
+  metrics?: Metrics;
 }

@@ -5,18 +5,18 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { InvalidInputError } from '../dns/errors.js';
-import { diffChangeSet, diffDesired, type OwnerView } from '../dns/diff.js';
+import { diffChangeSet, diffDesired } from '../dns/diff.js';
 import { normalizeEndpoint, validateEndpointSet } from '../dns/endpoint.js';
 import { findZone, normalizeName } from '../dns/names.js';
-import { recordSetKey, type Change, type ChangeSet, type Conflict, type Endpoint, type Policy } from '../dns/types.js';
+import { recordSetKey, type Change, type ChangeSet, type Conflict, type Endpoint, type Policy, type RecordType } from '../dns/types.js';
 import { adjustEndpointForOvh, recordsToEndpoints } from '../ovh/mapping.js';
-import { buildZoneOperations } from '../ovh/ops.js';
 import type { OvhOperation } from '../ovh/types.js';
 import * as store from '../store/index.js';
 import type { CoreContext } from './context.js';
 import { NotFoundError, PermissionDeniedError } from './errors.js';
 import { checkNameAllowed, isAdmin, mayUseZone, type Tenant } from './tenants.js';
 import { ensureSynced, toOvhRecord } from './zones.js';
+import { buildPlanOperations, checkSharedLabel, ownerViewOf } from './ownership.js';
 
 /** An endpoint as callers send it, before normalization. */
 export interface RawEndpoint {
@@ -35,8 +35,28 @@ export interface RawChangeSet {
   delete: RawEndpoint[];
 }
 
+/**
+ * Which of the tenant's record sets a SYNC desired state covers (deletes when absent from it). Absent:
+ * every set of the zones in scope. Plain data: stored with a plan, re-read by Apply. NSM publishing
+ * (src/nsm/) uses it so that publishing one domain never deletes the tenant's other records.
+ */
+export interface SyncScope {
+  /** Only names strictly below this name… */
+  under: string;
+  /** …and exactly this many labels below it (any depth when absent)… */
+  depth?: number;
+  /** …and of these types (any type when absent). */
+  types?: RecordType[];
+}
+
+export function inSyncScope(scope: SyncScope, dnsName: string, recordType: RecordType): boolean {
+  if (!dnsName.endsWith(`.${scope.under}`)) return false;
+  const below = dnsName.slice(0, -(scope.under.length + 1)).split('.').length;
+  return (scope.depth === undefined || below === scope.depth) && (scope.types === undefined || scope.types.includes(recordType));
+}
+
 export type PlanInput =
-  | { kind: 'desired'; zones: string[]; endpoints: RawEndpoint[]; policy: Policy }
+  | { kind: 'desired'; zones: string[]; endpoints: RawEndpoint[]; policy: Policy; scope?: SyncScope }
   | { kind: 'changes'; changes: RawChangeSet; policy: Policy };
 
 export interface ZonePlan {
@@ -65,7 +85,7 @@ export const MAX_ENDPOINTS = 5000;
 
 /** The input normalized and split by zone: what computeZonePlan works on. */
 export type RoutedInput = (
-  | { kind: 'desired'; policy: Policy; byZone: Map<string, Endpoint[]> }
+  | { kind: 'desired'; policy: Policy; byZone: Map<string, Endpoint[]>; scope?: SyncScope }
   | { kind: 'changes'; policy: Policy; byZone: Map<string, ChangeSet> }
 ) & {
   /** Per record set: what was adjusted to OVH's rules (a TTL under 60 raised to 60). */
@@ -84,6 +104,7 @@ export async function routeInput(ctx: CoreContext, tenant: Tenant, input: PlanIn
     checkNameAllowed(tenant, zone, name, `${field}.dnsName`);
     // What OVH would store (TTL 1-59 becomes 60), so that the next plan compares like with like.
     const adjusted = adjustEndpointForOvh(normalizeEndpoint(raw, field, { zone }));
+    checkSharedLabel(adjusted.endpoint, field);
     if (adjusted.warnings.length) warnings.set(recordSetKey(adjusted.endpoint.dnsName, adjusted.endpoint.recordType), adjusted.warnings);
     return { zone, endpoint: adjusted.endpoint };
   };
@@ -106,7 +127,8 @@ export async function routeInput(ctx: CoreContext, tenant: Tenant, input: PlanIn
       byZone.set(zone, list);
     });
     validateEndpointSet(all, 'desired.endpoints');
-    return { kind: 'desired', policy: input.policy, byZone, warnings };
+    const scope = input.scope && { ...input.scope, under: normalizeName(input.scope.under, 'desired.scope.under') };
+    return { kind: 'desired', policy: input.policy, byZone, warnings, ...(scope ? { scope } : {}) };
   }
 
   const c = input.changes;
@@ -141,20 +163,8 @@ export async function routeInput(ctx: CoreContext, tenant: Tenant, input: PlanIn
   return { kind: 'changes', policy: input.policy, byZone, warnings };
 }
 
-/** Who owns each record set of a zone, as the tenant sees it. */
-export function ownerViewOf(tenant: Tenant, rows: store.OwnershipRow[]): (key: string) => OwnerView {
-  const byKey = new Map<string, store.OwnershipRow[]>();
-  for (const r of rows) {
-    const k = recordSetKey(r.dnsName, r.recordType);
-    byKey.set(k, [...(byKey.get(k) ?? []), r]);
-  }
-  return (key) => {
-    const owners = byKey.get(key);
-    if (!owners || owners.length === 0) return { kind: 'none' };
-    if (owners.some((o) => o.tenantId === tenant.id)) return { kind: 'self' };
-    return { kind: 'other', owner: owners[0]!.tenantName };
-  };
-}
+/** Moved to ownership.ts (shared record sets); re-exported for callers of plan.ts. */
+export { ownerViewOf } from './ownership.js';
 
 /** The plan of one zone, from the cache as `q` sees it (inside the zone lock for Apply). */
 export async function computeZonePlan(ctx: CoreContext, q: store.Queryable, tenant: Tenant, zone: string, input: RoutedInput): Promise<ZonePlan> {
@@ -162,7 +172,7 @@ export async function computeZonePlan(ctx: CoreContext, q: store.Queryable, tena
   if (!z) throw new NotFoundError(`zone "${zone}" is not managed by dnsplane`);
   const rows = await store.listRecords(q, zone);
   const records = rows.map((r) => toOvhRecord(zone, r));
-  const ownerOf = ownerViewOf(tenant, await store.listOwnership(q, zone));
+  const ownerOf = ownerViewOf(tenant, zone, await store.listOwnership(q, zone), records);
   const { endpoints: current } = recordsToEndpoints(records, zone);
 
   const { changes, conflicts } =
@@ -172,7 +182,7 @@ export async function computeZonePlan(ctx: CoreContext, q: store.Queryable, tena
           desired: input.byZone.get(zone) ?? [],
           policy: input.policy,
           ownerOf,
-          scope: () => true,
+          scope: (name, type) => input.scope === undefined || inSyncScope(input.scope, name, type),
         })
       : diffChangeSet(current, input.byZone.get(zone) ?? { create: [], updateOld: [], updateNew: [], delete: [] }, ownerOf);
 
@@ -181,7 +191,7 @@ export async function computeZonePlan(ctx: CoreContext, q: store.Queryable, tena
     const w = input.warnings.get(recordSetKey(e.dnsName, e.recordType));
     if (w) c.warnings = [...(c.warnings ?? []), ...w];
   }
-  const operations = buildZoneOperations(zone, changes, records, { cnameRelative: ctx.settings.cnameRelativeZones?.includes(zone) ?? false });
+  const operations = buildPlanOperations(zone, changes, records, { cnameRelative: ctx.settings.cnameRelativeZones?.includes(zone) ?? false });
   return { zone, baseGeneration: z.generation, changes, conflicts, operations };
 }
 
@@ -223,7 +233,7 @@ export async function plan(ctx: CoreContext, tenant: Tenant, input: PlanInput, r
 export async function getPlan(ctx: CoreContext, tenant: Tenant, id: string): Promise<StoredPlan> {
   const row = await store.getPlan(ctx.pool, id);
   if (!row) throw new NotFoundError(`plan "${id}" does not exist`);
-  if (row.tenantId !== tenant.id && !isAdmin(tenant)) throw new NotFoundError(`plan "${id}" does not exist`);
+  if (row.tenantId !== tenant.id && !isAdmin(tenant)) throw new PermissionDeniedError('planId', `plan "${id}" belongs to another tenant`);
   const owner = await store.getTenantById(ctx.pool, row.tenantId);
   return {
     id: row.id,

@@ -2,13 +2,14 @@
  * Records: served from the cache. A caller that sends the generation it has gets not_modified for
  * unchanged zones. Steady-state polling costs zero OVH calls.
  */
-import { recordSetKey, type Endpoint } from '../dns/types.js';
+import type { Endpoint } from '../dns/types.js';
 import { recordsToEndpoints } from '../ovh/mapping.js';
 import * as store from '../store/index.js';
 import type { CoreContext } from './context.js';
 import { InvalidInputError, PermissionDeniedError } from './errors.js';
 import { mayUseZone, type Tenant } from './tenants.js';
 import { ensureSynced, toOvhRecord } from './zones.js';
+import { visibleRecordSets } from './ownership.js';
 import { normalizeName } from '../dns/names.js';
 
 export interface RecordsQuery {
@@ -44,19 +45,18 @@ export async function records(ctx: CoreContext, tenant: Tenant, q: RecordsQuery)
     const z = await ensureSynced(ctx, zone);
     const known = q.knownGenerations.get(zone);
     if (known !== undefined && known === z.generation) {
+      ctx.metrics?.cacheRead(zone, 'not_modified');
       out.push({ zone, generation: z.generation, notModified: true, endpoints: [] });
       continue;
     }
+    ctx.metrics?.cacheRead(zone, 'hit');
     out.push(
       await store.withSnapshot(ctx.pool, async (tx) => {
         const current = (await store.getZone(tx, zone))!;
-        const rows = await store.listRecords(tx, zone);
-        const owners = new Map<string, string>();
-        for (const o of await store.listOwnership(tx, zone)) owners.set(recordSetKey(o.dnsName, o.recordType), o.tenantName);
-        const { endpoints } = recordsToEndpoints(rows.map((r) => toOvhRecord(zone, r)), zone);
-        const shown = endpoints
-          .map((e) => ({ ...e, labels: { ...e.labels, owner: owners.get(recordSetKey(e.dnsName, e.recordType)) ?? '' } }))
-          .filter((e) => q.includeForeign || e.labels.owner === tenant.name);
+        const records = (await store.listRecords(tx, zone)).map((r) => toOvhRecord(zone, r));
+        const { endpoints } = recordsToEndpoints(records, zone);
+        // Owner labels, foreign sets only on request, shared sets split per owner: ownership.ts.
+        const shown = visibleRecordSets(tenant.name, zone, endpoints, await store.listOwnership(tx, zone), records, q.includeForeign);
         return { zone, generation: current.generation, notModified: false, endpoints: shown };
       }),
     );

@@ -1,6 +1,12 @@
 /**
- * Tenants: who calls dnsplane. A token is shown once, at creation or rotation; the database keeps only
- * its sha-256.
+ * Tenants: who calls dnsplane. A token (32 random bytes, tokens.ts) is shown once, at creation or
+ * rotation; the database keeps only its sha-256 and nothing logs it.
+ *
+ * Constant time: a presented token is never compared with a stored secret byte by byte. It is hashed
+ * (sha-256) and the hash is looked up (an index equality). How long that takes can depend only on how
+ * many leading bytes of an unpredictable hash match some stored hash, which tells a caller nothing
+ * about any token (finding a token whose hash shares a prefix is a preimage search). The answer to a
+ * wrong, unknown or disabled token is the same message, after the same work.
  */
 import type { Queryable, Tenant } from '../store/index.js';
 import * as store from '../store/index.js';
@@ -18,7 +24,12 @@ export interface NewTenant {
   zones: string[];
   suffixes?: string[];
   admin?: boolean;
+  /** Scopes to grant (KNOWN_SCOPES); `admin: true` is the same as including "admin". */
+  scopes?: string[];
 }
+
+/** The scopes dnsplane knows. */
+export const KNOWN_SCOPES = ['admin'] as const;
 
 export function isAdmin(t: Tenant): boolean {
   return t.scopes.includes('admin');
@@ -28,26 +39,52 @@ export async function createTenant(q: Queryable, input: NewTenant): Promise<{ te
   if (!TENANT_NAME.test(input.name)) {
     throw new InvalidInputError('name', 'must be 1-63 characters of a-z, 0-9 and "-", starting with a letter or digit');
   }
-  const zones = input.zones.map((z, i) => normalizeName(z, `zones[${i}]`));
-  const suffixes = (input.suffixes ?? []).map((s, i) => normalizeName(s.replace(/^\*\./, ''), `suffixes[${i}]`));
-  if (zones.length === 0 && !input.admin) throw new InvalidInputError('zones', 'a tenant needs at least one zone (admins without zones may use every zone)');
-  const token = newToken();
-  const tenant = await store.createTenant(q, {
-    name: input.name,
-    tokenSha256: hashToken(token),
-    scopes: input.admin ? ['admin'] : [],
-    zones,
-    suffixes,
+  const scopes = [...new Set([...(input.scopes ?? []), ...(input.admin ? ['admin'] : [])])].sort();
+  scopes.forEach((scope, i) => {
+    if (!(KNOWN_SCOPES as readonly string[]).includes(scope)) {
+      throw new InvalidInputError(`scopes[${i}]`, `unknown scope ${JSON.stringify(scope)} (known: ${KNOWN_SCOPES.join(', ')})`);
+    }
   });
-  return { tenant, token };
+  const admin = scopes.includes('admin');
+  const zones = [...new Set(input.zones.map((z, i) => normalizeName(z, `zones[${i}]`)))];
+  const suffixes = [...new Set((input.suffixes ?? []).map((s, i) => normalizeName(s.replace(/^\*\./, ''), `suffixes[${i}]`)))];
+  if (zones.length === 0 && !admin) throw new InvalidInputError('zones', 'a tenant needs at least one zone (admins without zones may use every zone)');
+  suffixes.forEach((s, i) => {
+    if (zones.length > 0 && !zones.some((z) => s === z || s.endsWith(`.${z}`))) {
+      throw new InvalidInputError(`suffixes[${i}]`, `"${s}" is in none of the tenant's zones (${zones.join(', ')})`);
+    }
+  });
+  const token = newToken();
+  try {
+    const tenant = await store.createTenant(q, { name: input.name, tokenSha256: hashToken(token), scopes, zones, suffixes });
+    return { tenant, token };
+  } catch (e) {
+    if (e instanceof store.AlreadyExistsError) throw new InvalidInputError('name', `a tenant named "${input.name}" already exists`);
+    throw e;
+  }
 }
 
 export async function rotateToken(q: Queryable, name: string): Promise<string> {
+  return (await rotateTenantToken(q, name)).token;
+}
+
+/** A new token for the tenant; the old one stops working at once. NotFound when no such tenant. */
+export async function rotateTenantToken(q: Queryable, name: string): Promise<{ tenant: Tenant; token: string }> {
   const t = await store.getTenantByName(q, name);
   if (!t) throw new NotFoundError(`tenant "${name}" does not exist`);
   const token = newToken();
-  await store.setTokenHash(q, name, hashToken(token));
-  return token;
+  return { tenant: await store.setTokenHash(q, name, hashToken(token)), token };
+}
+
+/** Disables (or enables again) a tenant. A disabled tenant fails authentication; its ownership stays. */
+export async function setTenantDisabled(q: Queryable, name: string, disabled: boolean): Promise<Tenant> {
+  const t = await store.getTenantByName(q, name);
+  if (!t) throw new NotFoundError(`tenant "${name}" does not exist`);
+  return store.setDisabled(q, name, disabled);
+}
+
+export async function listTenants(q: Queryable): Promise<Tenant[]> {
+  return store.listTenants(q);
 }
 
 /** The tenant a bearer token belongs to. Never says which part was wrong, never echoes the token. */

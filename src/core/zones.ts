@@ -2,6 +2,7 @@
  * Which zones dnsplane manages, and the first sync of a zone's cache (list ids, GET each with bounded
  * concurrency, under the zone lock so that concurrent first readers sync once).
  */
+import type pg from 'pg';
 import * as store from '../store/index.js';
 import type { OvhRecord } from '../ovh/types.js';
 import type { CoreContext } from './context.js';
@@ -24,9 +25,12 @@ export async function ensureSynced(ctx: CoreContext, zone: string): Promise<stor
   const z = await store.getZone(ctx.pool, zone);
   if (!z) throw new NotFoundError(`zone "${zone}" is not managed by dnsplane`);
   if (z.state === 'synced') return z;
-  return store.withZoneLock(ctx.pool, zone, { lockTimeoutMs: ctx.settings.lockTimeoutMs }, async (tx) => {
+  const waiting = performance.now();
+  return withZoneLockQueued(ctx, zone, async (tx) => {
+    ctx.metrics?.lockWaited(zone, 'sync', (performance.now() - waiting) / 1000);
     const again = await store.getZone(tx, zone);
     if (again && again.state === 'synced') return again; // someone synced it while we waited
+    ctx.metrics?.cacheRead(zone, 'miss');
     await syncZone(ctx, tx, zone);
     return (await store.getZone(tx, zone))!;
   });
@@ -70,4 +74,42 @@ export async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) =>
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   return out;
+}
+
+// --- the zone lock, queued in-process first ---
+
+/** Per pool (one database), per zone: the tail of this process's queue for the zone lock. */
+const queues = new WeakMap<pg.Pool, Map<string, Promise<void>>>();
+
+/**
+ * store.withZoneLock, but callers of this process queue here (FIFO, per zone) before they take a
+ * connection and wait in Postgres: N concurrent applies to one zone hold one pooled connection, not
+ * N, so reads keep getting connections. Time spent in the queue counts towards lock_timeout
+ * (DNSPLANE_LOCK_TIMEOUT): past it, LockTimeoutError (Aborted) as if Postgres had timed out.
+ */
+export async function withZoneLockQueued<T>(ctx: CoreContext, zone: string, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
+  const timeoutMs = ctx.settings.lockTimeoutMs;
+  let byZone = queues.get(ctx.pool);
+  if (!byZone) queues.set(ctx.pool, (byZone = new Map()));
+  const previous = byZone.get(zone) ?? Promise.resolve();
+  let leave!: () => void;
+  const mine = new Promise<void>((resolve) => (leave = resolve));
+  const tail = previous.then(() => mine);
+  byZone.set(zone, tail);
+  const started = performance.now();
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const ourTurn = await Promise.race([
+      previous.then(() => true),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs))),
+    ]);
+    if (!ourTurn) throw new store.LockTimeoutError(zone, timeoutMs);
+    clearTimeout(timer);
+    const left = Math.max(1, Math.round(timeoutMs - (performance.now() - started)));
+    return await store.withZoneLock(ctx.pool, zone, { lockTimeoutMs: left }, fn);
+  } finally {
+    clearTimeout(timer);
+    leave();
+    if (byZone.get(zone) === tail) byZone.delete(zone);
+  }
 }

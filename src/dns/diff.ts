@@ -25,15 +25,76 @@
  * that stays) is turned into a conflict: OVH would refuse it, and refusing it here keeps the
  * tenant's other changes going. Conflicts never abort the rest of the diff.
  *
+ * Shared record sets (owner view `shared`; types SHAREABLE_TYPES, never CNAME): each tenant owns its
+ * own targets, OVH holds the union. For the tenant the diff works on its SLICE of the set — the
+ * targets it owns that exist now, with the TTL of its own records — and never on anyone else's:
+ *
+ * - write: a desired target another tenant owns, or one that exists in the set without an owner, is
+ *   a conflict (per owner, naming the targets); the other desired targets become the tenant's slice:
+ *   no slice yet -> create (even under create-only: it adds the tenant's own records), a different
+ *   slice -> update (create-only: conflict), equal -> nothing. No target left -> nothing.
+ * - delete (explicit, or implied by sync): removes the tenant's slice only; targets of others named in
+ *   an explicit delete are conflicts. The set disappears with the last target.
+ * - A change of a shared set carries the label SHARED_LABEL=true on its before/after, which hold the
+ *   slice (not the union); core builds the OVH operations over the tenant's own records only.
+ * - A tenant creates a shared set by sending SHARED_LABEL=true on a set that is absent and owned by
+ *   nobody; on any other set the label is dropped (an existing set is made shared by an admin).
+ *
  * Output: changes sorted by name then type; conflicts by name, type, then action.
  */
-import { compareEndpoints, endpointKey, sameRecords, validateEndpointSet } from './endpoint.js';
+import { compareEndpoints, endpointKey, sameRecords, sortedUnique, validateEndpointSet } from './endpoint.js';
 import { InvalidInputError } from './errors.js';
 import type { Change, ChangeAction, ChangeSet, Conflict, Endpoint, Policy, RecordSetKey, RecordType } from './types.js';
 
+/**
+ * The label that marks a record set shared: sent by a tenant (value "true") to create a shared set,
+ * and carried by the before/after of every change of a shared set.
+ */
+export const SHARED_LABEL = 'dnsplane/shared';
+/** The record types a set may be shared in (several owners' targets under one name make sense). */
+export const SHAREABLE_TYPES: readonly RecordType[] = ['A', 'AAAA', 'TXT', 'MX', 'SRV'];
+
+/** A shared set as seen by one tenant. Targets are canonical. */
+export interface SharedOwnerView {
+  kind: 'shared';
+  /** The targets this tenant owns in the set (whether or not OVH holds them now). */
+  mine: readonly string[];
+  /** The TTL of this tenant's records in OVH now (their minimum); absent when it holds none. */
+  ttl?: number;
+  /** The targets other tenants own -> the owner's name. */
+  others: ReadonlyMap<string, string>;
+}
+
 /** Who owns a record set, as seen by the tenant the diff is computed for. */
-export type OwnerView = { kind: 'self' } | { kind: 'none' } | { kind: 'other'; owner: string };
+export type OwnerView = { kind: 'self' } | { kind: 'none' } | { kind: 'other'; owner: string } | SharedOwnerView;
 export type OwnerOf = (key: RecordSetKey) => OwnerView;
+
+/** Whether an endpoint carries SHARED_LABEL=true. */
+export function isSharedEndpoint(e: Pick<Endpoint, 'labels'> | undefined): boolean {
+  return e?.labels?.[SHARED_LABEL] === 'true';
+}
+
+/** Whether a change is a change of the tenant's slice of a shared set (see the module comment). */
+export function isSharedChange(c: Pick<Change, 'before' | 'after'>): boolean {
+  return isSharedEndpoint(c.after ?? c.before);
+}
+
+function withSharedLabel(e: Endpoint): Endpoint {
+  return { ...e, labels: { ...e.labels, [SHARED_LABEL]: 'true' } };
+}
+
+function withoutSharedLabel(e: Endpoint): Endpoint {
+  if (e.labels === undefined || !(SHARED_LABEL in e.labels)) return e;
+  const { [SHARED_LABEL]: _dropped, ...labels } = e.labels;
+  const out: Endpoint = { ...e };
+  if (Object.keys(labels).length > 0) out.labels = labels;
+  else delete out.labels;
+  return out;
+}
+
+function listTargets(targets: readonly string[]): string {
+  return targets.length === 1 ? `target ${targets[0]}` : `targets ${targets.join(', ')}`;
+}
 
 export interface DiffInput {
   /** Normalized record sets that exist now, in the zones in scope (at most one per name and type). */
@@ -42,8 +103,8 @@ export interface DiffInput {
   desired: readonly Endpoint[];
   policy: Policy;
   ownerOf: OwnerOf;
-  /** With 'sync': only current sets whose name is in scope may be deleted. Default: all of them. */
-  scope?: (dnsName: string) => boolean;
+  /** With 'sync': only current sets in scope (by name, and type) may be deleted. Default: all of them. */
+  scope?: (dnsName: string, recordType: RecordType) => boolean;
 }
 
 export interface DiffResult {
@@ -87,11 +148,18 @@ class Outcome {
     this.conflicts.push({ action, endpoint, owner, reason });
   }
 
-  /** The tenant wants `after` to be the record set. */
-  write(after: Endpoint, policy: Policy): void {
-    const key = endpointKey(after);
+  /** The tenant wants `after` to be the record set (its slice of it, for a shared set). */
+  write(wanted: Endpoint, policy: Policy): void {
+    const key = endpointKey(wanted);
     const before = this.current.get(key);
     const owner = this.ownerOf(key);
+    if (owner.kind === 'shared') {
+      this.writeShared(wanted, owner, policy);
+      return;
+    }
+    // The shared flag creates a shared set only where nothing exists and nobody owns the name.
+    const createsShared = before === undefined && owner.kind === 'none' && isSharedEndpoint(wanted) && SHAREABLE_TYPES.includes(wanted.recordType);
+    const after = createsShared ? wanted : withoutSharedLabel(wanted);
     if (before === undefined) {
       if (owner.kind === 'other') this.conflict('create', after, owner.owner, `${ownedBy(after, owner.owner)} (the set is empty)`);
       else this.changes.push({ action: 'create', after });
@@ -104,12 +172,74 @@ class Outcome {
     else this.changes.push({ action: 'update', before, after });
   }
 
-  /** The tenant wants the record set with this key gone (`asked` is what it named). */
-  remove(asked: Endpoint, policy: Policy): void {
+  /** The tenant's slice of a shared set as it is now, or undefined when it holds no target of it. */
+  private slice(key: RecordSetKey, view: SharedOwnerView): Endpoint | undefined {
+    const current = this.current.get(key);
+    if (current === undefined) return undefined;
+    const mine = new Set(view.mine);
+    const targets = current.targets.filter((t) => mine.has(t));
+    if (targets.length === 0) return undefined;
+    return withSharedLabel({ dnsName: current.dnsName, recordType: current.recordType, targets, ttl: view.ttl ?? current.ttl });
+  }
+
+  /** Targets of the current set owned by others (by owner) or by nobody (owner ''), among `targets`. */
+  private foreignTargets(key: RecordSetKey, view: SharedOwnerView, targets: readonly string[]): Map<string, string[]> {
+    const present = new Set(this.current.get(key)?.targets ?? []);
+    const mine = new Set(view.mine);
+    const out = new Map<string, string[]>();
+    for (const t of targets) {
+      const owner = view.others.get(t) ?? (present.has(t) && !mine.has(t) ? '' : undefined);
+      if (owner === undefined) continue;
+      out.set(owner, [...(out.get(owner) ?? []), t]);
+    }
+    return out;
+  }
+
+  private foreignConflicts(action: ChangeAction, e: Endpoint, foreign: Map<string, string[]>): void {
+    for (const [owner, targets] of [...foreign].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      const what = `${listTargets(targets)} of shared set ${e.dnsName} ${e.recordType}`;
+      const reason =
+        owner === ''
+          ? `${what} ${targets.length === 1 ? 'exists' : 'exist'} in OVH without an owner; an admin must assign ${targets.length === 1 ? 'it' : 'them'}`
+          : `${what} ${targets.length === 1 ? 'is' : 'are'} owned by tenant ${JSON.stringify(owner)}`;
+      this.conflict(action, withSharedLabel({ ...e, targets }), owner, reason);
+    }
+  }
+
+  private writeShared(wanted: Endpoint, view: SharedOwnerView, policy: Policy): void {
+    const key = endpointKey(wanted);
+    const before = this.slice(key, view);
+    const foreign = this.foreignTargets(key, view, wanted.targets);
+    this.foreignConflicts(before === undefined ? 'create' : 'update', wanted, foreign);
+    const taken = new Set([...foreign.values()].flat());
+    const targets = wanted.targets.filter((t) => !taken.has(t));
+    if (targets.length === 0) return;
+    const after = withSharedLabel({ ...wanted, targets });
+    if (before === undefined) this.changes.push({ action: 'create', after });
+    else if (sameRecords(before, after)) return;
+    else if (policy === 'create-only') this.conflict('update', after, '', REASON_CREATE_ONLY);
+    else this.changes.push({ action: 'update', before, after });
+  }
+
+  private removeShared(asked: Endpoint, view: SharedOwnerView, policy: Policy, explicit: boolean): void {
     const key = endpointKey(asked);
+    if (explicit) this.foreignConflicts('delete', asked, this.foreignTargets(key, view, asked.targets));
+    const before = this.slice(key, view);
+    if (before === undefined) return;
+    if (policy !== 'sync') this.conflict('delete', before, '', `policy ${policy} never deletes`);
+    else this.changes.push({ action: 'delete', before });
+  }
+
+  /** The tenant wants the record set with this key gone (`asked` is what it named; `explicit`: it named it). */
+  remove(asked: Endpoint, policy: Policy, explicit = true): void {
+    const key = endpointKey(asked);
+    const owner = this.ownerOf(key);
+    if (owner.kind === 'shared') {
+      this.removeShared(asked, owner, policy, explicit);
+      return;
+    }
     const before = this.current.get(key);
     if (before === undefined) return;
-    const owner = this.ownerOf(key);
     if (owner.kind === 'other') this.conflict('delete', before, owner.owner, ownedBy(before, owner.owner));
     else if (owner.kind === 'none') this.conflict('delete', before, '', REASON_UNOWNED);
     else if (policy !== 'sync') this.conflict('delete', before, '', `policy ${policy} never deletes`);
@@ -124,7 +254,13 @@ class Outcome {
       set.add(e.recordType);
       typesAt.set(e.dnsName, set);
     };
-    const deleted = new Set(this.changes.filter((c) => c.action === 'delete').map((c) => endpointKey(c.before as Endpoint)));
+    // A set goes away with a delete, unless the delete is of one tenant's slice and other targets stay.
+    const emptied = (c: Change): boolean => {
+      if (!isSharedChange(c)) return true;
+      const gone = new Set((c.before as Endpoint).targets);
+      return (this.current.get(endpointKey(c.before as Endpoint))?.targets ?? []).every((t) => gone.has(t));
+    };
+    const deleted = new Set(this.changes.filter((c) => c.action === 'delete' && emptied(c)).map((c) => endpointKey(c.before as Endpoint)));
     for (const [key, e] of this.current) if (!deleted.has(key)) add(e);
     for (const c of this.changes) if (c.action === 'create') add(c.after as Endpoint);
 
@@ -177,9 +313,11 @@ export function diffDesired(input: DiffInput): DiffResult {
   if (input.policy === 'sync') {
     for (const [key, e] of current) {
       if (wanted.has(key)) continue;
-      if (input.scope !== undefined && !input.scope(e.dnsName)) continue;
-      // Only own sets: deleting what is not ours is never implied by a desired state, so no conflict.
-      if (input.ownerOf(key).kind === 'self') outcome.remove(e, 'sync');
+      if (input.scope !== undefined && !input.scope(e.dnsName, e.recordType)) continue;
+      // Only own sets (or the own slice of a shared set): deleting what is not ours is never implied by
+      // a desired state, so no conflict.
+      const owner = input.ownerOf(key);
+      if (owner.kind === 'self' || (owner.kind === 'shared' && owner.mine.length > 0)) outcome.remove(e, 'sync', false);
     }
   }
   return outcome.finish();
@@ -236,12 +374,29 @@ export function diffChangeSet(
 /**
  * Applies changes to a list of record sets (pure): the state after the changes, sorted by name then
  * type. Throws when a change does not fit the state (create of an existing set, update or delete of
- * an absent one) — changes from a diff of the same state always fit.
+ * an absent one) — changes from a diff of the same state always fit. A change of a shared set's
+ * slice replaces the slice's targets within the union (the set goes with its last target); the TTL
+ * of the union is then the minimum, as the OVH mapping reports a set with mixed TTLs.
  */
 export function applyChanges(current: readonly Endpoint[], changes: readonly Change[]): Endpoint[] {
   const state = indexCurrent(current);
   for (const c of changes) {
     const key = endpointKey((c.after ?? c.before) as Endpoint);
+    if (isSharedChange(c)) {
+      const now = state.get(key);
+      const gone = new Set(c.before?.targets ?? []);
+      if (now === undefined && c.before !== undefined) throw new Error(`cannot ${c.action} a slice of absent record set ${key}`);
+      const kept = (now?.targets ?? []).filter((t) => !gone.has(t));
+      const targets = sortedUnique([...kept, ...(c.after?.targets ?? [])]);
+      if (targets.length === 0) {
+        state.delete(key);
+        continue;
+      }
+      const base = (c.after ?? now) as Endpoint;
+      const ttls = [...(kept.length > 0 && now ? [now.ttl] : []), ...(c.after ? [c.after.ttl] : [])];
+      state.set(key, { dnsName: base.dnsName, recordType: base.recordType, targets, ttl: Math.min(...ttls) });
+      continue;
+    }
     const exists = state.has(key);
     if (c.action === 'create' ? exists : !exists) throw new Error(`cannot ${c.action} record set ${key}`);
     if (c.action === 'delete') state.delete(key);

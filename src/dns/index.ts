@@ -36,7 +36,11 @@ export {
 export {
   REASON_CREATE_ONLY,
   REASON_UNOWNED,
+  SHAREABLE_TYPES,
+  SHARED_LABEL,
   applyChanges,
+  isSharedChange,
+  isSharedEndpoint,
   diffChangeSet,
   diffDesired,
   type ChangeSetOptions,
@@ -44,4 +48,5 @@ export {
   type DiffResult,
   type OwnerOf,
   type OwnerView,
+  type SharedOwnerView,
 } from './diff.js';

@@ -4,13 +4,27 @@
  * around (POST answering id 0, a timed-out POST that did happen, 404 on DELETE), and errors that
  * keep the HTTP status, OVH's message and the X-Ovh-Queryid (node-ovh drops the last two; we read
  * them from Node's http diagnostics channel).
+ *
+ * Retries (RetryPolicy): a call that is safe to repeat (every GET, PUT — it sets the same values —,
+ * DELETE — a repeat answers 404, which counts as done —, and POST …/refresh) is sent again after a
+ * 5xx, a 408, a 429 or no answer (reset, dropped, timed out), up to `attempts` times in all. The wait
+ * is the answer's Retry-After when it has one (a Retry-After longer than `maxRetryAfterMs` ends the
+ * retries at once: waiting that long while holding a zone lock helps nobody), otherwise exponential
+ * backoff with "equal jitter": attempt n waits a random time in [d/2, d], d = min(max, base * 2^n).
+ * A record creation (POST …/record) is never repeated blindly: see createRecord.
+ *
+ * Timeouts are ours, not node-ovh's: node-ovh's own timeout handling adds a listener to the
+ * keep-alive socket on every request (a leak) and only idles the socket. Ours destroys the request
+ * after `timeoutMs`, which is then a failure with status 0 ("no answer").
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import dc from 'node:diagnostics_channel';
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import https from 'node:https';
 import tls from 'node:tls';
 import ovh from '@ovhcloud/node-ovh';
 import type { OvhClient } from '@ovhcloud/node-ovh';
+import { decodeTxt } from '../dns/index.js';
 import type { OvhEndpoint } from './endpoint.js';
 import { OvhError, kindOfStatus } from './errors.js';
 import { limiterFor, type RateLimiter } from './ratelimit.js';
@@ -27,7 +41,11 @@ export interface RetryPolicy {
   attempts: number;
   baseDelayMs: number;
   maxDelayMs: number;
+  /** A Retry-After longer than this is not waited for: the call fails at once. */
+  maxRetryAfterMs: number;
 }
+
+export const DEFAULT_RETRY: RetryPolicy = { attempts: 4, baseDelayMs: 200, maxDelayMs: 5_000, maxRetryAfterMs: 30_000 };
 
 /** Reported once per HTTP call (each attempt is one call). */
 export interface OvhCallInfo {
@@ -74,12 +92,18 @@ export interface OvhSoa {
 // --- http diagnostics: which of our calls a request belongs to, and what its answer's headers said ---
 
 interface CallContext {
+  request?: ClientRequest;
   status?: number;
   queryId?: string;
   retryAfterMs?: number;
 }
 
-let pendingContext: CallContext | undefined;
+/**
+ * node-ovh calls https.request synchronously inside requestPromised(), which we run inside
+ * callStore.run(ctx): Node publishes http.client.request.start later (once the request has a socket),
+ * in the async context of that call, so getStore() there is this request's context.
+ */
+const callStore = new AsyncLocalStorage<CallContext>();
 const contexts = new WeakMap<ClientRequest, CallContext>();
 let diagnosticsInstalled = false;
 
@@ -88,11 +112,10 @@ function installDiagnostics(): void {
   diagnosticsInstalled = true;
   dc.subscribe('http.client.request.start', (message) => {
     const { request } = message as { request: ClientRequest };
-    // node-ovh calls https.request synchronously inside requestPromised(), so the context set just
-    // before that call is this request's.
-    if (pendingContext) {
-      contexts.set(request, pendingContext);
-      pendingContext = undefined;
+    const ctx = callStore.getStore();
+    if (ctx && !ctx.request) {
+      ctx.request = request;
+      contexts.set(request, ctx);
     }
   });
   dc.subscribe('http.client.response.finish', (message) => {
@@ -147,13 +170,16 @@ export function routeOf(path: string): string {
 export class OvhApi {
   private readonly client: OvhClient;
   private readonly limiter: RateLimiter;
-  private readonly retry: RetryPolicy;
+  readonly retry: RetryPolicy;
+  readonly timeoutMs: number;
   private readonly sleep: (ms: number) => Promise<void>;
   private timeSynced: Promise<void> | undefined;
 
   constructor(private readonly opts: OvhApiOptions) {
     installDiagnostics();
     if (opts.extraCaPems?.length) trustExtraCas(opts.extraCaPems);
+    this.timeoutMs = opts.timeoutMs ?? 30_000;
+    if (!(this.timeoutMs > 0)) throw new RangeError(`timeoutMs: expected a positive number, got ${this.timeoutMs}`);
     this.client = ovh({
       host: opts.endpoint.host,
       port: opts.endpoint.port,
@@ -161,14 +187,15 @@ export class OvhApi {
       appKey: opts.credentials.applicationKey,
       appSecret: opts.credentials.applicationSecret,
       consumerKey: opts.credentials.consumerKey,
-      timeout: opts.timeoutMs ?? 30_000,
+      // No `timeout`: see the module comment; once() enforces this.timeoutMs.
     });
     this.limiter = limiterFor(
       `${opts.endpoint.host}:${opts.endpoint.port}|${opts.credentials.applicationKey}`,
       opts.ratePerSecond ?? 20,
       opts.maxConcurrent ?? 8,
     );
-    this.retry = { attempts: 4, baseDelayMs: 200, maxDelayMs: 5_000, ...opts.retry };
+    this.retry = { ...DEFAULT_RETRY, ...opts.retry };
+    if (!(Number.isInteger(this.retry.attempts) && this.retry.attempts >= 1)) throw new RangeError(`retry.attempts: expected an integer >= 1, got ${this.retry.attempts}`);
     this.sleep = opts.sleep ?? defaultSleep;
   }
 
@@ -194,7 +221,16 @@ export class OvhApi {
 
   async getSoa(zone: string): Promise<OvhSoa> {
     const s = asObject(await this.call('GET', `/domain/zone/${zone}/soa`, undefined, true), 'soa');
-    return { serial: Number(s['serial']), ttl: Number(s['ttl']), nxDomainTtl: Number(s['nxDomainTtl']) };
+    const serial = Number(s['serial']);
+    if (!Number.isInteger(serial) || serial < 0) throw new OvhError('GET', `/domain/zone/${zone}/soa`, 200, 'unknown', `the SOA serial is not a number: ${JSON.stringify(s['serial'])}`);
+    return { serial, ttl: Number(s['ttl']), nxDomainTtl: Number(s['nxDomainTtl']) };
+  }
+
+  /** The zone file OVH generates from the zone's records (BIND text, no record ids). One call. */
+  async getExport(zone: string): Promise<string> {
+    const text = await this.call('GET', `/domain/zone/${zone}/export`, undefined, true);
+    if (typeof text !== 'string') throw new OvhError('GET', `/domain/zone/${zone}/export`, 200, 'unknown', `expected a string, got ${typeof text}`);
+    return text;
   }
 
   /** Record ids, optionally filtered (OVH matches subDomain case-insensitively). */
@@ -223,26 +259,41 @@ export class OvhApi {
 
   /**
    * Creates one record, never two. A POST is not safe to repeat: when its answer is lost (timeout,
-   * dropped connection, 5xx) or OVH answers id 0, the record is looked up by name, type and target
-   * among the ids that are not in `knownIds` before anything is sent again.
+   * dropped connection, 5xx, 408) it may have been done. So after such a failure the client waits
+   * (backoff, or Retry-After), then looks the record up — by subDomain and fieldType (one GET of the
+   * ids), then the ids that are not in `knownIds`, newest first, until one has the target sent — and
+   * only sends the POST again when nothing is found. A 429 is a refusal (nothing was done): retried
+   * after its Retry-After without a look-up. An answer with id 0 (OVH's known bug: the record was
+   * created) is resolved by the same look-up. Anything else (400, 403, 404) fails at once.
+   *
+   * `knownIds`: the ids the caller already knows in this zone (its cache, plus what it created), so
+   * that an identical record that existed before is not taken for the new one.
    */
   async createRecord(zone: string, body: OvhRecordBody, knownIds: ReadonlySet<string>): Promise<OvhRecord> {
     const path = `/domain/zone/${zone}/record`;
     for (let attempt = 0; ; attempt++) {
-      let lastError: OvhError | undefined;
+      let failure: OvhError | undefined;
       try {
         const created = toRecord(await this.call('POST', path, { ...body }, false), zone);
         if (created.id !== '0') return created;
         this.opts.warn?.('OVH answered id 0 to a record creation; looking the record up', { zone, subDomain: body.subDomain, fieldType: body.fieldType });
       } catch (e) {
         if (!(e instanceof OvhError) || !e.transient) throw e;
-        lastError = e;
+        failure = e;
+      }
+      const last = attempt + 1 >= this.retry.attempts;
+      if (failure) {
+        if (failure.kind === 'rate_limited' && last) throw failure;
+        const delay = this.retryDelay(failure, attempt);
+        if (delay === undefined) throw failure;
+        this.opts.warn?.('OVH record creation failed; looking it up before sending it again', { zone, subDomain: body.subDomain, fieldType: body.fieldType, status: failure.status, attempt: attempt + 1, delayMs: delay });
+        await this.sleep(delay);
+        if (failure.kind === 'rate_limited') continue;
       }
       const found = await this.findCreated(zone, body, knownIds);
       if (found) return found;
-      if (!lastError) throw new OvhError('POST', path, 200, 'unknown', 'OVH answered id 0 and the record cannot be found');
-      if (attempt + 1 >= this.retry.attempts) throw lastError;
-      await this.sleep(lastError.retryAfterMs ?? this.backoff(attempt));
+      if (!failure) throw new OvhError('POST', path, 200, 'unknown', 'OVH answered id 0 and no matching record could be found');
+      if (last) throw failure;
     }
   }
 
@@ -251,7 +302,7 @@ export class OvhApi {
     await this.call('PUT', `/domain/zone/${zone}/record/${id}`, { ...body }, true);
   }
 
-  /** A 404 means the record is already gone: that counts as done. */
+  /** A 404 means the record is already gone: that counts as done (so does a repeat after a lost answer). */
   async deleteRecord(zone: string, id: string): Promise<void> {
     try {
       await this.call('DELETE', `/domain/zone/${zone}/record/${id}`, undefined, true);
@@ -270,17 +321,30 @@ export class OvhApi {
 
   private async findCreated(zone: string, body: OvhRecordBody, knownIds: ReadonlySet<string>): Promise<OvhRecord | undefined> {
     const ids = await this.listRecordIds(zone, { fieldType: body.fieldType, subDomain: body.subDomain });
-    for (const id of ids) {
-      if (knownIds.has(id)) continue;
-      const r = await this.getRecord(zone, id, 2);
-      if (sameTarget(body.fieldType, body.target, r.target)) return r;
+    const candidates = ids.filter((id) => !knownIds.has(id)).sort(compareIdsDescending);
+    for (const id of candidates) {
+      let r: OvhRecord;
+      try {
+        r = await this.getRecord(zone, id, 2);
+      } catch (e) {
+        if (e instanceof OvhError && e.kind === 'not_found') continue; // deleted meanwhile
+        throw e;
+      }
+      if (r.subDomain === body.subDomain.toLowerCase() && r.fieldType === body.fieldType && sameTarget(body.fieldType, body.target, r.target)) return r;
     }
     return undefined;
   }
 
-  private backoff(attempt: number): number {
+  /** Equal jitter: a random time in [d/2, d], d = min(maxDelayMs, baseDelayMs * 2^attempt). */
+  backoff(attempt: number): number {
     const exp = Math.min(this.retry.maxDelayMs, this.retry.baseDelayMs * 2 ** attempt);
-    return Math.round(exp / 2 + Math.random() * (exp / 2)); // "equal jitter"
+    return Math.round(exp / 2 + Math.random() * (exp / 2));
+  }
+
+  /** How long to wait before attempt `attempt + 1`; undefined: do not retry (Retry-After too long). */
+  private retryDelay(e: OvhError, attempt: number): number | undefined {
+    if (e.retryAfterMs !== undefined) return e.retryAfterMs > this.retry.maxRetryAfterMs ? undefined : e.retryAfterMs;
+    return this.backoff(attempt);
   }
 
   private async ensureTime(): Promise<void> {
@@ -303,7 +367,8 @@ export class OvhApi {
         return await this.once(method, path, params, attempt);
       } catch (e) {
         if (!(e instanceof OvhError) || !safe || !e.transient || attempt + 1 >= this.retry.attempts) throw e;
-        const delay = e.retryAfterMs ?? this.backoff(attempt);
+        const delay = this.retryDelay(e, attempt);
+        if (delay === undefined) throw e;
         this.opts.warn?.('OVH call failed, retrying', { method, path, status: e.status, attempt: attempt + 1, delayMs: delay });
         await this.sleep(delay);
       }
@@ -316,22 +381,34 @@ export class OvhApi {
     const start = performance.now();
     const report = (status: number) =>
       this.opts.onCall?.({ method, path, route: routeOf(path), status, durationMs: performance.now() - start, waitedMs, attempt, queryId: ctx.queryId });
+    let timer: NodeJS.Timeout | undefined;
     try {
-      pendingContext = ctx;
-      const promise = this.client.requestPromised(method, path, params);
-      pendingContext = undefined;
-      const result = await promise;
+      const answer = callStore.run(ctx, () => this.client.requestPromised(method, path, params));
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          // node-ovh's callback then rejects `answer`, which the race below has already left.
+          ctx.request?.destroy();
+          reject(new OvhError(method, path, 0, 'network', `no answer within ${this.timeoutMs} ms`, ctx.queryId));
+        }, this.timeoutMs);
+      });
+      const result = await Promise.race([answer, timeout]);
       report(ctx.status ?? 200);
       return result;
     } catch (e) {
-      pendingContext = undefined;
-      const err = toOvhError(method, path, e, ctx);
+      const err = e instanceof OvhError ? e : toOvhError(method, path, e, ctx);
       report(err.status);
       throw err;
     } finally {
+      clearTimeout(timer);
       this.limiter.release();
     }
   }
+}
+
+function compareIdsDescending(a: string, b: string): number {
+  const x = /^[0-9]+$/.test(a) ? BigInt(a) : -1n;
+  const y = /^[0-9]+$/.test(b) ? BigInt(b) : -1n;
+  return x > y ? -1 : x < y ? 1 : 0;
 }
 
 function toOvhError(method: string, path: string, rejection: unknown, ctx: CallContext): OvhError {
@@ -376,9 +453,6 @@ function toRecord(v: unknown, zone: string): OvhRecord {
 
 /** Whether a record OVH answered has the target we sent (OVH quotes TXT in its answers). */
 function sameTarget(fieldType: string, sent: string, answered: string): boolean {
-  if (fieldType === 'TXT') {
-    const unq = answered.startsWith('"') ? answered.slice(1, -1).split('" "').join('') : answered;
-    return unq === sent;
-  }
-  return sent.toLowerCase() === answered.toLowerCase();
+  if (fieldType === 'TXT') return decodeTxt(answered) === decodeTxt(sent);
+  return sent.trim().replace(/\s+/g, ' ').toLowerCase() === answered.trim().replace(/\s+/g, ' ').toLowerCase();
 }

@@ -1,7 +1,10 @@
 import { createHash } from 'node:crypto';
 
 /**
- * A token bucket (requests per second, burst = one second's worth) and a bound on calls in flight.
+ * A token bucket and a bound on calls in flight. The bucket holds at most one token and refills at
+ * `ratePerSecond`, so calls start at least 1/rate apart — no burst: "20 per second" is what OVH sees
+ * in every window, not 20 at once then a pause. A call takes its concurrency slot first, then waits
+ * for its token; acquire() returns the whole wait, which the client reports (metrics).
  * One limiter per OVH application key is shared by every zone in the process (limiterFor).
  */
 export class RateLimiter {

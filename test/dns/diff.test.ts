@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   REASON_CREATE_ONLY,
   REASON_UNOWNED,
+  SHARED_LABEL,
   applyChanges,
   diffChangeSet,
   diffDesired,
@@ -273,5 +274,98 @@ describe('applyChanges', () => {
     ).toEqual([a, b2]);
     expect(() => applyChanges([a], [{ action: 'create', after: a }])).toThrow(/cannot create/);
     expect(() => applyChanges([], [{ action: 'delete', before: a }])).toThrow(/cannot delete/);
+  });
+});
+
+describe('shared record sets', () => {
+  const L = { [SHARED_LABEL]: 'true' };
+  const www = (targets: string[], ttl = 300, labels: Record<string, string> | null = L): Endpoint => ({
+    ...ep('www.', 'A', targets, ttl),
+    ...(labels ? { labels } : {}),
+  });
+  /** The owner table for www A as a shared set: my targets, the others' (target -> owner), my TTL. */
+  const sharedView = (mine: string[], others: Record<string, string> = {}, ttl?: number): OwnerOf =>
+    (key): OwnerView =>
+      key === 'www.example.com A'
+        ? { kind: 'shared', mine, others: new Map(Object.entries(others)), ...(ttl === undefined ? {} : { ttl }) }
+        : { kind: 'none' };
+  const union = www(['192.0.2.1', '192.0.2.2'], 300, null);
+
+  it('adds the tenant\'s targets as a create of its slice beside the others\' targets', () => {
+    const r = diffDesired({ current: [www(['192.0.2.1'], 300, null)], desired: [www(['192.0.2.2'], 300, null)], policy: 'sync', ownerOf: sharedView([], { '192.0.2.1': 'team-a' }) });
+    expect(r).toEqual({ changes: [{ action: 'create', after: www(['192.0.2.2']) }], conflicts: [] });
+  });
+
+  it('an equal slice is no change, whatever the others hold and whatever their TTL', () => {
+    const current = [{ ...union, ttl: 60 }];
+    const r = diffDesired({ current, desired: [www(['192.0.2.2'], 300, null)], policy: 'sync', ownerOf: sharedView(['192.0.2.2'], { '192.0.2.1': 'team-a' }, 300) });
+    expect(r).toEqual({ changes: [], conflicts: [] });
+  });
+
+  it('updates only the slice: before and after hold the tenant\'s targets, never the others\'', () => {
+    const r = diffDesired({ current: [union], desired: [www(['192.0.2.3'])], policy: 'upsert-only', ownerOf: sharedView(['192.0.2.2'], { '192.0.2.1': 'team-a' }, 300) });
+    expect(r).toEqual({ changes: [{ action: 'update', before: www(['192.0.2.2']), after: www(['192.0.2.3']) }], conflicts: [] });
+  });
+
+  it('a desired target owned by another tenant, or by nobody, is a conflict; the rest applies', () => {
+    const current = [www(['192.0.2.1', '192.0.2.7'], 300, null)];
+    const r = diffDesired({ current, desired: [www(['192.0.2.1', '192.0.2.7', '192.0.2.9'])], policy: 'sync', ownerOf: sharedView([], { '192.0.2.1': 'team-a' }) });
+    expect(r.changes).toEqual([{ action: 'create', after: www(['192.0.2.9']) }]);
+    expect(r.conflicts).toEqual([
+      { action: 'create', endpoint: www(['192.0.2.7']), owner: '', reason: 'target 192.0.2.7 of shared set www.example.com A exists in OVH without an owner; an admin must assign it' },
+      { action: 'create', endpoint: www(['192.0.2.1']), owner: 'team-a', reason: 'target 192.0.2.1 of shared set www.example.com A is owned by tenant "team-a"' },
+    ]);
+  });
+
+  it('sync deletes only the tenant\'s slice, and reports nothing about the others\'', () => {
+    const r = diffDesired({ current: [union], desired: [], policy: 'sync', ownerOf: sharedView(['192.0.2.2'], { '192.0.2.1': 'team-a' }, 300) });
+    expect(r).toEqual({ changes: [{ action: 'delete', before: www(['192.0.2.2']) }], conflicts: [] });
+    // Nothing of mine there: nothing to delete.
+    expect(diffDesired({ current: [union], desired: [], policy: 'sync', ownerOf: sharedView([], { '192.0.2.1': 'team-a', '192.0.2.2': 'team-b' }) })).toEqual({ changes: [], conflicts: [] });
+  });
+
+  it('an explicit delete naming the whole set removes the slice and reports the others\' targets', () => {
+    const r = diffChangeSet([union], { create: [], updateOld: [], updateNew: [], delete: [union] }, sharedView(['192.0.2.2'], { '192.0.2.1': 'team-a' }, 300));
+    expect(r.changes).toEqual([{ action: 'delete', before: www(['192.0.2.2']) }]);
+    expect(r.conflicts).toEqual([
+      { action: 'delete', endpoint: www(['192.0.2.1']), owner: 'team-a', reason: 'target 192.0.2.1 of shared set www.example.com A is owned by tenant "team-a"' },
+    ]);
+  });
+
+  it('policies still hold: create-only never updates a slice, upsert-only never deletes one', () => {
+    const view = sharedView(['192.0.2.2'], { '192.0.2.1': 'team-a' }, 300);
+    expect(diffDesired({ current: [union], desired: [www(['192.0.2.3'])], policy: 'create-only', ownerOf: view }).conflicts).toEqual([
+      { action: 'update', endpoint: www(['192.0.2.3']), owner: '', reason: REASON_CREATE_ONLY },
+    ]);
+    expect(diffChangeSet([union], { create: [], updateOld: [], updateNew: [], delete: [www(['192.0.2.2'])] }, view, { policy: 'upsert-only' }).conflicts).toEqual([
+      { action: 'delete', endpoint: www(['192.0.2.2']), owner: '', reason: 'policy upsert-only never deletes' },
+    ]);
+  });
+
+  it('the shared label creates a shared set only where the set is absent and unowned', () => {
+    const flagged = www(['192.0.2.1']);
+    expect(diff([], [flagged], {}).changes).toEqual([{ action: 'create', after: flagged }]);
+    // An own (exclusive) set, or one that exists: the label is dropped, the set stays exclusive.
+    const own = diff([www(['192.0.2.9'], 300, null)], [flagged], { 'www.example.com A': 'self' });
+    expect(own.changes).toEqual([{ action: 'update', before: www(['192.0.2.9'], 300, null), after: www(['192.0.2.1'], 300, null) }]);
+    // Never for a CNAME.
+    const cname = { ...ep('c.', 'CNAME', ['lb.example.org']), labels: L };
+    expect(diff([], [cname], {}).changes).toEqual([{ action: 'create', after: ep('c.', 'CNAME', ['lb.example.org']) }]);
+  });
+
+  it('a CNAME may not replace a shared set that keeps other tenants\' targets', () => {
+    const cname = ep('www.', 'CNAME', ['lb.example.org']);
+    const table = (key: string): OwnerView =>
+      key === 'www.example.com A' ? { kind: 'shared', mine: ['192.0.2.2'], others: new Map([['192.0.2.1', 'team-a']]), ttl: 300 } : { kind: 'none' };
+    const r = diffDesired({ current: [union], desired: [cname], policy: 'sync', ownerOf: table });
+    expect(r.changes).toEqual([{ action: 'delete', before: www(['192.0.2.2']) }]);
+    expect(r.conflicts.map((c) => c.reason)).toEqual(['a CNAME cannot coexist with other record types; www.example.com keeps A']);
+  });
+
+  it('applyChanges merges a slice into the union and drops the set with its last target', () => {
+    const after = applyChanges([www(['192.0.2.1'], 300, null)], [{ action: 'create', after: www(['192.0.2.2']) }]);
+    expect(after).toEqual([www(['192.0.2.1', '192.0.2.2'], 300, null)]);
+    expect(applyChanges(after, [{ action: 'delete', before: www(['192.0.2.2']) }])).toEqual([www(['192.0.2.1'], 300, null)]);
+    expect(applyChanges([www(['192.0.2.2'], 300, null)], [{ action: 'delete', before: www(['192.0.2.2']) }])).toEqual([]);
   });
 });

@@ -29,6 +29,9 @@ const SOURCE_IN_USE = '55006'; // object_in_use: "source database … is being a
 export async function testDatabase(opts: { max?: number } = {}): Promise<TestDatabase> {
   const adminUrl = inject('dnsplaneAdminUrl');
   const template = inject('dnsplaneTemplate');
+  if (!adminUrl || !template) {
+    throw new Error('testDatabase(): no template database; is test/helpers/global-setup.ts the globalSetup of vitest.config.ts?');
+  }
   const name = `dnsplane_t_${Date.now().toString(36)}_${randomBytes(5).toString('hex')}`;
 
   await withAdmin(adminUrl, async (admin) => {

@@ -7,10 +7,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createClient, type Client, type Interceptor, type Transport } from '@connectrpc/connect';
 import { createConnectTransport, createGrpcTransport } from '@connectrpc/connect-node';
-import pino from 'pino';
+import type { DescService } from '@bufbuild/protobuf';
+import pino, { type Logger } from 'pino';
 import { loadConfig } from '../../src/config.js';
 import { createTenant } from '../../src/core/tenants.js';
 import { ZoneService } from '../../src/gen/dnsplane/v1/zone_pb.js';
+import { AdminService } from '../../src/gen/dnsplane/v1/admin_pb.js';
 import { OvhSimulator, type SimRecordInit } from '../../src/ovhsim/index.js';
 import { startServer, type Server } from '../../src/server.js';
 import { testDatabase } from './db.js';
@@ -18,13 +20,26 @@ import { testDatabase } from './db.js';
 export interface Harness {
   sim: OvhSimulator;
   server: Server;
+  /** http://127.0.0.1:PORT of the server's external-dns webhook listener (DNSPLANE_WEBHOOK_LISTEN, port 0 here). */
+  webhookUrl: string;
   /** A ZoneService client speaking Connect over HTTP/1.1 with this token. */
   zoneClient(token?: string, transport?: 'connect' | 'grpc'): Client<typeof ZoneService>;
   tenant(name: string, zones: string[], opts?: { admin?: boolean; suffixes?: string[] }): Promise<string>;
+  /** An AdminService client (Connect, HTTP/1.1) with this token. */
+  adminClient(token?: string): Client<typeof AdminService>;
+  /** A client of any service the server registers, with this token (none: no Authorization header). */
+  client<S extends DescService>(service: S, token?: string): Client<S>;
+  /** The URL of this harness's database (may carry a password: never log it). */
+  databaseUrl: string;
   close(): Promise<void>;
 }
 
-export async function startHarness(opts: { zones: Record<string, SimRecordInit[]>; env?: Record<string, string> }): Promise<Harness> {
+export async function startHarness(opts: {
+  zones: Record<string, SimRecordInit[]>;
+  env?: Record<string, string>;
+  /** The server's logger (default: silent), e.g. to capture and search its output. */
+  logger?: Logger;
+}): Promise<Harness> {
   const sim = await OvhSimulator.start({ zones: opts.zones });
   const db = await testDatabase();
   const dir = mkdtempSync(path.join(tmpdir(), 'dnsplane-e2e-'));
@@ -40,12 +55,20 @@ export async function startHarness(opts: { zones: Record<string, SimRecordInit[]
     OVH_CONSUMER_KEY: sim.credentials.consumerKey,
     OVH_CA_FILE: caFile,
     DNSPLANE_OVH_RATE: '1000',
+    DNSPLANE_WEBHOOK_LISTEN: '127.0.0.1:0',
     ...opts.env,
   });
-  const server = await startServer(config, pino({ level: 'silent' }));
+  const server = await startServer(config, opts.logger ?? pino({ level: 'silent' }));
+  const bearer = (token: string | undefined): Interceptor => (next) => (req) => {
+    if (token !== undefined) req.header.set('authorization', `Bearer ${token}`);
+    return next(req);
+  };
+  const connect = <S extends DescService>(service: S, token?: string): Client<S> =>
+    createClient(service, createConnectTransport({ baseUrl: server.url, httpVersion: '1.1', interceptors: [bearer(token)] }));
   return {
     sim,
     server,
+    webhookUrl: server.webhookUrl ?? '',
     zoneClient(token, kind = 'connect') {
       const auth: Interceptor = (next) => (req) => {
         if (token !== undefined) req.header.set('authorization', `Bearer ${token}`);
@@ -57,6 +80,9 @@ export async function startHarness(opts: { zones: Record<string, SimRecordInit[]
           : createConnectTransport({ baseUrl: server.url, httpVersion: '1.1', interceptors: [auth] });
       return createClient(ZoneService, transport);
     },
+    adminClient: (token) => connect(AdminService, token),
+    client: connect,
+    databaseUrl: db.url,
     async tenant(name, zones, t = {}) {
       return (await createTenant(server.ctx.pool, { name, zones, admin: t.admin, suffixes: t.suffixes })).token;
     },

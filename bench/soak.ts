@@ -1,0 +1,288 @@
+/**
+ * bench/soak — `npm run soak`: a longer run of issue 3's guarantees under random OVH faults. Not part
+ * of `npm test`.
+ *
+ * R dnsplane servers (in this process, one database), T tenants, Z zones, W workers applying for SOAK_SECONDS:
+ * each worker picks a tenant, a replica and a zone, then either applies a desired state inline (UPSERT_ONLY
+ * or SYNC, its own names plus names every tenant claims) or plans then applies the stored plan (stale when
+ * the zone moved meanwhile). Meanwhile the simulator injects a random fault every 300 ms (5xx, 408 HTML,
+ * 429 with Retry-After, dropped connections, POSTs done then dropped, id 0, hanging calls, refused
+ * creations, latency) and records are changed by hand and published (drift, DNSPLANE_DRIFT_INTERVAL=1s).
+ *
+ * At the end (faults cleared, the zones checked for drift one last time) it checks, per zone:
+ *  1. the published records of the tenants' names are the fold, in generation order, of every change an
+ *     apply reported as applied;
+ *  2. no record is duplicated; 3. the draft holds what is published (no half-applied draft);
+ *  4. the cache equals the simulator record for record; 5. no journal row is left in_flight;
+ *  6. no zone lock is held; 7. every refresh belongs to an apply journaled done (or a recovery).
+ * It prints the figures and exits 1 when a check fails.
+ *
+ * Environment: SOAK_SECONDS=60 SOAK_REPLICAS=3 SOAK_TENANTS=6 SOAK_ZONES=2 SOAK_WORKERS=12
+ *              DATABASE_URL (a server to create the soak database on; otherwise an embedded Postgres)
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { create } from '@bufbuild/protobuf';
+import { Code, ConnectError, createClient, type Client, type Interceptor } from '@connectrpc/connect';
+import { createConnectTransport } from '@connectrpc/connect-node';
+import pg from 'pg';
+import pino from 'pino';
+import { loadConfig } from '../src/config.js';
+import { checkZoneDrift } from '../src/core/drift.js';
+import { recoverAll } from '../src/core/apply.js';
+import { createTenant } from '../src/core/tenants.js';
+import { ApplyStatus, ChangeAction, EndpointSchema, Policy, ZoneService, type Endpoint, type ZoneApplyResult } from '../src/gen/dnsplane/v1/zone_pb.js';
+import { OvhSimulator, type FaultEffect } from '../src/ovhsim/index.js';
+import { startServer, type Server } from '../src/server.js';
+import * as store from '../src/store/index.js';
+
+const num = (name: string, fallback: number): number => {
+  const v = Number(process.env[name] ?? fallback);
+  if (!Number.isFinite(v) || v <= 0) throw new Error(`${name}: expected a positive number`);
+  return v;
+};
+const SECONDS = num('SOAK_SECONDS', 60);
+const REPLICAS = num('SOAK_REPLICAS', 3);
+const TENANTS = num('SOAK_TENANTS', 6);
+const ZONE_COUNT = num('SOAK_ZONES', 2);
+const WORKERS = num('SOAK_WORKERS', 12);
+const ZONES = Array.from({ length: ZONE_COUNT }, (_, i) => `soak${i}.test`);
+
+const rnd = (n: number) => Math.floor(Math.random() * n);
+const pick = <T>(xs: readonly T[]): T => xs[rnd(xs.length)]!;
+
+function ep(dnsName: string, recordType: string, targets: string[]): Endpoint {
+  return create(EndpointSchema, { dnsName, recordType, targets, ttl: pick([60, 300, 300, 600]) });
+}
+
+function desiredFor(t: number, zone: string): Endpoint[] {
+  const out: Endpoint[] = [];
+  for (const name of ['a', 'b', 'c']) {
+    if (Math.random() < 0.6) out.push(ep(`t${t}-${name}.${zone}`, 'A', [...new Set(Array.from({ length: 1 + rnd(3) }, () => `10.${t}.${rnd(4)}.${1 + rnd(5)}`))]));
+  }
+  if (Math.random() < 0.3) out.push(ep(`t${t}-txt.${zone}`, 'TXT', [`soak ${t} ${rnd(5)}`]));
+  if (Math.random() < 0.5) out.push(ep(`shared-${rnd(3)}.${zone}`, 'A', [`10.${t}.9.${1 + rnd(5)}`]));
+  return out;
+}
+
+const FAULTS: Array<{ method?: string; path: (z: string) => string; effect: FaultEffect }> = [
+  { method: 'POST', path: (z) => `/domain/zone/${z}/record`, effect: { kind: 'status', status: 500 } },
+  { method: 'POST', path: (z) => `/domain/zone/${z}/record`, effect: { kind: 'status', status: 503, apply: true } },
+  { method: 'POST', path: (z) => `/domain/zone/${z}/record`, effect: { kind: 'applyThenDrop' } },
+  { method: 'POST', path: (z) => `/domain/zone/${z}/record`, effect: { kind: 'idZero' } },
+  { method: 'POST', path: (z) => `/domain/zone/${z}/record`, effect: { kind: 'status', status: 400 } },
+  { method: 'POST', path: (z) => `/domain/zone/${z}/record`, effect: { kind: 'hang' } },
+  { method: 'PUT', path: (z) => `/domain/zone/${z}/record/*`, effect: { kind: 'status', status: 502 } },
+  { method: 'PUT', path: (z) => `/domain/zone/${z}/record/*`, effect: { kind: 'html', status: 408 } },
+  { method: 'DELETE', path: (z) => `/domain/zone/${z}/record/*`, effect: { kind: 'applyThenDrop' } },
+  { method: 'DELETE', path: (z) => `/domain/zone/${z}/record/*`, effect: { kind: 'drop' } },
+  { method: 'GET', path: (z) => `/domain/zone/${z}/**`, effect: { kind: 'rateLimit', retryAfterSeconds: 1 } },
+  { method: 'GET', path: (z) => `/domain/zone/${z}/**`, effect: { kind: 'drop' } },
+  { method: 'POST', path: (z) => `/domain/zone/${z}/refresh`, effect: { kind: 'status', status: 500 } },
+  { method: 'POST', path: (z) => `/domain/zone/${z}/refresh`, effect: { kind: 'delay', ms: 400 } },
+];
+
+async function main(): Promise<number> {
+  const started = Date.now();
+  const sim = await OvhSimulator.start({ zones: Object.fromEntries(ZONES.map((z) => [z, [{ subDomain: 'manual', fieldType: 'A', target: '198.51.100.1', ttl: 600 }]])) });
+  const dir = mkdtempSync(path.join(tmpdir(), 'dnsplane-soak-'));
+  const caFile = path.join(dir, 'ca.pem');
+  writeFileSync(caFile, sim.caPem);
+
+  // The database: a fresh one on DATABASE_URL's server, or an embedded Postgres.
+  let dbUrl: string;
+  let dropDb: () => Promise<void>;
+  const admin = process.env.DATABASE_URL;
+  if (admin) {
+    const name = `dnsplane_soak_${randomBytes(4).toString('hex')}`;
+    const c = new pg.Client({ connectionString: admin });
+    await c.connect();
+    await c.query(`CREATE DATABASE ${c.escapeIdentifier(name)}`);
+    await c.end();
+    const u = new URL(admin);
+    u.pathname = `/${name}`;
+    dbUrl = u.toString();
+    dropDb = async () => {
+      const d = new pg.Client({ connectionString: admin });
+      await d.connect();
+      await d.query(`DROP DATABASE IF EXISTS ${d.escapeIdentifier(name)} WITH (FORCE)`);
+      await d.end();
+    };
+  } else {
+    const db = await store.openDatabase({ dataDir: path.join(dir, 'data') });
+    dbUrl = db.url;
+    dropDb = () => db.close();
+  }
+
+  const servers: Server[] = [];
+  for (let i = 0; i < REPLICAS; i++) {
+    const config = loadConfig({
+      DATABASE_URL: dbUrl,
+      DNSPLANE_DATA_DIR: dir,
+      DNSPLANE_LISTEN: '127.0.0.1:0',
+      DNSPLANE_WEBHOOK_LISTEN: 'off',
+      DNSPLANE_ZONES: ZONES.join(','),
+      OVH_ENDPOINT: sim.apiUrl,
+      OVH_APPLICATION_KEY: sim.credentials.applicationKey,
+      OVH_APPLICATION_SECRET: sim.credentials.applicationSecret,
+      OVH_CONSUMER_KEY: sim.credentials.consumerKey,
+      OVH_CA_FILE: caFile,
+      DNSPLANE_OVH_RATE: '500',
+      DNSPLANE_OVH_TIMEOUT: '2s',
+      DNSPLANE_DRIFT_INTERVAL: '1s',
+    });
+    servers.push(await startServer(config, pino({ level: 'silent' })));
+  }
+  const pool = servers[0]!.ctx.pool;
+  const tokens: string[] = [];
+  for (let t = 0; t < TENANTS; t++) tokens.push((await createTenant(pool, { name: `t${t}`, zones: ZONES })).token);
+  const clients: Array<Array<Client<typeof ZoneService>>> = servers.map((s) =>
+    tokens.map((token) => {
+      const auth: Interceptor = (next) => (req) => {
+        req.header.set('authorization', `Bearer ${token}`);
+        return next(req);
+      };
+      return createClient(ZoneService, createConnectTransport({ baseUrl: s.url, httpVersion: '1.1', interceptors: [auth] }));
+    }),
+  );
+
+  const accepted = new Map<string, ZoneApplyResult[]>(ZONES.map((z) => [z, []]));
+  const tally = new Map<string, number>();
+  const count = (k: string) => tally.set(k, (tally.get(k) ?? 0) + 1);
+  const deadline = Date.now() + SECONDS * 1000;
+
+  const worker = async () => {
+    while (Date.now() < deadline) {
+      const t = rnd(TENANTS);
+      const zone = pick(ZONES);
+      const client = clients[rnd(REPLICAS)]![t]!;
+      const policy = Math.random() < 0.25 ? Policy.SYNC : Policy.UPSERT_ONLY;
+      const input = { case: 'desired' as const, value: { zones: [zone], endpoints: desiredFor(t, zone) } };
+      try {
+        let res;
+        if (Math.random() < 0.2) {
+          const p = await client.plan({ policy, input });
+          await new Promise((r) => setTimeout(r, rnd(200)));
+          res = await client.apply({ source: { case: 'planId', value: p.plan!.id } });
+        } else {
+          res = await client.apply({ source: { case: 'plan', value: { policy, input } } });
+        }
+        for (const z of res.zones) {
+          count(`apply ${ApplyStatus[z.status]}`);
+          if (z.status === ApplyStatus.APPLIED) accepted.get(z.zone)!.push(z);
+        }
+      } catch (e) {
+        const ce = ConnectError.from(e);
+        count(`error ${Code[ce.code]}${/changed since the plan|expired/.test(ce.rawMessage) ? ' (stale plan)' : ''}`);
+      }
+    }
+  };
+
+  let faultsAdded = 0;
+  let handEdits = 0;
+  const chaos = setInterval(() => {
+    const z = pick(ZONES);
+    const f = pick(FAULTS);
+    sim.faults.fail({ ...(f.method ? { method: f.method } : {}), path: f.path(z), times: 1 + rnd(2), effect: f.effect });
+    faultsAdded++;
+    if (Math.random() < 0.15) sim.faults.setLatency(rnd(2) * 20);
+    if (Math.random() < 0.3) {
+      const hand = sim.draftRecords(z).filter((r) => r.subDomain.startsWith('hand-'));
+      if (hand.length > 0 && Math.random() < 0.5) {
+        const r = pick(hand);
+        if (Math.random() < 0.5) sim.updateRecord(z, r.id, { target: `198.51.100.${10 + rnd(200)}` });
+        else sim.deleteRecord(z, r.id);
+      } else {
+        sim.addRecord(z, { subDomain: `hand-${rnd(5)}`, fieldType: 'A', target: `198.51.100.${10 + rnd(200)}`, ttl: 300 });
+      }
+      sim.publish(z);
+      handEdits++;
+    }
+  }, 300);
+
+  console.log(`soak: ${SECONDS}s, ${REPLICAS} replicas, ${TENANTS} tenants, ${ZONE_COUNT} zones, ${WORKERS} workers`);
+  await Promise.all(Array.from({ length: WORKERS }, worker));
+  clearInterval(chaos);
+  sim.faults.clear();
+
+  // Quiesce: roll back what died in flight, read the last hand edits.
+  await recoverAll(servers[0]!.ctx);
+  for (const z of ZONES) {
+    for (let i = 0; i < 5; i++) {
+      const r = await checkZoneDrift(servers[0]!.ctx, z);
+      if (r.status !== 'busy') break;
+      await new Promise((res) => setTimeout(res, 200));
+    }
+  }
+
+  const failures: string[] = [];
+  const check = (ok: boolean, what: string) => {
+    console.log(`  ${ok ? 'ok  ' : 'FAIL'} ${what}`);
+    if (!ok) failures.push(what);
+  };
+  const refreshes = sim.calls().filter((c) => c.method === 'POST' && c.path.endsWith('/refresh') && c.status === 204);
+  for (const zone of ZONES) {
+    console.log(`zone ${zone}:`);
+    const expected = new Map<string, string>();
+    for (const z of accepted.get(zone)!.sort((a, b) => (a.generation < b.generation ? -1 : 1))) {
+      for (const c of z.changes) {
+        const e = c.after ?? c.before!;
+        const key = `${e.dnsName} ${e.recordType}`;
+        if (c.action === ChangeAction.DELETE) expected.delete(key);
+        else expected.set(key, [...c.after!.targets].sort().join(','));
+      }
+    }
+    const published = new Map<string, string[]>();
+    for (const r of sim.publishedRecords(zone)) {
+      if (r.fieldType === 'NS' || r.subDomain === 'manual' || r.subDomain.startsWith('hand-')) continue;
+      const key = `${r.subDomain}.${zone} ${r.fieldType}`;
+      published.set(key, [...(published.get(key) ?? []), r.target]);
+    }
+    const actual = new Map([...published].map(([k, v]) => [k, v.sort().join(',')]));
+    const diff = [...new Set([...expected.keys(), ...actual.keys()])].filter((k) => expected.get(k) !== actual.get(k));
+    check(diff.length === 0, `published = fold of ${accepted.get(zone)!.length} accepted applies (${expected.size} record sets)${diff.length ? `; differ: ${diff.slice(0, 5).join('; ')}` : ''}`);
+    const draft = sim.draftRecords(zone);
+    const keys = draft.map((r) => `${r.subDomain} ${r.fieldType} ${r.target}`);
+    check(new Set(keys).size === keys.length, `no duplicate record (${draft.length} records)`);
+    const content = (rs: typeof draft) => rs.map((r) => `${r.subDomain} ${r.fieldType} ${r.target} ${r.ttl}`).sort().join('\n');
+    check(content(draft) === content(sim.publishedRecords(zone)), 'the draft holds what is published');
+    const cache = (await store.listRecords(pool, zone)).map((r) => `${r.id} ${r.subDomain} ${r.fieldType} ${r.target} ${r.ttl}`).sort();
+    const simRows = draft.map((r) => `${r.id} ${r.subDomain} ${r.fieldType} ${r.fieldType === 'TXT' ? `"${r.target}"` : r.target} ${r.ttl}`).sort();
+    check(JSON.stringify(cache) === JSON.stringify(simRows), 'the cache equals the simulator record for record');
+    const states = await store.countJournalStates(pool, zone);
+    check(states.in_flight === 0, `journal: ${states.done} done, ${states.failed} failed, ${states.recovered} recovered, ${states.in_flight} in flight`);
+    const zoneRefreshes = refreshes.filter((c) => c.path === `/domain/zone/${zone}/refresh`).length;
+    check(zoneRefreshes <= states.done + states.recovered, `${zoneRefreshes} refreshes answered 204 <= applies done + recoveries (${states.done + states.recovered})`);
+  }
+  const { rows } = await pool.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND classid = $1 AND objsubid = 2 AND granted`,
+    [store.ZONE_LOCK_NAMESPACE],
+  );
+  check(rows[0]?.n === 0, 'no zone lock held');
+
+  const byMethod = new Map<string, number>();
+  for (const c of sim.calls()) byMethod.set(c.method, (byMethod.get(c.method) ?? 0) + 1);
+  console.log('figures:');
+  for (const [k, v] of [...tally].sort()) console.log(`  ${k.padEnd(40)} ${v}`);
+  console.log(`  OVH calls                                ${[...byMethod].map(([m, n]) => `${m} ${n}`).join(', ')}`);
+  console.log(`  faults injected                          ${faultsAdded}`);
+  console.log(`  hand edits published                     ${handEdits}`);
+  console.log(`  wall time                                ${((Date.now() - started) / 1000).toFixed(1)} s`);
+
+  for (const s of servers) await s.close();
+  await sim.stop();
+  await dropDb();
+  rmSync(dir, { recursive: true, force: true });
+  console.log(failures.length ? `soak FAILED: ${failures.length} check(s)` : 'soak passed');
+  return failures.length ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (e: unknown) => {
+    console.error(e);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,143 @@
+/**
+ * AdminService handlers: protobuf in, core/admin.ts, protobuf out. Every handler checks the admin
+ * scope first (admin()), before it reads its request, so a non-admin learns nothing from the request
+ * it sent; core/admin.ts checks it again.
+ */
+import { create } from '@bufbuild/protobuf';
+import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
+import * as admin from '../core/admin.js';
+import type { CoreContext } from '../core/context.js';
+import type { Tenant } from '../core/tenants.js';
+import { InvalidInputError } from '../dns/errors.js';
+import {
+  AssignOwnershipResponseSchema,
+  CreateTenantResponseSchema,
+  DisableTenantResponseSchema,
+  GetPlanResponseSchema,
+  ImportTxtRegistryResponseSchema,
+  InvalidateZoneResponseSchema,
+  ListJournalResponseSchema,
+  ListOwnershipResponseSchema,
+  ListPlansResponseSchema,
+  ListTenantsResponseSchema,
+  PlanAsResponseSchema,
+  RotateTenantTokenResponseSchema,
+  type AdminService,
+} from '../gen/dnsplane/v1/admin_pb.js';
+import { tenantOf } from './auth.js';
+import {
+  adoptionToPb,
+  endpointToPb,
+  journalEntryToPb,
+  ownershipEntryToPb,
+  planInputFromPb,
+  planSummaryToPb,
+  planToPb,
+  tenantToPb,
+} from './convert.js';
+
+/** The calling tenant, refused unless it has the admin scope. */
+function adminOf(hc: HandlerContext): Tenant {
+  const actor = tenantOf(hc);
+  admin.requireAdmin(actor);
+  return actor;
+}
+
+export function adminService(ctx: CoreContext): ServiceImpl<typeof AdminService> {
+  return {
+    async planAs(req, hc) {
+      const actor = adminOf(hc);
+      if (!req.request) throw new InvalidInputError('request', 'the plan request is required');
+      const p = await admin.planAs(ctx, actor, req.tenant, planInputFromPb(req.request, 'request.'));
+      return create(PlanAsResponseSchema, { plan: planToPb(p) });
+    },
+
+    async listPlans(req, hc) {
+      const actor = adminOf(hc);
+      const plans = await admin.listPlans(ctx, actor, { tenant: req.tenant, status: req.status, limit: req.limit });
+      return create(ListPlansResponseSchema, { plans: plans.map(planSummaryToPb) });
+    },
+
+    async getPlan(req, hc) {
+      const actor = adminOf(hc);
+      const { plan, summary } = await admin.getPlanAsAdmin(ctx, actor, req.id);
+      return create(GetPlanResponseSchema, { plan: planToPb(plan), summary: planSummaryToPb(summary) });
+    },
+
+    async createTenant(req, hc) {
+      const actor = adminOf(hc);
+      const { tenant, token } = await admin.createTenant(ctx, actor, {
+        name: req.name,
+        zones: [...req.zones],
+        suffixes: [...req.suffixes],
+        scopes: [...req.scopes],
+      });
+      return create(CreateTenantResponseSchema, { tenant: tenantToPb(tenant), token });
+    },
+
+    async listTenants(_req, hc) {
+      const actor = adminOf(hc);
+      return create(ListTenantsResponseSchema, { tenants: (await admin.listTenants(ctx, actor)).map(tenantToPb) });
+    },
+
+    async rotateTenantToken(req, hc) {
+      const actor = adminOf(hc);
+      const { tenant, token } = await admin.rotateTenantToken(ctx, actor, req.name);
+      return create(RotateTenantTokenResponseSchema, { tenant: tenantToPb(tenant), token });
+    },
+
+    async disableTenant(req, hc) {
+      const actor = adminOf(hc);
+      const tenant = await admin.disableTenant(ctx, actor, req.name, req.enable);
+      return create(DisableTenantResponseSchema, { tenant: tenantToPb(tenant) });
+    },
+
+    async listOwnership(req, hc) {
+      const actor = adminOf(hc);
+      const { rows, unowned } = await admin.listOwnership(ctx, actor, { zone: req.zone, tenant: req.tenant, includeUnowned: req.includeUnowned });
+      return create(ListOwnershipResponseSchema, { entries: rows.map(ownershipEntryToPb), unowned: unowned.map(endpointToPb) });
+    },
+
+    async assignOwnership(req, hc) {
+      const actor = adminOf(hc);
+      const r = await admin.assignOwnership(ctx, actor, {
+        dnsName: req.dnsName,
+        recordType: req.recordType,
+        tenant: req.tenant,
+        shared: req.shared,
+        targets: [...req.targets],
+      });
+      return create(AssignOwnershipResponseSchema, { zone: r.zone, entries: r.rows.map(ownershipEntryToPb), generation: r.generation });
+    },
+
+    async importTxtRegistry(req, hc) {
+      const actor = adminOf(hc);
+      const r = await admin.importTxtRegistry(ctx, actor, {
+        zone: req.zone,
+        owners: { ...req.owners },
+        txtPrefix: req.txtPrefix,
+        txtSuffix: req.txtSuffix,
+        dryRun: req.dryRun,
+      });
+      return create(ImportTxtRegistryResponseSchema, {
+        zone: r.zone,
+        dryRun: r.dryRun,
+        adoptions: r.adoptions.map(adoptionToPb),
+        generation: r.generation,
+        unreadable: r.unreadable,
+      });
+    },
+
+    async invalidateZone(req, hc) {
+      const actor = adminOf(hc);
+      const r = await admin.invalidateZone(ctx, actor, req.zone);
+      return create(InvalidateZoneResponseSchema, { zone: r.zone, generation: r.generation, recordCount: r.recordCount });
+    },
+
+    async listJournal(req, hc) {
+      const actor = adminOf(hc);
+      const entries = await admin.listJournal(ctx, actor, { zone: req.zone, tenant: req.tenant, limit: req.limit });
+      return create(ListJournalResponseSchema, { entries: entries.map(journalEntryToPb) });
+    },
+  };
+}

@@ -1,0 +1,62 @@
+/**
+ * `dnsplane apply PLAN_ID`: applies a stored plan (ZoneService.Apply) and prints, per zone, how it
+ * ended and the OVH calls made. Exit code 0 when every zone applied (or had nothing to do), 1
+ * otherwise (a stale or expired plan, a failed and rolled-back zone, an error).
+ */
+import { parseArgs } from 'node:util';
+import { toJsonString } from '@bufbuild/protobuf';
+import { InvalidInputError } from '../dns/errors.js';
+import { ApplyResponseSchema, ApplyStatus, ZoneService } from '../gen/dnsplane/v1/zone_pb.js';
+import { connectClient, resolveServer, SERVER_OPTIONS_HELP } from './client.js';
+import type { Command } from './command.js';
+
+const HELP = `Usage: dnsplane apply PLAN_ID [--output text|json]
+
+Applies a plan stored by "dnsplane plan" (as the tenant the plan is for). Ownership is checked again;
+a plan whose zone changed since it was made (records or ownership) is stale: nothing is sent, make a
+new plan. Prints, per zone, the outcome and the OVH calls made with their answers.
+
+  --output FORMAT       text (default) or json (the ApplyResponse message, Connect JSON)
+${SERVER_OPTIONS_HELP}
+
+Exit code: 0 applied (or nothing to do), 1 otherwise.`;
+
+const STATUS: Record<number, string> = {
+  [ApplyStatus.APPLIED]: 'applied',
+  [ApplyStatus.NO_CHANGES]: 'no changes',
+  [ApplyStatus.STALE]: 'stale (nothing sent)',
+  [ApplyStatus.FAILED]: 'failed (rolled back, nothing published)',
+};
+
+export const applyCommand: Command = {
+  summary: 'apply a stored plan: dnsplane apply PLAN_ID',
+  help: HELP,
+  async run(args, io) {
+    const { values, positionals } = parseArgs({
+      args,
+      options: { output: { type: 'string' }, server: { type: 'string' }, 'token-file': { type: 'string' } },
+      allowPositionals: true,
+      strict: true,
+    });
+    if (positionals.length !== 1) throw new InvalidInputError('PLAN_ID', 'exactly one plan id is required (dnsplane plan prints it)');
+    const output = values.output ?? 'text';
+    if (output !== 'text' && output !== 'json') throw new InvalidInputError('--output', `must be text or json, got "${output}"`);
+    const { baseUrl, token } = resolveServer({ server: values.server, tokenFile: values['token-file'] }, io.env);
+    const res = await connectClient(ZoneService, baseUrl, token).apply({ source: { case: 'planId', value: positionals[0]! } });
+    // A server in dry-run mode (DNSPLANE_DRY_RUN) sent nothing on purpose: not an error.
+    const ok = res.zones.every((z) => ['APPLIED', 'NO_CHANGES', 'DRY_RUN'].includes(ApplyStatus[z.status] ?? ''));
+    if (output === 'json') {
+      io.out(toJsonString(ApplyResponseSchema, res, { prettySpaces: 2 }));
+      return ok ? 0 : 1;
+    }
+    io.out(`Plan ${res.planId}:`);
+    for (const z of res.zones) {
+      const status = STATUS[z.status] ?? ApplyStatus[z.status]?.toLowerCase().replace(/_/g, ' ') ?? String(z.status);
+      io.out(`  ${z.zone}: ${status}, generation ${z.generation}, ${z.calls.length} OVH call${z.calls.length === 1 ? '' : 's'}`);
+      for (const c of z.calls) io.out(`      ${c.method} ${c.path} -> ${c.status}${c.error ? ` ${c.error}` : ''}`);
+      for (const c of z.conflicts) io.out(`  ! ${c.endpoint?.dnsName ?? ''} ${c.endpoint?.recordType ?? ''}, ${c.owner ? `owner "${c.owner}"` : 'no owner'}: ${c.reason}`);
+      if (z.error) io.err(`  ${z.zone}: ${z.error}`);
+    }
+    return ok ? 0 : 1;
+  },
+};

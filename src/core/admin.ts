@@ -1,0 +1,300 @@
+/**
+ * The admin use cases (AdminService). Every function takes the calling tenant first and refuses it
+ * without the `admin` scope (PermissionDenied) before it looks at anything else.
+ *
+ * Admin changes of ownership (assign, TXT-registry import) and zone invalidations are written to the
+ * journal, in the same transaction as the change, as finished rows whose intent holds `kind` and a
+ * `summary`: the journal is the one audit log (ListJournal), applies and admin actions alike.
+ */
+import { InvalidInputError } from '../dns/errors.js';
+import { normalizeName } from '../dns/names.js';
+import type { Endpoint } from '../dns/types.js';
+import * as store from '../store/index.js';
+import type { CoreContext } from './context.js';
+import { NotFoundError, PermissionDeniedError } from './errors.js';
+import { importTxtRegistry as runImport, type ImportInput, type ImportResult } from './import-txt.js';
+import { assignOwnership as runAssign, listOwnership as runList, type AssignInput, type AssignResult } from './ownership.js';
+import { getPlan, plan, type PlanInput, type StoredPlan } from './plan.js';
+import {
+  createTenant as runCreateTenant,
+  isAdmin,
+  listTenants as runListTenants,
+  rotateTenantToken as runRotate,
+  setTenantDisabled,
+  type NewTenant,
+  type Tenant,
+} from './tenants.js';
+import { syncZone } from './zones.js';
+
+/** Default and largest page of a listing. */
+export const DEFAULT_LIMIT = 100;
+export const MAX_LIMIT = 1000;
+
+export function requireAdmin(actor: Tenant): void {
+  if (!isAdmin(actor)) throw new PermissionDeniedError('', `this call needs the admin scope; tenant "${actor.name}" does not have it`);
+}
+
+function limitOf(limit: number, field = 'limit'): number {
+  if (limit === 0) return DEFAULT_LIMIT;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw new InvalidInputError(field, `must be 1-${MAX_LIMIT} (0 means ${DEFAULT_LIMIT}), got ${limit}`);
+  return limit;
+}
+
+async function tenantNamed(ctx: CoreContext, name: string, field: string): Promise<Tenant> {
+  if (name === '') throw new InvalidInputError(field, 'a tenant name is required');
+  const t = await store.getTenantByName(ctx.pool, name);
+  if (!t) throw new NotFoundError(`tenant "${name}" does not exist`);
+  return t;
+}
+
+async function managedZone(ctx: CoreContext, raw: string, field: string): Promise<string> {
+  const zone = normalizeName(raw, field);
+  if (!(await store.getZone(ctx.pool, zone))) throw new InvalidInputError(field, `"${zone}" is not a zone dnsplane manages`);
+  return zone;
+}
+
+/** Writes one finished audit row for an admin action, in the caller's transaction. */
+export async function auditAdminAction(tx: store.Queryable, zone: string, actor: Tenant, kind: string, summary: string, detail: unknown = {}): Promise<void> {
+  const id = await store.insertIntent(tx, { zone, tenantId: actor.id, intent: { kind, summary, detail, operations: [], names: [] } });
+  await store.finishJournal(tx, id, 'done', { summary });
+}
+
+// --- plans ---
+
+export async function planAs(ctx: CoreContext, actor: Tenant, tenantName: string, input: PlanInput): Promise<StoredPlan> {
+  requireAdmin(actor);
+  const tenant = await tenantNamed(ctx, tenantName, 'tenant');
+  return plan(ctx, tenant, input, actor);
+}
+
+export interface PlanSummary {
+  id: string;
+  tenant: string;
+  requestedBy: string;
+  status: store.PlanStatus;
+  policy: store.Plan['policy'];
+  digest: string;
+  createdAt: Date;
+  expiresAt: Date;
+  appliedAt: Date | null;
+  zones: string[];
+  changeCount: number;
+  conflictCount: number;
+  /** OVH operations, one refresh per zone with changes included. */
+  operationCount: number;
+}
+
+interface BodyZone {
+  zone?: unknown;
+  changes?: unknown;
+  conflicts?: unknown;
+  operations?: unknown;
+}
+
+function summarize(p: store.Plan, names: Map<string, string>): PlanSummary {
+  const zones = Array.isArray(p.body) ? (p.body as BodyZone[]) : [];
+  const count = (v: unknown) => (Array.isArray(v) ? v.length : 0);
+  return {
+    id: p.id,
+    tenant: names.get(p.tenantId) ?? '',
+    requestedBy: names.get(p.requestedBy) ?? '',
+    status: p.status,
+    policy: p.policy,
+    digest: p.digest,
+    createdAt: p.createdAt,
+    expiresAt: p.expiresAt,
+    appliedAt: p.appliedAt,
+    zones: zones.map((z) => String(z.zone ?? '')),
+    changeCount: zones.reduce((n, z) => n + count(z.changes), 0),
+    conflictCount: zones.reduce((n, z) => n + count(z.conflicts), 0),
+    operationCount: zones.reduce((n, z) => n + (count(z.operations) > 0 ? count(z.operations) + 1 : 0), 0),
+  };
+}
+
+async function tenantNames(ctx: CoreContext): Promise<Map<string, string>> {
+  return new Map((await store.listTenants(ctx.pool)).map((t) => [t.id, t.name]));
+}
+
+const PLAN_STATUSES: readonly store.PlanStatus[] = ['pending', 'applied', 'stale', 'expired', 'failed', 'superseded'];
+
+export async function listPlans(ctx: CoreContext, actor: Tenant, q: { tenant: string; status: string; limit: number }): Promise<PlanSummary[]> {
+  requireAdmin(actor);
+  const limit = limitOf(q.limit);
+  if (q.status !== '' && !(PLAN_STATUSES as readonly string[]).includes(q.status)) {
+    throw new InvalidInputError('status', `unknown status "${q.status}" (known: ${PLAN_STATUSES.join(', ')})`);
+  }
+  const tenantId = q.tenant === '' ? undefined : (await tenantNamed(ctx, q.tenant, 'tenant')).id;
+  const rows = await store.listPlans(ctx.pool, {
+    limit,
+    ...(tenantId === undefined ? {} : { tenantId }),
+    ...(q.status === '' ? {} : { status: q.status as store.PlanStatus }),
+  });
+  const names = await tenantNames(ctx);
+  return rows.map((p) => summarize(p, names));
+}
+
+export async function getPlanAsAdmin(ctx: CoreContext, actor: Tenant, id: string): Promise<{ plan: StoredPlan; summary: PlanSummary }> {
+  requireAdmin(actor);
+  if (id === '') throw new InvalidInputError('id', 'a plan id is required');
+  const p = await getPlan(ctx, actor, id);
+  const row = (await store.getPlan(ctx.pool, id))!;
+  return { plan: p, summary: summarize(row, await tenantNames(ctx)) };
+}
+
+// --- tenants ---
+
+export async function createTenant(ctx: CoreContext, actor: Tenant, input: NewTenant): Promise<{ tenant: Tenant; token: string }> {
+  requireAdmin(actor);
+  const created = await runCreateTenant(ctx.pool, input);
+  ctx.log.info({ tenant: created.tenant.name, scopes: created.tenant.scopes, zones: created.tenant.zones, by: actor.name }, 'tenant created');
+  return created;
+}
+
+export async function listTenants(ctx: CoreContext, actor: Tenant): Promise<Tenant[]> {
+  requireAdmin(actor);
+  return runListTenants(ctx.pool);
+}
+
+export async function rotateTenantToken(ctx: CoreContext, actor: Tenant, name: string): Promise<{ tenant: Tenant; token: string }> {
+  requireAdmin(actor);
+  if (name === '') throw new InvalidInputError('name', 'a tenant name is required');
+  const rotated = await runRotate(ctx.pool, name);
+  ctx.log.info({ tenant: name, by: actor.name }, 'tenant token rotated');
+  return rotated;
+}
+
+export async function disableTenant(ctx: CoreContext, actor: Tenant, name: string, enable: boolean): Promise<Tenant> {
+  requireAdmin(actor);
+  if (name === '') throw new InvalidInputError('name', 'a tenant name is required');
+  if (!enable && name === actor.name) throw new InvalidInputError('name', 'an admin cannot disable itself (it would lock itself out)');
+  const t = await setTenantDisabled(ctx.pool, name, !enable);
+  ctx.log.info({ tenant: name, disabled: t.disabled, by: actor.name }, enable ? 'tenant enabled' : 'tenant disabled');
+  return t;
+}
+
+// --- ownership ---
+
+export async function listOwnership(
+  ctx: CoreContext,
+  actor: Tenant,
+  q: { zone: string; tenant: string; includeUnowned: boolean },
+): Promise<{ rows: store.OwnershipRow[]; unowned: Endpoint[] }> {
+  requireAdmin(actor);
+  const zones = q.zone === '' ? (await store.listZones(ctx.pool)).map((z) => z.name) : [await managedZone(ctx, q.zone, 'zone')];
+  const tenantId = q.tenant === '' ? undefined : (await tenantNamed(ctx, q.tenant, 'tenant')).id;
+  return runList(ctx, { zones, includeUnowned: q.includeUnowned, ...(tenantId === undefined ? {} : { tenantId }) });
+}
+
+export async function assignOwnership(ctx: CoreContext, actor: Tenant, input: AssignInput): Promise<AssignResult> {
+  requireAdmin(actor);
+  const result = await runAssign(ctx, input, (tx, zone, summary, rows) =>
+    auditAdminAction(tx, zone, actor, 'assign-ownership', summary, {
+      rows: rows.map((r) => ({ dnsName: r.dnsName, recordType: r.recordType, target: r.target, tenant: r.tenantName, shared: r.shared })),
+    }),
+  );
+  ctx.log.info({ zone: result.zone, by: actor.name, summary: result.summary }, 'ownership assigned');
+  return result;
+}
+
+export async function importTxtRegistry(ctx: CoreContext, actor: Tenant, input: ImportInput): Promise<ImportResult> {
+  requireAdmin(actor);
+  const zone = input.zone === '' ? '' : normalizeName(input.zone, 'zone');
+  const result = await runImport(ctx, actor, input, (tx, summary, adopted) =>
+    auditAdminAction(tx, zone, actor, 'import-txt-registry', summary, {
+      adopted: adopted.map((a) => ({ dnsName: a.dnsName, recordType: a.recordType, tenant: a.tenant, ownerId: a.ownerId })),
+    }),
+  );
+  ctx.log.info(
+    { zone: result.zone, by: actor.name, dryRun: result.dryRun, adopted: result.adoptions.filter((a) => a.outcome === 'adopted').length },
+    'TXT registry import',
+  );
+  return result;
+}
+
+// --- zones ---
+
+/**
+ * Drops the zone's cache and reads the zone again from OVH, under the zone lock (list ids, GET each,
+ * SOA): generation + 1. Applies that died in flight are covered by the full read and marked recovered.
+ */
+export async function invalidateZone(ctx: CoreContext, actor: Tenant, rawZone: string): Promise<{ zone: string; generation: bigint; recordCount: number }> {
+  requireAdmin(actor);
+  const zone = await managedZone(ctx, rawZone, 'zone');
+  return store.withZoneLock(ctx.pool, zone, { lockTimeoutMs: ctx.settings.lockTimeoutMs }, async (tx) => {
+    const dead = await store.listInFlight(tx, zone);
+    const recordCount = await syncZone(ctx, tx, zone);
+    for (const row of dead) await store.finishJournal(tx, row.id, 'recovered', { recoveredBy: 'invalidate-zone' });
+    const generation = (await store.getZone(tx, zone))!.generation;
+    await store.notifyZoneChanged(tx, zone, generation);
+    await auditAdminAction(tx, zone, actor, 'invalidate-zone', `cache of ${zone} dropped and re-read from OVH by ${actor.name}: ${recordCount} records`);
+    ctx.log.info({ zone, records: recordCount, generation: String(generation), by: actor.name }, 'zone invalidated');
+    return { zone, generation, recordCount };
+  });
+}
+
+// --- audit ---
+
+export interface JournalOperation {
+  method: string;
+  path: string;
+  body: string;
+  status: number;
+  error: string;
+}
+
+export interface JournalView {
+  id: string;
+  zone: string;
+  tenant: string;
+  planId: string;
+  kind: string;
+  state: store.JournalState;
+  startedAt: Date;
+  finishedAt: Date | null;
+  operations: JournalOperation[];
+  calls: JournalOperation[];
+  error: string;
+  summary: string;
+}
+
+function field(v: store.JsonValue | null | undefined, key: string): store.JsonValue | undefined {
+  return v !== null && v !== undefined && typeof v === 'object' && !Array.isArray(v) ? v[key] : undefined;
+}
+
+function str(v: store.JsonValue | undefined): string {
+  return typeof v === 'string' ? v : '';
+}
+
+function operationsOf(v: store.JsonValue | undefined): JournalOperation[] {
+  if (!Array.isArray(v)) return [];
+  return v.map((op) => ({
+    method: str(field(op, 'method')),
+    path: str(field(op, 'path')),
+    body: str(field(op, 'body')),
+    status: typeof field(op, 'status') === 'number' ? (field(op, 'status') as number) : 0,
+    error: str(field(op, 'error')),
+  }));
+}
+
+export async function listJournal(ctx: CoreContext, actor: Tenant, q: { zone: string; tenant: string; limit: number }): Promise<JournalView[]> {
+  requireAdmin(actor);
+  const limit = limitOf(q.limit);
+  const zone = q.zone === '' ? undefined : await managedZone(ctx, q.zone, 'zone');
+  const tenantId = q.tenant === '' ? undefined : (await tenantNamed(ctx, q.tenant, 'tenant')).id;
+  const rows = await store.listJournal(ctx.pool, { limit, ...(zone === undefined ? {} : { zone }), ...(tenantId === undefined ? {} : { tenantId }) });
+  const names = await tenantNames(ctx);
+  return rows.map((r) => ({
+    id: r.id,
+    zone: r.zone,
+    tenant: names.get(r.tenantId) ?? '',
+    planId: r.planId ?? '',
+    kind: str(field(r.intent, 'kind')) || 'apply',
+    state: r.state,
+    startedAt: r.startedAt,
+    finishedAt: r.finishedAt,
+    operations: operationsOf(field(r.intent, 'operations')),
+    calls: operationsOf(field(r.result, 'calls')),
+    error: str(field(r.result, 'error')),
+    summary: str(field(r.intent, 'summary')) || str(field(r.result, 'summary')),
+  }));
+}

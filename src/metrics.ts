@@ -1,0 +1,181 @@
+/**
+ * Prometheus metrics (prom-client), served on `/metrics` of the API listener.
+ *
+ * A leaf module: it imports nothing of dnsplane. server.ts builds one Metrics per server, feeds the
+ * OVH client's `onCall` hook into ovhCall(), hands the object to core through CoreContext.metrics,
+ * and gives it a zone source (generation and record count per zone, read from Postgres at scrape
+ * time, so that every replica reports the same truth).
+ *
+ * Series (all prefixed dnsplane_):
+ * - ovh_requests_total{method,route,status}      every HTTP call to OVH (each attempt counts); status 0
+ *                                                 when no answer came (connection error, timeout)
+ * - ovh_request_duration_seconds{method,route}   the same calls' durations
+ * - ovh_retries_total{method,route}              attempts after the first one
+ * - ovh_ratelimit_wait_seconds                   time calls waited for the rate limit (histogram)
+ * - ovh_calls_not_sent_total{method,route}       calls a dry-run apply would have made
+ * - apply_duration_seconds{zone,outcome}         per zone apply: applied, no_changes, stale, failed,
+ *                                                 dry_run or error (thrown: lock timeout, OVH down)
+ * - lock_wait_seconds{zone,operation}            waiting for a zone's advisory lock (apply, sync)
+ * - cache_reads_total{zone,result}               hit: a Records answer served from the cache;
+ *                                                 not_modified: the caller had that generation;
+ *                                                 miss: the zone had to be read from OVH first (a cold
+ *                                                 sync, whichever call needed it)
+ * - zone_generation{zone}, zone_records{zone}    from Postgres at scrape time
+ * - dry_run                                      1 when DNSPLANE_DRY_RUN is on
+ * plus prom-client's default process metrics (process_*, nodejs_*).
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** What the OVH client reports per HTTP call (structurally the client's OvhCallInfo). */
+export interface OvhCallSample {
+  method: string;
+  route: string;
+  status: number;
+  durationMs: number;
+  waitedMs: number;
+  attempt: number;
+}
+
+export interface ZoneSample {
+  zone: string;
+  generation: bigint | number;
+  records: number;
+}
+
+export type ApplyOutcome = 'applied' | 'no_changes' | 'stale' | 'failed' | 'dry_run' | 'error';
+export type CacheReadResult = 'hit' | 'not_modified' | 'miss';
+
+const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly ovhRequests: Counter<'method' | 'route' | 'status'>;
+  private readonly ovhDuration: Histogram<'method' | 'route'>;
+  private readonly ovhRetries: Counter<'method' | 'route'>;
+  private readonly rateWait: Histogram;
+  private readonly notSent: Counter<'method' | 'route'>;
+  private readonly applyDuration: Histogram<'zone' | 'outcome'>;
+  private readonly lockWait: Histogram<'zone' | 'operation'>;
+  private readonly cacheReads: Counter<'zone' | 'result'>;
+  private zoneSource: (() => Promise<ZoneSample[]>) | undefined;
+
+  constructor(opts: { dryRun?: boolean; defaultMetrics?: boolean } = {}) {
+    const registers = [this.registry];
+    if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+    this.ovhRequests = new Counter({
+      name: 'dnsplane_ovh_requests_total',
+      help: 'HTTP calls to the OVH API, each attempt counted, by method, route and status (0: no answer)',
+      labelNames: ['method', 'route', 'status'],
+      registers,
+    });
+    this.ovhDuration = new Histogram({
+      name: 'dnsplane_ovh_request_duration_seconds',
+      help: 'Duration of HTTP calls to the OVH API (rate-limit wait excluded)',
+      labelNames: ['method', 'route'],
+      buckets: SECONDS,
+      registers,
+    });
+    this.ovhRetries = new Counter({
+      name: 'dnsplane_ovh_retries_total',
+      help: 'OVH calls that were attempts after the first (retries)',
+      labelNames: ['method', 'route'],
+      registers,
+    });
+    this.rateWait = new Histogram({
+      name: 'dnsplane_ovh_ratelimit_wait_seconds',
+      help: 'Time each OVH call waited for the per-application-key rate limit and the concurrency bound',
+      buckets: [0, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers,
+    });
+    this.notSent = new Counter({
+      name: 'dnsplane_ovh_calls_not_sent_total',
+      help: 'OVH calls a dry-run apply would have made (DNSPLANE_DRY_RUN), by method and route',
+      labelNames: ['method', 'route'],
+      registers,
+    });
+    this.applyDuration = new Histogram({
+      name: 'dnsplane_apply_duration_seconds',
+      help: 'Duration of one zone apply (lock wait included), by zone and outcome',
+      labelNames: ['zone', 'outcome'],
+      buckets: SECONDS,
+      registers,
+    });
+    this.lockWait = new Histogram({
+      name: 'dnsplane_lock_wait_seconds',
+      help: "Time spent waiting for a zone's advisory lock, by zone and operation",
+      labelNames: ['zone', 'operation'],
+      buckets: SECONDS,
+      registers,
+    });
+    this.cacheReads = new Counter({
+      name: 'dnsplane_cache_reads_total',
+      help: 'Cache use per zone: hit (Records served from the cache), not_modified (caller up to date), miss (zone read from OVH first)',
+      labelNames: ['zone', 'result'],
+      registers,
+    });
+    const dryRun = new Gauge({ name: 'dnsplane_dry_run', help: '1 when DNSPLANE_DRY_RUN is on: applies send nothing to OVH', registers });
+    dryRun.set(opts.dryRun ? 1 : 0);
+
+    // Read from Postgres at scrape time: the truth every replica shares.
+    const self = this;
+    new Gauge({
+      name: 'dnsplane_zone_generation',
+      help: "Generation of each zone's cache (+1 on every change of its cached content)",
+      labelNames: ['zone'],
+      registers,
+      async collect() {
+        this.reset();
+        for (const z of await self.zones()) this.set({ zone: z.zone }, Number(z.generation));
+      },
+    });
+    new Gauge({
+      name: 'dnsplane_zone_records',
+      help: 'OVH records in the cache of each zone',
+      labelNames: ['zone'],
+      registers,
+      async collect() {
+        this.reset();
+        for (const z of await self.zones()) this.set({ zone: z.zone }, z.records);
+      },
+    });
+  }
+
+  /** Where the zone gauges come from (server.ts: the zones table). */
+  setZoneSource(source: () => Promise<ZoneSample[]>): void {
+    this.zoneSource = source;
+  }
+
+  /** The OVH client's onCall hook. */
+  ovhCall(c: OvhCallSample): void {
+    const route = { method: c.method, route: c.route };
+    this.ovhRequests.inc({ ...route, status: String(c.status) });
+    this.ovhDuration.observe(route, c.durationMs / 1000);
+    this.rateWait.observe(c.waitedMs / 1000);
+    if (c.attempt > 0) this.ovhRetries.inc(route);
+  }
+
+  ovhCallNotSent(method: string, route: string): void {
+    this.notSent.inc({ method, route });
+  }
+
+  applyDone(zone: string, outcome: ApplyOutcome, seconds: number): void {
+    this.applyDuration.observe({ zone, outcome }, seconds);
+  }
+
+  lockWaited(zone: string, operation: 'apply' | 'sync', seconds: number): void {
+    this.lockWait.observe({ zone, operation }, seconds);
+  }
+
+  cacheRead(zone: string, result: CacheReadResult): void {
+    this.cacheReads.inc({ zone, result });
+  }
+
+  /** The text exposition format. */
+  async render(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+
+  private async zones(): Promise<ZoneSample[]> {
+    return this.zoneSource ? this.zoneSource() : [];
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * What the webhook protocol handler needs from dnsplane, for one caller. Two implementations:
+ * - central (core-backend.ts): in the `dnsplane serve` process, calling core directly; the caller is
+ *   the tenant named by HTTP Basic `tenant:token`;
+ * - sidecar (connect-backend.ts): `dnsplane webhook` beside external-dns, calling the central service's
+ *   ZoneService over Connect with the token it was given.
+ * The handler (handler.ts) is the same for both, and so is the conformance test suite.
+ */
+import type { RawChangeSet } from '../core/plan.js';
+import type { Conflict, Endpoint } from '../dns/types.js';
+import type { ChangeList } from './protocol.js';
+import type { TenantScope } from './normalize.js';
+
+/** applied, no_changes, stale, failed, or what core adds (dry_run): only failed and stale are failures. */
+export type ZoneStatus = string;
+
+export interface ZoneOutcome {
+  zone: string;
+  status: ZoneStatus;
+  /** OVH calls made (the refresh included). */
+  calls: number;
+  conflicts: Conflict[];
+  /** Why the zone failed; its changes were rolled back. */
+  error?: string;
+  /** Whether trying again later may succeed (OVH unavailable). */
+  transient?: boolean;
+}
+
+export interface ApplyOutcome {
+  zones: ZoneOutcome[];
+}
+
+export interface WebhookSession {
+  /** The tenant's zones and suffixes. */
+  scope(): Promise<TenantScope>;
+  /** The tenant's own record sets, normalized (labels.owner is dnsplane's: the owning tenant). */
+  records(): Promise<Endpoint[]>;
+  /** One inline Apply of a change set (policy sync: external-dns applied its own policy already). */
+  apply(changes: RawChangeSet): Promise<ApplyOutcome>;
+}
+
+export interface WebhookBackend {
+  readonly mode: 'central' | 'sidecar';
+  /** The session of the caller, from its Authorization header. Throws WebhookError(401). */
+  session(authorization: string | undefined): Promise<WebhookSession>;
+}
+
+/**
+ * Why a request could not be served, as the status external-dns will see:
+ * 401 bad credentials; 503 OVH unavailable, a zone lock not acquired in time, the centre unreachable
+ * (external-dns retries on its next loop); 500 anything else (also retried). `entry` marks an error
+ * about one entry of the change set sent (`changes.create[3]…`): the handler drops that entry and
+ * applies the rest.
+ */
+export class WebhookError extends Error {
+  override readonly name = 'WebhookError';
+  constructor(
+    readonly status: 401 | 500 | 503,
+    message: string,
+    readonly entry?: { list: ChangeList; index: number },
+  ) {
+    super(message);
+  }
+}
+
+const ENTRY = /(?:^|\b)changes\.(create|updateOld|updateNew|delete)\[(\d+)\]/;
+
+/** The change-set entry an error message names (`changes.create[3].dnsName: …`), if any. */
+export function entryOf(message: string): { list: ChangeList; index: number } | undefined {
+  const m = ENTRY.exec(message);
+  if (!m) return undefined;
+  return { list: m[1] as ChangeList, index: Number(m[2]) };
+}

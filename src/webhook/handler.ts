@@ -1,0 +1,333 @@
+/**
+ * The external-dns webhook protocol over HTTP (REFERENCE.md section 4), the same for the central
+ * listener and the sidecar; the backend (backend.ts) is what differs.
+ *
+ *   GET  /                 negotiation: 200, Content-Type exactly MEDIA_TYPE, the domain filter
+ *   GET  /records          200, the tenant's record sets
+ *   POST /adjustendpoints  200, the endpoints as dnsplane will hold them (normalize.ts)
+ *   POST /records          one inline Apply of the change set, 204
+ *   GET  /healthz          200 "ok" (no credentials needed)
+ *   GET  /metrics          the sidecar's own series (only with serveMetrics)
+ *
+ * Statuses, chosen for what external-dns does with them: on records/apply/adjust a 500-510 is a soft
+ * error retried on its next loop; any other failure status, a connection error or its timeout
+ * (15 s by default) makes it exit.
+ * - 401: missing or wrong credentials (Basic `tenant:token` centrally; the sidecar's token refused);
+ * - 503: OVH unavailable or rate limited, a zone lock not acquired, the centre unreachable, or the
+ *   answer not ready within the deadline (the work goes on; the next loop finds it done);
+ * - 500: any other failure (a zone apply rolled back because OVH refused an operation, a bug);
+ * - 204 with some entries refused: a conflict (the record set is someone else's) or an invalid entry
+ *   (bad target, name outside the tenant's grant, a record set named twice) never fails the request:
+ *   the other changes apply, and each refusal is logged (warn), counted in dnsplane_webhook_conflicts_total
+ *   or dnsplane_webhook_rejected_total, and the apply itself is in the journal. external-dns asks
+ *   again on its next loop, and is refused again: the log says so every time, loudly enough to act on.
+ * - 400/404/405/406/413/415: requests stock external-dns never sends (a body Go's decoder would refuse,
+ *   an unknown path, another protocol version, a body over the limit): here an honest 4xx, which stops
+ *   a client that is not external-dns or is misconfigured, is the right answer.
+ */
+import type http from 'node:http';
+import type { Logger } from 'pino';
+import { WebhookError, type WebhookBackend, type WebhookSession, type ZoneOutcome } from './backend.js';
+import { JsonSyntaxError, parseJson, type JsonValue } from './json.js';
+import type { WebhookMetrics, WebhookRoute } from './metrics.js';
+import {
+  adjustEndpoints,
+  batches,
+  batchSize,
+  domainFilterOf,
+  prepareChanges,
+  toChangeSet,
+  without,
+  type Rejection,
+  type TenantScope,
+} from './normalize.js';
+import {
+  decodeChanges,
+  decodeEndpointList,
+  encodeDomainFilter,
+  encodeEndpointList,
+  MEDIA_TYPE,
+  WireFormatError,
+  type WireChanges,
+  type WireEndpoint,
+} from './protocol.js';
+
+export const DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024;
+export const DEFAULT_MAX_ENDPOINTS = 50_000;
+/** Under external-dns's default client timeout (5 s read + 10 s write). */
+export const DEFAULT_DEADLINE_MS = 10_000;
+/** Entries refused by the centre one at a time (beyond what was checked here) before giving up with 500. */
+const MAX_CENTRAL_REFUSALS = 100;
+
+export interface WebhookHandlerOptions {
+  backend: WebhookBackend;
+  log: Logger;
+  metrics?: WebhookMetrics;
+  /** Serve metrics.registry on /metrics (the sidecar, which has no API listener). */
+  serveMetrics?: boolean;
+  maxBodyBytes?: number;
+  /** Endpoints in one request (all lists together). */
+  maxEndpoints?: number;
+  /** Past this, answer 503 and let the work finish in the background. */
+  deadlineMs?: number;
+}
+
+/** A status the handler itself decides (not the backend's). */
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+interface Reply {
+  status: number;
+  headers?: Record<string, string>;
+  body?: string;
+  /** Fields for the request's log line. */
+  log?: Record<string, unknown>;
+}
+
+const WEBHOOK_TYPE = 'application/external.dns.webhook+json';
+
+/**
+ * Whether a header asks only for other versions of the webhook media type. Anything else (absent,
+ * `*`/`*`, application/json) is served: old external-dns versions send no Content-Type on POST.
+ */
+function otherVersionOnly(header: string | undefined): boolean {
+  if (!header) return false;
+  const items = header.split(',').map((s) => s.trim().toLowerCase());
+  if (items.some((i) => i.startsWith('*/*'))) return false;
+  const ours = items.filter((i) => i.startsWith(WEBHOOK_TYPE));
+  return ours.length > 0 && !ours.some((i) => /;\s*version\s*=\s*"?1"?\s*(;|$)/.test(i));
+}
+
+function routeOf(method: string, path: string): WebhookRoute {
+  if (path === '/') return 'negotiate';
+  if (path === '/records') return method === 'POST' ? 'apply' : 'records';
+  if (path === '/adjustendpoints') return 'adjust';
+  return 'other';
+}
+
+const ALLOWED: Record<string, string[]> = { '/': ['GET'], '/records': ['GET', 'POST'], '/adjustendpoints': ['POST'] };
+
+async function readBody(req: http.IncomingMessage, max: number): Promise<string> {
+  const declared = Number(req.headers['content-length'] ?? '0');
+  if (declared > max) throw new HttpError(413, `the body is over ${max} bytes`, { connection: 'close' });
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of req) {
+    const b = chunk as Buffer;
+    total += b.length;
+    if (total > max) throw new HttpError(413, `the body is over ${max} bytes`, { connection: 'close' });
+    chunks.push(b);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function parseBody(text: string): JsonValue {
+  try {
+    return parseJson(text);
+  } catch (e) {
+    if (e instanceof JsonSyntaxError) throw new HttpError(400, `the body is not JSON: ${e.message}`);
+    throw e;
+  }
+}
+
+/** dnsplane's record sets as external-dns reads them. */
+function toWire(e: { dnsName: string; recordType: string; targets: string[]; ttl: number; labels?: Record<string, string> }): WireEndpoint {
+  // dnsplane's `owner` label (the owning tenant) is left out: in external-dns, `owner` is the TXT
+  // registry's owner id, which the registry fills in from its TXT records; passing dnsplane's tenant
+  // name under that key would make a record look owned (or not) by the wrong party. The webhook only
+  // returns the tenant's own record sets anyway.
+  const labels = Object.fromEntries(Object.entries(e.labels ?? {}).filter(([k]) => k !== 'owner'));
+  return { dnsName: e.dnsName, targets: e.targets, recordType: e.recordType, setIdentifier: '', recordTTL: e.ttl, labels, providerSpecific: [] };
+}
+
+function mediaReply(body: string, extra: Record<string, string> = {}): Reply {
+  return { status: 200, headers: { 'content-type': MEDIA_TYPE, ...extra }, body };
+}
+
+export function webhookHandler(opts: WebhookHandlerOptions): (req: http.IncomingMessage, res: http.ServerResponse) => void {
+  const { backend, log, metrics } = opts;
+  const maxBody = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const maxEndpoints = opts.maxEndpoints ?? DEFAULT_MAX_ENDPOINTS;
+  const deadlineMs = opts.deadlineMs ?? DEFAULT_DEADLINE_MS;
+
+  const applyChanges = async (session: WebhookSession, scope: TenantScope, wire: WireChanges): Promise<Reply> => {
+    const tenant = scope.tenant;
+    const prepared = prepareChanges(wire, scope);
+    const rejected: Rejection[] = [...prepared.rejected];
+    const zones: ZoneOutcome[] = [];
+    let failure: WebhookError | undefined;
+    outer: for (const batch of batches(prepared)) {
+      let b = batch;
+      for (let refusals = 0; batchSize(b) > 0; ) {
+        const { changes, origin } = toChangeSet(b);
+        try {
+          zones.push(...(await session.apply(changes)).zones);
+          break;
+        } catch (e) {
+          if (!(e instanceof WebhookError)) throw e;
+          // The centre refused one entry (a check this side could not make, e.g. a suffix the sidecar
+          // does not know): drop it, report it, apply the rest.
+          const item = e.entry && refusals < MAX_CENTRAL_REFUSALS ? origin(e.entry.list, e.entry.index) : undefined;
+          if (!item) {
+            failure = e;
+            break outer;
+          }
+          const entry = 'new' in item ? item.new : item;
+          const at = `${entry.list}[${entry.index}]`;
+          rejected.push({ list: entry.list, index: entry.index, dnsName: entry.endpoint.dnsName, recordType: entry.endpoint.recordType, reason: e.message.replace(/changes\.\w+\[\d+\]/, at) });
+          b = without(b, item);
+          refusals++;
+        }
+      }
+    }
+
+    for (const r of rejected) {
+      log.warn({ tenant, webhook: 'apply', entry: `${r.list}[${r.index}]`, dnsName: r.dnsName, recordType: r.recordType, reason: r.reason }, 'webhook change refused: invalid');
+      metrics?.rejection(tenant, r.list);
+    }
+    for (const z of zones) {
+      for (const c of z.conflicts) {
+        log.warn(
+          { tenant, webhook: 'apply', zone: z.zone, action: c.action, dnsName: c.endpoint.dnsName, recordType: c.endpoint.recordType, owner: c.owner, reason: c.reason },
+          'webhook change refused: conflict',
+        );
+        metrics?.conflict(tenant, z.zone, c.action);
+      }
+    }
+    const summary = {
+      requested: { create: wire.create.length, updateNew: wire.updateNew.length, delete: wire.delete.length },
+      zones: Object.fromEntries(zones.map((z) => [z.zone, z.status])),
+      ovhCalls: zones.reduce((n, z) => n + z.calls, 0),
+      conflicts: zones.reduce((n, z) => n + z.conflicts.length, 0),
+      rejected: rejected.length,
+      ...(prepared.unpaired.length ? { unpairedUpdateOld: prepared.unpaired.length } : {}),
+    };
+    if (failure) throw Object.assign(failure, { summary });
+    const failed = zones.filter((z) => z.status === 'failed' || z.status === 'stale');
+    if (failed.length > 0) {
+      const status = failed.some((z) => z.transient) ? 503 : 500;
+      return { status, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: `${failed.map((z) => `${z.zone}: ${z.error ?? z.status}`).join('\n')}\n`, log: summary };
+    }
+    return { status: 204, log: summary };
+  };
+
+  const serve = async (req: http.IncomingMessage, route: WebhookRoute, path: string, note: (fields: Record<string, unknown>) => void): Promise<Reply> => {
+    const method = req.method ?? 'GET';
+    const allowed = ALLOWED[path];
+    if (!allowed) throw new HttpError(404, `no such path: ${path} (the webhook serves /, /records, /adjustendpoints, /healthz)`);
+    if (!allowed.includes(method)) throw new HttpError(405, `${method} ${path} is not served`, { allow: allowed.join(', ') });
+    if (otherVersionOnly(req.headers.accept)) throw new HttpError(406, `this server speaks ${MEDIA_TYPE}`);
+    if (method === 'POST' && otherVersionOnly(req.headers['content-type'])) throw new HttpError(415, `this server reads ${MEDIA_TYPE}`);
+
+    const session = await backend.session(req.headers.authorization);
+    const scope = await session.scope();
+    note({ tenant: scope.tenant });
+    const body = method === 'POST' ? parseBody(await readBody(req, maxBody)) : null;
+
+    switch (route) {
+      case 'negotiate':
+        // Vary: external-dns up to v0.14 checked it; v0.22 checks only the Content-Type.
+        return mediaReply(encodeDomainFilter(domainFilterOf(scope)), { vary: 'Content-Type' });
+      case 'records': {
+        const endpoints = (await session.records()).map(toWire);
+        note({ endpoints: endpoints.length });
+        return mediaReply(encodeEndpointList(endpoints));
+      }
+      case 'adjust': {
+        const list = decodeEndpointList(body);
+        if (list.length > maxEndpoints) throw new HttpError(413, `at most ${maxEndpoints} endpoints per request`);
+        const { endpoints, problems } = adjustEndpoints(list, scope);
+        for (const p of problems) log.debug({ tenant: scope.tenant, webhook: 'adjust', index: p.index, reason: p.reason }, 'endpoint left as sent: POST /records will refuse it');
+        note({ endpoints: endpoints.length, unadjusted: problems.length });
+        return mediaReply(encodeEndpointList(endpoints));
+      }
+      case 'apply': {
+        const wire = decodeChanges(body);
+        const n = wire.create.length + wire.updateOld.length + wire.updateNew.length + wire.delete.length;
+        if (n > maxEndpoints) throw new HttpError(413, `at most ${maxEndpoints} endpoints per change set (got ${n})`);
+        return applyChanges(session, scope, wire);
+      }
+      default:
+        throw new HttpError(404, `no such path: ${path}`);
+    }
+  };
+
+  return (req, res) => {
+    const started = performance.now();
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    const method = req.method ?? 'GET';
+    const route = routeOf(method, path);
+    const fields: Record<string, unknown> = {};
+    let sent = false;
+
+    const send = (r: Reply): void => {
+      const seconds = (performance.now() - started) / 1000;
+      const line = { webhook: route, method, path, status: r.status, ms: Math.round(seconds * 1000), ...fields, ...r.log };
+      if (sent) {
+        // The caller was answered 503 at the deadline; this is how the work ended.
+        log.info({ ...line, late: true }, 'webhook request finished after its deadline');
+        return;
+      }
+      sent = true;
+      metrics?.request(route, r.status, seconds);
+      if (r.status >= 500) log.warn(line, 'webhook request failed');
+      else if (route === 'apply' || r.status >= 400) log.info(line, 'webhook request');
+      else log.debug(line, 'webhook request');
+      if (res.destroyed) return;
+      res.writeHead(r.status, r.headers ?? {});
+      res.end(r.body);
+    };
+    const fail = (e: unknown): Reply => {
+      const text = (status: number, message: string, headers: Record<string, string> = {}): Reply => ({
+        status,
+        headers: { 'content-type': 'text/plain; charset=utf-8', ...headers },
+        body: `${message}\n`,
+        log: { error: message, ...(typeof e === 'object' && e !== null ? ((e as { summary?: Record<string, unknown> }).summary ?? {}) : {}) },
+      });
+      if (e instanceof HttpError) return text(e.status, e.message, e.headers);
+      if (e instanceof WireFormatError) return text(400, `not an external-dns message: ${e.message}`);
+      if (e instanceof WebhookError) {
+        return text(e.status, e.message, e.status === 401 && backend.mode === 'central' ? { 'www-authenticate': 'Basic realm="dnsplane"' } : {});
+      }
+      log.error({ webhook: route, err: e instanceof Error ? e.message : String(e), stack: e instanceof Error ? e.stack : undefined }, 'webhook request failed unexpectedly');
+      return text(500, 'internal error');
+    };
+
+    if (path === '/healthz' && (method === 'GET' || method === 'HEAD')) {
+      res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
+      res.end('ok\n');
+      return;
+    }
+    if (path === '/metrics' && method === 'GET' && opts.serveMetrics && metrics) {
+      metrics.registry.metrics().then(
+        (body) => {
+          res.writeHead(200, { 'content-type': metrics.registry.contentType });
+          res.end(body);
+        },
+        () => send({ status: 500, body: 'metrics collection failed\n' }),
+      );
+      return;
+    }
+
+    const work = serve(req, route, path, (f) => Object.assign(fields, f)).then(send, (e: unknown) => send(fail(e)));
+    const timer = setTimeout(() => {
+      if (sent) return;
+      send({
+        status: 503,
+        headers: { 'content-type': 'text/plain; charset=utf-8', 'retry-after': '60' },
+        body: `not done within ${deadlineMs} ms; the work goes on, and the next loop will find it\n`,
+        log: { deadline: true },
+      });
+      // Drain what is left of the body, if anything, so that the connection can be reused.
+      req.resume();
+    }, deadlineMs);
+    void work.finally(() => clearTimeout(timer));
+  };
+}

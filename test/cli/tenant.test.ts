@@ -1,0 +1,98 @@
+/**
+ * `dnsplane tenant create|list|rotate|disable` on a real database: the token is the last line of create
+ * and rotate, the database keeps only its sha-256, rotate and disable take effect for authentication.
+ */
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CliIo } from '../../src/cli/command.js';
+import { tenantCommand } from '../../src/cli/tenant.js';
+import { authenticate } from '../../src/core/tenants.js';
+import { UnauthenticatedError } from '../../src/core/errors.js';
+import { InvalidInputError } from '../../src/dns/errors.js';
+import { testDatabase, type TestDatabase } from '../helpers/db.js';
+import { dumpText } from '../helpers/snapshot.js';
+
+let db: TestDatabase;
+
+function io(): CliIo & { lines: string[] } {
+  const lines: string[] = [];
+  return { lines, out: (l = '') => void lines.push(l), err: (l) => void lines.push(`ERR ${l}`), env: { DATABASE_URL: db.url }, isTty: false };
+}
+
+beforeAll(async () => {
+  db = await testDatabase();
+});
+
+afterAll(async () => {
+  await db?.drop();
+});
+
+describe('dnsplane tenant', () => {
+  let token = '';
+
+  it('create prints the token once, as the last line; the database holds its sha-256 only', async () => {
+    const out = io();
+    expect(await tenantCommand.run(['create', 'cluster1', '--zone', 'example.com', '--suffix', '*.cluster1.example.com'], out)).toBe(0);
+    expect(out.lines.slice(0, 2)).toEqual([
+      'created tenant "cluster1", zones: example.com, suffixes: cluster1.example.com',
+      'its bearer token follows; it is shown only this once:',
+    ]);
+    token = out.lines.at(-1)!;
+    expect(token).toMatch(/^dnsp_[A-Za-z0-9_-]{43}$/);
+    expect(Buffer.from(token.slice(5), 'base64url')).toHaveLength(32);
+    const { rows } = await db.pool.query<{ token_sha256: Buffer }>(`SELECT token_sha256 FROM tenants WHERE name = 'cluster1'`);
+    expect(rows[0]!.token_sha256.equals(createHash('sha256').update(token).digest())).toBe(true);
+    expect(await dumpText(db.pool)).not.toContain(token.slice(5));
+    expect((await authenticate(db.pool, token)).name).toBe('cluster1');
+
+    const admin = io();
+    await tenantCommand.run(['create', 'ops', '--admin'], admin);
+    expect(admin.lines[0]).toBe('created tenant "ops" (scopes: admin), zones: (all)');
+  });
+
+  it('list shows every tenant, as a table or JSON, never a token', async () => {
+    const out = io();
+    expect(await tenantCommand.run(['list'], out)).toBe(0);
+    expect(out.lines[0]).toMatch(/^NAME\s+SCOPES\s+ZONES\s+SUFFIXES\s+DISABLED\s+TOKEN SET$/);
+    expect(out.lines.slice(1).map((l) => l.split(/\s+/).slice(0, 5).join(' '))).toEqual([
+      'cluster1 - example.com cluster1.example.com no',
+      'ops admin (all) - no',
+    ]);
+    const json = io();
+    await tenantCommand.run(['list', '--output', 'json'], json);
+    const parsed = JSON.parse(json.lines.join('\n')) as Array<{ name: string; disabled: boolean }>;
+    expect(parsed.map((t) => [t.name, t.disabled])).toEqual([
+      ['cluster1', false],
+      ['ops', false],
+    ]);
+    expect(json.lines.join('\n')).not.toMatch(/dnsp_|sha256/i);
+  });
+
+  it('rotate prints a new token as the last line; the old one stops working', async () => {
+    const out = io();
+    expect(await tenantCommand.run(['rotate', 'cluster1'], out)).toBe(0);
+    const fresh = out.lines.at(-1)!;
+    expect(fresh).not.toBe(token);
+    await expect(authenticate(db.pool, token)).rejects.toBeInstanceOf(UnauthenticatedError);
+    expect((await authenticate(db.pool, fresh)).name).toBe('cluster1');
+    token = fresh;
+  });
+
+  it('disable stops the token; --enable brings it back', async () => {
+    const out = io();
+    expect(await tenantCommand.run(['disable', 'cluster1'], out)).toBe(0);
+    expect(out.lines).toEqual(['disabled tenant "cluster1", zones: example.com, suffixes: cluster1.example.com; its token no longer works, its records stay']);
+    await expect(authenticate(db.pool, token)).rejects.toThrow('invalid or disabled token');
+    await tenantCommand.run(['disable', 'cluster1', '--enable'], io());
+    expect((await authenticate(db.pool, token)).name).toBe('cluster1');
+  });
+
+  it('refuses bad input naming the field and the rule', async () => {
+    await expect(tenantCommand.run(['create', 'x', '--zone', 'example.com', '--suffix', 'other.org'], io())).rejects.toThrow(
+      'suffixes[0]: "other.org" is in none of the tenant\'s zones (example.com)',
+    );
+    await expect(tenantCommand.run(['create', 'y'], io())).rejects.toThrow(InvalidInputError);
+    await expect(tenantCommand.run(['rotate', 'nobody'], io())).rejects.toThrow('tenant "nobody" does not exist');
+    await expect(tenantCommand.run(['remove', 'x'], io())).rejects.toThrow('unknown subcommand "remove"');
+  });
+});

@@ -1,0 +1,107 @@
+/**
+ * /metrics on the API listener: after some traffic (a cold sync, cache reads, applies, a retried OVH
+ * call, a stale plan) every series of issue 5 is there with the values that traffic implies.
+ */
+import { create } from '@bufbuild/protobuf';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApplyStatus, EndpointSchema, Policy, type Endpoint } from '../../src/gen/dnsplane/v1/zone_pb.js';
+import { startHarness, type Harness } from '../helpers/server.js';
+
+const ZONE = 'example.com';
+let h: Harness;
+let alice: string;
+let text: string;
+
+function ep(dnsName: string, recordType: string, targets: string[], ttl = 300): Endpoint {
+  return create(EndpointSchema, { dnsName, recordType, targets, ttl });
+}
+
+/** The value of one series line, e.g. value('dnsplane_ovh_requests_total', {method: 'GET', …}). */
+function value(name: string, labels: Record<string, string> = {}): number | undefined {
+  const want = Object.entries(labels);
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const have = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((x) => [x[1], x[2]]));
+    if (want.every(([k, v]) => have[k] === v) && Object.keys(have).length === want.length) return Number(m[3]);
+  }
+  return undefined;
+}
+
+beforeAll(async () => {
+  h = await startHarness({ zones: { [ZONE]: [{ subDomain: 'manual', fieldType: 'A', target: '192.0.2.200', ttl: 600 }] } });
+  alice = await h.tenant('alice', [ZONE]);
+  const client = h.zoneClient(alice);
+
+  // A cold sync (miss) whose SOA read is answered 503 once (retried), then a hit and a not-modified answer.
+  h.sim.faults.fail({ method: 'GET', path: `/domain/zone/${ZONE}/soa`, times: 1, effect: { kind: 'status', status: 503 } });
+  const first = await client.records({ zones: [ZONE] });
+  await client.records({ zones: [ZONE] });
+  await client.records({ zones: [ZONE], knownGenerations: { [ZONE]: first.zones[0]!.generation } });
+
+  // One apply that creates,
+  const desired = { policy: Policy.UPSERT_ONLY, input: { case: 'desired' as const, value: { zones: [], endpoints: [ep(`www.${ZONE}`, 'A', ['192.0.2.1'])] } } };
+  expect(ApplyStatus[(await client.apply({ source: { case: 'plan', value: desired } })).zones[0]!.status]).toBe('APPLIED');
+  // one with nothing to do, one more that applies, and a stored plan it made stale.
+  expect(ApplyStatus[(await client.apply({ source: { case: 'plan', value: desired } })).zones[0]!.status]).toBe('NO_CHANGES');
+  const stale = await client.plan({ policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`api.${ZONE}`, 'A', ['192.0.2.2'])] } } });
+  await client.apply({ source: { case: 'plan', value: { ...desired, input: { case: 'desired', value: { zones: [], endpoints: [ep(`x.${ZONE}`, 'A', ['192.0.2.3'])] } } } } });
+  await client.apply({ source: { case: 'planId', value: stale.plan!.id } }).catch(() => undefined);
+
+  const res = await fetch(`${h.server.url}/metrics`);
+  expect(res.status).toBe(200);
+  expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+  text = await res.text();
+});
+
+afterAll(async () => {
+  await h?.close();
+});
+
+describe('/metrics', () => {
+  it('counts OVH requests by method, route and status, as the simulator saw them', () => {
+    const seen = new Map<string, number>();
+    for (const c of h.sim.calls()) {
+      const route = c.path.replace(/^\/domain\/zone\/[^/]+/, '/domain/zone/{zone}').replace(/\/record\/\d+$/, '/record/{id}');
+      const key = `${c.method} ${route} ${c.status}`;
+      seen.set(key, (seen.get(key) ?? 0) + 1);
+    }
+    expect(seen.size).toBeGreaterThan(4);
+    for (const [key, n] of seen) {
+      const [method, route, status] = key.split(' ') as [string, string, string];
+      expect(value('dnsplane_ovh_requests_total', { method, route, status }), key).toBe(n);
+    }
+    expect(value('dnsplane_ovh_requests_total', { method: 'POST', route: '/domain/zone/{zone}/refresh', status: '204' })).toBe(2);
+    expect(value('dnsplane_ovh_request_duration_seconds_count', { method: 'POST', route: '/domain/zone/{zone}/record' })).toBe(2);
+  });
+
+  it('counts retries and the rate-limit wait', () => {
+    expect(value('dnsplane_ovh_requests_total', { method: 'GET', route: '/domain/zone/{zone}/soa', status: '503' })).toBe(1);
+    expect(value('dnsplane_ovh_retries_total', { method: 'GET', route: '/domain/zone/{zone}/soa' })).toBe(1);
+    expect(value('dnsplane_ovh_ratelimit_wait_seconds_count')).toBe(h.sim.calls().length);
+    expect(value('dnsplane_ovh_ratelimit_wait_seconds_sum')).toBeGreaterThanOrEqual(0);
+  });
+
+  it('times applies per zone and outcome, and the zone lock wait', () => {
+    expect(value('dnsplane_apply_duration_seconds_count', { zone: ZONE, outcome: 'applied' })).toBe(2);
+    expect(value('dnsplane_apply_duration_seconds_count', { zone: ZONE, outcome: 'no_changes' })).toBe(1);
+    expect(value('dnsplane_apply_duration_seconds_count', { zone: ZONE, outcome: 'stale' })).toBe(1);
+    expect(value('dnsplane_lock_wait_seconds_count', { zone: ZONE, operation: 'apply' })).toBe(4);
+    expect(value('dnsplane_lock_wait_seconds_count', { zone: ZONE, operation: 'sync' })).toBe(1);
+  });
+
+  it('counts cache hits, not-modified answers and misses', () => {
+    expect(value('dnsplane_cache_reads_total', { zone: ZONE, result: 'miss' })).toBe(1);
+    expect(value('dnsplane_cache_reads_total', { zone: ZONE, result: 'hit' })).toBe(2);
+    expect(value('dnsplane_cache_reads_total', { zone: ZONE, result: 'not_modified' })).toBe(1);
+  });
+
+  it('reports each zone generation and record count from Postgres', async () => {
+    const zones = await h.zoneClient(alice).listZones({});
+    const z = zones.zones.find((x) => x.name === ZONE)!;
+    expect(value('dnsplane_zone_generation', { zone: ZONE })).toBe(Number(z.generation));
+    expect(value('dnsplane_zone_records', { zone: ZONE })).toBe(h.sim.draftRecords(ZONE).length);
+    expect(value('dnsplane_dry_run')).toBe(0);
+    expect(value('process_cpu_user_seconds_total')).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,61 @@
+/**
+ * For tests that need more than startHarness gives: a real dnsplane server on a simulator and a
+ * database the test chooses (several servers on one database and simulator, a logger of its own).
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createClient, type Client, type Interceptor } from '@connectrpc/connect';
+import { createConnectTransport } from '@connectrpc/connect-node';
+import pino, { type Logger } from 'pino';
+import { loadConfig } from '../../src/config.js';
+import { ZoneService } from '../../src/gen/dnsplane/v1/zone_pb.js';
+import type { OvhSimulator } from '../../src/ovhsim/index.js';
+import { startServer, type Server } from '../../src/server.js';
+
+export async function startServerOn(
+  sim: OvhSimulator,
+  databaseUrl: string,
+  env: Record<string, string> = {},
+  log: Logger = pino({ level: 'silent' }),
+): Promise<Server> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'dnsplane-sim-server-'));
+  const caFile = path.join(dir, 'ca.pem');
+  writeFileSync(caFile, sim.caPem);
+  const config = loadConfig({
+    DATABASE_URL: databaseUrl,
+    DNSPLANE_DATA_DIR: dir,
+    DNSPLANE_LISTEN: '127.0.0.1:0',
+    OVH_ENDPOINT: sim.apiUrl,
+    OVH_APPLICATION_KEY: sim.credentials.applicationKey,
+    OVH_APPLICATION_SECRET: sim.credentials.applicationSecret,
+    OVH_CONSUMER_KEY: sim.credentials.consumerKey,
+    OVH_CA_FILE: caFile,
+    DNSPLANE_OVH_RATE: '1000',
+    ...env,
+  });
+  return startServer(config, log);
+}
+
+/** A ZoneService client (Connect over HTTP/1.1) for a server, with a bearer token. */
+export function zoneClientFor(server: Server, token: string): Client<typeof ZoneService> {
+  const auth: Interceptor = (next) => (req) => {
+    req.header.set('authorization', `Bearer ${token}`);
+    return next(req);
+  };
+  return createClient(ZoneService, createConnectTransport({ baseUrl: server.url, httpVersion: '1.1', interceptors: [auth] }));
+}
+
+/** A pino logger that keeps every line it writes (parsed), for tests that assert logs. */
+export function memoryLogger(level = 'info'): { log: Logger; lines: Array<Record<string, unknown>> } {
+  const lines: Array<Record<string, unknown>> = [];
+  const log = pino(
+    { level },
+    {
+      write(chunk: string) {
+        lines.push(JSON.parse(chunk) as Record<string, unknown>);
+      },
+    },
+  );
+  return { log, lines };
+}

@@ -1,0 +1,23 @@
+/**
+ * The whole content of dnsplane's tables, for "nothing changed" assertions: every row of every table
+ * as JSON, in a stable order. Compare two snapshots with toEqual.
+ */
+import type pg from 'pg';
+
+export const TABLES = ['tenants', 'zones', 'records', 'ownership', 'plans', 'journal'] as const;
+
+export type Snapshot = Record<(typeof TABLES)[number], unknown[]>;
+
+export async function snapshot(pool: pg.Pool): Promise<Snapshot> {
+  const out = {} as Snapshot;
+  for (const table of TABLES) {
+    const { rows } = await pool.query<{ row: unknown }>(`SELECT to_jsonb(t) AS row FROM ${table} t ORDER BY to_jsonb(t)::text`);
+    out[table] = rows.map((r) => r.row);
+  }
+  return out;
+}
+
+/** Everything in the tables as one string, to search for what must never be stored (tokens). */
+export async function dumpText(pool: pg.Pool): Promise<string> {
+  return JSON.stringify(await snapshot(pool));
+}

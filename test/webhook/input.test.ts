@@ -1,0 +1,217 @@
+/**
+ * Bad input through the webhook, and the policy for it: a change-set entry that breaks a rule is
+ * refused alone (logged, counted) and the rest applies with 204 — a 4xx would make external-dns exit
+ * and a 5xx would block the valid changes forever; a body external-dns cannot have sent is a 4xx.
+ * Plus Go's case-insensitive keys, the limits, the deadline, and names outside a tenant's suffixes,
+ * caught here (central) or by the centre one by one (sidecar).
+ */
+import pino from 'pino';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startSidecar, type Sidecar } from '../../src/webhook/index.js';
+import { startHarness, type Harness } from '../helpers/server.js';
+import { ExternalDns, MEDIA_TYPE } from './extdns.js';
+import { centralWebhook, type TestWebhook } from './helpers.js';
+
+const ZONE = 'example.com';
+let h: Harness;
+let wh: TestWebhook;
+let edns: ExternalDns;
+
+const calls = () =>
+  h.sim
+    .calls()
+    .filter((c) => c.path !== '/auth/time')
+    .map((c) => `${c.method} ${c.path}`);
+const names = () => h.sim.draftRecords(ZONE).map((r) => r.subDomain);
+const refused = () => wh.lines.filter((l) => l.msg === 'webhook change refused: invalid');
+const post = (body: string, headers: Record<string, string> = { 'content-type': MEDIA_TYPE }) => edns.do('POST', '/records', headers, body);
+
+beforeAll(async () => {
+  h = await startHarness({ zones: { [ZONE]: [], 'other.org': [] } });
+  wh = await centralWebhook(h);
+  edns = new ExternalDns(wh.url('alice', await h.tenant('alice', [ZONE])));
+  await edns.records(); // first sync
+});
+
+afterAll(async () => {
+  await wh?.close();
+  await h?.close();
+});
+
+beforeEach(() => h.sim.clearCalls());
+
+describe('entries that break a rule are refused alone; the rest applies (204)', () => {
+  it('a bad target, a name outside the tenant\'s zones, an unsupported type, a repeated record set', async () => {
+    await edns.applyChanges({
+      create: [
+        { dnsName: `bad.${ZONE}`, targets: ['192.0.2.300'], recordType: 'A' },
+        { dnsName: 'www.other.org', targets: ['192.0.2.1'], recordType: 'A' },
+        { dnsName: `ok.${ZONE}`, targets: ['192.0.2.1'], recordType: 'A', recordTTL: 300 },
+        { dnsName: `wks.${ZONE}`, targets: ['x'], recordType: 'WKS' },
+        { dnsName: `OK.${ZONE}.`, targets: ['192.0.2.2'], recordType: 'A' },
+      ],
+    });
+    expect(edns.exchanges.at(-1)!.status).toBe(204);
+    expect(calls()).toEqual([`POST /domain/zone/${ZONE}/record`, `POST /domain/zone/${ZONE}/refresh`]);
+    expect(h.sim.writes()[0]!.body).toEqual({ fieldType: 'A', subDomain: 'ok', target: '192.0.2.1', ttl: 300 });
+    expect(refused().map((l) => [l.entry, l.reason])).toEqual([
+      ['create[0]', expect.stringMatching(/^create\[0\]\.targets\[0\]: .*192\.0\.2\.300/)],
+      ['create[1]', expect.stringMatching(/^create\[1\]\.dnsName: .*www\.other\.org.*none of the zones/)],
+      ['create[3]', expect.stringMatching(/^create\[3\]\.recordType: unsupported record type "WKS"/)],
+      ['create[4]', expect.stringMatching(/record set ok\.example\.com A appears more than once.*also at create\[2\], which is applied/)],
+    ]);
+    expect(refused().every((l) => l.level === 40 && l.tenant === 'alice')).toBe(true);
+    expect(await wh.metric('dnsplane_webhook_rejected_total', { tenant: 'alice', list: 'create' })).toBe(4);
+  });
+
+  it('an update whose updateOld cannot be read still applies from updateNew; updateNew alone is an update too', async () => {
+    const id = h.sim.draftRecords(ZONE).find((r) => r.subDomain === 'ok')!.id;
+    await edns.applyChanges({
+      updateOld: [{ dnsName: `ok.${ZONE}`, targets: ['not an address'], recordType: 'A' }],
+      updateNew: [{ dnsName: `ok.${ZONE}`, targets: ['192.0.2.5'], recordType: 'A', recordTTL: 300 }],
+    });
+    expect(edns.exchanges.at(-1)!.status).toBe(204);
+    expect(calls()).toEqual([`PUT /domain/zone/${ZONE}/record/${id}`, `POST /domain/zone/${ZONE}/refresh`]);
+    h.sim.clearCalls();
+    await edns.applyChanges({ updateNew: [{ dnsName: `ok.${ZONE}`, targets: ['192.0.2.6'], recordType: 'A', recordTTL: 300 }] });
+    expect(calls()).toEqual([`PUT /domain/zone/${ZONE}/record/${id}`, `POST /domain/zone/${ZONE}/refresh`]);
+  });
+
+  it('a record set both deleted and created (external-dns without adjust: set identifiers) ends as created: one PUT', async () => {
+    const id = h.sim.draftRecords(ZONE).find((r) => r.subDomain === 'ok')!.id;
+    await edns.applyChanges({
+      create: [{ dnsName: `ok.${ZONE}`, targets: ['192.0.2.9'], recordType: 'A', recordTTL: 300, setIdentifier: 'eu' }],
+      delete: [{ dnsName: `ok.${ZONE}`, targets: ['192.0.2.6'], recordType: 'A', recordTTL: 300 }],
+    });
+    expect(edns.exchanges.at(-1)!.status).toBe(204);
+    expect(calls()).toEqual([`PUT /domain/zone/${ZONE}/record/${id}`, `POST /domain/zone/${ZONE}/refresh`]);
+    expect(h.sim.writes()[0]!.body).toEqual({ target: '192.0.2.9', ttl: 300 });
+  });
+
+  it('keys are matched as Go does: any case, the last of duplicates wins', async () => {
+    const ex = await post('{"CREATE":[{"DNSName":"ci.example.com","dnsname":"ci2.example.com","Targets":["192.0.2.7"],"RecordType":"A","RECORDTTL":120}]}');
+    expect(ex.status).toBe(204);
+    expect(h.sim.writes()[0]!.body).toEqual({ fieldType: 'A', subDomain: 'ci2', target: '192.0.2.7', ttl: 120 });
+  });
+
+  it('a change set where every entry is refused sends nothing and still answers 204', async () => {
+    const ex = await post('{"create":[{"dnsName":"x.example.com","targets":["::1"],"recordType":"A"}]}');
+    expect(ex.status).toBe(204);
+    expect(calls()).toEqual([]);
+  });
+});
+
+describe('what external-dns cannot send is a 4xx, with no OVH call', () => {
+  it.each([
+    ['not JSON', '{"create":[', 400, /not JSON/],
+    ['a list where the change set goes', '[]', 400, /must be an object/],
+    ['a string TTL', '{"create":[{"dnsName":"t.example.com","targets":["192.0.2.1"],"recordType":"A","recordTTL":"300"}]}', 400, /create\[0\]\.recordTTL: must be a whole number/],
+    ['a fractional TTL', '{"create":[{"dnsName":"t.example.com","targets":["192.0.2.1"],"recordType":"A","recordTTL":300.5}]}', 400, /create\[0\]\.recordTTL/],
+    ['a null endpoint', '{"delete":[null]}', 400, /delete\[0\]: an endpoint must be an object/],
+  ])('%s', async (_name, body, status, message) => {
+    const ex = await post(body);
+    expect(ex.status).toBe(status);
+    expect(ex.body).toMatch(message);
+    expect(calls()).toEqual([]);
+  });
+
+  it('another protocol version (406, 415), an unknown path (404), a wrong method (405)', async () => {
+    expect((await edns.do('GET', '/', { accept: 'application/external.dns.webhook+json;version=2' })).status).toBe(406);
+    expect((await post('{}', { 'content-type': 'application/external.dns.webhook+json;version=2' })).status).toBe(415);
+    expect((await edns.do('GET', '/applychanges', {})).status).toBe(404);
+    const wrong = await edns.do('GET', '/adjustendpoints', {});
+    expect([wrong.status, wrong.headers['allow']]).toEqual([405, 'POST']);
+    // What older external-dns versions send is served: no Content-Type on POST /records, Accept */*.
+    expect((await post('{}', {})).status).toBe(204);
+    expect((await edns.do('GET', '/records', { accept: '*/*' })).status).toBe(200);
+    expect(calls()).toEqual([]);
+  });
+
+  it('a body over the limit is 413', async () => {
+    const small = await centralWebhook(h, { maxBodyBytes: 512 });
+    try {
+      const e = new ExternalDns(small.url('big', await h.tenant('big', [ZONE])));
+      const big = { create: Array.from({ length: 20 }, (_, i) => ({ dnsName: `n${i}.${ZONE}`, targets: ['192.0.2.1'], recordType: 'A' })) };
+      const err = await e.applyChanges(big).catch((x: unknown) => x);
+      expect(e.exchanges.at(-1)!.status).toBe(413);
+      expect(err).toMatchObject({ soft: false });
+      expect(calls()).toEqual([]);
+    } finally {
+      await small.close();
+    }
+  });
+});
+
+describe('the deadline', () => {
+  it('an apply slower than the deadline is answered 503 (retried next loop); the apply still completes', async () => {
+    const slow = await centralWebhook(h, { deadlineMs: 150 });
+    try {
+      const e = new ExternalDns(slow.url('slowpoke', await h.tenant('slowpoke', [ZONE])));
+      h.sim.faults.setLatency(400);
+      const err = await e.applyChanges({ create: [{ dnsName: `late.${ZONE}`, targets: ['192.0.2.8'], recordType: 'A' }] }).catch((x: unknown) => x);
+      expect(err).toMatchObject({ status: 503, soft: true });
+      for (let i = 0; i < 50 && !slow.lines.some((l) => l.late); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(slow.lines.find((l) => l.late)).toMatchObject({ status: 204, webhook: 'apply' });
+      expect(names()).toContain('late');
+      expect(calls()).toEqual([`POST /domain/zone/${ZONE}/record`, `POST /domain/zone/${ZONE}/refresh`]);
+    } finally {
+      h.sim.faults.clear();
+      await slow.close();
+    }
+  });
+});
+
+describe('a tenant limited to suffixes', () => {
+  let token: string;
+  let sidecar: Sidecar;
+  beforeAll(async () => {
+    token = await h.tenant('team', [ZONE], { suffixes: ['team.example.com'] });
+    sidecar = await startSidecar({ client: h.zoneClient(token), listen: { host: '127.0.0.1', port: 0 }, log: pino({ level: 'silent' }) });
+  });
+  afterAll(async () => {
+    await sidecar?.close();
+  });
+
+  it('central: the domain filter is its suffixes, names outside are refused here', async () => {
+    const e = new ExternalDns(wh.url('team', token));
+    expect((await e.negotiate()).include).toEqual(['team.example.com']);
+    await e.applyChanges({ create: [{ dnsName: `outside.${ZONE}`, targets: ['192.0.2.9'], recordType: 'A' }, { dnsName: `a.team.${ZONE}`, targets: ['192.0.2.9'], recordType: 'A' }] });
+    expect(e.exchanges.at(-1)!.status).toBe(204);
+    expect(calls()).toEqual([`POST /domain/zone/${ZONE}/record`, `POST /domain/zone/${ZONE}/refresh`]);
+    expect(refused().at(-1)).toMatchObject({ tenant: 'team', entry: 'create[0]', reason: expect.stringMatching(/outside tenant "team"'s allowed suffixes/) });
+  });
+
+  it('sidecar: the centre refuses the name outside, the sidecar drops that entry and applies the rest', async () => {
+    const e = new ExternalDns(sidecar.url);
+    expect((await e.negotiate()).include).toEqual([ZONE]); // the sidecar is told zones, not suffixes
+    await e.applyChanges({
+      create: [
+        { dnsName: `b.team.${ZONE}`, targets: ['192.0.2.10'], recordType: 'A' },
+        { dnsName: `outside2.${ZONE}`, targets: ['192.0.2.10'], recordType: 'A' },
+        { dnsName: `c.team.${ZONE}`, targets: ['192.0.2.11'], recordType: 'A' },
+      ],
+    });
+    expect(e.exchanges.at(-1)!.status).toBe(204);
+    expect(calls()).toEqual([`POST /domain/zone/${ZONE}/record`, `POST /domain/zone/${ZONE}/record`, `POST /domain/zone/${ZONE}/refresh`]);
+    expect(names()).not.toContain('outside2');
+    expect(await sidecar.metrics.registry.getSingleMetric('dnsplane_webhook_rejected_total')?.get()).toMatchObject({ values: [{ value: 1, labels: { list: 'create' } }] });
+  });
+});
+
+describe('credentials (central)', () => {
+  it('the user name must be the token\'s tenant; wrong or missing credentials are 401; no secret is logged', async () => {
+    const token = await h.tenant('frank', [ZONE]);
+    const urls = [wh.url('alice', token), wh.url('frank', `${token}x`), wh.url('frank', ''), wh.listener.url];
+    for (const url of urls) {
+      const ex = await new ExternalDns(url).do('GET', '/records', { accept: MEDIA_TYPE });
+      expect([ex.status, ex.headers['www-authenticate']]).toEqual([401, 'Basic realm="dnsplane"']);
+      expect(ex.body).not.toContain(token);
+    }
+    const ok = await new ExternalDns(wh.url('frank', token)).do('GET', '/records', { accept: MEDIA_TYPE });
+    expect(ok.status).toBe(200);
+    expect(calls()).toEqual([]);
+    const logged = JSON.stringify(wh.lines);
+    expect(logged).not.toContain(token);
+    expect(logged).not.toContain(Buffer.from(`frank:${token}`).toString('base64'));
+  });
+});
