@@ -5,11 +5,12 @@
  * strings (pg's default); the store functions convert per column: record/tenant/journal ids stay
  * strings, generations and SOA serials become JS bigint, counts become numbers.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
-import { startEmbeddedPostgres, type EmbeddedServer, type LogFn } from './embedded.js';
+import { reachableByPostgresUser, startEmbeddedPostgres, type EmbeddedServer, type LogFn } from './embedded.js';
 import { pgCode } from './internal.js';
 
 export type { Queryable } from './internal.js';
@@ -57,8 +58,8 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
   }
 
   const dataDir = path.resolve(opts.dataDir);
-  const pgDir = path.join(dataDir, 'pg');
   await fs.mkdir(dataDir, { recursive: true });
+  const pgDir = clusterDir(dataDir, log);
   const password = await loadOrCreatePassword(path.join(dataDir, PASSWORD_FILE), pgDir, log);
   const server = await startEmbeddedPostgres({ pgDir, user: EMBEDDED_USER, password, log });
   try {
@@ -87,6 +88,24 @@ function createPool(connectionString: string, log: LogFn, max = 10): pg.Pool {
 }
 
 /** The embedded superuser's password: generated once, kept in the data dir with mode 0600. */
+/**
+ * Where the embedded cluster lives: `${dataDir}/pg`. As root, Postgres runs as the OS user
+ * `postgres`; when that user cannot traverse the data directory (a clone under /root, a mktemp -d
+ * folder), the cluster goes to /var/lib/dnsplane/pg-<hash of the data dir> instead, so that
+ * `npm start` still works and the same data dir always finds the same cluster.
+ */
+function clusterDir(dataDir: string, log: LogFn): string {
+  const preferred = path.join(dataDir, 'pg');
+  if (reachableByPostgresUser(dataDir)) return preferred;
+  const id = createHash('sha256').update(dataDir).digest('hex').slice(0, 16);
+  const fallback = path.join(ROOT_CLUSTER_BASE, `pg-${id}`);
+  mkdirSync(ROOT_CLUSTER_BASE, { recursive: true, mode: 0o755 });
+  log('embedded postgres: running as root and the OS user "postgres" cannot reach the data dir; the cluster lives elsewhere', { dataDir, clusterDir: fallback });
+  return fallback;
+}
+
+const ROOT_CLUSTER_BASE = '/var/lib/dnsplane';
+
 async function loadOrCreatePassword(file: string, pgDir: string, log: LogFn): Promise<string> {
   if (await exists(file)) {
     const stat = await fs.stat(file);

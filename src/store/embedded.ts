@@ -318,6 +318,17 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** Whether the server can reach `dir`: always when not root; as root, whether `postgres` can traverse it. */
+export function reachableByPostgresUser(dir: string): boolean {
+  if (process.getuid?.() !== 0) return true;
+  try {
+    checkReachableByPostgresUser(dir);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** As root: the server runs as `postgres`, which must be able to traverse `dir`. */
 function checkReachableByPostgresUser(dir: string): void {
   let uid: number;
