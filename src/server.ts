@@ -220,7 +220,7 @@ async function listen(ctx: CoreContext, config: Config, log: Logger): Promise<Li
     }
     if (url === '/readyz') {
       if (!ready) return plain(res, 503, 'shutting down\n');
-      ctx.pool.query('SELECT 1').then(
+      store.ping(ctx.pool).then(
         () => plain(res, 200, 'ready\n'),
         () => plain(res, 503, 'database unavailable\n'),
       );

@@ -7,7 +7,7 @@ export type { Database, OpenDatabaseOptions, Queryable, LogFn } from './db.js';
 export { migrate, loadMigrations, MIGRATIONS_DIR, MIGRATION_LOCK_KEY } from './migrate.js';
 export type { Migration } from './migrate.js';
 export { withZoneLock, tryZoneLock, ZONE_LOCK_NAMESPACE } from './lock.js';
-export { withTransaction, withSnapshot } from './transaction.js';
+export { withTransaction, withSnapshot, ping } from './transaction.js';
 export {
   StoreError,
   AlreadyExistsError,

@@ -17,3 +17,8 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) 
 export async function withSnapshot<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
   return withClientTransaction(pool, fn, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
 }
+
+/** Whether the database answers (for /readyz). */
+export async function ping(pool: pg.Pool): Promise<void> {
+  await pool.query('SELECT 1');
+}
