@@ -16,6 +16,7 @@ import { planCommand } from '../../src/cli/plan.js';
 import { InvalidInputError } from '../../src/dns/errors.js';
 import { EndpointSchema, PlanRequestSchema, Policy } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { startHarness, type Harness } from '../helpers/server.js';
+import { callLines } from '../helpers/expect.js';
 
 const ZONE = 'example.com';
 const run = promisify(execFile);
@@ -31,12 +32,7 @@ function io(opts: { tty?: boolean; env?: Record<string, string> } = {}): CliIo &
   return { lines, errors, out: (l = '') => void lines.push(l), err: (l) => void errors.push(l), env: opts.env ?? {}, isTty: opts.tty ?? false };
 }
 
-function calls(): string[] {
-  return h.sim
-    .calls()
-    .filter((c) => c.path !== '/auth/time')
-    .map((c) => `${c.method} ${c.path}`);
-}
+const calls = (): string[] => callLines(h.sim);
 
 const idOf = (sub: string, type = 'A') => h.sim.draftRecords(ZONE).find((r) => r.subDomain === sub && r.fieldType === type)!.id;
 

@@ -7,10 +7,11 @@ import { create } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AdoptionOutcome } from '../../src/gen/dnsplane/v1/admin_pb.js';
-import { ChangeAction, EndpointSchema, PlanRequestSchema, Policy, type Endpoint, type PlanRequest } from '../../src/gen/dnsplane/v1/zone_pb.js';
+import { ChangeAction, PlanRequestSchema, Policy, type Endpoint, type PlanRequest } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import type { SimRecordInit } from '../../src/ovhsim/index.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 import { snapshot } from '../helpers/snapshot.js';
+import { callLines, ep } from '../helpers/expect.js';
 
 const COM = 'example.com';
 const NET = 'example.net';
@@ -56,16 +57,7 @@ const FILLED: Record<string, SimRecordInit[]> = {
   ],
 };
 
-function calls(): string[] {
-  return h.sim
-    .calls()
-    .filter((c) => c.path !== '/auth/time')
-    .map((c) => `${c.method} ${c.path}`);
-}
-
-function ep(dnsName: string, recordType: string, targets: string[], ttl = 300): Endpoint {
-  return create(EndpointSchema, { dnsName, recordType, targets, ttl });
-}
+const calls = (): string[] => callLines(h.sim);
 
 const desired = (endpoints: Endpoint[]): PlanRequest =>
   create(PlanRequestSchema, { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints } } });

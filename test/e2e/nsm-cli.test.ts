@@ -12,6 +12,7 @@ import type { CliIo } from '../../src/cli/command.js';
 import { nsmCommand, parseHostPort } from '../../src/cli/nsm.js';
 import { InvalidInputError } from '../../src/dns/errors.js';
 import { startHarness, type Harness } from '../helpers/server.js';
+import { callLines } from '../helpers/expect.js';
 
 const ZONE = 'example.com';
 const D = `c1.nsm.${ZONE}`;
@@ -49,12 +50,7 @@ async function rejected(p: Promise<unknown>): Promise<unknown> {
   );
 }
 
-function calls(): string[] {
-  return h.sim
-    .calls()
-    .filter((c) => c.path !== '/auth/time')
-    .map((c) => `${c.method} ${c.path}`);
-}
+const calls = (): string[] => callLines(h.sim);
 
 function id(subDomain: string, fieldType: string): string {
   return String(h.sim.draftRecords(ZONE).find((r) => r.subDomain === subDomain && r.fieldType === fieldType)!.id);

@@ -11,6 +11,7 @@ import { connectClient } from '../../src/cli/client.js';
 import { NsmService, NsmServiceSpecSchema, type NsmServiceSpec, type PublishDomainRequest } from '../../src/gen/dnsplane/v1/nsm_pb.js';
 import { ApplyStatus, ChangeAction, EndpointSchema, Policy } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { startHarness, type Harness } from '../helpers/server.js';
+import { callLines, expectRejected } from '../helpers/expect.js';
 
 const ZONE = 'example.com';
 const C1 = `cluster1.nsm.${ZONE}`;
@@ -65,12 +66,7 @@ async function dnsError(p: Promise<unknown>): Promise<string | undefined> {
 
 // --- helpers ---------------------------------------------------------------------------------------
 
-function calls(): string[] {
-  return h.sim
-    .calls()
-    .filter((c) => c.path !== '/auth/time')
-    .map((c) => `${c.method} ${c.path}`);
-}
+const calls = (): string[] => callLines(h.sim);
 
 function nsm(token: string) {
   return connectClient(NsmService, h.server.url, token);
@@ -98,16 +94,6 @@ function recordId(subDomain: string, fieldType: string): string {
   const r = h.sim.draftRecords(ZONE).filter((x) => x.subDomain === subDomain && x.fieldType === fieldType);
   expect(r).toHaveLength(1);
   return String(r[0]!.id);
-}
-
-async function expectRejected(p: Promise<unknown>, code: Code, message: RegExp) {
-  const e = await p.then(
-    () => undefined,
-    (x: unknown) => x,
-  );
-  expect(e, 'the call should have failed').toBeInstanceOf(ConnectError);
-  expect(Code[(e as ConnectError).code]).toBe(Code[code]);
-  expect((e as ConnectError).rawMessage).toMatch(message);
 }
 
 beforeAll(async () => {

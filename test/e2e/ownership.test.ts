@@ -10,6 +10,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApplyStatus, ChangeAction, EndpointSchema, Policy, type Endpoint, type PlanRequest } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 import { snapshot } from '../helpers/snapshot.js';
+import { callLines } from '../helpers/expect.js';
 
 const ZONE = 'example.com';
 const SHARED = { 'dnsplane/shared': 'true' };
@@ -18,12 +19,7 @@ let alice: string;
 let bob: string;
 let admin: string;
 
-function calls(): string[] {
-  return h.sim
-    .calls()
-    .filter((c) => c.path !== '/auth/time')
-    .map((c) => `${c.method} ${c.path}`);
-}
+const calls = (): string[] => callLines(h.sim);
 
 function ep(name: string, recordType: string, targets: string[], ttl = 300, labels: Record<string, string> = {}): Endpoint {
   return create(EndpointSchema, { dnsName: name === '' ? ZONE : `${name}.${ZONE}`, recordType, targets, ttl, labels });

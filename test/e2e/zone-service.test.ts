@@ -3,41 +3,21 @@
  * HTTPS through @ovhcloud/node-ovh. Every test asserts the exact calls the simulator received.
  */
 import { Resolver } from 'node:dns/promises';
-import { create } from '@bufbuild/protobuf';
-import { Code, ConnectError } from '@connectrpc/connect';
+import { Code } from '@connectrpc/connect';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ApplyStatus, ChangeAction, EndpointSchema, Policy, type Endpoint } from '../../src/gen/dnsplane/v1/zone_pb.js';
+import { ApplyStatus, ChangeAction, Policy, type Endpoint } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { startHarness, type Harness } from '../helpers/server.js';
+import { callLines, ep, expectRejected } from '../helpers/expect.js';
 
 const ZONE = 'example.com';
 let h: Harness;
 let alice: string;
 let bob: string;
 
-/** The simulator's log as "METHOD path" lines, /auth/time left out. */
-function calls(): string[] {
-  return h.sim
-    .calls()
-    .filter((c) => c.path !== '/auth/time')
-    .map((c) => `${c.method} ${c.path}`);
-}
-
-function ep(dnsName: string, recordType: string, targets: string[], ttl = 300): Endpoint {
-  return create(EndpointSchema, { dnsName, recordType, targets, ttl });
-}
+const calls = (): string[] => callLines(h.sim);
 
 async function applyDesired(token: string, endpoints: Endpoint[], policy = Policy.UPSERT_ONLY) {
   return h.zoneClient(token).apply({ source: { case: 'plan', value: { policy, input: { case: 'desired', value: { zones: [], endpoints } } } } });
-}
-
-async function expectRejected(p: Promise<unknown>, code: Code, message: RegExp) {
-  const e = await p.then(
-    () => undefined,
-    (x: unknown) => x,
-  );
-  expect(e, 'the call should have failed').toBeInstanceOf(ConnectError);
-  expect(Code[(e as ConnectError).code]).toBe(Code[code]);
-  expect((e as ConnectError).rawMessage).toMatch(message);
 }
 
 beforeAll(async () => {
