@@ -102,6 +102,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       maxConcurrent: config.ovhMaxConcurrent,
       warn: (msg, fields) => log.warn(fields ?? {}, msg),
       onCall: (info) => metrics.ovhCall(info),
+      readOnly: config.dryRun,
     });
     journalPool = store.createSidePool(database.pool, { max: 2, log: (msg, fields) => log.warn(fields ?? {}, msg) });
     const ctx: CoreContext = {

@@ -407,6 +407,11 @@ async function readNames(ctx: CoreContext, tx: store.Queryable, zone: string, na
 export async function recoverInFlight(ctx: CoreContext, tx: store.Queryable, zone: string): Promise<number> {
   const rows = await store.listInFlight(tx, zone);
   if (rows.length === 0) return 0;
+  if (ctx.settings.dryRun) {
+    // Rolling back writes to OVH; a dry-run server writes nothing and leaves that to a live one.
+    ctx.log.warn({ zone, journal: rows.map((r) => r.id) }, 'dry run: applies that died in flight are left for a server without DNSPLANE_DRY_RUN to roll back');
+    return 0;
+  }
   for (const row of rows) {
     const result = await rollBackDead(ctx, tx, zone, row);
     await store.finishJournal(tx, row.id, 'recovered', { recoveredAt: new Date().toISOString(), ...result });

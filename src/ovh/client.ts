@@ -27,6 +27,7 @@ import type { OvhClient } from '@ovhcloud/node-ovh';
 import { decodeTxt } from '../dns/index.js';
 import type { OvhEndpoint } from './endpoint.js';
 import { OvhError, kindOfStatus } from './errors.js';
+import { joinOvhSplitTxt } from './mapping.js';
 import { limiterFor, type RateLimiter } from './ratelimit.js';
 import type { OvhRecord, OvhRecordBody } from './types.js';
 
@@ -73,6 +74,8 @@ export interface OvhApiOptions {
   onCall?: (info: OvhCallInfo) => void;
   /** Warnings (retries, lookups); never given secrets. */
   warn?: (msg: string, fields?: Record<string, unknown>) => void;
+  /** DNSPLANE_DRY_RUN's last line of defence: any call but a GET throws before it is sent. */
+  readOnly?: boolean;
   /** For tests: how to sleep between retries. */
   sleep?: (ms: number) => Promise<void>;
 }
@@ -361,6 +364,7 @@ export class OvhApi {
 
   /** One logical call: rate limited, retried when `safe` and the failure is transient. */
   private async call(method: string, path: string, params: Record<string, unknown> | undefined, safe: boolean, needsTime = true): Promise<unknown> {
+    if (this.opts.readOnly && method !== 'GET') throw new OvhError(method, path, 0, 'unknown', 'not sent: this client is read-only (DNSPLANE_DRY_RUN)');
     if (needsTime) await this.ensureTime();
     for (let attempt = 0; ; attempt++) {
       try {
@@ -453,6 +457,7 @@ function toRecord(v: unknown, zone: string): OvhRecord {
 
 /** Whether a record OVH answered has the target we sent (OVH quotes TXT in its answers). */
 function sameTarget(fieldType: string, sent: string, answered: string): boolean {
-  if (fieldType === 'TXT') return decodeTxt(answered) === decodeTxt(sent);
+  // A long TXT comes back split in pieces of 255 with its own quotes unescaped: joinOvhSplitTxt first.
+  if (fieldType === 'TXT') return (joinOvhSplitTxt(answered) ?? decodeTxt(answered)) === decodeTxt(sent);
   return sent.trim().replace(/\s+/g, ' ').toLowerCase() === answered.trim().replace(/\s+/g, ' ').toLowerCase();
 }

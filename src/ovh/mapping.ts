@@ -12,10 +12,11 @@
  *   host is relative to the zone (BIND rule: `www` in example.com is `www.example.com`); `@` is the
  *   apex; `.` (null MX / "no service" SRV) stays `.`. Written absolute with a trailing dot, or, for an
  *   in-zone CNAME target with `cnameRelative`, relative.
- * - TXT: OVH answers `"…"`, or `"…" "…"` over 255 characters; the pieces are joined and `\"`, `\\`
- *   unescaped; an answer that is not valid presentation form but is wrapped in one pair of quotes
- *   (inner quotes not escaped) loses that pair; any other target is the text itself (decodeTxt).
- *   Written as the plain text (OVH adds the quotes in its answers).
+ * - TXT: OVH answers `"…"`, or, over 255 characters, `"…" "…"` in pieces of 255, without escaping the
+ *   quotes inside. An answer in that exact split shape is the pieces joined as they are
+ *   (joinOvhSplitTxt: a quote inside the value must not be taken for a piece boundary); otherwise
+ *   decodeTxt: presentation form (any pieces, `\"` and `\\` unescaped) joined, else one surrounding
+ *   pair of quotes removed, else the text itself. Written as the plain text (OVH adds the quotes).
  * - A record whose target (or name) is not valid for its type — made by hand, or by a newer OVH — is
  *   never dropped: it keeps its raw target (or name) in the endpoint, and a warning says so. Dropping it
  *   would make an unowned record look absent, and dnsplane would then create beside it.
@@ -64,6 +65,30 @@ export interface OvhTargetOptions {
   cnameRelative?: boolean;
 }
 
+/** OVH splits TXT answers into pieces of this many characters. */
+export const OVH_TXT_PIECE = 255;
+
+/**
+ * A TXT answer in the exact shape OVH gives a value over 255 characters — `"` + 255 characters +
+ * `" "` + … + the rest + `"`, the quotes inside the value NOT escaped — as the value: the pieces
+ * joined as they are. undefined for any other shape (one piece, or pieces of other lengths), which
+ * decodeTxt's rules cover. Without this, a long value with quotes inside reads back with the `" "`
+ * of the split in it, or without a `" "` of its own, and plans an update on every run.
+ */
+export function joinOvhSplitTxt(answer: string): string | undefined {
+  if (answer.length <= OVH_TXT_PIECE + 2 || !answer.startsWith('"') || !answer.endsWith('"')) return undefined;
+  const end = answer.length - 1;
+  let text = '';
+  let i = 1;
+  while (end - i > OVH_TXT_PIECE) {
+    text += answer.slice(i, i + OVH_TXT_PIECE);
+    i += OVH_TXT_PIECE;
+    if (answer.slice(i, i + 3) !== '" "') return undefined;
+    i += 3;
+  }
+  return text + answer.slice(i, end);
+}
+
 /** An absolute host in presentation form, for resolving relative OVH hosts. */
 function resolveHost(host: string, zone: string): string {
   if (host === '.' || host.endsWith('.')) return host;
@@ -94,6 +119,9 @@ export function ovhTargetToCanonical(type: RecordType, target: string, zone: str
       break;
     case 'SRV':
       input = hostFirst(target, 3, zone);
+      break;
+    case 'TXT':
+      input = joinOvhSplitTxt(target) ?? target;
       break;
     default:
       input = target;

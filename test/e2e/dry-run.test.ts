@@ -8,11 +8,13 @@
 import { create } from '@bufbuild/protobuf';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
+import { recoverAll } from '../../src/core/apply.js';
 import { NOT_SENT } from '../../src/core/dry-run.js';
 import { createTenant } from '../../src/core/tenants.js';
 import { ApplyStatus, EndpointSchema, Policy, type Endpoint } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { OvhSimulator } from '../../src/ovhsim/index.js';
 import type { Server } from '../../src/server.js';
+import * as store from '../../src/store/index.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
 import { memoryLogger, startServerOn, zoneClientFor } from '../helpers/sim-server.js';
 
@@ -138,5 +140,30 @@ describe('DNSPLANE_DRY_RUN=true', () => {
     const res = await zoneClientFor(live, token).apply({ source: { case: 'planId', value: planId } });
     expect(ApplyStatus[res.zones[0]!.status]).toBe('APPLIED');
     expect(sim.writes().map((w) => ({ method: w.method, path: w.path, body: w.body === undefined ? '' : JSON.stringify(w.body) }))).toEqual(expected);
+  });
+
+  it("the OVH client of a dry-run server is read-only: anything but a GET throws before it is sent", async () => {
+    await expect(dry.ctx.ovh.createRecord(ZONE, { fieldType: 'A', subDomain: 'x', target: '192.0.2.99', ttl: 0 }, new Set())).rejects.toThrow(/read-only/);
+    await expect(dry.ctx.ovh.refresh(ZONE)).rejects.toThrow(/read-only/);
+    expect((await dry.ctx.ovh.listRecordIds(ZONE, { subDomain: 'www' })).length).toBe(3);
+    expect(sim.writes()).toEqual([]);
+  });
+
+  it('an apply that died in flight is left for a live server to roll back: the dry run sends nothing', async () => {
+    // A dead apply that got as far as its refresh: rolling it back means publishing the zone again.
+    const tenant = (await store.getTenantByName(live.ctx.pool, 'alice'))!;
+    const journal = await store.insertIntent(live.ctx.pool, { zone: ZONE, tenantId: tenant.id, intent: { operations: [], ops: [], names: [], before: [] } });
+    await store.noteJournalProgress(live.ctx.pool, journal, { stage: 'refresh' });
+
+    const res = await zoneClientFor(dry, token).apply({ source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`other.${ZONE}`, 'A', ['192.0.2.7'])] } } } } });
+    expect(ApplyStatus[res.zones[0]!.status]).toBe('DRY_RUN');
+    expect(sim.writes()).toEqual([]);
+    expect((await store.listInFlight(live.ctx.pool, ZONE)).map((r) => r.id)).toEqual([journal]);
+    expect(dryLog.lines.some((l) => l['msg'] === 'dry run: applies that died in flight are left for a server without DNSPLANE_DRY_RUN to roll back')).toBe(true);
+
+    // The live server does it.
+    expect(await recoverAll(live.ctx)).toBe(1);
+    expect(sim.writes().map((w) => `${w.method} ${w.path}`)).toEqual([`POST /domain/zone/${ZONE}/refresh`]);
+    expect(await store.listInFlight(live.ctx.pool, ZONE)).toEqual([]);
   });
 });

@@ -6,10 +6,12 @@
  *   process: two zones synced at once (30 calls) take at least 5 s, their calls interleaved.
  * - DNSPLANE_OVH_CONCURRENCY=2: never more than 2 calls in flight (with 150 ms of OVH latency).
  * - A cold sync of a large zone logs its progress.
+ * - The drift check (core/drift.ts) costs one call per zone when nothing changed.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { OvhSimulator, type SimCall, type SimRecordInit } from '../../src/ovhsim/index.js';
 import type { Server } from '../../src/server.js';
+import { checkZoneDrift } from '../../src/core/drift.js';
 import { createTenant } from '../../src/core/tenants.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
@@ -100,4 +102,19 @@ describe('cold sync of a large zone', () => {
     ]);
     expect(lines.find((l) => l['msg'] === 'zone synced')).toMatchObject({ zone: 'big.test', records: 1202 });
   }, 60_000);
+});
+
+describe('the drift check', () => {
+  it('costs one OVH call per zone when nothing changed: GET …/soa', async () => {
+    const h = await harness({ 'calm.test': records(5, 'c'), 'still.test': records(5, 's') }, { DNSPLANE_DRIFT_INTERVAL: 'off' });
+    const t = await h.tenant('t', ['calm.test', 'still.test']);
+    await h.zoneClient(t).records({}); // both zones synced
+    h.sim.clearCalls();
+    const results = [await checkZoneDrift(h.server.ctx, 'calm.test'), await checkZoneDrift(h.server.ctx, 'still.test')];
+    expect(results.map((r) => [r.zone, r.status, r.calls])).toEqual([
+      ['calm.test', 'unchanged', 1],
+      ['still.test', 'unchanged', 1],
+    ]);
+    expect(h.sim.calls().map((c) => `${c.method} ${c.path}`)).toEqual(['GET /domain/zone/calm.test/soa', 'GET /domain/zone/still.test/soa']);
+  });
 });

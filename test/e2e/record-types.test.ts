@@ -116,6 +116,11 @@ interface RoundTrip {
 
 const LONG_TXT = Array.from({ length: 400 }, (_, i) => 'abcdefghijklmnopqrstuvwxyz0123456789=;-'[i % 39]).join('');
 
+// 300 characters; a quote lands on each side of the 255-character split, and one inside each piece.
+const QUOTED_LONG_TXT = `${'q'.repeat(200)} he said "hi" ${'r'.repeat(37)}"${'s'.repeat(30)} a "quoted" word ${'t'.repeat(12)}`;
+// 403 characters whose own `" "` makes OVH's answer look like three well-formed pieces.
+const SPLIT_LOOKALIKE_TXT = `${'a'.repeat(100)}" "${'b'.repeat(300)}`;
+
 const roundTrips: Array<[string, RoundTrip]> = [
   ['A, two targets', {
     zone: ZONE,
@@ -182,6 +187,12 @@ const roundTrips: Array<[string, RoundTrip]> = [
     given: ep(`long.${ZONE}`, 'TXT', [LONG_TXT]),
     wire: [wire('TXT', 'long', LONG_TXT)],
     shown: { dnsName: `long.${ZONE}`, recordType: 'TXT', targets: [LONG_TXT], ttl: 300 },
+  }],
+  ['TXT over 255 characters with quotes inside (OVH splits it without escaping them)', {
+    zone: ZONE,
+    given: ep(`quoted.${ZONE}`, 'TXT', [QUOTED_LONG_TXT, SPLIT_LOOKALIKE_TXT]),
+    wire: [wire('TXT', 'quoted', SPLIT_LOOKALIKE_TXT), wire('TXT', 'quoted', QUOTED_LONG_TXT)],
+    shown: { dnsName: `quoted.${ZONE}`, recordType: 'TXT', targets: [SPLIT_LOOKALIKE_TXT, QUOTED_LONG_TXT], ttl: 300 },
   }],
   ['TXT on an underscore name', {
     zone: ZONE,
@@ -373,6 +384,22 @@ describe("OVH's rules", () => {
     const reused = [original, copy.id].sort()[1]!; // ovh/ops keeps the lower id, reuses the other
     expect(calls()).toEqual([`PUT /domain/zone/${ZONE}/record/${reused}`, `POST /domain/zone/${ZONE}/refresh`]);
     expect(h.sim.draftRecords(ZONE).filter((r) => r.subDomain === 'dup').map((r) => r.target).sort()).toEqual(['192.0.2.80', '192.0.2.81']);
+  });
+
+  it('a lost answer to the POST of a long TXT with quotes inside: found by its target, not created twice', async () => {
+    const value = `${'u'.repeat(254)}"v" ${'w'.repeat(60)}`; // OVH's split falls inside the quoted part
+    h.sim.faults.fail({ method: 'POST', path: `/domain/zone/${ZONE}/record`, times: 1, effect: { kind: 'applyThenDrop' } });
+    const res = await applyDesired([ep(`lost.${ZONE}`, 'TXT', [value])]);
+    expect(ApplyStatus[res.zones[0]!.status]).toBe('APPLIED');
+    const created = h.sim.draftRecords(ZONE).filter((r) => r.subDomain === 'lost');
+    expect(created.map((r) => r.target)).toEqual([value]);
+    expect(calls()).toEqual([
+      `POST /domain/zone/${ZONE}/record`,
+      `GET /domain/zone/${ZONE}/record`,
+      `GET /domain/zone/${ZONE}/record/${created[0]!.id}`,
+      `POST /domain/zone/${ZONE}/refresh`,
+    ]);
+    expect(h.sim.calls().find((c) => c.method === 'GET' && c.path === `/domain/zone/${ZONE}/record`)!.query).toEqual({ fieldType: 'TXT', subDomain: 'lost' });
   });
 
   it('duplicates of records nobody owns are never touched', async () => {
