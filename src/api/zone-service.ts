@@ -23,7 +23,7 @@ export function zoneService(ctx: CoreContext): ServiceImpl<typeof ZoneService> {
       const tenant = tenantOf(hc);
       const names = new Set(await visibleZones(ctx, tenant, []));
       const zones = (await store.listZones(ctx.pool)).filter((z) => names.has(z.name));
-      return create(ListZonesResponseSchema, { zones: zones.map(zoneToPb) });
+      return create(ListZonesResponseSchema, { zones: zones.map(zoneToPb), tenant: tenant.name, suffixes: tenant.suffixes });
     },
 
     async records(req, hc) {

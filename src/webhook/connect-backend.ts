@@ -109,9 +109,9 @@ export function connectBackend(opts: ConnectBackendOptions): WebhookBackend {
       call(async () => {
         if (scope && Date.now() - scope.at < scopeTtlMs) return scope.value;
         const res = await client.listZones({}, { timeoutMs });
-        // The centre tells the sidecar its zones, not its suffixes: names outside them are refused
-        // centrally, one by one (see handler.ts), instead of being left out of the domain filter.
-        scope = { value: { tenant: '', zones: res.zones.map((z) => z.name), suffixes: [] }, at: Date.now() };
+        // The centre tells the sidecar who it is, its zones and its suffixes: the domain filter is the
+        // same as the central listener's.
+        scope = { value: { tenant: res.tenant, zones: res.zones.map((z) => z.name), suffixes: res.suffixes }, at: Date.now() };
         return scope.value;
       }),
 

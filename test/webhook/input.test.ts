@@ -5,8 +5,11 @@
  * Plus Go's case-insensitive keys, the limits, the deadline, and names outside a tenant's suffixes,
  * caught here (central) or by the centre one by one (sidecar).
  */
+import { createClient, type Interceptor } from '@connectrpc/connect';
+import { createConnectTransport } from '@connectrpc/connect-node';
 import pino from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ZoneService, type ListZonesResponse } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { startSidecar, type Sidecar } from '../../src/webhook/index.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 import { ExternalDns, MEDIA_TYPE } from './extdns.js';
@@ -181,9 +184,9 @@ describe('a tenant limited to suffixes', () => {
     expect(refused().at(-1)).toMatchObject({ tenant: 'team', entry: 'create[0]', reason: expect.stringMatching(/outside tenant "team"'s allowed suffixes/) });
   });
 
-  it('sidecar: the centre refuses the name outside, the sidecar drops that entry and applies the rest', async () => {
+  it('sidecar: the centre tells it the suffixes, so its domain filter and refusals match the central listener', async () => {
     const e = new ExternalDns(sidecar.url);
-    expect((await e.negotiate()).include).toEqual([ZONE]); // the sidecar is told zones, not suffixes
+    expect((await e.negotiate()).include).toEqual(['team.example.com']);
     await e.applyChanges({
       create: [
         { dnsName: `b.team.${ZONE}`, targets: ['192.0.2.10'], recordType: 'A' },
@@ -195,6 +198,37 @@ describe('a tenant limited to suffixes', () => {
     expect(calls()).toEqual([`POST /domain/zone/${ZONE}/record`, `POST /domain/zone/${ZONE}/record`, `POST /domain/zone/${ZONE}/refresh`]);
     expect(names()).not.toContain('outside2');
     expect(await sidecar.metrics.registry.getSingleMetric('dnsplane_webhook_rejected_total')?.get()).toMatchObject({ values: [{ value: 1, labels: { list: 'create' } }] });
+  });
+
+  it('sidecar against a centre that does not send suffixes (an older version): the centre refuses the name outside, the sidecar drops that entry and applies the rest', async () => {
+    // The centre's ListZones answer loses its suffixes on the way, as from a dnsplane that predates them.
+    const older: Interceptor = (next) => async (req) => {
+      const res = await next(req);
+      if (!res.stream && req.method.name === 'ListZones') (res.message as ListZonesResponse).suffixes = [];
+      return res;
+    };
+    const client = createClient(
+      ZoneService,
+      createConnectTransport({ baseUrl: h.server.url, httpVersion: '1.1', interceptors: [older, (next) => (req) => (req.header.set('authorization', `Bearer ${token}`), next(req))] }),
+    );
+    const old = await startSidecar({ client, listen: { host: '127.0.0.1', port: 0 }, log: pino({ level: 'silent' }) });
+    try {
+      const e = new ExternalDns(old.url);
+      expect((await e.negotiate()).include).toEqual([ZONE]); // told zones, not suffixes
+      await e.applyChanges({
+        create: [
+          { dnsName: `d.team.${ZONE}`, targets: ['192.0.2.12'], recordType: 'A' },
+          { dnsName: `outside3.${ZONE}`, targets: ['192.0.2.12'], recordType: 'A' },
+          { dnsName: `e.team.${ZONE}`, targets: ['192.0.2.13'], recordType: 'A' },
+        ],
+      });
+      expect(e.exchanges.at(-1)!.status).toBe(204);
+      expect(calls()).toEqual([`POST /domain/zone/${ZONE}/record`, `POST /domain/zone/${ZONE}/record`, `POST /domain/zone/${ZONE}/refresh`]);
+      expect(names()).not.toContain('outside3');
+      expect(await old.metrics.registry.getSingleMetric('dnsplane_webhook_rejected_total')?.get()).toMatchObject({ values: [{ value: 1, labels: { list: 'create' } }] });
+    } finally {
+      await old.close();
+    }
   });
 });
 
