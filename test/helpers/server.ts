@@ -2,20 +2,17 @@
  * A real dnsplane server for end-to-end tests: real Postgres (a database of its own from the
  * migrated template), the OVH simulator over HTTPS through @ovhcloud/node-ovh, a real Connect client.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { createClient, type Client, type Interceptor, type Transport } from '@connectrpc/connect';
 import { createConnectTransport, createGrpcTransport } from '@connectrpc/connect-node';
 import type { DescService } from '@bufbuild/protobuf';
-import pino, { type Logger } from 'pino';
-import { loadConfig } from '../../src/config.js';
+import type { Logger } from 'pino';
 import { createTenant } from '../../src/core/tenants.js';
 import { ZoneService } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { AdminService } from '../../src/gen/dnsplane/v1/admin_pb.js';
 import { OvhSimulator, type SimRecordInit } from '../../src/ovhsim/index.js';
-import { startServer, type Server } from '../../src/server.js';
+import type { Server } from '../../src/server.js';
 import { testDatabase } from './db.js';
+import { startServerOn } from './sim-server.js';
 
 export interface Harness {
   sim: OvhSimulator;
@@ -42,23 +39,7 @@ export async function startHarness(opts: {
 }): Promise<Harness> {
   const sim = await OvhSimulator.start({ zones: opts.zones });
   const db = await testDatabase();
-  const dir = mkdtempSync(path.join(tmpdir(), 'dnsplane-e2e-'));
-  const caFile = path.join(dir, 'ca.pem');
-  writeFileSync(caFile, sim.caPem);
-  const config = loadConfig({
-    DATABASE_URL: db.url,
-    DNSPLANE_DATA_DIR: dir,
-    DNSPLANE_LISTEN: '127.0.0.1:0',
-    OVH_ENDPOINT: sim.apiUrl,
-    OVH_APPLICATION_KEY: sim.credentials.applicationKey,
-    OVH_APPLICATION_SECRET: sim.credentials.applicationSecret,
-    OVH_CONSUMER_KEY: sim.credentials.consumerKey,
-    OVH_CA_FILE: caFile,
-    DNSPLANE_OVH_RATE: '1000',
-    DNSPLANE_WEBHOOK_LISTEN: '127.0.0.1:0',
-    ...opts.env,
-  });
-  const server = await startServer(config, opts.logger ?? pino({ level: 'silent' }));
+  const server = await startServerOn(sim, db.url, { DNSPLANE_WEBHOOK_LISTEN: '127.0.0.1:0', ...opts.env }, opts.logger);
   const bearer = (token: string | undefined): Interceptor => (next) => (req) => {
     if (token !== undefined) req.header.set('authorization', `Bearer ${token}`);
     return next(req);
