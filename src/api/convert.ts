@@ -171,6 +171,7 @@ const statusToPb: Record<ZoneApplyResult['status'], ApplyStatus> = {
   stale: ApplyStatus.STALE,
   failed: ApplyStatus.FAILED,
   dry_run: ApplyStatus.DRY_RUN,
+  refused: ApplyStatus.REFUSED,
 };
 
 export function zoneApplyResultToPb(r: ZoneApplyResult): PbZoneApplyResult {

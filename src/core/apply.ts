@@ -33,7 +33,8 @@ export interface CallRecord {
 }
 
 /** dry_run: DNSPLANE_DRY_RUN is on; `calls` are the calls that would have been made (status 0), none was sent. */
-export type ZoneApplyStatus = 'applied' | 'no_changes' | 'stale' | 'failed' | 'dry_run';
+/** refused: an all-or-nothing request (PlanInput.allOrNothing) had conflicts under the lock; nothing was sent. */
+export type ZoneApplyStatus = 'applied' | 'no_changes' | 'stale' | 'failed' | 'dry_run' | 'refused';
 
 export interface ZoneApplyResult {
   zone: string;
@@ -102,6 +103,10 @@ async function applyZoneLocked(ctx: CoreContext, tenant: Tenant, zone: string, r
       if (planDigest([plan]) !== planDigest([stored])) {
         return { ...base, status: 'stale', error: new StalePlanError(`ownership in zone ${zone} changed since the plan was made; nothing was sent, make a new plan`) };
       }
+    }
+    if (routed.kind === 'desired' && routed.allOrNothing && plan.conflicts.length > 0) {
+      const what = plan.conflicts.map((c) => `${c.endpoint.dnsName} ${c.endpoint.recordType}`).join(', ');
+      return { ...base, status: 'refused', error: new PermissionDeniedError('endpoints', `${plan.conflicts.length} record set(s) in zone ${zone} conflict (${what}); the request is all or nothing, so nothing was sent`) };
     }
     if (plan.operations.length === 0) return { ...base, status: 'no_changes' };
     if (ctx.settings.dryRun) return dryRunApply(ctx, tenant, plan);

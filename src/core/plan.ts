@@ -56,7 +56,15 @@ export function inSyncScope(scope: SyncScope, dnsName: string, recordType: Recor
 }
 
 export type PlanInput =
-  | { kind: 'desired'; zones: string[]; endpoints: RawEndpoint[]; policy: Policy; scope?: SyncScope }
+  | {
+      kind: 'desired';
+      zones: string[];
+      endpoints: RawEndpoint[];
+      policy: Policy;
+      scope?: SyncScope;
+      /** Any conflict refuses the whole zone, under the zone lock, with nothing sent (NSM publishing). */
+      allOrNothing?: boolean;
+    }
   | { kind: 'changes'; changes: RawChangeSet; policy: Policy };
 
 export interface ZonePlan {
@@ -85,7 +93,7 @@ export const MAX_ENDPOINTS = 5000;
 
 /** The input normalized and split by zone: what computeZonePlan works on. */
 export type RoutedInput = (
-  | { kind: 'desired'; policy: Policy; byZone: Map<string, Endpoint[]>; scope?: SyncScope }
+  | { kind: 'desired'; policy: Policy; byZone: Map<string, Endpoint[]>; scope?: SyncScope; allOrNothing?: boolean }
   | { kind: 'changes'; policy: Policy; byZone: Map<string, ChangeSet> }
 ) & {
   /** Per record set: what was adjusted to OVH's rules (a TTL under 60 raised to 60). */
@@ -128,7 +136,7 @@ export async function routeInput(ctx: CoreContext, tenant: Tenant, input: PlanIn
     });
     validateEndpointSet(all, 'desired.endpoints');
     const scope = input.scope && { ...input.scope, under: normalizeName(input.scope.under, 'desired.scope.under') };
-    return { kind: 'desired', policy: input.policy, byZone, warnings, ...(scope ? { scope } : {}) };
+    return { kind: 'desired', policy: input.policy, byZone, warnings, ...(scope ? { scope } : {}), ...(input.allOrNothing ? { allOrNothing: true } : {}) };
   }
 
   const c = input.changes;

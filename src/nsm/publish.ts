@@ -10,9 +10,10 @@
  *   2. a dry plan over the cache (no OVH call) must have no conflict (e.g. a record made by hand at
  *      one of the names), else PermissionDenied and nothing is sent; no operation -> NO_CHANGES and
  *      nothing is sent (no lock, no refresh);
- *   3. core's apply recomputes the plan under the zone lock and sends it. Should another tenant take
- *      one of the names between 2 and 3 (a race between two tenants both granted the domain), core
- *      still applies the rest, and the call reports PermissionDenied naming what was left out.
+ *   3. core's apply recomputes the plan under the zone lock as an all-or-nothing request: should
+ *      another tenant have taken one of the names between 2 and 3 (two tenants both granted the
+ *      domain), the zone is refused under the lock, nothing is sent, and the call is
+ *      PermissionDenied naming the conflict.
  */
 import { apply, type ZoneApplyResult } from '../core/apply.js';
 import type { CoreContext } from '../core/context.js';
@@ -46,6 +47,7 @@ export async function publishDomain(ctx: CoreContext, tenant: Tenant, input: Pub
     endpoints: domainEndpoints(spec),
     policy: 'sync',
     scope: domainScope(spec.domain),
+    allOrNothing: true,
   });
   if (result.status === 'applied') ctx.log.info({ tenant: tenant.name, domain: spec.domain, zone, changes: result.changes.length }, 'nsm domain published');
   return { domain: spec.domain, zone, result, services: spec.services };
@@ -54,7 +56,7 @@ export async function publishDomain(ctx: CoreContext, tenant: Tenant, input: Pub
 export async function unpublishDomain(ctx: CoreContext, tenant: Tenant, input: { domain: string }): Promise<DomainResult> {
   const domain = parseDomain(input.domain);
   const zone = await zoneOfDomain(ctx, tenant, domain);
-  const result = await syncDomain(ctx, tenant, domain, zone, { kind: 'desired', zones: [zone], endpoints: [], policy: 'sync', scope: domainScope(domain) });
+  const result = await syncDomain(ctx, tenant, domain, zone, { kind: 'desired', zones: [zone], endpoints: [], policy: 'sync', scope: domainScope(domain), allOrNothing: true });
   if (result.status === 'applied') ctx.log.info({ tenant: tenant.name, domain, zone, changes: result.changes.length }, 'nsm domain unpublished');
   return { domain, zone, result };
 }
@@ -79,8 +81,8 @@ async function syncDomain(ctx: CoreContext, tenant: Tenant, domain: string, zone
 
   const applied = (await apply(ctx, tenant, { input })).zones.find((z) => z.zone === zone);
   if (applied === undefined) throw new Error(`apply returned no result for zone ${zone}`);
+  if (applied.status === 'refused') throw conflictError(domain, applied.conflicts);
   if (applied.error) throw applied.error;
-  if (applied.conflicts.length > 0) throw conflictError(domain, applied.conflicts, applied.status === 'applied');
   return applied;
 }
 
@@ -94,8 +96,7 @@ async function assertDomainOwner(ctx: CoreContext, tenant: Tenant, domain: strin
   }
 }
 
-function conflictError(domain: string, conflicts: Conflict[], othersApplied = false): PermissionDeniedError {
+function conflictError(domain: string, conflicts: Conflict[]): PermissionDeniedError {
   const what = conflicts.map((c) => `${c.endpoint.dnsName} ${c.endpoint.recordType}: ${c.owner ? `owned by tenant "${c.owner}"` : c.reason}`).join('; ');
-  const tail = othersApplied ? '; the domain\'s other record sets were applied' : '; nothing was sent to OVH';
-  return new PermissionDeniedError('domain', `cannot publish NSM domain "${domain}": ${what}${tail}`);
+  return new PermissionDeniedError('domain', `cannot publish NSM domain "${domain}": ${what}; nothing was sent to OVH`);
 }
