@@ -129,7 +129,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedServerOptions): Promis
         // server's user cannot reach): bound it.
         await withTimeout(init.initialise(), INITDB_TIMEOUT_MS, `initdb did not finish within ${INITDB_TIMEOUT_MS / 1000} s`);
       } catch (err) {
-        const hint = asRoot ? ' (running as root: the OS user "postgres" must be able to reach this directory)' : '';
+        const hint = asRoot ? ' (running as root: the OS user "postgres" must be able to reach this directory and the Postgres binaries)' : '';
         throw new Error(`embedded postgres: initdb failed in ${pgDir}${hint}: ${errorText(err)}`, { cause: err });
       }
     } else {
