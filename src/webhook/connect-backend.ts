@@ -87,6 +87,9 @@ const STATUSES: Record<number, ZoneStatus> = {
   [ApplyStatus.NO_CHANGES]: 'no_changes',
   [ApplyStatus.STALE]: 'stale',
   [ApplyStatus.FAILED]: 'failed',
+  // A centre running with DNSPLANE_DRY_RUN sent nothing on purpose: a success for external-dns.
+  [ApplyStatus.DRY_RUN]: 'dry_run',
+  [ApplyStatus.REFUSED]: 'refused',
 };
 
 export function connectBackend(opts: ConnectBackendOptions): WebhookBackend {
