@@ -4,7 +4,7 @@
  * admin; colours only on a terminal; exit codes 0 / 2 / 1 from the real binary.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -87,6 +87,7 @@ endpoints:
 
 afterAll(async () => {
   await h?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 beforeEach(() => h.sim.clearCalls());

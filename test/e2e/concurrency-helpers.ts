@@ -3,7 +3,7 @@
  * on a free port, on a test database, talking to a simulator that runs in the test process.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -99,6 +99,7 @@ export async function startServe(opts: ServeOptions): Promise<ServeProcess> {
   const end = async (signal: NodeJS.Signals) => {
     if (!gone) child.kill(signal);
     await exited;
+    rmSync(dir, { recursive: true, force: true });
   };
   return {
     url,

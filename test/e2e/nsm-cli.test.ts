@@ -3,7 +3,7 @@
  * (startHarness: real Postgres, the OVH simulator). Output checked as text; OVH calls exact.
  */
 import { Resolver } from 'node:dns/promises';
-import { writeFileSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Code, ConnectError } from '@connectrpc/connect';
@@ -141,6 +141,7 @@ describe('dnsplane nsm publish / unpublish', () => {
     expect(await nsmCommand.run(['publish', '--domain', D, '--floating', '--registry', '192.0.2.9:5002', '--registry', '[2001:db8::1]:5002', '--service', 'vl3-ipam=192.0.2.7', '--ttl', '300', '--server', h.server.url, '--token-file', file], io)).toBe(0);
     expect(io.lines[0]).toMatch(/already published as asked/);
     expect(calls()).toEqual([]);
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it('another tenant\'s publish or unpublish fails with PermissionDenied and sends nothing', async () => {

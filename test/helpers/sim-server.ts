@@ -2,7 +2,7 @@
  * For tests that need more than startHarness gives: a real dnsplane server on a simulator and a
  * database the test chooses (several servers on one database and simulator, a logger of its own).
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createClient, type Client, type Interceptor } from '@connectrpc/connect';
@@ -34,7 +34,18 @@ export async function startServerOn(
     DNSPLANE_OVH_RATE: '1000',
     ...env,
   });
-  return startServer(config, log);
+  const server = await startServer(config, log).catch((e: unknown) => {
+    rmSync(dir, { recursive: true, force: true });
+    throw e;
+  });
+  const close = server.close.bind(server);
+  return {
+    ...server,
+    async close() {
+      await close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** A ZoneService client (Connect over HTTP/1.1) for a server, with a bearer token. */

@@ -4,7 +4,7 @@
  * (through a TLS front that demands a client certificate) and the argument errors.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -82,6 +82,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await h?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 beforeEach(() => h.sim.clearCalls());
