@@ -7,24 +7,21 @@
  * is published all or nothing:
  *   1. the domain belongs to one tenant: when another tenant owns any of its record sets, the call is
  *      PermissionDenied and nothing is sent;
- *   2. a dry plan over the cache (no OVH call) must have no conflict (e.g. a record made by hand at
- *      one of the names), else PermissionDenied and nothing is sent; no operation -> NO_CHANGES and
- *      nothing is sent (no lock, no refresh);
- *   3. core's apply recomputes the plan under the zone lock as an all-or-nothing request: should
- *      another tenant have taken one of the names between 2 and 3 (two tenants both granted the
- *      domain), the zone is refused under the lock, nothing is sent, and the call is
- *      PermissionDenied naming the conflict.
+ *   2. core's apply plans under the zone lock as an all-or-nothing request: any conflict (a record
+ *      made by hand at one of the names, a set another tenant took since step 1) refuses the zone,
+ *      nothing is sent, and the call is PermissionDenied naming it; no operation -> NO_CHANGES with
+ *      no OVH call.
  */
 import { apply, type ZoneApplyResult } from '../core/apply.js';
 import type { CoreContext } from '../core/context.js';
 import { PermissionDeniedError } from '../core/errors.js';
-import { computeZonePlan, inSyncScope, routeInput, type PlanInput, type SyncScope } from '../core/plan.js';
-import { records } from '../core/records.js';
+import { listOwnership } from '../core/ownership.js';
+import { inSyncScope, type PlanInput, type SyncScope } from '../core/plan.js';
 import { checkNameAllowed, type Tenant } from '../core/tenants.js';
-import { ensureSynced, managedZones } from '../core/zones.js';
+import { managedZones } from '../core/zones.js';
 import { InvalidInputError } from '../dns/errors.js';
 import { findZone } from '../dns/names.js';
-import type { Conflict } from '../dns/types.js';
+import { isRecordType, type Conflict } from '../dns/types.js';
 import { domainEndpoints, domainScope, parseDomain, validatePublish, type PublishInput, type PublishedService } from './spec.js';
 
 export interface DomainResult {
@@ -71,14 +68,10 @@ async function zoneOfDomain(ctx: CoreContext, tenant: Tenant, domain: string): P
 }
 
 async function syncDomain(ctx: CoreContext, tenant: Tenant, domain: string, zone: string, input: PlanInput & { kind: 'desired'; scope: SyncScope }): Promise<ZoneApplyResult> {
-  await ensureSynced(ctx, zone);
   await assertDomainOwner(ctx, tenant, domain, zone, input.scope);
 
-  const routed = await routeInput(ctx, tenant, input);
-  const dry = await computeZonePlan(ctx, ctx.pool, tenant, zone, routed);
-  if (dry.conflicts.length > 0) throw conflictError(domain, dry.conflicts);
-  if (dry.operations.length === 0) return { zone, status: 'no_changes', generation: dry.baseGeneration, calls: [], changes: [], conflicts: [] };
-
+  // allOrNothing: a conflict (a hand-made record at one of the names, a set taken meanwhile) is found
+  // under the zone lock and refuses the zone with nothing sent; nothing to change costs no OVH call.
   const applied = (await apply(ctx, tenant, { input })).zones.find((z) => z.zone === zone);
   if (applied === undefined) throw new Error(`apply returned no result for zone ${zone}`);
   if (applied.status === 'refused') throw conflictError(domain, applied.conflicts);
@@ -86,13 +79,15 @@ async function syncDomain(ctx: CoreContext, tenant: Tenant, domain: string, zone
   return applied;
 }
 
-/** PermissionDenied when another tenant owns any record set of the domain. */
+/**
+ * PermissionDenied when another tenant owns any record set of the domain, even one this publish
+ * would not touch: the domain belongs to one tenant. Reads ownership rows only, not the zone.
+ */
 async function assertDomainOwner(ctx: CoreContext, tenant: Tenant, domain: string, zone: string, scope: SyncScope): Promise<void> {
-  const [z] = await records(ctx, tenant, { zones: [zone], knownGenerations: new Map(), includeForeign: true });
-  const foreign = (z?.endpoints ?? []).find((e) => inSyncScope(scope, e.dnsName, e.recordType) && (e.labels?.['owner'] ?? '') !== '' && e.labels?.['owner'] !== tenant.name);
+  const { rows } = await listOwnership(ctx, { zones: [zone], includeUnowned: false });
+  const foreign = rows.find((r) => r.tenantId !== tenant.id && isRecordType(r.recordType) && inSyncScope(scope, r.dnsName, r.recordType));
   if (foreign) {
-    const owner = foreign.labels?.['owner'] ?? '';
-    throw new PermissionDeniedError('domain', `NSM domain "${domain}" belongs to tenant "${owner}" (it owns ${foreign.dnsName} ${foreign.recordType}); only that tenant may publish or unpublish it`);
+    throw new PermissionDeniedError('domain', `NSM domain "${domain}" belongs to tenant "${foreign.tenantName}" (it owns ${foreign.dnsName} ${foreign.recordType}); only that tenant may publish or unpublish it`);
   }
 }
 
