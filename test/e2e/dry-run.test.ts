@@ -5,18 +5,18 @@
  * zone up, `dry` (dry-run) is the one under test; then `live` applies the very plan `dry` showed, and
  * OVH receives exactly the calls the dry run listed.
  */
-import { create } from '@bufbuild/protobuf';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { recoverAll } from '../../src/core/apply.js';
 import { NOT_SENT } from '../../src/core/dry-run.js';
 import { createTenant } from '../../src/core/tenants.js';
-import { ApplyStatus, EndpointSchema, Policy, type Endpoint } from '../../src/gen/dnsplane/v1/zone_pb.js';
+import { ApplyStatus, Policy } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { OvhSimulator } from '../../src/ovhsim/index.js';
 import type { Server } from '../../src/server.js';
 import * as store from '../../src/store/index.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
 import { memoryLogger, startServerOn, zoneClientFor } from '../helpers/sim-server.js';
+import { callLines, ep } from '../helpers/expect.js';
 
 const ZONE = 'example.com';
 let sim: OvhSimulator;
@@ -26,16 +26,7 @@ let dry: Server;
 let token: string;
 const dryLog = memoryLogger();
 
-function calls(): string[] {
-  return sim
-    .calls()
-    .filter((c) => c.path !== '/auth/time')
-    .map((c) => `${c.method} ${c.path}`);
-}
-
-function ep(dnsName: string, recordType: string, targets: string[], ttl = 300): Endpoint {
-  return create(EndpointSchema, { dnsName, recordType, targets, ttl });
-}
+const calls = (): string[] => callLines(sim);
 
 function idOf(subDomain: string, target: string): string {
   return sim.draftRecords(ZONE).find((r) => r.subDomain === subDomain && r.target === target)!.id;

@@ -2,19 +2,15 @@
  * /metrics on the API listener: after some traffic (a cold sync, cache reads, applies, a retried OVH
  * call, a stale plan) every series of issue 5 is there with the values that traffic implies.
  */
-import { create } from '@bufbuild/protobuf';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApplyStatus, EndpointSchema, Policy, type Endpoint } from '../../src/gen/dnsplane/v1/zone_pb.js';
+import { ApplyStatus, Policy } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { startHarness, type Harness } from '../helpers/server.js';
+import { ep } from '../helpers/expect.js';
 
 const ZONE = 'example.com';
 let h: Harness;
 let alice: string;
 let text: string;
-
-function ep(dnsName: string, recordType: string, targets: string[], ttl = 300): Endpoint {
-  return create(EndpointSchema, { dnsName, recordType, targets, ttl });
-}
 
 /** The value of one series line, e.g. value('dnsplane_ovh_requests_total', {method: 'GET', …}). */
 function value(name: string, labels: Record<string, string> = {}): number | undefined {

@@ -11,14 +11,14 @@
  * duplicates, underscores per type, the apex, IDN, and equivalent spellings that must not churn.
  */
 import { Resolver } from 'node:dns/promises';
-import { create } from '@bufbuild/protobuf';
-import { Code, ConnectError } from '@connectrpc/connect';
+import { Code } from '@connectrpc/connect';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { syncZone } from '../../src/core/zones.js';
-import { ApplyStatus, ChangeAction, EndpointSchema, Policy, type Endpoint } from '../../src/gen/dnsplane/v1/zone_pb.js';
+import { ApplyStatus, ChangeAction, Policy, type Endpoint } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import * as store from '../../src/store/index.js';
 import { startHarness, type Harness } from '../helpers/server.js';
+import { callLines, ep, expectRejected } from '../helpers/expect.js';
 
 const ZONE = 'example.com';
 const REL = 'rel.test'; // DNSPLANE_CNAME_RELATIVE_ZONES
@@ -26,17 +26,7 @@ const IDN = 'xn--bcher-kva.example'; // bücher.example
 let h: Harness;
 let alice: string;
 
-/** The simulator's log as "METHOD path" lines, /auth/time left out. */
-function calls(): string[] {
-  return h.sim
-    .calls()
-    .filter((c) => c.path !== '/auth/time')
-    .map((c) => `${c.method} ${c.path}`);
-}
-
-function ep(dnsName: string, recordType: string, targets: string[], ttl = 300): Endpoint {
-  return create(EndpointSchema, { dnsName, recordType, targets, ttl });
-}
+const calls = (): string[] => callLines(h.sim);
 
 function wire(fieldType: string, subDomain: string, target: string, ttl = 300) {
   return { fieldType, subDomain, target, ttl };
@@ -68,16 +58,6 @@ function idOf(zone: string, subDomain: string, fieldType: string, target: string
   const r = h.sim.draftRecords(zone).find((x) => x.subDomain === subDomain && x.fieldType === fieldType && x.target === target);
   if (!r) throw new Error(`no record ${subDomain} ${fieldType} ${target} in ${zone}`);
   return r.id;
-}
-
-async function expectRejected(p: Promise<unknown>, code: Code, message: RegExp) {
-  const e = await p.then(
-    () => undefined,
-    (x: unknown) => x,
-  );
-  expect(e, 'the call should have failed').toBeInstanceOf(ConnectError);
-  expect(Code[(e as ConnectError).code]).toBe(Code[code]);
-  expect((e as ConnectError).rawMessage).toMatch(message);
 }
 
 beforeAll(async () => {

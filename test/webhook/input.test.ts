@@ -14,17 +14,14 @@ import { startSidecar, type Sidecar } from '../../src/webhook/index.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 import { ExternalDns, MEDIA_TYPE } from './extdns.js';
 import { centralWebhook, type TestWebhook } from './helpers.js';
+import { callLines } from '../helpers/expect.js';
 
 const ZONE = 'example.com';
 let h: Harness;
 let wh: TestWebhook;
 let edns: ExternalDns;
 
-const calls = () =>
-  h.sim
-    .calls()
-    .filter((c) => c.path !== '/auth/time')
-    .map((c) => `${c.method} ${c.path}`);
+const calls = (): string[] => callLines(h.sim);
 const names = () => h.sim.draftRecords(ZONE).map((r) => r.subDomain);
 const refused = () => wh.lines.filter((l) => l.msg === 'webhook change refused: invalid');
 const post = (body: string, headers: Record<string, string> = { 'content-type': MEDIA_TYPE }) => edns.do('POST', '/records', headers, body);

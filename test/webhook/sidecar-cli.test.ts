@@ -19,6 +19,7 @@ import { InvalidInputError } from '../../src/dns/errors.js';
 import { generateCertificate } from '../../src/ovhsim/cert.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 import { ExternalDns, MEDIA_TYPE } from './extdns.js';
+import { callLines } from '../helpers/expect.js';
 
 const ZONE = 'example.com';
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -26,11 +27,7 @@ let h: Harness;
 let token: string;
 let dir: string;
 
-const calls = () =>
-  h.sim
-    .calls()
-    .filter((c) => c.path !== '/auth/time')
-    .map((c) => `${c.method} ${c.path}`);
+const calls = (): string[] => callLines(h.sim);
 
 interface Running {
   child: ChildProcessWithoutNullStreams;

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from '../helpers/server.js';
 import { ExternalDns, type GoEndpoint } from './extdns.js';
 import { centralWebhook, type TestWebhook } from './helpers.js';
+import { callLines } from '../helpers/expect.js';
 
 const ZONE = 'example.com';
 let h: Harness;
@@ -14,11 +15,7 @@ let wh: TestWebhook;
 let c1: ExternalDns;
 let c2: ExternalDns;
 
-const calls = () =>
-  h.sim
-    .calls()
-    .filter((c) => c.path !== '/auth/time')
-    .map((c) => `${c.method} ${c.path}`);
+const calls = (): string[] => callLines(h.sim);
 const a = (name: string, ip: string): GoEndpoint => ({ dnsName: `${name}.${ZONE}`, targets: [ip], recordType: 'A', recordTTL: 300 });
 const published = (sub: string) =>
   h.sim
