@@ -33,10 +33,11 @@ import { loadConfig } from '../src/config.js';
 import { checkZoneDrift } from '../src/core/drift.js';
 import { recoverAll } from '../src/core/apply.js';
 import { createTenant } from '../src/core/tenants.js';
-import { ApplyStatus, ChangeAction, EndpointSchema, Policy, ZoneService, type Endpoint, type ZoneApplyResult } from '../src/gen/dnsplane/v1/zone_pb.js';
+import { ApplyStatus, EndpointSchema, Policy, ZoneService, type Endpoint, type ZoneApplyResult } from '../src/gen/dnsplane/v1/zone_pb.js';
 import { OvhSimulator, type FaultEffect } from '../src/ovhsim/index.js';
 import { startServer, type Server } from '../src/server.js';
 import * as store from '../src/store/index.js';
+import { foldAccepted, joined, publishedSets } from '../test/helpers/invariants.js';
 
 const num = (name: string, fallback: number): number => {
   const v = Number(process.env[name] ?? fallback);
@@ -225,22 +226,8 @@ async function main(): Promise<number> {
   const refreshes = sim.calls().filter((c) => c.method === 'POST' && c.path.endsWith('/refresh') && c.status === 204);
   for (const zone of ZONES) {
     console.log(`zone ${zone}:`);
-    const expected = new Map<string, string>();
-    for (const z of accepted.get(zone)!.sort((a, b) => (a.generation < b.generation ? -1 : 1))) {
-      for (const c of z.changes) {
-        const e = c.after ?? c.before!;
-        const key = `${e.dnsName} ${e.recordType}`;
-        if (c.action === ChangeAction.DELETE) expected.delete(key);
-        else expected.set(key, [...c.after!.targets].sort().join(','));
-      }
-    }
-    const published = new Map<string, string[]>();
-    for (const r of sim.publishedRecords(zone)) {
-      if (r.fieldType === 'NS' || r.subDomain === 'manual' || r.subDomain.startsWith('hand-')) continue;
-      const key = `${r.subDomain}.${zone} ${r.fieldType}`;
-      published.set(key, [...(published.get(key) ?? []), r.target]);
-    }
-    const actual = new Map([...published].map(([k, v]) => [k, v.sort().join(',')]));
+    const expected = foldAccepted(accepted.get(zone)!);
+    const actual = joined(publishedSets(sim, zone, (r) => r.fieldType === 'NS' || r.subDomain === 'manual' || r.subDomain.startsWith('hand-')));
     const diff = [...new Set([...expected.keys(), ...actual.keys()])].filter((k) => expected.get(k) !== actual.get(k));
     check(diff.length === 0, `published = fold of ${accepted.get(zone)!.length} accepted applies (${expected.size} record sets)${diff.length ? `; differ: ${diff.slice(0, 5).join('; ')}` : ''}`);
     const draft = sim.draftRecords(zone);
