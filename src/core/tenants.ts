@@ -11,7 +11,7 @@
 import type { Queryable, Tenant } from '../store/index.js';
 import * as store from '../store/index.js';
 import { InvalidInputError } from '../dns/errors.js';
-import { normalizeName } from '../dns/names.js';
+import { isInZone, normalizeName } from '../dns/names.js';
 import { NotFoundError, PermissionDeniedError, UnauthenticatedError } from './errors.js';
 import { hashToken, newToken } from './tokens.js';
 
@@ -103,9 +103,14 @@ export function mayUseZone(t: Tenant, zone: string): boolean {
 }
 
 /** Throws PermissionDenied when the name is outside the tenant's zones or suffixes. */
+/** The suffix rule: with suffixes, a name must be one of them or below one; none: any name. */
+export function withinSuffixes(dnsName: string, suffixes: readonly string[]): boolean {
+  return suffixes.length === 0 || suffixes.some((s) => isInZone(dnsName, s));
+}
+
 export function checkNameAllowed(t: Tenant, zone: string, dnsName: string, field: string): void {
   if (!mayUseZone(t, zone)) throw new PermissionDeniedError(field, `zone "${zone}" is not one of tenant "${t.name}"'s zones`);
-  if (t.suffixes.length > 0 && !t.suffixes.some((s) => dnsName === s || dnsName.endsWith(`.${s}`))) {
+  if (!withinSuffixes(dnsName, t.suffixes)) {
     throw new PermissionDeniedError(field, `"${dnsName}" is outside tenant "${t.name}"'s allowed suffixes (${t.suffixes.join(', ')})`);
   }
 }

@@ -17,6 +17,7 @@
  * plan the deletion of the record it stands for. POST /records then rejects it and says why.
  */
 import { MAX_ENDPOINTS, type RawChangeSet, type RawEndpoint } from '../core/plan.js';
+import { withinSuffixes } from '../core/tenants.js';
 import { InvalidInputError } from '../dns/errors.js';
 import { normalizeEndpoint } from '../dns/endpoint.js';
 import { isInZone } from '../dns/names.js';
@@ -61,7 +62,7 @@ export function normalizeWire(e: WireEndpoint, scope: TenantScope, field: string
   if (e.recordType === '') throw new InvalidInputError(`${field}.recordType`, 'is required');
   const endpoint = normalizeEndpoint({ dnsName: e.dnsName, recordType: e.recordType, targets: e.targets, ttl: e.recordTTL }, field, { zones: scope.zones });
   const name = endpoint.dnsName;
-  if (scope.suffixes.length > 0 && !scope.suffixes.some((s) => isInZone(name, s))) {
+  if (!withinSuffixes(name, scope.suffixes)) {
     throw new InvalidInputError(
       `${field}.dnsName`,
       `"${name}" is outside ${scope.tenant ? `tenant "${scope.tenant}"'s` : "this tenant's"} allowed suffixes (${scope.suffixes.join(', ')})`,
