@@ -12,7 +12,7 @@ import { endpointKey } from '../dns/endpoint.js';
 import type { CallRecord, ZoneApplyResult } from '../core/apply.js';
 import type { PlanInput, RawEndpoint, StoredPlan } from '../core/plan.js';
 import type { ZoneRecords } from '../core/records.js';
-import type { OwnershipRow, Zone } from '../store/index.js';
+import type { OwnershipRow, ZoneWithCount } from '../store/index.js';
 import type { JournalView, PlanSummary } from '../core/admin.js';
 import type { Adoption as CoreAdoption } from '../core/import-txt.js';
 import type { Tenant as CoreTenant } from '../core/tenants.js';
@@ -190,7 +190,7 @@ export function zoneRecordsToPb(z: ZoneRecords): PbZoneRecords {
   return create(ZoneRecordsSchema, { zone: z.zone, generation: z.generation, notModified: z.notModified, endpoints: z.endpoints.map(endpointToPb) });
 }
 
-export function zoneToPb(z: Zone): PbZone {
+export function zoneToPb(z: ZoneWithCount): PbZone {
   const unicode = toUnicode(z.name);
   return create(ZoneSchema, {
     name: z.name,

@@ -180,7 +180,7 @@ export async function listOwnership(
   q: { zone: string; tenant: string; includeUnowned: boolean },
 ): Promise<{ rows: store.OwnershipRow[]; unowned: Endpoint[] }> {
   requireAdmin(actor);
-  const zones = q.zone === '' ? (await store.listZones(ctx.pool)).map((z) => z.name) : [await managedZone(ctx, q.zone, 'zone')];
+  const zones = q.zone === '' ? await store.listZoneNames(ctx.pool) : [await managedZone(ctx, q.zone, 'zone')];
   const tenantId = q.tenant === '' ? undefined : (await tenantNamed(ctx, q.tenant, 'tenant')).id;
   return runList(ctx, { zones, includeUnowned: q.includeUnowned, ...(tenantId === undefined ? {} : { tenantId }) });
 }

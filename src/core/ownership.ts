@@ -263,7 +263,7 @@ export async function assignOwnership(
 ): Promise<AssignResult> {
   const dnsName = normalizeName(input.dnsName, 'dnsName', { allowUnderscore: true, allowWildcard: true });
   const recordType = parseRecordType(input.recordType, 'recordType');
-  const zones = (await store.listZones(ctx.pool)).map((z) => z.name);
+  const zones = await store.listZoneNames(ctx.pool);
   const zone = findZone(dnsName, zones);
   if (!zone) throw new InvalidInputError('dnsName', `"${dnsName}" is not in any zone dnsplane manages (${zones.join(', ') || 'none'})`);
   let owner: Tenant | undefined;

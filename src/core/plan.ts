@@ -15,7 +15,7 @@ import * as store from '../store/index.js';
 import type { CoreContext } from './context.js';
 import { NotFoundError, PermissionDeniedError } from './errors.js';
 import { checkNameAllowed, isAdmin, mayUseZone, type Tenant } from './tenants.js';
-import { ensureSynced, toOvhRecord } from './zones.js';
+import { ensureSynced, managedZoneNames, toOvhRecord } from './zones.js';
 import { buildPlanOperations, checkSharedLabel, ownerViewOf } from './ownership.js';
 
 /** An endpoint as callers send it, before normalization. */
@@ -102,7 +102,7 @@ export type RoutedInput = (
 
 /** Normalizes and validates the input, checking every name against the tenant's grant. */
 export async function routeInput(ctx: CoreContext, tenant: Tenant, input: PlanInput): Promise<RoutedInput> {
-  const zoneNames = (await store.listZones(ctx.pool)).map((z) => z.name);
+  const zoneNames = await managedZoneNames(ctx);
   const warnings = new Map<string, string[]>();
   const route = (raw: RawEndpoint, field: string): { zone: string; endpoint: Endpoint } => {
     if (typeof raw.dnsName !== 'string' || raw.dnsName.trim() === '') throw new InvalidInputError(`${field}.dnsName`, 'is required');

@@ -8,7 +8,7 @@ import * as store from '../store/index.js';
 import type { CoreContext } from './context.js';
 import { InvalidInputError, PermissionDeniedError } from './errors.js';
 import { mayUseZone, type Tenant } from './tenants.js';
-import { ensureSynced, toOvhRecord } from './zones.js';
+import { ensureSynced, managedZoneNames, toOvhRecord } from './zones.js';
 import { visibleRecordSets } from './ownership.js';
 import { normalizeName } from '../dns/names.js';
 
@@ -28,7 +28,7 @@ export interface ZoneRecords {
 
 /** The zones a tenant may see: the requested ones (each checked) or all of its zones. */
 export async function visibleZones(ctx: CoreContext, tenant: Tenant, requested: string[], field = 'zones'): Promise<string[]> {
-  const managed = (await store.listZones(ctx.pool)).map((z) => z.name);
+  const managed = await managedZoneNames(ctx);
   if (requested.length === 0) return managed.filter((z) => mayUseZone(tenant, z));
   return requested.map((raw, i) => {
     const zone = normalizeName(raw, `${field}[${i}]`);

@@ -16,8 +16,9 @@ export async function registerZones(ctx: CoreContext): Promise<string[]> {
   return zones;
 }
 
-export async function managedZones(ctx: CoreContext): Promise<store.Zone[]> {
-  return store.listZones(ctx.pool);
+/** The managed zones' names (no record counts: this is on every request's path). */
+export async function managedZoneNames(ctx: CoreContext): Promise<string[]> {
+  return store.listZoneNames(ctx.pool);
 }
 
 /** Makes sure the zone's cache holds OVH's records; costs OVH calls only the first time. */

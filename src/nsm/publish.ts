@@ -18,7 +18,7 @@ import { PermissionDeniedError } from '../core/errors.js';
 import { listOwnership } from '../core/ownership.js';
 import { inSyncScope, type PlanInput, type SyncScope } from '../core/plan.js';
 import { checkNameAllowed, type Tenant } from '../core/tenants.js';
-import { managedZones } from '../core/zones.js';
+import { managedZoneNames } from '../core/zones.js';
 import { InvalidInputError } from '../dns/errors.js';
 import { findZone } from '../dns/names.js';
 import { isRecordType, type Conflict } from '../dns/types.js';
@@ -60,7 +60,7 @@ export async function unpublishDomain(ctx: CoreContext, tenant: Tenant, input: {
 
 /** The managed zone holding the domain, checked against the tenant's zones and suffixes. */
 async function zoneOfDomain(ctx: CoreContext, tenant: Tenant, domain: string): Promise<string> {
-  const zones = (await managedZones(ctx)).map((z) => z.name);
+  const zones = await managedZoneNames(ctx);
   const zone = findZone(domain, zones);
   if (zone === undefined) throw new InvalidInputError('domain', `"${domain}" is not in any zone dnsplane manages (${zones.join(', ') || 'none'})`);
   checkNameAllowed(tenant, zone, domain, 'domain');

@@ -10,7 +10,10 @@ export interface Zone {
   state: ZoneState;
   lastSync: Date | null;
   soaSerial: bigint | null;
-  /** Rows in the records cache, counted at read time. */
+}
+
+/** A zone with the rows of its records cache, counted at read time (listZones). */
+export interface ZoneWithCount extends Zone {
   recordCount: number;
 }
 
@@ -20,13 +23,9 @@ interface ZoneRow {
   state: ZoneState;
   last_sync: Date | null;
   soa_serial: string | null;
-  record_count: string;
 }
 
-const SELECT_ZONES = `
-  SELECT z.name, z.generation::text AS generation, z.state, z.last_sync, z.soa_serial::text AS soa_serial,
-         (SELECT count(*) FROM records r WHERE r.zone = z.name)::text AS record_count
-    FROM zones z`;
+const ZONE_COLUMNS = `z.name, z.generation::text AS generation, z.state, z.last_sync, z.soa_serial::text AS soa_serial`;
 
 function toZone(r: ZoneRow): Zone {
   return {
@@ -35,7 +34,6 @@ function toZone(r: ZoneRow): Zone {
     state: r.state,
     lastSync: r.last_sync,
     soaSerial: toBigIntOrNull(r.soa_serial),
-    recordCount: Number(r.record_count),
   };
 }
 
@@ -52,18 +50,26 @@ export async function ensureZones(q: Queryable, names: string[]): Promise<void> 
   );
 }
 
+/** One zone, without counting its records: this is on every request's path. */
 export async function getZone(q: Queryable, name: string): Promise<Zone | undefined> {
-  const { rows } = await q.query<ZoneRow>(`${SELECT_ZONES} WHERE z.name = $1`, [name]);
+  const { rows } = await q.query<ZoneRow>(`SELECT ${ZONE_COLUMNS} FROM zones z WHERE z.name = $1`, [name]);
   return rows[0] ? toZone(rows[0]) : undefined;
 }
 
 /** The zones named (those that exist), or all zones; by name, with record counts. */
-export async function listZones(q: Queryable, names?: string[]): Promise<Zone[]> {
-  const { rows } = await q.query<ZoneRow>(
-    `${SELECT_ZONES} WHERE $1::text[] IS NULL OR z.name = ANY($1::text[]) ORDER BY z.name`,
+export async function listZones(q: Queryable, names?: string[]): Promise<ZoneWithCount[]> {
+  const { rows } = await q.query<ZoneRow & { record_count: string }>(
+    `SELECT ${ZONE_COLUMNS}, (SELECT count(*) FROM records r WHERE r.zone = z.name)::text AS record_count
+       FROM zones z WHERE $1::text[] IS NULL OR z.name = ANY($1::text[]) ORDER BY z.name`,
     [names ?? null],
   );
-  return rows.map(toZone);
+  return rows.map((r) => ({ ...toZone(r), recordCount: Number(r.record_count) }));
+}
+
+/** The names of the zones dnsplane knows, sorted; no record counts (for hot paths). */
+export async function listZoneNames(q: Queryable): Promise<string[]> {
+  const { rows } = await q.query<{ name: string }>('SELECT name FROM zones ORDER BY name');
+  return rows.map((r) => r.name);
 }
 
 /** zone -> generation for the zones that exist among `names`. */
