@@ -3,9 +3,7 @@
  */
 import { Code, ConnectError } from '@connectrpc/connect';
 import { InvalidInputError } from '../dns/errors.js';
-import { OvhError } from '../ovh/errors.js';
-import { LockTimeoutError } from '../store/index.js';
-import { ApplyFailedError, NotFoundError, PermissionDeniedError, StalePlanError, UnauthenticatedError } from '../core/errors.js';
+import { ApplyFailedError, LockTimeoutError, NotFoundError, OvhError, PermissionDeniedError, StalePlanError, UnauthenticatedError } from '../core/errors.js';
 
 export function toConnectError(e: unknown): ConnectError {
   if (e instanceof ConnectError) return e;

@@ -3,9 +3,8 @@ import type { ServiceImpl } from '@connectrpc/connect';
 import { apply } from '../core/apply.js';
 import type { CoreContext } from '../core/context.js';
 import { plan } from '../core/plan.js';
-import { records, visibleZones } from '../core/records.js';
+import { listVisibleZones, records } from '../core/records.js';
 import { InvalidInputError } from '../dns/errors.js';
-import * as store from '../store/index.js';
 import {
   ApplyResponseSchema,
   ListZonesResponseSchema,
@@ -21,8 +20,7 @@ export function zoneService(ctx: CoreContext): ServiceImpl<typeof ZoneService> {
   return {
     async listZones(_req, hc) {
       const tenant = tenantOf(hc);
-      const names = new Set(await visibleZones(ctx, tenant, []));
-      const zones = (await store.listZones(ctx.pool)).filter((z) => names.has(z.name));
+      const zones = await listVisibleZones(ctx, tenant);
       return create(ListZonesResponseSchema, { zones: zones.map(zoneToPb), tenant: tenant.name, suffixes: tenant.suffixes });
     },
 

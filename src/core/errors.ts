@@ -3,6 +3,8 @@
  */
 export { InvalidInputError } from '../dns/errors.js';
 export { OvhError } from '../ovh/errors.js';
+/** The zone lock was not acquired within DNSPLANE_LOCK_TIMEOUT. */
+export { LockTimeoutError } from '../store/index.js';
 
 /** No token, an unknown token, or a disabled tenant. */
 export class UnauthenticatedError extends Error {

@@ -38,6 +38,12 @@ export async function visibleZones(ctx: CoreContext, tenant: Tenant, requested: 
   });
 }
 
+/** The zones a tenant may see, with their generation and record count (ListZones). */
+export async function listVisibleZones(ctx: CoreContext, tenant: Tenant): Promise<store.ZoneWithCount[]> {
+  const names = await visibleZones(ctx, tenant, []);
+  return store.listZones(ctx.pool, names);
+}
+
 export async function records(ctx: CoreContext, tenant: Tenant, q: RecordsQuery): Promise<ZoneRecords[]> {
   const zones = await visibleZones(ctx, tenant, q.zones);
   const out: ZoneRecords[] = [];
