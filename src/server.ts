@@ -20,7 +20,9 @@ import { authInterceptor } from './api/auth.js';
 import { zoneService } from './api/zone-service.js';
 import { adminService } from './api/admin-service.js';
 import { AdminService } from './gen/dnsplane/v1/admin_pb.js';
-import type { ConnectRouter } from '@connectrpc/connect';
+import type { ConnectRouter, ServiceImpl } from '@connectrpc/connect';
+import type { DescService } from '@bufbuild/protobuf';
+import { strictInterceptor, strictJsonOptions } from './api/strict.js';
 import { nsmService } from './api/nsm-service.js';
 import { Metrics } from './metrics.js';
 import { OvhApi } from './ovh/client.js';
@@ -186,16 +188,24 @@ interface Listener {
  * enumerate every RPC (test/e2e/authz.test.ts): a service added here is covered there.
  */
 export function registerServices(router: ConnectRouter, ctx: CoreContext): ConnectRouter {
-  router.service(ZoneService, zoneService(ctx));
-  router.service(NsmService, nsmService(ctx));
-  router.service(AdminService, adminService(ctx));
+  strictService(router, ZoneService, zoneService(ctx));
+  strictService(router, NsmService, nsmService(ctx));
+  strictService(router, AdminService, adminService(ctx));
   return router;
+}
+
+/** Each method with its input schema's strict JSON reader (api/strict.ts). */
+function strictService<S extends DescService>(router: ConnectRouter, service: S, impl: ServiceImpl<S>): void {
+  for (const method of service.methods) {
+    const fn = (impl as Record<string, unknown>)[method.localName];
+    router.rpc(method, fn as Parameters<ConnectRouter['rpc']>[1], strictJsonOptions(method.input));
+  }
 }
 
 async function listen(ctx: CoreContext, config: Config, log: Logger): Promise<Listener> {
   const rpc = connectNodeAdapter({
     routes: (router) => registerServices(router, ctx),
-    interceptors: [authInterceptor(ctx, log)],
+    interceptors: [authInterceptor(ctx, log), strictInterceptor()],
     readMaxBytes: 8 * 1024 * 1024,
   });
   let ready = true;

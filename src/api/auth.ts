@@ -26,7 +26,7 @@ export function authInterceptor(ctx: CoreContext, log: Logger): Interceptor {
     } catch (e) {
       const ce = toConnectError(e);
       if (ce.code === Code.Internal) log.error({ err: e, rpc: req.method.name }, 'rpc failed');
-      else log.debug({ rpc: req.method.name, code: ce.code, msg: ce.rawMessage }, 'rpc rejected');
+      else log.debug({ rpc: req.method.name, code: Code[ce.code], reason: ce.rawMessage }, 'rpc rejected');
       throw ce;
     }
   };

@@ -81,10 +81,15 @@ function rawEndpoint(e: PbEndpoint): RawEndpoint {
   };
 }
 
+/** Why a desired state needs its policy spelled out (an unset policy once meant SYNC, which deletes). */
+export const POLICY_REQUIRED =
+  'is required with a desired state: POLICY_SYNC makes your record sets in the covered zones equal the desired state and DELETES the ones not listed; POLICY_UPSERT_ONLY creates and updates and never deletes; POLICY_CREATE_ONLY only creates names that do not exist yet';
+
 export function planInputFromPb(req: PlanRequest, field = ''): PlanInput {
   const policy = policyFromPb(req.policy);
   switch (req.input.case) {
     case 'desired':
+      if (req.policy === Policy.UNSPECIFIED) throw new InvalidInputError(`${field}policy`, POLICY_REQUIRED);
       return { kind: 'desired', policy, zones: [...req.input.value.zones], endpoints: req.input.value.endpoints.map(rawEndpoint) };
     case 'changes': {
       const c = req.input.value;

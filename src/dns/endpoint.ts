@@ -104,8 +104,47 @@ export function parseRecordType(value: string, field: string): RecordType {
  * each valid for the type; TTL an integer 0..MAX_TTL; a CNAME has exactly one target (after
  * de-duplication) and is never at the zone apex; apex NS records are not writable.
  */
+/** Why Postgres could not store this string (text and jsonb refuse U+0000; lone surrogates are not UTF-8). */
+export function unstorable(s: string): string | undefined {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 0) return `contains the NUL character (U+0000) at offset ${i}, which cannot be stored`;
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const n = s.charCodeAt(i + 1);
+      if (n >= 0xdc00 && n <= 0xdfff) {
+        i++;
+        continue;
+      }
+      return `contains a lone UTF-16 surrogate at offset ${i}, which is not text`;
+    }
+    if (c >= 0xdc00 && c <= 0xdfff) return `contains a lone UTF-16 surrogate at offset ${i}, which is not text`;
+  }
+  return undefined;
+}
+
+/** Every string of an endpoint as sent must be storable (api/ checks requests too; this covers the webhook and NSM). */
+function checkStorable(e: EndpointInput, field: string): void {
+  const check = (v: unknown, at: string) => {
+    if (typeof v !== 'string') return;
+    const why = unstorable(v);
+    if (why) throw new InvalidInputError(at, why);
+  };
+  check(e.dnsName, `${field}.dnsName`);
+  check(e.recordType, `${field}.recordType`);
+  if (Array.isArray(e.targets)) e.targets.forEach((t: unknown, i: number) => check(t, `${field}.targets[${i}]`));
+  check(e.setIdentifier, `${field}.setIdentifier`);
+  if (e.labels && typeof e.labels === 'object') {
+    for (const [k, v] of Object.entries(e.labels)) {
+      const why = unstorable(k);
+      if (why) throw new InvalidInputError(`${field}.labels key ${JSON.stringify(k)}`, why);
+      check(v, `${field}.labels[${JSON.stringify(k)}]`);
+    }
+  }
+}
+
 export function normalizeEndpoint(e: EndpointInput, field: string, opts: NormalizeEndpointOptions = {}): Endpoint {
   if (typeof e !== 'object' || e === null) throw new InvalidInputError(field, 'an endpoint must be an object');
+  checkStorable(e, field);
   const recordType = parseRecordType(e.recordType, `${field}.recordType`);
 
   const nameField = `${field}.dnsName`;

@@ -105,6 +105,17 @@ function otherVersionOnly(header: string | undefined): boolean {
   return ours.length > 0 && !ours.some((i) => /;\s*version\s*=\s*"?1"?\s*(;|$)/.test(i));
 }
 
+/**
+ * Whether a POST body announced with this Content-Type may be read as JSON: none (old external-dns
+ * versions send none), application/json, the webhook media type of version 1 (or without a version),
+ * or another `+json` type. Anything else (text/plain, a form) is 415: external-dns never sends it.
+ */
+function jsonContentType(header: string | undefined): boolean {
+  if (header === undefined || header.trim() === '') return true;
+  const type = header.split(';')[0]!.trim().toLowerCase();
+  return type === 'application/json' || type.endsWith('+json');
+}
+
 function routeOf(method: string, path: string): WebhookRoute {
   if (path === '/') return 'negotiate';
   if (path === '/records') return method === 'POST' ? 'apply' : 'records';
@@ -224,7 +235,9 @@ export function webhookHandler(opts: WebhookHandlerOptions): (req: http.Incoming
     if (!allowed) throw new HttpError(404, `no such path: ${path} (the webhook serves /, /records, /adjustendpoints, /healthz)`);
     if (!allowed.includes(method)) throw new HttpError(405, `${method} ${path} is not served`, { allow: allowed.join(', ') });
     if (otherVersionOnly(req.headers.accept)) throw new HttpError(406, `this server speaks ${MEDIA_TYPE}`);
-    if (method === 'POST' && otherVersionOnly(req.headers['content-type'])) throw new HttpError(415, `this server reads ${MEDIA_TYPE}`);
+    if (method === 'POST' && (otherVersionOnly(req.headers['content-type']) || !jsonContentType(req.headers['content-type']))) {
+      throw new HttpError(415, `this server reads ${MEDIA_TYPE} (a JSON body), not ${req.headers['content-type']}`);
+    }
 
     const session = await backend.session(req.headers.authorization);
     const scope = await session.scope();

@@ -176,7 +176,7 @@ describe('bad input is rejected with the field and the rule, and no OVH call', (
   it.each(cases)('%s', async (_name, endpoint, code, message) => {
     await expectRejected(applyDesired(alice, [endpoint]), code, message);
     await expectRejected(
-      h.zoneClient(alice).plan({ input: { case: 'desired', value: { zones: [], endpoints: [endpoint] } } }),
+      h.zoneClient(alice).plan({ policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [endpoint] } } }),
       code,
       message,
     );

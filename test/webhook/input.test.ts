@@ -127,6 +127,26 @@ describe('what external-dns cannot send is a 4xx, with no OVH call', () => {
     expect(calls()).toEqual([]);
   });
 
+  it('a body that is not announced as JSON is 415 (text/plain, a form), with no OVH call', async () => {
+    const body = `{"create":[{"dnsName":"plain.${ZONE}","targets":["192.0.2.1"],"recordType":"A"}]}`;
+    for (const type of ['text/plain', 'text/plain; charset=utf-8', 'application/x-www-form-urlencoded']) {
+      const ex = await post(body, { 'content-type': type });
+      expect([type, ex.status]).toEqual([type, 415]);
+      expect(ex.body).toMatch(/reads application\/external\.dns\.webhook\+json;version=1/);
+    }
+    for (const type of ['application/json', 'application/json; charset=utf-8', MEDIA_TYPE]) {
+      expect((await post('{}', { 'content-type': type })).status).toBe(204);
+    }
+    expect(calls()).toEqual([]);
+  });
+
+  it('fields a newer external-dns may add are accepted and ignored (the webhook must not break on an upgrade)', async () => {
+    const body = `{"create":[{"dnsName":"newer.${ZONE}","targets":["192.0.2.1"],"recordType":"A","recordTTL":300,"someFutureField":{"x":1}}],"futureList":[]}`;
+    const ex = await post(body);
+    expect(ex.status).toBe(204);
+    expect(calls()).toContain(`POST /domain/zone/${ZONE}/record`);
+  });
+
   it('a body over the limit is 413', async () => {
     const small = await centralWebhook(h, { maxBodyBytes: 512 });
     try {

@@ -675,7 +675,8 @@ export const ListZonesResponseSchema: GenMessage<ListZonesResponse> = /*@__PURE_
  */
 export enum Policy {
   /**
-   * Same as POLICY_SYNC.
+   * Refused with a desired state (InvalidArgument: say SYNC or UPSERT_ONLY); with changes, the same
+   * as POLICY_SYNC.
    *
    * @generated from enum value: POLICY_UNSPECIFIED = 0;
    */
