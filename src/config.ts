@@ -39,6 +39,8 @@ export interface Config {
   dryRun: boolean;
   /** DNSPLANE_CNAME_RELATIVE_ZONES: zones whose in-zone CNAME targets are sent relative (external-dns's --ovh-enable-cname-relative). */
   cnameRelativeZones: string[];
+  /** DNSPLANE_CORS_ORIGINS: origins whose pages may call the API from a browser ("*": any); empty: none. */
+  corsOrigins: string[];
 }
 
 /** The settings, for `--help` and the README's configuration table. */
@@ -61,6 +63,7 @@ export const SETTINGS: Array<{ name: string; default: string; help: string }> = 
   { name: 'DNSPLANE_DRIFT_INTERVAL', default: '5m', help: 'how often each zone is checked for changes made outside dnsplane (1 OVH call when none); 0 or off: never' },
   { name: 'DNSPLANE_LOG_LEVEL', default: 'info', help: 'fatal, error, warn, info, debug, trace' },
   { name: 'DNSPLANE_DRY_RUN', default: 'false', help: 'true: plans and applies run, the OVH calls applies would make are logged and returned, none is sent' },
+  { name: 'DNSPLANE_CORS_ORIGINS', default: '', help: 'comma list of origins (https://host[:port]) whose browser pages may call the API (CORS); * for any; empty: none' },
   { name: 'DNSPLANE_CNAME_RELATIVE_ZONES', default: '', help: 'comma list of zones whose in-zone CNAME targets are sent relative (like external-dns --ovh-enable-cname-relative)' },
 ];
 
@@ -173,7 +176,36 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
       .map((z) => z.trim())
       .filter((z) => z !== '')
       .map((z, i) => normalizeName(z, `DNSPLANE_CNAME_RELATIVE_ZONES[${i}]`)),
+    corsOrigins: parseCorsOrigins(get('DNSPLANE_CORS_ORIGINS') ?? ''),
   };
+}
+
+/**
+ * DNSPLANE_CORS_ORIGINS: "*" alone, or origins as a browser sends them (scheme://host[:port], no
+ * path); each is normalized (lower-case host, default port dropped) so that it matches the Origin header.
+ */
+export function parseCorsOrigins(value: string, field = 'DNSPLANE_CORS_ORIGINS'): string[] {
+  const items = value
+    .split(',')
+    .map((o) => o.trim())
+    .filter((o) => o !== '');
+  if (items.includes('*')) {
+    if (items.length > 1) throw new InvalidInputError(field, `"*" allows every origin and cannot be combined with others, got "${value}"`);
+    return ['*'];
+  }
+  return items.map((item, i) => {
+    let url: URL | undefined;
+    try {
+      url = new URL(item);
+    } catch {
+      url = undefined;
+    }
+    const bare = url && /^[a-z][a-z0-9+.-]*:\/\/[^/?#]+\/?$/i.test(item) && !url.username && !url.password;
+    if (!url || !bare || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+      throw new InvalidInputError(`${field}[${i}]`, `must be an origin like https://console.example.com or http://localhost:5173 (scheme, host, optional port; no path), got "${item}"`);
+    }
+    return url.origin;
+  });
 }
 
 function readPem(file: string, field: string): string {

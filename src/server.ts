@@ -6,7 +6,6 @@ import http from 'node:http';
 import http2 from 'node:http2';
 import net from 'node:net';
 import path from 'node:path';
-import { connectNodeAdapter } from '@connectrpc/connect-node';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.js';
 import { recoverAll } from './core/apply.js';
@@ -17,6 +16,7 @@ import { registerZones } from './core/zones.js';
 import { ZoneService } from './gen/dnsplane/v1/zone_pb.js';
 import { NsmService } from './gen/dnsplane/v1/nsm_pb.js';
 import { authInterceptor } from './api/auth.js';
+import { apiHandler } from './api/http.js';
 import { zoneService } from './api/zone-service.js';
 import { adminService } from './api/admin-service.js';
 import { AdminService } from './gen/dnsplane/v1/admin_pb.js';
@@ -203,12 +203,24 @@ function strictService<S extends DescService>(router: ConnectRouter, service: S,
 }
 
 async function listen(ctx: CoreContext, config: Config, log: Logger): Promise<Listener> {
-  const rpc = connectNodeAdapter({
+  let ready = true;
+  const stopping = new AbortController();
+  /** undefined when ready, else why not: /readyz and grpc.health.v1 answer from this. */
+  const readiness = async (): Promise<string | undefined> => {
+    if (!ready) return 'shutting down';
+    return store.ping(ctx.pool).then(
+      () => undefined,
+      () => 'database unavailable',
+    );
+  };
+  const rpc = apiHandler({
     routes: (router) => registerServices(router, ctx),
     interceptors: [authInterceptor(ctx, log), strictInterceptor()],
     readMaxBytes: 8 * 1024 * 1024,
+    corsOrigins: config.corsOrigins,
+    health: { readiness, stopping: stopping.signal },
+    log,
   });
-  let ready = true;
   let active = 0;
   let idle: (() => void) | undefined;
 
@@ -230,11 +242,7 @@ async function listen(ctx: CoreContext, config: Config, log: Logger): Promise<Li
       return;
     }
     if (url === '/readyz') {
-      if (!ready) return plain(res, 503, 'shutting down\n');
-      store.ping(ctx.pool).then(
-        () => plain(res, 200, 'ready\n'),
-        () => plain(res, 503, 'database unavailable\n'),
-      );
+      readiness().then((reason) => (reason === undefined ? plain(res, 200, 'ready\n') : plain(res, 503, `${reason}\n`)));
       return;
     }
     active++;
@@ -271,6 +279,7 @@ async function listen(ctx: CoreContext, config: Config, log: Logger): Promise<Li
     port,
     async close() {
       ready = false;
+      stopping.abort(); // health watchers get NOT_SERVING and their streams end
       // Stop accepting; close() resolves only once every connection is gone, which we force below.
       const closed = new Promise<void>((resolve) => front.close(() => resolve()));
       if (active > 0) {
