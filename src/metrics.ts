@@ -21,6 +21,12 @@
  *                                                 miss: the zone had to be read from OVH first (a cold
  *                                                 sync, whichever call needed it)
  * - zone_generation{zone}, zone_records{zone}    from Postgres at scrape time
+ * - drift_checks_total{zone,result}              drift checks: unchanged, changed (records changed
+ *                                                 outside dnsplane found), busy, skipped
+ * - drift_records_total{zone,change}             those records: added, removed, updated
+ * - journal_in_flight{zone}                      in_flight journal rows (from Postgres at scrape
+ * - journal_in_flight_oldest_seconds{zone}       time): applies under way, or dead ones whose
+ *                                                 rollback waits for the next holder of the zone lock
  * - dry_run                                      1 when DNSPLANE_DRY_RUN is on
  * plus prom-client's default process metrics (process_*, nodejs_*).
  */
@@ -42,6 +48,14 @@ export interface ZoneSample {
   records: number;
 }
 
+export interface InFlightSample {
+  zone: string;
+  count: number;
+  oldestSeconds: number;
+}
+
+export type DriftStatus = 'unchanged' | 'changed' | 'busy' | 'skipped';
+
 export type ApplyOutcome = 'applied' | 'no_changes' | 'stale' | 'failed' | 'dry_run' | 'refused' | 'error';
 export type CacheReadResult = 'hit' | 'not_modified' | 'miss';
 
@@ -57,7 +71,10 @@ export class Metrics {
   private readonly applyDuration: Histogram<'zone' | 'outcome'>;
   private readonly lockWait: Histogram<'zone' | 'operation'>;
   private readonly cacheReads: Counter<'zone' | 'result'>;
+  private readonly driftChecks: Counter<'zone' | 'result'>;
+  private readonly driftRecords: Counter<'zone' | 'change'>;
   private zoneSource: (() => Promise<ZoneSample[]>) | undefined;
+  private inFlightSource: (() => Promise<InFlightSample[]>) | undefined;
 
   constructor(opts: { dryRun?: boolean; defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
@@ -113,6 +130,18 @@ export class Metrics {
       labelNames: ['zone', 'result'],
       registers,
     });
+    this.driftChecks = new Counter({
+      name: 'dnsplane_drift_checks_total',
+      help: 'Drift checks by zone and result: unchanged, changed (records changed outside dnsplane were found and read into the cache), busy (zone locked), skipped',
+      labelNames: ['zone', 'result'],
+      registers,
+    });
+    this.driftRecords = new Counter({
+      name: 'dnsplane_drift_records_total',
+      help: 'Records drift checks found changed outside dnsplane, by zone and change (added, removed, updated)',
+      labelNames: ['zone', 'change'],
+      registers,
+    });
     const dryRun = new Gauge({ name: 'dnsplane_dry_run', help: '1 when DNSPLANE_DRY_RUN is on: applies send nothing to OVH', registers });
     dryRun.set(opts.dryRun ? 1 : 0);
 
@@ -138,6 +167,31 @@ export class Metrics {
         for (const z of await self.zones()) this.set({ zone: z.zone }, z.records);
       },
     });
+    new Gauge({
+      name: 'dnsplane_journal_in_flight',
+      help: 'Journal rows in_flight per zone: applies under way, or applies that died and whose rollback waits for the next holder of the zone lock',
+      labelNames: ['zone'],
+      registers,
+      async collect() {
+        this.reset();
+        for (const j of await self.inFlight()) this.set({ zone: j.zone }, j.count);
+      },
+    });
+    new Gauge({
+      name: 'dnsplane_journal_in_flight_oldest_seconds',
+      help: 'Age of the oldest in_flight journal row per zone (an apply takes seconds; minutes means a rollback is left in flight)',
+      labelNames: ['zone'],
+      registers,
+      async collect() {
+        this.reset();
+        for (const j of await self.inFlight()) this.set({ zone: j.zone }, j.oldestSeconds);
+      },
+    });
+  }
+
+  /** Where the in-flight journal gauges come from (server.ts: the journal table). */
+  setInFlightSource(source: () => Promise<InFlightSample[]>): void {
+    this.inFlightSource = source;
   }
 
   /** Where the zone gauges come from (server.ts: the zones table). */
@@ -166,6 +220,13 @@ export class Metrics {
     this.lockWait.observe({ zone, operation }, seconds);
   }
 
+  driftChecked(zone: string, result: DriftStatus, records: { added: number; removed: number; updated: number }): void {
+    this.driftChecks.inc({ zone, result });
+    for (const change of ['added', 'removed', 'updated'] as const) {
+      if (records[change] > 0) this.driftRecords.inc({ zone, change }, records[change]);
+    }
+  }
+
   cacheRead(zone: string, result: CacheReadResult): void {
     this.cacheReads.inc({ zone, result });
   }
@@ -177,5 +238,9 @@ export class Metrics {
 
   private async zones(): Promise<ZoneSample[]> {
     return this.zoneSource ? this.zoneSource() : [];
+  }
+
+  private async inFlight(): Promise<InFlightSample[]> {
+    return this.inFlightSource ? this.inFlightSource() : [];
   }
 }

@@ -94,6 +94,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     metrics.setZoneSource(async () =>
       (await store.listZones(database.pool)).map((z) => ({ zone: z.name, generation: z.generation, records: z.recordCount })),
     );
+    metrics.setInFlightSource(() => store.inFlightSummary(database.pool));
     if (config.dryRun) log.warn('DNSPLANE_DRY_RUN is on: applies log and return the OVH calls they would make and send none');
     const ovh = new OvhApi({
       endpoint,

@@ -58,8 +58,14 @@ export interface DriftOptions {
 
 const idle = (zone: string, status: DriftResult['status']): DriftResult => ({ zone, status, calls: 0, added: 0, removed: 0, updated: 0, recovered: 0 });
 
-/** One drift check of one zone; see the module comment. */
+/** One drift check of one zone; see the module comment. Counted in the metrics (dnsplane_drift_*). */
 export async function checkZoneDrift(ctx: CoreContext, zone: string, opts: DriftOptions = {}): Promise<DriftResult> {
+  const out = await driftCheck(ctx, zone, opts);
+  ctx.metrics?.driftChecked(out.zone, out.status, { added: out.added, removed: out.removed, updated: out.updated });
+  return out;
+}
+
+async function driftCheck(ctx: CoreContext, zone: string, opts: DriftOptions): Promise<DriftResult> {
   const result = await store.tryZoneLock(ctx.pool, zone, async (tx): Promise<DriftResult> => {
     const z = await store.getZone(tx, zone);
     if (!z || z.state !== 'synced') return idle(zone, 'skipped');

@@ -154,6 +154,15 @@ export async function listZonesWithInFlight(q: Queryable): Promise<string[]> {
   return rows.map((r) => r.zone);
 }
 
+/** Per zone with in_flight rows: how many, and the age of the oldest in seconds (metrics, at scrape time). */
+export async function inFlightSummary(q: Queryable): Promise<Array<{ zone: string; count: number; oldestSeconds: number }>> {
+  const { rows } = await q.query<{ zone: string; n: number; oldest: number }>(
+    `SELECT zone, count(*)::int AS n, extract(epoch FROM now() - min(started_at))::float8 AS oldest
+       FROM journal WHERE state = 'in_flight' GROUP BY zone ORDER BY zone`,
+  );
+  return rows.map((r) => ({ zone: r.zone, count: r.n, oldestSeconds: Number(r.oldest) }));
+}
+
 /** Rows per state, for one zone or all. */
 export async function countJournalStates(q: Queryable, zone?: string): Promise<Record<JournalState, number>> {
   const { rows } = await q.query<{ state: JournalState; n: number }>(
