@@ -25,7 +25,11 @@
  *
  * Cold starts are measured apart (dnsplane reads a zone once for all clusters; each external-dns reads
  * it for itself), as is the setup of the lanes' first records; the measured loops start with every
- * cache warm. After each run the bench checks that the zone holds exactly what the writes asked for.
+ * cache warm. dnsplane's cold start is measured twice: where OVH answers GET …/record with ids only
+ * (the documented behaviour, the simulator's default: the ids, one GET per record, the SOA: N + 2
+ * calls) and where it answers expanded record lists (issue 14: the SOA and one call per page of
+ * records), each against its own lower bound. After each run the bench checks that the zone holds
+ * exactly what the writes asked for.
  *
  * Environment (all optional):
  *   BENCH_K=1,10,50      cluster counts            BENCH_N=100,1000   zone sizes (records, apex NS included)
@@ -48,6 +52,7 @@ import pino from 'pino';
 import { loadConfig } from '../src/config.js';
 import { createTenant } from '../src/core/tenants.js';
 import { ApplyStatus, ChangesSchema, EndpointSchema, ZoneService, type Changes, type Endpoint } from '../src/gen/dnsplane/v1/zone_pb.js';
+import { DEFAULT_EXPANDED_PAGE_SIZE } from '../src/ovh/client.js';
 import { RateLimiter } from '../src/ovh/ratelimit.js';
 import { OvhSimulator, type SimCall, type SimRecordInit } from '../src/ovhsim/index.js';
 import { startServer, type Server } from '../src/server.js';
@@ -494,27 +499,32 @@ async function main(): Promise<void> {
   for (const n of NS) {
     zones[`n${n}.dnsplane.bench`] = zoneRecords(n);
     zones[`n${n}.extdns.bench`] = zoneRecords(n);
+    zones[`n${n}.expanded.bench`] = zoneRecords(n);
   }
+  // OVH as documented: GET …/record answers ids, whatever paging header it is sent (the default).
   const sim = await OvhSimulator.start({ zones });
   const db = await benchDatabase();
   const dir = mkdtempSync(path.join(tmpdir(), 'dnsplane-bench-'));
   const caFile = path.join(dir, 'ca.pem');
   writeFileSync(caFile, sim.caPem);
-  const config = loadConfig({
-    ...(db.url ? { DATABASE_URL: db.url } : {}),
-    DNSPLANE_DATA_DIR: dir,
-    DNSPLANE_LISTEN: '127.0.0.1:0',
-    DNSPLANE_ZONES: NS.map((n) => `n${n}.dnsplane.bench`).join(','),
-    OVH_ENDPOINT: sim.apiUrl,
-    OVH_APPLICATION_KEY: sim.credentials.applicationKey,
-    OVH_APPLICATION_SECRET: sim.credentials.applicationSecret,
-    OVH_CONSUMER_KEY: sim.credentials.consumerKey,
-    OVH_CA_FILE: caFile,
-    DNSPLANE_OVH_RATE: String(RATE),
-    DNSPLANE_DRIFT_INTERVAL: '24h', // the drift check (one call per zone) is not part of these loops
-    DNSPLANE_LOG_LEVEL: 'warn',
-  });
-  const server = await startServer(config, pino({ level: 'warn' }));
+  const serverEnv = (database: string | undefined, dataDir: string, zoneNames: string[], extra: Record<string, string> = {}) =>
+    loadConfig({
+      ...(database ? { DATABASE_URL: database } : {}),
+      DNSPLANE_DATA_DIR: dataDir,
+      DNSPLANE_LISTEN: '127.0.0.1:0',
+      DNSPLANE_ZONES: zoneNames.join(','),
+      OVH_ENDPOINT: sim.apiUrl,
+      OVH_APPLICATION_KEY: sim.credentials.applicationKey,
+      OVH_APPLICATION_SECRET: sim.credentials.applicationSecret,
+      OVH_CONSUMER_KEY: sim.credentials.consumerKey,
+      OVH_CA_FILE: caFile,
+      DNSPLANE_OVH_RATE: String(RATE),
+      DNSPLANE_DRIFT_INTERVAL: '24h', // the drift check (one call per zone) is not part of these loops
+      DNSPLANE_LOG_LEVEL: 'warn',
+      ...extra,
+    });
+  // DNSPLANE_OVH_EXPANDED_LISTS left at its default (auto): against this OVH it falls back to one GET per id.
+  const server = await startServer(serverEnv(db.url, dir, NS.map((n) => `n${n}.dnsplane.bench`)), pino({ level: 'warn' }));
   const say = (line = '') => console.log(line);
   try {
     say(`bench/ovh-calls: K=${KS.join(',')} N=${NS.join(',')} T=${T} W=${W}; simulator latency ${LATENCY_MS} ms per call; OVH rate ${RATE}/s (dnsplane: per application key; each external-dns: its own)`);
@@ -533,6 +543,32 @@ async function main(): Promise<void> {
       coldDnsplane.set(n, { calls: calls.length, detail: breakdown(calls), wallMs: since(started) });
     }
 
+    // The same cold reads where OVH answers expanded record lists: a second server (its own database)
+    // with DNSPLANE_OVH_EXPANDED_LISTS=on reads zones of the same sizes, same latency, same rate.
+    const coldExpanded = new Map<number, Run>();
+    sim.setBehavior({ expandedRecordLists: 'honoured' });
+    {
+      const db2 = await benchDatabase();
+      const dir2 = mkdtempSync(path.join(tmpdir(), 'dnsplane-bench-expanded-'));
+      const expandedZones = NS.map((n) => `n${n}.expanded.bench`);
+      const server2 = await startServer(serverEnv(db2.url, dir2, expandedZones, { DNSPLANE_OVH_EXPANDED_LISTS: 'on' }), pino({ level: 'warn' }));
+      try {
+        const t2 = await createTenant(server2.ctx.pool, { name: 'bench-expanded', zones: expandedZones });
+        for (const n of NS) {
+          sim.clearCalls();
+          const started = performance.now();
+          await zoneClient(server2, t2.token).records({ zones: [`n${n}.expanded.bench`] });
+          const calls = apiCalls(sim);
+          coldExpanded.set(n, { calls: calls.length, detail: breakdown(calls), wallMs: since(started) });
+        }
+      } finally {
+        await server2.close();
+        await db2.drop();
+        rmSync(dir2, { recursive: true, force: true });
+      }
+    }
+    sim.setBehavior({ expandedRecordLists: 'ignored' });
+
     const rows: Array<{ k: number; n: number; bound: number; dnsplane: Run; ext: Run; extCold: Run }> = [];
     for (const n of NS) {
       for (const k of KS) {
@@ -544,7 +580,13 @@ async function main(): Promise<void> {
       }
     }
 
-    const exact = rows.every((r) => r.dnsplane.calls === r.bound);
+    // Cold reads have their own lower bounds: with ids only, the listing, one GET per record and the
+    // SOA (N + 2); with expanded lists, the SOA and one call per page.
+    const coldBound = (n: number) => n + 2;
+    const expandedBound = (n: number) => 1 + Math.max(1, Math.ceil(n / DEFAULT_EXPANDED_PAGE_SIZE));
+    const exact =
+      rows.every((r) => r.dnsplane.calls === r.bound) &&
+      NS.every((n) => coldDnsplane.get(n)!.calls === coldBound(n) && coldExpanded.get(n)!.calls === expandedBound(n));
     say(`Steady state, ${T} loops, every cache warm at the start: OVH API calls as the simulator logged them (GET /auth/time left out).`);
     say();
     for (const line of table(
@@ -565,13 +607,20 @@ async function main(): Promise<void> {
     ))
       say(line);
     say();
-    say('Cold start (dnsplane: once per zone, whatever K; external-dns: once per cluster):');
+    say('Cold start (dnsplane: once per zone, whatever K; external-dns: once per cluster). dnsplane where OVH answers ids only (one GET per record)');
+    say(`and where it answers expanded record lists (pages of ${DEFAULT_EXPANDED_PAGE_SIZE} records), each beside its lower bound:`);
     say();
     for (const line of table(
-      ['K', 'N', 'dnsplane', 'external-dns', 'wall dnsplane'],
-      rows.map((r) => [r.k, r.n, coldDnsplane.get(r.n)!.calls, r.extCold.calls, secs(coldDnsplane.get(r.n)!.wallMs)]),
+      ['K', 'N', 'external-dns', 'dnsplane, ids', 'bound', 'wall', 'dnsplane, expanded', 'bound', 'wall', 'calls saved'],
+      rows.map((r) => {
+        const [ids, exp] = [coldDnsplane.get(r.n)!, coldExpanded.get(r.n)!];
+        return [r.k, r.n, r.extCold.calls, ids.calls, coldBound(r.n), secs(ids.wallMs), exp.calls, expandedBound(r.n), secs(exp.wallMs), `${(ids.calls / exp.calls).toFixed(0)}x`];
+      }),
     ))
       say(line);
+    say();
+    say('The calls (cold start of dnsplane):');
+    for (const n of NS) say(`- N=${n}: ids ${coldDnsplane.get(n)!.detail}; expanded ${coldExpanded.get(n)!.detail}`);
     say();
     say('The calls (steady state):');
     for (const r of rows) {

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { InvalidInputError } from './dns/errors.js';
 import { normalizeName } from './dns/names.js';
 import { parseOvhEndpoint, type OvhEndpoint } from './ovh/endpoint.js';
-import type { OvhCredentials } from './ovh/client.js';
+import type { ExpandedListsMode, OvhCredentials } from './ovh/client.js';
 
 export type Env = Record<string, string | undefined>;
 
@@ -28,6 +28,8 @@ export interface Config {
   ovhRate: number;
   ovhMaxConcurrent: number;
   ovhTimeoutMs: number;
+  /** DNSPLANE_OVH_EXPANDED_LISTS: read record lists a page of full records per call (auto: when OVH answers them). */
+  ovhExpandedLists: ExpandedListsMode;
   syncConcurrency: number;
   lockTimeoutMs: number;
   planTtlMs: number;
@@ -58,6 +60,11 @@ export const SETTINGS: Array<{ name: string; default: string; help: string }> = 
   { name: 'DNSPLANE_OVH_RATE', default: '20', help: 'OVH requests per second, per application key, for the whole process' },
   { name: 'DNSPLANE_OVH_CONCURRENCY', default: '8', help: 'OVH calls in flight at most' },
   { name: 'DNSPLANE_OVH_TIMEOUT', default: '30s', help: 'OVH call timeout' },
+  {
+    name: 'DNSPLANE_OVH_EXPANDED_LISTS',
+    default: 'auto',
+    help: "auto, on or off: read a zone's records a page per call in OVH's expanded list mode (auto: try it, fall back to one GET per record if OVH does not answer it, and remember)",
+  },
   { name: 'DNSPLANE_LOCK_TIMEOUT', default: '30s', help: 'how long an apply waits for its zone lock before Aborted' },
   { name: 'DNSPLANE_PLAN_TTL', default: '15m', help: 'how long a stored plan can be applied' },
   { name: 'DNSPLANE_DRIFT_INTERVAL', default: '5m', help: 'how often each zone is checked for changes made outside dnsplane (1 OVH call when none); 0 or off: never' },
@@ -81,6 +88,13 @@ function positiveNumber(value: string, field: string, integer: boolean): number 
     throw new InvalidInputError(field, `must be a positive ${integer ? 'integer' : 'number'}, got "${value}"`);
   }
   return n;
+}
+
+function oneOf<T extends string>(value: string, field: string, allowed: readonly T[]): T {
+  const v = value.trim().toLowerCase();
+  const found = allowed.find((a) => a === v);
+  if (found === undefined) throw new InvalidInputError(field, `must be one of ${allowed.join(', ')}, got "${value}"`);
+  return found;
 }
 
 export function parseBoolean(value: string, field: string): boolean {
@@ -164,6 +178,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     ovhRate: positiveNumber(get('DNSPLANE_OVH_RATE') ?? '20', 'DNSPLANE_OVH_RATE', false),
     ovhMaxConcurrent: positiveNumber(get('DNSPLANE_OVH_CONCURRENCY') ?? '8', 'DNSPLANE_OVH_CONCURRENCY', true),
     ovhTimeoutMs: parseDuration(get('DNSPLANE_OVH_TIMEOUT') ?? '30s', 'DNSPLANE_OVH_TIMEOUT'),
+    ovhExpandedLists: oneOf(get('DNSPLANE_OVH_EXPANDED_LISTS') ?? 'auto', 'DNSPLANE_OVH_EXPANDED_LISTS', ['auto', 'on', 'off'] as const),
     syncConcurrency: 8,
     lockTimeoutMs: parseDuration(get('DNSPLANE_LOCK_TIMEOUT') ?? '30s', 'DNSPLANE_LOCK_TIMEOUT'),
     planTtlMs: parseDuration(get('DNSPLANE_PLAN_TTL') ?? '15m', 'DNSPLANE_PLAN_TTL'),

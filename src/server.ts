@@ -104,8 +104,10 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       ratePerSecond: config.ovhRate,
       maxConcurrent: config.ovhMaxConcurrent,
       warn: (msg, fields) => log.warn(fields ?? {}, msg),
+      info: (msg, fields) => log.info(fields ?? {}, msg),
       onCall: (info) => metrics.ovhCall(info),
       readOnly: config.dryRun,
+      expandedLists: config.ovhExpandedLists,
     });
     journalPool = store.createSidePool(database.pool, { max: 2, log: (msg, fields) => log.warn(fields ?? {}, msg) });
     const ctx: CoreContext = {

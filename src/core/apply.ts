@@ -21,6 +21,7 @@ import { ApplyFailedError, PermissionDeniedError, StalePlanError } from './error
 import { computeZonePlan, getPlan, planDigest, routeInput, type PlanInput, type RoutedInput, type ZonePlan } from './plan.js';
 import type { Tenant } from './tenants.js';
 import { recordOwnership } from './ownership.js';
+import { readRecords } from './read-records.js';
 import { ensureSynced, toRow, withZoneLockQueued } from './zones.js';
 
 /** One OVH call as it was made. */
@@ -368,29 +369,23 @@ function touchedNames(ops: readonly OvhOperation[]): TouchedName[] {
 }
 
 /**
- * What OVH holds now for these names: per name one `GET …/record?fieldType=&subDomain=` and one GET
- * per id. OVH's subDomain filter is loose (case-insensitive `ilike`; an empty one, for the apex, may
- * match every name): ids the cache holds under another name are not fetched, and only records of the
- * names asked for are returned. Never the whole zone.
+ * What OVH holds now for these names: per name one filtered read (readRecords with
+ * `?fieldType=&subDomain=`: the records themselves in OVH's expanded mode, else the ids and one GET per
+ * id, in order). OVH's subDomain filter is loose (case-insensitive `ilike`; an empty one, for the apex,
+ * may match every name): ids the cache holds under another name are not fetched, and only records of
+ * the names asked for are returned. Never the whole zone, one GET at a time.
  */
 async function readNames(ctx: CoreContext, tx: store.Queryable, zone: string, names: readonly TouchedName[]): Promise<OvhRecord[]> {
   const wanted = new Set(names.map(nameKey));
   const cachedUnder = new Map((await store.listRecords(tx, zone)).map((r) => [r.id, nameKey(r)]));
   const seen = new Set<string>();
   const out: OvhRecord[] = [];
+  const elsewhere = (id: string) => seen.has(id) || (cachedUnder.has(id) && !wanted.has(cachedUnder.get(id)!));
   for (const n of names) {
-    for (const id of await ctx.ovh.listRecordIds(zone, { fieldType: n.fieldType, subDomain: n.subDomain })) {
-      if (seen.has(id)) continue;
-      seen.add(id);
-      const under = cachedUnder.get(id);
-      if (under !== undefined && !wanted.has(under)) continue;
-      let r: OvhRecord;
-      try {
-        r = await ctx.ovh.getRecord(zone, id, 2);
-      } catch (e) {
-        if (e instanceof OvhError && e.kind === 'not_found') continue; // deleted meanwhile
-        throw e;
-      }
+    const { records } = await readRecords(ctx, zone, { fieldType: n.fieldType, subDomain: n.subDomain }, { concurrency: 1, skip: elsewhere });
+    for (const r of records) {
+      if (seen.has(r.id)) continue;
+      seen.add(r.id);
       if (wanted.has(nameKey(r))) out.push(r);
     }
   }

@@ -11,18 +11,23 @@
  * Cost model (OVH has no change feed):
  * - Nothing changed: ONE call, GET …/soa. OVH bumps the SOA serial on every publish (refresh); the
  *   serial equals zones.soa_serial, so the cache still matches what is published.
- * - The serial moved (someone published — dnsplane's own applies included, see below): three calls,
- *   GET …/record (every id), GET …/export (the zone file: every record, no ids), GET …/soa; plus one
- *   GET per id not in the cache (a new record) and one GET per cached record under an owner name whose
- *   lines in the zone file differ from the cache (a record edited in place keeps its id: only the
- *   export shows it). Ids gone from the list leave the cache. Never one GET per record of the zone.
+ * - The serial moved (someone published — dnsplane's own applies included, see below), when OVH
+ *   answers expanded record lists (OvhApi.listRecordsOrIds) and the zone fits in two pages (2 × the
+ *   page size, 10,000 records by default): GET …/soa plus the pages of one full read, compared with
+ *   the cache record by record — two calls for most zones.
+ * - Otherwise three calls, GET …/record (every id), GET …/export (the zone file: every record, no
+ *   ids), GET …/soa; plus one GET per id not in the cache (a new record) and one GET per cached record
+ *   under an owner name whose lines in the zone file differ from the cache (a record edited in place
+ *   keeps its id: only the export shows it). Ids gone from the list leave the cache. When those GETs
+ *   would outnumber the pages of a full expanded read, the zone is read whole instead. Never one GET
+ *   per record of the zone.
  * - Our own applies: an apply's refresh moves the serial, and the apply does not read the new one back
  *   (that would cost a call per apply, and a publish by someone else between our refresh and that read
- *   would then be taken for ours and missed). So the first check after applies costs the three calls
- *   above, finds nothing to change, and records the serial: at most 2 extra calls per zone per
- *   interval, however many applies ran in it.
+ *   would then be taken for ours and missed). So the first check after applies costs the calls
+ *   above (3, or 2 with expanded lists), finds nothing to change, and records the serial: at most 2
+ *   extra calls per zone per interval, however many applies ran in it.
  * - The serial recorded is the one read BEFORE the ids and the export, so a change that lands during a
- *   check is caught by the next one, never lost.
+ *   check (or between the pages of a full read) is caught by the next one, never lost.
  * - Limits: a change made through the API and not published (no refresh) does not move the serial: it
  *   is seen with the next publish. Records of one owner name are re-read together.
  *
@@ -31,11 +36,11 @@
  */
 import type { RecordRow } from '../store/index.js';
 import * as store from '../store/index.js';
-import { OvhError } from '../ovh/errors.js';
 import { differingOwners, parseZoneFile } from '../ovh/zonefile.js';
 import { recoverInFlight } from './apply.js';
 import type { CoreContext } from './context.js';
-import { mapLimit, toRow } from './zones.js';
+import { getEach } from './read-records.js';
+import { toRow } from './zones.js';
 
 export interface DriftResult {
   zone: string;
@@ -79,41 +84,73 @@ async function driftCheck(ctx: CoreContext, zone: string, opts: DriftOptions): P
       return { ...idle(zone, 'unchanged'), calls };
     }
 
-    const ids = await ctx.ovh.listRecordIds(zone);
-    const exported = await ctx.ovh.getExport(zone);
-    calls += 2;
     const cached = await store.listRecords(tx, zone);
-    const listed = new Set(ids);
-    const cachedIds = new Set(cached.map((r) => r.id));
-    const removed = cached.filter((r) => !listed.has(r.id)).map((r) => r.id);
-    const kept = cached.filter((r) => listed.has(r.id));
-
-    const gone: string[] = [];
-    const get = async (id: string): Promise<RecordRow | undefined> => {
-      calls++;
-      try {
-        return toRow(await ctx.ovh.getRecord(zone, id, 2));
-      } catch (e) {
-        if (e instanceof OvhError && e.kind === 'not_found') {
-          gone.push(id); // deleted between the list and the GET
-          return undefined;
-        }
-        throw e;
-      }
+    const cachedById = new Map(cached.map((r) => [r.id, r]));
+    const cachedIds = new Set(cachedById.keys());
+    // Calls one full read costs in OVH's expanded mode (a page per call), when that mode is usable.
+    const pages = Math.max(1, Math.ceil(cached.length / ctx.ovh.expandedPageSize));
+    const expanded = () => ctx.ovh.expandedLists !== 'no';
+    let listedIds: string[] | undefined;
+    /** The whole zone in expanded mode; undefined when OVH answered ids instead (kept in listedIds). */
+    const readAll = async (): Promise<RecordRow[] | undefined> => {
+      const listing = await ctx.ovh.listRecordsOrIds(zone);
+      calls += listing.calls;
+      if ('records' in listing) return listing.records.map(toRow);
+      listedIds = listing.ids;
+      return undefined;
     };
-    const added = (await mapLimit(ids.filter((id) => !cachedIds.has(id)), ctx.settings.syncConcurrency, get)).filter((r): r is RecordRow => r !== undefined);
 
-    let suspects: RecordRow[];
-    try {
-      const owners = differingOwners(parseZoneFile(exported, zone), [...kept, ...added]);
-      suspects = kept.filter((r) => owners.has(r.subDomain.toLowerCase()));
-    } catch (e) {
-      ctx.log.warn({ zone, err: e instanceof Error ? e.message : String(e) }, 'drift: the zone export could not be read; re-reading every cached record of the zone');
-      suspects = kept;
+    let removed: string[] = [];
+    let added: RecordRow[] = [];
+    let updated: RecordRow[] = [];
+    const gone: string[] = [];
+    // One or two pages cost no more than the ids and the export: read everything and compare.
+    let current = expanded() && pages <= 2 ? await readAll() : undefined;
+    if (!current) {
+      let ids = listedIds;
+      if (!ids) {
+        ids = await ctx.ovh.listRecordIds(zone);
+        calls++;
+      }
+      const exported = await ctx.ovh.getExport(zone);
+      calls++;
+      const listed = new Set(ids);
+      removed = cached.filter((r) => !listed.has(r.id)).map((r) => r.id);
+      const kept = cached.filter((r) => listed.has(r.id));
+      const get = async (wanted: string[]): Promise<RecordRow[]> => {
+        const got = await getEach(ctx, zone, wanted);
+        calls += got.calls;
+        gone.push(...got.gone);
+        return got.records.map(toRow);
+      };
+      const newIds = ids.filter((id) => !cachedIds.has(id));
+      // More GETs than the pages of a full read: read it all instead (when OVH answers expanded lists).
+      if (expanded() && newIds.length > pages) current = await readAll();
+      if (!current) {
+        added = await get(newIds);
+        let suspects: RecordRow[];
+        try {
+          const owners = differingOwners(parseZoneFile(exported, zone), [...kept, ...added]);
+          suspects = kept.filter((r) => owners.has(r.subDomain.toLowerCase()));
+        } catch (e) {
+          ctx.log.warn({ zone, err: e instanceof Error ? e.message : String(e) }, 'drift: the zone export could not be read; re-reading every cached record of the zone');
+          suspects = kept;
+        }
+        if (expanded() && suspects.length > pages) current = await readAll();
+        if (!current) {
+          for (const cur of await get(suspects.map((r) => r.id))) {
+            if (!sameRow(cur, cachedById.get(cur.id)!)) updated.push(cur);
+          }
+        }
+      }
     }
-    const updated: RecordRow[] = [];
-    for (const cur of await mapLimit(suspects, ctx.settings.syncConcurrency, (r) => get(r.id))) {
-      if (cur && !sameRow(cur, cached.find((r) => r.id === cur.id)!)) updated.push(cur);
+    if (current) {
+      // The whole zone as OVH holds it: compare with the cache record by record.
+      const listed = new Set(current.map((r) => r.id));
+      removed = cached.filter((r) => !listed.has(r.id)).map((r) => r.id);
+      added = current.filter((r) => !cachedById.has(r.id));
+      updated = current.filter((r) => cachedById.has(r.id) && !sameRow(r, cachedById.get(r.id)!));
+      gone.length = 0;
     }
 
     const deletions = [...removed, ...gone.filter((id) => cachedIds.has(id))];

@@ -7,6 +7,9 @@ import * as store from '../store/index.js';
 import type { OvhRecord } from '../ovh/types.js';
 import type { CoreContext } from './context.js';
 import { NotFoundError } from './errors.js';
+import { readRecords } from './read-records.js';
+
+export { mapLimit } from './read-records.js';
 
 /** Registers the managed zones in the database; asks OVH for the list only when none is configured. */
 export async function registerZones(ctx: CoreContext): Promise<string[]> {
@@ -37,18 +40,24 @@ export async function ensureSynced(ctx: CoreContext, zone: string): Promise<stor
   });
 }
 
-/** Reads the whole zone from OVH into the cache. The caller holds the zone lock. */
+/**
+ * Reads the whole zone from OVH into the cache (readRecords: a page of records per call in OVH's
+ * expanded mode, else the ids and one GET per record). The caller holds the zone lock. The SOA serial
+ * is read first: a change published while the records are read moves the serial past the one
+ * recorded, so the next drift check reads the zone again instead of trusting a mixed read.
+ */
 export async function syncZone(ctx: CoreContext, tx: store.Queryable, zone: string): Promise<number> {
   const started = performance.now();
-  const ids = await ctx.ovh.listRecordIds(zone);
-  const records = await mapLimit(ids, ctx.settings.syncConcurrency, (id) => ctx.ovh.getRecord(zone, id, 2), (done) => {
-    if (done % 500 === 0) ctx.log.info({ zone, done, total: ids.length }, 'syncing zone');
-  });
   const soa = await ctx.ovh.getSoa(zone);
+  const { records, calls, mode } = await readRecords(ctx, zone, {}, {
+    progress: (done, total) => {
+      if (done % 500 === 0) ctx.log.info({ zone, done, total }, 'syncing zone');
+    },
+  });
   await store.replaceZoneRecords(tx, zone, records.map(toRow));
   await store.markSynced(tx, zone, { soaSerial: BigInt(soa.serial) });
   const generation = await store.bumpGeneration(tx, zone);
-  ctx.log.info({ zone, records: records.length, generation: String(generation), ms: Math.round(performance.now() - started) }, 'zone synced');
+  ctx.log.info({ zone, records: records.length, calls: calls + 1, read: mode, generation: String(generation), ms: Math.round(performance.now() - started) }, 'zone synced');
   return records.length;
 }
 
@@ -58,23 +67,6 @@ export function toRow(r: OvhRecord): store.RecordRow {
 
 export function toOvhRecord(zone: string, r: store.RecordRow): OvhRecord {
   return { ...r, zone };
-}
-
-/** Maps with at most `limit` calls in flight, keeping the order. */
-export async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>, progress?: (done: number) => void): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  let done = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-      done++;
-      progress?.(done);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
 }
 
 // --- the zone lock, queued in-process first ---

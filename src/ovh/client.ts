@@ -18,9 +18,11 @@
  * after `timeoutMs`, which is then a failure with status 0 ("no answer").
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { createHash } from 'node:crypto';
 import dc from 'node:diagnostics_channel';
-import type { ClientRequest, IncomingMessage } from 'node:http';
+import type { ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import https from 'node:https';
+import querystring from 'node:querystring';
 import tls from 'node:tls';
 import ovh from '@ovhcloud/node-ovh';
 import type { OvhClient } from '@ovhcloud/node-ovh';
@@ -78,7 +80,31 @@ export interface OvhApiOptions {
   readOnly?: boolean;
   /** For tests: how to sleep between retries. */
   sleep?: (ms: number) => Promise<void>;
+  /** DNSPLANE_OVH_EXPANDED_LISTS: read records in OVH's expanded list mode (see listRecordsOrIds). Default 'auto'. */
+  expandedLists?: ExpandedListsMode;
+  /** Records asked per page in expanded mode (X-Pagination-Size). Default 5000. */
+  expandedPageSize?: number;
+  /** Notices logged once per process (what the expanded list mode turned out to be); never given secrets. */
+  info?: (msg: string, fields?: Record<string, unknown>) => void;
 }
+
+/**
+ * auto: try OVH's expanded list mode, fall back to one GET per id when OVH does not answer it, and
+ * remember which for the process; on: expanded only (an answer that is not records is an error);
+ * off: one GET per id, as external-dns reads.
+ */
+export type ExpandedListsMode = 'auto' | 'on' | 'off';
+
+/** What this process knows of the expanded list mode: untried, answered with records, or not. */
+export type ExpandedListsState = 'unknown' | 'yes' | 'no';
+
+/** A record listing: full records (expanded mode), or ids to GET one by one. `calls`: the OVH calls it took. */
+export type RecordListing = { records: OvhRecord[]; calls: number } | { ids: string[]; calls: number };
+
+export const EXPANDED_MODE_HEADER = 'CachedObjectList-Pages';
+
+/** Records asked per expanded page unless told otherwise (OVH's own console asks 5000 on such routes). */
+export const DEFAULT_EXPANDED_PAGE_SIZE = 5000;
 
 export interface OvhZoneInfo {
   name: string;
@@ -99,6 +125,8 @@ interface CallContext {
   status?: number;
   queryId?: string;
   retryAfterMs?: number;
+  /** The answer's headers (paging headers are read from them). */
+  headers?: IncomingHttpHeaders;
 }
 
 /**
@@ -126,6 +154,7 @@ function installDiagnostics(): void {
     const ctx = contexts.get(request);
     if (!ctx) return;
     ctx.status = response.statusCode;
+    ctx.headers = response.headers;
     const qid = response.headers['x-ovh-queryid'];
     if (typeof qid === 'string') ctx.queryId = qid;
     ctx.retryAfterMs = parseRetryAfter(response.headers['retry-after']);
@@ -177,6 +206,9 @@ export class OvhApi {
   readonly timeoutMs: number;
   private readonly sleep: (ms: number) => Promise<void>;
   private timeSynced: Promise<void> | undefined;
+  readonly expandedListsMode: ExpandedListsMode;
+  readonly expandedPageSize: number;
+  private expandedState: ExpandedListsState;
 
   constructor(private readonly opts: OvhApiOptions) {
     installDiagnostics();
@@ -200,6 +232,16 @@ export class OvhApi {
     this.retry = { ...DEFAULT_RETRY, ...opts.retry };
     if (!(Number.isInteger(this.retry.attempts) && this.retry.attempts >= 1)) throw new RangeError(`retry.attempts: expected an integer >= 1, got ${this.retry.attempts}`);
     this.sleep = opts.sleep ?? defaultSleep;
+    this.expandedListsMode = opts.expandedLists ?? 'auto';
+    if (!['auto', 'on', 'off'].includes(this.expandedListsMode)) throw new RangeError(`expandedLists: expected auto, on or off, got ${String(this.expandedListsMode)}`);
+    this.expandedPageSize = opts.expandedPageSize ?? DEFAULT_EXPANDED_PAGE_SIZE;
+    if (!(Number.isInteger(this.expandedPageSize) && this.expandedPageSize >= 1)) throw new RangeError(`expandedPageSize: expected an integer >= 1, got ${this.expandedPageSize}`);
+    this.expandedState = this.expandedListsMode === 'off' ? 'no' : this.expandedListsMode === 'on' ? 'yes' : 'unknown';
+  }
+
+  /** Whether record lists are read in expanded mode: not tried yet, yes, or no (off, or OVH did not answer it). */
+  get expandedLists(): ExpandedListsState {
+    return this.expandedState;
   }
 
   get endpointLabel(): string {
@@ -243,6 +285,47 @@ export class OvhApi {
     if (filter.subDomain !== undefined) params['subDomain'] = filter.subDomain;
     const ids = await this.call('GET', `/domain/zone/${zone}/record`, params, true);
     return asArray(ids, 'record ids').map((id) => String(id));
+  }
+
+  /**
+   * The zone's records matching the filter, in as few calls as OVH allows.
+   *
+   * Expanded mode (unless `off`, or OVH already refused it in this process): GET …/record with
+   * `X-Pagination-Mode: CachedObjectList-Pages`, `X-Pagination-Size` (expandedPageSize),
+   * `X-Pagination-Number` (1, 2, …) and `Pragma: no-cache` on every page (OVH caches the list on its
+   * side; a page served from that cache could be older than our last write). The answer is a page of
+   * full records and `X-Pagination-Elements` the total: the remaining pages are asked at once (each
+   * under the rate limit), with the page size the server says it used. Pages read while the zone
+   * changes may overlap or skip: the pages are read again once when their totals disagree or the ids
+   * do not add up, and the ids are listed instead after a second mismatch.
+   *
+   * When the answer is not an array of records — an array of ids (the mode ignored), or a 4xx other
+   * than 401/403/404/429 (the mode refused) — `auto` falls back: `{ ids }` (the ids answered, when
+   * they are the whole list, else one plain listing), remembers it for the process and logs it once;
+   * `on` throws. The caller then GETs the ids one by one. An empty answer proves nothing either way.
+   * Errors that would fail a plain listing too (5xx after retries, auth, unknown zone) are thrown.
+   */
+  async listRecordsOrIds(zone: string, filter: { fieldType?: string; subDomain?: string } = {}): Promise<RecordListing> {
+    if (this.expandedState === 'no') return { ids: await this.listRecordIds(zone, filter), calls: 1 };
+    let calls = 0;
+    for (let round = 0; round < 2; round++) {
+      const read = await this.readExpanded(zone, filter);
+      calls += read.calls;
+      if ('refused' in read) {
+        if (this.expandedListsMode === 'on') {
+          throw new OvhError('GET', `/domain/zone/${zone}/record`, read.status, 'unknown', `OVH did not answer an expanded record list (${read.refused}) and DNSPLANE_OVH_EXPANDED_LISTS is "on"; set it to "auto" to fall back to one GET per record`);
+        }
+        this.noteExpanded('no', read.refused);
+        if (read.ids) return { ids: read.ids, calls };
+        return { ids: await this.listRecordIds(zone, filter), calls: calls + 1 };
+      }
+      if ('records' in read) {
+        if (read.records.length > 0) this.noteExpanded('yes');
+        return { records: read.records, calls };
+      }
+      this.opts.warn?.('OVH record list pages did not add up (the zone changed while it was read)', { zone, ...filter, round: round + 1 });
+    }
+    return { ids: await this.listRecordIds(zone, filter), calls: calls + 1 };
   }
 
   /** One record. OVH sometimes answers 404 right after a creation: `retryNotFound` retries that. */
@@ -322,9 +405,75 @@ export class OvhApi {
 
   // --- plumbing ---
 
+  /**
+   * Every page of one expanded listing. `records`: the whole list; `refused`: the answer was not
+   * records (`ids` when it was the complete id list); `inconsistent`: the pages did not add up.
+   */
+  private async readExpanded(
+    zone: string,
+    filter: { fieldType?: string; subDomain?: string },
+  ): Promise<{ records: OvhRecord[]; calls: number } | { refused: string; status: number; ids?: string[]; calls: number } | { inconsistent: true; calls: number }> {
+    const path = `/domain/zone/${zone}/record`;
+    const params: Record<string, unknown> = {};
+    if (filter.fieldType !== undefined) params['fieldType'] = filter.fieldType;
+    if (filter.subDomain !== undefined) params['subDomain'] = filter.subDomain;
+    const page = (number: number, size: number) =>
+      this.exchange('GET', path, params, true, {
+        headers: { 'X-Pagination-Mode': EXPANDED_MODE_HEADER, 'X-Pagination-Size': String(size), 'X-Pagination-Number': String(number), Pragma: 'no-cache' },
+      });
+
+    let first: { body: unknown; headers: IncomingHttpHeaders };
+    try {
+      first = await page(1, this.expandedPageSize);
+    } catch (e) {
+      if (e instanceof OvhError && e.status >= 400 && e.status < 500 && ![401, 403, 404, 408, 429].includes(e.status)) {
+        return { refused: `${e.status} ${e.message}`, status: e.status, calls: 1 };
+      }
+      throw e;
+    }
+    const total = headerInt(first.headers, 'x-pagination-elements');
+    const parsed = parseRecordPage(first.body, zone);
+    if (!parsed.ok) {
+      // Ids with no paging header: the mode was ignored and this is the whole plain listing.
+      const ids = parsed.ids && total === undefined ? parsed.ids : undefined;
+      return { refused: parsed.why, status: 200, ...(ids ? { ids } : {}), calls: 1 };
+    }
+    const records = parsed.records;
+    if (total === undefined || total <= records.length) return { records, calls: 1 };
+    // The size the server used (it may serve smaller pages than asked).
+    const size = headerInt(first.headers, 'x-pagination-size') ?? records.length;
+    if (size < 1 || records.length !== Math.min(size, total)) return { inconsistent: true, calls: 1 };
+    const count = Math.ceil(total / size);
+    const rest = await Promise.all(Array.from({ length: count - 1 }, (_, i) => page(i + 2, size)));
+    const seen = new Set(records.map((r) => r.id));
+    for (const answer of rest) {
+      const p = parseRecordPage(answer.body, zone);
+      if (!p.ok || headerInt(answer.headers, 'x-pagination-elements') !== total) return { inconsistent: true, calls: count };
+      for (const r of p.records) {
+        if (seen.has(r.id)) return { inconsistent: true, calls: count };
+        seen.add(r.id);
+        records.push(r);
+      }
+    }
+    if (records.length !== total) return { inconsistent: true, calls: count };
+    return { records, calls: count };
+  }
+
+  /** Remembers (auto) what OVH made of the expanded mode, and says so once. */
+  private noteExpanded(state: 'yes' | 'no', why?: string): void {
+    if (this.expandedListsMode !== 'auto' || this.expandedState === state) return;
+    this.expandedState = state;
+    if (state === 'yes') this.opts.info?.('OVH answers expanded record lists: zones are read a page of records per call', { pageSize: this.expandedPageSize });
+    else this.opts.info?.('OVH does not answer expanded record lists: records are read one GET per id for the rest of this process', { answer: why });
+  }
+
   private async findCreated(zone: string, body: OvhRecordBody, knownIds: ReadonlySet<string>): Promise<OvhRecord | undefined> {
-    const ids = await this.listRecordIds(zone, { fieldType: body.fieldType, subDomain: body.subDomain });
-    const candidates = ids.filter((id) => !knownIds.has(id)).sort(compareIdsDescending);
+    const matches = (r: OvhRecord) => r.subDomain === body.subDomain.toLowerCase() && r.fieldType === body.fieldType && sameTarget(body.fieldType, body.target, r.target);
+    const listing = await this.listRecordsOrIds(zone, { fieldType: body.fieldType, subDomain: body.subDomain });
+    if ('records' in listing) {
+      return listing.records.filter((r) => !knownIds.has(r.id)).sort((a, b) => compareIdsDescending(a.id, b.id)).find(matches);
+    }
+    const candidates = listing.ids.filter((id) => !knownIds.has(id)).sort(compareIdsDescending);
     for (const id of candidates) {
       let r: OvhRecord;
       try {
@@ -333,7 +482,7 @@ export class OvhApi {
         if (e instanceof OvhError && e.kind === 'not_found') continue; // deleted meanwhile
         throw e;
       }
-      if (r.subDomain === body.subDomain.toLowerCase() && r.fieldType === body.fieldType && sameTarget(body.fieldType, body.target, r.target)) return r;
+      if (matches(r)) return r;
     }
     return undefined;
   }
@@ -364,11 +513,22 @@ export class OvhApi {
 
   /** One logical call: rate limited, retried when `safe` and the failure is transient. */
   private async call(method: string, path: string, params: Record<string, unknown> | undefined, safe: boolean, needsTime = true): Promise<unknown> {
+    return (await this.exchange(method, path, params, safe, { needsTime })).body;
+  }
+
+  /** call(), with request headers of our own and the answer's headers. */
+  private async exchange(
+    method: string,
+    path: string,
+    params: Record<string, unknown> | undefined,
+    safe: boolean,
+    opts: { needsTime?: boolean; headers?: Record<string, string> } = {},
+  ): Promise<{ body: unknown; headers: IncomingHttpHeaders }> {
     if (this.opts.readOnly && method !== 'GET') throw new OvhError(method, path, 0, 'unknown', 'not sent: this client is read-only (DNSPLANE_DRY_RUN)');
-    if (needsTime) await this.ensureTime();
+    if (opts.needsTime ?? true) await this.ensureTime();
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.once(method, path, params, attempt);
+        return await this.once(method, path, params, attempt, opts.headers);
       } catch (e) {
         if (!(e instanceof OvhError) || !safe || !e.transient || attempt + 1 >= this.retry.attempts) throw e;
         const delay = this.retryDelay(e, attempt);
@@ -379,7 +539,13 @@ export class OvhApi {
     }
   }
 
-  private async once(method: string, path: string, params: Record<string, unknown> | undefined, attempt: number): Promise<unknown> {
+  private async once(
+    method: string,
+    path: string,
+    params: Record<string, unknown> | undefined,
+    attempt: number,
+    headers?: Record<string, string>,
+  ): Promise<{ body: unknown; headers: IncomingHttpHeaders }> {
     const waitedMs = await this.limiter.acquire();
     const ctx: CallContext = {};
     const start = performance.now();
@@ -387,7 +553,7 @@ export class OvhApi {
       this.opts.onCall?.({ method, path, route: routeOf(path), status, durationMs: performance.now() - start, waitedMs, attempt, queryId: ctx.queryId });
     let timer: NodeJS.Timeout | undefined;
     try {
-      const answer = callStore.run(ctx, () => this.client.requestPromised(method, path, params));
+      const answer = callStore.run(ctx, () => (headers ? this.requestWithHeaders(method, path, params, headers) : this.client.requestPromised(method, path, params)));
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
           // node-ovh's callback then rejects `answer`, which the race below has already left.
@@ -397,7 +563,7 @@ export class OvhApi {
       });
       const result = await Promise.race([answer, timeout]);
       report(ctx.status ?? 200);
-      return result;
+      return { body: result, headers: ctx.headers ?? {} };
     } catch (e) {
       const err = e instanceof OvhError ? e : toOvhError(method, path, e, ctx);
       report(err.status);
@@ -407,6 +573,84 @@ export class OvhApi {
       this.limiter.release();
     }
   }
+
+  /**
+   * A request node-ovh cannot make: it sends no header of the caller's (and returns none). Built and
+   * signed exactly as node-ovh 3.x builds and signs its own (same path, query string, headers, and
+   * signature over `https://` + host without the port + path), on the same global https agent, with the
+   * extra headers added; settles like requestPromised (a rejection `{error: status | errno, message}`)
+   * so that errors, timeouts and the diagnostics channel work the same. GET only (no body).
+   */
+  private requestWithHeaders(method: string, path: string, params: Record<string, unknown> | undefined, extra: Record<string, string>): Promise<unknown> {
+    if (method !== 'GET') throw new Error('requestWithHeaders: GET only');
+    const { endpoint, credentials } = this.opts;
+    const query = Object.fromEntries(Object.entries(params ?? {}).filter(([, v]) => v !== undefined && v !== null));
+    const fullPath = `${endpoint.basePath}${path}${Object.keys(query).length > 0 ? `?${querystring.stringify(query as querystring.ParsedUrlQueryInput)}` : ''}`;
+    const timestamp = Math.round(Date.now() / 1000) + (this.client.apiTimeDiff ?? 0);
+    const signature = `$1$${createHash('sha1')
+      .update([credentials.applicationSecret, credentials.consumerKey, method, `https://${endpoint.host}${fullPath}`, '', timestamp].join('+'))
+      .digest('hex')}`;
+    const headers = {
+      ...extra,
+      'Content-Type': 'application/json',
+      'X-Ovh-Application': credentials.applicationKey,
+      'X-Ovh-Timestamp': String(timestamp),
+      'X-Ovh-Consumer': credentials.consumerKey,
+      'X-Ovh-Signature': signature,
+    };
+    return new Promise((resolve, reject) => {
+      const req = https.request({ host: endpoint.host, port: endpoint.port, method, path: fullPath, headers }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('error', (e: NodeJS.ErrnoException) => reject({ error: e.errno ?? e }));
+        res.on('end', () => {
+          let body: unknown = null;
+          if (text.length > 0) {
+            try {
+              body = JSON.parse(text) as unknown;
+            } catch {
+              reject({ error: '[OVH] Unable to parse JSON reponse' });
+              return;
+            }
+          }
+          const status = res.statusCode ?? 0;
+          if (status < 200 || status > 299) {
+            const message = body !== null && typeof body === 'object' && typeof (body as { message?: unknown }).message === 'string' ? (body as { message: string }).message : null;
+            reject({ error: status, message });
+          } else resolve(body);
+        });
+      });
+      req.on('error', (e: NodeJS.ErrnoException) => reject({ error: e.errno ?? e }));
+      req.end();
+    });
+  }
+}
+
+function headerInt(headers: IncomingHttpHeaders, name: string): number | undefined {
+  const v = headers[name];
+  const text = Array.isArray(v) ? v[0] : v;
+  if (text === undefined || !/^\s*\d+\s*$/.test(text)) return undefined;
+  return Number(text);
+}
+
+/** An expanded page: records, or why not (with the ids when it is an array of ids). */
+function parseRecordPage(body: unknown, zone: string): { ok: true; records: OvhRecord[] } | { ok: false; why: string; ids?: string[] } {
+  if (!Array.isArray(body)) return { ok: false, why: `expected an array, got ${body === null ? 'null' : typeof body}` };
+  if (body.length > 0 && body.every((x) => typeof x === 'number' || (typeof x === 'string' && /^\d+$/.test(x)))) {
+    return { ok: false, why: 'an array of record ids', ids: body.map((x) => String(x)) };
+  }
+  const records: OvhRecord[] = [];
+  for (const x of body) {
+    if (x === null || typeof x !== 'object') return { ok: false, why: 'an array that is not of records' };
+    const o = x as Record<string, unknown>;
+    const id = o['id'];
+    if (!((typeof id === 'number' && Number.isSafeInteger(id) && id > 0) || (typeof id === 'string' && /^\d+$/.test(id))) || typeof o['fieldType'] !== 'string' || typeof o['subDomain'] !== 'string' || typeof o['target'] !== 'string') {
+      return { ok: false, why: 'an array of objects that are not records (id, fieldType, subDomain, target)' };
+    }
+    records.push(toRecord(o, zone));
+  }
+  return { ok: true, records };
 }
 
 function compareIdsDescending(a: string, b: string): number {

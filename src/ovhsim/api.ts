@@ -16,6 +16,10 @@ export interface ApiRequest {
   body: unknown;
   /** True when a body was sent and is not JSON. */
   bodyInvalid: boolean;
+  /** Request headers that change an answer (paging: x-pagination-*, pragma), lower-case names. */
+  headers?: Record<string, string>;
+  /** Who calls (the consumer key): server-side list caches are per caller. */
+  caller?: string;
 }
 
 export interface ApiAnswer {
@@ -24,6 +28,17 @@ export interface ApiAnswer {
   body?: unknown;
   /** The state changed (persist it). */
   changed: boolean;
+  /** Answer headers beyond the ones every answer has. */
+  headers?: Record<string, string>;
+}
+
+/** The only X-Pagination-Mode modelled: pages of full objects. */
+export const EXPANDED_MODE = 'CachedObjectList-Pages';
+
+/** One cached expanded list: the objects as they were when it was built. */
+interface CachedList {
+  builtAt: number;
+  items: Array<Record<string, unknown>>;
 }
 
 type Route =
@@ -104,6 +119,9 @@ function checkProperties(body: Record<string, unknown>, writable: readonly strin
 }
 
 export class ApiRouter {
+  /** Expanded lists cached server-side, per caller and (path, query): see SimBehavior.expandedListCacheSeconds. */
+  private readonly listCache = new Map<string, CachedList>();
+
   constructor(
     private readonly state: SimState,
     private readonly behavior: SimBehavior,
@@ -170,8 +188,54 @@ export class ApiRouter {
       throw badRequest(`[fieldType] Given data (${fieldType}) does not belong to the NamedResolutionFieldTypeEnum enumeration`);
     }
     if (subDomain === '' && this.behavior.emptySubDomainFilter === 'ignore') subDomain = undefined;
-    const ids = this.state.listIds(zone, { fieldType: fieldType || undefined, subDomain });
+    const filter = { fieldType: fieldType || undefined, subDomain };
+    const mode = req.headers?.['x-pagination-mode'];
+    if (mode !== undefined && this.behavior.expandedRecordLists !== 'ignored') return this.expandedList(zone, req, filter, mode);
+    const ids = this.state.listIds(zone, filter);
     return { status: 200, body: ids, changed: false };
+  }
+
+  clearListCache(): void {
+    this.listCache.clear();
+  }
+
+  /**
+   * GET …/record in expanded mode: one page of full record objects, out of a list cached per caller and
+   * (path, query) unless the request says `Pragma: no-cache` (see SimBehavior).
+   */
+  private expandedList(zone: ZoneState, req: ApiRequest, filter: { fieldType?: string; subDomain?: string }, mode: string): ApiAnswer {
+    const b = this.behavior;
+    if (b.expandedRecordLists === 'refused') throw badRequest('The pagination mode is not supported on this route');
+    if (mode !== EXPANDED_MODE) throw badRequest(`Invalid X-Pagination-Mode: ${mode}`);
+    const headers = req.headers ?? {};
+    const positive = (name: string): number | undefined => {
+      const text = headers[name];
+      if (text === undefined) return undefined;
+      if (!/^\d{1,9}$/.test(text.trim()) || Number(text) < 1) throw badRequest(`Invalid ${name}: ${text}`);
+      return Number(text);
+    };
+    const number = positive('x-pagination-number') ?? 1;
+    const asked = positive('x-pagination-size');
+
+    const key = `${req.caller ?? ''} ${req.path} ${JSON.stringify(Object.entries(req.query).sort())}`;
+    const now = Date.now();
+    const noCache = /(^|,)\s*no-cache\s*($|,)/i.test(headers['pragma'] ?? '');
+    let list = this.listCache.get(key);
+    if (noCache || !list || now - list.builtAt >= b.expandedListCacheSeconds * 1000) {
+      const items = this.state.listIds(zone, filter).map((id) => this.recordBody(zone, zone.draft.get(id)!));
+      list = { builtAt: now, items };
+      if (b.expandedListCacheSeconds > 0) this.listCache.set(key, list);
+      else this.listCache.delete(key);
+    }
+    const total = list.items.length;
+    const size = Math.max(1, Math.min(asked ?? Math.max(total, 1), b.expandedListMaxPageSize ?? Number.MAX_SAFE_INTEGER));
+    const page = list.items.slice((number - 1) * size, number * size);
+    return {
+      status: 200,
+      body: page,
+      changed: false,
+      headers: { 'X-Pagination-Elements': String(total), 'X-Pagination-Number': String(number), 'X-Pagination-Size': String(size) },
+    };
   }
 
   private createRecord(zone: ZoneState, req: ApiRequest): ApiAnswer {

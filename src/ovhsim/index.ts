@@ -41,7 +41,8 @@
  * - OVH's known bugs, as injectable faults: POST …/record answering id 0 (`idZero`), a record 404ing
  *   right after creation (a `status: 404` rule on GET …/record/{id}), 408 with an HTML body, reset
  *   connections, a POST that timed out after being done (`applyThenDrop`). See faults.ts.
- * - A call log (calls(), writes()); request handling is atomic per call (synchronous state changes).
+ * - A call log (calls(), writes()) with each request's paging headers; request handling is atomic per
+ *   call (synchronous state changes).
  * - Optional persistence (stateFile), written atomically after every change.
  *
  * ASSUMED (no public source; configurable through SimOptions.behavior, see SimBehavior)
@@ -52,6 +53,12 @@
  * - Unknown properties in POST/PUT bodies are refused with 400 (behavior.rejectUnknownProperties).
  * - TXT quoting in answers (since late 2025) and the 204 of /refresh (since Oct 2023) can be turned back
  *   to the older behaviours (quoteTxtInAnswers, refreshStatus).
+ * - Expanded record lists (`X-Pagination-Mode: CachedObjectList-Pages` on GET …/record): ignored (ids,
+ *   the default), honoured (pages of full records: 1-based X-Pagination-Number, X-Pagination-Size,
+ *   answer headers X-Pagination-Elements/-Number/-Size; an optional largest page; a server-side list
+ *   cache per caller and query that only `Pragma: no-cache` bypasses) or refused (400):
+ *   behavior.expandedRecordLists, expandedListMaxPageSize, expandedListCacheSeconds; switchable while
+ *   running (setBehavior).
  * - Name servers dns1.sim.test / ns1.sim.test, SOA values (email tech@sim.test, refresh 86400,
  *   retry 3600, expire 3600000, nxDomainTtl 300, ttl 3600), the 405 answer shape, error messages for
  *   bad input other than the ones quoted above.

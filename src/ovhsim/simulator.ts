@@ -33,6 +33,9 @@ export const DEFAULT_BEHAVIOR: SimBehavior = {
   rejectUnknownProperties: true,
   rateLimit: null,
   firstRecordId: null,
+  expandedRecordLists: 'ignored',
+  expandedListMaxPageSize: null,
+  expandedListCacheSeconds: 60,
   queryIdPrefix: 'EU.ext-1',
   soa: { email: 'tech@sim.test', refresh: 86400, retry: 3600, expire: 3600000, nxDomainTtl: 300, ttl: 3600 },
 };
@@ -151,7 +154,7 @@ export class OvhSimulator {
 
   /** Every call received, in order (auth/time and rejected ones included). Copies. */
   calls(): SimCall[] {
-    return this.log.map((c) => ({ ...c, query: { ...c.query } }));
+    return this.log.map((c) => ({ ...c, query: { ...c.query }, headers: { ...c.headers } }));
   }
 
   clearCalls(): void {
@@ -161,6 +164,15 @@ export class OvhSimulator {
   /** Calls whose method is not GET. */
   writes(): SimCall[] {
     return this.calls().filter((c) => c.method !== 'GET');
+  }
+
+  /**
+   * Changes assumed facts while running (e.g. whether expanded record lists are honoured), as if OVH
+   * changed its behaviour between two calls. `soa` cannot be changed this way.
+   */
+  setBehavior(overrides: Partial<Omit<SimBehavior, 'soa'>>): void {
+    Object.assign(this.behavior, overrides);
+    this.router.clearListCache();
   }
 
   // --- direct state (as a person in the OVH control panel; no call logged) ---
@@ -280,7 +292,11 @@ export class OvhSimulator {
     const fullPath = q >= 0 ? rawUrl.slice(0, q) : rawUrl;
     const path = fullPath === '/1.0' ? '/' : fullPath.startsWith('/1.0/') ? fullPath.slice(4) : fullPath;
     const query = Object.fromEntries(new URLSearchParams(q >= 0 ? rawUrl.slice(q + 1) : ''));
-    const call: SimCall = { seq, at, method, path, query, body: undefined, status: 0, queryId };
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(req.headers)) {
+      if ((name.startsWith('x-pagination-') || name === 'pragma') && value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+    }
+    const call: SimCall = { seq, at, method, path, query, body: undefined, status: 0, queryId, headers };
     this.log.push(call);
 
     const chunks: Buffer[] = [];
@@ -415,7 +431,7 @@ export class OvhSimulator {
         if (denied) throw denied;
         this.checkRate();
       }
-      const answer = this.router.handle(route, { method: call.method, path: call.path, query: call.query, body, bodyInvalid });
+      const answer = this.router.handle(route, { method: call.method, path: call.path, query: call.query, body, bodyInvalid, headers: call.headers, caller: this.credentials.consumerKey });
       if (answer.changed) this.persist();
       return answer;
     } catch (err) {

@@ -78,6 +78,25 @@ export interface SimBehavior {
   rateLimit: { max: number; windowMs: number; retryAfterSeconds?: number } | null;
   /** First record id handed out; default 5_000_000_000 plus a random offset below 10^6. */
   firstRecordId: number | null;
+  /**
+   * How GET …/record answers a request in OVH's expanded list mode (`X-Pagination-Mode:
+   * CachedObjectList-Pages`; the API schema marks the route `x-expanded-response: DomainZoneRecord`,
+   * but whether the DNS route honours it is not proven — assumed):
+   * - 'ignored' (default): the header is ignored, the answer is the array of ids, as without it;
+   * - 'honoured': a page of full record objects, 1-based `X-Pagination-Number`, `X-Pagination-Size`
+   *   records per page (see expandedListMaxPageSize); the answer carries `X-Pagination-Elements` (the
+   *   total), `X-Pagination-Number` and `X-Pagination-Size` (the size used);
+   * - 'refused': 400 Client::BadRequest.
+   */
+  expandedRecordLists: 'ignored' | 'honoured' | 'refused';
+  /** Expanded lists: the largest page served, whatever size is asked (assumed); null: as asked. A request without X-Pagination-Size gets every record in one page. */
+  expandedListMaxPageSize: number | null;
+  /**
+   * Expanded lists are cached server-side (OVH's "CachedObjectList"; the lifetime is assumed): per
+   * consumer key and (path, query), the first request's list is kept this many seconds and later pages
+   * slice it, stale or not, unless the request carries `Pragma: no-cache`, which rebuilds it. 0: never cached.
+   */
+  expandedListCacheSeconds: number;
   /** Prefix of X-Ovh-Queryid values (`EU.ext-1` gives `EU.ext-1.<hex>.<seq>`). */
   queryIdPrefix: string;
   soa: SimSoaSettings;
@@ -126,4 +145,6 @@ export interface SimCall {
   status: number;
   /** The X-Ovh-Queryid of the answer. */
   queryId: string;
+  /** The request's paging headers, lower-case names, only those sent: x-pagination-* and pragma. */
+  headers: Record<string, string>;
 }
