@@ -20,11 +20,13 @@ import {
   ListOwnershipResponseSchema,
   ListPlansResponseSchema,
   ListTenantsResponseSchema,
+  ParseDesiredStateResponseSchema,
   PlanAsResponseSchema,
   RotateTenantTokenResponseSchema,
   type AdminService,
 } from '../gen/dnsplane/v1/admin_pb.js';
 import { tenantOf } from './auth.js';
+import { planRequestFromDocument } from './desired-document.js';
 import {
   adoptionToPb,
   endpointToPb,
@@ -136,8 +138,13 @@ export function adminService(ctx: CoreContext): ServiceImpl<typeof AdminService>
 
     async listJournal(req, hc) {
       const actor = adminOf(hc);
-      const entries = await admin.listJournal(ctx, actor, { zone: req.zone, tenant: req.tenant, limit: req.limit });
+      const entries = await admin.listJournal(ctx, actor, { zone: req.zone, tenant: req.tenant, limit: req.limit, beforeId: req.beforeId, state: req.state });
       return create(ListJournalResponseSchema, { entries: entries.map(journalEntryToPb) });
+    },
+
+    async parseDesiredState(req, hc) {
+      adminOf(hc);
+      return create(ParseDesiredStateResponseSchema, { request: planRequestFromDocument(req.document, 'document') });
     },
   };
 }

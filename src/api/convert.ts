@@ -10,6 +10,7 @@ import { ovhRecordKey } from '../ovh/mapping.js';
 import type { OvhOperation } from '../ovh/types.js';
 import { endpointKey } from '../dns/endpoint.js';
 import type { CallRecord, ZoneApplyResult } from '../core/apply.js';
+import { driftState } from '../core/drift.js';
 import type { PlanInput, RawEndpoint, StoredPlan } from '../core/plan.js';
 import type { ZoneRecords } from '../core/records.js';
 import type { OwnershipRow, ZoneWithCount } from '../store/index.js';
@@ -204,6 +205,15 @@ export function zoneToPb(z: ZoneWithCount): PbZone {
     lastSync: z.lastSync ? timestampFromDate(z.lastSync) : undefined,
     recordCount: z.recordCount,
     state: z.state,
+    drift: {
+      state: driftState(z.drift),
+      lastCheck: z.drift.checkedAt ? timestampFromDate(z.drift.checkedAt) : undefined,
+      lastFound: z.drift.foundAt ? timestampFromDate(z.drift.foundAt) : undefined,
+      added: z.drift.added,
+      removed: z.drift.removed,
+      updated: z.drift.updated,
+    },
+    inFlightApplies: z.inFlight,
   });
 }
 

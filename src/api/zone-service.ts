@@ -21,7 +21,7 @@ export function zoneService(ctx: CoreContext): ServiceImpl<typeof ZoneService> {
     async listZones(_req, hc) {
       const tenant = tenantOf(hc);
       const zones = await listVisibleZones(ctx, tenant);
-      return create(ListZonesResponseSchema, { zones: zones.map(zoneToPb), tenant: tenant.name, suffixes: tenant.suffixes });
+      return create(ListZonesResponseSchema, { zones: zones.map(zoneToPb), tenant: tenant.name, suffixes: tenant.suffixes, scopes: tenant.scopes });
     },
 
     async records(req, hc) {

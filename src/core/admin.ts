@@ -276,12 +276,36 @@ function operationsOf(v: store.JsonValue | undefined): JournalOperation[] {
   }));
 }
 
-export async function listJournal(ctx: CoreContext, actor: Tenant, q: { zone: string; tenant: string; limit: number }): Promise<JournalView[]> {
+const JOURNAL_STATES: readonly store.JournalState[] = ['in_flight', 'done', 'failed', 'recovered'];
+
+export interface JournalQuery {
+  zone: string;
+  tenant: string;
+  limit: number;
+  /** Only entries older than this id (the last id of the previous page); '' for the newest. */
+  beforeId?: string;
+  /** Only entries in this state; '' for any. */
+  state?: string;
+}
+
+export async function listJournal(ctx: CoreContext, actor: Tenant, q: JournalQuery): Promise<JournalView[]> {
   requireAdmin(actor);
   const limit = limitOf(q.limit);
+  const beforeId = q.beforeId ?? '';
+  if (beforeId !== '' && !/^[1-9][0-9]{0,18}$/.test(beforeId)) throw new InvalidInputError('beforeId', `must be a journal entry id (digits), got "${beforeId}"`);
+  const state = q.state ?? '';
+  if (state !== '' && !(JOURNAL_STATES as readonly string[]).includes(state)) {
+    throw new InvalidInputError('state', `unknown state "${state}" (known: ${JOURNAL_STATES.join(', ')})`);
+  }
   const zone = q.zone === '' ? undefined : await managedZone(ctx, q.zone, 'zone');
   const tenantId = q.tenant === '' ? undefined : (await tenantNamed(ctx, q.tenant, 'tenant')).id;
-  const rows = await store.listJournal(ctx.pool, { limit, ...(zone === undefined ? {} : { zone }), ...(tenantId === undefined ? {} : { tenantId }) });
+  const rows = await store.listJournal(ctx.pool, {
+    limit,
+    ...(zone === undefined ? {} : { zone }),
+    ...(tenantId === undefined ? {} : { tenantId }),
+    ...(beforeId === '' ? {} : { beforeId }),
+    ...(state === '' ? {} : { state: state as store.JournalState }),
+  });
   const names = await tenantNames(ctx);
   return rows.map((r) => ({
     id: r.id,
@@ -293,8 +317,30 @@ export async function listJournal(ctx: CoreContext, actor: Tenant, q: { zone: st
     startedAt: r.startedAt,
     finishedAt: r.finishedAt,
     operations: operationsOf(field(r.intent, 'operations')),
-    calls: operationsOf(field(r.result, 'calls')),
-    error: str(field(r.result, 'error')),
-    summary: str(field(r.intent, 'summary')) || str(field(r.result, 'summary')),
+    ...callsAndError(r),
+    summary: str(field(r.intent, 'summary')) || str(field(r.result, 'summary')) || recoverySummary(r),
   }));
+}
+
+/**
+ * The calls an entry made and its error. A recovered apply's result is the recovery's: the calls the
+ * dead apply had noted (its progress) come first, then the compensating calls the recovery sent.
+ */
+function callsAndError(r: store.JournalEntry): { calls: JournalOperation[]; error: string } {
+  const own = field(r.result, 'calls');
+  if (own !== undefined || r.state !== 'recovered') return { calls: operationsOf(own), error: str(field(r.result, 'error')) };
+  const progress = field(r.result, 'progress');
+  return {
+    calls: [...operationsOf(field(progress, 'calls')), ...operationsOf(field(r.result, 'undo'))],
+    error: str(field(progress, 'error')),
+  };
+}
+
+function recoverySummary(r: store.JournalEntry): string {
+  if (r.state !== 'recovered') return '';
+  const by = str(field(r.result, 'recoveredBy'));
+  if (by !== '') return `rolled back after it died in flight (${by})`;
+  const undo = field(r.result, 'undo');
+  const n = Array.isArray(undo) ? undo.length : 0;
+  return `rolled back after it died in flight: ${n} compensating call(s)${field(r.result, 'refreshed') === true ? ', the rolled-back draft published' : ''}`;
 }

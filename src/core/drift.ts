@@ -162,12 +162,26 @@ async function driftCheck(ctx: CoreContext, zone: string, opts: DriftOptions): P
       generation = await store.bumpGeneration(tx, zone);
       await store.notifyZoneChanged(tx, zone, generation);
     }
-    await store.markVerified(tx, zone, { soaSerial: soa.serial });
+    await store.markVerified(tx, zone, {
+      soaSerial: soa.serial,
+      ...(changed ? { found: { added: added.length, removed: deletions.length, updated: updated.length } } : {}),
+    });
     const out: DriftResult = { zone, status: changed ? 'changed' : 'unchanged', calls, added: added.length, removed: deletions.length, updated: updated.length, recovered, ...(generation !== undefined ? { generation } : {}) };
     if (changed) ctx.log.info({ ...out, generation: generation?.toString() }, 'drift: records changed outside dnsplane were read into the cache');
     return out;
   });
   return result ?? idle(zone, 'busy');
+}
+
+export type DriftState = 'unchecked' | 'in_sync' | 'drift_found';
+
+/**
+ * A zone's drift state as ListZones shows it: no check yet, the last check found OVH as cached, or
+ * the last check found (and read in) changes made outside dnsplane.
+ */
+export function driftState(d: store.ZoneDrift): DriftState {
+  if (d.checkedAt === null) return 'unchecked';
+  return d.foundAt !== null && d.foundAt.getTime() === d.checkedAt.getTime() ? 'drift_found' : 'in_sync';
 }
 
 function sameRow(a: RecordRow, b: RecordRow): boolean {

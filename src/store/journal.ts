@@ -117,19 +117,21 @@ export async function listInFlight(q: Queryable, zone: string): Promise<JournalE
   return rows.map(toEntry);
 }
 
-/** Newest first. */
+/** Newest first; `beforeId`: only rows older than that id (paging). */
 export async function listJournal(
   q: Queryable,
-  opts: { zone?: string; tenantId?: string; limit: number },
+  opts: { zone?: string; tenantId?: string; state?: JournalState; beforeId?: string; limit: number },
 ): Promise<JournalEntry[]> {
   assertLimit(opts.limit);
   if (opts.tenantId !== undefined) assertIdString('tenant id', opts.tenantId);
+  if (opts.beforeId !== undefined) assertIdString('journal id', opts.beforeId);
   const { rows } = await q.query<Row>(
     `SELECT ${COLUMNS} FROM journal
       WHERE ($1::text IS NULL OR zone = $1) AND ($2::bigint IS NULL OR tenant_id = $2::bigint)
+        AND ($4::text IS NULL OR state = $4) AND ($5::bigint IS NULL OR id < $5::bigint)
       ORDER BY id DESC
       LIMIT $3`,
-    [opts.zone ?? null, opts.tenantId ?? null, opts.limit],
+    [opts.zone ?? null, opts.tenantId ?? null, opts.limit, opts.state ?? null, opts.beforeId ?? null],
   );
   return rows.map(toEntry);
 }

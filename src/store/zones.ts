@@ -12,9 +12,24 @@ export interface Zone {
   soaSerial: bigint | null;
 }
 
+/** What the drift checks of a zone found (core/drift.ts writes it through markVerified). */
+export interface ZoneDrift {
+  /** End of the last drift check; null: never checked. */
+  checkedAt: Date | null;
+  /** When a check last found records changed outside dnsplane; null: never. */
+  foundAt: Date | null;
+  /** What the check at foundAt found. */
+  added: number;
+  removed: number;
+  updated: number;
+}
+
 /** A zone with the rows of its records cache, counted at read time (listZones). */
 export interface ZoneWithCount extends Zone {
   recordCount: number;
+  drift: ZoneDrift;
+  /** Journal rows of this zone still in_flight (applies that died and wait for their rollback). */
+  inFlight: number;
 }
 
 interface ZoneRow {
@@ -56,14 +71,31 @@ export async function getZone(q: Queryable, name: string): Promise<Zone | undefi
   return rows[0] ? toZone(rows[0]) : undefined;
 }
 
-/** The zones named (those that exist), or all zones; by name, with record counts. */
+interface DriftRow {
+  record_count: string;
+  in_flight: number;
+  drift_checked_at: Date | null;
+  drift_found_at: Date | null;
+  drift_added: number;
+  drift_removed: number;
+  drift_updated: number;
+}
+
+/** The zones named (those that exist), or all zones; by name, with record counts and drift state. */
 export async function listZones(q: Queryable, names?: string[]): Promise<ZoneWithCount[]> {
-  const { rows } = await q.query<ZoneRow & { record_count: string }>(
-    `SELECT ${ZONE_COLUMNS}, (SELECT count(*) FROM records r WHERE r.zone = z.name)::text AS record_count
+  const { rows } = await q.query<ZoneRow & DriftRow>(
+    `SELECT ${ZONE_COLUMNS}, (SELECT count(*) FROM records r WHERE r.zone = z.name)::text AS record_count,
+            (SELECT count(*) FROM journal j WHERE j.zone = z.name AND j.state = 'in_flight')::int AS in_flight,
+            z.drift_checked_at, z.drift_found_at, z.drift_added, z.drift_removed, z.drift_updated
        FROM zones z WHERE $1::text[] IS NULL OR z.name = ANY($1::text[]) ORDER BY z.name`,
     [names ?? null],
   );
-  return rows.map((r) => ({ ...toZone(r), recordCount: Number(r.record_count) }));
+  return rows.map((r) => ({
+    ...toZone(r),
+    recordCount: Number(r.record_count),
+    inFlight: r.in_flight,
+    drift: { checkedAt: r.drift_checked_at, foundAt: r.drift_found_at, added: r.drift_added, removed: r.drift_removed, updated: r.drift_updated },
+  }));
 }
 
 /** The names of the zones dnsplane knows, sorted; no record counts (for hot paths). */
@@ -116,13 +148,25 @@ export async function bumpGeneration(q: Queryable, zone: string): Promise<bigint
 /**
  * Records that the cache was just checked against OVH (a drift check): last_sync = now() and the SOA
  * serial seen. last_sync thus means "the cache was last known to match OVH at", whether by a full sync
- * or by a drift check. Does not touch the generation.
+ * or by a drift check. Also the zone's drift state: drift_checked_at = now(), and with `found` (the
+ * check read changes made outside dnsplane) drift_found_at = now() and what it found. Does not touch
+ * the generation.
  */
-export async function markVerified(q: Queryable, zone: string, opts: { soaSerial: bigint | number }): Promise<void> {
-  const { rowCount } = await q.query(`UPDATE zones SET last_sync = now(), soa_serial = $2::bigint WHERE name = $1`, [
-    zone,
-    opts.soaSerial.toString(),
-  ]);
+export async function markVerified(
+  q: Queryable,
+  zone: string,
+  opts: { soaSerial: bigint | number; found?: { added: number; removed: number; updated: number } },
+): Promise<void> {
+  const f = opts.found;
+  const { rowCount } = await q.query(
+    `UPDATE zones SET last_sync = now(), soa_serial = $2::bigint, drift_checked_at = now(),
+            drift_found_at = CASE WHEN $3 THEN now() ELSE drift_found_at END,
+            drift_added = CASE WHEN $3 THEN $4::int ELSE drift_added END,
+            drift_removed = CASE WHEN $3 THEN $5::int ELSE drift_removed END,
+            drift_updated = CASE WHEN $3 THEN $6::int ELSE drift_updated END
+      WHERE name = $1`,
+    [zone, opts.soaSerial.toString(), f !== undefined, f?.added ?? 0, f?.removed ?? 0, f?.updated ?? 0],
+  );
   if (rowCount === 0) throw new NotFoundError('zone', zone);
 }
 

@@ -80,6 +80,7 @@ const PERMISSION: Record<string, Case[] | string> = {
   'dnsplane.v1.AdminService/ImportTxtRegistry': 'a mapped tenant outside its grant is reported per record (admin.test.ts), not refused',
   'dnsplane.v1.AdminService/InvalidateZone': 'admins may use every zone',
   'dnsplane.v1.AdminService/ListJournal': 'admins see every zone',
+  'dnsplane.v1.AdminService/ParseDesiredState': 'reads nothing: it only parses the document it is given',
 };
 
 /** A plausible request per RPC for the authentication cases (they are refused before it is read). */
@@ -181,7 +182,7 @@ describe('every RPC of every service', () => {
   it('refuses every admin RPC to a tenant without the admin scope, changing nothing', async () => {
     const adminRpcs = registeredRpcs().filter((r) => r.service.typeName === 'dnsplane.v1.AdminService');
     expect(adminRpcs.map((r) => r.method.name).sort()).toEqual(
-      ['AssignOwnership', 'CreateTenant', 'DisableTenant', 'GetPlan', 'ImportTxtRegistry', 'InvalidateZone', 'ListJournal', 'ListOwnership', 'ListPlans', 'ListTenants', 'PlanAs', 'RotateTenantToken'].sort(),
+      ['AssignOwnership', 'CreateTenant', 'DisableTenant', 'GetPlan', 'ImportTxtRegistry', 'InvalidateZone', 'ListJournal', 'ListOwnership', 'ListPlans', 'ListTenants', 'ParseDesiredState', 'PlanAs', 'RotateTenantToken'].sort(),
     );
     for (const rpc of adminRpcs) {
       const err = await expectRefused(rpc, tokens['alice'], sampleRequest(rpc.name), Code.PermissionDenied);

@@ -83,7 +83,7 @@ describe('JSON', () => {
     expect(json.code).toBe('invalid_argument');
     expect(json.message).toMatch(/^request\.desired\.zone: unknown field of DesiredState/);
     const listed = await rawJson('AdminService', 'ListJournal', '{"limt":5}', admin);
-    expect(listed.json.message).toMatch(/^limt: unknown field of ListJournalRequest \(known: zone, tenant, limit\)/);
+    expect(listed.json.message).toMatch(/^limt: unknown field of ListJournalRequest \(known: zone, tenant, limit, beforeId, state\)/);
   });
 
   it('proto field names are accepted as well as JSON names, and a good request works', async () => {

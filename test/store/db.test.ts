@@ -16,7 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, redactUrl } from '../../src/store/db.js';
-import { migrate } from '../../src/store/migrate.js';
+import { loadMigrations, migrate } from '../../src/store/migrate.js';
 import { getZone, ensureZones, bumpGeneration } from '../../src/store/zones.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
 
@@ -108,7 +108,7 @@ describe('openDatabase, embedded', { timeout: 120_000 }, () => {
       expect(u.pathname).toBe('/dnsplane');
       firstPort = u.port;
       expect(first.displayUrl).toContain(':***@');
-      expect((await migrate(first.pool)).applied).toEqual(['0001_init']);
+      expect((await migrate(first.pool)).applied).toEqual((await loadMigrations()).map((m) => `${m.version}_${m.name}`));
       await ensureZones(first.pool, ['persist.example']);
       await bumpGeneration(first.pool, 'persist.example');
       const { rows } = await first.pool.query<{ addr: string; sock: string }>(

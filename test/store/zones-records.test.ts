@@ -46,7 +46,16 @@ describe('zones', () => {
     const zones = await listZones(db.pool, ['a.example', 'b.example', 'c.example']);
     expect(zones.map((z) => z.name)).toEqual(['a.example', 'b.example', 'c.example']);
     for (const z of zones) {
-      expect(z).toEqual({ name: z.name, generation: 0n, state: 'unsynced', lastSync: null, soaSerial: null, recordCount: 0 });
+      expect(z).toEqual({
+        name: z.name,
+        generation: 0n,
+        state: 'unsynced',
+        lastSync: null,
+        soaSerial: null,
+        recordCount: 0,
+        inFlight: 0,
+        drift: { checkedAt: null, foundAt: null, added: 0, removed: 0, updated: 0 },
+      });
     }
   });
 

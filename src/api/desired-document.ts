@@ -1,0 +1,129 @@
+/**
+ * The desired-state document of `dnsplane plan -f` and of the console's PlanAs form (through
+ * AdminService.ParseDesiredState): YAML or JSON holding a list of endpoints, or
+ * {zones, policy, endpoints}; an endpoint is {dnsName, recordType, targets, ttl, labels} (also
+ * dns_name/name, record_type/type, recordTTL). One reader, so that both read a document the same way;
+ * errors name the field (`SOURCE: endpoints[2].ttl`) and the rule.
+ */
+import { create } from '@bufbuild/protobuf';
+import { parse as parseYaml } from 'yaml';
+import { InvalidInputError } from '../dns/errors.js';
+import { EndpointSchema, PlanRequestSchema, Policy, type Endpoint, type PlanRequest } from '../gen/dnsplane/v1/zone_pb.js';
+
+export const POLICIES: Record<string, Policy> = { sync: Policy.SYNC, 'upsert-only': Policy.UPSERT_ONLY, 'create-only': Policy.CREATE_ONLY };
+
+type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+const ALIASES: Record<string, string> = {
+  dnsName: 'dnsName',
+  dns_name: 'dnsName',
+  name: 'dnsName',
+  recordType: 'recordType',
+  record_type: 'recordType',
+  type: 'recordType',
+  targets: 'targets',
+  target: 'targets',
+  ttl: 'ttl',
+  recordTTL: 'ttl',
+  record_ttl: 'ttl',
+  labels: 'labels',
+  setIdentifier: 'setIdentifier',
+  set_identifier: 'setIdentifier',
+};
+
+function endpointFrom(raw: unknown, field: string): Endpoint {
+  if (!isObject(raw)) throw new InvalidInputError(field, 'an endpoint must be a mapping like {dnsName, recordType, targets, ttl}');
+  const e: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(raw)) {
+    const name = ALIASES[key];
+    if (name === undefined) throw new InvalidInputError(`${field}.${key}`, `unknown key (known: ${Object.keys(ALIASES).join(', ')})`);
+    if (e[name] !== undefined) throw new InvalidInputError(`${field}.${key}`, `${name} is given twice`);
+    e[name] = value;
+  }
+  const str = (k: string, required: boolean): string => {
+    const v = e[k];
+    if (v === undefined && !required) return '';
+    if (typeof v !== 'string' || v === '') throw new InvalidInputError(`${field}.${k}`, 'must be a non-empty string');
+    return v;
+  };
+  let targets = e['targets'];
+  if (typeof targets === 'string' || typeof targets === 'number') targets = [String(targets)];
+  if (!Array.isArray(targets) || targets.some((t) => typeof t !== 'string' && typeof t !== 'number')) {
+    throw new InvalidInputError(`${field}.targets`, 'must be a list of strings');
+  }
+  const ttl = e['ttl'] ?? 0;
+  if (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl < 0 || ttl > 2147483647) {
+    throw new InvalidInputError(`${field}.ttl`, `must be a whole number of seconds, 0 or more (got ${JSON.stringify(ttl)})`);
+  }
+  const labels = e['labels'] ?? {};
+  if (!isObject(labels) || Object.values(labels).some((v) => typeof v !== 'string')) {
+    throw new InvalidInputError(`${field}.labels`, 'must be a mapping of strings to strings (quote "true")');
+  }
+  return create(EndpointSchema, {
+    dnsName: str('dnsName', true),
+    recordType: str('recordType', true),
+    targets: targets.map(String),
+    ttl,
+    setIdentifier: str('setIdentifier', false),
+    labels: labels as Record<string, string>,
+  });
+}
+
+export interface DesiredFile {
+  zones: string[];
+  policy?: Policy;
+  endpoints: Endpoint[];
+}
+
+/** Reads a desired-state document (already parsed from YAML or JSON); fields are named `FILE: …`. */
+export function desiredFrom(doc: Json | undefined, file: string): DesiredFile {
+  const at = (f: string) => `${file}: ${f}`;
+  if (Array.isArray(doc)) return { zones: [], endpoints: doc.map((e, i) => endpointFrom(e, at(`[${i}]`))) };
+  if (!isObject(doc)) throw new InvalidInputError(file, 'must hold a list of endpoints or a mapping with "endpoints"');
+  for (const key of Object.keys(doc)) {
+    if (!['zones', 'policy', 'endpoints'].includes(key)) throw new InvalidInputError(at(key), 'unknown key (known: zones, policy, endpoints)');
+  }
+  const zones = doc['zones'] ?? [];
+  if (!Array.isArray(zones) || zones.some((z) => typeof z !== 'string')) throw new InvalidInputError(at('zones'), 'must be a list of zone names');
+  const endpoints = doc['endpoints'] ?? [];
+  if (!Array.isArray(endpoints)) throw new InvalidInputError(at('endpoints'), 'must be a list of endpoints');
+  const out: DesiredFile = { zones: zones as string[], endpoints: endpoints.map((e, i) => endpointFrom(e, at(`endpoints[${i}]`))) };
+  const policy = doc['policy'];
+  if (policy !== undefined) {
+    if (typeof policy !== 'string' || POLICIES[policy] === undefined) throw new InvalidInputError(at('policy'), `must be one of ${Object.keys(POLICIES).join(', ')}`);
+    out.policy = POLICIES[policy];
+  }
+  return out;
+}
+
+/** Parses a document (YAML 1.2, which reads JSON too); `source` names it in errors. */
+export function parseDesiredDocument(text: string, source: string): DesiredFile {
+  let doc: Json | undefined;
+  try {
+    doc = parseYaml(text) as Json | undefined;
+  } catch (e) {
+    throw new InvalidInputError(source, `is neither YAML nor JSON: ${(e as Error).message.split('\n')[0]}`);
+  }
+  return desiredFrom(doc, source);
+}
+
+/** Largest document ParseDesiredState reads. */
+export const MAX_DOCUMENT_BYTES = 4 * 1024 * 1024;
+
+/**
+ * A document as the PlanRequest PlanAs takes: desired = its zones and endpoints, policy = its policy,
+ * POLICY_SYNC when it names none (as `dnsplane plan -f`; a desired state without a policy is refused).
+ */
+export function planRequestFromDocument(text: string, source: string): PlanRequest {
+  if (text.trim() === '') throw new InvalidInputError(source, 'is empty: paste a list of endpoints, or {zones, policy, endpoints}');
+  if (Buffer.byteLength(text, 'utf8') > MAX_DOCUMENT_BYTES) throw new InvalidInputError(source, `must be at most ${MAX_DOCUMENT_BYTES} bytes`);
+  const d = parseDesiredDocument(text, source);
+  return create(PlanRequestSchema, {
+    policy: d.policy ?? Policy.SYNC,
+    input: { case: 'desired', value: { zones: d.zones, endpoints: d.endpoints } },
+  });
+}
