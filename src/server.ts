@@ -30,6 +30,7 @@ import type { OvhEndpoint } from './ovh/endpoint.js';
 import { OvhSimulator } from './ovhsim/index.js';
 import * as store from './store/index.js';
 import { startCentralWebhook, type WebhookListener } from './webhook/index.js';
+import { consoleHandler } from './ui/static.js';
 
 export const DEMO_ZONE = 'example.test';
 
@@ -224,12 +225,15 @@ async function listen(ctx: CoreContext, config: Config, log: Logger): Promise<Li
     health: { readiness, stopping: stopping.signal },
     log,
   });
+  // The admin console (src/ui): static files at /ui/, which call the API above from the browser.
+  const ui = consoleHandler();
   let active = 0;
   let idle: (() => void) | undefined;
 
   const handler = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => {
     const url = req.url ?? '/';
     if (url === '/healthz') return plain(res, 200, 'ok\n');
+    if (url === '/ui' || url.startsWith('/ui/') || url.startsWith('/ui?')) return ui(req, res);
     if (url === '/metrics' && ctx.metrics) {
       const metrics = ctx.metrics;
       metrics.render().then(

@@ -1,0 +1,80 @@
+// The journal (audit log): each apply with its OVH calls and outcome, and admin actions; newest first,
+// a page at a time (AdminService.ListJournal with before_id).
+import { adminApi, zoneApi } from '../api.js';
+import { badge, clear, errorBox, fmtTime, h } from '../dom.js';
+import { pagedLines, pagedTable } from '../table.js';
+
+const PAGE = 50;
+const STATES = ['in_flight', 'done', 'failed', 'recovered'];
+
+const callLine = (op) => `${op.method} ${op.path}${op.body ? ` ${op.body}` : ''}${op.status ? ` → ${op.status}` : ''}${op.error ? ` (${op.error})` : ''}`;
+
+function detail(e) {
+  const calls = e.calls ?? [];
+  const ops = e.operations ?? [];
+  return h('div', { class: 'entry-detail', 'data-testid': 'entry-detail' },
+    e.planId ? h('p', null, 'Plan ', h('a', { href: `#/plans/${encodeURIComponent(e.planId)}` }, e.planId)) : null,
+    e.summary ? h('p', null, e.summary) : null,
+    e.error ? h('p', { class: 'error-text' }, e.error) : null,
+    h('h3', null, `OVH calls made (${calls.length})`),
+    calls.length ? pagedLines(calls, { testid: 'calls', pageSize: 200, lineNode: (op) => h('div', { class: `line ${op.error || op.status >= 400 ? 'remove' : 'call'}` }, callLine(op)) }) : h('p', { class: 'muted' }, 'none'),
+    h('h3', null, `OVH operations intended (${ops.length})`),
+    ops.length ? pagedLines(ops, { testid: 'operations', pageSize: 200, lineNode: (op) => h('div', { class: 'line call' }, callLine(op)) }) : h('p', { class: 'muted' }, 'none'),
+  );
+}
+
+export async function journalPage(page, { stale }) {
+  const [zones, tenants] = await Promise.all([zoneApi('ListZones', {}), adminApi('ListTenants', {})]);
+  if (stale()) return;
+  const zone = h('select', { 'data-testid': 'filter-zone', 'aria-label': 'zone filter' }, h('option', { value: '' }, 'any zone'), (zones.zones ?? []).map((z) => h('option', { value: z.name }, z.name)));
+  const tenant = h('select', { 'data-testid': 'filter-tenant', 'aria-label': 'tenant filter' }, h('option', { value: '' }, 'any tenant'), (tenants.tenants ?? []).map((t) => h('option', { value: t.name }, t.name)));
+  const state = h('select', { 'data-testid': 'filter-state', 'aria-label': 'state filter' }, h('option', { value: '' }, 'any state'), STATES.map((s) => h('option', { value: s }, s)));
+  const holder = h('div');
+  /** The before_id of each page shown so far ('' for the newest), for "Newer". */
+  let cursors = [''];
+
+  const load = async () => {
+    const before = cursors[cursors.length - 1];
+    const res = await adminApi('ListJournal', { zone: zone.value, tenant: tenant.value, state: state.value, limit: PAGE, beforeId: before });
+    if (stale()) return;
+    const entries = res.entries ?? [];
+    clear(holder);
+    holder.append(
+      pagedTable({
+        testid: 'journal',
+        rows: entries,
+        pageSize: PAGE,
+        pager: false,
+        empty: 'No journal entry matches.',
+        rowAttrs: (e) => ({ 'data-id': e.id, 'data-state': e.state }),
+        detail,
+        columns: [
+          { title: 'Id', class: 'num', cell: (e) => e.id },
+          { title: 'Started', class: 'time', cell: (e) => fmtTime(e.startedAt) },
+          { title: 'Zone', cell: (e) => e.zone },
+          { title: 'Tenant', cell: (e) => e.tenant },
+          { title: 'Kind', cell: (e) => e.kind },
+          { title: 'Outcome', cell: (e) => badge(e.state) },
+          { title: 'OVH calls', class: 'num', cell: (e) => String((e.calls ?? []).length) },
+          { title: 'Finished', class: 'time', cell: (e) => fmtTime(e.finishedAt) },
+          { title: 'Detail', class: 'wrap', cell: (e) => e.error || e.summary || (e.planId ? `plan ${e.planId}` : e.kind === 'apply' ? 'inline apply (plan and apply in one call)' : '') },
+        ],
+      }),
+      h('div', { class: 'pager' },
+        h('button', { type: 'button', 'data-testid': 'newer', disabled: cursors.length === 1, onclick: () => { cursors.pop(); void reload(); } }, '‹ Newer'),
+        h('span', null, cursors.length === 1 ? 'newest entries' : `page ${cursors.length}`),
+        h('button', { type: 'button', 'data-testid': 'older', disabled: entries.length < PAGE, onclick: () => { cursors.push(entries[entries.length - 1].id); void reload(); } }, 'Older ›'),
+      ),
+    );
+  };
+  const reload = () => load().catch((e) => { clear(holder); holder.append(errorBox(e)); });
+  for (const f of [zone, tenant, state]) f.addEventListener('change', () => { cursors = ['']; void reload(); });
+
+  page.append(
+    h('h1', null, 'Journal'),
+    h('p', { class: 'muted' }, 'Every zone apply (its OVH calls and outcome: done, failed — rolled back —, recovered after a crash, or still in flight) and every admin action. Click an entry for its calls.'),
+    h('div', { class: 'filters' }, zone, tenant, state),
+    holder,
+  );
+  await load();
+}

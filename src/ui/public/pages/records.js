@@ -1,0 +1,63 @@
+// One zone's records with their owners, filtered by name, type and owner, a page at a time.
+import { zoneApi } from '../api.js';
+import { badge, clear, h, targetText } from '../dom.js';
+import { pagedTable } from '../table.js';
+
+const SHARED_LABEL = 'dnsplane/shared';
+const ANY = '';
+const NOBODY = '\u0000nobody';
+
+export async function recordsPage(page, { arg: zone, who, stale }) {
+  const res = await zoneApi('Records', { zones: [zone], includeForeign: true });
+  if (stale()) return;
+  const z = (res.zones ?? [])[0] ?? { endpoints: [] };
+  const all = z.endpoints ?? [];
+  const ownerOf = (e) => (e.labels ?? {}).owner ?? '';
+  const types = [...new Set(all.map((e) => e.recordType))].sort();
+  const owners = [...new Set(all.map(ownerOf))].sort();
+
+  const name = h('input', { type: 'search', placeholder: 'name contains…', 'data-testid': 'filter-name', 'aria-label': 'name filter' });
+  const type = h('select', { 'data-testid': 'filter-type', 'aria-label': 'type filter' }, h('option', { value: ANY }, 'any type'), types.map((t) => h('option', { value: t }, t)));
+  const owner = h('select', { 'data-testid': 'filter-owner', 'aria-label': 'owner filter' },
+    h('option', { value: ANY }, 'any owner'),
+    owners.map((o) => (o === '' ? h('option', { value: NOBODY }, '(no owner)') : h('option', { value: o }, o))));
+  const count = h('p', { class: 'muted', 'data-testid': 'count' });
+  const holder = h('div');
+
+  const draw = () => {
+    const n = name.value.trim().toLowerCase();
+    const rows = all.filter((e) =>
+      (n === '' || e.dnsName.toLowerCase().includes(n)) &&
+      (type.value === ANY || e.recordType === type.value) &&
+      (owner.value === ANY || (owner.value === NOBODY ? ownerOf(e) === '' : ownerOf(e) === owner.value)));
+    count.textContent = rows.length === all.length ? `${all.length} record sets` : `${rows.length} of ${all.length} record sets match`;
+    clear(holder);
+    holder.append(pagedTable({
+      testid: 'records',
+      rows,
+      empty: all.length ? 'No record set matches these filters.' : 'This zone has no records you may see.',
+      columns: [
+        { title: 'Name', cell: (e) => e.dnsName },
+        { title: 'Type', cell: (e) => e.recordType },
+        { title: 'Targets', class: 'targets', cell: targetText },
+        { title: 'TTL', class: 'num', cell: (e) => ((e.ttl ?? 0) === 0 ? 'default' : String(e.ttl)) },
+        { title: 'Owner', cell: (e) => [ownerOf(e) === '' ? h('span', { class: 'muted' }, '(no owner)') : ownerOf(e), (e.labels ?? {})[SHARED_LABEL] === 'true' ? [' ', badge('shared')] : null] },
+      ],
+    }));
+  };
+  let timer;
+  name.addEventListener('input', () => { clearTimeout(timer); timer = setTimeout(draw, 150); });
+  type.addEventListener('change', draw);
+  owner.addEventListener('change', draw);
+
+  page.append(
+    h('p', null, h('a', { href: '#/zones' }, '← Zones')),
+    h('h1', null, `Records of ${zone}`),
+    h('p', { class: 'muted' }, `Generation ${z.generation ?? '0'} · served from dnsplane's cache (no OVH call)`,
+      who.admin ? '' : ` · records of other tenants are shown read-only`),
+    h('div', { class: 'filters' }, name, type, owner),
+    count,
+    holder,
+  );
+  draw();
+}
