@@ -58,8 +58,13 @@ export interface OvhCallInfo {
   route: string;
   status: number;
   durationMs: number;
-  /** Time spent waiting for the rate limit. */
+  /** Time spent waiting for a concurrency slot and the rate limit. */
   waitedMs: number;
+  /**
+   * When the rate limiter granted this attempt its token (performance.now() of this process): the
+   * point where the rate is enforced; the request is sent right after.
+   */
+  grantedAt: number;
   attempt: number;
   queryId?: string;
 }
@@ -209,6 +214,7 @@ export class OvhApi {
   readonly expandedListsMode: ExpandedListsMode;
   readonly expandedPageSize: number;
   private expandedState: ExpandedListsState;
+  private readonly observers = new Set<(info: OvhCallInfo) => void>();
 
   constructor(private readonly opts: OvhApiOptions) {
     installDiagnostics();
@@ -242,6 +248,15 @@ export class OvhApi {
   /** Whether record lists are read in expanded mode: not tried yet, yes, or no (off, or OVH did not answer it). */
   get expandedLists(): ExpandedListsState {
     return this.expandedState;
+  }
+
+  /**
+   * Another listener of every call, beside `onCall` (which feeds the metrics): e.g. a test that needs
+   * the grant times of the calls a running server makes. Returns the function that removes it.
+   */
+  observeCalls(fn: (info: OvhCallInfo) => void): () => void {
+    this.observers.add(fn);
+    return () => this.observers.delete(fn);
   }
 
   get endpointLabel(): string {
@@ -546,11 +561,14 @@ export class OvhApi {
     attempt: number,
     headers?: Record<string, string>,
   ): Promise<{ body: unknown; headers: IncomingHttpHeaders }> {
-    const waitedMs = await this.limiter.acquire();
+    const { waitedMs, grantedAt } = await this.limiter.acquire();
     const ctx: CallContext = {};
     const start = performance.now();
-    const report = (status: number) =>
-      this.opts.onCall?.({ method, path, route: routeOf(path), status, durationMs: performance.now() - start, waitedMs, attempt, queryId: ctx.queryId });
+    const report = (status: number) => {
+      const info: OvhCallInfo = { method, path, route: routeOf(path), status, durationMs: performance.now() - start, waitedMs, grantedAt, attempt, queryId: ctx.queryId };
+      this.opts.onCall?.(info);
+      for (const fn of this.observers) fn(info);
+    };
     let timer: NodeJS.Timeout | undefined;
     try {
       const answer = callStore.run(ctx, () => (headers ? this.requestWithHeaders(method, path, params, headers) : this.client.requestPromised(method, path, params)));

@@ -202,7 +202,7 @@ describe('dnsplane apply', () => {
 describe('exit codes of the real binary', () => {
   const bin = path.resolve('bin/dnsplane.js');
   const exec = async (args: string[]) =>
-    run(process.execPath, [bin, ...args], { env: { ...process.env, NO_COLOR: '1' }, timeout: 60_000 }).then(
+    run(process.execPath, [bin, ...args], { env: { ...process.env, NO_COLOR: '1' } }).then(
       (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
       (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
     );
@@ -224,5 +224,5 @@ describe('exit codes of the real binary', () => {
     expect(denied.code).toBe(1);
     expect(denied.stderr).toMatch(/permission_denied.*admin scope/);
     expect(calls()).toEqual([]);
-  }, 120_000);
+  });
 });

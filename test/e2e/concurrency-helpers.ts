@@ -80,7 +80,7 @@ export async function startServe(opts: ServeOptions): Promise<ServeProcess> {
   void exited.then(() => (gone = true));
   const url = `http://127.0.0.1:${port}`;
 
-  const deadline = Date.now() + 45_000;
+  const deadline = Date.now() + 240_000; // a bound for a hang only: a loaded machine starts slowly
   for (;;) {
     if (gone) throw new Error(`dnsplane serve exited during start:\n${out}`);
     try {
@@ -128,7 +128,7 @@ export async function zoneLocksHeld(pool: pg.Pool): Promise<number> {
   return rows[0]?.n ?? 0;
 }
 
-export async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000): Promise<T> {
+export async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 120_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();

@@ -74,19 +74,19 @@ describe('crash in the middle of an apply', () => {
     sim.faults.setLatency(700);
     const pending = applyX(a, 'x');
     await killDuring(a, (calls) => calls.filter((c) => c.method === 'POST' && c.path === REC).length >= 2, pending);
-    const heldAt = sim.calls().at(-1)!.at;
 
     // The zone lock went with the dead connection.
-    await until('the zone lock to be released', async () => ((await zoneLocksHeld(db.pool)) === 0 ? true : undefined), 10_000);
+    await until('the zone lock to be released', async () => ((await zoneLocksHeld(db.pool)) === 0 ? true : undefined));
     expect(await zoneLocksHeld(db.pool)).toBe(0);
     const inFlight = await store.listInFlight(db.pool, ZONE);
     expect(inFlight).toHaveLength(1);
 
     // The held call still lands in OVH after the kill (as a request on the wire would): wait for it.
-    await until('the held call to land', () => (Date.now() > heldAt + 700 + 300 ? true : undefined));
+    await until('the held call to land', () => (sim.draftRecords(ZONE).filter((r) => r.subDomain === 'x').length >= 2 ? true : undefined));
     sim.faults.setLatency(0);
     const orphans = sim.draftRecords(ZONE).filter((r) => r.subDomain === 'x');
     expect(orphans).toHaveLength(2); // half an apply in OVH's draft, unpublished
+    expect(sim.calls().filter((c) => c.method === 'POST' && c.path === REC)).toHaveLength(2); // and nothing more was sent
     expect(content(sim.publishedRecords(ZONE))).toEqual(before);
     sim.clearCalls();
 
@@ -124,11 +124,10 @@ describe('crash in the middle of an apply', () => {
     const hold = sim.faults.fail({ method: 'POST', path: `/domain/zone/${ZONE}/refresh`, times: 1, effect: { kind: 'delay', ms: 700 } });
     const pending = applyX(b, 'y');
     await killDuring(b, (calls) => calls.some((c) => c.path.endsWith('/refresh')), pending);
-    const heldAt = sim.calls().at(-1)!.at;
-    await until('the held refresh to land', () => (Date.now() > heldAt + 700 + 300 ? true : undefined));
+    await until('the held refresh to land', () => (sim.publishedRecords(ZONE).some((r) => r.subDomain === 'y') ? true : undefined));
     expect(hold.fired).toBe(1);
     expect(sim.publishedRecords(ZONE).filter((r) => r.subDomain === 'y')).toHaveLength(3); // the dead apply did publish
-    await until('the zone lock to be released', async () => ((await zoneLocksHeld(db.pool)) === 0 ? true : undefined), 10_000);
+    await until('the zone lock to be released', async () => ((await zoneLocksHeld(db.pool)) === 0 ? true : undefined));
     sim.clearCalls();
 
     const c = await start();

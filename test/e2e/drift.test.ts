@@ -149,7 +149,7 @@ describe('the drift loop (DNSPLANE_DRIFT_INTERVAL=300ms)', () => {
     await h?.close();
   });
 
-  async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
+  async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const v = await fn();

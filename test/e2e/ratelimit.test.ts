@@ -1,21 +1,28 @@
 /**
- * Cost control, measured where OVH would measure it: on the simulator's call log (`at`, the time each
- * call was received), not on the test's clock.
+ * Cost control through a running server. The rate is asserted where the limiter decides it: the time
+ * each call was granted its token, which the OVH client reports (OvhApi.observeCalls). On a loaded
+ * machine a call can reach the simulator late, which makes the next window of the simulator's log
+ * look short although the bucket never released early, so the simulator's log (`at`, the time each
+ * call was received) is used for what delivery delays cannot break: every call it received went
+ * through the limiter, and the whole run took long enough.
  *
  * - DNSPLANE_OVH_RATE=5: one token bucket per OVH application key, shared by every zone of the
- *   process: two zones synced at once (30 calls) take at least 5 s, their calls interleaved.
+ *   process: two zones synced at once (30 calls) are granted at least 200 ms apart, their calls
+ *   interleaved.
  * - DNSPLANE_OVH_CONCURRENCY=2: never more than 2 calls in flight (with 150 ms of OVH latency).
  * - A cold sync of a large zone logs its progress.
  * - The drift check (core/drift.ts) costs one call per zone when nothing changed.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { OvhSimulator, type SimCall, type SimRecordInit } from '../../src/ovhsim/index.js';
+import type { OvhCallInfo } from '../../src/ovh/client.js';
 import type { Server } from '../../src/server.js';
 import { checkZoneDrift } from '../../src/core/drift.js';
 import { createTenant } from '../../src/core/tenants.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
 import { memoryLogger, startServerOn, zoneClientFor } from '../helpers/sim-server.js';
+import { rateViolations } from '../helpers/rate.js';
 
 const cleanup: Array<() => Promise<void>> = [];
 afterAll(async () => {
@@ -33,43 +40,63 @@ async function harness(zones: Record<string, SimRecordInit[]>, env: Record<strin
 }
 
 describe('rate limit: one token bucket per application key, for every zone of the process', () => {
-  it('DNSPLANE_OVH_RATE=5: 30 calls over two zones take at least 5 s as the simulator logged them', async () => {
+  it('DNSPLANE_OVH_RATE=5: 30 calls over two zones, granted at least 200 ms apart, take at least 5 s as the simulator logged them', async () => {
     // 13 records per zone (11 + OVH's 2 apex NS): a cold sync is 1 list + 13 GETs + 1 SOA = 15 calls.
     const h = await harness({ 'one.test': records(11, 'a'), 'two.test': records(11, 'b') }, { DNSPLANE_OVH_RATE: '5' });
     const [t1, t2] = [await h.tenant('t1', ['one.test']), await h.tenant('t2', ['two.test'])];
+    const calls: OvhCallInfo[] = [];
+    const unobserve = h.server.ctx.ovh.observeCalls((c) => calls.push(c));
     h.sim.clearCalls();
     // Two tenants read their zone at the same time: both cold syncs run concurrently.
     await Promise.all([h.zoneClient(t1).records({ zones: ['one.test'] }), h.zoneClient(t2).records({ zones: ['two.test'] })]);
+    unobserve();
 
     const log = h.sim.calls();
     expect(log).toHaveLength(30);
+    // Every call the simulator received was granted by the limiter (and reported once).
+    const key = (c: { method: string; path: string }) => `${c.method} ${c.path}`;
+    expect(calls.map(key).sort()).toEqual(log.map(key).sort());
+    // The limiter's guarantee, on its own clock: no 6 consecutive grants within 1 s (5 intervals of 200 ms).
+    const granted = calls.map((c) => c.grantedAt).sort((a, b) => a - b);
+    expect(rateViolations(granted, 5)).toEqual([]);
+    expect(granted[granted.length - 1]! - granted[0]!).toBeGreaterThanOrEqual(29 * 200 - 1e-6);
+    // As OVH would count them: the grants span 5.8 s; the log's span is shorter only by how much later
+    // the first call was delivered than the last one, and 5 s leaves 800 ms for that.
     const at = log.map((c) => c.at);
     const span = at[at.length - 1]! - at[0]!;
     expect(span).toBeGreaterThanOrEqual(5000);
-    // No burst: any 6 consecutive calls span at least 1 s (5 intervals of 200 ms; 50 ms of slack for the network).
-    for (let i = 0; i + 5 < at.length; i++) expect(at[i + 5]! - at[i]!, `calls ${i + 1}..${i + 6}`).toBeGreaterThanOrEqual(950);
-    // The zones shared the bucket: their calls are interleaved, not one zone after the other.
+    // The zones shared the bucket: their syncs overlapped in time (one zone's calls fall on both sides of
+    // some of the other's, not one zone after the other), and the grants of both together kept the rate.
     const zoneOf = (c: SimCall) => (c.path.includes('/one.test') ? 1 : 2);
     const pattern = log.map(zoneOf).join('');
     const switches = log.slice(1).filter((c, i) => zoneOf(c) !== zoneOf(log[i]!)).length;
-    expect(switches, pattern).toBeGreaterThanOrEqual(3);
-    console.log(`rate 5/s: ${log.length} calls in ${span} ms as logged by the simulator (>= ${(log.length - 1) * 200} ms expected); zones in call order: ${pattern}`);
-  }, 30_000);
+    expect(switches, pattern).toBeGreaterThanOrEqual(2);
+    console.log(
+      `rate 5/s: ${log.length} calls granted over ${(granted[granted.length - 1]! - granted[0]!).toFixed(0)} ms, received over ${span} ms by the simulator (>= ${(log.length - 1) * 200} ms expected); zones in call order: ${pattern}`,
+    );
+  });
 
   it('DNSPLANE_OVH_CONCURRENCY=2: never more than 2 calls in flight', async () => {
     const latency = 150;
     const h = await harness({ 'wide.test': records(10, 'w') }, { DNSPLANE_OVH_CONCURRENCY: '2', DNSPLANE_OVH_RATE: '1000' });
     const t = await h.tenant('t', ['wide.test']);
     h.sim.faults.setLatency(latency);
+    const calls: OvhCallInfo[] = [];
+    const unobserve = h.server.ctx.ovh.observeCalls((c) => calls.push(c));
     h.sim.clearCalls();
     await h.zoneClient(t).records({ zones: ['wide.test'] }); // 1 list + 12 GETs + 1 SOA
+    unobserve();
     const at = h.sim.calls().map((c) => c.at);
     expect(at).toHaveLength(14);
-    // Call i+2 can only start once one of calls <= i+1 ended, which is at least `latency` after call i started.
+    // Of 3 calls received in a row, two were never in flight together: one ended (at least `latency` after
+    // the simulator received it) before the other was sent (at the latest when the simulator received it).
+    // So calls i and i+2 were received at least `latency` apart, however late any was delivered; the 15 ms
+    // are for the simulator's timer, which fires on the event loop's clock, not Date.now()'s.
     for (let i = 0; i + 2 < at.length; i++) expect(at[i + 2]! - at[i]!, `calls ${i + 1} and ${i + 3}`).toBeGreaterThanOrEqual(latency - 15);
-    // ... and 2 were in flight at once (the bound is 2, not 1).
-    const pairs = at.slice(1).filter((t1, i) => t1 - at[i]! < latency / 2).length;
-    expect(pairs).toBeGreaterThanOrEqual(4);
+    // ... and 2 were in flight at once (the bound is 2, not 1): as the client saw them, a call was granted
+    // while another one, granted before it, had not yet had its answer.
+    const overlapping = calls.filter((c) => calls.some((o) => o !== c && o.grantedAt <= c.grantedAt && c.grantedAt < o.grantedAt + o.durationMs)).length;
+    expect(overlapping).toBeGreaterThanOrEqual(4);
     h.sim.faults.setLatency(0);
   });
 });
@@ -101,7 +128,7 @@ describe('cold sync of a large zone', () => {
       ['big.test', 1000, 1202],
     ]);
     expect(lines.find((l) => l['msg'] === 'zone synced')).toMatchObject({ zone: 'big.test', records: 1202 });
-  }, 60_000);
+  });
 });
 
 describe('the drift check', () => {

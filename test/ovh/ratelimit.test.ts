@@ -1,27 +1,51 @@
 /**
- * The OVH client's RateLimiter and limiterFor, on their own (the end-to-end proof against the
- * simulator's log is test/e2e/ratelimit.test.ts).
+ * The OVH client's RateLimiter and limiterFor, on their own (the end-to-end proof through a running
+ * server is test/e2e/ratelimit.test.ts). Spacing is asserted on the limiter's grant times: on an
+ * injected clock for exact values, and on the real clock for the lower bounds a loaded machine cannot
+ * break (a late timer only makes grants later).
  */
-import { describe, expect, it } from 'vitest';
-import { limiterFor, RateLimiter } from '../../src/ovh/ratelimit.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { limiterFor, RateLimiter, type Grant } from '../../src/ovh/ratelimit.js';
+import { rateViolations } from '../helpers/rate.js';
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+async function burst(limiter: RateLimiter, n: number): Promise<Grant[]> {
+  return Promise.all(
+    Array.from({ length: n }, async () => {
+      const grant = await limiter.acquire();
+      limiter.release();
+      return grant;
+    }),
+  );
+}
 
 describe('RateLimiter', () => {
-  it('spaces calls 1/rate apart, with no burst, and reports the wait', async () => {
+  it('on an injected clock: grants exactly 1/rate apart, the first at once, and reports each wait', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const t0 = Date.now();
+    const limiter = new RateLimiter(50, 100, () => Date.now() - t0);
+    const pending = burst(limiter, 11);
+    await vi.advanceTimersByTimeAsync(1_000);
+    const grants = await pending;
+    expect(grants.map((g) => g.grantedAt)).toEqual([0, 20, 40, 60, 80, 100, 120, 140, 160, 180, 200]);
+    expect(grants.map((g) => g.waitedMs)).toEqual([0, 20, 40, 60, 80, 100, 120, 140, 160, 180, 200]);
+    // An idle bucket holds one token, not more: after a long pause, the second call still waits 1/rate.
+    await vi.advanceTimersByTimeAsync(5_000);
+    const later = burst(limiter, 2);
+    await vi.advanceTimersByTimeAsync(100);
+    expect((await later).map((g) => g.waitedMs)).toEqual([0, 20]);
+  });
+
+  it('on the real clock: grants at least 1/rate apart, however late the timers fire', async () => {
     const limiter = new RateLimiter(50, 100);
-    const starts: number[] = [];
-    const waits = await Promise.all(
-      Array.from({ length: 11 }, async () => {
-        const waited = await limiter.acquire();
-        starts.push(performance.now());
-        limiter.release();
-        return waited;
-      }),
-    );
-    starts.sort((a, b) => a - b);
-    for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBeGreaterThanOrEqual(19);
-    expect(starts[10]! - starts[0]!).toBeGreaterThanOrEqual(199);
-    expect(Math.min(...waits)).toBeLessThan(5); // the first one goes at once
-    expect(Math.max(...waits)).toBeGreaterThanOrEqual(195);
+    const grants = await burst(limiter, 11);
+    const at = grants.map((g) => g.grantedAt).sort((a, b) => a - b);
+    for (let i = 1; i < at.length; i++) expect(at[i]! - at[i - 1]!, `grants ${i} and ${i + 1}`).toBeGreaterThanOrEqual(20 - 1e-6);
+    expect(rateViolations(at, 50, 11)).toEqual([]);
+    expect(Math.max(...grants.map((g) => g.waitedMs))).toBeGreaterThanOrEqual(200 - 1e-6);
   });
 
   it('holds at most maxConcurrent calls in flight; a release lets the next one go', async () => {
@@ -30,6 +54,7 @@ describe('RateLimiter', () => {
     await limiter.acquire();
     let third = false;
     const pending = limiter.acquire().then(() => (third = true));
+    // Whatever the load, the third cannot get through before a release: give it every chance to.
     await new Promise((r) => setTimeout(r, 30));
     expect(third).toBe(false);
     limiter.release();
@@ -40,6 +65,25 @@ describe('RateLimiter', () => {
   it('refuses a rate or a bound that makes no sense', () => {
     expect(() => new RateLimiter(0, 1)).toThrow(/rate/);
     expect(() => new RateLimiter(1, 0)).toThrow(/maxConcurrent/);
+  });
+});
+
+describe('rateViolations (the check the rate tests use)', () => {
+  it('fails a burst: 6 calls in 0.2 s at 5/s', () => {
+    const burst6 = [0, 40, 80, 120, 160, 200];
+    expect(rateViolations(burst6, 5)).toHaveLength(1);
+    // ... also hidden among well-spaced calls, and even one call 2 ms early.
+    const spaced = Array.from({ length: 12 }, (_, i) => i * 200);
+    expect(rateViolations([...spaced, 2400, 2440, 2480, 2520, 2560, 2600], 5).length).toBeGreaterThan(0);
+    expect(rateViolations([0, 200, 400, 600, 800, 998], 5)).toEqual(['calls 1..6 within 998.000 ms (at 5/s they need 1000 ms)']);
+  });
+
+  it('passes calls exactly 1/rate apart, in any order', () => {
+    const spaced = Array.from({ length: 30 }, (_, i) => 1000 + i * 200);
+    expect(rateViolations(spaced, 5)).toEqual([]);
+    expect(rateViolations([...spaced].reverse(), 5)).toEqual([]);
+    // Late grants (a timer that fired late) only widen the spans.
+    expect(rateViolations(spaced.map((t, i) => t + i * 7), 5)).toEqual([]);
   });
 });
 

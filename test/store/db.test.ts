@@ -81,7 +81,7 @@ describe('openDatabase with a DATABASE_URL', () => {
   });
 });
 
-describe('openDatabase, embedded', { timeout: 120_000 }, () => {
+describe('openDatabase, embedded', () => {
   let base: string;
   beforeAll(() => {
     base = mkdtempSync(path.join(tmpdir(), 'dnsplane-embedded-test-'));
@@ -246,7 +246,7 @@ function waitReady(child: ChildProcess): Promise<number> {
   return new Promise((resolve, reject) => {
     let out = '';
     let err = '';
-    const timer = setTimeout(() => reject(new Error(`child not ready: ${out} ${err}`)), 90_000);
+    const timer = setTimeout(() => reject(new Error(`child not ready: ${out} ${err}`)), 240_000);
     child.stdout?.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const m = /READY (\d+)/.exec(out);
