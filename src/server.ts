@@ -131,7 +131,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     if (recovered) log.warn({ recovered }, 'recovered applies that died in flight');
 
     const http = await listen(ctx, config, log);
-    log.info({ url: http.url }, 'dnsplane is serving Connect, gRPC and gRPC-Web');
+    log.info({ url: http.url, console: `${http.url}/ui/` }, 'dnsplane is serving Connect, gRPC and gRPC-Web, and the admin console at /ui/');
     let webhook: WebhookListener | undefined;
     if (config.webhookListen) {
       webhook = await startCentralWebhook(ctx, {

@@ -21,6 +21,7 @@ SIGTERM or SIGINT: in-flight requests finish, then it exits.`,
       io.out('');
       io.out('dnsplane is running on the embedded default (embedded Postgres + in-process OVH simulator).');
       io.out(`  API:            ${server.url}`);
+      io.out(`  console:        ${server.url}/ui/   (sign in with the admin token below)`);
       io.out(`  OVH simulator:  ${sim.apiUrl}/1.0   DNS: 127.0.0.1 port ${sim.dnsPort} (udp+tcp)`);
       io.out(`  data:           ${cfg.dataDir}`);
       io.out('');
