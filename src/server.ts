@@ -11,7 +11,8 @@ import type { Config } from './config.js';
 import { recoverAll } from './core/apply.js';
 import { startDriftLoop, type DriftLoop } from './core/drift.js';
 import type { CoreContext } from './core/context.js';
-import { createTenant, rotateToken } from './core/tenants.js';
+import { ReadCache } from './core/read-cache.js';
+import { createTenant, rotateToken, TokenCache } from './core/tenants.js';
 import { registerZones } from './core/zones.js';
 import { ZoneService } from './gen/dnsplane/v1/zone_pb.js';
 import { NsmService } from './gen/dnsplane/v1/nsm_pb.js';
@@ -61,6 +62,9 @@ export function createLogger(level: string): Logger {
   });
 }
 
+/** How often the LISTEN connection proves it is alive; silent for twice that, tokens go to Postgres. */
+const LISTENER_HEARTBEAT_MS = 250;
+
 export async function startServer(config: Config, log: Logger = createLogger(config.logLevel)): Promise<Server> {
   const database = await store.openDatabase({
     databaseUrl: config.databaseUrl,
@@ -70,6 +74,8 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   let simulator: OvhSimulator | undefined;
   /** Autocommitted journal writes made while a zone lock holds a connection of the main pool. */
   let journalPool: ReturnType<typeof store.createSidePool> | undefined;
+  /** Tenant changes of every replica, for the token cache. */
+  let listener: store.Listener | undefined;
   try {
     const applied = await store.migrate(database.pool);
     if (applied.applied.length) log.info({ migrations: applied.applied }, 'database migrated');
@@ -111,6 +117,25 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       expandedLists: config.ovhExpandedLists,
     });
     journalPool = store.createSidePool(database.pool, { max: 2, log: (msg, fields) => log.warn(fields ?? {}, msg) });
+    // Tokens are authenticated from memory while this replica hears every tenant change (NOTIFY
+    // dnsplane_tenant); a lost or silent listener sends every call to Postgres until it is back.
+    const tokens = new TokenCache(() => listener?.live() ?? false);
+    listener = await store.listen(
+      database.pool,
+      { tenant: (name) => tokens.forget(name) },
+      {
+        heartbeatMs: LISTENER_HEARTBEAT_MS,
+        onLost: () => {
+          tokens.clear();
+          log.warn('lost the LISTEN connection: tokens are checked in Postgres until it is back');
+        },
+        onReconnect: () => {
+          tokens.clear();
+          log.info('LISTEN connection back');
+        },
+        onError: (err) => log.debug({ err: err instanceof Error ? err.message : String(err) }, 'LISTEN connection error'),
+      },
+    );
     const ctx: CoreContext = {
       pool: database.pool,
       journalPool,
@@ -125,6 +150,8 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         dryRun: config.dryRun,
       },
       metrics,
+      reads: new ReadCache(database.pool),
+      tokens,
     };
     await registerZones(ctx);
     const recovered = await recoverAll(ctx);
@@ -159,6 +186,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         await http.close();
         await drift?.stop();
         await simulator?.stop();
+        await listener?.stop();
         await journalPool?.end();
         await database.close();
         log.info('stopped');
@@ -166,6 +194,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     };
   } catch (e) {
     await simulator?.stop().catch(() => undefined);
+    await listener?.stop().catch(() => undefined);
     await journalPool?.end().catch(() => undefined);
     await database.close().catch(() => undefined);
     throw e;

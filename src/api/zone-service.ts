@@ -10,11 +10,26 @@ import {
   ListZonesResponseSchema,
   PlanResponseSchema,
   RecordsResponseSchema,
+  ZoneRecordsSchema,
+  type Endpoint as PbEndpoint,
   type ZoneService,
 } from '../gen/dnsplane/v1/zone_pb.js';
 import { tenantOf } from './auth.js';
-import { planInputFromPb, planToPb, zoneApplyResultToPb, zoneRecordsToPb, zoneToPb } from './convert.js';
+import { endpointToPb, planInputFromPb, planToPb, zoneApplyResultToPb, zoneToPb } from './convert.js';
+import type { Endpoint } from '../dns/types.js';
 import { normalizeName } from '../dns/names.js';
+
+/**
+ * The wire form of a view, converted once: core hands out the same endpoints array for every caller
+ * of a (zone, generation, view) while the read cache keeps it (core/read-cache.ts).
+ */
+const converted = new WeakMap<readonly Endpoint[], PbEndpoint[]>();
+
+function endpointsPb(endpoints: readonly Endpoint[]): PbEndpoint[] {
+  let pb = converted.get(endpoints);
+  if (!pb) converted.set(endpoints, (pb = endpoints.map(endpointToPb)));
+  return pb;
+}
 
 export function zoneService(ctx: CoreContext): ServiceImpl<typeof ZoneService> {
   return {
@@ -29,7 +44,9 @@ export function zoneService(ctx: CoreContext): ServiceImpl<typeof ZoneService> {
       const known = new Map<string, bigint>();
       Object.entries(req.knownGenerations).forEach(([zone, gen]) => known.set(normalizeName(zone, `knownGenerations["${zone}"]`), gen));
       const zones = await records(ctx, tenant, { zones: req.zones, knownGenerations: known, includeForeign: req.includeForeign });
-      return create(RecordsResponseSchema, { zones: zones.map(zoneRecordsToPb) });
+      return create(RecordsResponseSchema, {
+        zones: zones.map((z) => create(ZoneRecordsSchema, { zone: z.zone, generation: z.generation, notModified: z.notModified, endpoints: endpointsPb(z.endpoints) })),
+      });
     },
 
     async plan(req, hc) {

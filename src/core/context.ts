@@ -2,6 +2,8 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics.js';
 import type { OvhApi } from '../ovh/client.js';
+import type { ReadCache } from './read-cache.js';
+import type { TokenCache } from './tenants.js';
 
 export interface CoreSettings {
   /** Zones to manage; undefined: every zone of the OVH account. */
@@ -29,4 +31,11 @@ export interface CoreContext {
   journalPool?: pg.Pool;
   /** Prometheus metrics (server.ts); absent in code paths that do not report any. */
   metrics?: Metrics;
+  /** The Records cache (core/read-cache.ts). Absent: one per pool, made on first use. */
+  reads?: ReadCache;
+  /**
+   * Authenticated tokens kept in memory (core/tenants.ts), trusted only while the replica listens to
+   * tenant changes (server.ts). Absent: every call reads Postgres.
+   */
+  tokens?: TokenCache;
 }

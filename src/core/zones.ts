@@ -7,6 +7,7 @@ import * as store from '../store/index.js';
 import type { OvhRecord } from '../ovh/types.js';
 import type { CoreContext } from './context.js';
 import { NotFoundError } from './errors.js';
+import { readCacheOf } from './read-cache.js';
 import { readRecords } from './read-records.js';
 
 export { mapLimit } from './read-records.js';
@@ -19,9 +20,9 @@ export async function registerZones(ctx: CoreContext): Promise<string[]> {
   return zones;
 }
 
-/** The managed zones' names (no record counts: this is on every request's path). */
+/** The managed zones' names, from the shared fresh read of core/read-cache.ts (on every request's path). */
 export async function managedZoneNames(ctx: CoreContext): Promise<string[]> {
-  return store.listZoneNames(ctx.pool);
+  return [...(await readCacheOf(ctx).zoneStates.get()).keys()];
 }
 
 /** Makes sure the zone's cache holds OVH's records; costs OVH calls only the first time. */
@@ -57,6 +58,7 @@ export async function syncZone(ctx: CoreContext, tx: store.Queryable, zone: stri
   await store.replaceZoneRecords(tx, zone, records.map(toRow));
   await store.markSynced(tx, zone, { soaSerial: BigInt(soa.serial) });
   const generation = await store.bumpGeneration(tx, zone);
+  await store.notifyZoneChanged(tx, zone, generation);
   ctx.log.info({ zone, records: records.length, calls: calls + 1, read: mode, generation: String(generation), ms: Math.round(performance.now() - started) }, 'zone synced');
   return records.length;
 }
