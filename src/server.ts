@@ -18,6 +18,7 @@ import { ZoneService } from './gen/dnsplane/v1/zone_pb.js';
 import { NsmService } from './gen/dnsplane/v1/nsm_pb.js';
 import { authInterceptor } from './api/auth.js';
 import { apiHandler } from './api/http.js';
+import { isRecordsJson, recordsJsonRoute } from './api/records-json.js';
 import { zoneService } from './api/zone-service.js';
 import { adminService } from './api/admin-service.js';
 import { AdminService } from './gen/dnsplane/v1/admin_pb.js';
@@ -236,6 +237,9 @@ function strictService<S extends DescService>(router: ConnectRouter, service: S,
 }
 
 async function listen(ctx: CoreContext, config: Config, log: Logger): Promise<Listener> {
+  const readMaxBytes = 8 * 1024 * 1024;
+  // Records in Connect JSON over HTTP/1.1 is answered from encoded bytes; all else goes to Connect.
+  const recordsJson = recordsJsonRoute(ctx, log, readMaxBytes);
   let ready = true;
   const stopping = new AbortController();
   /** undefined when ready, else why not: /readyz and grpc.health.v1 answer from this. */
@@ -249,7 +253,7 @@ async function listen(ctx: CoreContext, config: Config, log: Logger): Promise<Li
   const rpc = apiHandler({
     routes: (router) => registerServices(router, ctx),
     interceptors: [authInterceptor(ctx, log), strictInterceptor()],
-    readMaxBytes: 8 * 1024 * 1024,
+    readMaxBytes,
     corsOrigins: config.corsOrigins,
     health: { readiness, stopping: stopping.signal },
     log,
@@ -286,6 +290,7 @@ async function listen(ctx: CoreContext, config: Config, log: Logger): Promise<Li
       active--;
       if (active === 0) idle?.();
     });
+    if (req instanceof http.IncomingMessage && isRecordsJson(req)) return recordsJson(req, res as http.ServerResponse);
     rpc(req as http.IncomingMessage, res as http.ServerResponse);
   };
 

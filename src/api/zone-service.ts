@@ -3,7 +3,8 @@ import type { ServiceImpl } from '@connectrpc/connect';
 import { apply } from '../core/apply.js';
 import type { CoreContext } from '../core/context.js';
 import { plan } from '../core/plan.js';
-import { listVisibleZones, records } from '../core/records.js';
+import { listVisibleZones, records, type ZoneRecords } from '../core/records.js';
+import type { Tenant } from '../core/tenants.js';
 import { InvalidInputError } from '../dns/errors.js';
 import {
   ApplyResponseSchema,
@@ -12,6 +13,8 @@ import {
   RecordsResponseSchema,
   ZoneRecordsSchema,
   type Endpoint as PbEndpoint,
+  type RecordsRequest,
+  type ZoneRecords as PbZoneRecords,
   type ZoneService,
 } from '../gen/dnsplane/v1/zone_pb.js';
 import { tenantOf } from './auth.js';
@@ -31,6 +34,17 @@ function endpointsPb(endpoints: readonly Endpoint[]): PbEndpoint[] {
   return pb;
 }
 
+/** Records as the RPC asks for it (also the Connect-JSON route of api/records-json.ts). */
+export async function recordsOf(ctx: CoreContext, tenant: Tenant, req: RecordsRequest): Promise<ZoneRecords[]> {
+  const known = new Map<string, bigint>();
+  Object.entries(req.knownGenerations).forEach(([zone, gen]) => known.set(normalizeName(zone, `knownGenerations["${zone}"]`), gen));
+  return records(ctx, tenant, { zones: req.zones, knownGenerations: known, includeForeign: req.includeForeign });
+}
+
+export function zoneRecordsPb(z: ZoneRecords): PbZoneRecords {
+  return create(ZoneRecordsSchema, { zone: z.zone, generation: z.generation, notModified: z.notModified, endpoints: endpointsPb(z.endpoints) });
+}
+
 export function zoneService(ctx: CoreContext): ServiceImpl<typeof ZoneService> {
   return {
     async listZones(_req, hc) {
@@ -40,13 +54,8 @@ export function zoneService(ctx: CoreContext): ServiceImpl<typeof ZoneService> {
     },
 
     async records(req, hc) {
-      const tenant = tenantOf(hc);
-      const known = new Map<string, bigint>();
-      Object.entries(req.knownGenerations).forEach(([zone, gen]) => known.set(normalizeName(zone, `knownGenerations["${zone}"]`), gen));
-      const zones = await records(ctx, tenant, { zones: req.zones, knownGenerations: known, includeForeign: req.includeForeign });
-      return create(RecordsResponseSchema, {
-        zones: zones.map((z) => create(ZoneRecordsSchema, { zone: z.zone, generation: z.generation, notModified: z.notModified, endpoints: endpointsPb(z.endpoints) })),
-      });
+      const zones = await recordsOf(ctx, tenantOf(hc), req);
+      return create(RecordsResponseSchema, { zones: zones.map(zoneRecordsPb) });
     },
 
     async plan(req, hc) {

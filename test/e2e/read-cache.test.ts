@@ -3,7 +3,7 @@
  * simulator, each with its Records cache and token cache warm.
  */
 import { Code, ConnectError, createClient, type Client, type Interceptor } from '@connectrpc/connect';
-import { createConnectTransport } from '@connectrpc/connect-node';
+import { createConnectTransport, createGrpcTransport } from '@connectrpc/connect-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant } from '../../src/core/tenants.js';
 import { AdminService } from '../../src/gen/dnsplane/v1/admin_pb.js';
@@ -169,5 +169,49 @@ describe('read cache across replicas', () => {
     const since = performance.now();
     await until('the disabled token to be refused', () => refused(victim, other), 1_000);
     expect(performance.now() - since).toBeLessThan(1_000);
+  });
+
+  it('answers Connect JSON from encoded bytes with what Connect itself answers, errors included', async () => {
+    const token = (await createTenant(db.pool, { name: 'wire', zones: [ZONE] })).token;
+    const server = replicas[0]!;
+    const auth: Interceptor = (next) => (req) => {
+      req.header.set('authorization', `Bearer ${token}`);
+      return next(req);
+    };
+    const json = clientOf(ZoneService, server, token);
+    const grpc = createClient(ZoneService, createGrpcTransport({ baseUrl: server.url, interceptors: [auth] }));
+    const binary = createClient(ZoneService, createConnectTransport({ baseUrl: server.url, httpVersion: '1.1', useBinaryFormat: true, interceptors: [auth] }));
+    for (const req of [{ zones: [ZONE] }, { zones: [ZONE], includeForeign: true }, { zones: [] }]) {
+      for (let i = 0; i < 2; i++) {
+        const viaJson = await json.records(req);
+        expect(viaJson).toEqual(await grpc.records(req));
+        expect(viaJson).toEqual(await binary.records(req));
+      }
+    }
+    const post = async (body: string, headers: Record<string, string>) => {
+      const res = await fetch(`${server.url}/dnsplane.v1.ZoneService/Records`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    };
+    expect(await post('{"zones":[]}', {})).toMatchObject({ status: 401, body: { code: 'unauthenticated' } });
+    expect(await post('{"zones":[]}', { authorization: 'Bearer nope' })).toMatchObject({ status: 401, body: { code: 'unauthenticated', message: 'invalid or disabled token' } });
+    expect(await post('{"zones":', { authorization: `Bearer ${token}` })).toMatchObject({ status: 400, body: { code: 'invalid_argument' } });
+    expect(await post('{"zones":["other.test"]}', { authorization: `Bearer ${token}` })).toMatchObject({ status: 400, body: { code: 'invalid_argument', message: expect.stringContaining('zones[0]') } });
+    expect(await post('{"zones":["hot.test"],"knownGenerations":{"hot.test":"x"}}', { authorization: `Bearer ${token}` })).toMatchObject({ status: 400, body: { code: 'invalid_argument' } });
+    // The same bad requests through Connect (a timeout header sends them there) get the same answers.
+    for (const [body, headers] of [
+      ['{"zones":', { authorization: `Bearer ${token}` }],
+      ['{"zone":["hot.test"]}', { authorization: `Bearer ${token}` }],
+      ['{"zones":["hot.test\\u0000"]}', { authorization: `Bearer ${token}` }],
+      ['{"zones":["hot.test"],"knownGenerations":{"hot.test":"x"}}', { authorization: `Bearer ${token}` }],
+      ['{"zones":["other.test"]}', { authorization: `Bearer ${token}` }],
+      ['{"zone":1}', {}],
+      ['{"zones":["hot.test\\u0000"]}', {}],
+    ] as const) {
+      expect(await post(body, headers)).toEqual(await post(body, { ...headers, 'connect-timeout-ms': '10000' }));
+    }
+    // With a timeout header, Connect answers (the same thing).
+    const viaConnect = await post('{"zones":["hot.test"]}', { authorization: `Bearer ${token}`, 'connect-timeout-ms': '10000' });
+    const viaRoute = await post('{"zones":["hot.test"]}', { authorization: `Bearer ${token}` });
+    expect(viaRoute).toEqual(viaConnect);
   });
 });
