@@ -12,6 +12,7 @@ import { decodeTxt, formatTxtPresentation } from '../dns/index.js';
 import type { Change, Conflict } from '../dns/types.js';
 import { OvhError } from '../ovh/errors.js';
 import { describeOperation, recordPath } from '../ovh/ops.js';
+import { withOvhFlow } from '../ovh/ratelimit.js';
 import type { OvhOperation, OvhRecord, OvhRecordBody } from '../ovh/types.js';
 import { refreshPath } from '../ovh/types.js';
 import * as store from '../store/index.js';
@@ -82,7 +83,8 @@ async function applyZone(ctx: CoreContext, tenant: Tenant, zone: string, routed:
   const started = performance.now();
   const seconds = () => (performance.now() - started) / 1000;
   try {
-    const result = await applyZoneLocked(ctx, tenant, zone, routed, stored, () => ctx.metrics?.lockWaited(zone, 'apply', seconds()));
+    // Its OVH calls take turns with other tenants' and zones' (ovh/ratelimit.ts).
+    const result = await withOvhFlow({ tenant: tenant.name, zone }, () => applyZoneLocked(ctx, tenant, zone, routed, stored, () => ctx.metrics?.lockWaited(zone, 'apply', seconds())));
     ctx.metrics?.applyDone(zone, result.status, seconds());
     return result;
   } catch (e) {

@@ -4,6 +4,7 @@
  */
 import type pg from 'pg';
 import * as store from '../store/index.js';
+import { withOvhFlow } from '../ovh/ratelimit.js';
 import type { OvhRecord } from '../ovh/types.js';
 import type { CoreContext } from './context.js';
 import { NotFoundError } from './errors.js';
@@ -101,7 +102,8 @@ export async function withZoneLockQueued<T>(ctx: CoreContext, zone: string, fn: 
     if (!ourTurn) throw new store.LockTimeoutError(zone, timeoutMs);
     clearTimeout(timer);
     const left = Math.max(1, Math.round(timeoutMs - (performance.now() - started)));
-    return await store.withZoneLock(ctx.pool, zone, { lockTimeoutMs: left }, fn);
+    // The OVH calls made under the lock are this zone's in the rate limiter's fair share.
+    return await withOvhFlow({ zone }, () => store.withZoneLock(ctx.pool, zone, { lockTimeoutMs: left }, fn));
   } finally {
     clearTimeout(timer);
     leave();

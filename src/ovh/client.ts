@@ -30,7 +30,7 @@ import { decodeTxt } from '../dns/index.js';
 import type { OvhEndpoint } from './endpoint.js';
 import { OvhError, kindOfStatus } from './errors.js';
 import { joinOvhSplitTxt } from './mapping.js';
-import { limiterFor, type RateLimiter } from './ratelimit.js';
+import { currentOvhFlow, limiterFor, type RateLimiter } from './ratelimit.js';
 import type { OvhRecord, OvhRecordBody } from './types.js';
 
 export interface OvhCredentials {
@@ -257,6 +257,11 @@ export class OvhApi {
   observeCalls(fn: (info: OvhCallInfo) => void): () => void {
     this.observers.add(fn);
     return () => this.observers.delete(fn);
+  }
+
+  /** The process-wide limiter this client's calls go through (shared per application key). */
+  get rateLimiter(): RateLimiter {
+    return this.limiter;
   }
 
   get endpointLabel(): string {
@@ -561,7 +566,8 @@ export class OvhApi {
     attempt: number,
     headers?: Record<string, string>,
   ): Promise<{ body: unknown; headers: IncomingHttpHeaders }> {
-    const { waitedMs, grantedAt } = await this.limiter.acquire();
+    // In turn with the other tenants and zones waiting (the flow core set around this work).
+    const { waitedMs, grantedAt } = await this.limiter.acquire(currentOvhFlow());
     const ctx: CallContext = {};
     const start = performance.now();
     const report = (status: number) => {
