@@ -5,14 +5,13 @@
 import http from 'node:http';
 import http2 from 'node:http2';
 import net from 'node:net';
-import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.js';
 import { recoverAll } from './core/apply.js';
 import { startDriftLoop, type DriftLoop } from './core/drift.js';
 import type { CoreContext } from './core/context.js';
 import { ReadCache } from './core/read-cache.js';
-import { createTenant, rotateToken, TokenCache } from './core/tenants.js';
+import { TokenCache } from './core/tenants.js';
 import { registerZones } from './core/zones.js';
 import { ZoneService } from './gen/dnsplane/v1/zone_pb.js';
 import { NsmService } from './gen/dnsplane/v1/nsm_pb.js';
@@ -29,12 +28,14 @@ import { nsmService } from './api/nsm-service.js';
 import { Metrics } from './metrics.js';
 import { OvhApi } from './ovh/client.js';
 import type { OvhEndpoint } from './ovh/endpoint.js';
-import { OvhSimulator } from './ovhsim/index.js';
+import type { OvhSimulator } from './ovhsim/index.js';
+import { checkDemoDatabase, DEMO_ZONE, startDemoSimulator } from './demo.js';
+import { InvalidInputError } from './dns/errors.js';
 import * as store from './store/index.js';
 import { startCentralWebhook, type WebhookListener } from './webhook/index.js';
 import { consoleHandler } from './ui/static.js';
 
-export const DEMO_ZONE = 'example.test';
+export { DEMO_ZONE };
 
 export interface Server {
   /** http://host:port of the API. */
@@ -44,8 +45,12 @@ export interface Server {
   /** The Prometheus registry served on /metrics. */
   metrics: Metrics;
   database: store.Database;
-  /** The in-process simulator when no OVH credentials were configured. */
+  /** The in-process simulator in demo mode. */
   simulator?: OvhSimulator;
+  /** Which database, for the banner (store.Database.label: never a password). */
+  databaseLabel: string;
+  /** Which OVH endpoint (the simulator's in demo mode). */
+  ovhLabel: string;
   /** http://host:port of the external-dns webhook listener (DNSPLANE_WEBHOOK_LISTEN); absent when off. */
   webhookUrl?: string;
   close(): Promise<void>;
@@ -67,6 +72,8 @@ export function createLogger(level: string): Logger {
 const LISTENER_HEARTBEAT_MS = 250;
 
 export async function startServer(config: Config, log: Logger = createLogger(config.logLevel)): Promise<Server> {
+  // No OVH credentials and no demo asked for: refuse before the database is even opened.
+  if (config.ovh.mode === 'unconfigured') throw new InvalidInputError(config.ovh.field, config.ovh.rule);
   const database = await store.openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -78,6 +85,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   /** Tenant changes of every replica, for the token cache. */
   let listener: store.Listener | undefined;
   try {
+    if (config.ovh.mode === 'simulator') await checkDemoDatabase(database.pool, database.label);
     const applied = await store.migrate(database.pool);
     if (applied.applied.length) log.info({ migrations: applied.applied }, 'database migrated');
 
@@ -85,17 +93,14 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     let credentials;
     let extraCaPems: string[];
     if (config.ovh.mode === 'simulator') {
-      simulator = await OvhSimulator.start({
-        stateFile: path.join(config.dataDir, 'ovhsim', 'state.json'),
-        zones: { [DEMO_ZONE]: [] },
-      });
+      simulator = await startDemoSimulator(config.dataDir, log);
       endpoint = { host: simulator.host, port: simulator.apiPort, basePath: '/1.0', label: `${simulator.apiUrl}/1.0 (in-process simulator)` };
       credentials = simulator.credentials;
       extraCaPems = [simulator.caPem];
-      log.warn({ api: simulator.apiUrl, dnsPort: simulator.dnsPort }, 'no OVH_* credentials: using the in-process OVH simulator (demo mode)');
+      log.warn({ api: simulator.apiUrl, dnsPort: simulator.dnsPort, database: database.label }, 'demo mode: using the in-process OVH simulator');
     } else {
       ({ endpoint, credentials, extraCaPems } = config.ovh);
-      log.info({ endpoint: endpoint.label }, 'talking to OVH');
+      log.info({ endpoint: endpoint.label, database: database.label }, 'talking to OVH');
     }
 
     const metrics = new Metrics({ dryRun: config.dryRun });
@@ -158,8 +163,9 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     const recovered = await recoverAll(ctx);
     if (recovered) log.warn({ recovered }, 'recovered applies that died in flight');
 
-    const http = await listen(ctx, config, log);
-    log.info({ url: http.url, console: `${http.url}/ui/` }, 'dnsplane is serving Connect, gRPC and gRPC-Web, and the admin console at /ui/');
+    const labels = { database: database.label, ovh: endpoint.label };
+    const http = await listen(ctx, config, log, labels);
+    log.info({ url: http.url, console: `${http.url}/ui/`, ...labels }, 'dnsplane is serving Connect, gRPC and gRPC-Web, and the admin console at /ui/');
     let webhook: WebhookListener | undefined;
     if (config.webhookListen) {
       webhook = await startCentralWebhook(ctx, {
@@ -181,6 +187,8 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       metrics,
       database,
       simulator,
+      databaseLabel: labels.database,
+      ovhLabel: labels.ovh,
       webhookUrl: webhook?.url,
       async close() {
         await webhook?.close();
@@ -200,15 +208,6 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     await database.close().catch(() => undefined);
     throw e;
   }
-}
-
-/** Demo mode: (re-)issues the tokens of an admin and of a demo tenant for the demo zone. */
-export async function issueDemoTokens(ctx: CoreContext): Promise<{ admin: string; demo: string }> {
-  const ensure = async (name: string, zones: string[], admin: boolean) => {
-    if (await store.getTenantByName(ctx.pool, name)) return rotateToken(ctx.pool, name);
-    return (await createTenant(ctx.pool, { name, zones, admin })).token;
-  };
-  return { admin: await ensure('admin', [], true), demo: await ensure('demo', [DEMO_ZONE], false) };
 }
 
 interface Listener {
@@ -236,11 +235,12 @@ function strictService<S extends DescService>(router: ConnectRouter, service: S,
   }
 }
 
-async function listen(ctx: CoreContext, config: Config, log: Logger): Promise<Listener> {
+async function listen(ctx: CoreContext, config: Config, log: Logger, labels: { database: string; ovh: string }): Promise<Listener> {
   const readMaxBytes = 8 * 1024 * 1024;
   // Records in Connect JSON over HTTP/1.1 is answered from encoded bytes; all else goes to Connect.
   const recordsJson = recordsJsonRoute(ctx, log, readMaxBytes);
   let ready = true;
+  let lastReady: boolean | undefined;
   const stopping = new AbortController();
   /** undefined when ready, else why not: /readyz and grpc.health.v1 answer from this. */
   const readiness = async (): Promise<string | undefined> => {
@@ -282,7 +282,14 @@ async function listen(ctx: CoreContext, config: Config, log: Logger): Promise<Li
       return;
     }
     if (url === '/readyz') {
-      readiness().then((reason) => (reason === undefined ? plain(res, 200, 'ready\n') : plain(res, 503, `${reason}\n`)));
+      readiness().then((reason) => {
+        // Logged when the answer changes (not at every probe), with which database and OVH endpoint.
+        if (reason === undefined && lastReady !== true) log.info(labels, '/readyz: ready');
+        if (reason !== undefined && lastReady !== false) log.warn({ ...labels, reason }, `/readyz: ${reason}`);
+        lastReady = reason === undefined;
+        if (reason === undefined) plain(res, 200, 'ready\n');
+        else plain(res, 503, `${reason}\n`);
+      });
       return;
     }
     active++;
