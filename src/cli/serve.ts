@@ -48,7 +48,10 @@ SIGTERM or SIGINT: in-flight requests finish, then it exits.`,
         io.out(`Tokens (${tokens.kept ? 'the same as at the last start' : 'new'}; kept in ${DEMO_TOKENS_FILE} of the data dir; serve --new-tokens issues new ones):`);
         if (tokens.admin) io.out(`  admin: ${tokens.admin}`);
         if (tokens.demo) io.out(`  demo:  ${tokens.demo}   (tenant "demo", zone ${DEMO_ZONE})`);
-        for (const name of tokens.leftAlone) io.out(`  ${name}: a tenant "${name}" exists that the demo did not create; left alone, no token shown`);
+        for (const name of tokens.leftAlone) {
+          io.out(`  ${name}: a tenant "${name}" exists that the demo did not create (or made before it marked its own); left alone, no token shown.`);
+          io.out(`         Its token: dnsplane tenant rotate ${name} prints a new one (embedded database: with the server stopped), or use a fresh DNSPLANE_DATA_DIR.`);
+        }
         if (tokens.demo) {
           io.out('');
           io.out('Try it:');
