@@ -46,6 +46,8 @@ export interface Config {
   syncConcurrency: number;
   lockTimeoutMs: number;
   planTtlMs: number;
+  /** DNSPLANE_PLAN_CONCURRENCY: Plans one tenant may have computing at once; the next is refused (ResourceExhausted). */
+  planConcurrency: number;
   /** DNSPLANE_DRIFT_INTERVAL: how often each zone is checked against OVH for changes made outside dnsplane; 0: never. */
   driftIntervalMs: number;
   shutdownTimeoutMs: number;
@@ -81,6 +83,7 @@ export const SETTINGS: Array<{ name: string; default: string; help: string }> = 
   },
   { name: 'DNSPLANE_LOCK_TIMEOUT', default: '30s', help: 'how long an apply waits for its zone lock before Aborted' },
   { name: 'DNSPLANE_PLAN_TTL', default: '15m', help: 'how long a stored plan can be applied' },
+  { name: 'DNSPLANE_PLAN_CONCURRENCY', default: '2', help: 'Plans (Plan, PlanAs) one tenant may have computing at once; one more is refused with RESOURCE_EXHAUSTED' },
   { name: 'DNSPLANE_DRIFT_INTERVAL', default: '5m', help: 'how often each zone is checked for changes made outside dnsplane (1 OVH call when none); 0 or off: never' },
   { name: 'DNSPLANE_LOG_LEVEL', default: 'info', help: 'fatal, error, warn, info, debug, trace' },
   { name: 'DNSPLANE_DRY_RUN', default: 'false', help: 'true: plans and applies run, the OVH calls applies would make are logged and returned, none is sent' },
@@ -219,6 +222,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     syncConcurrency: 8,
     lockTimeoutMs: parseDuration(get('DNSPLANE_LOCK_TIMEOUT') ?? '30s', 'DNSPLANE_LOCK_TIMEOUT'),
     planTtlMs: parseDuration(get('DNSPLANE_PLAN_TTL') ?? '15m', 'DNSPLANE_PLAN_TTL'),
+    planConcurrency: positiveNumber(get('DNSPLANE_PLAN_CONCURRENCY') ?? '2', 'DNSPLANE_PLAN_CONCURRENCY', true),
     driftIntervalMs: /^(0|off)$/i.test(get('DNSPLANE_DRIFT_INTERVAL') ?? '') ? 0 : parseDuration(get('DNSPLANE_DRIFT_INTERVAL') ?? '5m', 'DNSPLANE_DRIFT_INTERVAL'),
     shutdownTimeoutMs: 30_000,
     logLevel,

@@ -26,6 +26,7 @@ import type { DescService } from '@bufbuild/protobuf';
 import { strictInterceptor, strictJsonOptions } from './api/strict.js';
 import { nsmService } from './api/nsm-service.js';
 import { Metrics } from './metrics.js';
+import { PlanLimiter } from './core/plan-limit.js';
 import { OvhApi } from './ovh/client.js';
 import type { OvhEndpoint } from './ovh/endpoint.js';
 import type { OvhSimulator } from './ovhsim/index.js';
@@ -158,6 +159,10 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       metrics,
       reads: new ReadCache(database.pool),
       tokens,
+      planLimiter: new PlanLimiter(config.planConcurrency, {
+        running: (tenant, delta) => metrics.planRunning(tenant, delta),
+        refused: (tenant) => metrics.planRefused(tenant),
+      }),
     };
     await registerZones(ctx);
     const recovered = await recoverAll(ctx);
@@ -198,6 +203,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         await listener?.stop();
         await journalPool?.end();
         await database.close();
+        metrics.stop();
         log.info('stopped');
       },
     };
@@ -215,6 +221,10 @@ interface Listener {
   port: number;
   close(): Promise<void>;
 }
+
+const SERVICES = [ZoneService, NsmService, AdminService];
+/** The RPC paths the API serves (`/dnsplane.v1.ZoneService/Plan`, …): the only values of the procedure label. */
+const PROCEDURES = new Set(SERVICES.flatMap((s) => s.methods.map((m) => `/${s.typeName}/${m.name}`)));
 
 /**
  * Every Connect service the API serves, all behind authInterceptor. Tests build a router with this to
@@ -293,6 +303,9 @@ async function listen(ctx: CoreContext, config: Config, log: Logger, labels: { d
       return;
     }
     active++;
+    const started = performance.now();
+    const procedure = PROCEDURES.has(url.split('?')[0] ?? '') ? url.split('?')[0]! : 'unknown';
+    res.once('finish', () => ctx.metrics?.rpcDone(procedure, (performance.now() - started) / 1000));
     res.once('close', () => {
       active--;
       if (active === 0) idle?.();

@@ -3,7 +3,7 @@
  */
 import { Code, ConnectError } from '@connectrpc/connect';
 import { InvalidInputError } from '../dns/errors.js';
-import { ApplyFailedError, LockTimeoutError, NotFoundError, OvhError, PermissionDeniedError, StalePlanError, UnauthenticatedError } from '../core/errors.js';
+import { ApplyFailedError, LockTimeoutError, NotFoundError, OvhError, PermissionDeniedError, ResourceExhaustedError, StalePlanError, UnauthenticatedError } from '../core/errors.js';
 
 export function toConnectError(e: unknown): ConnectError {
   if (e instanceof ConnectError) return e;
@@ -13,6 +13,7 @@ export function toConnectError(e: unknown): ConnectError {
   if (e instanceof NotFoundError) return new ConnectError(e.message, Code.NotFound);
   if (e instanceof StalePlanError) return new ConnectError(e.message, Code.FailedPrecondition);
   if (e instanceof LockTimeoutError) return new ConnectError(e.message, Code.Aborted);
+  if (e instanceof ResourceExhaustedError) return new ConnectError(e.message, Code.ResourceExhausted);
   if (e instanceof ApplyFailedError) return new ConnectError(e.message, e.transient ? Code.Unavailable : Code.FailedPrecondition);
   if (e instanceof OvhError) {
     if (e.transient) return new ConnectError(e.message, Code.Unavailable);

@@ -61,7 +61,7 @@ export function zoneService(ctx: CoreContext): ServiceImpl<typeof ZoneService> {
     async plan(req, hc) {
       const tenant = tenantOf(hc);
       const p = await plan(ctx, tenant, planInputFromPb(req));
-      return create(PlanResponseSchema, { plan: planToPb(p) });
+      return create(PlanResponseSchema, { plan: await planToPb(p) });
     },
 
     async apply(req, hc) {

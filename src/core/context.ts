@@ -4,6 +4,7 @@ import type { Metrics } from '../metrics.js';
 import type { OvhApi } from '../ovh/client.js';
 import type { ReadCache } from './read-cache.js';
 import type { TokenCache } from './tenants.js';
+import type { PlanLimiter } from './plan-limit.js';
 
 export interface CoreSettings {
   /** Zones to manage; undefined: every zone of the OVH account. */
@@ -38,4 +39,6 @@ export interface CoreContext {
    * tenant changes (server.ts). Absent: every call reads Postgres.
    */
   tokens?: TokenCache;
+  /** Bounds the Plans each tenant computes at once (DNSPLANE_PLAN_CONCURRENCY); absent: no bound. */
+  planLimiter?: PlanLimiter;
 }
