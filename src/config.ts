@@ -58,6 +58,8 @@ export interface Config {
   cnameRelativeZones: string[];
   /** DNSPLANE_CORS_ORIGINS: origins whose pages may call the API from a browser ("*": any); empty: none. */
   corsOrigins: string[];
+  /** DNSPLANE_MAX_CHANGE_PERCENT: the change threshold (core/guard.ts) of tenants without their own. */
+  maxChangePercent: number;
 }
 
 /** The settings, for `--help` and the README's configuration table. */
@@ -88,6 +90,7 @@ export const SETTINGS: Array<{ name: string; default: string; help: string }> = 
   { name: 'DNSPLANE_LOG_LEVEL', default: 'info', help: 'fatal, error, warn, info, debug, trace' },
   { name: 'DNSPLANE_DRY_RUN', default: 'false', help: 'true: plans and applies run, the OVH calls applies would make are logged and returned, none is sent' },
   { name: 'DNSPLANE_CORS_ORIGINS', default: '', help: 'comma list of origins (https://host[:port]) whose browser pages may call the API (CORS); * for any; empty: none' },
+  { name: 'DNSPLANE_MAX_CHANGE_PERCENT', default: '30', help: 'an apply updating or deleting more than this % of the record sets a tenant owns in a zone (when it owns 10 or more there) is refused unless forced; 0-100' },
   { name: 'DNSPLANE_CNAME_RELATIVE_ZONES', default: '', help: 'comma list of zones whose in-zone CNAME targets are sent relative (like external-dns --ovh-enable-cname-relative)' },
 ];
 
@@ -112,6 +115,12 @@ function oneOf<T extends string>(value: string, field: string, allowed: readonly
   const found = allowed.find((a) => a === v);
   if (found === undefined) throw new InvalidInputError(field, `must be one of ${allowed.join(', ')}, got "${value}"`);
   return found;
+}
+
+function percent(value: string, field: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n > 100) throw new InvalidInputError(field, `must be a whole percentage 0-100, got "${value}"`);
+  return n;
 }
 
 export function parseBoolean(value: string, field: string): boolean {
@@ -227,6 +236,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     shutdownTimeoutMs: 30_000,
     logLevel,
     dryRun: parseBoolean(get('DNSPLANE_DRY_RUN') ?? 'false', 'DNSPLANE_DRY_RUN'),
+    maxChangePercent: percent(get('DNSPLANE_MAX_CHANGE_PERCENT') ?? '30', 'DNSPLANE_MAX_CHANGE_PERCENT'),
     cnameRelativeZones: (get('DNSPLANE_CNAME_RELATIVE_ZONES') ?? '')
       .split(',')
       .map((z) => z.trim())

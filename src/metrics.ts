@@ -27,6 +27,9 @@
  * - journal_in_flight{zone}                      in_flight journal rows (from Postgres at scrape
  * - journal_in_flight_oldest_seconds{zone}       time): applies under way, or dead ones whose
  *                                                 rollback waits for the next holder of the zone lock
+ * - threshold_refusals_total{zone,tenant}        applies refused by the change threshold (core/guard.ts)
+ * - failed_logins_total{outcome}                 failed: a missing or bad token; limited: refused with
+ *                                                 429 before the token was checked (core/login-limiter.ts)
  * - dry_run                                      1 when DNSPLANE_DRY_RUN is on
  * - plan_duration_seconds                        one Plan in core (routing, diff, operations, storage)
  * - plans_in_progress{tenant}                    Plans computing now, per tenant
@@ -90,6 +93,8 @@ export class Metrics {
   private readonly rpcDuration: Histogram<'procedure'>;
   private readonly loopDelay: Histogram;
   private loopTimer: NodeJS.Timeout | undefined;
+  private readonly thresholdRefusals: Counter<'zone' | 'tenant'>;
+  private readonly failedLogins: Counter<'outcome'>;
   private zoneSource: (() => Promise<ZoneSample[]>) | undefined;
   private inFlightSource: (() => Promise<InFlightSample[]>) | undefined;
 
@@ -191,6 +196,18 @@ export class Metrics {
       registers,
     });
     if (opts.eventLoop ?? true) this.watchEventLoop();
+    this.thresholdRefusals = new Counter({
+      name: 'dnsplane_threshold_refusals_total',
+      help: "Zone applies refused because they would update or delete more than the tenant's change threshold (DNSPLANE_MAX_CHANGE_PERCENT) without force",
+      labelNames: ['zone', 'tenant'],
+      registers,
+    });
+    this.failedLogins = new Counter({
+      name: 'dnsplane_failed_logins_total',
+      help: 'Requests with a missing or bad token (failed), and requests refused with 429 because their address failed too often (limited)',
+      labelNames: ['outcome'],
+      registers,
+    });
     const dryRun = new Gauge({ name: 'dnsplane_dry_run', help: '1 when DNSPLANE_DRY_RUN is on: applies send nothing to OVH', registers });
     dryRun.set(opts.dryRun ? 1 : 0);
 
@@ -274,6 +291,14 @@ export class Metrics {
     for (const change of ['added', 'removed', 'updated'] as const) {
       if (records[change] > 0) this.driftRecords.inc({ zone, change }, records[change]);
     }
+  }
+
+  thresholdRefused(zone: string, tenant: string): void {
+    this.thresholdRefusals.inc({ zone, tenant });
+  }
+
+  loginFailure(outcome: 'failed' | 'limited'): void {
+    this.failedLogins.inc({ outcome });
   }
 
   cacheRead(zone: string, result: CacheReadResult): void {

@@ -155,6 +155,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         syncConcurrency: config.syncConcurrency,
         cnameRelativeZones: config.cnameRelativeZones,
         dryRun: config.dryRun,
+        maxChangePercent: config.maxChangePercent,
       },
       metrics,
       reads: new ReadCache(database.pool),

@@ -23,6 +23,7 @@ import {
   ParseDesiredStateResponseSchema,
   PlanAsResponseSchema,
   RotateTenantTokenResponseSchema,
+  SetTenantMaxChangePercentResponseSchema,
   type AdminService,
 } from '../gen/dnsplane/v1/admin_pb.js';
 import { tenantOf } from './auth.js';
@@ -92,6 +93,12 @@ export function adminService(ctx: CoreContext): ServiceImpl<typeof AdminService>
       const actor = adminOf(hc);
       const tenant = await admin.disableTenant(ctx, actor, req.name, req.enable);
       return create(DisableTenantResponseSchema, { tenant: tenantToPb(tenant) });
+    },
+
+    async setTenantMaxChangePercent(req, hc) {
+      const actor = adminOf(hc);
+      const tenant = await admin.setTenantMaxChangePercent(ctx, actor, req.name, req.maxChangePercent ?? null);
+      return create(SetTenantMaxChangePercentResponseSchema, { tenant: tenantToPb(tenant) });
     },
 
     async listOwnership(req, hc) {

@@ -36,6 +36,7 @@ import { refreshPath } from '../ovh/types.js';
 import {
   ApplyStatus,
   ChangeAction,
+  ChangeThresholdSchema,
   ConflictSchema,
   EndpointSchema,
   OvhOperationSchema,
@@ -94,13 +95,14 @@ export function planInputFromPb(req: PlanRequest, field = ''): PlanInput {
   switch (req.input.case) {
     case 'desired':
       if (req.policy === Policy.UNSPECIFIED) throw new InvalidInputError(`${field}policy`, POLICY_REQUIRED);
-      return { kind: 'desired', policy, zones: [...req.input.value.zones], endpoints: req.input.value.endpoints.map(rawEndpoint) };
+      return { kind: 'desired', policy, zones: [...req.input.value.zones], endpoints: req.input.value.endpoints.map(rawEndpoint), ...(req.force ? { force: true } : {}) };
     case 'changes': {
       const c = req.input.value;
       return {
         kind: 'changes',
         policy,
         changes: { create: c.create.map(rawEndpoint), updateOld: c.updateOld.map(rawEndpoint), updateNew: c.updateNew.map(rawEndpoint), delete: c.delete.map(rawEndpoint) },
+        ...(req.force ? { force: true } : {}),
       };
     }
     default:
@@ -189,6 +191,7 @@ export async function planToPb(p: StoredPlan, slicer: Slicer = new Slicer()): Pr
         changes,
         conflicts: await slicer.map(z.conflicts, conflictToPb),
         operations: z.operations.length > 0 ? [...wire, create(OvhOperationSchema, { method: 'POST', path: refreshPath(z.zone), body: '' })] : [],
+        threshold: z.threshold ? create(ChangeThresholdSchema, { ...z.threshold, wouldRefuse: z.threshold.exceeded && !z.threshold.forced }) : undefined,
       }),
     );
   }
@@ -260,6 +263,7 @@ export function tenantToPb(t: CoreTenant): PbTenant {
     disabled: t.disabled,
     createdAt: timestampFromDate(t.createdAt),
     tokenRotatedAt: timestampFromDate(t.tokenRotatedAt),
+    ...(t.maxChangePercent !== null ? { maxChangePercent: t.maxChangePercent } : {}),
   });
 }
 

@@ -3,7 +3,8 @@
  */
 import { Code, ConnectError } from '@connectrpc/connect';
 import { InvalidInputError } from '../dns/errors.js';
-import { ApplyFailedError, LockTimeoutError, NotFoundError, OvhError, PermissionDeniedError, ResourceExhaustedError, StalePlanError, UnauthenticatedError } from '../core/errors.js';
+import { REFUSAL_CHANGE_THRESHOLD, REFUSAL_HEADER } from '../core/guard.js';
+import { ApplyFailedError, LockTimeoutError, NotFoundError, OvhError, PermissionDeniedError, ResourceExhaustedError, StalePlanError, ThresholdError, UnauthenticatedError } from '../core/errors.js';
 
 export function toConnectError(e: unknown): ConnectError {
   if (e instanceof ConnectError) return e;
@@ -12,6 +13,8 @@ export function toConnectError(e: unknown): ConnectError {
   if (e instanceof PermissionDeniedError) return new ConnectError(e.message, Code.PermissionDenied);
   if (e instanceof NotFoundError) return new ConnectError(e.message, Code.NotFound);
   if (e instanceof StalePlanError) return new ConnectError(e.message, Code.FailedPrecondition);
+  // The header lets a client (the webhook sidecar) tell this refusal from a stale plan.
+  if (e instanceof ThresholdError) return new ConnectError(e.message, Code.FailedPrecondition, { [REFUSAL_HEADER]: REFUSAL_CHANGE_THRESHOLD });
   if (e instanceof LockTimeoutError) return new ConnectError(e.message, Code.Aborted);
   if (e instanceof ResourceExhaustedError) return new ConnectError(e.message, Code.ResourceExhausted);
   if (e instanceof ApplyFailedError) return new ConnectError(e.message, e.transient ? Code.Unavailable : Code.FailedPrecondition);

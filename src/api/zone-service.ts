@@ -69,9 +69,10 @@ export function zoneService(ctx: CoreContext): ServiceImpl<typeof ZoneService> {
       let result;
       switch (req.source.case) {
         case 'planId':
-          result = await apply(ctx, tenant, { planId: req.source.value });
+          result = await apply(ctx, tenant, { planId: req.source.value, force: req.force });
           break;
         case 'plan':
+          if (req.force) throw new InvalidInputError('force', 'with an inline plan, say force in plan.force');
           result = await apply(ctx, tenant, { input: planInputFromPb(req.source.value, 'plan.') });
           break;
         default:

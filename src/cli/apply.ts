@@ -10,12 +10,14 @@ import { ApplyResponseSchema, ApplyStatus, ZoneService } from '../gen/dnsplane/v
 import { connectClient, resolveServer, SERVER_OPTIONS_HELP } from './client.js';
 import type { Command } from './command.js';
 
-const HELP = `Usage: dnsplane apply PLAN_ID [--output text|json]
+const HELP = `Usage: dnsplane apply PLAN_ID [--force] [--output text|json]
 
 Applies a plan stored by "dnsplane plan" (as the tenant the plan is for). Ownership is checked again;
 a plan whose zone changed since it was made (records or ownership) is stale: nothing is sent, make a
 new plan. Prints, per zone, the outcome and the OVH calls made with their answers.
 
+  --force               apply even when the plan updates or deletes more than your change threshold
+                        (DNSPLANE_MAX_CHANGE_PERCENT of the record sets you own in a zone) allows
   --output FORMAT       text (default) or json (the ApplyResponse message, Connect JSON)
 ${SERVER_OPTIONS_HELP}
 
@@ -34,7 +36,7 @@ export const applyCommand: Command = {
   async run(args, io) {
     const { values, positionals } = parseArgs({
       args,
-      options: { output: { type: 'string' }, server: { type: 'string' }, 'token-file': { type: 'string' } },
+      options: { output: { type: 'string' }, force: { type: 'boolean' }, server: { type: 'string' }, 'token-file': { type: 'string' } },
       allowPositionals: true,
       strict: true,
     });
@@ -42,7 +44,7 @@ export const applyCommand: Command = {
     const output = values.output ?? 'text';
     if (output !== 'text' && output !== 'json') throw new InvalidInputError('--output', `must be text or json, got "${output}"`);
     const { baseUrl, token } = resolveServer({ server: values.server, tokenFile: values['token-file'] }, io.env);
-    const res = await connectClient(ZoneService, baseUrl, token).apply({ source: { case: 'planId', value: positionals[0]! } });
+    const res = await connectClient(ZoneService, baseUrl, token).apply({ source: { case: 'planId', value: positionals[0]! }, force: values.force ?? false });
     // A server in dry-run mode (DNSPLANE_DRY_RUN) sent nothing on purpose: not an error.
     const ok = res.zones.every((z) => ['APPLIED', 'NO_CHANGES', 'DRY_RUN'].includes(ApplyStatus[z.status] ?? ''));
     if (output === 'json') {

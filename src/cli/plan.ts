@@ -14,7 +14,7 @@ import { connectClient, resolveServer, SERVER_OPTIONS_HELP } from './client.js';
 import type { Command } from './command.js';
 import { hasChanges, renderPlan } from './render.js';
 
-const HELP = `Usage: dnsplane plan -f FILE [--as TENANT] [--policy POLICY] [--zone ZONE …] [--output text|json]
+const HELP = `Usage: dnsplane plan -f FILE [--as TENANT] [--policy POLICY] [--zone ZONE …] [--force] [--output text|json]
 
 Plans the desired state in FILE (YAML or JSON) and prints what applying it would do, terraform style:
   + create   ~ update (old -> new)   - delete   ! conflict (the owner, and why)
@@ -30,6 +30,9 @@ Label dnsplane/shared: "true" on a new A, AAAA, TXT, MX or SRV set makes it a sh
   --policy POLICY       sync (default: your other records in these zones are deleted), upsert-only,
                         create-only; overrides the file's
   --zone ZONE           a zone the desired state covers (repeatable), added to the file's
+  --force               store the plan as forced: applying it is not stopped by the change threshold
+                        (more than DNSPLANE_MAX_CHANGE_PERCENT of your record sets in a zone updated
+                        or deleted); the plan shows the counts either way
   --output FORMAT       text (default) or json (the Plan message, Connect JSON)
 ${SERVER_OPTIONS_HELP}
 
@@ -56,6 +59,7 @@ export const planCommand: Command = {
         as: { type: 'string' },
         policy: { type: 'string' },
         zone: { type: 'string', multiple: true },
+        force: { type: 'boolean' },
         output: { type: 'string' },
         server: { type: 'string' },
         'token-file': { type: 'string' },
@@ -74,6 +78,7 @@ export const planCommand: Command = {
     const request = create(PlanRequestSchema, {
       policy: values.policy !== undefined ? POLICIES[values.policy] : (desired.policy ?? Policy.SYNC),
       input: { case: 'desired', value: { zones: [...desired.zones, ...(values.zone ?? [])], endpoints: desired.endpoints } },
+      force: values.force ?? false,
     });
     const { baseUrl, token } = resolveServer({ server: values.server, tokenFile: values['token-file'] }, io.env);
     let plan: Plan | undefined;

@@ -127,6 +127,11 @@ export function renderPlan(plan: Plan, opts: RenderOptions): string[] {
     // What is not under a change (the refresh) comes last, once per zone.
     const shown = new Set(z.changes.flatMap((c) => c.operations.map(operationLine)));
     for (const op of z.operations) if (!shown.has(operationLine(op))) lines.push(paint(color, 'dim', `  ${operationLine(op)}`));
+    const t = z.threshold;
+    if (t?.exceeded) {
+      const what = `updates ${t.updates} and deletes ${t.deletes} of the ${t.owned} record sets you own here, over the limit of ${t.maxPercent}%`;
+      lines.push(paint(color, t.wouldRefuse ? 'red' : 'yellow', `  ! change threshold: ${what}; ${t.wouldRefuse ? 'apply will refuse it without --force' : 'forced'}`));
+    }
   }
   const n = countPlan(plan);
   const plural = (k: number, one: string, many: string) => `${k} ${k === 1 ? one : many}`;
@@ -134,7 +139,7 @@ export function renderPlan(plan: Plan, opts: RenderOptions): string[] {
     '',
     `Plan: ${n.create} to create, ${n.update} to update, ${n.delete} to delete, ${plural(n.conflicts, 'conflict', 'conflicts')}; ${plural(n.calls, 'OVH call', 'OVH calls')}.`,
   );
-  if (hasChanges(plan)) lines.push(`Apply it with: dnsplane apply ${plan.id}`);
+  if (hasChanges(plan)) lines.push(`Apply it with: dnsplane apply ${plan.id}${plan.zones.some((z) => z.threshold?.wouldRefuse) ? ' --force' : ''}`);
   else lines.push('Nothing to apply.');
   return lines;
 }

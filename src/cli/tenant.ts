@@ -4,7 +4,7 @@
  * once, as the last line; dnsplane keeps only its SHA-256. Over the API, AdminService does the same.
  */
 import { parseArgs } from 'node:util';
-import { createTenant, listTenants, rotateTenantToken, setTenantDisabled, type Tenant } from '../core/tenants.js';
+import { createTenant, listTenants, rotateTenantToken, setTenantDisabled, setTenantMaxChangePercent, type Tenant } from '../core/tenants.js';
 import { InvalidInputError } from '../dns/errors.js';
 import type { CliIo, Command } from './command.js';
 import { withDatabase } from './migrate.js';
@@ -14,12 +14,16 @@ const HELP = `Usage:
   dnsplane tenant list [--output text|json]
   dnsplane tenant rotate NAME
   dnsplane tenant disable NAME [--enable]
+  dnsplane tenant set-max-change NAME PERCENT|default
 
 create: a tenant allowed to manage records in the given zones (and, with --suffix, only names under
   those suffixes, e.g. --suffix cluster1.example.com). --admin adds the admin scope; an admin with no
   --zone may use every zone. The bearer token is printed once, as the last line.
 rotate: a new token (printed once, last line); the old one stops working at once.
 disable: the tenant's token stops working; its records and ownership stay. --enable undoes it.
+set-max-change: the tenant's own change threshold: an apply updating or deleting more than PERCENT
+  (0-100) of the record sets it owns in a zone (when it owns 10 or more there) is refused unless
+  forced; "default" puts back the server's DNSPLANE_MAX_CHANGE_PERCENT.
 
 Works on the database directly (DATABASE_URL, or the embedded one under DNSPLANE_DATA_DIR).`;
 
@@ -94,13 +98,25 @@ async function run(sub: string | undefined, rest: string[], io: CliIo): Promise<
         return 0;
       });
     }
+    case 'set-max-change': {
+      const { positionals } = parseArgs({ args: rest, options: {}, allowPositionals: true, strict: true });
+      if (positionals.length !== 2) throw new InvalidInputError('arguments', 'NAME and PERCENT (0-100, or "default") are required');
+      const [name, value] = positionals as [string, string];
+      const percent = value === 'default' ? null : /^\d+$/.test(value) ? Number(value) : NaN;
+      if (Number.isNaN(percent)) throw new InvalidInputError('PERCENT', `must be 0-100 or "default", got "${value}"`);
+      return withDatabase(io, async (db) => {
+        const t = await setTenantMaxChangePercent(db.pool, name, percent);
+        io.out(`tenant "${t.name}": change threshold ${t.maxChangePercent === null ? "the server's default (DNSPLANE_MAX_CHANGE_PERCENT)" : `${t.maxChangePercent}%`}`);
+        return 0;
+      });
+    }
     default:
-      throw new InvalidInputError('tenant', `unknown subcommand "${sub ?? ''}"; use create, list, rotate or disable (dnsplane tenant --help)`);
+      throw new InvalidInputError('tenant', `unknown subcommand "${sub ?? ''}"; use create, list, rotate, disable or set-max-change (dnsplane tenant --help)`);
   }
 }
 
 export const tenantCommand: Command = {
-  summary: 'manage tenants: create (prints the token as the last line), list, rotate, disable',
+  summary: 'manage tenants: create (prints the token as the last line), list, rotate, disable, set-max-change',
   help: HELP,
   run: ([sub, ...rest], io) => run(sub, rest, io),
 };

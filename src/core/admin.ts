@@ -16,6 +16,7 @@ import { importTxtRegistry as runImport, type ImportInput, type ImportResult } f
 import { assignOwnership as runAssign, listOwnership as runList, type AssignInput, type AssignResult } from './ownership.js';
 import { getPlan, plan, type PlanInput, type StoredPlan } from './plan.js';
 import {
+  setTenantMaxChangePercent as runSetMaxChange,
   createTenant as runCreateTenant,
   isAdmin,
   listTenants as runListTenants,
@@ -24,7 +25,7 @@ import {
   type NewTenant,
   type Tenant,
 } from './tenants.js';
-import { syncZone } from './zones.js';
+import { managedZoneNames, syncZone } from './zones.js';
 
 /** Default and largest page of a listing. */
 export const DEFAULT_LIMIT = 100;
@@ -145,6 +146,12 @@ export async function getPlanAsAdmin(ctx: CoreContext, actor: Tenant, id: string
 
 export async function createTenant(ctx: CoreContext, actor: Tenant, input: NewTenant): Promise<{ tenant: Tenant; token: string }> {
   requireAdmin(actor);
+  // A zone dnsplane does not manage would be a grant that silently does nothing.
+  const managed = await managedZoneNames(ctx);
+  input.zones.forEach((z, i) => {
+    const zone = normalizeName(z, `zones[${i}]`);
+    if (!managed.includes(zone)) throw new InvalidInputError(`zones[${i}]`, `"${zone}" is not a zone dnsplane manages (managed: ${managed.join(', ') || 'none'}); see DNSPLANE_ZONES`);
+  });
   const created = await runCreateTenant(ctx.pool, input);
   ctx.log.info({ tenant: created.tenant.name, scopes: created.tenant.scopes, zones: created.tenant.zones, by: actor.name }, 'tenant created');
   return created;
@@ -171,6 +178,14 @@ export async function disableTenant(ctx: CoreContext, actor: Tenant, name: strin
   const t = await setTenantDisabled(ctx.pool, name, !enable);
   ctx.tokens?.forget(name); // this replica at once; the others on NOTIFY dnsplane_tenant
   ctx.log.info({ tenant: name, disabled: t.disabled, by: actor.name }, enable ? 'tenant enabled' : 'tenant disabled');
+  return t;
+}
+
+/** A tenant's own change threshold (core/guard.ts); null puts back the server's DNSPLANE_MAX_CHANGE_PERCENT. */
+export async function setTenantMaxChangePercent(ctx: CoreContext, actor: Tenant, name: string, percent: number | null): Promise<Tenant> {
+  requireAdmin(actor);
+  const t = await runSetMaxChange(ctx.pool, name, percent);
+  ctx.log.info({ tenant: name, maxChangePercent: percent, by: actor.name }, 'tenant change threshold set');
   return t;
 }
 

@@ -18,6 +18,7 @@ import { refreshPath } from '../ovh/types.js';
 import * as store from '../store/index.js';
 import type { CoreContext } from './context.js';
 import { dryRunApply } from './dry-run.js';
+import { thresholdRefusal } from './guard.js';
 import { ApplyFailedError, PermissionDeniedError, StalePlanError } from './errors.js';
 import { computeZonePlan, getPlan, planDigest, routeInput, type PlanInput, type RoutedInput, type ZonePlan } from './plan.js';
 import type { Tenant } from './tenants.js';
@@ -54,7 +55,8 @@ export interface ApplyResult {
   zones: ZoneApplyResult[];
 }
 
-export type ApplySource = { planId: string } | { input: PlanInput };
+/** force (with planId): apply even over the change threshold, as PlanInput.force does. */
+export type ApplySource = { planId: string; force?: boolean } | { input: PlanInput };
 
 export async function apply(ctx: CoreContext, tenant: Tenant, source: ApplySource): Promise<ApplyResult> {
   if ('planId' in source) {
@@ -66,6 +68,7 @@ export async function apply(ctx: CoreContext, tenant: Tenant, source: ApplySourc
       throw new StalePlanError(`plan "${stored.id}" expired at ${stored.expiresAt.toISOString()}; make a new plan`);
     }
     const routed = await routeInput(ctx, tenant, stored.input);
+    if (source.force) routed.force = true;
     const zones = await Promise.all(stored.zones.map((zp) => applyZone(ctx, tenant, zp.zone, routed, zp)));
     const ok = zones.every((z) => z.status === 'applied' || z.status === 'no_changes');
     // A dry run applied nothing: the plan stays pending.
@@ -111,6 +114,9 @@ async function applyZoneLocked(ctx: CoreContext, tenant: Tenant, zone: string, r
       const what = plan.conflicts.map((c) => `${c.endpoint.dnsName} ${c.endpoint.recordType}`).join(', ');
       return { ...base, status: 'refused', error: new PermissionDeniedError('endpoints', `${plan.conflicts.length} record set(s) in zone ${zone} conflict (${what}); the request is all or nothing, so nothing was sent`) };
     }
+    // The change threshold, judged on the plan recomputed under the lock (core/guard.ts).
+    const overThreshold = thresholdRefusal(ctx, tenant, zone, plan.threshold);
+    if (overThreshold) return { ...base, status: 'refused', error: overThreshold };
     if (plan.operations.length === 0) return { ...base, status: 'no_changes' };
     if (ctx.settings.dryRun) return dryRunApply(ctx, tenant, plan);
     return execute(ctx, tx, tenant, plan);

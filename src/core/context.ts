@@ -16,6 +16,8 @@ export interface CoreSettings {
   cnameRelativeZones?: string[];
   /** DNSPLANE_DRY_RUN: applies compute the OVH calls, log and return them, and send none. */
   dryRun?: boolean;
+  /** DNSPLANE_MAX_CHANGE_PERCENT (core/guard.ts); a tenant's own limit wins. Default 30. */
+  maxChangePercent?: number;
 }
 
 /** What every use case needs. Built once by server.ts. */

@@ -54,3 +54,18 @@ export class ApplyFailedError extends Error {
     super(message);
   }
 }
+
+/**
+ * An apply over the tenant's change threshold (core/guard.ts) without force: nothing was sent. The
+ * message names the counts and how to proceed.
+ */
+export class ThresholdError extends Error {
+  override readonly name = 'ThresholdError';
+  constructor(
+    message: string,
+    readonly zone: string,
+    readonly counts: { owned: number; updates: number; deletes: number; maxPercent: number },
+  ) {
+    super(message);
+  }
+}

@@ -18,6 +18,7 @@ import { checkNameAllowed, isAdmin, mayUseZone, type Tenant } from './tenants.js
 import { ensureSynced, managedZoneNames, toOvhRecord } from './zones.js';
 import { buildPlanOperations, checkSharedLabel, ownerViewOf } from './ownership.js';
 import { Slicer } from './slices.js';
+import { zoneThreshold, type ChangeThreshold } from './guard.js';
 
 /** An endpoint as callers send it, before normalization. */
 export interface RawEndpoint {
@@ -65,8 +66,10 @@ export type PlanInput =
       scope?: SyncScope;
       /** Any conflict refuses the whole zone, under the zone lock, with nothing sent (NSM publishing). */
       allOrNothing?: boolean;
+      /** Apply even over the tenant's change threshold (core/guard.ts). */
+      force?: boolean;
     }
-  | { kind: 'changes'; changes: RawChangeSet; policy: Policy };
+  | { kind: 'changes'; changes: RawChangeSet; policy: Policy; force?: boolean };
 
 export interface ZonePlan {
   zone: string;
@@ -74,6 +77,8 @@ export interface ZonePlan {
   changes: Change[];
   conflicts: Conflict[];
   operations: OvhOperation[];
+  /** The change threshold's counts for this tenant (core/guard.ts); not part of the digest. */
+  threshold?: ChangeThreshold;
 }
 
 export interface StoredPlan {
@@ -99,6 +104,8 @@ export type RoutedInput = (
 ) & {
   /** Per record set: what was adjusted to OVH's rules (a TTL under 60 raised to 60). */
   warnings: Map<string, string[]>;
+  /** The request says force: the change threshold does not stop it. */
+  force?: boolean;
 };
 
 /**
@@ -140,7 +147,7 @@ export async function routeInput(ctx: CoreContext, tenant: Tenant, input: PlanIn
     });
     validateEndpointSet(all, 'desired.endpoints');
     const scope = input.scope && { ...input.scope, under: normalizeName(input.scope.under, 'desired.scope.under') };
-    return { kind: 'desired', policy: input.policy, byZone, warnings, ...(scope ? { scope } : {}), ...(input.allOrNothing ? { allOrNothing: true } : {}) };
+    return { kind: 'desired', policy: input.policy, byZone, warnings, ...(scope ? { scope } : {}), ...(input.allOrNothing ? { allOrNothing: true } : {}), ...(input.force ? { force: true } : {}) };
   }
 
   const c = input.changes;
@@ -172,7 +179,7 @@ export async function routeInput(ctx: CoreContext, tenant: Tenant, input: PlanIn
     const r = route(raw, `changes.delete[${i}]`);
     setFor(r.zone).delete.push(r.endpoint);
   });
-  return { kind: 'changes', policy: input.policy, byZone, warnings };
+  return { kind: 'changes', policy: input.policy, byZone, warnings, ...(input.force ? { force: true } : {}) };
 }
 
 /** Moved to ownership.ts (shared record sets); re-exported for callers of plan.ts. */
@@ -211,7 +218,8 @@ export async function computeZonePlan(ctx: CoreContext, q: store.Queryable, tena
     if (w) c.warnings = [...(c.warnings ?? []), ...w];
   }
   const operations = buildPlanOperations(zone, changes, records, { cnameRelative: ctx.settings.cnameRelativeZones?.includes(zone) ?? false });
-  return { zone, baseGeneration: z.generation, changes, conflicts, operations };
+  const threshold = await zoneThreshold(ctx, q, tenant, ownership, changes, input.force ?? false);
+  return { zone, baseGeneration: z.generation, changes, conflicts, operations, threshold };
 }
 
 /**
@@ -289,7 +297,9 @@ export async function getPlan(ctx: CoreContext, tenant: Tenant, id: string): Pro
  * jsonb (which does not keep key order) digests the same.
  */
 export function planDigest(zones: ZonePlan[]): string {
-  return createHash('sha256').update(canonicalJson(toJson(zones))).digest('hex');
+  // The threshold is a judgement on the plan (force, a limit an admin may change), not its content.
+  const content = zones.map(({ threshold: _threshold, ...z }) => z);
+  return createHash('sha256').update(canonicalJson(toJson(content))).digest('hex');
 }
 
 /**

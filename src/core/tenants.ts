@@ -83,6 +83,16 @@ export async function setTenantDisabled(q: Queryable, name: string, disabled: bo
   return store.setDisabled(q, name, disabled);
 }
 
+/** A tenant's own change threshold (core/guard.ts), 0-100; null puts back the server's default. */
+export async function setTenantMaxChangePercent(q: Queryable, name: string, percent: number | null): Promise<Tenant> {
+  if (name === '') throw new InvalidInputError('name', 'a tenant name is required');
+  if (percent !== null && (!Number.isInteger(percent) || percent < 0 || percent > 100)) {
+    throw new InvalidInputError('maxChangePercent', `must be 0-100 (or unset for the server's default), got ${percent}`);
+  }
+  if (!(await store.getTenantByName(q, name))) throw new NotFoundError(`tenant "${name}" does not exist`);
+  return store.setMaxChangePercent(q, name, percent);
+}
+
 export async function listTenants(q: Queryable): Promise<Tenant[]> {
   return store.listTenants(q);
 }

@@ -91,7 +91,7 @@ export async function finishJournal(
 ): Promise<JournalEntry> {
   assertIdString('journal id', id);
   const { rows } = await q.query<Row>(
-    `UPDATE journal SET state = $2, result = $3::jsonb, finished_at = now()
+    `UPDATE journal SET state = $2, result = $3::jsonb, finished_at = GREATEST(clock_timestamp(), started_at)
       WHERE id = $1::bigint AND state = 'in_flight'
       RETURNING ${COLUMNS}`,
     [id, state, jsonParam(result, 'journal result')],

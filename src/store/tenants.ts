@@ -14,6 +14,8 @@ export interface Tenant {
   createdAt: Date;
   /** When the current token hash was set (creation or last rotation). */
   tokenRotatedAt: Date;
+  /** The tenant's own change threshold (0-100); null: the server's default. */
+  maxChangePercent: number | null;
 }
 
 export interface NewTenant {
@@ -34,9 +36,10 @@ interface TenantRow {
   disabled: boolean;
   created_at: Date;
   token_rotated_at: Date;
+  max_change_percent: number | null;
 }
 
-const COLUMNS = 'id::text AS id, name, scopes, zones, suffixes, disabled, created_at, token_rotated_at';
+const COLUMNS = 'id::text AS id, name, scopes, zones, suffixes, disabled, created_at, token_rotated_at, max_change_percent';
 
 function toTenant(r: TenantRow): Tenant {
   return {
@@ -48,6 +51,7 @@ function toTenant(r: TenantRow): Tenant {
     disabled: r.disabled,
     createdAt: r.created_at,
     tokenRotatedAt: r.token_rotated_at,
+    maxChangePercent: r.max_change_percent,
   };
 }
 
@@ -132,4 +136,18 @@ export async function setDisabled(q: Queryable, name: string, disabled: boolean)
   );
   if (!rows[0]) throw new NotFoundError('tenant', name);
   return toTenant(rows[0]);
+}
+
+/** Sets (or, with null, clears) the tenant's own change threshold. NotFoundError when no such tenant. */
+export async function setMaxChangePercent(q: Queryable, name: string, percent: number | null): Promise<Tenant> {
+  const { rows } = await q.query<TenantRow>(`UPDATE tenants SET max_change_percent = $2 WHERE name = $1 RETURNING ${COLUMNS}`, [name, percent]);
+  if (!rows[0]) throw new NotFoundError('tenant', name);
+  return toTenant(rows[0]);
+}
+
+/** The tenant's own change threshold, read fresh (under a zone lock at apply time); null: the default. */
+export async function getTenantMaxChangePercent(q: Queryable, id: string): Promise<number | null> {
+  assertIdString('tenant id', id);
+  const { rows } = await q.query<{ max_change_percent: number | null }>('SELECT max_change_percent FROM tenants WHERE id = $1::bigint', [id]);
+  return rows[0]?.max_change_percent ?? null;
 }

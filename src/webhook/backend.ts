@@ -24,6 +24,8 @@ export interface ZoneOutcome {
   error?: string;
   /** Whether trying again later may succeed (OVH unavailable). */
   transient?: boolean;
+  /** Refused by the change threshold (core/guard.ts): nothing sent; needs force or a higher limit. */
+  overThreshold?: boolean;
 }
 
 export interface ApplyOutcome {
@@ -58,6 +60,8 @@ export class WebhookError extends Error {
     readonly status: 401 | 500 | 503,
     message: string,
     readonly entry?: { list: ChangeList; index: number },
+    /** The centre refused the change set by its change threshold (the sidecar learns it this way). */
+    readonly overThreshold = false,
   ) {
     super(message);
   }

@@ -9,6 +9,7 @@
  */
 import { Code, ConnectError, type Client } from '@connectrpc/connect';
 import type { RawChangeSet, RawEndpoint } from '../core/plan.js';
+import { REFUSAL_CHANGE_THRESHOLD, REFUSAL_HEADER } from '../core/guard.js';
 import { isRecordType, type ChangeAction, type Conflict, type Endpoint } from '../dns/types.js';
 import {
   ApplyStatus,
@@ -56,6 +57,9 @@ export function fromConnectError(e: unknown): unknown {
     case Code.DeadlineExceeded:
     case Code.ResourceExhausted:
       return new WebhookError(503, `central dnsplane: ${Code[ce.code]}: ${ce.rawMessage}`);
+    case Code.FailedPrecondition:
+      if (ce.metadata.get(REFUSAL_HEADER) === REFUSAL_CHANGE_THRESHOLD) return new WebhookError(503, ce.rawMessage, undefined, true);
+      return new WebhookError(500, `central dnsplane: ${Code[ce.code]}: ${ce.rawMessage}`);
     case Code.InvalidArgument:
     case Code.PermissionDenied:
       return new WebhookError(500, ce.rawMessage, entryOf(ce.rawMessage));

@@ -5,7 +5,7 @@
  */
 import { apply } from '../core/apply.js';
 import type { CoreContext } from '../core/context.js';
-import { ApplyFailedError, InvalidInputError, OvhError, PermissionDeniedError, UnauthenticatedError } from '../core/errors.js';
+import { ApplyFailedError, InvalidInputError, OvhError, PermissionDeniedError, ThresholdError, UnauthenticatedError } from '../core/errors.js';
 import type { RawChangeSet } from '../core/plan.js';
 import { records, visibleZones } from '../core/records.js';
 import { authenticate, type Tenant } from '../core/tenants.js';
@@ -62,6 +62,7 @@ function sessionOf(ctx: CoreContext, tenant: Tenant): WebhookSession {
             calls: z.calls.length,
             conflicts: z.conflicts,
             ...(z.error ? { error: z.error.message, transient: z.error instanceof ApplyFailedError ? z.error.transient : false } : {}),
+            ...(z.error instanceof ThresholdError ? { overThreshold: true } : {}),
           })),
         };
       }),

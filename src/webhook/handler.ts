@@ -118,6 +118,11 @@ function jsonContentType(header: string | undefined): boolean {
   return type === 'application/json' || type.endsWith('+json');
 }
 
+/** The zone a change-threshold refusal names ("… in zone example.com (40%…"). */
+function zoneOfRefusal(message: string): string {
+  return /in zone (\S+) \(/.exec(message)?.[1] ?? '';
+}
+
 function routeOf(method: string, path: string): WebhookRoute {
   if (path === '/') return 'negotiate';
   if (path === '/records') return method === 'POST' ? 'apply' : 'records';
@@ -182,6 +187,14 @@ export function webhookHandler(opts: WebhookHandlerOptions): (req: http.Incoming
   const maxEndpoints = opts.maxEndpoints ?? DEFAULT_MAX_ENDPOINTS;
   const deadlineMs = opts.deadlineMs ?? DEFAULT_DEADLINE_MS;
 
+  const overThreshold = (tenant: string, zone: string, message: string): void => {
+    log.warn(
+      { tenant, webhook: 'apply', zone, proceed: 'apply the change with force (dnsplane plan/apply --force), or have an admin raise the tenant\'s limit (dnsplane tenant set-max-change)' },
+      message,
+    );
+    metrics?.thresholdRefusal(tenant, zone);
+  };
+
   const applyChanges = async (session: WebhookSession, scope: TenantScope, wire: WireChanges): Promise<Reply> => {
     const tenant = scope.tenant;
     const prepared = prepareChanges(wire, scope);
@@ -234,10 +247,16 @@ export function webhookHandler(opts: WebhookHandlerOptions): (req: http.Incoming
       rejected: rejected.length,
       ...(prepared.unpaired.length ? { unpairedUpdateOld: prepared.unpaired.length } : {}),
     };
-    if (failure) throw Object.assign(failure, { summary });
-    const failed = zones.filter((z) => z.status === 'failed' || z.status === 'stale');
+    if (failure) {
+      if (failure.overThreshold) overThreshold(tenant, zoneOfRefusal(failure.message), failure.message);
+      throw Object.assign(failure, { summary });
+    }
+    for (const z of zones.filter((x) => x.overThreshold)) overThreshold(tenant, z.zone, z.error ?? '');
+    const failed = zones.filter((z) => z.status === 'failed' || z.status === 'stale' || z.overThreshold);
     if (failed.length > 0) {
-      const status = failed.some((z) => z.transient) ? 503 : 500;
+      // Over the threshold is 503: external-dns retries every loop, and nothing is deleted until
+      // someone forces it or raises the limit (the log line says how).
+      const status = failed.some((z) => z.transient || z.overThreshold) ? 503 : 500;
       return { status, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: `${failed.map((z) => `${z.zone}: ${z.error ?? z.status}`).join('\n')}\n`, log: summary };
     }
     return { status: 204, log: summary };

@@ -10,6 +10,8 @@
  *                                                        nobody) owns the record set; the rest applied
  * - dnsplane_webhook_rejected_total{tenant,list}         change-set entries refused as invalid (a bad
  *                                                        target, a name outside the tenant's grant, …)
+ * - dnsplane_webhook_threshold_refusals_total{tenant,zone} change sets answered 503 because they were
+ *                                                        over the tenant's change threshold
  */
 import { Counter, Histogram, type Registry } from 'prom-client';
 
@@ -20,6 +22,7 @@ export class WebhookMetrics {
   private readonly duration: Histogram<'route'>;
   private readonly conflicts: Counter<'tenant' | 'zone' | 'action'>;
   private readonly rejected: Counter<'tenant' | 'list'>;
+  private readonly overThreshold: Counter<'tenant' | 'zone'>;
 
   constructor(readonly registry: Registry) {
     const registers = [registry];
@@ -48,6 +51,16 @@ export class WebhookMetrics {
       labelNames: ['tenant', 'list'],
       registers,
     });
+    this.overThreshold = new Counter({
+      name: 'dnsplane_webhook_threshold_refusals_total',
+      help: "Change sets answered 503 because they would update or delete more than the tenant's change threshold; nothing was sent",
+      labelNames: ['tenant', 'zone'],
+      registers,
+    });
+  }
+
+  thresholdRefusal(tenant: string, zone: string): void {
+    this.overThreshold.inc({ tenant, zone });
   }
 
   request(route: WebhookRoute, status: number, seconds: number): void {

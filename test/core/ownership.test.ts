@@ -12,7 +12,7 @@ import type { OvhRecord } from '../../src/ovh/types.js';
 import type { OwnershipRow } from '../../src/store/index.js';
 
 const ZONE = 'example.com';
-const tenant = (id: string, name: string): Tenant => ({ id, name, scopes: [], zones: [ZONE], suffixes: [], disabled: false, createdAt: new Date(0), tokenRotatedAt: new Date(0) });
+const tenant = (id: string, name: string): Tenant => ({ id, name, scopes: [], zones: [ZONE], suffixes: [], disabled: false, createdAt: new Date(0), tokenRotatedAt: new Date(0), maxChangePercent: null });
 const alice = tenant('1', 'alice');
 const bob = tenant('2', 'bob');
 const row = (dnsName: string, recordType: string, owner: Tenant, target = ''): OwnershipRow => ({

@@ -21,7 +21,7 @@ import type { OvhRecord } from '../../src/ovh/types.js';
 import type { OwnershipRow } from '../../src/store/index.js';
 
 const ZONE = 'example.com';
-const alice: Tenant = { id: '1', name: 'alice', scopes: [], zones: [ZONE], suffixes: [], disabled: false, createdAt: new Date(0), tokenRotatedAt: new Date(0) };
+const alice: Tenant = { id: '1', name: 'alice', scopes: [], zones: [ZONE], suffixes: [], disabled: false, createdAt: new Date(0), tokenRotatedAt: new Date(0), maxChangePercent: null };
 const bob: Tenant = { ...alice, id: '2', name: 'bob' };
 
 /** Wraps plain objects and arrays (deeply, lazily) in proxies that count every property read. */

@@ -72,6 +72,7 @@ const PERMISSION: Record<string, Case[] | string> = {
   'dnsplane.v1.AdminService/ListTenants': 'no zone grant involved',
   'dnsplane.v1.AdminService/RotateTenantToken': 'no zone grant involved',
   'dnsplane.v1.AdminService/DisableTenant': 'no zone grant involved',
+  'dnsplane.v1.AdminService/SetTenantMaxChangePercent': 'no zone grant involved',
   'dnsplane.v1.AdminService/ListOwnership': 'admins see every zone',
   'dnsplane.v1.AdminService/AssignOwnership': [
     { what: 'giving a name outside the new owner\'s suffixes', who: 'admin', request: { dnsName: `www.${ZONE}`, recordType: 'A', tenant: 'limited' } },
@@ -182,7 +183,7 @@ describe('every RPC of every service', () => {
   it('refuses every admin RPC to a tenant without the admin scope, changing nothing', async () => {
     const adminRpcs = registeredRpcs().filter((r) => r.service.typeName === 'dnsplane.v1.AdminService');
     expect(adminRpcs.map((r) => r.method.name).sort()).toEqual(
-      ['AssignOwnership', 'CreateTenant', 'DisableTenant', 'GetPlan', 'ImportTxtRegistry', 'InvalidateZone', 'ListJournal', 'ListOwnership', 'ListPlans', 'ListTenants', 'ParseDesiredState', 'PlanAs', 'RotateTenantToken'].sort(),
+      ['AssignOwnership', 'CreateTenant', 'DisableTenant', 'GetPlan', 'ImportTxtRegistry', 'InvalidateZone', 'ListJournal', 'ListOwnership', 'ListPlans', 'ListTenants', 'ParseDesiredState', 'PlanAs', 'RotateTenantToken', 'SetTenantMaxChangePercent'].sort(),
     );
     for (const rpc of adminRpcs) {
       const err = await expectRefused(rpc, tokens['alice'], sampleRequest(rpc.name), Code.PermissionDenied);

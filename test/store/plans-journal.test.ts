@@ -197,4 +197,24 @@ describe('journal', () => {
     }
     expect((await getJournalEntry(db.pool, id))?.state).toBe('in_flight');
   });
+
+  it('finished_at is never before started_at, even when the finishing transaction began before the row was written', async () => {
+    // As an apply does: its zone-lock transaction begins, the intent is written on another connection,
+    // the transaction finishes the row. now() would be the transaction's start, before started_at.
+    const client = await db.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT 1');
+      await new Promise((r) => setTimeout(r, 20));
+      const id = await insertIntent(db.pool, { zone: 'example.com', tenantId: alice.id, intent: { ops: [] } });
+      const done = await finishJournal(client, id, 'done', {});
+      await client.query('COMMIT');
+      expect(done.finishedAt!.getTime()).toBeGreaterThanOrEqual(done.startedAt.getTime());
+      const { rows } = await db.pool.query<{ ordered: boolean }>('SELECT finished_at >= started_at AS ordered FROM journal WHERE id = $1::bigint', [id]);
+      expect(rows[0]!.ordered).toBe(true);
+    } finally {
+      client.release();
+    }
+  });
 });
+

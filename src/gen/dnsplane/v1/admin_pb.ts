@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file dnsplane/v1/admin.proto.
  */
 export const file_dnsplane_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("ChdkbnNwbGFuZS92MS9hZG1pbi5wcm90bxILZG5zcGxhbmUudjEiSgoNUGxhbkFzUmVxdWVzdBIOCgZ0ZW5hbnQYASABKAkSKQoHcmVxdWVzdBgCIAEoCzIYLmRuc3BsYW5lLnYxLlBsYW5SZXF1ZXN0IjEKDlBsYW5Bc1Jlc3BvbnNlEh8KBHBsYW4YASABKAsyES5kbnNwbGFuZS52MS5QbGFuIuoCCgtQbGFuU3VtbWFyeRIKCgJpZBgBIAEoCRIOCgZ0ZW5hbnQYAiABKAkSFAoMcmVxdWVzdGVkX2J5GAMgASgJEg4KBnN0YXR1cxgEIAEoCRIjCgZwb2xpY3kYBSABKA4yEy5kbnNwbGFuZS52MS5Qb2xpY3kSDgoGZGlnZXN0GAYgASgJEi4KCmNyZWF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmFwcGxpZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBXpvbmVzGAogAygJEhQKDGNoYW5nZV9jb3VudBgLIAEoBRIWCg5jb25mbGljdF9jb3VudBgMIAEoBRIXCg9vcGVyYXRpb25fY291bnQYDSABKAUiQQoQTGlzdFBsYW5zUmVxdWVzdBIOCgZ0ZW5hbnQYASABKAkSDgoGc3RhdHVzGAIgASgJEg0KBWxpbWl0GAMgASgFIjwKEUxpc3RQbGFuc1Jlc3BvbnNlEicKBXBsYW5zGAEgAygLMhguZG5zcGxhbmUudjEuUGxhblN1bW1hcnkiHAoOR2V0UGxhblJlcXVlc3QSCgoCaWQYASABKAkiXQoPR2V0UGxhblJlc3BvbnNlEh8KBHBsYW4YASABKAsyES5kbnNwbGFuZS52MS5QbGFuEikKB3N1bW1hcnkYAiABKAsyGC5kbnNwbGFuZS52MS5QbGFuU3VtbWFyeSK/AQoGVGVuYW50EgwKBG5hbWUYASABKAkSDgoGc2NvcGVzGAIgAygJEg0KBXpvbmVzGAMgAygJEhAKCHN1ZmZpeGVzGAQgAygJEhAKCGRpc2FibGVkGAUgASgIEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKEHRva2VuX3JvdGF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIlQKE0NyZWF0ZVRlbmFudFJlcXVlc3QSDAoEbmFtZRgBIAEoCRINCgV6b25lcxgCIAMoCRIQCghzdWZmaXhlcxgDIAMoCRIOCgZzY29wZXMYBCADKAkiSgoUQ3JlYXRlVGVuYW50UmVzcG9uc2USIwoGdGVuYW50GAEgASgLMhMuZG5zcGxhbmUudjEuVGVuYW50Eg0KBXRva2VuGAIgASgJIhQKEkxpc3RUZW5hbnRzUmVxdWVzdCI7ChNMaXN0VGVuYW50c1Jlc3BvbnNlEiQKB3RlbmFudHMYASADKAsyEy5kbnNwbGFuZS52MS5UZW5hbnQiKAoYUm90YXRlVGVuYW50VG9rZW5SZXF1ZXN0EgwKBG5hbWUYASABKAkiTwoZUm90YXRlVGVuYW50VG9rZW5SZXNwb25zZRIjCgZ0ZW5hbnQYASABKAsyEy5kbnNwbGFuZS52MS5UZW5hbnQSDQoFdG9rZW4YAiABKAkiNAoURGlzYWJsZVRlbmFudFJlcXVlc3QSDAoEbmFtZRgBIAEoCRIOCgZlbmFibGUYAiABKAgiPAoVRGlzYWJsZVRlbmFudFJlc3BvbnNlEiMKBnRlbmFudBgBIAEoCzITLmRuc3BsYW5lLnYxLlRlbmFudCKlAQoOT3duZXJzaGlwRW50cnkSDAoEem9uZRgBIAEoCRIQCghkbnNfbmFtZRgCIAEoCRITCgtyZWNvcmRfdHlwZRgDIAEoCRIOCgZ0YXJnZXQYBCABKAkSDgoGdGVuYW50GAUgASgJEg4KBnNoYXJlZBgGIAEoCBIuCgpjcmVhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJNChRMaXN0T3duZXJzaGlwUmVxdWVzdBIMCgR6b25lGAEgASgJEg4KBnRlbmFudBgCIAEoCRIXCg9pbmNsdWRlX3Vub3duZWQYAyABKAgibQoVTGlzdE93bmVyc2hpcFJlc3BvbnNlEiwKB2VudHJpZXMYASADKAsyGy5kbnNwbGFuZS52MS5Pd25lcnNoaXBFbnRyeRImCgd1bm93bmVkGAIgAygLMhUuZG5zcGxhbmUudjEuRW5kcG9pbnQicAoWQXNzaWduT3duZXJzaGlwUmVxdWVzdBIQCghkbnNfbmFtZRgBIAEoCRITCgtyZWNvcmRfdHlwZRgCIAEoCRIOCgZ0ZW5hbnQYAyABKAkSDgoGc2hhcmVkGAQgASgIEg8KB3RhcmdldHMYBSADKAkiaQoXQXNzaWduT3duZXJzaGlwUmVzcG9uc2USDAoEem9uZRgBIAEoCRIsCgdlbnRyaWVzGAIgAygLMhsuZG5zcGxhbmUudjEuT3duZXJzaGlwRW50cnkSEgoKZ2VuZXJhdGlvbhgDIAEoAyLTAQoYSW1wb3J0VHh0UmVnaXN0cnlSZXF1ZXN0EgwKBHpvbmUYASABKAkSQQoGb3duZXJzGAIgAygLMjEuZG5zcGxhbmUudjEuSW1wb3J0VHh0UmVnaXN0cnlSZXF1ZXN0Lk93bmVyc0VudHJ5EhIKCnR4dF9wcmVmaXgYAyABKAkSEgoKdHh0X3N1ZmZpeBgEIAEoCRIPCgdkcnlfcnVuGAUgASgIGi0KC093bmVyc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEisQEKEFJlZ2lzdHJ5QWRvcHRpb24SEAoIZG5zX25hbWUYASABKAkSEwoLcmVjb3JkX3R5cGUYAiABKAkSFQoNcmVnaXN0cnlfbmFtZRgDIAEoCRIQCghvd25lcl9pZBgEIAEoCRIOCgZ0ZW5hbnQYBSABKAkSLQoHb3V0Y29tZRgGIAEoDjIcLmRuc3BsYW5lLnYxLkFkb3B0aW9uT3V0Y29tZRIOCgZyZWFzb24YByABKAkilAEKGUltcG9ydFR4dFJlZ2lzdHJ5UmVzcG9uc2USDAoEem9uZRgBIAEoCRIPCgdkcnlfcnVuGAIgASgIEjAKCWFkb3B0aW9ucxgDIAMoCzIdLmRuc3BsYW5lLnYxLlJlZ2lzdHJ5QWRvcHRpb24SEgoKZ2VuZXJhdGlvbhgEIAEoAxISCgp1bnJlYWRhYmxlGAUgAygJIiUKFUludmFsaWRhdGVab25lUmVxdWVzdBIMCgR6b25lGAEgASgJIlAKFkludmFsaWRhdGVab25lUmVzcG9uc2USDAoEem9uZRgBIAEoCRISCgpnZW5lcmF0aW9uGAIgASgDEhQKDHJlY29yZF9jb3VudBgDIAEoBSLAAgoMSm91cm5hbEVudHJ5EgoKAmlkGAEgASgJEgwKBHpvbmUYAiABKAkSDgoGdGVuYW50GAMgASgJEg8KB3BsYW5faWQYBCABKAkSDAoEa2luZBgFIAEoCRINCgVzdGF0ZRgGIAEoCRIuCgpzdGFydGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtmaW5pc2hlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLQoKb3BlcmF0aW9ucxgJIAMoCzIZLmRuc3BsYW5lLnYxLk92aE9wZXJhdGlvbhIoCgVjYWxscxgKIAMoCzIZLmRuc3BsYW5lLnYxLk92aE9wZXJhdGlvbhINCgVlcnJvchgLIAEoCRIPCgdzdW1tYXJ5GAwgASgJImMKEkxpc3RKb3VybmFsUmVxdWVzdBIMCgR6b25lGAEgASgJEg4KBnRlbmFudBgCIAEoCRINCgVsaW1pdBgDIAEoBRIRCgliZWZvcmVfaWQYBCABKAkSDQoFc3RhdGUYBSABKAkiQQoTTGlzdEpvdXJuYWxSZXNwb25zZRIqCgdlbnRyaWVzGAEgAygLMhkuZG5zcGxhbmUudjEuSm91cm5hbEVudHJ5IiwKGFBhcnNlRGVzaXJlZFN0YXRlUmVxdWVzdBIQCghkb2N1bWVudBgBIAEoCSJGChlQYXJzZURlc2lyZWRTdGF0ZVJlc3BvbnNlEikKB3JlcXVlc3QYASABKAsyGC5kbnNwbGFuZS52MS5QbGFuUmVxdWVzdCrbAQoPQWRvcHRpb25PdXRjb21lEiAKHEFET1BUSU9OX09VVENPTUVfVU5TUEVDSUZJRUQQABIcChhBRE9QVElPTl9PVVRDT01FX0FET1BURUQQARIiCh5BRE9QVElPTl9PVVRDT01FX0FMUkVBRFlfT1dORUQQAhIdChlBRE9QVElPTl9PVVRDT01FX0NPTkZMSUNUEAMSIwofQURPUFRJT05fT1VUQ09NRV9VTk1BUFBFRF9PV05FUhAEEiAKHEFET1BUSU9OX09VVENPTUVfTk9UX0FMTE9XRUQQBTKaCQoMQWRtaW5TZXJ2aWNlEkMKBlBsYW5BcxIaLmRuc3BsYW5lLnYxLlBsYW5Bc1JlcXVlc3QaGy5kbnNwbGFuZS52MS5QbGFuQXNSZXNwb25zZSIAEk8KCUxpc3RQbGFucxIdLmRuc3BsYW5lLnYxLkxpc3RQbGFuc1JlcXVlc3QaHi5kbnNwbGFuZS52MS5MaXN0UGxhbnNSZXNwb25zZSIDkAIBEkkKB0dldFBsYW4SGy5kbnNwbGFuZS52MS5HZXRQbGFuUmVxdWVzdBocLmRuc3BsYW5lLnYxLkdldFBsYW5SZXNwb25zZSIDkAIBElUKDENyZWF0ZVRlbmFudBIgLmRuc3BsYW5lLnYxLkNyZWF0ZVRlbmFudFJlcXVlc3QaIS5kbnNwbGFuZS52MS5DcmVhdGVUZW5hbnRSZXNwb25zZSIAElUKC0xpc3RUZW5hbnRzEh8uZG5zcGxhbmUudjEuTGlzdFRlbmFudHNSZXF1ZXN0GiAuZG5zcGxhbmUudjEuTGlzdFRlbmFudHNSZXNwb25zZSIDkAIBEmQKEVJvdGF0ZVRlbmFudFRva2VuEiUuZG5zcGxhbmUudjEuUm90YXRlVGVuYW50VG9rZW5SZXF1ZXN0GiYuZG5zcGxhbmUudjEuUm90YXRlVGVuYW50VG9rZW5SZXNwb25zZSIAElgKDURpc2FibGVUZW5hbnQSIS5kbnNwbGFuZS52MS5EaXNhYmxlVGVuYW50UmVxdWVzdBoiLmRuc3BsYW5lLnYxLkRpc2FibGVUZW5hbnRSZXNwb25zZSIAElsKDUxpc3RPd25lcnNoaXASIS5kbnNwbGFuZS52MS5MaXN0T3duZXJzaGlwUmVxdWVzdBoiLmRuc3BsYW5lLnYxLkxpc3RPd25lcnNoaXBSZXNwb25zZSIDkAIBEl4KD0Fzc2lnbk93bmVyc2hpcBIjLmRuc3BsYW5lLnYxLkFzc2lnbk93bmVyc2hpcFJlcXVlc3QaJC5kbnNwbGFuZS52MS5Bc3NpZ25Pd25lcnNoaXBSZXNwb25zZSIAEmQKEUltcG9ydFR4dFJlZ2lzdHJ5EiUuZG5zcGxhbmUudjEuSW1wb3J0VHh0UmVnaXN0cnlSZXF1ZXN0GiYuZG5zcGxhbmUudjEuSW1wb3J0VHh0UmVnaXN0cnlSZXNwb25zZSIAElsKDkludmFsaWRhdGVab25lEiIuZG5zcGxhbmUudjEuSW52YWxpZGF0ZVpvbmVSZXF1ZXN0GiMuZG5zcGxhbmUudjEuSW52YWxpZGF0ZVpvbmVSZXNwb25zZSIAElUKC0xpc3RKb3VybmFsEh8uZG5zcGxhbmUudjEuTGlzdEpvdXJuYWxSZXF1ZXN0GiAuZG5zcGxhbmUudjEuTGlzdEpvdXJuYWxSZXNwb25zZSIDkAIBEmQKEVBhcnNlRGVzaXJlZFN0YXRlEiUuZG5zcGxhbmUudjEuUGFyc2VEZXNpcmVkU3RhdGVSZXF1ZXN0GiYuZG5zcGxhbmUudjEuUGFyc2VEZXNpcmVkU3RhdGVSZXNwb25zZSIAYgZwcm90bzM", [file_dnsplane_v1_zone, file_google_protobuf_timestamp]);
+  fileDesc("ChdkbnNwbGFuZS92MS9hZG1pbi5wcm90bxILZG5zcGxhbmUudjEiSgoNUGxhbkFzUmVxdWVzdBIOCgZ0ZW5hbnQYASABKAkSKQoHcmVxdWVzdBgCIAEoCzIYLmRuc3BsYW5lLnYxLlBsYW5SZXF1ZXN0IjEKDlBsYW5Bc1Jlc3BvbnNlEh8KBHBsYW4YASABKAsyES5kbnNwbGFuZS52MS5QbGFuIuoCCgtQbGFuU3VtbWFyeRIKCgJpZBgBIAEoCRIOCgZ0ZW5hbnQYAiABKAkSFAoMcmVxdWVzdGVkX2J5GAMgASgJEg4KBnN0YXR1cxgEIAEoCRIjCgZwb2xpY3kYBSABKA4yEy5kbnNwbGFuZS52MS5Qb2xpY3kSDgoGZGlnZXN0GAYgASgJEi4KCmNyZWF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmFwcGxpZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBXpvbmVzGAogAygJEhQKDGNoYW5nZV9jb3VudBgLIAEoBRIWCg5jb25mbGljdF9jb3VudBgMIAEoBRIXCg9vcGVyYXRpb25fY291bnQYDSABKAUiQQoQTGlzdFBsYW5zUmVxdWVzdBIOCgZ0ZW5hbnQYASABKAkSDgoGc3RhdHVzGAIgASgJEg0KBWxpbWl0GAMgASgFIjwKEUxpc3RQbGFuc1Jlc3BvbnNlEicKBXBsYW5zGAEgAygLMhguZG5zcGxhbmUudjEuUGxhblN1bW1hcnkiHAoOR2V0UGxhblJlcXVlc3QSCgoCaWQYASABKAkiXQoPR2V0UGxhblJlc3BvbnNlEh8KBHBsYW4YASABKAsyES5kbnNwbGFuZS52MS5QbGFuEikKB3N1bW1hcnkYAiABKAsyGC5kbnNwbGFuZS52MS5QbGFuU3VtbWFyeSL3AQoGVGVuYW50EgwKBG5hbWUYASABKAkSDgoGc2NvcGVzGAIgAygJEg0KBXpvbmVzGAMgAygJEhAKCHN1ZmZpeGVzGAQgAygJEhAKCGRpc2FibGVkGAUgASgIEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKEHRva2VuX3JvdGF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEh8KEm1heF9jaGFuZ2VfcGVyY2VudBgIIAEoBUgAiAEBQhUKE19tYXhfY2hhbmdlX3BlcmNlbnQiVAoTQ3JlYXRlVGVuYW50UmVxdWVzdBIMCgRuYW1lGAEgASgJEg0KBXpvbmVzGAIgAygJEhAKCHN1ZmZpeGVzGAMgAygJEg4KBnNjb3BlcxgEIAMoCSJKChRDcmVhdGVUZW5hbnRSZXNwb25zZRIjCgZ0ZW5hbnQYASABKAsyEy5kbnNwbGFuZS52MS5UZW5hbnQSDQoFdG9rZW4YAiABKAkiFAoSTGlzdFRlbmFudHNSZXF1ZXN0IjsKE0xpc3RUZW5hbnRzUmVzcG9uc2USJAoHdGVuYW50cxgBIAMoCzITLmRuc3BsYW5lLnYxLlRlbmFudCIoChhSb3RhdGVUZW5hbnRUb2tlblJlcXVlc3QSDAoEbmFtZRgBIAEoCSJPChlSb3RhdGVUZW5hbnRUb2tlblJlc3BvbnNlEiMKBnRlbmFudBgBIAEoCzITLmRuc3BsYW5lLnYxLlRlbmFudBINCgV0b2tlbhgCIAEoCSI0ChREaXNhYmxlVGVuYW50UmVxdWVzdBIMCgRuYW1lGAEgASgJEg4KBmVuYWJsZRgCIAEoCCI8ChVEaXNhYmxlVGVuYW50UmVzcG9uc2USIwoGdGVuYW50GAEgASgLMhMuZG5zcGxhbmUudjEuVGVuYW50ImgKIFNldFRlbmFudE1heENoYW5nZVBlcmNlbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkSHwoSbWF4X2NoYW5nZV9wZXJjZW50GAIgASgFSACIAQFCFQoTX21heF9jaGFuZ2VfcGVyY2VudCJICiFTZXRUZW5hbnRNYXhDaGFuZ2VQZXJjZW50UmVzcG9uc2USIwoGdGVuYW50GAEgASgLMhMuZG5zcGxhbmUudjEuVGVuYW50IqUBCg5Pd25lcnNoaXBFbnRyeRIMCgR6b25lGAEgASgJEhAKCGRuc19uYW1lGAIgASgJEhMKC3JlY29yZF90eXBlGAMgASgJEg4KBnRhcmdldBgEIAEoCRIOCgZ0ZW5hbnQYBSABKAkSDgoGc2hhcmVkGAYgASgIEi4KCmNyZWF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIk0KFExpc3RPd25lcnNoaXBSZXF1ZXN0EgwKBHpvbmUYASABKAkSDgoGdGVuYW50GAIgASgJEhcKD2luY2x1ZGVfdW5vd25lZBgDIAEoCCJtChVMaXN0T3duZXJzaGlwUmVzcG9uc2USLAoHZW50cmllcxgBIAMoCzIbLmRuc3BsYW5lLnYxLk93bmVyc2hpcEVudHJ5EiYKB3Vub3duZWQYAiADKAsyFS5kbnNwbGFuZS52MS5FbmRwb2ludCJwChZBc3NpZ25Pd25lcnNoaXBSZXF1ZXN0EhAKCGRuc19uYW1lGAEgASgJEhMKC3JlY29yZF90eXBlGAIgASgJEg4KBnRlbmFudBgDIAEoCRIOCgZzaGFyZWQYBCABKAgSDwoHdGFyZ2V0cxgFIAMoCSJpChdBc3NpZ25Pd25lcnNoaXBSZXNwb25zZRIMCgR6b25lGAEgASgJEiwKB2VudHJpZXMYAiADKAsyGy5kbnNwbGFuZS52MS5Pd25lcnNoaXBFbnRyeRISCgpnZW5lcmF0aW9uGAMgASgDItMBChhJbXBvcnRUeHRSZWdpc3RyeVJlcXVlc3QSDAoEem9uZRgBIAEoCRJBCgZvd25lcnMYAiADKAsyMS5kbnNwbGFuZS52MS5JbXBvcnRUeHRSZWdpc3RyeVJlcXVlc3QuT3duZXJzRW50cnkSEgoKdHh0X3ByZWZpeBgDIAEoCRISCgp0eHRfc3VmZml4GAQgASgJEg8KB2RyeV9ydW4YBSABKAgaLQoLT3duZXJzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKxAQoQUmVnaXN0cnlBZG9wdGlvbhIQCghkbnNfbmFtZRgBIAEoCRITCgtyZWNvcmRfdHlwZRgCIAEoCRIVCg1yZWdpc3RyeV9uYW1lGAMgASgJEhAKCG93bmVyX2lkGAQgASgJEg4KBnRlbmFudBgFIAEoCRItCgdvdXRjb21lGAYgASgOMhwuZG5zcGxhbmUudjEuQWRvcHRpb25PdXRjb21lEg4KBnJlYXNvbhgHIAEoCSKUAQoZSW1wb3J0VHh0UmVnaXN0cnlSZXNwb25zZRIMCgR6b25lGAEgASgJEg8KB2RyeV9ydW4YAiABKAgSMAoJYWRvcHRpb25zGAMgAygLMh0uZG5zcGxhbmUudjEuUmVnaXN0cnlBZG9wdGlvbhISCgpnZW5lcmF0aW9uGAQgASgDEhIKCnVucmVhZGFibGUYBSADKAkiJQoVSW52YWxpZGF0ZVpvbmVSZXF1ZXN0EgwKBHpvbmUYASABKAkiUAoWSW52YWxpZGF0ZVpvbmVSZXNwb25zZRIMCgR6b25lGAEgASgJEhIKCmdlbmVyYXRpb24YAiABKAMSFAoMcmVjb3JkX2NvdW50GAMgASgFIsACCgxKb3VybmFsRW50cnkSCgoCaWQYASABKAkSDAoEem9uZRgCIAEoCRIOCgZ0ZW5hbnQYAyABKAkSDwoHcGxhbl9pZBgEIAEoCRIMCgRraW5kGAUgASgJEg0KBXN0YXRlGAYgASgJEi4KCnN0YXJ0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2ZpbmlzaGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBItCgpvcGVyYXRpb25zGAkgAygLMhkuZG5zcGxhbmUudjEuT3ZoT3BlcmF0aW9uEigKBWNhbGxzGAogAygLMhkuZG5zcGxhbmUudjEuT3ZoT3BlcmF0aW9uEg0KBWVycm9yGAsgASgJEg8KB3N1bW1hcnkYDCABKAkiYwoSTGlzdEpvdXJuYWxSZXF1ZXN0EgwKBHpvbmUYASABKAkSDgoGdGVuYW50GAIgASgJEg0KBWxpbWl0GAMgASgFEhEKCWJlZm9yZV9pZBgEIAEoCRINCgVzdGF0ZRgFIAEoCSJBChNMaXN0Sm91cm5hbFJlc3BvbnNlEioKB2VudHJpZXMYASADKAsyGS5kbnNwbGFuZS52MS5Kb3VybmFsRW50cnkiLAoYUGFyc2VEZXNpcmVkU3RhdGVSZXF1ZXN0EhAKCGRvY3VtZW50GAEgASgJIkYKGVBhcnNlRGVzaXJlZFN0YXRlUmVzcG9uc2USKQoHcmVxdWVzdBgBIAEoCzIYLmRuc3BsYW5lLnYxLlBsYW5SZXF1ZXN0KtsBCg9BZG9wdGlvbk91dGNvbWUSIAocQURPUFRJT05fT1VUQ09NRV9VTlNQRUNJRklFRBAAEhwKGEFET1BUSU9OX09VVENPTUVfQURPUFRFRBABEiIKHkFET1BUSU9OX09VVENPTUVfQUxSRUFEWV9PV05FRBACEh0KGUFET1BUSU9OX09VVENPTUVfQ09ORkxJQ1QQAxIjCh9BRE9QVElPTl9PVVRDT01FX1VOTUFQUEVEX09XTkVSEAQSIAocQURPUFRJT05fT1VUQ09NRV9OT1RfQUxMT1dFRBAFMpgKCgxBZG1pblNlcnZpY2USQwoGUGxhbkFzEhouZG5zcGxhbmUudjEuUGxhbkFzUmVxdWVzdBobLmRuc3BsYW5lLnYxLlBsYW5Bc1Jlc3BvbnNlIgASTwoJTGlzdFBsYW5zEh0uZG5zcGxhbmUudjEuTGlzdFBsYW5zUmVxdWVzdBoeLmRuc3BsYW5lLnYxLkxpc3RQbGFuc1Jlc3BvbnNlIgOQAgESSQoHR2V0UGxhbhIbLmRuc3BsYW5lLnYxLkdldFBsYW5SZXF1ZXN0GhwuZG5zcGxhbmUudjEuR2V0UGxhblJlc3BvbnNlIgOQAgESVQoMQ3JlYXRlVGVuYW50EiAuZG5zcGxhbmUudjEuQ3JlYXRlVGVuYW50UmVxdWVzdBohLmRuc3BsYW5lLnYxLkNyZWF0ZVRlbmFudFJlc3BvbnNlIgASVQoLTGlzdFRlbmFudHMSHy5kbnNwbGFuZS52MS5MaXN0VGVuYW50c1JlcXVlc3QaIC5kbnNwbGFuZS52MS5MaXN0VGVuYW50c1Jlc3BvbnNlIgOQAgESZAoRUm90YXRlVGVuYW50VG9rZW4SJS5kbnNwbGFuZS52MS5Sb3RhdGVUZW5hbnRUb2tlblJlcXVlc3QaJi5kbnNwbGFuZS52MS5Sb3RhdGVUZW5hbnRUb2tlblJlc3BvbnNlIgASWAoNRGlzYWJsZVRlbmFudBIhLmRuc3BsYW5lLnYxLkRpc2FibGVUZW5hbnRSZXF1ZXN0GiIuZG5zcGxhbmUudjEuRGlzYWJsZVRlbmFudFJlc3BvbnNlIgASfAoZU2V0VGVuYW50TWF4Q2hhbmdlUGVyY2VudBItLmRuc3BsYW5lLnYxLlNldFRlbmFudE1heENoYW5nZVBlcmNlbnRSZXF1ZXN0Gi4uZG5zcGxhbmUudjEuU2V0VGVuYW50TWF4Q2hhbmdlUGVyY2VudFJlc3BvbnNlIgASWwoNTGlzdE93bmVyc2hpcBIhLmRuc3BsYW5lLnYxLkxpc3RPd25lcnNoaXBSZXF1ZXN0GiIuZG5zcGxhbmUudjEuTGlzdE93bmVyc2hpcFJlc3BvbnNlIgOQAgESXgoPQXNzaWduT3duZXJzaGlwEiMuZG5zcGxhbmUudjEuQXNzaWduT3duZXJzaGlwUmVxdWVzdBokLmRuc3BsYW5lLnYxLkFzc2lnbk93bmVyc2hpcFJlc3BvbnNlIgASZAoRSW1wb3J0VHh0UmVnaXN0cnkSJS5kbnNwbGFuZS52MS5JbXBvcnRUeHRSZWdpc3RyeVJlcXVlc3QaJi5kbnNwbGFuZS52MS5JbXBvcnRUeHRSZWdpc3RyeVJlc3BvbnNlIgASWwoOSW52YWxpZGF0ZVpvbmUSIi5kbnNwbGFuZS52MS5JbnZhbGlkYXRlWm9uZVJlcXVlc3QaIy5kbnNwbGFuZS52MS5JbnZhbGlkYXRlWm9uZVJlc3BvbnNlIgASVQoLTGlzdEpvdXJuYWwSHy5kbnNwbGFuZS52MS5MaXN0Sm91cm5hbFJlcXVlc3QaIC5kbnNwbGFuZS52MS5MaXN0Sm91cm5hbFJlc3BvbnNlIgOQAgESZAoRUGFyc2VEZXNpcmVkU3RhdGUSJS5kbnNwbGFuZS52MS5QYXJzZURlc2lyZWRTdGF0ZVJlcXVlc3QaJi5kbnNwbGFuZS52MS5QYXJzZURlc2lyZWRTdGF0ZVJlc3BvbnNlIgBiBnByb3RvMw", [file_dnsplane_v1_zone, file_google_protobuf_timestamp]);
 
 /**
  * @generated from message dnsplane.v1.PlanAsRequest
@@ -277,6 +277,13 @@ export type Tenant = Message<"dnsplane.v1.Tenant"> & {
    * @generated from field: google.protobuf.Timestamp token_rotated_at = 7;
    */
   tokenRotatedAt?: Timestamp | undefined;
+
+  /**
+   * The tenant's own change threshold, 0-100; unset: the server's DNSPLANE_MAX_CHANGE_PERCENT.
+   *
+   * @generated from field: optional int32 max_change_percent = 8;
+   */
+  maxChangePercent?: number | undefined;
 };
 
 /**
@@ -298,6 +305,8 @@ export type CreateTenantRequest = Message<"dnsplane.v1.CreateTenantRequest"> & {
   name: string;
 
   /**
+   * Zones dnsplane manages (InvalidArgument otherwise).
+   *
    * @generated from field: repeated string zones = 2;
    */
   zones: string[];
@@ -459,6 +468,48 @@ export const DisableTenantResponseSchema: GenMessage<DisableTenantResponse> = /*
   messageDesc(file_dnsplane_v1_admin, 15);
 
 /**
+ * @generated from message dnsplane.v1.SetTenantMaxChangePercentRequest
+ */
+export type SetTenantMaxChangePercentRequest = Message<"dnsplane.v1.SetTenantMaxChangePercentRequest"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * 0-100 (0: every update or delete in a zone where it owns 10 or more sets needs force); unset:
+   * back to the server's DNSPLANE_MAX_CHANGE_PERCENT.
+   *
+   * @generated from field: optional int32 max_change_percent = 2;
+   */
+  maxChangePercent?: number | undefined;
+};
+
+/**
+ * Describes the message dnsplane.v1.SetTenantMaxChangePercentRequest.
+ * Use `create(SetTenantMaxChangePercentRequestSchema)` to create a new message.
+ */
+export const SetTenantMaxChangePercentRequestSchema: GenMessage<SetTenantMaxChangePercentRequest> = /*@__PURE__*/
+  messageDesc(file_dnsplane_v1_admin, 16);
+
+/**
+ * @generated from message dnsplane.v1.SetTenantMaxChangePercentResponse
+ */
+export type SetTenantMaxChangePercentResponse = Message<"dnsplane.v1.SetTenantMaxChangePercentResponse"> & {
+  /**
+   * @generated from field: dnsplane.v1.Tenant tenant = 1;
+   */
+  tenant?: Tenant | undefined;
+};
+
+/**
+ * Describes the message dnsplane.v1.SetTenantMaxChangePercentResponse.
+ * Use `create(SetTenantMaxChangePercentResponseSchema)` to create a new message.
+ */
+export const SetTenantMaxChangePercentResponseSchema: GenMessage<SetTenantMaxChangePercentResponse> = /*@__PURE__*/
+  messageDesc(file_dnsplane_v1_admin, 17);
+
+/**
  * One ownership row.
  *
  * @generated from message dnsplane.v1.OwnershipEntry
@@ -507,7 +558,7 @@ export type OwnershipEntry = Message<"dnsplane.v1.OwnershipEntry"> & {
  * Use `create(OwnershipEntrySchema)` to create a new message.
  */
 export const OwnershipEntrySchema: GenMessage<OwnershipEntry> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 16);
+  messageDesc(file_dnsplane_v1_admin, 18);
 
 /**
  * @generated from message dnsplane.v1.ListOwnershipRequest
@@ -540,7 +591,7 @@ export type ListOwnershipRequest = Message<"dnsplane.v1.ListOwnershipRequest"> &
  * Use `create(ListOwnershipRequestSchema)` to create a new message.
  */
 export const ListOwnershipRequestSchema: GenMessage<ListOwnershipRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 17);
+  messageDesc(file_dnsplane_v1_admin, 19);
 
 /**
  * @generated from message dnsplane.v1.ListOwnershipResponse
@@ -564,7 +615,7 @@ export type ListOwnershipResponse = Message<"dnsplane.v1.ListOwnershipResponse">
  * Use `create(ListOwnershipResponseSchema)` to create a new message.
  */
 export const ListOwnershipResponseSchema: GenMessage<ListOwnershipResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 18);
+  messageDesc(file_dnsplane_v1_admin, 20);
 
 /**
  * @generated from message dnsplane.v1.AssignOwnershipRequest
@@ -608,7 +659,7 @@ export type AssignOwnershipRequest = Message<"dnsplane.v1.AssignOwnershipRequest
  * Use `create(AssignOwnershipRequestSchema)` to create a new message.
  */
 export const AssignOwnershipRequestSchema: GenMessage<AssignOwnershipRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 19);
+  messageDesc(file_dnsplane_v1_admin, 21);
 
 /**
  * @generated from message dnsplane.v1.AssignOwnershipResponse
@@ -639,7 +690,7 @@ export type AssignOwnershipResponse = Message<"dnsplane.v1.AssignOwnershipRespon
  * Use `create(AssignOwnershipResponseSchema)` to create a new message.
  */
 export const AssignOwnershipResponseSchema: GenMessage<AssignOwnershipResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 20);
+  messageDesc(file_dnsplane_v1_admin, 22);
 
 /**
  * @generated from message dnsplane.v1.ImportTxtRegistryRequest
@@ -684,7 +735,7 @@ export type ImportTxtRegistryRequest = Message<"dnsplane.v1.ImportTxtRegistryReq
  * Use `create(ImportTxtRegistryRequestSchema)` to create a new message.
  */
 export const ImportTxtRegistryRequestSchema: GenMessage<ImportTxtRegistryRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 21);
+  messageDesc(file_dnsplane_v1_admin, 23);
 
 /**
  * @generated from message dnsplane.v1.RegistryAdoption
@@ -739,7 +790,7 @@ export type RegistryAdoption = Message<"dnsplane.v1.RegistryAdoption"> & {
  * Use `create(RegistryAdoptionSchema)` to create a new message.
  */
 export const RegistryAdoptionSchema: GenMessage<RegistryAdoption> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 22);
+  messageDesc(file_dnsplane_v1_admin, 24);
 
 /**
  * @generated from message dnsplane.v1.ImportTxtRegistryResponse
@@ -780,7 +831,7 @@ export type ImportTxtRegistryResponse = Message<"dnsplane.v1.ImportTxtRegistryRe
  * Use `create(ImportTxtRegistryResponseSchema)` to create a new message.
  */
 export const ImportTxtRegistryResponseSchema: GenMessage<ImportTxtRegistryResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 23);
+  messageDesc(file_dnsplane_v1_admin, 25);
 
 /**
  * @generated from message dnsplane.v1.InvalidateZoneRequest
@@ -797,7 +848,7 @@ export type InvalidateZoneRequest = Message<"dnsplane.v1.InvalidateZoneRequest">
  * Use `create(InvalidateZoneRequestSchema)` to create a new message.
  */
 export const InvalidateZoneRequestSchema: GenMessage<InvalidateZoneRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 24);
+  messageDesc(file_dnsplane_v1_admin, 26);
 
 /**
  * @generated from message dnsplane.v1.InvalidateZoneResponse
@@ -824,7 +875,7 @@ export type InvalidateZoneResponse = Message<"dnsplane.v1.InvalidateZoneResponse
  * Use `create(InvalidateZoneResponseSchema)` to create a new message.
  */
 export const InvalidateZoneResponseSchema: GenMessage<InvalidateZoneResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 25);
+  messageDesc(file_dnsplane_v1_admin, 27);
 
 /**
  * @generated from message dnsplane.v1.JournalEntry
@@ -908,7 +959,7 @@ export type JournalEntry = Message<"dnsplane.v1.JournalEntry"> & {
  * Use `create(JournalEntrySchema)` to create a new message.
  */
 export const JournalEntrySchema: GenMessage<JournalEntry> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 26);
+  messageDesc(file_dnsplane_v1_admin, 28);
 
 /**
  * @generated from message dnsplane.v1.ListJournalRequest
@@ -955,7 +1006,7 @@ export type ListJournalRequest = Message<"dnsplane.v1.ListJournalRequest"> & {
  * Use `create(ListJournalRequestSchema)` to create a new message.
  */
 export const ListJournalRequestSchema: GenMessage<ListJournalRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 27);
+  messageDesc(file_dnsplane_v1_admin, 29);
 
 /**
  * @generated from message dnsplane.v1.ListJournalResponse
@@ -972,7 +1023,7 @@ export type ListJournalResponse = Message<"dnsplane.v1.ListJournalResponse"> & {
  * Use `create(ListJournalResponseSchema)` to create a new message.
  */
 export const ListJournalResponseSchema: GenMessage<ListJournalResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 28);
+  messageDesc(file_dnsplane_v1_admin, 30);
 
 /**
  * @generated from message dnsplane.v1.ParseDesiredStateRequest
@@ -991,7 +1042,7 @@ export type ParseDesiredStateRequest = Message<"dnsplane.v1.ParseDesiredStateReq
  * Use `create(ParseDesiredStateRequestSchema)` to create a new message.
  */
 export const ParseDesiredStateRequestSchema: GenMessage<ParseDesiredStateRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 29);
+  messageDesc(file_dnsplane_v1_admin, 31);
 
 /**
  * @generated from message dnsplane.v1.ParseDesiredStateResponse
@@ -1011,7 +1062,7 @@ export type ParseDesiredStateResponse = Message<"dnsplane.v1.ParseDesiredStateRe
  * Use `create(ParseDesiredStateResponseSchema)` to create a new message.
  */
 export const ParseDesiredStateResponseSchema: GenMessage<ParseDesiredStateResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 30);
+  messageDesc(file_dnsplane_v1_admin, 32);
 
 /**
  * @generated from enum dnsplane.v1.AdoptionOutcome
@@ -1140,6 +1191,17 @@ export const AdminService: GenService<{
     methodKind: "unary";
     input: typeof DisableTenantRequestSchema;
     output: typeof DisableTenantResponseSchema;
+  },
+  /**
+   * The tenant's own change threshold (ChangeThreshold.max_percent), or back to the server's
+   * DNSPLANE_MAX_CHANGE_PERCENT.
+   *
+   * @generated from rpc dnsplane.v1.AdminService.SetTenantMaxChangePercent
+   */
+  setTenantMaxChangePercent: {
+    methodKind: "unary";
+    input: typeof SetTenantMaxChangePercentRequestSchema;
+    output: typeof SetTenantMaxChangePercentResponseSchema;
   },
   /**
    * Who owns what; optionally the record sets that exist in OVH without an owner.

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file dnsplane/v1/zone.proto.
  */
 export const file_dnsplane_v1_zone: GenFile = /*@__PURE__*/
-  fileDesc("ChZkbnNwbGFuZS92MS96b25lLnByb3RvEgtkbnNwbGFuZS52MSLJAQoIRW5kcG9pbnQSEAoIZG5zX25hbWUYASABKAkSEwoLcmVjb3JkX3R5cGUYAiABKAkSDwoHdGFyZ2V0cxgDIAMoCRILCgN0dGwYBCABKAUSFgoOc2V0X2lkZW50aWZpZXIYBSABKAkSMQoGbGFiZWxzGAYgAygLMiEuZG5zcGxhbmUudjEuRW5kcG9pbnQuTGFiZWxzRW50cnkaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKtAQoHQ2hhbmdlcxIlCgZjcmVhdGUYASADKAsyFS5kbnNwbGFuZS52MS5FbmRwb2ludBIpCgp1cGRhdGVfb2xkGAIgAygLMhUuZG5zcGxhbmUudjEuRW5kcG9pbnQSKQoKdXBkYXRlX25ldxgDIAMoCzIVLmRuc3BsYW5lLnYxLkVuZHBvaW50EiUKBmRlbGV0ZRgEIAMoCzIVLmRuc3BsYW5lLnYxLkVuZHBvaW50IkcKDERlc2lyZWRTdGF0ZRINCgV6b25lcxgBIAMoCRIoCgllbmRwb2ludHMYAiADKAsyFS5kbnNwbGFuZS52MS5FbmRwb2ludCKSAQoLUGxhblJlcXVlc3QSLAoHZGVzaXJlZBgBIAEoCzIZLmRuc3BsYW5lLnYxLkRlc2lyZWRTdGF0ZUgAEicKB2NoYW5nZXMYAiABKAsyFC5kbnNwbGFuZS52MS5DaGFuZ2VzSAASIwoGcG9saWN5GAMgASgOMhMuZG5zcGxhbmUudjEuUG9saWN5QgcKBWlucHV0IsgBCg1QbGFubmVkQ2hhbmdlEikKBmFjdGlvbhgBIAEoDjIZLmRuc3BsYW5lLnYxLkNoYW5nZUFjdGlvbhIlCgZiZWZvcmUYAiABKAsyFS5kbnNwbGFuZS52MS5FbmRwb2ludBIkCgVhZnRlchgDIAEoCzIVLmRuc3BsYW5lLnYxLkVuZHBvaW50EhAKCHdhcm5pbmdzGAQgAygJEi0KCm9wZXJhdGlvbnMYBSADKAsyGS5kbnNwbGFuZS52MS5PdmhPcGVyYXRpb24ifQoIQ29uZmxpY3QSKQoGYWN0aW9uGAEgASgOMhkuZG5zcGxhbmUudjEuQ2hhbmdlQWN0aW9uEicKCGVuZHBvaW50GAIgASgLMhUuZG5zcGxhbmUudjEuRW5kcG9pbnQSDQoFb3duZXIYAyABKAkSDgoGcmVhc29uGAQgASgJIlkKDE92aE9wZXJhdGlvbhIOCgZtZXRob2QYASABKAkSDAoEcGF0aBgCIAEoCRIMCgRib2R5GAMgASgJEg4KBnN0YXR1cxgEIAEoBRINCgVlcnJvchgFIAEoCSK3AQoIWm9uZVBsYW4SDAoEem9uZRgBIAEoCRIXCg9iYXNlX2dlbmVyYXRpb24YAiABKAMSKwoHY2hhbmdlcxgDIAMoCzIaLmRuc3BsYW5lLnYxLlBsYW5uZWRDaGFuZ2USKAoJY29uZmxpY3RzGAQgAygLMhUuZG5zcGxhbmUudjEuQ29uZmxpY3QSLQoKb3BlcmF0aW9ucxgFIAMoCzIZLmRuc3BsYW5lLnYxLk92aE9wZXJhdGlvbiLdAQoEUGxhbhIKCgJpZBgBIAEoCRIOCgZ0ZW5hbnQYAiABKAkSJAoFem9uZXMYAyADKAsyFS5kbnNwbGFuZS52MS5ab25lUGxhbhIOCgZkaWdlc3QYBCABKAkSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZXhwaXJlc19hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASIwoGcG9saWN5GAcgASgOMhMuZG5zcGxhbmUudjEuUG9saWN5Ii8KDFBsYW5SZXNwb25zZRIfCgRwbGFuGAEgASgLMhEuZG5zcGxhbmUudjEuUGxhbiJVCgxBcHBseVJlcXVlc3QSEQoHcGxhbl9pZBgBIAEoCUgAEigKBHBsYW4YAiABKAsyGC5kbnNwbGFuZS52MS5QbGFuUmVxdWVzdEgAQggKBnNvdXJjZSLtAQoPWm9uZUFwcGx5UmVzdWx0EgwKBHpvbmUYASABKAkSKAoGc3RhdHVzGAIgASgOMhguZG5zcGxhbmUudjEuQXBwbHlTdGF0dXMSEgoKZ2VuZXJhdGlvbhgDIAEoAxIoCgVjYWxscxgEIAMoCzIZLmRuc3BsYW5lLnYxLk92aE9wZXJhdGlvbhIrCgdjaGFuZ2VzGAUgAygLMhouZG5zcGxhbmUudjEuUGxhbm5lZENoYW5nZRIoCgljb25mbGljdHMYBiADKAsyFS5kbnNwbGFuZS52MS5Db25mbGljdBINCgVlcnJvchgHIAEoCSJNCg1BcHBseVJlc3BvbnNlEg8KB3BsYW5faWQYASABKAkSKwoFem9uZXMYAiADKAsyHC5kbnNwbGFuZS52MS5ab25lQXBwbHlSZXN1bHQivwEKDlJlY29yZHNSZXF1ZXN0Eg0KBXpvbmVzGAEgAygJEkwKEWtub3duX2dlbmVyYXRpb25zGAIgAygLMjEuZG5zcGxhbmUudjEuUmVjb3Jkc1JlcXVlc3QuS25vd25HZW5lcmF0aW9uc0VudHJ5EhcKD2luY2x1ZGVfZm9yZWlnbhgDIAEoCBo3ChVLbm93bkdlbmVyYXRpb25zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4ASJvCgtab25lUmVjb3JkcxIMCgR6b25lGAEgASgJEhIKCmdlbmVyYXRpb24YAiABKAMSFAoMbm90X21vZGlmaWVkGAMgASgIEigKCWVuZHBvaW50cxgEIAMoCzIVLmRuc3BsYW5lLnYxLkVuZHBvaW50IjoKD1JlY29yZHNSZXNwb25zZRInCgV6b25lcxgBIAMoCzIYLmRuc3BsYW5lLnYxLlpvbmVSZWNvcmRzIhIKEExpc3Rab25lc1JlcXVlc3Qi1AEKBFpvbmUSDAoEbmFtZRgBIAEoCRIUCgx1bmljb2RlX25hbWUYAiABKAkSEgoKZ2VuZXJhdGlvbhgDIAEoAxItCglsYXN0X3N5bmMYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDHJlY29yZF9jb3VudBgFIAEoBRINCgVzdGF0ZRgGIAEoCRIlCgVkcmlmdBgHIAEoCzIWLmRuc3BsYW5lLnYxLlpvbmVEcmlmdBIZChFpbl9mbGlnaHRfYXBwbGllcxgIIAEoBSKrAQoJWm9uZURyaWZ0Eg0KBXN0YXRlGAEgASgJEi4KCmxhc3RfY2hlY2sYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmxhc3RfZm91bmQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBWFkZGVkGAQgASgFEg8KB3JlbW92ZWQYBSABKAUSDwoHdXBkYXRlZBgGIAEoBSJnChFMaXN0Wm9uZXNSZXNwb25zZRIgCgV6b25lcxgBIAMoCzIRLmRuc3BsYW5lLnYxLlpvbmUSDgoGdGVuYW50GAIgASgJEhAKCHN1ZmZpeGVzGAMgAygJEg4KBnNjb3BlcxgEIAMoCSphCgZQb2xpY3kSFgoSUE9MSUNZX1VOU1BFQ0lGSUVEEAASDwoLUE9MSUNZX1NZTkMQARIWChJQT0xJQ1lfVVBTRVJUX09OTFkQAhIWChJQT0xJQ1lfQ1JFQVRFX09OTFkQAyp7CgxDaGFuZ2VBY3Rpb24SHQoZQ0hBTkdFX0FDVElPTl9VTlNQRUNJRklFRBAAEhgKFENIQU5HRV9BQ1RJT05fQ1JFQVRFEAESGAoUQ0hBTkdFX0FDVElPTl9VUERBVEUQAhIYChRDSEFOR0VfQUNUSU9OX0RFTEVURRADKscBCgtBcHBseVN0YXR1cxIcChhBUFBMWV9TVEFUVVNfVU5TUEVDSUZJRUQQABIYChRBUFBMWV9TVEFUVVNfQVBQTElFRBABEhsKF0FQUExZX1NUQVRVU19OT19DSEFOR0VTEAISFgoSQVBQTFlfU1RBVFVTX1NUQUxFEAMSFwoTQVBQTFlfU1RBVFVTX0ZBSUxFRBAEEhgKFEFQUExZX1NUQVRVU19EUllfUlVOEAUSGAoUQVBQTFlfU1RBVFVTX1JFRlVTRUQQBjKqAgoLWm9uZVNlcnZpY2USTwoJTGlzdFpvbmVzEh0uZG5zcGxhbmUudjEuTGlzdFpvbmVzUmVxdWVzdBoeLmRuc3BsYW5lLnYxLkxpc3Rab25lc1Jlc3BvbnNlIgOQAgESSQoHUmVjb3JkcxIbLmRuc3BsYW5lLnYxLlJlY29yZHNSZXF1ZXN0GhwuZG5zcGxhbmUudjEuUmVjb3Jkc1Jlc3BvbnNlIgOQAgESPQoEUGxhbhIYLmRuc3BsYW5lLnYxLlBsYW5SZXF1ZXN0GhkuZG5zcGxhbmUudjEuUGxhblJlc3BvbnNlIgASQAoFQXBwbHkSGS5kbnNwbGFuZS52MS5BcHBseVJlcXVlc3QaGi5kbnNwbGFuZS52MS5BcHBseVJlc3BvbnNlIgBiBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("ChZkbnNwbGFuZS92MS96b25lLnByb3RvEgtkbnNwbGFuZS52MSLJAQoIRW5kcG9pbnQSEAoIZG5zX25hbWUYASABKAkSEwoLcmVjb3JkX3R5cGUYAiABKAkSDwoHdGFyZ2V0cxgDIAMoCRILCgN0dGwYBCABKAUSFgoOc2V0X2lkZW50aWZpZXIYBSABKAkSMQoGbGFiZWxzGAYgAygLMiEuZG5zcGxhbmUudjEuRW5kcG9pbnQuTGFiZWxzRW50cnkaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKtAQoHQ2hhbmdlcxIlCgZjcmVhdGUYASADKAsyFS5kbnNwbGFuZS52MS5FbmRwb2ludBIpCgp1cGRhdGVfb2xkGAIgAygLMhUuZG5zcGxhbmUudjEuRW5kcG9pbnQSKQoKdXBkYXRlX25ldxgDIAMoCzIVLmRuc3BsYW5lLnYxLkVuZHBvaW50EiUKBmRlbGV0ZRgEIAMoCzIVLmRuc3BsYW5lLnYxLkVuZHBvaW50IkcKDERlc2lyZWRTdGF0ZRINCgV6b25lcxgBIAMoCRIoCgllbmRwb2ludHMYAiADKAsyFS5kbnNwbGFuZS52MS5FbmRwb2ludCKhAQoLUGxhblJlcXVlc3QSLAoHZGVzaXJlZBgBIAEoCzIZLmRuc3BsYW5lLnYxLkRlc2lyZWRTdGF0ZUgAEicKB2NoYW5nZXMYAiABKAsyFC5kbnNwbGFuZS52MS5DaGFuZ2VzSAASIwoGcG9saWN5GAMgASgOMhMuZG5zcGxhbmUudjEuUG9saWN5Eg0KBWZvcmNlGAQgASgIQgcKBWlucHV0Io8BCg9DaGFuZ2VUaHJlc2hvbGQSDQoFb3duZWQYASABKAUSDwoHdXBkYXRlcxgCIAEoBRIPCgdkZWxldGVzGAMgASgFEhMKC21heF9wZXJjZW50GAQgASgFEhAKCGV4Y2VlZGVkGAUgASgIEg4KBmZvcmNlZBgGIAEoCBIUCgx3b3VsZF9yZWZ1c2UYByABKAgiyAEKDVBsYW5uZWRDaGFuZ2USKQoGYWN0aW9uGAEgASgOMhkuZG5zcGxhbmUudjEuQ2hhbmdlQWN0aW9uEiUKBmJlZm9yZRgCIAEoCzIVLmRuc3BsYW5lLnYxLkVuZHBvaW50EiQKBWFmdGVyGAMgASgLMhUuZG5zcGxhbmUudjEuRW5kcG9pbnQSEAoId2FybmluZ3MYBCADKAkSLQoKb3BlcmF0aW9ucxgFIAMoCzIZLmRuc3BsYW5lLnYxLk92aE9wZXJhdGlvbiJ9CghDb25mbGljdBIpCgZhY3Rpb24YASABKA4yGS5kbnNwbGFuZS52MS5DaGFuZ2VBY3Rpb24SJwoIZW5kcG9pbnQYAiABKAsyFS5kbnNwbGFuZS52MS5FbmRwb2ludBINCgVvd25lchgDIAEoCRIOCgZyZWFzb24YBCABKAkiWQoMT3ZoT3BlcmF0aW9uEg4KBm1ldGhvZBgBIAEoCRIMCgRwYXRoGAIgASgJEgwKBGJvZHkYAyABKAkSDgoGc3RhdHVzGAQgASgFEg0KBWVycm9yGAUgASgJIugBCghab25lUGxhbhIMCgR6b25lGAEgASgJEhcKD2Jhc2VfZ2VuZXJhdGlvbhgCIAEoAxIrCgdjaGFuZ2VzGAMgAygLMhouZG5zcGxhbmUudjEuUGxhbm5lZENoYW5nZRIoCgljb25mbGljdHMYBCADKAsyFS5kbnNwbGFuZS52MS5Db25mbGljdBItCgpvcGVyYXRpb25zGAUgAygLMhkuZG5zcGxhbmUudjEuT3ZoT3BlcmF0aW9uEi8KCXRocmVzaG9sZBgGIAEoCzIcLmRuc3BsYW5lLnYxLkNoYW5nZVRocmVzaG9sZCLdAQoEUGxhbhIKCgJpZBgBIAEoCRIOCgZ0ZW5hbnQYAiABKAkSJAoFem9uZXMYAyADKAsyFS5kbnNwbGFuZS52MS5ab25lUGxhbhIOCgZkaWdlc3QYBCABKAkSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZXhwaXJlc19hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASIwoGcG9saWN5GAcgASgOMhMuZG5zcGxhbmUudjEuUG9saWN5Ii8KDFBsYW5SZXNwb25zZRIfCgRwbGFuGAEgASgLMhEuZG5zcGxhbmUudjEuUGxhbiJkCgxBcHBseVJlcXVlc3QSEQoHcGxhbl9pZBgBIAEoCUgAEigKBHBsYW4YAiABKAsyGC5kbnNwbGFuZS52MS5QbGFuUmVxdWVzdEgAEg0KBWZvcmNlGAMgASgIQggKBnNvdXJjZSLtAQoPWm9uZUFwcGx5UmVzdWx0EgwKBHpvbmUYASABKAkSKAoGc3RhdHVzGAIgASgOMhguZG5zcGxhbmUudjEuQXBwbHlTdGF0dXMSEgoKZ2VuZXJhdGlvbhgDIAEoAxIoCgVjYWxscxgEIAMoCzIZLmRuc3BsYW5lLnYxLk92aE9wZXJhdGlvbhIrCgdjaGFuZ2VzGAUgAygLMhouZG5zcGxhbmUudjEuUGxhbm5lZENoYW5nZRIoCgljb25mbGljdHMYBiADKAsyFS5kbnNwbGFuZS52MS5Db25mbGljdBINCgVlcnJvchgHIAEoCSJNCg1BcHBseVJlc3BvbnNlEg8KB3BsYW5faWQYASABKAkSKwoFem9uZXMYAiADKAsyHC5kbnNwbGFuZS52MS5ab25lQXBwbHlSZXN1bHQivwEKDlJlY29yZHNSZXF1ZXN0Eg0KBXpvbmVzGAEgAygJEkwKEWtub3duX2dlbmVyYXRpb25zGAIgAygLMjEuZG5zcGxhbmUudjEuUmVjb3Jkc1JlcXVlc3QuS25vd25HZW5lcmF0aW9uc0VudHJ5EhcKD2luY2x1ZGVfZm9yZWlnbhgDIAEoCBo3ChVLbm93bkdlbmVyYXRpb25zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4ASJvCgtab25lUmVjb3JkcxIMCgR6b25lGAEgASgJEhIKCmdlbmVyYXRpb24YAiABKAMSFAoMbm90X21vZGlmaWVkGAMgASgIEigKCWVuZHBvaW50cxgEIAMoCzIVLmRuc3BsYW5lLnYxLkVuZHBvaW50IjoKD1JlY29yZHNSZXNwb25zZRInCgV6b25lcxgBIAMoCzIYLmRuc3BsYW5lLnYxLlpvbmVSZWNvcmRzIhIKEExpc3Rab25lc1JlcXVlc3Qi1AEKBFpvbmUSDAoEbmFtZRgBIAEoCRIUCgx1bmljb2RlX25hbWUYAiABKAkSEgoKZ2VuZXJhdGlvbhgDIAEoAxItCglsYXN0X3N5bmMYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDHJlY29yZF9jb3VudBgFIAEoBRINCgVzdGF0ZRgGIAEoCRIlCgVkcmlmdBgHIAEoCzIWLmRuc3BsYW5lLnYxLlpvbmVEcmlmdBIZChFpbl9mbGlnaHRfYXBwbGllcxgIIAEoBSKrAQoJWm9uZURyaWZ0Eg0KBXN0YXRlGAEgASgJEi4KCmxhc3RfY2hlY2sYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmxhc3RfZm91bmQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBWFkZGVkGAQgASgFEg8KB3JlbW92ZWQYBSABKAUSDwoHdXBkYXRlZBgGIAEoBSJnChFMaXN0Wm9uZXNSZXNwb25zZRIgCgV6b25lcxgBIAMoCzIRLmRuc3BsYW5lLnYxLlpvbmUSDgoGdGVuYW50GAIgASgJEhAKCHN1ZmZpeGVzGAMgAygJEg4KBnNjb3BlcxgEIAMoCSphCgZQb2xpY3kSFgoSUE9MSUNZX1VOU1BFQ0lGSUVEEAASDwoLUE9MSUNZX1NZTkMQARIWChJQT0xJQ1lfVVBTRVJUX09OTFkQAhIWChJQT0xJQ1lfQ1JFQVRFX09OTFkQAyp7CgxDaGFuZ2VBY3Rpb24SHQoZQ0hBTkdFX0FDVElPTl9VTlNQRUNJRklFRBAAEhgKFENIQU5HRV9BQ1RJT05fQ1JFQVRFEAESGAoUQ0hBTkdFX0FDVElPTl9VUERBVEUQAhIYChRDSEFOR0VfQUNUSU9OX0RFTEVURRADKscBCgtBcHBseVN0YXR1cxIcChhBUFBMWV9TVEFUVVNfVU5TUEVDSUZJRUQQABIYChRBUFBMWV9TVEFUVVNfQVBQTElFRBABEhsKF0FQUExZX1NUQVRVU19OT19DSEFOR0VTEAISFgoSQVBQTFlfU1RBVFVTX1NUQUxFEAMSFwoTQVBQTFlfU1RBVFVTX0ZBSUxFRBAEEhgKFEFQUExZX1NUQVRVU19EUllfUlVOEAUSGAoUQVBQTFlfU1RBVFVTX1JFRlVTRUQQBjKqAgoLWm9uZVNlcnZpY2USTwoJTGlzdFpvbmVzEh0uZG5zcGxhbmUudjEuTGlzdFpvbmVzUmVxdWVzdBoeLmRuc3BsYW5lLnYxLkxpc3Rab25lc1Jlc3BvbnNlIgOQAgESSQoHUmVjb3JkcxIbLmRuc3BsYW5lLnYxLlJlY29yZHNSZXF1ZXN0GhwuZG5zcGxhbmUudjEuUmVjb3Jkc1Jlc3BvbnNlIgOQAgESPQoEUGxhbhIYLmRuc3BsYW5lLnYxLlBsYW5SZXF1ZXN0GhkuZG5zcGxhbmUudjEuUGxhblJlc3BvbnNlIgASQAoFQXBwbHkSGS5kbnNwbGFuZS52MS5BcHBseVJlcXVlc3QaGi5kbnNwbGFuZS52MS5BcHBseVJlc3BvbnNlIgBiBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * The same shape as external-dns's endpoint.
@@ -151,6 +151,14 @@ export type PlanRequest = Message<"dnsplane.v1.PlanRequest"> & {
    * @generated from field: dnsplane.v1.Policy policy = 3;
    */
   policy: Policy;
+
+  /**
+   * Apply even when the plan updates and deletes more than the tenant's change threshold allows
+   * (DNSPLANE_MAX_CHANGE_PERCENT, or the tenant's own; see ChangeThreshold). A stored plan keeps it.
+   *
+   * @generated from field: bool force = 4;
+   */
+  force: boolean;
 };
 
 /**
@@ -159,6 +167,67 @@ export type PlanRequest = Message<"dnsplane.v1.PlanRequest"> & {
  */
 export const PlanRequestSchema: GenMessage<PlanRequest> = /*@__PURE__*/
   messageDesc(file_dnsplane_v1_zone, 3);
+
+/**
+ * The guard rail against mass changes, per zone: an apply that would update or delete more than
+ * max_percent of the record sets the tenant owns in the zone, when it owns at least 10 there, is
+ * refused with FailedPrecondition (nothing sent) unless the request says force.
+ *
+ * @generated from message dnsplane.v1.ChangeThreshold
+ */
+export type ChangeThreshold = Message<"dnsplane.v1.ChangeThreshold"> & {
+  /**
+   * Record sets the tenant owns in the zone now.
+   *
+   * @generated from field: int32 owned = 1;
+   */
+  owned: number;
+
+  /**
+   * @generated from field: int32 updates = 2;
+   */
+  updates: number;
+
+  /**
+   * @generated from field: int32 deletes = 3;
+   */
+  deletes: number;
+
+  /**
+   * The limit that applies: the tenant's own (set by an admin) or the server's.
+   *
+   * @generated from field: int32 max_percent = 4;
+   */
+  maxPercent: number;
+
+  /**
+   * updates + deletes is over max_percent of owned (and owned >= 10).
+   *
+   * @generated from field: bool exceeded = 5;
+   */
+  exceeded: boolean;
+
+  /**
+   * The request says force.
+   *
+   * @generated from field: bool forced = 6;
+   */
+  forced: boolean;
+
+  /**
+   * exceeded and not forced: Apply will refuse this zone.
+   *
+   * @generated from field: bool would_refuse = 7;
+   */
+  wouldRefuse: boolean;
+};
+
+/**
+ * Describes the message dnsplane.v1.ChangeThreshold.
+ * Use `create(ChangeThresholdSchema)` to create a new message.
+ */
+export const ChangeThresholdSchema: GenMessage<ChangeThreshold> = /*@__PURE__*/
+  messageDesc(file_dnsplane_v1_zone, 4);
 
 /**
  * @generated from message dnsplane.v1.PlannedChange
@@ -203,7 +272,7 @@ export type PlannedChange = Message<"dnsplane.v1.PlannedChange"> & {
  * Use `create(PlannedChangeSchema)` to create a new message.
  */
 export const PlannedChangeSchema: GenMessage<PlannedChange> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 4);
+  messageDesc(file_dnsplane_v1_zone, 5);
 
 /**
  * @generated from message dnsplane.v1.Conflict
@@ -237,7 +306,7 @@ export type Conflict = Message<"dnsplane.v1.Conflict"> & {
  * Use `create(ConflictSchema)` to create a new message.
  */
 export const ConflictSchema: GenMessage<Conflict> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 5);
+  messageDesc(file_dnsplane_v1_zone, 6);
 
 /**
  * One OVH API call, as Apply would send it (or as it was sent).
@@ -282,7 +351,7 @@ export type OvhOperation = Message<"dnsplane.v1.OvhOperation"> & {
  * Use `create(OvhOperationSchema)` to create a new message.
  */
 export const OvhOperationSchema: GenMessage<OvhOperation> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 6);
+  messageDesc(file_dnsplane_v1_zone, 7);
 
 /**
  * @generated from message dnsplane.v1.ZonePlan
@@ -316,6 +385,13 @@ export type ZonePlan = Message<"dnsplane.v1.ZonePlan"> & {
    * @generated from field: repeated dnsplane.v1.OvhOperation operations = 5;
    */
   operations: OvhOperation[];
+
+  /**
+   * The counts the change threshold looks at, and whether it would stop the apply.
+   *
+   * @generated from field: dnsplane.v1.ChangeThreshold threshold = 6;
+   */
+  threshold?: ChangeThreshold | undefined;
 };
 
 /**
@@ -323,7 +399,7 @@ export type ZonePlan = Message<"dnsplane.v1.ZonePlan"> & {
  * Use `create(ZonePlanSchema)` to create a new message.
  */
 export const ZonePlanSchema: GenMessage<ZonePlan> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 7);
+  messageDesc(file_dnsplane_v1_zone, 8);
 
 /**
  * @generated from message dnsplane.v1.Plan
@@ -372,7 +448,7 @@ export type Plan = Message<"dnsplane.v1.Plan"> & {
  * Use `create(PlanSchema)` to create a new message.
  */
 export const PlanSchema: GenMessage<Plan> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 8);
+  messageDesc(file_dnsplane_v1_zone, 9);
 
 /**
  * @generated from message dnsplane.v1.PlanResponse
@@ -389,7 +465,7 @@ export type PlanResponse = Message<"dnsplane.v1.PlanResponse"> & {
  * Use `create(PlanResponseSchema)` to create a new message.
  */
 export const PlanResponseSchema: GenMessage<PlanResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 9);
+  messageDesc(file_dnsplane_v1_zone, 10);
 
 /**
  * @generated from message dnsplane.v1.ApplyRequest
@@ -415,6 +491,13 @@ export type ApplyRequest = Message<"dnsplane.v1.ApplyRequest"> & {
     value: PlanRequest;
     case: "plan";
   } | { case: undefined; value?: undefined };
+
+  /**
+   * With plan_id: apply even over the change threshold (as PlanRequest.force does).
+   *
+   * @generated from field: bool force = 3;
+   */
+  force: boolean;
 };
 
 /**
@@ -422,7 +505,7 @@ export type ApplyRequest = Message<"dnsplane.v1.ApplyRequest"> & {
  * Use `create(ApplyRequestSchema)` to create a new message.
  */
 export const ApplyRequestSchema: GenMessage<ApplyRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 10);
+  messageDesc(file_dnsplane_v1_zone, 11);
 
 /**
  * @generated from message dnsplane.v1.ZoneApplyResult
@@ -473,7 +556,7 @@ export type ZoneApplyResult = Message<"dnsplane.v1.ZoneApplyResult"> & {
  * Use `create(ZoneApplyResultSchema)` to create a new message.
  */
 export const ZoneApplyResultSchema: GenMessage<ZoneApplyResult> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 11);
+  messageDesc(file_dnsplane_v1_zone, 12);
 
 /**
  * @generated from message dnsplane.v1.ApplyResponse
@@ -495,7 +578,7 @@ export type ApplyResponse = Message<"dnsplane.v1.ApplyResponse"> & {
  * Use `create(ApplyResponseSchema)` to create a new message.
  */
 export const ApplyResponseSchema: GenMessage<ApplyResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 12);
+  messageDesc(file_dnsplane_v1_zone, 13);
 
 /**
  * @generated from message dnsplane.v1.RecordsRequest
@@ -528,7 +611,7 @@ export type RecordsRequest = Message<"dnsplane.v1.RecordsRequest"> & {
  * Use `create(RecordsRequestSchema)` to create a new message.
  */
 export const RecordsRequestSchema: GenMessage<RecordsRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 13);
+  messageDesc(file_dnsplane_v1_zone, 14);
 
 /**
  * @generated from message dnsplane.v1.ZoneRecords
@@ -560,7 +643,7 @@ export type ZoneRecords = Message<"dnsplane.v1.ZoneRecords"> & {
  * Use `create(ZoneRecordsSchema)` to create a new message.
  */
 export const ZoneRecordsSchema: GenMessage<ZoneRecords> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 14);
+  messageDesc(file_dnsplane_v1_zone, 15);
 
 /**
  * @generated from message dnsplane.v1.RecordsResponse
@@ -577,7 +660,7 @@ export type RecordsResponse = Message<"dnsplane.v1.RecordsResponse"> & {
  * Use `create(RecordsResponseSchema)` to create a new message.
  */
 export const RecordsResponseSchema: GenMessage<RecordsResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 15);
+  messageDesc(file_dnsplane_v1_zone, 16);
 
 /**
  * @generated from message dnsplane.v1.ListZonesRequest
@@ -590,7 +673,7 @@ export type ListZonesRequest = Message<"dnsplane.v1.ListZonesRequest"> & {
  * Use `create(ListZonesRequestSchema)` to create a new message.
  */
 export const ListZonesRequestSchema: GenMessage<ListZonesRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 16);
+  messageDesc(file_dnsplane_v1_zone, 17);
 
 /**
  * @generated from message dnsplane.v1.Zone
@@ -653,7 +736,7 @@ export type Zone = Message<"dnsplane.v1.Zone"> & {
  * Use `create(ZoneSchema)` to create a new message.
  */
 export const ZoneSchema: GenMessage<Zone> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 17);
+  messageDesc(file_dnsplane_v1_zone, 18);
 
 /**
  * The drift checks of one zone (DNSPLANE_DRIFT_INTERVAL, whichever replica ran them).
@@ -707,7 +790,7 @@ export type ZoneDrift = Message<"dnsplane.v1.ZoneDrift"> & {
  * Use `create(ZoneDriftSchema)` to create a new message.
  */
 export const ZoneDriftSchema: GenMessage<ZoneDrift> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 18);
+  messageDesc(file_dnsplane_v1_zone, 19);
 
 /**
  * @generated from message dnsplane.v1.ListZonesResponse
@@ -745,7 +828,7 @@ export type ListZonesResponse = Message<"dnsplane.v1.ListZonesResponse"> & {
  * Use `create(ListZonesResponseSchema)` to create a new message.
  */
 export const ListZonesResponseSchema: GenMessage<ListZonesResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 19);
+  messageDesc(file_dnsplane_v1_zone, 20);
 
 /**
  * @generated from enum dnsplane.v1.Policy
@@ -856,7 +939,8 @@ export enum ApplyStatus {
   DRY_RUN = 5,
 
   /**
-   * An all-or-nothing request (NSM publishing) found a conflict under the zone lock; nothing was sent.
+   * An all-or-nothing request (NSM publishing) found a conflict under the zone lock, or the change
+   * was over the tenant's change threshold without force; nothing was sent.
    *
    * @generated from enum value: APPLY_STATUS_REFUSED = 6;
    */
