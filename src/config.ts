@@ -60,6 +60,10 @@ export interface Config {
   corsOrigins: string[];
   /** DNSPLANE_MAX_CHANGE_PERCENT: the change threshold (core/guard.ts) of tenants without their own. */
   maxChangePercent: number;
+  /** Bounds on slow and silent clients, both listeners (server.ts, webhook/listener.ts). */
+  http: { headersTimeoutMs: number; requestTimeoutMs: number; idleTimeoutMs: number };
+  /** Failed logins per client address (core/login-limiter.ts): a burst, then this many per second. */
+  login: { burst: number; perSecond: number };
 }
 
 /** The settings, for `--help` and the README's configuration table. */
@@ -91,6 +95,11 @@ export const SETTINGS: Array<{ name: string; default: string; help: string }> = 
   { name: 'DNSPLANE_DRY_RUN', default: 'false', help: 'true: plans and applies run, the OVH calls applies would make are logged and returned, none is sent' },
   { name: 'DNSPLANE_CORS_ORIGINS', default: '', help: 'comma list of origins (https://host[:port]) whose browser pages may call the API (CORS); * for any; empty: none' },
   { name: 'DNSPLANE_MAX_CHANGE_PERCENT', default: '30', help: 'an apply updating or deleting more than this % of the record sets a tenant owns in a zone (when it owns 10 or more there) is refused unless forced; 0-100' },
+  { name: 'DNSPLANE_HEADERS_TIMEOUT', default: '20s', help: 'a client must send its request headers within this (both ports); a silent or dripping connection is closed' },
+  { name: 'DNSPLANE_REQUEST_TIMEOUT', default: '60s', help: 'a client must send its whole request within this (both ports)' },
+  { name: 'DNSPLANE_IDLE_TIMEOUT', default: '65s', help: 'an API connection (HTTP/1.1 keep-alive, or h2 session) with no request in flight is closed after this' },
+  { name: 'DNSPLANE_LOGIN_BURST', default: '20', help: 'failed logins a client address may make at once; then it is refused (429 / RESOURCE_EXHAUSTED, Retry-After) until it regains some' },
+  { name: 'DNSPLANE_LOGIN_RATE', default: '1', help: 'failed logins per second a client address regains' },
   { name: 'DNSPLANE_CNAME_RELATIVE_ZONES', default: '', help: 'comma list of zones whose in-zone CNAME targets are sent relative (like external-dns --ovh-enable-cname-relative)' },
 ];
 
@@ -236,6 +245,15 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     shutdownTimeoutMs: 30_000,
     logLevel,
     dryRun: parseBoolean(get('DNSPLANE_DRY_RUN') ?? 'false', 'DNSPLANE_DRY_RUN'),
+    http: {
+      headersTimeoutMs: parseDuration(get('DNSPLANE_HEADERS_TIMEOUT') ?? '20s', 'DNSPLANE_HEADERS_TIMEOUT'),
+      requestTimeoutMs: parseDuration(get('DNSPLANE_REQUEST_TIMEOUT') ?? '60s', 'DNSPLANE_REQUEST_TIMEOUT'),
+      idleTimeoutMs: parseDuration(get('DNSPLANE_IDLE_TIMEOUT') ?? '65s', 'DNSPLANE_IDLE_TIMEOUT'),
+    },
+    login: {
+      burst: positiveNumber(get('DNSPLANE_LOGIN_BURST') ?? '20', 'DNSPLANE_LOGIN_BURST', true),
+      perSecond: positiveNumber(get('DNSPLANE_LOGIN_RATE') ?? '1', 'DNSPLANE_LOGIN_RATE', false),
+    },
     maxChangePercent: percent(get('DNSPLANE_MAX_CHANGE_PERCENT') ?? '30', 'DNSPLANE_MAX_CHANGE_PERCENT'),
     cnameRelativeZones: (get('DNSPLANE_CNAME_RELATIVE_ZONES') ?? '')
       .split(',')

@@ -24,6 +24,8 @@ import { AdminService } from './gen/dnsplane/v1/admin_pb.js';
 import type { ConnectRouter, ServiceImpl } from '@connectrpc/connect';
 import type { DescService } from '@bufbuild/protobuf';
 import { strictInterceptor, strictJsonOptions } from './api/strict.js';
+import { preAuthenticated, rpcGate } from './api/gate.js';
+import { LoginLimiter } from './core/login-limiter.js';
 import { nsmService } from './api/nsm-service.js';
 import { Metrics } from './metrics.js';
 import { PlanLimiter } from './core/plan-limit.js';
@@ -169,8 +171,14 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     const recovered = await recoverAll(ctx);
     if (recovered) log.warn({ recovered }, 'recovered applies that died in flight');
 
+    // One limiter for both listeners: a client address's failed logins count wherever they happen.
+    const limiter = new LoginLimiter({
+      ...config.login,
+      log: (fields, msg) => log.warn(fields, msg),
+      onFailure: (kind) => metrics.loginFailure(kind),
+    });
     const labels = { database: database.label, ovh: endpoint.label };
-    const http = await listen(ctx, config, log, labels);
+    const http = await listen(ctx, config, log, labels, limiter);
     log.info({ url: http.url, console: `${http.url}/ui/`, ...labels }, 'dnsplane is serving Connect, gRPC and gRPC-Web, and the admin console at /ui/');
     let webhook: WebhookListener | undefined;
     if (config.webhookListen) {
@@ -179,6 +187,8 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         log,
         registry: metrics.registry,
         shutdownTimeoutMs: config.shutdownTimeoutMs,
+        loginLimiter: limiter,
+        timeouts: { headersTimeoutMs: config.http.headersTimeoutMs, requestTimeoutMs: config.http.requestTimeoutMs },
       }).catch(async (e: unknown) => {
         await http.close();
         throw e;
@@ -246,7 +256,7 @@ function strictService<S extends DescService>(router: ConnectRouter, service: S,
   }
 }
 
-async function listen(ctx: CoreContext, config: Config, log: Logger, labels: { database: string; ovh: string }): Promise<Listener> {
+async function listen(ctx: CoreContext, config: Config, log: Logger, labels: { database: string; ovh: string }, limiter: LoginLimiter): Promise<Listener> {
   const readMaxBytes = 8 * 1024 * 1024;
   // Records in Connect JSON over HTTP/1.1 is answered from encoded bytes; all else goes to Connect.
   const recordsJson = recordsJsonRoute(ctx, log, readMaxBytes);
@@ -268,9 +278,14 @@ async function listen(ctx: CoreContext, config: Config, log: Logger, labels: { d
     corsOrigins: config.corsOrigins,
     health: { readiness, stopping: stopping.signal },
     log,
+    contextValues: preAuthenticated,
   });
   // The admin console (src/ui): static files at /ui/, which call the API above from the browser.
   const ui = consoleHandler();
+  const gate = rpcGate(ctx, limiter, log);
+  // The paths of our RPCs: only these need a token (an unknown path gets its 404 from the router).
+  const gated = new Set([ZoneService, NsmService, AdminService].flatMap((s) => s.methods.map((m) => `/${s.typeName}/${m.name}`)));
+  const { headersTimeoutMs, requestTimeoutMs, idleTimeoutMs } = config.http;
   let active = 0;
   let idle: (() => void) | undefined;
 
@@ -311,19 +326,42 @@ async function listen(ctx: CoreContext, config: Config, log: Logger, labels: { d
       active--;
       if (active === 0) idle?.();
     });
-    if (req instanceof http.IncomingMessage && isRecordsJson(req)) return recordsJson(req, res as http.ServerResponse);
-    rpc(req as http.IncomingMessage, res as http.ServerResponse);
+    if ('stream' in req) boundH2Request(req, requestTimeoutMs);
+    // Records in Connect JSON over HTTP/1.1 is answered from encoded bytes; all else goes to Connect.
+    const route = () => (req instanceof http.IncomingMessage && isRecordsJson(req) ? recordsJson(req, res as http.ServerResponse) : rpc(req, res));
+    // Our RPCs pass the gate (limiter, token) before their body is read; health, reflection, CORS
+    // preflights and unknown paths need no token.
+    if (req.method !== 'OPTIONS' && gated.has(url.split('?', 1)[0]!)) gate(req, res, route);
+    else route();
   };
 
   // HTTP/1.1 and h2c on one port: Node's h2c server cannot fall back to HTTP/1.1, so the first bytes
   // of each connection pick the server (an HTTP/2 connection starts with "PRI * HTTP/2.0").
-  const h1 = http.createServer(handler);
+  //
+  // Slow and silent clients are bounded (DNSPLANE_HEADERS_TIMEOUT, _REQUEST_TIMEOUT, _IDLE_TIMEOUT):
+  // - before its first byte, a connection has headersTimeout (here, on the raw socket);
+  // - HTTP/1.1: Node's headersTimeout and requestTimeout, which Node enforces only on a server that
+  //   emitted 'listening' (its connection checker starts then): h1 never listens itself, so it is
+  //   told it does; keepAliveTimeout closes idle keep-alive connections;
+  // - h2: a session with no stream open for idleTimeout is closed (a session waiting on a long
+  //   apply is not idle), and each request must have sent its body within requestTimeout.
+  const h1 = http.createServer(
+    { headersTimeout: headersTimeoutMs, requestTimeout: requestTimeoutMs, connectionsCheckingInterval: Math.min(1000, headersTimeoutMs) },
+    handler,
+  );
+  h1.keepAliveTimeout = idleTimeoutMs;
+  h1.emit('listening');
   const h2 = http2.createServer(handler);
+  h2.on('session', (session) => closeWhenIdle(session, idleTimeoutMs));
   const sockets = new Set<net.Socket>();
   const front = net.createServer((socket) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
+    const silent = () => socket.destroy();
+    socket.setTimeout(headersTimeoutMs, silent);
     socket.once('data', (chunk) => {
+      socket.setTimeout(0);
+      socket.off('timeout', silent);
       socket.pause();
       socket.unshift(chunk);
       (chunk.subarray(0, 3).toString('latin1') === 'PRI' ? h2 : h1).emit('connection', socket);
@@ -352,11 +390,47 @@ async function listen(ctx: CoreContext, config: Config, log: Logger, labels: { d
         ]);
       }
       for (const s of sockets) s.destroy();
+      limiter.close();
       h1.close();
       h2.close();
       await closed;
     },
   };
+}
+
+/** Closes an h2 session once it has had no stream open for `idleMs`. */
+function closeWhenIdle(session: http2.ServerHttp2Session, idleMs: number): void {
+  let open = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const arm = () => {
+    timer = setTimeout(() => {
+      if (!session.destroyed) session.close();
+      // close() waits for open streams (there are none) and the peer; cut it if the peer lingers.
+      setTimeout(() => session.destroy(), 1000).unref();
+    }, idleMs);
+    timer.unref();
+  };
+  arm();
+  session.on('stream', (stream) => {
+    open++;
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    stream.once('close', () => {
+      if (--open === 0 && !session.destroyed) arm();
+    });
+  });
+  session.once('close', () => timer && clearTimeout(timer));
+}
+
+/** An h2 request must have sent its whole body within `ms` (HTTP/1.1 has Node's requestTimeout). */
+function boundH2Request(req: http2.Http2ServerRequest, ms: number): void {
+  if (req.complete) return;
+  const timer = setTimeout(() => {
+    if (!req.complete && !req.stream.destroyed) req.stream.close(http2.constants.NGHTTP2_CANCEL);
+  }, ms);
+  timer.unref();
+  req.once('end', () => clearTimeout(timer));
+  req.stream.once('close', () => clearTimeout(timer));
 }
 
 function plain(res: http.ServerResponse | http2.Http2ServerResponse, status: number, body: string): void {

@@ -15,7 +15,7 @@
 import type http from 'node:http';
 import type http2 from 'node:http2';
 import type { DescService } from '@bufbuild/protobuf';
-import { Code, ConnectError, cors, createConnectRouter, type ConnectRouter, type ConnectRouterOptions } from '@connectrpc/connect';
+import { Code, ConnectError, cors, createConnectRouter, type ConnectRouter, type ConnectRouterOptions, type ContextValues } from '@connectrpc/connect';
 import type { UniversalHandler, UniversalServerRequest, UniversalServerResponse } from '@connectrpc/connect/protocol';
 import { compressionBrotli, compressionGzip, universalRequestFromNodeRequest, universalResponseToNodeResponse } from '@connectrpc/connect-node';
 import type { Logger } from 'pino';
@@ -33,6 +33,8 @@ export interface ApiHandlerOptions extends ConnectRouterOptions {
   /** What grpc.health.v1 reports (the same as /readyz). */
   health: Omit<HealthOptions, 'services'>;
   log: Logger;
+  /** Context values for a request (api/gate.ts hands over the tenant it authenticated). */
+  contextValues?: (req: NodeRequest) => ContextValues;
 }
 
 /** The Connect-protocol headers a browser may send, plus our bearer token. */
@@ -48,7 +50,7 @@ const SUPPORTED_CONTENT_TYPES = [
 ];
 
 export function apiHandler(opts: ApiHandlerOptions): (req: NodeRequest, res: NodeResponse) => void {
-  const { routes, corsOrigins, health, log, ...routerOptions } = opts;
+  const { routes, corsOrigins, health, log, contextValues, ...routerOptions } = opts;
   routerOptions.acceptCompression ??= [compressionGzip, compressionBrotli];
   const api = createConnectRouter(routerOptions);
   routes(api);
@@ -80,7 +82,7 @@ export function apiHandler(opts: ApiHandlerOptions): (req: NodeRequest, res: Nod
     if (!handler) return text(res, 404, notFound(path, services()));
     let uReq: UniversalServerRequest;
     try {
-      uReq = universalRequestFromNodeRequest(req, res as http.ServerResponse, undefined, undefined);
+      uReq = universalRequestFromNodeRequest(req, res as http.ServerResponse, undefined, contextValues?.(req));
     } catch (e) {
       return text(res, 400, `${e instanceof Error ? e.message : String(e)}\n`);
     }

@@ -30,6 +30,7 @@ import type { Logger } from 'pino';
 import { WebhookError, type WebhookBackend, type WebhookSession, type ZoneOutcome } from './backend.js';
 import { JsonSyntaxError, parseJson, type JsonValue } from './json.js';
 import type { WebhookMetrics, WebhookRoute } from './metrics.js';
+import type { LoginLimiter } from '../core/login-limiter.js';
 import {
   adjustEndpoints,
   batches,
@@ -72,6 +73,8 @@ export interface WebhookHandlerOptions {
   maxEndpoints?: number;
   /** Past this, answer 503 and let the work finish in the background. */
   deadlineMs?: number;
+  /** Failed logins per client address (central mode): 429 with Retry-After once an address failed too often. */
+  loginLimiter?: LoginLimiter;
 }
 
 /** A status the handler itself decides (not the backend's). */
@@ -272,7 +275,21 @@ export function webhookHandler(opts: WebhookHandlerOptions): (req: http.Incoming
       throw new HttpError(415, `this server reads ${MEDIA_TYPE} (a JSON body), not ${req.headers['content-type']}`);
     }
 
-    const session = await backend.session(req.headers.authorization);
+    const limiter = opts.loginLimiter;
+    const address = req.socket.remoteAddress ?? 'unknown';
+    const credential = req.headers.authorization;
+    const wait = limiter?.check(address, credential);
+    if (wait !== undefined) {
+      throw new HttpError(429, `too many failed logins from ${address}; try again in ${wait} s`, { 'retry-after': String(wait), connection: 'close' });
+    }
+    let session: WebhookSession;
+    try {
+      session = await backend.session(credential);
+    } catch (e) {
+      if (e instanceof WebhookError && e.status === 401) limiter?.failed(address);
+      throw e;
+    }
+    if (credential) limiter?.succeeded(address, credential);
     const scope = await session.scope();
     note({ tenant: scope.tenant });
     const body = method === 'POST' ? parseBody(await readBody(req, maxBody)) : null;
@@ -324,6 +341,8 @@ export function webhookHandler(opts: WebhookHandlerOptions): (req: http.Incoming
       sent = true;
       metrics?.request(route, r.status, seconds);
       if (r.status >= 500) log.warn(line, 'webhook request failed');
+      // Failed logins go to the login limiter's summary (one warn line per interval), not a line each.
+      else if (r.status === 401 || r.status === 429) log.debug(line, 'webhook request');
       else if (route === 'apply' || r.status >= 400) log.info(line, 'webhook request');
       else log.debug(line, 'webhook request');
       if (res.destroyed) return;

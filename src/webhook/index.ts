@@ -12,7 +12,8 @@ import type { ZoneService } from '../gen/dnsplane/v1/zone_pb.js';
 import { connectBackend } from './connect-backend.js';
 import { coreBackend } from './core-backend.js';
 import { webhookHandler, type WebhookHandlerOptions } from './handler.js';
-import { startWebhookListener, type WebhookListener } from './listener.js';
+import { startWebhookListener, type ListenerTimeouts, type WebhookListener } from './listener.js';
+import type { LoginLimiter } from '../core/login-limiter.js';
 import { WebhookMetrics } from './metrics.js';
 
 export { MEDIA_TYPE } from './protocol.js';
@@ -31,13 +32,16 @@ export interface CentralWebhookOptions extends Limits {
   /** The server's metrics registry: the webhook's series are served with the others on /metrics. */
   registry?: Registry;
   shutdownTimeoutMs?: number;
+  /** Failed logins per client address, shared with the API listener (server.ts). */
+  loginLimiter?: LoginLimiter;
+  timeouts?: ListenerTimeouts;
 }
 
 export async function startCentralWebhook(ctx: CoreContext, opts: CentralWebhookOptions): Promise<WebhookListener> {
   const log = opts.log.child({ component: 'webhook' });
   const metrics = opts.registry ? new WebhookMetrics(opts.registry) : undefined;
-  const handler = webhookHandler({ ...limits(opts), backend: coreBackend(ctx), log, metrics });
-  return startWebhookListener(opts.listen, handler, { log, shutdownTimeoutMs: opts.shutdownTimeoutMs });
+  const handler = webhookHandler({ ...limits(opts), backend: coreBackend(ctx), log, metrics, loginLimiter: opts.loginLimiter });
+  return startWebhookListener(opts.listen, handler, { log, shutdownTimeoutMs: opts.shutdownTimeoutMs, timeouts: opts.timeouts });
 }
 
 export interface SidecarOptions extends Limits {

@@ -13,14 +13,23 @@ export interface WebhookListener {
   close(): Promise<void>;
 }
 
+/** Bounds on slow clients: headers within headersTimeoutMs, the whole request within requestTimeoutMs. */
+export interface ListenerTimeouts {
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+}
+
 export async function startWebhookListener(
   listen: { host: string; port: number },
   handler: (req: http.IncomingMessage, res: http.ServerResponse) => void,
-  opts: { log: Logger; shutdownTimeoutMs?: number },
+  opts: { log: Logger; shutdownTimeoutMs?: number; timeouts?: ListenerTimeouts },
 ): Promise<WebhookListener> {
+  const timeouts = opts.timeouts ?? { headersTimeoutMs: 20_000, requestTimeoutMs: 60_000 };
   let active = 0;
   let idle: (() => void) | undefined;
-  const server = http.createServer((req, res) => {
+  // Node checks these every connectionsCheckingInterval: at most a second late. A connection that sends
+  // nothing is under headersTimeout too.
+  const server = http.createServer({ connectionsCheckingInterval: Math.min(1000, timeouts.headersTimeoutMs) }, (req, res) => {
     active++;
     res.once('close', () => {
       active--;
@@ -31,8 +40,8 @@ export async function startWebhookListener(
   // Longer than Go's idle-connection timeout (90 s): the server never closes a connection external-dns
   // is about to reuse (a POST lost that way would be a connection error, which makes it exit).
   server.keepAliveTimeout = 120_000;
-  server.headersTimeout = 30_000;
-  server.requestTimeout = 60_000;
+  server.headersTimeout = timeouts.headersTimeoutMs;
+  server.requestTimeout = timeouts.requestTimeoutMs;
   const sockets = new Set<net.Socket>();
   server.on('connection', (s: net.Socket) => {
     sockets.add(s);

@@ -1,0 +1,137 @@
+/**
+ * Hostile clients are bounded, on both ports (the API, fed to Node's servers through
+ * emit('connection'), and the webhook listener): silent and dripping connections are closed, idle h2
+ * sessions too; a bad token is answered before the body is read; failed logins are limited per
+ * client address (429 / RESOURCE_EXHAUSTED with Retry-After) and summarized in the log, not a line each.
+ */
+import http2 from 'node:http2';
+import net from 'node:net';
+import { Code } from '@connectrpc/connect';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHarness, type Harness } from '../helpers/server.js';
+import { expectRejected } from '../helpers/expect.js';
+import { captureLogger } from '../webhook/helpers.js';
+
+const ZONE = 'example.com';
+let h: Harness;
+let alice: string;
+const { log, lines } = captureLogger('debug');
+
+beforeAll(async () => {
+  h = await startHarness({
+    zones: { [ZONE]: [] },
+    env: { DNSPLANE_HEADERS_TIMEOUT: '1s', DNSPLANE_REQUEST_TIMEOUT: '2s', DNSPLANE_IDLE_TIMEOUT: '1s', DNSPLANE_LOGIN_BURST: '3', DNSPLANE_LOGIN_RATE: '0.01' },
+    logger: log,
+  });
+  alice = await h.tenant('alice', [ZONE]);
+});
+
+afterAll(async () => {
+  await h?.close();
+});
+
+const portOf = (url: string) => Number(new URL(url).port);
+
+/** Resolves when the server closes the connection; `drive` writes to it meanwhile. */
+function closedByServer(port: number, drive: (s: net.Socket) => void = () => undefined): Promise<string> {
+  return new Promise((resolve) => {
+    const s = net.connect(port, '127.0.0.1', () => drive(s));
+    let got = '';
+    s.on('data', (d) => (got += d.toString('latin1')));
+    s.on('error', () => undefined);
+    s.on('close', () => resolve(got));
+  });
+}
+
+function drip(s: net.Socket): void {
+  s.write('POST /dnsplane.v1.ZoneService/ListZones HTTP/1.1\r\nHost: x\r\n');
+  const timer = setInterval(() => s.writable && s.write('X-Drip: 1\r\n'), 100);
+  s.once('close', () => clearInterval(timer));
+}
+
+function slowBody(s: net.Socket): void {
+  s.write(`POST /dnsplane.v1.ZoneService/ListZones HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${alice}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n`);
+  const timer = setInterval(() => s.writable && s.write(' '), 100);
+  s.once('close', () => clearInterval(timer));
+}
+
+describe.each([
+  ['API', () => portOf(h.server.url)],
+  ['webhook', () => portOf(h.webhookUrl)],
+])('%s port', (_name, port) => {
+  it('closes a connection that sends nothing', async () => {
+    await closedByServer(port());
+  });
+
+  it('closes a connection that drips its headers', async () => {
+    const answer = await closedByServer(port(), drip);
+    expect(answer).toMatch(/^(HTTP\/1\.1 408|$)/);
+  });
+
+  it('closes a connection that drips its body', async () => {
+    await closedByServer(port(), slowBody);
+  });
+});
+
+describe('API port, h2', () => {
+  it('closes a session that opens no stream, and one idle after its request', async () => {
+    const idle = http2.connect(h.server.url);
+    idle.on('error', () => undefined);
+    await new Promise<void>((resolve) => idle.once('close', () => resolve()));
+
+    const used = http2.connect(h.server.url);
+    used.on('error', () => undefined);
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = used.request({ ':method': 'GET', ':path': '/healthz' });
+      req.on('response', (hd) => resolve(Number(hd[':status'])));
+      req.on('error', reject);
+      req.resume();
+      req.end();
+    });
+    expect(status).toBe(200);
+    await new Promise<void>((resolve) => used.once('close', () => resolve()));
+  });
+});
+
+describe('bad tokens', () => {
+  it('are answered before the body is read: 401 for an 8 MiB request whose body never comes', async () => {
+    const answer = await closedByServer(portOf(h.server.url), (s) => {
+      s.write('POST /dnsplane.v1.ZoneService/ListZones HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer dnsp_wrong0\r\nContent-Type: application/json\r\nContent-Length: 8388608\r\n\r\n{');
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 401/);
+    expect(answer).toMatch(/"code":"unauthenticated"/);
+  });
+
+  it('are limited per address after a burst: RESOURCE_EXHAUSTED with Retry-After on the API, 429 on the webhook; a token that worked from there still works; one summary line', async () => {
+    // The earlier test spent one failure of this address's burst of 3.
+    const good = h.zoneClient(alice);
+    expect((await good.listZones({})).zones).toHaveLength(1);
+    const bad = h.zoneClient('dnsp_wrong1');
+    await expectRejected(bad.listZones({}), Code.Unauthenticated, /invalid or disabled token/);
+    await expectRejected(h.zoneClient(undefined).listZones({}), Code.Unauthenticated, /missing credentials/);
+    const limited = await expectRejected(bad.listZones({}), Code.ResourceExhausted, /too many failed logins from 127\.0\.0\.1; try again in \d+ s/);
+    expect(Number(limited.metadata.get('retry-after'))).toBeGreaterThan(0);
+    await expectRejected(h.zoneClient('dnsp_wrong1', 'grpc').listZones({}), Code.ResourceExhausted, /too many failed logins/);
+    // A valid token never seen from this address is refused too while it is limited…
+    const bob = await h.tenant('bob', [ZONE]);
+    await expectRejected(h.zoneClient(bob).listZones({}), Code.ResourceExhausted, /too many failed logins/);
+    // …but alice, who authenticated from here before, goes on working.
+    expect((await good.listZones({})).zones).toHaveLength(1);
+
+    const res = await fetch(`${h.webhookUrl}/records`, { headers: { authorization: `Basic ${Buffer.from('alice:dnsp_wrong2').toString('base64')}` } });
+    expect(res.status).toBe(429);
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+
+    const m = await h.server.metrics.registry.getSingleMetric('dnsplane_failed_logins_total')?.get();
+    expect(m?.values.find((v) => v.labels['outcome'] === 'failed')?.value).toBe(3);
+    expect(m?.values.find((v) => v.labels['outcome'] === 'limited')?.value).toBeGreaterThanOrEqual(4);
+
+    // Summaries, not a line per failure: flushed on the limiter's own clock, waited for here.
+    for (let i = 0; i < 200 && !lines.some((l) => l.msg.startsWith('failed logins: ') && Number(l['refusedWhileLimited']) > 0); i++) await new Promise((r) => setTimeout(r, 100));
+    const summaries = lines.filter((l) => l.msg.startsWith('failed logins: '));
+    expect(summaries.length).toBeGreaterThan(0);
+    expect(summaries.length).toBeLessThanOrEqual(3);
+    expect(summaries[0]).toMatchObject({ level: 40, top: [{ address: '127.0.0.1' }] });
+    expect(lines.filter((l) => l.level >= 30 && /webhook request|rpc rejected/.test(l.msg) && [401, 429].includes(Number(l['status'])))).toEqual([]);
+  });
+});
