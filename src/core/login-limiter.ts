@@ -106,8 +106,7 @@ export class LoginLimiter {
 
   /** A token that authenticated from this address: welcome there even while the address is limited. */
   succeeded(address: string, token: string): void {
-    const e = this.entries.get(address);
-    if (!e) return; // an address that never failed needs no memory
+    const e = this.entry(address);
     e.good.delete(digest(token));
     e.good.set(digest(token), this.now());
     while (e.good.size > MAX_GOOD_PER_ADDRESS) e.good.delete(e.good.keys().next().value as string);

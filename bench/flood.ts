@@ -1,0 +1,164 @@
+/**
+ * bench/flood: a good client's latency while many clients flood bad tokens (`npm run bench:flood`).
+ *
+ * One server (the OVH simulator, Postgres from DATABASE_URL or embedded), one zone of R record sets
+ * owned by the good tenant. The good client calls Records (Connect, HTTP/1.1, one call at a time) N
+ * times: first on a quiet server, then while F clients loop bad-token ListZones calls with large-ish
+ * bodies, twice: with the failed-login limiter as configured by default, and with it effectively off
+ * (a burst no flood reaches: what dnsplane did before it had one). Prints p50/p95, the ratio to quiet,
+ * the flood's answers by code, and how many log lines the flood wrote at info or above.
+ *
+ *   FLOOD_CLIENTS   F, default 200
+ *   FLOOD_CALLS     N, good-client calls per phase, default 300
+ *   FLOOD_RECORDS   R, default 50
+ *   DATABASE_URL    a Postgres server to create the bench database on (dropped at the end)
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { Code, ConnectError, createClient, type Interceptor } from '@connectrpc/connect';
+import { createConnectTransport } from '@connectrpc/connect-node';
+import pg from 'pg';
+import pino from 'pino';
+import { loadConfig } from '../src/config.js';
+import { createTenant } from '../src/core/tenants.js';
+import { Policy, ZoneService } from '../src/gen/dnsplane/v1/zone_pb.js';
+import { OvhSimulator } from '../src/ovhsim/index.js';
+import { startServer } from '../src/server.js';
+
+const F = Number(process.env['FLOOD_CLIENTS'] ?? 200);
+const N = Number(process.env['FLOOD_CALLS'] ?? 300);
+const R = Number(process.env['FLOOD_RECORDS'] ?? 50);
+const ZONE = 'flood.bench';
+
+function client(baseUrl: string, token: string) {
+  const auth: Interceptor = (next) => (req) => {
+    req.header.set('authorization', `Bearer ${token}`);
+    return next(req);
+  };
+  return createClient(ZoneService, createConnectTransport({ baseUrl, httpVersion: '1.1', interceptors: [auth] }));
+}
+
+function pct(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+async function database(): Promise<{ url?: string; drop(): Promise<void> }> {
+  const base = process.env['DATABASE_URL'];
+  if (!base) return { drop: async () => undefined };
+  const name = `dnsplane_flood_${randomBytes(5).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${admin.escapeIdentifier(name)}`);
+  await admin.end();
+  const u = new URL(base);
+  u.pathname = `/${name}`;
+  return {
+    url: u.toString(),
+    async drop() {
+      const c = new pg.Client({ connectionString: base });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${c.escapeIdentifier(name)} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+interface Phase {
+  name: string;
+  p50: number;
+  p95: number;
+  flood: Map<string, number>;
+  logLines: number;
+}
+
+async function phase(name: string, env: Record<string, string>, flood: boolean): Promise<Phase> {
+  const sim = await OvhSimulator.start({ zones: { [ZONE]: [] } });
+  const db = await database();
+  const dir = mkdtempSync(path.join(tmpdir(), 'dnsplane-flood-'));
+  const caFile = path.join(dir, 'ca.pem');
+  writeFileSync(caFile, sim.caPem);
+  let logLines = 0;
+  const log = pino({ level: 'info' }, new Writable({ write: (chunk: Buffer, _e, cb) => ((logLines += chunk.toString().split('\n').filter(Boolean).length), cb()) }));
+  const server = await startServer(
+    loadConfig({
+      ...(db.url ? { DATABASE_URL: db.url } : {}),
+      DNSPLANE_DATA_DIR: dir,
+      DNSPLANE_LISTEN: '127.0.0.1:0',
+      DNSPLANE_WEBHOOK_LISTEN: 'off',
+      OVH_ENDPOINT: sim.apiUrl,
+      OVH_APPLICATION_KEY: sim.credentials.applicationKey,
+      OVH_APPLICATION_SECRET: sim.credentials.applicationSecret,
+      OVH_CONSUMER_KEY: sim.credentials.consumerKey,
+      OVH_CA_FILE: caFile,
+      DNSPLANE_OVH_RATE: '1000',
+      DNSPLANE_DRIFT_INTERVAL: 'off',
+      ...env,
+    }),
+    log,
+  ).catch(async (e: unknown) => {
+    await sim.stop();
+    throw e;
+  });
+  try {
+    const { token } = await createTenant(server.ctx.pool, { name: 'good', zones: [ZONE] });
+    const good = client(server.url, token);
+    const endpoints = Array.from({ length: R }, (_, i) => ({ dnsName: `h${i}.${ZONE}`, recordType: 'A', targets: [`10.0.${i >> 8}.${i & 255}`], ttl: 300, setIdentifier: '', labels: {} }));
+    await good.apply({ source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints } } } } });
+    for (let i = 0; i < 20; i++) await good.records({}); // warm up
+    logLines = 0;
+    const counts = new Map<string, number>();
+    let stop = false;
+    const flooders = flood
+      ? Array.from({ length: F }, async (_, i) => {
+          const bad = client(server.url, `dnsp_bad${i}`);
+          while (!stop) {
+            try {
+              await bad.listZones({});
+              counts.set('ok', (counts.get('ok') ?? 0) + 1);
+            } catch (e) {
+              const code = Code[ConnectError.from(e).code] ?? 'unknown';
+              counts.set(code, (counts.get(code) ?? 0) + 1);
+            }
+          }
+        })
+      : [];
+    if (flood) await new Promise((r) => setTimeout(r, 1000)); // let the flood build up
+    const ms: number[] = [];
+    for (let i = 0; i < N; i++) {
+      const t = performance.now();
+      await good.records({});
+      ms.push(performance.now() - t);
+    }
+    stop = true;
+    await Promise.all(flooders);
+    ms.sort((a, b) => a - b);
+    return { name, p50: pct(ms, 50), p95: pct(ms, 95), flood: counts, logLines };
+  } finally {
+    await server.close();
+    await sim.stop();
+    await db.drop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  console.log(`bench/flood: ${F} bad-token clients, ${N} good Records calls per phase, zone of ${R} record sets; node ${process.version}`);
+  const quiet = await phase('quiet', {}, false);
+  const limited = await phase('flood, limiter on (defaults)', {}, true);
+  const unlimited = await phase('flood, limiter off (burst 1e9)', { DNSPLANE_LOGIN_BURST: '1000000000' }, true);
+  console.log('');
+  console.log('| phase | good p50 ms | good p95 ms | p50 / quiet | flood answers | log lines (info+) |');
+  console.log('|---|--:|--:|--:|---|--:|');
+  for (const p of [quiet, limited, unlimited]) {
+    const answers = [...p.flood.entries()].map(([k, v]) => `${k} ${v}`).join(', ') || '-';
+    console.log(`| ${p.name} | ${p.p50.toFixed(1)} | ${p.p95.toFixed(1)} | ${(p.p50 / quiet.p50).toFixed(2)} | ${answers} | ${p.logLines} |`);
+  }
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});
