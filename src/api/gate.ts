@@ -72,7 +72,7 @@ export function rpcGate(ctx: CoreContext, limiter: LoginLimiter, log: Logger): (
       rejectRpc(req, res, new ConnectError(`too many failed logins from ${address}; try again in ${wait} s`, Code.ResourceExhausted), { 'retry-after': String(wait) });
       return;
     }
-    authenticate(ctx.pool, token).then(
+    authenticate(ctx.pool, token, ctx.tokens).then(
       (tenant) => {
         if (token) limiter.succeeded(address, token);
         authenticated.set(req, tenant);
