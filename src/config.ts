@@ -66,6 +66,7 @@ export const SETTINGS: Array<{ name: string; default: string; help: string }> = 
     help: "auto, on or off: read a zone's records a page per call in OVH's expanded list mode (auto: try it, fall back to one GET per record if OVH does not answer it, and remember)",
   },
   { name: 'DNSPLANE_LOCK_TIMEOUT', default: '30s', help: 'how long an apply waits for its zone lock before Aborted' },
+  { name: 'DNSPLANE_SHUTDOWN_TIMEOUT', default: '30s', help: 'on SIGTERM: the process exits within this; applies under way stop sending in time to roll back, and answer Unavailable' },
   { name: 'DNSPLANE_PLAN_TTL', default: '15m', help: 'how long a stored plan can be applied' },
   { name: 'DNSPLANE_DRIFT_INTERVAL', default: '5m', help: 'how often each zone is checked for changes made outside dnsplane (1 OVH call when none); 0 or off: never' },
   { name: 'DNSPLANE_LOG_LEVEL', default: 'info', help: 'fatal, error, warn, info, debug, trace' },
@@ -183,7 +184,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     lockTimeoutMs: parseDuration(get('DNSPLANE_LOCK_TIMEOUT') ?? '30s', 'DNSPLANE_LOCK_TIMEOUT'),
     planTtlMs: parseDuration(get('DNSPLANE_PLAN_TTL') ?? '15m', 'DNSPLANE_PLAN_TTL'),
     driftIntervalMs: /^(0|off)$/i.test(get('DNSPLANE_DRIFT_INTERVAL') ?? '') ? 0 : parseDuration(get('DNSPLANE_DRIFT_INTERVAL') ?? '5m', 'DNSPLANE_DRIFT_INTERVAL'),
-    shutdownTimeoutMs: 30_000,
+    shutdownTimeoutMs: parseDuration(get('DNSPLANE_SHUTDOWN_TIMEOUT') ?? '30s', 'DNSPLANE_SHUTDOWN_TIMEOUT'),
     logLevel,
     dryRun: parseBoolean(get('DNSPLANE_DRY_RUN') ?? 'false', 'DNSPLANE_DRY_RUN'),
     cnameRelativeZones: (get('DNSPLANE_CNAME_RELATIVE_ZONES') ?? '')

@@ -3,7 +3,17 @@
  */
 import { Code, ConnectError } from '@connectrpc/connect';
 import { InvalidInputError } from '../dns/errors.js';
-import { ApplyFailedError, LockTimeoutError, NotFoundError, OvhError, PermissionDeniedError, StalePlanError, UnauthenticatedError } from '../core/errors.js';
+import {
+  ApplyFailedError,
+  isDatabaseUnavailable,
+  LockTimeoutError,
+  NotFoundError,
+  OvhError,
+  PermissionDeniedError,
+  ShuttingDownError,
+  StalePlanError,
+  UnauthenticatedError,
+} from '../core/errors.js';
 
 export function toConnectError(e: unknown): ConnectError {
   if (e instanceof ConnectError) return e;
@@ -14,6 +24,9 @@ export function toConnectError(e: unknown): ConnectError {
   if (e instanceof StalePlanError) return new ConnectError(e.message, Code.FailedPrecondition);
   if (e instanceof LockTimeoutError) return new ConnectError(e.message, Code.Aborted);
   if (e instanceof ApplyFailedError) return new ConnectError(e.message, e.transient ? Code.Unavailable : Code.FailedPrecondition);
+  if (e instanceof ShuttingDownError) return new ConnectError(e.message, Code.Unavailable);
+  // Unreachable, restarting, failing over, a connection cut: an outage, retryable, never "internal".
+  if (isDatabaseUnavailable(e)) return new ConnectError(`database unavailable, retry later: ${e instanceof Error ? e.message : String(e)}`, Code.Unavailable);
   if (e instanceof OvhError) {
     if (e.transient) return new ConnectError(e.message, Code.Unavailable);
     if (e.kind === 'not_found') return new ConnectError(e.message, Code.FailedPrecondition);

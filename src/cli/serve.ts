@@ -9,7 +9,8 @@ export const serveCommand: Command = {
 Starts the API. Configuration comes from the environment (see dnsplane --help).
 With no OVH_* variables set it runs the embedded default (embedded Postgres + in-process OVH
 simulator holding ${DEMO_ZONE}) and prints an admin token, a demo tenant token and a curl command.
-SIGTERM or SIGINT: in-flight requests finish, then it exits.`,
+SIGTERM or SIGINT: stop accepting; requests under way finish, and applies that cannot finish in time
+stop sending, roll back and answer Unavailable; the process exits within DNSPLANE_SHUTDOWN_TIMEOUT.`,
   async run(args, io) {
     const { values } = parseArgs({ args, options: { listen: { type: 'string' } }, strict: true });
     const cfg = configFrom(io, { DNSPLANE_LISTEN: values.listen });
@@ -43,7 +44,14 @@ SIGTERM or SIGINT: in-flight requests finish, then it exits.`,
       process.once('SIGTERM', () => stop('SIGTERM'));
       process.once('SIGINT', () => stop('SIGINT'));
     });
+    // The last resort: whatever happens in close(), the process is gone by DNSPLANE_SHUTDOWN_TIMEOUT.
+    const watchdog = setTimeout(() => {
+      log.error({ timeoutMs: cfg.shutdownTimeoutMs }, 'shutdown did not finish within DNSPLANE_SHUTDOWN_TIMEOUT; exiting');
+      process.exit(1);
+    }, cfg.shutdownTimeoutMs);
+    watchdog.unref();
     await server.close();
+    clearTimeout(watchdog);
     return 0;
   },
 };

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics.js';
 import type { OvhApi } from '../ovh/client.js';
+import type { Lifecycle } from './lifecycle.js';
 
 export interface CoreSettings {
   /** Zones to manage; undefined: every zone of the OVH account. */
@@ -29,4 +30,8 @@ export interface CoreContext {
   journalPool?: pg.Pool;
   /** Prometheus metrics (server.ts); absent in code paths that do not report any. */
   metrics?: Metrics;
+  /** Shutdown state and the work it waits for (server.ts); absent: never stopping. */
+  lifecycle?: Lifecycle;
+  /** This process's identity in the journal's holder column (server.ts; a default otherwise). */
+  instance?: string;
 }

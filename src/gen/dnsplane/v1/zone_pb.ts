@@ -908,7 +908,12 @@ export const ZoneService: GenService<{
     output: typeof PlanResponseSchema;
   },
   /**
-   * Applies a stored plan (by id) or an inline plan request.
+   * Applies a stored plan (by id) or an inline plan request. Each zone is applied on its own, all or
+   * nothing per zone. When a zone fails, the call fails with that zone's code — UNAVAILABLE means
+   * retry: OVH or the database unavailable, the zone lock lost mid-apply, the server shutting down;
+   * that zone's operations were undone or are rolled back by its next lock holder, nothing of them
+   * stays published — and the error carries the whole ApplyResponse as a detail, so zones that were
+   * applied and published are reported too.
    *
    * @generated from rpc dnsplane.v1.ZoneService.Apply
    */
