@@ -128,6 +128,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         syncConcurrency: config.syncConcurrency,
         cnameRelativeZones: config.cnameRelativeZones,
         dryRun: config.dryRun,
+        applyBatch: config.applyBatch,
       },
       metrics,
     };

@@ -24,7 +24,10 @@ import { refreshPath } from '../ovh/types.js';
 import * as store from '../store/index.js';
 import type { CoreContext } from './context.js';
 import { dryRunApply } from './dry-run.js';
-import { ApplyFailedError, isDatabaseUnavailable, PermissionDeniedError, ShuttingDownError, StalePlanError, ZoneLockLostError } from './errors.js';
+import type pg from 'pg';
+import { endpointKey } from '../dns/endpoint.js';
+import { ovhRecordKey } from '../ovh/mapping.js';
+import { ApplyFailedError, isDatabaseUnavailable, isRetryable, PermissionDeniedError, ShuttingDownError, StalePlanError, ZoneLockLostError } from './errors.js';
 import type { ZoneFence } from './fence.js';
 import { sleepUnlessStopping } from './lifecycle.js';
 import { computeZonePlan, getPlan, planDigest, routeInput, type PlanInput, type RoutedInput, type ZonePlan } from './plan.js';
@@ -55,6 +58,24 @@ export interface ZoneApplyResult {
   conflicts: Conflict[];
   /** Set when status is stale or failed. */
   error?: Error;
+  /**
+   * A request larger than DNSPLANE_APPLY_BATCH operations is applied in batches: the batches that
+   * were applied and published, in order (absent for a request applied in one go). When a later batch
+   * failed, status is failed and these stay applied.
+   */
+  batches?: ApplyBatch[];
+  /** The journal row of the apply (the last batch's). */
+  journalId?: string;
+}
+
+export interface ApplyBatch {
+  /** From 1. */
+  index: number;
+  /** Operations sent (the refresh not counted). */
+  operations: number;
+  /** The zone's generation once this batch was recorded. */
+  generation: bigint;
+  journalId?: string;
 }
 
 export interface ApplyResult {
@@ -113,14 +134,92 @@ async function settle(zone: string, p: Promise<ZoneApplyResult>): Promise<{ resu
   }
 }
 
-/** applyZoneLocked, measured: duration and outcome per zone, lock wait (metrics). */
+/**
+ * One zone's apply, in batches of at most DNSPLANE_APPLY_BATCH operations (core/context settings):
+ * a request larger than that is applied as successive batches, each one a complete apply of its own —
+ * under the zone lock, re-planned from the request against the zone as it is then (ownership and
+ * conflicts re-checked), journalled, sent, published by its own refresh, recorded — and the lock is
+ * released between batches, so that other applies of the zone interleave and wait at most about one
+ * batch. A batch is whole record sets (a set's operations never straddle two batches); deletions go
+ * in the first batches (a CNAME replacing an A at the same name). The result says which batches were
+ * applied (`batches`); a batch that fails is rolled back alone, the earlier ones stay applied and
+ * published, and the error says so: the caller (external-dns on its next loop) plans the rest again.
+ * A stored plan is checked for staleness before its first batch only: the later ones re-plan the same
+ * request, as the first one did under the lock.
+ */
 async function applyZone(ctx: CoreContext, tenant: Tenant, zone: string, routed: RoutedInput, stored?: ZonePlan): Promise<ZoneApplyResult> {
+  const max = ctx.settings.applyBatch ?? DEFAULT_APPLY_BATCH;
+  const batches: ApplyBatch[] = [];
+  let merged: ZoneApplyResult | undefined;
+  for (let index = 1; ; index++) {
+    let step: { result: ZoneApplyResult; more: boolean };
+    try {
+      step = await applyZoneMeasured(ctx, tenant, zone, routed, index === 1 ? stored : undefined, { max, index });
+    } catch (e) {
+      if (!merged) throw e;
+      // A later batch ended in an error (a lock timeout, the database gone): the earlier ones stay.
+      const error = e instanceof Error ? e : new Error(String(e));
+      return partial(zone, merged, batches, index, error, isRetryable(error));
+    }
+    const { result, more } = step;
+    if (index === 1 && !more) return result; // the common case: one batch, the answer as it always was
+    if (result.status === 'applied') batches.push({ index, operations: result.calls.filter((c) => !c.path.endsWith('/refresh')).length, generation: result.generation, ...(result.journalId ? { journalId: result.journalId } : {}) });
+    if (!merged) merged = { ...result, calls: [...result.calls], changes: [...result.changes] };
+    else if (result.status === 'applied' || result.status === 'no_changes') {
+      merged.calls.push(...result.calls);
+      merged.changes.push(...result.changes);
+      merged.generation = result.generation;
+    }
+    if (result.status !== 'applied' && result.status !== 'no_changes') {
+      if (index === 1) return { ...result, batches: [] };
+      return partial(zone, merged, batches, index, result.error ?? new Error(result.status), result.error ? isRetryable(result.error) : false, result.calls);
+    }
+    if (!more || result.status === 'no_changes') return { ...merged, status: 'applied', batches };
+    if (ctx.lifecycle?.stopping) {
+      return partial(zone, merged, batches, index + 1, new ShuttingDownError('dnsplane is shutting down, the batch was not started'), true);
+    }
+    if (index >= MAX_BATCHES) {
+      return partial(zone, merged, batches, index + 1, new Error(`the request still plans operations after ${index} batches; stopped`), false);
+    }
+  }
+}
+
+/** DNSPLANE_APPLY_BATCH's default. */
+export const DEFAULT_APPLY_BATCH = 100;
+/** A bound on the batches of one request (5,000 endpoints per request, a few operations each). */
+const MAX_BATCHES = 500;
+
+/** The answer when batch `failedIndex` did not apply: the earlier batches stay applied and published. */
+function partial(zone: string, merged: ZoneApplyResult, batches: ApplyBatch[], failedIndex: number, error: Error, transient: boolean, failedCalls: CallRecord[] = []): ZoneApplyResult {
+  const ops = batches.reduce((n, b) => n + b.operations, 0);
+  const head =
+    batches.length === 0
+      ? `apply to zone ${zone}: no batch was applied`
+      : `apply to zone ${zone}: batch${batches.length > 1 ? `es 1-${batches.length}` : ' 1'} (${ops} operation(s)) applied and published, generation ${merged.generation}`;
+  return {
+    ...merged,
+    status: 'failed',
+    calls: [...merged.calls, ...failedCalls],
+    batches,
+    error: new ApplyFailedError(`${head}; batch ${failedIndex} was not applied (rolled back alone, nothing of it published): ${error.message}; the rest is planned again on the next try`, zone, transient, [...merged.calls, ...failedCalls]),
+  };
+}
+
+/** applyZoneLocked, measured: duration and outcome per zone, lock wait (metrics). */
+async function applyZoneMeasured(
+  ctx: CoreContext,
+  tenant: Tenant,
+  zone: string,
+  routed: RoutedInput,
+  stored: ZonePlan | undefined,
+  batch: { max: number; index: number },
+): Promise<{ result: ZoneApplyResult; more: boolean }> {
   const started = performance.now();
   const seconds = () => (performance.now() - started) / 1000;
   try {
-    const result = await applyZoneLocked(ctx, tenant, zone, routed, stored, () => ctx.metrics?.lockWaited(zone, 'apply', seconds()));
-    ctx.metrics?.applyDone(zone, result.status, seconds());
-    return result;
+    const step = await applyZoneLocked(ctx, tenant, zone, routed, stored, () => ctx.metrics?.lockWaited(zone, 'apply', seconds()), batch);
+    ctx.metrics?.applyDone(zone, step.result.status, seconds());
+    return step;
   } catch (e) {
     ctx.metrics?.applyDone(zone, 'error', seconds());
     if (isDatabaseUnavailable(e) && !(e instanceof ApplyFailedError)) {
@@ -136,11 +235,74 @@ async function applyZone(ctx: CoreContext, tenant: Tenant, zone: string, routed:
   }
 }
 
-async function applyZoneLocked(ctx: CoreContext, tenant: Tenant, zone: string, routed: RoutedInput, stored: ZonePlan | undefined, locked: () => void): Promise<ZoneApplyResult> {
+async function applyZoneLocked(
+  ctx: CoreContext,
+  tenant: Tenant,
+  zone: string,
+  routed: RoutedInput,
+  stored: ZonePlan | undefined,
+  locked: () => void,
+  batch: { max: number; index: number },
+): Promise<{ result: ZoneApplyResult; more: boolean }> {
   return withZoneLockQueued(ctx, zone, async (tx, fence) => {
     locked();
     await recoverInFlight(ctx, tx, zone, fence);
-    const plan = await computeZonePlan(ctx, tx, tenant, zone, routed);
+    const full = await computeZonePlan(ctx, tx, tenant, zone, routed);
+    const plan = batch.index === 1 ? full : { ...full, conflicts: [] }; // conflicts are reported once
+    const first = firstBatch(zone, plan, batch.max);
+    const more = first.operations.length < plan.operations.length;
+    const result = await applyPlanLocked(ctx, tx, tenant, zone, routed, stored, plan, first, fence, batch.index);
+    return { result, more };
+  });
+}
+
+/**
+ * The first batch of a zone plan: whole record sets, in the plan's order with the sets that only
+ * delete first, until at least `max` operations (a set larger than `max` is a batch of its own).
+ * The plan itself when it is no larger than `max` (or `max` is 0: batching off).
+ */
+export function firstBatch(zone: string, plan: ZonePlan, max: number): ZonePlan {
+  if (max <= 0 || plan.operations.length <= max) return plan;
+  const keyOf = (op: OvhOperation) => ovhRecordKey(op.method === 'POST' ? { id: '0', zone, ...op.body } : op.before, zone);
+  const opsOf = new Map<string, number>();
+  const deleteOnly = new Map<string, boolean>();
+  for (const op of plan.operations) {
+    const k = keyOf(op);
+    opsOf.set(k, (opsOf.get(k) ?? 0) + 1);
+    deleteOnly.set(k, (deleteOnly.get(k) ?? true) && op.method === 'DELETE');
+  }
+  const changeKey = (c: Change) => endpointKey(c.after ?? c.before!);
+  const ordered = [...plan.changes.filter((c) => deleteOnly.get(changeKey(c)) === true), ...plan.changes.filter((c) => deleteOnly.get(changeKey(c)) !== true)];
+  const chosen = new Set<string>();
+  const changes: Change[] = [];
+  let n = 0;
+  for (const c of ordered) {
+    if (n >= max) break;
+    const k = changeKey(c);
+    changes.push(c);
+    if (!chosen.has(k)) {
+      chosen.add(k);
+      n += opsOf.get(k) ?? 0;
+    }
+  }
+  return { ...plan, changes, operations: plan.operations.filter((op) => chosen.has(keyOf(op))) };
+}
+
+/** The part of applyZoneLocked that decides on one (batch of a) plan, under the lock. */
+async function applyPlanLocked(
+  ctx: CoreContext,
+  tx: pg.PoolClient,
+  tenant: Tenant,
+  zone: string,
+  routed: RoutedInput,
+  stored: ZonePlan | undefined,
+  fullPlan: ZonePlan,
+  batchPlan: ZonePlan,
+  fence: ZoneFence,
+  batchIndex: number,
+): Promise<ZoneApplyResult> {
+  {
+    const plan = fullPlan;
     const base = { zone, generation: plan.baseGeneration, calls: [], changes: plan.changes, conflicts: plan.conflicts };
     if (stored) {
       if (plan.baseGeneration !== stored.baseGeneration) {
@@ -156,8 +318,8 @@ async function applyZoneLocked(ctx: CoreContext, tenant: Tenant, zone: string, r
     }
     if (plan.operations.length === 0) return { ...base, status: 'no_changes' };
     if (ctx.settings.dryRun) return dryRunApply(ctx, tenant, plan);
-    return execute(ctx, tx, tenant, plan, fence);
-  });
+    return execute(ctx, tx, tenant, batchPlan, fence, batchIndex);
+  }
 }
 
 interface Done {
@@ -171,6 +333,8 @@ interface Done {
  * what recovery needs to roll a dead apply back.
  */
 interface Intent {
+  /** Set for a request applied in batches (DNSPLANE_APPLY_BATCH): which batch this row is, from 1. */
+  batch?: number;
   operations: Array<ReturnType<typeof describeOperation>>;
   ops: OvhOperation[];
   names: TouchedName[];
@@ -182,10 +346,10 @@ function journalPool(ctx: CoreContext): store.Queryable {
   return ctx.journalPool ?? ctx.pool;
 }
 
-async function execute(ctx: CoreContext, tx: store.Queryable, tenant: Tenant, plan: ZonePlan, fence: ZoneFence): Promise<ZoneApplyResult> {
+async function execute(ctx: CoreContext, tx: store.Queryable, tenant: Tenant, plan: ZonePlan, fence: ZoneFence, batchIndex = 1): Promise<ZoneApplyResult> {
   const { zone, operations: ops } = plan;
   const names = touchedNames(ops);
-  const intent: Intent = { operations: ops.map(describeOperation), ops, names, before: await store.listRecordsForNames(tx, zone, names) };
+  const intent: Intent = { operations: ops.map(describeOperation), ops, names, before: await store.listRecordsForNames(tx, zone, names), ...(batchIndex > 1 || ops.length >= (ctx.settings.applyBatch ?? DEFAULT_APPLY_BATCH) ? { batch: batchIndex } : {}) };
   // In flight before the first OVH call, on its own autocommitted connection: it survives a crash of
   // this process and of this transaction, and tells the next holder of the lock what to roll back.
   // Fenced: written only while this apply's session holds the zone lock.
@@ -256,8 +420,8 @@ async function execute(ctx: CoreContext, tx: store.Queryable, tenant: Tenant, pl
       await store.notifyZoneChanged(tx, zone, generation);
       fence.unlease(journalId);
       await store.finishJournal(tx, journalId, 'done', { calls });
-      ctx.log.info({ zone, tenant: tenant.name, operations: ops.length, generation: String(generation) }, 'applied');
-      return { zone, status: 'applied', generation, calls, changes: plan.changes, conflicts: plan.conflicts };
+      ctx.log.info({ zone, tenant: tenant.name, operations: ops.length, generation: String(generation), ...(intent.batch ? { batch: intent.batch } : {}) }, 'applied');
+      return { zone, status: 'applied', generation, calls, changes: plan.changes, conflicts: plan.conflicts, journalId };
     } catch (e) {
       if (!isDatabaseUnavailable(e)) throw e;
       // Published, but not recorded: the journal row stays in flight at stage "refresh", and the
@@ -567,10 +731,7 @@ export async function recoverInFlight(ctx: CoreContext, tx: store.Queryable, zon
   for (const row of rows) {
     // Its holder may still be running (it lost its lock, it did not die): wait until none of its calls
     // can still land, then take the row over (our lease, fenced) before touching OVH.
-    for (let ms = await store.recoveryWaitMs(tx, row.id); ms > 0; ms = await store.recoveryWaitMs(tx, row.id)) {
-      ctx.log.warn({ zone, journal: row.id, holder: row.holder, waitMs: ms }, 'an apply in flight may still be sending (its holder lost the zone lock): waiting before rolling it back');
-      if (!(await sleepUnlessStopping(ctx.lifecycle, ms))) throw new ShuttingDownError(`dnsplane is shutting down; the rollback of journal ${row.id} in zone ${zone} is left to the zone's next lock holder`);
-    }
+    await waitForHolder(ctx, tx, zone, row);
     if (!(await store.takeOverJournal(journalPool(ctx), row.id, fence.journalFence()))) {
       throw (fence.lost ??= new ZoneLockLostError(zone, 'the database no longer shows its session holding it'));
     }
@@ -591,6 +752,18 @@ export async function recoverInFlight(ctx: CoreContext, tx: store.Queryable, zon
   const generation = await store.bumpGeneration(tx, zone);
   await store.notifyZoneChanged(tx, zone, generation);
   return rows.length;
+}
+
+/**
+ * Waits (holding the zone lock) until none of the OVH calls of an in_flight row's holder can still
+ * land: the holder may have lost its lock and still be running (store.recoveryWaitMs). Anything
+ * that reads OVH to settle such a row (recovery, invalidating the zone) calls this first.
+ */
+export async function waitForHolder(ctx: CoreContext, tx: store.Queryable, zone: string, row: store.JournalEntry): Promise<void> {
+  for (let ms = await store.recoveryWaitMs(tx, row.id); ms > 0; ms = await store.recoveryWaitMs(tx, row.id)) {
+    ctx.log.warn({ zone, journal: row.id, holder: row.holder, waitMs: ms }, 'an apply in flight may still be sending (its holder lost the zone lock): waiting before settling it');
+    if (!(await sleepUnlessStopping(ctx.lifecycle, ms))) throw new ShuttingDownError(`dnsplane is shutting down; journal ${row.id} in zone ${zone} is left to the zone's next lock holder`);
+  }
 }
 
 interface RecoveryResult {

@@ -14,6 +14,8 @@ export interface CoreSettings {
   cnameRelativeZones?: string[];
   /** DNSPLANE_DRY_RUN: applies compute the OVH calls, log and return them, and send none. */
   dryRun?: boolean;
+  /** DNSPLANE_APPLY_BATCH: an apply larger than this many operations goes in batches (core/apply.ts); 0: never. Default 100. */
+  applyBatch?: number;
 }
 
 /** What every use case needs. Built once by server.ts. */

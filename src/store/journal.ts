@@ -146,7 +146,7 @@ export async function getJournalEntry(q: Queryable, id: string): Promise<Journal
 /** The zone's in_flight rows (left by crashed applies), oldest first. */
 export async function listInFlight(q: Queryable, zone: string): Promise<JournalEntry[]> {
   const { rows } = await q.query<Row>(
-    `SELECT ${COLUMNS} FROM journal WHERE zone = $1 AND state = 'in_flight' ORDER BY id`,
+    `SELECT ${COLUMNS} FROM journal WHERE zone = $1 AND state = 'in_flight' ORDER BY journal.id`,
     [zone],
   );
   return rows.map(toEntry);
@@ -164,7 +164,7 @@ export async function listJournal(
     `SELECT ${COLUMNS} FROM journal
       WHERE ($1::text IS NULL OR zone = $1) AND ($2::bigint IS NULL OR tenant_id = $2::bigint)
         AND ($4::text IS NULL OR state = $4) AND ($5::bigint IS NULL OR id < $5::bigint)
-      ORDER BY id DESC
+      ORDER BY journal.id DESC
       LIMIT $3`,
     [opts.zone ?? null, opts.tenantId ?? null, opts.limit, opts.state ?? null, opts.beforeId ?? null],
   );

@@ -197,4 +197,12 @@ describe('journal', () => {
     }
     expect((await getJournalEntry(db.pool, id))?.state).toBe('in_flight');
   });
+
+  it('orders by id as a number, not as text (journal 10 is newer than journal 9)', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) ids.push(await insertIntent(db.pool, { zone: 'example.org', tenantId: alice.id, intent }));
+    const numeric = (xs: string[]) => [...xs].sort((a, b) => Number(a) - Number(b));
+    expect((await listJournal(db.pool, { zone: 'example.org', limit: 100 })).map((j) => j.id)).toEqual(numeric(ids).reverse());
+    expect((await listInFlight(db.pool, 'example.org')).map((j) => j.id)).toEqual(numeric(ids));
+  });
 });
