@@ -202,7 +202,8 @@ describe('journal', () => {
     const ids: string[] = [];
     for (let i = 0; i < 12; i++) ids.push(await insertIntent(db.pool, { zone: 'example.org', tenantId: alice.id, intent }));
     const numeric = (xs: string[]) => [...xs].sort((a, b) => Number(a) - Number(b));
-    expect((await listJournal(db.pool, { zone: 'example.org', limit: 100 })).map((j) => j.id)).toEqual(numeric(ids).reverse());
-    expect((await listInFlight(db.pool, 'example.org')).map((j) => j.id)).toEqual(numeric(ids));
+    const mine = (js: Array<{ id: string }>) => js.map((j) => j.id).filter((id) => ids.includes(id));
+    expect(mine(await listJournal(db.pool, { zone: 'example.org', limit: 1000 }))).toEqual(numeric(ids).reverse());
+    expect(mine(await listInFlight(db.pool, 'example.org'))).toEqual(numeric(ids));
   });
 });
