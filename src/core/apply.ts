@@ -709,8 +709,10 @@ async function readNames(ctx: CoreContext, tx: store.Queryable, zone: string, na
 }
 
 /**
- * Applies that died with their journal row in_flight. Holding the zone lock proves they are dead: they
- * held it while running, and Postgres releases it when their connection goes. Each is rolled back —
+ * Applies that died, or lost their zone lock, with their journal row in_flight. Holding the zone lock
+ * does not prove they stopped (a lock is lost when its session ends, while its holder may still run):
+ * each row is first waited for (waitForHolder: until none of its holder's calls can still land) and
+ * taken over (our lease, fenced). Then it is rolled back —
  * its names re-read from OVH, then whatever of its operations OVH shows done is undone, and the zone
  * is published again if the dead apply may have published — so that the draft is never left
  * half-applied (the next refresh, by anyone, would publish it) and the records it created are not left
