@@ -13,8 +13,21 @@ export type Env = Record<string, string | undefined>;
 
 export type OvhConfig =
   | { mode: 'remote'; endpoint: OvhEndpoint; credentials: OvhCredentials; extraCaPems: string[] }
-  /** No OVH_* credentials: an in-process simulator with a demo zone (the embedded default). */
-  | { mode: 'simulator' };
+  /**
+   * Demo mode: an in-process simulator with a demo zone. Only when nothing is configured (no
+   * DATABASE_URL, no OVH_*: `npm start` on a fresh clone) or when asked for (DNSPLANE_DEMO=true).
+   */
+  | { mode: 'simulator' }
+  /**
+   * No OVH credentials and no demo: `serve` refuses to start (before touching the database) with
+   * `field: rule`; commands that only use the database (tenant, migrate) do not need OVH.
+   */
+  | { mode: 'unconfigured'; field: string; rule: string };
+
+/** The three OVH credentials: all or none. */
+export const OVH_CREDENTIALS = ['OVH_APPLICATION_KEY', 'OVH_APPLICATION_SECRET', 'OVH_CONSUMER_KEY'] as const;
+
+const ASK_FOR_DEMO = 'DNSPLANE_DEMO=true (or dnsplane serve --demo)';
 
 export interface Config {
   listen: { host: string; port: number };
@@ -33,6 +46,8 @@ export interface Config {
   syncConcurrency: number;
   lockTimeoutMs: number;
   planTtlMs: number;
+  /** DNSPLANE_PLAN_CONCURRENCY: Plans one tenant may have computing at once; the next is refused (ResourceExhausted). */
+  planConcurrency: number;
   /** DNSPLANE_DRIFT_INTERVAL: how often each zone is checked against OVH for changes made outside dnsplane; 0: never. */
   driftIntervalMs: number;
   shutdownTimeoutMs: number;
@@ -51,11 +66,12 @@ export interface Config {
 export const SETTINGS: Array<{ name: string; default: string; help: string }> = [
   { name: 'DNSPLANE_LISTEN', default: '127.0.0.1:8080', help: 'host:port of the Connect/gRPC/gRPC-Web API (HTTP/1.1 and h2c)' },
   { name: 'DNSPLANE_WEBHOOK_LISTEN', default: '127.0.0.1:8888', help: 'host:port of the external-dns webhook protocol (HTTP Basic tenant:token); "off" to disable; an ephemeral port when DNSPLANE_LISTEN has port 0' },
-  { name: 'DATABASE_URL', default: '(embedded)', help: 'Postgres URL; unset: an embedded Postgres under DNSPLANE_DATA_DIR' },
+  { name: 'DATABASE_URL', default: '(embedded)', help: 'Postgres URL; unset: an embedded Postgres under DNSPLANE_DATA_DIR. With it, serve needs the OVH_* credentials (or DNSPLANE_DEMO=true)' },
+  { name: 'DNSPLANE_DEMO', default: '', help: 'true: the demo (in-process OVH simulator, demo zone and tenants), also with DATABASE_URL; unset: the demo only when neither DATABASE_URL nor OVH_* is set; false: never' },
   { name: 'DNSPLANE_DATA_DIR', default: './.dnsplane', help: 'embedded Postgres data, simulator state and CA' },
   { name: 'DNSPLANE_ZONES', default: '(all)', help: 'comma list of zones to manage; unset: every zone of the OVH account' },
   { name: 'OVH_ENDPOINT', default: 'ovh-eu', help: 'ovh-eu, ovh-ca, ovh-us or an https://host:port URL' },
-  { name: 'OVH_APPLICATION_KEY', default: '', help: 'OVH application key; with no OVH_* set, an in-process simulator is used' },
+  { name: 'OVH_APPLICATION_KEY', default: '', help: 'OVH application key (the three OVH_* credentials: all or none; none and no DATABASE_URL: the demo)' },
   { name: 'OVH_APPLICATION_SECRET', default: '', help: 'OVH application secret (never logged)' },
   { name: 'OVH_CONSUMER_KEY', default: '', help: 'OVH consumer key (never logged)' },
   { name: 'OVH_CA_FILE', default: '', help: 'extra CA (PEM) to trust for the OVH endpoint, added to the system ones' },
@@ -71,6 +87,7 @@ export const SETTINGS: Array<{ name: string; default: string; help: string }> = 
   { name: 'DNSPLANE_APPLY_BATCH', default: '100', help: 'an apply of more OVH operations than this goes in batches, each applied and published on its own, the zone lock released between them; 0: never' },
   { name: 'DNSPLANE_SHUTDOWN_TIMEOUT', default: '30s', help: 'on SIGTERM: the process exits within this; applies under way stop sending in time to roll back, and answer Unavailable' },
   { name: 'DNSPLANE_PLAN_TTL', default: '15m', help: 'how long a stored plan can be applied' },
+  { name: 'DNSPLANE_PLAN_CONCURRENCY', default: '2', help: 'Plans (Plan, PlanAs) one tenant may have computing at once; one more is refused with RESOURCE_EXHAUSTED' },
   { name: 'DNSPLANE_DRIFT_INTERVAL', default: '5m', help: 'how often each zone is checked for changes made outside dnsplane (1 OVH call when none); 0 or off: never' },
   { name: 'DNSPLANE_LOG_LEVEL', default: 'info', help: 'fatal, error, warn, info, debug, trace' },
   { name: 'DNSPLANE_DRY_RUN', default: 'false', help: 'true: plans and applies run, the OVH calls applies would make are logged and returned, none is sent' },
@@ -138,14 +155,37 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     return v === undefined || v.trim() === '' ? undefined : v.trim();
   };
 
-  const ovhNames = ['OVH_APPLICATION_KEY', 'OVH_APPLICATION_SECRET', 'OVH_CONSUMER_KEY'] as const;
-  const given = ovhNames.filter((n) => get(n) !== undefined);
+  const demoRaw = get('DNSPLANE_DEMO');
+  const demoAsked = demoRaw === undefined ? undefined : parseBoolean(demoRaw, 'DNSPLANE_DEMO');
+  const given = OVH_CREDENTIALS.filter((n) => get(n) !== undefined);
+  const missing = OVH_CREDENTIALS.filter((n) => get(n) === undefined);
   let ovh: OvhConfig;
-  if (given.length === 0) {
-    ovh = { mode: 'simulator' };
+  if (given.length > 0 && missing.length > 0) {
+    // Half a configuration is a mistake (a Secret that mounted partly), whatever else is set.
+    throw new InvalidInputError(
+      missing.join(', '),
+      `not set while ${given.join(', ')} ${given.length > 1 ? 'are' : 'is'}: the OVH credentials are all three or none. Set the missing ones to talk to OVH` +
+        (demoAsked ? '; for the demo, unset every OVH_* variable' : `, or unset them all and ask for the demo on purpose with ${ASK_FOR_DEMO}`),
+    );
+  } else if (given.length === 0) {
+    if (demoAsked === true || (demoAsked === undefined && get('DATABASE_URL') === undefined)) {
+      ovh = { mode: 'simulator' };
+    } else if (demoAsked === false) {
+      ovh = { mode: 'unconfigured', field: OVH_CREDENTIALS.join(', '), rule: `not set and DNSPLANE_DEMO is false: set the three OVH credentials, or ask for the demo with ${ASK_FOR_DEMO}` };
+    } else {
+      ovh = {
+        mode: 'unconfigured',
+        field: OVH_CREDENTIALS.join(', '),
+        rule: `not set while DATABASE_URL is: dnsplane will not serve a real database from the in-process OVH simulator. Set the three OVH credentials, or ask for the demo on purpose with ${ASK_FOR_DEMO}`,
+      };
+    }
   } else {
-    const missing = ovhNames.filter((n) => get(n) === undefined);
-    if (missing.length > 0) throw new InvalidInputError(missing[0]!, `is required when ${given.join(', ')} ${given.length > 1 ? 'are' : 'is'} set`);
+    if (demoAsked === true) {
+      throw new InvalidInputError(
+        'DNSPLANE_DEMO',
+        `true runs the in-process OVH simulator, which cannot go with the OVH credentials that are set (${OVH_CREDENTIALS.join(', ')}): unset DNSPLANE_DEMO to talk to OVH, or unset the OVH_* variables for the demo`,
+      );
+    }
     const extraCaPems: string[] = [];
     const caFile = get('OVH_CA_FILE');
     if (caFile) {
@@ -192,6 +232,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     syncConcurrency: 8,
     lockTimeoutMs: parseDuration(get('DNSPLANE_LOCK_TIMEOUT') ?? '30s', 'DNSPLANE_LOCK_TIMEOUT'),
     planTtlMs: parseDuration(get('DNSPLANE_PLAN_TTL') ?? '15m', 'DNSPLANE_PLAN_TTL'),
+    planConcurrency: positiveNumber(get('DNSPLANE_PLAN_CONCURRENCY') ?? '2', 'DNSPLANE_PLAN_CONCURRENCY', true),
     driftIntervalMs: /^(0|off)$/i.test(get('DNSPLANE_DRIFT_INTERVAL') ?? '') ? 0 : parseDuration(get('DNSPLANE_DRIFT_INTERVAL') ?? '5m', 'DNSPLANE_DRIFT_INTERVAL'),
     applyBatch: nonNegativeInteger(get('DNSPLANE_APPLY_BATCH') ?? '100', 'DNSPLANE_APPLY_BATCH'),
     shutdownTimeoutMs: parseDuration(get('DNSPLANE_SHUTDOWN_TIMEOUT') ?? '30s', 'DNSPLANE_SHUTDOWN_TIMEOUT'),

@@ -28,7 +28,18 @@
  * - journal_in_flight_oldest_seconds{zone}       time): applies under way, or dead ones whose
  *                                                 rollback waits for the next holder of the zone lock
  * - dry_run                                      1 when DNSPLANE_DRY_RUN is on
- * plus prom-client's default process metrics (process_*, nodejs_*).
+ * - plan_duration_seconds                        one Plan in core (routing, diff, operations, storage)
+ * - plans_in_progress{tenant}                    Plans computing now, per tenant
+ * - plans_refused_total{tenant}                  Plans refused: DNSPLANE_PLAN_CONCURRENCY reached
+ * - rpc_duration_seconds{procedure}              server time of each Connect/gRPC call on the API port, from
+ *                                                 its first byte to the last byte of the answer (decoding and
+ *                                                 encoding included); procedure is the RPC path
+ * - event_loop_delay_seconds                     how late a timer armed every 20 ms fires: the time the
+ *                                                 event loop was held by synchronous work (a histogram since
+ *                                                 start, so several scrapers and rate() work)
+ * plus prom-client's default process metrics (process_*, nodejs_*), among them
+ * nodejs_eventloop_lag_{min,max,mean,p50,p90,p99}_seconds: perf_hooks' event-loop delay since the
+ * previous scrape (reset at each scrape).
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
@@ -73,10 +84,16 @@ export class Metrics {
   private readonly cacheReads: Counter<'zone' | 'result'>;
   private readonly driftChecks: Counter<'zone' | 'result'>;
   private readonly driftRecords: Counter<'zone' | 'change'>;
+  private readonly planDuration: Histogram;
+  private readonly plansInProgress: Gauge<'tenant'>;
+  private readonly plansRefused: Counter<'tenant'>;
+  private readonly rpcDuration: Histogram<'procedure'>;
+  private readonly loopDelay: Histogram;
+  private loopTimer: NodeJS.Timeout | undefined;
   private zoneSource: (() => Promise<ZoneSample[]>) | undefined;
   private inFlightSource: (() => Promise<InFlightSample[]>) | undefined;
 
-  constructor(opts: { dryRun?: boolean; defaultMetrics?: boolean } = {}) {
+  constructor(opts: { dryRun?: boolean; defaultMetrics?: boolean; eventLoop?: boolean } = {}) {
     const registers = [this.registry];
     if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
     this.ovhRequests = new Counter({
@@ -142,6 +159,38 @@ export class Metrics {
       labelNames: ['zone', 'change'],
       registers,
     });
+    this.planDuration = new Histogram({
+      name: 'dnsplane_plan_duration_seconds',
+      help: 'Duration of one Plan in core: routing, diff, operations and storage (first sync of a zone included)',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    });
+    this.plansInProgress = new Gauge({
+      name: 'dnsplane_plans_in_progress',
+      help: 'Plans computing now, per tenant (at most DNSPLANE_PLAN_CONCURRENCY each)',
+      labelNames: ['tenant'],
+      registers,
+    });
+    this.plansRefused = new Counter({
+      name: 'dnsplane_plans_refused_total',
+      help: 'Plans refused with RESOURCE_EXHAUSTED because the tenant had DNSPLANE_PLAN_CONCURRENCY in progress',
+      labelNames: ['tenant'],
+      registers,
+    });
+    this.rpcDuration = new Histogram({
+      name: 'dnsplane_rpc_duration_seconds',
+      help: 'Server time of each RPC on the API port, from its first byte to the last byte of the answer, by procedure (the RPC path)',
+      labelNames: ['procedure'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers,
+    });
+    this.loopDelay = new Histogram({
+      name: 'dnsplane_event_loop_delay_seconds',
+      help: 'How late a timer armed every 20 ms fired: how long synchronous work held the event loop',
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    if (opts.eventLoop ?? true) this.watchEventLoop();
     const dryRun = new Gauge({ name: 'dnsplane_dry_run', help: '1 when DNSPLANE_DRY_RUN is on: applies send nothing to OVH', registers });
     dryRun.set(opts.dryRun ? 1 : 0);
 
@@ -229,6 +278,42 @@ export class Metrics {
 
   cacheRead(zone: string, result: CacheReadResult): void {
     this.cacheReads.inc({ zone, result });
+  }
+
+  planDone(seconds: number): void {
+    this.planDuration.observe(seconds);
+  }
+
+  planRunning(tenant: string, delta: 1 | -1): void {
+    this.plansInProgress.inc({ tenant }, delta);
+  }
+
+  planRefused(tenant: string): void {
+    this.plansRefused.inc({ tenant });
+  }
+
+  rpcDone(procedure: string, seconds: number): void {
+    this.rpcDuration.observe({ procedure }, seconds);
+  }
+
+  /** Stops the event-loop timer (server close). */
+  stop(): void {
+    if (this.loopTimer) clearTimeout(this.loopTimer);
+    this.loopTimer = undefined;
+  }
+
+  private watchEventLoop(): void {
+    const every = 20;
+    let armed = performance.now();
+    const tick = () => {
+      const now = performance.now();
+      this.loopDelay.observe(Math.max(0, now - armed - every) / 1000);
+      armed = now;
+      this.loopTimer = setTimeout(tick, every);
+      this.loopTimer.unref();
+    };
+    this.loopTimer = setTimeout(tick, every);
+    this.loopTimer.unref();
   }
 
   /** The text exposition format. */

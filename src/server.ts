@@ -6,19 +6,20 @@ import http from 'node:http';
 import http2 from 'node:http2';
 import net from 'node:net';
 import { hostname } from 'node:os';
-import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.js';
 import { recoverAll } from './core/apply.js';
 import { startDriftLoop, type DriftLoop } from './core/drift.js';
 import type { CoreContext } from './core/context.js';
 import { Lifecycle } from './core/lifecycle.js';
-import { createTenant, rotateToken } from './core/tenants.js';
+import { ReadCache } from './core/read-cache.js';
+import { TokenCache } from './core/tenants.js';
 import { registerZones } from './core/zones.js';
 import { ZoneService } from './gen/dnsplane/v1/zone_pb.js';
 import { NsmService } from './gen/dnsplane/v1/nsm_pb.js';
 import { authInterceptor } from './api/auth.js';
 import { apiHandler } from './api/http.js';
+import { isRecordsJson, recordsJsonRoute } from './api/records-json.js';
 import { zoneService } from './api/zone-service.js';
 import { adminService } from './api/admin-service.js';
 import { AdminService } from './gen/dnsplane/v1/admin_pb.js';
@@ -27,14 +28,17 @@ import type { DescService } from '@bufbuild/protobuf';
 import { strictInterceptor, strictJsonOptions } from './api/strict.js';
 import { nsmService } from './api/nsm-service.js';
 import { Metrics } from './metrics.js';
+import { PlanLimiter } from './core/plan-limit.js';
 import { OvhApi } from './ovh/client.js';
 import type { OvhEndpoint } from './ovh/endpoint.js';
-import { OvhSimulator } from './ovhsim/index.js';
+import type { OvhSimulator } from './ovhsim/index.js';
+import { checkDemoDatabase, DEMO_ZONE, startDemoSimulator } from './demo.js';
+import { InvalidInputError } from './dns/errors.js';
 import * as store from './store/index.js';
 import { startCentralWebhook, type WebhookListener } from './webhook/index.js';
 import { consoleHandler } from './ui/static.js';
 
-export const DEMO_ZONE = 'example.test';
+export { DEMO_ZONE };
 
 export interface Server {
   /** http://host:port of the API. */
@@ -44,8 +48,12 @@ export interface Server {
   /** The Prometheus registry served on /metrics. */
   metrics: Metrics;
   database: store.Database;
-  /** The in-process simulator when no OVH credentials were configured. */
+  /** The in-process simulator in demo mode. */
   simulator?: OvhSimulator;
+  /** Which database, for the banner (store.Database.label: never a password). */
+  databaseLabel: string;
+  /** Which OVH endpoint (the simulator's in demo mode). */
+  ovhLabel: string;
   /** http://host:port of the external-dns webhook listener (DNSPLANE_WEBHOOK_LISTEN); absent when off. */
   webhookUrl?: string;
   close(): Promise<void>;
@@ -63,7 +71,12 @@ export function createLogger(level: string): Logger {
   });
 }
 
+/** How often the LISTEN connection proves it is alive; silent for twice that, tokens go to Postgres. */
+const LISTENER_HEARTBEAT_MS = 250;
+
 export async function startServer(config: Config, log: Logger = createLogger(config.logLevel)): Promise<Server> {
+  // No OVH credentials and no demo asked for: refuse before the database is even opened.
+  if (config.ovh.mode === 'unconfigured') throw new InvalidInputError(config.ovh.field, config.ovh.rule);
   const database = await store.openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -72,7 +85,10 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   let simulator: OvhSimulator | undefined;
   /** Autocommitted journal writes made while a zone lock holds a connection of the main pool. */
   let journalPool: ReturnType<typeof store.createSidePool> | undefined;
+  /** Tenant changes of every replica, for the token cache. */
+  let listener: store.Listener | undefined;
   try {
+    if (config.ovh.mode === 'simulator') await checkDemoDatabase(database.pool, database.label);
     const applied = await store.migrate(database.pool);
     if (applied.applied.length) log.info({ migrations: applied.applied }, 'database migrated');
 
@@ -80,17 +96,14 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     let credentials;
     let extraCaPems: string[];
     if (config.ovh.mode === 'simulator') {
-      simulator = await OvhSimulator.start({
-        stateFile: path.join(config.dataDir, 'ovhsim', 'state.json'),
-        zones: { [DEMO_ZONE]: [] },
-      });
+      simulator = await startDemoSimulator(config.dataDir, log);
       endpoint = { host: simulator.host, port: simulator.apiPort, basePath: '/1.0', label: `${simulator.apiUrl}/1.0 (in-process simulator)` };
       credentials = simulator.credentials;
       extraCaPems = [simulator.caPem];
-      log.warn({ api: simulator.apiUrl, dnsPort: simulator.dnsPort }, 'no OVH_* credentials: using the in-process OVH simulator (demo mode)');
+      log.warn({ api: simulator.apiUrl, dnsPort: simulator.dnsPort, database: database.label }, 'demo mode: using the in-process OVH simulator');
     } else {
       ({ endpoint, credentials, extraCaPems } = config.ovh);
-      log.info({ endpoint: endpoint.label }, 'talking to OVH');
+      log.info({ endpoint: endpoint.label, database: database.label }, 'talking to OVH');
     }
 
     const metrics = new Metrics({ dryRun: config.dryRun });
@@ -114,6 +127,25 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     });
     journalPool = store.createSidePool(database.pool, { max: 2, log: (msg, fields) => log.warn(fields ?? {}, msg) });
     const lifecycle = new Lifecycle();
+    // Tokens are authenticated from memory while this replica hears every tenant change (NOTIFY
+    // dnsplane_tenant); a lost or silent listener sends every call to Postgres until it is back.
+    const tokens = new TokenCache(() => listener?.live() ?? false);
+    listener = await store.listen(
+      database.pool,
+      { tenant: (name) => tokens.forget(name) },
+      {
+        heartbeatMs: LISTENER_HEARTBEAT_MS,
+        onLost: () => {
+          tokens.clear();
+          log.warn('lost the LISTEN connection: tokens are checked in Postgres until it is back');
+        },
+        onReconnect: () => {
+          tokens.clear();
+          log.info('LISTEN connection back');
+        },
+        onError: (err) => log.debug({ err: err instanceof Error ? err.message : String(err) }, 'LISTEN connection error'),
+      },
+    );
     const ctx: CoreContext = {
       lifecycle,
       instance: `${hostname()} pid ${process.pid} ${Math.random().toString(36).slice(2, 10)}`,
@@ -131,13 +163,20 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         applyBatch: config.applyBatch,
       },
       metrics,
+      reads: new ReadCache(database.pool),
+      tokens,
+      planLimiter: new PlanLimiter(config.planConcurrency, {
+        running: (tenant, delta) => metrics.planRunning(tenant, delta),
+        refused: (tenant) => metrics.planRefused(tenant),
+      }),
     };
     await registerZones(ctx);
     const recovered = await recoverAll(ctx);
     if (recovered) log.warn({ recovered }, 'recovered applies that died in flight');
 
-    const http = await listen(ctx, config, log);
-    log.info({ url: http.url, console: `${http.url}/ui/` }, 'dnsplane is serving Connect, gRPC and gRPC-Web, and the admin console at /ui/');
+    const labels = { database: database.label, ovh: endpoint.label };
+    const http = await listen(ctx, config, log, labels);
+    log.info({ url: http.url, console: `${http.url}/ui/`, ...labels }, 'dnsplane is serving Connect, gRPC and gRPC-Web, and the admin console at /ui/');
     let webhook: WebhookListener | undefined;
     if (config.webhookListen) {
       webhook = await startCentralWebhook(ctx, {
@@ -159,6 +198,8 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       metrics,
       database,
       simulator,
+      databaseLabel: labels.database,
+      ovhLabel: labels.ovh,
       webhookUrl: webhook?.url,
       /**
        * Bounded shutdown within DNSPLANE_SHUTDOWN_TIMEOUT (core/lifecycle.ts): stop accepting; applies
@@ -175,26 +216,20 @@ export async function startServer(config: Config, log: Logger = createLogger(con
           log.error('shutdown: work was still running at the deadline; its journal rows stay in flight and the zone\'s next lock holder rolls them back');
         }
         await simulator?.stop();
+        await listener?.stop();
         await journalPool?.end();
         await database.close();
+        metrics.stop();
         log.info({ ms: Math.round(performance.now() - started) }, 'stopped');
       },
     };
   } catch (e) {
     await simulator?.stop().catch(() => undefined);
+    await listener?.stop().catch(() => undefined);
     await journalPool?.end().catch(() => undefined);
     await database.close().catch(() => undefined);
     throw e;
   }
-}
-
-/** Demo mode: (re-)issues the tokens of an admin and of a demo tenant for the demo zone. */
-export async function issueDemoTokens(ctx: CoreContext): Promise<{ admin: string; demo: string }> {
-  const ensure = async (name: string, zones: string[], admin: boolean) => {
-    if (await store.getTenantByName(ctx.pool, name)) return rotateToken(ctx.pool, name);
-    return (await createTenant(ctx.pool, { name, zones, admin })).token;
-  };
-  return { admin: await ensure('admin', [], true), demo: await ensure('demo', [DEMO_ZONE], false) };
 }
 
 interface Listener {
@@ -216,6 +251,10 @@ function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> 
   return Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message)), ms)))]).finally(() => clearTimeout(timer));
 }
 
+const SERVICES = [ZoneService, NsmService, AdminService];
+/** The RPC paths the API serves (`/dnsplane.v1.ZoneService/Plan`, …): the only values of the procedure label. */
+const PROCEDURES = new Set(SERVICES.flatMap((s) => s.methods.map((m) => `/${s.typeName}/${m.name}`)));
+
 /**
  * Every Connect service the API serves, all behind authInterceptor. Tests build a router with this to
  * enumerate every RPC (test/e2e/authz.test.ts): a service added here is covered there.
@@ -235,8 +274,12 @@ function strictService<S extends DescService>(router: ConnectRouter, service: S,
   }
 }
 
-async function listen(ctx: CoreContext, config: Config, log: Logger): Promise<Listener> {
+async function listen(ctx: CoreContext, config: Config, log: Logger, labels: { database: string; ovh: string }): Promise<Listener> {
+  const readMaxBytes = 8 * 1024 * 1024;
+  // Records in Connect JSON over HTTP/1.1 is answered from encoded bytes; all else goes to Connect.
+  const recordsJson = recordsJsonRoute(ctx, log, readMaxBytes);
   let ready = true;
+  let lastReady: boolean | undefined;
   const stopping = new AbortController();
   /** undefined when ready, else why not: /readyz and grpc.health.v1 answer from this. */
   const readiness = async (): Promise<string | undefined> => {
@@ -250,7 +293,7 @@ async function listen(ctx: CoreContext, config: Config, log: Logger): Promise<Li
   const rpc = apiHandler({
     routes: (router) => registerServices(router, ctx),
     interceptors: [authInterceptor(ctx, log), strictInterceptor()],
-    readMaxBytes: 8 * 1024 * 1024,
+    readMaxBytes,
     corsOrigins: config.corsOrigins,
     health: { readiness, stopping: stopping.signal },
     log,
@@ -279,14 +322,25 @@ async function listen(ctx: CoreContext, config: Config, log: Logger): Promise<Li
       return;
     }
     if (url === '/readyz') {
-      readiness().then((reason) => (reason === undefined ? plain(res, 200, 'ready\n') : plain(res, 503, `${reason}\n`)));
+      readiness().then((reason) => {
+        // Logged when the answer changes (not at every probe), with which database and OVH endpoint.
+        if (reason === undefined && lastReady !== true) log.info(labels, '/readyz: ready');
+        if (reason !== undefined && lastReady !== false) log.warn({ ...labels, reason }, `/readyz: ${reason}`);
+        lastReady = reason === undefined;
+        if (reason === undefined) plain(res, 200, 'ready\n');
+        else plain(res, 503, `${reason}\n`);
+      });
       return;
     }
     active++;
+    const started = performance.now();
+    const procedure = PROCEDURES.has(url.split('?')[0] ?? '') ? url.split('?')[0]! : 'unknown';
+    res.once('finish', () => ctx.metrics?.rpcDone(procedure, (performance.now() - started) / 1000));
     res.once('close', () => {
       active--;
       if (active === 0) idle?.();
     });
+    if (req instanceof http.IncomingMessage && isRecordsJson(req)) return recordsJson(req, res as http.ServerResponse);
     rpc(req as http.IncomingMessage, res as http.ServerResponse);
   };
 

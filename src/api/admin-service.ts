@@ -51,7 +51,7 @@ export function adminService(ctx: CoreContext): ServiceImpl<typeof AdminService>
       const actor = adminOf(hc);
       if (!req.request) throw new InvalidInputError('request', 'the plan request is required');
       const p = await admin.planAs(ctx, actor, req.tenant, planInputFromPb(req.request, 'request.'));
-      return create(PlanAsResponseSchema, { plan: planToPb(p) });
+      return create(PlanAsResponseSchema, { plan: await planToPb(p) });
     },
 
     async listPlans(req, hc) {
@@ -63,7 +63,7 @@ export function adminService(ctx: CoreContext): ServiceImpl<typeof AdminService>
     async getPlan(req, hc) {
       const actor = adminOf(hc);
       const { plan, summary } = await admin.getPlanAsAdmin(ctx, actor, req.id);
-      return create(GetPlanResponseSchema, { plan: planToPb(plan), summary: planSummaryToPb(summary) });
+      return create(GetPlanResponseSchema, { plan: await planToPb(plan), summary: planSummaryToPb(summary) });
     },
 
     async createTenant(req, hc) {

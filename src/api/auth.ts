@@ -20,7 +20,7 @@ export function bearerToken(header: string | null): string | undefined {
 export function authInterceptor(ctx: CoreContext, log: Logger): Interceptor {
   return (next) => async (req) => {
     try {
-      const tenant = await authenticate(ctx.pool, bearerToken(req.header.get('authorization')));
+      const tenant = await authenticate(ctx.pool, bearerToken(req.header.get('authorization')), ctx.tokens);
       req.contextValues.set(kTenant, tenant);
       return await next(req);
     } catch (e) {

@@ -17,6 +17,7 @@ import type { OwnershipRow, ZoneWithCount } from '../store/index.js';
 import type { JournalView, PlanSummary } from '../core/admin.js';
 import type { Adoption as CoreAdoption } from '../core/import-txt.js';
 import type { Tenant as CoreTenant } from '../core/tenants.js';
+import { Slicer } from '../core/slices.js';
 import {
   AdoptionOutcome,
   JournalEntrySchema,
@@ -46,8 +47,10 @@ import {
   ZoneRecordsSchema,
   ZoneSchema,
   type Endpoint as PbEndpoint,
+  type OvhOperation as PbOvhOperation,
   type PlanRequest,
   type Plan as PbPlan,
+  type ZonePlan as PbZonePlan,
   type ZoneApplyResult as PbZoneApplyResult,
   type ZoneRecords as PbZoneRecords,
   type Zone as PbZone,
@@ -124,20 +127,40 @@ function actionToPb(a: CoreAction): ChangeAction {
   return a === 'create' ? ChangeAction.CREATE : a === 'update' ? ChangeAction.UPDATE : ChangeAction.DELETE;
 }
 
-function changeToPb(c: Change, operations: readonly OvhOperation[] = []) {
+function changeToPb(c: Change, operations: readonly PbOvhOperation[] = []) {
   return create(PlannedChangeSchema, {
     action: actionToPb(c.action),
     before: c.before ? endpointToPb(c.before) : undefined,
     after: c.after ? endpointToPb(c.after) : undefined,
     warnings: c.warnings ?? [],
-    operations: operations.map((op) => create(OvhOperationSchema, describeOperation(op))),
+    operations: [...operations],
   });
 }
 
+/** The record set (`name TYPE`, as endpointKey gives it for a change) an operation is about. */
+function operationKey(zone: string, op: OvhOperation): string {
+  return ovhRecordKey(op.method === 'POST' ? { id: '', zone, ...op.body } : op.before, zone);
+}
+
+/**
+ * The operations of a zone plan grouped by the record set they are about, in plan order: one pass
+ * over the operations, so that showing a plan is linear in its size (each change then finds its
+ * operations with one lookup). `as` gives what is grouped (the operation itself, or its wire form).
+ */
+export function operationsByRecordSet<T = OvhOperation>(zone: string, operations: readonly OvhOperation[], as: (op: OvhOperation, i: number) => T = (op) => op as T): Map<string, T[]> {
+  const byKey = new Map<string, T[]>();
+  operations.forEach((op, i) => {
+    const key = operationKey(zone, op);
+    const list = byKey.get(key);
+    if (list) list.push(as(op, i));
+    else byKey.set(key, [as(op, i)]);
+  });
+  return byKey;
+}
+
 /** The operations of a zone plan that belong to one change (same name and type), in plan order. */
-export function operationsOfChange(zone: string, c: Change, operations: readonly OvhOperation[]): OvhOperation[] {
-  const key = endpointKey((c.after ?? c.before) as Endpoint);
-  return operations.filter((op) => ovhRecordKey(op.method === 'POST' ? { id: '', zone, ...op.body } : op.before, zone) === key);
+export function operationsOfChange<T>(c: Change, byRecordSet: ReadonlyMap<string, readonly T[]>): readonly T[] {
+  return byRecordSet.get(endpointKey((c.after ?? c.before) as Endpoint)) ?? [];
 }
 
 function conflictToPb(c: Conflict) {
@@ -148,7 +171,27 @@ function callToPb(c: CallRecord) {
   return create(OvhOperationSchema, { method: c.method, path: c.path, body: c.body, status: c.status, error: c.error ?? '' });
 }
 
-export function planToPb(p: StoredPlan): PbPlan {
+/**
+ * A plan on the wire. Linear in the plan: each operation's wire form is built once and shown both
+ * under its change and in the zone's list; the changes are converted in slices that yield to the
+ * event loop (a 5,000-change plan is tens of thousands of messages).
+ */
+export async function planToPb(p: StoredPlan, slicer: Slicer = new Slicer()): Promise<PbPlan> {
+  const zones: PbZonePlan[] = [];
+  for (const z of p.zones) {
+    const wire = await slicer.map(z.operations, (op) => create(OvhOperationSchema, describeOperation(op)));
+    const byRecordSet = operationsByRecordSet(z.zone, z.operations, (_op, i) => wire[i]!);
+    const changes = await slicer.map(z.changes, (c) => changeToPb(c, operationsOfChange(c, byRecordSet)));
+    zones.push(
+      create(ZonePlanSchema, {
+        zone: z.zone,
+        baseGeneration: z.baseGeneration,
+        changes,
+        conflicts: await slicer.map(z.conflicts, conflictToPb),
+        operations: z.operations.length > 0 ? [...wire, create(OvhOperationSchema, { method: 'POST', path: refreshPath(z.zone), body: '' })] : [],
+      }),
+    );
+  }
   return create(PlanSchema, {
     id: p.id,
     tenant: p.tenant,
@@ -156,18 +199,7 @@ export function planToPb(p: StoredPlan): PbPlan {
     policy: policyToPb(p.policy),
     createdAt: timestampFromDate(p.createdAt),
     expiresAt: timestampFromDate(p.expiresAt),
-    zones: p.zones.map((z) =>
-      create(ZonePlanSchema, {
-        zone: z.zone,
-        baseGeneration: z.baseGeneration,
-        changes: z.changes.map((c) => changeToPb(c, operationsOfChange(z.zone, c, z.operations))),
-        conflicts: z.conflicts.map(conflictToPb),
-        operations: [
-          ...z.operations.map((op) => create(OvhOperationSchema, describeOperation(op))),
-          ...(z.operations.length > 0 ? [create(OvhOperationSchema, { method: 'POST', path: refreshPath(z.zone), body: '' })] : []),
-        ],
-      }),
-    ),
+    zones,
   });
 }
 

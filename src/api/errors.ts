@@ -10,6 +10,7 @@ import {
   NotFoundError,
   OvhError,
   PermissionDeniedError,
+  ResourceExhaustedError,
   ShuttingDownError,
   StalePlanError,
   UnauthenticatedError,
@@ -23,6 +24,7 @@ export function toConnectError(e: unknown): ConnectError {
   if (e instanceof NotFoundError) return new ConnectError(e.message, Code.NotFound);
   if (e instanceof StalePlanError) return new ConnectError(e.message, Code.FailedPrecondition);
   if (e instanceof LockTimeoutError) return new ConnectError(e.message, Code.Aborted);
+  if (e instanceof ResourceExhaustedError) return new ConnectError(e.message, Code.ResourceExhausted);
   if (e instanceof ApplyFailedError) return new ConnectError(e.message, e.transient ? Code.Unavailable : Code.FailedPrecondition);
   if (e instanceof ShuttingDownError) return new ConnectError(e.message, Code.Unavailable);
   // Unreachable, restarting, failing over, a connection cut: an outage, retryable, never "internal".

@@ -3,19 +3,48 @@ import { ConnectError, type ServiceImpl } from '@connectrpc/connect';
 import { apply } from '../core/apply.js';
 import type { CoreContext } from '../core/context.js';
 import { plan } from '../core/plan.js';
-import { listVisibleZones, records } from '../core/records.js';
+import { listVisibleZones, records, type ZoneRecords } from '../core/records.js';
+import type { Tenant } from '../core/tenants.js';
 import { InvalidInputError } from '../dns/errors.js';
 import {
   ApplyResponseSchema,
   ListZonesResponseSchema,
   PlanResponseSchema,
   RecordsResponseSchema,
+  ZoneRecordsSchema,
+  type Endpoint as PbEndpoint,
+  type RecordsRequest,
+  type ZoneRecords as PbZoneRecords,
   type ZoneService,
 } from '../gen/dnsplane/v1/zone_pb.js';
 import { tenantOf } from './auth.js';
 import { toConnectError } from './errors.js';
-import { planInputFromPb, planToPb, zoneApplyResultToPb, zoneRecordsToPb, zoneToPb } from './convert.js';
+import { endpointToPb, planInputFromPb, planToPb, zoneApplyResultToPb, zoneToPb } from './convert.js';
+import type { Endpoint } from '../dns/types.js';
 import { normalizeName } from '../dns/names.js';
+
+/**
+ * The wire form of a view, converted once: core hands out the same endpoints array for every caller
+ * of a (zone, generation, view) while the read cache keeps it (core/read-cache.ts).
+ */
+const converted = new WeakMap<readonly Endpoint[], PbEndpoint[]>();
+
+function endpointsPb(endpoints: readonly Endpoint[]): PbEndpoint[] {
+  let pb = converted.get(endpoints);
+  if (!pb) converted.set(endpoints, (pb = endpoints.map(endpointToPb)));
+  return pb;
+}
+
+/** Records as the RPC asks for it (also the Connect-JSON route of api/records-json.ts). */
+export async function recordsOf(ctx: CoreContext, tenant: Tenant, req: RecordsRequest): Promise<ZoneRecords[]> {
+  const known = new Map<string, bigint>();
+  Object.entries(req.knownGenerations).forEach(([zone, gen]) => known.set(normalizeName(zone, `knownGenerations["${zone}"]`), gen));
+  return records(ctx, tenant, { zones: req.zones, knownGenerations: known, includeForeign: req.includeForeign });
+}
+
+export function zoneRecordsPb(z: ZoneRecords): PbZoneRecords {
+  return create(ZoneRecordsSchema, { zone: z.zone, generation: z.generation, notModified: z.notModified, endpoints: endpointsPb(z.endpoints) });
+}
 
 export function zoneService(ctx: CoreContext): ServiceImpl<typeof ZoneService> {
   return {
@@ -26,17 +55,14 @@ export function zoneService(ctx: CoreContext): ServiceImpl<typeof ZoneService> {
     },
 
     async records(req, hc) {
-      const tenant = tenantOf(hc);
-      const known = new Map<string, bigint>();
-      Object.entries(req.knownGenerations).forEach(([zone, gen]) => known.set(normalizeName(zone, `knownGenerations["${zone}"]`), gen));
-      const zones = await records(ctx, tenant, { zones: req.zones, knownGenerations: known, includeForeign: req.includeForeign });
-      return create(RecordsResponseSchema, { zones: zones.map(zoneRecordsToPb) });
+      const zones = await recordsOf(ctx, tenantOf(hc), req);
+      return create(RecordsResponseSchema, { zones: zones.map(zoneRecordsPb) });
     },
 
     async plan(req, hc) {
       const tenant = tenantOf(hc);
       const p = await plan(ctx, tenant, planInputFromPb(req));
-      return create(PlanResponseSchema, { plan: planToPb(p) });
+      return create(PlanResponseSchema, { plan: await planToPb(p) });
     },
 
     async apply(req, hc) {

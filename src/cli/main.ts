@@ -35,8 +35,10 @@ ${Object.entries(COMMANDS)
   .map(([name, c]) => `  ${name.padEnd(12)} ${c.summary}`)
   .join('\n')}
 
-With no OVH_* credentials, serve runs on the embedded default: an embedded Postgres under
-DNSPLANE_DATA_DIR and an in-process OVH simulator holding the demo zone example.test.
+With neither DATABASE_URL nor OVH_* set, serve runs the demo: an embedded Postgres under
+DNSPLANE_DATA_DIR and an in-process OVH simulator holding the demo zone example.test (also on a
+DATABASE_URL with --demo or DNSPLANE_DEMO=true). DATABASE_URL without the three OVH_* credentials
+is an error.
 
 Configuration (environment):
 ${SETTINGS.map((s) => `  ${s.name.padEnd(26)} ${s.help}${s.default ? ` [${s.default}]` : ''}`).join('\n')}

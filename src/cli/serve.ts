@@ -1,40 +1,70 @@
 import { parseArgs } from 'node:util';
-import { createLogger, DEMO_ZONE, issueDemoTokens, startServer } from '../server.js';
+import { InvalidInputError } from '../dns/errors.js';
+import { DEMO_TOKENS_FILE, demoTokens } from '../demo.js';
+import { createLogger, DEMO_ZONE, startServer } from '../server.js';
 import { configFrom, type Command } from './command.js';
 
 export const serveCommand: Command = {
   summary: 'start the API (Connect, gRPC, gRPC-Web) on DNSPLANE_LISTEN',
-  help: `Usage: dnsplane serve [--listen HOST:PORT]
+  help: `Usage: dnsplane serve [--listen HOST:PORT] [--demo] [--new-tokens]
 
 Starts the API. Configuration comes from the environment (see dnsplane --help).
-With no OVH_* variables set it runs the embedded default (embedded Postgres + in-process OVH
-simulator holding ${DEMO_ZONE}) and prints an admin token, a demo tenant token and a curl command.
+
+Demo mode (an in-process OVH simulator holding ${DEMO_ZONE}, an "admin" and a "demo" tenant, a
+curl command to try) runs when nothing is configured (no DATABASE_URL and no OVH_* variables:
+embedded Postgres under DNSPLANE_DATA_DIR), or when asked for with --demo or DNSPLANE_DEMO=true.
+With DATABASE_URL set, serve needs the three OVH_* credentials, or --demo: it refuses to start,
+before touching the database, rather than serve a real database from a simulator. The demo refuses
+a database that already manages other zones, and never touches tenants it did not create.
+
+The demo's tokens are kept in DNSPLANE_DATA_DIR/${DEMO_TOKENS_FILE} (mode 0600; the database has
+only their hashes) and stay the same across restarts, like the simulator's DNS port.
+
+  --demo         run the demo (the same as DNSPLANE_DEMO=true)
+  --new-tokens   demo: issue new tokens for "admin" and "demo" (the old ones stop working)
+
 SIGTERM or SIGINT: stop accepting; requests under way finish, and applies that cannot finish in time
 stop sending, roll back and answer Unavailable; the process exits within DNSPLANE_SHUTDOWN_TIMEOUT.`,
   async run(args, io) {
-    const { values } = parseArgs({ args, options: { listen: { type: 'string' } }, strict: true });
-    const cfg = configFrom(io, { DNSPLANE_LISTEN: values.listen });
+    const { values } = parseArgs({ args, options: { listen: { type: 'string' }, demo: { type: 'boolean' }, 'new-tokens': { type: 'boolean' } }, strict: true });
+    const cfg = configFrom(io, { DNSPLANE_LISTEN: values.listen, DNSPLANE_DEMO: values.demo ? 'true' : undefined });
+    if (values['new-tokens'] && cfg.ovh.mode !== 'simulator') {
+      throw new InvalidInputError('--new-tokens', 'concerns the demo\'s tokens only (this start is not in demo mode); rotate other tenants with dnsplane tenant rotate NAME');
+    }
     const log = createLogger(cfg.logLevel);
     const server = await startServer(cfg, log);
-    if (server.simulator) {
-      const tokens = await issueDemoTokens(server.ctx);
-      const sim = server.simulator;
+    try {
       io.out('');
-      io.out('dnsplane is running on the embedded default (embedded Postgres + in-process OVH simulator).');
-      io.out(`  API:            ${server.url}`);
-      io.out(`  console:        ${server.url}/ui/   (sign in with the admin token below)`);
-      io.out(`  OVH simulator:  ${sim.apiUrl}/1.0   DNS: 127.0.0.1 port ${sim.dnsPort} (udp+tcp)`);
-      io.out(`  data:           ${cfg.dataDir}`);
+      io.out(server.simulator ? 'dnsplane is running in demo mode (in-process OVH simulator).' : 'dnsplane is running.');
+      io.out(`  API:       ${server.url}`);
+      io.out(`  console:   ${server.url}/ui/${server.simulator ? '   (sign in with the admin token below)' : ''}`);
+      io.out(`  database:  ${server.databaseLabel}`);
+      io.out(`  OVH:       ${server.ovhLabel}`);
+      if (server.simulator) {
+        const sim = server.simulator;
+        const tokens = await demoTokens(server.ctx.pool, cfg.dataDir, { newTokens: values['new-tokens'] ?? false, log });
+        io.out(`  DNS:       127.0.0.1 port ${sim.dnsPort} (udp+tcp), answering what the simulator published`);
+        io.out(`  data:      ${cfg.dataDir}`);
+        io.out('');
+        io.out(`Tokens (${tokens.kept ? 'the same as at the last start' : 'new'}; kept in ${DEMO_TOKENS_FILE} of the data dir; serve --new-tokens issues new ones):`);
+        if (tokens.admin) io.out(`  admin: ${tokens.admin}`);
+        if (tokens.demo) io.out(`  demo:  ${tokens.demo}   (tenant "demo", zone ${DEMO_ZONE})`);
+        for (const name of tokens.leftAlone) {
+          io.out(`  ${name}: a tenant "${name}" exists that the demo did not create (or made before it marked its own); left alone, no token shown.`);
+          io.out(`         Its token: dnsplane tenant rotate ${name} prints a new one (embedded database: with the server stopped), or use a fresh DNSPLANE_DATA_DIR.`);
+        }
+        if (tokens.demo) {
+          io.out('');
+          io.out('Try it:');
+          io.out(`  curl -s -H 'Authorization: Bearer ${tokens.demo}' -H 'Content-Type: application/json' \\`);
+          io.out(`    ${server.url}/dnsplane.v1.ZoneService/Records -d '{"includeForeign":true}'`);
+          io.out(`  dig @127.0.0.1 -p ${sim.dnsPort} ${DEMO_ZONE} NS`);
+        }
+      }
       io.out('');
-      io.out('Tokens (issued anew at each start in demo mode):');
-      io.out(`  admin: ${tokens.admin}`);
-      io.out(`  demo:  ${tokens.demo}   (tenant "demo", zone ${DEMO_ZONE})`);
-      io.out('');
-      io.out('Try it:');
-      io.out(`  curl -s -H 'Authorization: Bearer ${tokens.demo}' -H 'Content-Type: application/json' \\`);
-      io.out(`    ${server.url}/dnsplane.v1.ZoneService/Records -d '{"includeForeign":true}'`);
-      io.out(`  dig @127.0.0.1 -p ${sim.dnsPort} ${DEMO_ZONE} NS`);
-      io.out('');
+    } catch (e) {
+      await server.close();
+      throw e;
     }
     await new Promise<void>((resolve) => {
       const stop = (signal: string) => {

@@ -160,6 +160,7 @@ export async function rotateTenantToken(ctx: CoreContext, actor: Tenant, name: s
   requireAdmin(actor);
   if (name === '') throw new InvalidInputError('name', 'a tenant name is required');
   const rotated = await runRotate(ctx.pool, name);
+  ctx.tokens?.forget(name); // this replica at once; the others on NOTIFY dnsplane_tenant
   ctx.log.info({ tenant: name, by: actor.name }, 'tenant token rotated');
   return rotated;
 }
@@ -169,6 +170,7 @@ export async function disableTenant(ctx: CoreContext, actor: Tenant, name: strin
   if (name === '') throw new InvalidInputError('name', 'a tenant name is required');
   if (!enable && name === actor.name) throw new InvalidInputError('name', 'an admin cannot disable itself (it would lock itself out)');
   const t = await setTenantDisabled(ctx.pool, name, !enable);
+  ctx.tokens?.forget(name); // this replica at once; the others on NOTIFY dnsplane_tenant
   ctx.log.info({ tenant: name, disabled: t.disabled, by: actor.name }, enable ? 'tenant enabled' : 'tenant disabled');
   return t;
 }
@@ -227,8 +229,7 @@ export async function invalidateZone(ctx: CoreContext, actor: Tenant, rawZone: s
     for (const row of dead) await waitForHolder(ctx, tx, zone, row);
     const recordCount = await syncZone(ctx, tx, zone);
     for (const row of dead) await store.finishJournal(tx, row.id, 'recovered', { recoveredBy: 'invalidate-zone' });
-    const generation = (await store.getZone(tx, zone))!.generation;
-    await store.notifyZoneChanged(tx, zone, generation);
+    const generation = (await store.getZone(tx, zone))!.generation; // syncZone notified it
     await auditAdminAction(tx, zone, actor, 'invalidate-zone', `cache of ${zone} dropped and re-read from OVH by ${actor.name}: ${recordCount} records`);
     ctx.log.info({ zone, records: recordCount, generation: String(generation), by: actor.name }, 'zone invalidated');
     return { zone, generation, recordCount };

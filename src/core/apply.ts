@@ -19,6 +19,7 @@ import { decodeTxt, formatTxtPresentation } from '../dns/index.js';
 import type { Change, Conflict } from '../dns/types.js';
 import { OvhError } from '../ovh/errors.js';
 import { describeOperation, recordPath } from '../ovh/ops.js';
+import { withOvhFlow } from '../ovh/ratelimit.js';
 import type { OvhOperation, OvhRecord, OvhRecordBody } from '../ovh/types.js';
 import { refreshPath } from '../ovh/types.js';
 import * as store from '../store/index.js';
@@ -217,7 +218,10 @@ async function applyZoneMeasured(
   const started = performance.now();
   const seconds = () => (performance.now() - started) / 1000;
   try {
-    const step = await applyZoneLocked(ctx, tenant, zone, routed, stored, () => ctx.metrics?.lockWaited(zone, 'apply', seconds()), batch);
+    // Its OVH calls take turns with other tenants' and zones' (ovh/ratelimit.ts).
+    const step = await withOvhFlow({ tenant: tenant.name, zone }, () =>
+      applyZoneLocked(ctx, tenant, zone, routed, stored, () => ctx.metrics?.lockWaited(zone, 'apply', seconds()), batch),
+    );
     ctx.metrics?.applyDone(zone, step.result.status, seconds());
     return step;
   } catch (e) {

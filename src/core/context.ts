@@ -3,6 +3,9 @@ import type { Logger } from 'pino';
 import type { Metrics } from '../metrics.js';
 import type { OvhApi } from '../ovh/client.js';
 import type { Lifecycle } from './lifecycle.js';
+import type { ReadCache } from './read-cache.js';
+import type { TokenCache } from './tenants.js';
+import type { PlanLimiter } from './plan-limit.js';
 
 export interface CoreSettings {
   /** Zones to manage; undefined: every zone of the OVH account. */
@@ -36,4 +39,13 @@ export interface CoreContext {
   lifecycle?: Lifecycle;
   /** This process's identity in the journal's holder column (server.ts; a default otherwise). */
   instance?: string;
+  /** The Records cache (core/read-cache.ts). Absent: one per pool, made on first use. */
+  reads?: ReadCache;
+  /**
+   * Authenticated tokens kept in memory (core/tenants.ts), trusted only while the replica listens to
+   * tenant changes (server.ts). Absent: every call reads Postgres.
+   */
+  tokens?: TokenCache;
+  /** Bounds the Plans each tenant computes at once (DNSPLANE_PLAN_CONCURRENCY); absent: no bound. */
+  planLimiter?: PlanLimiter;
 }

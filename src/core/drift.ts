@@ -36,6 +36,7 @@
  */
 import type { RecordRow } from '../store/index.js';
 import * as store from '../store/index.js';
+import { withOvhFlow } from '../ovh/ratelimit.js';
 import { differingOwners, parseZoneFile } from '../ovh/zonefile.js';
 import { recoverInFlight } from './apply.js';
 import type { CoreContext } from './context.js';
@@ -71,7 +72,8 @@ export async function checkZoneDrift(ctx: CoreContext, zone: string, opts: Drift
 }
 
 async function driftCheck(ctx: CoreContext, zone: string, opts: DriftOptions): Promise<DriftResult> {
-  const result = await tryZoneLockFenced(ctx, zone, async (tx, fence): Promise<DriftResult> => {
+  // No tenant asked for it: its OVH calls take turns as background work of this zone.
+  const result = await withOvhFlow({ zone }, () => tryZoneLockFenced(ctx, zone, async (tx, fence): Promise<DriftResult> => {
     const z = await store.getZone(tx, zone);
     if (!z || z.state !== 'synced') return idle(zone, 'skipped');
     if (opts.minAgeMs !== undefined && opts.minAgeMs > 0 && (await store.verifiedWithin(tx, zone, opts.minAgeMs))) return idle(zone, 'skipped');
@@ -169,7 +171,7 @@ async function driftCheck(ctx: CoreContext, zone: string, opts: DriftOptions): P
     const out: DriftResult = { zone, status: changed ? 'changed' : 'unchanged', calls, added: added.length, removed: deletions.length, updated: updated.length, recovered, ...(generation !== undefined ? { generation } : {}) };
     if (changed) ctx.log.info({ ...out, generation: generation?.toString() }, 'drift: records changed outside dnsplane were read into the cache');
     return out;
-  });
+  }));
   return result ?? idle(zone, 'busy');
 }
 

@@ -33,6 +33,14 @@ export class PermissionDeniedError extends Error {
   }
 }
 
+/**
+ * The caller is over a bound that protects the other callers (DNSPLANE_PLAN_CONCURRENCY): nothing was
+ * done; try again when its other requests have finished.
+ */
+export class ResourceExhaustedError extends Error {
+  override readonly name = 'ResourceExhaustedError';
+}
+
 export class NotFoundError extends Error {
   override readonly name = 'NotFoundError';
 }

@@ -71,7 +71,9 @@ function groupRows(rows: readonly store.OwnershipRow[]): Map<RecordSetKey, store
   const byKey = new Map<RecordSetKey, store.OwnershipRow[]>();
   for (const r of rows) {
     const k = recordSetKey(r.dnsName, r.recordType);
-    byKey.set(k, [...(byKey.get(k) ?? []), r]);
+    const list = byKey.get(k);
+    if (list) list.push(r);
+    else byKey.set(k, [r]);
   }
   return byKey;
 }
@@ -104,13 +106,23 @@ export function ownerViewOf(tenant: Tenant, zone: string, rows: readonly store.O
  */
 export function buildPlanOperations(zone: string, changes: readonly Change[], records: readonly OvhRecord[], opts: BuildOptions = {}): OvhOperation[] {
   const exclusive = changes.filter((c) => !isSharedChange(c));
-  const ops = [...buildZoneOperations(zone, exclusive, records, opts)];
-  for (const c of changes) {
-    if (!isSharedChange(c)) continue;
+  const shared = changes.filter(isSharedChange);
+  const ops = buildZoneOperations(zone, exclusive, records, opts);
+  if (shared.length === 0) return ops;
+  // The records of the shared sets changed, by set: one pass over the zone's records.
+  const sharedKeys = new Set(shared.map((c) => endpointKey((c.after ?? c.before) as Endpoint)));
+  const bySet = new Map<RecordSetKey, OvhRecord[]>();
+  for (const r of records) {
+    const key = ovhRecordKey(r, zone);
+    if (!sharedKeys.has(key)) continue;
+    const list = bySet.get(key);
+    if (list) list.push(r);
+    else bySet.set(key, [r]);
+  }
+  for (const c of shared) {
     const e = (c.after ?? c.before) as Endpoint;
-    const key = endpointKey(e);
     const mine = new Set(c.before?.targets ?? []);
-    const own = records.filter((r) => ovhRecordKey(r, zone) === key && mine.has(canonicalOf(r, e.recordType, zone)));
+    const own = (bySet.get(endpointKey(e)) ?? []).filter((r) => mine.has(canonicalOf(r, e.recordType, zone)));
     ops.push(...buildOperations(zone, c, own, opts));
   }
   return orderOperations(ops);

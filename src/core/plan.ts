@@ -7,7 +7,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { InvalidInputError } from '../dns/errors.js';
 import { diffChangeSet, diffDesired } from '../dns/diff.js';
 import { normalizeEndpoint, validateEndpointSet } from '../dns/endpoint.js';
-import { findZone, normalizeName } from '../dns/names.js';
+import { normalizeName, zoneFinder } from '../dns/names.js';
 import { recordSetKey, type Change, type ChangeSet, type Conflict, type Endpoint, type Policy, type RecordType } from '../dns/types.js';
 import { adjustEndpointForOvh, recordsToEndpoints } from '../ovh/mapping.js';
 import type { OvhOperation } from '../ovh/types.js';
@@ -17,6 +17,7 @@ import { NotFoundError, PermissionDeniedError } from './errors.js';
 import { checkNameAllowed, isAdmin, mayUseZone, type Tenant } from './tenants.js';
 import { ensureSynced, managedZoneNames, toOvhRecord } from './zones.js';
 import { buildPlanOperations, checkSharedLabel, ownerViewOf } from './ownership.js';
+import { Slicer } from './slices.js';
 
 /** An endpoint as callers send it, before normalization. */
 export interface RawEndpoint {
@@ -100,14 +101,18 @@ export type RoutedInput = (
   warnings: Map<string, string[]>;
 };
 
-/** Normalizes and validates the input, checking every name against the tenant's grant. */
-export async function routeInput(ctx: CoreContext, tenant: Tenant, input: PlanInput): Promise<RoutedInput> {
+/**
+ * Normalizes and validates the input, checking every name against the tenant's grant. Linear in the
+ * input; yields to the event loop between slices of endpoints (`slicer`).
+ */
+export async function routeInput(ctx: CoreContext, tenant: Tenant, input: PlanInput, slicer: Slicer = new Slicer()): Promise<RoutedInput> {
   const zoneNames = await managedZoneNames(ctx);
   const warnings = new Map<string, string[]>();
+  const findZone = zoneFinder(zoneNames);
   const route = (raw: RawEndpoint, field: string): { zone: string; endpoint: Endpoint } => {
     if (typeof raw.dnsName !== 'string' || raw.dnsName.trim() === '') throw new InvalidInputError(`${field}.dnsName`, 'is required');
     const name = normalizeName(raw.dnsName, `${field}.dnsName`, { allowUnderscore: true, allowWildcard: true });
-    const zone = findZone(name, zoneNames);
+    const zone = findZone(name);
     if (!zone) throw new InvalidInputError(`${field}.dnsName`, `"${name}" is not in any zone dnsplane manages (${zoneNames.join(', ') || 'none'})`);
     checkNameAllowed(tenant, zone, name, `${field}.dnsName`);
     // What OVH would store (TTL 1-59 becomes 60), so that the next plan compares like with like.
@@ -126,13 +131,12 @@ export async function routeInput(ctx: CoreContext, tenant: Tenant, input: PlanIn
       if (!mayUseZone(tenant, zone)) throw new PermissionDeniedError(`desired.zones[${i}]`, `zone "${zone}" is not one of tenant "${tenant.name}"'s zones`);
       if (!byZone.has(zone)) byZone.set(zone, []);
     });
-    const all: Endpoint[] = [];
-    input.endpoints.forEach((raw, i) => {
+    const all = await slicer.map(input.endpoints, (raw, i) => {
       const { zone, endpoint } = route(raw, `desired.endpoints[${i}]`);
-      all.push(endpoint);
-      const list = byZone.get(zone) ?? [];
-      list.push(endpoint);
-      byZone.set(zone, list);
+      const list = byZone.get(zone);
+      if (list) list.push(endpoint);
+      else byZone.set(zone, [endpoint]);
+      return endpoint;
     });
     validateEndpointSet(all, 'desired.endpoints');
     const scope = input.scope && { ...input.scope, under: normalizeName(input.scope.under, 'desired.scope.under') };
@@ -151,11 +155,11 @@ export async function routeInput(ctx: CoreContext, tenant: Tenant, input: PlanIn
     if (!s) byZone.set(zone, (s = { create: [], updateOld: [], updateNew: [], delete: [] }));
     return s;
   };
-  c.create.forEach((raw, i) => {
+  await slicer.map(c.create, (raw, i) => {
     const r = route(raw, `changes.create[${i}]`);
     setFor(r.zone).create.push(r.endpoint);
   });
-  c.updateOld.forEach((raw, i) => {
+  await slicer.map(c.updateOld, (raw, i) => {
     const o = route(raw, `changes.updateOld[${i}]`);
     const n = route(c.updateNew[i]!, `changes.updateNew[${i}]`);
     if (o.endpoint.dnsName !== n.endpoint.dnsName || o.endpoint.recordType !== n.endpoint.recordType) {
@@ -164,7 +168,7 @@ export async function routeInput(ctx: CoreContext, tenant: Tenant, input: PlanIn
     setFor(o.zone).updateOld.push(o.endpoint);
     setFor(o.zone).updateNew.push(n.endpoint);
   });
-  c.delete.forEach((raw, i) => {
+  await slicer.map(c.delete, (raw, i) => {
     const r = route(raw, `changes.delete[${i}]`);
     setFor(r.zone).delete.push(r.endpoint);
   });
@@ -174,14 +178,20 @@ export async function routeInput(ctx: CoreContext, tenant: Tenant, input: PlanIn
 /** Moved to ownership.ts (shared record sets); re-exported for callers of plan.ts. */
 export { ownerViewOf } from './ownership.js';
 
-/** The plan of one zone, from the cache as `q` sees it (inside the zone lock for Apply). */
-export async function computeZonePlan(ctx: CoreContext, q: store.Queryable, tenant: Tenant, zone: string, input: RoutedInput): Promise<ZonePlan> {
+/**
+ * The plan of one zone, from the cache as `q` sees it (inside the zone lock for Apply). Linear in the
+ * zone's records and the request; each step (mapping, diff, operations) is one slice, with a yield to
+ * the event loop between them.
+ */
+export async function computeZonePlan(ctx: CoreContext, q: store.Queryable, tenant: Tenant, zone: string, input: RoutedInput, slicer: Slicer = new Slicer()): Promise<ZonePlan> {
   const z = await store.getZone(q, zone);
   if (!z) throw new NotFoundError(`zone "${zone}" is not managed by dnsplane`);
   const rows = await store.listRecords(q, zone);
+  const ownership = await store.listOwnership(q, zone);
   const records = rows.map((r) => toOvhRecord(zone, r));
-  const ownerOf = ownerViewOf(tenant, zone, await store.listOwnership(q, zone), records);
+  const ownerOf = ownerViewOf(tenant, zone, ownership, records);
   const { endpoints: current } = recordsToEndpoints(records, zone);
+  await slicer.yield();
 
   const { changes, conflicts } =
     input.kind === 'desired'
@@ -193,6 +203,7 @@ export async function computeZonePlan(ctx: CoreContext, q: store.Queryable, tena
           scope: (name, type) => input.scope === undefined || inSyncScope(input.scope, name, type),
         })
       : diffChangeSet(current, input.byZone.get(zone) ?? { create: [], updateOld: [], updateNew: [], delete: [] }, ownerOf);
+  await slicer.yield();
 
   for (const c of changes) {
     const e = c.after ?? c.before!;
@@ -203,14 +214,30 @@ export async function computeZonePlan(ctx: CoreContext, q: store.Queryable, tena
   return { zone, baseGeneration: z.generation, changes, conflicts, operations };
 }
 
-/** Computes and stores a plan. */
+/**
+ * Computes and stores a plan: linear in the request and the zones' records, cut into slices that
+ * yield to the event loop (core/slices.ts). At most DNSPLANE_PLAN_CONCURRENCY Plans per tenant at once
+ * (ctx.planLimiter): one more is refused with ResourceExhaustedError.
+ */
 export async function plan(ctx: CoreContext, tenant: Tenant, input: PlanInput, requestedBy: Tenant = tenant): Promise<StoredPlan> {
-  const routed = await routeInput(ctx, tenant, input);
+  const started = performance.now();
+  const run = () => computeAndStore(ctx, tenant, input, requestedBy);
+  const p = ctx.planLimiter ? await ctx.planLimiter.run(tenant, run) : await run();
+  ctx.metrics?.planDone((performance.now() - started) / 1000);
+  return p;
+}
+
+async function computeAndStore(ctx: CoreContext, tenant: Tenant, input: PlanInput, requestedBy: Tenant): Promise<StoredPlan> {
+  const slicer = new Slicer();
+  const routed = await routeInput(ctx, tenant, input, slicer);
   const zones: ZonePlan[] = [];
   for (const zone of [...routed.byZone.keys()].sort()) {
     await ensureSynced(ctx, zone);
-    zones.push(await store.withSnapshot(ctx.pool, (q) => computeZonePlan(ctx, q, tenant, zone, routed)));
+    zones.push(await store.withSnapshot(ctx.pool, (q) => computeZonePlan(ctx, q, tenant, zone, routed, slicer)));
   }
+  await slicer.yield();
+  const digest = planDigest(zones);
+  await slicer.yield();
   const now = new Date();
   const p: StoredPlan = {
     id: `pl_${randomUUID().replace(/-/g, '')}`,
@@ -218,7 +245,7 @@ export async function plan(ctx: CoreContext, tenant: Tenant, input: PlanInput, r
     tenantId: tenant.id,
     policy: input.policy,
     zones,
-    digest: planDigest(zones),
+    digest,
     createdAt: now,
     expiresAt: new Date(now.getTime() + ctx.settings.planTtlMs),
     status: 'pending',
@@ -265,15 +292,39 @@ export function planDigest(zones: ZonePlan[]): string {
   return createHash('sha256').update(canonicalJson(toJson(zones))).digest('hex');
 }
 
+/**
+ * JSON with every object's keys in one order whatever order they were built or read back in (jsonb
+ * keeps none): sorted, integer-like keys first in numeric order as JSON.stringify always puts them.
+ * Undefined members are left out, undefined in an array is null. Copies the objects with their keys
+ * in order and lets JSON.stringify write them: it runs over every change of a plan, at Plan and twice
+ * per zone at Apply, and a hand-written walk appending strings is several times slower.
+ */
 export function canonicalJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map((x) => (x === undefined ? 'null' : canonicalJson(x))).join(',')}]`;
-  if (v !== null && typeof v === 'object') {
-    const entries = Object.entries(v as Record<string, unknown>)
-      .filter(([, x]) => x !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${canonicalJson(x)}`).join(',')}}`;
+  return JSON.stringify(sortKeysDeep(v)) ?? 'undefined';
+}
+
+function sortKeysDeep(x: unknown): unknown {
+  if (x === null || typeof x !== 'object') return x;
+  if (Array.isArray(x)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < x.length; i++) {
+      const e: unknown = x[i];
+      const s = e !== null && typeof e === 'object' ? sortKeysDeep(e) : e;
+      if (s !== e) (out ??= x.slice())[i] = s;
+    }
+    return out ?? x;
   }
-  return JSON.stringify(v);
+  const o = x as Record<string, unknown>;
+  const keys = Object.keys(o);
+  let sorted = true;
+  for (let i = 1; i < keys.length && sorted; i++) sorted = (keys[i - 1] as string) < (keys[i] as string);
+  if (!sorted) keys.sort();
+  const out: Record<string, unknown> = {};
+  for (const k of keys) {
+    const e = o[k];
+    out[k] = e !== null && typeof e === 'object' ? sortKeysDeep(e) : e;
+  }
+  return out;
 }
 
 type JsonZonePlan = Omit<ZonePlan, 'baseGeneration'> & { baseGeneration: string };

@@ -3,13 +3,12 @@
  * unchanged zones. Steady-state polling costs zero OVH calls.
  */
 import type { Endpoint } from '../dns/types.js';
-import { recordsToEndpoints } from '../ovh/mapping.js';
 import * as store from '../store/index.js';
 import type { CoreContext } from './context.js';
 import { InvalidInputError, PermissionDeniedError } from './errors.js';
 import { mayUseZone, type Tenant } from './tenants.js';
-import { ensureSynced, managedZoneNames, toOvhRecord } from './zones.js';
-import { visibleRecordSets } from './ownership.js';
+import { ensureSynced, managedZoneNames } from './zones.js';
+import { readCacheOf } from './read-cache.js';
 import { normalizeName } from '../dns/names.js';
 
 export interface RecordsQuery {
@@ -22,13 +21,19 @@ export interface ZoneRecords {
   zone: string;
   generation: bigint;
   notModified: boolean;
-  /** Each endpoint carries labels.owner: the owning tenant, '' when nobody owns it. */
+  /**
+   * Each endpoint carries labels.owner: the owning tenant, '' when nobody owns it. Shared with the
+   * read cache and every other caller of the same view: read it, never change it.
+   */
   endpoints: Endpoint[];
 }
 
 /** The zones a tenant may see: the requested ones (each checked) or all of its zones. */
 export async function visibleZones(ctx: CoreContext, tenant: Tenant, requested: string[], field = 'zones'): Promise<string[]> {
-  const managed = await managedZoneNames(ctx);
+  return pickZones(await managedZoneNames(ctx), tenant, requested, field);
+}
+
+function pickZones(managed: readonly string[], tenant: Tenant, requested: string[], field: string): string[] {
   if (requested.length === 0) return managed.filter((z) => mayUseZone(tenant, z));
   return requested.map((raw, i) => {
     const zone = normalizeName(raw, `${field}[${i}]`);
@@ -44,11 +49,18 @@ export async function listVisibleZones(ctx: CoreContext, tenant: Tenant): Promis
   return store.listZones(ctx.pool, names);
 }
 
+/**
+ * Answered from memory (core/read-cache.ts): one shared, fresh read of the zones' generations, then
+ * the tenant's view of each zone at its current generation, built from one snapshot on a miss.
+ */
 export async function records(ctx: CoreContext, tenant: Tenant, q: RecordsQuery): Promise<ZoneRecords[]> {
-  const zones = await visibleZones(ctx, tenant, q.zones);
+  const cache = readCacheOf(ctx);
+  const states = await cache.zoneStates.get();
+  const zones = pickZones([...states.keys()], tenant, q.zones, 'zones');
   const out: ZoneRecords[] = [];
   for (const zone of zones) {
-    const z = await ensureSynced(ctx, zone);
+    const seen = states.get(zone)!;
+    const z = seen.state === 'synced' ? seen : await ensureSynced(ctx, zone);
     const known = q.knownGenerations.get(zone);
     if (known !== undefined && known === z.generation) {
       ctx.metrics?.cacheRead(zone, 'not_modified');
@@ -56,16 +68,9 @@ export async function records(ctx: CoreContext, tenant: Tenant, q: RecordsQuery)
       continue;
     }
     ctx.metrics?.cacheRead(zone, 'hit');
-    out.push(
-      await store.withSnapshot(ctx.pool, async (tx) => {
-        const current = (await store.getZone(tx, zone))!;
-        const records = (await store.listRecords(tx, zone)).map((r) => toOvhRecord(zone, r));
-        const { endpoints } = recordsToEndpoints(records, zone);
-        // Owner labels, foreign sets only on request, shared sets split per owner: ownership.ts.
-        const shown = visibleRecordSets(tenant.name, zone, endpoints, await store.listOwnership(tx, zone), records, q.includeForeign);
-        return { zone, generation: current.generation, notModified: false, endpoints: shown };
-      }),
-    );
+    // Owner labels, foreign sets only on request, shared sets split per owner: ownership.ts.
+    const view = await cache.view(zone, z.generation, tenant.name, q.includeForeign);
+    out.push({ zone, generation: view.generation, notModified: false, endpoints: view.endpoints as Endpoint[] });
   }
   return out;
 }

@@ -4,9 +4,11 @@
  */
 import type pg from 'pg';
 import * as store from '../store/index.js';
+import { withOvhFlow } from '../ovh/ratelimit.js';
 import type { OvhRecord } from '../ovh/types.js';
 import type { CoreContext } from './context.js';
 import { NotFoundError } from './errors.js';
+import { readCacheOf } from './read-cache.js';
 import { readRecords } from './read-records.js';
 import { ZoneFence } from './fence.js';
 
@@ -20,9 +22,9 @@ export async function registerZones(ctx: CoreContext): Promise<string[]> {
   return zones;
 }
 
-/** The managed zones' names (no record counts: this is on every request's path). */
+/** The managed zones' names, from the shared fresh read of core/read-cache.ts (on every request's path). */
 export async function managedZoneNames(ctx: CoreContext): Promise<string[]> {
-  return store.listZoneNames(ctx.pool);
+  return [...(await readCacheOf(ctx).zoneStates.get()).keys()];
 }
 
 /** Makes sure the zone's cache holds OVH's records; costs OVH calls only the first time. */
@@ -58,6 +60,7 @@ export async function syncZone(ctx: CoreContext, tx: store.Queryable, zone: stri
   await store.replaceZoneRecords(tx, zone, records.map(toRow));
   await store.markSynced(tx, zone, { soaSerial: BigInt(soa.serial) });
   const generation = await store.bumpGeneration(tx, zone);
+  await store.notifyZoneChanged(tx, zone, generation);
   ctx.log.info({ zone, records: records.length, calls: calls + 1, read: mode, generation: String(generation), ms: Math.round(performance.now() - started) }, 'zone synced');
   return records.length;
 }
@@ -100,7 +103,8 @@ export async function withZoneLockQueued<T>(ctx: CoreContext, zone: string, fn: 
     if (!ourTurn) throw new store.LockTimeoutError(zone, timeoutMs);
     clearTimeout(timer);
     const left = Math.max(1, Math.round(timeoutMs - (performance.now() - started)));
-    return await store.withZoneLock(ctx.pool, zone, { lockTimeoutMs: left }, (tx) => fenced(ctx, zone, tx, fn));
+    // The OVH calls made under the lock are this zone's in the rate limiter's fair share.
+    return await withOvhFlow({ zone }, () => store.withZoneLock(ctx.pool, zone, { lockTimeoutMs: left }, (tx) => fenced(ctx, zone, tx, fn)));
   } finally {
     clearTimeout(timer);
     leave();

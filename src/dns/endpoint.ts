@@ -52,7 +52,10 @@ export function endpointKey(e: Pick<Endpoint, 'dnsName' | 'recordType'>): string
 
 /** Sorted, de-duplicated copy of a list of strings. */
 export function sortedUnique(values: readonly string[]): string[] {
-  return [...new Set(values)].sort(compareStrings);
+  // Usually already so (normalized targets are): checking costs one pass and no set.
+  let sorted = true;
+  for (let i = 1; i < values.length && sorted; i++) sorted = (values[i - 1] as string) < (values[i] as string);
+  return sorted ? values.slice() : [...new Set(values)].sort(compareStrings);
 }
 
 /**

@@ -30,7 +30,7 @@ import { decodeTxt } from '../dns/index.js';
 import type { OvhEndpoint } from './endpoint.js';
 import { OvhError, kindOfStatus } from './errors.js';
 import { joinOvhSplitTxt } from './mapping.js';
-import { limiterFor, type RateLimiter } from './ratelimit.js';
+import { currentOvhFlow, limiterFor, type RateLimiter } from './ratelimit.js';
 import type { OvhRecord, OvhRecordBody } from './types.js';
 
 export interface OvhCredentials {
@@ -276,6 +276,11 @@ export class OvhApi {
   /** Runs fn with `guard` consulted before every write attempt fn makes through any OvhApi (async context). */
   guarded<T>(guard: WriteGuard, fn: () => Promise<T>): Promise<T> {
     return guardStore.run(guard, fn);
+  }
+
+  /** The process-wide limiter this client's calls go through (shared per application key). */
+  get rateLimiter(): RateLimiter {
+    return this.limiter;
   }
 
   get endpointLabel(): string {
@@ -580,7 +585,8 @@ export class OvhApi {
     attempt: number,
     headers?: Record<string, string>,
   ): Promise<{ body: unknown; headers: IncomingHttpHeaders }> {
-    const { waitedMs, grantedAt } = await this.limiter.acquire();
+    // In turn with the other tenants and zones waiting (the flow core set around this work).
+    const { waitedMs, grantedAt } = await this.limiter.acquire(currentOvhFlow());
     if (method !== 'GET') {
       const guard = guardStore.getStore();
       // Refused: not sent, not reported as a call; the guard's error ends the call as it is.

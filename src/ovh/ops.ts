@@ -49,12 +49,11 @@ export function compareIds(a: string, b: string): number {
 
 const METHOD_ORDER: Record<OvhOperation['method'], number> = { DELETE: 0, PUT: 1, POST: 2 };
 
-/** Stable sort of operations into DELETE, PUT, POST order. */
+/** Stable sort of operations into DELETE, PUT, POST order (one pass: three buckets, in order). */
 export function orderOperations(ops: readonly OvhOperation[]): OvhOperation[] {
-  return ops
-    .map((op, i) => ({ op, i }))
-    .sort((a, b) => METHOD_ORDER[a.op.method] - METHOD_ORDER[b.op.method] || a.i - b.i)
-    .map(({ op }) => op);
+  const buckets: [OvhOperation[], OvhOperation[], OvhOperation[]] = [[], [], []];
+  for (const op of ops) buckets[METHOD_ORDER[op.method]].push(op);
+  return buckets[0].concat(buckets[1], buckets[2]);
 }
 
 /**
@@ -80,57 +79,61 @@ export function buildOperations(
   const subDomain = subDomainOf(set.dnsName, zone);
   const desired = change.after === undefined ? [] : sortedUnique(change.after.targets);
   const ttl = change.after === undefined ? 0 : ovhTtl(change.after.ttl).ttl;
-  const toOvh = (target: string): string => endpointTargetToOvh(type, target, zone, opts);
-
-  // The existing records by canonical target; for each target, a record with the right TTL first.
-  const pool = existing
-    .map((record) => ({ record, canonical: ovhTargetToCanonical(type, record.target, zone) ?? record.target }))
-    .sort(
-      (a, b) =>
-        compareStrings(a.canonical, b.canonical) ||
-        Number(a.record.ttl !== ttl) - Number(b.record.ttl !== ttl) ||
-        compareIds(a.record.id, b.record.id),
-    );
-  const used = new Set<number>();
   const deletes: OvhOperation[] = [];
   const puts: OvhOperation[] = [];
   const posts: OvhOperation[] = [];
-  const put = (record: OvhRecord, target: string): void => {
-    puts.push({
-      method: 'PUT',
-      path: recordPath(zone, record.id),
-      id: record.id,
-      body: { target: toOvh(target), ttl },
-      before: { ...record },
-    });
-  };
+
+  // The existing records by canonical target; for each target, a record with the right TTL first.
+  // Nothing exists (a create, the common case): one POST per target, nothing to match.
+  const pool =
+    existing.length === 0
+      ? []
+      : existing
+          .map((record) => ({ record, canonical: ovhTargetToCanonical(type, record.target, zone) ?? record.target, used: false }))
+          .sort(
+            (a, b) =>
+              compareStrings(a.canonical, b.canonical) ||
+              Number(a.record.ttl !== ttl) - Number(b.record.ttl !== ttl) ||
+              compareIds(a.record.id, b.record.id),
+          );
 
   const added: string[] = [];
   for (const target of desired) {
-    const i = pool.findIndex((p, j) => !used.has(j) && p.canonical === target);
-    if (i < 0) {
+    const match = pool.find((p) => !p.used && p.canonical === target);
+    if (match === undefined) {
       added.push(target);
       continue;
     }
-    used.add(i);
-    const kept = (pool[i] as (typeof pool)[number]).record;
-    if (kept.ttl !== ttl) put(kept, target);
+    match.used = true;
+    if (match.record.ttl !== ttl) puts.push(putOperation(zone, type, match.record, target, ttl, opts));
   }
-  const removed = pool.filter((_, j) => !used.has(j)).map((p) => p.record);
+  const removed: OvhRecord[] = [];
+  for (const p of pool) if (!p.used) removed.push(p.record);
 
   const pairs = Math.min(added.length, removed.length);
-  for (let i = 0; i < pairs; i++) put(removed[i] as OvhRecord, added[i] as string);
-  for (const target of added.slice(pairs)) {
+  for (let i = 0; i < pairs; i++) puts.push(putOperation(zone, type, removed[i] as OvhRecord, added[i] as string, ttl, opts));
+  for (let i = pairs; i < added.length; i++) {
     posts.push({
       method: 'POST',
       path: recordPath(zone),
-      body: { fieldType: type, subDomain, target: toOvh(target), ttl },
+      body: { fieldType: type, subDomain, target: endpointTargetToOvh(type, added[i] as string, zone, opts), ttl },
     });
   }
-  for (const record of removed.slice(pairs)) {
+  for (let i = pairs; i < removed.length; i++) {
+    const record = removed[i] as OvhRecord;
     deletes.push({ method: 'DELETE', path: recordPath(zone, record.id), id: record.id, before: { ...record } });
   }
-  return [...deletes, ...puts, ...posts];
+  return deletes.length === 0 && puts.length === 0 ? posts : [...deletes, ...puts, ...posts];
+}
+
+function putOperation(zone: string, type: Endpoint['recordType'], record: OvhRecord, target: string, ttl: number, opts: BuildOptions): OvhOperation {
+  return {
+    method: 'PUT',
+    path: recordPath(zone, record.id),
+    id: record.id,
+    body: { target: endpointTargetToOvh(type, target, zone, opts), ttl },
+    before: { ...record },
+  };
 }
 
 /**
@@ -150,9 +153,10 @@ export function buildZoneOperations(
     list.push(r);
     byKey.set(key, list);
   }
-  const ops = changes.flatMap((c) =>
-    buildOperations(zone, c, byKey.get(endpointKey((c.after ?? c.before) as Endpoint)) ?? [], opts),
-  );
+  const ops: OvhOperation[] = [];
+  for (const c of changes) {
+    for (const op of buildOperations(zone, c, byKey.get(endpointKey((c.after ?? c.before) as Endpoint)) ?? [], opts)) ops.push(op);
+  }
   return orderOperations(ops);
 }
 
@@ -166,32 +170,35 @@ export function applyOperationsToRecords(
   ops: readonly OvhOperation[],
   newIdFor: (op: OvhPostOperation, index: number) => string,
 ): OvhRecord[] {
-  const out = records.map((r) => ({ ...r }));
-  const indexOf = (id: string): number => {
-    const i = out.findIndex((r) => r.id === id);
-    if (i < 0) throw new Error(`no record ${id}`);
-    return i;
+  // By id, in order: a PUT keeps the record's place, a POST appends, a DELETE removes (each O(1)).
+  const out = new Map<string, OvhRecord>(records.map((r) => [r.id, { ...r }]));
+  const existing = (id: string): OvhRecord => {
+    const r = out.get(id);
+    if (r === undefined) throw new Error(`no record ${id}`);
+    return r;
   };
   ops.forEach((op, index) => {
     switch (op.method) {
       case 'POST': {
         const zone = /^\/domain\/zone\/([^/]+)\/record$/.exec(op.path)?.[1];
         if (zone === undefined) throw new Error(`not a record creation path: ${op.path}`);
-        out.push({ id: newIdFor(op, index), zone, ...op.body });
+        const id = newIdFor(op, index);
+        out.delete(id);
+        out.set(id, { id, zone, ...op.body });
         break;
       }
       case 'PUT': {
-        const i = indexOf(op.id);
-        const r = out[i] as OvhRecord;
-        out[i] = { ...r, subDomain: op.body.subDomain ?? r.subDomain, target: op.body.target, ttl: op.body.ttl };
+        const r = existing(op.id);
+        out.set(op.id, { ...r, subDomain: op.body.subDomain ?? r.subDomain, target: op.body.target, ttl: op.body.ttl });
         break;
       }
       case 'DELETE':
-        out.splice(indexOf(op.id), 1);
+        existing(op.id);
+        out.delete(op.id);
         break;
     }
   });
-  return out;
+  return [...out.values()];
 }
 
 /** How an operation goes on the wire: method, path (relative to /1.0) and the exact JSON body ('' for none). */

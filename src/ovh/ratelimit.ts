@@ -1,4 +1,27 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
+
+/**
+ * Who an OVH call is made for: the tenant whose request caused it and the zone it works on. Core sets
+ * it (withOvhFlow) around each use case; the client hands it to the limiter. Either may be missing:
+ * work no tenant asked for (the drift check, recovery at start) shares one "tenant" of its own.
+ */
+export interface OvhFlow {
+  tenant?: string;
+  zone?: string;
+}
+
+const flowStore = new AsyncLocalStorage<OvhFlow>();
+
+/** Runs fn with these flow fields set for every OVH call it makes (the others kept from the caller's). */
+export function withOvhFlow<T>(flow: OvhFlow, fn: () => T): T {
+  return flowStore.run({ ...flowStore.getStore(), ...flow }, fn);
+}
+
+/** The flow of the calls made here (empty outside any withOvhFlow). */
+export function currentOvhFlow(): OvhFlow {
+  return flowStore.getStore() ?? {};
+}
 
 /** What acquire() hands back: the whole wait, and when the token was granted (on the limiter's clock). */
 export interface Grant {
@@ -10,22 +33,85 @@ export interface Grant {
   grantedAt: number;
 }
 
+interface Waiter {
+  start: number;
+  /** grants when it started waiting. */
+  grantsBefore: number;
+  grant: (g: Grant) => void;
+}
+
+/** One decision of the limiter, in grant order (RateLimiter.observe). */
+export interface GrantNotice extends Grant {
+  /** 1, 2, 3, … over the limiter's life. */
+  seq: number;
+  flow: OvhFlow;
+  /** Calls granted while this one waited: what waiting its turn cost it (in a FIFO: everything queued before it). */
+  grantedWhileWaiting: number;
+  /** Calls still waiting after this grant. */
+  queued: number;
+}
+
+/** Round robin over keys: a Map in service order (the next to serve first). */
+class Ring<V> {
+  readonly items = new Map<string, V>();
+
+  get size(): number {
+    return this.items.size;
+  }
+
+  /** The entry of `key`, created at the end of the ring (last to be served) when absent. */
+  entry(key: string, make: () => V): V {
+    let v = this.items.get(key);
+    if (v === undefined) {
+      v = make();
+      this.items.set(key, v);
+    }
+    return v;
+  }
+
+  /** The first entry in service order. */
+  head(): [string, V] | undefined {
+    const first = this.items.entries().next();
+    return first.done ? undefined : first.value;
+  }
+
+  /** After serving `key`: to the end of the ring when it still waits, out of it when not. */
+  served(key: string, stillWaiting: boolean): void {
+    const v = this.items.get(key)!;
+    this.items.delete(key);
+    if (stillWaiting) this.items.set(key, v);
+  }
+}
+
 /**
- * A token bucket and a bound on calls in flight. The bucket holds at most one token and refills at
- * `ratePerSecond`, so calls start at least 1/rate apart — no burst: "20 per second" is what OVH sees
- * in every window, not 20 at once then a pause. A call takes its concurrency slot first, then waits
- * for its token; acquire() returns the whole wait, which the client reports (metrics), and the grant
- * time, which it reports too (the rate tests assert on it: delivery delays after the grant are the
- * network's and the scheduler's, not the limiter's).
- * One limiter per OVH application key is shared by every zone in the process (limiterFor).
+ * A token bucket and a bound on calls in flight, shared fairly.
+ *
+ * The bucket holds at most one token and refills at `ratePerSecond`, so calls start at least 1/rate
+ * apart — no burst: "20 per second" is what OVH sees in every window, not 20 at once then a pause.
+ * A call waits until both a token and a concurrency slot are free (it holds no slot while it waits).
+ *
+ * Fairness: waiting calls queue per flow (OvhFlow), and each grant goes round robin, first over
+ * tenants, then over that tenant's zones, FIFO within a zone. So a tenant with a thousand calls queued
+ * (a bulk apply, a cold read, applies to many zones at once) gets one call in turn with every other
+ * waiting tenant: another tenant's call waits for at most one grant per tenant waiting, never behind
+ * the whole queue; and within a tenant, one zone's burst does not starve its other zones. With a
+ * single flow waiting it is plain FIFO at the full rate: nothing is reserved for absent tenants.
+ *
+ * acquire() returns the whole wait, which the client reports (metrics), and the grant time, which it
+ * reports too (the rate tests assert on it: delivery delays after the grant are the network's and the
+ * scheduler's, not the limiter's). One limiter per OVH application key is shared by every zone in the
+ * process (limiterFor).
  */
 export class RateLimiter {
   private tokens: number;
   private last: number;
-  private queue: Array<(grantedAt: number) => void> = [];
   private timer: NodeJS.Timeout | undefined;
   private inFlight = 0;
-  private slotWaiters: Array<() => void> = [];
+  private waiting = 0;
+  private grants = 0;
+  /** tenant -> zone -> waiters. */
+  private readonly tenants = new Ring<Ring<Waiter[]>>();
+  private readonly observers = new Set<(g: GrantNotice) => void>();
 
   constructor(
     readonly ratePerSecond: number,
@@ -38,21 +124,56 @@ export class RateLimiter {
     this.last = this.now();
   }
 
-  /** Waits for a concurrency slot and a token; returns the wait and the grant time. Call release() after. */
-  async acquire(): Promise<Grant> {
-    const start = this.now();
-    if (this.inFlight >= this.maxConcurrent) {
-      await new Promise<void>((resolve) => this.slotWaiters.push(resolve));
-    }
-    this.inFlight++;
-    const grantedAt = await this.takeToken();
-    return { waitedMs: grantedAt - start, grantedAt };
+  /** Waits for a token and a concurrency slot, in turn with the other flows; returns the wait and the grant time. Call release() after. */
+  acquire(flow: OvhFlow = {}): Promise<Grant> {
+    return new Promise<Grant>((grant) => {
+      const tenant = this.tenants.entry(flow.tenant ?? '', () => new Ring<Waiter[]>());
+      tenant.entry(flow.zone ?? '', () => []).push({ start: this.now(), grantsBefore: this.grants, grant });
+      this.waiting++;
+      this.pump();
+    });
   }
 
   release(): void {
     this.inFlight--;
-    const next = this.slotWaiters.shift();
-    if (next) next();
+    this.pump();
+  }
+
+  /** Calls waiting for a grant. */
+  get queued(): number {
+    return this.waiting;
+  }
+
+  /** Tells `fn` of every grant from now on, in grant order, where the limiter decides; returns the unsubscribe. */
+  observe(fn: (g: GrantNotice) => void): () => void {
+    this.observers.add(fn);
+    return () => this.observers.delete(fn);
+  }
+
+  /** Grants what can be granted now; arms the timer for the next token otherwise. */
+  private pump(): void {
+    while (this.waiting > 0 && this.inFlight < this.maxConcurrent) {
+      const t = this.refill();
+      if (this.tokens < 1) {
+        this.arm();
+        return;
+      }
+      this.tokens -= 1;
+      this.inFlight++;
+      this.waiting--;
+      const [tenantKey, zones] = this.tenants.head()!;
+      const [zoneKey, queue] = zones.head()!;
+      const w = queue.shift()!;
+      zones.served(zoneKey, queue.length > 0);
+      this.tenants.served(tenantKey, zones.size > 0);
+      const granted: Grant = { waitedMs: t - w.start, grantedAt: t };
+      const seq = ++this.grants;
+      if (this.observers.size > 0) {
+        const g: GrantNotice = { ...granted, seq, flow: { ...(tenantKey ? { tenant: tenantKey } : {}), ...(zoneKey ? { zone: zoneKey } : {}) }, grantedWhileWaiting: seq - 1 - w.grantsBefore, queued: this.waiting };
+        for (const fn of this.observers) fn(g);
+      }
+      w.grant(granted);
+    }
   }
 
   /** Returns the time it refilled at. */
@@ -64,30 +185,12 @@ export class RateLimiter {
     return t;
   }
 
-  private takeToken(): Promise<number> {
-    const t = this.refill();
-    if (this.queue.length === 0 && this.tokens >= 1) {
-      this.tokens -= 1;
-      return Promise.resolve(t);
-    }
-    return new Promise<number>((resolve) => {
-      this.queue.push(resolve);
-      this.schedule();
-    });
-  }
-
-  private schedule(): void {
-    if (this.timer || this.queue.length === 0) return;
-    this.refill();
+  private arm(): void {
+    if (this.timer) return;
     const wait = Math.max(0, ((1 - this.tokens) / this.ratePerSecond) * 1000);
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      const t = this.refill();
-      while (this.queue.length > 0 && this.tokens >= 1) {
-        this.tokens -= 1;
-        this.queue.shift()!(t);
-      }
-      this.schedule();
+      this.pump();
     }, Math.ceil(wait));
     this.timer.unref?.();
   }

@@ -22,6 +22,11 @@ export interface Database {
   url: string;
   /** url with the password masked, for logs. */
   displayUrl: string;
+  /**
+   * Which database, for the start banner and logs, never with a password: "embedded Postgres at
+   * <cluster dir>" or "Postgres <host>:<port>/<database> (DATABASE_URL)".
+   */
+  label: string;
   embedded: boolean;
   /** Ends the pool, then stops the embedded server (if any). Idempotent. */
   close(): Promise<void>;
@@ -56,7 +61,7 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
       throw new Error(`cannot connect to ${redactUrl(url)}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     }
     log('database: using external Postgres', { url: redactUrl(url) });
-    return { pool, url, displayUrl: redactUrl(url), embedded: false, close: once(() => pool.end()) };
+    return { pool, url, displayUrl: redactUrl(url), label: `${describeUrl(url)} (DATABASE_URL)`, embedded: false, close: once(() => pool.end()) };
   }
 
   const dataDir = path.resolve(opts.dataDir);
@@ -75,7 +80,7 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
         await server.stop();
       }
     });
-    return { pool, url, displayUrl: redactUrl(url), embedded: true, close };
+    return { pool, url, displayUrl: redactUrl(url), label: `embedded Postgres at ${server.pgDir}`, embedded: true, close };
   } catch (err) {
     await server.stop();
     throw err;
@@ -158,6 +163,17 @@ async function ensureDatabase(server: EmbeddedServer, name: string, log: LogFn):
     }
   } finally {
     await client.end();
+  }
+}
+
+/** "Postgres host:port/database" of a connection URL: no user, no password, no parameters. */
+export function describeUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    const database = decodeURIComponent(u.pathname.replace(/^\//, '')) || '(default database)';
+    return `Postgres ${u.hostname || '(socket)'}:${u.port || '5432'}/${database}`;
+  } catch {
+    return 'Postgres <unparseable database url>';
   }
 }
 

@@ -1,12 +1,19 @@
 /**
- * Cross-replica cache hints: NOTIFY on channel dnsplane_zone with {"zone": …, "generation": "…"}.
- * A hint only — notifications are lost while a listener reconnects; readers fall back to polling
- * zones.generation (onReconnect is the moment to do so).
+ * Cross-replica notifications. Channel dnsplane_zone carries {"zone": …, "generation": "…"} at each
+ * commit that moves a zone's generation (a hint: Records checks generations in Postgres, see
+ * core/read-cache.ts); channel dnsplane_tenant carries a tenant's name when its token is rotated or
+ * it is disabled or enabled (store/tenants.ts sends it in the same statement), so that every replica
+ * drops the tokens it cached. Notifications are lost while a listener reconnects: whoever relies on
+ * them must stop trusting its memory when the connection is lost (onLost) and start afresh once it
+ * is back (onReconnect).
  */
 import pg from 'pg';
 import { type Queryable } from './internal.js';
 
 export const ZONE_CHANNEL = 'dnsplane_zone';
+export const TENANT_CHANNEL = 'dnsplane_tenant';
+/** The listener's application_name, to find its backend in pg_stat_activity. */
+export const LISTENER_APPLICATION_NAME = 'dnsplane-listener';
 
 /** Inside a transaction the notification is delivered at COMMIT (and dropped on ROLLBACK). */
 export async function notifyZoneChanged(q: Queryable, zone: string, generation: bigint): Promise<void> {
@@ -18,20 +25,66 @@ export interface ListenOptions {
   onError?: (err: unknown) => void;
   /** Called after a lost connection is re-established (notifications may have been missed). */
   onReconnect?: () => void;
+  /** Called as soon as the connection is known lost (before any reconnect attempt). */
+  onLost?: () => void;
   /** First retry delay; doubles up to maxRetryDelayMs. Defaults 100 ms / 5 s. */
   retryDelayMs?: number;
   maxRetryDelayMs?: number;
+  /**
+   * Every heartbeatMs, a `SELECT 1` on the listening connection; one that fails or takes longer
+   * than heartbeatMs counts as a lost connection, so a connection dropped silently (a firewall, a
+   * NAT that forgets idle connections) is noticed within 2 × heartbeatMs. Default: none.
+   */
+  heartbeatMs?: number;
+}
+
+export interface ListenHandlers {
+  zone?: (zone: string, generation: bigint) => void;
+  tenant?: (name: string) => void;
+}
+
+export interface Listener {
+  /**
+   * Connected, and (with a heartbeat) answered a heartbeat less than 2 × heartbeatMs ago: what it
+   * has delivered can be trusted to be all that was committed, but for the last instants.
+   */
+  live(): boolean;
+  stop(): Promise<void>;
 }
 
 /**
- * Listens on a dedicated connection (not taken from the pool, built from its options), and
- * reconnects with backoff when it breaks. Resolves once listening; returns a stop function.
+ * listen() for zone changes only; resolves once listening, returns a stop function.
  */
 export async function listenZoneChanges(
   pool: pg.Pool,
   onChange: (zone: string, generation: bigint) => void,
   opts: ListenOptions = {},
 ): Promise<() => Promise<void>> {
+  const l = await listen(pool, { zone: onChange }, opts);
+  return () => l.stop();
+}
+
+function parseZone(payload: string): { zone: string; generation: bigint } | undefined {
+  try {
+    const value: unknown = JSON.parse(payload);
+    if (
+      typeof value !== 'object' || value === null ||
+      !('zone' in value) || typeof value.zone !== 'string' ||
+      !('generation' in value) || typeof value.generation !== 'string'
+    ) {
+      return undefined;
+    }
+    return { zone: value.zone, generation: BigInt(value.generation) };
+  } catch {
+    return undefined; // not ours / malformed
+  }
+}
+
+/**
+ * Listens on a dedicated connection (not taken from the pool, built from its options), and
+ * reconnects with backoff when it breaks. Resolves once listening.
+ */
+export async function listen(pool: pg.Pool, handlers: ListenHandlers, opts: ListenOptions = {}): Promise<Listener> {
   const firstDelay = opts.retryDelayMs ?? 100;
   const maxDelay = opts.maxRetryDelayMs ?? 5_000;
   let delay = firstDelay;
@@ -47,38 +100,40 @@ export async function listenZoneChanges(
     }
   };
 
-  const onNotification = (msg: pg.Notification): void => {
-    if (msg.channel !== ZONE_CHANNEL || msg.payload === undefined) return;
-    let zone: string;
-    let generation: bigint;
+  const deliver = (fn: () => void): void => {
     try {
-      const value: unknown = JSON.parse(msg.payload);
-      if (
-        typeof value !== 'object' || value === null ||
-        !('zone' in value) || typeof value.zone !== 'string' ||
-        !('generation' in value) || typeof value.generation !== 'string'
-      ) {
-        return;
-      }
-      zone = value.zone;
-      generation = BigInt(value.generation);
-    } catch {
-      return; // not ours / malformed
-    }
-    try {
-      onChange(zone, generation);
+      fn();
     } catch (err) {
       report(err);
     }
   };
 
+  const onNotification = (msg: pg.Notification): void => {
+    if (msg.payload === undefined) return;
+    if (msg.channel === ZONE_CHANNEL && handlers.zone) {
+      const z = parseZone(msg.payload);
+      if (z) deliver(() => handlers.zone!(z.zone, z.generation));
+    } else if (msg.channel === TENANT_CHANNEL && handlers.tenant) {
+      const name = msg.payload;
+      deliver(() => handlers.tenant!(name));
+    }
+  };
+
+  const heartbeatMs = opts.heartbeatMs;
+  let beat: NodeJS.Timeout | undefined;
+  /** performance.now() of the last heartbeat answered (or of the connection). */
+  let aliveAt = 0;
+
   const connect = async (): Promise<void> => {
-    const client = new pg.Client({ ...pool.options, keepAlive: true });
+    const client = new pg.Client({ ...pool.options, keepAlive: true, application_name: LISTENER_APPLICATION_NAME });
     const lost = (err?: unknown): void => {
       if (err !== undefined) report(err);
       if (client !== current) return;
       current = undefined;
+      clearInterval(beat);
+      beat = undefined;
       client.end().catch(() => undefined);
+      deliver(() => opts.onLost?.());
       schedule();
     };
     client.on('error', lost);
@@ -87,6 +142,7 @@ export async function listenZoneChanges(
     try {
       await client.connect();
       await client.query(`LISTEN ${ZONE_CHANNEL}`);
+      await client.query(`LISTEN ${TENANT_CHANNEL}`);
     } catch (err) {
       client.removeAllListeners('end');
       client.end().catch(() => undefined);
@@ -97,7 +153,30 @@ export async function listenZoneChanges(
       return;
     }
     current = client;
+    aliveAt = performance.now();
     delay = firstDelay;
+    if (heartbeatMs !== undefined) {
+      let pending = false;
+      beat = setInterval(() => {
+        if (pending || client !== current) return;
+        pending = true;
+        const sent = performance.now();
+        let timeout: NodeJS.Timeout | undefined;
+        const late = new Promise<never>((_, reject) => {
+          timeout = setTimeout(() => reject(new Error(`listener heartbeat: no answer within ${heartbeatMs} ms`)), heartbeatMs);
+        });
+        Promise.race([client.query('SELECT 1'), late]).then(
+          () => {
+            if (client === current) aliveAt = Math.max(aliveAt, sent);
+          },
+          (err: unknown) => lost(err),
+        ).finally(() => {
+          clearTimeout(timeout);
+          pending = false;
+        });
+      }, heartbeatMs);
+      beat.unref();
+    }
   };
 
   const schedule = (): void => {
@@ -107,7 +186,7 @@ export async function listenZoneChanges(
       if (stopped) return;
       connect().then(
         () => {
-          if (!stopped) opts.onReconnect?.();
+          if (!stopped) deliver(() => opts.onReconnect?.());
         },
         (err: unknown) => {
           report(err);
@@ -120,12 +199,17 @@ export async function listenZoneChanges(
 
   await connect();
 
-  return async () => {
-    stopped = true;
-    if (timer) clearTimeout(timer);
-    timer = undefined;
-    const client = current;
-    current = undefined;
-    if (client) await client.end().catch(() => undefined);
+  return {
+    live: () => current !== undefined && (heartbeatMs === undefined || performance.now() - aliveAt < 2 * heartbeatMs),
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+      clearInterval(beat);
+      beat = undefined;
+      const client = current;
+      current = undefined;
+      if (client) await client.end().catch(() => undefined);
+    },
   };
 }

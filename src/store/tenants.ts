@@ -1,4 +1,5 @@
 import { AlreadyExistsError, NotFoundError } from './errors.js';
+import { TENANT_CHANNEL } from './notify.js';
 import { assertIdString, PG_UNIQUE_VIOLATION, pgCode, pgConstraint, type Queryable } from './internal.js';
 
 /** A tenant as the store returns it. The token hash never leaves the store. */
@@ -101,12 +102,19 @@ export async function listTenants(q: Queryable): Promise<Tenant[]> {
   return rows.map(toTenant);
 }
 
+/**
+ * What a change of a tenant's credentials returns: its columns, and NOTIFY dnsplane_tenant with its
+ * name in the same statement, delivered at commit, so every replica drops what it cached of the
+ * tenant's token (core/tenants.ts TokenCache).
+ */
+const CHANGED = `${COLUMNS}, pg_notify('${TENANT_CHANNEL}', name)::text AS notified`;
+
 /** Rotates the token: stores the new hash and the rotation time. NotFoundError when no such tenant. */
 export async function setTokenHash(q: Queryable, name: string, hash: Buffer): Promise<Tenant> {
   assertHash(hash);
   try {
     const { rows } = await q.query<TenantRow>(
-      `UPDATE tenants SET token_sha256 = $2, token_rotated_at = now() WHERE name = $1 RETURNING ${COLUMNS}`,
+      `UPDATE tenants SET token_sha256 = $2, token_rotated_at = now() WHERE name = $1 RETURNING ${CHANGED}`,
       [name, hash],
     );
     if (!rows[0]) throw new NotFoundError('tenant', name);
@@ -119,7 +127,7 @@ export async function setTokenHash(q: Queryable, name: string, hash: Buffer): Pr
 /** NotFoundError when no such tenant. */
 export async function setDisabled(q: Queryable, name: string, disabled: boolean): Promise<Tenant> {
   const { rows } = await q.query<TenantRow>(
-    `UPDATE tenants SET disabled = $2 WHERE name = $1 RETURNING ${COLUMNS}`,
+    `UPDATE tenants SET disabled = $2 WHERE name = $1 RETURNING ${CHANGED}`,
     [name, disabled],
   );
   if (!rows[0]) throw new NotFoundError('tenant', name);

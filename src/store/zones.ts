@@ -98,6 +98,12 @@ export async function listZones(q: Queryable, names?: string[]): Promise<ZoneWit
   }));
 }
 
+/** Every zone dnsplane knows, by name, without record counts: one cheap read for hot paths. */
+export async function listZoneStates(q: Queryable): Promise<Zone[]> {
+  const { rows } = await q.query<ZoneRow>(`SELECT ${ZONE_COLUMNS} FROM zones z ORDER BY z.name`);
+  return rows.map(toZone);
+}
+
 /** The names of the zones dnsplane knows, sorted; no record counts (for hot paths). */
 export async function listZoneNames(q: Queryable): Promise<string[]> {
   const { rows } = await q.query<{ name: string }>('SELECT name FROM zones ORDER BY name');

@@ -79,7 +79,7 @@ export function coreBackend(ctx: CoreContext): WebhookBackend {
       if (!basic || basic.user === '' || basic.password === '') {
         throw new WebhookError(401, 'missing credentials: HTTP Basic TENANT:TOKEN is required (https://TENANT:TOKEN@host/ as --webhook-provider-url)');
       }
-      const tenant = await guarded(() => authenticate(ctx.pool, basic.password));
+      const tenant = await guarded(() => authenticate(ctx.pool, basic.password, ctx.tokens));
       // The same answer for a wrong name as for a wrong token: say nothing about which part was wrong.
       if (tenant.name !== basic.user) throw new WebhookError(401, BAD_CREDENTIALS);
       return sessionOf(ctx, tenant);

@@ -45,7 +45,9 @@ import {
   decodeChanges,
   decodeEndpointList,
   encodeDomainFilter,
+  encodeEndpointJson,
   encodeEndpointList,
+  joinEndpointList,
   MEDIA_TYPE,
   WireFormatError,
   type WireChanges,
@@ -158,6 +160,18 @@ function toWire(e: { dnsName: string; recordType: string; targets: string[]; ttl
   return { dnsName: e.dnsName, targets: e.targets, recordType: e.recordType, setIdentifier: '', recordTTL: e.ttl, labels, providerSpecific: [] };
 }
 
+/**
+ * Each endpoint's JSON, encoded once: in central mode core hands out the same endpoint objects for as
+ * long as a zone's generation and the tenant's view stay the same (core/read-cache.ts).
+ */
+const encoded = new WeakMap<object, string>();
+
+function wireJson(e: Parameters<typeof toWire>[0]): string {
+  let json = encoded.get(e);
+  if (json === undefined) encoded.set(e, (json = encodeEndpointJson(toWire(e))));
+  return json;
+}
+
 function mediaReply(body: string, extra: Record<string, string> = {}): Reply {
   return { status: 200, headers: { 'content-type': MEDIA_TYPE, ...extra }, body };
 }
@@ -249,9 +263,9 @@ export function webhookHandler(opts: WebhookHandlerOptions): (req: http.Incoming
         // Vary: external-dns up to v0.14 checked it; v0.22 checks only the Content-Type.
         return mediaReply(encodeDomainFilter(domainFilterOf(scope)), { vary: 'Content-Type' });
       case 'records': {
-        const endpoints = (await session.records()).map(toWire);
+        const endpoints = await session.records();
         note({ endpoints: endpoints.length });
-        return mediaReply(encodeEndpointList(endpoints));
+        return mediaReply(joinEndpointList(endpoints.map(wireJson)));
       }
       case 'adjust': {
         const list = decodeEndpointList(body);

@@ -170,6 +170,16 @@ export function encodeEndpointList(endpoints: readonly WireEndpoint[]): string {
   return `${goJson(endpoints.map(encodeEndpoint))}\n`;
 }
 
+/** One endpoint's JSON, as an element of encodeEndpointList's list. */
+export function encodeEndpointJson(e: WireEndpoint): string {
+  return goJson(encodeEndpoint(e));
+}
+
+/** encodeEndpointList from the elements' JSON (encodeEndpointJson): the same bytes. */
+export function joinEndpointList(elements: readonly string[]): string {
+  return `[${elements.join(',')}]\n`;
+}
+
 /** The negotiation answer: `{"include":[…]}` (never the regex form), `{}` for no filter. */
 export function encodeDomainFilter(include: readonly string[], exclude: readonly string[] = []): string {
   const out: Record<string, string[]> = {};

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../../src/dns/errors.js';
 import {
@@ -5,8 +6,10 @@ import {
   findZone,
   isInZone,
   normalizeName,
+  normalizeNameByLabels,
   subDomainOf,
   toUnicode,
+  zoneFinder,
   type NameOptions,
 } from '../../src/dns/names.js';
 
@@ -119,5 +122,50 @@ describe('zone arithmetic', () => {
     expect(findZone('sub.example.com', zones)).toBe('sub.example.com');
     expect(findZone('b.example.com', zones)).toBe('example.com');
     expect(findZone('example.net', zones)).toBeUndefined();
+  });
+
+  it('zoneFinder answers as findZone does, for any names and zones', () => {
+    const name = fc.array(fc.constantFrom('a', 'b', 'sub', 'example', 'com'), { minLength: 1, maxLength: 5 }).map((ls) => ls.join('.'));
+    fc.assert(
+      fc.property(fc.array(name, { maxLength: 6 }), fc.array(name, { maxLength: 10 }), (zones, names) => {
+        const find = zoneFinder(zones);
+        for (const n of names) expect(find(n)).toBe(findZone(n, zones));
+      }),
+    );
+  });
+});
+
+describe('normalizeName fast path', () => {
+  const outcome = (f: () => string): string => {
+    try {
+      return `ok ${f()}`;
+    } catch (e) {
+      return `error ${(e as Error).message}`;
+    }
+  };
+  // Names built from the characters the rules are about: case, hyphens, underscores, wildcards, dots,
+  // digits, long labels, non-ASCII.
+  const label = fc.oneof(
+    fc.stringMatching(/^[a-zA-Z0-9_*\-]{1,8}$/),
+    fc.constantFrom('*', '-a', 'a-', '_x', 'xn--bcher-kva', 'Bücher', 'K', 'a'.repeat(63), 'a'.repeat(64), ''),
+  );
+  const name = fc.tuple(fc.array(label, { minLength: 1, maxLength: 6 }), fc.boolean()).map(([ls, dot]) => ls.join('.') + (dot ? '.' : ''));
+
+  it('answers exactly what the label-by-label walk answers (value or error message)', () => {
+    fc.assert(
+      fc.property(name, fc.boolean(), fc.boolean(), (n, allowUnderscore, allowWildcard) => {
+        fc.pre(n !== '' && n !== '.');
+        const opts = { allowUnderscore, allowWildcard };
+        expect(outcome(() => normalizeName(n, 'f', opts))).toBe(outcome(() => normalizeNameByLabels(n, 'f', opts)));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('keeps the length limit of the whole name', () => {
+    const long = Array.from({ length: 4 }, () => 'a'.repeat(62)).join('.') + '.ab'; // 254 octets
+    expect(long.length).toBe(254);
+    expect(() => normalizeName(long, 'f')).toThrow(/254 octets long; at most 253/);
+    expect(normalizeName(long.slice(0, 253), 'f')).toBe(long.slice(0, 253));
   });
 });

@@ -13,6 +13,7 @@ import { createConnectTransport } from '@connectrpc/connect-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, parseCorsOrigins } from '../../src/config.js';
 import { ListZonesRequestSchema, ListZonesResponseSchema, RecordsRequestSchema, RecordsResponseSchema, ZoneService } from '../../src/gen/dnsplane/v1/zone_pb.js';
+import { HealthCheckRequestSchema, HealthCheckResponseSchema, HealthCheckResponse_ServingStatus } from '../../src/gen/grpc/health/v1/health_pb.js';
 import { registerServices } from '../../src/server.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 
@@ -212,6 +213,31 @@ describe('application/grpc-web-text', () => {
     expect(trailers['grpc-status']).toBe('0');
     const records = fromBinary(RecordsResponseSchema, messages[0]!);
     expect(records.zones[0]!.endpoints.map((e) => `${e.dnsName} ${e.recordType} ${e.targets.join(',')}`)).toContain(`www.${ZONE} A 192.0.2.1`);
+  });
+
+  it('streams: Health/Watch answers its first message at once, as a base64 piece of its own', async () => {
+    const abort = new AbortController();
+    const res = await fetch(url('/grpc.health.v1.Health/Watch'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/grpc-web-text', 'x-grpc-web': '1' },
+      body: b64(frame(0, toBinary(HealthCheckRequestSchema, create(HealthCheckRequestSchema, {})))),
+      signal: abort.signal,
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/grpc-web-text/);
+    // The stream stays open (Watch sends changes until cancelled): read until one whole message came.
+    const reader = res.body!.getReader();
+    let text = '';
+    let messages: Uint8Array[] = [];
+    while (messages.length === 0) {
+      const { value, done } = await reader.read();
+      expect(done).toBe(false);
+      text += new TextDecoder().decode(value);
+      if (text.length % 4 === 0) messages = unframe(decodePieces(text)).messages;
+    }
+    abort.abort();
+    await reader.cancel().catch(() => undefined);
+    expect(fromBinary(HealthCheckResponseSchema, messages[0]!).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
   });
 
   it('carries errors as gRPC-Web status (no token: UNAUTHENTICATED, 16)', async () => {

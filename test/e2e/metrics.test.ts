@@ -100,4 +100,26 @@ describe('/metrics', () => {
     expect(value('dnsplane_dry_run')).toBe(0);
     expect(value('process_cpu_user_seconds_total')).toBeGreaterThan(0);
   });
+
+  it('times every RPC by procedure (server time) and each Plan in core', () => {
+    expect(value('dnsplane_rpc_duration_seconds_count', { procedure: '/dnsplane.v1.ZoneService/Records' })).toBe(3);
+    expect(value('dnsplane_rpc_duration_seconds_count', { procedure: '/dnsplane.v1.ZoneService/Apply' })).toBe(4);
+    expect(value('dnsplane_rpc_duration_seconds_count', { procedure: '/dnsplane.v1.ZoneService/Plan' })).toBe(1);
+    expect(value('dnsplane_rpc_duration_seconds_sum', { procedure: '/dnsplane.v1.ZoneService/Plan' })).toBeGreaterThan(0);
+    expect(value('dnsplane_plan_duration_seconds_count')).toBe(1);
+  });
+
+  it('exports the event-loop delay: a histogram since start, and prom-client\'s per-scrape gauges', () => {
+    expect(value('dnsplane_event_loop_delay_seconds_count')).toBeGreaterThan(0);
+    expect(value('dnsplane_event_loop_delay_seconds_bucket', { le: '+Inf' })).toBe(value('dnsplane_event_loop_delay_seconds_count'));
+    expect(value('nodejs_eventloop_lag_max_seconds')).toBeGreaterThanOrEqual(0);
+    expect(value('nodejs_eventloop_lag_p99_seconds')).toBeGreaterThanOrEqual(0);
+  });
+
+  it('labels an unknown path as procedure "unknown" (bounded label values)', async () => {
+    await fetch(`${h.server.url}/no.such.Service/Nothing?x=1`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    text = await (await fetch(`${h.server.url}/metrics`)).text();
+    expect(value('dnsplane_rpc_duration_seconds_count', { procedure: 'unknown' })).toBe(1);
+    expect(text).not.toContain('no.such.Service');
+  });
 });

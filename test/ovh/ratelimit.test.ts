@@ -5,7 +5,7 @@
  * break (a late timer only makes grants later).
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { limiterFor, RateLimiter, type Grant } from '../../src/ovh/ratelimit.js';
+import { currentOvhFlow, limiterFor, RateLimiter, withOvhFlow, type Grant, type GrantNotice, type OvhFlow } from '../../src/ovh/ratelimit.js';
 import { rateViolations } from '../helpers/rate.js';
 
 afterEach(() => {
@@ -92,5 +92,63 @@ describe('limiterFor', () => {
     const a = limiterFor('host:443|app-key-1', 20, 8);
     expect(limiterFor('host:443|app-key-1', 20, 8)).toBe(a);
     expect(limiterFor('host:443|app-key-2', 20, 8)).not.toBe(a);
+  });
+});
+
+describe('RateLimiter: a fair share between tenants and zones', () => {
+  /**
+   * Queues the calls (each released as soon as granted) and returns the grants in the order the limiter
+   * decided them. One call in flight at a time, at a high rate: the order is the limiter's choice alone.
+   */
+  async function grantOrder(limiter: RateLimiter, calls: OvhFlow[]): Promise<GrantNotice[]> {
+    const grants: GrantNotice[] = [];
+    const stop = limiter.observe((g) => grants.push(g));
+    await Promise.all(calls.map((flow) => limiter.acquire(flow).then(() => limiter.release())));
+    stop();
+    return grants;
+  }
+  const label = (g: GrantNotice) => `${g.flow.tenant ?? '-'}/${g.flow.zone ?? '-'}`;
+
+  it("round robin between tenants: B's calls are granted in turn with A's, not behind A's whole queue", async () => {
+    const limiter = new RateLimiter(10_000, 1);
+    const calls = [...Array.from({ length: 10 }, () => ({ tenant: 'a', zone: 'big.test' })), { tenant: 'b', zone: 'small.test' }, { tenant: 'b', zone: 'small.test' }];
+    const grants = await grantOrder(limiter, calls);
+    // a1 goes at once; then the ring is [a, b]: a, b, a, b, then a's rest.
+    expect(grants.map(label)).toEqual(['a/big.test', 'a/big.test', 'b/small.test', 'a/big.test', 'b/small.test', ...Array(7).fill('a/big.test')]);
+    const bs = grants.filter((g) => g.flow.tenant === 'b');
+    // Granted after 1 and 3 others; in a FIFO they would have waited for all 9 of a's queued before them ...
+    expect(bs.map((g) => g.grantedWhileWaiting)).toEqual([1, 3]);
+    expect(bs[0]!.queued).toBe(9); // ... which were still there to be jumped
+    expect(bs.map((g) => g.seq)).toEqual([3, 5]);
+  });
+
+  it("within a tenant, round robin between its zones; a tenant with many zones still gets one turn, like a tenant with one", async () => {
+    const limiter = new RateLimiter(10_000, 1);
+    const calls: OvhFlow[] = [];
+    for (let i = 0; i < 3; i++) for (const zone of ['z1', 'z2', 'z3']) calls.push({ tenant: 'a', zone });
+    calls.push({ tenant: 'b', zone: 'y' }, { tenant: 'b', zone: 'y' });
+    const grants = await grantOrder(limiter, calls);
+    expect(grants.map(label)).toEqual(['a/z1', 'a/z2', 'b/y', 'a/z3', 'b/y', 'a/z1', 'a/z2', 'a/z3', 'a/z1', 'a/z2', 'a/z3']);
+  });
+
+  it('work of no tenant (drift, recovery) takes turns as one tenant of its own; one flow alone is plain FIFO', async () => {
+    const limiter = new RateLimiter(10_000, 1);
+    const grants = await grantOrder(limiter, [{ zone: 'z' }, { zone: 'z' }, { zone: 'z' }, { tenant: 't', zone: 'z' }]);
+    expect(grants.map(label)).toEqual(['-/z', '-/z', 't/z', '-/z']);
+    // One flow alone: its calls in arrival order, each after the ones before it.
+    const fifo = await grantOrder(limiter, Array.from({ length: 5 }, () => ({ tenant: 'x', zone: 'only' })));
+    expect(fifo.map((g) => g.grantedWhileWaiting)).toEqual([0, 0, 1, 2, 3]);
+  });
+
+  it('the flow comes from the async context: withOvhFlow nests, fields left out are kept', async () => {
+    expect(currentOvhFlow()).toEqual({});
+    await withOvhFlow({ tenant: 't' }, async () => {
+      await new Promise((r) => setTimeout(r, 1));
+      await withOvhFlow({ zone: 'z' }, async () => {
+        await Promise.resolve();
+        expect(currentOvhFlow()).toEqual({ tenant: 't', zone: 'z' });
+      });
+      expect(currentOvhFlow()).toEqual({ tenant: 't' });
+    });
   });
 });

@@ -1,6 +1,8 @@
+import net from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listenZoneChanges, notifyZoneChanged, ZONE_CHANNEL } from '../../src/store/notify.js';
+import { listen, LISTENER_APPLICATION_NAME, listenZoneChanges, notifyZoneChanged, ZONE_CHANNEL } from '../../src/store/notify.js';
+import { createTenant, setDisabled, setTokenHash } from '../../src/store/tenants.js';
 import { withTransaction } from '../../src/store/transaction.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
 
@@ -23,8 +25,8 @@ describe('NOTIFY / LISTEN', () => {
 
   async function listenerPids(): Promise<number[]> {
     const { rows } = await db.pool.query<{ pid: number }>(
-      `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = $1 AND pid <> pg_backend_pid()`,
-      [`LISTEN ${ZONE_CHANNEL}`],
+      `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1 AND pid <> pg_backend_pid()`,
+      [LISTENER_APPLICATION_NAME],
     );
     return rows.map((r) => r.pid);
   }
@@ -137,5 +139,70 @@ describe('NOTIFY / LISTEN', () => {
     const pool = new pg.Pool({ connectionString: 'postgres://nobody@127.0.0.1:1/none', max: 1 });
     await expect(listenZoneChanges(pool, () => undefined)).rejects.toThrow();
     await pool.end();
+  });
+
+  it('delivers the name of a tenant whose token is rotated or who is disabled, and only at commit', async () => {
+    const got: string[] = [];
+    const l = await listen(db.pool, { tenant: (name) => got.push(name) });
+    try {
+      await createTenant(db.pool, { name: 'noisy', tokenSha256: Buffer.alloc(32, 1), scopes: [], zones: ['a.example'], suffixes: [] });
+      await withTransaction(db.pool, async (tx) => {
+        await setDisabled(tx, 'noisy', true);
+        throw new Error('rolled back');
+      }).catch(() => undefined);
+      await setTokenHash(db.pool, 'noisy', Buffer.alloc(32, 2));
+      await setDisabled(db.pool, 'noisy', true);
+      await until(() => got.length === 2, 'two tenant notifications');
+      expect(got).toEqual(['noisy', 'noisy']);
+    } finally {
+      await l.stop();
+    }
+  });
+
+  it('notices a connection that went silent through its heartbeat, and comes back', async () => {
+    // A TCP relay to Postgres that can stop relaying without closing anything (a dropped route).
+    const target = new URL(db.url);
+    const relays: Array<{ frozen: boolean }> = [];
+    const proxy = net.createServer((client) => {
+      const upstream = net.connect(Number(target.port || 5432), target.hostname);
+      const relay = { frozen: false };
+      relays.push(relay);
+      client.on('data', (d) => relay.frozen || upstream.write(d));
+      upstream.on('data', (d) => relay.frozen || client.write(d));
+      const close = () => {
+        client.destroy();
+        upstream.destroy();
+      };
+      client.on('error', close).on('close', close);
+      upstream.on('error', close).on('close', close);
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()));
+    const via = new URL(db.url);
+    via.hostname = '127.0.0.1';
+    via.port = String((proxy.address() as net.AddressInfo).port);
+    const pool = new pg.Pool({ connectionString: via.toString(), max: 1 });
+    let lost = 0;
+    let reconnects = 0;
+    const got: string[] = [];
+    const l = await listen(pool, { zone: (zone) => got.push(zone) }, {
+      heartbeatMs: 50,
+      retryDelayMs: 20,
+      onLost: () => lost++,
+      onReconnect: () => reconnects++,
+      onError: () => undefined,
+    });
+    try {
+      expect(l.live()).toBe(true);
+      for (const r of relays) r.frozen = true;
+      await until(() => !l.live() && lost === 1, 'the silent connection to count as lost');
+      await until(() => reconnects === 1 && l.live(), 'a new connection');
+      await notifyZoneChanged(db.pool, 'after-silence.example', 1n);
+      await until(() => got.includes('after-silence.example'), 'a notification on the new connection');
+    } finally {
+      await l.stop();
+      await pool.end();
+      for (const r of relays) r.frozen = false;
+      await new Promise((r) => proxy.close(() => r(undefined)));
+    }
   });
 });

@@ -345,6 +345,31 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
         'invalid_argument: document: [0].ttl: must be a whole number of seconds, 0 or more (got -1)',
       );
     });
+
+    it('a plan of hundreds of changes: a page of 500 lines at a time, every line as the CLI prints it', async () => {
+      const n = 600;
+      const document = JSON.stringify({
+        policy: 'upsert-only',
+        endpoints: Array.from({ length: n }, (_, i) => ({ dnsName: `n${i}.${BIG}`, recordType: 'A', targets: [`192.0.2.${(i % 250) + 1}`] })),
+      });
+      await open(page, 'plan-as', 'form.planas');
+      await page.selectOption('[data-testid=planas-tenant]', 'alice');
+      await page.fill('[data-testid=planas-document]', document);
+      await page.click('[data-testid=planas-submit]');
+      await page.waitForSelector('[data-testid=planas-result] [data-testid=diff]', { timeout: 120_000 });
+      const id = /^Plan (\S+) for tenant "alice"/.exec((await diffLines(page))[0]!)?.[1];
+      const want = renderPlan((await h.adminClient(tokens['admin']).getPlan({ id: id! })).plan!, { color: false });
+      expect(want.length).toBeGreaterThan(2 * n);
+      expect(await page.locator('[data-testid=diff] .line').count()).toBe(500);
+      const got: string[] = [];
+      const next = page.locator('[data-testid=diff] .pager button').last();
+      for (;;) {
+        got.push(...(await diffLines(page)));
+        if (await next.isDisabled()) break;
+        await next.click();
+      }
+      expect(got).toEqual(want);
+    }, 180_000);
   });
 
   it('a tenant token sees its own zones, and every admin page refuses it', async () => {

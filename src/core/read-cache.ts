@@ -1,0 +1,170 @@
+/**
+ * The hot reads from memory, exact across replicas.
+ *
+ * What a zone holds at a generation never changes: every change of its records or ownership bumps
+ * the generation in the same transaction. So a Records answer can be kept in memory keyed by
+ * (zone, generation, the caller's view) and is exact for as long as the generation is current; the
+ * only question is how a replica knows the current generation. It asks Postgres, but not once per
+ * request: FreshRead shares one `SELECT … FROM zones` among every caller that arrived while it was
+ * waiting for its turn, and never hands a caller a read that started before the caller arrived. A
+ * change committed (on any replica) before a Records request arrived is therefore in its answer,
+ * and a not-modified poll costs a share of one small query instead of a query of its own.
+ *
+ * Views are built once per (zone, generation, tenant, includeForeign) from one REPEATABLE READ
+ * snapshot of the zone (records and ownership at the generation the snapshot saw), shared by every
+ * caller of that view, and dropped when a newer generation of the same view is built (or when more
+ * than maxViews views are kept, least recently used first).
+ */
+import type pg from 'pg';
+import type { Endpoint } from '../dns/types.js';
+import { recordsToEndpoints } from '../ovh/mapping.js';
+import type { OvhRecord } from '../ovh/types.js';
+import * as store from '../store/index.js';
+import type { CoreContext } from './context.js';
+import { visibleRecordSets } from './ownership.js';
+
+/**
+ * Coalesces a read: get() resolves with the result of a read that started at or after the call.
+ * While one read runs, every new caller waits for the next one, which starts when it ends: at most
+ * one read runs at a time and each caller waits at most about two reads.
+ */
+export class FreshRead<T> {
+  private running: Promise<T> | undefined;
+  private queued: Promise<T> | undefined;
+  /** Reads started (for tests and metrics). */
+  reads = 0;
+
+  constructor(private readonly read: () => Promise<T>) {}
+
+  get(): Promise<T> {
+    if (!this.running) return this.start();
+    if (!this.queued) {
+      const after = this.running.then(
+        () => undefined,
+        () => undefined,
+      );
+      this.queued = after.then(() => {
+        this.queued = undefined;
+        return this.start();
+      });
+    }
+    return this.queued;
+  }
+
+  private start(): Promise<T> {
+    this.reads++;
+    const p: Promise<T> = this.read().finally(() => {
+      if (this.running === p) this.running = undefined;
+    });
+    this.running = p;
+    return p;
+  }
+}
+
+/** One zone as a snapshot saw it: the base every view of the zone at that generation is cut from. */
+interface ZoneBase {
+  generation: bigint;
+  records: OvhRecord[];
+  endpoints: Endpoint[];
+  ownership: store.OwnershipRow[];
+}
+
+/** A tenant's view of a zone at a generation. The endpoints array is shared: never mutate it. */
+export interface ZoneView {
+  generation: bigint;
+  endpoints: readonly Endpoint[];
+}
+
+interface Entry<T> {
+  generation: bigint;
+  value: Promise<T>;
+}
+
+export interface ReadCacheOptions {
+  /** Views kept at most (tenant × zone × includeForeign); least recently used dropped first. Default 1,000. */
+  maxViews?: number;
+}
+
+export class ReadCache {
+  /** Every zone's generation and state, read fresh (see FreshRead). */
+  readonly zoneStates: FreshRead<Map<string, store.Zone>>;
+  private readonly bases = new Map<string, Entry<ZoneBase>>();
+  private readonly views = new Map<string, Entry<ZoneView>>();
+  private readonly maxViews: number;
+  /** Views built (misses), for tests and the bench. */
+  builds = 0;
+
+  constructor(private readonly pool: pg.Pool, opts: ReadCacheOptions = {}) {
+    this.maxViews = opts.maxViews ?? 1_000;
+    this.zoneStates = new FreshRead(async () => new Map((await store.listZoneStates(pool)).map((z) => [z.name, z])));
+  }
+
+  /**
+   * The tenant's view of the zone at `generation` (the current one, as zoneStates just read it) or
+   * later: built from Postgres on a miss, shared by concurrent callers.
+   */
+  view(zone: string, generation: bigint, tenant: string, includeForeign: boolean): Promise<ZoneView> {
+    const key = `${zone}\u0000${tenant}\u0000${includeForeign ? 1 : 0}`;
+    const hit = this.views.get(key);
+    if (hit && hit.generation >= generation) {
+      this.views.delete(key); // most recently used last
+      this.views.set(key, hit);
+      return hit.value;
+    }
+    const entry: Entry<ZoneView> = {
+      generation,
+      value: this.base(zone, generation).then((b) => {
+        this.builds++;
+        entry.generation = b.generation;
+        return {
+          generation: b.generation,
+          endpoints: visibleRecordSets(tenant, zone, b.endpoints, b.ownership, b.records, includeForeign),
+        };
+      }),
+    };
+    entry.value.catch(() => {
+      if (this.views.get(key) === entry) this.views.delete(key);
+    });
+    this.views.delete(key);
+    this.views.set(key, entry);
+    while (this.views.size > this.maxViews) this.views.delete(this.views.keys().next().value!);
+    return entry.value;
+  }
+
+  /** Views kept now (for tests). */
+  get size(): number {
+    return this.views.size;
+  }
+
+  private base(zone: string, generation: bigint): Promise<ZoneBase> {
+    const hit = this.bases.get(zone);
+    if (hit && hit.generation >= generation) return hit.value;
+    const entry: Entry<ZoneBase> = {
+      generation,
+      value: store.withSnapshot(this.pool, async (tx) => {
+        const current = await store.getZone(tx, zone);
+        if (!current) throw new Error(`zone "${zone}" vanished from the database`);
+        const records = (await store.listRecords(tx, zone)).map((r): OvhRecord => ({ ...r, zone }));
+        const { endpoints } = recordsToEndpoints(records, zone);
+        const ownership = await store.listOwnership(tx, zone);
+        entry.generation = current.generation;
+        return { generation: current.generation, records, endpoints, ownership };
+      }),
+    };
+    entry.value.catch(() => {
+      if (this.bases.get(zone) === entry) this.bases.delete(zone);
+    });
+    this.bases.set(zone, entry);
+    return entry.value;
+  }
+}
+
+/** One ReadCache per pool (per database) unless the context brings its own. */
+const byPool = new WeakMap<pg.Pool, ReadCache>();
+
+export function readCacheOf(ctx: Pick<CoreContext, 'pool' | 'reads'>): ReadCache {
+  if (ctx.reads) return ctx.reads;
+  let c = byPool.get(ctx.pool);
+  if (!c) byPool.set(ctx.pool, (c = new ReadCache(ctx.pool)));
+  return c;
+}

@@ -1,0 +1,46 @@
+/**
+ * Long synchronous work cut into slices that yield to the event loop, so that one big request (a
+ * Plan of 5,000 endpoints) never holds the process: between two slices, waiting I/O runs — other
+ * tenants' calls, `/healthz`, the Postgres and OVH answers of other requests.
+ *
+ * Why slices and not worker threads: once planning is linear, a 5,000-endpoint Plan is a few tens of
+ * milliseconds of CPU; handing its input and output to a worker would cost a structured clone of
+ * both on this thread (about as long as the work), every worker would need the TypeScript loader,
+ * and the wire encoding of the answer, which Connect does on this thread, would stay here anyway.
+ * Slicing keeps one code path, adds a few microseconds per slice, and bounds how long any request
+ * runs without letting the others in.
+ */
+import { setImmediate as nextTurn } from 'node:timers/promises';
+
+/** How long one slice may run before it yields (milliseconds). */
+export const SLICE_MS = 8;
+
+export class Slicer {
+  private since = performance.now();
+  /** How many times this slicer yielded (for tests and logs). */
+  yields = 0;
+
+  constructor(private readonly budgetMs: number = SLICE_MS) {}
+
+  /** Yields to the event loop when the current slice has run its budget; otherwise returns at once. */
+  async check(): Promise<void> {
+    if (performance.now() - this.since >= this.budgetMs) await this.yield();
+  }
+
+  /** Yields to the event loop now (between two phases that may each take a slice). */
+  async yield(): Promise<void> {
+    await nextTurn();
+    this.yields++;
+    this.since = performance.now();
+  }
+
+  /** Maps `items` with `fn`, checking the slice every `every` items. */
+  async map<T, R>(items: readonly T[], fn: (item: T, index: number) => R, every = 64): Promise<R[]> {
+    const out = new Array<R>(items.length);
+    for (let i = 0; i < items.length; i++) {
+      if (i % every === 0 && i > 0) await this.check();
+      out[i] = fn(items[i] as T, i);
+    }
+    return out;
+  }
+}

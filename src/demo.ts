@@ -1,0 +1,157 @@
+/**
+ * Demo mode (the embedded default, or DNSPLANE_DEMO=true): the in-process OVH simulator holding the
+ * demo zone, and the demo's two tenants, "admin" and "demo". Part of the composition root, beside
+ * server.ts.
+ *
+ * Safety, because a demo start can meet a real database (DNSPLANE_DEMO=true with DATABASE_URL):
+ * - the demo zone is never registered in a database that already manages other zones;
+ * - the demo creates its tenants with a mark (tenants.demo) and only ever rotates marked ones: an
+ *   "admin" tenant somebody else made is left alone and gets no demo token.
+ *
+ * Stable across restarts: the tokens are kept in the data directory (DEMO_TOKENS_FILE, mode 0600;
+ * the database keeps only their hashes, as for every token) and reused while they still match, so
+ * the tour's commands keep working; `serve --new-tokens` issues new ones. The simulator's DNS port
+ * is kept there too and asked for again (another free port when it is taken meanwhile).
+ */
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import { createTenant, rotateTenantToken } from './core/tenants.js';
+import { hashToken } from './core/tokens.js';
+import { OvhSimulator } from './ovhsim/index.js';
+import * as store from './store/index.js';
+
+export const DEMO_ZONE = 'example.test';
+/** In the data directory: the demo's tokens ({"admin": …, "demo": …}), mode 0600. */
+export const DEMO_TOKENS_FILE = 'demo-tokens.json';
+/** In the data directory: the simulator's DNS port of the last demo start. */
+const DNS_PORT_FILE = path.join('ovhsim', 'dns-port');
+
+/** The demo's tenants: name, zones, admin. */
+const DEMO_TENANTS = [
+  { name: 'admin', zones: [] as string[], admin: true },
+  { name: 'demo', zones: [DEMO_ZONE], admin: false },
+] as const;
+
+export class DemoRefusedError extends Error {
+  override readonly name = 'DemoRefusedError';
+}
+
+/**
+ * Refuses the demo on a database that manages other zones, before anything is written to it (the
+ * migrations included).
+ */
+export async function checkDemoDatabase(pool: pg.Pool, databaseLabel: string): Promise<void> {
+  const others = await store.zonesOtherThan(pool, DEMO_ZONE);
+  if (others.length === 0) return;
+  const shown = others.slice(0, 5).join(', ') + (others.length > 5 ? `, … (${others.length} in all)` : '');
+  throw new DemoRefusedError(
+    `demo mode: ${databaseLabel} already manages other zones (${shown}); the demo will not register ${DEMO_ZONE} ` +
+      'beside them nor answer for them from a simulator. Set the OVH_* credentials (and unset DNSPLANE_DEMO) to serve this database, ' +
+      'or run the demo on a database of its own (unset DATABASE_URL for the embedded one).',
+  );
+}
+
+/** Starts the demo's simulator, with its state and its DNS port of the previous start (when that port is free). */
+export async function startDemoSimulator(dataDir: string, log: Logger): Promise<OvhSimulator> {
+  const stateFile = path.join(dataDir, 'ovhsim', 'state.json');
+  const portFile = path.join(dataDir, DNS_PORT_FILE);
+  const saved = Number((await fs.readFile(portFile, 'utf8').catch(() => '')).trim());
+  const start = (dnsPort: number) => OvhSimulator.start({ stateFile, zones: { [DEMO_ZONE]: [] }, dnsPort });
+  let sim: OvhSimulator;
+  if (Number.isInteger(saved) && saved > 0 && saved < 65536) {
+    try {
+      sim = await start(saved);
+    } catch (e) {
+      log.warn({ dnsPort: saved, err: e instanceof Error ? e.message : String(e) }, 'demo: the simulator DNS port of the last start is taken; using another one');
+      sim = await start(0);
+    }
+  } else {
+    sim = await start(0);
+  }
+  if (sim.dnsPort !== saved) {
+    await fs.mkdir(path.dirname(portFile), { recursive: true });
+    await fs.writeFile(portFile, `${sim.dnsPort}\n`);
+  }
+  return sim;
+}
+
+export interface DemoTokens {
+  /** Absent when a tenant of that name exists that the demo did not create (left alone). */
+  admin?: string;
+  demo?: string;
+  /** Names of tenants the demo found and did not create: never rotated, no token shown. */
+  leftAlone: string[];
+  /** True when every token shown is the one kept from a previous start. */
+  kept: boolean;
+}
+
+/**
+ * The demo's tokens: the kept ones while they still match (and `newTokens` is false), else new ones
+ * (a demo tenant created, or a marked one rotated). Writes the data directory's token file.
+ */
+export async function demoTokens(pool: pg.Pool, dataDir: string, opts: { newTokens: boolean; log: Logger }): Promise<DemoTokens> {
+  const file = path.join(dataDir, DEMO_TOKENS_FILE);
+  const kept = await readTokenFile(file, opts.log);
+  const out: Record<string, string> = {};
+  const leftAlone: string[] = [];
+  let changed = false;
+  for (const t of DEMO_TENANTS) {
+    const mark = await store.demoMarkOf(pool, t.name);
+    if (mark === 'foreign') {
+      leftAlone.push(t.name);
+      opts.log.warn({ tenant: t.name }, 'demo: a tenant of this name exists that the demo did not create: left alone, no demo token for it');
+      continue;
+    }
+    if (mark === 'absent') {
+      out[t.name] = await store.withTransaction(pool, async (tx) => {
+        const { token } = await createTenant(tx, { name: t.name, zones: [...t.zones], admin: t.admin });
+        await store.markDemoTenant(tx, t.name);
+        return token;
+      });
+      changed = true;
+      continue;
+    }
+    const old = kept[t.name];
+    if (!opts.newTokens && old !== undefined && (await store.findTenantByTokenHash(pool, hashToken(old)))?.name === t.name) {
+      out[t.name] = old;
+      continue;
+    }
+    out[t.name] = (await rotateTenantToken(pool, t.name)).token;
+    changed = true;
+  }
+  if (changed || Object.keys(kept).some((k) => out[k] !== kept[k])) await writeTokenFile(file, out);
+  return { admin: out['admin'], demo: out['demo'], leftAlone, kept: !changed };
+}
+
+async function readTokenFile(file: string, log: Logger): Promise<Record<string, string>> {
+  let text: string;
+  try {
+    const stat = await fs.stat(file);
+    if ((stat.mode & 0o077) !== 0) {
+      await fs.chmod(file, 0o600);
+      log.warn({ file }, 'demo: tightened the mode of the token file to 0600');
+    }
+    text = await fs.readFile(file, 'utf8');
+  } catch {
+    return {};
+  }
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value !== 'object' || value === null) return {};
+    return Object.fromEntries(Object.entries(value).filter((e): e is [string, string] => typeof e[1] === 'string'));
+  } catch {
+    log.warn({ file }, 'demo: the token file is unreadable; issuing new tokens');
+    return {};
+  }
+}
+
+/** Written to a temporary file created 0600, then renamed over: never readable by others, never half-written. */
+async function writeTokenFile(file: string, tokens: Record<string, string>): Promise<void> {
+  await fs.mkdir(path.dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  await fs.rm(tmp, { force: true });
+  await fs.writeFile(tmp, `${JSON.stringify(tokens, null, 2)}\n`, { flag: 'wx', mode: 0o600 });
+  await fs.rename(tmp, file);
+}

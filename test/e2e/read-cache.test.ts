@@ -1,0 +1,217 @@
+/**
+ * Hot reads from memory, still exact across replicas: three servers on one database and one
+ * simulator, each with its Records cache and token cache warm.
+ */
+import { Code, ConnectError, createClient, type Client, type Interceptor } from '@connectrpc/connect';
+import { createConnectTransport, createGrpcTransport } from '@connectrpc/connect-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTenant } from '../../src/core/tenants.js';
+import { AdminService } from '../../src/gen/dnsplane/v1/admin_pb.js';
+import { Policy, ZoneService } from '../../src/gen/dnsplane/v1/zone_pb.js';
+import { OvhSimulator } from '../../src/ovhsim/index.js';
+import type { Server } from '../../src/server.js';
+import { LISTENER_APPLICATION_NAME } from '../../src/store/notify.js';
+import { testDatabase, type TestDatabase } from '../helpers/db.js';
+import { memoryLogger, startServerOn } from '../helpers/sim-server.js';
+
+const ZONE = 'hot.test';
+
+function clientOf<S extends typeof ZoneService | typeof AdminService>(service: S, server: Server, token: string): Client<S> {
+  const auth: Interceptor = (next) => (req) => {
+    req.header.set('authorization', `Bearer ${token}`);
+    return next(req);
+  };
+  return createClient(service, createConnectTransport({ baseUrl: server.url, httpVersion: '1.1', interceptors: [auth] }));
+}
+
+async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+async function refused(server: Server, token: string): Promise<boolean> {
+  try {
+    await clientOf(ZoneService, server, token).records({ zones: [ZONE] });
+    return false;
+  } catch (e) {
+    if (e instanceof ConnectError && e.code === Code.Unauthenticated) return true;
+    throw e;
+  }
+}
+
+describe('read cache across replicas', () => {
+  let sim: OvhSimulator;
+  let db: TestDatabase;
+  const logs = [memoryLogger('debug'), memoryLogger('debug'), memoryLogger('debug')];
+  let replicas: Server[] = [];
+  let admin = '';
+
+  beforeAll(async () => {
+    sim = await OvhSimulator.start({ zones: { [ZONE]: [{ subDomain: 'www', fieldType: 'A', target: '192.0.2.1' }] } });
+    db = await testDatabase();
+    for (const l of logs) replicas.push(await startServerOn(sim, db.url, { DNSPLANE_ZONES: ZONE, DNSPLANE_DRIFT_INTERVAL: 'off' }, l.log));
+    admin = (await createTenant(db.pool, { name: 'root', zones: [], admin: true })).token;
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const r of replicas) await r.close();
+    replicas = [];
+    await sim?.stop();
+    await db?.drop();
+  });
+
+  it('answers the very next Records on every replica with a change applied through any of them', async () => {
+    const token = (await createTenant(db.pool, { name: 'team', zones: [ZONE] })).token;
+    const clients = replicas.map((r) => clientOf(ZoneService, r, token));
+    let generation = (await clients[0]!.records({ zones: [ZONE] })).zones[0]!.generation;
+    for (let round = 0; round < 3; round++) {
+      // Warm: every replica has answered the current generation, the second time from memory.
+      for (const [i, c] of clients.entries()) {
+        await c.records({ zones: [ZONE] });
+        const built = replicas[i]!.ctx.reads!.builds;
+        const again = await c.records({ zones: [ZONE] });
+        expect(again.zones[0]!.generation).toBe(generation);
+        expect(replicas[i]!.ctx.reads!.builds).toBe(built);
+        expect((await c.records({ zones: [ZONE], knownGenerations: { [ZONE]: generation } })).zones[0]!.notModified).toBe(true);
+      }
+      const name = `r${round}.${ZONE}`;
+      const applied = await clients[round]!.apply({
+        source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [{ dnsName: name, recordType: 'A', targets: [`192.0.2.${10 + round}`], ttl: 300 }] } } } },
+      });
+      const next = applied.zones[0]!.generation;
+      expect(next).toBeGreaterThan(generation);
+      for (const c of clients) {
+        // The poll that knew the old generation is not told "not modified", and the answer has the change.
+        const poll = (await c.records({ zones: [ZONE], knownGenerations: { [ZONE]: generation } })).zones[0]!;
+        expect(poll.notModified).toBe(false);
+        expect(poll.generation).toBe(next);
+        expect(poll.endpoints.find((e) => e.dnsName === name)).toMatchObject({ targets: [`192.0.2.${10 + round}`], labels: { owner: 'team' } });
+      }
+      generation = next;
+    }
+  });
+
+  it('keeps views apart: another tenant, or the same tenant with includeForeign, never gets a view cut for someone else', async () => {
+    const a = (await createTenant(db.pool, { name: 'view-a', zones: [ZONE] })).token;
+    const b = (await createTenant(db.pool, { name: 'view-b', zones: [ZONE] })).token;
+    await clientOf(ZoneService, replicas[0]!, a).apply({
+      source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [{ dnsName: `a.${ZONE}`, recordType: 'A', targets: ['192.0.2.50'], ttl: 300 }] } } } },
+    });
+    const names = async (token: string, includeForeign: boolean) =>
+      (await clientOf(ZoneService, replicas[1]!, token).records({ zones: [ZONE], includeForeign })).zones[0]!.endpoints.map((e) => e.dnsName).sort();
+    for (let i = 0; i < 2; i++) {
+      expect(await names(a, false)).toEqual([`a.${ZONE}`]);
+      expect(await names(b, false)).toEqual([]);
+      expect(await names(b, true)).toEqual(expect.arrayContaining([`a.${ZONE}`, `www.${ZONE}`]));
+    }
+  });
+
+  it('refuses a disabled or rotated token on every replica within 1 second', async () => {
+    const token = (await createTenant(db.pool, { name: 'leaver', zones: [ZONE] })).token;
+    const rotating = (await createTenant(db.pool, { name: 'rotator', zones: [ZONE] })).token;
+    for (const r of replicas) {
+      expect(await refused(r, token)).toBe(false);
+      expect(await refused(r, rotating)).toBe(false);
+    }
+    // Each replica answers these tokens from memory now (its listener is live).
+    await until('every replica to listen', () => replicas.every((r) => r.ctx.tokens!.trusted()));
+    for (const r of replicas) expect(r.ctx.tokens!.size).toBeGreaterThanOrEqual(2);
+
+    const adminClient = clientOf(AdminService, replicas[0]!, admin);
+    await adminClient.disableTenant({ name: 'leaver' });
+    let since = performance.now();
+    for (const r of replicas) await until('the disabled token to be refused', () => refused(r, token), 1_000 - (performance.now() - since));
+    expect(performance.now() - since).toBeLessThan(1_000);
+
+    const { token: fresh } = await clientOf(AdminService, replicas[1]!, admin).rotateTenantToken({ name: 'rotator' });
+    since = performance.now();
+    for (const r of replicas) await until('the rotated token to be refused', () => refused(r, rotating), 1_000 - (performance.now() - since));
+    expect(performance.now() - since).toBeLessThan(1_000);
+    for (const r of replicas) expect(await refused(r, fresh)).toBe(false);
+  });
+
+  it('reads Postgres, not its memory, while its LISTEN connection is lost', async () => {
+    const token = (await createTenant(db.pool, { name: 'cut', zones: [ZONE] })).token;
+    const victim = replicas[2]!;
+    const zones = clientOf(ZoneService, victim, token);
+    const before = (await zones.records({ zones: [ZONE] })).zones[0]!;
+    await until('the victim to listen', () => victim.ctx.tokens!.trusted() && victim.ctx.tokens!.size > 0);
+    const lostBefore = logs[2]!.lines.filter((l) => String(l.msg).startsWith('lost the LISTEN connection')).length;
+
+    // Every listener of this database is terminated; meanwhile the data changes through replica 0.
+    const { rows } = await db.pool.query<{ n: number }>(
+      `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`,
+      [LISTENER_APPLICATION_NAME],
+    );
+    expect(rows[0]!.n).toBe(replicas.length);
+    const other = (await createTenant(db.pool, { name: 'cut-other', zones: [ZONE] })).token;
+    const applied = await clientOf(ZoneService, replicas[0]!, other).apply({
+      source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [{ dnsName: `meanwhile.${ZONE}`, recordType: 'A', targets: ['192.0.2.99'], ttl: 300 }] } } } },
+    });
+    await clientOf(AdminService, replicas[0]!, admin).disableTenant({ name: 'cut' });
+
+    await until('the victim to notice', () => logs[2]!.lines.filter((l) => String(l.msg).startsWith('lost the LISTEN connection')).length > lostBefore);
+    expect(await refused(victim, token)).toBe(true);
+    const seen = (await clientOf(ZoneService, victim, other).records({ zones: [ZONE], knownGenerations: { [ZONE]: before.generation } })).zones[0]!;
+    expect(seen.notModified).toBe(false);
+    expect(seen.generation).toBe(applied.zones[0]!.generation);
+    expect(seen.endpoints.map((e) => e.dnsName)).toContain(`meanwhile.${ZONE}`);
+
+    // Back: the listener reconnects, tokens are cached again, and the next change still shows at once.
+    await until('the listener to come back', () => victim.ctx.tokens!.trusted());
+    expect(await refused(victim, other)).toBe(false);
+    expect(await refused(victim, other)).toBe(false);
+    expect(victim.ctx.tokens!.size).toBeGreaterThan(0);
+    await clientOf(AdminService, replicas[1]!, admin).disableTenant({ name: 'cut-other' });
+    const since = performance.now();
+    await until('the disabled token to be refused', () => refused(victim, other), 1_000);
+    expect(performance.now() - since).toBeLessThan(1_000);
+  });
+
+  it('answers Connect JSON from encoded bytes with what Connect itself answers, errors included', async () => {
+    const token = (await createTenant(db.pool, { name: 'wire', zones: [ZONE] })).token;
+    const server = replicas[0]!;
+    const auth: Interceptor = (next) => (req) => {
+      req.header.set('authorization', `Bearer ${token}`);
+      return next(req);
+    };
+    const json = clientOf(ZoneService, server, token);
+    const grpc = createClient(ZoneService, createGrpcTransport({ baseUrl: server.url, interceptors: [auth] }));
+    const binary = createClient(ZoneService, createConnectTransport({ baseUrl: server.url, httpVersion: '1.1', useBinaryFormat: true, interceptors: [auth] }));
+    for (const req of [{ zones: [ZONE] }, { zones: [ZONE], includeForeign: true }, { zones: [] }]) {
+      for (let i = 0; i < 2; i++) {
+        const viaJson = await json.records(req);
+        expect(viaJson).toEqual(await grpc.records(req));
+        expect(viaJson).toEqual(await binary.records(req));
+      }
+    }
+    const post = async (body: string, headers: Record<string, string>) => {
+      const res = await fetch(`${server.url}/dnsplane.v1.ZoneService/Records`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    };
+    expect(await post('{"zones":[]}', {})).toMatchObject({ status: 401, body: { code: 'unauthenticated' } });
+    expect(await post('{"zones":[]}', { authorization: 'Bearer nope' })).toMatchObject({ status: 401, body: { code: 'unauthenticated', message: 'invalid or disabled token' } });
+    expect(await post('{"zones":', { authorization: `Bearer ${token}` })).toMatchObject({ status: 400, body: { code: 'invalid_argument' } });
+    expect(await post('{"zones":["other.test"]}', { authorization: `Bearer ${token}` })).toMatchObject({ status: 400, body: { code: 'invalid_argument', message: expect.stringContaining('zones[0]') } });
+    expect(await post('{"zones":["hot.test"],"knownGenerations":{"hot.test":"x"}}', { authorization: `Bearer ${token}` })).toMatchObject({ status: 400, body: { code: 'invalid_argument' } });
+    // The same bad requests through Connect (a timeout header sends them there) get the same answers.
+    for (const [body, headers] of [
+      ['{"zones":', { authorization: `Bearer ${token}` }],
+      ['{"zone":["hot.test"]}', { authorization: `Bearer ${token}` }],
+      ['{"zones":["hot.test\\u0000"]}', { authorization: `Bearer ${token}` }],
+      ['{"zones":["hot.test"],"knownGenerations":{"hot.test":"x"}}', { authorization: `Bearer ${token}` }],
+      ['{"zones":["other.test"]}', { authorization: `Bearer ${token}` }],
+      ['{"zone":1}', {}],
+      ['{"zones":["hot.test\\u0000"]}', {}],
+    ] as const) {
+      expect(await post(body, headers)).toEqual(await post(body, { ...headers, 'connect-timeout-ms': '10000' }));
+    }
+    // With a timeout header, Connect answers (the same thing).
+    const viaConnect = await post('{"zones":["hot.test"]}', { authorization: `Bearer ${token}`, 'connect-timeout-ms': '10000' });
+    const viaRoute = await post('{"zones":["hot.test"]}', { authorization: `Bearer ${token}` });
+    expect(viaRoute).toEqual(viaConnect);
+  });
+});
