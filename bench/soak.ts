@@ -17,7 +17,14 @@
  *  6. no zone lock is held; 7. every refresh belongs to an apply journaled done (or a recovery).
  * It prints the figures and exits 1 when a check fails.
  *
+ * SOAK_KILL_SESSIONS=1 (`npm run soak -- --kill-sessions`) adds the database going away: every 0.5-3 s
+ * (at random) every dnsplane session of the soak database is ended with pg_terminate_backend — the
+ * stand-in for a Postgres restart or failover — while applies run (zone locks lost mid-apply, the
+ * journal's pool cut, reads cut). The same checks must hold at the end, once the applies left in
+ * flight are rolled back (core/fence.ts: never before their holder must have stopped).
+ *
  * Environment: SOAK_SECONDS=60 SOAK_REPLICAS=3 SOAK_TENANTS=6 SOAK_ZONES=2 SOAK_WORKERS=12
+ *              SOAK_KILL_SESSIONS=0|1
  *              DATABASE_URL (a server to create the soak database on; otherwise an embedded Postgres)
  */
 import { randomBytes } from 'node:crypto';
@@ -50,6 +57,7 @@ const TENANTS = num('SOAK_TENANTS', 6);
 const ZONE_COUNT = num('SOAK_ZONES', 2);
 const WORKERS = num('SOAK_WORKERS', 12);
 const ZONES = Array.from({ length: ZONE_COUNT }, (_, i) => `soak${i}.test`);
+const KILL_SESSIONS = process.env.SOAK_KILL_SESSIONS === '1' || process.argv.includes('--kill-sessions');
 
 const rnd = (n: number) => Math.floor(Math.random() * n);
 const pick = <T>(xs: readonly T[]): T => xs[rnd(xs.length)]!;
@@ -203,13 +211,50 @@ async function main(): Promise<number> {
     }
   }, 300);
 
-  console.log(`soak: ${SECONDS}s, ${REPLICAS} replicas, ${TENANTS} tenants, ${ZONE_COUNT} zones, ${WORKERS} workers`);
+  // The database going away: every dnsplane session of this database terminated, at random moments.
+  let killRounds = 0;
+  let sessionsKilled = 0;
+  let killer: NodeJS.Timeout | undefined;
+  const killerClient = KILL_SESSIONS ? new pg.Client({ connectionString: dbUrl, application_name: 'dnsplane-soak-killer' }) : undefined;
+  if (killerClient) {
+    killerClient.on('error', () => undefined);
+    await killerClient.connect();
+    const next = () => {
+      killer = setTimeout(() => {
+        killerClient
+          .query<{ n: number }>(
+            `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
+              WHERE datname = current_database() AND application_name = 'dnsplane' AND pid <> pg_backend_pid()`,
+          )
+          .then(
+            (r) => {
+              killRounds++;
+              sessionsKilled += r.rows[0]?.n ?? 0;
+            },
+            () => undefined,
+          )
+          .finally(() => {
+            if (Date.now() < deadline) next();
+          });
+      }, 500 + rnd(2500));
+    };
+    next();
+  }
+
+  console.log(`soak: ${SECONDS}s, ${REPLICAS} replicas, ${TENANTS} tenants, ${ZONE_COUNT} zones, ${WORKERS} workers${KILL_SESSIONS ? ', every dnsplane session terminated at random' : ''}`);
   await Promise.all(Array.from({ length: WORKERS }, worker));
   clearInterval(chaos);
+  clearTimeout(killer);
+  await killerClient?.end().catch(() => undefined);
   sim.faults.clear();
 
-  // Quiesce: roll back what died in flight, read the last hand edits.
-  await recoverAll(servers[0]!.ctx);
+  // Quiesce: roll back what died in flight (after a lost lock, only once its holder must have
+  // stopped: a few seconds), read the last hand edits.
+  for (let i = 0; i < 60; i++) {
+    await recoverAll(servers[0]!.ctx);
+    if ((await store.listZonesWithInFlight(servers[0]!.ctx.pool)).length === 0) break;
+    await new Promise((res) => setTimeout(res, 500));
+  }
   for (const z of ZONES) {
     for (let i = 0; i < 5; i++) {
       const r = await checkZoneDrift(servers[0]!.ctx, z);
@@ -256,6 +301,7 @@ async function main(): Promise<number> {
   console.log(`  OVH calls                                ${[...byMethod].map(([m, n]) => `${m} ${n}`).join(', ')}`);
   console.log(`  faults injected                          ${faultsAdded}`);
   console.log(`  hand edits published                     ${handEdits}`);
+  if (KILL_SESSIONS) console.log(`  database sessions terminated             ${sessionsKilled} in ${killRounds} rounds`);
   console.log(`  wall time                                ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
   for (const s of servers) await s.close();

@@ -51,6 +51,8 @@ export interface Config {
   /** DNSPLANE_DRIFT_INTERVAL: how often each zone is checked against OVH for changes made outside dnsplane; 0: never. */
   driftIntervalMs: number;
   shutdownTimeoutMs: number;
+  /** DNSPLANE_APPLY_BATCH: operations per apply batch; 0: no batches. */
+  applyBatch: number;
   logLevel: string;
   /** DNSPLANE_DRY_RUN: applies compute and report the OVH calls they would make and send none. */
   dryRun: boolean;
@@ -88,6 +90,8 @@ export const SETTINGS: Array<{ name: string; default: string; help: string }> = 
     help: "auto, on or off: read a zone's records a page per call in OVH's expanded list mode (auto: try it, fall back to one GET per record if OVH does not answer it, and remember)",
   },
   { name: 'DNSPLANE_LOCK_TIMEOUT', default: '30s', help: 'how long an apply waits for its zone lock before Aborted' },
+  { name: 'DNSPLANE_APPLY_BATCH', default: '100', help: 'an apply of more OVH operations than this goes in batches, each applied and published on its own, the zone lock released between them; 0: never' },
+  { name: 'DNSPLANE_SHUTDOWN_TIMEOUT', default: '30s', help: 'on SIGTERM: the process exits within this; applies under way stop sending in time to roll back, and answer Unavailable' },
   { name: 'DNSPLANE_PLAN_TTL', default: '15m', help: 'how long a stored plan can be applied' },
   { name: 'DNSPLANE_PLAN_CONCURRENCY', default: '2', help: 'Plans (Plan, PlanAs) one tenant may have computing at once; one more is refused with RESOURCE_EXHAUSTED' },
   { name: 'DNSPLANE_DRIFT_INTERVAL', default: '5m', help: 'how often each zone is checked for changes made outside dnsplane (1 OVH call when none); 0 or off: never' },
@@ -109,6 +113,12 @@ export function parseDuration(value: string, field: string): number {
   const n = Number(m[1]);
   const unit = m[2] ?? 's';
   return Math.round(n * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit]!);
+}
+
+function nonNegativeInteger(value: string, field: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n)) throw new InvalidInputError(field, `must be an integer >= 0, got "${value}"`);
+  return n;
 }
 
 function positiveNumber(value: string, field: string, integer: boolean): number {
@@ -242,7 +252,8 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     planTtlMs: parseDuration(get('DNSPLANE_PLAN_TTL') ?? '15m', 'DNSPLANE_PLAN_TTL'),
     planConcurrency: positiveNumber(get('DNSPLANE_PLAN_CONCURRENCY') ?? '2', 'DNSPLANE_PLAN_CONCURRENCY', true),
     driftIntervalMs: /^(0|off)$/i.test(get('DNSPLANE_DRIFT_INTERVAL') ?? '') ? 0 : parseDuration(get('DNSPLANE_DRIFT_INTERVAL') ?? '5m', 'DNSPLANE_DRIFT_INTERVAL'),
-    shutdownTimeoutMs: 30_000,
+    applyBatch: nonNegativeInteger(get('DNSPLANE_APPLY_BATCH') ?? '100', 'DNSPLANE_APPLY_BATCH'),
+    shutdownTimeoutMs: parseDuration(get('DNSPLANE_SHUTDOWN_TIMEOUT') ?? '30s', 'DNSPLANE_SHUTDOWN_TIMEOUT'),
     logLevel,
     dryRun: parseBoolean(get('DNSPLANE_DRY_RUN') ?? 'false', 'DNSPLANE_DRY_RUN'),
     http: {

@@ -5,11 +5,13 @@
 import http from 'node:http';
 import http2 from 'node:http2';
 import net from 'node:net';
+import { hostname } from 'node:os';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.js';
 import { recoverAll } from './core/apply.js';
 import { startDriftLoop, type DriftLoop } from './core/drift.js';
 import type { CoreContext } from './core/context.js';
+import { Lifecycle } from './core/lifecycle.js';
 import { ReadCache } from './core/read-cache.js';
 import { TokenCache } from './core/tenants.js';
 import { registerZones } from './core/zones.js';
@@ -126,6 +128,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       expandedLists: config.ovhExpandedLists,
     });
     journalPool = store.createSidePool(database.pool, { max: 2, log: (msg, fields) => log.warn(fields ?? {}, msg) });
+    const lifecycle = new Lifecycle();
     // Tokens are authenticated from memory while this replica hears every tenant change (NOTIFY
     // dnsplane_tenant); a lost or silent listener sends every call to Postgres until it is back.
     const tokens = new TokenCache(() => listener?.live() ?? false);
@@ -146,6 +149,8 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       },
     );
     const ctx: CoreContext = {
+      lifecycle,
+      instance: `${hostname()} pid ${process.pid} ${Math.random().toString(36).slice(2, 10)}`,
       pool: database.pool,
       journalPool,
       ovh,
@@ -158,6 +163,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         cnameRelativeZones: config.cnameRelativeZones,
         dryRun: config.dryRun,
         maxChangePercent: config.maxChangePercent,
+        applyBatch: config.applyBatch,
       },
       metrics,
       reads: new ReadCache(database.pool),
@@ -206,16 +212,26 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       databaseLabel: labels.database,
       ovhLabel: labels.ovh,
       webhookUrl: webhook?.url,
+      /**
+       * Bounded shutdown within DNSPLANE_SHUTDOWN_TIMEOUT (core/lifecycle.ts): stop accepting; applies
+       * under way finish, or stop in time to roll back and answer Unavailable; wait for every tracked
+       * task (applies, background recoveries) before the pools end, so nothing uses a pool after it.
+       */
       async close() {
-        await webhook?.close();
-        await http.close();
-        await drift?.stop();
+        const started = performance.now();
+        const budget = config.shutdownTimeoutMs * 0.9;
+        const left = () => Math.max(0, budget - (performance.now() - started));
+        lifecycle.beginShutdown(config.shutdownTimeoutMs);
+        await Promise.all([webhook?.close(left()), http.close(left()), drift ? Promise.race([drift.stop(), sleep(left())]) : undefined]);
+        if (!(await lifecycle.settled(left()))) {
+          log.error('shutdown: work was still running at the deadline; its journal rows stay in flight and the zone\'s next lock holder rolls them back');
+        }
         await simulator?.stop();
         await listener?.stop();
         await journalPool?.end();
         await database.close();
         metrics.stop();
-        log.info('stopped');
+        log.info({ ms: Math.round(performance.now() - started) }, 'stopped');
       },
     };
   } catch (e) {
@@ -230,7 +246,20 @@ export async function startServer(config: Config, log: Logger = createLogger(con
 interface Listener {
   url: string;
   port: number;
-  close(): Promise<void>;
+  /** Stops accepting, waits up to maxMs for requests under way, then cuts every connection. */
+  close(maxMs?: number): Promise<void>;
+}
+
+/** /readyz gives the database this long to answer. */
+const READY_PING_MS = 1_500;
+
+function sleep(ms: number): Promise<void> {
+  return new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message)), ms)))]).finally(() => clearTimeout(timer));
 }
 
 const SERVICES = [ZoneService, NsmService, AdminService];
@@ -266,9 +295,10 @@ async function listen(ctx: CoreContext, config: Config, log: Logger, labels: { d
   /** undefined when ready, else why not: /readyz and grpc.health.v1 answer from this. */
   const readiness = async (): Promise<string | undefined> => {
     if (!ready) return 'shutting down';
-    return store.ping(ctx.pool).then(
+    // A fresh answer each time: not ready while the database is unreachable, ready as soon as it answers.
+    return withTimeout(store.ping(ctx.pool), READY_PING_MS, `no answer within ${READY_PING_MS} ms`).then(
       () => undefined,
-      () => 'database unavailable',
+      (e: unknown) => `database unavailable: ${e instanceof Error ? e.message : String(e)}`,
     );
   };
   const rpc = apiHandler({
@@ -377,17 +407,14 @@ async function listen(ctx: CoreContext, config: Config, log: Logger, labels: { d
   return {
     url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`,
     port,
-    async close() {
+    async close(maxMs = config.shutdownTimeoutMs) {
       ready = false;
       stopping.abort(); // health watchers get NOT_SERVING and their streams end
       // Stop accepting; close() resolves only once every connection is gone, which we force below.
       const closed = new Promise<void>((resolve) => front.close(() => resolve()));
       if (active > 0) {
         log.info({ active }, 'waiting for in-flight requests');
-        await Promise.race([
-          new Promise<void>((resolve) => (idle = resolve)),
-          new Promise<void>((resolve) => setTimeout(resolve, config.shutdownTimeoutMs).unref()),
-        ]);
+        await Promise.race([new Promise<void>((resolve) => (idle = resolve)), sleep(maxMs)]);
       }
       for (const s of sockets) s.destroy();
       limiter.close();

@@ -224,6 +224,7 @@ export function zoneApplyResultToPb(r: ZoneApplyResult): PbZoneApplyResult {
     changes: r.changes.map((c) => changeToPb(c)),
     conflicts: r.conflicts.map(conflictToPb),
     error: r.error?.message ?? '',
+    batches: (r.batches ?? []).map((b) => ({ index: b.index, operations: b.operations, generation: b.generation, journalId: b.journalId ?? '' })),
   });
 }
 

@@ -4,7 +4,19 @@
 import { Code, ConnectError } from '@connectrpc/connect';
 import { InvalidInputError } from '../dns/errors.js';
 import { REFUSAL_CHANGE_THRESHOLD, REFUSAL_HEADER } from '../core/guard.js';
-import { ApplyFailedError, LockTimeoutError, NotFoundError, OvhError, PermissionDeniedError, ResourceExhaustedError, StalePlanError, ThresholdError, UnauthenticatedError } from '../core/errors.js';
+import {
+  ApplyFailedError,
+  isDatabaseUnavailable,
+  LockTimeoutError,
+  NotFoundError,
+  OvhError,
+  PermissionDeniedError,
+  ResourceExhaustedError,
+  ShuttingDownError,
+  StalePlanError,
+  ThresholdError,
+  UnauthenticatedError,
+} from '../core/errors.js';
 
 export function toConnectError(e: unknown): ConnectError {
   if (e instanceof ConnectError) return e;
@@ -18,6 +30,9 @@ export function toConnectError(e: unknown): ConnectError {
   if (e instanceof LockTimeoutError) return new ConnectError(e.message, Code.Aborted);
   if (e instanceof ResourceExhaustedError) return new ConnectError(e.message, Code.ResourceExhausted);
   if (e instanceof ApplyFailedError) return new ConnectError(e.message, e.transient ? Code.Unavailable : Code.FailedPrecondition);
+  if (e instanceof ShuttingDownError) return new ConnectError(e.message, Code.Unavailable);
+  // Unreachable, restarting, failing over, a connection cut: an outage, retryable, never "internal".
+  if (isDatabaseUnavailable(e)) return new ConnectError(`database unavailable, retry later: ${e instanceof Error ? e.message : String(e)}`, Code.Unavailable);
   if (e instanceof OvhError) {
     if (e.transient) return new ConnectError(e.message, Code.Unavailable);
     if (e.kind === 'not_found') return new ConnectError(e.message, Code.FailedPrecondition);

@@ -1,5 +1,5 @@
 import { create } from '@bufbuild/protobuf';
-import type { ServiceImpl } from '@connectrpc/connect';
+import { ConnectError, type ServiceImpl } from '@connectrpc/connect';
 import { apply } from '../core/apply.js';
 import type { CoreContext } from '../core/context.js';
 import { plan } from '../core/plan.js';
@@ -18,6 +18,7 @@ import {
   type ZoneService,
 } from '../gen/dnsplane/v1/zone_pb.js';
 import { tenantOf } from './auth.js';
+import { toConnectError } from './errors.js';
 import { endpointToPb, planInputFromPb, planToPb, zoneApplyResultToPb, zoneToPb } from './convert.js';
 import type { Endpoint } from '../dns/types.js';
 import { normalizeName } from '../dns/names.js';
@@ -78,15 +79,18 @@ export function zoneService(ctx: CoreContext): ServiceImpl<typeof ZoneService> {
         default:
           throw new InvalidInputError('source', 'one of "planId" or "plan" is required');
       }
-      // A zone that failed or went stale makes the call fail with that zone's error (its message says
-      // what happened to the others); the per-zone detail is in the journal and the logs.
+      const response = create(ApplyResponseSchema, { planId: result.planId ?? '', zones: result.zones.map(zoneApplyResultToPb) });
+      // A zone that failed or went stale makes the call fail with that zone's code and error. Every
+      // zone's outcome still reaches the caller: the message names each other zone's status, and the
+      // error carries the whole ApplyResponse as a detail (err.findDetails(ApplyResponseSchema)), so a
+      // zone that was applied and published is never hidden behind another zone's error.
       const bad = result.zones.find((z) => z.error);
       if (bad?.error) {
-        const others = result.zones.filter((z) => z !== bad).map((z) => `${z.zone}: ${z.status}`);
-        if (others.length) bad.error.message += ` (other zones: ${others.join(', ')})`;
-        throw bad.error;
+        const others = result.zones.filter((z) => z !== bad).map((z) => `${z.zone}: ${z.status}${z.status === 'applied' ? ` (generation ${z.generation}, published)` : z.error ? ` (${z.error.message})` : ''}`);
+        const e = toConnectError(bad.error);
+        throw new ConnectError(others.length ? `${e.rawMessage} (other zones: ${others.join('; ')})` : e.rawMessage, e.code, undefined, [{ desc: ApplyResponseSchema, value: response }]);
       }
-      return create(ApplyResponseSchema, { planId: result.planId ?? '', zones: result.zones.map(zoneApplyResultToPb) });
+      return response;
     },
   };
 }

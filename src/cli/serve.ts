@@ -23,7 +23,8 @@ only their hashes) and stay the same across restarts, like the simulator's DNS p
   --demo         run the demo (the same as DNSPLANE_DEMO=true)
   --new-tokens   demo: issue new tokens for "admin" and "demo" (the old ones stop working)
 
-SIGTERM or SIGINT: in-flight requests finish, then it exits.`,
+SIGTERM or SIGINT: stop accepting; requests under way finish, and applies that cannot finish in time
+stop sending, roll back and answer Unavailable; the process exits within DNSPLANE_SHUTDOWN_TIMEOUT.`,
   async run(args, io) {
     const { values } = parseArgs({ args, options: { listen: { type: 'string' }, demo: { type: 'boolean' }, 'new-tokens': { type: 'boolean' } }, strict: true });
     const cfg = configFrom(io, { DNSPLANE_LISTEN: values.listen, DNSPLANE_DEMO: values.demo ? 'true' : undefined });
@@ -73,7 +74,14 @@ SIGTERM or SIGINT: in-flight requests finish, then it exits.`,
       process.once('SIGTERM', () => stop('SIGTERM'));
       process.once('SIGINT', () => stop('SIGINT'));
     });
+    // The last resort: whatever happens in close(), the process is gone by DNSPLANE_SHUTDOWN_TIMEOUT.
+    const watchdog = setTimeout(() => {
+      log.error({ timeoutMs: cfg.shutdownTimeoutMs }, 'shutdown did not finish within DNSPLANE_SHUTDOWN_TIMEOUT; exiting');
+      process.exit(1);
+    }, cfg.shutdownTimeoutMs);
+    watchdog.unref();
     await server.close();
+    clearTimeout(watchdog);
     return 0;
   },
 };

@@ -11,6 +11,7 @@ import { normalizeName } from '../dns/names.js';
 import type { Endpoint } from '../dns/types.js';
 import * as store from '../store/index.js';
 import type { CoreContext } from './context.js';
+import { waitForHolder } from './apply.js';
 import { NotFoundError, PermissionDeniedError } from './errors.js';
 import { importTxtRegistry as runImport, type ImportInput, type ImportResult } from './import-txt.js';
 import { assignOwnership as runAssign, listOwnership as runList, type AssignInput, type AssignResult } from './ownership.js';
@@ -239,6 +240,8 @@ export async function invalidateZone(ctx: CoreContext, actor: Tenant, rawZone: s
   const zone = await managedZone(ctx, rawZone, 'zone');
   return store.withZoneLock(ctx.pool, zone, { lockTimeoutMs: ctx.settings.lockTimeoutMs }, async (tx) => {
     const dead = await store.listInFlight(tx, zone);
+    // The full read settles them only once none of their calls can still land.
+    for (const row of dead) await waitForHolder(ctx, tx, zone, row);
     const recordCount = await syncZone(ctx, tx, zone);
     for (const row of dead) await store.finishJournal(tx, row.id, 'recovered', { recoveredBy: 'invalidate-zone' });
     const generation = (await store.getZone(tx, zone))!.generation; // syncZone notified it

@@ -7,6 +7,13 @@
  * generation + 1, journal failed, COMMIT, report. A zone is never published half-applied.
  * An apply that died in flight (its journal row still in_flight) is rolled back by the zone's next
  * lock holder before anything else (recoverInFlight): an apply counts iff its journal row is done.
+ *
+ * Fencing (core/fence.ts): every OVH write is sent only while the zone lock is still held (checked on
+ * the lock's own session right before it). An apply that loses its lock stops at once — at most the
+ * call in flight lands, never a refresh after it —, answers Unavailable saying what it had sent, and
+ * leaves the rollback to the zone's next lock holder, which first waits until none of its calls can
+ * still land (the journal row's lease). Shutdown (core/lifecycle.ts): an apply stops while its undo
+ * still fits before the deadline, and rolls back.
  */
 import { decodeTxt, formatTxtPresentation } from '../dns/index.js';
 import type { Change, Conflict } from '../dns/types.js';
@@ -19,12 +26,17 @@ import * as store from '../store/index.js';
 import type { CoreContext } from './context.js';
 import { dryRunApply } from './dry-run.js';
 import { thresholdRefusal } from './guard.js';
-import { ApplyFailedError, PermissionDeniedError, StalePlanError } from './errors.js';
+import type pg from 'pg';
+import { endpointKey } from '../dns/endpoint.js';
+import { ovhRecordKey } from '../ovh/mapping.js';
+import { ApplyFailedError, isDatabaseUnavailable, isRetryable, PermissionDeniedError, ShuttingDownError, StalePlanError, ZoneLockLostError } from './errors.js';
+import type { ZoneFence } from './fence.js';
+import { sleepUnlessStopping } from './lifecycle.js';
 import { computeZonePlan, getPlan, planDigest, routeInput, type PlanInput, type RoutedInput, type ZonePlan } from './plan.js';
 import type { Tenant } from './tenants.js';
 import { recordOwnership } from './ownership.js';
 import { readRecords } from './read-records.js';
-import { ensureSynced, toRow, withZoneLockQueued } from './zones.js';
+import { ensureSynced, toRow, tryZoneLockFenced, withZoneLockQueued } from './zones.js';
 
 /** One OVH call as it was made. */
 export interface CallRecord {
@@ -48,6 +60,24 @@ export interface ZoneApplyResult {
   conflicts: Conflict[];
   /** Set when status is stale or failed. */
   error?: Error;
+  /**
+   * A request larger than DNSPLANE_APPLY_BATCH operations is applied in batches: the batches that
+   * were applied and published, in order (absent for a request applied in one go). When a later batch
+   * failed, status is failed and these stay applied.
+   */
+  batches?: ApplyBatch[];
+  /** The journal row of the apply (the last batch's). */
+  journalId?: string;
+}
+
+export interface ApplyBatch {
+  /** From 1. */
+  index: number;
+  /** Operations sent (the refresh not counted). */
+  operations: number;
+  /** The zone's generation once this batch was recorded. */
+  generation: bigint;
+  journalId?: string;
 }
 
 export interface ApplyResult {
@@ -58,7 +88,20 @@ export interface ApplyResult {
 /** force (with planId): apply even over the change threshold, as PlanInput.force does. */
 export type ApplySource = { planId: string; force?: boolean } | { input: PlanInput };
 
+/**
+ * Applies a stored plan or an inline request. Zones are applied in parallel, each on its own, and the
+ * result holds every zone's outcome, whatever happened to the others: an error inside one zone (OVH
+ * refused, the lock was lost, the database went away) becomes that zone's `failed` result with its
+ * error, so a zone that was applied and published is never hidden behind another zone's error.
+ * Refused while dnsplane is shutting down (ShuttingDownError, nothing sent).
+ */
 export async function apply(ctx: CoreContext, tenant: Tenant, source: ApplySource): Promise<ApplyResult> {
+  if (ctx.lifecycle?.stopping) throw new ShuttingDownError('dnsplane is shutting down; nothing was sent: retry (another replica, or this one once restarted)');
+  const run = applySource(ctx, tenant, source);
+  return ctx.lifecycle ? ctx.lifecycle.track(run) : run;
+}
+
+async function applySource(ctx: CoreContext, tenant: Tenant, source: ApplySource): Promise<ApplyResult> {
   if ('planId' in source) {
     const stored = await getPlan(ctx, tenant, source.planId);
     if (stored.tenantId !== tenant.id) throw new PermissionDeniedError('planId', `plan "${stored.id}" belongs to tenant "${stored.tenant}"; only it may apply the plan`);
@@ -69,7 +112,10 @@ export async function apply(ctx: CoreContext, tenant: Tenant, source: ApplySourc
     }
     const routed = await routeInput(ctx, tenant, stored.input);
     if (source.force) routed.force = true;
-    const zones = await Promise.all(stored.zones.map((zp) => applyZone(ctx, tenant, zp.zone, routed, zp)));
+    const settled = await Promise.all(stored.zones.map((zp) => settle(zp.zone, applyZone(ctx, tenant, zp.zone, routed, zp))));
+    const zones = settled.map((s) => s.result);
+    // Every zone ended in an error before it did anything (a lock timeout, say): the plan stays pending.
+    if (settled.every((s) => s.thrown) && zones.every((z) => z.calls.length === 0)) throw zones[0]!.error!;
     const ok = zones.every((z) => z.status === 'applied' || z.status === 'no_changes');
     // A dry run applied nothing: the plan stays pending.
     if (!zones.some((z) => z.status === 'dry_run')) await store.setPlanStatus(ctx.pool, stored.id, ok ? 'applied' : zones.some((z) => z.status === 'stale') ? 'stale' : 'failed', { appliedAt: new Date() });
@@ -78,29 +124,192 @@ export async function apply(ctx: CoreContext, tenant: Tenant, source: ApplySourc
   const routed = await routeInput(ctx, tenant, source.input);
   const zones = [...routed.byZone.keys()].sort();
   for (const zone of zones) await ensureSynced(ctx, zone);
-  return { zones: await Promise.all(zones.map((zone) => applyZone(ctx, tenant, zone, routed))) };
+  return { zones: (await Promise.all(zones.map((zone) => settle(zone, applyZone(ctx, tenant, zone, routed))))).map((s) => s.result) };
+}
+
+/** A zone's apply, its error (if it threw) turned into a `failed` result with that error. */
+async function settle(zone: string, p: Promise<ZoneApplyResult>): Promise<{ result: ZoneApplyResult; thrown: boolean }> {
+  try {
+    return { result: await p, thrown: false };
+  } catch (e) {
+    const error = e instanceof Error ? e : new Error(String(e));
+    const calls = error instanceof ApplyFailedError && error.calls ? [...error.calls] : [];
+    return { result: { zone, status: 'failed', generation: 0n, calls, changes: [], conflicts: [], error }, thrown: true };
+  }
+}
+
+/**
+ * One zone's apply, in batches of at most DNSPLANE_APPLY_BATCH operations (core/context settings):
+ * a request larger than that is applied as successive batches, each one a complete apply of its own —
+ * under the zone lock, re-planned from the request against the zone as it is then (ownership and
+ * conflicts re-checked), journalled, sent, published by its own refresh, recorded — and the lock is
+ * released between batches, so that other applies of the zone interleave and wait at most about one
+ * batch. A batch is whole record sets (a set's operations never straddle two batches); deletions go
+ * in the first batches (a CNAME replacing an A at the same name). The result says which batches were
+ * applied (`batches`); a batch that fails is rolled back alone, the earlier ones stay applied and
+ * published, and the error says so: the caller (external-dns on its next loop) plans the rest again.
+ * A stored plan is checked for staleness before its first batch only: the later ones re-plan the same
+ * request, as the first one did under the lock.
+ */
+async function applyZone(ctx: CoreContext, tenant: Tenant, zone: string, routed: RoutedInput, stored?: ZonePlan): Promise<ZoneApplyResult> {
+  const max = ctx.settings.applyBatch ?? DEFAULT_APPLY_BATCH;
+  const batches: ApplyBatch[] = [];
+  let merged: ZoneApplyResult | undefined;
+  for (let index = 1; ; index++) {
+    let step: { result: ZoneApplyResult; more: boolean };
+    try {
+      step = await applyZoneMeasured(ctx, tenant, zone, routed, index === 1 ? stored : undefined, { max, index });
+    } catch (e) {
+      if (!merged) throw e;
+      // A later batch ended in an error (a lock timeout, the database gone): the earlier ones stay.
+      const error = e instanceof Error ? e : new Error(String(e));
+      return partial(zone, merged, batches, index, error, isRetryable(error));
+    }
+    const { result, more } = step;
+    if (index === 1 && !more) return result; // the common case: one batch, the answer as it always was
+    if (result.status === 'applied') batches.push({ index, operations: result.calls.filter((c) => !c.path.endsWith('/refresh')).length, generation: result.generation, ...(result.journalId ? { journalId: result.journalId } : {}) });
+    if (!merged) merged = { ...result, calls: [...result.calls], changes: [...result.changes] };
+    else if (result.status === 'applied' || result.status === 'no_changes') {
+      merged.calls.push(...result.calls);
+      merged.changes.push(...result.changes);
+      merged.generation = result.generation;
+    }
+    if (result.status !== 'applied' && result.status !== 'no_changes') {
+      if (index === 1) return { ...result, batches: [] };
+      return partial(zone, merged, batches, index, result.error ?? new Error(result.status), result.error ? isRetryable(result.error) : false, result.calls);
+    }
+    if (!more || result.status === 'no_changes') return { ...merged, status: 'applied', batches };
+    if (ctx.lifecycle?.stopping) {
+      return partial(zone, merged, batches, index + 1, new ShuttingDownError('dnsplane is shutting down, the batch was not started'), true);
+    }
+    if (index >= MAX_BATCHES) {
+      return partial(zone, merged, batches, index + 1, new Error(`the request still plans operations after ${index} batches; stopped`), false);
+    }
+  }
+}
+
+/** DNSPLANE_APPLY_BATCH's default. */
+export const DEFAULT_APPLY_BATCH = 100;
+/** A bound on the batches of one request (5,000 endpoints per request, a few operations each). */
+const MAX_BATCHES = 500;
+
+/** The answer when batch `failedIndex` did not apply: the earlier batches stay applied and published. */
+function partial(zone: string, merged: ZoneApplyResult, batches: ApplyBatch[], failedIndex: number, error: Error, transient: boolean, failedCalls: CallRecord[] = []): ZoneApplyResult {
+  const ops = batches.reduce((n, b) => n + b.operations, 0);
+  const head =
+    batches.length === 0
+      ? `apply to zone ${zone}: no batch was applied`
+      : `apply to zone ${zone}: batch${batches.length > 1 ? `es 1-${batches.length}` : ' 1'} (${ops} operation(s)) applied and published, generation ${merged.generation}`;
+  return {
+    ...merged,
+    status: 'failed',
+    calls: [...merged.calls, ...failedCalls],
+    batches,
+    error: new ApplyFailedError(`${head}; batch ${failedIndex} was not applied (rolled back alone, nothing of it published): ${error.message}; the rest is planned again on the next try`, zone, transient, [...merged.calls, ...failedCalls]),
+  };
 }
 
 /** applyZoneLocked, measured: duration and outcome per zone, lock wait (metrics). */
-async function applyZone(ctx: CoreContext, tenant: Tenant, zone: string, routed: RoutedInput, stored?: ZonePlan): Promise<ZoneApplyResult> {
+async function applyZoneMeasured(
+  ctx: CoreContext,
+  tenant: Tenant,
+  zone: string,
+  routed: RoutedInput,
+  stored: ZonePlan | undefined,
+  batch: { max: number; index: number },
+): Promise<{ result: ZoneApplyResult; more: boolean }> {
   const started = performance.now();
   const seconds = () => (performance.now() - started) / 1000;
   try {
     // Its OVH calls take turns with other tenants' and zones' (ovh/ratelimit.ts).
-    const result = await withOvhFlow({ tenant: tenant.name, zone }, () => applyZoneLocked(ctx, tenant, zone, routed, stored, () => ctx.metrics?.lockWaited(zone, 'apply', seconds())));
-    ctx.metrics?.applyDone(zone, result.status, seconds());
-    return result;
+    const step = await withOvhFlow({ tenant: tenant.name, zone }, () =>
+      applyZoneLocked(ctx, tenant, zone, routed, stored, () => ctx.metrics?.lockWaited(zone, 'apply', seconds()), batch),
+    );
+    ctx.metrics?.applyDone(zone, step.result.status, seconds());
+    return step;
   } catch (e) {
     ctx.metrics?.applyDone(zone, 'error', seconds());
+    if (isDatabaseUnavailable(e) && !(e instanceof ApplyFailedError)) {
+      // The lock's session went at COMMIT (or the database was unreachable before anything was sent).
+      scheduleRecovery(ctx, zone);
+      throw new ApplyFailedError(
+        `apply to zone ${zone}: the database became unavailable (${messageOf(e)}); if operations had been sent, the zone's next lock holder rolls back whatever was not recorded as applied: retry`,
+        zone,
+        true,
+      );
+    }
     throw e;
   }
 }
 
-async function applyZoneLocked(ctx: CoreContext, tenant: Tenant, zone: string, routed: RoutedInput, stored: ZonePlan | undefined, locked: () => void): Promise<ZoneApplyResult> {
-  return withZoneLockQueued(ctx, zone, async (tx) => {
+async function applyZoneLocked(
+  ctx: CoreContext,
+  tenant: Tenant,
+  zone: string,
+  routed: RoutedInput,
+  stored: ZonePlan | undefined,
+  locked: () => void,
+  batch: { max: number; index: number },
+): Promise<{ result: ZoneApplyResult; more: boolean }> {
+  return withZoneLockQueued(ctx, zone, async (tx, fence) => {
     locked();
-    await recoverInFlight(ctx, tx, zone);
-    const plan = await computeZonePlan(ctx, tx, tenant, zone, routed);
+    await recoverInFlight(ctx, tx, zone, fence);
+    const full = await computeZonePlan(ctx, tx, tenant, zone, routed);
+    const plan = batch.index === 1 ? full : { ...full, conflicts: [] }; // conflicts are reported once
+    const first = firstBatch(zone, plan, batch.max);
+    const more = first.operations.length < plan.operations.length;
+    const result = await applyPlanLocked(ctx, tx, tenant, zone, routed, stored, plan, first, fence, batch.index);
+    return { result, more };
+  });
+}
+
+/**
+ * The first batch of a zone plan: whole record sets, in the plan's order with the sets that only
+ * delete first, until at least `max` operations (a set larger than `max` is a batch of its own).
+ * The plan itself when it is no larger than `max` (or `max` is 0: batching off).
+ */
+export function firstBatch(zone: string, plan: ZonePlan, max: number): ZonePlan {
+  if (max <= 0 || plan.operations.length <= max) return plan;
+  const keyOf = (op: OvhOperation) => ovhRecordKey(op.method === 'POST' ? { id: '0', zone, ...op.body } : op.before, zone);
+  const opsOf = new Map<string, number>();
+  const deleteOnly = new Map<string, boolean>();
+  for (const op of plan.operations) {
+    const k = keyOf(op);
+    opsOf.set(k, (opsOf.get(k) ?? 0) + 1);
+    deleteOnly.set(k, (deleteOnly.get(k) ?? true) && op.method === 'DELETE');
+  }
+  const changeKey = (c: Change) => endpointKey(c.after ?? c.before!);
+  const ordered = [...plan.changes.filter((c) => deleteOnly.get(changeKey(c)) === true), ...plan.changes.filter((c) => deleteOnly.get(changeKey(c)) !== true)];
+  const chosen = new Set<string>();
+  const changes: Change[] = [];
+  let n = 0;
+  for (const c of ordered) {
+    if (n >= max) break;
+    const k = changeKey(c);
+    changes.push(c);
+    if (!chosen.has(k)) {
+      chosen.add(k);
+      n += opsOf.get(k) ?? 0;
+    }
+  }
+  return { ...plan, changes, operations: plan.operations.filter((op) => chosen.has(keyOf(op))) };
+}
+
+/** The part of applyZoneLocked that decides on one (batch of a) plan, under the lock. */
+async function applyPlanLocked(
+  ctx: CoreContext,
+  tx: pg.PoolClient,
+  tenant: Tenant,
+  zone: string,
+  routed: RoutedInput,
+  stored: ZonePlan | undefined,
+  fullPlan: ZonePlan,
+  batchPlan: ZonePlan,
+  fence: ZoneFence,
+  batchIndex: number,
+): Promise<ZoneApplyResult> {
+  {
+    const plan = fullPlan;
     const base = { zone, generation: plan.baseGeneration, calls: [], changes: plan.changes, conflicts: plan.conflicts };
     if (stored) {
       if (plan.baseGeneration !== stored.baseGeneration) {
@@ -119,8 +328,8 @@ async function applyZoneLocked(ctx: CoreContext, tenant: Tenant, zone: string, r
     if (overThreshold) return { ...base, status: 'refused', error: overThreshold };
     if (plan.operations.length === 0) return { ...base, status: 'no_changes' };
     if (ctx.settings.dryRun) return dryRunApply(ctx, tenant, plan);
-    return execute(ctx, tx, tenant, plan);
-  });
+    return execute(ctx, tx, tenant, batchPlan, fence, batchIndex);
+  }
 }
 
 interface Done {
@@ -134,6 +343,8 @@ interface Done {
  * what recovery needs to roll a dead apply back.
  */
 interface Intent {
+  /** Set for a request applied in batches (DNSPLANE_APPLY_BATCH): which batch this row is, from 1. */
+  batch?: number;
   operations: Array<ReturnType<typeof describeOperation>>;
   ops: OvhOperation[];
   names: TouchedName[];
@@ -145,53 +356,104 @@ function journalPool(ctx: CoreContext): store.Queryable {
   return ctx.journalPool ?? ctx.pool;
 }
 
-async function execute(ctx: CoreContext, tx: store.Queryable, tenant: Tenant, plan: ZonePlan): Promise<ZoneApplyResult> {
+async function execute(ctx: CoreContext, tx: store.Queryable, tenant: Tenant, plan: ZonePlan, fence: ZoneFence, batchIndex = 1): Promise<ZoneApplyResult> {
   const { zone, operations: ops } = plan;
   const names = touchedNames(ops);
-  const intent: Intent = { operations: ops.map(describeOperation), ops, names, before: await store.listRecordsForNames(tx, zone, names) };
+  const intent: Intent = { operations: ops.map(describeOperation), ops, names, before: await store.listRecordsForNames(tx, zone, names), ...(batchIndex > 1 || ops.length >= (ctx.settings.applyBatch ?? DEFAULT_APPLY_BATCH) ? { batch: batchIndex } : {}) };
   // In flight before the first OVH call, on its own autocommitted connection: it survives a crash of
   // this process and of this transaction, and tells the next holder of the lock what to roll back.
-  const journalId = await store.insertIntent(journalPool(ctx), { zone, tenantId: tenant.id, intent });
+  // Fenced: written only while this apply's session holds the zone lock.
+  let journalId: string;
+  try {
+    journalId = await store.insertIntent(journalPool(ctx), { zone, tenantId: tenant.id, intent, fence: fence.journalFence() });
+  } catch (e) {
+    if (!(e instanceof ZoneLockLostError) && !isDatabaseUnavailable(e)) throw e;
+    throw new ApplyFailedError(`apply to zone ${zone} could not start: ${messageOf(e)}; nothing was sent: retry`, zone, true, []);
+  }
+  fence.lease(journalId);
   const knownIds = new Set((await store.listRecords(tx, zone)).map((r) => r.id));
   const calls: CallRecord[] = [];
   const done: Done[] = [];
   let failure: Failure | undefined;
+  const sendingSince = performance.now();
+  const stopping = () => ctx.lifecycle?.shouldStop(performance.now() - sendingSince) === true;
 
   for (const [index, op] of ops.entries()) {
+    if (stopping()) {
+      failure = { index, op, error: new ShuttingDownError(`dnsplane is shutting down`), notSent: true };
+      break;
+    }
+    const passed = fence.writesAllowed;
     try {
       const created = await send(ctx, zone, op, knownIds);
       if (created) knownIds.add(created.id);
       done.push({ op, created });
       calls.push({ ...describeOperation(op), status: 200 });
     } catch (error) {
-      calls.push({ ...describeOperation(op), status: statusOf(error), error: messageOf(error) });
-      failure = { index, op, error };
+      // Refused by the fence before any attempt of it left: not sent at all.
+      const notSent = isFenceRefusal(error) && fence.writesAllowed === passed;
+      if (!notSent) calls.push({ ...describeOperation(op), status: statusOf(error), error: messageOf(error) });
+      failure = { index, op, error, notSent };
       break;
     }
   }
+  if (!failure && stopping()) failure = { index: ops.length, error: new ShuttingDownError('dnsplane is shutting down'), notSent: true };
   if (!failure) {
     // Recovery must know whether this apply may have published: a dead apply that got this far is
-    // rolled back and the zone published again.
-    await store.noteJournalProgress(journalPool(ctx), journalId, { stage: 'refresh' });
+    // rolled back and the zone published again. Fenced: never written once the lock is gone.
+    const noted = await store.noteJournalProgressFenced(journalPool(ctx), journalId, fence.session, { stage: 'refresh' }).catch((e: unknown) => {
+      if (isDatabaseUnavailable(e)) return false;
+      throw e;
+    });
+    if (!noted) {
+      fence.lost ??= new ZoneLockLostError(zone, 'the database no longer shows its session holding it');
+      failure = { index: ops.length, error: fence.lost, notSent: true };
+    }
+  }
+  if (!failure) {
+    const passed = fence.writesAllowed;
     try {
       await ctx.ovh.refresh(zone);
       calls.push({ method: 'POST', path: refreshPath(zone), body: '', status: 204 });
     } catch (error) {
-      calls.push({ method: 'POST', path: refreshPath(zone), body: '', status: statusOf(error), error: messageOf(error) });
-      failure = { index: ops.length, error };
+      const notSent = isFenceRefusal(error) && fence.writesAllowed === passed;
+      if (!notSent) calls.push({ method: 'POST', path: refreshPath(zone), body: '', status: statusOf(error), error: messageOf(error) });
+      failure = { index: ops.length, error, notSent };
     }
   }
 
   if (!failure) {
-    await updateCache(tx, zone, done);
-    await updateOwnership(tx, zone, tenant, plan.changes);
-    const generation = await store.bumpGeneration(tx, zone);
-    await store.notifyZoneChanged(tx, zone, generation);
-    await store.finishJournal(tx, journalId, 'done', { calls });
-    ctx.log.info({ zone, tenant: tenant.name, operations: ops.length, generation: String(generation) }, 'applied');
-    return { zone, status: 'applied', generation, calls, changes: plan.changes, conflicts: plan.conflicts };
+    try {
+      await updateCache(tx, zone, done);
+      await updateOwnership(tx, zone, tenant, plan.changes);
+      const generation = await store.bumpGeneration(tx, zone);
+      await store.notifyZoneChanged(tx, zone, generation);
+      fence.unlease(journalId);
+      await store.finishJournal(tx, journalId, 'done', { calls });
+      ctx.log.info({ zone, tenant: tenant.name, operations: ops.length, generation: String(generation), ...(intent.batch ? { batch: intent.batch } : {}) }, 'applied');
+      return { zone, status: 'applied', generation, calls, changes: plan.changes, conflicts: plan.conflicts, journalId };
+    } catch (e) {
+      if (!isDatabaseUnavailable(e)) throw e;
+      // Published, but not recorded: the journal row stays in flight at stage "refresh", and the
+      // zone's next lock holder rolls the apply back and publishes again.
+      scheduleRecovery(ctx, zone);
+      throw new ApplyFailedError(
+        `apply to zone ${zone}: the ${ops.length} operation(s) were sent and published, but the database became unavailable before the apply was recorded (${messageOf(e)}); the zone's next lock holder rolls them back and publishes the zone again (journal ${journalId}): retry`,
+        zone,
+        true,
+        calls,
+      );
+    }
   }
-  return rollBack(ctx, tx, tenant, plan, { journalId, done, calls, failure, knownIds, before: intent.before });
+  if (failure.error instanceof ZoneLockLostError || (fence.lost && failure.error === fence.lost)) {
+    return lockLost(ctx, zone, ops, journalId, calls, done, failure);
+  }
+  return rollBack(ctx, tx, tenant, plan, fence, { journalId, done, calls, failure, knownIds, before: intent.before });
+}
+
+/** The fence (or the shutdown deadline) refused a write: the error is ours, not OVH's. */
+function isFenceRefusal(e: unknown): boolean {
+  return e instanceof ZoneLockLostError || e instanceof ShuttingDownError;
 }
 
 interface Failure {
@@ -199,6 +461,37 @@ interface Failure {
   index: number;
   op?: OvhOperation;
   error: unknown;
+  /** The operation (or the refresh) was not sent at all: stopped by shutdown or refused by the fence. */
+  notSent?: boolean;
+}
+
+/** `DELETE …/record/1 (a A 192.0.2.1), PUT …` — what was sent, for people. */
+function listOps(ops: readonly OvhOperation[]): string {
+  const shown = ops.slice(0, 10).map(opLabel).join(', ');
+  return ops.length > 10 ? `${shown} and ${ops.length - 10} more` : shown;
+}
+
+/**
+ * The zone lock was lost while the apply ran: nothing more may be sent (no undo, no re-read, no
+ * refresh), and nothing can be written through this transaction. The journal row stays in flight
+ * with its lease: the zone's next lock holder waits until none of this apply's calls can still land,
+ * then rolls back what it did (recoverInFlight). This process schedules that itself (scheduleRecovery)
+ * so that a lone replica heals without waiting for the next apply or drift check.
+ */
+function lockLost(ctx: CoreContext, zone: string, ops: readonly OvhOperation[], journalId: string, calls: CallRecord[], done: Done[], failure: Failure): never {
+  scheduleRecovery(ctx, zone);
+  const sentOps = done.map((d) => d.op);
+  const inDoubt = failure.notSent ? undefined : failure.op ?? (failure.index === ops.length ? undefined : ops[failure.index]);
+  const refreshInDoubt = !failure.notSent && failure.index === ops.length;
+  const sent =
+    sentOps.length === 0 && !inDoubt
+      ? 'before any operation was sent'
+      : `after sending ${sentOps.length} of ${ops.length} operation(s)${sentOps.length ? ` (${listOps(sentOps)})` : ''}${inDoubt ? `; operation ${failure.index + 1} (${opLabel(inDoubt)}) was in flight and may have been done` : ''}`;
+  const published = refreshInDoubt
+    ? 'its refresh was in flight and may have published: the zone\'s next lock holder rolls the apply back and publishes the zone again'
+    : `the refresh was not sent, nothing was published; the zone's next lock holder rolls back what was sent`;
+  ctx.log.warn({ zone, journal: journalId, sent: sentOps.length, operations: ops.length, err: messageOf(failure.error) }, 'apply lost its zone lock and stopped');
+  throw new ApplyFailedError(`apply to zone ${zone} stopped: ${messageOf(failure.error)}, ${sent}; ${published} (journal ${journalId}): retry`, zone, true, calls);
 }
 
 /**
@@ -211,77 +504,102 @@ interface Failure {
  * transient). When the refresh failed in a way that may have published (5xx, no answer), the draft
  * and the cache are rolled back here, and the row stays in_flight at stage "refresh": the zone's next
  * lock holder (an apply, the drift check) publishes the rolled-back draft (recoverInFlight).
+ * The undo stops as soon as the fence refuses a write (the lock lost, the shutdown deadline passed):
+ * the rest is the next holder's.
  */
 async function rollBack(
   ctx: CoreContext,
   tx: store.Queryable,
   tenant: Tenant,
   plan: ZonePlan,
+  fence: ZoneFence,
   s: { journalId: string; done: Done[]; calls: CallRecord[]; failure: Failure; knownIds: Set<string>; before: store.RecordRow[] },
 ): Promise<ZoneApplyResult> {
   const { zone, operations: ops } = plan;
   const { failure, calls, done, knownIds } = s;
   const undoOutcome = new Map<number, CallRecord>();
+  let refused: unknown;
   for (let i = done.length - 1; i >= 0; i--) {
     const u = inverse(zone, done[i]!);
+    if (refused) {
+      undoOutcome.set(i, { ...describeOperation(u), status: 0, error: `not sent: ${messageOf(refused)}` });
+      continue;
+    }
+    const passed = fence.writesAllowed;
     try {
       const created = await send(ctx, zone, u, knownIds);
       if (created) knownIds.add(created.id);
       undoOutcome.set(i, { ...describeOperation(u), status: 200 });
     } catch (error) {
-      undoOutcome.set(i, { ...describeOperation(u), status: statusOf(error), error: messageOf(error) });
+      if (isFenceRefusal(error)) refused = error;
+      const notSent = isFenceRefusal(error) && fence.writesAllowed === passed;
+      undoOutcome.set(i, { ...describeOperation(u), status: statusOf(error), error: notSent ? `not sent: ${messageOf(error)}` : messageOf(error) });
       ctx.log.error({ zone, op: describeOperation(u), err: messageOf(error) }, 'undo of a failed apply failed');
     }
   }
-  calls.push(...[...undoOutcome.entries()].sort(([a], [b]) => b - a).map(([, c]) => c));
+  calls.push(...[...undoOutcome.entries()].sort(([a], [b]) => b - a).map(([, c]) => c).filter((c) => !c.error?.startsWith('not sent: ')));
   const undoFailed = [...undoOutcome.values()].filter((c) => c.error !== undefined).length;
 
-  const what = failure.op ? `operation ${failure.index + 1} of ${ops.length}, ${opLabel(failure.op)}` : `the refresh after ${ops.length} operation(s), POST ${refreshPath(zone)}`;
-  const head = `apply to zone ${zone} failed at ${what}: ${messageOf(failure.error)}`;
+  const failedWhat = failure.op ? `operation ${failure.index + 1} of ${ops.length}, ${opLabel(failure.op)}` : `the refresh after ${ops.length} operation(s), POST ${refreshPath(zone)}`;
+  const head =
+    failure.error instanceof ShuttingDownError && failure.notSent
+      ? `apply to zone ${zone} stopped before ${failedWhat}: dnsplane is shutting down`
+      : `apply to zone ${zone} failed at ${failedWhat}: ${messageOf(failure.error)}`;
   const transient = !(failure.error instanceof OvhError) || failure.error.transient;
+  // Operations sent: up to the failed one, unless that one was not sent at all.
+  const lastSent = failure.notSent ? failure.index - 1 : failure.index;
   const detail = {
     error: messageOf(failure.error),
-    failedOperation: failure.op ? { index: failure.index + 1, ...describeOperation(failure.op) } : { index: failure.index + 1, method: 'POST', path: refreshPath(zone), body: '' },
+    failedOperation: failure.op ? { index: failure.index + 1, ...describeOperation(failure.op), ...(failure.notSent ? { notSent: true } : {}) } : { index: failure.index + 1, method: 'POST', path: refreshPath(zone), body: '', ...(failure.notSent ? { notSent: true } : {}) },
     operations: ops.map((op, i) => {
       const sent = calls[i];
       const undo = undoOutcome.get(i);
-      const outcome = i > failure.index ? 'not_sent' : i === failure.index ? 'failed' : undo?.error === undefined ? 'undone' : 'undo_failed';
-      return { index: i + 1, ...describeOperation(op), outcome, ...(sent && i <= failure.index ? { status: sent.status } : {}), ...(i === failure.index ? { error: messageOf(failure.error) } : {}), ...(undo?.error ? { undoError: undo.error } : {}) };
+      const outcome = i > lastSent ? 'not_sent' : i === failure.index ? 'failed' : undo?.error === undefined ? 'undone' : 'undo_failed';
+      return { index: i + 1, ...describeOperation(op), outcome, ...(sent && i <= lastSent ? { status: sent.status } : {}), ...(i === failure.index && !failure.notSent ? { error: messageOf(failure.error) } : {}), ...(undo?.error ? { undoError: undo.error } : {}) };
     }),
     calls,
   };
 
   if (undoFailed > 0) {
-    await store.noteJournalProgress(journalPool(ctx), s.journalId, { stage: 'undo_failed', ...detail }).catch(() => false);
+    fence.unlease(s.journalId);
+    // The holder stops here: its lease ends (if it still holds the lock), the next holder need not wait.
+    await store.noteJournalProgressFenced(journalPool(ctx), s.journalId, fence.session, { stage: 'undo_failed', ...detail }, { release: true }).catch(() => false);
+    if (fence.lost) scheduleRecovery(ctx, zone);
+    const why = refused ? ` (${messageOf(refused)})` : '';
     throw new ApplyFailedError(
-      `${head}; undoing the ${done.length} operation(s) that had succeeded failed for ${undoFailed} of them; nothing was published, and the zone's next apply or drift check finishes the rollback (journal ${s.journalId} stays in flight)`,
+      `${head}; undoing the ${done.length} operation(s) that had succeeded failed for ${undoFailed} of them${why}; nothing was published, and the zone's next apply or drift check finishes the rollback (journal ${s.journalId} stays in flight)`,
       zone,
       true,
+      calls,
     );
   }
   // Re-read the names of the operations that were sent, and undo what OVH shows of the failed one (its
   // answer may have been lost after it was done: a creation that timed out, say).
-  const sent = ops.slice(0, failure.index + 1);
+  const sent = ops.slice(0, lastSent + 1);
   const sentNames = touchedNames(sent);
   try {
     calls.push(...(await reconcileNames(ctx, tx, zone, sent, s.before, sentNames, knownIds)));
   } catch (error) {
-    await store.noteJournalProgress(journalPool(ctx), s.journalId, { stage: 'reread_failed', ...detail }).catch(() => false);
+    fence.unlease(s.journalId);
+    await store.noteJournalProgressFenced(journalPool(ctx), s.journalId, fence.session, { stage: 'reread_failed', ...detail }, { release: true }).catch(() => false);
+    if (fence.lost) scheduleRecovery(ctx, zone);
     throw new ApplyFailedError(
       `${head}; the ${done.length} operation(s) that had succeeded were undone and nothing was published, but re-reading the touched names failed (${messageOf(error)}); the zone's next apply or drift check re-reads them`,
       zone,
       true,
+      calls,
     );
   }
   const generation = await store.bumpGeneration(tx, zone);
   await store.notifyZoneChanged(tx, zone, generation);
-  const mayHavePublished = !failure.op && !(failure.error instanceof OvhError && (failure.error.kind === 'rate_limited' || !failure.error.transient));
+  const mayHavePublished = !failure.op && !failure.notSent && !(failure.error instanceof OvhError && (failure.error.kind === 'rate_limited' || !failure.error.transient));
+  fence.unlease(s.journalId);
   if (mayHavePublished) {
-    await store.noteJournalProgress(journalPool(ctx), s.journalId, { stage: 'refresh', ...detail, reread: sentNames });
+    await store.noteJournalProgressFenced(journalPool(ctx), s.journalId, fence.session, { stage: 'refresh', ...detail, reread: sentNames }, { release: true });
   } else {
     await store.finishJournal(tx, s.journalId, 'failed', { ...detail, reread: sentNames });
   }
-  ctx.log.warn({ zone, tenant: tenant.name, failed: what, err: messageOf(failure.error) }, 'apply failed and was rolled back');
+  ctx.log.warn({ zone, tenant: tenant.name, failed: failedWhat, err: messageOf(failure.error) }, 'apply failed and was rolled back');
   return {
     zone,
     status: 'failed',
@@ -289,7 +607,7 @@ async function rollBack(
     calls,
     changes: plan.changes,
     conflicts: plan.conflicts,
-    error: new ApplyFailedError(`${head}; the ${done.length} operation(s) that had succeeded were undone and nothing was published`, zone, transient),
+    error: new ApplyFailedError(`${head}; the ${done.length} operation(s) that had succeeded were undone and nothing was published`, zone, transient, calls),
   };
 }
 
@@ -401,8 +719,10 @@ async function readNames(ctx: CoreContext, tx: store.Queryable, zone: string, na
 }
 
 /**
- * Applies that died with their journal row in_flight. Holding the zone lock proves they are dead: they
- * held it while running, and Postgres releases it when their connection goes. Each is rolled back —
+ * Applies that died, or lost their zone lock, with their journal row in_flight. Holding the zone lock
+ * does not prove they stopped (a lock is lost when its session ends, while its holder may still run):
+ * each row is first waited for (waitForHolder: until none of its holder's calls can still land) and
+ * taken over (our lease, fenced). Then it is rolled back —
  * its names re-read from OVH, then whatever of its operations OVH shows done is undone, and the zone
  * is published again if the dead apply may have published — so that the draft is never left
  * half-applied (the next refresh, by anyone, would publish it) and the records it created are not left
@@ -412,7 +732,7 @@ async function readNames(ctx: CoreContext, tx: store.Queryable, zone: string, na
  * A compensating call that fails throws: the transaction is rolled back, the row stays in_flight, and
  * the next holder of the lock tries again.
  */
-export async function recoverInFlight(ctx: CoreContext, tx: store.Queryable, zone: string): Promise<number> {
+export async function recoverInFlight(ctx: CoreContext, tx: store.Queryable, zone: string, fence: ZoneFence): Promise<number> {
   const rows = await store.listInFlight(tx, zone);
   if (rows.length === 0) return 0;
   if (ctx.settings.dryRun) {
@@ -421,13 +741,41 @@ export async function recoverInFlight(ctx: CoreContext, tx: store.Queryable, zon
     return 0;
   }
   for (const row of rows) {
-    const result = await rollBackDead(ctx, tx, zone, row);
+    // Its holder may still be running (it lost its lock, it did not die): wait until none of its calls
+    // can still land, then take the row over (our lease, fenced) before touching OVH.
+    await waitForHolder(ctx, tx, zone, row);
+    if (!(await store.takeOverJournal(journalPool(ctx), row.id, fence.journalFence()))) {
+      throw (fence.lost ??= new ZoneLockLostError(zone, 'the database no longer shows its session holding it'));
+    }
+    fence.lease(row.id);
+    let result: RecoveryResult;
+    try {
+      result = await rollBackDead(ctx, tx, zone, row);
+    } catch (e) {
+      fence.unlease(row.id);
+      // This recovery stops: its lease ends now (if it still holds the lock), the next holder retries at once.
+      await store.renewJournalLease(journalPool(ctx), [row.id], fence.session, 0).catch(() => 0);
+      throw e;
+    }
+    fence.unlease(row.id);
     await store.finishJournal(tx, row.id, 'recovered', { recoveredAt: new Date().toISOString(), ...result });
     ctx.log.warn({ zone, journal: row.id, names: result.names.length, undone: result.undo.length, refreshed: result.refreshed }, 'rolled back an apply that died in flight');
   }
   const generation = await store.bumpGeneration(tx, zone);
   await store.notifyZoneChanged(tx, zone, generation);
   return rows.length;
+}
+
+/**
+ * Waits (holding the zone lock) until none of the OVH calls of an in_flight row's holder can still
+ * land: the holder may have lost its lock and still be running (store.recoveryWaitMs). Anything
+ * that reads OVH to settle such a row (recovery, invalidating the zone) calls this first.
+ */
+export async function waitForHolder(ctx: CoreContext, tx: store.Queryable, zone: string, row: store.JournalEntry): Promise<void> {
+  for (let ms = await store.recoveryWaitMs(tx, row.id); ms > 0; ms = await store.recoveryWaitMs(tx, row.id)) {
+    ctx.log.warn({ zone, journal: row.id, holder: row.holder, waitMs: ms }, 'an apply in flight may still be sending (its holder lost the zone lock): waiting before settling it');
+    if (!(await sleepUnlessStopping(ctx.lifecycle, ms))) throw new ShuttingDownError(`dnsplane is shutting down; journal ${row.id} in zone ${zone} is left to the zone's next lock holder`);
+  }
 }
 
 interface RecoveryResult {
@@ -579,12 +927,42 @@ export async function recoverAll(ctx: CoreContext): Promise<number> {
   let n = 0;
   for (const zone of await store.listZonesWithInFlight(ctx.pool)) {
     try {
-      n += (await store.tryZoneLock(ctx.pool, zone, (tx) => recoverInFlight(ctx, tx, zone))) ?? 0;
+      n += (await tryZoneLockFenced(ctx, zone, (tx, fence) => recoverInFlight(ctx, tx, zone, fence))) ?? 0;
     } catch (e) {
       ctx.log.error({ zone, err: messageOf(e) }, 'could not roll back the applies that died in flight; the zone\'s next apply or drift check tries again');
     }
   }
   return n;
+}
+
+/** Per context: the zones whose background recovery is scheduled. */
+const healing = new WeakMap<CoreContext, Set<string>>();
+
+/**
+ * After an apply lost its zone lock (or the database went away under it), this process rolls the
+ * zone's in-flight applies back itself, in the background, as soon as the database answers again:
+ * so that what the apply sent does not wait for the zone's next apply or drift check (which would do
+ * the same). Retries with backoff for about 5 minutes; stops when shutdown begins. Idempotent per zone.
+ */
+export function scheduleRecovery(ctx: CoreContext, zone: string): void {
+  if (ctx.settings.dryRun) return;
+  let zones = healing.get(ctx);
+  if (!zones) healing.set(ctx, (zones = new Set()));
+  if (zones.has(zone)) return;
+  zones.add(zone);
+  const task = (async () => {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      if (!(await sleepUnlessStopping(ctx.lifecycle, Math.min(250 * 2 ** attempt, 15_000)))) return;
+      try {
+        const n = await withZoneLockQueued(ctx, zone, (tx, fence) => recoverInFlight(ctx, tx, zone, fence));
+        if (n > 0) ctx.log.warn({ zone, recovered: n }, 'rolled back the applies left in flight after a lost zone lock');
+        return;
+      } catch (e) {
+        ctx.log.warn({ zone, attempt: attempt + 1, err: messageOf(e) }, 'rolling back the applies left in flight failed; trying again');
+      }
+    }
+  })().finally(() => zones.delete(zone));
+  ctx.lifecycle?.track(task);
 }
 
 function statusOf(e: unknown): number {

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics.js';
 import type { OvhApi } from '../ovh/client.js';
+import type { Lifecycle } from './lifecycle.js';
 import type { ReadCache } from './read-cache.js';
 import type { TokenCache } from './tenants.js';
 import type { PlanLimiter } from './plan-limit.js';
@@ -18,6 +19,8 @@ export interface CoreSettings {
   dryRun?: boolean;
   /** DNSPLANE_MAX_CHANGE_PERCENT (core/guard.ts); a tenant's own limit wins. Default 30. */
   maxChangePercent?: number;
+  /** DNSPLANE_APPLY_BATCH: an apply larger than this many operations goes in batches (core/apply.ts); 0: never. Default 100. */
+  applyBatch?: number;
 }
 
 /** What every use case needs. Built once by server.ts. */
@@ -34,6 +37,10 @@ export interface CoreContext {
   journalPool?: pg.Pool;
   /** Prometheus metrics (server.ts); absent in code paths that do not report any. */
   metrics?: Metrics;
+  /** Shutdown state and the work it waits for (server.ts); absent: never stopping. */
+  lifecycle?: Lifecycle;
+  /** This process's identity in the journal's holder column (server.ts; a default otherwise). */
+  instance?: string;
   /** The Records cache (core/read-cache.ts). Absent: one per pool, made on first use. */
   reads?: ReadCache;
   /**

@@ -41,7 +41,7 @@ import { differingOwners, parseZoneFile } from '../ovh/zonefile.js';
 import { recoverInFlight } from './apply.js';
 import type { CoreContext } from './context.js';
 import { getEach } from './read-records.js';
-import { toRow } from './zones.js';
+import { toRow, tryZoneLockFenced } from './zones.js';
 
 export interface DriftResult {
   zone: string;
@@ -73,11 +73,11 @@ export async function checkZoneDrift(ctx: CoreContext, zone: string, opts: Drift
 
 async function driftCheck(ctx: CoreContext, zone: string, opts: DriftOptions): Promise<DriftResult> {
   // No tenant asked for it: its OVH calls take turns as background work of this zone.
-  const result = await withOvhFlow({ zone }, () => store.tryZoneLock(ctx.pool, zone, async (tx): Promise<DriftResult> => {
+  const result = await withOvhFlow({ zone }, () => tryZoneLockFenced(ctx, zone, async (tx, fence): Promise<DriftResult> => {
     const z = await store.getZone(tx, zone);
     if (!z || z.state !== 'synced') return idle(zone, 'skipped');
     if (opts.minAgeMs !== undefined && opts.minAgeMs > 0 && (await store.verifiedWithin(tx, zone, opts.minAgeMs))) return idle(zone, 'skipped');
-    const recovered = await recoverInFlight(ctx, tx, zone);
+    const recovered = await recoverInFlight(ctx, tx, zone, fence);
 
     const soa = await ctx.ovh.getSoa(zone);
     let calls = 1;

@@ -2,9 +2,20 @@
  * The errors core throws. api/ maps each to one Connect code (api/errors.ts); nothing else does.
  */
 export { InvalidInputError } from '../dns/errors.js';
-export { OvhError } from '../ovh/errors.js';
+import { OvhError } from '../ovh/errors.js';
+import { isDatabaseUnavailable } from '../store/index.js';
+export { OvhError };
 /** The zone lock was not acquired within DNSPLANE_LOCK_TIMEOUT. */
 export { LockTimeoutError } from '../store/index.js';
+/** The zone lock went with its database session while an apply held it (store/lock.ts). */
+export { ZoneLockLostError } from '../store/index.js';
+/** Whether an error means the database is unreachable, restarting or failing over (Unavailable). */
+export { isDatabaseUnavailable } from '../store/index.js';
+
+/** dnsplane is stopping (SIGTERM): the request was not started, or an apply stopped at the deadline. Retryable. */
+export class ShuttingDownError extends Error {
+  override readonly name = 'ShuttingDownError';
+}
 
 /** No token, an unknown token, or a disabled tenant. */
 export class UnauthenticatedError extends Error {
@@ -50,6 +61,8 @@ export class ApplyFailedError extends Error {
     message: string,
     readonly zone: string,
     readonly transient: boolean,
+    /** The OVH calls the apply made, in order, when known (core/apply.ts CallRecord). */
+    readonly calls?: ReadonlyArray<{ method: string; path: string; body: string; status: number; error?: string }>,
   ) {
     super(message);
   }
@@ -68,4 +81,16 @@ export class ThresholdError extends Error {
   ) {
     super(message);
   }
+}
+
+/**
+ * Whether trying again later may succeed: OVH or the database unavailable, a zone lock not acquired
+ * or lost, dnsplane shutting down. The webhook answers these 503, Connect Unavailable or Aborted.
+ */
+export function isRetryable(e: unknown): boolean {
+  if (e instanceof ApplyFailedError) return e.transient;
+  if (e instanceof OvhError) return e.transient;
+  if (e instanceof ShuttingDownError) return true;
+  if (e instanceof Error && e.name === 'LockTimeoutError') return true;
+  return isDatabaseUnavailable(e);
 }

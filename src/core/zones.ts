@@ -10,6 +10,7 @@ import type { CoreContext } from './context.js';
 import { NotFoundError } from './errors.js';
 import { readCacheOf } from './read-cache.js';
 import { readRecords } from './read-records.js';
+import { ZoneFence } from './fence.js';
 
 export { mapLimit } from './read-records.js';
 
@@ -83,7 +84,7 @@ const queues = new WeakMap<pg.Pool, Map<string, Promise<void>>>();
  * N, so reads keep getting connections. Time spent in the queue counts towards lock_timeout
  * (DNSPLANE_LOCK_TIMEOUT): past it, LockTimeoutError (Aborted) as if Postgres had timed out.
  */
-export async function withZoneLockQueued<T>(ctx: CoreContext, zone: string, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
+export async function withZoneLockQueued<T>(ctx: CoreContext, zone: string, fn: (tx: pg.PoolClient, fence: ZoneFence) => Promise<T>): Promise<T> {
   const timeoutMs = ctx.settings.lockTimeoutMs;
   let byZone = queues.get(ctx.pool);
   if (!byZone) queues.set(ctx.pool, (byZone = new Map()));
@@ -103,10 +104,24 @@ export async function withZoneLockQueued<T>(ctx: CoreContext, zone: string, fn: 
     clearTimeout(timer);
     const left = Math.max(1, Math.round(timeoutMs - (performance.now() - started)));
     // The OVH calls made under the lock are this zone's in the rate limiter's fair share.
-    return await withOvhFlow({ zone }, () => store.withZoneLock(ctx.pool, zone, { lockTimeoutMs: left }, fn));
+    return await withOvhFlow({ zone }, () => store.withZoneLock(ctx.pool, zone, { lockTimeoutMs: left }, (tx) => fenced(ctx, zone, tx, fn)));
   } finally {
     clearTimeout(timer);
     leave();
     if (byZone.get(zone) === tail) byZone.delete(zone);
   }
+}
+
+/**
+ * Runs fn under the zone lock `tx` holds with the zone's fence in force: every OVH write fn makes
+ * (apply, undo, recovery) is sent only while that lock is still held (core/fence.ts).
+ */
+export async function fenced<T>(ctx: CoreContext, zone: string, tx: pg.PoolClient, fn: (tx: pg.PoolClient, fence: ZoneFence) => Promise<T>): Promise<T> {
+  const fence = await ZoneFence.open(ctx, tx, zone);
+  return ctx.ovh.guarded(fence, () => fn(tx, fence));
+}
+
+/** store.tryZoneLock (for background jobs) with the zone's fence in force, like withZoneLockQueued. */
+export async function tryZoneLockFenced<T>(ctx: CoreContext, zone: string, fn: (tx: pg.PoolClient, fence: ZoneFence) => Promise<T>): Promise<T | undefined> {
+  return store.tryZoneLock(ctx.pool, zone, (tx) => fenced(ctx, zone, tx, fn));
 }

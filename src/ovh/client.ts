@@ -174,6 +174,20 @@ function parseRetryAfter(value: string | string[] | undefined): number | undefin
   return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
+// --- write guards (fencing) ---
+
+/**
+ * Something that must agree before each write attempt (anything but a GET) leaves: core's zone fence
+ * (the zone lock is still held) and the shutdown deadline. It runs after the rate limiter, right
+ * before the request, for every attempt (retries included), and refuses by throwing: the attempt is
+ * not sent and the error (not an OvhError) ends the call without retries.
+ */
+export interface WriteGuard {
+  beforeWrite(method: string, path: string): Promise<void>;
+}
+
+const guardStore = new AsyncLocalStorage<WriteGuard>();
+
 // --- trusted CAs ---
 
 const extraCas = new Set<string>();
@@ -257,6 +271,11 @@ export class OvhApi {
   observeCalls(fn: (info: OvhCallInfo) => void): () => void {
     this.observers.add(fn);
     return () => this.observers.delete(fn);
+  }
+
+  /** Runs fn with `guard` consulted before every write attempt fn makes through any OvhApi (async context). */
+  guarded<T>(guard: WriteGuard, fn: () => Promise<T>): Promise<T> {
+    return guardStore.run(guard, fn);
   }
 
   /** The process-wide limiter this client's calls go through (shared per application key). */
@@ -568,6 +587,14 @@ export class OvhApi {
   ): Promise<{ body: unknown; headers: IncomingHttpHeaders }> {
     // In turn with the other tenants and zones waiting (the flow core set around this work).
     const { waitedMs, grantedAt } = await this.limiter.acquire(currentOvhFlow());
+    if (method !== 'GET') {
+      const guard = guardStore.getStore();
+      // Refused: not sent, not reported as a call; the guard's error ends the call as it is.
+      if (guard) await guard.beforeWrite(method, path).catch((e: unknown) => {
+        this.limiter.release();
+        throw e;
+      });
+    }
     const ctx: CallContext = {};
     const start = performance.now();
     const report = (status: number) => {

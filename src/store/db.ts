@@ -43,6 +43,8 @@ export interface OpenDatabaseOptions {
 }
 
 export const EMBEDDED_DATABASE = 'dnsplane';
+/** How long opening a connection may take before the request fails as "database unavailable". */
+export const CONNECT_TIMEOUT_MS = 5_000;
 export const EMBEDDED_USER = 'dnsplane';
 const PASSWORD_FILE = 'pg.password';
 
@@ -86,7 +88,10 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
 }
 
 function createPool(connectionString: string, log: LogFn, max = 10): pg.Pool {
-  const pool = new pg.Pool({ connectionString, max, application_name: 'dnsplane' });
+  // connectionTimeoutMillis: an unreachable server (packets dropped during a failover) fails a
+  // request within seconds instead of hanging on the OS's TCP timeout; keepAlive: a dead peer is
+  // noticed on idle connections too.
+  const pool = new pg.Pool({ connectionString, max, application_name: 'dnsplane', connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true });
   // An idle client whose connection dies emits 'error' on the pool; unhandled, it would crash the process.
   pool.on('error', (err) => log('database: idle connection error', { error: err.message }));
   return pool;

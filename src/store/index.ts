@@ -6,7 +6,8 @@ export { openDatabase, redactUrl, describeUrl, createSidePool, EMBEDDED_DATABASE
 export type { Database, OpenDatabaseOptions, Queryable, LogFn } from './db.js';
 export { migrate, loadMigrations, MIGRATIONS_DIR, MIGRATION_LOCK_KEY } from './migrate.js';
 export type { Migration } from './migrate.js';
-export { withZoneLock, tryZoneLock, ZONE_LOCK_NAMESPACE } from './lock.js';
+export { withZoneLock, tryZoneLock, lockSession, checkLockHeld, ZONE_LOCK_NAMESPACE } from './lock.js';
+export type { LockSession } from './lock.js';
 export { withTransaction, withSnapshot, ping } from './transaction.js';
 export {
   StoreError,
@@ -15,6 +16,8 @@ export {
   ConflictError,
   LockTimeoutError,
   TransactionAbortedError,
+  ZoneLockLostError,
+  isDatabaseUnavailable,
 } from './errors.js';
 export type { JsonValue } from './internal.js';
 export * from './tenants.js';

@@ -2,7 +2,8 @@
  * The apply journal. insertIntent must run on its own autocommitted connection (the Pool), not in
  * the zone-lock transaction, so that the in_flight row survives a crash of that transaction.
  */
-import { ConflictError, NotFoundError } from './errors.js';
+import { ConflictError, NotFoundError, ZoneLockLostError } from './errors.js';
+import { lockHeldSql, type LockSession } from './lock.js';
 import {
   assertIdString,
   assertLimit,
@@ -26,6 +27,10 @@ export interface JournalEntry {
   result: JsonValue | null;
   startedAt: Date;
   finishedAt: Date | null;
+  /** Who runs or ran it (process and lock session); null for rows written before fencing. */
+  holder: string | null;
+  /** The holder's lease: none of its OVH calls lands after this. */
+  liveUntil: Date | null;
 }
 
 interface Row {
@@ -38,9 +43,11 @@ interface Row {
   result: JsonValue | null;
   started_at: Date;
   finished_at: Date | null;
+  holder: string | null;
+  live_until: Date | null;
 }
 
-const COLUMNS = `id::text AS id, zone, tenant_id::text AS tenant_id, plan_id, intent, state, result, started_at, finished_at`;
+const COLUMNS = `id::text AS id, zone, tenant_id::text AS tenant_id, plan_id, intent, state, result, started_at, finished_at, holder, live_until`;
 
 function toEntry(r: Row): JournalEntry {
   return {
@@ -53,21 +60,49 @@ function toEntry(r: Row): JournalEntry {
     result: r.result,
     startedAt: r.started_at,
     finishedAt: r.finished_at,
+    holder: r.holder,
+    liveUntil: r.live_until,
   };
 }
 
-/** Writes an in_flight row; returns its id. NotFoundError for an unknown zone, tenant or plan. */
+/**
+ * The fencing of a holder's journal writes: who it is, the session holding its zone lock, its lease
+ * (how long after now none of its OVH calls can still land) and its fence (how long after losing its
+ * lock a call it had started can still land: its OVH call timeout plus a margin).
+ */
+export interface JournalFence {
+  session: LockSession;
+  holder: string;
+  leaseMs: number;
+  fenceMs: number;
+}
+
+/**
+ * Writes an in_flight row; returns its id. NotFoundError for an unknown zone, tenant or plan.
+ * With `fence`, the row is written only while the fence's session holds the zone lock (checked by
+ * the database in the same statement): ZoneLockLostError otherwise.
+ */
 export async function insertIntent(
   q: Queryable,
-  e: { zone: string; tenantId: string; planId?: string; intent: unknown },
+  e: { zone: string; tenantId: string; planId?: string; intent: unknown; fence?: JournalFence },
 ): Promise<string> {
   assertIdString('tenant id', e.tenantId);
   try {
-    const { rows } = await q.query<{ id: string }>(
-      `INSERT INTO journal (zone, tenant_id, plan_id, intent) VALUES ($1, $2::bigint, $3, $4::jsonb) RETURNING id::text AS id`,
-      [e.zone, e.tenantId, e.planId ?? null, jsonParam(e.intent, 'journal intent')],
-    );
-    return (rows[0] as { id: string }).id;
+    const f = e.fence;
+    const { rows } = f
+      ? await q.query<{ id: string }>(
+          `INSERT INTO journal (zone, tenant_id, plan_id, intent, holder, lock_pid, live_until, fence_ms)
+           SELECT $1, $2::bigint, $3, $4::jsonb, $5, $6, clock_timestamp() + $7 * interval '1 millisecond', $8
+            WHERE ${lockHeldSql('$1', '$6', '$9')}
+           RETURNING id::text AS id`,
+          [e.zone, e.tenantId, e.planId ?? null, jsonParam(e.intent, 'journal intent'), f.holder, f.session.pid, f.leaseMs, f.fenceMs, f.session.backendStartUs],
+        )
+      : await q.query<{ id: string }>(
+          `INSERT INTO journal (zone, tenant_id, plan_id, intent) VALUES ($1, $2::bigint, $3, $4::jsonb) RETURNING id::text AS id`,
+          [e.zone, e.tenantId, e.planId ?? null, jsonParam(e.intent, 'journal intent')],
+        );
+    if (!rows[0]) throw new ZoneLockLostError(e.zone, 'its session no longer holds it; the journal row was not written');
+    return rows[0].id;
   } catch (err) {
     if (pgCode(err) === PG_FOREIGN_KEY_VIOLATION) {
       const c = pgConstraint(err);
@@ -111,7 +146,7 @@ export async function getJournalEntry(q: Queryable, id: string): Promise<Journal
 /** The zone's in_flight rows (left by crashed applies), oldest first. */
 export async function listInFlight(q: Queryable, zone: string): Promise<JournalEntry[]> {
   const { rows } = await q.query<Row>(
-    `SELECT ${COLUMNS} FROM journal WHERE zone = $1 AND state = 'in_flight' ORDER BY id`,
+    `SELECT ${COLUMNS} FROM journal WHERE zone = $1 AND state = 'in_flight' ORDER BY journal.id`,
     [zone],
   );
   return rows.map(toEntry);
@@ -129,7 +164,7 @@ export async function listJournal(
     `SELECT ${COLUMNS} FROM journal
       WHERE ($1::text IS NULL OR zone = $1) AND ($2::bigint IS NULL OR tenant_id = $2::bigint)
         AND ($4::text IS NULL OR state = $4) AND ($5::bigint IS NULL OR id < $5::bigint)
-      ORDER BY id DESC
+      ORDER BY journal.id DESC
       LIMIT $3`,
     [opts.zone ?? null, opts.tenantId ?? null, opts.limit, opts.state ?? null, opts.beforeId ?? null],
   );
@@ -148,6 +183,73 @@ export async function noteJournalProgress(q: Queryable, id: string, progress: un
     jsonParam(progress, 'journal progress'),
   ]);
   return (rowCount ?? 0) > 0;
+}
+
+/**
+ * noteJournalProgress, fenced: written only while `session` holds the zone lock (checked by the
+ * database in the same statement), so that a holder that lost its lock can never move its apply
+ * forward (to stage "refresh", say) through this pool. `release`: the holder has stopped sending for
+ * this row (it leaves the rest to the next holder): its lease ends now, and the next holder need not
+ * wait for it. Returns false when the lock is gone (or the row is no longer in_flight).
+ */
+export async function noteJournalProgressFenced(q: Queryable, id: string, session: LockSession, progress: unknown, opts: { release?: boolean } = {}): Promise<boolean> {
+  assertIdString('journal id', id);
+  const { rowCount } = await q.query(
+    `UPDATE journal SET result = $2::jsonb, live_until = CASE WHEN $6 THEN clock_timestamp() ELSE live_until END
+      WHERE id = $1::bigint AND state = 'in_flight' AND ${lockHeldSql('$3', '$4', '$5')}`,
+    [id, jsonParam(progress, 'journal progress'), session.zone, session.pid, session.backendStartUs, opts.release === true],
+  );
+  return (rowCount ?? 0) > 0;
+}
+
+/**
+ * Extends the lease of in_flight rows to now + leaseMs, only while `session` holds the zone lock.
+ * Returns how many rows were renewed (fewer than asked: the lock is gone, or a row was finished).
+ */
+export async function renewJournalLease(q: Queryable, ids: readonly string[], session: LockSession, leaseMs: number): Promise<number> {
+  if (ids.length === 0) return 0;
+  for (const id of ids) assertIdString('journal id', id);
+  const { rowCount } = await q.query(
+    `UPDATE journal SET live_until = clock_timestamp() + $5 * interval '1 millisecond'
+      WHERE id = ANY($1::bigint[]) AND state = 'in_flight' AND ${lockHeldSql('$2', '$3', '$4')}`,
+    [ids, session.zone, session.pid, session.backendStartUs, leaseMs],
+  );
+  return rowCount ?? 0;
+}
+
+/**
+ * A recovering holder takes an in_flight row over (its name, its session, its lease), fenced like
+ * renewJournalLease, so that the holder after it waits for the recovery's own calls. Call it only
+ * once the previous holder must have stopped (recoveryWaitMs is 0). Returns false when the lock is
+ * gone or the row is no longer in_flight.
+ */
+export async function takeOverJournal(q: Queryable, id: string, f: JournalFence): Promise<boolean> {
+  assertIdString('journal id', id);
+  const { rowCount } = await q.query(
+    `UPDATE journal SET holder = $2, lock_pid = $3, live_until = clock_timestamp() + $4 * interval '1 millisecond', fence_ms = $5
+      WHERE id = $1::bigint AND state = 'in_flight' AND ${lockHeldSql('$6', '$3', '$7')}`,
+    [id, f.holder, f.session.pid, f.leaseMs, f.fenceMs, f.session.zone, f.session.backendStartUs],
+  );
+  return (rowCount ?? 0) > 0;
+}
+
+/**
+ * How long (ms) the zone's new lock holder must wait before it may roll an in_flight row back: until
+ * none of the row's holder's OVH calls can still land. The holder sent only while it held the lock,
+ * which the caller holds now, so its last call started before now and ends within fence_ms; and it
+ * renewed its lease before each call, so nothing of it lands after live_until: the lesser of the two.
+ * 0 for a row written before fencing, or whose holder released it (it stopped on its own).
+ */
+export async function recoveryWaitMs(q: Queryable, id: string): Promise<number> {
+  assertIdString('journal id', id);
+  const { rows } = await q.query<{ ms: number }>(
+    `SELECT ceil(CASE WHEN live_until IS NULL THEN 0
+                      ELSE GREATEST(0, LEAST(extract(epoch FROM live_until - clock_timestamp()) * 1000, coalesce(fence_ms, 0)))
+                 END)::int AS ms
+       FROM journal WHERE id = $1::bigint AND state = 'in_flight'`,
+    [id],
+  );
+  return rows[0]?.ms ?? 0;
 }
 
 /** The zones that have in_flight rows, by name. */

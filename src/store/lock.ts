@@ -8,10 +8,10 @@
  * timeout while acquiring the zone lock becomes LockTimeoutError.
  */
 import type pg from 'pg';
-import { LockTimeoutError } from './errors.js';
-import { PG_LOCK_NOT_AVAILABLE, pgCode, withClientTransaction } from './internal.js';
+import { LockTimeoutError, ZoneLockLostError } from './errors.js';
+import { PG_LOCK_NOT_AVAILABLE, pgCode, withClientTransaction, type Queryable } from './internal.js';
 
-export { LockTimeoutError } from './errors.js';
+export { LockTimeoutError, ZoneLockLostError } from './errors.js';
 
 /** First key of every dnsplane zone lock: the bytes of "dnsp" as an int4. */
 export const ZONE_LOCK_NAMESPACE = 0x646e7370;
@@ -55,4 +55,66 @@ export async function tryZoneLock<T>(
     if (rows[0]?.locked !== true) return undefined;
     return fn(tx);
   });
+}
+
+/**
+ * The session that holds a zone lock: its backend pid and start time (microseconds since the epoch).
+ * A pid alone could be reused by a new session after a restart; with backend_start it names one
+ * session. Journal writes made on another connection on the holder's behalf are fenced on it
+ * (lockHeldBy).
+ */
+export interface LockSession {
+  zone: string;
+  pid: number;
+  backendStartUs: string;
+}
+
+/** The identity of the session `tx` runs on (the one that took the zone lock). */
+export async function lockSession(tx: Queryable, zone: string): Promise<LockSession> {
+  const { rows } = await tx.query<{ pid: number; start: string }>(
+    `SELECT pg_backend_pid() AS pid, (extract(epoch FROM backend_start) * 1000000)::bigint::text AS start
+       FROM pg_stat_activity WHERE pid = pg_backend_pid()`,
+  );
+  const r = rows[0];
+  if (!r) throw new Error('pg_stat_activity does not show this session');
+  return { zone, pid: r.pid, backendStartUs: r.start };
+}
+
+/**
+ * SQL condition, true while the session `s` still holds its zone lock (granted, in this database).
+ * Parameters: $z zone, $p pid, $s backend start (µs). Used by fenced journal writes: an UPDATE made
+ * on the journal's own pool on behalf of a lock holder happens only while that holder holds the lock.
+ */
+export function lockHeldSql(z: string, p: string, s: string): string {
+  return `EXISTS (SELECT 1 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+     WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+       AND l.classid = ${ZONE_LOCK_NAMESPACE}::oid AND l.objid = hashtext(${z})::oid
+       AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+       AND l.pid = ${p} AND (extract(epoch FROM a.backend_start) * 1000000)::bigint = ${s}::bigint)`;
+}
+
+/**
+ * The fence: proves, on the lock's own session, that the zone lock is still held right now. A
+ * transaction-scoped advisory lock lives as long as its transaction, and a statement that succeeds on
+ * the session proves the transaction is alive (an aborted one answers 25P02). Throws
+ * ZoneLockLostError when the session is gone or does not answer within `timeoutMs` (then the
+ * connection is destroyed, so that nothing waits on it and the server ends the session).
+ */
+export async function checkLockHeld(tx: pg.PoolClient, zone: string, timeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      tx.query('SELECT 1'),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          (tx as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+          reject(new Error(`the lock's session did not answer within ${timeoutMs} ms`));
+        }, timeoutMs);
+      }),
+    ]);
+  } catch (e) {
+    throw new ZoneLockLostError(zone, e instanceof Error ? e.message : String(e));
+  } finally {
+    clearTimeout(timer);
+  }
 }

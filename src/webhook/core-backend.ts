@@ -5,7 +5,7 @@
  */
 import { apply } from '../core/apply.js';
 import type { CoreContext } from '../core/context.js';
-import { ApplyFailedError, InvalidInputError, OvhError, PermissionDeniedError, ThresholdError, UnauthenticatedError } from '../core/errors.js';
+import { ApplyFailedError, InvalidInputError, isDatabaseUnavailable, isRetryable, OvhError, PermissionDeniedError, ShuttingDownError, ThresholdError, UnauthenticatedError } from '../core/errors.js';
 import type { RawChangeSet } from '../core/plan.js';
 import { records, visibleZones } from '../core/records.js';
 import { authenticate, type Tenant } from '../core/tenants.js';
@@ -33,6 +33,9 @@ export function fromCoreError(e: unknown): unknown {
   if (e instanceof Error && e.name === 'LockTimeoutError') return new WebhookError(503, e.message);
   if (e instanceof OvhError) return new WebhookError(e.transient ? 503 : 500, e.message);
   if (e instanceof ApplyFailedError) return new WebhookError(e.transient ? 503 : 500, e.message);
+  if (e instanceof ShuttingDownError) return new WebhookError(503, e.message);
+  // An outage, not a bug: external-dns retries on its next loop.
+  if (isDatabaseUnavailable(e)) return new WebhookError(503, `database unavailable, retried next loop: ${e instanceof Error ? e.message : String(e)}`);
   return e;
 }
 
@@ -61,7 +64,7 @@ function sessionOf(ctx: CoreContext, tenant: Tenant): WebhookSession {
             status: z.status,
             calls: z.calls.length,
             conflicts: z.conflicts,
-            ...(z.error ? { error: z.error.message, transient: z.error instanceof ApplyFailedError ? z.error.transient : false } : {}),
+            ...(z.error ? { error: z.error.message, transient: isRetryable(z.error) } : {}),
             ...(z.error instanceof ThresholdError ? { overThreshold: true } : {}),
           })),
         };

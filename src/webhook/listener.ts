@@ -10,7 +10,8 @@ export interface WebhookListener {
   /** http://host:port */
   url: string;
   port: number;
-  close(): Promise<void>;
+  /** Stops accepting, waits up to maxMs (default: the listener's shutdownTimeoutMs) for requests under way, then cuts the rest. */
+  close(maxMs?: number): Promise<void>;
 }
 
 /** Bounds on slow clients: headers within headersTimeoutMs, the whole request within requestTimeoutMs. */
@@ -61,13 +62,13 @@ export async function startWebhookListener(
   return {
     url,
     port,
-    async close() {
+    async close(maxMs?: number) {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       if (active > 0) {
         await Promise.race([
           new Promise<void>((resolve) => (idle = resolve)),
-          new Promise<void>((resolve) => setTimeout(resolve, opts.shutdownTimeoutMs ?? 30_000).unref()),
+          new Promise<void>((resolve) => setTimeout(resolve, maxMs ?? opts.shutdownTimeoutMs ?? 30_000).unref()),
         ]);
       }
       for (const s of sockets) s.destroy();

@@ -32,7 +32,9 @@ function applyX(p: ServeProcess, name: string) {
 }
 
 async function start(): Promise<ServeProcess> {
-  const p = await startServe({ databaseUrl: db.url, sim, zones: [ZONE] });
+  // A killed process cannot release its journal lease: the next one waits until none of its calls can
+  // still land (its lease: DNSPLANE_OVH_TIMEOUT plus margins), kept short here.
+  const p = await startServe({ databaseUrl: db.url, sim, zones: [ZONE], env: { DNSPLANE_OVH_TIMEOUT: '2s' } });
   procs.push(p);
   return p;
 }

@@ -216,5 +216,14 @@ describe('journal', () => {
       client.release();
     }
   });
+
+  it('orders by id as a number, not as text (journal 10 is newer than journal 9)', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) ids.push(await insertIntent(db.pool, { zone: 'example.org', tenantId: alice.id, intent }));
+    const numeric = (xs: string[]) => [...xs].sort((a, b) => Number(a) - Number(b));
+    const mine = (js: Array<{ id: string }>) => js.map((j) => j.id).filter((id) => ids.includes(id));
+    expect(mine(await listJournal(db.pool, { zone: 'example.org', limit: 1000 }))).toEqual(numeric(ids).reverse());
+    expect(mine(await listInFlight(db.pool, 'example.org'))).toEqual(numeric(ids));
+  });
 });
 

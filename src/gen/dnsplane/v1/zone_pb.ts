@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file dnsplane/v1/zone.proto.
  */
 export const file_dnsplane_v1_zone: GenFile = /*@__PURE__*/
-  fileDesc("ChZkbnNwbGFuZS92MS96b25lLnByb3RvEgtkbnNwbGFuZS52MSLJAQoIRW5kcG9pbnQSEAoIZG5zX25hbWUYASABKAkSEwoLcmVjb3JkX3R5cGUYAiABKAkSDwoHdGFyZ2V0cxgDIAMoCRILCgN0dGwYBCABKAUSFgoOc2V0X2lkZW50aWZpZXIYBSABKAkSMQoGbGFiZWxzGAYgAygLMiEuZG5zcGxhbmUudjEuRW5kcG9pbnQuTGFiZWxzRW50cnkaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKtAQoHQ2hhbmdlcxIlCgZjcmVhdGUYASADKAsyFS5kbnNwbGFuZS52MS5FbmRwb2ludBIpCgp1cGRhdGVfb2xkGAIgAygLMhUuZG5zcGxhbmUudjEuRW5kcG9pbnQSKQoKdXBkYXRlX25ldxgDIAMoCzIVLmRuc3BsYW5lLnYxLkVuZHBvaW50EiUKBmRlbGV0ZRgEIAMoCzIVLmRuc3BsYW5lLnYxLkVuZHBvaW50IkcKDERlc2lyZWRTdGF0ZRINCgV6b25lcxgBIAMoCRIoCgllbmRwb2ludHMYAiADKAsyFS5kbnNwbGFuZS52MS5FbmRwb2ludCKhAQoLUGxhblJlcXVlc3QSLAoHZGVzaXJlZBgBIAEoCzIZLmRuc3BsYW5lLnYxLkRlc2lyZWRTdGF0ZUgAEicKB2NoYW5nZXMYAiABKAsyFC5kbnNwbGFuZS52MS5DaGFuZ2VzSAASIwoGcG9saWN5GAMgASgOMhMuZG5zcGxhbmUudjEuUG9saWN5Eg0KBWZvcmNlGAQgASgIQgcKBWlucHV0Io8BCg9DaGFuZ2VUaHJlc2hvbGQSDQoFb3duZWQYASABKAUSDwoHdXBkYXRlcxgCIAEoBRIPCgdkZWxldGVzGAMgASgFEhMKC21heF9wZXJjZW50GAQgASgFEhAKCGV4Y2VlZGVkGAUgASgIEg4KBmZvcmNlZBgGIAEoCBIUCgx3b3VsZF9yZWZ1c2UYByABKAgiyAEKDVBsYW5uZWRDaGFuZ2USKQoGYWN0aW9uGAEgASgOMhkuZG5zcGxhbmUudjEuQ2hhbmdlQWN0aW9uEiUKBmJlZm9yZRgCIAEoCzIVLmRuc3BsYW5lLnYxLkVuZHBvaW50EiQKBWFmdGVyGAMgASgLMhUuZG5zcGxhbmUudjEuRW5kcG9pbnQSEAoId2FybmluZ3MYBCADKAkSLQoKb3BlcmF0aW9ucxgFIAMoCzIZLmRuc3BsYW5lLnYxLk92aE9wZXJhdGlvbiJ9CghDb25mbGljdBIpCgZhY3Rpb24YASABKA4yGS5kbnNwbGFuZS52MS5DaGFuZ2VBY3Rpb24SJwoIZW5kcG9pbnQYAiABKAsyFS5kbnNwbGFuZS52MS5FbmRwb2ludBINCgVvd25lchgDIAEoCRIOCgZyZWFzb24YBCABKAkiWQoMT3ZoT3BlcmF0aW9uEg4KBm1ldGhvZBgBIAEoCRIMCgRwYXRoGAIgASgJEgwKBGJvZHkYAyABKAkSDgoGc3RhdHVzGAQgASgFEg0KBWVycm9yGAUgASgJIugBCghab25lUGxhbhIMCgR6b25lGAEgASgJEhcKD2Jhc2VfZ2VuZXJhdGlvbhgCIAEoAxIrCgdjaGFuZ2VzGAMgAygLMhouZG5zcGxhbmUudjEuUGxhbm5lZENoYW5nZRIoCgljb25mbGljdHMYBCADKAsyFS5kbnNwbGFuZS52MS5Db25mbGljdBItCgpvcGVyYXRpb25zGAUgAygLMhkuZG5zcGxhbmUudjEuT3ZoT3BlcmF0aW9uEi8KCXRocmVzaG9sZBgGIAEoCzIcLmRuc3BsYW5lLnYxLkNoYW5nZVRocmVzaG9sZCLdAQoEUGxhbhIKCgJpZBgBIAEoCRIOCgZ0ZW5hbnQYAiABKAkSJAoFem9uZXMYAyADKAsyFS5kbnNwbGFuZS52MS5ab25lUGxhbhIOCgZkaWdlc3QYBCABKAkSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZXhwaXJlc19hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASIwoGcG9saWN5GAcgASgOMhMuZG5zcGxhbmUudjEuUG9saWN5Ii8KDFBsYW5SZXNwb25zZRIfCgRwbGFuGAEgASgLMhEuZG5zcGxhbmUudjEuUGxhbiJkCgxBcHBseVJlcXVlc3QSEQoHcGxhbl9pZBgBIAEoCUgAEigKBHBsYW4YAiABKAsyGC5kbnNwbGFuZS52MS5QbGFuUmVxdWVzdEgAEg0KBWZvcmNlGAMgASgIQggKBnNvdXJjZSLtAQoPWm9uZUFwcGx5UmVzdWx0EgwKBHpvbmUYASABKAkSKAoGc3RhdHVzGAIgASgOMhguZG5zcGxhbmUudjEuQXBwbHlTdGF0dXMSEgoKZ2VuZXJhdGlvbhgDIAEoAxIoCgVjYWxscxgEIAMoCzIZLmRuc3BsYW5lLnYxLk92aE9wZXJhdGlvbhIrCgdjaGFuZ2VzGAUgAygLMhouZG5zcGxhbmUudjEuUGxhbm5lZENoYW5nZRIoCgljb25mbGljdHMYBiADKAsyFS5kbnNwbGFuZS52MS5Db25mbGljdBINCgVlcnJvchgHIAEoCSJNCg1BcHBseVJlc3BvbnNlEg8KB3BsYW5faWQYASABKAkSKwoFem9uZXMYAiADKAsyHC5kbnNwbGFuZS52MS5ab25lQXBwbHlSZXN1bHQivwEKDlJlY29yZHNSZXF1ZXN0Eg0KBXpvbmVzGAEgAygJEkwKEWtub3duX2dlbmVyYXRpb25zGAIgAygLMjEuZG5zcGxhbmUudjEuUmVjb3Jkc1JlcXVlc3QuS25vd25HZW5lcmF0aW9uc0VudHJ5EhcKD2luY2x1ZGVfZm9yZWlnbhgDIAEoCBo3ChVLbm93bkdlbmVyYXRpb25zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4ASJvCgtab25lUmVjb3JkcxIMCgR6b25lGAEgASgJEhIKCmdlbmVyYXRpb24YAiABKAMSFAoMbm90X21vZGlmaWVkGAMgASgIEigKCWVuZHBvaW50cxgEIAMoCzIVLmRuc3BsYW5lLnYxLkVuZHBvaW50IjoKD1JlY29yZHNSZXNwb25zZRInCgV6b25lcxgBIAMoCzIYLmRuc3BsYW5lLnYxLlpvbmVSZWNvcmRzIhIKEExpc3Rab25lc1JlcXVlc3Qi1AEKBFpvbmUSDAoEbmFtZRgBIAEoCRIUCgx1bmljb2RlX25hbWUYAiABKAkSEgoKZ2VuZXJhdGlvbhgDIAEoAxItCglsYXN0X3N5bmMYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDHJlY29yZF9jb3VudBgFIAEoBRINCgVzdGF0ZRgGIAEoCRIlCgVkcmlmdBgHIAEoCzIWLmRuc3BsYW5lLnYxLlpvbmVEcmlmdBIZChFpbl9mbGlnaHRfYXBwbGllcxgIIAEoBSKrAQoJWm9uZURyaWZ0Eg0KBXN0YXRlGAEgASgJEi4KCmxhc3RfY2hlY2sYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmxhc3RfZm91bmQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBWFkZGVkGAQgASgFEg8KB3JlbW92ZWQYBSABKAUSDwoHdXBkYXRlZBgGIAEoBSJnChFMaXN0Wm9uZXNSZXNwb25zZRIgCgV6b25lcxgBIAMoCzIRLmRuc3BsYW5lLnYxLlpvbmUSDgoGdGVuYW50GAIgASgJEhAKCHN1ZmZpeGVzGAMgAygJEg4KBnNjb3BlcxgEIAMoCSphCgZQb2xpY3kSFgoSUE9MSUNZX1VOU1BFQ0lGSUVEEAASDwoLUE9MSUNZX1NZTkMQARIWChJQT0xJQ1lfVVBTRVJUX09OTFkQAhIWChJQT0xJQ1lfQ1JFQVRFX09OTFkQAyp7CgxDaGFuZ2VBY3Rpb24SHQoZQ0hBTkdFX0FDVElPTl9VTlNQRUNJRklFRBAAEhgKFENIQU5HRV9BQ1RJT05fQ1JFQVRFEAESGAoUQ0hBTkdFX0FDVElPTl9VUERBVEUQAhIYChRDSEFOR0VfQUNUSU9OX0RFTEVURRADKscBCgtBcHBseVN0YXR1cxIcChhBUFBMWV9TVEFUVVNfVU5TUEVDSUZJRUQQABIYChRBUFBMWV9TVEFUVVNfQVBQTElFRBABEhsKF0FQUExZX1NUQVRVU19OT19DSEFOR0VTEAISFgoSQVBQTFlfU1RBVFVTX1NUQUxFEAMSFwoTQVBQTFlfU1RBVFVTX0ZBSUxFRBAEEhgKFEFQUExZX1NUQVRVU19EUllfUlVOEAUSGAoUQVBQTFlfU1RBVFVTX1JFRlVTRUQQBjKqAgoLWm9uZVNlcnZpY2USTwoJTGlzdFpvbmVzEh0uZG5zcGxhbmUudjEuTGlzdFpvbmVzUmVxdWVzdBoeLmRuc3BsYW5lLnYxLkxpc3Rab25lc1Jlc3BvbnNlIgOQAgESSQoHUmVjb3JkcxIbLmRuc3BsYW5lLnYxLlJlY29yZHNSZXF1ZXN0GhwuZG5zcGxhbmUudjEuUmVjb3Jkc1Jlc3BvbnNlIgOQAgESPQoEUGxhbhIYLmRuc3BsYW5lLnYxLlBsYW5SZXF1ZXN0GhkuZG5zcGxhbmUudjEuUGxhblJlc3BvbnNlIgASQAoFQXBwbHkSGS5kbnNwbGFuZS52MS5BcHBseVJlcXVlc3QaGi5kbnNwbGFuZS52MS5BcHBseVJlc3BvbnNlIgBiBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("ChZkbnNwbGFuZS92MS96b25lLnByb3RvEgtkbnNwbGFuZS52MSLJAQoIRW5kcG9pbnQSEAoIZG5zX25hbWUYASABKAkSEwoLcmVjb3JkX3R5cGUYAiABKAkSDwoHdGFyZ2V0cxgDIAMoCRILCgN0dGwYBCABKAUSFgoOc2V0X2lkZW50aWZpZXIYBSABKAkSMQoGbGFiZWxzGAYgAygLMiEuZG5zcGxhbmUudjEuRW5kcG9pbnQuTGFiZWxzRW50cnkaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKtAQoHQ2hhbmdlcxIlCgZjcmVhdGUYASADKAsyFS5kbnNwbGFuZS52MS5FbmRwb2ludBIpCgp1cGRhdGVfb2xkGAIgAygLMhUuZG5zcGxhbmUudjEuRW5kcG9pbnQSKQoKdXBkYXRlX25ldxgDIAMoCzIVLmRuc3BsYW5lLnYxLkVuZHBvaW50EiUKBmRlbGV0ZRgEIAMoCzIVLmRuc3BsYW5lLnYxLkVuZHBvaW50IkcKDERlc2lyZWRTdGF0ZRINCgV6b25lcxgBIAMoCRIoCgllbmRwb2ludHMYAiADKAsyFS5kbnNwbGFuZS52MS5FbmRwb2ludCKhAQoLUGxhblJlcXVlc3QSLAoHZGVzaXJlZBgBIAEoCzIZLmRuc3BsYW5lLnYxLkRlc2lyZWRTdGF0ZUgAEicKB2NoYW5nZXMYAiABKAsyFC5kbnNwbGFuZS52MS5DaGFuZ2VzSAASIwoGcG9saWN5GAMgASgOMhMuZG5zcGxhbmUudjEuUG9saWN5Eg0KBWZvcmNlGAQgASgIQgcKBWlucHV0Io8BCg9DaGFuZ2VUaHJlc2hvbGQSDQoFb3duZWQYASABKAUSDwoHdXBkYXRlcxgCIAEoBRIPCgdkZWxldGVzGAMgASgFEhMKC21heF9wZXJjZW50GAQgASgFEhAKCGV4Y2VlZGVkGAUgASgIEg4KBmZvcmNlZBgGIAEoCBIUCgx3b3VsZF9yZWZ1c2UYByABKAgiyAEKDVBsYW5uZWRDaGFuZ2USKQoGYWN0aW9uGAEgASgOMhkuZG5zcGxhbmUudjEuQ2hhbmdlQWN0aW9uEiUKBmJlZm9yZRgCIAEoCzIVLmRuc3BsYW5lLnYxLkVuZHBvaW50EiQKBWFmdGVyGAMgASgLMhUuZG5zcGxhbmUudjEuRW5kcG9pbnQSEAoId2FybmluZ3MYBCADKAkSLQoKb3BlcmF0aW9ucxgFIAMoCzIZLmRuc3BsYW5lLnYxLk92aE9wZXJhdGlvbiJ9CghDb25mbGljdBIpCgZhY3Rpb24YASABKA4yGS5kbnNwbGFuZS52MS5DaGFuZ2VBY3Rpb24SJwoIZW5kcG9pbnQYAiABKAsyFS5kbnNwbGFuZS52MS5FbmRwb2ludBINCgVvd25lchgDIAEoCRIOCgZyZWFzb24YBCABKAkiWQoMT3ZoT3BlcmF0aW9uEg4KBm1ldGhvZBgBIAEoCRIMCgRwYXRoGAIgASgJEgwKBGJvZHkYAyABKAkSDgoGc3RhdHVzGAQgASgFEg0KBWVycm9yGAUgASgJIugBCghab25lUGxhbhIMCgR6b25lGAEgASgJEhcKD2Jhc2VfZ2VuZXJhdGlvbhgCIAEoAxIrCgdjaGFuZ2VzGAMgAygLMhouZG5zcGxhbmUudjEuUGxhbm5lZENoYW5nZRIoCgljb25mbGljdHMYBCADKAsyFS5kbnNwbGFuZS52MS5Db25mbGljdBItCgpvcGVyYXRpb25zGAUgAygLMhkuZG5zcGxhbmUudjEuT3ZoT3BlcmF0aW9uEi8KCXRocmVzaG9sZBgGIAEoCzIcLmRuc3BsYW5lLnYxLkNoYW5nZVRocmVzaG9sZCLdAQoEUGxhbhIKCgJpZBgBIAEoCRIOCgZ0ZW5hbnQYAiABKAkSJAoFem9uZXMYAyADKAsyFS5kbnNwbGFuZS52MS5ab25lUGxhbhIOCgZkaWdlc3QYBCABKAkSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZXhwaXJlc19hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASIwoGcG9saWN5GAcgASgOMhMuZG5zcGxhbmUudjEuUG9saWN5Ii8KDFBsYW5SZXNwb25zZRIfCgRwbGFuGAEgASgLMhEuZG5zcGxhbmUudjEuUGxhbiJkCgxBcHBseVJlcXVlc3QSEQoHcGxhbl9pZBgBIAEoCUgAEigKBHBsYW4YAiABKAsyGC5kbnNwbGFuZS52MS5QbGFuUmVxdWVzdEgAEg0KBWZvcmNlGAMgASgIQggKBnNvdXJjZSKXAgoPWm9uZUFwcGx5UmVzdWx0EgwKBHpvbmUYASABKAkSKAoGc3RhdHVzGAIgASgOMhguZG5zcGxhbmUudjEuQXBwbHlTdGF0dXMSEgoKZ2VuZXJhdGlvbhgDIAEoAxIoCgVjYWxscxgEIAMoCzIZLmRuc3BsYW5lLnYxLk92aE9wZXJhdGlvbhIrCgdjaGFuZ2VzGAUgAygLMhouZG5zcGxhbmUudjEuUGxhbm5lZENoYW5nZRIoCgljb25mbGljdHMYBiADKAsyFS5kbnNwbGFuZS52MS5Db25mbGljdBINCgVlcnJvchgHIAEoCRIoCgdiYXRjaGVzGAggAygLMhcuZG5zcGxhbmUudjEuQXBwbHlCYXRjaCJXCgpBcHBseUJhdGNoEg0KBWluZGV4GAEgASgNEhIKCm9wZXJhdGlvbnMYAiABKA0SEgoKZ2VuZXJhdGlvbhgDIAEoAxISCgpqb3VybmFsX2lkGAQgASgJIk0KDUFwcGx5UmVzcG9uc2USDwoHcGxhbl9pZBgBIAEoCRIrCgV6b25lcxgCIAMoCzIcLmRuc3BsYW5lLnYxLlpvbmVBcHBseVJlc3VsdCK/AQoOUmVjb3Jkc1JlcXVlc3QSDQoFem9uZXMYASADKAkSTAoRa25vd25fZ2VuZXJhdGlvbnMYAiADKAsyMS5kbnNwbGFuZS52MS5SZWNvcmRzUmVxdWVzdC5Lbm93bkdlbmVyYXRpb25zRW50cnkSFwoPaW5jbHVkZV9mb3JlaWduGAMgASgIGjcKFUtub3duR2VuZXJhdGlvbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAM6AjgBIm8KC1pvbmVSZWNvcmRzEgwKBHpvbmUYASABKAkSEgoKZ2VuZXJhdGlvbhgCIAEoAxIUCgxub3RfbW9kaWZpZWQYAyABKAgSKAoJZW5kcG9pbnRzGAQgAygLMhUuZG5zcGxhbmUudjEuRW5kcG9pbnQiOgoPUmVjb3Jkc1Jlc3BvbnNlEicKBXpvbmVzGAEgAygLMhguZG5zcGxhbmUudjEuWm9uZVJlY29yZHMiEgoQTGlzdFpvbmVzUmVxdWVzdCLUAQoEWm9uZRIMCgRuYW1lGAEgASgJEhQKDHVuaWNvZGVfbmFtZRgCIAEoCRISCgpnZW5lcmF0aW9uGAMgASgDEi0KCWxhc3Rfc3luYxgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoMcmVjb3JkX2NvdW50GAUgASgFEg0KBXN0YXRlGAYgASgJEiUKBWRyaWZ0GAcgASgLMhYuZG5zcGxhbmUudjEuWm9uZURyaWZ0EhkKEWluX2ZsaWdodF9hcHBsaWVzGAggASgFIqsBCglab25lRHJpZnQSDQoFc3RhdGUYASABKAkSLgoKbGFzdF9jaGVjaxgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKbGFzdF9mb3VuZBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFYWRkZWQYBCABKAUSDwoHcmVtb3ZlZBgFIAEoBRIPCgd1cGRhdGVkGAYgASgFImcKEUxpc3Rab25lc1Jlc3BvbnNlEiAKBXpvbmVzGAEgAygLMhEuZG5zcGxhbmUudjEuWm9uZRIOCgZ0ZW5hbnQYAiABKAkSEAoIc3VmZml4ZXMYAyADKAkSDgoGc2NvcGVzGAQgAygJKmEKBlBvbGljeRIWChJQT0xJQ1lfVU5TUEVDSUZJRUQQABIPCgtQT0xJQ1lfU1lOQxABEhYKElBPTElDWV9VUFNFUlRfT05MWRACEhYKElBPTElDWV9DUkVBVEVfT05MWRADKnsKDENoYW5nZUFjdGlvbhIdChlDSEFOR0VfQUNUSU9OX1VOU1BFQ0lGSUVEEAASGAoUQ0hBTkdFX0FDVElPTl9DUkVBVEUQARIYChRDSEFOR0VfQUNUSU9OX1VQREFURRACEhgKFENIQU5HRV9BQ1RJT05fREVMRVRFEAMqxwEKC0FwcGx5U3RhdHVzEhwKGEFQUExZX1NUQVRVU19VTlNQRUNJRklFRBAAEhgKFEFQUExZX1NUQVRVU19BUFBMSUVEEAESGwoXQVBQTFlfU1RBVFVTX05PX0NIQU5HRVMQAhIWChJBUFBMWV9TVEFUVVNfU1RBTEUQAxIXChNBUFBMWV9TVEFUVVNfRkFJTEVEEAQSGAoUQVBQTFlfU1RBVFVTX0RSWV9SVU4QBRIYChRBUFBMWV9TVEFUVVNfUkVGVVNFRBAGMqoCCgtab25lU2VydmljZRJPCglMaXN0Wm9uZXMSHS5kbnNwbGFuZS52MS5MaXN0Wm9uZXNSZXF1ZXN0Gh4uZG5zcGxhbmUudjEuTGlzdFpvbmVzUmVzcG9uc2UiA5ACARJJCgdSZWNvcmRzEhsuZG5zcGxhbmUudjEuUmVjb3Jkc1JlcXVlc3QaHC5kbnNwbGFuZS52MS5SZWNvcmRzUmVzcG9uc2UiA5ACARI9CgRQbGFuEhguZG5zcGxhbmUudjEuUGxhblJlcXVlc3QaGS5kbnNwbGFuZS52MS5QbGFuUmVzcG9uc2UiABJACgVBcHBseRIZLmRuc3BsYW5lLnYxLkFwcGx5UmVxdWVzdBoaLmRuc3BsYW5lLnYxLkFwcGx5UmVzcG9uc2UiAGIGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * The same shape as external-dns's endpoint.
@@ -549,6 +549,17 @@ export type ZoneApplyResult = Message<"dnsplane.v1.ZoneApplyResult"> & {
    * @generated from field: string error = 7;
    */
   error: string;
+
+  /**
+   * Set when the zone's operations outnumbered DNSPLANE_APPLY_BATCH: they were applied as successive
+   * batches, each applied and published on its own (its own journal row and refresh), the zone lock
+   * released between them so other applies of the zone interleave. These are the batches that were
+   * applied and published, in order. When a later batch failed, status is FAILED, that batch was
+   * rolled back alone and these stay applied: plan again (external-dns does on its next loop).
+   *
+   * @generated from field: repeated dnsplane.v1.ApplyBatch batches = 8;
+   */
+  batches: ApplyBatch[];
 };
 
 /**
@@ -557,6 +568,46 @@ export type ZoneApplyResult = Message<"dnsplane.v1.ZoneApplyResult"> & {
  */
 export const ZoneApplyResultSchema: GenMessage<ZoneApplyResult> = /*@__PURE__*/
   messageDesc(file_dnsplane_v1_zone, 12);
+
+/**
+ * @generated from message dnsplane.v1.ApplyBatch
+ */
+export type ApplyBatch = Message<"dnsplane.v1.ApplyBatch"> & {
+  /**
+   * From 1.
+   *
+   * @generated from field: uint32 index = 1;
+   */
+  index: number;
+
+  /**
+   * OVH record operations sent (the refresh not counted).
+   *
+   * @generated from field: uint32 operations = 2;
+   */
+  operations: number;
+
+  /**
+   * The zone's generation once this batch was recorded.
+   *
+   * @generated from field: int64 generation = 3;
+   */
+  generation: bigint;
+
+  /**
+   * Its journal row (AdminService.ListJournal).
+   *
+   * @generated from field: string journal_id = 4;
+   */
+  journalId: string;
+};
+
+/**
+ * Describes the message dnsplane.v1.ApplyBatch.
+ * Use `create(ApplyBatchSchema)` to create a new message.
+ */
+export const ApplyBatchSchema: GenMessage<ApplyBatch> = /*@__PURE__*/
+  messageDesc(file_dnsplane_v1_zone, 13);
 
 /**
  * @generated from message dnsplane.v1.ApplyResponse
@@ -578,7 +629,7 @@ export type ApplyResponse = Message<"dnsplane.v1.ApplyResponse"> & {
  * Use `create(ApplyResponseSchema)` to create a new message.
  */
 export const ApplyResponseSchema: GenMessage<ApplyResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 13);
+  messageDesc(file_dnsplane_v1_zone, 14);
 
 /**
  * @generated from message dnsplane.v1.RecordsRequest
@@ -611,7 +662,7 @@ export type RecordsRequest = Message<"dnsplane.v1.RecordsRequest"> & {
  * Use `create(RecordsRequestSchema)` to create a new message.
  */
 export const RecordsRequestSchema: GenMessage<RecordsRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 14);
+  messageDesc(file_dnsplane_v1_zone, 15);
 
 /**
  * @generated from message dnsplane.v1.ZoneRecords
@@ -643,7 +694,7 @@ export type ZoneRecords = Message<"dnsplane.v1.ZoneRecords"> & {
  * Use `create(ZoneRecordsSchema)` to create a new message.
  */
 export const ZoneRecordsSchema: GenMessage<ZoneRecords> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 15);
+  messageDesc(file_dnsplane_v1_zone, 16);
 
 /**
  * @generated from message dnsplane.v1.RecordsResponse
@@ -660,7 +711,7 @@ export type RecordsResponse = Message<"dnsplane.v1.RecordsResponse"> & {
  * Use `create(RecordsResponseSchema)` to create a new message.
  */
 export const RecordsResponseSchema: GenMessage<RecordsResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 16);
+  messageDesc(file_dnsplane_v1_zone, 17);
 
 /**
  * @generated from message dnsplane.v1.ListZonesRequest
@@ -673,7 +724,7 @@ export type ListZonesRequest = Message<"dnsplane.v1.ListZonesRequest"> & {
  * Use `create(ListZonesRequestSchema)` to create a new message.
  */
 export const ListZonesRequestSchema: GenMessage<ListZonesRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 17);
+  messageDesc(file_dnsplane_v1_zone, 18);
 
 /**
  * @generated from message dnsplane.v1.Zone
@@ -736,7 +787,7 @@ export type Zone = Message<"dnsplane.v1.Zone"> & {
  * Use `create(ZoneSchema)` to create a new message.
  */
 export const ZoneSchema: GenMessage<Zone> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 18);
+  messageDesc(file_dnsplane_v1_zone, 19);
 
 /**
  * The drift checks of one zone (DNSPLANE_DRIFT_INTERVAL, whichever replica ran them).
@@ -790,7 +841,7 @@ export type ZoneDrift = Message<"dnsplane.v1.ZoneDrift"> & {
  * Use `create(ZoneDriftSchema)` to create a new message.
  */
 export const ZoneDriftSchema: GenMessage<ZoneDrift> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 19);
+  messageDesc(file_dnsplane_v1_zone, 20);
 
 /**
  * @generated from message dnsplane.v1.ListZonesResponse
@@ -828,7 +879,7 @@ export type ListZonesResponse = Message<"dnsplane.v1.ListZonesResponse"> & {
  * Use `create(ListZonesResponseSchema)` to create a new message.
  */
 export const ListZonesResponseSchema: GenMessage<ListZonesResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 20);
+  messageDesc(file_dnsplane_v1_zone, 21);
 
 /**
  * @generated from enum dnsplane.v1.Policy
@@ -992,7 +1043,14 @@ export const ZoneService: GenService<{
     output: typeof PlanResponseSchema;
   },
   /**
-   * Applies a stored plan (by id) or an inline plan request.
+   * Applies a stored plan (by id) or an inline plan request. Each zone is applied on its own, all or
+   * nothing per zone. When a zone fails, the call fails with that zone's code — UNAVAILABLE means
+   * retry: OVH or the database unavailable, the zone lock lost mid-apply, the server shutting down;
+   * that zone's operations were undone or are rolled back by its next lock holder, nothing of them
+   * stays published — and the error carries the whole ApplyResponse as a detail, so zones that were
+   * applied and published are reported too. A zone with more operations than DNSPLANE_APPLY_BATCH is
+   * applied in batches (ZoneApplyResult.batches): a failed batch is rolled back alone, the earlier
+   * ones stay applied and published, and the error says which.
    *
    * @generated from rpc dnsplane.v1.ZoneService.Apply
    */

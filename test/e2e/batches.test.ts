@@ -1,0 +1,150 @@
+/**
+ * No zone held hostage: an apply larger than DNSPLANE_APPLY_BATCH operations goes in batches, each
+ * applied, journalled and published on its own, the zone lock released between them so that another
+ * tenant's apply of the same zone interleaves; a failed batch is rolled back alone.
+ */
+import { Code } from '@connectrpc/connect';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ApplyResponseSchema, ApplyStatus, Policy, type Endpoint } from '../../src/gen/dnsplane/v1/zone_pb.js';
+import type { SimRecord } from '../../src/ovhsim/index.js';
+import * as store from '../../src/store/index.js';
+import { ep, expectRejected } from '../helpers/expect.js';
+import { startHarness, type Harness } from '../helpers/server.js';
+
+const ZONE = 'batch.test';
+const REC = `/domain/zone/${ZONE}/record`;
+const REFRESH = `/domain/zone/${ZONE}/refresh`;
+let h: Harness;
+let alice: string;
+let bob: string;
+
+const content = (r: SimRecord) => `${r.subDomain} ${r.fieldType} ${r.target} ${r.ttl}`;
+
+function many(prefix: string, n: number): Endpoint[] {
+  return Array.from({ length: n }, (_, i) => ep(`${prefix}${i}.${ZONE}`, 'A', [`192.0.2.${i + 1}`]));
+}
+
+function applyDesired(token: string, endpoints: Endpoint[], policy = Policy.UPSERT_ONLY) {
+  return h.zoneClient(token).apply({ source: { case: 'plan', value: { policy, input: { case: 'desired', value: { zones: [ZONE], endpoints } } } } });
+}
+
+/** The simulator's writes to the zone, "METHOD path" with ids masked. */
+function writes(): string[] {
+  return h.sim.writes().filter((c) => c.path.startsWith(`/domain/zone/${ZONE}`)).map((c) => `${c.method} ${c.path.replace(/\d{6,}$/, 'ID')}`);
+}
+
+async function expectConsistent(): Promise<void> {
+  expect(h.sim.draftRecords(ZONE).map(content).sort()).toEqual(h.sim.publishedRecords(ZONE).map(content).sort());
+  const cache = (await store.listRecords(h.server.ctx.pool, ZONE)).map((r) => `${r.id} ${r.subDomain} ${r.fieldType} ${r.target} ${r.ttl}`).sort();
+  expect(cache).toEqual(h.sim.draftRecords(ZONE).map((r) => `${r.id} ${content(r)}`).sort());
+}
+
+beforeAll(async () => {
+  h = await startHarness({ zones: { [ZONE]: [] }, env: { DNSPLANE_APPLY_BATCH: '10', DNSPLANE_DRIFT_INTERVAL: '0' } });
+  alice = await h.tenant('alice', [ZONE]);
+  bob = await h.tenant('bob', [ZONE]);
+});
+
+afterAll(async () => {
+  await h?.close();
+});
+
+beforeEach(async () => {
+  h.sim.faults.clear();
+  // Start each test from an empty zone of alice's (SYNC of nothing deletes her records).
+  await applyDesired(alice, [], Policy.SYNC);
+  await applyDesired(bob, [], Policy.SYNC);
+  h.sim.clearCalls();
+});
+
+describe('an apply larger than DNSPLANE_APPLY_BATCH', () => {
+  it('25 creations with batches of 10: three batches, each published by its own refresh and journalled; the answer lists them', async () => {
+    const res = await applyDesired(alice, many('x', 25));
+    const z = res.zones[0]!;
+    expect(ApplyStatus[z.status]).toBe('APPLIED');
+    expect(z.batches.map((b) => [b.index, b.operations])).toEqual([
+      [1, 10],
+      [2, 10],
+      [3, 5],
+    ]);
+    expect(z.batches.map((b) => b.generation)).toEqual([...z.batches.map((b) => b.generation)].sort((a, b) => (a < b ? -1 : 1)));
+    expect(z.generation).toBe(z.batches[2]!.generation);
+    expect(z.changes).toHaveLength(25);
+    expect(writes()).toEqual([...Array(10).fill(`POST ${REC}`), `POST ${REFRESH}`, ...Array(10).fill(`POST ${REC}`), `POST ${REFRESH}`, ...Array(5).fill(`POST ${REC}`), `POST ${REFRESH}`]);
+    const journal = (await store.listJournal(h.server.ctx.pool, { zone: ZONE, limit: 3 })).reverse();
+    expect(journal.map((j) => [j.state, (j.intent as { batch?: number }).batch])).toEqual([
+      ['done', 1],
+      ['done', 2],
+      ['done', 3],
+    ]);
+    expect(journal.map((j) => j.id)).toEqual(z.batches.map((b) => b.journalId));
+    await expectConsistent();
+
+    // Small applies are not batched: no batches in the answer, no batch in the journal.
+    const small = await applyDesired(alice, [ep(`y.${ZONE}`, 'A', ['192.0.2.200'])]);
+    expect(small.zones[0]!.batches).toEqual([]);
+    expect(((await store.listJournal(h.server.ctx.pool, { zone: ZONE, limit: 1 }))[0]!.intent as { batch?: number }).batch).toBeUndefined();
+  });
+
+  it("another tenant's 1-record apply to the same zone goes in between two batches, not after the whole request", async () => {
+    h.sim.faults.setLatency(30);
+    const big = applyDesired(alice, many('x', 40));
+    await waitFor(() => h.sim.calls().some((c) => c.method === 'POST' && c.path === REC));
+    const small = applyDesired(bob, [ep(`b.${ZONE}`, 'A', ['203.0.113.1'])]);
+    const [rb, rs] = await Promise.all([big, small]);
+    h.sim.faults.setLatency(0);
+    expect(ApplyStatus[rb.zones[0]!.status]).toBe('APPLIED');
+    expect(rb.zones[0]!.batches).toHaveLength(4);
+    expect(ApplyStatus[rs.zones[0]!.status]).toBe('APPLIED');
+
+    const log = h.sim.writes().filter((c) => c.path.startsWith(`/domain/zone/${ZONE}`));
+    const bobsPost = log.findIndex((c) => c.method === 'POST' && (c.body as { subDomain?: string } | undefined)?.subDomain === 'b');
+    const refreshes = log.map((c, i) => (c.path === REFRESH ? i : -1)).filter((i) => i >= 0);
+    expect(refreshes).toHaveLength(5); // 4 batches + bob's
+    // Bob's creation came right after the first batch's refresh, its own refresh right after it.
+    expect(bobsPost).toBe(refreshes[0]! + 1);
+    expect(refreshes[1]).toBe(bobsPost + 1);
+    await expectConsistent();
+  });
+
+  it('a batch that fails is rolled back alone: the earlier batch stays published, the next is not started, and the error says so', async () => {
+    h.sim.faults.fail({ method: 'POST', path: REC, nth: 15, effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'Invalid target' } } });
+    const e = await expectRejected(
+      applyDesired(alice, many('x', 25)),
+      Code.FailedPrecondition,
+      /apply to zone batch\.test: batch 1 \(10 operation\(s\)\) applied and published, generation \d+; batch 2 was not applied \(rolled back alone, nothing of it published\): apply to zone batch\.test failed at operation 5 of 10, POST .*HTTP 400/,
+    );
+    const [detail] = e.findDetails(ApplyResponseSchema);
+    const z = detail!.zones[0]!;
+    expect(ApplyStatus[z.status]).toBe('FAILED');
+    expect(z.batches.map((b) => [b.index, b.operations])).toEqual([[1, 10]]);
+    expect(writes()).toEqual([
+      ...Array(10).fill(`POST ${REC}`),
+      `POST ${REFRESH}`, // batch 1 published
+      ...Array(5).fill(`POST ${REC}`), // batch 2: 4 done, the 5th refused
+      ...Array(4).fill(`DELETE ${REC}/ID`), // batch 2 undone alone
+    ]);
+    const published = h.sim.publishedRecords(ZONE).filter((r) => r.subDomain.startsWith('x'));
+    expect(published).toHaveLength(10);
+    const journal = (await store.listJournal(h.server.ctx.pool, { zone: ZONE, limit: 2 })).reverse();
+    expect(journal.map((j) => [j.state, (j.intent as { batch?: number }).batch])).toEqual([
+      ['done', 1],
+      ['failed', 2],
+    ]);
+    await expectConsistent();
+
+    // The next try plans the rest: 15 creations, two batches.
+    h.sim.clearCalls();
+    const again = await applyDesired(alice, many('x', 25));
+    expect(again.zones[0]!.batches.map((b) => b.operations)).toEqual([10, 5]);
+    await expectConsistent();
+  });
+});
+
+async function waitFor(cond: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
