@@ -40,7 +40,7 @@ async function expectConsistent(): Promise<void> {
 }
 
 beforeAll(async () => {
-  h = await startHarness({ zones: { [ZONE]: [] }, env: { DNSPLANE_APPLY_BATCH: '10', DNSPLANE_DRIFT_INTERVAL: '0' } });
+  h = await startHarness({ zones: { [ZONE]: [] }, env: { DNSPLANE_APPLY_BATCH: '10', DNSPLANE_DRIFT_INTERVAL: '0', DNSPLANE_MAX_CHANGE_PERCENT: '100' } });
   alice = await h.tenant('alice', [ZONE]);
   bob = await h.tenant('bob', [ZONE]);
 });
