@@ -18,7 +18,7 @@ import { registerZones } from './core/zones.js';
 import { ZoneService } from './gen/dnsplane/v1/zone_pb.js';
 import { NsmService } from './gen/dnsplane/v1/nsm_pb.js';
 import { authInterceptor } from './api/auth.js';
-import { apiHandler } from './api/http.js';
+import { apiHandler, corsHeaders } from './api/http.js';
 import { isRecordsJson, recordsJsonRoute } from './api/records-json.js';
 import { zoneService } from './api/zone-service.js';
 import { adminService } from './api/admin-service.js';
@@ -313,6 +313,7 @@ async function listen(ctx: CoreContext, config: Config, log: Logger, labels: { d
   // The admin console (src/ui): static files at /ui/, which call the API above from the browser.
   const ui = consoleHandler();
   const gate = rpcGate(ctx, limiter, log);
+  const cors = corsHeaders(config.corsOrigins);
   // The paths of our RPCs: only these need a token (an unknown path gets its 404 from the router).
   const gated = new Set([ZoneService, NsmService, AdminService].flatMap((s) => s.methods.map((m) => `/${s.typeName}/${m.name}`)));
   const { headersTimeoutMs, requestTimeoutMs, idleTimeoutMs } = config.http;
@@ -361,8 +362,10 @@ async function listen(ctx: CoreContext, config: Config, log: Logger, labels: { d
     const route = () => (req instanceof http.IncomingMessage && isRecordsJson(req) ? recordsJson(req, res as http.ServerResponse) : rpc(req, res));
     // Our RPCs pass the gate (limiter, token) before their body is read; health, reflection, CORS
     // preflights and unknown paths need no token.
-    if (req.method !== 'OPTIONS' && gated.has(url.split('?', 1)[0]!)) gate(req, res, route);
-    else route();
+    if (req.method !== 'OPTIONS' && gated.has(url.split('?', 1)[0]!)) {
+      cors(req, res);
+      gate(req, res, route);
+    } else route();
   };
 
   // HTTP/1.1 and h2c on one port: Node's h2c server cannot fall back to HTTP/1.1, so the first bytes

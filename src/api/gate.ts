@@ -56,10 +56,23 @@ export function rejectRpc(req: Req, res: Res, error: ConnectError, headers: Reco
   afterReject(req);
 }
 
+/** h2: a refused request's body is discarded up to this much, then its stream is reset. */
+const DISCARD_LIMIT = 64 * 1024;
+
 function afterReject(req: Req): void {
-  // h2: stop the client's upload of a body nobody will read (RST_STREAM NO_ERROR after the answer).
+  // h2: a small body is read and discarded, so that the stream ends cleanly on both sides (a gRPC
+  // client still sending its request takes a reset of the stream, even RST_STREAM NO_ERROR, as a
+  // failure and reports "internal" instead of the status it was sent). Past DISCARD_LIMIT the upload
+  // of a body nobody will read is stopped with RST_STREAM NO_ERROR.
   const stream = (req as http2.Http2ServerRequest).stream;
-  if (stream && !stream.destroyed) stream.once('finish', () => stream.close());
+  if (!stream || stream.destroyed) return;
+  let seen = 0;
+  const body = req as http2.Http2ServerRequest;
+  body.on('data', (chunk: Buffer) => {
+    seen += chunk.length;
+    if (seen > DISCARD_LIMIT && !stream.destroyed) stream.close();
+  });
+  body.resume();
 }
 
 export function rpcGate(ctx: CoreContext, limiter: LoginLimiter, log: Logger): (req: Req, res: Res, next: () => void) => void {

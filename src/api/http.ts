@@ -71,11 +71,7 @@ export function apiHandler(opts: ApiHandlerOptions): (req: NodeRequest, res: Nod
     const origin = header(req, 'origin');
     const allowed = origin !== undefined && allowOrigin(origin);
     if (req.method === 'OPTIONS') return options(req, res, origin, allowed);
-    if (allowed) {
-      res.setHeader('Access-Control-Allow-Origin', origin);
-      res.setHeader('Access-Control-Expose-Headers', CORS_EXPOSED_HEADERS.join(', '));
-    }
-    if (origin !== undefined) res.setHeader('Vary', 'Origin');
+    setCorsHeaders(res, origin, allowed);
 
     const path = (req.url ?? '').split('?', 1)[0] ?? '';
     const handler = paths.get(path);
@@ -96,6 +92,26 @@ export function apiHandler(opts: ApiHandlerOptions): (req: NodeRequest, res: Nod
         log.error({ err: reason instanceof Error ? reason.message : String(reason), rpc: path }, 'writing the answer failed');
       });
   };
+}
+
+/**
+ * The CORS headers of an answer (not a preflight) to an allowed origin. Also set by server.ts before
+ * the token gate (api/gate.ts), so that a browser on a listed origin can read an early refusal.
+ */
+export function corsHeaders(origins: string[]): (req: NodeRequest, res: NodeResponse) => void {
+  const allowOrigin = corsPolicy(origins);
+  return (req, res) => {
+    const origin = header(req, 'origin');
+    setCorsHeaders(res, origin, origin !== undefined && allowOrigin(origin));
+  };
+}
+
+function setCorsHeaders(res: NodeResponse, origin: string | undefined, allowed: boolean): void {
+  if (allowed && origin !== undefined) {
+    res.setHeader('Access-Control-Allow-Origin', origin);
+    res.setHeader('Access-Control-Expose-Headers', CORS_EXPOSED_HEADERS.join(', '));
+  }
+  if (origin !== undefined) res.setHeader('Vary', 'Origin');
 }
 
 /** Origins as configured: exact match ("https://app.example.com"), or "*" for any. */
