@@ -8,6 +8,7 @@ import { createTenant, listTenants, rotateTenantToken, setTenantDisabled, type T
 import { InvalidInputError } from '../dns/errors.js';
 import type { CliIo, Command } from './command.js';
 import { withDatabase } from './migrate.js';
+import { CONNECTION_FILE } from '../store/index.js';
 
 const HELP = `Usage:
   dnsplane tenant create NAME --zone ZONE [--zone …] [--suffix SUFFIX …] [--admin]
@@ -21,7 +22,9 @@ create: a tenant allowed to manage records in the given zones (and, with --suffi
 rotate: a new token (printed once, last line); the old one stops working at once.
 disable: the tenant's token stops working; its records and ownership stay. --enable undoes it.
 
-Works on the database directly (DATABASE_URL, or the embedded one under DNSPLANE_DATA_DIR).`;
+Works on the database directly (DATABASE_URL, or the embedded one under DNSPLANE_DATA_DIR). Beside a
+running \`dnsplane serve\` on the embedded database, it connects through the connection file the server
+keeps in the data dir (${CONNECTION_FILE}, mode 0600).`;
 
 function one(positionals: string[]): string {
   if (positionals.length !== 1) throw new InvalidInputError('NAME', 'exactly one tenant name is required');
