@@ -83,6 +83,8 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     log: (msg, fields) => log.info(fields ?? {}, msg),
+    // Embedded: CLI commands (tenant, migrate) work beside this server through the connection file.
+    publishConnection: true,
   });
   let simulator: OvhSimulator | undefined;
   /** Autocommitted journal writes made while a zone lock holds a connection of the main pool. */

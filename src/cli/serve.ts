@@ -51,7 +51,7 @@ stop sending, roll back and answer Unavailable; the process exits within DNSPLAN
         if (tokens.demo) io.out(`  demo:  ${tokens.demo}   (tenant "demo", zone ${DEMO_ZONE})`);
         for (const name of tokens.leftAlone) {
           io.out(`  ${name}: a tenant "${name}" exists that the demo did not create (or made before it marked its own); left alone, no token shown.`);
-          io.out(`         Its token: dnsplane tenant rotate ${name} prints a new one (embedded database: with the server stopped), or use a fresh DNSPLANE_DATA_DIR.`);
+          io.out(`         Its token: dnsplane tenant rotate ${name} prints a new one (it works beside this server), or use a fresh DNSPLANE_DATA_DIR.`);
         }
         if (tokens.demo) {
           io.out('');

@@ -8,6 +8,7 @@ import { createTenant, listTenants, rotateTenantToken, setTenantDisabled, setTen
 import { InvalidInputError } from '../dns/errors.js';
 import type { CliIo, Command } from './command.js';
 import { withDatabase } from './migrate.js';
+import { CONNECTION_FILE } from '../store/index.js';
 
 const HELP = `Usage:
   dnsplane tenant create NAME --zone ZONE [--zone …] [--suffix SUFFIX …] [--admin]
@@ -25,7 +26,9 @@ set-max-change: the tenant's own change threshold: an apply updating or deleting
   (0-100) of the record sets it owns in a zone (when it owns 10 or more there) is refused unless
   forced; "default" puts back the server's DNSPLANE_MAX_CHANGE_PERCENT.
 
-Works on the database directly (DATABASE_URL, or the embedded one under DNSPLANE_DATA_DIR).`;
+Works on the database directly (DATABASE_URL, or the embedded one under DNSPLANE_DATA_DIR). Beside a
+running \`dnsplane serve\` on the embedded database, it connects through the connection file the server
+keeps in the data dir (${CONNECTION_FILE}, mode 0600).`;
 
 function one(positionals: string[]): string {
   if (positionals.length !== 1) throw new InvalidInputError('NAME', 'exactly one tenant name is required');

@@ -10,7 +10,7 @@ import { mkdirSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
-import { reachableByPostgresUser, startEmbeddedPostgres, type EmbeddedServer, type LogFn } from './embedded.js';
+import { EmbeddedInUseError, reachableByPostgresUser, startEmbeddedPostgres, type EmbeddedServer, type LogFn } from './embedded.js';
 import { pgCode } from './internal.js';
 
 export type { Queryable } from './internal.js';
@@ -40,7 +40,20 @@ export interface OpenDatabaseOptions {
   log?: LogFn;
   /** Pool size (default 10). */
   poolMax?: number;
+  /**
+   * Embedded only: write CONNECTION_FILE in the data dir (URL with password, this pid; mode 0600)
+   * while the server runs, so that CLI commands can work beside it. `dnsplane serve` sets it.
+   */
+  publishConnection?: boolean;
+  /**
+   * Embedded only: when another live dnsplane process drives the data dir's cluster, connect
+   * through the CONNECTION_FILE it published instead of failing. CLI commands set it.
+   */
+  shareRunning?: boolean;
 }
+
+/** Written by a serving process in its data dir: how other dnsplane commands reach its embedded Postgres. */
+export const CONNECTION_FILE = 'connection.json';
 
 export const EMBEDDED_DATABASE = 'dnsplane';
 /** How long opening a connection may take before the request fails as "database unavailable". */
@@ -68,15 +81,28 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
   await fs.mkdir(dataDir, { recursive: true });
   const pgDir = clusterDir(dataDir, log);
   const password = await loadOrCreatePassword(path.join(dataDir, PASSWORD_FILE), pgDir, log);
-  const server = await startEmbeddedPostgres({ pgDir, user: EMBEDDED_USER, password, log });
+  const connectionFile = path.join(dataDir, CONNECTION_FILE);
+  let server: EmbeddedServer;
+  try {
+    server = await startEmbeddedPostgres({ pgDir, user: EMBEDDED_USER, password, log });
+  } catch (err) {
+    if (opts.shareRunning && err instanceof EmbeddedInUseError && err.pid !== process.pid) {
+      return openShared(connectionFile, err, log, opts.poolMax);
+    }
+    throw err;
+  }
   try {
     await ensureDatabase(server, EMBEDDED_DATABASE, log);
     const url = server.url(EMBEDDED_DATABASE);
+    // We hold the cluster: a connection file still there was left by a run that is gone.
+    await fs.rm(connectionFile, { force: true });
+    if (opts.publishConnection) await writeConnectionFile(connectionFile, { url, pid: process.pid });
     const pool = createPool(url, log, opts.poolMax);
     const close = once(async () => {
       try {
         await pool.end();
       } finally {
+        if (opts.publishConnection) await removeOwnConnectionFile(connectionFile);
         await server.stop();
       }
     });
@@ -85,6 +111,87 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
     await server.stop();
     throw err;
   }
+}
+
+interface ConnectionInfo {
+  url: string;
+  pid: number;
+}
+
+/** Written to a 0600 temp file, then renamed: a reader sees the whole file or none. */
+async function writeConnectionFile(file: string, info: ConnectionInfo): Promise<void> {
+  const tmp = `${file}.${process.pid}.tmp`;
+  await fs.rm(tmp, { force: true });
+  await fs.writeFile(tmp, `${JSON.stringify({ ...info, written: new Date().toISOString() })}\n`, { flag: 'wx', mode: 0o600 });
+  await fs.rename(tmp, file);
+}
+
+async function removeOwnConnectionFile(file: string): Promise<void> {
+  const info = await readConnectionFile(file).catch(() => undefined);
+  if (info?.pid === process.pid) await fs.rm(file, { force: true });
+}
+
+async function readConnectionFile(file: string): Promise<ConnectionInfo | undefined> {
+  let text: string;
+  try {
+    text = await fs.readFile(file, 'utf8');
+  } catch (err) {
+    if (typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  try {
+    const v: unknown = JSON.parse(text);
+    if (typeof v === 'object' && v !== null && 'url' in v && typeof v.url === 'string' && 'pid' in v && typeof v.pid === 'number') {
+      return { url: v.url, pid: v.pid };
+    }
+  } catch {
+    // unreadable: treated as absent
+  }
+  return undefined;
+}
+
+/**
+ * The data dir's cluster is driven by another live dnsplane process: use the server it published in
+ * its connection file. Every failure names the ways out.
+ */
+async function openShared(file: string, inUse: EmbeddedInUseError, log: LogFn, poolMax = 2): Promise<Database> {
+  const owner = inUse.pid;
+  const wayOut = `stop that process (pid ${owner}) and run the command again, or set DATABASE_URL to the Postgres to use`;
+  let info: ConnectionInfo | undefined;
+  try {
+    info = await readConnectionFile(file);
+  } catch (err) {
+    throw new Error(`${inUse.message}, and its connection file ${file} cannot be read (${err instanceof Error ? err.message : String(err)}); run as the user that runs the server, or ${wayOut}`, { cause: err });
+  }
+  if (info === undefined) {
+    throw new Error(
+      `${inUse.message}, which publishes no connection file (${file}): only "dnsplane serve" does, once its database is up. ` +
+        `If it is a serve still starting, run the command again in a moment; otherwise ${wayOut}`,
+    );
+  }
+  if (info.pid !== owner) {
+    throw new Error(`${inUse.message}, but ${file} was written by pid ${info.pid}, not by it (left by an earlier run, or a serve still starting); run the command again in a moment, or ${wayOut}`);
+  }
+  const pool = createPool(info.url, log, poolMax);
+  try {
+    await pool.query('SELECT 1');
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    throw new Error(
+      `cannot reach the embedded Postgres of the running dnsplane process (pid ${owner}) through ${file}: ${err instanceof Error ? err.message : String(err)}; ` +
+        `if it is stopping, run the command again once it has stopped; otherwise ${wayOut}`,
+      { cause: err },
+    );
+  }
+  log('database: using the embedded Postgres of a running dnsplane serve', { pid: owner, file });
+  return {
+    pool,
+    url: info.url,
+    displayUrl: redactUrl(info.url),
+    label: `embedded Postgres of the running dnsplane serve (pid ${owner})`,
+    embedded: true,
+    close: once(() => pool.end()),
+  };
 }
 
 function createPool(connectionString: string, log: LogFn, max = 10): pg.Pool {

@@ -498,6 +498,17 @@ async function clearStalePostmaster(pgDir: string, log: LogFn): Promise<void> {
 
 // --- owner lock ----------------------------------------------------------------------------------
 
+/** The cluster is driven by another live dnsplane process (`pid`): openDatabase may then share its server. */
+export class EmbeddedInUseError extends Error {
+  constructor(
+    message: string,
+    readonly pid: number,
+  ) {
+    super(message);
+    this.name = 'EmbeddedInUseError';
+  }
+}
+
 interface OwnerLock {
   release(): Promise<void>;
   releaseSync(): void;
@@ -548,7 +559,7 @@ async function acquireOwnerLock(file: string, log: LogFn): Promise<OwnerLock> {
     }
     if (owner && ownerAlive(owner)) {
       const who = owner.pid === process.pid ? 'this process' : `another dnsplane process (pid ${owner.pid})`;
-      throw new Error(`embedded postgres: ${path.dirname(file)} is already in use by ${who}`);
+      throw new EmbeddedInUseError(`embedded postgres: ${path.dirname(file)} is already in use by ${who}`, owner.pid);
     }
     log('embedded postgres: removing the lock of a previous run that is gone', { file, pid: owner?.pid });
     await fs.rm(file, { force: true });

@@ -2,7 +2,7 @@
  * The store: Postgres only. All of dnsplane's SQL lives in this folder.
  * Every table function takes a Queryable (a Pool, or a client inside a transaction) first.
  */
-export { openDatabase, redactUrl, describeUrl, createSidePool, EMBEDDED_DATABASE, EMBEDDED_USER } from './db.js';
+export { openDatabase, redactUrl, describeUrl, createSidePool, EMBEDDED_DATABASE, EMBEDDED_USER, CONNECTION_FILE } from './db.js';
 export type { Database, OpenDatabaseOptions, Queryable, LogFn } from './db.js';
 export { migrate, loadMigrations, MIGRATIONS_DIR, MIGRATION_LOCK_KEY } from './migrate.js';
 export type { Migration } from './migrate.js';
