@@ -12,7 +12,6 @@ import { endpointKey } from '../dns/endpoint.js';
 import type { CallRecord, ZoneApplyResult } from '../core/apply.js';
 import { driftState } from '../core/drift.js';
 import type { PlanInput, RawEndpoint, StoredPlan } from '../core/plan.js';
-import type { ZoneRecords } from '../core/records.js';
 import type { OwnershipRow, ZoneWithCount } from '../store/index.js';
 import type { JournalView, PlanSummary } from '../core/admin.js';
 import type { Adoption as CoreAdoption } from '../core/import-txt.js';
@@ -45,7 +44,6 @@ import {
   Policy,
   ZoneApplyResultSchema,
   ZonePlanSchema,
-  ZoneRecordsSchema,
   ZoneSchema,
   type Endpoint as PbEndpoint,
   type OvhOperation as PbOvhOperation,
@@ -53,7 +51,6 @@ import {
   type Plan as PbPlan,
   type ZonePlan as PbZonePlan,
   type ZoneApplyResult as PbZoneApplyResult,
-  type ZoneRecords as PbZoneRecords,
   type Zone as PbZone,
 } from '../gen/dnsplane/v1/zone_pb.js';
 
@@ -226,10 +223,6 @@ export function zoneApplyResultToPb(r: ZoneApplyResult): PbZoneApplyResult {
     error: r.error?.message ?? '',
     batches: (r.batches ?? []).map((b) => ({ index: b.index, operations: b.operations, generation: b.generation, journalId: b.journalId ?? '' })),
   });
-}
-
-export function zoneRecordsToPb(z: ZoneRecords): PbZoneRecords {
-  return create(ZoneRecordsSchema, { zone: z.zone, generation: z.generation, notModified: z.notModified, endpoints: z.endpoints.map(endpointToPb) });
 }
 
 export function zoneToPb(z: ZoneWithCount): PbZone {
