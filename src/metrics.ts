@@ -4,7 +4,8 @@
  * A leaf module: it imports nothing of dnsplane. server.ts builds one Metrics per server, feeds the
  * OVH client's `onCall` hook into ovhCall(), hands the object to core through CoreContext.metrics,
  * and gives it a zone source (generation and record count per zone, read from Postgres at scrape
- * time, so that every replica reports the same truth).
+ * time, so that every replica reports the same truth). seriesOn() declares a series in one line (name,
+ * help, label names, buckets on the given registry); webhook/metrics.ts declares its series with it too.
  *
  * Series (all prefixed dnsplane_):
  * - ovh_requests_total{method,route,status}      every HTTP call to OVH (each attempt counts); status 0
@@ -75,184 +76,59 @@ export type CacheReadResult = 'hit' | 'not_modified' | 'miss';
 
 const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
+/** Each series on one line: the options every dnsplane series repeats (registry, label names, buckets). */
+export function seriesOn(registry: Registry) {
+  const registers = [registry];
+  return {
+    counter: <L extends string = string>(name: string, help: string, labelNames: readonly L[] = []) =>
+      new Counter<L>({ name, help, labelNames, registers }),
+    histogram: <L extends string = string>(name: string, help: string, labelNames: readonly L[], buckets: number[]) =>
+      new Histogram<L>({ name, help, labelNames, buckets, registers }),
+    /** collect, when given, runs at each scrape and sets the gauge's values then. */
+    gauge: <L extends string = string>(name: string, help: string, labelNames: readonly L[] = [], collect?: (g: Gauge<L>) => Promise<void>) =>
+      new Gauge<L>({ name, help, labelNames, registers, ...(collect && { collect(this: Gauge<L>) { return collect(this); } }) }),
+  };
+}
+
 export class Metrics {
   readonly registry = new Registry();
-  private readonly ovhRequests: Counter<'method' | 'route' | 'status'>;
-  private readonly ovhDuration: Histogram<'method' | 'route'>;
-  private readonly ovhRetries: Counter<'method' | 'route'>;
-  private readonly rateWait: Histogram;
-  private readonly notSent: Counter<'method' | 'route'>;
-  private readonly applyDuration: Histogram<'zone' | 'outcome'>;
-  private readonly lockWait: Histogram<'zone' | 'operation'>;
-  private readonly cacheReads: Counter<'zone' | 'result'>;
-  private readonly driftChecks: Counter<'zone' | 'result'>;
-  private readonly driftRecords: Counter<'zone' | 'change'>;
-  private readonly planDuration: Histogram;
-  private readonly plansInProgress: Gauge<'tenant'>;
-  private readonly plansRefused: Counter<'tenant'>;
-  private readonly rpcDuration: Histogram<'procedure'>;
-  private readonly loopDelay: Histogram;
+  private readonly s = seriesOn(this.registry);
+  private readonly ovhRequests = this.s.counter('dnsplane_ovh_requests_total', 'HTTP calls to the OVH API, each attempt counted, by method, route and status (0: no answer)', ['method', 'route', 'status']);
+  private readonly ovhDuration = this.s.histogram('dnsplane_ovh_request_duration_seconds', 'Duration of HTTP calls to the OVH API (rate-limit wait excluded)', ['method', 'route'], SECONDS);
+  private readonly ovhRetries = this.s.counter('dnsplane_ovh_retries_total', 'OVH calls that were attempts after the first (retries)', ['method', 'route']);
+  private readonly rateWait = this.s.histogram('dnsplane_ovh_ratelimit_wait_seconds', 'Time each OVH call waited for the per-application-key rate limit and the concurrency bound', [], [0, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]);
+  private readonly notSent = this.s.counter('dnsplane_ovh_calls_not_sent_total', 'OVH calls a dry-run apply would have made (DNSPLANE_DRY_RUN), by method and route', ['method', 'route']);
+  private readonly applyDuration = this.s.histogram('dnsplane_apply_duration_seconds', 'Duration of one zone apply (lock wait included), by zone and outcome', ['zone', 'outcome'], SECONDS);
+  private readonly lockWait = this.s.histogram('dnsplane_lock_wait_seconds', "Time spent waiting for a zone's advisory lock, by zone and operation", ['zone', 'operation'], SECONDS);
+  private readonly cacheReads = this.s.counter('dnsplane_cache_reads_total', 'Cache use per zone: hit (Records served from the cache), not_modified (caller up to date), miss (zone read from OVH first)', ['zone', 'result']);
+  private readonly driftChecks = this.s.counter('dnsplane_drift_checks_total', 'Drift checks by zone and result: unchanged, changed (records changed outside dnsplane were found and read into the cache), busy (zone locked), skipped', ['zone', 'result']);
+  private readonly driftRecords = this.s.counter('dnsplane_drift_records_total', 'Records drift checks found changed outside dnsplane, by zone and change (added, removed, updated)', ['zone', 'change']);
+  private readonly planDuration = this.s.histogram('dnsplane_plan_duration_seconds', 'Duration of one Plan in core: routing, diff, operations and storage (first sync of a zone included)', [], [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]);
+  private readonly plansInProgress = this.s.gauge('dnsplane_plans_in_progress', 'Plans computing now, per tenant (at most DNSPLANE_PLAN_CONCURRENCY each)', ['tenant']);
+  private readonly plansRefused = this.s.counter('dnsplane_plans_refused_total', 'Plans refused with RESOURCE_EXHAUSTED because the tenant had DNSPLANE_PLAN_CONCURRENCY in progress', ['tenant']);
+  private readonly rpcDuration = this.s.histogram('dnsplane_rpc_duration_seconds', 'Server time of each RPC on the API port, from its first byte to the last byte of the answer, by procedure (the RPC path)', ['procedure'], [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]);
+  private readonly loopDelay = this.s.histogram('dnsplane_event_loop_delay_seconds', 'How late a timer armed every 20 ms fired: how long synchronous work held the event loop', [], [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]);
+  private readonly thresholdRefusals = this.s.counter('dnsplane_threshold_refusals_total', "Zone applies refused because they would update or delete more than the tenant's change threshold (DNSPLANE_MAX_CHANGE_PERCENT) without force", ['zone', 'tenant']);
+  private readonly failedLogins = this.s.counter('dnsplane_failed_logins_total', 'Requests with a missing or bad token (failed), and requests refused with 429 because their address failed too often (limited)', ['outcome']);
   private loopTimer: NodeJS.Timeout | undefined;
-  private readonly thresholdRefusals: Counter<'zone' | 'tenant'>;
-  private readonly failedLogins: Counter<'outcome'>;
   private zoneSource: (() => Promise<ZoneSample[]>) | undefined;
   private inFlightSource: (() => Promise<InFlightSample[]>) | undefined;
 
   constructor(opts: { dryRun?: boolean; defaultMetrics?: boolean; eventLoop?: boolean } = {}) {
-    const registers = [this.registry];
     if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
-    this.ovhRequests = new Counter({
-      name: 'dnsplane_ovh_requests_total',
-      help: 'HTTP calls to the OVH API, each attempt counted, by method, route and status (0: no answer)',
-      labelNames: ['method', 'route', 'status'],
-      registers,
-    });
-    this.ovhDuration = new Histogram({
-      name: 'dnsplane_ovh_request_duration_seconds',
-      help: 'Duration of HTTP calls to the OVH API (rate-limit wait excluded)',
-      labelNames: ['method', 'route'],
-      buckets: SECONDS,
-      registers,
-    });
-    this.ovhRetries = new Counter({
-      name: 'dnsplane_ovh_retries_total',
-      help: 'OVH calls that were attempts after the first (retries)',
-      labelNames: ['method', 'route'],
-      registers,
-    });
-    this.rateWait = new Histogram({
-      name: 'dnsplane_ovh_ratelimit_wait_seconds',
-      help: 'Time each OVH call waited for the per-application-key rate limit and the concurrency bound',
-      buckets: [0, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-      registers,
-    });
-    this.notSent = new Counter({
-      name: 'dnsplane_ovh_calls_not_sent_total',
-      help: 'OVH calls a dry-run apply would have made (DNSPLANE_DRY_RUN), by method and route',
-      labelNames: ['method', 'route'],
-      registers,
-    });
-    this.applyDuration = new Histogram({
-      name: 'dnsplane_apply_duration_seconds',
-      help: 'Duration of one zone apply (lock wait included), by zone and outcome',
-      labelNames: ['zone', 'outcome'],
-      buckets: SECONDS,
-      registers,
-    });
-    this.lockWait = new Histogram({
-      name: 'dnsplane_lock_wait_seconds',
-      help: "Time spent waiting for a zone's advisory lock, by zone and operation",
-      labelNames: ['zone', 'operation'],
-      buckets: SECONDS,
-      registers,
-    });
-    this.cacheReads = new Counter({
-      name: 'dnsplane_cache_reads_total',
-      help: 'Cache use per zone: hit (Records served from the cache), not_modified (caller up to date), miss (zone read from OVH first)',
-      labelNames: ['zone', 'result'],
-      registers,
-    });
-    this.driftChecks = new Counter({
-      name: 'dnsplane_drift_checks_total',
-      help: 'Drift checks by zone and result: unchanged, changed (records changed outside dnsplane were found and read into the cache), busy (zone locked), skipped',
-      labelNames: ['zone', 'result'],
-      registers,
-    });
-    this.driftRecords = new Counter({
-      name: 'dnsplane_drift_records_total',
-      help: 'Records drift checks found changed outside dnsplane, by zone and change (added, removed, updated)',
-      labelNames: ['zone', 'change'],
-      registers,
-    });
-    this.planDuration = new Histogram({
-      name: 'dnsplane_plan_duration_seconds',
-      help: 'Duration of one Plan in core: routing, diff, operations and storage (first sync of a zone included)',
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-      registers,
-    });
-    this.plansInProgress = new Gauge({
-      name: 'dnsplane_plans_in_progress',
-      help: 'Plans computing now, per tenant (at most DNSPLANE_PLAN_CONCURRENCY each)',
-      labelNames: ['tenant'],
-      registers,
-    });
-    this.plansRefused = new Counter({
-      name: 'dnsplane_plans_refused_total',
-      help: 'Plans refused with RESOURCE_EXHAUSTED because the tenant had DNSPLANE_PLAN_CONCURRENCY in progress',
-      labelNames: ['tenant'],
-      registers,
-    });
-    this.rpcDuration = new Histogram({
-      name: 'dnsplane_rpc_duration_seconds',
-      help: 'Server time of each RPC on the API port, from its first byte to the last byte of the answer, by procedure (the RPC path)',
-      labelNames: ['procedure'],
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-      registers,
-    });
-    this.loopDelay = new Histogram({
-      name: 'dnsplane_event_loop_delay_seconds',
-      help: 'How late a timer armed every 20 ms fired: how long synchronous work held the event loop',
-      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      registers,
-    });
     if (opts.eventLoop ?? true) this.watchEventLoop();
-    this.thresholdRefusals = new Counter({
-      name: 'dnsplane_threshold_refusals_total',
-      help: "Zone applies refused because they would update or delete more than the tenant's change threshold (DNSPLANE_MAX_CHANGE_PERCENT) without force",
-      labelNames: ['zone', 'tenant'],
-      registers,
-    });
-    this.failedLogins = new Counter({
-      name: 'dnsplane_failed_logins_total',
-      help: 'Requests with a missing or bad token (failed), and requests refused with 429 because their address failed too often (limited)',
-      labelNames: ['outcome'],
-      registers,
-    });
-    const dryRun = new Gauge({ name: 'dnsplane_dry_run', help: '1 when DNSPLANE_DRY_RUN is on: applies send nothing to OVH', registers });
-    dryRun.set(opts.dryRun ? 1 : 0);
+    this.s.gauge('dnsplane_dry_run', '1 when DNSPLANE_DRY_RUN is on: applies send nothing to OVH').set(opts.dryRun ? 1 : 0);
 
-    // Read from Postgres at scrape time: the truth every replica shares.
-    const self = this;
-    new Gauge({
-      name: 'dnsplane_zone_generation',
-      help: "Generation of each zone's cache (+1 on every change of its cached content)",
-      labelNames: ['zone'],
-      registers,
-      async collect() {
-        this.reset();
-        for (const z of await self.zones()) this.set({ zone: z.zone }, Number(z.generation));
-      },
-    });
-    new Gauge({
-      name: 'dnsplane_zone_records',
-      help: 'OVH records in the cache of each zone',
-      labelNames: ['zone'],
-      registers,
-      async collect() {
-        this.reset();
-        for (const z of await self.zones()) this.set({ zone: z.zone }, z.records);
-      },
-    });
-    new Gauge({
-      name: 'dnsplane_journal_in_flight',
-      help: 'Journal rows in_flight per zone: applies under way, or applies that died and whose rollback waits for the next holder of the zone lock',
-      labelNames: ['zone'],
-      registers,
-      async collect() {
-        this.reset();
-        for (const j of await self.inFlight()) this.set({ zone: j.zone }, j.count);
-      },
-    });
-    new Gauge({
-      name: 'dnsplane_journal_in_flight_oldest_seconds',
-      help: 'Age of the oldest in_flight journal row per zone (an apply takes seconds; minutes means a rollback is left in flight)',
-      labelNames: ['zone'],
-      registers,
-      async collect() {
-        this.reset();
-        for (const j of await self.inFlight()) this.set({ zone: j.zone }, j.oldestSeconds);
-      },
-    });
+    // Read from Postgres at scrape time (reset, then one value per zone): the truth every replica shares.
+    const perZone = (name: string, help: string, read: () => Promise<Array<[zone: string, value: number]>>) =>
+      this.s.gauge(name, help, ['zone'], async (g) => {
+        g.reset();
+        for (const [zone, value] of await read()) g.set({ zone }, value);
+      });
+    perZone('dnsplane_zone_generation', "Generation of each zone's cache (+1 on every change of its cached content)", async () => (await this.zones()).map((z) => [z.zone, Number(z.generation)]));
+    perZone('dnsplane_zone_records', 'OVH records in the cache of each zone', async () => (await this.zones()).map((z) => [z.zone, z.records]));
+    perZone('dnsplane_journal_in_flight', 'Journal rows in_flight per zone: applies under way, or applies that died and whose rollback waits for the next holder of the zone lock', async () => (await this.inFlight()).map((j) => [j.zone, j.count]));
+    perZone('dnsplane_journal_in_flight_oldest_seconds', 'Age of the oldest in_flight journal row per zone (an apply takes seconds; minutes means a rollback is left in flight)', async () => (await this.inFlight()).map((j) => [j.zone, j.oldestSeconds]));
   }
 
   /** Where the in-flight journal gauges come from (server.ts: the journal table). */

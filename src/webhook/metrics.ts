@@ -13,7 +13,8 @@
  * - dnsplane_webhook_threshold_refusals_total{tenant,zone} change sets answered 503 because they were
  *                                                        over the tenant's change threshold
  */
-import { Counter, Histogram, type Registry } from 'prom-client';
+import type { Counter, Histogram, Registry } from 'prom-client';
+import { seriesOn } from '../metrics.js';
 
 export type WebhookRoute = 'negotiate' | 'records' | 'apply' | 'adjust' | 'other';
 
@@ -25,38 +26,12 @@ export class WebhookMetrics {
   private readonly overThreshold: Counter<'tenant' | 'zone'>;
 
   constructor(readonly registry: Registry) {
-    const registers = [registry];
-    this.requests = new Counter({
-      name: 'dnsplane_webhook_requests_total',
-      help: 'external-dns webhook requests, by route (negotiate, records, apply, adjust, other) and HTTP status',
-      labelNames: ['route', 'status'],
-      registers,
-    });
-    this.duration = new Histogram({
-      name: 'dnsplane_webhook_request_duration_seconds',
-      help: 'Duration of external-dns webhook requests, by route',
-      labelNames: ['route'],
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15],
-      registers,
-    });
-    this.conflicts = new Counter({
-      name: 'dnsplane_webhook_conflicts_total',
-      help: 'Changes external-dns asked for on record sets another tenant (or nobody) owns; refused, the other changes applied',
-      labelNames: ['tenant', 'zone', 'action'],
-      registers,
-    });
-    this.rejected = new Counter({
-      name: 'dnsplane_webhook_rejected_total',
-      help: 'Change-set entries refused as invalid (bad target, name outside the grant, duplicate); the other changes applied',
-      labelNames: ['tenant', 'list'],
-      registers,
-    });
-    this.overThreshold = new Counter({
-      name: 'dnsplane_webhook_threshold_refusals_total',
-      help: "Change sets answered 503 because they would update or delete more than the tenant's change threshold; nothing was sent",
-      labelNames: ['tenant', 'zone'],
-      registers,
-    });
+    const s = seriesOn(registry);
+    this.requests = s.counter('dnsplane_webhook_requests_total', 'external-dns webhook requests, by route (negotiate, records, apply, adjust, other) and HTTP status', ['route', 'status']);
+    this.duration = s.histogram('dnsplane_webhook_request_duration_seconds', 'Duration of external-dns webhook requests, by route', ['route'], [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15]);
+    this.conflicts = s.counter('dnsplane_webhook_conflicts_total', 'Changes external-dns asked for on record sets another tenant (or nobody) owns; refused, the other changes applied', ['tenant', 'zone', 'action']);
+    this.rejected = s.counter('dnsplane_webhook_rejected_total', 'Change-set entries refused as invalid (bad target, name outside the grant, duplicate); the other changes applied', ['tenant', 'list']);
+    this.overThreshold = s.counter('dnsplane_webhook_threshold_refusals_total', "Change sets answered 503 because they would update or delete more than the tenant's change threshold; nothing was sent", ['tenant', 'zone']);
   }
 
   thresholdRefusal(tenant: string, zone: string): void {
