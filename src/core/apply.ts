@@ -724,7 +724,8 @@ async function readNames(ctx: CoreContext, tx: store.Queryable, zone: string, na
  * each row is first waited for (waitForHolder: until none of its holder's calls can still land) and
  * taken over (our lease, fenced). Then it is rolled back —
  * its names re-read from OVH, then whatever of its operations OVH shows done is undone, and the zone
- * is published again if the dead apply may have published — so that the draft is never left
+ * is published again if the dead apply may have published or anything had to be undone (a refresh by
+ * someone else may have published its operations meanwhile) — so that the draft is never left
  * half-applied (the next refresh, by anyone, would publish it) and the records it created are not left
  * without an owner. The cache of those names then holds what OVH holds. Runs before anything else
  * under the lock: in every apply, every drift check, and at every server start (recoverAll).
@@ -799,8 +800,12 @@ async function rollBackDead(ctx: CoreContext, tx: store.Queryable, zone: string,
   }
   undo.push(...(await reconcileNames(ctx, tx, zone, intent.ops, intent.before, intent.names, new Set((await store.listRecords(tx, zone)).map((r) => r.id)), now)));
   let refreshed = false;
-  if (stage === 'refresh') {
-    // It may have published: publish the rolled-back draft, so that OVH serves what the cache holds.
+  // Publish the rolled-back draft, so that OVH serves what the cache holds, when the dead apply may
+  // have published (stage refresh), and also whenever something had to be undone: its operations were
+  // in OVH's draft, and a refresh by anyone else while they were there (a hand publish, an
+  // external-dns of its own, OVH itself) published them. Only the refresh that follows the undo
+  // takes them out of the published zone; when nothing had been published it is one redundant call.
+  if (stage === 'refresh' || undo.length > 0) {
     await ctx.ovh.refresh(zone);
     undo.push({ method: 'POST', path: refreshPath(zone), body: '', status: 204 });
     refreshed = true;

@@ -97,7 +97,7 @@ afterAll(async () => {
 });
 
 describe('the lock holder is terminated in the middle of an apply', () => {
-  it('one server: at most the call in flight lands after the cut, no refresh; Unavailable says what was sent; the rollback waits for the call, then removes it all', async () => {
+  it('one server: at most the call in flight lands after the cut, no refresh by the apply; Unavailable says what was sent; the rollback waits for the call, removes it all and publishes the undone draft', async () => {
     const a = await server();
     const client = zoneClientFor(a, token);
     await client.records({ zones: [CUT] }); // synced before the latency
@@ -109,6 +109,11 @@ describe('the lock holder is terminated in the middle of an apply', () => {
     const cutAt = Date.now();
     expect(await terminateLockHolder(CUT)).toBe(1);
     const postsAtCut = sim.calls().filter(isPost(CUT)).length;
+    // Someone else publishes the zone meanwhile (a hand refresh in OVH's console): the creations that
+    // sat in the draft are now served. The rollback must take them out of the published zone too.
+    await until('2 creations in the draft', () => (sim.draftRecords(CUT).filter((r) => r.subDomain.startsWith('x')).length >= 2 ? true : undefined));
+    sim.publish(CUT);
+    expect(sim.publishedRecords(CUT).filter((r) => r.subDomain.startsWith('x')).length).toBeGreaterThanOrEqual(2);
 
     const outcome = await pending;
     expect('error' in outcome).toBe(true);
@@ -130,10 +135,12 @@ describe('the lock holder is terminated in the middle of an apply', () => {
     expect(posts.length).toBeLessThanOrEqual(postsAtCut + 1);
     expect(Number(m![1])).toBeGreaterThanOrEqual(posts.length - 1);
     expect(Number(m![1])).toBeLessThanOrEqual(posts.length);
-    expect(refreshes(CUT)).toEqual([]); // never published, not by the apply, not by the rollback
-    // The writes: the creations, then (recovery) one DELETE per record created, nothing else.
+    // The writes: the creations, then (recovery) one DELETE per record created and one refresh, which
+    // publishes the undone draft (the creations sat in OVH's draft, where anyone's refresh could have
+    // published them). The apply itself never refreshed.
     const writes = sim.writes().filter((c) => c.path.startsWith(`/domain/zone/${CUT}`));
-    expect(writes.map((c) => c.method)).toEqual([...posts.map(() => 'POST'), ...posts.map(() => 'DELETE')]);
+    expect(writes.map((c) => (c.path.endsWith('/refresh') ? 'refresh' : c.method))).toEqual([...posts.map(() => 'POST'), ...posts.map(() => 'DELETE'), 'refresh']);
+    expect(refreshes(CUT)).toHaveLength(1);
     // The rollback read OVH only after the last creation was answered (it waited for the holder).
     const firstRead = sim.calls().find((c) => c.method === 'GET' && c.path === rec(CUT) && c.at > cutAt)!;
     expect(firstRead.at).toBeGreaterThanOrEqual(posts.at(-1)!.at + LATENCY);
@@ -183,10 +190,12 @@ describe('the lock holder is terminated in the middle of an apply', () => {
     // B's first look at OVH (the rollback's read of A's names) comes after A's last call was answered.
     const firstRead = calls.find((c) => c.method === 'GET' && c.at > cutAt)!;
     expect(firstRead.at).toBeGreaterThanOrEqual(aPosts.at(-1)!.at + LATENCY);
-    // Exactly: A's creations, B's rollback of each, B's own creation, one refresh (B's).
+    // Exactly: A's creations, B's rollback of each and the refresh that publishes the undone draft, B's
+    // own creation, B's refresh.
     expect(calls.filter((c) => c.method !== 'GET').map((c) => `${c.method} ${c.path.replace(/\d{6,}$/, 'ID')}`)).toEqual([
       ...aPosts.map(() => `POST ${rec(TWO)}`),
       ...aPosts.map(() => `DELETE ${rec(TWO)}/ID`),
+      `POST /domain/zone/${TWO}/refresh`,
       `POST ${rec(TWO)}`,
       `POST /domain/zone/${TWO}/refresh`,
     ]);

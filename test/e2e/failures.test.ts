@@ -302,6 +302,7 @@ describe('an operation fails mid-way', () => {
       `GET ${REC}?fieldType=A&subDomain=d 200`,
       `GET ${REC}?fieldType=A&subDomain=e 200`,
       `PUT ${REC}/${bId} 200`, // b back to .2; a was already re-created
+      `POST /domain/zone/${ZONE}/refresh 204`, // the undone draft published: a refresh by anyone meanwhile would have published b's .3
     ]);
     const j = (await store.listJournal(h.server.ctx.pool, { zone: ZONE, limit: 1 }))[0]!;
     expect(j.state).toBe('recovered');
