@@ -11,14 +11,13 @@
  *   compression, no Connect timeout header, no Origin (browsers get Connect's CORS handling).
  * It does what Connect and its interceptors do for it, in the same order: the same read limit, the
  * same strict reading of the JSON (api/strict.ts), the same authentication (api/auth.ts), the same
- * error mapping (api/errors.ts) and error body (errorToJsonBytes, HTTP status from codeToHttpStatus).
+ * error mapping (api/errors.ts) and error answer (api/early-answer.ts, as Connect writes it).
  * Answers are not compressed (identity is always allowed). gRPC, gRPC-Web, binary Connect and GET
  * requests go through Connect as before.
  */
 import type http from 'node:http';
 import { fromJsonString, toJsonString } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
-import { codeToHttpStatus, errorToJsonBytes } from '@connectrpc/connect/protocol-connect';
 import type { Logger } from 'pino';
 import type { CoreContext } from '../core/context.js';
 import type { ZoneRecords } from '../core/records.js';
@@ -26,6 +25,7 @@ import { authenticate } from '../core/tenants.js';
 import { RecordsRequestSchema, ZoneRecordsSchema, ZoneService, type RecordsRequest } from '../gen/dnsplane/v1/zone_pb.js';
 import { checkJson, checkMessage } from './strict.js';
 import { bearerToken } from './auth.js';
+import { answerError } from './early-answer.js';
 import { toConnectError } from './errors.js';
 import { recordsOf, zoneRecordsPb } from './zone-service.js';
 
@@ -87,8 +87,8 @@ function parseRequest(body: Buffer): RecordsRequest {
   }
 }
 
-function reply(res: http.ServerResponse, status: number, body: string | Uint8Array): void {
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+function reply(res: http.ServerResponse, body: string): void {
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
   res.end(body);
 }
 
@@ -101,12 +101,12 @@ export function recordsJsonRoute(ctx: CoreContext, log: Logger, readMaxBytes: nu
         const tenant = await authenticate(ctx.pool, bearerToken(req.headers.authorization ?? null), ctx.tokens);
         checkMessage(RecordsRequestSchema, request as unknown as Parameters<typeof checkMessage>[1], '');
         const zones = await recordsOf(ctx, tenant, request);
-        reply(res, 200, `{"zones":[${zones.map(zoneJson).join(',')}]}`);
+        reply(res, `{"zones":[${zones.map(zoneJson).join(',')}]}`);
       } catch (e) {
         const ce = toConnectError(e);
         if (ce.code === Code.Internal) log.error({ err: e, rpc: 'Records' }, 'rpc failed');
         else log.debug({ rpc: 'Records', code: ce.code, msg: ce.rawMessage }, 'rpc rejected');
-        if (!res.headersSent) reply(res, codeToHttpStatus(ce.code), errorToJsonBytes(ce, {}));
+        if (!res.headersSent) answerError(req, res, ce);
         else res.destroy();
       }
     })();
