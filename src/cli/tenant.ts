@@ -4,7 +4,7 @@
  * once, as the last line; dnsplane keeps only its SHA-256. Over the API, AdminService does the same.
  */
 import { parseArgs } from 'node:util';
-import { createTenant, listTenants, rotateTenantToken, setTenantDisabled, setTenantMaxChangePercent, type Tenant } from '../core/tenants.js';
+import { createTenantInManagedZones, listTenants, rotateTenantToken, setTenantDisabled, setTenantMaxChangePercent, type Tenant } from '../core/tenants.js';
 import { InvalidInputError } from '../dns/errors.js';
 import type { CliIo, Command } from './command.js';
 import { withDatabase } from './migrate.js';
@@ -18,8 +18,10 @@ const HELP = `Usage:
   dnsplane tenant set-max-change NAME PERCENT|default
 
 create: a tenant allowed to manage records in the given zones (and, with --suffix, only names under
-  those suffixes, e.g. --suffix cluster1.example.com). --admin adds the admin scope; an admin with no
-  --zone may use every zone. The bearer token is printed once, as the last line.
+  those suffixes, e.g. --suffix cluster1.example.com). Each zone must be one dnsplane manages:
+  \`dnsplane serve\` registers them (DNSPLANE_ZONES, or every zone OVH lists) when it starts.
+  --admin adds the admin scope; an admin with no --zone may use every zone. The bearer token is
+  printed once, as the last line.
 rotate: a new token (printed once, last line); the old one stops working at once.
 disable: the tenant's token stops working; its records and ownership stay. --enable undoes it.
 set-max-change: the tenant's own change threshold: an apply updating or deleting more than PERCENT
@@ -55,7 +57,7 @@ async function run(sub: string | undefined, rest: string[], io: CliIo): Promise<
       });
       const name = one(positionals);
       return withDatabase(io, async (db) => {
-        const { tenant: t, token } = await createTenant(db.pool, { name, zones: values.zone ?? [], suffixes: values.suffix ?? [], admin: values.admin ?? false });
+        const { tenant: t, token } = await createTenantInManagedZones(db.pool, { name, zones: values.zone ?? [], suffixes: values.suffix ?? [], admin: values.admin ?? false });
         io.out(`created ${describe(t)}`);
         io.out('its bearer token follows; it is shown only this once:');
         io.out(token);

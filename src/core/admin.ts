@@ -18,7 +18,7 @@ import { assignOwnership as runAssign, listOwnership as runList, type AssignInpu
 import { getPlan, plan, type PlanInput, type StoredPlan } from './plan.js';
 import {
   setTenantMaxChangePercent as runSetMaxChange,
-  createTenant as runCreateTenant,
+  createTenantInManagedZones,
   isAdmin,
   listTenants as runListTenants,
   rotateTenantToken as runRotate,
@@ -26,7 +26,7 @@ import {
   type NewTenant,
   type Tenant,
 } from './tenants.js';
-import { managedZoneNames, syncZone } from './zones.js';
+import { syncZone } from './zones.js';
 
 /** Default and largest page of a listing. */
 export const DEFAULT_LIMIT = 100;
@@ -147,13 +147,7 @@ export async function getPlanAsAdmin(ctx: CoreContext, actor: Tenant, id: string
 
 export async function createTenant(ctx: CoreContext, actor: Tenant, input: NewTenant): Promise<{ tenant: Tenant; token: string }> {
   requireAdmin(actor);
-  // A zone dnsplane does not manage would be a grant that silently does nothing.
-  const managed = await managedZoneNames(ctx);
-  input.zones.forEach((z, i) => {
-    const zone = normalizeName(z, `zones[${i}]`);
-    if (!managed.includes(zone)) throw new InvalidInputError(`zones[${i}]`, `"${zone}" is not a zone dnsplane manages (managed: ${managed.join(', ') || 'none'}); see DNSPLANE_ZONES`);
-  });
-  const created = await runCreateTenant(ctx.pool, input);
+  const created = await createTenantInManagedZones(ctx.pool, input);
   ctx.log.info({ tenant: created.tenant.name, scopes: created.tenant.scopes, zones: created.tenant.zones, by: actor.name }, 'tenant created');
   return created;
 }

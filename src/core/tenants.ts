@@ -64,6 +64,22 @@ export async function createTenant(q: Queryable, input: NewTenant): Promise<{ te
   }
 }
 
+/**
+ * createTenant for the CLI and AdminService.CreateTenant: zones dnsplane does not manage (the zones
+ * table, which `dnsplane serve` fills at start from DNSPLANE_ZONES or OVH's list) are refused, naming
+ * the field and listing the managed zones, before anything is written: a grant on one would silently
+ * do nothing.
+ */
+export async function createTenantInManagedZones(q: Queryable, input: NewTenant): Promise<{ tenant: Tenant; token: string }> {
+  const managed = await store.listZoneNames(q);
+  const listed = managed.length > 0 ? managed.join(', ') : 'none yet: `dnsplane serve` registers them when it starts';
+  input.zones.forEach((z, i) => {
+    const zone = normalizeName(z, `zones[${i}]`);
+    if (!managed.includes(zone)) throw new InvalidInputError(`zones[${i}]`, `"${zone}" is not a zone dnsplane manages (managed: ${listed}); see DNSPLANE_ZONES`);
+  });
+  return createTenant(q, input);
+}
+
 export async function rotateToken(q: Queryable, name: string): Promise<string> {
   return (await rotateTenantToken(q, name)).token;
 }

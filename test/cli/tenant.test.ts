@@ -9,6 +9,7 @@ import { tenantCommand } from '../../src/cli/tenant.js';
 import { authenticate } from '../../src/core/tenants.js';
 import { UnauthenticatedError } from '../../src/core/errors.js';
 import { InvalidInputError } from '../../src/dns/errors.js';
+import * as store from '../../src/store/index.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
 import { dumpText } from '../helpers/snapshot.js';
 
@@ -29,6 +30,18 @@ afterAll(async () => {
 
 describe('dnsplane tenant', () => {
   let token = '';
+
+  it('create refuses a zone dnsplane does not manage, naming the field and the managed zones, and writes nothing', async () => {
+    // Before any `dnsplane serve` registered its zones, no zone is managed yet.
+    await expect(tenantCommand.run(['create', 'early', '--zone', 'example.com'], io())).rejects.toThrow(
+      'zones[0]: "example.com" is not a zone dnsplane manages (managed: none yet: `dnsplane serve` registers them when it starts); see DNSPLANE_ZONES',
+    );
+    await store.ensureZones(db.pool, ['example.com', 'example.org']); // what serve does when it starts
+    await expect(tenantCommand.run(['create', 'stray', '--zone', 'example.com', '--zone', 'Elsewhere.NET.'], io())).rejects.toThrow(
+      'zones[1]: "elsewhere.net" is not a zone dnsplane manages (managed: example.com, example.org); see DNSPLANE_ZONES',
+    );
+    expect((await db.pool.query('SELECT name FROM tenants')).rows).toEqual([]);
+  });
 
   it('create prints the token once, as the last line; the database holds its sha-256 only', async () => {
     const out = io();
