@@ -22,6 +22,7 @@
  *   BENCH_PLANS=1000,2000,5000  Plan sizes (endpoints) BENCH_REPEAT=3      Plans per size (median shown)
  *   BENCH_BULK=1000       tenant A's bulk creates     BENCH_RATE=20       DNSPLANE_OVH_RATE for part 5
  *   BENCH_LATENCY_MS=30   simulator latency per call in part 5
+ *   BENCH_CPU_PROF=dir    the server writes a V8 CPU profile (node --cpu-prof) into dir when it stops
  *   DATABASE_URL          a Postgres server to create the bench database on (dropped at the end)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -75,7 +76,9 @@ interface Child {
 }
 
 async function startChild(env: Record<string, string>): Promise<Child> {
-  const proc = spawn(process.execPath, [path.join(ROOT, 'bin/dnsplane.js'), 'serve'], {
+  // BENCH_CPU_PROF=dir: the server writes a V8 CPU profile there when it stops (node --cpu-prof).
+  const prof = process.env['BENCH_CPU_PROF'] ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env['BENCH_CPU_PROF'])}`] : [];
+  const proc = spawn(process.execPath, [...prof, path.join(ROOT, 'bin/dnsplane.js'), 'serve'], {
     cwd: ROOT,
     env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
