@@ -12,7 +12,7 @@ import type { TLSSocket } from 'node:tls';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { generate } from 'selfsigned';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { CliIo } from '../../src/cli/command.js';
 import { webhookCommand } from '../../src/cli/webhook.js';
 import { InvalidInputError } from '../../src/dns/errors.js';
@@ -36,16 +36,50 @@ interface Running {
   stop(): Promise<number | null>;
 }
 
-/** Starts `node bin/dnsplane.js webhook ARGS` and waits for its "listening on" line. */
+/**
+ * Every sidecar process group started and not yet gone. afterEach kills what a test left running —
+ * one that failed or timed out before its own stop() — so no `dnsplane webhook` outlives its test.
+ */
+const running = new Map<ChildProcessWithoutNullStreams, Promise<number | null>>();
+
+/** SIGKILL to the child's process group (the sidecar and anything it started), then its exit. */
+async function killGroup(child: ChildProcessWithoutNullStreams, exited: Promise<number | null>): Promise<void> {
+  try {
+    process.kill(-child.pid!, 'SIGKILL');
+  } catch {
+    // already gone (ESRCH)
+  }
+  await exited;
+}
+
+afterEach(async () => {
+  await Promise.all([...running].map(([child, exited]) => killGroup(child, exited)));
+});
+
+// The worker exiting while a sidecar still runs (an error outside any test): the same, synchronously.
+process.once('exit', () => {
+  for (const child of running.keys()) {
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+});
+
+/** Starts `node bin/dnsplane.js webhook ARGS` (its own process group) and waits for its "listening on" line. */
 async function sidecar(args: string[], env: Record<string, string> = {}): Promise<Running> {
   const child = spawn(process.execPath, [path.join(ROOT, 'bin/dnsplane.js'), 'webhook', '--listen', '127.0.0.1:0', ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', DNSPLANE_LOG_LEVEL: 'info', ...env },
+    detached: true,
   });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  running.set(child, exited);
+  void exited.then(() => running.delete(child));
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setInterval(() => {
       const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
