@@ -83,12 +83,13 @@ export function zoneService(ctx: CoreContext): ServiceImpl<typeof ZoneService> {
       // A zone that failed or went stale makes the call fail with that zone's code and error. Every
       // zone's outcome still reaches the caller: the message names each other zone's status, and the
       // error carries the whole ApplyResponse as a detail (err.findDetails(ApplyResponseSchema)), so a
-      // zone that was applied and published is never hidden behind another zone's error.
+      // zone that was applied and published is never hidden behind another zone's error. The zone
+      // error's metadata (`dnsplane-refusal: change-threshold`) goes with it.
       const bad = result.zones.find((z) => z.error);
       if (bad?.error) {
         const others = result.zones.filter((z) => z !== bad).map((z) => `${z.zone}: ${z.status}${z.status === 'applied' ? ` (generation ${z.generation}, published)` : z.error ? ` (${z.error.message})` : ''}`);
         const e = toConnectError(bad.error);
-        throw new ConnectError(others.length ? `${e.rawMessage} (other zones: ${others.join('; ')})` : e.rawMessage, e.code, undefined, [{ desc: ApplyResponseSchema, value: response }]);
+        throw new ConnectError(others.length ? `${e.rawMessage} (other zones: ${others.join('; ')})` : e.rawMessage, e.code, e.metadata, [{ desc: ApplyResponseSchema, value: response }]);
       }
       return response;
     },

@@ -49,12 +49,15 @@ describe('through the API', () => {
     const planned = await h.zoneClient(alice).plan(sync(mine(6)));
     expect(planned.plan!.zones[0]!.threshold).toMatchObject({ owned: 10, updates: 0, deletes: 4, maxPercent: 30, exceeded: true, forced: false, wouldRefuse: true });
     h.sim.clearCalls();
-    await expectRejected(
+    const inline = await expectRejected(
       h.zoneClient(alice).apply({ source: { case: 'plan', value: sync(mine(6)) } }),
       Code.FailedPrecondition,
       /^change threshold: this apply would delete 4 of the 10 record sets tenant "alice" owns in zone example\.com \(40%, over the limit of 30%\); nothing was sent\. .*force/,
     );
-    await expectRejected(h.zoneClient(alice).apply({ source: { case: 'planId', value: planned.plan!.id } }), Code.FailedPrecondition, /delete 4 of the 10/);
+    const stored = await expectRejected(h.zoneClient(alice).apply({ source: { case: 'planId', value: planned.plan!.id } }), Code.FailedPrecondition, /delete 4 of the 10/);
+    // Both answers say what kind of refusal it is in the response metadata (docs/errors.md).
+    expect(inline.metadata.get('dnsplane-refusal')).toBe('change-threshold');
+    expect(stored.metadata.get('dnsplane-refusal')).toBe('change-threshold');
     expect(callLines(h.sim)).toEqual([]);
     expect((await h.zoneClient(alice).records({})).zones[0]!.endpoints).toHaveLength(10);
   });
