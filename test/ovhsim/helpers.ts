@@ -4,16 +4,14 @@
  */
 import { createHash } from 'node:crypto';
 import https from 'node:https';
-import tls from 'node:tls';
 import ovh from '@ovhcloud/node-ovh';
 import type { OvhClient, OvhClientParams, OvhClientRejection } from '@ovhcloud/node-ovh';
 import type { OvhSimulator } from '../../src/ovhsim/index.js';
+import { trustExtraCas } from '../../src/ovh/client.js';
 
 /** Makes the global https agent (the one node-ovh uses) trust the simulator's certificate. */
 export function trust(sim: OvhSimulator): void {
-  const current = https.globalAgent.options.ca;
-  const list = Array.isArray(current) ? current : [...tls.rootCertificates];
-  https.globalAgent.options.ca = [...list, sim.caPem];
+  trustExtraCas([sim.caPem]);
 }
 
 export function clientFor(sim: OvhSimulator, overrides: Partial<OvhClientParams> = {}): OvhClient {
