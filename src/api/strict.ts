@@ -53,51 +53,76 @@ function checkEnumJson(e: DescEnum, v: unknown, field: string): void {
   throw invalid(field, `must be one of ${enumNames(e)}`);
 }
 
+/** Per message: its fields by JSON key (jsonName and proto name, as protobuf-es accepts both). */
+const fieldsByKey = new WeakMap<DescMessage, Map<string, DescField>>();
+
 function fieldByJsonKey(m: DescMessage, key: string): DescField | undefined {
-  return m.fields.find((f) => f.jsonName === key || f.name === key);
+  let byKey = fieldsByKey.get(m);
+  if (!byKey) {
+    byKey = new Map();
+    for (const f of m.fields) {
+      byKey.set(f.name, f);
+      byKey.set(f.jsonName, f);
+    }
+    fieldsByKey.set(m, byKey);
+  }
+  return byKey.get(key);
 }
 
-/** Walks a JSON value as message `m`; throws at the first key or enum name the schema does not know. */
+/**
+ * Walks a JSON value as message `m`; throws at the first key or enum name the schema does not know.
+ * Field paths are built only for an error or a nested message (a 5,000-endpoint request is walked in
+ * a few milliseconds).
+ */
 export function checkJson(m: DescMessage, v: unknown, path: string): void {
   if (v === null || isWellKnown(m)) return;
   if (typeof v !== 'object' || Array.isArray(v)) return; // protobuf-es reports the wrong shape itself
-  for (const [key, value] of Object.entries(v as Record<string, unknown>)) {
+  const o = v as Record<string, unknown>;
+  for (const key of Object.keys(o)) {
     const f = fieldByJsonKey(m, key);
-    const at = join(path, key);
     if (!f) {
-      throw invalid(at, `unknown field of ${m.name} (known: ${m.fields.map((x) => x.jsonName).join(', ') || 'none'})`);
+      throw invalid(join(path, key), `unknown field of ${m.name} (known: ${m.fields.map((x) => x.jsonName).join(', ') || 'none'})`);
     }
-    checkFieldJson(f, value, at);
+    checkFieldJson(f, o[key], path, key);
   }
 }
 
-function checkFieldJson(f: DescField, v: unknown, at: string): void {
+function checkFieldJson(f: DescField, v: unknown, path: string, key: string): void {
   if (v === null) return;
   switch (f.fieldKind) {
     case 'scalar':
-      return checkString(v, at);
+      return checkString(v, path, key);
     case 'enum':
-      return checkEnumJson(f.enum, v, at);
+      return checkEnumJson(f.enum, v, join(path, key));
     case 'message':
-      return checkJson(f.message, v, at);
-    case 'list':
+      return checkJson(f.message, v, join(path, key));
+    case 'list': {
       if (!Array.isArray(v)) return;
-      v.forEach((item, i) => {
+      const at = join(path, key);
+      for (let i = 0; i < v.length; i++) {
+        const item: unknown = v[i];
         if (f.listKind === 'enum') checkEnumJson(f.enum, item, `${at}[${i}]`);
         else if (f.listKind === 'message') checkJson(f.message, item, `${at}[${i}]`);
-        else checkString(item, `${at}[${i}]`);
-      });
-      return;
-    case 'map':
-      if (typeof v !== 'object' || Array.isArray(v)) return;
-      for (const [k, item] of Object.entries(v as Record<string, unknown>)) {
-        const why = unstorable(k);
-        if (why) throw invalid(`${at} key ${JSON.stringify(k)}`, why);
-        if (f.mapKind === 'enum') checkEnumJson(f.enum, item, `${at}[${JSON.stringify(k)}]`);
-        else if (f.mapKind === 'message') checkJson(f.message, item, `${at}[${JSON.stringify(k)}]`);
-        else checkString(item, `${at}[${JSON.stringify(k)}]`);
+        else checkString(item, at, i);
       }
       return;
+    }
+    case 'map': {
+      if (typeof v !== 'object' || Array.isArray(v)) return;
+      const at = join(path, key);
+      const o = v as Record<string, unknown>;
+      for (const k of Object.keys(o)) {
+        const item = o[k];
+        if (needsCheck(k)) {
+          const why = unstorable(k);
+          if (why) throw invalid(`${at} key ${JSON.stringify(k)}`, why);
+        }
+        if (f.mapKind === 'enum') checkEnumJson(f.enum, item, `${at}[${JSON.stringify(k)}]`);
+        else if (f.mapKind === 'message') checkJson(f.message, item, `${at}[${JSON.stringify(k)}]`);
+        else if (typeof item === 'string' && needsCheck(item)) checkString(item, `${at}[${JSON.stringify(k)}]`, '');
+      }
+      return;
+    }
   }
 }
 
@@ -128,16 +153,25 @@ export function strictJsonOptions(input: DescMessage): Partial<UniversalHandlerO
 
 type Msg = Record<string, unknown> & { $unknown?: Array<{ no: number }> };
 
-function checkEnumValue(e: DescEnum, v: unknown, at: string): void {
+function checkEnumValue(e: DescEnum, v: unknown, path: string, key: string | number): void {
   if (typeof v === 'number' && !e.values.some((x) => x.number === v)) {
+    const at = typeof key === 'number' ? `${path}[${key}]` : key === '' ? path : join(path, key);
     throw invalid(at, `unknown value ${v} (known: ${e.values.map((x) => `${x.number} ${x.name}`).join(', ')})`);
   }
 }
 
-function checkString(v: unknown, at: string): void {
-  if (typeof v !== 'string') return;
+/** A string Postgres may not be able to store: NUL or a UTF-16 surrogate (then unstorable() decides). */
+const SUSPECT = /[\u0000\ud800-\udfff]/;
+
+function needsCheck(s: string): boolean {
+  return SUSPECT.test(s);
+}
+
+/** The string at `path.key` (`path[key]` for a list index; `path` itself when key is ''), its path built only when it is refused. */
+function checkString(v: unknown, path: string, key: string | number): void {
+  if (typeof v !== 'string' || !needsCheck(v)) return;
   const why = unstorable(v);
-  if (why) throw invalid(at, why);
+  if (why) throw invalid(typeof key === 'number' ? `${path}[${key}]` : key === '' ? path : join(path, key), why);
 }
 
 /** Walks a decoded message: unknown fields, unknown enum numbers, unstorable strings. */
@@ -156,36 +190,48 @@ export function checkMessage(m: DescMessage, msg: Msg, path: string): void {
     } else {
       value = msg[f.localName];
     }
-    const at = join(path, f.jsonName);
-    checkField(f, value, at);
+    if (value === undefined || value === null) continue;
+    checkField(f, value, path, f.jsonName);
   }
 }
 
-function checkField(f: DescField, v: unknown, at: string): void {
-  if (v === undefined || v === null) return;
+function checkField(f: DescField, v: unknown, path: string, key: string): void {
   switch (f.fieldKind) {
     case 'scalar':
-      return checkString(v, at);
+      return checkString(v, path, key);
     case 'enum':
-      return checkEnumValue(f.enum, v, at);
+      return checkEnumValue(f.enum, v, path, key);
     case 'message':
-      return checkMessage(f.message, v as Msg, at);
-    case 'list':
-      (v as unknown[]).forEach((item, i) => {
-        if (f.listKind === 'enum') checkEnumValue(f.enum, item, `${at}[${i}]`);
+      return checkMessage(f.message, v as Msg, join(path, key));
+    case 'list': {
+      const list = v as unknown[];
+      if (list.length === 0) return;
+      const at = join(path, key);
+      for (let i = 0; i < list.length; i++) {
+        const item = list[i];
+        if (f.listKind === 'enum') checkEnumValue(f.enum, item, at, i);
         else if (f.listKind === 'message') checkMessage(f.message, item as Msg, `${at}[${i}]`);
-        else checkString(item, `${at}[${i}]`);
-      });
-      return;
-    case 'map':
-      for (const [k, item] of Object.entries(v as Record<string, unknown>)) {
-        const why = unstorable(k);
-        if (why) throw invalid(`${at} key ${JSON.stringify(k)}`, why);
-        if (f.mapKind === 'enum') checkEnumValue(f.enum, item, `${at}[${JSON.stringify(k)}]`);
-        else if (f.mapKind === 'message') checkMessage(f.message, item as Msg, `${at}[${JSON.stringify(k)}]`);
-        else checkString(item, `${at}[${JSON.stringify(k)}]`);
+        else checkString(item, at, i);
       }
       return;
+    }
+    case 'map': {
+      const o = v as Record<string, unknown>;
+      const keys = Object.keys(o);
+      if (keys.length === 0) return;
+      const at = join(path, key);
+      for (const k of keys) {
+        const item = o[k];
+        if (needsCheck(k)) {
+          const why = unstorable(k);
+          if (why) throw invalid(`${at} key ${JSON.stringify(k)}`, why);
+        }
+        if (f.mapKind === 'enum') checkEnumValue(f.enum, item, `${at}[${JSON.stringify(k)}]`, '');
+        else if (f.mapKind === 'message') checkMessage(f.message, item as Msg, `${at}[${JSON.stringify(k)}]`);
+        else if (typeof item === 'string' && needsCheck(item)) checkString(item, `${at}[${JSON.stringify(k)}]`, '');
+      }
+      return;
+    }
   }
 }
 
