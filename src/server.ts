@@ -20,6 +20,7 @@ import { NsmService } from './gen/dnsplane/v1/nsm_pb.js';
 import { authInterceptor } from './api/auth.js';
 import { apiHandler, corsHeaders } from './api/http.js';
 import { isRecordsJson, recordsJsonRoute } from './api/records-json.js';
+import { isPlanJson, planJsonRoute } from './api/plan-json.js';
 import { zoneService } from './api/zone-service.js';
 import { adminService } from './api/admin-service.js';
 import { AdminService } from './gen/dnsplane/v1/admin_pb.js';
@@ -289,8 +290,10 @@ function strictService<S extends DescService>(router: ConnectRouter, service: S,
 
 async function listen(ctx: CoreContext, config: Config, log: Logger, labels: { database: string; ovh: string }, limiter: LoginLimiter): Promise<Listener> {
   const readMaxBytes = 8 * 1024 * 1024;
-  // Records in Connect JSON over HTTP/1.1 is answered from encoded bytes; all else goes to Connect.
+  // Records in Connect JSON over HTTP/1.1 is answered from encoded bytes, Plan read and answered in
+  // slices; all else goes to Connect.
   const recordsJson = recordsJsonRoute(ctx, log, readMaxBytes);
+  const planJson = planJsonRoute(ctx, log, readMaxBytes);
   let ready = true;
   let lastReady: boolean | undefined;
   const stopping = new AbortController();
@@ -360,8 +363,14 @@ async function listen(ctx: CoreContext, config: Config, log: Logger, labels: { d
       if (active === 0) idle?.();
     });
     if ('stream' in req) boundH2Request(req, requestTimeoutMs);
-    // Records in Connect JSON over HTTP/1.1 is answered from encoded bytes; all else goes to Connect.
-    const route = () => (req instanceof http.IncomingMessage && isRecordsJson(req) ? recordsJson(req, res as http.ServerResponse) : rpc(req, res));
+    // Records and Plan in Connect JSON over HTTP/1.1 have their own routes; all else goes to Connect.
+    const route = () => {
+      if (req instanceof http.IncomingMessage) {
+        if (isRecordsJson(req)) return recordsJson(req, res as http.ServerResponse);
+        if (isPlanJson(req)) return planJson(req, res as http.ServerResponse);
+      }
+      return rpc(req, res);
+    };
     // Our RPCs pass the gate (limiter, token) before their body is read; health, reflection, CORS
     // preflights and unknown paths need no token.
     if (req.method !== 'OPTIONS' && gated.has(url.split('?', 1)[0]!)) {

@@ -25,8 +25,7 @@ import { authenticate } from '../core/tenants.js';
 import { RecordsRequestSchema, ZoneRecordsSchema, ZoneService, type RecordsRequest } from '../gen/dnsplane/v1/zone_pb.js';
 import { checkJson, checkMessage } from './strict.js';
 import { bearerToken } from './auth.js';
-import { answerError } from './early-answer.js';
-import { toConnectError } from './errors.js';
+import { answerWith, isUnaryJson, readBody, replyJson } from './json-route.js';
 import { recordsOf, zoneRecordsPb } from './zone-service.js';
 
 export const RECORDS_PATH = `/${ZoneService.typeName}/${ZoneService.method.records.name}`;
@@ -43,30 +42,7 @@ function zoneJson(z: ZoneRecords): string {
 
 /** Whether this route answers the request (otherwise Connect does). */
 export function isRecordsJson(req: http.IncomingMessage): boolean {
-  if (req.method !== 'POST' || req.url !== RECORDS_PATH) return false;
-  const type = (req.headers['content-type'] ?? '').toLowerCase().replace(/\s+/g, '');
-  if (type !== 'application/json' && type !== 'application/json;charset=utf-8') return false;
-  const encoding = req.headers['content-encoding'];
-  if (encoding !== undefined && encoding !== 'identity') return false;
-  return req.headers['connect-timeout-ms'] === undefined && req.headers.origin === undefined;
-}
-
-function readBody(req: http.IncomingMessage, maxBytes: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > maxBytes) {
-        reject(new ConnectError(`message size is larger than configured readMaxBytes ${maxBytes}`, Code.ResourceExhausted));
-        req.destroy();
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
+  return isUnaryJson(req, RECORDS_PATH);
 }
 
 /** As Connect reads it with strictJsonOptions: unknown keys and enum names refused, naming the field. */
@@ -87,28 +63,14 @@ function parseRequest(body: Buffer): RecordsRequest {
   }
 }
 
-function reply(res: http.ServerResponse, body: string): void {
-  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-  res.end(body);
-}
-
 /** The route: answers a request isRecordsJson accepted, errors included. */
 export function recordsJsonRoute(ctx: CoreContext, log: Logger, readMaxBytes: number): (req: http.IncomingMessage, res: http.ServerResponse) => void {
-  return (req, res) => {
-    void (async () => {
-      try {
-        const request = parseRequest(await readBody(req, readMaxBytes));
-        const tenant = await authenticate(ctx.pool, bearerToken(req.headers.authorization ?? null), ctx.tokens);
-        checkMessage(RecordsRequestSchema, request as unknown as Parameters<typeof checkMessage>[1], '');
-        const zones = await recordsOf(ctx, tenant, request);
-        reply(res, `{"zones":[${zones.map(zoneJson).join(',')}]}`);
-      } catch (e) {
-        const ce = toConnectError(e);
-        if (ce.code === Code.Internal) log.error({ err: e, rpc: 'Records' }, 'rpc failed');
-        else log.debug({ rpc: 'Records', code: ce.code, msg: ce.rawMessage }, 'rpc rejected');
-        if (!res.headersSent) answerError(req, res, ce);
-        else res.destroy();
-      }
-    })();
-  };
+  return (req, res) =>
+    answerWith(req, res, log, 'Records', async () => {
+      const request = parseRequest(await readBody(req, readMaxBytes));
+      const tenant = await authenticate(ctx.pool, bearerToken(req.headers.authorization ?? null), ctx.tokens);
+      checkMessage(RecordsRequestSchema, request as unknown as Parameters<typeof checkMessage>[1], '');
+      const zones = await recordsOf(ctx, tenant, request);
+      replyJson(res, `{"zones":[${zones.map(zoneJson).join(',')}]}`);
+    });
 }

@@ -1,0 +1,64 @@
+/**
+ * What the routes that answer a Connect unary JSON request themselves (api/records-json.ts,
+ * api/plan-json.ts) share: which requests they may take, and reading the body under Connect's limit.
+ * Their errors are answered by api/early-answer.ts.
+ */
+import type http from 'node:http';
+import { Code, ConnectError } from '@connectrpc/connect';
+import type { Logger } from 'pino';
+import { answerError } from './early-answer.js';
+import { toConnectError } from './errors.js';
+
+/**
+ * A request such a route fully understands: POST to `path`, Content-Type application/json (utf-8),
+ * no request compression, no Connect timeout header, no Origin (browsers get Connect's CORS
+ * handling). Every other request goes to Connect.
+ */
+export function isUnaryJson(req: http.IncomingMessage, path: string): boolean {
+  if (req.method !== 'POST' || req.url !== path) return false;
+  const type = (req.headers['content-type'] ?? '').toLowerCase().replace(/\s+/g, '');
+  if (type !== 'application/json' && type !== 'application/json;charset=utf-8') return false;
+  const encoding = req.headers['content-encoding'];
+  if (encoding !== undefined && encoding !== 'identity') return false;
+  return req.headers['connect-timeout-ms'] === undefined && req.headers.origin === undefined;
+}
+
+/** The body, refused past `maxBytes` as Connect refuses it (readMaxBytes). */
+export function readBody(req: http.IncomingMessage, maxBytes: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > maxBytes) {
+        reject(new ConnectError(`message size is larger than configured readMaxBytes ${maxBytes}`, Code.ResourceExhausted));
+        req.destroy();
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+/** A JSON answer (uncompressed: identity is always allowed). */
+export function replyJson(res: http.ServerResponse, body: string): void {
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+/**
+ * Runs a route's answer, `work`, for one request: an error it throws is mapped as Connect maps it
+ * (api/errors.ts), logged as Connect's interceptors log it, and answered as Connect answers it
+ * (api/early-answer.ts); once the answer has started, the request is cut instead.
+ */
+export function answerWith(req: http.IncomingMessage, res: http.ServerResponse, log: Logger, rpc: string, work: () => Promise<void>): void {
+  work().catch((e: unknown) => {
+    const ce = toConnectError(e);
+    if (ce.code === Code.Internal) log.error({ err: e, rpc }, 'rpc failed');
+    else log.debug({ rpc, code: Code[ce.code], reason: ce.rawMessage }, 'rpc rejected');
+    if (!res.headersSent) answerError(req, res, ce);
+    else res.destroy();
+  });
+}

@@ -1,0 +1,157 @@
+/**
+ * Plan over Connect JSON has its own route (api/plan-json.ts: read and answered in slices). It must
+ * answer exactly what Connect answers: the same plan, the same errors naming the same fields. Each
+ * request is sent twice, once to the route and once to Connect (a `connect-timeout-ms` header makes
+ * the route leave the request to Connect), and through gRPC.
+ */
+import { create, toJson } from '@bufbuild/protobuf';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EndpointSchema, PlanResponseSchema, Policy, type Endpoint } from '../../src/gen/dnsplane/v1/zone_pb.js';
+import { readPlanRequest, writeJson } from '../../src/api/plan-json.js';
+import { Slicer } from '../../src/core/slices.js';
+import { PlanRequestSchema } from '../../src/gen/dnsplane/v1/zone_pb.js';
+import { fromJsonString, toJsonString } from '@bufbuild/protobuf';
+import { startHarness, type Harness } from '../helpers/server.js';
+import { ep } from '../helpers/expect.js';
+import { captureLogger } from '../webhook/helpers.js';
+
+const ZONE = 'example.com';
+let h: Harness;
+let alice: string;
+const { log, lines } = captureLogger('debug');
+/** The plans the route (not Connect) answered. */
+const answeredByRoute = () => lines.filter((l) => l['msg'] === 'plan answered in slices').map((l) => l['plan']);
+
+type Answer = { status: number; body: Record<string, unknown> };
+
+async function post(token: string, body: string, viaConnect: boolean): Promise<Answer> {
+  const res = await fetch(`${h.server.url}/dnsplane.v1.ZoneService/Plan`, {
+    method: 'POST',
+    body,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, ...(viaConnect ? { 'connect-timeout-ms': '120000' } : {}) },
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+/** The plan without what differs between two plans of the same content (id, times). */
+function content(a: Answer): unknown {
+  const plan = { ...(a.body['plan'] as Record<string, unknown>) };
+  delete plan['id'];
+  delete plan['createdAt'];
+  delete plan['expiresAt'];
+  return plan;
+}
+
+const json = (e: Endpoint) => toJson(EndpointSchema, e);
+
+beforeAll(async () => {
+  h = await startHarness({ zones: { [ZONE]: [{ subDomain: 'manual', fieldType: 'A', target: '198.51.100.1' }] }, logger: log });
+  alice = await h.tenant('alice', [ZONE]);
+  const bob = await h.tenant('bob', [ZONE]);
+  // alice owns 80 sets, bob one: alice's plan below updates, deletes, creates, and meets bob.
+  const mine = Array.from({ length: 80 }, (_, i) => ep(`a${i}.${ZONE}`, 'A', [`192.0.2.${i + 1}`]));
+  await h.zoneClient(alice).apply({ source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: mine } } } } });
+  await h.zoneClient(bob).apply({ source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`bob.${ZONE}`, 'A', ['203.0.113.9'])] } } } } });
+});
+
+afterAll(async () => {
+  await h?.close();
+});
+
+/** 200 endpoints: 60 of alice's sets with new targets, 20 as they are, 117 new ones of several types, bob's name, a TTL under OVH's minimum. */
+function desired(): unknown[] {
+  const out: unknown[] = [];
+  for (let i = 0; i < 80; i++) out.push(json(ep(`a${i}.${ZONE}`, 'A', [i < 60 ? `192.0.2.${i + 101}` : `192.0.2.${i + 1}`])));
+  for (let i = 0; i < 117; i++) {
+    const kind = i % 3;
+    if (kind === 0) out.push({ dnsName: `n${i}.${ZONE}`, recordType: 'TXT', targets: [`v=${i} "quoted" text`], ttl: 120, labels: { resource: `ingress/default/n${i}` } });
+    else if (kind === 1) out.push({ dnsName: `n${i}.${ZONE}`, recordType: 'MX', targets: [`10 mx${i}.${ZONE}`], ttl: 30 });
+    else out.push({ dnsName: `n${i}.${ZONE}`, recordType: 'AAAA', targets: ['2001:db8::1', `2001:db8::${i.toString(16)}`] });
+  }
+  out.push({ dnsName: `bob.${ZONE}`, recordType: 'A', targets: ['203.0.113.10'] });
+  out.push({ dnsName: `cname.${ZONE}`, recordType: 'CNAME', targets: [`n2.${ZONE}`], ttl: 300, setIdentifier: '' });
+  out.push({ dnsName: `a0.${ZONE}`.toUpperCase(), recordType: 'TXT', targets: ['case'] });
+  return out;
+}
+
+describe('the Plan route answers what Connect answers', () => {
+  it('a 200-endpoint SYNC plan: the same changes, operations, conflicts, warnings, digest, through the route, Connect and gRPC', async () => {
+    const body = JSON.stringify({ desired: { zones: [ZONE], endpoints: desired() }, policy: 'POLICY_SYNC' });
+    const route = await post(alice, body, false);
+    const connect = await post(alice, body, true);
+    expect(route.status).toBe(200);
+    expect(connect.status).toBe(200);
+    const zones = (route.body['plan'] as { zones: Array<{ changes: unknown[]; conflicts?: unknown[]; operations: unknown[] }> }).zones;
+    expect(zones[0]!.changes.length).toBeGreaterThan(100);
+    expect(zones[0]!.conflicts).toHaveLength(1);
+    expect(content(route)).toEqual(content(connect));
+    // The first was answered by the route, the second by Connect.
+    expect(answeredByRoute()).toContain((route.body['plan'] as { id: string }).id);
+    expect(answeredByRoute()).not.toContain((connect.body['plan'] as { id: string }).id);
+    const grpc = await h.zoneClient(alice, 'grpc').plan(fromJsonString(PlanRequestSchema, body));
+    expect(content({ status: 200, body: toJson(PlanResponseSchema, grpc) as Record<string, unknown> })).toEqual(content(route));
+  });
+
+  it('a change set of 100 creates, 70 updates, 70 deletes', async () => {
+    const e = (n: string, t: string) => ({ dnsName: `${n}.${ZONE}`, recordType: 'A', targets: [t] });
+    const changes = {
+      create: Array.from({ length: 100 }, (_, i) => e(`c${i}`, '192.0.2.50')),
+      updateOld: Array.from({ length: 70 }, (_, i) => e(`a${i}`, `192.0.2.${i + 1}`)),
+      updateNew: Array.from({ length: 70 }, (_, i) => e(`a${i}`, '192.0.2.250')),
+      delete: Array.from({ length: 70 }, (_, i) => e(`a${i + 10}`, `192.0.2.${i + 11}`)).slice(60),
+    };
+    const body = JSON.stringify({ changes, policy: 'POLICY_UPSERT_ONLY' });
+    const route = await post(alice, body, false);
+    const connect = await post(alice, body, true);
+    expect(route.status).toBe(200);
+    expect(content(route)).toEqual(content(connect));
+  });
+
+  const bad: Array<[string, (eps: Record<string, unknown>[]) => unknown]> = [
+    ['an unknown key in the 67th endpoint', (eps) => ((eps[66]!['tll'] = 60), { desired: { zones: [ZONE], endpoints: eps } })],
+    ['a TTL that is not a number', (eps) => ((eps[70]!['ttl'] = 'soon'), { desired: { zones: [ZONE], endpoints: eps } })],
+    ['a NUL in a label', (eps) => ((eps[99]!['labels'] = { note: 'a\u0000b' }), { desired: { zones: [ZONE], endpoints: eps } })],
+    ['a name outside the zones', (eps) => ((eps[80]!['dnsName'] = 'x.elsewhere.org'), { desired: { zones: [ZONE], endpoints: eps } })],
+    ['an unknown policy', (eps) => ({ desired: { zones: [ZONE], endpoints: eps }, policy: 'upsert-only' })],
+    ['endpoints that are not a list', () => ({ desired: { zones: [ZONE], endpoints: { a: 1 } } })],
+    ['an endpoint that is a string', (eps) => ({ desired: { zones: [ZONE], endpoints: [...eps, 'x'] } })],
+    ['both inputs', (eps) => ({ desired: { zones: [ZONE], endpoints: eps }, changes: {} })],
+    ['5,001 endpoints', () => ({ desired: { zones: [ZONE], endpoints: Array.from({ length: 5001 }, (_, i) => ({ dnsName: `m${i}.${ZONE}`, recordType: 'A', targets: ['192.0.2.1'] })) } })],
+  ];
+  it.each(bad)('%s: the same error, naming the same field', async (_what, make) => {
+    const eps = Array.from({ length: 100 }, (_, i) => ({ dnsName: `b${i}.${ZONE}`, recordType: 'A', targets: ['192.0.2.7'] }));
+    const body = JSON.stringify(make(eps));
+    const route = await post(alice, body, false);
+    const connect = await post(alice, body, true);
+    expect(route.status).toBe(400);
+    expect(route).toEqual(connect);
+  });
+
+  it('a body that is not JSON, and a wrong token: the same answers', async () => {
+    expect(await post(alice, '{"desired":', false)).toEqual(await post(alice, '{"desired":', true));
+    const body = JSON.stringify({ desired: { zones: [ZONE], endpoints: [] } });
+    const route = await post('dnsp_wrong', body, false);
+    expect(route.status).toBe(401);
+    expect(route).toEqual(await post('dnsp_wrong', body, true));
+  });
+});
+
+describe('read and written in slices', () => {
+  it("reads 5,000 endpoints as protobuf-es does, yielding between slices", async () => {
+    const body = JSON.stringify({ desired: { zones: [ZONE], endpoints: Array.from({ length: 5000 }, (_, i) => ({ dnsName: `m${i}.${ZONE}`, recordType: 'A', targets: ['192.0.2.1'], ttl: i, labels: { k: `v${i}` } })) }, policy: 'POLICY_SYNC', force: true });
+    const slicer = new Slicer(0);
+    const read = await readPlanRequest(body, slicer);
+    expect(toJsonString(PlanRequestSchema, read)).toBe(toJsonString(PlanRequestSchema, fromJsonString(PlanRequestSchema, body)));
+    expect(slicer.yields).toBeGreaterThan(100);
+  });
+
+  it('writes a plan of 3,000 changes as protobuf-es does, yielding between slices', async () => {
+    const changes = Array.from({ length: 3000 }, (_, i) => ({ action: 2, before: ep(`u${i}.${ZONE}`, 'A', ['192.0.2.1']), after: ep(`u${i}.${ZONE}`, 'A', ['192.0.2.2']), operations: [{ method: 'PUT', path: `/domain/zone/${ZONE}/record/${i}`, body: '{"target":"192.0.2.2","ttl":300}' }] }));
+    const response = create(PlanResponseSchema, { plan: { id: 'pl_1', tenant: 'alice', digest: 'd', policy: Policy.SYNC, createdAt: { seconds: 1n, nanos: 5 }, zones: [{ zone: ZONE, baseGeneration: 12345678901234n, changes, operations: changes.map((c) => c.operations[0]!), threshold: { owned: 3, deletes: 1 } }, { zone: 'empty.example' }] } });
+    const slicer = new Slicer(0);
+    const written = await writeJson(PlanResponseSchema, response, slicer);
+    expect(JSON.parse(written)).toEqual(toJson(PlanResponseSchema, response));
+    expect(written).toBe(toJsonString(PlanResponseSchema, response));
+    expect(slicer.yields).toBeGreaterThan(100);
+  });
+});
