@@ -20,7 +20,7 @@
  * Connect) goes through Connect, with the same results: test/e2e/plan-json.test.ts compares both.
  */
 import type http from 'node:http';
-import { create, fromJson, fromJsonString, toJson, type DescField, type DescMessage, type JsonValue, type Message } from '@bufbuild/protobuf';
+import { create, fromJson, fromJsonString, toJson, toJsonString, type DescField, type DescMessage, type JsonValue, type Message } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { Logger } from 'pino';
 import type { CoreContext } from '../core/context.js';
@@ -128,17 +128,23 @@ export async function writeJson(schema: DescMessage, msg: Message, slicer: Slice
   const shallow = depth < SHALLOW;
   const lists = schema.fields.filter((f) => f.fieldKind === 'list' && f.listKind === 'message' && (m[f.localName] as unknown[]).length >= (shallow ? 1 : LIFT_AT));
   const nested = shallow ? schema.fields.filter((f) => f.fieldKind === 'message' && !f.oneof && m[f.localName] !== undefined) : [];
-  if (lists.length === 0 && nested.length === 0) return JSON.stringify(toJson(schema, msg));
+  if (lists.length === 0 && nested.length === 0) return toJsonString(schema, msg);
   const rest = create(schema, { ...m, ...Object.fromEntries(lists.map((f) => [f.localName, []])), ...Object.fromEntries(nested.map((f) => [f.localName, undefined])) } as never);
   const base = toJson(schema, rest) as Json;
   const parts: string[] = [];
   for (const f of schema.fields) {
     const key = JSON.stringify(f.jsonName);
     if (lists.includes(f) && f.fieldKind === 'list' && f.listKind === 'message') {
+      const list = m[f.localName] as Message[];
       const items: string[] = [];
-      for (const item of m[f.localName] as Message[]) {
-        await slicer.check();
-        items.push(await writeJson(f.message, item, slicer, depth + 1));
+      if (depth + 1 < SHALLOW) {
+        for (const item of list) items.push(await writeJson(f.message, item, slicer, depth + 1));
+      } else {
+        // Leaves (a change with its operations): one call each, a slice check every 32.
+        for (let i = 0; i < list.length; i++) {
+          if (i % 32 === 0) await slicer.check();
+          items.push(toJsonString(f.message, list[i]!));
+        }
       }
       parts.push(`${key}:[${items.join(',')}]`);
     } else if (nested.includes(f) && f.fieldKind === 'message') {
