@@ -80,18 +80,21 @@ function toPlan(r: Row): Plan {
   };
 }
 
-/** Stores a new pending plan. AlreadyExistsError on a duplicate id, NotFoundError on an unknown tenant. */
-export async function insertPlan(q: Queryable, p: NewPlan): Promise<Plan> {
+/**
+ * Stores a new pending plan. AlreadyExistsError on a duplicate id, NotFoundError on an unknown tenant.
+ * Returns nothing: the caller has the plan, and reading its jsonb back (megabytes for a large plan)
+ * would cost more than the insert.
+ */
+export async function insertPlan(q: Queryable, p: NewPlan): Promise<void> {
   assertIdString('tenant id', p.tenantId);
   assertIdString('requested-by tenant id', p.requestedBy);
   for (const [zone, generation] of Object.entries(p.baseGenerations)) {
     assertIdString(`baseGenerations[${zone}]`, generation);
   }
   try {
-    const { rows } = await q.query<Row>(
+    await q.query(
       `INSERT INTO plans (id, tenant_id, requested_by, policy, request, body, digest, base_generations, expires_at)
-       VALUES ($1, $2::bigint, $3::bigint, $4, $5::jsonb, $6::jsonb, $7, $8::jsonb, $9)
-       RETURNING ${COLUMNS}`,
+       VALUES ($1, $2::bigint, $3::bigint, $4, $5::jsonb, $6::jsonb, $7, $8::jsonb, $9)`,
       [
         p.id,
         p.tenantId,
@@ -104,7 +107,6 @@ export async function insertPlan(q: Queryable, p: NewPlan): Promise<Plan> {
         p.expiresAt,
       ],
     );
-    return toPlan(rows[0] as Row);
   } catch (err) {
     if (pgCode(err) === PG_UNIQUE_VIOLATION) throw new AlreadyExistsError('plan', p.id);
     if (pgCode(err) === PG_FOREIGN_KEY_VIOLATION) {
