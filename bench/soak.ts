@@ -280,7 +280,8 @@ async function main(): Promise<number> {
     check(diff.length === 0, `published = fold of ${accepted.get(zone)!.length} accepted applies (${expected.size} record sets)${diff.length ? `; differ: ${diff.slice(0, 5).join('; ')}` : ''}`);
     const draft = sim.draftRecords(zone);
     const keys = draft.map((r) => `${r.subDomain} ${r.fieldType} ${r.target}`);
-    check(new Set(keys).size === keys.length, `no duplicate record (${draft.length} records)`);
+    const dups = keys.filter((k, i) => keys.indexOf(k) !== i);
+    check(dups.length === 0, `no duplicate record (${draft.length} records)${dups.length ? `: ${dups.join('; ')}` : ''}`);
     const content = (rs: typeof draft) => rs.map((r) => `${r.subDomain} ${r.fieldType} ${r.target} ${r.ttl}`).sort().join('\n');
     check(content(draft) === content(sim.publishedRecords(zone)), 'the draft holds what is published');
     const cache = (await store.listRecords(pool, zone)).map((r) => `${r.id} ${r.subDomain} ${r.fieldType} ${r.target} ${r.ttl}`).sort();

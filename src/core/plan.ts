@@ -17,7 +17,7 @@ import { NotFoundError, PermissionDeniedError } from './errors.js';
 import { checkNameAllowed, isAdmin, mayUseZone, type Tenant } from './tenants.js';
 import { ensureSynced, managedZoneNames, toOvhRecord } from './zones.js';
 import { buildPlanOperations, checkSharedLabel, ownerViewOf } from './ownership.js';
-import { Slicer } from './slices.js';
+import { Slicer, stringifySliced } from './slices.js';
 import { zoneThreshold, type ChangeThreshold } from './guard.js';
 
 /** An endpoint as callers send it, before normalization. */
@@ -263,8 +263,8 @@ async function computeAndStore(ctx: CoreContext, tenant: Tenant, input: PlanInpu
     tenantId: tenant.id,
     requestedBy: requestedBy.id,
     policy: p.policy,
-    request: input,
-    body: toJson(zones),
+    request: new store.JsonText(await stringifySliced(input, slicer)),
+    body: new store.JsonText(await stringifySliced(toJson(zones), slicer, 3)),
     digest: p.digest,
     baseGenerations: Object.fromEntries(zones.map((z) => [z.zone, z.baseGeneration.toString()])),
     expiresAt: p.expiresAt,

@@ -44,3 +44,29 @@ export class Slicer {
     return out;
   }
 }
+
+/**
+ * JSON.stringify(value), written in slices: long arrays (at least 64 items) item by item, and the
+ * members of objects in the top `depth` levels one by one, so that a plan of megabytes is written
+ * without one long block. Same text as JSON.stringify for plain data (objects, arrays, strings,
+ * numbers, booleans, null; undefined members left out, undefined items written null).
+ */
+export async function stringifySliced(value: unknown, slicer: Slicer, depth = 2): Promise<string> {
+  if (Array.isArray(value)) {
+    if (value.length < 64 && depth <= 0) return JSON.stringify(value);
+    const items: string[] = [];
+    for (let i = 0; i < value.length; i++) {
+      if (i % 64 === 0) await slicer.check();
+      const item: unknown = value[i];
+      items.push(item === undefined || typeof item === 'function' ? 'null' : await stringifySliced(item, slicer, depth - 1));
+    }
+    return `[${items.join(',')}]`;
+  }
+  if (depth <= 0 || value === null || typeof value !== 'object' || typeof (value as { toJSON?: unknown }).toJSON === 'function') return JSON.stringify(value);
+  const parts: string[] = [];
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    if (v === undefined || typeof v === 'function') continue;
+    parts.push(`${JSON.stringify(k)}:${await stringifySliced(v, slicer, depth - 1)}`);
+  }
+  return `{${parts.join(',')}}`;
+}

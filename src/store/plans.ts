@@ -32,12 +32,17 @@ export interface Plan {
   appliedAt: Date | null;
 }
 
+/** A JSON value already written as text (by the caller, in slices): stored as it is. */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
+
 export interface NewPlan {
   id: string;
   tenantId: string;
   requestedBy: string;
   policy: Policy;
-  /** Any JSON-serializable value (stored as jsonb). */
+  /** Any JSON-serializable value (stored as jsonb), or its JSON text already written (JsonText). */
   request: unknown;
   body: unknown;
   digest: string;
@@ -100,8 +105,8 @@ export async function insertPlan(q: Queryable, p: NewPlan): Promise<void> {
         p.tenantId,
         p.requestedBy,
         p.policy,
-        jsonParam(p.request, 'plan request'),
-        jsonParam(p.body, 'plan body'),
+        p.request instanceof JsonText ? p.request.text : jsonParam(p.request, 'plan request'),
+        p.body instanceof JsonText ? p.body.text : jsonParam(p.body, 'plan body'),
         p.digest,
         JSON.stringify(p.baseGenerations),
         p.expiresAt,
