@@ -53,6 +53,8 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** DNSPLANE_APPLY_BATCH: operations per apply batch; 0: no batches. */
   applyBatch: number;
+  /** DNSPLANE_APPLY_COALESCE: how long a coalesced batch of one zone's applies keeps taking waiting applies (core/apply.ts); 0: never coalesce. */
+  applyCoalesceMs: number;
   logLevel: string;
   /** DNSPLANE_DRY_RUN: applies compute and report the OVH calls they would make and send none. */
   dryRun: boolean;
@@ -91,6 +93,11 @@ export const SETTINGS: Array<{ name: string; default: string; help: string }> = 
   },
   { name: 'DNSPLANE_LOCK_TIMEOUT', default: '30s', help: 'how long an apply waits for its zone lock before Aborted' },
   { name: 'DNSPLANE_APPLY_BATCH', default: '100', help: 'an apply of more OVH operations than this goes in batches, each applied and published on its own, the zone lock released between them; 0: never' },
+  {
+    name: 'DNSPLANE_APPLY_COALESCE',
+    default: '2s',
+    help: "applies of one zone waiting for its lock in this process are taken as one batch published by one refresh (each keeps its own plan, journal row and result), at most DNSPLANE_APPLY_BATCH operations, taking no more applies once it has run this long; 0 or off: one refresh per apply",
+  },
   { name: 'DNSPLANE_SHUTDOWN_TIMEOUT', default: '30s', help: 'on SIGTERM: the process exits within this; applies under way stop sending in time to roll back, and answer Unavailable' },
   { name: 'DNSPLANE_PLAN_TTL', default: '15m', help: 'how long a stored plan can be applied' },
   { name: 'DNSPLANE_PLAN_CONCURRENCY', default: '2', help: 'Plans (Plan, PlanAs) one tenant may have computing at once; one more is refused with RESOURCE_EXHAUSTED' },
@@ -253,6 +260,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     planConcurrency: positiveNumber(get('DNSPLANE_PLAN_CONCURRENCY') ?? '2', 'DNSPLANE_PLAN_CONCURRENCY', true),
     driftIntervalMs: /^(0|off)$/i.test(get('DNSPLANE_DRIFT_INTERVAL') ?? '') ? 0 : parseDuration(get('DNSPLANE_DRIFT_INTERVAL') ?? '5m', 'DNSPLANE_DRIFT_INTERVAL'),
     applyBatch: nonNegativeInteger(get('DNSPLANE_APPLY_BATCH') ?? '100', 'DNSPLANE_APPLY_BATCH'),
+    applyCoalesceMs: /^(0|off)$/i.test(get('DNSPLANE_APPLY_COALESCE') ?? '') ? 0 : parseDuration(get('DNSPLANE_APPLY_COALESCE') ?? '2s', 'DNSPLANE_APPLY_COALESCE'),
     shutdownTimeoutMs: parseDuration(get('DNSPLANE_SHUTDOWN_TIMEOUT') ?? '30s', 'DNSPLANE_SHUTDOWN_TIMEOUT'),
     logLevel,
     dryRun: parseBoolean(get('DNSPLANE_DRY_RUN') ?? 'false', 'DNSPLANE_DRY_RUN'),

@@ -167,6 +167,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         dryRun: config.dryRun,
         maxChangePercent: config.maxChangePercent,
         applyBatch: config.applyBatch,
+        applyCoalesceMs: config.applyCoalesceMs,
       },
       metrics,
       reads: new ReadCache(database.pool),

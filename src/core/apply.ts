@@ -36,7 +36,7 @@ import { computeZonePlan, getPlan, planDigest, routeInput, type PlanInput, type 
 import type { Tenant } from './tenants.js';
 import { recordOwnership } from './ownership.js';
 import { readRecords } from './read-records.js';
-import { ensureSynced, toRow, tryZoneLockFenced, withZoneLockQueued } from './zones.js';
+import { ensureSynced, toRow, tryZoneLockFenced, withZoneLockQueued, type ZoneQueueView } from './zones.js';
 
 /** One OVH call as it was made. */
 export interface CallRecord {
@@ -242,6 +242,44 @@ async function applyZoneMeasured(
   }
 }
 
+/** What one apply (one batch of a request) answers under the lock: its result, and whether its request plans more. */
+interface Step {
+  result: ZoneApplyResult;
+  more: boolean;
+}
+
+type Outcome = { step: Step } | { error: unknown };
+
+/**
+ * One apply of a zone waiting for (or holding) the zone lock in this process: what it asked for, and
+ * where its answer goes when the lock's holder takes it into its batch (coalescing).
+ */
+interface Member {
+  tenant: Tenant;
+  routed: RoutedInput;
+  stored: ZonePlan | undefined;
+  batch: { max: number; index: number };
+  /** It got the lock, or a holder took it (metrics: the wait ends). */
+  locked: () => void;
+  /** Its answer when a holder took it over, given once the holder's transaction has ended. */
+  answer: Promise<Outcome>;
+  answered: (o: Outcome) => void;
+}
+
+/**
+ * Thrown inside the lock to end its transaction without COMMIT when a batch stops before it could be
+ * recorded (the lock lost, an undo that failed, the database gone): `outcomes` holds what each apply
+ * of the batch answers; those it does not name answer `cause`.
+ */
+class BatchStopped extends Error {
+  constructor(
+    readonly outcomes: Map<Member, Outcome>,
+    override readonly cause: unknown,
+  ) {
+    super(messageOf(cause));
+  }
+}
+
 async function applyZoneLocked(
   ctx: CoreContext,
   tenant: Tenant,
@@ -250,17 +288,32 @@ async function applyZoneLocked(
   stored: ZonePlan | undefined,
   locked: () => void,
   batch: { max: number; index: number },
-): Promise<{ result: ZoneApplyResult; more: boolean }> {
-  return withZoneLockQueued(ctx, zone, async (tx, fence) => {
-    locked();
-    await recoverInFlight(ctx, tx, zone, fence);
-    const full = await computeZonePlan(ctx, tx, tenant, zone, routed);
-    const plan = batch.index === 1 ? full : { ...full, conflicts: [] }; // conflicts are reported once
-    const first = firstBatch(zone, plan, batch.max);
-    const more = first.operations.length < plan.operations.length;
-    const result = await applyPlanLocked(ctx, tx, tenant, zone, routed, stored, plan, first, fence, batch.index);
-    return { result, more };
-  });
+): Promise<Step> {
+  let answered!: (o: Outcome) => void;
+  const answer = new Promise<Outcome>((resolve) => (answered = resolve));
+  const me: Member = { tenant, routed, stored, batch, locked, answer, answered };
+  const coalesce = (ctx.settings.applyCoalesceMs ?? 0) > 0 && !ctx.settings.dryRun;
+  // The applies this one's batch took over: answered here, once the transaction has ended.
+  const taken: Member[] = [];
+  let outcomes: Map<Member, Outcome>;
+  try {
+    outcomes = await withZoneLockQueued<Map<Member, Outcome>, Member>(
+      ctx,
+      zone,
+      (tx, fence, queue) => applyBatch(ctx, zone, tx, fence, me, coalesce ? { queue, taken } : undefined),
+      coalesce ? { payload: me, taken: async () => new Map([[me, await answer]]) } : undefined,
+    );
+  } catch (e) {
+    const stopped = e instanceof BatchStopped ? e : undefined;
+    for (const m of taken) m.answered(stopped?.outcomes.get(m) ?? { error: stopped ? stopped.cause : e });
+    const mine = stopped?.outcomes.get(me);
+    if (mine && 'step' in mine) return mine.step;
+    throw mine ? mine.error : stopped ? stopped.cause : e;
+  }
+  for (const m of taken) m.answered(outcomes.get(m) ?? { error: new Error('internal: a coalesced apply got no answer') });
+  const mine = outcomes.get(me)!;
+  if ('error' in mine) throw mine.error;
+  return mine.step;
 }
 
 /**
@@ -295,43 +348,6 @@ export function firstBatch(zone: string, plan: ZonePlan, max: number): ZonePlan 
   return { ...plan, changes, operations: plan.operations.filter((op) => chosen.has(keyOf(op))) };
 }
 
-/** The part of applyZoneLocked that decides on one (batch of a) plan, under the lock. */
-async function applyPlanLocked(
-  ctx: CoreContext,
-  tx: pg.PoolClient,
-  tenant: Tenant,
-  zone: string,
-  routed: RoutedInput,
-  stored: ZonePlan | undefined,
-  fullPlan: ZonePlan,
-  batchPlan: ZonePlan,
-  fence: ZoneFence,
-  batchIndex: number,
-): Promise<ZoneApplyResult> {
-  {
-    const plan = fullPlan;
-    const base = { zone, generation: plan.baseGeneration, calls: [], changes: plan.changes, conflicts: plan.conflicts };
-    if (stored) {
-      if (plan.baseGeneration !== stored.baseGeneration) {
-        return { ...base, status: 'stale', error: new StalePlanError(`zone ${zone} changed since the plan was made (generation ${stored.baseGeneration} -> ${plan.baseGeneration}); nothing was sent, make a new plan`) };
-      }
-      if (planDigest([plan]) !== planDigest([stored])) {
-        return { ...base, status: 'stale', error: new StalePlanError(`ownership in zone ${zone} changed since the plan was made; nothing was sent, make a new plan`) };
-      }
-    }
-    if (routed.kind === 'desired' && routed.allOrNothing && plan.conflicts.length > 0) {
-      const what = plan.conflicts.map((c) => `${c.endpoint.dnsName} ${c.endpoint.recordType}`).join(', ');
-      return { ...base, status: 'refused', error: new PermissionDeniedError('endpoints', `${plan.conflicts.length} record set(s) in zone ${zone} conflict (${what}); the request is all or nothing, so nothing was sent`) };
-    }
-    // The change threshold, judged on the plan recomputed under the lock (core/guard.ts).
-    const overThreshold = thresholdRefusal(ctx, tenant, zone, plan.threshold);
-    if (overThreshold) return { ...base, status: 'refused', error: overThreshold };
-    if (plan.operations.length === 0) return { ...base, status: 'no_changes' };
-    if (ctx.settings.dryRun) return dryRunApply(ctx, tenant, plan);
-    return execute(ctx, tx, tenant, batchPlan, fence, batchIndex);
-  }
-}
-
 interface Done {
   op: OvhOperation;
   created?: OvhRecord;
@@ -356,26 +372,216 @@ function journalPool(ctx: CoreContext): store.Queryable {
   return ctx.journalPool ?? ctx.pool;
 }
 
-async function execute(ctx: CoreContext, tx: store.Queryable, tenant: Tenant, plan: ZonePlan, fence: ZoneFence, batchIndex = 1): Promise<ZoneApplyResult> {
-  const { zone, operations: ops } = plan;
-  const names = touchedNames(ops);
-  const intent: Intent = { operations: ops.map(describeOperation), ops, names, before: await store.listRecordsForNames(tx, zone, names), ...(batchIndex > 1 || ops.length >= (ctx.settings.applyBatch ?? DEFAULT_APPLY_BATCH) ? { batch: batchIndex } : {}) };
+/** Inside the zone lock's transaction: what the batch's recorded changes are undone to when its refresh fails. */
+const BATCH_SAVEPOINT = 'coalesced_batch';
+/** Around one apply's planning: an error there is that apply's alone. */
+const PLAN_SAVEPOINT = 'coalesced_plan';
+
+/** An apply of the batch planned under the lock: answered without sending (stale, refused, no changes, dry run), or to send. */
+type Prepared =
+  | { kind: 'answer'; step: Step }
+  | { kind: 'send'; plan: ZonePlan; more: boolean; names: TouchedName[] }
+  | { kind: 'error'; error: unknown };
+
+/** An apply of the batch that sent its operations and recorded them in the transaction; published by the batch's refresh. */
+interface Sent {
+  member: Member;
+  /** What it sent (its request's batch). */
+  plan: ZonePlan;
+  more: boolean;
+  journalId: string;
+  calls: CallRecord[];
+  done: Done[];
+  before: store.RecordRow[];
+  generation: bigint;
+}
+
+/** An apply of the batch whose operation failed, rolled back alone; `replay` writes its outcome again after BATCH_SAVEPOINT was rolled back to. */
+interface RolledBackAlone {
+  result: ZoneApplyResult;
+  replay: (tx: store.Queryable) => Promise<bigint>;
+}
+
+interface Batch {
+  /** When the holder began (after recovery): the batch takes no apply once it has run DNSPLANE_APPLY_COALESCE. */
+  started: number;
+  /** The zone's generation when the batch began: what a stored plan's base generation is compared with. */
+  base?: bigint;
+  /** Record ids the cache holds (a lost POST is looked for among the others). */
+  knownIds?: Set<string>;
+  /** When its first operation was sent (shutdown: the time an undo of everything sent would take). */
+  sendingSince?: number;
+  /** Operations sent by the applies that succeeded (the refresh publishes them). */
+  ops: number;
+  /** The names ("sub type") every apply that sent something touched: a later apply touching one waits for the next batch. */
+  names: Set<string>;
+  sent: Sent[];
+  failed: RolledBackAlone[];
+  outcomes: Map<Member, Outcome>;
+  savepoint: boolean;
+}
+
+/**
+ * The holder of a zone's lock applies its own apply, then — coalescing — takes over the applies waiting
+ * behind it in this process's queue, in arrival order, one at a time, while the batch allows
+ * (DNSPLANE_APPLY_BATCH operations in all, DNSPLANE_APPLY_COALESCE of running time, not shutting down);
+ * then one refresh publishes every apply of the batch that succeeded. Each apply keeps its own meaning:
+ * - it is planned under the lock against the cache as the applies before it left it (their records and
+ *   ownership are written into the transaction before it is planned), so ownership and conflicts are
+ *   judged after them; a stored plan is stale unless the zone's generation at the batch's start is its
+ *   base and the plan recomputed now is the stored one (digest);
+ * - an apply that touches a record set (name, type) an earlier apply of the batch sent something for,
+ *   or that would take the batch over DNSPLANE_APPLY_BATCH operations, is not taken: it stays first in
+ *   the queue and begins the next batch. The applies of a batch thus touch disjoint record sets, and
+ *   each one's undo is independent of the others';
+ * - its own journal row (intent before its first call, `done` or `failed` after), its own generation
+ *   (one bump each, in order, all committed at once), its own result;
+ * - an apply whose operation fails is undone alone (undo, re-read of its names, journal failed) and
+ *   the batch goes on; when the refresh fails, every apply that succeeded is rolled back as a lone
+ *   apply would be (newest first), after the transaction is taken back to before the batch.
+ * Without `coalescing` (DNSPLANE_APPLY_COALESCE=0, dry run) the batch is the holder's apply alone.
+ */
+async function applyBatch(
+  ctx: CoreContext,
+  zone: string,
+  tx: pg.PoolClient,
+  fence: ZoneFence,
+  first: Member,
+  coalescing: { queue: ZoneQueueView<Member>; taken: Member[] } | undefined,
+): Promise<Map<Member, Outcome>> {
+  first.locked();
+  await recoverInFlight(ctx, tx, zone, fence);
+  const b: Batch = { started: performance.now(), ops: 0, names: new Set(), sent: [], failed: [], outcomes: new Map(), savepoint: false };
+  try {
+    let m = first;
+    let prepared = await prepareMember(ctx, tx, zone, m, b);
+    for (;;) {
+      if (prepared.kind === 'error') b.outcomes.set(m, { error: prepared.error });
+      else if (prepared.kind === 'answer') b.outcomes.set(m, { step: prepared.step });
+      else await withOvhFlow({ tenant: m.tenant.name, zone }, () => sendMember(ctx, tx, zone, fence, m, prepared as Extract<Prepared, { kind: 'send' }>, b));
+      const next = coalescing ? await takeNext(ctx, tx, zone, fence, coalescing, b, first.batch.max) : undefined;
+      if (!next) break;
+      [m, prepared] = next;
+    }
+    await publish(ctx, tx, zone, fence, b);
+  } catch (e) {
+    if (e instanceof BatchStopped) throw e;
+    throw await stopBatch(ctx, zone, fence, b, e);
+  }
+  return b.outcomes;
+}
+
+/** The next waiting apply, planned, if the batch may take it (it is then taken off the queue). */
+async function takeNext(
+  ctx: CoreContext,
+  tx: pg.PoolClient,
+  zone: string,
+  fence: ZoneFence,
+  c: { queue: ZoneQueueView<Member>; taken: Member[] },
+  b: Batch,
+  max: number,
+): Promise<[Member, Prepared] | undefined> {
+  for (;;) {
+    if (ctx.lifecycle?.stopping || fence.lost) return undefined;
+    if (performance.now() - b.started >= (ctx.settings.applyCoalesceMs ?? 0)) return undefined;
+    if (max > 0 && b.ops >= max) return undefined;
+    const candidate = c.queue.next();
+    if (!candidate) return undefined;
+    const prepared = await prepareMember(ctx, tx, zone, candidate, b);
+    if (prepared.kind === 'send') {
+      const overlaps = prepared.names.some((n) => b.names.has(nameKey(n)));
+      if (overlaps || (max > 0 && b.ops + prepared.plan.operations.length > max)) return undefined; // it begins the next batch
+    }
+    if (!c.queue.take(candidate)) continue; // it left the queue (its lock timeout) while it was planned
+    candidate.locked();
+    c.taken.push(candidate);
+    return [candidate, prepared];
+  }
+}
+
+/**
+ * Plans one apply under the lock (against the transaction: what the batch's earlier applies did
+ * included) and decides what needs no call: a stale stored plan, an all-or-nothing request with
+ * conflicts, the change threshold, nothing to change, dry run.
+ */
+async function prepareMember(ctx: CoreContext, tx: pg.PoolClient, zone: string, m: Member, b: Batch): Promise<Prepared> {
+  let full: ZonePlan;
+  try {
+    await store.savepoint(tx, PLAN_SAVEPOINT);
+    full = await computeZonePlan(ctx, tx, m.tenant, zone, m.routed);
+    await store.releaseSavepoint(tx, PLAN_SAVEPOINT);
+  } catch (e) {
+    // This apply's error alone, unless the transaction itself is gone (then the batch stops).
+    await store.rollbackToSavepoint(tx, PLAN_SAVEPOINT).then(
+      () => store.releaseSavepoint(tx, PLAN_SAVEPOINT),
+      () => {
+        throw e;
+      },
+    );
+    return { kind: 'error', error: e };
+  }
+  const batchBase = (b.base ??= full.baseGeneration);
+  const plan = m.batch.index === 1 ? full : { ...full, conflicts: [] }; // conflicts are reported once
+  const piece = firstBatch(zone, plan, m.batch.max);
+  const more = piece.operations.length < plan.operations.length;
+  const tenant = m.tenant;
+  const routed = m.routed;
+  const stored = m.stored;
+  const answer = (result: ZoneApplyResult): Prepared => ({ kind: 'answer', step: { result, more } });
+  const base = { zone, generation: plan.baseGeneration, calls: [], changes: plan.changes, conflicts: plan.conflicts };
+  if (stored) {
+    // The generation at the batch's start: the applies before this one in the batch moved it, and
+    // what they changed is judged by the digest (the plan recomputed after them must be the one stored).
+    if (batchBase !== stored.baseGeneration) {
+      return answer({ ...base, status: 'stale', error: new StalePlanError(`zone ${zone} changed since the plan was made (generation ${stored.baseGeneration} -> ${batchBase}); nothing was sent, make a new plan`) });
+    }
+    if (planDigest([{ ...plan, baseGeneration: stored.baseGeneration }]) !== planDigest([stored])) {
+      const why = plan.baseGeneration !== batchBase ? `an apply just before it (coalesced with it) changed what the plan touches in zone ${zone}` : `ownership in zone ${zone} changed since the plan was made`;
+      return answer({ ...base, status: 'stale', error: new StalePlanError(`${why}; nothing was sent, make a new plan`) });
+    }
+  }
+  if (routed.kind === 'desired' && routed.allOrNothing && plan.conflicts.length > 0) {
+    const what = plan.conflicts.map((c) => `${c.endpoint.dnsName} ${c.endpoint.recordType}`).join(', ');
+    return answer({ ...base, status: 'refused', error: new PermissionDeniedError('endpoints', `${plan.conflicts.length} record set(s) in zone ${zone} conflict (${what}); the request is all or nothing, so nothing was sent`) });
+  }
+  // The change threshold, judged on the plan recomputed under the lock (core/guard.ts).
+  const overThreshold = thresholdRefusal(ctx, tenant, zone, plan.threshold);
+  if (overThreshold) return answer({ ...base, status: 'refused', error: overThreshold });
+  if (plan.operations.length === 0) return answer({ ...base, status: 'no_changes' });
+  if (ctx.settings.dryRun) return answer(dryRunApply(ctx, tenant, plan));
+  return { kind: 'send', plan: piece, more, names: touchedNames(piece.operations) };
+}
+
+/**
+ * One apply of the batch: its intent journalled (autocommitted, fenced), its operations sent in order;
+ * then either recorded in the transaction (cache, ownership, generation + 1: what the next apply plans
+ * on) to be published by the batch's refresh, or — an operation failed — rolled back alone.
+ * Throws (the batch stops) when its lock is lost, or when its rollback cannot be finished.
+ */
+async function sendMember(ctx: CoreContext, tx: pg.PoolClient, zone: string, fence: ZoneFence, m: Member, prepared: Extract<Prepared, { kind: 'send' }>, b: Batch): Promise<void> {
+  const { plan, names } = prepared;
+  const ops = plan.operations;
+  if (!b.savepoint) {
+    await store.savepoint(tx, BATCH_SAVEPOINT);
+    b.savepoint = true;
+  }
+  const intent: Intent = { operations: ops.map(describeOperation), ops, names, before: await store.listRecordsForNames(tx, zone, names), ...(m.batch.index > 1 || ops.length >= (ctx.settings.applyBatch ?? DEFAULT_APPLY_BATCH) ? { batch: m.batch.index } : {}) };
   // In flight before the first OVH call, on its own autocommitted connection: it survives a crash of
   // this process and of this transaction, and tells the next holder of the lock what to roll back.
   // Fenced: written only while this apply's session holds the zone lock.
   let journalId: string;
   try {
-    journalId = await store.insertIntent(journalPool(ctx), { zone, tenantId: tenant.id, intent, fence: fence.journalFence() });
+    journalId = await store.insertIntent(journalPool(ctx), { zone, tenantId: m.tenant.id, intent, fence: fence.journalFence() });
   } catch (e) {
     if (!(e instanceof ZoneLockLostError) && !isDatabaseUnavailable(e)) throw e;
     throw new ApplyFailedError(`apply to zone ${zone} could not start: ${messageOf(e)}; nothing was sent: retry`, zone, true, []);
   }
   fence.lease(journalId);
-  const knownIds = new Set((await store.listRecords(tx, zone)).map((r) => r.id));
+  const knownIds = (b.knownIds ??= new Set((await store.listRecords(tx, zone)).map((r) => r.id)));
   const calls: CallRecord[] = [];
   const done: Done[] = [];
   let failure: Failure | undefined;
-  const sendingSince = performance.now();
+  const sendingSince = (b.sendingSince ??= performance.now());
   const stopping = () => ctx.lifecycle?.shouldStop(performance.now() - sendingSince) === true;
 
   for (const [index, op] of ops.entries()) {
@@ -397,58 +603,173 @@ async function execute(ctx: CoreContext, tx: store.Queryable, tenant: Tenant, pl
       break;
     }
   }
-  if (!failure && stopping()) failure = { index: ops.length, error: new ShuttingDownError('dnsplane is shutting down'), notSent: true };
-  if (!failure) {
-    // Recovery must know whether this apply may have published: a dead apply that got this far is
+  for (const n of names) b.names.add(nameKey(n));
+  if (failure) {
+    if (failure.error instanceof ZoneLockLostError || (fence.lost && failure.error === fence.lost)) {
+      try {
+        lockLost(ctx, zone, ops, journalId, calls, done, failure);
+      } catch (e) {
+        throw await stopBatch(ctx, zone, fence, b, e, m);
+      }
+    }
+    let rolled: RolledBackAlone;
+    try {
+      rolled = await rollBack(ctx, tx, m.tenant, plan, fence, { journalId, done, calls, failure, knownIds, before: intent.before });
+    } catch (e) {
+      throw await stopBatch(ctx, zone, fence, b, e, m);
+    }
+    b.failed.push(rolled);
+    b.outcomes.set(m, { step: { result: rolled.result, more: prepared.more } });
+    return;
+  }
+  // Recorded now, in the transaction, so that the next apply of the batch plans on it; undone with
+  // the batch (BATCH_SAVEPOINT) if the refresh fails.
+  await updateCache(tx, zone, done);
+  await updateOwnership(tx, zone, m.tenant, plan.changes);
+  const generation = await store.bumpGeneration(tx, zone);
+  await store.notifyZoneChanged(tx, zone, generation);
+  b.sent.push({ member: m, plan, more: prepared.more, journalId, calls, done, before: intent.before, generation });
+  b.ops += ops.length;
+}
+
+/**
+ * One refresh publishes every apply of the batch that succeeded; their journal rows become done. When
+ * the refresh fails (or is not sent: shutdown), the transaction goes back to before the batch, the
+ * applies rolled back alone are written again, and every apply that had succeeded is rolled back as a
+ * lone apply would be, newest first. The lock lost: every one of them stops, for the next holder.
+ */
+async function publish(ctx: CoreContext, tx: pg.PoolClient, zone: string, fence: ZoneFence, b: Batch): Promise<void> {
+  if (b.sent.length === 0) return;
+  const ids = b.sent.map((s) => s.journalId);
+  const stopping = () => ctx.lifecycle?.shouldStop(performance.now() - (b.sendingSince ?? performance.now())) === true;
+  let error: unknown;
+  let notSent = false;
+  let refreshCall: CallRecord | undefined;
+  if (stopping()) {
+    error = new ShuttingDownError('dnsplane is shutting down');
+    notSent = true;
+  }
+  if (error === undefined) {
+    // Recovery must know whether these applies may have published: a dead apply that got this far is
     // rolled back and the zone published again. Fenced: never written once the lock is gone.
-    const noted = await store.noteJournalProgressFenced(journalPool(ctx), journalId, fence.session, { stage: 'refresh' }).catch((e: unknown) => {
+    const noted = await store.noteJournalProgressFenced(journalPool(ctx), ids, fence.session, { stage: 'refresh' }).catch((e: unknown) => {
       if (isDatabaseUnavailable(e)) return false;
       throw e;
     });
     if (!noted) {
-      fence.lost ??= new ZoneLockLostError(zone, 'the database no longer shows its session holding it');
-      failure = { index: ops.length, error: fence.lost, notSent: true };
+      error = fence.lost ??= new ZoneLockLostError(zone, 'the database no longer shows its session holding it');
+      notSent = true;
     }
   }
-  if (!failure) {
+  if (error === undefined) {
     const passed = fence.writesAllowed;
     try {
       await ctx.ovh.refresh(zone);
-      calls.push({ method: 'POST', path: refreshPath(zone), body: '', status: 204 });
-    } catch (error) {
-      const notSent = isFenceRefusal(error) && fence.writesAllowed === passed;
-      if (!notSent) calls.push({ method: 'POST', path: refreshPath(zone), body: '', status: statusOf(error), error: messageOf(error) });
-      failure = { index: ops.length, error, notSent };
+      refreshCall = { method: 'POST', path: refreshPath(zone), body: '', status: 204 };
+    } catch (e) {
+      notSent = isFenceRefusal(e) && fence.writesAllowed === passed;
+      if (!notSent) refreshCall = { method: 'POST', path: refreshPath(zone), body: '', status: statusOf(e), error: messageOf(e) };
+      error = e;
     }
   }
+  const callsOf = (s: Sent) => (refreshCall ? [...s.calls, refreshCall] : [...s.calls]);
 
-  if (!failure) {
+  if (error === undefined) {
+    const coalesced = b.sent.length > 1 ? { coalesced: { applies: b.sent.length, first: ids[0]! } } : {};
     try {
-      await updateCache(tx, zone, done);
-      await updateOwnership(tx, zone, tenant, plan.changes);
-      const generation = await store.bumpGeneration(tx, zone);
-      await store.notifyZoneChanged(tx, zone, generation);
-      fence.unlease(journalId);
-      await store.finishJournal(tx, journalId, 'done', { calls });
-      ctx.log.info({ zone, tenant: tenant.name, operations: ops.length, generation: String(generation), ...(intent.batch ? { batch: intent.batch } : {}) }, 'applied');
-      return { zone, status: 'applied', generation, calls, changes: plan.changes, conflicts: plan.conflicts, journalId };
+      for (const s of b.sent) {
+        const calls = callsOf(s);
+        fence.unlease(s.journalId);
+        await store.finishJournal(tx, s.journalId, 'done', { calls, ...coalesced });
+        ctx.log.info({ zone, tenant: s.member.tenant.name, operations: s.plan.operations.length, generation: String(s.generation), ...(b.sent.length > 1 ? { coalesced: b.sent.length } : {}), ...(s.member.batch.index > 1 || s.plan.operations.length >= (ctx.settings.applyBatch ?? DEFAULT_APPLY_BATCH) ? { batch: s.member.batch.index } : {}) }, 'applied');
+        b.outcomes.set(s.member, { step: { result: { zone, status: 'applied', generation: s.generation, calls, changes: s.plan.changes, conflicts: s.plan.conflicts, journalId: s.journalId }, more: s.more } });
+      }
     } catch (e) {
       if (!isDatabaseUnavailable(e)) throw e;
-      // Published, but not recorded: the journal row stays in flight at stage "refresh", and the
-      // zone's next lock holder rolls the apply back and publishes again.
+      // Published, but not recorded: the journal rows stay in flight at stage "refresh", and the
+      // zone's next lock holder rolls the applies back and publishes again.
       scheduleRecovery(ctx, zone);
-      throw new ApplyFailedError(
-        `apply to zone ${zone}: the ${ops.length} operation(s) were sent and published, but the database became unavailable before the apply was recorded (${messageOf(e)}); the zone's next lock holder rolls them back and publishes the zone again (journal ${journalId}): retry`,
-        zone,
-        true,
-        calls,
-      );
+      for (const s of b.sent) {
+        b.outcomes.set(s.member, {
+          error: new ApplyFailedError(
+            `apply to zone ${zone}: the ${s.plan.operations.length} operation(s) were sent and published, but the database became unavailable before the apply was recorded (${messageOf(e)}); the zone's next lock holder rolls them back and publishes the zone again (journal ${s.journalId}): retry`,
+            zone,
+            true,
+            callsOf(s),
+          ),
+        });
+      }
+      throw new BatchStopped(b.outcomes, e);
+    }
+    return;
+  }
+
+  if (error instanceof ZoneLockLostError || (fence.lost && error === fence.lost)) {
+    for (const s of b.sent) {
+      try {
+        lockLost(ctx, zone, s.plan.operations, s.journalId, callsOf(s), s.done, { index: s.plan.operations.length, error, notSent });
+      } catch (e) {
+        b.outcomes.set(s.member, { error: e });
+      }
+    }
+    throw new BatchStopped(b.outcomes, error);
+  }
+
+  // Back to before the batch, then each apply's own outcome: the ones rolled back alone as they were
+  // recorded, the others rolled back now, newest first (each undoes only its own record sets).
+  await store.rollbackToSavepoint(tx, BATCH_SAVEPOINT);
+  for (const f of b.failed) f.result.generation = await f.replay(tx);
+  let undoFailed: unknown;
+  for (const s of [...b.sent].reverse()) {
+    try {
+      const rolled = await rollBack(ctx, tx, s.member.tenant, s.plan, fence, {
+        journalId: s.journalId,
+        done: s.done,
+        calls: callsOf(s),
+        failure: { index: s.plan.operations.length, error, notSent },
+        knownIds: b.knownIds!,
+        before: s.before,
+      });
+      b.outcomes.set(s.member, { step: { result: rolled.result, more: s.more } });
+    } catch (e) {
+      b.outcomes.set(s.member, { error: e });
+      undoFailed ??= e;
     }
   }
-  if (failure.error instanceof ZoneLockLostError || (fence.lost && failure.error === fence.lost)) {
-    return lockLost(ctx, zone, ops, journalId, calls, done, failure);
+  if (undoFailed !== undefined) {
+    await releaseLeases(ctx, fence, ids);
+    throw new BatchStopped(b.outcomes, undoFailed);
   }
-  return rollBack(ctx, tx, tenant, plan, fence, { journalId, done, calls, failure, knownIds, before: intent.before });
+}
+
+/**
+ * The batch stops before it could be published (an apply's lock lost, a rollback left unfinished, the
+ * database gone): nothing of it is committed. The applies that had sent their operations answer that
+ * those were not published and that the zone's next lock holder rolls them back (their journal rows
+ * stay in flight, leases released when the lock is still ours); `culprit` answers `cause`.
+ */
+async function stopBatch(ctx: CoreContext, zone: string, fence: ZoneFence, b: Batch, cause: unknown, culprit?: Member): Promise<BatchStopped> {
+  for (const s of b.sent) {
+    if (b.outcomes.has(s.member)) continue;
+    b.outcomes.set(s.member, {
+      error: new ApplyFailedError(
+        `apply to zone ${zone}: its ${s.plan.operations.length} operation(s) were sent, but the batch of applies it was coalesced into stopped before its refresh (${messageOf(cause)}); nothing of it was published, and the zone's next lock holder rolls them back (journal ${s.journalId}): retry`,
+        zone,
+        true,
+        s.calls,
+      ),
+    });
+  }
+  if (culprit) b.outcomes.set(culprit, { error: cause });
+  await releaseLeases(ctx, fence, b.sent.map((s) => s.journalId));
+  return new BatchStopped(b.outcomes, cause);
+}
+
+/** This holder stopped sending for these rows: their leases end now (fenced: only while the lock is ours), the next holder need not wait. */
+async function releaseLeases(ctx: CoreContext, fence: ZoneFence, ids: string[]): Promise<void> {
+  for (const id of ids) fence.unlease(id);
+  if (ids.length === 0 || fence.lost) return;
+  await store.renewJournalLease(journalPool(ctx), ids, fence.session, 0).catch(() => 0);
 }
 
 /** The fence (or the shutdown deadline) refused a write: the error is ours, not OVH's. */
@@ -514,7 +835,7 @@ async function rollBack(
   plan: ZonePlan,
   fence: ZoneFence,
   s: { journalId: string; done: Done[]; calls: CallRecord[]; failure: Failure; knownIds: Set<string>; before: store.RecordRow[] },
-): Promise<ZoneApplyResult> {
+): Promise<RolledBackAlone> {
   const { zone, operations: ops } = plan;
   const { failure, calls, done, knownIds } = s;
   const undoOutcome = new Map<number, CallRecord>();
@@ -590,24 +911,36 @@ async function rollBack(
       calls,
     );
   }
-  const generation = await store.bumpGeneration(tx, zone);
-  await store.notifyZoneChanged(tx, zone, generation);
   const mayHavePublished = !failure.op && !failure.notSent && !(failure.error instanceof OvhError && (failure.error.kind === 'rate_limited' || !failure.error.transient));
+  // What this rollback wrote into the transaction, to write again if a coalesced batch's refresh
+  // fails after it (the transaction then goes back to before the batch).
+  const reread = await store.listRecordsForNames(tx, zone, sentNames);
+  const record = async (q: store.Queryable): Promise<bigint> => {
+    const generation = await store.bumpGeneration(q, zone);
+    await store.notifyZoneChanged(q, zone, generation);
+    if (!mayHavePublished) await store.finishJournal(q, s.journalId, 'failed', { ...detail, reread: sentNames });
+    return generation;
+  };
   fence.unlease(s.journalId);
   if (mayHavePublished) {
     await store.noteJournalProgressFenced(journalPool(ctx), s.journalId, fence.session, { stage: 'refresh', ...detail, reread: sentNames }, { release: true });
-  } else {
-    await store.finishJournal(tx, s.journalId, 'failed', { ...detail, reread: sentNames });
   }
+  const generation = await record(tx);
   ctx.log.warn({ zone, tenant: tenant.name, failed: failedWhat, err: messageOf(failure.error) }, 'apply failed and was rolled back');
   return {
-    zone,
-    status: 'failed',
-    generation,
-    calls,
-    changes: plan.changes,
-    conflicts: plan.conflicts,
-    error: new ApplyFailedError(`${head}; the ${done.length} operation(s) that had succeeded were undone and nothing was published`, zone, transient, calls),
+    result: {
+      zone,
+      status: 'failed',
+      generation,
+      calls,
+      changes: plan.changes,
+      conflicts: plan.conflicts,
+      error: new ApplyFailedError(`${head}; the ${done.length} operation(s) that had succeeded were undone and nothing was published`, zone, transient, calls),
+    },
+    replay: async (q) => {
+      await store.replaceRecordsForNames(q, zone, sentNames, reread);
+      return record(q);
+    },
   };
 }
 

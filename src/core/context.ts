@@ -21,6 +21,12 @@ export interface CoreSettings {
   maxChangePercent?: number;
   /** DNSPLANE_APPLY_BATCH: an apply larger than this many operations goes in batches (core/apply.ts); 0: never. Default 100. */
   applyBatch?: number;
+  /**
+   * DNSPLANE_APPLY_COALESCE (ms): the applies of a zone waiting in this process's queue are taken by the
+   * lock holder into one batch published by one refresh, until the batch has run this long (core/apply.ts);
+   * 0 or absent: never (one refresh per apply).
+   */
+  applyCoalesceMs?: number;
 }
 
 /** What every use case needs. Built once by server.ts. */

@@ -75,40 +75,97 @@ export function toOvhRecord(zone: string, r: store.RecordRow): OvhRecord {
 
 // --- the zone lock, queued in-process first ---
 
-/** Per pool (one database), per zone: the tail of this process's queue for the zone lock. */
-const queues = new WeakMap<pg.Pool, Map<string, Promise<void>>>();
+interface Waiter {
+  /** Its turn came (true), or the holder took it over (false). */
+  wake: (turn: boolean) => void;
+  /** What a holder that coalesces may take it over with (core/apply.ts: a waiting apply). */
+  joinable?: unknown;
+}
+
+/** One zone's queue in this process: whether a caller is in (holding or taking the lock), who waits, in order. */
+interface ZoneQueue {
+  busy: boolean;
+  waiters: Waiter[];
+}
+
+/** Per pool (one database), per zone: this process's queue for the zone lock. */
+const queues = new WeakMap<pg.Pool, Map<string, ZoneQueue>>();
+
+/**
+ * What the caller in the lock sees of the callers waiting behind it in this process (never other
+ * processes'): it may take over the first one when that one came with `join` (withZoneLockQueued),
+ * whose own fn then never runs.
+ */
+export interface ZoneQueueView<J> {
+  /** The first waiter's `join.payload` when it came with one; undefined when nobody waits or it did not. */
+  next(): J | undefined;
+  /** Takes that first waiter over: it leaves the queue (and its lock timeout). False if it left meanwhile. */
+  take(payload: J): boolean;
+}
 
 /**
  * store.withZoneLock, but callers of this process queue here (FIFO, per zone) before they take a
  * connection and wait in Postgres: N concurrent applies to one zone hold one pooled connection, not
  * N, so reads keep getting connections. Time spent in the queue counts towards lock_timeout
  * (DNSPLANE_LOCK_TIMEOUT): past it, LockTimeoutError (Aborted) as if Postgres had timed out.
+ *
+ * `join`: the caller may be taken over while it waits, by a caller in the lock that sees it first in
+ * the queue (`queue.take`): then its fn never runs and it answers what `join.taken()` gives (the
+ * coalesced applies of core/apply.ts).
  */
-export async function withZoneLockQueued<T>(ctx: CoreContext, zone: string, fn: (tx: pg.PoolClient, fence: ZoneFence) => Promise<T>): Promise<T> {
+export async function withZoneLockQueued<T, J = never>(
+  ctx: CoreContext,
+  zone: string,
+  fn: (tx: pg.PoolClient, fence: ZoneFence, queue: ZoneQueueView<J>) => Promise<T>,
+  join?: { payload: J; taken: () => Promise<T> },
+): Promise<T> {
   const timeoutMs = ctx.settings.lockTimeoutMs;
   let byZone = queues.get(ctx.pool);
   if (!byZone) queues.set(ctx.pool, (byZone = new Map()));
-  const previous = byZone.get(zone) ?? Promise.resolve();
-  let leave!: () => void;
-  const mine = new Promise<void>((resolve) => (leave = resolve));
-  const tail = previous.then(() => mine);
-  byZone.set(zone, tail);
+  let q = byZone.get(zone);
+  if (!q) byZone.set(zone, (q = { busy: false, waiters: [] }));
+  const queue = q;
   const started = performance.now();
-  let timer: NodeJS.Timeout | undefined;
+  if (queue.busy) {
+    let timer: NodeJS.Timeout | undefined;
+    const waiter: Waiter = { wake: () => undefined, ...(join ? { joinable: join.payload } : {}) };
+    const turn = await new Promise<boolean | 'timeout'>((resolve) => {
+      waiter.wake = (t) => {
+        clearTimeout(timer);
+        resolve(t);
+      };
+      timer = setTimeout(() => {
+        const at = queue.waiters.indexOf(waiter);
+        if (at >= 0) queue.waiters.splice(at, 1);
+        resolve('timeout');
+      }, timeoutMs);
+      queue.waiters.push(waiter);
+    });
+    if (turn === 'timeout') throw new store.LockTimeoutError(zone, timeoutMs);
+    if (!turn) return join!.taken(); // a holder took it over: its answer is the holder's to give
+  }
+  queue.busy = true;
+  const view: ZoneQueueView<J> = {
+    next: () => queue.waiters[0]?.joinable as J | undefined,
+    take: (payload) => {
+      const w = queue.waiters[0];
+      if (!w || w.joinable === undefined || w.joinable !== payload) return false;
+      queue.waiters.shift();
+      w.wake(false);
+      return true;
+    },
+  };
   try {
-    const ourTurn = await Promise.race([
-      previous.then(() => true),
-      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs))),
-    ]);
-    if (!ourTurn) throw new store.LockTimeoutError(zone, timeoutMs);
-    clearTimeout(timer);
     const left = Math.max(1, Math.round(timeoutMs - (performance.now() - started)));
     // The OVH calls made under the lock are this zone's in the rate limiter's fair share.
-    return await withOvhFlow({ zone }, () => store.withZoneLock(ctx.pool, zone, { lockTimeoutMs: left }, (tx) => fenced(ctx, zone, tx, fn)));
+    return await withOvhFlow({ zone }, () => store.withZoneLock(ctx.pool, zone, { lockTimeoutMs: left }, (tx) => fenced(ctx, zone, tx, (t, fence) => fn(t, fence, view))));
   } finally {
-    clearTimeout(timer);
-    leave();
-    if (byZone.get(zone) === tail) byZone.delete(zone);
+    const next = queue.waiters.shift();
+    if (next) next.wake(true);
+    else {
+      queue.busy = false;
+      if (byZone.get(zone) === queue) byZone.delete(zone);
+    }
   }
 }
 

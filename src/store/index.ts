@@ -8,7 +8,7 @@ export { migrate, loadMigrations, MIGRATIONS_DIR, MIGRATION_LOCK_KEY } from './m
 export type { Migration } from './migrate.js';
 export { withZoneLock, tryZoneLock, lockSession, checkLockHeld, ZONE_LOCK_NAMESPACE } from './lock.js';
 export type { LockSession } from './lock.js';
-export { withTransaction, withSnapshot, ping } from './transaction.js';
+export { withTransaction, withSnapshot, ping, savepoint, rollbackToSavepoint, releaseSavepoint } from './transaction.js';
 export {
   StoreError,
   AlreadyExistsError,

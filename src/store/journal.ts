@@ -143,10 +143,13 @@ export async function getJournalEntry(q: Queryable, id: string): Promise<Journal
   return rows[0] ? toEntry(rows[0]) : undefined;
 }
 
-/** The zone's in_flight rows (left by crashed applies), oldest first. */
+/**
+ * The zone's in_flight rows (left by crashed applies), newest first: the order to roll them back in
+ * (the applies of one coalesced batch each planned on what the ones before it did).
+ */
 export async function listInFlight(q: Queryable, zone: string): Promise<JournalEntry[]> {
   const { rows } = await q.query<Row>(
-    `SELECT ${COLUMNS} FROM journal WHERE zone = $1 AND state = 'in_flight' ORDER BY journal.id`,
+    `SELECT ${COLUMNS} FROM journal WHERE zone = $1 AND state = 'in_flight' ORDER BY journal.id DESC`,
     [zone],
   );
   return rows.map(toEntry);
@@ -190,16 +193,18 @@ export async function noteJournalProgress(q: Queryable, id: string, progress: un
  * database in the same statement), so that a holder that lost its lock can never move its apply
  * forward (to stage "refresh", say) through this pool. `release`: the holder has stopped sending for
  * this row (it leaves the rest to the next holder): its lease ends now, and the next holder need not
- * wait for it. Returns false when the lock is gone (or the row is no longer in_flight).
+ * wait for it. Several ids (a coalesced batch's rows): the same progress on each, all or none.
+ * Returns false when the lock is gone (or a row is no longer in_flight).
  */
-export async function noteJournalProgressFenced(q: Queryable, id: string, session: LockSession, progress: unknown, opts: { release?: boolean } = {}): Promise<boolean> {
-  assertIdString('journal id', id);
+export async function noteJournalProgressFenced(q: Queryable, id: string | readonly string[], session: LockSession, progress: unknown, opts: { release?: boolean } = {}): Promise<boolean> {
+  const ids = typeof id === 'string' ? [id] : [...id];
+  for (const i of ids) assertIdString('journal id', i);
   const { rowCount } = await q.query(
     `UPDATE journal SET result = $2::jsonb, live_until = CASE WHEN $6 THEN clock_timestamp() ELSE live_until END
-      WHERE id = $1::bigint AND state = 'in_flight' AND ${lockHeldSql('$3', '$4', '$5')}`,
-    [id, jsonParam(progress, 'journal progress'), session.zone, session.pid, session.backendStartUs, opts.release === true],
+      WHERE id = ANY($1::bigint[]) AND state = 'in_flight' AND ${lockHeldSql('$3', '$4', '$5')}`,
+    [ids, jsonParam(progress, 'journal progress'), session.zone, session.pid, session.backendStartUs, opts.release === true],
   );
-  return (rowCount ?? 0) > 0;
+  return (rowCount ?? 0) === ids.length;
 }
 
 /**

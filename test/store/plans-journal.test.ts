@@ -171,11 +171,11 @@ describe('journal', () => {
     expect((p as NotFoundError).what).toBe('plan');
   });
 
-  it('lists in-flight rows per zone oldest first, and the journal newest first', async () => {
+  it('lists in-flight rows per zone newest first (the order to roll them back in), and the journal newest first', async () => {
     const a = await insertIntent(db.pool, { zone: 'example.org', tenantId: alice.id, intent: [1] });
     const b = await insertIntent(db.pool, { zone: 'example.org', tenantId: alice.id, intent: [2] });
     await insertIntent(db.pool, { zone: 'example.com', tenantId: alice.id, intent: [3] });
-    expect((await listInFlight(db.pool, 'example.org')).map((e) => e.id)).toEqual([a, b]);
+    expect((await listInFlight(db.pool, 'example.org')).map((e) => e.id)).toEqual([b, a]);
     const org = await listJournal(db.pool, { zone: 'example.org', limit: 10 });
     expect(org.map((e) => e.id)).toEqual([b, a]);
     const mine = await listJournal(db.pool, { tenantId: alice.id, limit: 100 });
@@ -224,7 +224,7 @@ describe('journal', () => {
     const numeric = (xs: string[]) => [...xs].sort((a, b) => Number(a) - Number(b));
     const mine = (js: Array<{ id: string }>) => js.map((j) => j.id).filter((id) => ids.includes(id));
     expect(mine(await listJournal(db.pool, { zone: 'example.org', limit: 1000 }))).toEqual(numeric(ids).reverse());
-    expect(mine(await listInFlight(db.pool, 'example.org'))).toEqual(numeric(ids));
+    expect(mine(await listInFlight(db.pool, 'example.org'))).toEqual(numeric(ids).reverse());
   });
 });
 
