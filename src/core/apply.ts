@@ -716,10 +716,11 @@ async function publish(ctx: CoreContext, tx: pg.PoolClient, zone: string, fence:
   }
 
   // Back to before the batch, then each apply's own outcome: the ones rolled back alone as they were
-  // recorded, the others rolled back now, newest first (each undoes only its own record sets).
+  // recorded, the others rolled back now, newest first (each undoes only its own record sets). One
+  // whose undo fails answers that error and leaves its journal row in flight for the next holder, as
+  // a lone apply would; the others' rollbacks are committed.
   await store.rollbackToSavepoint(tx, BATCH_SAVEPOINT);
   for (const f of b.failed) f.result.generation = await f.replay(tx);
-  let undoFailed: unknown;
   for (const s of [...b.sent].reverse()) {
     try {
       const rolled = await rollBack(ctx, tx, s.member.tenant, s.plan, fence, {
@@ -733,12 +734,7 @@ async function publish(ctx: CoreContext, tx: pg.PoolClient, zone: string, fence:
       b.outcomes.set(s.member, { step: { result: rolled.result, more: s.more } });
     } catch (e) {
       b.outcomes.set(s.member, { error: e });
-      undoFailed ??= e;
     }
-  }
-  if (undoFailed !== undefined) {
-    await releaseLeases(ctx, fence, ids);
-    throw new BatchStopped(b.outcomes, undoFailed);
   }
 }
 

@@ -91,6 +91,11 @@ interface ZoneQueue {
 /** Per pool (one database), per zone: this process's queue for the zone lock. */
 const queues = new WeakMap<pg.Pool, Map<string, ZoneQueue>>();
 
+/** How many callers of this process wait for the zone's lock behind the one in it (metrics, tests). */
+export function zoneLockWaiters(ctx: CoreContext, zone: string): number {
+  return queues.get(ctx.pool)?.get(zone)?.waiters.length ?? 0;
+}
+
 /**
  * What the caller in the lock sees of the callers waiting behind it in this process (never other
  * processes'): it may take over the first one when that one came with `join` (withZoneLockQueued),
