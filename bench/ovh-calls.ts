@@ -20,8 +20,15 @@
  *    that cluster's cache. Each cluster has its own rate limiter (--ovh-api-rate-limit, default 20/s).
  *
  * The lower bound of a scenario: the minimal operations (one per write here: a 1-target create is one
- * POST, a 1-target update one PUT, a delete one DELETE) plus one refresh per apply that changed the
- * zone; zero for polling. dnsplane's ratio to it must be exactly 1.00: the bench exits 1 otherwise.
+ * POST, a 1-target update one PUT, a delete one DELETE) plus, per loop, one refresh per
+ * DNSPLANE_APPLY_BATCH (100) operations: the applies of a loop are sent at the same moment, and one
+ * refresh can publish them all (dnsplane coalesces the applies waiting for a zone's lock, issue 14);
+ * zero for polling. dnsplane's ratio to it must be exactly 1.00: the bench exits 1 otherwise.
+ *
+ * Coalescing is measured apart too: BENCH_COALESCE_K (50) clusters each apply one change to one zone
+ * at the same moment, three times (creates, updates, deletes), on a server with coalescing on (the
+ * default DNSPLANE_APPLY_COALESCE) and on one with it off, beside the lower bound (the minimal
+ * operations plus one refresh per DNSPLANE_APPLY_BATCH operations).
  *
  * Cold starts are measured apart (dnsplane reads a zone once for all clusters; each external-dns reads
  * it for itself), as is the setup of the lanes' first records; the measured loops start with every
@@ -36,6 +43,7 @@
  *   BENCH_T=2            loops per scenario        BENCH_W=3          writes per loop
  *   BENCH_LATENCY_MS=30  simulator latency / call  BENCH_RATE=20      OVH calls/s: dnsplane's DNSPLANE_OVH_RATE,
  *                                                                     and each external-dns's --ovh-api-rate-limit
+ *   BENCH_COALESCE_K=50  clusters applying at the same moment (0: skip that scenario)
  *   DATABASE_URL         a Postgres server to create the bench database on (dropped at the end)
  */
 import { createHash, randomBytes } from 'node:crypto';
@@ -78,6 +86,9 @@ const T = num('BENCH_T', '2', 1, true);
 const W = num('BENCH_W', '3', 1, true);
 const LATENCY_MS = num('BENCH_LATENCY_MS', '30', 0, false);
 const RATE = num('BENCH_RATE', '20', 0.1, false);
+const COALESCE_K = num('BENCH_COALESCE_K', '50', 0, true);
+/** dnsplane's DNSPLANE_APPLY_BATCH default: the most operations one refresh of a coalesced batch publishes. */
+const APPLY_BATCH = 100;
 const TTL = 300;
 for (const n of NS) if (n < 3) throw new Error('BENCH_N: a zone holds its 2 apex NS records; use N >= 3');
 
@@ -138,12 +149,15 @@ function expectedAfter(loops: number, k: number, tag: string): Map<string, strin
   return state;
 }
 
-/** The lower bound of the T measured loops: one operation per write, one refresh per apply. */
+/**
+ * The lower bound of the T measured loops: one operation per write, and per loop one refresh per
+ * APPLY_BATCH operations (a loop's applies arrive together: one refresh may publish them all).
+ */
 function lowerBound(k: number): number {
   let calls = 0;
   for (let t = 0; t < T; t++) {
-    const byCluster = writesOf(t, k, 'x');
-    calls += [...byCluster.values()].reduce((n, ws) => n + ws.length, 0) + byCluster.size;
+    const ops = [...writesOf(t, k, 'x').values()].reduce((n, ws) => n + ws.length, 0);
+    calls += ops + Math.ceil(ops / APPLY_BATCH);
   }
   return calls;
 }
@@ -252,6 +266,66 @@ async function runDnsplane(sim: OvhSimulator, server: Server, zone: string, k: n
   for (const t of CLEANUP_LOOPS) await applyLoop(t, T); // not measured: leave the zone as it was
   checkZone(sim, zone, tag, new Map(), 'dnsplane (cleanup)');
   return { calls: calls.length, detail: breakdown(calls), wallMs };
+}
+
+// --- coalescing: many clusters apply one change each to one zone at the same moment ---
+
+interface Moment {
+  kind: WriteKind;
+  applies: number;
+  calls: number;
+  refreshes: number;
+  wallMs: number;
+  /** Per apply, from the call to its answer. */
+  meanMs: number;
+  maxMs: number;
+}
+
+/**
+ * COALESCE_K clusters (tenants), each its own record set in `zone`: all create theirs at the same
+ * moment, then all update them, then all delete them; each moment measured on its own.
+ */
+async function runMoments(sim: OvhSimulator, server: Server, zone: string, tag: string): Promise<Moment[]> {
+  const clients: ZoneClient[] = [];
+  for (let c = 0; c < COALESCE_K; c++) {
+    const { token } = await createTenant(server.ctx.pool, { name: `${tag}-c${c}`, zones: [zone] });
+    clients.push(zoneClient(server, token));
+  }
+  sim.faults.setLatency(0);
+  await Promise.all(clients.map((cl) => cl.records({ zones: [zone] }))); // tokens known, zone synced: not measured
+  sim.faults.setLatency(LATENCY_MS);
+  const sub = (c: number) => `${tag}-c${c}`;
+  const moments: Moment[] = [];
+  for (const kind of ['create', 'update', 'delete'] as const) {
+    const writes = clients.map((_, c): Write => {
+      const [first, second] = [ip('198.18', c), ip('198.19', c)];
+      return kind === 'create' ? { kind, sub: sub(c), after: first } : kind === 'update' ? { kind, sub: sub(c), before: first, after: second } : { kind, sub: sub(c), before: second };
+    });
+    sim.clearCalls();
+    const started = performance.now();
+    const latencies = await Promise.all(
+      clients.map(async (cl, c) => {
+        const res = await cl.apply({ source: { case: 'plan', value: { input: { case: 'changes', value: changesOf(zone, [writes[c]!]) } } } });
+        const z = res.zones[0]!;
+        if (z.status !== ApplyStatus.APPLIED) throw new Error(`dnsplane (${tag}): ${kind} of cluster ${c}: ${ApplyStatus[z.status]} ${z.error}`);
+        return since(started);
+      }),
+    );
+    const wallMs = since(started);
+    const calls = apiCalls(sim).filter((x) => x.path.startsWith(`/domain/zone/${zone}`));
+    const want = new Map(writes.filter((w) => w.kind !== 'delete').map((w) => [w.sub, w.after!]));
+    checkZone(sim, zone, tag, want, `dnsplane (${tag}, ${kind})`);
+    moments.push({
+      kind,
+      applies: clients.length,
+      calls: calls.length,
+      refreshes: calls.filter((x) => x.method === 'POST' && x.path.endsWith('/refresh')).length,
+      wallMs,
+      meanMs: latencies.reduce((a, b) => a + b, 0) / latencies.length,
+      maxMs: Math.max(...latencies),
+    });
+  }
+  return moments;
 }
 
 // --- the external-dns v0.22 replay ---
@@ -501,6 +575,9 @@ async function main(): Promise<void> {
     zones[`n${n}.extdns.bench`] = zoneRecords(n);
     zones[`n${n}.expanded.bench`] = zoneRecords(n);
   }
+  const COALESCE_ON = 'coalesce.dnsplane.bench';
+  const COALESCE_OFF = 'coalesce-off.dnsplane.bench';
+  if (COALESCE_K > 0) zones[COALESCE_ON] = zones[COALESCE_OFF] = zoneRecords(100);
   // OVH as documented: GET …/record answers ids, whatever paging header it is sent (the default).
   const sim = await OvhSimulator.start({ zones });
   const db = await benchDatabase();
@@ -524,7 +601,7 @@ async function main(): Promise<void> {
       ...extra,
     });
   // DNSPLANE_OVH_EXPANDED_LISTS left at its default (auto): against this OVH it falls back to one GET per id.
-  const server = await startServer(serverEnv(db.url, dir, NS.map((n) => `n${n}.dnsplane.bench`)), pino({ level: 'warn' }));
+  const server = await startServer(serverEnv(db.url, dir, [...NS.map((n) => `n${n}.dnsplane.bench`), ...(COALESCE_K > 0 ? [COALESCE_ON] : [])]), pino({ level: 'warn' }));
   const say = (line = '') => console.log(line);
   try {
     say(`bench/ovh-calls: K=${KS.join(',')} N=${NS.join(',')} T=${T} W=${W}; simulator latency ${LATENCY_MS} ms per call; OVH rate ${RATE}/s (dnsplane: per application key; each external-dns: its own)`);
@@ -580,6 +657,24 @@ async function main(): Promise<void> {
       }
     }
 
+    // Coalescing: COALESCE_K clusters at the same moment, on this server (coalescing on, its default)
+    // and on a second one (own database) with DNSPLANE_APPLY_COALESCE=off.
+    let coalesced: { on: Moment[]; off: Moment[] } | undefined;
+    if (COALESCE_K > 0) {
+      const on = await runMoments(sim, server, COALESCE_ON, 'con');
+      const db3 = await benchDatabase();
+      const dir3 = mkdtempSync(path.join(tmpdir(), 'dnsplane-bench-coalesce-off-'));
+      const server3 = await startServer(serverEnv(db3.url, dir3, [COALESCE_OFF], { DNSPLANE_APPLY_COALESCE: 'off' }), pino({ level: 'warn' }));
+      try {
+        coalesced = { on, off: await runMoments(sim, server3, COALESCE_OFF, 'coff') };
+      } finally {
+        await server3.close();
+        await db3.drop();
+        rmSync(dir3, { recursive: true, force: true });
+      }
+      console.error(`  coalescing done (${secs(since(benchStarted))})`);
+    }
+
     // Cold reads have their own lower bounds: with ids only, the listing, one GET per record and the
     // SOA (N + 2); with expanded lists, the SOA and one call per page.
     const coldBound = (n: number) => n + 2;
@@ -619,6 +714,23 @@ async function main(): Promise<void> {
     ))
       say(line);
     say();
+    if (coalesced) {
+      const bound = (m: Moment) => m.applies + Math.ceil(m.applies / APPLY_BATCH);
+      const ms = (x: number) => `${Math.round(x)} ms`;
+      say(`Coalescing: ${COALESCE_K} clusters each apply one change to one zone at the same moment (one moment per row), OVH rate ${RATE}/s, ${LATENCY_MS} ms per call.`);
+      say('Lower bound: one operation per apply, plus one refresh per DNSPLANE_APPLY_BATCH (100) operations. "off": DNSPLANE_APPLY_COALESCE=off (one refresh per apply);');
+      say('"on": the default (2s). Latency: from each Apply call to its answer, mean / max.');
+      say();
+      for (const line of table(
+        ['moment', 'applies', 'lower bound', 'off: calls', 'refreshes', 'wall', 'latency', 'on: calls', 'refreshes', 'wall', 'latency', 'on / bound', 'off / on, calls', 'wall'],
+        coalesced.on.map((on, i) => {
+          const off = coalesced!.off[i]!;
+          return [on.kind, on.applies, bound(on), off.calls, off.refreshes, secs(off.wallMs), `${ms(off.meanMs)} / ${ms(off.maxMs)}`, on.calls, on.refreshes, secs(on.wallMs), `${ms(on.meanMs)} / ${ms(on.maxMs)}`, (on.calls / bound(on)).toFixed(2), `${(off.calls / on.calls).toFixed(2)}x`, `${(off.wallMs / on.wallMs).toFixed(2)}x`];
+        }),
+      ))
+        say(line);
+      say();
+    }
     say('The calls (cold start of dnsplane):');
     for (const n of NS) say(`- N=${n}: ids ${coldDnsplane.get(n)!.detail}; expanded ${coldExpanded.get(n)!.detail}`);
     say();
