@@ -99,6 +99,7 @@ export class Metrics {
   private readonly rateWait = this.s.histogram('dnsplane_ovh_ratelimit_wait_seconds', 'Time each OVH call waited for the per-application-key rate limit and the concurrency bound', [], [0, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]);
   private readonly notSent = this.s.counter('dnsplane_ovh_calls_not_sent_total', 'OVH calls a dry-run apply would have made (DNSPLANE_DRY_RUN), by method and route', ['method', 'route']);
   private readonly applyDuration = this.s.histogram('dnsplane_apply_duration_seconds', 'Duration of one zone apply (lock wait included), by zone and outcome', ['zone', 'outcome'], SECONDS);
+  private readonly applyBatches = this.s.histogram('dnsplane_apply_batch_applies', 'Applies of a zone published by one refresh (coalesced applies: 1 when an apply was alone), by zone', ['zone'], [1, 2, 3, 5, 10, 20, 50, 100]);
   private readonly lockWait = this.s.histogram('dnsplane_lock_wait_seconds', "Time spent waiting for a zone's advisory lock, by zone and operation", ['zone', 'operation'], SECONDS);
   private readonly cacheReads = this.s.counter('dnsplane_cache_reads_total', 'Cache use per zone: hit (Records served from the cache), not_modified (caller up to date), miss (zone read from OVH first)', ['zone', 'result']);
   private readonly driftChecks = this.s.counter('dnsplane_drift_checks_total', 'Drift checks by zone and result: unchanged, changed (records changed outside dnsplane were found and read into the cache), busy (zone locked), skipped', ['zone', 'result']);
@@ -156,6 +157,11 @@ export class Metrics {
 
   applyDone(zone: string, outcome: ApplyOutcome, seconds: number): void {
     this.applyDuration.observe({ zone, outcome }, seconds);
+  }
+
+  /** One refresh published `applies` applies of the zone (core/apply.ts, coalesced applies). */
+  applyBatchPublished(zone: string, applies: number): void {
+    this.applyBatches.observe({ zone }, applies);
   }
 
   lockWaited(zone: string, operation: 'apply' | 'sync', seconds: number): void {

@@ -450,7 +450,13 @@ async function applyBatch(
   coalescing: { queue: ZoneQueueView<Member>; taken: Member[] } | undefined,
 ): Promise<Map<Member, Outcome>> {
   first.locked();
-  await recoverInFlight(ctx, tx, zone, fence);
+  try {
+    await recoverInFlight(ctx, tx, zone, fence);
+  } catch (e) {
+    // OVH refused or failed a compensating call: not this apply's doing, and nothing of it was sent.
+    if (!(e instanceof OvhError)) throw e;
+    throw new ApplyFailedError(`apply to zone ${zone}: rolling back the applies left in flight failed (${messageOf(e)}); nothing was sent for this apply, and the zone's next lock holder tries the rollback again: retry`, zone, true, []);
+  }
   const b: Batch = { started: performance.now(), ops: 0, names: new Set(), sent: [], failed: [], outcomes: new Map(), savepoint: false };
   try {
     let m = first;
@@ -675,6 +681,7 @@ async function publish(ctx: CoreContext, tx: pg.PoolClient, zone: string, fence:
   const callsOf = (s: Sent) => (refreshCall ? [...s.calls, refreshCall] : [...s.calls]);
 
   if (error === undefined) {
+    ctx.metrics?.applyBatchPublished(zone, b.sent.length);
     const coalesced = b.sent.length > 1 ? { coalesced: { applies: b.sent.length, first: ids[0]! } } : {};
     try {
       for (const s of b.sent) {

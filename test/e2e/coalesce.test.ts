@@ -113,6 +113,13 @@ function created(): string[] {
     .map((c) => (c.body as { subDomain: string }).subDomain);
 }
 
+/** dnsplane_apply_batch_applies of the zone: how many refreshes (count) published how many applies (sum). */
+async function batchMetric(): Promise<{ count: number; sum: number }> {
+  const text = await (await fetch(`${h.server.url}/metrics`)).text();
+  const series = (name: string) => Number(new RegExp(`^${name}\\{zone="${ZONE.replace('.', '\\.')}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+  return { count: series('dnsplane_apply_batch_applies_count'), sum: series('dnsplane_apply_batch_applies_sum') };
+}
+
 /** draft == published == cache, record for record. */
 async function expectConsistent(): Promise<void> {
   expect(h.sim.draftRecords(ZONE).map(content).sort()).toEqual(h.sim.publishedRecords(ZONE).map(content).sort());
@@ -128,6 +135,7 @@ const published = () => h.sim.publishedRecords(ZONE).filter((r) => r.fieldType !
 
 describe('applies of one zone waiting for its lock', () => {
   it('ten one-change applies: batches of 4, 4 and 2 operations (DNSPLANE_APPLY_BATCH=4), each published by one refresh; each apply its own journal row, generation and answer', async () => {
+    const before = await batchMetric();
     const answers = await queued(Array.from({ length: 10 }, (_, i) => create(i, ep(`c${i}.${ZONE}`, 'A', [`192.0.2.${i + 1}`]))));
 
     expect(h.sim.writes().filter((c) => c.path.startsWith(`/domain/zone/${ZONE}`)).map((c) => `${c.method} ${c.path}`)).toEqual([
@@ -153,6 +161,10 @@ describe('applies of one zone waiting for its lock', () => {
     const batchOf = rows.map((r) => (r.result as { coalesced?: { applies: number; first: string } }).coalesced);
     expect(batchOf.map((c) => c?.applies)).toEqual([4, 4, 4, 4, 4, 4, 4, 4, 2, 2]);
     expect(batchOf.map((c) => c?.first)).toEqual([...Array(4).fill(rows[0]!.id), ...Array(4).fill(rows[4]!.id), ...Array(2).fill(rows[8]!.id)]);
+
+    // The metric: 3 refreshes, 10 applies published.
+    const after = await batchMetric();
+    expect([after.count - before.count, after.sum - before.sum]).toEqual([3, 10]);
 
     // Each tenant owns what it created; Records answers the last generation.
     const mine = await h.zoneClient(tokens[7]).records({ zones: [ZONE] });
