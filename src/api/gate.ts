@@ -23,6 +23,11 @@ type Res = http.ServerResponse | http2.Http2ServerResponse;
 
 const authenticated = new WeakMap<object, Tenant>();
 
+/** The tenant the gate authenticated for this request (a route beside Connect uses it: api/records-json.ts). */
+export function gateTenant(req: object): Tenant | undefined {
+  return authenticated.get(req);
+}
+
 /** connectNodeAdapter's contextValues: the tenant the gate found for this request, if any. */
 export function preAuthenticated(req: object): ContextValues {
   const values = createContextValues();

@@ -37,7 +37,7 @@ export function readBody(req: http.IncomingMessage, maxBytes: number): Promise<B
       }
       chunks.push(c);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
     req.on('error', reject);
   });
 }
@@ -45,6 +45,12 @@ export function readBody(req: http.IncomingMessage, maxBytes: number): Promise<B
 /** A JSON answer (uncompressed: identity is always allowed). */
 export function replyJson(res: http.ServerResponse, body: string): void {
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+/** A JSON answer already encoded (its length is known: no scan, no encoding per request). */
+export function replyJsonBytes(res: http.ServerResponse, body: Buffer): void {
+  res.writeHead(200, ['content-type', 'application/json', 'content-length', String(body.length)]);
   res.end(body);
 }
 

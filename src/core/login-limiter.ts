@@ -11,7 +11,7 @@
  * In memory, per process: a flood spread over replicas is limited per replica. Bounded: at most
  * `maxAddresses` addresses are tracked (the least recently seen are dropped first).
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 export interface LoginLimiterOptions {
   /** Failures an address may make in a burst. */
@@ -107,8 +107,9 @@ export class LoginLimiter {
   /** A token that authenticated from this address: welcome there even while the address is limited. */
   succeeded(address: string, token: string): void {
     const e = this.entry(address);
-    e.good.delete(digest(token));
-    e.good.set(digest(token), this.now());
+    const key = digest(token);
+    e.good.delete(key);
+    e.good.set(key, this.now());
     while (e.good.size > MAX_GOOD_PER_ADDRESS) e.good.delete(e.good.keys().next().value as string);
   }
 
@@ -141,6 +142,7 @@ export class LoginLimiter {
   }
 }
 
+/** sha-256 hex in one call (crypto.hash: no Hash object; this runs for every authenticated request). */
 function digest(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
+  return hash('sha256', token, 'hex');
 }

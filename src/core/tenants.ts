@@ -13,7 +13,7 @@ import * as store from '../store/index.js';
 import { InvalidInputError } from '../dns/errors.js';
 import { isInZone, normalizeName } from '../dns/names.js';
 import { NotFoundError, PermissionDeniedError, UnauthenticatedError } from './errors.js';
-import { hashToken, newToken } from './tokens.js';
+import { hashToken, newToken, tokenHashHex } from './tokens.js';
 
 export type { Tenant };
 
@@ -116,12 +116,11 @@ export async function listTenants(q: Queryable): Promise<Tenant[]> {
 /** The tenant a bearer token belongs to. Never says which part was wrong, never echoes the token. */
 export async function authenticate(q: Queryable, token: string | undefined, cache?: TokenCache): Promise<Tenant> {
   if (!token) throw new UnauthenticatedError('missing credentials: send "Authorization: Bearer <token>"');
-  const hash = hashToken(token);
-  const key = hash.toString('hex');
+  const key = tokenHashHex(token);
   const cached = cache?.get(key);
   if (cached) return cached;
   const epoch = cache?.epoch;
-  const tenant = await store.findTenantByTokenHash(q, hash);
+  const tenant = await store.findTenantByTokenHash(q, Buffer.from(key, 'hex'));
   if (!tenant || tenant.disabled) throw new UnauthenticatedError('invalid or disabled token');
   if (epoch !== undefined) cache?.set(key, tenant, epoch);
   return tenant;

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** A bearer token: 32 random bytes, base64url, with a prefix that makes leaked tokens easy to grep for. */
 export function newToken(): string {
@@ -8,6 +8,11 @@ export function newToken(): string {
 /** What the database keeps instead of the token. */
 export function hashToken(token: string): Buffer {
   return createHash('sha256').update(token, 'utf8').digest();
+}
+
+/** hashToken as hex, in one call (crypto.hash: no Hash object), for the token cache's key on every request. */
+export function tokenHashHex(token: string): string {
+  return hash('sha256', token, 'hex');
 }
 
 export function sameHash(a: Buffer, b: Buffer): boolean {

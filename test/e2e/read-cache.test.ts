@@ -15,6 +15,8 @@ import { testDatabase, type TestDatabase } from '../helpers/db.js';
 import { memoryLogger, startServerOn } from '../helpers/sim-server.js';
 
 const ZONE = 'hot.test';
+/** A second zone: answers of several zones are joined from each zone's encoded bytes. */
+const COLD = 'cold.test';
 
 function clientOf<S extends typeof ZoneService | typeof AdminService>(service: S, server: Server, token: string): Client<S> {
   const auth: Interceptor = (next) => (req) => {
@@ -50,9 +52,9 @@ describe('read cache across replicas', () => {
   let admin = '';
 
   beforeAll(async () => {
-    sim = await OvhSimulator.start({ zones: { [ZONE]: [{ subDomain: 'www', fieldType: 'A', target: '192.0.2.1' }] } });
+    sim = await OvhSimulator.start({ zones: { [ZONE]: [{ subDomain: 'www', fieldType: 'A', target: '192.0.2.1' }], [COLD]: [{ subDomain: 'ice', fieldType: 'A', target: '192.0.2.2' }] } });
     db = await testDatabase();
-    for (const l of logs) replicas.push(await startServerOn(sim, db.url, { DNSPLANE_ZONES: ZONE, DNSPLANE_DRIFT_INTERVAL: 'off' }, l.log));
+    for (const l of logs) replicas.push(await startServerOn(sim, db.url, { DNSPLANE_ZONES: `${ZONE},${COLD}`, DNSPLANE_DRIFT_INTERVAL: 'off' }, l.log));
     admin = (await createTenant(db.pool, { name: 'root', zones: [], admin: true })).token;
   }, 60_000);
 
@@ -172,7 +174,7 @@ describe('read cache across replicas', () => {
   });
 
   it('answers Connect JSON from encoded bytes with what Connect itself answers, errors included', async () => {
-    const token = (await createTenant(db.pool, { name: 'wire', zones: [ZONE] })).token;
+    const token = (await createTenant(db.pool, { name: 'wire', zones: [ZONE, COLD] })).token;
     const server = replicas[0]!;
     const auth: Interceptor = (next) => (req) => {
       req.header.set('authorization', `Bearer ${token}`);
@@ -181,7 +183,19 @@ describe('read cache across replicas', () => {
     const json = clientOf(ZoneService, server, token);
     const grpc = createClient(ZoneService, createGrpcTransport({ baseUrl: server.url, interceptors: [auth] }));
     const binary = createClient(ZoneService, createConnectTransport({ baseUrl: server.url, httpVersion: '1.1', useBinaryFormat: true, interceptors: [auth] }));
-    for (const req of [{ zones: [ZONE] }, { zones: [ZONE], includeForeign: true }, { zones: [] }]) {
+    const cold = (await json.records({ zones: [COLD] })).zones[0]!.generation;
+    const hot = (await json.records({ zones: [ZONE] })).zones[0]!.generation;
+    for (const req of [
+      { zones: [ZONE] },
+      { zones: [ZONE], includeForeign: true },
+      { zones: [] },
+      { zones: [COLD, ZONE], includeForeign: true },
+      // Not modified, alone and beside a full answer (each zone's part cut from its own bytes).
+      { zones: [ZONE], knownGenerations: { [ZONE]: hot } },
+      { zones: [ZONE, COLD], knownGenerations: { [COLD]: cold }, includeForeign: true },
+      { zones: [COLD, ZONE], knownGenerations: { [COLD]: cold, [ZONE]: hot } },
+    ]) {
+      // Twice: the second answer comes from the bytes (and the request) kept by the first.
       for (let i = 0; i < 2; i++) {
         const viaJson = await json.records(req);
         expect(viaJson).toEqual(await grpc.records(req));
@@ -209,9 +223,16 @@ describe('read cache across replicas', () => {
     ] as const) {
       expect(await post(body, headers)).toEqual(await post(body, { ...headers, 'connect-timeout-ms': '10000' }));
     }
-    // With a timeout header, Connect answers (the same thing).
-    const viaConnect = await post('{"zones":["hot.test"]}', { authorization: `Bearer ${token}`, 'connect-timeout-ms': '10000' });
-    const viaRoute = await post('{"zones":["hot.test"]}', { authorization: `Bearer ${token}` });
-    expect(viaRoute).toEqual(viaConnect);
+    // With a timeout header, Connect answers (the same thing), for one zone and for several.
+    for (const body of ['{"zones":["hot.test"]}', `{"zones":["hot.test","cold.test"],"knownGenerations":{"cold.test":"${cold}"}}`]) {
+      const viaConnect = await post(body, { authorization: `Bearer ${token}`, 'connect-timeout-ms': '10000' });
+      for (let i = 0; i < 2; i++) expect(await post(body, { authorization: `Bearer ${token}` })).toEqual(viaConnect);
+    }
+    // A body this route has already answered is still refused to a caller whose token is not good.
+    expect(await post('{"zones":["hot.test"]}', { authorization: 'Bearer nope' })).toMatchObject({ status: 401, body: { code: 'unauthenticated' } });
+    // A request that failed is never kept as valid: it fails the same way every time.
+    for (let i = 0; i < 2; i++) {
+      expect(await post('{"zones":["hot.test"],"knownGenerations":{"hot.test":"x"}}', { authorization: `Bearer ${token}` })).toMatchObject({ status: 400, body: { code: 'invalid_argument' } });
+    }
   });
 });
