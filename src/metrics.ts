@@ -102,6 +102,7 @@ export class Metrics {
   private readonly applyBatches = this.s.histogram('dnsplane_apply_batch_applies', 'Applies of a zone published by one refresh (coalesced applies: 1 when an apply was alone), by zone', ['zone'], [1, 2, 3, 5, 10, 20, 50, 100]);
   private readonly lockWait = this.s.histogram('dnsplane_lock_wait_seconds', "Time spent waiting for a zone's advisory lock, by zone and operation", ['zone', 'operation'], SECONDS);
   private readonly cacheReads = this.s.counter('dnsplane_cache_reads_total', 'Cache use per zone: hit (Records served from the cache), not_modified (caller up to date), miss (zone read from OVH first)', ['zone', 'result']);
+  private readonly zoneStateReads = this.s.counter('dnsplane_zone_state_reads_total', "Fresh reads of every zone's generation in Postgres, each shared by the Records calls that arrived while the previous one ran (core/read-cache.ts): calls per read is the sharing");
   private readonly driftChecks = this.s.counter('dnsplane_drift_checks_total', 'Drift checks by zone and result: unchanged, changed (records changed outside dnsplane were found and read into the cache), busy (zone locked), skipped', ['zone', 'result']);
   private readonly driftRecords = this.s.counter('dnsplane_drift_records_total', 'Records drift checks found changed outside dnsplane, by zone and change (added, removed, updated)', ['zone', 'change']);
   private readonly planDuration = this.s.histogram('dnsplane_plan_duration_seconds', 'Duration of one Plan in core: routing, diff, operations and storage (first sync of a zone included)', [], [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]);
@@ -185,6 +186,10 @@ export class Metrics {
 
   cacheRead(zone: string, result: CacheReadResult): void {
     this.cacheReads.inc({ zone, result });
+  }
+
+  zoneStatesRead(): void {
+    this.zoneStateReads.inc();
   }
 
   planDone(seconds: number): void {

@@ -170,7 +170,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         applyCoalesceMs: config.applyCoalesceMs,
       },
       metrics,
-      reads: new ReadCache(database.pool),
+      reads: new ReadCache(database.pool, { onZoneStatesRead: () => metrics.zoneStatesRead() }),
       tokens,
       planLimiter: new PlanLimiter(config.planConcurrency, {
         running: (tenant, delta) => metrics.planRunning(tenant, delta),

@@ -27,6 +27,11 @@ import { visibleRecordSets } from './ownership.js';
  * Coalesces a read: get() resolves with the result of a read that started at or after the call.
  * While one read runs, every new caller waits for the next one, which starts when it ends: at most
  * one read runs at a time and each caller waits at most about two reads.
+ *
+ * The next read starts in the check phase after the current one ends (setImmediate), not in the
+ * microtask that sees it end: requests whose bytes arrived in the same turn of the event loop as the
+ * read's answer are handled first and share it, instead of each waiting for a read of its own
+ * (under load that halves the reads per request; a caller waits at most one more loop turn).
  */
 export class FreshRead<T> {
   private running: Promise<T> | undefined;
@@ -37,17 +42,17 @@ export class FreshRead<T> {
   constructor(private readonly read: () => Promise<T>) {}
 
   get(): Promise<T> {
+    // A queued read has not started yet: it is fresh for this caller too.
+    if (this.queued) return this.queued;
     if (!this.running) return this.start();
-    if (!this.queued) {
-      const after = this.running.then(
-        () => undefined,
-        () => undefined,
-      );
-      this.queued = after.then(() => {
-        this.queued = undefined;
-        return this.start();
-      });
-    }
+    const after = this.running.then(
+      () => new Promise<void>((resolve) => setImmediate(resolve)),
+      () => new Promise<void>((resolve) => setImmediate(resolve)),
+    );
+    this.queued = after.then(() => {
+      this.queued = undefined;
+      return this.start();
+    });
     return this.queued;
   }
 
@@ -83,6 +88,8 @@ interface Entry<T> {
 export interface ReadCacheOptions {
   /** Views kept at most (tenant × zone × includeForeign); least recently used dropped first. Default 1,000. */
   maxViews?: number;
+  /** Called at each fresh read of the zones' states (metrics). */
+  onZoneStatesRead?: () => void;
 }
 
 export class ReadCache {
@@ -96,7 +103,10 @@ export class ReadCache {
 
   constructor(private readonly pool: pg.Pool, opts: ReadCacheOptions = {}) {
     this.maxViews = opts.maxViews ?? 1_000;
-    this.zoneStates = new FreshRead(async () => new Map((await store.listZoneStates(pool)).map((z) => [z.name, z])));
+    this.zoneStates = new FreshRead(async () => {
+      opts.onZoneStatesRead?.();
+      return new Map((await store.listZoneStates(pool)).map((z) => [z.name, z]));
+    });
   }
 
   /**

@@ -34,6 +34,24 @@ describe('FreshRead', () => {
     expect(fresh.reads).toBe(3);
   });
 
+  it('starts the next read after the loop turn in which the current one ended, so that callers of that turn share it', async () => {
+    const { fresh, pending, started } = manualRead();
+    const a = fresh.get(); // starts read 1
+    const b = fresh.get(); // waits for read 2
+    pending.shift()!();
+    expect(await a).toBe(1);
+    // Read 1 has ended; read 2 has not started yet (check phase): a caller arriving now shares it,
+    // and it is fresh for that caller too since it starts after the call.
+    expect(started()).toBe(1);
+    const c = fresh.get();
+    await new Promise((r) => setImmediate(r));
+    expect(started()).toBe(2);
+    pending.shift()!();
+    expect(await b).toBe(2);
+    expect(await c).toBe(2);
+    expect(fresh.reads).toBe(2);
+  });
+
   it('passes a failed read to its callers and reads again for the next ones', async () => {
     let n = 0;
     const fresh = new FreshRead(async () => {

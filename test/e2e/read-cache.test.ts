@@ -185,7 +185,7 @@ describe('read cache across replicas', () => {
     const binary = createClient(ZoneService, createConnectTransport({ baseUrl: server.url, httpVersion: '1.1', useBinaryFormat: true, interceptors: [auth] }));
     const cold = (await json.records({ zones: [COLD] })).zones[0]!.generation;
     const hot = (await json.records({ zones: [ZONE] })).zones[0]!.generation;
-    for (const req of [
+    const requests: Array<{ zones: string[]; includeForeign?: boolean; knownGenerations?: Record<string, bigint> }> = [
       { zones: [ZONE] },
       { zones: [ZONE], includeForeign: true },
       { zones: [] },
@@ -194,7 +194,8 @@ describe('read cache across replicas', () => {
       { zones: [ZONE], knownGenerations: { [ZONE]: hot } },
       { zones: [ZONE, COLD], knownGenerations: { [COLD]: cold }, includeForeign: true },
       { zones: [COLD, ZONE], knownGenerations: { [COLD]: cold, [ZONE]: hot } },
-    ]) {
+    ];
+    for (const req of requests) {
       // Twice: the second answer comes from the bytes (and the request) kept by the first.
       for (let i = 0; i < 2; i++) {
         const viaJson = await json.records(req);
