@@ -2,7 +2,8 @@
  * bench/reads — `npm run bench:reads`: how fast one server answers the hot reads. Not part of `npm test`.
  *
  * A server process (real Postgres, the simulator, a 1,000-record zone owned by one tenant) and this
- * process as 16 concurrent clients speaking Connect JSON over HTTP/1.1 with keep-alive, each for
+ * process as 16 concurrent clients speaking Connect JSON over HTTP/1.1 with keep-alive (raw
+ * http.request: answers read as text, never decoded, so the client costs little), each for
  * READS_SECONDS (default 5):
  *   1. Records not-modified polls (the caller sends the generation it has);
  *   2. Records full answers of the zone;
@@ -184,7 +185,7 @@ async function main(): Promise<void> {
   const pool = new pg.Pool({ connectionString: ready.databaseUrl, max: CLIENTS });
   const store = await import('../src/store/index.js');
   try {
-    const figures: [string, number, number][] = [];
+    const figures: [string, number, number, number][] = [];
     const basic = { authorization: `Basic ${Buffer.from(`reads:${ready.token}`).toString('base64')}`, accept: 'application/external.dns.webhook+json;version=1' };
     const phases: [string, () => Promise<void>][] = [
       ['Records notModified polls/s', () => post(rpc, bearer, notModified, expect('notModified', (t) => t.includes('"notModified":true')))],
@@ -196,12 +197,14 @@ async function main(): Promise<void> {
     for (const [name, fn] of phases) {
       if (only && !name.includes(only)) continue;
       const cpu0 = await serverCpu();
+      const own0 = process.cpuUsage();
       const { perSecond, done } = await rate(fn);
-      figures.push([name, perSecond, ((await serverCpu()) - cpu0) / done]);
+      const own = process.cpuUsage(own0);
+      figures.push([name, perSecond, ((await serverCpu()) - cpu0) / done, (own.user + own.system) / done]);
     }
     const w = Math.max(...figures.map(([k]) => k.length));
-    console.log(`${CLIENTS} clients, ${SECONDS} s each, zone of ${RECORDS} records; server CPU per call (the SELECT runs in this process, not the server)`);
-    for (const [k, v, cpu] of figures) console.log(`${k.padEnd(w)}  ${v.toFixed(0).padStart(7)}   ${(cpu / 1000).toFixed(3).padStart(8)} ms CPU/call`);
+    console.log(`${CLIENTS} clients (raw HTTP/1.1, answers read as text, not decoded), ${SECONDS} s each, zone of ${RECORDS} records; server and bench CPU per call (the SELECT runs in the bench, not the server)`);
+    for (const [k, v, cpu, own] of figures) console.log(`${k.padEnd(w)}  ${v.toFixed(0).padStart(7)}   server ${(cpu / 1000).toFixed(3).padStart(8)} ms CPU/call   bench ${(own / 1000).toFixed(3).padStart(8)} ms CPU/call`);
     const answers = figures.find(([k]) => k.startsWith('Records full'));
     const sel = figures.find(([k]) => k.startsWith('raw SELECT'));
     if (answers && sel) console.log(`${'full Records / raw SELECT'.padEnd(w)}  ${(answers[1] / sel[1]).toFixed(2).padStart(7)}`);
