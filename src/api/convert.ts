@@ -9,7 +9,7 @@ import { describeOperation } from '../ovh/ops.js';
 import { ovhRecordKey } from '../ovh/mapping.js';
 import type { OvhOperation } from '../ovh/types.js';
 import { endpointKey } from '../dns/endpoint.js';
-import type { CallRecord, ZoneApplyResult } from '../core/apply.js';
+import type { CallRecord, ZoneApplyResult } from '../core/apply-result.js';
 import { driftState } from '../core/drift.js';
 import type { PlanInput, RawEndpoint, StoredPlan } from '../core/plan.js';
 import type { OwnershipRow, ZoneWithCount } from '../store/index.js';

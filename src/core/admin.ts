@@ -14,7 +14,7 @@ import type { CoreContext } from './context.js';
 import { waitForHolder } from './apply.js';
 import { NotFoundError, PermissionDeniedError } from './errors.js';
 import { importTxtRegistry as runImport, type ImportInput, type ImportResult } from './import-txt.js';
-import { assignOwnership as runAssign, listOwnership as runList, type AssignInput, type AssignResult } from './ownership.js';
+import { assignOwnership as runAssign, listOwnership as runList, type AssignInput, type AssignResult } from './ownership-admin.js';
 import { getPlan, plan, type PlanInput, type StoredPlan } from './plan.js';
 import {
   setTenantMaxChangePercent as runSetMaxChange,

@@ -16,7 +16,7 @@
  * still fits before the deadline, and rolls back.
  */
 import { decodeTxt, formatTxtPresentation } from '../dns/index.js';
-import type { Change, Conflict } from '../dns/types.js';
+import type { Change } from '../dns/types.js';
 import { OvhError } from '../ovh/errors.js';
 import { describeOperation, recordPath } from '../ovh/ops.js';
 import { withOvhFlow } from '../ovh/ratelimit.js';
@@ -37,53 +37,9 @@ import type { Tenant } from './tenants.js';
 import { recordOwnership } from './ownership.js';
 import { readRecords } from './read-records.js';
 import { ensureSynced, toRow, tryZoneLockFenced, withZoneLockQueued, type ZoneQueueView } from './zones.js';
+import type { ApplyBatch, ApplyResult, CallRecord, ZoneApplyResult } from './apply-result.js';
 
-/** One OVH call as it was made. */
-export interface CallRecord {
-  method: string;
-  path: string;
-  body: string;
-  status: number;
-  error?: string;
-}
-
-/** dry_run: DNSPLANE_DRY_RUN is on; `calls` are the calls that would have been made (status 0), none was sent. */
-/** refused: an all-or-nothing request (PlanInput.allOrNothing) had conflicts under the lock; nothing was sent. */
-export type ZoneApplyStatus = 'applied' | 'no_changes' | 'stale' | 'failed' | 'dry_run' | 'refused';
-
-export interface ZoneApplyResult {
-  zone: string;
-  status: ZoneApplyStatus;
-  generation: bigint;
-  calls: CallRecord[];
-  changes: Change[];
-  conflicts: Conflict[];
-  /** Set when status is stale or failed. */
-  error?: Error;
-  /**
-   * A request larger than DNSPLANE_APPLY_BATCH operations is applied in batches: the batches that
-   * were applied and published, in order (absent for a request applied in one go). When a later batch
-   * failed, status is failed and these stay applied.
-   */
-  batches?: ApplyBatch[];
-  /** The journal row of the apply (the last batch's). */
-  journalId?: string;
-}
-
-export interface ApplyBatch {
-  /** From 1. */
-  index: number;
-  /** Operations sent (the refresh not counted). */
-  operations: number;
-  /** The zone's generation once this batch was recorded. */
-  generation: bigint;
-  journalId?: string;
-}
-
-export interface ApplyResult {
-  planId?: string;
-  zones: ZoneApplyResult[];
-}
+export type { ApplyBatch, ApplyResult, CallRecord, ZoneApplyResult, ZoneApplyStatus } from './apply-result.js';
 
 /** force (with planId): apply even over the change threshold, as PlanInput.force does. */
 export type ApplySource = { planId: string; force?: boolean } | { input: PlanInput };

@@ -8,7 +8,7 @@
 import { routeOf } from '../ovh/client.js';
 import { describeOperation } from '../ovh/ops.js';
 import { refreshPath } from '../ovh/types.js';
-import type { CallRecord, ZoneApplyResult } from './apply.js';
+import type { CallRecord, ZoneApplyResult } from './apply-result.js';
 import type { CoreContext } from './context.js';
 import type { ZonePlan } from './plan.js';
 import type { Tenant } from './tenants.js';

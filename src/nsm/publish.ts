@@ -15,7 +15,7 @@
 import { apply, type ZoneApplyResult } from '../core/apply.js';
 import type { CoreContext } from '../core/context.js';
 import { PermissionDeniedError } from '../core/errors.js';
-import { listOwnership } from '../core/ownership.js';
+import { listOwnership } from '../core/ownership-admin.js';
 import { inSyncScope, type PlanInput, type SyncScope } from '../core/plan.js';
 import { checkNameAllowed, type Tenant } from '../core/tenants.js';
 import { managedZoneNames } from '../core/zones.js';
