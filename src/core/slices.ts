@@ -52,21 +52,23 @@ export class Slicer {
  * numbers, booleans, null; undefined members left out, undefined items written null).
  */
 export async function stringifySliced(value: unknown, slicer: Slicer, depth = 2): Promise<string> {
+  const deeper = (v: unknown): boolean => depth > 1 && typeof v === 'object' && v !== null && (Array.isArray(v) || typeof (v as { toJSON?: unknown }).toJSON !== 'function');
   if (Array.isArray(value)) {
-    if (value.length < 64 && depth <= 0) return JSON.stringify(value);
-    const items: string[] = [];
+    if (depth <= 0 && value.length < 64) return JSON.stringify(value);
+    const items = new Array<string>(value.length);
     for (let i = 0; i < value.length; i++) {
       if (i % 64 === 0) await slicer.check();
       const item: unknown = value[i];
-      items.push(item === undefined || typeof item === 'function' ? 'null' : await stringifySliced(item, slicer, depth - 1));
+      // Items are written in one go below the top levels: an await each would cost more than the item.
+      items[i] = deeper(item) ? await stringifySliced(item, slicer, depth - 1) : (JSON.stringify(item) ?? 'null');
     }
     return `[${items.join(',')}]`;
   }
   if (depth <= 0 || value === null || typeof value !== 'object' || typeof (value as { toJSON?: unknown }).toJSON === 'function') return JSON.stringify(value);
   const parts: string[] = [];
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-    if (v === undefined || typeof v === 'function') continue;
-    parts.push(`${JSON.stringify(k)}:${await stringifySliced(v, slicer, depth - 1)}`);
+    const text = deeper(v) || (Array.isArray(v) && v.length >= 64) ? await stringifySliced(v, slicer, depth - 1) : JSON.stringify(v);
+    if (text !== undefined) parts.push(`${JSON.stringify(k)}:${text}`);
   }
   return `{${parts.join(',')}}`;
 }
