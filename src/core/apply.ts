@@ -1033,23 +1033,35 @@ export async function recoverInFlight(ctx: CoreContext, tx: store.Queryable, zon
     ctx.log.warn({ zone, journal: rows.map((r) => r.id) }, 'dry run: applies that died in flight are left for a server without DNSPLANE_DRY_RUN to roll back');
     return 0;
   }
-  for (const row of rows) {
-    // Its holder may still be running (it lost its lock, it did not die): wait until none of its calls
-    // can still land, then take the row over (our lease, fenced) before touching OVH.
-    await waitForHolder(ctx, tx, zone, row);
-    if (!(await store.takeOverJournal(journalPool(ctx), row.id, fence.journalFence()))) {
-      throw (fence.lost ??= new ZoneLockLostError(zone, 'the database no longer shows its session holding it'));
+  const done: Array<{ row: store.JournalEntry; result: RecoveryResult }> = [];
+  const leased: string[] = [];
+  try {
+    for (const row of rows) {
+      // Its holder may still be running (it lost its lock, it did not die): wait until none of its
+      // calls can still land, then take the row over (our lease, fenced) before touching OVH.
+      await waitForHolder(ctx, tx, zone, row);
+      if (!(await store.takeOverJournal(journalPool(ctx), row.id, fence.journalFence()))) {
+        throw (fence.lost ??= new ZoneLockLostError(zone, 'the database no longer shows its session holding it'));
+      }
+      fence.lease(row.id);
+      leased.push(row.id);
+      done.push({ row, result: await rollBackDead(ctx, tx, zone, row) });
     }
-    fence.lease(row.id);
-    let result: RecoveryResult;
-    try {
-      result = await rollBackDead(ctx, tx, zone, row);
-    } catch (e) {
-      fence.unlease(row.id);
-      // This recovery stops: its lease ends now (if it still holds the lock), the next holder retries at once.
-      await store.renewJournalLease(journalPool(ctx), [row.id], fence.session, 0).catch(() => 0);
-      throw e;
+    // One refresh for all the rows that need the zone published again (rollBackDead), sent while
+    // their leases still hold: a batch of coalesced applies that died is published once, not per row.
+    const publishing = done.filter((d) => d.result.refreshed);
+    if (publishing.length > 0) {
+      await ctx.ovh.refresh(zone);
+      publishing.at(-1)!.result.undo.push({ method: 'POST', path: refreshPath(zone), body: '', status: 204 });
     }
+  } catch (e) {
+    // This recovery stops: its leases end now (if it still holds the lock), the next holder retries at
+    // once; the transaction rolls back, so every row stays in flight.
+    for (const id of leased) fence.unlease(id);
+    await store.renewJournalLease(journalPool(ctx), leased, fence.session, 0).catch(() => 0);
+    throw e;
+  }
+  for (const { row, result } of done) {
     fence.unlease(row.id);
     await store.finishJournal(tx, row.id, 'recovered', { recoveredAt: new Date().toISOString(), ...result });
     ctx.log.warn({ zone, journal: row.id, names: result.names.length, undone: result.undo.length, refreshed: result.refreshed }, 'rolled back an apply that died in flight');
@@ -1091,17 +1103,13 @@ async function rollBackDead(ctx: CoreContext, tx: store.Queryable, zone: string,
     return { names: intent.names, undo, refreshed: false, progress: row.result };
   }
   undo.push(...(await reconcileNames(ctx, tx, zone, intent.ops, intent.before, intent.names, new Set((await store.listRecords(tx, zone)).map((r) => r.id)), now)));
-  let refreshed = false;
-  // Publish the rolled-back draft, so that OVH serves what the cache holds, when the dead apply may
-  // have published (stage refresh), and also whenever something had to be undone: its operations were
-  // in OVH's draft, and a refresh by anyone else while they were there (a hand publish, an
-  // external-dns of its own, OVH itself) published them. Only the refresh that follows the undo
-  // takes them out of the published zone; when nothing had been published it is one redundant call.
-  if (stage === 'refresh' || undo.length > 0) {
-    await ctx.ovh.refresh(zone);
-    undo.push({ method: 'POST', path: refreshPath(zone), body: '', status: 204 });
-    refreshed = true;
-  }
+  // The rolled-back draft must be published again (recoverInFlight sends one refresh for all its
+  // rows), so that OVH serves what the cache holds, when the dead apply may have published (stage
+  // refresh), and also whenever something had to be undone: its operations were in OVH's draft, and
+  // a refresh by anyone else while they were there (a hand publish, an external-dns of its own, OVH
+  // itself) published them. Only a refresh after the undo takes them out of the published zone;
+  // when nothing had been published it is one redundant call.
+  const refreshed = stage === 'refresh' || undo.length > 0;
   return { names: intent.names, undo, refreshed, progress: row.result };
 }
 
