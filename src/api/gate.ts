@@ -15,6 +15,7 @@ import type { CoreContext } from '../core/context.js';
 import { UnauthenticatedError } from '../core/errors.js';
 import type { LoginLimiter } from '../core/login-limiter.js';
 import { authenticate, type Tenant } from '../core/tenants.js';
+import { tokenHashHex } from '../core/tokens.js';
 import { bearerToken, kTenant } from './auth.js';
 import { answerError } from './early-answer.js';
 
@@ -47,9 +48,11 @@ export function rpcGate(ctx: CoreContext, limiter: LoginLimiter, log: Logger): (
       answerError(req, res, error, { headers: { 'retry-after': String(wait) }, bodyUnread: true });
       return;
     }
-    authenticate(ctx.pool, token, ctx.tokens).then(
+    // One sha-256 of the token for both the token cache and the limiter.
+    const hashHex = token ? tokenHashHex(token) : undefined;
+    authenticate(ctx.pool, token, ctx.tokens, hashHex).then(
       (tenant) => {
-        if (token) limiter.succeeded(address, token);
+        if (token) limiter.succeeded(address, token, hashHex);
         authenticated.set(req, tenant);
         next();
       },

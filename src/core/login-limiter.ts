@@ -11,7 +11,7 @@
  * In memory, per process: a flood spread over replicas is limited per replica. Bounded: at most
  * `maxAddresses` addresses are tracked (the least recently seen are dropped first).
  */
-import { hash } from 'node:crypto';
+import { tokenHashHex } from './tokens.js';
 
 export interface LoginLimiterOptions {
   /** Failures an address may make in a burst. */
@@ -104,10 +104,13 @@ export class LoginLimiter {
     this.scheduleSummary();
   }
 
-  /** A token that authenticated from this address: welcome there even while the address is limited. */
-  succeeded(address: string, token: string): void {
+  /**
+   * A token that authenticated from this address: welcome there even while the address is limited.
+   * `sha256Hex`: the token's sha-256 in hex when the caller has it already (core/tokens.ts tokenHashHex).
+   */
+  succeeded(address: string, token: string, sha256Hex?: string): void {
     const e = this.entry(address);
-    const key = digest(token);
+    const key = sha256Hex ?? digest(token);
     e.good.delete(key);
     e.good.set(key, this.now());
     while (e.good.size > MAX_GOOD_PER_ADDRESS) e.good.delete(e.good.keys().next().value as string);
@@ -142,7 +145,7 @@ export class LoginLimiter {
   }
 }
 
-/** sha-256 hex in one call (crypto.hash: no Hash object; this runs for every authenticated request). */
+/** The token's sha-256 in hex: the token cache's key too, so that the gate computes it once per request. */
 function digest(token: string): string {
-  return hash('sha256', token, 'hex');
+  return tokenHashHex(token);
 }

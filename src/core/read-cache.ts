@@ -94,7 +94,7 @@ export interface ReadCacheOptions {
 
 export class ReadCache {
   /** Every zone's generation and state, read fresh (see FreshRead). */
-  readonly zoneStates: FreshRead<Map<string, store.Zone>>;
+  readonly zoneStates: FreshRead<Map<string, store.ZoneGeneration>>;
   private readonly bases = new Map<string, Entry<ZoneBase>>();
   private readonly views = new Map<string, Entry<ZoneView>>();
   private readonly maxViews: number;

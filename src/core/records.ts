@@ -43,6 +43,15 @@ function pickZones(managed: readonly string[], tenant: Tenant, requested: string
   });
 }
 
+/** The zone names of one generation read, listed once for every call that shares that read. */
+const names = new WeakMap<ReadonlyMap<string, unknown>, string[]>();
+
+function namesOf(states: ReadonlyMap<string, unknown>): string[] {
+  let list = names.get(states);
+  if (!list) names.set(states, (list = [...states.keys()]));
+  return list;
+}
+
 /** The zones a tenant may see, with their generation and record count (ListZones). */
 export async function listVisibleZones(ctx: CoreContext, tenant: Tenant): Promise<store.ZoneWithCount[]> {
   const names = await visibleZones(ctx, tenant, []);
@@ -56,7 +65,7 @@ export async function listVisibleZones(ctx: CoreContext, tenant: Tenant): Promis
 export async function records(ctx: CoreContext, tenant: Tenant, q: RecordsQuery): Promise<ZoneRecords[]> {
   const cache = readCacheOf(ctx);
   const states = await cache.zoneStates.get();
-  const zones = pickZones([...states.keys()], tenant, q.zones, 'zones');
+  const zones = pickZones(namesOf(states), tenant, q.zones, 'zones');
   const out: ZoneRecords[] = [];
   for (const zone of zones) {
     const seen = states.get(zone)!;

@@ -113,10 +113,13 @@ export async function listTenants(q: Queryable): Promise<Tenant[]> {
   return store.listTenants(q);
 }
 
-/** The tenant a bearer token belongs to. Never says which part was wrong, never echoes the token. */
-export async function authenticate(q: Queryable, token: string | undefined, cache?: TokenCache): Promise<Tenant> {
+/**
+ * The tenant a bearer token belongs to. Never says which part was wrong, never echoes the token.
+ * `hashHex`: the token's tokenHashHex when the caller has computed it already (api/gate.ts).
+ */
+export async function authenticate(q: Queryable, token: string | undefined, cache?: TokenCache, hashHex?: string): Promise<Tenant> {
   if (!token) throw new UnauthenticatedError('missing credentials: send "Authorization: Bearer <token>"');
-  const key = tokenHashHex(token);
+  const key = hashHex ?? tokenHashHex(token);
   const cached = cache?.get(key);
   if (cached) return cached;
   const epoch = cache?.epoch;

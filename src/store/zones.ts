@@ -98,10 +98,16 @@ export async function listZones(q: Queryable, names?: string[]): Promise<ZoneWit
   }));
 }
 
-/** Every zone dnsplane knows, by name, without record counts: one cheap read for hot paths. */
-export async function listZoneStates(q: Queryable): Promise<Zone[]> {
-  const { rows } = await q.query<ZoneRow>(`SELECT ${ZONE_COLUMNS} FROM zones z ORDER BY z.name`);
-  return rows.map(toZone);
+/** What every Records call needs of a zone (core/read-cache.ts). */
+export type ZoneGeneration = Pick<Zone, 'name' | 'generation' | 'state'>;
+
+/**
+ * Every zone dnsplane knows, by name: its generation and state only (no dates, no serial, no record
+ * count), the cheapest read for the hot path that shares it among concurrent Records calls.
+ */
+export async function listZoneStates(q: Queryable): Promise<ZoneGeneration[]> {
+  const { rows } = await q.query<Pick<ZoneRow, 'name' | 'generation' | 'state'>>('SELECT name, generation::text AS generation, state FROM zones ORDER BY name');
+  return rows.map((r) => ({ name: r.name, generation: toBigInt(r.generation), state: r.state }));
 }
 
 /** The names of the zones dnsplane knows, sorted; no record counts (for hot paths). */
