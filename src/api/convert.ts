@@ -11,7 +11,7 @@ import type { OvhOperation } from '../ovh/types.js';
 import { endpointKey } from '../dns/endpoint.js';
 import type { CallRecord, ZoneApplyResult } from '../core/apply-result.js';
 import { driftState } from '../core/drift.js';
-import type { PlanInput, RawEndpoint, StoredPlan } from '../core/plan.js';
+import type { PlanInput, RawEndpoint, StoredPlan, ZonePlan } from '../core/plan.js';
 import type { OwnershipRow, ZoneWithCount } from '../store/index.js';
 import type { JournalView, PlanSummary } from '../core/admin.js';
 import type { Adoption as CoreAdoption } from '../core/import-txt.js';
@@ -122,7 +122,7 @@ export function endpointToPb(e: Endpoint): PbEndpoint {
   });
 }
 
-function actionToPb(a: CoreAction): ChangeAction {
+export function actionToPb(a: CoreAction): ChangeAction {
   return a === 'create' ? ChangeAction.CREATE : a === 'update' ? ChangeAction.UPDATE : ChangeAction.DELETE;
 }
 
@@ -180,18 +180,16 @@ export async function planToPb(p: StoredPlan, slicer: Slicer = new Slicer()): Pr
   for (const z of p.zones) {
     const wire = await slicer.map(z.operations, (op) => create(OvhOperationSchema, describeOperation(op)));
     const byRecordSet = operationsByRecordSet(z.zone, z.operations, (_op, i) => wire[i]!);
-    const changes = await slicer.map(z.changes, (c) => changeToPb(c, operationsOfChange(c, byRecordSet)));
-    zones.push(
-      create(ZonePlanSchema, {
-        zone: z.zone,
-        baseGeneration: z.baseGeneration,
-        changes,
-        conflicts: await slicer.map(z.conflicts, conflictToPb),
-        operations: z.operations.length > 0 ? [...wire, create(OvhOperationSchema, { method: 'POST', path: refreshPath(z.zone), body: '' })] : [],
-        threshold: z.threshold ? create(ChangeThresholdSchema, { ...z.threshold, wouldRefuse: z.threshold.exceeded && !z.threshold.forced }) : undefined,
-      }),
-    );
+    const head = await zonePlanHeadPb(z, slicer);
+    head.changes = await slicer.map(z.changes, (c) => changeToPb(c, operationsOfChange(c, byRecordSet)));
+    head.operations = z.operations.length > 0 ? [...wire, create(OvhOperationSchema, refreshOperation(z.zone))] : [];
+    zones.push(head);
   }
+  return create(PlanSchema, { ...planHeadPb(p), zones });
+}
+
+/** A plan on the wire without its zones (api/plan-json.ts writes them itself). */
+export function planHeadPb(p: StoredPlan): PbPlan {
   return create(PlanSchema, {
     id: p.id,
     tenant: p.tenant,
@@ -199,8 +197,22 @@ export async function planToPb(p: StoredPlan, slicer: Slicer = new Slicer()): Pr
     policy: policyToPb(p.policy),
     createdAt: timestampFromDate(p.createdAt),
     expiresAt: timestampFromDate(p.expiresAt),
-    zones,
   });
+}
+
+/** A zone plan on the wire without its changes and operations (planToPb and api/plan-json.ts add them). */
+export async function zonePlanHeadPb(z: ZonePlan, slicer: Slicer): Promise<PbZonePlan> {
+  return create(ZonePlanSchema, {
+    zone: z.zone,
+    baseGeneration: z.baseGeneration,
+    conflicts: await slicer.map(z.conflicts, conflictToPb),
+    threshold: z.threshold ? create(ChangeThresholdSchema, { ...z.threshold, wouldRefuse: z.threshold.exceeded && !z.threshold.forced }) : undefined,
+  });
+}
+
+/** The zone's refresh, which ends the operations of a zone plan that has any. */
+export function refreshOperation(zone: string): { method: string; path: string; body: string } {
+  return { method: 'POST', path: refreshPath(zone), body: '' };
 }
 
 const statusToPb: Record<ZoneApplyResult['status'], ApplyStatus> = {

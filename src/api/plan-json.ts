@@ -13,32 +13,34 @@
  *   protobuf-es fromJson with unknown fields refused, checkMessage), then each listed endpoint the same
  *   way, with the same field paths in the errors (`desired.endpoints[12].ttl: …`). When a request
  *   has several errors, the first one reported may differ from Connect's.
- * - the answer is protobuf-es's JSON of the same PlanResponse, each long list (a zone's changes,
- *   operations, conflicts) encoded item by item and joined.
+ * - the answer is protobuf-es's JSON of the PlanResponse planToPb gives, written without building
+ *   it: the small heads through protobuf-es, each change and operation by hand (below), in slices.
  * Authentication (api/auth.ts), the error mapping (api/errors.ts) and the error answer
  * (api/early-answer.ts) are the same as everywhere. Every other protocol (gRPC, gRPC-Web, binary
  * Connect) goes through Connect, with the same results: test/e2e/plan-json.test.ts compares both.
  */
 import type http from 'node:http';
-import { create, fromJson, fromJsonString, toJson, toJsonString, type DescField, type DescMessage, type JsonValue, type Message } from '@bufbuild/protobuf';
+import { fromJson, fromJsonString, toJson, type DescField, type DescMessage, type JsonValue, type Message } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { Logger } from 'pino';
 import type { CoreContext } from '../core/context.js';
 import { plan } from '../core/plan.js';
 import { Slicer } from '../core/slices.js';
 import { authenticate } from '../core/tenants.js';
-import { PlanRequestSchema, PlanResponseSchema, ZoneService, type PlanRequest } from '../gen/dnsplane/v1/zone_pb.js';
+import { ChangeActionSchema, PlanRequestSchema, PlanSchema, ZonePlanSchema, ZoneService, type PlanRequest } from '../gen/dnsplane/v1/zone_pb.js';
+import { toUnicode } from '../dns/names.js';
+import type { Change, Endpoint } from '../dns/types.js';
+import { describeOperation } from '../ovh/ops.js';
+import type { StoredPlan, ZonePlan } from '../core/plan.js';
 import { bearerToken } from './auth.js';
-import { planInputFromPb, planToPb } from './convert.js';
+import { actionToPb, operationsByRecordSet, operationsOfChange, planHeadPb, planInputFromPb, refreshOperation, UNICODE_NAME_LABEL, zonePlanHeadPb } from './convert.js';
 import { answerWith, isUnaryJson, readBody, replyJson } from './json-route.js';
 import { checkJson, checkMessage } from './strict.js';
 
 export const PLAN_PATH = `/${ZoneService.typeName}/${ZoneService.method.plan.name}`;
 
-/** Lists at least this long are read and written item by item, in slices; shorter ones in one go. */
+/** Lists at least this long are read item by item, in slices; shorter ones in one go. */
 const LIFT_AT = 64;
-/** Levels of the answer written field by field (PlanResponse, Plan, ZonePlan); below, see LIFT_AT. */
-const SHALLOW = 3;
 
 /** Whether this route answers the request (otherwise Connect does). */
 export function isPlanJson(req: http.IncomingMessage): boolean {
@@ -117,43 +119,96 @@ export async function readPlanRequest(text: string, slicer: Slicer): Promise<Pla
   return request;
 }
 
-/**
- * protobuf-es's JSON of `msg`, written in slices: in the top levels (depth < SHALLOW: the response,
- * the plan, each zone) every message and list of messages is written on its own, below them each list
- * of at least LIFT_AT messages item by item; everything else in one go (a change and its operations).
- * Fields in the schema's order.
- */
-export async function writeJson(schema: DescMessage, msg: Message, slicer: Slicer, depth = 0): Promise<string> {
-  const m = msg as Msg;
-  const shallow = depth < SHALLOW;
-  const lists = schema.fields.filter((f) => f.fieldKind === 'list' && f.listKind === 'message' && (m[f.localName] as unknown[]).length >= (shallow ? 1 : LIFT_AT));
-  const nested = shallow ? schema.fields.filter((f) => f.fieldKind === 'message' && !f.oneof && m[f.localName] !== undefined) : [];
-  if (lists.length === 0 && nested.length === 0) return toJsonString(schema, msg);
-  const rest = create(schema, { ...m, ...Object.fromEntries(lists.map((f) => [f.localName, []])), ...Object.fromEntries(nested.map((f) => [f.localName, undefined])) } as never);
-  const base = toJson(schema, rest) as Json;
+// --- the answer ---
+//
+// protobuf-es's JSON of the PlanResponse planToPb would give, written without building it: the heads
+// (plan and zone plans without their lists, small) go through protobuf-es; each change and operation,
+// tens of thousands in a large plan, is written here, in proto3 JSON as protobuf-es writes it —
+// fields in field-number order under their JSON names, default values (empty strings and lists, 0,
+// empty maps, absent messages) left out, enums by name. test/e2e/plan-json.test.ts compares both.
+
+const str = JSON.stringify;
+const actionNames = new Map(ChangeActionSchema.values.map((v) => [v.number, v.name]));
+
+type JsonEndpoint = { dnsName?: string; recordType?: string; targets?: string[]; ttl?: number; setIdentifier?: string; labels?: Record<string, string> };
+type JsonOperation = { method?: string; path?: string; body?: string };
+
+/** An endpoint as endpointToPb shows it (api/convert.ts), as its JSON object (keys in field order). */
+function endpointObject(e: Endpoint): JsonEndpoint {
+  const unicode = toUnicode(e.dnsName);
+  const labels = unicode !== e.dnsName ? { ...e.labels, [UNICODE_NAME_LABEL]: unicode } : (e.labels ?? {});
+  const o: JsonEndpoint = {};
+  if (e.dnsName !== '') o.dnsName = e.dnsName;
+  o.recordType = e.recordType;
+  if (e.targets.length > 0) o.targets = e.targets;
+  if (e.ttl !== 0) o.ttl = e.ttl;
+  if (e.setIdentifier) o.setIdentifier = e.setIdentifier;
+  for (const _ in labels) {
+    o.labels = labels;
+    break;
+  }
+  return o;
+}
+
+/** An OVH call as describeOperation gives it, as its JSON object (OvhOperation). */
+function operationObject(d: { method: string; path: string; body: string }): JsonOperation {
+  const o: JsonOperation = {};
+  if (d.method !== '') o.method = d.method;
+  if (d.path !== '') o.path = d.path;
+  if (d.body !== '') o.body = d.body;
+  return o;
+}
+
+/** A change with its operations, as changeToPb shows it (PlannedChange), as its JSON object. */
+function changeObject(c: Change, operations: readonly JsonOperation[]): object {
+  const o: { action: string; before?: JsonEndpoint; after?: JsonEndpoint; warnings?: string[]; operations?: readonly JsonOperation[] } = { action: actionNames.get(actionToPb(c.action))! };
+  if (c.before) o.before = endpointObject(c.before);
+  if (c.after) o.after = endpointObject(c.after);
+  if (c.warnings && c.warnings.length > 0) o.warnings = c.warnings;
+  if (operations.length > 0) o.operations = operations;
+  return o;
+}
+
+/** The items' JSON, written by JSON.stringify a chunk at a time (a slice each), comma-joined. */
+async function writeChunks<T>(items: readonly T[], toObject: (item: T) => unknown, slicer: Slicer, chunk: number): Promise<string[]> {
+  const out: string[] = [];
+  for (let i = 0; i < items.length; i += chunk) {
+    await slicer.check();
+    const part = str(items.slice(i, i + chunk).map(toObject));
+    out.push(part.slice(1, -1));
+  }
+  return out;
+}
+
+/** `head` (a message's JSON object) with `lists` (field JSON name -> items, written) put in field order. */
+function withLists(schema: DescMessage, head: Json, lists: Record<string, string[]>): string {
   const parts: string[] = [];
   for (const f of schema.fields) {
-    const key = JSON.stringify(f.jsonName);
-    if (lists.includes(f) && f.fieldKind === 'list' && f.listKind === 'message') {
-      const list = m[f.localName] as Message[];
-      const items: string[] = [];
-      if (depth + 1 < SHALLOW) {
-        for (const item of list) items.push(await writeJson(f.message, item, slicer, depth + 1));
-      } else {
-        // Leaves (a change with its operations): one call each, a slice check every 32.
-        for (let i = 0; i < list.length; i++) {
-          if (i % 32 === 0) await slicer.check();
-          items.push(toJsonString(f.message, list[i]!));
-        }
-      }
-      parts.push(`${key}:[${items.join(',')}]`);
-    } else if (nested.includes(f) && f.fieldKind === 'message') {
-      parts.push(`${key}:${await writeJson(f.message, m[f.localName] as Message, slicer, depth + 1)}`);
-    } else if (f.jsonName in base) {
-      parts.push(`${key}:${JSON.stringify(base[f.jsonName])}`);
+    const items = lists[f.jsonName];
+    if (items !== undefined) {
+      if (items.length > 0) parts.push(`${str(f.jsonName)}:[${items.join(',')}]`);
+    } else if (f.jsonName in head) {
+      parts.push(`${str(f.jsonName)}:${str(head[f.jsonName])}`);
     }
   }
   return `{${parts.join(',')}}`;
+}
+
+/** One zone plan in JSON, its changes and operations written in slices. */
+async function zonePlanJson(z: ZonePlan, slicer: Slicer): Promise<string> {
+  const ops = await slicer.map(z.operations, (op) => operationObject(describeOperation(op)), 128);
+  const byRecordSet = operationsByRecordSet(z.zone, z.operations, (_op, i) => ops[i]!);
+  const changes = await writeChunks(z.changes, (c) => changeObject(c, operationsOfChange(c, byRecordSet)), slicer, 64);
+  const operations = ops.length > 0 ? await writeChunks([...ops, operationObject(refreshOperation(z.zone))], (o) => o, slicer, 512) : [];
+  const head = toJson(ZonePlanSchema, await zonePlanHeadPb(z, slicer)) as Json;
+  return withLists(ZonePlanSchema, head, { changes, operations });
+}
+
+/** The PlanResponse of a stored plan in JSON: what toJsonString(PlanResponseSchema, { plan: planToPb(p) }) gives. */
+export async function planResponseJson(p: StoredPlan, slicer: Slicer): Promise<string> {
+  const zones: string[] = [];
+  for (const z of p.zones) zones.push(await zonePlanJson(z, slicer));
+  return `{"plan":${withLists(PlanSchema, toJson(PlanSchema, planHeadPb(p)) as Json, { zones })}}`;
 }
 
 /** The route: answers a request isPlanJson accepted, errors included. */
@@ -165,8 +220,7 @@ export function planJsonRoute(ctx: CoreContext, log: Logger, readMaxBytes: numbe
       const request = await readPlanRequest(body.toString('utf8'), slicer);
       const tenant = await authenticate(ctx.pool, bearerToken(req.headers.authorization ?? null), ctx.tokens);
       const stored = await plan(ctx, tenant, planInputFromPb(request));
-      const response = create(PlanResponseSchema, { plan: await planToPb(stored, slicer) });
-      const answer = await writeJson(PlanResponseSchema, response, slicer);
+      const answer = await planResponseJson(stored, slicer);
       replyJson(res, answer);
       log.debug({ rpc: 'Plan', tenant: tenant.name, plan: stored.id, requestBytes: body.length, answerBytes: answer.length, yields: slicer.yields }, 'plan answered in slices');
     });

@@ -7,7 +7,11 @@
 import { create, toJson } from '@bufbuild/protobuf';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EndpointSchema, PlanResponseSchema, Policy, type Endpoint } from '../../src/gen/dnsplane/v1/zone_pb.js';
-import { readPlanRequest, writeJson } from '../../src/api/plan-json.js';
+import { planResponseJson, readPlanRequest } from '../../src/api/plan-json.js';
+import { planToPb } from '../../src/api/convert.js';
+import type { StoredPlan } from '../../src/core/plan.js';
+import type { Change, Conflict, Endpoint as CoreEndpoint, RecordType } from '../../src/dns/types.js';
+import type { OvhOperation, OvhRecord } from '../../src/ovh/types.js';
 import { Slicer } from '../../src/core/slices.js';
 import { PlanRequestSchema } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { fromJsonString, toJsonString } from '@bufbuild/protobuf';
@@ -145,13 +149,51 @@ describe('read and written in slices', () => {
     expect(slicer.yields).toBeGreaterThan(100);
   });
 
-  it('writes a plan of 3,000 changes as protobuf-es does, yielding between slices', async () => {
-    const changes = Array.from({ length: 3000 }, (_, i) => ({ action: 2, before: ep(`u${i}.${ZONE}`, 'A', ['192.0.2.1']), after: ep(`u${i}.${ZONE}`, 'A', ['192.0.2.2']), operations: [{ method: 'PUT', path: `/domain/zone/${ZONE}/record/${i}`, body: '{"target":"192.0.2.2","ttl":300}' }] }));
-    const response = create(PlanResponseSchema, { plan: { id: 'pl_1', tenant: 'alice', digest: 'd', policy: Policy.SYNC, createdAt: { seconds: 1n, nanos: 5 }, zones: [{ zone: ZONE, baseGeneration: 12345678901234n, changes, operations: changes.map((c) => c.operations[0]!), threshold: { owned: 3, deletes: 1 } }, { zone: 'empty.example' }] } });
+  it('writes a plan of 3,000 changes as protobuf-es writes planToPb, yielding between slices', async () => {
+    const Z = 'xn--bcher-kva.example'; // bücher.example: names shown with their unicode_name label
+    const rec = (i: number, sub: string, type = 'A', target = '192.0.2.1', ttl = 300): OvhRecord => ({ id: `${5000000000 + i}`, zone: Z, subDomain: sub, fieldType: type, target, ttl });
+    const endpoint = (name: string, type: RecordType, targets: string[], more: Partial<CoreEndpoint> = {}): CoreEndpoint => ({ dnsName: `${name}.${Z}`, recordType: type, targets, ttl: 300, ...more });
+    const changes: Change[] = [];
+    const operations: OvhOperation[] = [];
+    for (let i = 0; i < 3000; i++) {
+      const kind = i % 5;
+      if (kind === 0) {
+        changes.push({ action: 'create', after: endpoint(`c${i}`, 'TXT', [`v="${i}" \\ é \u2028`], { labels: { owner: 'alice', resource: `ingress/ns/c${i}` } }) });
+        operations.push({ method: 'POST', path: `/domain/zone/${Z}/record`, body: { fieldType: 'TXT', subDomain: `c${i}`, target: `v="${i}"`, ttl: 300 } });
+      } else if (kind === 1) {
+        changes.push({ action: 'update', before: endpoint(`u${i}`, 'A', ['192.0.2.1']), after: endpoint(`u${i}`, 'A', ['192.0.2.2'], { ttl: 60 }), warnings: ['ttl 30 raised to 60, OVH minimum'] });
+        operations.push({ method: 'PUT', path: `/domain/zone/${Z}/record/${5000000000 + i}`, id: `${5000000000 + i}`, body: { target: '192.0.2.2', ttl: 60 }, before: rec(i, `u${i}`) });
+      } else if (kind === 2) {
+        changes.push({ action: 'delete', before: endpoint(`d${i}`, 'MX', ['10 mx.example.', '20 mx2.example.'], { ttl: 0, setIdentifier: 'eu' }) });
+        operations.push({ method: 'DELETE', path: `/domain/zone/${Z}/record/${5000000000 + i}`, id: `${5000000000 + i}`, before: rec(i, `d${i}`, 'MX', '10 mx.example.') });
+        operations.push({ method: 'DELETE', path: `/domain/zone/${Z}/record/${6000000000 + i}`, id: `${6000000000 + i}`, before: rec(i, `d${i}`, 'MX', '20 mx2.example.') });
+      } else if (kind === 3) {
+        changes.push({ action: 'update', before: endpoint(`s${i}`, 'AAAA', ['2001:db8::1']), after: endpoint(`s${i}`, 'AAAA', ['2001:db8::1', '2001:db8::2'], { labels: { 'dnsplane/shared': 'true' } }) });
+        operations.push({ method: 'POST', path: `/domain/zone/${Z}/record`, body: { fieldType: 'AAAA', subDomain: `s${i}`, target: '2001:db8::2', ttl: 300 } });
+      } else {
+        changes.push({ action: 'create', after: endpoint(`n${i}`, 'CNAME', [], { labels: {} }) }); // a change without operations
+      }
+    }
+    const conflicts: Conflict[] = [{ action: 'update', endpoint: endpoint('bob', 'A', ['203.0.113.1']), owner: 'bob', reason: 'owned by tenant "bob"' }];
+    const stored: StoredPlan = {
+      id: 'pl_1',
+      tenant: 'alice',
+      tenantId: '1',
+      policy: 'sync',
+      digest: 'abc',
+      createdAt: new Date(1_700_000_000_123),
+      expiresAt: new Date(1_700_000_900_000),
+      status: 'pending',
+      input: { kind: 'desired', policy: 'sync', zones: [Z], endpoints: [] },
+      zones: [
+        { zone: Z, baseGeneration: 12345678901234n, changes, conflicts, operations, threshold: { owned: 3, updates: 1, deletes: 1, maxPercent: 30, exceeded: true, forced: false } },
+        { zone: 'empty.example', baseGeneration: 0n, changes: [], conflicts: [], operations: [] },
+      ],
+    };
     const slicer = new Slicer(0);
-    const written = await writeJson(PlanResponseSchema, response, slicer);
-    expect(JSON.parse(written)).toEqual(toJson(PlanResponseSchema, response));
-    expect(written).toBe(toJsonString(PlanResponseSchema, response));
-    expect(slicer.yields).toBeGreaterThan(100);
+    const written = await planResponseJson(stored, slicer);
+    const expected = toJsonString(PlanResponseSchema, create(PlanResponseSchema, { plan: await planToPb(stored) }));
+    expect(written).toBe(expected);
+    expect(slicer.yields).toBeGreaterThan(40);
   });
 });
