@@ -35,8 +35,12 @@ export interface ApplyOutcome {
 export interface WebhookSession {
   /** The tenant's zones and suffixes. */
   scope(): Promise<TenantScope>;
-  /** The tenant's own record sets, normalized (labels.owner is dnsplane's: the owning tenant). */
-  records(): Promise<Endpoint[]>;
+  /**
+   * The tenant's own record sets, normalized (labels.owner is dnsplane's: the owning tenant). May be
+   * an array the read cache shares with every caller of the same view (core/read-cache.ts): read
+   * it, never change it.
+   */
+  records(): Promise<readonly Endpoint[]>;
   /** One inline Apply of a change set (policy sync: external-dns applied its own policy already). */
   apply(changes: RawChangeSet): Promise<ApplyOutcome>;
 }

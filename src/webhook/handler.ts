@@ -91,7 +91,7 @@ class HttpError extends Error {
 interface Reply {
   status: number;
   headers?: Record<string, string>;
-  body?: string;
+  body?: string | Buffer;
   /** Fields for the request's log line. */
   log?: Record<string, unknown>;
 }
@@ -180,7 +180,19 @@ function wireJson(e: Parameters<typeof toWire>[0]): string {
   return json;
 }
 
-function mediaReply(body: string, extra: Record<string, string> = {}): Reply {
+/**
+ * Whole GET /records answers by the endpoints array they encode: the read cache hands out the same
+ * array for a view as long as its generation stands, so a poll writes bytes already encoded.
+ */
+const listBodies = new WeakMap<readonly object[], Buffer>();
+
+function endpointListBody(endpoints: readonly Parameters<typeof toWire>[0][]): Buffer {
+  let body = listBodies.get(endpoints);
+  if (body === undefined) listBodies.set(endpoints, (body = Buffer.from(joinEndpointList(endpoints.map(wireJson)))));
+  return body;
+}
+
+function mediaReply(body: string | Buffer, extra: Record<string, string> = {}): Reply {
   return { status: 200, headers: { 'content-type': MEDIA_TYPE, ...extra }, body };
 }
 
@@ -301,7 +313,7 @@ export function webhookHandler(opts: WebhookHandlerOptions): (req: http.Incoming
       case 'records': {
         const endpoints = await session.records();
         note({ endpoints: endpoints.length });
-        return mediaReply(joinEndpointList(endpoints.map(wireJson)));
+        return mediaReply(endpointListBody(endpoints));
       }
       case 'adjust': {
         const list = decodeEndpointList(body);
