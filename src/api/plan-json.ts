@@ -10,9 +10,10 @@
  * (core/slices.ts):
  * - the body is parsed once (JSON.parse); the request's long lists (desired.endpoints, changes.create,
  *   …) are lifted out, the rest is checked and read as Connect would (api/strict.ts checkJson,
- *   protobuf-es fromJson with unknown fields refused, checkMessage), then each listed endpoint the same
- *   way, with the same field paths in the errors (`desired.endpoints[12].ttl: …`). When a request
- *   has several errors, the first one reported may differ from Connect's.
+ *   protobuf-es fromJson with unknown fields refused, checkMessage), then each listed endpoint: in its
+ *   plain form (plainEndpoint) directly, in any other form the same way as Connect, with the same
+ *   field paths in the errors (`desired.endpoints[12].ttl: …`). When a request has several errors,
+ *   the first one reported may differ from Connect's.
  * - the answer is protobuf-es's JSON of the PlanResponse planToPb gives, written without building
  *   it: the small heads through protobuf-es, each change and operation by hand (below), in slices.
  * Authentication (api/auth.ts), the error mapping (api/errors.ts) and the error answer
@@ -27,7 +28,7 @@ import type { CoreContext } from '../core/context.js';
 import { plan } from '../core/plan.js';
 import { Slicer } from '../core/slices.js';
 import { authenticate } from '../core/tenants.js';
-import { ChangeActionSchema, PlanRequestSchema, PlanSchema, ZonePlanSchema, ZoneService, type PlanRequest } from '../gen/dnsplane/v1/zone_pb.js';
+import { ChangeActionSchema, EndpointSchema, PlanRequestSchema, PlanSchema, ZonePlanSchema, ZoneService, type Endpoint as PbEndpoint, type PlanRequest } from '../gen/dnsplane/v1/zone_pb.js';
 import { toUnicode } from '../dns/names.js';
 import type { Change, Endpoint } from '../dns/types.js';
 import { describeOperation } from '../ovh/ops.js';
@@ -35,7 +36,7 @@ import type { StoredPlan, ZonePlan } from '../core/plan.js';
 import { bearerToken } from './auth.js';
 import { actionToPb, operationsByRecordSet, operationsOfChange, planHeadPb, planInputFromPb, refreshOperation, UNICODE_NAME_LABEL, zonePlanHeadPb } from './convert.js';
 import { answerWith, isUnaryJson, readBody, replyJson } from './json-route.js';
-import { checkJson, checkMessage } from './strict.js';
+import { checkJson, checkMessage, needsCheck } from './strict.js';
 
 export const PLAN_PATH = `/${ZoneService.typeName}/${ZoneService.method.plan.name}`;
 
@@ -79,6 +80,57 @@ interface Lifted {
   items: JsonValue[];
 }
 
+const isText = (v: unknown): v is string => typeof v === 'string' && !needsCheck(v);
+
+/**
+ * An endpoint in its plain JSON form (camelCase keys only, strings, a whole int32 TTL, a map of
+ * strings, no value Postgres cannot store), read without protobuf-es's reflection: the message
+ * fromJson would give. Anything else (null, another form, a wrong type): undefined, and readMessage
+ * reads it as Connect does, errors included.
+ */
+function plainEndpoint(v: unknown): PbEndpoint | undefined {
+  if (!isObject(v)) return undefined;
+  let dnsName = '';
+  let recordType = '';
+  let targets: string[] = [];
+  let ttl = 0;
+  let setIdentifier = '';
+  let labels: Record<string, string> = {};
+  for (const key in v) {
+    const x = v[key];
+    switch (key) {
+      case 'dnsName':
+        if (!isText(x)) return undefined;
+        dnsName = x;
+        break;
+      case 'recordType':
+        if (!isText(x)) return undefined;
+        recordType = x;
+        break;
+      case 'targets':
+        if (!Array.isArray(x) || !x.every(isText)) return undefined;
+        targets = x as string[];
+        break;
+      case 'ttl':
+        if (typeof x !== 'number' || !Number.isInteger(x) || x < -2147483648 || x > 2147483647) return undefined;
+        ttl = x;
+        break;
+      case 'setIdentifier':
+        if (!isText(x)) return undefined;
+        setIdentifier = x;
+        break;
+      case 'labels':
+        if (!isObject(x)) return undefined;
+        for (const k in x) if (!isText(k) || !isText(x[k])) return undefined;
+        labels = x as Record<string, string>;
+        break;
+      default:
+        return undefined;
+    }
+  }
+  return { $typeName: EndpointSchema.typeName, dnsName, recordType, targets, ttl, setIdentifier, labels };
+}
+
 /**
  * The request, read in slices: its long lists of messages (one level below the `input` oneof) are
  * lifted out, the rest read in one go, then each item of the lists read on its own.
@@ -112,7 +164,8 @@ export async function readPlanRequest(text: string, slicer: Slicer): Promise<Pla
   }
   const request = readMessage<PlanRequest>(PlanRequestSchema, parsed as JsonValue, '');
   for (const l of lifted) {
-    const read = await slicer.map(l.items, (item, i) => readMessage(l.field.message, item, `${l.path}[${i}]`), 32);
+    const plain = l.field.message.typeName === EndpointSchema.typeName;
+    const read = await slicer.map(l.items, (item, i) => (plain ? plainEndpoint(item) : undefined) ?? readMessage(l.field.message, item, `${l.path}[${i}]`), 32);
     const holder = request.input.case === l.holder ? (request.input.value as unknown as Msg) : undefined;
     if (holder) holder[l.field.localName] = read;
   }

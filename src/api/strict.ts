@@ -163,7 +163,8 @@ function checkEnumValue(e: DescEnum, v: unknown, path: string, key: string | num
 /** A string Postgres may not be able to store: NUL or a UTF-16 surrogate (then unstorable() decides). */
 const SUSPECT = /[\u0000\ud800-\udfff]/;
 
-function needsCheck(s: string): boolean {
+/** Whether a string may be one Postgres cannot store (then unstorable() tells exactly). */
+export function needsCheck(s: string): boolean {
   return SUSPECT.test(s);
 }
 

@@ -142,7 +142,10 @@ describe('the Plan route answers what Connect answers', () => {
 
 describe('read and written in slices', () => {
   it("reads 5,000 endpoints as protobuf-es does, yielding between slices", async () => {
-    const body = JSON.stringify({ desired: { zones: [ZONE], endpoints: Array.from({ length: 5000 }, (_, i) => ({ dnsName: `m${i}.${ZONE}`, recordType: 'A', targets: ['192.0.2.1'], ttl: i, labels: { k: `v${i}` } })) }, policy: 'POLICY_SYNC', force: true });
+    // Most in the plain form (read without reflection), some in the other forms proto3 JSON allows
+    // (snake_case keys, a TTL as a string, nulls, an empty map): all read as protobuf-es reads them.
+    const odd = (i: number) => [{ dns_name: `m${i}.${ZONE}`, record_type: 'A', ttl: '60' }, { dnsName: `m${i}.${ZONE}`, recordType: 'TXT', targets: ['x'], setIdentifier: null, labels: {} }, { dnsName: `m${i}.${ZONE}`, recordType: 'A', ttl: 1e2, set_identifier: 'eu' }][i % 3];
+    const body = JSON.stringify({ desired: { zones: [ZONE], endpoints: Array.from({ length: 5000 }, (_, i) => (i % 7 === 0 ? odd(i) : { dnsName: `m${i}.${ZONE}`, recordType: 'A', targets: ['192.0.2.1'], ttl: i, labels: { k: `v${i}` } })) }, policy: 'POLICY_SYNC', force: true });
     const slicer = new Slicer(0);
     const read = await readPlanRequest(body, slicer);
     expect(toJsonString(PlanRequestSchema, read)).toBe(toJsonString(PlanRequestSchema, fromJsonString(PlanRequestSchema, body)));
