@@ -86,16 +86,7 @@ export interface PlanSummary {
   operationCount: number;
 }
 
-interface BodyZone {
-  zone?: unknown;
-  changes?: unknown;
-  conflicts?: unknown;
-  operations?: unknown;
-}
-
-function summarize(p: store.Plan, names: Map<string, string>): PlanSummary {
-  const zones = Array.isArray(p.body) ? (p.body as BodyZone[]) : [];
-  const count = (v: unknown) => (Array.isArray(v) ? v.length : 0);
+function summarize(p: store.PlanHead, names: Map<string, string>): PlanSummary {
   return {
     id: p.id,
     tenant: names.get(p.tenantId) ?? '',
@@ -106,10 +97,10 @@ function summarize(p: store.Plan, names: Map<string, string>): PlanSummary {
     createdAt: p.createdAt,
     expiresAt: p.expiresAt,
     appliedAt: p.appliedAt,
-    zones: zones.map((z) => String(z.zone ?? '')),
-    changeCount: zones.reduce((n, z) => n + count(z.changes), 0),
-    conflictCount: zones.reduce((n, z) => n + count(z.conflicts), 0),
-    operationCount: zones.reduce((n, z) => n + (count(z.operations) > 0 ? count(z.operations) + 1 : 0), 0),
+    zones: p.zones,
+    changeCount: p.changeCount,
+    conflictCount: p.conflictCount,
+    operationCount: p.operationCount,
   };
 }
 

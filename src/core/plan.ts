@@ -268,8 +268,20 @@ async function computeAndStore(ctx: CoreContext, tenant: Tenant, input: PlanInpu
     digest: p.digest,
     baseGenerations: Object.fromEntries(zones.map((z) => [z.zone, z.baseGeneration.toString()])),
     expiresAt: p.expiresAt,
+    counts: planCounts(zones),
   });
   return p;
+}
+
+/** What a listing of plans shows of one (store.PlanCounts): its zones, changes, conflicts, OVH calls. */
+export function planCounts(zones: readonly ZonePlan[]): store.PlanCounts {
+  return {
+    zones: zones.map((z) => z.zone),
+    changeCount: zones.reduce((n, z) => n + z.changes.length, 0),
+    conflictCount: zones.reduce((n, z) => n + z.conflicts.length, 0),
+    // A zone with operations ends with its refresh.
+    operationCount: zones.reduce((n, z) => n + (z.operations.length > 0 ? z.operations.length + 1 : 0), 0),
+  };
 }
 
 export async function getPlan(ctx: CoreContext, tenant: Tenant, id: string): Promise<StoredPlan> {

@@ -14,15 +14,24 @@ import {
 
 export type PlanStatus = 'pending' | 'applied' | 'stale' | 'expired' | 'failed' | 'superseded';
 
-export interface Plan {
+/** What a listing shows of a plan, without its request and body (migrations/0008). */
+export interface PlanCounts {
+  /** The zones of the plan, in its order. */
+  zones: string[];
+  changeCount: number;
+  conflictCount: number;
+  /** OVH calls, one refresh per zone with changes included. */
+  operationCount: number;
+}
+
+/** A plan without its request and body: what listings and status changes read. */
+export interface PlanHead extends PlanCounts {
   id: string;
   /** The tenant the plan is for. */
   tenantId: string;
   /** The tenant that asked (itself, or an admin planning on its behalf). */
   requestedBy: string;
   policy: Policy;
-  request: JsonValue;
-  body: JsonValue;
   digest: string;
   /** zone -> generation (decimal string) the plan was computed against. */
   baseGenerations: Record<string, string>;
@@ -30,6 +39,11 @@ export interface Plan {
   createdAt: Date;
   expiresAt: Date;
   appliedAt: Date | null;
+}
+
+export interface Plan extends PlanHead {
+  request: JsonValue;
+  body: JsonValue;
 }
 
 /** A JSON value already written as text (by the caller, in slices): stored as it is. */
@@ -48,47 +62,64 @@ export interface NewPlan {
   digest: string;
   baseGenerations: Record<string, string>;
   expiresAt: Date;
+  /** What a listing shows, counted by the caller from the plan it stores. */
+  counts: PlanCounts;
 }
 
-interface Row {
+interface HeadRow {
   id: string;
   tenant_id: string;
   requested_by: string;
   policy: Policy;
-  request: JsonValue;
-  body: JsonValue;
   digest: string;
   base_generations: Record<string, string>;
   status: PlanStatus;
   created_at: Date;
   expires_at: Date;
   applied_at: Date | null;
+  zones: string[];
+  change_count: number;
+  conflict_count: number;
+  operation_count: number;
 }
 
-const COLUMNS = `id, tenant_id::text AS tenant_id, requested_by::text AS requested_by, policy, request, body, digest,
-  base_generations, status, created_at, expires_at, applied_at`;
+interface Row extends HeadRow {
+  request: JsonValue;
+  body: JsonValue;
+}
 
-function toPlan(r: Row): Plan {
+/** A plan's columns but its request and body (megabytes for a large plan). */
+const HEAD_COLUMNS = `id, tenant_id::text AS tenant_id, requested_by::text AS requested_by, policy, digest,
+  base_generations, status, created_at, expires_at, applied_at, zones, change_count, conflict_count, operation_count`;
+const COLUMNS = `${HEAD_COLUMNS}, request, body`;
+
+function toHead(r: HeadRow): PlanHead {
   return {
     id: r.id,
     tenantId: r.tenant_id,
     requestedBy: r.requested_by,
     policy: r.policy,
-    request: r.request,
-    body: r.body,
     digest: r.digest,
     baseGenerations: r.base_generations,
     status: r.status,
     createdAt: r.created_at,
     expiresAt: r.expires_at,
     appliedAt: r.applied_at,
+    zones: r.zones,
+    changeCount: r.change_count,
+    conflictCount: r.conflict_count,
+    operationCount: r.operation_count,
   };
+}
+
+function toPlan(r: Row): Plan {
+  return { ...toHead(r), request: r.request, body: r.body };
 }
 
 /**
  * Stores a new pending plan. AlreadyExistsError on a duplicate id, NotFoundError on an unknown tenant.
- * Returns nothing: the caller has the plan, and reading its jsonb back (megabytes for a large plan)
- * would cost more than the insert.
+ * Returns nothing: the caller has the plan, and reading its body back (megabytes for a large plan)
+ * would cost more than the insert. The request and body are stored as json, as written.
  */
 export async function insertPlan(q: Queryable, p: NewPlan): Promise<void> {
   assertIdString('tenant id', p.tenantId);
@@ -98,8 +129,9 @@ export async function insertPlan(q: Queryable, p: NewPlan): Promise<void> {
   }
   try {
     await q.query(
-      `INSERT INTO plans (id, tenant_id, requested_by, policy, request, body, digest, base_generations, expires_at)
-       VALUES ($1, $2::bigint, $3::bigint, $4, $5::jsonb, $6::jsonb, $7, $8::jsonb, $9)`,
+      `INSERT INTO plans (id, tenant_id, requested_by, policy, request, body, digest, base_generations, expires_at,
+                          zones, change_count, conflict_count, operation_count)
+       VALUES ($1, $2::bigint, $3::bigint, $4, $5::json, $6::json, $7, $8::jsonb, $9, $10::text[], $11, $12, $13)`,
       [
         p.id,
         p.tenantId,
@@ -110,6 +142,10 @@ export async function insertPlan(q: Queryable, p: NewPlan): Promise<void> {
         p.digest,
         JSON.stringify(p.baseGenerations),
         p.expiresAt,
+        p.counts.zones,
+        p.counts.changeCount,
+        p.counts.conflictCount,
+        p.counts.operationCount,
       ],
     );
   } catch (err) {
@@ -136,36 +172,36 @@ export async function setPlanStatus(
   id: string,
   status: PlanStatus,
   opts: { appliedAt?: Date; from?: PlanStatus[] } = {},
-): Promise<Plan> {
-  const { rows } = await q.query<Row>(
+): Promise<PlanHead> {
+  const { rows } = await q.query<HeadRow>(
     `UPDATE plans
         SET status = $2,
             applied_at = CASE WHEN $2 = 'applied' THEN COALESCE($3::timestamptz, now()) ELSE applied_at END
       WHERE id = $1 AND ($4::text[] IS NULL OR status = ANY($4::text[]))
-      RETURNING ${COLUMNS}`,
+      RETURNING ${HEAD_COLUMNS}`,
     [id, status, opts.appliedAt ?? null, opts.from ?? null],
   );
-  if (rows[0]) return toPlan(rows[0]);
+  if (rows[0]) return toHead(rows[0]);
   const current = await getPlan(q, id);
   if (!current) throw new NotFoundError('plan', id);
   throw new ConflictError(`plan ${JSON.stringify(id)} is ${current.status}, not ${(opts.from ?? []).join(' or ')}`);
 }
 
-/** Newest first. */
+/** Newest first, without their requests and bodies. */
 export async function listPlans(
   q: Queryable,
   opts: { tenantId?: string; status?: PlanStatus; limit: number },
-): Promise<Plan[]> {
+): Promise<PlanHead[]> {
   assertLimit(opts.limit);
   if (opts.tenantId !== undefined) assertIdString('tenant id', opts.tenantId);
-  const { rows } = await q.query<Row>(
-    `SELECT ${COLUMNS} FROM plans
+  const { rows } = await q.query<HeadRow>(
+    `SELECT ${HEAD_COLUMNS} FROM plans
       WHERE ($1::bigint IS NULL OR tenant_id = $1::bigint) AND ($2::text IS NULL OR status = $2)
       ORDER BY created_at DESC, id DESC
       LIMIT $3`,
     [opts.tenantId ?? null, opts.status ?? null, opts.limit],
   );
-  return rows.map(toPlan);
+  return rows.map(toHead);
 }
 
 /** Marks pending plans whose expiry has passed as expired; returns how many. */

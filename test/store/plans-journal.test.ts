@@ -24,6 +24,7 @@ describe('plans', () => {
     digest: `sha256:${id}`,
     baseGenerations: { 'example.com': '9007199254740993' },
     expiresAt: new Date(Date.now() + HOUR),
+    counts: { zones: ['example.com'], changeCount: 0, conflictCount: 0, operationCount: 2 },
     ...extra,
   });
 
@@ -52,6 +53,16 @@ describe('plans', () => {
     expect(p.request).toEqual(plan('x').request);
     expect(p.createdAt).toBeInstanceOf(Date);
     expect(await getPlan(db.pool, 'nope')).toBeUndefined();
+  });
+
+  it('lists plans with what they hold counted, without reading their bodies', async () => {
+    await insertPlan(db.pool, plan('pl_counted', { counts: { zones: ['a.test', 'b.test'], changeCount: 5000, conflictCount: 2, operationCount: 5002 } }));
+    const listed = (await listPlans(db.pool, { limit: 100 })).find((p) => p.id === 'pl_counted')!;
+    expect(listed).toMatchObject({ zones: ['a.test', 'b.test'], changeCount: 5000, conflictCount: 2, operationCount: 5002 });
+    expect(listed).not.toHaveProperty('body');
+    expect(listed).not.toHaveProperty('request');
+    expect(await setPlanStatus(db.pool, 'pl_counted', 'superseded')).not.toHaveProperty('body');
+    expect((await getPlan(db.pool, 'pl_counted'))!.body).toEqual(plan('x').body);
   });
 
   it('stores arrays as JSON arrays, not Postgres arrays', async () => {
@@ -154,6 +165,7 @@ describe('journal', () => {
       digest: 'd',
       baseGenerations: {},
       expiresAt: new Date(Date.now() + HOUR),
+      counts: { zones: [], changeCount: 0, conflictCount: 0, operationCount: 0 },
     });
     const id = await insertIntent(db.pool, { zone: 'example.com', tenantId: alice.id, planId: 'pl_j', intent: [] });
     expect((await getJournalEntry(db.pool, id))?.planId).toBe('pl_j');
