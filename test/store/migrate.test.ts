@@ -11,6 +11,24 @@ function databaseUrl(base: string, database: string): string {
   return u.toString();
 }
 
+/** Runs fn with a pool on a new empty database (no migration applied), dropped afterwards. */
+async function withEmptyDatabase(tag: string, fn: (pool: pg.Pool) => Promise<void>): Promise<void> {
+  const adminUrl = inject('dnsplaneAdminUrl');
+  const name = `dnsplane_t_${Date.now().toString(36)}_${tag}${process.pid}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${admin.escapeIdentifier(name)}`);
+  const pool = new pg.Pool({ connectionString: databaseUrl(adminUrl, name), max: 2 });
+  pool.on('error', () => undefined); // connections still closing when the database is dropped
+  try {
+    await fn(pool);
+  } finally {
+    await pool.end();
+    await admin.query(`DROP DATABASE IF EXISTS ${admin.escapeIdentifier(name)} WITH (FORCE)`);
+    await admin.end();
+  }
+}
+
 describe('migrate', () => {
   let db: TestDatabase;
   beforeAll(async () => {
@@ -84,24 +102,13 @@ describe('migrate', () => {
     try {
       writeFileSync(path.join(dir, '0001_init.sql'), 'CREATE TABLE t_ok (id int);');
       writeFileSync(path.join(dir, '0002_broken.sql'), 'CREATE TABLE t_half (id int); SELECT no_such_function();');
-      const adminUrl = inject('dnsplaneAdminUrl');
-      const name = `dnsplane_t_${Date.now().toString(36)}_bad${process.pid}`;
-      const admin = new pg.Client({ connectionString: adminUrl });
-      await admin.connect();
-      await admin.query(`CREATE DATABASE ${admin.escapeIdentifier(name)}`);
-      const pool = new pg.Pool({ connectionString: databaseUrl(adminUrl, name), max: 2 });
-      pool.on('error', () => undefined);
-      try {
+      await withEmptyDatabase('bad', async (pool) => {
         await expect(migrate(pool, { dir })).rejects.toThrow(/0002_broken\.sql failed/);
         const { rows } = await pool.query<{ version: string }>('SELECT version FROM schema_migrations');
         expect(rows.map((r) => r.version)).toEqual(['0001']);
         const { rows: t } = await pool.query(`SELECT to_regclass('t_half') AS t`);
         expect(t[0]).toEqual({ t: null });
-      } finally {
-        await pool.end();
-        await admin.query(`DROP DATABASE IF EXISTS ${admin.escapeIdentifier(name)} WITH (FORCE)`);
-        await admin.end();
-      }
+      });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -114,39 +121,31 @@ describe('migrate', () => {
     const { MIGRATIONS_DIR } = await import('../../src/store/migrate.js');
     const before = mkdtempSync(path.join(tmpdir(), 'dnsplane-mig-'));
     for (const m of await loadMigrations()) if (m.version < '0008') copyFileSync(path.join(MIGRATIONS_DIR, m.file), path.join(before, m.file));
-    const adminUrl = inject('dnsplaneAdminUrl');
-    const name = `dnsplane_t_${Date.now().toString(36)}_m8${process.pid}`;
-    const admin = new pg.Client({ connectionString: adminUrl });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${admin.escapeIdentifier(name)}`);
-    const pool = new pg.Pool({ connectionString: databaseUrl(adminUrl, name), max: 2 });
-    pool.on('error', () => undefined);
     try {
-      await migrate(pool, { dir: before });
-      const { rows: t } = await pool.query<{ id: string }>(`INSERT INTO tenants (name, token_sha256) VALUES ('alice', $1) RETURNING id::text`, [Buffer.alloc(32, 1)]);
-      const body = [
-        { zone: 'a.test', changes: [{}, {}, {}], conflicts: [{}], operations: [{}, {}] },
-        { zone: 'b.test', changes: [{}], conflicts: [], operations: [] },
-        { changes: 'not a list' },
-      ];
-      const insert = (id: string, b: unknown) =>
-        pool.query(
-          `INSERT INTO plans (id, tenant_id, requested_by, policy, request, body, digest, base_generations, expires_at)
-           VALUES ($1, $2, $2, 'sync', $3::jsonb, $4::jsonb, 'd', '{}', now() + interval '1 hour')`,
-          [id, t[0]!.id, JSON.stringify({ kind: 'desired', endpoints: [{ dnsName: 'x.a.test' }] }), JSON.stringify(b)],
-        );
-      await insert('pl_old', body);
-      await insert('pl_odd', { not: 'an array' });
-      expect((await migrate(pool)).applied).toContain('0008_plan_summaries');
-      const { rows } = await pool.query(`SELECT id, zones, change_count, conflict_count, operation_count, body, request, pg_typeof(body)::text AS type FROM plans ORDER BY id`);
-      expect(rows).toEqual([
-        { id: 'pl_odd', zones: [], change_count: 0, conflict_count: 0, operation_count: 0, body: { not: 'an array' }, request: { kind: 'desired', endpoints: [{ dnsName: 'x.a.test' }] }, type: 'json' },
-        { id: 'pl_old', zones: ['a.test', 'b.test', ''], change_count: 4, conflict_count: 1, operation_count: 3, body, request: { kind: 'desired', endpoints: [{ dnsName: 'x.a.test' }] }, type: 'json' },
-      ]);
+      await withEmptyDatabase('m8', async (pool) => {
+        await migrate(pool, { dir: before });
+        const { rows: t } = await pool.query<{ id: string }>(`INSERT INTO tenants (name, token_sha256) VALUES ('alice', $1) RETURNING id::text`, [Buffer.alloc(32, 1)]);
+        const body = [
+          { zone: 'a.test', changes: [{}, {}, {}], conflicts: [{}], operations: [{}, {}] },
+          { zone: 'b.test', changes: [{}], conflicts: [], operations: [] },
+          { changes: 'not a list' },
+        ];
+        const insert = (id: string, b: unknown) =>
+          pool.query(
+            `INSERT INTO plans (id, tenant_id, requested_by, policy, request, body, digest, base_generations, expires_at)
+             VALUES ($1, $2, $2, 'sync', $3::jsonb, $4::jsonb, 'd', '{}', now() + interval '1 hour')`,
+            [id, t[0]!.id, JSON.stringify({ kind: 'desired', endpoints: [{ dnsName: 'x.a.test' }] }), JSON.stringify(b)],
+          );
+        await insert('pl_old', body);
+        await insert('pl_odd', { not: 'an array' });
+        expect((await migrate(pool)).applied).toContain('0008_plan_summaries');
+        const { rows } = await pool.query(`SELECT id, zones, change_count, conflict_count, operation_count, body, request, pg_typeof(body)::text AS type FROM plans ORDER BY id`);
+        expect(rows).toEqual([
+          { id: 'pl_odd', zones: [], change_count: 0, conflict_count: 0, operation_count: 0, body: { not: 'an array' }, request: { kind: 'desired', endpoints: [{ dnsName: 'x.a.test' }] }, type: 'json' },
+          { id: 'pl_old', zones: ['a.test', 'b.test', ''], change_count: 4, conflict_count: 1, operation_count: 3, body, request: { kind: 'desired', endpoints: [{ dnsName: 'x.a.test' }] }, type: 'json' },
+        ]);
+      });
     } finally {
-      await pool.end();
-      await admin.query(`DROP DATABASE IF EXISTS ${admin.escapeIdentifier(name)} WITH (FORCE)`);
-      await admin.end();
       rmSync(before, { recursive: true, force: true });
     }
   });
