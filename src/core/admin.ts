@@ -15,7 +15,7 @@ import { waitForHolder } from './apply.js';
 import { NotFoundError, PermissionDeniedError } from './errors.js';
 import { importTxtRegistry as runImport, type ImportInput, type ImportResult } from './import-txt.js';
 import { assignOwnership as runAssign, listOwnership as runList, type AssignInput, type AssignResult } from './ownership-admin.js';
-import { getPlan, plan, type PlanInput, type StoredPlan } from './plan.js';
+import { getPlanWithRow, plan, type PlanInput, type StoredPlan } from './plan.js';
 import {
   setTenantMaxChangePercent as runSetMaxChange,
   createTenantInManagedZones,
@@ -129,8 +129,7 @@ export async function listPlans(ctx: CoreContext, actor: Tenant, q: { tenant: st
 export async function getPlanAsAdmin(ctx: CoreContext, actor: Tenant, id: string): Promise<{ plan: StoredPlan; summary: PlanSummary }> {
   requireAdmin(actor);
   if (id === '') throw new InvalidInputError('id', 'a plan id is required');
-  const p = await getPlan(ctx, actor, id);
-  const row = (await store.getPlan(ctx.pool, id))!;
+  const { plan: p, row } = await getPlanWithRow(ctx, actor, id);
   return { plan: p, summary: summarize(row, await tenantNames(ctx)) };
 }
 

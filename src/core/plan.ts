@@ -285,11 +285,16 @@ export function planCounts(zones: readonly ZonePlan[]): store.PlanCounts {
 }
 
 export async function getPlan(ctx: CoreContext, tenant: Tenant, id: string): Promise<StoredPlan> {
+  return (await getPlanWithRow(ctx, tenant, id)).plan;
+}
+
+/** getPlan, with the row it was read from (what an admin's view of the plan also shows). */
+export async function getPlanWithRow(ctx: CoreContext, tenant: Tenant, id: string): Promise<{ plan: StoredPlan; row: store.Plan }> {
   const row = await store.getPlan(ctx.pool, id);
   if (!row) throw new NotFoundError(`plan "${id}" does not exist`);
   if (row.tenantId !== tenant.id && !isAdmin(tenant)) throw new PermissionDeniedError('planId', `plan "${id}" belongs to another tenant`);
   const owner = await store.getTenantById(ctx.pool, row.tenantId);
-  return {
+  const plan: StoredPlan = {
     id: row.id,
     tenant: owner?.name ?? '',
     tenantId: row.tenantId,
@@ -301,11 +306,12 @@ export async function getPlan(ctx: CoreContext, tenant: Tenant, id: string): Pro
     status: row.status,
     input: row.request as unknown as PlanInput,
   };
+  return { plan, row };
 }
 
 /**
- * sha-256 over the canonical JSON of the zone plans: keys sorted, so that a plan read back from
- * jsonb (which does not keep key order) digests the same.
+ * sha-256 over the canonical JSON of the zone plans: keys sorted, so that a plan whose objects were
+ * built or stored in another key order (jsonb, before migration 0008, kept none) digests the same.
  */
 export function planDigest(zones: ZonePlan[]): string {
   // The threshold is a judgement on the plan (force, a limit an admin may change), not its content.
