@@ -43,6 +43,18 @@ function pickZones(managed: readonly string[], tenant: Tenant, requested: string
   });
 }
 
+/**
+ * One generation read (ReadCache.zoneStates). A caller that makes several steps of one request (the
+ * webhook's scope, then its records) may pass the read it got to the next step, provided the read
+ * was made for this request (it started after the request arrived): the answer stays exact.
+ */
+export type ZoneStates = ReadonlyMap<string, store.ZoneGeneration>;
+
+/** visibleZones from a generation read the caller already has (see ZoneStates). */
+export function visibleZonesIn(states: ZoneStates, tenant: Tenant, requested: string[], field = 'zones'): string[] {
+  return pickZones(namesOf(states), tenant, requested, field);
+}
+
 /** The zone names of one generation read, listed once for every call that shares that read. */
 const names = new WeakMap<ReadonlyMap<string, unknown>, string[]>();
 
@@ -62,9 +74,9 @@ export async function listVisibleZones(ctx: CoreContext, tenant: Tenant): Promis
  * Answered from memory (core/read-cache.ts): one shared, fresh read of the zones' generations, then
  * the tenant's view of each zone at its current generation, built from one snapshot on a miss.
  */
-export async function records(ctx: CoreContext, tenant: Tenant, q: RecordsQuery): Promise<ZoneRecords[]> {
+export async function records(ctx: CoreContext, tenant: Tenant, q: RecordsQuery, fresh?: ZoneStates): Promise<ZoneRecords[]> {
   const cache = readCacheOf(ctx);
-  const states = await cache.zoneStates.get();
+  const states = fresh ?? (await cache.zoneStates.get());
   const zones = pickZones(namesOf(states), tenant, q.zones, 'zones');
   const out: ZoneRecords[] = [];
   for (const zone of zones) {

@@ -7,7 +7,8 @@ import { apply } from '../core/apply.js';
 import type { CoreContext } from '../core/context.js';
 import { ApplyFailedError, InvalidInputError, isDatabaseUnavailable, isRetryable, OvhError, PermissionDeniedError, ShuttingDownError, ThresholdError, UnauthenticatedError } from '../core/errors.js';
 import type { RawChangeSet } from '../core/plan.js';
-import { records, visibleZones } from '../core/records.js';
+import { records, visibleZonesIn, type ZoneStates } from '../core/records.js';
+import { readCacheOf } from '../core/read-cache.js';
 import { authenticate, type Tenant } from '../core/tenants.js';
 import { entryOf, WebhookError, type ApplyOutcome, type WebhookBackend, type WebhookSession } from './backend.js';
 
@@ -47,12 +48,18 @@ async function guarded<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * A session is one request. Its scope and its records share one generation read, made for this
+ * request (it starts after the request arrived), instead of reading the generations twice.
+ */
 function sessionOf(ctx: CoreContext, tenant: Tenant): WebhookSession {
+  let read: Promise<ZoneStates> | undefined;
+  const fresh = () => (read ??= readCacheOf(ctx).zoneStates.get());
   return {
-    scope: () => guarded(async () => ({ tenant: tenant.name, zones: await visibleZones(ctx, tenant, []), suffixes: [...tenant.suffixes] })),
+    scope: () => guarded(async () => ({ tenant: tenant.name, zones: visibleZonesIn(await fresh(), tenant, []), suffixes: [...tenant.suffixes] })),
     records: () =>
       guarded(async () => {
-        const zones = await records(ctx, tenant, { zones: [], knownGenerations: new Map(), includeForeign: false });
+        const zones = await records(ctx, tenant, { zones: [], knownGenerations: new Map(), includeForeign: false }, await fresh());
         // One zone (the usual case): the view's own array, so the handler's encoded answer is kept.
         return zones.length === 1 ? zones[0]!.endpoints : zones.flatMap((z) => z.endpoints);
       }),

@@ -230,6 +230,17 @@ describe.each<Mode>(['central', 'sidecar'])('the webhook protocol, %s mode', (mo
       expect(calls()).toEqual([]);
     });
 
+    it.runIf(mode === 'central')('central: a GET /records reads the generations in Postgres once (scope and records share the read), and answers the same bytes again', async () => {
+      const reads = () => h.server.ctx.reads!.zoneStates.reads;
+      const before = reads();
+      await edns.records();
+      expect(reads() - before).toBe(1);
+      const first = edns.exchanges.at(-1)!.body;
+      await edns.records();
+      expect(edns.exchanges.at(-1)!.body).toBe(first);
+      expect(reads() - before).toBe(2);
+    });
+
     it('converges: the next loops plan no change (TXT quotes, trailing dots, TTL 0 and 30), send nothing', async () => {
       const desired2: GoEndpoint[] = [
         { ...desired1[0]!, targets: ['192.0.2.3', '192.0.2.1'] },
