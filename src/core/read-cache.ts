@@ -20,7 +20,6 @@ import type { Endpoint } from '../dns/types.js';
 import { recordsToEndpoints } from '../ovh/mapping.js';
 import type { OvhRecord } from '../ovh/types.js';
 import * as store from '../store/index.js';
-import type { CoreContext } from './context.js';
 import { visibleRecordSets } from './ownership.js';
 
 /**
@@ -172,7 +171,7 @@ export class ReadCache {
 /** One ReadCache per pool (per database) unless the context brings its own. */
 const byPool = new WeakMap<pg.Pool, ReadCache>();
 
-export function readCacheOf(ctx: Pick<CoreContext, 'pool' | 'reads'>): ReadCache {
+export function readCacheOf(ctx: { pool: pg.Pool; reads?: ReadCache }): ReadCache {
   if (ctx.reads) return ctx.reads;
   let c = byPool.get(ctx.pool);
   if (!c) byPool.set(ctx.pool, (c = new ReadCache(ctx.pool)));
