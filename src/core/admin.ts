@@ -11,7 +11,7 @@ import { normalizeName } from '../dns/names.js';
 import type { Endpoint } from '../dns/types.js';
 import * as store from '../store/index.js';
 import type { CoreContext } from './context.js';
-import { waitForHolder } from './apply.js';
+import { waitForHolder } from './recovery.js';
 import { NotFoundError, PermissionDeniedError } from './errors.js';
 import { importTxtRegistry as runImport, type ImportInput, type ImportResult } from './import-txt.js';
 import { assignOwnership as runAssign, listOwnership as runList, type AssignInput, type AssignResult } from './ownership-admin.js';
