@@ -243,7 +243,7 @@ async function computeAndStore(ctx: CoreContext, tenant: Tenant, input: PlanInpu
     await ensureSynced(ctx, zone);
     zones.push(await store.withSnapshot(ctx.pool, (q) => computeZonePlan(ctx, q, tenant, zone, routed, slicer)));
   }
-  const digest = await planDigestSliced(zones, slicer);
+  const { digest, body } = await serializePlan(zones, slicer);
   await slicer.yield();
   const now = new Date();
   const p: StoredPlan = {
@@ -264,7 +264,7 @@ async function computeAndStore(ctx: CoreContext, tenant: Tenant, input: PlanInpu
     requestedBy: requestedBy.id,
     policy: p.policy,
     request: new store.JsonText(await stringifySliced(input, slicer)),
-    body: new store.JsonText(await stringifySliced(toJson(zones), slicer, 3)),
+    body: new store.JsonText(body),
     digest: p.digest,
     baseGenerations: Object.fromEntries(zones.map((z) => [z.zone, z.baseGeneration.toString()])),
     expiresAt: p.expiresAt,
@@ -320,38 +320,54 @@ export function planDigest(zones: ZonePlan[]): string {
 }
 
 /**
- * planDigest, computed in slices that yield to the event loop (a 5,000-change plan is megabytes of
- * canonical JSON): the same bytes hashed, written zone by zone and change by change.
+ * A plan's digest (planDigest: the same bytes hashed) and its body as stored (the zone plans in
+ * canonical JSON, threshold included), written once, in slices that yield to the event loop: a
+ * 5,000-change plan is megabytes of JSON, and the digest and the body share every change's text.
+ * The digest leaves the threshold out (a judgement on the plan, not its content): the body is the
+ * digest's text with the threshold's member.
  */
-export async function planDigestSliced(zones: ZonePlan[], slicer: Slicer): Promise<string> {
+export async function serializePlan(zones: ZonePlan[], slicer: Slicer): Promise<{ digest: string; body: string }> {
   const hash = createHash('sha256');
-  const content = toJson(zones.map(({ threshold: _threshold, ...z }) => z)) as unknown as Array<Record<string, unknown>>;
-  hash.update('[');
-  for (const [zi, z] of content.entries()) {
-    hash.update(zi === 0 ? '{' : ',{');
-    let first = true;
+  const body: string[] = [];
+  const both = (text: string) => {
+    hash.update(text);
+    body.push(text);
+  };
+  both('[');
+  for (const [zi, z] of (toJson(zones) as unknown as Array<Record<string, unknown>>).entries()) {
+    both(zi === 0 ? '{' : ',{');
+    let firstDigested = true;
+    let firstStored = true;
     // A zone plan's keys are names (no integer-like key), so sorted is the order canonicalJson writes.
     for (const key of Object.keys(z).sort()) {
       const v = z[key];
       if (v === undefined) continue; // as JSON.stringify leaves it out
-      hash.update(`${first ? '' : ','}${JSON.stringify(key)}:`);
-      first = false;
-      if (!Array.isArray(v)) {
-        hash.update(canonicalJson(v));
+      if (key === 'threshold') {
+        // Stored, not digested.
+        body.push(`${firstStored ? '' : ','}${JSON.stringify(key)}:${canonicalJson(v)}`);
+        firstStored = false;
         continue;
       }
-      hash.update('[');
+      hash.update(firstDigested ? '' : ',');
+      body.push(firstStored ? '' : ',');
+      firstDigested = firstStored = false;
+      both(`${JSON.stringify(key)}:`);
+      if (!Array.isArray(v)) {
+        both(canonicalJson(v));
+        continue;
+      }
+      both('[');
       for (let i = 0; i < v.length; i++) {
         if (i % 64 === 0) await slicer.check();
         const item: unknown = v[i];
-        hash.update(`${i === 0 ? '' : ','}${item === undefined ? 'null' : canonicalJson(item)}`);
+        both(`${i === 0 ? '' : ','}${item === undefined ? 'null' : canonicalJson(item)}`);
       }
-      hash.update(']');
+      both(']');
     }
-    hash.update('}');
+    both('}');
   }
-  hash.update(']');
-  return hash.digest('hex');
+  both(']');
+  return { digest: hash.digest('hex'), body: body.join('') };
 }
 
 /**
