@@ -97,18 +97,12 @@ export function parseRecordType(value: string, field: string): RecordType {
   return type;
 }
 
-/**
- * Normalizes one endpoint or throws InvalidInputError naming the field (`${field}.dnsName`,
- * `${field}.targets[2]`, …) and the rule. The result has a lowercase ASCII name, canonical targets
- * (sorted, de-duplicated), an integer TTL; setIdentifier and labels are kept when non-empty.
- *
- * Rules: a supported record type; a valid name, where `_` is allowed only for TXT and SRV and a
- * wildcard `*` leftmost label for every type but NS; 1 to MAX_TARGETS targets (counted as given),
- * each valid for the type; TTL an integer 0..MAX_TTL; a CNAME has exactly one target (after
- * de-duplication) and is never at the zone apex; apex NS records are not writable.
- */
+/** A character Postgres may refuse: NUL or a UTF-16 surrogate (unstorable() then decides). */
+const SUSPECT = /[\u0000\ud800-\udfff]/;
+
 /** Why Postgres could not store this string (text and jsonb refuse U+0000; lone surrogates are not UTF-8). */
 export function unstorable(s: string): string | undefined {
+  if (!SUSPECT.test(s)) return undefined;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
     if (c === 0) return `contains the NUL character (U+0000) at offset ${i}, which cannot be stored`;
@@ -125,26 +119,38 @@ export function unstorable(s: string): string | undefined {
   return undefined;
 }
 
+/** Throws naming `${field}.${member}` (`member[index]` for a list item) when `v` is a string Postgres could not store. */
+function checkStorableValue(v: unknown, field: string, member: string, index?: number | string): void {
+  if (typeof v !== 'string') return;
+  const why = unstorable(v);
+  if (why) throw new InvalidInputError(`${field}.${member}${index === undefined ? '' : `[${typeof index === 'number' ? index : JSON.stringify(index)}]`}`, why);
+}
+
 /** Every string of an endpoint as sent must be storable (api/ checks requests too; this covers the webhook and NSM). */
 function checkStorable(e: EndpointInput, field: string): void {
-  const check = (v: unknown, at: string) => {
-    if (typeof v !== 'string') return;
-    const why = unstorable(v);
-    if (why) throw new InvalidInputError(at, why);
-  };
-  check(e.dnsName, `${field}.dnsName`);
-  check(e.recordType, `${field}.recordType`);
-  if (Array.isArray(e.targets)) e.targets.forEach((t: unknown, i: number) => check(t, `${field}.targets[${i}]`));
-  check(e.setIdentifier, `${field}.setIdentifier`);
+  checkStorableValue(e.dnsName, field, 'dnsName');
+  checkStorableValue(e.recordType, field, 'recordType');
+  if (Array.isArray(e.targets)) for (let i = 0; i < e.targets.length; i++) checkStorableValue(e.targets[i], field, 'targets', i);
+  checkStorableValue(e.setIdentifier, field, 'setIdentifier');
   if (e.labels && typeof e.labels === 'object') {
     for (const [k, v] of Object.entries(e.labels)) {
       const why = unstorable(k);
       if (why) throw new InvalidInputError(`${field}.labels key ${JSON.stringify(k)}`, why);
-      check(v, `${field}.labels[${JSON.stringify(k)}]`);
+      checkStorableValue(v, field, 'labels', k);
     }
   }
 }
 
+/**
+ * Normalizes one endpoint or throws InvalidInputError naming the field (`${field}.dnsName`,
+ * `${field}.targets[2]`, …) and the rule. The result has a lowercase ASCII name, canonical targets
+ * (sorted, de-duplicated), an integer TTL; setIdentifier and labels are kept when non-empty.
+ *
+ * Rules: a supported record type; a valid name, where `_` is allowed only for TXT and SRV and a
+ * wildcard `*` leftmost label for every type but NS; 1 to MAX_TARGETS targets (counted as given),
+ * each valid for the type; TTL an integer 0..MAX_TTL; a CNAME has exactly one target (after
+ * de-duplication) and is never at the zone apex; apex NS records are not writable.
+ */
 export function normalizeEndpoint(e: EndpointInput, field: string, opts: NormalizeEndpointOptions = {}): Endpoint {
   if (typeof e !== 'object' || e === null) throw new InvalidInputError(field, 'an endpoint must be an object');
   checkStorable(e, field);

@@ -23,6 +23,22 @@ function fails(e: EndpointInput, opts: NormalizeEndpointOptions = { zone }): Inv
 }
 
 describe('normalizeEndpoint', () => {
+  it.each([
+    ['dnsName', { dnsName: 'a\u0000.example.com', recordType: 'A', targets: ['192.0.2.1'] }, 'endpoints[3].dnsName', /NUL character \(U\+0000\) at offset 1/],
+    ['a target', { dnsName: 'a.example.com', recordType: 'TXT', targets: ['ok', 'b\u0000'] }, 'endpoints[3].targets[1]', /NUL character/],
+    ['setIdentifier', { dnsName: 'a.example.com', recordType: 'A', targets: ['192.0.2.1'], setIdentifier: 'x\ud800' }, 'endpoints[3].setIdentifier', /lone UTF-16 surrogate at offset 1/],
+    ['a label value', { dnsName: 'a.example.com', recordType: 'A', targets: ['192.0.2.1'], labels: { note: '\udc00' } }, 'endpoints[3].labels["note"]', /lone UTF-16 surrogate/],
+    ['a label key', { dnsName: 'a.example.com', recordType: 'A', targets: ['192.0.2.1'], labels: { 'k\u0000': 'v' } }, 'endpoints[3].labels key "k\\u0000"', /NUL character/],
+  ])('a string Postgres cannot store in %s is refused, naming it', (_what, e, field, rule) => {
+    const err = fails(e as EndpointInput);
+    expect(err.field).toBe(field);
+    expect(err.rule).toMatch(rule);
+  });
+
+  it('a valid surrogate pair (an emoji in a TXT target) is text', () => {
+    expect(normalizeEndpoint({ dnsName: 'a.example.com', recordType: 'TXT', targets: ['ok \ud83d\ude00'] }, 'endpoints[3]', { zone }).targets).toEqual(['ok \ud83d\ude00']);
+  });
+
   it('normalizes name, type, targets (canonical, sorted, de-duplicated) and TTL', () => {
     const e = normalizeEndpoint(
       { dnsName: 'WWW.Example.com.', recordType: 'aaaa', targets: ['2001:db8::2', '2001:DB8::1', '2001:db8:0::1'], ttl: 300 },
