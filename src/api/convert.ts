@@ -5,10 +5,7 @@ import { create } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { toUnicode } from '../dns/names.js';
 import type { Change, ChangeAction as CoreAction, Conflict, Endpoint, Policy as CorePolicy } from '../dns/types.js';
-import { describeOperation } from '../ovh/ops.js';
-import { ovhRecordKey } from '../ovh/mapping.js';
-import type { OvhOperation } from '../ovh/types.js';
-import { endpointKey } from '../dns/endpoint.js';
+import { describeOperation, operationsByRecordSet, operationsOfChange } from '../ovh/ops.js';
 import type { CallRecord, ZoneApplyResult } from '../core/apply-result.js';
 import { driftState } from '../core/drift.js';
 import type { PlanInput, RawEndpoint, StoredPlan, ZonePlan } from '../core/plan.js';
@@ -134,32 +131,6 @@ function changeToPb(c: Change, operations: readonly PbOvhOperation[] = []) {
     warnings: c.warnings ?? [],
     operations: [...operations],
   });
-}
-
-/** The record set (`name TYPE`, as endpointKey gives it for a change) an operation is about. */
-function operationKey(zone: string, op: OvhOperation): string {
-  return ovhRecordKey(op.method === 'POST' ? { id: '', zone, ...op.body } : op.before, zone);
-}
-
-/**
- * The operations of a zone plan grouped by the record set they are about, in plan order: one pass
- * over the operations, so that showing a plan is linear in its size (each change then finds its
- * operations with one lookup). `as` gives what is grouped (the operation itself, or its wire form).
- */
-export function operationsByRecordSet<T = OvhOperation>(zone: string, operations: readonly OvhOperation[], as: (op: OvhOperation, i: number) => T = (op) => op as T): Map<string, T[]> {
-  const byKey = new Map<string, T[]>();
-  operations.forEach((op, i) => {
-    const key = operationKey(zone, op);
-    const list = byKey.get(key);
-    if (list) list.push(as(op, i));
-    else byKey.set(key, [as(op, i)]);
-  });
-  return byKey;
-}
-
-/** The operations of a zone plan that belong to one change (same name and type), in plan order. */
-export function operationsOfChange<T>(c: Change, byRecordSet: ReadonlyMap<string, readonly T[]>): readonly T[] {
-  return byRecordSet.get(endpointKey((c.after ?? c.before) as Endpoint)) ?? [];
 }
 
 function conflictToPb(c: Conflict) {

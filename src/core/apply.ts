@@ -18,7 +18,7 @@
  */
 import type { Change } from '../dns/types.js';
 import { OvhError } from '../ovh/errors.js';
-import { describeOperation, recordPath } from '../ovh/ops.js';
+import { describeOperation, operationSetKey, operationsByRecordSet, recordPath } from '../ovh/ops.js';
 import { withOvhFlow } from '../ovh/ratelimit.js';
 import type { OvhOperation, OvhRecord, OvhRecordBody } from '../ovh/types.js';
 import { refreshPath } from '../ovh/types.js';
@@ -28,7 +28,6 @@ import { dryRunApply } from './dry-run.js';
 import { thresholdRefusal } from './guard.js';
 import type pg from 'pg';
 import { endpointKey } from '../dns/endpoint.js';
-import { ovhRecordKey } from '../ovh/mapping.js';
 import { ApplyFailedError, isDatabaseUnavailable, isRetryable, PermissionDeniedError, ShuttingDownError, StalePlanError, ZoneLockLostError } from './errors.js';
 import type { ZoneFence } from './fence.js';
 import { computeZonePlan, getPlan, planDigest, routeInput, type PlanInput, type RoutedInput, type ZonePlan } from './plan.js';
@@ -278,16 +277,10 @@ async function applyZoneLocked(
  */
 export function firstBatch(zone: string, plan: ZonePlan, max: number): ZonePlan {
   if (max <= 0 || plan.operations.length <= max) return plan;
-  const keyOf = (op: OvhOperation) => ovhRecordKey(op.method === 'POST' ? { id: '0', zone, ...op.body } : op.before, zone);
-  const opsOf = new Map<string, number>();
-  const deleteOnly = new Map<string, boolean>();
-  for (const op of plan.operations) {
-    const k = keyOf(op);
-    opsOf.set(k, (opsOf.get(k) ?? 0) + 1);
-    deleteOnly.set(k, (deleteOnly.get(k) ?? true) && op.method === 'DELETE');
-  }
+  const bySet = operationsByRecordSet(zone, plan.operations);
+  const deleteOnly = (k: string) => bySet.get(k)?.every((op) => op.method === 'DELETE') === true;
   const changeKey = (c: Change) => endpointKey(c.after ?? c.before!);
-  const ordered = [...plan.changes.filter((c) => deleteOnly.get(changeKey(c)) === true), ...plan.changes.filter((c) => deleteOnly.get(changeKey(c)) !== true)];
+  const ordered = [...plan.changes.filter((c) => deleteOnly(changeKey(c))), ...plan.changes.filter((c) => !deleteOnly(changeKey(c)))];
   const chosen = new Set<string>();
   const changes: Change[] = [];
   let n = 0;
@@ -297,10 +290,10 @@ export function firstBatch(zone: string, plan: ZonePlan, max: number): ZonePlan 
     changes.push(c);
     if (!chosen.has(k)) {
       chosen.add(k);
-      n += opsOf.get(k) ?? 0;
+      n += bySet.get(k)?.length ?? 0;
     }
   }
-  return { ...plan, changes, operations: plan.operations.filter((op) => chosen.has(keyOf(op))) };
+  return { ...plan, changes, operations: plan.operations.filter((op) => chosen.has(operationSetKey(zone, op))) };
 }
 
 interface Done {

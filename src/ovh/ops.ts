@@ -217,3 +217,29 @@ export function describeOperation(op: OvhOperation): { method: OvhOperation['met
       return { method: op.method, path: op.path, body: '' };
   }
 }
+
+/** The record set (`name TYPE`, as endpointKey gives it for a change) an operation is about. */
+export function operationSetKey(zone: string, op: OvhOperation): string {
+  return ovhRecordKey(op.method === 'POST' ? { id: '', zone, ...op.body } : op.before, zone);
+}
+
+/**
+ * The operations of a zone plan grouped by the record set they are about, in plan order: one pass
+ * over the operations, so that showing a plan is linear in its size (each change then finds its
+ * operations with one lookup). `as` gives what is grouped (the operation itself, or its wire form).
+ */
+export function operationsByRecordSet<T = OvhOperation>(zone: string, operations: readonly OvhOperation[], as: (op: OvhOperation, i: number) => T = (op) => op as T): Map<string, T[]> {
+  const byKey = new Map<string, T[]>();
+  operations.forEach((op, i) => {
+    const key = operationSetKey(zone, op);
+    const list = byKey.get(key);
+    if (list) list.push(as(op, i));
+    else byKey.set(key, [as(op, i)]);
+  });
+  return byKey;
+}
+
+/** The operations of a zone plan that belong to one change (same name and type), in plan order. */
+export function operationsOfChange<T>(c: Change, byRecordSet: ReadonlyMap<string, readonly T[]>): readonly T[] {
+  return byRecordSet.get(endpointKey((c.after ?? c.before) as Endpoint)) ?? [];
+}
