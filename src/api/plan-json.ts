@@ -29,6 +29,7 @@ import { plan } from '../core/plan.js';
 import { Slicer } from '../core/slices.js';
 import { authenticate } from '../core/tenants.js';
 import { ChangeActionSchema, EndpointSchema, PlanRequestSchema, PlanSchema, ZonePlanSchema, ZoneService, type Endpoint as PbEndpoint, type PlanRequest } from '../gen/dnsplane/v1/zone_pb.js';
+import { unstorable } from '../dns/endpoint.js';
 import { toUnicode } from '../dns/names.js';
 import type { Change, Endpoint } from '../dns/types.js';
 import { describeOperation, operationsByRecordSet, operationsOfChange } from '../ovh/ops.js';
@@ -36,7 +37,7 @@ import type { StoredPlan, ZonePlan } from '../core/plan.js';
 import { bearerToken } from './auth.js';
 import { actionToPb, planHeadPb, planInputFromPb, refreshOperation, UNICODE_NAME_LABEL, zonePlanHeadPb } from './convert.js';
 import { answerWith, isUnaryJson, readBody, replyJson } from './json-route.js';
-import { checkJson, checkMessage, needsCheck } from './strict.js';
+import { checkJson, checkMessage } from './strict.js';
 import { gateTenant } from './gate.js';
 
 export const PLAN_PATH = `/${ZoneService.typeName}/${ZoneService.method.plan.name}`;
@@ -81,7 +82,7 @@ interface Lifted {
   items: JsonValue[];
 }
 
-const isText = (v: unknown): v is string => typeof v === 'string' && !needsCheck(v);
+const isText = (v: unknown): v is string => typeof v === 'string' && unstorable(v) === undefined;
 
 /**
  * An endpoint in its plain JSON form (camelCase keys only, strings, a whole int32 TTL, a map of
