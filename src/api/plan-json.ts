@@ -92,45 +92,34 @@ const isText = (v: unknown): v is string => typeof v === 'string' && unstorable(
  */
 function plainEndpoint(v: unknown): PbEndpoint | undefined {
   if (!isObject(v)) return undefined;
-  let dnsName = '';
-  let recordType = '';
-  let targets: string[] = [];
-  let ttl = 0;
-  let setIdentifier = '';
-  let labels: Record<string, string> = {};
+  const e: PbEndpoint = { $typeName: EndpointSchema.typeName, dnsName: '', recordType: '', targets: [], ttl: 0, setIdentifier: '', labels: {} };
   for (const key in v) {
     const x = v[key];
     switch (key) {
       case 'dnsName':
-        if (!isText(x)) return undefined;
-        dnsName = x;
-        break;
       case 'recordType':
+      case 'setIdentifier':
         if (!isText(x)) return undefined;
-        recordType = x;
+        e[key] = x;
         break;
       case 'targets':
         if (!Array.isArray(x) || !x.every(isText)) return undefined;
-        targets = x as string[];
+        e.targets = x as string[];
         break;
       case 'ttl':
         if (typeof x !== 'number' || !Number.isInteger(x) || x < -2147483648 || x > 2147483647) return undefined;
-        ttl = x;
-        break;
-      case 'setIdentifier':
-        if (!isText(x)) return undefined;
-        setIdentifier = x;
+        e.ttl = x;
         break;
       case 'labels':
         if (!isObject(x)) return undefined;
         for (const k in x) if (!isText(k) || !isText(x[k])) return undefined;
-        labels = x as Record<string, string>;
+        e.labels = x as Record<string, string>;
         break;
       default:
         return undefined;
     }
   }
-  return { $typeName: EndpointSchema.typeName, dnsName, recordType, targets, ttl, setIdentifier, labels };
+  return e;
 }
 
 /**
