@@ -93,22 +93,30 @@ async function driftCheck(ctx: CoreContext, zone: string, opts: DriftOptions): P
     const pages = Math.max(1, Math.ceil(cached.length / ctx.ovh.expandedPageSize));
     const expanded = () => ctx.ovh.expandedLists !== 'no';
     let listedIds: string[] | undefined;
-    /** The whole zone in expanded mode; undefined when OVH answered ids instead (kept in listedIds). */
-    const readAll = async (): Promise<RecordRow[] | undefined> => {
+
+    /** The whole zone in expanded mode, compared with the cache; undefined when OVH answered ids (kept in listedIds). */
+    const readWhole = async (): Promise<Delta | undefined> => {
       const listing = await ctx.ovh.listRecordsOrIds(zone);
       calls += listing.calls;
-      if ('records' in listing) return listing.records.map(toRow);
-      listedIds = listing.ids;
-      return undefined;
+      if (!('records' in listing)) {
+        listedIds = listing.ids;
+        return undefined;
+      }
+      const current = listing.records.map(toRow);
+      const listed = new Set(current.map((r) => r.id));
+      return {
+        removed: cached.filter((r) => !listed.has(r.id)).map((r) => r.id),
+        added: current.filter((r) => !cachedById.has(r.id)),
+        updated: current.filter((r) => cachedById.has(r.id) && !sameRow(r, cachedById.get(r.id)!)),
+        gone: [],
+      };
     };
 
-    let removed: string[] = [];
-    let added: RecordRow[] = [];
-    let updated: RecordRow[] = [];
-    const gone: string[] = [];
-    // One or two pages cost no more than the ids and the export: read everything and compare.
-    let current = expanded() && pages <= 2 ? await readAll() : undefined;
-    if (!current) {
+    /**
+     * The ids, the zone file, and a GET per new id and per record of an owner name whose lines differ;
+     * a full expanded read instead as soon as those GETs would outnumber its pages.
+     */
+    const readByIds = async (): Promise<Delta> => {
       let ids = listedIds;
       if (!ids) {
         ids = await ctx.ovh.listRecordIds(zone);
@@ -117,8 +125,9 @@ async function driftCheck(ctx: CoreContext, zone: string, opts: DriftOptions): P
       const exported = await ctx.ovh.getExport(zone);
       calls++;
       const listed = new Set(ids);
-      removed = cached.filter((r) => !listed.has(r.id)).map((r) => r.id);
+      const removed = cached.filter((r) => !listed.has(r.id)).map((r) => r.id);
       const kept = cached.filter((r) => listed.has(r.id));
+      const gone: string[] = [];
       const get = async (wanted: string[]): Promise<RecordRow[]> => {
         const got = await getEach(ctx, zone, wanted);
         calls += got.calls;
@@ -126,34 +135,25 @@ async function driftCheck(ctx: CoreContext, zone: string, opts: DriftOptions): P
         return got.records.map(toRow);
       };
       const newIds = ids.filter((id) => !cachedIds.has(id));
-      // More GETs than the pages of a full read: read it all instead (when OVH answers expanded lists).
-      if (expanded() && newIds.length > pages) current = await readAll();
-      if (!current) {
-        added = await get(newIds);
-        let suspects: RecordRow[];
-        try {
-          const owners = differingOwners(parseZoneFile(exported, zone), [...kept, ...added]);
-          suspects = kept.filter((r) => owners.has(r.subDomain.toLowerCase()));
-        } catch (e) {
-          ctx.log.warn({ zone, err: e instanceof Error ? e.message : String(e) }, 'drift: the zone export could not be read; re-reading every cached record of the zone');
-          suspects = kept;
-        }
-        if (expanded() && suspects.length > pages) current = await readAll();
-        if (!current) {
-          for (const cur of await get(suspects.map((r) => r.id))) {
-            if (!sameRow(cur, cachedById.get(cur.id)!)) updated.push(cur);
-          }
-        }
+      const whole = expanded() && newIds.length > pages ? await readWhole() : undefined;
+      if (whole) return whole;
+      const added = await get(newIds);
+      let suspects: RecordRow[];
+      try {
+        const owners = differingOwners(parseZoneFile(exported, zone), [...kept, ...added]);
+        suspects = kept.filter((r) => owners.has(r.subDomain.toLowerCase()));
+      } catch (e) {
+        ctx.log.warn({ zone, err: e instanceof Error ? e.message : String(e) }, 'drift: the zone export could not be read; re-reading every cached record of the zone');
+        suspects = kept;
       }
-    }
-    if (current) {
-      // The whole zone as OVH holds it: compare with the cache record by record.
-      const listed = new Set(current.map((r) => r.id));
-      removed = cached.filter((r) => !listed.has(r.id)).map((r) => r.id);
-      added = current.filter((r) => !cachedById.has(r.id));
-      updated = current.filter((r) => cachedById.has(r.id) && !sameRow(r, cachedById.get(r.id)!));
-      gone.length = 0;
-    }
+      const wholeAfter = expanded() && suspects.length > pages ? await readWhole() : undefined;
+      if (wholeAfter) return wholeAfter;
+      const updated = (await get(suspects.map((r) => r.id))).filter((cur) => !sameRow(cur, cachedById.get(cur.id)!));
+      return { removed, added, updated, gone };
+    };
+
+    // One or two pages cost no more than the ids and the export: read everything and compare.
+    const { removed, added, updated, gone } = (expanded() && pages <= 2 ? await readWhole() : undefined) ?? (await readByIds());
 
     const deletions = [...removed, ...gone.filter((id) => cachedIds.has(id))];
     const changed = deletions.length + added.length + updated.length > 0;
@@ -184,6 +184,14 @@ export type DriftState = 'unchecked' | 'in_sync' | 'drift_found';
 export function driftState(d: store.ZoneDrift): DriftState {
   if (d.checkedAt === null) return 'unchecked';
   return d.foundAt !== null && d.foundAt.getTime() === d.checkedAt.getTime() ? 'drift_found' : 'in_sync';
+}
+
+/** What a check found: ids gone from OVH, records new, records changed, ids that vanished between the list and their GET. */
+interface Delta {
+  removed: string[];
+  added: RecordRow[];
+  updated: RecordRow[];
+  gone: string[];
 }
 
 function sameRow(a: RecordRow, b: RecordRow): boolean {
