@@ -24,9 +24,14 @@ type Res = http.ServerResponse | http2.Http2ServerResponse;
 
 const authenticated = new WeakMap<object, Tenant>();
 
-/** The tenant the gate authenticated for this request (a route beside Connect uses it: api/records-json.ts). */
-export function gateTenant(req: object): Tenant | undefined {
-  return authenticated.get(req);
+/**
+ * The caller of a route beside Connect (api/records-json.ts, api/plan-json.ts): the tenant the gate
+ * authenticated for this very request; only when the gate could not ask (the database was down, it
+ * then passed the request on) is it asked again, so that the route answers that failure as Connect's
+ * interceptor would.
+ */
+export async function requestTenant(ctx: CoreContext, req: http.IncomingMessage): Promise<Tenant> {
+  return authenticated.get(req) ?? authenticate(ctx.pool, bearerToken(req.headers.authorization ?? null), ctx.tokens);
 }
 
 /** connectNodeAdapter's contextValues: the tenant the gate found for this request, if any. */

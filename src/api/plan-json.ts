@@ -27,18 +27,16 @@ import type { Logger } from 'pino';
 import type { CoreContext } from '../core/context.js';
 import { plan } from '../core/plan.js';
 import { Slicer } from '../core/slices.js';
-import { authenticate } from '../core/tenants.js';
 import { ChangeActionSchema, EndpointSchema, PlanRequestSchema, PlanSchema, ZonePlanSchema, ZoneService, type Endpoint as PbEndpoint, type PlanRequest } from '../gen/dnsplane/v1/zone_pb.js';
 import { unstorable } from '../dns/endpoint.js';
 import { toUnicode } from '../dns/names.js';
 import type { Change, Endpoint } from '../dns/types.js';
 import { describeOperation, operationsByRecordSet, operationsOfChange } from '../ovh/ops.js';
 import type { StoredPlan, ZonePlan } from '../core/plan.js';
-import { bearerToken } from './auth.js';
 import { actionToPb, planHeadPb, planInputFromPb, refreshOperation, UNICODE_NAME_LABEL, zonePlanHeadPb } from './convert.js';
 import { answerWith, isUnaryJson, readBody, replyJson } from './json-route.js';
 import { checkJson, checkMessage } from './strict.js';
-import { gateTenant } from './gate.js';
+import { requestTenant } from './gate.js';
 
 export const PLAN_PATH = `/${ZoneService.typeName}/${ZoneService.method.plan.name}`;
 
@@ -262,7 +260,7 @@ export function planJsonRoute(ctx: CoreContext, log: Logger, readMaxBytes: numbe
       const body = await readBody(req, readMaxBytes);
       const slicer = new Slicer();
       const request = await readPlanRequest(body.toString('utf8'), slicer);
-      const tenant = gateTenant(req) ?? (await authenticate(ctx.pool, bearerToken(req.headers.authorization ?? null), ctx.tokens));
+      const tenant = await requestTenant(ctx, req);
       const stored = await plan(ctx, tenant, planInputFromPb(request));
       const answer = await planResponseJson(stored, slicer);
       replyJson(res, answer);

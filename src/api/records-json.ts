@@ -21,11 +21,9 @@ import { Code, ConnectError } from '@connectrpc/connect';
 import type { Logger } from 'pino';
 import type { CoreContext } from '../core/context.js';
 import type { ZoneRecords } from '../core/records.js';
-import { authenticate } from '../core/tenants.js';
 import { RecordsRequestSchema, ZoneRecordsSchema, ZoneService, type RecordsRequest } from '../gen/dnsplane/v1/zone_pb.js';
 import { checkJson, checkMessage } from './strict.js';
-import { bearerToken } from './auth.js';
-import { gateTenant } from './gate.js';
+import { requestTenant } from './gate.js';
 import { answerWith, isUnaryJson, readBody, replyJsonBytes } from './json-route.js';
 import { recordsOf, zoneRecordsPb } from './zone-service.js';
 
@@ -127,9 +125,7 @@ export function recordsJsonRoute(ctx: CoreContext, log: Logger, readMaxBytes: nu
       const text = (await readBody(req, readMaxBytes)).toString('utf8');
       const known = validRequests.get(text);
       const request = known ?? parseRequest(text);
-      // The gate authenticated this very request a moment ago (api/gate.ts); only when it could not
-      // (the database was down) does the route ask again.
-      const tenant = gateTenant(req) ?? (await authenticate(ctx.pool, bearerToken(req.headers.authorization ?? null), ctx.tokens));
+      const tenant = await requestTenant(ctx, req);
       if (!known) {
         checkMessage(RecordsRequestSchema, request as unknown as Parameters<typeof checkMessage>[1], '');
         if (text.length <= MAX_CACHED_BODY) {
