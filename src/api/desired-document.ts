@@ -80,7 +80,7 @@ export interface DesiredFile {
 }
 
 /** Reads a desired-state document (already parsed from YAML or JSON); fields are named `FILE: …`. */
-export function desiredFrom(doc: Json | undefined, file: string): DesiredFile {
+function desiredFrom(doc: Json | undefined, file: string): DesiredFile {
   const at = (f: string) => `${file}: ${f}`;
   if (Array.isArray(doc)) return { zones: [], endpoints: doc.map((e, i) => endpointFrom(e, at(`[${i}]`))) };
   if (!isObject(doc)) throw new InvalidInputError(file, 'must hold a list of endpoints or a mapping with "endpoints"');
@@ -112,7 +112,7 @@ export function parseDesiredDocument(text: string, source: string): DesiredFile 
 }
 
 /** Largest document ParseDesiredState reads. */
-export const MAX_DOCUMENT_BYTES = 4 * 1024 * 1024;
+const MAX_DOCUMENT_BYTES = 4 * 1024 * 1024;
 
 /**
  * A document as the PlanRequest PlanAs takes: desired = its zones and endpoints, policy = its policy,

@@ -38,7 +38,7 @@ import { answerWith, isUnaryJson, readBody, replyJson } from './json-route.js';
 import { checkJson, checkMessage } from './strict.js';
 import { requestTenant } from './gate.js';
 
-export const PLAN_PATH = `/${ZoneService.typeName}/${ZoneService.method.plan.name}`;
+const PLAN_PATH = `/${ZoneService.typeName}/${ZoneService.method.plan.name}`;
 
 /** Lists at least this long are read item by item, in slices; shorter ones in one go. */
 const LIFT_AT = 64;

@@ -27,7 +27,7 @@ import { requestTenant } from './gate.js';
 import { answerWith, isUnaryJson, readBody, replyJsonBytes } from './json-route.js';
 import { recordsOf, zoneRecordsPb } from './zone-service.js';
 
-export const RECORDS_PATH = `/${ZoneService.typeName}/${ZoneService.method.records.name}`;
+const RECORDS_PATH = `/${ZoneService.typeName}/${ZoneService.method.records.name}`;
 
 /*
  * What a request costs here, once warm (bench/api.ts measures it): the HTTP parsing and the gate
@@ -90,7 +90,7 @@ export function isRecordsJson(req: http.IncomingMessage): boolean {
 }
 
 /** As Connect reads it with strictJsonOptions: unknown keys and enum names refused, naming the field. */
-export function parseRequest(body: Buffer | string): RecordsRequest {
+function parseRequest(body: Buffer | string): RecordsRequest {
   const text = typeof body === 'string' ? body : body.toString('utf8');
   let parsed: unknown;
   let json = true;

@@ -57,7 +57,7 @@ export const CONNECTION_FILE = 'connection.json';
 
 export const EMBEDDED_DATABASE = 'dnsplane';
 /** How long opening a connection may take before the request fails as "database unavailable". */
-export const CONNECT_TIMEOUT_MS = 5_000;
+const CONNECT_TIMEOUT_MS = 5_000;
 export const EMBEDDED_USER = 'dnsplane';
 const PASSWORD_FILE = 'pg.password';
 
