@@ -16,7 +16,7 @@
  * requests go through Connect as before.
  */
 import type http from 'node:http';
-import { fromJsonString, toJsonString } from '@bufbuild/protobuf';
+import { fromJson, fromJsonString, toJsonString, type JsonValue } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { Logger } from 'pino';
 import type { CoreContext } from '../core/context.js';
@@ -90,18 +90,16 @@ export function isRecordsJson(req: http.IncomingMessage): boolean {
 }
 
 /** As Connect reads it with strictJsonOptions: unknown keys and enum names refused, naming the field. */
-function parseRequest(body: Buffer | string): RecordsRequest {
-  const text = typeof body === 'string' ? body : body.toString('utf8');
-  let parsed: unknown;
-  let json = true;
+function parseRequest(text: string): RecordsRequest {
   try {
-    parsed = JSON.parse(text);
-  } catch {
-    json = false; // not JSON: protobuf-es says so, as under Connect
-  }
-  if (json) checkJson(RecordsRequestSchema, parsed, '');
-  try {
-    return fromJsonString(RecordsRequestSchema, text, { ignoreUnknownFields: false });
+    let parsed: JsonValue;
+    try {
+      parsed = JSON.parse(text) as JsonValue;
+    } catch {
+      return fromJsonString(RecordsRequestSchema, text, { ignoreUnknownFields: false }); // not JSON: protobuf-es says so, as under Connect
+    }
+    checkJson(RecordsRequestSchema, parsed, '');
+    return fromJson(RecordsRequestSchema, parsed, { ignoreUnknownFields: false });
   } catch (e) {
     throw ConnectError.from(e, Code.InvalidArgument);
   }
