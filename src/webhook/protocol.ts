@@ -165,19 +165,22 @@ export function encodeEndpoint(e: WireEndpoint): Record<string, unknown> {
   return out;
 }
 
-/** A JSON list of endpoints as json.NewEncoder(w).Encode writes it (with its trailing newline). */
-export function encodeEndpointList(endpoints: readonly WireEndpoint[]): string {
-  return `${goJson(endpoints.map(encodeEndpoint))}\n`;
-}
-
 /** One endpoint's JSON, as an element of encodeEndpointList's list. */
 export function encodeEndpointJson(e: WireEndpoint): string {
   return goJson(encodeEndpoint(e));
 }
 
-/** encodeEndpointList from the elements' JSON (encodeEndpointJson): the same bytes. */
+/** The list from its elements' JSON (encodeEndpointJson, possibly kept from an earlier answer). */
 export function joinEndpointList(elements: readonly string[]): string {
   return `[${elements.join(',')}]\n`;
+}
+
+/**
+ * A JSON list of endpoints as json.NewEncoder(w).Encode writes it (with its trailing newline): one
+ * way of writing it, so that a list joined from kept elements (webhook/handler.ts) has the same bytes.
+ */
+export function encodeEndpointList(endpoints: readonly WireEndpoint[]): string {
+  return joinEndpointList(endpoints.map(encodeEndpointJson));
 }
 
 /** The negotiation answer: `{"include":[…]}` (never the regex form), `{}` for no filter. */
