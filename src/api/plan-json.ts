@@ -53,10 +53,6 @@ type Msg = Message & Record<string, unknown>;
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function invalidArgument(e: unknown): ConnectError {
-  return e instanceof ConnectError ? e : ConnectError.from(e, Code.InvalidArgument);
-}
-
 /** Reads one JSON value as message `schema`, as Connect and the strict interceptor would. */
 function readMessage<T extends Message>(schema: DescMessage, v: JsonValue, path: string): T {
   checkJson(schema, v, path);
@@ -64,7 +60,7 @@ function readMessage<T extends Message>(schema: DescMessage, v: JsonValue, path:
   try {
     m = fromJson(schema, v, { ignoreUnknownFields: false }) as T;
   } catch (e) {
-    throw invalidArgument(e);
+    throw ConnectError.from(e, Code.InvalidArgument); // a ConnectError as it is
   }
   checkMessage(schema, m as unknown as Msg, path);
   return m;
@@ -133,7 +129,7 @@ export async function readPlanRequest(text: string, slicer: Slicer): Promise<Pla
     try {
       return fromJsonString(PlanRequestSchema, text, { ignoreUnknownFields: false });
     } catch (e) {
-      throw invalidArgument(e);
+      throw ConnectError.from(e, Code.InvalidArgument); // a ConnectError as it is
     }
   }
   const lifted: Lifted[] = [];
