@@ -320,8 +320,6 @@ async function listen(ctx: CoreContext, config: Config, log: Logger, labels: { d
   const ui = consoleHandler();
   const gate = rpcGate(ctx, limiter, log);
   const cors = corsHeaders(config.corsOrigins);
-  // The paths of our RPCs: only these need a token (an unknown path gets its 404 from the router).
-  const gated = new Set([ZoneService, NsmService, AdminService].flatMap((s) => s.methods.map((m) => `/${s.typeName}/${m.name}`)));
   const { headersTimeoutMs, requestTimeoutMs, idleTimeoutMs } = config.http;
   let active = 0;
   let idle: (() => void) | undefined;
@@ -357,7 +355,11 @@ async function listen(ctx: CoreContext, config: Config, log: Logger, labels: { d
     }
     active++;
     const started = performance.now();
-    const procedure = PROCEDURES.has(url.split('?')[0] ?? '') ? url.split('?')[0]! : 'unknown';
+    const path = url.split('?', 1)[0]!;
+    // Our RPCs: the only values of the procedure label, and the only paths that need a token (an
+    // unknown path gets its 404 from the router).
+    const ours = PROCEDURES.has(path);
+    const procedure = ours ? path : 'unknown';
     res.once('finish', () => ctx.metrics?.rpcDone(procedure, (performance.now() - started) / 1000));
     res.once('close', () => {
       active--;
@@ -374,7 +376,7 @@ async function listen(ctx: CoreContext, config: Config, log: Logger, labels: { d
     };
     // Our RPCs pass the gate (limiter, token) before their body is read; health, reflection, CORS
     // preflights and unknown paths need no token.
-    if (req.method !== 'OPTIONS' && gated.has(url.split('?', 1)[0]!)) {
+    if (req.method !== 'OPTIONS' && ours) {
       cors(req, res);
       gate(req, res, route);
     } else route();
