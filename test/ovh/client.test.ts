@@ -5,9 +5,10 @@
  * skipped, so no test depends on the wall clock).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { OvhApi, type OvhCallInfo, type RetryPolicy } from '../../src/ovh/client.js';
+import { type OvhApi, type OvhCallInfo, type RetryPolicy } from '../../src/ovh/client.js';
 import { OvhError } from '../../src/ovh/errors.js';
 import { OvhSimulator } from '../../src/ovhsim/index.js';
+import { ovhApiFor } from '../helpers/ovh-api.js';
 
 const ZONE = 'client.test';
 const RECORDS = `/domain/zone/${ZONE}/record`;
@@ -17,12 +18,7 @@ let infos: OvhCallInfo[];
 let warnings: string[];
 
 function api(opts: { timeoutMs?: number; retry?: Partial<RetryPolicy> } = {}): OvhApi {
-  return new OvhApi({
-    endpoint: { host: '127.0.0.1', port: sim.apiPort, basePath: '/1.0', label: 'sim' },
-    credentials: sim.credentials,
-    extraCaPems: [sim.caPem],
-    ratePerSecond: 10_000,
-    maxConcurrent: 64,
+  return ovhApiFor(sim, {
     timeoutMs: opts.timeoutMs ?? 5_000,
     retry: opts.retry,
     sleep: async (ms) => {

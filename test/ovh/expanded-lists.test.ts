@@ -5,9 +5,10 @@
  * lost POST through one listing.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { OvhApi, type ExpandedListsMode } from '../../src/ovh/client.js';
+import { type OvhApi, type ExpandedListsMode } from '../../src/ovh/client.js';
 import { OvhError } from '../../src/ovh/errors.js';
 import { OvhSimulator, type SimBehavior } from '../../src/ovhsim/index.js';
+import { ovhApiFor } from '../helpers/ovh-api.js';
 
 const ZONE = 'lists.test';
 let sim: OvhSimulator;
@@ -15,12 +16,7 @@ let infos: Array<[string, Record<string, unknown> | undefined]>;
 let warnings: string[];
 
 function api(expandedLists: ExpandedListsMode, expandedPageSize?: number, onCall?: () => void): OvhApi {
-  return new OvhApi({
-    endpoint: { host: '127.0.0.1', port: sim.apiPort, basePath: '/1.0', label: 'sim' },
-    credentials: sim.credentials,
-    extraCaPems: [sim.caPem],
-    ratePerSecond: 10_000,
-    maxConcurrent: 64,
+  return ovhApiFor(sim, {
     expandedLists,
     ...(expandedPageSize !== undefined ? { expandedPageSize } : {}),
     sleep: async () => undefined,
