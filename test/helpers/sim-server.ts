@@ -13,6 +13,20 @@ import { ZoneService } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import type { OvhSimulator } from '../../src/ovhsim/index.js';
 import { startServer, type Server } from '../../src/server.js';
 
+/**
+ * The OVH_* settings that point a dnsplane server at a simulator: its endpoint, its credentials and
+ * caFile, a file holding the simulator's CA.
+ */
+export function simulatorEnv(sim: OvhSimulator, caFile: string): Record<string, string> {
+  return {
+    OVH_ENDPOINT: sim.apiUrl,
+    OVH_APPLICATION_KEY: sim.credentials.applicationKey,
+    OVH_APPLICATION_SECRET: sim.credentials.applicationSecret,
+    OVH_CONSUMER_KEY: sim.credentials.consumerKey,
+    OVH_CA_FILE: caFile,
+  };
+}
+
 export async function startServerOn(
   sim: OvhSimulator,
   databaseUrl: string,
@@ -26,11 +40,7 @@ export async function startServerOn(
     DATABASE_URL: databaseUrl,
     DNSPLANE_DATA_DIR: dir,
     DNSPLANE_LISTEN: '127.0.0.1:0',
-    OVH_ENDPOINT: sim.apiUrl,
-    OVH_APPLICATION_KEY: sim.credentials.applicationKey,
-    OVH_APPLICATION_SECRET: sim.credentials.applicationSecret,
-    OVH_CONSUMER_KEY: sim.credentials.consumerKey,
-    OVH_CA_FILE: caFile,
+    ...simulatorEnv(sim, caFile),
     DNSPLANE_OVH_RATE: '1000',
     ...env,
   });
@@ -48,13 +58,20 @@ export async function startServerOn(
   };
 }
 
-/** A ZoneService client (Connect over HTTP/1.1) for a server, with a bearer token. */
-export function zoneClientFor(server: Server, token: string): Client<typeof ZoneService> {
+/**
+ * A ZoneService client (Connect over HTTP/1.1, binary unless useBinaryFormat is false) for a server
+ * (anything with its url), with a bearer token.
+ */
+export function zoneClientFor(
+  server: Pick<Server, 'url'>,
+  token: string,
+  opts: { useBinaryFormat?: boolean } = {},
+): Client<typeof ZoneService> {
   const auth: Interceptor = (next) => (req) => {
     req.header.set('authorization', `Bearer ${token}`);
     return next(req);
   };
-  return createClient(ZoneService, createConnectTransport({ baseUrl: server.url, httpVersion: '1.1', interceptors: [auth] }));
+  return createClient(ZoneService, createConnectTransport({ baseUrl: server.url, httpVersion: '1.1', ...opts, interceptors: [auth] }));
 }
 
 /** A pino logger that keeps every line it writes (parsed), for tests that assert logs. */
