@@ -26,20 +26,19 @@
  *   DATABASE_URL          a Postgres server to create the bench database on (dropped at the end)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { Code, ConnectError, createClient, type Client, type Interceptor } from '@connectrpc/connect';
-import { createConnectTransport } from '@connectrpc/connect-node';
-import pg from 'pg';
+import { Code, ConnectError, type Client } from '@connectrpc/connect';
 import { createTenant } from '../src/core/tenants.js';
 import { ApplyStatus, Policy, ZoneService, type Endpoint } from '../src/gen/dnsplane/v1/zone_pb.js';
 import { OvhSimulator, type SimRecordInit } from '../src/ovhsim/index.js';
 import * as store from '../src/store/index.js';
+import { simulatorEnv, zoneClientFor } from '../test/helpers/sim-server.js';
+import { benchDatabase as freshDatabase, writeSimulatorCa } from './lib.js';
 
 // --- parameters ---
 
@@ -121,11 +120,7 @@ async function startChild(env: Record<string, string>): Promise<Child> {
 type ZoneClient = Client<typeof ZoneService>;
 
 function client(url: string, token: string): ZoneClient {
-  const auth: Interceptor = (next) => (req) => {
-    req.header.set('authorization', `Bearer ${token}`);
-    return next(req);
-  };
-  return createClient(ZoneService, createConnectTransport({ baseUrl: url, httpVersion: '1.1', useBinaryFormat: false, interceptors: [auth] }));
+  return zoneClientFor({ url }, token, { useBinaryFormat: false });
 }
 
 let maxRss = 0;
@@ -326,24 +321,9 @@ async function benchDatabase(dir: string): Promise<{ db: store.Database; drop():
     const db = await store.openDatabase({ dataDir: dir });
     return { db, drop: async () => undefined, kind: 'embedded' };
   }
-  const name = `dnsplane_bench_api_${randomBytes(5).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${admin.escapeIdentifier(name)}`);
-  await admin.end();
-  const u = new URL(base);
-  u.pathname = `/${name}`;
-  const db = await store.openDatabase({ databaseUrl: u.toString(), dataDir: dir, poolMax: CLIENTS + 4 });
-  return {
-    db,
-    kind: 'a fresh database on DATABASE_URL',
-    async drop() {
-      const c = new pg.Client({ connectionString: base });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${c.escapeIdentifier(name)} WITH (FORCE)`);
-      await c.end();
-    },
-  };
+  const fresh = await freshDatabase('dnsplane_bench_api');
+  const db = await store.openDatabase({ databaseUrl: fresh.url!, dataDir: dir, poolMax: CLIENTS + 4 });
+  return { db, kind: 'a fresh database on DATABASE_URL', drop: fresh.drop };
 }
 
 function ms(x: number): string {
@@ -356,8 +336,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'dnsplane-bench-api-'));
   const zones: Record<string, SimRecordInit[]> = { [BIG]: [], [SMALL]: [] };
   const sim = await OvhSimulator.start({ zones });
-  const caFile = path.join(dir, 'ca.pem');
-  writeFileSync(caFile, sim.caPem);
+  const caFile = writeSimulatorCa(sim, dir);
   const { db, drop, kind } = await benchDatabase(dir);
   let child: Child | undefined;
   const rows: Array<[string, string, string]> = [];
@@ -374,11 +353,7 @@ async function main(): Promise<void> {
       DNSPLANE_DRIFT_INTERVAL: 'off',
       DNSPLANE_LOG_LEVEL: 'info',
       DNSPLANE_OVH_RATE: String(rate),
-      OVH_ENDPOINT: sim.apiUrl,
-      OVH_APPLICATION_KEY: sim.credentials.applicationKey,
-      OVH_APPLICATION_SECRET: sim.credentials.applicationSecret,
-      OVH_CONSUMER_KEY: sim.credentials.consumerKey,
-      OVH_CA_FILE: caFile,
+      ...simulatorEnv(sim, caFile),
     });
 
     // Setup (not measured): tenant A creates its 998 records; the zone then holds 1,000.

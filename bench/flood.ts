@@ -13,58 +13,27 @@
  *   FLOOD_RECORDS   R, default 50
  *   DATABASE_URL    a Postgres server to create the bench database on (dropped at the end)
  */
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { Worker } from 'node:worker_threads';
-import { createClient, type Interceptor } from '@connectrpc/connect';
-import { createConnectTransport } from '@connectrpc/connect-node';
-import pg from 'pg';
 import pino from 'pino';
 import { loadConfig } from '../src/config.js';
 import { createTenant } from '../src/core/tenants.js';
-import { Policy, ZoneService } from '../src/gen/dnsplane/v1/zone_pb.js';
+import { Policy } from '../src/gen/dnsplane/v1/zone_pb.js';
 import { OvhSimulator } from '../src/ovhsim/index.js';
 import { startServer } from '../src/server.js';
+import { simulatorEnv, zoneClientFor } from '../test/helpers/sim-server.js';
+import { benchDatabase, writeSimulatorCa } from './lib.js';
 
 const F = Number(process.env['FLOOD_CLIENTS'] ?? 200);
 const N = Number(process.env['FLOOD_CALLS'] ?? 300);
 const R = Number(process.env['FLOOD_RECORDS'] ?? 50);
 const ZONE = 'flood.bench';
 
-function client(baseUrl: string, token: string) {
-  const auth: Interceptor = (next) => (req) => {
-    req.header.set('authorization', `Bearer ${token}`);
-    return next(req);
-  };
-  return createClient(ZoneService, createConnectTransport({ baseUrl, httpVersion: '1.1', interceptors: [auth] }));
-}
-
 function pct(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-
-async function database(): Promise<{ url?: string; drop(): Promise<void> }> {
-  const base = process.env['DATABASE_URL'];
-  if (!base) return { drop: async () => undefined };
-  const name = `dnsplane_flood_${randomBytes(5).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${admin.escapeIdentifier(name)}`);
-  await admin.end();
-  const u = new URL(base);
-  u.pathname = `/${name}`;
-  return {
-    url: u.toString(),
-    async drop() {
-      const c = new pg.Client({ connectionString: base });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${c.escapeIdentifier(name)} WITH (FORCE)`);
-      await c.end();
-    },
-  };
 }
 
 /**
@@ -117,10 +86,9 @@ interface Phase {
 
 async function phase(name: string, env: Record<string, string>, flood: boolean): Promise<Phase> {
   const sim = await OvhSimulator.start({ zones: { [ZONE]: [] } });
-  const db = await database();
+  const db = await benchDatabase('dnsplane_flood');
   const dir = mkdtempSync(path.join(tmpdir(), 'dnsplane-flood-'));
-  const caFile = path.join(dir, 'ca.pem');
-  writeFileSync(caFile, sim.caPem);
+  const caFile = writeSimulatorCa(sim, dir);
   let logLines = 0;
   const log = pino({ level: 'info' }, new Writable({ write: (chunk: Buffer, _e, cb) => ((logLines += chunk.toString().split('\n').filter(Boolean).length), cb()) }));
   const server = await startServer(
@@ -129,11 +97,7 @@ async function phase(name: string, env: Record<string, string>, flood: boolean):
       DNSPLANE_DATA_DIR: dir,
       DNSPLANE_LISTEN: '127.0.0.1:0',
       DNSPLANE_WEBHOOK_LISTEN: 'off',
-      OVH_ENDPOINT: sim.apiUrl,
-      OVH_APPLICATION_KEY: sim.credentials.applicationKey,
-      OVH_APPLICATION_SECRET: sim.credentials.applicationSecret,
-      OVH_CONSUMER_KEY: sim.credentials.consumerKey,
-      OVH_CA_FILE: caFile,
+      ...simulatorEnv(sim, caFile),
       DNSPLANE_OVH_RATE: '1000',
       DNSPLANE_DRIFT_INTERVAL: 'off',
       ...env,
@@ -145,7 +109,7 @@ async function phase(name: string, env: Record<string, string>, flood: boolean):
   });
   try {
     const { token } = await createTenant(server.ctx.pool, { name: 'good', zones: [ZONE] });
-    const good = client(server.url, token);
+    const good = zoneClientFor(server, token);
     const endpoints = Array.from({ length: R }, (_, i) => ({ dnsName: `h${i}.${ZONE}`, recordType: 'A', targets: [`10.0.${i >> 8}.${i & 255}`], ttl: 300, setIdentifier: '', labels: {} }));
     await good.apply({ source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints } } } } });
     for (let i = 0; i < 20; i++) await good.records({}); // warm up

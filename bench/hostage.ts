@@ -11,20 +11,20 @@
  * Uses DATABASE_URL when set (a fresh database on that server), otherwise an embedded Postgres.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { create } from '@bufbuild/protobuf';
-import { Code, ConnectError, createClient, type Interceptor } from '@connectrpc/connect';
-import { createConnectTransport } from '@connectrpc/connect-node';
-import pg from 'pg';
+import { Code, ConnectError } from '@connectrpc/connect';
 import pino from 'pino';
 import { loadConfig } from '../src/config.js';
 import { createTenant } from '../src/core/tenants.js';
-import { ApplyStatus, EndpointSchema, Policy, ZoneService } from '../src/gen/dnsplane/v1/zone_pb.js';
+import { ApplyStatus, EndpointSchema, Policy } from '../src/gen/dnsplane/v1/zone_pb.js';
 import { OvhSimulator } from '../src/ovhsim/index.js';
 import { startServer } from '../src/server.js';
 import * as store from '../src/store/index.js';
+import { simulatorEnv, zoneClientFor } from '../test/helpers/sim-server.js';
+import { benchDatabase, writeSimulatorCa } from './lib.js';
 
 const N = Number(process.env.HOSTAGE_N ?? 5000);
 const RATE = process.env.HOSTAGE_RATE ?? '20';
@@ -32,8 +32,7 @@ const ZONE = 'hostage.test';
 
 async function run(batch: string, dbUrl: string, dir: string): Promise<string> {
   const sim = await OvhSimulator.start({ zones: { [ZONE]: [] } });
-  const caFile = path.join(dir, `ca-${batch}.pem`);
-  writeFileSync(caFile, sim.caPem);
+  const caFile = writeSimulatorCa(sim, dir, `ca-${batch}.pem`);
   const server = await startServer(
     loadConfig({
       DATABASE_URL: dbUrl,
@@ -41,11 +40,7 @@ async function run(batch: string, dbUrl: string, dir: string): Promise<string> {
       DNSPLANE_LISTEN: '127.0.0.1:0',
       DNSPLANE_WEBHOOK_LISTEN: '127.0.0.1:0',
       DNSPLANE_ZONES: ZONE,
-      OVH_ENDPOINT: sim.apiUrl,
-      OVH_APPLICATION_KEY: sim.credentials.applicationKey,
-      OVH_APPLICATION_SECRET: sim.credentials.applicationSecret,
-      OVH_CONSUMER_KEY: sim.credentials.consumerKey,
-      OVH_CA_FILE: caFile,
+      ...simulatorEnv(sim, caFile),
       DNSPLANE_OVH_RATE: RATE,
       DNSPLANE_APPLY_BATCH: batch,
       DNSPLANE_DRIFT_INTERVAL: '0',
@@ -56,11 +51,7 @@ async function run(batch: string, dbUrl: string, dir: string): Promise<string> {
   const suffix = randomBytes(3).toString('hex');
   const a = await createTenant(server.ctx.pool, { name: `bulk-${suffix}`, zones: [ZONE] });
   const b = await createTenant(server.ctx.pool, { name: `small-${suffix}`, zones: [ZONE] });
-  const auth: Interceptor = (next) => (req) => {
-    req.header.set('authorization', `Bearer ${b.token}`);
-    return next(req);
-  };
-  const client = createClient(ZoneService, createConnectTransport({ baseUrl: server.url, httpVersion: '1.1', interceptors: [auth] }));
+  const client = zoneClientFor(server, b.token);
   await client.records({ zones: [ZONE] }); // synced
 
   // The bulk request, as external-dns sends it (one POST /records); answered 503 at the webhook's
@@ -97,21 +88,10 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'dnsplane-hostage-'));
   let dbUrl: string;
   let drop: () => Promise<void>;
-  if (process.env.DATABASE_URL) {
-    const name = `dnsplane_hostage_${randomBytes(4).toString('hex')}`;
-    const c = new pg.Client({ connectionString: process.env.DATABASE_URL });
-    await c.connect();
-    await c.query(`CREATE DATABASE ${c.escapeIdentifier(name)}`);
-    await c.end();
-    const u = new URL(process.env.DATABASE_URL);
-    u.pathname = `/${name}`;
-    dbUrl = u.toString();
-    drop = async () => {
-      const d = new pg.Client({ connectionString: process.env.DATABASE_URL });
-      await d.connect();
-      await d.query(`DROP DATABASE IF EXISTS ${d.escapeIdentifier(name)} WITH (FORCE)`);
-      await d.end();
-    };
+  const fresh = await benchDatabase('dnsplane_hostage');
+  if (fresh.url) {
+    dbUrl = fresh.url;
+    drop = fresh.drop;
   } else {
     const db = await store.openDatabase({ dataDir: path.join(dir, 'data') });
     dbUrl = db.url;

@@ -46,16 +46,14 @@
  *   BENCH_COALESCE_K=50  clusters applying at the same moment (0: skip that scenario)
  *   DATABASE_URL         a Postgres server to create the bench database on (dropped at the end)
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { Resolver } from 'node:dns/promises';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { create } from '@bufbuild/protobuf';
-import { createClient, type Client, type Interceptor } from '@connectrpc/connect';
-import { createConnectTransport } from '@connectrpc/connect-node';
-import pg from 'pg';
+import type { Client } from '@connectrpc/connect';
 import pino from 'pino';
 import { loadConfig } from '../src/config.js';
 import { createTenant } from '../src/core/tenants.js';
@@ -64,6 +62,8 @@ import { DEFAULT_EXPANDED_PAGE_SIZE } from '../src/ovh/client.js';
 import { RateLimiter } from '../src/ovh/ratelimit.js';
 import { OvhSimulator, type SimCall, type SimRecordInit } from '../src/ovhsim/index.js';
 import { startServer, type Server } from '../src/server.js';
+import { simulatorEnv, zoneClientFor } from '../test/helpers/sim-server.js';
+import { benchDatabase, writeSimulatorCa } from './lib.js';
 
 // --- parameters ---
 
@@ -222,20 +222,12 @@ function changesOf(zone: string, writes: Write[]): Changes {
 
 type ZoneClient = Client<typeof ZoneService>;
 
-function zoneClient(server: Server, token: string): ZoneClient {
-  const auth: Interceptor = (next) => (req) => {
-    req.header.set('authorization', `Bearer ${token}`);
-    return next(req);
-  };
-  return createClient(ZoneService, createConnectTransport({ baseUrl: server.url, httpVersion: '1.1', interceptors: [auth] }));
-}
-
 async function runDnsplane(sim: OvhSimulator, server: Server, zone: string, k: number, n: number): Promise<Run> {
   const tag = `d${k}n${n}`;
   const clients: Array<{ client: ZoneClient; generation?: bigint }> = [];
   for (let c = 0; c < k; c++) {
     const { token } = await createTenant(server.ctx.pool, { name: `${tag}-c${c}`, zones: [zone] });
-    clients.push({ client: zoneClient(server, token) });
+    clients.push({ client: zoneClientFor(server, token) });
   }
   const poll = async (cl: (typeof clients)[number]) => {
     const res = await cl.client.records({ zones: [zone], knownGenerations: cl.generation === undefined ? {} : { [zone]: cl.generation } });
@@ -289,7 +281,7 @@ async function runMoments(sim: OvhSimulator, server: Server, zone: string, tag: 
   const clients: ZoneClient[] = [];
   for (let c = 0; c < COALESCE_K; c++) {
     const { token } = await createTenant(server.ctx.pool, { name: `${tag}-c${c}`, zones: [zone] });
-    clients.push(zoneClient(server, token));
+    clients.push(zoneClientFor(server, token));
   }
   sim.faults.setLatency(0);
   await Promise.all(clients.map((cl) => cl.records({ zones: [zone] }))); // tokens known, zone synced: not measured
@@ -532,27 +524,6 @@ function zoneRecords(n: number): SimRecordInit[] {
   return Array.from({ length: n - 2 }, (_, i) => ({ subDomain: `host${i}`, fieldType: 'A', target: ip('10.20', i), ttl: 3600 }));
 }
 
-async function benchDatabase(): Promise<{ url?: string; drop(): Promise<void> }> {
-  const base = process.env['DATABASE_URL'];
-  if (!base) return { url: undefined, drop: async () => undefined }; // the server starts an embedded Postgres
-  const name = `dnsplane_bench_${randomBytes(5).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${admin.escapeIdentifier(name)}`);
-  await admin.end();
-  const u = new URL(base);
-  u.pathname = `/${name}`;
-  return {
-    url: u.toString(),
-    async drop() {
-      const c = new pg.Client({ connectionString: base });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${c.escapeIdentifier(name)} WITH (FORCE)`);
-      await c.end();
-    },
-  };
-}
-
 function cell(s: string | number, width: number): string {
   return String(s).padStart(width);
 }
@@ -580,21 +551,16 @@ async function main(): Promise<void> {
   if (COALESCE_K > 0) zones[COALESCE_ON] = zones[COALESCE_OFF] = zoneRecords(100);
   // OVH as documented: GET …/record answers ids, whatever paging header it is sent (the default).
   const sim = await OvhSimulator.start({ zones });
-  const db = await benchDatabase();
+  const db = await benchDatabase('dnsplane_bench');
   const dir = mkdtempSync(path.join(tmpdir(), 'dnsplane-bench-'));
-  const caFile = path.join(dir, 'ca.pem');
-  writeFileSync(caFile, sim.caPem);
+  const caFile = writeSimulatorCa(sim, dir);
   const serverEnv = (database: string | undefined, dataDir: string, zoneNames: string[], extra: Record<string, string> = {}) =>
     loadConfig({
       ...(database ? { DATABASE_URL: database } : {}),
       DNSPLANE_DATA_DIR: dataDir,
       DNSPLANE_LISTEN: '127.0.0.1:0',
       DNSPLANE_ZONES: zoneNames.join(','),
-      OVH_ENDPOINT: sim.apiUrl,
-      OVH_APPLICATION_KEY: sim.credentials.applicationKey,
-      OVH_APPLICATION_SECRET: sim.credentials.applicationSecret,
-      OVH_CONSUMER_KEY: sim.credentials.consumerKey,
-      OVH_CA_FILE: caFile,
+      ...simulatorEnv(sim, caFile),
       DNSPLANE_OVH_RATE: String(RATE),
       DNSPLANE_DRIFT_INTERVAL: '24h', // the drift check (one call per zone) is not part of these loops
       DNSPLANE_LOG_LEVEL: 'warn',
@@ -615,7 +581,7 @@ async function main(): Promise<void> {
     for (const n of NS) {
       sim.clearCalls();
       const started = performance.now();
-      await zoneClient(server, token).records({ zones: [`n${n}.dnsplane.bench`] });
+      await zoneClientFor(server, token).records({ zones: [`n${n}.dnsplane.bench`] });
       const calls = apiCalls(sim);
       coldDnsplane.set(n, { calls: calls.length, detail: breakdown(calls), wallMs: since(started) });
     }
@@ -625,7 +591,7 @@ async function main(): Promise<void> {
     const coldExpanded = new Map<number, Run>();
     sim.setBehavior({ expandedRecordLists: 'honoured' });
     {
-      const db2 = await benchDatabase();
+      const db2 = await benchDatabase('dnsplane_bench');
       const dir2 = mkdtempSync(path.join(tmpdir(), 'dnsplane-bench-expanded-'));
       const expandedZones = NS.map((n) => `n${n}.expanded.bench`);
       const server2 = await startServer(serverEnv(db2.url, dir2, expandedZones, { DNSPLANE_OVH_EXPANDED_LISTS: 'on' }), pino({ level: 'warn' }));
@@ -634,7 +600,7 @@ async function main(): Promise<void> {
         for (const n of NS) {
           sim.clearCalls();
           const started = performance.now();
-          await zoneClient(server2, t2.token).records({ zones: [`n${n}.expanded.bench`] });
+          await zoneClientFor(server2, t2.token).records({ zones: [`n${n}.expanded.bench`] });
           const calls = apiCalls(sim);
           coldExpanded.set(n, { calls: calls.length, detail: breakdown(calls), wallMs: since(started) });
         }
@@ -662,7 +628,7 @@ async function main(): Promise<void> {
     let coalesced: { on: Moment[]; off: Moment[] } | undefined;
     if (COALESCE_K > 0) {
       const on = await runMoments(sim, server, COALESCE_ON, 'con');
-      const db3 = await benchDatabase();
+      const db3 = await benchDatabase('dnsplane_bench');
       const dir3 = mkdtempSync(path.join(tmpdir(), 'dnsplane-bench-coalesce-off-'));
       const server3 = await startServer(serverEnv(db3.url, dir3, [COALESCE_OFF], { DNSPLANE_APPLY_COALESCE: 'off' }), pino({ level: 'warn' }));
       try {

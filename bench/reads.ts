@@ -14,15 +14,10 @@
  * READS_CLIENTS (16), READS_RECORDS (1000).
  */
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import pino from 'pino';
 
 const num = (name: string, fallback: number): number => {
   const v = Number(process.env[name] ?? fallback);
@@ -42,49 +37,22 @@ interface Ready {
   generation: string;
 }
 
-function dbUrl(base: string, database: string): string {
-  const u = new URL(base);
-  u.pathname = `/${database}`;
-  return u.toString();
-}
-
 /** The server side: its own database, simulator and server; prints one JSON line when ready. */
 async function serve(): Promise<void> {
-  const { loadConfig } = await import('../src/config.js');
-  const { startServer } = await import('../src/server.js');
+  const { startServerOn } = await import('../test/helpers/sim-server.js');
+  const { benchDatabase } = await import('./lib.js');
   const { createTenant } = await import('../src/core/tenants.js');
   const { records } = await import('../src/core/records.js');
   const { OvhSimulator } = await import('../src/ovhsim/index.js');
   const store = await import('../src/store/index.js');
-  const base = process.env['DATABASE_URL'];
-  if (!base) throw new Error('DATABASE_URL is required');
-  const name = `dnsplane_reads_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const databaseUrl = dbUrl(base, name);
+  if (!process.env['DATABASE_URL']) throw new Error('DATABASE_URL is required');
+  const db = await benchDatabase('dnsplane_reads');
+  const databaseUrl = db.url!;
   const sim = await OvhSimulator.start({
     zones: { [ZONE]: Array.from({ length: RECORDS }, (_, i) => ({ subDomain: `h${i}`, fieldType: 'A', target: `10.0.${i >> 8}.${i & 255}`, ttl: 300 })) },
   });
-  const dir = mkdtempSync(path.join(tmpdir(), 'dnsplane-reads-'));
-  writeFileSync(path.join(dir, 'ca.pem'), sim.caPem);
-  const server = await startServer(
-    loadConfig({
-      DATABASE_URL: databaseUrl,
-      DNSPLANE_DATA_DIR: dir,
-      DNSPLANE_LISTEN: '127.0.0.1:0',
-      OVH_ENDPOINT: sim.apiUrl,
-      OVH_APPLICATION_KEY: sim.credentials.applicationKey,
-      OVH_APPLICATION_SECRET: sim.credentials.applicationSecret,
-      OVH_CONSUMER_KEY: sim.credentials.consumerKey,
-      OVH_CA_FILE: path.join(dir, 'ca.pem'),
-      DNSPLANE_OVH_RATE: '1000',
-      DNSPLANE_ZONES: ZONE,
-      DNSPLANE_DRIFT_INTERVAL: 'off',
-    }),
-    pino({ level: 'silent' }),
-  );
+  // Its own data directory and the simulator's CA file, removed by close().
+  const server = await startServerOn(sim, databaseUrl, { DNSPLANE_ZONES: ZONE, DNSPLANE_DRIFT_INTERVAL: 'off' });
   const { tenant, token } = await createTenant(server.ctx.pool, { name: 'reads', zones: [ZONE] });
   // Sync once, then give every set to the tenant (one generation bump), as if it had created them.
   const [first] = await records(server.ctx, tenant, { zones: [ZONE], knownGenerations: new Map(), includeForeign: true });
@@ -99,11 +67,7 @@ async function serve(): Promise<void> {
   const stop = async () => {
     await server.close();
     await sim.stop();
-    rmSync(dir, { recursive: true, force: true });
-    const a = new pg.Client({ connectionString: base });
-    await a.connect();
-    await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await a.end();
+    await db.drop();
     process.exit(0);
   };
   // Each line on stdin asks for the CPU time this process has used so far (µs, user + system).

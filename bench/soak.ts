@@ -27,13 +27,11 @@
  *              SOAK_KILL_SESSIONS=0|1
  *              DATABASE_URL (a server to create the soak database on; otherwise an embedded Postgres)
  */
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { create } from '@bufbuild/protobuf';
-import { Code, ConnectError, createClient, type Client, type Interceptor } from '@connectrpc/connect';
-import { createConnectTransport } from '@connectrpc/connect-node';
+import { Code, ConnectError, type Client } from '@connectrpc/connect';
 import pg from 'pg';
 import pino from 'pino';
 import { loadConfig } from '../src/config.js';
@@ -45,6 +43,8 @@ import { OvhSimulator, type FaultEffect } from '../src/ovhsim/index.js';
 import { startServer, type Server } from '../src/server.js';
 import * as store from '../src/store/index.js';
 import { foldAccepted, joined, publishedSets } from '../test/helpers/invariants.js';
+import { simulatorEnv, zoneClientFor } from '../test/helpers/sim-server.js';
+import { benchDatabase, writeSimulatorCa } from './lib.js';
 
 const num = (name: string, fallback: number): number => {
   const v = Number(process.env[name] ?? fallback);
@@ -97,28 +97,15 @@ async function main(): Promise<number> {
   const started = Date.now();
   const sim = await OvhSimulator.start({ zones: Object.fromEntries(ZONES.map((z) => [z, [{ subDomain: 'manual', fieldType: 'A', target: '198.51.100.1', ttl: 600 }]])) });
   const dir = mkdtempSync(path.join(tmpdir(), 'dnsplane-soak-'));
-  const caFile = path.join(dir, 'ca.pem');
-  writeFileSync(caFile, sim.caPem);
+  const caFile = writeSimulatorCa(sim, dir);
 
   // The database: a fresh one on DATABASE_URL's server, or an embedded Postgres.
   let dbUrl: string;
   let dropDb: () => Promise<void>;
-  const admin = process.env.DATABASE_URL;
-  if (admin) {
-    const name = `dnsplane_soak_${randomBytes(4).toString('hex')}`;
-    const c = new pg.Client({ connectionString: admin });
-    await c.connect();
-    await c.query(`CREATE DATABASE ${c.escapeIdentifier(name)}`);
-    await c.end();
-    const u = new URL(admin);
-    u.pathname = `/${name}`;
-    dbUrl = u.toString();
-    dropDb = async () => {
-      const d = new pg.Client({ connectionString: admin });
-      await d.connect();
-      await d.query(`DROP DATABASE IF EXISTS ${d.escapeIdentifier(name)} WITH (FORCE)`);
-      await d.end();
-    };
+  const fresh = await benchDatabase('dnsplane_soak');
+  if (fresh.url) {
+    dbUrl = fresh.url;
+    dropDb = fresh.drop;
   } else {
     const db = await store.openDatabase({ dataDir: path.join(dir, 'data') });
     dbUrl = db.url;
@@ -133,11 +120,7 @@ async function main(): Promise<number> {
       DNSPLANE_LISTEN: '127.0.0.1:0',
       DNSPLANE_WEBHOOK_LISTEN: 'off',
       DNSPLANE_ZONES: ZONES.join(','),
-      OVH_ENDPOINT: sim.apiUrl,
-      OVH_APPLICATION_KEY: sim.credentials.applicationKey,
-      OVH_APPLICATION_SECRET: sim.credentials.applicationSecret,
-      OVH_CONSUMER_KEY: sim.credentials.consumerKey,
-      OVH_CA_FILE: caFile,
+      ...simulatorEnv(sim, caFile),
       DNSPLANE_OVH_RATE: '500',
       DNSPLANE_OVH_TIMEOUT: '2s',
       DNSPLANE_DRIFT_INTERVAL: '1s',
@@ -148,13 +131,7 @@ async function main(): Promise<number> {
   const tokens: string[] = [];
   for (let t = 0; t < TENANTS; t++) tokens.push((await createTenant(pool, { name: `t${t}`, zones: ZONES })).token);
   const clients: Array<Array<Client<typeof ZoneService>>> = servers.map((s) =>
-    tokens.map((token) => {
-      const auth: Interceptor = (next) => (req) => {
-        req.header.set('authorization', `Bearer ${token}`);
-        return next(req);
-      };
-      return createClient(ZoneService, createConnectTransport({ baseUrl: s.url, httpVersion: '1.1', interceptors: [auth] }));
-    }),
+    tokens.map((token) => zoneClientFor(s, token)),
   );
 
   const accepted = new Map<string, ZoneApplyResult[]>(ZONES.map((z) => [z, []]));

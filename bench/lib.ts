@@ -1,0 +1,52 @@
+/**
+ * What the benches share to set themselves up: a fresh database on DATABASE_URL's server (dropped at
+ * the end), and the simulator's CA written where a server's OVH_CA_FILE can read it. The OVH_*
+ * settings for a simulator and the Connect clients come from test/helpers/sim-server.ts
+ * (simulatorEnv, zoneClientFor), as the tests use them.
+ */
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import type { OvhSimulator } from '../src/ovhsim/index.js';
+
+export interface BenchDatabase {
+  /** Connection URL of the fresh database; undefined when DATABASE_URL is not set (embedded Postgres). */
+  url: string | undefined;
+  /** Drops the database (forcing out leftover sessions); nothing to do when url is undefined. */
+  drop(): Promise<void>;
+}
+
+async function admin(base: string, sql: (c: pg.Client) => string): Promise<void> {
+  const c = new pg.Client({ connectionString: base });
+  await c.connect();
+  try {
+    await c.query(sql(c));
+  } finally {
+    await c.end();
+  }
+}
+
+/**
+ * A fresh database named `${prefix}_<random>` on DATABASE_URL's server, or, when DATABASE_URL is not
+ * set, no URL (the caller falls back to an embedded Postgres).
+ */
+export async function benchDatabase(prefix: string): Promise<BenchDatabase> {
+  const base = process.env['DATABASE_URL'];
+  if (!base) return { url: undefined, drop: async () => undefined };
+  const name = `${prefix}_${randomBytes(5).toString('hex')}`;
+  await admin(base, (c) => `CREATE DATABASE ${c.escapeIdentifier(name)}`);
+  const u = new URL(base);
+  u.pathname = `/${name}`;
+  return {
+    url: u.toString(),
+    drop: () => admin(base, (c) => `DROP DATABASE IF EXISTS ${c.escapeIdentifier(name)} WITH (FORCE)`),
+  };
+}
+
+/** Writes the simulator's CA certificate as dir/file and returns its path (for OVH_CA_FILE). */
+export function writeSimulatorCa(sim: OvhSimulator, dir: string, file = 'ca.pem'): string {
+  const caFile = path.join(dir, file);
+  writeFileSync(caFile, sim.caPem);
+  return caFile;
+}
