@@ -22,9 +22,8 @@ import { createTenant } from '../src/core/tenants.js';
 import { ApplyStatus, EndpointSchema, Policy } from '../src/gen/dnsplane/v1/zone_pb.js';
 import { OvhSimulator } from '../src/ovhsim/index.js';
 import { startServer } from '../src/server.js';
-import * as store from '../src/store/index.js';
 import { simulatorEnv, zoneClientFor } from '../test/helpers/sim-server.js';
-import { benchDatabase, writeSimulatorCa } from './lib.js';
+import { benchDatabaseOrEmbedded, writeSimulatorCa } from './lib.js';
 
 const N = Number(process.env.HOSTAGE_N ?? 5000);
 const RATE = process.env.HOSTAGE_RATE ?? '20';
@@ -86,17 +85,7 @@ async function run(batch: string, dbUrl: string, dir: string): Promise<string> {
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'dnsplane-hostage-'));
-  let dbUrl: string;
-  let drop: () => Promise<void>;
-  const fresh = await benchDatabase('dnsplane_hostage');
-  if (fresh.url) {
-    dbUrl = fresh.url;
-    drop = fresh.drop;
-  } else {
-    const db = await store.openDatabase({ dataDir: path.join(dir, 'data') });
-    dbUrl = db.url;
-    drop = () => db.close();
-  }
+  const { url: dbUrl, drop: drop } = await benchDatabaseOrEmbedded('dnsplane_hostage', path.join(dir, 'data'));
   console.log(`hostage: ${N} creations in one webhook request, then another tenant's 1-record apply to the same zone; DNSPLANE_OVH_RATE=${RATE}`);
   console.log(await run('100', dbUrl, dir));
   if (process.env.HOSTAGE_COMPARE === '1') console.log(await run('0', dbUrl, dir));

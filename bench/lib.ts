@@ -1,14 +1,21 @@
 /**
- * What the benches share to set themselves up: a fresh database on DATABASE_URL's server (dropped at
- * the end), and the simulator's CA written where a server's OVH_CA_FILE can read it. The OVH_*
- * settings for a simulator and the Connect clients come from test/helpers/sim-server.ts
- * (simulatorEnv, zoneClientFor), as the tests use them.
+ * What the benches share to set themselves up: their numeric settings, a fresh database on
+ * DATABASE_URL's server (dropped at the end) or an embedded Postgres, and the simulator's CA written
+ * where a server's OVH_CA_FILE can read it. The OVH_* settings for a simulator and the Connect
+ * clients come from test/helpers/sim-server.ts (simulatorEnv, zoneClientFor), as the tests use them.
  */
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import type { OvhSimulator } from '../src/ovhsim/index.js';
+
+/** A positive number from the environment variable name, or fallback when it is not set. */
+export function positiveEnv(name: string, fallback: number): number {
+  const v = Number(process.env[name] ?? fallback);
+  if (!Number.isFinite(v) || v <= 0) throw new Error(`${name}: expected a positive number`);
+  return v;
+}
 
 export interface BenchDatabase {
   /** Connection URL of the fresh database; undefined when DATABASE_URL is not set (embedded Postgres). */
@@ -42,6 +49,18 @@ export async function benchDatabase(prefix: string): Promise<BenchDatabase> {
     url: u.toString(),
     drop: () => admin(base, (c) => `DROP DATABASE IF EXISTS ${c.escapeIdentifier(name)} WITH (FORCE)`),
   };
+}
+
+/**
+ * The database a bench's servers share: a fresh one on DATABASE_URL's server (benchDatabase), or,
+ * when DATABASE_URL is not set, an embedded Postgres in dataDir started here (drop() stops it).
+ */
+export async function benchDatabaseOrEmbedded(prefix: string, dataDir: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const fresh = await benchDatabase(prefix);
+  if (fresh.url) return { url: fresh.url, drop: fresh.drop };
+  const store = await import('../src/store/index.js');
+  const db = await store.openDatabase({ dataDir });
+  return { url: db.url, drop: () => db.close() };
 }
 
 /** Writes the simulator's CA certificate as dir/file and returns its path (for OVH_CA_FILE). */

@@ -18,12 +18,9 @@ import http from 'node:http';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { positiveEnv } from './lib.js';
 
-const num = (name: string, fallback: number): number => {
-  const v = Number(process.env[name] ?? fallback);
-  if (!Number.isFinite(v) || v <= 0) throw new Error(`${name}: expected a positive number`);
-  return v;
-};
+const num = positiveEnv;
 const SECONDS = num('READS_SECONDS', 5);
 const CLIENTS = num('READS_CLIENTS', 16);
 const RECORDS = num('READS_RECORDS', 1000);

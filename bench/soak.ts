@@ -44,13 +44,9 @@ import { startServer, type Server } from '../src/server.js';
 import * as store from '../src/store/index.js';
 import { foldAccepted, joined, publishedSets } from '../test/helpers/invariants.js';
 import { simulatorEnv, zoneClientFor } from '../test/helpers/sim-server.js';
-import { benchDatabase, writeSimulatorCa } from './lib.js';
+import { benchDatabaseOrEmbedded, positiveEnv, writeSimulatorCa } from './lib.js';
 
-const num = (name: string, fallback: number): number => {
-  const v = Number(process.env[name] ?? fallback);
-  if (!Number.isFinite(v) || v <= 0) throw new Error(`${name}: expected a positive number`);
-  return v;
-};
+const num = positiveEnv;
 const SECONDS = num('SOAK_SECONDS', 60);
 const REPLICAS = num('SOAK_REPLICAS', 3);
 const TENANTS = num('SOAK_TENANTS', 6);
@@ -100,17 +96,7 @@ async function main(): Promise<number> {
   const caFile = writeSimulatorCa(sim, dir);
 
   // The database: a fresh one on DATABASE_URL's server, or an embedded Postgres.
-  let dbUrl: string;
-  let dropDb: () => Promise<void>;
-  const fresh = await benchDatabase('dnsplane_soak');
-  if (fresh.url) {
-    dbUrl = fresh.url;
-    dropDb = fresh.drop;
-  } else {
-    const db = await store.openDatabase({ dataDir: path.join(dir, 'data') });
-    dbUrl = db.url;
-    dropDb = () => db.close();
-  }
+  const { url: dbUrl, drop: dropDb } = await benchDatabaseOrEmbedded('dnsplane_soak', path.join(dir, 'data'));
 
   const servers: Server[] = [];
   for (let i = 0; i < REPLICAS; i++) {

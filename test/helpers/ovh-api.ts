@@ -4,7 +4,7 @@
  * file adds its own options (sleep, retry, logging, expanded lists) in opts.
  */
 import { OvhApi, type OvhApiOptions } from '../../src/ovh/client.js';
-import type { OvhSimulator } from '../../src/ovhsim/index.js';
+import type { OvhSimulator, SimCall } from '../../src/ovhsim/index.js';
 
 export function ovhApiFor(sim: OvhSimulator, opts: Partial<OvhApiOptions> = {}): OvhApi {
   return new OvhApi({
@@ -15,4 +15,18 @@ export function ovhApiFor(sim: OvhSimulator, opts: Partial<OvhApiOptions> = {}):
     maxConcurrent: 64,
     ...opts,
   });
+}
+
+/**
+ * The simulator's log as "METHOD path?query status" (plus what more(call) adds), /auth/time left out:
+ * what the test files of test/ovh assert call sequences against.
+ */
+export function simCalls(sim: OvhSimulator, more: (c: SimCall) => string = () => ''): string[] {
+  return sim
+    .calls()
+    .filter((c) => c.path !== '/auth/time')
+    .map((c) => {
+      const q = new URLSearchParams(c.query).toString();
+      return `${c.method} ${c.path}${q ? `?${q}` : ''} ${c.status}${more(c)}`;
+    });
 }

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type OvhApi, type OvhCallInfo, type RetryPolicy } from '../../src/ovh/client.js';
 import { OvhError } from '../../src/ovh/errors.js';
 import { OvhSimulator } from '../../src/ovhsim/index.js';
-import { ovhApiFor } from '../helpers/ovh-api.js';
+import { ovhApiFor, simCalls } from '../helpers/ovh-api.js';
 
 const ZONE = 'client.test';
 const RECORDS = `/domain/zone/${ZONE}/record`;
@@ -31,13 +31,7 @@ function api(opts: { timeoutMs?: number; retry?: Partial<RetryPolicy> } = {}): O
 
 /** The simulator's log as "METHOD path?query status", /auth/time left out. */
 function calls(): string[] {
-  return sim
-    .calls()
-    .filter((c) => c.path !== '/auth/time')
-    .map((c) => {
-      const q = new URLSearchParams(c.query).toString();
-      return `${c.method} ${c.path}${q ? `?${q}` : ''} ${c.status}`;
-    });
+  return simCalls(sim);
 }
 
 async function failure(p: Promise<unknown>): Promise<OvhError> {

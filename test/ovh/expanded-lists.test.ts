@@ -8,7 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type OvhApi, type ExpandedListsMode } from '../../src/ovh/client.js';
 import { OvhError } from '../../src/ovh/errors.js';
 import { OvhSimulator, type SimBehavior } from '../../src/ovhsim/index.js';
-import { ovhApiFor } from '../helpers/ovh-api.js';
+import { ovhApiFor, simCalls } from '../helpers/ovh-api.js';
 
 const ZONE = 'lists.test';
 let sim: OvhSimulator;
@@ -28,15 +28,9 @@ function api(expandedLists: ExpandedListsMode, expandedPageSize?: number, onCall
 
 /** The simulator's log: "GET path?query [page n/size, no-cache]" for expanded requests, /auth/time left out. */
 function calls(): string[] {
-  return sim
-    .calls()
-    .filter((c) => c.path !== '/auth/time')
-    .map((c) => {
-      const q = new URLSearchParams(c.query).toString();
-      const h = c.headers;
-      const paging = h['x-pagination-mode'] ? ` [${h['x-pagination-mode']} page ${h['x-pagination-number']}/${h['x-pagination-size']}${h['pragma'] ? `, ${h['pragma']}` : ''}]` : '';
-      return `${c.method} ${c.path}${q ? `?${q}` : ''} ${c.status}${paging}`;
-    });
+  return simCalls(sim, ({ headers: h }) =>
+    h['x-pagination-mode'] ? ` [${h['x-pagination-mode']} page ${h['x-pagination-number']}/${h['x-pagination-size']}${h['pragma'] ? `, ${h['pragma']}` : ''}]` : '',
+  );
 }
 
 const LIST = `GET /domain/zone/${ZONE}/record`;
