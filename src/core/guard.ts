@@ -19,8 +19,6 @@ import type { Tenant } from './tenants.js';
  */
 export const REFUSAL_HEADER = 'dnsplane-refusal';
 export const REFUSAL_CHANGE_THRESHOLD = 'change-threshold';
-/** How a refusal's message starts (docs/errors.md): the mark that survives where metadata does not. */
-export const CHANGE_THRESHOLD_PREFIX = 'change threshold:';
 
 /** Below this many owned record sets in a zone, any change goes (a percentage of 3 sets means little). */
 export const MIN_OWNED = 10;
@@ -71,7 +69,7 @@ export function describeRefusal(zone: string, tenant: string, t: ChangeThreshold
   const what = [t.updates ? `update ${t.updates}` : '', t.deletes ? `delete ${t.deletes}` : ''].filter(Boolean).join(' and ');
   const pct = t.owned ? Math.round(((t.updates + t.deletes) * 100) / t.owned) : 0;
   return (
-    `${CHANGE_THRESHOLD_PREFIX} this apply would ${what} of the ${t.owned} record sets tenant "${tenant}" owns in zone ${zone} ` +
+    `change threshold: this apply would ${what} of the ${t.owned} record sets tenant "${tenant}" owns in zone ${zone} ` +
     `(${pct}%, over the limit of ${t.maxPercent}%); nothing was sent. If this is intended, apply again with force ` +
     `(PlanRequest.force / ApplyRequest.force, \`dnsplane apply --force\`), or have an admin raise the tenant's limit ` +
     `(SetTenantMaxChangePercent, \`dnsplane tenant set-max-change\`)`

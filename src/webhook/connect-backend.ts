@@ -9,7 +9,7 @@
  */
 import { Code, ConnectError, type Client } from '@connectrpc/connect';
 import type { RawChangeSet, RawEndpoint } from '../core/plan.js';
-import { CHANGE_THRESHOLD_PREFIX, REFUSAL_CHANGE_THRESHOLD, REFUSAL_HEADER } from '../core/guard.js';
+import { REFUSAL_CHANGE_THRESHOLD, REFUSAL_HEADER } from '../core/guard.js';
 import { isRecordType, type ChangeAction, type Conflict, type Endpoint } from '../dns/types.js';
 import {
   ApplyStatus,
@@ -43,14 +43,9 @@ function transportCause(ce: ConnectError): Error | undefined {
   return undefined;
 }
 
-/**
- * A refusal by the centre's change threshold (core/guard.ts): the response metadata says so, or, when
- * it is missing, the message's documented prefix does. ZoneService.Apply answers a zone's refusal with
- * a ConnectError of its own that carries the ApplyResponse detail but not that metadata; without this
- * the sidecar answered 500 instead of the documented 503, and did not count it.
- */
+/** A refusal by the centre's change threshold (core/guard.ts): the response metadata says so. */
 function isThresholdRefusal(ce: ConnectError): boolean {
-  return ce.code === Code.FailedPrecondition && (ce.metadata.get(REFUSAL_HEADER) === REFUSAL_CHANGE_THRESHOLD || ce.rawMessage.startsWith(CHANGE_THRESHOLD_PREFIX));
+  return ce.code === Code.FailedPrecondition && ce.metadata.get(REFUSAL_HEADER) === REFUSAL_CHANGE_THRESHOLD;
 }
 
 /** Connect codes as the statuses external-dns acts on; see WebhookError. */
