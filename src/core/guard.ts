@@ -19,6 +19,8 @@ import type { Tenant } from './tenants.js';
  */
 export const REFUSAL_HEADER = 'dnsplane-refusal';
 export const REFUSAL_CHANGE_THRESHOLD = 'change-threshold';
+/** The zone the refusal is about, beside REFUSAL_HEADER (a multi-zone Apply fails with one zone's error). */
+export const REFUSAL_ZONE_HEADER = 'dnsplane-refusal-zone';
 
 /** Below this many owned record sets in a zone, any change goes (a percentage of 3 sets means little). */
 export const MIN_OWNED = 10;

@@ -66,6 +66,8 @@ export class WebhookError extends Error {
     readonly entry?: { list: ChangeList; index: number },
     /** The centre refused the change set by its change threshold (the sidecar learns it this way). */
     readonly overThreshold = false,
+    /** With overThreshold: the zone the refusal is about. */
+    readonly zone = '',
   ) {
     super(message);
   }

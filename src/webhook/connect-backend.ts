@@ -9,7 +9,7 @@
  */
 import { Code, ConnectError, type Client } from '@connectrpc/connect';
 import type { RawChangeSet, RawEndpoint } from '../core/plan.js';
-import { REFUSAL_CHANGE_THRESHOLD, REFUSAL_HEADER } from '../core/guard.js';
+import { REFUSAL_CHANGE_THRESHOLD, REFUSAL_HEADER, REFUSAL_ZONE_HEADER } from '../core/guard.js';
 import { isRecordType, type ChangeAction, type Conflict, type Endpoint } from '../dns/types.js';
 import {
   ApplyStatus,
@@ -63,7 +63,7 @@ export function fromConnectError(e: unknown): unknown {
     case Code.ResourceExhausted:
       return new WebhookError(503, `central dnsplane: ${Code[ce.code]}: ${ce.rawMessage}`);
     case Code.FailedPrecondition:
-      if (isThresholdRefusal(ce)) return new WebhookError(503, ce.rawMessage, undefined, true);
+      if (isThresholdRefusal(ce)) return new WebhookError(503, ce.rawMessage, undefined, true, ce.metadata.get(REFUSAL_ZONE_HEADER) ?? '');
       return new WebhookError(500, `central dnsplane: ${Code[ce.code]}: ${ce.rawMessage}`);
     case Code.InvalidArgument:
     case Code.PermissionDenied:

@@ -121,11 +121,6 @@ function jsonContentType(header: string | undefined): boolean {
   return type === 'application/json' || type.endsWith('+json');
 }
 
-/** The zone a change-threshold refusal names ("… in zone example.com (40%…"). */
-function zoneOfRefusal(message: string): string {
-  return /in zone (\S+) \(/.exec(message)?.[1] ?? '';
-}
-
 function routeOf(method: string, path: string): WebhookRoute {
   if (path === '/') return 'negotiate';
   if (path === '/records') return method === 'POST' ? 'apply' : 'records';
@@ -263,7 +258,7 @@ export function webhookHandler(opts: WebhookHandlerOptions): (req: http.Incoming
       ...(prepared.unpaired.length ? { unpairedUpdateOld: prepared.unpaired.length } : {}),
     };
     if (failure) {
-      if (failure.overThreshold) overThreshold(tenant, zoneOfRefusal(failure.message), failure.message);
+      if (failure.overThreshold) overThreshold(tenant, failure.zone, failure.message);
       throw Object.assign(failure, { summary });
     }
     for (const z of zones.filter((x) => x.overThreshold)) overThreshold(tenant, z.zone, z.error ?? '');

@@ -58,6 +58,7 @@ describe('through the API', () => {
     // Both answers say what kind of refusal it is in the response metadata (docs/errors.md).
     expect(inline.metadata.get('dnsplane-refusal')).toBe('change-threshold');
     expect(stored.metadata.get('dnsplane-refusal')).toBe('change-threshold');
+    expect(inline.metadata.get('dnsplane-refusal-zone')).toBe(ZONE);
     expect(callLines(h.sim)).toEqual([]);
     expect((await h.zoneClient(alice).records({})).zones[0]!.endpoints).toHaveLength(10);
   });
