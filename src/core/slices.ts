@@ -12,6 +12,22 @@
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 
+/**
+ * Work written as a generator that yields (nothing) where it may pause: a pure module can offer one
+ * computation both ways, drain() to run it at once and Slicer.run() to run it in slices, without
+ * timers or I/O of its own. Yield every few dozen items, not per item: each pause point costs a
+ * generator resume.
+ */
+export type Steps<T> = Generator<void, T, void>;
+
+/** Runs steps to the end at once: the synchronous form of a sliced computation. */
+export function drain<T>(steps: Steps<T>): T {
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+  }
+}
+
 /** How long one slice may run before it yields (milliseconds). */
 export const SLICE_MS = 8;
 
@@ -32,6 +48,15 @@ export class Slicer {
     await nextTurn();
     this.yields++;
     this.since = performance.now();
+  }
+
+  /** Runs steps to the end, yielding to the event loop at their pause points once a slice has run its budget. */
+  async run<T>(steps: Steps<T>): Promise<T> {
+    for (;;) {
+      const r = steps.next();
+      if (r.done) return r.value;
+      await this.check();
+    }
   }
 
   /** Maps `items` with `fn`, checking the slice every `every` items. */

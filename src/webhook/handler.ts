@@ -28,26 +28,26 @@
 import type http from 'node:http';
 import type { Logger } from 'pino';
 import { WebhookError, type WebhookBackend, type WebhookSession, type ZoneOutcome } from './backend.js';
-import { JsonSyntaxError, parseJson, type JsonValue } from './json.js';
+import { JsonSyntaxError, parseJsonSteps, type JsonValue } from './json.js';
 import type { WebhookMetrics, WebhookRoute } from './metrics.js';
 import type { LoginLimiter } from '../core/login-limiter.js';
+import { Slicer } from '../core/slices.js';
 import {
-  adjustEndpoints,
+  adjustEndpointsSteps,
   batches,
   batchSize,
   domainFilterOf,
-  prepareChanges,
+  prepareChangesSteps,
   toChangeSet,
   without,
   type Rejection,
   type TenantScope,
 } from './normalize.js';
 import {
-  decodeChanges,
-  decodeEndpointList,
+  decodeChangesSteps,
+  decodeEndpointListSteps,
   encodeDomainFilter,
   encodeEndpointJson,
-  encodeEndpointList,
   joinEndpointList,
   MEDIA_TYPE,
   WireFormatError,
@@ -61,6 +61,11 @@ export const DEFAULT_MAX_ENDPOINTS = 50_000;
 export const DEFAULT_DEADLINE_MS = 10_000;
 /** Entries refused by the centre one at a time (beyond what was checked here) before giving up with 500. */
 const MAX_CENTRAL_REFUSALS = 100;
+/**
+ * Refusals of one kind (invalid, conflict) logged one by one per request; the rest are counted in one
+ * more line. A change set of 50,000 bad entries would otherwise write 50,000 warn lines, every loop.
+ */
+export const MAX_LOGGED_REFUSALS = 20;
 
 export interface WebhookHandlerOptions {
   backend: WebhookBackend;
@@ -144,9 +149,10 @@ async function readBody(req: http.IncomingMessage, max: number): Promise<string>
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function parseBody(text: string): JsonValue {
+/** The body's JSON, read in slices (a body may be 16 MB: no request holds the event loop for it). */
+async function parseBody(text: string, slicer: Slicer): Promise<JsonValue> {
   try {
-    return parseJson(text);
+    return await slicer.run(parseJsonSteps(text));
   } catch (e) {
     if (e instanceof JsonSyntaxError) throw new HttpError(400, `the body is not JSON: ${e.message}`);
     throw e;
@@ -205,9 +211,9 @@ export function webhookHandler(opts: WebhookHandlerOptions): (req: http.Incoming
     metrics?.thresholdRefusal(tenant, zone);
   };
 
-  const applyChanges = async (session: WebhookSession, scope: TenantScope, wire: WireChanges): Promise<Reply> => {
+  const applyChanges = async (session: WebhookSession, scope: TenantScope, wire: WireChanges, slicer: Slicer): Promise<Reply> => {
     const tenant = scope.tenant;
-    const prepared = prepareChanges(wire, scope);
+    const prepared = await slicer.run(prepareChangesSteps(wire, scope));
     const rejected: Rejection[] = [...prepared.rejected];
     const zones: ZoneOutcome[] = [];
     let failure: WebhookError | undefined;
@@ -236,18 +242,33 @@ export function webhookHandler(opts: WebhookHandlerOptions): (req: http.Incoming
       }
     }
 
-    for (const r of rejected) {
-      log.warn({ tenant, webhook: 'apply', entry: `${r.list}[${r.index}]`, dnsName: r.dnsName, recordType: r.recordType, reason: r.reason }, 'webhook change refused: invalid');
-      metrics?.rejection(tenant, r.list);
+    // One log line per refusal up to MAX_LOGGED_REFUSALS, one counter increment per label set.
+    const tally = (counts: Map<string, number>, key: string) => counts.set(key, (counts.get(key) ?? 0) + 1);
+    const rejectedBy = new Map<string, number>();
+    rejected.forEach((r, i) => {
+      if (i < MAX_LOGGED_REFUSALS) log.warn({ tenant, webhook: 'apply', entry: `${r.list}[${r.index}]`, dnsName: r.dnsName, recordType: r.recordType, reason: r.reason }, 'webhook change refused: invalid');
+      tally(rejectedBy, r.list);
+    });
+    for (const [list, n] of rejectedBy) metrics?.rejection(tenant, list, n);
+    if (rejected.length > MAX_LOGGED_REFUSALS) {
+      log.warn({ tenant, webhook: 'apply', refused: rejected.length, logged: MAX_LOGGED_REFUSALS }, `webhook changes refused: invalid, ${rejected.length - MAX_LOGGED_REFUSALS} more not logged one by one`);
     }
+    let conflicts = 0;
     for (const z of zones) {
+      const byAction = new Map<string, number>();
       for (const c of z.conflicts) {
-        log.warn(
-          { tenant, webhook: 'apply', zone: z.zone, action: c.action, dnsName: c.endpoint.dnsName, recordType: c.endpoint.recordType, owner: c.owner, reason: c.reason },
-          'webhook change refused: conflict',
-        );
-        metrics?.conflict(tenant, z.zone, c.action);
+        if (conflicts++ < MAX_LOGGED_REFUSALS) {
+          log.warn(
+            { tenant, webhook: 'apply', zone: z.zone, action: c.action, dnsName: c.endpoint.dnsName, recordType: c.endpoint.recordType, owner: c.owner, reason: c.reason },
+            'webhook change refused: conflict',
+          );
+        }
+        tally(byAction, c.action);
       }
+      for (const [action, n] of byAction) metrics?.conflict(tenant, z.zone, action, n);
+    }
+    if (conflicts > MAX_LOGGED_REFUSALS) {
+      log.warn({ tenant, webhook: 'apply', refused: conflicts, logged: MAX_LOGGED_REFUSALS }, `webhook changes refused: conflict, ${conflicts - MAX_LOGGED_REFUSALS} more not logged one by one`);
     }
     const summary = {
       requested: { create: wire.create.length, updateNew: wire.updateNew.length, delete: wire.delete.length },
@@ -299,7 +320,10 @@ export function webhookHandler(opts: WebhookHandlerOptions): (req: http.Incoming
     if (credential) limiter?.succeeded(address, credential);
     const scope = await session.scope();
     note({ tenant: scope.tenant });
-    const body = method === 'POST' ? parseBody(await readBody(req, maxBody)) : null;
+    const text = method === 'POST' ? await readBody(req, maxBody) : null;
+    // Bodies of up to 16 MB and 50,000 endpoints: read, decoded, normalized and written in slices.
+    const slicer = new Slicer();
+    const body = text === null ? null : await parseBody(text, slicer);
 
     switch (route) {
       case 'negotiate':
@@ -311,18 +335,20 @@ export function webhookHandler(opts: WebhookHandlerOptions): (req: http.Incoming
         return mediaReply(endpointListBody(endpoints));
       }
       case 'adjust': {
-        const list = decodeEndpointList(body);
+        const list = await slicer.run(decodeEndpointListSteps(body));
         if (list.length > maxEndpoints) throw new HttpError(413, `at most ${maxEndpoints} endpoints per request`);
-        const { endpoints, problems } = adjustEndpoints(list, scope);
-        for (const p of problems) log.debug({ tenant: scope.tenant, webhook: 'adjust', index: p.index, reason: p.reason }, 'endpoint left as sent: POST /records will refuse it');
+        const { endpoints, problems } = await slicer.run(adjustEndpointsSteps(list, scope));
+        if (log.isLevelEnabled('debug')) {
+          for (const p of problems) log.debug({ tenant: scope.tenant, webhook: 'adjust', index: p.index, reason: p.reason }, 'endpoint left as sent: POST /records will refuse it');
+        }
         note({ endpoints: endpoints.length, unadjusted: problems.length });
-        return mediaReply(encodeEndpointList(endpoints));
+        return mediaReply(joinEndpointList(await slicer.map(endpoints, encodeEndpointJson)));
       }
       case 'apply': {
-        const wire = decodeChanges(body);
+        const wire = await slicer.run(decodeChangesSteps(body));
         const n = wire.create.length + wire.updateOld.length + wire.updateNew.length + wire.delete.length;
         if (n > maxEndpoints) throw new HttpError(413, `at most ${maxEndpoints} endpoints per change set (got ${n})`);
-        return applyChanges(session, scope, wire);
+        return applyChanges(session, scope, wire, slicer);
       }
       default:
         throw new HttpError(404, `no such path: ${path}`);

@@ -12,6 +12,7 @@
  * Writing (goJson): JSON.stringify plus Go's escaping of `<`, `>`, `&`, U+2028 and U+2029, so that
  * the bytes match what a Go webhook provider would send.
  */
+import type { Steps } from '../core/slices.js';
 
 export type JsonValue = null | boolean | JsonNumber | string | JsonValue[] | JsonObject;
 
@@ -82,32 +83,165 @@ export function describe(v: JsonValue | undefined): string {
 const WS = new Set([0x20, 0x09, 0x0a, 0x0d]);
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 
-/** Parses one JSON document (surrounding whitespace allowed, nothing else after it). */
-export function parseJson(text: string): JsonValue {
-  let i = 0;
-  const n = text.length;
+/** Items read between two pause points of parseJsonSteps. */
+const ITEMS_PER_STEP = 64;
 
-  const skip = (): void => {
-    while (i < n && WS.has(text.charCodeAt(i))) i++;
-  };
-  const fail = (rule: string): never => {
-    throw new JsonSyntaxError(i, rule);
-  };
+/** A recursive-descent reader over one text; `i` is the offset of the next character. */
+class Reader {
+  private i = 0;
+  private readonly n: number;
 
-  const parseString = (): string => {
+  constructor(private readonly text: string) {
+    this.n = text.length;
+  }
+
+  private fail(rule: string): never {
+    throw new JsonSyntaxError(this.i, rule);
+  }
+
+  private failAt(offset: number, rule: string): never {
+    this.i = offset;
+    return this.fail(rule);
+  }
+
+  skip(): void {
+    while (this.i < this.n && WS.has(this.text.charCodeAt(this.i))) this.i++;
+  }
+
+  /** Fails unless only whitespace is left. */
+  end(): void {
+    this.skip();
+    if (this.i < this.n) this.fail('unexpected data after the JSON value');
+  }
+
+  /** The first character of the next value (after whitespace), with the depth and end-of-input checks. */
+  private first(depth: number): string {
+    if (depth > MAX_JSON_DEPTH) this.fail(`nested deeper than ${MAX_JSON_DEPTH} levels`);
+    this.skip();
+    if (this.i >= this.n) this.fail('unexpected end of input');
+    return this.text[this.i]!;
+  }
+
+  /** After `[` or `{`: true when the container is empty (its closer read). */
+  private empty(close: string): boolean {
+    this.i++;
+    this.skip();
+    if (this.text[this.i] !== close) return false;
+    this.i++;
+    return true;
+  }
+
+  /** After an item: true when another follows (its comma read), false at the closer (read). */
+  private more(close: string): boolean {
+    this.skip();
+    const c = this.text[this.i];
+    if (c === ',') {
+      this.i++;
+      return true;
+    }
+    if (c !== close) this.fail(`expected "," or "${close}"`);
+    this.i++;
+    return false;
+  }
+
+  /** An object's key and its colon. */
+  private key(): string {
+    this.skip();
+    if (this.text[this.i] !== '"') this.fail('expected a string key');
+    const key = this.string();
+    this.skip();
+    if (this.text[this.i] !== ':') this.fail('expected ":"');
+    this.i++;
+    return key;
+  }
+
+  /** One value, read at once. */
+  value(depth: number): JsonValue {
+    const c = this.first(depth);
+    if (c === '[') {
+      const items: JsonValue[] = [];
+      if (!this.empty(']')) do items.push(this.value(depth + 1));
+      while (this.more(']'));
+      return items;
+    }
+    if (c === '{') {
+      const entries: Array<readonly [string, JsonValue]> = [];
+      if (!this.empty('}')) do entries.push([this.key(), this.value(depth + 1)]);
+      while (this.more('}'));
+      return { kind: 'object', entries };
+    }
+    return this.scalar(c);
+  }
+
+  /**
+   * One value, its containers in the top `levels` levels read item by item with a pause point every
+   * ITEMS_PER_STEP items (deeper values are read at once: an endpoint is small).
+   */
+  *steps(depth: number, levels: number): Steps<JsonValue> {
+    const c = this.first(depth);
+    if (c === '[') {
+      const items: JsonValue[] = [];
+      if (!this.empty(']')) {
+        do {
+          items.push(levels > 1 ? yield* this.steps(depth + 1, levels - 1) : this.value(depth + 1));
+          if (items.length % ITEMS_PER_STEP === 0) yield;
+        } while (this.more(']'));
+      }
+      return items;
+    }
+    if (c === '{') {
+      const entries: Array<readonly [string, JsonValue]> = [];
+      if (!this.empty('}')) {
+        do {
+          const key = this.key();
+          entries.push([key, levels > 1 ? yield* this.steps(depth + 1, levels - 1) : this.value(depth + 1)]);
+          if (entries.length % ITEMS_PER_STEP === 0) yield;
+        } while (this.more('}'));
+      }
+      return { kind: 'object', entries };
+    }
+    return this.scalar(c);
+  }
+
+  private scalar(c: string): JsonValue {
+    const { text } = this;
+    if (c === '"') return this.string();
+    if (text.startsWith('true', this.i)) {
+      this.i += 4;
+      return true;
+    }
+    if (text.startsWith('false', this.i)) {
+      this.i += 5;
+      return false;
+    }
+    if (text.startsWith('null', this.i)) {
+      this.i += 4;
+      return null;
+    }
+    NUMBER.lastIndex = this.i;
+    const m = NUMBER.exec(text);
+    if (m && m[0] !== '') {
+      this.i += m[0].length;
+      return { kind: 'number', text: m[0] };
+    }
+    return this.fail('unexpected character');
+  }
+
+  private string(): string {
+    const { text, n } = this;
     // text[i] is the opening quote
-    i++;
+    let i = this.i + 1;
     let out = '';
     let start = i;
     for (;;) {
-      if (i >= n) fail('unterminated string');
+      if (i >= n) this.failAt(i, 'unterminated string');
       const c = text.charCodeAt(i);
       if (c === 0x22) {
         out += text.slice(start, i);
-        i++;
+        this.i = i + 1;
         return out;
       }
-      if (c < 0x20) fail('control character in a string');
+      if (c < 0x20) this.failAt(i, 'control character in a string');
       if (c !== 0x5c) {
         i++;
         continue;
@@ -142,99 +276,36 @@ export function parseJson(text: string): JsonValue {
           break;
         case 'u': {
           const hex = text.slice(i, i + 4);
-          if (!/^[0-9a-fA-F]{4}$/.test(hex)) fail('bad \\u escape');
+          if (!/^[0-9a-fA-F]{4}$/.test(hex)) this.failAt(i, 'bad \\u escape');
           out += String.fromCharCode(parseInt(hex, 16));
           i += 4;
           break;
         }
         default:
           i -= 1;
-          fail('bad escape');
+          this.failAt(i, 'bad escape');
       }
       start = i;
     }
-  };
+  }
+}
 
-  const parseValue = (depth: number): JsonValue => {
-    if (depth > MAX_JSON_DEPTH) fail(`nested deeper than ${MAX_JSON_DEPTH} levels`);
-    skip();
-    if (i >= n) fail('unexpected end of input');
-    const c = text[i];
-    if (c === '"') return parseString();
-    if (c === '{') {
-      i++;
-      const entries: Array<readonly [string, JsonValue]> = [];
-      skip();
-      if (text[i] === '}') {
-        i++;
-        return { kind: 'object', entries };
-      }
-      for (;;) {
-        skip();
-        if (text[i] !== '"') fail('expected a string key');
-        const key = parseString();
-        skip();
-        if (text[i] !== ':') fail('expected ":"');
-        i++;
-        entries.push([key, parseValue(depth + 1)]);
-        skip();
-        if (text[i] === ',') {
-          i++;
-          continue;
-        }
-        if (text[i] === '}') {
-          i++;
-          return { kind: 'object', entries };
-        }
-        fail('expected "," or "}"');
-      }
-    }
-    if (c === '[') {
-      i++;
-      const items: JsonValue[] = [];
-      skip();
-      if (text[i] === ']') {
-        i++;
-        return items;
-      }
-      for (;;) {
-        items.push(parseValue(depth + 1));
-        skip();
-        if (text[i] === ',') {
-          i++;
-          continue;
-        }
-        if (text[i] === ']') {
-          i++;
-          return items;
-        }
-        fail('expected "," or "]"');
-      }
-    }
-    if (text.startsWith('true', i)) {
-      i += 4;
-      return true;
-    }
-    if (text.startsWith('false', i)) {
-      i += 5;
-      return false;
-    }
-    if (text.startsWith('null', i)) {
-      i += 4;
-      return null;
-    }
-    NUMBER.lastIndex = i;
-    const m = NUMBER.exec(text);
-    if (m && m[0] !== '') {
-      i += m[0].length;
-      return { kind: 'number', text: m[0] };
-    }
-    return fail('unexpected character');
-  };
+/** Parses one JSON document (surrounding whitespace allowed, nothing else after it). */
+export function parseJson(text: string): JsonValue {
+  const r = new Reader(text);
+  const value = r.value(0);
+  r.end();
+  return value;
+}
 
-  const value = parseValue(0);
-  skip();
-  if (i < n) fail('unexpected data after the JSON value');
+/**
+ * parseJson with pause points (core/slices.ts): the top two levels (a list of endpoints, or the
+ * change set's object and its lists) item by item, so that a 16 MB body is read in slices.
+ */
+export function* parseJsonSteps(text: string): Steps<JsonValue> {
+  const r = new Reader(text);
+  const value = yield* r.steps(0, 2);
+  r.end();
   return value;
 }
 

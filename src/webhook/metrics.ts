@@ -43,11 +43,11 @@ export class WebhookMetrics {
     this.duration.observe({ route }, seconds);
   }
 
-  conflict(tenant: string, zone: string, action: string): void {
-    this.conflicts.inc({ tenant, zone, action });
+  conflict(tenant: string, zone: string, action: string, count = 1): void {
+    this.conflicts.inc({ tenant, zone, action }, count);
   }
 
-  rejection(tenant: string, list: string): void {
-    this.rejected.inc({ tenant, list });
+  rejection(tenant: string, list: string, count = 1): void {
+    this.rejected.inc({ tenant, list }, count);
   }
 }

@@ -17,6 +17,7 @@
  * plan the deletion of the record it stands for. POST /records then rejects it and says why.
  */
 import { MAX_ENDPOINTS, type RawChangeSet, type RawEndpoint } from '../core/plan.js';
+import { drain, type Steps } from '../core/slices.js';
 import { withinSuffixes } from '../core/tenants.js';
 import { InvalidInputError } from '../dns/errors.js';
 import { normalizeEndpoint } from '../dns/endpoint.js';
@@ -76,19 +77,30 @@ export interface AdjustProblem {
   reason: string;
 }
 
+/** Endpoints normalized between two pause points of the *Steps forms. */
+const ENDPOINTS_PER_STEP = 64;
+
 /** POST /adjustendpoints. Endpoints that break a rule come back unchanged, listed in `problems`. */
 export function adjustEndpoints(endpoints: readonly WireEndpoint[], scope: TenantScope): { endpoints: WireEndpoint[]; problems: AdjustProblem[] } {
+  return drain(adjustEndpointsSteps(endpoints, scope));
+}
+
+/** adjustEndpoints with pause points (core/slices.ts). */
+export function* adjustEndpointsSteps(endpoints: readonly WireEndpoint[], scope: TenantScope): Steps<{ endpoints: WireEndpoint[]; problems: AdjustProblem[] }> {
   const problems: AdjustProblem[] = [];
-  const out = endpoints.map((e, index) => {
+  const out = new Array<WireEndpoint>(endpoints.length);
+  for (let index = 0; index < endpoints.length; index++) {
+    if (index % ENDPOINTS_PER_STEP === 0 && index > 0) yield;
+    const e = endpoints[index]!;
     try {
       const { endpoint } = normalizeWire(e, scope, `[${index}]`);
-      return { dnsName: endpoint.dnsName, targets: endpoint.targets, recordType: endpoint.recordType, setIdentifier: '', recordTTL: endpoint.ttl, labels: e.labels, providerSpecific: [] };
+      out[index] = { dnsName: endpoint.dnsName, targets: endpoint.targets, recordType: endpoint.recordType, setIdentifier: '', recordTTL: endpoint.ttl, labels: e.labels, providerSpecific: [] };
     } catch (err) {
       if (!(err instanceof InvalidInputError)) throw err;
       problems.push({ index, reason: err.message });
-      return e;
+      out[index] = e;
     }
-  });
+  }
   return { endpoints: out, problems };
 }
 
@@ -135,13 +147,19 @@ function rejection(list: ChangeList, index: number, e: WireEndpoint, reason: str
  * still applies (core computes updates against the cache and uses the old entry for its name only).
  */
 export function prepareChanges(changes: WireChanges, scope: TenantScope): PreparedChanges {
+  return drain(prepareChangesSteps(changes, scope));
+}
+
+/** prepareChanges with pause points (core/slices.ts). */
+export function* prepareChangesSteps(changes: WireChanges, scope: TenantScope): Steps<PreparedChanges> {
   const out: PreparedChanges = { deletes: [], updates: [], creates: [], rejected: [], unpaired: [] };
+  const refused: Record<ChangeList, Rejection[]> = { create: [], delete: [], updateNew: [], updateOld: [] };
   const normalize = (list: ChangeList, index: number, e: WireEndpoint): Entry | undefined => {
     try {
       return { list, index, endpoint: { ...normalizeWire(e, scope, `${list}[${index}]`).endpoint } };
     } catch (err) {
       if (!(err instanceof InvalidInputError)) throw err;
-      out.rejected.push(rejection(list, index, e, err.message));
+      refused[list].push(rejection(list, index, e, err.message));
       return undefined;
     }
   };
@@ -151,7 +169,7 @@ export function prepareChanges(changes: WireChanges, scope: TenantScope): Prepar
     const key = keyOf(entry.endpoint);
     const first = claimed.get(key);
     if (first !== undefined) {
-      out.rejected.push(rejection(entry.list, entry.index, raw, `${entry.list}[${entry.index}]: record set ${key} appears more than once in the change set (also at ${first}, which is applied)`));
+      refused[entry.list].push(rejection(entry.list, entry.index, raw, `${entry.list}[${entry.index}]: record set ${key} appears more than once in the change set (also at ${first}, which is applied)`));
       return false;
     }
     claimed.set(key, `${entry.list}[${entry.index}]`);
@@ -160,11 +178,17 @@ export function prepareChanges(changes: WireChanges, scope: TenantScope): Prepar
 
   // Old entries by record set, in order. A bad one is not reported: its new entry stands in for it (an
   // old entry may carry a raw target dnsplane read from OVH and could not parse), and a bad new entry is.
-  const olds = new Map<string, Entry[]>();
+  const olds = new Map<string, { entries: Entry[]; taken: number }>();
+  let n = 0;
   for (const w of changes.updateOld) {
+    if (++n % ENDPOINTS_PER_STEP === 0) yield;
     try {
       const { endpoint } = normalizeWire(w.endpoint, scope, `updateOld[${w.index}]`);
-      olds.set(keyOf(endpoint), [...(olds.get(keyOf(endpoint)) ?? []), { list: 'updateOld', index: w.index, endpoint }]);
+      const key = keyOf(endpoint);
+      const entry: Entry = { list: 'updateOld', index: w.index, endpoint };
+      const same = olds.get(key);
+      if (same) same.entries.push(entry);
+      else olds.set(key, { entries: [entry], taken: 0 });
     } catch (err) {
       if (!(err instanceof InvalidInputError)) throw err;
     }
@@ -173,22 +197,30 @@ export function prepareChanges(changes: WireChanges, scope: TenantScope): Prepar
   // Writes claim their record set before deletes: when a set is both written and deleted (external-dns
   // without adjust, where a set identifier puts the same set in two plan rows), the write is the end state.
   for (const w of changes.updateNew) {
+    if (++n % ENDPOINTS_PER_STEP === 0) yield;
     const entry = normalize('updateNew', w.index, w.endpoint);
     if (!entry) continue;
     const key = keyOf(entry.endpoint);
-    const old = olds.get(key)?.shift() ?? { list: 'updateNew', index: w.index, endpoint: entry.endpoint };
+    const same = olds.get(key);
+    const old = (same && same.entries[same.taken++]) ?? { list: 'updateNew', index: w.index, endpoint: entry.endpoint };
     if (claim(entry, w.endpoint)) out.updates.push({ old, new: entry });
   }
   for (const w of changes.create) {
+    if (++n % ENDPOINTS_PER_STEP === 0) yield;
     const entry = normalize('create', w.index, w.endpoint);
     if (entry && claim(entry, w.endpoint)) out.creates.push(entry);
   }
   for (const w of changes.delete) {
+    if (++n % ENDPOINTS_PER_STEP === 0) yield;
     const entry = normalize('delete', w.index, w.endpoint);
     if (entry && claim(entry, w.endpoint)) out.deletes.push(entry);
   }
-  for (const rest of olds.values()) out.unpaired.push(...rest);
-  out.rejected.sort((a, b) => (a.list === b.list ? a.index - b.index : a.list < b.list ? -1 : 1));
+  for (const { entries, taken } of olds.values()) for (let i = taken; i < entries.length; i++) out.unpaired.push(entries[i]!);
+  // Sorted by list, then index. Each list's refusals are found in the order its entries were sent,
+  // which is index order for a decoded body: then list by list is that order, with no sort of 50,000
+  // entries in one go.
+  const inOrder = (rs: Rejection[]) => rs.every((r, i) => i === 0 || rs[i - 1]!.index <= r.index) ? rs : [...rs].sort((a, b) => a.index - b.index);
+  out.rejected = (['create', 'delete', 'updateNew', 'updateOld'] as const).flatMap((list) => inOrder(refused[list]));
   return out;
 }
 

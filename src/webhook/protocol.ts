@@ -11,6 +11,7 @@
  * Decoding refuses (WireFormatError) only what Go's decoder would refuse, which external-dns cannot send;
  * endpoints that decode but break a DNS rule are judged later, one by one (normalize.ts).
  */
+import { drain, type Steps } from '../core/slices.js';
 import { describe, field, goJson, isNumber, isObject, type JsonObject, type JsonValue } from './json.js';
 
 /** The media type, byte for byte; external-dns compares the negotiation answer's Content-Type with it. */
@@ -123,15 +124,33 @@ export function decodeEndpoint(v: JsonValue, path: string): WireEndpoint {
   };
 }
 
+/** Endpoints decoded between two pause points of the *Steps decoders. */
+const ENDPOINTS_PER_STEP = 64;
+
 /** POST /adjustendpoints: a list of endpoints (null is an empty list, as in Go). */
 export function decodeEndpointList(body: JsonValue): WireEndpoint[] {
+  return drain(decodeEndpointListSteps(body));
+}
+
+/** decodeEndpointList with pause points (core/slices.ts). */
+export function* decodeEndpointListSteps(body: JsonValue): Steps<WireEndpoint[]> {
   if (body === null) return [];
   if (!Array.isArray(body)) throw new WireFormatError('', `the body must be a list of endpoints, got ${describe(body)}`);
-  return body.map((e, i) => decodeEndpoint(e, `[${i}]`));
+  const out = new Array<WireEndpoint>(body.length);
+  for (let i = 0; i < body.length; i++) {
+    if (i % ENDPOINTS_PER_STEP === 0 && i > 0) yield;
+    out[i] = decodeEndpoint(body[i]!, `[${i}]`);
+  }
+  return out;
 }
 
 /** POST /records: the change set; null or absent lists are empty. */
 export function decodeChanges(body: JsonValue): WireChanges {
+  return drain(decodeChangesSteps(body));
+}
+
+/** decodeChanges with pause points (core/slices.ts). */
+export function* decodeChangesSteps(body: JsonValue): Steps<WireChanges> {
   const out: WireChanges = { create: [], updateOld: [], updateNew: [], delete: [] };
   if (body === null) return out;
   if (!isObject(body)) throw new WireFormatError('', `the body must be an object {"create","updateOld","updateNew","delete"}, got ${describe(body)}`);
@@ -139,7 +158,12 @@ export function decodeChanges(body: JsonValue): WireChanges {
     const v = field(body, list);
     if (v === undefined || v === null) continue;
     if (!Array.isArray(v)) throw new WireFormatError(list, `must be a list of endpoints, got ${describe(v)}`);
-    out[list] = v.map((e, index) => ({ list, index, endpoint: decodeEndpoint(e, `${list}[${index}]`) }));
+    const entries = new Array<WireEntry>(v.length);
+    for (let index = 0; index < v.length; index++) {
+      if (index % ENDPOINTS_PER_STEP === 0 && index > 0) yield;
+      entries[index] = { list, index, endpoint: decodeEndpoint(v[index]!, `${list}[${index}]`) };
+    }
+    out[list] = entries;
   }
   return out;
 }

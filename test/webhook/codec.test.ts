@@ -4,9 +4,20 @@
 import { describe, expect, it } from 'vitest';
 import { entryOf } from '../../src/webhook/backend.js';
 import { parseBasic } from '../../src/webhook/core-backend.js';
-import { field, goJson, isObject, JsonSyntaxError, parseJson } from '../../src/webhook/json.js';
-import { adjustEndpoints, batches, domainFilterOf, prepareChanges, toChangeSet, type TenantScope } from '../../src/webhook/normalize.js';
-import { decodeChanges, decodeEndpointList, encodeDomainFilter, encodeEndpointList, wireEndpoint, WireFormatError } from '../../src/webhook/protocol.js';
+import fc from 'fast-check';
+import { drain, Slicer } from '../../src/core/slices.js';
+import { field, goJson, isObject, JsonSyntaxError, parseJson, parseJsonSteps } from '../../src/webhook/json.js';
+import { adjustEndpoints, adjustEndpointsSteps, batches, domainFilterOf, prepareChanges, prepareChangesSteps, toChangeSet, type TenantScope } from '../../src/webhook/normalize.js';
+import {
+  decodeChanges,
+  decodeChangesSteps,
+  decodeEndpointList,
+  decodeEndpointListSteps,
+  encodeDomainFilter,
+  encodeEndpointList,
+  wireEndpoint,
+  WireFormatError,
+} from '../../src/webhook/protocol.js';
 
 const scope: TenantScope = { tenant: 'alice', zones: ['example.com'], suffixes: [] };
 
@@ -27,6 +38,60 @@ describe('JSON as Go reads and writes it', () => {
       expect(() => parseJson(bad), bad).toThrow(JsonSyntaxError);
     }
     expect(() => parseJson('['.repeat(100) + ']'.repeat(100))).toThrow(/nested deeper/);
+  });
+
+  it('parseJsonSteps reads what parseJson reads, and refuses what it refuses at the same offset', () => {
+    const json = fc.letrec((tie) => ({
+      value: fc.oneof({ depthSize: 'small' }, fc.constant(null), fc.boolean(), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.string(), tie('list'), tie('object')),
+      list: fc.array(tie('value'), { maxLength: 150 }),
+      object: fc.dictionary(fc.string(), tie('value'), { maxKeys: 70 }),
+    })).value;
+    fc.assert(
+      fc.property(json, fc.boolean(), (value, spaced) => {
+        const text = JSON.stringify(value, null, spaced ? 1 : undefined);
+        expect(drain(parseJsonSteps(text))).toEqual(parseJson(text));
+      }),
+      { numRuns: 200 },
+    );
+    for (const bad of ['', '{', '[1,]', '{"a":1,}', "{'a':1}", '01', '[1] x', '"\u0001"', 'NaN', '{"a" 1}', '{"create":[{"a":1},]}', '['.repeat(40) + ']'.repeat(40)]) {
+      let sync: unknown;
+      let steps: unknown;
+      try {
+        parseJson(bad);
+      } catch (e) {
+        sync = e;
+      }
+      try {
+        drain(parseJsonSteps(bad));
+      } catch (e) {
+        steps = e;
+      }
+      expect(sync, bad).toBeInstanceOf(JsonSyntaxError);
+      expect((steps as Error).message, bad).toBe((sync as Error).message);
+    }
+  });
+
+  it('a 16 MB body is read, decoded and normalized in slices: each step form pauses along a long list', async () => {
+    const endpoints = Array.from({ length: 5000 }, (_, i) => ({ dnsName: `h${i}.example.com`, targets: [i % 7 ? '192.0.2.1' : 'bad'], recordType: 'A', recordTTL: 300 }));
+    const count = async <T>(steps: Generator<void, T, void>): Promise<{ value: T; yields: number }> => {
+      const slicer = new Slicer(0);
+      const value = await slicer.run(steps);
+      return { value, yields: slicer.yields };
+    };
+    const list = await count(parseJsonSteps(JSON.stringify(endpoints)));
+    const changes = await count(parseJsonSteps(JSON.stringify({ create: endpoints, delete: endpoints.slice(0, 100) })));
+    const decoded = await count(decodeEndpointListSteps(list.value));
+    const wire = await count(decodeChangesSteps(changes.value));
+    const adjusted = await count(adjustEndpointsSteps(decoded.value, scope));
+    const prepared = await count(prepareChangesSteps(wire.value, scope));
+    // At least one pause per 64 items, and the same results as the forms that run at once.
+    for (const c of [list, changes, decoded, wire, adjusted, prepared]) expect(c.yields).toBeGreaterThanOrEqual(5000 / 64 - 1);
+    expect(list.value).toEqual(parseJson(JSON.stringify(endpoints)));
+    expect(decoded.value).toEqual(decodeEndpointList(list.value));
+    expect(wire.value).toEqual(decodeChanges(changes.value));
+    expect(adjusted.value).toEqual(adjustEndpoints(decoded.value, scope));
+    expect(prepared.value).toEqual(prepareChanges(wire.value, scope));
+    expect(prepared.value.rejected).toHaveLength(Math.ceil(5000 / 7) + 100);
   });
 
   it('writes what Go writes: <, >, & and U+2028 escaped', () => {

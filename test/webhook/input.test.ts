@@ -10,6 +10,7 @@ import { createConnectTransport } from '@connectrpc/connect-node';
 import pino from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ZoneService, type ListZonesResponse } from '../../src/gen/dnsplane/v1/zone_pb.js';
+import { MAX_LOGGED_REFUSALS } from '../../src/webhook/handler.js';
 import { startSidecar, type Sidecar } from '../../src/webhook/index.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 import { ExternalDns, MEDIA_TYPE } from './extdns.js';
@@ -92,6 +93,20 @@ describe('entries that break a rule are refused alone; the rest applies (204)', 
     const ex = await post('{"CREATE":[{"DNSName":"ci.example.com","dnsname":"ci2.example.com","Targets":["192.0.2.7"],"RecordType":"A","RECORDTTL":120}]}');
     expect(ex.status).toBe(204);
     expect(h.sim.writes()[0]!.body).toEqual({ fieldType: 'A', subDomain: 'ci2', target: '192.0.2.7', ttl: 120 });
+  });
+
+  it('a flood of bad entries: each counted, the first MAX_LOGGED_REFUSALS logged one by one, the rest in one line', async () => {
+    const before = refused().length;
+    const counted = await wh.metric('dnsplane_webhook_rejected_total', { tenant: 'alice', list: 'delete' });
+    const bad = Array.from({ length: MAX_LOGGED_REFUSALS + 7 }, (_, i) => ({ dnsName: `bad${i}.${ZONE}`, targets: ['192.0.2.300'], recordType: 'A' }));
+    await edns.applyChanges({ delete: bad });
+    expect(edns.exchanges.at(-1)!.status).toBe(204);
+    expect(calls()).toEqual([]);
+    expect(refused().slice(before).map((l) => l.entry)).toEqual(bad.slice(0, MAX_LOGGED_REFUSALS).map((_, i) => `delete[${i}]`));
+    expect(wh.lines.filter((l) => l.msg === 'webhook changes refused: invalid, 7 more not logged one by one')).toEqual([
+      expect.objectContaining({ level: 40, tenant: 'alice', refused: MAX_LOGGED_REFUSALS + 7, logged: MAX_LOGGED_REFUSALS }),
+    ]);
+    expect(await wh.metric('dnsplane_webhook_rejected_total', { tenant: 'alice', list: 'delete' })).toBe((counted ?? 0) + MAX_LOGGED_REFUSALS + 7);
   });
 
   it('a change set where every entry is refused sends nothing and still answers 204', async () => {
