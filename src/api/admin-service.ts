@@ -151,7 +151,7 @@ export function adminService(ctx: CoreContext): ServiceImpl<typeof AdminService>
 
     async parseDesiredState(req, hc) {
       adminOf(hc);
-      return create(ParseDesiredStateResponseSchema, { request: planRequestFromDocument(req.document, 'document') });
+      return create(ParseDesiredStateResponseSchema, { request: await planRequestFromDocument(req.document, 'document') });
     },
   };
 }

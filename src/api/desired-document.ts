@@ -7,8 +7,10 @@
  */
 import { create } from '@bufbuild/protobuf';
 import { parse as parseYaml } from 'yaml';
+import { MAX_ENDPOINTS } from '../core/plan.js';
 import { InvalidInputError } from '../dns/errors.js';
 import { EndpointSchema, PlanRequestSchema, Policy, type Endpoint, type PlanRequest } from '../gen/dnsplane/v1/zone_pb.js';
+import { YamlOffThread } from './yaml-off-thread.js';
 
 export const POLICIES: Record<string, Policy> = { sync: Policy.SYNC, 'upsert-only': Policy.UPSERT_ONLY, 'create-only': Policy.CREATE_ONLY };
 
@@ -100,13 +102,17 @@ function desiredFrom(doc: Json | undefined, file: string): DesiredFile {
   return out;
 }
 
+function notYaml(source: string, message: string): InvalidInputError {
+  return new InvalidInputError(source, `is neither YAML nor JSON: ${message.split('\n')[0]}`);
+}
+
 /** Parses a document (YAML 1.2, which reads JSON too); `source` names it in errors. */
 export function parseDesiredDocument(text: string, source: string): DesiredFile {
   let doc: Json | undefined;
   try {
     doc = parseYaml(text) as Json | undefined;
   } catch (e) {
-    throw new InvalidInputError(source, `is neither YAML nor JSON: ${(e as Error).message.split('\n')[0]}`);
+    throw notYaml(source, (e as Error).message);
   }
   return desiredFrom(doc, source);
 }
@@ -114,14 +120,22 @@ export function parseDesiredDocument(text: string, source: string): DesiredFile 
 /** Largest document ParseDesiredState reads. */
 const MAX_DOCUMENT_BYTES = 4 * 1024 * 1024;
 
+/** The YAML worker ParseDesiredState's documents are parsed in (one per process, started on first use). */
+const yamlWorker = new YamlOffThread();
+
 /**
  * A document as the PlanRequest PlanAs takes: desired = its zones and endpoints, policy = its policy,
  * POLICY_SYNC when it names none (as `dnsplane plan -f`; a desired state without a policy is refused).
+ * Parsed off the event loop (api/yaml-off-thread.ts); a list of more endpoints than a Plan takes
+ * (MAX_ENDPOINTS) is refused before it is read into endpoints.
  */
-export function planRequestFromDocument(text: string, source: string): PlanRequest {
+export async function planRequestFromDocument(text: string, source: string): Promise<PlanRequest> {
   if (text.trim() === '') throw new InvalidInputError(source, 'is empty: paste a list of endpoints, or {zones, policy, endpoints}');
   if (Buffer.byteLength(text, 'utf8') > MAX_DOCUMENT_BYTES) throw new InvalidInputError(source, `must be at most ${MAX_DOCUMENT_BYTES} bytes`);
-  const d = parseDesiredDocument(text, source);
+  const parsed = await yamlWorker.parse(text, MAX_ENDPOINTS);
+  if ('error' in parsed) throw notYaml(source, parsed.error);
+  if ('tooMany' in parsed) throw new InvalidInputError(source, `holds ${parsed.tooMany} endpoints: at most ${MAX_ENDPOINTS}, the most one Plan takes`);
+  const d = desiredFrom(parsed.doc as Json | undefined, source);
   return create(PlanRequestSchema, {
     policy: d.policy ?? Policy.SYNC,
     input: { case: 'desired', value: { zones: d.zones, endpoints: d.endpoints } },

@@ -168,6 +168,24 @@ describe('ParseDesiredState', () => {
     for (const [document, message] of bad) await expectRejected(h.adminClient(admin).parseDesiredState({ document }), Code.InvalidArgument, message);
   });
 
+  it('reads a large document off the event loop, and refuses a list longer than one Plan takes', async () => {
+    // 3.4 MB of YAML: read on the API's thread, the parse alone would hold it for about 2 s here.
+    const document = Array.from({ length: 40_000 }, (_, i) => `- dnsName: h${i}.${ZONE}\n  recordType: A\n  targets: [192.0.2.${i % 250}]\n`).join('');
+    let last = performance.now();
+    let worst = 0;
+    const ticks = setInterval(() => {
+      const now = performance.now();
+      worst = Math.max(worst, now - last);
+      last = now;
+    }, 5);
+    try {
+      await expectRejected(h.adminClient(admin).parseDesiredState({ document }), Code.InvalidArgument, /^document: holds 40000 endpoints: at most 5000, the most one Plan takes$/);
+    } finally {
+      clearInterval(ticks);
+    }
+    expect(worst).toBeLessThan(500);
+  });
+
   it('is for admins (the console\'s PlanAs form)', async () => {
     await expectRejected(h.adminClient(alice).parseDesiredState({ document: '[]' }), Code.PermissionDenied, /needs the admin scope/);
   });
