@@ -29,12 +29,12 @@ import { plan } from '../core/plan.js';
 import { Slicer } from '../core/slices.js';
 import { ChangeActionSchema, EndpointSchema, PlanRequestSchema, PlanSchema, ZonePlanSchema, ZoneService, type Endpoint as PbEndpoint, type PlanRequest } from '../gen/dnsplane/v1/zone_pb.js';
 import { unstorable } from '../dns/endpoint.js';
-import { toUnicode } from '../dns/names.js';
-import type { Change, Endpoint } from '../dns/types.js';
+import type { Change } from '../dns/types.js';
 import { describeOperation, operationsByRecordSet, operationsOfChange } from '../ovh/ops.js';
 import type { StoredPlan, ZonePlan } from '../core/plan.js';
-import { actionToPb, planHeadPb, planInputFromPb, refreshOperation, UNICODE_NAME_LABEL, zonePlanHeadPb } from './convert.js';
+import { actionToPb, planHeadPb, planInputFromPb, refreshOperation, zonePlanHeadPb } from './convert.js';
 import { answerWith, isUnaryJson, readBody, replyJson } from './json-route.js';
+import { endpointObject, withLists, writeChunks, type JsonEndpoint } from './json-write.js';
 import { checkJson, checkMessage } from './strict.js';
 import { requestTenant } from './gate.js';
 
@@ -165,28 +165,9 @@ export async function readPlanRequest(text: string, slicer: Slicer): Promise<Pla
 // fields in field-number order under their JSON names, default values (empty strings and lists, 0,
 // empty maps, absent messages) left out, enums by name. test/e2e/plan-json.test.ts compares both.
 
-const str = JSON.stringify;
 const actionNames = new Map(ChangeActionSchema.values.map((v) => [v.number, v.name]));
 
-type JsonEndpoint = { dnsName?: string; recordType?: string; targets?: string[]; ttl?: number; setIdentifier?: string; labels?: Record<string, string> };
 type JsonOperation = { method?: string; path?: string; body?: string };
-
-/** An endpoint as endpointToPb shows it (api/convert.ts), as its JSON object (keys in field order). */
-function endpointObject(e: Endpoint): JsonEndpoint {
-  const unicode = toUnicode(e.dnsName);
-  const labels = unicode !== e.dnsName ? { ...e.labels, [UNICODE_NAME_LABEL]: unicode } : (e.labels ?? {});
-  const o: JsonEndpoint = {};
-  if (e.dnsName !== '') o.dnsName = e.dnsName;
-  o.recordType = e.recordType;
-  if (e.targets.length > 0) o.targets = e.targets;
-  if (e.ttl !== 0) o.ttl = e.ttl;
-  if (e.setIdentifier) o.setIdentifier = e.setIdentifier;
-  for (const _ in labels) {
-    o.labels = labels;
-    break;
-  }
-  return o;
-}
 
 /** An OVH call as describeOperation gives it, as its JSON object (OvhOperation). */
 function operationObject(d: { method: string; path: string; body: string }): JsonOperation {
@@ -205,31 +186,6 @@ function changeObject(c: Change, operations: readonly JsonOperation[]): object {
   if (c.warnings && c.warnings.length > 0) o.warnings = c.warnings;
   if (operations.length > 0) o.operations = operations;
   return o;
-}
-
-/** The items' JSON, written by JSON.stringify a chunk at a time (a slice each), comma-joined. */
-async function writeChunks<T>(items: readonly T[], toObject: (item: T) => unknown, slicer: Slicer, chunk: number): Promise<string[]> {
-  const out: string[] = [];
-  for (let i = 0; i < items.length; i += chunk) {
-    await slicer.check();
-    const part = str(items.slice(i, i + chunk).map(toObject));
-    out.push(part.slice(1, -1));
-  }
-  return out;
-}
-
-/** `head` (a message's JSON object) with `lists` (field JSON name -> items, written) put in field order. */
-function withLists(schema: DescMessage, head: Json, lists: Record<string, string[]>): string {
-  const parts: string[] = [];
-  for (const f of schema.fields) {
-    const items = lists[f.jsonName];
-    if (items !== undefined) {
-      if (items.length > 0) parts.push(`${str(f.jsonName)}:[${items.join(',')}]`);
-    } else if (f.jsonName in head) {
-      parts.push(`${str(f.jsonName)}:${str(head[f.jsonName])}`);
-    }
-  }
-  return `{${parts.join(',')}}`;
 }
 
 /** One zone plan in JSON, its changes and operations written in slices. */

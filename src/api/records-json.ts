@@ -16,15 +16,17 @@
  * requests go through Connect as before.
  */
 import type http from 'node:http';
-import { fromJson, fromJsonString, toJsonString, type JsonValue } from '@bufbuild/protobuf';
+import { fromJson, fromJsonString, toJson, toJsonString, type JsonValue } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { Logger } from 'pino';
 import type { CoreContext } from '../core/context.js';
 import type { ZoneRecords } from '../core/records.js';
+import { Slicer } from '../core/slices.js';
 import { RecordsRequestSchema, ZoneRecordsSchema, ZoneService, type RecordsRequest } from '../gen/dnsplane/v1/zone_pb.js';
 import { checkJson, checkMessage } from './strict.js';
 import { requestTenant } from './gate.js';
 import { answerWith, isUnaryJson, readBody, replyJsonBytes } from './json-route.js';
+import { endpointObject, withLists, writeChunks } from './json-write.js';
 import { recordsOf, zoneRecordsPb } from './zone-service.js';
 
 const RECORDS_PATH = `/${ZoneService.typeName}/${ZoneService.method.records.name}`;
@@ -45,41 +47,57 @@ const SUFFIX = Buffer.from(']}');
 const COMMA = Buffer.from(',');
 
 /** A one-zone RecordsResponse's bytes by the view's endpoints array (shared by the read cache). */
-const encoded = new WeakMap<readonly object[], Buffer>();
+const encoded = new WeakMap<readonly object[], Promise<Buffer>>();
 /** The same for not-modified answers, by zone and generation. */
 const notModifiedBodies = new Map<string, Buffer>();
 const MAX_NOT_MODIFIED = 10_000;
 
-function encode(z: ZoneRecords): Buffer {
+/** Endpoints written per chunk (a zone may hold 20,000 record sets: written in slices). */
+const ENDPOINTS_PER_CHUNK = 256;
+
+function encodeHead(z: ZoneRecords): Buffer {
   return Buffer.from(`{"zones":[${toJsonString(ZoneRecordsSchema, zoneRecordsPb(z))}]}`);
 }
 
+/** toJsonString of the one-zone RecordsResponse, its endpoints written in slices (api/json-write.ts). */
+async function encode(z: ZoneRecords): Promise<Buffer> {
+  const slicer = new Slicer();
+  const head = toJson(ZoneRecordsSchema, zoneRecordsPb({ ...z, endpoints: [] })) as Record<string, unknown>;
+  const endpoints = await writeChunks(z.endpoints, endpointObject, slicer, ENDPOINTS_PER_CHUNK);
+  await slicer.check();
+  return Buffer.from(`{"zones":[${withLists(ZoneRecordsSchema, head, { endpoints })}]}`);
+}
+
 /** The bytes of a RecordsResponse holding only z. */
-function oneZoneBody(z: ZoneRecords): Buffer {
+function oneZoneBody(z: ZoneRecords): Buffer | Promise<Buffer> {
   if (z.notModified) {
     const key = `${z.zone}\u0000${z.generation}`;
     let body = notModifiedBodies.get(key);
     if (body === undefined) {
       if (notModifiedBodies.size >= MAX_NOT_MODIFIED) notModifiedBodies.clear();
-      notModifiedBodies.set(key, (body = encode(z)));
+      notModifiedBodies.set(key, (body = encodeHead(z)));
     }
     return body;
   }
-  if (z.endpoints.length === 0) return encode(z); // an empty array is no view's own: nothing to key on
+  if (z.endpoints.length === 0) return encodeHead(z); // an empty array is no view's own: nothing to key on
   let body = encoded.get(z.endpoints);
-  if (body === undefined) encoded.set(z.endpoints, (body = encode(z)));
+  if (body === undefined) {
+    // Kept as a promise: callers that miss together share one encoding.
+    encoded.set(z.endpoints, (body = encode(z)));
+    body.catch(() => encoded.delete(z.endpoints));
+  }
   return body;
 }
 
 /** The answer's bytes: one zone's cached body as is, or the zones' parts joined. */
-function responseBody(zones: ZoneRecords[]): Buffer {
+async function responseBody(zones: ZoneRecords[]): Promise<Buffer> {
   if (zones.length === 1) return oneZoneBody(zones[0]!);
   const parts: Buffer[] = [PREFIX];
-  zones.forEach((z, i) => {
-    const one = oneZoneBody(z);
+  for (const [i, z] of zones.entries()) {
+    const one = await oneZoneBody(z);
     if (i > 0) parts.push(COMMA);
     parts.push(one.subarray(PREFIX.length, one.length - SUFFIX.length));
-  });
+  }
   parts.push(SUFFIX);
   return Buffer.concat(parts);
 }
@@ -131,6 +149,6 @@ export function recordsJsonRoute(ctx: CoreContext, log: Logger, readMaxBytes: nu
           validRequests.set(text, request);
         }
       }
-      replyJsonBytes(res, responseBody(await recordsOf(ctx, tenant, request)));
+      replyJsonBytes(res, await responseBody(await recordsOf(ctx, tenant, request)));
     });
 }

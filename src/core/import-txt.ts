@@ -23,12 +23,13 @@
  */
 import { InvalidInputError } from '../dns/errors.js';
 import { endpointKey, isInZone, normalizeName, recordSetKey, type Endpoint } from '../dns/index.js';
-import { recordsToEndpoints } from '../ovh/mapping.js';
 import * as store from '../store/index.js';
 import type { CoreContext } from './context.js';
 import { PermissionDeniedError } from './errors.js';
 import { checkNameAllowed, type Tenant } from './tenants.js';
-import { ensureSynced, toOvhRecord } from './zones.js';
+import { readZoneBase } from './read-cache.js';
+import { Slicer } from './slices.js';
+import { ensureSynced } from './zones.js';
 
 /** The record types external-dns names its typed registry records after (mapper.go supportedRecords). */
 export const REGISTRY_TYPES = ['A', 'AAAA', 'CNAME', 'NS', 'MX', 'SRV', 'NAPTR'] as const;
@@ -217,9 +218,7 @@ export async function importTxtRegistry(ctx: CoreContext, actor: Tenant, input: 
   await ensureSynced(ctx, zone);
 
   const compute = async (q: store.Queryable): Promise<{ adoptions: Adoption[]; unreadable: string[] }> => {
-    const records = (await store.listRecords(q, zone)).map((r) => toOvhRecord(zone, r));
-    const { endpoints } = recordsToEndpoints(records, zone);
-    const rows = await store.listOwnership(q, zone);
+    const { endpoints, ownership: rows } = await readZoneBase(q, zone, new Slicer());
     const { claims, unreadable } = registryClaims(zone, endpoints, { prefix: input.txtPrefix, suffix: input.txtSuffix });
     const adoptions: Adoption[] = [];
     for (const c of claims.values()) {

@@ -6,11 +6,13 @@
  */
 import { canonicalTarget, findZone, MAX_TARGETS, normalizeName, parseRecordType, recordSetKey, SHAREABLE_TYPES, sortedUnique, type Endpoint } from '../dns/index.js';
 import { InvalidInputError } from '../dns/errors.js';
-import { ovhRecordKey, recordsToEndpoints } from '../ovh/mapping.js';
+import { ovhRecordKey } from '../ovh/mapping.js';
 import * as store from '../store/index.js';
 import type { CoreContext } from './context.js';
 import { NotFoundError } from './errors.js';
-import { canonicalOf, visibleRecordSets } from './ownership.js';
+import { canonicalOf, visibleRecordSetsSteps } from './ownership.js';
+import { readCacheOf, readZoneBase } from './read-cache.js';
+import { Slicer } from './slices.js';
 import { checkNameAllowed, type Tenant } from './tenants.js';
 import { ensureSynced, toOvhRecord } from './zones.js';
 
@@ -33,9 +35,10 @@ export async function listOwnership(
     if (!opts.includeUnowned) continue;
     const z = await store.getZone(ctx.pool, zone);
     if (!z || z.state !== 'synced') continue; // never synced: nothing is known of it yet
-    const records = (await store.listRecords(ctx.pool, zone)).map((r) => toOvhRecord(zone, r));
-    const { endpoints } = recordsToEndpoints(records, zone);
-    for (const e of visibleRecordSets('', zone, endpoints, zoneRows, records, true)) {
+    // The zone as the read cache holds it at that generation (else read now), seen in slices.
+    const slicer = new Slicer();
+    const base = (await readCacheOf(ctx).baseAt(zone, z.generation)) ?? (await readZoneBase(ctx.pool, zone, slicer));
+    for (const e of await slicer.run(visibleRecordSetsSteps('', zone, base.endpoints, base.ownership, base.recordsByKey, true))) {
       if (e.labels?.['owner'] === '') unowned.push(e);
     }
   }

@@ -32,7 +32,8 @@ import {
   type RecordType,
 } from '../dns/index.js';
 import { InvalidInputError } from '../dns/errors.js';
-import { ovhRecordKey, ovhTargetToCanonical } from '../ovh/mapping.js';
+import { ITEMS_PER_STEP, type Steps } from '../dns/steps.js';
+import { ovhTargetToCanonical, recordsLookup, type ZoneRecords } from '../ovh/mapping.js';
 import { buildOperations, buildZoneOperations, orderOperations, type BuildOptions } from '../ovh/ops.js';
 import type { OvhOperation, OvhRecord } from '../ovh/types.js';
 import * as store from '../store/index.js';
@@ -45,18 +46,12 @@ export function canonicalOf(r: OvhRecord, type: RecordType, zone: string): strin
   return ovhTargetToCanonical(type, r.target, zone) ?? r.target;
 }
 
-/** Per record set, per canonical target: the lowest TTL of the records holding it. */
-function targetTtls(zone: string, records: readonly OvhRecord[]): Map<RecordSetKey, Map<string, number>> {
-  const out = new Map<RecordSetKey, Map<string, number>>();
-  for (const r of records) {
-    const key = ovhRecordKey(r, zone);
-    const type = key.slice(key.lastIndexOf(' ') + 1) as RecordType;
-    const t = canonicalOf(r, type, zone);
-    const byTarget = out.get(key) ?? new Map<string, number>();
-    byTarget.set(t, Math.min(byTarget.get(t) ?? Number.MAX_SAFE_INTEGER, r.ttl));
-    out.set(key, byTarget);
-  }
-  return out;
+/** The lowest TTL of the set's records holding `target` (canonical), if one does. */
+function targetTtl(zone: string, key: RecordSetKey, records: readonly OvhRecord[], target: string): number | undefined {
+  const type = key.slice(key.lastIndexOf(' ') + 1) as RecordType;
+  let ttl: number | undefined;
+  for (const r of records) if (canonicalOf(r, type, zone) === target) ttl = Math.min(ttl ?? Number.MAX_SAFE_INTEGER, r.ttl);
+  return ttl;
 }
 
 function groupRows(rows: readonly store.OwnershipRow[]): Map<RecordSetKey, store.OwnershipRow[]> {
@@ -74,16 +69,19 @@ function groupRows(rows: readonly store.OwnershipRow[]): Map<RecordSetKey, store
  * Who owns each record set of a zone, as `tenant` sees it: self, other, none, or, for a shared set,
  * the targets it owns (with the TTL of its records in `records`) and those of the others.
  */
-export function ownerViewOf(tenant: Tenant, zone: string, rows: readonly store.OwnershipRow[], records: readonly OvhRecord[] = []): OwnerOf {
+export function ownerViewOf(tenant: Tenant, zone: string, rows: readonly store.OwnershipRow[], records: ZoneRecords = []): OwnerOf {
   const byKey = groupRows(rows);
-  const ttls = targetTtls(zone, records);
+  // The records are read only for shared sets (their TTLs): most zones have none, and a zone of
+  // 20,000 records is not walked for nothing.
+  const recordsOf = recordsLookup(records, zone);
   return (key): OwnerView => {
     const owners = byKey.get(key);
     if (!owners || owners.length === 0) return { kind: 'none' };
     if (owners.some((o) => o.shared)) {
       const mine = owners.filter((o) => o.tenantId === tenant.id).map((o) => o.target);
       const others = new Map(owners.filter((o) => o.tenantId !== tenant.id).map((o) => [o.target, o.tenantName] as const));
-      const mineTtls = mine.map((t) => ttls.get(key)?.get(t)).filter((t): t is number => t !== undefined);
+      const recs = recordsOf(key);
+      const mineTtls = mine.map((t) => targetTtl(zone, key, recs, t)).filter((t): t is number => t !== undefined);
       return { kind: 'shared', mine, others, ...(mineTtls.length > 0 ? { ttl: Math.min(...mineTtls) } : {}) };
     }
     if (owners.some((o) => o.tenantId === tenant.id)) return { kind: 'self' };
@@ -96,25 +94,16 @@ export function ownerViewOf(tenant: Tenant, zone: string, rows: readonly store.O
  * slice over the tenant's own records only (so another tenant's record is never reused, changed or
  * removed). Ordered DELETE, PUT, POST.
  */
-export function buildPlanOperations(zone: string, changes: readonly Change[], records: readonly OvhRecord[], opts: BuildOptions = {}): OvhOperation[] {
+export function buildPlanOperations(zone: string, changes: readonly Change[], records: ZoneRecords, opts: BuildOptions = {}): OvhOperation[] {
   const exclusive = changes.filter((c) => !isSharedChange(c));
   const shared = changes.filter(isSharedChange);
   const ops = buildZoneOperations(zone, exclusive, records, opts);
   if (shared.length === 0) return ops;
-  // The records of the shared sets changed, by set: one pass over the zone's records.
-  const sharedKeys = new Set(shared.map((c) => endpointKey((c.after ?? c.before) as Endpoint)));
-  const bySet = new Map<RecordSetKey, OvhRecord[]>();
-  for (const r of records) {
-    const key = ovhRecordKey(r, zone);
-    if (!sharedKeys.has(key)) continue;
-    const list = bySet.get(key);
-    if (list) list.push(r);
-    else bySet.set(key, [r]);
-  }
+  const recordsOf = recordsLookup(records, zone);
   for (const c of shared) {
     const e = (c.after ?? c.before) as Endpoint;
     const mine = new Set(c.before?.targets ?? []);
-    const own = (bySet.get(endpointKey(e)) ?? []).filter((r) => mine.has(canonicalOf(r, e.recordType, zone)));
+    const own = recordsOf(endpointKey(e)).filter((r) => mine.has(canonicalOf(r, e.recordType, zone)));
     ops.push(...buildOperations(zone, c, own, opts));
   }
   return orderOperations(ops);
@@ -153,18 +142,20 @@ export async function recordOwnership(tx: store.Queryable, zone: string, tenant:
  * set is shown as one endpoint per owner (labels.owner, SHARED_LABEL=true) holding that owner's
  * targets, with the TTL of its records: a tenant sees its own slice, exactly what it wrote.
  */
-export function visibleRecordSets(
+export function* visibleRecordSetsSteps(
   tenantName: string,
   zone: string,
   endpoints: readonly Endpoint[],
   rows: readonly store.OwnershipRow[],
-  records: readonly OvhRecord[],
+  records: ZoneRecords,
   includeForeign: boolean,
-): Endpoint[] {
+): Steps<Endpoint[]> {
   const byKey = groupRows(rows);
-  const ttls = targetTtls(zone, records);
+  const recordsOf = recordsLookup(records, zone);
   const out: Endpoint[] = [];
+  let n = 0;
   for (const e of endpoints) {
+    if (++n % ITEMS_PER_STEP === 0) yield;
     const key = endpointKey(e);
     const owners = byKey.get(key) ?? [];
     if (!owners.some((o) => o.shared)) {
@@ -181,7 +172,8 @@ export function visibleRecordSets(
     for (const owner of [...slices.keys()].sort()) {
       if (!includeForeign && owner !== tenantName) continue;
       const targets = slices.get(owner)!;
-      const ttl = Math.min(...targets.map((t) => ttls.get(key)?.get(t) ?? e.ttl));
+      const recs = recordsOf(key);
+      const ttl = Math.min(...targets.map((t) => targetTtl(zone, key, recs, t) ?? e.ttl));
       out.push({ ...e, targets, ttl, labels: { ...e.labels, owner, [SHARED_LABEL]: 'true' } });
     }
   }

@@ -5,19 +5,20 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { InvalidInputError } from '../dns/errors.js';
-import { diffChangeSet, diffDesired } from '../dns/diff.js';
+import { diffChangeSet, diffDesiredSteps } from '../dns/diff.js';
 import { normalizeEndpoint, validateEndpointSet } from '../dns/endpoint.js';
 import { normalizeName, zoneFinder } from '../dns/names.js';
 import { recordSetKey, type Change, type ChangeSet, type Conflict, type Endpoint, type Policy, type RecordType } from '../dns/types.js';
-import { adjustEndpointForOvh, recordsToEndpoints } from '../ovh/mapping.js';
+import { adjustEndpointForOvh } from '../ovh/mapping.js';
 import type { OvhOperation } from '../ovh/types.js';
 import * as store from '../store/index.js';
 import type { CoreContext } from './context.js';
 import { NotFoundError, PermissionDeniedError } from './errors.js';
 import { checkNameAllowed, isAdmin, mayUseZone, type Tenant } from './tenants.js';
-import { ensureSynced, managedZoneNames, toOvhRecord } from './zones.js';
+import { ensureSynced, managedZoneNames } from './zones.js';
 import { buildPlanOperations, checkSharedLabel, ownerViewOf } from './ownership.js';
 import { Slicer, stringifySliced } from './slices.js';
+import { readCacheOf, readZoneBase, type ZoneBase } from './read-cache.js';
 import { zoneThreshold, type ChangeThreshold } from './guard.js';
 
 /** An endpoint as callers send it, before normalization. */
@@ -187,37 +188,46 @@ export { ownerViewOf } from './ownership.js';
 
 /**
  * The plan of one zone, from the cache as `q` sees it (inside the zone lock for Apply). Linear in the
- * zone's records and the request; each step (mapping, diff, operations) is one slice, with a yield to
- * the event loop between them.
+ * zone's records and the request, in slices that yield to the event loop (a zone may hold 20,000
+ * records). `base`: the zone as the read cache holds it (core/read-cache.ts), used when `q` sees the
+ * same generation — what a zone holds at a generation never changes — instead of reading and mapping
+ * every record again.
  */
-export async function computeZonePlan(ctx: CoreContext, q: store.Queryable, tenant: Tenant, zone: string, input: RoutedInput, slicer: Slicer = new Slicer()): Promise<ZonePlan> {
+export async function computeZonePlan(
+  ctx: CoreContext,
+  q: store.Queryable,
+  tenant: Tenant,
+  zone: string,
+  input: RoutedInput,
+  slicer: Slicer = new Slicer(),
+  base?: ZoneBase,
+): Promise<ZonePlan> {
   const z = await store.getZone(q, zone);
   if (!z) throw new NotFoundError(`zone "${zone}" is not managed by dnsplane`);
-  const rows = await store.listRecords(q, zone);
-  const ownership = await store.listOwnership(q, zone);
-  const records = rows.map((r) => toOvhRecord(zone, r));
-  const ownerOf = ownerViewOf(tenant, zone, ownership, records);
-  const { endpoints: current } = recordsToEndpoints(records, zone);
-  await slicer.yield();
+  const { recordsByKey, endpoints: current, ownership } = base?.generation === z.generation ? base : await readZoneBase(q, zone, slicer);
+  const ownerOf = ownerViewOf(tenant, zone, ownership, recordsByKey);
+  await slicer.check();
 
   const { changes, conflicts } =
     input.kind === 'desired'
-      ? diffDesired({
-          current,
-          desired: input.byZone.get(zone) ?? [],
-          policy: input.policy,
-          ownerOf,
-          scope: (name, type) => input.scope === undefined || inSyncScope(input.scope, name, type),
-        })
+      ? await slicer.run(
+          diffDesiredSteps({
+            current,
+            desired: input.byZone.get(zone) ?? [],
+            policy: input.policy,
+            ownerOf,
+            scope: (name, type) => input.scope === undefined || inSyncScope(input.scope, name, type),
+          }),
+        )
       : diffChangeSet(current, input.byZone.get(zone) ?? { create: [], updateOld: [], updateNew: [], delete: [] }, ownerOf);
-  await slicer.yield();
+  await slicer.check();
 
   for (const c of changes) {
     const e = c.after ?? c.before!;
     const w = input.warnings.get(recordSetKey(e.dnsName, e.recordType));
     if (w) c.warnings = [...(c.warnings ?? []), ...w];
   }
-  const operations = buildPlanOperations(zone, changes, records, { cnameRelative: ctx.settings.cnameRelativeZones?.includes(zone) ?? false });
+  const operations = buildPlanOperations(zone, changes, recordsByKey, { cnameRelative: ctx.settings.cnameRelativeZones?.includes(zone) ?? false });
   const threshold = await zoneThreshold(ctx, q, tenant, ownership, changes, input.force ?? false);
   return { zone, baseGeneration: z.generation, changes, conflicts, operations, threshold };
 }
@@ -239,9 +249,14 @@ async function computeAndStore(ctx: CoreContext, tenant: Tenant, input: PlanInpu
   const slicer = new Slicer();
   const routed = await routeInput(ctx, tenant, input, slicer);
   const zones: ZonePlan[] = [];
+  const reads = readCacheOf(ctx);
   for (const zone of [...routed.byZone.keys()].sort()) {
     await ensureSynced(ctx, zone);
-    zones.push(await store.withSnapshot(ctx.pool, (q) => computeZonePlan(ctx, q, tenant, zone, routed, slicer)));
+    // The zone as the read cache holds it at its current generation, fetched before the snapshot
+    // opens (building it takes a connection of its own); the snapshot uses it if it sees that generation.
+    const generation = (await reads.zoneStates.get()).get(zone)?.generation;
+    const base = generation === undefined ? undefined : await reads.baseAt(zone, generation);
+    zones.push(await store.withSnapshot(ctx.pool, (q) => computeZonePlan(ctx, q, tenant, zone, routed, slicer, base)));
   }
   const { digest, body } = await serializePlan(zones, slicer);
   await slicer.yield();

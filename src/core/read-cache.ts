@@ -16,11 +16,12 @@
  * than maxViews views are kept, least recently used first).
  */
 import type pg from 'pg';
-import type { Endpoint } from '../dns/types.js';
-import { recordsToEndpoints } from '../ovh/mapping.js';
+import type { Endpoint, RecordSetKey } from '../dns/types.js';
+import { recordsToEndpointsSteps } from '../ovh/mapping.js';
 import type { OvhRecord } from '../ovh/types.js';
 import * as store from '../store/index.js';
-import { visibleRecordSets } from './ownership.js';
+import { visibleRecordSetsSteps } from './ownership.js';
+import { Slicer } from './slices.js';
 
 /**
  * Coalesces a read: get() resolves with the result of a read that started at or after the call.
@@ -65,12 +66,33 @@ export class FreshRead<T> {
   }
 }
 
-/** One zone as a snapshot saw it: the base every view of the zone at that generation is cut from. */
-interface ZoneBase {
+/**
+ * One zone as a snapshot saw it: the base every view of the zone at that generation is cut from, and
+ * what a Plan diffs against (core/plan.ts). Shared: never mutate it.
+ */
+export interface ZoneBase {
   generation: bigint;
   records: OvhRecord[];
+  /** The records of each record set (RecordMapping.recordsByKey). */
+  recordsByKey: ReadonlyMap<RecordSetKey, readonly OvhRecord[]>;
   endpoints: Endpoint[];
   ownership: store.OwnershipRow[];
+}
+
+/** A zone's records and ownership rows, as read, made a ZoneBase in slices (a zone may hold 20,000 records). */
+export async function zoneBaseOf(zone: string, generation: bigint, rows: readonly store.RecordRow[], ownership: store.OwnershipRow[], slicer: Slicer): Promise<ZoneBase> {
+  const records = await slicer.map(rows, (r): OvhRecord => ({ ...r, zone }), 256);
+  const { endpoints, recordsByKey } = await slicer.run(recordsToEndpointsSteps(records, zone));
+  return { generation, records, recordsByKey, endpoints, ownership };
+}
+
+/** Reads a zone's base from `q` (a snapshot, or a transaction that sees its own changes). */
+export async function readZoneBase(q: store.Queryable, zone: string, slicer: Slicer): Promise<ZoneBase> {
+  const current = await store.getZone(q, zone);
+  if (!current) throw new Error(`zone "${zone}" vanished from the database`);
+  const rows = await store.listRecords(q, zone);
+  const ownership = await store.listOwnership(q, zone);
+  return zoneBaseOf(zone, current.generation, rows, ownership, slicer);
 }
 
 /** A tenant's view of a zone at a generation. The endpoints array is shared: never mutate it. */
@@ -122,12 +144,12 @@ export class ReadCache {
     }
     const entry: Entry<ZoneView> = {
       generation,
-      value: this.base(zone, generation).then((b) => {
+      value: this.base(zone, generation).then(async (b) => {
         this.builds++;
         entry.generation = b.generation;
         return {
           generation: b.generation,
-          endpoints: visibleRecordSets(tenant, zone, b.endpoints, b.ownership, b.records, includeForeign),
+          endpoints: await new Slicer().run(visibleRecordSetsSteps(tenant, zone, b.endpoints, b.ownership, b.recordsByKey, includeForeign)),
         };
       }),
     };
@@ -145,21 +167,29 @@ export class ReadCache {
     return this.views.size;
   }
 
+  /**
+   * The zone's base at exactly `generation` (committed: what a snapshot at that generation sees), from
+   * memory or built now; undefined when the zone has moved past it meanwhile (the caller reads its own).
+   */
+  async baseAt(zone: string, generation: bigint): Promise<ZoneBase | undefined> {
+    const b = await this.base(zone, generation);
+    return b.generation === generation ? b : undefined;
+  }
+
   private base(zone: string, generation: bigint): Promise<ZoneBase> {
     const hit = this.bases.get(zone);
     if (hit && hit.generation >= generation) return hit.value;
-    const entry: Entry<ZoneBase> = {
-      generation,
-      value: store.withSnapshot(this.pool, async (tx) => {
+    const build = async (): Promise<ZoneBase> => {
+      // Read in one snapshot, then mapped outside it, in slices.
+      const read = await store.withSnapshot(this.pool, async (tx) => {
         const current = await store.getZone(tx, zone);
         if (!current) throw new Error(`zone "${zone}" vanished from the database`);
-        const records = (await store.listRecords(tx, zone)).map((r): OvhRecord => ({ ...r, zone }));
-        const { endpoints } = recordsToEndpoints(records, zone);
-        const ownership = await store.listOwnership(tx, zone);
-        entry.generation = current.generation;
-        return { generation: current.generation, records, endpoints, ownership };
-      }),
+        return { generation: current.generation, rows: await store.listRecords(tx, zone), ownership: await store.listOwnership(tx, zone) };
+      });
+      entry.generation = read.generation;
+      return zoneBaseOf(zone, read.generation, read.rows, read.ownership, new Slicer());
     };
+    const entry: Entry<ZoneBase> = { generation, value: build() };
     entry.value.catch(() => {
       if (this.bases.get(zone) === entry) this.bases.delete(zone);
     });

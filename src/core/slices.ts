@@ -11,22 +11,9 @@
  * runs without letting the others in.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { Steps } from '../dns/steps.js';
 
-/**
- * Work written as a generator that yields (nothing) where it may pause: a pure module can offer one
- * computation both ways, drain() to run it at once and Slicer.run() to run it in slices, without
- * timers or I/O of its own. Yield every few dozen items, not per item: each pause point costs a
- * generator resume.
- */
-export type Steps<T> = Generator<void, T, void>;
-
-/** Runs steps to the end at once: the synchronous form of a sliced computation. */
-export function drain<T>(steps: Steps<T>): T {
-  for (;;) {
-    const r = steps.next();
-    if (r.done) return r.value;
-  }
-}
+export { drain, ITEMS_PER_STEP, type Steps } from '../dns/steps.js';
 
 /** How long one slice may run before it yields (milliseconds). */
 export const SLICE_MS = 8;

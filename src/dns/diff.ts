@@ -44,6 +44,7 @@
  */
 import { compareEndpoints, endpointKey, sameRecords, sortedUnique, validateEndpointSet } from './endpoint.js';
 import { InvalidInputError } from './errors.js';
+import { drain, ITEMS_PER_STEP, sortSteps, type Steps } from './steps.js';
 import type { Change, ChangeAction, ChangeSet, Conflict, Endpoint, Policy, RecordSetKey, RecordType } from './types.js';
 
 /**
@@ -124,9 +125,11 @@ function ownedBy(e: Endpoint, owner: string): string {
   return `${e.dnsName} ${e.recordType} is owned by tenant ${JSON.stringify(owner)}`;
 }
 
-function indexCurrent(current: readonly Endpoint[]): Map<RecordSetKey, Endpoint> {
+function* indexCurrent(current: readonly Endpoint[]): Steps<Map<RecordSetKey, Endpoint>> {
   const map = new Map<RecordSetKey, Endpoint>();
+  let n = 0;
   for (const e of current) {
+    if (++n % ITEMS_PER_STEP === 0) yield;
     const key = endpointKey(e);
     if (map.has(key)) throw new Error(`current state lists record set ${key} twice`);
     map.set(key, e);
@@ -247,7 +250,8 @@ class Outcome {
   }
 
   /** Turns creates that would make a CNAME coexist with another type into conflicts, then sorts. */
-  finish(): DiffResult {
+  *finish(): Steps<DiffResult> {
+    let n = 0;
     const typesAt = new Map<string, Set<RecordType>>();
     const add = (e: Endpoint): void => {
       const set = typesAt.get(e.dnsName) ?? new Set<RecordType>();
@@ -261,11 +265,15 @@ class Outcome {
       return (this.current.get(endpointKey(c.before as Endpoint))?.targets ?? []).every((t) => gone.has(t));
     };
     const deleted = new Set(this.changes.filter((c) => c.action === 'delete' && emptied(c)).map((c) => endpointKey(c.before as Endpoint)));
-    for (const [key, e] of this.current) if (!deleted.has(key)) add(e);
+    for (const [key, e] of this.current) {
+      if (++n % ITEMS_PER_STEP === 0) yield;
+      if (!deleted.has(key)) add(e);
+    }
     for (const c of this.changes) if (c.action === 'create') add(c.after as Endpoint);
 
     const kept: Change[] = [];
     for (const c of this.changes) {
+      if (++n % ITEMS_PER_STEP === 0) yield;
       if (c.action !== 'create') {
         kept.push(c);
         continue;
@@ -288,10 +296,8 @@ class Outcome {
       this.conflict('create', after, owner, reason);
     }
     const keyOf = (c: Change): Endpoint => (c.after ?? c.before) as Endpoint;
-    kept.sort((a, b) => compareEndpoints(keyOf(a), keyOf(b)));
-    this.conflicts.sort(
-      (a, b) => compareEndpoints(a.endpoint, b.endpoint) || (a.action < b.action ? -1 : a.action > b.action ? 1 : 0),
-    );
+    yield* sortSteps(kept, (a, b) => compareEndpoints(keyOf(a), keyOf(b)));
+    yield* sortSteps(this.conflicts, (a, b) => compareEndpoints(a.endpoint, b.endpoint) || (a.action < b.action ? -1 : a.action > b.action ? 1 : 0));
     return { changes: kept, conflicts: this.conflicts };
   }
 }
@@ -302,16 +308,24 @@ class Outcome {
  * another type at one name.
  */
 export function diffDesired(input: DiffInput): DiffResult {
+  return drain(diffDesiredSteps(input));
+}
+
+/** diffDesired with pause points (dns/steps.ts): linear in the zone and the request, in slices. */
+export function* diffDesiredSteps(input: DiffInput): Steps<DiffResult> {
   validateEndpointSet(input.desired, 'desired');
-  const current = indexCurrent(input.current);
+  const current = yield* indexCurrent(input.current);
   const outcome = new Outcome(current, input.ownerOf);
   const wanted = new Set<RecordSetKey>();
+  let n = 0;
   for (const d of input.desired) {
+    if (++n % ITEMS_PER_STEP === 0) yield;
     wanted.add(endpointKey(d));
     outcome.write(d, input.policy);
   }
   if (input.policy === 'sync') {
     for (const [key, e] of current) {
+      if (++n % ITEMS_PER_STEP === 0) yield;
       if (wanted.has(key)) continue;
       if (input.scope !== undefined && !input.scope(e.dnsName, e.recordType)) continue;
       // Only own sets (or the own slice of a shared set): deleting what is not ours is never implied by
@@ -320,7 +334,7 @@ export function diffDesired(input: DiffInput): DiffResult {
       if (owner.kind === 'self' || (owner.kind === 'shared' && owner.mine.length > 0)) outcome.remove(e, 'sync', false);
     }
   }
-  return outcome.finish();
+  return yield* outcome.finish();
 }
 
 /**
@@ -364,11 +378,11 @@ export function diffChangeSet(
   });
   changes.delete.forEach((e, i) => claim(e, `changes.delete[${i}]`));
 
-  const outcome = new Outcome(indexCurrent(current), ownerOf);
+  const outcome = new Outcome(drain(indexCurrent(current)), ownerOf);
   for (const e of changes.create) outcome.write(e, policy);
   for (const e of changes.updateNew) outcome.write(e, policy);
   for (const e of changes.delete) outcome.remove(e, policy);
-  return outcome.finish();
+  return drain(outcome.finish());
 }
 
 /**
@@ -379,7 +393,7 @@ export function diffChangeSet(
  * of the union is then the minimum, as the OVH mapping reports a set with mixed TTLs.
  */
 export function applyChanges(current: readonly Endpoint[], changes: readonly Change[]): Endpoint[] {
-  const state = indexCurrent(current);
+  const state = drain(indexCurrent(current));
   for (const c of changes) {
     const key = endpointKey((c.after ?? c.before) as Endpoint);
     if (isSharedChange(c)) {

@@ -39,6 +39,7 @@ import {
   type RecordSetKey,
   type RecordType,
 } from '../dns/index.js';
+import { drain, ITEMS_PER_STEP, sortSteps, type Steps } from '../dns/steps.js';
 import type { OvhRecord } from './types.js';
 
 /** OVH's minimum TTL; 1-59 is stored as this. */
@@ -58,6 +59,8 @@ export interface RecordMapping {
   ignored: OvhRecord[];
   /** Mixed TTLs in a set, duplicate records, invalid targets or names kept raw. Sorted by key. */
   warnings: MappingWarning[];
+  /** The records of each record set (supported types), by ovhRecordKey: what operations are built on. */
+  recordsByKey: Map<RecordSetKey, OvhRecord[]>;
 }
 
 export interface OvhTargetOptions {
@@ -151,15 +154,43 @@ export function ovhRecordKey(record: OvhRecord, zone: string): RecordSetKey {
   return recordSetKey(name, record.fieldType.toUpperCase());
 }
 
+/** A zone's records, or the same grouped by ovhRecordKey (RecordMapping.recordsByKey). */
+export type ZoneRecords = readonly OvhRecord[] | ReadonlyMap<RecordSetKey, readonly OvhRecord[]>;
+
+/** The records of one record set, looked up in `records` (grouped here, once, on first use when a list). */
+export function recordsLookup(records: ZoneRecords, zone: string): (key: RecordSetKey) => readonly OvhRecord[] {
+  if (records instanceof Map) return (key) => records.get(key) ?? [];
+  let byKey: Map<RecordSetKey, OvhRecord[]> | undefined;
+  return (key) => {
+    if (byKey === undefined) {
+      byKey = new Map();
+      for (const r of records as readonly OvhRecord[]) {
+        const k = ovhRecordKey(r, zone);
+        const list = byKey.get(k);
+        if (list) list.push(r);
+        else byKey.set(k, [r]);
+      }
+    }
+    return byKey.get(key) ?? [];
+  };
+}
+
 /**
  * Groups OVH records into endpoints; see the module comment for the rules. Returns the endpoints and,
  * apart, the records of unmanaged types and the warnings, so that callers can show them.
  */
 export function recordsToEndpoints(records: readonly OvhRecord[], zone: string): RecordMapping {
+  return drain(recordsToEndpointsSteps(records, zone));
+}
+
+/** recordsToEndpoints with pause points (dns/steps.ts): a zone of 20,000 records is read in slices. */
+export function* recordsToEndpointsSteps(records: readonly OvhRecord[], zone: string): Steps<RecordMapping> {
   const ignored: OvhRecord[] = [];
   const warnings: MappingWarning[] = [];
   const groups = new Map<RecordSetKey, { dnsName: string; recordType: RecordType; records: OvhRecord[] }>();
+  let n = 0;
   for (const record of records) {
+    if (++n % ITEMS_PER_STEP === 0) yield;
     const type = record.fieldType.toUpperCase();
     if (!isRecordType(type)) {
       ignored.push(record);
@@ -175,13 +206,16 @@ export function recordsToEndpoints(records: readonly OvhRecord[], zone: string):
       });
     }
     const key = recordSetKey(dnsName, type);
-    const group = groups.get(key) ?? { dnsName, recordType: type, records: [] };
-    group.records.push(record);
-    groups.set(key, group);
+    const group = groups.get(key);
+    if (group) group.records.push(record);
+    else groups.set(key, { dnsName, recordType: type, records: [record] });
   }
 
   const endpoints: Endpoint[] = [];
+  const recordsByKey = new Map<RecordSetKey, OvhRecord[]>();
   for (const [key, group] of groups) {
+    if (++n % ITEMS_PER_STEP === 0) yield;
+    recordsByKey.set(key, group.records);
     const targets: string[] = [];
     const holders = new Map<string, string[]>();
     for (const record of group.records) {
@@ -195,7 +229,9 @@ export function recordsToEndpoints(records: readonly OvhRecord[], zone: string):
       }
       const target = canonical ?? record.target;
       targets.push(target);
-      holders.set(target, [...(holders.get(target) ?? []), record.id]);
+      const held = holders.get(target);
+      if (held) held.push(record.id);
+      else holders.set(target, [record.id]);
     }
     for (const [target, recordIds] of holders) {
       if (recordIds.length > 1) {
@@ -217,9 +253,9 @@ export function recordsToEndpoints(records: readonly OvhRecord[], zone: string):
     }
     endpoints.push({ dnsName: group.dnsName, recordType: group.recordType, targets: sortedUnique(targets), ttl });
   }
-  endpoints.sort(compareEndpoints);
+  yield* sortSteps(endpoints, compareEndpoints);
   warnings.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  return { endpoints, ignored, warnings };
+  return { endpoints, ignored, warnings, recordsByKey };
 }
 
 function absoluteHost(host: string): string {

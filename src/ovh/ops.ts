@@ -20,7 +20,7 @@
  * replacing another type at a name never coexists with it, even in OVH's draft.
  */
 import { compareStrings, endpointKey, sortedUnique, subDomainOf, type Change, type Endpoint } from '../dns/index.js';
-import { endpointTargetToOvh, ovhRecordKey, ovhTargetToCanonical, ovhTtl, type OvhTargetOptions } from './mapping.js';
+import { endpointTargetToOvh, ovhRecordKey, ovhTargetToCanonical, ovhTtl, recordsLookup, type OvhTargetOptions, type ZoneRecords } from './mapping.js';
 import type { OvhOperation, OvhRecord } from './types.js';
 
 export type OvhPostOperation = Extract<OvhOperation, { method: 'POST' }>;
@@ -137,25 +137,14 @@ function putOperation(zone: string, type: Endpoint['recordType'], record: OvhRec
 }
 
 /**
- * The operations for all changes of one zone, given all the zone's OVH records (grouped here by
- * ovhRecordKey), ordered DELETE, PUT, POST.
+ * The operations for all changes of one zone, given all the zone's OVH records (a list, grouped here
+ * by ovhRecordKey, or already grouped: RecordMapping.recordsByKey), ordered DELETE, PUT, POST.
  */
-export function buildZoneOperations(
-  zone: string,
-  changes: readonly Change[],
-  records: readonly OvhRecord[],
-  opts: BuildOptions = {},
-): OvhOperation[] {
-  const byKey = new Map<string, OvhRecord[]>();
-  for (const r of records) {
-    const key = ovhRecordKey(r, zone);
-    const list = byKey.get(key) ?? [];
-    list.push(r);
-    byKey.set(key, list);
-  }
+export function buildZoneOperations(zone: string, changes: readonly Change[], records: ZoneRecords, opts: BuildOptions = {}): OvhOperation[] {
+  const recordsOf = recordsLookup(records, zone);
   const ops: OvhOperation[] = [];
   for (const c of changes) {
-    for (const op of buildOperations(zone, c, byKey.get(endpointKey((c.after ?? c.before) as Endpoint)) ?? [], opts)) ops.push(op);
+    for (const op of buildOperations(zone, c, recordsOf(endpointKey((c.after ?? c.before) as Endpoint)), opts)) ops.push(op);
   }
   return orderOperations(ops);
 }

@@ -185,11 +185,17 @@ function wireJson(e: Parameters<typeof toWire>[0]): string {
  * Whole GET /records answers by the endpoints array they encode: the read cache hands out the same
  * array for a view as long as its generation stands, so a poll writes bytes already encoded.
  */
-const listBodies = new WeakMap<readonly object[], Buffer>();
+const listBodies = new WeakMap<readonly object[], Promise<Buffer>>();
 
-function endpointListBody(endpoints: readonly Parameters<typeof toWire>[0][]): Buffer {
+/** The list's bytes, encoded once per view, in slices (a zone may hold 20,000 record sets). */
+function endpointListBody(endpoints: readonly Parameters<typeof toWire>[0][]): Promise<Buffer> {
   let body = listBodies.get(endpoints);
-  if (body === undefined) listBodies.set(endpoints, (body = Buffer.from(joinEndpointList(endpoints.map(wireJson)))));
+  if (body === undefined) {
+    // Kept as a promise: callers that miss together share one encoding.
+    body = new Slicer().map(endpoints, wireJson, 256).then((elements) => Buffer.from(joinEndpointList(elements)));
+    listBodies.set(endpoints, body);
+    body.catch(() => listBodies.delete(endpoints));
+  }
   return body;
 }
 
@@ -332,7 +338,7 @@ export function webhookHandler(opts: WebhookHandlerOptions): (req: http.Incoming
       case 'records': {
         const endpoints = await session.records();
         note({ endpoints: endpoints.length });
-        return mediaReply(endpointListBody(endpoints));
+        return mediaReply(await endpointListBody(endpoints));
       }
       case 'adjust': {
         const list = await slicer.run(decodeEndpointListSteps(body));

@@ -3,7 +3,10 @@
  * a tenant's slice (its own records only, minimal), what Records shows, the shared flag's rules.
  */
 import { describe, expect, it } from 'vitest';
-import { buildPlanOperations, checkSharedLabel, ownerViewOf, visibleRecordSets } from '../../src/core/ownership.js';
+import { buildPlanOperations, checkSharedLabel, ownerViewOf, visibleRecordSetsSteps } from '../../src/core/ownership.js';
+import { drain } from '../../src/dns/steps.js';
+
+const visibleRecordSets = (...args: Parameters<typeof visibleRecordSetsSteps>) => drain(visibleRecordSetsSteps(...args));
 import type { Tenant } from '../../src/core/tenants.js';
 import { InvalidInputError } from '../../src/dns/errors.js';
 import type { Change, Endpoint } from '../../src/dns/types.js';

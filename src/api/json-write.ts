@@ -1,0 +1,61 @@
+/**
+ * Large answers written as protobuf-es's JSON would write them, in slices (core/slices.ts): the small
+ * heads of a message through protobuf-es (toJson), its long lists item by item, here, in proto3 JSON
+ * as protobuf-es writes it — fields in field-number order under their JSON names, default values
+ * (empty strings and lists, 0, empty maps, absent messages) left out. Used by the Plan answer
+ * (api/plan-json.ts) and the Records answer (api/records-json.ts); their tests compare the bytes with
+ * toJsonString's.
+ */
+import type { DescMessage } from '@bufbuild/protobuf';
+import type { Slicer } from '../core/slices.js';
+import { toUnicode } from '../dns/names.js';
+import type { Endpoint } from '../dns/types.js';
+import { UNICODE_NAME_LABEL } from './convert.js';
+
+type Json = Record<string, unknown>;
+
+const str = JSON.stringify;
+
+export type JsonEndpoint = { dnsName?: string; recordType?: string; targets?: string[]; ttl?: number; setIdentifier?: string; labels?: Record<string, string> };
+
+/** An endpoint as endpointToPb shows it (api/convert.ts), as its JSON object (keys in field order). */
+export function endpointObject(e: Endpoint): JsonEndpoint {
+  const unicode = toUnicode(e.dnsName);
+  const labels = unicode !== e.dnsName ? { ...e.labels, [UNICODE_NAME_LABEL]: unicode } : (e.labels ?? {});
+  const o: JsonEndpoint = {};
+  if (e.dnsName !== '') o.dnsName = e.dnsName;
+  o.recordType = e.recordType;
+  if (e.targets.length > 0) o.targets = e.targets;
+  if (e.ttl !== 0) o.ttl = e.ttl;
+  if (e.setIdentifier) o.setIdentifier = e.setIdentifier;
+  for (const _ in labels) {
+    o.labels = labels;
+    break;
+  }
+  return o;
+}
+
+/** The items' JSON, written by JSON.stringify a chunk at a time (a slice each), comma-joined. */
+export async function writeChunks<T>(items: readonly T[], toObject: (item: T) => unknown, slicer: Slicer, chunk: number): Promise<string[]> {
+  const out: string[] = [];
+  for (let i = 0; i < items.length; i += chunk) {
+    await slicer.check();
+    const part = str(items.slice(i, i + chunk).map(toObject));
+    out.push(part.slice(1, -1));
+  }
+  return out;
+}
+
+/** `head` (a message's JSON object) with `lists` (field JSON name -> items, written) put in field order. */
+export function withLists(schema: DescMessage, head: Json, lists: Record<string, string[]>): string {
+  const parts: string[] = [];
+  for (const f of schema.fields) {
+    const items = lists[f.jsonName];
+    if (items !== undefined) {
+      if (items.length > 0) parts.push(`${str(f.jsonName)}:[${items.join(',')}]`);
+    } else if (f.jsonName in head) {
+      parts.push(`${str(f.jsonName)}:${str(head[f.jsonName])}`);
+    }
+  }
+  return `{${parts.join(',')}}`;
+}
