@@ -6,6 +6,7 @@
 import { create } from '@bufbuild/protobuf';
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import * as admin from '../core/admin.js';
+import { Slicer } from '../core/slices.js';
 import type { CoreContext } from '../core/context.js';
 import type { Tenant } from '../core/tenants.js';
 import { InvalidInputError } from '../dns/errors.js';
@@ -104,7 +105,9 @@ export function adminService(ctx: CoreContext): ServiceImpl<typeof AdminService>
     async listOwnership(req, hc) {
       const actor = adminOf(hc);
       const { rows, unowned } = await admin.listOwnership(ctx, actor, { zone: req.zone, tenant: req.tenant, includeUnowned: req.includeUnowned });
-      return create(ListOwnershipResponseSchema, { entries: rows.map(ownershipEntryToPb), unowned: unowned.map(endpointToPb) });
+      // A zone's ownership may be 20,000 rows: converted in slices (Connect then encodes the answer).
+      const slicer = new Slicer();
+      return create(ListOwnershipResponseSchema, { entries: await slicer.map(rows, ownershipEntryToPb, 256), unowned: await slicer.map(unowned, endpointToPb, 256) });
     },
 
     async assignOwnership(req, hc) {
@@ -146,7 +149,7 @@ export function adminService(ctx: CoreContext): ServiceImpl<typeof AdminService>
     async listJournal(req, hc) {
       const actor = adminOf(hc);
       const entries = await admin.listJournal(ctx, actor, { zone: req.zone, tenant: req.tenant, limit: req.limit, beforeId: req.beforeId, state: req.state });
-      return create(ListJournalResponseSchema, { entries: entries.map(journalEntryToPb) });
+      return create(ListJournalResponseSchema, { entries: await new Slicer().map(entries, journalEntryToPb, 16) });
     },
 
     async parseDesiredState(req, hc) {

@@ -11,6 +11,7 @@ import { normalizeName } from '../dns/names.js';
 import type { Endpoint } from '../dns/types.js';
 import * as store from '../store/index.js';
 import type { CoreContext } from './context.js';
+import { Slicer } from './slices.js';
 import { waitForHolder } from './recovery.js';
 import { NotFoundError, PermissionDeniedError } from './errors.js';
 import { importTxtRegistry as runImport, type ImportInput, type ImportResult } from './import-txt.js';
@@ -310,7 +311,8 @@ export async function listJournal(ctx: CoreContext, actor: Tenant, q: JournalQue
     ...(state === '' ? {} : { state: state as store.JournalState }),
   });
   const names = await tenantNames(ctx);
-  return rows.map((r) => ({
+  // Up to 1,000 entries of up to an apply batch's calls each: read in slices.
+  return new Slicer().map(rows, (r) => ({
     id: r.id,
     zone: r.zone,
     tenant: names.get(r.tenantId) ?? '',
@@ -322,7 +324,7 @@ export async function listJournal(ctx: CoreContext, actor: Tenant, q: JournalQue
     operations: operationsOf(field(r.intent, 'operations')),
     ...callsAndError(r),
     summary: str(field(r.intent, 'summary')) || str(field(r.result, 'summary')) || recoverySummary(r),
-  }));
+  }), 16);
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { InvalidInputError } from '../dns/errors.js';
-import { diffChangeSet, diffDesiredSteps } from '../dns/diff.js';
+import { diffChangeSetSteps, diffDesiredSteps } from '../dns/diff.js';
 import { normalizeEndpoint, validateEndpointSet } from '../dns/endpoint.js';
 import { normalizeName, zoneFinder } from '../dns/names.js';
 import { recordSetKey, type Change, type ChangeSet, type Conflict, type Endpoint, type Policy, type RecordType } from '../dns/types.js';
@@ -219,7 +219,7 @@ export async function computeZonePlan(
             scope: (name, type) => input.scope === undefined || inSyncScope(input.scope, name, type),
           }),
         )
-      : diffChangeSet(current, input.byZone.get(zone) ?? { create: [], updateOld: [], updateNew: [], delete: [] }, ownerOf);
+      : await slicer.run(diffChangeSetSteps(current, input.byZone.get(zone) ?? { create: [], updateOld: [], updateNew: [], delete: [] }, ownerOf));
   await slicer.check();
 
   for (const c of changes) {

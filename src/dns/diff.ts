@@ -343,12 +343,12 @@ export function* diffDesiredSteps(input: DiffInput): Steps<DiffResult> {
  * only checked for its name and type): absent now -> treated as a create of updateNew. A record set
  * may appear only once in a change set (a pair counts once), else InvalidInputError.
  */
-export function diffChangeSet(
-  current: readonly Endpoint[],
-  changes: ChangeSet,
-  ownerOf: OwnerOf,
-  opts: ChangeSetOptions = {},
-): DiffResult {
+export function diffChangeSet(current: readonly Endpoint[], changes: ChangeSet, ownerOf: OwnerOf, opts: ChangeSetOptions = {}): DiffResult {
+  return drain(diffChangeSetSteps(current, changes, ownerOf, opts));
+}
+
+/** diffChangeSet with pause points (dns/steps.ts). */
+export function* diffChangeSetSteps(current: readonly Endpoint[], changes: ChangeSet, ownerOf: OwnerOf, opts: ChangeSetOptions = {}): Steps<DiffResult> {
   const policy = opts.policy ?? 'sync';
   if (changes.updateOld.length !== changes.updateNew.length) {
     throw new InvalidInputError(
@@ -378,11 +378,21 @@ export function diffChangeSet(
   });
   changes.delete.forEach((e, i) => claim(e, `changes.delete[${i}]`));
 
-  const outcome = new Outcome(drain(indexCurrent(current)), ownerOf);
-  for (const e of changes.create) outcome.write(e, policy);
-  for (const e of changes.updateNew) outcome.write(e, policy);
-  for (const e of changes.delete) outcome.remove(e, policy);
-  return drain(outcome.finish());
+  const outcome = new Outcome(yield* indexCurrent(current), ownerOf);
+  let n = 0;
+  for (const e of changes.create) {
+    if (++n % ITEMS_PER_STEP === 0) yield;
+    outcome.write(e, policy);
+  }
+  for (const e of changes.updateNew) {
+    if (++n % ITEMS_PER_STEP === 0) yield;
+    outcome.write(e, policy);
+  }
+  for (const e of changes.delete) {
+    if (++n % ITEMS_PER_STEP === 0) yield;
+    outcome.remove(e, policy);
+  }
+  return yield* outcome.finish();
 }
 
 /**
