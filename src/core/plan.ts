@@ -372,10 +372,15 @@ export async function serializePlan(zones: ZonePlan[], slicer: Slicer): Promise<
         continue;
       }
       both('[');
-      for (let i = 0; i < v.length; i++) {
-        if (i % 64 === 0) await slicer.check();
-        const item: unknown = v[i];
-        both(`${i === 0 ? '' : ','}${item === undefined ? 'null' : canonicalJson(item)}`);
+      // 64 items per piece: one hash update and one string each (thousands of small updates cost more).
+      for (let i = 0; i < v.length; i += 64) {
+        await slicer.check();
+        const piece: string[] = [];
+        for (let j = i; j < Math.min(i + 64, v.length); j++) {
+          const item: unknown = v[j];
+          piece.push(item === undefined ? 'null' : canonicalJson(item));
+        }
+        both(`${i === 0 ? '' : ','}${piece.join(',')}`);
       }
       both(']');
     }
@@ -411,6 +416,18 @@ function sortKeysDeep(x: unknown): unknown {
   const keys = Object.keys(o);
   let sorted = true;
   for (let i = 1; i < keys.length && sorted; i++) sorted = (keys[i - 1] as string) < (keys[i] as string);
+  // Already in order (most endpoints and operations are built so), a plain object, and no member
+  // changed below: the object itself, as for arrays. Objects with toJSON (Date) are copied, as before.
+  if (sorted && Object.getPrototypeOf(o) === Object.prototype) {
+    let out: Record<string, unknown> | undefined;
+    for (const k of keys) {
+      const e = o[k];
+      if (e === null || typeof e !== 'object') continue;
+      const s = sortKeysDeep(e);
+      if (s !== e) (out ??= { ...o })[k] = s;
+    }
+    return out ?? o;
+  }
   if (!sorted) keys.sort();
   const out: Record<string, unknown> = {};
   for (const k of keys) {
