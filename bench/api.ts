@@ -25,12 +25,9 @@
  *   BENCH_CPU_PROF=dir    the server writes a V8 CPU profile (node --cpu-prof) into dir when it stops
  *   DATABASE_URL          a Postgres server to create the bench database on (dropped at the end)
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { Code, ConnectError, type Client } from '@connectrpc/connect';
 import { createTenant } from '../src/core/tenants.js';
@@ -38,7 +35,7 @@ import { ApplyStatus, Policy, ZoneService, type Endpoint } from '../src/gen/dnsp
 import { OvhSimulator, type SimRecordInit } from '../src/ovhsim/index.js';
 import * as store from '../src/store/index.js';
 import { simulatorEnv, zoneClientFor } from '../test/helpers/sim-server.js';
-import { benchDatabase as freshDatabase, writeSimulatorCa } from './lib.js';
+import { benchDatabase as freshDatabase, startServerProcess, writeSimulatorCa, type ServerProcess } from './lib.js';
 
 // --- parameters ---
 
@@ -66,54 +63,10 @@ const BULK_START_TIMEOUT_MS = 60_000;
 const BIG = 'big.bench'; // 1,000 records: OVH's 2 apex NS + 998 A records owned by tenant A
 const SMALL = 'small.bench';
 const OWNED = 998;
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 const ip = (prefix: string, n: number) => `${prefix}.${(n >> 8) & 255}.${n & 255}`;
 const say = (line = '') => console.log(line);
 const note = (line: string) => console.error(`  ${line}`);
-
-// --- the server, as a child process ---
-
-interface Child {
-  url: string;
-  proc: ChildProcess;
-  stop(): Promise<void>;
-}
-
-async function startChild(env: Record<string, string>): Promise<Child> {
-  // BENCH_CPU_PROF=dir: the server writes a V8 CPU profile there when it stops (node --cpu-prof).
-  const prof = process.env['BENCH_CPU_PROF'] ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env['BENCH_CPU_PROF'])}`] : [];
-  const proc = spawn(process.execPath, [...prof, path.join(ROOT, 'bin/dnsplane.js'), 'serve'], {
-    cwd: ROOT,
-    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const errors: string[] = [];
-  proc.stderr!.on('data', (b: Buffer) => errors.push(b.toString()));
-  const url = await new Promise<string>((resolve, reject) => {
-    const lines = createInterface({ input: proc.stdout! });
-    lines.on('line', (line) => {
-      try {
-        const o = JSON.parse(line) as { msg?: string; url?: string; level?: number; err?: string };
-        if (o.msg?.startsWith('dnsplane is serving') && o.url) resolve(o.url);
-        else if ((o.level ?? 0) >= 50) errors.push(line);
-      } catch {
-        // not a log line
-      }
-    });
-    proc.once('exit', (code) => reject(new Error(`dnsplane serve exited with ${code}: ${errors.join('').slice(0, 2000)}`)));
-  });
-  return {
-    url,
-    proc,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (proc.exitCode !== null) return resolve();
-        proc.once('exit', () => resolve());
-        proc.kill('SIGTERM');
-      }),
-  };
-}
 
 // --- clients and scrapes ---
 
@@ -338,7 +291,7 @@ async function main(): Promise<void> {
   const sim = await OvhSimulator.start({ zones });
   const caFile = writeSimulatorCa(sim, dir);
   const { db, drop, kind } = await benchDatabase(dir);
-  let child: Child | undefined;
+  let child: ServerProcess | undefined;
   const rows: Array<[string, string, string]> = [];
   try {
     await store.migrate(db.pool);
@@ -357,7 +310,7 @@ async function main(): Promise<void> {
     });
 
     // Setup (not measured): tenant A creates its 998 records; the zone then holds 1,000.
-    child = await startChild(env(1000));
+    child = await startServerProcess(env(1000));
     const ca = client(child.url, a);
     let t = performance.now();
     await ca.apply({ source: { case: 'plan', value: planRequest(desired(OWNED, false)) } });
@@ -455,7 +408,7 @@ async function main(): Promise<void> {
     if (ONLY.has('bulk')) {
       await child.stop();
       sim.faults.setLatency(LATENCY_MS);
-      child = await startChild(env(RATE));
+      child = await startServerProcess(env(RATE));
       const ca2 = client(child.url, a);
       const cb2 = client(child.url, b);
       sim.clearCalls();

@@ -1,12 +1,15 @@
 /**
  * What the benches share to set themselves up: their numeric settings, a fresh database on
- * DATABASE_URL's server (dropped at the end) or an embedded Postgres, and the simulator's CA written
- * where a server's OVH_CA_FILE can read it. The OVH_* settings for a simulator and the Connect
+ * DATABASE_URL's server (dropped at the end) or an embedded Postgres, the simulator's CA written
+ * where a server's OVH_CA_FILE can read it, and a `dnsplane serve` as a child process. The OVH_* settings for a simulator and the Connect
  * clients come from test/helpers/sim-server.ts (simulatorEnv, zoneClientFor), as the tests use them.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { OvhSimulator } from '../src/ovhsim/index.js';
 
@@ -68,4 +71,59 @@ export function writeSimulatorCa(sim: OvhSimulator, dir: string, file = 'ca.pem'
   const caFile = path.join(dir, file);
   writeFileSync(caFile, sim.caPem);
   return caFile;
+}
+
+/** A `dnsplane serve` started as a child process (its own event loop, memory and CPU, as in production). */
+export interface ServerProcess {
+  url: string;
+  /** The webhook listener's URL, when DNSPLANE_WEBHOOK_LISTEN is not "off". */
+  webhookUrl: string | undefined;
+  proc: ChildProcess;
+  stop(): Promise<void>;
+}
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/**
+ * Starts `dnsplane serve` with exactly `env` (plus PATH and HOME) and waits until it serves (and its
+ * webhook listener too, unless DNSPLANE_WEBHOOK_LISTEN is "off"). With BENCH_CPU_PROF=dir the server
+ * writes a V8 CPU profile (node --cpu-prof) into dir when it stops.
+ */
+export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+  const prof = process.env['BENCH_CPU_PROF'] ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env['BENCH_CPU_PROF'])}`] : [];
+  const proc = spawn(process.execPath, [...prof, path.join(ROOT, 'bin/dnsplane.js'), 'serve'], {
+    cwd: ROOT,
+    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const errors: string[] = [];
+  proc.stderr!.on('data', (b: Buffer) => errors.push(b.toString()));
+  const withWebhook = env['DNSPLANE_WEBHOOK_LISTEN'] !== 'off';
+  const urls = await new Promise<{ url: string; webhookUrl: string | undefined }>((resolve, reject) => {
+    let url: string | undefined;
+    let webhookUrl: string | undefined;
+    const lines = createInterface({ input: proc.stdout! });
+    lines.on('line', (line) => {
+      try {
+        const o = JSON.parse(line) as { msg?: string; url?: string; level?: number };
+        if (o.msg?.startsWith('dnsplane is serving') && o.url) url = o.url;
+        else if (o.msg === 'serving the external-dns webhook protocol' && o.url) webhookUrl = o.url;
+        else if ((o.level ?? 0) >= 50) errors.push(line);
+        if (url && (webhookUrl || !withWebhook)) resolve({ url, webhookUrl });
+      } catch {
+        // not a log line
+      }
+    });
+    proc.once('exit', (code) => reject(new Error(`dnsplane serve exited with ${code}: ${errors.join('').slice(0, 2000)}`)));
+  });
+  return {
+    ...urls,
+    proc,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (proc.exitCode !== null) return resolve();
+        proc.once('exit', () => resolve());
+        proc.kill('SIGTERM');
+      }),
+  };
 }
