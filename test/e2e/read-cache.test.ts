@@ -96,6 +96,22 @@ describe('read cache across replicas', () => {
     }
   });
 
+  it('plans on every replica against the zone as it is now, though another generation of it is in memory', async () => {
+    const token = (await createTenant(db.pool, { name: 'planner', zones: [ZONE] })).token;
+    const [zero, one] = [clientOf(ZoneService, replicas[0]!, token), clientOf(ZoneService, replicas[1]!, token)];
+    const desired = (target: string) => ({ policy: Policy.UPSERT_ONLY, input: { case: 'desired' as const, value: { zones: [], endpoints: [{ dnsName: `plan.${ZONE}`, recordType: 'A', targets: [target], ttl: 300 }] } } });
+    // Replica 0 plans (its read cache now holds the zone at this generation).
+    const first = (await zero.plan(desired('192.0.2.70'))).plan!.zones[0]!;
+    expect(first.changes.map((c) => c.action)).toEqual([1]); // a create
+    // The change goes through replica 1; replica 0's next plan must see it, not the zone it kept.
+    await one.apply({ source: { case: 'plan', value: desired('192.0.2.70') } });
+    const again = (await zero.plan(desired('192.0.2.70'))).plan!.zones[0]!;
+    expect(again.baseGeneration).toBeGreaterThan(first.baseGeneration);
+    expect(again.changes).toEqual([]);
+    const update = (await zero.plan(desired('192.0.2.71'))).plan!.zones[0]!;
+    expect(update.changes.map((c) => [c.action, c.before?.targets, c.after?.targets])).toEqual([[2, ['192.0.2.70'], ['192.0.2.71']]]);
+  });
+
   it('keeps views apart: another tenant, or the same tenant with includeForeign, never gets a view cut for someone else', async () => {
     const a = (await createTenant(db.pool, { name: 'view-a', zones: [ZONE] })).token;
     const b = (await createTenant(db.pool, { name: 'view-b', zones: [ZONE] })).token;

@@ -1,0 +1,52 @@
+/**
+ * The zone base the read cache keeps (core/read-cache.ts), which a Plan reuses instead of reading and
+ * mapping the zone again: exact at the generation asked for, never handed out for another.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ReadCache, readZoneBase } from '../../src/core/read-cache.js';
+import { Slicer } from '../../src/core/slices.js';
+import { upsertRecords } from '../../src/store/records.js';
+import { withTransaction } from '../../src/store/transaction.js';
+import { bumpGeneration, ensureZones, getZone } from '../../src/store/zones.js';
+import { testDatabase, type TestDatabase } from '../helpers/db.js';
+
+const ZONE = 'base.test';
+let db: TestDatabase;
+
+beforeAll(async () => {
+  db = await testDatabase();
+  await ensureZones(db.pool, [ZONE]);
+});
+
+afterAll(async () => {
+  await db?.drop();
+});
+
+/** Adds a record and bumps the generation in one transaction, as every change of a zone does. */
+async function change(id: string, subDomain: string): Promise<bigint> {
+  return withTransaction(db.pool, async (tx) => {
+    await upsertRecords(tx, ZONE, [{ id, subDomain, fieldType: 'A', target: '192.0.2.1', ttl: 300 }]);
+    return bumpGeneration(tx, ZONE);
+  });
+}
+
+describe('ReadCache.baseAt', () => {
+  it('is the zone at exactly that generation, the same as reading it; undefined once the zone moved past it', async () => {
+    const g1 = await change('5000000001', 'a');
+    const cache = new ReadCache(db.pool);
+    const b1 = await cache.baseAt(ZONE, g1);
+    expect(b1?.generation).toBe(g1);
+    expect(b1).toEqual(await readZoneBase(db.pool, ZONE, new Slicer()));
+    expect(b1!.endpoints.map((e) => e.dnsName)).toEqual([`a.${ZONE}`]);
+    expect([...b1!.recordsByKey.keys()]).toEqual([`a.${ZONE} A`]);
+    expect(await cache.baseAt(ZONE, g1)).toBe(b1); // kept
+
+    const g2 = await change('5000000002', 'b');
+    const b2 = await cache.baseAt(ZONE, g2);
+    expect(b2?.generation).toBe(g2);
+    expect(b2!.endpoints.map((e) => e.dnsName)).toEqual([`a.${ZONE}`, `b.${ZONE}`]);
+    // Asked for the older generation now: the cache holds a newer one, which is not what was asked.
+    expect(await cache.baseAt(ZONE, g1)).toBeUndefined();
+    expect((await getZone(db.pool, ZONE))!.generation).toBe(g2);
+  });
+});
