@@ -196,12 +196,21 @@ const statusToPb: Record<ZoneApplyResult['status'], ApplyStatus> = {
 };
 
 export function zoneApplyResultToPb(r: ZoneApplyResult): PbZoneApplyResult {
+  return zoneApplyResultMessage(r, r.calls.map(callToPb), r.changes.map((c) => changeToPb(c)));
+}
+
+/** zoneApplyResultToPb with its long lists (thousands of calls and changes) converted in slices. */
+export async function zoneApplyResultToPbSliced(r: ZoneApplyResult, slicer: Slicer): Promise<PbZoneApplyResult> {
+  return zoneApplyResultMessage(r, await slicer.map(r.calls, callToPb, 256), await slicer.map(r.changes, (c) => changeToPb(c), 128));
+}
+
+function zoneApplyResultMessage(r: ZoneApplyResult, calls: PbZoneApplyResult['calls'], changes: PbZoneApplyResult['changes']): PbZoneApplyResult {
   return create(ZoneApplyResultSchema, {
     zone: r.zone,
     status: statusToPb[r.status],
     generation: r.generation,
-    calls: r.calls.map(callToPb),
-    changes: r.changes.map((c) => changeToPb(c)),
+    calls,
+    changes,
     conflicts: r.conflicts.map(conflictToPb),
     error: r.error?.message ?? '',
     batches: (r.batches ?? []).map((b) => ({ index: b.index, operations: b.operations, generation: b.generation, journalId: b.journalId ?? '' })),

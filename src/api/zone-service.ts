@@ -20,7 +20,7 @@ import {
 } from '../gen/dnsplane/v1/zone_pb.js';
 import { tenantOf } from './auth.js';
 import { toConnectError } from './errors.js';
-import { endpointToPb, planInputFromPb, planToPb, zoneApplyResultToPb, zoneToPb } from './convert.js';
+import { endpointToPb, planInputFromPb, planToPb, zoneApplyResultToPbSliced, zoneToPb } from './convert.js';
 import type { Endpoint } from '../dns/types.js';
 import { normalizeName } from '../dns/names.js';
 
@@ -87,7 +87,10 @@ export function zoneService(ctx: CoreContext): ServiceImpl<typeof ZoneService> {
         default:
           throw new InvalidInputError('source', 'one of "planId" or "plan" is required');
       }
-      const response = create(ApplyResponseSchema, { planId: result.planId ?? '', zones: result.zones.map(zoneApplyResultToPb) });
+      const slicer = new Slicer();
+      const zones = [];
+      for (const z of result.zones) zones.push(await zoneApplyResultToPbSliced(z, slicer));
+      const response = create(ApplyResponseSchema, { planId: result.planId ?? '', zones });
       // A zone that failed or went stale makes the call fail with that zone's code and error. Every
       // zone's outcome still reaches the caller: the message names each other zone's status, and the
       // error carries the whole ApplyResponse as a detail (err.findDetails(ApplyResponseSchema)), so a

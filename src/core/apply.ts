@@ -25,12 +25,13 @@ import { refreshPath } from '../ovh/types.js';
 import * as store from '../store/index.js';
 import type { CoreContext } from './context.js';
 import { dryRunApply } from './dry-run.js';
-import { thresholdRefusal } from './guard.js';
+import { assessThreshold, maxChangePercent, thresholdRefusal } from './guard.js';
 import type pg from 'pg';
 import { endpointKey } from '../dns/endpoint.js';
 import { ApplyFailedError, isDatabaseUnavailable, isRetryable, PermissionDeniedError, ShuttingDownError, StalePlanError, ZoneLockLostError } from './errors.js';
 import type { ZoneFence } from './fence.js';
-import { computeZonePlan, getPlan, planDigest, routeInput, type PlanInput, type RoutedInput, type ZonePlan } from './plan.js';
+import { computeZonePlan, getPlan, planDigestSliced, routeInput, type PlanInput, type RoutedInput, type ZonePlan } from './plan.js';
+import { Slicer } from './slices.js';
 import type { Tenant } from './tenants.js';
 import { recordOwnership } from './ownership.js';
 import { ensureSynced, toRow, withZoneLockQueued, type ZoneQueueView } from './zones.js';
@@ -109,10 +110,11 @@ async function applyZone(ctx: CoreContext, tenant: Tenant, zone: string, routed:
   const max = ctx.settings.applyBatch ?? DEFAULT_APPLY_BATCH;
   const batches: ApplyBatch[] = [];
   let merged: ZoneApplyResult | undefined;
+  let carried: Carried | undefined;
   for (let index = 1; ; index++) {
-    let step: { result: ZoneApplyResult; more: boolean };
+    let step: Step;
     try {
-      step = await applyZoneMeasured(ctx, tenant, zone, routed, index === 1 ? stored : undefined, { max, index });
+      step = await applyZoneMeasured(ctx, tenant, zone, routed, index === 1 ? stored : undefined, { max, index }, carried);
     } catch (e) {
       if (!merged) throw e;
       // A later batch ended in an error (a lock timeout, the database gone): the earlier ones stay.
@@ -121,6 +123,8 @@ async function applyZone(ctx: CoreContext, tenant: Tenant, zone: string, routed:
     }
     const { result, more } = step;
     if (index === 1 && !more) return result; // the common case: one batch, the answer as it always was
+    // What the next batch plans if nothing else changes the zone meanwhile: the rest of this plan.
+    carried = result.status === 'applied' && step.rest ? { generation: result.generation, plan: step.rest } : undefined;
     if (result.status === 'applied') batches.push({ index, operations: result.calls.filter((c) => !c.path.endsWith('/refresh')).length, generation: result.generation, ...(result.journalId ? { journalId: result.journalId } : {}) });
     if (!merged) merged = { ...result, calls: [...result.calls], changes: [...result.changes] };
     else if (result.status === 'applied' || result.status === 'no_changes') {
@@ -171,13 +175,14 @@ async function applyZoneMeasured(
   routed: RoutedInput,
   stored: ZonePlan | undefined,
   batch: { max: number; index: number },
-): Promise<{ result: ZoneApplyResult; more: boolean }> {
+  carried?: Carried,
+): Promise<Step> {
   const started = performance.now();
   const seconds = () => (performance.now() - started) / 1000;
   try {
     // Its OVH calls take turns with other tenants' and zones' (ovh/ratelimit.ts).
     const step = await withOvhFlow({ tenant: tenant.name, zone }, () =>
-      applyZoneLocked(ctx, tenant, zone, routed, stored, () => ctx.metrics?.lockWaited(zone, 'apply', seconds()), batch),
+      applyZoneLocked(ctx, tenant, zone, routed, stored, () => ctx.metrics?.lockWaited(zone, 'apply', seconds()), batch, carried),
     );
     ctx.metrics?.applyDone(zone, step.result.status, seconds());
     return step;
@@ -200,6 +205,20 @@ async function applyZoneMeasured(
 interface Step {
   result: ZoneApplyResult;
   more: boolean;
+  /** Applied with more to do: the plan of the rest (this batch's changes and operations taken out). */
+  rest?: ZonePlan;
+}
+
+/**
+ * The rest of a request's plan after one of its batches, and the generation that batch committed. The
+ * next batch plans from it instead of reading and diffing the whole zone again — what a zone holds at
+ * a generation never changes, so if the zone is still at that generation, re-planning the request
+ * would give exactly this — and plans again from the zone otherwise (another apply, a drift check or
+ * an admin changed it in between).
+ */
+interface Carried {
+  generation: bigint;
+  plan: ZonePlan;
 }
 
 type Outcome = { step: Step } | { error: unknown };
@@ -213,6 +232,8 @@ interface Member {
   routed: RoutedInput;
   stored: ZonePlan | undefined;
   batch: { max: number; index: number };
+  /** The rest of its request's plan after its previous batch (batches after the first). */
+  carried: Carried | undefined;
   /** It got the lock, or a holder took it (metrics: the wait ends). */
   locked: () => void;
   /** Its answer when a holder took it over, given once the holder's transaction has ended. */
@@ -242,10 +263,11 @@ async function applyZoneLocked(
   stored: ZonePlan | undefined,
   locked: () => void,
   batch: { max: number; index: number },
+  carried?: Carried,
 ): Promise<Step> {
   let answered!: (o: Outcome) => void;
   const answer = new Promise<Outcome>((resolve) => (answered = resolve));
-  const me: Member = { tenant, routed, stored, batch, locked, answer, answered };
+  const me: Member = { tenant, routed, stored, batch, carried, locked, answer, answered };
   const coalesce = (ctx.settings.applyCoalesceMs ?? 0) > 0 && !ctx.settings.dryRun;
   // The applies this one's batch took over: answered here, once the transaction has ended.
   const taken: Member[] = [];
@@ -323,7 +345,7 @@ const PLAN_SAVEPOINT = 'coalesced_plan';
 /** An apply of the batch planned under the lock: answered without sending (stale, refused, no changes, dry run), or to send. */
 type Prepared =
   | { kind: 'answer'; step: Step }
-  | { kind: 'send'; plan: ZonePlan; more: boolean; names: TouchedName[] }
+  | { kind: 'send'; plan: ZonePlan; more: boolean; rest: ZonePlan; names: TouchedName[] }
   | { kind: 'error'; error: unknown };
 
 /** An apply of the batch that sent its operations and recorded them in the transaction; published by the batch's refresh. */
@@ -332,6 +354,7 @@ interface Sent {
   /** What it sent (its request's batch). */
   plan: ZonePlan;
   more: boolean;
+  rest: ZonePlan;
   journalId: string;
   calls: CallRecord[];
   done: Done[];
@@ -350,7 +373,7 @@ interface Batch {
   started: number;
   /** The zone's generation when the batch began: what a stored plan's base generation is compared with. */
   base?: bigint;
-  /** Record ids the cache holds (a lost POST is looked for among the others). */
+  /** Record ids the cache holds under the names the batch's applies touch, and those they created (a lost POST is looked for among the others). */
   knownIds?: Set<string>;
   /** When its first operation was sent (shutdown: the time an undo of everything sent would take). */
   sendingSince?: number;
@@ -457,7 +480,7 @@ async function prepareMember(ctx: CoreContext, tx: pg.PoolClient, zone: string, 
   let full: ZonePlan;
   try {
     await store.savepoint(tx, PLAN_SAVEPOINT);
-    full = await computeZonePlan(ctx, tx, m.tenant, zone, m.routed);
+    full = (await fromCarried(ctx, tx, zone, m, b)) ?? (await computeZonePlan(ctx, tx, m.tenant, zone, m.routed));
     await store.releaseSavepoint(tx, PLAN_SAVEPOINT);
   } catch (e) {
     // This apply's error alone, unless the transaction itself is gone (then the batch stops).
@@ -473,6 +496,7 @@ async function prepareMember(ctx: CoreContext, tx: pg.PoolClient, zone: string, 
   const plan = m.batch.index === 1 ? full : { ...full, conflicts: [] }; // conflicts are reported once
   const piece = firstBatch(zone, plan, m.batch.max);
   const more = piece.operations.length < plan.operations.length;
+  const rest = more ? without(plan, piece) : plan;
   const tenant = m.tenant;
   const routed = m.routed;
   const stored = m.stored;
@@ -484,7 +508,9 @@ async function prepareMember(ctx: CoreContext, tx: pg.PoolClient, zone: string, 
     if (batchBase !== stored.baseGeneration) {
       return answer({ ...base, status: 'stale', error: new StalePlanError(`zone ${zone} changed since the plan was made (generation ${stored.baseGeneration} -> ${batchBase}); nothing was sent, make a new plan`) });
     }
-    if (planDigest([{ ...plan, baseGeneration: stored.baseGeneration }]) !== planDigest([stored])) {
+    // Both digests in slices: a stored plan may hold thousands of changes (megabytes of canonical JSON).
+    const slicer = new Slicer();
+    if ((await planDigestSliced([{ ...plan, baseGeneration: stored.baseGeneration }], slicer)) !== (await planDigestSliced([stored], slicer))) {
       const why = plan.baseGeneration !== batchBase ? `an apply just before it (coalesced with it) changed what the plan touches in zone ${zone}` : `ownership in zone ${zone} changed since the plan was made`;
       return answer({ ...base, status: 'stale', error: new StalePlanError(`${why}; nothing was sent, make a new plan`) });
     }
@@ -498,7 +524,31 @@ async function prepareMember(ctx: CoreContext, tx: pg.PoolClient, zone: string, 
   if (overThreshold) return answer({ ...base, status: 'refused', error: overThreshold });
   if (plan.operations.length === 0) return answer({ ...base, status: 'no_changes' });
   if (ctx.settings.dryRun) return answer(dryRunApply(ctx, tenant, plan));
-  return { kind: 'send', plan: piece, more, names: touchedNames(piece.operations) };
+  return { kind: 'send', plan: piece, more, rest, names: touchedNames(piece.operations) };
+}
+
+/** A plan without a batch of it (the batch's changes and operations are some of the plan's own objects). */
+function without(plan: ZonePlan, piece: ZonePlan): ZonePlan {
+  const changes = new Set(piece.changes);
+  const operations = new Set(piece.operations);
+  return { ...plan, changes: plan.changes.filter((c) => !changes.has(c)), operations: plan.operations.filter((op) => !operations.has(op)), conflicts: [] };
+}
+
+/**
+ * The plan of a later batch from the rest its previous batch left (Carried), when this apply is the
+ * first of its transaction and the zone is still at the generation that batch committed; undefined
+ * otherwise (then the zone is planned again). The change threshold is judged again, on the rest,
+ * with the owned sets and the limit as they are now.
+ */
+async function fromCarried(ctx: CoreContext, tx: pg.PoolClient, zone: string, m: Member, b: Batch): Promise<ZonePlan | undefined> {
+  const carried = m.carried;
+  if (!carried || b.sent.length > 0 || b.failed.length > 0) return undefined;
+  const now = await store.getZone(tx, zone);
+  if (now?.generation !== carried.generation) return undefined;
+  const owned = await store.countOwnedSets(tx, zone, m.tenant.id);
+  const threshold = assessThreshold(carried.plan.changes, owned, await maxChangePercent(ctx, tx, m.tenant), m.routed.force ?? false);
+  ctx.log.debug({ zone, tenant: m.tenant.name, batch: m.batch.index, generation: String(now.generation) }, 'batch planned from the rest of the previous one (zone unchanged since)');
+  return { ...carried.plan, baseGeneration: now.generation, threshold };
 }
 
 /**
@@ -526,7 +576,11 @@ async function sendMember(ctx: CoreContext, tx: pg.PoolClient, zone: string, fen
     throw new ApplyFailedError(`apply to zone ${zone} could not start: ${messageOf(e)}; nothing was sent: retry`, zone, true, []);
   }
   fence.lease(journalId);
-  const knownIds = (b.knownIds ??= new Set((await store.listRecords(tx, zone)).map((r) => r.id)));
+  // The ids a lost POST's look-up must not take for the new record: it looks among the records of
+  // the POST's own name and type only (OvhApi.createRecord), all of which are among the names this
+  // apply touches, read above (`before`) — not the whole zone, which may hold 20,000 records.
+  const knownIds = (b.knownIds ??= new Set<string>());
+  for (const r of intent.before) knownIds.add(r.id);
   const calls: CallRecord[] = [];
   const done: Done[] = [];
   let failure: Failure | undefined;
@@ -577,7 +631,7 @@ async function sendMember(ctx: CoreContext, tx: pg.PoolClient, zone: string, fen
   await updateOwnership(tx, zone, m.tenant, plan.changes);
   const generation = await store.bumpGeneration(tx, zone);
   await store.notifyZoneChanged(tx, zone, generation);
-  b.sent.push({ member: m, plan, more: prepared.more, journalId, calls, done, before: intent.before, generation });
+  b.sent.push({ member: m, plan, more: prepared.more, rest: prepared.rest, journalId, calls, done, before: intent.before, generation });
   b.ops += ops.length;
 }
 
@@ -632,7 +686,7 @@ async function publish(ctx: CoreContext, tx: pg.PoolClient, zone: string, fence:
         fence.unlease(s.journalId);
         await store.finishJournal(tx, s.journalId, 'done', { calls, ...coalesced });
         ctx.log.info({ zone, tenant: s.member.tenant.name, operations: s.plan.operations.length, generation: String(s.generation), ...(b.sent.length > 1 ? { coalesced: b.sent.length } : {}), ...(s.member.batch.index > 1 || s.plan.operations.length >= (ctx.settings.applyBatch ?? DEFAULT_APPLY_BATCH) ? { batch: s.member.batch.index } : {}) }, 'applied');
-        b.outcomes.set(s.member, { step: { result: { zone, status: 'applied', generation: s.generation, calls, changes: s.plan.changes, conflicts: s.plan.conflicts, journalId: s.journalId }, more: s.more } });
+        b.outcomes.set(s.member, { step: { result: { zone, status: 'applied', generation: s.generation, calls, changes: s.plan.changes, conflicts: s.plan.conflicts, journalId: s.journalId }, more: s.more, ...(s.more ? { rest: s.rest } : {}) } });
       }
     } catch (e) {
       if (!isDatabaseUnavailable(e)) throw e;

@@ -342,8 +342,18 @@ export function planDigest(zones: ZonePlan[]): string {
  * digest's text with the threshold's member.
  */
 export async function serializePlan(zones: ZonePlan[], slicer: Slicer): Promise<{ digest: string; body: string }> {
+  return writePlan(zones, slicer, true);
+}
+
+/** planDigest in slices (an Apply compares a stored plan of thousands of changes with its own). */
+export async function planDigestSliced(zones: ZonePlan[], slicer: Slicer): Promise<string> {
+  return (await writePlan(zones, slicer, false)).digest;
+}
+
+async function writePlan(zones: ZonePlan[], slicer: Slicer, withBody: boolean): Promise<{ digest: string; body: string }> {
   const hash = createHash('sha256');
-  const body: string[] = [];
+  const parts: string[] = [];
+  const body = { push: (text: string) => (withBody ? parts.push(text) : 0) };
   const both = (text: string) => {
     hash.update(text);
     body.push(text);
@@ -387,7 +397,7 @@ export async function serializePlan(zones: ZonePlan[], slicer: Slicer): Promise<
     both('}');
   }
   both(']');
-  return { digest: hash.digest('hex'), body: body.join('') };
+  return { digest: hash.digest('hex'), body: parts.join('') };
 }
 
 /**

@@ -62,6 +62,16 @@ export async function listOwnership(q: Queryable, zone: string): Promise<Ownersh
   return rows.map(toRow);
 }
 
+/** How many record sets (name, type) the tenant owns in the zone, exclusive or a slice of a shared one (core/guard.ts ownedSets). */
+export async function countOwnedSets(q: Queryable, zone: string, tenantId: string): Promise<number> {
+  assertIdString('tenant id', tenantId);
+  const { rows } = await q.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM (SELECT DISTINCT dns_name, record_type FROM ownership WHERE zone = $1 AND tenant_id = $2::bigint) AS sets`,
+    [zone, tenantId],
+  );
+  return rows[0]?.n ?? 0;
+}
+
 export async function listOwnershipForTenant(q: Queryable, tenantId: string, zone?: string): Promise<OwnershipRow[]> {
   assertIdString('tenant id', tenantId);
   const { rows } = await q.query<Row>(

@@ -10,6 +10,7 @@ import type { SimRecord } from '../../src/ovhsim/index.js';
 import * as store from '../../src/store/index.js';
 import { ep, expectRejected } from '../helpers/expect.js';
 import { startHarness, type Harness } from '../helpers/server.js';
+import { memoryLogger } from '../helpers/sim-server.js';
 
 const ZONE = 'batch.test';
 const REC = `/domain/zone/${ZONE}/record`;
@@ -17,6 +18,9 @@ const REFRESH = `/domain/zone/${ZONE}/refresh`;
 let h: Harness;
 let alice: string;
 let bob: string;
+const logs = memoryLogger('debug');
+/** The batches (by index) planned from the rest of their previous batch instead of from the zone, since `from`. */
+const carriedBatches = (from: number) => logs.lines.slice(from).filter((l) => l.msg === 'batch planned from the rest of the previous one (zone unchanged since)').map((l) => l.batch);
 
 const content = (r: SimRecord) => `${r.subDomain} ${r.fieldType} ${r.target} ${r.ttl}`;
 
@@ -40,7 +44,7 @@ async function expectConsistent(): Promise<void> {
 }
 
 beforeAll(async () => {
-  h = await startHarness({ zones: { [ZONE]: [] }, env: { DNSPLANE_APPLY_BATCH: '10', DNSPLANE_DRIFT_INTERVAL: '0', DNSPLANE_MAX_CHANGE_PERCENT: '100' } });
+  h = await startHarness({ zones: { [ZONE]: [] }, env: { DNSPLANE_APPLY_BATCH: '10', DNSPLANE_DRIFT_INTERVAL: '0', DNSPLANE_MAX_CHANGE_PERCENT: '100' }, logger: logs.log });
   alice = await h.tenant('alice', [ZONE]);
   bob = await h.tenant('bob', [ZONE]);
 });
@@ -59,7 +63,11 @@ beforeEach(async () => {
 
 describe('an apply larger than DNSPLANE_APPLY_BATCH', () => {
   it('25 creations with batches of 10: three batches, each published by its own refresh and journalled; the answer lists them', async () => {
+    const since = logs.lines.length;
     const res = await applyDesired(alice, many('x', 25));
+    // Nobody else changed the zone: batches 2 and 3 were planned from the rest of the one before,
+    // not by reading and diffing the zone again (the calls below are what planning anew sends).
+    expect(carriedBatches(since)).toEqual([2, 3]);
     const z = res.zones[0]!;
     expect(ApplyStatus[z.status]).toBe('APPLIED');
     expect(z.batches.map((b) => [b.index, b.operations])).toEqual([
@@ -88,6 +96,7 @@ describe('an apply larger than DNSPLANE_APPLY_BATCH', () => {
 
   it("another tenant's 1-record apply to the same zone goes in between two batches, not after the whole request", async () => {
     h.sim.faults.setLatency(30);
+    const since = logs.lines.length;
     const big = applyDesired(alice, many('x', 40));
     await waitFor(() => h.sim.calls().some((c) => c.method === 'POST' && c.path === REC));
     const small = applyDesired(bob, [ep(`b.${ZONE}`, 'A', ['203.0.113.1'])]);
@@ -104,6 +113,27 @@ describe('an apply larger than DNSPLANE_APPLY_BATCH', () => {
     // Bob's creation came right after the first batch's refresh, its own refresh right after it.
     expect(bobsPost).toBe(refreshes[0]! + 1);
     expect(refreshes[1]).toBe(bobsPost + 1);
+    // Bob's apply moved the zone after batch 1: batch 2 planned the zone again; 3 and 4 from the rest.
+    expect(carriedBatches(since)).toEqual([3, 4]);
+    await expectConsistent();
+  });
+
+  it('a SYNC of updates, deletes and creations over several batches ends exactly at the desired state', async () => {
+    await applyDesired(alice, many('s', 30), Policy.SYNC);
+    h.sim.clearCalls();
+    const since = logs.lines.length;
+    // 0-9 stay, 10-19 change target, 20-29 go, 30-44 are new: 10 updates, 10 deletes, 15 creations.
+    const desired = [...many('s', 10), ...many('s', 20).slice(10).map((e) => ({ ...e, targets: ['198.51.100.7'] }) as Endpoint), ...many('s', 45).slice(30)];
+    const res = await applyDesired(alice, desired, Policy.SYNC);
+    expect(ApplyStatus[res.zones[0]!.status]).toBe('APPLIED');
+    expect(res.zones[0]!.batches.map((b) => b.operations)).toEqual([10, 10, 10, 5]);
+    expect(carriedBatches(since)).toEqual([2, 3, 4]);
+    // Deletions first (their own batch), then the rest; nothing left to do afterwards.
+    expect(writes().slice(0, 11)).toEqual([...Array(10).fill(`DELETE ${REC}/ID`), `POST ${REFRESH}`]);
+    const names = h.sim.draftRecords(ZONE).filter((r) => r.subDomain.startsWith('s')).map((r) => `${r.subDomain} ${r.target}`).sort();
+    expect(names).toEqual(desired.map((e) => `${e.dnsName.slice(0, -ZONE.length - 1)} ${e.targets[0]}`).sort());
+    const again = await applyDesired(alice, desired, Policy.SYNC);
+    expect(ApplyStatus[again.zones[0]!.status]).toBe('NO_CHANGES');
     await expectConsistent();
   });
 

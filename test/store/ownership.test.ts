@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConflictError, NotFoundError } from '../../src/store/errors.js';
-import { listOwnership, listOwnershipForTenant, removeOwner, setOwner } from '../../src/store/ownership.js';
+import { ownedSets } from '../../src/core/guard.js';
+import { countOwnedSets, listOwnership, listOwnershipForTenant, removeOwner, setOwner } from '../../src/store/ownership.js';
 import { createTenant, type Tenant } from '../../src/store/tenants.js';
 import { ensureZones } from '../../src/store/zones.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
@@ -65,6 +66,19 @@ describe('ownership', () => {
       ['192.0.2.1', 'alice'],
       ['192.0.2.2', 'bob'],
     ]);
+  });
+
+  it('countOwnedSets counts the sets (name, type) a tenant owns, a shared set once however many targets', async () => {
+    await setOwner(db.pool, { zone: 'example.com', dnsName: 'lb.example.com', recordType: 'A', tenantId: alice.id, target: '192.0.2.3', shared: true });
+    const rows = await listOwnership(db.pool, 'example.com');
+    for (const t of [alice, bob]) {
+      expect(await countOwnedSets(db.pool, 'example.com', t.id)).toBe(ownedSets(rows, t.id));
+    }
+    // Alice holds two targets of lb: two rows, one set (a count of rows would say one more).
+    const alices = rows.filter((r) => r.tenantId === alice.id);
+    expect(alices.filter((r) => r.dnsName === 'lb.example.com')).toHaveLength(2);
+    expect(await countOwnedSets(db.pool, 'example.com', alice.id)).toBe(alices.length - 1);
+    expect(await countOwnedSets(db.pool, 'example.org', alice.id)).toBe(0);
   });
 
   it('a set is never both exclusive and shared', async () => {
