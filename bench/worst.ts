@@ -11,7 +11,7 @@
  *
  * The zone is big on purpose: WORST_RECORDS records seeded in OVH (unowned), plus the 998 record sets
  * tenant A creates; a Plan's size is the per-request limit (5,000 endpoints), the webhook's bodies
- * are its limits (50,000 endpoints), a YAML document is at ParseDesiredState's 4 MB.
+ * are its limits (50,000 endpoints), a YAML document is near ParseDesiredState's 2 MiB.
  *
  * Environment (all optional):
  *   WORST_RECORDS=20000   records seeded in the zone before the server's first sync
@@ -170,7 +170,7 @@ async function main(): Promise<void> {
     await measure('AdminService.GetPlan, Connect JSON', '4,501 changes', () => jsonCall('AdminService', 'GetPlan', ops, { id: planId }));
     await measure('AdminService.GetPlan, binary Connect', '4,501 changes', () => admin.getPlan({ id: planId }));
     await measure('ParseDesiredState, YAML', '5,000 endpoints', () => admin.parseDesiredState({ document: yamlDocument(5000) }));
-    const big = yamlDocument(Math.floor((4 * 1000 * 1000) / 90)); // under the 4 MiB limit
+    const big = yamlDocument(Math.floor((2 * 1000 * 1000) / 90)); // under the 2 MiB limit
     await measure('ParseDesiredState, YAML (refused: too many)', `${(big.length / 2 ** 20).toFixed(1)} MB`, () => admin.parseDesiredState({ document: big }));
     await measure('webhook POST /adjustendpoints', '50,000 endpoints', () => webhook('POST', '/adjustendpoints', wireEndpoints(50_000, 'w')));
     await measure('webhook POST /records, every entry invalid', '50,000 creates', () => webhook('POST', '/records', { Create: wireEndpoints(50_000, 'w', () => 'bad') }));

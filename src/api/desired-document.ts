@@ -7,10 +7,11 @@
  */
 import { create } from '@bufbuild/protobuf';
 import { parse as parseYaml } from 'yaml';
+import { ResourceExhaustedError } from '../core/errors.js';
 import { MAX_ENDPOINTS } from '../core/plan.js';
 import { InvalidInputError } from '../dns/errors.js';
 import { EndpointSchema, PlanRequestSchema, Policy, type Endpoint, type PlanRequest } from '../gen/dnsplane/v1/zone_pb.js';
-import { YamlOffThread } from './yaml-off-thread.js';
+import { YamlOffThread, type YamlResult } from './yaml-off-thread.js';
 
 export const POLICIES: Record<string, Policy> = { sync: Policy.SYNC, 'upsert-only': Policy.UPSERT_ONLY, 'create-only': Policy.CREATE_ONLY };
 
@@ -117,8 +118,11 @@ export function parseDesiredDocument(text: string, source: string): DesiredFile 
   return desiredFrom(doc, source);
 }
 
-/** Largest document ParseDesiredState reads. */
-const MAX_DOCUMENT_BYTES = 4 * 1024 * 1024;
+/**
+ * Largest document ParseDesiredState reads: 2 MiB, about four times a 5,000-endpoint document (the
+ * most one Plan takes). The `yaml` package needs ~90 bytes of heap per byte of YAML while it parses.
+ */
+export const MAX_DOCUMENT_BYTES = 2 * 1024 * 1024;
 
 /** The YAML worker ParseDesiredState's documents are parsed in (one per process, started on first use). */
 const yamlWorker = new YamlOffThread();
@@ -132,7 +136,13 @@ const yamlWorker = new YamlOffThread();
 export async function planRequestFromDocument(text: string, source: string): Promise<PlanRequest> {
   if (text.trim() === '') throw new InvalidInputError(source, 'is empty: paste a list of endpoints, or {zones, policy, endpoints}');
   if (Buffer.byteLength(text, 'utf8') > MAX_DOCUMENT_BYTES) throw new InvalidInputError(source, `must be at most ${MAX_DOCUMENT_BYTES} bytes`);
-  const parsed = await yamlWorker.parse(text, MAX_ENDPOINTS);
+  let parsed: YamlResult;
+  try {
+    parsed = await yamlWorker.parse(text, MAX_ENDPOINTS);
+  } catch (e) {
+    // The worker died (its heap is bounded): this document, not the server, is the problem.
+    throw new ResourceExhaustedError(`${source}: reading it took more memory than one document may use (${(e as Error).message}); send a smaller one`);
+  }
   if ('error' in parsed) throw notYaml(source, parsed.error);
   if ('tooMany' in parsed) throw new InvalidInputError(source, `holds ${parsed.tooMany} endpoints: at most ${MAX_ENDPOINTS}, the most one Plan takes`);
   const d = desiredFrom(parsed.doc as Json | undefined, source);

@@ -2,7 +2,7 @@
  * YAML parsed in a worker thread, for documents the API reads (AdminService.ParseDesiredState).
  *
  * The `yaml` package reads about a megabyte a second, in one synchronous call that cannot be cut into
- * slices: a 4 MB document pasted into the console would hold every tenant's calls for seconds. One
+ * slices: a 2 MB document pasted into the console would hold every tenant's calls for a second. One
  * worker, started on first use and unref'd (it never keeps the process alive), parses documents one
  * at a time; the API's thread only receives the result. A document whose endpoint list is longer
  * than the caller's limit is refused in the worker, so that a huge list is never copied back.
@@ -18,8 +18,12 @@ interface Pending {
   reject(e: Error): void;
 }
 
-/** Memory one parse may use: the document is at most a few MB. */
-const WORKER_HEAP_MB = 256;
+/**
+ * Memory one parse may use. The `yaml` package needs ~90 bytes of heap per byte of YAML at its peak:
+ * a document of ParseDesiredState's 2 MiB fits; a worker that runs out fails its calls (and the next
+ * call starts a new one).
+ */
+const WORKER_HEAP_MB = 512;
 
 export class YamlOffThread {
   private worker: Worker | undefined;

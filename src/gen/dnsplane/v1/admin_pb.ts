@@ -1030,7 +1030,7 @@ export const ListJournalResponseSchema: GenMessage<ListJournalResponse> = /*@__P
  */
 export type ParseDesiredStateRequest = Message<"dnsplane.v1.ParseDesiredStateRequest"> & {
   /**
-   * The document, as `dnsplane plan -f` reads it (at most 4 MiB).
+   * The document, as `dnsplane plan -f` reads it (at most 2 MiB).
    *
    * @generated from field: string document = 1;
    */
