@@ -80,10 +80,6 @@ export async function createTenantInManagedZones(q: Queryable, input: NewTenant)
   return createTenant(q, input);
 }
 
-export async function rotateToken(q: Queryable, name: string): Promise<string> {
-  return (await rotateTenantToken(q, name)).token;
-}
-
 /** A new token for the tenant; the old one stops working at once. NotFound when no such tenant. */
 export async function rotateTenantToken(q: Queryable, name: string): Promise<{ tenant: Tenant; token: string }> {
   const t = await store.getTenantByName(q, name);

@@ -1,4 +1,4 @@
-import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, hash, randomBytes } from 'node:crypto';
 
 /** A bearer token: 32 random bytes, base64url, with a prefix that makes leaked tokens easy to grep for. */
 export function newToken(): string {
@@ -13,8 +13,4 @@ export function hashToken(token: string): Buffer {
 /** hashToken as hex, in one call (crypto.hash: no Hash object), for the token cache's key on every request. */
 export function tokenHashHex(token: string): string {
   return hash('sha256', token, 'hex');
-}
-
-export function sameHash(a: Buffer, b: Buffer): boolean {
-  return a.length === b.length && timingSafeEqual(a, b);
 }

@@ -24,8 +24,6 @@ import { endpointTargetToOvh, ovhRecordKey, ovhTargetToCanonical, ovhTtl, record
 import type { OvhOperation, OvhRecord } from './types.js';
 
 export type OvhPostOperation = Extract<OvhOperation, { method: 'POST' }>;
-export type OvhPutOperation = Extract<OvhOperation, { method: 'PUT' }>;
-export type OvhDeleteOperation = Extract<OvhOperation, { method: 'DELETE' }>;
 
 export type BuildOptions = OvhTargetOptions;
 
