@@ -13,8 +13,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Steps } from '../dns/steps.js';
 
-export { drain, ITEMS_PER_STEP, type Steps } from '../dns/steps.js';
-
 /** How long one slice may run before it yields (milliseconds). */
 export const SLICE_MS = 8;
 

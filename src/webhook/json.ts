@@ -12,7 +12,7 @@
  * Writing (goJson): JSON.stringify plus Go's escaping of `<`, `>`, `&`, U+2028 and U+2029, so that
  * the bytes match what a Go webhook provider would send.
  */
-import type { Steps } from '../core/slices.js';
+import type { Steps } from '../dns/steps.js';
 
 export type JsonValue = null | boolean | JsonNumber | string | JsonValue[] | JsonObject;
 

@@ -17,7 +17,7 @@
  * plan the deletion of the record it stands for. POST /records then rejects it and says why.
  */
 import { MAX_ENDPOINTS, type RawChangeSet, type RawEndpoint } from '../core/plan.js';
-import { drain, type Steps } from '../core/slices.js';
+import { drain, type Steps } from '../dns/steps.js';
 import { withinSuffixes } from '../core/tenants.js';
 import { InvalidInputError } from '../dns/errors.js';
 import { normalizeEndpoint } from '../dns/endpoint.js';

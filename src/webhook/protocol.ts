@@ -11,7 +11,7 @@
  * Decoding refuses (WireFormatError) only what Go's decoder would refuse, which external-dns cannot send;
  * endpoints that decode but break a DNS rule are judged later, one by one (normalize.ts).
  */
-import { drain, type Steps } from '../core/slices.js';
+import { drain, type Steps } from '../dns/steps.js';
 import { describe, field, goJson, isNumber, isObject, type JsonObject, type JsonValue } from './json.js';
 
 /** The media type, byte for byte; external-dns compares the negotiation answer's Content-Type with it. */

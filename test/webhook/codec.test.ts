@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { entryOf } from '../../src/webhook/backend.js';
 import { parseBasic } from '../../src/webhook/core-backend.js';
 import fc from 'fast-check';
-import { drain, Slicer } from '../../src/core/slices.js';
+import { Slicer } from '../../src/core/slices.js';
+import { drain } from '../../src/dns/steps.js';
 import { field, goJson, isObject, JsonSyntaxError, parseJson, parseJsonSteps } from '../../src/webhook/json.js';
 import { adjustEndpoints, adjustEndpointsSteps, batches, domainFilterOf, prepareChanges, prepareChangesSteps, toChangeSet, type TenantScope } from '../../src/webhook/normalize.js';
 import {
