@@ -18,7 +18,7 @@ import { checkNameAllowed, isAdmin, mayUseZone, type Tenant } from './tenants.js
 import { ensureSynced, managedZoneNames } from './zones.js';
 import { buildPlanOperations, checkSharedLabel, ownerViewOf } from './ownership.js';
 import { Slicer, stringifySliced } from './slices.js';
-import { readCacheOf, readZoneBase, type ZoneBase } from './read-cache.js';
+import { readCacheOf, zoneBaseOf, type ReadCache } from './read-cache.js';
 import { zoneThreshold, type ChangeThreshold } from './guard.js';
 
 /** An endpoint as callers send it, before normalization. */
@@ -189,9 +189,9 @@ export { ownerViewOf } from './ownership.js';
 /**
  * The plan of one zone, from the cache as `q` sees it (inside the zone lock for Apply). Linear in the
  * zone's records and the request, in slices that yield to the event loop (a zone may hold 20,000
- * records). `base`: the zone as the read cache holds it (core/read-cache.ts), used when `q` sees the
- * same generation — what a zone holds at a generation never changes — instead of reading and mapping
- * every record again.
+ * records). `reads` (a Plan's committed snapshot only, never an Apply's transaction): the zone is
+ * taken from the read cache when it holds the generation `q` sees — what a zone holds at a generation
+ * never changes — and what is read here is kept there for the next Plan or Records view.
  */
 export async function computeZonePlan(
   ctx: CoreContext,
@@ -200,11 +200,16 @@ export async function computeZonePlan(
   zone: string,
   input: RoutedInput,
   slicer: Slicer = new Slicer(),
-  base?: ZoneBase,
+  reads?: ReadCache,
 ): Promise<ZonePlan> {
   const z = await store.getZone(q, zone);
   if (!z) throw new NotFoundError(`zone "${zone}" is not managed by dnsplane`);
-  const { recordsByKey, endpoints: current, ownership } = base?.generation === z.generation ? base : await readZoneBase(q, zone, slicer);
+  let base = reads?.kept(zone, z.generation);
+  if (!base) {
+    base = await zoneBaseOf(zone, z.generation, await store.listRecords(q, zone), await store.listOwnership(q, zone), slicer);
+    reads?.keep(zone, base);
+  }
+  const { recordsByKey, endpoints: current, ownership } = base;
   const ownerOf = ownerViewOf(tenant, zone, ownership, recordsByKey);
   await slicer.check();
 
@@ -252,11 +257,7 @@ async function computeAndStore(ctx: CoreContext, tenant: Tenant, input: PlanInpu
   const reads = readCacheOf(ctx);
   for (const zone of [...routed.byZone.keys()].sort()) {
     await ensureSynced(ctx, zone);
-    // The zone as the read cache holds it at its current generation, fetched before the snapshot
-    // opens (building it takes a connection of its own); the snapshot uses it if it sees that generation.
-    const generation = (await reads.zoneStates.get()).get(zone)?.generation;
-    const base = generation === undefined ? undefined : await reads.baseAt(zone, generation);
-    zones.push(await store.withSnapshot(ctx.pool, (q) => computeZonePlan(ctx, q, tenant, zone, routed, slicer, base)));
+    zones.push(await store.withSnapshot(ctx.pool, (q) => computeZonePlan(ctx, q, tenant, zone, routed, slicer, reads)));
   }
   const { digest, body } = await serializePlan(zones, slicer);
   await slicer.yield();

@@ -88,11 +88,15 @@ export async function zoneBaseOf(zone: string, generation: bigint, rows: readonl
 
 /** Reads a zone's base from `q` (a snapshot, or a transaction that sees its own changes). */
 export async function readZoneBase(q: store.Queryable, zone: string, slicer: Slicer): Promise<ZoneBase> {
+  const read = await readZoneRows(q, zone);
+  return zoneBaseOf(zone, read.generation, read.rows, read.ownership, slicer);
+}
+
+/** What a base is made of, as `q` sees it: the generation, the records and the ownership rows. */
+async function readZoneRows(q: store.Queryable, zone: string): Promise<{ generation: bigint; rows: store.RecordRow[]; ownership: store.OwnershipRow[] }> {
   const current = await store.getZone(q, zone);
   if (!current) throw new Error(`zone "${zone}" vanished from the database`);
-  const rows = await store.listRecords(q, zone);
-  const ownership = await store.listOwnership(q, zone);
-  return zoneBaseOf(zone, current.generation, rows, ownership, slicer);
+  return { generation: current.generation, rows: await store.listRecords(q, zone), ownership: await store.listOwnership(q, zone) };
 }
 
 /** A tenant's view of a zone at a generation. The endpoints array is shared: never mutate it. */
@@ -104,6 +108,8 @@ export interface ZoneView {
 interface Entry<T> {
   generation: bigint;
   value: Promise<T>;
+  /** The value once built (a caller that must not wait for a build reads this). */
+  settled?: T;
 }
 
 export interface ReadCacheOptions {
@@ -176,18 +182,33 @@ export class ReadCache {
     return b.generation === generation ? b : undefined;
   }
 
+  /**
+   * The zone's base kept at exactly `generation`, if it is built: never waits for a build (a caller
+   * inside a transaction must not wait for a connection another build may be waiting for).
+   */
+  kept(zone: string, generation: bigint): ZoneBase | undefined {
+    const hit = this.bases.get(zone);
+    return hit?.settled?.generation === generation ? hit.settled : undefined;
+  }
+
+  /**
+   * Keeps a base a caller read from a committed snapshot (a Plan's), unless one as new is kept: the
+   * next Plan or Records view of that generation takes it instead of reading the zone again.
+   */
+  keep(zone: string, base: ZoneBase): void {
+    const hit = this.bases.get(zone);
+    if (hit && hit.generation >= base.generation) return;
+    this.bases.set(zone, { generation: base.generation, value: Promise.resolve(base), settled: base });
+  }
+
   private base(zone: string, generation: bigint): Promise<ZoneBase> {
     const hit = this.bases.get(zone);
     if (hit && hit.generation >= generation) return hit.value;
     const build = async (): Promise<ZoneBase> => {
       // Read in one snapshot, then mapped outside it, in slices.
-      const read = await store.withSnapshot(this.pool, async (tx) => {
-        const current = await store.getZone(tx, zone);
-        if (!current) throw new Error(`zone "${zone}" vanished from the database`);
-        return { generation: current.generation, rows: await store.listRecords(tx, zone), ownership: await store.listOwnership(tx, zone) };
-      });
+      const read = await store.withSnapshot(this.pool, (q) => readZoneRows(q, zone));
       entry.generation = read.generation;
-      return zoneBaseOf(zone, read.generation, read.rows, read.ownership, new Slicer());
+      return (entry.settled = await zoneBaseOf(zone, read.generation, read.rows, read.ownership, new Slicer()));
     };
     const entry: Entry<ZoneBase> = { generation, value: build() };
     entry.value.catch(() => {

@@ -1,6 +1,7 @@
 /**
  * The zone base the read cache keeps (core/read-cache.ts), which a Plan reuses instead of reading and
- * mapping the zone again: exact at the generation asked for, never handed out for another.
+ * mapping the zone again (and keeps when it had to read it): exact at the generation asked for, never
+ * handed out for another.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReadCache, readZoneBase } from '../../src/core/read-cache.js';
@@ -30,7 +31,7 @@ async function change(id: string, subDomain: string): Promise<bigint> {
   });
 }
 
-describe('ReadCache.baseAt', () => {
+describe('ReadCache.baseAt, kept and keep', () => {
   it('is the zone at exactly that generation, the same as reading it; undefined once the zone moved past it', async () => {
     const g1 = await change('5000000001', 'a');
     const cache = new ReadCache(db.pool);
@@ -48,5 +49,16 @@ describe('ReadCache.baseAt', () => {
     // Asked for the older generation now: the cache holds a newer one, which is not what was asked.
     expect(await cache.baseAt(ZONE, g1)).toBeUndefined();
     expect((await getZone(db.pool, ZONE))!.generation).toBe(g2);
+    // kept(): only a built base of exactly that generation, never a wait; keep() never goes back.
+    expect(cache.kept(ZONE, g2)).toBe(b2);
+    expect(cache.kept(ZONE, g1)).toBeUndefined();
+    cache.keep(ZONE, b1!);
+    expect(cache.kept(ZONE, g2)).toBe(b2);
+    const g3 = await change('5000000003', 'c');
+    const b3 = await readZoneBase(db.pool, ZONE, new Slicer()); // as a Plan reads it in its snapshot
+    expect(cache.kept(ZONE, g3)).toBeUndefined();
+    cache.keep(ZONE, b3);
+    expect(cache.kept(ZONE, g3)).toBe(b3);
+    expect(await cache.baseAt(ZONE, g3)).toBe(b3); // Records views of g3 are cut from it too
   });
 });
