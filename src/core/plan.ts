@@ -219,6 +219,7 @@ export async function computeZonePlan(
           diffDesiredSteps({
             current,
             desired: input.byZone.get(zone) ?? [],
+            validated: true, // routeInput did, over the whole request
             policy: input.policy,
             ownerOf,
             scope: (name, type) => input.scope === undefined || inSyncScope(input.scope, name, type),

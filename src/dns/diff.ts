@@ -100,8 +100,10 @@ function listTargets(targets: readonly string[]): string {
 export interface DiffInput {
   /** Normalized record sets that exist now, in the zones in scope (at most one per name and type). */
   current: readonly Endpoint[];
-  /** The desired state, normalized; validated here with validateEndpointSet. */
+  /** The desired state, normalized; validated here with validateEndpointSet unless `validated`. */
   desired: readonly Endpoint[];
+  /** The caller validated `desired` already (core/plan.ts routeInput: the whole request, with its field names). */
+  validated?: boolean;
   policy: Policy;
   ownerOf: OwnerOf;
   /** With 'sync': only current sets in scope (by name, and type) may be deleted. Default: all of them. */
@@ -313,7 +315,7 @@ export function diffDesired(input: DiffInput): DiffResult {
 
 /** diffDesired with pause points (dns/steps.ts): linear in the zone and the request, in slices. */
 export function* diffDesiredSteps(input: DiffInput): Steps<DiffResult> {
-  validateEndpointSet(input.desired, 'desired');
+  if (!input.validated) validateEndpointSet(input.desired, 'desired');
   const current = yield* indexCurrent(input.current);
   const outcome = new Outcome(current, input.ownerOf);
   const wanted = new Set<RecordSetKey>();
