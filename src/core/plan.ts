@@ -327,18 +327,10 @@ export async function getPlanWithRow(ctx: CoreContext, tenant: Tenant, id: strin
 }
 
 /**
- * sha-256 over the canonical JSON of the zone plans: keys sorted, so that a plan whose objects were
- * built or stored in another key order (jsonb, before migration 0008, kept none) digests the same.
- */
-export function planDigest(zones: ZonePlan[]): string {
-  // The threshold is a judgement on the plan (force, a limit an admin may change), not its content.
-  const content = zones.map(({ threshold: _threshold, ...z }) => z);
-  return createHash('sha256').update(canonicalJson(toJson(content))).digest('hex');
-}
-
-/**
- * A plan's digest (planDigest: the same bytes hashed) and its body as stored (the zone plans in
- * canonical JSON, threshold included), written once, in slices that yield to the event loop: a
+ * A plan's digest — sha-256 over the canonical JSON of its zone plans, keys sorted so that a plan
+ * whose objects were built or stored in another key order (jsonb, before migration 0008, kept none)
+ * digests the same, thresholds left out — and its body as stored (the zone plans in canonical JSON,
+ * threshold included), written once, in slices that yield to the event loop: a
  * 5,000-change plan is megabytes of JSON, and the digest and the body share every change's text.
  * The digest leaves the threshold out (a judgement on the plan, not its content): the body is the
  * digest's text with the threshold's member.
@@ -347,7 +339,7 @@ export async function serializePlan(zones: ZonePlan[], slicer: Slicer): Promise<
   return writePlan(zones, slicer, true);
 }
 
-/** planDigest in slices (an Apply compares a stored plan of thousands of changes with its own). */
+/** serializePlan's digest alone (an Apply compares a stored plan of thousands of changes with its own). */
 export async function planDigestSliced(zones: ZonePlan[], slicer: Slicer): Promise<string> {
   return (await writePlan(zones, slicer, false)).digest;
 }
@@ -355,10 +347,13 @@ export async function planDigestSliced(zones: ZonePlan[], slicer: Slicer): Promi
 async function writePlan(zones: ZonePlan[], slicer: Slicer, withBody: boolean): Promise<{ digest: string; body: string }> {
   const hash = createHash('sha256');
   const parts: string[] = [];
-  const body = { push: (text: string) => (withBody ? parts.push(text) : 0) };
+  // `stored` for the body alone (the threshold), `both` for the text the digest and the body share.
+  const stored = (text: string) => {
+    if (withBody) parts.push(text);
+  };
   const both = (text: string) => {
     hash.update(text);
-    body.push(text);
+    stored(text);
   };
   both('[');
   for (const [zi, z] of (toJson(zones) as unknown as Array<Record<string, unknown>>).entries()) {
@@ -371,12 +366,12 @@ async function writePlan(zones: ZonePlan[], slicer: Slicer, withBody: boolean): 
       if (v === undefined) continue; // as JSON.stringify leaves it out
       if (key === 'threshold') {
         // Stored, not digested.
-        body.push(`${firstStored ? '' : ','}${JSON.stringify(key)}:${canonicalJson(v)}`);
+        stored(`${firstStored ? '' : ','}${JSON.stringify(key)}:${canonicalJson(v)}`);
         firstStored = false;
         continue;
       }
       hash.update(firstDigested ? '' : ',');
-      body.push(firstStored ? '' : ',');
+      stored(firstStored ? '' : ',');
       firstDigested = firstStored = false;
       both(`${JSON.stringify(key)}:`);
       if (!Array.isArray(v)) {
