@@ -58,7 +58,7 @@ import pino from 'pino';
 import { loadConfig } from '../src/config.js';
 import { createTenant } from '../src/core/tenants.js';
 import { ApplyStatus, ChangesSchema, EndpointSchema, ZoneService, type Changes, type Endpoint } from '../src/gen/dnsplane/v1/zone_pb.js';
-import { DEFAULT_EXPANDED_PAGE_SIZE } from '../src/ovh/client.js';
+import { DEFAULT_EXPANDED_PAGE_SIZE } from '../src/ovh/client/expanded-lists.js';
 import { RateLimiter } from '../src/ovh/ratelimit.js';
 import { OvhSimulator, type SimCall, type SimRecordInit } from '../src/ovhsim/index.js';
 import { startServer, type Server } from '../src/server.js';

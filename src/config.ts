@@ -7,7 +7,8 @@ import path from 'node:path';
 import { InvalidInputError } from './dns/errors.js';
 import { normalizeName } from './dns/names.js';
 import { parseOvhEndpoint, type OvhEndpoint } from './ovh/endpoint.js';
-import type { ExpandedListsMode, OvhCredentials } from './ovh/client.js';
+import type { ExpandedListsMode } from './ovh/client/expanded-lists.js';
+import type { OvhCredentials } from './ovh/client/signed-request.js';
 
 export type Env = Record<string, string | undefined>;
 

@@ -22,7 +22,7 @@
  */
 import { hostname } from 'node:os';
 import type pg from 'pg';
-import type { WriteGuard } from '../ovh/client.js';
+import type { WriteGuard } from '../ovh/client/write-guard.js';
 import * as store from '../store/index.js';
 import type { CoreContext } from './context.js';
 import { ShuttingDownError } from './errors.js';

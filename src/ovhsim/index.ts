@@ -5,7 +5,7 @@
  *
  * ```ts
  * const sim = await OvhSimulator.start({ zones: { 'example.test': [{ subDomain: 'www', fieldType: 'A', target: '192.0.2.1' }] } });
- * trustExtraCas([sim.caPem]);   // src/ovh/client.ts: @ovhcloud/node-ovh uses the global agent
+ * trustExtraCas([sim.caPem]);   // src/ovh/client/ca-trust.ts: @ovhcloud/node-ovh uses the global agent
  * const client = ovh({ host: '127.0.0.1', port: sim.apiPort, appKey: sim.credentials.applicationKey, … });
  * …
  * await sim.stop();

@@ -15,7 +15,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { OvhSimulator, type SimCall, type SimRecordInit } from '../../src/ovhsim/index.js';
-import type { OvhCallInfo } from '../../src/ovh/client.js';
+import type { OvhCallInfo } from '../../src/ovh/client/transport.js';
 import type { Server } from '../../src/server.js';
 import { checkZoneDrift } from '../../src/core/drift.js';
 import { createTenant } from '../../src/core/tenants.js';

@@ -5,7 +5,8 @@
  * skipped, so no test depends on the wall clock).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type OvhApi, type OvhCallInfo, type RetryPolicy } from '../../src/ovh/client.js';
+import type { OvhApi } from '../../src/ovh/client.js';
+import type { OvhCallInfo, RetryPolicy } from '../../src/ovh/client/transport.js';
 import { OvhError } from '../../src/ovh/errors.js';
 import { OvhSimulator } from '../../src/ovhsim/index.js';
 import { ovhApiFor, simCalls } from '../helpers/ovh-api.js';

@@ -5,7 +5,8 @@
  * lost POST through one listing.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type OvhApi, type ExpandedListsMode } from '../../src/ovh/client.js';
+import type { OvhApi } from '../../src/ovh/client.js';
+import type { ExpandedListsMode } from '../../src/ovh/client/expanded-lists.js';
 import { OvhError } from '../../src/ovh/errors.js';
 import { OvhSimulator, type SimBehavior } from '../../src/ovhsim/index.js';
 import { ovhApiFor, simCalls } from '../helpers/ovh-api.js';

@@ -7,7 +7,7 @@ import https from 'node:https';
 import ovh from '@ovhcloud/node-ovh';
 import type { OvhClient, OvhClientParams, OvhClientRejection } from '@ovhcloud/node-ovh';
 import type { OvhSimulator } from '../../src/ovhsim/index.js';
-import { trustExtraCas } from '../../src/ovh/client.js';
+import { trustExtraCas } from '../../src/ovh/client/ca-trust.js';
 
 /** Makes the global https agent (the one node-ovh uses) trust the simulator's certificate. */
 export function trust(sim: OvhSimulator): void {

@@ -1,0 +1,64 @@
+/**
+ * What node-ovh does not hand back, read from Node's http diagnostics channel: the HTTP status of an
+ * answer whose body did not parse, the X-Ovh-Queryid, the Retry-After and the paging headers. Each
+ * OVH call runs inside its own CallContext, and the channel's messages are matched to it.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import dc from 'node:diagnostics_channel';
+import type { ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http';
+
+/** One attempt's request, and what its answer's headers said. */
+export interface CallContext {
+  request?: ClientRequest;
+  status?: number;
+  queryId?: string;
+  retryAfterMs?: number;
+  /** The answer's headers (paging headers are read from them). */
+  headers?: IncomingHttpHeaders;
+}
+
+/**
+ * node-ovh calls https.request synchronously inside requestPromised(), which we run inside
+ * callStore.run(ctx): Node publishes http.client.request.start later (once the request has a socket),
+ * in the async context of that call, so getStore() there is this request's context.
+ */
+const callStore = new AsyncLocalStorage<CallContext>();
+const contexts = new WeakMap<ClientRequest, CallContext>();
+let diagnosticsInstalled = false;
+
+/** Subscribes to the channels, once per process. */
+export function installDiagnostics(): void {
+  if (diagnosticsInstalled) return;
+  diagnosticsInstalled = true;
+  dc.subscribe('http.client.request.start', (message) => {
+    const { request } = message as { request: ClientRequest };
+    const ctx = callStore.getStore();
+    if (ctx && !ctx.request) {
+      ctx.request = request;
+      contexts.set(request, ctx);
+    }
+  });
+  dc.subscribe('http.client.response.finish', (message) => {
+    const { request, response } = message as { request: ClientRequest; response: IncomingMessage };
+    const ctx = contexts.get(request);
+    if (!ctx) return;
+    ctx.status = response.statusCode;
+    ctx.headers = response.headers;
+    const qid = response.headers['x-ovh-queryid'];
+    if (typeof qid === 'string') ctx.queryId = qid;
+    ctx.retryAfterMs = parseRetryAfter(response.headers['retry-after']);
+  });
+}
+
+/** Runs fn (which sends one request) so that the channel's messages about it land in `ctx`. */
+export function withCallContext<T>(ctx: CallContext, fn: () => T): T {
+  return callStore.run(ctx, fn);
+}
+
+function parseRetryAfter(value: string | string[] | undefined): number | undefined {
+  if (typeof value !== 'string' || value.trim() === '') return undefined;
+  const secs = Number(value);
+  if (Number.isFinite(secs) && secs >= 0) return secs * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
