@@ -10,11 +10,12 @@ import { mkdirSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
-import { EmbeddedInUseError, reachableByPostgresUser, startEmbeddedPostgres, type EmbeddedServer, type LogFn } from './embedded.js';
-import { pgCode } from './internal.js';
+import { reachableByPostgresUser } from './embedded/as-root.js';
+import { EmbeddedInUseError } from './embedded/owner-lock.js';
+import { startEmbeddedPostgres, type EmbeddedServer } from './embedded/server.js';
+import { errorCode, type LogFn } from './internal.js';
 
-export type { Queryable } from './internal.js';
-export type { LogFn } from './embedded.js';
+export type { LogFn, Queryable } from './internal.js';
 
 export interface Database {
   pool: pg.Pool;
@@ -265,7 +266,7 @@ async function ensureDatabase(server: EmbeddedServer, name: string, log: LogFn):
         await client.query(`CREATE DATABASE ${client.escapeIdentifier(name)}`);
         log('database: created the database', { database: name });
       } catch (err) {
-        if (pgCode(err) !== '42P04') throw err; // duplicate_database: created meanwhile
+        if (errorCode(err) !== '42P04') throw err; // duplicate_database: created meanwhile
       }
     }
   } finally {

@@ -4,11 +4,14 @@
 import pg from 'pg';
 import { TransactionAbortedError } from './errors.js';
 
+/** Where the store's modules log (never given secrets): a message and its fields. */
+export type LogFn = (msg: string, fields?: Record<string, unknown>) => void;
+
 /** Something that runs a query: a Pool, or a client checked out of it (possibly inside a transaction). */
 export type Queryable = { query: pg.PoolClient['query'] };
 
-/** SQLSTATE of a driver error, if any. */
-export function pgCode(err: unknown): string | undefined {
+/** The code a thrown error carries, if any: a SQLSTATE from pg, an errno name (ENOENT, EEXIST…) from Node. */
+export function errorCode(err: unknown): string | undefined {
   if (typeof err === 'object' && err !== null && 'code' in err) {
     const code = (err as { code: unknown }).code;
     if (typeof code === 'string') return code;

@@ -9,7 +9,7 @@ import {
   assertLimit,
   jsonParam,
   PG_FOREIGN_KEY_VIOLATION,
-  pgCode,
+  errorCode,
   pgConstraint,
   type JsonValue,
   type Queryable,
@@ -104,7 +104,7 @@ export async function insertIntent(
     if (!rows[0]) throw new ZoneLockLostError(e.zone, 'its session no longer holds it; the journal row was not written');
     return rows[0].id;
   } catch (err) {
-    if (pgCode(err) === PG_FOREIGN_KEY_VIOLATION) {
+    if (errorCode(err) === PG_FOREIGN_KEY_VIOLATION) {
       const c = pgConstraint(err);
       if (c === 'journal_tenant_id_fkey') throw new NotFoundError('tenant', e.tenantId);
       if (c === 'journal_plan_id_fkey') throw new NotFoundError('plan', e.planId ?? '');

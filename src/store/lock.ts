@@ -9,7 +9,7 @@
  */
 import type pg from 'pg';
 import { LockTimeoutError, ZoneLockLostError } from './errors.js';
-import { PG_LOCK_NOT_AVAILABLE, pgCode, withClientTransaction, type Queryable } from './internal.js';
+import { PG_LOCK_NOT_AVAILABLE, errorCode, withClientTransaction, type Queryable } from './internal.js';
 
 export { LockTimeoutError, ZoneLockLostError } from './errors.js';
 
@@ -31,7 +31,7 @@ export async function withZoneLock<T>(
     try {
       await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [ZONE_LOCK_NAMESPACE, zone]);
     } catch (err) {
-      if (pgCode(err) === PG_LOCK_NOT_AVAILABLE) throw new LockTimeoutError(zone, timeoutMs);
+      if (errorCode(err) === PG_LOCK_NOT_AVAILABLE) throw new LockTimeoutError(zone, timeoutMs);
       throw err;
     }
     return fn(tx);

@@ -9,7 +9,7 @@ import {
   assertIdString,
   PG_EXCLUSION_VIOLATION,
   PG_FOREIGN_KEY_VIOLATION,
-  pgCode,
+  errorCode,
   pgConstraint,
   type Queryable,
 } from './internal.js';
@@ -126,12 +126,12 @@ export async function setOwner(q: Queryable, o: SetOwnerInput): Promise<Ownershi
     );
     return toRow(rows[0] as Row);
   } catch (err) {
-    if (pgCode(err) === PG_FOREIGN_KEY_VIOLATION) {
+    if (errorCode(err) === PG_FOREIGN_KEY_VIOLATION) {
       throw pgConstraint(err) === 'ownership_tenant_id_fkey'
         ? new NotFoundError('tenant', o.tenantId)
         : new NotFoundError('zone', o.zone);
     }
-    if (pgCode(err) === PG_EXCLUSION_VIOLATION) {
+    if (errorCode(err) === PG_EXCLUSION_VIOLATION) {
       throw new ConflictError(err instanceof Error ? err.message : String(err));
     }
     throw err;

@@ -6,7 +6,7 @@ import {
   jsonParam,
   PG_FOREIGN_KEY_VIOLATION,
   PG_UNIQUE_VIOLATION,
-  pgCode,
+  errorCode,
   pgConstraint,
   type JsonValue,
   type Queryable,
@@ -149,8 +149,8 @@ export async function insertPlan(q: Queryable, p: NewPlan): Promise<void> {
       ],
     );
   } catch (err) {
-    if (pgCode(err) === PG_UNIQUE_VIOLATION) throw new AlreadyExistsError('plan', p.id);
-    if (pgCode(err) === PG_FOREIGN_KEY_VIOLATION) {
+    if (errorCode(err) === PG_UNIQUE_VIOLATION) throw new AlreadyExistsError('plan', p.id);
+    if (errorCode(err) === PG_FOREIGN_KEY_VIOLATION) {
       throw new NotFoundError('tenant', pgConstraint(err) === 'plans_requested_by_fkey' ? p.requestedBy : p.tenantId);
     }
     throw err;

@@ -3,7 +3,7 @@
  * that (bumpGeneration) in the same transaction.
  */
 import { NotFoundError } from './errors.js';
-import { assertIdString, inTransaction, PG_FOREIGN_KEY_VIOLATION, pgCode, type Queryable } from './internal.js';
+import { assertIdString, inTransaction, PG_FOREIGN_KEY_VIOLATION, errorCode, type Queryable } from './internal.js';
 
 /** One cached OVH record; structurally src/ovh/types.ts OvhRecord without `zone`. */
 export interface RecordRow {
@@ -51,7 +51,7 @@ function dedupeById(rows: RecordRow[]): RecordRow[] {
 }
 
 function zoneMissing(err: unknown, zone: string): unknown {
-  return pgCode(err) === PG_FOREIGN_KEY_VIOLATION ? new NotFoundError('zone', zone) : err;
+  return errorCode(err) === PG_FOREIGN_KEY_VIOLATION ? new NotFoundError('zone', zone) : err;
 }
 
 const INSERT_UNNEST = `

@@ -1,6 +1,6 @@
 import { AlreadyExistsError, NotFoundError } from './errors.js';
 import { TENANT_CHANNEL } from './notify.js';
-import { assertIdString, PG_UNIQUE_VIOLATION, pgCode, pgConstraint, type Queryable } from './internal.js';
+import { assertIdString, PG_UNIQUE_VIOLATION, errorCode, pgConstraint, type Queryable } from './internal.js';
 
 /** A tenant as the store returns it. The token hash never leaves the store. */
 export interface Tenant {
@@ -62,7 +62,7 @@ function assertHash(hash: Buffer): void {
 }
 
 function uniqueViolation(err: unknown, name: string): unknown {
-  if (pgCode(err) !== PG_UNIQUE_VIOLATION) return err;
+  if (errorCode(err) !== PG_UNIQUE_VIOLATION) return err;
   if (pgConstraint(err) === 'tenants_token_sha256_key') return new AlreadyExistsError('tenant token hash', name);
   return new AlreadyExistsError('tenant', name);
 }

@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
-import { startEmbeddedPostgres, stopAbandonedServer, type EmbeddedServer } from '../../src/store/embedded.js';
+import { stopAbandonedServer } from '../../src/store/embedded/cluster.js';
+import { startEmbeddedPostgres, type EmbeddedServer } from '../../src/store/embedded/server.js';
 import { migrate } from '../../src/store/migrate.js';
 
 declare module 'vitest' {
