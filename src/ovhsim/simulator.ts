@@ -1,26 +1,18 @@
 /**
- * OvhSimulator: the HTTPS API (auth, faults, latency, call log, persistence) plus the DNS server.
- * See index.ts for what is modelled.
+ * OvhSimulator, the control surface tests and the demo use: start and stop the HTTPS API and the DNS
+ * server, read the call log, inject faults, change assumed behaviour, and read or change the zones
+ * directly (as a person in OVH's control panel would), with the state persisted when asked. Each
+ * request is answered by pipeline.ts. See index.ts for what is modelled.
  */
-import https from 'node:https';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { ApiRouter, routeOf } from './api.js';
-import type { ApiAnswer } from './api.js';
+import https from 'node:https';
 import { generateCertificate } from './cert.js';
-import { DnsResolver, DnsServer } from './dns-server.js';
-import type { DnsSource } from './dns-server.js';
-import { SimApiError, defaultFaultBody, reasonPhrase, routeNotFound } from './errors.js';
-import { FaultSet } from './faults.js';
-import type { FaultEffect, SimFaults } from './faults.js';
+import { DnsResolver, DnsServer, type DnsSource } from './dns-server.js';
+import { FaultSet, type SimFaults } from './faults.js';
+import { RequestPipeline } from './pipeline.js';
 import { normalizeRecord } from './records.js';
-import { checkSignature } from './signature.js';
-import { SimState, readStateFile, writeStateFile } from './state.js';
-import type { ZoneState } from './state.js';
+import { SimState, readStateFile, writeStateFile, type ZoneState } from './state.js';
 import type { SimBehavior, SimCall, SimCredentials, SimOptions, SimRecord, SimRecordInit, SimRecordPatch } from './types.js';
-
-/** Largest request body accepted (OVH's real limit is not known; record bodies are tiny). */
-const MAX_BODY_BYTES = 1024 * 1024;
 
 export const DEFAULT_BEHAVIOR: SimBehavior = {
   timestampWindowSeconds: 300,
@@ -53,33 +45,12 @@ function randomCredentials(): SimCredentials {
   };
 }
 
-const HTML_BODIES: Record<number, string> = {
-  408: "<html><body><h1>408 Request Time-out</h1>\nYour browser didn't send a complete request in time.\n</body></html>\n",
-};
-
-function htmlBody(status: number): string {
-  return HTML_BODIES[status] ?? `<html><body><h1>${status} ${reasonPhrase(status)}</h1>\n</body></html>\n`;
-}
-
-/** What is sent back for one call. */
-type Outcome =
-  | { kind: 'json'; status: number; body?: unknown; headers?: Record<string, string> }
-  | { kind: 'html'; status: number; body: string }
-  | { kind: 'drop' }
-  | { kind: 'hang' };
-
 export class OvhSimulator {
   readonly apiUrl: string;
   readonly apiPort: number;
   readonly dnsPort: number;
   readonly faults: SimFaults;
-  private readonly faultSet: FaultSet;
-  private readonly log: SimCall[] = [];
-  private seq = 0;
-  private readonly timers = new Set<NodeJS.Timeout>();
-  private readonly hanging = new Set<ServerResponse>();
-  private readonly router: ApiRouter;
-  private readonly rateWindows = new Map<string, number[]>();
+  private readonly pipeline: RequestPipeline;
   private stopped = false;
 
   private constructor(
@@ -97,9 +68,17 @@ export class OvhSimulator {
     this.apiPort = typeof address === 'object' && address ? address.port : 0;
     this.dnsPort = dns.port;
     this.apiUrl = `https://${host.includes(':') ? `[${host}]` : host}:${this.apiPort}`;
-    this.faultSet = new FaultSet();
-    this.faults = this.faultSet;
-    this.router = new ApiRouter(state, behavior, () => this.serverTime());
+    const faults = new FaultSet();
+    this.faults = faults;
+    this.pipeline = new RequestPipeline({
+      state,
+      behavior,
+      credentials,
+      faults,
+      timeDriftSeconds: opts.timeDriftSeconds ?? 0,
+      persist: () => this.persist(),
+      log: opts.log,
+    });
   }
 
   static async start(opts: SimOptions = {}): Promise<OvhSimulator> {
@@ -141,7 +120,7 @@ export class OvhSimulator {
       throw err;
     }
     const sim = new OvhSimulator(host, server, dns, tls.cert, credentials, state, behavior, opts, opts.credentials === undefined);
-    server.on('request', (req: IncomingMessage, res: ServerResponse) => sim.onRequest(req, res));
+    server.on('request', (req, res) => sim.pipeline.handle(req, res));
     server.on('tlsClientError', () => {
       /* a client that does not trust the certificate; nothing to answer */
     });
@@ -154,11 +133,11 @@ export class OvhSimulator {
 
   /** Every call received, in order (auth/time and rejected ones included). Copies. */
   calls(): SimCall[] {
-    return this.log.map((c) => ({ ...c, query: { ...c.query }, headers: { ...c.headers } }));
+    return this.pipeline.calls.map((c) => ({ ...c, query: { ...c.query }, headers: { ...c.headers } }));
   }
 
   clearCalls(): void {
-    this.log.length = 0;
+    this.pipeline.calls.length = 0;
   }
 
   /** Calls whose method is not GET. */
@@ -172,7 +151,7 @@ export class OvhSimulator {
    */
   setBehavior(overrides: Partial<Omit<SimBehavior, 'soa'>>): void {
     Object.assign(this.behavior, overrides);
-    this.router.clearListCache();
+    this.pipeline.clearListCache();
   }
 
   // --- direct state (as a person in the OVH control panel; no call logged) ---
@@ -245,10 +224,7 @@ export class OvhSimulator {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    for (const t of this.timers) clearTimeout(t);
-    this.timers.clear();
-    for (const res of this.hanging) res.destroy();
-    this.hanging.clear();
+    this.pipeline.stop();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.server.closeAllConnections();
     await Promise.all([closed, this.dns.stop()]);
@@ -262,251 +238,8 @@ export class OvhSimulator {
     return z;
   }
 
-  private serverTime(): number {
-    return Math.round(Date.now() / 1000) + (this.opts.timeDriftSeconds ?? 0);
-  }
-
   private persist(): void {
     if (!this.opts.stateFile) return;
     writeStateFile(this.opts.stateFile, this.state.toJSON(this.persistCredentials ? this.credentials : undefined));
-  }
-
-  private sleep(ms: number): Promise<void> {
-    if (ms <= 0) return Promise.resolve();
-    return new Promise((resolve) => {
-      const t = setTimeout(() => {
-        this.timers.delete(t);
-        resolve();
-      }, ms);
-      this.timers.add(t);
-    });
-  }
-
-  private onRequest(req: IncomingMessage, res: ServerResponse): void {
-    const at = Date.now();
-    const seq = ++this.seq;
-    const queryId = `${this.behavior.queryIdPrefix}.${Math.floor(at / 1000).toString(16)}.${seq}.${randomBytes(4).toString('hex')}`;
-    const method = (req.method ?? 'GET').toUpperCase();
-    const rawUrl = req.url ?? '/';
-    const q = rawUrl.indexOf('?');
-    const fullPath = q >= 0 ? rawUrl.slice(0, q) : rawUrl;
-    const path = fullPath === '/1.0' ? '/' : fullPath.startsWith('/1.0/') ? fullPath.slice(4) : fullPath;
-    const query = Object.fromEntries(new URLSearchParams(q >= 0 ? rawUrl.slice(q + 1) : ''));
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(req.headers)) {
-      if ((name.startsWith('x-pagination-') || name === 'pragma') && value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
-    }
-    const call: SimCall = { seq, at, method, path, query, body: undefined, status: 0, queryId, headers };
-    this.log.push(call);
-
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let tooLarge = false;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_BODY_BYTES) tooLarge = true;
-      else chunks.push(chunk);
-    });
-    req.on('error', () => res.destroy());
-    req.on('end', () => {
-      const rawBody = Buffer.concat(chunks).toString('utf8');
-      this.process(call, req, res, rawUrl, fullPath.startsWith('/1.0/') || fullPath === '/1.0', rawBody, tooLarge).catch((err: unknown) => {
-        this.opts.log?.('ovhsim internal error', { seq: call.seq, error: err instanceof Error ? err.message : String(err) });
-        res.destroy();
-      });
-    });
-  }
-
-  private async process(
-    call: SimCall,
-    req: IncomingMessage,
-    res: ServerResponse,
-    rawUrl: string,
-    underBase: boolean,
-    rawBody: string,
-    tooLarge: boolean,
-  ): Promise<void> {
-    let body: unknown;
-    let bodyInvalid = false;
-    if (rawBody !== '') {
-      try {
-        body = JSON.parse(rawBody) as unknown;
-      } catch {
-        body = rawBody;
-        bodyInvalid = true;
-      }
-    }
-    call.body = body;
-
-    const fault = this.faultSet.match(call.method, call.path);
-    await this.sleep(this.faultSet.latencyMs());
-    if (fault?.kind === 'delay') await this.sleep(fault.ms);
-    if (this.stopped) return;
-
-    let outcome: Outcome;
-    const early = fault ? this.faultOutcome(fault, call.path, false) : undefined;
-    if (early) {
-      outcome = early;
-    } else {
-      const answer = this.execute(call, req, rawUrl, underBase, rawBody, body, bodyInvalid, tooLarge);
-      const late = fault ? this.faultOutcome(fault, call.path, true) : undefined;
-      if (late) outcome = late;
-      else {
-        if (fault?.kind === 'idZero' && answer.status === 200 && typeof answer.body === 'object' && answer.body !== null && 'id' in answer.body) {
-          answer.body = { ...answer.body, id: 0 };
-        }
-        outcome = { kind: 'json', ...answer };
-      }
-    }
-    this.send(call, res, outcome);
-  }
-
-  /**
-   * The outcome a fault imposes at one of two moments: before the operation (`after` false: effects that
-   * do not perform it) or after it (`after` true: effects that perform it first). undefined: none now.
-   */
-  private faultOutcome(fault: FaultEffect, path: string, after: boolean): Outcome | undefined {
-    switch (fault.kind) {
-      case 'status': {
-        if ((fault.apply ?? false) !== after) return undefined;
-        const headers = fault.headers ? { ...fault.headers } : undefined;
-        return { kind: 'json', status: fault.status, body: fault.body ?? defaultFaultBody(fault.status, path), ...(headers ? { headers } : {}) };
-      }
-      case 'html': {
-        if ((fault.apply ?? false) !== after) return undefined;
-        const status = fault.status ?? 408;
-        return { kind: 'html', status, body: fault.body ?? htmlBody(status) };
-      }
-      case 'rateLimit':
-        if (after) return undefined;
-        return {
-          kind: 'json',
-          status: 429,
-          body: fault.body ?? defaultFaultBody(429, path),
-          ...(fault.retryAfterSeconds !== undefined ? { headers: { 'Retry-After': String(fault.retryAfterSeconds) } } : {}),
-        };
-      case 'drop':
-        return after ? undefined : { kind: 'drop' };
-      case 'hang':
-        return after ? undefined : { kind: 'hang' };
-      case 'applyThenDrop':
-        return after ? { kind: 'drop' } : undefined;
-      case 'delay':
-      case 'idZero':
-        return undefined;
-    }
-  }
-
-  /** Routing, authentication, rate limit, then the operation; synchronous, so atomic. */
-  private execute(
-    call: SimCall,
-    req: IncomingMessage,
-    rawUrl: string,
-    underBase: boolean,
-    rawBody: string,
-    body: unknown,
-    bodyInvalid: boolean,
-    tooLarge: boolean,
-  ): ApiAnswer & { headers?: Record<string, string> } {
-    try {
-      if (tooLarge) throw new SimApiError(413, { class: 'Client::PayloadTooLarge', message: 'Request body too large' });
-      if (!underBase) throw routeNotFound();
-      const route = routeOf(call.method, call.path);
-      if (route.name !== 'authTime') {
-        const denied = checkSignature(
-          {
-            method: call.method,
-            rawUrl,
-            hostHeader: req.headers.host ?? '',
-            rawBody,
-            header: (name) => {
-              const v = req.headers[name];
-              return Array.isArray(v) ? v[0] : v;
-            },
-          },
-          this.credentials,
-          this.serverTime(),
-          this.behavior.timestampWindowSeconds,
-        );
-        if (denied) throw denied;
-        this.checkRate();
-      }
-      const answer = this.router.handle(route, { method: call.method, path: call.path, query: call.query, body, bodyInvalid, headers: call.headers, caller: this.credentials.consumerKey });
-      if (answer.changed) this.persist();
-      return answer;
-    } catch (err) {
-      if (err instanceof SimApiError) return { status: err.status, body: err.body, changed: false, headers: err.headers };
-      this.opts.log?.('ovhsim internal error', { seq: call.seq, error: err instanceof Error ? err.message : String(err) });
-      return { status: 500, body: defaultFaultBody(500, call.path), changed: false };
-    }
-  }
-
-  /** The assumed automatic rate limit (SimBehavior.rateLimit), per consumer key. */
-  private checkRate(): void {
-    const limit = this.behavior.rateLimit;
-    if (!limit) return;
-    const now = Date.now();
-    const key = this.credentials.consumerKey;
-    const window = (this.rateWindows.get(key) ?? []).filter((t) => t > now - limit.windowMs);
-    if (window.length >= limit.max) {
-      this.rateWindows.set(key, window);
-      throw new SimApiError(429, { class: 'Client::TooManyRequests', message: 'Too many requests' }, { 'Retry-After': String(limit.retryAfterSeconds ?? 1) });
-    }
-    window.push(now);
-    this.rateWindows.set(key, window);
-  }
-
-  private send(call: SimCall, res: ServerResponse, outcome: Outcome): void {
-    const done = (status: number): void => {
-      call.status = status;
-      this.opts.log?.('ovhsim api call', {
-        seq: call.seq,
-        method: call.method,
-        path: call.path,
-        status,
-        queryId: call.queryId,
-        ms: Date.now() - call.at,
-      });
-    };
-    if (res.destroyed || this.stopped) return;
-    switch (outcome.kind) {
-      case 'drop':
-        res.socket?.destroy();
-        res.destroy();
-        done(0);
-        return;
-      case 'hang':
-        this.hanging.add(res);
-        res.on('close', () => this.hanging.delete(res));
-        done(0);
-        return;
-      case 'html': {
-        const text = outcome.body;
-        res.writeHead(outcome.status, {
-          'Content-Type': 'text/html',
-          'Content-Length': Buffer.byteLength(text),
-          'X-Ovh-Queryid': call.queryId,
-        });
-        res.end(text);
-        done(outcome.status);
-        return;
-      }
-      case 'json': {
-        const headers: Record<string, string | number> = { 'X-Ovh-Queryid': call.queryId, ...outcome.headers };
-        if (outcome.body === undefined) {
-          if (outcome.status !== 204) headers['Content-Length'] = 0;
-          res.writeHead(outcome.status, headers);
-          res.end();
-        } else {
-          const text = JSON.stringify(outcome.body);
-          headers['Content-Type'] = 'application/json; charset=utf-8';
-          headers['Content-Length'] = Buffer.byteLength(text);
-          res.writeHead(outcome.status, headers);
-          res.end(text);
-        }
-        done(outcome.status);
-        return;
-      }
-    }
   }
 }
