@@ -55,14 +55,11 @@ export function assertLimit(limit: number): void {
 }
 
 /**
- * Checks out one client, runs fn inside BEGIN … COMMIT (ROLLBACK and rethrow when fn throws) and
- * releases the client; a client whose connection broke is destroyed instead of pooled.
+ * Checks out one client for fn and releases it afterwards. A client whose connection broke — an
+ * 'error' event while it was out, or fn calling `broken()` (e.g. a ROLLBACK that failed) — is
+ * destroyed instead of pooled.
  */
-export async function withClientTransaction<T>(
-  pool: pg.Pool,
-  fn: (tx: pg.PoolClient) => Promise<T>,
-  begin = 'BEGIN',
-): Promise<T> {
+export async function withClient<T>(pool: pg.Pool, fn: (client: pg.PoolClient, broken: () => void) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   let broken = false;
   // pg-pool removes its own 'error' listener while a client is checked out: without ours, a
@@ -72,26 +69,38 @@ export async function withClientTransaction<T>(
   };
   client.on('error', onError);
   try {
-    await client.query(begin);
-    const result = await fn(client);
-    const commit = await client.query('COMMIT');
-    if (commit.command === 'ROLLBACK') {
-      // Postgres answers COMMIT of a transaction aborted by an earlier (caught) error with a
-      // silent ROLLBACK: nothing was written, so this must not look like success.
-      throw new TransactionAbortedError();
-    }
-    return result;
-  } catch (err) {
-    try {
-      await client.query('ROLLBACK');
-    } catch {
-      broken = true; // the connection is gone or unusable
-    }
-    throw err;
+    return await fn(client, onError);
   } finally {
     client.removeListener('error', onError);
     client.release(broken);
   }
+}
+
+/**
+ * Checks out one client, runs fn inside BEGIN … COMMIT (ROLLBACK and rethrow when fn throws) and
+ * releases the client; a client whose connection broke is destroyed instead of pooled.
+ */
+export async function withClientTransaction<T>(
+  pool: pg.Pool,
+  fn: (tx: pg.PoolClient) => Promise<T>,
+  begin = 'BEGIN',
+): Promise<T> {
+  return withClient(pool, async (client, broken) => {
+    try {
+      await client.query(begin);
+      const result = await fn(client);
+      const commit = await client.query('COMMIT');
+      if (commit.command === 'ROLLBACK') {
+        // Postgres answers COMMIT of a transaction aborted by an earlier (caught) error with a
+        // silent ROLLBACK: nothing was written, so this must not look like success.
+        throw new TransactionAbortedError();
+      }
+      return result;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(broken); // failed: the connection is gone or unusable
+      throw err;
+    }
+  });
 }
 
 /**

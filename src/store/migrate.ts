@@ -11,6 +11,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
+import { messageOf } from '../error-message.js';
+import { withClient } from './internal.js';
 
 /** migrations/ of this checkout, resolved from this file (src/store/migrate.ts -> ../../migrations). */
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
@@ -54,13 +56,7 @@ export async function loadMigrations(dir: string = MIGRATIONS_DIR): Promise<Migr
  */
 export async function migrate(pool: pg.Pool, opts: { dir?: string } = {}): Promise<{ applied: string[] }> {
   const migrations = await loadMigrations(opts.dir);
-  const client = await pool.connect();
-  let broken = false;
-  const onError = (): void => {
-    broken = true;
-  };
-  client.on('error', onError);
-  try {
+  return withClient(pool, async (client, broken) => {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY.toString()]);
     try {
       await client.query(`
@@ -85,22 +81,14 @@ export async function migrate(pool: pg.Pool, opts: { dir?: string } = {}): Promi
           ]);
           await client.query('COMMIT');
         } catch (err) {
-          await client.query('ROLLBACK').catch(() => {
-            broken = true;
-          });
-          const message = err instanceof Error ? err.message : String(err);
-          throw new Error(`migration ${m.file} failed: ${message}`, { cause: err });
+          await client.query('ROLLBACK').catch(broken);
+          throw new Error(`migration ${m.file} failed: ${messageOf(err)}`, { cause: err });
         }
         applied.push(`${m.version}_${m.name}`);
       }
       return { applied };
     } finally {
-      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY.toString()]).catch(() => {
-        broken = true; // the session lock dies with the connection
-      });
+      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY.toString()]).catch(broken); // the session lock dies with the connection
     }
-  } finally {
-    client.removeListener('error', onError);
-    client.release(broken);
-  }
+  });
 }
