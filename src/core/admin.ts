@@ -46,7 +46,7 @@ function limitOf(limit: number, field = 'limit'): number {
 async function tenantNamed(ctx: CoreContext, name: string, field: string): Promise<Tenant> {
   if (name === '') throw new InvalidInputError(field, 'a tenant name is required');
   const t = await store.getTenantByName(ctx.pool, name);
-  if (!t) throw new NotFoundError(`tenant "${name}" does not exist`);
+  if (!t) throw new NotFoundError('tenant', name, `tenant "${name}" does not exist`);
   return t;
 }
 

@@ -11,6 +11,8 @@ export { LockTimeoutError } from '../store/index.js';
 export { ZoneLockLostError } from '../store/index.js';
 /** Whether an error means the database is unreachable, restarting or failing over (Unavailable). */
 export { isDatabaseUnavailable } from '../store/index.js';
+/** A tenant, zone, plan or journal entry that does not exist: the store's, whether core or the store finds it missing. */
+export { NotFoundError } from '../store/index.js';
 
 /** dnsplane is stopping (SIGTERM): the request was not started, or an apply stopped at the deadline. Retryable. */
 export class ShuttingDownError extends Error {
@@ -41,9 +43,6 @@ export class ResourceExhaustedError extends Error {
   override readonly name = 'ResourceExhaustedError';
 }
 
-export class NotFoundError extends Error {
-  override readonly name = 'NotFoundError';
-}
 
 /** A stored plan whose zone changed since it was computed, or that expired. Nothing was sent to OVH. */
 export class StalePlanError extends Error {

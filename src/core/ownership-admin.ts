@@ -84,7 +84,7 @@ export async function assignOwnership(
   let owner: Tenant | undefined;
   if (input.tenant !== '') {
     owner = await store.getTenantByName(ctx.pool, input.tenant);
-    if (!owner) throw new NotFoundError(`tenant "${input.tenant}" does not exist`);
+    if (!owner) throw new NotFoundError('tenant', input.tenant, `tenant "${input.tenant}" does not exist`);
     checkNameAllowed(owner, zone, dnsName, 'dnsName');
   }
   if (!input.shared && input.targets.length > 0) {

@@ -203,7 +203,7 @@ export async function computeZonePlan(
   reads?: ReadCache,
 ): Promise<ZonePlan> {
   const z = await store.getZone(q, zone);
-  if (!z) throw new NotFoundError(`zone "${zone}" is not managed by dnsplane`);
+  if (!z) throw new NotFoundError('zone', zone, `zone "${zone}" is not managed by dnsplane`);
   let base = reads?.kept(zone, z.generation);
   if (!base) {
     base = await zoneBaseOf(zone, z.generation, await store.listRecords(q, zone), await store.listOwnership(q, zone), slicer);
@@ -308,7 +308,7 @@ export async function getPlan(ctx: CoreContext, tenant: Tenant, id: string): Pro
 /** getPlan, with the row it was read from (what an admin's view of the plan also shows). */
 export async function getPlanWithRow(ctx: CoreContext, tenant: Tenant, id: string): Promise<{ plan: StoredPlan; row: store.Plan }> {
   const row = await store.getPlan(ctx.pool, id);
-  if (!row) throw new NotFoundError(`plan "${id}" does not exist`);
+  if (!row) throw new NotFoundError('plan', id, `plan "${id}" does not exist`);
   if (row.tenantId !== tenant.id && !isAdmin(tenant)) throw new PermissionDeniedError('planId', `plan "${id}" belongs to another tenant`);
   const owner = await store.getTenantById(ctx.pool, row.tenantId);
   const plan: StoredPlan = {

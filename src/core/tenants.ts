@@ -83,7 +83,7 @@ export async function createTenantInManagedZones(q: Queryable, input: NewTenant)
 /** A new token for the tenant; the old one stops working at once. NotFound when no such tenant. */
 export async function rotateTenantToken(q: Queryable, name: string): Promise<{ tenant: Tenant; token: string }> {
   const t = await store.getTenantByName(q, name);
-  if (!t) throw new NotFoundError(`tenant "${name}" does not exist`);
+  if (!t) throw new NotFoundError('tenant', name, `tenant "${name}" does not exist`);
   const token = newToken();
   return { tenant: await store.setTokenHash(q, name, hashToken(token)), token };
 }
@@ -91,7 +91,7 @@ export async function rotateTenantToken(q: Queryable, name: string): Promise<{ t
 /** Disables (or enables again) a tenant. A disabled tenant fails authentication; its ownership stays. */
 export async function setTenantDisabled(q: Queryable, name: string, disabled: boolean): Promise<Tenant> {
   const t = await store.getTenantByName(q, name);
-  if (!t) throw new NotFoundError(`tenant "${name}" does not exist`);
+  if (!t) throw new NotFoundError('tenant', name, `tenant "${name}" does not exist`);
   return store.setDisabled(q, name, disabled);
 }
 
@@ -101,7 +101,7 @@ export async function setTenantMaxChangePercent(q: Queryable, name: string, perc
   if (percent !== null && (!Number.isInteger(percent) || percent < 0 || percent > 100)) {
     throw new InvalidInputError('maxChangePercent', `must be 0-100 (or unset for the server's default), got ${percent}`);
   }
-  if (!(await store.getTenantByName(q, name))) throw new NotFoundError(`tenant "${name}" does not exist`);
+  if (!(await store.getTenantByName(q, name))) throw new NotFoundError('tenant', name, `tenant "${name}" does not exist`);
   return store.setMaxChangePercent(q, name, percent);
 }
 

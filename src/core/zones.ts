@@ -30,7 +30,7 @@ export async function managedZoneNames(ctx: CoreContext): Promise<string[]> {
 /** Makes sure the zone's cache holds OVH's records; costs OVH calls only the first time. */
 export async function ensureSynced(ctx: CoreContext, zone: string): Promise<store.Zone> {
   const z = await store.getZone(ctx.pool, zone);
-  if (!z) throw new NotFoundError(`zone "${zone}" is not managed by dnsplane`);
+  if (!z) throw new NotFoundError('zone', zone, `zone "${zone}" is not managed by dnsplane`);
   if (z.state === 'synced') return z;
   const waiting = performance.now();
   return withZoneLockQueued(ctx, zone, async (tx) => {

@@ -17,14 +17,19 @@ export class AlreadyExistsError extends StoreError {
   }
 }
 
-/** The row to read or change does not exist (or a foreign key points nowhere). */
+/**
+ * The row to read or change does not exist (or a foreign key points nowhere): `what` (tenant, zone,
+ * plan, journal entry) and its key. dnsplane's one not-found error: core throws it too (core/errors.ts
+ * hands it on), with a message of its own, and the API answers it NotFound wherever it comes from.
+ */
 export class NotFoundError extends StoreError {
   override readonly name = 'NotFoundError';
   constructor(
     readonly what: string,
     readonly key: string,
+    message = `${what} ${JSON.stringify(key)} not found`,
   ) {
-    super(`${what} ${JSON.stringify(key)} not found`);
+    super(message);
   }
 }
 
