@@ -35,6 +35,7 @@ import { OvhSimulator } from '../src/ovhsim/index.js';
 import * as store from '../src/store/index.js';
 import { simulatorEnv } from '../test/helpers/sim-server.js';
 import { benchDatabaseOrEmbedded, positiveEnv, startServerProcess, writeSimulatorCa } from './lib.js';
+import { messageOf } from '../src/error-message.js';
 
 const RECORDS = Math.floor(positiveEnv('WORST_RECORDS', 20_000));
 const APPLIES = process.env['WORST_APPLIES'] !== '0';
@@ -142,7 +143,7 @@ async function main(): Promise<void> {
         const r = await fn();
         outcome = typeof r === 'string' ? r : 'ok';
       } catch (e) {
-        outcome = String(e instanceof Error ? e.message : e);
+        outcome = messageOf(e);
       }
       const wallMs = performance.now() - t;
       const after = await metrics();

@@ -21,6 +21,7 @@ import { createTenant, rotateTenantToken } from './core/tenants.js';
 import { hashToken } from './core/tokens.js';
 import { OvhSimulator } from './ovhsim/index.js';
 import * as store from './store/index.js';
+import { messageOf } from './error-message.js';
 
 export const DEMO_ZONE = 'example.test';
 /** In the data directory: the demo's tokens ({"admin": …, "demo": …}), mode 0600. */
@@ -64,7 +65,7 @@ export async function startDemoSimulator(dataDir: string, log: Logger): Promise<
     try {
       sim = await start(saved);
     } catch (e) {
-      log.warn({ dnsPort: saved, err: e instanceof Error ? e.message : String(e) }, 'demo: the simulator DNS port of the last start is taken; using another one');
+      log.warn({ dnsPort: saved, err: messageOf(e) }, 'demo: the simulator DNS port of the last start is taken; using another one');
       sim = await start(0);
     }
   } else {

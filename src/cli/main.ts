@@ -13,6 +13,7 @@ import { tenantCommand } from './tenant.js';
 import { planCommand } from './plan.js';
 import { applyCommand } from './apply.js';
 import { webhookCommand } from './webhook.js';
+import { messageOf } from '../error-message.js';
 
 const COMMANDS: Record<string, Command> = {
   serve: serveCommand,
@@ -67,7 +68,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   } catch (e) {
     if (e instanceof InvalidInputError) io.err(`dnsplane ${name}: ${e.message}`);
     else if (e instanceof Error && String((e as { code?: unknown }).code ?? '').startsWith('ERR_PARSE_ARGS')) io.err(`dnsplane ${name}: ${e.message}\n\n${command.help}`);
-    else io.err(`dnsplane ${name}: ${e instanceof Error ? e.message : String(e)}`);
+    else io.err(`dnsplane ${name}: ${messageOf(e)}`);
     return 1;
   }
 }
@@ -82,7 +83,7 @@ const io: CliIo = {
 main(process.argv.slice(2), io).then(
   (code) => process.exit(code),
   (e: unknown) => {
-    io.err(`dnsplane: ${e instanceof Error ? e.message : String(e)}`);
+    io.err(`dnsplane: ${messageOf(e)}`);
     process.exit(1);
   },
 );

@@ -42,6 +42,7 @@ import { recoverInFlight } from './recovery.js';
 import type { CoreContext } from './context.js';
 import { getEach } from './read-records.js';
 import { toRow, tryZoneLockFenced } from './zones.js';
+import { messageOf } from '../error-message.js';
 
 export interface DriftResult {
   zone: string;
@@ -143,7 +144,7 @@ async function driftCheck(ctx: CoreContext, zone: string, opts: DriftOptions): P
         const owners = differingOwners(parseZoneFile(exported, zone), [...kept, ...added]);
         suspects = kept.filter((r) => owners.has(r.subDomain.toLowerCase()));
       } catch (e) {
-        ctx.log.warn({ zone, err: e instanceof Error ? e.message : String(e) }, 'drift: the zone export could not be read; re-reading every cached record of the zone');
+        ctx.log.warn({ zone, err: messageOf(e) }, 'drift: the zone export could not be read; re-reading every cached record of the zone');
         suspects = kept;
       }
       const wholeAfter = expanded() && suspects.length > pages ? await readWhole() : undefined;
@@ -220,7 +221,7 @@ export function startDriftLoop(ctx: CoreContext, intervalMs: number): DriftLoop 
       try {
         await checkZoneDrift(ctx, z.name, { minAgeMs: intervalMs * 0.8 });
       } catch (e) {
-        ctx.log.warn({ zone: z.name, err: e instanceof Error ? e.message : String(e) }, 'drift check failed; retried next interval');
+        ctx.log.warn({ zone: z.name, err: messageOf(e) }, 'drift check failed; retried next interval');
       }
     }
   };
@@ -228,7 +229,7 @@ export function startDriftLoop(ctx: CoreContext, intervalMs: number): DriftLoop 
     if (stopped) return;
     timer = setTimeout(() => {
       running = round()
-        .catch((e: unknown) => ctx.log.warn({ err: e instanceof Error ? e.message : String(e) }, 'drift round failed'))
+        .catch((e: unknown) => ctx.log.warn({ err: messageOf(e) }, 'drift round failed'))
         .finally(() => {
           running = undefined;
           schedule();

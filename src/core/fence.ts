@@ -26,6 +26,7 @@ import type { WriteGuard } from '../ovh/client/write-guard.js';
 import * as store from '../store/index.js';
 import type { CoreContext } from './context.js';
 import { ShuttingDownError } from './errors.js';
+import { messageOf } from '../error-message.js';
 
 /** A holder renews its lease when half of this has passed since the last renewal. */
 export const LEASE_STEP_MS = 2_000;
@@ -84,7 +85,7 @@ export class ZoneFence implements WriteGuard {
     try {
       await store.checkLockHeld(this.tx, this.zone, FENCE_CHECK_TIMEOUT_MS);
     } catch (e) {
-      this.lost = e instanceof store.ZoneLockLostError ? e : new store.ZoneLockLostError(this.zone, e instanceof Error ? e.message : String(e));
+      this.lost = e instanceof store.ZoneLockLostError ? e : new store.ZoneLockLostError(this.zone, messageOf(e));
       throw this.lost;
     }
   }
@@ -98,7 +99,7 @@ export class ZoneFence implements WriteGuard {
       try {
         renewed = await store.renewJournalLease(this.ctx.journalPool ?? this.ctx.pool, [...this.leased], this.session, this.journalFence().leaseMs);
       } catch (e) {
-        this.lost = new store.ZoneLockLostError(this.zone, `its journal lease could not be renewed: ${e instanceof Error ? e.message : String(e)}`);
+        this.lost = new store.ZoneLockLostError(this.zone, `its journal lease could not be renewed: ${messageOf(e)}`);
         throw this.lost;
       }
       if (renewed < this.leased.size) {

@@ -14,6 +14,7 @@ import { reachableByPostgresUser } from './embedded/as-root.js';
 import { EmbeddedInUseError } from './embedded/owner-lock.js';
 import { startEmbeddedPostgres, type EmbeddedServer } from './embedded/server.js';
 import { errorCode, type LogFn } from './internal.js';
+import { messageOf } from '../error-message.js';
 
 export type { LogFn, Queryable } from './internal.js';
 
@@ -72,7 +73,7 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
       await pool.query('SELECT 1');
     } catch (err) {
       await pool.end().catch(() => undefined);
-      throw new Error(`cannot connect to ${redactUrl(url)}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      throw new Error(`cannot connect to ${redactUrl(url)}: ${messageOf(err)}`, { cause: err });
     }
     log('database: using external Postgres', { url: redactUrl(url) });
     return { pool, url, displayUrl: redactUrl(url), label: `${describeUrl(url)} (DATABASE_URL)`, embedded: false, close: once(() => pool.end()) };
@@ -162,7 +163,7 @@ async function openShared(file: string, inUse: EmbeddedInUseError, log: LogFn, p
   try {
     info = await readConnectionFile(file);
   } catch (err) {
-    throw new Error(`${inUse.message}, and its connection file ${file} cannot be read (${err instanceof Error ? err.message : String(err)}); run as the user that runs the server, or ${wayOut}`, { cause: err });
+    throw new Error(`${inUse.message}, and its connection file ${file} cannot be read (${messageOf(err)}); run as the user that runs the server, or ${wayOut}`, { cause: err });
   }
   if (info === undefined) {
     throw new Error(
@@ -179,7 +180,7 @@ async function openShared(file: string, inUse: EmbeddedInUseError, log: LogFn, p
   } catch (err) {
     await pool.end().catch(() => undefined);
     throw new Error(
-      `cannot reach the embedded Postgres of the running dnsplane process (pid ${owner}) through ${file}: ${err instanceof Error ? err.message : String(err)}; ` +
+      `cannot reach the embedded Postgres of the running dnsplane process (pid ${owner}) through ${file}: ${messageOf(err)}; ` +
         `if it is stopping, run the command again once it has stopped; otherwise ${wayOut}`,
       { cause: err },
     );

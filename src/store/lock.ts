@@ -10,6 +10,7 @@
 import type pg from 'pg';
 import { LockTimeoutError, ZoneLockLostError } from './errors.js';
 import { PG_LOCK_NOT_AVAILABLE, errorCode, withClientTransaction, type Queryable } from './internal.js';
+import { messageOf } from '../error-message.js';
 
 export { LockTimeoutError, ZoneLockLostError } from './errors.js';
 
@@ -113,7 +114,7 @@ export async function checkLockHeld(tx: pg.PoolClient, zone: string, timeoutMs: 
       }),
     ]);
   } catch (e) {
-    throw new ZoneLockLostError(zone, e instanceof Error ? e.message : String(e));
+    throw new ZoneLockLostError(zone, messageOf(e));
   } finally {
     clearTimeout(timer);
   }

@@ -13,6 +13,7 @@ import {
   pgConstraint,
   type Queryable,
 } from './internal.js';
+import { messageOf } from '../error-message.js';
 
 export interface OwnershipRow {
   zone: string;
@@ -132,7 +133,7 @@ export async function setOwner(q: Queryable, o: SetOwnerInput): Promise<Ownershi
         : new NotFoundError('zone', o.zone);
     }
     if (errorCode(err) === PG_EXCLUSION_VIOLATION) {
-      throw new ConflictError(err instanceof Error ? err.message : String(err));
+      throw new ConflictError(messageOf(err));
     }
     throw err;
   }

@@ -11,6 +11,7 @@ import { records, visibleZonesIn, type ZoneStates } from '../core/records.js';
 import { readCacheOf } from '../core/read-cache.js';
 import { authenticate, type Tenant } from '../core/tenants.js';
 import { entryOf, WebhookError, type ApplyOutcome, type WebhookBackend, type WebhookSession } from './backend.js';
+import { messageOf } from '../error-message.js';
 
 /** The user and password of an `Authorization: Basic …` header, or undefined. */
 export function parseBasic(header: string | undefined): { user: string; password: string } | undefined {
@@ -36,7 +37,7 @@ export function fromCoreError(e: unknown): unknown {
   if (e instanceof ApplyFailedError) return new WebhookError(e.transient ? 503 : 500, e.message);
   if (e instanceof ShuttingDownError) return new WebhookError(503, e.message);
   // An outage, not a bug: external-dns retries on its next loop.
-  if (isDatabaseUnavailable(e)) return new WebhookError(503, `database unavailable, retried next loop: ${e instanceof Error ? e.message : String(e)}`);
+  if (isDatabaseUnavailable(e)) return new WebhookError(503, `database unavailable, retried next loop: ${messageOf(e)}`);
   return e;
 }
 

@@ -54,6 +54,7 @@ import {
   type WireChanges,
   type WireEndpoint,
 } from './protocol.js';
+import { messageOf } from '../error-message.js';
 
 export const DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024;
 export const DEFAULT_MAX_ENDPOINTS = 50_000;
@@ -400,7 +401,7 @@ export function webhookHandler(opts: WebhookHandlerOptions): (req: http.Incoming
       if (e instanceof WebhookError) {
         return text(e.status, e.message, e.status === 401 && backend.mode === 'central' ? { 'www-authenticate': 'Basic realm="dnsplane"' } : {});
       }
-      log.error({ webhook: route, err: e instanceof Error ? e.message : String(e), stack: e instanceof Error ? e.stack : undefined }, 'webhook request failed unexpectedly');
+      log.error({ webhook: route, err: messageOf(e), stack: e instanceof Error ? e.stack : undefined }, 'webhook request failed unexpectedly');
       return text(500, 'internal error');
     };
 

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { startHarness, type Harness } from '../helpers/server.js';
+import { messageOf } from '../../src/error-message.js';
 
 const ROOT = path.resolve('deploy/kubernetes');
 
@@ -86,7 +87,7 @@ async function validate(m: Manifest): Promise<void> {
   try {
     new Model(m.doc).validate();
   } catch (e) {
-    throw new Error(`${where}: ${e instanceof Error ? e.message : String(e)}`);
+    throw new Error(`${where}: ${messageOf(e)}`);
   }
   const unknown = unknownFields(Model, m.doc);
   if (unknown.length) throw new Error(`${where}: fields the ${apiVersion} ${kind} schema does not know: ${unknown.join(', ')}`);
