@@ -12,7 +12,10 @@ import { ApplyStatus, Policy, type ApplyResponse, type Endpoint } from '../../sr
 import type { SimRecord } from '../../src/ovhsim/index.js';
 import * as store from '../../src/store/index.js';
 import { ep } from '../helpers/expect.js';
+import { scrape } from '../helpers/prometheus.js';
 import { startHarness, type Harness } from '../helpers/server.js';
+import { until } from '../helpers/until.js';
+import { zoneLocksWaited } from '../helpers/zone-locks.js';
 
 const ZONE = 'coalesce.test';
 const REC = `/domain/zone/${ZONE}/record`;
@@ -50,24 +53,6 @@ function create(i: number, ...endpoints: Endpoint[]) {
 
 type Answer = { response?: ApplyResponse; error?: ConnectError };
 
-/** Dnsplane zone locks waited for in Postgres right now. */
-async function waitingInPostgres(on: Harness): Promise<number> {
-  const { rows } = await on.server.ctx.pool.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND classid = $1 AND objsubid = 2 AND NOT granted
-        AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
-    [store.ZONE_LOCK_NAMESPACE],
-  );
-  return rows[0]!.n;
-}
-
-async function until(what: string, cond: () => boolean | Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 /**
  * Starts the applies one by one while the test holds the zone lock, each once the one before it
  * waits (the first in Postgres, the others in the server's queue), then releases the lock: they reach
@@ -86,7 +71,7 @@ async function queued(starts: Array<() => Promise<ApplyResponse>>, on = h): Prom
   const answers: Array<Promise<Answer>> = [];
   for (const [i, start] of starts.entries()) {
     answers.push(start().then((response) => ({ response }), (e: unknown) => ({ error: ConnectError.from(e) })));
-    if (i === 0) await until('the first apply to wait in Postgres', async () => (await waitingInPostgres(on)) === 1);
+    if (i === 0) await until('the first apply to wait in Postgres', async () => (await zoneLocksWaited(on.server.ctx.pool)) === 1);
     else await until(`apply ${i + 1} to wait in the queue`, () => zoneLockWaiters(on.server.ctx, ZONE) === i);
   }
   release();
@@ -115,8 +100,8 @@ function created(): string[] {
 
 /** dnsplane_apply_batch_applies of the zone: how many refreshes (count) published how many applies (sum). */
 async function batchMetric(): Promise<{ count: number; sum: number }> {
-  const text = await (await fetch(`${h.server.url}/metrics`)).text();
-  const series = (name: string) => Number(new RegExp(`^${name}\\{zone="${ZONE.replace('.', '\\.')}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+  const value = await scrape(h.server.url);
+  const series = (name: string) => value(name, { zone: ZONE }) ?? 0;
   return { count: series('dnsplane_apply_batch_applies_count'), sum: series('dnsplane_apply_batch_applies_sum') };
 }
 

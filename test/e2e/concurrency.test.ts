@@ -15,7 +15,8 @@ import { OvhSimulator, type FaultHandle } from '../../src/ovhsim/index.js';
 import * as store from '../../src/store/index.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
 import { foldAccepted, joined, publishedSets } from '../helpers/invariants.js';
-import { startServe, zoneLocksHeld, type ServeProcess } from './concurrency-helpers.js';
+import { startServe, type ServeProcess } from '../helpers/serve-process.js';
+import { zoneLocksHeld } from '../helpers/zone-locks.js';
 
 const ZONES = ['alpha.test', 'beta.test'];
 const TENANTS = 10;

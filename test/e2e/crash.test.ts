@@ -10,7 +10,9 @@ import { ApplyStatus, EndpointSchema, Policy, type Endpoint } from '../../src/ge
 import { OvhSimulator, type SimRecord } from '../../src/ovhsim/index.js';
 import * as store from '../../src/store/index.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
-import { startServe, until, zoneLocksHeld, type ServeProcess } from './concurrency-helpers.js';
+import { startServe, type ServeProcess } from '../helpers/serve-process.js';
+import { until } from '../helpers/until.js';
+import { zoneLocksHeld } from '../helpers/zone-locks.js';
 
 const ZONE = 'crash.test';
 const REC = `/domain/zone/${ZONE}/record`;

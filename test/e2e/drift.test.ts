@@ -9,6 +9,7 @@ import { checkZoneDrift } from '../../src/core/drift.js';
 import { EndpointSchema, Policy } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import * as store from '../../src/store/index.js';
 import { startHarness, type Harness } from '../helpers/server.js';
+import { until } from '../helpers/until.js';
 
 const ZONE = 'drift.test';
 const REC = `/domain/zone/${ZONE}/record`;
@@ -148,16 +149,6 @@ describe('the drift loop (DNSPLANE_DRIFT_INTERVAL=300ms)', () => {
   afterAll(async () => {
     await h?.close();
   });
-
-  async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const v = await fn();
-      if (v !== undefined) return v;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
 
   it('with nothing changed, each check is one GET of the SOA', async () => {
     h.sim.clearCalls();

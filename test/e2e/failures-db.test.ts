@@ -14,9 +14,11 @@ import type { Server } from '../../src/server.js';
 import * as store from '../../src/store/index.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
 import { ep, expectRejected } from '../helpers/expect.js';
-import { startPgProxy, type PgProxy } from '../helpers/pg-proxy.js';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { startServerOn, zoneClientFor } from '../helpers/sim-server.js';
-import { startServe, until, zoneLocksHeld, type ServeProcess } from './concurrency-helpers.js';
+import { startServe, type ServeProcess } from '../helpers/serve-process.js';
+import { until } from '../helpers/until.js';
+import { zoneLocksHeld } from '../helpers/zone-locks.js';
 
 const CUT = 'cut.test';
 const TWO = 'two.test';
@@ -244,9 +246,9 @@ describe('SIGTERM during a long apply', () => {
 });
 
 describe('the database unreachable', () => {
-  let proxy: PgProxy;
+  let proxy: TcpProxy;
   beforeAll(async () => {
-    proxy = await startPgProxy(db.url);
+    proxy = await startTcpProxy(db.url);
   });
   afterAll(async () => {
     await proxy?.close();
@@ -259,7 +261,7 @@ describe('the database unreachable', () => {
     expect((await fetch(`${s.url}/readyz`)).status).toBe(200);
     const basic = `Basic ${Buffer.from(`alice:${token}`).toString('base64')}`;
 
-    await proxy.cut();
+    proxy.cut();
     sim.clearCalls();
     await expectRejected(client.records({ zones: [DOWN] }), Code.Unavailable, /database unavailable/);
     await expectRejected(applyDesired(client, [ep(`d.${DOWN}`, 'A', ['192.0.2.9'])]), Code.Unavailable, /database|nothing was sent|unavailable/);
@@ -271,7 +273,7 @@ describe('the database unreachable', () => {
     expect(await ready.text()).toMatch(/database unavailable/);
     expect(sim.writes()).toEqual([]);
 
-    await proxy.restore();
+    proxy.restore();
     const restoredAt = Date.now();
     await until('/readyz to answer 200', async () => ((await fetch(`${s.url}/readyz`)).status === 200 ? true : undefined), 10_000);
     expect(Date.now() - restoredAt).toBeLessThan(2_000);

@@ -137,10 +137,8 @@ describe('grpc.health.v1', () => {
   beforeAll(async () => {
     sim = await OvhSimulator.start({ zones: { [ZONE]: [] } });
     db = await testDatabase();
-    const u = new URL(db.url);
-    proxy = await startTcpProxy({ host: u.hostname, port: Number(u.port || 5432) });
-    u.host = `127.0.0.1:${proxy.port}`;
-    server = await startServerOn(sim, u.toString(), { DNSPLANE_DRIFT_INTERVAL: 'off' });
+    proxy = await startTcpProxy(db.url);
+    server = await startServerOn(sim, proxy.url, { DNSPLANE_DRIFT_INTERVAL: 'off' });
   });
   afterAll(async () => {
     await server?.close();

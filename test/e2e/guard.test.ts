@@ -10,8 +10,8 @@ import { AdminService } from '../../src/gen/dnsplane/v1/admin_pb.js';
 import { ApplyStatus, Policy, type Endpoint } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 import { callLines, ep, expectRejected } from '../helpers/expect.js';
-import { centralWebhook, type TestWebhook } from '../webhook/helpers.js';
-import { ExternalDns } from '../webhook/extdns.js';
+import { centralWebhook, type TestWebhook } from '../helpers/central-webhook.js';
+import { ExternalDns } from '../helpers/external-dns.js';
 
 const ZONE = 'example.com';
 let h: Harness;

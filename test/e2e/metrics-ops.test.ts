@@ -9,25 +9,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkZoneDrift } from '../../src/core/drift.js';
 import { Policy } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { ep } from '../helpers/expect.js';
+import { scrape } from '../helpers/prometheus.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 
 const ZONE = 'ops.test';
 let h: Harness;
 let alice: string;
-
-async function scrape(): Promise<(name: string, labels?: Record<string, string>) => number | undefined> {
-  const text = await (await fetch(`${h.server.url}/metrics`)).text();
-  return (name, labels = {}) => {
-    const want = Object.entries(labels);
-    for (const line of text.split('\n')) {
-      const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-      if (!m || m[1] !== name) continue;
-      const have = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((x) => [x[1], x[2]]));
-      if (want.every(([k, v]) => have[k] === v) && Object.keys(have).length === want.length) return Number(m[3]);
-    }
-    return undefined;
-  };
-}
 
 beforeAll(async () => {
   h = await startHarness({
@@ -48,7 +35,7 @@ describe('drift metrics', () => {
     h.sim.addRecord(ZONE, { subDomain: 'byhand2', fieldType: 'A', target: '192.0.2.78', ttl: 60 });
     h.sim.publish(ZONE);
     expect(await checkZoneDrift(h.server.ctx, ZONE)).toMatchObject({ status: 'changed', added: 2 });
-    const value = await scrape();
+    const value = await scrape(h.server.url);
     expect(value('dnsplane_drift_checks_total', { zone: ZONE, result: 'unchanged' })).toBe(1);
     expect(value('dnsplane_drift_checks_total', { zone: ZONE, result: 'changed' })).toBe(1);
     expect(value('dnsplane_drift_records_total', { zone: ZONE, change: 'added' })).toBe(2);
@@ -58,7 +45,7 @@ describe('drift metrics', () => {
 
 describe('in-flight journal metrics', () => {
   it('show an apply left in flight, with its age, until the next lock holder rolls it back', async () => {
-    let value = await scrape();
+    let value = await scrape(h.server.url);
     expect(value('dnsplane_journal_in_flight', { zone: ZONE })).toBeUndefined();
 
     // The refresh answers 500 to every attempt: it may have published, so the row stays in_flight.
@@ -72,7 +59,7 @@ describe('in-flight journal metrics', () => {
       );
     expect(err?.code).toBe(Code.Unavailable);
 
-    value = await scrape();
+    value = await scrape(h.server.url);
     expect(value('dnsplane_journal_in_flight', { zone: ZONE })).toBe(1);
     expect(value('dnsplane_journal_in_flight_oldest_seconds', { zone: ZONE })).toBeGreaterThanOrEqual(0);
     // Counted as a failed or errored apply (what DnsplaneApplyFailures alerts on).
@@ -81,7 +68,7 @@ describe('in-flight journal metrics', () => {
 
     // The next holder of the zone lock (here a drift check) finishes the rollback.
     await checkZoneDrift(h.server.ctx, ZONE);
-    value = await scrape();
+    value = await scrape(h.server.url);
     expect(value('dnsplane_journal_in_flight', { zone: ZONE })).toBeUndefined();
     expect(value('dnsplane_journal_in_flight_oldest_seconds', { zone: ZONE })).toBeUndefined();
   });

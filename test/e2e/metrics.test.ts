@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApplyStatus, Policy } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 import { ep } from '../helpers/expect.js';
+import { seriesValue } from '../helpers/prometheus.js';
 
 const ZONE = 'example.com';
 let h: Harness;
@@ -14,14 +15,7 @@ let text: string;
 
 /** The value of one series line, e.g. value('dnsplane_ovh_requests_total', {method: 'GET', …}). */
 function value(name: string, labels: Record<string, string> = {}): number | undefined {
-  const want = Object.entries(labels);
-  for (const line of text.split('\n')) {
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const have = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((x) => [x[1], x[2]]));
-    if (want.every(([k, v]) => have[k] === v) && Object.keys(have).length === want.length) return Number(m[3]);
-  }
-  return undefined;
+  return seriesValue(text, name, labels);
 }
 
 beforeAll(async () => {

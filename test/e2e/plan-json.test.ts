@@ -17,7 +17,7 @@ import { PlanRequestSchema } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { fromJsonString, toJsonString } from '@bufbuild/protobuf';
 import { startHarness, type Harness } from '../helpers/server.js';
 import { ep } from '../helpers/expect.js';
-import { captureLogger } from '../webhook/helpers.js';
+import { captureLogger } from '../helpers/log-capture.js';
 
 const ZONE = 'example.com';
 let h: Harness;

@@ -10,6 +10,7 @@ import { Policy, type Endpoint } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import * as store from '../../src/store/index.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 import { ep, expectRejected } from '../helpers/expect.js';
+import { until } from '../helpers/until.js';
 
 const HELD = 'held.test';
 const OTHER = 'other.test';
@@ -19,14 +20,6 @@ let bob: string;
 
 function plan(token: string, zone: string, endpoints: Endpoint[]) {
   return h.zoneClient(token).plan({ policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [zone], endpoints } } });
-}
-
-async function until(what: string, ok: () => boolean | Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 2000; i++) {
-    if (await ok()) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 beforeAll(async () => {

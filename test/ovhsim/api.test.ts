@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { OvhClient } from '@ovhcloud/node-ovh';
 import { OvhSimulator } from '../../src/ovhsim/index.js';
-import { clientFor, raw, rejection, trust } from './helpers.js';
+import { clientFor, raw, rejection, trust } from '../helpers/sim-clients.js';
 
 const ZONE = 'example.test';
 let sim: OvhSimulator;

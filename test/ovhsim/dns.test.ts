@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import dnsPacket from 'dns-packet';
 import type { Answer, DecodedPacket, Packet, RecordType } from 'dns-packet';
 import { OvhSimulator } from '../../src/ovhsim/index.js';
-import { clientFor, trust } from './helpers.js';
+import { clientFor, trust } from '../helpers/sim-clients.js';
 
 const ZONE = 'example.test';
 const LONG_TXT = 'x'.repeat(300);

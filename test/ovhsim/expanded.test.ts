@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { OvhSimulator } from '../../src/ovhsim/index.js';
-import { raw } from './helpers.js';
+import { raw } from '../helpers/sim-clients.js';
 
 const ZONE = 'pages.test';
 const LIST = `/1.0/domain/zone/${ZONE}/record`;

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { OvhSimulator } from '../../src/ovhsim/index.js';
 import { runSimulator } from '../../src/ovhsim/cli.js';
-import { clientFor, trust } from './helpers.js';
+import { clientFor, trust } from '../helpers/sim-clients.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ovhsim-test-'));
 const started: OvhSimulator[] = [];

@@ -4,6 +4,7 @@ import { LockTimeoutError, TransactionAbortedError } from '../../src/store/error
 import { tryZoneLock, withZoneLock, ZONE_LOCK_NAMESPACE } from '../../src/store/lock.js';
 import { withSnapshot } from '../../src/store/transaction.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
+import { zoneLocksHeld, zoneLocksWaited } from '../helpers/zone-locks.js';
 
 /** A promise with its resolve exposed. */
 function latch(): { promise: Promise<void>; open: () => void } {
@@ -37,26 +38,6 @@ describe('withZoneLock', () => {
     await db?.drop();
   });
 
-  /** Number of backends waiting for a dnsplane zone lock. */
-  async function waitingForZoneLock(): Promise<number> {
-    const { rows } = await observer.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM pg_locks
-        WHERE locktype = 'advisory' AND classid = $1 AND objsubid = 2 AND NOT granted
-          AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
-      [ZONE_LOCK_NAMESPACE],
-    );
-    return rows[0]?.n ?? 0;
-  }
-
-  async function zoneLocksHeld(): Promise<number> {
-    const { rows } = await observer.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM pg_locks
-        WHERE locktype = 'advisory' AND classid = $1 AND objsubid = 2 AND granted
-          AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
-      [ZONE_LOCK_NAMESPACE],
-    );
-    return rows[0]?.n ?? 0;
-  }
 
   it('serializes two holders of the same zone', async () => {
     const events: string[] = [];
@@ -74,7 +55,7 @@ describe('withZoneLock', () => {
       events.push('B out');
     });
     // B is provably blocked on the lock (not merely slow): Postgres shows its request ungranted.
-    await until(async () => (await waitingForZoneLock()) === 1, 'B to wait for the lock');
+    await until(async () => (await zoneLocksWaited(observer)) === 1, 'B to wait for the lock');
     expect(events).toEqual(['A in']);
     releaseA.open();
     await Promise.all([a, b]);
@@ -93,7 +74,7 @@ describe('withZoneLock', () => {
     // B completes while A still holds its zone.
     const b = await withZoneLock(db.pool, 'two.example', { lockTimeoutMs: 1_000 }, async () => 'b');
     expect(b).toBe('b');
-    expect(await zoneLocksHeld()).toBe(1);
+    expect(await zoneLocksHeld(observer)).toBe(1);
     releaseA.open();
     expect(await a).toBe('a');
   });
@@ -127,7 +108,7 @@ describe('withZoneLock', () => {
     expect(err).toBeInstanceOf(TransactionAbortedError);
     const { rows } = await db.pool.query("SELECT * FROM lock_probe WHERE zone = 'aborted.example'");
     expect(rows).toHaveLength(0);
-    expect(await zoneLocksHeld()).toBe(0);
+    expect(await zoneLocksHeld(observer)).toBe(0);
   });
 
   it('releases the lock and rolls back when fn throws', async () => {
@@ -139,7 +120,7 @@ describe('withZoneLock', () => {
     ).rejects.toThrow('boom');
     const { rows } = await db.pool.query("SELECT * FROM lock_probe WHERE zone = 'throw.example'");
     expect(rows).toHaveLength(0);
-    expect(await zoneLocksHeld()).toBe(0);
+    expect(await zoneLocksHeld(observer)).toBe(0);
     expect(await tryZoneLock(db.pool, 'throw.example', async () => 'free')).toBe('free');
   });
 
@@ -151,7 +132,7 @@ describe('withZoneLock', () => {
     expect(out).toBe(42);
     const { rows } = await db.pool.query("SELECT note FROM lock_probe WHERE zone = 'commit.example'");
     expect(rows).toEqual([{ note: 'kept' }]);
-    expect(await zoneLocksHeld()).toBe(0);
+    expect(await zoneLocksHeld(observer)).toBe(0);
     expect(await tryZoneLock(db.pool, 'commit.example', async () => 'free')).toBe('free');
   });
 

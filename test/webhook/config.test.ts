@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { InvalidInputError } from '../../src/dns/errors.js';
 import { startHarness } from '../helpers/server.js';
-import { MEDIA_TYPE } from './extdns.js';
+import { MEDIA_TYPE } from '../helpers/external-dns.js';
 
 describe('DNSPLANE_WEBHOOK_LISTEN', () => {
   it('defaults to 127.0.0.1:8888, takes host:port, "off" disables it', () => {

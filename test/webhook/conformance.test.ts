@@ -1,15 +1,16 @@
 /**
- * Conformance: external-dns v0.22's webhook client (extdns.ts, a port of its Go code) against dnsplane,
- * in both modes — the central listener of `dnsplane serve` (HTTP Basic tenant:token) and the sidecar
- * (`dnsplane webhook`, calling the centre over Connect). One suite, run against each; real Postgres,
- * the OVH simulator over HTTPS, and the exact OVH calls the simulator saw asserted at every step.
+ * Conformance: external-dns v0.22's webhook client (test/helpers/external-dns.ts, a port of its Go
+ * code) against dnsplane, in both modes — the central listener of `dnsplane serve` (HTTP Basic
+ * tenant:token) and the sidecar (`dnsplane webhook`, calling the centre over Connect). One suite, run
+ * against each; real Postgres, the OVH simulator over HTTPS, and the exact OVH calls the simulator
+ * saw asserted at every step.
  */
 import pino from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import * as store from '../../src/store/index.js';
 import { startSidecar, type Sidecar } from '../../src/webhook/index.js';
 import { startHarness, type Harness } from '../helpers/server.js';
-import { calculate, ExternalDns, ExternalDnsError, MEDIA_TYPE, type GoEndpoint } from './extdns.js';
+import { calculate, ExternalDns, ExternalDnsError, MEDIA_TYPE, type GoEndpoint } from '../helpers/external-dns.js';
 
 const ZONE = 'example.com';
 const silent = pino({ level: 'silent' });

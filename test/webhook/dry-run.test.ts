@@ -8,8 +8,8 @@ import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { startSidecar, type Sidecar } from '../../src/webhook/index.js';
 import { callLines } from '../helpers/expect.js';
 import { startHarness, type Harness } from '../helpers/server.js';
-import { ExternalDns } from './extdns.js';
-import { centralWebhook, type TestWebhook } from './helpers.js';
+import { ExternalDns } from '../helpers/external-dns.js';
+import { centralWebhook, type TestWebhook } from '../helpers/central-webhook.js';
 
 const ZONE = 'example.com';
 let h: Harness;

@@ -13,8 +13,8 @@ import { ZoneService, type ListZonesResponse } from '../../src/gen/dnsplane/v1/z
 import { MAX_LOGGED_REFUSALS } from '../../src/webhook/handler.js';
 import { startSidecar, type Sidecar } from '../../src/webhook/index.js';
 import { startHarness, type Harness } from '../helpers/server.js';
-import { ExternalDns, MEDIA_TYPE } from './extdns.js';
-import { centralWebhook, type TestWebhook } from './helpers.js';
+import { ExternalDns, MEDIA_TYPE } from '../helpers/external-dns.js';
+import { centralWebhook, type TestWebhook } from '../helpers/central-webhook.js';
 import { callLines } from '../helpers/expect.js';
 
 const ZONE = 'example.com';

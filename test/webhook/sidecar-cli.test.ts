@@ -18,7 +18,7 @@ import { webhookCommand } from '../../src/cli/webhook.js';
 import { InvalidInputError } from '../../src/dns/errors.js';
 import { generateCertificate } from '../../src/ovhsim/cert.js';
 import { startHarness, type Harness } from '../helpers/server.js';
-import { ExternalDns, MEDIA_TYPE } from './extdns.js';
+import { ExternalDns, MEDIA_TYPE } from '../helpers/external-dns.js';
 import { callLines } from '../helpers/expect.js';
 
 const ZONE = 'example.com';

@@ -9,8 +9,8 @@ import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { startSidecar, type Sidecar } from '../../src/webhook/index.js';
 import { callLines } from '../helpers/expect.js';
 import { startHarness, type Harness } from '../helpers/server.js';
-import { ExternalDns, ExternalDnsError } from './extdns.js';
-import { captureLogger, type LogLine } from './helpers.js';
+import { ExternalDns, ExternalDnsError } from '../helpers/external-dns.js';
+import { captureLogger, type LogLine } from '../helpers/log-capture.js';
 
 const ZONE = 'example.com';
 let h: Harness;

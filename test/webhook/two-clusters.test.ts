@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from '../helpers/server.js';
-import { ExternalDns, type GoEndpoint } from './extdns.js';
-import { centralWebhook, type TestWebhook } from './helpers.js';
+import { ExternalDns, type GoEndpoint } from '../helpers/external-dns.js';
+import { centralWebhook, type TestWebhook } from '../helpers/central-webhook.js';
 import { callLines } from '../helpers/expect.js';
 
 const ZONE = 'example.com';

@@ -1,6 +1,7 @@
 /**
- * Test helpers for the simulator: trust its certificate, build a real @ovhcloud/node-ovh client, and send
- * raw (optionally signed) HTTPS requests to see what the node client hides (headers, raw bodies).
+ * Clients of the simulator for its own tests: trust its certificate, build a real @ovhcloud/node-ovh
+ * client, and send raw (optionally signed) HTTPS requests to see what the node client hides (headers,
+ * raw bodies).
  */
 import { createHash } from 'node:crypto';
 import https from 'node:https';

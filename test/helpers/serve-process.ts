@@ -10,15 +10,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createClient, type Client, type Interceptor } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
-import pg from 'pg';
 import { ZoneService } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import type { OvhSimulator } from '../../src/ovhsim/index.js';
-import { ZONE_LOCK_NAMESPACE } from '../../src/store/index.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** A port nobody listens on right now (the OS picks it; a race with other programs is unlikely). */
-export async function freePort(): Promise<number> {
+async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = net.createServer();
     s.once('error', reject);
@@ -115,25 +113,4 @@ export async function startServe(opts: ServeOptions): Promise<ServeProcess> {
     kill: () => end('SIGKILL'),
     stop: () => end('SIGTERM'),
   };
-}
-
-/** dnsplane zone locks held in this database right now (pg_locks). */
-export async function zoneLocksHeld(pool: pg.Pool): Promise<number> {
-  const { rows } = await pool.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM pg_locks
-      WHERE locktype = 'advisory' AND classid = $1 AND objsubid = 2 AND granted
-        AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
-    [ZONE_LOCK_NAMESPACE],
-  );
-  return rows[0]?.n ?? 0;
-}
-
-export async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 120_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
