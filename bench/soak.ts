@@ -36,7 +36,7 @@ import pg from 'pg';
 import pino from 'pino';
 import { loadConfig } from '../src/config.js';
 import { checkZoneDrift } from '../src/core/drift.js';
-import { recoverAll } from '../src/core/recovery.js';
+import { recoverAll } from '../src/core/apply/index.js';
 import { createTenant } from '../src/core/tenants.js';
 import { ApplyStatus, EndpointSchema, Policy, ZoneService, type Endpoint, type ZoneApplyResult } from '../src/gen/dnsplane/v1/zone_pb.js';
 import { OvhSimulator, type FaultEffect } from '../src/ovhsim/index.js';

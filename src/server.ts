@@ -8,7 +8,7 @@ import net from 'node:net';
 import { hostname } from 'node:os';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.js';
-import { recoverAll } from './core/recovery.js';
+import { recoverAll } from './core/apply/index.js';
 import { startDriftLoop, type DriftLoop } from './core/drift.js';
 import type { CoreContext } from './core/context.js';
 import { Lifecycle } from './core/lifecycle.js';

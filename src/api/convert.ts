@@ -6,7 +6,7 @@ import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { toUnicode } from '../dns/names.js';
 import type { Change, ChangeAction as CoreAction, Conflict, Endpoint, Policy as CorePolicy } from '../dns/types.js';
 import { describeOperation, operationsByRecordSet, operationsOfChange } from '../ovh/ops.js';
-import type { CallRecord, ZoneApplyResult } from '../core/apply-result.js';
+import type { CallRecord, ZoneApplyResult } from '../core/apply/index.js';
 import { driftState } from '../core/drift.js';
 import type { PlanInput, RawEndpoint, StoredPlan, ZonePlan } from '../core/plan.js';
 import type { OwnershipRow, ZoneWithCount } from '../store/index.js';

@@ -1,6 +1,6 @@
 import { create } from '@bufbuild/protobuf';
 import { ConnectError, type ServiceImpl } from '@connectrpc/connect';
-import { apply } from '../core/apply.js';
+import { apply } from '../core/apply/index.js';
 import type { CoreContext } from '../core/context.js';
 import { plan } from '../core/plan.js';
 import { listVisibleZones, records, type ZoneRecords } from '../core/records.js';

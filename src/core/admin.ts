@@ -12,7 +12,7 @@ import type { Endpoint } from '../dns/types.js';
 import * as store from '../store/index.js';
 import type { CoreContext } from './context.js';
 import { Slicer } from './slices.js';
-import { waitForHolder } from './recovery.js';
+import { waitForHolder } from './apply/index.js';
 import { NotFoundError, PermissionDeniedError } from './errors.js';
 import { importTxtRegistry as runImport, type ImportInput, type ImportResult } from './import-txt.js';
 import { assignOwnership as runAssign, listOwnership as runList, type AssignInput, type AssignResult } from './ownership-admin.js';

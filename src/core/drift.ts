@@ -38,7 +38,7 @@ import type { RecordRow } from '../store/index.js';
 import * as store from '../store/index.js';
 import { withOvhFlow } from '../ovh/ratelimit.js';
 import { differingOwners, parseZoneFile } from '../ovh/zonefile.js';
-import { recoverInFlight } from './recovery.js';
+import { recoverInFlight } from './apply/index.js';
 import type { CoreContext } from './context.js';
 import { getEach } from './read-records.js';
 import { toRow, tryZoneLockFenced } from './zones.js';

@@ -12,7 +12,7 @@
  *      nothing is sent, and the call is PermissionDenied naming it; no operation -> NO_CHANGES with
  *      no OVH call.
  */
-import { apply, type ZoneApplyResult } from '../core/apply.js';
+import { apply, type ZoneApplyResult } from '../core/apply/index.js';
 import type { CoreContext } from '../core/context.js';
 import { PermissionDeniedError } from '../core/errors.js';
 import { listOwnership } from '../core/ownership-admin.js';

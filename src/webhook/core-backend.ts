@@ -3,7 +3,7 @@
  * authenticated with HTTP Basic `tenant:token` (external-dns can only carry credentials in its URL):
  * the token must be the tenant's, and the user name must be that tenant's name.
  */
-import { apply } from '../core/apply.js';
+import { apply } from '../core/apply/index.js';
 import type { CoreContext } from '../core/context.js';
 import { ApplyFailedError, InvalidInputError, isDatabaseUnavailable, isRetryable, OvhError, PermissionDeniedError, ShuttingDownError, ThresholdError, UnauthenticatedError } from '../core/errors.js';
 import type { RawChangeSet } from '../core/plan.js';

@@ -3,7 +3,7 @@
  * whole zone and sends nothing; without it, the other record sets apply (ZoneService's rule).
  */
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
-import { apply } from '../../src/core/apply.js';
+import { apply } from '../../src/core/apply/index.js';
 import type { PlanInput } from '../../src/core/plan.js';
 import { authenticate } from '../../src/core/tenants.js';
 import * as store from '../../src/store/index.js';

@@ -5,13 +5,13 @@
  * generation and the journal are left as they were, so the same apply planned again shows the same
  * calls.
  */
-import { routeOf } from '../ovh/client.js';
-import { describeOperation } from '../ovh/ops.js';
-import { refreshPath } from '../ovh/types.js';
-import type { CallRecord, ZoneApplyResult } from './apply-result.js';
-import type { CoreContext } from './context.js';
-import type { ZonePlan } from './plan.js';
-import type { Tenant } from './tenants.js';
+import { routeOf } from '../../ovh/client.js';
+import { describeOperation } from '../../ovh/ops.js';
+import { refreshPath } from '../../ovh/types.js';
+import type { CallRecord, ZoneApplyResult } from './result.js';
+import type { CoreContext } from '../context.js';
+import type { ZonePlan } from '../plan.js';
+import type { Tenant } from '../tenants.js';
 
 /** The `error` of every call a dry-run apply returns: it was not sent. */
 export const NOT_SENT = 'not sent: dry run (DNSPLANE_DRY_RUN=true)';

@@ -3,11 +3,11 @@
  * the forms a target takes on the way (as sent, as OVH answers it), the record sets an apply touches,
  * and the journal's own pool.
  */
-import { decodeTxt, formatTxtPresentation } from '../dns/index.js';
-import { OvhError } from '../ovh/errors.js';
-import type { OvhOperation, OvhRecord } from '../ovh/types.js';
-import type * as store from '../store/index.js';
-import type { CoreContext } from './context.js';
+import { decodeTxt, formatTxtPresentation } from '../../dns/index.js';
+import { OvhError } from '../../ovh/errors.js';
+import type { OvhOperation, OvhRecord } from '../../ovh/types.js';
+import type * as store from '../../store/index.js';
+import type { CoreContext } from '../context.js';
 
 /** Autocommitted journal writes go through this pool, never through a connection a zone lock holds. */
 export function journalPool(ctx: CoreContext): store.Queryable {

@@ -3,7 +3,7 @@
  * file so that what produces results besides core/apply.ts (core/dry-run.ts) and what shows them
  * (api/convert.ts, nsm/publish.ts) need not import the apply itself.
  */
-import type { Change, Conflict } from '../dns/types.js';
+import type { Change, Conflict } from '../../dns/types.js';
 
 /** One OVH call as it was made. */
 export interface CallRecord {

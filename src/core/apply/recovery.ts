@@ -4,18 +4,18 @@
  * or this process in the background after it lost a lock), once none of their calls can still land.
  * Also the targeted re-read and compensation a live apply's rollback uses (core/apply.ts).
  */
-import { describeOperation, recordPath } from '../ovh/ops.js';
-import type { OvhOperation, OvhRecord } from '../ovh/types.js';
-import { refreshPath } from '../ovh/types.js';
-import * as store from '../store/index.js';
-import type { CallRecord } from './apply-result.js';
-import { answered, journalPool, messageOf, nameKey, send, sendable, type TouchedName } from './apply-ops.js';
-import type { CoreContext } from './context.js';
-import { ShuttingDownError, ZoneLockLostError } from './errors.js';
-import type { ZoneFence } from './fence.js';
-import { sleepUnlessStopping } from './lifecycle.js';
-import { readRecords } from './read-records.js';
-import { toRow, tryZoneLockFenced, withZoneLockQueued } from './zones.js';
+import { describeOperation, recordPath } from '../../ovh/ops.js';
+import type { OvhOperation, OvhRecord } from '../../ovh/types.js';
+import { refreshPath } from '../../ovh/types.js';
+import * as store from '../../store/index.js';
+import type { CallRecord } from './result.js';
+import { answered, journalPool, messageOf, nameKey, send, sendable, type TouchedName } from './ops.js';
+import type { CoreContext } from '../context.js';
+import { ShuttingDownError, ZoneLockLostError } from '../errors.js';
+import type { ZoneFence } from '../fence.js';
+import { sleepUnlessStopping } from '../lifecycle.js';
+import { readRecords } from '../read-records.js';
+import { toRow, tryZoneLockFenced, withZoneLockQueued } from '../zones.js';
 
 /**
  * What OVH holds now for these names: per name one filtered read (readRecords with

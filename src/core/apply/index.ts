@@ -16,30 +16,32 @@
  * still land (the journal row's lease). Shutdown (core/lifecycle.ts): an apply stops while its undo
  * still fits before the deadline, and rolls back.
  */
-import type { Change } from '../dns/types.js';
-import { OvhError } from '../ovh/errors.js';
-import { describeOperation, operationSetKey, operationsByRecordSet, recordPath } from '../ovh/ops.js';
-import { withOvhFlow } from '../ovh/ratelimit.js';
-import type { OvhOperation, OvhRecord, OvhRecordBody } from '../ovh/types.js';
-import { refreshPath } from '../ovh/types.js';
-import * as store from '../store/index.js';
-import type { CoreContext } from './context.js';
+import type { Change } from '../../dns/types.js';
+import { OvhError } from '../../ovh/errors.js';
+import { describeOperation, operationSetKey, operationsByRecordSet, recordPath } from '../../ovh/ops.js';
+import { withOvhFlow } from '../../ovh/ratelimit.js';
+import type { OvhOperation, OvhRecord, OvhRecordBody } from '../../ovh/types.js';
+import { refreshPath } from '../../ovh/types.js';
+import * as store from '../../store/index.js';
+import type { CoreContext } from '../context.js';
 import { dryRunApply } from './dry-run.js';
-import { assessThreshold, maxChangePercent, thresholdRefusal } from './guard.js';
+import { assessThreshold, maxChangePercent, thresholdRefusal } from '../guard.js';
 import type pg from 'pg';
-import { endpointKey } from '../dns/endpoint.js';
-import { ApplyFailedError, isDatabaseUnavailable, isRetryable, PermissionDeniedError, ShuttingDownError, StalePlanError, ZoneLockLostError } from './errors.js';
-import type { ZoneFence } from './fence.js';
-import { computeZonePlan, getPlan, planDigestSliced, routeInput, type PlanInput, type RoutedInput, type ZonePlan } from './plan.js';
-import { Slicer } from './slices.js';
-import type { Tenant } from './tenants.js';
-import { recordOwnership } from './ownership.js';
-import { ensureSynced, toRow, withZoneLockQueued, type ZoneQueueView } from './zones.js';
-import type { ApplyBatch, ApplyResult, CallRecord, ZoneApplyResult } from './apply-result.js';
-import { answered, journalPool, messageOf, nameKey, send, sendable, statusOf, touchedNames, type TouchedName } from './apply-ops.js';
+import { endpointKey } from '../../dns/endpoint.js';
+import { ApplyFailedError, isDatabaseUnavailable, isRetryable, PermissionDeniedError, ShuttingDownError, StalePlanError, ZoneLockLostError } from '../errors.js';
+import type { ZoneFence } from '../fence.js';
+import { computeZonePlan, getPlan, planDigestSliced, routeInput, type PlanInput, type RoutedInput, type ZonePlan } from '../plan.js';
+import { Slicer } from '../slices.js';
+import type { Tenant } from '../tenants.js';
+import { recordOwnership } from '../ownership.js';
+import { ensureSynced, toRow, withZoneLockQueued, type ZoneQueueView } from '../zones.js';
+import type { ApplyBatch, ApplyResult, CallRecord, ZoneApplyResult } from './result.js';
+import { answered, journalPool, messageOf, nameKey, send, sendable, statusOf, touchedNames, type TouchedName } from './ops.js';
 import { reconcileNames, recoverInFlight, scheduleRecovery } from './recovery.js';
 
-export type { ApplyBatch, ApplyResult, CallRecord, ZoneApplyResult, ZoneApplyStatus } from './apply-result.js';
+export type { ApplyBatch, ApplyResult, CallRecord, ZoneApplyResult, ZoneApplyStatus } from './result.js';
+export { NOT_SENT } from './dry-run.js';
+export { recoverAll, recoverInFlight, waitForHolder } from './recovery.js';
 /** force (with planId): apply even over the change threshold, as PlanInput.force does. */
 export type ApplySource = { planId: string; force?: boolean } | { input: PlanInput };
 
