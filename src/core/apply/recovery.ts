@@ -2,44 +2,21 @@
  * Recovery: applies that died, or lost their zone lock, with their journal row in flight are rolled
  * back by the zone's next lock holder before anything else (an apply, a drift check, a server start,
  * or this process in the background after it lost a lock), once none of their calls can still land.
- * Also the targeted re-read and compensation a live apply's rollback uses (core/apply.ts).
+ * The row's intent is read back by undo.ts (readIntent), and the names it touched are brought back by
+ * reconcile.ts, as for the failed operation of a live apply.
  */
-import { describeOperation, recordPath } from '../../ovh/ops.js';
-import type { OvhOperation, OvhRecord } from '../../ovh/types.js';
 import { refreshPath } from '../../ovh/types.js';
 import * as store from '../../store/index.js';
-import type { CallRecord } from './result.js';
-import { answered, journalPool, messageOf, nameKey, send, sendable, type TouchedName } from './ops.js';
+import { messageOf } from '../../error-message.js';
 import type { CoreContext } from '../context.js';
 import { ShuttingDownError, ZoneLockLostError } from '../errors.js';
 import type { ZoneFence } from '../fence.js';
 import { sleepUnlessStopping } from '../lifecycle.js';
-import { readRecords } from '../read-records.js';
 import { toRow, tryZoneLockFenced, withZoneLockQueued } from '../zones.js';
-
-/**
- * What OVH holds now for these names: per name one filtered read (readRecords with
- * `?fieldType=&subDomain=`: the records themselves in OVH's expanded mode, else the ids and one GET per
- * id, in order). OVH's subDomain filter is loose (case-insensitive `ilike`; an empty one, for the apex,
- * may match every name): ids the cache holds under another name are not fetched, and only records of
- * the names asked for are returned. Never the whole zone, one GET at a time.
- */
-export async function readNames(ctx: CoreContext, tx: store.Queryable, zone: string, names: readonly TouchedName[]): Promise<OvhRecord[]> {
-  const wanted = new Set(names.map(nameKey));
-  const cachedUnder = new Map((await store.listRecords(tx, zone)).map((r) => [r.id, nameKey(r)]));
-  const seen = new Set<string>();
-  const out: OvhRecord[] = [];
-  const elsewhere = (id: string) => seen.has(id) || (cachedUnder.has(id) && !wanted.has(cachedUnder.get(id)!));
-  for (const n of names) {
-    const { records } = await readRecords(ctx, zone, { fieldType: n.fieldType, subDomain: n.subDomain }, { concurrency: 1, skip: elsewhere });
-    for (const r of records) {
-      if (seen.has(r.id)) continue;
-      seen.add(r.id);
-      if (wanted.has(nameKey(r))) out.push(r);
-    }
-  }
-  return out;
-}
+import { journalPool, type TouchedName } from './ops.js';
+import { readNames, reconcileNames } from './reconcile.js';
+import type { CallRecord } from './result.js';
+import { readIntent, stageOf } from './undo.js';
 
 /**
  * Applies that died, or lost their zone lock, with their journal row in_flight. Holding the zone lock
@@ -124,8 +101,8 @@ interface RecoveryResult {
 }
 
 async function rollBackDead(ctx: CoreContext, tx: store.Queryable, zone: string, row: store.JournalEntry): Promise<RecoveryResult> {
-  const intent = parseIntent(row.intent);
-  const stage = isObject(row.result) ? row.result['stage'] : undefined;
+  const intent = readIntent(row.intent);
+  const stage = stageOf(row.result);
   const now = await readNames(ctx, tx, zone, intent.names);
   const undo: CallRecord[] = [];
   if (!intent.ops) {
@@ -133,7 +110,8 @@ async function rollBackDead(ctx: CoreContext, tx: store.Queryable, zone: string,
     await store.replaceRecordsForNames(tx, zone, intent.names, now.map(toRow));
     return { names: intent.names, undo, refreshed: false, progress: row.result };
   }
-  undo.push(...(await reconcileNames(ctx, tx, zone, intent.ops, intent.before, intent.names, new Set((await store.listRecords(tx, zone)).map((r) => r.id)), now)));
+  const knownIds = new Set((await store.listRecords(tx, zone)).map((r) => r.id));
+  undo.push(...(await reconcileNames(ctx, tx, zone, { ops: intent.ops, before: intent.before, names: intent.names }, knownIds, now)));
   // The rolled-back draft must be published again (recoverInFlight sends one refresh for all its
   // rows), so that OVH serves what the cache holds, when the dead apply may have published (stage
   // refresh), and also whenever something had to be undone: its operations were in OVH's draft, and
@@ -142,116 +120,6 @@ async function rollBackDead(ctx: CoreContext, tx: store.Queryable, zone: string,
   // when nothing had been published it is one redundant call.
   const refreshed = stage === 'refresh' || undo.length > 0;
   return { names: intent.names, undo, refreshed, progress: row.result };
-}
-
-/**
- * Reads what OVH holds for `names` (unless given as `now`), sends the compensating operations for
- * `ops` (compensate), and writes the result into the cache for those names. Returns the calls sent.
- */
-export async function reconcileNames(
-  ctx: CoreContext,
-  tx: store.Queryable,
-  zone: string,
-  ops: readonly OvhOperation[],
-  before: readonly store.RecordRow[],
-  names: TouchedName[],
-  knownIds: Set<string>,
-  now?: OvhRecord[],
-): Promise<CallRecord[]> {
-  const current = now ?? (await readNames(ctx, tx, zone, names));
-  for (const r of current) knownIds.add(r.id);
-  const rows = new Map(current.map((r) => [r.id, toRow(r)]));
-  const sent: CallRecord[] = [];
-  for (const op of compensate(zone, ops, before, current)) {
-    const created = await send(ctx, zone, op, knownIds);
-    sent.push({ ...describeOperation(op), status: 200 });
-    if (op.method === 'DELETE') rows.delete(op.id);
-    else if (op.method === 'PUT') rows.set(op.id, toRow({ ...op.before, target: answered(op.before.fieldType, op.body.target), ttl: op.body.ttl }));
-    else if (created) {
-      knownIds.add(created.id);
-      rows.set(created.id, toRow(created));
-    }
-  }
-  await store.replaceRecordsForNames(tx, zone, names, [...rows.values()]);
-  return sent;
-}
-
-/**
- * The operations that take the touched names from what OVH holds now back to what they held before
- * the dead apply, touching only what that apply could have done:
- * - a record it updated (PUT) that no longer holds its old value gets it back (PUT);
- * - a record it deleted that is gone is created again — unless a record of the same name, type and
- *   target that was not there before exists (an undo that was under way already re-created it);
- * - a record that was not there before and holds the target of one of its creations is deleted (one
- *   per creation). Records of those names made by someone else are left alone.
- * Ordered DELETE, PUT, POST, like every apply.
- */
-function compensate(zone: string, ops: readonly OvhOperation[], before: readonly store.RecordRow[], now: readonly OvhRecord[]): OvhOperation[] {
-  const beforeIds = new Set(before.map((r) => r.id));
-  const nowById = new Map(now.map((r) => [r.id, r]));
-  const unknown = now.filter((r) => !beforeIds.has(r.id));
-  const take = (match: (r: OvhRecord) => boolean): OvhRecord | undefined => {
-    const i = unknown.findIndex(match);
-    return i < 0 ? undefined : unknown.splice(i, 1)[0];
-  };
-  const same = (a: { subDomain: string; fieldType: string; target: string }, b: { subDomain: string; fieldType: string; target: string }) =>
-    a.subDomain.toLowerCase() === b.subDomain.toLowerCase() && a.fieldType === b.fieldType && sendable(a.fieldType, a.target).toLowerCase() === sendable(b.fieldType, b.target).toLowerCase();
-
-  const deletes: OvhOperation[] = [];
-  const puts: OvhOperation[] = [];
-  const posts: OvhOperation[] = [];
-  for (const op of ops) {
-    if (op.method === 'DELETE' && !nowById.has(op.id)) {
-      if (take((r) => same(r, op.before))) continue;
-      const b = op.before;
-      posts.push({ method: 'POST', path: recordPath(zone), body: { fieldType: b.fieldType, subDomain: b.subDomain, target: sendable(b.fieldType, b.target), ttl: b.ttl } });
-    }
-  }
-  for (const op of ops) {
-    if (op.method === 'PUT') {
-      const cur = nowById.get(op.id);
-      if (cur && (!same(cur, op.before) || cur.ttl !== op.before.ttl)) {
-        puts.push({ method: 'PUT', path: op.path, id: op.id, body: { target: sendable(op.before.fieldType, op.before.target), ttl: op.before.ttl }, before: cur });
-      }
-    } else if (op.method === 'POST') {
-      const made = take((r) => same(r, op.body));
-      if (made) deletes.push({ method: 'DELETE', path: recordPath(zone, made.id), id: made.id, before: made });
-    }
-  }
-  return [...deletes, ...puts, ...posts];
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** The journal intent, checked: a malformed one is recovered as "re-read these names" only. */
-function parseIntent(v: unknown): { names: TouchedName[]; ops?: OvhOperation[]; before: store.RecordRow[] } {
-  const o = isObject(v) ? v : {};
-  const names = (Array.isArray(o['names']) ? o['names'] : [])
-    .filter(isObject)
-    .filter((n): n is Record<string, string> => typeof n['subDomain'] === 'string' && typeof n['fieldType'] === 'string')
-    .map((n) => ({ subDomain: n['subDomain']!, fieldType: n['fieldType']! }));
-  const before = (Array.isArray(o['before']) ? o['before'] : []).filter(
-    (r): r is store.RecordRow => isObject(r) && typeof r['id'] === 'string' && typeof r['subDomain'] === 'string' && typeof r['fieldType'] === 'string' && typeof r['target'] === 'string' && typeof r['ttl'] === 'number',
-  );
-  const ops = Array.isArray(o['ops']) && Array.isArray(o['before']) ? o['ops'].filter(isOperation) : undefined;
-  return { names, before, ...(ops && ops.length === (o['ops'] as unknown[]).length ? { ops } : {}) };
-}
-
-function isOperation(v: unknown): v is OvhOperation {
-  if (!isObject(v) || typeof v['path'] !== 'string') return false;
-  const rec = (r: unknown) => isObject(r) && typeof r['subDomain'] === 'string' && typeof r['fieldType'] === 'string' && typeof r['target'] === 'string' && typeof r['ttl'] === 'number';
-  switch (v['method']) {
-    case 'POST':
-      return rec(v['body']);
-    case 'PUT':
-      return typeof v['id'] === 'string' && isObject(v['body']) && rec(v['before']);
-    case 'DELETE':
-      return typeof v['id'] === 'string' && rec(v['before']);
-    default:
-      return false;
-  }
 }
 
 /**

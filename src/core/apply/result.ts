@@ -1,7 +1,7 @@
 /**
- * What an apply answers, per zone and as a whole: the outcome, the calls made, the changes. Its own
- * file so that what produces results besides core/apply.ts (core/dry-run.ts) and what shows them
- * (api/convert.ts, nsm/publish.ts) need not import the apply itself.
+ * What an apply answers, per zone and as a whole: the outcome, the calls made, the changes. The
+ * model every file of the apply path builds its answer in, at the bottom of the folder (it imports
+ * nothing of the apply itself).
  */
 import type { Change, Conflict } from '../../dns/types.js';
 

@@ -1,0 +1,95 @@
+/**
+ * Planning one member of a group under the zone lock, and every refusal that needs no OVH call: the
+ * plan is recomputed in the lock's transaction (so it sees what the group's earlier members did), or
+ * taken from the rest its request's previous batch left; then a stale stored plan, an all-or-nothing
+ * request with conflicts, the change threshold, nothing to change and dry run are answered here.
+ */
+import * as store from '../../store/index.js';
+import type { CoreContext } from '../context.js';
+import { PermissionDeniedError, StalePlanError } from '../errors.js';
+import { assessThreshold, maxChangePercent, thresholdRefusal } from '../guard.js';
+import { computeZonePlan, planDigestSliced, type ZonePlan } from '../plan.js';
+import { Slicer } from '../slices.js';
+import { firstBatch, without } from './batch-plan.js';
+import { dryRunApply } from './dry-run.js';
+import type { Group, Member, Outcome, ToSend } from './group.js';
+import { touchedNames } from './ops.js';
+import type { ZoneApplyResult } from './result.js';
+
+/** Around one member's planning: an error there is that member's alone. */
+const PLAN_SAVEPOINT = 'coalesced_plan';
+
+/** A member planned under the lock: answered without sending (stale, refused, no changes, dry run, its planning failed), or to send. */
+export type Prepared = Outcome | { send: ToSend };
+
+/**
+ * Plans one member under the lock (against the transaction: what the group's earlier members did
+ * included) and decides what needs no call.
+ */
+export async function prepareMember(ctx: CoreContext, group: Group, member: Member): Promise<Prepared> {
+  const { zone, tx } = group;
+  let full: ZonePlan;
+  try {
+    await store.savepoint(tx, PLAN_SAVEPOINT);
+    full = (await fromCarried(ctx, group, member)) ?? (await computeZonePlan(ctx, tx, member.tenant, zone, member.routed));
+    await store.releaseSavepoint(tx, PLAN_SAVEPOINT);
+  } catch (e) {
+    // This member's error alone, unless the transaction itself is gone (then the group stops).
+    await store.rollbackToSavepoint(tx, PLAN_SAVEPOINT).then(
+      () => store.releaseSavepoint(tx, PLAN_SAVEPOINT),
+      () => {
+        throw e;
+      },
+    );
+    return { error: e };
+  }
+  const groupBase = (group.base ??= full.baseGeneration);
+  const plan = member.index === 1 ? full : { ...full, conflicts: [] }; // conflicts are reported once
+  const batch = firstBatch(zone, plan, member.max);
+  const more = batch.operations.length < plan.operations.length;
+  const rest = more ? without(plan, batch) : plan;
+  const answer = (result: ZoneApplyResult): Prepared => ({ step: { result, more } });
+  const unsent = { zone, generation: plan.baseGeneration, calls: [], changes: plan.changes, conflicts: plan.conflicts };
+  const { stored, routed, tenant } = member;
+  if (stored) {
+    // The generation at the group's start: the members before this one moved it, and what they
+    // changed is judged by the digest (the plan recomputed after them must be the one stored).
+    if (groupBase !== stored.baseGeneration) {
+      return answer({ ...unsent, status: 'stale', error: new StalePlanError(`zone ${zone} changed since the plan was made (generation ${stored.baseGeneration} -> ${groupBase}); nothing was sent, make a new plan`) });
+    }
+    // Both digests in slices: a stored plan may hold thousands of changes (megabytes of canonical JSON).
+    const slicer = new Slicer();
+    if ((await planDigestSliced([{ ...plan, baseGeneration: stored.baseGeneration }], slicer)) !== (await planDigestSliced([stored], slicer))) {
+      const why = plan.baseGeneration !== groupBase ? `an apply just before it (coalesced with it) changed what the plan touches in zone ${zone}` : `ownership in zone ${zone} changed since the plan was made`;
+      return answer({ ...unsent, status: 'stale', error: new StalePlanError(`${why}; nothing was sent, make a new plan`) });
+    }
+  }
+  if (routed.kind === 'desired' && routed.allOrNothing && plan.conflicts.length > 0) {
+    const what = plan.conflicts.map((c) => `${c.endpoint.dnsName} ${c.endpoint.recordType}`).join(', ');
+    return answer({ ...unsent, status: 'refused', error: new PermissionDeniedError('endpoints', `${plan.conflicts.length} record set(s) in zone ${zone} conflict (${what}); the request is all or nothing, so nothing was sent`) });
+  }
+  // The change threshold, judged on the plan recomputed under the lock (core/guard.ts).
+  const overThreshold = thresholdRefusal(ctx, tenant, zone, plan.threshold);
+  if (overThreshold) return answer({ ...unsent, status: 'refused', error: overThreshold });
+  if (plan.operations.length === 0) return answer({ ...unsent, status: 'no_changes' });
+  if (ctx.settings.dryRun) return answer(dryRunApply(ctx, tenant, plan));
+  return { send: { plan: batch, more, rest, names: touchedNames(batch.operations) } };
+}
+
+/**
+ * The plan of a later batch from the rest its previous batch left (Carried), when this member is the
+ * first of its transaction and the zone is still at the generation that batch committed; undefined
+ * otherwise (then the zone is planned again). The change threshold is judged again, on the rest,
+ * with the owned sets and the limit as they are now.
+ */
+async function fromCarried(ctx: CoreContext, group: Group, member: Member): Promise<ZonePlan | undefined> {
+  const { carried } = member;
+  const { zone, tx } = group;
+  if (!carried || group.sent.length > 0 || group.failed.length > 0) return undefined;
+  const now = await store.getZone(tx, zone);
+  if (now?.generation !== carried.generation) return undefined;
+  const owned = await store.countOwnedSets(tx, zone, member.tenant.id);
+  const threshold = assessThreshold(carried.plan.changes, owned, await maxChangePercent(ctx, tx, member.tenant), member.routed.force ?? false);
+  ctx.log.debug({ zone, tenant: member.tenant.name, batch: member.index, generation: String(now.generation) }, 'batch planned from the rest of the previous one (zone unchanged since)');
+  return { ...carried.plan, baseGeneration: now.generation, threshold };
+}

@@ -1,0 +1,103 @@
+/**
+ * Fenced sending of one member of a group: its intent journalled (undo.ts: autocommitted, fenced),
+ * its operations sent in order, each only while the zone lock is still held (the OVH client runs the
+ * zone's fence before every write attempt); then either recorded in the transaction (cache,
+ * ownership, generation + 1: what the next member plans on), to be published by the group's refresh
+ * (publish.ts), or — an operation failed — rolled back alone (rollback.ts). The lock lost, or a
+ * rollback that cannot be finished, stops the whole group (stop.ts).
+ */
+import { messageOf } from '../../error-message.js';
+import { describeOperation } from '../../ovh/ops.js';
+import * as store from '../../store/index.js';
+import type { CoreContext } from '../context.js';
+import { ApplyFailedError, isDatabaseUnavailable, ShuttingDownError, ZoneLockLostError } from '../errors.js';
+import { recordOwnership } from '../ownership.js';
+import { batchNumber } from './batch-plan.js';
+import { openGroup, type Group, type Member, type ToSend } from './group.js';
+import { isFenceRefusal, nameKey, send, statusOf, type Done, type Failure } from './ops.js';
+import type { CallRecord } from './result.js';
+import { rollBack } from './rollback.js';
+import { lockLostError, stopGroup } from './stop.js';
+import { intentFor, rowAfter, writeIntent } from './undo.js';
+
+/** Sends one member's operations; sets its outcome when it was rolled back alone. Throws (the group stops) when its lock is lost, or when its rollback cannot be finished. */
+export async function sendMember(ctx: CoreContext, group: Group, member: Member, toSend: ToSend): Promise<void> {
+  const { zone, tx, fence, knownIds } = group;
+  const { plan, names } = toSend;
+  const ops = plan.operations;
+  await openGroup(group);
+  const intent = await intentFor(tx, zone, { ops, names, batch: batchNumber(ctx, member.index, ops.length) });
+  let journalId: string;
+  try {
+    journalId = await writeIntent(ctx, fence, { zone, tenantId: member.tenant.id, intent });
+  } catch (e) {
+    if (!(e instanceof ZoneLockLostError) && !isDatabaseUnavailable(e)) throw e;
+    throw new ApplyFailedError(`apply to zone ${zone} could not start: ${messageOf(e)}; nothing was sent: retry`, zone, true, []);
+  }
+  fence.lease(journalId);
+  // The ids a lost POST's look-up must not take for the new record: it looks among the records of
+  // the POST's own name and type only (OvhApi.createRecord), all of which are among the names this
+  // apply touches, read above (`before`) — not the whole zone, which may hold 20,000 records.
+  for (const r of intent.before) knownIds.add(r.id);
+  const calls: CallRecord[] = [];
+  const done: Done[] = [];
+  let failure: Failure | undefined;
+  const sendingSince = (group.sendingSince ??= performance.now());
+  const stopping = () => ctx.lifecycle?.shouldStop(performance.now() - sendingSince) === true;
+
+  for (const [index, op] of ops.entries()) {
+    if (stopping()) {
+      failure = { index, op, error: new ShuttingDownError(`dnsplane is shutting down`), notSent: true };
+      break;
+    }
+    const passed = fence.writesAllowed;
+    try {
+      const created = await send(ctx, zone, op, knownIds);
+      if (created) knownIds.add(created.id);
+      done.push({ op, created });
+      calls.push({ ...describeOperation(op), status: 200 });
+    } catch (error) {
+      // Refused by the fence before any attempt of it left: not sent at all.
+      const notSent = isFenceRefusal(error) && fence.writesAllowed === passed;
+      if (!notSent) calls.push({ ...describeOperation(op), status: statusOf(error), error: messageOf(error) });
+      failure = { index, op, error, notSent };
+      break;
+    }
+  }
+  for (const n of names) group.names.add(nameKey(n));
+  if (failure) {
+    if (failure.error instanceof ZoneLockLostError || (fence.lost && failure.error === fence.lost)) {
+      throw await stopGroup(ctx, group, lockLostError(ctx, { zone, ops, journalId, calls, done, failure }), member);
+    }
+    let rolledBack;
+    try {
+      rolledBack = await rollBack(ctx, group, { tenant: member.tenant, plan, journalId, done, calls, failure, before: intent.before });
+    } catch (e) {
+      throw await stopGroup(ctx, group, e, member);
+    }
+    group.failed.push(rolledBack);
+    member.outcome = { step: { result: rolledBack.result, more: toSend.more } };
+    return;
+  }
+  // Recorded now, in the transaction, so that the next member of the group plans on it; undone with
+  // the group (GROUP_SAVEPOINT) if the refresh fails.
+  await updateCache(tx, zone, done);
+  await recordOwnership(tx, zone, member.tenant, plan.changes);
+  const generation = await store.bumpGeneration(tx, zone);
+  await store.notifyZoneChanged(tx, zone, generation);
+  group.sent.push({ ...toSend, member, journalId, calls, done, before: intent.before, generation });
+  group.ops += ops.length;
+}
+
+/** The cache after the operations that succeeded (undo.ts rowAfter: what each left). */
+async function updateCache(tx: store.Queryable, zone: string, done: Done[]): Promise<void> {
+  const upserts: store.RecordRow[] = [];
+  const deletes: string[] = [];
+  for (const finished of done) {
+    const row = rowAfter(finished);
+    if (row) upserts.push(row);
+    else if (finished.op.method === 'DELETE') deletes.push(finished.op.id);
+  }
+  if (deletes.length) await store.deleteRecords(tx, zone, deletes);
+  if (upserts.length) await store.upsertRecords(tx, zone, upserts);
+}
