@@ -87,7 +87,7 @@ const W = num('BENCH_W', '3', 1, true);
 const LATENCY_MS = num('BENCH_LATENCY_MS', '30', 0, false);
 const RATE = num('BENCH_RATE', '20', 0.1, false);
 const COALESCE_K = num('BENCH_COALESCE_K', '50', 0, true);
-/** dnsplane's DNSPLANE_APPLY_BATCH default: the most operations one refresh of a coalesced batch publishes. */
+/** dnsplane's DNSPLANE_APPLY_BATCH default: the most operations one refresh of a coalesced group publishes. */
 const APPLY_BATCH = 100;
 const TTL = 300;
 for (const n of NS) if (n < 3) throw new Error('BENCH_N: a zone holds its 2 apex NS records; use N >= 3');
@@ -471,8 +471,8 @@ async function runReplay(sim: OvhSimulator, zone: string, k: number, n: number):
   const clusters = Array.from({ length: k }, () => new ExternalDnsReplay(http, zone, resolver, fast));
   const setup = new ExternalDnsReplay(http, zone, resolver, fast); // writes the lanes' first records, cleans up
   const applyLoop = async (t: number, by: (c: number) => ExternalDnsReplay, openedBefore?: number) => {
-    const batches = [...writesOf(t, k, tag, openedBefore)];
-    await Promise.all(batches.map(([c, writes]) => by(c).apply(changesOf(zone, writes))));
+    const byCluster = [...writesOf(t, k, tag, openedBefore)];
+    await Promise.all(byCluster.map(([c, writes]) => by(c).apply(changesOf(zone, writes))));
   };
   try {
     sim.faults.setLatency(0);

@@ -54,7 +54,7 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** DNSPLANE_APPLY_BATCH: operations per apply batch; 0: no batches. */
   applyBatch: number;
-  /** DNSPLANE_APPLY_COALESCE: how long a coalesced batch of one zone's applies keeps taking waiting applies (core/apply.ts); 0: never coalesce. */
+  /** DNSPLANE_APPLY_COALESCE: how long a group of one zone's coalesced applies keeps taking waiting applies (core/apply/holder.ts); 0: never coalesce. */
   applyCoalesceMs: number;
   logLevel: string;
   /** DNSPLANE_DRY_RUN: applies compute and report the OVH calls they would make and send none. */
@@ -97,7 +97,7 @@ export const SETTINGS: Array<{ name: string; default: string; help: string }> = 
   {
     name: 'DNSPLANE_APPLY_COALESCE',
     default: '2s',
-    help: "applies of one zone waiting for its lock in this process are taken as one batch published by one refresh (each keeps its own plan, journal row and result), at most DNSPLANE_APPLY_BATCH operations, taking no more applies once it has run this long; 0 or off: one refresh per apply",
+    help: "applies of one zone waiting for its lock in this process are taken as one group published by one refresh (each keeps its own plan, journal row and result), at most DNSPLANE_APPLY_BATCH operations, taking no more applies once it has run this long; 0 or off: one refresh per apply",
   },
   { name: 'DNSPLANE_SHUTDOWN_TIMEOUT', default: '30s', help: 'on SIGTERM: the process exits within this; applies under way stop sending in time to roll back, and answer Unavailable' },
   { name: 'DNSPLANE_PLAN_TTL', default: '15m', help: 'how long a stored plan can be applied' },

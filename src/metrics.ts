@@ -99,7 +99,7 @@ export class Metrics {
   private readonly rateWait = this.s.histogram('dnsplane_ovh_ratelimit_wait_seconds', 'Time each OVH call waited for the per-application-key rate limit and the concurrency bound', [], [0, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]);
   private readonly notSent = this.s.counter('dnsplane_ovh_calls_not_sent_total', 'OVH calls a dry-run apply would have made (DNSPLANE_DRY_RUN), by method and route', ['method', 'route']);
   private readonly applyDuration = this.s.histogram('dnsplane_apply_duration_seconds', 'Duration of one zone apply (lock wait included), by zone and outcome', ['zone', 'outcome'], SECONDS);
-  private readonly applyBatches = this.s.histogram('dnsplane_apply_batch_applies', 'Applies of a zone published by one refresh (coalesced applies: 1 when an apply was alone), by zone', ['zone'], [1, 2, 3, 5, 10, 20, 50, 100]);
+  private readonly applyGroups = this.s.histogram('dnsplane_apply_group_applies', 'Applies of a zone published by one refresh (a group of coalesced applies: 1 when an apply was alone), by zone', ['zone'], [1, 2, 3, 5, 10, 20, 50, 100]);
   private readonly lockWait = this.s.histogram('dnsplane_lock_wait_seconds', "Time spent waiting for a zone's advisory lock, by zone and operation", ['zone', 'operation'], SECONDS);
   private readonly cacheReads = this.s.counter('dnsplane_cache_reads_total', 'Cache use per zone: hit (Records served from the cache), not_modified (caller up to date), miss (zone read from OVH first)', ['zone', 'result']);
   private readonly zoneStateReads = this.s.counter('dnsplane_zone_state_reads_total', "Fresh reads of every zone's generation in Postgres, each shared by the Records calls that arrived while the previous one ran (core/read-cache.ts): calls per read is the sharing");
@@ -160,9 +160,9 @@ export class Metrics {
     this.applyDuration.observe({ zone, outcome }, seconds);
   }
 
-  /** One refresh published `applies` applies of the zone (core/apply.ts, coalesced applies). */
-  applyBatchPublished(zone: string, applies: number): void {
-    this.applyBatches.observe({ zone }, applies);
+  /** One refresh published a group of `applies` applies of the zone (core/apply/publish.ts, coalesced applies). */
+  applyGroupPublished(zone: string, applies: number): void {
+    this.applyGroups.observe({ zone }, applies);
   }
 
   lockWaited(zone: string, operation: 'apply' | 'sync', seconds: number): void {

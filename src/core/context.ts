@@ -19,11 +19,11 @@ export interface CoreSettings {
   dryRun?: boolean;
   /** DNSPLANE_MAX_CHANGE_PERCENT (core/guard.ts); a tenant's own limit wins. Default 30. */
   maxChangePercent?: number;
-  /** DNSPLANE_APPLY_BATCH: an apply larger than this many operations goes in batches (core/apply.ts); 0: never. Default 100. */
+  /** DNSPLANE_APPLY_BATCH: an apply larger than this many operations goes in batches (core/apply/batches.ts); 0: never. Default 100. */
   applyBatch?: number;
   /**
    * DNSPLANE_APPLY_COALESCE (ms): the applies of a zone waiting in this process's queue are taken by the
-   * lock holder into one batch published by one refresh, until the batch has run this long (core/apply.ts);
+   * lock holder into one group published by one refresh, until the group has run this long (core/apply/holder.ts);
    * 0 or absent: never (one refresh per apply).
    */
   applyCoalesceMs?: number;

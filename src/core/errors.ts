@@ -60,7 +60,7 @@ export class ApplyFailedError extends Error {
     message: string,
     readonly zone: string,
     readonly transient: boolean,
-    /** The OVH calls the apply made, in order, when known (core/apply.ts CallRecord). */
+    /** The OVH calls the apply made, in order, when known (core/apply/result.ts CallRecord). */
     readonly calls?: ReadonlyArray<{ method: string; path: string; body: string; status: number; error?: string }>,
   ) {
     super(message);

@@ -78,7 +78,7 @@ export function toOvhRecord(zone: string, r: store.RecordRow): OvhRecord {
 interface Waiter {
   /** Its turn came (true), or the holder took it over (false). */
   wake: (turn: boolean) => void;
-  /** What a holder that coalesces may take it over with (core/apply.ts: a waiting apply). */
+  /** What a holder that coalesces may take it over with (core/apply/holder.ts: a waiting apply). */
   joinable?: unknown;
 }
 
@@ -116,7 +116,7 @@ export interface ZoneQueueView<J> {
  *
  * `join`: the caller may be taken over while it waits, by a caller in the lock that sees it first in
  * the queue (`queue.take`): then its fn never runs and it answers what `join.taken()` gives (the
- * coalesced applies of core/apply.ts).
+ * coalesced applies of core/apply/holder.ts).
  */
 export async function withZoneLockQueued<T, J = never>(
   ctx: CoreContext,

@@ -145,7 +145,7 @@ export async function getJournalEntry(q: Queryable, id: string): Promise<Journal
 
 /**
  * The zone's in_flight rows (left by crashed applies), newest first: the order to roll them back in
- * (the applies of one coalesced batch each planned on what the ones before it did).
+ * (the applies of one coalesced group each planned on what the ones before it did).
  */
 export async function listInFlight(q: Queryable, zone: string): Promise<JournalEntry[]> {
   const { rows } = await q.query<Row>(
@@ -193,7 +193,7 @@ export async function noteJournalProgress(q: Queryable, id: string, progress: un
  * database in the same statement), so that a holder that lost its lock can never move its apply
  * forward (to stage "refresh", say) through this pool. `release`: the holder has stopped sending for
  * this row (it leaves the rest to the next holder): its lease ends now, and the next holder need not
- * wait for it. Several ids (a coalesced batch's rows): the same progress on each, all or none.
+ * wait for it. Several ids (a coalesced group's rows): the same progress on each, all or none.
  * Returns false when the lock is gone (or a row is no longer in_flight).
  */
 export async function noteJournalProgressFenced(q: Queryable, id: string | readonly string[], session: LockSession, progress: unknown, opts: { release?: boolean } = {}): Promise<boolean> {

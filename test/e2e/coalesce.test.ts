@@ -1,6 +1,6 @@
 /**
- * Coalesced applies (group commit, core/apply.ts): the applies of one zone waiting for its lock in this
- * process are taken by the holder, in arrival order, as one batch published by one refresh, each with
+ * Coalesced applies (group commit, core/apply/holder.ts): the applies of one zone waiting for its lock in this
+ * process are taken by the holder, in arrival order, as one group published by one refresh, each with
  * its own plan, journal row, generation and answer. Each test queues its applies deterministically:
  * the zone lock is held from a connection of the test, the first apply waits for it in Postgres, the
  * next ones in the server's in-process queue, one after the other; then the lock is released.
@@ -29,7 +29,7 @@ const content = (r: SimRecord) => `${r.subDomain} ${r.fieldType} ${r.target} ${r
 beforeAll(async () => {
   h = await startHarness({
     zones: { [ZONE]: [] },
-    // Batches of at most 4 operations; no time bound that a loaded machine could reach.
+    // Groups of at most 4 operations; no time bound that a loaded machine could reach.
     env: { DNSPLANE_APPLY_BATCH: '4', DNSPLANE_APPLY_COALESCE: '10m', DNSPLANE_LOCK_TIMEOUT: '5m', DNSPLANE_DRIFT_INTERVAL: '0', DNSPLANE_MAX_CHANGE_PERCENT: '100' },
   });
   for (let i = 0; i < TENANTS; i++) tokens.push(await h.tenant(`t${i}`, [ZONE]));
@@ -98,11 +98,11 @@ function created(): string[] {
     .map((c) => (c.body as { subDomain: string }).subDomain);
 }
 
-/** dnsplane_apply_batch_applies of the zone: how many refreshes (count) published how many applies (sum). */
-async function batchMetric(): Promise<{ count: number; sum: number }> {
+/** dnsplane_apply_group_applies of the zone: how many refreshes (count) published how many applies (sum). */
+async function groupMetric(): Promise<{ count: number; sum: number }> {
   const value = await scrape(h.server.url);
   const series = (name: string) => value(name, { zone: ZONE }) ?? 0;
-  return { count: series('dnsplane_apply_batch_applies_count'), sum: series('dnsplane_apply_batch_applies_sum') };
+  return { count: series('dnsplane_apply_group_applies_count'), sum: series('dnsplane_apply_group_applies_sum') };
 }
 
 /** draft == published == cache, record for record. */
@@ -119,8 +119,8 @@ async function journal(n: number): Promise<store.JournalEntry[]> {
 const published = () => h.sim.publishedRecords(ZONE).filter((r) => r.fieldType !== 'NS').map((r) => r.subDomain).sort();
 
 describe('applies of one zone waiting for its lock', () => {
-  it('ten one-change applies: batches of 4, 4 and 2 operations (DNSPLANE_APPLY_BATCH=4), each published by one refresh; each apply its own journal row, generation and answer', async () => {
-    const before = await batchMetric();
+  it('ten one-change applies: groups of 4, 4 and 2 operations (DNSPLANE_APPLY_BATCH=4), each published by one refresh; each apply its own journal row, generation and answer', async () => {
+    const before = await groupMetric();
     const answers = await queued(Array.from({ length: 10 }, (_, i) => create(i, ep(`c${i}.${ZONE}`, 'A', [`192.0.2.${i + 1}`]))));
 
     expect(h.sim.writes().filter((c) => c.path.startsWith(`/domain/zone/${ZONE}`)).map((c) => `${c.method} ${c.path}`)).toEqual([
@@ -143,12 +143,12 @@ describe('applies of one zone waiting for its lock', () => {
 
     const rows = await journal(10);
     expect(rows.map((r) => r.state)).toEqual(Array(10).fill('done'));
-    const batchOf = rows.map((r) => (r.result as { coalesced?: { applies: number; first: string } }).coalesced);
-    expect(batchOf.map((c) => c?.applies)).toEqual([4, 4, 4, 4, 4, 4, 4, 4, 2, 2]);
-    expect(batchOf.map((c) => c?.first)).toEqual([...Array(4).fill(rows[0]!.id), ...Array(4).fill(rows[4]!.id), ...Array(2).fill(rows[8]!.id)]);
+    const groupOf = rows.map((r) => (r.result as { coalesced?: { applies: number; first: string } }).coalesced);
+    expect(groupOf.map((c) => c?.applies)).toEqual([4, 4, 4, 4, 4, 4, 4, 4, 2, 2]);
+    expect(groupOf.map((c) => c?.first)).toEqual([...Array(4).fill(rows[0]!.id), ...Array(4).fill(rows[4]!.id), ...Array(2).fill(rows[8]!.id)]);
 
     // The metric: 3 refreshes, 10 applies published.
-    const after = await batchMetric();
+    const after = await groupMetric();
     expect([after.count - before.count, after.sum - before.sum]).toEqual([3, 10]);
 
     // Each tenant owns what it created; Records answers the last generation.
@@ -158,7 +158,7 @@ describe('applies of one zone waiting for its lock', () => {
     await expectConsistent();
   });
 
-  it('an apply whose operation fails is undone alone, inside the batch: its neighbours are published by the one refresh', async () => {
+  it('an apply whose operation fails is undone alone, inside the group: its neighbours are published by the one refresh', async () => {
     // Apply 2 creates two names; its second creation (the 3rd POST) is refused.
     h.sim.faults.fail({ method: 'POST', path: REC, nth: 3, effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'refused by the test' } } });
     const answers = await queued([
@@ -196,7 +196,7 @@ describe('applies of one zone waiting for its lock', () => {
     await expectConsistent();
   });
 
-  it('the refresh fails: every apply of the batch is rolled back, newest first, and nothing is published', async () => {
+  it('the refresh fails: every apply of the group is rolled back, newest first, and nothing is published', async () => {
     h.sim.faults.fail({ method: 'POST', path: REFRESH, nth: 1, effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'refresh refused by the test' } } });
     const before = published();
     const genBefore = (await store.getZone(h.server.ctx.pool, ZONE))!.generation;
@@ -223,12 +223,12 @@ describe('applies of one zone waiting for its lock', () => {
     }
     expect(published()).toEqual(before);
     expect((await journal(3)).map((r) => r.state)).toEqual(['failed', 'failed', 'failed']);
-    // One generation per rollback, none for the batch's own recordings (taken back with it).
+    // One generation per rollback, none for the group's own recordings (taken back with it).
     expect((await store.getZone(h.server.ctx.pool, ZONE))!.generation).toBe(genBefore + 3n);
     await expectConsistent();
   });
 
-  it('an undo that fails stops the batch unpublished; the next apply rolls all of it back, newest first', async () => {
+  it('an undo that fails stops the group unpublished; the next apply rolls all of it back, newest first', async () => {
     // Apply 3's second creation is refused, and undoing its first creation is refused too.
     h.sim.faults.fail({ method: 'POST', path: REC, nth: 4, effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'refused by the test' } } });
     h.sim.faults.fail({ method: 'DELETE', path: `${REC}/*`, nth: 1, effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'undo refused by the test' } } });
@@ -241,7 +241,7 @@ describe('applies of one zone waiting for its lock', () => {
     expect(answers[2]!.error!.rawMessage).toMatch(/undoing the 1 operation\(s\) that had succeeded failed.*journal \d+ stays in flight/);
     for (const i of [0, 1]) {
       expect(Code[answers[i]!.error!.code]).toBe('Unavailable');
-      expect(answers[i]!.error!.rawMessage).toMatch(/its 1 operation\(s\) were sent, but the batch of applies it was coalesced into stopped before its refresh .*nothing of it was published, and the zone's next lock holder rolls them back \(journal \d+\): retry/);
+      expect(answers[i]!.error!.rawMessage).toMatch(/its 1 operation\(s\) were sent, but the group of applies it was coalesced into stopped before its refresh .*nothing of it was published, and the zone's next lock holder rolls them back \(journal \d+\): retry/);
     }
     expect(published()).toEqual(before);
     const rows = await journal(3);
@@ -272,9 +272,9 @@ describe('applies of one zone waiting for its lock', () => {
     await expectConsistent();
   });
 
-  it('each apply is planned on what the ones before it did: ownership, conflicts, stored plans; one touching the same record set begins the next batch', async () => {
+  it('each apply is planned on what the ones before it did: ownership, conflicts, stored plans; one touching the same record set begins the next group', async () => {
     const client = (i: number) => h.zoneClient(tokens[i]);
-    // Stored before the batch: t2 creates p (untouched by the others: still exact after them), t3
+    // Stored before the group: t2 creates p (untouched by the others: still exact after them), t3
     // creates k (which t0 is about to take: no longer the plan it was).
     const planP = await client(2).plan({ policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`p.${ZONE}`, 'A', ['192.0.2.50'])] } } });
     const planK = await client(3).plan({ policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`k.${ZONE}`, 'A', ['192.0.2.51'])] } } });
@@ -291,7 +291,7 @@ describe('applies of one zone waiting for its lock', () => {
       `POST ${REC}`, // k1 (t1; k is t0's now: a conflict)
       `POST ${REC}`, // p (t2's stored plan)
       `POST ${REFRESH}`,
-      `PUT ${REC}/ID`, // t0 changes k again: the same record set, so the next batch
+      `PUT ${REC}/ID`, // t0 changes k again: the same record set, so the next group
       `POST ${REFRESH}`,
     ]);
     expect(created()).toEqual(['k', 'k1', 'p']);
@@ -313,7 +313,7 @@ describe('the time bound (DNSPLANE_APPLY_COALESCE)', () => {
   let short: Harness;
   let token: string;
   beforeAll(async () => {
-    // A batch takes no more applies once it has run 1 ms: its first apply alone takes longer than that.
+    // A group takes no more applies once it has run 1 ms: its first apply alone takes longer than that.
     short = await startHarness({ zones: { [ZONE]: [] }, env: { DNSPLANE_APPLY_COALESCE: '1ms', DNSPLANE_LOCK_TIMEOUT: '5m', DNSPLANE_DRIFT_INTERVAL: '0' } });
     token = await short.tenant('solo', [ZONE]);
     await short.zoneClient(token).records({ zones: [ZONE] });
@@ -323,7 +323,7 @@ describe('the time bound (DNSPLANE_APPLY_COALESCE)', () => {
     await short?.close();
   });
 
-  it('a batch that has run its time takes no more applies: three queued applies, three refreshes', async () => {
+  it('a group that has run its time takes no more applies: three queued applies, three refreshes', async () => {
     const apply = (sub: string) => () =>
       short.zoneClient(token).apply({ source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`${sub}.${ZONE}`, 'A', ['192.0.2.60'])] } } } } });
     const answers = await queued([apply('t0'), apply('t1'), apply('t2')], short);

@@ -4,7 +4,7 @@
  * Afterwards: the simulator's published zone is exactly the union of the accepted changes (folded in
  * the order the generations give), no record is duplicated, the cache equals the simulator record for
  * record, every journal row is done or failed, and only applies that succeeded were published: one
- * refresh per batch of applies a replica coalesced.
+ * refresh per group of applies a replica coalesced.
  */
 import { create } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
@@ -148,15 +148,15 @@ describe('3 replicas, 10 tenants, 2 x 40 concurrent applies', () => {
       // Journal: every row done or failed, one per apply that sent something.
       const states = await store.countJournalStates(db.pool, zone);
       expect(states).toEqual({ in_flight: 0, done: applied.length, failed: errors.filter((o) => o.zone === zone).length, recovered: 0 });
-      // One refresh per batch of coalesced applies (each replica's waiting applies of the zone go
-      // out together, core/apply.ts) and none for a failed one: the refreshes OVH received are exactly
-      // as many as the batches the done rows name (a row alone is its own batch), fewer than the
+      // One refresh per group of coalesced applies (each replica's waiting applies of the zone go
+      // out together, core/apply/holder.ts) and none for a failed one: the refreshes OVH received are exactly
+      // as many as the groups the done rows name (a row alone is its own group), fewer than the
       // applies here, and no failed row's calls include one.
       const refreshes = sim.calls().filter((c) => c.method === 'POST' && c.path === `/domain/zone/${zone}/refresh`);
       const rows = await store.listJournal(db.pool, { zone, limit: 1000 });
-      const batches = new Set(rows.filter((r) => r.state === 'done').map((r) => (r.result as { coalesced?: { first: string } }).coalesced?.first ?? r.id));
-      expect(refreshes).toHaveLength(batches.size);
-      expect(batches.size).toBeLessThan(applied.length);
+      const groups = new Set(rows.filter((r) => r.state === 'done').map((r) => (r.result as { coalesced?: { first: string } }).coalesced?.first ?? r.id));
+      expect(refreshes).toHaveLength(groups.size);
+      expect(groups.size).toBeLessThan(applied.length);
       for (const row of rows) {
         if (row.state !== 'failed') continue;
         const calls = (row.result as { calls: Array<{ path: string }> }).calls;

@@ -97,7 +97,7 @@ export async function publish(ctx: CoreContext, group: Group): Promise<void> {
 async function recordPublished(ctx: CoreContext, group: Group, callsOf: (sent: Sent) => CallRecord[]): Promise<void> {
   const { zone, fence } = group;
   const size = group.sent.length;
-  ctx.metrics?.applyBatchPublished(zone, size);
+  ctx.metrics?.applyGroupPublished(zone, size);
   const coalesced = size > 1 ? { coalesced: { applies: size, first: group.sent[0]!.journalId } } : {};
   try {
     for (const sent of group.sent) {

@@ -56,7 +56,7 @@ export async function recoverInFlight(ctx: CoreContext, tx: store.Queryable, zon
       done.push({ row, result: await rollBackDead(ctx, tx, zone, row) });
     }
     // One refresh for all the rows that need the zone published again (rollBackDead), sent while
-    // their leases still hold: a batch of coalesced applies that died is published once, not per row.
+    // their leases still hold: a group of coalesced applies that died is published once, not per row.
     const publishing = done.filter((d) => d.result.refreshed);
     if (publishing.length > 0) {
       await ctx.ovh.refresh(zone);

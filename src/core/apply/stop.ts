@@ -37,7 +37,7 @@ export async function stopGroup(ctx: CoreContext, group: Group, cause: unknown, 
     if (sent.member.outcome) continue;
     sent.member.outcome = {
       error: new ApplyFailedError(
-        `apply to zone ${group.zone}: its ${sent.plan.operations.length} operation(s) were sent, but the batch of applies it was coalesced into stopped before its refresh (${messageOf(cause)}); nothing of it was published, and the zone's next lock holder rolls them back (journal ${sent.journalId}): retry`,
+        `apply to zone ${group.zone}: its ${sent.plan.operations.length} operation(s) were sent, but the group of applies it was coalesced into stopped before its refresh (${messageOf(cause)}); nothing of it was published, and the zone's next lock holder rolls them back (journal ${sent.journalId}): retry`,
         group.zone,
         true,
         sent.calls,
