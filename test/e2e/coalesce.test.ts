@@ -7,15 +7,13 @@
  */
 import { Code, ConnectError } from '@connectrpc/connect';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { zoneLockWaiters } from '../../src/core/zones.js';
 import { ApplyStatus, Policy, type ApplyResponse, type Endpoint } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import type { SimRecord } from '../../src/ovhsim/index.js';
 import * as store from '../../src/store/index.js';
+import { queueBehindLock } from '../helpers/core-apply.js';
 import { ep } from '../helpers/expect.js';
 import { scrape } from '../helpers/prometheus.js';
 import { startHarness, type Harness } from '../helpers/server.js';
-import { until } from '../helpers/until.js';
-import { zoneLocksWaited } from '../helpers/zone-locks.js';
 
 const ZONE = 'coalesce.test';
 const REC = `/domain/zone/${ZONE}/record`;
@@ -53,30 +51,9 @@ function create(i: number, ...endpoints: Endpoint[]) {
 
 type Answer = { response?: ApplyResponse; error?: ConnectError };
 
-/**
- * Starts the applies one by one while the test holds the zone lock, each once the one before it
- * waits (the first in Postgres, the others in the server's queue), then releases the lock: they reach
- * it in this order.
- */
+/** The applies, started in this order behind a zone lock the test holds, reach the lock in this order. */
 async function queued(starts: Array<() => Promise<ApplyResponse>>, on = h): Promise<Answer[]> {
-  let release!: () => void;
-  const released = new Promise<void>((r) => (release = r));
-  let holding!: () => void;
-  const held = new Promise<void>((r) => (holding = r));
-  const holder = store.withZoneLock(on.server.ctx.pool, ZONE, { lockTimeoutMs: 60_000 }, async () => {
-    holding();
-    await released;
-  });
-  await held;
-  const answers: Array<Promise<Answer>> = [];
-  for (const [i, start] of starts.entries()) {
-    answers.push(start().then((response) => ({ response }), (e: unknown) => ({ error: ConnectError.from(e) })));
-    if (i === 0) await until('the first apply to wait in Postgres', async () => (await zoneLocksWaited(on.server.ctx.pool)) === 1);
-    else await until(`apply ${i + 1} to wait in the queue`, () => zoneLockWaiters(on.server.ctx, ZONE) === i);
-  }
-  release();
-  await holder;
-  return Promise.all(answers);
+  return (await queueBehindLock(on.server.ctx, ZONE, starts)).map((o) => (o.ok ? { response: o.value } : { error: ConnectError.from(o.error) }));
 }
 
 /** The simulator's calls to the zone: "METHOD path[?query] status", record ids as they are. */
