@@ -57,7 +57,7 @@ export async function recoverInFlight(ctx: CoreContext, tx: store.Queryable, zon
     }
     // One refresh for all the rows that need the zone published again (rollBackDead), sent while
     // their leases still hold: a group of coalesced applies that died is published once, not per row.
-    const publishing = done.filter((d) => d.result.refreshed);
+    const publishing = done.filter((rolledBack) => rolledBack.result.refreshed);
     if (publishing.length > 0) {
       await ctx.ovh.refresh(zone);
       publishing.at(-1)!.result.undo.push({ method: 'POST', path: refreshPath(zone), body: '', status: 204 });

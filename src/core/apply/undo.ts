@@ -112,8 +112,8 @@ export function undoOf(zone: string, op: OvhOperation, now: OvhRecord | undefine
       return { method: 'PUT', path: op.path, id: op.id, body: { target: sendable(op.before.fieldType, op.before.target), ttl: op.before.ttl }, before: now };
     }
     case 'DELETE': {
-      const b = op.before;
-      return { method: 'POST', path: recordPath(zone), body: { fieldType: b.fieldType, subDomain: b.subDomain, target: sendable(b.fieldType, b.target), ttl: b.ttl } };
+      const gone = op.before;
+      return { method: 'POST', path: recordPath(zone), body: { fieldType: gone.fieldType, subDomain: gone.subDomain, target: sendable(gone.fieldType, gone.target), ttl: gone.ttl } };
     }
   }
 }
