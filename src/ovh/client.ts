@@ -18,10 +18,6 @@ import { ExpandedLists, type ExpandedListsMode, type ExpandedListsState, type Re
 import { OvhTransport, type OvhCallInfo, type RetryPolicy, type TransportOptions } from './client/transport.js';
 import { withWriteGuard, type WriteGuard } from './client/write-guard.js';
 
-// core/dry-run.ts names the route of a call it did not send as the metrics do. Kept here until the
-// apply room imports it from client/transport.ts.
-export { routeOf } from './client/transport.js';
-
 export interface OvhApiOptions extends TransportOptions {
   /** Extra trusted CAs (PEM), added to the system ones for this process's https agent. */
   extraCaPems?: string[];

@@ -5,7 +5,7 @@
  * generation and the journal are left as they were, so the same apply planned again shows the same
  * calls.
  */
-import { routeOf } from '../../ovh/client.js';
+import { routeOf } from '../../ovh/client/transport.js';
 import { describeOperation } from '../../ovh/ops.js';
 import { refreshPath } from '../../ovh/types.js';
 import type { CallRecord, ZoneApplyResult } from './result.js';
