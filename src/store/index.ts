@@ -28,3 +28,5 @@ export * from './plans.js';
 export * from './journal.js';
 export * from './notify.js';
 export * from './demo.js';
+export * from './sealed.js';
+export * from './tsig-keys.js';

@@ -19,7 +19,9 @@ export type JournalState = 'in_flight' | 'done' | 'failed' | 'recovered';
 
 export interface JournalEntry {
   id: string;
+  /** '' for an admin action that concerns no zone (a TSIG key's creation, say). */
   zone: string;
+  /** '' for an admin action made from the command line (database access, no tenant). */
   tenantId: string;
   planId: string | null;
   intent: JsonValue;
@@ -47,7 +49,7 @@ interface Row {
   live_until: Date | null;
 }
 
-const COLUMNS = `id::text AS id, zone, tenant_id::text AS tenant_id, plan_id, intent, state, result, started_at, finished_at, holder, live_until`;
+const COLUMNS = `id::text AS id, COALESCE(zone, '') AS zone, COALESCE(tenant_id::text, '') AS tenant_id, plan_id, intent, state, result, started_at, finished_at, holder, live_until`;
 
 function toEntry(r: Row): JournalEntry {
   return {
@@ -112,6 +114,25 @@ export async function insertIntent(
     }
     throw err;
   }
+}
+
+/**
+ * Writes a finished (done) row for an admin action, in the caller's transaction: `intent` holds its
+ * `kind` and `summary`. `zone` null: the action concerns no zone; `tenantId` null: made from the
+ * command line. Returns its id.
+ */
+export async function insertAdminAction(
+  q: Queryable,
+  e: { zone: string | null; tenantId: string | null; intent: { kind: string; summary: string; [key: string]: unknown }; result: unknown },
+): Promise<string> {
+  if (e.tenantId !== null) assertIdString('tenant id', e.tenantId);
+  const { rows } = await q.query<{ id: string }>(
+    `INSERT INTO journal (zone, tenant_id, intent, state, result, started_at, finished_at)
+     SELECT $1, $2::bigint, $3::jsonb, 'done', $4::jsonb, at, at FROM (SELECT clock_timestamp() AS at) now
+     RETURNING id::text AS id`,
+    [e.zone, e.tenantId, jsonParam(e.intent, 'journal intent'), jsonParam(e.result, 'journal result')],
+  );
+  return rows[0]!.id;
 }
 
 /**

@@ -1,9 +1,10 @@
 /**
  * Cross-replica notifications. Channel dnsplane_zone carries {"zone": …, "generation": "…"} at each
  * commit that moves a zone's generation (a hint: Records checks generations in Postgres, see
- * core/read-cache.ts); channel dnsplane_tenant carries a tenant's name when its token is rotated or
- * it is disabled or enabled (store/tenants.ts sends it in the same statement), so that every replica
- * drops the tokens it cached. Notifications are lost while a listener reconnects: whoever relies on
+ * core/read-cache.ts); channel dnsplane_tenant carries a tenant's name when its credentials change —
+ * its token rotated, it disabled or enabled (store/tenants.ts), one of its TSIG keys created, rotated
+ * or deleted (store/tsig-keys.ts), sent in the same statement — so that every replica drops the
+ * tokens and keys it cached (core/credential-cache.ts). Notifications are lost while a listener reconnects: whoever relies on
  * them must stop trusting its memory when the connection is lost (onLost) and start afresh once it
  * is back (onReconnect).
  */

@@ -27,7 +27,7 @@ export interface NewTenant {
   suffixes: string[];
 }
 
-interface TenantRow {
+export interface TenantRow {
   id: string;
   name: string;
   scopes: string[];
@@ -39,9 +39,16 @@ interface TenantRow {
   max_change_percent: number | null;
 }
 
-const COLUMNS = 'id::text AS id, name, scopes, zones, suffixes, disabled, created_at, token_rotated_at, max_change_percent';
+/** A tenant's columns as toTenant reads them; `alias`: the tenants table's alias in a join (store/tsig-keys.ts). */
+export function tenantColumns(alias?: string): string {
+  const t = alias ? `${alias}.` : '';
+  return `${t}id::text AS id, ${t}name, ${t}scopes, ${t}zones, ${t}suffixes, ${t}disabled, ${t}created_at, ${t}token_rotated_at, ${t}max_change_percent`;
+}
 
-function toTenant(r: TenantRow): Tenant {
+const COLUMNS = tenantColumns();
+
+/** A row of tenantColumns() as a Tenant. */
+export function toTenant(r: TenantRow): Tenant {
   return {
     id: r.id,
     name: r.name,
