@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { SECRETS_KEY_RULE } from './core/secrets.js';
 import { InvalidInputError } from './dns/errors.js';
 import { normalizeName } from './dns/names.js';
 import { parseOvhEndpoint, type OvhEndpoint } from './ovh/endpoint.js';
@@ -69,6 +70,13 @@ export interface Config {
   http: { headersTimeoutMs: number; requestTimeoutMs: number; idleTimeoutMs: number };
   /** Failed logins per client address (core/login-limiter.ts): a burst, then this many per second. */
   login: { burst: number; perSecond: number };
+  /** DNSPLANE_SECRETS_KEY: the encryption key of secrets kept at rest (core/secrets.ts); demo mode keeps its own. */
+  secretsKey?: Buffer;
+  /**
+   * Where DNS clients reach dnsplane's DNS listener, host:port, for the configuration `tenant tsig`
+   * prints: DNSPLANE_DNS_ADVERTISE, else DNSPLANE_DNS_LISTEN when it is host:port.
+   */
+  dnsAdvertise?: { host: string; port: number };
 }
 
 /** The settings, for `--help` and the README's configuration table. */
@@ -112,6 +120,8 @@ export const SETTINGS: Array<{ name: string; default: string; help: string }> = 
   { name: 'DNSPLANE_IDLE_TIMEOUT', default: '65s', help: 'an API connection (HTTP/1.1 keep-alive, or h2 session) with no request in flight is closed after this' },
   { name: 'DNSPLANE_LOGIN_BURST', default: '20', help: 'failed logins a client address may make at once; then it is refused (429 / RESOURCE_EXHAUSTED, Retry-After) until it regains some' },
   { name: 'DNSPLANE_LOGIN_RATE', default: '1', help: 'failed logins per second a client address regains' },
+  { name: 'DNSPLANE_SECRETS_KEY', default: '', help: 'the key that seals secrets kept at rest (TSIG secrets): 32 random bytes in base64, e.g. `openssl rand -base64 32`; the same on every replica; never logged. Demo mode keeps one in its data dir' },
+  { name: 'DNSPLANE_DNS_ADVERTISE', default: '', help: 'host:port where DNS clients (cert-manager, lego, certbot, nsupdate) reach the DNS listener, printed in the configuration `tenant tsig create` shows; unset: DNSPLANE_DNS_LISTEN' },
   { name: 'DNSPLANE_CNAME_RELATIVE_ZONES', default: '', help: 'comma list of zones whose in-zone CNAME targets are sent relative (like external-dns --ovh-enable-cname-relative)' },
 ];
 
@@ -281,7 +291,25 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
       .filter((z) => z !== '')
       .map((z, i) => normalizeName(z, `DNSPLANE_CNAME_RELATIVE_ZONES[${i}]`)),
     corsOrigins: parseCorsOrigins(get('DNSPLANE_CORS_ORIGINS') ?? ''),
+    secretsKey: parseSecretsKey(get('DNSPLANE_SECRETS_KEY')),
+    dnsAdvertise: dnsAdvertise(get('DNSPLANE_DNS_ADVERTISE'), get('DNSPLANE_DNS_LISTEN')),
   };
+}
+
+/** DNSPLANE_SECRETS_KEY: exactly 32 bytes in base64. The message never shows the value (a secret). */
+export function parseSecretsKey(value: string | undefined, field = 'DNSPLANE_SECRETS_KEY'): Buffer | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(value) || value.length % 4 !== 0) throw new InvalidInputError(field, `${SECRETS_KEY_RULE}; the value set is not base64 (${value.length} characters)`);
+  const key = Buffer.from(value, 'base64');
+  if (key.length !== 32) throw new InvalidInputError(field, `${SECRETS_KEY_RULE}; the value set decodes to ${key.length} bytes`);
+  return key;
+}
+
+/** DNSPLANE_DNS_ADVERTISE (host:port), else DNSPLANE_DNS_LISTEN when it is one; undefined otherwise. */
+function dnsAdvertise(advertise: string | undefined, listen: string | undefined): { host: string; port: number } | undefined {
+  if (advertise !== undefined) return parseListen(advertise, 'DNSPLANE_DNS_ADVERTISE');
+  if (listen === undefined || !/^(\[[^\]]+\]|[^:]*):\d{1,5}$/.test(listen)) return undefined;
+  return parseListen(listen, 'DNSPLANE_DNS_LISTEN');
 }
 
 /**

@@ -11,13 +11,18 @@
  * Stable across restarts: the tokens are kept in the data directory (DEMO_TOKENS_FILE, mode 0600;
  * the database keeps only their hashes, as for every token) and reused while they still match, so
  * the tour's commands keep working; `serve --new-tokens` issues new ones. The simulator's DNS port
- * is kept there too and asked for again (another free port when it is taken meanwhile).
+ * is kept there too and asked for again (another free port when it is taken meanwhile), and so is
+ * the key that seals secrets at rest (SECRETS_KEY_FILE, 0600) when DNSPLANE_SECRETS_KEY is not set.
  */
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type pg from 'pg';
 import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import { SecretBox, newSecretsKey } from './core/secrets.js';
 import { createTenant, rotateTenantToken } from './core/tenants.js';
+import { parseSecretsKey } from './config.js';
 import { hashToken } from './core/tokens.js';
 import { OvhSimulator } from './ovhsim/index.js';
 import * as store from './store/index.js';
@@ -26,6 +31,8 @@ import { messageOf } from './error-message.js';
 export const DEMO_ZONE = 'example.test';
 /** In the data directory: the demo's tokens ({"admin": …, "demo": …}), mode 0600. */
 export const DEMO_TOKENS_FILE = 'demo-tokens.json';
+/** In the data directory: demo mode's key for secrets at rest (base64), mode 0600. */
+export const SECRETS_KEY_FILE = 'secrets-key';
 /** In the data directory: the simulator's DNS port of the last demo start. */
 const DNS_PORT_FILE = path.join('ovhsim', 'dns-port');
 
@@ -155,4 +162,54 @@ async function writeTokenFile(file: string, tokens: Record<string, string>): Pro
   await fs.rm(tmp, { force: true });
   await fs.writeFile(tmp, `${JSON.stringify(tokens, null, 2)}\n`, { flag: 'wx', mode: 0o600 });
   await fs.rename(tmp, file);
+}
+
+/**
+ * The box that seals secrets at rest: DNSPLANE_SECRETS_KEY when set; in demo mode, else, the key kept
+ * in the data directory (made at the first need); otherwise none (no TSIG key can be made or used).
+ */
+export async function secretBoxFor(config: Config, log?: Logger): Promise<SecretBox | undefined> {
+  if (config.secretsKey) return new SecretBox(config.secretsKey);
+  if (config.ovh.mode !== 'simulator') return undefined;
+  return new SecretBox(await demoSecretsKey(config.dataDir, log));
+}
+
+/**
+ * Demo mode's encryption key, from SECRETS_KEY_FILE of the data directory; made when there is none.
+ * Never replaced: an unreadable file is an error (a new key would orphan every secret sealed so far).
+ */
+export async function demoSecretsKey(dataDir: string, log?: Logger): Promise<Buffer> {
+  const file = path.join(dataDir, SECRETS_KEY_FILE);
+  const read = async (): Promise<Buffer | undefined> => {
+    let text: string;
+    try {
+      const stat = await fs.stat(file);
+      if ((stat.mode & 0o077) !== 0) {
+        await fs.chmod(file, 0o600);
+        log?.warn({ file }, 'demo: tightened the mode of the secrets key file to 0600');
+      }
+      text = await fs.readFile(file, 'utf8');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw e;
+    }
+    return parseSecretsKey(text.trim(), file);
+  };
+  const kept = await read();
+  if (kept) return kept;
+  // Written whole to a 0600 temporary file, then linked in place: link() fails when another process
+  // (a serve and a CLI command starting at once) made the file first, and then its key is the key.
+  await fs.mkdir(dataDir, { recursive: true });
+  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  await fs.writeFile(tmp, `${newSecretsKey().toString('base64')}\n`, { flag: 'wx', mode: 0o600 });
+  try {
+    await fs.link(tmp, file);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+  } finally {
+    await fs.rm(tmp, { force: true });
+  }
+  const made = await read();
+  if (!made) throw new Error(`demo: ${file} vanished while it was being made`);
+  return made;
 }

@@ -1,0 +1,119 @@
+/**
+ * Secrets at rest that the server must read back (a TSIG secret: the server computes the MAC with it;
+ * an OVH-style application secret, later), sealed with AES-256-GCM (node:crypto) under one encryption
+ * key, DNSPLANE_SECRETS_KEY (32 random bytes; config.ts reads it, demo mode keeps one in its data dir).
+ *
+ * Each secret gets a random 12-byte IV; the 16-byte authentication tag is stored with it, so that a
+ * changed byte (ciphertext, IV, tag) is refused, never opened into a wrong secret. The `context` of a
+ * secret (e.g. "tsig-key:<name>") is authenticated with it as additional data: a sealed secret moved to
+ * another row does not open there. Beside each ciphertext sits the encryption key's id (the first 8
+ * bytes of its SHA-256), so a server started with another key says so instead of failing on every
+ * request. Nothing here logs, and no error carries a secret or the encryption key.
+ */
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import * as store from '../store/index.js';
+
+type SealedSecret = store.SealedSecret;
+
+/** The setting that holds the encryption key (read by config.ts; named in every message). */
+export const SECRETS_KEY_SETTING = 'DNSPLANE_SECRETS_KEY';
+/** What the setting must hold, for messages. */
+export const SECRETS_KEY_RULE = 'must be 32 random bytes in base64 (e.g. the output of `openssl rand -base64 32`)';
+
+const KEY_BYTES = 32;
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+const KEY_ID_BYTES = 8;
+
+/** The id stored beside every secret the key seals: the first 8 bytes of its SHA-256. */
+export function keyIdOf(key: Buffer): Buffer {
+  return createHash('sha256').update(key).digest().subarray(0, KEY_ID_BYTES);
+}
+
+/** A new encryption key (demo mode's). */
+export function newSecretsKey(): Buffer {
+  return randomBytes(KEY_BYTES);
+}
+
+/**
+ * The encryption key is missing, or is not the one the stored secrets were sealed with. The message
+ * names the setting and what to do; it never holds a key.
+ */
+export class SecretsKeyError extends Error {
+  override readonly name = 'SecretsKeyError';
+}
+
+/** A sealed secret that does not open with the right key: it was altered (or moved to another row). */
+export class SecretUnreadableError extends Error {
+  override readonly name = 'SecretUnreadableError';
+}
+
+/** Seals and opens secrets under one encryption key. */
+export class SecretBox {
+  readonly keyId: Buffer;
+  readonly #key: Buffer;
+
+  constructor(key: Buffer) {
+    if (key.length !== KEY_BYTES) throw new SecretsKeyError(`${SECRETS_KEY_SETTING}: ${SECRETS_KEY_RULE}, got ${key.length} bytes`);
+    this.#key = Buffer.from(key);
+    this.keyId = keyIdOf(this.#key);
+  }
+
+  /** The key id in hex, for messages. */
+  get keyIdHex(): string {
+    return this.keyId.toString('hex');
+  }
+
+  seal(plaintext: Buffer, context: string): SealedSecret {
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', this.#key, iv, { authTagLength: TAG_BYTES });
+    cipher.setAAD(Buffer.from(context, 'utf8'));
+    const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+    return { keyId: Buffer.from(this.keyId), iv, tag: cipher.getAuthTag(), ciphertext };
+  }
+
+  /**
+   * The secret, or SecretsKeyError when it was sealed under another encryption key, or
+   * SecretUnreadableError when it does not authenticate (altered, or not sealed for this context).
+   */
+  open(sealed: SealedSecret, context: string): Buffer {
+    if (!sealed.keyId.equals(this.keyId)) {
+      throw new SecretsKeyError(
+        `${context}: sealed with encryption key ${sealed.keyId.toString('hex')}, but ${SECRETS_KEY_SETTING} is key ${this.keyIdHex}: start dnsplane with the key it was sealed with`,
+      );
+    }
+    if (sealed.iv.length !== IV_BYTES || sealed.tag.length !== TAG_BYTES) {
+      throw new SecretUnreadableError(`${context}: the sealed secret is malformed (IV ${sealed.iv.length} bytes, tag ${sealed.tag.length} bytes)`);
+    }
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', this.#key, sealed.iv, { authTagLength: TAG_BYTES });
+      decipher.setAAD(Buffer.from(context, 'utf8'));
+      decipher.setAuthTag(sealed.tag);
+      return Buffer.concat([decipher.update(sealed.ciphertext), decipher.final()]);
+    } catch {
+      throw new SecretUnreadableError(`${context}: the sealed secret does not authenticate under ${SECRETS_KEY_SETTING} (key ${this.keyIdHex}): it was altered in the database`);
+    }
+  }
+}
+
+/**
+ * The check at start, before anything is served, and before a secret is sealed: every stored secret
+ * must be sealed with `box`'s key. Throws SecretsKeyError naming the setting, the key ids and what to
+ * do when secrets are stored and the key is missing or another one.
+ */
+export async function checkSealedSecrets(q: store.Queryable, box: SecretBox | undefined): Promise<void> {
+  const uses = await store.sealedKeyIds(q);
+  if (uses.length === 0) return;
+  const held = uses.map((u) => `${u.count} ${u.what}${u.count === 1 ? '' : 's'} sealed with key ${u.keyId}`).join(', ');
+  if (!box) {
+    throw new SecretsKeyError(
+      `${SECRETS_KEY_SETTING} is not set, but the database holds secrets sealed with it (${held}): set it to the key they were sealed with; dnsplane serves nothing without it`,
+    );
+  }
+  const others = uses.filter((u) => u.keyId !== box.keyIdHex);
+  if (others.length > 0) {
+    throw new SecretsKeyError(
+      `${SECRETS_KEY_SETTING} is key ${box.keyIdHex}, but the database holds secrets sealed with another key (${held}): set it to the key they were sealed with; dnsplane serves nothing without it`,
+    );
+  }
+}
