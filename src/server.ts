@@ -14,6 +14,8 @@ import type { CoreContext } from './core/context.js';
 import { Lifecycle } from './core/lifecycle.js';
 import { ReadCache } from './core/read-cache.js';
 import { TokenCache } from './core/tenants.js';
+import { checkSealedSecrets } from './core/secrets.js';
+import { TsigKeyCache } from './core/tsig-keys.js';
 import { registerZones } from './core/zones.js';
 import { ZoneService } from './gen/dnsplane/v1/zone_pb.js';
 import { NsmService } from './gen/dnsplane/v1/nsm_pb.js';
@@ -35,7 +37,7 @@ import { PlanLimiter } from './core/plan-limit.js';
 import { OvhApi } from './ovh/client.js';
 import type { OvhEndpoint } from './ovh/endpoint.js';
 import type { OvhSimulator } from './ovhsim/index.js';
-import { checkDemoDatabase, DEMO_ZONE, startDemoSimulator } from './demo.js';
+import { checkDemoDatabase, DEMO_ZONE, secretBoxFor, startDemoSimulator } from './demo.js';
 import { InvalidInputError } from './dns/errors.js';
 import * as store from './store/index.js';
 import { startCentralWebhook, type WebhookListener } from './webhook/index.js';
@@ -68,7 +70,7 @@ export function createLogger(level: string): Logger {
     base: { service: 'dnsplane' },
     // Belt and braces: nothing should log these, and if something does they are masked.
     redact: {
-      paths: ['token', '*.token', 'authorization', '*.authorization', 'headers.authorization', 'applicationSecret', '*.applicationSecret', 'consumerKey', '*.consumerKey', 'password', '*.password'],
+      paths: ['token', '*.token', 'authorization', '*.authorization', 'headers.authorization', 'applicationSecret', '*.applicationSecret', 'consumerKey', '*.consumerKey', 'password', '*.password', 'secret', '*.secret'],
       censor: '[redacted]',
     },
   });
@@ -96,6 +98,9 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     if (config.ovh.mode === 'simulator') await checkDemoDatabase(database.pool, database.label);
     const applied = await store.migrate(database.pool);
     if (applied.applied.length) log.info({ migrations: applied.applied }, 'database migrated');
+    // Secrets at rest (TSIG keys) must open with this server's key: refused here, before anything is served.
+    const secrets = await secretBoxFor(config, log);
+    await checkSealedSecrets(database.pool, secrets);
 
     let endpoint: OvhEndpoint;
     let credentials;
@@ -135,17 +140,19 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     // Tokens are authenticated from memory while this replica hears every tenant change (NOTIFY
     // dnsplane_tenant); a lost or silent listener sends every call to Postgres until it is back.
     const tokens = new TokenCache(() => listener?.live() ?? false);
+    const tsigKeys = new TsigKeyCache(() => listener?.live() ?? false);
+    const caches = [tokens, tsigKeys];
     listener = await store.listen(
       database.pool,
-      { tenant: (name) => tokens.forget(name) },
+      { tenant: (name) => caches.forEach((c) => c.forget(name)) },
       {
         heartbeatMs: LISTENER_HEARTBEAT_MS,
         onLost: () => {
-          tokens.clear();
-          log.warn('lost the LISTEN connection: tokens are checked in Postgres until it is back');
+          caches.forEach((c) => c.clear());
+          log.warn('lost the LISTEN connection: tokens and TSIG keys are checked in Postgres until it is back');
         },
         onReconnect: () => {
-          tokens.clear();
+          caches.forEach((c) => c.clear());
           log.info('LISTEN connection back');
         },
         onError: (err) => log.debug({ err: err instanceof Error ? err.message : String(err) }, 'LISTEN connection error'),
@@ -172,6 +179,8 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       metrics,
       reads: new ReadCache(database.pool, { onZoneStatesRead: () => metrics.zoneStatesRead() }),
       tokens,
+      secrets,
+      tsigKeys,
       planLimiter: new PlanLimiter(config.planConcurrency, {
         running: (tenant, delta) => metrics.planRunning(tenant, delta),
         refused: (tenant) => metrics.planRefused(tenant),

@@ -6,6 +6,8 @@ import type { Lifecycle } from './lifecycle.js';
 import type { ReadCache } from './read-cache.js';
 import type { TokenCache } from './tenants.js';
 import type { PlanLimiter } from './plan-limit.js';
+import type { SecretBox } from './secrets.js';
+import type { TsigKeyCache } from './tsig-key-cache.js';
 
 export interface CoreSettings {
   /** Zones to manage; undefined: every zone of the OVH account. */
@@ -54,6 +56,13 @@ export interface CoreContext {
    * tenant changes (server.ts). Absent: every call reads Postgres.
    */
   tokens?: TokenCache;
+  /**
+   * Seals and opens secrets kept at rest (core/secrets.ts): DNSPLANE_SECRETS_KEY, or demo mode's own.
+   * Absent: no TSIG key can be created or used.
+   */
+  secrets?: SecretBox;
+  /** TSIG keys found, kept like `tokens` (core/tsig-keys.ts). Absent: every lookup reads Postgres. */
+  tsigKeys?: TsigKeyCache;
   /** Bounds the Plans each tenant computes at once (DNSPLANE_PLAN_CONCURRENCY); absent: no bound. */
   planLimiter?: PlanLimiter;
 }

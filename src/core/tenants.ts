@@ -14,6 +14,7 @@ import { InvalidInputError } from '../dns/errors.js';
 import { isInZone, normalizeName } from '../dns/names.js';
 import { NotFoundError, PermissionDeniedError, UnauthenticatedError } from './errors.js';
 import { hashToken, newToken, tokenHashHex } from './tokens.js';
+import { CredentialCache } from './credential-cache.js';
 
 export type { Tenant };
 
@@ -127,56 +128,12 @@ export async function authenticate(q: Queryable, token: string | undefined, cach
 
 /**
  * Valid tokens, by the hex of their sha-256 (never the token), so that a call is authenticated without
- * a round trip to Postgres. Only tokens that authenticated are kept: a wrong, unknown or disabled
- * token reads Postgres every time (what a limiter of failed logins sits in front of).
- *
- * Exactness across replicas comes from NOTIFY dnsplane_tenant, sent with every rotation, disable
- * and enable (store/tenants.ts): forget(name) drops the tenant's entries. Entries are used only
- * while `trusted()` says the replica is listening (server.ts: the listener is connected and answered
- * its heartbeat recently); clear() when the listener is lost or comes back, since notifications sent
- * in between were missed. An answer read from Postgres is kept only if nothing was forgotten or
- * cleared while it was being read (the epoch), so a read that raced a rotation cannot outlive it.
+ * a round trip to Postgres (core/credential-cache.ts: what is kept, and how it stays exact across
+ * replicas).
  */
-export class TokenCache {
-  private readonly byHash = new Map<string, Tenant>();
-  /** Bumped by every forget() and clear(). */
-  epoch = 0;
-
-  constructor(
-    private readonly isTrusted: () => boolean,
-    private readonly maxEntries = 10_000,
-  ) {}
-
-  /** Whether entries may be used now (the replica is listening to tenant changes). */
-  trusted(): boolean {
-    return this.isTrusted();
-  }
-
-  get(hashHex: string): Tenant | undefined {
-    if (!this.trusted()) return undefined;
-    return this.byHash.get(hashHex);
-  }
-
-  /** Keeps what Postgres answered, unless the cache was invalidated since `epoch` or is not trusted. */
-  set(hashHex: string, tenant: Tenant, epoch: number): void {
-    if (epoch !== this.epoch || !this.trusted()) return;
-    if (this.byHash.size >= this.maxEntries) this.byHash.clear();
-    this.byHash.set(hashHex, tenant);
-  }
-
-  /** The tenant's token changed, or it was disabled or enabled. */
-  forget(name: string): void {
-    this.epoch++;
-    for (const [k, t] of this.byHash) if (t.name === name) this.byHash.delete(k);
-  }
-
-  clear(): void {
-    this.epoch++;
-    this.byHash.clear();
-  }
-
-  get size(): number {
-    return this.byHash.size;
+export class TokenCache extends CredentialCache<Tenant> {
+  constructor(isTrusted: () => boolean, maxEntries = 10_000) {
+    super(isTrusted, (t) => t.name, maxEntries);
   }
 }
 

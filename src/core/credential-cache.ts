@@ -1,0 +1,59 @@
+/**
+ * Credentials that authenticated, kept in memory so that the next call needs no round trip to
+ * Postgres: bearer tokens by their hash (core/tenants.ts TokenCache), TSIG keys by name
+ * (core/tsig-keys.ts). Only what authenticated is kept: an unknown or refused credential reads
+ * Postgres every time (what a limiter of failed attempts sits in front of).
+ *
+ * Exactness across replicas comes from NOTIFY dnsplane_tenant, sent with every change of a tenant's
+ * credentials (a token rotated, the tenant disabled or enabled, a TSIG key created, rotated or
+ * deleted: store/tenants.ts, store/tsig-keys.ts): forget(name) drops that tenant's entries. Entries
+ * are used only while `trusted()` says the replica is listening (server.ts: the listener is connected
+ * and answered its heartbeat recently); clear() when the listener is lost or comes back, since
+ * notifications sent in between were missed. An answer read from Postgres is kept only if nothing was
+ * forgotten or cleared while it was being read (the epoch), so a read that raced a change cannot
+ * outlive it.
+ */
+export class CredentialCache<V> {
+  private readonly entries = new Map<string, V>();
+  /** Bumped by every forget() and clear(). */
+  epoch = 0;
+
+  constructor(
+    private readonly isTrusted: () => boolean,
+    /** The tenant an entry belongs to (its name), for forget(). */
+    private readonly tenantOf: (value: V) => string,
+    private readonly maxEntries = 10_000,
+  ) {}
+
+  /** Whether entries may be used now (the replica is listening to tenant changes). */
+  trusted(): boolean {
+    return this.isTrusted();
+  }
+
+  get(key: string): V | undefined {
+    if (!this.trusted()) return undefined;
+    return this.entries.get(key);
+  }
+
+  /** Keeps what Postgres answered, unless the cache was invalidated since `epoch` or is not trusted. */
+  set(key: string, value: V, epoch: number): void {
+    if (epoch !== this.epoch || !this.trusted()) return;
+    if (this.entries.size >= this.maxEntries) this.entries.clear();
+    this.entries.set(key, value);
+  }
+
+  /** The tenant's credentials changed (or it was disabled or enabled). */
+  forget(name: string): void {
+    this.epoch++;
+    for (const [k, v] of this.entries) if (this.tenantOf(v) === name) this.entries.delete(k);
+  }
+
+  clear(): void {
+    this.epoch++;
+    this.entries.clear();
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}

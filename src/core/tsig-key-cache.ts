@@ -1,0 +1,29 @@
+/**
+ * A TSIG key as the keyring hands it out (core/tsig-keys.ts), and the cache of keys found, which
+ * server.ts builds per process and keeps exact with NOTIFY dnsplane_tenant (core/credential-cache.ts).
+ * Apart from the keyring so that CoreContext can hold the cache without importing the keyring.
+ */
+import { CredentialCache } from './credential-cache.js';
+import type { Tenant } from './tenants.js';
+
+export type TsigAlgorithm = 'hmac-md5' | 'hmac-sha1' | 'hmac-sha224' | 'hmac-sha256' | 'hmac-sha384' | 'hmac-sha512';
+
+export interface TsigKey {
+  id: string;
+  /** Lowercase, no trailing dot. */
+  name: string;
+  algorithm: TsigAlgorithm;
+  secret: Buffer;
+  /** The key's tenant as it was when the key was read (kept exact by the cache's invalidation). */
+  tenant: Tenant;
+  /** The key may only add and delete TXT records named _acme-challenge.* inside its tenant's zones. */
+  acmeOnly: boolean;
+}
+
+/** Keys found, by name; server.ts builds one per process and forgets a tenant's on NOTIFY dnsplane_tenant. */
+export class TsigKeyCache extends CredentialCache<TsigKey> {
+  constructor(isTrusted: () => boolean, maxEntries = 10_000) {
+    super(isTrusted, (k) => k.tenant.name, maxEntries);
+  }
+}
+
