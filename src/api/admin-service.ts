@@ -13,6 +13,8 @@ import { InvalidInputError } from '../dns/errors.js';
 import {
   AssignOwnershipResponseSchema,
   CreateTenantResponseSchema,
+  CreateTsigKeyResponseSchema,
+  DeleteTsigKeyResponseSchema,
   DisableTenantResponseSchema,
   GetPlanResponseSchema,
   ImportTxtRegistryResponseSchema,
@@ -21,9 +23,11 @@ import {
   ListOwnershipResponseSchema,
   ListPlansResponseSchema,
   ListTenantsResponseSchema,
+  ListTsigKeysResponseSchema,
   ParseDesiredStateResponseSchema,
   PlanAsResponseSchema,
   RotateTenantTokenResponseSchema,
+  RotateTsigKeyResponseSchema,
   SetTenantMaxChangePercentResponseSchema,
   type AdminService,
 } from '../gen/dnsplane/v1/admin_pb.js';
@@ -38,6 +42,7 @@ import {
   planSummaryToPb,
   planToPb,
   tenantToPb,
+  tsigKeyToPb,
 } from './convert.js';
 
 /** The calling tenant, refused unless it has the admin scope. */
@@ -150,6 +155,28 @@ export function adminService(ctx: CoreContext): ServiceImpl<typeof AdminService>
       const actor = adminOf(hc);
       const entries = await admin.listJournal(ctx, actor, { zone: req.zone, tenant: req.tenant, limit: req.limit, beforeId: req.beforeId, state: req.state });
       return create(ListJournalResponseSchema, { entries: await new Slicer().map(entries, journalEntryToPb, 16) });
+    },
+
+    async createTsigKey(req, hc) {
+      const actor = adminOf(hc);
+      const { key, secret } = await admin.createTsigKey(ctx, actor, { tenant: req.tenant, algorithm: req.algorithm, name: req.name, acmeOnly: req.acmeOnly });
+      return create(CreateTsigKeyResponseSchema, { key: tsigKeyToPb(key), secret: secret.toString('base64') });
+    },
+
+    async listTsigKeys(req, hc) {
+      const actor = adminOf(hc);
+      return create(ListTsigKeysResponseSchema, { keys: (await admin.listTsigKeys(ctx, actor, req.tenant)).map(tsigKeyToPb) });
+    },
+
+    async rotateTsigKey(req, hc) {
+      const actor = adminOf(hc);
+      const { key, secret } = await admin.rotateTsigKey(ctx, actor, req.name);
+      return create(RotateTsigKeyResponseSchema, { key: tsigKeyToPb(key), secret: secret.toString('base64') });
+    },
+
+    async deleteTsigKey(req, hc) {
+      const actor = adminOf(hc);
+      return create(DeleteTsigKeyResponseSchema, { key: tsigKeyToPb(await admin.deleteTsigKey(ctx, actor, req.name)) });
     },
 
     async parseDesiredState(req, hc) {

@@ -13,6 +13,7 @@ import type { OwnershipRow, ZoneWithCount } from '../store/index.js';
 import type { JournalView, PlanSummary } from '../core/admin.js';
 import type { Adoption as CoreAdoption } from '../core/import-txt.js';
 import type { Tenant as CoreTenant } from '../core/tenants.js';
+import type { TsigKeyView } from '../core/tsig-key-admin.js';
 import { Slicer } from '../core/slices.js';
 import {
   AdoptionOutcome,
@@ -21,11 +22,13 @@ import {
   PlanSummarySchema,
   RegistryAdoptionSchema,
   TenantSchema,
+  TsigKeySchema,
   type JournalEntry as PbJournalEntry,
   type OwnershipEntry as PbOwnershipEntry,
   type PlanSummary as PbPlanSummary,
   type RegistryAdoption as PbRegistryAdoption,
   type Tenant as PbTenant,
+  type TsigKey as PbTsigKey,
 } from '../gen/dnsplane/v1/admin_pb.js';
 import { InvalidInputError } from '../dns/errors.js';
 import { refreshPath } from '../ovh/types.js';
@@ -250,6 +253,18 @@ export function tenantToPb(t: CoreTenant): PbTenant {
     createdAt: timestampFromDate(t.createdAt),
     tokenRotatedAt: timestampFromDate(t.tokenRotatedAt),
     ...(t.maxChangePercent !== null ? { maxChangePercent: t.maxChangePercent } : {}),
+  });
+}
+
+export function tsigKeyToPb(k: TsigKeyView): PbTsigKey {
+  return create(TsigKeySchema, {
+    name: k.name,
+    tenant: k.tenant,
+    algorithm: k.algorithm,
+    acmeOnly: k.acmeOnly,
+    createdAt: timestampFromDate(k.createdAt),
+    ...(k.rotatedAt ? { rotatedAt: timestampFromDate(k.rotatedAt) } : {}),
+    ...(k.lastUsedAt ? { lastUsedAt: timestampFromDate(k.lastUsedAt) } : {}),
   });
 }
 

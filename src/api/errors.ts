@@ -12,6 +12,7 @@ import {
   OvhError,
   PermissionDeniedError,
   ResourceExhaustedError,
+  SecretsKeyError,
   ShuttingDownError,
   StalePlanError,
   ThresholdError,
@@ -31,6 +32,8 @@ export function toConnectError(e: unknown): ConnectError {
   if (e instanceof ResourceExhaustedError) return new ConnectError(e.message, Code.ResourceExhausted);
   if (e instanceof ApplyFailedError) return new ConnectError(e.message, e.transient ? Code.Unavailable : Code.FailedPrecondition);
   if (e instanceof ShuttingDownError) return new ConnectError(e.message, Code.Unavailable);
+  // The server has no DNSPLANE_SECRETS_KEY, or another than the secrets stored: the operator's to fix.
+  if (e instanceof SecretsKeyError) return new ConnectError(e.message, Code.FailedPrecondition);
   // Unreachable, restarting, failing over, a connection cut: an outage, retryable, never "internal".
   if (isDatabaseUnavailable(e)) return new ConnectError(`database unavailable, retry later: ${e instanceof Error ? e.message : String(e)}`, Code.Unavailable);
   if (e instanceof OvhError) {

@@ -14,6 +14,7 @@ import type { CoreContext } from './context.js';
 import { Slicer } from './slices.js';
 import { waitForHolder } from './apply/index.js';
 import { NotFoundError, PermissionDeniedError } from './errors.js';
+import { auditAdminAction } from './audit.js';
 import { importTxtRegistry as runImport, type ImportInput, type ImportResult } from './import-txt.js';
 import { assignOwnership as runAssign, listOwnership as runList, type AssignInput, type AssignResult } from './ownership-admin.js';
 import { getPlanWithRow, plan, type PlanInput, type StoredPlan } from './plan.js';
@@ -28,6 +29,15 @@ import {
   type Tenant,
 } from './tenants.js';
 import { syncZone } from './zones.js';
+import {
+  createTsigKey as runCreateKey,
+  deleteTsigKey as runDeleteKey,
+  listTsigKeys as runListKeys,
+  rotateTsigKey as runRotateKey,
+  type IssuedTsigKey,
+  type NewTsigKeyInput,
+  type TsigKeyView,
+} from './tsig-key-admin.js';
 
 /** Default and largest page of a listing. */
 export const DEFAULT_LIMIT = 100;
@@ -54,12 +64,6 @@ async function managedZone(ctx: CoreContext, raw: string, field: string): Promis
   const zone = normalizeName(raw, field);
   if (!(await store.getZone(ctx.pool, zone))) throw new InvalidInputError(field, `"${zone}" is not a zone dnsplane manages`);
   return zone;
-}
-
-/** Writes one finished audit row for an admin action, in the caller's transaction. */
-export async function auditAdminAction(tx: store.Queryable, zone: string, actor: Tenant, kind: string, summary: string, detail: unknown = {}): Promise<void> {
-  const id = await store.insertIntent(tx, { zone, tenantId: actor.id, intent: { kind, summary, detail, operations: [], names: [] } });
-  await store.finishJournal(tx, id, 'done', { summary });
 }
 
 // --- plans ---
@@ -173,6 +177,37 @@ export async function setTenantMaxChangePercent(ctx: CoreContext, actor: Tenant,
   const t = await runSetMaxChange(ctx.pool, name, percent);
   ctx.log.info({ tenant: name, maxChangePercent: percent, by: actor.name }, 'tenant change threshold set');
   return t;
+}
+
+// --- TSIG keys (core/tsig-key-admin.ts); the secret is never logged ---
+
+export async function createTsigKey(ctx: CoreContext, actor: Tenant, input: NewTsigKeyInput): Promise<IssuedTsigKey> {
+  requireAdmin(actor);
+  const issued = await runCreateKey({ pool: ctx.pool, secrets: ctx.secrets, actor }, input);
+  const { name, tenant, algorithm, acmeOnly } = issued.key;
+  ctx.log.info({ key: name, tenant, algorithm, acmeOnly, by: actor.name }, 'TSIG key created');
+  return issued;
+}
+
+export async function listTsigKeys(ctx: CoreContext, actor: Tenant, tenant: string): Promise<TsigKeyView[]> {
+  requireAdmin(actor);
+  return runListKeys(ctx.pool, tenant);
+}
+
+export async function rotateTsigKey(ctx: CoreContext, actor: Tenant, name: string): Promise<IssuedTsigKey> {
+  requireAdmin(actor);
+  const issued = await runRotateKey({ pool: ctx.pool, secrets: ctx.secrets, actor }, name);
+  ctx.tsigKeys?.forget(issued.key.tenant); // this replica at once; the others on NOTIFY dnsplane_tenant
+  ctx.log.info({ key: issued.key.name, tenant: issued.key.tenant, by: actor.name }, 'TSIG key rotated');
+  return issued;
+}
+
+export async function deleteTsigKey(ctx: CoreContext, actor: Tenant, name: string): Promise<TsigKeyView> {
+  requireAdmin(actor);
+  const key = await runDeleteKey({ pool: ctx.pool, actor }, name);
+  ctx.tsigKeys?.forget(key.tenant); // this replica at once; the others on NOTIFY dnsplane_tenant
+  ctx.log.info({ key: key.name, tenant: key.tenant, by: actor.name }, 'TSIG key deleted');
+  return key;
 }
 
 // --- ownership ---

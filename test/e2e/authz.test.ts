@@ -82,6 +82,10 @@ const PERMISSION: Record<string, Case[] | string> = {
   'dnsplane.v1.AdminService/InvalidateZone': 'admins may use every zone',
   'dnsplane.v1.AdminService/ListJournal': 'admins see every zone',
   'dnsplane.v1.AdminService/ParseDesiredState': 'reads nothing: it only parses the document it is given',
+  'dnsplane.v1.AdminService/CreateTsigKey': 'no zone grant involved: the key acts as its tenant (its grants are checked where it is used)',
+  'dnsplane.v1.AdminService/ListTsigKeys': 'admins see every tenant\'s keys',
+  'dnsplane.v1.AdminService/RotateTsigKey': 'no zone grant involved',
+  'dnsplane.v1.AdminService/DeleteTsigKey': 'no zone grant involved',
 };
 
 /** A plausible request per RPC for the authentication cases (they are refused before it is read). */
@@ -186,7 +190,7 @@ describe('every RPC of every service', () => {
   it('refuses every admin RPC to a tenant without the admin scope, changing nothing', async () => {
     const adminRpcs = registeredRpcs().filter((r) => r.service.typeName === 'dnsplane.v1.AdminService');
     expect(adminRpcs.map((r) => r.method.name).sort()).toEqual(
-      ['AssignOwnership', 'CreateTenant', 'DisableTenant', 'GetPlan', 'ImportTxtRegistry', 'InvalidateZone', 'ListJournal', 'ListOwnership', 'ListPlans', 'ListTenants', 'ParseDesiredState', 'PlanAs', 'RotateTenantToken', 'SetTenantMaxChangePercent'].sort(),
+      ['AssignOwnership', 'CreateTenant', 'CreateTsigKey', 'DeleteTsigKey', 'DisableTenant', 'GetPlan', 'ImportTxtRegistry', 'InvalidateZone', 'ListJournal', 'ListOwnership', 'ListPlans', 'ListTenants', 'ListTsigKeys', 'ParseDesiredState', 'PlanAs', 'RotateTenantToken', 'RotateTsigKey', 'SetTenantMaxChangePercent'].sort(),
     );
     for (const rpc of adminRpcs) {
       const err = await expectRefused(rpc, tokens['alice'], sampleRequest(rpc.name), Code.PermissionDenied);

@@ -27,6 +27,7 @@ const READ_ONLY = [
   'dnsplane.v1.AdminService/ListTenants',
   'dnsplane.v1.AdminService/ListOwnership',
   'dnsplane.v1.AdminService/ListJournal',
+  'dnsplane.v1.AdminService/ListTsigKeys',
 ];
 
 let h: Harness;

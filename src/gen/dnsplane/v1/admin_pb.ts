@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file dnsplane/v1/admin.proto.
  */
 export const file_dnsplane_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("ChdkbnNwbGFuZS92MS9hZG1pbi5wcm90bxILZG5zcGxhbmUudjEiSgoNUGxhbkFzUmVxdWVzdBIOCgZ0ZW5hbnQYASABKAkSKQoHcmVxdWVzdBgCIAEoCzIYLmRuc3BsYW5lLnYxLlBsYW5SZXF1ZXN0IjEKDlBsYW5Bc1Jlc3BvbnNlEh8KBHBsYW4YASABKAsyES5kbnNwbGFuZS52MS5QbGFuIuoCCgtQbGFuU3VtbWFyeRIKCgJpZBgBIAEoCRIOCgZ0ZW5hbnQYAiABKAkSFAoMcmVxdWVzdGVkX2J5GAMgASgJEg4KBnN0YXR1cxgEIAEoCRIjCgZwb2xpY3kYBSABKA4yEy5kbnNwbGFuZS52MS5Qb2xpY3kSDgoGZGlnZXN0GAYgASgJEi4KCmNyZWF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmFwcGxpZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBXpvbmVzGAogAygJEhQKDGNoYW5nZV9jb3VudBgLIAEoBRIWCg5jb25mbGljdF9jb3VudBgMIAEoBRIXCg9vcGVyYXRpb25fY291bnQYDSABKAUiQQoQTGlzdFBsYW5zUmVxdWVzdBIOCgZ0ZW5hbnQYASABKAkSDgoGc3RhdHVzGAIgASgJEg0KBWxpbWl0GAMgASgFIjwKEUxpc3RQbGFuc1Jlc3BvbnNlEicKBXBsYW5zGAEgAygLMhguZG5zcGxhbmUudjEuUGxhblN1bW1hcnkiHAoOR2V0UGxhblJlcXVlc3QSCgoCaWQYASABKAkiXQoPR2V0UGxhblJlc3BvbnNlEh8KBHBsYW4YASABKAsyES5kbnNwbGFuZS52MS5QbGFuEikKB3N1bW1hcnkYAiABKAsyGC5kbnNwbGFuZS52MS5QbGFuU3VtbWFyeSL3AQoGVGVuYW50EgwKBG5hbWUYASABKAkSDgoGc2NvcGVzGAIgAygJEg0KBXpvbmVzGAMgAygJEhAKCHN1ZmZpeGVzGAQgAygJEhAKCGRpc2FibGVkGAUgASgIEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKEHRva2VuX3JvdGF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEh8KEm1heF9jaGFuZ2VfcGVyY2VudBgIIAEoBUgAiAEBQhUKE19tYXhfY2hhbmdlX3BlcmNlbnQiVAoTQ3JlYXRlVGVuYW50UmVxdWVzdBIMCgRuYW1lGAEgASgJEg0KBXpvbmVzGAIgAygJEhAKCHN1ZmZpeGVzGAMgAygJEg4KBnNjb3BlcxgEIAMoCSJKChRDcmVhdGVUZW5hbnRSZXNwb25zZRIjCgZ0ZW5hbnQYASABKAsyEy5kbnNwbGFuZS52MS5UZW5hbnQSDQoFdG9rZW4YAiABKAkiFAoSTGlzdFRlbmFudHNSZXF1ZXN0IjsKE0xpc3RUZW5hbnRzUmVzcG9uc2USJAoHdGVuYW50cxgBIAMoCzITLmRuc3BsYW5lLnYxLlRlbmFudCIoChhSb3RhdGVUZW5hbnRUb2tlblJlcXVlc3QSDAoEbmFtZRgBIAEoCSJPChlSb3RhdGVUZW5hbnRUb2tlblJlc3BvbnNlEiMKBnRlbmFudBgBIAEoCzITLmRuc3BsYW5lLnYxLlRlbmFudBINCgV0b2tlbhgCIAEoCSI0ChREaXNhYmxlVGVuYW50UmVxdWVzdBIMCgRuYW1lGAEgASgJEg4KBmVuYWJsZRgCIAEoCCI8ChVEaXNhYmxlVGVuYW50UmVzcG9uc2USIwoGdGVuYW50GAEgASgLMhMuZG5zcGxhbmUudjEuVGVuYW50ImgKIFNldFRlbmFudE1heENoYW5nZVBlcmNlbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkSHwoSbWF4X2NoYW5nZV9wZXJjZW50GAIgASgFSACIAQFCFQoTX21heF9jaGFuZ2VfcGVyY2VudCJICiFTZXRUZW5hbnRNYXhDaGFuZ2VQZXJjZW50UmVzcG9uc2USIwoGdGVuYW50GAEgASgLMhMuZG5zcGxhbmUudjEuVGVuYW50IqUBCg5Pd25lcnNoaXBFbnRyeRIMCgR6b25lGAEgASgJEhAKCGRuc19uYW1lGAIgASgJEhMKC3JlY29yZF90eXBlGAMgASgJEg4KBnRhcmdldBgEIAEoCRIOCgZ0ZW5hbnQYBSABKAkSDgoGc2hhcmVkGAYgASgIEi4KCmNyZWF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIk0KFExpc3RPd25lcnNoaXBSZXF1ZXN0EgwKBHpvbmUYASABKAkSDgoGdGVuYW50GAIgASgJEhcKD2luY2x1ZGVfdW5vd25lZBgDIAEoCCJtChVMaXN0T3duZXJzaGlwUmVzcG9uc2USLAoHZW50cmllcxgBIAMoCzIbLmRuc3BsYW5lLnYxLk93bmVyc2hpcEVudHJ5EiYKB3Vub3duZWQYAiADKAsyFS5kbnNwbGFuZS52MS5FbmRwb2ludCJwChZBc3NpZ25Pd25lcnNoaXBSZXF1ZXN0EhAKCGRuc19uYW1lGAEgASgJEhMKC3JlY29yZF90eXBlGAIgASgJEg4KBnRlbmFudBgDIAEoCRIOCgZzaGFyZWQYBCABKAgSDwoHdGFyZ2V0cxgFIAMoCSJpChdBc3NpZ25Pd25lcnNoaXBSZXNwb25zZRIMCgR6b25lGAEgASgJEiwKB2VudHJpZXMYAiADKAsyGy5kbnNwbGFuZS52MS5Pd25lcnNoaXBFbnRyeRISCgpnZW5lcmF0aW9uGAMgASgDItMBChhJbXBvcnRUeHRSZWdpc3RyeVJlcXVlc3QSDAoEem9uZRgBIAEoCRJBCgZvd25lcnMYAiADKAsyMS5kbnNwbGFuZS52MS5JbXBvcnRUeHRSZWdpc3RyeVJlcXVlc3QuT3duZXJzRW50cnkSEgoKdHh0X3ByZWZpeBgDIAEoCRISCgp0eHRfc3VmZml4GAQgASgJEg8KB2RyeV9ydW4YBSABKAgaLQoLT3duZXJzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKxAQoQUmVnaXN0cnlBZG9wdGlvbhIQCghkbnNfbmFtZRgBIAEoCRITCgtyZWNvcmRfdHlwZRgCIAEoCRIVCg1yZWdpc3RyeV9uYW1lGAMgASgJEhAKCG93bmVyX2lkGAQgASgJEg4KBnRlbmFudBgFIAEoCRItCgdvdXRjb21lGAYgASgOMhwuZG5zcGxhbmUudjEuQWRvcHRpb25PdXRjb21lEg4KBnJlYXNvbhgHIAEoCSKUAQoZSW1wb3J0VHh0UmVnaXN0cnlSZXNwb25zZRIMCgR6b25lGAEgASgJEg8KB2RyeV9ydW4YAiABKAgSMAoJYWRvcHRpb25zGAMgAygLMh0uZG5zcGxhbmUudjEuUmVnaXN0cnlBZG9wdGlvbhISCgpnZW5lcmF0aW9uGAQgASgDEhIKCnVucmVhZGFibGUYBSADKAkiJQoVSW52YWxpZGF0ZVpvbmVSZXF1ZXN0EgwKBHpvbmUYASABKAkiUAoWSW52YWxpZGF0ZVpvbmVSZXNwb25zZRIMCgR6b25lGAEgASgJEhIKCmdlbmVyYXRpb24YAiABKAMSFAoMcmVjb3JkX2NvdW50GAMgASgFIsACCgxKb3VybmFsRW50cnkSCgoCaWQYASABKAkSDAoEem9uZRgCIAEoCRIOCgZ0ZW5hbnQYAyABKAkSDwoHcGxhbl9pZBgEIAEoCRIMCgRraW5kGAUgASgJEg0KBXN0YXRlGAYgASgJEi4KCnN0YXJ0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2ZpbmlzaGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBItCgpvcGVyYXRpb25zGAkgAygLMhkuZG5zcGxhbmUudjEuT3ZoT3BlcmF0aW9uEigKBWNhbGxzGAogAygLMhkuZG5zcGxhbmUudjEuT3ZoT3BlcmF0aW9uEg0KBWVycm9yGAsgASgJEg8KB3N1bW1hcnkYDCABKAkiYwoSTGlzdEpvdXJuYWxSZXF1ZXN0EgwKBHpvbmUYASABKAkSDgoGdGVuYW50GAIgASgJEg0KBWxpbWl0GAMgASgFEhEKCWJlZm9yZV9pZBgEIAEoCRINCgVzdGF0ZRgFIAEoCSJBChNMaXN0Sm91cm5hbFJlc3BvbnNlEioKB2VudHJpZXMYASADKAsyGS5kbnNwbGFuZS52MS5Kb3VybmFsRW50cnkiLAoYUGFyc2VEZXNpcmVkU3RhdGVSZXF1ZXN0EhAKCGRvY3VtZW50GAEgASgJIkYKGVBhcnNlRGVzaXJlZFN0YXRlUmVzcG9uc2USKQoHcmVxdWVzdBgBIAEoCzIYLmRuc3BsYW5lLnYxLlBsYW5SZXF1ZXN0KtsBCg9BZG9wdGlvbk91dGNvbWUSIAocQURPUFRJT05fT1VUQ09NRV9VTlNQRUNJRklFRBAAEhwKGEFET1BUSU9OX09VVENPTUVfQURPUFRFRBABEiIKHkFET1BUSU9OX09VVENPTUVfQUxSRUFEWV9PV05FRBACEh0KGUFET1BUSU9OX09VVENPTUVfQ09ORkxJQ1QQAxIjCh9BRE9QVElPTl9PVVRDT01FX1VOTUFQUEVEX09XTkVSEAQSIAocQURPUFRJT05fT1VUQ09NRV9OT1RfQUxMT1dFRBAFMpgKCgxBZG1pblNlcnZpY2USQwoGUGxhbkFzEhouZG5zcGxhbmUudjEuUGxhbkFzUmVxdWVzdBobLmRuc3BsYW5lLnYxLlBsYW5Bc1Jlc3BvbnNlIgASTwoJTGlzdFBsYW5zEh0uZG5zcGxhbmUudjEuTGlzdFBsYW5zUmVxdWVzdBoeLmRuc3BsYW5lLnYxLkxpc3RQbGFuc1Jlc3BvbnNlIgOQAgESSQoHR2V0UGxhbhIbLmRuc3BsYW5lLnYxLkdldFBsYW5SZXF1ZXN0GhwuZG5zcGxhbmUudjEuR2V0UGxhblJlc3BvbnNlIgOQAgESVQoMQ3JlYXRlVGVuYW50EiAuZG5zcGxhbmUudjEuQ3JlYXRlVGVuYW50UmVxdWVzdBohLmRuc3BsYW5lLnYxLkNyZWF0ZVRlbmFudFJlc3BvbnNlIgASVQoLTGlzdFRlbmFudHMSHy5kbnNwbGFuZS52MS5MaXN0VGVuYW50c1JlcXVlc3QaIC5kbnNwbGFuZS52MS5MaXN0VGVuYW50c1Jlc3BvbnNlIgOQAgESZAoRUm90YXRlVGVuYW50VG9rZW4SJS5kbnNwbGFuZS52MS5Sb3RhdGVUZW5hbnRUb2tlblJlcXVlc3QaJi5kbnNwbGFuZS52MS5Sb3RhdGVUZW5hbnRUb2tlblJlc3BvbnNlIgASWAoNRGlzYWJsZVRlbmFudBIhLmRuc3BsYW5lLnYxLkRpc2FibGVUZW5hbnRSZXF1ZXN0GiIuZG5zcGxhbmUudjEuRGlzYWJsZVRlbmFudFJlc3BvbnNlIgASfAoZU2V0VGVuYW50TWF4Q2hhbmdlUGVyY2VudBItLmRuc3BsYW5lLnYxLlNldFRlbmFudE1heENoYW5nZVBlcmNlbnRSZXF1ZXN0Gi4uZG5zcGxhbmUudjEuU2V0VGVuYW50TWF4Q2hhbmdlUGVyY2VudFJlc3BvbnNlIgASWwoNTGlzdE93bmVyc2hpcBIhLmRuc3BsYW5lLnYxLkxpc3RPd25lcnNoaXBSZXF1ZXN0GiIuZG5zcGxhbmUudjEuTGlzdE93bmVyc2hpcFJlc3BvbnNlIgOQAgESXgoPQXNzaWduT3duZXJzaGlwEiMuZG5zcGxhbmUudjEuQXNzaWduT3duZXJzaGlwUmVxdWVzdBokLmRuc3BsYW5lLnYxLkFzc2lnbk93bmVyc2hpcFJlc3BvbnNlIgASZAoRSW1wb3J0VHh0UmVnaXN0cnkSJS5kbnNwbGFuZS52MS5JbXBvcnRUeHRSZWdpc3RyeVJlcXVlc3QaJi5kbnNwbGFuZS52MS5JbXBvcnRUeHRSZWdpc3RyeVJlc3BvbnNlIgASWwoOSW52YWxpZGF0ZVpvbmUSIi5kbnNwbGFuZS52MS5JbnZhbGlkYXRlWm9uZVJlcXVlc3QaIy5kbnNwbGFuZS52MS5JbnZhbGlkYXRlWm9uZVJlc3BvbnNlIgASVQoLTGlzdEpvdXJuYWwSHy5kbnNwbGFuZS52MS5MaXN0Sm91cm5hbFJlcXVlc3QaIC5kbnNwbGFuZS52MS5MaXN0Sm91cm5hbFJlc3BvbnNlIgOQAgESZAoRUGFyc2VEZXNpcmVkU3RhdGUSJS5kbnNwbGFuZS52MS5QYXJzZURlc2lyZWRTdGF0ZVJlcXVlc3QaJi5kbnNwbGFuZS52MS5QYXJzZURlc2lyZWRTdGF0ZVJlc3BvbnNlIgBiBnByb3RvMw", [file_dnsplane_v1_zone, file_google_protobuf_timestamp]);
+  fileDesc("ChdkbnNwbGFuZS92MS9hZG1pbi5wcm90bxILZG5zcGxhbmUudjEiSgoNUGxhbkFzUmVxdWVzdBIOCgZ0ZW5hbnQYASABKAkSKQoHcmVxdWVzdBgCIAEoCzIYLmRuc3BsYW5lLnYxLlBsYW5SZXF1ZXN0IjEKDlBsYW5Bc1Jlc3BvbnNlEh8KBHBsYW4YASABKAsyES5kbnNwbGFuZS52MS5QbGFuIuoCCgtQbGFuU3VtbWFyeRIKCgJpZBgBIAEoCRIOCgZ0ZW5hbnQYAiABKAkSFAoMcmVxdWVzdGVkX2J5GAMgASgJEg4KBnN0YXR1cxgEIAEoCRIjCgZwb2xpY3kYBSABKA4yEy5kbnNwbGFuZS52MS5Qb2xpY3kSDgoGZGlnZXN0GAYgASgJEi4KCmNyZWF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmFwcGxpZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBXpvbmVzGAogAygJEhQKDGNoYW5nZV9jb3VudBgLIAEoBRIWCg5jb25mbGljdF9jb3VudBgMIAEoBRIXCg9vcGVyYXRpb25fY291bnQYDSABKAUiQQoQTGlzdFBsYW5zUmVxdWVzdBIOCgZ0ZW5hbnQYASABKAkSDgoGc3RhdHVzGAIgASgJEg0KBWxpbWl0GAMgASgFIjwKEUxpc3RQbGFuc1Jlc3BvbnNlEicKBXBsYW5zGAEgAygLMhguZG5zcGxhbmUudjEuUGxhblN1bW1hcnkiHAoOR2V0UGxhblJlcXVlc3QSCgoCaWQYASABKAkiXQoPR2V0UGxhblJlc3BvbnNlEh8KBHBsYW4YASABKAsyES5kbnNwbGFuZS52MS5QbGFuEikKB3N1bW1hcnkYAiABKAsyGC5kbnNwbGFuZS52MS5QbGFuU3VtbWFyeSL3AQoGVGVuYW50EgwKBG5hbWUYASABKAkSDgoGc2NvcGVzGAIgAygJEg0KBXpvbmVzGAMgAygJEhAKCHN1ZmZpeGVzGAQgAygJEhAKCGRpc2FibGVkGAUgASgIEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKEHRva2VuX3JvdGF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEh8KEm1heF9jaGFuZ2VfcGVyY2VudBgIIAEoBUgAiAEBQhUKE19tYXhfY2hhbmdlX3BlcmNlbnQiVAoTQ3JlYXRlVGVuYW50UmVxdWVzdBIMCgRuYW1lGAEgASgJEg0KBXpvbmVzGAIgAygJEhAKCHN1ZmZpeGVzGAMgAygJEg4KBnNjb3BlcxgEIAMoCSJKChRDcmVhdGVUZW5hbnRSZXNwb25zZRIjCgZ0ZW5hbnQYASABKAsyEy5kbnNwbGFuZS52MS5UZW5hbnQSDQoFdG9rZW4YAiABKAkiFAoSTGlzdFRlbmFudHNSZXF1ZXN0IjsKE0xpc3RUZW5hbnRzUmVzcG9uc2USJAoHdGVuYW50cxgBIAMoCzITLmRuc3BsYW5lLnYxLlRlbmFudCIoChhSb3RhdGVUZW5hbnRUb2tlblJlcXVlc3QSDAoEbmFtZRgBIAEoCSJPChlSb3RhdGVUZW5hbnRUb2tlblJlc3BvbnNlEiMKBnRlbmFudBgBIAEoCzITLmRuc3BsYW5lLnYxLlRlbmFudBINCgV0b2tlbhgCIAEoCSI0ChREaXNhYmxlVGVuYW50UmVxdWVzdBIMCgRuYW1lGAEgASgJEg4KBmVuYWJsZRgCIAEoCCI8ChVEaXNhYmxlVGVuYW50UmVzcG9uc2USIwoGdGVuYW50GAEgASgLMhMuZG5zcGxhbmUudjEuVGVuYW50ImgKIFNldFRlbmFudE1heENoYW5nZVBlcmNlbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkSHwoSbWF4X2NoYW5nZV9wZXJjZW50GAIgASgFSACIAQFCFQoTX21heF9jaGFuZ2VfcGVyY2VudCJICiFTZXRUZW5hbnRNYXhDaGFuZ2VQZXJjZW50UmVzcG9uc2USIwoGdGVuYW50GAEgASgLMhMuZG5zcGxhbmUudjEuVGVuYW50IqUBCg5Pd25lcnNoaXBFbnRyeRIMCgR6b25lGAEgASgJEhAKCGRuc19uYW1lGAIgASgJEhMKC3JlY29yZF90eXBlGAMgASgJEg4KBnRhcmdldBgEIAEoCRIOCgZ0ZW5hbnQYBSABKAkSDgoGc2hhcmVkGAYgASgIEi4KCmNyZWF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIk0KFExpc3RPd25lcnNoaXBSZXF1ZXN0EgwKBHpvbmUYASABKAkSDgoGdGVuYW50GAIgASgJEhcKD2luY2x1ZGVfdW5vd25lZBgDIAEoCCJtChVMaXN0T3duZXJzaGlwUmVzcG9uc2USLAoHZW50cmllcxgBIAMoCzIbLmRuc3BsYW5lLnYxLk93bmVyc2hpcEVudHJ5EiYKB3Vub3duZWQYAiADKAsyFS5kbnNwbGFuZS52MS5FbmRwb2ludCJwChZBc3NpZ25Pd25lcnNoaXBSZXF1ZXN0EhAKCGRuc19uYW1lGAEgASgJEhMKC3JlY29yZF90eXBlGAIgASgJEg4KBnRlbmFudBgDIAEoCRIOCgZzaGFyZWQYBCABKAgSDwoHdGFyZ2V0cxgFIAMoCSJpChdBc3NpZ25Pd25lcnNoaXBSZXNwb25zZRIMCgR6b25lGAEgASgJEiwKB2VudHJpZXMYAiADKAsyGy5kbnNwbGFuZS52MS5Pd25lcnNoaXBFbnRyeRISCgpnZW5lcmF0aW9uGAMgASgDItMBChhJbXBvcnRUeHRSZWdpc3RyeVJlcXVlc3QSDAoEem9uZRgBIAEoCRJBCgZvd25lcnMYAiADKAsyMS5kbnNwbGFuZS52MS5JbXBvcnRUeHRSZWdpc3RyeVJlcXVlc3QuT3duZXJzRW50cnkSEgoKdHh0X3ByZWZpeBgDIAEoCRISCgp0eHRfc3VmZml4GAQgASgJEg8KB2RyeV9ydW4YBSABKAgaLQoLT3duZXJzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKxAQoQUmVnaXN0cnlBZG9wdGlvbhIQCghkbnNfbmFtZRgBIAEoCRITCgtyZWNvcmRfdHlwZRgCIAEoCRIVCg1yZWdpc3RyeV9uYW1lGAMgASgJEhAKCG93bmVyX2lkGAQgASgJEg4KBnRlbmFudBgFIAEoCRItCgdvdXRjb21lGAYgASgOMhwuZG5zcGxhbmUudjEuQWRvcHRpb25PdXRjb21lEg4KBnJlYXNvbhgHIAEoCSKUAQoZSW1wb3J0VHh0UmVnaXN0cnlSZXNwb25zZRIMCgR6b25lGAEgASgJEg8KB2RyeV9ydW4YAiABKAgSMAoJYWRvcHRpb25zGAMgAygLMh0uZG5zcGxhbmUudjEuUmVnaXN0cnlBZG9wdGlvbhISCgpnZW5lcmF0aW9uGAQgASgDEhIKCnVucmVhZGFibGUYBSADKAkiJQoVSW52YWxpZGF0ZVpvbmVSZXF1ZXN0EgwKBHpvbmUYASABKAkiUAoWSW52YWxpZGF0ZVpvbmVSZXNwb25zZRIMCgR6b25lGAEgASgJEhIKCmdlbmVyYXRpb24YAiABKAMSFAoMcmVjb3JkX2NvdW50GAMgASgFIsACCgxKb3VybmFsRW50cnkSCgoCaWQYASABKAkSDAoEem9uZRgCIAEoCRIOCgZ0ZW5hbnQYAyABKAkSDwoHcGxhbl9pZBgEIAEoCRIMCgRraW5kGAUgASgJEg0KBXN0YXRlGAYgASgJEi4KCnN0YXJ0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2ZpbmlzaGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBItCgpvcGVyYXRpb25zGAkgAygLMhkuZG5zcGxhbmUudjEuT3ZoT3BlcmF0aW9uEigKBWNhbGxzGAogAygLMhkuZG5zcGxhbmUudjEuT3ZoT3BlcmF0aW9uEg0KBWVycm9yGAsgASgJEg8KB3N1bW1hcnkYDCABKAkiYwoSTGlzdEpvdXJuYWxSZXF1ZXN0EgwKBHpvbmUYASABKAkSDgoGdGVuYW50GAIgASgJEg0KBWxpbWl0GAMgASgFEhEKCWJlZm9yZV9pZBgEIAEoCRINCgVzdGF0ZRgFIAEoCSJBChNMaXN0Sm91cm5hbFJlc3BvbnNlEioKB2VudHJpZXMYASADKAsyGS5kbnNwbGFuZS52MS5Kb3VybmFsRW50cnkiLAoYUGFyc2VEZXNpcmVkU3RhdGVSZXF1ZXN0EhAKCGRvY3VtZW50GAEgASgJIkYKGVBhcnNlRGVzaXJlZFN0YXRlUmVzcG9uc2USKQoHcmVxdWVzdBgBIAEoCzIYLmRuc3BsYW5lLnYxLlBsYW5SZXF1ZXN0It8BCgdUc2lnS2V5EgwKBG5hbWUYASABKAkSDgoGdGVuYW50GAIgASgJEhEKCWFsZ29yaXRobRgDIAEoCRIRCglhY21lX29ubHkYBCABKAgSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcm90YXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMbGFzdF91c2VkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJaChRDcmVhdGVUc2lnS2V5UmVxdWVzdBIOCgZ0ZW5hbnQYASABKAkSEQoJYWxnb3JpdGhtGAIgASgJEgwKBG5hbWUYAyABKAkSEQoJYWNtZV9vbmx5GAQgASgIIkoKFUNyZWF0ZVRzaWdLZXlSZXNwb25zZRIhCgNrZXkYASABKAsyFC5kbnNwbGFuZS52MS5Uc2lnS2V5Eg4KBnNlY3JldBgCIAEoCSIlChNMaXN0VHNpZ0tleXNSZXF1ZXN0Eg4KBnRlbmFudBgBIAEoCSI6ChRMaXN0VHNpZ0tleXNSZXNwb25zZRIiCgRrZXlzGAEgAygLMhQuZG5zcGxhbmUudjEuVHNpZ0tleSIkChRSb3RhdGVUc2lnS2V5UmVxdWVzdBIMCgRuYW1lGAEgASgJIkoKFVJvdGF0ZVRzaWdLZXlSZXNwb25zZRIhCgNrZXkYASABKAsyFC5kbnNwbGFuZS52MS5Uc2lnS2V5Eg4KBnNlY3JldBgCIAEoCSIkChREZWxldGVUc2lnS2V5UmVxdWVzdBIMCgRuYW1lGAEgASgJIjoKFURlbGV0ZVRzaWdLZXlSZXNwb25zZRIhCgNrZXkYASABKAsyFC5kbnNwbGFuZS52MS5Uc2lnS2V5KtsBCg9BZG9wdGlvbk91dGNvbWUSIAocQURPUFRJT05fT1VUQ09NRV9VTlNQRUNJRklFRBAAEhwKGEFET1BUSU9OX09VVENPTUVfQURPUFRFRBABEiIKHkFET1BUSU9OX09VVENPTUVfQUxSRUFEWV9PV05FRBACEh0KGUFET1BUSU9OX09VVENPTUVfQ09ORkxJQ1QQAxIjCh9BRE9QVElPTl9PVVRDT01FX1VOTUFQUEVEX09XTkVSEAQSIAocQURPUFRJT05fT1VUQ09NRV9OT1RfQUxMT1dFRBAFMoANCgxBZG1pblNlcnZpY2USQwoGUGxhbkFzEhouZG5zcGxhbmUudjEuUGxhbkFzUmVxdWVzdBobLmRuc3BsYW5lLnYxLlBsYW5Bc1Jlc3BvbnNlIgASTwoJTGlzdFBsYW5zEh0uZG5zcGxhbmUudjEuTGlzdFBsYW5zUmVxdWVzdBoeLmRuc3BsYW5lLnYxLkxpc3RQbGFuc1Jlc3BvbnNlIgOQAgESSQoHR2V0UGxhbhIbLmRuc3BsYW5lLnYxLkdldFBsYW5SZXF1ZXN0GhwuZG5zcGxhbmUudjEuR2V0UGxhblJlc3BvbnNlIgOQAgESVQoMQ3JlYXRlVGVuYW50EiAuZG5zcGxhbmUudjEuQ3JlYXRlVGVuYW50UmVxdWVzdBohLmRuc3BsYW5lLnYxLkNyZWF0ZVRlbmFudFJlc3BvbnNlIgASVQoLTGlzdFRlbmFudHMSHy5kbnNwbGFuZS52MS5MaXN0VGVuYW50c1JlcXVlc3QaIC5kbnNwbGFuZS52MS5MaXN0VGVuYW50c1Jlc3BvbnNlIgOQAgESZAoRUm90YXRlVGVuYW50VG9rZW4SJS5kbnNwbGFuZS52MS5Sb3RhdGVUZW5hbnRUb2tlblJlcXVlc3QaJi5kbnNwbGFuZS52MS5Sb3RhdGVUZW5hbnRUb2tlblJlc3BvbnNlIgASWAoNRGlzYWJsZVRlbmFudBIhLmRuc3BsYW5lLnYxLkRpc2FibGVUZW5hbnRSZXF1ZXN0GiIuZG5zcGxhbmUudjEuRGlzYWJsZVRlbmFudFJlc3BvbnNlIgASfAoZU2V0VGVuYW50TWF4Q2hhbmdlUGVyY2VudBItLmRuc3BsYW5lLnYxLlNldFRlbmFudE1heENoYW5nZVBlcmNlbnRSZXF1ZXN0Gi4uZG5zcGxhbmUudjEuU2V0VGVuYW50TWF4Q2hhbmdlUGVyY2VudFJlc3BvbnNlIgASWwoNTGlzdE93bmVyc2hpcBIhLmRuc3BsYW5lLnYxLkxpc3RPd25lcnNoaXBSZXF1ZXN0GiIuZG5zcGxhbmUudjEuTGlzdE93bmVyc2hpcFJlc3BvbnNlIgOQAgESXgoPQXNzaWduT3duZXJzaGlwEiMuZG5zcGxhbmUudjEuQXNzaWduT3duZXJzaGlwUmVxdWVzdBokLmRuc3BsYW5lLnYxLkFzc2lnbk93bmVyc2hpcFJlc3BvbnNlIgASZAoRSW1wb3J0VHh0UmVnaXN0cnkSJS5kbnNwbGFuZS52MS5JbXBvcnRUeHRSZWdpc3RyeVJlcXVlc3QaJi5kbnNwbGFuZS52MS5JbXBvcnRUeHRSZWdpc3RyeVJlc3BvbnNlIgASWwoOSW52YWxpZGF0ZVpvbmUSIi5kbnNwbGFuZS52MS5JbnZhbGlkYXRlWm9uZVJlcXVlc3QaIy5kbnNwbGFuZS52MS5JbnZhbGlkYXRlWm9uZVJlc3BvbnNlIgASVQoLTGlzdEpvdXJuYWwSHy5kbnNwbGFuZS52MS5MaXN0Sm91cm5hbFJlcXVlc3QaIC5kbnNwbGFuZS52MS5MaXN0Sm91cm5hbFJlc3BvbnNlIgOQAgESZAoRUGFyc2VEZXNpcmVkU3RhdGUSJS5kbnNwbGFuZS52MS5QYXJzZURlc2lyZWRTdGF0ZVJlcXVlc3QaJi5kbnNwbGFuZS52MS5QYXJzZURlc2lyZWRTdGF0ZVJlc3BvbnNlIgASWAoNQ3JlYXRlVHNpZ0tleRIhLmRuc3BsYW5lLnYxLkNyZWF0ZVRzaWdLZXlSZXF1ZXN0GiIuZG5zcGxhbmUudjEuQ3JlYXRlVHNpZ0tleVJlc3BvbnNlIgASWAoMTGlzdFRzaWdLZXlzEiAuZG5zcGxhbmUudjEuTGlzdFRzaWdLZXlzUmVxdWVzdBohLmRuc3BsYW5lLnYxLkxpc3RUc2lnS2V5c1Jlc3BvbnNlIgOQAgESWAoNUm90YXRlVHNpZ0tleRIhLmRuc3BsYW5lLnYxLlJvdGF0ZVRzaWdLZXlSZXF1ZXN0GiIuZG5zcGxhbmUudjEuUm90YXRlVHNpZ0tleVJlc3BvbnNlIgASWAoNRGVsZXRlVHNpZ0tleRIhLmRuc3BsYW5lLnYxLkRlbGV0ZVRzaWdLZXlSZXF1ZXN0GiIuZG5zcGxhbmUudjEuRGVsZXRlVHNpZ0tleVJlc3BvbnNlIgBiBnByb3RvMw", [file_dnsplane_v1_zone, file_google_protobuf_timestamp]);
 
 /**
  * @generated from message dnsplane.v1.PlanAsRequest
@@ -887,12 +887,14 @@ export type JournalEntry = Message<"dnsplane.v1.JournalEntry"> & {
   id: string;
 
   /**
+   * Empty for an admin action that concerns no zone (a TSIG key's).
+   *
    * @generated from field: string zone = 2;
    */
   zone: string;
 
   /**
-   * Who did it.
+   * Who did it; empty for an admin action made from the command line (database access).
    *
    * @generated from field: string tenant = 3;
    */
@@ -904,7 +906,8 @@ export type JournalEntry = Message<"dnsplane.v1.JournalEntry"> & {
   planId: string;
 
   /**
-   * "apply", or the admin action: "assign-ownership", "import-txt-registry", "invalidate-zone".
+   * "apply", or the admin action: "assign-ownership", "import-txt-registry", "invalidate-zone",
+   * "create-tsig-key", "rotate-tsig-key", "delete-tsig-key".
    *
    * @generated from field: string kind = 5;
    */
@@ -1063,6 +1066,241 @@ export type ParseDesiredStateResponse = Message<"dnsplane.v1.ParseDesiredStateRe
  */
 export const ParseDesiredStateResponseSchema: GenMessage<ParseDesiredStateResponse> = /*@__PURE__*/
   messageDesc(file_dnsplane_v1_admin, 32);
+
+/**
+ * @generated from message dnsplane.v1.TsigKey
+ */
+export type TsigKey = Message<"dnsplane.v1.TsigKey"> & {
+  /**
+   * Lowercase, without the trailing dot (clients may send it with one).
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string tenant = 2;
+   */
+  tenant: string;
+
+  /**
+   * hmac-md5, hmac-sha1, hmac-sha224, hmac-sha256, hmac-sha384 or hmac-sha512.
+   *
+   * @generated from field: string algorithm = 3;
+   */
+  algorithm: string;
+
+  /**
+   * The key may only add and delete TXT records named _acme-challenge.* in its tenant's zones.
+   *
+   * @generated from field: bool acme_only = 4;
+   */
+  acmeOnly: boolean;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 5;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * Unset: never rotated.
+   *
+   * @generated from field: google.protobuf.Timestamp rotated_at = 6;
+   */
+  rotatedAt?: Timestamp | undefined;
+
+  /**
+   * Unset: never used. Recorded to within a minute.
+   *
+   * @generated from field: google.protobuf.Timestamp last_used_at = 7;
+   */
+  lastUsedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message dnsplane.v1.TsigKey.
+ * Use `create(TsigKeySchema)` to create a new message.
+ */
+export const TsigKeySchema: GenMessage<TsigKey> = /*@__PURE__*/
+  messageDesc(file_dnsplane_v1_admin, 33);
+
+/**
+ * @generated from message dnsplane.v1.CreateTsigKeyRequest
+ */
+export type CreateTsigKeyRequest = Message<"dnsplane.v1.CreateTsigKeyRequest"> & {
+  /**
+   * The tenant the key acts as.
+   *
+   * @generated from field: string tenant = 1;
+   */
+  tenant: string;
+
+  /**
+   * One of TsigKey.algorithm's values; empty: hmac-sha256.
+   *
+   * @generated from field: string algorithm = 2;
+   */
+  algorithm: string;
+
+  /**
+   * A DNS name, unique across tenants (a trailing dot is dropped, upper case lowered); empty:
+   * "<tenant>-<8 hex digits>.dnsplane".
+   *
+   * @generated from field: string name = 3;
+   */
+  name: string;
+
+  /**
+   * Only _acme-challenge TXT records (TsigKey.acme_only).
+   *
+   * @generated from field: bool acme_only = 4;
+   */
+  acmeOnly: boolean;
+};
+
+/**
+ * Describes the message dnsplane.v1.CreateTsigKeyRequest.
+ * Use `create(CreateTsigKeyRequestSchema)` to create a new message.
+ */
+export const CreateTsigKeyRequestSchema: GenMessage<CreateTsigKeyRequest> = /*@__PURE__*/
+  messageDesc(file_dnsplane_v1_admin, 34);
+
+/**
+ * @generated from message dnsplane.v1.CreateTsigKeyResponse
+ */
+export type CreateTsigKeyResponse = Message<"dnsplane.v1.CreateTsigKeyResponse"> & {
+  /**
+   * @generated from field: dnsplane.v1.TsigKey key = 1;
+   */
+  key?: TsigKey | undefined;
+
+  /**
+   * The secret, base64, shown only in this answer.
+   *
+   * @generated from field: string secret = 2;
+   */
+  secret: string;
+};
+
+/**
+ * Describes the message dnsplane.v1.CreateTsigKeyResponse.
+ * Use `create(CreateTsigKeyResponseSchema)` to create a new message.
+ */
+export const CreateTsigKeyResponseSchema: GenMessage<CreateTsigKeyResponse> = /*@__PURE__*/
+  messageDesc(file_dnsplane_v1_admin, 35);
+
+/**
+ * @generated from message dnsplane.v1.ListTsigKeysRequest
+ */
+export type ListTsigKeysRequest = Message<"dnsplane.v1.ListTsigKeysRequest"> & {
+  /**
+   * Only this tenant's keys; empty: every tenant's.
+   *
+   * @generated from field: string tenant = 1;
+   */
+  tenant: string;
+};
+
+/**
+ * Describes the message dnsplane.v1.ListTsigKeysRequest.
+ * Use `create(ListTsigKeysRequestSchema)` to create a new message.
+ */
+export const ListTsigKeysRequestSchema: GenMessage<ListTsigKeysRequest> = /*@__PURE__*/
+  messageDesc(file_dnsplane_v1_admin, 36);
+
+/**
+ * @generated from message dnsplane.v1.ListTsigKeysResponse
+ */
+export type ListTsigKeysResponse = Message<"dnsplane.v1.ListTsigKeysResponse"> & {
+  /**
+   * @generated from field: repeated dnsplane.v1.TsigKey keys = 1;
+   */
+  keys: TsigKey[];
+};
+
+/**
+ * Describes the message dnsplane.v1.ListTsigKeysResponse.
+ * Use `create(ListTsigKeysResponseSchema)` to create a new message.
+ */
+export const ListTsigKeysResponseSchema: GenMessage<ListTsigKeysResponse> = /*@__PURE__*/
+  messageDesc(file_dnsplane_v1_admin, 37);
+
+/**
+ * @generated from message dnsplane.v1.RotateTsigKeyRequest
+ */
+export type RotateTsigKeyRequest = Message<"dnsplane.v1.RotateTsigKeyRequest"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message dnsplane.v1.RotateTsigKeyRequest.
+ * Use `create(RotateTsigKeyRequestSchema)` to create a new message.
+ */
+export const RotateTsigKeyRequestSchema: GenMessage<RotateTsigKeyRequest> = /*@__PURE__*/
+  messageDesc(file_dnsplane_v1_admin, 38);
+
+/**
+ * @generated from message dnsplane.v1.RotateTsigKeyResponse
+ */
+export type RotateTsigKeyResponse = Message<"dnsplane.v1.RotateTsigKeyResponse"> & {
+  /**
+   * @generated from field: dnsplane.v1.TsigKey key = 1;
+   */
+  key?: TsigKey | undefined;
+
+  /**
+   * The new secret, base64, shown only in this answer.
+   *
+   * @generated from field: string secret = 2;
+   */
+  secret: string;
+};
+
+/**
+ * Describes the message dnsplane.v1.RotateTsigKeyResponse.
+ * Use `create(RotateTsigKeyResponseSchema)` to create a new message.
+ */
+export const RotateTsigKeyResponseSchema: GenMessage<RotateTsigKeyResponse> = /*@__PURE__*/
+  messageDesc(file_dnsplane_v1_admin, 39);
+
+/**
+ * @generated from message dnsplane.v1.DeleteTsigKeyRequest
+ */
+export type DeleteTsigKeyRequest = Message<"dnsplane.v1.DeleteTsigKeyRequest"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message dnsplane.v1.DeleteTsigKeyRequest.
+ * Use `create(DeleteTsigKeyRequestSchema)` to create a new message.
+ */
+export const DeleteTsigKeyRequestSchema: GenMessage<DeleteTsigKeyRequest> = /*@__PURE__*/
+  messageDesc(file_dnsplane_v1_admin, 40);
+
+/**
+ * @generated from message dnsplane.v1.DeleteTsigKeyResponse
+ */
+export type DeleteTsigKeyResponse = Message<"dnsplane.v1.DeleteTsigKeyResponse"> & {
+  /**
+   * The key as it was.
+   *
+   * @generated from field: dnsplane.v1.TsigKey key = 1;
+   */
+  key?: TsigKey | undefined;
+};
+
+/**
+ * Describes the message dnsplane.v1.DeleteTsigKeyResponse.
+ * Use `create(DeleteTsigKeyResponseSchema)` to create a new message.
+ */
+export const DeleteTsigKeyResponseSchema: GenMessage<DeleteTsigKeyResponse> = /*@__PURE__*/
+  messageDesc(file_dnsplane_v1_admin, 41);
 
 /**
  * @generated from enum dnsplane.v1.AdoptionOutcome
@@ -1267,6 +1505,49 @@ export const AdminService: GenService<{
     methodKind: "unary";
     input: typeof ParseDesiredStateRequestSchema;
     output: typeof ParseDesiredStateResponseSchema;
+  },
+  /**
+   * A TSIG key (RFC 8945) for a tenant: DNS UPDATE, signed queries and zone transfers authenticated
+   * with it act as that tenant. The secret is in the answer, and only there (dnsplane keeps it sealed
+   * under DNSPLANE_SECRETS_KEY; FailedPrecondition when the server has none).
+   *
+   * @generated from rpc dnsplane.v1.AdminService.CreateTsigKey
+   */
+  createTsigKey: {
+    methodKind: "unary";
+    input: typeof CreateTsigKeyRequestSchema;
+    output: typeof CreateTsigKeyResponseSchema;
+  },
+  /**
+   * TSIG keys, by tenant and name: never their secrets.
+   *
+   * @generated from rpc dnsplane.v1.AdminService.ListTsigKeys
+   */
+  listTsigKeys: {
+    methodKind: "unary";
+    input: typeof ListTsigKeysRequestSchema;
+    output: typeof ListTsigKeysResponseSchema;
+  },
+  /**
+   * A new secret for a key (same name, algorithm and scope); the old one stops working at once, on
+   * every replica. Shown once.
+   *
+   * @generated from rpc dnsplane.v1.AdminService.RotateTsigKey
+   */
+  rotateTsigKey: {
+    methodKind: "unary";
+    input: typeof RotateTsigKeyRequestSchema;
+    output: typeof RotateTsigKeyResponseSchema;
+  },
+  /**
+   * Deletes a key; it stops working at once, on every replica.
+   *
+   * @generated from rpc dnsplane.v1.AdminService.DeleteTsigKey
+   */
+  deleteTsigKey: {
+    methodKind: "unary";
+    input: typeof DeleteTsigKeyRequestSchema;
+    output: typeof DeleteTsigKeyResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_dnsplane_v1_admin, 0);

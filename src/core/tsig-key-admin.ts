@@ -1,0 +1,166 @@
+/**
+ * Managing TSIG keys (core/tsig-keys.ts): create, list, rotate, delete — for AdminService (an admin
+ * acting) and the command line (database access, no acting tenant). A secret is made here (random,
+ * as long as its HMAC's output), sealed before it is stored (core/secrets.ts) and handed back once, to
+ * be shown once; nothing here logs it. Each change is journaled (core/audit.ts) in the transaction
+ * that makes it, and notifies every replica (store/tsig-keys.ts).
+ */
+import { randomBytes } from 'node:crypto';
+import type pg from 'pg';
+import * as store from '../store/index.js';
+import { auditAdminAction } from './audit.js';
+import { InvalidInputError, NotFoundError } from './errors.js';
+import { SECRETS_KEY_RULE, SECRETS_KEY_SETTING, SecretsKeyError, checkSealedSecrets, type SecretBox } from './secrets.js';
+import type { Tenant } from './tenants.js';
+import {
+  TSIG_SECRET_BYTES,
+  isTsigAlgorithm,
+  normalizeTsigKeyName,
+  parseTsigAlgorithm,
+  secretContext,
+  DEFAULT_TSIG_ALGORITHM,
+  type TsigAlgorithm,
+} from './tsig-keys.js';
+
+/** A key as listings show it: never its secret. */
+export interface TsigKeyView {
+  name: string;
+  tenant: string;
+  algorithm: TsigAlgorithm;
+  acmeOnly: boolean;
+  createdAt: Date;
+  rotatedAt: Date | null;
+  lastUsedAt: Date | null;
+}
+
+/** A key just made or rotated, with its secret: to be shown once, never logged. */
+export interface IssuedTsigKey {
+  key: TsigKeyView;
+  secret: Buffer;
+  /** The key's tenant (its zones, for the configuration printed beside the secret). */
+  tenant: Tenant;
+}
+
+export interface NewTsigKeyInput {
+  tenant: string;
+  /** '' or absent: hmac-sha256. */
+  algorithm?: string;
+  /** '' or absent: "<tenant>-<8 hex>.dnsplane". */
+  name?: string;
+  acmeOnly?: boolean;
+}
+
+/** Where the keys live and who acts: `actor` null for the command line. */
+export interface KeyAdmin {
+  pool: pg.Pool;
+  secrets: SecretBox | undefined;
+  actor: Tenant | null;
+}
+
+function view(r: store.TsigKeyRow): TsigKeyView {
+  return {
+    name: r.name,
+    tenant: r.tenantName,
+    algorithm: isTsigAlgorithm(r.algorithm) ? r.algorithm : DEFAULT_TSIG_ALGORITHM,
+    acmeOnly: r.acmeOnly,
+    createdAt: r.createdAt,
+    rotatedAt: r.rotatedAt,
+    lastUsedAt: r.lastUsedAt,
+  };
+}
+
+function by(actor: Tenant | null): string {
+  return actor ? `by ${actor.name}` : 'from the command line';
+}
+
+function describe(k: TsigKeyView): string {
+  return `TSIG key ${k.name} (${k.algorithm}${k.acmeOnly ? ', acme-only' : ''}) of tenant ${k.tenant}`;
+}
+
+async function tenantNamed(q: store.Queryable, name: string, field: string): Promise<Tenant> {
+  if (name.trim() === '') throw new InvalidInputError(field, 'a tenant name is required');
+  const t = await store.getTenantByName(q, name.trim());
+  if (!t) throw new NotFoundError('tenant', name.trim(), `${field}: no tenant named "${name.trim()}" (dnsplane tenant list shows them)`);
+  return t;
+}
+
+/** The box to seal with, or SecretsKeyError saying how to set one. */
+function boxOf(secrets: SecretBox | undefined): SecretBox {
+  if (secrets) return secrets;
+  throw new SecretsKeyError(
+    `${SECRETS_KEY_SETTING} is not set: TSIG secrets are kept sealed with it. It ${SECRETS_KEY_RULE}, the same value for every replica and for this command`,
+  );
+}
+
+function newSecret(algorithm: TsigAlgorithm): Buffer {
+  return randomBytes(TSIG_SECRET_BYTES[algorithm]);
+}
+
+function generatedName(tenant: string): string {
+  return `${tenant.slice(0, 54)}-${randomBytes(4).toString('hex')}.dnsplane`;
+}
+
+/** A new key for a tenant; its secret is in the answer and nowhere else in clear. */
+export async function createTsigKey(admin: KeyAdmin, input: NewTsigKeyInput): Promise<IssuedTsigKey> {
+  const algorithm = parseTsigAlgorithm(input.algorithm ?? '', 'algorithm');
+  const wanted = input.name?.trim() ? normalizeTsigKeyName(input.name, 'name') : undefined;
+  const tenant = await tenantNamed(admin.pool, input.tenant, 'tenant');
+  const box = boxOf(admin.secrets);
+  const secret = newSecret(algorithm);
+  // A generated name that happens to be taken is drawn again; a name asked for is refused.
+  for (let attempt = 0; ; attempt++) {
+    const name = wanted ?? generatedName(tenant.name);
+    try {
+      return await store.withTransaction(admin.pool, async (tx) => {
+        await checkSealedSecrets(tx, box);
+        const row = await store.createTsigKey(tx, { tenantId: tenant.id, name, algorithm, acmeOnly: input.acmeOnly ?? false, sealed: box.seal(secret, secretContext(name)) });
+        const key = view(row);
+        await auditAdminAction(tx, null, admin.actor, 'create-tsig-key', `${describe(key)} created ${by(admin.actor)}`, { key: key.name, tenant: key.tenant, algorithm, acmeOnly: key.acmeOnly });
+        return { key, secret, tenant };
+      });
+    } catch (e) {
+      if (!(e instanceof store.AlreadyExistsError)) throw e;
+      if (wanted !== undefined) throw new InvalidInputError('name', `a TSIG key named "${name}" already exists (key names are unique across tenants: a DNS message names only its key)`);
+      if (attempt >= 3) throw e;
+    }
+  }
+}
+
+/** Keys by tenant and name; `tenant` '': every tenant's. */
+export async function listTsigKeys(q: store.Queryable, tenant: string): Promise<TsigKeyView[]> {
+  const tenantId = tenant.trim() === '' ? undefined : (await tenantNamed(q, tenant, 'tenant')).id;
+  return (await store.listTsigKeys(q, tenantId === undefined ? {} : { tenantId })).map(view);
+}
+
+/** A new secret for the key (same name, algorithm, scope); the old one stops working at once. */
+export async function rotateTsigKey(admin: KeyAdmin, rawName: string): Promise<IssuedTsigKey> {
+  const name = normalizeTsigKeyName(rawName, 'name');
+  const box = boxOf(admin.secrets);
+  return store.withTransaction(admin.pool, async (tx) => {
+    const current = await store.getTsigKey(tx, name);
+    if (!current) throw new NotFoundError('TSIG key', name, `name: no TSIG key named "${name}" (dnsplane tenant tsig list TENANT shows them)`);
+    await checkSealedSecrets(tx, box);
+    const algorithm = isTsigAlgorithm(current.algorithm) ? current.algorithm : DEFAULT_TSIG_ALGORITHM;
+    const secret = newSecret(algorithm);
+    const key = view(await store.rotateTsigKey(tx, name, box.seal(secret, secretContext(name))));
+    await auditAdminAction(tx, null, admin.actor, 'rotate-tsig-key', `${describe(key)} rotated ${by(admin.actor)}: the old secret no longer works`, { key: key.name, tenant: key.tenant });
+    const tenant = await store.getTenantById(tx, current.tenantId);
+    return { key, secret, tenant: tenant! };
+  });
+}
+
+/** Deletes the key; it stops working at once. Returns what it was. */
+export async function deleteTsigKey(admin: Omit<KeyAdmin, 'secrets'>, rawName: string): Promise<TsigKeyView> {
+  const name = normalizeTsigKeyName(rawName, 'name');
+  return store.withTransaction(admin.pool, async (tx) => {
+    let key: TsigKeyView;
+    try {
+      key = view(await store.deleteTsigKey(tx, name));
+    } catch (e) {
+      if (e instanceof store.NotFoundError) throw new NotFoundError('TSIG key', name, `name: no TSIG key named "${name}" (dnsplane tenant tsig list TENANT shows them)`);
+      throw e;
+    }
+    await auditAdminAction(tx, null, admin.actor, 'delete-tsig-key', `${describe(key)} deleted ${by(admin.actor)}`, { key: key.name, tenant: key.tenant });
+    return key;
+  });
+}
