@@ -9,6 +9,8 @@ export interface Command {
   summary: string;
   /** The full text for `dnsplane help NAME` and `dnsplane NAME --help`. */
   help: string;
+  /** The help for these arguments, when a subcommand has its own (`dnsplane tenant tsig --help`). */
+  helpFor?(args: string[]): string;
   /** Returns the exit code. Throw InvalidInputError for bad arguments (exit 1 with its message). */
   run(args: string[], io: CliIo): Promise<number>;
 }

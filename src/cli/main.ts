@@ -50,7 +50,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === 'help' || name === '--help' || name === '-h') {
     const topic = rest[0] ? COMMANDS[rest[0]] : undefined;
-    io.out(topic ? topic.help : usage());
+    io.out(topic ? (topic.helpFor?.(rest.slice(1)) ?? topic.help) : usage());
     return 0;
   }
   const command = COMMANDS[name];
@@ -60,14 +60,14 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     return 1;
   }
   if (rest.includes('--help') || rest.includes('-h')) {
-    io.out(command.help);
+    io.out(command.helpFor?.(rest) ?? command.help);
     return 0;
   }
   try {
     return await command.run(rest, io);
   } catch (e) {
     if (e instanceof InvalidInputError) io.err(`dnsplane ${name}: ${e.message}`);
-    else if (e instanceof Error && String((e as { code?: unknown }).code ?? '').startsWith('ERR_PARSE_ARGS')) io.err(`dnsplane ${name}: ${e.message}\n\n${command.help}`);
+    else if (e instanceof Error && String((e as { code?: unknown }).code ?? '').startsWith('ERR_PARSE_ARGS')) io.err(`dnsplane ${name}: ${e.message}\n\n${command.helpFor?.(rest) ?? command.help}`);
     else io.err(`dnsplane ${name}: ${messageOf(e)}`);
     return 1;
   }

@@ -9,6 +9,7 @@ import { InvalidInputError } from '../dns/errors.js';
 import type { CliIo, Command } from './command.js';
 import { withDatabase } from './migrate.js';
 import { CONNECTION_FILE } from '../store/index.js';
+import { runTsig, TSIG_HELP } from './tenant-tsig.js';
 
 const HELP = `Usage:
   dnsplane tenant create NAME --zone ZONE [--zone …] [--suffix SUFFIX …] [--admin]
@@ -16,6 +17,7 @@ const HELP = `Usage:
   dnsplane tenant rotate NAME
   dnsplane tenant disable NAME [--enable]
   dnsplane tenant set-max-change NAME PERCENT|default
+  dnsplane tenant tsig create|list|rotate|delete …   (dnsplane tenant tsig --help)
 
 create: a tenant allowed to manage records in the given zones (and, with --suffix, only names under
   those suffixes, e.g. --suffix cluster1.example.com). Each zone must be one dnsplane manages:
@@ -27,6 +29,8 @@ disable: the tenant's token stops working; its records and ownership stay. --ena
 set-max-change: the tenant's own change threshold: an apply updating or deleting more than PERCENT
   (0-100) of the record sets it owns in a zone (when it owns 10 or more there) is refused unless
   forced; "default" puts back the server's DNSPLANE_MAX_CHANGE_PERCENT.
+tsig: the tenant's TSIG keys, for DNS UPDATE clients (cert-manager, lego, certbot, external-dns,
+  nsupdate); see dnsplane tenant tsig --help.
 
 Works on the database directly (DATABASE_URL, or the embedded one under DNSPLANE_DATA_DIR). Beside a
 running \`dnsplane serve\` on the embedded database, it connects through the connection file the server
@@ -115,13 +119,16 @@ async function run(sub: string | undefined, rest: string[], io: CliIo): Promise<
         return 0;
       });
     }
+    case 'tsig':
+      return runTsig(rest[0], rest.slice(1), io);
     default:
-      throw new InvalidInputError('tenant', `unknown subcommand "${sub ?? ''}"; use create, list, rotate, disable or set-max-change (dnsplane tenant --help)`);
+      throw new InvalidInputError('tenant', `unknown subcommand "${sub ?? ''}"; use create, list, rotate, disable, set-max-change or tsig (dnsplane tenant --help)`);
   }
 }
 
 export const tenantCommand: Command = {
-  summary: 'manage tenants: create (prints the token as the last line), list, rotate, disable, set-max-change',
+  summary: 'manage tenants: create (prints the token as the last line), list, rotate, disable, set-max-change, tsig',
   help: HELP,
+  helpFor: (args) => (args[0] === 'tsig' ? TSIG_HELP : HELP),
   run: ([sub, ...rest], io) => run(sub, rest, io),
 };

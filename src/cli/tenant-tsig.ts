@@ -1,0 +1,167 @@
+/**
+ * `dnsplane tenant tsig create|list|rotate|delete`: a tenant's TSIG keys, managed in the database
+ * directly like `dnsplane tenant` (beside a running serve through its connection file). A new secret
+ * is printed once, with the configuration of cert-manager, lego, certbot, external-dns and nsupdate
+ * for it (cli/tsig-config.ts). The secret is sealed under DNSPLANE_SECRETS_KEY (demo mode: the key in
+ * its data dir), which must be the servers' key.
+ */
+import { parseArgs } from 'node:util';
+import { secretBoxFor } from '../demo.js';
+import { InvalidInputError } from '../dns/errors.js';
+import { createTsigKey, deleteTsigKey, listTsigKeys, rotateTsigKey, type IssuedTsigKey, type TsigKeyView } from '../core/tsig-key-admin.js';
+import { DEFAULT_TSIG_ALGORITHM, TSIG_ALGORITHMS } from '../core/tsig-keys.js';
+import { parseListen } from '../config.js';
+import { configFrom, type CliIo } from './command.js';
+import { withDatabase } from './migrate.js';
+import { PLACEHOLDER_HOST, renderTsigConfigs, tsigConfigs, type DnsServer } from './tsig-config.js';
+
+export const TSIG_HELP = `Usage:
+  dnsplane tenant tsig create TENANT [--algorithm ALG] [--name NAME] [--acme-only] [--server HOST:PORT] [--json]
+  dnsplane tenant tsig list [TENANT] [--json]
+  dnsplane tenant tsig rotate NAME [--server HOST:PORT] [--json]
+  dnsplane tenant tsig delete NAME [--json]
+
+TSIG keys (RFC 8945) let DNS UPDATE clients — cert-manager's rfc2136 solver, lego, certbot, external-dns,
+nsupdate — write through dnsplane's DNS listener as the key's tenant: its zones, its suffixes, its
+ownership, like Apply. No OVH credential in the cluster.
+
+create: a new key for TENANT. Its secret is printed once, with ready-to-paste configuration for
+  cert-manager, lego, certbot, external-dns and nsupdate; dnsplane keeps it sealed (AES-256-GCM) and
+  never shows it again (rotate issues a new one).
+  --algorithm   ${TSIG_ALGORITHMS.join(', ')}
+                (default ${DEFAULT_TSIG_ALGORITHM}). cert-manager takes hmac-md5, -sha1, -sha256 and
+                -sha512; lego all but hmac-md5; certbot, external-dns and nsupdate all six.
+  --name        the key's name, a DNS name unique across tenants (default: TENANT-<8 hex>.dnsplane).
+                Written with or without the trailing dot; kept lowercase without it.
+  --acme-only   the key may only add and delete TXT records named _acme-challenge.* in the tenant's
+                zones: enough for certificates (DNS-01), nothing else.
+  --server      where clients reach dnsplane's DNS listener, for the printed configuration (default:
+                DNSPLANE_DNS_ADVERTISE, else DNSPLANE_DNS_LISTEN, else a placeholder to replace).
+list: the keys (of TENANT, or of every tenant): name, algorithm, scope, created, rotated, last used
+  (to within a minute). Never a secret.
+rotate: a new secret for the key (same name, algorithm and scope), printed once like create; the old
+  secret stops working at once, on every replica.
+delete: the key stops working at once, on every replica.
+--json: the answer as JSON (create and rotate: the key, its secret and each tool's configuration).
+
+The secret is sealed under DNSPLANE_SECRETS_KEY (32 random bytes in base64; the servers' value): create
+and rotate refuse without it, or with another key than the one the stored secrets were sealed with.
+In demo mode the key kept in the data dir is used. Every change is in the journal (ListJournal).`;
+
+/** --server, else what the configuration says, else a placeholder. */
+function dnsServer(flag: string | undefined, io: CliIo): DnsServer {
+  if (flag !== undefined) return { ...parseListen(flag, '--server'), source: '--server' };
+  const advertised = configFrom(io).dnsAdvertise;
+  if (advertised) {
+    const source = io.env['DNSPLANE_DNS_ADVERTISE']?.trim() ? 'DNSPLANE_DNS_ADVERTISE' : 'DNSPLANE_DNS_LISTEN';
+    // A listener on every address says nothing of where clients reach it.
+    const host = ['0.0.0.0', '::', ''].includes(advertised.host) ? PLACEHOLDER_HOST : advertised.host;
+    return { host, port: advertised.port, source: host === PLACEHOLDER_HOST ? 'placeholder' : source };
+  }
+  return { host: PLACEHOLDER_HOST, port: 53, source: 'placeholder' };
+}
+
+function keyJson(k: TsigKeyView): Record<string, unknown> {
+  return {
+    name: k.name,
+    tenant: k.tenant,
+    algorithm: k.algorithm,
+    acmeOnly: k.acmeOnly,
+    createdAt: k.createdAt.toISOString(),
+    rotatedAt: k.rotatedAt?.toISOString() ?? null,
+    lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
+  };
+}
+
+function scope(k: TsigKeyView): string {
+  return k.acmeOnly ? 'acme-only' : 'tenant';
+}
+
+function table(rows: string[][]): string[] {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd());
+}
+
+function printIssued(io: CliIo, issued: IssuedTsigKey, server: DnsServer, json: boolean, verb: 'created' | 'rotated'): void {
+  const { key } = issued;
+  const secret = issued.secret.toString('base64');
+  const forConfig = { name: key.name, algorithm: key.algorithm, secret, tenant: key.tenant, zones: issued.tenant.zones, acmeOnly: key.acmeOnly };
+  if (json) {
+    io.out(JSON.stringify({ key: keyJson(key), secret, server: { host: server.host, port: server.port, source: server.source }, config: tsigConfigs(forConfig, server) }, null, 2));
+    return;
+  }
+  io.out(`${verb} TSIG key "${key.name}." (${key.algorithm}, ${key.acmeOnly ? 'acme-only: _acme-challenge TXT records only' : 'acting as the tenant'}) for tenant "${key.tenant}"${verb === 'rotated' ? '; the old secret no longer works' : ''}`);
+  io.out('its secret (base64) follows; it is shown only this once (dnsplane keeps it sealed; rotate issues a new one):');
+  io.out(secret);
+  io.out('');
+  for (const line of renderTsigConfigs(forConfig, server)) io.out(line);
+}
+
+function onePositional(positionals: string[], what: string): string {
+  if (positionals.length !== 1) throw new InvalidInputError(what, `exactly one ${what} is required (dnsplane tenant tsig --help)`);
+  return positionals[0]!;
+}
+
+export async function runTsig(sub: string | undefined, rest: string[], io: CliIo): Promise<number> {
+  switch (sub) {
+    case 'create': {
+      const { values, positionals } = parseArgs({
+        args: rest,
+        options: { algorithm: { type: 'string' }, name: { type: 'string' }, 'acme-only': { type: 'boolean' }, server: { type: 'string' }, json: { type: 'boolean' } },
+        allowPositionals: true,
+        strict: true,
+      });
+      const tenant = onePositional(positionals, 'TENANT');
+      const server = dnsServer(values.server, io);
+      return withDatabase(io, async (db) => {
+        const secrets = await secretBoxFor(configFrom(io));
+        const issued = await createTsigKey({ pool: db.pool, secrets, actor: null }, { tenant, algorithm: values.algorithm, name: values.name, acmeOnly: values['acme-only'] ?? false });
+        printIssued(io, issued, server, values.json ?? false, 'created');
+        return 0;
+      });
+    }
+    case 'list': {
+      const { values, positionals } = parseArgs({ args: rest, options: { json: { type: 'boolean' } }, allowPositionals: true, strict: true });
+      if (positionals.length > 1) throw new InvalidInputError('arguments', `unexpected "${positionals[1]}": at most one TENANT`);
+      return withDatabase(io, async (db) => {
+        const keys = await listTsigKeys(db.pool, positionals[0] ?? '');
+        if (values.json) {
+          io.out(JSON.stringify(keys.map(keyJson), null, 2));
+          return 0;
+        }
+        if (keys.length === 0) {
+          io.out(positionals[0] ? `tenant "${positionals[0]}" has no TSIG key (dnsplane tenant tsig create ${positionals[0]})` : 'no TSIG key');
+          return 0;
+        }
+        const time = (d: Date | null) => d?.toISOString() ?? '-';
+        const rows = [['NAME', 'TENANT', 'ALGORITHM', 'SCOPE', 'CREATED', 'ROTATED', 'LAST USED']];
+        for (const k of keys) rows.push([`${k.name}.`, k.tenant, k.algorithm, scope(k), time(k.createdAt), time(k.rotatedAt), k.lastUsedAt ? time(k.lastUsedAt) : 'never']);
+        for (const line of table(rows)) io.out(line);
+        return 0;
+      });
+    }
+    case 'rotate': {
+      const { values, positionals } = parseArgs({ args: rest, options: { server: { type: 'string' }, json: { type: 'boolean' } }, allowPositionals: true, strict: true });
+      const name = onePositional(positionals, 'NAME');
+      const server = dnsServer(values.server, io);
+      return withDatabase(io, async (db) => {
+        const secrets = await secretBoxFor(configFrom(io));
+        const issued = await rotateTsigKey({ pool: db.pool, secrets, actor: null }, name);
+        printIssued(io, issued, server, values.json ?? false, 'rotated');
+        return 0;
+      });
+    }
+    case 'delete': {
+      const { values, positionals } = parseArgs({ args: rest, options: { json: { type: 'boolean' } }, allowPositionals: true, strict: true });
+      const name = onePositional(positionals, 'NAME');
+      return withDatabase(io, async (db) => {
+        const key = await deleteTsigKey({ pool: db.pool, actor: null }, name);
+        if (values.json) io.out(JSON.stringify({ deleted: keyJson(key) }, null, 2));
+        else io.out(`deleted TSIG key "${key.name}." of tenant "${key.tenant}"; it no longer works`);
+        return 0;
+      });
+    }
+    default:
+      throw new InvalidInputError('tenant tsig', `unknown subcommand "${sub ?? ''}"; use create, list, rotate or delete (dnsplane tenant tsig --help)`);
+  }
+}

@@ -1,0 +1,240 @@
+/**
+ * `dnsplane tenant tsig create|list|rotate|delete` on a real database: the secret printed once (as long
+ * as its HMAC's output), sealed in the database (never there in clear), each tool's configuration
+ * block present and well-formed, the DNS server taken from --server, DNSPLANE_DNS_ADVERTISE,
+ * DNSPLANE_DNS_LISTEN or a placeholder, bad input refused naming the field and the rule with nothing
+ * written, no DNSPLANE_SECRETS_KEY or another one refused, every change journaled.
+ * (test/cli/tsig-tools.test.ts checks the blocks with the real tools.)
+ */
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CliIo } from '../../src/cli/command.js';
+import { tenantCommand } from '../../src/cli/tenant.js';
+import { SecretBox } from '../../src/core/secrets.js';
+import { createTenant, setTenantDisabled } from '../../src/core/tenants.js';
+import { TSIG_ALGORITHMS, TSIG_SECRET_BYTES } from '../../src/core/tsig-keys.js';
+import * as store from '../../src/store/index.js';
+import { testDatabase, type TestDatabase } from '../helpers/db.js';
+import { dumpText } from '../helpers/snapshot.js';
+
+let db: TestDatabase;
+const key = randomBytes(32);
+
+function io(env: Record<string, string> = {}): CliIo & { lines: string[]; text(): string } {
+  const lines: string[] = [];
+  return {
+    lines,
+    text: () => lines.join('\n'),
+    out: (l = '') => void lines.push(l),
+    err: (l) => void lines.push(`ERR ${l}`),
+    env: { DATABASE_URL: db.url, DNSPLANE_SECRETS_KEY: key.toString('base64'), ...env },
+    isTty: false,
+  };
+}
+
+const tsig = (args: string[], out = io()) => tenantCommand.run(['tsig', ...args], out);
+
+async function json(args: string[], env: Record<string, string> = {}): Promise<any> {
+  const out = io(env);
+  expect(await tsig([...args, '--json'], out)).toBe(0);
+  return JSON.parse(out.text());
+}
+
+beforeAll(async () => {
+  db = await testDatabase();
+  await createTenant(db.pool, { name: 'alice', zones: ['example.test', 'example.org'] });
+  await createTenant(db.pool, { name: 'bob', zones: ['example.test'] });
+});
+
+afterAll(async () => {
+  await db?.drop();
+});
+
+describe('dnsplane tenant tsig create', () => {
+  it('prints the secret once and every tool\'s configuration; the database keeps it sealed only', async () => {
+    const out = io();
+    expect(await tsig(['create', 'alice', '--server', '192.0.2.53:5353'], out)).toBe(0);
+    const [first, second, secret] = out.lines;
+    expect(first).toMatch(/^created TSIG key "alice-[0-9a-f]{8}\.dnsplane\." \(hmac-sha256, acting as the tenant\) for tenant "alice"$/);
+    expect(second).toBe('its secret (base64) follows; it is shown only this once (dnsplane keeps it sealed; rotate issues a new one):');
+    expect(Buffer.from(secret!, 'base64')).toHaveLength(32);
+    const name = /"(.+)\."/.exec(first!)![1]!;
+    const text = out.text();
+    for (const title of ['=== cert-manager (ClusterIssuer, rfc2136 solver) ===', '=== lego (--dns rfc2136) ===', '=== certbot (certbot-dns-rfc2136) ===', '=== external-dns (--provider=rfc2136) ===', '=== nsupdate (BIND key file) ===']) {
+      expect(text).toContain(title);
+    }
+    expect(text).toContain('DNS server: 192.0.2.53:5353 (from --server).');
+    expect(text).toContain(`key "${name}." {\n\talgorithm hmac-sha256;\n\tsecret "${secret}";\n};`);
+    // Sealed: neither the base64 nor the hex of the secret is anywhere in the database.
+    const dump = await dumpText(db.pool) + JSON.stringify((await db.pool.query('SELECT * FROM tsig_keys')).rows);
+    expect(dump).not.toContain(secret);
+    expect(dump).not.toContain(Buffer.from(secret!, 'base64').toString('hex'));
+    const row = await store.findTsigKeyForAuth(db.pool, name);
+    expect(new SecretBox(key).open(row!.sealed, `tsig-key:${name}`).toString('base64')).toBe(secret);
+    // Journaled, from the command line: no acting tenant, no zone.
+    const [entry] = await store.listJournal(db.pool, { limit: 1 });
+    expect(entry).toMatchObject({ zone: '', tenantId: '', state: 'done' });
+    expect(entry!.intent).toMatchObject({ kind: 'create-tsig-key', summary: `TSIG key ${name} (hmac-sha256) of tenant alice created from the command line` });
+    expect(JSON.stringify(entry)).not.toContain(secret);
+  });
+
+  it('--json: the key, its secret and each block, well-formed', async () => {
+    const r = await json(['create', 'alice', '--name', 'Cluster1.Example.', '--acme-only', '--algorithm', 'HMAC-SHA512', '--server', '[2001:db8::53]:53']);
+    expect(r.key).toMatchObject({ name: 'cluster1.example', tenant: 'alice', algorithm: 'hmac-sha512', acmeOnly: true, rotatedAt: null, lastUsedAt: null });
+    expect(Buffer.from(r.secret, 'base64')).toHaveLength(64);
+    expect(r.server).toEqual({ host: '2001:db8::53', port: 53, source: '--server' });
+    const c = r.config;
+    // cert-manager: the kubectl line, then a ClusterIssuer whose rfc2136 solver names the key.
+    const [kubectl, ...rest] = c.certManager.text.split('\n').filter((l: string) => l.startsWith('kubectl'));
+    expect(rest).toEqual([]);
+    expect(kubectl).toBe(`kubectl -n cert-manager create secret generic dnsplane-tsig-cluster1-example --from-literal=tsig-secret='${r.secret}'`);
+    const docs = parseAllDocuments(c.certManager.text.split('\n').filter((l: string) => !l.startsWith('kubectl')).join('\n'));
+    expect(docs.map((d) => d.errors)).toEqual([[]]);
+    const issuer = docs[0]!.toJS();
+    expect(issuer).toMatchObject({ apiVersion: 'cert-manager.io/v1', kind: 'ClusterIssuer', metadata: { name: 'dnsplane-alice' } });
+    expect(issuer.spec.acme.solvers).toEqual([
+      {
+        dns01: { rfc2136: { nameserver: '[2001:db8::53]:53', tsigKeyName: 'cluster1.example.', tsigAlgorithm: 'HMACSHA512', tsigSecretSecretRef: { name: 'dnsplane-tsig-cluster1-example', key: 'tsig-secret' } } },
+        selector: { dnsZones: ['example.test', 'example.org'] },
+      },
+    ]);
+    expect(envOf(c.lego.text)).toEqual({ RFC2136_NAMESERVER: '[2001:db8::53]:53', RFC2136_TSIG_KEY: 'cluster1.example.', RFC2136_TSIG_SECRET: r.secret, RFC2136_TSIG_ALGORITHM: 'hmac-sha512.' });
+    // certbot takes an IP address only, and the algorithm in capitals.
+    expect(iniOf(c.certbot.text)).toEqual({ dns_rfc2136_server: '2001:db8::53', dns_rfc2136_port: '53', dns_rfc2136_name: 'cluster1.example.', dns_rfc2136_secret: r.secret, dns_rfc2136_algorithm: 'HMAC-SHA512' });
+    // An acme-only key cannot serve external-dns, and says so.
+    expect(c.externalDns).toEqual({ unsupported: 'this key is acme-only (it may write only _acme-challenge TXT records): external-dns needs a key without --acme-only' });
+    expect(c.nsupdate.text).toContain(`key "cluster1.example." {\n\talgorithm hmac-sha512;\n\tsecret "${r.secret}";\n};`);
+    expect(c.nsupdate.text).toContain('server 2001:db8::53 53\nzone example.test\n');
+  });
+
+  it('external-dns: one --rfc2136-zone per zone of the tenant, the algorithm as it lists them, AXFR', async () => {
+    const r = await json(['create', 'alice', '--algorithm', 'hmac-sha1', '--server', 'dns.example.net:53']);
+    expect(r.config.externalDns.text.split('\n').slice(1)).toEqual([
+      '- --provider=rfc2136',
+      '- --rfc2136-host=dns.example.net',
+      '- --rfc2136-port=53',
+      '- --rfc2136-zone=example.test',
+      '- --rfc2136-zone=example.org',
+      `- --rfc2136-tsig-keyname=${r.key.name}.`,
+      `- --rfc2136-tsig-secret=${r.secret}`,
+      '- --rfc2136-tsig-secret-alg=hmac-sha1',
+      '- --rfc2136-tsig-axfr',
+    ]);
+    // A host name: certbot's server must be an IP address, so it is left to fill in, and said why.
+    expect(r.config.certbot.text).toContain('# dns_rfc2136_server must be an IP address (certbot refuses a host name): the address of dns.example.net.');
+    expect(iniOf(r.config.certbot.text).dns_rfc2136_server).toBe('REPLACE_ME_DNS_IP');
+  });
+
+  it('makes a secret as long as each algorithm\'s HMAC, and says which tools do not take it', async () => {
+    for (const algorithm of TSIG_ALGORITHMS) {
+      const r = await json(['create', 'bob', '--algorithm', algorithm, '--server', '127.0.0.1:53']);
+      expect(Buffer.from(r.secret, 'base64'), algorithm).toHaveLength(TSIG_SECRET_BYTES[algorithm]);
+      expect(r.key.algorithm).toBe(algorithm);
+      const unsupported = Object.entries(r.config).filter(([, c]) => (c as { unsupported?: string }).unsupported).map(([tool]) => tool);
+      expect(unsupported, algorithm).toEqual(
+        algorithm === 'hmac-md5' ? ['lego'] : algorithm === 'hmac-sha224' || algorithm === 'hmac-sha384' ? ['certManager'] : [],
+      );
+    }
+  });
+
+  it('takes the DNS server from --server, else DNSPLANE_DNS_ADVERTISE, else DNSPLANE_DNS_LISTEN, else a placeholder it names', async () => {
+    const server = async (args: string[], env: Record<string, string>) => (await json(['create', 'bob', ...args], env)).server;
+    expect(await server(['--server', '10.0.0.1:5353'], { DNSPLANE_DNS_ADVERTISE: '10.0.0.2:53', DNSPLANE_DNS_LISTEN: '10.0.0.3:53' })).toEqual({ host: '10.0.0.1', port: 5353, source: '--server' });
+    expect(await server([], { DNSPLANE_DNS_ADVERTISE: 'dns.example.net:53', DNSPLANE_DNS_LISTEN: '10.0.0.3:53' })).toEqual({ host: 'dns.example.net', port: 53, source: 'DNSPLANE_DNS_ADVERTISE' });
+    expect(await server([], { DNSPLANE_DNS_LISTEN: '10.0.0.3:5353' })).toEqual({ host: '10.0.0.3', port: 5353, source: 'DNSPLANE_DNS_LISTEN' });
+    expect(await server([], { DNSPLANE_DNS_LISTEN: '0.0.0.0:5353' })).toEqual({ host: 'REPLACE_ME_DNS_HOST', port: 5353, source: 'placeholder' });
+    expect(await server([], {})).toEqual({ host: 'REPLACE_ME_DNS_HOST', port: 53, source: 'placeholder' });
+    const out = io();
+    await tsig(['create', 'bob'], out);
+    expect(out.text()).toContain('The DNS server below is a placeholder (REPLACE_ME_DNS_HOST:53): pass --server HOST:PORT, or set DNSPLANE_DNS_ADVERTISE (or DNSPLANE_DNS_LISTEN).');
+  });
+});
+
+describe('bad input, and no key or another key: refused naming the field and the rule, nothing written', () => {
+  const refused = async (args: string[], message: string, env: Record<string, string> = {}) => {
+    const before = await dumpText(db.pool) + JSON.stringify((await db.pool.query('SELECT * FROM tsig_keys ORDER BY id')).rows);
+    await expect(tsig(args, io(env))).rejects.toThrow(message);
+    expect(await dumpText(db.pool) + JSON.stringify((await db.pool.query('SELECT * FROM tsig_keys ORDER BY id')).rows)).toBe(before);
+  };
+
+  it('an unknown algorithm, a bad name, a taken name, an unknown tenant or key', async () => {
+    await refused(['create', 'alice', '--algorithm', 'hmac-sha3'], 'algorithm: must be one of hmac-md5, hmac-sha1, hmac-sha224, hmac-sha256, hmac-sha384, hmac-sha512 (default hmac-sha256), got "hmac-sha3"');
+    await refused(['create', 'alice', '--name', 'bad name'], 'name: must be a DNS name of at most 253 characters (e.g. "cluster1.dnsplane."): labels of 1-63 characters of a-z, 0-9, "-" and "_", not starting or ending with "-"; got "bad name"');
+    await refused(['create', 'alice', '--name', `${'a'.repeat(64)}.dnsplane`], 'name: must be a DNS name');
+    await refused(['create', 'alice', '--name=-x.dnsplane'], 'name: must be a DNS name');
+    await refused(['create', 'bob', '--name', 'CLUSTER1.example'], 'name: a TSIG key named "cluster1.example" already exists (key names are unique across tenants: a DNS message names only its key)');
+    await refused(['create', 'nobody'], 'tenant: no tenant named "nobody" (dnsplane tenant list shows them)');
+    await refused(['rotate', 'missing.dnsplane'], 'name: no TSIG key named "missing.dnsplane"');
+    await refused(['delete', 'missing.dnsplane'], 'name: no TSIG key named "missing.dnsplane"');
+    await refused(['list', 'nobody'], 'tenant: no tenant named "nobody"');
+    await refused(['create'], 'TENANT: exactly one TENANT is required');
+  });
+
+  it('no DNSPLANE_SECRETS_KEY, or another key than the stored secrets\'', async () => {
+    await refused(['create', 'alice'], 'DNSPLANE_SECRETS_KEY is not set: TSIG secrets are kept sealed with it. It must be 32 random bytes in base64', { DNSPLANE_SECRETS_KEY: '' });
+    const wrong = randomBytes(32);
+    await refused(['create', 'alice'], `DNSPLANE_SECRETS_KEY is key ${new SecretBox(wrong).keyIdHex}, but the database holds secrets sealed with another key (`, { DNSPLANE_SECRETS_KEY: wrong.toString('base64') });
+    await refused(['rotate', 'cluster1.example'], `DNSPLANE_SECRETS_KEY is key ${new SecretBox(wrong).keyIdHex}, but the database holds secrets sealed with another key (`, { DNSPLANE_SECRETS_KEY: wrong.toString('base64') });
+  });
+});
+
+describe('list, rotate, delete', () => {
+  it('list shows name, tenant, algorithm, scope, created, rotated, last used — never a secret', async () => {
+    const out = io();
+    expect(await tsig(['list', 'alice'], out)).toBe(0);
+    expect(out.lines[0]).toMatch(/^NAME +TENANT +ALGORITHM +SCOPE +CREATED +ROTATED +LAST USED$/);
+    expect(out.lines.find((l) => l.startsWith('cluster1.example.'))).toMatch(/^cluster1\.example\. +alice +hmac-sha512 +acme-only +\d{4}-\d\d-\d\dT[\d:.]+Z +- +never$/);
+    const all = await json(['list']);
+    expect(new Set(all.map((k: { tenant: string }) => k.tenant))).toEqual(new Set(['alice', 'bob']));
+    expect(Object.keys(all[0]).sort()).toEqual(['acmeOnly', 'algorithm', 'createdAt', 'lastUsedAt', 'name', 'rotatedAt', 'tenant']);
+  });
+
+  it('rotate: a new secret of the same length, printed once with the configuration; the old one is gone', async () => {
+    const before = await store.findTsigKeyForAuth(db.pool, 'cluster1.example');
+    const r = await json(['rotate', 'Cluster1.Example.', '--server', '192.0.2.1:53']);
+    expect(r.key).toMatchObject({ name: 'cluster1.example', algorithm: 'hmac-sha512', acmeOnly: true });
+    expect(r.key.rotatedAt).not.toBeNull();
+    expect(Buffer.from(r.secret, 'base64')).toHaveLength(64);
+    const after = await store.findTsigKeyForAuth(db.pool, 'cluster1.example');
+    expect(after!.sealed.ciphertext.equals(before!.sealed.ciphertext)).toBe(false);
+    expect(new SecretBox(key).open(after!.sealed, 'tsig-key:cluster1.example').toString('base64')).toBe(r.secret);
+    expect(r.config.nsupdate.text).toContain(r.secret);
+    const [entry] = await store.listJournal(db.pool, { limit: 1 });
+    expect(entry!.intent).toMatchObject({ kind: 'rotate-tsig-key', summary: 'TSIG key cluster1.example (hmac-sha512, acme-only) of tenant alice rotated from the command line: the old secret no longer works' });
+  });
+
+  it('a disabled tenant\'s keys are listed still; delete removes a key and journals it', async () => {
+    await setTenantDisabled(db.pool, 'bob', true);
+    expect((await json(['list', 'bob'])).length).toBeGreaterThan(0);
+    const r = await json(['delete', 'cluster1.example.']);
+    expect(r.deleted).toMatchObject({ name: 'cluster1.example', tenant: 'alice' });
+    expect(await store.getTsigKey(db.pool, 'cluster1.example')).toBeUndefined();
+    const [entry] = await store.listJournal(db.pool, { limit: 1 });
+    expect(entry!.intent).toMatchObject({ kind: 'delete-tsig-key' });
+  });
+
+  it('--help of tsig is its own, in every form', async () => {
+    const usage = '  dnsplane tenant tsig create TENANT [--algorithm ALG] [--name NAME] [--acme-only] [--server HOST:PORT] [--json]';
+    for (const argv of [['tenant', 'tsig', '--help'], ['tenant', 'tsig', 'create', '--help'], ['help', 'tenant', 'tsig']]) {
+      const r = spawnSync(process.execPath, [path.resolve('bin/dnsplane.js'), ...argv], { encoding: 'utf8', env: { PATH: process.env['PATH'] } });
+      expect(r.status, argv.join(' ')).toBe(0);
+      expect(r.stdout.split('\n').slice(0, 2)).toEqual(['Usage:', usage]);
+      expect(Math.max(...r.stdout.split('\n').map((l) => l.length))).toBeLessThanOrEqual(usage.length);
+    }
+    expect(tenantCommand.helpFor!(['list'])).toBe(tenantCommand.help);
+    expect(tenantCommand.help).toContain('dnsplane tenant tsig create|list|rotate|delete …   (dnsplane tenant tsig --help)');
+  });
+});
+
+/** `export K='V'` lines as an object. */
+function envOf(text: string): Record<string, string> {
+  return Object.fromEntries([...text.matchAll(/^export ([A-Z0-9_]+)='([^']*)'$/gm)].map((m) => [m[1]!, m[2]!]));
+}
+
+/** `k = v` lines of an ini file (comments skipped). */
+function iniOf(text: string): Record<string, string> {
+  return Object.fromEntries([...text.matchAll(/^([a-z0-9_]+) = (.*)$/gm)].map((m) => [m[1]!, m[2]!]));
+}
