@@ -2,7 +2,7 @@
  * Hot reads from memory, still exact across replicas: three servers on one database and one
  * simulator, each with its Records cache and token cache warm.
  */
-import { Code, ConnectError, createClient, type Client, type Interceptor } from '@connectrpc/connect';
+import { Code, ConnectError, createClient, type Interceptor } from '@connectrpc/connect';
 import { createConnectTransport, createGrpcTransport } from '@connectrpc/connect-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant } from '../../src/core/tenants.js';
@@ -12,27 +12,14 @@ import { OvhSimulator } from '../../src/ovhsim/index.js';
 import type { Server } from '../../src/server.js';
 import { LISTENER_APPLICATION_NAME } from '../../src/store/notify.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
-import { memoryLogger, startServerOn } from '../helpers/sim-server.js';
+import { until } from '../helpers/until.js';
+import { serviceClient, memoryLogger, startServerOn } from '../helpers/sim-server.js';
 
 const ZONE = 'hot.test';
 /** A second zone: answers of several zones are joined from each zone's encoded bytes. */
 const COLD = 'cold.test';
 
-function clientOf<S extends typeof ZoneService | typeof AdminService>(service: S, server: Server, token: string): Client<S> {
-  const auth: Interceptor = (next) => (req) => {
-    req.header.set('authorization', `Bearer ${token}`);
-    return next(req);
-  };
-  return createClient(service, createConnectTransport({ baseUrl: server.url, httpVersion: '1.1', interceptors: [auth] }));
-}
-
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
+const clientOf = serviceClient;
 
 async function refused(server: Server, token: string): Promise<boolean> {
   try {

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createClient, type Client, type Interceptor } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
+import type { DescService } from '@bufbuild/protobuf';
 import pino, { type Logger } from 'pino';
 import { loadConfig } from '../../src/config.js';
 import { ZoneService } from '../../src/gen/dnsplane/v1/zone_pb.js';
@@ -72,6 +73,15 @@ export function zoneClientFor(
     return next(req);
   };
   return createClient(ZoneService, createConnectTransport({ baseUrl: server.url, httpVersion: '1.1', ...opts, interceptors: [auth] }));
+}
+
+/** A client of any service of a server (Connect over HTTP/1.1), with a bearer token. */
+export function serviceClient<S extends DescService>(service: S, server: Pick<Server, 'url'>, token: string): Client<S> {
+  const auth: Interceptor = (next) => (req) => {
+    req.header.set('authorization', `Bearer ${token}`);
+    return next(req);
+  };
+  return createClient(service, createConnectTransport({ baseUrl: server.url, httpVersion: '1.1', interceptors: [auth] }));
 }
 
 /** A pino logger that keeps every line it writes (parsed), for tests that assert logs. */
