@@ -8,6 +8,7 @@
  * Without Chromium the file is skipped, saying how to install it; with CI=true a missing Chromium
  * fails. DNSPLANE_CONSOLE_SCREENSHOTS=DIR saves a screenshot of each page there (docs/console/).
  */
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
@@ -17,6 +18,7 @@ import { renderPlan } from '../../src/cli/render.js';
 import { checkZoneDrift } from '../../src/core/drift.js';
 import { Policy, type Endpoint } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import type { SimRecordInit } from '../../src/ovhsim/index.js';
+import { tsigKeyring } from '../../src/core/tsig-keys.js';
 import * as store from '../../src/store/index.js';
 import { callLines, ep } from '../helpers/expect.js';
 import { startHarness, type Harness } from '../helpers/server.js';
@@ -47,6 +49,8 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
   let h: Harness;
   let browser: Browser;
   const tokens: Record<string, string> = {};
+  /** TSIG secrets issued: never on a page. */
+  const tsigSecrets: string[] = [];
   const logLines: string[] = [];
   /** Every URL the browsers asked for. */
   const requested: string[] = [];
@@ -98,7 +102,7 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
         [BIG]: big,
         [OTHER]: [],
       },
-      env: { DNSPLANE_DRIFT_INTERVAL: '0', DNSPLANE_OVH_RATE: '100000', DNSPLANE_OVH_CONCURRENCY: '32' },
+      env: { DNSPLANE_DRIFT_INTERVAL: '0', DNSPLANE_OVH_RATE: '100000', DNSPLANE_OVH_CONCURRENCY: '32', DNSPLANE_SECRETS_KEY: randomBytes(32).toString('base64') },
       logger: pino({ level: 'trace' }, { write: (line: string) => void logLines.push(line) }),
     });
     tokens['admin'] = await h.tenant('admin', [], { admin: true });
@@ -134,6 +138,14 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
     // Stored plans: alice's own, and one an admin made for bob.
     await alice.plan({ policy: Policy.SYNC, input: { case: 'desired', value: { zones: [ZONE], endpoints: [ep(`www.${ZONE}`, 'A', ['192.0.2.1', '192.0.2.3'])] } } });
     await h.adminClient(tokens['admin']).planAs({ tenant: 'bob', request: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`www.${ZONE}`, 'A', ['192.0.2.9'])] } } } });
+    // TSIG keys: one of alice's used once (its "last used" recorded), an acme-only one of bob's.
+    const adminClient = h.adminClient(tokens['admin']);
+    const used = await adminClient.createTsigKey({ tenant: 'alice', name: 'cluster1.alice.dnsplane' });
+    const acme = await adminClient.createTsigKey({ tenant: 'bob', algorithm: 'hmac-sha512', acmeOnly: true });
+    tsigSecrets.push(used.secret, acme.secret);
+    const ring = tsigKeyring(h.server.ctx);
+    ring.noteUsed((await ring.find('cluster1.alice.dnsplane'))!);
+    while (!(await store.getTsigKey(h.server.ctx.pool, 'cluster1.alice.dnsplane'))?.lastUsedAt) await new Promise((r) => setTimeout(r, 10));
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
   }, 240_000);
 
@@ -284,13 +296,22 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       await shot(page, 'plan');
     });
 
-    it('tenants: as ListTenants answers', async () => {
-      await open(page, 'tenants', '[data-testid=tenants] table');
+    it('tenants: as ListTenants answers, with each tenant\'s TSIG keys as ListTsigKeys answers — never a secret', async () => {
+      await open(page, 'tenants', '[data-testid=tsig-keys] table');
       const api = (await h.adminClient(tokens['admin']).listTenants({})).tenants;
+      const keys = (await h.adminClient(tokens['admin']).listTsigKeys({})).keys;
       const rows = await rowsOf(page, 'tenants');
-      expect(rows.map((r) => [r[0], r[1], r[2], r[4]])).toEqual(
-        api.map((t) => [t.name, t.scopes.join(', '), t.zones.length ? t.zones.join(', ') : t.scopes.includes('admin') ? 'all' : '—', t.disabled ? 'disabled' : 'active']),
+      expect(rows.map((r) => [r[0], r[1], r[2], r[4], r[7]])).toEqual(
+        api.map((t) => [t.name, t.scopes.join(', '), t.zones.length ? t.zones.join(', ') : t.scopes.includes('admin') ? 'all' : '—', t.disabled ? 'disabled' : 'active', String(keys.filter((k) => k.tenant === t.name).length)]),
       );
+      const time = (ts: { seconds: bigint } | undefined) => (ts ? new Date(Number(ts.seconds) * 1000).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '—');
+      expect(keys).toHaveLength(2);
+      expect((await rowsOf(page, 'tsig-keys')).map((r) => [r[0], r[1], r[2], r[3], r[4], r[6]])).toEqual(
+        keys.map((k) => [k.tenant, `${k.name}.`, k.algorithm, k.acmeOnly ? 'acme-only' : 'tenant', time(k.createdAt), k.lastUsedAt ? time(k.lastUsedAt) : 'never']),
+      );
+      expect((await rowsOf(page, 'tsig-keys')).map((r) => r[6] === 'never')).toEqual([false, true]);
+      const html = await page.content();
+      for (const secret of tsigSecrets) expect(html.includes(secret)).toBe(false);
       await shot(page, 'tenants');
     });
 
