@@ -176,7 +176,7 @@ describe('manifests', () => {
     for (const f of json) expect(listed.has(f), `${path.relative(ROOT, f)} is in no generator`).toBe(true);
   });
 
-  it('dnsplane: 3 replicas, probes on /healthz and /readyz, a startup probe, requests, Secrets for OVH and DATABASE_URL', () => {
+  it('dnsplane: 3 replicas, probes on /healthz and /readyz, a startup probe, requests, Secrets for OVH, DATABASE_URL and DNSPLANE_SECRETS_KEY', () => {
     const d = manifests.find((m) => m.doc.kind === 'Deployment' && m.file === 'dnsplane/deployment.yaml')!.doc as any;
     expect(d.spec.replicas).toBe(3);
     const c = d.spec.template.spec.containers[0];
@@ -187,7 +187,11 @@ describe('manifests', () => {
     const fromSecret = Object.fromEntries(
       (c.env as Array<{ name: string; valueFrom?: { secretKeyRef?: { name: string } } }>).filter((e) => e.valueFrom?.secretKeyRef).map((e) => [e.name, e.valueFrom!.secretKeyRef!.name]),
     );
-    expect(fromSecret).toEqual({ DATABASE_URL: 'dnsplane-db-app', OVH_APPLICATION_KEY: 'dnsplane-ovh', OVH_APPLICATION_SECRET: 'dnsplane-ovh', OVH_CONSUMER_KEY: 'dnsplane-ovh' });
+    expect(fromSecret).toEqual({ DATABASE_URL: 'dnsplane-db-app', OVH_APPLICATION_KEY: 'dnsplane-ovh', OVH_APPLICATION_SECRET: 'dnsplane-ovh', OVH_CONSUMER_KEY: 'dnsplane-ovh', DNSPLANE_SECRETS_KEY: 'dnsplane-secrets' });
+    // The Secrets the Deployment reads exist as examples with those keys (they are created by hand, not applied).
+    const secretKeys = (name: string) => Object.keys((manifests.find((m) => m.doc.kind === 'Secret' && m.doc.metadata?.name === name)!.doc as any).stringData);
+    expect(secretKeys('dnsplane-secrets')).toEqual(['DNSPLANE_SECRETS_KEY']);
+    expect(secretKeys('dnsplane-ovh')).toEqual(['OVH_APPLICATION_KEY', 'OVH_APPLICATION_SECRET', 'OVH_CONSUMER_KEY']);
     // The Secret CloudNativePG writes for the Cluster's owner is <cluster>-app.
     const cluster = manifests.find((m) => m.doc.kind === 'Cluster')!.doc;
     expect(`${cluster.metadata!.name}-app`).toBe('dnsplane-db-app');
