@@ -92,7 +92,7 @@ function canonicalIpv4(value: string, field: string): string {
 }
 
 /** Parses an IPv6 address (no zone id, no brackets) into its eight 16-bit groups. */
-function parseIpv6(value: string): number[] | undefined {
+export function parseIpv6(value: string): number[] | undefined {
   if (value.includes('%') || isIP(value) !== 6) return undefined;
   const parseSide = (side: string): number[] => {
     if (side === '') return [];
