@@ -35,6 +35,13 @@ export interface Config {
   listen: { host: string; port: number };
   /** DNSPLANE_WEBHOOK_LISTEN: the external-dns webhook listener; undefined when set to "off". */
   webhookListen?: { host: string; port: number };
+  /**
+   * DNSPLANE_DNS_LISTEN: the DNS door (UPDATE with TSIG, queries, AXFR; UDP and TCP on one port);
+   * undefined: off. 'demo': unset in demo mode, on a port kept across restarts in the data directory.
+   */
+  dnsListen?: { host: string; port: number } | 'demo';
+  /** DNSPLANE_DNS_RATE: unsigned DNS messages per second one source address may send (burst: twice that). */
+  dnsRate: number;
   databaseUrl?: string;
   dataDir: string;
   /** Zones dnsplane manages; undefined: every zone GET /domain/zone returns. */
@@ -83,6 +90,8 @@ export interface Config {
 export const SETTINGS: Array<{ name: string; default: string; help: string }> = [
   { name: 'DNSPLANE_LISTEN', default: '127.0.0.1:8080', help: 'host:port of the Connect/gRPC/gRPC-Web API (HTTP/1.1 and h2c)' },
   { name: 'DNSPLANE_WEBHOOK_LISTEN', default: '127.0.0.1:8888', help: 'host:port of the external-dns webhook protocol (HTTP Basic tenant:token); "off" to disable; an ephemeral port when DNSPLANE_LISTEN has port 0' },
+  { name: 'DNSPLANE_DNS_LISTEN', default: '(off)', help: 'host:port of the DNS door (UPDATE signed with TSIG, queries, AXFR; UDP and TCP); unset: off, except in demo mode (127.0.0.1, a port kept across restarts); "off" to disable' },
+  { name: 'DNSPLANE_DNS_RATE', default: '50', help: 'unsigned DNS messages per second one source address may send to the DNS door (burst twice that); more are dropped' },
   { name: 'DATABASE_URL', default: '(embedded)', help: 'Postgres URL; unset: an embedded Postgres under DNSPLANE_DATA_DIR. With it, serve needs the OVH_* credentials (or DNSPLANE_DEMO=true)' },
   { name: 'DNSPLANE_DEMO', default: '', help: 'true: the demo (in-process OVH simulator, demo zone and tenants), also with DATABASE_URL; unset: the demo only when neither DATABASE_URL nor OVH_* is set; false: never' },
   { name: 'DNSPLANE_DATA_DIR', default: './.dnsplane', help: 'embedded Postgres data, simulator state and CA' },
@@ -254,9 +263,14 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     throw new InvalidInputError('DNSPLANE_LOG_LEVEL', `must be one of fatal, error, warn, info, debug, trace, silent, got "${logLevel}"`);
   }
 
+  const dnsRaw = get('DNSPLANE_DNS_LISTEN');
+  const dnsListen = dnsRaw?.toLowerCase() === 'off' ? undefined : dnsRaw !== undefined ? parseListen(dnsRaw, 'DNSPLANE_DNS_LISTEN') : ovh.mode === 'simulator' ? ('demo' as const) : undefined;
+
   return {
     listen: parseListen(get('DNSPLANE_LISTEN') ?? '127.0.0.1:8080'),
     webhookListen: webhookListen(get('DNSPLANE_WEBHOOK_LISTEN'), get('DNSPLANE_LISTEN')),
+    ...(dnsListen ? { dnsListen } : {}),
+    dnsRate: positiveNumber(get('DNSPLANE_DNS_RATE') ?? '50', 'DNSPLANE_DNS_RATE', false),
     databaseUrl: get('DATABASE_URL'),
     dataDir: path.resolve(cwd, get('DNSPLANE_DATA_DIR') ?? '.dnsplane'),
     zones: zones && zones.length > 0 ? zones : undefined,

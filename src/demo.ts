@@ -64,26 +64,36 @@ export async function checkDemoDatabase(pool: pg.Pool, databaseLabel: string): P
 /** Starts the demo's simulator, with its state and its DNS port of the previous start (when that port is free). */
 export async function startDemoSimulator(dataDir: string, log: Logger): Promise<OvhSimulator> {
   const stateFile = path.join(dataDir, 'ovhsim', 'state.json');
-  const portFile = path.join(dataDir, DNS_PORT_FILE);
-  const saved = Number((await fs.readFile(portFile, 'utf8').catch(() => '')).trim());
-  const start = (dnsPort: number) => OvhSimulator.start({ stateFile, zones: { [DEMO_ZONE]: [] }, dnsPort });
-  let sim: OvhSimulator;
+  return onKeptPort(path.join(dataDir, DNS_PORT_FILE), (dnsPort) => OvhSimulator.start({ stateFile, zones: { [DEMO_ZONE]: [] }, dnsPort }), (sim) => sim.dnsPort, log, 'the simulator DNS port');
+}
+
+/**
+ * Starts something on the port `file` kept from the previous start (another free port when that one
+ * is taken meanwhile, or on the first start), and keeps the port it got. The demo's ports stay the
+ * same across restarts, so the commands its banner printed keep working.
+ */
+export async function onKeptPort<T>(file: string, start: (port: number) => Promise<T>, portOf: (started: T) => number, log: Logger, what: string): Promise<T> {
+  const saved = Number((await fs.readFile(file, 'utf8').catch(() => '')).trim());
+  let started: T;
   if (Number.isInteger(saved) && saved > 0 && saved < 65536) {
     try {
-      sim = await start(saved);
+      started = await start(saved);
     } catch (e) {
-      log.warn({ dnsPort: saved, err: messageOf(e) }, 'demo: the simulator DNS port of the last start is taken; using another one');
-      sim = await start(0);
+      log.warn({ port: saved, err: messageOf(e) }, `demo: ${what} of the last start is taken; using another one`);
+      started = await start(0);
     }
   } else {
-    sim = await start(0);
+    started = await start(0);
   }
-  if (sim.dnsPort !== saved) {
-    await fs.mkdir(path.dirname(portFile), { recursive: true });
-    await fs.writeFile(portFile, `${sim.dnsPort}\n`);
+  if (portOf(started) !== saved) {
+    await fs.mkdir(path.dirname(file), { recursive: true });
+    await fs.writeFile(file, `${portOf(started)}\n`);
   }
-  return sim;
+  return started;
 }
+
+/** In the data directory: the DNS door's port of the last demo start. */
+export const DNS_DOOR_PORT_FILE = 'dns-port';
 
 export interface DemoTokens {
   /** Absent when a tenant of that name exists that the demo did not create (left alone). */

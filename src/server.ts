@@ -15,7 +15,7 @@ import { Lifecycle } from './core/lifecycle.js';
 import { ReadCache } from './core/read-cache.js';
 import { TokenCache } from './core/tenants.js';
 import { checkSealedSecrets } from './core/secrets.js';
-import { TsigKeyCache } from './core/tsig-keys.js';
+import { TsigKeyCache, tsigKeyring } from './core/tsig-keys.js';
 import { registerZones } from './core/zones.js';
 import { ZoneService } from './gen/dnsplane/v1/zone_pb.js';
 import { NsmService } from './gen/dnsplane/v1/nsm_pb.js';
@@ -37,7 +37,9 @@ import { PlanLimiter } from './core/plan-limit.js';
 import { OvhApi } from './ovh/client.js';
 import type { OvhEndpoint } from './ovh/endpoint.js';
 import type { OvhSimulator } from './ovhsim/index.js';
-import { checkDemoDatabase, DEMO_ZONE, secretBoxFor, startDemoSimulator } from './demo.js';
+import { checkDemoDatabase, DEMO_ZONE, DNS_DOOR_PORT_FILE, onKeptPort, secretBoxFor, startDemoSimulator } from './demo.js';
+import { startDnsDoor, type DnsListener, type DoorKeyring } from './dnsserver/index.js';
+import path from 'node:path';
 import { InvalidInputError } from './dns/errors.js';
 import * as store from './store/index.js';
 import { startCentralWebhook, type WebhookListener } from './webhook/index.js';
@@ -61,7 +63,15 @@ export interface Server {
   ovhLabel: string;
   /** http://host:port of the external-dns webhook listener (DNSPLANE_WEBHOOK_LISTEN); absent when off. */
   webhookUrl?: string;
+  /** Where the DNS door listens (DNSPLANE_DNS_LISTEN, UDP and TCP); absent when off. */
+  dns?: { host: string; port: number };
   close(): Promise<void>;
+}
+
+/** What a caller may hand the server besides its configuration. */
+export interface ServerParts {
+  /** The TSIG keys the DNS door authenticates with (tests hand in their own). */
+  dnsKeyring?: DoorKeyring;
 }
 
 export function createLogger(level: string): Logger {
@@ -79,7 +89,7 @@ export function createLogger(level: string): Logger {
 /** How often the LISTEN connection proves it is alive; silent for twice that, tokens go to Postgres. */
 const LISTENER_HEARTBEAT_MS = 250;
 
-export async function startServer(config: Config, log: Logger = createLogger(config.logLevel)): Promise<Server> {
+export async function startServer(config: Config, log: Logger = createLogger(config.logLevel), parts: ServerParts = {}): Promise<Server> {
   // No OVH credentials and no demo asked for: refuse before the database is even opened.
   if (config.ovh.mode === 'unconfigured') throw new InvalidInputError(config.ovh.field, config.ovh.rule);
   const database = await store.openDatabase({
@@ -213,6 +223,17 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         throw e;
       });
     }
+    let dns: DnsListener | undefined;
+    if (config.dnsListen) {
+      const door = (listen: { host: string; port: number }) =>
+        startDnsDoor(ctx, { listen, log, keyring: parts.dnsKeyring ?? tsigKeyring(ctx), registry: metrics.registry, unsignedRate: { perSecond: config.dnsRate } });
+      const dnsListen = config.dnsListen;
+      dns = await (dnsListen === 'demo' ? onKeptPort(path.join(config.dataDir, DNS_DOOR_PORT_FILE), (port) => door({ host: '127.0.0.1', port }), (d) => d.port, log, 'the DNS door port') : door(dnsListen)).catch(async (e: unknown) => {
+        await Promise.all([http.close(), webhook?.close()]);
+        throw e;
+      });
+      log.info({ host: dns.host, port: dns.port }, 'DNS door: UPDATE with TSIG, queries and AXFR over UDP and TCP');
+    }
     // Changes made in OVH outside dnsplane reach the cache within one interval (core/drift.ts).
     const drift: DriftLoop | undefined = config.driftIntervalMs > 0 ? startDriftLoop(ctx, config.driftIntervalMs) : undefined;
     return {
@@ -225,6 +246,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       databaseLabel: labels.database,
       ovhLabel: labels.ovh,
       webhookUrl: webhook?.url,
+      ...(dns ? { dns: { host: dns.host, port: dns.port } } : {}),
       /**
        * Bounded shutdown within DNSPLANE_SHUTDOWN_TIMEOUT (core/lifecycle.ts): stop accepting; applies
        * under way finish, or stop in time to roll back and answer Unavailable; wait for every tracked
@@ -235,7 +257,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         const budget = config.shutdownTimeoutMs * 0.9;
         const left = () => Math.max(0, budget - (performance.now() - started));
         lifecycle.beginShutdown(config.shutdownTimeoutMs);
-        await Promise.all([webhook?.close(left()), http.close(left()), drift ? Promise.race([drift.stop(), sleep(left())]) : undefined]);
+        await Promise.all([webhook?.close(left()), http.close(left()), dns?.close(left()), drift ? Promise.race([drift.stop(), sleep(left())]) : undefined]);
         if (!(await lifecycle.settled(left()))) {
           log.error('shutdown: work was still running at the deadline; its journal rows stay in flight and the zone\'s next lock holder rolls them back');
         }

@@ -40,6 +40,7 @@ stop sending, roll back and answer Unavailable; the process exits within DNSPLAN
       io.out(`  console:   ${server.url}/ui/${server.simulator ? '   (sign in with the admin token below)' : ''}`);
       io.out(`  database:  ${server.databaseLabel}`);
       io.out(`  OVH:       ${server.ovhLabel}`);
+      if (server.dns) io.out(`  DNS door:  ${server.dns.host} port ${server.dns.port} (udp+tcp): UPDATE signed with TSIG, SOA/NS and in-zone queries, AXFR`);
       if (server.simulator) {
         const sim = server.simulator;
         const tokens = await demoTokens(server.ctx.pool, cfg.dataDir, { newTokens: values['new-tokens'] ?? false, log });
@@ -59,6 +60,13 @@ stop sending, roll back and answer Unavailable; the process exits within DNSPLAN
           io.out(`  curl -s -H 'Authorization: Bearer ${tokens.demo}' -H 'Content-Type: application/json' \\`);
           io.out(`    ${server.url}/dnsplane.v1.ZoneService/Records -d '{"includeForeign":true}'`);
           io.out(`  dig @127.0.0.1 -p ${sim.dnsPort} ${DEMO_ZONE} NS`);
+          if (server.dns) {
+            io.out('');
+            io.out('DNS UPDATE (what cert-manager, lego and certbot send), with a TSIG key of the demo tenant:');
+            io.out(`  dnsplane tenant tsig create demo --acme-only        # prints the key name and secret once`);
+            io.out(`  printf 'server ${server.dns.host} ${server.dns.port}\\nupdate add _acme-challenge.${DEMO_ZONE} 60 TXT hello\\nsend\\n' | nsupdate -y hmac-sha256:NAME:SECRET`);
+            io.out(`  dig @127.0.0.1 -p ${sim.dnsPort} _acme-challenge.${DEMO_ZONE} TXT    # published by the simulator`);
+          }
         }
       }
       io.out('');

@@ -16,13 +16,14 @@
  * - UDP answers larger than 512 bytes (or the EDNS size asked, at most 4096) are truncated (TC set, no
  *   records) so that the client retries over TCP. TCP uses 2-byte length framing.
  */
-import dgram from 'node:dgram';
-import net from 'node:net';
+import type dgram from 'node:dgram';
+import type net from 'node:net';
 import dnsPacket from 'dns-packet';
 import type { Answer, CaaData, DecodedPacket, Packet, Question } from 'dns-packet';
 import { TXT_LIKE, absoluteName, ownerName, parseCaa, parseMx, parseSrv, txtWireStrings } from './records.js';
 import type { StoredRecord } from './state.js';
 import type { SimSoaSettings } from './types.js';
+import { bindUdpAndTcp } from '../udp-tcp-port.js';
 
 /** What the DNS server needs of a zone. */
 export interface DnsZoneView {
@@ -355,42 +356,10 @@ export class DnsServer {
 
   /** Binds UDP and TCP on `port`; with port 0, on an ephemeral port free for both. */
   static async start(host: string, port: number, resolver: DnsResolver, onQuery?: (q: DnsQueryLog) => void): Promise<DnsServer> {
-    const family = net.isIPv6(host) ? 'udp6' : 'udp4';
-    let lastError: unknown;
-    for (let attempt = 0; attempt < (port === 0 ? 20 : 1); attempt++) {
-      const udp = dgram.createSocket({ type: family });
-      try {
-        await new Promise<void>((resolve, reject) => {
-          udp.once('error', reject);
-          udp.bind(port, host, () => {
-            udp.off('error', reject);
-            resolve();
-          });
-        });
-      } catch (err) {
-        udp.close();
-        throw err;
-      }
-      const boundPort = udp.address().port;
-      const tcp = net.createServer();
-      try {
-        await new Promise<void>((resolve, reject) => {
-          tcp.once('error', reject);
-          tcp.listen(boundPort, host, () => {
-            tcp.off('error', reject);
-            resolve();
-          });
-        });
-      } catch (err) {
-        lastError = err;
-        udp.close();
-        continue;
-      }
-      const server = new DnsServer(udp, tcp, boundPort);
-      server.serve(resolver, onQuery);
-      return server;
-    }
-    throw lastError instanceof Error ? lastError : new Error('no port free for both UDP and TCP');
+    const { udp, tcp, port: bound } = await bindUdpAndTcp(host, port);
+    const server = new DnsServer(udp, tcp, bound);
+    server.serve(resolver, onQuery);
+    return server;
   }
 
   private serve(resolver: DnsResolver, onQuery?: (q: DnsQueryLog) => void): void {

@@ -188,6 +188,7 @@ describe('the demo on a DATABASE_URL', () => {
 
     const first = await startServer(config(dataDir), log);
     let dnsPort: number;
+    let doorPort: number;
     let demoToken: string;
     try {
       expect(first.databaseLabel).toMatch(/^Postgres [^ ]+:\d+\/dnsplane_t_\w+ \(DATABASE_URL\)$/);
@@ -211,6 +212,7 @@ describe('the demo on a DATABASE_URL', () => {
       expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ demo: demoToken });
       expect(await dumpText(db.pool)).not.toContain(demoToken.slice(5));
       dnsPort = first.simulator!.dnsPort;
+      doorPort = first.dns!.port;
     } finally {
       await first.close();
     }
@@ -218,6 +220,7 @@ describe('the demo on a DATABASE_URL', () => {
     const second = await startServer(config(dataDir), log);
     try {
       expect(second.simulator!.dnsPort).toBe(dnsPort);
+      expect(second.dns!.port).toBe(doorPort);
       const t = await demoTokens(second.ctx.pool, dataDir, { newTokens: false, log });
       expect(t).toEqual({ admin: undefined, demo: demoToken, leftAlone: ['admin'], kept: true });
       const renewed = await demoTokens(second.ctx.pool, dataDir, { newTokens: true, log });
@@ -250,6 +253,8 @@ describe('the demo on a DATABASE_URL', () => {
       expect(out).toMatch(/dnsplane is running in demo mode/);
       expect(out).toMatch(new RegExp(`  database:  Postgres ${u.hostname}:${u.port || 5432}/${db.name} \\(DATABASE_URL\\)\\n`));
       expect(out).toMatch(/  OVH:       https:\/\/127\.0\.0\.1:\d+\/1\.0 \(in-process simulator\)\n/);
+      expect(out).toMatch(/  DNS door:  127\.0\.0\.1 port \d+ \(udp\+tcp\)/);
+      expect(out).toMatch(/\| nsupdate -y hmac-sha256:NAME:SECRET\n/);
       expect(out).toMatch(/"msg":"dnsplane is serving Connect, gRPC and gRPC-Web/);
       expect(out).toMatch(/"database":"Postgres [^"]+ \(DATABASE_URL\)","ovh":"https:[^"]+ \(in-process simulator\)"/);
       expect(out).not.toContain(u.password);

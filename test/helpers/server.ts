@@ -11,6 +11,7 @@ import { ZoneService } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { AdminService } from '../../src/gen/dnsplane/v1/admin_pb.js';
 import { OvhSimulator, type SimRecordInit } from '../../src/ovhsim/index.js';
 import type { Server } from '../../src/server.js';
+import type { DoorKeyring } from '../../src/dnsserver/index.js';
 import { testDatabase } from './db.js';
 import { startServerOn } from './sim-server.js';
 
@@ -36,10 +37,12 @@ export async function startHarness(opts: {
   env?: Record<string, string>;
   /** The server's logger (default: silent), e.g. to capture and search its output. */
   logger?: Logger;
+  /** The DNS door's keys (with DNSPLANE_DNS_LISTEN in env). */
+  dnsKeyring?: DoorKeyring;
 }): Promise<Harness> {
   const sim = await OvhSimulator.start({ zones: opts.zones });
   const db = await testDatabase();
-  const server = await startServerOn(sim, db.url, { DNSPLANE_WEBHOOK_LISTEN: '127.0.0.1:0', ...opts.env }, opts.logger);
+  const server = await startServerOn(sim, db.url, { DNSPLANE_WEBHOOK_LISTEN: '127.0.0.1:0', ...opts.env }, opts.logger, opts.dnsKeyring ? { dnsKeyring: opts.dnsKeyring } : {});
   const bearer = (token: string | undefined): Interceptor => (next) => (req) => {
     if (token !== undefined) req.header.set('authorization', `Bearer ${token}`);
     return next(req);

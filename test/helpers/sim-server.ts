@@ -12,7 +12,7 @@ import pino, { type Logger } from 'pino';
 import { loadConfig } from '../../src/config.js';
 import { ZoneService } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import type { OvhSimulator } from '../../src/ovhsim/index.js';
-import { startServer, type Server } from '../../src/server.js';
+import { startServer, type Server, type ServerParts } from '../../src/server.js';
 
 /**
  * The OVH_* settings that point a dnsplane server at a simulator: its endpoint, its credentials and
@@ -33,6 +33,7 @@ export async function startServerOn(
   databaseUrl: string,
   env: Record<string, string> = {},
   log: Logger = pino({ level: 'silent' }),
+  parts: ServerParts = {},
 ): Promise<Server> {
   const dir = mkdtempSync(path.join(tmpdir(), 'dnsplane-sim-server-'));
   const caFile = path.join(dir, 'ca.pem');
@@ -45,7 +46,7 @@ export async function startServerOn(
     DNSPLANE_OVH_RATE: '1000',
     ...env,
   });
-  const server = await startServer(config, log).catch((e: unknown) => {
+  const server = await startServer(config, log, parts).catch((e: unknown) => {
     rmSync(dir, { recursive: true, force: true });
     throw e;
   });

@@ -1,0 +1,88 @@
+/**
+ * What the DNS door serves of a zone (queries, AXFR): every record set of the cache — the same sets
+ * Records serves, whoever owns them —, an index to answer queries from (dns/zone-index.ts) and the
+ * zone's SOA. From memory: the zone's current generation comes from the read cache's shared fresh
+ * read (core/read-cache.ts), its records from the base kept for that generation; the index is built
+ * once per generation and process. Zero OVH calls, except the first read of a zone never synced.
+ *
+ * The SOA served is dnsplane's, not OVH's: its serial is the zone's generation modulo 2^32, so it
+ * increases with every apply (every change of the cache bumps the generation) and a client comparing
+ * serials (RFC 1982) sees the change. MNAME is the zone's first apex NS (the servers that publish the
+ * zone are OVH's: dnsplane is where changes go in, not where resolvers ask), RNAME hostmaster.<zone>,
+ * and the negative-answer TTL is short (60 s), so that a client that asked for a name just before
+ * creating it does not cache its absence for long.
+ */
+import { zoneFinder } from '../dns/names.js';
+import type { Endpoint } from '../dns/types.js';
+import { indexZone, type ZoneIndex } from '../dns/zone-index.js';
+import type { CoreContext } from './context.js';
+import { NotFoundError } from './errors.js';
+import { readCacheOf, type ZoneBase } from './read-cache.js';
+import { ensureSynced } from './zones.js';
+
+export interface SoaFields {
+  mname: string;
+  rname: string;
+  serial: number;
+  refresh: number;
+  retry: number;
+  expire: number;
+  /** The negative-answer TTL (RFC 2308). */
+  minimum: number;
+  /** The SOA record's own TTL. */
+  ttl: number;
+}
+
+export interface DnsZone {
+  zone: string;
+  generation: bigint;
+  soa: SoaFields;
+  /** Every record set of the zone, sorted (shared: never mutate). */
+  endpoints: readonly Endpoint[];
+  index: ZoneIndex;
+}
+
+/** The SOA timers dnsplane serves (seconds); the serial comes from the generation. */
+export const SOA_TIMERS = { refresh: 3600, retry: 600, expire: 1_209_600, minimum: 60, ttl: 3600 } as const;
+
+/** The SOA serial of a generation: it grows by one per change, modulo 2^32 (RFC 1982 arithmetic). */
+export function soaSerial(generation: bigint): number {
+  return Number(generation % 2n ** 32n);
+}
+
+/** The managed zones as they are now (a fresh, shared read) and the zone a name belongs to. */
+export async function dnsZones(ctx: CoreContext): Promise<{ names: string[]; zoneOf(name: string): string | undefined }> {
+  const names = [...(await readCacheOf(ctx).zoneStates.get()).keys()];
+  const find = zoneFinder(names);
+  return { names, zoneOf: (name) => find(name) };
+}
+
+const built = new WeakMap<ZoneBase, DnsZone>();
+
+/** The zone as it is now (its current generation), from memory when that generation is kept. */
+export async function dnsZone(ctx: CoreContext, zone: string): Promise<DnsZone> {
+  const cache = readCacheOf(ctx);
+  // baseAt answers undefined when the zone moved past the generation just read: read it again.
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const state = (await cache.zoneStates.get()).get(zone);
+    if (!state) throw new NotFoundError('zone', zone, `zone "${zone}" is not managed by dnsplane`);
+    const generation = state.state === 'synced' ? state.generation : (await ensureSynced(ctx, zone)).generation;
+    const base = await cache.baseAt(zone, generation);
+    if (!base) continue;
+    let z = built.get(base);
+    if (!z) built.set(base, (z = build(zone, base)));
+    return z;
+  }
+  throw new Error(`zone "${zone}" kept changing while it was read; try again`);
+}
+
+function build(zone: string, base: ZoneBase): DnsZone {
+  const apexNs = base.endpoints.find((e) => e.dnsName === zone && e.recordType === 'NS');
+  return {
+    zone,
+    generation: base.generation,
+    endpoints: base.endpoints,
+    index: indexZone(zone, base.endpoints),
+    soa: { mname: apexNs?.targets[0] ?? `ns.${zone}`, rname: `hostmaster.${zone}`, serial: soaSerial(base.generation), ...SOA_TIMERS },
+  };
+}

@@ -1,0 +1,159 @@
+/**
+ * The DNS door's dispatch: one message in, its answers out. In order:
+ * 1. a message without a readable header, or a response (QR), is dropped; one that does not parse
+ *    gets FORMERR;
+ * 2. a signed message is authenticated (RFC 8945 §5.2): its key found (unknown key or algorithm:
+ *    BADKEY), its MAC checked (BADSIG), then its time (BADTIME, answered signed with the server's
+ *    time); key errors are answered unsigned with NOTAUTH. From here every answer is signed;
+ * 3. unsigned messages, and failed authentications, spend their source's rate (limits.ts): once it
+ *    is spent they are dropped unanswered;
+ * 4. by opcode: QUERY (one question) -> query.ts, or transfer.ts for AXFR/IXFR; UPDATE -> update.ts
+ *    (unsigned: REFUSED); anything else NOTIMP.
+ * The door turns core's answers into RCODEs; it never reaches store/ or ovh/.
+ */
+import type { Logger } from 'pino';
+import type { CoreContext } from '../core/context.js';
+import {
+  OPCODE,
+  RCODE,
+  TSIG_ERROR,
+  TYPE,
+  WireFormatError,
+  algorithmOf,
+  appendUnsignedTsigError,
+  encodeMessage,
+  opcodeName,
+  parseMessage,
+  rcodeName,
+  readHeader,
+  responseHeader,
+  timeOtherData,
+  tsigKeyName,
+  verifyTsig,
+  type Parsed,
+} from '../dns/wire/index.js';
+import { messageOf } from '../error-message.js';
+import { answerTo, replyBytes, type Exchange } from './exchange.js';
+import type { DoorKeyring } from './keys.js';
+import type { Notices, SourceLimiter } from './limits.js';
+import type { DnsMetrics } from './metrics.js';
+import { answerQuery } from './query.js';
+import type { Refusals } from './refusal.js';
+import { answerUpdate } from './update.js';
+
+export interface DoorParts {
+  ctx: CoreContext;
+  log: Logger;
+  keyring: DoorKeyring;
+  limiter: SourceLimiter;
+  notices: Notices;
+  refusals: Refusals;
+  metrics?: DnsMetrics;
+  /** Seconds since the epoch (tests may move it). */
+  now?: () => number;
+}
+
+/** Where a message came from, and how its answers go back. */
+export interface Arrival {
+  transport: 'udp' | 'tcp';
+  source: string;
+  /** Sends one answer (a transfer sends several, in order); resolves once it may send the next. */
+  send(bytes: Buffer): Promise<void> | void;
+}
+
+export function dnsDoor(parts: DoorParts): (bytes: Buffer, arrival: Arrival) => Promise<void> {
+  const { ctx, log, keyring, limiter, notices, refusals, metrics } = parts;
+  const now = parts.now ?? (() => Math.floor(Date.now() / 1000));
+
+  return async (bytes, arrival) => {
+    const started = performance.now();
+    const header = readHeader(bytes);
+    if (!header) return void metrics?.drop('malformed');
+    if (header.qr) return void metrics?.drop('response');
+    let lastRcode = 'NOERROR';
+    const send = async (out: Buffer) => {
+      lastRcode = rcodeName(out[3]! & 0xf);
+      await arrival.send(out);
+    };
+    const anonymous = (reason: string): boolean => {
+      if (limiter.take(arrival.source)) {
+        notices.note(reason, arrival.source);
+        return true;
+      }
+      metrics?.drop('rate_limited');
+      notices.note('rate limited', arrival.source);
+      return false;
+    };
+    try {
+      let parsed: Parsed;
+      try {
+        parsed = parseMessage(bytes);
+      } catch (e) {
+        if (!(e instanceof WireFormatError)) throw e;
+        if (!anonymous('malformed')) return;
+        return await send(encodeMessage({ header: responseHeader(header, RCODE.FORMERR), questions: [], answers: [], authorities: [], additionals: [] }));
+      }
+      const ex: Exchange = { bytes, request: parsed, transport: arrival.transport, source: arrival.source };
+      if (parsed.tsig) {
+        const ok = await authenticate(ex);
+        if (!ok) return;
+      } else if (!limiter.take(arrival.source)) {
+        metrics?.drop('rate_limited');
+        notices.note('rate limited', arrival.source);
+        return;
+      }
+      const m = parsed.message;
+      if (m.header.opcode === OPCODE.QUERY) {
+        if (m.questions.length !== 1) return await send(replyBytes(ex, answerTo(ex, RCODE.FORMERR)));
+        const qtype = m.questions[0]!.type;
+        if (qtype === TYPE.AXFR || qtype === TYPE.IXFR) return await send(replyBytes(ex, answerTo(ex, RCODE.NOTIMP)));
+        return await send(replyBytes(ex, await answerQuery(ctx, ex)));
+      }
+      if (m.header.opcode === OPCODE.UPDATE) return await send(replyBytes(ex, await answerUpdate(ctx, ex, refusals)));
+      return await send(replyBytes(ex, answerTo(ex, RCODE.NOTIMP)));
+    } catch (e) {
+      log.error({ err: messageOf(e), opcode: opcodeName(header.opcode), source: arrival.source }, 'dns: answering a message failed');
+      lastRcode = 'SERVFAIL';
+      await arrival.send(encodeMessage({ header: responseHeader(header, RCODE.SERVFAIL), questions: [], answers: [], authorities: [], additionals: [] }));
+    } finally {
+      metrics?.answered(opcodeName(header.opcode), arrival.transport, lastRcode, (performance.now() - started) / 1000);
+    }
+
+    /** RFC 8945 §5.2; true when the request is authenticated (ex.key set), else it was answered. */
+    async function authenticate(ex: Exchange): Promise<boolean> {
+      const tsig = ex.request.tsig!;
+      const t = tsig.record.data;
+      const name = tsigKeyName(tsig.record);
+      const key = await keyring.find(name);
+      const failed = async (error: number, why: string): Promise<false> => {
+        metrics?.tsigError(rcodeName(error));
+        if (!anonymous(`TSIG ${rcodeName(error)} (key ${JSON.stringify(name.slice(0, 64))}: ${why})`)) return false;
+        const answer = encodeMessage(answerTo(ex, RCODE.NOTAUTH));
+        await send(appendUnsignedTsigError(answer, { ...t, keyName: tsig.record.name }, error));
+        return false;
+      };
+      if (!key) return failed(TSIG_ERROR.BADKEY, 'no such key');
+      if (algorithmOf(t.algorithm) !== key.algorithm) return failed(TSIG_ERROR.BADKEY, `the key is ${key.algorithm}, the message says ${t.algorithm}`);
+      const verdict = verifyTsig(ex.bytes, tsig, key, now());
+      if (verdict.ok) {
+        ex.key = key;
+        ex.requestMac = verdict.mac;
+        keyring.noteUsed(key);
+        return true;
+      }
+      if (verdict.formerr) {
+        metrics?.tsigError('FORMERR');
+        if (anonymous(`TSIG MAC malformed (key ${name})`)) await send(encodeMessage(answerTo(ex, RCODE.FORMERR)));
+        return false;
+      }
+      if (verdict.error !== TSIG_ERROR.BADTIME) return failed(verdict.error, verdict.why);
+      // BADTIME: the MAC was right, so the answer is signed (over the request's MAC), with the
+      // request's time signed and the server's time in other data (§5.2.3).
+      metrics?.tsigError('BADTIME');
+      log.info({ key: key.name, tenant: key.tenant.name, source: ex.source, why: verdict.why }, 'dns: TSIG BADTIME (clocks apart)');
+      const signed = { ...ex, key, requestMac: t.mac };
+      await send(replyBytes(signed, answerTo(ex, RCODE.NOTAUTH), { error: TSIG_ERROR.BADTIME, otherData: timeOtherData(now()), timeSigned: t.timeSigned }));
+      return false;
+    }
+  };
+}

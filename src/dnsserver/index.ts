@@ -1,0 +1,48 @@
+/**
+ * The DNS door (a front door beside api/ and webhook/, DESIGN.md "Front doors are adapters"): DNS
+ * itself on DNSPLANE_DNS_LISTEN, UDP and TCP on one port — UPDATE signed with TSIG (RFC 2136, 8945),
+ * queries for the managed zones, zone transfers (RFC 5936) — turned into the same core calls as the
+ * other doors: a key authenticates a tenant, reads come from the cache, an UPDATE is one apply.
+ */
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { CoreContext } from '../core/context.js';
+import { dnsDoor } from './door.js';
+import type { DoorKeyring } from './keys.js';
+import { Notices, SourceLimiter } from './limits.js';
+import { listenDns, type DnsListener } from './listener.js';
+import { DnsMetrics } from './metrics.js';
+import { Refusals } from './refusal.js';
+
+export type { DnsListener } from './listener.js';
+export { NO_KEYS, type DoorKey, type DoorKeyring } from './keys.js';
+
+export interface DnsDoorOptions {
+  listen: { host: string; port: number };
+  log: Logger;
+  keyring: DoorKeyring;
+  /** The server's registry: the door's series are served with the others on /metrics. */
+  registry?: Registry;
+  /** Unsigned messages per second a source may send (DNSPLANE_DNS_RATE), and its burst (twice that by default). */
+  unsignedRate?: { perSecond: number; burst?: number };
+}
+
+export const DEFAULT_UNSIGNED_RATE = 50;
+
+export async function startDnsDoor(ctx: CoreContext, opts: DnsDoorOptions): Promise<DnsListener> {
+  const log = opts.log.child({ component: 'dns' });
+  const metrics = opts.registry ? new DnsMetrics(opts.registry) : undefined;
+  const notices = new Notices(log);
+  const perSecond = opts.unsignedRate?.perSecond ?? DEFAULT_UNSIGNED_RATE;
+  const limiter = new SourceLimiter(perSecond, opts.unsignedRate?.burst ?? perSecond * 2);
+  const refusals = new Refusals(ctx, log, notices, metrics);
+  const handle = dnsDoor({ ctx, log, keyring: opts.keyring, limiter, notices, refusals, metrics });
+  const listener = await listenDns(opts.listen, handle, { log, metrics });
+  return {
+    ...listener,
+    async close(maxMs?: number) {
+      await listener.close(maxMs);
+      notices.close();
+    },
+  };
+}

@@ -1,0 +1,88 @@
+/**
+ * Bounds on what anonymous senders cost the DNS door:
+ * - SourceLimiter: a token bucket per source (an IPv4 address, an IPv6 /64) for unsigned messages and
+ *   failed authentications; once spent, messages from that source are dropped unanswered (answering
+ *   them would make the port an amplifier, or a reflector towards a forged source). At most 10,000
+ *   sources are tracked; the least recently seen go first.
+ * - Notices: what is dropped or refused without a tenant to name (malformed, rate limited, bad
+ *   signatures, unsigned writes) is logged as one summary line per 10 s with counts and the busiest
+ *   sources, never as a line per message.
+ */
+import type { Logger } from 'pino';
+
+/** The bucket key of an address: IPv4 as is, IPv6 by its /64 (one host holds a whole /64). */
+export function sourceKey(address: string): string {
+  if (!address.includes(':')) return address;
+  if (address.startsWith('::ffff:') && address.includes('.')) return address.slice(7);
+  const [head = '', tail = ''] = address.split('::');
+  const left = head === '' ? [] : head.split(':');
+  const right = tail === '' ? [] : tail.split(':');
+  const groups = address.includes('::') ? [...left, ...new Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right] : left;
+  return `${groups.slice(0, 4).map((g) => g.toLowerCase().replace(/^0+(?=.)/, '')).join(':')}::/64`;
+}
+
+export class SourceLimiter {
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+
+  constructor(
+    private readonly perSecond: number,
+    private readonly burst: number,
+    private readonly maxSources = 10_000,
+  ) {}
+
+  /** Whether `address` may send one more message now (spends a token). */
+  take(address: string, now = performance.now()): boolean {
+    const key = sourceKey(address);
+    const b = this.buckets.get(key);
+    let tokens = this.burst;
+    if (b) {
+      tokens = Math.min(this.burst, b.tokens + ((now - b.at) / 1000) * this.perSecond);
+      this.buckets.delete(key); // most recently seen last
+    }
+    const allowed = tokens >= 1;
+    this.buckets.set(key, { tokens: allowed ? tokens - 1 : tokens, at: now });
+    while (this.buckets.size > this.maxSources) this.buckets.delete(this.buckets.keys().next().value!);
+    return allowed;
+  }
+
+  get size(): number {
+    return this.buckets.size;
+  }
+}
+
+export class Notices {
+  private counts = new Map<string, number>();
+  private sources = new Map<string, number>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly log: Logger,
+    private readonly everyMs = 10_000,
+  ) {}
+
+  note(reason: string, source: string): void {
+    this.counts.set(reason, (this.counts.get(reason) ?? 0) + 1);
+    const key = sourceKey(source);
+    // Bounded: once 1,000 sources are counted in a window, new ones are counted under "other".
+    const at = this.sources.has(key) || this.sources.size < 1000 ? key : 'other';
+    this.sources.set(at, (this.sources.get(at) ?? 0) + 1);
+    if (!this.timer) {
+      this.timer = setTimeout(() => this.flush(), this.everyMs);
+      this.timer.unref();
+    }
+  }
+
+  flush(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.counts.size === 0) return;
+    const busiest = [...this.sources.entries()].sort((a, b) => b[1] - a[1]).slice(0, 5);
+    this.log.warn({ counts: Object.fromEntries(this.counts), sources: Object.fromEntries(busiest), windowSeconds: this.everyMs / 1000 }, 'dns: messages dropped or refused without a key (summary)');
+    this.counts = new Map();
+    this.sources = new Map();
+  }
+
+  close(): void {
+    this.flush();
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * The one way the DNS door refuses an UPDATE or a transfer (BIND's habit in lib/ns/update.c: every
+ * refusal through one macro): it logs the zone, the name and type concerned, the tenant (and key),
+ * the reason in words and the RCODE, counts it in dnsplane_dns_refusals_total, and — for a tenant's
+ * refusal (REFUSED) in a managed zone — writes it to the journal, the audit log, so that "why was
+ * this update refused?" always has an answer. Refusals with no key to name (unsigned writes) go to
+ * the bounded summary instead of a line each.
+ */
+import type { Logger } from 'pino';
+import type { CoreContext } from '../core/context.js';
+import { journalDnsRefusal } from '../core/dns-update.js';
+import { RCODE, rcodeName } from '../dns/wire/index.js';
+import { messageOf } from '../error-message.js';
+import type { Exchange } from './exchange.js';
+import type { Notices } from './limits.js';
+import type { DnsMetrics } from './metrics.js';
+
+export interface Refusal {
+  /** The zone of the request ('' when none could be read). */
+  zone: string;
+  /** Whether dnsplane manages that zone (only then is it a metric label and a journal row). */
+  managed: boolean;
+  name?: string;
+  type?: string;
+  reason: string;
+  rcode: number;
+}
+
+export class Refusals {
+  constructor(
+    private readonly ctx: CoreContext,
+    private readonly log: Logger,
+    private readonly notices: Notices,
+    private readonly metrics?: DnsMetrics,
+  ) {}
+
+  /** Records the refusal; returns its RCODE for the answer. */
+  async refuse(ex: Exchange, r: Refusal): Promise<number> {
+    const code = rcodeName(r.rcode);
+    const tenant = ex.key?.tenant.name ?? '';
+    this.metrics?.refused(r.managed ? r.zone : '', tenant, code);
+    if (!ex.key) {
+      this.notices.note(`refused ${code}: ${r.reason}`, ex.source);
+      return r.rcode;
+    }
+    const fields = { zone: r.zone, name: r.name, type: r.type, tenant, key: ex.key.name, reason: r.reason, rcode: code, source: ex.source };
+    this.log.info(fields, 'dns: refused');
+    if (r.managed && r.rcode === RCODE.REFUSED) {
+      await journalDnsRefusal(this.ctx, r.zone, ex.key.tenant, `DNS ${r.type === 'AXFR' || r.type === 'IXFR' ? r.type : 'UPDATE'} refused (${code}): ${r.reason}`, fields).catch((e: unknown) =>
+        this.log.warn({ zone: r.zone, err: messageOf(e) }, 'dns: the refusal could not be journaled'),
+      );
+    }
+    return r.rcode;
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * DNSPLANE_DNS_LISTEN and DNSPLANE_DNS_RATE, and the DNS door starting and stopping with the server.
+ */
+import dgram from 'node:dgram';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { TYPE } from '../../src/dns/wire/index.js';
+import { startHarness } from '../helpers/server.js';
+import { query, udpExchange } from '../helpers/dns-client.js';
+
+const OVH = { OVH_APPLICATION_KEY: 'a', OVH_APPLICATION_SECRET: 'b', OVH_CONSUMER_KEY: 'c' };
+
+describe('DNSPLANE_DNS_LISTEN', () => {
+  it('is off unless set; host:port; "off"; in demo mode on, on a kept port', () => {
+    expect(loadConfig(OVH).dnsListen).toBeUndefined();
+    expect(loadConfig({ ...OVH, DNSPLANE_DNS_LISTEN: '0.0.0.0:5353' }).dnsListen).toEqual({ host: '0.0.0.0', port: 5353 });
+    expect(loadConfig({ ...OVH, DNSPLANE_DNS_LISTEN: 'off' }).dnsListen).toBeUndefined();
+    expect(loadConfig({}).dnsListen).toBe('demo');
+    expect(loadConfig({ DNSPLANE_DNS_LISTEN: 'off' }).dnsListen).toBeUndefined();
+    expect(loadConfig({ DNSPLANE_DNS_LISTEN: '127.0.0.1:0' }).dnsListen).toEqual({ host: '127.0.0.1', port: 0 });
+    expect(loadConfig(OVH).dnsRate).toBe(50);
+    expect(loadConfig({ ...OVH, DNSPLANE_DNS_RATE: '5' }).dnsRate).toBe(5);
+  });
+
+  it('refuses a bad value, naming the variable', () => {
+    expect(() => loadConfig({ ...OVH, DNSPLANE_DNS_LISTEN: '53' })).toThrow(/^DNSPLANE_DNS_LISTEN: must be host:port/);
+    expect(() => loadConfig({ ...OVH, DNSPLANE_DNS_RATE: '0' })).toThrow(/^DNSPLANE_DNS_RATE: must be a positive number/);
+  });
+});
+
+describe('dnsplane serve and the DNS door', () => {
+  it('answers on UDP and TCP beside the API, stops with the server, is absent when off', async () => {
+    const h = await startHarness({ zones: { 'example.com': [] }, env: { DNSPLANE_DNS_LISTEN: '127.0.0.1:0' } });
+    const port = h.server.dns!.port;
+    try {
+      expect((await udpExchange(port, query('example.com', TYPE.SOA)))?.parsed.message.header.rcode).toBe(0);
+    } finally {
+      await h.close();
+    }
+    // The port is free again: both protocols were closed.
+    const again = dgram.createSocket('udp4');
+    await new Promise<void>((resolve, reject) => {
+      again.once('error', reject);
+      again.bind(port, '127.0.0.1', resolve);
+    });
+    again.close();
+    const off = await startHarness({ zones: { 'example.com': [] } });
+    try {
+      expect(off.server.dns).toBeUndefined();
+    } finally {
+      await off.close();
+    }
+  });
+});
