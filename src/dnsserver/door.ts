@@ -39,6 +39,7 @@ import type { Notices, SourceLimiter } from './limits.js';
 import type { DnsMetrics } from './metrics.js';
 import { answerQuery } from './query.js';
 import type { Refusals } from './refusal.js';
+import { transfer } from './transfer.js';
 import { answerUpdate } from './update.js';
 
 export interface DoorParts {
@@ -106,7 +107,10 @@ export function dnsDoor(parts: DoorParts): (bytes: Buffer, arrival: Arrival) => 
       if (m.header.opcode === OPCODE.QUERY) {
         if (m.questions.length !== 1) return await send(replyBytes(ex, answerTo(ex, RCODE.FORMERR)));
         const qtype = m.questions[0]!.type;
-        if (qtype === TYPE.AXFR || qtype === TYPE.IXFR) return await send(replyBytes(ex, answerTo(ex, RCODE.NOTIMP)));
+        if (qtype === TYPE.AXFR || qtype === TYPE.IXFR) {
+          for await (const out of transfer(ctx, ex, refusals)) await send(out);
+          return;
+        }
         return await send(replyBytes(ex, await answerQuery(ctx, ex)));
       }
       if (m.header.opcode === OPCODE.UPDATE) return await send(replyBytes(ex, await answerUpdate(ctx, ex, refusals)));

@@ -21,7 +21,7 @@ let h: Harness;
 let port: number;
 let alice: { tenant: Tenant; token: string };
 let aliceKey: DoorKey;
-
+let bobKey: DoorKey;
 let acmeKey: DoorKey;
 
 const LONG_TXT = Array.from({ length: 12 }, (_, i) => `v=spf-like-value-${i}-${'x'.repeat(40)}`);
@@ -50,7 +50,7 @@ beforeAll(async () => {
   alice = await createTenant(h.server.ctx.pool, { name: 'alice', zones: [ZONE] });
   const bob = await createTenant(h.server.ctx.pool, { name: 'bob', zones: ['other.test'] });
   aliceKey = keyring.add(alice.tenant, { algorithm: 'hmac-sha256' });
-  keyring.add(bob.tenant, { algorithm: "hmac-sha512" });
+  bobKey = keyring.add(bob.tenant, { algorithm: 'hmac-sha512' });
   acmeKey = keyring.add(alice.tenant, { algorithm: 'hmac-sha1', acmeOnly: true });
 });
 
@@ -151,8 +151,56 @@ describe('queries', () => {
   });
 });
 
+describe('zone transfers', () => {
+  it('AXFR: SOA first and last, every record set Records serves, signed message by message, no OVH call', async () => {
+    const answers = await tcpExchange(port, query(ZONE, TYPE.AXFR, { key: aliceKey }), { transfer: true });
+    const rrs = answers.flatMap((a) => a.parsed.message.answers);
+    expect(rrs[0]?.type).toBe(TYPE.SOA);
+    expect(rrs.at(-1)?.type).toBe(TYPE.SOA);
+    expect(answers.every((a) => a.parsed.tsig !== undefined)).toBe(true);
+    const records = (await h.zoneClient(alice.token).records({ zones: [ZONE], includeForeign: true })).zones[0]!.endpoints;
+    const fromRecords = records.flatMap((e) => e.targets.map(() => `${e.dnsName} ${e.recordType}`)).sort();
+    const fromAxfr = rrs.slice(1, -1).map((r) => `${r.name} ${r.type === TYPE.CNAME ? 'CNAME' : Object.entries(TYPE).find(([, n]) => n === r.type)![0]}`).sort();
+    expect(fromAxfr).toEqual(fromRecords);
+    expect(callLines(h.sim)).toEqual([]);
+  });
+
+  it('IXFR from the current serial: the SOA alone', async () => {
+    const serial = soaSerial(await generation());
+    const soa = { name: ZONE, type: TYPE.SOA, class: 1, ttl: 0, data: { kind: 'SOA' as const, mname: 'x', rname: 'y', serial, refresh: 0, retry: 0, expire: 0, minimum: 0 } };
+    const answers = await tcpExchange(port, query(ZONE, TYPE.IXFR, { key: aliceKey, authorities: [soa] }), { transfer: true });
+    expect(answers).toHaveLength(1);
+    expect(answers[0]!.parsed.message.answers.map((r) => r.type)).toEqual([TYPE.SOA]);
+  });
+
+  it('refuses a transfer unsigned, by a tenant not granted the zone, by an ACME-only key, over UDP', async () => {
+    const rcode = async (bytes: Buffer) => (await tcpExchange(port, bytes, { transfer: true }))[0]!.parsed.message.header.rcode;
+    expect(await rcode(query(ZONE, TYPE.AXFR))).toBe(RCODE.REFUSED);
+    expect(await rcode(query(ZONE, TYPE.AXFR, { key: bobKey }))).toBe(RCODE.REFUSED);
+    expect(await rcode(query(ZONE, TYPE.AXFR, { key: acmeKey }))).toBe(RCODE.REFUSED);
+    expect(await rcode(query('nope.test', TYPE.AXFR, { key: aliceKey }))).toBe(RCODE.NOTAUTH);
+    expect((await udpExchange(port, query(ZONE, TYPE.AXFR, { key: aliceKey })))!.parsed.message.header.rcode).toBe(RCODE.FORMERR);
+    const journal = await h.adminClient(await h.tenant('root', [], { admin: true })).listJournal({ zone: ZONE, limit: 10 });
+    expect(journal.entries.some((e) => e.tenant === 'bob' && /AXFR refused \(REFUSED\): zone "example.test" is not one of tenant "bob"'s zones/.test(e.summary))).toBe(true);
+  });
+});
+
 describeWithTools(['dig'], 'dig', () => {
-  it('dig -y with a wrong secret: BADSIG', async () => {
+  it('dig -y AXFR: every message verified by dig, the zone as Records serves it', async () => {
+    const out = await dig(port, ['AXFR', ZONE], cliKey(aliceKey));
+    expect(out.stdout + out.stderr).not.toMatch(/failed|could not be validated|Couldn't verify/i);
+    const lines = out.stdout.split('\n').filter((l) => l && !l.startsWith(';') && !/\tTSIG\t/.test(l));
+    expect(lines[0]).toMatch(/\tSOA\t/);
+    expect(lines.at(-1)).toMatch(/\tSOA\t/);
+    const records = (await h.zoneClient(alice.token).records({ zones: [ZONE], includeForeign: true })).zones[0]!.endpoints;
+    expect(lines.length - 2).toBe(records.reduce((n, e) => n + e.targets.length, 0));
+    expect(out.stdout).toMatch(new RegExp(`www\\.${ZONE}\\.\\s+300\\s+IN\\s+A\\s+192\\.0\\.2\\.1`));
+    expect(out.stdout).toMatch(/_sip\._tcp\.example\.test\.\s+300\s+IN\s+SRV\s+0 100 5060 sip\.example\.test\./);
+  });
+
+  it('dig -y AXFR by another tenant, and a wrong secret, are refused', async () => {
+    const other = await dig(port, ['AXFR', ZONE], cliKey(bobKey));
+    expect(other.stdout).toMatch(/Transfer failed|REFUSED/);
     const wrong = await dig(port, ['SOA', ZONE], { ...cliKey(aliceKey), secret: Buffer.alloc(32, 7).toString('base64') });
     expect(digStatus(wrong.stdout)).toBe('NOTAUTH');
     expect(wrong.stdout).toMatch(/BADSIG/);
