@@ -20,6 +20,7 @@ import { buildPlanOperations, checkSharedLabel, ownerViewOf } from './ownership.
 import { Slicer, stringifySliced } from './slices.js';
 import { readCacheOf, zoneBaseOf, type ReadCache } from './read-cache.js';
 import { zoneThreshold, type ChangeThreshold } from './guard.js';
+import { planDnsUpdateSteps, type DnsUpdate } from './dns-update-plan.js';
 
 /** An endpoint as callers send it, before normalization. */
 export interface RawEndpoint {
@@ -70,7 +71,9 @@ export type PlanInput =
       /** Apply even over the tenant's change threshold (core/guard.ts). */
       force?: boolean;
     }
-  | { kind: 'changes'; changes: RawChangeSet; policy: Policy; force?: boolean };
+  | { kind: 'changes'; changes: RawChangeSet; policy: Policy; force?: boolean }
+  /** A DNS UPDATE of one zone (core/dns-update-plan.ts): planned under the zone lock, all or nothing. */
+  | { kind: 'update'; update: DnsUpdate; policy: 'sync' };
 
 export interface ZonePlan {
   zone: string;
@@ -102,6 +105,7 @@ export const MAX_ENDPOINTS = 5000;
 export type RoutedInput = (
   | { kind: 'desired'; policy: Policy; byZone: Map<string, Endpoint[]>; scope?: SyncScope; allOrNothing?: boolean }
   | { kind: 'changes'; policy: Policy; byZone: Map<string, ChangeSet> }
+  | { kind: 'update'; policy: 'sync'; byZone: Map<string, DnsUpdate> }
 ) & {
   /** Per record set: what was adjusted to OVH's rules (a TTL under 60 raised to 60). */
   warnings: Map<string, string[]>;
@@ -149,6 +153,13 @@ export async function routeInput(ctx: CoreContext, tenant: Tenant, input: PlanIn
     validateEndpointSet(all, 'desired.endpoints');
     const scope = input.scope && { ...input.scope, under: normalizeName(input.scope.under, 'desired.scope.under') };
     return { kind: 'desired', policy: input.policy, byZone, warnings, ...(scope ? { scope } : {}), ...(input.allOrNothing ? { allOrNothing: true } : {}), ...(input.force ? { force: true } : {}) };
+  }
+
+  if (input.kind === 'update') {
+    const zone = input.update.zone;
+    if (!zoneNames.includes(zone)) throw new InvalidInputError('update.zone', `"${zone}" is not a zone dnsplane manages`);
+    if (!mayUseZone(tenant, zone)) throw new PermissionDeniedError('update.zone', `zone "${zone}" is not one of tenant "${tenant.name}"'s zones`);
+    return { kind: 'update', policy: 'sync', byZone: new Map([[zone, input.update]]), warnings };
   }
 
   const c = input.changes;
@@ -214,7 +225,9 @@ export async function computeZonePlan(
   await slicer.check();
 
   const { changes, conflicts } =
-    input.kind === 'desired'
+    input.kind === 'update'
+      ? { ...(await slicer.run(planDnsUpdateSteps({ zone, tenant, records: base.records, current, ownerOf }, input.byZone.get(zone)!))), conflicts: [] }
+      : input.kind === 'desired'
       ? await slicer.run(
           diffDesiredSteps({
             current,

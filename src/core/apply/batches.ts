@@ -38,7 +38,8 @@ export interface ZoneRequest {
 /** Applies one zone of a request, batch after batch; the zone's answer. */
 export async function applyZone(ctx: CoreContext, request: ZoneRequest): Promise<ZoneApplyResult> {
   const { zone } = request;
-  const max = ctx.settings.applyBatch ?? DEFAULT_APPLY_BATCH;
+  // A DNS UPDATE is all or nothing (RFC 2136 §3.4): never cut into batches published apart.
+  const max = request.routed.kind === 'update' ? 0 : (ctx.settings.applyBatch ?? DEFAULT_APPLY_BATCH);
   const batches: ApplyBatch[] = [];
   let merged: ZoneApplyResult | undefined;
   let carried: Carried | undefined;

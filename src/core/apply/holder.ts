@@ -30,6 +30,7 @@ import { publish } from './publish.js';
 import { recoverInFlight } from './recovery.js';
 import { sendMember } from './send.js';
 import { GroupStopped, stopGroup } from './stop.js';
+import { DEFAULT_APPLY_BATCH } from './batch-plan.js';
 
 /** The waiting applies a coalescing holder may take over, and those it took (answered once the transaction has ended). */
 interface Coalescing {
@@ -84,7 +85,8 @@ async function runGroup(ctx: CoreContext, held: Held, first: Member, coalescing:
     if (!(e instanceof OvhError)) throw e;
     throw new ApplyFailedError(`apply to zone ${held.zone}: rolling back the applies left in flight failed (${messageOf(e)}); nothing was sent for this apply, and the zone's next lock holder tries the rollback again: retry`, held.zone, true, []);
   }
-  const group = newGroup(held, first.max);
+  // The group's bound comes from the settings, not from its first member (an UPDATE's own bound is 0).
+  const group = newGroup(held, ctx.settings.applyBatch ?? DEFAULT_APPLY_BATCH);
   try {
     let member = first;
     let prepared = await prepareMember(ctx, group, member);
