@@ -5,8 +5,9 @@
  * 2. a signed message is authenticated (RFC 8945 §5.2): its key found (unknown key or algorithm:
  *    BADKEY), its MAC checked (BADSIG), then its time (BADTIME, answered signed with the server's
  *    time); key errors are answered unsigned with NOTAUTH. From here every answer is signed;
- * 3. unsigned messages, and failed authentications, spend their source's rate (limits.ts): once it
- *    is spent they are dropped unanswered;
+ * 3. over UDP, unsigned messages and failed authentications spend their source's rate (limits.ts):
+ *    once it is spent they are dropped unanswered (TCP's handshake proves the source; a connection's
+ *    cost is bounded by listener.ts);
  * 4. by opcode: QUERY (one question) -> query.ts, or transfer.ts for AXFR/IXFR; UPDATE -> update.ts
  *    (unsigned: REFUSED); anything else NOTIMP.
  * The door turns core's answers into RCODEs; it never reaches store/ or ovh/.
@@ -76,8 +77,11 @@ export function dnsDoor(parts: DoorParts): (bytes: Buffer, arrival: Arrival) => 
       lastRcode = rcodeName(out[3]! & 0xf);
       await arrival.send(out);
     };
+    // Over UDP a source address can be forged: what is sent without a valid key spends the source's
+    // rate (limits.ts). TCP proves its source with the handshake; its cost is bounded per connection.
+    const allowed = () => arrival.transport === 'tcp' || limiter.take(arrival.source);
     const anonymous = (reason: string): boolean => {
-      if (limiter.take(arrival.source)) {
+      if (allowed()) {
         notices.note(reason, arrival.source);
         return true;
       }
@@ -98,7 +102,7 @@ export function dnsDoor(parts: DoorParts): (bytes: Buffer, arrival: Arrival) => 
       if (parsed.tsig) {
         const ok = await authenticate(ex);
         if (!ok) return;
-      } else if (!limiter.take(arrival.source)) {
+      } else if (!allowed()) {
         metrics?.drop('rate_limited');
         notices.note('rate limited', arrival.source);
         return;

@@ -1,8 +1,8 @@
 /**
  * Bounds on what anonymous senders cost the DNS door:
- * - SourceLimiter: a token bucket per source (an IPv4 address, an IPv6 /64) for unsigned messages and
- *   failed authentications; once spent, messages from that source are dropped unanswered (answering
- *   them would make the port an amplifier, or a reflector towards a forged source). At most 10,000
+ * - SourceLimiter: a token bucket per source (an IPv4 address, an IPv6 /64) for unsigned UDP messages
+ *   and failed authentications over UDP; once spent, messages from that source are dropped unanswered
+ *   (answering them would make the port an amplifier, or a reflector towards a forged source). At most 10,000
  *   sources are tracked; the least recently seen go first.
  * - Notices: what is dropped or refused without a tenant to name (malformed, rate limited, bad
  *   signatures, unsigned writes) is logged as one summary line per 10 s with counts and the busiest
