@@ -19,6 +19,7 @@ import type { CoreContext } from './context.js';
 import { NotFoundError } from './errors.js';
 import { readCacheOf, type ZoneBase } from './read-cache.js';
 import { ensureSynced } from './zones.js';
+import type * as store from '../store/index.js';
 
 export interface SoaFields {
   mname: string;
@@ -50,21 +51,28 @@ export function soaSerial(generation: bigint): number {
   return Number(generation % 2n ** 32n);
 }
 
-/** The managed zones as they are now (a fresh, shared read) and the zone a name belongs to. */
-export async function dnsZones(ctx: CoreContext): Promise<{ names: string[]; zoneOf(name: string): string | undefined }> {
-  const names = [...(await readCacheOf(ctx).zoneStates.get()).keys()];
+/** The managed zones as they are now (one fresh, shared read: `states`, for dnsZone) and the zone a name belongs to. */
+export async function dnsZones(ctx: CoreContext): Promise<{ names: string[]; zoneOf(name: string): string | undefined; states: ZoneStates }> {
+  const states = await readCacheOf(ctx).zoneStates.get();
+  const names = [...states.keys()];
   const find = zoneFinder(names);
-  return { names, zoneOf: (name) => find(name) };
+  return { names, zoneOf: (name) => find(name), states };
 }
+
+/** One fresh read of every zone's generation (ReadCache.zoneStates). */
+export type ZoneStates = ReadonlyMap<string, store.ZoneGeneration>;
 
 const built = new WeakMap<ZoneBase, DnsZone>();
 
-/** The zone as it is now (its current generation), from memory when that generation is kept. */
-export async function dnsZone(ctx: CoreContext, zone: string): Promise<DnsZone> {
+/**
+ * The zone as it is now (its current generation), from memory when that generation is kept. `states`:
+ * a fresh read the caller made for this request (dnsZones), used instead of another.
+ */
+export async function dnsZone(ctx: CoreContext, zone: string, states?: ZoneStates): Promise<DnsZone> {
   const cache = readCacheOf(ctx);
   // baseAt answers undefined when the zone moved past the generation just read: read it again.
   for (let attempt = 0; attempt < 5; attempt++) {
-    const state = (await cache.zoneStates.get()).get(zone);
+    const state = (attempt === 0 && states ? states : await cache.zoneStates.get()).get(zone);
     if (!state) throw new NotFoundError('zone', zone, `zone "${zone}" is not managed by dnsplane`);
     const generation = state.state === 'synced' ? state.generation : (await ensureSynced(ctx, zone)).generation;
     const base = await cache.baseAt(zone, generation);

@@ -26,13 +26,14 @@ export async function answerQuery(ctx: CoreContext, ex: Exchange): Promise<Messa
   const q = ex.request.message.questions[0]!;
   if (q.class !== CLASS.IN && q.class !== CLASS.ANY) return answerTo(ex, RCODE.REFUSED);
   const name = foldCase(q.name);
-  const zone = zoneOfName((await dnsZones(ctx)).zoneOf, name);
+  const zones = await dnsZones(ctx);
+  const zone = zoneOfName(zones.zoneOf, name);
   if (zone === undefined) return answerTo(ex, RCODE.REFUSED);
   if (q.type === TYPE.ANY && ex.transport === 'udp') {
     const empty = answerTo(ex, RCODE.NOERROR, { aa: true });
     return { ...empty, header: { ...empty.header, tc: true } };
   }
-  const z = await dnsZone(ctx, zone);
+  const z = await dnsZone(ctx, zone, zones.states);
   const res = resolve(z.index, name, typeName(q.type));
   const answers: ResourceRecord[] = [];
   if (res.soa) answers.push(soaRecord(z));

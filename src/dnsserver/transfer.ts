@@ -24,7 +24,8 @@ export async function* transfer(ctx: CoreContext, ex: Exchange, refusals: Refusa
     yield replyBytes(ex, answerTo(ex, RCODE.FORMERR));
     return;
   }
-  const managed = (await dnsZones(ctx)).names.includes(zone);
+  const zones = await dnsZones(ctx);
+  const managed = zones.names.includes(zone);
   if (!ex.key) {
     yield await refuse(RCODE.REFUSED, 'unsigned zone transfer (sign it with a TSIG key)', managed);
     return;
@@ -41,7 +42,7 @@ export async function* transfer(ctx: CoreContext, ex: Exchange, refusals: Refusa
     yield await refuse(RCODE.REFUSED, `zone "${zone}" is not one of tenant "${ex.key.tenant.name}"'s zones`, true);
     return;
   }
-  const z = await dnsZone(ctx, zone);
+  const z = await dnsZone(ctx, zone, zones.states);
   const soa = soaRecord(z);
   const clientSerial = ex.request.message.authorities.find((r) => r.type === TYPE.SOA && r.data?.kind === 'SOA');
   if (q.type === TYPE.IXFR && (ex.transport === 'udp' || (clientSerial?.data?.kind === 'SOA' && clientSerial.data.serial === z.soa.serial))) {
