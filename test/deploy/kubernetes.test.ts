@@ -195,11 +195,17 @@ describe('manifests', () => {
     // The Secret CloudNativePG writes for the Cluster's owner is <cluster>-app.
     const cluster = manifests.find((m) => m.doc.kind === 'Cluster')!.doc;
     expect(`${cluster.metadata!.name}-app`).toBe('dnsplane-db-app');
-    const svc = manifests.find((m) => m.doc.kind === 'Service' && m.file.startsWith('dnsplane/'))!.doc as any;
+    const svc = manifests.find((m) => m.doc.kind === 'Service' && m.file === 'dnsplane/service.yaml')!.doc as any;
     expect((svc.spec.ports as Array<{ port: number }>).map((p) => p.port).sort()).toEqual([8080, 8888]);
+    // The DNS door: port 53 over UDP and TCP, to the container's DNSPLANE_DNS_LISTEN port.
+    const dns = manifests.find((m) => m.doc.kind === 'Service' && m.file === 'dnsplane/service-dns.yaml')!.doc as any;
+    expect((dns.spec.ports as Array<{ port: number; protocol: string; targetPort: string }>).map((p) => `${p.port}/${p.protocol}->${p.targetPort}`).sort()).toEqual(['53/TCP->dns-tcp', '53/UDP->dns-udp']);
+    const ports = Object.fromEntries((c.ports as Array<{ name: string; containerPort: number; protocol: string }>).map((p) => [p.name, `${p.containerPort}/${p.protocol}`]));
+    expect(ports).toMatchObject({ 'dns-udp': '5353/UDP', 'dns-tcp': '5353/TCP' });
     // Nothing secret in the ConfigMap.
     const cm = manifests.find((m) => m.doc.kind === 'ConfigMap' && m.file.startsWith('dnsplane/'))!.doc as any;
     expect(Object.keys(cm.data).filter((k) => /SECRET|CONSUMER|APPLICATION_KEY|DATABASE_URL|TOKEN/.test(k))).toEqual([]);
+    expect(cm.data.DNSPLANE_DNS_LISTEN).toBe('0.0.0.0:5353');
   });
 });
 
