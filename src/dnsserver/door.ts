@@ -43,6 +43,9 @@ import type { Refusals } from './refusal.js';
 import { transfer } from './transfer.js';
 import { answerUpdate } from './update.js';
 
+/** Sending an answer failed: the client is gone. */
+class ClientGone extends Error {}
+
 export interface DoorParts {
   ctx: CoreContext;
   log: Logger;
@@ -73,9 +76,15 @@ export function dnsDoor(parts: DoorParts): (bytes: Buffer, arrival: Arrival) => 
     if (!header) return void metrics?.drop('malformed');
     if (header.qr) return void metrics?.drop('response');
     let lastRcode = 'NOERROR';
+    /** Set once the request is parsed: a SERVFAIL after it is answered as the request asks (signed). */
+    let exchange: Exchange | undefined;
     const send = async (out: Buffer) => {
       lastRcode = rcodeName(out[3]! & 0xf);
-      await arrival.send(out);
+      try {
+        await arrival.send(out);
+      } catch (e) {
+        throw new ClientGone(messageOf(e));
+      }
     };
     // Over UDP a source address can be forged: what is sent without a valid key spends the source's
     // rate (limits.ts). TCP proves its source with the handshake; its cost is bounded per connection.
@@ -99,6 +108,7 @@ export function dnsDoor(parts: DoorParts): (bytes: Buffer, arrival: Arrival) => 
         return await send(encodeMessage({ header: responseHeader(header, RCODE.FORMERR), questions: [], answers: [], authorities: [], additionals: [] }));
       }
       const ex: Exchange = { bytes, request: parsed, transport: arrival.transport, source: arrival.source };
+      exchange = ex;
       if (parsed.tsig) {
         const ok = await authenticate(ex);
         if (!ok) return;
@@ -120,9 +130,11 @@ export function dnsDoor(parts: DoorParts): (bytes: Buffer, arrival: Arrival) => 
       if (m.header.opcode === OPCODE.UPDATE) return await send(replyBytes(ex, await answerUpdate(ctx, ex, refusals)));
       return await send(replyBytes(ex, answerTo(ex, RCODE.NOTIMP)));
     } catch (e) {
+      // The client went away (a closed TCP connection, a transfer it stopped reading): nothing to answer.
+      if (e instanceof ClientGone) return;
       log.error({ err: messageOf(e), opcode: opcodeName(header.opcode), source: arrival.source }, 'dns: answering a message failed');
-      lastRcode = 'SERVFAIL';
-      await arrival.send(encodeMessage({ header: responseHeader(header, RCODE.SERVFAIL), questions: [], answers: [], authorities: [], additionals: [] }));
+      const failed = exchange ? replyBytes(exchange, answerTo(exchange, RCODE.SERVFAIL)) : encodeMessage({ header: responseHeader(header, RCODE.SERVFAIL), questions: [], answers: [], authorities: [], additionals: [] });
+      await send(failed).catch(() => undefined);
     } finally {
       metrics?.answered(opcodeName(header.opcode), arrival.transport, lastRcode, (performance.now() - started) / 1000);
     }

@@ -4,9 +4,9 @@
 import dgram from 'node:dgram';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { TYPE } from '../../src/dns/wire/index.js';
+import { RCODE, TYPE } from '../../src/dns/wire/index.js';
 import { startHarness } from '../helpers/server.js';
-import { query, udpExchange } from '../helpers/dns-client.js';
+import { query, tcpExchange, udpExchange } from '../helpers/dns-client.js';
 
 const OVH = { OVH_APPLICATION_KEY: 'a', OVH_APPLICATION_SECRET: 'b', OVH_CONSUMER_KEY: 'c' };
 
@@ -30,10 +30,14 @@ describe('DNSPLANE_DNS_LISTEN', () => {
 
 describe('dnsplane serve and the DNS door', () => {
   it('answers on UDP and TCP beside the API, stops with the server, is absent when off', async () => {
-    const h = await startHarness({ zones: { 'example.com': [] }, env: { DNSPLANE_DNS_LISTEN: '127.0.0.1:0' } });
+    // A keyring that cannot open its secrets (DNSPLANE_SECRETS_KEY missing or another): SERVFAIL, logged.
+    const broken = { find: () => Promise.reject(new Error('the secret cannot be opened')), noteUsed: () => undefined };
+    const h = await startHarness({ zones: { 'example.com': [] }, env: { DNSPLANE_DNS_LISTEN: '127.0.0.1:0' }, dnsKeyring: broken });
     const port = h.server.dns!.port;
     try {
-      expect((await udpExchange(port, query('example.com', TYPE.SOA)))?.parsed.message.header.rcode).toBe(0);
+      expect((await udpExchange(port, query('example.com', TYPE.SOA)))?.parsed.message.header.rcode).toBe(RCODE.NOERROR);
+      const key = { name: 'k.keys.dnsplane', algorithm: 'hmac-sha256' as const, secret: Buffer.alloc(32) };
+      expect((await tcpExchange(port, query('example.com', TYPE.SOA, { key })))[0]?.parsed.message.header.rcode).toBe(RCODE.SERVFAIL);
     } finally {
       await h.close();
     }
