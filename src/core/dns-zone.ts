@@ -3,7 +3,9 @@
  * Records serves, whoever owns them —, an index to answer queries from (dns/zone-index.ts) and the
  * zone's SOA. From memory: the zone's current generation comes from the read cache's shared fresh
  * read (core/read-cache.ts), its records from the base kept for that generation; the index is built
- * once per generation and process. Zero OVH calls, except the first read of a zone never synced.
+ * once per generation and process. Zero OVH calls, except the first read of a zone never synced
+ * (shared by the callers waiting for it, and not tried again for 10 s after it failed: anyone may
+ * send a query).
  *
  * The SOA served is dnsplane's, not OVH's: its serial is the zone's generation modulo 2^32, so it
  * increases with every apply (every change of the cache bumps the generation) and a client comparing
@@ -74,7 +76,7 @@ export async function dnsZone(ctx: CoreContext, zone: string, states?: ZoneState
   for (let attempt = 0; attempt < 5; attempt++) {
     const state = (attempt === 0 && states ? states : await cache.zoneStates.get()).get(zone);
     if (!state) throw new NotFoundError('zone', zone, `zone "${zone}" is not managed by dnsplane`);
-    const generation = state.state === 'synced' ? state.generation : (await ensureSynced(ctx, zone)).generation;
+    const generation = state.state === 'synced' ? state.generation : await firstRead(ctx, zone);
     const base = await cache.baseAt(zone, generation);
     if (!base) continue;
     let z = built.get(base);
@@ -83,6 +85,35 @@ export async function dnsZone(ctx: CoreContext, zone: string, states?: ZoneState
   }
   throw new Error(`zone "${zone}" kept changing while it was read; try again`);
 }
+
+/**
+ * A zone's first read from OVH, when a DNS message is the first to need it. Anyone may send a query,
+ * so its cost is bounded: the callers waiting at once share one read, and after a failed read (OVH
+ * refusing or away) the next 10 s fail at once, with the same error, instead of each calling OVH.
+ */
+async function firstRead(ctx: CoreContext, zone: string): Promise<bigint> {
+  let reads = firstReads.get(ctx);
+  if (!reads) firstReads.set(ctx, (reads = { running: new Map(), failed: new Map() }));
+  const failed = reads.failed.get(zone);
+  if (failed && failed.until > performance.now()) throw failed.error;
+  let running = reads.running.get(zone);
+  if (!running) {
+    const r = reads;
+    running = ensureSynced(ctx, zone)
+      .then((z) => z.generation)
+      .catch((error: unknown) => {
+        r.failed.set(zone, { until: performance.now() + FAILED_READ_MS, error });
+        throw error;
+      })
+      .finally(() => r.running.delete(zone));
+    reads.running.set(zone, running);
+  }
+  return running;
+}
+
+/** How long a failed first read of a zone is answered from memory. */
+const FAILED_READ_MS = 10_000;
+const firstReads = new WeakMap<CoreContext, { running: Map<string, Promise<bigint>>; failed: Map<string, { until: number; error: unknown }> }>();
 
 function build(zone: string, base: ZoneBase): DnsZone {
   const apexNs = base.endpoints.find((e) => e.dnsName === zone && e.recordType === 'NS');

@@ -132,7 +132,7 @@ export function dnsDoor(parts: DoorParts): (bytes: Buffer, arrival: Arrival) => 
     } catch (e) {
       // The client went away (a closed TCP connection, a transfer it stopped reading): nothing to answer.
       if (e instanceof ClientGone) return;
-      log.error({ err: messageOf(e), opcode: opcodeName(header.opcode), source: arrival.source }, 'dns: answering a message failed');
+      notices.error({ err: messageOf(e), opcode: opcodeName(header.opcode), source: arrival.source }, 'dns: answering a message failed', arrival.source);
       const failed = exchange ? replyBytes(exchange, answerTo(exchange, RCODE.SERVFAIL)) : encodeMessage({ header: responseHeader(header, RCODE.SERVFAIL), questions: [], answers: [], authorities: [], additionals: [] });
       await send(failed).catch(() => undefined);
     } finally {

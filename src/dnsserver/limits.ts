@@ -6,7 +6,9 @@
  *   sources are tracked; the least recently seen go first.
  * - Notices: what is dropped or refused without a tenant to name (malformed, rate limited, bad
  *   signatures, unsigned writes) is logged as one summary line per 10 s with counts and the busiest
- *   sources, never as a line per message.
+ *   sources, never as a line per message; and failures of the server's own (a zone that cannot be
+ *   read from OVH, the database away) at most 5 lines per 10 s, the rest counted in the summary —
+ *   every query of a flood would otherwise log its own.
  */
 import type { Logger } from 'pino';
 
@@ -52,6 +54,7 @@ export class SourceLimiter {
 
 export class Notices {
   private counts = new Map<string, number>();
+  private errors = 0;
   private sources = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
 
@@ -72,7 +75,18 @@ export class Notices {
     }
   }
 
+  /** A failure of the server's own: logged, unless 5 were logged in this window (then counted). */
+  error(fields: Record<string, unknown>, message: string, source: string): void {
+    if (this.errors++ < 5) this.log.error(fields, message);
+    else this.note('errors not logged one by one', source);
+    if (!this.timer) {
+      this.timer = setTimeout(() => this.flush(), this.everyMs);
+      this.timer.unref();
+    }
+  }
+
   flush(): void {
+    this.errors = 0;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     if (this.counts.size === 0) return;

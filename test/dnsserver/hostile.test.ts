@@ -18,7 +18,7 @@ let h: Harness;
 let port: number;
 
 beforeAll(async () => {
-  h = await startHarness({ zones: { [ZONE]: [{ subDomain: 'www', fieldType: 'A', target: '192.0.2.1' }] }, env: { DNSPLANE_DNS_LISTEN: '127.0.0.1:0' }, logger: logged.log });
+  h = await startHarness({ zones: { [ZONE]: [{ subDomain: 'www', fieldType: 'A', target: '192.0.2.1' }], 'cold.test': [] }, env: { DNSPLANE_DNS_LISTEN: '127.0.0.1:0' }, logger: logged.log });
   port = h.server.dns!.port;
   // The zone read once, so that what follows costs no OVH call.
   expect((await tcpExchange(port, query(ZONE, TYPE.SOA)))[0]!.parsed.message.header.rcode).toBe(RCODE.NOERROR);
@@ -133,6 +133,22 @@ describe('malformed messages', () => {
       if (a.length > 0 || tries >= 500) break;
     }
     await stillAnswers();
+  });
+});
+
+describe('a zone OVH will not let dnsplane read', () => {
+  it('costs one OVH read for a burst of queries, then none for 10 s; SERVFAIL each; a bounded number of log lines', async () => {
+    h.sim.faults.fail({ method: 'GET', path: '/domain/zone/cold.test/**', effect: { kind: 'status', status: 403, body: { class: 'Client::Forbidden', message: 'This call has not been granted' } } });
+    h.sim.clearCalls();
+    const before = logged.lines.filter((l) => l['msg'] === 'dns: answering a message failed').length;
+    const answers = await Promise.all(Array.from({ length: 30 }, () => tcpExchange(port, query('cold.test', TYPE.SOA))));
+    expect(answers.map((a) => a[0]?.parsed.message.header.rcode)).toEqual(new Array(30).fill(RCODE.SERVFAIL));
+    const again = await Promise.all(Array.from({ length: 30 }, () => tcpExchange(port, query('www.cold.test', TYPE.A))));
+    expect(again.map((a) => a[0]?.parsed.message.header.rcode)).toEqual(new Array(30).fill(RCODE.SERVFAIL));
+    // The first read: GET …/soa refused at once (the sync reads the SOA first); nothing after it.
+    expect(h.sim.calls().filter((c) => c.path.startsWith('/domain/zone/cold.test')).length).toBe(1);
+    expect(logged.lines.filter((l) => l['msg'] === 'dns: answering a message failed').length - before).toBeLessThanOrEqual(5);
+    h.sim.faults.clear();
   });
 });
 
