@@ -28,7 +28,7 @@ import { Worker } from 'node:worker_threads';
 import pino from 'pino';
 import { createTenant } from '../src/core/tenants.js';
 import { CLASS, OPCODE, TYPE, encodeMessage, rcodeName, signMessage } from '../src/dns/wire/index.js';
-import type { DoorKey } from '../src/dnsserver/index.js';
+import type { TsigKey } from '../src/core/tsig-keys.js';
 import { Policy, type Endpoint } from '../src/gen/dnsplane/v1/zone_pb.js';
 import { OvhSimulator } from '../src/ovhsim/index.js';
 import { memoryKeyring } from '../test/helpers/dns-keys.js';
@@ -49,7 +49,7 @@ const ms = (x: number) => `${x.toFixed(1)} ms`;
 const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
 const pct = (xs: number[], p: number) => sorted(xs)[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? NaN;
 
-function addTxt(key: DoorKey, name: string, value: string): Buffer {
+function addTxt(key: TsigKey, name: string, value: string): Buffer {
   const bytes = encodeMessage({
     header: { id: Math.floor(Math.random() * 0xffff), qr: false, opcode: OPCODE.UPDATE, aa: false, tc: false, rd: false, ra: false, z: 0, rcode: 0 },
     questions: [{ name: ZONE, type: TYPE.SOA, class: CLASS.IN }],

@@ -15,7 +15,7 @@ import { Lifecycle } from './core/lifecycle.js';
 import { ReadCache } from './core/read-cache.js';
 import { TokenCache } from './core/tenants.js';
 import { checkSealedSecrets } from './core/secrets.js';
-import { TsigKeyCache, tsigKeyring } from './core/tsig-keys.js';
+import { TsigKeyCache, tsigKeyring, type TsigKeyring } from './core/tsig-keys.js';
 import { registerZones } from './core/zones.js';
 import { ZoneService } from './gen/dnsplane/v1/zone_pb.js';
 import { NsmService } from './gen/dnsplane/v1/nsm_pb.js';
@@ -38,7 +38,7 @@ import { OvhApi } from './ovh/client.js';
 import type { OvhEndpoint } from './ovh/endpoint.js';
 import type { OvhSimulator } from './ovhsim/index.js';
 import { checkDemoDatabase, DEMO_ZONE, DNS_DOOR_PORT_FILE, onKeptPort, secretBoxFor, startDemoSimulator } from './demo.js';
-import { startDnsDoor, type DnsListener, type DoorKeyring } from './dnsserver/index.js';
+import { startDnsDoor, type DnsListener } from './dnsserver/index.js';
 import path from 'node:path';
 import { InvalidInputError } from './dns/errors.js';
 import * as store from './store/index.js';
@@ -71,7 +71,7 @@ export interface Server {
 /** What a caller may hand the server besides its configuration. */
 export interface ServerParts {
   /** The TSIG keys the DNS door authenticates with (tests hand in their own). */
-  dnsKeyring?: DoorKeyring;
+  dnsKeyring?: TsigKeyring;
 }
 
 export function createLogger(level: string): Logger {

@@ -3,10 +3,12 @@
  * server.ts builds per process and keeps exact with NOTIFY dnsplane_tenant (core/credential-cache.ts).
  * Apart from the keyring so that CoreContext can hold the cache without importing the keyring.
  */
+import type { TsigAlgorithm } from '../dns/wire/index.js';
 import { CredentialCache } from './credential-cache.js';
 import type { Tenant } from './tenants.js';
 
-export type TsigAlgorithm = 'hmac-md5' | 'hmac-sha1' | 'hmac-sha224' | 'hmac-sha256' | 'hmac-sha384' | 'hmac-sha512';
+/** The algorithms are the DNS wire format's (dns/wire/tsig.ts). */
+export type { TsigAlgorithm };
 
 export interface TsigKey {
   id: string;

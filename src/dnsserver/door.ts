@@ -35,7 +35,7 @@ import {
 } from '../dns/wire/index.js';
 import { messageOf } from '../error-message.js';
 import { answerTo, replyBytes, type Exchange } from './exchange.js';
-import type { DoorKeyring } from './keys.js';
+import type { TsigKeyring } from '../core/tsig-keys.js';
 import type { Notices, SourceLimiter } from './limits.js';
 import type { DnsMetrics } from './metrics.js';
 import { answerQuery } from './query.js';
@@ -49,7 +49,7 @@ class ClientGone extends Error {}
 export interface DoorParts {
   ctx: CoreContext;
   log: Logger;
-  keyring: DoorKeyring;
+  keyring: TsigKeyring;
   limiter: SourceLimiter;
   notices: Notices;
   refusals: Refusals;

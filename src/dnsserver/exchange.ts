@@ -9,7 +9,7 @@
 import {
   MAX_MESSAGE_BYTES,
   MessageTooLargeError,
-  TSIG_ALGORITHMS,
+  TSIG_WIRE,
   encodeMessage,
   nameWire,
   optRecord,
@@ -20,7 +20,7 @@ import {
   type Parsed,
   type ResourceRecord,
 } from '../dns/wire/index.js';
-import type { DoorKey } from './keys.js';
+import type { TsigKey } from '../core/tsig-keys.js';
 
 /** What dnsplane advertises in its OPT record (the DNS Flag Day 2020 value). */
 export const EDNS_PAYLOAD = 1232;
@@ -35,7 +35,7 @@ export interface Exchange {
   /** The sender's address. */
   source: string;
   /** The key that signed the request, its signature verified. */
-  key?: DoorKey;
+  key?: TsigKey;
   /** The request's MAC: answers chain it. */
   requestMac?: Buffer;
 }
@@ -50,8 +50,8 @@ function answerLimit(ex: Exchange): number {
 }
 
 /** The size of the TSIG record signing with `key` (BADTIME's 6 bytes of other data included). */
-export function tsigSize(key: DoorKey): number {
-  return nameWire(key.name).length + 10 + nameWire(TSIG_ALGORITHMS[key.algorithm].wireName).length + 16 + TSIG_ALGORITHMS[key.algorithm].macLength + 6;
+export function tsigSize(key: TsigKey): number {
+  return nameWire(key.name).length + 10 + nameWire(TSIG_WIRE[key.algorithm].wireName).length + 16 + TSIG_WIRE[key.algorithm].macLength + 6;
 }
 
 /** An answer to the request: its id, opcode and question echoed, the sections given, OPT when it had one. */

@@ -8,19 +8,18 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { CoreContext } from '../core/context.js';
 import { dnsDoor } from './door.js';
-import type { DoorKeyring } from './keys.js';
+import type { TsigKeyring } from '../core/tsig-keys.js';
 import { Notices, SourceLimiter } from './limits.js';
 import { listenDns, type DnsListener } from './listener.js';
 import { DnsMetrics } from './metrics.js';
 import { Refusals } from './refusal.js';
 
 export type { DnsListener } from './listener.js';
-export { NO_KEYS, type DoorKey, type DoorKeyring } from './keys.js';
 
 export interface DnsDoorOptions {
   listen: { host: string; port: number };
   log: Logger;
-  keyring: DoorKeyring;
+  keyring: TsigKeyring;
   /** The server's registry: the door's series are served with the others on /metrics. */
   registry?: Registry;
   /** Unsigned messages per second a source may send (DNSPLANE_DNS_RATE), and its burst (twice that by default). */

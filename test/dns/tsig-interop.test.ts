@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   OPCODE,
-  TSIG_ALGORITHMS,
+  TSIG_WIRE,
   encodeMessage,
   parseMessage,
   responseHeader,
@@ -23,7 +23,7 @@ import {
 } from '../../src/dns/wire/index.js';
 import { describeWithTools, dig, nsupdate } from '../helpers/dns-tools.js';
 
-const ALGORITHMS = Object.keys(TSIG_ALGORITHMS) as TsigAlgorithm[];
+const ALGORITHMS = Object.keys(TSIG_WIRE) as TsigAlgorithm[];
 
 describeWithTools(['dig', 'nsupdate'], 'TSIG against dig and nsupdate', () => {
   const keys = new Map<string, TsigSigner>(ALGORITHMS.map((algorithm) => [`${algorithm}.key.test`, { name: `${algorithm}.key.test`, algorithm, secret: randomBytes(32) }]));

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   CLASS,
   OPCODE,
-  TSIG_ALGORITHMS,
+  TSIG_WIRE,
   TSIG_ERROR,
   TYPE,
   algorithmOf,
@@ -32,14 +32,14 @@ const now = 1_700_000_000;
 const keyOf = (algorithm: TsigAlgorithm): TsigSigner => ({ name: 'cluster1.dnsplane', algorithm, secret: randomBytes(32) });
 
 describe('TSIG', () => {
-  it.each(Object.keys(TSIG_ALGORITHMS) as TsigAlgorithm[])('%s: a request signs and verifies; a response chains its MAC', (algorithm) => {
+  it.each(Object.keys(TSIG_WIRE) as TsigAlgorithm[])('%s: a request signs and verifies; a response chains its MAC', (algorithm) => {
     const key = keyOf(algorithm);
     const req = signMessage(encodeMessage(query), key, undefined, { timeSigned: now });
     const parsed = parseMessage(req.bytes);
     expect(parsed.tsig?.record.name).toBe('cluster1.dnsplane');
     expect(algorithmOf(parsed.tsig!.record.data.algorithm)).toBe(algorithm);
     expect(verifyTsig(req.bytes, parsed.tsig!, key, now + 299)).toEqual({ ok: true, mac: req.mac });
-    expect(req.mac.length).toBe(TSIG_ALGORITHMS[algorithm].macLength);
+    expect(req.mac.length).toBe(TSIG_WIRE[algorithm].macLength);
 
     const answer = encodeMessage({ ...query, header: { ...query.header, qr: true }, authorities: [] });
     const res = signMessage(answer, key, req.mac, { timeSigned: now });

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTenant } from '../../src/core/tenants.js';
-import type { DoorKey } from '../../src/dnsserver/index.js';
+import type { TsigKey } from '../../src/core/tsig-keys.js';
 import { startPebble, type Pebble } from '../helpers/acme.js';
 import { memoryKeyring } from '../helpers/dns-keys.js';
 import { describeWithTools, run } from '../helpers/dns-tools.js';
@@ -27,8 +27,8 @@ describeWithTools(['pebble', 'lego', 'certbot'], 'ACME DNS-01 through dnsplane',
   let h: Harness;
   let pebble: Pebble;
   let doorPort: number;
-  let legoKey: DoorKey;
-  let certbotKey: DoorKey;
+  let legoKey: TsigKey;
+  let certbotKey: TsigKey;
   let token: string;
   let work: string;
 

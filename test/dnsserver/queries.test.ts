@@ -7,7 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTenant, type Tenant } from '../../src/core/tenants.js';
 import { soaSerial } from '../../src/core/dns-zone.js';
 import { RCODE, TSIG_ERROR, TYPE } from '../../src/dns/wire/index.js';
-import type { DoorKey } from '../../src/dnsserver/index.js';
+import type { TsigKey } from '../../src/core/tsig-keys.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 import { callLines, ep } from '../helpers/expect.js';
 import { cliKey, memoryKeyring } from '../helpers/dns-keys.js';
@@ -20,9 +20,9 @@ const keyring = memoryKeyring();
 let h: Harness;
 let port: number;
 let alice: { tenant: Tenant; token: string };
-let aliceKey: DoorKey;
-let bobKey: DoorKey;
-let acmeKey: DoorKey;
+let aliceKey: TsigKey;
+let bobKey: TsigKey;
+let acmeKey: TsigKey;
 
 const LONG_TXT = Array.from({ length: 12 }, (_, i) => `v=spf-like-value-${i}-${'x'.repeat(40)}`);
 

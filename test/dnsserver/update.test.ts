@@ -7,8 +7,8 @@
 import dgram from 'node:dgram';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTenant, type Tenant } from '../../src/core/tenants.js';
-import { CLASS, OPCODE, RCODE, TSIG_ALGORITHMS, TSIG_ERROR, TYPE, encodeMessage, parseMessage, signMessage, verifyTsig, withoutTsig, type Message, type TsigAlgorithm } from '../../src/dns/wire/index.js';
-import type { DoorKey } from '../../src/dnsserver/index.js';
+import { CLASS, OPCODE, RCODE, TSIG_WIRE, TSIG_ERROR, TYPE, encodeMessage, parseMessage, signMessage, verifyTsig, withoutTsig, type Message, type TsigAlgorithm } from '../../src/dns/wire/index.js';
+import type { TsigKey } from '../../src/core/tsig-keys.js';
 import { Policy } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { callLines, ep } from '../helpers/expect.js';
 import { cliKey, memoryKeyring } from '../helpers/dns-keys.js';
@@ -26,10 +26,10 @@ let h: Harness;
 let port: number;
 let alice: { tenant: Tenant; token: string };
 let bob: { tenant: Tenant; token: string };
-const keys = new Map<TsigAlgorithm, DoorKey>();
-let bobKey: DoorKey;
-let carolKey: DoorKey;
-let acmeKey: DoorKey;
+const keys = new Map<TsigAlgorithm, TsigKey>();
+let bobKey: TsigKey;
+let carolKey: TsigKey;
+let acmeKey: TsigKey;
 let admin: string;
 
 beforeAll(async () => {
@@ -49,7 +49,7 @@ beforeAll(async () => {
   alice = await createTenant(h.server.ctx.pool, { name: 'alice', zones: [ZONE] });
   bob = await createTenant(h.server.ctx.pool, { name: 'bob', zones: [ZONE] });
   const carol = await createTenant(h.server.ctx.pool, { name: 'carol', zones: ['other.test'] });
-  for (const algorithm of Object.keys(TSIG_ALGORITHMS) as TsigAlgorithm[]) keys.set(algorithm, keyring.add(alice.tenant, { algorithm }));
+  for (const algorithm of Object.keys(TSIG_WIRE) as TsigAlgorithm[]) keys.set(algorithm, keyring.add(alice.tenant, { algorithm }));
   bobKey = keyring.add(bob.tenant, { algorithm: 'hmac-sha256' });
   carolKey = keyring.add(carol.tenant, { algorithm: 'hmac-sha256' });
   acmeKey = keyring.add(alice.tenant, { algorithm: 'hmac-sha1', acmeOnly: true });
@@ -67,7 +67,7 @@ beforeEach(() => h.sim.clearCalls());
 const alicesKey = () => keys.get('hmac-sha256')!;
 
 /** nsupdate with these lines (server and zone first, send last): its exit code and what it printed. */
-async function nsu(key: DoorKey | undefined, lines: string[], opts: { tcp?: boolean; zone?: string } = {}) {
+async function nsu(key: TsigKey | undefined, lines: string[], opts: { tcp?: boolean; zone?: string } = {}) {
   const out = await nsupdate(key && cliKey(key), [`server 127.0.0.1 ${port}`, `zone ${opts.zone ?? ZONE}`, ...lines, 'send', ''].join('\n'), opts);
   return { code: out.code, text: out.stdout + out.stderr };
 }
@@ -89,7 +89,7 @@ async function txtValues(name: string): Promise<string[]> {
 }
 
 describeWithTools(['nsupdate'], 'UPDATE with nsupdate', () => {
-  it.each(Object.keys(TSIG_ALGORITHMS) as TsigAlgorithm[])('%s: one TXT add is one POST and one refresh; its delete one DELETE and one refresh', async (algorithm) => {
+  it.each(Object.keys(TSIG_WIRE) as TsigAlgorithm[])('%s: one TXT add is one POST and one refresh; its delete one DELETE and one refresh', async (algorithm) => {
     const key = keys.get(algorithm)!;
     const name = `_acme-challenge.${algorithm}.${ZONE}`;
     expect(rcodeOf(await nsu(key, [`update add ${name} 60 TXT "token-${algorithm}"`]))).toBe('NOERROR');
@@ -153,7 +153,7 @@ describeWithTools(['nsupdate'], 'UPDATE with nsupdate', () => {
   });
 
   it('refuses what the key may not write — nothing sent, and the journal and the log say why', async () => {
-    const refused: Array<[DoorKey, string, RegExp]> = [
+    const refused: Array<[TsigKey, string, RegExp]> = [
       [alicesKey(), `update add taken.${ZONE} 60 A 192.0.2.5`, /taken\.example\.test A is owned by tenant "bob"/],
       [alicesKey(), `update delete www.${ZONE} A`, /exists in OVH without an owner/],
       [alicesKey(), `update add ${ZONE} 3600 NS ns.evil.example.`, /apex NS records are not writable/],

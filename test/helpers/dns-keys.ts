@@ -1,27 +1,27 @@
 /**
- * TSIG keys for tests of the DNS door: an in-memory keyring (the door's DoorKeyring) holding keys
+ * TSIG keys for tests of the DNS door: an in-memory keyring (the door's TsigKeyring) holding keys
  * made here for real tenants, and each key as the command-line tools take it.
  */
 import { randomBytes } from 'node:crypto';
 import type { Tenant } from '../../src/core/tenants.js';
 import type { TsigAlgorithm } from '../../src/dns/wire/index.js';
-import type { DoorKey, DoorKeyring } from '../../src/dnsserver/index.js';
+import type { TsigKey, TsigKeyring } from '../../src/core/tsig-keys.js';
 
-export interface TestKeyring extends DoorKeyring {
-  add(tenant: Tenant, opts?: { algorithm?: TsigAlgorithm; acmeOnly?: boolean; name?: string }): DoorKey;
+export interface TestKeyring extends TsigKeyring {
+  add(tenant: Tenant, opts?: { algorithm?: TsigAlgorithm; acmeOnly?: boolean; name?: string }): TsigKey;
   used: string[];
 }
 
 let seq = 0;
 
 export function memoryKeyring(): TestKeyring {
-  const keys = new Map<string, DoorKey>();
+  const keys = new Map<string, TsigKey>();
   const used: string[] = [];
   return {
     used,
     add(tenant, opts = {}) {
       const name = opts.name ?? `${tenant.name}-${++seq}.keys.dnsplane`;
-      const key: DoorKey = { id: String(seq), name, algorithm: opts.algorithm ?? 'hmac-sha256', secret: randomBytes(32), tenant, acmeOnly: opts.acmeOnly ?? false };
+      const key: TsigKey = { id: String(seq), name, algorithm: opts.algorithm ?? 'hmac-sha256', secret: randomBytes(32), tenant, acmeOnly: opts.acmeOnly ?? false };
       keys.set(name, key);
       return key;
     },
@@ -35,6 +35,6 @@ export function memoryKeyring(): TestKeyring {
 }
 
 /** A key as `nsupdate -y` / `dig -y` take it. */
-export function cliKey(key: DoorKey): { algorithm: string; name: string; secret: string } {
+export function cliKey(key: TsigKey): { algorithm: string; name: string; secret: string } {
   return { algorithm: key.algorithm, name: key.name, secret: key.secret.toString('base64') };
 }

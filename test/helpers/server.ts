@@ -11,7 +11,7 @@ import { ZoneService } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { AdminService } from '../../src/gen/dnsplane/v1/admin_pb.js';
 import { OvhSimulator, type SimRecordInit } from '../../src/ovhsim/index.js';
 import type { Server } from '../../src/server.js';
-import type { DoorKeyring } from '../../src/dnsserver/index.js';
+import type { TsigKeyring } from '../../src/core/tsig-keys.js';
 import { testDatabase } from './db.js';
 import { startServerOn } from './sim-server.js';
 
@@ -38,7 +38,7 @@ export async function startHarness(opts: {
   /** The server's logger (default: silent), e.g. to capture and search its output. */
   logger?: Logger;
   /** The DNS door's keys (with DNSPLANE_DNS_LISTEN in env). */
-  dnsKeyring?: DoorKeyring;
+  dnsKeyring?: TsigKeyring;
 }): Promise<Harness> {
   const sim = await OvhSimulator.start({ zones: opts.zones });
   const db = await testDatabase();

@@ -27,7 +27,7 @@ export {
 } from './message.js';
 export {
   DEFAULT_FUDGE,
-  TSIG_ALGORITHMS,
+  TSIG_WIRE,
   algorithmOf,
   appendUnsignedTsigError,
   signContinuation,

@@ -26,8 +26,8 @@ import { Writer } from './writer.js';
 
 export type TsigAlgorithm = 'hmac-md5' | 'hmac-sha1' | 'hmac-sha224' | 'hmac-sha256' | 'hmac-sha384' | 'hmac-sha512';
 
-/** Each algorithm: its name on the wire (RFC 8945 §6), node:crypto's hash, the MAC's length. */
-export const TSIG_ALGORITHMS: Readonly<Record<TsigAlgorithm, { wireName: string; hash: string; macLength: number }>> = {
+/** Each algorithm on the wire: its name there (RFC 8945 §6), node:crypto's hash, the MAC's length. */
+export const TSIG_WIRE: Readonly<Record<TsigAlgorithm, { wireName: string; hash: string; macLength: number }>> = {
   'hmac-md5': { wireName: 'hmac-md5.sig-alg.reg.int', hash: 'md5', macLength: 16 },
   'hmac-sha1': { wireName: 'hmac-sha1', hash: 'sha1', macLength: 20 },
   'hmac-sha224': { wireName: 'hmac-sha224', hash: 'sha224', macLength: 28 },
@@ -42,7 +42,7 @@ export const DEFAULT_FUDGE = 300;
 /** The algorithm a TSIG record names (case-insensitive, final dot or not); undefined when unknown. */
 export function algorithmOf(wireName: string): TsigAlgorithm | undefined {
   const n = foldCase(wireName).replace(/\.$/, '');
-  for (const [alg, info] of Object.entries(TSIG_ALGORITHMS) as Array<[TsigAlgorithm, { wireName: string }]>) {
+  for (const [alg, info] of Object.entries(TSIG_WIRE) as Array<[TsigAlgorithm, { wireName: string }]>) {
     if (info.wireName === n) return alg;
   }
   return undefined;
@@ -87,7 +87,7 @@ function variables(keyName: string, algorithmWire: string, v: Variables): Buffer
 }
 
 function hmac(key: TsigSigner, parts: readonly Uint8Array[]): Buffer {
-  const h = createHmac(TSIG_ALGORITHMS[key.algorithm].hash, key.secret);
+  const h = createHmac(TSIG_WIRE[key.algorithm].hash, key.secret);
   for (const p of parts) h.update(p);
   return h.digest();
 }
@@ -137,7 +137,7 @@ export interface SignOptions {
  * Returns the signed bytes and the MAC (what the next message of a stream chains).
  */
 export function signMessage(unsigned: Buffer, key: TsigSigner, requestMac: Buffer | undefined, opts: SignOptions = {}): { bytes: Buffer; mac: Buffer } {
-  const wireName = TSIG_ALGORITHMS[key.algorithm].wireName;
+  const wireName = TSIG_WIRE[key.algorithm].wireName;
   const v: Variables = { timeSigned: opts.timeSigned ?? Math.floor(Date.now() / 1000), fudge: opts.fudge ?? DEFAULT_FUDGE, error: opts.error ?? 0, otherData: opts.otherData ?? Buffer.alloc(0) };
   const originalId = opts.originalId ?? unsigned.readUInt16BE(0);
   const header = Buffer.from(unsigned);
@@ -154,7 +154,7 @@ export function signContinuation(unsigned: Buffer, key: TsigSigner, priorMac: Bu
   const t: Timers = { timeSigned: opts.timeSigned ?? Math.floor(Date.now() / 1000), fudge: opts.fudge ?? DEFAULT_FUDGE };
   const originalId = opts.originalId ?? unsigned.readUInt16BE(0);
   const mac = hmac(key, [...lengthPrefixed(priorMac), unsigned, timers(t)]);
-  const wireName = TSIG_ALGORITHMS[key.algorithm].wireName;
+  const wireName = TSIG_WIRE[key.algorithm].wireName;
   return { bytes: appendTsig(unsigned, key.name, { kind: 'TSIG', algorithm: wireName, ...t, mac, originalId, error: 0, otherData: Buffer.alloc(0) }), mac };
 }
 
@@ -178,7 +178,7 @@ export type TsigVerdict =
 export function verifyTsig(bytes: Uint8Array, tsig: NonNullable<Parsed['tsig']>, key: TsigSigner, now: number, priorMac?: Buffer): TsigVerdict {
   const t = tsig.record.data;
   if (algorithmOf(t.algorithm) !== key.algorithm) return { ok: false, error: TSIG_ERROR.BADKEY, why: `the key is ${key.algorithm}, the message says ${t.algorithm}` };
-  const full = TSIG_ALGORITHMS[key.algorithm].macLength;
+  const full = TSIG_WIRE[key.algorithm].macLength;
   if (t.mac.length > full || t.mac.length < Math.max(10, full / 2)) {
     return { ok: false, error: TSIG_ERROR.BADSIG, formerr: true, why: `a MAC of ${t.mac.length} bytes (the algorithm's is ${full})` };
   }
