@@ -111,7 +111,7 @@ export interface DemoTokens {
  */
 export async function demoTokens(pool: pg.Pool, dataDir: string, opts: { newTokens: boolean; log: Logger }): Promise<DemoTokens> {
   const file = path.join(dataDir, DEMO_TOKENS_FILE);
-  const kept = await readTokenFile(file, opts.log);
+  const kept = await readPrivateFile(file, opts.log, 'token file');
   const out: Record<string, string> = {};
   const leftAlone: string[] = [];
   let changed = false;
@@ -139,17 +139,18 @@ export async function demoTokens(pool: pg.Pool, dataDir: string, opts: { newToke
     out[t.name] = (await rotateTenantToken(pool, t.name)).token;
     changed = true;
   }
-  if (changed || Object.keys(kept).some((k) => out[k] !== kept[k])) await writeTokenFile(file, out);
+  if (changed || Object.keys(kept).some((k) => out[k] !== kept[k])) await writePrivateFile(file, out);
   return { admin: out['admin'], demo: out['demo'], leftAlone, kept: !changed };
 }
 
-async function readTokenFile(file: string, log: Logger): Promise<Record<string, string>> {
+/** The string members of a JSON file of the data directory kept 0600 (tightened when looser); {} when absent or unreadable. */
+export async function readPrivateFile(file: string, log: Logger, what: string): Promise<Record<string, string>> {
   let text: string;
   try {
     const stat = await fs.stat(file);
     if ((stat.mode & 0o077) !== 0) {
       await fs.chmod(file, 0o600);
-      log.warn({ file }, 'demo: tightened the mode of the token file to 0600');
+      log.warn({ file }, `demo: tightened the mode of the ${what} to 0600`);
     }
     text = await fs.readFile(file, 'utf8');
   } catch {
@@ -160,13 +161,13 @@ async function readTokenFile(file: string, log: Logger): Promise<Record<string, 
     if (typeof value !== 'object' || value === null) return {};
     return Object.fromEntries(Object.entries(value).filter((e): e is [string, string] => typeof e[1] === 'string'));
   } catch {
-    log.warn({ file }, 'demo: the token file is unreadable; issuing new tokens');
+    log.warn({ file }, `demo: the ${what} is unreadable; issuing new ones`);
     return {};
   }
 }
 
 /** Written to a temporary file created 0600, then renamed over: never readable by others, never half-written. */
-async function writeTokenFile(file: string, tokens: Record<string, string>): Promise<void> {
+export async function writePrivateFile(file: string, tokens: Record<string, string>): Promise<void> {
   await fs.mkdir(path.dirname(file), { recursive: true });
   const tmp = `${file}.${process.pid}.tmp`;
   await fs.rm(tmp, { force: true });

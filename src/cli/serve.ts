@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { InvalidInputError } from '../dns/errors.js';
 import { DEMO_TOKENS_FILE, demoTokens } from '../demo.js';
+import { DEMO_TSIG_FILE, demoTsigKey } from '../demo-dns.js';
 import { createLogger, DEMO_ZONE, startServer } from '../server.js';
 import { configFrom, type Command } from './command.js';
 
@@ -21,7 +22,7 @@ The demo's tokens are kept in DNSPLANE_DATA_DIR/${DEMO_TOKENS_FILE} (mode 0600; 
 only their hashes) and stay the same across restarts, like the simulator's DNS port.
 
   --demo         run the demo (the same as DNSPLANE_DEMO=true)
-  --new-tokens   demo: issue new tokens for "admin" and "demo" (the old ones stop working)
+  --new-tokens   demo: issue new tokens for "admin" and "demo", and a new secret for the demo's TSIG key (the old ones stop working)
 
 SIGTERM or SIGINT: stop accepting; requests under way finish, and applies that cannot finish in time
 stop sending, roll back and answer Unavailable; the process exits within DNSPLANE_SHUTDOWN_TIMEOUT.`,
@@ -61,11 +62,12 @@ stop sending, roll back and answer Unavailable; the process exits within DNSPLAN
           io.out(`    ${server.url}/dnsplane.v1.ZoneService/Records -d '{"includeForeign":true}'`);
           io.out(`  dig @127.0.0.1 -p ${sim.dnsPort} ${DEMO_ZONE} NS`);
           if (server.dns) {
+            const key = await demoTsigKey(server.ctx, cfg.dataDir, { newKey: values['new-tokens'] ?? false, log });
             io.out('');
-            io.out('DNS UPDATE (what cert-manager, lego and certbot send), with a TSIG key of the demo tenant:');
-            io.out(`  dnsplane tenant tsig create demo --acme-only        # prints the key name and secret once`);
-            io.out(`  printf 'server ${server.dns.host} ${server.dns.port}\\nupdate add _acme-challenge.${DEMO_ZONE} 60 TXT hello\\nsend\\n' | nsupdate -y hmac-sha256:NAME:SECRET`);
-            io.out(`  dig @127.0.0.1 -p ${sim.dnsPort} _acme-challenge.${DEMO_ZONE} TXT    # published by the simulator`);
+            io.out(`DNS UPDATE, as cert-manager, lego and certbot send it, signed with the demo tenant's ACME-only key${key ? ` (kept in ${DEMO_TSIG_FILE} of the data dir)` : ''}:`);
+            if (!key) io.out('  dnsplane tenant tsig create demo --acme-only        # prints a key name and its secret once');
+            io.out(`  printf 'server ${server.dns.host} ${server.dns.port}\\nupdate add _acme-challenge.${DEMO_ZONE} 60 TXT hello\\nsend\\n' | nsupdate -y ${key ? `${key.algorithm}:${key.name}:${key.secret}` : 'hmac-sha256:NAME:SECRET'}`);
+            io.out(`  dig @127.0.0.1 -p ${sim.dnsPort} _acme-challenge.${DEMO_ZONE} TXT    # what the simulator published`);
           }
         }
       }

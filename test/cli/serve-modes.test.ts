@@ -22,6 +22,9 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig, type Env } from '../../src/config.js';
 import { authenticate, createTenant } from '../../src/core/tenants.js';
 import { DEMO_TOKENS_FILE, DEMO_ZONE, demoTokens } from '../../src/demo.js';
+import { DEMO_TSIG_FILE, demoTsigKey } from '../../src/demo-dns.js';
+import { tsigKeyring } from '../../src/core/tsig-keys.js';
+import { deleteTsigKey } from '../../src/core/tsig-key-admin.js';
 import { startServer } from '../../src/server.js';
 import * as store from '../../src/store/index.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
@@ -190,6 +193,7 @@ describe('the demo on a DATABASE_URL', () => {
     let dnsPort: number;
     let doorPort: number;
     let demoToken: string;
+    let tsigSecret: string;
     try {
       expect(first.databaseLabel).toMatch(/^Postgres [^ ]+:\d+\/dnsplane_t_\w+ \(DATABASE_URL\)$/);
       expect(first.ovhLabel).toMatch(/^https:\/\/127\.0\.0\.1:\d+\/1\.0 \(in-process simulator\)$/);
@@ -213,6 +217,13 @@ describe('the demo on a DATABASE_URL', () => {
       expect(await dumpText(db.pool)).not.toContain(demoToken.slice(5));
       dnsPort = first.simulator!.dnsPort;
       doorPort = first.dns!.port;
+      // The demo's ACME-only TSIG key: its secret kept in a 0600 file, sealed in the database.
+      const key = await demoTsigKey(first.ctx, dataDir, { newKey: false, log });
+      expect(key).toMatchObject({ name: 'demo-acme.dnsplane', algorithm: 'hmac-sha256' });
+      tsigSecret = key!.secret;
+      expect(statSync(path.join(dataDir, DEMO_TSIG_FILE)).mode & 0o777).toBe(0o600);
+      expect(await dumpText(db.pool)).not.toContain(tsigSecret);
+      expect((await tsigKeyring(first.ctx).find('demo-acme.dnsplane'))).toMatchObject({ acmeOnly: true, tenant: { name: 'demo' } });
     } finally {
       await first.close();
     }
@@ -229,6 +240,12 @@ describe('the demo on a DATABASE_URL', () => {
       await expect(authenticate(db.pool, demoToken)).rejects.toThrow();
       expect((await authenticate(db.pool, renewed.demo!)).name).toBe('demo');
       expect((await authenticate(db.pool, realAdmin)).name).toBe('admin');
+      expect((await demoTsigKey(second.ctx, dataDir, { newKey: false, log }))?.secret).toBe(tsigSecret);
+      const rotated = await demoTsigKey(second.ctx, dataDir, { newKey: true, log });
+      expect(rotated?.secret).not.toBe(tsigSecret);
+      expect((await tsigKeyring(second.ctx).find('demo-acme.dnsplane'))?.secret.toString('base64')).toBe(rotated?.secret);
+      // Sealed with this data dir's secrets key: the next test's demo, on another data dir, would not start beside it.
+      await deleteTsigKey({ pool: second.ctx.pool, actor: null }, 'demo-acme.dnsplane');
     } finally {
       await second.close();
     }
@@ -254,7 +271,7 @@ describe('the demo on a DATABASE_URL', () => {
       expect(out).toMatch(new RegExp(`  database:  Postgres ${u.hostname}:${u.port || 5432}/${db.name} \\(DATABASE_URL\\)\\n`));
       expect(out).toMatch(/  OVH:       https:\/\/127\.0\.0\.1:\d+\/1\.0 \(in-process simulator\)\n/);
       expect(out).toMatch(/  DNS door:  127\.0\.0\.1 port \d+ \(udp\+tcp\)/);
-      expect(out).toMatch(/\| nsupdate -y hmac-sha256:NAME:SECRET\n/);
+      expect(out).toMatch(/\| nsupdate -y hmac-sha256:demo-acme\.dnsplane:[A-Za-z0-9+/]+=*\n/);
       expect(out).toMatch(/"msg":"dnsplane is serving Connect, gRPC and gRPC-Web/);
       expect(out).toMatch(/"database":"Postgres [^"]+ \(DATABASE_URL\)","ovh":"https:[^"]+ \(in-process simulator\)"/);
       expect(out).not.toContain(u.password);
