@@ -2,9 +2,10 @@
  * bench/dns — the DNS door (issue 23). `npm run bench:dns`; figures printed, not asserted, not part of
  * `npm test`.
  *
- * A dnsplane server with DNSPLANE_DNS_LISTEN on real Postgres (a fresh database on DATABASE_URL's
- * server, else an embedded one) and the OVH simulator over HTTPS, its TSIG keys in memory; the DNS
- * clients speak from a worker thread (an event loop of their own). Measured:
+ * `dnsplane serve` as a child process (its own event loop and CPU) with DNSPLANE_DNS_LISTEN, on real
+ * Postgres (a fresh database on DATABASE_URL's server, else an embedded one) and the OVH simulator over
+ * HTTPS, an ACME-only TSIG key made as the command line makes it; the query load comes from a worker
+ * thread. Measured:
  *
  * OVH is the simulator at BENCH_RATE calls per second at most (DNSPLANE_OVH_RATE, production's default)
  * and BENCH_LATENCY_MS per call.
@@ -25,16 +26,18 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import pino from 'pino';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { SecretBox } from '../src/core/secrets.js';
 import { createTenant } from '../src/core/tenants.js';
-import { CLASS, OPCODE, TYPE, encodeMessage, rcodeName, signMessage } from '../src/dns/wire/index.js';
-import type { TsigKey } from '../src/core/tsig-keys.js';
+import { createTsigKey } from '../src/core/tsig-key-admin.js';
+import { CLASS, OPCODE, TYPE, encodeMessage, rcodeName, signMessage, type TsigSigner } from '../src/dns/wire/index.js';
 import { Policy, type Endpoint } from '../src/gen/dnsplane/v1/zone_pb.js';
 import { OvhSimulator } from '../src/ovhsim/index.js';
-import { memoryKeyring } from '../test/helpers/dns-keys.js';
+import * as store from '../src/store/index.js';
 import { query, udpExchange } from '../test/helpers/dns-client.js';
-import { startServerOn, zoneClientFor } from '../test/helpers/sim-server.js';
-import { benchDatabaseOrEmbedded, positiveEnv } from './lib.js';
+import { simulatorEnv, zoneClientFor } from '../test/helpers/sim-server.js';
+import { benchDatabaseOrEmbedded, positiveEnv, startServerProcess, writeSimulatorCa, type ServerProcess } from './lib.js';
 
 const ROUNDS = positiveEnv('BENCH_ROUNDS', 20);
 const BURST = positiveEnv('BENCH_BURST', 50);
@@ -49,7 +52,7 @@ const ms = (x: number) => `${x.toFixed(1)} ms`;
 const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
 const pct = (xs: number[], p: number) => sorted(xs)[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? NaN;
 
-function addTxt(key: TsigKey, name: string, value: string): Buffer {
+function addTxt(key: TsigSigner, name: string, value: string): Buffer {
   const bytes = encodeMessage({
     header: { id: Math.floor(Math.random() * 0xffff), qr: false, opcode: OPCODE.UPDATE, aa: false, tc: false, rd: false, ra: false, z: 0, rcode: 0 },
     questions: [{ name: ZONE, type: TYPE.SOA, class: CLASS.IN }],
@@ -96,16 +99,34 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'dnsplane-bench-dns-'));
   const db = await benchDatabaseOrEmbedded('bench_dns', path.join(dir, 'pg'));
   const sim = await OvhSimulator.start({ zones: { [ZONE]: [{ subDomain: '', fieldType: 'NS', target: 'dns1.sim.test.' }, { subDomain: 'www', fieldType: 'A', target: '192.0.2.1' }] } });
-  const keyring = memoryKeyring();
-  const server = await startServerOn(sim, db.url, { DNSPLANE_DNS_LISTEN: '127.0.0.1:0', DNSPLANE_DNS_RATE: '1000000000', DNSPLANE_OVH_RATE: String(RATE), DNSPLANE_WEBHOOK_LISTEN: 'off', DNSPLANE_DRIFT_INTERVAL: 'off' }, pino({ level: 'silent' }), { dnsKeyring: keyring });
-  const port = server.dns!.port;
+  const pool = new pg.Pool({ connectionString: db.url, max: 2 });
+  let child: ServerProcess | undefined;
   try {
-    const a = await createTenant(server.ctx.pool, { name: 'bulk', zones: [ZONE] });
-    const b = await createTenant(server.ctx.pool, { name: 'acme', zones: [ZONE] });
-    const key = keyring.add(b.tenant, { algorithm: 'hmac-sha256', acmeOnly: true });
+    // Tenants and the key first, straight into the database, as the command line makes them.
+    await store.migrate(pool);
+    const secretsKey = randomBytes(32);
+    const a = await createTenant(pool, { name: 'bulk', zones: [ZONE] });
+    await createTenant(pool, { name: 'acme', zones: [ZONE] });
+    const issued = await createTsigKey({ pool, secrets: new SecretBox(secretsKey), actor: null }, { tenant: 'acme', algorithm: 'hmac-sha256', acmeOnly: true });
+    const key: TsigSigner = { name: issued.key.name, algorithm: 'hmac-sha256', secret: issued.secret };
+    child = await startServerProcess({
+      DATABASE_URL: db.url,
+      DNSPLANE_DATA_DIR: dir,
+      DNSPLANE_LISTEN: '127.0.0.1:0',
+      DNSPLANE_WEBHOOK_LISTEN: 'off',
+      DNSPLANE_DNS_LISTEN: '127.0.0.1:0',
+      DNSPLANE_DNS_RATE: '1000000000',
+      DNSPLANE_SECRETS_KEY: secretsKey.toString('base64'),
+      DNSPLANE_ZONES: ZONE,
+      DNSPLANE_DRIFT_INTERVAL: 'off',
+      DNSPLANE_LOG_LEVEL: 'info',
+      DNSPLANE_OVH_RATE: String(RATE),
+      ...simulatorEnv(sim, writeSimulatorCa(sim, dir)),
+    });
+    const port = child.dnsPort!;
     await udpExchange(port, query(ZONE, TYPE.SOA)); // the zone read once
     sim.faults.setLatency(LATENCY_MS);
-    say(`bench/dns — ${availableParallelism()} CPUs, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}; OVH (the simulator) at ${RATE} calls/s at most (DNSPLANE_OVH_RATE), ${LATENCY_MS} ms per call`);
+    say(`bench/dns — ${availableParallelism()} CPUs, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}; dnsplane serve as a child process; OVH (the simulator) at ${RATE} calls/s at most (DNSPLANE_OVH_RATE), ${LATENCY_MS} ms per call`);
     say('');
 
     // 1. One TXT add, one after the other.
@@ -131,7 +152,7 @@ async function main(): Promise<void> {
     say(`3. unsigned queries served: ${Math.round(load.answers / load.seconds).toLocaleString('en')}/s (UDP, 64 in flight, ${load.seconds.toFixed(1)} s, one client thread; DNSPLANE_DNS_RATE lifted)`);
 
     // 4. An UPDATE while another tenant's bulk apply holds the zone.
-    const bulkClient = zoneClientFor(server, a.token, { useBinaryFormat: false });
+    const bulkClient = zoneClientFor({ url: child.url }, a.token, { useBinaryFormat: false });
     sim.clearCalls();
     const tBulk = performance.now();
     const bulk = bulkClient
@@ -147,7 +168,8 @@ async function main(): Promise<void> {
     );
     say('');
   } finally {
-    await server.close();
+    await child?.stop();
+    await pool.end();
     await sim.stop();
     await db.drop();
     rmSync(dir, { recursive: true, force: true });

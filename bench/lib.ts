@@ -78,6 +78,8 @@ export interface ServerProcess {
   url: string;
   /** The webhook listener's URL, when DNSPLANE_WEBHOOK_LISTEN is not "off". */
   webhookUrl: string | undefined;
+  /** The DNS door's port, when DNSPLANE_DNS_LISTEN is set (and not "off"). */
+  dnsPort: number | undefined;
   proc: ChildProcess;
   stop(): Promise<void>;
 }
@@ -86,7 +88,8 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /**
  * Starts `dnsplane serve` with exactly `env` (plus PATH and HOME) and waits until it serves (and its
- * webhook listener too, unless DNSPLANE_WEBHOOK_LISTEN is "off"). With BENCH_CPU_PROF=dir the server
+ * webhook listener too, unless DNSPLANE_WEBHOOK_LISTEN is "off"; and its DNS door when
+ * DNSPLANE_DNS_LISTEN is set). With BENCH_CPU_PROF=dir the server
  * writes a V8 CPU profile (node --cpu-prof) into dir when it stops.
  */
 export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
@@ -99,17 +102,20 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   const errors: string[] = [];
   proc.stderr!.on('data', (b: Buffer) => errors.push(b.toString()));
   const withWebhook = env['DNSPLANE_WEBHOOK_LISTEN'] !== 'off';
-  const urls = await new Promise<{ url: string; webhookUrl: string | undefined }>((resolve, reject) => {
+  const withDns = env['DNSPLANE_DNS_LISTEN'] !== undefined && env['DNSPLANE_DNS_LISTEN'] !== 'off';
+  const urls = await new Promise<{ url: string; webhookUrl: string | undefined; dnsPort: number | undefined }>((resolve, reject) => {
     let url: string | undefined;
     let webhookUrl: string | undefined;
+    let dnsPort: number | undefined;
     const lines = createInterface({ input: proc.stdout! });
     lines.on('line', (line) => {
       try {
-        const o = JSON.parse(line) as { msg?: string; url?: string; level?: number };
+        const o = JSON.parse(line) as { msg?: string; url?: string; port?: number; level?: number };
         if (o.msg?.startsWith('dnsplane is serving') && o.url) url = o.url;
         else if (o.msg === 'serving the external-dns webhook protocol' && o.url) webhookUrl = o.url;
+        else if (o.msg?.startsWith('DNS door:') && o.port) dnsPort = o.port;
         else if ((o.level ?? 0) >= 50) errors.push(line);
-        if (url && (webhookUrl || !withWebhook)) resolve({ url, webhookUrl });
+        if (url && (webhookUrl || !withWebhook) && (dnsPort || !withDns)) resolve({ url, webhookUrl, dnsPort });
       } catch {
         // not a log line
       }
