@@ -4,7 +4,8 @@
  * or no answer at all — and the outcome a fault imposes instead of the operation's.
  */
 import type { ServerResponse } from 'node:http';
-import { defaultFaultBody, reasonPhrase } from './errors.js';
+import { reasonPhrase } from '../ovhwire/errors.js';
+import { defaultFaultBody } from './errors.js';
 import type { FaultEffect } from './faults.js';
 import type { SimCall } from './types.js';
 

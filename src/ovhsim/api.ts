@@ -2,8 +2,10 @@
  * The DNS routes of OVH's /1.0 API over SimState: routing, validation, answers. Pure request -> answer
  * (no HTTP here); the server adds authentication, faults, latency, the call log and persistence.
  */
-import { badRequest, methodNotAllowed, objectNotFound, routeNotFound, serviceNotFound } from './errors.js';
-import { bindZoneFile, isFieldType, normalizeRecord, txtForAnswer } from './records.js';
+import { badRequest, objectNotFound, serviceNotFound } from '../ovhwire/errors.js';
+import { isFieldType, normalizeRecord, recordAnswer } from '../ovhwire/records.js';
+import { EXPANDED_MODE, recordIdOf, type Route } from '../ovhwire/routes.js';
+import { bindZoneFile } from './records.js';
 import type { SimState, StoredRecord, ZoneState } from './state.js';
 import type { SimBehavior } from './types.js';
 
@@ -32,75 +34,10 @@ export interface ApiAnswer {
   headers?: Record<string, string>;
 }
 
-/** The only X-Pagination-Mode modelled: pages of full objects. */
-export const EXPANDED_MODE = 'CachedObjectList-Pages';
-
 /** One cached expanded list: the objects as they were when it was built. */
 interface CachedList {
   builtAt: number;
   items: Array<Record<string, unknown>>;
-}
-
-type Route =
-  | { name: 'authTime' }
-  | { name: 'zones' }
-  | { name: 'zone'; zone: string }
-  | { name: 'records'; zone: string }
-  | { name: 'record'; zone: string; id: string }
-  | { name: 'refresh'; zone: string }
-  | { name: 'soa'; zone: string }
-  | { name: 'export'; zone: string }
-  | { name: 'status'; zone: string };
-
-const METHODS: Record<Route['name'], readonly string[]> = {
-  authTime: ['GET'],
-  zones: ['GET'],
-  zone: ['GET'],
-  records: ['GET', 'POST'],
-  record: ['GET', 'PUT', 'DELETE'],
-  refresh: ['POST'],
-  soa: ['GET'],
-  export: ['GET'],
-  status: ['GET'],
-};
-
-const ZONE_LEAVES = { refresh: 'refresh', soa: 'soa', export: 'export', status: 'status' } as const;
-
-function decode(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
-}
-
-/** The route of a path relative to /1.0; undefined when OVH has none. */
-export function matchRoute(path: string): Route | undefined {
-  const p = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
-  if (p === '/auth/time') return { name: 'authTime' };
-  const parts = p.split('/');
-  if (parts[0] !== '' || parts[1] !== 'domain' || parts[2] !== 'zone') return undefined;
-  if (parts.length === 3) return { name: 'zones' };
-  const zone = decode(parts[3] ?? '').toLowerCase();
-  if (zone === '') return undefined;
-  if (parts.length === 4) return { name: 'zone', zone };
-  const leaf = parts[4] ?? '';
-  if (leaf === 'record') {
-    if (parts.length === 5) return { name: 'records', zone };
-    if (parts.length === 6 && parts[5]) return { name: 'record', zone, id: decode(parts[5]) };
-    return undefined;
-  }
-  if (parts.length === 5 && leaf in ZONE_LEAVES) return { name: ZONE_LEAVES[leaf as keyof typeof ZONE_LEAVES], zone };
-  return undefined;
-}
-
-/** Resolves the route and checks the method; throws 404 / 405. */
-export function routeOf(method: string, path: string): Route {
-  const route = matchRoute(path);
-  if (!route) throw routeNotFound();
-  const allowed = METHODS[route.name];
-  if (!allowed.includes(method)) throw methodNotAllowed(allowed);
-  return route;
 }
 
 function asObject(body: unknown, bodyInvalid: boolean): Record<string, unknown> {
@@ -129,7 +66,7 @@ export class ApiRouter {
     private readonly serverTime: () => number,
   ) {}
 
-  /** Answers a routed call. Throws SimApiError for error answers; the state is unchanged then. */
+  /** Answers a routed call. Throws OvhApiError for error answers; the state is unchanged then. */
   handle(route: Route, req: ApiRequest): ApiAnswer {
     if (route.name === 'authTime') return { status: 200, body: this.serverTime(), changed: false };
     if (route.name === 'zones') return { status: 200, body: this.state.zoneNames(), changed: false };
@@ -177,8 +114,7 @@ export class ApiRouter {
 
   /** A record as the API shows it. */
   recordBody(zone: ZoneState, r: StoredRecord): Record<string, unknown> {
-    const target = r.fieldType === 'TXT' && this.behavior.quoteTxtInAnswers ? txtForAnswer(r.target) : r.target;
-    return { fieldType: r.fieldType, id: r.id, subDomain: r.subDomain, target, ttl: r.ttl, zone: zone.name };
+    return recordAnswer(zone.name, r, this.behavior.quoteTxtInAnswers);
   }
 
   private listRecords(zone: ZoneState, req: ApiRequest): ApiAnswer {
@@ -247,8 +183,7 @@ export class ApiRouter {
   }
 
   private recordCall(zone: ZoneState, idText: string, req: ApiRequest): ApiAnswer {
-    if (!/^\d{1,16}$/.test(idText)) throw badRequest(`[id] Given data (${idText}) is not valid for type long`);
-    const rec = zone.draft.get(Number(idText));
+    const rec = zone.draft.get(Number(recordIdOf(idText)));
     if (!rec) throw objectNotFound(idText);
     switch (req.method) {
       case 'GET':

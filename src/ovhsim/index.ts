@@ -81,5 +81,3 @@ export type {
   SimRecordPatch,
   SimSoaSettings,
 } from './types.js';
-export { FIELD_TYPES } from './records.js';
-export { signRequest } from './signature.js';

@@ -9,9 +9,11 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { messageOf } from '../error-message.js';
-import { ApiRouter, routeOf, type ApiAnswer } from './api.js';
+import { OvhApiError, payloadTooLarge, routeNotFound, tooManyRequests } from '../ovhwire/errors.js';
+import { routeOf } from '../ovhwire/routes.js';
+import { ApiRouter, type ApiAnswer } from './api.js';
 import { faultOutcome, sendOutcome, type Outcome } from './answer.js';
-import { SimApiError, defaultFaultBody, routeNotFound } from './errors.js';
+import { defaultFaultBody } from './errors.js';
 import type { FaultSet } from './faults.js';
 import { checkSignature } from './signature.js';
 import type { SimState } from './state.js';
@@ -153,7 +155,7 @@ export class RequestPipeline {
   private execute(received: Received, body: unknown, bodyInvalid: boolean): ApiAnswer & { headers?: Record<string, string> } {
     const { call, req } = received;
     try {
-      if (received.tooLarge) throw new SimApiError(413, { class: 'Client::PayloadTooLarge', message: 'Request body too large' });
+      if (received.tooLarge) throw payloadTooLarge();
       if (!received.underBase) throw routeNotFound();
       const route = routeOf(call.method, call.path);
       if (route.name !== 'authTime') {
@@ -179,7 +181,7 @@ export class RequestPipeline {
       if (answer.changed) this.parts.persist();
       return answer;
     } catch (err) {
-      if (err instanceof SimApiError) return { status: err.status, body: err.body, changed: false, headers: err.headers };
+      if (err instanceof OvhApiError) return { status: err.status, body: err.body, changed: false, headers: err.headers };
       this.parts.log?.('ovhsim internal error', { seq: call.seq, error: messageOf(err) });
       return { status: 500, body: defaultFaultBody(500, call.path), changed: false };
     }
@@ -194,7 +196,7 @@ export class RequestPipeline {
     const window = (this.rateWindows.get(key) ?? []).filter((t) => t > now - limit.windowMs);
     if (window.length >= limit.max) {
       this.rateWindows.set(key, window);
-      throw new SimApiError(429, { class: 'Client::TooManyRequests', message: 'Too many requests' }, { 'Retry-After': String(limit.retryAfterSeconds ?? 1) });
+      throw tooManyRequests(limit.retryAfterSeconds ?? 1);
     }
     window.push(now);
     this.rateWindows.set(key, window);

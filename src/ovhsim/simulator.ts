@@ -10,7 +10,7 @@ import { generateCertificate } from './cert.js';
 import { DnsResolver, DnsServer, type DnsSource } from './dns-server.js';
 import { FaultSet, type SimFaults } from './faults.js';
 import { RequestPipeline } from './pipeline.js';
-import { normalizeRecord } from './records.js';
+import { normalizeRecord } from '../ovhwire/records.js';
 import { SimState, readStateFile, writeStateFile, type ZoneState } from './state.js';
 import type { SimBehavior, SimCall, SimCredentials, SimOptions, SimRecord, SimRecordInit, SimRecordPatch } from './types.js';
 

@@ -6,8 +6,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { assertZoneName, isFieldType, normalizeRecord, normalizeSubDomain, normalizeTarget, normalizeTtl } from './records.js';
-import type { RecordData } from './records.js';
+import { isFieldType, normalizeRecord, normalizeSubDomain, normalizeTarget, normalizeTtl, type RecordData } from '../ovhwire/records.js';
+import { assertZoneName } from './records.js';
 import type { SimCredentials, SimRecord, SimRecordInit } from './types.js';
 
 export interface StoredRecord extends RecordData {

@@ -1,13 +1,15 @@
 /**
- * The simulator's pure parts: signing, path patterns, rule counting, record rules, serials.
+ * The simulator's pure parts and OVH's wire rules it answers by (ovhwire/): signing, path patterns,
+ * rule counting, record rules, serials.
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { FaultSet, patternToRegExp } from '../../src/ovhsim/faults.js';
-import { absoluteName, bindZoneFile, normalizeRecord, txtForAnswer, txtWireStrings } from '../../src/ovhsim/records.js';
-import { signRequest, signedUrlCandidates, stripPort } from '../../src/ovhsim/signature.js';
+import { absoluteName, bindZoneFile, txtWireStrings } from '../../src/ovhsim/records.js';
 import { nextSerial } from '../../src/ovhsim/state.js';
-import { SimApiError } from '../../src/ovhsim/errors.js';
+import { OvhApiError } from '../../src/ovhwire/errors.js';
+import { normalizeRecord, txtForAnswer } from '../../src/ovhwire/records.js';
+import { signRequest, signedUrlCandidates, stripPort } from '../../src/ovhwire/signature.js';
 
 describe('signature', () => {
   it('is "$1$" + sha1 of AS+CK+METHOD+URL+BODY+TS', () => {
@@ -67,7 +69,7 @@ describe('record rules', () => {
     try {
       normalizeRecord(input, 'z.test');
     } catch (err) {
-      if (err instanceof SimApiError) return err.body.message;
+      if (err instanceof OvhApiError) return err.body.message;
     }
     return 'accepted';
   };

@@ -18,6 +18,7 @@
  * Errors that would fail a plain listing too (5xx after retries, auth, unknown zone) are thrown.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import { EXPANDED_MODE } from '../../ovhwire/routes.js';
 import { OvhError } from '../errors.js';
 import type { OvhRecord } from '../types.js';
 import { filterParams, toRecord, type RecordFilter } from './answers.js';
@@ -35,8 +36,6 @@ export type ExpandedListsState = 'unknown' | 'yes' | 'no';
 
 /** A record listing: full records (expanded mode), or ids to GET one by one. `calls`: the OVH calls it took. */
 export type RecordListing = { records: OvhRecord[]; calls: number } | { ids: string[]; calls: number };
-
-export const EXPANDED_MODE_HEADER = 'CachedObjectList-Pages';
 
 /** Records asked per expanded page unless told otherwise (OVH's own console asks 5000 on such routes). */
 export const DEFAULT_EXPANDED_PAGE_SIZE = 5000;
@@ -101,7 +100,7 @@ export class ExpandedLists {
     const params = filterParams(filter);
     const page = (number: number, size: number) =>
       this.transport.exchange('GET', path, params, true, {
-        headers: { 'X-Pagination-Mode': EXPANDED_MODE_HEADER, 'X-Pagination-Size': String(size), 'X-Pagination-Number': String(number), Pragma: 'no-cache' },
+        headers: { 'X-Pagination-Mode': EXPANDED_MODE, 'X-Pagination-Size': String(size), 'X-Pagination-Number': String(number), Pragma: 'no-cache' },
       });
 
     let first: Exchange;

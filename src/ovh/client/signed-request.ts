@@ -2,9 +2,9 @@
  * The one request node-ovh cannot make — a GET with headers of ours (the expanded list mode's paging
  * headers) — built and signed exactly as node-ovh 3.x builds and signs its own.
  */
-import { createHash } from 'node:crypto';
 import https from 'node:https';
 import querystring from 'node:querystring';
+import { signRequest } from '../../ovhwire/signature.js';
 import type { OvhEndpoint } from '../endpoint.js';
 
 export interface OvhCredentials {
@@ -32,8 +32,7 @@ export function signedGet(
   const query = Object.fromEntries(Object.entries(params ?? {}).filter(([, v]) => v !== undefined && v !== null));
   const fullPath = `${endpoint.basePath}${path}${Object.keys(query).length > 0 ? `?${querystring.stringify(query as querystring.ParsedUrlQueryInput)}` : ''}`;
   const timestamp = Math.round(Date.now() / 1000) + apiTimeDiff;
-  const signed = [credentials.applicationSecret, credentials.consumerKey, method, `https://${endpoint.host}${fullPath}`, '', timestamp].join('+');
-  const signature = '$1$' + createHash('sha1').update(signed).digest('hex');
+  const signature = signRequest(credentials.applicationSecret, credentials.consumerKey, method, `https://${endpoint.host}${fullPath}`, '', timestamp);
   const headers = {
     ...extra,
     'Content-Type': 'application/json',
