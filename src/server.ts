@@ -16,6 +16,7 @@ import { ReadCache } from './core/read-cache.js';
 import { TokenCache } from './core/tenants.js';
 import { checkSealedSecrets } from './core/secrets.js';
 import { TsigKeyCache, tsigKeyring, type TsigKeyring } from './core/tsig-keys.js';
+import { OvhKeyCache } from './core/ovh-keys.js';
 import { registerZones } from './core/zones.js';
 import { ZoneService } from './gen/dnsplane/v1/zone_pb.js';
 import { NsmService } from './gen/dnsplane/v1/nsm_pb.js';
@@ -151,7 +152,8 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     // dnsplane_tenant); a lost or silent listener sends every call to Postgres until it is back.
     const tokens = new TokenCache(() => listener?.live() ?? false);
     const tsigKeys = new TsigKeyCache(() => listener?.live() ?? false);
-    const caches = [tokens, tsigKeys];
+    const ovhKeys = new OvhKeyCache(() => listener?.live() ?? false);
+    const caches = [tokens, tsigKeys, ovhKeys];
     listener = await store.listen(
       database.pool,
       { tenant: (name) => caches.forEach((c) => c.forget(name)) },
@@ -159,7 +161,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         heartbeatMs: LISTENER_HEARTBEAT_MS,
         onLost: () => {
           caches.forEach((c) => c.clear());
-          log.warn('lost the LISTEN connection: tokens and TSIG keys are checked in Postgres until it is back');
+          log.warn('lost the LISTEN connection: tokens, TSIG keys and OVH keys are checked in Postgres until it is back');
         },
         onReconnect: () => {
           caches.forEach((c) => c.clear());
@@ -191,6 +193,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       tokens,
       secrets,
       tsigKeys,
+      ovhKeys,
       planLimiter: new PlanLimiter(config.planConcurrency, {
         running: (tenant, delta) => metrics.planRunning(tenant, delta),
         refused: (tenant) => metrics.planRefused(tenant),

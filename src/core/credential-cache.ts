@@ -1,12 +1,13 @@
 /**
  * Credentials that authenticated, kept in memory so that the next call needs no round trip to
  * Postgres: bearer tokens by their hash (core/tenants.ts TokenCache), TSIG keys by name
- * (core/tsig-keys.ts). Only what authenticated is kept: an unknown or refused credential reads
- * Postgres every time (what a limiter of failed attempts sits in front of).
+ * (core/tsig-keys.ts), OVH keys by the hash of their consumer key (core/ovh-keys.ts). Only what was
+ * found is kept: an unknown credential reads Postgres every time (what a limiter of failed attempts
+ * sits in front of).
  *
  * Exactness across replicas comes from NOTIFY dnsplane_tenant, sent with every change of a tenant's
- * credentials (a token rotated, the tenant disabled or enabled, a TSIG key created, rotated or
- * deleted: store/tenants.ts, store/tsig-keys.ts): forget(name) drops that tenant's entries. Entries
+ * credentials (a token rotated, the tenant disabled or enabled, a TSIG or OVH key created, rotated or
+ * deleted: store/tenants.ts, store/tsig-keys.ts, store/ovh-keys.ts): forget(name) drops that tenant's entries. Entries
  * are used only while `trusted()` says the replica is listening (server.ts: the listener is connected
  * and answered its heartbeat recently); clear() when the listener is lost or comes back, since
  * notifications sent in between were missed. An answer read from Postgres is kept only if nothing was
@@ -15,6 +16,8 @@
  */
 export class CredentialCache<V> {
   private readonly entries = new Map<string, V>();
+  /** Reads of Postgres in flight, by key, with the epoch they started in (lookup()). */
+  private readonly reads = new Map<string, { epoch: number; read: Promise<V | undefined> }>();
   /** Bumped by every forget() and clear(). */
   epoch = 0;
 
@@ -33,6 +36,29 @@ export class CredentialCache<V> {
   get(key: string): V | undefined {
     if (!this.trusted()) return undefined;
     return this.entries.get(key);
+  }
+
+  /**
+   * The entry for `key`, from memory, else from `read` (Postgres), kept when found. Reads of one key in
+   * flight at once are shared — never across an invalidation, whose later callers read again.
+   */
+  async lookup(key: string, read: () => Promise<V | undefined>): Promise<V | undefined> {
+    const hit = this.get(key);
+    if (hit) return hit;
+    const epoch = this.epoch;
+    const shared = this.reads.get(key);
+    if (shared && shared.epoch === epoch) return shared.read;
+    const pending = read().then((value) => {
+      if (value) this.set(key, value, epoch);
+      return value;
+    });
+    const entry = { epoch, read: pending };
+    this.reads.set(key, entry);
+    try {
+      return await pending;
+    } finally {
+      if (this.reads.get(key) === entry) this.reads.delete(key);
+    }
   }
 
   /** Keeps what Postgres answered, unless the cache was invalidated since `epoch` or is not trusted. */

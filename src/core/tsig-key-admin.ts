@@ -9,8 +9,9 @@ import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import * as store from '../store/index.js';
 import { auditAdminAction } from './audit.js';
+import { actedBy, sealingBox, tenantNamed } from './credential-admin.js';
 import { InvalidInputError, NotFoundError } from './errors.js';
-import { SECRETS_KEY_RULE, SECRETS_KEY_SETTING, SecretsKeyError, checkSealedSecrets, type SecretBox } from './secrets.js';
+import { checkSealedSecrets, type SecretBox } from './secrets.js';
 import type { Tenant } from './tenants.js';
 import {
   TSIG_SECRET_BYTES,
@@ -69,27 +70,8 @@ function view(r: store.TsigKeyRow): TsigKeyView {
   };
 }
 
-function by(actor: Tenant | null): string {
-  return actor ? `by ${actor.name}` : 'from the command line';
-}
-
 function describe(k: TsigKeyView): string {
   return `TSIG key ${k.name} (${k.algorithm}${k.acmeOnly ? ', acme-only' : ''}) of tenant ${k.tenant}`;
-}
-
-async function tenantNamed(q: store.Queryable, name: string, field: string): Promise<Tenant> {
-  if (name.trim() === '') throw new InvalidInputError(field, 'a tenant name is required');
-  const t = await store.getTenantByName(q, name.trim());
-  if (!t) throw new NotFoundError('tenant', name.trim(), `${field}: no tenant named "${name.trim()}" (dnsplane tenant list shows them)`);
-  return t;
-}
-
-/** The box to seal with, or SecretsKeyError saying how to set one. */
-function boxOf(secrets: SecretBox | undefined): SecretBox {
-  if (secrets) return secrets;
-  throw new SecretsKeyError(
-    `${SECRETS_KEY_SETTING} is not set: TSIG secrets are kept sealed with it. It ${SECRETS_KEY_RULE}, the same value for every replica and for this command`,
-  );
 }
 
 function newSecret(algorithm: TsigAlgorithm): Buffer {
@@ -105,7 +87,7 @@ export async function createTsigKey(admin: KeyAdmin, input: NewTsigKeyInput): Pr
   const algorithm = parseTsigAlgorithm(input.algorithm ?? '', 'algorithm');
   const wanted = input.name?.trim() ? normalizeTsigKeyName(input.name, 'name') : undefined;
   const tenant = await tenantNamed(admin.pool, input.tenant, 'tenant');
-  const box = boxOf(admin.secrets);
+  const box = sealingBox(admin.secrets, 'TSIG secrets');
   const secret = newSecret(algorithm);
   // A generated name that happens to be taken is drawn again; a name asked for is refused.
   for (let attempt = 0; ; attempt++) {
@@ -115,7 +97,7 @@ export async function createTsigKey(admin: KeyAdmin, input: NewTsigKeyInput): Pr
         await checkSealedSecrets(tx, box);
         const row = await store.createTsigKey(tx, { tenantId: tenant.id, name, algorithm, acmeOnly: input.acmeOnly ?? false, sealed: box.seal(secret, secretContext(name)) });
         const key = view(row);
-        await auditAdminAction(tx, null, admin.actor, 'create-tsig-key', `${describe(key)} created ${by(admin.actor)}`, { key: key.name, tenant: key.tenant, algorithm, acmeOnly: key.acmeOnly });
+        await auditAdminAction(tx, null, admin.actor, 'create-tsig-key', `${describe(key)} created ${actedBy(admin.actor)}`, { key: key.name, tenant: key.tenant, algorithm, acmeOnly: key.acmeOnly });
         return { key, secret, tenant };
       });
     } catch (e) {
@@ -135,7 +117,7 @@ export async function listTsigKeys(q: store.Queryable, tenant: string): Promise<
 /** A new secret for the key (same name, algorithm, scope); the old one stops working at once. */
 export async function rotateTsigKey(admin: KeyAdmin, rawName: string): Promise<IssuedTsigKey> {
   const name = normalizeTsigKeyName(rawName, 'name');
-  const box = boxOf(admin.secrets);
+  const box = sealingBox(admin.secrets, 'TSIG secrets');
   return store.withTransaction(admin.pool, async (tx) => {
     const current = await store.getTsigKey(tx, name);
     if (!current) throw new NotFoundError('TSIG key', name, `name: no TSIG key named "${name}" (dnsplane tenant tsig list TENANT shows them)`);
@@ -143,7 +125,7 @@ export async function rotateTsigKey(admin: KeyAdmin, rawName: string): Promise<I
     const algorithm = isTsigAlgorithm(current.algorithm) ? current.algorithm : DEFAULT_TSIG_ALGORITHM;
     const secret = newSecret(algorithm);
     const key = view(await store.rotateTsigKey(tx, name, box.seal(secret, secretContext(name))));
-    await auditAdminAction(tx, null, admin.actor, 'rotate-tsig-key', `${describe(key)} rotated ${by(admin.actor)}: the old secret no longer works`, { key: key.name, tenant: key.tenant });
+    await auditAdminAction(tx, null, admin.actor, 'rotate-tsig-key', `${describe(key)} rotated ${actedBy(admin.actor)}: the old secret no longer works`, { key: key.name, tenant: key.tenant });
     const tenant = await store.getTenantById(tx, current.tenantId);
     return { key, secret, tenant: tenant! };
   });
@@ -160,7 +142,7 @@ export async function deleteTsigKey(admin: Omit<KeyAdmin, 'secrets'>, rawName: s
       if (e instanceof store.NotFoundError) throw new NotFoundError('TSIG key', name, `name: no TSIG key named "${name}" (dnsplane tenant tsig list TENANT shows them)`);
       throw e;
     }
-    await auditAdminAction(tx, null, admin.actor, 'delete-tsig-key', `${describe(key)} deleted ${by(admin.actor)}`, { key: key.name, tenant: key.tenant });
+    await auditAdminAction(tx, null, admin.actor, 'delete-tsig-key', `${describe(key)} deleted ${actedBy(admin.actor)}`, { key: key.name, tenant: key.tenant });
     return key;
   });
 }

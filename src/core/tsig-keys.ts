@@ -12,12 +12,11 @@
  * are shared (not across an invalidation). "Last used" is written at most once a minute per key and
  * process (the latest use of the minute is written at its end), never once per request.
  */
-import type { Logger } from 'pino';
-import { messageOf } from '../error-message.js';
 import * as store from '../store/index.js';
 import type { CoreContext } from './context.js';
 import { SECRETS_KEY_SETTING, SecretsKeyError } from './secrets.js';
 import { InvalidInputError } from './errors.js';
+import { LastUsed } from './last-used.js';
 import type { TsigAlgorithm, TsigKey } from './tsig-key-cache.js';
 
 export type { TsigAlgorithm, TsigKey } from './tsig-key-cache.js';
@@ -87,11 +86,8 @@ export function secretContext(name: string): string {
   return `tsig-key:${name}`;
 }
 
-/** "Last used" is written at most this often per key and process. */
-export const LAST_USED_EVERY_MS = 60_000;
-
 export interface KeyringOptions {
-  /** Default LAST_USED_EVERY_MS. */
+  /** Default LAST_USED_EVERY_MS (core/last-used.ts). */
   lastUsedEveryMs?: number;
   /** Default Date.now. */
   clock?: () => number;
@@ -108,9 +104,7 @@ export function tsigKeyring(ctx: CoreContext): TsigKeyring {
 
 /** A keyring of its own (tests: another "last used" interval or clock). */
 export function createTsigKeyring(ctx: CoreContext, opts: KeyringOptions = {}): TsigKeyring {
-  const lastUsed = new LastUsed(ctx.pool, ctx.log, opts.lastUsedEveryMs ?? LAST_USED_EVERY_MS, opts.clock ?? Date.now);
-  /** Reads in flight by name, with the cache epoch they started in. */
-  const reads = new Map<string, { epoch: number; read: Promise<TsigKey | undefined> }>();
+  const lastUsed = new LastUsed((uses) => store.noteTsigKeysUsed(ctx.pool, uses), ctx.log, 'TSIG key', opts.lastUsedEveryMs, opts.clock);
 
   const read = async (name: string): Promise<TsigKey | undefined> => {
     const row = await store.findTsigKeyForAuth(ctx.pool, name);
@@ -126,76 +120,10 @@ export function createTsigKeyring(ctx: CoreContext, opts: KeyringOptions = {}): 
     async find(raw) {
       const name = canonicalKeyName(raw);
       if (name === undefined) return undefined;
-      const cache = ctx.tsigKeys;
-      if (!cache) return read(name);
-      const hit = cache.get(name);
-      if (hit) return hit;
-      const epoch = cache.epoch;
-      const shared = reads.get(name);
-      if (shared && shared.epoch === epoch) return shared.read;
-      const pending = read(name).then((key) => {
-        if (key) cache.set(name, key, epoch);
-        return key;
-      });
-      const entry = { epoch, read: pending };
-      reads.set(name, entry);
-      try {
-        return await pending;
-      } finally {
-        if (reads.get(name) === entry) reads.delete(name);
-      }
+      return ctx.tsigKeys ? ctx.tsigKeys.lookup(name, () => read(name)) : read(name);
     },
     noteUsed(key) {
       lastUsed.note(key.id);
     },
   };
-}
-
-/**
- * "Last used", coalesced per key: the first use after a quiet interval is written at once; later uses
- * within the interval are remembered and the latest is written when the interval ends. A failed write
- * is logged (no secret is involved) and dropped.
- */
-class LastUsed {
-  private readonly keys = new Map<string, { writtenAt: number; pending?: number; timer?: NodeJS.Timeout }>();
-
-  constructor(
-    private readonly pool: store.Queryable,
-    private readonly log: Logger,
-    private readonly everyMs: number,
-    private readonly clock: () => number,
-  ) {}
-
-  note(id: string): void {
-    const now = this.clock();
-    const state = this.keys.get(id);
-    if (!state || (now - state.writtenAt >= this.everyMs && !state.timer)) {
-      if (!state && this.keys.size >= 10_000) this.prune(now);
-      this.keys.set(id, { writtenAt: now });
-      this.write(id, now);
-      return;
-    }
-    state.pending = Math.max(state.pending ?? now, now);
-    if (state.timer) return;
-    state.timer = setTimeout(() => {
-      state.timer = undefined;
-      const at = state.pending;
-      state.pending = undefined;
-      if (at === undefined) return;
-      state.writtenAt = this.clock();
-      this.write(id, at);
-    }, Math.max(0, state.writtenAt + this.everyMs - now));
-    state.timer.unref();
-  }
-
-  private write(id: string, at: number): void {
-    store.noteTsigKeysUsed(this.pool, [{ id, at: new Date(at) }]).catch((e: unknown) => {
-      this.log.warn({ err: messageOf(e), tsigKeyId: id }, 'could not record when a TSIG key was last used');
-    });
-  }
-
-  /** Forgets keys with nothing pending whose interval is over (they start afresh at their next use). */
-  private prune(now: number): void {
-    for (const [id, s] of this.keys) if (!s.timer && now - s.writtenAt >= this.everyMs) this.keys.delete(id);
-  }
 }

@@ -30,3 +30,4 @@ export * from './notify.js';
 export * from './demo.js';
 export * from './sealed.js';
 export * from './tsig-keys.js';
+export * from './ovh-keys.js';

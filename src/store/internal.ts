@@ -48,6 +48,22 @@ export function assertIdString(what: string, value: string): void {
   }
 }
 
+/**
+ * Sets `last_used_at` of credential rows (a table with `id` and `last_used_at`: TSIG keys, OVH keys) to
+ * the times given, several rows in one statement. A time never moves back; a row deleted meanwhile is
+ * skipped. `table` is one of ours, never input.
+ */
+export async function noteUsedAt(q: Queryable, table: 'tsig_keys' | 'ovh_keys', what: string, uses: ReadonlyArray<{ id: string; at: Date }>): Promise<void> {
+  if (uses.length === 0) return;
+  for (const u of uses) assertIdString(what, u.id);
+  await q.query(
+    `UPDATE ${table} k SET last_used_at = GREATEST(k.last_used_at, u.at)
+       FROM unnest($1::bigint[], $2::timestamptz[]) AS u(id, at)
+      WHERE k.id = u.id`,
+    [uses.map((u) => u.id), uses.map((u) => u.at)],
+  );
+}
+
 export function assertLimit(limit: number): void {
   if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) {
     throw new RangeError(`limit: expected an integer in 1..10000, got ${limit}`);

@@ -1,8 +1,8 @@
 /**
  * Sealed secrets as the tables keep them: the four columns `secret_key_id`, `secret_iv`, `secret_tag`
  * and `secret_ciphertext` of every table that holds secrets the server must be able to read back (TSIG
- * secrets today). Sealing and opening is core/secrets.ts; this module only knows the columns, and
- * which encryption keys the stored secrets need, for the check at start.
+ * secrets, OVH application secrets). Sealing and opening is core/secrets.ts; this module only knows
+ * the columns, and which encryption keys the stored secrets need, for the check at start.
  */
 import type { Queryable } from './internal.js';
 
@@ -37,7 +37,10 @@ export function sealedParams(s: SealedSecret): Buffer[] {
 }
 
 /** Every table holding sealed secrets, and what one of its rows is called in messages. */
-const SEALED_TABLES: ReadonlyArray<{ table: string; what: string }> = [{ table: 'tsig_keys', what: 'TSIG key' }];
+const SEALED_TABLES: ReadonlyArray<{ table: string; what: string }> = [
+  { table: 'tsig_keys', what: 'TSIG key' },
+  { table: 'ovh_keys', what: 'OVH application secret' },
+];
 
 export interface SealedUse {
   /** What the rows are, e.g. "TSIG key". */

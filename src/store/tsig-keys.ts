@@ -5,7 +5,7 @@
  * tenant's keys (core/tsig-keys.ts) when the change commits.
  */
 import { AlreadyExistsError, NotFoundError } from './errors.js';
-import { PG_FOREIGN_KEY_VIOLATION, PG_UNIQUE_VIOLATION, assertIdString, errorCode, type Queryable } from './internal.js';
+import { PG_FOREIGN_KEY_VIOLATION, PG_UNIQUE_VIOLATION, assertIdString, errorCode, noteUsedAt, type Queryable } from './internal.js';
 import { TENANT_CHANNEL } from './notify.js';
 import { SEALED_COLUMNS, sealedParams, toSealed, type SealedRow, type SealedSecret } from './sealed.js';
 import { tenantColumns, toTenant, type Tenant, type TenantRow } from './tenants.js';
@@ -145,12 +145,5 @@ export async function deleteTsigKey(q: Queryable, name: string): Promise<TsigKey
  * moves back; a key deleted meanwhile is skipped.
  */
 export async function noteTsigKeysUsed(q: Queryable, uses: ReadonlyArray<{ id: string; at: Date }>): Promise<void> {
-  if (uses.length === 0) return;
-  for (const u of uses) assertIdString('TSIG key id', u.id);
-  await q.query(
-    `UPDATE tsig_keys k SET last_used_at = GREATEST(k.last_used_at, u.at)
-       FROM unnest($1::bigint[], $2::timestamptz[]) AS u(id, at)
-      WHERE k.id = u.id`,
-    [uses.map((u) => u.id), uses.map((u) => u.at)],
-  );
+  await noteUsedAt(q, 'tsig_keys', 'TSIG key id', uses);
 }

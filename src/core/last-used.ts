@@ -1,0 +1,59 @@
+/**
+ * "Last used" of a credential (a TSIG key, an OVH key), coalesced per credential and process: the
+ * first use after a quiet interval is written at once; later uses within the interval are remembered
+ * and the latest is written when the interval ends — never a write per request. A failed write is
+ * logged (no secret is involved) and dropped; a stop may lose the uses of its last interval.
+ */
+import type { Logger } from 'pino';
+import { messageOf } from '../error-message.js';
+
+/** "Last used" is written at most this often per credential and process. */
+export const LAST_USED_EVERY_MS = 60_000;
+
+export class LastUsed {
+  private readonly keys = new Map<string, { writtenAt: number; pending?: number; timer?: NodeJS.Timeout }>();
+
+  constructor(
+    /** Writes the uses (store.noteTsigKeysUsed, store.noteOvhKeysUsed). */
+    private readonly write: (uses: Array<{ id: string; at: Date }>) => Promise<void>,
+    private readonly log: Logger,
+    /** What a credential is, for the log line ("TSIG key"). */
+    private readonly what: string,
+    private readonly everyMs: number = LAST_USED_EVERY_MS,
+    private readonly clock: () => number = Date.now,
+  ) {}
+
+  /** The credential with this row id authenticated a request now. */
+  note(id: string): void {
+    const now = this.clock();
+    const state = this.keys.get(id);
+    if (!state || (now - state.writtenAt >= this.everyMs && !state.timer)) {
+      if (!state && this.keys.size >= 10_000) this.prune(now);
+      this.keys.set(id, { writtenAt: now });
+      this.record(id, now);
+      return;
+    }
+    state.pending = Math.max(state.pending ?? now, now);
+    if (state.timer) return;
+    state.timer = setTimeout(() => {
+      state.timer = undefined;
+      const at = state.pending;
+      state.pending = undefined;
+      if (at === undefined) return;
+      state.writtenAt = this.clock();
+      this.record(id, at);
+    }, Math.max(0, state.writtenAt + this.everyMs - now));
+    state.timer.unref();
+  }
+
+  private record(id: string, at: number): void {
+    this.write([{ id, at: new Date(at) }]).catch((e: unknown) => {
+      this.log.warn({ err: messageOf(e), id, credential: this.what }, `could not record when a ${this.what} was last used`);
+    });
+  }
+
+  /** Forgets credentials with nothing pending whose interval is over (they start afresh at their next use). */
+  private prune(now: number): void {
+    for (const [id, s] of this.keys) if (!s.timer && now - s.writtenAt >= this.everyMs) this.keys.delete(id);
+  }
+}

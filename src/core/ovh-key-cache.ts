@@ -1,0 +1,25 @@
+/**
+ * An OVH key as the keyring hands it out (core/ovh-keys.ts), and the cache of keys found, which
+ * server.ts builds per process and keeps exact with NOTIFY dnsplane_tenant (core/credential-cache.ts).
+ * Apart from the keyring so that CoreContext can hold the cache without importing the keyring.
+ */
+import { CredentialCache } from './credential-cache.js';
+import type { Tenant } from './tenants.js';
+
+export interface OvhKey {
+  id: string;
+  applicationKey: string;
+  /** Opened from its sealed form; never logged. */
+  applicationSecret: string;
+  /** The key's tenant as it was when the key was read (kept exact by the cache's invalidation). */
+  tenant: Tenant;
+  /** null: never expires. */
+  expiresAt: Date | null;
+}
+
+/** Keys found, by the sha-256 (hex) of their consumer key; server.ts builds one per process. */
+export class OvhKeyCache extends CredentialCache<OvhKey> {
+  constructor(isTrusted: () => boolean, maxEntries = 10_000) {
+    super(isTrusted, (k) => k.tenant.name, maxEntries);
+  }
+}

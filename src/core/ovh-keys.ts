@@ -1,0 +1,96 @@
+/**
+ * OVH-style keys (an application key, its application secret and a consumer key, as OVH issues them)
+ * as the OVH API dnsplane serves (ovhapi/) uses them: `ovhKeyring(ctx).find(consumerKey)` on every
+ * signed call, `noteUsed(key)` once its signature verified. A key acts as its tenant. Keys are made,
+ * rotated and deleted by core/ovh-key-admin.ts; the application secret is sealed at rest
+ * (core/secrets.ts) and opened here, once per key and process while it stays cached.
+ *
+ * A call names its consumer key in clear (X-Ovh-Consumer), so a key is found by the sha-256 of it —
+ * what the table keeps instead of the consumer key — and kept in memory by that hash
+ * (core/credential-cache.ts), exact across replicas the way tokens and TSIG keys are (NOTIFY
+ * dnsplane_tenant on every change of a key or its tenant). Reads of one key in flight at once are
+ * shared. "Last used" is written at most once a minute per key and process (core/last-used.ts).
+ */
+import { randomInt } from 'node:crypto';
+import * as store from '../store/index.js';
+import type { CoreContext } from './context.js';
+import { LastUsed } from './last-used.js';
+import type { OvhKey } from './ovh-key-cache.js';
+import { SECRETS_KEY_SETTING, SecretsKeyError } from './secrets.js';
+import { hashToken } from './tokens.js';
+
+export type { OvhKey } from './ovh-key-cache.js';
+export { OvhKeyCache } from './ovh-key-cache.js';
+
+/** The lengths OVH's own keys have: 16 characters for an application key, 32 for a secret and a consumer key. */
+export const APPLICATION_KEY_LENGTH = 16;
+export const SECRET_LENGTH = 32;
+
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** `length` random letters and digits (each of 62, uniformly: ~5.95 bits a character). */
+export function randomKey(length: number): string {
+  let out = '';
+  for (let i = 0; i < length; i++) out += ALPHABET[randomInt(ALPHABET.length)];
+  return out;
+}
+
+/** What a key's sealed secret is bound to: moved to another key's row, it does not open. */
+export function ovhSecretContext(applicationKey: string): string {
+  return `ovh-key:${applicationKey}`;
+}
+
+/** What the table keeps of a consumer key. */
+export function consumerKeyHash(consumerKey: string): Buffer {
+  return hashToken(consumerKey);
+}
+
+export interface OvhKeyring {
+  /**
+   * The key with this consumer key, disabled tenant or expired included (the caller answers those
+   * as OVH answers a credential that is not valid), or undefined when no key has it. Rejects
+   * (SecretsKeyError, SecretUnreadableError) when the secret cannot be opened: an operator's fault.
+   */
+  find(consumerKey: string): Promise<OvhKey | undefined>;
+  /** Whether some key has this application key (to tell OVH's INVALID_KEY from INVALID_CREDENTIAL). */
+  applicationKnown(applicationKey: string): Promise<boolean>;
+  /** A call authenticated with this key: recorded as its "last used", coalesced. */
+  noteUsed(key: OvhKey): void;
+}
+
+const keyrings = new WeakMap<CoreContext, OvhKeyring>();
+
+/** The context's keyring (its cache is ctx.ovhKeys, its "last used" writes coalesced). */
+export function ovhKeyring(ctx: CoreContext): OvhKeyring {
+  let ring = keyrings.get(ctx);
+  if (!ring) keyrings.set(ctx, (ring = createOvhKeyring(ctx)));
+  return ring;
+}
+
+/** A keyring of its own (tests: another "last used" interval or clock). */
+export function createOvhKeyring(ctx: CoreContext, opts: { lastUsedEveryMs?: number; clock?: () => number } = {}): OvhKeyring {
+  const lastUsed = new LastUsed((uses) => store.noteOvhKeysUsed(ctx.pool, uses), ctx.log, 'OVH key', opts.lastUsedEveryMs, opts.clock);
+
+  const read = async (hash: Buffer): Promise<OvhKey | undefined> => {
+    const row = await store.findOvhKeyForAuth(ctx.pool, hash);
+    if (!row) return undefined;
+    if (!ctx.secrets) {
+      throw new SecretsKeyError(`OVH key ${row.applicationKey}: ${SECRETS_KEY_SETTING} is not set on this server, so its application secret cannot be opened; set it to the key the secrets were sealed with`);
+    }
+    const secret = ctx.secrets.open(row.sealed, ovhSecretContext(row.applicationKey));
+    return { id: row.id, applicationKey: row.applicationKey, applicationSecret: secret.toString('utf8'), tenant: row.tenant, expiresAt: row.expiresAt };
+  };
+
+  return {
+    async find(consumerKey) {
+      const hash = consumerKeyHash(consumerKey);
+      return ctx.ovhKeys ? ctx.ovhKeys.lookup(hash.toString('hex'), () => read(hash)) : read(hash);
+    },
+    async applicationKnown(applicationKey) {
+      return (await store.getOvhKey(ctx.pool, applicationKey)) !== undefined;
+    },
+    noteUsed(key) {
+      lastUsed.note(key.id);
+    },
+  };
+}
