@@ -84,7 +84,24 @@ export interface Config {
    * prints: DNSPLANE_DNS_ADVERTISE, else DNSPLANE_DNS_LISTEN when it is host:port.
    */
   dnsAdvertise?: { host: string; port: number };
+  /** The OVH API served per tenant at /ovh/1.0 (src/ovhapi/, docs/ovh-api.md). */
+  ovhApi: OvhApiConfig;
 }
+
+/** The served OVH API's settings (DNSPLANE_OVH_API_*). */
+export interface OvhApiConfig {
+  /** DNSPLANE_OVH_API_ADVERTISE: the URL tools reach it at (OVH_ENDPOINT), ending in /ovh/1.0; undefined: not known. */
+  advertise?: string;
+  /** DNSPLANE_OVH_API_RATE: requests per second one tenant's tools may make, all keys together. */
+  rate: number;
+  /** DNSPLANE_OVH_API_BURST: requests a tenant may make at once before the rate applies. */
+  burst: number;
+  /** DNSPLANE_OVH_API_DRAFT_TTL: how long a staged write waits for its refresh before it is dropped. */
+  draftTtlMs: number;
+}
+
+/** Where the served OVH API is mounted on the API port: tools sign URLs with this path in them. */
+export const OVH_API_PATH = '/ovh/1.0';
 
 /** The settings, for `--help` and the README's configuration table. */
 export const SETTINGS: Array<{ name: string; default: string; help: string }> = [
@@ -132,6 +149,11 @@ export const SETTINGS: Array<{ name: string; default: string; help: string }> = 
   { name: 'DNSPLANE_SECRETS_KEY', default: '', help: 'the key that seals secrets kept at rest (TSIG secrets): 32 random bytes in base64, e.g. `openssl rand -base64 32`; the same on every replica; never logged. Demo mode keeps one in its data dir' },
   { name: 'DNSPLANE_DNS_ADVERTISE', default: '', help: 'host:port where DNS clients (cert-manager, lego, certbot, nsupdate) reach the DNS listener, printed in the configuration `tenant tsig create` shows; unset: DNSPLANE_DNS_LISTEN' },
   { name: 'DNSPLANE_CNAME_RELATIVE_ZONES', default: '', help: 'comma list of zones whose in-zone CNAME targets are sent relative (like external-dns --ovh-enable-cname-relative)' },
+  // The OVH API served per tenant at /ovh/1.0 on the API port (docs/ovh-api.md).
+  { name: 'DNSPLANE_OVH_API_ADVERTISE', default: '', help: 'the URL tools reach the served OVH API at, ending in /ovh/1.0 (e.g. https://dnsplane.example.com/ovh/1.0), printed as OVH_ENDPOINT by `tenant ovh-key create`; unset: http://DNSPLANE_LISTEN/ovh/1.0 when that names a host' },
+  { name: 'DNSPLANE_OVH_API_RATE', default: '50', help: "requests per second one tenant's tools may make to the served OVH API (all its keys together); over it: 429 with Retry-After, as OVH" },
+  { name: 'DNSPLANE_OVH_API_BURST', default: '500', help: 'requests a tenant may make at once to the served OVH API before DNSPLANE_OVH_API_RATE applies' },
+  { name: 'DNSPLANE_OVH_API_DRAFT_TTL', default: '1h', help: 'a write staged through the served OVH API that no refresh publishes within this is dropped' },
 ];
 
 export function parseDuration(value: string, field: string): number {
@@ -307,7 +329,37 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     corsOrigins: parseCorsOrigins(get('DNSPLANE_CORS_ORIGINS') ?? ''),
     secretsKey: parseSecretsKey(get('DNSPLANE_SECRETS_KEY')),
     dnsAdvertise: dnsAdvertise(get('DNSPLANE_DNS_ADVERTISE'), get('DNSPLANE_DNS_LISTEN')),
+    ovhApi: {
+      advertise: ovhApiAdvertise(get('DNSPLANE_OVH_API_ADVERTISE'), get('DNSPLANE_LISTEN') ?? '127.0.0.1:8080'),
+      rate: positiveNumber(get('DNSPLANE_OVH_API_RATE') ?? '50', 'DNSPLANE_OVH_API_RATE', false),
+      burst: positiveNumber(get('DNSPLANE_OVH_API_BURST') ?? '500', 'DNSPLANE_OVH_API_BURST', true),
+      draftTtlMs: parseDuration(get('DNSPLANE_OVH_API_DRAFT_TTL') ?? '1h', 'DNSPLANE_OVH_API_DRAFT_TTL'),
+    },
   };
+}
+
+/**
+ * DNSPLANE_OVH_API_ADVERTISE: an http(s) URL whose path is exactly /ovh/1.0 (tools sign the URL they
+ * call, path included, so a proxy must not rewrite it; go-ovh refuses a trailing slash). Unset:
+ * http://DNSPLANE_LISTEN/ovh/1.0 when the listener names a host (not every address, not port 0).
+ */
+export function ovhApiAdvertise(value: string | undefined, listen: string, field = 'DNSPLANE_OVH_API_ADVERTISE'): string | undefined {
+  if (value === undefined) {
+    const { host, port } = parseListen(listen);
+    if (['0.0.0.0', '::', ''].includes(host) || port === 0) return undefined;
+    return `http://${host.includes(':') ? `[${host}]` : host}:${port}${OVH_API_PATH}`;
+  }
+  const rule = `must be the http(s) URL tools reach the served OVH API at, ending in ${OVH_API_PATH} without a trailing slash (e.g. https://dnsplane.example.com${OVH_API_PATH})`;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new InvalidInputError(field, `${rule}, got "${value}"`);
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.pathname !== OVH_API_PATH || url.search || url.hash || url.username || url.password) {
+    throw new InvalidInputError(field, `${rule}, got "${value}"`);
+  }
+  return `${url.origin}${OVH_API_PATH}`;
 }
 
 /** DNSPLANE_SECRETS_KEY: exactly 32 bytes in base64. The message never shows the value (a secret). */

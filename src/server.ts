@@ -187,6 +187,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         maxChangePercent: config.maxChangePercent,
         applyBatch: config.applyBatch,
         applyCoalesceMs: config.applyCoalesceMs,
+        ovhApi: { advertise: config.ovhApi.advertise, draftTtlMs: config.ovhApi.draftTtlMs },
       },
       metrics,
       reads: new ReadCache(database.pool, { onZoneStatesRead: () => metrics.zoneStatesRead() }),

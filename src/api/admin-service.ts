@@ -6,6 +6,7 @@
 import { create } from '@bufbuild/protobuf';
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import * as admin from '../core/admin.js';
+import * as ovhKeys from '../core/ovh-key-admin.js';
 import { Slicer } from '../core/slices.js';
 import type { CoreContext } from '../core/context.js';
 import type { Tenant } from '../core/tenants.js';
@@ -14,6 +15,10 @@ import {
   AssignOwnershipResponseSchema,
   CreateTenantResponseSchema,
   CreateTsigKeyResponseSchema,
+  CreateOvhKeyResponseSchema,
+  DeleteOvhKeyResponseSchema,
+  ListOvhKeysResponseSchema,
+  RotateOvhKeyResponseSchema,
   DeleteTsigKeyResponseSchema,
   DisableTenantResponseSchema,
   GetPlanResponseSchema,
@@ -43,6 +48,8 @@ import {
   planToPb,
   tenantToPb,
   tsigKeyToPb,
+  issuedOvhKeyToPb,
+  ovhKeyToPb,
 } from './convert.js';
 
 /** The calling tenant, refused unless it has the admin scope. */
@@ -53,6 +60,7 @@ function adminOf(hc: HandlerContext): Tenant {
 }
 
 export function adminService(ctx: CoreContext): ServiceImpl<typeof AdminService> {
+  const ovhKeyAdmin = (actor: Tenant): ovhKeys.OvhKeyAdmin => ({ pool: ctx.pool, secrets: ctx.secrets, actor, keys: ctx.ovhKeys, log: ctx.log });
   return {
     async planAs(req, hc) {
       const actor = adminOf(hc);
@@ -177,6 +185,29 @@ export function adminService(ctx: CoreContext): ServiceImpl<typeof AdminService>
     async deleteTsigKey(req, hc) {
       const actor = adminOf(hc);
       return create(DeleteTsigKeyResponseSchema, { key: tsigKeyToPb(await admin.deleteTsigKey(ctx, actor, req.name)) });
+    },
+
+    // OVH keys (core/ovh-key-admin.ts): this replica forgets the tenant's cached keys at once.
+    async createOvhKey(req, hc) {
+      const actor = adminOf(hc);
+      const issued = await ovhKeys.createOvhKey(ovhKeyAdmin(actor), { tenant: req.tenant, expiresInMs: Number(req.expiresInSeconds) * 1000 });
+      return create(CreateOvhKeyResponseSchema, { issued: issuedOvhKeyToPb(issued, ctx.settings.ovhApi?.advertise) });
+    },
+
+    async listOvhKeys(req, hc) {
+      const actor = adminOf(hc);
+      return create(ListOvhKeysResponseSchema, { keys: (await ovhKeys.listOvhKeys(ovhKeyAdmin(actor), req.tenant)).map(ovhKeyToPb) });
+    },
+
+    async rotateOvhKey(req, hc) {
+      const actor = adminOf(hc);
+      const issued = await ovhKeys.rotateOvhKey(ovhKeyAdmin(actor), req.applicationKey);
+      return create(RotateOvhKeyResponseSchema, { issued: issuedOvhKeyToPb(issued, ctx.settings.ovhApi?.advertise) });
+    },
+
+    async deleteOvhKey(req, hc) {
+      const actor = adminOf(hc);
+      return create(DeleteOvhKeyResponseSchema, { key: ovhKeyToPb(await ovhKeys.deleteOvhKey(ovhKeyAdmin(actor), req.applicationKey)) });
     },
 
     async parseDesiredState(req, hc) {

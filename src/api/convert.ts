@@ -14,6 +14,7 @@ import type { JournalView, PlanSummary } from '../core/admin.js';
 import type { Adoption as CoreAdoption } from '../core/import-txt.js';
 import type { Tenant as CoreTenant } from '../core/tenants.js';
 import type { TsigKeyView } from '../core/tsig-key-admin.js';
+import type { IssuedOvhKey, OvhKeyView } from '../core/ovh-key-admin.js';
 import { Slicer } from '../core/slices.js';
 import {
   AdoptionOutcome,
@@ -23,12 +24,16 @@ import {
   RegistryAdoptionSchema,
   TenantSchema,
   TsigKeySchema,
+  IssuedOvhKeySchema,
+  OvhKeySchema,
   type JournalEntry as PbJournalEntry,
   type OwnershipEntry as PbOwnershipEntry,
   type PlanSummary as PbPlanSummary,
   type RegistryAdoption as PbRegistryAdoption,
   type Tenant as PbTenant,
   type TsigKey as PbTsigKey,
+  type IssuedOvhKey as PbIssuedOvhKey,
+  type OvhKey as PbOvhKey,
 } from '../gen/dnsplane/v1/admin_pb.js';
 import { InvalidInputError } from '../dns/errors.js';
 import { refreshPath } from '../ovh/types.js';
@@ -266,6 +271,22 @@ export function tsigKeyToPb(k: TsigKeyView): PbTsigKey {
     ...(k.rotatedAt ? { rotatedAt: timestampFromDate(k.rotatedAt) } : {}),
     ...(k.lastUsedAt ? { lastUsedAt: timestampFromDate(k.lastUsedAt) } : {}),
   });
+}
+
+export function ovhKeyToPb(k: OvhKeyView): PbOvhKey {
+  return create(OvhKeySchema, {
+    applicationKey: k.applicationKey,
+    tenant: k.tenant,
+    createdAt: timestampFromDate(k.createdAt),
+    ...(k.rotatedAt ? { rotatedAt: timestampFromDate(k.rotatedAt) } : {}),
+    ...(k.lastUsedAt ? { lastUsedAt: timestampFromDate(k.lastUsedAt) } : {}),
+    ...(k.expiresAt ? { expiresAt: timestampFromDate(k.expiresAt) } : {}),
+  });
+}
+
+/** A key just issued, with the endpoint tools use (empty when the server does not know it). */
+export function issuedOvhKeyToPb(i: IssuedOvhKey, endpoint: string | undefined): PbIssuedOvhKey {
+  return create(IssuedOvhKeySchema, { key: ovhKeyToPb(i.key), applicationSecret: i.applicationSecret, consumerKey: i.consumerKey, endpoint: endpoint ?? '' });
 }
 
 export function ownershipEntryToPb(r: OwnershipRow): PbOwnershipEntry {

@@ -13,6 +13,7 @@ import { DEFAULT_TSIG_ALGORITHM, TSIG_ALGORITHMS } from '../core/tsig-keys.js';
 import { parseListen } from '../config.js';
 import { configFrom, type CliIo } from './command.js';
 import { withDatabase } from './migrate.js';
+import { table } from './text.js';
 import { PLACEHOLDER_HOST, renderTsigConfigs, tsigConfigs, type DnsServer } from './tsig-config.js';
 
 export const TSIG_HELP = `Usage:
@@ -75,11 +76,6 @@ function keyJson(k: TsigKeyView): Record<string, unknown> {
 
 function scope(k: TsigKeyView): string {
   return k.acmeOnly ? 'acme-only' : 'tenant';
-}
-
-function table(rows: string[][]): string[] {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd());
 }
 
 function printIssued(io: CliIo, issued: IssuedTsigKey, server: DnsServer, json: boolean, verb: 'created' | 'rotated'): void {

@@ -8,8 +8,10 @@ import { createTenantInManagedZones, listTenants, rotateTenantToken, setTenantDi
 import { InvalidInputError } from '../dns/errors.js';
 import type { CliIo, Command } from './command.js';
 import { withDatabase } from './migrate.js';
+import { table } from './text.js';
 import { CONNECTION_FILE } from '../store/index.js';
 import { runTsig, TSIG_HELP } from './tenant-tsig.js';
+import { OVH_KEY_HELP, runOvhKey } from './tenant-ovh-key.js';
 
 const HELP = `Usage:
   dnsplane tenant create NAME --zone ZONE [--zone …] [--suffix SUFFIX …] [--admin]
@@ -18,6 +20,7 @@ const HELP = `Usage:
   dnsplane tenant disable NAME [--enable]
   dnsplane tenant set-max-change NAME PERCENT|default
   dnsplane tenant tsig create|list|rotate|delete …   (dnsplane tenant tsig --help)
+  dnsplane tenant ovh-key create|list|rotate|delete … (dnsplane tenant ovh-key --help)
 
 create: a tenant allowed to manage records in the given zones (and, with --suffix, only names under
   those suffixes, e.g. --suffix cluster1.example.com). Each zone must be one dnsplane manages:
@@ -31,6 +34,8 @@ set-max-change: the tenant's own change threshold: an apply updating or deleting
   forced; "default" puts back the server's DNSPLANE_MAX_CHANGE_PERCENT.
 tsig: the tenant's TSIG keys, for DNS UPDATE clients (cert-manager, lego, certbot, external-dns,
   nsupdate); see dnsplane tenant tsig --help.
+ovh-key: the tenant's OVH-style keys, for tools that speak the OVH API (external-dns --provider=ovh,
+  cert-manager-webhook-ovh, lego, Traefik, Caddy, Terraform); see dnsplane tenant ovh-key --help.
 
 Works on the database directly (DATABASE_URL, or the embedded one under DNSPLANE_DATA_DIR). Beside a
 running \`dnsplane serve\` on the embedded database, it connects through the connection file the server
@@ -43,11 +48,6 @@ function one(positionals: string[]): string {
 
 function describe(t: Tenant): string {
   return `tenant "${t.name}"${t.scopes.length ? ` (scopes: ${t.scopes.join(', ')})` : ''}, zones: ${t.zones.join(', ') || '(all)'}${t.suffixes.length ? `, suffixes: ${t.suffixes.join(', ')}` : ''}`;
-}
-
-function table(rows: string[][]): string[] {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd());
 }
 
 async function run(sub: string | undefined, rest: string[], io: CliIo): Promise<number> {
@@ -121,14 +121,16 @@ async function run(sub: string | undefined, rest: string[], io: CliIo): Promise<
     }
     case 'tsig':
       return runTsig(rest[0], rest.slice(1), io);
+    case 'ovh-key':
+      return runOvhKey(rest[0], rest.slice(1), io);
     default:
-      throw new InvalidInputError('tenant', `unknown subcommand "${sub ?? ''}"; use create, list, rotate, disable, set-max-change or tsig (dnsplane tenant --help)`);
+      throw new InvalidInputError('tenant', `unknown subcommand "${sub ?? ''}"; use create, list, rotate, disable, set-max-change, tsig or ovh-key (dnsplane tenant --help)`);
   }
 }
 
 export const tenantCommand: Command = {
-  summary: 'manage tenants: create (prints the token as the last line), list, rotate, disable, set-max-change, tsig',
+  summary: 'manage tenants: create (prints the token as the last line), list, rotate, disable, set-max-change, tsig, ovh-key',
   help: HELP,
-  helpFor: (args) => (args[0] === 'tsig' ? TSIG_HELP : HELP),
+  helpFor: (args) => (args[0] === 'tsig' ? TSIG_HELP : args[0] === 'ovh-key' ? OVH_KEY_HELP : HELP),
   run: ([sub, ...rest], io) => run(sub, rest, io),
 };

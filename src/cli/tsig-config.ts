@@ -15,6 +15,7 @@
  */
 import { isIP } from 'node:net';
 import type { TsigAlgorithm } from '../core/tsig-keys.js';
+import { objectName, sh } from './text.js';
 
 /** Where clients reach the DNS listener, and where that came from (for the note when it is a placeholder). */
 export interface DnsServer {
@@ -65,16 +66,6 @@ export function hostPort(s: DnsServer): string {
 /** The key name clients send: absolute (trailing dot). */
 function absolute(name: string): string {
   return `${name}.`;
-}
-
-/** A Kubernetes object name for the key: lowercase letters, digits and "-", at most 63 characters. */
-function objectName(prefix: string, name: string): string {
-  return `${prefix}-${name.replace(/[^a-z0-9-]+/g, '-')}`.slice(0, 63).replace(/-+$/, '');
-}
-
-/** A value for a shell line, single-quoted (base64 and DNS names hold no quote). */
-function sh(value: string): string {
-  return `'${value}'`;
 }
 
 function certManager(k: KeyForConfig, s: DnsServer): ToolConfig {

@@ -30,6 +30,13 @@ export interface CoreSettings {
    * 0 or absent: never (one refresh per apply).
    */
   applyCoalesceMs?: number;
+  /** The OVH API served per tenant (src/ovhapi/, core/staging.ts); absent: its defaults. */
+  ovhApi?: {
+    /** DNSPLANE_OVH_API_ADVERTISE: what `CreateOvhKey` answers as the endpoint; absent: not known. */
+    advertise?: string;
+    /** DNSPLANE_OVH_API_DRAFT_TTL: a staged write no refresh published within this is dropped. */
+    draftTtlMs: number;
+  };
 }
 
 /** What every use case needs. Built once by server.ts. */

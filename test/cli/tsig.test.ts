@@ -11,37 +11,25 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CliIo } from '../../src/cli/command.js';
 import { tenantCommand } from '../../src/cli/tenant.js';
 import { SecretBox } from '../../src/core/secrets.js';
 import { createTenant, setTenantDisabled } from '../../src/core/tenants.js';
 import { TSIG_ALGORITHMS, TSIG_SECRET_BYTES } from '../../src/core/tsig-keys.js';
 import * as store from '../../src/store/index.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
+import { capturedIo, commandJson, type CapturedIo } from '../helpers/cli-io.js';
 import { dumpText } from '../helpers/snapshot.js';
 
 let db: TestDatabase;
 const key = randomBytes(32);
 
-function io(env: Record<string, string> = {}): CliIo & { lines: string[]; text(): string } {
-  const lines: string[] = [];
-  return {
-    lines,
-    text: () => lines.join('\n'),
-    out: (l = '') => void lines.push(l),
-    err: (l) => void lines.push(`ERR ${l}`),
-    env: { DATABASE_URL: db.url, DNSPLANE_SECRETS_KEY: key.toString('base64'), ...env },
-    isTty: false,
-  };
+function io(env: Record<string, string> = {}): CapturedIo {
+  return capturedIo({ DATABASE_URL: db.url, DNSPLANE_SECRETS_KEY: key.toString('base64'), ...env });
 }
 
 const tsig = (args: string[], out = io()) => tenantCommand.run(['tsig', ...args], out);
 
-async function json(args: string[], env: Record<string, string> = {}): Promise<any> {
-  const out = io(env);
-  expect(await tsig([...args, '--json'], out)).toBe(0);
-  return JSON.parse(out.text());
-}
+const json = (args: string[], env: Record<string, string> = {}): Promise<any> => commandJson(tenantCommand, ['tsig', ...args], io(env));
 
 beforeAll(async () => {
   db = await testDatabase();

@@ -86,6 +86,10 @@ const PERMISSION: Record<string, Case[] | string> = {
   'dnsplane.v1.AdminService/ListTsigKeys': 'admins see every tenant\'s keys',
   'dnsplane.v1.AdminService/RotateTsigKey': 'no zone grant involved',
   'dnsplane.v1.AdminService/DeleteTsigKey': 'no zone grant involved',
+  'dnsplane.v1.AdminService/CreateOvhKey': 'no zone grant involved: the key acts as its tenant (its grants are checked where it is used)',
+  'dnsplane.v1.AdminService/ListOvhKeys': 'admins see every tenant\'s keys',
+  'dnsplane.v1.AdminService/RotateOvhKey': 'no zone grant involved',
+  'dnsplane.v1.AdminService/DeleteOvhKey': 'no zone grant involved',
 };
 
 /** A plausible request per RPC for the authentication cases (they are refused before it is read). */
@@ -190,7 +194,7 @@ describe('every RPC of every service', () => {
   it('refuses every admin RPC to a tenant without the admin scope, changing nothing', async () => {
     const adminRpcs = registeredRpcs().filter((r) => r.service.typeName === 'dnsplane.v1.AdminService');
     expect(adminRpcs.map((r) => r.method.name).sort()).toEqual(
-      ['AssignOwnership', 'CreateTenant', 'CreateTsigKey', 'DeleteTsigKey', 'DisableTenant', 'GetPlan', 'ImportTxtRegistry', 'InvalidateZone', 'ListJournal', 'ListOwnership', 'ListPlans', 'ListTenants', 'ListTsigKeys', 'ParseDesiredState', 'PlanAs', 'RotateTenantToken', 'RotateTsigKey', 'SetTenantMaxChangePercent'].sort(),
+      ['AssignOwnership', 'CreateOvhKey', 'CreateTenant', 'CreateTsigKey', 'DeleteOvhKey', 'DeleteTsigKey', 'DisableTenant', 'GetPlan', 'ImportTxtRegistry', 'InvalidateZone', 'ListJournal', 'ListOvhKeys', 'ListOwnership', 'ListPlans', 'ListTenants', 'ListTsigKeys', 'ParseDesiredState', 'PlanAs', 'RotateOvhKey', 'RotateTenantToken', 'RotateTsigKey', 'SetTenantMaxChangePercent'].sort(),
     );
     for (const rpc of adminRpcs) {
       const err = await expectRefused(rpc, tokens['alice'], sampleRequest(rpc.name), Code.PermissionDenied);

@@ -28,6 +28,7 @@ const READ_ONLY = [
   'dnsplane.v1.AdminService/ListOwnership',
   'dnsplane.v1.AdminService/ListJournal',
   'dnsplane.v1.AdminService/ListTsigKeys',
+  'dnsplane.v1.AdminService/ListOvhKeys',
 ];
 
 let h: Harness;

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file dnsplane/v1/admin.proto.
  */
 export const file_dnsplane_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("ChdkbnNwbGFuZS92MS9hZG1pbi5wcm90bxILZG5zcGxhbmUudjEiSgoNUGxhbkFzUmVxdWVzdBIOCgZ0ZW5hbnQYASABKAkSKQoHcmVxdWVzdBgCIAEoCzIYLmRuc3BsYW5lLnYxLlBsYW5SZXF1ZXN0IjEKDlBsYW5Bc1Jlc3BvbnNlEh8KBHBsYW4YASABKAsyES5kbnNwbGFuZS52MS5QbGFuIuoCCgtQbGFuU3VtbWFyeRIKCgJpZBgBIAEoCRIOCgZ0ZW5hbnQYAiABKAkSFAoMcmVxdWVzdGVkX2J5GAMgASgJEg4KBnN0YXR1cxgEIAEoCRIjCgZwb2xpY3kYBSABKA4yEy5kbnNwbGFuZS52MS5Qb2xpY3kSDgoGZGlnZXN0GAYgASgJEi4KCmNyZWF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmFwcGxpZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBXpvbmVzGAogAygJEhQKDGNoYW5nZV9jb3VudBgLIAEoBRIWCg5jb25mbGljdF9jb3VudBgMIAEoBRIXCg9vcGVyYXRpb25fY291bnQYDSABKAUiQQoQTGlzdFBsYW5zUmVxdWVzdBIOCgZ0ZW5hbnQYASABKAkSDgoGc3RhdHVzGAIgASgJEg0KBWxpbWl0GAMgASgFIjwKEUxpc3RQbGFuc1Jlc3BvbnNlEicKBXBsYW5zGAEgAygLMhguZG5zcGxhbmUudjEuUGxhblN1bW1hcnkiHAoOR2V0UGxhblJlcXVlc3QSCgoCaWQYASABKAkiXQoPR2V0UGxhblJlc3BvbnNlEh8KBHBsYW4YASABKAsyES5kbnNwbGFuZS52MS5QbGFuEikKB3N1bW1hcnkYAiABKAsyGC5kbnNwbGFuZS52MS5QbGFuU3VtbWFyeSL3AQoGVGVuYW50EgwKBG5hbWUYASABKAkSDgoGc2NvcGVzGAIgAygJEg0KBXpvbmVzGAMgAygJEhAKCHN1ZmZpeGVzGAQgAygJEhAKCGRpc2FibGVkGAUgASgIEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKEHRva2VuX3JvdGF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEh8KEm1heF9jaGFuZ2VfcGVyY2VudBgIIAEoBUgAiAEBQhUKE19tYXhfY2hhbmdlX3BlcmNlbnQiVAoTQ3JlYXRlVGVuYW50UmVxdWVzdBIMCgRuYW1lGAEgASgJEg0KBXpvbmVzGAIgAygJEhAKCHN1ZmZpeGVzGAMgAygJEg4KBnNjb3BlcxgEIAMoCSJKChRDcmVhdGVUZW5hbnRSZXNwb25zZRIjCgZ0ZW5hbnQYASABKAsyEy5kbnNwbGFuZS52MS5UZW5hbnQSDQoFdG9rZW4YAiABKAkiFAoSTGlzdFRlbmFudHNSZXF1ZXN0IjsKE0xpc3RUZW5hbnRzUmVzcG9uc2USJAoHdGVuYW50cxgBIAMoCzITLmRuc3BsYW5lLnYxLlRlbmFudCIoChhSb3RhdGVUZW5hbnRUb2tlblJlcXVlc3QSDAoEbmFtZRgBIAEoCSJPChlSb3RhdGVUZW5hbnRUb2tlblJlc3BvbnNlEiMKBnRlbmFudBgBIAEoCzITLmRuc3BsYW5lLnYxLlRlbmFudBINCgV0b2tlbhgCIAEoCSI0ChREaXNhYmxlVGVuYW50UmVxdWVzdBIMCgRuYW1lGAEgASgJEg4KBmVuYWJsZRgCIAEoCCI8ChVEaXNhYmxlVGVuYW50UmVzcG9uc2USIwoGdGVuYW50GAEgASgLMhMuZG5zcGxhbmUudjEuVGVuYW50ImgKIFNldFRlbmFudE1heENoYW5nZVBlcmNlbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkSHwoSbWF4X2NoYW5nZV9wZXJjZW50GAIgASgFSACIAQFCFQoTX21heF9jaGFuZ2VfcGVyY2VudCJICiFTZXRUZW5hbnRNYXhDaGFuZ2VQZXJjZW50UmVzcG9uc2USIwoGdGVuYW50GAEgASgLMhMuZG5zcGxhbmUudjEuVGVuYW50IqUBCg5Pd25lcnNoaXBFbnRyeRIMCgR6b25lGAEgASgJEhAKCGRuc19uYW1lGAIgASgJEhMKC3JlY29yZF90eXBlGAMgASgJEg4KBnRhcmdldBgEIAEoCRIOCgZ0ZW5hbnQYBSABKAkSDgoGc2hhcmVkGAYgASgIEi4KCmNyZWF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIk0KFExpc3RPd25lcnNoaXBSZXF1ZXN0EgwKBHpvbmUYASABKAkSDgoGdGVuYW50GAIgASgJEhcKD2luY2x1ZGVfdW5vd25lZBgDIAEoCCJtChVMaXN0T3duZXJzaGlwUmVzcG9uc2USLAoHZW50cmllcxgBIAMoCzIbLmRuc3BsYW5lLnYxLk93bmVyc2hpcEVudHJ5EiYKB3Vub3duZWQYAiADKAsyFS5kbnNwbGFuZS52MS5FbmRwb2ludCJwChZBc3NpZ25Pd25lcnNoaXBSZXF1ZXN0EhAKCGRuc19uYW1lGAEgASgJEhMKC3JlY29yZF90eXBlGAIgASgJEg4KBnRlbmFudBgDIAEoCRIOCgZzaGFyZWQYBCABKAgSDwoHdGFyZ2V0cxgFIAMoCSJpChdBc3NpZ25Pd25lcnNoaXBSZXNwb25zZRIMCgR6b25lGAEgASgJEiwKB2VudHJpZXMYAiADKAsyGy5kbnNwbGFuZS52MS5Pd25lcnNoaXBFbnRyeRISCgpnZW5lcmF0aW9uGAMgASgDItMBChhJbXBvcnRUeHRSZWdpc3RyeVJlcXVlc3QSDAoEem9uZRgBIAEoCRJBCgZvd25lcnMYAiADKAsyMS5kbnNwbGFuZS52MS5JbXBvcnRUeHRSZWdpc3RyeVJlcXVlc3QuT3duZXJzRW50cnkSEgoKdHh0X3ByZWZpeBgDIAEoCRISCgp0eHRfc3VmZml4GAQgASgJEg8KB2RyeV9ydW4YBSABKAgaLQoLT3duZXJzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKxAQoQUmVnaXN0cnlBZG9wdGlvbhIQCghkbnNfbmFtZRgBIAEoCRITCgtyZWNvcmRfdHlwZRgCIAEoCRIVCg1yZWdpc3RyeV9uYW1lGAMgASgJEhAKCG93bmVyX2lkGAQgASgJEg4KBnRlbmFudBgFIAEoCRItCgdvdXRjb21lGAYgASgOMhwuZG5zcGxhbmUudjEuQWRvcHRpb25PdXRjb21lEg4KBnJlYXNvbhgHIAEoCSKUAQoZSW1wb3J0VHh0UmVnaXN0cnlSZXNwb25zZRIMCgR6b25lGAEgASgJEg8KB2RyeV9ydW4YAiABKAgSMAoJYWRvcHRpb25zGAMgAygLMh0uZG5zcGxhbmUudjEuUmVnaXN0cnlBZG9wdGlvbhISCgpnZW5lcmF0aW9uGAQgASgDEhIKCnVucmVhZGFibGUYBSADKAkiJQoVSW52YWxpZGF0ZVpvbmVSZXF1ZXN0EgwKBHpvbmUYASABKAkiUAoWSW52YWxpZGF0ZVpvbmVSZXNwb25zZRIMCgR6b25lGAEgASgJEhIKCmdlbmVyYXRpb24YAiABKAMSFAoMcmVjb3JkX2NvdW50GAMgASgFIsACCgxKb3VybmFsRW50cnkSCgoCaWQYASABKAkSDAoEem9uZRgCIAEoCRIOCgZ0ZW5hbnQYAyABKAkSDwoHcGxhbl9pZBgEIAEoCRIMCgRraW5kGAUgASgJEg0KBXN0YXRlGAYgASgJEi4KCnN0YXJ0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2ZpbmlzaGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBItCgpvcGVyYXRpb25zGAkgAygLMhkuZG5zcGxhbmUudjEuT3ZoT3BlcmF0aW9uEigKBWNhbGxzGAogAygLMhkuZG5zcGxhbmUudjEuT3ZoT3BlcmF0aW9uEg0KBWVycm9yGAsgASgJEg8KB3N1bW1hcnkYDCABKAkiYwoSTGlzdEpvdXJuYWxSZXF1ZXN0EgwKBHpvbmUYASABKAkSDgoGdGVuYW50GAIgASgJEg0KBWxpbWl0GAMgASgFEhEKCWJlZm9yZV9pZBgEIAEoCRINCgVzdGF0ZRgFIAEoCSJBChNMaXN0Sm91cm5hbFJlc3BvbnNlEioKB2VudHJpZXMYASADKAsyGS5kbnNwbGFuZS52MS5Kb3VybmFsRW50cnkiLAoYUGFyc2VEZXNpcmVkU3RhdGVSZXF1ZXN0EhAKCGRvY3VtZW50GAEgASgJIkYKGVBhcnNlRGVzaXJlZFN0YXRlUmVzcG9uc2USKQoHcmVxdWVzdBgBIAEoCzIYLmRuc3BsYW5lLnYxLlBsYW5SZXF1ZXN0It8BCgdUc2lnS2V5EgwKBG5hbWUYASABKAkSDgoGdGVuYW50GAIgASgJEhEKCWFsZ29yaXRobRgDIAEoCRIRCglhY21lX29ubHkYBCABKAgSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcm90YXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMbGFzdF91c2VkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJaChRDcmVhdGVUc2lnS2V5UmVxdWVzdBIOCgZ0ZW5hbnQYASABKAkSEQoJYWxnb3JpdGhtGAIgASgJEgwKBG5hbWUYAyABKAkSEQoJYWNtZV9vbmx5GAQgASgIIkoKFUNyZWF0ZVRzaWdLZXlSZXNwb25zZRIhCgNrZXkYASABKAsyFC5kbnNwbGFuZS52MS5Uc2lnS2V5Eg4KBnNlY3JldBgCIAEoCSIlChNMaXN0VHNpZ0tleXNSZXF1ZXN0Eg4KBnRlbmFudBgBIAEoCSI6ChRMaXN0VHNpZ0tleXNSZXNwb25zZRIiCgRrZXlzGAEgAygLMhQuZG5zcGxhbmUudjEuVHNpZ0tleSIkChRSb3RhdGVUc2lnS2V5UmVxdWVzdBIMCgRuYW1lGAEgASgJIkoKFVJvdGF0ZVRzaWdLZXlSZXNwb25zZRIhCgNrZXkYASABKAsyFC5kbnNwbGFuZS52MS5Uc2lnS2V5Eg4KBnNlY3JldBgCIAEoCSIkChREZWxldGVUc2lnS2V5UmVxdWVzdBIMCgRuYW1lGAEgASgJIjoKFURlbGV0ZVRzaWdLZXlSZXNwb25zZRIhCgNrZXkYASABKAsyFC5kbnNwbGFuZS52MS5Uc2lnS2V5KtsBCg9BZG9wdGlvbk91dGNvbWUSIAocQURPUFRJT05fT1VUQ09NRV9VTlNQRUNJRklFRBAAEhwKGEFET1BUSU9OX09VVENPTUVfQURPUFRFRBABEiIKHkFET1BUSU9OX09VVENPTUVfQUxSRUFEWV9PV05FRBACEh0KGUFET1BUSU9OX09VVENPTUVfQ09ORkxJQ1QQAxIjCh9BRE9QVElPTl9PVVRDT01FX1VOTUFQUEVEX09XTkVSEAQSIAocQURPUFRJT05fT1VUQ09NRV9OT1RfQUxMT1dFRBAFMoANCgxBZG1pblNlcnZpY2USQwoGUGxhbkFzEhouZG5zcGxhbmUudjEuUGxhbkFzUmVxdWVzdBobLmRuc3BsYW5lLnYxLlBsYW5Bc1Jlc3BvbnNlIgASTwoJTGlzdFBsYW5zEh0uZG5zcGxhbmUudjEuTGlzdFBsYW5zUmVxdWVzdBoeLmRuc3BsYW5lLnYxLkxpc3RQbGFuc1Jlc3BvbnNlIgOQAgESSQoHR2V0UGxhbhIbLmRuc3BsYW5lLnYxLkdldFBsYW5SZXF1ZXN0GhwuZG5zcGxhbmUudjEuR2V0UGxhblJlc3BvbnNlIgOQAgESVQoMQ3JlYXRlVGVuYW50EiAuZG5zcGxhbmUudjEuQ3JlYXRlVGVuYW50UmVxdWVzdBohLmRuc3BsYW5lLnYxLkNyZWF0ZVRlbmFudFJlc3BvbnNlIgASVQoLTGlzdFRlbmFudHMSHy5kbnNwbGFuZS52MS5MaXN0VGVuYW50c1JlcXVlc3QaIC5kbnNwbGFuZS52MS5MaXN0VGVuYW50c1Jlc3BvbnNlIgOQAgESZAoRUm90YXRlVGVuYW50VG9rZW4SJS5kbnNwbGFuZS52MS5Sb3RhdGVUZW5hbnRUb2tlblJlcXVlc3QaJi5kbnNwbGFuZS52MS5Sb3RhdGVUZW5hbnRUb2tlblJlc3BvbnNlIgASWAoNRGlzYWJsZVRlbmFudBIhLmRuc3BsYW5lLnYxLkRpc2FibGVUZW5hbnRSZXF1ZXN0GiIuZG5zcGxhbmUudjEuRGlzYWJsZVRlbmFudFJlc3BvbnNlIgASfAoZU2V0VGVuYW50TWF4Q2hhbmdlUGVyY2VudBItLmRuc3BsYW5lLnYxLlNldFRlbmFudE1heENoYW5nZVBlcmNlbnRSZXF1ZXN0Gi4uZG5zcGxhbmUudjEuU2V0VGVuYW50TWF4Q2hhbmdlUGVyY2VudFJlc3BvbnNlIgASWwoNTGlzdE93bmVyc2hpcBIhLmRuc3BsYW5lLnYxLkxpc3RPd25lcnNoaXBSZXF1ZXN0GiIuZG5zcGxhbmUudjEuTGlzdE93bmVyc2hpcFJlc3BvbnNlIgOQAgESXgoPQXNzaWduT3duZXJzaGlwEiMuZG5zcGxhbmUudjEuQXNzaWduT3duZXJzaGlwUmVxdWVzdBokLmRuc3BsYW5lLnYxLkFzc2lnbk93bmVyc2hpcFJlc3BvbnNlIgASZAoRSW1wb3J0VHh0UmVnaXN0cnkSJS5kbnNwbGFuZS52MS5JbXBvcnRUeHRSZWdpc3RyeVJlcXVlc3QaJi5kbnNwbGFuZS52MS5JbXBvcnRUeHRSZWdpc3RyeVJlc3BvbnNlIgASWwoOSW52YWxpZGF0ZVpvbmUSIi5kbnNwbGFuZS52MS5JbnZhbGlkYXRlWm9uZVJlcXVlc3QaIy5kbnNwbGFuZS52MS5JbnZhbGlkYXRlWm9uZVJlc3BvbnNlIgASVQoLTGlzdEpvdXJuYWwSHy5kbnNwbGFuZS52MS5MaXN0Sm91cm5hbFJlcXVlc3QaIC5kbnNwbGFuZS52MS5MaXN0Sm91cm5hbFJlc3BvbnNlIgOQAgESZAoRUGFyc2VEZXNpcmVkU3RhdGUSJS5kbnNwbGFuZS52MS5QYXJzZURlc2lyZWRTdGF0ZVJlcXVlc3QaJi5kbnNwbGFuZS52MS5QYXJzZURlc2lyZWRTdGF0ZVJlc3BvbnNlIgASWAoNQ3JlYXRlVHNpZ0tleRIhLmRuc3BsYW5lLnYxLkNyZWF0ZVRzaWdLZXlSZXF1ZXN0GiIuZG5zcGxhbmUudjEuQ3JlYXRlVHNpZ0tleVJlc3BvbnNlIgASWAoMTGlzdFRzaWdLZXlzEiAuZG5zcGxhbmUudjEuTGlzdFRzaWdLZXlzUmVxdWVzdBohLmRuc3BsYW5lLnYxLkxpc3RUc2lnS2V5c1Jlc3BvbnNlIgOQAgESWAoNUm90YXRlVHNpZ0tleRIhLmRuc3BsYW5lLnYxLlJvdGF0ZVRzaWdLZXlSZXF1ZXN0GiIuZG5zcGxhbmUudjEuUm90YXRlVHNpZ0tleVJlc3BvbnNlIgASWAoNRGVsZXRlVHNpZ0tleRIhLmRuc3BsYW5lLnYxLkRlbGV0ZVRzaWdLZXlSZXF1ZXN0GiIuZG5zcGxhbmUudjEuRGVsZXRlVHNpZ0tleVJlc3BvbnNlIgBiBnByb3RvMw", [file_dnsplane_v1_zone, file_google_protobuf_timestamp]);
+  fileDesc("ChdkbnNwbGFuZS92MS9hZG1pbi5wcm90bxILZG5zcGxhbmUudjEiSgoNUGxhbkFzUmVxdWVzdBIOCgZ0ZW5hbnQYASABKAkSKQoHcmVxdWVzdBgCIAEoCzIYLmRuc3BsYW5lLnYxLlBsYW5SZXF1ZXN0IjEKDlBsYW5Bc1Jlc3BvbnNlEh8KBHBsYW4YASABKAsyES5kbnNwbGFuZS52MS5QbGFuIuoCCgtQbGFuU3VtbWFyeRIKCgJpZBgBIAEoCRIOCgZ0ZW5hbnQYAiABKAkSFAoMcmVxdWVzdGVkX2J5GAMgASgJEg4KBnN0YXR1cxgEIAEoCRIjCgZwb2xpY3kYBSABKA4yEy5kbnNwbGFuZS52MS5Qb2xpY3kSDgoGZGlnZXN0GAYgASgJEi4KCmNyZWF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmFwcGxpZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBXpvbmVzGAogAygJEhQKDGNoYW5nZV9jb3VudBgLIAEoBRIWCg5jb25mbGljdF9jb3VudBgMIAEoBRIXCg9vcGVyYXRpb25fY291bnQYDSABKAUiQQoQTGlzdFBsYW5zUmVxdWVzdBIOCgZ0ZW5hbnQYASABKAkSDgoGc3RhdHVzGAIgASgJEg0KBWxpbWl0GAMgASgFIjwKEUxpc3RQbGFuc1Jlc3BvbnNlEicKBXBsYW5zGAEgAygLMhguZG5zcGxhbmUudjEuUGxhblN1bW1hcnkiHAoOR2V0UGxhblJlcXVlc3QSCgoCaWQYASABKAkiXQoPR2V0UGxhblJlc3BvbnNlEh8KBHBsYW4YASABKAsyES5kbnNwbGFuZS52MS5QbGFuEikKB3N1bW1hcnkYAiABKAsyGC5kbnNwbGFuZS52MS5QbGFuU3VtbWFyeSL3AQoGVGVuYW50EgwKBG5hbWUYASABKAkSDgoGc2NvcGVzGAIgAygJEg0KBXpvbmVzGAMgAygJEhAKCHN1ZmZpeGVzGAQgAygJEhAKCGRpc2FibGVkGAUgASgIEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKEHRva2VuX3JvdGF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEh8KEm1heF9jaGFuZ2VfcGVyY2VudBgIIAEoBUgAiAEBQhUKE19tYXhfY2hhbmdlX3BlcmNlbnQiVAoTQ3JlYXRlVGVuYW50UmVxdWVzdBIMCgRuYW1lGAEgASgJEg0KBXpvbmVzGAIgAygJEhAKCHN1ZmZpeGVzGAMgAygJEg4KBnNjb3BlcxgEIAMoCSJKChRDcmVhdGVUZW5hbnRSZXNwb25zZRIjCgZ0ZW5hbnQYASABKAsyEy5kbnNwbGFuZS52MS5UZW5hbnQSDQoFdG9rZW4YAiABKAkiFAoSTGlzdFRlbmFudHNSZXF1ZXN0IjsKE0xpc3RUZW5hbnRzUmVzcG9uc2USJAoHdGVuYW50cxgBIAMoCzITLmRuc3BsYW5lLnYxLlRlbmFudCIoChhSb3RhdGVUZW5hbnRUb2tlblJlcXVlc3QSDAoEbmFtZRgBIAEoCSJPChlSb3RhdGVUZW5hbnRUb2tlblJlc3BvbnNlEiMKBnRlbmFudBgBIAEoCzITLmRuc3BsYW5lLnYxLlRlbmFudBINCgV0b2tlbhgCIAEoCSI0ChREaXNhYmxlVGVuYW50UmVxdWVzdBIMCgRuYW1lGAEgASgJEg4KBmVuYWJsZRgCIAEoCCI8ChVEaXNhYmxlVGVuYW50UmVzcG9uc2USIwoGdGVuYW50GAEgASgLMhMuZG5zcGxhbmUudjEuVGVuYW50ImgKIFNldFRlbmFudE1heENoYW5nZVBlcmNlbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkSHwoSbWF4X2NoYW5nZV9wZXJjZW50GAIgASgFSACIAQFCFQoTX21heF9jaGFuZ2VfcGVyY2VudCJICiFTZXRUZW5hbnRNYXhDaGFuZ2VQZXJjZW50UmVzcG9uc2USIwoGdGVuYW50GAEgASgLMhMuZG5zcGxhbmUudjEuVGVuYW50IqUBCg5Pd25lcnNoaXBFbnRyeRIMCgR6b25lGAEgASgJEhAKCGRuc19uYW1lGAIgASgJEhMKC3JlY29yZF90eXBlGAMgASgJEg4KBnRhcmdldBgEIAEoCRIOCgZ0ZW5hbnQYBSABKAkSDgoGc2hhcmVkGAYgASgIEi4KCmNyZWF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIk0KFExpc3RPd25lcnNoaXBSZXF1ZXN0EgwKBHpvbmUYASABKAkSDgoGdGVuYW50GAIgASgJEhcKD2luY2x1ZGVfdW5vd25lZBgDIAEoCCJtChVMaXN0T3duZXJzaGlwUmVzcG9uc2USLAoHZW50cmllcxgBIAMoCzIbLmRuc3BsYW5lLnYxLk93bmVyc2hpcEVudHJ5EiYKB3Vub3duZWQYAiADKAsyFS5kbnNwbGFuZS52MS5FbmRwb2ludCJwChZBc3NpZ25Pd25lcnNoaXBSZXF1ZXN0EhAKCGRuc19uYW1lGAEgASgJEhMKC3JlY29yZF90eXBlGAIgASgJEg4KBnRlbmFudBgDIAEoCRIOCgZzaGFyZWQYBCABKAgSDwoHdGFyZ2V0cxgFIAMoCSJpChdBc3NpZ25Pd25lcnNoaXBSZXNwb25zZRIMCgR6b25lGAEgASgJEiwKB2VudHJpZXMYAiADKAsyGy5kbnNwbGFuZS52MS5Pd25lcnNoaXBFbnRyeRISCgpnZW5lcmF0aW9uGAMgASgDItMBChhJbXBvcnRUeHRSZWdpc3RyeVJlcXVlc3QSDAoEem9uZRgBIAEoCRJBCgZvd25lcnMYAiADKAsyMS5kbnNwbGFuZS52MS5JbXBvcnRUeHRSZWdpc3RyeVJlcXVlc3QuT3duZXJzRW50cnkSEgoKdHh0X3ByZWZpeBgDIAEoCRISCgp0eHRfc3VmZml4GAQgASgJEg8KB2RyeV9ydW4YBSABKAgaLQoLT3duZXJzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKxAQoQUmVnaXN0cnlBZG9wdGlvbhIQCghkbnNfbmFtZRgBIAEoCRITCgtyZWNvcmRfdHlwZRgCIAEoCRIVCg1yZWdpc3RyeV9uYW1lGAMgASgJEhAKCG93bmVyX2lkGAQgASgJEg4KBnRlbmFudBgFIAEoCRItCgdvdXRjb21lGAYgASgOMhwuZG5zcGxhbmUudjEuQWRvcHRpb25PdXRjb21lEg4KBnJlYXNvbhgHIAEoCSKUAQoZSW1wb3J0VHh0UmVnaXN0cnlSZXNwb25zZRIMCgR6b25lGAEgASgJEg8KB2RyeV9ydW4YAiABKAgSMAoJYWRvcHRpb25zGAMgAygLMh0uZG5zcGxhbmUudjEuUmVnaXN0cnlBZG9wdGlvbhISCgpnZW5lcmF0aW9uGAQgASgDEhIKCnVucmVhZGFibGUYBSADKAkiJQoVSW52YWxpZGF0ZVpvbmVSZXF1ZXN0EgwKBHpvbmUYASABKAkiUAoWSW52YWxpZGF0ZVpvbmVSZXNwb25zZRIMCgR6b25lGAEgASgJEhIKCmdlbmVyYXRpb24YAiABKAMSFAoMcmVjb3JkX2NvdW50GAMgASgFIsACCgxKb3VybmFsRW50cnkSCgoCaWQYASABKAkSDAoEem9uZRgCIAEoCRIOCgZ0ZW5hbnQYAyABKAkSDwoHcGxhbl9pZBgEIAEoCRIMCgRraW5kGAUgASgJEg0KBXN0YXRlGAYgASgJEi4KCnN0YXJ0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2ZpbmlzaGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBItCgpvcGVyYXRpb25zGAkgAygLMhkuZG5zcGxhbmUudjEuT3ZoT3BlcmF0aW9uEigKBWNhbGxzGAogAygLMhkuZG5zcGxhbmUudjEuT3ZoT3BlcmF0aW9uEg0KBWVycm9yGAsgASgJEg8KB3N1bW1hcnkYDCABKAkiYwoSTGlzdEpvdXJuYWxSZXF1ZXN0EgwKBHpvbmUYASABKAkSDgoGdGVuYW50GAIgASgJEg0KBWxpbWl0GAMgASgFEhEKCWJlZm9yZV9pZBgEIAEoCRINCgVzdGF0ZRgFIAEoCSJBChNMaXN0Sm91cm5hbFJlc3BvbnNlEioKB2VudHJpZXMYASADKAsyGS5kbnNwbGFuZS52MS5Kb3VybmFsRW50cnkiLAoYUGFyc2VEZXNpcmVkU3RhdGVSZXF1ZXN0EhAKCGRvY3VtZW50GAEgASgJIkYKGVBhcnNlRGVzaXJlZFN0YXRlUmVzcG9uc2USKQoHcmVxdWVzdBgBIAEoCzIYLmRuc3BsYW5lLnYxLlBsYW5SZXF1ZXN0It8BCgdUc2lnS2V5EgwKBG5hbWUYASABKAkSDgoGdGVuYW50GAIgASgJEhEKCWFsZ29yaXRobRgDIAEoCRIRCglhY21lX29ubHkYBCABKAgSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcm90YXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMbGFzdF91c2VkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJaChRDcmVhdGVUc2lnS2V5UmVxdWVzdBIOCgZ0ZW5hbnQYASABKAkSEQoJYWxnb3JpdGhtGAIgASgJEgwKBG5hbWUYAyABKAkSEQoJYWNtZV9vbmx5GAQgASgIIkoKFUNyZWF0ZVRzaWdLZXlSZXNwb25zZRIhCgNrZXkYASABKAsyFC5kbnNwbGFuZS52MS5Uc2lnS2V5Eg4KBnNlY3JldBgCIAEoCSIlChNMaXN0VHNpZ0tleXNSZXF1ZXN0Eg4KBnRlbmFudBgBIAEoCSI6ChRMaXN0VHNpZ0tleXNSZXNwb25zZRIiCgRrZXlzGAEgAygLMhQuZG5zcGxhbmUudjEuVHNpZ0tleSIkChRSb3RhdGVUc2lnS2V5UmVxdWVzdBIMCgRuYW1lGAEgASgJIkoKFVJvdGF0ZVRzaWdLZXlSZXNwb25zZRIhCgNrZXkYASABKAsyFC5kbnNwbGFuZS52MS5Uc2lnS2V5Eg4KBnNlY3JldBgCIAEoCSIkChREZWxldGVUc2lnS2V5UmVxdWVzdBIMCgRuYW1lGAEgASgJIjoKFURlbGV0ZVRzaWdLZXlSZXNwb25zZRIhCgNrZXkYASABKAsyFC5kbnNwbGFuZS52MS5Uc2lnS2V5IvMBCgZPdmhLZXkSFwoPYXBwbGljYXRpb25fa2V5GAEgASgJEg4KBnRlbmFudBgCIAEoCRIuCgpjcmVhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpyb3RhdGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxsYXN0X3VzZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIkEKE0NyZWF0ZU92aEtleVJlcXVlc3QSDgoGdGVuYW50GAEgASgJEhoKEmV4cGlyZXNfaW5fc2Vjb25kcxgCIAEoAyJ0CgxJc3N1ZWRPdmhLZXkSIAoDa2V5GAEgASgLMhMuZG5zcGxhbmUudjEuT3ZoS2V5EhoKEmFwcGxpY2F0aW9uX3NlY3JldBgCIAEoCRIUCgxjb25zdW1lcl9rZXkYAyABKAkSEAoIZW5kcG9pbnQYBCABKAkiQQoUQ3JlYXRlT3ZoS2V5UmVzcG9uc2USKQoGaXNzdWVkGAEgASgLMhkuZG5zcGxhbmUudjEuSXNzdWVkT3ZoS2V5IiQKEkxpc3RPdmhLZXlzUmVxdWVzdBIOCgZ0ZW5hbnQYASABKAkiOAoTTGlzdE92aEtleXNSZXNwb25zZRIhCgRrZXlzGAEgAygLMhMuZG5zcGxhbmUudjEuT3ZoS2V5Ii4KE1JvdGF0ZU92aEtleVJlcXVlc3QSFwoPYXBwbGljYXRpb25fa2V5GAEgASgJIkEKFFJvdGF0ZU92aEtleVJlc3BvbnNlEikKBmlzc3VlZBgBIAEoCzIZLmRuc3BsYW5lLnYxLklzc3VlZE92aEtleSIuChNEZWxldGVPdmhLZXlSZXF1ZXN0EhcKD2FwcGxpY2F0aW9uX2tleRgBIAEoCSI4ChREZWxldGVPdmhLZXlSZXNwb25zZRIgCgNrZXkYASABKAsyEy5kbnNwbGFuZS52MS5PdmhLZXkq2wEKD0Fkb3B0aW9uT3V0Y29tZRIgChxBRE9QVElPTl9PVVRDT01FX1VOU1BFQ0lGSUVEEAASHAoYQURPUFRJT05fT1VUQ09NRV9BRE9QVEVEEAESIgoeQURPUFRJT05fT1VUQ09NRV9BTFJFQURZX09XTkVEEAISHQoZQURPUFRJT05fT1VUQ09NRV9DT05GTElDVBADEiMKH0FET1BUSU9OX09VVENPTUVfVU5NQVBQRURfT1dORVIQBBIgChxBRE9QVElPTl9PVVRDT01FX05PVF9BTExPV0VEEAUy3A8KDEFkbWluU2VydmljZRJDCgZQbGFuQXMSGi5kbnNwbGFuZS52MS5QbGFuQXNSZXF1ZXN0GhsuZG5zcGxhbmUudjEuUGxhbkFzUmVzcG9uc2UiABJPCglMaXN0UGxhbnMSHS5kbnNwbGFuZS52MS5MaXN0UGxhbnNSZXF1ZXN0Gh4uZG5zcGxhbmUudjEuTGlzdFBsYW5zUmVzcG9uc2UiA5ACARJJCgdHZXRQbGFuEhsuZG5zcGxhbmUudjEuR2V0UGxhblJlcXVlc3QaHC5kbnNwbGFuZS52MS5HZXRQbGFuUmVzcG9uc2UiA5ACARJVCgxDcmVhdGVUZW5hbnQSIC5kbnNwbGFuZS52MS5DcmVhdGVUZW5hbnRSZXF1ZXN0GiEuZG5zcGxhbmUudjEuQ3JlYXRlVGVuYW50UmVzcG9uc2UiABJVCgtMaXN0VGVuYW50cxIfLmRuc3BsYW5lLnYxLkxpc3RUZW5hbnRzUmVxdWVzdBogLmRuc3BsYW5lLnYxLkxpc3RUZW5hbnRzUmVzcG9uc2UiA5ACARJkChFSb3RhdGVUZW5hbnRUb2tlbhIlLmRuc3BsYW5lLnYxLlJvdGF0ZVRlbmFudFRva2VuUmVxdWVzdBomLmRuc3BsYW5lLnYxLlJvdGF0ZVRlbmFudFRva2VuUmVzcG9uc2UiABJYCg1EaXNhYmxlVGVuYW50EiEuZG5zcGxhbmUudjEuRGlzYWJsZVRlbmFudFJlcXVlc3QaIi5kbnNwbGFuZS52MS5EaXNhYmxlVGVuYW50UmVzcG9uc2UiABJ8ChlTZXRUZW5hbnRNYXhDaGFuZ2VQZXJjZW50Ei0uZG5zcGxhbmUudjEuU2V0VGVuYW50TWF4Q2hhbmdlUGVyY2VudFJlcXVlc3QaLi5kbnNwbGFuZS52MS5TZXRUZW5hbnRNYXhDaGFuZ2VQZXJjZW50UmVzcG9uc2UiABJbCg1MaXN0T3duZXJzaGlwEiEuZG5zcGxhbmUudjEuTGlzdE93bmVyc2hpcFJlcXVlc3QaIi5kbnNwbGFuZS52MS5MaXN0T3duZXJzaGlwUmVzcG9uc2UiA5ACARJeCg9Bc3NpZ25Pd25lcnNoaXASIy5kbnNwbGFuZS52MS5Bc3NpZ25Pd25lcnNoaXBSZXF1ZXN0GiQuZG5zcGxhbmUudjEuQXNzaWduT3duZXJzaGlwUmVzcG9uc2UiABJkChFJbXBvcnRUeHRSZWdpc3RyeRIlLmRuc3BsYW5lLnYxLkltcG9ydFR4dFJlZ2lzdHJ5UmVxdWVzdBomLmRuc3BsYW5lLnYxLkltcG9ydFR4dFJlZ2lzdHJ5UmVzcG9uc2UiABJbCg5JbnZhbGlkYXRlWm9uZRIiLmRuc3BsYW5lLnYxLkludmFsaWRhdGVab25lUmVxdWVzdBojLmRuc3BsYW5lLnYxLkludmFsaWRhdGVab25lUmVzcG9uc2UiABJVCgtMaXN0Sm91cm5hbBIfLmRuc3BsYW5lLnYxLkxpc3RKb3VybmFsUmVxdWVzdBogLmRuc3BsYW5lLnYxLkxpc3RKb3VybmFsUmVzcG9uc2UiA5ACARJkChFQYXJzZURlc2lyZWRTdGF0ZRIlLmRuc3BsYW5lLnYxLlBhcnNlRGVzaXJlZFN0YXRlUmVxdWVzdBomLmRuc3BsYW5lLnYxLlBhcnNlRGVzaXJlZFN0YXRlUmVzcG9uc2UiABJYCg1DcmVhdGVUc2lnS2V5EiEuZG5zcGxhbmUudjEuQ3JlYXRlVHNpZ0tleVJlcXVlc3QaIi5kbnNwbGFuZS52MS5DcmVhdGVUc2lnS2V5UmVzcG9uc2UiABJYCgxMaXN0VHNpZ0tleXMSIC5kbnNwbGFuZS52MS5MaXN0VHNpZ0tleXNSZXF1ZXN0GiEuZG5zcGxhbmUudjEuTGlzdFRzaWdLZXlzUmVzcG9uc2UiA5ACARJYCg1Sb3RhdGVUc2lnS2V5EiEuZG5zcGxhbmUudjEuUm90YXRlVHNpZ0tleVJlcXVlc3QaIi5kbnNwbGFuZS52MS5Sb3RhdGVUc2lnS2V5UmVzcG9uc2UiABJYCg1EZWxldGVUc2lnS2V5EiEuZG5zcGxhbmUudjEuRGVsZXRlVHNpZ0tleVJlcXVlc3QaIi5kbnNwbGFuZS52MS5EZWxldGVUc2lnS2V5UmVzcG9uc2UiABJVCgxDcmVhdGVPdmhLZXkSIC5kbnNwbGFuZS52MS5DcmVhdGVPdmhLZXlSZXF1ZXN0GiEuZG5zcGxhbmUudjEuQ3JlYXRlT3ZoS2V5UmVzcG9uc2UiABJVCgtMaXN0T3ZoS2V5cxIfLmRuc3BsYW5lLnYxLkxpc3RPdmhLZXlzUmVxdWVzdBogLmRuc3BsYW5lLnYxLkxpc3RPdmhLZXlzUmVzcG9uc2UiA5ACARJVCgxSb3RhdGVPdmhLZXkSIC5kbnNwbGFuZS52MS5Sb3RhdGVPdmhLZXlSZXF1ZXN0GiEuZG5zcGxhbmUudjEuUm90YXRlT3ZoS2V5UmVzcG9uc2UiABJVCgxEZWxldGVPdmhLZXkSIC5kbnNwbGFuZS52MS5EZWxldGVPdmhLZXlSZXF1ZXN0GiEuZG5zcGxhbmUudjEuRGVsZXRlT3ZoS2V5UmVzcG9uc2UiAGIGcHJvdG8z", [file_dnsplane_v1_zone, file_google_protobuf_timestamp]);
 
 /**
  * @generated from message dnsplane.v1.PlanAsRequest
@@ -1303,6 +1303,246 @@ export const DeleteTsigKeyResponseSchema: GenMessage<DeleteTsigKeyResponse> = /*
   messageDesc(file_dnsplane_v1_admin, 41);
 
 /**
+ * @generated from message dnsplane.v1.OvhKey
+ */
+export type OvhKey = Message<"dnsplane.v1.OvhKey"> & {
+  /**
+   * What tools send as X-Ovh-Application (OVH_APPLICATION_KEY): 16 letters and digits.
+   *
+   * @generated from field: string application_key = 1;
+   */
+  applicationKey: string;
+
+  /**
+   * @generated from field: string tenant = 2;
+   */
+  tenant: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 3;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * Unset: never rotated.
+   *
+   * @generated from field: google.protobuf.Timestamp rotated_at = 4;
+   */
+  rotatedAt?: Timestamp | undefined;
+
+  /**
+   * Unset: never used. Recorded to within a minute.
+   *
+   * @generated from field: google.protobuf.Timestamp last_used_at = 5;
+   */
+  lastUsedAt?: Timestamp | undefined;
+
+  /**
+   * After this, calls with the key are refused as OVH refuses an expired credential. Unset: never.
+   *
+   * @generated from field: google.protobuf.Timestamp expires_at = 6;
+   */
+  expiresAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message dnsplane.v1.OvhKey.
+ * Use `create(OvhKeySchema)` to create a new message.
+ */
+export const OvhKeySchema: GenMessage<OvhKey> = /*@__PURE__*/
+  messageDesc(file_dnsplane_v1_admin, 42);
+
+/**
+ * @generated from message dnsplane.v1.CreateOvhKeyRequest
+ */
+export type CreateOvhKeyRequest = Message<"dnsplane.v1.CreateOvhKeyRequest"> & {
+  /**
+   * The tenant the key acts as.
+   *
+   * @generated from field: string tenant = 1;
+   */
+  tenant: string;
+
+  /**
+   * How long the consumer key stays valid, in seconds; 0: it never expires.
+   *
+   * @generated from field: int64 expires_in_seconds = 2;
+   */
+  expiresInSeconds: bigint;
+};
+
+/**
+ * Describes the message dnsplane.v1.CreateOvhKeyRequest.
+ * Use `create(CreateOvhKeyRequestSchema)` to create a new message.
+ */
+export const CreateOvhKeyRequestSchema: GenMessage<CreateOvhKeyRequest> = /*@__PURE__*/
+  messageDesc(file_dnsplane_v1_admin, 43);
+
+/**
+ * The four values a tool needs: the endpoint and the three keys.
+ *
+ * @generated from message dnsplane.v1.IssuedOvhKey
+ */
+export type IssuedOvhKey = Message<"dnsplane.v1.IssuedOvhKey"> & {
+  /**
+   * @generated from field: dnsplane.v1.OvhKey key = 1;
+   */
+  key?: OvhKey | undefined;
+
+  /**
+   * OVH_APPLICATION_SECRET, shown only in this answer.
+   *
+   * @generated from field: string application_secret = 2;
+   */
+  applicationSecret: string;
+
+  /**
+   * OVH_CONSUMER_KEY, shown only in this answer.
+   *
+   * @generated from field: string consumer_key = 3;
+   */
+  consumerKey: string;
+
+  /**
+   * OVH_ENDPOINT: the URL of the served API as tools reach it (DNSPLANE_OVH_API_ADVERTISE, ending in
+   * /ovh/1.0); empty when the server does not know it (then: https://<where tools reach dnsplane>/ovh/1.0).
+   *
+   * @generated from field: string endpoint = 4;
+   */
+  endpoint: string;
+};
+
+/**
+ * Describes the message dnsplane.v1.IssuedOvhKey.
+ * Use `create(IssuedOvhKeySchema)` to create a new message.
+ */
+export const IssuedOvhKeySchema: GenMessage<IssuedOvhKey> = /*@__PURE__*/
+  messageDesc(file_dnsplane_v1_admin, 44);
+
+/**
+ * @generated from message dnsplane.v1.CreateOvhKeyResponse
+ */
+export type CreateOvhKeyResponse = Message<"dnsplane.v1.CreateOvhKeyResponse"> & {
+  /**
+   * @generated from field: dnsplane.v1.IssuedOvhKey issued = 1;
+   */
+  issued?: IssuedOvhKey | undefined;
+};
+
+/**
+ * Describes the message dnsplane.v1.CreateOvhKeyResponse.
+ * Use `create(CreateOvhKeyResponseSchema)` to create a new message.
+ */
+export const CreateOvhKeyResponseSchema: GenMessage<CreateOvhKeyResponse> = /*@__PURE__*/
+  messageDesc(file_dnsplane_v1_admin, 45);
+
+/**
+ * @generated from message dnsplane.v1.ListOvhKeysRequest
+ */
+export type ListOvhKeysRequest = Message<"dnsplane.v1.ListOvhKeysRequest"> & {
+  /**
+   * Only this tenant's keys; empty: every tenant's.
+   *
+   * @generated from field: string tenant = 1;
+   */
+  tenant: string;
+};
+
+/**
+ * Describes the message dnsplane.v1.ListOvhKeysRequest.
+ * Use `create(ListOvhKeysRequestSchema)` to create a new message.
+ */
+export const ListOvhKeysRequestSchema: GenMessage<ListOvhKeysRequest> = /*@__PURE__*/
+  messageDesc(file_dnsplane_v1_admin, 46);
+
+/**
+ * @generated from message dnsplane.v1.ListOvhKeysResponse
+ */
+export type ListOvhKeysResponse = Message<"dnsplane.v1.ListOvhKeysResponse"> & {
+  /**
+   * @generated from field: repeated dnsplane.v1.OvhKey keys = 1;
+   */
+  keys: OvhKey[];
+};
+
+/**
+ * Describes the message dnsplane.v1.ListOvhKeysResponse.
+ * Use `create(ListOvhKeysResponseSchema)` to create a new message.
+ */
+export const ListOvhKeysResponseSchema: GenMessage<ListOvhKeysResponse> = /*@__PURE__*/
+  messageDesc(file_dnsplane_v1_admin, 47);
+
+/**
+ * @generated from message dnsplane.v1.RotateOvhKeyRequest
+ */
+export type RotateOvhKeyRequest = Message<"dnsplane.v1.RotateOvhKeyRequest"> & {
+  /**
+   * @generated from field: string application_key = 1;
+   */
+  applicationKey: string;
+};
+
+/**
+ * Describes the message dnsplane.v1.RotateOvhKeyRequest.
+ * Use `create(RotateOvhKeyRequestSchema)` to create a new message.
+ */
+export const RotateOvhKeyRequestSchema: GenMessage<RotateOvhKeyRequest> = /*@__PURE__*/
+  messageDesc(file_dnsplane_v1_admin, 48);
+
+/**
+ * @generated from message dnsplane.v1.RotateOvhKeyResponse
+ */
+export type RotateOvhKeyResponse = Message<"dnsplane.v1.RotateOvhKeyResponse"> & {
+  /**
+   * @generated from field: dnsplane.v1.IssuedOvhKey issued = 1;
+   */
+  issued?: IssuedOvhKey | undefined;
+};
+
+/**
+ * Describes the message dnsplane.v1.RotateOvhKeyResponse.
+ * Use `create(RotateOvhKeyResponseSchema)` to create a new message.
+ */
+export const RotateOvhKeyResponseSchema: GenMessage<RotateOvhKeyResponse> = /*@__PURE__*/
+  messageDesc(file_dnsplane_v1_admin, 49);
+
+/**
+ * @generated from message dnsplane.v1.DeleteOvhKeyRequest
+ */
+export type DeleteOvhKeyRequest = Message<"dnsplane.v1.DeleteOvhKeyRequest"> & {
+  /**
+   * @generated from field: string application_key = 1;
+   */
+  applicationKey: string;
+};
+
+/**
+ * Describes the message dnsplane.v1.DeleteOvhKeyRequest.
+ * Use `create(DeleteOvhKeyRequestSchema)` to create a new message.
+ */
+export const DeleteOvhKeyRequestSchema: GenMessage<DeleteOvhKeyRequest> = /*@__PURE__*/
+  messageDesc(file_dnsplane_v1_admin, 50);
+
+/**
+ * @generated from message dnsplane.v1.DeleteOvhKeyResponse
+ */
+export type DeleteOvhKeyResponse = Message<"dnsplane.v1.DeleteOvhKeyResponse"> & {
+  /**
+   * The key as it was.
+   *
+   * @generated from field: dnsplane.v1.OvhKey key = 1;
+   */
+  key?: OvhKey | undefined;
+};
+
+/**
+ * Describes the message dnsplane.v1.DeleteOvhKeyResponse.
+ * Use `create(DeleteOvhKeyResponseSchema)` to create a new message.
+ */
+export const DeleteOvhKeyResponseSchema: GenMessage<DeleteOvhKeyResponse> = /*@__PURE__*/
+  messageDesc(file_dnsplane_v1_admin, 51);
+
+/**
  * @generated from enum dnsplane.v1.AdoptionOutcome
  */
 export enum AdoptionOutcome {
@@ -1548,6 +1788,52 @@ export const AdminService: GenService<{
     methodKind: "unary";
     input: typeof DeleteTsigKeyRequestSchema;
     output: typeof DeleteTsigKeyResponseSchema;
+  },
+  /**
+   * An OVH-style key for a tenant — an application key, an application secret and a consumer key, as
+   * OVH issues them: tools that speak the OVH API (external-dns --provider=ovh,
+   * cert-manager-webhook-ovh, lego, Traefik, Caddy, Terraform) act as that tenant against the OVH API
+   * dnsplane serves. The secret and the consumer key are in the answer, and only there (dnsplane keeps
+   * the secret sealed under DNSPLANE_SECRETS_KEY and the consumer key's sha-256; FailedPrecondition
+   * when the server has no secrets key).
+   *
+   * @generated from rpc dnsplane.v1.AdminService.CreateOvhKey
+   */
+  createOvhKey: {
+    methodKind: "unary";
+    input: typeof CreateOvhKeyRequestSchema;
+    output: typeof CreateOvhKeyResponseSchema;
+  },
+  /**
+   * OVH keys, by tenant and application key: never their secrets or consumer keys.
+   *
+   * @generated from rpc dnsplane.v1.AdminService.ListOvhKeys
+   */
+  listOvhKeys: {
+    methodKind: "unary";
+    input: typeof ListOvhKeysRequestSchema;
+    output: typeof ListOvhKeysResponseSchema;
+  },
+  /**
+   * A new application secret and consumer key (same application key, same expiry); the old ones stop
+   * working at once, on every replica. Shown once.
+   *
+   * @generated from rpc dnsplane.v1.AdminService.RotateOvhKey
+   */
+  rotateOvhKey: {
+    methodKind: "unary";
+    input: typeof RotateOvhKeyRequestSchema;
+    output: typeof RotateOvhKeyResponseSchema;
+  },
+  /**
+   * Deletes a key; it stops working at once, on every replica.
+   *
+   * @generated from rpc dnsplane.v1.AdminService.DeleteOvhKey
+   */
+  deleteOvhKey: {
+    methodKind: "unary";
+    input: typeof DeleteOvhKeyRequestSchema;
+    output: typeof DeleteOvhKeyResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_dnsplane_v1_admin, 0);
