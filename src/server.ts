@@ -45,6 +45,9 @@ import { InvalidInputError } from './dns/errors.js';
 import * as store from './store/index.js';
 import { startCentralWebhook, type WebhookListener } from './webhook/index.js';
 import { consoleHandler } from './ui/static.js';
+import { isOvhApiPath, ovhApiHandler } from './ovhapi/index.js';
+import { sweepExpiredDrafts } from './core/staging.js';
+import { messageOf } from './error-message.js';
 
 export { DEMO_ZONE };
 
@@ -240,6 +243,8 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     }
     // Changes made in OVH outside dnsplane reach the cache within one interval (core/drift.ts).
     const drift: DriftLoop | undefined = config.driftIntervalMs > 0 ? startDriftLoop(ctx, config.driftIntervalMs) : undefined;
+    // The served OVH API's staged writes past DNSPLANE_OVH_API_DRAFT_TTL are dropped (core/staging.ts).
+    const drafts = startDraftSweep(ctx);
     return {
       url: http.url,
       port: http.port,
@@ -261,6 +266,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         const budget = config.shutdownTimeoutMs * 0.9;
         const left = () => Math.max(0, budget - (performance.now() - started));
         lifecycle.beginShutdown(config.shutdownTimeoutMs);
+        clearInterval(drafts);
         await Promise.all([webhook?.close(left()), http.close(left()), dns?.close(left()), drift ? Promise.race([drift.stop(), sleep(left())]) : undefined]);
         if (!(await lifecycle.settled(left()))) {
           log.error('shutdown: work was still running at the deadline; its journal rows stay in flight and the zone\'s next lock holder rolls them back');
@@ -280,6 +286,22 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     await database.close().catch(() => undefined);
     throw e;
   }
+}
+
+/** How often expired staged writes of the served OVH API are swept: they are never read once expired. */
+const DRAFT_SWEEP_MS = 60_000;
+
+function startDraftSweep(ctx: CoreContext): NodeJS.Timeout {
+  const timer = setInterval(() => {
+    sweepExpiredDrafts(ctx).then(
+      (swept) => {
+        if (swept.drafts + swept.ids > 0) ctx.log.info(swept, 'dropped expired staged writes of the OVH API and ids of records gone');
+      },
+      (e: unknown) => ctx.log.warn({ err: messageOf(e) }, 'could not sweep the OVH API drafts'),
+    );
+  }, DRAFT_SWEEP_MS);
+  timer.unref();
+  return timer;
 }
 
 interface Listener {
@@ -358,6 +380,15 @@ async function listen(ctx: CoreContext, config: Config, log: Logger, labels: { d
   const { headersTimeoutMs, requestTimeoutMs, idleTimeoutMs } = config.http;
   let active = 0;
   let idle: (() => void) | undefined;
+  /** A request in flight until its answer closes: the shutdown waits for them. */
+  const inFlight = (res: http.ServerResponse | http2.Http2ServerResponse) => {
+    active++;
+    res.once('close', () => {
+      active--;
+      if (active === 0) idle?.();
+    });
+  };
+  const ovhApi = ovhApiHandler(ctx, { log, loginLimiter: limiter, rate: { perSecond: config.ovhApi.rate, burst: config.ovhApi.burst } });
 
   const handler = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => {
     const url = req.url ?? '/';
@@ -388,7 +419,9 @@ async function listen(ctx: CoreContext, config: Config, log: Logger, labels: { d
       });
       return;
     }
-    active++;
+    inFlight(res);
+    // The OVH API served per tenant (src/ovhapi/): its own signature, answers and metrics.
+    if (isOvhApiPath(url)) return ovhApi(req, res);
     const started = performance.now();
     const path = url.split('?', 1)[0]!;
     // Our RPCs: the only values of the procedure label, and the only paths that need a token (an
@@ -396,10 +429,6 @@ async function listen(ctx: CoreContext, config: Config, log: Logger, labels: { d
     const ours = PROCEDURES.has(path);
     const procedure = ours ? path : 'unknown';
     res.once('finish', () => ctx.metrics?.rpcDone(procedure, (performance.now() - started) / 1000));
-    res.once('close', () => {
-      active--;
-      if (active === 0) idle?.();
-    });
     if ('stream' in req) boundH2Request(req, requestTimeoutMs);
     // Records and Plan in Connect JSON over HTTP/1.1 have their own routes; all else goes to Connect.
     const route = () => {

@@ -15,6 +15,7 @@ export interface OvhKey {
   tenant: Tenant;
   /** null: never expires. */
   expiresAt: Date | null;
+  createdAt: Date;
 }
 
 /** Keys found, by the sha-256 (hex) of their consumer key; server.ts builds one per process. */

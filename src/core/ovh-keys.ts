@@ -78,7 +78,7 @@ export function createOvhKeyring(ctx: CoreContext, opts: { lastUsedEveryMs?: num
       throw new SecretsKeyError(`OVH key ${row.applicationKey}: ${SECRETS_KEY_SETTING} is not set on this server, so its application secret cannot be opened; set it to the key the secrets were sealed with`);
     }
     const secret = ctx.secrets.open(row.sealed, ovhSecretContext(row.applicationKey));
-    return { id: row.id, applicationKey: row.applicationKey, applicationSecret: secret.toString('utf8'), tenant: row.tenant, expiresAt: row.expiresAt };
+    return { id: row.id, applicationKey: row.applicationKey, applicationSecret: secret.toString('utf8'), tenant: row.tenant, expiresAt: row.expiresAt, createdAt: row.createdAt };
   };
 
   return {

@@ -3,8 +3,9 @@
  * (no HTTP here); the server adds authentication, faults, latency, the call log and persistence.
  */
 import { badRequest, objectNotFound, serviceNotFound } from '../ovhwire/errors.js';
-import { isFieldType, normalizeRecord, recordAnswer } from '../ovhwire/records.js';
-import { EXPANDED_MODE, recordIdOf, type Route } from '../ovhwire/routes.js';
+import { CREATE_PROPERTIES, UPDATE_PROPERTIES, bodyObject, checkProperties, isFieldType, normalizeRecord, recordAnswer } from '../ovhwire/records.js';
+import { expandedPage, pagingOf } from '../ovhwire/paging.js';
+import { recordIdOf, type Route } from '../ovhwire/routes.js';
 import { bindZoneFile } from './records.js';
 import type { SimState, StoredRecord, ZoneState } from './state.js';
 import type { SimBehavior } from './types.js';
@@ -38,21 +39,6 @@ export interface ApiAnswer {
 interface CachedList {
   builtAt: number;
   items: Array<Record<string, unknown>>;
-}
-
-function asObject(body: unknown, bodyInvalid: boolean): Record<string, unknown> {
-  if (bodyInvalid) throw badRequest('Invalid JSON received');
-  if (body === undefined) return {};
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('Invalid body: a JSON object is expected');
-  return body as Record<string, unknown>;
-}
-
-function checkProperties(body: Record<string, unknown>, writable: readonly string[], readOnly: readonly string[], reject: boolean): void {
-  const keys = Object.keys(body);
-  const ro = keys.filter((k) => readOnly.includes(k));
-  if (ro.length > 0) throw badRequest(`Try to alter read-only properties: ${ro.join(', ')}`);
-  const unknown = keys.filter((k) => !writable.includes(k));
-  if (reject && unknown.length > 0) throw badRequest(`Unknown properties: ${unknown.join(', ')}`);
 }
 
 export class ApiRouter {
@@ -126,7 +112,7 @@ export class ApiRouter {
     if (subDomain === '' && this.behavior.emptySubDomainFilter === 'ignore') subDomain = undefined;
     const filter = { fieldType: fieldType || undefined, subDomain };
     const mode = req.headers?.['x-pagination-mode'];
-    if (mode !== undefined && this.behavior.expandedRecordLists !== 'ignored') return this.expandedList(zone, req, filter, mode);
+    if (mode !== undefined && this.behavior.expandedRecordLists !== 'ignored') return this.expandedList(zone, req, filter);
     const ids = this.state.listIds(zone, filter);
     return { status: 200, body: ids, changed: false };
   }
@@ -139,20 +125,11 @@ export class ApiRouter {
    * GET …/record in expanded mode: one page of full record objects, out of a list cached per caller and
    * (path, query) unless the request says `Pragma: no-cache` (see SimBehavior).
    */
-  private expandedList(zone: ZoneState, req: ApiRequest, filter: { fieldType?: string; subDomain?: string }, mode: string): ApiAnswer {
+  private expandedList(zone: ZoneState, req: ApiRequest, filter: { fieldType?: string; subDomain?: string }): ApiAnswer {
     const b = this.behavior;
     if (b.expandedRecordLists === 'refused') throw badRequest('The pagination mode is not supported on this route');
-    if (mode !== EXPANDED_MODE) throw badRequest(`Invalid X-Pagination-Mode: ${mode}`);
     const headers = req.headers ?? {};
-    const positive = (name: string): number | undefined => {
-      const text = headers[name];
-      if (text === undefined) return undefined;
-      if (!/^\d{1,9}$/.test(text.trim()) || Number(text) < 1) throw badRequest(`Invalid ${name}: ${text}`);
-      return Number(text);
-    };
-    const number = positive('x-pagination-number') ?? 1;
-    const asked = positive('x-pagination-size');
-
+    const paging = pagingOf(headers);
     const key = `${req.caller ?? ''} ${req.path} ${JSON.stringify(Object.entries(req.query).sort())}`;
     const now = Date.now();
     const noCache = /(^|,)\s*no-cache\s*($|,)/i.test(headers['pragma'] ?? '');
@@ -163,20 +140,13 @@ export class ApiRouter {
       if (b.expandedListCacheSeconds > 0) this.listCache.set(key, list);
       else this.listCache.delete(key);
     }
-    const total = list.items.length;
-    const size = Math.max(1, Math.min(asked ?? Math.max(total, 1), b.expandedListMaxPageSize ?? Number.MAX_SAFE_INTEGER));
-    const page = list.items.slice((number - 1) * size, number * size);
-    return {
-      status: 200,
-      body: page,
-      changed: false,
-      headers: { 'X-Pagination-Elements': String(total), 'X-Pagination-Number': String(number), 'X-Pagination-Size': String(size) },
-    };
+    const { page, headers: answer } = expandedPage(list.items, paging, b.expandedListMaxPageSize ?? undefined);
+    return { status: 200, body: page, changed: false, headers: answer };
   }
 
   private createRecord(zone: ZoneState, req: ApiRequest): ApiAnswer {
-    const body = asObject(req.body, req.bodyInvalid);
-    checkProperties(body, ['fieldType', 'subDomain', 'target', 'ttl'], ['id', 'zone'], this.behavior.rejectUnknownProperties);
+    const body = bodyObject(req.body, req.bodyInvalid);
+    checkProperties(body, CREATE_PROPERTIES.writable, CREATE_PROPERTIES.readOnly, this.behavior.rejectUnknownProperties);
     const data = normalizeRecord(body, zone.name);
     const rec = this.state.createRecord(zone, data);
     return { status: 200, body: this.recordBody(zone, rec), changed: true };
@@ -192,8 +162,8 @@ export class ApiRouter {
         this.state.deleteRecord(zone, rec.id);
         return { status: 200, changed: true };
       default: {
-        const body = asObject(req.body, req.bodyInvalid);
-        checkProperties(body, ['subDomain', 'target', 'ttl'], ['fieldType', 'id', 'zone'], this.behavior.rejectUnknownProperties);
+        const body = bodyObject(req.body, req.bodyInvalid);
+        checkProperties(body, UPDATE_PROPERTIES.writable, UPDATE_PROPERTIES.readOnly, this.behavior.rejectUnknownProperties);
         this.state.updateRecord(zone, rec, body);
         return { status: 200, changed: true };
       }

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { isFieldType, normalizeRecord, normalizeSubDomain, normalizeTarget, normalizeTtl, type RecordData } from '../ovhwire/records.js';
+import { isFieldType, normalizePatch, normalizeRecord, type RecordData } from '../ovhwire/records.js';
 import { assertZoneName } from './records.js';
 import type { SimCredentials, SimRecord, SimRecordInit } from './types.js';
 
@@ -110,10 +110,7 @@ export class SimState {
 
   /** Applies a patch after validating the resulting record; the record is unchanged when it throws. */
   updateRecord(zone: ZoneState, rec: StoredRecord, patch: { subDomain?: unknown; target?: unknown; ttl?: unknown }): void {
-    const subDomain = patch.subDomain === undefined ? rec.subDomain : normalizeSubDomain(patch.subDomain, rec.fieldType, zone.name);
-    const target = patch.target === undefined ? rec.target : normalizeTarget(patch.target, rec.fieldType);
-    const ttl = patch.ttl === undefined ? rec.ttl : normalizeTtl(patch.ttl);
-    Object.assign(rec, { subDomain, target, ttl });
+    Object.assign(rec, normalizePatch(patch, rec.fieldType, zone.name));
   }
 
   deleteRecord(zone: ZoneState, id: number): boolean {

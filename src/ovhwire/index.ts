@@ -6,6 +6,7 @@
  * simulator and the served API cannot drift apart and neither imports the other.
  */
 export * from './errors.js';
+export * from './paging.js';
 export * from './records.js';
 export * from './routes.js';
 export * from './signature.js';

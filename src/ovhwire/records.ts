@@ -127,6 +127,37 @@ export function normalizeTarget(raw: unknown, fieldType: FieldType): string {
   return raw;
 }
 
+/** A call's JSON body as an object, or OVH's 400 (`bodyInvalid`: a body was sent and is not JSON). */
+export function bodyObject(body: unknown, bodyInvalid: boolean): Record<string, unknown> {
+  if (bodyInvalid) throw badRequest('Invalid JSON received');
+  if (body === undefined) return {};
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('Invalid body: a JSON object is expected');
+  return body as Record<string, unknown>;
+}
+
+/** OVH's 400 for a read-only property (PUT cannot change fieldType), and, with `reject`, for an unknown one. */
+export function checkProperties(body: Record<string, unknown>, writable: readonly string[], readOnly: readonly string[], reject: boolean): void {
+  const keys = Object.keys(body);
+  const ro = keys.filter((k) => readOnly.includes(k));
+  if (ro.length > 0) throw badRequest(`Try to alter read-only properties: ${ro.join(', ')}`);
+  const unknown = keys.filter((k) => !writable.includes(k));
+  if (reject && unknown.length > 0) throw badRequest(`Unknown properties: ${unknown.join(', ')}`);
+}
+
+/** The properties POST …/record takes, and those it refuses as read-only. */
+export const CREATE_PROPERTIES = { writable: ['fieldType', 'subDomain', 'target', 'ttl'], readOnly: ['id', 'zone'] } as const;
+/** The properties PUT …/record/{id} takes, and those it refuses as read-only. */
+export const UPDATE_PROPERTIES = { writable: ['subDomain', 'target', 'ttl'], readOnly: ['fieldType', 'id', 'zone'] } as const;
+
+/** A PUT's changes validated by the record's type, as OVH validates them; what is absent stays absent. */
+export function normalizePatch(patch: { subDomain?: unknown; target?: unknown; ttl?: unknown }, fieldType: FieldType, zone: string): { subDomain?: string; target?: string; ttl?: number } {
+  return {
+    ...(patch.subDomain !== undefined ? { subDomain: normalizeSubDomain(patch.subDomain, fieldType, zone) } : {}),
+    ...(patch.target !== undefined ? { target: normalizeTarget(patch.target, fieldType) } : {}),
+    ...(patch.ttl !== undefined ? { ttl: normalizeTtl(patch.ttl) } : {}),
+  };
+}
+
 /** Validates a whole record body (POST, or direct edits). */
 export function normalizeRecord(
   input: { fieldType?: unknown; subDomain?: unknown; target?: unknown; ttl?: unknown },
@@ -186,7 +217,7 @@ export function txtForAnswer(stored: string): string {
 }
 
 /** A record as the API shows it (GET …/record/{id}, a POST's answer, an expanded list's items). */
-export function recordAnswer(zone: string, r: RecordData & { id: number | string }, quoteTxt = true): Record<string, unknown> {
+export function recordAnswer(zone: string, r: { id: number | string; subDomain: string; fieldType: string; target: string; ttl: number }, quoteTxt = true): Record<string, unknown> {
   const target = r.fieldType === 'TXT' && quoteTxt ? txtForAnswer(r.target) : r.target;
   return { fieldType: r.fieldType, id: typeof r.id === 'string' ? Number(r.id) : r.id, subDomain: r.subDomain, target, ttl: r.ttl, zone };
 }

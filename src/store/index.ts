@@ -31,3 +31,4 @@ export * from './demo.js';
 export * from './sealed.js';
 export * from './tsig-keys.js';
 export * from './ovh-keys.js';
+export * from './ovh-drafts.js';

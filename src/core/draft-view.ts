@@ -1,0 +1,156 @@
+/**
+ * What a tenant's tools read through the OVH API dnsplane serves (ovhapi/): the records of a zone as
+ * that tenant sees them — its own published records (the sets it owns, its targets of shared sets)
+ * from the read cache at the zone's current generation, with its staged writes laid over them (a
+ * staged create under its staged id, an update in place, a delete hiding the record), as OVH shows a
+ * draft to the account that edits it. No OVH call: the cache and one indexed query of the draft.
+ *
+ * Records are in the form OVH answers them (TXT quoted: the cache keeps OVH's answers, and a staged
+ * TXT is quoted the same way), with the OVH id, or the staged id of a create not yet published. Other
+ * tenants' records and records nobody owns are not shown: a tool acts only on what is its own.
+ */
+import { isRecordType, recordSetKey, type RecordType } from '../dns/types.js';
+import { ovhRecordKey, ovhTargetToCanonical } from '../ovh/mapping.js';
+import type { OvhRecord } from '../ovh/types.js';
+import { txtForAnswer } from '../ovhwire/records.js';
+import * as store from '../store/index.js';
+import type { CoreContext } from './context.js';
+import { NotFoundError } from './errors.js';
+import { canonicalOf } from './ownership.js';
+import { readCacheOf, type ZoneBase } from './read-cache.js';
+import { visibleZones } from './records.js';
+import { mayUseZone, type Tenant } from './tenants.js';
+import { ensureSynced } from './zones.js';
+
+/** A record as the tenant's tools see it. */
+export interface DraftRecord extends OvhRecord {
+  /** A staged write not yet published (a create, or an update of a published record). */
+  staged: boolean;
+}
+
+/** The zone of a call, if the tenant may use it; NotFound otherwise (OVH: "This service does not exist"), never saying whose it is. */
+export async function tenantZone(ctx: CoreContext, tenant: Tenant, raw: string): Promise<string> {
+  const zone = raw.toLowerCase().replace(/\.$/, '');
+  const zones = await visibleZones(ctx, tenant, []);
+  if (!zones.includes(zone) || !mayUseZone(tenant, zone)) throw new NotFoundError('zone', zone, `zone "${zone}" is not one of tenant "${tenant.name}"'s zones`);
+  return zone;
+}
+
+/** The zone's base at its current generation (read cache; the zone synced first when it never was). */
+export async function currentBase(ctx: CoreContext, zone: string): Promise<ZoneBase> {
+  const cache = readCacheOf(ctx);
+  for (let attempt = 0; ; attempt++) {
+    const seen = (await cache.zoneStates.get()).get(zone);
+    if (!seen) throw new NotFoundError('zone', zone, `zone "${zone}" is not managed by dnsplane`);
+    const generation = seen.state === 'synced' ? seen.generation : (await ensureSynced(ctx, zone)).generation;
+    const base = await cache.baseAt(zone, generation);
+    if (base) return base;
+    // The zone moved past that generation while its base was read: read its state again.
+    if (attempt >= 10) throw new Error(`zone "${zone}" changed on every read of its records (10 times)`);
+  }
+}
+
+/** The tenant's own published records of a base, by id; computed once per base and tenant. */
+const owned = new WeakMap<ZoneBase, Map<string, Map<string, OvhRecord>>>();
+
+export function ownRecords(base: ZoneBase, tenant: Tenant, zone: string): Map<string, OvhRecord> {
+  let byTenant = owned.get(base);
+  if (!byTenant) owned.set(base, (byTenant = new Map()));
+  const hit = byTenant.get(tenant.id);
+  if (hit) return hit;
+  const rows = new Map<string, store.OwnershipRow[]>();
+  for (const o of base.ownership) {
+    const key = recordSetKey(o.dnsName, o.recordType);
+    const list = rows.get(key);
+    if (list) list.push(o);
+    else rows.set(key, [o]);
+  }
+  const mine = new Map<string, OvhRecord>();
+  for (const r of base.records) {
+    const type = r.fieldType.toUpperCase();
+    if (!isRecordType(type)) continue;
+    const owners = rows.get(ovhRecordKey(r, zone));
+    if (!owners) continue;
+    const own = owners.some((o) => o.shared)
+      ? owners.some((o) => o.tenantId === tenant.id && o.target === canonicalOf(r, type as RecordType, zone))
+      : owners[0]!.tenantId === tenant.id;
+    if (own) mine.set(r.id, r);
+  }
+  byTenant.set(tenant.id, mine);
+  return mine;
+}
+
+/** A staged record in the form OVH answers it. */
+export function answerForm(zone: string, id: string, r: store.DraftRecord): OvhRecord {
+  return { id, zone, subDomain: r.subDomain, fieldType: r.fieldType, target: r.fieldType === 'TXT' ? txtForAnswer(r.target) : r.target, ttl: r.ttl };
+}
+
+/**
+ * The tenant's records: `own` with `draft` laid over it in order. A staged update or delete of a
+ * record that is no longer the tenant's (deleted meanwhile, given to another) is left out.
+ */
+export function laidOver(zone: string, own: ReadonlyMap<string, OvhRecord>, draft: readonly store.DraftRow[]): Map<string, DraftRecord> {
+  const out = new Map<string, DraftRecord>();
+  for (const [id, r] of own) out.set(id, { ...r, staged: false });
+  for (const d of draft) {
+    if (d.action === 'delete') out.delete(d.recordId);
+    else if (d.action === 'create' || own.has(d.recordId)) out.set(d.recordId, { ...answerForm(zone, d.recordId, d.record!), staged: true });
+  }
+  return out;
+}
+
+export interface RecordFilter {
+  fieldType?: string;
+  /** Compared without regard to case, as OVH does. */
+  subDomain?: string;
+}
+
+/** The tenant's records of the zone (published and staged), filtered, by id. */
+export async function draftRecords(ctx: CoreContext, tenant: Tenant, zone: string, filter: RecordFilter = {}): Promise<DraftRecord[]> {
+  const base = await currentBase(ctx, zone);
+  const draft = await store.listDraft(ctx.pool, tenant.id, zone);
+  const sub = filter.subDomain?.toLowerCase();
+  return [...laidOver(zone, ownRecords(base, tenant, zone), draft).values()]
+    .filter((r) => (filter.fieldType === undefined || r.fieldType === filter.fieldType) && (sub === undefined || r.subDomain.toLowerCase() === sub))
+    .sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : BigInt(a.id) > BigInt(b.id) ? 1 : 0));
+}
+
+/** What an id names for the tenant: its record (published or staged), another's, or nothing. */
+export type RecordLookup = { kind: 'mine'; record: DraftRecord; ovhId: string } | { kind: 'foreign' } | { kind: 'absent' };
+
+/**
+ * One record by the id a client holds: an OVH id, a staged id, or a staged id since published (it
+ * names the OVH record it became). `ovhId` is the id the record has in the tenant's draft.
+ */
+export async function draftRecord(ctx: CoreContext, tenant: Tenant, zone: string, id: string): Promise<RecordLookup> {
+  const base = await currentBase(ctx, zone);
+  const own = ownRecords(base, tenant, zone);
+  const resolved = own.has(id) ? id : ((await store.publishedIdOf(ctx.pool, tenant.id, zone, id)) ?? id);
+  const draft = await store.listDraft(ctx.pool, tenant.id, zone, resolved);
+  const mine = laidOver(zone, own, draft).get(resolved);
+  if (mine) return { kind: 'mine', record: mine, ovhId: resolved };
+  if (draft.some((d) => d.action === 'delete')) return { kind: 'absent' };
+  return base.records.some((r) => r.id === resolved) ? { kind: 'foreign' } : { kind: 'absent' };
+}
+
+/** What the OVH API says of a zone, from the cache. */
+export interface ZoneFacts {
+  zone: string;
+  /** Moves with every change of the zone's records or ownership (the served SOA's serial). */
+  generation: bigint;
+  /** The apex NS records' hosts, without the trailing dot (OVH: the zone's name servers). */
+  nameServers: string[];
+  /** When the cache last matched OVH (its first read, or a drift check). */
+  lastSync: Date | null;
+}
+
+export async function zoneFacts(ctx: CoreContext, tenant: Tenant, raw: string): Promise<ZoneFacts> {
+  const zone = await tenantZone(ctx, tenant, raw);
+  const base = await currentBase(ctx, zone);
+  const nameServers = base.records
+    .filter((r) => r.subDomain === '' && r.fieldType.toUpperCase() === 'NS')
+    .map((r) => ovhTargetToCanonical('NS', r.target, zone) ?? r.target.replace(/\.$/, ''))
+    .sort();
+  const z = await store.getZone(ctx.pool, zone);
+  return { zone, generation: base.generation, nameServers, lastSync: z?.lastSync ?? null };
+}

@@ -1,0 +1,279 @@
+/**
+ * The draft of the OVH API dnsplane serves, written and published. On OVH, record calls edit a draft
+ * of the zone that POST …/refresh publishes. Here each tenant has its own draft per zone (Postgres:
+ * store/ovh-drafts.ts; read through core/draft-view.ts): a write is judged at once as an apply would
+ * judge it — the tenant's grant, ownership, CNAME rules, dnsplane's target rules — and refused then
+ * (PermissionDeniedError, InvalidInputError) or staged; its refresh turns every staged write of the
+ * zone into ONE apply through core (core/apply/: the zone lock, minimal operations — a staged delete
+ * and create of one record set become one PUT, or nothing —, coalescing with other applies, the
+ * journal, rollback). Nothing of another tenant is ever part of it: the change set names only record
+ * sets the tenant's own records make up.
+ *
+ * Per record set: the refresh asks for the set to hold exactly the tenant's records of it in the draft
+ * (its slice, for a shared set), or to be gone when none is left; its TTL is the TTL of the latest
+ * staged write of the set that gave one, else the lowest of its records. A staged create keeps its id
+ * after the refresh: the id maps to the OVH record it became (store ovh_record_ids), for as long as
+ * that record exists. A staged write no refresh published within DNSPLANE_OVH_API_DRAFT_TTL (1 h by
+ * default) is dropped (sweepExpiredDrafts).
+ */
+import { InvalidInputError } from '../dns/errors.js';
+import { RECORD_TYPES, isRecordType, recordSetKey, SHARED_LABEL, type RecordSetKey, type RecordType } from '../dns/index.js';
+import { ovhRecordKey, ovhTargetToCanonical, recordsToEndpoints } from '../ovh/mapping.js';
+import type { OvhRecord } from '../ovh/types.js';
+import { stripOneQuotePair } from '../ovhwire/records.js';
+import * as store from '../store/index.js';
+import { apply } from './apply/index.js';
+import type { CoreContext } from './context.js';
+import { currentBase, draftRecord, laidOver, ownRecords, tenantZone, answerForm, type DraftRecord } from './draft-view.js';
+import { NotFoundError, PermissionDeniedError } from './errors.js';
+import { canonicalOf } from './ownership.js';
+import { computeZonePlan, routeInput, type RawChangeSet, type RawEndpoint } from './plan.js';
+import { readCacheOf, type ZoneBase } from './read-cache.js';
+import type { Tenant } from './tenants.js';
+
+/** DNSPLANE_OVH_API_DRAFT_TTL's default: a tool's calls and its refresh come seconds apart; a draft an hour old was abandoned. */
+export const DEFAULT_DRAFT_TTL_MS = 3_600_000;
+
+/** The first staged id (migrations/0012): ids from here on are staged creates, never OVH's. */
+export const FIRST_STAGED_ID = 4_000_000_000_000_001n;
+
+/** A record as a tool writes it, validated by OVH's rules (ovhwire/records.ts): OVH's stored form. */
+export interface WrittenRecord extends store.DraftRecord {
+  /** The write gave a TTL (else the set keeps its own). */
+  ttlSet: boolean;
+}
+
+/** What a PUT changes (OVH: subDomain, target and ttl; fieldType is read-only). */
+export interface RecordPatch {
+  subDomain?: string;
+  target?: string;
+  ttl?: number;
+}
+
+function expiry(ctx: CoreContext): Date {
+  return new Date(Date.now() + (ctx.settings.ovhApi?.draftTtlMs ?? DEFAULT_DRAFT_TTL_MS));
+}
+
+function managedType(fieldType: string): RecordType {
+  if (!isRecordType(fieldType)) throw new InvalidInputError('fieldType', `dnsplane manages ${RECORD_TYPES.join(', ')} records; ${fieldType} is not one of them`);
+  return fieldType;
+}
+
+/** A record's target as OVH stores it (a TXT answer unquoted and joined), from the form OVH answers. */
+function storedTarget(r: OvhRecord): string {
+  if (r.fieldType !== 'TXT') return r.target;
+  return ovhTargetToCanonical('TXT', r.target, r.zone) ?? stripOneQuotePair(r.target);
+}
+
+function isShared(base: ZoneBase, key: RecordSetKey): boolean {
+  return base.ownership.some((o) => o.shared && recordSetKey(o.dnsName, o.recordType) === key);
+}
+
+/** The record set these records make up, as core takes it; undefined when they make none (no record). */
+function endpointOf(zone: string, base: ZoneBase, records: readonly OvhRecord[], ttl?: number): RawEndpoint | undefined {
+  const e = recordsToEndpoints(records, zone).endpoints[0];
+  if (!e) return undefined;
+  const shared = isShared(base, recordSetKey(e.dnsName, e.recordType));
+  return { dnsName: e.dnsName, recordType: e.recordType, targets: e.targets, ttl: ttl ?? e.ttl, ...(shared ? { labels: { [SHARED_LABEL]: 'true' } } : {}) };
+}
+
+function byKey(zone: string, records: Iterable<OvhRecord>): Map<RecordSetKey, OvhRecord[]> {
+  const out = new Map<RecordSetKey, OvhRecord[]>();
+  for (const r of records) {
+    const key = ovhRecordKey(r, zone);
+    const list = out.get(key);
+    if (list) list.push(r);
+    else out.set(key, [r]);
+  }
+  return out;
+}
+
+/**
+ * The set `key` holding `wanted` (the tenant's records of it after a write), judged as an apply
+ * judges it, without applying: a name outside the grant or in another zone, a target dnsplane
+ * refuses, a set another tenant (or nobody) owns, a CNAME beside other types — refused now.
+ */
+async function judgeWrite(ctx: CoreContext, tenant: Tenant, zone: string, base: ZoneBase, wanted: readonly OvhRecord[]): Promise<void> {
+  const e = endpointOf(zone, base, wanted);
+  if (!e) return;
+  const routed = await routeInput(ctx, tenant, { kind: 'changes', changes: { create: [e], updateOld: [], updateNew: [], delete: [] }, policy: 'sync' });
+  if (!routed.byZone.has(zone)) {
+    throw new InvalidInputError('subDomain', `${e.dnsName} is in zone ${[...routed.byZone.keys()][0]}, which dnsplane manages apart: write it there`);
+  }
+  const plan = await store.withSnapshot(ctx.pool, (q) => computeZonePlan(ctx, q, tenant, zone, routed, undefined, readCacheOf(ctx)));
+  if (plan.conflicts.length > 0) throw new PermissionDeniedError('', plan.conflicts.map((c) => `${c.endpoint.dnsName} ${c.endpoint.recordType}: ${c.reason}`).join('; '));
+}
+
+/** The tenant's records of the zone in its draft, with `write` laid over them, grouped by set. */
+async function draftWith(ctx: CoreContext, tenant: Tenant, zone: string): Promise<{ base: ZoneBase; view: Map<string, DraftRecord> }> {
+  const base = await currentBase(ctx, zone);
+  return { base, view: laidOver(zone, ownRecords(base, tenant, zone), await store.listDraft(ctx.pool, tenant.id, zone)) };
+}
+
+/** POST …/record: a new record staged under a new id, after the set it joins was judged. */
+export async function stageCreate(ctx: CoreContext, tenant: Tenant, rawZone: string, written: WrittenRecord): Promise<DraftRecord> {
+  const zone = await tenantZone(ctx, tenant, rawZone);
+  managedType(written.fieldType);
+  const { base, view } = await draftWith(ctx, tenant, zone);
+  const id = await store.newDraftId(ctx.pool);
+  const created = answerForm(zone, id, written);
+  const key = ovhRecordKey(created, zone);
+  await judgeWrite(ctx, tenant, zone, base, [...(byKey(zone, view.values()).get(key) ?? []), created]);
+  const { ttlSet, ...record } = written;
+  await store.stageWrite(ctx.pool, { tenantId: tenant.id, zone, recordId: id, action: 'create', record, ttlSet, expiresAt: expiry(ctx) });
+  return { ...created, staged: true };
+}
+
+/** The tenant's record of that id, or NotFound / PermissionDenied (another tenant's, or nobody's). */
+async function mine(ctx: CoreContext, tenant: Tenant, zone: string, id: string): Promise<{ record: DraftRecord; ovhId: string }> {
+  const found = await draftRecord(ctx, tenant, zone, id);
+  if (found.kind === 'foreign') throw new PermissionDeniedError('id', `record ${id} of zone ${zone} is not tenant "${tenant.name}"'s`);
+  if (found.kind === 'absent') throw new NotFoundError('record', id, `The requested object (id = ${id}) does not exist`);
+  return found;
+}
+
+function isStagedCreate(ovhId: string): boolean {
+  return BigInt(ovhId) >= FIRST_STAGED_ID;
+}
+
+/** PUT …/record/{id}: the record changed in the draft (a staged create in place; a published record by an update). */
+export async function stageUpdate(ctx: CoreContext, tenant: Tenant, rawZone: string, id: string, patch: RecordPatch): Promise<void> {
+  const zone = await tenantZone(ctx, tenant, rawZone);
+  const { record, ovhId } = await mine(ctx, tenant, zone, id);
+  const next: store.DraftRecord = {
+    subDomain: patch.subDomain ?? record.subDomain,
+    fieldType: record.fieldType,
+    target: patch.target ?? storedTarget(record),
+    ttl: patch.ttl ?? record.ttl,
+  };
+  const { base, view } = await draftWith(ctx, tenant, zone);
+  const changed = answerForm(zone, ovhId, next);
+  const key = ovhRecordKey(changed, zone);
+  const others = (byKey(zone, view.values()).get(key) ?? []).filter((r) => r.id !== ovhId);
+  await judgeWrite(ctx, tenant, zone, base, [...others, changed]);
+  const action = isStagedCreate(ovhId) ? 'create' : 'update';
+  await store.stageWrite(ctx.pool, { tenantId: tenant.id, zone, recordId: ovhId, action, record: next, ttlSet: patch.ttl !== undefined, expiresAt: expiry(ctx) });
+}
+
+/** DELETE …/record/{id}: a staged create dropped, a published record's delete staged. */
+export async function stageDelete(ctx: CoreContext, tenant: Tenant, rawZone: string, id: string): Promise<void> {
+  const zone = await tenantZone(ctx, tenant, rawZone);
+  const { ovhId } = await mine(ctx, tenant, zone, id);
+  if (isStagedCreate(ovhId)) await store.dropDraftRow(ctx.pool, tenant.id, zone, ovhId);
+  else await store.stageWrite(ctx.pool, { tenantId: tenant.id, zone, recordId: ovhId, action: 'delete', ttlSet: false, expiresAt: expiry(ctx) });
+}
+
+/** What a refresh did. */
+export interface RefreshOutcome {
+  zone: string;
+  /** nothing_staged: no staged write, nothing done; dry_run (DNSPLANE_DRY_RUN): nothing sent, the draft kept. */
+  status: 'applied' | 'no_changes' | 'nothing_staged' | 'dry_run';
+  /** Staged writes the refresh took (published, or dropped as they changed nothing or were refused). */
+  writes: number;
+  /** OVH calls the apply made (operations and refresh). */
+  calls: number;
+  /** Record sets the apply refused (their ownership moved since the write), in words; their writes dropped. */
+  refused: string[];
+}
+
+/**
+ * The change set a draft asks for: every record set a staged write touches (where its record was,
+ * where it is now) to hold the tenant's records of it in the draft, or to be gone.
+ */
+function draftChanges(zone: string, base: ZoneBase, own: ReadonlyMap<string, OvhRecord>, view: ReadonlyMap<string, DraftRecord>, draft: readonly store.DraftRow[]): RawChangeSet {
+  const touched = new Set<RecordSetKey>();
+  const ttls = new Map<RecordSetKey, number>();
+  for (const d of draft) {
+    const before = own.get(d.recordId);
+    if (before) touched.add(ovhRecordKey(before, zone));
+    if (!d.record) continue;
+    const key = ovhRecordKey(answerForm(zone, d.recordId, d.record), zone);
+    touched.add(key);
+    if (d.ttlSet) ttls.set(key, d.record.ttl); // staged in order: the latest write that gave one wins
+  }
+  const wanted = byKey(zone, view.values());
+  const current = byKey(zone, own.values());
+  const changes: RawChangeSet = { create: [], updateOld: [], updateNew: [], delete: [] };
+  for (const key of [...touched].sort()) {
+    const records = wanted.get(key) ?? [];
+    if (records.length > 0) {
+      const e = endpointOf(zone, base, records, ttls.get(key));
+      if (e) changes.create.push(e);
+      continue;
+    }
+    const gone = endpointOf(zone, base, current.get(key) ?? []);
+    if (gone) changes.delete.push(gone);
+  }
+  return changes;
+}
+
+/**
+ * The OVH ids the staged creates became: for each, the tenant's record (after the refresh) of the same
+ * set holding the same target, each record given to one create at most.
+ */
+function publishedIds(zone: string, after: ReadonlyMap<string, OvhRecord>, draft: readonly store.DraftRow[], refused: ReadonlySet<RecordSetKey>): Array<{ stagedId: string; ovhId: string }> {
+  const taken = new Set<string>();
+  const out: Array<{ stagedId: string; ovhId: string }> = [];
+  const records = byKey(zone, after.values());
+  for (const d of draft) {
+    if (d.action !== 'create' || !d.record) continue;
+    const staged = answerForm(zone, d.recordId, d.record);
+    const key = ovhRecordKey(staged, zone);
+    if (refused.has(key)) continue;
+    const type = staged.fieldType as RecordType;
+    const target = canonicalOf(staged, type, zone);
+    const match = (records.get(key) ?? []).find((r) => !taken.has(r.id) && canonicalOf(r, type, zone) === target);
+    if (!match) continue;
+    taken.add(match.id);
+    out.push({ stagedId: d.recordId, ovhId: match.id });
+  }
+  return out;
+}
+
+/**
+ * POST …/refresh: the tenant's staged writes of the zone published as one apply. Throws what the
+ * apply threw or failed with (the draft kept: a refresh again retries it); the writes of record
+ * sets the apply refused are dropped and named in `refused`.
+ */
+export async function refreshDraft(ctx: CoreContext, tenant: Tenant, rawZone: string): Promise<RefreshOutcome> {
+  const zone = await tenantZone(ctx, tenant, rawZone);
+  const draft = await store.listDraft(ctx.pool, tenant.id, zone);
+  if (draft.length === 0) return { zone, status: 'nothing_staged', writes: 0, calls: 0, refused: [] };
+  const base = await currentBase(ctx, zone);
+  const own = ownRecords(base, tenant, zone);
+  const changes = draftChanges(zone, base, own, laidOver(zone, own, draft), draft);
+  let status: RefreshOutcome['status'] = 'no_changes';
+  let calls = 0;
+  const refused: string[] = [];
+  const refusedKeys = new Set<RecordSetKey>();
+  if (changes.create.length + changes.delete.length > 0) {
+    const result = (await apply(ctx, tenant, { input: { kind: 'changes', changes, policy: 'sync' } })).zones.find((z) => z.zone === zone);
+    if (!result) throw new Error(`the refresh of zone ${zone} applied no change to it`);
+    if (result.status === 'dry_run') return { zone, status: 'dry_run', writes: draft.length, calls: 0, refused: [] };
+    if (result.status !== 'applied' && result.status !== 'no_changes') throw result.error ?? new Error(`the refresh of zone ${zone} ended ${result.status}`);
+    status = result.status;
+    calls = result.calls.length;
+    for (const c of result.conflicts) {
+      refusedKeys.add(recordSetKey(c.endpoint.dnsName, c.endpoint.recordType));
+      refused.push(`${c.endpoint.dnsName} ${c.endpoint.recordType}: ${c.reason}`);
+    }
+  }
+  const after = ownRecords(await currentBase(ctx, zone), tenant, zone);
+  await store.withTransaction(ctx.pool, async (tx) => {
+    await store.insertRecordIds(tx, tenant.id, zone, publishedIds(zone, after, draft, refusedKeys));
+    await store.dropPublishedDraft(tx, tenant.id, zone, draft);
+  });
+  return { zone, status, writes: draft.length, calls, refused };
+}
+
+/** Drops staged writes past their expiry and staged ids whose record is gone; says how many. */
+export async function sweepExpiredDrafts(ctx: CoreContext): Promise<{ drafts: number; ids: number }> {
+  return store.sweepOvhDrafts(ctx.pool);
+}
+
+/** Every unexpired staged write, for an admin (the console's view of drafts). */
+export async function listDrafts(ctx: CoreContext, tenant: string): Promise<store.DraftListing[]> {
+  const tenantId = tenant.trim() === '' ? undefined : (await store.getTenantByName(ctx.pool, tenant.trim()))?.id;
+  if (tenant.trim() !== '' && tenantId === undefined) throw new NotFoundError('tenant', tenant.trim(), `tenant: no tenant named "${tenant.trim()}"`);
+  return store.listAllDrafts(ctx.pool, { ...(tenantId ? { tenantId } : {}), limit: 1000 });
+}
