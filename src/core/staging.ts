@@ -17,7 +17,7 @@
  * default) is dropped (sweepExpiredDrafts).
  */
 import { InvalidInputError } from '../dns/errors.js';
-import { RECORD_TYPES, isRecordType, recordSetKey, SHARED_LABEL, type RecordSetKey, type RecordType } from '../dns/index.js';
+import { RECORD_TYPES, isRecordType, recordSetKey, SHARED_LABEL, type Conflict, type RecordSetKey, type RecordType } from '../dns/index.js';
 import { ovhRecordKey, ovhTargetToCanonical, recordsToEndpoints } from '../ovh/mapping.js';
 import type { OvhRecord } from '../ovh/types.js';
 import { stripOneQuotePair } from '../ovhwire/records.js';
@@ -88,6 +88,11 @@ function byKey(zone: string, records: Iterable<OvhRecord>): Map<RecordSetKey, Ov
   return out;
 }
 
+/** A conflict in words that name its record set. */
+function conflictText(c: Conflict): string {
+  return c.reason.startsWith(c.endpoint.dnsName) ? c.reason : `${c.endpoint.dnsName} ${c.endpoint.recordType}: ${c.reason}`;
+}
+
 /**
  * The set `key` holding `wanted` (the tenant's records of it after a write), judged as an apply
  * judges it, without applying: a name outside the grant or in another zone, a target dnsplane
@@ -101,7 +106,7 @@ async function judgeWrite(ctx: CoreContext, tenant: Tenant, zone: string, base: 
     throw new InvalidInputError('subDomain', `${e.dnsName} is in zone ${[...routed.byZone.keys()][0]}, which dnsplane manages apart: write it there`);
   }
   const plan = await store.withSnapshot(ctx.pool, (q) => computeZonePlan(ctx, q, tenant, zone, routed, undefined, readCacheOf(ctx)));
-  if (plan.conflicts.length > 0) throw new PermissionDeniedError('', plan.conflicts.map((c) => `${c.endpoint.dnsName} ${c.endpoint.recordType}: ${c.reason}`).join('; '));
+  if (plan.conflicts.length > 0) throw new PermissionDeniedError('', plan.conflicts.map(conflictText).join('; '));
 }
 
 /** The tenant's records of the zone in its draft, with `write` laid over them, grouped by set. */
@@ -255,7 +260,7 @@ export async function refreshDraft(ctx: CoreContext, tenant: Tenant, rawZone: st
     calls = result.calls.length;
     for (const c of result.conflicts) {
       refusedKeys.add(recordSetKey(c.endpoint.dnsName, c.endpoint.recordType));
-      refused.push(`${c.endpoint.dnsName} ${c.endpoint.recordType}: ${c.reason}`);
+      refused.push(conflictText(c));
     }
   }
   const after = ownRecords(await currentBase(ctx, zone), tenant, zone);

@@ -4,7 +4,7 @@
  */
 import type pg from 'pg';
 
-export const TABLES = ['tenants', 'zones', 'records', 'ownership', 'plans', 'journal', 'tsig_keys', 'ovh_keys'] as const;
+export const TABLES = ['tenants', 'zones', 'records', 'ownership', 'plans', 'journal', 'tsig_keys', 'ovh_keys', 'ovh_drafts', 'ovh_record_ids'] as const;
 
 export type Snapshot = Record<(typeof TABLES)[number], unknown[]>;
 
