@@ -46,10 +46,8 @@
  *   BENCH_COALESCE_K=50  clusters applying at the same moment (0: skip that scenario)
  *   DATABASE_URL         a Postgres server to create the bench database on (dropped at the end)
  */
-import { createHash } from 'node:crypto';
 import { Resolver } from 'node:dns/promises';
 import { mkdtempSync, rmSync } from 'node:fs';
-import https from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { create } from '@bufbuild/protobuf';
@@ -62,6 +60,7 @@ import { DEFAULT_EXPANDED_PAGE_SIZE } from '../src/ovh/client/expanded-lists.js'
 import { RateLimiter } from '../src/ovh/ratelimit.js';
 import { OvhSimulator, type SimCall, type SimRecordInit } from '../src/ovhsim/index.js';
 import { startServer, type Server } from '../src/server.js';
+import { ExternalDnsReplay, OvhHttp } from '../test/helpers/external-dns-ovh.js';
 import { simulatorEnv, zoneClientFor } from '../test/helpers/sim-server.js';
 import { benchDatabase, writeSimulatorCa } from './lib.js';
 
@@ -320,149 +319,11 @@ async function runMoments(sim: OvhSimulator, server: Server, zone: string, tag: 
   return moments;
 }
 
-// --- the external-dns v0.22 replay ---
-
-interface ExtRecord {
-  id: number;
-  zone: string;
-  subDomain: string;
-  fieldType: string;
-  target: string;
-  ttl: number;
-}
-
-/** Signed calls to the simulator, as go-ovh makes them; own keep-alive agent trusting only the simulator. */
-class OvhHttp {
-  private readonly agent: https.Agent;
-  constructor(private readonly sim: OvhSimulator) {
-    this.agent = new https.Agent({ keepAlive: true, ca: sim.caPem, maxSockets: 256 });
-  }
-
-  call(method: string, path: string, body?: Record<string, unknown>): Promise<unknown> {
-    const { applicationKey, applicationSecret, consumerKey } = this.sim.credentials;
-    const payload = body === undefined ? '' : JSON.stringify(body);
-    const timestamp = String(Math.round(Date.now() / 1000));
-    const url = `https://${this.sim.host}:${this.sim.apiPort}/1.0${path}`;
-    const signature = `$1$${createHash('sha1').update([applicationSecret, consumerKey, method, url, payload, timestamp].join('+')).digest('hex')}`;
-    const headers: Record<string, string | number> = {
-      'Content-Type': 'application/json',
-      'X-Ovh-Application': applicationKey,
-      'X-Ovh-Consumer': consumerKey,
-      'X-Ovh-Timestamp': timestamp,
-      'X-Ovh-Signature': signature,
-    };
-    if (payload) headers['Content-Length'] = Buffer.byteLength(payload);
-    return new Promise((resolve, reject) => {
-      const req = https.request({ host: this.sim.host, port: this.sim.apiPort, path: `/1.0${path}`, method, agent: this.agent, headers }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => (text += d));
-        res.on('end', () => {
-          const status = res.statusCode ?? 0;
-          if (status >= 200 && status < 300) resolve(text ? (JSON.parse(text) as unknown) : null);
-          else reject(new Error(`${method} ${path}: ${status} ${text}`));
-        });
-      });
-      req.on('error', reject);
-      req.end(payload);
-    });
-  }
-
-  close(): void {
-    this.agent.destroy();
-  }
-}
-
-/** One external-dns instance with the in-tree OVH provider (cache on, as by default). */
-class ExternalDnsReplay {
-  private cache: { serial: number; records: ExtRecord[] } | undefined;
-  private lastRunRecords: ExtRecord[] = [];
-  dnsQueries = 0;
-  apiCalls = 0;
-
-  constructor(
-    private readonly http: OvhHttp,
-    private readonly zone: string,
-    private readonly resolver: Resolver,
-    public limiter: RateLimiter,
-  ) {}
-
-  /** p.apiRateLimiter.Take() (when external-dns takes one), then the call. */
-  private async call(method: string, path: string, body?: Record<string, unknown>, take = true): Promise<unknown> {
-    if (take) await this.limiter.acquire();
-    try {
-      this.apiCalls++;
-      return await this.http.call(method, path, body);
-    } finally {
-      if (take) this.limiter.release();
-    }
-  }
-
-  /** Records(): zones(), then records() of each zone the domain filter keeps. */
-  async records(): Promise<void> {
-    const zones = (await this.call('GET', '/domain/zone')) as string[];
-    if (!zones.includes(this.zone)) throw new Error(`replay: zone ${this.zone} not listed`);
-    if (this.cache) {
-      this.dnsQueries++;
-      const soa = await this.resolver.resolveSoa(this.zone);
-      if (soa.serial === this.cache.serial) {
-        this.lastRunRecords = this.cache.records;
-        return;
-      }
-      this.cache = undefined;
-    }
-    const soa = (await this.call('GET', `/domain/zone/${this.zone}/soa`)) as { serial: number };
-    const ids = (await this.call('GET', `/domain/zone/${this.zone}/record`, undefined, false)) as number[]; // no Take() in v0.22
-    const records = await Promise.all(ids.map((id) => this.call('GET', `/domain/zone/${this.zone}/record/${id}`) as Promise<ExtRecord>));
-    this.cache = { serial: soa.serial, records };
-    this.lastRunRecords = records;
-  }
-
-  /** ApplyChanges(): the provider's creates, deletes and updates, all in parallel, then one refresh. */
-  async apply(changes: Changes): Promise<void> {
-    type Op = { method: 'POST' | 'PUT' | 'DELETE'; path: string; body?: Record<string, unknown> };
-    const ops: Op[] = [];
-    const record = `/domain/zone/${this.zone}/record`;
-    const sub = (e: Endpoint) => e.dnsName.slice(0, -(this.zone.length + 1));
-    const ttl = (e: Endpoint) => (e.ttl > 0 ? e.ttl : 0);
-    for (const e of changes.create) {
-      for (const target of e.targets) ops.push({ method: 'POST', path: record, body: { fieldType: e.recordType, subDomain: sub(e), ttl: ttl(e), target } });
-    }
-    // Deletes take the first matching record not taken yet; the records left are the updates' pool.
-    let existing = [...this.lastRunRecords];
-    for (const e of changes.delete) {
-      for (const target of e.targets) {
-        const i = existing.findIndex((r) => r.subDomain === sub(e) && r.fieldType === e.recordType && r.target === target);
-        if (i < 0) throw new Error('replay: ErrRecordToMutateNotFound');
-        ops.push({ method: 'DELETE', path: `${record}/${existing[i]!.id}` });
-        existing = existing.filter((_, j) => j !== i);
-      }
-    }
-    changes.updateOld.forEach((old, u) => {
-      const next = changes.updateNew[u]!;
-      let oldRecords = existing.filter((r) => r.fieldType === old.recordType && r.subDomain === sub(old));
-      const toInsert: string[] = [];
-      for (const target of next.targets) {
-        const i = oldRecords.findIndex((r) => r.target === target);
-        if (i >= 0) oldRecords = oldRecords.filter((_, j) => j !== i);
-        else toInsert.push(target);
-      }
-      while (toInsert.length > 0 && oldRecords.length > 0) {
-        const r = oldRecords.shift()!;
-        ops.push({ method: 'PUT', path: `${record}/${r.id}`, body: { subDomain: r.subDomain, ttl: ttl(next), target: toInsert.shift()! } });
-      }
-      for (const target of toInsert) ops.push({ method: 'POST', path: record, body: { fieldType: next.recordType, subDomain: sub(next), ttl: ttl(next), target } });
-      for (const r of oldRecords) ops.push({ method: 'DELETE', path: `${record}/${r.id}` });
-    });
-    await Promise.all(ops.map((op) => this.call(op.method, op.path, op.body)));
-    this.cache = undefined; // refresh() invalidates the zone's cache first
-    await this.call('POST', `/domain/zone/${this.zone}/refresh`);
-  }
-}
+// --- the external-dns v0.22 replay (test/helpers/external-dns-ovh.ts) ---
 
 async function runReplay(sim: OvhSimulator, zone: string, k: number, n: number): Promise<{ cold: Run; steady: Run }> {
   const tag = `e${k}n${n}`;
-  const http = new OvhHttp(sim);
+  const http = new OvhHttp({ endpoint: `${sim.apiUrl}/1.0`, ...sim.credentials, ca: sim.caPem });
   const resolver = new Resolver({ timeout: 2000, tries: 2 });
   resolver.setServers([`${sim.host}:${sim.dnsPort}`]);
   // Setup, cold start and cleanup are not what this bench times: they run without latency and with
