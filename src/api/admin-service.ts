@@ -7,6 +7,7 @@ import { create } from '@bufbuild/protobuf';
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import * as admin from '../core/admin.js';
 import * as ovhKeys from '../core/ovh-key-admin.js';
+import { listDrafts } from '../core/staging.js';
 import { Slicer } from '../core/slices.js';
 import type { CoreContext } from '../core/context.js';
 import type { Tenant } from '../core/tenants.js';
@@ -18,6 +19,7 @@ import {
   CreateOvhKeyResponseSchema,
   DeleteOvhKeyResponseSchema,
   ListOvhKeysResponseSchema,
+  ListOvhDraftsResponseSchema,
   RotateOvhKeyResponseSchema,
   DeleteTsigKeyResponseSchema,
   DisableTenantResponseSchema,
@@ -50,6 +52,7 @@ import {
   tsigKeyToPb,
   issuedOvhKeyToPb,
   ovhKeyToPb,
+  ovhDraftToPb,
 } from './convert.js';
 
 /** The calling tenant, refused unless it has the admin scope. */
@@ -208,6 +211,11 @@ export function adminService(ctx: CoreContext): ServiceImpl<typeof AdminService>
     async deleteOvhKey(req, hc) {
       const actor = adminOf(hc);
       return create(DeleteOvhKeyResponseSchema, { key: ovhKeyToPb(await ovhKeys.deleteOvhKey(ovhKeyAdmin(actor), req.applicationKey)) });
+    },
+
+    async listOvhDrafts(req, hc) {
+      const actor = adminOf(hc);
+      return create(ListOvhDraftsResponseSchema, { drafts: (await listDrafts(ctx, actor, req.tenant)).map(ovhDraftToPb) });
     },
 
     async parseDesiredState(req, hc) {

@@ -15,6 +15,7 @@ import type { Adoption as CoreAdoption } from '../core/import-txt.js';
 import type { Tenant as CoreTenant } from '../core/tenants.js';
 import type { TsigKeyView } from '../core/tsig-key-admin.js';
 import type { IssuedOvhKey, OvhKeyView } from '../core/ovh-key-admin.js';
+import type { StagedWrite } from '../core/staging.js';
 import { Slicer } from '../core/slices.js';
 import {
   AdoptionOutcome,
@@ -25,6 +26,7 @@ import {
   TenantSchema,
   TsigKeySchema,
   IssuedOvhKeySchema,
+  OvhDraftSchema,
   OvhKeySchema,
   type JournalEntry as PbJournalEntry,
   type OwnershipEntry as PbOwnershipEntry,
@@ -33,6 +35,7 @@ import {
   type Tenant as PbTenant,
   type TsigKey as PbTsigKey,
   type IssuedOvhKey as PbIssuedOvhKey,
+  type OvhDraft as PbOvhDraft,
   type OvhKey as PbOvhKey,
 } from '../gen/dnsplane/v1/admin_pb.js';
 import { InvalidInputError } from '../dns/errors.js';
@@ -287,6 +290,18 @@ export function ovhKeyToPb(k: OvhKeyView): PbOvhKey {
 /** A key just issued, with the endpoint tools use (empty when the server does not know it). */
 export function issuedOvhKeyToPb(i: IssuedOvhKey, endpoint: string | undefined): PbIssuedOvhKey {
   return create(IssuedOvhKeySchema, { key: ovhKeyToPb(i.key), applicationSecret: i.applicationSecret, consumerKey: i.consumerKey, endpoint: endpoint ?? '' });
+}
+
+export function ovhDraftToPb(d: StagedWrite): PbOvhDraft {
+  return create(OvhDraftSchema, {
+    tenant: d.tenant,
+    zone: d.zone,
+    recordId: d.recordId,
+    action: d.action,
+    ...(d.record ? { subDomain: d.record.subDomain, fieldType: d.record.fieldType, target: d.record.target, ttl: d.record.ttl } : {}),
+    stagedAt: timestampFromDate(d.stagedAt),
+    expiresAt: timestampFromDate(d.expiresAt),
+  });
 }
 
 export function ownershipEntryToPb(r: OwnershipRow): PbOwnershipEntry {

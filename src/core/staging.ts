@@ -22,6 +22,7 @@ import { ovhRecordKey, ovhTargetToCanonical, recordsToEndpoints } from '../ovh/m
 import type { OvhRecord } from '../ovh/types.js';
 import { stripOneQuotePair } from '../ovhwire/records.js';
 import * as store from '../store/index.js';
+import { requireAdmin } from './admin.js';
 import { apply } from './apply/index.js';
 import type { CoreContext } from './context.js';
 import { currentBase, draftRecord, laidOver, ownRecords, tenantZone, answerForm, type DraftRecord } from './draft-view.js';
@@ -276,8 +277,12 @@ export async function sweepExpiredDrafts(ctx: CoreContext): Promise<{ drafts: nu
   return store.sweepOvhDrafts(ctx.pool);
 }
 
-/** Every unexpired staged write, for an admin (the console's view of drafts). */
-export async function listDrafts(ctx: CoreContext, tenant: string): Promise<store.DraftListing[]> {
+/** A staged write as an admin's listing shows it: whose, where, what, until when. */
+export type StagedWrite = store.DraftListing;
+
+/** Every unexpired staged write (of `tenant`, or of every tenant when ''), for an admin (the console). */
+export async function listDrafts(ctx: CoreContext, actor: Tenant, tenant: string): Promise<StagedWrite[]> {
+  requireAdmin(actor);
   const tenantId = tenant.trim() === '' ? undefined : (await store.getTenantByName(ctx.pool, tenant.trim()))?.id;
   if (tenant.trim() !== '' && tenantId === undefined) throw new NotFoundError('tenant', tenant.trim(), `tenant: no tenant named "${tenant.trim()}"`);
   return store.listAllDrafts(ctx.pool, { ...(tenantId ? { tenantId } : {}), limit: 1000 });

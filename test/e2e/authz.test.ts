@@ -90,6 +90,7 @@ const PERMISSION: Record<string, Case[] | string> = {
   'dnsplane.v1.AdminService/ListOvhKeys': 'admins see every tenant\'s keys',
   'dnsplane.v1.AdminService/RotateOvhKey': 'no zone grant involved',
   'dnsplane.v1.AdminService/DeleteOvhKey': 'no zone grant involved',
+  'dnsplane.v1.AdminService/ListOvhDrafts': 'admins see every tenant\'s staged writes',
 };
 
 /** A plausible request per RPC for the authentication cases (they are refused before it is read). */
@@ -194,7 +195,7 @@ describe('every RPC of every service', () => {
   it('refuses every admin RPC to a tenant without the admin scope, changing nothing', async () => {
     const adminRpcs = registeredRpcs().filter((r) => r.service.typeName === 'dnsplane.v1.AdminService');
     expect(adminRpcs.map((r) => r.method.name).sort()).toEqual(
-      ['AssignOwnership', 'CreateOvhKey', 'CreateTenant', 'CreateTsigKey', 'DeleteOvhKey', 'DeleteTsigKey', 'DisableTenant', 'GetPlan', 'ImportTxtRegistry', 'InvalidateZone', 'ListJournal', 'ListOvhKeys', 'ListOwnership', 'ListPlans', 'ListTenants', 'ListTsigKeys', 'ParseDesiredState', 'PlanAs', 'RotateOvhKey', 'RotateTenantToken', 'RotateTsigKey', 'SetTenantMaxChangePercent'].sort(),
+      ['AssignOwnership', 'CreateOvhKey', 'CreateTenant', 'CreateTsigKey', 'DeleteOvhKey', 'DeleteTsigKey', 'DisableTenant', 'GetPlan', 'ImportTxtRegistry', 'InvalidateZone', 'ListJournal', 'ListOvhDrafts', 'ListOvhKeys', 'ListOwnership', 'ListPlans', 'ListTenants', 'ListTsigKeys', 'ParseDesiredState', 'PlanAs', 'RotateOvhKey', 'RotateTenantToken', 'RotateTsigKey', 'SetTenantMaxChangePercent'].sort(),
     );
     for (const rpc of adminRpcs) {
       const err = await expectRefused(rpc, tokens['alice'], sampleRequest(rpc.name), Code.PermissionDenied);

@@ -29,6 +29,7 @@ const READ_ONLY = [
   'dnsplane.v1.AdminService/ListJournal',
   'dnsplane.v1.AdminService/ListTsigKeys',
   'dnsplane.v1.AdminService/ListOvhKeys',
+  'dnsplane.v1.AdminService/ListOvhDrafts',
 ];
 
 let h: Harness;

@@ -21,6 +21,7 @@ import type { SimRecordInit } from '../../src/ovhsim/index.js';
 import { tsigKeyring } from '../../src/core/tsig-keys.js';
 import * as store from '../../src/store/index.js';
 import { callLines, ep } from '../helpers/expect.js';
+import { ovhCall } from '../helpers/ovh-api-client.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 
 const CANDIDATES = [process.env['CHROMIUM_PATH'], '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
@@ -143,6 +144,12 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
     const used = await adminClient.createTsigKey({ tenant: 'alice', name: 'cluster1.alice.dnsplane' });
     const acme = await adminClient.createTsigKey({ tenant: 'bob', algorithm: 'hmac-sha512', acmeOnly: true });
     tsigSecrets.push(used.secret, acme.secret);
+    // An OVH key of bob's, and a write staged with it through the served OVH API, not refreshed.
+    const ovhKey = (await adminClient.createOvhKey({ tenant: 'bob' })).issued!;
+    tsigSecrets.push(ovhKey.applicationSecret, ovhKey.consumerKey);
+    const keyValues = { applicationKey: ovhKey.key!.applicationKey, applicationSecret: ovhKey.applicationSecret, consumerKey: ovhKey.consumerKey };
+    expect((await ovhCall(`${h.server.url}/ovh/1.0`, keyValues, 'POST', `/domain/zone/${ZONE}/record`, { body: { fieldType: 'TXT', subDomain: 'staged', target: 'not yet', ttl: 60 } })).status).toBe(200);
+    while (!(await store.getOvhKey(h.server.ctx.pool, keyValues.applicationKey))?.lastUsedAt) await new Promise((r) => setTimeout(r, 10));
     const ring = tsigKeyring(h.server.ctx);
     ring.noteUsed((await ring.find('cluster1.alice.dnsplane'))!);
     while (!(await store.getTsigKey(h.server.ctx.pool, 'cluster1.alice.dnsplane'))?.lastUsedAt) await new Promise((r) => setTimeout(r, 10));
@@ -296,7 +303,7 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       await shot(page, 'plan');
     });
 
-    it('tenants: as ListTenants answers, with each tenant\'s TSIG keys as ListTsigKeys answers — never a secret', async () => {
+    it('tenants: as ListTenants answers, with each tenant\'s TSIG and OVH keys as ListTsigKeys and ListOvhKeys answer, and the staged OVH API writes — never a secret', async () => {
       await open(page, 'tenants', '[data-testid=tsig-keys] table');
       const api = (await h.adminClient(tokens['admin']).listTenants({})).tenants;
       const keys = (await h.adminClient(tokens['admin']).listTsigKeys({})).keys;
@@ -310,6 +317,14 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
         keys.map((k) => [k.tenant, `${k.name}.`, k.algorithm, k.acmeOnly ? 'acme-only' : 'tenant', time(k.createdAt), k.lastUsedAt ? time(k.lastUsedAt) : 'never']),
       );
       expect((await rowsOf(page, 'tsig-keys')).map((r) => r[6] === 'never')).toEqual([false, true]);
+      // OVH keys as ListOvhKeys answers, and the write staged with one as ListOvhDrafts answers.
+      const ovhKeys = (await h.adminClient(tokens['admin']).listOvhKeys({})).keys;
+      expect(ovhKeys).toHaveLength(1);
+      expect((await rowsOf(page, 'ovh-keys')).map((r) => [r[0], r[1], r[2], r[4], r[5]])).toEqual(ovhKeys.map((k) => [k.tenant, k.applicationKey, time(k.createdAt), time(k.lastUsedAt), 'never']));
+      expect(rows.map((r) => r[8])).toEqual(api.map((t) => String(ovhKeys.filter((k) => k.tenant === t.name).length)));
+      const drafts = (await h.adminClient(tokens['admin']).listOvhDrafts({})).drafts;
+      expect(drafts.map((d) => [d.tenant, d.zone, d.action, d.subDomain, d.fieldType, d.target, d.ttl])).toEqual([['bob', ZONE, 'create', 'staged', 'TXT', 'not yet', 60]]);
+      expect((await rowsOf(page, 'ovh-drafts')).map((r) => [r[0], r[1], r[2], r[3], r[4], r[6]])).toEqual(drafts.map((d) => [d.tenant, d.zone, d.recordId, 'create', 'staged TXT not yet (TTL 60)', time(d.expiresAt)]));
       const html = await page.content();
       for (const secret of tsigSecrets) expect(html.includes(secret)).toBe(false);
       await shot(page, 'tenants');
