@@ -19,6 +19,11 @@
  *    record id for an update), all in parallel, then one refresh when all succeeded, which also drops
  *    that cluster's cache. Each cluster has its own rate limiter (--ovh-api-rate-limit, default 20/s).
  *
+ *  - through a replay of the same external-dns pointed at the OVH API dnsplane serves (issue 25): each
+ *    cluster a tenant with its own OVH-style key, `--ovh-endpoint=http://…/ovh/1.0`; its polls answered
+ *    from dnsplane's cache (it re-reads every loop: the served SOA serial is dnsplane's generation,
+ *    never the one OVH's name server answers), its writes staged, its refresh one apply.
+ *
  * The lower bound of a scenario: the minimal operations (one per write here: a 1-target create is one
  * POST, a 1-target update one PUT, a delete one DELETE) plus, per loop, one refresh per
  * DNSPLANE_APPLY_BATCH (100) operations: the applies of a loop are sent at the same moment, and one
@@ -46,6 +51,7 @@
  *   BENCH_COALESCE_K=50  clusters applying at the same moment (0: skip that scenario)
  *   DATABASE_URL         a Postgres server to create the bench database on (dropped at the end)
  */
+import { randomBytes } from 'node:crypto';
 import { Resolver } from 'node:dns/promises';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -54,6 +60,7 @@ import { create } from '@bufbuild/protobuf';
 import type { Client } from '@connectrpc/connect';
 import pino from 'pino';
 import { loadConfig } from '../src/config.js';
+import { createOvhKey } from '../src/core/ovh-key-admin.js';
 import { createTenant } from '../src/core/tenants.js';
 import { ApplyStatus, ChangesSchema, EndpointSchema, ZoneService, type Changes, type Endpoint } from '../src/gen/dnsplane/v1/zone_pb.js';
 import { DEFAULT_EXPANDED_PAGE_SIZE } from '../src/ovh/client/expanded-lists.js';
@@ -378,6 +385,70 @@ async function runReplay(sim: OvhSimulator, zone: string, k: number, n: number):
   }
 }
 
+// --- external-dns pointed at the OVH API dnsplane serves (issue 25) ---
+
+/**
+ * The same replay, each cluster a tenant with its own OVH-style key, pointed at dnsplane's served OVH
+ * API (`--ovh-endpoint=http://…/ovh/1.0`): its reads are answered from dnsplane's cache, its writes
+ * staged and published by its refresh as one apply, coalesced with the other clusters'. Counted: the
+ * calls dnsplane made to OVH (the simulator's log) and the calls the clusters made to dnsplane.
+ */
+async function runServed(sim: OvhSimulator, server: Server, zone: string, k: number): Promise<{ cold: Run; steady: Run & { served: number } }> {
+  const tag = `o${k}`;
+  const resolver = new Resolver({ timeout: 2000, tries: 2 });
+  resolver.setServers([`${sim.host}:${sim.dnsPort}`]);
+  const fast = new RateLimiter(1e9, 64);
+  const links: OvhHttp[] = [];
+  const clusters: ExternalDnsReplay[] = [];
+  for (let c = 0; c < k; c++) {
+    await createTenant(server.ctx.pool, { name: `${tag}-${zone.split('.')[0]}-c${c}`, zones: [zone] });
+    const issued = await createOvhKey({ pool: server.ctx.pool, secrets: server.ctx.secrets, actor: null }, { tenant: `${tag}-${zone.split('.')[0]}-c${c}` });
+    const link = new OvhHttp({ endpoint: `${server.url}/ovh/1.0`, applicationKey: issued.key.applicationKey, applicationSecret: issued.applicationSecret, consumerKey: issued.consumerKey });
+    links.push(link);
+    clusters.push(new ExternalDnsReplay(link, zone, resolver, fast));
+  }
+  const pollAll = () => Promise.all(clusters.map((c) => c.records()));
+  const applyLoop = (t: number, openedBefore?: number) => Promise.all([...writesOf(t, k, tag, openedBefore)].map(([c, writes]) => clusters[c]!.apply(changesOf(zone, writes))));
+  try {
+    sim.faults.setLatency(0);
+    for (const t of SETUP_LOOPS) {
+      await pollAll();
+      await applyLoop(t);
+    }
+    sim.clearCalls();
+    let started = performance.now();
+    for (let i = 0; i < clusters.length; i += 16) await Promise.all(clusters.slice(i, i + 16).map((c) => c.records()));
+    const coldCalls = apiCalls(sim);
+    const cold: Run = { calls: coldCalls.length, detail: breakdown(coldCalls), wallMs: since(started) };
+
+    for (const c of clusters) {
+      c.limiter = new RateLimiter(RATE, 256);
+      c.apiCalls = 0;
+    }
+    sim.faults.setLatency(LATENCY_MS);
+    sim.clearCalls();
+    started = performance.now();
+    for (let t = 0; t < T; t++) {
+      await pollAll();
+      await applyLoop(t);
+    }
+    const wallMs = since(started);
+    const calls = apiCalls(sim);
+    const served = clusters.reduce((s, c) => s + c.apiCalls, 0);
+    checkZone(sim, zone, tag, expectedAfter(T, k, tag), 'external-dns through the served OVH API');
+
+    sim.faults.setLatency(0);
+    for (const t of CLEANUP_LOOPS) {
+      await pollAll();
+      await applyLoop(t, T);
+    }
+    checkZone(sim, zone, tag, new Map(), 'external-dns through the served OVH API (cleanup)');
+    return { cold, steady: { calls: calls.length, detail: breakdown(calls), wallMs, served } };
+  } finally {
+    for (const link of links) link.close();
+  }
+}
+
 // --- main ---
 
 function zoneRecords(n: number): SimRecordInit[] {
@@ -406,6 +477,7 @@ async function main(): Promise<void> {
     zones[`n${n}.dnsplane.bench`] = zoneRecords(n);
     zones[`n${n}.extdns.bench`] = zoneRecords(n);
     zones[`n${n}.expanded.bench`] = zoneRecords(n);
+    zones[`n${n}.ovhapi.bench`] = zoneRecords(n);
   }
   const COALESCE_ON = 'coalesce.dnsplane.bench';
   const COALESCE_OFF = 'coalesce-off.dnsplane.bench';
@@ -428,7 +500,11 @@ async function main(): Promise<void> {
       ...extra,
     });
   // DNSPLANE_OVH_EXPANDED_LISTS left at its default (auto): against this OVH it falls back to one GET per id.
-  const server = await startServer(serverEnv(db.url, dir, [...NS.map((n) => `n${n}.dnsplane.bench`), ...(COALESCE_K > 0 ? [COALESCE_ON] : [])]), pino({ level: 'warn' }));
+  // The served OVH API's zones too (issue 25); its keys' secrets are sealed under a key of this run.
+  const server = await startServer(
+    serverEnv(db.url, dir, [...NS.map((n) => `n${n}.dnsplane.bench`), ...NS.map((n) => `n${n}.ovhapi.bench`), ...(COALESCE_K > 0 ? [COALESCE_ON] : [])], { DNSPLANE_SECRETS_KEY: randomBytes(32).toString('base64') }),
+    pino({ level: 'warn' }),
+  );
   const say = (line = '') => console.log(line);
   try {
     say(`bench/ovh-calls: K=${KS.join(',')} N=${NS.join(',')} T=${T} W=${W}; simulator latency ${LATENCY_MS} ms per call; OVH rate ${RATE}/s (dnsplane: per application key; each external-dns: its own)`);
@@ -473,13 +549,14 @@ async function main(): Promise<void> {
     }
     sim.setBehavior({ expandedRecordLists: 'ignored' });
 
-    const rows: Array<{ k: number; n: number; bound: number; dnsplane: Run; ext: Run; extCold: Run }> = [];
+    const rows: Array<{ k: number; n: number; bound: number; dnsplane: Run; ext: Run; extCold: Run; served: Run & { served: number }; servedCold: Run }> = [];
     for (const n of NS) {
       for (const k of KS) {
         sim.faults.setLatency(LATENCY_MS);
         const dnsplane = await runDnsplane(sim, server, `n${n}.dnsplane.bench`, k, n);
         const e = await runReplay(sim, `n${n}.extdns.bench`, k, n);
-        rows.push({ k, n, bound: lowerBound(k), dnsplane, ext: e.steady, extCold: e.cold });
+        const o = await runServed(sim, server, `n${n}.ovhapi.bench`, k);
+        rows.push({ k, n, bound: lowerBound(k), dnsplane, ext: e.steady, extCold: e.cold, served: o.steady, servedCold: o.cold });
         console.error(`  K=${k} N=${n} done (${secs(since(benchStarted))})`);
       }
     }
@@ -529,6 +606,17 @@ async function main(): Promise<void> {
     ))
       say(line);
     say();
+    say('The same external-dns clusters pointed at the OVH API dnsplane serves (--ovh-endpoint=http://…/ovh/1.0; each cluster a tenant with');
+    say('its own OVH-style key): the OVH calls dnsplane made for them, against the same clusters talking to OVH directly and the lower bound.');
+    say("Their polls (every loop: the zones, the SOA, the ids, each record) are answered from dnsplane's cache; their writes are staged and each");
+    say("cluster's refresh is one apply, coalesced with the others' that wait for the zone.");
+    say();
+    for (const line of table(
+      ['K', 'N', 'lower bound', 'via dnsplane', 'via dnsplane / bound', 'external-dns direct', 'direct / via dnsplane', 'calls to dnsplane', 'cold start (OVH calls)', 'wall via dnsplane'],
+      rows.map((r) => [r.k, r.n, r.bound, r.served.calls, (r.served.calls / r.bound).toFixed(2), r.ext.calls, `${(r.ext.calls / r.served.calls).toFixed(1)}x`, r.served.served, r.servedCold.calls, secs(r.served.wallMs)]),
+    ))
+      say(line);
+    say();
     say('Cold start (dnsplane: once per zone, whatever K; external-dns: once per cluster). dnsplane where OVH answers ids only (one GET per record)');
     say(`and where it answers expanded record lists (pages of ${DEFAULT_EXPANDED_PAGE_SIZE} records), each beside its lower bound:`);
     say();
@@ -563,7 +651,7 @@ async function main(): Promise<void> {
     say();
     say('The calls (steady state):');
     for (const r of rows) {
-      say(`- K=${r.k} N=${r.n}: dnsplane ${r.dnsplane.detail || 'none'}; external-dns ${r.ext.detail}`);
+      say(`- K=${r.k} N=${r.n}: dnsplane ${r.dnsplane.detail || 'none'}; external-dns ${r.ext.detail}; external-dns via the served OVH API ${r.served.detail || 'none'}`);
     }
     say();
     say(`dnsplane / lower bound: ${exact ? 'exactly 1.00 in every steady-state and cold-start scenario' : 'NOT 1.00 in every steady-state and cold-start scenario: a bug in dnsplane'}. Bench time ${secs(since(benchStarted))}.`);
