@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tenantCommand } from '../../src/cli/tenant.js';
+import { loadConfig } from '../../src/config.js';
 import { SecretBox } from '../../src/core/secrets.js';
 import { consumerKeyHash, ovhSecretContext } from '../../src/core/ovh-keys.js';
 import { createTenant } from '../../src/core/tenants.js';
@@ -154,5 +155,22 @@ describe('dnsplane tenant ovh-key list, rotate, delete', () => {
     await expect(ovhKey(['create', 'alice'], io({ DNSPLANE_SECRETS_KEY: '' }))).rejects.toThrow('DNSPLANE_SECRETS_KEY is not set: OVH application secrets are kept sealed with it');
     await expect(ovhKey(['frobnicate'])).rejects.toThrow('unknown subcommand "frobnicate"');
     expect(await dumpText(db.pool)).toBe(before);
+  });
+});
+
+describe('the served OVH API\'s settings', () => {
+  it('DNSPLANE_OVH_API_ADVERTISE: an http(s) URL ending in /ovh/1.0, else refused naming the setting; the rate, burst and draft TTL checked', () => {
+    const config = (env: Record<string, string>) => loadConfig({ DNSPLANE_LISTEN: '127.0.0.1:8080', ...env }).ovhApi;
+    expect(config({})).toEqual({ advertise: 'http://127.0.0.1:8080/ovh/1.0', rate: 50, burst: 500, draftTtlMs: 3_600_000 });
+    expect(config({ DNSPLANE_LISTEN: '0.0.0.0:8080' }).advertise).toBeUndefined();
+    expect(config({ DNSPLANE_LISTEN: '[::1]:8080' }).advertise).toBe('http://[::1]:8080/ovh/1.0');
+    expect(config({ DNSPLANE_OVH_API_ADVERTISE: 'https://DNSPlane.Example.com:443/ovh/1.0' }).advertise).toBe('https://dnsplane.example.com/ovh/1.0');
+    for (const bad of ['https://d.example/ovh/1.0/', 'https://d.example/1.0', 'ftp://d.example/ovh/1.0', 'https://u:p@d.example/ovh/1.0', 'd.example/ovh/1.0', 'https://d.example/ovh/1.0?x=1']) {
+      expect(() => config({ DNSPLANE_OVH_API_ADVERTISE: bad }), bad).toThrow(/^DNSPLANE_OVH_API_ADVERTISE: must be the http\(s\) URL tools reach the served OVH API at, ending in \/ovh\/1\.0 without a trailing slash/);
+    }
+    expect(config({ DNSPLANE_OVH_API_RATE: '5', DNSPLANE_OVH_API_BURST: '7', DNSPLANE_OVH_API_DRAFT_TTL: '10m' })).toMatchObject({ rate: 5, burst: 7, draftTtlMs: 600_000 });
+    expect(() => config({ DNSPLANE_OVH_API_RATE: '0' })).toThrow('DNSPLANE_OVH_API_RATE: must be a positive number');
+    expect(() => config({ DNSPLANE_OVH_API_BURST: '1.5' })).toThrow('DNSPLANE_OVH_API_BURST: must be a positive integer');
+    expect(() => config({ DNSPLANE_OVH_API_DRAFT_TTL: 'soon' })).toThrow('DNSPLANE_OVH_API_DRAFT_TTL: must be a duration');
   });
 });
