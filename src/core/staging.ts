@@ -11,7 +11,8 @@
  *
  * Per record set: the refresh asks for the set to hold exactly the tenant's records of it in the draft
  * (its slice, for a shared set), or to be gone when none is left; its TTL is the TTL of the latest
- * staged write of the set that gave one, else the lowest of its records. A staged create keeps its id
+ * staged write of the set that gave one, else the set's TTL as published, else (a new set) the
+ * lowest of its records'. A staged create keeps its id
  * after the refresh: the id maps to the OVH record it became (store ovh_record_ids), for as long as
  * that record exists. A staged write no refresh published within DNSPLANE_OVH_API_DRAFT_TTL (1 h by
  * default) is dropped (sweepExpiredDrafts).
@@ -203,7 +204,8 @@ function draftChanges(zone: string, base: ZoneBase, own: ReadonlyMap<string, Ovh
   for (const key of [...touched].sort()) {
     const records = wanted.get(key) ?? [];
     if (records.length > 0) {
-      const e = endpointOf(zone, base, records, ttls.get(key));
+      // A write that gave no TTL leaves the set's own (a POST without one must not reset the set's).
+      const e = endpointOf(zone, base, records, ttls.get(key) ?? endpointOf(zone, base, current.get(key) ?? [])?.ttl);
       if (e) changes.create.push(e);
       continue;
     }

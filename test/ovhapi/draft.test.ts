@@ -96,6 +96,16 @@ describe('the draft', () => {
     expect(published('app')).toEqual(['192.0.2.11 600', '192.0.2.20 600']);
   });
 
+  it('a record added without a TTL leaves the set\'s TTL as it is: one POST, no PUT', async () => {
+    await ok('alice', 'POST', REC, { fieldType: 'A', subDomain: 'keep', target: '192.0.2.30', ttl: 900 });
+    await ok('alice', 'POST', REFRESH);
+    h.sim.clearCalls();
+    await ok('alice', 'POST', REC, { fieldType: 'A', subDomain: 'keep', target: '192.0.2.31' });
+    await ok('alice', 'POST', REFRESH);
+    expect(upstream()).toEqual([`POST ${REC}`, `POST ${REFRESH}`]);
+    expect(published('keep')).toEqual(['192.0.2.30 900', '192.0.2.31 900']);
+  });
+
   it('the refresh is one apply, journaled as the tenant\'s', async () => {
     const ids = (await ok('alice', 'GET', `${REC}?subDomain=app`)) as number[];
     await ok('alice', 'POST', REC, { fieldType: 'TXT', subDomain: 'app', target: 'hello' });
