@@ -46,8 +46,7 @@ import * as store from './store/index.js';
 import { startCentralWebhook, type WebhookListener } from './webhook/index.js';
 import { consoleHandler } from './ui/static.js';
 import { isOvhApiPath, ovhApiHandler } from './ovhapi/index.js';
-import { sweepExpiredDrafts } from './core/staging.js';
-import { messageOf } from './error-message.js';
+import { startDraftSweep } from './core/staging.js';
 
 export { DEMO_ZONE };
 
@@ -266,7 +265,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         const budget = config.shutdownTimeoutMs * 0.9;
         const left = () => Math.max(0, budget - (performance.now() - started));
         lifecycle.beginShutdown(config.shutdownTimeoutMs);
-        clearInterval(drafts);
+        drafts.stop();
         await Promise.all([webhook?.close(left()), http.close(left()), dns?.close(left()), drift ? Promise.race([drift.stop(), sleep(left())]) : undefined]);
         if (!(await lifecycle.settled(left()))) {
           log.error('shutdown: work was still running at the deadline; its journal rows stay in flight and the zone\'s next lock holder rolls them back');
@@ -286,22 +285,6 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     await database.close().catch(() => undefined);
     throw e;
   }
-}
-
-/** How often expired staged writes of the served OVH API are swept: they are never read once expired. */
-const DRAFT_SWEEP_MS = 60_000;
-
-function startDraftSweep(ctx: CoreContext): NodeJS.Timeout {
-  const timer = setInterval(() => {
-    sweepExpiredDrafts(ctx).then(
-      (swept) => {
-        if (swept.drafts + swept.ids > 0) ctx.log.info(swept, 'dropped expired staged writes of the OVH API and ids of records gone');
-      },
-      (e: unknown) => ctx.log.warn({ err: messageOf(e) }, 'could not sweep the OVH API drafts'),
-    );
-  }, DRAFT_SWEEP_MS);
-  timer.unref();
-  return timer;
 }
 
 interface Listener {

@@ -18,6 +18,7 @@
  * default) is dropped (sweepExpiredDrafts).
  */
 import { InvalidInputError } from '../dns/errors.js';
+import { messageOf } from '../error-message.js';
 import { RECORD_TYPES, isRecordType, recordSetKey, SHARED_LABEL, type Conflict, type RecordSetKey, type RecordType } from '../dns/index.js';
 import { ovhRecordKey, ovhTargetToCanonical, recordsToEndpoints } from '../ovh/mapping.js';
 import type { OvhRecord } from '../ovh/types.js';
@@ -277,6 +278,23 @@ export async function refreshDraft(ctx: CoreContext, tenant: Tenant, rawZone: st
 /** Drops staged writes past their expiry and staged ids whose record is gone; says how many. */
 export async function sweepExpiredDrafts(ctx: CoreContext): Promise<{ drafts: number; ids: number }> {
   return store.sweepOvhDrafts(ctx.pool);
+}
+
+/** How often the server sweeps: an expired staged write is never read, so this only bounds the table. */
+export const DRAFT_SWEEP_MS = 60_000;
+
+/** The server's sweep, every DRAFT_SWEEP_MS (a failed one is logged and tried at the next). */
+export function startDraftSweep(ctx: CoreContext): { stop(): void } {
+  const timer = setInterval(() => {
+    sweepExpiredDrafts(ctx).then(
+      (swept) => {
+        if (swept.drafts + swept.ids > 0) ctx.log.info(swept, 'dropped expired staged writes of the OVH API and ids of records gone');
+      },
+      (e: unknown) => ctx.log.warn({ err: messageOf(e) }, 'could not sweep the OVH API drafts'),
+    );
+  }, DRAFT_SWEEP_MS);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
 }
 
 /** A staged write as an admin's listing shows it: whose, where, what, until when. */
