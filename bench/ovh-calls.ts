@@ -328,6 +328,30 @@ async function runMoments(sim: OvhSimulator, server: Server, zone: string, tag: 
 
 // --- the external-dns v0.22 replay (test/helpers/external-dns-ovh.ts) ---
 
+/** Every cluster's first read, 16 at a time, counted on the simulator (setup runs without latency or limit). */
+async function coldReads(sim: OvhSimulator, clusters: ExternalDnsReplay[]): Promise<Run> {
+  sim.clearCalls();
+  const started = performance.now();
+  for (let i = 0; i < clusters.length; i += 16) await Promise.all(clusters.slice(i, i + 16).map((c) => c.records()));
+  const calls = apiCalls(sim);
+  return { calls: calls.length, detail: breakdown(calls), wallMs: since(started) };
+}
+
+/**
+ * The measured loops start: each cluster its own rate limiter, as each external-dns has, its counts
+ * from zero; the simulator's latency on, its log cleared. Returns when.
+ */
+function measured(sim: OvhSimulator, clusters: ExternalDnsReplay[]): number {
+  for (const c of clusters) {
+    c.limiter = new RateLimiter(RATE, 256);
+    c.apiCalls = 0;
+    c.dnsQueries = 0;
+  }
+  sim.faults.setLatency(LATENCY_MS);
+  sim.clearCalls();
+  return performance.now();
+}
+
 async function runReplay(sim: OvhSimulator, zone: string, k: number, n: number): Promise<{ cold: Run; steady: Run }> {
   const tag = `e${k}n${n}`;
   const http = new OvhHttp({ endpoint: `${sim.apiUrl}/1.0`, ...sim.credentials, ca: sim.caPem });
@@ -348,20 +372,8 @@ async function runReplay(sim: OvhSimulator, zone: string, k: number, n: number):
       await setup.records();
       await applyLoop(t, () => setup);
     }
-    sim.clearCalls();
-    let started = performance.now();
-    for (let i = 0; i < clusters.length; i += 16) await Promise.all(clusters.slice(i, i + 16).map((c) => c.records()));
-    const coldCalls = apiCalls(sim);
-    const cold: Run = { calls: coldCalls.length, detail: breakdown(coldCalls), wallMs: since(started) };
-
-    for (const c of clusters) {
-      c.limiter = new RateLimiter(RATE, 256);
-      c.apiCalls = 0;
-      c.dnsQueries = 0;
-    }
-    sim.faults.setLatency(LATENCY_MS);
-    sim.clearCalls();
-    started = performance.now();
+    const cold = await coldReads(sim, clusters);
+    const started = measured(sim, clusters);
     for (let t = 0; t < T; t++) {
       await Promise.all(clusters.map((c) => c.records()));
       await applyLoop(t, (c) => clusters[c]!);
@@ -415,19 +427,8 @@ async function runServed(sim: OvhSimulator, server: Server, zone: string, k: num
       await pollAll();
       await applyLoop(t);
     }
-    sim.clearCalls();
-    let started = performance.now();
-    for (let i = 0; i < clusters.length; i += 16) await Promise.all(clusters.slice(i, i + 16).map((c) => c.records()));
-    const coldCalls = apiCalls(sim);
-    const cold: Run = { calls: coldCalls.length, detail: breakdown(coldCalls), wallMs: since(started) };
-
-    for (const c of clusters) {
-      c.limiter = new RateLimiter(RATE, 256);
-      c.apiCalls = 0;
-    }
-    sim.faults.setLatency(LATENCY_MS);
-    sim.clearCalls();
-    started = performance.now();
+    const cold = await coldReads(sim, clusters);
+    const started = measured(sim, clusters);
     for (let t = 0; t < T; t++) {
       await pollAll();
       await applyLoop(t);
