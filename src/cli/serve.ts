@@ -45,6 +45,9 @@ stop sending, roll back and answer Unavailable; the process exits within DNSPLAN
       if (server.simulator) {
         const sim = server.simulator;
         const tokens = await demoTokens(server.ctx.pool, cfg.dataDir, { newTokens: values['new-tokens'] ?? false, log });
+        // Made before the first line of the block is written, so the banner comes out whole: a reader
+        // that stops at "Try it:" has already been given the nsupdate line's key.
+        const key = server.dns && tokens.demo ? await demoTsigKey(server.ctx, cfg.dataDir, { newKey: values['new-tokens'] ?? false, log }) : undefined;
         io.out(`  DNS:       127.0.0.1 port ${sim.dnsPort} (udp+tcp), answering what the simulator published`);
         io.out(`  data:      ${cfg.dataDir}`);
         io.out('');
@@ -62,7 +65,6 @@ stop sending, roll back and answer Unavailable; the process exits within DNSPLAN
           io.out(`    ${server.url}/dnsplane.v1.ZoneService/Records -d '{"includeForeign":true}'`);
           io.out(`  dig @127.0.0.1 -p ${sim.dnsPort} ${DEMO_ZONE} NS`);
           if (server.dns) {
-            const key = await demoTsigKey(server.ctx, cfg.dataDir, { newKey: values['new-tokens'] ?? false, log });
             io.out('');
             io.out(`DNS UPDATE, as cert-manager, lego and certbot send it, signed with the demo tenant's ACME-only key${key ? ` (kept in ${DEMO_TSIG_FILE} of the data dir)` : ''}:`);
             if (!key) io.out('  dnsplane tenant tsig create demo --acme-only        # prints a key name and its secret once');

@@ -266,7 +266,7 @@ describe('the demo on a DATABASE_URL', () => {
     child.stderr.on('data', (b: Buffer) => (out += b.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     try {
-      for (let i = 0; i < 2400 && !/Try it:/.test(out) && child.exitCode === null; i++) await new Promise((r) => setTimeout(r, 100));
+      for (let i = 0; i < 2400 && !/# what the simulator published\n/.test(out) && child.exitCode === null; i++) await new Promise((r) => setTimeout(r, 100));
       expect(out).toMatch(/dnsplane is running in demo mode/);
       expect(out).toMatch(new RegExp(`  database:  Postgres ${u.hostname}:${u.port || 5432}/${db.name} \\(DATABASE_URL\\)\\n`));
       expect(out).toMatch(/  OVH:       https:\/\/127\.0\.0\.1:\d+\/1\.0 \(in-process simulator\)\n/);
