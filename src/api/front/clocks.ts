@@ -42,6 +42,8 @@ export interface Timeouts {
 export const LINGER_MAX_MS = 30_000;
 /** …and stops once the client has sent nothing for this long (nginx's lingering_timeout). */
 export const LINGER_QUIET_MS = 5_000;
+/** A client told 408 is given this long to read it while what it still sends is dropped. */
+const AFTER_408_MS = 1_000;
 /** An h2 session told to go away (GOAWAY) is cut this long after if the peer lingers. */
 const GOAWAY_GRACE_MS = 1_000;
 
@@ -68,6 +70,10 @@ export class Connection {
   /** h2: the session, and the streams it has open. */
   session: http2.ServerHttp2Session | undefined;
   streams = 0;
+  /** Lingering to drain a request body the answer did not wait for: closed once it has all arrived. */
+  drainingBody = false;
+  /** The latest a lingering close ends. */
+  lingerEnd = 0;
 
   constructor(
     readonly socket: net.Socket,
@@ -124,8 +130,10 @@ export class Clocks {
     const socket = conn.socket as net.Socket & { destroySoon(): void };
     const destroySoon = socket.destroySoon.bind(socket);
     socket.destroySoon = () => {
-      if ([...conn.exchanges].some((x) => !x.req.complete)) this.linger(conn);
-      else destroySoon();
+      if ([...conn.exchanges].some((x) => !x.req.complete)) {
+        conn.drainingBody = true;
+        this.linger(conn);
+      } else destroySoon();
     };
   }
 
@@ -162,12 +170,13 @@ export class Clocks {
     settle();
   }
 
-  /** Half-closes now and drops what still arrives (see the header). */
-  linger(conn: Connection): void {
+  /** Half-closes now and drops what still arrives, for at most maxMs (see the header). */
+  linger(conn: Connection, maxMs = LINGER_MAX_MS): void {
     if (conn.phase === 'linger' || conn.socket.destroyed) return;
     const now = performance.now();
     conn.socket.end();
     this.enter(conn, 'linger', now);
+    conn.lingerEnd = now + maxMs;
   }
 
   /** Whether requests are under way on any connection. */
@@ -188,6 +197,8 @@ export class Clocks {
     // HTTP/1.1: done once answered and its body is all read; h2: once its stream is closed.
     for (const x of conn.exchanges) if (x.answered && (conn.session || x.req.complete)) conn.exchanges.delete(x);
     if (!conn.busy) this.quietCheck();
+    // A lingering connection that was draining a body is done when that body has all arrived.
+    if (conn.phase === 'linger' && conn.drainingBody && !conn.busy) conn.socket.destroy();
     if (conn.phase === 'linger' || conn.session) return;
     if (conn.busy) {
       const waiting = [...conn.exchanges].find((x) => !x.req.complete);
@@ -212,7 +223,7 @@ export class Clocks {
       case 'idle':
         return conn.since + t.idleMs;
       case 'linger':
-        return Math.min(conn.since + LINGER_MAX_MS, conn.lastProgress + LINGER_QUIET_MS);
+        return Math.min(conn.lingerEnd, conn.lastProgress + LINGER_QUIET_MS);
       case 'busy':
         return undefined;
     }
@@ -233,7 +244,7 @@ export class Clocks {
       }
       if (conn.session) this.sweepStreams(conn, now);
       const deadline = this.deadline(conn);
-      if (deadline !== undefined && now >= deadline) this.expire(conn, now);
+      if (deadline !== undefined && now >= deadline) this.expire(conn);
     }
   }
 
@@ -248,9 +259,10 @@ export class Clocks {
     }
   }
 
-  private expire(conn: Connection, now: number): void {
+  private expire(conn: Connection): void {
     const reason: CloseReason = conn.phase === 'body' ? 'request' : conn.phase === 'busy' ? 'idle' : conn.phase;
-    this.onClosed(reason);
+    // (the end of the short linger after a 408 was counted as the 408's reason)
+    if (reason !== 'linger' || conn.drainingBody) this.onClosed(reason);
     const { socket, session } = conn;
     if (session) {
       conn.phase = 'busy'; // not swept again
@@ -266,7 +278,6 @@ export class Clocks {
     if (![...conn.exchanges].some((x) => x.res.headersSent) && socket.writable) {
       socket.write('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
     }
-    this.enter(conn, 'linger', now);
-    socket.end();
+    this.linger(conn, AFTER_408_MS);
   }
 }
