@@ -4,6 +4,7 @@
  * told), one that uploads a large body whatever the server answers, and the HTTP/2 frames such
  * clients send by hand (RFC 9113 §3.4, §6).
  */
+import http2 from 'node:http2';
 import net from 'node:net';
 
 export interface Closed {
@@ -71,7 +72,7 @@ export function upload(port: number, u: Upload): Promise<Uploaded> {
         const n = Math.min(chunk.length, u.bytes - sent);
         const piece = chunk.subarray(0, n);
         sent += n;
-        const ok = u.framing === 'chunked' ? s.write(`${n.toString(16)}\r\n`) && s.write(piece) && s.write('\r\n') : s.write(piece);
+        const ok = s.write(u.framing === 'chunked' ? Buffer.concat([Buffer.from(`${n.toString(16)}\r\n`), piece, Buffer.from('\r\n')]) : piece);
         if (!ok) return void s.once('drain', pump);
       }
       if (sending && sent >= u.bytes && s.writable) {
@@ -117,3 +118,47 @@ export const H2_SETTINGS = () => h2Frame(0x4, 0, 0);
 export const H2_PING = () => h2Frame(0x6, 0, 0, Buffer.alloc(8));
 /** A HEADERS frame on stream 1 without END_HEADERS (`:method: POST`, HPACK index 3): the rest never comes. */
 export const H2_HALF_HEADERS = () => h2Frame(0x1, 0, 1, Buffer.from([0x83]));
+
+export interface H2Uploaded {
+  headers: http2.IncomingHttpHeaders;
+  trailers: http2.IncomingHttpHeaders;
+  body: string;
+  sent: number;
+  /** The stream's RST_STREAM code when the server reset it (NO_ERROR, 0: "stop sending", after an answer). */
+  rstCode: number | undefined;
+  error?: string;
+}
+
+/**
+ * An h2c client that uploads `bytes` (announcing them in content-length, or not; `first` first, then
+ * spaces) as fast as flow control lets it, whatever the server answers meanwhile, and collects the answer.
+ */
+export function h2Upload(url: string, headers: http2.OutgoingHttpHeaders, bytes: number, announce: boolean, first: Buffer = Buffer.alloc(0)): Promise<H2Uploaded> {
+  return new Promise((resolve) => {
+    const session = http2.connect(url);
+    session.on('error', () => undefined);
+    const stream = session.request({ ':method': 'POST', ...headers, ...(announce ? { 'content-length': String(bytes) } : {}) });
+    const out: H2Uploaded = { headers: {}, trailers: {}, body: '', sent: 0, rstCode: undefined };
+    stream.on('response', (h) => (out.headers = h));
+    stream.on('trailers', (t) => (out.trailers = t));
+    stream.on('data', (d: Buffer) => (out.body += d.toString('utf8')));
+    stream.on('error', (e: NodeJS.ErrnoException) => (out.error = e.code ?? e.message));
+    stream.on('close', () => {
+      out.rstCode = stream.rstCode;
+      session.close();
+      resolve(out);
+    });
+    const chunk = Buffer.alloc(64 * 1024, 0x20);
+    stream.write(first);
+    out.sent = first.length;
+    const pump = () => {
+      while (out.sent < bytes && !stream.destroyed && stream.writable) {
+        const n = Math.min(chunk.length, bytes - out.sent);
+        out.sent += n;
+        if (!stream.write(chunk.subarray(0, n))) return void stream.once('drain', pump);
+      }
+      if (out.sent >= bytes && stream.writable) stream.end();
+    };
+    pump();
+  });
+}

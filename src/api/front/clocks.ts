@@ -166,6 +166,21 @@ export class Clocks {
       exchange.answered = true;
       settle();
     });
+    // h2: an answer sent before its request's body has all come (a refusal): the rest is read and
+    // dropped, so that flow control does not stall the client before it reads the answer, for at
+    // most LINGER_MAX_MS; then the client is told to stop sending (RST_STREAM NO_ERROR, RFC 9113 §8.1).
+    // (The stream's writable side, not the compatibility response: Connect ends the stream itself.)
+    // HTTP/1.1: the same answer is followed by the lingering close.
+    if ('stream' in req) {
+      req.stream.once('finish', () => !req.complete && drainStream(req));
+    } else {
+      res.once('finish', () => {
+        if (req.complete) return;
+        dropRest(req);
+        conn.drainingBody = true;
+        this.linger(conn);
+      });
+    }
     req.once('end', settle);
     settle();
   }
@@ -280,4 +295,31 @@ export class Clocks {
     }
     this.linger(conn, AFTER_408_MS);
   }
+}
+
+/**
+ * Reads what is left of a request's body and drops it. By read() rather than resume(): a reader that
+ * stopped mid-way (Connect's async iterator, abandoned after its refusal) keeps a 'readable' listener,
+ * and with one attached resume() does nothing.
+ */
+function dropRest(req: Req): void {
+  const drop = () => {
+    while (req.read() !== null);
+  };
+  req.on('readable', drop);
+  drop();
+}
+
+function drainStream(req: http2.Http2ServerRequest): void {
+  // From the stream itself: the compatibility layer's listener pushes into the request and pauses the
+  // stream when the request takes no more (as when its reader gave up and destroyed it).
+  const { stream } = req;
+  stream.removeAllListeners('data');
+  stream.on('data', () => undefined);
+  stream.resume();
+  const timer = setTimeout(() => {
+    if (!stream.readableEnded && !stream.destroyed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
+  }, LINGER_MAX_MS);
+  timer.unref();
+  stream.once('close', () => clearTimeout(timer));
 }
