@@ -280,7 +280,7 @@ export class Clocks {
     if (reason !== 'linger' || conn.drainingBody) this.onClosed(reason);
     const { socket, session } = conn;
     if (session) {
-      conn.phase = 'busy'; // not swept again
+      this.all.delete(conn); // going away: not swept again
       if (!session.destroyed) session.close();
       setTimeout(() => session.destroy(), GOAWAY_GRACE_MS).unref();
       return;
