@@ -73,8 +73,8 @@ export interface Config {
   corsOrigins: string[];
   /** DNSPLANE_MAX_CHANGE_PERCENT: the change threshold (core/guard.ts) of tenants without their own. */
   maxChangePercent: number;
-  /** Bounds on slow and silent clients, both listeners (server.ts, webhook/listener.ts). */
-  http: { headersTimeoutMs: number; requestTimeoutMs: number; idleTimeoutMs: number };
+  /** Bounds on slow, silent and numerous clients, both HTTP ports (the HTTP front, api/front/). */
+  http: { headersTimeoutMs: number; requestTimeoutMs: number; idleTimeoutMs: number; limits: { perAddress: number; total: number } };
   /** Failed logins per client address (core/login-limiter.ts): a burst, then this many per second. */
   login: { burst: number; perSecond: number };
   /** DNSPLANE_SECRETS_KEY: the encryption key of secrets kept at rest (core/secrets.ts); demo mode keeps its own. */
@@ -141,9 +141,11 @@ export const SETTINGS: Array<{ name: string; default: string; help: string }> = 
   { name: 'DNSPLANE_DRY_RUN', default: 'false', help: 'true: plans and applies run, the OVH calls applies would make are logged and returned, none is sent' },
   { name: 'DNSPLANE_CORS_ORIGINS', default: '', help: 'comma list of origins (https://host[:port]) whose browser pages may call the API (CORS); * for any; empty: none' },
   { name: 'DNSPLANE_MAX_CHANGE_PERCENT', default: '30', help: 'an apply updating or deleting more than this % of the record sets a tenant owns in a zone (when it owns 10 or more there) is refused unless forced; 0-100' },
-  { name: 'DNSPLANE_HEADERS_TIMEOUT', default: '20s', help: 'a client must send its request headers within this (both ports); a silent or dripping connection is closed' },
-  { name: 'DNSPLANE_REQUEST_TIMEOUT', default: '60s', help: 'a client must send its whole request within this (both ports)' },
-  { name: 'DNSPLANE_IDLE_TIMEOUT', default: '65s', help: 'an API connection (HTTP/1.1 keep-alive, or h2 session) with no request in flight is closed after this' },
+  { name: 'DNSPLANE_HEADERS_TIMEOUT', default: '20s', help: 'a client must send complete request headers within this of connecting, or of its first byte on a kept-alive connection (both HTTP ports, HTTP/1.1 and h2c); a silent, half-sent or dripping request is closed (HTTP/1.1: 408)' },
+  { name: 'DNSPLANE_REQUEST_TIMEOUT', default: '60s', help: 'a client must send its whole request, body included, within this of its start (both HTTP ports); else the connection is closed (h2: that stream is cancelled)' },
+  { name: 'DNSPLANE_IDLE_TIMEOUT', default: '65s', help: 'an API connection (HTTP/1.1 keep-alive, or h2 session) with no request in flight is closed after this; the webhook port keeps at least 120s (external-dns reuses connections idle up to 90s)' },
+  { name: 'DNSPLANE_MAX_CONNECTIONS', default: '1024', help: 'connections each HTTP port (API, webhook) holds at once; more are closed as they arrive (dnsplane_http_connections_refused_total, one summary log line per 10s)' },
+  { name: 'DNSPLANE_MAX_CONNECTIONS_PER_ADDRESS', default: '128', help: 'connections each HTTP port holds at once from one client address (behind a proxy or ingress, its address: raise this to fit); more are closed as they arrive' },
   { name: 'DNSPLANE_LOGIN_BURST', default: '20', help: 'failed logins a client address may make at once; then it is refused (429 / RESOURCE_EXHAUSTED, Retry-After) until it regains some' },
   { name: 'DNSPLANE_LOGIN_RATE', default: '1', help: 'failed logins per second a client address regains' },
   { name: 'DNSPLANE_SECRETS_KEY', default: '', help: 'the key that seals secrets kept at rest (TSIG secrets): 32 random bytes in base64, e.g. `openssl rand -base64 32`; the same on every replica; never logged. Demo mode keeps one in its data dir' },
@@ -315,6 +317,10 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
       headersTimeoutMs: parseDuration(get('DNSPLANE_HEADERS_TIMEOUT') ?? '20s', 'DNSPLANE_HEADERS_TIMEOUT'),
       requestTimeoutMs: parseDuration(get('DNSPLANE_REQUEST_TIMEOUT') ?? '60s', 'DNSPLANE_REQUEST_TIMEOUT'),
       idleTimeoutMs: parseDuration(get('DNSPLANE_IDLE_TIMEOUT') ?? '65s', 'DNSPLANE_IDLE_TIMEOUT'),
+      limits: {
+        total: positiveNumber(get('DNSPLANE_MAX_CONNECTIONS') ?? '1024', 'DNSPLANE_MAX_CONNECTIONS', true),
+        perAddress: positiveNumber(get('DNSPLANE_MAX_CONNECTIONS_PER_ADDRESS') ?? '128', 'DNSPLANE_MAX_CONNECTIONS_PER_ADDRESS', true),
+      },
     },
     login: {
       burst: positiveNumber(get('DNSPLANE_LOGIN_BURST') ?? '20', 'DNSPLANE_LOGIN_BURST', true),

@@ -1,10 +1,8 @@
 /**
- * The composition root: builds store, OVH client (or the in-process simulator), core and the API,
- * serves Connect, gRPC and gRPC-Web on one port over HTTP/1.1 and h2c, and stops gracefully.
+ * The composition root: builds store, OVH client (or the in-process simulator) and core, starts the
+ * ports (the API: api/port.ts; the webhook; the DNS door) and the background loops, and stops
+ * gracefully. Both HTTP ports stand behind the one HTTP front (api/front/).
  */
-import http from 'node:http';
-import http2 from 'node:http2';
-import net from 'node:net';
 import { hostname } from 'node:os';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.js';
@@ -18,21 +16,7 @@ import { checkSealedSecrets } from './core/secrets.js';
 import { TsigKeyCache, tsigKeyring, type TsigKeyring } from './core/tsig-keys.js';
 import { OvhKeyCache } from './core/ovh-keys.js';
 import { registerZones } from './core/zones.js';
-import { ZoneService } from './gen/dnsplane/v1/zone_pb.js';
-import { NsmService } from './gen/dnsplane/v1/nsm_pb.js';
-import { authInterceptor } from './api/auth.js';
-import { apiHandler, corsHeaders } from './api/http.js';
-import { isRecordsJson, recordsJsonRoute } from './api/records-json.js';
-import { isPlanJson, planJsonRoute } from './api/plan-json.js';
-import { zoneService } from './api/zone-service.js';
-import { adminService } from './api/admin-service.js';
-import { AdminService } from './gen/dnsplane/v1/admin_pb.js';
-import type { ConnectRouter, ServiceImpl } from '@connectrpc/connect';
-import type { DescService } from '@bufbuild/protobuf';
-import { strictInterceptor, strictJsonOptions } from './api/strict.js';
-import { preAuthenticated, rpcGate } from './api/gate.js';
 import { LoginLimiter } from './core/login-limiter.js';
-import { nsmService } from './api/nsm-service.js';
 import { Metrics } from './metrics.js';
 import { PlanLimiter } from './core/plan-limit.js';
 import { OvhApi } from './ovh/client.js';
@@ -44,9 +28,10 @@ import path from 'node:path';
 import { InvalidInputError } from './dns/errors.js';
 import * as store from './store/index.js';
 import { startCentralWebhook, type WebhookListener } from './webhook/index.js';
-import { consoleHandler } from './ui/static.js';
-import { isOvhApiPath, ovhApiHandler } from './ovhapi/index.js';
 import { startDraftSweep } from './core/staging.js';
+import { startApiPort } from './api/port.js';
+import { messageOf } from './error-message.js';
+
 
 export { DEMO_ZONE };
 
@@ -169,7 +154,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
           caches.forEach((c) => c.clear());
           log.info('LISTEN connection back');
         },
-        onError: (err) => log.debug({ err: err instanceof Error ? err.message : String(err) }, 'LISTEN connection error'),
+        onError: (err) => log.debug({ err: messageOf(err) }, 'LISTEN connection error'),
       },
     );
     const ctx: CoreContext = {
@@ -213,7 +198,17 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       onFailure: (kind) => metrics.loginFailure(kind),
     });
     const labels = { database: database.label, ovh: endpoint.label };
-    const http = await listen(ctx, config, log, labels, limiter);
+    const http = await startApiPort(ctx, {
+      listen: config.listen,
+      corsOrigins: config.corsOrigins,
+      timeouts: httpTimeouts(config),
+      limits: config.http.limits,
+      shutdownTimeoutMs: config.shutdownTimeoutMs,
+      ovhApiRate: { perSecond: config.ovhApi.rate, burst: config.ovhApi.burst },
+      labels,
+      loginLimiter: limiter,
+      log,
+    });
     log.info({ url: http.url, console: `${http.url}/ui/`, ...labels }, 'dnsplane is serving Connect, gRPC and gRPC-Web, and the admin console at /ui/');
     let webhook: WebhookListener | undefined;
     if (config.webhookListen) {
@@ -223,7 +218,8 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         registry: metrics.registry,
         shutdownTimeoutMs: config.shutdownTimeoutMs,
         loginLimiter: limiter,
-        timeouts: { headersTimeoutMs: config.http.headersTimeoutMs, requestTimeoutMs: config.http.requestTimeoutMs },
+        timeouts: httpTimeouts(config),
+        limits: config.http.limits,
       }).catch(async (e: unknown) => {
         await http.close();
         throw e;
@@ -287,244 +283,11 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   }
 }
 
-interface Listener {
-  url: string;
-  port: number;
-  /** Stops accepting, waits up to maxMs for requests under way, then cuts every connection. */
-  close(maxMs?: number): Promise<void>;
-}
-
-/** /readyz gives the database this long to answer. */
-const READY_PING_MS = 1_500;
-
 function sleep(ms: number): Promise<void> {
   return new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 }
 
-function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message)), ms)))]).finally(() => clearTimeout(timer));
-}
-
-const SERVICES = [ZoneService, NsmService, AdminService];
-/** The RPC paths the API serves (`/dnsplane.v1.ZoneService/Plan`, …): the only values of the procedure label. */
-const PROCEDURES = new Set(SERVICES.flatMap((s) => s.methods.map((m) => `/${s.typeName}/${m.name}`)));
-
-/**
- * Every Connect service the API serves, all behind authInterceptor. Tests build a router with this to
- * enumerate every RPC (test/e2e/authz.test.ts): a service added here is covered there.
- */
-export function registerServices(router: ConnectRouter, ctx: CoreContext): ConnectRouter {
-  strictService(router, ZoneService, zoneService(ctx));
-  strictService(router, NsmService, nsmService(ctx));
-  strictService(router, AdminService, adminService(ctx));
-  return router;
-}
-
-/** Each method with its input schema's strict JSON reader (api/strict.ts). */
-function strictService<S extends DescService>(router: ConnectRouter, service: S, impl: ServiceImpl<S>): void {
-  for (const method of service.methods) {
-    const fn = (impl as Record<string, unknown>)[method.localName];
-    router.rpc(method, fn as Parameters<ConnectRouter['rpc']>[1], strictJsonOptions(method.input));
-  }
-}
-
-async function listen(ctx: CoreContext, config: Config, log: Logger, labels: { database: string; ovh: string }, limiter: LoginLimiter): Promise<Listener> {
-  const readMaxBytes = 8 * 1024 * 1024;
-  // Records in Connect JSON over HTTP/1.1 is answered from encoded bytes, Plan read and answered in
-  // slices; all else goes to Connect.
-  const recordsJson = recordsJsonRoute(ctx, log, readMaxBytes);
-  const planJson = planJsonRoute(ctx, log, readMaxBytes);
-  let ready = true;
-  let lastReady: boolean | undefined;
-  const stopping = new AbortController();
-  /** undefined when ready, else why not: /readyz and grpc.health.v1 answer from this. */
-  const readiness = async (): Promise<string | undefined> => {
-    if (!ready) return 'shutting down';
-    // A fresh answer each time: not ready while the database is unreachable, ready as soon as it answers.
-    return withTimeout(store.ping(ctx.pool), READY_PING_MS, `no answer within ${READY_PING_MS} ms`).then(
-      () => undefined,
-      (e: unknown) => `database unavailable: ${e instanceof Error ? e.message : String(e)}`,
-    );
-  };
-  const rpc = apiHandler({
-    routes: (router) => registerServices(router, ctx),
-    interceptors: [authInterceptor(ctx, log), strictInterceptor()],
-    readMaxBytes,
-    corsOrigins: config.corsOrigins,
-    health: { readiness, stopping: stopping.signal },
-    log,
-    contextValues: preAuthenticated,
-  });
-  // The admin console (src/ui): static files at /ui/, which call the API above from the browser.
-  const ui = consoleHandler();
-  const gate = rpcGate(ctx, limiter, log);
-  const cors = corsHeaders(config.corsOrigins);
-  const { headersTimeoutMs, requestTimeoutMs, idleTimeoutMs } = config.http;
-  let active = 0;
-  let idle: (() => void) | undefined;
-  /** A request in flight until its answer closes: the shutdown waits for them. */
-  const inFlight = (res: http.ServerResponse | http2.Http2ServerResponse) => {
-    active++;
-    res.once('close', () => {
-      active--;
-      if (active === 0) idle?.();
-    });
-  };
-  const ovhApi = ovhApiHandler(ctx, { log, loginLimiter: limiter, rate: { perSecond: config.ovhApi.rate, burst: config.ovhApi.burst } });
-
-  const handler = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => {
-    const url = req.url ?? '/';
-    if (url === '/healthz') return plain(res, 200, 'ok\n');
-    if (url === '/ui' || url.startsWith('/ui/') || url.startsWith('/ui?')) return ui(req, res);
-    if (url === '/metrics' && ctx.metrics) {
-      const metrics = ctx.metrics;
-      metrics.render().then(
-        ({ contentType, body }) => {
-          (res as http.ServerResponse).writeHead(200, { 'content-type': contentType });
-          (res as http.ServerResponse).end(body);
-        },
-        (e: unknown) => {
-          log.error({ err: e instanceof Error ? e.message : String(e) }, 'metrics collection failed');
-          plain(res, 500, 'metrics collection failed\n');
-        },
-      );
-      return;
-    }
-    if (url === '/readyz') {
-      readiness().then((reason) => {
-        // Logged when the answer changes (not at every probe), with which database and OVH endpoint.
-        if (reason === undefined && lastReady !== true) log.info(labels, '/readyz: ready');
-        if (reason !== undefined && lastReady !== false) log.warn({ ...labels, reason }, `/readyz: ${reason}`);
-        lastReady = reason === undefined;
-        if (reason === undefined) plain(res, 200, 'ready\n');
-        else plain(res, 503, `${reason}\n`);
-      });
-      return;
-    }
-    inFlight(res);
-    // The OVH API served per tenant (src/ovhapi/): its own signature, answers and metrics.
-    if (isOvhApiPath(url)) return ovhApi(req, res);
-    const started = performance.now();
-    const path = url.split('?', 1)[0]!;
-    // Our RPCs: the only values of the procedure label, and the only paths that need a token (an
-    // unknown path gets its 404 from the router).
-    const ours = PROCEDURES.has(path);
-    const procedure = ours ? path : 'unknown';
-    res.once('finish', () => ctx.metrics?.rpcDone(procedure, (performance.now() - started) / 1000));
-    if ('stream' in req) boundH2Request(req, requestTimeoutMs);
-    // Records and Plan in Connect JSON over HTTP/1.1 have their own routes; all else goes to Connect.
-    const route = () => {
-      if (req instanceof http.IncomingMessage) {
-        if (isRecordsJson(req)) return recordsJson(req, res as http.ServerResponse);
-        if (isPlanJson(req)) return planJson(req, res as http.ServerResponse);
-      }
-      return rpc(req, res);
-    };
-    // Our RPCs pass the gate (limiter, token) before their body is read; health, reflection, CORS
-    // preflights and unknown paths need no token.
-    if (req.method !== 'OPTIONS' && ours) {
-      cors(req, res);
-      gate(req, res, route);
-    } else route();
-  };
-
-  // HTTP/1.1 and h2c on one port: Node's h2c server cannot fall back to HTTP/1.1, so the first bytes
-  // of each connection pick the server (an HTTP/2 connection starts with "PRI * HTTP/2.0").
-  //
-  // Slow and silent clients are bounded (DNSPLANE_HEADERS_TIMEOUT, _REQUEST_TIMEOUT, _IDLE_TIMEOUT):
-  // - before its first byte, a connection has headersTimeout (here, on the raw socket);
-  // - HTTP/1.1: Node's headersTimeout and requestTimeout, which Node enforces only on a server that
-  //   emitted 'listening' (its connection checker starts then): h1 never listens itself, so it is
-  //   told it does; keepAliveTimeout closes idle keep-alive connections;
-  // - h2: a session with no stream open for idleTimeout is closed (a session waiting on a long
-  //   apply is not idle), and each request must have sent its body within requestTimeout.
-  const h1 = http.createServer(
-    { headersTimeout: headersTimeoutMs, requestTimeout: requestTimeoutMs, connectionsCheckingInterval: Math.min(1000, headersTimeoutMs) },
-    handler,
-  );
-  h1.keepAliveTimeout = idleTimeoutMs;
-  h1.emit('listening');
-  const h2 = http2.createServer(handler);
-  h2.on('session', (session) => closeWhenIdle(session, idleTimeoutMs));
-  const sockets = new Set<net.Socket>();
-  const front = net.createServer((socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-    const silent = () => socket.destroy();
-    socket.setTimeout(headersTimeoutMs, silent);
-    socket.once('data', (chunk) => {
-      socket.setTimeout(0);
-      socket.off('timeout', silent);
-      socket.pause();
-      socket.unshift(chunk);
-      (chunk.subarray(0, 3).toString('latin1') === 'PRI' ? h2 : h1).emit('connection', socket);
-      process.nextTick(() => socket.resume());
-    });
-  });
-  await new Promise<void>((resolve, reject) => {
-    front.once('error', reject);
-    front.listen(config.listen.port, config.listen.host, () => resolve());
-  });
-  const port = (front.address() as net.AddressInfo).port;
-  const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;
-  return {
-    url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`,
-    port,
-    async close(maxMs = config.shutdownTimeoutMs) {
-      ready = false;
-      stopping.abort(); // health watchers get NOT_SERVING and their streams end
-      // Stop accepting; close() resolves only once every connection is gone, which we force below.
-      const closed = new Promise<void>((resolve) => front.close(() => resolve()));
-      if (active > 0) {
-        log.info({ active }, 'waiting for in-flight requests');
-        await Promise.race([new Promise<void>((resolve) => (idle = resolve)), sleep(maxMs)]);
-      }
-      for (const s of sockets) s.destroy();
-      limiter.close();
-      h1.close();
-      h2.close();
-      await closed;
-    },
-  };
-}
-
-/** Closes an h2 session once it has had no stream open for `idleMs`. */
-function closeWhenIdle(session: http2.ServerHttp2Session, idleMs: number): void {
-  let open = 0;
-  let timer: NodeJS.Timeout | undefined;
-  const arm = () => {
-    timer = setTimeout(() => {
-      if (!session.destroyed) session.close();
-      // close() waits for open streams (there are none) and the peer; cut it if the peer lingers.
-      setTimeout(() => session.destroy(), 1000).unref();
-    }, idleMs);
-    timer.unref();
-  };
-  arm();
-  session.on('stream', (stream) => {
-    open++;
-    if (timer) clearTimeout(timer);
-    timer = undefined;
-    stream.once('close', () => {
-      if (--open === 0 && !session.destroyed) arm();
-    });
-  });
-  session.once('close', () => timer && clearTimeout(timer));
-}
-
-/** An h2 request must have sent its whole body within `ms` (HTTP/1.1 has Node's requestTimeout). */
-function boundH2Request(req: http2.Http2ServerRequest, ms: number): void {
-  if (req.complete) return;
-  const timer = setTimeout(() => {
-    if (!req.complete && !req.stream.destroyed) req.stream.close(http2.constants.NGHTTP2_CANCEL);
-  }, ms);
-  timer.unref();
-  req.once('end', () => clearTimeout(timer));
-  req.stream.once('close', () => clearTimeout(timer));
-}
-
-function plain(res: http.ServerResponse | http2.Http2ServerResponse, status: number, body: string): void {
-  (res as http.ServerResponse).writeHead(status, { 'content-type': 'text/plain; charset=utf-8' });
-  (res as http.ServerResponse).end(body);
+/** DNSPLANE_HEADERS_TIMEOUT, _REQUEST_TIMEOUT and _IDLE_TIMEOUT, as the HTTP front takes them. */
+function httpTimeouts(config: Config) {
+  return { headersMs: config.http.headersTimeoutMs, requestMs: config.http.requestTimeoutMs, idleMs: config.http.idleTimeoutMs };
 }

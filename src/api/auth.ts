@@ -1,13 +1,12 @@
 /**
- * Authentication and error mapping for every RPC: the bearer token becomes a Tenant in the call's
- * context values; any error a handler throws leaves through toConnectError.
+ * Authentication of every RPC: the bearer token becomes a Tenant in the call's context values
+ * (api/gate.ts usually found it before the body was read). Errors become Connect codes in
+ * api/errors.ts (errorInterceptor, outside this one).
  */
-import { Code, createContextKey, type HandlerContext, type Interceptor } from '@connectrpc/connect';
-import type { Logger } from 'pino';
+import { createContextKey, type HandlerContext, type Interceptor } from '@connectrpc/connect';
 import type { CoreContext } from '../core/context.js';
 import { UnauthenticatedError } from '../core/errors.js';
 import { authenticate, type Tenant } from '../core/tenants.js';
-import { toConnectError } from './errors.js';
 
 export const kTenant = createContextKey<Tenant | undefined>(undefined, { description: 'the authenticated tenant' });
 
@@ -17,20 +16,13 @@ export function bearerToken(header: string | null): string | undefined {
   return m ? m[1] : undefined;
 }
 
-export function authInterceptor(ctx: CoreContext, log: Logger): Interceptor {
+export function tenantInterceptor(ctx: CoreContext): Interceptor {
   return (next) => async (req) => {
-    try {
-      // api/gate.ts authenticated the call before its body was read; otherwise (a router built
-      // without the gate, as tests do) it is done here.
-      const tenant = req.contextValues.get(kTenant) ?? (await authenticate(ctx.pool, bearerToken(req.header.get('authorization')), ctx.tokens));
-      req.contextValues.set(kTenant, tenant);
-      return await next(req);
-    } catch (e) {
-      const ce = toConnectError(e);
-      if (ce.code === Code.Internal) log.error({ err: e, rpc: req.method.name }, 'rpc failed');
-      else log.debug({ rpc: req.method.name, code: Code[ce.code], reason: ce.rawMessage }, 'rpc rejected');
-      throw ce;
-    }
+    // api/gate.ts authenticated the call before its body was read; otherwise (a router built
+    // without the gate, as tests do) it is done here.
+    const tenant = req.contextValues.get(kTenant) ?? (await authenticate(ctx.pool, bearerToken(req.header.get('authorization')), ctx.tokens));
+    req.contextValues.set(kTenant, tenant);
+    return next(req);
   };
 }
 

@@ -1,7 +1,11 @@
 /**
- * The one place core errors become Connect codes (DESIGN.md "Conventions").
+ * The one place core errors become Connect codes (DESIGN.md "Conventions"): toConnectError, which
+ * every path that answers an RPC uses — errorInterceptor (every RPC Connect serves), the routes beside
+ * Connect (api/json-route.ts), the gate before the body (api/gate.ts).
  */
-import { Code, ConnectError } from '@connectrpc/connect';
+import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
+import type { Logger } from 'pino';
+import { messageOf } from '../error-message.js';
 import { InvalidInputError } from '../dns/errors.js';
 import { REFUSAL_CHANGE_THRESHOLD, REFUSAL_HEADER, REFUSAL_ZONE_HEADER } from '../core/guard.js';
 import {
@@ -35,7 +39,7 @@ export function toConnectError(e: unknown): ConnectError {
   // The server has no DNSPLANE_SECRETS_KEY, or another than the secrets stored: the operator's to fix.
   if (e instanceof SecretsKeyError) return new ConnectError(e.message, Code.FailedPrecondition);
   // Unreachable, restarting, failing over, a connection cut: an outage, retryable, never "internal".
-  if (isDatabaseUnavailable(e)) return new ConnectError(`database unavailable, retry later: ${e instanceof Error ? e.message : String(e)}`, Code.Unavailable);
+  if (isDatabaseUnavailable(e)) return new ConnectError(`database unavailable, retry later: ${messageOf(e)}`, Code.Unavailable);
   if (e instanceof OvhError) {
     if (e.transient) return new ConnectError(e.message, Code.Unavailable);
     if (e.kind === 'not_found') return new ConnectError(e.message, Code.FailedPrecondition);
@@ -43,4 +47,23 @@ export function toConnectError(e: unknown): ConnectError {
     return new ConnectError(e.message, Code.Internal);
   }
   return new ConnectError('internal error', Code.Internal);
+}
+
+/** An RPC's error as its caller will see it, logged: internal errors at error, refusals at debug. */
+export function loggedConnectError(e: unknown, log: Logger, rpc: string): ConnectError {
+  const ce = toConnectError(e);
+  if (ce.code === Code.Internal) log.error({ err: e, rpc }, 'rpc failed');
+  else log.debug({ rpc, code: Code[ce.code], reason: ce.rawMessage }, 'rpc rejected');
+  return ce;
+}
+
+/** The outermost interceptor of every RPC: whatever is thrown inside leaves as a Connect error. */
+export function errorInterceptor(log: Logger): Interceptor {
+  return (next) => async (req) => {
+    try {
+      return await next(req);
+    } catch (e) {
+      throw loggedConnectError(e, log, req.method.name);
+    }
+  };
 }

@@ -5,19 +5,21 @@
  * request is answered in its own protocol (Connect, gRPC, gRPC-Web) without reading the body
  * (api/early-answer.ts).
  *
- * The tenant found here rides to authInterceptor through the context values (preAuthenticated).
+ * The tenant found here rides to tenantInterceptor (api/auth.ts) through the context values
+ * (preAuthenticated); a refusal becomes a Connect code where every other one does (api/errors.ts).
  */
 import type http from 'node:http';
 import type http2 from 'node:http2';
 import { Code, ConnectError, createContextValues, type ContextValues } from '@connectrpc/connect';
 import type { Logger } from 'pino';
 import type { CoreContext } from '../core/context.js';
-import { UnauthenticatedError } from '../core/errors.js';
 import type { LoginLimiter } from '../core/login-limiter.js';
 import { authenticate, type Tenant } from '../core/tenants.js';
 import { tokenHashHex } from '../core/tokens.js';
 import { bearerToken, kTenant } from './auth.js';
 import { answerError } from './early-answer.js';
+import { toConnectError } from './errors.js';
+import { messageOf } from '../error-message.js';
 
 type Req = http.IncomingMessage | http2.Http2ServerRequest;
 type Res = http.ServerResponse | http2.Http2ServerResponse;
@@ -62,13 +64,14 @@ export function rpcGate(ctx: CoreContext, limiter: LoginLimiter, log: Logger): (
         next();
       },
       (e: unknown) => {
-        if (e instanceof UnauthenticatedError) {
+        const refusal = toConnectError(e);
+        if (refusal.code === Code.Unauthenticated) {
           limiter.failed(address);
-          answerError(req, res, new ConnectError(e.message, Code.Unauthenticated), { bodyUnread: true });
+          answerError(req, res, refusal, { bodyUnread: true });
           return;
         }
         // The database, say: Connect's interceptor answers it as it would any failure.
-        log.debug({ err: e instanceof Error ? e.message : String(e) }, 'authentication before the body failed; left to the interceptor');
+        log.debug({ err: messageOf(e) }, 'authentication before the body failed; left to the interceptor');
         next();
       },
     );

@@ -7,7 +7,8 @@ import type http from 'node:http';
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { Logger } from 'pino';
 import { answerError } from './early-answer.js';
-import { toConnectError } from './errors.js';
+import { readBodyWithin } from './front/body.js';
+import { loggedConnectError } from './errors.js';
 
 /**
  * A request such a route fully understands: POST to `path`, Content-Type application/json (utf-8),
@@ -23,23 +24,9 @@ export function isUnaryJson(req: http.IncomingMessage, path: string): boolean {
   return req.headers['connect-timeout-ms'] === undefined && req.headers.origin === undefined;
 }
 
-/** The body, refused past `maxBytes` as Connect refuses it (readMaxBytes). */
+/** The body, refused past `maxBytes` as Connect refuses it (readMaxBytes); the rest drained (api/front/body.ts). */
 export function readBody(req: http.IncomingMessage, maxBytes: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > maxBytes) {
-        reject(new ConnectError(`message size is larger than configured readMaxBytes ${maxBytes}`, Code.ResourceExhausted));
-        req.destroy();
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
+  return readBodyWithin(req, maxBytes, () => new ConnectError(`message size is larger than configured readMaxBytes ${maxBytes}`, Code.ResourceExhausted));
 }
 
 /** A JSON answer (uncompressed: identity is always allowed). */
@@ -61,10 +48,9 @@ export function replyJsonBytes(res: http.ServerResponse, body: Buffer): void {
  */
 export function answerWith(req: http.IncomingMessage, res: http.ServerResponse, log: Logger, rpc: string, work: () => Promise<void>): void {
   work().catch((e: unknown) => {
-    const ce = toConnectError(e);
-    if (ce.code === Code.Internal) log.error({ err: e, rpc }, 'rpc failed');
-    else log.debug({ rpc, code: Code[ce.code], reason: ce.rawMessage }, 'rpc rejected');
-    if (!res.headersSent) answerError(req, res, ce);
+    const ce = loggedConnectError(e, log, rpc);
+    // A body not all read (refused past the limit) is not read to its end: the connection closes.
+    if (!res.headersSent) answerError(req, res, ce, { bodyUnread: !req.complete });
     else res.destroy();
   });
 }

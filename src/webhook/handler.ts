@@ -55,6 +55,7 @@ import {
   type WireEndpoint,
 } from './protocol.js';
 import { messageOf } from '../error-message.js';
+import { readBodyWithin } from '../api/front/body.js';
 
 export const DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024;
 export const DEFAULT_MAX_ENDPOINTS = 50_000;
@@ -136,18 +137,11 @@ function routeOf(method: string, path: string): WebhookRoute {
 
 const ALLOWED: Record<string, string[]> = { '/': ['GET'], '/records': ['GET', 'POST'], '/adjustendpoints': ['POST'] };
 
+/** The body as text; past `max`, 413 with the connection closing, the rest drained (api/front/body.ts). */
 async function readBody(req: http.IncomingMessage, max: number): Promise<string> {
-  const declared = Number(req.headers['content-length'] ?? '0');
-  if (declared > max) throw new HttpError(413, `the body is over ${max} bytes`, { connection: 'close' });
-  const chunks: Buffer[] = [];
-  let total = 0;
-  for await (const chunk of req) {
-    const b = chunk as Buffer;
-    total += b.length;
-    if (total > max) throw new HttpError(413, `the body is over ${max} bytes`, { connection: 'close' });
-    chunks.push(b);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+  const tooLarge = () => new HttpError(413, `the body is over ${max} bytes`, { connection: 'close' });
+  if (Number(req.headers['content-length'] ?? '0') > max) throw tooLarge();
+  return (await readBodyWithin(req, max, tooLarge)).toString('utf8');
 }
 
 /** The body's JSON, read in slices (a body may be 16 MB: no request holds the event loop for it). */

@@ -11,8 +11,9 @@ import type { CoreContext } from '../core/context.js';
 import type { ZoneService } from '../gen/dnsplane/v1/zone_pb.js';
 import { connectBackend } from './connect-backend.js';
 import { coreBackend } from './core-backend.js';
-import { webhookHandler, type WebhookHandlerOptions } from './handler.js';
+import { DEFAULT_MAX_BODY_BYTES, webhookHandler, type WebhookHandlerOptions } from './handler.js';
 import { startWebhookListener, type ListenerTimeouts, type WebhookListener } from './listener.js';
+import type { ConnectionLimits } from '../api/front/index.js';
 import type { LoginLimiter } from '../core/login-limiter.js';
 import { WebhookMetrics } from './metrics.js';
 
@@ -35,13 +36,22 @@ export interface CentralWebhookOptions extends Limits {
   /** Failed logins per client address, shared with the API listener (server.ts). */
   loginLimiter?: LoginLimiter;
   timeouts?: ListenerTimeouts;
+  /** DNSPLANE_MAX_CONNECTIONS and _PER_ADDRESS. */
+  limits?: ConnectionLimits;
 }
 
 export async function startCentralWebhook(ctx: CoreContext, opts: CentralWebhookOptions): Promise<WebhookListener> {
   const log = opts.log.child({ component: 'webhook' });
   const metrics = opts.registry ? new WebhookMetrics(opts.registry) : undefined;
   const handler = webhookHandler({ ...limits(opts), backend: coreBackend(ctx), log, metrics, loginLimiter: opts.loginLimiter });
-  return startWebhookListener(opts.listen, handler, { log, shutdownTimeoutMs: opts.shutdownTimeoutMs, timeouts: opts.timeouts });
+  return startWebhookListener(opts.listen, handler, {
+    log,
+    shutdownTimeoutMs: opts.shutdownTimeoutMs,
+    timeouts: opts.timeouts,
+    limits: opts.limits,
+    maxBodyBytes: opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    registry: opts.registry,
+  });
 }
 
 export interface SidecarOptions extends Limits {
@@ -63,6 +73,11 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
   const metrics = new WebhookMetrics(new Registry());
   const backend = connectBackend({ client: opts.client, timeoutMs: opts.timeoutMs });
   const handler = webhookHandler({ ...limits(opts), backend, log, metrics, serveMetrics: true });
-  const listener = await startWebhookListener(opts.listen, handler, { log, shutdownTimeoutMs: opts.shutdownTimeoutMs });
+  const listener = await startWebhookListener(opts.listen, handler, {
+    log,
+    shutdownTimeoutMs: opts.shutdownTimeoutMs,
+    maxBodyBytes: opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    registry: metrics.registry,
+  });
   return { ...listener, metrics };
 }

@@ -1,78 +1,59 @@
 /**
- * The HTTP/1.1 listener of the webhook protocol (external-dns's client speaks HTTP/1.1), with a
- * graceful close: stop accepting, let in-flight requests finish (up to a bound), then cut the rest.
+ * The webhook protocol's port (external-dns's client speaks HTTP/1.1), behind the same HTTP front as
+ * the API (api/front/): the same clocks on slow clients, connection caps, lingering close and early
+ * refusal of a body over the limit (413 before `100 Continue`), and a graceful close.
  */
-import http from 'node:http';
-import type net from 'node:net';
+import type http from 'node:http';
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import { startFront, type ConnectionLimits, type Front, type Timeouts } from '../api/front/index.js';
 
-export interface WebhookListener {
-  /** http://host:port */
-  url: string;
-  port: number;
-  /** Stops accepting, waits up to maxMs (default: the listener's shutdownTimeoutMs) for requests under way, then cuts the rest. */
-  close(maxMs?: number): Promise<void>;
-}
+export type WebhookListener = Front;
+export type ListenerTimeouts = Timeouts;
 
-/** Bounds on slow clients: headers within headersTimeoutMs, the whole request within requestTimeoutMs. */
-export interface ListenerTimeouts {
-  headersTimeoutMs: number;
-  requestTimeoutMs: number;
+/**
+ * Longer than Go's idle-connection timeout (90 s): the server never closes a connection external-dns
+ * is about to reuse (a POST lost that way would be a connection error, which makes it exit).
+ */
+export const WEBHOOK_MIN_IDLE_MS = 120_000;
+/** What the sidecar (which has no settings of its own for these) uses: the server's defaults. */
+const DEFAULT_TIMEOUTS: Timeouts = { headersMs: 20_000, requestMs: 60_000, idleMs: WEBHOOK_MIN_IDLE_MS };
+const DEFAULT_LIMITS: ConnectionLimits = { perAddress: 128, total: 1024 };
+
+export interface WebhookListenerOptions {
+  log: Logger;
+  shutdownTimeoutMs?: number;
+  timeouts?: Timeouts;
+  limits?: ConnectionLimits;
+  /** The handler's body limit: a request announcing more is answered 413 before its body is sent. */
+  maxBodyBytes: number;
+  registry?: Registry;
 }
 
 export async function startWebhookListener(
   listen: { host: string; port: number },
   handler: (req: http.IncomingMessage, res: http.ServerResponse) => void,
-  opts: { log: Logger; shutdownTimeoutMs?: number; timeouts?: ListenerTimeouts },
+  opts: WebhookListenerOptions,
 ): Promise<WebhookListener> {
-  const timeouts = opts.timeouts ?? { headersTimeoutMs: 20_000, requestTimeoutMs: 60_000 };
-  let active = 0;
-  let idle: (() => void) | undefined;
-  // Node checks these every connectionsCheckingInterval: at most a second late. A connection that sends
-  // nothing is under headersTimeout too.
-  const server = http.createServer({ connectionsCheckingInterval: Math.min(1000, timeouts.headersTimeoutMs) }, (req, res) => {
-    active++;
-    res.once('close', () => {
-      active--;
-      if (active === 0) idle?.();
-    });
-    handler(req, res);
-  });
-  // Longer than Go's idle-connection timeout (90 s): the server never closes a connection external-dns
-  // is about to reuse (a POST lost that way would be a connection error, which makes it exit).
-  server.keepAliveTimeout = 120_000;
-  server.headersTimeout = timeouts.headersTimeoutMs;
-  server.requestTimeout = timeouts.requestTimeoutMs;
-  const sockets = new Set<net.Socket>();
-  server.on('connection', (s: net.Socket) => {
-    sockets.add(s);
-    s.once('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(listen.port, listen.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const port = (server.address() as net.AddressInfo).port;
-  const host = listen.host.includes(':') ? `[${listen.host}]` : listen.host;
-  const url = `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${port}`;
-  opts.log.info({ url }, 'serving the external-dns webhook protocol');
-  return {
-    url,
-    port,
-    async close(maxMs?: number) {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      if (active > 0) {
-        await Promise.race([
-          new Promise<void>((resolve) => (idle = resolve)),
-          new Promise<void>((resolve) => setTimeout(resolve, maxMs ?? opts.shutdownTimeoutMs ?? 30_000).unref()),
-        ]);
-      }
-      for (const s of sockets) s.destroy();
-      await closed;
+  const timeouts = opts.timeouts ?? DEFAULT_TIMEOUTS;
+  const front = await startFront({
+    name: 'webhook',
+    listen,
+    handler,
+    timeouts: { ...timeouts, idleMs: Math.max(timeouts.idleMs, WEBHOOK_MIN_IDLE_MS) },
+    limits: opts.limits ?? DEFAULT_LIMITS,
+    bodyLimit: {
+      maxBytes: opts.maxBodyBytes,
+      refuse(_req, res) {
+        const body = `the body is over ${opts.maxBodyBytes} bytes\n`;
+        res.writeHead(413, { 'content-type': 'text/plain; charset=utf-8', 'content-length': String(Buffer.byteLength(body)), connection: 'close' });
+        res.end(body);
+      },
     },
-  };
+    log: opts.log,
+    registry: opts.registry,
+    shutdownTimeoutMs: opts.shutdownTimeoutMs ?? 30_000,
+  });
+  opts.log.info({ url: front.url }, 'serving the external-dns webhook protocol');
+  return front;
 }

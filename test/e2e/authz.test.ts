@@ -14,7 +14,7 @@ import { Code, ConnectError, createConnectRouter } from '@connectrpc/connect';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PlanRequestSchema } from '../../src/gen/dnsplane/v1/zone_pb.js';
-import { registerServices } from '../../src/server.js';
+import { registerServices } from '../../src/api/services.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 import { dumpText, snapshot } from '../helpers/snapshot.js';
 

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, parseCorsOrigins } from '../../src/config.js';
 import { ListZonesRequestSchema, ListZonesResponseSchema, RecordsRequestSchema, RecordsResponseSchema, ZoneService } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { HealthCheckRequestSchema, HealthCheckResponseSchema, HealthCheckResponse_ServingStatus } from '../../src/gen/grpc/health/v1/health_pb.js';
-import { registerServices } from '../../src/server.js';
+import { registerServices } from '../../src/api/services.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 
 const ZONE = 'example.com';

@@ -9,7 +9,7 @@ import { execFile, spawn } from 'node:child_process';
 import path from 'node:path';
 import { createConnectRouter } from '@connectrpc/connect';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerServices } from '../../src/server.js';
+import { registerServices } from '../../src/api/services.js';
 import type { Server } from '../../src/server.js';
 import { OvhSimulator } from '../../src/ovhsim/index.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';

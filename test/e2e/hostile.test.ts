@@ -1,16 +1,17 @@
 /**
- * Hostile clients are bounded, on both ports (the API, fed to Node's servers through
- * emit('connection'), and the webhook listener): silent and dripping connections are closed, idle h2
- * sessions too; a bad token is answered before the body is read; failed logins are limited per
+ * Hostile clients are bounded, on both ports (both behind the HTTP front, src/api/front/): silent and
+ * dripping connections are closed when their timeout says (test/e2e/front.test.ts has every kind of
+ * half-sent request), idle h2 sessions too; a bad token is answered before the body is read; failed logins are limited per
  * client address (429 / RESOURCE_EXHAUSTED with Retry-After) and summarized in the log, not a line each.
  */
 import http2 from 'node:http2';
-import net from 'node:net';
+import type net from 'node:net';
 import { Code } from '@connectrpc/connect';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from '../helpers/server.js';
 import { expectRejected } from '../helpers/expect.js';
-import { captureLogger } from '../webhook/helpers.js';
+import { captureLogger } from '../helpers/log-capture.js';
+import { closedByServer, type Closed } from '../helpers/raw-http.js';
 
 const ZONE = 'example.com';
 let h: Harness;
@@ -20,7 +21,7 @@ const { log, lines } = captureLogger('debug');
 beforeAll(async () => {
   h = await startHarness({
     zones: { [ZONE]: [] },
-    env: { DNSPLANE_HEADERS_TIMEOUT: '1s', DNSPLANE_REQUEST_TIMEOUT: '2s', DNSPLANE_IDLE_TIMEOUT: '1s', DNSPLANE_LOGIN_BURST: '3', DNSPLANE_LOGIN_RATE: '0.01' },
+    env: { DNSPLANE_HEADERS_TIMEOUT: `${HEADERS_MS}ms`, DNSPLANE_REQUEST_TIMEOUT: `${REQUEST_MS}ms`, DNSPLANE_IDLE_TIMEOUT: `${IDLE_MS}ms`, DNSPLANE_LOGIN_BURST: '3', DNSPLANE_LOGIN_RATE: '0.01' },
     logger: log,
   });
   alice = await h.tenant('alice', [ZONE]);
@@ -32,15 +33,14 @@ afterAll(async () => {
 
 const portOf = (url: string) => Number(new URL(url).port);
 
-/** Resolves when the server closes the connection; `drive` writes to it meanwhile. */
-function closedByServer(port: number, drive: (s: net.Socket) => void = () => undefined): Promise<string> {
-  return new Promise((resolve) => {
-    const s = net.connect(port, '127.0.0.1', () => drive(s));
-    let got = '';
-    s.on('data', (d) => (got += d.toString('latin1')));
-    s.on('error', () => undefined);
-    s.on('close', () => resolve(got));
-  });
+const HEADERS_MS = 1000;
+const REQUEST_MS = 2000;
+const IDLE_MS = 1000;
+/** Never before the timeout (the server's clock starts after ours); within a generous margin on a busy machine. */
+function closedWithin(c: Closed | number, timeoutMs: number): void {
+  const ms = typeof c === 'number' ? c : c.ms;
+  expect(ms).toBeGreaterThanOrEqual(timeoutMs - 250);
+  expect(ms).toBeLessThanOrEqual(timeoutMs + 5000);
 }
 
 function drip(s: net.Socket): void {
@@ -49,35 +49,43 @@ function drip(s: net.Socket): void {
   s.once('close', () => clearInterval(timer));
 }
 
-function slowBody(s: net.Socket): void {
-  s.write(`POST /dnsplane.v1.ZoneService/ListZones HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${alice}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n`);
+/** A request its port reads the body of (an RPC on the API, an apply on the webhook), whose body drips. */
+const slowBody = (head: () => string) => (s: net.Socket) => {
+  s.write(`${head()}\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n`);
   const timer = setInterval(() => s.writable && s.write(' '), 100);
   s.once('close', () => clearInterval(timer));
-}
+};
 
 describe.each([
-  ['API', () => portOf(h.server.url)],
-  ['webhook', () => portOf(h.webhookUrl)],
-])('%s port', (_name, port) => {
-  it('closes a connection that sends nothing', async () => {
-    await closedByServer(port());
+  ['API', () => portOf(h.server.url), () => `POST /dnsplane.v1.ZoneService/ListZones HTTP/1.1\r\nAuthorization: Bearer ${alice}`],
+  ['webhook', () => portOf(h.webhookUrl), () => `POST /records HTTP/1.1\r\nAuthorization: Basic ${Buffer.from(`alice:${alice}`).toString('base64')}`],
+])('%s port', (_name, port, bodyRequest) => {
+  it('closes a connection that sends nothing, silently, after DNSPLANE_HEADERS_TIMEOUT', async () => {
+    const c = await closedByServer(port());
+    expect(c.got).toBe('');
+    closedWithin(c, HEADERS_MS);
   });
 
-  it('closes a connection that drips its headers', async () => {
-    const answer = await closedByServer(port(), drip);
-    expect(answer).toMatch(/^(HTTP\/1\.1 408|$)/);
+  it('answers 408 to a connection that drips its headers, and closes it after DNSPLANE_HEADERS_TIMEOUT', async () => {
+    const c = await closedByServer(port(), drip);
+    expect(c.got).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
+    closedWithin(c, HEADERS_MS);
   });
 
-  it('closes a connection that drips its body', async () => {
-    await closedByServer(port(), slowBody);
+  it('answers 408 to a connection that drips its body, and closes it after DNSPLANE_REQUEST_TIMEOUT', async () => {
+    const c = await closedByServer(port(), slowBody(bodyRequest));
+    expect(c.got).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
+    closedWithin(c, REQUEST_MS);
   });
 });
 
 describe('API port, h2', () => {
-  it('closes a session that opens no stream, and one idle after its request', async () => {
+  it('closes a session that opens no stream after DNSPLANE_HEADERS_TIMEOUT, and one idle after its request after DNSPLANE_IDLE_TIMEOUT', async () => {
+    const opened = performance.now();
     const idle = http2.connect(h.server.url);
     idle.on('error', () => undefined);
     await new Promise<void>((resolve) => idle.once('close', () => resolve()));
+    closedWithin(performance.now() - opened, HEADERS_MS);
 
     const used = http2.connect(h.server.url);
     used.on('error', () => undefined);
@@ -88,14 +96,16 @@ describe('API port, h2', () => {
       req.resume();
       req.end();
     });
+    const answered = performance.now();
     expect(status).toBe(200);
     await new Promise<void>((resolve) => used.once('close', () => resolve()));
+    closedWithin(performance.now() - answered, IDLE_MS);
   });
 });
 
 describe('bad tokens', () => {
   it('are answered before the body is read: 401 for an 8 MiB request whose body never comes', async () => {
-    const answer = await closedByServer(portOf(h.server.url), (s) => {
+    const { got: answer } = await closedByServer(portOf(h.server.url), (s) => {
       s.write('POST /dnsplane.v1.ZoneService/ListZones HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer dnsp_wrong0\r\nContent-Type: application/json\r\nContent-Length: 8388608\r\n\r\n{');
     });
     expect(answer).toMatch(/^HTTP\/1\.1 401/);

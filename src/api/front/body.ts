@@ -1,0 +1,26 @@
+/**
+ * A request body read under a limit, for the handlers behind the HTTP front. Past the limit it is
+ * refused (the promise rejects with `refusal()`) and what still arrives is read and dropped, never
+ * left unread and never cut: the handler answers the refusal with the connection closing, and the
+ * front's lingering close (clocks.ts) drains the rest so that the client reads the answer. (Stopping
+ * to read, or destroying the request, would make the kernel answer the bytes still coming with a
+ * reset, which destroys the answer.)
+ */
+import type http from 'node:http';
+
+export function readBodyWithin(req: http.IncomingMessage, maxBytes: number, refusal: () => Error): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    let chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size <= maxBytes) chunks.push(c);
+      else if (size - c.length <= maxBytes) {
+        chunks = [];
+        reject(refusal());
+      }
+    });
+    req.on('end', () => size <= maxBytes && resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}

@@ -1,0 +1,170 @@
+/**
+ * The API port (DNSPLANE_LISTEN): Connect, gRPC and gRPC-Web over HTTP/1.1 and h2c behind the HTTP
+ * front (api/front/), and beside them /healthz, /readyz, /metrics, the admin console at /ui/ and the
+ * OVH API served per tenant at /ovh/1.0 (src/ovhapi).
+ *
+ * Our RPCs pass the gate (login limiter, token: api/gate.ts) before their body is read; Records and
+ * Plan in Connect JSON over HTTP/1.1 have routes of their own (api/records-json.ts, api/plan-json.ts);
+ * all else goes to Connect (api/http.ts). A body over READ_MAX_BYTES is refused as Connect refuses it
+ * (resource_exhausted naming readMaxBytes), before it is sent when its length is announced.
+ */
+import http from 'node:http';
+import { Code, ConnectError } from '@connectrpc/connect';
+import type { Logger } from 'pino';
+import type { CoreContext } from '../core/context.js';
+import type { LoginLimiter } from '../core/login-limiter.js';
+import { messageOf } from '../error-message.js';
+import { isOvhApiPath, ovhApiHandler } from '../ovhapi/index.js';
+import * as store from '../store/index.js';
+import { consoleHandler } from '../ui/static.js';
+import { answerError } from './early-answer.js';
+import { errorInterceptor } from './errors.js';
+import { tenantInterceptor } from './auth.js';
+import { startFront, type ConnectionLimits, type Front, type FrontRequest, type FrontResponse, type Timeouts } from './front/index.js';
+import { preAuthenticated, rpcGate } from './gate.js';
+import { apiHandler, corsHeaders } from './http.js';
+import { isPlanJson, planJsonRoute } from './plan-json.js';
+import { isRecordsJson, recordsJsonRoute } from './records-json.js';
+import { PROCEDURES, registerServices } from './services.js';
+import { strictInterceptor } from './strict.js';
+
+/** The largest request body the API reads (Connect's readMaxBytes). */
+export const READ_MAX_BYTES = 8 * 1024 * 1024;
+/** /readyz gives the database this long to answer. */
+const READY_PING_MS = 1_500;
+
+export interface ApiPortOptions {
+  listen: { host: string; port: number };
+  corsOrigins: string[];
+  timeouts: Timeouts;
+  limits: ConnectionLimits;
+  shutdownTimeoutMs: number;
+  /** The served OVH API's rate per tenant. */
+  ovhApiRate: { perSecond: number; burst: number };
+  /** Which database and OVH endpoint, for /readyz's log lines. */
+  labels: { database: string; ovh: string };
+  /** Failed logins per client address, shared with the webhook port. */
+  loginLimiter: LoginLimiter;
+  log: Logger;
+}
+
+export async function startApiPort(ctx: CoreContext, opts: ApiPortOptions): Promise<Front> {
+  const { log, labels, loginLimiter: limiter } = opts;
+  const recordsJson = recordsJsonRoute(ctx, log, READ_MAX_BYTES);
+  const planJson = planJsonRoute(ctx, log, READ_MAX_BYTES);
+  let ready = true;
+  let lastReady: boolean | undefined;
+  const stopping = new AbortController();
+  /** undefined when ready, else why not: /readyz and grpc.health.v1 answer from this. */
+  const readiness = async (): Promise<string | undefined> => {
+    if (!ready) return 'shutting down';
+    // A fresh answer each time: not ready while the database is unreachable, ready as soon as it answers.
+    return withTimeout(store.ping(ctx.pool), READY_PING_MS, `no answer within ${READY_PING_MS} ms`).then(
+      () => undefined,
+      (e: unknown) => `database unavailable: ${messageOf(e)}`,
+    );
+  };
+  const rpc = apiHandler({
+    routes: (router) => registerServices(router, ctx),
+    interceptors: [errorInterceptor(log), tenantInterceptor(ctx), strictInterceptor()],
+    readMaxBytes: READ_MAX_BYTES,
+    corsOrigins: opts.corsOrigins,
+    health: { readiness, stopping: stopping.signal },
+    log,
+    contextValues: preAuthenticated,
+  });
+  const ui = consoleHandler();
+  const gate = rpcGate(ctx, limiter, log);
+  const cors = corsHeaders(opts.corsOrigins);
+  const ovhApi = ovhApiHandler(ctx, { log, loginLimiter: limiter, rate: opts.ovhApiRate });
+
+  const handler = (req: FrontRequest, res: FrontResponse): void => {
+    const url = req.url ?? '/';
+    if (url === '/healthz') return plain(res, 200, 'ok\n');
+    if (url === '/ui' || url.startsWith('/ui/') || url.startsWith('/ui?')) return ui(req, res);
+    if (url === '/metrics' && ctx.metrics) {
+      ctx.metrics.render().then(
+        ({ contentType, body }) => {
+          (res as http.ServerResponse).writeHead(200, { 'content-type': contentType });
+          (res as http.ServerResponse).end(body);
+        },
+        (e: unknown) => {
+          log.error({ err: messageOf(e) }, 'metrics collection failed');
+          plain(res, 500, 'metrics collection failed\n');
+        },
+      );
+      return;
+    }
+    if (url === '/readyz') {
+      void readiness().then((reason) => {
+        // Logged when the answer changes (not at every probe), with which database and OVH endpoint.
+        if (reason === undefined && lastReady !== true) log.info(labels, '/readyz: ready');
+        if (reason !== undefined && lastReady !== false) log.warn({ ...labels, reason }, `/readyz: ${reason}`);
+        lastReady = reason === undefined;
+        if (reason === undefined) plain(res, 200, 'ready\n');
+        else plain(res, 503, `${reason}\n`);
+      });
+      return;
+    }
+    // The OVH API served per tenant (src/ovhapi/): its own signature, answers and metrics.
+    if (isOvhApiPath(url)) return ovhApi(req, res);
+    const started = performance.now();
+    const path = url.split('?', 1)[0]!;
+    // Our RPCs: the only values of the procedure label, and the only paths that need a token (an
+    // unknown path gets its 404 from the router).
+    const ours = PROCEDURES.has(path);
+    const procedure = ours ? path : 'unknown';
+    res.once('finish', () => ctx.metrics?.rpcDone(procedure, (performance.now() - started) / 1000));
+    const route = () => {
+      if (req instanceof http.IncomingMessage) {
+        if (isRecordsJson(req)) return recordsJson(req, res as http.ServerResponse);
+        if (isPlanJson(req)) return planJson(req, res as http.ServerResponse);
+      }
+      return rpc(req, res);
+    };
+    // Health, reflection, CORS preflights and unknown paths need no token.
+    if (req.method !== 'OPTIONS' && ours) {
+      cors(req, res);
+      gate(req, res, route);
+    } else route();
+  };
+
+  const front = await startFront({
+    name: 'api',
+    listen: opts.listen,
+    h2c: true,
+    handler,
+    timeouts: opts.timeouts,
+    limits: opts.limits,
+    bodyLimit: {
+      maxBytes: READ_MAX_BYTES,
+      refuse(req, res) {
+        cors(req, res);
+        const error = new ConnectError(`message size ${String(req.headers['content-length'])} is larger than configured readMaxBytes ${READ_MAX_BYTES}`, Code.ResourceExhausted);
+        answerError(req, res, error, { bodyUnread: true });
+      },
+    },
+    log,
+    registry: ctx.metrics?.registry,
+    shutdownTimeoutMs: opts.shutdownTimeoutMs,
+  });
+  return {
+    ...front,
+    async close(maxMs?: number) {
+      ready = false;
+      stopping.abort(); // health watchers get NOT_SERVING and their streams end
+      await front.close(maxMs);
+      limiter.close();
+    },
+  };
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message)), ms)))]).finally(() => clearTimeout(timer));
+}
+
+function plain(res: FrontResponse, status: number, body: string): void {
+  (res as http.ServerResponse).writeHead(status, { 'content-type': 'text/plain; charset=utf-8' });
+  (res as http.ServerResponse).end(body);
+}
