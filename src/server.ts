@@ -47,6 +47,7 @@ import { startCentralWebhook, type WebhookListener } from './webhook/index.js';
 import { consoleHandler } from './ui/static.js';
 import { isOvhApiPath, ovhApiHandler } from './ovhapi/index.js';
 import { startDraftSweep } from './core/staging.js';
+import { VisibilityWatch } from './core/visibility.js';
 
 export { DEMO_ZONE };
 
@@ -156,9 +157,11 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     const tsigKeys = new TsigKeyCache(() => listener?.live() ?? false);
     const ovhKeys = new OvhKeyCache(() => listener?.live() ?? false);
     const caches = [tokens, tsigKeys, ovhKeys];
+    // Waits for visibility (core/visibility.ts) are woken by NOTIFY dnsplane_visibility.
+    const visibility = new VisibilityWatch();
     listener = await store.listen(
       database.pool,
-      { tenant: (name) => caches.forEach((c) => c.forget(name)) },
+      { tenant: (name) => caches.forEach((c) => c.forget(name)), visibility: (id) => visibility.notify(id) },
       {
         heartbeatMs: LISTENER_HEARTBEAT_MS,
         onLost: () => {
@@ -167,6 +170,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         },
         onReconnect: () => {
           caches.forEach((c) => c.clear());
+          visibility.wakeAll();
           log.info('LISTEN connection back');
         },
         onError: (err) => log.debug({ err: err instanceof Error ? err.message : String(err) }, 'LISTEN connection error'),
@@ -197,6 +201,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       secrets,
       tsigKeys,
       ovhKeys,
+      visibility,
       planLimiter: new PlanLimiter(config.planConcurrency, {
         running: (tenant, delta) => metrics.planRunning(tenant, delta),
         refused: (tenant) => metrics.planRefused(tenant),

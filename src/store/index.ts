@@ -32,3 +32,4 @@ export * from './sealed.js';
 export * from './tsig-keys.js';
 export * from './ovh-keys.js';
 export * from './ovh-drafts.js';
+export * from './visibility.js';
