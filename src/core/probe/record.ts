@@ -35,7 +35,7 @@ export async function recordRefresh(
   journals: ReadonlyArray<{ journalId: string; changes: readonly Change[] }>,
 ): Promise<string> {
   const settings = ctx.settings.visibility ?? DEFAULT_VISIBILITY;
-  return store.recordProbe(tx, {
+  const id = await store.recordProbe(tx, {
     zone,
     publishedAt,
     timeoutMs: settings.timeoutMs,
@@ -43,4 +43,9 @@ export async function recordRefresh(
     leaseMs: settings.leaseMs,
     journals: journals.map((j) => ({ journalId: j.journalId, sets: probeSetsOf(j.changes) })),
   });
+  // A row that changed no record set (none can be asked of a server) is final at once.
+  for (const j of journals) {
+    if (probeSetsOf(j.changes).length === 0) await store.finishVisibility(tx, j.journalId, { state: 'unverified', servers: [], reason: 'it changed no record set a server could be asked about' });
+  }
+  return id;
 }
