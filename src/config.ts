@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { SECRETS_KEY_RULE } from './core/secrets.js';
+import { visibilityConfig, type VisibilityConfig } from './config-visibility.js';
 import { InvalidInputError } from './dns/errors.js';
 import { normalizeName } from './dns/names.js';
 import { parseOvhEndpoint, type OvhEndpoint } from './ovh/endpoint.js';
@@ -86,6 +87,8 @@ export interface Config {
   dnsAdvertise?: { host: string; port: number };
   /** The OVH API served per tenant at /ovh/1.0 (src/ovhapi/, docs/ovh-api.md). */
   ovhApi: OvhApiConfig;
+  /** Each publish proved on the zone's authoritative servers (core/probe/; config-visibility.ts). */
+  visibility: VisibilityConfig;
 }
 
 /** The served OVH API's settings (DNSPLANE_OVH_API_*). */
@@ -154,6 +157,12 @@ export const SETTINGS: Array<{ name: string; default: string; help: string }> = 
   { name: 'DNSPLANE_OVH_API_RATE', default: '50', help: "requests per second one tenant's tools may make to the served OVH API (all its keys together); over it: 429 with Retry-After, as OVH" },
   { name: 'DNSPLANE_OVH_API_BURST', default: '500', help: 'requests a tenant may make at once to the served OVH API before DNSPLANE_OVH_API_RATE applies' },
   { name: 'DNSPLANE_OVH_API_DRAFT_TTL', default: '1h', help: 'a write staged through the served OVH API that no refresh publishes within this is dropped' },
+  // Visibility: each publish proved on the zone's authoritative servers (core/probe/, docs/ARCHITECTURE.md "Visibility").
+  { name: 'DNSPLANE_AUTHORITATIVE_SERVERS', default: '(the zone\'s name servers)', help: "comma list of host[:port] (port 53 by default) the prober asks for every zone, instead of each zone's name servers as OVH lists them (GET /domain/zone/{zone}, once per zone and process): split horizons, tests" },
+  { name: 'DNSPLANE_VISIBLE_TIMEOUT', default: '15m', help: "an apply not answered as published by every authoritative server within this after its refresh is not_visible (naming the servers and names still behind), or unverified when no server could be asked" },
+  { name: 'DNSPLANE_PROBE_QUERIES', default: '16', help: 'DNS questions the prober has in flight at most, for the whole process' },
+  { name: 'DNSPLANE_PROBE_BACKOFF', default: '1s..30s', help: "the wait between two rounds of questions about one refresh: from the first value, 1.25 times longer each round, up to the second" },
+  { name: 'DNSPLANE_SIM_PROPAGATION', default: '2s..8s', help: "demo mode: each of the simulator's two name servers answers a refresh after a lag drawn in this range (or a fixed duration; 0: at once; never)" },
 ];
 
 export function parseDuration(value: string, field: string): number {
@@ -335,6 +344,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
       burst: positiveNumber(get('DNSPLANE_OVH_API_BURST') ?? '500', 'DNSPLANE_OVH_API_BURST', true),
       draftTtlMs: parseDuration(get('DNSPLANE_OVH_API_DRAFT_TTL') ?? '1h', 'DNSPLANE_OVH_API_DRAFT_TTL'),
     },
+    visibility: visibilityConfig(get, parseDuration),
   };
 }
 

@@ -7,6 +7,7 @@
  * least to its most (×1.25 a round), never past the probe's deadline; at most DNSPLANE_PROBE_QUERIES
  * DNS questions in flight for the whole process.
  */
+import { setMaxListeners } from 'node:events';
 import { messageOf } from '../../error-message.js';
 import * as store from '../../store/index.js';
 import { DEFAULT_VISIBILITY, type CoreContext } from '../context.js';
@@ -22,6 +23,11 @@ export interface ProberOptions {
   backoff: { minMs: number; maxMs: number };
   /** How long one question waits for its answer. Default 2 s. */
   queryTimeoutMs?: number;
+  /**
+   * 'outside': the caller's listener hears NOTIFY dnsplane_probe and calls heard() (server.ts: one
+   * LISTEN connection per process); default: a listener of the prober's own.
+   */
+  listener?: 'own' | 'outside';
 }
 
 /** Probes claimed per scan. */
@@ -45,17 +51,26 @@ export class Prober {
     private readonly opts: ProberOptions,
   ) {
     this.holder = instanceOf(ctx);
+    // Every question in flight listens for the stop.
+    setMaxListeners(0, this.abort.signal);
     this.leaseMs = (ctx.settings.visibility ?? DEFAULT_VISIBILITY).leaseMs;
   }
 
   /** Starts listening for probes and takes the ones waiting (this process's, and those of replicas that died). */
   static async start(ctx: CoreContext, opts: ProberOptions): Promise<Prober> {
     const p = new Prober(ctx, opts);
-    p.listener = await store.listen(ctx.pool, { probe: () => p.scan() }, { onReconnect: () => p.scan(), onError: (e) => ctx.log.debug({ err: messageOf(e) }, 'prober: LISTEN connection error') });
+    if (opts.listener !== 'outside') {
+      p.listener = await store.listen(ctx.pool, { probe: () => p.heard() }, { onReconnect: () => p.heard(), onError: (e) => ctx.log.debug({ err: messageOf(e) }, 'prober: LISTEN connection error') });
+    }
     p.tick = setInterval(() => void p.renew().then(() => p.scan()), Math.max(50, Math.floor(p.leaseMs / 3)));
     p.tick.unref();
     p.scan();
     return p;
+  }
+
+  /** A probe was recorded (NOTIFY dnsplane_probe), or notifications may have been missed: claim what is due. */
+  heard(): void {
+    this.scan();
   }
 
   /** Probes this process runs now. */

@@ -23,6 +23,7 @@ export interface ServerDirectoryOptions {
 
 export class ServerDirectory {
   private readonly zones = new Map<string, Promise<ProbeServer[]>>();
+  private fixed?: Promise<ProbeServer[]>;
 
   constructor(
     private readonly ctx: CoreContext,
@@ -31,7 +32,12 @@ export class ServerDirectory {
 
   /** The zone's servers; throws an Error saying why they could not be learnt. */
   async of(zone: string): Promise<ProbeServer[]> {
-    if (this.opts.fixed) return this.opts.fixed.map((address) => ({ label: hostPort(address), address }));
+    const fixed = this.opts.fixed;
+    if (fixed) {
+      this.fixed ??= Promise.all(fixed.map(async (a) => ({ label: hostPort(a), address: { host: await resolveHost(a.host), port: a.port } })));
+      this.fixed.catch(() => (this.fixed = undefined));
+      return this.fixed;
+    }
     let known = this.zones.get(zone);
     if (!known) {
       known = this.learn(zone);
