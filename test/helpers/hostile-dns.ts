@@ -1,7 +1,7 @@
 /**
  * A broken or hostile DNS server for the prober's tests: UDP and TCP on one port (0: ephemeral), each
  * question passed to a real server (the simulator's) and its answer spoilt as `mode` says — bytes that
- * do not parse, another id, QR unset, another question, a negative answer for another zone, or every
+ * do not parse, another id, QR unset, another question, a negative answer for another zone, REFUSED, or every
  * UDP answer truncated (TCP then answers as `tcp` says: the real answer, or garbage). Records how many
  * questions came over each transport.
  */
@@ -12,7 +12,7 @@ import { tcpFrame } from '../../src/dnsclient/index.js';
 import { RCODE, TYPE, encodeMessage, parseMessage } from '../../src/dns/wire/index.js';
 import { bindUdpAndTcp } from '../../src/udp-tcp-port.js';
 
-export type HostileMode = 'garbage' | 'wrong-id' | 'not-response' | 'other-question' | 'other-zone' | 'truncated';
+export type HostileMode = 'garbage' | 'wrong-id' | 'not-response' | 'other-question' | 'other-zone' | 'refused' | 'truncated';
 
 export interface HostileServer {
   port: number;
@@ -49,6 +49,10 @@ function spoil(mode: HostileMode, query: Buffer, real: Buffer): Buffer {
       const q = parseMessage(query).message;
       const soa = { name: 'elsewhere.test', type: TYPE.SOA, class: 1, ttl: 300, data: { kind: 'SOA' as const, mname: 'ns.elsewhere.test', rname: 'hostmaster.elsewhere.test', serial: 1, refresh: 1, retry: 1, expire: 1, minimum: 1 } };
       return encodeMessage({ header: { ...q.header, qr: true, aa: true, rcode: RCODE.NXDOMAIN }, questions: q.questions, answers: [], authorities: [soa], additionals: [] });
+    }
+    case 'refused': {
+      const q = parseMessage(query).message;
+      return encodeMessage({ header: { ...q.header, qr: true, rcode: RCODE.REFUSED }, questions: q.questions, answers: [], authorities: [], additionals: [] });
     }
     case 'truncated': {
       const m = parseMessage(real).message;

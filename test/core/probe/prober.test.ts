@@ -176,7 +176,15 @@ describe('replicas', () => {
 });
 
 describe('broken and hostile servers never make a change visible', () => {
-  for (const mode of ['garbage', 'wrong-id', 'not-response', 'other-question', 'other-zone'] as HostileMode[]) {
+  const why: Record<string, RegExp> = {
+    garbage: /no answer within 1000 ms; ignored \d+: a malformed answer/,
+    'wrong-id': /ignored \d+: an answer with another id/,
+    'not-response': /ignored \d+: a message that is not a response/,
+    'other-question': /ignored \d+: an answer to another question/,
+    'other-zone': /a negative answer without the SOA of probe\.test \(an answer for another zone\)/,
+    refused: /answered REFUSED/,
+  };
+  for (const mode of ['garbage', 'wrong-id', 'not-response', 'other-question', 'other-zone', 'refused'] as HostileMode[]) {
     it(mode, async () => {
       const bad = await hostileDns(room.sim.dnsPort, mode);
       try {
@@ -185,6 +193,7 @@ describe('broken and hostile servers never make a change visible', () => {
         const id = await put(ctx, `bad-${mode}`, '192.0.2.8');
         const v = await final(ctx, id);
         expect(v.state).toBe('unverified');
+        expect(v.reason).toMatch(why[mode]!);
         expect(bad.questions.udp).toBeGreaterThan(0);
       } finally {
         await bad.stop();

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apply } from '../../../src/core/apply/index.js';
-import { visibilityOf, VisibilityWatch, waitVisible } from '../../../src/core/visibility.js';
+import { recentVisibility, visibilityOf, VisibilityWatch, waitVisible } from '../../../src/core/visibility.js';
 import * as store from '../../../src/store/index.js';
 import { applyRoom, type ApplyRoom } from '../../helpers/core-apply.js';
 import { until } from '../../helpers/until.js';
@@ -60,6 +60,19 @@ describe('recorded at the refresh', () => {
     await expect(waitVisible(room.ctx, ['999999'], { timeoutMs: 0 })).rejects.toThrow(/journal entry "999999" not found/);
     const admin = await store.insertAdminAction(room.db.pool, { zone: null, tenantId: null, intent: { kind: 'test', summary: 'x' }, result: {} });
     expect(await visibilityOf(room.ctx, admin)).toMatchObject({ state: 'unverified', reason: expect.stringMatching(/nothing recorded of its publication/) });
+  });
+});
+
+describe('recentVisibility', () => {
+  it('lists the applies that published, newest first, per zone', async () => {
+    const older = await put('recent-a', ['192.0.2.10']);
+    const newer = await put('recent-b', ['192.0.2.11']);
+    const recent = await recentVisibility(room.ctx, { zone: ZONE, limit: 2 });
+    expect(recent.map((v) => [v.journalId, v.state])).toEqual([
+      [newer, 'published'],
+      [older, 'published'],
+    ]);
+    expect(await recentVisibility(room.ctx, { zone: 'other.test', limit: 5 })).toEqual([]);
   });
 });
 
