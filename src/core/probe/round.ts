@@ -1,7 +1,8 @@
 /**
  * One round of one probe: each of the zone's servers is asked its SOA serial, then — when the serial
- * moved since the names were last asked (or a minute passed) — every record set it has not yet
- * answered as published; then each journal row of the probe is judged: every server answered all its
+ * moved since the names were last asked (or a minute passed) — one record set it has not yet answered
+ * as published, and when that one answers as published, the others (a refresh reaches a server
+ * whole: one set still old means the refresh has not reached it); then each journal row of the probe is judged: every server answered all its
  * sets (visible, or superseded when a later apply changed some of them), or the deadline passed
  * (not_visible: a server answered older data; unverified: none could be asked). Progress and final
  * states are written to the journal (store/visibility.ts); a final state sends NOTIFY.
@@ -102,23 +103,28 @@ async function ask(ctx: CoreContext, zone: string, server: ProbeServer, p: Serve
   // Nothing moved on this server since its names were last asked: asking them again would answer the same.
   if (p.namesSerial === serial && Date.now() - p.namesAt < NAMES_AGAIN_MS) return;
   const asked = Date.now();
-  await Promise.all(
-    pending.map(async (set) => {
-      let verdict;
-      try {
-        verdict = judge(zone, set, await exchange(set.name, wireType(set.type)));
-      } catch (e) {
-        verdict = { error: messageOf(e) };
-      }
-      const key = keyOf(set);
-      if (verdict === 'match') {
-        p.matched.set(key, Date.now());
-        p.behind.delete(key);
-      } else if (verdict === 'old') p.behind.add(key);
-      else failed(ctx, p, verdict.error);
-      ctx.metrics?.probeQuery(typeof verdict === 'string' ? verdict : 'error');
-    }),
-  );
+  const askSet = async (set: store.ProbeSet): Promise<'match' | 'old' | 'error'> => {
+    let verdict;
+    try {
+      verdict = judge(zone, set, await exchange(set.name, wireType(set.type)));
+    } catch (e) {
+      verdict = { error: messageOf(e) };
+    }
+    const key = keyOf(set);
+    if (verdict === 'match') {
+      p.matched.set(key, Date.now());
+      p.behind.delete(key);
+    } else if (verdict === 'old') p.behind.add(key);
+    else failed(ctx, p, verdict.error);
+    ctx.metrics?.probeQuery(typeof verdict === 'string' ? verdict : 'error');
+    return typeof verdict === 'string' ? verdict : 'error';
+  };
+  // A refresh reaches a server whole: when one of its sets still answers older data, so do the others
+  // (noted behind, asked once the serial moves). So one set is asked first, the rest only when it matched.
+  const [first, ...rest] = pending;
+  if ((await askSet(first!)) === 'old') {
+    for (const set of rest) p.behind.add(keyOf(set));
+  } else await Promise.all(rest.map(askSet));
   p.namesSerial = serial;
   p.namesAt = asked;
 }

@@ -119,6 +119,29 @@ describe('visible', () => {
   });
 });
 
+describe('questions', () => {
+  it('a server still on the old serial is asked one name, not each: the rest are asked once its serial moves', async () => {
+    const { ctx } = await replica('r1');
+    const endpoints = ['q1', 'q2', 'q3', 'q4', 'q5'].map((n) => ({ dnsName: `${n}.${ZONE}`, recordType: 'A', targets: ['192.0.2.20'], ttl: 300 }));
+    const result = await apply(ctx, room.tenants['t']!, { input: { kind: 'changes', policy: 'sync', changes: { create: endpoints, updateOld: [], updateNew: [], delete: [] } } });
+    const id = result.zones[0]!.journalId!;
+    const asked = await until('both servers to be asked', async () => {
+      const v = await visibilityOf(ctx, id);
+      return v?.servers.length === 2 && v.servers.every((s) => s.behind.length === 5) && v;
+    });
+    expect(asked.servers[0]!.behind).toEqual(endpoints.map((e) => `${e.dnsName} A`));
+    const count = async (result: string) => Number(new RegExp(`dnsplane_probe_queries_total\\{result="${result}"\\} (\\d+)`).exec((await ctx.metrics!.render()).body)?.[1] ?? 0);
+    // More rounds, the serial still where it was: nothing more asked of the names.
+    const before = room.sim.dnsQueries().reduce((a, b) => a + b, 0);
+    await until('two more rounds', () => room.sim.dnsQueries().reduce((a, b) => a + b, 0) >= before + 4);
+    expect(await count('old')).toBe(2);
+    room.sim.propagation.release();
+    expect((await final(ctx, id)).state).toBe('visible');
+    expect(await count('match')).toBe(10);
+    expect(await count('old')).toBe(2);
+  });
+});
+
 describe('not visible, unverified', () => {
   it('a server that never publishes: not_visible at the timeout, naming it and the names', async () => {
     const { ctx } = await replica('r1', { timeoutMs: 1_500 });
