@@ -43,6 +43,8 @@ export interface Config {
   dnsListen?: { host: string; port: number } | 'demo';
   /** DNSPLANE_DNS_RATE: unsigned DNS messages per second one source address may send (burst: twice that). */
   dnsRate: number;
+  /** DNSPLANE_DNS_UPDATE_WAIT: how long an UPDATE's NOERROR waits for its change to be visible; 0: not at all. */
+  dnsUpdateWaitMs: number;
   databaseUrl?: string;
   dataDir: string;
   /** Zones dnsplane manages; undefined: every zone GET /domain/zone returns. */
@@ -112,6 +114,11 @@ export const SETTINGS: Array<{ name: string; default: string; help: string }> = 
   { name: 'DNSPLANE_WEBHOOK_LISTEN', default: '127.0.0.1:8888', help: 'host:port of the external-dns webhook protocol (HTTP Basic tenant:token); "off" to disable; an ephemeral port when DNSPLANE_LISTEN has port 0' },
   { name: 'DNSPLANE_DNS_LISTEN', default: '(off)', help: 'host:port of the DNS door (UPDATE signed with TSIG, queries, AXFR; UDP and TCP); unset: off, except in demo mode (127.0.0.1, a port kept across restarts); "off" to disable' },
   { name: 'DNSPLANE_DNS_RATE', default: '50', help: 'unsigned DNS messages per second one source address may send to the DNS door (burst twice that); more are dropped' },
+  {
+    name: 'DNSPLANE_DNS_UPDATE_WAIT',
+    default: 'off',
+    help: "a DNS UPDATE's NOERROR waits until its change is visible on the zone's authoritative servers, at most this long (e.g. 120s); at the bound it answers NOERROR anyway, the change being applied. For TCP clients: a UDP client resends after a few seconds. off: answer once published",
+  },
   { name: 'DATABASE_URL', default: '(embedded)', help: 'Postgres URL; unset: an embedded Postgres under DNSPLANE_DATA_DIR. With it, serve needs the OVH_* credentials (or DNSPLANE_DEMO=true)' },
   { name: 'DNSPLANE_DEMO', default: '', help: 'true: the demo (in-process OVH simulator, demo zone and tenants), also with DATABASE_URL; unset: the demo only when neither DATABASE_URL nor OVH_* is set; false: never' },
   { name: 'DNSPLANE_DATA_DIR', default: './.dnsplane', help: 'embedded Postgres data, simulator state and CA' },
@@ -302,6 +309,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     webhookListen: webhookListen(get('DNSPLANE_WEBHOOK_LISTEN'), get('DNSPLANE_LISTEN')),
     ...(dnsListen ? { dnsListen } : {}),
     dnsRate: positiveNumber(get('DNSPLANE_DNS_RATE') ?? '50', 'DNSPLANE_DNS_RATE', false),
+    dnsUpdateWaitMs: /^(0|off)$/i.test(get('DNSPLANE_DNS_UPDATE_WAIT') ?? 'off') ? 0 : parseDuration(get('DNSPLANE_DNS_UPDATE_WAIT')!, 'DNSPLANE_DNS_UPDATE_WAIT'),
     databaseUrl: get('DATABASE_URL'),
     dataDir: path.resolve(cwd, get('DNSPLANE_DATA_DIR') ?? '.dnsplane'),
     zones: zones && zones.length > 0 ? zones : undefined,
