@@ -2,7 +2,7 @@
  * One apply as its tenant (or an admin) sees it, by its journal id: the journal row and where its
  * publish stands on the zone's authoritative servers (ZoneService.GetApply, `dnsplane journal show`).
  * A tenant sees its own applies; an admin, anyone's; any other id is not found, so that a tenant
- * learns nothing of others' ids.
+ * learns nothing of others' ids. And each zone's latest publishes (ZoneService.ListZones).
  */
 import { InvalidInputError } from '../dns/errors.js';
 import * as store from '../store/index.js';
@@ -10,7 +10,7 @@ import { journalView, tenantNames, type JournalView } from './admin.js';
 import type { CoreContext } from './context.js';
 import { NotFoundError } from './errors.js';
 import { isAdmin, type Tenant } from './tenants.js';
-import { visibilityOf, type Visibility } from './visibility.js';
+import { readVisibility, visibilityOf, type Visibility } from './visibility.js';
 
 export interface ApplyView extends JournalView {
   /** Its visibility now (an apply in flight: published, not yet; one that published nothing: unverified, and why). */
@@ -27,4 +27,14 @@ export async function getApply(ctx: CoreContext, actor: Tenant, journalId: strin
   const visibility = await visibilityOf(ctx, journalId);
   if (!visibility) throw new NotFoundError('apply', journalId);
   return { ...view, visibility };
+}
+
+/** How many of a zone's latest publishes ListZones shows. */
+export const RECENT_PUBLISHES = 5;
+
+/** zone -> its latest publishes, newest first, and where each stands (two queries for every zone). */
+export async function recentVisibility(ctx: CoreContext, zones: readonly string[]): Promise<Map<string, Visibility[]>> {
+  const ids = await store.recentPublishes(ctx.pool, zones, RECENT_PUBLISHES);
+  const all = new Map((await readVisibility(ctx, [...ids.values()].flat())).map((v) => [v.journalId, v]));
+  return new Map([...ids].map(([zone, list]) => [zone, list.map((id) => all.get(id)).filter((v): v is Visibility => v !== undefined)]));
 }

@@ -33,3 +33,4 @@ export * from './tsig-keys.js';
 export * from './ovh-keys.js';
 export * from './ovh-drafts.js';
 export * from './visibility.js';
+export * from './recent-publishes.js';

@@ -72,4 +72,16 @@ describe('Apply and GetApply', () => {
     await expectRejected(h.zoneClient(alice).apply({ ...upsert([ep(`bad.a.${ZONE}`, 'A', ['192.0.2.3'])]), wait: 7 as Wait }), Code.InvalidArgument, /^wait: unknown value 7/);
     expect(callLines(h.sim)).toEqual([]);
   });
+
+  it("ListZones: each zone's latest publishes (at most 5, newest first), as ListJournal has them", async () => {
+    for (let i = 0; i < 6; i++) await h.zoneClient(alice).apply(upsert([ep(`n${i}.a.${ZONE}`, 'A', ['192.0.2.9'])]));
+    const journal = (await h.adminClient(admin).listJournal({ zone: ZONE, limit: 100 })).entries;
+    const published = journal.filter((e) => e.visibility?.publishedAt);
+    expect(published.length).toBeGreaterThan(5);
+    const zone = (await h.zoneClient(alice).listZones({})).zones.find((z) => z.name === ZONE)!;
+    expect(zone.recentPublishes.map((v) => v.journalId)).toEqual(published.slice(0, 5).map((e) => e.id));
+    expect(zone.recentPublishes.map((v) => v.publishedAt)).toEqual(published.slice(0, 5).map((e) => e.visibility!.publishedAt));
+    // Entries that published nothing (a refusal, an admin action) carry no visibility.
+    expect(journal.filter((e) => e.kind !== 'apply').every((e) => e.visibility === undefined)).toBe(true);
+  });
 });
