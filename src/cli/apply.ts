@@ -11,7 +11,7 @@ import { InvalidInputError } from '../dns/errors.js';
 import { ApplyResponseSchema, ApplyStatus, ZoneService } from '../gen/dnsplane/v1/zone_pb.js';
 import { connectClient, resolveServer, SERVER_OPTIONS_HELP } from './client.js';
 import { outputOf, type Command } from './command.js';
-import { EXIT_NOT_VISIBLE, isVisible, visibilityLines, waitFromArgs, WAIT_OPTIONS, WAIT_OPTIONS_HELP } from './visibility.js';
+import { EXIT_NOT_VISIBLE, isVisible, visibilityHeadline, visibilityLines, waitFromArgs, WAIT_OPTIONS, WAIT_OPTIONS_HELP } from './visibility.js';
 
 const HELP = `Usage: dnsplane apply PLAN_ID [--force] [--wait [--wait-timeout D]] [--output text|json | --json]
 
@@ -54,7 +54,9 @@ export const applyCommand: Command = {
     const res = await connectClient(ZoneService, baseUrl, token).apply({ source: { case: 'planId', value: positionals[0]! }, force: values.force ?? false, ...wait });
     // A server in dry-run mode (DNSPLANE_DRY_RUN) sent nothing on purpose: not an error.
     const ok = res.zones.every((z) => ['APPLIED', 'NO_CHANGES', 'DRY_RUN'].includes(ApplyStatus[z.status] ?? ''));
-    const visible = !values.wait || res.zones.every((z) => !z.journalId || isVisible(z.visibility));
+    // Every publish of the call: each zone's, and each batch's of a zone applied in batches.
+    const publishes = res.zones.flatMap((z) => [...z.batches.filter((b) => b.journalId !== z.journalId).map((b) => b.visibility), ...(z.journalId ? [z.visibility] : [])]);
+    const visible = !values.wait || publishes.every(isVisible);
     const code = !ok ? 1 : visible ? 0 : EXIT_NOT_VISIBLE;
     if (output === 'json') {
       io.out(toJsonString(ApplyResponseSchema, res, { prettySpaces: 2 }));
@@ -66,6 +68,7 @@ export const applyCommand: Command = {
       io.out(`  ${z.zone}: ${status}, generation ${z.generation}, ${z.calls.length} OVH call${z.calls.length === 1 ? '' : 's'}${z.journalId ? `, journal ${z.journalId}` : ''}`);
       for (const c of z.calls) io.out(`      ${c.method} ${c.path} -> ${c.status}${c.error ? ` ${c.error}` : ''}`);
       for (const c of z.conflicts) io.out(`  ! ${c.endpoint?.dnsName ?? ''} ${c.endpoint?.recordType ?? ''}, ${c.owner ? `owner "${c.owner}"` : 'no owner'}: ${c.reason}`);
+      for (const b of z.batches) if (b.visibility && b.journalId !== z.journalId) io.out(`    batch ${b.index} (journal ${b.journalId}): ${visibilityHeadline(b.visibility)}`);
       if (z.visibility) visibilityLines(z.visibility, '    ').forEach((l) => io.out(l));
       if (z.error) io.err(`  ${z.zone}: ${z.error}`);
     }
