@@ -81,7 +81,7 @@ export function visibilityHeadline(v: Visibility): string {
     case VisibilityState.SUPERSEDED:
       return `superseded by apply ${v.supersededBy || '?'}, a later change of the same names (${published})`;
     default:
-      return 'nothing published';
+      return 'no visibility known';
   }
 }
 

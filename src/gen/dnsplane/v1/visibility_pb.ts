@@ -156,7 +156,7 @@ export const WaitSchema: GenEnum<Wait> = /*@__PURE__*/
  */
 export enum VisibilityState {
   /**
-   * Nothing published: the apply sent nothing, failed, or is not an apply.
+   * Not set (never answered by dnsplane).
    *
    * @generated from enum value: VISIBILITY_STATE_UNSPECIFIED = 0;
    */
@@ -185,7 +185,8 @@ export enum VisibilityState {
   NOT_VISIBLE = 3,
 
   /**
-   * No server could be asked (`reason` says why): nothing is known either way. Final.
+   * No server could be asked (`reason` says why): nothing is known either way. Also what GetApply
+   * answers for an apply that published nothing (failed, rolled back), `reason` saying so. Final.
    *
    * @generated from enum value: VISIBILITY_STATE_UNVERIFIED = 4;
    */

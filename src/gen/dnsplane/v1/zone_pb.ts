@@ -755,7 +755,8 @@ export type GetApplyResponse = Message<"dnsplane.v1.GetApplyResponse"> & {
   error: string;
 
   /**
-   * Where the publish stands; state UNSPECIFIED when the apply published nothing.
+   * Where the publish stands: PUBLISHED while the apply is in flight; UNVERIFIED, with the reason,
+   * when it published nothing.
    *
    * @generated from field: dnsplane.v1.Visibility visibility = 9;
    */
