@@ -196,3 +196,21 @@ describe("against the simulator's two authoritative servers", () => {
     expect(delivered(NS1)).toBeUndefined();
   });
 });
+
+describe('a wait longer than DNSPLANE_REQUEST_TIMEOUT (which bounds sending the request, not the answer)', () => {
+  let s: Harness;
+  let token: string;
+  beforeAll(async () => {
+    s = await startHarness({ zones: { [ZONE]: [] }, env: { DNSPLANE_REQUEST_TIMEOUT: '1s', DNSPLANE_HEADERS_TIMEOUT: '1s' } });
+    token = await s.tenant('alice', [ZONE]);
+  });
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  it.each(['connect', 'grpc'] as const)('is answered over %s, with the state at its end', async (transport) => {
+    s.sim.propagation.setLag('never', 'ns1.sim.test');
+    const res = await s.zoneClient(token, transport).apply({ ...upsert([ep(`long-${transport}.${ZONE}`, 'A', ['192.0.2.13'])]), wait: Wait.VISIBLE, waitTimeout: durationFromMs(3000) });
+    expect(res.zones[0]!.visibility!.state).toBe(VisibilityState.PUBLISHED);
+  });
+});
