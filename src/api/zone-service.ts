@@ -24,7 +24,7 @@ import { toConnectError } from './errors.js';
 import { endpointToPb, planInputFromPb, planToPb, zoneApplyResultToPbSliced, zoneToPb } from './convert.js';
 import type { Endpoint } from '../dns/types.js';
 import { normalizeName } from '../dns/names.js';
-import { getApply, recentVisibility } from '../core/apply-view.js';
+import { getApply, latestPublishes } from '../core/apply-view.js';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { visibilityToPb, waitFor, waitForZones } from './visibility.js';
 import { waitAsked } from './wait.js';
@@ -62,7 +62,7 @@ export function zoneService(ctx: CoreContext): ServiceImpl<typeof ZoneService> {
     async listZones(_req, hc) {
       const tenant = tenantOf(hc);
       const zones = await listVisibleZones(ctx, tenant);
-      const recent = await recentVisibility(ctx, zones.map((z) => z.name));
+      const recent = await latestPublishes(ctx, zones.map((z) => z.name));
       const pb = zones.map((z) => Object.assign(zoneToPb(z), { recentPublishes: (recent.get(z.name) ?? []).map(visibilityToPb) }));
       return create(ListZonesResponseSchema, { zones: pb, tenant: tenant.name, suffixes: tenant.suffixes, scopes: tenant.scopes });
     },

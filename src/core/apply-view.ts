@@ -33,7 +33,7 @@ export async function getApply(ctx: CoreContext, actor: Tenant, journalId: strin
 export const RECENT_PUBLISHES = 5;
 
 /** zone -> its latest publishes, newest first, and where each stands (two queries for every zone). */
-export async function recentVisibility(ctx: CoreContext, zones: readonly string[]): Promise<Map<string, Visibility[]>> {
+export async function latestPublishes(ctx: CoreContext, zones: readonly string[]): Promise<Map<string, Visibility[]>> {
   const ids = await store.recentPublishes(ctx.pool, zones, RECENT_PUBLISHES);
   const all = new Map((await readVisibility(ctx, [...ids.values()].flat())).map((v) => [v.journalId, v]));
   return new Map([...ids].map(([zone, list]) => [zone, list.map((id) => all.get(id)).filter((v): v is Visibility => v !== undefined)]));
