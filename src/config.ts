@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { SECRETS_KEY_RULE } from './core/secrets.js';
+import { visibilityConfig, type VisibilityConfig } from './config-visibility.js';
 import { InvalidInputError } from './dns/errors.js';
 import { normalizeName } from './dns/names.js';
 import { parseOvhEndpoint, type OvhEndpoint } from './ovh/endpoint.js';
@@ -42,6 +43,8 @@ export interface Config {
   dnsListen?: { host: string; port: number } | 'demo';
   /** DNSPLANE_DNS_RATE: unsigned DNS messages per second one source address may send (burst: twice that). */
   dnsRate: number;
+  /** DNSPLANE_DNS_UPDATE_WAIT: how long an UPDATE's NOERROR waits for its change to be visible; 0: not at all. */
+  dnsUpdateWaitMs: number;
   databaseUrl?: string;
   dataDir: string;
   /** Zones dnsplane manages; undefined: every zone GET /domain/zone returns. */
@@ -86,6 +89,8 @@ export interface Config {
   dnsAdvertise?: { host: string; port: number };
   /** The OVH API served per tenant at /ovh/1.0 (src/ovhapi/, docs/ovh-api.md). */
   ovhApi: OvhApiConfig;
+  /** Each publish proved on the zone's authoritative servers (core/probe/; config-visibility.ts). */
+  visibility: VisibilityConfig;
 }
 
 /** The served OVH API's settings (DNSPLANE_OVH_API_*). */
@@ -109,6 +114,11 @@ export const SETTINGS: Array<{ name: string; default: string; help: string }> = 
   { name: 'DNSPLANE_WEBHOOK_LISTEN', default: '127.0.0.1:8888', help: 'host:port of the external-dns webhook protocol (HTTP Basic tenant:token); "off" to disable; an ephemeral port when DNSPLANE_LISTEN has port 0' },
   { name: 'DNSPLANE_DNS_LISTEN', default: '(off)', help: 'host:port of the DNS door (UPDATE signed with TSIG, queries, AXFR; UDP and TCP); unset: off, except in demo mode (127.0.0.1, a port kept across restarts); "off" to disable' },
   { name: 'DNSPLANE_DNS_RATE', default: '50', help: 'unsigned DNS messages per second one source address may send to the DNS door (burst twice that); more are dropped' },
+  {
+    name: 'DNSPLANE_DNS_UPDATE_WAIT',
+    default: 'off',
+    help: "a DNS UPDATE's NOERROR waits until its change is visible on the zone's authoritative servers, at most this long (e.g. 120s); at the bound it answers NOERROR anyway, the change being applied. For TCP clients: a UDP client resends after a few seconds. off: answer once published",
+  },
   { name: 'DATABASE_URL', default: '(embedded)', help: 'Postgres URL; unset: an embedded Postgres under DNSPLANE_DATA_DIR. With it, serve needs the OVH_* credentials (or DNSPLANE_DEMO=true)' },
   { name: 'DNSPLANE_DEMO', default: '', help: 'true: the demo (in-process OVH simulator, demo zone and tenants), also with DATABASE_URL; unset: the demo only when neither DATABASE_URL nor OVH_* is set; false: never' },
   { name: 'DNSPLANE_DATA_DIR', default: './.dnsplane', help: 'embedded Postgres data, simulator state and CA' },
@@ -156,6 +166,12 @@ export const SETTINGS: Array<{ name: string; default: string; help: string }> = 
   { name: 'DNSPLANE_OVH_API_RATE', default: '50', help: "requests per second one tenant's tools may make to the served OVH API (all its keys together); over it: 429 with Retry-After, as OVH" },
   { name: 'DNSPLANE_OVH_API_BURST', default: '500', help: 'requests a tenant may make at once to the served OVH API before DNSPLANE_OVH_API_RATE applies' },
   { name: 'DNSPLANE_OVH_API_DRAFT_TTL', default: '1h', help: 'a write staged through the served OVH API that no refresh publishes within this is dropped' },
+  // Visibility: each publish proved on the zone's authoritative servers (core/probe/, docs/ARCHITECTURE.md "Visibility").
+  { name: 'DNSPLANE_AUTHORITATIVE_SERVERS', default: '(the zone\'s name servers)', help: "comma list of host[:port] (port 53 by default) the prober asks for every zone, instead of each zone's name servers as OVH lists them (GET /domain/zone/{zone}, once per zone and process): split horizons, tests" },
+  { name: 'DNSPLANE_VISIBLE_TIMEOUT', default: '15m', help: "an apply not answered as published by every authoritative server within this after its refresh is not_visible (naming the servers and names still behind), or unverified when no server could be asked" },
+  { name: 'DNSPLANE_PROBE_QUERIES', default: '16', help: 'DNS questions the prober has in flight at most, for the whole process' },
+  { name: 'DNSPLANE_PROBE_BACKOFF', default: '1s..30s', help: "the wait between two rounds of questions about one refresh: from the first value, 1.25 times longer each round, up to the second" },
+  { name: 'DNSPLANE_SIM_PROPAGATION', default: '2s..8s', help: "demo mode: each of the simulator's two name servers answers a refresh after a lag drawn in this range (or a fixed duration; 0: at once; never)" },
 ];
 
 export function parseDuration(value: string, field: string): number {
@@ -295,6 +311,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     webhookListen: webhookListen(get('DNSPLANE_WEBHOOK_LISTEN'), get('DNSPLANE_LISTEN')),
     ...(dnsListen ? { dnsListen } : {}),
     dnsRate: positiveNumber(get('DNSPLANE_DNS_RATE') ?? '50', 'DNSPLANE_DNS_RATE', false),
+    dnsUpdateWaitMs: /^(0|off)$/i.test(get('DNSPLANE_DNS_UPDATE_WAIT') ?? 'off') ? 0 : parseDuration(get('DNSPLANE_DNS_UPDATE_WAIT')!, 'DNSPLANE_DNS_UPDATE_WAIT'),
     databaseUrl: get('DATABASE_URL'),
     dataDir: path.resolve(cwd, get('DNSPLANE_DATA_DIR') ?? '.dnsplane'),
     zones: zones && zones.length > 0 ? zones : undefined,
@@ -341,6 +358,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
       burst: positiveNumber(get('DNSPLANE_OVH_API_BURST') ?? '500', 'DNSPLANE_OVH_API_BURST', true),
       draftTtlMs: parseDuration(get('DNSPLANE_OVH_API_DRAFT_TTL') ?? '1h', 'DNSPLANE_OVH_API_DRAFT_TTL'),
     },
+    visibility: visibilityConfig(get, parseDuration),
   };
 }
 

@@ -24,7 +24,7 @@ import { SecretBox, newSecretsKey } from './core/secrets.js';
 import { createTenant, rotateTenantToken } from './core/tenants.js';
 import { parseSecretsKey } from './config.js';
 import { hashToken } from './core/tokens.js';
-import { OvhSimulator } from './ovhsim/index.js';
+import { OvhSimulator, type Lag } from './ovhsim/index.js';
 import * as store from './store/index.js';
 import { messageOf } from './error-message.js';
 
@@ -61,10 +61,13 @@ export async function checkDemoDatabase(pool: pg.Pool, databaseLabel: string): P
   );
 }
 
-/** Starts the demo's simulator, with its state and its DNS port of the previous start (when that port is free). */
-export async function startDemoSimulator(dataDir: string, log: Logger): Promise<OvhSimulator> {
+/**
+ * Starts the demo's simulator, with its state and its DNS port of the previous start (when that port is
+ * free); its two name servers answer each refresh after `propagation` (DNSPLANE_SIM_PROPAGATION), as OVH's do.
+ */
+export async function startDemoSimulator(dataDir: string, log: Logger, propagation: Lag = 0): Promise<OvhSimulator> {
   const stateFile = path.join(dataDir, 'ovhsim', 'state.json');
-  return onKeptPort(path.join(dataDir, DNS_PORT_FILE), (dnsPort) => OvhSimulator.start({ stateFile, zones: { [DEMO_ZONE]: [] }, dnsPort }), (sim) => sim.dnsPort, log, 'the simulator DNS port');
+  return onKeptPort(path.join(dataDir, DNS_PORT_FILE), (dnsPort) => OvhSimulator.start({ stateFile, zones: { [DEMO_ZONE]: [] }, dnsPort, propagation }), (sim) => sim.dnsPort, log, 'the simulator DNS port');
 }
 
 /**

@@ -38,6 +38,11 @@
  * - rpc_duration_seconds{procedure}              server time of each Connect/gRPC call on the API port, from
  *                                                 its first byte to the last byte of the answer (decoding and
  *                                                 encoding included); procedure is the RPC path
+ * - visibility_seconds{zone,server}              publish to the time each authoritative server first answered
+ *                                                 everything an apply changed (core/probe/)
+ * - visibility_final_total{zone,state}           applies whose visibility became final: visible,
+ *                                                 not_visible, unverified, superseded
+ * - probe_queries_total{result}                  DNS questions the prober asked: match, old, error
  * - event_loop_delay_seconds                     how late a timer armed every 20 ms fires: the time the
  *                                                 event loop was held by synchronous work (a histogram since
  *                                                 start, so several scrapers and rate() work)
@@ -112,6 +117,9 @@ export class Metrics {
   private readonly loopDelay = this.s.histogram('dnsplane_event_loop_delay_seconds', 'How late a timer armed every 20 ms fired: how long synchronous work held the event loop', [], [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]);
   private readonly thresholdRefusals = this.s.counter('dnsplane_threshold_refusals_total', "Zone applies refused because they would update or delete more than the tenant's change threshold (DNSPLANE_MAX_CHANGE_PERCENT) without force", ['zone', 'tenant']);
   private readonly failedLogins = this.s.counter('dnsplane_failed_logins_total', 'Requests with a missing or bad token (failed), and requests refused with 429 because their address failed too often (limited)', ['outcome']);
+  private readonly visibilitySeconds = this.s.histogram('dnsplane_visibility_seconds', "Seconds from an apply's refresh to the moment an authoritative server of its zone first answered everything it changed, by zone and server", ['zone', 'server'], [0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 900, 1800]);
+  private readonly visibilityFinals = this.s.counter('dnsplane_visibility_final_total', "Applies whose visibility became final, by zone and state: visible, not_visible (a server still answered older data at DNSPLANE_VISIBLE_TIMEOUT), unverified (no server could be asked), superseded", ['zone', 'state']);
+  private readonly probeQueries = this.s.counter('dnsplane_probe_queries_total', "DNS questions the prober asked the zones' authoritative servers, by result: match (as published), old (other data), error (no answer to trust)", ['result']);
   private loopTimer: NodeJS.Timeout | undefined;
   private zoneSource: (() => Promise<ZoneSample[]>) | undefined;
   private inFlightSource: (() => Promise<InFlightSample[]>) | undefined;
@@ -202,6 +210,19 @@ export class Metrics {
 
   planRefused(tenant: string): void {
     this.plansRefused.inc({ tenant });
+  }
+
+  /** A server first answered everything an apply changed, `seconds` after its refresh. */
+  serverAnswered(zone: string, server: string, seconds: number): void {
+    this.visibilitySeconds.observe({ zone, server }, seconds);
+  }
+
+  visibilityFinal(zone: string, state: string): void {
+    this.visibilityFinals.inc({ zone, state });
+  }
+
+  probeQuery(result: 'match' | 'old' | 'error'): void {
+    this.probeQueries.inc({ result });
   }
 
   rpcDone(procedure: string, seconds: number): void {

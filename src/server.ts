@@ -31,7 +31,9 @@ import { startCentralWebhook, type WebhookListener } from './webhook/index.js';
 import { startDraftSweep } from './core/staging.js';
 import { startApiPort } from './api/port.js';
 import { messageOf } from './error-message.js';
-
+import { VisibilityWatch } from './core/visibility.js';
+import { Prober } from './core/probe/prober.js';
+import { ServerDirectory } from './core/probe/servers.js';
 
 export { DEMO_ZONE };
 
@@ -74,6 +76,9 @@ export function createLogger(level: string): Logger {
   });
 }
 
+/** How long a replica holds a probe without renewing it: another takes over the probes of one silent this long. */
+const PROBE_LEASE_MS = 15_000;
+
 /** How often the LISTEN connection proves it is alive; silent for twice that, tokens go to Postgres. */
 const LISTENER_HEARTBEAT_MS = 250;
 
@@ -92,6 +97,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   let journalPool: ReturnType<typeof store.createSidePool> | undefined;
   /** Tenant changes of every replica, for the token cache. */
   let listener: store.Listener | undefined;
+  let prober: Prober | undefined;
   try {
     if (config.ovh.mode === 'simulator') await checkDemoDatabase(database.pool, database.label);
     const applied = await store.migrate(database.pool);
@@ -104,7 +110,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     let credentials;
     let extraCaPems: string[];
     if (config.ovh.mode === 'simulator') {
-      simulator = await startDemoSimulator(config.dataDir, log);
+      simulator = await startDemoSimulator(config.dataDir, log, config.visibility.simPropagation);
       endpoint = { host: simulator.host, port: simulator.apiPort, basePath: '/1.0', label: `${simulator.apiUrl}/1.0 (in-process simulator)` };
       credentials = simulator.credentials;
       extraCaPems = [simulator.caPem];
@@ -141,9 +147,11 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     const tsigKeys = new TsigKeyCache(() => listener?.live() ?? false);
     const ovhKeys = new OvhKeyCache(() => listener?.live() ?? false);
     const caches = [tokens, tsigKeys, ovhKeys];
+    // Waits for visibility (core/visibility.ts) are woken by NOTIFY dnsplane_visibility.
+    const visibility = new VisibilityWatch();
     listener = await store.listen(
       database.pool,
-      { tenant: (name) => caches.forEach((c) => c.forget(name)) },
+      { tenant: (name) => caches.forEach((c) => c.forget(name)), visibility: (id) => visibility.notify(id), probe: () => prober?.heard() },
       {
         heartbeatMs: LISTENER_HEARTBEAT_MS,
         onLost: () => {
@@ -152,6 +160,8 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         },
         onReconnect: () => {
           caches.forEach((c) => c.clear());
+          visibility.wakeAll();
+          prober?.heard();
           log.info('LISTEN connection back');
         },
         onError: (err) => log.debug({ err: messageOf(err) }, 'LISTEN connection error'),
@@ -175,6 +185,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         applyBatch: config.applyBatch,
         applyCoalesceMs: config.applyCoalesceMs,
         ovhApi: { advertise: config.ovhApi.advertise, draftTtlMs: config.ovhApi.draftTtlMs },
+        visibility: { timeoutMs: config.visibility.timeoutMs, leaseMs: PROBE_LEASE_MS },
       },
       metrics,
       reads: new ReadCache(database.pool, { onZoneStatesRead: () => metrics.zoneStatesRead() }),
@@ -182,6 +193,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       secrets,
       tsigKeys,
       ovhKeys,
+      visibility,
       planLimiter: new PlanLimiter(config.planConcurrency, {
         running: (tenant, delta) => metrics.planRunning(tenant, delta),
         refused: (tenant) => metrics.planRefused(tenant),
@@ -190,6 +202,15 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     await registerZones(ctx);
     const recovered = await recoverAll(ctx);
     if (recovered) log.warn({ recovered }, 'recovered applies that died in flight');
+    // Each publish proved on the zone's authoritative servers (core/probe/): DNSPLANE_AUTHORITATIVE_SERVERS,
+    // else each zone's name servers from OVH (the demo's simulator's by their ports).
+    const known = simulator ? new Map(simulator.dnsServers.map((s) => [s.name, { host: s.host, port: s.port }])) : undefined;
+    prober = await Prober.start(ctx, {
+      directory: new ServerDirectory(ctx, { fixed: config.visibility.authoritativeServers, known }),
+      maxQueries: config.visibility.probeQueries,
+      backoff: config.visibility.backoff,
+      listener: 'outside',
+    });
 
     // One limiter for both listeners: a client address's failed logins count wherever they happen.
     const limiter = new LoginLimiter({
@@ -228,7 +249,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     let dns: DnsListener | undefined;
     if (config.dnsListen) {
       const door = (listen: { host: string; port: number }) =>
-        startDnsDoor(ctx, { listen, log, keyring: parts.dnsKeyring ?? tsigKeyring(ctx), registry: metrics.registry, unsignedRate: { perSecond: config.dnsRate } });
+        startDnsDoor(ctx, { listen, log, keyring: parts.dnsKeyring ?? tsigKeyring(ctx), registry: metrics.registry, unsignedRate: { perSecond: config.dnsRate }, updateWaitMs: config.dnsUpdateWaitMs });
       const dnsListen = config.dnsListen;
       dns = await (dnsListen === 'demo' ? onKeptPort(path.join(config.dataDir, DNS_DOOR_PORT_FILE), (port) => door({ host: '127.0.0.1', port }), (d) => d.port, log, 'the DNS door port') : door(dnsListen)).catch(async (e: unknown) => {
         await Promise.all([http.close(), webhook?.close()]);
@@ -266,6 +287,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         if (!(await lifecycle.settled(left()))) {
           log.error('shutdown: work was still running at the deadline; its journal rows stay in flight and the zone\'s next lock holder rolls them back');
         }
+        await prober?.stop();
         await simulator?.stop();
         await listener?.stop();
         await journalPool?.end();
@@ -275,6 +297,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       },
     };
   } catch (e) {
+    await prober?.stop().catch(() => undefined);
     await simulator?.stop().catch(() => undefined);
     await listener?.stop().catch(() => undefined);
     await journalPool?.end().catch(() => undefined);

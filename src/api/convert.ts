@@ -17,6 +17,7 @@ import type { TsigKeyView } from '../core/tsig-key-admin.js';
 import type { IssuedOvhKey, OvhKeyView } from '../core/ovh-key-admin.js';
 import type { StagedWrite } from '../core/staging.js';
 import { Slicer } from '../core/slices.js';
+import { visibilityToPb } from './visibility.js';
 import {
   AdoptionOutcome,
   JournalEntrySchema,
@@ -225,6 +226,7 @@ function zoneApplyResultMessage(r: ZoneApplyResult, calls: PbZoneApplyResult['ca
     conflicts: r.conflicts.map(conflictToPb),
     error: r.error?.message ?? '',
     batches: (r.batches ?? []).map((b) => ({ index: b.index, operations: b.operations, generation: b.generation, journalId: b.journalId ?? '' })),
+    journalId: r.status === 'applied' ? (r.journalId ?? '') : '',
   });
 }
 
@@ -369,5 +371,6 @@ export function journalEntryToPb(j: JournalView): PbJournalEntry {
     calls: j.calls.map(op),
     error: j.error,
     summary: j.summary,
+    visibility: j.visibility && visibilityToPb(j.visibility),
   });
 }

@@ -15,18 +15,25 @@ import {
 } from '../gen/dnsplane/v1/nsm_pb.js';
 import { tenantOf } from './auth.js';
 import { zoneApplyResultToPb } from './convert.js';
+import { waitForZones } from './visibility.js';
+import { waitAsked } from './wait.js';
 
 export function nsmService(ctx: CoreContext): ServiceImpl<typeof NsmService> {
   return {
     async publishDomain(req, hc) {
       const tenant = tenantOf(hc);
+      const wait = waitAsked(req, hc);
       const r = await publishDomain(ctx, tenant, {
         domain: req.domain,
         ttl: req.ttl,
         services: req.services.map((s) => ({ name: s.name, namespace: s.namespace, port: s.port, addresses: [...s.addresses], addressOnly: s.addressOnly })),
       });
       const z = zoneApplyResultToPb(r.result);
+      // A peer cluster resolves the domain at the zone's servers: with a wait, answer once they have it.
+      if (wait) await waitForZones(ctx, [z], wait);
       return create(PublishDomainResponseSchema, {
+        journalId: z.journalId,
+        visibility: z.visibility,
         domain: r.domain,
         zone: r.zone,
         status: z.status,

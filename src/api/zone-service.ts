@@ -9,6 +9,7 @@ import { Slicer } from '../core/slices.js';
 import { InvalidInputError } from '../dns/errors.js';
 import {
   ApplyResponseSchema,
+  GetApplyResponseSchema,
   ListZonesResponseSchema,
   PlanResponseSchema,
   RecordsResponseSchema,
@@ -23,6 +24,10 @@ import { toConnectError } from './errors.js';
 import { endpointToPb, planInputFromPb, planToPb, zoneApplyResultToPbSliced, zoneToPb } from './convert.js';
 import type { Endpoint } from '../dns/types.js';
 import { normalizeName } from '../dns/names.js';
+import { getApply, latestPublishes } from '../core/apply-view.js';
+import { timestampFromDate } from '@bufbuild/protobuf/wkt';
+import { visibilityToPb, waitFor, waitForZones } from './visibility.js';
+import { waitAsked } from './wait.js';
 
 /**
  * The wire form of a view, converted once: core hands out the same endpoints array for every caller
@@ -57,7 +62,9 @@ export function zoneService(ctx: CoreContext): ServiceImpl<typeof ZoneService> {
     async listZones(_req, hc) {
       const tenant = tenantOf(hc);
       const zones = await listVisibleZones(ctx, tenant);
-      return create(ListZonesResponseSchema, { zones: zones.map(zoneToPb), tenant: tenant.name, suffixes: tenant.suffixes, scopes: tenant.scopes });
+      const recent = await latestPublishes(ctx, zones.map((z) => z.name));
+      const pb = zones.map((z) => Object.assign(zoneToPb(z), { recentPublishes: (recent.get(z.name) ?? []).map(visibilityToPb) }));
+      return create(ListZonesResponseSchema, { zones: pb, tenant: tenant.name, suffixes: tenant.suffixes, scopes: tenant.scopes });
     },
 
     async records(req, hc) {
@@ -75,6 +82,8 @@ export function zoneService(ctx: CoreContext): ServiceImpl<typeof ZoneService> {
 
     async apply(req, hc) {
       const tenant = tenantOf(hc);
+      // Read before anything is applied: a bad wait is refused with nothing sent.
+      const wait = waitAsked(req, hc);
       let result;
       switch (req.source.case) {
         case 'planId':
@@ -90,6 +99,7 @@ export function zoneService(ctx: CoreContext): ServiceImpl<typeof ZoneService> {
       const slicer = new Slicer();
       const zones = [];
       for (const z of result.zones) zones.push(await zoneApplyResultToPbSliced(z, slicer));
+      if (wait) await waitForZones(ctx, zones, wait);
       const response = create(ApplyResponseSchema, { planId: result.planId ?? '', zones });
       // A zone that failed or went stale makes the call fail with that zone's code and error. Every
       // zone's outcome still reaches the caller: the message names each other zone's status, and the
@@ -103,6 +113,24 @@ export function zoneService(ctx: CoreContext): ServiceImpl<typeof ZoneService> {
         throw new ConnectError(others.length ? `${e.rawMessage} (other zones: ${others.join('; ')})` : e.rawMessage, e.code, e.metadata, [{ desc: ApplyResponseSchema, value: response }]);
       }
       return response;
+    },
+
+    async getApply(req, hc) {
+      const tenant = tenantOf(hc);
+      const wait = waitAsked(req, hc);
+      const a = await getApply(ctx, tenant, req.journalId);
+      const visibility = wait ? (await waitFor(ctx, [a.id], wait)).get(a.id) : a.visibility && visibilityToPb(a.visibility);
+      return create(GetApplyResponseSchema, {
+        journalId: a.id,
+        zone: a.zone,
+        tenant: a.tenant,
+        planId: a.planId,
+        state: a.state,
+        startedAt: timestampFromDate(a.startedAt),
+        finishedAt: a.finishedAt ? timestampFromDate(a.finishedAt) : undefined,
+        error: a.error,
+        visibility,
+      });
     },
   };
 }

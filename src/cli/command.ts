@@ -3,6 +3,7 @@
  * main.ts's COMMANDS; main.ts handles help, errors and exit codes.
  */
 import { loadConfig, type Config } from '../config.js';
+import { InvalidInputError } from '../dns/errors.js';
 
 export interface Command {
   /** One line for `dnsplane --help`. */
@@ -27,4 +28,12 @@ export interface CliIo {
 export function configFrom(io: CliIo, overrides: Record<string, string | undefined> = {}): Config {
   const set = Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined));
   return loadConfig({ ...io.env, ...set });
+}
+
+/** json from `--output json` or `--json`. */
+export function outputOf(values: { output?: string; json?: boolean }): 'text' | 'json' {
+  const output = values.json ? 'json' : (values.output ?? 'text');
+  if (output !== 'text' && output !== 'json') throw new InvalidInputError('--output', `must be text or json, got "${output}"`);
+  if (values.json && values.output !== undefined && values.output !== 'json') throw new InvalidInputError('--json', `contradicts --output ${values.output}`);
+  return output;
 }

@@ -5,6 +5,7 @@
 import { SETTINGS } from '../config.js';
 import { InvalidInputError } from '../dns/errors.js';
 import type { CliIo, Command } from './command.js';
+import { journalCommand } from './journal.js';
 import { migrateCommand } from './migrate.js';
 import { nsmCommand } from './nsm.js';
 import { ovhSimCommand } from './ovh-sim.js';
@@ -21,6 +22,7 @@ const COMMANDS: Record<string, Command> = {
   tenant: tenantCommand,
   plan: planCommand,
   apply: applyCommand,
+  journal: journalCommand,
   'ovh-sim': ovhSimCommand,
   nsm: nsmCommand,
   webhook: webhookCommand,

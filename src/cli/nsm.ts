@@ -9,10 +9,12 @@ import { NsmService, type PublishedNsmService } from '../gen/dnsplane/v1/nsm_pb.
 import { InvalidInputError } from '../dns/errors.js';
 import { connectClient, resolveServer, SERVER_OPTIONS_HELP } from './client.js';
 import type { CliIo, Command } from './command.js';
+import { EXIT_NOT_VISIBLE, isVisible, visibilityLines, waitFromArgs, WAIT_OPTIONS, WAIT_OPTIONS_HELP } from './visibility.js';
 
 const HELP = `Usage:
   dnsplane nsm publish --domain DOMAIN --registry IP:PORT [--nsmgr-proxy IP:PORT]
                        [--service NAME=IP[:PORT] …] [--floating] [--namespace NS] [--ttl SECONDS]
+                       [--wait [--wait-timeout D]]
   dnsplane nsm unpublish --domain DOMAIN
 
 publish makes DOMAIN's published services exactly the ones given. For each service it publishes what
@@ -30,6 +32,9 @@ thing sends nothing to OVH; a service no longer listed is removed.
   --floating            a floating (registry-only) domain: no nsmgr-proxy
   --namespace NS        the services' namespace [nsm-system]
   --ttl SECONDS         TTL of every record; 0 is the zone default [0]
+${WAIT_OPTIONS_HELP.replace('the change is visible', 'the records are visible')}
+                        (then a peer cluster resolving the domain finds it); exit ${EXIT_NOT_VISIBLE} when they
+                        are published but not shown visible
 ${SERVER_OPTIONS_HELP}
 
 unpublish removes every service publish published for DOMAIN, and nothing else.
@@ -149,6 +154,7 @@ async function publish(args: string[], io: CliIo): Promise<number> {
       floating: { type: 'boolean' },
       namespace: { type: 'string' },
       ttl: { type: 'string' },
+      ...WAIT_OPTIONS,
       server: { type: 'string' },
       'token-file': { type: 'string' },
     },
@@ -165,6 +171,7 @@ async function publish(args: string[], io: CliIo): Promise<number> {
     ttl = Number(values.ttl);
     if (!/^[0-9]+$/.test(values.ttl) || !Number.isSafeInteger(ttl)) throw new InvalidInputError('--ttl', `must be a whole number of seconds (got "${values.ttl}")`);
   }
+  const wait = waitFromArgs(values);
 
   const { baseUrl, token } = resolveServer({ server: values.server, tokenFile: values['token-file'] }, io.env);
   const res = await connectClient(NsmService, baseUrl, token).publishDomain({
@@ -177,6 +184,7 @@ async function publish(args: string[], io: CliIo): Promise<number> {
       addresses: s.entries.map((e) => e.address),
       addressOnly: s.entries[0]!.port === undefined,
     })),
+    ...wait,
   });
   if (res.status === ApplyStatus.NO_CHANGES) {
     io.out(`NSM domain ${res.domain} (zone ${res.zone}) is already published as asked: no change, no OVH call`);
@@ -184,8 +192,9 @@ async function publish(args: string[], io: CliIo): Promise<number> {
     io.out(`${verb(res.status, 'published')} NSM domain ${res.domain} (zone ${res.zone}): ${res.changes.length} change(s), ${res.calls.length} OVH call(s), generation ${res.generation}`);
     printChanges(io, res.changes, res.calls);
   }
+  if (res.visibility) visibilityLines(res.visibility).forEach((l) => io.out(l));
   printResolution(io, res.services);
-  return 0;
+  return res.journalId && values.wait && !isVisible(res.visibility) ? EXIT_NOT_VISIBLE : 0;
 }
 
 async function unpublish(args: string[], io: CliIo): Promise<number> {

@@ -48,7 +48,7 @@ stop sending, roll back and answer Unavailable; the process exits within DNSPLAN
         // Made before the first line of the block is written, so the banner comes out whole: a reader
         // that stops at "Try it:" has already been given the nsupdate line's key.
         const key = server.dns && tokens.demo ? await demoTsigKey(server.ctx, cfg.dataDir, { newKey: values['new-tokens'] ?? false, log }) : undefined;
-        io.out(`  DNS:       127.0.0.1 port ${sim.dnsPort} (udp+tcp), answering what the simulator published`);
+        io.out(`  DNS:       ${sim.dnsServers.map((s) => `${s.name} at 127.0.0.1 port ${s.port}`).join(', ')} (udp+tcp): the zone's name servers, each answering a refresh after its own lag (DNSPLANE_SIM_PROPAGATION)`);
         io.out(`  data:      ${cfg.dataDir}`);
         io.out('');
         io.out(`Tokens (${tokens.kept ? 'the same as at the last start' : 'new'}; kept in ${DEMO_TOKENS_FILE} of the data dir; serve --new-tokens issues new ones):`);
@@ -69,7 +69,7 @@ stop sending, roll back and answer Unavailable; the process exits within DNSPLAN
             io.out(`DNS UPDATE, as cert-manager, lego and certbot send it, signed with the demo tenant's ACME-only key${key ? ` (kept in ${DEMO_TSIG_FILE} of the data dir)` : ''}:`);
             if (!key) io.out('  dnsplane tenant tsig create demo --acme-only        # prints a key name and its secret once');
             io.out(`  printf 'server ${server.dns.host} ${server.dns.port}\\nupdate add _acme-challenge.${DEMO_ZONE} 60 TXT hello\\nsend\\n' | nsupdate -y ${key ? `${key.algorithm}:${key.name}:${key.secret}` : 'hmac-sha256:NAME:SECRET'}`);
-            io.out(`  dig @127.0.0.1 -p ${sim.dnsPort} _acme-challenge.${DEMO_ZONE} TXT    # what the simulator published`);
+            io.out(`  dig @127.0.0.1 -p ${sim.dnsPort} _acme-challenge.${DEMO_ZONE} TXT    # what the first name server answers, once its lag passed`);
           }
         }
       }

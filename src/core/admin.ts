@@ -29,6 +29,7 @@ import {
   type Tenant,
 } from './tenants.js';
 import { syncZone } from './zones.js';
+import { readVisibility, type Visibility } from './visibility.js';
 import {
   createTsigKey as runCreateKey,
   deleteTsigKey as runDeleteKey,
@@ -109,7 +110,7 @@ function summarize(p: store.PlanHead, names: Map<string, string>): PlanSummary {
   };
 }
 
-async function tenantNames(ctx: CoreContext): Promise<Map<string, string>> {
+export async function tenantNames(ctx: CoreContext): Promise<Map<string, string>> {
   return new Map((await store.listTenants(ctx.pool)).map((t) => [t.id, t.name]));
 }
 
@@ -294,6 +295,8 @@ export interface JournalView {
   calls: JournalOperation[];
   error: string;
   summary: string;
+  /** An apply that published: where its publish stands on the zone's authoritative servers. */
+  visibility?: Visibility;
 }
 
 function field(v: store.JsonValue | null | undefined, key: string): store.JsonValue | undefined {
@@ -346,8 +349,15 @@ export async function listJournal(ctx: CoreContext, actor: Tenant, q: JournalQue
     ...(state === '' ? {} : { state: state as store.JournalState }),
   });
   const names = await tenantNames(ctx);
+  // Where each publish stands (the rows that published; an admin action has none): one query.
+  const published = new Map((await readVisibility(ctx, rows.map((r) => r.id))).filter((v) => v.publishedAt).map((v) => [v.journalId, v]));
   // Up to 1,000 entries of up to an apply batch's calls each: read in slices.
-  return new Slicer().map(rows, (r) => ({
+  return new Slicer().map(rows, (r) => journalView(r, names, published.get(r.id)), 16);
+}
+
+/** A journal row as people read it; `names`: tenant id -> name. */
+export function journalView(r: store.JournalEntry, names: ReadonlyMap<string, string>, visibility?: Visibility): JournalView {
+  return {
     id: r.id,
     zone: r.zone,
     tenant: names.get(r.tenantId) ?? '',
@@ -359,7 +369,8 @@ export async function listJournal(ctx: CoreContext, actor: Tenant, q: JournalQue
     operations: operationsOf(field(r.intent, 'operations')),
     ...callsAndError(r),
     summary: str(field(r.intent, 'summary')) || str(field(r.result, 'summary')) || recoverySummary(r),
-  }), 16);
+    ...(visibility ? { visibility } : {}),
+  };
 }
 
 /**

@@ -9,6 +9,7 @@ import type { PlanLimiter } from './plan-limit.js';
 import type { SecretBox } from './secrets.js';
 import type { TsigKeyCache } from './tsig-key-cache.js';
 import type { OvhKeyCache } from './ovh-key-cache.js';
+import type { VisibilityWatch } from './visibility.js';
 
 export interface CoreSettings {
   /** Zones to manage; undefined: every zone of the OVH account. */
@@ -37,7 +38,19 @@ export interface CoreSettings {
     /** DNSPLANE_OVH_API_DRAFT_TTL: a staged write no refresh published within this is dropped. */
     draftTtlMs: number;
   };
+  /** Visibility (core/visibility.ts, core/probe/); absent: its defaults (DEFAULT_VISIBILITY). */
+  visibility?: VisibilitySettings;
 }
+
+/** How each publish is proved on the zone's authoritative servers (core/probe/). */
+export interface VisibilitySettings {
+  /** DNSPLANE_VISIBLE_TIMEOUT: not answered by every server within this after its refresh: not_visible (or unverified). */
+  timeoutMs: number;
+  /** How long a replica holds a probe without renewing it; another replica takes over a probe whose lease lapsed. */
+  leaseMs: number;
+}
+
+export const DEFAULT_VISIBILITY: VisibilitySettings = { timeoutMs: 15 * 60_000, leaseMs: 15_000 };
 
 /** What every use case needs. Built once by server.ts. */
 export interface CoreContext {
@@ -75,4 +88,6 @@ export interface CoreContext {
   ovhKeys?: OvhKeyCache;
   /** Bounds the Plans each tenant computes at once (DNSPLANE_PLAN_CONCURRENCY); absent: no bound. */
   planLimiter?: PlanLimiter;
+  /** Who waits for which journal rows' visibility, woken by the server's listener; absent: each wait listens on its own. */
+  visibility?: VisibilityWatch;
 }

@@ -8,6 +8,10 @@
  * The outcome is an RCODE: NOERROR once the refresh has published (or when nothing had to change: a
  * resent UPDATE, a value already there); the prerequisite's or the refusal's code; SERVFAIL when OVH or
  * the database failed (the apply rolled back, nothing published) or dnsplane is stopping.
+ *
+ * With DNSPLANE_DNS_UPDATE_WAIT, NOERROR waits until the publish is visible on the zone's
+ * authoritative servers (core/visibility.ts), at most that long; at the bound it is NOERROR anyway:
+ * the change is applied, and an error would only make the client send it again.
  */
 import { messageOf } from '../error-message.js';
 import * as store from '../store/index.js';
@@ -16,14 +20,37 @@ import type { CoreContext } from './context.js';
 import { DnsUpdateRefused, type DnsRcode, type DnsUpdate } from './dns-update-plan.js';
 import { PermissionDeniedError, ThresholdError } from './errors.js';
 import type { Tenant } from './tenants.js';
+import { waitVisible } from './visibility.js';
 
 export { ACME_PREFIX, DnsUpdateRefused, type DnsPrerequisite, type DnsRcode, type DnsUpdate, type DnsUpdateOp } from './dns-update-plan.js';
 
 export type DnsUpdateOutcome =
-  | { rcode: 'NOERROR'; applied: boolean; generation: bigint; calls: number }
+  /** journalId: the publish's journal row, when the update changed something. */
+  | { rcode: 'NOERROR'; applied: boolean; generation: bigint; calls: number; journalId?: string }
   | { rcode: DnsRcode; reason: string; name?: string; type?: string };
 
-export async function applyDnsUpdate(ctx: CoreContext, tenant: Tenant, update: DnsUpdate): Promise<DnsUpdateOutcome> {
+export async function applyDnsUpdate(ctx: CoreContext, tenant: Tenant, update: DnsUpdate, waitMs = 0): Promise<DnsUpdateOutcome> {
+  const outcome = await applyOnce(ctx, tenant, update);
+  if (waitMs > 0 && outcome.rcode === 'NOERROR' && outcome.journalId) await waitForUpdate(ctx, outcome.journalId, waitMs);
+  return outcome;
+}
+
+/** The wait before NOERROR: until visible (or final otherwise), the bound, or the server stopping. */
+async function waitForUpdate(ctx: CoreContext, journalId: string, waitMs: number): Promise<void> {
+  const stopping = new AbortController();
+  const unsubscribe = ctx.lifecycle?.onStop(() => stopping.abort()) ?? (() => undefined);
+  try {
+    const [v] = await waitVisible(ctx, [journalId], { timeoutMs: waitMs, signal: stopping.signal });
+    if (v && v.state !== 'visible') ctx.log.info({ journalId, zone: v.zone, state: v.state }, 'dns update: answered NOERROR before its change was shown visible');
+  } catch (e) {
+    // The change is applied: a failed wait does not make the answer an error.
+    ctx.log.warn({ journalId, err: messageOf(e) }, 'dns update: the wait for visibility failed; answered NOERROR');
+  } finally {
+    unsubscribe();
+  }
+}
+
+async function applyOnce(ctx: CoreContext, tenant: Tenant, update: DnsUpdate): Promise<DnsUpdateOutcome> {
   let zone;
   try {
     zone = (await apply(ctx, tenant, { input: { kind: 'update', update, policy: 'sync' } })).zones[0];
@@ -36,7 +63,7 @@ export async function applyDnsUpdate(ctx: CoreContext, tenant: Tenant, update: D
   if (error instanceof DnsUpdateRefused) return { rcode: error.rcode, reason: error.reason, ...error.at };
   switch (zone.status) {
     case 'applied':
-      return { rcode: 'NOERROR', applied: true, generation: zone.generation, calls: zone.calls.length };
+      return { rcode: 'NOERROR', applied: true, generation: zone.generation, calls: zone.calls.length, ...(zone.journalId ? { journalId: zone.journalId } : {}) };
     case 'no_changes':
       return { rcode: 'NOERROR', applied: false, generation: zone.generation, calls: 0 };
     case 'refused':

@@ -56,6 +56,8 @@ export interface DoorParts {
   metrics?: DnsMetrics;
   /** Seconds since the epoch (tests may move it). */
   now?: () => number;
+  /** DNSPLANE_DNS_UPDATE_WAIT (ms): an UPDATE's NOERROR waits this long at most for its change to be visible; 0: not at all. */
+  updateWaitMs?: number;
 }
 
 /** Where a message came from, and how its answers go back. */
@@ -127,7 +129,7 @@ export function dnsDoor(parts: DoorParts): (bytes: Buffer, arrival: Arrival) => 
         }
         return await send(replyBytes(ex, await answerQuery(ctx, ex)));
       }
-      if (m.header.opcode === OPCODE.UPDATE) return await send(replyBytes(ex, await answerUpdate(ctx, ex, refusals)));
+      if (m.header.opcode === OPCODE.UPDATE) return await send(replyBytes(ex, await answerUpdate(ctx, ex, refusals, parts.updateWaitMs)));
       return await send(replyBytes(ex, answerTo(ex, RCODE.NOTIMP)));
     } catch (e) {
       // The client went away (a closed TCP connection, a transfer it stopped reading): nothing to answer.

@@ -24,6 +24,8 @@ export interface DnsDoorOptions {
   registry?: Registry;
   /** Unsigned messages per second a source may send (DNSPLANE_DNS_RATE), and its burst (twice that by default). */
   unsignedRate?: { perSecond: number; burst?: number };
+  /** DNSPLANE_DNS_UPDATE_WAIT (ms): how long an UPDATE's NOERROR may wait for its change to be visible; 0 or absent: not at all. */
+  updateWaitMs?: number;
 }
 
 export const DEFAULT_UNSIGNED_RATE = 50;
@@ -35,7 +37,7 @@ export async function startDnsDoor(ctx: CoreContext, opts: DnsDoorOptions): Prom
   const perSecond = opts.unsignedRate?.perSecond ?? DEFAULT_UNSIGNED_RATE;
   const limiter = new SourceLimiter(perSecond, opts.unsignedRate?.burst ?? perSecond * 2);
   const refusals = new Refusals(ctx, log, notices, metrics);
-  const handle = dnsDoor({ ctx, log, keyring: opts.keyring, limiter, notices, refusals, metrics });
+  const handle = dnsDoor({ ctx, log, keyring: opts.keyring, limiter, notices, refusals, metrics, updateWaitMs: opts.updateWaitMs ?? 0 });
   const listener = await listenDns(opts.listen, handle, { log, metrics });
   return {
     ...listener,

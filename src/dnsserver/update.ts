@@ -32,7 +32,8 @@ class Malformed extends Error {
   }
 }
 
-export async function answerUpdate(ctx: CoreContext, ex: Exchange, refusals: Refusals): Promise<Message> {
+/** waitMs: DNSPLANE_DNS_UPDATE_WAIT, how long NOERROR may wait for the change to be visible (0: not at all). */
+export async function answerUpdate(ctx: CoreContext, ex: Exchange, refusals: Refusals, waitMs = 0): Promise<Message> {
   const m = ex.request.message;
   const q = m.questions[0];
   const zone = foldCase(q?.name ?? '');
@@ -60,7 +61,7 @@ export async function answerUpdate(ctx: CoreContext, ex: Exchange, refusals: Ref
     if (!(e instanceof Malformed)) throw e;
     updates = { malformed: `update: ${e.message}`, rcode: e.rcode, ...at(e.rr) };
   }
-  const outcome = await applyDnsUpdate(ctx, key.tenant, { zone, prerequisites, updates, acmeOnly: key.acmeOnly });
+  const outcome = await applyDnsUpdate(ctx, key.tenant, { zone, prerequisites, updates, acmeOnly: key.acmeOnly }, waitMs);
   if (outcome.rcode === 'NOERROR') return answerTo(ex, RCODE.NOERROR);
   return refuse(RCODE[outcome.rcode], outcome.reason, { ...(outcome.name ? { name: outcome.name } : {}), ...(outcome.type ? { type: outcome.type } : {}) });
 }

@@ -40,8 +40,10 @@ export async function runSimulator(opts: SimOptions & { caFile: string }, print:
   print(`export OVH_CONSUMER_KEY=${shellQuote(c.consumerKey)}`);
   print(`export OVH_CA_FILE=${shellQuote(ca)}`);
   print(`export NODE_EXTRA_CA_CERTS=${shellQuote(ca)}`);
+  // The zone's name servers (dns1/ns1.sim.test) resolve nowhere: dnsplane's prober asks them here.
+  print(`export DNSPLANE_AUTHORITATIVE_SERVERS=${shellQuote(sim.dnsServers.map((s) => `${dnsHost}:${s.port}`).join(','))}`);
   print('');
-  print(`DNS server (published records only) on UDP and TCP port ${sim.dnsPort}:`);
+  print(`DNS servers (published records only, each after its lag) on UDP and TCP: ${sim.dnsServers.map((s) => `${s.name} port ${s.port}`).join(', ')}:`);
   print(`  dig @${dnsHost} -p ${sim.dnsPort} ${zone} A`);
   return sim;
 }

@@ -28,7 +28,10 @@
  *   exist"; unknown record 404 "The requested object (id = N) does not exist"; bad input 400
  *   Client::BadRequest; unknown route 404 "Got an invalid (or empty) URL"; known route, other method 405.
  * - Draft vs published: record calls edit the draft; /refresh copies it to the published zone and bumps
- *   the SOA serial (YYYYMMDDnn, strictly increasing). The DNS server serves the published zone only.
+ *   the SOA serial (YYYYMMDDnn, strictly increasing). The DNS servers serve the published zone only.
+ * - Two authoritative servers per zone (the zone's nameServers, dns1.sim.test and ns1.sim.test, each on
+ *   its own port: dnsServers), each answering a refresh after its own lag (propagation.ts: 0 by
+ *   default; a range drawn per server and refresh; never; held until released).
  * - Record ids: JSON numbers above 2^32 (5_000_000_000 + random offset, then +1).
  * - Field types: OVH's list (A … TXT, HTTPS, SVCB); others 400. subDomain stored lowercase; underscores
  *   refused for A/AAAA/CNAME ("Invalid domain name, underscore not allowed"); A targets must be IPv4,
@@ -69,7 +72,8 @@
  *   exclusivity checks (OVH's exact rules are unknown), LOC/NAPTR/SSHFP/TLSA/HTTPS/SVCB on the DNS side
  *   (stored and listed by the API, not served).
  */
-export { OvhSimulator, DEFAULT_BEHAVIOR } from './simulator.js';
+export { OvhSimulator, DEFAULT_BEHAVIOR, type SimNameServer } from './simulator.js';
+export { Propagation, parseLag, type Delivery, type Lag, type ServedZone } from './propagation.js';
 export type { FaultEffect, FaultHandle, FaultRule, SimFaults } from './faults.js';
 export type {
   SimBehavior,

@@ -9,6 +9,7 @@ import https from 'node:https';
 import { generateCertificate } from './cert.js';
 import { DnsResolver, DnsServer, type DnsSource } from './dns-server.js';
 import { FaultSet, type SimFaults } from './faults.js';
+import { Propagation } from './propagation.js';
 import { RequestPipeline } from './pipeline.js';
 import { normalizeRecord } from '../ovhwire/records.js';
 import { SimState, readStateFile, writeStateFile, type ZoneState } from './state.js';
@@ -45,10 +46,20 @@ function randomCredentials(): SimCredentials {
   };
 }
 
+/** One of the zone's authoritative servers: its name (the zone's nameServers) and its port. */
+export interface SimNameServer {
+  name: string;
+  host: string;
+  port: number;
+}
+
 export class OvhSimulator {
   readonly apiUrl: string;
   readonly apiPort: number;
+  /** The first name server's port (dnsServers[0]). */
   readonly dnsPort: number;
+  /** Every zone's authoritative servers, one per name server (dns1.sim.test, ns1.sim.test), each on its own port. */
+  readonly dnsServers: SimNameServer[];
   readonly faults: SimFaults;
   private readonly pipeline: RequestPipeline;
   private stopped = false;
@@ -56,7 +67,10 @@ export class OvhSimulator {
   private constructor(
     readonly host: string,
     private readonly server: https.Server,
-    private readonly dns: DnsServer,
+    private readonly dns: DnsServer[],
+    /** When each name server answers a refresh (its lag, hold and release): propagation.ts. */
+    readonly propagation: Propagation,
+    private readonly queries: number[],
     readonly caPem: string,
     readonly credentials: SimCredentials,
     private readonly state: SimState,
@@ -66,7 +80,8 @@ export class OvhSimulator {
   ) {
     const address = server.address();
     this.apiPort = typeof address === 'object' && address ? address.port : 0;
-    this.dnsPort = dns.port;
+    this.dnsPort = dns[0]!.port;
+    this.dnsServers = dns.map((d, i) => ({ name: behavior.nameServers[i] ?? `ns${i}.sim.test`, host, port: d.port }));
     this.apiUrl = `https://${host.includes(':') ? `[${host}]` : host}:${this.apiPort}`;
     const faults = new FaultSet();
     this.faults = faults;
@@ -105,27 +120,45 @@ export class OvhSimulator {
       });
     });
 
-    const source: DnsSource = {
-      zoneNames: () => state.zoneNames(),
-      zone: (name) => state.zone(name),
-      defaultTtl: behavior.defaultTtl,
-      nameServers: behavior.nameServers,
-      soa: behavior.soa,
-    };
-    let dns: DnsServer;
+    // Two authoritative servers (at least), like OVH's dnsNN/nsNN pair: each serves its own copy of
+    // the zones, which a refresh reaches after that server's lag (propagation.ts).
+    const names = behavior.nameServers.length >= 2 ? behavior.nameServers : [...behavior.nameServers, 'dns1.sim.test', 'ns1.sim.test'].slice(0, 2);
+    const propagation = new Propagation(names, opts.propagation ?? 0);
+    state.onPublish = (zone, before) => propagation.published(zone, before);
+    const queries = names.map(() => 0);
+    const dns: DnsServer[] = [];
     try {
-      dns = await DnsServer.start(host, opts.dnsPort ?? 0, new DnsResolver(source), (q) => opts.log?.('ovhsim dns query', q));
+      for (const [i, name] of names.entries()) {
+        const source: DnsSource = {
+          zoneNames: () => state.zoneNames(),
+          zone: (zone) => {
+            const z = state.zone(zone);
+            return z && propagation.served(i, z);
+          },
+          defaultTtl: behavior.defaultTtl,
+          nameServers: behavior.nameServers,
+          soa: behavior.soa,
+        };
+        const port = i === 0 ? (opts.dnsPort ?? 0) : (opts.dnsPorts?.[i] ?? 0);
+        dns.push(
+          await DnsServer.start(host, port, new DnsResolver(source), (q) => {
+            queries[i]!++;
+            opts.log?.('ovhsim dns query', { server: name, ...q });
+          }),
+        );
+      }
     } catch (err) {
+      await Promise.all(dns.map((d) => d.stop()));
       server.close();
       throw err;
     }
-    const sim = new OvhSimulator(host, server, dns, tls.cert, credentials, state, behavior, opts, opts.credentials === undefined);
+    const sim = new OvhSimulator(host, server, dns, propagation, queries, tls.cert, credentials, state, behavior, opts, opts.credentials === undefined);
     server.on('request', (req, res) => sim.pipeline.handle(req, res));
     server.on('tlsClientError', () => {
       /* a client that does not trust the certificate; nothing to answer */
     });
     sim.persist();
-    opts.log?.('ovhsim started', { apiUrl: sim.apiUrl, dnsPort: sim.dnsPort, applicationKey: credentials.applicationKey });
+    opts.log?.('ovhsim started', { apiUrl: sim.apiUrl, dnsPort: sim.dnsPort, dnsServers: sim.dnsServers, applicationKey: credentials.applicationKey });
     return sim;
   }
 
@@ -168,6 +201,7 @@ export class OvhSimulator {
 
   removeZone(name: string): void {
     if (!this.state.removeZone(name)) throw new Error(`unknown zone ${name}`);
+    this.propagation.forget(name.toLowerCase());
     this.persist();
   }
 
@@ -216,6 +250,16 @@ export class OvhSimulator {
     return this.mustZone(zone).serial;
   }
 
+  /** The serial a name server (name or index) serves of the zone: behind soaSerial until the refresh reaches it. */
+  servedSerial(zone: string, server: string | number): number {
+    return this.propagation.servedSerial(server, this.mustZone(zone));
+  }
+
+  /** DNS queries each name server received (in dnsServers' order). */
+  dnsQueries(): number[] {
+    return [...this.queries];
+  }
+
   /** True when the draft equals the published zone (GET …/status isDeployed). */
   isDeployed(zone: string): boolean {
     return this.state.isDeployed(this.mustZone(zone));
@@ -227,7 +271,8 @@ export class OvhSimulator {
     this.pipeline.stop();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.server.closeAllConnections();
-    await Promise.all([closed, this.dns.stop()]);
+    this.propagation.stop();
+    await Promise.all([closed, ...this.dns.map((d) => d.stop())]);
   }
 
   // --- internals ---

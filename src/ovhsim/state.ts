@@ -54,6 +54,8 @@ function sameRecords(a: readonly StoredRecord[], b: readonly StoredRecord[]): bo
 export class SimState {
   private readonly zones = new Map<string, ZoneState>();
   private nextId: number;
+  /** Told of every refresh, with what the zone served before it (the name servers' propagation). */
+  onPublish?: (zone: ZoneState, before: { name: string; serial: number; published: readonly StoredRecord[] }) => void;
 
   constructor(firstId: number) {
     this.nextId = firstId;
@@ -119,9 +121,11 @@ export class SimState {
 
   /** What /refresh does: the draft becomes the published zone and the serial goes up. */
   publish(zone: ZoneState): void {
+    const before = { name: zone.name, serial: zone.serial, published: zone.published };
     zone.published = [...zone.draft.values()].sort((a, b) => a.id - b.id).map((r) => ({ ...r }));
     zone.serial = nextSerial(zone.serial);
     zone.lastUpdate = new Date().toISOString();
+    this.onPublish?.(zone, before);
   }
 
   isDeployed(zone: ZoneState): boolean {

@@ -1,6 +1,7 @@
 /**
  * Public types of the OVH simulator. See index.ts for what is modelled.
  */
+import type { Lag } from './propagation.js';
 
 /** A record as given to the simulator (initial zones, direct edits). */
 export interface SimRecordInit {
@@ -107,8 +108,16 @@ export interface SimOptions {
   host?: string;
   /** HTTPS port; default 0 (ephemeral). */
   apiPort?: number;
-  /** DNS port, the same for UDP and TCP; default 0 (an ephemeral port free for both). */
+  /** DNS port of the first name server, the same for UDP and TCP; default 0 (an ephemeral port free for both). */
   dnsPort?: number;
+  /** Ports of the other name servers, by index (index 0 is dnsPort's); default 0 each. */
+  dnsPorts?: number[];
+  /**
+   * How long each name server takes to answer a refresh (propagation.ts): ms, a range drawn per server
+   * and per refresh, or 'never'. Default 0: within the refresh call. Changed while running through
+   * `sim.propagation` (setLag per server, hold/release).
+   */
+  propagation?: Lag;
   /** Default: random ones, or the ones saved in stateFile. */
   credentials?: SimCredentials;
   /** Initial zones; their records are both draft and published. */

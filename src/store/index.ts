@@ -32,3 +32,5 @@ export * from './sealed.js';
 export * from './tsig-keys.js';
 export * from './ovh-keys.js';
 export * from './ovh-drafts.js';
+export * from './visibility.js';
+export * from './recent-publishes.js';

@@ -13,6 +13,10 @@ import { type Queryable } from './internal.js';
 
 export const ZONE_CHANNEL = 'dnsplane_zone';
 export const TENANT_CHANNEL = 'dnsplane_tenant';
+/** A probe recorded (store/visibility.ts): its id. Every replica's prober hears it; its holder runs it. */
+export const PROBE_CHANNEL = 'dnsplane_probe';
+/** A journal row's visibility became final (store/visibility.ts): its id. waitVisible hears it. */
+export const VISIBILITY_CHANNEL = 'dnsplane_visibility';
 /** The listener's application_name, to find its backend in pg_stat_activity. */
 export const LISTENER_APPLICATION_NAME = 'dnsplane-listener';
 
@@ -42,6 +46,10 @@ export interface ListenOptions {
 export interface ListenHandlers {
   zone?: (zone: string, generation: bigint) => void;
   tenant?: (name: string) => void;
+  /** A probe recorded (its id). */
+  probe?: (id: string) => void;
+  /** A journal row's visibility became final (its id). */
+  visibility?: (journalId: string) => void;
 }
 
 export interface Listener {
@@ -117,6 +125,12 @@ export async function listen(pool: pg.Pool, handlers: ListenHandlers, opts: List
     } else if (msg.channel === TENANT_CHANNEL && handlers.tenant) {
       const name = msg.payload;
       deliver(() => handlers.tenant!(name));
+    } else if (msg.channel === PROBE_CHANNEL && handlers.probe) {
+      const id = msg.payload;
+      deliver(() => handlers.probe!(id));
+    } else if (msg.channel === VISIBILITY_CHANNEL && handlers.visibility) {
+      const id = msg.payload;
+      deliver(() => handlers.visibility!(id));
     }
   };
 
@@ -144,6 +158,8 @@ export async function listen(pool: pg.Pool, handlers: ListenHandlers, opts: List
       await client.connect();
       await client.query(`LISTEN ${ZONE_CHANNEL}`);
       await client.query(`LISTEN ${TENANT_CHANNEL}`);
+      if (handlers.probe) await client.query(`LISTEN ${PROBE_CHANNEL}`);
+      if (handlers.visibility) await client.query(`LISTEN ${VISIBILITY_CHANNEL}`);
     } catch (err) {
       client.removeAllListeners('end');
       client.end().catch(() => undefined);

@@ -183,7 +183,7 @@ describe('dnsplane apply', () => {
       `POST /domain/zone/${ZONE}/refresh`,
     ]);
     expect(out.lines[0]).toBe(`Plan ${id}:`);
-    expect(out.lines[1]).toMatch(new RegExp(`^  ${ZONE}: applied, generation \\d+, 5 OVH calls$`));
+    expect(out.lines[1]).toMatch(new RegExp(`^  ${ZONE}: applied, generation \\d+, 5 OVH calls, journal \\d+$`));
     expect(out.lines.slice(2, 7).map((l) => l.trim().replace(/\/record\/\d+/, '/record/ID'))).toEqual([
       `DELETE /domain/zone/${ZONE}/record/ID -> 200`,
       `PUT /domain/zone/${ZONE}/record/ID -> 200`,

@@ -54,6 +54,8 @@ const PERMISSION: Record<string, Case[] | string> = {
     { what: 'inline, a name outside its suffixes', who: 'limited', request: { plan: desiredReq(`www.${ZONE}`) } },
     { what: 'another tenant\'s stored plan', who: 'limited', request: { planId: '<alice-plan>' } },
   ],
+  'dnsplane.v1.ZoneService/GetApply':
+    "another tenant's journal id is NotFound, as an id that does not exist (ids of others leak nothing; test/e2e/wait-visible.test.ts); it reads, changes nothing",
   'dnsplane.v1.NsmService/PublishDomain': [
     { what: 'a domain in a zone not its own', who: 'outsider', request: nsmReq(`c1.nsm.${ZONE}`) },
     { what: 'a domain outside its suffixes', who: 'limited', request: nsmReq(`c1.nsm.${ZONE}`) },

@@ -22,6 +22,7 @@ const CONSOLE = 'https://console.example.com';
 const READ_ONLY = [
   'dnsplane.v1.ZoneService/ListZones',
   'dnsplane.v1.ZoneService/Records',
+  'dnsplane.v1.ZoneService/GetApply',
   'dnsplane.v1.AdminService/ListPlans',
   'dnsplane.v1.AdminService/GetPlan',
   'dnsplane.v1.AdminService/ListTenants',

@@ -119,6 +119,25 @@ describe('dnsplane nsm publish / unpublish', () => {
     ]);
   });
 
+  it('--wait: answers once both authoritative servers answer the records (exit 0), or exit 2 when the wait ends first', async () => {
+    const W = `w.nsm.${ZONE}`;
+    h.sim.propagation.setLag(300, 'ns1.sim.test');
+    try {
+      const seen = await run(['publish', '--domain', W, '--registry', '192.0.2.40:5002', '--nsmgr-proxy', '192.0.2.41:5004', '--wait']);
+      expect(seen.code).toBe(0);
+      const at = seen.out.indexOf('NSM resolves:');
+      expect(seen.out[at - 3]).toMatch(/^  visible on every authoritative server \d+\.\d s after publishing/);
+      expect(seen.out.slice(at - 2, at).every((l) => / answered \d+\.\d s after publishing/.test(l))).toBe(true);
+      h.sim.propagation.setLag('never', 'ns1.sim.test');
+      const late = await run(['publish', '--domain', W, '--registry', '192.0.2.42:5002', '--nsmgr-proxy', '192.0.2.41:5004', '--wait', '--wait-timeout', '1500ms']);
+      expect(late.code).toBe(2);
+      expect(late.out.some((l) => /^  published .*Z; not yet visible on every authoritative server$/.test(l))).toBe(true);
+      expect(late.out.some((l) => l.endsWith(`behind on registry.nsm-system.${W} A`))).toBe(true);
+    } finally {
+      h.sim.propagation.setLag(0);
+    }
+  });
+
   it('--floating publishes only the registry (and address-only services): nsmgr-proxy goes', async () => {
     const { out } = await run(['publish', '--domain', D, '--floating', '--registry', '192.0.2.9:5002', '--registry', '[2001:db8::1]:5002', '--service', 'vl3-ipam=192.0.2.7', '--ttl', '300']);
     const c = calls();

@@ -4,11 +4,11 @@
  * (pkg/tools/dnsresolve) resolves a domain. Every test asserts the exact OVH calls.
  */
 import { Resolver } from 'node:dns/promises';
-import { create } from '@bufbuild/protobuf';
+import { create, type MessageInitShape } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { connectClient } from '../../src/cli/client.js';
-import { NsmService, NsmServiceSpecSchema, type NsmServiceSpec, type PublishDomainRequest } from '../../src/gen/dnsplane/v1/nsm_pb.js';
+import { NsmService, NsmServiceSpecSchema, type NsmServiceSpec, type PublishDomainRequestSchema } from '../../src/gen/dnsplane/v1/nsm_pb.js';
 import { ApplyStatus, ChangeAction, EndpointSchema, Policy } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 import { callLines, expectRejected } from '../helpers/expect.js';
@@ -76,7 +76,7 @@ function svc(name: string, port: number, addresses: string[], extra: { namespace
   return create(NsmServiceSpecSchema, { name, port, addresses, ...extra });
 }
 
-function publishReq(domain: string, services: NsmServiceSpec[], ttl = 60): Omit<PublishDomainRequest, '$typeName'> {
+function publishReq(domain: string, services: NsmServiceSpec[], ttl = 60): MessageInitShape<typeof PublishDomainRequestSchema> {
   return { domain, services, ttl };
 }
 
@@ -332,7 +332,7 @@ describe('ownership', () => {
 
 describe('bad input is InvalidArgument naming the field and the rule, with no OVH call', () => {
   const reg = (addresses = ['192.0.2.1'], port = 5002) => svc('registry', port, addresses);
-  const cases: Array<[string, Omit<PublishDomainRequest, '$typeName'>, RegExp]> = [
+  const cases: Array<[string, MessageInitShape<typeof PublishDomainRequestSchema>, RegExp]> = [
     ['empty domain', publishReq('', [reg()]), /^domain: is required/],
     ['empty label in the domain', publishReq(`a..${ZONE}`, [reg()]), /^domain: empty label/],
     ['underscore in the domain', publishReq(`_nsm.${ZONE}`, [reg()]), /^domain: .*underscores are not allowed/],

@@ -5,6 +5,7 @@
 import dgram from 'node:dgram';
 import net from 'node:net';
 import { randomInt } from 'node:crypto';
+import { tcpFrame } from '../../src/dnsclient/index.js';
 import { CLASS, OPCODE, TYPE, encodeMessage, parseMessage, signMessage, type Message, type Parsed, type ResourceRecord, type TsigSigner } from '../../src/dns/wire/index.js';
 
 export interface Answer {
@@ -52,12 +53,7 @@ export function tcpExchange(port: number, bytes: Buffer, opts: { transfer?: bool
       socket.destroy();
       resolve(answers);
     };
-    socket.on('connect', () => {
-      const frame = Buffer.alloc(2 + bytes.length);
-      frame.writeUInt16BE(bytes.length, 0);
-      bytes.copy(frame, 2);
-      socket.write(frame);
-    });
+    socket.on('connect', () => socket.write(tcpFrame(bytes)));
     socket.on('data', (chunk: Buffer) => {
       pending = Buffer.concat([pending, chunk]);
       while (pending.length >= 2 && pending.length >= 2 + pending.readUInt16BE(0)) {

@@ -12,6 +12,7 @@ import { createClient, type Client, type Interceptor } from '@connectrpc/connect
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { ZoneService } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import type { OvhSimulator } from '../../src/ovhsim/index.js';
+import { simulatorEnv } from './sim-server.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -59,11 +60,7 @@ export async function startServe(opts: ServeOptions): Promise<ServeProcess> {
     DNSPLANE_DATA_DIR: dir,
     DNSPLANE_LISTEN: `127.0.0.1:${port}`,
     DNSPLANE_ZONES: opts.zones.join(','),
-    OVH_ENDPOINT: opts.sim.apiUrl,
-    OVH_APPLICATION_KEY: opts.sim.credentials.applicationKey,
-    OVH_APPLICATION_SECRET: opts.sim.credentials.applicationSecret,
-    OVH_CONSUMER_KEY: opts.sim.credentials.consumerKey,
-    OVH_CA_FILE: caFile,
+    ...simulatorEnv(opts.sim, caFile),
     DNSPLANE_OVH_RATE: '1000',
     DNSPLANE_LOG_LEVEL: 'warn',
     DNSPLANE_WEBHOOK_LISTEN: 'off', // several processes: only the API port, which we pick

@@ -25,6 +25,8 @@ export function simulatorEnv(sim: OvhSimulator, caFile: string): Record<string, 
     OVH_APPLICATION_SECRET: sim.credentials.applicationSecret,
     OVH_CONSUMER_KEY: sim.credentials.consumerKey,
     OVH_CA_FILE: caFile,
+    // The prober asks the simulator's two name servers directly: no OVH call for their names.
+    DNSPLANE_AUTHORITATIVE_SERVERS: sim.dnsServers.map((s) => `${s.host}:${s.port}`).join(','),
   };
 }
 

@@ -85,5 +85,7 @@ describe('runSimulator (dnsplane ovh-sim)', () => {
     expect(out).toContain(`export NODE_EXTRA_CA_CERTS=${caFile}`);
     expect(out).toContain(`export OVH_CA_FILE=${caFile}`);
     expect(out).toContain(`dig @127.0.0.1 -p ${sim.dnsPort} example.test A`);
+    // dnsplane's prober asks the zone's two name servers where they listen.
+    expect(out).toContain(`export DNSPLANE_AUTHORITATIVE_SERVERS=127.0.0.1:${sim.dnsServers[0]!.port},127.0.0.1:${sim.dnsServers[1]!.port}`);
   });
 });

@@ -17,12 +17,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderPlan } from '../../src/cli/render.js';
 import { checkZoneDrift } from '../../src/core/drift.js';
 import { Policy, type Endpoint } from '../../src/gen/dnsplane/v1/zone_pb.js';
+import { VisibilityState, type Visibility } from '../../src/gen/dnsplane/v1/visibility_pb.js';
 import type { SimRecordInit } from '../../src/ovhsim/index.js';
 import { tsigKeyring } from '../../src/core/tsig-keys.js';
 import * as store from '../../src/store/index.js';
 import { callLines, ep } from '../helpers/expect.js';
 import { ovhCall } from '../helpers/ovh-api-client.js';
 import { startHarness, type Harness } from '../helpers/server.js';
+import { until } from '../helpers/until.js';
 
 const CANDIDATES = [process.env['CHROMIUM_PATH'], '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
 const CHROMIUM = CANDIDATES.find((p): p is string => typeof p === 'string' && p !== '' && existsSync(p));
@@ -34,6 +36,7 @@ const ZONE = 'console.test';
 const BIG = 'big.test';
 const OTHER = 'other.test';
 const BIG_RECORDS = 5000;
+const NS1 = 'ns1.sim.test';
 
 if (!CHROMIUM) {
   if (IN_CI) {
@@ -103,7 +106,8 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
         [BIG]: big,
         [OTHER]: [],
       },
-      env: { DNSPLANE_DRIFT_INTERVAL: '0', DNSPLANE_OVH_RATE: '100000', DNSPLANE_OVH_CONCURRENCY: '32', DNSPLANE_SECRETS_KEY: randomBytes(32).toString('base64') },
+      // A publish one server never answers is not_visible after DNSPLANE_VISIBLE_TIMEOUT (the others are visible within seconds).
+      env: { DNSPLANE_DRIFT_INTERVAL: '0', DNSPLANE_OVH_RATE: '100000', DNSPLANE_OVH_CONCURRENCY: '32', DNSPLANE_SECRETS_KEY: randomBytes(32).toString('base64'), DNSPLANE_VISIBLE_TIMEOUT: '15s' },
       logger: pino({ level: 'trace' }, { write: (line: string) => void logLines.push(line) }),
     });
     tokens['admin'] = await h.tenant('admin', [], { admin: true });
@@ -111,6 +115,17 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
     tokens['bob'] = await h.tenant('bob', [ZONE]);
     const alice = h.zoneClient(tokens['alice']);
     const bob = h.zoneClient(tokens['bob']);
+    // Publishes and where they stand on the zones' two servers: one ns1 never answers (not visible
+    // once DNSPLANE_VISIBLE_TIMEOUT passes: no later refresh of its zone brings it to ns1), one a later
+    // apply of the same name supersedes while ns1 holds it, the rest visible (ns1 a little after dns1).
+    h.sim.propagation.setLag('never', NS1);
+    await h.zoneClient(tokens['admin']).apply(upsert([ep(`stuck.${OTHER}`, 'A', ['192.0.2.50'])]));
+    h.sim.propagation.setLag(0, NS1);
+    h.sim.propagation.hold(NS1);
+    await alice.apply(upsert([ep(`twice.${ZONE}`, 'A', ['192.0.2.51'])]));
+    await alice.apply(upsert([ep(`twice.${ZONE}`, 'A', ['192.0.2.52'])]));
+    h.sim.propagation.release(NS1);
+    h.sim.propagation.setLag(400, NS1);
     await alice.apply(upsert([ep(`www.${ZONE}`, 'A', ['192.0.2.1', '192.0.2.2']), ep(`txt.${ZONE}`, 'TXT', ['hello "console"'], 0)]));
     await bob.apply(upsert([ep(`api.${ZONE}`, 'CNAME', [`www.${ZONE}`], 120)]));
     // A failed apply (OVH refuses the second creation; the first is undone) ...
@@ -153,6 +168,11 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
     const ring = tsigKeyring(h.server.ctx);
     ring.noteUsed((await ring.find('cluster1.alice.dnsplane'))!);
     while (!(await store.getTsigKey(h.server.ctx.pool, 'cluster1.alice.dnsplane'))?.lastUsedAt) await new Promise((r) => setTimeout(r, 10));
+    // Every publish final (the states the pages show do not move under the assertions).
+    await until('every publish final', async () => {
+      const entries = (await h.adminClient(tokens['admin']).listJournal({ limit: 1000 })).entries;
+      return entries.every((e) => !e.visibility || e.visibility.state !== VisibilityState.PUBLISHED);
+    });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
   }, 240_000);
 
@@ -210,6 +230,9 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       expect(api.find((z) => z.name === ZONE)!.drift!.state).toBe('drift_found');
       expect(rows.find((r) => r[0] === ZONE)![5]).toMatch(/last found .*: \+1 −0 ~0/);
       expect(rows.map((r) => r[6])).toEqual(api.map((z) => String(z.inFlightApplies)));
+      // Each zone's latest publishes: the delay once visible, else the state.
+      expect(rows.map((r) => r[7])).toEqual(api.map((z) => (z.recentPublishes.length ? z.recentPublishes.map(chip).join('\n') : 'none yet')));
+      expect(api.find((z) => z.name === ZONE)!.recentPublishes.map((v) => v.state)).toContain(VisibilityState.VISIBLE);
       expect(api.find((z) => z.name === BIG)!.recordCount).toBe(BIG_RECORDS + 2 + 2); // + the simulator's NS pair + alice's two
       await shot(page, 'zones');
     });
@@ -269,6 +292,22 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       expect(rows.map((r) => [r[0], r[2], r[3], r[4], r[5], r[6]])).toEqual(api.map((e) => [e.id, e.zone, e.tenant, e.kind, e.state, String(e.calls.length)]));
       expect(rows.map((r) => r[1])).toEqual(api.map((e) => new Date(Number(e.startedAt!.seconds) * 1000).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z')));
       expect(api.map((e) => e.state)).toEqual(expect.arrayContaining(['done', 'failed', 'recovered']));
+      // Where each publish stands: visible with its delay, not visible, superseded; nothing for what published nothing.
+      expect(rows.map((r) => r[8])).toEqual(api.map((e) => (e.visibility ? cell(e.visibility) : '—')));
+      expect(api.map((e) => e.visibility?.state)).toEqual(expect.arrayContaining([VisibilityState.VISIBLE, VisibilityState.NOT_VISIBLE, VisibilityState.SUPERSEDED]));
+      // A visible publish's detail: per server, when it first answered and how long after publishing.
+      const visible = api.find((e) => e.visibility?.state === VisibilityState.VISIBLE && e.zone === ZONE)!;
+      await page.locator(`[data-testid=journal] tbody tr[data-id="${visible.id}"]`).click();
+      expect(await rowsOf(page, 'servers')).toEqual(visible.visibility!.servers.map((sv) => [sv.server, time(sv.firstAnsweredAt), delay(visible.visibility!.publishedAt, sv.firstAnsweredAt), '—']));
+      await shot(page, 'journal-visible');
+      await page.locator(`[data-testid=journal] tbody tr[data-id="${visible.id}"]`).click();
+      // One ns1 never answered: not visible, ns1 behind on the name.
+      const stuck = api.find((e) => e.visibility?.state === VisibilityState.NOT_VISIBLE)!;
+      await page.locator(`[data-testid=journal] tbody tr[data-id="${stuck.id}"]`).click();
+      const stuckRows = await rowsOf(page, 'servers');
+      expect(stuckRows.map((r) => r[3])).toEqual(stuck.visibility!.servers.map((sv) => sv.behind.join(', ') || '—'));
+      expect(stuckRows.map((r) => r[3])).toContain(`stuck.${OTHER} A`);
+      await page.locator(`[data-testid=journal] tbody tr[data-id="${stuck.id}"]`).click();
 
       for (const state of ['failed', 'recovered']) {
         await page.selectOption('[data-testid=filter-state]', state);
@@ -434,6 +473,23 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
     }
     await page.context().close();
   });
+
+  /** A Connect timestamp as the console prints it. */
+  const time = (ts: { seconds: bigint; nanos: number } | undefined) => (ts ? new Date(Number(ts.seconds) * 1000 + Math.floor(ts.nanos / 1e6)).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '—');
+  const msOf = (ts: { seconds: bigint; nanos: number }) => Number(ts.seconds) * 1000 + Math.floor(ts.nanos / 1e6);
+  /** A delay as the console prints it ("4.2 s"). */
+  function delay(from: { seconds: bigint; nanos: number } | undefined, to: { seconds: bigint; nanos: number } | undefined): string {
+    if (!from || !to) return '—';
+    const ms = msOf(to) - msOf(from);
+    if (ms < 60_000) return `${(Math.max(ms, 0) / 1000).toFixed(1)} s`;
+    const s = Math.round(ms / 1000);
+    return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
+  }
+  const STATE_TEXT: Record<number, string> = { [VisibilityState.PUBLISHED]: 'published', [VisibilityState.VISIBLE]: 'visible', [VisibilityState.NOT_VISIBLE]: 'not visible', [VisibilityState.UNVERIFIED]: 'unverified', [VisibilityState.SUPERSEDED]: 'superseded' };
+  /** The journal's Visible cell: the state, and the delay once visible. */
+  const cell = (v: Visibility) => (v.state === VisibilityState.VISIBLE ? `${STATE_TEXT[v.state]} ${delay(v.publishedAt, v.visibleAt)}` : STATE_TEXT[v.state]!);
+  /** A zone's chip for one publish. */
+  const chip = (v: Visibility) => (v.state === VisibilityState.VISIBLE ? delay(v.publishedAt, v.visibleAt) : STATE_TEXT[v.state]!);
 
   /** The diff's lines as text (an empty line is drawn as a no-break space). */
   async function diffLines(page: Page): Promise<string[]> {

@@ -17,6 +17,7 @@ import { isFenceRefusal, journalPool, statusOf } from './ops.js';
 import type { CallRecord } from './result.js';
 import { rewriteRollback, rollBack } from './rollback.js';
 import { GroupStopped, lockLostError } from './stop.js';
+import { recordRefresh } from '../probe/record.js';
 
 /** Publishes the group's members that sent something (none: nothing to do), or rolls them back; sets each one's outcome. */
 export async function publish(ctx: CoreContext, group: Group): Promise<void> {
@@ -27,6 +28,7 @@ export async function publish(ctx: CoreContext, group: Group): Promise<void> {
   let error: unknown;
   let notSent = false;
   let refreshCall: CallRecord | undefined;
+  let publishedAt = new Date();
   if (stopping()) {
     error = new ShuttingDownError('dnsplane is shutting down');
     notSent = true;
@@ -47,6 +49,7 @@ export async function publish(ctx: CoreContext, group: Group): Promise<void> {
     const passed = fence.writesAllowed;
     try {
       await ctx.ovh.refresh(zone);
+      publishedAt = new Date();
       refreshCall = { method: 'POST', path: refreshPath(zone), body: '', status: 204 };
     } catch (e) {
       notSent = isFenceRefusal(e) && fence.writesAllowed === passed;
@@ -57,7 +60,7 @@ export async function publish(ctx: CoreContext, group: Group): Promise<void> {
   const callsOf = (sent: Sent) => (refreshCall ? [...sent.calls, refreshCall] : [...sent.calls]);
 
   if (error === undefined) {
-    await recordPublished(ctx, group, callsOf);
+    await recordPublished(ctx, group, callsOf, publishedAt);
     return;
   }
 
@@ -94,7 +97,7 @@ export async function publish(ctx: CoreContext, group: Group): Promise<void> {
 }
 
 /** The refresh went out: every member that sent is applied; its journal row done (with the group's size when coalesced), its answer. */
-async function recordPublished(ctx: CoreContext, group: Group, callsOf: (sent: Sent) => CallRecord[]): Promise<void> {
+async function recordPublished(ctx: CoreContext, group: Group, callsOf: (sent: Sent) => CallRecord[], publishedAt: Date): Promise<void> {
   const { zone, fence } = group;
   const size = group.sent.length;
   ctx.metrics?.applyGroupPublished(zone, size);
@@ -108,6 +111,7 @@ async function recordPublished(ctx: CoreContext, group: Group, callsOf: (sent: S
       ctx.log.info({ zone, tenant: sent.member.tenant.name, operations: sent.plan.operations.length, generation: String(sent.generation), ...(size > 1 ? { coalesced: size } : {}), ...(batch !== undefined ? { batch } : {}) }, 'applied');
       sent.member.outcome = { step: { result: { zone, status: 'applied', generation: sent.generation, calls, changes: sent.plan.changes, conflicts: sent.plan.conflicts, journalId: sent.journalId }, more: sent.more, ...(sent.more ? { rest: sent.rest } : {}) } };
     }
+    await recordProbe(ctx, group, publishedAt);
   } catch (e) {
     if (!isDatabaseUnavailable(e)) throw e;
     // Published, but not recorded: the journal rows stay in flight at stage "refresh", and the
@@ -126,3 +130,22 @@ async function recordPublished(ctx: CoreContext, group: Group, callsOf: (sent: S
     throw new GroupStopped(e);
   }
 }
+
+/**
+ * The refresh's probe (core/probe/record.ts), in the transaction under a savepoint of its own: a probe
+ * that cannot be recorded (other than the database going away) is logged, and the apply stays applied.
+ */
+async function recordProbe(ctx: CoreContext, group: Group, publishedAt: Date): Promise<void> {
+  const { zone, tx } = group;
+  await store.savepoint(tx, PROBE_SAVEPOINT);
+  try {
+    await recordRefresh(ctx, tx, zone, publishedAt, group.sent.map((sent) => ({ journalId: sent.journalId, changes: sent.plan.changes })));
+    await store.releaseSavepoint(tx, PROBE_SAVEPOINT);
+  } catch (e) {
+    if (isDatabaseUnavailable(e)) throw e;
+    await store.rollbackToSavepoint(tx, PROBE_SAVEPOINT);
+    ctx.log.error({ zone, err: messageOf(e) }, 'the probe of this refresh could not be recorded: its visibility stays unknown');
+  }
+}
+
+const PROBE_SAVEPOINT = 'visibility_probe';

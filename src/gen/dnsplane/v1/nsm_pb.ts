@@ -4,15 +4,19 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Visibility, Wait } from "./visibility_pb.js";
+import { file_dnsplane_v1_visibility } from "./visibility_pb.js";
 import type { ApplyStatus, OvhOperation, PlannedChange } from "./zone_pb.js";
 import { file_dnsplane_v1_zone } from "./zone_pb.js";
+import type { Duration } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_duration } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file dnsplane/v1/nsm.proto.
  */
 export const file_dnsplane_v1_nsm: GenFile = /*@__PURE__*/
-  fileDesc("ChVkbnNwbGFuZS92MS9uc20ucHJvdG8SC2Ruc3BsYW5lLnYxImgKDk5zbVNlcnZpY2VTcGVjEgwKBG5hbWUYASABKAkSEQoJbmFtZXNwYWNlGAIgASgJEgwKBHBvcnQYAyABKAUSEQoJYWRkcmVzc2VzGAQgAygJEhQKDGFkZHJlc3Nfb25seRgFIAEoCCJiChRQdWJsaXNoRG9tYWluUmVxdWVzdBIOCgZkb21haW4YASABKAkSLQoIc2VydmljZXMYAiADKAsyGy5kbnNwbGFuZS52MS5Oc21TZXJ2aWNlU3BlYxILCgN0dGwYAyABKAUijQEKE1B1Ymxpc2hlZE5zbVNlcnZpY2USDAoEbmFtZRgBIAEoCRIRCgluYW1lc3BhY2UYAiABKAkSEAoIZG5zX25hbWUYAyABKAkSDAoEcG9ydBgEIAEoBRIRCglhZGRyZXNzZXMYBSADKAkSFAoMYWRkcmVzc19vbmx5GAYgASgIEgwKBHVybHMYByADKAki/gEKFVB1Ymxpc2hEb21haW5SZXNwb25zZRIOCgZkb21haW4YASABKAkSDAoEem9uZRgCIAEoCRIoCgZzdGF0dXMYAyABKA4yGC5kbnNwbGFuZS52MS5BcHBseVN0YXR1cxISCgpnZW5lcmF0aW9uGAQgASgDEisKB2NoYW5nZXMYBSADKAsyGi5kbnNwbGFuZS52MS5QbGFubmVkQ2hhbmdlEigKBWNhbGxzGAYgAygLMhkuZG5zcGxhbmUudjEuT3ZoT3BlcmF0aW9uEjIKCHNlcnZpY2VzGAcgAygLMiAuZG5zcGxhbmUudjEuUHVibGlzaGVkTnNtU2VydmljZSIoChZVbnB1Ymxpc2hEb21haW5SZXF1ZXN0Eg4KBmRvbWFpbhgBIAEoCSLMAQoXVW5wdWJsaXNoRG9tYWluUmVzcG9uc2USDgoGZG9tYWluGAEgASgJEgwKBHpvbmUYAiABKAkSKAoGc3RhdHVzGAMgASgOMhguZG5zcGxhbmUudjEuQXBwbHlTdGF0dXMSEgoKZ2VuZXJhdGlvbhgEIAEoAxIrCgdjaGFuZ2VzGAUgAygLMhouZG5zcGxhbmUudjEuUGxhbm5lZENoYW5nZRIoCgVjYWxscxgGIAMoCzIZLmRuc3BsYW5lLnYxLk92aE9wZXJhdGlvbjLGAQoKTnNtU2VydmljZRJYCg1QdWJsaXNoRG9tYWluEiEuZG5zcGxhbmUudjEuUHVibGlzaERvbWFpblJlcXVlc3QaIi5kbnNwbGFuZS52MS5QdWJsaXNoRG9tYWluUmVzcG9uc2UiABJeCg9VbnB1Ymxpc2hEb21haW4SIy5kbnNwbGFuZS52MS5VbnB1Ymxpc2hEb21haW5SZXF1ZXN0GiQuZG5zcGxhbmUudjEuVW5wdWJsaXNoRG9tYWluUmVzcG9uc2UiAGIGcHJvdG8z", [file_dnsplane_v1_zone]);
+  fileDesc("ChVkbnNwbGFuZS92MS9uc20ucHJvdG8SC2Ruc3BsYW5lLnYxImgKDk5zbVNlcnZpY2VTcGVjEgwKBG5hbWUYASABKAkSEQoJbmFtZXNwYWNlGAIgASgJEgwKBHBvcnQYAyABKAUSEQoJYWRkcmVzc2VzGAQgAygJEhQKDGFkZHJlc3Nfb25seRgFIAEoCCK0AQoUUHVibGlzaERvbWFpblJlcXVlc3QSDgoGZG9tYWluGAEgASgJEi0KCHNlcnZpY2VzGAIgAygLMhsuZG5zcGxhbmUudjEuTnNtU2VydmljZVNwZWMSCwoDdHRsGAMgASgFEh8KBHdhaXQYBCABKA4yES5kbnNwbGFuZS52MS5XYWl0Ei8KDHdhaXRfdGltZW91dBgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiKNAQoTUHVibGlzaGVkTnNtU2VydmljZRIMCgRuYW1lGAEgASgJEhEKCW5hbWVzcGFjZRgCIAEoCRIQCghkbnNfbmFtZRgDIAEoCRIMCgRwb3J0GAQgASgFEhEKCWFkZHJlc3NlcxgFIAMoCRIUCgxhZGRyZXNzX29ubHkYBiABKAgSDAoEdXJscxgHIAMoCSK/AgoVUHVibGlzaERvbWFpblJlc3BvbnNlEg4KBmRvbWFpbhgBIAEoCRIMCgR6b25lGAIgASgJEigKBnN0YXR1cxgDIAEoDjIYLmRuc3BsYW5lLnYxLkFwcGx5U3RhdHVzEhIKCmdlbmVyYXRpb24YBCABKAMSKwoHY2hhbmdlcxgFIAMoCzIaLmRuc3BsYW5lLnYxLlBsYW5uZWRDaGFuZ2USKAoFY2FsbHMYBiADKAsyGS5kbnNwbGFuZS52MS5PdmhPcGVyYXRpb24SMgoIc2VydmljZXMYByADKAsyIC5kbnNwbGFuZS52MS5QdWJsaXNoZWROc21TZXJ2aWNlEhIKCmpvdXJuYWxfaWQYCCABKAkSKwoKdmlzaWJpbGl0eRgJIAEoCzIXLmRuc3BsYW5lLnYxLlZpc2liaWxpdHkiKAoWVW5wdWJsaXNoRG9tYWluUmVxdWVzdBIOCgZkb21haW4YASABKAkizAEKF1VucHVibGlzaERvbWFpblJlc3BvbnNlEg4KBmRvbWFpbhgBIAEoCRIMCgR6b25lGAIgASgJEigKBnN0YXR1cxgDIAEoDjIYLmRuc3BsYW5lLnYxLkFwcGx5U3RhdHVzEhIKCmdlbmVyYXRpb24YBCABKAMSKwoHY2hhbmdlcxgFIAMoCzIaLmRuc3BsYW5lLnYxLlBsYW5uZWRDaGFuZ2USKAoFY2FsbHMYBiADKAsyGS5kbnNwbGFuZS52MS5PdmhPcGVyYXRpb24yxgEKCk5zbVNlcnZpY2USWAoNUHVibGlzaERvbWFpbhIhLmRuc3BsYW5lLnYxLlB1Ymxpc2hEb21haW5SZXF1ZXN0GiIuZG5zcGxhbmUudjEuUHVibGlzaERvbWFpblJlc3BvbnNlIgASXgoPVW5wdWJsaXNoRG9tYWluEiMuZG5zcGxhbmUudjEuVW5wdWJsaXNoRG9tYWluUmVxdWVzdBokLmRuc3BsYW5lLnYxLlVucHVibGlzaERvbWFpblJlc3BvbnNlIgBiBnByb3RvMw", [file_dnsplane_v1_visibility, file_dnsplane_v1_zone, file_google_protobuf_duration]);
 
 /**
  * One service a domain exposes to other domains.
@@ -89,6 +93,22 @@ export type PublishDomainRequest = Message<"dnsplane.v1.PublishDomainRequest"> &
    * @generated from field: int32 ttl = 3;
    */
   ttl: number;
+
+  /**
+   * WAIT_VISIBLE: answer once the zone's authoritative servers answer the domain's records as
+   * published (a peer cluster can then resolve the domain), or at wait_timeout with the state so far;
+   * as ZoneService.Apply's wait.
+   *
+   * @generated from field: dnsplane.v1.Wait wait = 4;
+   */
+  wait: Wait;
+
+  /**
+   * With WAIT_VISIBLE: the longest wait, at most 1 hour; unset: 5 minutes.
+   *
+   * @generated from field: google.protobuf.Duration wait_timeout = 5;
+   */
+  waitTimeout?: Duration | undefined;
 };
 
 /**
@@ -203,6 +223,20 @@ export type PublishDomainResponse = Message<"dnsplane.v1.PublishDomainResponse">
    * @generated from field: repeated dnsplane.v1.PublishedNsmService services = 7;
    */
   services: PublishedNsmService[];
+
+  /**
+   * The publish's journal row (ZoneService.GetApply); empty when nothing was sent.
+   *
+   * @generated from field: string journal_id = 8;
+   */
+  journalId: string;
+
+  /**
+   * With WAIT_VISIBLE, where the publish stands on the zone's authoritative servers.
+   *
+   * @generated from field: dnsplane.v1.Visibility visibility = 9;
+   */
+  visibility?: Visibility | undefined;
 };
 
 /**

@@ -4,15 +4,17 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Timestamp } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { Visibility, Wait } from "./visibility_pb.js";
+import { file_dnsplane_v1_visibility } from "./visibility_pb.js";
+import type { Duration, Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_duration, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file dnsplane/v1/zone.proto.
  */
 export const file_dnsplane_v1_zone: GenFile = /*@__PURE__*/
-  fileDesc("ChZkbnNwbGFuZS92MS96b25lLnByb3RvEgtkbnNwbGFuZS52MSLJAQoIRW5kcG9pbnQSEAoIZG5zX25hbWUYASABKAkSEwoLcmVjb3JkX3R5cGUYAiABKAkSDwoHdGFyZ2V0cxgDIAMoCRILCgN0dGwYBCABKAUSFgoOc2V0X2lkZW50aWZpZXIYBSABKAkSMQoGbGFiZWxzGAYgAygLMiEuZG5zcGxhbmUudjEuRW5kcG9pbnQuTGFiZWxzRW50cnkaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKtAQoHQ2hhbmdlcxIlCgZjcmVhdGUYASADKAsyFS5kbnNwbGFuZS52MS5FbmRwb2ludBIpCgp1cGRhdGVfb2xkGAIgAygLMhUuZG5zcGxhbmUudjEuRW5kcG9pbnQSKQoKdXBkYXRlX25ldxgDIAMoCzIVLmRuc3BsYW5lLnYxLkVuZHBvaW50EiUKBmRlbGV0ZRgEIAMoCzIVLmRuc3BsYW5lLnYxLkVuZHBvaW50IkcKDERlc2lyZWRTdGF0ZRINCgV6b25lcxgBIAMoCRIoCgllbmRwb2ludHMYAiADKAsyFS5kbnNwbGFuZS52MS5FbmRwb2ludCKhAQoLUGxhblJlcXVlc3QSLAoHZGVzaXJlZBgBIAEoCzIZLmRuc3BsYW5lLnYxLkRlc2lyZWRTdGF0ZUgAEicKB2NoYW5nZXMYAiABKAsyFC5kbnNwbGFuZS52MS5DaGFuZ2VzSAASIwoGcG9saWN5GAMgASgOMhMuZG5zcGxhbmUudjEuUG9saWN5Eg0KBWZvcmNlGAQgASgIQgcKBWlucHV0Io8BCg9DaGFuZ2VUaHJlc2hvbGQSDQoFb3duZWQYASABKAUSDwoHdXBkYXRlcxgCIAEoBRIPCgdkZWxldGVzGAMgASgFEhMKC21heF9wZXJjZW50GAQgASgFEhAKCGV4Y2VlZGVkGAUgASgIEg4KBmZvcmNlZBgGIAEoCBIUCgx3b3VsZF9yZWZ1c2UYByABKAgiyAEKDVBsYW5uZWRDaGFuZ2USKQoGYWN0aW9uGAEgASgOMhkuZG5zcGxhbmUudjEuQ2hhbmdlQWN0aW9uEiUKBmJlZm9yZRgCIAEoCzIVLmRuc3BsYW5lLnYxLkVuZHBvaW50EiQKBWFmdGVyGAMgASgLMhUuZG5zcGxhbmUudjEuRW5kcG9pbnQSEAoId2FybmluZ3MYBCADKAkSLQoKb3BlcmF0aW9ucxgFIAMoCzIZLmRuc3BsYW5lLnYxLk92aE9wZXJhdGlvbiJ9CghDb25mbGljdBIpCgZhY3Rpb24YASABKA4yGS5kbnNwbGFuZS52MS5DaGFuZ2VBY3Rpb24SJwoIZW5kcG9pbnQYAiABKAsyFS5kbnNwbGFuZS52MS5FbmRwb2ludBINCgVvd25lchgDIAEoCRIOCgZyZWFzb24YBCABKAkiWQoMT3ZoT3BlcmF0aW9uEg4KBm1ldGhvZBgBIAEoCRIMCgRwYXRoGAIgASgJEgwKBGJvZHkYAyABKAkSDgoGc3RhdHVzGAQgASgFEg0KBWVycm9yGAUgASgJIugBCghab25lUGxhbhIMCgR6b25lGAEgASgJEhcKD2Jhc2VfZ2VuZXJhdGlvbhgCIAEoAxIrCgdjaGFuZ2VzGAMgAygLMhouZG5zcGxhbmUudjEuUGxhbm5lZENoYW5nZRIoCgljb25mbGljdHMYBCADKAsyFS5kbnNwbGFuZS52MS5Db25mbGljdBItCgpvcGVyYXRpb25zGAUgAygLMhkuZG5zcGxhbmUudjEuT3ZoT3BlcmF0aW9uEi8KCXRocmVzaG9sZBgGIAEoCzIcLmRuc3BsYW5lLnYxLkNoYW5nZVRocmVzaG9sZCLdAQoEUGxhbhIKCgJpZBgBIAEoCRIOCgZ0ZW5hbnQYAiABKAkSJAoFem9uZXMYAyADKAsyFS5kbnNwbGFuZS52MS5ab25lUGxhbhIOCgZkaWdlc3QYBCABKAkSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZXhwaXJlc19hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASIwoGcG9saWN5GAcgASgOMhMuZG5zcGxhbmUudjEuUG9saWN5Ii8KDFBsYW5SZXNwb25zZRIfCgRwbGFuGAEgASgLMhEuZG5zcGxhbmUudjEuUGxhbiJkCgxBcHBseVJlcXVlc3QSEQoHcGxhbl9pZBgBIAEoCUgAEigKBHBsYW4YAiABKAsyGC5kbnNwbGFuZS52MS5QbGFuUmVxdWVzdEgAEg0KBWZvcmNlGAMgASgIQggKBnNvdXJjZSKXAgoPWm9uZUFwcGx5UmVzdWx0EgwKBHpvbmUYASABKAkSKAoGc3RhdHVzGAIgASgOMhguZG5zcGxhbmUudjEuQXBwbHlTdGF0dXMSEgoKZ2VuZXJhdGlvbhgDIAEoAxIoCgVjYWxscxgEIAMoCzIZLmRuc3BsYW5lLnYxLk92aE9wZXJhdGlvbhIrCgdjaGFuZ2VzGAUgAygLMhouZG5zcGxhbmUudjEuUGxhbm5lZENoYW5nZRIoCgljb25mbGljdHMYBiADKAsyFS5kbnNwbGFuZS52MS5Db25mbGljdBINCgVlcnJvchgHIAEoCRIoCgdiYXRjaGVzGAggAygLMhcuZG5zcGxhbmUudjEuQXBwbHlCYXRjaCJXCgpBcHBseUJhdGNoEg0KBWluZGV4GAEgASgNEhIKCm9wZXJhdGlvbnMYAiABKA0SEgoKZ2VuZXJhdGlvbhgDIAEoAxISCgpqb3VybmFsX2lkGAQgASgJIk0KDUFwcGx5UmVzcG9uc2USDwoHcGxhbl9pZBgBIAEoCRIrCgV6b25lcxgCIAMoCzIcLmRuc3BsYW5lLnYxLlpvbmVBcHBseVJlc3VsdCK/AQoOUmVjb3Jkc1JlcXVlc3QSDQoFem9uZXMYASADKAkSTAoRa25vd25fZ2VuZXJhdGlvbnMYAiADKAsyMS5kbnNwbGFuZS52MS5SZWNvcmRzUmVxdWVzdC5Lbm93bkdlbmVyYXRpb25zRW50cnkSFwoPaW5jbHVkZV9mb3JlaWduGAMgASgIGjcKFUtub3duR2VuZXJhdGlvbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAM6AjgBIm8KC1pvbmVSZWNvcmRzEgwKBHpvbmUYASABKAkSEgoKZ2VuZXJhdGlvbhgCIAEoAxIUCgxub3RfbW9kaWZpZWQYAyABKAgSKAoJZW5kcG9pbnRzGAQgAygLMhUuZG5zcGxhbmUudjEuRW5kcG9pbnQiOgoPUmVjb3Jkc1Jlc3BvbnNlEicKBXpvbmVzGAEgAygLMhguZG5zcGxhbmUudjEuWm9uZVJlY29yZHMiEgoQTGlzdFpvbmVzUmVxdWVzdCLUAQoEWm9uZRIMCgRuYW1lGAEgASgJEhQKDHVuaWNvZGVfbmFtZRgCIAEoCRISCgpnZW5lcmF0aW9uGAMgASgDEi0KCWxhc3Rfc3luYxgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoMcmVjb3JkX2NvdW50GAUgASgFEg0KBXN0YXRlGAYgASgJEiUKBWRyaWZ0GAcgASgLMhYuZG5zcGxhbmUudjEuWm9uZURyaWZ0EhkKEWluX2ZsaWdodF9hcHBsaWVzGAggASgFIqsBCglab25lRHJpZnQSDQoFc3RhdGUYASABKAkSLgoKbGFzdF9jaGVjaxgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKbGFzdF9mb3VuZBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFYWRkZWQYBCABKAUSDwoHcmVtb3ZlZBgFIAEoBRIPCgd1cGRhdGVkGAYgASgFImcKEUxpc3Rab25lc1Jlc3BvbnNlEiAKBXpvbmVzGAEgAygLMhEuZG5zcGxhbmUudjEuWm9uZRIOCgZ0ZW5hbnQYAiABKAkSEAoIc3VmZml4ZXMYAyADKAkSDgoGc2NvcGVzGAQgAygJKmEKBlBvbGljeRIWChJQT0xJQ1lfVU5TUEVDSUZJRUQQABIPCgtQT0xJQ1lfU1lOQxABEhYKElBPTElDWV9VUFNFUlRfT05MWRACEhYKElBPTElDWV9DUkVBVEVfT05MWRADKnsKDENoYW5nZUFjdGlvbhIdChlDSEFOR0VfQUNUSU9OX1VOU1BFQ0lGSUVEEAASGAoUQ0hBTkdFX0FDVElPTl9DUkVBVEUQARIYChRDSEFOR0VfQUNUSU9OX1VQREFURRACEhgKFENIQU5HRV9BQ1RJT05fREVMRVRFEAMqxwEKC0FwcGx5U3RhdHVzEhwKGEFQUExZX1NUQVRVU19VTlNQRUNJRklFRBAAEhgKFEFQUExZX1NUQVRVU19BUFBMSUVEEAESGwoXQVBQTFlfU1RBVFVTX05PX0NIQU5HRVMQAhIWChJBUFBMWV9TVEFUVVNfU1RBTEUQAxIXChNBUFBMWV9TVEFUVVNfRkFJTEVEEAQSGAoUQVBQTFlfU1RBVFVTX0RSWV9SVU4QBRIYChRBUFBMWV9TVEFUVVNfUkVGVVNFRBAGMqoCCgtab25lU2VydmljZRJPCglMaXN0Wm9uZXMSHS5kbnNwbGFuZS52MS5MaXN0Wm9uZXNSZXF1ZXN0Gh4uZG5zcGxhbmUudjEuTGlzdFpvbmVzUmVzcG9uc2UiA5ACARJJCgdSZWNvcmRzEhsuZG5zcGxhbmUudjEuUmVjb3Jkc1JlcXVlc3QaHC5kbnNwbGFuZS52MS5SZWNvcmRzUmVzcG9uc2UiA5ACARI9CgRQbGFuEhguZG5zcGxhbmUudjEuUGxhblJlcXVlc3QaGS5kbnNwbGFuZS52MS5QbGFuUmVzcG9uc2UiABJACgVBcHBseRIZLmRuc3BsYW5lLnYxLkFwcGx5UmVxdWVzdBoaLmRuc3BsYW5lLnYxLkFwcGx5UmVzcG9uc2UiAGIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("ChZkbnNwbGFuZS92MS96b25lLnByb3RvEgtkbnNwbGFuZS52MSLJAQoIRW5kcG9pbnQSEAoIZG5zX25hbWUYASABKAkSEwoLcmVjb3JkX3R5cGUYAiABKAkSDwoHdGFyZ2V0cxgDIAMoCRILCgN0dGwYBCABKAUSFgoOc2V0X2lkZW50aWZpZXIYBSABKAkSMQoGbGFiZWxzGAYgAygLMiEuZG5zcGxhbmUudjEuRW5kcG9pbnQuTGFiZWxzRW50cnkaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKtAQoHQ2hhbmdlcxIlCgZjcmVhdGUYASADKAsyFS5kbnNwbGFuZS52MS5FbmRwb2ludBIpCgp1cGRhdGVfb2xkGAIgAygLMhUuZG5zcGxhbmUudjEuRW5kcG9pbnQSKQoKdXBkYXRlX25ldxgDIAMoCzIVLmRuc3BsYW5lLnYxLkVuZHBvaW50EiUKBmRlbGV0ZRgEIAMoCzIVLmRuc3BsYW5lLnYxLkVuZHBvaW50IkcKDERlc2lyZWRTdGF0ZRINCgV6b25lcxgBIAMoCRIoCgllbmRwb2ludHMYAiADKAsyFS5kbnNwbGFuZS52MS5FbmRwb2ludCKhAQoLUGxhblJlcXVlc3QSLAoHZGVzaXJlZBgBIAEoCzIZLmRuc3BsYW5lLnYxLkRlc2lyZWRTdGF0ZUgAEicKB2NoYW5nZXMYAiABKAsyFC5kbnNwbGFuZS52MS5DaGFuZ2VzSAASIwoGcG9saWN5GAMgASgOMhMuZG5zcGxhbmUudjEuUG9saWN5Eg0KBWZvcmNlGAQgASgIQgcKBWlucHV0Io8BCg9DaGFuZ2VUaHJlc2hvbGQSDQoFb3duZWQYASABKAUSDwoHdXBkYXRlcxgCIAEoBRIPCgdkZWxldGVzGAMgASgFEhMKC21heF9wZXJjZW50GAQgASgFEhAKCGV4Y2VlZGVkGAUgASgIEg4KBmZvcmNlZBgGIAEoCBIUCgx3b3VsZF9yZWZ1c2UYByABKAgiyAEKDVBsYW5uZWRDaGFuZ2USKQoGYWN0aW9uGAEgASgOMhkuZG5zcGxhbmUudjEuQ2hhbmdlQWN0aW9uEiUKBmJlZm9yZRgCIAEoCzIVLmRuc3BsYW5lLnYxLkVuZHBvaW50EiQKBWFmdGVyGAMgASgLMhUuZG5zcGxhbmUudjEuRW5kcG9pbnQSEAoId2FybmluZ3MYBCADKAkSLQoKb3BlcmF0aW9ucxgFIAMoCzIZLmRuc3BsYW5lLnYxLk92aE9wZXJhdGlvbiJ9CghDb25mbGljdBIpCgZhY3Rpb24YASABKA4yGS5kbnNwbGFuZS52MS5DaGFuZ2VBY3Rpb24SJwoIZW5kcG9pbnQYAiABKAsyFS5kbnNwbGFuZS52MS5FbmRwb2ludBINCgVvd25lchgDIAEoCRIOCgZyZWFzb24YBCABKAkiWQoMT3ZoT3BlcmF0aW9uEg4KBm1ldGhvZBgBIAEoCRIMCgRwYXRoGAIgASgJEgwKBGJvZHkYAyABKAkSDgoGc3RhdHVzGAQgASgFEg0KBWVycm9yGAUgASgJIugBCghab25lUGxhbhIMCgR6b25lGAEgASgJEhcKD2Jhc2VfZ2VuZXJhdGlvbhgCIAEoAxIrCgdjaGFuZ2VzGAMgAygLMhouZG5zcGxhbmUudjEuUGxhbm5lZENoYW5nZRIoCgljb25mbGljdHMYBCADKAsyFS5kbnNwbGFuZS52MS5Db25mbGljdBItCgpvcGVyYXRpb25zGAUgAygLMhkuZG5zcGxhbmUudjEuT3ZoT3BlcmF0aW9uEi8KCXRocmVzaG9sZBgGIAEoCzIcLmRuc3BsYW5lLnYxLkNoYW5nZVRocmVzaG9sZCLdAQoEUGxhbhIKCgJpZBgBIAEoCRIOCgZ0ZW5hbnQYAiABKAkSJAoFem9uZXMYAyADKAsyFS5kbnNwbGFuZS52MS5ab25lUGxhbhIOCgZkaWdlc3QYBCABKAkSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZXhwaXJlc19hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASIwoGcG9saWN5GAcgASgOMhMuZG5zcGxhbmUudjEuUG9saWN5Ii8KDFBsYW5SZXNwb25zZRIfCgRwbGFuGAEgASgLMhEuZG5zcGxhbmUudjEuUGxhbiK2AQoMQXBwbHlSZXF1ZXN0EhEKB3BsYW5faWQYASABKAlIABIoCgRwbGFuGAIgASgLMhguZG5zcGxhbmUudjEuUGxhblJlcXVlc3RIABINCgVmb3JjZRgDIAEoCBIfCgR3YWl0GAQgASgOMhEuZG5zcGxhbmUudjEuV2FpdBIvCgx3YWl0X3RpbWVvdXQYBSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb25CCAoGc291cmNlItgCCg9ab25lQXBwbHlSZXN1bHQSDAoEem9uZRgBIAEoCRIoCgZzdGF0dXMYAiABKA4yGC5kbnNwbGFuZS52MS5BcHBseVN0YXR1cxISCgpnZW5lcmF0aW9uGAMgASgDEigKBWNhbGxzGAQgAygLMhkuZG5zcGxhbmUudjEuT3ZoT3BlcmF0aW9uEisKB2NoYW5nZXMYBSADKAsyGi5kbnNwbGFuZS52MS5QbGFubmVkQ2hhbmdlEigKCWNvbmZsaWN0cxgGIAMoCzIVLmRuc3BsYW5lLnYxLkNvbmZsaWN0Eg0KBWVycm9yGAcgASgJEigKB2JhdGNoZXMYCCADKAsyFy5kbnNwbGFuZS52MS5BcHBseUJhdGNoEhIKCmpvdXJuYWxfaWQYCSABKAkSKwoKdmlzaWJpbGl0eRgKIAEoCzIXLmRuc3BsYW5lLnYxLlZpc2liaWxpdHkihAEKCkFwcGx5QmF0Y2gSDQoFaW5kZXgYASABKA0SEgoKb3BlcmF0aW9ucxgCIAEoDRISCgpnZW5lcmF0aW9uGAMgASgDEhIKCmpvdXJuYWxfaWQYBCABKAkSKwoKdmlzaWJpbGl0eRgFIAEoCzIXLmRuc3BsYW5lLnYxLlZpc2liaWxpdHkiTQoNQXBwbHlSZXNwb25zZRIPCgdwbGFuX2lkGAEgASgJEisKBXpvbmVzGAIgAygLMhwuZG5zcGxhbmUudjEuWm9uZUFwcGx5UmVzdWx0IncKD0dldEFwcGx5UmVxdWVzdBISCgpqb3VybmFsX2lkGAEgASgJEh8KBHdhaXQYAiABKA4yES5kbnNwbGFuZS52MS5XYWl0Ei8KDHdhaXRfdGltZW91dBgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiKBAgoQR2V0QXBwbHlSZXNwb25zZRISCgpqb3VybmFsX2lkGAEgASgJEgwKBHpvbmUYAiABKAkSDgoGdGVuYW50GAMgASgJEg8KB3BsYW5faWQYBCABKAkSDQoFc3RhdGUYBSABKAkSLgoKc3RhcnRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZmluaXNoZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBWVycm9yGAggASgJEisKCnZpc2liaWxpdHkYCSABKAsyFy5kbnNwbGFuZS52MS5WaXNpYmlsaXR5Ir8BCg5SZWNvcmRzUmVxdWVzdBINCgV6b25lcxgBIAMoCRJMChFrbm93bl9nZW5lcmF0aW9ucxgCIAMoCzIxLmRuc3BsYW5lLnYxLlJlY29yZHNSZXF1ZXN0Lktub3duR2VuZXJhdGlvbnNFbnRyeRIXCg9pbmNsdWRlX2ZvcmVpZ24YAyABKAgaNwoVS25vd25HZW5lcmF0aW9uc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAzoCOAEibwoLWm9uZVJlY29yZHMSDAoEem9uZRgBIAEoCRISCgpnZW5lcmF0aW9uGAIgASgDEhQKDG5vdF9tb2RpZmllZBgDIAEoCBIoCgllbmRwb2ludHMYBCADKAsyFS5kbnNwbGFuZS52MS5FbmRwb2ludCI6Cg9SZWNvcmRzUmVzcG9uc2USJwoFem9uZXMYASADKAsyGC5kbnNwbGFuZS52MS5ab25lUmVjb3JkcyISChBMaXN0Wm9uZXNSZXF1ZXN0IocCCgRab25lEgwKBG5hbWUYASABKAkSFAoMdW5pY29kZV9uYW1lGAIgASgJEhIKCmdlbmVyYXRpb24YAyABKAMSLQoJbGFzdF9zeW5jGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgxyZWNvcmRfY291bnQYBSABKAUSDQoFc3RhdGUYBiABKAkSJQoFZHJpZnQYByABKAsyFi5kbnNwbGFuZS52MS5ab25lRHJpZnQSGQoRaW5fZmxpZ2h0X2FwcGxpZXMYCCABKAUSMQoQcmVjZW50X3B1Ymxpc2hlcxgJIAMoCzIXLmRuc3BsYW5lLnYxLlZpc2liaWxpdHkiqwEKCVpvbmVEcmlmdBINCgVzdGF0ZRgBIAEoCRIuCgpsYXN0X2NoZWNrGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpsYXN0X2ZvdW5kGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgVhZGRlZBgEIAEoBRIPCgdyZW1vdmVkGAUgASgFEg8KB3VwZGF0ZWQYBiABKAUiZwoRTGlzdFpvbmVzUmVzcG9uc2USIAoFem9uZXMYASADKAsyES5kbnNwbGFuZS52MS5ab25lEg4KBnRlbmFudBgCIAEoCRIQCghzdWZmaXhlcxgDIAMoCRIOCgZzY29wZXMYBCADKAkqYQoGUG9saWN5EhYKElBPTElDWV9VTlNQRUNJRklFRBAAEg8KC1BPTElDWV9TWU5DEAESFgoSUE9MSUNZX1VQU0VSVF9PTkxZEAISFgoSUE9MSUNZX0NSRUFURV9PTkxZEAMqewoMQ2hhbmdlQWN0aW9uEh0KGUNIQU5HRV9BQ1RJT05fVU5TUEVDSUZJRUQQABIYChRDSEFOR0VfQUNUSU9OX0NSRUFURRABEhgKFENIQU5HRV9BQ1RJT05fVVBEQVRFEAISGAoUQ0hBTkdFX0FDVElPTl9ERUxFVEUQAyrHAQoLQXBwbHlTdGF0dXMSHAoYQVBQTFlfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGAoUQVBQTFlfU1RBVFVTX0FQUExJRUQQARIbChdBUFBMWV9TVEFUVVNfTk9fQ0hBTkdFUxACEhYKEkFQUExZX1NUQVRVU19TVEFMRRADEhcKE0FQUExZX1NUQVRVU19GQUlMRUQQBBIYChRBUFBMWV9TVEFUVVNfRFJZX1JVThAFEhgKFEFQUExZX1NUQVRVU19SRUZVU0VEEAYy+AIKC1pvbmVTZXJ2aWNlEk8KCUxpc3Rab25lcxIdLmRuc3BsYW5lLnYxLkxpc3Rab25lc1JlcXVlc3QaHi5kbnNwbGFuZS52MS5MaXN0Wm9uZXNSZXNwb25zZSIDkAIBEkkKB1JlY29yZHMSGy5kbnNwbGFuZS52MS5SZWNvcmRzUmVxdWVzdBocLmRuc3BsYW5lLnYxLlJlY29yZHNSZXNwb25zZSIDkAIBEj0KBFBsYW4SGC5kbnNwbGFuZS52MS5QbGFuUmVxdWVzdBoZLmRuc3BsYW5lLnYxLlBsYW5SZXNwb25zZSIAEkAKBUFwcGx5EhkuZG5zcGxhbmUudjEuQXBwbHlSZXF1ZXN0GhouZG5zcGxhbmUudjEuQXBwbHlSZXNwb25zZSIAEkwKCEdldEFwcGx5EhwuZG5zcGxhbmUudjEuR2V0QXBwbHlSZXF1ZXN0Gh0uZG5zcGxhbmUudjEuR2V0QXBwbHlSZXNwb25zZSIDkAIBYgZwcm90bzM", [file_dnsplane_v1_visibility, file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * The same shape as external-dns's endpoint.
@@ -498,6 +500,23 @@ export type ApplyRequest = Message<"dnsplane.v1.ApplyRequest"> & {
    * @generated from field: bool force = 3;
    */
   force: boolean;
+
+  /**
+   * WAIT_VISIBLE: answer once each zone's publish is visible on the zone's authoritative servers
+   * (or final otherwise: not visible, unverified, superseded), or at wait_timeout with the state so
+   * far. A failed zone still fails the call, after the others were waited for.
+   *
+   * @generated from field: dnsplane.v1.Wait wait = 4;
+   */
+  wait: Wait;
+
+  /**
+   * With WAIT_VISIBLE: the longest wait, at most 1 hour; unset: 5 minutes. A Connect or gRPC
+   * deadline shorter than it ends the wait a little before the deadline, with the state so far.
+   *
+   * @generated from field: google.protobuf.Duration wait_timeout = 5;
+   */
+  waitTimeout?: Duration | undefined;
 };
 
 /**
@@ -560,6 +579,22 @@ export type ZoneApplyResult = Message<"dnsplane.v1.ZoneApplyResult"> & {
    * @generated from field: repeated dnsplane.v1.ApplyBatch batches = 8;
    */
   batches: ApplyBatch[];
+
+  /**
+   * The journal row of the publish (the last batch's); empty when nothing was published.
+   * ZoneService.GetApply answers its visibility at any later time.
+   *
+   * @generated from field: string journal_id = 9;
+   */
+  journalId: string;
+
+  /**
+   * With WAIT_VISIBLE, where the publish stands (the last batch's; each batch has its own); unset
+   * without a wait or when nothing was published.
+   *
+   * @generated from field: dnsplane.v1.Visibility visibility = 10;
+   */
+  visibility?: Visibility | undefined;
 };
 
 /**
@@ -600,6 +635,13 @@ export type ApplyBatch = Message<"dnsplane.v1.ApplyBatch"> & {
    * @generated from field: string journal_id = 4;
    */
   journalId: string;
+
+  /**
+   * With WAIT_VISIBLE, where this batch's publish stands.
+   *
+   * @generated from field: dnsplane.v1.Visibility visibility = 5;
+   */
+  visibility?: Visibility | undefined;
 };
 
 /**
@@ -632,6 +674,103 @@ export const ApplyResponseSchema: GenMessage<ApplyResponse> = /*@__PURE__*/
   messageDesc(file_dnsplane_v1_zone, 14);
 
 /**
+ * @generated from message dnsplane.v1.GetApplyRequest
+ */
+export type GetApplyRequest = Message<"dnsplane.v1.GetApplyRequest"> & {
+  /**
+   * The journal row of an apply (ZoneApplyResult.journal_id, ApplyBatch.journal_id).
+   *
+   * @generated from field: string journal_id = 1;
+   */
+  journalId: string;
+
+  /**
+   * As in ApplyRequest: WAIT_VISIBLE answers once the publish is final, or at wait_timeout.
+   *
+   * @generated from field: dnsplane.v1.Wait wait = 2;
+   */
+  wait: Wait;
+
+  /**
+   * @generated from field: google.protobuf.Duration wait_timeout = 3;
+   */
+  waitTimeout?: Duration | undefined;
+};
+
+/**
+ * Describes the message dnsplane.v1.GetApplyRequest.
+ * Use `create(GetApplyRequestSchema)` to create a new message.
+ */
+export const GetApplyRequestSchema: GenMessage<GetApplyRequest> = /*@__PURE__*/
+  messageDesc(file_dnsplane_v1_zone, 15);
+
+/**
+ * @generated from message dnsplane.v1.GetApplyResponse
+ */
+export type GetApplyResponse = Message<"dnsplane.v1.GetApplyResponse"> & {
+  /**
+   * @generated from field: string journal_id = 1;
+   */
+  journalId: string;
+
+  /**
+   * @generated from field: string zone = 2;
+   */
+  zone: string;
+
+  /**
+   * The tenant that applied.
+   *
+   * @generated from field: string tenant = 3;
+   */
+  tenant: string;
+
+  /**
+   * Empty for an inline apply (plan and apply in one call).
+   *
+   * @generated from field: string plan_id = 4;
+   */
+  planId: string;
+
+  /**
+   * The journal's state of the apply: in_flight, done, failed, recovered.
+   *
+   * @generated from field: string state = 5;
+   */
+  state: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp started_at = 6;
+   */
+  startedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp finished_at = 7;
+   */
+  finishedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: string error = 8;
+   */
+  error: string;
+
+  /**
+   * Where the publish stands: PUBLISHED while the apply is in flight; UNVERIFIED, with the reason,
+   * when it published nothing.
+   *
+   * @generated from field: dnsplane.v1.Visibility visibility = 9;
+   */
+  visibility?: Visibility | undefined;
+};
+
+/**
+ * Describes the message dnsplane.v1.GetApplyResponse.
+ * Use `create(GetApplyResponseSchema)` to create a new message.
+ */
+export const GetApplyResponseSchema: GenMessage<GetApplyResponse> = /*@__PURE__*/
+  messageDesc(file_dnsplane_v1_zone, 16);
+
+/**
  * @generated from message dnsplane.v1.RecordsRequest
  */
 export type RecordsRequest = Message<"dnsplane.v1.RecordsRequest"> & {
@@ -662,7 +801,7 @@ export type RecordsRequest = Message<"dnsplane.v1.RecordsRequest"> & {
  * Use `create(RecordsRequestSchema)` to create a new message.
  */
 export const RecordsRequestSchema: GenMessage<RecordsRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 15);
+  messageDesc(file_dnsplane_v1_zone, 17);
 
 /**
  * @generated from message dnsplane.v1.ZoneRecords
@@ -694,7 +833,7 @@ export type ZoneRecords = Message<"dnsplane.v1.ZoneRecords"> & {
  * Use `create(ZoneRecordsSchema)` to create a new message.
  */
 export const ZoneRecordsSchema: GenMessage<ZoneRecords> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 16);
+  messageDesc(file_dnsplane_v1_zone, 18);
 
 /**
  * @generated from message dnsplane.v1.RecordsResponse
@@ -711,7 +850,7 @@ export type RecordsResponse = Message<"dnsplane.v1.RecordsResponse"> & {
  * Use `create(RecordsResponseSchema)` to create a new message.
  */
 export const RecordsResponseSchema: GenMessage<RecordsResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 17);
+  messageDesc(file_dnsplane_v1_zone, 19);
 
 /**
  * @generated from message dnsplane.v1.ListZonesRequest
@@ -724,7 +863,7 @@ export type ListZonesRequest = Message<"dnsplane.v1.ListZonesRequest"> & {
  * Use `create(ListZonesRequestSchema)` to create a new message.
  */
 export const ListZonesRequestSchema: GenMessage<ListZonesRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 18);
+  messageDesc(file_dnsplane_v1_zone, 20);
 
 /**
  * @generated from message dnsplane.v1.Zone
@@ -780,6 +919,14 @@ export type Zone = Message<"dnsplane.v1.Zone"> & {
    * @generated from field: int32 in_flight_applies = 8;
    */
   inFlightApplies: number;
+
+  /**
+   * The zone's latest publishes, newest first (at most 5), and where each stands on the zone's
+   * authoritative servers: published_at to visible_at is the publish-to-visible delay.
+   *
+   * @generated from field: repeated dnsplane.v1.Visibility recent_publishes = 9;
+   */
+  recentPublishes: Visibility[];
 };
 
 /**
@@ -787,7 +934,7 @@ export type Zone = Message<"dnsplane.v1.Zone"> & {
  * Use `create(ZoneSchema)` to create a new message.
  */
 export const ZoneSchema: GenMessage<Zone> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 19);
+  messageDesc(file_dnsplane_v1_zone, 21);
 
 /**
  * The drift checks of one zone (DNSPLANE_DRIFT_INTERVAL, whichever replica ran them).
@@ -841,7 +988,7 @@ export type ZoneDrift = Message<"dnsplane.v1.ZoneDrift"> & {
  * Use `create(ZoneDriftSchema)` to create a new message.
  */
 export const ZoneDriftSchema: GenMessage<ZoneDrift> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 20);
+  messageDesc(file_dnsplane_v1_zone, 22);
 
 /**
  * @generated from message dnsplane.v1.ListZonesResponse
@@ -879,7 +1026,7 @@ export type ListZonesResponse = Message<"dnsplane.v1.ListZonesResponse"> & {
  * Use `create(ListZonesResponseSchema)` to create a new message.
  */
 export const ListZonesResponseSchema: GenMessage<ListZonesResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 21);
+  messageDesc(file_dnsplane_v1_zone, 23);
 
 /**
  * @generated from enum dnsplane.v1.Policy
@@ -1051,6 +1198,8 @@ export const ZoneService: GenService<{
    * applied and published are reported too. A zone with more operations than DNSPLANE_APPLY_BATCH is
    * applied in batches (ZoneApplyResult.batches): a failed batch is rolled back alone, the earlier
    * ones stay applied and published, and the error says which.
+   * With wait WAIT_VISIBLE the answer comes once every zone's publish is final on the zone's
+   * authoritative servers, or at the wait timeout with the state so far (ZoneApplyResult.visibility).
    *
    * @generated from rpc dnsplane.v1.ZoneService.Apply
    */
@@ -1058,6 +1207,18 @@ export const ZoneService: GenService<{
     methodKind: "unary";
     input: typeof ApplyRequestSchema;
     output: typeof ApplyResponseSchema;
+  },
+  /**
+   * One publish (an apply's journal row, ZoneApplyResult.journal_id) and where it stands on the
+   * zone's authoritative servers. The calling tenant's own applies; with the admin scope, anyone's.
+   * Can wait as Apply does.
+   *
+   * @generated from rpc dnsplane.v1.ZoneService.GetApply
+   */
+  getApply: {
+    methodKind: "unary";
+    input: typeof GetApplyRequestSchema;
+    output: typeof GetApplyResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_dnsplane_v1_zone, 0);

@@ -1,8 +1,10 @@
-// The journal (audit log): each apply with its OVH calls and outcome, and admin actions; newest first,
-// a page at a time (AdminService.ListJournal with before_id).
+// The journal (audit log): each apply with its OVH calls and outcome, and where its publish stands on
+// the zone's authoritative servers (published -> visible, per server); admin actions; newest first, a
+// page at a time (AdminService.ListJournal with before_id).
 import { adminApi, zoneApi } from '../api.js';
 import { badge, clear, errorBox, fmtTime, h } from '../dom.js';
 import { pagedLines, pagedTable } from '../table.js';
+import { visibilityCell, visibilityDetail } from '../visibility.js';
 
 const PAGE = 50;
 const STATES = ['in_flight', 'done', 'failed', 'recovered'];
@@ -16,6 +18,7 @@ function detail(e) {
     e.planId ? h('p', null, 'Plan ', h('a', { href: `#/plans/${encodeURIComponent(e.planId)}` }, e.planId)) : null,
     e.summary ? h('p', null, e.summary) : null,
     e.error ? h('p', { class: 'error-text' }, e.error) : null,
+    visibilityDetail(e.visibility),
     h('h3', null, `OVH calls made (${calls.length})`),
     calls.length ? pagedLines(calls, { testid: 'calls', pageSize: 200, lineNode: (op) => h('div', { class: `line ${op.error || op.status >= 400 ? 'remove' : 'call'}` }, callLine(op)) }) : h('p', { class: 'muted' }, 'none'),
     h('h3', null, `OVH operations intended (${ops.length})`),
@@ -57,6 +60,7 @@ export async function journalPage(page, { stale }) {
           { title: 'Outcome', cell: (e) => badge(e.state) },
           { title: 'OVH calls', class: 'num', cell: (e) => String((e.calls ?? []).length) },
           { title: 'Finished', class: 'time', cell: (e) => fmtTime(e.finishedAt) },
+          { title: 'Visible', cell: (e) => visibilityCell(e.visibility) },
           { title: 'Detail', class: 'wrap', cell: (e) => e.error || e.summary || (e.planId ? `plan ${e.planId}` : e.kind === 'apply' ? 'inline apply (plan and apply in one call)' : '') },
         ],
       }),
@@ -72,7 +76,7 @@ export async function journalPage(page, { stale }) {
 
   page.append(
     h('h1', null, 'Journal'),
-    h('p', { class: 'muted' }, 'Every zone apply (its OVH calls and outcome: done, failed — rolled back —, recovered after a crash, or still in flight) and every admin action. Click an entry for its calls.'),
+    h('p', { class: 'muted' }, 'Every zone apply (its OVH calls and outcome: done, failed — rolled back —, recovered after a crash, or still in flight; once published, whether the zone\'s authoritative servers answer it yet, and how long they took) and every admin action. Click an entry for its calls and each server\'s answer.'),
     h('div', { class: 'filters' }, zone, tenant, state),
     holder,
   );

@@ -1,7 +1,9 @@
-// Zones: generation, record count, last sync, drift state, applies waiting for their rollback.
+// Zones: generation, record count, last sync, drift state, applies waiting for their rollback, and the
+// latest publishes' delays until the zone's authoritative servers answered them.
 import { zoneApi } from '../api.js';
 import { ago, badge, fmtTime, h } from '../dom.js';
 import { pagedTable } from '../table.js';
+import { recentCell } from '../visibility.js';
 
 const DRIFT_TEXT = { unchecked: 'not checked yet', in_sync: 'in sync', drift_found: 'drift found' };
 
@@ -38,6 +40,7 @@ export async function zonesPage(page, { who, stale }) {
         { title: 'Last sync', class: 'time', cell: (z) => h('span', { title: ago(z.lastSync) }, fmtTime(z.lastSync)) },
         { title: 'Drift', cell: driftCell },
         { title: 'Applies in flight', class: 'num', cell: (z) => ((z.inFlightApplies ?? 0) > 0 ? badge(`${z.inFlightApplies} awaiting rollback`, 'in_flight') : '0') },
+        { title: 'Publish → visible (latest first)', cell: (z) => recentCell(z.recentPublishes) },
       ],
     }),
   );

@@ -1,0 +1,75 @@
+/**
+ * Visibility through the server (server.ts, core/probe/): in demo mode the prober learns the zone's
+ * name servers from the simulator's GET /domain/zone/{zone} (once) and asks them on their ports; an
+ * apply is visible once both answer it, waited for through the server's listener; later probes make
+ * no OVH call; /metrics has the times per server.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pino from 'pino';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { apply } from '../../src/core/apply/index.js';
+import { createTenant, type Tenant } from '../../src/core/tenants.js';
+import { visibilityOf, waitVisible } from '../../src/core/visibility.js';
+import { ensureSynced } from '../../src/core/zones.js';
+import { DEMO_ZONE } from '../../src/demo.js';
+import { startServer, type Server } from '../../src/server.js';
+import { testDatabase, type TestDatabase } from '../helpers/db.js';
+import { simCalls } from '../helpers/ovh-api.js';
+import { until } from '../helpers/until.js';
+
+let db: TestDatabase;
+let dataDir: string;
+let server: Server;
+let tenant: Tenant;
+
+beforeAll(async () => {
+  db = await testDatabase();
+  dataDir = mkdtempSync(path.join(tmpdir(), 'dnsplane-visibility-'));
+  const config = loadConfig({ DATABASE_URL: db.url, DNSPLANE_DEMO: 'true', DNSPLANE_DATA_DIR: dataDir, DNSPLANE_LISTEN: '127.0.0.1:0', DNSPLANE_WEBHOOK_LISTEN: 'off', DNSPLANE_DNS_LISTEN: 'off', DNSPLANE_DRIFT_INTERVAL: 'off', DNSPLANE_SIM_PROPAGATION: '0', DNSPLANE_PROBE_BACKOFF: '50ms..200ms' });
+  server = await startServer(config, pino({ level: 'silent' }));
+  tenant = (await createTenant(db.pool, { name: 'vis', zones: [DEMO_ZONE] })).tenant;
+  await ensureSynced(server.ctx, DEMO_ZONE);
+});
+
+afterAll(async () => {
+  await server?.close();
+  await db?.drop();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function put(name: string, target: string): Promise<string> {
+  const endpoint = { dnsName: `${name}.${DEMO_ZONE}`, recordType: 'A', targets: [target], ttl: 300 };
+  const result = await apply(server.ctx, tenant, { input: { kind: 'changes', policy: 'sync', changes: { create: [endpoint], updateOld: [], updateNew: [], delete: [] } } });
+  expect(result.zones[0]!.status).toBe('applied');
+  return result.zones[0]!.journalId!;
+}
+
+it('an apply is visible once both name servers answer it; the name servers cost one OVH call for the process', async () => {
+  const sim = server.simulator!;
+  sim.clearCalls();
+  sim.propagation.hold('ns1.sim.test');
+  const id = await put('www', '192.0.2.1');
+  const half = await until('dns1 to answer', async () => {
+    const v = await visibilityOf(server.ctx, id);
+    return v?.servers.find((s) => s.server === 'dns1.sim.test')?.firstAnsweredAt && v;
+  });
+  expect(half.state).toBe('published');
+  expect(half.servers.find((s) => s.server === 'ns1.sim.test')).toMatchObject({ behind: [`www.${DEMO_ZONE} A`] });
+  sim.propagation.release('ns1.sim.test');
+  const [v] = await waitVisible(server.ctx, [id], { timeoutMs: 120_000 });
+  expect(v!.state).toBe('visible');
+  expect(v!.servers.map((s) => s.server).sort()).toEqual(['dns1.sim.test', 'ns1.sim.test']);
+
+  const second = await put('api', '192.0.2.2');
+  expect((await waitVisible(server.ctx, [second], { timeoutMs: 120_000 }))[0]!.state).toBe('visible');
+  const calls = simCalls(sim);
+  expect(calls.filter((c) => c.startsWith(`GET /domain/zone/${DEMO_ZONE} `))).toEqual([`GET /domain/zone/${DEMO_ZONE} 200`]);
+  expect(calls.filter((c) => !c.includes('/record') && !c.startsWith(`GET /domain/zone/${DEMO_ZONE} `))).toEqual([`POST /domain/zone/${DEMO_ZONE}/refresh 204`, `POST /domain/zone/${DEMO_ZONE}/refresh 204`]);
+
+  const metrics = await (await fetch(`${server.url}/metrics`)).text();
+  expect(metrics).toContain(`dnsplane_visibility_seconds_count{zone="${DEMO_ZONE}",server="ns1.sim.test"} 2`);
+  expect(metrics).toContain(`dnsplane_visibility_final_total{zone="${DEMO_ZONE}",state="visible"} 2`);
+});
