@@ -56,6 +56,7 @@ async function keptOrMade(ctx: CoreContext, dataDir: string, opts: { newKey: boo
   }
   const admin = { pool: ctx.pool, secrets: ctx.secrets, actor: null };
   const issued = existing ? await rotateTsigKey(admin, DEMO_TSIG_NAME) : await createTsigKey(admin, { tenant: 'demo', name: DEMO_TSIG_NAME, algorithm: ALGORITHM, acmeOnly: true });
+  ctx.tsigKeys?.forget('demo'); // this replica at once (its nsupdate line may be run next); the others on NOTIFY
   const secret = issued.secret.toString('base64');
   await writePrivateFile(file, { name: DEMO_TSIG_NAME, secret });
   return { name: DEMO_TSIG_NAME, algorithm: issued.key.algorithm, secret };
