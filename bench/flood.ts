@@ -100,6 +100,9 @@ async function phase(name: string, env: Record<string, string>, flood: boolean):
       ...simulatorEnv(sim, caFile),
       DNSPLANE_OVH_RATE: '1000',
       DNSPLANE_DRIFT_INTERVAL: 'off',
+      // Every flooder comes from 127.0.0.1: the connection cap per address would refuse most of them
+      // before the login limiter this bench measures sees them.
+      DNSPLANE_MAX_CONNECTIONS_PER_ADDRESS: String(F + 16),
       ...env,
     }),
     log,
