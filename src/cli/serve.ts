@@ -69,7 +69,7 @@ stop sending, roll back and answer Unavailable; the process exits within DNSPLAN
             io.out(`DNS UPDATE, as cert-manager, lego and certbot send it, signed with the demo tenant's ACME-only key${key ? ` (kept in ${DEMO_TSIG_FILE} of the data dir)` : ''}:`);
             if (!key) io.out('  dnsplane tenant tsig create demo --acme-only        # prints a key name and its secret once');
             io.out(`  printf 'server ${server.dns.host} ${server.dns.port}\\nupdate add _acme-challenge.${DEMO_ZONE} 60 TXT hello\\nsend\\n' | nsupdate -y ${key ? `${key.algorithm}:${key.name}:${key.secret}` : 'hmac-sha256:NAME:SECRET'}`);
-            io.out(`  dig @127.0.0.1 -p ${sim.dnsPort} _acme-challenge.${DEMO_ZONE} TXT    # what the first name server answers, once its lag passed`);
+            io.out(`  dig @127.0.0.1 -p ${sim.dnsPort} _acme-challenge.${DEMO_ZONE} TXT    # what the simulator published`);
           }
         }
       }
