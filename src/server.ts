@@ -31,7 +31,7 @@ import { startCentralWebhook, type WebhookListener } from './webhook/index.js';
 import { startDraftSweep } from './core/staging.js';
 import { startApiPort } from './api/port.js';
 import { messageOf } from './error-message.js';
-import { VisibilityWatch } from './core/visibility.js';
+import { VisibilityWatch } from './core/visibility-watch.js';
 import { Prober } from './core/probe/prober.js';
 import { ServerDirectory } from './core/probe/servers.js';
 

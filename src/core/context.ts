@@ -9,7 +9,7 @@ import type { PlanLimiter } from './plan-limit.js';
 import type { SecretBox } from './secrets.js';
 import type { TsigKeyCache } from './tsig-key-cache.js';
 import type { OvhKeyCache } from './ovh-key-cache.js';
-import type { VisibilityWatch } from './visibility.js';
+import type { VisibilityWatch } from './visibility-watch.js';
 
 export interface CoreSettings {
   /** Zones to manage; undefined: every zone of the OVH account. */

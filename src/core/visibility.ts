@@ -12,6 +12,8 @@
 import * as store from '../store/index.js';
 import type { CoreContext } from './context.js';
 
+export { VisibilityWatch } from './visibility-watch.js';
+
 export type VisibilityState = 'published' | 'visible' | 'not_visible' | 'unverified' | 'superseded';
 
 /** The final states: waitVisible returns once every row is in one. */
@@ -103,33 +105,6 @@ export async function waitVisible(ctx: CoreContext, journalIds: readonly string[
 
 /** How often a wait re-reads without a notification (one lost while the listener reconnected). */
 export const VISIBILITY_RECHECK_MS = 5_000;
-
-/**
- * Who waits for which rows in this process, woken by the server's listener (NOTIFY
- * dnsplane_visibility: `notify`); a reconnected listener wakes everyone (`wakeAll`: notifications
- * may have been missed). server.ts builds one and hands it in as ctx.visibility.
- */
-export class VisibilityWatch {
-  private readonly waiters = new Set<{ ids: ReadonlySet<string>; wake: () => void }>();
-
-  subscribe(ids: readonly string[], wake: () => void): () => void {
-    const waiter = { ids: new Set(ids), wake };
-    this.waiters.add(waiter);
-    return () => this.waiters.delete(waiter);
-  }
-
-  notify(journalId: string): void {
-    for (const w of this.waiters) if (w.ids.has(journalId)) w.wake();
-  }
-
-  wakeAll(): void {
-    for (const w of this.waiters) w.wake();
-  }
-
-  get waiting(): number {
-    return this.waiters.size;
-  }
-}
 
 /** The rows that exist, in the order asked, as Visibility. */
 export async function readVisibility(ctx: CoreContext, ids: readonly string[]): Promise<Visibility[]> {

@@ -12,9 +12,9 @@
  * server serves the zone as published.
  */
 import type { StoredRecord, ZoneState } from './state.js';
+import type { Lag } from './types.js';
 
-/** A lag: milliseconds, a random range drawn per refresh, or never. */
-export type Lag = number | { min: number; max: number } | 'never';
+export type { Lag };
 
 /** What one server serves of a zone. */
 export interface ServedZone {

@@ -1,7 +1,9 @@
 /**
  * Public types of the OVH simulator. See index.ts for what is modelled.
  */
-import type { Lag } from './propagation.js';
+
+/** A server's propagation lag (ovhsim/propagation.ts): milliseconds, a random range drawn per refresh, or never. */
+export type Lag = number | { min: number; max: number } | 'never';
 
 /** A record as given to the simulator (initial zones, direct edits). */
 export interface SimRecordInit {
