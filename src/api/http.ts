@@ -21,6 +21,7 @@ import { compressionBrotli, compressionGzip, universalRequestFromNodeRequest, un
 import type { Logger } from 'pino';
 import { registerHealth, type HealthOptions } from './health.js';
 import { registerReflection } from './reflection.js';
+import { messageOf } from '../error-message.js';
 
 type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest;
 type NodeResponse = http.ServerResponse | http2.Http2ServerResponse;
@@ -80,7 +81,7 @@ export function apiHandler(opts: ApiHandlerOptions): (req: NodeRequest, res: Nod
     try {
       uReq = universalRequestFromNodeRequest(req, res as http.ServerResponse, undefined, contextValues?.(req));
     } catch (e) {
-      return text(res, 400, `${e instanceof Error ? e.message : String(e)}\n`);
+      return text(res, 400, `${messageOf(e)}\n`);
     }
     const webText = isGrpcWebText(uReq.header.get('content-type'));
     if (webText) uReq = fromGrpcWebText(uReq);
@@ -89,7 +90,7 @@ export function apiHandler(opts: ApiHandlerOptions): (req: NodeRequest, res: Nod
       .then((uRes) => universalResponseToNodeResponse(uRes, res as http.ServerResponse))
       .catch((reason: unknown) => {
         if (ConnectError.from(reason).code === Code.Aborted) return;
-        log.error({ err: reason instanceof Error ? reason.message : String(reason), rpc: path }, 'writing the answer failed');
+        log.error({ err: messageOf(reason), rpc: path }, 'writing the answer failed');
       });
   };
 }

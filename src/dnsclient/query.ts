@@ -11,6 +11,7 @@ import dgram from 'node:dgram';
 import net from 'node:net';
 import { randomInt } from 'node:crypto';
 import { CLASS, OPCODE, encodeMessage, optRecord, parseMessage, sameName, type Message, type Question } from '../dns/wire/index.js';
+import { messageOf } from '../error-message.js';
 
 export interface DnsServerAddress {
   host: string;
@@ -61,7 +62,7 @@ function check(bytes: Buffer, id: number, q: Question): Reply | string {
   try {
     m = parseMessage(bytes).message;
   } catch (e) {
-    return `a malformed answer (${e instanceof Error ? e.message : String(e)})`;
+    return `a malformed answer (${messageOf(e)})`;
   }
   const h = m.header;
   if (h.id !== id) return `an answer with another id (${h.id}, asked ${id})`;

@@ -9,6 +9,7 @@
 import { RCODE, TYPE, rcodeName, sameName, targetOfData, wireTypeOf, type ResourceRecord } from '../../dns/wire/index.js';
 import { isRecordType } from '../../dns/types.js';
 import type { DnsAnswer } from '../../dnsclient/index.js';
+import { messageOf } from '../../error-message.js';
 
 export type Verdict = 'match' | 'old' | { error: string };
 
@@ -39,7 +40,7 @@ export function judge(zone: string, set: { name: string; type: string; targets: 
   try {
     got = [...new Set(records.map((rr) => targetOf(rr)))].sort();
   } catch (e) {
-    return { error: `records that cannot be read (${e instanceof Error ? e.message : String(e)})` };
+    return { error: `records that cannot be read (${messageOf(e)})` };
   }
   const want = [...new Set(set.targets)].sort();
   return got.length === want.length && got.every((t, i) => t === want[i]) ? 'match' : 'old';
