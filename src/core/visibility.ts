@@ -51,11 +51,6 @@ export async function visibilityOf(ctx: CoreContext, journalId: string): Promise
   return one;
 }
 
-/** The latest applies that published, newest first, of one zone or every zone (the console's zones page: recent delays). */
-export async function recentVisibility(ctx: CoreContext, opts: { zone?: string; limit: number }): Promise<Visibility[]> {
-  return (await store.listVisibility(ctx.pool, opts)).map(toVisibility);
-}
-
 /** Whether waitVisible stops waiting for this one. */
 export function isFinal(v: Visibility): boolean {
   return FINAL_STATES.has(v.state);

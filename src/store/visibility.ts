@@ -5,7 +5,7 @@
  * sends NOTIFY dnsplane_visibility (its id); a probe recorded sends NOTIFY dnsplane_probe (its id),
  * both delivered at COMMIT.
  */
-import { assertIdString, assertLimit, jsonParam, type JsonValue, type Queryable } from './internal.js';
+import { assertIdString, jsonParam, type JsonValue, type Queryable } from './internal.js';
 import { PROBE_CHANNEL, VISIBILITY_CHANNEL } from './notify.js';
 
 export type VisibilityStateRow = 'published' | 'visible' | 'not_visible' | 'unverified' | 'superseded';
@@ -189,16 +189,6 @@ export async function journalVisibility(q: Queryable, ids: readonly string[]): P
   const { rows } = await q.query<VisRow>(`SELECT ${VIS_COLUMNS} FROM journal WHERE id = ANY($1::bigint[])`, [[...ids]]);
   const byId = new Map(rows.map((r) => [r.id, toVis(r)]));
   return ids.map((id) => byId.get(id)).filter((r): r is JournalVisibilityRow => r !== undefined);
-}
-
-/** The rows that published, newest first, of one zone or all (`limit` at most). */
-export async function listVisibility(q: Queryable, opts: { zone?: string; limit: number }): Promise<JournalVisibilityRow[]> {
-  assertLimit(opts.limit);
-  const { rows } = await q.query<VisRow>(
-    `SELECT ${VIS_COLUMNS} FROM journal WHERE published_at IS NOT NULL AND ($1::text IS NULL OR zone = $1) ORDER BY journal.id DESC LIMIT $2`,
-    [opts.zone ?? null, opts.limit],
-  );
-  return rows.map(toVis);
 }
 
 /** Progress of a row still `published`: per server what it answered so far. */

@@ -6,7 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apply } from '../../../src/core/apply/index.js';
-import { recentVisibility, visibilityOf, VisibilityWatch, waitVisible } from '../../../src/core/visibility.js';
+import { latestPublishes } from '../../../src/core/apply-view.js';
+import { visibilityOf, VisibilityWatch, waitVisible } from '../../../src/core/visibility.js';
 import * as store from '../../../src/store/index.js';
 import { applyRoom, type ApplyRoom } from '../../helpers/core-apply.js';
 import { until } from '../../helpers/until.js';
@@ -63,16 +64,16 @@ describe('recorded at the refresh', () => {
   });
 });
 
-describe('recentVisibility', () => {
+describe('latestPublishes', () => {
   it('lists the applies that published, newest first, per zone', async () => {
     const older = await put('recent-a', ['192.0.2.10']);
     const newer = await put('recent-b', ['192.0.2.11']);
-    const recent = await recentVisibility(room.ctx, { zone: ZONE, limit: 2 });
-    expect(recent.map((v) => [v.journalId, v.state])).toEqual([
+    const recent = await latestPublishes(room.ctx, [ZONE, 'other.test']);
+    expect(recent.get(ZONE)!.slice(0, 2).map((v) => [v.journalId, v.state])).toEqual([
       [newer, 'published'],
       [older, 'published'],
     ]);
-    expect(await recentVisibility(room.ctx, { zone: 'other.test', limit: 5 })).toEqual([]);
+    expect(recent.get('other.test') ?? []).toEqual([]);
   });
 });
 
