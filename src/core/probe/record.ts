@@ -35,17 +35,11 @@ export async function recordRefresh(
   journals: ReadonlyArray<{ journalId: string; changes: readonly Change[] }>,
 ): Promise<string> {
   const settings = ctx.settings.visibility ?? DEFAULT_VISIBILITY;
-  const id = await store.recordProbe(tx, {
-    zone,
-    publishedAt,
-    timeoutMs: settings.timeoutMs,
-    holder: instanceOf(ctx),
-    leaseMs: settings.leaseMs,
-    journals: journals.map((j) => ({ journalId: j.journalId, sets: probeSetsOf(j.changes) })),
-  });
+  const rows = journals.map((j) => ({ journalId: j.journalId, sets: probeSetsOf(j.changes) }));
+  const id = await store.recordProbe(tx, { zone, publishedAt, timeoutMs: settings.timeoutMs, holder: instanceOf(ctx), leaseMs: settings.leaseMs, journals: rows });
   // A row that changed no record set (none can be asked of a server) is final at once.
-  for (const j of journals) {
-    if (probeSetsOf(j.changes).length === 0) await store.finishVisibility(tx, j.journalId, { state: 'unverified', servers: [], reason: 'it changed no record set a server could be asked about' });
+  for (const r of rows) {
+    if (r.sets.length === 0) await store.finishVisibility(tx, r.journalId, { state: 'unverified', servers: [], reason: 'it changed no record set a server could be asked about' });
   }
   return id;
 }
