@@ -21,8 +21,9 @@
  *
  *  - through a replay of the same external-dns pointed at the OVH API dnsplane serves (issue 25): each
  *    cluster a tenant with its own OVH-style key, `--ovh-endpoint=http://…/ovh/1.0`; its polls answered
- *    from dnsplane's cache (it re-reads every loop: the served SOA serial is dnsplane's generation,
- *    never the one OVH's name server answers), its writes staged, its refresh one apply.
+ *    from dnsplane's cache (the served SOA names dnsplane's DNS door, which answers the served serial:
+ *    a loop with nothing changed is the zone list and one DNS question), its writes staged, its
+ *    refresh one apply.
  *
  * The lower bound of a scenario: the minimal operations (one per write here: a 1-target create is one
  * POST, a 1-target update one PUT, a delete one DELETE) plus, per loop, one refresh per
