@@ -14,10 +14,11 @@
  * staged write of the set that gave one, else the set's TTL as published, else (a new set) the
  * lowest of its records'. The refresh is planned under the zone lock (an input kind of its own,
  * DraftPlanner in core/plan.ts), against the zone as the applies before it left it, and what it keeps
- * — the served ids, the draft rows it published — is written in the apply's transaction. A record keeps
- * the id the tool was given for as long as it exists (core/draft-view.ts: served ids): a staged create
- * its staged id, a record the tenant had its OVH id, also when a refresh replaced its OVH record. A staged write no refresh published within DNSPLANE_OVH_API_DRAFT_TTL (1 h by
- * default) is dropped (sweepExpiredDrafts).
+ * — the served ids, the draft rows it published — is written in the apply's transaction. A record
+ * keeps the id the tool was given for as long as it exists (core/draft-view.ts: served ids): a staged
+ * create its staged id, a record the tenant had its OVH id, also when a refresh replaced its OVH
+ * record. A staged write no refresh published within DNSPLANE_OVH_API_DRAFT_TTL (1 h by default) is
+ * dropped (sweepExpiredDrafts).
  */
 import { InvalidInputError } from '../dns/errors.js';
 import { messageOf } from '../error-message.js';
@@ -38,9 +39,6 @@ import type { Tenant } from './tenants.js';
 
 /** DNSPLANE_OVH_API_DRAFT_TTL's default: a tool's calls and its refresh come seconds apart; a draft an hour old was abandoned. */
 export const DEFAULT_DRAFT_TTL_MS = 3_600_000;
-
-/** The first staged id (migrations/0012): ids from here on are staged creates, never OVH's. */
-export const FIRST_STAGED_ID = 4_000_000_000_000_001n;
 
 /** A record as a tool writes it, validated by OVH's rules (ovhwire/records.ts): OVH's stored form. */
 export interface WrittenRecord extends store.DraftRecord {
