@@ -21,8 +21,9 @@
  *
  *  - through a replay of the same external-dns pointed at the OVH API dnsplane serves (issue 25): each
  *    cluster a tenant with its own OVH-style key, `--ovh-endpoint=http://…/ovh/1.0`; its polls answered
- *    from dnsplane's cache (it re-reads every loop: the served SOA serial is dnsplane's generation,
- *    never the one OVH's name server answers), its writes staged, its refresh one apply.
+ *    from dnsplane's cache (the served SOA names dnsplane's DNS door, which answers the served serial:
+ *    a loop with nothing changed is the zone list and one DNS question), its writes staged, its
+ *    refresh one apply.
  *
  * The lower bound of a scenario: the minimal operations (one per write here: a 1-target create is one
  * POST, a 1-target update one PUT, a delete one DELETE) plus, per loop, one refresh per
@@ -49,10 +50,11 @@
  *   BENCH_LATENCY_MS=30  simulator latency / call  BENCH_RATE=20      OVH calls/s: dnsplane's DNSPLANE_OVH_RATE,
  *                                                                     and each external-dns's --ovh-api-rate-limit
  *   BENCH_COALESCE_K=50  clusters applying at the same moment (0: skip that scenario)
+ *   BENCH_IDLE_N=10000   records of the zone one cluster owns through the served OVH API, for the cost of
+ *                        its loop when nothing changed (0: skip that scenario)
  *   DATABASE_URL         a Postgres server to create the bench database on (dropped at the end)
  */
 import { randomBytes } from 'node:crypto';
-import { Resolver } from 'node:dns/promises';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -67,7 +69,8 @@ import { DEFAULT_EXPANDED_PAGE_SIZE } from '../src/ovh/client/expanded-lists.js'
 import { RateLimiter } from '../src/ovh/ratelimit.js';
 import { OvhSimulator, type SimCall, type SimRecordInit } from '../src/ovhsim/index.js';
 import { startServer, type Server } from '../src/server.js';
-import { ExternalDnsReplay, OvhHttp } from '../test/helpers/external-dns-ovh.js';
+import { dnsAtOf, ExternalDnsReplay, OvhHttp, type DnsAt } from '../test/helpers/external-dns-ovh.js';
+import { bumpGeneration, notifyZoneChanged, setOwner, withTransaction } from '../src/store/index.js';
 import { simulatorEnv, zoneClientFor } from '../test/helpers/sim-server.js';
 import { benchDatabase, writeSimulatorCa } from './lib.js';
 
@@ -93,6 +96,7 @@ const W = num('BENCH_W', '3', 1, true);
 const LATENCY_MS = num('BENCH_LATENCY_MS', '30', 0, false);
 const RATE = num('BENCH_RATE', '20', 0.1, false);
 const COALESCE_K = num('BENCH_COALESCE_K', '50', 0, true);
+const IDLE_N = num('BENCH_IDLE_N', '10000', 0, true);
 /** dnsplane's DNSPLANE_APPLY_BATCH default: the most operations one refresh of a coalesced group publishes. */
 const APPLY_BATCH = 100;
 const TTL = 300;
@@ -355,8 +359,7 @@ function measured(sim: OvhSimulator, clusters: ExternalDnsReplay[]): number {
 async function runReplay(sim: OvhSimulator, zone: string, k: number, n: number): Promise<{ cold: Run; steady: Run }> {
   const tag = `e${k}n${n}`;
   const http = new OvhHttp({ endpoint: `${sim.apiUrl}/1.0`, ...sim.credentials, ca: sim.caPem });
-  const resolver = new Resolver({ timeout: 2000, tries: 2 });
-  resolver.setServers([`${sim.host}:${sim.dnsPort}`]);
+  const resolver = simulatorDns(sim);
   // Setup, cold start and cleanup are not what this bench times: they run without latency and with
   // one shared, generous limiter; their calls are counted all the same.
   const fast = new RateLimiter(1e9, 64);
@@ -405,10 +408,9 @@ async function runReplay(sim: OvhSimulator, zone: string, k: number, n: number):
  * staged and published by its refresh as one apply, coalesced with the other clusters'. Counted: the
  * calls dnsplane made to OVH (the simulator's log) and the calls the clusters made to dnsplane.
  */
-async function runServed(sim: OvhSimulator, server: Server, zone: string, k: number): Promise<{ cold: Run; steady: Run & { served: number } }> {
+async function runServed(sim: OvhSimulator, server: Server, zone: string, k: number): Promise<{ cold: Run; steady: Run & { served: number; idle: number } }> {
   const tag = `o${k}`;
-  const resolver = new Resolver({ timeout: 2000, tries: 2 });
-  resolver.setServers([`${sim.host}:${sim.dnsPort}`]);
+  const resolver = servedDns(sim, server);
   const fast = new RateLimiter(1e9, 64);
   const links: OvhHttp[] = [];
   const clusters: ExternalDnsReplay[] = [];
@@ -437,6 +439,9 @@ async function runServed(sim: OvhSimulator, server: Server, zone: string, k: num
     const calls = apiCalls(sim);
     const served = clusters.reduce((s, c) => s + c.apiCalls, 0);
     checkZone(sim, zone, tag, expectedAfter(T, k, tag), 'external-dns through the served OVH API');
+    // A loop with nothing changed: every cluster's cache checked (the SOA question to the served SOA's server).
+    await pollAll();
+    const idle = await unchangedLoop(clusters);
 
     sim.faults.setLatency(0);
     for (const t of CLEANUP_LOOPS) {
@@ -444,9 +449,62 @@ async function runServed(sim: OvhSimulator, server: Server, zone: string, k: num
       await applyLoop(t, T);
     }
     checkZone(sim, zone, tag, new Map(), 'external-dns through the served OVH API (cleanup)');
-    return { cold, steady: { calls: calls.length, detail: breakdown(calls), wallMs, served } };
+    return { cold, steady: { calls: calls.length, detail: breakdown(calls), wallMs, served, idle } };
   } finally {
     for (const link of links) link.close();
+  }
+}
+
+/** Where the replays reach the simulator's name servers' port 53 (OVH's SOA `server`). */
+function simulatorDns(sim: OvhSimulator): DnsAt {
+  return dnsAtOf(Object.fromEntries(sim.dnsServers.map((d) => [d.name, `${d.host}:${d.port}`])));
+}
+
+/** …and the served SOA's `server`, dnsplane's DNS door (127.0.0.1 here, its port 53 the door's port). */
+function servedDns(sim: OvhSimulator, server: Server): DnsAt {
+  const door = server.dns;
+  const sims = simulatorDns(sim);
+  return (name) => (door && name === door.host ? `${door.host}:${door.port}` : sims(name));
+}
+
+/** The requests to dnsplane (API calls and DNS questions) of one loop of every cluster in which nothing changed. */
+async function unchangedLoop(clusters: ExternalDnsReplay[]): Promise<number> {
+  const count = () => clusters.reduce((s, c) => s + c.apiCalls + c.dnsQueries, 0);
+  const before = count();
+  await Promise.all(clusters.map((c) => c.records()));
+  return count() - before;
+}
+
+/**
+ * One external-dns cluster owning a whole zone of n records through the served OVH API (its tenant
+ * given every record set of the zone): the requests its loop costs dnsplane when nothing changed, after
+ * a first (cold) read of every record. The zone is read by dnsplane from OVH's expanded lists (a server
+ * of its own, DNSPLANE_OVH_EXPANDED_LISTS=on): this measures the served side, not the first sync.
+ */
+async function runIdle(sim: OvhSimulator, server: Server, zone: string): Promise<{ records: number; cold: number; idle: number; coldMs: number }> {
+  const name = `idle-${zone.split('.')[0]}`;
+  await createTenant(server.ctx.pool, { name, zones: [zone] });
+  const tenant = (await server.ctx.pool.query<{ id: string }>('SELECT id::text AS id FROM tenants WHERE name = $1', [name])).rows[0]!.id;
+  const issued = await createOvhKey({ pool: server.ctx.pool, secrets: server.ctx.secrets, actor: null }, { tenant: name });
+  const link = new OvhHttp({ endpoint: `${server.url}/ovh/1.0`, applicationKey: issued.key.applicationKey, applicationSecret: issued.applicationSecret, consumerKey: issued.consumerKey });
+  try {
+    const replay = new ExternalDnsReplay(link, zone, servedDns(sim, server), new RateLimiter(1e9, 64));
+    await replay.records(); // the zone's first read by dnsplane (nothing owned yet)
+    const records = sim.publishedRecords(zone).filter((r) => r.fieldType === 'A');
+    await withTransaction(server.ctx.pool, async (tx) => {
+      for (const r of records) await setOwner(tx, { zone, dnsName: `${r.subDomain}.${zone}`, recordType: 'A', tenantId: tenant });
+      await notifyZoneChanged(tx, zone, await bumpGeneration(tx, zone));
+    });
+    const started = performance.now();
+    const before = replay.apiCalls + replay.dnsQueries;
+    await replay.records();
+    const cold = replay.apiCalls + replay.dnsQueries - before;
+    const coldMs = since(started);
+    const idle = await unchangedLoop([replay]);
+    if (replay.seen.length !== records.length) throw new Error(`idle: the cluster saw ${replay.seen.length} records of ${records.length}`);
+    return { records: records.length, cold, idle, coldMs };
+  } finally {
+    link.close();
   }
 }
 
@@ -483,6 +541,8 @@ async function main(): Promise<void> {
   const COALESCE_ON = 'coalesce.dnsplane.bench';
   const COALESCE_OFF = 'coalesce-off.dnsplane.bench';
   if (COALESCE_K > 0) zones[COALESCE_ON] = zones[COALESCE_OFF] = zoneRecords(100);
+  const IDLE_ZONE = 'idle.ovhapi.bench';
+  if (IDLE_N > 0) zones[IDLE_ZONE] = zoneRecords(IDLE_N);
   // OVH as documented: GET …/record answers ids, whatever paging header it is sent (the default).
   const sim = await OvhSimulator.start({ zones });
   const db = await benchDatabase('dnsplane_bench');
@@ -503,7 +563,7 @@ async function main(): Promise<void> {
   // DNSPLANE_OVH_EXPANDED_LISTS left at its default (auto): against this OVH it falls back to one GET per id.
   // The served OVH API's zones too (issue 25); its keys' secrets are sealed under a key of this run.
   const server = await startServer(
-    serverEnv(db.url, dir, [...NS.map((n) => `n${n}.dnsplane.bench`), ...NS.map((n) => `n${n}.ovhapi.bench`), ...(COALESCE_K > 0 ? [COALESCE_ON] : [])], { DNSPLANE_SECRETS_KEY: randomBytes(32).toString('base64') }),
+    serverEnv(db.url, dir, [...NS.map((n) => `n${n}.dnsplane.bench`), ...NS.map((n) => `n${n}.ovhapi.bench`), ...(COALESCE_K > 0 ? [COALESCE_ON] : [])], { DNSPLANE_SECRETS_KEY: randomBytes(32).toString('base64'), DNSPLANE_DNS_LISTEN: '127.0.0.1:0' }),
     pino({ level: 'warn' }),
   );
   const say = (line = '') => console.log(line);
@@ -550,7 +610,7 @@ async function main(): Promise<void> {
     }
     sim.setBehavior({ expandedRecordLists: 'ignored' });
 
-    const rows: Array<{ k: number; n: number; bound: number; dnsplane: Run; ext: Run; extCold: Run; served: Run & { served: number }; servedCold: Run }> = [];
+    const rows: Array<{ k: number; n: number; bound: number; dnsplane: Run; ext: Run; extCold: Run; served: Run & { served: number; idle: number }; servedCold: Run }> = [];
     for (const n of NS) {
       for (const k of KS) {
         sim.faults.setLatency(LATENCY_MS);
@@ -578,6 +638,29 @@ async function main(): Promise<void> {
         rmSync(dir3, { recursive: true, force: true });
       }
       console.error(`  coalescing done (${secs(since(benchStarted))})`);
+    }
+
+    // One cluster owning a whole zone through the served OVH API: its loop when nothing changed.
+    let idle: Awaited<ReturnType<typeof runIdle>> | undefined;
+    if (IDLE_N > 0) {
+      sim.faults.setLatency(0);
+      sim.setBehavior({ expandedRecordLists: 'honoured' });
+      const db4 = await benchDatabase('dnsplane_bench');
+      const dir4 = mkdtempSync(path.join(tmpdir(), 'dnsplane-bench-idle-'));
+      const unlimited = { DNSPLANE_OVH_API_RATE: '1000000', DNSPLANE_OVH_API_BURST: '1000000' };
+      const server4 = await startServer(
+        serverEnv(db4.url, dir4, [IDLE_ZONE], { DNSPLANE_OVH_EXPANDED_LISTS: 'on', DNSPLANE_SECRETS_KEY: randomBytes(32).toString('base64'), DNSPLANE_DNS_LISTEN: '127.0.0.1:0', ...unlimited }),
+        pino({ level: 'warn' }),
+      );
+      try {
+        idle = await runIdle(sim, server4, IDLE_ZONE);
+      } finally {
+        await server4.close();
+        await db4.drop();
+        rmSync(dir4, { recursive: true, force: true });
+        sim.setBehavior({ expandedRecordLists: 'ignored' });
+      }
+      console.error(`  unchanged loop done (${secs(since(benchStarted))})`);
     }
 
     // Cold reads have their own lower bounds: with ids only, the listing, one GET per record and the
@@ -609,15 +692,22 @@ async function main(): Promise<void> {
     say();
     say('The same external-dns clusters pointed at the OVH API dnsplane serves (--ovh-endpoint=http://…/ovh/1.0; each cluster a tenant with');
     say('its own OVH-style key): the OVH calls dnsplane made for them, against the same clusters talking to OVH directly and the lower bound.');
-    say("Their polls (every loop: the zones, the SOA, the ids, each record) are answered from dnsplane's cache; their writes are staged and each");
-    say("cluster's refresh is one apply, coalesced with the others' that wait for the zone.");
+    say("Their polls are answered from dnsplane's cache (after a change: the zones, the SOA, the ids, each record; when nothing changed: the zones");
+    say("and one SOA question to the served SOA's server, dnsplane's DNS door); their writes are staged and each cluster's refresh is one apply,");
+    say("coalesced with the others' that wait for the zone. \"unchanged loop\": the requests to dnsplane (API calls and DNS questions) of one loop of");
+    say('every cluster when nothing changed.');
     say();
     for (const line of table(
-      ['K', 'N', 'lower bound', 'via dnsplane', 'via dnsplane / bound', 'external-dns direct', 'direct / via dnsplane', 'calls to dnsplane', 'cold start (OVH calls)', 'wall via dnsplane'],
-      rows.map((r) => [r.k, r.n, r.bound, r.served.calls, (r.served.calls / r.bound).toFixed(2), r.ext.calls, `${(r.ext.calls / r.served.calls).toFixed(1)}x`, r.served.served, r.servedCold.calls, secs(r.served.wallMs)]),
+      ['K', 'N', 'lower bound', 'via dnsplane', 'via dnsplane / bound', 'external-dns direct', 'direct / via dnsplane', 'calls to dnsplane', 'unchanged loop', 'cold start (OVH calls)', 'wall via dnsplane'],
+      rows.map((r) => [r.k, r.n, r.bound, r.served.calls, (r.served.calls / r.bound).toFixed(2), r.ext.calls, `${(r.ext.calls / r.served.calls).toFixed(1)}x`, r.served.served, r.served.idle, r.servedCold.calls, secs(r.served.wallMs)]),
     ))
       say(line);
     say();
+    if (idle) {
+      say(`One external-dns cluster owning a whole zone of ${idle.records} records through the served OVH API: a loop with nothing changed costs`);
+      say(`dnsplane ${idle.idle} requests (API calls and DNS questions); its first read of the zone cost ${idle.cold} (${secs(idle.coldMs)}).`);
+      say();
+    }
     say('Cold start (dnsplane: once per zone, whatever K; external-dns: once per cluster). dnsplane where OVH answers ids only (one GET per record)');
     say(`and where it answers expanded record lists (pages of ${DEFAULT_EXPANDED_PAGE_SIZE} records), each beside its lower bound:`);
     say();

@@ -184,7 +184,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         maxChangePercent: config.maxChangePercent,
         applyBatch: config.applyBatch,
         applyCoalesceMs: config.applyCoalesceMs,
-        ovhApi: { advertise: config.ovhApi.advertise, draftTtlMs: config.ovhApi.draftTtlMs },
+        ovhApi: { advertise: config.ovhApi.advertise, draftTtlMs: config.ovhApi.draftTtlMs, ...soaServerOf(config) },
         visibility: { timeoutMs: config.visibility.timeoutMs, leaseMs: PROBE_LEASE_MS },
       },
       metrics,
@@ -313,4 +313,16 @@ function sleep(ms: number): Promise<void> {
 /** DNSPLANE_HEADERS_TIMEOUT, _REQUEST_TIMEOUT and _IDLE_TIMEOUT, as the HTTP front takes them. */
 function httpTimeouts(config: Config) {
   return { headersMs: config.http.headersTimeoutMs, requestMs: config.http.requestTimeoutMs, idleMs: config.http.idleTimeoutMs };
+}
+
+/**
+ * The served OVH API's SOA `server`: the DNS door, where it is advertised (DNSPLANE_DNS_ADVERTISE, else
+ * DNSPLANE_DNS_LISTEN when it names an address), so that external-dns's serial check asks a server
+ * answering the serial the API serves (both the zone's generation); nothing when the door is off or
+ * listens on every address with nothing advertised (then the zone's first name server is named).
+ */
+function soaServerOf(config: Config): { soaServer?: string } {
+  const host = config.dnsListen ? config.dnsAdvertise?.host : undefined;
+  if (host === undefined || host === '' || host === '0.0.0.0' || host === '::' || host === '[::]') return {};
+  return { soaServer: host.includes(':') && !host.startsWith('[') ? `[${host}]` : host };
 }

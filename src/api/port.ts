@@ -6,7 +6,8 @@
  * Our RPCs pass the gate (login limiter, token: api/gate.ts) before their body is read; Records and
  * Plan in Connect JSON over HTTP/1.1 have routes of their own (api/records-json.ts, api/plan-json.ts);
  * all else goes to Connect (api/http.ts). A body over READ_MAX_BYTES is refused as Connect refuses it
- * (resource_exhausted naming readMaxBytes), before it is sent when its length is announced.
+ * (resource_exhausted naming readMaxBytes), before it is sent when its length is announced — but
+ * under /ovh/1.0, where the served API answers OVH's 413 (its own limit is lower).
  */
 import http from 'node:http';
 import { Code, ConnectError } from '@connectrpc/connect';
@@ -139,6 +140,8 @@ export async function startApiPort(ctx: CoreContext, opts: ApiPortOptions): Prom
     bodyLimit: {
       maxBytes: READ_MAX_BYTES,
       refuse(req, res) {
+        // Under /ovh/1.0 every answer is OVH's: the served API answers its own 413 at once, the body unread.
+        if (isOvhApiPath(req.url ?? '/')) return ovhApi(req, res);
         cors(req, res);
         const error = new ConnectError(`message size ${String(req.headers['content-length'])} is larger than configured readMaxBytes ${READ_MAX_BYTES}`, Code.ResourceExhausted);
         answerError(req, res, error, { bodyUnread: true });

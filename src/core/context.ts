@@ -37,6 +37,12 @@ export interface CoreSettings {
     advertise?: string;
     /** DNSPLANE_OVH_API_DRAFT_TTL: a staged write no refresh published within this is dropped. */
     draftTtlMs: number;
+    /**
+     * The DNS server the served SOA names as `server` (external-dns asks it the SOA serial on port 53
+     * and compares): the DNS door as advertised, which answers the same serial; absent (no door, or
+     * no address to name): the zone's first name server.
+     */
+    soaServer?: string;
   };
   /** Visibility (core/visibility.ts, core/probe/); absent: its defaults (DEFAULT_VISIBILITY). */
   visibility?: VisibilitySettings;

@@ -6,8 +6,11 @@
  * draft to the account that edits it. No OVH call: the cache and one indexed query of the draft.
  *
  * Records are in the form OVH answers them (TXT quoted: the cache keeps OVH's answers, and a staged
- * TXT is quoted the same way), with the OVH id, or the staged id of a create not yet published. Other
- * tenants' records and records nobody owns are not shown: a tool acts only on what is its own.
+ * TXT is quoted the same way), each under its served id: the id the tool was given, for as long as the
+ * record exists — the staged id of a create (before and after its refresh, whatever OVH id the record
+ * has now), else the OVH id the record had when the tenant first saw it (store ovh_record_ids holds the
+ * ids that differ from the OVH ids, written with the refresh that made them differ). Other tenants'
+ * records and records nobody owns are not shown: a tool acts only on what is its own.
  */
 import { isRecordType, recordSetKey, type RecordType } from '../dns/types.js';
 import { ovhRecordKey, ovhTargetToCanonical } from '../ovh/mapping.js';
@@ -50,10 +53,46 @@ export async function currentBase(ctx: CoreContext, zone: string): Promise<ZoneB
   }
 }
 
-/** The tenant's own published records of a base, by id; computed once per base and tenant. */
+/** The ids a tenant's records are served under where they differ from their OVH ids, both ways. */
+export interface ServedIds {
+  /** OVH id -> served id. */
+  servedOf: ReadonlyMap<string, string>;
+  /** Served id -> OVH id. */
+  ovhOf: ReadonlyMap<string, string>;
+}
+
+export function servedIdsOf(rows: readonly store.ServedId[]): ServedIds {
+  return { servedOf: new Map(rows.map((r) => [r.ovhId, r.servedId])), ovhOf: new Map(rows.map((r) => [r.servedId, r.ovhId])) };
+}
+
+/** A tenant's served ids at a base's generation, kept once read (they change only with the generation). */
+const servedAt = new WeakMap<ZoneBase, Map<string, ServedIds>>();
+
+/**
+ * The zone's base at its current generation and the tenant's served ids as of that generation (read
+ * in one snapshot with the generation: a refresh writes them in the transaction that moves it).
+ */
+export async function tenantBase(ctx: CoreContext, tenant: Tenant, zone: string): Promise<{ base: ZoneBase; ids: ServedIds }> {
+  for (let attempt = 0; ; attempt++) {
+    const base = await currentBase(ctx, zone);
+    const kept = servedAt.get(base)?.get(tenant.id);
+    if (kept) return { base, ids: kept };
+    const read = await store.withSnapshot(ctx.pool, async (q) => ({ generation: (await store.getZone(q, zone))?.generation, rows: await store.listServedIds(q, tenant.id, zone) }));
+    if (read.generation === base.generation) {
+      const ids = servedIdsOf(read.rows);
+      let byTenant = servedAt.get(base);
+      if (!byTenant) servedAt.set(base, (byTenant = new Map()));
+      byTenant.set(tenant.id, ids);
+      return { base, ids };
+    }
+    if (attempt >= 10) throw new Error(`zone "${zone}" changed on every read of its served ids (10 times)`);
+  }
+}
+
+/** The tenant's own published records of a base, by served id (each with its served id); computed once per base and tenant. */
 const owned = new WeakMap<ZoneBase, Map<string, Map<string, OvhRecord>>>();
 
-export function ownRecords(base: ZoneBase, tenant: Tenant, zone: string): Map<string, OvhRecord> {
+export function ownRecords(base: ZoneBase, tenant: Tenant, zone: string, ids: ServedIds): Map<string, OvhRecord> {
   let byTenant = owned.get(base);
   if (!byTenant) owned.set(base, (byTenant = new Map()));
   const hit = byTenant.get(tenant.id);
@@ -74,7 +113,10 @@ export function ownRecords(base: ZoneBase, tenant: Tenant, zone: string): Map<st
     const own = owners.some((o) => o.shared)
       ? owners.some((o) => o.tenantId === tenant.id && o.target === canonicalOf(r, type as RecordType, zone))
       : owners[0]!.tenantId === tenant.id;
-    if (own) mine.set(r.id, r);
+    if (!own) continue;
+    const served = ids.servedOf.get(r.id);
+    if (served === undefined) mine.set(r.id, r);
+    else mine.set(served, { ...r, id: served });
   }
   byTenant.set(tenant.id, mine);
   return mine;
@@ -107,30 +149,29 @@ export interface RecordFilter {
 
 /** The tenant's records of the zone (published and staged), filtered, by id. */
 export async function draftRecords(ctx: CoreContext, tenant: Tenant, zone: string, filter: RecordFilter = {}): Promise<DraftRecord[]> {
-  const base = await currentBase(ctx, zone);
+  const { base, ids } = await tenantBase(ctx, tenant, zone);
   const draft = await store.listDraft(ctx.pool, tenant.id, zone);
   const sub = filter.subDomain?.toLowerCase();
-  return [...laidOver(zone, ownRecords(base, tenant, zone), draft).values()]
+  return [...laidOver(zone, ownRecords(base, tenant, zone, ids), draft).values()]
     .filter((r) => (filter.fieldType === undefined || r.fieldType === filter.fieldType) && (sub === undefined || r.subDomain.toLowerCase() === sub))
     .sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : BigInt(a.id) > BigInt(b.id) ? 1 : 0));
 }
 
-/** What an id names for the tenant: its record (published or staged), another's, or nothing. */
-export type RecordLookup = { kind: 'mine'; record: DraftRecord; ovhId: string } | { kind: 'foreign' } | { kind: 'absent' };
+/** What an id names for the tenant: its record (`published`: in OVH; else a staged create), another's, or nothing. */
+export type RecordLookup = { kind: 'mine'; record: DraftRecord; published: boolean } | { kind: 'foreign' } | { kind: 'absent' };
 
 /**
- * One record by the id a client holds: an OVH id, a staged id, or a staged id since published (it
- * names the OVH record it became). `ovhId` is the id the record has in the tenant's draft.
+ * One record by the id a client holds: its served id (a published record's, or a staged create's).
+ * The OVH id of one of the tenant's records served under another id names nothing: one id per record.
  */
 export async function draftRecord(ctx: CoreContext, tenant: Tenant, zone: string, id: string): Promise<RecordLookup> {
-  const base = await currentBase(ctx, zone);
-  const own = ownRecords(base, tenant, zone);
-  const resolved = own.has(id) ? id : ((await store.publishedIdOf(ctx.pool, tenant.id, zone, id)) ?? id);
-  const draft = await store.listDraft(ctx.pool, tenant.id, zone, resolved);
-  const mine = laidOver(zone, own, draft).get(resolved);
-  if (mine) return { kind: 'mine', record: mine, ovhId: resolved };
-  if (draft.some((d) => d.action === 'delete')) return { kind: 'absent' };
-  return base.records.some((r) => r.id === resolved) ? { kind: 'foreign' } : { kind: 'absent' };
+  const { base, ids } = await tenantBase(ctx, tenant, zone);
+  const own = ownRecords(base, tenant, zone, ids);
+  const draft = await store.listDraft(ctx.pool, tenant.id, zone, id);
+  const mine = laidOver(zone, own, draft).get(id);
+  if (mine) return { kind: 'mine', record: mine, published: own.has(id) };
+  if (draft.some((d) => d.action === 'delete') || ids.servedOf.has(id)) return { kind: 'absent' };
+  return base.records.some((r) => r.id === id) ? { kind: 'foreign' } : { kind: 'absent' };
 }
 
 /** What the OVH API says of a zone, from the cache. */

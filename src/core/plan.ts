@@ -18,7 +18,7 @@ import { checkNameAllowed, isAdmin, mayUseZone, type Tenant } from './tenants.js
 import { ensureSynced, managedZoneNames } from './zones.js';
 import { buildPlanOperations, checkSharedLabel, ownerViewOf } from './ownership.js';
 import { Slicer, stringifySliced } from './slices.js';
-import { readCacheOf, zoneBaseOf, type ReadCache } from './read-cache.js';
+import { readCacheOf, zoneBaseOf, type ReadCache, type ZoneBase } from './read-cache.js';
 import { zoneThreshold, type ChangeThreshold } from './guard.js';
 import { planDnsUpdateSteps, type DnsUpdate } from './dns-update-plan.js';
 import { canonicalJson } from './canonical-json.js';
@@ -74,7 +74,30 @@ export type PlanInput =
     }
   | { kind: 'changes'; changes: RawChangeSet; policy: Policy; force?: boolean }
   /** A DNS UPDATE of one zone (core/dns-update-plan.ts): planned under the zone lock, all or nothing. */
-  | { kind: 'update'; update: DnsUpdate; policy: 'sync' };
+  | { kind: 'update'; update: DnsUpdate; policy: 'sync' }
+  /** A tenant's staged writes of one zone through the served OVH API (core/staging.ts): planned under the zone lock. Never stored. */
+  | { kind: 'draft'; zone: string; draft: DraftPlanner; policy: 'sync' };
+
+/**
+ * A refresh of the served OVH API's draft, as the apply plans and records it (core/staging.ts
+ * implements it): its change set read under the zone lock, in the lock's transaction, against the
+ * zone as the group's earlier members left it; and, once its operations are recorded in that
+ * transaction, what it keeps of them (the ids the records it touched are served under, its draft rows
+ * published) — undone with the group when the refresh fails.
+ */
+export interface DraftPlanner {
+  changes(q: store.Queryable, base: ZoneBase): Promise<RawChangeSet>;
+  recorded(q: store.Queryable, sent: DraftSent): Promise<void>;
+}
+
+/** What a refresh's batch left: the records under the names it touched (OVH ids), the OVH ids it deleted, whether batches follow. */
+export interface DraftSent {
+  records: OvhRecordLike[];
+  gone: string[];
+  more: boolean;
+}
+
+type OvhRecordLike = store.RecordRow & { zone: string };
 
 export interface ZonePlan {
   zone: string;
@@ -107,6 +130,7 @@ export type RoutedInput = (
   | { kind: 'desired'; policy: Policy; byZone: Map<string, Endpoint[]>; scope?: SyncScope; allOrNothing?: boolean }
   | { kind: 'changes'; policy: Policy; byZone: Map<string, ChangeSet> }
   | { kind: 'update'; policy: 'sync'; byZone: Map<string, DnsUpdate> }
+  | { kind: 'draft'; policy: 'sync'; byZone: Map<string, DraftPlanner> }
 ) & {
   /** Per record set: what was adjusted to OVH's rules (a TTL under 60 raised to 60). */
   warnings: Map<string, string[]>;
@@ -161,6 +185,12 @@ export async function routeInput(ctx: CoreContext, tenant: Tenant, input: PlanIn
     if (!zoneNames.includes(zone)) throw new InvalidInputError('update.zone', `"${zone}" is not a zone dnsplane manages`);
     if (!mayUseZone(tenant, zone)) throw new PermissionDeniedError('update.zone', `zone "${zone}" is not one of tenant "${tenant.name}"'s zones`);
     return { kind: 'update', policy: 'sync', byZone: new Map([[zone, input.update]]), warnings };
+  }
+
+  if (input.kind === 'draft') {
+    if (!zoneNames.includes(input.zone)) throw new InvalidInputError('zone', `"${input.zone}" is not a zone dnsplane manages`);
+    if (!mayUseZone(tenant, input.zone)) throw new PermissionDeniedError('zone', `zone "${input.zone}" is not one of tenant "${tenant.name}"'s zones`);
+    return { kind: 'draft', policy: 'sync', byZone: new Map([[input.zone, input.draft]]), warnings };
   }
 
   const c = input.changes;
@@ -224,32 +254,44 @@ export async function computeZonePlan(
   const { recordsByKey, endpoints: current, ownership } = base;
   const ownerOf = ownerViewOf(tenant, zone, ownership, recordsByKey);
   await slicer.check();
+  // A draft's change set is read now (under the lock for an apply), then routed as any change set is.
+  const routed: Exclude<RoutedInput, { kind: 'draft' }> =
+    input.kind === 'draft' ? await routeDraft(ctx, tenant, zone, input.byZone.get(zone)!, q, base, slicer) : input;
 
   const { changes, conflicts } =
-    input.kind === 'update'
-      ? { ...(await slicer.run(planDnsUpdateSteps({ zone, tenant, records: base.records, current, ownerOf }, input.byZone.get(zone)!))), conflicts: [] }
-      : input.kind === 'desired'
+    routed.kind === 'update'
+      ? { ...(await slicer.run(planDnsUpdateSteps({ zone, tenant, records: base.records, current, ownerOf }, routed.byZone.get(zone)!))), conflicts: [] }
+      : routed.kind === 'desired'
       ? await slicer.run(
           diffDesiredSteps({
             current,
-            desired: input.byZone.get(zone) ?? [],
+            desired: routed.byZone.get(zone) ?? [],
             validated: true, // routeInput did, over the whole request
-            policy: input.policy,
+            policy: routed.policy,
             ownerOf,
-            scope: (name, type) => input.scope === undefined || inSyncScope(input.scope, name, type),
+            scope: (name, type) => routed.scope === undefined || inSyncScope(routed.scope, name, type),
           }),
         )
-      : await slicer.run(diffChangeSetSteps(current, input.byZone.get(zone) ?? { create: [], updateOld: [], updateNew: [], delete: [] }, ownerOf));
+      : await slicer.run(diffChangeSetSteps(current, routed.byZone.get(zone) ?? { create: [], updateOld: [], updateNew: [], delete: [] }, ownerOf));
   await slicer.check();
 
   for (const c of changes) {
     const e = c.after ?? c.before!;
-    const w = input.warnings.get(recordSetKey(e.dnsName, e.recordType));
+    const w = routed.warnings.get(recordSetKey(e.dnsName, e.recordType));
     if (w) c.warnings = [...(c.warnings ?? []), ...w];
   }
   const operations = buildPlanOperations(zone, changes, recordsByKey, { cnameRelative: ctx.settings.cnameRelativeZones?.includes(zone) ?? false });
   const threshold = await zoneThreshold(ctx, q, tenant, ownership, changes, input.force ?? false);
   return { zone, baseGeneration: z.generation, changes, conflicts, operations, threshold };
+}
+
+async function routeDraft(ctx: CoreContext, tenant: Tenant, zone: string, draft: DraftPlanner, q: store.Queryable, base: ZoneBase, slicer: Slicer): Promise<Exclude<RoutedInput, { kind: 'draft' }>> {
+  const routed = await routeInput(ctx, tenant, { kind: 'changes', changes: await draft.changes(q, base), policy: 'sync' }, slicer);
+  if (routed.kind !== 'changes') throw new Error('a draft routed as something else than changes');
+  for (const other of routed.byZone.keys()) {
+    if (other !== zone) throw new InvalidInputError('subDomain', `a staged write of zone ${zone} is in zone ${other}, which dnsplane manages apart: write it there`);
+  }
+  return routed;
 }
 
 /**
@@ -266,6 +308,7 @@ export async function plan(ctx: CoreContext, tenant: Tenant, input: PlanInput, r
 }
 
 async function computeAndStore(ctx: CoreContext, tenant: Tenant, input: PlanInput, requestedBy: Tenant): Promise<StoredPlan> {
+  if (input.kind === 'draft') throw new InvalidInputError('input', 'a draft of the served OVH API is applied by its refresh, never stored as a plan');
   const slicer = new Slicer();
   const routed = await routeInput(ctx, tenant, input, slicer);
   const zones: ZonePlan[] = [];

@@ -12,10 +12,13 @@
  * Per record set: the refresh asks for the set to hold exactly the tenant's records of it in the draft
  * (its slice, for a shared set), or to be gone when none is left; its TTL is the TTL of the latest
  * staged write of the set that gave one, else the set's TTL as published, else (a new set) the
- * lowest of its records'. A staged create keeps its id
- * after the refresh: the id maps to the OVH record it became (store ovh_record_ids), for as long as
- * that record exists. A staged write no refresh published within DNSPLANE_OVH_API_DRAFT_TTL (1 h by
- * default) is dropped (sweepExpiredDrafts).
+ * lowest of its records'. The refresh is planned under the zone lock (an input kind of its own,
+ * DraftPlanner in core/plan.ts), against the zone as the applies before it left it, and what it keeps
+ * — the served ids, the draft rows it published — is written in the apply's transaction. A record
+ * keeps the id the tool was given for as long as it exists (core/draft-view.ts: served ids): a staged
+ * create its staged id, a record the tenant had its OVH id, also when a refresh replaced its OVH
+ * record. A staged write no refresh published within DNSPLANE_OVH_API_DRAFT_TTL (1 h by default) is
+ * dropped (sweepExpiredDrafts).
  */
 import { InvalidInputError } from '../dns/errors.js';
 import { messageOf } from '../error-message.js';
@@ -27,18 +30,15 @@ import * as store from '../store/index.js';
 import { requireAdmin } from './admin.js';
 import { apply } from './apply/index.js';
 import type { CoreContext } from './context.js';
-import { currentBase, draftRecord, laidOver, ownRecords, tenantZone, answerForm, type DraftRecord } from './draft-view.js';
+import { draftRecord, laidOver, ownRecords, servedIdsOf, tenantBase, tenantZone, answerForm, type DraftRecord, type ServedIds } from './draft-view.js';
 import { NotFoundError, PermissionDeniedError } from './errors.js';
 import { canonicalOf } from './ownership.js';
-import { computeZonePlan, routeInput, type RawChangeSet, type RawEndpoint } from './plan.js';
+import { computeZonePlan, routeInput, type DraftPlanner, type DraftSent, type RawChangeSet, type RawEndpoint } from './plan.js';
 import { readCacheOf, type ZoneBase } from './read-cache.js';
 import type { Tenant } from './tenants.js';
 
 /** DNSPLANE_OVH_API_DRAFT_TTL's default: a tool's calls and its refresh come seconds apart; a draft an hour old was abandoned. */
 export const DEFAULT_DRAFT_TTL_MS = 3_600_000;
-
-/** The first staged id (migrations/0012): ids from here on are staged creates, never OVH's. */
-export const FIRST_STAGED_ID = 4_000_000_000_000_001n;
 
 /** A record as a tool writes it, validated by OVH's rules (ovhwire/records.ts): OVH's stored form. */
 export interface WrittenRecord extends store.DraftRecord {
@@ -114,8 +114,8 @@ async function judgeWrite(ctx: CoreContext, tenant: Tenant, zone: string, base: 
 
 /** The tenant's records of the zone in its draft, with `write` laid over them, grouped by set. */
 async function draftWith(ctx: CoreContext, tenant: Tenant, zone: string): Promise<{ base: ZoneBase; view: Map<string, DraftRecord> }> {
-  const base = await currentBase(ctx, zone);
-  return { base, view: laidOver(zone, ownRecords(base, tenant, zone), await store.listDraft(ctx.pool, tenant.id, zone)) };
+  const { base, ids } = await tenantBase(ctx, tenant, zone);
+  return { base, view: laidOver(zone, ownRecords(base, tenant, zone, ids), await store.listDraft(ctx.pool, tenant.id, zone)) };
 }
 
 /** POST …/record: a new record staged under a new id, after the set it joins was judged. */
@@ -132,22 +132,18 @@ export async function stageCreate(ctx: CoreContext, tenant: Tenant, rawZone: str
   return { ...created, staged: true };
 }
 
-/** The tenant's record of that id, or NotFound / PermissionDenied (another tenant's, or nobody's). */
-async function mine(ctx: CoreContext, tenant: Tenant, zone: string, id: string): Promise<{ record: DraftRecord; ovhId: string }> {
+/** The tenant's record of that id (`published`: in OVH, else a staged create), or NotFound / PermissionDenied (another tenant's, or nobody's). */
+async function mine(ctx: CoreContext, tenant: Tenant, zone: string, id: string): Promise<{ record: DraftRecord; published: boolean }> {
   const found = await draftRecord(ctx, tenant, zone, id);
   if (found.kind === 'foreign') throw new PermissionDeniedError('id', `record ${id} of zone ${zone} is not tenant "${tenant.name}"'s`);
   if (found.kind === 'absent') throw new NotFoundError('record', id, `The requested object (id = ${id}) does not exist`);
   return found;
 }
 
-function isStagedCreate(ovhId: string): boolean {
-  return BigInt(ovhId) >= FIRST_STAGED_ID;
-}
-
 /** PUT …/record/{id}: the record changed in the draft (a staged create in place; a published record by an update). */
 export async function stageUpdate(ctx: CoreContext, tenant: Tenant, rawZone: string, id: string, patch: RecordPatch): Promise<void> {
   const zone = await tenantZone(ctx, tenant, rawZone);
-  const { record, ovhId } = await mine(ctx, tenant, zone, id);
+  const { record, published } = await mine(ctx, tenant, zone, id);
   const next: store.DraftRecord = {
     subDomain: patch.subDomain ?? record.subDomain,
     fieldType: record.fieldType,
@@ -155,20 +151,20 @@ export async function stageUpdate(ctx: CoreContext, tenant: Tenant, rawZone: str
     ttl: patch.ttl ?? record.ttl,
   };
   const { base, view } = await draftWith(ctx, tenant, zone);
-  const changed = answerForm(zone, ovhId, next);
+  const changed = answerForm(zone, id, next);
   const key = ovhRecordKey(changed, zone);
-  const others = (byKey(zone, view.values()).get(key) ?? []).filter((r) => r.id !== ovhId);
+  const others = (byKey(zone, view.values()).get(key) ?? []).filter((r) => r.id !== id);
   await judgeWrite(ctx, tenant, zone, base, [...others, changed]);
-  const action = isStagedCreate(ovhId) ? 'create' : 'update';
-  await store.stageWrite(ctx.pool, { tenantId: tenant.id, zone, recordId: ovhId, action, record: next, ttlSet: patch.ttl !== undefined, expiresAt: expiry(ctx) });
+  const action = published ? 'update' : 'create';
+  await store.stageWrite(ctx.pool, { tenantId: tenant.id, zone, recordId: id, action, record: next, ttlSet: patch.ttl !== undefined, expiresAt: expiry(ctx) });
 }
 
 /** DELETE …/record/{id}: a staged create dropped, a published record's delete staged. */
 export async function stageDelete(ctx: CoreContext, tenant: Tenant, rawZone: string, id: string): Promise<void> {
   const zone = await tenantZone(ctx, tenant, rawZone);
-  const { ovhId } = await mine(ctx, tenant, zone, id);
-  if (isStagedCreate(ovhId)) await store.dropDraftRow(ctx.pool, tenant.id, zone, ovhId);
-  else await store.stageWrite(ctx.pool, { tenantId: tenant.id, zone, recordId: ovhId, action: 'delete', ttlSet: false, expiresAt: expiry(ctx) });
+  const { published } = await mine(ctx, tenant, zone, id);
+  if (!published) await store.dropDraftRow(ctx.pool, tenant.id, zone, id);
+  else await store.stageWrite(ctx.pool, { tenantId: tenant.id, zone, recordId: id, action: 'delete', ttlSet: false, expiresAt: expiry(ctx) });
 }
 
 /** What a refresh did. */
@@ -217,62 +213,90 @@ function draftChanges(zone: string, base: ZoneBase, own: ReadonlyMap<string, Ovh
 }
 
 /**
- * The OVH ids the staged creates became: for each, the tenant's record (after the refresh) of the same
- * set holding the same target, each record given to one create at most.
+ * Which OVH record each of the tenant's records of the touched sets is after a refresh's operations:
+ * a record whose OVH record is still there with its target keeps it; another (created, or its record
+ * replaced) takes a record of its set holding its target that no other took — its served id moves to
+ * that OVH record (`moved`).
  */
-function publishedIds(zone: string, after: ReadonlyMap<string, OvhRecord>, draft: readonly store.DraftRow[], refused: ReadonlySet<RecordSetKey>): Array<{ stagedId: string; ovhId: string }> {
-  const taken = new Set<string>();
-  const out: Array<{ stagedId: string; ovhId: string }> = [];
-  const records = byKey(zone, after.values());
-  for (const d of draft) {
-    if (d.action !== 'create' || !d.record) continue;
-    const staged = answerForm(zone, d.recordId, d.record);
-    const key = ovhRecordKey(staged, zone);
-    if (refused.has(key)) continue;
-    const type = staged.fieldType as RecordType;
-    const target = canonicalOf(staged, type, zone);
-    const match = (records.get(key) ?? []).find((r) => !taken.has(r.id) && canonicalOf(r, type, zone) === target);
-    if (!match) continue;
-    taken.add(match.id);
-    out.push({ stagedId: d.recordId, ovhId: match.id });
+function movedIds(zone: string, ids: ServedIds, view: ReadonlyMap<string, DraftRecord>, after: readonly OvhRecord[]): store.ServedId[] {
+  const afterByKey = byKey(zone, after);
+  const moved: store.ServedId[] = [];
+  for (const [key, wanted] of byKey(zone, view.values())) {
+    const records = afterByKey.get(key);
+    if (!records) continue;
+    const type = wanted[0]!.fieldType as RecordType;
+    const target = (r: OvhRecord) => canonicalOf(r, type, zone);
+    const taken = new Set<string>();
+    const unplaced: OvhRecord[] = [];
+    for (const w of wanted) {
+      const now = ids.ovhOf.get(w.id) ?? w.id;
+      const same = records.find((r) => r.id === now && target(r) === target(w));
+      if (same) taken.add(same.id);
+      else unplaced.push(w);
+    }
+    for (const w of unplaced) {
+      const match = records.find((r) => !taken.has(r.id) && target(r) === target(w));
+      if (!match) continue;
+      taken.add(match.id);
+      moved.push({ servedId: w.id, ovhId: match.id });
+    }
   }
-  return out;
+  return moved;
 }
 
 /**
- * POST …/refresh: the tenant's staged writes of the zone published as one apply. Throws what the
- * apply threw or failed with (the draft kept: a refresh again retries it); the writes of record
- * sets the apply refused are dropped and named in `refused`.
+ * One refresh's draft as the apply plans it under the zone lock (DraftPlanner): the change set of the
+ * draft as it is then, against the zone as the applies before it left it; and, in the apply's
+ * transaction after each batch, the served ids moved to the records they name now, and after the
+ * last one the draft rows it read dropped (by revision: a write staged again meanwhile waits).
+ */
+class DraftRefresh implements DraftPlanner {
+  /** The draft rows the latest planning read (what the refresh publishes). */
+  read: store.DraftRow[] = [];
+  private view: ReadonlyMap<string, DraftRecord> = new Map();
+  private ids: ServedIds = servedIdsOf([]);
+  planned = false;
+
+  constructor(
+    private readonly tenant: Tenant,
+    private readonly zone: string,
+  ) {}
+
+  async changes(q: store.Queryable, base: ZoneBase): Promise<RawChangeSet> {
+    const { tenant, zone } = this;
+    this.ids = servedIdsOf(await store.listServedIds(q, tenant.id, zone));
+    const own = ownRecords(base, tenant, zone, this.ids);
+    this.read = await store.listDraft(q, tenant.id, zone);
+    this.view = laidOver(zone, own, this.read);
+    this.planned = true;
+    return draftChanges(zone, base, own, this.view, this.read);
+  }
+
+  async recorded(q: store.Queryable, sent: DraftSent): Promise<void> {
+    await store.moveServedIds(q, this.tenant.id, this.zone, movedIds(this.zone, this.ids, this.view, sent.records), sent.gone);
+    if (!sent.more) await store.dropPublishedDraft(q, this.tenant.id, this.zone, this.read);
+  }
+}
+
+/**
+ * POST …/refresh: the tenant's staged writes of the zone published as one apply, planned under the
+ * zone lock. Throws what the apply threw or failed with (the draft kept: a refresh again retries it);
+ * the writes of record sets the apply refused are dropped and named in `refused`.
  */
 export async function refreshDraft(ctx: CoreContext, tenant: Tenant, rawZone: string): Promise<RefreshOutcome> {
   const zone = await tenantZone(ctx, tenant, rawZone);
-  const draft = await store.listDraft(ctx.pool, tenant.id, zone);
-  if (draft.length === 0) return { zone, status: 'nothing_staged', writes: 0, calls: 0, refused: [] };
-  const base = await currentBase(ctx, zone);
-  const own = ownRecords(base, tenant, zone);
-  const changes = draftChanges(zone, base, own, laidOver(zone, own, draft), draft);
-  let status: RefreshOutcome['status'] = 'no_changes';
-  let calls = 0;
-  const refused: string[] = [];
-  const refusedKeys = new Set<RecordSetKey>();
-  if (changes.create.length + changes.delete.length > 0) {
-    const result = (await apply(ctx, tenant, { input: { kind: 'changes', changes, policy: 'sync' } })).zones.find((z) => z.zone === zone);
-    if (!result) throw new Error(`the refresh of zone ${zone} applied no change to it`);
-    if (result.status === 'dry_run') return { zone, status: 'dry_run', writes: draft.length, calls: 0, refused: [] };
-    if (result.status !== 'applied' && result.status !== 'no_changes') throw result.error ?? new Error(`the refresh of zone ${zone} ended ${result.status}`);
-    status = result.status;
-    calls = result.calls.length;
-    for (const c of result.conflicts) {
-      refusedKeys.add(recordSetKey(c.endpoint.dnsName, c.endpoint.recordType));
-      refused.push(conflictText(c));
-    }
-  }
-  const after = ownRecords(await currentBase(ctx, zone), tenant, zone);
-  await store.withTransaction(ctx.pool, async (tx) => {
-    await store.insertRecordIds(tx, tenant.id, zone, publishedIds(zone, after, draft, refusedKeys));
-    await store.dropPublishedDraft(tx, tenant.id, zone, draft);
-  });
-  return { zone, status, writes: draft.length, calls, refused };
+  // Read once before the lock only to answer an empty draft without taking it.
+  if ((await store.listDraft(ctx.pool, tenant.id, zone)).length === 0) return { zone, status: 'nothing_staged', writes: 0, calls: 0, refused: [] };
+  const draft = new DraftRefresh(tenant, zone);
+  const result = (await apply(ctx, tenant, { input: { kind: 'draft', zone, draft, policy: 'sync' } })).zones.find((z) => z.zone === zone);
+  if (!result) throw new Error(`the refresh of zone ${zone} applied no change to it`);
+  if (result.status === 'dry_run') return { zone, status: 'dry_run', writes: draft.read.length, calls: 0, refused: [] };
+  if (result.status !== 'applied' && result.status !== 'no_changes') throw result.error ?? new Error(`the refresh of zone ${zone} ended ${result.status}`);
+  const refused = result.conflicts.map(conflictText);
+  // Nothing was sent (the draft changed nothing, or only sets refused): its rows go all the same; after
+  // operations, the last batch dropped them in its transaction (this finds none left).
+  if (draft.planned) await store.dropPublishedDraft(ctx.pool, tenant.id, zone, draft.read);
+  return { zone, status: result.status, writes: draft.read.length, calls: result.calls.length, refused };
 }
 
 /** Drops staged writes past their expiry and staged ids whose record is gone; says how many. */

@@ -5,8 +5,10 @@
  *
  * What OVH's answers hold that dnsplane does not keep is answered as follows: the name servers are the
  * zone's apex NS records; the SOA serial is the zone's generation (it moves with every change of the
- * records or ownership, so a client that compares serials — external-dns — reads again after each
- * change, at no OVH cost); the SOA's other values and `dnssecSupported`/`hasDnsAnycast` are OVH's usual
+ * records or ownership) and its `server` the DNS door where it is advertised (settings.ovhApi.soaServer),
+ * which answers that same serial — so a client that compares the two, external-dns, reads the zone
+ * again after each change and only then (without a door: the zone's first name server, which answers
+ * OVH's serial: it reads every loop); the SOA's other values and `dnssecSupported`/`hasDnsAnycast` are OVH's usual
  * ones (assumed); `isDeployed` is true: a refresh here returns once its apply is published.
  */
 import type { Logger } from 'pino';
@@ -33,7 +35,7 @@ export async function zoneCall(ctx: CoreContext, tenant: Tenant, rawZone: string
 export async function soaCall(ctx: CoreContext, tenant: Tenant, rawZone: string): Promise<Answer> {
   const z = await zoneFacts(ctx, tenant, rawZone);
   const serial = Number(z.generation % 4294967296n);
-  return { json: { email: SOA.email, expire: SOA.expire, nxDomainTtl: SOA.nxDomainTtl, refresh: SOA.refresh, serial, server: z.nameServers[0] ? `${z.nameServers[0]}.` : '', ttl: SOA.ttl } };
+  return { json: { email: SOA.email, expire: SOA.expire, nxDomainTtl: SOA.nxDomainTtl, refresh: SOA.refresh, serial, server: soaServer(ctx, z.nameServers), ttl: SOA.ttl } };
 }
 
 export async function statusCall(ctx: CoreContext, tenant: Tenant, rawZone: string): Promise<Answer> {
@@ -52,4 +54,11 @@ export async function refreshCall(ctx: CoreContext, tenant: Tenant, rawZone: str
   }
   if (outcome.refused.length > 0) throw notGrantedCall(`refresh of ${outcome.zone}: the rest was published, not ${outcome.refused.join('; ')}`);
   return { empty: 204 };
+}
+
+/** Who answers the served serial on port 53: the DNS door as advertised, else the zone's first name server (OVH's serial). */
+function soaServer(ctx: CoreContext, nameServers: readonly string[]): string {
+  const door = ctx.settings.ovhApi?.soaServer;
+  if (door !== undefined) return `${door}.`;
+  return nameServers[0] ? `${nameServers[0]}.` : '';
 }

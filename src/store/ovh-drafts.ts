@@ -1,8 +1,9 @@
 /**
  * The draft of the served OVH API (migrations/0012): ovh_drafts, a tenant's staged writes per zone
  * (one row per record id: a create under a staged id, or an update or delete of a published record),
- * and ovh_record_ids, the staged ids of published creates and the OVH records they became. Rows past
- * their expiry are never read; sweepOvhDrafts deletes them.
+ * and ovh_record_ids, the served ids (the id a tool holds: a staged id, or the OVH id a record had
+ * first) of records whose OVH id differs, and the OVH records they name now. Rows past their expiry are
+ * never read; sweepOvhDrafts deletes them.
  */
 import { assertIdString, type Queryable } from './internal.js';
 
@@ -136,35 +137,51 @@ export async function dropPublishedDraft(q: Queryable, tenantId: string, zone: s
   return rowCount ?? 0;
 }
 
-/** Keeps the OVH ids that published staged creates became. */
-export async function insertRecordIds(q: Queryable, tenantId: string, zone: string, ids: ReadonlyArray<{ stagedId: string; ovhId: string }>): Promise<void> {
-  assertIdString('tenant id', tenantId);
-  if (ids.length === 0) return;
-  for (const i of ids) {
-    assertIdString('staged id', i.stagedId);
-    assertIdString('record id', i.ovhId);
-  }
-  await q.query(
-    `INSERT INTO ovh_record_ids (zone, staged_id, tenant_id, ovh_id)
-     SELECT $2, u.staged_id, $1::bigint, u.ovh_id FROM unnest($3::bigint[], $4::bigint[]) AS u(staged_id, ovh_id)
-     ON CONFLICT (zone, staged_id) DO UPDATE SET ovh_id = EXCLUDED.ovh_id`,
-    [tenantId, zone, ids.map((i) => i.stagedId), ids.map((i) => i.ovhId)],
-  );
+/** A record's id as the served API shows it (a staged id, or the OVH id it had first) and the OVH record it names now. */
+export interface ServedId {
+  servedId: string;
+  ovhId: string;
 }
 
-/** The OVH id a staged id of this tenant became, if it was published. */
-export async function publishedIdOf(q: Queryable, tenantId: string, zone: string, stagedId: string): Promise<string | undefined> {
+/** The tenant's served ids of the zone that differ from their records' OVH ids. */
+export async function listServedIds(q: Queryable, tenantId: string, zone: string): Promise<ServedId[]> {
   assertIdString('tenant id', tenantId);
-  assertIdString('staged id', stagedId);
-  const { rows } = await q.query<{ ovh_id: string }>(
-    `SELECT ovh_id::text AS ovh_id FROM ovh_record_ids WHERE zone = $1 AND staged_id = $2::bigint AND tenant_id = $3::bigint`,
-    [zone, stagedId, tenantId],
+  const { rows } = await q.query<{ served_id: string; ovh_id: string }>(
+    `SELECT staged_id::text AS served_id, ovh_id::text AS ovh_id FROM ovh_record_ids WHERE zone = $1 AND tenant_id = $2::bigint`,
+    [zone, tenantId],
   );
-  return rows[0]?.ovh_id;
+  return rows.map((r) => ({ servedId: r.served_id, ovhId: r.ovh_id }));
 }
 
 /**
- * Deletes staged writes past their expiry, and staged ids whose OVH record is gone from the cache.
+ * After a refresh's operations (in the apply's transaction): the rows of OVH records that are gone
+ * (`gone`) dropped, and each of `moved` made the served id of its OVH record — its earlier row and any
+ * row naming that OVH record replaced; a served id equal to its OVH id needs no row.
+ */
+export async function moveServedIds(q: Queryable, tenantId: string, zone: string, moved: readonly ServedId[], gone: readonly string[]): Promise<void> {
+  assertIdString('tenant id', tenantId);
+  for (const m of moved) {
+    assertIdString('served id', m.servedId);
+    assertIdString('record id', m.ovhId);
+  }
+  for (const id of gone) assertIdString('record id', id);
+  if (moved.length === 0 && gone.length === 0) return;
+  await q.query(`DELETE FROM ovh_record_ids WHERE zone = $1 AND (ovh_id = ANY($2::bigint[]) OR staged_id = ANY($3::bigint[]))`, [
+    zone,
+    [...gone, ...moved.map((m) => m.ovhId)],
+    moved.map((m) => m.servedId),
+  ]);
+  const rows = moved.filter((m) => m.servedId !== m.ovhId);
+  if (rows.length === 0) return;
+  await q.query(
+    `INSERT INTO ovh_record_ids (zone, staged_id, tenant_id, ovh_id)
+     SELECT $2, u.served_id, $1::bigint, u.ovh_id FROM unnest($3::bigint[], $4::bigint[]) AS u(served_id, ovh_id)`,
+    [tenantId, zone, rows.map((m) => m.servedId), rows.map((m) => m.ovhId)],
+  );
+}
+
+/**
+ * Deletes staged writes past their expiry, and served ids whose OVH record is gone from the cache.
  * Returns how many of each.
  */
 export async function sweepOvhDrafts(q: Queryable): Promise<{ drafts: number; ids: number }> {

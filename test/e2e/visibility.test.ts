@@ -1,8 +1,8 @@
 /**
  * Visibility through the server (server.ts, core/probe/): in demo mode the prober learns the zone's
- * name servers from the simulator's GET /domain/zone/{zone} (once) and asks them on their ports; an
- * apply is visible once both answer it, waited for through the server's listener; later probes make
- * no OVH call; /metrics has the times per server.
+ * name servers from its apex NS records in the cache (no OVH call) and asks them on their ports; an
+ * apply is visible once both answer it, waited for through the server's listener; no probe makes an
+ * OVH call; /metrics has the times per server.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -47,7 +47,7 @@ async function put(name: string, target: string): Promise<string> {
   return result.zones[0]!.journalId!;
 }
 
-it('an apply is visible once both name servers answer it; the name servers cost one OVH call for the process', async () => {
+it('an apply is visible once both name servers answer it; the name servers cost no OVH call', async () => {
   const sim = server.simulator!;
   sim.clearCalls();
   sim.propagation.hold('ns1.sim.test');
@@ -66,8 +66,7 @@ it('an apply is visible once both name servers answer it; the name servers cost 
   const second = await put('api', '192.0.2.2');
   expect((await waitVisible(server.ctx, [second], { timeoutMs: 120_000 }))[0]!.state).toBe('visible');
   const calls = simCalls(sim);
-  expect(calls.filter((c) => c.startsWith(`GET /domain/zone/${DEMO_ZONE} `))).toEqual([`GET /domain/zone/${DEMO_ZONE} 200`]);
-  expect(calls.filter((c) => !c.includes('/record') && !c.startsWith(`GET /domain/zone/${DEMO_ZONE} `))).toEqual([`POST /domain/zone/${DEMO_ZONE}/refresh 204`, `POST /domain/zone/${DEMO_ZONE}/refresh 204`]);
+  expect(calls.filter((c) => !c.includes('/record'))).toEqual([`POST /domain/zone/${DEMO_ZONE}/refresh 204`, `POST /domain/zone/${DEMO_ZONE}/refresh 204`]);
 
   const metrics = await (await fetch(`${server.url}/metrics`)).text();
   expect(metrics).toContain(`dnsplane_visibility_seconds_count{zone="${DEMO_ZONE}",server="ns1.sim.test"} 2`);

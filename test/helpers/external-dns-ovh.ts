@@ -1,15 +1,17 @@
 /**
  * external-dns v0.22's in-tree OVH provider, replayed call for call (REFERENCE.md §3;
- * provider/ovh/ovh.go with its cache on, the default): per loop GET /domain/zone, then per zone a DNS
- * SOA query to the zone's server (counted apart: not an API call) and, when the serial moved or nothing
- * is cached, GET soa + GET record (ids) + one GET per record; an apply is one call per target (a PUT
+ * provider/ovh/ovh.go with its cache on, the default): per loop GET /domain/zone, then per zone, when
+ * it has the zone cached, a DNS SOA query (counted apart: not an API call) to the `server` of the
+ * `GET …/soa` it cached, on port 53 (`dnsAt` says where a test reaches that server's port 53), whose
+ * serial must equal the cached `serial`; otherwise (moved, no answer, nothing cached) GET soa + GET
+ * record (ids) + one GET per record; an apply is one call per target (a PUT
  * reusing the record id for an update), all in parallel, then one refresh when all succeeded, which
  * also drops the cache. Each instance has its own rate limiter (--ovh-api-rate-limit). The calls go to
  * an OVH API over HTTP(S), signed as go-ovh signs them (the endpoint URL + the path): OVH's simulator
  * (`https://…/1.0`) or the OVH API dnsplane serves (`http://…/ovh/1.0`). The bench (bench/ovh-calls.ts)
  * and the tests drive the same replay.
  */
-import type { Resolver } from 'node:dns/promises';
+import { Resolver } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
 import { RateLimiter } from '../../src/ovh/ratelimit.js';
@@ -94,9 +96,33 @@ export interface ExtChanges {
   delete: ExtEndpoint[];
 }
 
+/**
+ * Where the replay reaches `server:53` (the served SOA's `server`, its trailing dot trimmed): an
+ * `ip:port` a test listens on; undefined: unreachable (external-dns then reads the zone again).
+ */
+export type DnsAt = (server: string) => string | undefined;
+
+/** A DnsAt from a table: each server name (or address) -> the ip:port that stands for its port 53. */
+export function dnsAtOf(table: Record<string, string>): DnsAt {
+  return (server) => table[server.toLowerCase()];
+}
+
+/** The SOA serial `server` answers for `zone` (one UDP question, as miekg/dns's client asks), or undefined when it cannot be had. */
+async function soaSerialAt(dnsAt: DnsAt, server: string, zone: string): Promise<number | undefined> {
+  const at = dnsAt(server.replace(/\.$/, ''));
+  if (at === undefined) return undefined;
+  const resolver = new Resolver({ timeout: 2000, tries: 1 });
+  resolver.setServers([at]);
+  try {
+    return (await resolver.resolveSoa(zone)).serial;
+  } catch {
+    return undefined;
+  }
+}
+
 /** One external-dns instance with the in-tree OVH provider (cache on, as by default). */
 export class ExternalDnsReplay {
-  private cache: { serial: number; records: ExtRecord[] } | undefined;
+  private cache: { serial: number; server: string; records: ExtRecord[] } | undefined;
   private lastRunRecords: ExtRecord[] = [];
   /** The records its last Records() saw (what its plan is made from). */
   get seen(): readonly ExtRecord[] {
@@ -108,7 +134,7 @@ export class ExternalDnsReplay {
   constructor(
     private readonly http: OvhHttp,
     private readonly zone: string,
-    private readonly resolver: Resolver,
+    private readonly dnsAt: DnsAt,
     public limiter: RateLimiter,
   ) {}
 
@@ -129,17 +155,16 @@ export class ExternalDnsReplay {
     if (!zones.includes(this.zone)) throw new Error(`replay: zone ${this.zone} not listed`);
     if (this.cache) {
       this.dnsQueries++;
-      const soa = await this.resolver.resolveSoa(this.zone);
-      if (soa.serial === this.cache.serial) {
+      if ((await soaSerialAt(this.dnsAt, this.cache.server, this.zone)) === this.cache.serial) {
         this.lastRunRecords = this.cache.records;
         return;
       }
       this.cache = undefined;
     }
-    const soa = (await this.call('GET', `/domain/zone/${this.zone}/soa`)) as { serial: number };
+    const soa = (await this.call('GET', `/domain/zone/${this.zone}/soa`)) as { serial: number; server: string };
     const ids = (await this.call('GET', `/domain/zone/${this.zone}/record`, undefined, false)) as number[]; // no Take() in v0.22
     const records = await Promise.all(ids.map((id) => this.call('GET', `/domain/zone/${this.zone}/record/${id}`) as Promise<ExtRecord>));
-    this.cache = { serial: soa.serial, records };
+    this.cache = { serial: soa.serial, server: soa.server, records };
     this.lastRunRecords = records;
   }
 

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOvhKey } from '../../src/core/ovh-key-admin.js';
 import { callLines } from '../helpers/expect.js';
 import { ovhCall, type OvhKeyValues } from '../helpers/ovh-api-client.js';
+import { upload } from '../helpers/raw-http.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 import { snapshot } from '../helpers/snapshot.js';
 
@@ -153,5 +154,18 @@ describe('bad input: OVH\'s answers, nothing written', () => {
     expect((await ovhCall(base, key, 'PATCH', `${REC}/1`)).headers.get('allow')).toBe('GET, PUT, DELETE');
     expect(callLines(h.sim)).toEqual([]);
     expect(await snapshot(h.server.ctx.pool)).toEqual(before);
+  });
+
+  it("a body over the port's own limit is answered in OVH's shape too: announced (refused before it is sent) or chunked", async () => {
+    const port = Number(new URL(h.server.url).port);
+    const head = `POST /ovh/1.0${REC} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json`;
+    const announced = await upload(port, { head, bytes: 9 * 1024 * 1024, framing: 'content-length', expectContinue: true });
+    const chunked = await upload(port, { head, bytes: 256 * 1024, framing: 'chunked', expectContinue: false });
+    for (const answer of [announced, chunked]) {
+      expect(answer.got).toMatch(/^HTTP\/1\.1 413 Payload Too Large\r\n/);
+      expect(answer.got).toMatch(/\r\nX-Ovh-Queryid: EU\.dnsplane\./i);
+      expect(answer.got.slice(answer.got.indexOf('\r\n\r\n') + 4)).toBe(JSON.stringify({ class: 'Client::PayloadTooLarge', message: 'Request body too large' }));
+    }
+    expect([announced.continued, announced.sent]).toEqual([false, 0]);
   });
 });

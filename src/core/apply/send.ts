@@ -81,16 +81,24 @@ export async function sendMember(ctx: CoreContext, group: Group, member: Member,
   }
   // Recorded now, in the transaction, so that the next member of the group plans on it; undone with
   // the group (GROUP_SAVEPOINT) if the refresh fails.
-  await updateCache(tx, zone, done);
+  const after = cacheAfter(done);
+  await updateCache(tx, zone, after);
   await recordOwnership(tx, zone, member.tenant, plan.changes);
+  if (member.routed.kind === 'draft') {
+    // A refresh of the served OVH API keeps, in the same transaction, the ids its records are served under.
+    const records = new Map(intent.before.map((r) => [r.id, r] as const));
+    for (const id of after.deletes) records.delete(id);
+    for (const r of after.upserts) records.set(r.id, r);
+    await member.routed.byZone.get(zone)!.recorded(tx, { records: [...records.values()].map((r) => ({ ...r, zone })), gone: after.deletes, more: toSend.more });
+  }
   const generation = await store.bumpGeneration(tx, zone);
   await store.notifyZoneChanged(tx, zone, generation);
   group.sent.push({ ...toSend, member, journalId, calls, done, before: intent.before, generation });
   group.ops += ops.length;
 }
 
-/** The cache after the operations that succeeded (undo.ts rowAfter: what each left). */
-async function updateCache(tx: store.Queryable, zone: string, done: Done[]): Promise<void> {
+/** What the operations that succeeded leave in the cache (undo.ts rowAfter: what each left). */
+function cacheAfter(done: Done[]): { upserts: store.RecordRow[]; deletes: string[] } {
   const upserts: store.RecordRow[] = [];
   const deletes: string[] = [];
   for (const finished of done) {
@@ -98,6 +106,10 @@ async function updateCache(tx: store.Queryable, zone: string, done: Done[]): Pro
     if (row) upserts.push(row);
     else if (finished.op.method === 'DELETE') deletes.push(finished.op.id);
   }
+  return { upserts, deletes };
+}
+
+async function updateCache(tx: store.Queryable, zone: string, { upserts, deletes }: { upserts: store.RecordRow[]; deletes: string[] }): Promise<void> {
   if (deletes.length) await store.deleteRecords(tx, zone, deletes);
   if (upserts.length) await store.upsertRecords(tx, zone, upserts);
 }

@@ -105,8 +105,8 @@ describe('visible', () => {
     room.sim.clearCalls();
     const created = await put(ctx, 'gone', '192.0.2.2');
     expect((await final(ctx, created)).state).toBe('visible');
-    // Its first probe learnt the zone's name servers: one call, once for the process.
-    expect(room.calls().filter((c) => c === `GET /domain/zone/${ZONE} 200`)).toHaveLength(1);
+    // The zone's name servers are its apex NS records in the cache: no OVH call to learn them.
+    expect(room.calls().filter((c) => c.startsWith(`GET /domain/zone/${ZONE} `))).toEqual([]);
     room.sim.clearCalls();
     room.sim.propagation.hold();
     const result = await apply(ctx, room.tenants['t']!, { input: { kind: 'changes', policy: 'sync', changes: { create: [], updateOld: [], updateNew: [], delete: [{ dnsName: `gone.${ZONE}`, recordType: 'A', targets: ['192.0.2.2'], ttl: 300 }] } } });
@@ -114,8 +114,56 @@ describe('visible', () => {
     await until('both servers to be asked', async () => (await visibilityOf(ctx, id))?.servers.every((s) => s.behind.length === 1));
     room.sim.propagation.release();
     expect((await final(ctx, id)).state).toBe('visible');
-    // The apply's own calls, and nothing else: the zone's name servers were learnt by the first probe.
+    // The apply's own calls, and nothing else.
     expect(room.calls().filter((c) => !c.includes('/record'))).toEqual([`POST /domain/zone/${ZONE}/refresh 204`]);
+  });
+});
+
+describe('the name servers asked', () => {
+  const apexNs = () => room.db.pool.query<{ id: string; target: string }>(`SELECT id::text AS id, target FROM records WHERE zone = $1 AND sub_domain = '' AND field_type = 'NS' ORDER BY target`, [ZONE]);
+
+  it('follow the apex NS records of the cache: a zone moved to another name server is asked there, without a restart', async () => {
+    const [, ns1] = room.sim.dnsServers;
+    const known = new Map([...room.sim.dnsServers.map((s) => [s.name, { host: s.host, port: s.port }] as const), ['moved.sim.test', { host: ns1!.host, port: ns1!.port }]]);
+    const { ctx } = await replica('r1', {}, (c) => new ServerDirectory(c, { known }));
+    room.sim.propagation.release();
+    expect((await final(ctx, await put(ctx, 'before-move', '192.0.2.40'))).servers.map((s) => s.server).sort()).toEqual([DNS1, NS1]);
+    const before = (await apexNs()).rows;
+    try {
+      // What a drift check writes when OVH moved the zone: other apex NS records.
+      await room.db.pool.query(`UPDATE records SET target = 'moved.sim.test.' WHERE zone = $1 AND sub_domain = '' AND field_type = 'NS'`, [ZONE]);
+      room.sim.clearCalls();
+      expect((await final(ctx, await put(ctx, 'after-move', '192.0.2.41'))).servers.map((s) => s.server)).toEqual(['moved.sim.test']);
+      expect(room.calls().filter((c) => c.startsWith(`GET /domain/zone/${ZONE} `))).toEqual([]);
+    } finally {
+      for (const r of before) await room.db.pool.query(`UPDATE records SET target = $3 WHERE zone = $1 AND id = $2::bigint`, [ZONE, r.id, r.target]);
+    }
+  });
+
+  it('a failure to learn them is not asked again every round (it waits, doubling); the NS records back, the next round asks them', async () => {
+    const { ctx } = await replica('r1');
+    const before = (await apexNs()).rows;
+    // A cache without apex NS asks OVH, which fails: once, then the rounds wait out the retry.
+    const fault = room.sim.faults.fail({ method: 'GET', path: `/domain/zone/${ZONE}`, effect: { kind: 'status', status: 404 } });
+    await room.db.pool.query(`DELETE FROM records WHERE zone = $1 AND sub_domain = '' AND field_type = 'NS'`, [ZONE]);
+    try {
+      room.sim.propagation.release();
+      room.sim.clearCalls();
+      const id = await put(ctx, 'no-ns', '192.0.2.42');
+      const rounds = async () => Number((await room.db.pool.query<{ rounds: number }>('SELECT max(rounds)::int AS rounds FROM probes')).rows[0]?.rounds ?? 0);
+      await until('three rounds', async () => (await rounds()) >= 3);
+      const learning = room.calls().filter((c) => c.startsWith(`GET /domain/zone/${ZONE} `));
+      expect(learning.length).toBeGreaterThanOrEqual(1);
+      await until('twelve rounds', async () => (await rounds()) >= 12);
+      expect(room.calls().filter((c) => c.startsWith(`GET /domain/zone/${ZONE} `))).toEqual(learning);
+      expect((await visibilityOf(ctx, id))?.state).toBe('published');
+      for (const r of before) await room.db.pool.query(`INSERT INTO records (zone, id, sub_domain, field_type, target, ttl) VALUES ($1, $2::bigint, '', 'NS', $3, 3600)`, [ZONE, r.id, r.target]);
+      expect((await final(ctx, id)).state).toBe('visible');
+      expect(room.calls().filter((c) => c.startsWith(`GET /domain/zone/${ZONE} `))).toEqual(learning);
+    } finally {
+      fault.remove();
+      if ((await apexNs()).rows.length === 0) for (const r of before) await room.db.pool.query(`INSERT INTO records (zone, id, sub_domain, field_type, target, ttl) VALUES ($1, $2::bigint, '', 'NS', $3, 3600)`, [ZONE, r.id, r.target]);
+    }
   });
 });
 
