@@ -14,6 +14,7 @@ import { tenantCommand } from './tenant.js';
 import { planCommand } from './plan.js';
 import { applyCommand } from './apply.js';
 import { webhookCommand } from './webhook.js';
+import { zoneCommand } from './zone.js';
 import { messageOf } from '../error-message.js';
 
 const COMMANDS: Record<string, Command> = {
@@ -26,6 +27,7 @@ const COMMANDS: Record<string, Command> = {
   'ovh-sim': ovhSimCommand,
   nsm: nsmCommand,
   webhook: webhookCommand,
+  zone: zoneCommand,
 };
 
 function usage(): string {

@@ -29,6 +29,7 @@ import {
   type Tenant,
 } from './tenants.js';
 import { syncZone } from './zones.js';
+import { exportZone, type ZoneExport } from './zone-export.js';
 import { readVisibility, type Visibility } from './visibility.js';
 import {
   createTsigKey as runCreateKey,
@@ -256,6 +257,12 @@ export async function importTxtRegistry(ctx: CoreContext, actor: Tenant, input: 
  * Drops the zone's cache and reads the zone again from OVH, under the zone lock (list ids, GET each,
  * SOA): generation + 1. Applies that died in flight are covered by the full read and marked recovered.
  */
+/** A zone as a zone file, from the cache (core/zone-export.ts). */
+export async function exportZoneFile(ctx: CoreContext, actor: Tenant, rawZone: string, options: { owners: boolean }): Promise<ZoneExport> {
+  requireAdmin(actor);
+  return exportZone(ctx, await managedZone(ctx, rawZone, 'zone'), options);
+}
+
 export async function invalidateZone(ctx: CoreContext, actor: Tenant, rawZone: string): Promise<{ zone: string; generation: bigint; recordCount: number }> {
   requireAdmin(actor);
   const zone = await managedZone(ctx, rawZone, 'zone');
