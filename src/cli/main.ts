@@ -15,6 +15,7 @@ import { planCommand } from './plan.js';
 import { applyCommand } from './apply.js';
 import { webhookCommand } from './webhook.js';
 import { zoneCommand } from './zone.js';
+import { secretsCommand } from './secrets.js';
 import { messageOf } from '../error-message.js';
 
 const COMMANDS: Record<string, Command> = {
@@ -28,6 +29,7 @@ const COMMANDS: Record<string, Command> = {
   nsm: nsmCommand,
   webhook: webhookCommand,
   zone: zoneCommand,
+  secrets: secretsCommand,
 };
 
 function usage(): string {
