@@ -103,7 +103,7 @@ export function adminService(ctx: CoreContext): ServiceImpl<typeof AdminService>
 
     async rotateTenantToken(req, hc) {
       const actor = adminOf(hc);
-      const { tenant, token } = await admin.rotateTenantToken(ctx, actor, req.name);
+      const { tenant, token } = await admin.rotateTenantToken(ctx, actor, req.name, req.graceSeconds * 1000);
       return create(RotateTenantTokenResponseSchema, { tenant: tenantToPb(tenant), token });
     },
 

@@ -6,6 +6,7 @@
 import { parseArgs } from 'node:util';
 import { createTenantInManagedZones, listTenants, rotateTenantToken, setTenantDisabled, setTenantMaxChangePercent, type Tenant } from '../core/tenants.js';
 import { InvalidInputError } from '../dns/errors.js';
+import { parseDuration } from '../config.js';
 import type { CliIo, Command } from './command.js';
 import { withDatabase } from './migrate.js';
 import { table } from './text.js';
@@ -16,7 +17,7 @@ import { OVH_KEY_HELP, runOvhKey } from './tenant-ovh-key.js';
 const HELP = `Usage:
   dnsplane tenant create NAME --zone ZONE [--zone …] [--suffix SUFFIX …] [--admin]
   dnsplane tenant list [--output text|json]
-  dnsplane tenant rotate NAME
+  dnsplane tenant rotate NAME [--grace DURATION]
   dnsplane tenant disable NAME [--enable]
   dnsplane tenant set-max-change NAME PERCENT|default
   dnsplane tenant tsig create|list|rotate|delete …   (dnsplane tenant tsig --help)
@@ -27,7 +28,9 @@ create: a tenant allowed to manage records in the given zones (and, with --suffi
   \`dnsplane serve\` registers them (DNSPLANE_ZONES, or every zone OVH lists) when it starts.
   --admin adds the admin scope; an admin with no --zone may use every zone. The bearer token is
   printed once, as the last line.
-rotate: a new token (printed once, last line); the old one stops working at once.
+rotate: a new token (printed once, last line); the old one stops working at once, or with --grace
+  (e.g. 10m, 1h; at most 7 days) only after that: external-dns treats a 401 as fatal, so give the
+  clusters' Secrets time to be updated. A grace still running from an earlier rotation ends.
 disable: the tenant's token stops working; its records and ownership stay. --enable undoes it.
 set-max-change: the tenant's own change threshold: an apply updating or deleting more than PERCENT
   (0-100) of the record sets it owns in a zone (when it owns 10 or more there) is refused unless
@@ -44,6 +47,11 @@ keeps in the data dir (${CONNECTION_FILE}, mode 0600).`;
 function one(positionals: string[]): string {
   if (positionals.length !== 1) throw new InvalidInputError('NAME', 'exactly one tenant name is required');
   return positionals[0]!;
+}
+
+/** When the old token of a rotation with grace stops working, while it still works. */
+function oldTokenUntil(t: Tenant): Date | undefined {
+  return t.previousTokenValidUntil && t.previousTokenValidUntil.getTime() > Date.now() ? t.previousTokenValidUntil : undefined;
 }
 
 function describe(t: Tenant): string {
@@ -76,23 +84,25 @@ async function run(sub: string | undefined, rest: string[], io: CliIo): Promise<
       return withDatabase(io, async (db) => {
         const tenants = await listTenants(db.pool);
         if (output === 'json') {
-          io.out(JSON.stringify(tenants.map((t) => ({ ...t, createdAt: t.createdAt.toISOString(), tokenRotatedAt: t.tokenRotatedAt.toISOString() })), null, 2));
+          io.out(JSON.stringify(tenants.map((t) => ({ ...t, createdAt: t.createdAt.toISOString(), tokenRotatedAt: t.tokenRotatedAt.toISOString(), previousTokenValidUntil: oldTokenUntil(t)?.toISOString() })), null, 2));
           return 0;
         }
-        const rows = [['NAME', 'SCOPES', 'ZONES', 'SUFFIXES', 'DISABLED', 'TOKEN SET']];
+        const rows = [['NAME', 'SCOPES', 'ZONES', 'SUFFIXES', 'DISABLED', 'TOKEN SET', 'OLD TOKEN UNTIL']];
         for (const t of tenants) {
-          rows.push([t.name, t.scopes.join(',') || '-', t.zones.join(',') || '(all)', t.suffixes.join(',') || '-', t.disabled ? 'yes' : 'no', t.tokenRotatedAt.toISOString()]);
+          rows.push([t.name, t.scopes.join(',') || '-', t.zones.join(',') || '(all)', t.suffixes.join(',') || '-', t.disabled ? 'yes' : 'no', t.tokenRotatedAt.toISOString(), oldTokenUntil(t)?.toISOString() ?? '-']);
         }
         for (const line of table(rows)) io.out(line);
         return 0;
       });
     }
     case 'rotate': {
-      const { positionals } = parseArgs({ args: rest, options: {}, allowPositionals: true, strict: true });
+      const { values, positionals } = parseArgs({ args: rest, options: { grace: { type: 'string' } }, allowPositionals: true, strict: true });
       const name = one(positionals);
+      const graceMs = values.grace === undefined ? 0 : parseDuration(values.grace, '--grace');
       return withDatabase(io, async (db) => {
-        const { tenant: t, token } = await rotateTenantToken(db.pool, name);
-        io.out(`rotated the token of ${describe(t)}; the old token no longer works`);
+        const { tenant: t, token } = await rotateTenantToken(db.pool, name, graceMs, '--grace');
+        const until = t.previousTokenValidUntil;
+        io.out(`rotated the token of ${describe(t)}; ${until ? `the old token still works until ${until.toISOString()}` : 'the old token no longer works'}`);
         io.out('the new bearer token follows; it is shown only this once:');
         io.out(token);
         return 0;

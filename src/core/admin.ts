@@ -154,12 +154,12 @@ export async function listTenants(ctx: CoreContext, actor: Tenant): Promise<Tena
   return runListTenants(ctx.pool);
 }
 
-export async function rotateTenantToken(ctx: CoreContext, actor: Tenant, name: string): Promise<{ tenant: Tenant; token: string }> {
+export async function rotateTenantToken(ctx: CoreContext, actor: Tenant, name: string, graceMs = 0): Promise<{ tenant: Tenant; token: string }> {
   requireAdmin(actor);
   if (name === '') throw new InvalidInputError('name', 'a tenant name is required');
-  const rotated = await runRotate(ctx.pool, name);
+  const rotated = await runRotate(ctx.pool, name, graceMs, 'graceSeconds');
   ctx.tokens?.forget(name); // this replica at once; the others on NOTIFY dnsplane_tenant
-  ctx.log.info({ tenant: name, by: actor.name }, 'tenant token rotated');
+  ctx.log.info({ tenant: name, by: actor.name, ...(rotated.tenant.previousTokenValidUntil ? { oldTokenValidUntil: rotated.tenant.previousTokenValidUntil.toISOString() } : {}) }, 'tenant token rotated');
   return rotated;
 }
 

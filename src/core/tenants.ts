@@ -81,12 +81,23 @@ export async function createTenantInManagedZones(q: Queryable, input: NewTenant)
   return createTenant(q, input);
 }
 
-/** A new token for the tenant; the old one stops working at once. NotFound when no such tenant. */
-export async function rotateTenantToken(q: Queryable, name: string): Promise<{ tenant: Tenant; token: string }> {
+/** The longest grace a rotation may give the old token. */
+export const MAX_TOKEN_GRACE_MS = 7 * 24 * 3600 * 1000;
+
+/**
+ * A new token for the tenant. The old one stops working at once, or after `graceMs` (at most
+ * MAX_TOKEN_GRACE_MS): long enough for every cluster's Secret to be updated, so that no external-dns
+ * (which treats a 401 as fatal) crash-loops meanwhile. A grace still running from an earlier rotation
+ * ends. NotFound when no such tenant.
+ */
+export async function rotateTenantToken(q: Queryable, name: string, graceMs = 0, field = 'grace'): Promise<{ tenant: Tenant; token: string }> {
+  if (!Number.isFinite(graceMs) || graceMs < 0 || graceMs > MAX_TOKEN_GRACE_MS) {
+    throw new InvalidInputError(field, `must be between 0 (the old token stops at once) and 7 days, got ${Number.isFinite(graceMs) ? `${Math.round(graceMs / 1000)} s` : String(graceMs)}`);
+  }
   const t = await store.getTenantByName(q, name);
   if (!t) throw new NotFoundError('tenant', name, `tenant "${name}" does not exist`);
   const token = newToken();
-  return { tenant: await store.setTokenHash(q, name, hashToken(token)), token };
+  return { tenant: await store.setTokenHash(q, name, hashToken(token), graceMs), token };
 }
 
 /** Disables (or enables again) a tenant. A disabled tenant fails authentication; its ownership stays. */
@@ -120,10 +131,11 @@ export async function authenticate(q: Queryable, token: string | undefined, cach
   const cached = cache?.get(key);
   if (cached) return cached;
   const epoch = cache?.epoch;
-  const tenant = await store.findTenantByTokenHash(q, Buffer.from(key, 'hex'));
-  if (!tenant || tenant.disabled) throw new UnauthenticatedError('invalid or disabled token');
-  if (epoch !== undefined) cache?.set(key, tenant, epoch);
-  return tenant;
+  const found = await store.findTenantForToken(q, Buffer.from(key, 'hex'));
+  if (!found || found.tenant.disabled) throw new UnauthenticatedError('invalid or disabled token');
+  // An old token in its grace is kept only until its grace ends.
+  if (epoch !== undefined) cache?.set(key, found.tenant, epoch, found.validUntil);
+  return found.tenant;
 }
 
 /**
