@@ -68,6 +68,8 @@ export interface Config {
   /** DNSPLANE_APPLY_COALESCE: how long a group of one zone's coalesced applies keeps taking waiting applies (core/apply/holder.ts); 0: never coalesce. */
   applyCoalesceMs: number;
   logLevel: string;
+  /** DNSPLANE_LOG_FORMAT: json, pretty, or auto (pretty on a terminal; see logFormatOf). */
+  logFormat: LogFormatSetting;
   /** DNSPLANE_DRY_RUN: applies compute and report the OVH calls they would make and send none. */
   dryRun: boolean;
   /** DNSPLANE_CNAME_RELATIVE_ZONES: zones whose in-zone CNAME targets are sent relative (external-dns's --ovh-enable-cname-relative). */
@@ -152,6 +154,7 @@ export const SETTINGS: Array<{ name: string; default: string; help: string }> = 
   { name: 'DNSPLANE_PLAN_CONCURRENCY', default: '2', help: 'Plans (Plan, PlanAs) one tenant may have computing at once; one more is refused with RESOURCE_EXHAUSTED' },
   { name: 'DNSPLANE_DRIFT_INTERVAL', default: '5m', help: 'how often each zone is checked for changes made outside dnsplane (1 OVH call when none); 0 or off: never' },
   { name: 'DNSPLANE_LOG_LEVEL', default: 'info', help: 'fatal, error, warn, info, debug, trace' },
+  { name: 'DNSPLANE_LOG_FORMAT', default: 'auto', help: 'json (one JSON object a line, for log collectors), pretty (human lines), or auto: pretty when stdout is a terminal, json otherwise' },
   { name: 'DNSPLANE_DRY_RUN', default: 'false', help: 'true: plans and applies run, the OVH calls applies would make are logged and returned, none is sent' },
   { name: 'DNSPLANE_CORS_ORIGINS', default: '', help: 'comma list of origins (https://host[:port]) whose browser pages may call the API (CORS); * for any; empty: none' },
   { name: 'DNSPLANE_MAX_CHANGE_PERCENT', default: '30', help: 'an apply updating or deleting more than this % of the record sets a tenant owns in a zone (when it owns 10 or more there) is refused unless forced; 0-100' },
@@ -308,6 +311,8 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     throw new InvalidInputError('DNSPLANE_LOG_LEVEL', `must be one of fatal, error, warn, info, debug, trace, silent, got "${logLevel}"`);
   }
 
+  const logFormat = parseLogFormat(get('DNSPLANE_LOG_FORMAT'));
+
   const dnsRaw = get('DNSPLANE_DNS_LISTEN');
   const dnsListen = dnsRaw?.toLowerCase() === 'off' ? undefined : dnsRaw !== undefined ? parseListen(dnsRaw, 'DNSPLANE_DNS_LISTEN') : ovh.mode === 'simulator' ? ('demo' as const) : undefined;
 
@@ -355,6 +360,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
       .filter((z) => z !== '')
       .map((z, i) => normalizeName(z, `DNSPLANE_CNAME_RELATIVE_ZONES[${i}]`)),
     corsOrigins: parseCorsOrigins(get('DNSPLANE_CORS_ORIGINS') ?? ''),
+    logFormat,
     secretsKeys: parseSecretsKeys(get('DNSPLANE_SECRETS_KEY'), get('DNSPLANE_SECRETS_KEYS')),
     dnsAdvertise: dnsAdvertise(get('DNSPLANE_DNS_ADVERTISE'), get('DNSPLANE_DNS_LISTEN')),
     ovhApi: {
@@ -389,6 +395,20 @@ export function ovhApiAdvertise(value: string | undefined, listen: string, field
     throw new InvalidInputError(field, `${rule}, got "${value}"`);
   }
   return `${url.origin}${OVH_API_PATH}`;
+}
+
+export type LogFormatSetting = 'json' | 'pretty' | 'auto';
+
+/** DNSPLANE_LOG_FORMAT: json, pretty or auto (the default). */
+export function parseLogFormat(value: string | undefined): LogFormatSetting {
+  const v = (value ?? 'auto').trim().toLowerCase();
+  if (v !== 'json' && v !== 'pretty' && v !== 'auto') throw new InvalidInputError('DNSPLANE_LOG_FORMAT', `must be json, pretty or auto, got "${value}"`);
+  return v;
+}
+
+/** The format logs are written in: auto is pretty when stdout is a terminal, json otherwise. */
+export function logFormatOf(setting: LogFormatSetting, stdoutIsTty: boolean): 'json' | 'pretty' {
+  return setting === 'auto' ? (stdoutIsTty ? 'pretty' : 'json') : setting;
 }
 
 /**
