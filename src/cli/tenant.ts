@@ -4,10 +4,11 @@
  * once, as the last line; dnsplane keeps only its SHA-256. Over the API, AdminService does the same.
  */
 import { parseArgs } from 'node:util';
-import { createTenantInManagedZones, listTenants, rotateTenantToken, setTenantDisabled, setTenantMaxChangePercent, type Tenant } from '../core/tenants.js';
+import { createTenantInManagedZones, listTenants, rotateTenantToken, setTenantDisabled, setTenantMaxChangePercent, type Tenant, type ZoneSources } from '../core/tenants.js';
+import { OvhApi } from '../ovh/client.js';
 import { InvalidInputError } from '../dns/errors.js';
-import { parseDuration } from '../config.js';
-import type { CliIo, Command } from './command.js';
+import { parseDuration, type Config } from '../config.js';
+import { configFrom, type CliIo, type Command } from './command.js';
 import { withDatabase } from './migrate.js';
 import { table } from './text.js';
 import { CONNECTION_FILE } from '../store/index.js';
@@ -24,8 +25,10 @@ const HELP = `Usage:
   dnsplane tenant ovh-key create|list|rotate|delete … (dnsplane tenant ovh-key --help)
 
 create: a tenant allowed to manage records in the given zones (and, with --suffix, only names under
-  those suffixes, e.g. --suffix cluster1.example.com). Each zone must be one dnsplane manages:
-  \`dnsplane serve\` registers them (DNSPLANE_ZONES, or every zone OVH lists) when it starts.
+  those suffixes, e.g. --suffix cluster1.example.com). Each zone must be one dnsplane manages
+  (\`dnsplane serve\` registers DNSPLANE_ZONES, or every zone OVH lists, when it starts), or one this
+  command finds exists: DNSPLANE_ZONES names it, or (with the OVH_* credentials set) the OVH account
+  holds it; it is then registered, and the server reads it at its first use.
   --admin adds the admin scope; an admin with no --zone may use every zone. The bearer token is
   printed once, as the last line.
 rotate: a new token (printed once, last line); the old one stops working at once, or with --grace
@@ -43,6 +46,19 @@ ovh-key: the tenant's OVH-style keys, for tools that speak the OVH API (external
 Works on the database directly (DATABASE_URL, or the embedded one under DNSPLANE_DATA_DIR). Beside a
 running \`dnsplane serve\` on the embedded database, it connects through the connection file the server
 keeps in the data dir (${CONNECTION_FILE}, mode 0600).`;
+
+/**
+ * Where `tenant create` may learn that a zone not managed yet exists: DNSPLANE_ZONES, else the OVH
+ * account (one GET /domain/zone) when the OVH credentials are set.
+ */
+function zoneSources(cfg: Config): ZoneSources {
+  if (cfg.ovh.mode !== 'remote') return cfg.zones ? { configured: cfg.zones } : {};
+  const { endpoint, credentials, extraCaPems } = cfg.ovh;
+  return {
+    ...(cfg.zones ? { configured: cfg.zones } : {}),
+    listOvh: () => new OvhApi({ endpoint, credentials, extraCaPems, timeoutMs: cfg.ovhTimeoutMs, ratePerSecond: cfg.ovhRate, maxConcurrent: 1 }).listZones(),
+  };
+}
 
 function one(positionals: string[]): string {
   if (positionals.length !== 1) throw new InvalidInputError('NAME', 'exactly one tenant name is required');
@@ -68,8 +84,10 @@ async function run(sub: string | undefined, rest: string[], io: CliIo): Promise<
         strict: true,
       });
       const name = one(positionals);
+      const cfg = configFrom(io);
       return withDatabase(io, async (db) => {
-        const { tenant: t, token } = await createTenantInManagedZones(db.pool, { name, zones: values.zone ?? [], suffixes: values.suffix ?? [], admin: values.admin ?? false });
+        const { tenant: t, token, registered } = await createTenantInManagedZones(db.pool, { name, zones: values.zone ?? [], suffixes: values.suffix ?? [], admin: values.admin ?? false }, zoneSources(cfg));
+        for (const zone of registered) io.out(`registered zone ${zone} (${cfg.zones?.includes(zone) ? 'DNSPLANE_ZONES names it' : 'the OVH account holds it'}): the server reads it from OVH at its first use`);
         io.out(`created ${describe(t)}`);
         io.out('its bearer token follows; it is shown only this once:');
         io.out(token);

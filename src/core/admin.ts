@@ -144,8 +144,8 @@ export async function getPlanAsAdmin(ctx: CoreContext, actor: Tenant, id: string
 
 export async function createTenant(ctx: CoreContext, actor: Tenant, input: NewTenant): Promise<{ tenant: Tenant; token: string }> {
   requireAdmin(actor);
-  const created = await createTenantInManagedZones(ctx.pool, input);
-  ctx.log.info({ tenant: created.tenant.name, scopes: created.tenant.scopes, zones: created.tenant.zones, by: actor.name }, 'tenant created');
+  const { registered, ...created } = await createTenantInManagedZones(ctx.pool, input, { configured: ctx.settings.zones, listOvh: () => ctx.ovh.listZones() });
+  ctx.log.info({ tenant: created.tenant.name, scopes: created.tenant.scopes, zones: created.tenant.zones, by: actor.name, ...(registered.length ? { registered } : {}) }, 'tenant created');
   return created;
 }
 
