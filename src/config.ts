@@ -68,6 +68,8 @@ export interface Config {
   /** DNSPLANE_APPLY_COALESCE: how long a group of one zone's coalesced applies keeps taking waiting applies (core/apply/holder.ts); 0: never coalesce. */
   applyCoalesceMs: number;
   logLevel: string;
+  /** DNSPLANE_LOG_FORMAT: json, pretty, or auto (pretty on a terminal; see logFormatOf). */
+  logFormat: LogFormatSetting;
   /** DNSPLANE_DRY_RUN: applies compute and report the OVH calls they would make and send none. */
   dryRun: boolean;
   /** DNSPLANE_CNAME_RELATIVE_ZONES: zones whose in-zone CNAME targets are sent relative (external-dns's --ovh-enable-cname-relative). */
@@ -80,8 +82,12 @@ export interface Config {
   http: { headersTimeoutMs: number; requestTimeoutMs: number; idleTimeoutMs: number; limits: { perAddress: number; total: number } };
   /** Failed logins per client address (core/login-limiter.ts): a burst, then this many per second. */
   login: { burst: number; perSecond: number };
-  /** DNSPLANE_SECRETS_KEY: the encryption key of secrets kept at rest (core/secrets.ts); demo mode keeps its own. */
-  secretsKey?: Buffer;
+  /**
+   * The encryption keys of secrets kept at rest (core/secrets.ts), the one that seals first:
+   * DNSPLANE_SECRETS_KEYS (new first, old after, while a rotation runs), or DNSPLANE_SECRETS_KEY
+   * (one key). Unset: undefined (demo mode keeps its own).
+   */
+  secretsKeys?: Buffer[];
   /**
    * Where DNS clients reach dnsplane's DNS listener, host:port, for the configuration `tenant tsig`
    * prints: DNSPLANE_DNS_ADVERTISE, else DNSPLANE_DNS_LISTEN when it is host:port.
@@ -148,6 +154,7 @@ export const SETTINGS: Array<{ name: string; default: string; help: string }> = 
   { name: 'DNSPLANE_PLAN_CONCURRENCY', default: '2', help: 'Plans (Plan, PlanAs) one tenant may have computing at once; one more is refused with RESOURCE_EXHAUSTED' },
   { name: 'DNSPLANE_DRIFT_INTERVAL', default: '5m', help: 'how often each zone is checked for changes made outside dnsplane (1 OVH call when none); 0 or off: never' },
   { name: 'DNSPLANE_LOG_LEVEL', default: 'info', help: 'fatal, error, warn, info, debug, trace' },
+  { name: 'DNSPLANE_LOG_FORMAT', default: 'auto', help: 'json (one JSON object a line, for log collectors), pretty (human lines), or auto: pretty when stdout is a terminal, json otherwise' },
   { name: 'DNSPLANE_DRY_RUN', default: 'false', help: 'true: plans and applies run, the OVH calls applies would make are logged and returned, none is sent' },
   { name: 'DNSPLANE_CORS_ORIGINS', default: '', help: 'comma list of origins (https://host[:port]) whose browser pages may call the API (CORS); * for any; empty: none' },
   { name: 'DNSPLANE_MAX_CHANGE_PERCENT', default: '30', help: 'an apply updating or deleting more than this % of the record sets a tenant owns in a zone (when it owns 10 or more there) is refused unless forced; 0-100' },
@@ -158,7 +165,8 @@ export const SETTINGS: Array<{ name: string; default: string; help: string }> = 
   { name: 'DNSPLANE_MAX_CONNECTIONS_PER_ADDRESS', default: '128', help: 'connections each HTTP port holds at once from one client address (behind a proxy or ingress, its address: raise this to fit); more are closed as they arrive' },
   { name: 'DNSPLANE_LOGIN_BURST', default: '20', help: 'failed logins a client address may make at once; then it is refused (429 / RESOURCE_EXHAUSTED, Retry-After) until it regains some' },
   { name: 'DNSPLANE_LOGIN_RATE', default: '1', help: 'failed logins per second a client address regains' },
-  { name: 'DNSPLANE_SECRETS_KEY', default: '', help: 'the key that seals secrets kept at rest (TSIG secrets): 32 random bytes in base64, e.g. `openssl rand -base64 32`; the same on every replica; never logged. Demo mode keeps one in its data dir' },
+  { name: 'DNSPLANE_SECRETS_KEY', default: '', help: 'the key that seals secrets kept at rest (TSIG secrets, OVH application secrets): 32 random bytes in base64, e.g. `openssl rand -base64 32`; the same on every replica; never logged. Demo mode keeps one in its data dir' },
+  { name: 'DNSPLANE_SECRETS_KEYS', default: '', help: 'instead of DNSPLANE_SECRETS_KEY, while its key is rotated: a comma list of such keys, the one that seals first, the others only open; `dnsplane secrets reseal` moves every secret to the first (docs/operations.md)' },
   { name: 'DNSPLANE_DNS_ADVERTISE', default: '', help: 'host:port where DNS clients (cert-manager, lego, certbot, nsupdate) reach the DNS listener, printed in the configuration `tenant tsig create` shows; unset: DNSPLANE_DNS_LISTEN' },
   { name: 'DNSPLANE_CNAME_RELATIVE_ZONES', default: '', help: 'comma list of zones whose in-zone CNAME targets are sent relative (like external-dns --ovh-enable-cname-relative)' },
   // The OVH API served per tenant at /ovh/1.0 on the API port (docs/ovh-api.md).
@@ -303,6 +311,8 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     throw new InvalidInputError('DNSPLANE_LOG_LEVEL', `must be one of fatal, error, warn, info, debug, trace, silent, got "${logLevel}"`);
   }
 
+  const logFormat = parseLogFormat(get('DNSPLANE_LOG_FORMAT'));
+
   const dnsRaw = get('DNSPLANE_DNS_LISTEN');
   const dnsListen = dnsRaw?.toLowerCase() === 'off' ? undefined : dnsRaw !== undefined ? parseListen(dnsRaw, 'DNSPLANE_DNS_LISTEN') : ovh.mode === 'simulator' ? ('demo' as const) : undefined;
 
@@ -350,7 +360,8 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
       .filter((z) => z !== '')
       .map((z, i) => normalizeName(z, `DNSPLANE_CNAME_RELATIVE_ZONES[${i}]`)),
     corsOrigins: parseCorsOrigins(get('DNSPLANE_CORS_ORIGINS') ?? ''),
-    secretsKey: parseSecretsKey(get('DNSPLANE_SECRETS_KEY')),
+    logFormat,
+    secretsKeys: parseSecretsKeys(get('DNSPLANE_SECRETS_KEY'), get('DNSPLANE_SECRETS_KEYS')),
     dnsAdvertise: dnsAdvertise(get('DNSPLANE_DNS_ADVERTISE'), get('DNSPLANE_DNS_LISTEN')),
     ovhApi: {
       advertise: ovhApiAdvertise(get('DNSPLANE_OVH_API_ADVERTISE'), get('DNSPLANE_LISTEN') ?? '127.0.0.1:8080'),
@@ -384,6 +395,40 @@ export function ovhApiAdvertise(value: string | undefined, listen: string, field
     throw new InvalidInputError(field, `${rule}, got "${value}"`);
   }
   return `${url.origin}${OVH_API_PATH}`;
+}
+
+export type LogFormatSetting = 'json' | 'pretty' | 'auto';
+
+/** DNSPLANE_LOG_FORMAT: json, pretty or auto (the default). */
+export function parseLogFormat(value: string | undefined): LogFormatSetting {
+  const v = (value ?? 'auto').trim().toLowerCase();
+  if (v !== 'json' && v !== 'pretty' && v !== 'auto') throw new InvalidInputError('DNSPLANE_LOG_FORMAT', `must be json, pretty or auto, got "${value}"`);
+  return v;
+}
+
+/** The format logs are written in: auto is pretty when stdout is a terminal, json otherwise. */
+export function logFormatOf(setting: LogFormatSetting, stdoutIsTty: boolean): 'json' | 'pretty' {
+  return setting === 'auto' ? (stdoutIsTty ? 'pretty' : 'json') : setting;
+}
+
+/**
+ * The keys of DNSPLANE_SECRETS_KEY or DNSPLANE_SECRETS_KEYS (not both), each 32 bytes in base64, none
+ * twice. Messages never show a value (a secret), only which entry is wrong.
+ */
+export function parseSecretsKeys(one: string | undefined, list: string | undefined): Buffer[] | undefined {
+  if (list === undefined) {
+    const key = parseSecretsKey(one);
+    return key ? [key] : undefined;
+  }
+  if (one !== undefined) throw new InvalidInputError('DNSPLANE_SECRETS_KEYS', 'set either DNSPLANE_SECRETS_KEY (one key) or DNSPLANE_SECRETS_KEYS (a list, while rotating), not both');
+  const entries = list.split(',').map((e) => e.trim());
+  if (entries.some((e) => e === '')) throw new InvalidInputError('DNSPLANE_SECRETS_KEYS', `must be a comma list of keys with no empty entry; ${SECRETS_KEY_RULE} each`);
+  const keys = entries.map((e, i) => parseSecretsKey(e, `DNSPLANE_SECRETS_KEYS[${i}]`)!);
+  keys.forEach((k, i) => {
+    const first = keys.findIndex((o) => o.equals(k));
+    if (first !== i) throw new InvalidInputError(`DNSPLANE_SECRETS_KEYS[${i}]`, `is the same key as DNSPLANE_SECRETS_KEYS[${first}]; list each key once`);
+  });
+  return keys;
 }
 
 /** DNSPLANE_SECRETS_KEY: exactly 32 bytes in base64. The message never shows the value (a secret). */

@@ -183,7 +183,7 @@ export async function writePrivateFile(file: string, tokens: Record<string, stri
  * in the data directory (made at the first need); otherwise none (no TSIG key can be made or used).
  */
 export async function secretBoxFor(config: Config, log?: Logger): Promise<SecretBox | undefined> {
-  if (config.secretsKey) return new SecretBox(config.secretsKey);
+  if (config.secretsKeys) return new SecretBox(config.secretsKeys);
   if (config.ovh.mode !== 'simulator') return undefined;
   return new SecretBox(await demoSecretsKey(config.dataDir, log));
 }

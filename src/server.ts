@@ -4,6 +4,7 @@
  * gracefully. Both HTTP ports stand behind the one HTTP front (api/front/).
  */
 import { hostname } from 'node:os';
+import pretty from 'pino-pretty';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.js';
 import { recoverAll } from './core/apply/index.js';
@@ -64,8 +65,13 @@ export interface ServerParts {
   dnsKeyring?: TsigKeyring;
 }
 
-export function createLogger(level: string): Logger {
-  return pino({
+/**
+ * The logger: JSON lines (the default, for log collectors), or human lines (pino-pretty, in-process and
+ * synchronous, so nothing is lost at exit) when `format` is pretty — DNSPLANE_LOG_FORMAT, or a terminal.
+ * Redaction applies to both. `destination`: where the lines go (default stdout).
+ */
+export function createLogger(level: string, format: 'json' | 'pretty' = 'json', destination?: pino.DestinationStream & { isTTY?: boolean }): Logger {
+  const options: pino.LoggerOptions = {
     level,
     base: { service: 'dnsplane' },
     // Belt and braces: nothing should log these, and if something does they are masked.
@@ -73,7 +79,10 @@ export function createLogger(level: string): Logger {
       paths: ['token', '*.token', 'authorization', '*.authorization', 'headers.authorization', 'applicationSecret', '*.applicationSecret', 'consumerKey', '*.consumerKey', 'password', '*.password', 'secret', '*.secret'],
       censor: '[redacted]',
     },
-  });
+  };
+  if (format === 'json') return destination ? pino(options, destination) : pino(options);
+  const out = destination ?? process.stdout;
+  return pino(options, pretty({ destination: out, sync: true, colorize: Boolean((out as { isTTY?: boolean }).isTTY), translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service', singleLine: true }));
 }
 
 /** How long a replica holds a probe without renewing it: another takes over the probes of one silent this long. */

@@ -26,6 +26,7 @@ import {
   GetPlanResponseSchema,
   ImportTxtRegistryResponseSchema,
   InvalidateZoneResponseSchema,
+  ExportZoneResponseSchema,
   ListJournalResponseSchema,
   ListOwnershipResponseSchema,
   ListPlansResponseSchema,
@@ -102,7 +103,7 @@ export function adminService(ctx: CoreContext): ServiceImpl<typeof AdminService>
 
     async rotateTenantToken(req, hc) {
       const actor = adminOf(hc);
-      const { tenant, token } = await admin.rotateTenantToken(ctx, actor, req.name);
+      const { tenant, token } = await admin.rotateTenantToken(ctx, actor, req.name, req.graceSeconds * 1000);
       return create(RotateTenantTokenResponseSchema, { tenant: tenantToPb(tenant), token });
     },
 
@@ -160,6 +161,12 @@ export function adminService(ctx: CoreContext): ServiceImpl<typeof AdminService>
       const actor = adminOf(hc);
       const r = await admin.invalidateZone(ctx, actor, req.zone);
       return create(InvalidateZoneResponseSchema, { zone: r.zone, generation: r.generation, recordCount: r.recordCount });
+    },
+
+    async exportZone(req, hc) {
+      const actor = adminOf(hc);
+      const r = await admin.exportZoneFile(ctx, actor, req.zone, { owners: req.includeOwners });
+      return create(ExportZoneResponseSchema, { zone: r.zone, generation: r.generation, recordCount: r.recordCount, zoneFile: r.text });
     },
 
     async listJournal(req, hc) {

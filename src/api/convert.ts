@@ -263,6 +263,7 @@ export function tenantToPb(t: CoreTenant): PbTenant {
     createdAt: timestampFromDate(t.createdAt),
     tokenRotatedAt: timestampFromDate(t.tokenRotatedAt),
     ...(t.maxChangePercent !== null ? { maxChangePercent: t.maxChangePercent } : {}),
+    ...(t.previousTokenValidUntil && t.previousTokenValidUntil.getTime() > Date.now() ? { previousTokenValidUntil: timestampFromDate(t.previousTokenValidUntil) } : {}),
   });
 }
 

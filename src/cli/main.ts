@@ -14,6 +14,8 @@ import { tenantCommand } from './tenant.js';
 import { planCommand } from './plan.js';
 import { applyCommand } from './apply.js';
 import { webhookCommand } from './webhook.js';
+import { zoneCommand } from './zone.js';
+import { secretsCommand } from './secrets.js';
 import { messageOf } from '../error-message.js';
 
 const COMMANDS: Record<string, Command> = {
@@ -26,6 +28,8 @@ const COMMANDS: Record<string, Command> = {
   'ovh-sim': ovhSimCommand,
   nsm: nsmCommand,
   webhook: webhookCommand,
+  zone: zoneCommand,
+  secrets: secretsCommand,
 };
 
 function usage(): string {

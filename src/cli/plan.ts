@@ -13,8 +13,9 @@ import { PlanRequestSchema, PlanSchema, Policy, ZoneService, type Plan } from '.
 import { connectClient, resolveServer, SERVER_OPTIONS_HELP } from './client.js';
 import type { Command } from './command.js';
 import { hasChanges, renderPlan } from './render.js';
+import { desiredFromZoneFile } from '../api/zone-file-document.js';
 
-const HELP = `Usage: dnsplane plan -f FILE [--as TENANT] [--policy POLICY] [--zone ZONE …] [--force] [--output text|json]
+const HELP = `Usage: dnsplane plan (-f FILE | --zone-file FILE) [--as TENANT] [--policy POLICY] [--zone ZONE …] [--force] [--output text|json]
 
 Plans the desired state in FILE (YAML or JSON) and prints what applying it would do, terraform style:
   + create   ~ update (old -> new)   - delete   ! conflict (the owner, and why)
@@ -26,6 +27,10 @@ FILE holds a list of endpoints, or {zones: [...], policy: ..., endpoints: [...]}
 Label dnsplane/shared: "true" on a new A, AAAA, TXT, MX or SRV set makes it a shared set.
 
   -f, --file FILE       the desired state
+  --zone-file FILE      the desired state as an RFC 1035 zone file (what "dnsplane zone export"
+                        writes): its record sets, in the zone of its $ORIGIN (or --zone ZONE), policy
+                        sync unless --policy says otherwise; the SOA is skipped; a type dnsplane does
+                        not manage, or a target not valid for its type, is an error naming the line
   --as TENANT           plan on behalf of TENANT (an admin token; AdminService.PlanAs, a dry run)
   --policy POLICY       sync (default: your other records in these zones are deleted), upsert-only,
                         create-only; overrides the file's
@@ -38,14 +43,16 @@ ${SERVER_OPTIONS_HELP}
 
 Exit code: 0 no changes, 2 changes, 1 error. Colours only on a terminal (and never with NO_COLOR).`;
 
-export function readDesiredFile(file: string): DesiredFile {
-  let text: string;
+function readText(file: string, option: string): string {
   try {
-    text = readFileSync(file, 'utf8');
+    return readFileSync(file, 'utf8');
   } catch (e) {
-    throw new InvalidInputError('--file', `cannot read "${file}": ${(e as Error).message}`);
+    throw new InvalidInputError(option, `cannot read "${file}": ${(e as Error).message}`);
   }
-  return parseDesiredDocument(text, file);
+}
+
+export function readDesiredFile(file: string): DesiredFile {
+  return parseDesiredDocument(readText(file, '--file'), file);
 }
 
 export const planCommand: Command = {
@@ -56,6 +63,7 @@ export const planCommand: Command = {
       args,
       options: {
         file: { type: 'string', short: 'f' },
+        'zone-file': { type: 'string' },
         as: { type: 'string' },
         policy: { type: 'string' },
         zone: { type: 'string', multiple: true },
@@ -68,16 +76,20 @@ export const planCommand: Command = {
       strict: true,
     });
     if (positionals.length > 0) throw new InvalidInputError('arguments', `unexpected "${positionals[0]}"; the desired state goes in -f FILE`);
-    if (!values.file) throw new InvalidInputError('--file', 'the desired state is required: -f FILE (YAML or JSON)');
+    if (values.file !== undefined && values['zone-file'] !== undefined) throw new InvalidInputError('--zone-file', 'give the desired state once: -f FILE or --zone-file FILE');
+    if (values.file === undefined && values['zone-file'] === undefined) throw new InvalidInputError('--file', 'the desired state is required: -f FILE (YAML or JSON) or --zone-file FILE');
+    if (values['zone-file'] !== undefined && (values.zone?.length ?? 0) > 1) throw new InvalidInputError('--zone', 'a zone file holds one zone: give at most one --zone');
     const output = values.output ?? 'text';
     if (output !== 'text' && output !== 'json') throw new InvalidInputError('--output', `must be text or json, got "${output}"`);
     if (values.policy !== undefined && POLICIES[values.policy] === undefined) {
       throw new InvalidInputError('--policy', `must be one of ${Object.keys(POLICIES).join(', ')}, got "${values.policy}"`);
     }
-    const desired = readDesiredFile(values.file);
+    const zoneFile = values['zone-file'];
+    const desired = zoneFile !== undefined ? desiredFromZoneFile(readText(zoneFile, '--zone-file'), zoneFile, values.zone?.[0]) : readDesiredFile(values.file!);
+    const zones = zoneFile !== undefined ? desired.zones : [...desired.zones, ...(values.zone ?? [])];
     const request = create(PlanRequestSchema, {
       policy: values.policy !== undefined ? POLICIES[values.policy] : (desired.policy ?? Policy.SYNC),
-      input: { case: 'desired', value: { zones: [...desired.zones, ...(values.zone ?? [])], endpoints: desired.endpoints } },
+      input: { case: 'desired', value: { zones, endpoints: desired.endpoints } },
       force: values.force ?? false,
     });
     const { baseUrl, token } = resolveServer({ server: values.server, tokenFile: values['token-file'] }, io.env);

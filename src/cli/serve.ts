@@ -3,6 +3,7 @@ import { InvalidInputError } from '../dns/errors.js';
 import { DEMO_TOKENS_FILE, demoTokens } from '../demo.js';
 import { DEMO_TSIG_FILE, demoTsigKey } from '../demo-dns.js';
 import { createLogger, DEMO_ZONE, startServer } from '../server.js';
+import { logFormatOf } from '../config.js';
 import { configFrom, type Command } from './command.js';
 
 export const serveCommand: Command = {
@@ -32,7 +33,7 @@ stop sending, roll back and answer Unavailable; the process exits within DNSPLAN
     if (values['new-tokens'] && cfg.ovh.mode !== 'simulator') {
       throw new InvalidInputError('--new-tokens', 'concerns the demo\'s tokens only (this start is not in demo mode); rotate other tenants with dnsplane tenant rotate NAME');
     }
-    const log = createLogger(cfg.logLevel);
+    const log = createLogger(cfg.logLevel, logFormatOf(cfg.logFormat, io.isTty));
     const server = await startServer(cfg, log);
     try {
       io.out('');

@@ -4,9 +4,11 @@
  * once, as the last line; dnsplane keeps only its SHA-256. Over the API, AdminService does the same.
  */
 import { parseArgs } from 'node:util';
-import { createTenantInManagedZones, listTenants, rotateTenantToken, setTenantDisabled, setTenantMaxChangePercent, type Tenant } from '../core/tenants.js';
+import { createTenantInManagedZones, listTenants, rotateTenantToken, setTenantDisabled, setTenantMaxChangePercent, type Tenant, type ZoneSources } from '../core/tenants.js';
+import { OvhApi } from '../ovh/client.js';
 import { InvalidInputError } from '../dns/errors.js';
-import type { CliIo, Command } from './command.js';
+import { parseDuration, type Config } from '../config.js';
+import { configFrom, type CliIo, type Command } from './command.js';
 import { withDatabase } from './migrate.js';
 import { table } from './text.js';
 import { CONNECTION_FILE } from '../store/index.js';
@@ -16,18 +18,22 @@ import { OVH_KEY_HELP, runOvhKey } from './tenant-ovh-key.js';
 const HELP = `Usage:
   dnsplane tenant create NAME --zone ZONE [--zone …] [--suffix SUFFIX …] [--admin]
   dnsplane tenant list [--output text|json]
-  dnsplane tenant rotate NAME
+  dnsplane tenant rotate NAME [--grace DURATION]
   dnsplane tenant disable NAME [--enable]
   dnsplane tenant set-max-change NAME PERCENT|default
   dnsplane tenant tsig create|list|rotate|delete …   (dnsplane tenant tsig --help)
   dnsplane tenant ovh-key create|list|rotate|delete … (dnsplane tenant ovh-key --help)
 
 create: a tenant allowed to manage records in the given zones (and, with --suffix, only names under
-  those suffixes, e.g. --suffix cluster1.example.com). Each zone must be one dnsplane manages:
-  \`dnsplane serve\` registers them (DNSPLANE_ZONES, or every zone OVH lists) when it starts.
+  those suffixes, e.g. --suffix cluster1.example.com). Each zone must be one dnsplane manages
+  (\`dnsplane serve\` registers DNSPLANE_ZONES, or every zone OVH lists, when it starts), or one this
+  command finds exists: DNSPLANE_ZONES names it, or (with the OVH_* credentials set) the OVH account
+  holds it; it is then registered, and the server reads it at its first use.
   --admin adds the admin scope; an admin with no --zone may use every zone. The bearer token is
   printed once, as the last line.
-rotate: a new token (printed once, last line); the old one stops working at once.
+rotate: a new token (printed once, last line); the old one stops working at once, or with --grace
+  (e.g. 10m, 1h; at most 7 days) only after that: external-dns treats a 401 as fatal, so give the
+  clusters' Secrets time to be updated. A grace still running from an earlier rotation ends.
 disable: the tenant's token stops working; its records and ownership stay. --enable undoes it.
 set-max-change: the tenant's own change threshold: an apply updating or deleting more than PERCENT
   (0-100) of the record sets it owns in a zone (when it owns 10 or more there) is refused unless
@@ -41,9 +47,27 @@ Works on the database directly (DATABASE_URL, or the embedded one under DNSPLANE
 running \`dnsplane serve\` on the embedded database, it connects through the connection file the server
 keeps in the data dir (${CONNECTION_FILE}, mode 0600).`;
 
+/**
+ * Where `tenant create` may learn that a zone not managed yet exists: DNSPLANE_ZONES, else the OVH
+ * account (one GET /domain/zone) when the OVH credentials are set.
+ */
+function zoneSources(cfg: Config): ZoneSources {
+  if (cfg.ovh.mode !== 'remote') return cfg.zones ? { configured: cfg.zones } : {};
+  const { endpoint, credentials, extraCaPems } = cfg.ovh;
+  return {
+    ...(cfg.zones ? { configured: cfg.zones } : {}),
+    listOvh: () => new OvhApi({ endpoint, credentials, extraCaPems, timeoutMs: cfg.ovhTimeoutMs, ratePerSecond: cfg.ovhRate, maxConcurrent: 1 }).listZones(),
+  };
+}
+
 function one(positionals: string[]): string {
   if (positionals.length !== 1) throw new InvalidInputError('NAME', 'exactly one tenant name is required');
   return positionals[0]!;
+}
+
+/** When the old token of a rotation with grace stops working, while it still works. */
+function oldTokenUntil(t: Tenant): Date | undefined {
+  return t.previousTokenValidUntil && t.previousTokenValidUntil.getTime() > Date.now() ? t.previousTokenValidUntil : undefined;
 }
 
 function describe(t: Tenant): string {
@@ -60,8 +84,10 @@ async function run(sub: string | undefined, rest: string[], io: CliIo): Promise<
         strict: true,
       });
       const name = one(positionals);
+      const cfg = configFrom(io);
       return withDatabase(io, async (db) => {
-        const { tenant: t, token } = await createTenantInManagedZones(db.pool, { name, zones: values.zone ?? [], suffixes: values.suffix ?? [], admin: values.admin ?? false });
+        const { tenant: t, token, registered } = await createTenantInManagedZones(db.pool, { name, zones: values.zone ?? [], suffixes: values.suffix ?? [], admin: values.admin ?? false }, zoneSources(cfg));
+        for (const zone of registered) io.out(`registered zone ${zone} (${cfg.zones?.includes(zone) ? 'DNSPLANE_ZONES names it' : 'the OVH account holds it'}): the server reads it from OVH at its first use`);
         io.out(`created ${describe(t)}`);
         io.out('its bearer token follows; it is shown only this once:');
         io.out(token);
@@ -76,23 +102,25 @@ async function run(sub: string | undefined, rest: string[], io: CliIo): Promise<
       return withDatabase(io, async (db) => {
         const tenants = await listTenants(db.pool);
         if (output === 'json') {
-          io.out(JSON.stringify(tenants.map((t) => ({ ...t, createdAt: t.createdAt.toISOString(), tokenRotatedAt: t.tokenRotatedAt.toISOString() })), null, 2));
+          io.out(JSON.stringify(tenants.map((t) => ({ ...t, createdAt: t.createdAt.toISOString(), tokenRotatedAt: t.tokenRotatedAt.toISOString(), previousTokenValidUntil: oldTokenUntil(t)?.toISOString() })), null, 2));
           return 0;
         }
-        const rows = [['NAME', 'SCOPES', 'ZONES', 'SUFFIXES', 'DISABLED', 'TOKEN SET']];
+        const rows = [['NAME', 'SCOPES', 'ZONES', 'SUFFIXES', 'DISABLED', 'TOKEN SET', 'OLD TOKEN UNTIL']];
         for (const t of tenants) {
-          rows.push([t.name, t.scopes.join(',') || '-', t.zones.join(',') || '(all)', t.suffixes.join(',') || '-', t.disabled ? 'yes' : 'no', t.tokenRotatedAt.toISOString()]);
+          rows.push([t.name, t.scopes.join(',') || '-', t.zones.join(',') || '(all)', t.suffixes.join(',') || '-', t.disabled ? 'yes' : 'no', t.tokenRotatedAt.toISOString(), oldTokenUntil(t)?.toISOString() ?? '-']);
         }
         for (const line of table(rows)) io.out(line);
         return 0;
       });
     }
     case 'rotate': {
-      const { positionals } = parseArgs({ args: rest, options: {}, allowPositionals: true, strict: true });
+      const { values, positionals } = parseArgs({ args: rest, options: { grace: { type: 'string' } }, allowPositionals: true, strict: true });
       const name = one(positionals);
+      const graceMs = values.grace === undefined ? 0 : parseDuration(values.grace, '--grace');
       return withDatabase(io, async (db) => {
-        const { tenant: t, token } = await rotateTenantToken(db.pool, name);
-        io.out(`rotated the token of ${describe(t)}; the old token no longer works`);
+        const { tenant: t, token } = await rotateTenantToken(db.pool, name, graceMs, '--grace');
+        const until = t.previousTokenValidUntil;
+        io.out(`rotated the token of ${describe(t)}; ${until ? `the old token still works until ${until.toISOString()}` : 'the old token no longer works'}`);
         io.out('the new bearer token follows; it is shown only this once:');
         io.out(token);
         return 0;

@@ -6,6 +6,7 @@ import { parseListen } from '../config.js';
 import { InvalidInputError } from '../dns/errors.js';
 import { ZoneService } from '../gen/dnsplane/v1/zone_pb.js';
 import { createLogger } from '../server.js';
+import { logFormatOf, parseLogFormat } from '../config.js';
 import { startSidecar } from '../webhook/index.js';
 import { resolveServer, SERVER_OPTIONS_HELP } from './client.js';
 import type { Command } from './command.js';
@@ -72,7 +73,7 @@ export const webhookCommand: Command = {
       interceptors: [auth],
       nodeOptions: Object.fromEntries(Object.entries(tls).filter(([, v]) => v !== undefined)),
     });
-    const log = createLogger(io.env['DNSPLANE_LOG_LEVEL']?.trim() || 'info');
+    const log = createLogger(io.env['DNSPLANE_LOG_LEVEL']?.trim() || 'info', logFormatOf(parseLogFormat(io.env['DNSPLANE_LOG_FORMAT']), io.isTty));
     const sidecar = await startSidecar({ client: createClient(ZoneService, transport), listen, log });
     log.info({ listen: sidecar.url, server: baseUrl }, 'webhook sidecar ready');
     io.out(`dnsplane webhook sidecar listening on ${sidecar.url}, calling ${baseUrl}`);

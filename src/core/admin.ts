@@ -29,6 +29,7 @@ import {
   type Tenant,
 } from './tenants.js';
 import { syncZone } from './zones.js';
+import { exportZone, type ZoneExport } from './zone-export.js';
 import { readVisibility, type Visibility } from './visibility.js';
 import {
   createTsigKey as runCreateKey,
@@ -143,8 +144,8 @@ export async function getPlanAsAdmin(ctx: CoreContext, actor: Tenant, id: string
 
 export async function createTenant(ctx: CoreContext, actor: Tenant, input: NewTenant): Promise<{ tenant: Tenant; token: string }> {
   requireAdmin(actor);
-  const created = await createTenantInManagedZones(ctx.pool, input);
-  ctx.log.info({ tenant: created.tenant.name, scopes: created.tenant.scopes, zones: created.tenant.zones, by: actor.name }, 'tenant created');
+  const { registered, ...created } = await createTenantInManagedZones(ctx.pool, input, { configured: ctx.settings.zones, listOvh: () => ctx.ovh.listZones() });
+  ctx.log.info({ tenant: created.tenant.name, scopes: created.tenant.scopes, zones: created.tenant.zones, by: actor.name, ...(registered.length ? { registered } : {}) }, 'tenant created');
   return created;
 }
 
@@ -153,12 +154,12 @@ export async function listTenants(ctx: CoreContext, actor: Tenant): Promise<Tena
   return runListTenants(ctx.pool);
 }
 
-export async function rotateTenantToken(ctx: CoreContext, actor: Tenant, name: string): Promise<{ tenant: Tenant; token: string }> {
+export async function rotateTenantToken(ctx: CoreContext, actor: Tenant, name: string, graceMs = 0): Promise<{ tenant: Tenant; token: string }> {
   requireAdmin(actor);
   if (name === '') throw new InvalidInputError('name', 'a tenant name is required');
-  const rotated = await runRotate(ctx.pool, name);
+  const rotated = await runRotate(ctx.pool, name, graceMs, 'graceSeconds');
   ctx.tokens?.forget(name); // this replica at once; the others on NOTIFY dnsplane_tenant
-  ctx.log.info({ tenant: name, by: actor.name }, 'tenant token rotated');
+  ctx.log.info({ tenant: name, by: actor.name, ...(rotated.tenant.previousTokenValidUntil ? { oldTokenValidUntil: rotated.tenant.previousTokenValidUntil.toISOString() } : {}) }, 'tenant token rotated');
   return rotated;
 }
 
@@ -256,6 +257,12 @@ export async function importTxtRegistry(ctx: CoreContext, actor: Tenant, input: 
  * Drops the zone's cache and reads the zone again from OVH, under the zone lock (list ids, GET each,
  * SOA): generation + 1. Applies that died in flight are covered by the full read and marked recovered.
  */
+/** A zone as a zone file, from the cache (core/zone-export.ts). */
+export async function exportZoneFile(ctx: CoreContext, actor: Tenant, rawZone: string, options: { owners: boolean }): Promise<ZoneExport> {
+  requireAdmin(actor);
+  return exportZone(ctx, await managedZone(ctx, rawZone, 'zone'), options);
+}
+
 export async function invalidateZone(ctx: CoreContext, actor: Tenant, rawZone: string): Promise<{ zone: string; generation: bigint; recordCount: number }> {
   requireAdmin(actor);
   const zone = await managedZone(ctx, rawZone, 'zone');

@@ -16,6 +16,8 @@
  */
 export class CredentialCache<V> {
   private readonly entries = new Map<string, V>();
+  /** Entries valid only until a moment (ms since the epoch): an old token in its grace. */
+  private readonly until = new Map<string, number>();
   /** Reads of Postgres in flight, by key, with the epoch they started in (lookup()). */
   private readonly reads = new Map<string, { epoch: number; read: Promise<V | undefined> }>();
   /** Bumped by every forget() and clear(). */
@@ -35,6 +37,12 @@ export class CredentialCache<V> {
 
   get(key: string): V | undefined {
     if (!this.trusted()) return undefined;
+    const until = this.until.get(key);
+    if (until !== undefined && Date.now() >= until) {
+      this.entries.delete(key);
+      this.until.delete(key);
+      return undefined;
+    }
     return this.entries.get(key);
   }
 
@@ -61,22 +69,35 @@ export class CredentialCache<V> {
     }
   }
 
-  /** Keeps what Postgres answered, unless the cache was invalidated since `epoch` or is not trusted. */
-  set(key: string, value: V, epoch: number): void {
+  /**
+   * Keeps what Postgres answered, unless the cache was invalidated since `epoch` or is not trusted;
+   * `validUntil`: the entry stops being used then (a credential in its grace).
+   */
+  set(key: string, value: V, epoch: number, validUntil?: Date): void {
     if (epoch !== this.epoch || !this.trusted()) return;
-    if (this.entries.size >= this.maxEntries) this.entries.clear();
+    if (this.entries.size >= this.maxEntries) {
+      this.entries.clear();
+      this.until.clear();
+    }
     this.entries.set(key, value);
+    if (validUntil) this.until.set(key, validUntil.getTime());
+    else this.until.delete(key);
   }
 
   /** The tenant's credentials changed (or it was disabled or enabled). */
   forget(name: string): void {
     this.epoch++;
-    for (const [k, v] of this.entries) if (this.tenantOf(v) === name) this.entries.delete(k);
+    for (const [k, v] of this.entries) {
+      if (this.tenantOf(v) !== name) continue;
+      this.entries.delete(k);
+      this.until.delete(k);
+    }
   }
 
   clear(): void {
     this.epoch++;
     this.entries.clear();
+    this.until.clear();
   }
 
   get size(): number {

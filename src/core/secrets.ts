@@ -48,20 +48,41 @@ export class SecretUnreadableError extends Error {
   override readonly name = 'SecretUnreadableError';
 }
 
-/** Seals and opens secrets under one encryption key. */
+/**
+ * Seals under one encryption key and opens under any of a list: the first key seals, every key opens
+ * what it sealed (DNSPLANE_SECRETS_KEYS while a key is rotated: new first, old after).
+ */
 export class SecretBox {
+  /** The id of the key that seals. */
   readonly keyId: Buffer;
+  /** The ids (hex) of every key, the sealing one first. */
+  readonly keyIdsHex: readonly string[];
   readonly #key: Buffer;
+  readonly #byId: ReadonlyMap<string, Buffer>;
 
-  constructor(key: Buffer) {
-    if (key.length !== KEY_BYTES) throw new SecretsKeyError(`${SECRETS_KEY_SETTING}: ${SECRETS_KEY_RULE}, got ${key.length} bytes`);
-    this.#key = Buffer.from(key);
+  constructor(keys: Buffer | readonly Buffer[]) {
+    const list = Buffer.isBuffer(keys) ? [keys] : [...keys];
+    if (list.length === 0) throw new SecretsKeyError(`${SECRETS_KEY_SETTING}: no key given`);
+    for (const key of list) if (key.length !== KEY_BYTES) throw new SecretsKeyError(`${SECRETS_KEY_SETTING}: ${SECRETS_KEY_RULE}, got ${key.length} bytes`);
+    this.#key = Buffer.from(list[0]!);
     this.keyId = keyIdOf(this.#key);
+    this.#byId = new Map(list.map((k) => [keyIdOf(k).toString('hex'), Buffer.from(k)]));
+    this.keyIdsHex = [...this.#byId.keys()];
   }
 
-  /** The key id in hex, for messages. */
+  /** The sealing key's id in hex, for messages. */
   get keyIdHex(): string {
     return this.keyId.toString('hex');
+  }
+
+  /** Whether one of this box's keys has the id (hex): a secret sealed with it opens here. */
+  opens(keyIdHex: string): boolean {
+    return this.#byId.has(keyIdHex);
+  }
+
+  /** The keys this box holds, for messages: "key K" or "keys K1 (seals), K2". */
+  describeKeys(): string {
+    return this.keyIdsHex.length === 1 ? `key ${this.keyIdHex}` : `keys ${this.keyIdsHex.map((k, i) => (i === 0 ? `${k} (seals)` : k)).join(', ')}`;
   }
 
   seal(plaintext: Buffer, context: string): SealedSecret {
@@ -77,43 +98,41 @@ export class SecretBox {
    * SecretUnreadableError when it does not authenticate (altered, or not sealed for this context).
    */
   open(sealed: SealedSecret, context: string): Buffer {
-    if (!sealed.keyId.equals(this.keyId)) {
+    const key = this.#byId.get(sealed.keyId.toString('hex'));
+    if (!key) {
       throw new SecretsKeyError(
-        `${context}: sealed with encryption key ${sealed.keyId.toString('hex')}, but ${SECRETS_KEY_SETTING} is key ${this.keyIdHex}: start dnsplane with the key it was sealed with`,
+        `${context}: sealed with encryption key ${sealed.keyId.toString('hex')}, but ${SECRETS_KEY_SETTING} holds ${this.describeKeys()}: start dnsplane with the key it was sealed with (DNSPLANE_SECRETS_KEYS may list several)`,
       );
     }
     if (sealed.iv.length !== IV_BYTES || sealed.tag.length !== TAG_BYTES) {
       throw new SecretUnreadableError(`${context}: the sealed secret is malformed (IV ${sealed.iv.length} bytes, tag ${sealed.tag.length} bytes)`);
     }
     try {
-      const decipher = createDecipheriv('aes-256-gcm', this.#key, sealed.iv, { authTagLength: TAG_BYTES });
+      const decipher = createDecipheriv('aes-256-gcm', key, sealed.iv, { authTagLength: TAG_BYTES });
       decipher.setAAD(Buffer.from(context, 'utf8'));
       decipher.setAuthTag(sealed.tag);
       return Buffer.concat([decipher.update(sealed.ciphertext), decipher.final()]);
     } catch {
-      throw new SecretUnreadableError(`${context}: the sealed secret does not authenticate under ${SECRETS_KEY_SETTING} (key ${this.keyIdHex}): it was altered in the database`);
+      throw new SecretUnreadableError(`${context}: the sealed secret does not authenticate under ${SECRETS_KEY_SETTING} (key ${sealed.keyId.toString('hex')}): it was altered in the database`);
     }
   }
 }
 
 /**
  * The check at start, before anything is served, and before a secret is sealed: every stored secret
- * must be sealed with `box`'s key. Throws SecretsKeyError naming the setting, the key ids and what to
- * do when secrets are stored and the key is missing or another one.
+ * must be sealed with one of `box`'s keys. Throws SecretsKeyError naming the setting, how many secrets
+ * of which tenants no configured key opens, their key ids, and what to do.
  */
 export async function checkSealedSecrets(q: store.Queryable, box: SecretBox | undefined): Promise<void> {
   const uses = await store.sealedKeyIds(q);
   if (uses.length === 0) return;
-  const held = uses.map((u) => `${u.count} ${u.what}${u.count === 1 ? '' : 's'} sealed with key ${u.keyId}`).join(', ');
-  if (!box) {
-    throw new SecretsKeyError(
-      `${SECRETS_KEY_SETTING} is not set, but the database holds secrets sealed with it (${held}): set it to the key they were sealed with; dnsplane serves nothing without it`,
-    );
-  }
-  const others = uses.filter((u) => u.keyId !== box.keyIdHex);
-  if (others.length > 0) {
-    throw new SecretsKeyError(
-      `${SECRETS_KEY_SETTING} is key ${box.keyIdHex}, but the database holds secrets sealed with another key (${held}): set it to the key they were sealed with; dnsplane serves nothing without it`,
-    );
-  }
+  const unopened = box ? uses.filter((u) => !box.opens(u.keyId)) : uses;
+  if (unopened.length === 0) return;
+  const count = unopened.reduce((n, u) => n + u.count, 0);
+  const held = unopened.map((u) => `${u.count} ${u.what}${u.count === 1 ? '' : 's'} of tenant${u.tenants.length === 1 ? '' : 's'} ${u.tenants.join(', ')} sealed with key ${u.keyId}`).join('; ');
+  const what = `${count} stored secret${count === 1 ? '' : 's'} (${held})`;
+  if (!box) throw new SecretsKeyError(`${SECRETS_KEY_SETTING} is not set, but the database holds ${what}: set it to the key they were sealed with; dnsplane serves nothing without it`);
+  throw new SecretsKeyError(
+    `${SECRETS_KEY_SETTING} holds ${box.describeKeys()}, and none opens ${what}: add the key they were sealed with (DNSPLANE_SECRETS_KEYS lists several: the new key first, the old after); dnsplane serves nothing without it`,
+  );
 }

@@ -8,6 +8,7 @@
  * about any token (finding a token whose hash shares a prefix is a preimage search). The answer to a
  * wrong, unknown or disabled token is the same message, after the same work.
  */
+import type pg from 'pg';
 import type { Queryable, Tenant } from '../store/index.js';
 import * as store from '../store/index.js';
 import { InvalidInputError } from '../dns/errors.js';
@@ -66,27 +67,74 @@ export async function createTenant(q: Queryable, input: NewTenant): Promise<{ te
 }
 
 /**
- * createTenant for the CLI and AdminService.CreateTenant: zones dnsplane does not manage (the zones
- * table, which `dnsplane serve` fills at start from DNSPLANE_ZONES or OVH's list) are refused, naming
- * the field and listing the managed zones, before anything is written: a grant on one would silently
- * do nothing.
+ * Where a zone not managed yet may be found to exist, so that creating a tenant registers it: the
+ * zones DNSPLANE_ZONES names when it is set (then only those: dnsplane manages nothing else), else the
+ * zones the OVH account holds, as `serve` would register them.
  */
-export async function createTenantInManagedZones(q: Queryable, input: NewTenant): Promise<{ tenant: Tenant; token: string }> {
-  const managed = await store.listZoneNames(q);
-  const listed = managed.length > 0 ? managed.join(', ') : 'none yet: `dnsplane serve` registers them when it starts';
-  input.zones.forEach((z, i) => {
-    const zone = normalizeName(z, `zones[${i}]`);
-    if (!managed.includes(zone)) throw new InvalidInputError(`zones[${i}]`, `"${zone}" is not a zone dnsplane manages (managed: ${listed}); see DNSPLANE_ZONES`);
-  });
-  return createTenant(q, input);
+export interface ZoneSources {
+  /** DNSPLANE_ZONES as the caller's configuration has it. */
+  configured?: readonly string[];
+  /** The zones the OVH account holds (GET /domain/zone), asked at most once, only without `configured`. */
+  listOvh?: () => Promise<string[]>;
 }
 
-/** A new token for the tenant; the old one stops working at once. NotFound when no such tenant. */
-export async function rotateTenantToken(q: Queryable, name: string): Promise<{ tenant: Tenant; token: string }> {
+/**
+ * createTenant for the CLI and AdminService.CreateTenant: a zone dnsplane does not manage yet (the
+ * zones table, which `dnsplane serve` fills at start from DNSPLANE_ZONES or OVH's list) is registered
+ * when `sources` say it exists — DNSPLANE_ZONES names it, or the OVH account lists it — and refused
+ * otherwise, naming the field and listing the managed zones, before anything is written: a grant on a
+ * zone nobody manages would silently do nothing. A registered zone is synced by its first reader.
+ */
+export async function createTenantInManagedZones(pool: pg.Pool, input: NewTenant, sources: ZoneSources = {}): Promise<{ tenant: Tenant; token: string; registered: string[] }> {
+  const managed = await store.listZoneNames(pool);
+  const wanted = input.zones.map((z, i) => ({ zone: normalizeName(z, `zones[${i}]`), i }));
+  const missing = wanted.filter((w) => !managed.includes(w.zone));
+  let ovhZones: string[] | undefined;
+  let ovhError: string | undefined;
+  if (missing.length > 0 && !sources.configured && sources.listOvh) {
+    try {
+      ovhZones = (await sources.listOvh()).map((z) => z.toLowerCase());
+    } catch (e) {
+      ovhError = e instanceof Error ? e.message : String(e);
+    }
+  }
+  const listed = managed.length > 0 ? managed.join(', ') : 'none yet';
+  for (const { zone, i } of missing) {
+    if (sources.configured?.includes(zone) || ovhZones?.includes(zone)) continue;
+    const why = sources.configured
+      ? `; DNSPLANE_ZONES does not name it`
+      : ovhError !== undefined
+        ? `; OVH could not be asked whether the account holds it (${ovhError})`
+        : ovhZones !== undefined
+          ? '; the OVH account does not hold it'
+          : '; see DNSPLANE_ZONES';
+    throw new InvalidInputError(`zones[${i}]`, `"${zone}" is not a zone dnsplane manages (managed: ${listed})${why}`);
+  }
+  const registered = [...new Set(missing.map((w) => w.zone))];
+  // One transaction: a tenant refused (its name, say) registers no zone.
+  return store.withTransaction(pool, async (tx) => {
+    if (registered.length > 0) await store.ensureZones(tx, registered);
+    return { ...(await createTenant(tx, input)), registered };
+  });
+}
+
+/** The longest grace a rotation may give the old token. */
+export const MAX_TOKEN_GRACE_MS = 7 * 24 * 3600 * 1000;
+
+/**
+ * A new token for the tenant. The old one stops working at once, or after `graceMs` (at most
+ * MAX_TOKEN_GRACE_MS): long enough for every cluster's Secret to be updated, so that no external-dns
+ * (which treats a 401 as fatal) crash-loops meanwhile. A grace still running from an earlier rotation
+ * ends. NotFound when no such tenant.
+ */
+export async function rotateTenantToken(q: Queryable, name: string, graceMs = 0, field = 'grace'): Promise<{ tenant: Tenant; token: string }> {
+  if (!Number.isFinite(graceMs) || graceMs < 0 || graceMs > MAX_TOKEN_GRACE_MS) {
+    throw new InvalidInputError(field, `must be between 0 (the old token stops at once) and 7 days, got ${Number.isFinite(graceMs) ? `${Math.round(graceMs / 1000)} s` : String(graceMs)}`);
+  }
   const t = await store.getTenantByName(q, name);
   if (!t) throw new NotFoundError('tenant', name, `tenant "${name}" does not exist`);
   const token = newToken();
-  return { tenant: await store.setTokenHash(q, name, hashToken(token)), token };
+  return { tenant: await store.setTokenHash(q, name, hashToken(token), graceMs), token };
 }
 
 /** Disables (or enables again) a tenant. A disabled tenant fails authentication; its ownership stays. */
@@ -120,10 +168,11 @@ export async function authenticate(q: Queryable, token: string | undefined, cach
   const cached = cache?.get(key);
   if (cached) return cached;
   const epoch = cache?.epoch;
-  const tenant = await store.findTenantByTokenHash(q, Buffer.from(key, 'hex'));
-  if (!tenant || tenant.disabled) throw new UnauthenticatedError('invalid or disabled token');
-  if (epoch !== undefined) cache?.set(key, tenant, epoch);
-  return tenant;
+  const found = await store.findTenantForToken(q, Buffer.from(key, 'hex'));
+  if (!found || found.tenant.disabled) throw new UnauthenticatedError('invalid or disabled token');
+  // An old token in its grace is kept only until its grace ends.
+  if (epoch !== undefined) cache?.set(key, found.tenant, epoch, found.validUntil);
+  return found.tenant;
 }
 
 /**

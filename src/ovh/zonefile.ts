@@ -15,6 +15,9 @@
  */
 import { decodeTxt } from '../dns/index.js';
 
+/** OVH's zone default TTL: a record stored with TTL 0 is served with it. */
+export const OVH_DEFAULT_TTL = 3600;
+
 export interface ZoneFileRecord {
   /** Relative to the zone, '' for the apex, lowercase. */
   subDomain: string;
@@ -67,10 +70,23 @@ function unparen(text: string): string {
 
 /** The records of a zone file. Throws an Error naming the line when a line cannot be read. */
 export function parseZoneFile(text: string, zone: string): ZoneFileRecord[] {
+  return parseZoneFileLines(text, zone).map(({ line: _line, type, ...r }) => ({ ...r, type: TXT_LIKE.has(type) ? 'TXT' : type }));
+}
+
+/** A record of a zone file, with the line it starts on and its type as written (uppercase). */
+export interface ZoneFileLine extends ZoneFileRecord {
+  line: number;
+}
+
+/**
+ * The records of a zone file with the line each starts on, types as written (SPF stays SPF): what an
+ * import needs to name the line of a record it cannot take. SOA lines are skipped, as in parseZoneFile.
+ */
+export function parseZoneFileLines(text: string, zone: string): ZoneFileLine[] {
   const zoneAbs = `${zone.toLowerCase()}.`;
   let origin = zoneAbs;
   let previousOwner: string | undefined;
-  const out: ZoneFileRecord[] = [];
+  const out: ZoneFileLine[] = [];
 
   // Logical lines: parentheses join physical lines.
   const logical: Array<{ text: string; lineNo: number }> = [];
@@ -140,7 +156,7 @@ export function parseZoneFile(text: string, zone: string): ZoneFileRecord[] {
     if (owner === zoneAbs) subDomain = '';
     else if (owner.endsWith(`.${zoneAbs}`)) subDomain = owner.slice(0, -(zoneAbs.length + 1));
     else throw new Error(`zone file line ${lineNo}: owner ${owner} is outside the zone ${zoneAbs}`);
-    out.push({ subDomain, type: TXT_LIKE.has(type) ? 'TXT' : type, ttl, target });
+    out.push({ subDomain, type, ttl, target, line: lineNo });
   }
   return out;
 }
@@ -175,4 +191,66 @@ export function differingOwners(exported: readonly ZoneFileRecord[], records: Re
     if (x.length !== y.length || x.some((k, i) => k !== y[i])) out.add(owner);
   }
   return out;
+}
+
+/** A record as a zone file writes it: as OVH stores it (TXT quoted), with an optional comment. */
+export interface ZoneFileEntry {
+  subDomain: string;
+  fieldType: string;
+  ttl: number;
+  target: string;
+  /** Written after the record as `; comment` (one line; newlines become spaces). */
+  comment?: string;
+}
+
+export interface ZoneFileHeader {
+  /** Comment lines written first (each prefixed with `; `). */
+  comments: readonly string[];
+  /** The SOA written after $TTL, or none. */
+  soa?: { mname: string; rname: string; serial: number; refresh: number; retry: number; expire: number; minimum: number; ttl: number };
+}
+
+/**
+ * A zone file (RFC 1035 master file) of records as OVH stores them: `$ORIGIN`, `$TTL` (OVH's
+ * default: a record with TTL 0 is written without one, and parseZoneFile reads it back as 0), the
+ * SOA when given, then one line per record — names relative to the origin (`@` for the apex), sorted by
+ * name (apex first), type and target, so that two exports of one zone compare line by line. Pure.
+ */
+export function formatZoneFile(zone: string, records: readonly ZoneFileEntry[], header: ZoneFileHeader): string {
+  const lines = header.comments.map((c) => `; ${c.replace(/\s+/g, ' ')}`.trimEnd());
+  lines.push(`$ORIGIN ${zone.toLowerCase()}.`, `$TTL ${OVH_DEFAULT_TTL}`);
+  const { soa } = header;
+  if (soa) lines.push(`@\t${soa.ttl}\tIN\tSOA\t${absoluteHost(soa.mname)} ${absoluteHost(soa.rname)} ${soa.serial} ${soa.refresh} ${soa.retry} ${soa.expire} ${soa.minimum}`);
+  const sorted = [...records].sort(
+    (a, b) => compareNames(a.subDomain, b.subDomain) || cmp(a.fieldType.toUpperCase(), b.fieldType.toUpperCase()) || cmp(a.target, b.target) || a.ttl - b.ttl,
+  );
+  for (const r of sorted) {
+    const owner = r.subDomain === '' ? '@' : r.subDomain.toLowerCase();
+    const ttl = r.ttl > 0 ? String(r.ttl) : '';
+    const comment = r.comment ? `\t; ${r.comment.replace(/\s+/g, ' ')}` : '';
+    lines.push(`${owner}\t${ttl}\tIN\t${r.fieldType.toUpperCase()}\t${r.target.replace(/[\r\n]+/g, ' ')}${comment}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function absoluteHost(name: string): string {
+  return name.endsWith('.') ? name : `${name}.`;
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** The apex first, then names by their labels from the right (a.b after b, so a zone file reads as a tree). */
+function compareNames(a: string, b: string): number {
+  if (a === b) return 0;
+  if (a === '') return -1;
+  if (b === '') return 1;
+  const x = a.toLowerCase().split('.').reverse();
+  const y = b.toLowerCase().split('.').reverse();
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const c = cmp(x[i]!, y[i]!);
+    if (c !== 0) return c;
+  }
+  return x.length - y.length;
 }

@@ -16,6 +16,8 @@ export interface Tenant {
   tokenRotatedAt: Date;
   /** The tenant's own change threshold (0-100); null: the server's default. */
   maxChangePercent: number | null;
+  /** Until when the token the last rotation replaced is still accepted (its grace); absent: none. */
+  previousTokenValidUntil?: Date;
 }
 
 export interface NewTenant {
@@ -37,12 +39,13 @@ export interface TenantRow {
   created_at: Date;
   token_rotated_at: Date;
   max_change_percent: number | null;
+  previous_token_valid_until: Date | null;
 }
 
 /** A tenant's columns as toTenant reads them; `alias`: the tenants table's alias in a join (store/tsig-keys.ts). */
 export function tenantColumns(alias?: string): string {
   const t = alias ? `${alias}.` : '';
-  return `${t}id::text AS id, ${t}name, ${t}scopes, ${t}zones, ${t}suffixes, ${t}disabled, ${t}created_at, ${t}token_rotated_at, ${t}max_change_percent`;
+  return `${t}id::text AS id, ${t}name, ${t}scopes, ${t}zones, ${t}suffixes, ${t}disabled, ${t}created_at, ${t}token_rotated_at, ${t}max_change_percent, ${t}previous_token_valid_until`;
 }
 
 const COLUMNS = tenantColumns();
@@ -59,6 +62,7 @@ export function toTenant(r: TenantRow): Tenant {
     createdAt: r.created_at,
     tokenRotatedAt: r.token_rotated_at,
     maxChangePercent: r.max_change_percent,
+    ...(r.previous_token_valid_until ? { previousTokenValidUntil: r.previous_token_valid_until } : {}),
   };
 }
 
@@ -96,6 +100,22 @@ export async function findTenantByTokenHash(q: Queryable, hash: Buffer): Promise
   return rows[0] ? toTenant(rows[0]) : undefined;
 }
 
+/**
+ * The tenant a token hash authenticates: its current token, or the one its last rotation replaced while
+ * that one's grace runs (`validUntil` then says until when). Disabled or not: the caller decides.
+ */
+export async function findTenantForToken(q: Queryable, hash: Buffer): Promise<{ tenant: Tenant; validUntil?: Date } | undefined> {
+  const { rows } = await q.query<TenantRow & { via_previous: boolean }>(
+    `SELECT ${COLUMNS}, token_sha256 <> $1 AS via_previous FROM tenants
+      WHERE token_sha256 = $1 OR (previous_token_sha256 = $1 AND previous_token_valid_until > now())`,
+    [hash],
+  );
+  const r = rows[0];
+  if (!r) return undefined;
+  const tenant = toTenant(r);
+  return r.via_previous && tenant.previousTokenValidUntil ? { tenant, validUntil: tenant.previousTokenValidUntil } : { tenant };
+}
+
 export async function getTenantByName(q: Queryable, name: string): Promise<Tenant | undefined> {
   const { rows } = await q.query<TenantRow>(`SELECT ${COLUMNS} FROM tenants WHERE name = $1`, [name]);
   return rows[0] ? toTenant(rows[0]) : undefined;
@@ -120,13 +140,19 @@ export async function listTenants(q: Queryable): Promise<Tenant[]> {
  */
 const CHANGED = `${COLUMNS}, pg_notify('${TENANT_CHANNEL}', name)::text AS notified`;
 
-/** Rotates the token: stores the new hash and the rotation time. NotFoundError when no such tenant. */
-export async function setTokenHash(q: Queryable, name: string, hash: Buffer): Promise<Tenant> {
+/**
+ * Rotates the token: stores the new hash and the rotation time; with `graceMs` > 0 the replaced token
+ * stays valid that long (a grace running from an earlier rotation ends). NotFoundError when no such tenant.
+ */
+export async function setTokenHash(q: Queryable, name: string, hash: Buffer, graceMs = 0): Promise<Tenant> {
   assertHash(hash);
   try {
     const { rows } = await q.query<TenantRow>(
-      `UPDATE tenants SET token_sha256 = $2, token_rotated_at = now() WHERE name = $1 RETURNING ${CHANGED}`,
-      [name, hash],
+      `UPDATE tenants SET token_sha256 = $2, token_rotated_at = now(),
+              previous_token_sha256 = CASE WHEN $3::bigint > 0 THEN token_sha256 END,
+              previous_token_valid_until = CASE WHEN $3::bigint > 0 THEN now() + $3::bigint * interval '1 millisecond' END
+        WHERE name = $1 RETURNING ${CHANGED}`,
+      [name, hash, Math.round(graceMs)],
     );
     if (!rows[0]) throw new NotFoundError('tenant', name);
     return toTenant(rows[0]);

@@ -12,6 +12,11 @@ import { InvalidInputError } from '../../src/dns/errors.js';
 import * as store from '../../src/store/index.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
 import { dumpText } from '../helpers/snapshot.js';
+import { simulatorEnv } from '../helpers/sim-server.js';
+import { OvhSimulator } from '../../src/ovhsim/index.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 
 let db: TestDatabase;
 
@@ -34,13 +39,50 @@ describe('dnsplane tenant', () => {
   it('create refuses a zone dnsplane does not manage, naming the field and the managed zones, and writes nothing', async () => {
     // Before any `dnsplane serve` registered its zones, no zone is managed yet.
     await expect(tenantCommand.run(['create', 'early', '--zone', 'example.com'], io())).rejects.toThrow(
-      'zones[0]: "example.com" is not a zone dnsplane manages (managed: none yet: `dnsplane serve` registers them when it starts); see DNSPLANE_ZONES',
+      'zones[0]: "example.com" is not a zone dnsplane manages (managed: none yet); see DNSPLANE_ZONES',
     );
     await store.ensureZones(db.pool, ['example.com', 'example.org']); // what serve does when it starts
     await expect(tenantCommand.run(['create', 'stray', '--zone', 'example.com', '--zone', 'Elsewhere.NET.'], io())).rejects.toThrow(
       'zones[1]: "elsewhere.net" is not a zone dnsplane manages (managed: example.com, example.org); see DNSPLANE_ZONES',
     );
     expect((await db.pool.query('SELECT name FROM tenants')).rows).toEqual([]);
+  });
+
+  it('create registers a zone not managed yet when DNSPLANE_ZONES names it, or the OVH account holds it; nothing when refused', async () => {
+    const zonesOf = async () => (await db.pool.query<{ name: string; state: string }>('SELECT name, state FROM zones ORDER BY name')).rows.map((r) => `${r.name} ${r.state}`);
+    const before = await zonesOf();
+    const named = io();
+    named.env['DNSPLANE_ZONES'] = 'example.com,fresh.example';
+    // A refused tenant registers nothing, even a zone that exists.
+    await expect(tenantCommand.run(['create', 'Bad_Name', '--zone', 'fresh.example'], named)).rejects.toThrow(/^name: must be 1-63 characters/);
+    expect(await zonesOf()).toEqual(before);
+    await expect(tenantCommand.run(['create', 'other', '--zone', 'unnamed.example'], named)).rejects.toThrow(
+      'zones[0]: "unnamed.example" is not a zone dnsplane manages (managed: example.com, example.org); DNSPLANE_ZONES does not name it',
+    );
+    expect(await tenantCommand.run(['create', 'fresh', '--zone', 'fresh.example'], named)).toBe(0);
+    expect(named.lines[0]).toBe('registered zone fresh.example (DNSPLANE_ZONES names it): the server reads it from OVH at its first use');
+    expect(await zonesOf()).toEqual([...before, 'fresh.example unsynced'].sort());
+
+    // With the OVH credentials and no DNSPLANE_ZONES: one GET /domain/zone says which zones exist.
+    const sim = await OvhSimulator.start({ zones: { 'ovh-only.example': [] } });
+    const dir = mkdtempSync(path.join(tmpdir(), 'dnsplane-tenant-'));
+    try {
+      const caFile = path.join(dir, 'ca.pem');
+      writeFileSync(caFile, sim.caPem);
+      const remote = io();
+      Object.assign(remote.env, simulatorEnv(sim, caFile));
+      await expect(tenantCommand.run(['create', 'nowhere', '--zone', 'absent.example'], remote)).rejects.toThrow(/"absent\.example" is not a zone dnsplane manages \(managed: .*\); the OVH account does not hold it$/);
+      sim.clearCalls();
+      expect(await tenantCommand.run(['create', 'remote', '--zone', 'ovh-only.example'], remote)).toBe(0);
+      expect(remote.lines[0]).toBe('registered zone ovh-only.example (the OVH account holds it): the server reads it from OVH at its first use');
+      expect(sim.calls().filter((c) => c.path !== '/auth/time').map((c) => `${c.method} ${c.path}`)).toEqual(['GET /domain/zone']);
+      expect(await zonesOf()).toContain('ovh-only.example unsynced');
+    } finally {
+      await sim.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect((await db.pool.query('SELECT name FROM tenants ORDER BY name')).rows.map((r) => r.name)).toEqual(['fresh', 'remote']);
+    await db.pool.query(`DELETE FROM tenants WHERE name IN ('fresh', 'remote')`); // the listing below counts the others
   });
 
   it('create prints the token once, as the last line; the database holds its sha-256 only', async () => {
@@ -66,7 +108,7 @@ describe('dnsplane tenant', () => {
   it('list shows every tenant, as a table or JSON, never a token', async () => {
     const out = io();
     expect(await tenantCommand.run(['list'], out)).toBe(0);
-    expect(out.lines[0]).toMatch(/^NAME\s+SCOPES\s+ZONES\s+SUFFIXES\s+DISABLED\s+TOKEN SET$/);
+    expect(out.lines[0]).toMatch(/^NAME\s+SCOPES\s+ZONES\s+SUFFIXES\s+DISABLED\s+TOKEN SET\s+OLD TOKEN UNTIL$/);
     expect(out.lines.slice(1).map((l) => l.split(/\s+/).slice(0, 5).join(' '))).toEqual([
       'cluster1 - example.com cluster1.example.com no',
       'ops admin (all) - no',

@@ -164,8 +164,8 @@ describe('bad input, and no key or another key: refused naming the field and the
   it('no DNSPLANE_SECRETS_KEY, or another key than the stored secrets\'', async () => {
     await refused(['create', 'alice'], 'DNSPLANE_SECRETS_KEY is not set: TSIG secrets are kept sealed with it. It must be 32 random bytes in base64', { DNSPLANE_SECRETS_KEY: '' });
     const wrong = randomBytes(32);
-    await refused(['create', 'alice'], `DNSPLANE_SECRETS_KEY is key ${new SecretBox(wrong).keyIdHex}, but the database holds secrets sealed with another key (`, { DNSPLANE_SECRETS_KEY: wrong.toString('base64') });
-    await refused(['rotate', 'cluster1.example'], `DNSPLANE_SECRETS_KEY is key ${new SecretBox(wrong).keyIdHex}, but the database holds secrets sealed with another key (`, { DNSPLANE_SECRETS_KEY: wrong.toString('base64') });
+    await refused(['create', 'alice'], `DNSPLANE_SECRETS_KEY holds key ${new SecretBox(wrong).keyIdHex}, and none opens `, { DNSPLANE_SECRETS_KEY: wrong.toString('base64') });
+    await refused(['rotate', 'cluster1.example'], `DNSPLANE_SECRETS_KEY holds key ${new SecretBox(wrong).keyIdHex}, and none opens `, { DNSPLANE_SECRETS_KEY: wrong.toString('base64') });
   });
 });
 

@@ -55,7 +55,7 @@ describe('OVH keys', () => {
     expect(dump).toContain(issued.key.applicationKey);
     expect(dump).not.toContain(issued.applicationSecret);
     expect(dump).not.toContain(issued.consumerKey);
-    expect(await store.sealedKeyIds(db.pool)).toContainEqual({ what: 'OVH application secret', keyId: secrets.keyIdHex, count: 1 });
+    expect(await store.sealedKeyIds(db.pool)).toContainEqual({ what: 'OVH application secret', keyId: secrets.keyIdHex, count: 1, tenants: ['alice'] });
 
     const journal = await store.listJournal(db.pool, { limit: 10 });
     expect(journal[0]?.intent).toMatchObject({ kind: 'create-ovh-key', detail: { applicationKey: issued.key.applicationKey, tenant: 'alice' } });

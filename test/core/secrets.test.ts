@@ -62,7 +62,7 @@ describe('SecretBox', () => {
     expect(err).toBeInstanceOf(SecretsKeyError);
     const message = (err as Error).message;
     expect(message).toBe(
-      `tsig-key:a.dnsplane: sealed with encryption key ${other.keyIdHex}, but DNSPLANE_SECRETS_KEY is key ${box.keyIdHex}: start dnsplane with the key it was sealed with`,
+      `tsig-key:a.dnsplane: sealed with encryption key ${other.keyIdHex}, but DNSPLANE_SECRETS_KEY holds key ${box.keyIdHex}: start dnsplane with the key it was sealed with (DNSPLANE_SECRETS_KEYS may list several)`,
     );
     expect(message).not.toContain(key.toString('base64'));
   });
@@ -75,8 +75,8 @@ describe('SecretBox', () => {
 describe('DNSPLANE_SECRETS_KEY in config.ts', () => {
   it('reads 32 bytes of base64, and refuses anything else naming the setting and the rule, never the value', () => {
     const text = key.toString('base64');
-    expect(loadConfig({ DNSPLANE_SECRETS_KEY: text }).secretsKey?.equals(key)).toBe(true);
-    expect(loadConfig({}).secretsKey).toBeUndefined();
+    expect(loadConfig({ DNSPLANE_SECRETS_KEY: text }).secretsKeys?.map((k) => k.toString('base64'))).toEqual([text]);
+    expect(loadConfig({}).secretsKeys).toBeUndefined();
     const short = randomBytes(16).toString('base64');
     expect(() => loadConfig({ DNSPLANE_SECRETS_KEY: short })).toThrow(
       'DNSPLANE_SECRETS_KEY: must be 32 random bytes in base64 (e.g. the output of `openssl rand -base64 32`); the value set decodes to 16 bytes',
@@ -93,6 +93,48 @@ describe('DNSPLANE_SECRETS_KEY in config.ts', () => {
     );
     expect((err as Error).message).not.toContain(notBase64);
     expect(() => parseSecretsKey(randomBytes(33).toString('base64'))).toThrow('decodes to 33 bytes');
+  });
+});
+
+describe('several keys (DNSPLANE_SECRETS_KEYS, while rotating)', () => {
+  const fresh = randomBytes(32);
+  const rotating = new SecretBox([fresh, key]);
+
+  it('seals with the first key and opens what any of them sealed', () => {
+    const old = box.seal(secret, 'tsig-key:a.dnsplane');
+    expect(rotating.open(old, 'tsig-key:a.dnsplane').equals(secret)).toBe(true);
+    const sealed = rotating.seal(secret, 'tsig-key:a.dnsplane');
+    expect(sealed.keyId.equals(keyIdOf(fresh))).toBe(true);
+    expect(new SecretBox([key, fresh]).open(sealed, 'tsig-key:a.dnsplane').equals(secret)).toBe(true);
+    expect(() => box.open(sealed, 'tsig-key:a.dnsplane')).toThrow(SecretsKeyError);
+    expect(rotating.keyIdsHex).toEqual([keyIdOf(fresh).toString('hex'), box.keyIdHex]);
+    expect(rotating.describeKeys()).toBe(`keys ${keyIdOf(fresh).toString('hex')} (seals), ${box.keyIdHex}`);
+    // An altered secret under the old key is still refused as altered, not opened with the new one.
+    const altered = { ...old, tag: Buffer.from(old.tag.map((b, i) => (i === 0 ? b ^ 1 : b))) };
+    expect(() => rotating.open(altered, 'tsig-key:a.dnsplane')).toThrow(SecretUnreadableError);
+  });
+
+  it('config.ts reads the list, new first, and refuses both settings at once, an empty entry, a bad or repeated key, naming the entry and never a value', () => {
+    const a = fresh.toString('base64');
+    const b = key.toString('base64');
+    expect(loadConfig({ DNSPLANE_SECRETS_KEYS: `${a}, ${b}` }).secretsKeys?.map((k) => k.toString('base64'))).toEqual([a, b]);
+    const refusal = (env: Record<string, string>) => {
+      try {
+        loadConfig(env);
+      } catch (e) {
+        const m = (e as Error).message;
+        expect(m).not.toContain(a);
+        expect(m).not.toContain(b);
+        return m;
+      }
+      throw new Error('accepted');
+    };
+    expect(refusal({ DNSPLANE_SECRETS_KEY: b, DNSPLANE_SECRETS_KEYS: `${a},${b}` })).toBe(
+      'DNSPLANE_SECRETS_KEYS: set either DNSPLANE_SECRETS_KEY (one key) or DNSPLANE_SECRETS_KEYS (a list, while rotating), not both',
+    );
+    expect(refusal({ DNSPLANE_SECRETS_KEYS: `${a},,${b}` })).toMatch(/^DNSPLANE_SECRETS_KEYS: must be a comma list of keys with no empty entry/);
+    expect(refusal({ DNSPLANE_SECRETS_KEYS: `${a},${randomBytes(16).toString('base64')}` })).toMatch(/^DNSPLANE_SECRETS_KEYS\[1\]: must be 32 random bytes in base64 .*decodes to 16 bytes$/);
+    expect(refusal({ DNSPLANE_SECRETS_KEYS: `${a},${b},${a}` })).toBe('DNSPLANE_SECRETS_KEYS[2]: is the same key as DNSPLANE_SECRETS_KEYS[0]; list each key once');
   });
 });
 

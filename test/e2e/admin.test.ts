@@ -239,7 +239,7 @@ describe('tenants', () => {
       [() => c.createTenant({ name: 'x1', zones: [COM], scopes: ['root'] }), 'InvalidArgument', 'scopes[0]: unknown scope "root" (known: admin)'],
       [() => c.createTenant({ name: 'x2', zones: [COM], suffixes: ['elsewhere.org'] }), 'InvalidArgument', `suffixes[0]: "elsewhere.org" is in none of the tenant's zones (${COM})`],
       [() => c.createTenant({ name: 'x3', zones: [] }), 'InvalidArgument', 'zones: a tenant needs at least one zone (admins without zones may use every zone)'],
-      [() => c.createTenant({ name: 'x4', zones: [COM, 'not-managed.example'] }), 'InvalidArgument', `zones[1]: "not-managed.example" is not a zone dnsplane manages (managed: ${COM}, ${NET}); see DNSPLANE_ZONES`],
+      [() => c.createTenant({ name: 'x4', zones: [COM, 'not-managed.example'] }), 'InvalidArgument', `zones[1]: "not-managed.example" is not a zone dnsplane manages (managed: ${COM}, ${NET}); the OVH account does not hold it`],
       [() => c.disableTenant({ name: 'admin' }), 'InvalidArgument', 'name: an admin cannot disable itself (it would lock itself out)'],
       [() => c.rotateTenantToken({ name: 'ghost' }), 'NotFound', 'tenant "ghost" does not exist'],
     ];

@@ -82,6 +82,7 @@ const PERMISSION: Record<string, Case[] | string> = {
   ],
   'dnsplane.v1.AdminService/ImportTxtRegistry': 'a mapped tenant outside its grant is reported per record (admin.test.ts), not refused',
   'dnsplane.v1.AdminService/InvalidateZone': 'admins may use every zone',
+  'dnsplane.v1.AdminService/ExportZone': 'admins see every zone',
   'dnsplane.v1.AdminService/ListJournal': 'admins see every zone',
   'dnsplane.v1.AdminService/ParseDesiredState': 'reads nothing: it only parses the document it is given',
   'dnsplane.v1.AdminService/CreateTsigKey': 'no zone grant involved: the key acts as its tenant (its grants are checked where it is used)',
@@ -197,7 +198,7 @@ describe('every RPC of every service', () => {
   it('refuses every admin RPC to a tenant without the admin scope, changing nothing', async () => {
     const adminRpcs = registeredRpcs().filter((r) => r.service.typeName === 'dnsplane.v1.AdminService');
     expect(adminRpcs.map((r) => r.method.name).sort()).toEqual(
-      ['AssignOwnership', 'CreateOvhKey', 'CreateTenant', 'CreateTsigKey', 'DeleteOvhKey', 'DeleteTsigKey', 'DisableTenant', 'GetPlan', 'ImportTxtRegistry', 'InvalidateZone', 'ListJournal', 'ListOvhDrafts', 'ListOvhKeys', 'ListOwnership', 'ListPlans', 'ListTenants', 'ListTsigKeys', 'ParseDesiredState', 'PlanAs', 'RotateOvhKey', 'RotateTenantToken', 'RotateTsigKey', 'SetTenantMaxChangePercent'].sort(),
+      ['AssignOwnership', 'CreateOvhKey', 'CreateTenant', 'CreateTsigKey', 'DeleteOvhKey', 'DeleteTsigKey', 'DisableTenant', 'ExportZone', 'GetPlan', 'ImportTxtRegistry', 'InvalidateZone', 'ListJournal', 'ListOvhDrafts', 'ListOvhKeys', 'ListOwnership', 'ListPlans', 'ListTenants', 'ListTsigKeys', 'ParseDesiredState', 'PlanAs', 'RotateOvhKey', 'RotateTenantToken', 'RotateTsigKey', 'SetTenantMaxChangePercent'].sort(),
     );
     for (const rpc of adminRpcs) {
       const err = await expectRefused(rpc, tokens['alice'], sampleRequest(rpc.name), Code.PermissionDenied);

@@ -10,6 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import pino from 'pino';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -259,6 +260,21 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       await shot(page, 'records');
     });
 
+    it('records: an admin downloads the zone as a zone file, the one ExportZone answers, with 0 OVH calls', async () => {
+      await open(page, `zones/${ZONE}`, '[data-testid=records] table');
+      h.sim.clearCalls();
+      const [download] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid=export-zone]')]);
+      expect(download.suggestedFilename()).toBe(`${ZONE}.zone`);
+      const saved = await readFile((await download.path())!, 'utf8');
+      const api = await h.adminClient(tokens['admin']).exportZone({ zone: ZONE, includeOwners: true });
+      const body = (t: string) => t.split('\n').filter((l) => !l.startsWith('; '));
+      expect(body(saved)).toEqual(body(api.zoneFile));
+      expect(saved).toContain('; owner alice');
+      await expect.poll(() => page.locator('[data-testid=export-status]').innerText()).toBe(` ${api.recordCount} records at generation ${api.generation} saved as ${ZONE}.zone`);
+      expect(callLines(h.sim)).toEqual([]);
+      await shot(page, 'records-export', false);
+    });
+
     it(`a zone of ${BIG_RECORDS} records: ${100} rows in the page at a time, every one reachable, filters over all`, async () => {
       const started = Date.now();
       await open(page, `zones/${BIG}`, '[data-testid=records] table');
@@ -457,6 +473,7 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
     await open(page, `zones/${ZONE}`, '[data-testid=records] table');
     const api = (await h.zoneClient(tokens['bob']).records({ zones: [ZONE], includeForeign: true })).zones[0]!.endpoints;
     expect(await rowsOf(page, 'records')).toEqual(api.map(recordRow));
+    expect(await page.locator('[data-testid=export-zone]').count()).toBe(0); // export is an admin's
     // Another tenant's zone: the API refuses, the page says so.
     await page.evaluate(`location.hash = '#/zones/big.test'`);
     await expect.poll(() => page.locator('section.page [data-testid=refused]').count()).toBe(1);

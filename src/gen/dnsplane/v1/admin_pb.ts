@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file dnsplane/v1/admin.proto.
  */
 export const file_dnsplane_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("ChdkbnNwbGFuZS92MS9hZG1pbi5wcm90bxILZG5zcGxhbmUudjEiSgoNUGxhbkFzUmVxdWVzdBIOCgZ0ZW5hbnQYASABKAkSKQoHcmVxdWVzdBgCIAEoCzIYLmRuc3BsYW5lLnYxLlBsYW5SZXF1ZXN0IjEKDlBsYW5Bc1Jlc3BvbnNlEh8KBHBsYW4YASABKAsyES5kbnNwbGFuZS52MS5QbGFuIuoCCgtQbGFuU3VtbWFyeRIKCgJpZBgBIAEoCRIOCgZ0ZW5hbnQYAiABKAkSFAoMcmVxdWVzdGVkX2J5GAMgASgJEg4KBnN0YXR1cxgEIAEoCRIjCgZwb2xpY3kYBSABKA4yEy5kbnNwbGFuZS52MS5Qb2xpY3kSDgoGZGlnZXN0GAYgASgJEi4KCmNyZWF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmFwcGxpZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBXpvbmVzGAogAygJEhQKDGNoYW5nZV9jb3VudBgLIAEoBRIWCg5jb25mbGljdF9jb3VudBgMIAEoBRIXCg9vcGVyYXRpb25fY291bnQYDSABKAUiQQoQTGlzdFBsYW5zUmVxdWVzdBIOCgZ0ZW5hbnQYASABKAkSDgoGc3RhdHVzGAIgASgJEg0KBWxpbWl0GAMgASgFIjwKEUxpc3RQbGFuc1Jlc3BvbnNlEicKBXBsYW5zGAEgAygLMhguZG5zcGxhbmUudjEuUGxhblN1bW1hcnkiHAoOR2V0UGxhblJlcXVlc3QSCgoCaWQYASABKAkiXQoPR2V0UGxhblJlc3BvbnNlEh8KBHBsYW4YASABKAsyES5kbnNwbGFuZS52MS5QbGFuEikKB3N1bW1hcnkYAiABKAsyGC5kbnNwbGFuZS52MS5QbGFuU3VtbWFyeSL3AQoGVGVuYW50EgwKBG5hbWUYASABKAkSDgoGc2NvcGVzGAIgAygJEg0KBXpvbmVzGAMgAygJEhAKCHN1ZmZpeGVzGAQgAygJEhAKCGRpc2FibGVkGAUgASgIEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKEHRva2VuX3JvdGF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEh8KEm1heF9jaGFuZ2VfcGVyY2VudBgIIAEoBUgAiAEBQhUKE19tYXhfY2hhbmdlX3BlcmNlbnQiVAoTQ3JlYXRlVGVuYW50UmVxdWVzdBIMCgRuYW1lGAEgASgJEg0KBXpvbmVzGAIgAygJEhAKCHN1ZmZpeGVzGAMgAygJEg4KBnNjb3BlcxgEIAMoCSJKChRDcmVhdGVUZW5hbnRSZXNwb25zZRIjCgZ0ZW5hbnQYASABKAsyEy5kbnNwbGFuZS52MS5UZW5hbnQSDQoFdG9rZW4YAiABKAkiFAoSTGlzdFRlbmFudHNSZXF1ZXN0IjsKE0xpc3RUZW5hbnRzUmVzcG9uc2USJAoHdGVuYW50cxgBIAMoCzITLmRuc3BsYW5lLnYxLlRlbmFudCIoChhSb3RhdGVUZW5hbnRUb2tlblJlcXVlc3QSDAoEbmFtZRgBIAEoCSJPChlSb3RhdGVUZW5hbnRUb2tlblJlc3BvbnNlEiMKBnRlbmFudBgBIAEoCzITLmRuc3BsYW5lLnYxLlRlbmFudBINCgV0b2tlbhgCIAEoCSI0ChREaXNhYmxlVGVuYW50UmVxdWVzdBIMCgRuYW1lGAEgASgJEg4KBmVuYWJsZRgCIAEoCCI8ChVEaXNhYmxlVGVuYW50UmVzcG9uc2USIwoGdGVuYW50GAEgASgLMhMuZG5zcGxhbmUudjEuVGVuYW50ImgKIFNldFRlbmFudE1heENoYW5nZVBlcmNlbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkSHwoSbWF4X2NoYW5nZV9wZXJjZW50GAIgASgFSACIAQFCFQoTX21heF9jaGFuZ2VfcGVyY2VudCJICiFTZXRUZW5hbnRNYXhDaGFuZ2VQZXJjZW50UmVzcG9uc2USIwoGdGVuYW50GAEgASgLMhMuZG5zcGxhbmUudjEuVGVuYW50IqUBCg5Pd25lcnNoaXBFbnRyeRIMCgR6b25lGAEgASgJEhAKCGRuc19uYW1lGAIgASgJEhMKC3JlY29yZF90eXBlGAMgASgJEg4KBnRhcmdldBgEIAEoCRIOCgZ0ZW5hbnQYBSABKAkSDgoGc2hhcmVkGAYgASgIEi4KCmNyZWF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIk0KFExpc3RPd25lcnNoaXBSZXF1ZXN0EgwKBHpvbmUYASABKAkSDgoGdGVuYW50GAIgASgJEhcKD2luY2x1ZGVfdW5vd25lZBgDIAEoCCJtChVMaXN0T3duZXJzaGlwUmVzcG9uc2USLAoHZW50cmllcxgBIAMoCzIbLmRuc3BsYW5lLnYxLk93bmVyc2hpcEVudHJ5EiYKB3Vub3duZWQYAiADKAsyFS5kbnNwbGFuZS52MS5FbmRwb2ludCJwChZBc3NpZ25Pd25lcnNoaXBSZXF1ZXN0EhAKCGRuc19uYW1lGAEgASgJEhMKC3JlY29yZF90eXBlGAIgASgJEg4KBnRlbmFudBgDIAEoCRIOCgZzaGFyZWQYBCABKAgSDwoHdGFyZ2V0cxgFIAMoCSJpChdBc3NpZ25Pd25lcnNoaXBSZXNwb25zZRIMCgR6b25lGAEgASgJEiwKB2VudHJpZXMYAiADKAsyGy5kbnNwbGFuZS52MS5Pd25lcnNoaXBFbnRyeRISCgpnZW5lcmF0aW9uGAMgASgDItMBChhJbXBvcnRUeHRSZWdpc3RyeVJlcXVlc3QSDAoEem9uZRgBIAEoCRJBCgZvd25lcnMYAiADKAsyMS5kbnNwbGFuZS52MS5JbXBvcnRUeHRSZWdpc3RyeVJlcXVlc3QuT3duZXJzRW50cnkSEgoKdHh0X3ByZWZpeBgDIAEoCRISCgp0eHRfc3VmZml4GAQgASgJEg8KB2RyeV9ydW4YBSABKAgaLQoLT3duZXJzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKxAQoQUmVnaXN0cnlBZG9wdGlvbhIQCghkbnNfbmFtZRgBIAEoCRITCgtyZWNvcmRfdHlwZRgCIAEoCRIVCg1yZWdpc3RyeV9uYW1lGAMgASgJEhAKCG93bmVyX2lkGAQgASgJEg4KBnRlbmFudBgFIAEoCRItCgdvdXRjb21lGAYgASgOMhwuZG5zcGxhbmUudjEuQWRvcHRpb25PdXRjb21lEg4KBnJlYXNvbhgHIAEoCSKUAQoZSW1wb3J0VHh0UmVnaXN0cnlSZXNwb25zZRIMCgR6b25lGAEgASgJEg8KB2RyeV9ydW4YAiABKAgSMAoJYWRvcHRpb25zGAMgAygLMh0uZG5zcGxhbmUudjEuUmVnaXN0cnlBZG9wdGlvbhISCgpnZW5lcmF0aW9uGAQgASgDEhIKCnVucmVhZGFibGUYBSADKAkiJQoVSW52YWxpZGF0ZVpvbmVSZXF1ZXN0EgwKBHpvbmUYASABKAkiUAoWSW52YWxpZGF0ZVpvbmVSZXNwb25zZRIMCgR6b25lGAEgASgJEhIKCmdlbmVyYXRpb24YAiABKAMSFAoMcmVjb3JkX2NvdW50GAMgASgFIu0CCgxKb3VybmFsRW50cnkSCgoCaWQYASABKAkSDAoEem9uZRgCIAEoCRIOCgZ0ZW5hbnQYAyABKAkSDwoHcGxhbl9pZBgEIAEoCRIMCgRraW5kGAUgASgJEg0KBXN0YXRlGAYgASgJEi4KCnN0YXJ0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2ZpbmlzaGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBItCgpvcGVyYXRpb25zGAkgAygLMhkuZG5zcGxhbmUudjEuT3ZoT3BlcmF0aW9uEigKBWNhbGxzGAogAygLMhkuZG5zcGxhbmUudjEuT3ZoT3BlcmF0aW9uEg0KBWVycm9yGAsgASgJEg8KB3N1bW1hcnkYDCABKAkSKwoKdmlzaWJpbGl0eRgNIAEoCzIXLmRuc3BsYW5lLnYxLlZpc2liaWxpdHkiYwoSTGlzdEpvdXJuYWxSZXF1ZXN0EgwKBHpvbmUYASABKAkSDgoGdGVuYW50GAIgASgJEg0KBWxpbWl0GAMgASgFEhEKCWJlZm9yZV9pZBgEIAEoCRINCgVzdGF0ZRgFIAEoCSJBChNMaXN0Sm91cm5hbFJlc3BvbnNlEioKB2VudHJpZXMYASADKAsyGS5kbnNwbGFuZS52MS5Kb3VybmFsRW50cnkiLAoYUGFyc2VEZXNpcmVkU3RhdGVSZXF1ZXN0EhAKCGRvY3VtZW50GAEgASgJIkYKGVBhcnNlRGVzaXJlZFN0YXRlUmVzcG9uc2USKQoHcmVxdWVzdBgBIAEoCzIYLmRuc3BsYW5lLnYxLlBsYW5SZXF1ZXN0It8BCgdUc2lnS2V5EgwKBG5hbWUYASABKAkSDgoGdGVuYW50GAIgASgJEhEKCWFsZ29yaXRobRgDIAEoCRIRCglhY21lX29ubHkYBCABKAgSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcm90YXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMbGFzdF91c2VkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJaChRDcmVhdGVUc2lnS2V5UmVxdWVzdBIOCgZ0ZW5hbnQYASABKAkSEQoJYWxnb3JpdGhtGAIgASgJEgwKBG5hbWUYAyABKAkSEQoJYWNtZV9vbmx5GAQgASgIIkoKFUNyZWF0ZVRzaWdLZXlSZXNwb25zZRIhCgNrZXkYASABKAsyFC5kbnNwbGFuZS52MS5Uc2lnS2V5Eg4KBnNlY3JldBgCIAEoCSIlChNMaXN0VHNpZ0tleXNSZXF1ZXN0Eg4KBnRlbmFudBgBIAEoCSI6ChRMaXN0VHNpZ0tleXNSZXNwb25zZRIiCgRrZXlzGAEgAygLMhQuZG5zcGxhbmUudjEuVHNpZ0tleSIkChRSb3RhdGVUc2lnS2V5UmVxdWVzdBIMCgRuYW1lGAEgASgJIkoKFVJvdGF0ZVRzaWdLZXlSZXNwb25zZRIhCgNrZXkYASABKAsyFC5kbnNwbGFuZS52MS5Uc2lnS2V5Eg4KBnNlY3JldBgCIAEoCSIkChREZWxldGVUc2lnS2V5UmVxdWVzdBIMCgRuYW1lGAEgASgJIjoKFURlbGV0ZVRzaWdLZXlSZXNwb25zZRIhCgNrZXkYASABKAsyFC5kbnNwbGFuZS52MS5Uc2lnS2V5IvMBCgZPdmhLZXkSFwoPYXBwbGljYXRpb25fa2V5GAEgASgJEg4KBnRlbmFudBgCIAEoCRIuCgpjcmVhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpyb3RhdGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxsYXN0X3VzZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIkEKE0NyZWF0ZU92aEtleVJlcXVlc3QSDgoGdGVuYW50GAEgASgJEhoKEmV4cGlyZXNfaW5fc2Vjb25kcxgCIAEoAyJ0CgxJc3N1ZWRPdmhLZXkSIAoDa2V5GAEgASgLMhMuZG5zcGxhbmUudjEuT3ZoS2V5EhoKEmFwcGxpY2F0aW9uX3NlY3JldBgCIAEoCRIUCgxjb25zdW1lcl9rZXkYAyABKAkSEAoIZW5kcG9pbnQYBCABKAkiQQoUQ3JlYXRlT3ZoS2V5UmVzcG9uc2USKQoGaXNzdWVkGAEgASgLMhkuZG5zcGxhbmUudjEuSXNzdWVkT3ZoS2V5IiQKEkxpc3RPdmhLZXlzUmVxdWVzdBIOCgZ0ZW5hbnQYASABKAkiOAoTTGlzdE92aEtleXNSZXNwb25zZRIhCgRrZXlzGAEgAygLMhMuZG5zcGxhbmUudjEuT3ZoS2V5Ii4KE1JvdGF0ZU92aEtleVJlcXVlc3QSFwoPYXBwbGljYXRpb25fa2V5GAEgASgJIkEKFFJvdGF0ZU92aEtleVJlc3BvbnNlEikKBmlzc3VlZBgBIAEoCzIZLmRuc3BsYW5lLnYxLklzc3VlZE92aEtleSIuChNEZWxldGVPdmhLZXlSZXF1ZXN0EhcKD2FwcGxpY2F0aW9uX2tleRgBIAEoCSI4ChREZWxldGVPdmhLZXlSZXNwb25zZRIgCgNrZXkYASABKAsyEy5kbnNwbGFuZS52MS5PdmhLZXkiJgoUTGlzdE92aERyYWZ0c1JlcXVlc3QSDgoGdGVuYW50GAEgASgJIu8BCghPdmhEcmFmdBIOCgZ0ZW5hbnQYASABKAkSDAoEem9uZRgCIAEoCRIRCglyZWNvcmRfaWQYAyABKAkSDgoGYWN0aW9uGAQgASgJEhIKCnN1Yl9kb21haW4YBSABKAkSEgoKZmllbGRfdHlwZRgGIAEoCRIOCgZ0YXJnZXQYByABKAkSCwoDdHRsGAggASgFEi0KCXN0YWdlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZXhwaXJlc19hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiPgoVTGlzdE92aERyYWZ0c1Jlc3BvbnNlEiUKBmRyYWZ0cxgBIAMoCzIVLmRuc3BsYW5lLnYxLk92aERyYWZ0KtsBCg9BZG9wdGlvbk91dGNvbWUSIAocQURPUFRJT05fT1VUQ09NRV9VTlNQRUNJRklFRBAAEhwKGEFET1BUSU9OX09VVENPTUVfQURPUFRFRBABEiIKHkFET1BUSU9OX09VVENPTUVfQUxSRUFEWV9PV05FRBACEh0KGUFET1BUSU9OX09VVENPTUVfQ09ORkxJQ1QQAxIjCh9BRE9QVElPTl9PVVRDT01FX1VOTUFQUEVEX09XTkVSEAQSIAocQURPUFRJT05fT1VUQ09NRV9OT1RfQUxMT1dFRBAFMrkQCgxBZG1pblNlcnZpY2USQwoGUGxhbkFzEhouZG5zcGxhbmUudjEuUGxhbkFzUmVxdWVzdBobLmRuc3BsYW5lLnYxLlBsYW5Bc1Jlc3BvbnNlIgASTwoJTGlzdFBsYW5zEh0uZG5zcGxhbmUudjEuTGlzdFBsYW5zUmVxdWVzdBoeLmRuc3BsYW5lLnYxLkxpc3RQbGFuc1Jlc3BvbnNlIgOQAgESSQoHR2V0UGxhbhIbLmRuc3BsYW5lLnYxLkdldFBsYW5SZXF1ZXN0GhwuZG5zcGxhbmUudjEuR2V0UGxhblJlc3BvbnNlIgOQAgESVQoMQ3JlYXRlVGVuYW50EiAuZG5zcGxhbmUudjEuQ3JlYXRlVGVuYW50UmVxdWVzdBohLmRuc3BsYW5lLnYxLkNyZWF0ZVRlbmFudFJlc3BvbnNlIgASVQoLTGlzdFRlbmFudHMSHy5kbnNwbGFuZS52MS5MaXN0VGVuYW50c1JlcXVlc3QaIC5kbnNwbGFuZS52MS5MaXN0VGVuYW50c1Jlc3BvbnNlIgOQAgESZAoRUm90YXRlVGVuYW50VG9rZW4SJS5kbnNwbGFuZS52MS5Sb3RhdGVUZW5hbnRUb2tlblJlcXVlc3QaJi5kbnNwbGFuZS52MS5Sb3RhdGVUZW5hbnRUb2tlblJlc3BvbnNlIgASWAoNRGlzYWJsZVRlbmFudBIhLmRuc3BsYW5lLnYxLkRpc2FibGVUZW5hbnRSZXF1ZXN0GiIuZG5zcGxhbmUudjEuRGlzYWJsZVRlbmFudFJlc3BvbnNlIgASfAoZU2V0VGVuYW50TWF4Q2hhbmdlUGVyY2VudBItLmRuc3BsYW5lLnYxLlNldFRlbmFudE1heENoYW5nZVBlcmNlbnRSZXF1ZXN0Gi4uZG5zcGxhbmUudjEuU2V0VGVuYW50TWF4Q2hhbmdlUGVyY2VudFJlc3BvbnNlIgASWwoNTGlzdE93bmVyc2hpcBIhLmRuc3BsYW5lLnYxLkxpc3RPd25lcnNoaXBSZXF1ZXN0GiIuZG5zcGxhbmUudjEuTGlzdE93bmVyc2hpcFJlc3BvbnNlIgOQAgESXgoPQXNzaWduT3duZXJzaGlwEiMuZG5zcGxhbmUudjEuQXNzaWduT3duZXJzaGlwUmVxdWVzdBokLmRuc3BsYW5lLnYxLkFzc2lnbk93bmVyc2hpcFJlc3BvbnNlIgASZAoRSW1wb3J0VHh0UmVnaXN0cnkSJS5kbnNwbGFuZS52MS5JbXBvcnRUeHRSZWdpc3RyeVJlcXVlc3QaJi5kbnNwbGFuZS52MS5JbXBvcnRUeHRSZWdpc3RyeVJlc3BvbnNlIgASWwoOSW52YWxpZGF0ZVpvbmUSIi5kbnNwbGFuZS52MS5JbnZhbGlkYXRlWm9uZVJlcXVlc3QaIy5kbnNwbGFuZS52MS5JbnZhbGlkYXRlWm9uZVJlc3BvbnNlIgASVQoLTGlzdEpvdXJuYWwSHy5kbnNwbGFuZS52MS5MaXN0Sm91cm5hbFJlcXVlc3QaIC5kbnNwbGFuZS52MS5MaXN0Sm91cm5hbFJlc3BvbnNlIgOQAgESZAoRUGFyc2VEZXNpcmVkU3RhdGUSJS5kbnNwbGFuZS52MS5QYXJzZURlc2lyZWRTdGF0ZVJlcXVlc3QaJi5kbnNwbGFuZS52MS5QYXJzZURlc2lyZWRTdGF0ZVJlc3BvbnNlIgASWAoNQ3JlYXRlVHNpZ0tleRIhLmRuc3BsYW5lLnYxLkNyZWF0ZVRzaWdLZXlSZXF1ZXN0GiIuZG5zcGxhbmUudjEuQ3JlYXRlVHNpZ0tleVJlc3BvbnNlIgASWAoMTGlzdFRzaWdLZXlzEiAuZG5zcGxhbmUudjEuTGlzdFRzaWdLZXlzUmVxdWVzdBohLmRuc3BsYW5lLnYxLkxpc3RUc2lnS2V5c1Jlc3BvbnNlIgOQAgESWAoNUm90YXRlVHNpZ0tleRIhLmRuc3BsYW5lLnYxLlJvdGF0ZVRzaWdLZXlSZXF1ZXN0GiIuZG5zcGxhbmUudjEuUm90YXRlVHNpZ0tleVJlc3BvbnNlIgASWAoNRGVsZXRlVHNpZ0tleRIhLmRuc3BsYW5lLnYxLkRlbGV0ZVRzaWdLZXlSZXF1ZXN0GiIuZG5zcGxhbmUudjEuRGVsZXRlVHNpZ0tleVJlc3BvbnNlIgASVQoMQ3JlYXRlT3ZoS2V5EiAuZG5zcGxhbmUudjEuQ3JlYXRlT3ZoS2V5UmVxdWVzdBohLmRuc3BsYW5lLnYxLkNyZWF0ZU92aEtleVJlc3BvbnNlIgASVQoLTGlzdE92aEtleXMSHy5kbnNwbGFuZS52MS5MaXN0T3ZoS2V5c1JlcXVlc3QaIC5kbnNwbGFuZS52MS5MaXN0T3ZoS2V5c1Jlc3BvbnNlIgOQAgESVQoMUm90YXRlT3ZoS2V5EiAuZG5zcGxhbmUudjEuUm90YXRlT3ZoS2V5UmVxdWVzdBohLmRuc3BsYW5lLnYxLlJvdGF0ZU92aEtleVJlc3BvbnNlIgASVQoMRGVsZXRlT3ZoS2V5EiAuZG5zcGxhbmUudjEuRGVsZXRlT3ZoS2V5UmVxdWVzdBohLmRuc3BsYW5lLnYxLkRlbGV0ZU92aEtleVJlc3BvbnNlIgASWwoNTGlzdE92aERyYWZ0cxIhLmRuc3BsYW5lLnYxLkxpc3RPdmhEcmFmdHNSZXF1ZXN0GiIuZG5zcGxhbmUudjEuTGlzdE92aERyYWZ0c1Jlc3BvbnNlIgOQAgFiBnByb3RvMw", [file_dnsplane_v1_visibility, file_dnsplane_v1_zone, file_google_protobuf_timestamp]);
+  fileDesc("ChdkbnNwbGFuZS92MS9hZG1pbi5wcm90bxILZG5zcGxhbmUudjEiSgoNUGxhbkFzUmVxdWVzdBIOCgZ0ZW5hbnQYASABKAkSKQoHcmVxdWVzdBgCIAEoCzIYLmRuc3BsYW5lLnYxLlBsYW5SZXF1ZXN0IjEKDlBsYW5Bc1Jlc3BvbnNlEh8KBHBsYW4YASABKAsyES5kbnNwbGFuZS52MS5QbGFuIuoCCgtQbGFuU3VtbWFyeRIKCgJpZBgBIAEoCRIOCgZ0ZW5hbnQYAiABKAkSFAoMcmVxdWVzdGVkX2J5GAMgASgJEg4KBnN0YXR1cxgEIAEoCRIjCgZwb2xpY3kYBSABKA4yEy5kbnNwbGFuZS52MS5Qb2xpY3kSDgoGZGlnZXN0GAYgASgJEi4KCmNyZWF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmFwcGxpZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBXpvbmVzGAogAygJEhQKDGNoYW5nZV9jb3VudBgLIAEoBRIWCg5jb25mbGljdF9jb3VudBgMIAEoBRIXCg9vcGVyYXRpb25fY291bnQYDSABKAUiQQoQTGlzdFBsYW5zUmVxdWVzdBIOCgZ0ZW5hbnQYASABKAkSDgoGc3RhdHVzGAIgASgJEg0KBWxpbWl0GAMgASgFIjwKEUxpc3RQbGFuc1Jlc3BvbnNlEicKBXBsYW5zGAEgAygLMhguZG5zcGxhbmUudjEuUGxhblN1bW1hcnkiHAoOR2V0UGxhblJlcXVlc3QSCgoCaWQYASABKAkiXQoPR2V0UGxhblJlc3BvbnNlEh8KBHBsYW4YASABKAsyES5kbnNwbGFuZS52MS5QbGFuEikKB3N1bW1hcnkYAiABKAsyGC5kbnNwbGFuZS52MS5QbGFuU3VtbWFyeSK3AgoGVGVuYW50EgwKBG5hbWUYASABKAkSDgoGc2NvcGVzGAIgAygJEg0KBXpvbmVzGAMgAygJEhAKCHN1ZmZpeGVzGAQgAygJEhAKCGRpc2FibGVkGAUgASgIEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKEHRva2VuX3JvdGF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEh8KEm1heF9jaGFuZ2VfcGVyY2VudBgIIAEoBUgAiAEBEj4KGnByZXZpb3VzX3Rva2VuX3ZhbGlkX3VudGlsGAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIVChNfbWF4X2NoYW5nZV9wZXJjZW50IlQKE0NyZWF0ZVRlbmFudFJlcXVlc3QSDAoEbmFtZRgBIAEoCRINCgV6b25lcxgCIAMoCRIQCghzdWZmaXhlcxgDIAMoCRIOCgZzY29wZXMYBCADKAkiSgoUQ3JlYXRlVGVuYW50UmVzcG9uc2USIwoGdGVuYW50GAEgASgLMhMuZG5zcGxhbmUudjEuVGVuYW50Eg0KBXRva2VuGAIgASgJIhQKEkxpc3RUZW5hbnRzUmVxdWVzdCI7ChNMaXN0VGVuYW50c1Jlc3BvbnNlEiQKB3RlbmFudHMYASADKAsyEy5kbnNwbGFuZS52MS5UZW5hbnQiPwoYUm90YXRlVGVuYW50VG9rZW5SZXF1ZXN0EgwKBG5hbWUYASABKAkSFQoNZ3JhY2Vfc2Vjb25kcxgCIAEoDSJPChlSb3RhdGVUZW5hbnRUb2tlblJlc3BvbnNlEiMKBnRlbmFudBgBIAEoCzITLmRuc3BsYW5lLnYxLlRlbmFudBINCgV0b2tlbhgCIAEoCSI0ChREaXNhYmxlVGVuYW50UmVxdWVzdBIMCgRuYW1lGAEgASgJEg4KBmVuYWJsZRgCIAEoCCI8ChVEaXNhYmxlVGVuYW50UmVzcG9uc2USIwoGdGVuYW50GAEgASgLMhMuZG5zcGxhbmUudjEuVGVuYW50ImgKIFNldFRlbmFudE1heENoYW5nZVBlcmNlbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkSHwoSbWF4X2NoYW5nZV9wZXJjZW50GAIgASgFSACIAQFCFQoTX21heF9jaGFuZ2VfcGVyY2VudCJICiFTZXRUZW5hbnRNYXhDaGFuZ2VQZXJjZW50UmVzcG9uc2USIwoGdGVuYW50GAEgASgLMhMuZG5zcGxhbmUudjEuVGVuYW50IqUBCg5Pd25lcnNoaXBFbnRyeRIMCgR6b25lGAEgASgJEhAKCGRuc19uYW1lGAIgASgJEhMKC3JlY29yZF90eXBlGAMgASgJEg4KBnRhcmdldBgEIAEoCRIOCgZ0ZW5hbnQYBSABKAkSDgoGc2hhcmVkGAYgASgIEi4KCmNyZWF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIk0KFExpc3RPd25lcnNoaXBSZXF1ZXN0EgwKBHpvbmUYASABKAkSDgoGdGVuYW50GAIgASgJEhcKD2luY2x1ZGVfdW5vd25lZBgDIAEoCCJtChVMaXN0T3duZXJzaGlwUmVzcG9uc2USLAoHZW50cmllcxgBIAMoCzIbLmRuc3BsYW5lLnYxLk93bmVyc2hpcEVudHJ5EiYKB3Vub3duZWQYAiADKAsyFS5kbnNwbGFuZS52MS5FbmRwb2ludCJwChZBc3NpZ25Pd25lcnNoaXBSZXF1ZXN0EhAKCGRuc19uYW1lGAEgASgJEhMKC3JlY29yZF90eXBlGAIgASgJEg4KBnRlbmFudBgDIAEoCRIOCgZzaGFyZWQYBCABKAgSDwoHdGFyZ2V0cxgFIAMoCSJpChdBc3NpZ25Pd25lcnNoaXBSZXNwb25zZRIMCgR6b25lGAEgASgJEiwKB2VudHJpZXMYAiADKAsyGy5kbnNwbGFuZS52MS5Pd25lcnNoaXBFbnRyeRISCgpnZW5lcmF0aW9uGAMgASgDItMBChhJbXBvcnRUeHRSZWdpc3RyeVJlcXVlc3QSDAoEem9uZRgBIAEoCRJBCgZvd25lcnMYAiADKAsyMS5kbnNwbGFuZS52MS5JbXBvcnRUeHRSZWdpc3RyeVJlcXVlc3QuT3duZXJzRW50cnkSEgoKdHh0X3ByZWZpeBgDIAEoCRISCgp0eHRfc3VmZml4GAQgASgJEg8KB2RyeV9ydW4YBSABKAgaLQoLT3duZXJzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKxAQoQUmVnaXN0cnlBZG9wdGlvbhIQCghkbnNfbmFtZRgBIAEoCRITCgtyZWNvcmRfdHlwZRgCIAEoCRIVCg1yZWdpc3RyeV9uYW1lGAMgASgJEhAKCG93bmVyX2lkGAQgASgJEg4KBnRlbmFudBgFIAEoCRItCgdvdXRjb21lGAYgASgOMhwuZG5zcGxhbmUudjEuQWRvcHRpb25PdXRjb21lEg4KBnJlYXNvbhgHIAEoCSKUAQoZSW1wb3J0VHh0UmVnaXN0cnlSZXNwb25zZRIMCgR6b25lGAEgASgJEg8KB2RyeV9ydW4YAiABKAgSMAoJYWRvcHRpb25zGAMgAygLMh0uZG5zcGxhbmUudjEuUmVnaXN0cnlBZG9wdGlvbhISCgpnZW5lcmF0aW9uGAQgASgDEhIKCnVucmVhZGFibGUYBSADKAkiJQoVSW52YWxpZGF0ZVpvbmVSZXF1ZXN0EgwKBHpvbmUYASABKAkiUAoWSW52YWxpZGF0ZVpvbmVSZXNwb25zZRIMCgR6b25lGAEgASgJEhIKCmdlbmVyYXRpb24YAiABKAMSFAoMcmVjb3JkX2NvdW50GAMgASgFIjkKEUV4cG9ydFpvbmVSZXF1ZXN0EgwKBHpvbmUYASABKAkSFgoOaW5jbHVkZV9vd25lcnMYAiABKAgiXwoSRXhwb3J0Wm9uZVJlc3BvbnNlEgwKBHpvbmUYASABKAkSEgoKZ2VuZXJhdGlvbhgCIAEoAxIUCgxyZWNvcmRfY291bnQYAyABKAUSEQoJem9uZV9maWxlGAQgASgJIu0CCgxKb3VybmFsRW50cnkSCgoCaWQYASABKAkSDAoEem9uZRgCIAEoCRIOCgZ0ZW5hbnQYAyABKAkSDwoHcGxhbl9pZBgEIAEoCRIMCgRraW5kGAUgASgJEg0KBXN0YXRlGAYgASgJEi4KCnN0YXJ0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2ZpbmlzaGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBItCgpvcGVyYXRpb25zGAkgAygLMhkuZG5zcGxhbmUudjEuT3ZoT3BlcmF0aW9uEigKBWNhbGxzGAogAygLMhkuZG5zcGxhbmUudjEuT3ZoT3BlcmF0aW9uEg0KBWVycm9yGAsgASgJEg8KB3N1bW1hcnkYDCABKAkSKwoKdmlzaWJpbGl0eRgNIAEoCzIXLmRuc3BsYW5lLnYxLlZpc2liaWxpdHkiYwoSTGlzdEpvdXJuYWxSZXF1ZXN0EgwKBHpvbmUYASABKAkSDgoGdGVuYW50GAIgASgJEg0KBWxpbWl0GAMgASgFEhEKCWJlZm9yZV9pZBgEIAEoCRINCgVzdGF0ZRgFIAEoCSJBChNMaXN0Sm91cm5hbFJlc3BvbnNlEioKB2VudHJpZXMYASADKAsyGS5kbnNwbGFuZS52MS5Kb3VybmFsRW50cnkiLAoYUGFyc2VEZXNpcmVkU3RhdGVSZXF1ZXN0EhAKCGRvY3VtZW50GAEgASgJIkYKGVBhcnNlRGVzaXJlZFN0YXRlUmVzcG9uc2USKQoHcmVxdWVzdBgBIAEoCzIYLmRuc3BsYW5lLnYxLlBsYW5SZXF1ZXN0It8BCgdUc2lnS2V5EgwKBG5hbWUYASABKAkSDgoGdGVuYW50GAIgASgJEhEKCWFsZ29yaXRobRgDIAEoCRIRCglhY21lX29ubHkYBCABKAgSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcm90YXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMbGFzdF91c2VkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJaChRDcmVhdGVUc2lnS2V5UmVxdWVzdBIOCgZ0ZW5hbnQYASABKAkSEQoJYWxnb3JpdGhtGAIgASgJEgwKBG5hbWUYAyABKAkSEQoJYWNtZV9vbmx5GAQgASgIIkoKFUNyZWF0ZVRzaWdLZXlSZXNwb25zZRIhCgNrZXkYASABKAsyFC5kbnNwbGFuZS52MS5Uc2lnS2V5Eg4KBnNlY3JldBgCIAEoCSIlChNMaXN0VHNpZ0tleXNSZXF1ZXN0Eg4KBnRlbmFudBgBIAEoCSI6ChRMaXN0VHNpZ0tleXNSZXNwb25zZRIiCgRrZXlzGAEgAygLMhQuZG5zcGxhbmUudjEuVHNpZ0tleSIkChRSb3RhdGVUc2lnS2V5UmVxdWVzdBIMCgRuYW1lGAEgASgJIkoKFVJvdGF0ZVRzaWdLZXlSZXNwb25zZRIhCgNrZXkYASABKAsyFC5kbnNwbGFuZS52MS5Uc2lnS2V5Eg4KBnNlY3JldBgCIAEoCSIkChREZWxldGVUc2lnS2V5UmVxdWVzdBIMCgRuYW1lGAEgASgJIjoKFURlbGV0ZVRzaWdLZXlSZXNwb25zZRIhCgNrZXkYASABKAsyFC5kbnNwbGFuZS52MS5Uc2lnS2V5IvMBCgZPdmhLZXkSFwoPYXBwbGljYXRpb25fa2V5GAEgASgJEg4KBnRlbmFudBgCIAEoCRIuCgpjcmVhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpyb3RhdGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxsYXN0X3VzZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIkEKE0NyZWF0ZU92aEtleVJlcXVlc3QSDgoGdGVuYW50GAEgASgJEhoKEmV4cGlyZXNfaW5fc2Vjb25kcxgCIAEoAyJ0CgxJc3N1ZWRPdmhLZXkSIAoDa2V5GAEgASgLMhMuZG5zcGxhbmUudjEuT3ZoS2V5EhoKEmFwcGxpY2F0aW9uX3NlY3JldBgCIAEoCRIUCgxjb25zdW1lcl9rZXkYAyABKAkSEAoIZW5kcG9pbnQYBCABKAkiQQoUQ3JlYXRlT3ZoS2V5UmVzcG9uc2USKQoGaXNzdWVkGAEgASgLMhkuZG5zcGxhbmUudjEuSXNzdWVkT3ZoS2V5IiQKEkxpc3RPdmhLZXlzUmVxdWVzdBIOCgZ0ZW5hbnQYASABKAkiOAoTTGlzdE92aEtleXNSZXNwb25zZRIhCgRrZXlzGAEgAygLMhMuZG5zcGxhbmUudjEuT3ZoS2V5Ii4KE1JvdGF0ZU92aEtleVJlcXVlc3QSFwoPYXBwbGljYXRpb25fa2V5GAEgASgJIkEKFFJvdGF0ZU92aEtleVJlc3BvbnNlEikKBmlzc3VlZBgBIAEoCzIZLmRuc3BsYW5lLnYxLklzc3VlZE92aEtleSIuChNEZWxldGVPdmhLZXlSZXF1ZXN0EhcKD2FwcGxpY2F0aW9uX2tleRgBIAEoCSI4ChREZWxldGVPdmhLZXlSZXNwb25zZRIgCgNrZXkYASABKAsyEy5kbnNwbGFuZS52MS5PdmhLZXkiJgoUTGlzdE92aERyYWZ0c1JlcXVlc3QSDgoGdGVuYW50GAEgASgJIu8BCghPdmhEcmFmdBIOCgZ0ZW5hbnQYASABKAkSDAoEem9uZRgCIAEoCRIRCglyZWNvcmRfaWQYAyABKAkSDgoGYWN0aW9uGAQgASgJEhIKCnN1Yl9kb21haW4YBSABKAkSEgoKZmllbGRfdHlwZRgGIAEoCRIOCgZ0YXJnZXQYByABKAkSCwoDdHRsGAggASgFEi0KCXN0YWdlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZXhwaXJlc19hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiPgoVTGlzdE92aERyYWZ0c1Jlc3BvbnNlEiUKBmRyYWZ0cxgBIAMoCzIVLmRuc3BsYW5lLnYxLk92aERyYWZ0KtsBCg9BZG9wdGlvbk91dGNvbWUSIAocQURPUFRJT05fT1VUQ09NRV9VTlNQRUNJRklFRBAAEhwKGEFET1BUSU9OX09VVENPTUVfQURPUFRFRBABEiIKHkFET1BUSU9OX09VVENPTUVfQUxSRUFEWV9PV05FRBACEh0KGUFET1BUSU9OX09VVENPTUVfQ09ORkxJQ1QQAxIjCh9BRE9QVElPTl9PVVRDT01FX1VOTUFQUEVEX09XTkVSEAQSIAocQURPUFRJT05fT1VUQ09NRV9OT1RfQUxMT1dFRBAFMo0RCgxBZG1pblNlcnZpY2USQwoGUGxhbkFzEhouZG5zcGxhbmUudjEuUGxhbkFzUmVxdWVzdBobLmRuc3BsYW5lLnYxLlBsYW5Bc1Jlc3BvbnNlIgASTwoJTGlzdFBsYW5zEh0uZG5zcGxhbmUudjEuTGlzdFBsYW5zUmVxdWVzdBoeLmRuc3BsYW5lLnYxLkxpc3RQbGFuc1Jlc3BvbnNlIgOQAgESSQoHR2V0UGxhbhIbLmRuc3BsYW5lLnYxLkdldFBsYW5SZXF1ZXN0GhwuZG5zcGxhbmUudjEuR2V0UGxhblJlc3BvbnNlIgOQAgESVQoMQ3JlYXRlVGVuYW50EiAuZG5zcGxhbmUudjEuQ3JlYXRlVGVuYW50UmVxdWVzdBohLmRuc3BsYW5lLnYxLkNyZWF0ZVRlbmFudFJlc3BvbnNlIgASVQoLTGlzdFRlbmFudHMSHy5kbnNwbGFuZS52MS5MaXN0VGVuYW50c1JlcXVlc3QaIC5kbnNwbGFuZS52MS5MaXN0VGVuYW50c1Jlc3BvbnNlIgOQAgESZAoRUm90YXRlVGVuYW50VG9rZW4SJS5kbnNwbGFuZS52MS5Sb3RhdGVUZW5hbnRUb2tlblJlcXVlc3QaJi5kbnNwbGFuZS52MS5Sb3RhdGVUZW5hbnRUb2tlblJlc3BvbnNlIgASWAoNRGlzYWJsZVRlbmFudBIhLmRuc3BsYW5lLnYxLkRpc2FibGVUZW5hbnRSZXF1ZXN0GiIuZG5zcGxhbmUudjEuRGlzYWJsZVRlbmFudFJlc3BvbnNlIgASfAoZU2V0VGVuYW50TWF4Q2hhbmdlUGVyY2VudBItLmRuc3BsYW5lLnYxLlNldFRlbmFudE1heENoYW5nZVBlcmNlbnRSZXF1ZXN0Gi4uZG5zcGxhbmUudjEuU2V0VGVuYW50TWF4Q2hhbmdlUGVyY2VudFJlc3BvbnNlIgASWwoNTGlzdE93bmVyc2hpcBIhLmRuc3BsYW5lLnYxLkxpc3RPd25lcnNoaXBSZXF1ZXN0GiIuZG5zcGxhbmUudjEuTGlzdE93bmVyc2hpcFJlc3BvbnNlIgOQAgESXgoPQXNzaWduT3duZXJzaGlwEiMuZG5zcGxhbmUudjEuQXNzaWduT3duZXJzaGlwUmVxdWVzdBokLmRuc3BsYW5lLnYxLkFzc2lnbk93bmVyc2hpcFJlc3BvbnNlIgASZAoRSW1wb3J0VHh0UmVnaXN0cnkSJS5kbnNwbGFuZS52MS5JbXBvcnRUeHRSZWdpc3RyeVJlcXVlc3QaJi5kbnNwbGFuZS52MS5JbXBvcnRUeHRSZWdpc3RyeVJlc3BvbnNlIgASWwoOSW52YWxpZGF0ZVpvbmUSIi5kbnNwbGFuZS52MS5JbnZhbGlkYXRlWm9uZVJlcXVlc3QaIy5kbnNwbGFuZS52MS5JbnZhbGlkYXRlWm9uZVJlc3BvbnNlIgASUgoKRXhwb3J0Wm9uZRIeLmRuc3BsYW5lLnYxLkV4cG9ydFpvbmVSZXF1ZXN0Gh8uZG5zcGxhbmUudjEuRXhwb3J0Wm9uZVJlc3BvbnNlIgOQAgESVQoLTGlzdEpvdXJuYWwSHy5kbnNwbGFuZS52MS5MaXN0Sm91cm5hbFJlcXVlc3QaIC5kbnNwbGFuZS52MS5MaXN0Sm91cm5hbFJlc3BvbnNlIgOQAgESZAoRUGFyc2VEZXNpcmVkU3RhdGUSJS5kbnNwbGFuZS52MS5QYXJzZURlc2lyZWRTdGF0ZVJlcXVlc3QaJi5kbnNwbGFuZS52MS5QYXJzZURlc2lyZWRTdGF0ZVJlc3BvbnNlIgASWAoNQ3JlYXRlVHNpZ0tleRIhLmRuc3BsYW5lLnYxLkNyZWF0ZVRzaWdLZXlSZXF1ZXN0GiIuZG5zcGxhbmUudjEuQ3JlYXRlVHNpZ0tleVJlc3BvbnNlIgASWAoMTGlzdFRzaWdLZXlzEiAuZG5zcGxhbmUudjEuTGlzdFRzaWdLZXlzUmVxdWVzdBohLmRuc3BsYW5lLnYxLkxpc3RUc2lnS2V5c1Jlc3BvbnNlIgOQAgESWAoNUm90YXRlVHNpZ0tleRIhLmRuc3BsYW5lLnYxLlJvdGF0ZVRzaWdLZXlSZXF1ZXN0GiIuZG5zcGxhbmUudjEuUm90YXRlVHNpZ0tleVJlc3BvbnNlIgASWAoNRGVsZXRlVHNpZ0tleRIhLmRuc3BsYW5lLnYxLkRlbGV0ZVRzaWdLZXlSZXF1ZXN0GiIuZG5zcGxhbmUudjEuRGVsZXRlVHNpZ0tleVJlc3BvbnNlIgASVQoMQ3JlYXRlT3ZoS2V5EiAuZG5zcGxhbmUudjEuQ3JlYXRlT3ZoS2V5UmVxdWVzdBohLmRuc3BsYW5lLnYxLkNyZWF0ZU92aEtleVJlc3BvbnNlIgASVQoLTGlzdE92aEtleXMSHy5kbnNwbGFuZS52MS5MaXN0T3ZoS2V5c1JlcXVlc3QaIC5kbnNwbGFuZS52MS5MaXN0T3ZoS2V5c1Jlc3BvbnNlIgOQAgESVQoMUm90YXRlT3ZoS2V5EiAuZG5zcGxhbmUudjEuUm90YXRlT3ZoS2V5UmVxdWVzdBohLmRuc3BsYW5lLnYxLlJvdGF0ZU92aEtleVJlc3BvbnNlIgASVQoMRGVsZXRlT3ZoS2V5EiAuZG5zcGxhbmUudjEuRGVsZXRlT3ZoS2V5UmVxdWVzdBohLmRuc3BsYW5lLnYxLkRlbGV0ZU92aEtleVJlc3BvbnNlIgASWwoNTGlzdE92aERyYWZ0cxIhLmRuc3BsYW5lLnYxLkxpc3RPdmhEcmFmdHNSZXF1ZXN0GiIuZG5zcGxhbmUudjEuTGlzdE92aERyYWZ0c1Jlc3BvbnNlIgOQAgFiBnByb3RvMw", [file_dnsplane_v1_visibility, file_dnsplane_v1_zone, file_google_protobuf_timestamp]);
 
 /**
  * @generated from message dnsplane.v1.PlanAsRequest
@@ -286,6 +286,13 @@ export type Tenant = Message<"dnsplane.v1.Tenant"> & {
    * @generated from field: optional int32 max_change_percent = 8;
    */
   maxChangePercent?: number | undefined;
+
+  /**
+   * Set while the token the last rotation replaced is still accepted (its grace): until then.
+   *
+   * @generated from field: google.protobuf.Timestamp previous_token_valid_until = 9;
+   */
+  previousTokenValidUntil?: Timestamp | undefined;
 };
 
 /**
@@ -395,6 +402,14 @@ export type RotateTenantTokenRequest = Message<"dnsplane.v1.RotateTenantTokenReq
    * @generated from field: string name = 1;
    */
   name: string;
+
+  /**
+   * Keep the old token valid this many seconds more (0: it stops at once; at most 7 days), so that
+   * clusters whose Secret is not updated yet keep working. A grace still running ends.
+   *
+   * @generated from field: uint32 grace_seconds = 2;
+   */
+  graceSeconds: number;
 };
 
 /**
@@ -880,6 +895,66 @@ export const InvalidateZoneResponseSchema: GenMessage<InvalidateZoneResponse> = 
   messageDesc(file_dnsplane_v1_admin, 27);
 
 /**
+ * @generated from message dnsplane.v1.ExportZoneRequest
+ */
+export type ExportZoneRequest = Message<"dnsplane.v1.ExportZoneRequest"> & {
+  /**
+   * @generated from field: string zone = 1;
+   */
+  zone: string;
+
+  /**
+   * Each record's owner as a comment after it (`; owner team1`, `; owner team1 (shared)`, `; no owner`).
+   *
+   * @generated from field: bool include_owners = 2;
+   */
+  includeOwners: boolean;
+};
+
+/**
+ * Describes the message dnsplane.v1.ExportZoneRequest.
+ * Use `create(ExportZoneRequestSchema)` to create a new message.
+ */
+export const ExportZoneRequestSchema: GenMessage<ExportZoneRequest> = /*@__PURE__*/
+  messageDesc(file_dnsplane_v1_admin, 28);
+
+/**
+ * @generated from message dnsplane.v1.ExportZoneResponse
+ */
+export type ExportZoneResponse = Message<"dnsplane.v1.ExportZoneResponse"> & {
+  /**
+   * @generated from field: string zone = 1;
+   */
+  zone: string;
+
+  /**
+   * The generation of the cache the file was written from (also its SOA serial, modulo 2^32).
+   *
+   * @generated from field: int64 generation = 2;
+   */
+  generation: bigint;
+
+  /**
+   * @generated from field: int32 record_count = 3;
+   */
+  recordCount: number;
+
+  /**
+   * The zone file: $ORIGIN, $TTL, the SOA the DNS door serves, one line per record.
+   *
+   * @generated from field: string zone_file = 4;
+   */
+  zoneFile: string;
+};
+
+/**
+ * Describes the message dnsplane.v1.ExportZoneResponse.
+ * Use `create(ExportZoneResponseSchema)` to create a new message.
+ */
+export const ExportZoneResponseSchema: GenMessage<ExportZoneResponse> = /*@__PURE__*/
+  messageDesc(file_dnsplane_v1_admin, 29);
+
+/**
  * @generated from message dnsplane.v1.JournalEntry
  */
 export type JournalEntry = Message<"dnsplane.v1.JournalEntry"> & {
@@ -972,7 +1047,7 @@ export type JournalEntry = Message<"dnsplane.v1.JournalEntry"> & {
  * Use `create(JournalEntrySchema)` to create a new message.
  */
 export const JournalEntrySchema: GenMessage<JournalEntry> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 28);
+  messageDesc(file_dnsplane_v1_admin, 30);
 
 /**
  * @generated from message dnsplane.v1.ListJournalRequest
@@ -1019,7 +1094,7 @@ export type ListJournalRequest = Message<"dnsplane.v1.ListJournalRequest"> & {
  * Use `create(ListJournalRequestSchema)` to create a new message.
  */
 export const ListJournalRequestSchema: GenMessage<ListJournalRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 29);
+  messageDesc(file_dnsplane_v1_admin, 31);
 
 /**
  * @generated from message dnsplane.v1.ListJournalResponse
@@ -1036,7 +1111,7 @@ export type ListJournalResponse = Message<"dnsplane.v1.ListJournalResponse"> & {
  * Use `create(ListJournalResponseSchema)` to create a new message.
  */
 export const ListJournalResponseSchema: GenMessage<ListJournalResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 30);
+  messageDesc(file_dnsplane_v1_admin, 32);
 
 /**
  * @generated from message dnsplane.v1.ParseDesiredStateRequest
@@ -1055,7 +1130,7 @@ export type ParseDesiredStateRequest = Message<"dnsplane.v1.ParseDesiredStateReq
  * Use `create(ParseDesiredStateRequestSchema)` to create a new message.
  */
 export const ParseDesiredStateRequestSchema: GenMessage<ParseDesiredStateRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 31);
+  messageDesc(file_dnsplane_v1_admin, 33);
 
 /**
  * @generated from message dnsplane.v1.ParseDesiredStateResponse
@@ -1075,7 +1150,7 @@ export type ParseDesiredStateResponse = Message<"dnsplane.v1.ParseDesiredStateRe
  * Use `create(ParseDesiredStateResponseSchema)` to create a new message.
  */
 export const ParseDesiredStateResponseSchema: GenMessage<ParseDesiredStateResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 32);
+  messageDesc(file_dnsplane_v1_admin, 34);
 
 /**
  * @generated from message dnsplane.v1.TsigKey
@@ -1132,7 +1207,7 @@ export type TsigKey = Message<"dnsplane.v1.TsigKey"> & {
  * Use `create(TsigKeySchema)` to create a new message.
  */
 export const TsigKeySchema: GenMessage<TsigKey> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 33);
+  messageDesc(file_dnsplane_v1_admin, 35);
 
 /**
  * @generated from message dnsplane.v1.CreateTsigKeyRequest
@@ -1173,7 +1248,7 @@ export type CreateTsigKeyRequest = Message<"dnsplane.v1.CreateTsigKeyRequest"> &
  * Use `create(CreateTsigKeyRequestSchema)` to create a new message.
  */
 export const CreateTsigKeyRequestSchema: GenMessage<CreateTsigKeyRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 34);
+  messageDesc(file_dnsplane_v1_admin, 36);
 
 /**
  * @generated from message dnsplane.v1.CreateTsigKeyResponse
@@ -1197,7 +1272,7 @@ export type CreateTsigKeyResponse = Message<"dnsplane.v1.CreateTsigKeyResponse">
  * Use `create(CreateTsigKeyResponseSchema)` to create a new message.
  */
 export const CreateTsigKeyResponseSchema: GenMessage<CreateTsigKeyResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 35);
+  messageDesc(file_dnsplane_v1_admin, 37);
 
 /**
  * @generated from message dnsplane.v1.ListTsigKeysRequest
@@ -1216,7 +1291,7 @@ export type ListTsigKeysRequest = Message<"dnsplane.v1.ListTsigKeysRequest"> & {
  * Use `create(ListTsigKeysRequestSchema)` to create a new message.
  */
 export const ListTsigKeysRequestSchema: GenMessage<ListTsigKeysRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 36);
+  messageDesc(file_dnsplane_v1_admin, 38);
 
 /**
  * @generated from message dnsplane.v1.ListTsigKeysResponse
@@ -1233,7 +1308,7 @@ export type ListTsigKeysResponse = Message<"dnsplane.v1.ListTsigKeysResponse"> &
  * Use `create(ListTsigKeysResponseSchema)` to create a new message.
  */
 export const ListTsigKeysResponseSchema: GenMessage<ListTsigKeysResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 37);
+  messageDesc(file_dnsplane_v1_admin, 39);
 
 /**
  * @generated from message dnsplane.v1.RotateTsigKeyRequest
@@ -1250,7 +1325,7 @@ export type RotateTsigKeyRequest = Message<"dnsplane.v1.RotateTsigKeyRequest"> &
  * Use `create(RotateTsigKeyRequestSchema)` to create a new message.
  */
 export const RotateTsigKeyRequestSchema: GenMessage<RotateTsigKeyRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 38);
+  messageDesc(file_dnsplane_v1_admin, 40);
 
 /**
  * @generated from message dnsplane.v1.RotateTsigKeyResponse
@@ -1274,7 +1349,7 @@ export type RotateTsigKeyResponse = Message<"dnsplane.v1.RotateTsigKeyResponse">
  * Use `create(RotateTsigKeyResponseSchema)` to create a new message.
  */
 export const RotateTsigKeyResponseSchema: GenMessage<RotateTsigKeyResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 39);
+  messageDesc(file_dnsplane_v1_admin, 41);
 
 /**
  * @generated from message dnsplane.v1.DeleteTsigKeyRequest
@@ -1291,7 +1366,7 @@ export type DeleteTsigKeyRequest = Message<"dnsplane.v1.DeleteTsigKeyRequest"> &
  * Use `create(DeleteTsigKeyRequestSchema)` to create a new message.
  */
 export const DeleteTsigKeyRequestSchema: GenMessage<DeleteTsigKeyRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 40);
+  messageDesc(file_dnsplane_v1_admin, 42);
 
 /**
  * @generated from message dnsplane.v1.DeleteTsigKeyResponse
@@ -1310,7 +1385,7 @@ export type DeleteTsigKeyResponse = Message<"dnsplane.v1.DeleteTsigKeyResponse">
  * Use `create(DeleteTsigKeyResponseSchema)` to create a new message.
  */
 export const DeleteTsigKeyResponseSchema: GenMessage<DeleteTsigKeyResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 41);
+  messageDesc(file_dnsplane_v1_admin, 43);
 
 /**
  * @generated from message dnsplane.v1.OvhKey
@@ -1360,7 +1435,7 @@ export type OvhKey = Message<"dnsplane.v1.OvhKey"> & {
  * Use `create(OvhKeySchema)` to create a new message.
  */
 export const OvhKeySchema: GenMessage<OvhKey> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 42);
+  messageDesc(file_dnsplane_v1_admin, 44);
 
 /**
  * @generated from message dnsplane.v1.CreateOvhKeyRequest
@@ -1386,7 +1461,7 @@ export type CreateOvhKeyRequest = Message<"dnsplane.v1.CreateOvhKeyRequest"> & {
  * Use `create(CreateOvhKeyRequestSchema)` to create a new message.
  */
 export const CreateOvhKeyRequestSchema: GenMessage<CreateOvhKeyRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 43);
+  messageDesc(file_dnsplane_v1_admin, 45);
 
 /**
  * The four values a tool needs: the endpoint and the three keys.
@@ -1427,7 +1502,7 @@ export type IssuedOvhKey = Message<"dnsplane.v1.IssuedOvhKey"> & {
  * Use `create(IssuedOvhKeySchema)` to create a new message.
  */
 export const IssuedOvhKeySchema: GenMessage<IssuedOvhKey> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 44);
+  messageDesc(file_dnsplane_v1_admin, 46);
 
 /**
  * @generated from message dnsplane.v1.CreateOvhKeyResponse
@@ -1444,7 +1519,7 @@ export type CreateOvhKeyResponse = Message<"dnsplane.v1.CreateOvhKeyResponse"> &
  * Use `create(CreateOvhKeyResponseSchema)` to create a new message.
  */
 export const CreateOvhKeyResponseSchema: GenMessage<CreateOvhKeyResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 45);
+  messageDesc(file_dnsplane_v1_admin, 47);
 
 /**
  * @generated from message dnsplane.v1.ListOvhKeysRequest
@@ -1463,7 +1538,7 @@ export type ListOvhKeysRequest = Message<"dnsplane.v1.ListOvhKeysRequest"> & {
  * Use `create(ListOvhKeysRequestSchema)` to create a new message.
  */
 export const ListOvhKeysRequestSchema: GenMessage<ListOvhKeysRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 46);
+  messageDesc(file_dnsplane_v1_admin, 48);
 
 /**
  * @generated from message dnsplane.v1.ListOvhKeysResponse
@@ -1480,7 +1555,7 @@ export type ListOvhKeysResponse = Message<"dnsplane.v1.ListOvhKeysResponse"> & {
  * Use `create(ListOvhKeysResponseSchema)` to create a new message.
  */
 export const ListOvhKeysResponseSchema: GenMessage<ListOvhKeysResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 47);
+  messageDesc(file_dnsplane_v1_admin, 49);
 
 /**
  * @generated from message dnsplane.v1.RotateOvhKeyRequest
@@ -1497,7 +1572,7 @@ export type RotateOvhKeyRequest = Message<"dnsplane.v1.RotateOvhKeyRequest"> & {
  * Use `create(RotateOvhKeyRequestSchema)` to create a new message.
  */
 export const RotateOvhKeyRequestSchema: GenMessage<RotateOvhKeyRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 48);
+  messageDesc(file_dnsplane_v1_admin, 50);
 
 /**
  * @generated from message dnsplane.v1.RotateOvhKeyResponse
@@ -1514,7 +1589,7 @@ export type RotateOvhKeyResponse = Message<"dnsplane.v1.RotateOvhKeyResponse"> &
  * Use `create(RotateOvhKeyResponseSchema)` to create a new message.
  */
 export const RotateOvhKeyResponseSchema: GenMessage<RotateOvhKeyResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 49);
+  messageDesc(file_dnsplane_v1_admin, 51);
 
 /**
  * @generated from message dnsplane.v1.DeleteOvhKeyRequest
@@ -1531,7 +1606,7 @@ export type DeleteOvhKeyRequest = Message<"dnsplane.v1.DeleteOvhKeyRequest"> & {
  * Use `create(DeleteOvhKeyRequestSchema)` to create a new message.
  */
 export const DeleteOvhKeyRequestSchema: GenMessage<DeleteOvhKeyRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 50);
+  messageDesc(file_dnsplane_v1_admin, 52);
 
 /**
  * @generated from message dnsplane.v1.DeleteOvhKeyResponse
@@ -1550,7 +1625,7 @@ export type DeleteOvhKeyResponse = Message<"dnsplane.v1.DeleteOvhKeyResponse"> &
  * Use `create(DeleteOvhKeyResponseSchema)` to create a new message.
  */
 export const DeleteOvhKeyResponseSchema: GenMessage<DeleteOvhKeyResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 51);
+  messageDesc(file_dnsplane_v1_admin, 53);
 
 /**
  * @generated from message dnsplane.v1.ListOvhDraftsRequest
@@ -1569,7 +1644,7 @@ export type ListOvhDraftsRequest = Message<"dnsplane.v1.ListOvhDraftsRequest"> &
  * Use `create(ListOvhDraftsRequestSchema)` to create a new message.
  */
 export const ListOvhDraftsRequestSchema: GenMessage<ListOvhDraftsRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 52);
+  messageDesc(file_dnsplane_v1_admin, 54);
 
 /**
  * One write staged through the served OVH API.
@@ -1641,7 +1716,7 @@ export type OvhDraft = Message<"dnsplane.v1.OvhDraft"> & {
  * Use `create(OvhDraftSchema)` to create a new message.
  */
 export const OvhDraftSchema: GenMessage<OvhDraft> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 53);
+  messageDesc(file_dnsplane_v1_admin, 55);
 
 /**
  * @generated from message dnsplane.v1.ListOvhDraftsResponse
@@ -1660,7 +1735,7 @@ export type ListOvhDraftsResponse = Message<"dnsplane.v1.ListOvhDraftsResponse">
  * Use `create(ListOvhDraftsResponseSchema)` to create a new message.
  */
 export const ListOvhDraftsResponseSchema: GenMessage<ListOvhDraftsResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 54);
+  messageDesc(file_dnsplane_v1_admin, 56);
 
 /**
  * @generated from enum dnsplane.v1.AdoptionOutcome
@@ -1841,6 +1916,17 @@ export const AdminService: GenService<{
     methodKind: "unary";
     input: typeof InvalidateZoneRequestSchema;
     output: typeof InvalidateZoneResponseSchema;
+  },
+  /**
+   * A zone as an RFC 1035 zone file, from the cache at its current generation (0 OVH calls): every
+   * record, whoever owns it, as OVH stores it; with include_owners each record's owner as a comment.
+   *
+   * @generated from rpc dnsplane.v1.AdminService.ExportZone
+   */
+  exportZone: {
+    methodKind: "unary";
+    input: typeof ExportZoneRequestSchema;
+    output: typeof ExportZoneResponseSchema;
   },
   /**
    * The audit log: applies (who, when, which OVH calls, outcome) and admin changes, newest first.

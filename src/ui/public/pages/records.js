@@ -1,5 +1,5 @@
 // One zone's records with their owners, filtered by name, type and owner, a page at a time.
-import { zoneApi } from '../api.js';
+import { adminApi, zoneApi } from '../api.js';
 import { badge, clear, h, targetText } from '../dom.js';
 import { pagedTable } from '../table.js';
 
@@ -55,9 +55,39 @@ export async function recordsPage(page, { arg: zone, who, stale }) {
     h('h1', null, `Records of ${zone}`),
     h('p', { class: 'muted' }, `Generation ${z.generation ?? '0'} · served from dnsplane's cache (no OVH call)`,
       who.admin ? '' : ` · records of other tenants are shown read-only`),
+    who.admin ? exportButton(zone) : null,
     h('div', { class: 'filters' }, name, type, owner),
     count,
     holder,
   );
   draw();
+}
+
+// Admins: the zone as an RFC 1035 zone file (AdminService.ExportZone, from the cache, owners as
+// comments), saved by the browser as ZONE.zone. Nothing is written anywhere.
+function exportButton(zone) {
+  const status = h('span', { class: 'muted', 'data-testid': 'export-status' });
+  const button = h('button', {
+    type: 'button',
+    'data-testid': 'export-zone',
+    onclick: async () => {
+      button.disabled = true;
+      status.textContent = ' exporting…';
+      try {
+        const res = await adminApi('ExportZone', { zone, includeOwners: true });
+        const url = URL.createObjectURL(new Blob([res.zoneFile ?? ''], { type: 'text/dns' }));
+        const a = h('a', { href: url, download: `${zone}.zone` });
+        document.body.append(a);
+        a.click();
+        a.remove();
+        setTimeout(() => URL.revokeObjectURL(url), 60_000);
+        status.textContent = ` ${res.recordCount ?? 0} records at generation ${res.generation ?? '0'} saved as ${zone}.zone`;
+      } catch (e) {
+        status.textContent = ` export failed: ${e.message}`;
+      } finally {
+        button.disabled = false;
+      }
+    },
+  }, 'Download zone file');
+  return h('p', null, button, status);
 }

@@ -35,7 +35,7 @@ export async function tenantsPage(page, { stale }) {
         { title: 'Suffixes', cell: (t) => ((t.suffixes ?? []).length ? t.suffixes.join(', ') : 'whole zones') },
         { title: 'Status', cell: (t) => (t.disabled ? badge('disabled') : badge('active')) },
         { title: 'Created', class: 'time', cell: (t) => fmtTime(t.createdAt) },
-        { title: 'Token rotated', class: 'time', cell: (t) => fmtTime(t.tokenRotatedAt) },
+        { title: 'Token rotated', class: 'time', cell: (t) => [fmtTime(t.tokenRotatedAt), t.previousTokenValidUntil ? h('div', { class: 'muted', 'data-testid': 'old-token' }, `old token valid until ${fmtTime(t.previousTokenValidUntil)}`) : null] },
         { title: 'TSIG keys', class: 'num', cell: (t) => String(keysOf(t)) },
         { title: 'OVH keys', class: 'num', cell: (t) => String(ovhKeysOf(t)) },
       ],
