@@ -111,6 +111,11 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     if (config.ovh.mode === 'simulator') await checkDemoDatabase(database.pool, database.label);
     const applied = await store.migrate(database.pool);
     if (applied.applied.length) log.info({ migrations: applied.applied }, 'database migrated');
+    // An image older than the schema (a rolling upgrade, or a downgrade) says so — or refuses, when
+    // the code that migrated the database marked it too old (store/migrate.ts OLDEST_COMPATIBLE_SCHEMA).
+    const schema = await store.checkSchema(database.pool);
+    if (schema.state === 'refused') throw new Error(schema.message);
+    if (schema.state === 'older') log.warn({ known: schema.known, schema: schema.release?.schema, migratedBy: schema.release?.migratedBy }, schema.message);
     // Secrets at rest (TSIG keys) must open with this server's key: refused here, before anything is served.
     const secrets = await secretBoxFor(config, log);
     await checkSealedSecrets(database.pool, secrets);
@@ -238,6 +243,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       labels,
       loginLimiter: limiter,
       log,
+      readyNotes: schema.state === 'older' ? () => [schema.message] : undefined,
     });
     log.info({ url: http.url, console: `${http.url}/ui/`, ...labels }, 'dnsplane is serving Connect, gRPC and gRPC-Web, and the admin console at /ui/');
     let webhook: WebhookListener | undefined;

@@ -46,6 +46,8 @@ export interface ApiPortOptions {
   labels: { database: string; ovh: string };
   /** Failed logins per client address, shared with the webhook port. */
   loginLimiter: LoginLimiter;
+  /** Lines /readyz adds under `ready` (e.g. this replica is older than the schema). */
+  readyNotes?: () => string[];
   log: Logger;
 }
 
@@ -102,7 +104,7 @@ export async function startApiPort(ctx: CoreContext, opts: ApiPortOptions): Prom
         if (reason === undefined && lastReady !== true) log.info(labels, '/readyz: ready');
         if (reason !== undefined && lastReady !== false) log.warn({ ...labels, reason }, `/readyz: ${reason}`);
         lastReady = reason === undefined;
-        if (reason === undefined) plain(res, 200, 'ready\n');
+        if (reason === undefined) plain(res, 200, ['ready', ...(opts.readyNotes?.() ?? [])].join('\n') + '\n');
         else plain(res, 503, `${reason}\n`);
       });
       return;
