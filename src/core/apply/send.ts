@@ -11,7 +11,9 @@ import { describeOperation } from '../../ovh/ops.js';
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
 import { ApplyFailedError, isDatabaseUnavailable, ShuttingDownError, ZoneLockLostError } from '../errors.js';
+import type { Change } from '../../dns/types.js';
 import { recordOwnership } from '../ownership.js';
+import type { OwnedSet } from '../zone-memory.js';
 import { batchNumber } from './batch-plan.js';
 import { openGroup, type Group, type Member, type ToSend } from './group.js';
 import { isFenceRefusal, nameKey, send, statusOf, type Done, type Failure } from './ops.js';
@@ -76,21 +78,40 @@ export async function sendMember(ctx: CoreContext, group: Group, member: Member,
       throw await stopGroup(ctx, group, e, member);
     }
     group.failed.push(rolledBack);
+    // The view as the rollback left the DB: its names' rows as re-read, the generation it bumped to.
+    group.memory?.replaceSets(rolledBack.record.names, rolledBack.record.rows);
+    if (group.memory) group.memory.generation = rolledBack.result.generation;
     member.outcome = { step: { result: rolledBack.result, more: toSend.more } };
     return;
   }
   // Recorded now, in the transaction, so that the next member of the group plans on it; undone with
   // the group (GROUP_SAVEPOINT) if the refresh fails.
-  await updateCache(tx, zone, done);
+  const written = await updateCache(tx, zone, done);
   await recordOwnership(tx, zone, member.tenant, plan.changes);
   const generation = await store.bumpGeneration(tx, zone);
   await store.notifyZoneChanged(tx, zone, generation);
+  // The zone's view, as the transaction now holds it: the rows just written, the ownership rows of
+  // the sets changed (re-read: a shared set's other owners stay), the generation.
+  if (group.memory) {
+    group.memory.write(written.upserts, written.deletes);
+    const sets = changedSets(plan.changes);
+    group.memory.replaceOwnership(sets, await store.listOwnershipForSets(tx, zone, sets));
+    group.memory.generation = generation;
+  }
   group.sent.push({ ...toSend, member, journalId, calls, done, before: intent.before, generation });
   group.ops += ops.length;
 }
 
-/** The cache after the operations that succeeded (undo.ts rowAfter: what each left). */
-async function updateCache(tx: store.Queryable, zone: string, done: Done[]): Promise<void> {
+/** The record sets (as ownership names them) that changes touch. */
+export function changedSets(changes: readonly Change[]): OwnedSet[] {
+  return changes.map((c) => {
+    const e = c.after ?? c.before!;
+    return { dnsName: e.dnsName, recordType: e.recordType };
+  });
+}
+
+/** The cache after the operations that succeeded (undo.ts rowAfter: what each left): the rows written and the ids deleted. */
+async function updateCache(tx: store.Queryable, zone: string, done: Done[]): Promise<{ upserts: store.RecordRow[]; deletes: string[] }> {
   const upserts: store.RecordRow[] = [];
   const deletes: string[] = [];
   for (const finished of done) {
@@ -100,4 +121,5 @@ async function updateCache(tx: store.Queryable, zone: string, done: Done[]): Pro
   }
   if (deletes.length) await store.deleteRecords(tx, zone, deletes);
   if (upserts.length) await store.upsertRecords(tx, zone, upserts);
+  return { upserts, deletes };
 }
