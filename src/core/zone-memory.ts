@@ -6,11 +6,14 @@
  * (by name) instead of the whole zone:
  *
  * - At each plan, the lock holder reads the zone's row (its generation) in the lock's transaction. The
- *   view is used when it is at exactly that generation; otherwise (first use, another replica's commit,
- *   a sync, an admin's ownership change, a recovery: anything that moved the generation without this
- *   view hearing of it) the whole zone is read again from the transaction. Every change of a zone's
- *   records or ownership bumps its generation in the same transaction, so an equal generation means an
- *   equal zone. NOTIFY is not needed for this: a view that missed one is behind, and caught up here.
+ *   view is used when it is at exactly that generation. Behind it, the view catches up in the
+ *   transaction: when this replica heard (NOTIFY, heardZoneChange) every generation in between with
+ *   what it changed — another replica's apply says which record ids and ownership sets — only those
+ *   are re-read; otherwise (first use, a NOTIFY missed, a sync, an admin's ownership change, a
+ *   rollback, a recovery: anything that moved the generation without saying what it changed) the
+ *   whole zone is read again. Every change of a zone's records or ownership bumps its generation in
+ *   the same transaction, so an equal generation means an equal zone: NOTIFY only makes catching up
+ *   cheaper, a view that missed one is read again, never trusted.
  * - An apply keeps it current itself: what a member of a group wrote (core/apply/send.ts: the records
  *   after its operations, its ownership rows re-read for the sets it changed) and the generation it
  *   bumped to; what a rollback left (its names' records as re-read); after a failed refresh, the
@@ -190,35 +193,92 @@ export class ZoneMemory {
   }
 }
 
+/** One zone's view, and what this replica heard of the generations past it (NOTIFY). */
+interface Kept {
+  memory: ZoneMemory;
+  /** Generation -> what it changed (null: not said). Only generations past the view's. */
+  heard: Map<bigint, store.ZoneChange | null>;
+}
+
+/** Generations heard past a view at most; past it the view is read whole at its next use. */
+const MAX_HEARD = 1_000;
+
 /** Per pool (one replica's database), per zone: its view. */
-const memories = new WeakMap<pg.Pool, Map<string, ZoneMemory>>();
+const memories = new WeakMap<pg.Pool, Map<string, Kept>>();
 
 /** Times a view was read whole from Postgres, per pool (tests, the bench). */
 export const zoneMemoryReads = new WeakMap<pg.Pool, number>();
+/** Times a view caught up by re-reading only what the generations it missed changed, per pool (tests). */
+export const zoneMemoryCatchUps = new WeakMap<pg.Pool, number>();
+
+function count(counter: WeakMap<pg.Pool, number>, pool: pg.Pool): void {
+  counter.set(pool, (counter.get(pool) ?? 0) + 1);
+}
+
+/**
+ * A NOTIFY of the zone's generation (store.listen's zone handler): a generation past the view's is
+ * noted with what it changed, if its writer said. Nothing is read here: a view is only caught up
+ * under the zone lock (zoneMemoryAt).
+ */
+export function heardZoneChange(pool: pg.Pool, zone: string, generation: bigint, changed?: store.ZoneChange): void {
+  const kept = memories.get(pool)?.get(zone);
+  if (!kept || generation <= kept.memory.generation) return;
+  if (kept.heard.size >= MAX_HEARD) kept.heard.clear();
+  kept.heard.set(generation, changed ?? null);
+}
 
 /**
  * Under the zone lock: the zone's view at `generation` (what the lock's transaction `tx` sees in the
- * zones row), the one kept when it is at that generation, else read whole from `tx` and kept.
+ * zones row). The one kept when it is at that generation; else, when this replica heard every
+ * generation in between with what it changed (another replica's applies), those records and sets
+ * re-read from `tx`; else the whole zone read from `tx`.
  */
 export async function zoneMemoryAt(pool: pg.Pool, tx: store.Queryable, zone: string, generation: bigint): Promise<ZoneMemory> {
   let byZone = memories.get(pool);
   if (!byZone) memories.set(pool, (byZone = new Map()));
   const kept = byZone.get(zone);
-  if (kept && kept.generation === generation) return kept;
+  if (kept && kept.memory.generation === generation) return kept.memory;
+  const missed = kept && missedChanges(kept, generation);
+  if (kept && missed) {
+    const { memory } = kept;
+    const ids = [...new Set(missed.flatMap((c) => c.ids))];
+    const rows = await store.listRecordsByIds(tx, zone, ids);
+    memory.write(rows, ids);
+    const sets = [...new Map(missed.flatMap((c) => c.sets).map((s) => [`${s.dnsName} ${s.recordType}`, s])).values()];
+    memory.replaceOwnership(sets, await store.listOwnershipForSets(tx, zone, sets));
+    memory.generation = generation;
+    for (const g of [...kept.heard.keys()]) if (g <= generation) kept.heard.delete(g);
+    count(zoneMemoryCatchUps, pool);
+    return memory;
+  }
   byZone.delete(zone); // the old copy goes before the new one is read (one copy per zone)
   const fresh = await ZoneMemory.read(tx, zone);
-  zoneMemoryReads.set(pool, (zoneMemoryReads.get(pool) ?? 0) + 1);
-  byZone.set(zone, fresh);
+  count(zoneMemoryReads, pool);
+  // What was heard past the generation read stays (its NOTIFY may have come before this read).
+  const heard = new Map([...(kept?.heard ?? [])].filter(([g]) => g > fresh.generation));
+  byZone.set(zone, { memory: fresh, heard });
   return fresh;
+}
+
+/** What each generation after the view's up to `generation` changed, if every one was heard with it. */
+function missedChanges(kept: Kept, generation: bigint): store.ZoneChange[] | undefined {
+  const from = kept.memory.generation;
+  if (generation < from || generation - from > BigInt(MAX_HEARD)) return undefined;
+  const out: store.ZoneChange[] = [];
+  for (let g = from + 1n; g <= generation; g++) {
+    const changed = kept.heard.get(g);
+    if (!changed) return undefined;
+    out.push(changed);
+  }
+  return out;
 }
 
 /** The view kept for the zone, if any (tests). */
 export function keptZoneMemory(pool: pg.Pool, zone: string): ZoneMemory | undefined {
-  return memories.get(pool)?.get(zone);
+  return memories.get(pool)?.get(zone)?.memory;
 }
 
 /** Forgets the zone's view (its lock's transaction did not commit what was written into it). */
-export function dropZoneMemory(pool: pg.Pool, zone: string, memory?: ZoneMemory): void {
-  const byZone = memories.get(pool);
-  if (byZone && (memory === undefined || byZone.get(zone) === memory)) byZone.delete(zone);
+export function dropZoneMemory(pool: pg.Pool, zone: string): void {
+  memories.get(pool)?.delete(zone);
 }

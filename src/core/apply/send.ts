@@ -89,12 +89,13 @@ export async function sendMember(ctx: CoreContext, group: Group, member: Member,
   const written = await updateCache(tx, zone, done);
   await recordOwnership(tx, zone, member.tenant, plan.changes);
   const generation = await store.bumpGeneration(tx, zone);
-  await store.notifyZoneChanged(tx, zone, generation);
+  const sets = changedSets(plan.changes);
+  // Another replica's view catches up on exactly these (core/zone-memory.ts).
+  await store.notifyZoneChanged(tx, zone, generation, { ids: [...written.upserts.map((r) => r.id), ...written.deletes], sets });
   // The zone's view, as the transaction now holds it: the rows just written, the ownership rows of
   // the sets changed (re-read: a shared set's other owners stay), the generation.
   if (group.memory) {
     group.memory.write(written.upserts, written.deletes);
-    const sets = changedSets(plan.changes);
     group.memory.replaceOwnership(sets, await store.listOwnershipForSets(tx, zone, sets));
     group.memory.generation = generation;
   }

@@ -2,8 +2,8 @@
  * The zone's view in memory the apply path plans on (core/zone-memory.ts, core/plan.ts
  * computeLockedZonePlan): what an apply reads from Postgres does not depend on the zone's size; a
  * coalesced group plans each member once against the running view (what the members before it did
- * included); a replica whose view missed another's commit (no NOTIFY heard) catches up from Postgres
- * before it plans; a failed member, or a failed refresh, leaves the view as the database is. Core's
+ * included); a replica whose view missed another's commit (no NOTIFY heard) reads the zone again
+ * before it plans, and one that heard it re-reads only what the NOTIFY names; a failed member, or a failed refresh, leaves the view as the database is. Core's
  * apply on a real Postgres, the simulator over HTTPS through the real client; exact OVH calls.
  */
 import pg from 'pg';
@@ -11,10 +11,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { apply, type ApplyResult, type ZoneApplyResult } from '../../../src/core/apply/index.js';
 import type { CoreContext } from '../../../src/core/context.js';
 import type { RawChangeSet, RawEndpoint } from '../../../src/core/plan.js';
-import { keptZoneMemory, zoneMemoryReads } from '../../../src/core/zone-memory.js';
+import { heardZoneChange, keptZoneMemory, zoneMemoryCatchUps, zoneMemoryReads } from '../../../src/core/zone-memory.js';
 import type { SimRecordInit } from '../../../src/ovhsim/index.js';
 import * as store from '../../../src/store/index.js';
 import { applyRoom, queueBehindLock, type ApplyRoom, type Settled } from '../../helpers/core-apply.js';
+import { until } from '../../helpers/until.js';
 
 const SMALL = 'small.test';
 const BIG = 'big.test';
@@ -146,6 +147,46 @@ describe('a replica whose view is behind', () => {
       expect(reads(pool) - before).toBe(1);
       await expectViewIsTheDatabase(pool, ZONE);
     } finally {
+      await journalPool.end();
+      await pool.end();
+    }
+  });
+});
+
+describe('a replica that hears the other replica', () => {
+  it('catches up on the record ids and ownership sets the NOTIFY names, without reading the zone whole', async () => {
+    const pool = new pg.Pool(room.db.pool.options);
+    const journalPool = store.createSidePool(pool);
+    const other: CoreContext = { ...room.ctx, pool, journalPool };
+    let heard = 0n;
+    const listener = await store.listen(pool, {
+      zone: (zone, generation, changed) => {
+        heardZoneChange(pool, zone, generation, changed);
+        if (zone === ZONE) heard = generation;
+      },
+    });
+    try {
+      expect((await one(changes('ta', { create: [a('heard', ZONE, '192.0.2.1')] }, other))).status).toBe('applied');
+      // This replica: an update of that set and a create by another tenant, in one group.
+      const settled = await queueBehindLock(room.ctx, ZONE, [
+        changes('ta', { updateOld: [a('heard', ZONE, '192.0.2.1')], updateNew: [a('heard', ZONE, '192.0.2.2')] }),
+        changes('tb', { create: [a('heard-b', ZONE, '192.0.2.3')] }),
+      ]);
+      expect(answers(settled).map((z) => z.status)).toEqual(['applied', 'applied']);
+      const now = (await store.getZone(room.db.pool, ZONE))!.generation;
+      await until('the other replica to hear the last generation', () => heard >= now);
+      room.sim.clearCalls();
+      const before = { views: reads(pool), catchUps: zoneMemoryCatchUps.get(pool) ?? 0, whole: store.recordRowsRead.whole };
+      // tb's set is tb's: the other replica must know it (ownership caught up), and heard's new value.
+      const z = await one(changes('ta', { create: [a('heard-b', ZONE, '192.0.2.4')], updateOld: [a('heard', ZONE, '192.0.2.2')], updateNew: [a('heard', ZONE, '192.0.2.5')] }, other));
+      expect(z.status).toBe('applied');
+      expect(z.conflicts.map((c) => c.reason)).toEqual([`heard-b.${ZONE} A is owned by tenant "tb"`]);
+      expect(z.changes.map((c) => [c.action, c.before?.targets, c.after?.targets])).toEqual([['update', ['192.0.2.2'], ['192.0.2.5']]]);
+      expect(room.calls()).toEqual([`PUT ${rec(ZONE)}/${idOf(ZONE, 'heard')} 200`, `POST ${refresh(ZONE)} 204`]);
+      expect({ views: reads(pool) - before.views, catchUps: (zoneMemoryCatchUps.get(pool) ?? 0) - before.catchUps, whole: store.recordRowsRead.whole - before.whole }).toEqual({ views: 0, catchUps: 1, whole: 0 });
+      await expectViewIsTheDatabase(pool, ZONE);
+    } finally {
+      await listener.stop();
       await journalPool.end();
       await pool.end();
     }
