@@ -8,12 +8,16 @@
  *  - C one-record creates (BENCH_APPLY_C, default 100), one per tenant, all at the same moment, with
  *    coalescing on (DNSPLANE_APPLY_COALESCE's default, 2 s) and the default lock timeout (30 s):
  *    applied / refused, the slowest answer, the refreshes sent and the coalesced groups' sizes;
+ *  - two replicas (two pools on the database, each its own view) taking turns, R times each, each
+ *    hearing the other's NOTIFY (BENCH_APPLY_DEAF=1: neither listens): median ms, and how many of
+ *    those applies read the zone whole;
  * and the ratio of each figure at N to the first N's.
  */
 import pino from 'pino';
 import { apply } from '../src/core/apply/index.js';
 import type { CoreContext } from '../src/core/context.js';
 import { createTenant, type Tenant } from '../src/core/tenants.js';
+import { heardZoneChange, zoneMemoryReads } from '../src/core/zone-memory.js';
 import { ensureSynced } from '../src/core/zones.js';
 import { OvhApi } from '../src/ovh/client.js';
 import { OvhSimulator, type SimRecordInit } from '../src/ovhsim/index.js';
@@ -45,9 +49,13 @@ interface Figures {
   refreshes: number;
   groups: number[];
   heapMb: number;
+  turns: number[];
+  wholeReads: number;
 }
 
 let heapMb = 0;
+let turnsMs: number[] = [];
+let wholeReads = 0;
 
 async function run(n: number): Promise<Figures> {
   const sim = await OvhSimulator.start({ zones: { [ZONE]: records(n - 2) }, behavior: { expandedRecordLists: 'honoured', expandedListMaxPageSize: null } });
@@ -104,11 +112,37 @@ async function run(n: number): Promise<Figures> {
       ),
     );
     const applied = outcomes.filter(Boolean).length;
+    const refreshes = sim.calls().filter((c) => c.method === 'POST' && c.path.endsWith('/refresh')).length;
+    const stormGroups = [...groups];
+    // Two replicas taking turns: a second pool (its own view), each hearing NOTIFY (as server.ts wires it)
+    // unless BENCH_APPLY_DEAF; the time of each apply, and how often a view was read whole.
+    const pool2 = new (await import('pg')).default.Pool({ connectionString: db.url, max: 10 });
+    pool2.on('error', () => undefined);
+    const journal2 = store.createSidePool(pool2);
+    journal2.on('error', () => undefined);
+    const deaf = process.env['BENCH_APPLY_DEAF'] === '1';
+    const listeners = deaf ? [] : await Promise.all([pool, pool2].map((p) => store.listen(p, { zone: (z, g, changed) => heardZoneChange(p, z, g, changed) })));
+    const ctx2: CoreContext = { ...ctx, pool: pool2, journalPool: journal2 };
+    await create(tenants[1]!, 'warm2').then(() => undefined);
+    const readsBefore = (zoneMemoryReads.get(pool) ?? 0) + (zoneMemoryReads.get(pool2) ?? 0);
+    const turns: number[] = [];
+    for (let i = 0; i < REPEAT * 2; i++) {
+      const side = i % 2 ? ctx2 : ctx;
+      // Wait for the other replica's NOTIFY to arrive, as a real client's next request would be later.
+      await new Promise((r) => setTimeout(r, 20));
+      const t1 = performance.now();
+      await apply(side, tenants[2]!, { input: { kind: 'changes', policy: 'sync', changes: { create: [{ dnsName: `turn${i}.${ZONE}`, recordType: 'A', targets: ['192.0.2.1'], ttl: 300 }], updateOld: [], updateNew: [], delete: [] } } });
+      turns.push(performance.now() - t1);
+    }
+    turnsMs = turns;
+    wholeReads = (zoneMemoryReads.get(pool) ?? 0) + (zoneMemoryReads.get(pool2) ?? 0) - readsBefore;
+    for (const l of listeners) await l.stop();
+    await journal2.end();
+    await pool2.end();
     global.gc?.();
     heapMb = process.memoryUsage().heapUsed / 2 ** 20;
-    const refreshes = sim.calls().filter((c) => c.method === 'POST' && c.path.endsWith('/refresh')).length;
     await journalPool.end();
-    return { n, alone, applied, refused: outcomes.length - applied, slowest, refreshes, groups: [...groups], heapMb };
+    return { n, alone, applied, refused: outcomes.length - applied, slowest, refreshes, groups: stormGroups, heapMb, turns: turnsMs, wholeReads };
   } finally {
     await pool.end().catch(() => undefined);
     await sim.stop();
@@ -133,6 +167,7 @@ for (const n of SIZES) {
       `${CONCURRENT} at once: ${f.applied} applied, ${f.refused} refused, slowest ${(f.slowest / 1000).toFixed(1)} s (×${(f.slowest / first.slowest).toFixed(2)})`,
       `refreshes ${f.refreshes}, groups ${f.groups.join(' ')}`,
       `heap after ${f.heapMb.toFixed(0)} MB`,
+      `two replicas taking turns (${process.env['BENCH_APPLY_DEAF'] === '1' ? 'no NOTIFY' : 'NOTIFY heard'}): median ${median(f.turns).toFixed(0)} ms, whole reads ${f.wholeReads} of ${f.turns.length}`,
     ].join(' | '),
   );
 }
