@@ -162,7 +162,8 @@ export class ZoneMemory {
   private put(r: store.RecordRow): void {
     this.remove(r.id);
     const name = nameOf(r.subDomain, this.zone);
-    const record: OvhRecord = { id: r.id, zone: this.zone, subDomain: r.subDomain, fieldType: r.fieldType, target: r.target, ttl: r.ttl };
+    // The key order of core/read-cache.ts zoneBaseOf's records (what a journal intent's text shows).
+    const record: OvhRecord = { id: r.id, subDomain: r.subDomain, fieldType: r.fieldType, target: r.target, ttl: r.ttl, zone: this.zone };
     const at = this.byName.get(name);
     if (at) at.push(record);
     else this.byName.set(name, [record]);

@@ -11,8 +11,8 @@
  * - it is planned under the lock against the zone's view in memory as the members before it left it
  *   (core/zone-memory.ts: their records and ownership are written into the transaction, and into the
  *   view, before it is planned), so ownership and conflicts are judged after them; the view is
- *   dropped when the transaction does not commit; a stored plan is stale unless the zone's generation at the group's start
- *   is its base and the plan recomputed now is the stored one (digest);
+ *   dropped when the transaction does not commit; a stored plan is stale unless the zone's
+ *   generation at the group's start is its base and the plan recomputed now is the stored one (digest);
  * - its own journal row (intent before its first call, `done` or `failed` after), its own generation
  *   (one bump each, in order, all committed at once), its own result;
  * - a member whose operation fails is undone alone and the group goes on; when the refresh fails,
