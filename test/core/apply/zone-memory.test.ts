@@ -215,6 +215,29 @@ describe('a failed apply', () => {
     await expectViewIsTheDatabase(room.db.pool, ZONE);
   });
 
+  it('a group that stops unpublished (an undo failed) leaves no trace in the view: the next holder recovers, then plans on the database', async () => {
+    await one(changes('ta', { create: [a('warm3', ZONE, '192.0.2.1')] }));
+    room.sim.clearCalls();
+    const refused = { kind: 'status' as const, status: 400, body: { class: 'Client::BadRequest', message: 'refused by the test' } };
+    // tb's second creation fails, and so does the undo of its first: the group stops, its transaction
+    // rolls back, ta's creation (done, in the view) is left in flight for the next holder.
+    room.sim.faults.fail({ method: 'POST', path: rec(ZONE), nth: 3, effect: refused });
+    room.sim.faults.fail({ method: 'DELETE', times: 1, effect: refused });
+    const settled = await queueBehindLock(room.ctx, ZONE, [changes('ta', { create: [a('s1', ZONE, '192.0.2.1')] }), changes('tb', { create: [a('s2', ZONE, '192.0.2.2'), a('s3', ZONE, '192.0.2.3')] })]);
+    const stopped = answers(settled);
+    expect(stopped.map((z) => z.status)).toEqual(['failed', 'failed']);
+    expect(stopped[1]!.error!.message).toMatch(/undoing the 1 operation\(s\) that had succeeded failed/);
+    expect(keptZoneMemory(room.db.pool, ZONE), 'dropped').toBeUndefined();
+    room.sim.clearCalls();
+    // Recovery takes the zone one generation on, the generation the dropped view had reached: a view
+    // kept would hold s1, and this creation would look like nothing to do.
+    const z = await one(changes('ta', { create: [a('s1', ZONE, '192.0.2.1')] }));
+    expect(z.status).toBe('applied');
+    expect(z.changes.map((c) => c.action)).toEqual(['create']);
+    expect(room.calls().slice(-2)).toEqual([`POST ${rec(ZONE)} 200`, `POST ${refresh(ZONE)} 204`]);
+    await expectViewIsTheDatabase(room.db.pool, ZONE);
+  });
+
   it('a refused refresh rolls the group back: the view is the database again, and the next apply creates what was undone', async () => {
     await one(changes('ta', { create: [a('warm2', ZONE, '192.0.2.1')] }));
     room.sim.clearCalls();
