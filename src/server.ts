@@ -12,6 +12,7 @@ import { startDriftLoop, type DriftLoop } from './core/drift.js';
 import type { CoreContext } from './core/context.js';
 import { Lifecycle } from './core/lifecycle.js';
 import { ReadCache } from './core/read-cache.js';
+import { heardZoneChange } from './core/zone-memory.js';
 import { TokenCache } from './core/tenants.js';
 import { checkSealedSecrets } from './core/secrets.js';
 import { TsigKeyCache, tsigKeyring, type TsigKeyring } from './core/tsig-keys.js';
@@ -165,7 +166,13 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     const visibility = new VisibilityWatch();
     listener = await store.listen(
       database.pool,
-      { tenant: (name) => caches.forEach((c) => c.forget(name)), visibility: (id) => visibility.notify(id), probe: () => prober?.heard() },
+      {
+        tenant: (name) => caches.forEach((c) => c.forget(name)),
+        visibility: (id) => visibility.notify(id),
+        probe: () => prober?.heard(),
+        // The apply path's view of a zone catches up on what another replica's apply changed (core/zone-memory.ts).
+        zone: (zone, generation, changed) => heardZoneChange(database.pool, zone, generation, changed),
+      },
       {
         heartbeatMs: LISTENER_HEARTBEAT_MS,
         onLost: () => {

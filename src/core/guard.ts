@@ -54,16 +54,9 @@ export async function maxChangePercent(ctx: CoreContext, q: store.Queryable, ten
   return own ?? ctx.settings.maxChangePercent ?? DEFAULT_MAX_CHANGE_PERCENT;
 }
 
-/** The threshold of one zone's changes for this tenant, from the ownership rows the plan read. */
-export async function zoneThreshold(
-  ctx: CoreContext,
-  q: store.Queryable,
-  tenant: Tenant,
-  rows: readonly store.OwnershipRow[],
-  changes: readonly Change[],
-  forced: boolean,
-): Promise<ChangeThreshold> {
-  return assessThreshold(changes, ownedSets(rows, tenant.id), await maxChangePercent(ctx, q, tenant), forced);
+/** The threshold of one zone's changes for this tenant, who owns `owned` record sets there (ownedSets, or an index's count). */
+export async function zoneThreshold(ctx: CoreContext, q: store.Queryable, tenant: Tenant, owned: number, changes: readonly Change[], forced: boolean): Promise<ChangeThreshold> {
+  return assessThreshold(changes, owned, await maxChangePercent(ctx, q, tenant), forced);
 }
 
 /** What to tell a caller whose apply the threshold stopped: the counts, and the two ways forward. */

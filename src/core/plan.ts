@@ -9,7 +9,7 @@ import { diffChangeSetSteps, diffDesiredSteps } from '../dns/diff.js';
 import { normalizeEndpoint, validateEndpointSet } from '../dns/endpoint.js';
 import { normalizeName, zoneFinder } from '../dns/names.js';
 import { recordSetKey, type Change, type ChangeSet, type Conflict, type Endpoint, type Policy, type RecordType } from '../dns/types.js';
-import { adjustEndpointForOvh } from '../ovh/mapping.js';
+import { adjustEndpointForOvh, recordsToEndpointsSteps } from '../ovh/mapping.js';
 import type { OvhOperation } from '../ovh/types.js';
 import * as store from '../store/index.js';
 import type { CoreContext } from './context.js';
@@ -19,7 +19,8 @@ import { ensureSynced, managedZoneNames } from './zones.js';
 import { buildPlanOperations, checkSharedLabel, ownerViewOf } from './ownership.js';
 import { Slicer, stringifySliced } from './slices.js';
 import { readCacheOf, zoneBaseOf, type ReadCache, type ZoneBase } from './read-cache.js';
-import { zoneThreshold, type ChangeThreshold } from './guard.js';
+import { ownedSets, zoneThreshold, type ChangeThreshold } from './guard.js';
+import { zoneMemoryAt, type ZoneMemory } from './zone-memory.js';
 import { planDnsUpdateSteps, type DnsUpdate } from './dns-update-plan.js';
 import { canonicalJson } from './canonical-json.js';
 
@@ -229,11 +230,12 @@ export async function routeInput(ctx: CoreContext, tenant: Tenant, input: PlanIn
 export { ownerViewOf } from './ownership.js';
 
 /**
- * The plan of one zone, from the cache as `q` sees it (inside the zone lock for Apply). Linear in the
- * zone's records and the request, in slices that yield to the event loop (a zone may hold 20,000
- * records). `reads` (a Plan's committed snapshot only, never an Apply's transaction): the zone is
- * taken from the read cache when it holds the generation `q` sees — what a zone holds at a generation
- * never changes — and what is read here is kept there for the next Plan or Records view.
+ * The plan of one zone, from the cache as `q` sees it (a Plan's committed snapshot, a staged OVH-API
+ * refresh's). Linear in the zone's records and the request, in slices that yield to the event loop (a
+ * zone may hold 20,000 records). `reads`: the zone is taken from the read cache when it holds the
+ * generation `q` sees — what a zone holds at a generation never changes — and what is read here is
+ * kept there for the next Plan or Records view. Under the zone lock, Apply plans with
+ * computeLockedZonePlan instead.
  */
 export async function computeZonePlan(
   ctx: CoreContext,
@@ -251,16 +253,65 @@ export async function computeZonePlan(
     base = await zoneBaseOf(zone, z.generation, await store.listRecords(q, zone), await store.listOwnership(q, zone), slicer);
     reads?.keep(zone, base);
   }
-  const { recordsByKey, endpoints: current, ownership } = base;
+  return planOver(ctx, q, tenant, zone, input, { ...base, owned: ownedSets(base.ownership, tenant.id) }, slicer);
+}
+
+/**
+ * The plan of one zone under its lock (core/apply/prepare.ts), against the zone's view in memory at
+ * the generation the lock's transaction `tx` sees (core/zone-memory.ts: read whole from `tx` only
+ * when the view is behind): only the record sets at the names the request touches are read from it —
+ * for a change set or a DNS UPDATE the names it names, for a desired state those and the names of
+ * every set the tenant owns — so that a one-record apply costs the same in a zone of 50,000 records
+ * as in one of 1,000. The plan is the one computeZonePlan makes of the whole zone: the diff, the
+ * ownership it judges and the operations it builds only ever look at the sets at those names.
+ */
+export async function computeLockedZonePlan(ctx: CoreContext, tx: store.Queryable, tenant: Tenant, zone: string, input: RoutedInput, slicer: Slicer = new Slicer()): Promise<{ plan: ZonePlan; memory: ZoneMemory }> {
+  const z = await store.getZone(tx, zone);
+  if (!z) throw new NotFoundError('zone', zone, `zone "${zone}" is not managed by dnsplane`);
+  const memory = await zoneMemoryAt(ctx.pool, tx, zone, z.generation);
+  const { records, ownership } = memory.slice(touchedNamesOf(zone, input, () => memory.tenantNames(tenant.id), () => memory.names()));
+  const { endpoints, recordsByKey } = await slicer.run(recordsToEndpointsSteps(records, zone));
+  const plan = await planOver(ctx, tx, tenant, zone, input, { generation: z.generation, records, recordsByKey, endpoints, ownership, owned: memory.ownedSets(tenant.id) }, slicer);
+  return { plan, memory };
+}
+
+/** The names (normalized, every type) whose record sets a request's plan of `zone` reads. */
+function touchedNamesOf(zone: string, input: RoutedInput, tenantNames: () => string[], allNames: () => Iterable<string>): Set<string> {
+  const names = new Set<string>();
+  if (input.kind === 'desired') {
+    for (const e of input.byZone.get(zone) ?? []) names.add(e.dnsName);
+    // A sync deletes the tenant's sets absent from the desired state: every name it owns a set at.
+    for (const n of tenantNames()) names.add(n);
+  } else if (input.kind === 'draft') {
+    // A refresh reads its draft under the lock (DraftPlanner.changes): the whole view, from memory.
+    for (const n of allNames()) names.add(n);
+  } else if (input.kind === 'changes') {
+    const c = input.byZone.get(zone);
+    for (const e of c ? [...c.create, ...c.updateOld, ...c.updateNew, ...c.delete] : []) names.add(e.dnsName);
+  } else {
+    const u = input.byZone.get(zone)!;
+    names.add(zone);
+    for (const p of u.prerequisites) names.add(p.name);
+    if (Array.isArray(u.updates)) for (const op of u.updates) names.add(op.name);
+  }
+  return names;
+}
+
+/** The zone's record sets a plan reads (all of them, or those at the names it touches), and the count of the tenant's own. */
+type PlanSource = Pick<ZoneBase, 'generation' | 'records' | 'recordsByKey' | 'endpoints' | 'ownership'> & { owned: number };
+
+/** Diffs the request against `source`, builds the operations and judges the threshold. */
+async function planOver(ctx: CoreContext, q: store.Queryable, tenant: Tenant, zone: string, input: RoutedInput, source: PlanSource, slicer: Slicer): Promise<ZonePlan> {
+  const { recordsByKey, endpoints: current, ownership } = source;
   const ownerOf = ownerViewOf(tenant, zone, ownership, recordsByKey);
   await slicer.check();
   // A draft's change set is read now (under the lock for an apply), then routed as any change set is.
   const routed: Exclude<RoutedInput, { kind: 'draft' }> =
-    input.kind === 'draft' ? await routeDraft(ctx, tenant, zone, input.byZone.get(zone)!, q, base, slicer) : input;
+    input.kind === 'draft' ? await routeDraft(ctx, tenant, zone, input.byZone.get(zone)!, q, source, slicer) : input;
 
   const { changes, conflicts } =
     routed.kind === 'update'
-      ? { ...(await slicer.run(planDnsUpdateSteps({ zone, tenant, records: base.records, current, ownerOf }, routed.byZone.get(zone)!))), conflicts: [] }
+      ? { ...(await slicer.run(planDnsUpdateSteps({ zone, tenant, records: source.records, current, ownerOf }, routed.byZone.get(zone)!))), conflicts: [] }
       : routed.kind === 'desired'
       ? await slicer.run(
           diffDesiredSteps({
@@ -281,11 +332,11 @@ export async function computeZonePlan(
     if (w) c.warnings = [...(c.warnings ?? []), ...w];
   }
   const operations = buildPlanOperations(zone, changes, recordsByKey, { cnameRelative: ctx.settings.cnameRelativeZones?.includes(zone) ?? false });
-  const threshold = await zoneThreshold(ctx, q, tenant, ownership, changes, input.force ?? false);
-  return { zone, baseGeneration: z.generation, changes, conflicts, operations, threshold };
+  const threshold = await zoneThreshold(ctx, q, tenant, source.owned, changes, input.force ?? false);
+  return { zone, baseGeneration: source.generation, changes, conflicts, operations, threshold };
 }
 
-async function routeDraft(ctx: CoreContext, tenant: Tenant, zone: string, draft: DraftPlanner, q: store.Queryable, base: ZoneBase, slicer: Slicer): Promise<Exclude<RoutedInput, { kind: 'draft' }>> {
+async function routeDraft(ctx: CoreContext, tenant: Tenant, zone: string, draft: DraftPlanner, q: store.Queryable, base: PlanSource, slicer: Slicer): Promise<Exclude<RoutedInput, { kind: 'draft' }>> {
   const routed = await routeInput(ctx, tenant, { kind: 'changes', changes: await draft.changes(q, base), policy: 'sync' }, slicer);
   if (routed.kind !== 'changes') throw new Error('a draft routed as something else than changes');
   for (const other of routed.byZone.keys()) {

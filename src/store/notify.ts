@@ -1,7 +1,8 @@
 /**
  * Cross-replica notifications. Channel dnsplane_zone carries {"zone": …, "generation": "…"} at each
  * commit that moves a zone's generation (a hint: Records checks generations in Postgres, see
- * core/read-cache.ts); channel dnsplane_tenant carries a tenant's name when its credentials change —
+ * core/read-cache.ts), with "changed": {"ids": […], "sets": [[name, type], …]} when an apply knows
+ * exactly what that generation changed (core/zone-memory.ts catches up on it); channel dnsplane_tenant carries a tenant's name when its credentials change —
  * its token rotated, it disabled or enabled (store/tenants.ts), one of its TSIG keys created, rotated
  * or deleted (store/tsig-keys.ts), sent in the same statement — so that every replica drops the
  * tokens and keys it cached (core/credential-cache.ts). Channel dnsplane_probe carries a probe's id when an apply's refresh
@@ -22,9 +23,27 @@ export const VISIBILITY_CHANNEL = 'dnsplane_visibility';
 /** The listener's application_name, to find its backend in pg_stat_activity. */
 export const LISTENER_APPLICATION_NAME = 'dnsplane-listener';
 
-/** Inside a transaction the notification is delivered at COMMIT (and dropped on ROLLBACK). */
-export async function notifyZoneChanged(q: Queryable, zone: string, generation: bigint): Promise<void> {
-  await q.query('SELECT pg_notify($1, $2)', [ZONE_CHANNEL, JSON.stringify({ zone, generation: generation.toString() })]);
+/**
+ * What one generation of a zone changed, when the writer knows it exactly (an apply's member): the
+ * ids of the records it wrote or deleted, and the record sets whose ownership rows it wrote. Another
+ * replica's view of the zone (core/zone-memory.ts) re-reads only these to catch up.
+ */
+export interface ZoneChange {
+  ids: string[];
+  sets: Array<{ dnsName: string; recordType: string }>;
+}
+
+/** A payload past this many bytes goes without its change (NOTIFY's limit is 8,000). */
+const MAX_CHANGE_PAYLOAD = 7_000;
+
+/**
+ * Inside a transaction the notification is delivered at COMMIT (and dropped on ROLLBACK). `changed`:
+ * what this generation changed, carried when it fits (a listener without it knows only the generation).
+ */
+export async function notifyZoneChanged(q: Queryable, zone: string, generation: bigint, changed?: ZoneChange): Promise<void> {
+  const bare = { zone, generation: generation.toString() };
+  const full = changed && JSON.stringify({ ...bare, changed: { ids: changed.ids, sets: changed.sets.map((s) => [s.dnsName, s.recordType]) } });
+  await q.query('SELECT pg_notify($1, $2)', [ZONE_CHANNEL, full && Buffer.byteLength(full) <= MAX_CHANGE_PAYLOAD ? full : JSON.stringify(bare)]);
 }
 
 export interface ListenOptions {
@@ -46,7 +65,8 @@ export interface ListenOptions {
 }
 
 export interface ListenHandlers {
-  zone?: (zone: string, generation: bigint) => void;
+  /** `changed`: what that generation changed, when its writer said (store.ZoneChange). */
+  zone?: (zone: string, generation: bigint, changed?: ZoneChange) => void;
   tenant?: (name: string) => void;
   /** A probe recorded (its id). */
   probe?: (id: string) => void;
@@ -68,14 +88,23 @@ export interface Listener {
  */
 export async function listenZoneChanges(
   pool: pg.Pool,
-  onChange: (zone: string, generation: bigint) => void,
+  onChange: (zone: string, generation: bigint, changed?: ZoneChange) => void,
   opts: ListenOptions = {},
 ): Promise<() => Promise<void>> {
   const l = await listen(pool, { zone: onChange }, opts);
   return () => l.stop();
 }
 
-function parseZone(payload: string): { zone: string; generation: bigint } | undefined {
+/** A payload's `changed`, if well-formed (else nothing: the listener knows only the generation). */
+function parseChange(v: unknown): { changed?: ZoneChange } {
+  if (typeof v !== 'object' || v === null || !('ids' in v) || !('sets' in v)) return {};
+  const { ids, sets } = v;
+  if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string')) return {};
+  if (!Array.isArray(sets) || !sets.every((x) => Array.isArray(x) && x.length === 2 && typeof x[0] === 'string' && typeof x[1] === 'string')) return {};
+  return { changed: { ids: ids as string[], sets: (sets as Array<[string, string]>).map(([dnsName, recordType]) => ({ dnsName, recordType })) } };
+}
+
+function parseZone(payload: string): { zone: string; generation: bigint; changed?: ZoneChange } | undefined {
   try {
     const value: unknown = JSON.parse(payload);
     if (
@@ -85,7 +114,7 @@ function parseZone(payload: string): { zone: string; generation: bigint } | unde
     ) {
       return undefined;
     }
-    return { zone: value.zone, generation: BigInt(value.generation) };
+    return { zone: value.zone, generation: BigInt(value.generation), ...('changed' in value ? parseChange(value.changed) : {}) };
   } catch {
     return undefined; // not ours / malformed
   }
@@ -123,7 +152,7 @@ export async function listen(pool: pg.Pool, handlers: ListenHandlers, opts: List
     if (msg.payload === undefined) return;
     if (msg.channel === ZONE_CHANNEL && handlers.zone) {
       const z = parseZone(msg.payload);
-      if (z) deliver(() => handlers.zone!(z.zone, z.generation));
+      if (z) deliver(() => handlers.zone!(z.zone, z.generation, z.changed));
     } else if (msg.channel === TENANT_CHANNEL && handlers.tenant) {
       const name = msg.payload;
       deliver(() => handlers.tenant!(name));

@@ -63,6 +63,16 @@ export async function listOwnership(q: Queryable, zone: string): Promise<Ownersh
   return rows.map(toRow);
 }
 
+/** The ownership rows of the given record sets (dnsName, recordType) of the zone, with the owner's name. */
+export async function listOwnershipForSets(q: Queryable, zone: string, sets: ReadonlyArray<{ dnsName: string; recordType: string }>): Promise<OwnershipRow[]> {
+  if (sets.length === 0) return [];
+  const { rows } = await q.query<Row>(
+    `${SELECT} WHERE o.zone = $1 AND (o.dns_name, o.record_type) IN (SELECT * FROM unnest($2::text[], $3::text[])) ${ORDER}`,
+    [zone, sets.map((s) => s.dnsName), sets.map((s) => s.recordType)],
+  );
+  return rows.map(toRow);
+}
+
 /** How many record sets (name, type) the tenant owns in the zone, exclusive or a slice of a shared one (core/guard.ts ownedSets). */
 export async function countOwnedSets(q: Queryable, zone: string, tenantId: string): Promise<number> {
   assertIdString('tenant id', tenantId);

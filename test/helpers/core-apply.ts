@@ -9,7 +9,7 @@ import pino from 'pino';
 import type { CoreContext, CoreSettings } from '../../src/core/context.js';
 import { createTenant, type Tenant } from '../../src/core/tenants.js';
 import { ensureSynced, zoneLockWaiters } from '../../src/core/zones.js';
-import { OvhSimulator, type SimRecordInit } from '../../src/ovhsim/index.js';
+import { OvhSimulator, type SimOptions, type SimRecordInit } from '../../src/ovhsim/index.js';
 import * as store from '../../src/store/index.js';
 import { testDatabase, type TestDatabase } from './db.js';
 import { ovhApiFor, simCalls } from './ovh-api.js';
@@ -33,8 +33,8 @@ export interface ApplyRoom {
  */
 const SETTINGS: CoreSettings = { lockTimeoutMs: 60_000, planTtlMs: 3_600_000, syncConcurrency: 4, maxChangePercent: 100, applyBatch: 100, applyCoalesceMs: 600_000 };
 
-export async function applyRoom(opts: { zones: Record<string, SimRecordInit[]>; tenants: string[]; settings?: Partial<CoreSettings> }): Promise<ApplyRoom> {
-  const sim = await OvhSimulator.start({ zones: opts.zones });
+export async function applyRoom(opts: { zones: Record<string, SimRecordInit[]>; tenants: string[]; settings?: Partial<CoreSettings>; behavior?: SimOptions['behavior'] }): Promise<ApplyRoom> {
+  const sim = await OvhSimulator.start({ zones: opts.zones, ...(opts.behavior ? { behavior: opts.behavior } : {}) });
   const db = await testDatabase();
   const journalPool = store.createSidePool(db.pool);
   const zones = Object.keys(opts.zones);

@@ -1,7 +1,7 @@
 import net from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listen, LISTENER_APPLICATION_NAME, listenZoneChanges, notifyZoneChanged, ZONE_CHANNEL } from '../../src/store/notify.js';
+import { listen, LISTENER_APPLICATION_NAME, listenZoneChanges, notifyZoneChanged, ZONE_CHANNEL, type ZoneChange } from '../../src/store/notify.js';
 import { createTenant, setDisabled, setTokenHash } from '../../src/store/tenants.js';
 import { withTransaction } from '../../src/store/transaction.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
@@ -41,6 +41,26 @@ describe('NOTIFY / LISTEN', () => {
       expect(got).toEqual([
         ['a.example', 7n],
         ['b.example', 9007199254740993n],
+      ]);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('carries what the generation changed when it fits; past the bound, or malformed, the generation alone', async () => {
+    const got: Array<[string, bigint, ZoneChange | undefined]> = [];
+    const stop = await listenZoneChanges(db.pool, (zone, generation, changed) => got.push([zone, generation, changed]));
+    try {
+      const changed: ZoneChange = { ids: ['5000000001', '5000000002'], sets: [{ dnsName: 'www.a.example', recordType: 'A' }] };
+      await notifyZoneChanged(db.pool, 'a.example', 3n, changed);
+      const huge: ZoneChange = { ids: Array.from({ length: 1_000 }, (_, i) => String(5_000_000_000 + i)), sets: [] };
+      await notifyZoneChanged(db.pool, 'a.example', 4n, huge);
+      await db.pool.query('SELECT pg_notify($1, $2)', [ZONE_CHANNEL, '{"zone": "a.example", "generation": "5", "changed": {"ids": [1], "sets": []}}']);
+      await until(() => got.length === 3, 'three notifications');
+      expect(got).toEqual([
+        ['a.example', 3n, changed],
+        ['a.example', 4n, undefined],
+        ['a.example', 5n, undefined],
       ]);
     } finally {
       await stop();

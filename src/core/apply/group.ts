@@ -11,6 +11,7 @@ import type { CoreContext } from '../context.js';
 import type { ZoneFence } from '../fence.js';
 import type { RoutedInput, ZonePlan } from '../plan.js';
 import type { Tenant } from '../tenants.js';
+import type { ZoneMemory } from '../zone-memory.js';
 import type { Carried } from './batch-plan.js';
 import { nameKey, type Done, type TouchedName } from './ops.js';
 import type { CallRecord, ZoneApplyResult } from './result.js';
@@ -118,6 +119,11 @@ export interface Group extends Held {
   failed: RolledBack[];
   /** GROUP_SAVEPOINT was taken (before the group's first write). */
   savepoint: boolean;
+  /**
+   * The zone's view its members are planned on (core/zone-memory.ts), once one was: what each member
+   * writes into the transaction is written into it too; dropped unless the transaction commits.
+   */
+  memory?: ZoneMemory;
 }
 
 export function newGroup(held: Held, max: number): Group {

@@ -8,10 +8,11 @@
  * publishes every member that succeeded (publish.ts). A member taken over this way never holds the
  * lock itself: its call answers what the holder decided for it, once the transaction has ended.
  * Each member keeps its own meaning:
- * - it is planned under the lock against the cache as the members before it left it (their records
- *   and ownership are written into the transaction before it is planned), so ownership and conflicts
- *   are judged after them; a stored plan is stale unless the zone's generation at the group's start
- *   is its base and the plan recomputed now is the stored one (digest);
+ * - it is planned under the lock against the zone's view in memory as the members before it left it
+ *   (core/zone-memory.ts: their records and ownership are written into the transaction, and into the
+ *   view, before it is planned), so ownership and conflicts are judged after them; the view is
+ *   dropped when the transaction does not commit; a stored plan is stale unless the zone's
+ *   generation at the group's start is its base and the plan recomputed now is the stored one (digest);
  * - its own journal row (intent before its first call, `done` or `failed` after), its own generation
  *   (one bump each, in order, all committed at once), its own result;
  * - a member whose operation fails is undone alone and the group goes on; when the refresh fails,
@@ -23,6 +24,7 @@ import { OvhError } from '../../ovh/errors.js';
 import { withOvhFlow } from '../../ovh/ratelimit.js';
 import type { CoreContext } from '../context.js';
 import { ApplyFailedError } from '../errors.js';
+import { dropZoneMemory } from '../zone-memory.js';
 import { withZoneLockQueued, type ZoneQueueView } from '../zones.js';
 import { newGroup, joins, takesMore, type Group, type Held, type Member, type Outcome, type Step, type ZoneBatch } from './group.js';
 import { prepareMember, type Prepared } from './prepare.js';
@@ -46,11 +48,16 @@ export async function applyInGroup(ctx: CoreContext, batch: ZoneBatch, waitingSi
   const coalesce = (ctx.settings.applyCoalesceMs ?? 0) > 0 && !ctx.settings.dryRun;
   // The applies this one's group took over: answered here, once the transaction has ended.
   const taken: Member[] = [];
+  // Whether this one held the lock (its group wrote into the zone's view: kept only if it commits).
+  let held = false;
   try {
     await withZoneLockQueued<void, Member>(
       ctx,
       batch.zone,
-      (tx, fence, queue) => runGroup(ctx, { zone: batch.zone, tx, fence }, me, coalesce ? { queue, taken } : undefined),
+      (tx, fence, queue) => {
+        held = true;
+        return runGroup(ctx, { zone: batch.zone, tx, fence }, me, coalesce ? { queue, taken } : undefined);
+      },
       coalesce
         ? {
             payload: me,
@@ -61,6 +68,8 @@ export async function applyInGroup(ctx: CoreContext, batch: ZoneBatch, waitingSi
         : undefined,
     );
   } catch (e) {
+    // The transaction did not commit (or may not have): the view may hold what it wrote.
+    if (held) dropZoneMemory(ctx.pool, batch.zone);
     // The group stopped unpublished: each member answers its own outcome, or the cause. Anything
     // else (the wait for the lock, COMMIT) is everyone's answer.
     const stopped = e instanceof GroupStopped ? e : undefined;

@@ -1,15 +1,17 @@
 /**
  * Planning one member of a group under the zone lock, and every refusal that needs no OVH call: the
- * plan is recomputed in the lock's transaction (so it sees what the group's earlier members did), or
- * taken from the rest its request's previous batch left; then a stale stored plan, an all-or-nothing
+ * plan is recomputed against the zone's view in memory at the generation the lock's transaction sees
+ * (core/zone-memory.ts; it holds what the group's earlier members did), or taken from the rest its
+ * request's previous batch left; then a stale stored plan, an all-or-nothing
  * request with conflicts, the change threshold, nothing to change and dry run are answered here.
  */
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
 import { PermissionDeniedError, StalePlanError } from '../errors.js';
 import { assessThreshold, maxChangePercent, thresholdRefusal } from '../guard.js';
-import { computeZonePlan, planDigestSliced, type ZonePlan } from '../plan.js';
+import { computeLockedZonePlan, planDigestSliced, type ZonePlan } from '../plan.js';
 import { Slicer } from '../slices.js';
+import { keptZoneMemory } from '../zone-memory.js';
 import { firstBatch, without } from './batch-plan.js';
 import { dryRunApply } from './dry-run.js';
 import type { Group, Member, Outcome, ToSend } from './group.js';
@@ -23,7 +25,7 @@ const PLAN_SAVEPOINT = 'coalesced_plan';
 export type Prepared = Outcome | { send: ToSend };
 
 /**
- * Plans one member under the lock (against the transaction: what the group's earlier members did
+ * Plans one member under the lock (against the zone's view: what the group's earlier members did
  * included) and decides what needs no call.
  */
 export async function prepareMember(ctx: CoreContext, group: Group, member: Member): Promise<Prepared> {
@@ -31,7 +33,7 @@ export async function prepareMember(ctx: CoreContext, group: Group, member: Memb
   let full: ZonePlan;
   try {
     await store.savepoint(tx, PLAN_SAVEPOINT);
-    full = (await fromCarried(ctx, group, member)) ?? (await computeZonePlan(ctx, tx, member.tenant, zone, member.routed));
+    full = (await fromCarried(ctx, group, member)) ?? (await planLocked(ctx, group, member));
     await store.releaseSavepoint(tx, PLAN_SAVEPOINT);
   } catch (e) {
     // This member's error alone, unless the transaction itself is gone (then the group stops).
@@ -77,6 +79,16 @@ export async function prepareMember(ctx: CoreContext, group: Group, member: Memb
 }
 
 /**
+ * The member's plan against the zone's view in memory (core/zone-memory.ts) as the group's earlier
+ * members left it: the group keeps that view, and writes into it what each member changes.
+ */
+async function planLocked(ctx: CoreContext, group: Group, member: Member): Promise<ZonePlan> {
+  const { plan, memory } = await computeLockedZonePlan(ctx, group.tx, member.tenant, group.zone, member.routed);
+  group.memory = memory;
+  return plan;
+}
+
+/**
  * The plan of a later batch from the rest its previous batch left (Carried), when this member is the
  * first of its transaction and the zone is still at the generation that batch committed; undefined
  * otherwise (then the zone is planned again). The change threshold is judged again, on the rest,
@@ -88,6 +100,9 @@ async function fromCarried(ctx: CoreContext, group: Group, member: Member): Prom
   if (!carried || group.sent.length > 0 || group.failed.length > 0) return undefined;
   const now = await store.getZone(tx, zone);
   if (now?.generation !== carried.generation) return undefined;
+  // The view the previous batch left, when it is at this generation (else the next member reads one).
+  const kept = keptZoneMemory(ctx.pool, zone);
+  if (kept?.generation === now.generation) group.memory = kept;
   const owned = await store.countOwnedSets(tx, zone, member.tenant.id);
   const threshold = assessThreshold(carried.plan.changes, owned, await maxChangePercent(ctx, tx, member.tenant), member.routed.force ?? false);
   ctx.log.debug({ zone, tenant: member.tenant.name, batch: member.index, generation: String(now.generation) }, 'batch planned from the rest of the previous one (zone unchanged since)');

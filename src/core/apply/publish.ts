@@ -16,6 +16,7 @@ import { GROUP_SAVEPOINT, type Group, type Sent } from './group.js';
 import { isFenceRefusal, journalPool, statusOf } from './ops.js';
 import type { CallRecord } from './result.js';
 import { rewriteRollback, rollBack } from './rollback.js';
+import { changedSets } from './send.js';
 import { GroupStopped, lockLostError } from './stop.js';
 import { recordRefresh } from '../probe/record.js';
 
@@ -94,6 +95,9 @@ export async function publish(ctx: CoreContext, group: Group): Promise<void> {
       sent.member.outcome = { error: e };
     }
   }
+  // The zone's view as the transaction now holds it: every name the group touched, and the
+  // ownership of every set a member had changed, re-read (the savepoint took them back).
+  await group.memory?.reread(tx, [...group.sent.flatMap((sent) => sent.names), ...group.failed.flatMap((failed) => failed.record.names)], group.sent.flatMap((sent) => changedSets(sent.plan.changes)));
 }
 
 /** The refresh went out: every member that sent is applied; its journal row done (with the group's size when coalesced), its answer. */

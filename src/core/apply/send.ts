@@ -11,7 +11,9 @@ import { describeOperation } from '../../ovh/ops.js';
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
 import { ApplyFailedError, isDatabaseUnavailable, ShuttingDownError, ZoneLockLostError } from '../errors.js';
+import type { Change } from '../../dns/types.js';
 import { recordOwnership } from '../ownership.js';
+import type { OwnedSet } from '../zone-memory.js';
 import { batchNumber } from './batch-plan.js';
 import { openGroup, type Group, type Member, type ToSend } from './group.js';
 import { isFenceRefusal, nameKey, send, statusOf, type Done, type Failure } from './ops.js';
@@ -76,6 +78,9 @@ export async function sendMember(ctx: CoreContext, group: Group, member: Member,
       throw await stopGroup(ctx, group, e, member);
     }
     group.failed.push(rolledBack);
+    // The view as the rollback left the DB: its names' rows as re-read, the generation it bumped to.
+    group.memory?.replaceSets(rolledBack.record.names, rolledBack.record.rows);
+    if (group.memory) group.memory.generation = rolledBack.result.generation;
     member.outcome = { step: { result: rolledBack.result, more: toSend.more } };
     return;
   }
@@ -83,6 +88,7 @@ export async function sendMember(ctx: CoreContext, group: Group, member: Member,
   // the group (GROUP_SAVEPOINT) if the refresh fails.
   const after = cacheAfter(done);
   await updateCache(tx, zone, after);
+  const written = after;
   await recordOwnership(tx, zone, member.tenant, plan.changes);
   if (member.routed.kind === 'draft') {
     // A refresh of the served OVH API keeps, in the same transaction, the ids its records are served under.
@@ -92,9 +98,26 @@ export async function sendMember(ctx: CoreContext, group: Group, member: Member,
     await member.routed.byZone.get(zone)!.recorded(tx, { records: [...records.values()].map((r) => ({ ...r, zone })), gone: after.deletes, more: toSend.more });
   }
   const generation = await store.bumpGeneration(tx, zone);
-  await store.notifyZoneChanged(tx, zone, generation);
+  const sets = changedSets(plan.changes);
+  // Another replica's view catches up on exactly these (core/zone-memory.ts).
+  await store.notifyZoneChanged(tx, zone, generation, { ids: [...written.upserts.map((r) => r.id), ...written.deletes], sets });
+  // The zone's view, as the transaction now holds it: the rows just written, the ownership rows of
+  // the sets changed (re-read: a shared set's other owners stay), the generation.
+  if (group.memory) {
+    group.memory.write(written.upserts, written.deletes);
+    group.memory.replaceOwnership(sets, await store.listOwnershipForSets(tx, zone, sets));
+    group.memory.generation = generation;
+  }
   group.sent.push({ ...toSend, member, journalId, calls, done, before: intent.before, generation });
   group.ops += ops.length;
+}
+
+/** The record sets (as ownership names them) that changes touch. */
+export function changedSets(changes: readonly Change[]): OwnedSet[] {
+  return changes.map((c) => {
+    const e = c.after ?? c.before!;
+    return { dnsName: e.dnsName, recordType: e.recordType };
+  });
 }
 
 /** What the operations that succeeded leave in the cache (undo.ts rowAfter: what each left). */
