@@ -13,6 +13,7 @@ import { Code, ConnectError } from '@connectrpc/connect';
 import type { Logger } from 'pino';
 import type { CoreContext } from '../core/context.js';
 import type { LoginLimiter } from '../core/login-limiter.js';
+import { describeSettling, settlingZones } from '../core/settling.js';
 import { messageOf } from '../error-message.js';
 import { isOvhApiPath, ovhApiHandler } from '../ovhapi/index.js';
 import * as store from '../store/index.js';
@@ -101,7 +102,8 @@ export async function startApiPort(ctx: CoreContext, opts: ApiPortOptions): Prom
         if (reason === undefined && lastReady !== true) log.info(labels, '/readyz: ready');
         if (reason !== undefined && lastReady !== false) log.warn({ ...labels, reason }, `/readyz: ${reason}`);
         lastReady = reason === undefined;
-        if (reason === undefined) plain(res, 200, 'ready\n');
+        // Ready while zones settle (only they are busy), and the body says which.
+        if (reason === undefined) plain(res, 200, ['ready', ...settlingZones(ctx).map(describeSettling)].join('\n') + '\n');
         else plain(res, 503, `${reason}\n`);
       });
       return;

@@ -899,7 +899,8 @@ export type Zone = Message<"dnsplane.v1.Zone"> & {
   recordCount: number;
 
   /**
-   * unsynced, synced.
+   * unsynced, synced; settling: this replica is rolling back applies of the zone that died in flight
+   * (after a crash), its applies wait until it is done.
    *
    * @generated from field: string state = 6;
    */
