@@ -255,7 +255,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     let dns: DnsListener | undefined;
     if (config.dnsListen) {
       const door = (listen: { host: string; port: number }) =>
-        startDnsDoor(ctx, { listen, log, keyring: parts.dnsKeyring ?? tsigKeyring(ctx), registry: metrics.registry, unsignedRate: { perSecond: config.dnsRate }, updateWaitMs: config.dnsUpdateWaitMs });
+        startDnsDoor(ctx, { listen, log, keyring: parts.dnsKeyring ?? tsigKeyring(ctx), registry: metrics.registry, unsignedRate: { perSecond: config.dnsRate }, updateWait: { maxMs: config.dnsUpdateWaitMs, clientTimeoutMs: config.dnsClientTimeoutMs } });
       const dnsListen = config.dnsListen;
       dns = await (dnsListen === 'demo' ? onKeptPort(path.join(config.dataDir, DNS_DOOR_PORT_FILE), (port) => door({ host: '127.0.0.1', port }), (d) => d.port, log, 'the DNS door port') : door(dnsListen)).catch(async (e: unknown) => {
         await Promise.all([http.close(), webhook?.close()]);

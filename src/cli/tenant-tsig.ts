@@ -83,14 +83,14 @@ function printIssued(io: CliIo, issued: IssuedTsigKey, server: DnsServer, json: 
   const secret = issued.secret.toString('base64');
   const forConfig = { name: key.name, algorithm: key.algorithm, secret, tenant: key.tenant, zones: issued.tenant.zones, acmeOnly: key.acmeOnly };
   if (json) {
-    io.out(JSON.stringify({ key: keyJson(key), secret, server: { host: server.host, port: server.port, source: server.source }, config: tsigConfigs(forConfig, server) }, null, 2));
+    io.out(JSON.stringify({ key: keyJson(key), secret, server: { host: server.host, port: server.port, source: server.source }, config: tsigConfigs(forConfig, server, configFrom(io).ovhRate) }, null, 2));
     return;
   }
   io.out(`${verb} TSIG key "${key.name}." (${key.algorithm}, ${key.acmeOnly ? 'acme-only: _acme-challenge TXT records only' : 'acting as the tenant'}) for tenant "${key.tenant}"${verb === 'rotated' ? '; the old secret no longer works' : ''}`);
   io.out('its secret (base64) follows; it is shown only this once (dnsplane keeps it sealed; rotate issues a new one):');
   io.out(secret);
   io.out('');
-  for (const line of renderTsigConfigs(forConfig, server)) io.out(line);
+  for (const line of renderTsigConfigs(forConfig, server, configFrom(io).ovhRate)) io.out(line);
 }
 
 function onePositional(positionals: string[], what: string): string {

@@ -110,7 +110,12 @@ describe('dnsplane tenant tsig create', () => {
       `- --rfc2136-tsig-secret=${r.secret}`,
       '- --rfc2136-tsig-secret-alg=hmac-sha1',
       '- --rfc2136-tsig-axfr',
+      "# at most 25 record sets per UPDATE: answered within external-dns's 2 s at DNSPLANE_OVH_RATE=20 (a name with several targets counts one per target)",
+      '- --rfc2136-batch-change-size=25',
     ]);
+    // The batch size follows the configured OVH rate (test/dnsserver/batch.test.ts runs it).
+    const faster = await json(['create', 'alice', '--algorithm', 'hmac-sha1', '--server', 'dns.example.net:53'], { DNSPLANE_OVH_RATE: '50' });
+    expect(faster.config.externalDns.text.split('\n').slice(-1)).toEqual(['- --rfc2136-batch-change-size=64']);
     // A host name: certbot's server must be an IP address, so it is left to fill in, and said why.
     expect(r.config.certbot.text).toContain('# dns_rfc2136_server must be an IP address (certbot refuses a host name): the address of dns.example.net.');
     expect(iniOf(r.config.certbot.text).dns_rfc2136_server).toBe('REPLACE_ME_DNS_IP');
