@@ -207,7 +207,10 @@ export function renderTsigConfigs(k: KeyForConfig, s: DnsServer, ovhRate = DEFAU
   const configs = tsigConfigs(k, s, ovhRate);
   const lines: string[] = [];
   if (s.source === 'placeholder') {
-    lines.push(`The DNS server below is a placeholder (${hostPort(s)}): pass --server HOST:PORT, or set DNSPLANE_DNS_ADVERTISE (or DNSPLANE_DNS_LISTEN).`);
+    lines.push(
+      `The DNS server below is a placeholder (${hostPort(s)}): this environment says nowhere where clients reach dnsplane's DNS door. ` +
+        'Pass --server HOST:PORT, or set DNSPLANE_DNS_ADVERTISE=HOST:PORT as the servers have it (in Kubernetes the dnsplane-dns Service, e.g. dnsplane-dns.dnsplane.svc.cluster.local:53; docs/kubernetes.md), and run this again.',
+    );
   } else {
     lines.push(`DNS server: ${hostPort(s)} (from ${s.source}).`);
   }
