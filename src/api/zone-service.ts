@@ -129,6 +129,7 @@ export function zoneService(ctx: CoreContext): ServiceImpl<typeof ZoneService> {
         zone: a.zone,
         tenant: a.tenant,
         planId: a.planId,
+        summary: a.summary,
         state: a.state,
         startedAt: timestampFromDate(a.startedAt),
         finishedAt: a.finishedAt ? timestampFromDate(a.finishedAt) : undefined,

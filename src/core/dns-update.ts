@@ -30,9 +30,12 @@ export type DnsUpdateOutcome =
   | { rcode: 'NOERROR'; applied: boolean; generation: bigint; calls: number; journalId?: string }
   | { rcode: DnsRcode; reason: string; name?: string; type?: string };
 
-/** waitMs: asked once the apply is done, how long NOERROR may still wait for visibility (≤ 0: not at all). */
-export async function applyDnsUpdate(ctx: CoreContext, tenant: Tenant, update: DnsUpdate, waitMs: () => number = () => 0): Promise<DnsUpdateOutcome> {
-  const outcome = await applyOnce(ctx, tenant, update);
+/**
+ * keyName: the TSIG key that signed it (the journal says `DNS UPDATE signed by KEY.`); waitMs: asked
+ * once the apply is done, how long NOERROR may still wait for visibility (≤ 0: not at all).
+ */
+export async function applyDnsUpdate(ctx: CoreContext, tenant: Tenant, update: DnsUpdate, keyName: string, waitMs: () => number = () => 0): Promise<DnsUpdateOutcome> {
+  const outcome = await applyOnce(ctx, tenant, update, `DNS UPDATE signed by ${keyName}.`);
   if (outcome.rcode === 'NOERROR' && outcome.journalId) {
     const ms = Math.floor(waitMs());
     if (ms > 0) await waitForUpdate(ctx, outcome.journalId, ms);
@@ -55,10 +58,10 @@ async function waitForUpdate(ctx: CoreContext, journalId: string, waitMs: number
   }
 }
 
-async function applyOnce(ctx: CoreContext, tenant: Tenant, update: DnsUpdate): Promise<DnsUpdateOutcome> {
+async function applyOnce(ctx: CoreContext, tenant: Tenant, update: DnsUpdate, origin: string): Promise<DnsUpdateOutcome> {
   let zone;
   try {
-    zone = (await apply(ctx, tenant, { input: { kind: 'update', update, policy: 'sync' } })).zones[0];
+    zone = (await apply(ctx, tenant, { input: { kind: 'update', update, policy: 'sync', origin } })).zones[0];
   } catch (e) {
     if (e instanceof PermissionDeniedError) return { rcode: 'REFUSED', reason: e.message };
     return { rcode: 'SERVFAIL', reason: messageOf(e) };

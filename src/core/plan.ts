@@ -72,9 +72,9 @@ export type PlanInput =
       /** Apply even over the tenant's change threshold (core/guard.ts). */
       force?: boolean;
     }
-  | { kind: 'changes'; changes: RawChangeSet; policy: Policy; force?: boolean }
+  | { kind: 'changes'; changes: RawChangeSet; policy: Policy; force?: boolean; origin?: string }
   /** A DNS UPDATE of one zone (core/dns-update-plan.ts): planned under the zone lock, all or nothing. */
-  | { kind: 'update'; update: DnsUpdate; policy: 'sync' };
+  | { kind: 'update'; update: DnsUpdate; policy: 'sync'; origin?: string };
 
 export interface ZonePlan {
   zone: string;
@@ -112,6 +112,11 @@ export type RoutedInput = (
   warnings: Map<string, string[]>;
   /** The request says force: the change threshold does not stop it. */
   force?: boolean;
+  /**
+   * Which door and which credential asked, in words, when it is not an API call of the tenant's own
+   * (`DNS UPDATE signed by KEY.`, `OVH API refresh by application key AK`): the journal's summary.
+   */
+  origin?: string;
 };
 
 /**
@@ -160,7 +165,7 @@ export async function routeInput(ctx: CoreContext, tenant: Tenant, input: PlanIn
     const zone = input.update.zone;
     if (!zoneNames.includes(zone)) throw new InvalidInputError('update.zone', `"${zone}" is not a zone dnsplane manages`);
     if (!mayUseZone(tenant, zone)) throw new PermissionDeniedError('update.zone', `zone "${zone}" is not one of tenant "${tenant.name}"'s zones`);
-    return { kind: 'update', policy: 'sync', byZone: new Map([[zone, input.update]]), warnings };
+    return { kind: 'update', policy: 'sync', byZone: new Map([[zone, input.update]]), warnings, ...(input.origin ? { origin: input.origin } : {}) };
   }
 
   const c = input.changes;
@@ -192,7 +197,7 @@ export async function routeInput(ctx: CoreContext, tenant: Tenant, input: PlanIn
     const r = route(raw, `changes.delete[${i}]`);
     setFor(r.zone).delete.push(r.endpoint);
   });
-  return { kind: 'changes', policy: input.policy, byZone, warnings, ...(input.force ? { force: true } : {}) };
+  return { kind: 'changes', policy: input.policy, byZone, warnings, ...(input.force ? { force: true } : {}), ...(input.origin ? { origin: input.origin } : {}) };
 }
 
 /** Moved to ownership.ts (shared record sets); re-exported for callers of plan.ts. */

@@ -79,7 +79,7 @@ export async function answerUpdate(ctx: CoreContext, ex: Exchange, refusals: Ref
     updates = { malformed: `update: ${e.message}`, rcode: e.rcode, ...at(e.rr) };
   }
   const answerBy = started + wait.clientTimeoutMs - ANSWER_MARGIN_MS;
-  const outcome = await applyDnsUpdate(ctx, key.tenant, { zone, prerequisites, updates, acmeOnly: key.acmeOnly }, wait.maxMs > 0 ? () => Math.min(wait.maxMs, answerBy - performance.now()) : () => 0);
+  const outcome = await applyDnsUpdate(ctx, key.tenant, { zone, prerequisites, updates, acmeOnly: key.acmeOnly }, key.name, wait.maxMs > 0 ? () => Math.min(wait.maxMs, answerBy - performance.now()) : () => 0);
   if (outcome.rcode === 'NOERROR') return answerTo(ex, RCODE.NOERROR);
   return refuse(RCODE[outcome.rcode], outcome.reason, { ...(outcome.name ? { name: outcome.name } : {}), ...(outcome.type ? { type: outcome.type } : {}) });
 }

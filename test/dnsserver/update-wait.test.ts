@@ -149,6 +149,9 @@ describe('DNSPLANE_DNS_UPDATE_WAIT unset (off)', () => {
     try {
       expect(await add(d, 'quick')).toBe(RCODE.NOERROR);
       const entry = (await latest(d))!;
+      // The journal (ListJournal, the console's Detail) and GetApply (`dnsplane journal show`) name the door and the key.
+      expect(entry.summary).toBe(`DNS UPDATE signed by ${d.key.name}.`);
+      expect((await d.h.zoneClient(d.admin).getApply({ journalId: entry.id })).summary).toBe(`DNS UPDATE signed by ${d.key.name}.`);
       expect(entry.visibility!.state).toBe(VisibilityState.PUBLISHED);
       expect(entry.visibility!.servers.every((s) => s.firstAnsweredAt === undefined)).toBe(true);
     } finally {
