@@ -45,6 +45,8 @@ export interface Config {
   dnsRate: number;
   /** DNSPLANE_DNS_UPDATE_WAIT: how long an UPDATE's NOERROR waits for its change to be visible; 0: not at all. */
   dnsUpdateWaitMs: number;
+  /** DNSPLANE_DNS_CLIENT_TIMEOUT: how long the door's UPDATE clients wait for an answer (the wait ends before it). */
+  dnsClientTimeoutMs: number;
   databaseUrl?: string;
   dataDir: string;
   /** Zones dnsplane manages; undefined: every zone GET /domain/zone returns. */
@@ -123,7 +125,12 @@ export const SETTINGS: Array<{ name: string; default: string; help: string }> = 
   {
     name: 'DNSPLANE_DNS_UPDATE_WAIT',
     default: 'off',
-    help: "a DNS UPDATE's NOERROR waits until its change is visible on the zone's authoritative servers, at most this long (e.g. 120s); at the bound it answers NOERROR anyway, the change being applied. For TCP clients: a UDP client resends after a few seconds. off: answer once published",
+    help: "a DNS UPDATE's NOERROR waits until its change is visible on the zone's authoritative servers, at most this long (e.g. 120s), and never past what the client waits (DNSPLANE_DNS_CLIENT_TIMEOUT); at the bound it answers NOERROR anyway, the change being applied. off: answer once published",
+  },
+  {
+    name: 'DNSPLANE_DNS_CLIENT_TIMEOUT',
+    default: '2s',
+    help: "how long the DNS door's UPDATE clients wait for an answer: an UPDATE is answered 0.5 s before it, whatever DNSPLANE_DNS_UPDATE_WAIT says. 2s is miekg/dns's fixed timeout (cert-manager, external-dns); raise it only when every client waits longer (nsupdate -t, certbot, lego's RFC2136_DNS_TIMEOUT)",
   },
   { name: 'DATABASE_URL', default: '(embedded)', help: 'Postgres URL; unset: an embedded Postgres under DNSPLANE_DATA_DIR. With it, serve needs the OVH_* credentials (or DNSPLANE_DEMO=true)' },
   { name: 'DNSPLANE_DEMO', default: '', help: 'true: the demo (in-process OVH simulator, demo zone and tenants), also with DATABASE_URL; unset: the demo only when neither DATABASE_URL nor OVH_* is set; false: never' },
@@ -322,6 +329,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     ...(dnsListen ? { dnsListen } : {}),
     dnsRate: positiveNumber(get('DNSPLANE_DNS_RATE') ?? '50', 'DNSPLANE_DNS_RATE', false),
     dnsUpdateWaitMs: /^(0|off)$/i.test(get('DNSPLANE_DNS_UPDATE_WAIT') ?? 'off') ? 0 : parseDuration(get('DNSPLANE_DNS_UPDATE_WAIT')!, 'DNSPLANE_DNS_UPDATE_WAIT'),
+    dnsClientTimeoutMs: parseDuration(get('DNSPLANE_DNS_CLIENT_TIMEOUT') ?? '2s', 'DNSPLANE_DNS_CLIENT_TIMEOUT'),
     databaseUrl: get('DATABASE_URL'),
     dataDir: path.resolve(cwd, get('DNSPLANE_DATA_DIR') ?? '.dnsplane'),
     zones: zones && zones.length > 0 ? zones : undefined,

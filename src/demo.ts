@@ -67,7 +67,15 @@ export async function checkDemoDatabase(pool: pg.Pool, databaseLabel: string): P
  */
 export async function startDemoSimulator(dataDir: string, log: Logger, propagation: Lag = 0): Promise<OvhSimulator> {
   const stateFile = path.join(dataDir, 'ovhsim', 'state.json');
-  return onKeptPort(path.join(dataDir, DNS_PORT_FILE), (dnsPort) => OvhSimulator.start({ stateFile, zones: { [DEMO_ZONE]: [] }, dnsPort, propagation }), (sim) => sim.dnsPort, log, 'the simulator DNS port');
+  // Both name servers' ports are kept (the file: "port1 port2"; a file of one port, from before, keeps the first).
+  return onKeptPorts(
+    path.join(dataDir, DNS_PORT_FILE),
+    2,
+    ([dnsPort, second]) => OvhSimulator.start({ stateFile, zones: { [DEMO_ZONE]: [] }, dnsPort, dnsPorts: [dnsPort!, second!], propagation }),
+    (sim) => sim.dnsServers.map((s) => s.port),
+    log,
+    'the simulator DNS ports',
+  );
 }
 
 /**
@@ -76,21 +84,36 @@ export async function startDemoSimulator(dataDir: string, log: Logger, propagati
  * same across restarts, so the commands its banner printed keep working.
  */
 export async function onKeptPort<T>(file: string, start: (port: number) => Promise<T>, portOf: (started: T) => number, log: Logger, what: string): Promise<T> {
-  const saved = Number((await fs.readFile(file, 'utf8').catch(() => '')).trim());
+  return onKeptPorts(file, 1, ([port]) => start(port!), (started) => [portOf(started)], log, what);
+}
+
+/**
+ * onKeptPort for something on `count` ports, kept together in one file (space-separated): when any of
+ * them is taken, all are chosen again (0 each: the OS picks); a port missing from the file is 0.
+ * `start` must leave nothing behind when it fails (it is called again).
+ */
+export async function onKeptPorts<T>(file: string, count: number, start: (ports: number[]) => Promise<T>, portsOf: (started: T) => number[], log: Logger, what: string): Promise<T> {
+  const text = (await fs.readFile(file, 'utf8').catch(() => '')).trim();
+  const saved = Array.from({ length: count }, (_, i) => {
+    const n = Number(text.split(/\s+/)[i]);
+    return Number.isInteger(n) && n > 0 && n < 65536 ? n : 0;
+  });
+  const none = saved.map(() => 0);
   let started: T;
-  if (Number.isInteger(saved) && saved > 0 && saved < 65536) {
+  if (saved.some((p) => p > 0)) {
     try {
       started = await start(saved);
     } catch (e) {
-      log.warn({ port: saved, err: messageOf(e) }, `demo: ${what} of the last start is taken; using another one`);
-      started = await start(0);
+      log.warn({ ports: saved, err: messageOf(e) }, `demo: ${what} of the last start ${count === 1 ? 'is' : 'are'} taken; using ${count === 1 ? 'another one' : 'others'}`);
+      started = await start(none);
     }
   } else {
-    started = await start(0);
+    started = await start(none);
   }
-  if (portOf(started) !== saved) {
+  const ports = portsOf(started);
+  if (ports.join(' ') !== saved.join(' ')) {
     await fs.mkdir(path.dirname(file), { recursive: true });
-    await fs.writeFile(file, `${portOf(started)}\n`);
+    await fs.writeFile(file, `${ports.join(' ')}\n`);
   }
   return started;
 }

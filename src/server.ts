@@ -7,7 +7,8 @@ import { hostname } from 'node:os';
 import pretty from 'pino-pretty';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.js';
-import { recoverAll } from './core/apply/index.js';
+import { recoverZone } from './core/apply/index.js';
+import { settleAtStart } from './core/settling.js';
 import { startDriftLoop, type DriftLoop } from './core/drift.js';
 import type { CoreContext } from './core/context.js';
 import { Lifecycle } from './core/lifecycle.js';
@@ -221,8 +222,13 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       }),
     };
     await registerZones(ctx);
-    const recovered = await recoverAll(ctx);
-    if (recovered) log.warn({ recovered }, 'recovered applies that died in flight');
+    // Applies that died in flight are rolled back in the background (core/settling.ts): each waits out
+    // its dead holder's lease (up to ~30 s) holding its zone's lock, and nothing else waits for it.
+    const settling = await settleAtStart(ctx, recoverZone);
+    if (settling.zones.length > 0) {
+      log.warn({ zones: settling.zones }, 'zones with applies that died in flight: settling them in the background; only these zones wait');
+      void settling.done.then((recovered) => log.warn({ zones: settling.zones, recovered }, 'recovered applies that died in flight'));
+    }
     // Each publish proved on the zone's authoritative servers (core/probe/): DNSPLANE_AUTHORITATIVE_SERVERS,
     // else each zone's name servers from OVH (the demo's simulator's by their ports).
     const known = simulator ? new Map(simulator.dnsServers.map((s) => [s.name, { host: s.host, port: s.port }])) : undefined;
@@ -271,7 +277,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     let dns: DnsListener | undefined;
     if (config.dnsListen) {
       const door = (listen: { host: string; port: number }) =>
-        startDnsDoor(ctx, { listen, log, keyring: parts.dnsKeyring ?? tsigKeyring(ctx), registry: metrics.registry, unsignedRate: { perSecond: config.dnsRate }, updateWaitMs: config.dnsUpdateWaitMs });
+        startDnsDoor(ctx, { listen, log, keyring: parts.dnsKeyring ?? tsigKeyring(ctx), registry: metrics.registry, unsignedRate: { perSecond: config.dnsRate }, updateWait: { maxMs: config.dnsUpdateWaitMs, clientTimeoutMs: config.dnsClientTimeoutMs } });
       const dnsListen = config.dnsListen;
       dns = await (dnsListen === 'demo' ? onKeptPort(path.join(config.dataDir, DNS_DOOR_PORT_FILE), (port) => door({ host: '127.0.0.1', port }), (d) => d.port, log, 'the DNS door port') : door(dnsListen)).catch(async (e: unknown) => {
         await Promise.all([http.close(), webhook?.close()]);

@@ -14,6 +14,7 @@ import { Code, ConnectError } from '@connectrpc/connect';
 import type { Logger } from 'pino';
 import type { CoreContext } from '../core/context.js';
 import type { LoginLimiter } from '../core/login-limiter.js';
+import { describeSettling, settlingZones } from '../core/settling.js';
 import { messageOf } from '../error-message.js';
 import { isOvhApiPath, ovhApiHandler } from '../ovhapi/index.js';
 import * as store from '../store/index.js';
@@ -104,7 +105,9 @@ export async function startApiPort(ctx: CoreContext, opts: ApiPortOptions): Prom
         if (reason === undefined && lastReady !== true) log.info(labels, '/readyz: ready');
         if (reason !== undefined && lastReady !== false) log.warn({ ...labels, reason }, `/readyz: ${reason}`);
         lastReady = reason === undefined;
-        if (reason === undefined) plain(res, 200, ['ready', ...(opts.readyNotes?.() ?? [])].join('\n') + '\n');
+        // Ready while zones settle (only they are busy), and the body says which; and what else the
+        // operator should know (this replica older than the schema).
+        if (reason === undefined) plain(res, 200, ['ready', ...settlingZones(ctx).map(describeSettling), ...(opts.readyNotes?.() ?? [])].join('\n') + '\n');
         else plain(res, 503, `${reason}\n`);
       });
       return;

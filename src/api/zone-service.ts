@@ -21,6 +21,7 @@ import {
 } from '../gen/dnsplane/v1/zone_pb.js';
 import { tenantOf } from './auth.js';
 import { toConnectError } from './errors.js';
+import { settlingOf } from '../core/settling.js';
 import { endpointToPb, planInputFromPb, planToPb, zoneApplyResultToPbSliced, zoneToPb } from './convert.js';
 import type { Endpoint } from '../dns/types.js';
 import { normalizeName } from '../dns/names.js';
@@ -63,7 +64,10 @@ export function zoneService(ctx: CoreContext): ServiceImpl<typeof ZoneService> {
       const tenant = tenantOf(hc);
       const zones = await listVisibleZones(ctx, tenant);
       const recent = await latestPublishes(ctx, zones.map((z) => z.name));
-      const pb = zones.map((z) => Object.assign(zoneToPb(z), { recentPublishes: (recent.get(z.name) ?? []).map(visibilityToPb) }));
+      // A zone this process is settling after a crash says so (core/settling.ts).
+      const pb = zones.map((z) =>
+        Object.assign(zoneToPb(z), { recentPublishes: (recent.get(z.name) ?? []).map(visibilityToPb) }, settlingOf(ctx, z.name) ? { state: 'settling' } : {}),
+      );
       return create(ListZonesResponseSchema, { zones: pb, tenant: tenant.name, suffixes: tenant.suffixes, scopes: tenant.scopes });
     },
 
@@ -125,6 +129,7 @@ export function zoneService(ctx: CoreContext): ServiceImpl<typeof ZoneService> {
         zone: a.zone,
         tenant: a.tenant,
         planId: a.planId,
+        summary: a.summary,
         state: a.state,
         startedAt: timestampFromDate(a.startedAt),
         finishedAt: a.finishedAt ? timestampFromDate(a.finishedAt) : undefined,

@@ -5,8 +5,10 @@
  * for it (cli/tsig-config.ts). The secret is sealed under DNSPLANE_SECRETS_KEY (demo mode: the key in
  * its data dir), which must be the servers' key.
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { secretBoxFor } from '../demo.js';
+import { DNS_DOOR_PORT_FILE, secretBoxFor } from '../demo.js';
 import { InvalidInputError } from '../dns/errors.js';
 import { createTsigKey, deleteTsigKey, listTsigKeys, rotateTsigKey, type IssuedTsigKey, type TsigKeyView } from '../core/tsig-key-admin.js';
 import { DEFAULT_TSIG_ALGORITHM, TSIG_ALGORITHMS } from '../core/tsig-keys.js';
@@ -37,7 +39,9 @@ create: a new key for TENANT. Its secret is printed once, with ready-to-paste co
   --acme-only   the key may only add and delete TXT records named _acme-challenge.* in the tenant's
                 zones: enough for certificates (DNS-01), nothing else.
   --server      where clients reach dnsplane's DNS listener, for the printed configuration (default:
-                DNSPLANE_DNS_ADVERTISE, else DNSPLANE_DNS_LISTEN, else a placeholder to replace).
+                DNSPLANE_DNS_ADVERTISE, else DNSPLANE_DNS_LISTEN, else the demo's DNS door of this
+                DNSPLANE_DATA_DIR, else a placeholder to replace). Run beside the servers (kubectl
+                exec into a dnsplane pod has DNSPLANE_DNS_ADVERTISE), or pass --server.
 list: the keys (of TENANT, or of every tenant): name, algorithm, scope, created, rotated, last used
   (to within a minute). Never a secret.
 rotate: a new secret for the key (same name, algorithm and scope), printed once like create; the old
@@ -49,17 +53,31 @@ The secret is sealed under DNSPLANE_SECRETS_KEY (32 random bytes in base64; the 
 and rotate refuse without it, or with another key than the one the stored secrets were sealed with.
 In demo mode the key kept in the data dir is used. Every change is in the journal (ListJournal).`;
 
-/** --server, else what the configuration says, else a placeholder. */
+/**
+ * --server, else what the configuration says (DNSPLANE_DNS_ADVERTISE, DNSPLANE_DNS_LISTEN), else the
+ * door a demo server of this data directory recorded (127.0.0.1, its kept port), else a placeholder.
+ */
 function dnsServer(flag: string | undefined, io: CliIo): DnsServer {
   if (flag !== undefined) return { ...parseListen(flag, '--server'), source: '--server' };
-  const advertised = configFrom(io).dnsAdvertise;
+  const config = configFrom(io);
+  const advertised = config.dnsAdvertise;
   if (advertised) {
     const source = io.env['DNSPLANE_DNS_ADVERTISE']?.trim() ? 'DNSPLANE_DNS_ADVERTISE' : 'DNSPLANE_DNS_LISTEN';
     // A listener on every address says nothing of where clients reach it.
     const host = ['0.0.0.0', '::', ''].includes(advertised.host) ? PLACEHOLDER_HOST : advertised.host;
     return { host, port: advertised.port, source: host === PLACEHOLDER_HOST ? 'placeholder' : source };
   }
+  const recorded = Number(readIfThere(path.join(config.dataDir, DNS_DOOR_PORT_FILE)).trim());
+  if (Number.isInteger(recorded) && recorded > 0 && recorded < 65536) return { host: '127.0.0.1', port: recorded, source: `the demo's DNS door (${path.join(config.dataDir, DNS_DOOR_PORT_FILE)})` };
   return { host: PLACEHOLDER_HOST, port: 53, source: 'placeholder' };
+}
+
+function readIfThere(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
 }
 
 function keyJson(k: TsigKeyView): Record<string, unknown> {
@@ -83,14 +101,14 @@ function printIssued(io: CliIo, issued: IssuedTsigKey, server: DnsServer, json: 
   const secret = issued.secret.toString('base64');
   const forConfig = { name: key.name, algorithm: key.algorithm, secret, tenant: key.tenant, zones: issued.tenant.zones, acmeOnly: key.acmeOnly };
   if (json) {
-    io.out(JSON.stringify({ key: keyJson(key), secret, server: { host: server.host, port: server.port, source: server.source }, config: tsigConfigs(forConfig, server) }, null, 2));
+    io.out(JSON.stringify({ key: keyJson(key), secret, server: { host: server.host, port: server.port, source: server.source }, config: tsigConfigs(forConfig, server, configFrom(io).ovhRate) }, null, 2));
     return;
   }
   io.out(`${verb} TSIG key "${key.name}." (${key.algorithm}, ${key.acmeOnly ? 'acme-only: _acme-challenge TXT records only' : 'acting as the tenant'}) for tenant "${key.tenant}"${verb === 'rotated' ? '; the old secret no longer works' : ''}`);
   io.out('its secret (base64) follows; it is shown only this once (dnsplane keeps it sealed; rotate issues a new one):');
   io.out(secret);
   io.out('');
-  for (const line of renderTsigConfigs(forConfig, server)) io.out(line);
+  for (const line of renderTsigConfigs(forConfig, server, configFrom(io).ovhRate)) io.out(line);
 }
 
 function onePositional(positionals: string[], what: string): string {

@@ -10,7 +10,9 @@
  * - certbot-dns-rfc2136's ini file: the server must be an IP address, and the algorithm in upper case
  *   (certbot looks it up as written, and anything it does not find silently becomes HMAC-MD5).
  * - external-dns's rfc2136 provider: --rfc2136-tsig-secret-alg in lower case as listed; it reads the
- *   zone by AXFR (--rfc2136-tsig-axfr). Not for an acme-only key, which may write only challenges.
+ *   zone by AXFR (--rfc2136-tsig-axfr); --rfc2136-batch-change-size fitting DNSPLANE_OVH_RATE
+ *   (dnsUpdateBatchSize: its client gives up after 2 s). Not for an acme-only key, which may write
+ *   only challenges.
  * - nsupdate: a BIND key file (`nsupdate -k FILE`).
  */
 import { isIP } from 'node:net';
@@ -36,6 +38,18 @@ export interface KeyForConfig {
   zones: string[];
   acmeOnly: boolean;
 }
+
+/**
+ * The external-dns rfc2136 batch (record sets per UPDATE) answered well within miekg/dns's fixed 2 s
+ * at this OVH rate: each record set is about one OVH call (one per target), plus the refresh, all
+ * spaced by the rate limiter (the UPDATE waits for nothing else); 1.3 s of calls leaves 0.7 s for the
+ * network, a zone's first sync, and other tenants' calls sharing the rate. 25 at the default 20/s.
+ */
+export function dnsUpdateBatchSize(ovhRate: number): number {
+  return Math.max(1, Math.floor(1.3 * ovhRate) - 1);
+}
+
+export const DEFAULT_OVH_RATE = 20;
 
 export const PLACEHOLDER_HOST = 'REPLACE_ME_DNS_HOST';
 const PLACEHOLDER_IP = 'REPLACE_ME_DNS_IP';
@@ -131,7 +145,7 @@ function certbot(k: KeyForConfig, s: DnsServer): ToolConfig {
   return { text: lines.join('\n') };
 }
 
-function externalDns(k: KeyForConfig, s: DnsServer): ToolConfig {
+function externalDns(k: KeyForConfig, s: DnsServer, ovhRate: number): ToolConfig {
   if (k.acmeOnly) return { unsupported: 'this key is acme-only (it may write only _acme-challenge TXT records): external-dns needs a key without --acme-only' };
   const zones = k.zones.length > 0 ? k.zones : ['REPLACE_ME_ZONE'];
   return {
@@ -145,6 +159,8 @@ function externalDns(k: KeyForConfig, s: DnsServer): ToolConfig {
       `- --rfc2136-tsig-secret=${k.secret}`,
       `- --rfc2136-tsig-secret-alg=${k.algorithm}`,
       '- --rfc2136-tsig-axfr',
+      `# at most ${dnsUpdateBatchSize(ovhRate)} record sets per UPDATE: answered within external-dns's 2 s at DNSPLANE_OVH_RATE=${ovhRate} (a name with several targets counts one per target)`,
+      `- --rfc2136-batch-change-size=${dnsUpdateBatchSize(ovhRate)}`,
     ].join('\n'),
   };
 }
@@ -173,8 +189,9 @@ function nsupdate(k: KeyForConfig, s: DnsServer): ToolConfig {
   };
 }
 
-export function tsigConfigs(k: KeyForConfig, s: DnsServer): TsigConfigs {
-  return { certManager: certManager(k, s), lego: lego(k, s), certbot: certbot(k, s), externalDns: externalDns(k, s), nsupdate: nsupdate(k, s) };
+/** ovhRate: DNSPLANE_OVH_RATE, which external-dns's batch size must fit. */
+export function tsigConfigs(k: KeyForConfig, s: DnsServer, ovhRate = DEFAULT_OVH_RATE): TsigConfigs {
+  return { certManager: certManager(k, s), lego: lego(k, s), certbot: certbot(k, s), externalDns: externalDns(k, s, ovhRate), nsupdate: nsupdate(k, s) };
 }
 
 const TITLES: Record<keyof TsigConfigs, string> = {
@@ -186,11 +203,14 @@ const TITLES: Record<keyof TsigConfigs, string> = {
 };
 
 /** Every tool's block, titled, for the terminal. */
-export function renderTsigConfigs(k: KeyForConfig, s: DnsServer): string[] {
-  const configs = tsigConfigs(k, s);
+export function renderTsigConfigs(k: KeyForConfig, s: DnsServer, ovhRate = DEFAULT_OVH_RATE): string[] {
+  const configs = tsigConfigs(k, s, ovhRate);
   const lines: string[] = [];
   if (s.source === 'placeholder') {
-    lines.push(`The DNS server below is a placeholder (${hostPort(s)}): pass --server HOST:PORT, or set DNSPLANE_DNS_ADVERTISE (or DNSPLANE_DNS_LISTEN).`);
+    lines.push(
+      `The DNS server below is a placeholder (${hostPort(s)}): this environment says nowhere where clients reach dnsplane's DNS door. ` +
+        'Pass --server HOST:PORT, or set DNSPLANE_DNS_ADVERTISE=HOST:PORT as the servers have it (in Kubernetes the dnsplane-dns Service, e.g. dnsplane-dns.dnsplane.svc.cluster.local:53; docs/kubernetes.md), and run this again.',
+    );
   } else {
     lines.push(`DNS server: ${hostPort(s)} (from ${s.source}).`);
   }

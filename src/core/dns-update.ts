@@ -10,15 +10,16 @@
  * the database failed (the apply rolled back, nothing published) or dnsplane is stopping.
  *
  * With DNSPLANE_DNS_UPDATE_WAIT, NOERROR waits until the publish is visible on the zone's
- * authoritative servers (core/visibility.ts), at most that long; at the bound it is NOERROR anyway:
- * the change is applied, and an error would only make the client send it again.
+ * authoritative servers (core/visibility.ts), at most as long as the door allows once the apply is
+ * done (that setting, and what is left of the client's own timeout); at the bound it is NOERROR
+ * anyway: the change is applied, and an error would only make the client send it again.
  */
 import { messageOf } from '../error-message.js';
 import * as store from '../store/index.js';
 import { apply } from './apply/index.js';
 import type { CoreContext } from './context.js';
 import { DnsUpdateRefused, type DnsRcode, type DnsUpdate } from './dns-update-plan.js';
-import { PermissionDeniedError, ThresholdError } from './errors.js';
+import { PermissionDeniedError } from './errors.js';
 import type { Tenant } from './tenants.js';
 import { waitVisible } from './visibility.js';
 
@@ -29,9 +30,16 @@ export type DnsUpdateOutcome =
   | { rcode: 'NOERROR'; applied: boolean; generation: bigint; calls: number; journalId?: string }
   | { rcode: DnsRcode; reason: string; name?: string; type?: string };
 
-export async function applyDnsUpdate(ctx: CoreContext, tenant: Tenant, update: DnsUpdate, waitMs = 0): Promise<DnsUpdateOutcome> {
-  const outcome = await applyOnce(ctx, tenant, update);
-  if (waitMs > 0 && outcome.rcode === 'NOERROR' && outcome.journalId) await waitForUpdate(ctx, outcome.journalId, waitMs);
+/**
+ * keyName: the TSIG key that signed it (the journal says `DNS UPDATE signed by KEY.`); waitMs: asked
+ * once the apply is done, how long NOERROR may still wait for visibility (≤ 0: not at all).
+ */
+export async function applyDnsUpdate(ctx: CoreContext, tenant: Tenant, update: DnsUpdate, keyName: string, waitMs: () => number = () => 0): Promise<DnsUpdateOutcome> {
+  const outcome = await applyOnce(ctx, tenant, update, `DNS UPDATE signed by ${keyName}.`);
+  if (outcome.rcode === 'NOERROR' && outcome.journalId) {
+    const ms = Math.floor(waitMs());
+    if (ms > 0) await waitForUpdate(ctx, outcome.journalId, ms);
+  }
   return outcome;
 }
 
@@ -50,10 +58,10 @@ async function waitForUpdate(ctx: CoreContext, journalId: string, waitMs: number
   }
 }
 
-async function applyOnce(ctx: CoreContext, tenant: Tenant, update: DnsUpdate): Promise<DnsUpdateOutcome> {
+async function applyOnce(ctx: CoreContext, tenant: Tenant, update: DnsUpdate, origin: string): Promise<DnsUpdateOutcome> {
   let zone;
   try {
-    zone = (await apply(ctx, tenant, { input: { kind: 'update', update, policy: 'sync' } })).zones[0];
+    zone = (await apply(ctx, tenant, { input: { kind: 'update', update, policy: 'sync', origin } })).zones[0];
   } catch (e) {
     if (e instanceof PermissionDeniedError) return { rcode: 'REFUSED', reason: e.message };
     return { rcode: 'SERVFAIL', reason: messageOf(e) };
@@ -67,7 +75,8 @@ async function applyOnce(ctx: CoreContext, tenant: Tenant, update: DnsUpdate): P
     case 'no_changes':
       return { rcode: 'NOERROR', applied: false, generation: zone.generation, calls: 0 };
     case 'refused':
-      return { rcode: 'REFUSED', reason: error instanceof ThresholdError ? `change threshold: ${error.message}` : messageOf(error ?? 'refused') };
+      // ThresholdError's message names itself ("change threshold: …", core/guard.ts).
+      return { rcode: 'REFUSED', reason: messageOf(error ?? 'refused') };
     case 'dry_run':
       return { rcode: 'REFUSED', reason: 'DNSPLANE_DRY_RUN is on: nothing was sent to OVH' };
     default:

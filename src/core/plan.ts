@@ -73,11 +73,11 @@ export type PlanInput =
       /** Apply even over the tenant's change threshold (core/guard.ts). */
       force?: boolean;
     }
-  | { kind: 'changes'; changes: RawChangeSet; policy: Policy; force?: boolean }
+  | { kind: 'changes'; changes: RawChangeSet; policy: Policy; force?: boolean; origin?: string }
   /** A DNS UPDATE of one zone (core/dns-update-plan.ts): planned under the zone lock, all or nothing. */
-  | { kind: 'update'; update: DnsUpdate; policy: 'sync' }
+  | { kind: 'update'; update: DnsUpdate; policy: 'sync'; origin?: string }
   /** A tenant's staged writes of one zone through the served OVH API (core/staging.ts): planned under the zone lock. Never stored. */
-  | { kind: 'draft'; zone: string; draft: DraftPlanner; policy: 'sync' };
+  | { kind: 'draft'; zone: string; draft: DraftPlanner; policy: 'sync'; origin?: string };
 
 /**
  * A refresh of the served OVH API's draft, as the apply plans and records it (core/staging.ts
@@ -137,6 +137,11 @@ export type RoutedInput = (
   warnings: Map<string, string[]>;
   /** The request says force: the change threshold does not stop it. */
   force?: boolean;
+  /**
+   * Which door and which credential asked, in words, when it is not an API call of the tenant's own
+   * (`DNS UPDATE signed by KEY.`, `OVH API refresh by application key AK`): the journal's summary.
+   */
+  origin?: string;
 };
 
 /**
@@ -185,13 +190,13 @@ export async function routeInput(ctx: CoreContext, tenant: Tenant, input: PlanIn
     const zone = input.update.zone;
     if (!zoneNames.includes(zone)) throw new InvalidInputError('update.zone', `"${zone}" is not a zone dnsplane manages`);
     if (!mayUseZone(tenant, zone)) throw new PermissionDeniedError('update.zone', `zone "${zone}" is not one of tenant "${tenant.name}"'s zones`);
-    return { kind: 'update', policy: 'sync', byZone: new Map([[zone, input.update]]), warnings };
+    return { kind: 'update', policy: 'sync', byZone: new Map([[zone, input.update]]), warnings, ...(input.origin ? { origin: input.origin } : {}) };
   }
 
   if (input.kind === 'draft') {
     if (!zoneNames.includes(input.zone)) throw new InvalidInputError('zone', `"${input.zone}" is not a zone dnsplane manages`);
     if (!mayUseZone(tenant, input.zone)) throw new PermissionDeniedError('zone', `zone "${input.zone}" is not one of tenant "${tenant.name}"'s zones`);
-    return { kind: 'draft', policy: 'sync', byZone: new Map([[input.zone, input.draft]]), warnings };
+    return { kind: 'draft', policy: 'sync', byZone: new Map([[input.zone, input.draft]]), warnings, ...(input.origin ? { origin: input.origin } : {}) };
   }
 
   const c = input.changes;
@@ -223,7 +228,7 @@ export async function routeInput(ctx: CoreContext, tenant: Tenant, input: PlanIn
     const r = route(raw, `changes.delete[${i}]`);
     setFor(r.zone).delete.push(r.endpoint);
   });
-  return { kind: 'changes', policy: input.policy, byZone, warnings, ...(input.force ? { force: true } : {}) };
+  return { kind: 'changes', policy: input.policy, byZone, warnings, ...(input.force ? { force: true } : {}), ...(input.origin ? { origin: input.origin } : {}) };
 }
 
 /** Moved to ownership.ts (shared record sets); re-exported for callers of plan.ts. */

@@ -11,6 +11,7 @@ import { NotFoundError } from './errors.js';
 import { readCacheOf } from './read-cache.js';
 import { readRecords } from './read-records.js';
 import { ZoneFence } from './fence.js';
+import { describeSettling, settlingOf } from './settling.js';
 
 export { mapLimit } from './read-records.js';
 
@@ -146,7 +147,7 @@ export async function withZoneLockQueued<T, J = never>(
       }, timeoutMs);
       queue.waiters.push(waiter);
     });
-    if (turn === 'timeout') throw new store.LockTimeoutError(zone, timeoutMs);
+    if (turn === 'timeout') throw lockTimeout(ctx, zone, timeoutMs);
     if (!turn) return join!.taken(); // a holder took it over: its answer is the holder's to give
   }
   queue.busy = true;
@@ -164,6 +165,8 @@ export async function withZoneLockQueued<T, J = never>(
     const left = Math.max(1, Math.round(timeoutMs - (performance.now() - started)));
     // The OVH calls made under the lock are this zone's in the rate limiter's fair share.
     return await withOvhFlow({ zone }, () => store.withZoneLock(ctx.pool, zone, { lockTimeoutMs: left }, (tx) => fenced(ctx, zone, tx, (t, fence) => fn(t, fence, view))));
+  } catch (e) {
+    throw e instanceof store.LockTimeoutError && e.zone === zone ? lockTimeout(ctx, zone, timeoutMs) : e;
   } finally {
     const next = queue.waiters.shift();
     if (next) next.wake(true);
@@ -172,6 +175,12 @@ export async function withZoneLockQueued<T, J = never>(
       if (byZone.get(zone) === queue) byZone.delete(zone);
     }
   }
+}
+
+/** The lock timeout's error, naming why when this process knows: the zone is settling (core/settling.ts). */
+function lockTimeout(ctx: CoreContext, zone: string, timeoutMs: number): store.LockTimeoutError {
+  const settling = settlingOf(ctx, zone);
+  return settling ? new store.LockTimeoutError(zone, timeoutMs, `${describeSettling(settling)}; try again then`) : new store.LockTimeoutError(zone, timeoutMs);
 }
 
 /**

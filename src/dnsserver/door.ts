@@ -41,7 +41,7 @@ import type { DnsMetrics } from './metrics.js';
 import { answerQuery } from './query.js';
 import type { Refusals } from './refusal.js';
 import { transfer } from './transfer.js';
-import { answerUpdate } from './update.js';
+import { answerUpdate, type UpdateWait } from './update.js';
 
 /** Sending an answer failed: the client is gone. */
 class ClientGone extends Error {}
@@ -56,8 +56,8 @@ export interface DoorParts {
   metrics?: DnsMetrics;
   /** Seconds since the epoch (tests may move it). */
   now?: () => number;
-  /** DNSPLANE_DNS_UPDATE_WAIT (ms): an UPDATE's NOERROR waits this long at most for its change to be visible; 0: not at all. */
-  updateWaitMs?: number;
+  /** How long an UPDATE's NOERROR may wait for its change to be visible (update.ts); absent: not at all. */
+  updateWait?: UpdateWait;
 }
 
 /** Where a message came from, and how its answers go back. */
@@ -129,7 +129,7 @@ export function dnsDoor(parts: DoorParts): (bytes: Buffer, arrival: Arrival) => 
         }
         return await send(replyBytes(ex, await answerQuery(ctx, ex)));
       }
-      if (m.header.opcode === OPCODE.UPDATE) return await send(replyBytes(ex, await answerUpdate(ctx, ex, refusals, parts.updateWaitMs)));
+      if (m.header.opcode === OPCODE.UPDATE) return await send(replyBytes(ex, await answerUpdate(ctx, ex, refusals, parts.updateWait, started)));
       return await send(replyBytes(ex, answerTo(ex, RCODE.NOTIMP)));
     } catch (e) {
       // The client went away (a closed TCP connection, a transfer it stopped reading): nothing to answer.

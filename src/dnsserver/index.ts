@@ -11,8 +11,9 @@ import { dnsDoor } from './door.js';
 import type { TsigKeyring } from '../core/tsig-keys.js';
 import { Notices, SourceLimiter } from './limits.js';
 import { listenDns, type DnsListener } from './listener.js';
-import { DnsMetrics } from './metrics.js';
+import { dnsMetricsOn } from './metrics.js';
 import { Refusals } from './refusal.js';
+import { NO_WAIT, type UpdateWait } from './update.js';
 
 export type { DnsListener } from './listener.js';
 
@@ -24,21 +25,25 @@ export interface DnsDoorOptions {
   registry?: Registry;
   /** Unsigned messages per second a source may send (DNSPLANE_DNS_RATE), and its burst (twice that by default). */
   unsignedRate?: { perSecond: number; burst?: number };
-  /** DNSPLANE_DNS_UPDATE_WAIT (ms): how long an UPDATE's NOERROR may wait for its change to be visible; 0 or absent: not at all. */
-  updateWaitMs?: number;
+  /** How long an UPDATE's NOERROR may wait for its change to be visible (update.ts UpdateWait); absent: not at all. */
+  updateWait?: UpdateWait;
 }
 
 export const DEFAULT_UNSIGNED_RATE = 50;
 
 export async function startDnsDoor(ctx: CoreContext, opts: DnsDoorOptions): Promise<DnsListener> {
   const log = opts.log.child({ component: 'dns' });
-  const metrics = opts.registry ? new DnsMetrics(opts.registry) : undefined;
+  const metrics = opts.registry ? dnsMetricsOn(opts.registry) : undefined;
   const notices = new Notices(log);
   const perSecond = opts.unsignedRate?.perSecond ?? DEFAULT_UNSIGNED_RATE;
   const limiter = new SourceLimiter(perSecond, opts.unsignedRate?.burst ?? perSecond * 2);
   const refusals = new Refusals(ctx, log, notices, metrics);
-  const handle = dnsDoor({ ctx, log, keyring: opts.keyring, limiter, notices, refusals, metrics, updateWaitMs: opts.updateWaitMs ?? 0 });
-  const listener = await listenDns(opts.listen, handle, { log, metrics });
+  const handle = dnsDoor({ ctx, log, keyring: opts.keyring, limiter, notices, refusals, metrics, updateWait: opts.updateWait ?? NO_WAIT });
+  // A port that cannot be bound leaves nothing behind (the demo tries another one).
+  const listener = await listenDns(opts.listen, handle, { log, metrics }).catch((e: unknown) => {
+    notices.close();
+    throw e;
+  });
   return {
     ...listener,
     async close(maxMs?: number) {

@@ -17,6 +17,15 @@ import { seriesOn } from '../metrics.js';
 
 export type DropReason = 'rate_limited' | 'malformed' | 'response' | 'busy';
 
+/** One DnsMetrics per registry: a door started again on the same registry (the demo's port fallback) counts on the same series. */
+const onRegistry = new WeakMap<Registry, DnsMetrics>();
+
+export function dnsMetricsOn(registry: Registry): DnsMetrics {
+  let m = onRegistry.get(registry);
+  if (!m) onRegistry.set(registry, (m = new DnsMetrics(registry)));
+  return m;
+}
+
 export class DnsMetrics {
   private readonly requests: Counter<'opcode' | 'transport' | 'rcode'>;
   private readonly duration: Histogram<'opcode'>;

@@ -26,6 +26,21 @@ export interface Refusal {
   rcode: number;
 }
 
+/**
+ * Why a zone is refused NOTAUTH, naming the zone asked and the zones managed: miekg/dns (cert-manager,
+ * external-dns) reads any signed NOTAUTH as "dns: bad authentication", the same words as a wrong
+ * secret, so this line is what tells an operator the two apart (docs/certificates.md).
+ */
+export function notManaged(zone: string, managed: readonly string[]): string {
+  const sorted = [...managed].sort();
+  const listed = sorted.length === 0 ? 'none' : sorted.length > 10 ? `${sorted.slice(0, 10).join(', ')}, … (${sorted.length} in all)` : sorted.join(', ');
+  const parent = sorted.filter((m) => zone.endsWith(`.${m}`)).sort((a, b) => b.length - a.length)[0];
+  const hint = parent
+    ? `; it is a name inside managed zone ${parent}: ask for ${parent} (a client that found "${zone}" as its zone saw it delegated elsewhere)`
+    : '; a zone missing from DNSPLANE_ZONES is not managed';
+  return `"${zone}" is not a zone dnsplane manages (managed: ${listed})${hint}`;
+}
+
 export class Refusals {
   constructor(
     private readonly ctx: CoreContext,

@@ -12,7 +12,7 @@ import { mayUseZone } from '../core/tenants.js';
 import { MessageTooLargeError, RCODE, TYPE, Writer, foldCase, typeName, writeHeader, writeRecord, type ResourceRecord } from '../dns/wire/index.js';
 import { answerTo, replyBytes, StreamSigner, type Exchange } from './exchange.js';
 import { records, soaRecord } from './query.js';
-import type { Refusals } from './refusal.js';
+import { notManaged, type Refusals } from './refusal.js';
 
 /** The answers to a transfer request, each message's bytes in turn (signed when the request was). */
 export async function* transfer(ctx: CoreContext, ex: Exchange, refusals: Refusals): AsyncGenerator<Buffer> {
@@ -31,7 +31,7 @@ export async function* transfer(ctx: CoreContext, ex: Exchange, refusals: Refusa
     return;
   }
   if (!managed) {
-    yield await refuse(RCODE.NOTAUTH, `"${zone}" is not a zone dnsplane manages`, false);
+    yield await refuse(RCODE.NOTAUTH, notManaged(zone, zones.names), false);
     return;
   }
   if (ex.key.acmeOnly) {

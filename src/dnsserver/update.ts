@@ -17,7 +17,7 @@ import { mayUseZone } from '../core/tenants.js';
 import { InvalidInputError } from '../dns/errors.js';
 import { CLASS, RCODE, TYPE, foldCase, recordTypeOf, targetOfData, typeName, type Message, type ResourceRecord } from '../dns/wire/index.js';
 import { answerTo, type Exchange } from './exchange.js';
-import type { Refusals } from './refusal.js';
+import { notManaged, type Refusals } from './refusal.js';
 
 /** Types no update may name (RFC 2136 §3.4.1.2): meta types and queries. */
 const META = new Set<number>([TYPE.ANY, TYPE.AXFR, TYPE.IXFR, TYPE.OPT, TYPE.TSIG, 253 /* MAILB */, 254 /* MAILA */]);
@@ -32,17 +32,34 @@ class Malformed extends Error {
   }
 }
 
-/** waitMs: DNSPLANE_DNS_UPDATE_WAIT, how long NOERROR may wait for the change to be visible (0: not at all). */
-export async function answerUpdate(ctx: CoreContext, ex: Exchange, refusals: Refusals, waitMs = 0): Promise<Message> {
+/**
+ * How long an UPDATE's NOERROR may wait for its change to be visible: DNSPLANE_DNS_UPDATE_WAIT
+ * (maxMs, 0: not at all), and never past what the client waits for its answer
+ * (DNSPLANE_DNS_CLIENT_TIMEOUT, less ANSWER_MARGIN_MS, counted from the message's arrival): an answer
+ * after the client gave up is no answer — cert-manager's first Present and CleanUp failed that way.
+ */
+export interface UpdateWait {
+  maxMs: number;
+  clientTimeoutMs: number;
+}
+
+export const NO_WAIT: UpdateWait = { maxMs: 0, clientTimeoutMs: 2_000 };
+
+/** What the answer leaves before the client's timeout: the network, signing, a busy event loop. */
+export const ANSWER_MARGIN_MS = 500;
+
+/** `started`: the message's arrival (performance.now()), from which the client's timeout runs. */
+export async function answerUpdate(ctx: CoreContext, ex: Exchange, refusals: Refusals, wait: UpdateWait = NO_WAIT, started = performance.now()): Promise<Message> {
   const m = ex.request.message;
   const q = m.questions[0];
   const zone = foldCase(q?.name ?? '');
-  const managed = (await dnsZones(ctx)).names.includes(zone);
+  const zones = await dnsZones(ctx);
+  const managed = zones.names.includes(zone);
   const refuse = async (rcode: number, reason: string, at: { name?: string; type?: string } = {}) => answerTo(ex, await refusals.refuse(ex, { zone, managed, name: zone, ...at, reason, rcode }));
 
   if (m.questions.length !== 1 || q?.type !== TYPE.SOA) return refuse(RCODE.FORMERR, `the zone section must hold exactly one SOA question (it holds ${m.questions.length}${q ? `, type ${typeName(q.type)}` : ''})`);
   if (q.class !== CLASS.IN) return refuse(RCODE.NOTAUTH, `class ${q.class}: dnsplane serves class IN only`);
-  if (!managed) return refuse(RCODE.NOTAUTH, `"${zone}" is not a zone dnsplane manages`);
+  if (!managed) return refuse(RCODE.NOTAUTH, notManaged(zone, zones.names));
   const key = ex.key;
   if (!key) return refuse(RCODE.REFUSED, 'unsigned UPDATE (sign it with a TSIG key)');
   if (!mayUseZone(key.tenant, zone)) return refuse(RCODE.REFUSED, `zone "${zone}" is not one of tenant "${key.tenant.name}"'s zones`);
@@ -61,7 +78,8 @@ export async function answerUpdate(ctx: CoreContext, ex: Exchange, refusals: Ref
     if (!(e instanceof Malformed)) throw e;
     updates = { malformed: `update: ${e.message}`, rcode: e.rcode, ...at(e.rr) };
   }
-  const outcome = await applyDnsUpdate(ctx, key.tenant, { zone, prerequisites, updates, acmeOnly: key.acmeOnly }, waitMs);
+  const answerBy = started + wait.clientTimeoutMs - ANSWER_MARGIN_MS;
+  const outcome = await applyDnsUpdate(ctx, key.tenant, { zone, prerequisites, updates, acmeOnly: key.acmeOnly }, key.name, wait.maxMs > 0 ? () => Math.min(wait.maxMs, answerBy - performance.now()) : () => 0);
   if (outcome.rcode === 'NOERROR') return answerTo(ex, RCODE.NOERROR);
   return refuse(RCODE[outcome.rcode], outcome.reason, { ...(outcome.name ? { name: outcome.name } : {}), ...(outcome.type ? { type: outcome.type } : {}) });
 }

@@ -82,7 +82,7 @@ export function ovhApiHandler(ctx: CoreContext, opts: OvhApiOptions): (req: Req,
       case 'status':
         return statusCall(ctx, tenant, route.zone);
       case 'refresh':
-        return refreshCall(ctx, tenant, route.zone, log);
+        return refreshCall(ctx, tenant, route.zone, log, key.applicationKey);
       case 'records':
         return recordsCall(ctx, tenant, route.zone, call);
       case 'record':

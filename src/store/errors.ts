@@ -44,8 +44,10 @@ export class LockTimeoutError extends StoreError {
   constructor(
     readonly zone: string,
     readonly timeoutMs: number,
+    /** Who holds it, when the caller knows better than "another apply". */
+    holder = 'another apply holds it',
   ) {
-    super(`zone ${JSON.stringify(zone)}: lock not acquired within ${timeoutMs} ms (another apply holds it)`);
+    super(`zone ${JSON.stringify(zone)}: lock not acquired within ${timeoutMs} ms (${holder})`);
   }
 }
 

@@ -5,7 +5,7 @@
  *   GET  /                 negotiation: 200, Content-Type exactly MEDIA_TYPE, the domain filter
  *   GET  /records          200, the tenant's record sets
  *   POST /adjustendpoints  200, the endpoints as dnsplane will hold them (normalize.ts)
- *   POST /records          one inline Apply of the change set, 204
+ *   POST /records          one inline Apply of the change set, 204 (500 naming what was refused)
  *   GET  /healthz          200 "ok" (no credentials needed)
  *   GET  /metrics          the sidecar's own series (only with serveMetrics)
  *
@@ -16,11 +16,14 @@
  * - 503: OVH unavailable or rate limited, a zone lock not acquired, the centre unreachable, or the
  *   answer not ready within the deadline (the work goes on; the next loop finds it done);
  * - 500: any other failure (a zone apply rolled back because OVH refused an operation, a bug);
- * - 204 with some entries refused: a conflict (the record set is someone else's) or an invalid entry
- *   (bad target, name outside the tenant's grant, a record set named twice) never fails the request:
- *   the other changes apply, and each refusal is logged (warn), counted in dnsplane_webhook_conflicts_total
- *   or dnsplane_webhook_rejected_total, and the apply itself is in the journal. external-dns asks
- *   again on its next loop, and is refused again: the log says so every time, loudly enough to act on.
+ * - 500 after the rest applied, when entries were refused: a conflict (the record set is someone
+ *   else's) or an invalid entry (bad target, name outside the tenant's grant, a record set named twice)
+ *   never stops the other changes: they apply, each refusal is logged (warn), counted in
+ *   dnsplane_webhook_conflicts_total or dnsplane_webhook_rejected_total, and the answer is a soft error
+ *   whose body names the refused changes, so that the refusal reaches the cluster: external-dns logs
+ *   `Failed to do run once: … failed to apply changes with code 500`, counts it
+ *   (external_dns_controller_consecutive_soft_errors) and asks again on its next loop. A 204 here hid
+ *   the refusal from everyone but dnsplane's operator; a 4xx would make external-dns exit.
  * - 400/404/405/406/413/415: requests stock external-dns never sends (a body Go's decoder would refuse,
  *   an unknown path, another protocol version, a body over the limit): here an honest 4xx, which stops
  *   a client that is not external-dns or is misconfigured, is the right answer.
@@ -40,9 +43,11 @@ import {
   prepareChangesSteps,
   toChangeSet,
   without,
+  type PreparedChanges,
   type Rejection,
   type TenantScope,
 } from './normalize.js';
+import { recordSetKey, type ChangeAction, type Endpoint } from '../dns/types.js';
 import {
   decodeChangesSteps,
   decodeEndpointListSteps,
@@ -194,6 +199,32 @@ function endpointListBody(endpoints: readonly Parameters<typeof toWire>[0][]): P
   return body;
 }
 
+/** Record set -> the list external-dns named it in ('create', 'update' for updateNew, 'delete'). */
+function askedActions(p: Pick<PreparedChanges, 'creates' | 'updates' | 'deletes'>): Map<string, ChangeAction> {
+  const out = new Map<string, ChangeAction>();
+  const put = (e: Endpoint, action: ChangeAction) => out.set(recordSetKey(e.dnsName, e.recordType), action);
+  for (const c of p.creates) put(c.endpoint, 'create');
+  for (const u of p.updates) put(u.new.endpoint, 'update');
+  for (const d of p.deletes) put(d.endpoint, 'delete');
+  return out;
+}
+
+/**
+ * The refused changes in words, for the answer's body ('' when none): the first MAX_LOGGED_REFUSALS
+ * of each kind, as logged, and how many more.
+ */
+function refusalText(all: readonly Rejection[], conflictLines: readonly string[], conflicts: number): string {
+  const rejected = all.filter((r) => !r.superseded);
+  const total = rejected.length + conflicts;
+  if (total === 0) return '';
+  const lines = [`${total} change(s) refused; the others were applied (dnsplane's log names each refusal):`];
+  for (const r of rejected.slice(0, MAX_LOGGED_REFUSALS)) lines.push(`invalid ${r.dnsName} ${r.recordType}: ${r.reason}`);
+  if (rejected.length > MAX_LOGGED_REFUSALS) lines.push(`… ${rejected.length - MAX_LOGGED_REFUSALS} more invalid`);
+  for (const c of conflictLines) lines.push(`conflict ${c}`);
+  if (conflicts > conflictLines.length) lines.push(`… ${conflicts - conflictLines.length} more conflicts`);
+  return `${lines.join('\n')}\n`;
+}
+
 function mediaReply(body: string | Buffer, extra: Record<string, string> = {}): Reply {
   return { status: 200, headers: { 'content-type': MEDIA_TYPE, ...extra }, body };
 }
@@ -254,17 +285,23 @@ export function webhookHandler(opts: WebhookHandlerOptions): (req: http.Incoming
     if (rejected.length > MAX_LOGGED_REFUSALS) {
       log.warn({ tenant, webhook: 'apply', refused: rejected.length, logged: MAX_LOGGED_REFUSALS }, `webhook changes refused: invalid, ${rejected.length - MAX_LOGGED_REFUSALS} more not logged one by one`);
     }
+    // A conflict is named by what external-dns asked (its list), not by what dnsplane would have done:
+    // a create of a set that exists would have been an update of it.
+    const asked = askedActions(prepared);
+    const conflictLines: string[] = [];
     let conflicts = 0;
     for (const z of zones) {
       const byAction = new Map<string, number>();
       for (const c of z.conflicts) {
+        const action = asked.get(recordSetKey(c.endpoint.dnsName, c.endpoint.recordType)) ?? c.action;
         if (conflicts++ < MAX_LOGGED_REFUSALS) {
           log.warn(
-            { tenant, webhook: 'apply', zone: z.zone, action: c.action, dnsName: c.endpoint.dnsName, recordType: c.endpoint.recordType, owner: c.owner, reason: c.reason },
+            { tenant, webhook: 'apply', zone: z.zone, action, dnsName: c.endpoint.dnsName, recordType: c.endpoint.recordType, owner: c.owner, reason: c.reason },
             'webhook change refused: conflict',
           );
+          conflictLines.push(`${action} ${c.endpoint.dnsName} ${c.endpoint.recordType}: ${c.reason}`);
         }
-        tally(byAction, c.action);
+        tally(byAction, action);
       }
       for (const [action, n] of byAction) metrics?.conflict(tenant, z.zone, action, n);
     }
@@ -285,12 +322,15 @@ export function webhookHandler(opts: WebhookHandlerOptions): (req: http.Incoming
     }
     for (const z of zones.filter((x) => x.overThreshold)) overThreshold(tenant, z.zone, z.error ?? '');
     const failed = zones.filter((z) => z.status === 'failed' || z.status === 'stale' || z.overThreshold);
+    const refusals = refusalText(rejected, conflictLines, conflicts);
     if (failed.length > 0) {
       // Over the threshold is 503: external-dns retries every loop, and nothing is deleted until
       // someone forces it or raises the limit (the log line says how).
       const status = failed.some((z) => z.transient || z.overThreshold) ? 503 : 500;
-      return { status, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: `${failed.map((z) => `${z.zone}: ${z.error ?? z.status}`).join('\n')}\n`, log: summary };
+      return { status, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: `${failed.map((z) => `${z.zone}: ${z.error ?? z.status}`).join('\n')}\n${refusals}`, log: summary };
     }
+    // Refused entries are a soft error once the rest is applied (the module comment says why).
+    if (refusals !== '') return { status: 500, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: refusals, log: summary };
     return { status: 204, log: summary };
   };
 

@@ -111,6 +111,12 @@ export interface Rejection {
   dnsName: string;
   recordType: string;
   reason: string;
+  /**
+   * A delete of a record set the same change set writes (external-dns without adjust, where a set
+   * identifier puts one set in two plan rows): the write is the end state it asked for, so nothing it
+   * wanted is refused (the answer stays a success).
+   */
+  superseded?: boolean;
 }
 
 /** An entry kept for applying: where it came from and its normalized form. */
@@ -169,7 +175,8 @@ export function* prepareChangesSteps(changes: WireChanges, scope: TenantScope): 
     const key = keyOf(entry.endpoint);
     const first = claimed.get(key);
     if (first !== undefined) {
-      refused[entry.list].push(rejection(entry.list, entry.index, raw, `${entry.list}[${entry.index}]: record set ${key} appears more than once in the change set (also at ${first}, which is applied)`));
+      const r = rejection(entry.list, entry.index, raw, `${entry.list}[${entry.index}]: record set ${key} appears more than once in the change set (also at ${first}, which is applied)`);
+      refused[entry.list].push(entry.list === 'delete' && !first.startsWith('delete') ? { ...r, superseded: true } : r);
       return false;
     }
     claimed.set(key, `${entry.list}[${entry.index}]`);

@@ -6,7 +6,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { toJsonString } from '@bufbuild/protobuf';
+import { create, toJsonString } from '@bufbuild/protobuf';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { applyCommand } from '../../src/cli/apply.js';
 import { applyLines, journalCommand } from '../../src/cli/journal.js';
@@ -105,5 +105,13 @@ describe('dnsplane journal show', () => {
     await expect(journalCommand.run(['show', bobs, ...server()], out)).rejects.toThrow(new RegExp(`no apply with journal id ${bobs} among tenant "alice"'s`));
     await expect(journalCommand.run(['show', 'abc', ...server()], out)).rejects.toThrow('ID: exactly one journal id (a number) is required');
     await expect(journalCommand.run(['list', ...server()], out)).rejects.toThrow('subcommand: must be "show", got "list"');
+  });
+});
+
+describe('journal show: an apply another door made names the door and the key', () => {
+  it('a DNS UPDATE, an OVH API refresh: their summary, not "inline"', () => {
+    const line = (summary: string) => applyLines(create(GetApplyResponseSchema, { journalId: '7', zone: 'example.test', tenant: 'demo', summary, state: 'done' }))[0];
+    expect(line('DNS UPDATE signed by demo-acme.dnsplane.')).toBe('Apply 7: zone example.test, tenant demo, DNS UPDATE signed by demo-acme.dnsplane., done');
+    expect(line('OVH API refresh by application key 0123abcd')).toBe('Apply 7: zone example.test, tenant demo, OVH API refresh by application key 0123abcd, done');
   });
 });

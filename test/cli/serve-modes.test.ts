@@ -12,8 +12,10 @@
  *   (--new-tokens: new ones), the banner naming the database (never its password) and the endpoint.
  */
 import { execFile, spawn } from 'node:child_process';
+import dgram from 'node:dgram';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
@@ -29,6 +31,7 @@ import { startServer } from '../../src/server.js';
 import * as store from '../../src/store/index.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
 import { dumpText, snapshot } from '../helpers/snapshot.js';
+import { captureLogger } from '../helpers/log-capture.js';
 
 const run = promisify(execFile);
 const BIN = path.resolve('bin/dnsplane.js');
@@ -190,7 +193,7 @@ describe('the demo on a DATABASE_URL', () => {
     const dataDir = tempDir();
 
     const first = await startServer(config(dataDir), log);
-    let dnsPort: number;
+    let simPorts: number[];
     let doorPort: number;
     let demoToken: string;
     let tsigSecret: string;
@@ -215,7 +218,7 @@ describe('the demo on a DATABASE_URL', () => {
       expect(statSync(file).mode & 0o777).toBe(0o600);
       expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ demo: demoToken });
       expect(await dumpText(db.pool)).not.toContain(demoToken.slice(5));
-      dnsPort = first.simulator!.dnsPort;
+      simPorts = first.simulator!.dnsServers.map((s) => s.port);
       doorPort = first.dns!.port;
       // The demo's ACME-only TSIG key: its secret kept in a 0600 file, sealed in the database.
       const key = await demoTsigKey(first.ctx, dataDir, { newKey: false, log });
@@ -230,7 +233,7 @@ describe('the demo on a DATABASE_URL', () => {
 
     const second = await startServer(config(dataDir), log);
     try {
-      expect(second.simulator!.dnsPort).toBe(dnsPort);
+      expect(second.simulator!.dnsServers.map((s) => s.port)).toEqual(simPorts);
       expect(second.dns!.port).toBe(doorPort);
       const t = await demoTokens(second.ctx.pool, dataDir, { newTokens: false, log });
       expect(t).toEqual({ admin: undefined, demo: demoToken, leftAlone: ['admin'], kept: true });
@@ -248,6 +251,48 @@ describe('the demo on a DATABASE_URL', () => {
       await deleteTsigKey({ pool: second.ctx.pool, actor: null }, 'demo-acme.dnsplane');
     } finally {
       await second.close();
+    }
+  });
+
+  it('the DNS door port of the last start taken by another program: starts on another one (once), keeps it; both simulated name servers keep their ports', async () => {
+    const dataDir = tempDir();
+    const first = await startServer(config(dataDir), log);
+    const doorPort = first.dns!.port;
+    const simPorts = first.simulator!.dnsServers.map((s) => s.port);
+    await first.close();
+    expect(readFileSync(path.join(dataDir, 'ovhsim', 'dns-port'), 'utf8')).toBe(`${simPorts.join(' ')}\n`);
+
+    // Another program took the door's port, UDP and TCP, while the demo was stopped.
+    const tcp = net.createServer();
+    await new Promise<void>((resolve, reject) => tcp.once('error', reject).listen(doorPort, '127.0.0.1', () => resolve()));
+    const udp = dgram.createSocket('udp4');
+    await new Promise<void>((resolve, reject) => udp.once('error', reject).bind(doorPort, '127.0.0.1', () => resolve()));
+    const captured = captureLogger('warn');
+    let movedTo: number;
+    try {
+      const second = await startServer(config(dataDir), captured.log);
+      try {
+        movedTo = second.dns!.port;
+        expect(movedTo).not.toBe(doorPort);
+        expect(second.simulator!.dnsServers.map((s) => s.port)).toEqual(simPorts);
+        expect(captured.lines.filter((l) => /of the last start (is|are) taken/.test(l.msg)).map((l) => [l.msg, l['ports']])).toEqual([
+          ['demo: the DNS door port of the last start is taken; using another one', [doorPort]],
+        ]);
+        // The door answers on the port it moved to (its metrics registered once, and counting).
+        expect(await second.metrics.registry.getSingleMetric('dnsplane_dns_requests_total')).toBeDefined();
+      } finally {
+        await second.close();
+      }
+    } finally {
+      tcp.close();
+      udp.close();
+    }
+    const third = await startServer(config(dataDir), log);
+    try {
+      expect(third.dns!.port).toBe(movedTo);
+      expect(third.simulator!.dnsServers.map((s) => s.port)).toEqual(simPorts);
+    } finally {
+      await third.close();
     }
   });
 

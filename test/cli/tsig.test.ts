@@ -2,16 +2,19 @@
  * `dnsplane tenant tsig create|list|rotate|delete` on a real database: the secret printed once (as long
  * as its HMAC's output), sealed in the database (never there in clear), each tool's configuration
  * block present and well-formed, the DNS server taken from --server, DNSPLANE_DNS_ADVERTISE,
- * DNSPLANE_DNS_LISTEN or a placeholder, bad input refused naming the field and the rule with nothing
+ * DNSPLANE_DNS_LISTEN, the demo door of its data dir, or a placeholder saying what to set, bad input refused naming the field and the rule with nothing
  * written, no DNSPLANE_SECRETS_KEY or another one refused, every change journaled.
  * (test/cli/tsig-tools.test.ts checks the blocks with the real tools.)
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tenantCommand } from '../../src/cli/tenant.js';
+import { DNS_DOOR_PORT_FILE } from '../../src/demo.js';
 import { SecretBox } from '../../src/core/secrets.js';
 import { createTenant, setTenantDisabled } from '../../src/core/tenants.js';
 import { TSIG_ALGORITHMS, TSIG_SECRET_BYTES } from '../../src/core/tsig-keys.js';
@@ -23,8 +26,11 @@ import { dumpText } from '../helpers/snapshot.js';
 let db: TestDatabase;
 const key = randomBytes(32);
 
+/** A data dir of its own, empty: no demo's DNS door recorded in it (the checkout's .dnsplane may hold one). */
+const emptyDataDir = mkdtempSync(path.join(tmpdir(), 'dnsplane-tsig-none-'));
+
 function io(env: Record<string, string> = {}): CapturedIo {
-  return capturedIo({ DATABASE_URL: db.url, DNSPLANE_SECRETS_KEY: key.toString('base64'), ...env });
+  return capturedIo({ DATABASE_URL: db.url, DNSPLANE_SECRETS_KEY: key.toString('base64'), DNSPLANE_DATA_DIR: emptyDataDir, ...env });
 }
 
 const tsig = (args: string[], out = io()) => tenantCommand.run(['tsig', ...args], out);
@@ -39,6 +45,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await db?.drop();
+  rmSync(emptyDataDir, { recursive: true, force: true });
 });
 
 describe('dnsplane tenant tsig create', () => {
@@ -110,7 +117,12 @@ describe('dnsplane tenant tsig create', () => {
       `- --rfc2136-tsig-secret=${r.secret}`,
       '- --rfc2136-tsig-secret-alg=hmac-sha1',
       '- --rfc2136-tsig-axfr',
+      "# at most 25 record sets per UPDATE: answered within external-dns's 2 s at DNSPLANE_OVH_RATE=20 (a name with several targets counts one per target)",
+      '- --rfc2136-batch-change-size=25',
     ]);
+    // The batch size follows the configured OVH rate (test/dnsserver/batch.test.ts runs it).
+    const faster = await json(['create', 'alice', '--algorithm', 'hmac-sha1', '--server', 'dns.example.net:53'], { DNSPLANE_OVH_RATE: '50' });
+    expect(faster.config.externalDns.text.split('\n').slice(-1)).toEqual(['- --rfc2136-batch-change-size=64']);
     // A host name: certbot's server must be an IP address, so it is left to fill in, and said why.
     expect(r.config.certbot.text).toContain('# dns_rfc2136_server must be an IP address (certbot refuses a host name): the address of dns.example.net.');
     expect(iniOf(r.config.certbot.text).dns_rfc2136_server).toBe('REPLACE_ME_DNS_IP');
@@ -137,7 +149,23 @@ describe('dnsplane tenant tsig create', () => {
     expect(await server([], {})).toEqual({ host: 'REPLACE_ME_DNS_HOST', port: 53, source: 'placeholder' });
     const out = io();
     await tsig(['create', 'bob'], out);
-    expect(out.text()).toContain('The DNS server below is a placeholder (REPLACE_ME_DNS_HOST:53): pass --server HOST:PORT, or set DNSPLANE_DNS_ADVERTISE (or DNSPLANE_DNS_LISTEN).');
+    expect(out.text()).toContain(
+      "The DNS server below is a placeholder (REPLACE_ME_DNS_HOST:53): this environment says nowhere where clients reach dnsplane's DNS door. Pass --server HOST:PORT, or set DNSPLANE_DNS_ADVERTISE=HOST:PORT as the servers have it",
+    );
+  });
+
+  it('beside a demo server (its data dir, no DNS setting): the DNS door the demo recorded, not a placeholder', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'dnsplane-tsig-'));
+    try {
+      writeFileSync(path.join(dataDir, DNS_DOOR_PORT_FILE), '53053\n');
+      const r = await json(['create', 'bob'], { DNSPLANE_DATA_DIR: dataDir });
+      expect(r.server).toEqual({ host: '127.0.0.1', port: 53053, source: `the demo's DNS door (${path.join(dataDir, DNS_DOOR_PORT_FILE)})` });
+      expect(r.config.nsupdate.text).toContain('server 127.0.0.1 53053\n');
+      // A setting still wins over what a demo recorded.
+      expect((await json(['create', 'bob'], { DNSPLANE_DATA_DIR: dataDir, DNSPLANE_DNS_ADVERTISE: 'dns.example.net:53' })).server.source).toBe('DNSPLANE_DNS_ADVERTISE');
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -181,7 +181,16 @@ describeWithTools(['nsupdate'], 'UPDATE with nsupdate', () => {
   it('refuses unsigned updates, answers NOTAUTH for a zone it does not manage', async () => {
     expect(rcodeOf(await nsu(undefined, [`update add u.${ZONE} 60 TXT "u"`]))).toBe('REFUSED');
     expect(rcodeOf(await nsu(alicesKey(), ['update add x.nope.test 60 TXT "x"'], { zone: 'nope.test' }))).toBe('NOTAUTH');
+    // A sub-zone (cert-manager's zone discovery stops at a delegation): NOTAUTH too.
+    expect(rcodeOf(await nsu(alicesKey(), [`update add x.sub.${ZONE} 60 TXT "x"`], { zone: `sub.${ZONE}` }))).toBe('NOTAUTH');
     expect(calls()).toEqual([]);
+    // miekg/dns reads a signed NOTAUTH as "bad authentication", as for a wrong secret: the log line
+    // (a refusal with the key, never written for a wrong secret) names the zone asked and those managed.
+    const refusals = logged.lines.filter((l) => l['msg'] === 'dns: refused' && l['rcode'] === 'NOTAUTH');
+    expect(refusals.slice(-2).map((l) => [l['zone'], l['key'], l['reason']])).toEqual([
+      ['nope.test', alicesKey().name, '"nope.test" is not a zone dnsplane manages (managed: example.test, other.test); a zone missing from DNSPLANE_ZONES is not managed'],
+      [`sub.${ZONE}`, alicesKey().name, `"sub.${ZONE}" is not a zone dnsplane manages (managed: example.test, other.test); it is a name inside managed zone ${ZONE}: ask for ${ZONE} (a client that found "sub.${ZONE}" as its zone saw it delegated elsewhere)`],
+    ]);
   });
 
   it('a wrong key and a wrong secret: NOTAUTH with BADKEY and BADSIG, nothing sent', async () => {
@@ -192,6 +201,8 @@ describeWithTools(['nsupdate'], 'UPDATE with nsupdate', () => {
     expect(wrong.code).not.toBe(0);
     expect(wrong.stdout + wrong.stderr).toMatch(/BADSIG|tsig indicates error/);
     expect(calls()).toEqual([]);
+    // No refusal line for them (the key is not proven): they go to the summary and the TSIG counter.
+    expect(logged.lines.filter((l) => l['msg'] === 'dns: refused' && (l['key'] === 'nobody.keys.dnsplane' || l['zone'] === ZONE && l['rcode'] === 'NOTAUTH'))).toEqual([]);
   });
 
   it('a stale time: an nsupdate message signed again 1,000 s in the past gets BADTIME, signed, with the server time', async () => {

@@ -61,6 +61,20 @@ export class ExternalDnsError extends Error {
   }
 }
 
+/**
+ * The soft error a loop ends with when dnsplane refused some of its changes (and applied the rest):
+ * `failed to apply changes with code 500`, which external-dns logs and retries next loop. Throws when
+ * the run ended otherwise.
+ */
+export async function refusedSoftly(run: Promise<unknown>): Promise<ExternalDnsError> {
+  const err = await run.then(
+    () => new Error('the loop succeeded; expected a soft error (500) naming the refused changes'),
+    (e: unknown) => e,
+  );
+  if (err instanceof ExternalDnsError && err.soft && err.status === 500 && err.message === 'failed to apply changes with code 500') return err;
+  throw err;
+}
+
 /** Go's json.Marshal of an endpoint: struct order, omitempty, HTML-safe escaping, Encode's newline. */
 function goMarshal(v: unknown): string {
   return JSON.stringify(v).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);

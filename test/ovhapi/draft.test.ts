@@ -106,7 +106,7 @@ describe('the draft', () => {
     expect(published('keep')).toEqual(['192.0.2.30 900', '192.0.2.31 900']);
   });
 
-  it('the refresh is one apply, journaled as the tenant\'s', async () => {
+  it('the refresh is one apply, journaled as the tenant\'s, naming the door and the application key', async () => {
     const ids = (await ok('alice', 'GET', `${REC}?subDomain=app`)) as number[];
     await ok('alice', 'POST', REC, { fieldType: 'TXT', subDomain: 'app', target: 'hello' });
     for (const id of ids) await ok('alice', 'DELETE', `${REC}/${id}`);
@@ -116,6 +116,9 @@ describe('the draft', () => {
     const [entry] = await store.listJournal(h.server.ctx.pool, { zone: ZONE, limit: 1 });
     expect(entry).toMatchObject({ state: 'done' });
     expect(entry!.tenantId).toBe((await store.getTenantByName(h.server.ctx.pool, 'alice'))!.id);
+    // Not "an inline apply": which door and which key (the application key is public; no secret).
+    expect((entry!.intent as { summary?: string }).summary).toBe(`OVH API refresh by application key ${keys['alice']!.applicationKey}`);
+    expect(JSON.stringify(entry)).not.toContain(keys['alice']!.applicationSecret);
   });
 
   it('a staged write no refresh published expires: never read again, swept, never published', async () => {

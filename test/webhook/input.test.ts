@@ -1,7 +1,8 @@
 /**
  * Bad input through the webhook, and the policy for it: a change-set entry that breaks a rule is
- * refused alone (logged, counted) and the rest applies with 204 — a 4xx would make external-dns exit
- * and a 5xx would block the valid changes forever; a body external-dns cannot have sent is a 4xx.
+ * refused alone (logged, counted), the rest applies, and the answer is a soft error (500) whose body
+ * names the refusals — a 4xx would make external-dns exit, a 204 would hide the refusal from the
+ * cluster; a body external-dns cannot have sent is a 4xx.
  * Plus Go's case-insensitive keys, the limits, the deadline, and names outside a tenant's suffixes,
  * caught here (central) or by the centre one by one (sidecar).
  */
@@ -13,7 +14,7 @@ import { ZoneService, type ListZonesResponse } from '../../src/gen/dnsplane/v1/z
 import { MAX_LOGGED_REFUSALS } from '../../src/webhook/handler.js';
 import { startSidecar, type Sidecar } from '../../src/webhook/index.js';
 import { startHarness, type Harness } from '../helpers/server.js';
-import { ExternalDns, MEDIA_TYPE } from '../helpers/external-dns.js';
+import { ExternalDns, MEDIA_TYPE, refusedSoftly } from '../helpers/external-dns.js';
 import { centralWebhook, type TestWebhook } from '../helpers/central-webhook.js';
 import { callLines } from '../helpers/expect.js';
 
@@ -41,9 +42,9 @@ afterAll(async () => {
 
 beforeEach(() => h.sim.clearCalls());
 
-describe('entries that break a rule are refused alone; the rest applies (204)', () => {
+describe('entries that break a rule are refused alone; the rest applies; a soft error names them', () => {
   it('a bad target, a name outside the tenant\'s zones, an unsupported type, a repeated record set', async () => {
-    await edns.applyChanges({
+    await refusedSoftly(edns.applyChanges({
       create: [
         { dnsName: `bad.${ZONE}`, targets: ['192.0.2.300'], recordType: 'A' },
         { dnsName: 'www.other.org', targets: ['192.0.2.1'], recordType: 'A' },
@@ -51,8 +52,15 @@ describe('entries that break a rule are refused alone; the rest applies (204)', 
         { dnsName: `wks.${ZONE}`, targets: ['x'], recordType: 'WKS' },
         { dnsName: `OK.${ZONE}.`, targets: ['192.0.2.2'], recordType: 'A' },
       ],
-    });
-    expect(edns.exchanges.at(-1)!.status).toBe(204);
+    }));
+    expect(edns.exchanges.at(-1)!.body.split('\n')).toEqual([
+      "4 change(s) refused; the others were applied (dnsplane's log names each refusal):",
+      expect.stringMatching(/^invalid bad\.example\.com A: create\[0\]\.targets\[0\]: /),
+      expect.stringMatching(/^invalid www\.other\.org A: create\[1\]\.dnsName: /),
+      expect.stringMatching(/^invalid wks\.example\.com WKS: create\[3\]\.recordType: /),
+      expect.stringMatching(/^invalid OK\.example\.com\. A: create\[4\]: record set ok\.example\.com A appears more than once/),
+      '',
+    ]);
     expect(calls()).toEqual([`POST /domain/zone/${ZONE}/record`, `POST /domain/zone/${ZONE}/refresh`]);
     expect(h.sim.writes()[0]!.body).toEqual({ fieldType: 'A', subDomain: 'ok', target: '192.0.2.1', ttl: 300 });
     expect(refused().map((l) => [l.entry, l.reason])).toEqual([
@@ -99,8 +107,8 @@ describe('entries that break a rule are refused alone; the rest applies (204)', 
     const before = refused().length;
     const counted = await wh.metric('dnsplane_webhook_rejected_total', { tenant: 'alice', list: 'delete' });
     const bad = Array.from({ length: MAX_LOGGED_REFUSALS + 7 }, (_, i) => ({ dnsName: `bad${i}.${ZONE}`, targets: ['192.0.2.300'], recordType: 'A' }));
-    await edns.applyChanges({ delete: bad });
-    expect(edns.exchanges.at(-1)!.status).toBe(204);
+    await refusedSoftly(edns.applyChanges({ delete: bad }));
+    expect(edns.exchanges.at(-1)!.body.split('\n').slice(-2)).toEqual(['… 7 more invalid', '']);
     expect(calls()).toEqual([]);
     expect(refused().slice(before).map((l) => l.entry)).toEqual(bad.slice(0, MAX_LOGGED_REFUSALS).map((_, i) => `delete[${i}]`));
     expect(wh.lines.filter((l) => l.msg === 'webhook changes refused: invalid, 7 more not logged one by one')).toEqual([
@@ -109,9 +117,9 @@ describe('entries that break a rule are refused alone; the rest applies (204)', 
     expect(await wh.metric('dnsplane_webhook_rejected_total', { tenant: 'alice', list: 'delete' })).toBe((counted ?? 0) + MAX_LOGGED_REFUSALS + 7);
   });
 
-  it('a change set where every entry is refused sends nothing and still answers 204', async () => {
+  it('a change set where every entry is refused sends nothing and answers the soft error', async () => {
     const ex = await post('{"create":[{"dnsName":"x.example.com","targets":["::1"],"recordType":"A"}]}');
-    expect(ex.status).toBe(204);
+    expect(ex.status).toBe(500);
     expect(calls()).toEqual([]);
   });
 });
@@ -211,8 +219,7 @@ describe('a tenant limited to suffixes', () => {
   it('central: the domain filter is its suffixes, names outside are refused here', async () => {
     const e = new ExternalDns(wh.url('team', token));
     expect((await e.negotiate()).include).toEqual(['team.example.com']);
-    await e.applyChanges({ create: [{ dnsName: `outside.${ZONE}`, targets: ['192.0.2.9'], recordType: 'A' }, { dnsName: `a.team.${ZONE}`, targets: ['192.0.2.9'], recordType: 'A' }] });
-    expect(e.exchanges.at(-1)!.status).toBe(204);
+    await refusedSoftly(e.applyChanges({ create: [{ dnsName: `outside.${ZONE}`, targets: ['192.0.2.9'], recordType: 'A' }, { dnsName: `a.team.${ZONE}`, targets: ['192.0.2.9'], recordType: 'A' }] }));
     expect(calls()).toEqual([`POST /domain/zone/${ZONE}/record`, `POST /domain/zone/${ZONE}/refresh`]);
     expect(refused().at(-1)).toMatchObject({ tenant: 'team', entry: 'create[0]', reason: expect.stringMatching(/outside tenant "team"'s allowed suffixes/) });
   });
@@ -220,14 +227,13 @@ describe('a tenant limited to suffixes', () => {
   it('sidecar: the centre tells it the suffixes, so its domain filter and refusals match the central listener', async () => {
     const e = new ExternalDns(sidecar.url);
     expect((await e.negotiate()).include).toEqual(['team.example.com']);
-    await e.applyChanges({
+    await refusedSoftly(e.applyChanges({
       create: [
         { dnsName: `b.team.${ZONE}`, targets: ['192.0.2.10'], recordType: 'A' },
         { dnsName: `outside2.${ZONE}`, targets: ['192.0.2.10'], recordType: 'A' },
         { dnsName: `c.team.${ZONE}`, targets: ['192.0.2.11'], recordType: 'A' },
       ],
-    });
-    expect(e.exchanges.at(-1)!.status).toBe(204);
+    }));
     expect(calls()).toEqual([`POST /domain/zone/${ZONE}/record`, `POST /domain/zone/${ZONE}/record`, `POST /domain/zone/${ZONE}/refresh`]);
     expect(names()).not.toContain('outside2');
     expect(await sidecar.metrics.registry.getSingleMetric('dnsplane_webhook_rejected_total')?.get()).toMatchObject({ values: [{ value: 1, labels: { list: 'create' } }] });
@@ -248,14 +254,14 @@ describe('a tenant limited to suffixes', () => {
     try {
       const e = new ExternalDns(old.url);
       expect((await e.negotiate()).include).toEqual([ZONE]); // told zones, not suffixes
-      await e.applyChanges({
+      await refusedSoftly(e.applyChanges({
         create: [
           { dnsName: `d.team.${ZONE}`, targets: ['192.0.2.12'], recordType: 'A' },
           { dnsName: `outside3.${ZONE}`, targets: ['192.0.2.12'], recordType: 'A' },
           { dnsName: `e.team.${ZONE}`, targets: ['192.0.2.13'], recordType: 'A' },
         ],
-      });
-      expect(e.exchanges.at(-1)!.status).toBe(204);
+      }));
+      expect(e.exchanges.at(-1)!.body).toMatch(/^1 change\(s\) refused.*\ninvalid outside3\.example\.com A: /);
       expect(calls()).toEqual([`POST /domain/zone/${ZONE}/record`, `POST /domain/zone/${ZONE}/record`, `POST /domain/zone/${ZONE}/refresh`]);
       expect(names()).not.toContain('outside3');
       expect(await old.metrics.registry.getSingleMetric('dnsplane_webhook_rejected_total')?.get()).toMatchObject({ values: [{ value: 1, labels: { list: 'create' } }] });

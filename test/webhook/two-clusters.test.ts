@@ -1,11 +1,12 @@
 /**
  * Two clusters, each with stock external-dns (`--registry=noop`, sync policy), on one zone through
  * dnsplane's webhook: neither can delete or overwrite the other's records; a name both want belongs to
- * the first; the second's attempt is a conflict (logged, counted) and its other changes apply.
+ * the first; the second's attempt is a conflict (logged, counted), its other changes apply, and the
+ * answer is a soft error naming the refusal (external-dns logs it and asks again next loop).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from '../helpers/server.js';
-import { ExternalDns, type GoEndpoint } from '../helpers/external-dns.js';
+import { ExternalDns, refusedSoftly, type GoEndpoint } from '../helpers/external-dns.js';
 import { centralWebhook, type TestWebhook } from '../helpers/central-webhook.js';
 import { callLines } from '../helpers/expect.js';
 
@@ -49,36 +50,45 @@ describe('two clusters on one zone, external-dns --registry=noop', () => {
     expect(calls()).toEqual([`POST /domain/zone/${ZONE}/record`, `POST /domain/zone/${ZONE}/record`, `POST /domain/zone/${ZONE}/refresh`]);
   });
 
-  it('the second does not see them, wants one of them: conflict (logged, counted), its other change applies, 204', async () => {
+  it('the second does not see them, wants one of them: conflict (logged, counted), its other change applies, a soft error names the refusal', async () => {
     expect(await c2.records()).toEqual([]);
-    const sent = await c2.runOnce([a('shared', '198.51.100.10'), a('two', '198.51.100.11')]);
-    expect(sent.create?.map((e) => e.dnsName).sort()).toEqual([`shared.${ZONE}`, `two.${ZONE}`]);
-    expect(c2.exchanges.at(-1)!.status).toBe(204);
+    await refusedSoftly(c2.runOnce([a('shared', '198.51.100.10'), a('two', '198.51.100.11')]));
+    const sent = JSON.parse(c2.exchanges.at(-1)!.requestBody) as { create: Array<{ dnsName: string }> };
+    expect(sent.create.map((e) => e.dnsName).sort()).toEqual([`shared.${ZONE}`, `two.${ZONE}`]);
+    expect(c2.exchanges.at(-1)!.status).toBe(500);
+    expect(c2.exchanges.at(-1)!.body).toBe(
+      `1 change(s) refused; the others were applied (dnsplane's log names each refusal):\nconflict create shared.${ZONE} A: shared.${ZONE} A is owned by tenant "cluster-1"\n`,
+    );
     expect(calls()).toEqual([`POST /domain/zone/${ZONE}/record`, `POST /domain/zone/${ZONE}/refresh`]);
     expect(h.sim.writes()[0]!.body).toEqual({ fieldType: 'A', subDomain: 'two', target: '198.51.100.11', ttl: 300 });
     expect(published('shared')).toEqual(['192.0.2.10']);
+    // Named by what external-dns asked (a create), not by what dnsplane would have done.
     expect(conflictLines()).toEqual([
-      expect.objectContaining({ level: 40, tenant: 'cluster-2', zone: ZONE, dnsName: `shared.${ZONE}`, recordType: 'A', owner: 'cluster-1', reason: expect.stringMatching(/owned by tenant "cluster-1"/) }),
+      expect.objectContaining({ level: 40, tenant: 'cluster-2', zone: ZONE, action: 'create', dnsName: `shared.${ZONE}`, recordType: 'A', owner: 'cluster-1', reason: expect.stringMatching(/owned by tenant "cluster-1"/) }),
     ]);
-    expect(await wh.metric('dnsplane_webhook_conflicts_total', { tenant: 'cluster-2', zone: ZONE })).toBe(1);
-    expect(wh.lines.find((l) => l.msg === 'webhook request' && l.webhook === 'apply' && l.tenant === 'cluster-2')).toMatchObject({ status: 204, conflicts: 1, rejected: 0, ovhCalls: 2 });
+    expect(await wh.metric('dnsplane_webhook_conflicts_total', { tenant: 'cluster-2', zone: ZONE, action: 'create' })).toBe(1);
+    expect(wh.lines.find((l) => l.msg === 'webhook request failed' && l.webhook === 'apply' && l.tenant === 'cluster-2')).toMatchObject({ status: 500, conflicts: 1, rejected: 0, ovhCalls: 2 });
   });
 
-  it('the next loop of the second asks again, is refused again, and costs no OVH call', async () => {
-    const sent = await c2.runOnce([a('shared', '198.51.100.10'), a('two', '198.51.100.11')]);
-    expect(sent.create?.map((e) => e.dnsName)).toEqual([`shared.${ZONE}`]);
-    expect(c2.exchanges.at(-1)!.status).toBe(204);
+  it('the next loop of the second asks again, is refused again (the same soft error), and costs no OVH call', async () => {
+    await refusedSoftly(c2.runOnce([a('shared', '198.51.100.10'), a('two', '198.51.100.11')]));
+    const sent = JSON.parse(c2.exchanges.at(-1)!.requestBody) as { create: Array<{ dnsName: string }> };
+    expect(sent.create.map((e) => e.dnsName)).toEqual([`shared.${ZONE}`]);
     expect(calls()).toEqual([]);
-    expect(await wh.metric('dnsplane_webhook_conflicts_total', { tenant: 'cluster-2', zone: ZONE })).toBe(2);
+    expect(await wh.metric('dnsplane_webhook_conflicts_total', { tenant: 'cluster-2', zone: ZONE, action: 'create' })).toBe(2);
   });
 
   it('a change set that deletes and overwrites the other cluster\'s records changes nothing', async () => {
-    await c2.applyChanges({
-      updateOld: [a('shared', '192.0.2.10')],
-      updateNew: [a('shared', '198.51.100.99')],
-      delete: [a('one', '192.0.2.11')],
-    });
-    expect(c2.exchanges.at(-1)!.status).toBe(204);
+    await refusedSoftly(
+      c2.applyChanges({
+        updateOld: [a('shared', '192.0.2.10')],
+        updateNew: [a('shared', '198.51.100.99')],
+        delete: [a('one', '192.0.2.11')],
+      }),
+    );
+    expect(c2.exchanges.at(-1)!.body).toMatch(/^2 change\(s\) refused.*\nconflict delete one\.example\.com A: .*cluster-1.*\nconflict update shared\.example\.com A: .*cluster-1"\n$/);
+    expect(await wh.metric('dnsplane_webhook_conflicts_total', { tenant: 'cluster-2', zone: ZONE, action: 'update' })).toBe(1);
+    expect(await wh.metric('dnsplane_webhook_conflicts_total', { tenant: 'cluster-2', zone: ZONE, action: 'delete' })).toBe(1);
     expect(calls()).toEqual([]);
     expect(published('shared')).toEqual(['192.0.2.10']);
     expect(published('one')).toEqual(['192.0.2.11']);

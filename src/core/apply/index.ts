@@ -38,7 +38,7 @@ import type { ApplyResult, ZoneApplyResult } from './result.js';
 
 export type { ApplyBatch, ApplyResult, CallRecord, ZoneApplyResult, ZoneApplyStatus } from './result.js';
 export { NOT_SENT } from './dry-run.js';
-export { recoverAll, recoverInFlight, waitForHolder } from './recovery.js';
+export { recoverAll, recoverInFlight, recoverZone, waitForHolder } from './recovery.js';
 /** force (with planId): apply even over the change threshold, as PlanInput.force does. */
 export type ApplySource = { planId: string; force?: boolean } | { input: PlanInput };
 

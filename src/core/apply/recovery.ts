@@ -129,14 +129,18 @@ async function rollBackDead(ctx: CoreContext, tx: store.Queryable, zone: string,
  */
 export async function recoverAll(ctx: CoreContext): Promise<number> {
   let n = 0;
-  for (const zone of await store.listZonesWithInFlight(ctx.pool)) {
-    try {
-      n += (await tryZoneLockFenced(ctx, zone, (tx, fence) => recoverInFlight(ctx, tx, zone, fence))) ?? 0;
-    } catch (e) {
-      ctx.log.error({ zone, err: messageOf(e) }, 'could not roll back the applies that died in flight; the zone\'s next apply or drift check tries again');
-    }
-  }
+  for (const zone of await store.listZonesWithInFlight(ctx.pool)) n += await recoverZone(ctx, zone);
   return n;
+}
+
+/** recoverAll for one zone: the rows rolled back (0 when its lock is held: its holder does it). Never throws. */
+export async function recoverZone(ctx: CoreContext, zone: string): Promise<number> {
+  try {
+    return (await tryZoneLockFenced(ctx, zone, (tx, fence) => recoverInFlight(ctx, tx, zone, fence))) ?? 0;
+  } catch (e) {
+    ctx.log.error({ zone, err: messageOf(e) }, 'could not roll back the applies that died in flight; the zone\'s next apply or drift check tries again');
+    return 0;
+  }
 }
 
 /** Per context: the zones whose background recovery is scheduled. */

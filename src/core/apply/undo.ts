@@ -25,6 +25,8 @@ import { answered, journalPool, sendable, type Done, type TouchedName } from './
 export interface Intent {
   /** Set for a request applied in batches (DNSPLANE_APPLY_BATCH): which batch this row is, from 1. */
   batch?: number;
+  /** Which door and credential asked (RoutedInput.origin), for people: the journal entry's summary. */
+  summary?: string;
   operations: Array<ReturnType<typeof describeOperation>>;
   ops: OvhOperation[];
   names: TouchedName[];
@@ -32,9 +34,9 @@ export interface Intent {
 }
 
 /** The intent of an apply about to send `ops`: `before` is the cache's records of the touched names, read in `tx`. */
-export async function intentFor(tx: store.Queryable, zone: string, what: { ops: OvhOperation[]; names: TouchedName[]; batch: number | undefined }): Promise<Intent> {
-  const { ops, names, batch } = what;
-  return { operations: ops.map(describeOperation), ops, names, before: await store.listRecordsForNames(tx, zone, names), ...(batch !== undefined ? { batch } : {}) };
+export async function intentFor(tx: store.Queryable, zone: string, what: { ops: OvhOperation[]; names: TouchedName[]; batch: number | undefined; summary?: string }): Promise<Intent> {
+  const { ops, names, batch, summary } = what;
+  return { operations: ops.map(describeOperation), ops, names, before: await store.listRecordsForNames(tx, zone, names), ...(batch !== undefined ? { batch } : {}), ...(summary ? { summary } : {}) };
 }
 
 /**
