@@ -31,6 +31,7 @@ const READ_ONLY = [
   'dnsplane.v1.AdminService/ListTsigKeys',
   'dnsplane.v1.AdminService/ListOvhKeys',
   'dnsplane.v1.AdminService/ListOvhDrafts',
+  'dnsplane.v1.AdminService/ExportZone',
 ];
 
 let h: Harness;
