@@ -642,8 +642,12 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       expect((await rowsOf(page, 'tenants')).find((r) => r[0] === CAROL)![9]).toBe('server default');
     });
 
-    it('disables a tenant (its token refused) and enables it again', async () => {
+    it('disables a tenant (its token refused) and enables it again; disabling one\'s own tenant warns first', async () => {
       await open(page, 'tenants', `[data-testid=tenants] tr[data-tenant="${CAROL}"]`);
+      await rowOf('tenants', 'data-tenant', 'admin').locator('[data-testid=disable-tenant]').click();
+      expect(await willText('dialog-disable-tenant')).toMatch(/This is the tenant you are signed in as: the console will sign you out\.$/);
+      await dialog('dialog-disable-tenant').locator('[data-testid=cancel]').click();
+      expect((await tenantOf('admin'))!.disabled).toBe(false);
       await rowOf('tenants', 'data-tenant', CAROL).locator('[data-testid=disable-tenant]').click();
       expect(await willText('dialog-disable-tenant')).toBe(`This will: disable tenant "${CAROL}": every call with its token fails authentication, at once; its records and their ownership stay.`);
       await shot(page, 'write-disable-confirm', false);
@@ -683,6 +687,13 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
         else expect(await block.locator('p').textContent()).toBe(`(not for this key: ${c.unsupported})`);
       }
       expect(await dialog('dialog-create-tsig').locator('[data-testid=config-note]').innerText()).toBe('DNS server: dns.example.net:5353 (from the console).');
+      // Copy puts the exact text on the clipboard (127.0.0.1 is a secure context).
+      await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: h.server.url });
+      await dialog('dialog-create-tsig').locator('[data-testid=copy-secret-tsig]').click();
+      await expect.poll(() => page.evaluate('navigator.clipboard.readText()')).toBe(secret);
+      await dialog('dialog-create-tsig').locator('[data-testid=copy-config-certManager]').click();
+      await expect.poll(() => page.evaluate('navigator.clipboard.readText()')).toBe(cli.certManager.text);
+      await page.evaluate('navigator.clipboard.writeText("")');
       await shot(page, 'write-tsig-created', false);
       await closeDialog('dialog-create-tsig');
       await rowOf('tsig-keys', 'data-key', name).waitFor();

@@ -50,9 +50,10 @@ const onceNote = (what) => h('p', { class: 'once' }, h('strong', null, 'Shown on
 
 /**
  * The writes, drawn into `page`. refresh() redraws the view; tenantOf(name) and zones() read what it
- * last loaded.
+ * last loaded; who is the signed-in tenant (warned when a write concerns its own token).
  */
-export function tenantWrites(page, { refresh, tenantOf, zones }) {
+export function tenantWrites(page, { refresh, tenantOf, zones, who }) {
+  const mine = (t) => t.name === who.tenant;
   const newTenant = () => {
     const name = h('input', { id: 'nt-name', 'data-testid': 'nt-name', type: 'text', autocomplete: 'off', spellcheck: 'false', placeholder: 'e.g. team-a' });
     const zoneInput = h('input', { id: 'nt-zones', 'data-testid': 'nt-zones', type: 'text', autocomplete: 'off', spellcheck: 'false', placeholder: 'e.g. example.com, example.net' });
@@ -92,7 +93,7 @@ export function tenantWrites(page, { refresh, tenantOf, zones }) {
     read: () => ({ name: t.name, ...(t.disabled ? { enable: true } : {}) }),
     describe: () => (t.disabled
       ? `enable tenant "${t.name}": its token works again.`
-      : `disable tenant "${t.name}": every call with its token fails authentication, at once; its records and their ownership stay.`),
+      : `disable tenant "${t.name}": every call with its token fails authentication, at once; its records and their ownership stay.${mine(t) ? ' This is the tenant you are signed in as: the console will sign you out.' : ''}`),
     method: 'DisableTenant',
     verb: t.disabled ? 'Enable' : 'Disable',
     danger: !t.disabled,
@@ -106,7 +107,7 @@ export function tenantWrites(page, { refresh, tenantOf, zones }) {
       testid: 'dialog-rotate-token',
       fields: [field('Grace for the old token', grace, 'Clusters whose Secret still holds the old token keep working during the grace (external-dns treats a 401 as fatal). A grace still running ends.')],
       read: () => ({ name: t.name, graceSeconds: Number(grace.value) }),
-      describe: (r) => `issue a new bearer token for tenant "${t.name}"; the old token ${graceText(r.graceSeconds)}. The new token is shown once, here.`,
+      describe: (r) => `issue a new bearer token for tenant "${t.name}"; the old token ${graceText(r.graceSeconds)}. The new token is shown once, here.${mine(t) ? ' This is the tenant you are signed in as: sign in again with the new token.' : ''}`,
       method: 'RotateTenantToken',
       verb: 'Rotate token',
       danger: true,

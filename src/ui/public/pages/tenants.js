@@ -36,7 +36,7 @@ export async function tenantsPage(page, { stale, who }) {
   };
   const tenantOf = (name) => tenants.find((t) => t.name === name) ?? { name, zones: [] };
 
-  const w = tenantWrites(page, { refresh, tenantOf, zones: () => zones });
+  const w = tenantWrites(page, { refresh, tenantOf, zones: () => zones, who });
   const act = (text, testid, onclick, kind) => (who.admin ? h('button', { type: 'button', class: `small-button${kind ? ` ${kind}` : ''}`, 'data-testid': testid, 'data-write': '', onclick }, text) : null);
 
   function draw(into, tenantRows, keys, ovhKeys, drafts) {
