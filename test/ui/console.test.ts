@@ -2,8 +2,10 @@
  * The admin console in a real headless Chromium (Debian's `chromium`, driven by playwright-core)
  * against a real server: sign-in (the token in sessionStorage, never in a URL, a request line or a
  * log), every page's content checked against what the API answers, a zone of 5,000 records paged, a
- * PlanAs dry run whose diff is the CLI's rendering of the API's plan and which applies nothing, and a
- * tenant token refused on the admin pages.
+ * PlanAs dry run whose diff is the CLI's rendering of the API's plan and which applies nothing; the
+ * console's writes (tenants, tokens, thresholds, TSIG and OVH keys), each through its confirm step and
+ * checked through the API, and a cross-site form refused; and a tenant token refused on the admin
+ * pages, with no write control.
  *
  * Without Chromium the file is skipped, saying how to install it; with CI=true a missing Chromium
  * fails. DNSPLANE_CONSOLE_SCREENSHOTS=DIR saves a screenshot of each page there (docs/console/).
@@ -13,6 +15,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import pino from 'pino';
+import { Code, ConnectError } from '@connectrpc/connect';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderPlan } from '../../src/cli/render.js';
@@ -20,8 +23,12 @@ import { checkZoneDrift } from '../../src/core/drift.js';
 import { Policy, type Endpoint } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { VisibilityState, type Visibility } from '../../src/gen/dnsplane/v1/visibility_pb.js';
 import type { SimRecordInit } from '../../src/ovhsim/index.js';
-import { tsigKeyring } from '../../src/core/tsig-keys.js';
+import { tsigKeyring, type TsigAlgorithm } from '../../src/core/tsig-keys.js';
+import { RCODE, TYPE } from '../../src/dns/wire/index.js';
+import { ovhKeyConfigs } from '../../src/cli/ovh-key-config.js';
+import { tsigConfigs } from '../../src/cli/tsig-config.js';
 import * as store from '../../src/store/index.js';
+import { query, udpExchange } from '../helpers/dns-client.js';
 import { callLines, ep } from '../helpers/expect.js';
 import { ovhCall } from '../helpers/ovh-api-client.js';
 import { startHarness, type Harness } from '../helpers/server.js';
@@ -108,7 +115,7 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
         [OTHER]: [],
       },
       // A publish one server never answers is not_visible after DNSPLANE_VISIBLE_TIMEOUT (the others are visible within seconds).
-      env: { DNSPLANE_DRIFT_INTERVAL: '0', DNSPLANE_OVH_RATE: '100000', DNSPLANE_OVH_CONCURRENCY: '32', DNSPLANE_SECRETS_KEY: randomBytes(32).toString('base64'), DNSPLANE_VISIBLE_TIMEOUT: '15s' },
+      env: { DNSPLANE_DRIFT_INTERVAL: '0', DNSPLANE_OVH_RATE: '100000', DNSPLANE_OVH_CONCURRENCY: '32', DNSPLANE_SECRETS_KEY: randomBytes(32).toString('base64'), DNSPLANE_VISIBLE_TIMEOUT: '15s', DNSPLANE_DNS_LISTEN: '127.0.0.1:0' },
       logger: pino({ level: 'trace' }, { write: (line: string) => void logLines.push(line) }),
     });
     tokens['admin'] = await h.tenant('admin', [], { admin: true });
@@ -463,6 +470,327 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
     }, 180_000);
   });
 
+  describe('the console writes (an admin\'s): each through a confirm step, checked through the API', () => {
+    let page: Page;
+    const CAROL = 'carol';
+    /** Secrets the page showed: never in a URL, storage, a cookie or a log. */
+    const shown: string[] = [];
+    const admin = () => h.adminClient(tokens['admin']);
+    const journalLength = async () => (await admin().listJournal({ limit: 1000 })).entries.length;
+    const tenantOf = async (name: string) => (await admin().listTenants({})).tenants.find((t) => t.name === name);
+    const dialog = (testid: string) => page.locator(`[data-testid=${testid}]`);
+    const rowOf = (table: string, attr: string, value: string) => page.locator(`[data-testid=${table}] tbody tr[${attr}="${value}"]`);
+    /** The text of a dialog's "This will" paragraph, once it is at the confirm step. */
+    const willText = async (testid: string) => {
+      await dialog(testid).locator('[data-testid=confirm]').waitFor();
+      return dialog(testid).locator('p.will').innerText();
+    };
+    /** Confirms, and waits for the answer (the result, then the view redrawn) or the error. */
+    async function confirm(testid: string): Promise<void> {
+      await dialog(testid).locator('[data-testid=confirm]').click();
+      await dialog(testid).locator('[data-testid=close], [data-testid=error]').first().waitFor();
+    }
+    async function closeDialog(testid: string): Promise<void> {
+      await dialog(testid).locator('[data-testid=close]').click();
+      await expect.poll(() => page.locator('[data-testid=overlay]').count()).toBe(0);
+    }
+    /** What an API call refuses, as the console prints it (code: message). */
+    async function refusal(p: Promise<unknown>): Promise<string> {
+      const e = await p.then(() => undefined, (x: unknown) => x);
+      expect(e).toBeInstanceOf(ConnectError);
+      return `${Code[(e as ConnectError).code]!.replace(/([a-z])([A-Z])/g, '$1_$2').toLowerCase()}: ${(e as ConnectError).rawMessage}`;
+    }
+    /** A tenant token's answer from ZoneService.ListZones: its name, or the refusal. */
+    const whoIs = (token: string) => h.zoneClient(token).listZones({}).then((r) => r.tenant, (e: unknown) => (e instanceof ConnectError ? Code[e.code] : String(e)));
+    /** A SOA query for the zone signed with the key, to the DNS door: NOERROR when the key is known, NOTAUTH when not. */
+    async function signedSoa(name: string, algorithm: TsigAlgorithm, secret: string): Promise<number> {
+      const answer = await udpExchange(h.server.dns!.port, query(ZONE, TYPE.SOA, { key: { name, algorithm, secret: Buffer.from(secret, 'base64') } }));
+      return answer!.parsed.message.header.rcode;
+    }
+    const ovhStatus = async (k: { applicationKey: string; applicationSecret: string; consumerKey: string }) => (await ovhCall(`${h.server.url}/ovh/1.0`, k, 'GET', `/domain/zone/${ZONE}`)).status;
+
+    beforeAll(async () => {
+      page = await newPage();
+      await signIn(page, tokens['admin']!);
+    });
+    afterAll(async () => {
+      await page?.context().close();
+      for (const s of shown) {
+        expect(requested.filter((u) => u.includes(s))).toEqual([]);
+        expect(logLines.filter((l) => l.includes(s))).toEqual([]);
+      }
+    });
+
+    it('creates a tenant: a bad name refused with the field and the rule, a cancel that writes nothing, then the token shown once, which works', async () => {
+      await open(page, 'tenants', '[data-testid=tenants] table');
+      await page.click('[data-testid=new-tenant]');
+      await page.fill('[data-testid=nt-name]', 'Carol The Great');
+      await page.fill('[data-testid=nt-zones]', ZONE);
+      await page.click('[data-testid=dialog-create-tenant] [data-testid=review]');
+      expect(await willText('dialog-create-tenant')).toBe(`This will: create tenant "Carol The Great", for the zones ${ZONE}. Its bearer token is shown once, here, after it is created.`);
+      expect(JSON.parse(await dialog('dialog-create-tenant').locator('[data-testid=request]').textContent() ?? '')).toEqual({ name: 'Carol The Great', zones: [ZONE], suffixes: [], scopes: [] });
+      const journalBefore = await journalLength();
+      await confirm('dialog-create-tenant');
+      const error = await dialog('dialog-create-tenant').locator('[data-testid=error]').innerText();
+      expect(error).toBe(await refusal(admin().createTenant({ name: 'Carol The Great', zones: [ZONE] })));
+      expect(error).toBe('invalid_argument: name: must be 1-63 characters of a-z, 0-9 and "-", starting with a letter or digit');
+      await shot(page, 'write-error', false);
+      // Back to the form, a good name, and Cancel at the confirm step: nothing written.
+      await dialog('dialog-create-tenant').locator('[data-testid=back]').click();
+      await page.fill('[data-testid=nt-name]', CAROL);
+      await page.fill('[data-testid=nt-suffixes]', `carol.${ZONE}`);
+      await page.click('[data-testid=dialog-create-tenant] [data-testid=review]');
+      expect(await willText('dialog-create-tenant')).toBe(`This will: create tenant "${CAROL}", for the zones ${ZONE}, writing only under carol.${ZONE}. Its bearer token is shown once, here, after it is created.`);
+      await dialog('dialog-create-tenant').locator('[data-testid=cancel]').click();
+      await expect.poll(() => page.locator('[data-testid=overlay]').count()).toBe(0);
+      expect(await tenantOf(CAROL)).toBeUndefined();
+      expect(await journalLength()).toBe(journalBefore);
+      // Escape cancels too.
+      await page.click('[data-testid=new-tenant]');
+      await page.keyboard.press('Escape');
+      await expect.poll(() => page.locator('[data-testid=overlay]').count()).toBe(0);
+
+      // Now for real.
+      await page.click('[data-testid=new-tenant]');
+      await page.fill('[data-testid=nt-name]', CAROL);
+      await page.fill('[data-testid=nt-zones]', ZONE);
+      await page.fill('[data-testid=nt-suffixes]', `carol.${ZONE}`);
+      await shot(page, 'write-create-tenant-form', false);
+      await page.click('[data-testid=dialog-create-tenant] [data-testid=review]');
+      await willText('dialog-create-tenant');
+      await shot(page, 'write-create-tenant-confirm', false);
+      await confirm('dialog-create-tenant');
+      const token = await dialog('dialog-create-tenant').locator('[data-testid=secret-token]').innerText();
+      expect(token).toMatch(/^dnsp_/);
+      shown.push(token);
+      tokens['carol'] = token;
+      await shot(page, 'write-create-tenant-token', false);
+      // The token shown is the one that authenticates, as the tenant created.
+      const api = await h.zoneClient(token).listZones({});
+      expect([api.tenant, api.scopes]).toEqual([CAROL, []]);
+      expect(await tenantOf(CAROL)).toMatchObject({ name: CAROL, zones: [ZONE], suffixes: [`carol.${ZONE}`], scopes: [], disabled: false });
+      // The view was redrawn behind the dialog; the token is in the page only, nowhere else.
+      await rowOf('tenants', 'data-tenant', CAROL).waitFor();
+      expect(await page.evaluate('[sessionStorage.length, sessionStorage.getItem("dnsplane.token") === ' + JSON.stringify(tokens['admin']) + ', localStorage.length, document.cookie, location.href]')).toEqual([1, true, 0, '', `${ui()}#/tenants`]);
+      await closeDialog('dialog-create-tenant');
+      expect((await page.content()).includes(token)).toBe(false);
+    });
+
+    it('rotates a token: without grace the old one fails at once, with 10 min it keeps working and the page says until when', async () => {
+      await open(page, 'tenants', `[data-testid=tenants] tr[data-tenant="${CAROL}"]`);
+      const old = tokens['carol']!;
+      await rowOf('tenants', 'data-tenant', CAROL).locator('[data-testid=rotate-token]').click();
+      expect(await page.locator('[data-testid=rt-grace] option').allInnerTexts()).toEqual(['none — the old token stops at once', '10 min', '1 h', '1 day']);
+      await page.click('[data-testid=dialog-rotate-token] [data-testid=review]');
+      expect(await willText('dialog-rotate-token')).toBe(`This will: issue a new bearer token for tenant "${CAROL}"; the old token stops working at once. The new token is shown once, here.`);
+      await confirm('dialog-rotate-token');
+      const fresh = await dialog('dialog-rotate-token').locator('[data-testid=secret-token]').innerText();
+      shown.push(fresh);
+      expect(await dialog('dialog-rotate-token').locator('[data-testid=issued] p').first().innerText()).toBe(`Rotated the token of "${CAROL}"; the old token no longer works. The new bearer token:`);
+      expect(await whoIs(old)).toBe('Unauthenticated');
+      expect(await whoIs(fresh)).toBe(CAROL);
+      await closeDialog('dialog-rotate-token');
+
+      // With a grace of 10 minutes.
+      await rowOf('tenants', 'data-tenant', CAROL).locator('[data-testid=rotate-token]').click();
+      await page.selectOption('[data-testid=rt-grace]', '600');
+      await page.click('[data-testid=dialog-rotate-token] [data-testid=review]');
+      expect(await willText('dialog-rotate-token')).toBe(`This will: issue a new bearer token for tenant "${CAROL}"; the old token stays valid for 10 min more, then stops. The new token is shown once, here.`);
+      await shot(page, 'write-rotate-token-confirm', false);
+      await confirm('dialog-rotate-token');
+      const third = await dialog('dialog-rotate-token').locator('[data-testid=secret-token]').innerText();
+      shown.push(third);
+      tokens['carol'] = third;
+      const t = (await tenantOf(CAROL))!;
+      expect(t.previousTokenValidUntil).toBeDefined();
+      expect(Number(t.previousTokenValidUntil!.seconds) * 1000 - Date.now()).toBeGreaterThan(5 * 60_000);
+      expect(await whoIs(fresh)).toBe(CAROL);
+      expect(await whoIs(third)).toBe(CAROL);
+      expect(await dialog('dialog-rotate-token').locator('[data-testid=issued] p').first().innerText()).toBe(`Rotated the token of "${CAROL}"; the old token still works until ${time(t.previousTokenValidUntil)}. The new bearer token:`);
+      await closeDialog('dialog-rotate-token');
+      expect(await rowOf('tenants', 'data-tenant', CAROL).locator('[data-testid=old-token]').innerText()).toBe(`old token valid until ${time(t.previousTokenValidUntil)}`);
+    });
+
+    it('sets the change threshold (a value out of range refused with the rule), and back to the server\'s default', async () => {
+      await open(page, 'tenants', `[data-testid=tenants] tr[data-tenant="${CAROL}"]`);
+      const set = async (value: string) => {
+        await rowOf('tenants', 'data-tenant', CAROL).locator('[data-testid=set-threshold]').click();
+        await page.fill('[data-testid=th-percent]', value);
+        await page.click('[data-testid=dialog-threshold] [data-testid=review]');
+      };
+      await set('150');
+      expect(await willText('dialog-threshold')).toBe(`This will: set tenant "${CAROL}"'s change threshold to 150% (now: server default).`);
+      await confirm('dialog-threshold');
+      expect(await dialog('dialog-threshold').locator('[data-testid=error]').innerText()).toBe(await refusal(admin().setTenantMaxChangePercent({ name: CAROL, maxChangePercent: 150 })));
+      expect((await tenantOf(CAROL))!.maxChangePercent).toBeUndefined();
+      await dialog('dialog-threshold').locator('[data-testid=cancel]').click();
+      // Not a number: said by the page, before any call.
+      await set('ten');
+      expect(await dialog('dialog-threshold').locator('[data-testid=error]').innerText()).toBe('maxChangePercent: must be a whole number 0-100, or empty for the server\'s default (got "ten")');
+      await page.fill('[data-testid=th-percent]', '25');
+      await page.click('[data-testid=dialog-threshold] [data-testid=review]');
+      await willText('dialog-threshold');
+      await confirm('dialog-threshold');
+      expect((await tenantOf(CAROL))!.maxChangePercent).toBe(25);
+      await closeDialog('dialog-threshold');
+      expect((await rowsOf(page, 'tenants')).find((r) => r[0] === CAROL)![9]).toBe('25%');
+      await set('');
+      expect(await willText('dialog-threshold')).toBe(`This will: set tenant "${CAROL}"'s change threshold to the server's default (DNSPLANE_MAX_CHANGE_PERCENT) (now: 25%).`);
+      await confirm('dialog-threshold');
+      expect((await tenantOf(CAROL))!.maxChangePercent).toBeUndefined();
+      await closeDialog('dialog-threshold');
+      expect((await rowsOf(page, 'tenants')).find((r) => r[0] === CAROL)![9]).toBe('server default');
+    });
+
+    it('disables a tenant (its token refused) and enables it again; disabling one\'s own tenant warns first', async () => {
+      await open(page, 'tenants', `[data-testid=tenants] tr[data-tenant="${CAROL}"]`);
+      await rowOf('tenants', 'data-tenant', 'admin').locator('[data-testid=disable-tenant]').click();
+      expect(await willText('dialog-disable-tenant')).toMatch(/This is the tenant you are signed in as: the console will sign you out\.$/);
+      await dialog('dialog-disable-tenant').locator('[data-testid=cancel]').click();
+      expect((await tenantOf('admin'))!.disabled).toBe(false);
+      await rowOf('tenants', 'data-tenant', CAROL).locator('[data-testid=disable-tenant]').click();
+      expect(await willText('dialog-disable-tenant')).toBe(`This will: disable tenant "${CAROL}": every call with its token fails authentication, at once; its records and their ownership stay.`);
+      await shot(page, 'write-disable-confirm', false);
+      await confirm('dialog-disable-tenant');
+      expect((await tenantOf(CAROL))!.disabled).toBe(true);
+      expect(await whoIs(tokens['carol']!)).toBe('Unauthenticated');
+      await closeDialog('dialog-disable-tenant');
+      expect((await rowsOf(page, 'tenants')).find((r) => r[0] === CAROL)![4]).toBe('disabled');
+      await rowOf('tenants', 'data-tenant', CAROL).locator('[data-testid=disable-tenant]').click();
+      expect(await willText('dialog-disable-tenant')).toBe(`This will: enable tenant "${CAROL}": its token works again.`);
+      await confirm('dialog-disable-tenant');
+      expect(await whoIs(tokens['carol']!)).toBe(CAROL);
+      await closeDialog('dialog-disable-tenant');
+      expect((await rowsOf(page, 'tenants')).find((r) => r[0] === CAROL)![4]).toBe('active');
+    });
+
+    it('TSIG keys: created (the secret shown signs queries; the configurations are the CLI\'s), rotated (the old secret refused), deleted (refused)', async () => {
+      await open(page, 'tenants', `[data-testid=tenants] tr[data-tenant="${CAROL}"]`);
+      const name = 'ci.carol.dnsplane';
+      await rowOf('tenants', 'data-tenant', CAROL).locator('[data-testid=new-tsig-key]').click();
+      await page.fill('[data-testid=tk-name]', `CI.Carol.dnsplane.`);
+      await page.selectOption('[data-testid=tk-algorithm]', 'hmac-sha512');
+      await page.fill('[data-testid=tk-server]', 'dns.example.net:5353');
+      await page.click('[data-testid=dialog-create-tsig] [data-testid=review]');
+      expect(await willText('dialog-create-tsig')).toBe(`This will: create a TSIG key "CI.Carol.dnsplane." (hmac-sha512) that acts as tenant "${CAROL}" in DNS UPDATE, signed queries and zone transfers. Its secret is shown once, here.`);
+      await confirm('dialog-create-tsig');
+      const secret = await dialog('dialog-create-tsig').locator('[data-testid=secret-tsig]').innerText();
+      shown.push(secret);
+      const key = (await admin().listTsigKeys({ tenant: CAROL })).keys;
+      expect(key.map((k) => [k.name, k.algorithm, k.acmeOnly])).toEqual([[name, 'hmac-sha512', false]]);
+      expect(await signedSoa(name, 'hmac-sha512', secret)).toBe(RCODE.NOERROR);
+      // The configurations shown are the CLI's for this key and server.
+      const cli = tsigConfigs({ name, algorithm: 'hmac-sha512', secret, tenant: CAROL, zones: [ZONE], acmeOnly: false }, { host: 'dns.example.net', port: 5353, source: 'the console' });
+      for (const [tool, c] of Object.entries(cli)) {
+        const block = dialog('dialog-create-tsig').locator(`[data-testid=tsig-configs] [data-tool=${tool}]`);
+        if (c.text !== undefined) expect(await block.locator(`[data-testid=config-${tool}]`).textContent()).toBe(c.text);
+        else expect(await block.locator('p').textContent()).toBe(`(not for this key: ${c.unsupported})`);
+      }
+      expect(await dialog('dialog-create-tsig').locator('[data-testid=config-note]').innerText()).toBe('DNS server: dns.example.net:5353 (from the console).');
+      // Copy puts the exact text on the clipboard (127.0.0.1 is a secure context).
+      await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: h.server.url });
+      await dialog('dialog-create-tsig').locator('[data-testid=copy-secret-tsig]').click();
+      await expect.poll(() => page.evaluate('navigator.clipboard.readText()')).toBe(secret);
+      await dialog('dialog-create-tsig').locator('[data-testid=copy-config-certManager]').click();
+      await expect.poll(() => page.evaluate('navigator.clipboard.readText()')).toBe(cli.certManager.text);
+      await page.evaluate('navigator.clipboard.writeText("")');
+      await shot(page, 'write-tsig-created', false);
+      await closeDialog('dialog-create-tsig');
+      await rowOf('tsig-keys', 'data-key', name).waitFor();
+      expect((await page.content()).includes(secret)).toBe(false);
+
+      await rowOf('tsig-keys', 'data-key', name).locator('[data-testid=rotate-tsig-key]').click();
+      await page.click('[data-testid=dialog-rotate-tsig] [data-testid=review]');
+      expect(await willText('dialog-rotate-tsig')).toBe(`This will: issue a new secret for TSIG key "${name}." (same name, algorithm and scope); the old secret stops working at once, on every replica. The new secret is shown once, here.`);
+      await confirm('dialog-rotate-tsig');
+      const rotated = await dialog('dialog-rotate-tsig').locator('[data-testid=secret-tsig]').innerText();
+      shown.push(rotated);
+      expect(rotated).not.toBe(secret);
+      // No server given: the placeholder, and the note says so.
+      expect(await dialog('dialog-rotate-tsig').locator('[data-testid=config-note]').innerText()).toMatch(/^The DNS server below is a placeholder \(REPLACE_ME_DNS_HOST:53\)/);
+      expect(await dialog('dialog-rotate-tsig').locator('[data-testid=config-nsupdate]').textContent()).toBe(tsigConfigs({ name, algorithm: 'hmac-sha512', secret: rotated, tenant: CAROL, zones: [ZONE], acmeOnly: false }, { host: 'REPLACE_ME_DNS_HOST', port: 53, source: 'placeholder' }).nsupdate.text);
+      await until('the old secret refused, the new one accepted', async () => (await signedSoa(name, 'hmac-sha512', secret)) === RCODE.NOTAUTH && (await signedSoa(name, 'hmac-sha512', rotated)) === RCODE.NOERROR);
+      await closeDialog('dialog-rotate-tsig');
+
+      await rowOf('tsig-keys', 'data-key', name).locator('[data-testid=delete-tsig-key]').click();
+      expect(await willText('dialog-delete-tsig')).toBe(`This will: delete TSIG key "${name}." of tenant "${CAROL}": every client signing with it is refused, at once, on every replica.`);
+      expect(await dialog('dialog-delete-tsig').locator('[data-testid=confirm]').getAttribute('class')).toBe('danger');
+      await shot(page, 'write-tsig-delete-confirm', false);
+      await confirm('dialog-delete-tsig');
+      expect((await admin().listTsigKeys({ tenant: CAROL })).keys).toEqual([]);
+      await until('the deleted key refused', async () => (await signedSoa(name, 'hmac-sha512', rotated)) === RCODE.NOTAUTH);
+      await closeDialog('dialog-delete-tsig');
+      expect(await rowOf('tsig-keys', 'data-key', name).count()).toBe(0);
+    });
+
+    it('OVH keys: created (the keys shown call the served OVH API; the configurations are the CLI\'s), rotated (the old ones refused), deleted (refused)', async () => {
+      await open(page, 'tenants', `[data-testid=tenants] tr[data-tenant="${CAROL}"]`);
+      const before = new Set((await admin().listOvhKeys({})).keys.map((k) => k.applicationKey));
+      await rowOf('tenants', 'data-tenant', CAROL).locator('[data-testid=new-ovh-key]').click();
+      await page.selectOption('[data-testid=ok-expiry]', { label: '30 days' });
+      expect(await page.inputValue('[data-testid=ok-endpoint]')).toBe(`${h.server.url}/ovh/1.0`);
+      await page.click('[data-testid=dialog-create-ovh] [data-testid=review]');
+      expect(await willText('dialog-create-ovh')).toBe(`This will: create an OVH key (application key, secret, consumer key) that acts as tenant "${CAROL}" against the OVH API dnsplane serves; it expires in 30 days. The secret and the consumer key are shown once, here.`);
+      await confirm('dialog-create-ovh');
+      const read = async (testid: string) => ({
+        applicationKey: await dialog(testid).locator('[data-testid=issued-application-key]').innerText(),
+        applicationSecret: await dialog(testid).locator('[data-testid=secret-application-secret]').innerText(),
+        consumerKey: await dialog(testid).locator('[data-testid=secret-consumer-key]').innerText(),
+      });
+      const k1 = await read('dialog-create-ovh');
+      shown.push(k1.applicationSecret, k1.consumerKey);
+      const listed = (await admin().listOvhKeys({})).keys.filter((k) => !before.has(k.applicationKey));
+      expect(listed.map((k) => [k.applicationKey, k.tenant])).toEqual([[k1.applicationKey, CAROL]]);
+      expect(Number(listed[0]!.expiresAt!.seconds) - Number(listed[0]!.createdAt!.seconds)).toBe(30 * 86400);
+      expect(await ovhStatus(k1)).toBe(200);
+      const cli = ovhKeyConfigs({ ...k1, tenant: CAROL, zones: [ZONE] }, { url: `${h.server.url}/ovh/1.0`, source: 'the console' });
+      for (const [tool, text] of Object.entries(cli)) expect(await dialog('dialog-create-ovh').locator(`[data-testid=config-${tool}]`).textContent()).toBe(text);
+      await shot(page, 'write-ovh-created', false);
+      await closeDialog('dialog-create-ovh');
+
+      await rowOf('ovh-keys', 'data-key', k1.applicationKey).locator('[data-testid=rotate-ovh-key]').click();
+      await page.click('[data-testid=dialog-rotate-ovh] [data-testid=review]');
+      await willText('dialog-rotate-ovh');
+      await confirm('dialog-rotate-ovh');
+      const k2 = await read('dialog-rotate-ovh');
+      shown.push(k2.applicationSecret, k2.consumerKey);
+      expect(k2.applicationKey).toBe(k1.applicationKey);
+      await until('the old keys refused, the new ones accepted', async () => (await ovhStatus(k1)) !== 200 && (await ovhStatus(k2)) === 200);
+      await closeDialog('dialog-rotate-ovh');
+
+      await rowOf('ovh-keys', 'data-key', k1.applicationKey).locator('[data-testid=delete-ovh-key]').click();
+      expect(await willText('dialog-delete-ovh')).toBe(`This will: delete OVH key ${k1.applicationKey} of tenant "${CAROL}": every tool calling with it is refused, at once, on every replica.`);
+      await confirm('dialog-delete-ovh');
+      expect((await admin().listOvhKeys({ tenant: CAROL })).keys).toEqual([]);
+      await until('the deleted key refused', async () => (await ovhStatus(k2)) !== 200);
+      await closeDialog('dialog-delete-ovh');
+      expect(await rowOf('ovh-keys', 'data-key', k1.applicationKey).count()).toBe(0);
+      await page.evaluate('window.scrollTo(0, 0)');
+      await shot(page, 'tenants-after-writes');
+    });
+
+    it('CSRF: a cross-site form posting to a write RPC, in the browser where an admin is signed in, is refused and writes nothing', async () => {
+      // Another site's page, in the same browser context as the signed-in admin: its form can send
+      // neither the Authorization header nor a JSON content type, and dnsplane reads no cookie.
+      const evil = await page.context().newPage();
+      const target = `${h.server.url}/dnsplane.v1.AdminService/CreateTenant`;
+      await evil.route('http://evil.test/**', (route) => route.fulfill({
+        contentType: 'text/html',
+        body: `<form id=f method=post enctype=text/plain action="${target}"><input name='{"name":"csrf-victim","scopes":["admin"],"x":"' value='"}'></form><script>document.getElementById('f').submit()</script>`,
+      }));
+      const [response] = await Promise.all([evil.waitForResponse(target), evil.goto('http://evil.test/')]);
+      expect([401, 415]).toContain(response.status());
+      expect(await tenantOf('csrf-victim')).toBeUndefined();
+      await evil.close();
+      // Nor a request without the header, from another origin or with the token as a cookie.
+      for (const headers of [{ 'content-type': 'application/json', origin: 'http://evil.test' }, { 'content-type': 'application/json', cookie: `token=${tokens['admin']}` }] as Array<Record<string, string>>) {
+        const res = await fetch(target, { method: 'POST', headers, body: JSON.stringify({ name: 'csrf-victim' }) });
+        expect(res.status).toBe(401);
+      }
+      expect(await tenantOf('csrf-victim')).toBeUndefined();
+    });
+  });
+
   it('a tenant token sees its own zones, and every admin page refuses it', async () => {
     const page = await newPage();
     await signIn(page, tokens['bob']!);
@@ -474,6 +802,7 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
     const api = (await h.zoneClient(tokens['bob']).records({ zones: [ZONE], includeForeign: true })).zones[0]!.endpoints;
     expect(await rowsOf(page, 'records')).toEqual(api.map(recordRow));
     expect(await page.locator('[data-testid=export-zone]').count()).toBe(0); // export is an admin's
+    expect(await page.locator('[data-write]').count()).toBe(0); // so are the writes
     // Another tenant's zone: the API refuses, the page says so.
     await page.evaluate(`location.hash = '#/zones/big.test'`);
     await expect.poll(() => page.locator('section.page [data-testid=refused]').count()).toBe(1);
@@ -486,6 +815,7 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       expect(await refused.innerText()).toBe('Not allowed. This page needs a token with the admin scope. The server answered: this call needs the admin scope; tenant "bob" does not have it');
       expect(await page.locator('section.page table').count()).toBe(0);
       expect(await page.locator('section.page form').count()).toBe(0);
+      expect(await page.locator('[data-write]').count()).toBe(0); // no write control
       if (route === 'journal') await shot(page, 'tenant-refused');
     }
     await page.context().close();
