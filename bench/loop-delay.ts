@@ -15,7 +15,9 @@
  *  3. a second AXFR of the unchanged zone;
  *  4. the resync: AdminService InvalidateZone (the cache dropped and read again from OVH), then the
  *     first AXFR of the new generation;
- *  5. beside each, `/healthz` asked every 20 ms: the slowest answer seen during the job.
+ *  5. beside each, `/healthz` asked every 20 ms: the slowest answer seen during the job;
+ *  6. first, 3 s of nothing: the floor the machine's load alone gives (on a shared machine, a
+ *     process not scheduled for a while shows as loop delay too).
  *
  * Environment (all optional): BENCH_LOOP_N=50000, DATABASE_URL (a server to create the bench database
  * on, else an embedded Postgres), BENCH_CPU_PROF=dir (the server writes a CPU profile there).
@@ -82,6 +84,8 @@ async function main(): Promise<void> {
       records = answers.reduce((n, a) => n + a.parsed.message.answers.length, 0);
       if (answers.some((a) => a.parsed.message.header.rcode !== 0) || records < N) throw new Error(`AXFR: ${answers.length} messages, ${records} records`);
     };
+    // What this machine's load alone costs a server doing nothing (the other rows' floor).
+    rows.push(['idle, 3 s (the floor on this machine now)', await during(url, () => new Promise((r) => setTimeout(r, 3_000))), '']);
     rows.push(['cold sync (first query of the zone)', await during(url, () => udpExchange(port, query(ZONE, TYPE.SOA), 300_000)), `${sim.calls().length} OVH calls`]);
     rows.push(['AXFR, signed', await during(url, axfr), `${messages} messages, ${records.toLocaleString('en')} records`]);
     rows.push(['AXFR again, zone unchanged', await during(url, axfr), `${messages} messages`]);
