@@ -101,7 +101,8 @@ export class SharedOvhBudget implements RateBudget {
     clearTimeout(this.idleTimer);
     this.idleTimer = undefined;
     const t = this.now();
-    if (t < this.fallbackUntil) return this.takeShare(t);
+    // Closed (the server stopping): what still runs calls at the share, never waits for a lease.
+    if (this.closed || t < this.fallbackUntil) return this.takeShare(t);
     const h = this.held;
     if (h && h.left > 0 && t < h.until) {
       h.left--;
@@ -174,7 +175,7 @@ export class SharedOvhBudget implements RateBudget {
     return this.asking;
   }
 
-  /** Stops leasing (the server stops); the lease held expires on its own. */
+  /** Stops leasing (the server stops; calls still made go at the share); the lease held expires on its own. */
   close(): void {
     this.closed = true;
     clearTimeout(this.retry);
