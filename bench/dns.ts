@@ -22,22 +22,14 @@
  *   BENCH_ROUNDS=20  BENCH_BURST=50  BENCH_SECONDS=5  BENCH_BULK=300  BENCH_RATE=20  BENCH_LATENCY_MS=30
  *   DATABASE_URL     a Postgres server to create the bench database on (dropped at the end)
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
-import path from 'node:path';
+import { availableParallelism, loadavg } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
-import { SecretBox } from '../src/core/secrets.js';
 import { createTenant } from '../src/core/tenants.js';
-import { createTsigKey } from '../src/core/tsig-key-admin.js';
 import { CLASS, OPCODE, TYPE, encodeMessage, rcodeName, signMessage, type TsigSigner } from '../src/dns/wire/index.js';
 import { Policy, type Endpoint } from '../src/gen/dnsplane/v1/zone_pb.js';
-import { OvhSimulator } from '../src/ovhsim/index.js';
-import * as store from '../src/store/index.js';
 import { query, udpExchange } from '../test/helpers/dns-client.js';
-import { simulatorEnv, zoneClientFor } from '../test/helpers/sim-server.js';
-import { benchDatabaseOrEmbedded, positiveEnv, startServerProcess, writeSimulatorCa, type ServerProcess } from './lib.js';
+import { zoneClientFor } from '../test/helpers/sim-server.js';
+import { positiveEnv, withBench } from './lib.js';
 
 const ROUNDS = positiveEnv('BENCH_ROUNDS', 20);
 const BURST = positiveEnv('BENCH_BURST', 50);
@@ -96,33 +88,11 @@ function queryLoad(port: number, message: Buffer, seconds: number, inFlight: num
 }
 
 async function main(): Promise<void> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'dnsplane-bench-dns-'));
-  const db = await benchDatabaseOrEmbedded('bench_dns', path.join(dir, 'pg'));
-  const sim = await OvhSimulator.start({ zones: { [ZONE]: [{ subDomain: '', fieldType: 'NS', target: 'dns1.sim.test.' }, { subDomain: 'www', fieldType: 'A', target: '192.0.2.1' }] } });
-  const pool = new pg.Pool({ connectionString: db.url, max: 2 });
-  let child: ServerProcess | undefined;
-  try {
+  await withBench('bench_dns', { zones: { [ZONE]: [{ subDomain: '', fieldType: 'NS', target: 'dns1.sim.test.' }, { subDomain: 'www', fieldType: 'A', target: '192.0.2.1' }] } }, async ({ pool, sim, serveDoor }) => {
     // Tenants and the key first, straight into the database, as the command line makes them.
-    await store.migrate(pool);
-    const secretsKey = randomBytes(32);
     const a = await createTenant(pool, { name: 'bulk', zones: [ZONE] });
     await createTenant(pool, { name: 'acme', zones: [ZONE] });
-    const issued = await createTsigKey({ pool, secrets: new SecretBox(secretsKey), actor: null }, { tenant: 'acme', algorithm: 'hmac-sha256', acmeOnly: true });
-    const key: TsigSigner = { name: issued.key.name, algorithm: 'hmac-sha256', secret: issued.secret };
-    child = await startServerProcess({
-      DATABASE_URL: db.url,
-      DNSPLANE_DATA_DIR: dir,
-      DNSPLANE_LISTEN: '127.0.0.1:0',
-      DNSPLANE_WEBHOOK_LISTEN: 'off',
-      DNSPLANE_DNS_LISTEN: '127.0.0.1:0',
-      DNSPLANE_DNS_RATE: '1000000000',
-      DNSPLANE_SECRETS_KEY: secretsKey.toString('base64'),
-      DNSPLANE_ZONES: ZONE,
-      DNSPLANE_DRIFT_INTERVAL: 'off',
-      DNSPLANE_LOG_LEVEL: 'info',
-      DNSPLANE_OVH_RATE: String(RATE),
-      ...simulatorEnv(sim, writeSimulatorCa(sim, dir)),
-    });
+    const { child, key } = await serveDoor({ zone: ZONE, tenant: 'acme', acmeOnly: true, env: { DNSPLANE_LOG_LEVEL: 'info', DNSPLANE_OVH_RATE: String(RATE) } });
     const port = child.dnsPort!;
     await udpExchange(port, query(ZONE, TYPE.SOA)); // the zone read once
     sim.faults.setLatency(LATENCY_MS);
@@ -167,13 +137,7 @@ async function main(): Promise<void> {
       `4. UPDATE while tenant "bulk" applies ${BULK} creates to the same zone (OVH ${RATE} calls/s at most, ${LATENCY_MS} ms each): ${during.rcode} after ${ms(during.ms)}; the bulk apply took ${ms(bulkDone.ms)} (batches of DNSPLANE_APPLY_BATCH=100 operations, the lock released between them)`,
     );
     say('');
-  } finally {
-    await child?.stop();
-    await pool.end();
-    await sim.stop();
-    await db.drop();
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 }
 
 await main();

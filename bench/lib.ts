@@ -11,7 +11,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import type { OvhSimulator } from '../src/ovhsim/index.js';
+import type { OvhSimulator, SimOptions } from '../src/ovhsim/index.js';
 
 /** A positive number from the environment variable name, or fallback when it is not set. */
 export function positiveEnv(name: string, fallback: number): number {
@@ -132,4 +132,76 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
         proc.kill('SIGTERM');
       }),
   };
+}
+
+/** What a bench on one database and one simulator has: see withBench. */
+export interface Bench {
+  /** A scratch directory (the servers' data directory, the simulator's CA), removed at the end. */
+  dir: string;
+  /** The database's URL (migrated). */
+  url: string;
+  pool: pg.Pool;
+  sim: OvhSimulator;
+  /** Starts a `dnsplane serve` on this database and simulator (stopped at the end), managing `zone`, with `env` added. */
+  serve(zone: string, env?: Record<string, string>): Promise<ServerProcess>;
+  /** serve() with the DNS door on (DNSPLANE_DNS_RATE lifted) and a TSIG key of `tenant` (already made), issued first as the command line issues it. */
+  serveDoor(opts: { zone: string; tenant: string; acmeOnly?: boolean; env?: Record<string, string> }): Promise<{ child: ServerProcess; key: { name: string; algorithm: 'hmac-sha256'; secret: Buffer } }>;
+}
+
+/**
+ * Runs `fn` with a fresh database (benchDatabaseOrEmbedded, migrated), the simulator started with
+ * `sim`, and servers started on both; then stops the servers, the simulator and the database and
+ * removes the scratch directory, whatever `fn` did.
+ */
+export async function withBench<T>(prefix: string, sim: SimOptions, fn: (bench: Bench) => Promise<T>): Promise<T> {
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { OvhSimulator } = await import('../src/ovhsim/index.js');
+  const { SecretBox } = await import('../src/core/secrets.js');
+  const { createTsigKey } = await import('../src/core/tsig-key-admin.js');
+  const { simulatorEnv } = await import('../test/helpers/sim-server.js');
+  const store = await import('../src/store/index.js');
+  const dir = mkdtempSync(path.join(tmpdir(), `dnsplane-${prefix}-`));
+  const db = await benchDatabaseOrEmbedded(prefix, path.join(dir, 'pg'));
+  const simulator = await OvhSimulator.start(sim);
+  const pool = new pg.Pool({ connectionString: db.url, max: 2 });
+  const servers: ServerProcess[] = [];
+  const secretsKey = randomBytes(32);
+  const caFile = writeSimulatorCa(simulator, dir);
+  const serve = async (zone: string, env: Record<string, string> = {}) => {
+    const child = await startServerProcess({
+      DATABASE_URL: db.url,
+      DNSPLANE_DATA_DIR: mkdtempSync(path.join(dir, 'server-')),
+      DNSPLANE_LISTEN: '127.0.0.1:0',
+      DNSPLANE_WEBHOOK_LISTEN: 'off',
+      DNSPLANE_SECRETS_KEY: secretsKey.toString('base64'),
+      DNSPLANE_ZONES: zone,
+      DNSPLANE_DRIFT_INTERVAL: 'off',
+      ...simulatorEnv(simulator, caFile),
+      ...env,
+    });
+    servers.push(child);
+    return child;
+  };
+  try {
+    await store.migrate(pool);
+    return await fn({
+      dir,
+      url: db.url,
+      pool,
+      sim: simulator,
+      serve,
+      async serveDoor(opts) {
+        const issued = await createTsigKey({ pool, secrets: new SecretBox(secretsKey), actor: null }, { tenant: opts.tenant, algorithm: 'hmac-sha256', acmeOnly: opts.acmeOnly ?? false });
+        const child = await serve(opts.zone, { DNSPLANE_DNS_LISTEN: '127.0.0.1:0', DNSPLANE_DNS_RATE: '1000000000', ...opts.env });
+        return { child, key: { name: issued.key.name, algorithm: 'hmac-sha256', secret: issued.secret } };
+      },
+    });
+  } finally {
+    await Promise.all(servers.map((s) => s.stop()));
+    await pool.end();
+    await simulator.stop();
+    await db.drop();
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

@@ -141,7 +141,7 @@ export const SETTINGS: Array<{ name: string; default: string; help: string }> = 
   { name: 'OVH_APPLICATION_SECRET', default: '', help: 'OVH application secret (never logged)' },
   { name: 'OVH_CONSUMER_KEY', default: '', help: 'OVH consumer key (never logged)' },
   { name: 'OVH_CA_FILE', default: '', help: 'extra CA (PEM) to trust for the OVH endpoint, added to the system ones' },
-  { name: 'DNSPLANE_OVH_RATE', default: '20', help: 'OVH requests per second, per application key, for the whole process' },
+  { name: 'DNSPLANE_OVH_RATE', default: '20', help: 'OVH requests per second for the OVH account (per application key), shared by every replica on the database' },
   { name: 'DNSPLANE_OVH_CONCURRENCY', default: '8', help: 'OVH calls in flight at most' },
   { name: 'DNSPLANE_OVH_TIMEOUT', default: '30s', help: 'OVH call timeout' },
   {

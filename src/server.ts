@@ -23,6 +23,9 @@ import { LoginLimiter } from './core/login-limiter.js';
 import { Metrics } from './metrics.js';
 import { PlanLimiter } from './core/plan-limit.js';
 import { OvhApi } from './ovh/client.js';
+import { accountKey } from './ovh/client/transport.js';
+import { accountLabel } from './ovh/ratelimit.js';
+import { SharedOvhBudget } from './core/ovh-budget.js';
 import type { OvhEndpoint } from './ovh/endpoint.js';
 import type { OvhSimulator } from './ovhsim/index.js';
 import { checkDemoDatabase, DEMO_ZONE, DNS_DOOR_PORT_FILE, onKeptPort, secretBoxFor, startDemoSimulator } from './demo.js';
@@ -106,6 +109,9 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   let simulator: OvhSimulator | undefined;
   /** Autocommitted journal writes made while a zone lock holds a connection of the main pool. */
   let journalPool: ReturnType<typeof store.createSidePool> | undefined;
+  /** The OVH budget's leases (core/ovh-budget.ts): one connection of its own, never behind a zone lock's. */
+  let budgetPool: ReturnType<typeof store.createSidePool> | undefined;
+  let ovhBudget: SharedOvhBudget | undefined;
   /** Tenant changes of every replica, for the token cache. */
   let listener: store.Listener | undefined;
   let prober: Prober | undefined;
@@ -142,12 +148,17 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     );
     metrics.setInFlightSource(() => store.inFlightSummary(database.pool));
     if (config.dryRun) log.warn('DNSPLANE_DRY_RUN is on: applies log and return the OVH calls they would make and send none');
+    const instance = `${hostname()} pid ${process.pid} ${Math.random().toString(36).slice(2, 10)}`;
+    // DNSPLANE_OVH_RATE is the OVH account's: every replica on this database leases from one budget.
+    budgetPool = store.createSidePool(database.pool, { max: 1, log: (msg, fields) => log.warn(fields ?? {}, msg) });
+    ovhBudget = new SharedOvhBudget({ pool: budgetPool, account: accountLabel(accountKey(endpoint, credentials)), replica: instance, ratePerSecond: config.ovhRate, warn: (msg, fields) => log.warn(fields ?? {}, msg) });
     const ovh = new OvhApi({
       endpoint,
       credentials,
       extraCaPems,
       timeoutMs: config.ovhTimeoutMs,
       ratePerSecond: config.ovhRate,
+      budget: ovhBudget,
       maxConcurrent: config.ovhMaxConcurrent,
       warn: (msg, fields) => log.warn(fields ?? {}, msg),
       info: (msg, fields) => log.info(fields ?? {}, msg),
@@ -191,7 +202,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     );
     const ctx: CoreContext = {
       lifecycle,
-      instance: `${hostname()} pid ${process.pid} ${Math.random().toString(36).slice(2, 10)}`,
+      instance,
       pool: database.pool,
       journalPool,
       ovh,
@@ -319,6 +330,8 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         await simulator?.stop();
         await listener?.stop();
         await journalPool?.end();
+        ovhBudget?.close();
+        await budgetPool?.end();
         await database.close();
         metrics.stop();
         log.info({ ms: Math.round(performance.now() - started) }, 'stopped');
@@ -329,6 +342,8 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     await simulator?.stop().catch(() => undefined);
     await listener?.stop().catch(() => undefined);
     await journalPool?.end().catch(() => undefined);
+    ovhBudget?.close();
+    await budgetPool?.end().catch(() => undefined);
     await database.close().catch(() => undefined);
     throw e;
   }

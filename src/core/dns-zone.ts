@@ -3,7 +3,7 @@
  * Records serves, whoever owns them —, an index to answer queries from (dns/zone-index.ts) and the
  * zone's SOA. From memory: the zone's current generation comes from the read cache's shared fresh
  * read (core/read-cache.ts), its records from the base kept for that generation; the index is built
- * once per generation and process. Zero OVH calls, except the first read of a zone never synced
+ * once per generation and process, in slices. Zero OVH calls, except the first read of a zone never synced
  * (shared by the callers waiting for it, and not tried again for 10 s after it failed: anyone may
  * send a query).
  *
@@ -16,10 +16,11 @@
  */
 import { zoneFinder } from '../dns/names.js';
 import type { Endpoint } from '../dns/types.js';
-import { indexZone, type ZoneIndex } from '../dns/zone-index.js';
+import { indexZoneSteps, type ZoneIndex } from '../dns/zone-index.js';
 import type { CoreContext } from './context.js';
 import { NotFoundError } from './errors.js';
 import { readCacheOf, type ZoneBase } from './read-cache.js';
+import { Slicer } from './slices.js';
 import { ensureSynced } from './zones.js';
 import type * as store from '../store/index.js';
 
@@ -64,7 +65,8 @@ export async function dnsZones(ctx: CoreContext): Promise<{ names: string[]; zon
 /** One fresh read of every zone's generation (ReadCache.zoneStates). */
 export type ZoneStates = ReadonlyMap<string, store.ZoneGeneration>;
 
-const built = new WeakMap<ZoneBase, DnsZone>();
+/** Per kept base (one generation), its DnsZone: built once, in slices, shared by the callers meanwhile. */
+const built = new WeakMap<ZoneBase, Promise<DnsZone>>();
 
 /**
  * The zone as it is now (its current generation), from memory when that generation is kept. `states`:
@@ -80,7 +82,10 @@ export async function dnsZone(ctx: CoreContext, zone: string, states?: ZoneState
     const base = await cache.baseAt(zone, generation);
     if (!base) continue;
     let z = built.get(base);
-    if (!z) built.set(base, (z = build(zone, base)));
+    if (!z) {
+      built.set(base, (z = build(zone, base)));
+      z.catch(() => built.delete(base));
+    }
     return z;
   }
   throw new Error(`zone "${zone}" kept changing while it was read; try again`);
@@ -115,13 +120,14 @@ async function firstRead(ctx: CoreContext, zone: string): Promise<bigint> {
 const FAILED_READ_MS = 10_000;
 const firstReads = new WeakMap<CoreContext, { running: Map<string, Promise<bigint>>; failed: Map<string, { until: number; error: unknown }> }>();
 
-function build(zone: string, base: ZoneBase): DnsZone {
+/** The index of a zone of 50,000 record sets is built in slices (core/slices.ts): no caller waits behind it. */
+async function build(zone: string, base: ZoneBase): Promise<DnsZone> {
   const apexNs = base.endpoints.find((e) => e.dnsName === zone && e.recordType === 'NS');
   return {
     zone,
     generation: base.generation,
     endpoints: base.endpoints,
-    index: indexZone(zone, base.endpoints),
+    index: await new Slicer().run(indexZoneSteps(zone, base.endpoints)),
     soa: { mname: apexNs?.targets[0] ?? `ns.${zone}`, rname: `hostmaster.${zone}`, serial: soaSerial(base.generation), ...SOA_TIMERS },
   };
 }

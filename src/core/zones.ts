@@ -12,6 +12,7 @@ import { readCacheOf } from './read-cache.js';
 import { readRecords } from './read-records.js';
 import { ZoneFence } from './fence.js';
 import { describeSettling, settlingOf } from './settling.js';
+import { Slicer } from './slices.js';
 
 export { mapLimit } from './read-records.js';
 
@@ -58,7 +59,8 @@ export async function syncZone(ctx: CoreContext, tx: store.Queryable, zone: stri
       if (done % 500 === 0) ctx.log.info({ zone, done, total }, 'syncing zone');
     },
   });
-  await store.replaceZoneRecords(tx, zone, records.map(toRow));
+  // 50,000 records made rows in slices (store writes them a batch per statement): nothing holds the event loop.
+  await store.replaceZoneRecords(tx, zone, await new Slicer().map(records, toRow, 1024));
   await store.markSynced(tx, zone, { soaSerial: BigInt(soa.serial) });
   const generation = await store.bumpGeneration(tx, zone);
   await store.notifyZoneChanged(tx, zone, generation);

@@ -11,6 +11,7 @@
  * - NS records below the apex delegate: a name at or below a delegation gets a referral (no AA).
  * - SOA is the caller's (`soa: true` when it belongs in the answer: an SOA or ANY query at the apex).
  */
+import { drain, ITEMS_PER_STEP, type Steps } from './steps.js';
 import type { Endpoint, RecordType } from './types.js';
 
 export interface ZoneIndex {
@@ -22,13 +23,20 @@ export interface ZoneIndex {
 }
 
 export function indexZone(zone: string, endpoints: readonly Endpoint[]): ZoneIndex {
+  return drain(indexZoneSteps(zone, endpoints));
+}
+
+/** indexZone as steps: a pause point every few dozen record sets (a zone may hold 50,000). */
+export function* indexZoneSteps(zone: string, endpoints: readonly Endpoint[]): Steps<ZoneIndex> {
   const sets = new Map<string, Map<RecordType, Endpoint>>();
   const exists = new Set<string>([zone]);
+  let n = 0;
   for (const e of endpoints) {
     let byType = sets.get(e.dnsName);
     if (!byType) sets.set(e.dnsName, (byType = new Map()));
     byType.set(e.recordType, e);
     for (let name = e.dnsName; name.length > zone.length && !exists.has(name); name = parentOf(name)) exists.add(name);
+    if (++n % ITEMS_PER_STEP === 0) yield;
   }
   return { zone, sets, exists };
 }

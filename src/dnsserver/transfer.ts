@@ -5,11 +5,15 @@
  * previous MAC: RFC 8945 §5.3.1). Only a key whose tenant is granted the zone may transfer it, and
  * not an ACME-only key. An IXFR whose SOA already has the current serial gets the SOA alone; over UDP
  * an IXFR gets the SOA alone too (ask over TCP), and an AXFR FORMERR (RFC 5936 §4.2: TCP only).
+ *
+ * Nothing holds the event loop: the messages are packed in slices and kept with the zone's
+ * generation (transferMessages), and each request only copies them, sets its id and flags, and signs.
  */
 import type { CoreContext } from '../core/context.js';
-import { dnsZone, dnsZones } from '../core/dns-zone.js';
+import { dnsZone, dnsZones, type DnsZone } from '../core/dns-zone.js';
+import { Slicer } from '../core/slices.js';
 import { mayUseZone } from '../core/tenants.js';
-import { MessageTooLargeError, RCODE, TYPE, Writer, foldCase, typeName, writeHeader, writeRecord, type ResourceRecord } from '../dns/wire/index.js';
+import { MAX_MESSAGE_BYTES, OPCODE, RCODE, TYPE, encodeMessage, foldCase, packMessagesSteps, typeName, type Header, type Question, type ResourceRecord } from '../dns/wire/index.js';
 import { answerTo, replyBytes, StreamSigner, type Exchange } from './exchange.js';
 import { records, soaRecord } from './query.js';
 import { notManaged, type Refusals } from './refusal.js';
@@ -49,40 +53,52 @@ export async function* transfer(ctx: CoreContext, ex: Exchange, refusals: Refusa
     yield replyBytes(ex, answerTo(ex, RCODE.NOERROR, { aa: true, answers: [soa] }));
     return;
   }
-  yield* messages(ex, [soa, ...z.endpoints.flatMap((e) => records(e.dnsName, e)), soa]);
+  const signer = new StreamSigner(ex);
+  const packed = await transferMessages(z, ex.request.message.questions, MAX_MESSAGE_BYTES - signer.reserve);
+  // The packed messages are shared; this request's id and flags go over a copy of each.
+  const head = encodeMessage({ ...answerTo(ex, RCODE.NOERROR, { aa: true }), additionals: [] }).subarray(0, 4);
+  const slicer = new Slicer();
+  for (const unsigned of packed) {
+    const m = Buffer.from(unsigned);
+    head.copy(m, 0);
+    yield signer.sign(m);
+    await slicer.check();
+  }
 }
 
-/** Packs the records into messages (the question in the first only), each signed in turn. */
-function* messages(ex: Exchange, all: ResourceRecord[]): Generator<Buffer> {
-  const signer = new StreamSigner(ex);
-  const limit = 0xffff - signer.reserve;
-  const header = answerTo(ex, RCODE.NOERROR, { aa: true }).header;
-  let i = 0;
-  let first = true;
-  while (i < all.length) {
-    const w = new Writer(limit);
-    const questions = first ? ex.request.message.questions : [];
-    writeHeader(w, header, [questions.length, 0, 0, 0]);
-    for (const q of questions) {
-      w.name(q.name);
-      w.u16(q.type);
-      w.u16(q.class);
-    }
-    let count = 0;
-    while (i < all.length) {
-      const mark = w.pos;
-      try {
-        writeRecord(w, all[i]!);
-      } catch (e) {
-        if (!(e instanceof MessageTooLargeError) || count === 0) throw e;
-        w.rewind(mark);
-        break;
-      }
-      count++;
-      i++;
-    }
-    w.patch16(6, count);
-    first = false;
-    yield signer.sign(w.done());
+/** The header the packed messages are written with: a transfer's (opcode QUERY, AA); id, RD and the rest are each request's. */
+const PACKED_HEADER: Header = { id: 0, qr: true, opcode: OPCODE.QUERY, aa: true, tc: false, rd: false, ra: false, z: 0, rcode: RCODE.NOERROR };
+
+/** Distinct (question, size) forms of one generation's transfer kept at once: a few clients' keys. */
+const PACKED_FORMS = 4;
+const packedByZone = new WeakMap<DnsZone, Map<string, Promise<Buffer[]>>>();
+
+/**
+ * The unsigned messages of a transfer of `z` (the SOA, every record set, the SOA again), packed in
+ * slices (dns/wire/pack.ts run by core/slices.ts) and kept with the generation (`z` lives as long
+ * as the read cache keeps its base): a second transfer of an unchanged zone, or one asked while the
+ * first is being packed, shares the work and the bytes. Kept per question as asked (the first
+ * message echoes it, and compression points into it) and per size (the room the key's TSIG takes).
+ */
+export function transferMessages(z: DnsZone, questions: readonly Question[], limit: number, slicer = new Slicer()): Promise<Buffer[]> {
+  let forms = packedByZone.get(z);
+  if (!forms) packedByZone.set(z, (forms = new Map()));
+  const key = `${limit}|${questions.map((q) => `${q.name}/${q.type}/${q.class}`).join(',')}`;
+  let packed = forms.get(key);
+  if (!packed) {
+    if (forms.size >= PACKED_FORMS) forms.delete(forms.keys().next().value!);
+    const kept = forms;
+    packed = slicer.run(packMessagesSteps(PACKED_HEADER, questions, zoneRecords(z), limit));
+    packed.catch(() => kept.delete(key));
+    forms.set(key, packed);
   }
+  return packed;
+}
+
+/** The records of a transfer, made as they are packed. */
+function* zoneRecords(z: DnsZone): Generator<ResourceRecord> {
+  const soa = soaRecord(z);
+  yield soa;
+  for (const e of z.endpoints) yield* records(e.dnsName, e);
+  yield soa;
 }

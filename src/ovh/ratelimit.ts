@@ -23,6 +23,22 @@ export function currentOvhFlow(): OvhFlow {
   return flowStore.getStore() ?? {};
 }
 
+/**
+ * The account's budget beyond this process: OVH counts one rate per account, whichever replica
+ * calls. core/ovh-budget.ts implements it over the database (tokens leased in small batches from
+ * one row, shared by every replica); server.ts hands it to the client. The limiter grants a call
+ * only with a token of it, after its own spacing and fairness: which tenant goes next stays the
+ * limiter's choice, how many calls the account may make the budget's.
+ */
+export interface RateBudget {
+  /** Takes one token when this process holds one now (no I/O). False: none held; it gets more (for `waiting` calls) and calls the ready callback when take() may succeed. */
+  take(waiting: number): boolean;
+  /** Nobody waits any more: tokens held may go back to the account. */
+  idle(): void;
+  /** Sets what the budget calls when tokens may be there again. */
+  onReady(fn: () => void): void;
+}
+
 /** What acquire() hands back: the whole wait, and when the token was granted (on the limiter's clock). */
 export interface Grant {
   waitedMs: number;
@@ -117,11 +133,14 @@ export class RateLimiter {
     readonly ratePerSecond: number,
     readonly maxConcurrent: number,
     private readonly now: () => number = () => performance.now(),
+    /** The account's budget shared with other processes (none: this process is alone on the account). */
+    private readonly budget?: RateBudget,
   ) {
     if (!(ratePerSecond > 0)) throw new Error('rate must be > 0');
     if (!(maxConcurrent >= 1)) throw new Error('maxConcurrent must be >= 1');
     this.tokens = 1;
     this.last = this.now();
+    budget?.onReady(() => this.pump());
   }
 
   /** Waits for a token and a concurrency slot, in turn with the other flows; returns the wait and the grant time. Call release() after. */
@@ -158,6 +177,8 @@ export class RateLimiter {
         this.arm();
         return;
       }
+      // The account's token, once this process may call: none held means wait for the budget's ready.
+      if (this.budget && !this.budget.take(this.waiting)) return;
       this.tokens -= 1;
       this.inFlight++;
       this.waiting--;
@@ -174,6 +195,7 @@ export class RateLimiter {
       }
       w.grant(granted);
     }
+    if (this.waiting === 0) this.budget?.idle();
   }
 
   /** Returns the time it refilled at. */
@@ -197,14 +219,30 @@ export class RateLimiter {
 }
 
 const limiters = new Map<string, RateLimiter>();
+/** The limiters of each shared budget (a budget belongs to one server: kept as long as it is). */
+const budgeted = new WeakMap<RateBudget, Map<string, RateLimiter>>();
 
-/** The process-wide limiter of one OVH application key (the key itself is not kept, only a label). */
-export function limiterFor(key: string, ratePerSecond: number, maxConcurrent: number): RateLimiter {
-  const id = `${createHash('sha256').update(key).digest('hex')}|${ratePerSecond}|${maxConcurrent}`;
-  let l = limiters.get(id);
+/**
+ * The process-wide limiter of one OVH application key (the key itself is not kept, only a label),
+ * under `budget` when the account's budget is shared with other processes.
+ */
+export function limiterFor(key: string, ratePerSecond: number, maxConcurrent: number, budget?: RateBudget): RateLimiter {
+  const id = `${accountLabel(key)}|${ratePerSecond}|${maxConcurrent}`;
+  let byId = limiters;
+  if (budget) {
+    let b = budgeted.get(budget);
+    if (!b) budgeted.set(budget, (b = new Map()));
+    byId = b;
+  }
+  let l = byId.get(id);
   if (!l) {
-    l = new RateLimiter(ratePerSecond, maxConcurrent);
-    limiters.set(id, l);
+    l = new RateLimiter(ratePerSecond, maxConcurrent, undefined, budget);
+    byId.set(id, l);
   }
   return l;
+}
+
+/** The label an OVH account is known by (its budget's row, the limiter's key): a SHA-256 of the key, never the key. */
+export function accountLabel(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
 }

@@ -34,3 +34,4 @@ export * from './ovh-keys.js';
 export * from './ovh-drafts.js';
 export * from './visibility.js';
 export * from './recent-publishes.js';
+export * from './ovh-budget.js';

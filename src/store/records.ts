@@ -101,20 +101,32 @@ export async function listRecordsByIds(q: Queryable, zone: string, ids: readonly
 }
 
 /**
- * Replaces the zone's whole cache (after a full sync): one DELETE, one bulk INSERT. Given a Pool it
- * runs its own transaction; given a client, the caller's transaction.
+ * Rows written per INSERT of a whole zone: the statement's parameters are serialized on the event
+ * loop in one go (pg's array text), about 1 ms per 1,000 rows; 50,000 rows in one statement held the
+ * process ~60 ms, 2,000 per statement never more than a few.
+ */
+export const ROWS_PER_INSERT = 2000;
+
+/**
+ * Replaces the zone's whole cache (after a full sync): one DELETE, then INSERTs of ROWS_PER_INSERT
+ * rows each, each batch's rows checked before it is written (a bad row throws, and the transaction
+ * takes none of it). Given a Pool it runs its own transaction; given a client, the caller's
+ * transaction.
  */
 export async function replaceZoneRecords(
   q: Queryable,
   zone: string,
   rows: RecordRow[],
 ): Promise<{ deleted: number; inserted: number }> {
-  const cols = columns(rows);
   return inTransaction(q, async (tx) => {
     const del = await tx.query('DELETE FROM records WHERE zone = $1', [zone]);
+    let inserted = 0;
     try {
-      const ins = rows.length === 0 ? { rowCount: 0 } : await tx.query(INSERT_UNNEST, [zone, ...cols]);
-      return { deleted: del.rowCount ?? 0, inserted: ins.rowCount ?? 0 };
+      for (let at = 0; at < rows.length; at += ROWS_PER_INSERT) {
+        const ins = await tx.query(INSERT_UNNEST, [zone, ...columns(rows.slice(at, at + ROWS_PER_INSERT))]);
+        inserted += ins.rowCount ?? 0;
+      }
+      return { deleted: del.rowCount ?? 0, inserted };
     } catch (err) {
       throw zoneMissing(err, zone);
     }

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { createTenant } from '../../src/core/tenants.js';
 import { ZoneService } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { AdminService } from '../../src/gen/dnsplane/v1/admin_pb.js';
-import { OvhSimulator, type SimRecordInit } from '../../src/ovhsim/index.js';
+import { OvhSimulator, type SimBehavior, type SimRecordInit } from '../../src/ovhsim/index.js';
 import type { Server } from '../../src/server.js';
 import type { TsigKeyring } from '../../src/core/tsig-keys.js';
 import { testDatabase } from './db.js';
@@ -39,8 +39,10 @@ export async function startHarness(opts: {
   logger?: Logger;
   /** The DNS door's keys (with DNSPLANE_DNS_LISTEN in env). */
   dnsKeyring?: TsigKeyring;
+  /** The simulator's assumed behaviour (e.g. expanded record lists honoured, as OVH does). */
+  behavior?: Partial<SimBehavior>;
 }): Promise<Harness> {
-  const sim = await OvhSimulator.start({ zones: opts.zones });
+  const sim = await OvhSimulator.start({ zones: opts.zones, ...(opts.behavior ? { behavior: opts.behavior } : {}) });
   const db = await testDatabase();
   const server = await startServerOn(sim, db.url, { DNSPLANE_WEBHOOK_LISTEN: '127.0.0.1:0', ...opts.env }, opts.logger, opts.dnsKeyring ? { dnsKeyring: opts.dnsKeyring } : {});
   const bearer = (token: string | undefined): Interceptor => (next) => (req) => {

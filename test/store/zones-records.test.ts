@@ -6,6 +6,7 @@ import {
   listRecordsForNames,
   replaceRecordsForNames,
   replaceZoneRecords,
+  ROWS_PER_INSERT,
   upsertRecords,
   type RecordRow,
 } from '../../src/store/records.js';
@@ -158,6 +159,18 @@ describe('records', () => {
       replaceZoneRecords(db.pool, 'rec.example', [rec('9', 'a', 'A', '192.0.2.1'), rec('9', 'b', 'A', '192.0.2.2')]),
     ).rejects.toThrow(/duplicate key/);
     expect(await listRecords(db.pool, 'rec.example')).toEqual(before);
+  });
+
+  it('replaceZoneRecords writes a zone of several INSERT batches, all or nothing: a bad row in the last batch keeps the old cache', async () => {
+    const many = Array.from({ length: 2 * ROWS_PER_INSERT + 1 }, (_, i) => rec(String(100_000 + i), `h${i}`, 'A', '192.0.2.1'));
+    const before = await listRecords(db.pool, 'rec.example');
+    const bad = [...many.slice(0, -1), rec('100000', 'dup', 'A', '192.0.2.2')];
+    await expect(replaceZoneRecords(db.pool, 'rec.example', bad)).rejects.toThrow(/duplicate key/);
+    await expect(replaceZoneRecords(db.pool, 'rec.example', [...many.slice(0, -1), rec('x1', 'bad', 'A', '192.0.2.2')])).rejects.toThrow(TypeError);
+    expect(await listRecords(db.pool, 'rec.example')).toEqual(before);
+    expect(await replaceZoneRecords(db.pool, 'rec.example', many)).toMatchObject({ inserted: many.length });
+    expect(await listRecords(db.pool, 'rec.example')).toHaveLength(many.length);
+    await replaceZoneRecords(db.pool, 'rec.example', before);
   });
 
   it('replaceZoneRecords on a missing zone is NotFoundError; bad ids and ttls are TypeErrors', async () => {

@@ -42,4 +42,5 @@ export {
   type TsigSigner,
   type TsigVerdict,
 } from './tsig.js';
+export { packMessagesSteps } from './pack.js';
 export { dataOfTarget, recordTypeOf, targetOfData, txtStrings, wireTypeOf } from './targets.js';

@@ -125,19 +125,25 @@ export class ExpandedLists {
     const size = headerInt(first.headers, 'x-pagination-size') ?? records.length;
     if (size < 1 || records.length !== Math.min(size, total)) return { inconsistent: true, calls: 1 };
     const count = Math.ceil(total / size);
-    const rest = await Promise.all(Array.from({ length: count - 1 }, (_, i) => page(i + 2, size)));
+    // Each page is read into records and checked for ids seen as it comes: 5,000 records at a time,
+    // never 50,000 in one block of the event loop.
     const seen = new Set(records.map((r) => r.id));
-    for (const answer of rest) {
-      const p = parseRecordPage(answer.body, zone);
-      if (!p.ok || headerInt(answer.headers, 'x-pagination-elements') !== total) return { inconsistent: true, calls: count };
-      for (const r of p.records) {
-        if (seen.has(r.id)) return { inconsistent: true, calls: count };
-        seen.add(r.id);
-        records.push(r);
-      }
-    }
-    if (records.length !== total) return { inconsistent: true, calls: count };
-    return { records, calls: count };
+    const rest = await Promise.all(
+      Array.from({ length: count - 1 }, async (_, i) => {
+        const answer = await page(i + 2, size);
+        const p = parseRecordPage(answer.body, zone);
+        if (!p.ok || headerInt(answer.headers, 'x-pagination-elements') !== total) return undefined;
+        for (const r of p.records) {
+          if (seen.has(r.id)) return undefined;
+          seen.add(r.id);
+        }
+        return p.records;
+      }),
+    );
+    if (rest.some((more) => more === undefined)) return { inconsistent: true, calls: count };
+    const all = records.concat(...(rest as OvhRecord[][]));
+    if (all.length !== total) return { inconsistent: true, calls: count };
+    return { records: all, calls: count };
   }
 
   /** Remembers (auto) what OVH made of the expanded mode, and says so once. */

@@ -20,7 +20,7 @@ import ovh from '@ovhcloud/node-ovh';
 import type { OvhClient } from '@ovhcloud/node-ovh';
 import type { OvhEndpoint } from '../endpoint.js';
 import { OvhError, kindOfStatus } from '../errors.js';
-import { currentOvhFlow, limiterFor, type RateLimiter } from '../ratelimit.js';
+import { currentOvhFlow, limiterFor, type RateBudget, type RateLimiter } from '../ratelimit.js';
 import { installDiagnostics, withCallContext, type CallContext } from './diagnostics.js';
 import { signedGet, type OvhCredentials } from './signed-request.js';
 import { currentWriteGuard } from './write-guard.js';
@@ -62,6 +62,8 @@ export interface TransportOptions {
   timeoutMs?: number;
   ratePerSecond?: number;
   maxConcurrent?: number;
+  /** The account's budget shared with the other replicas (core/ovh-budget.ts); none: this process's rate is the account's. */
+  budget?: RateBudget;
   retry?: Partial<RetryPolicy>;
   onCall?: (info: OvhCallInfo) => void;
   /** Warnings (retries, lookups); never given secrets. */
@@ -79,6 +81,11 @@ export interface Exchange {
 }
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** What names one OVH account to the rate limit: the API's endpoint and the application key (never logged or stored: see accountLabel). */
+export function accountKey(endpoint: OvhEndpoint, credentials: OvhCredentials): string {
+  return `${endpoint.host}:${endpoint.port}|${credentials.applicationKey}`;
+}
 
 /** The path with zone and id replaced by placeholders: the `route` label of the metrics. */
 export function routeOf(path: string): string {
@@ -110,9 +117,10 @@ export class OvhTransport {
       // No `timeout`: see the module comment; once() enforces this.timeoutMs.
     });
     this.limiter = limiterFor(
-      `${opts.endpoint.host}:${opts.endpoint.port}|${opts.credentials.applicationKey}`,
+      accountKey(opts.endpoint, opts.credentials),
       opts.ratePerSecond ?? 20,
       opts.maxConcurrent ?? 8,
+      opts.budget,
     );
     this.retry = { ...DEFAULT_RETRY, ...opts.retry };
     if (!(Number.isInteger(this.retry.attempts) && this.retry.attempts >= 1)) throw new RangeError(`retry.attempts: expected an integer >= 1, got ${this.retry.attempts}`);
