@@ -106,7 +106,15 @@ function tsigCertbot(k, s) {
   };
 }
 
-function tsigExternalDns(k, s) {
+/** The CLI's dnsUpdateBatchSize (src/cli/tsig-config.ts): record sets per UPDATE answered within 2 s at this OVH rate. */
+export function dnsUpdateBatchSize(ovhRate) {
+  return Math.max(1, Math.floor(1.3 * ovhRate) - 1);
+}
+
+/** DNSPLANE_OVH_RATE's default: the console does not know the server's (the CLI reads its environment). */
+const DEFAULT_OVH_RATE = 20;
+
+function tsigExternalDns(k, s, ovhRate = DEFAULT_OVH_RATE) {
   if (k.acmeOnly) return { unsupported: 'this key is acme-only (it may write only _acme-challenge TXT records): external-dns needs a key without --acme-only' };
   const zones = k.zones.length > 0 ? k.zones : ['REPLACE_ME_ZONE'];
   return {
@@ -120,6 +128,8 @@ function tsigExternalDns(k, s) {
       `- --rfc2136-tsig-secret=${k.secret}`,
       `- --rfc2136-tsig-secret-alg=${k.algorithm}`,
       '- --rfc2136-tsig-axfr',
+      `# at most ${dnsUpdateBatchSize(ovhRate)} record sets per UPDATE: answered within external-dns's 2 s at DNSPLANE_OVH_RATE=${ovhRate} (a name with several targets counts one per target)`,
+      `- --rfc2136-batch-change-size=${dnsUpdateBatchSize(ovhRate)}`,
     ].join('\n'),
   };
 }
