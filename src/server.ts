@@ -188,7 +188,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         visibility: { timeoutMs: config.visibility.timeoutMs, leaseMs: PROBE_LEASE_MS },
       },
       metrics,
-      reads: new ReadCache(database.pool, { onZoneStatesRead: () => metrics.zoneStatesRead() }),
+      reads: new ReadCache(database.pool, { maxBytes: config.readCacheBytes, onZoneStatesRead: () => metrics.zoneStatesRead() }),
       tokens,
       secrets,
       tsigKeys,
