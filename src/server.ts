@@ -167,6 +167,8 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         onError: (err) => log.debug({ err: messageOf(err) }, 'LISTEN connection error'),
       },
     );
+    const reads = new ReadCache(database.pool, { maxBytes: config.readCacheBytes, onZoneStatesRead: () => metrics.zoneStatesRead() });
+    metrics.setReadCacheSource(() => reads.stats());
     const ctx: CoreContext = {
       lifecycle,
       instance: `${hostname()} pid ${process.pid} ${Math.random().toString(36).slice(2, 10)}`,
@@ -188,7 +190,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         visibility: { timeoutMs: config.visibility.timeoutMs, leaseMs: PROBE_LEASE_MS },
       },
       metrics,
-      reads: new ReadCache(database.pool, { maxBytes: config.readCacheBytes, onZoneStatesRead: () => metrics.zoneStatesRead() }),
+      reads,
       tokens,
       secrets,
       tsigKeys,
