@@ -277,6 +277,11 @@ async function main(): Promise<void> {
       ZoneService,
       createConnectTransport({ baseUrl: ready.url, httpVersion: '1.1', useBinaryFormat: true, interceptors: [(next) => (req) => (req.header.set('authorization', bearer(1).authorization), next(req))] }),
     );
+    // The floor: the worst delay over a second in which nothing is asked (a busy machine's own).
+    await ask('delay-start');
+    await new Promise((r) => setTimeout(r, 1_000));
+    const idle = await ask<{ maxMs: number; gcMaxMs: number }>('delay-stop');
+    console.log(`3. nothing asked for 1 s: worst event-loop delay ${idle.maxMs.toFixed(1)} ms (longest GC pause ${idle.gcMaxMs.toFixed(1)} ms)`);
     for (const [form, answer] of [
       ['Connect JSON', async () => check('full', await read(1, true))],
       ['binary Connect', async () => void (await binary.records({ zones: [ZONE], includeForeign: true }))],
