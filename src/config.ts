@@ -62,6 +62,8 @@ export interface Config {
   planTtlMs: number;
   /** DNSPLANE_PLAN_CONCURRENCY: Plans one tenant may have computing at once; the next is refused (ResourceExhausted). */
   planConcurrency: number;
+  /** DNSPLANE_READ_CACHE_BYTES: what the Records cache keeps at most (zones' bases, answers, encoded bytes), in bytes. */
+  readCacheBytes: number;
   /** DNSPLANE_DRIFT_INTERVAL: how often each zone is checked against OVH for changes made outside dnsplane; 0: never. */
   driftIntervalMs: number;
   shutdownTimeoutMs: number;
@@ -159,6 +161,11 @@ export const SETTINGS: Array<{ name: string; default: string; help: string }> = 
   { name: 'DNSPLANE_SHUTDOWN_TIMEOUT', default: '30s', help: 'on SIGTERM: the process exits within this; applies under way stop sending in time to roll back, and answer Unavailable' },
   { name: 'DNSPLANE_PLAN_TTL', default: '15m', help: 'how long a stored plan can be applied' },
   { name: 'DNSPLANE_PLAN_CONCURRENCY', default: '2', help: 'Plans (Plan, PlanAs) one tenant may have computing at once; one more is refused with RESOURCE_EXHAUSTED' },
+  {
+    name: 'DNSPLANE_READ_CACHE_BYTES',
+    default: '128Mi',
+    help: "what the Records cache keeps in memory at most (each zone's records at its generation, the answers cut from them, their encoded bytes): a byte count, or with Ki, Mi or Gi; past it the least recently used is dropped and built again when asked. The default is a quarter of the manifests' 512Mi memory limit",
+  },
   { name: 'DNSPLANE_DRIFT_INTERVAL', default: '5m', help: 'how often each zone is checked for changes made outside dnsplane (1 OVH call when none); 0 or off: never' },
   { name: 'DNSPLANE_LOG_LEVEL', default: 'info', help: 'fatal, error, warn, info, debug, trace' },
   { name: 'DNSPLANE_LOG_FORMAT', default: 'auto', help: 'json (one JSON object a line, for log collectors), pretty (human lines), or auto: pretty when stdout is a terminal, json otherwise' },
@@ -216,6 +223,15 @@ function oneOf<T extends string>(value: string, field: string, allowed: readonly
   const found = allowed.find((a) => a === v);
   if (found === undefined) throw new InvalidInputError(field, `must be one of ${allowed.join(', ')}, got "${value}"`);
   return found;
+}
+
+/** A size in bytes: an integer, or one with the binary unit Ki, Mi or Gi (128Mi); at least 1Mi. */
+export function parseByteSize(value: string, field: string): number {
+  const m = /^(\d+)(Ki|Mi|Gi)?$/.exec(value.trim());
+  const n = m ? Number(m[1]) * { '': 1, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30 }[m[2] ?? '']! : NaN;
+  if (!Number.isSafeInteger(n)) throw new InvalidInputError(field, `must be a size in bytes, as an integer or with the unit Ki, Mi or Gi (e.g. 134217728 or 128Mi), got "${value}"`);
+  if (n < 2 ** 20) throw new InvalidInputError(field, `must be at least 1Mi (1048576 bytes), got "${value}"`);
+  return n;
 }
 
 function percent(value: string, field: string): number {
@@ -342,6 +358,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     lockTimeoutMs: parseDuration(get('DNSPLANE_LOCK_TIMEOUT') ?? '30s', 'DNSPLANE_LOCK_TIMEOUT'),
     planTtlMs: parseDuration(get('DNSPLANE_PLAN_TTL') ?? '15m', 'DNSPLANE_PLAN_TTL'),
     planConcurrency: positiveNumber(get('DNSPLANE_PLAN_CONCURRENCY') ?? '2', 'DNSPLANE_PLAN_CONCURRENCY', true),
+    readCacheBytes: parseByteSize(get('DNSPLANE_READ_CACHE_BYTES') ?? '128Mi', 'DNSPLANE_READ_CACHE_BYTES'),
     driftIntervalMs: /^(0|off)$/i.test(get('DNSPLANE_DRIFT_INTERVAL') ?? '') ? 0 : parseDuration(get('DNSPLANE_DRIFT_INTERVAL') ?? '5m', 'DNSPLANE_DRIFT_INTERVAL'),
     applyBatch: nonNegativeInteger(get('DNSPLANE_APPLY_BATCH') ?? '100', 'DNSPLANE_APPLY_BATCH'),
     applyCoalesceMs: /^(0|off)$/i.test(get('DNSPLANE_APPLY_COALESCE') ?? '') ? 0 : parseDuration(get('DNSPLANE_APPLY_COALESCE') ?? '2s', 'DNSPLANE_APPLY_COALESCE'),

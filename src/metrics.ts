@@ -123,12 +123,19 @@ export class Metrics {
   private loopTimer: NodeJS.Timeout | undefined;
   private zoneSource: (() => Promise<ZoneSample[]>) | undefined;
   private inFlightSource: (() => Promise<InFlightSample[]>) | undefined;
+  private readCacheSource: (() => { bytes: number; maxBytes: number }) | undefined;
 
   constructor(opts: { dryRun?: boolean; defaultMetrics?: boolean; eventLoop?: boolean } = {}) {
     if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
     if (opts.eventLoop ?? true) this.watchEventLoop();
     this.s.gauge('dnsplane_dry_run', '1 when DNSPLANE_DRY_RUN is on: applies send nothing to OVH').set(opts.dryRun ? 1 : 0);
 
+    this.s.gauge('dnsplane_read_cache_bytes', 'Bytes the Records cache of this process keeps (kept: bases, answers, encoded bytes, as accounted) and its bound, DNSPLANE_READ_CACHE_BYTES (bound)', ['of'], async (g) => {
+      const s = this.readCacheSource?.();
+      if (!s) return;
+      g.set({ of: 'kept' }, s.bytes);
+      g.set({ of: 'bound' }, s.maxBytes);
+    });
     // Read from Postgres at scrape time (reset, then one value per zone): the truth every replica shares.
     const perZone = (name: string, help: string, read: () => Promise<Array<[zone: string, value: number]>>) =>
       this.s.gauge(name, help, ['zone'], async (g) => {
@@ -144,6 +151,11 @@ export class Metrics {
   /** Where the in-flight journal gauges come from (server.ts: the journal table). */
   setInFlightSource(source: () => Promise<InFlightSample[]>): void {
     this.inFlightSource = source;
+  }
+
+  /** Where dnsplane_read_cache_bytes comes from (server.ts: the ReadCache's stats). */
+  setReadCacheSource(source: () => { bytes: number; maxBytes: number }): void {
+    this.readCacheSource = source;
   }
 
   /** Where the zone gauges come from (server.ts: the zones table). */

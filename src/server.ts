@@ -200,6 +200,8 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         onError: (err) => log.debug({ err: messageOf(err) }, 'LISTEN connection error'),
       },
     );
+    const reads = new ReadCache(database.pool, { maxBytes: config.readCacheBytes, onZoneStatesRead: () => metrics.zoneStatesRead() });
+    metrics.setReadCacheSource(() => reads.stats());
     const ctx: CoreContext = {
       lifecycle,
       instance,
@@ -221,7 +223,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         visibility: { timeoutMs: config.visibility.timeoutMs, leaseMs: PROBE_LEASE_MS },
       },
       metrics,
-      reads: new ReadCache(database.pool, { onZoneStatesRead: () => metrics.zoneStatesRead() }),
+      reads,
       tokens,
       secrets,
       tsigKeys,

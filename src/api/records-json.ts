@@ -3,9 +3,10 @@
  * most pollers speak), answered from encoded bytes.
  *
  * The read cache (core/read-cache.ts) hands out the same endpoints array for every caller of a
- * (zone, generation, view); encoding that answer to JSON costs more than reading it from Postgres, so
- * here each zone's JSON is encoded once per view and kept beside it (a WeakMap: it goes when the view
- * goes). Connect itself offers no way to send bytes already encoded, so this route answers the one
+ * (zone, generation, view) — every includeForeign caller included; encoding that answer to JSON costs
+ * more than reading it from Postgres, so here each zone's JSON is encoded once per view and kept by
+ * the read cache (ReadCache.encoded: accounted in its byte bound, dropped with the view's
+ * generation). Connect itself offers no way to send bytes already encoded, so this route answers the one
  * request shape it fully understands and leaves every other one to Connect:
  *   POST /dnsplane.v1.ZoneService/Records, Content-Type application/json (utf-8), no request
  *   compression, no Connect timeout header, no Origin (browsers get Connect's CORS handling).
@@ -21,6 +22,7 @@ import { Code, ConnectError } from '@connectrpc/connect';
 import type { Logger } from 'pino';
 import type { CoreContext } from '../core/context.js';
 import type { ZoneRecords } from '../core/records.js';
+import { readCacheOf, type ReadCache } from '../core/read-cache.js';
 import { Slicer } from '../core/slices.js';
 import { RecordsRequestSchema, ZoneRecordsSchema, ZoneService, type RecordsRequest } from '../gen/dnsplane/v1/zone_pb.js';
 import { checkJson, checkMessage } from './strict.js';
@@ -35,9 +37,9 @@ const RECORDS_PATH = `/${ZoneService.typeName}/${ZoneService.method.records.name
  * What a request costs here, once warm (bench/api.ts measures it): the HTTP parsing and the gate
  * (limiter, token from the token cache), one share of the fresh read of the zones' generations
  * (core/read-cache.ts), and writing bytes already encoded. Everything else is kept:
- * - each view's answer, encoded once, as the bytes of a whole one-zone RecordsResponse (a WeakMap
- *   on the view's endpoints array: it goes when the read cache drops the view); a zone's part of a
- *   several-zone answer is a slice of those bytes;
+ * - each view's answer, encoded once, as the bytes of a whole one-zone RecordsResponse (kept by the
+ *   read cache with the view, ReadCache.encoded); a zone's part of a several-zone answer is a slice
+ *   of those bytes;
  * - each not-modified answer, by (zone, generation);
  * - each valid request body already read (pollers send the same bytes every time), by its text.
  */
@@ -46,8 +48,8 @@ const PREFIX = Buffer.from('{"zones":[');
 const SUFFIX = Buffer.from(']}');
 const COMMA = Buffer.from(',');
 
-/** A one-zone RecordsResponse's bytes by the view's endpoints array (shared by the read cache). */
-const encoded = new WeakMap<readonly object[], Promise<Buffer>>();
+/** The form of the bytes this route keeps in the read cache: a whole one-zone RecordsResponse in Connect JSON. */
+const FORM = 'connect-json';
 /** The same for not-modified answers, by zone and generation. */
 const notModifiedBodies = new Map<string, Buffer>();
 const MAX_NOT_MODIFIED = 10_000;
@@ -69,7 +71,7 @@ async function encode(z: ZoneRecords): Promise<Buffer> {
 }
 
 /** The bytes of a RecordsResponse holding only z. */
-function oneZoneBody(z: ZoneRecords): Buffer | Promise<Buffer> {
+function oneZoneBody(cache: ReadCache, z: ZoneRecords): Buffer | Promise<Buffer> {
   if (z.notModified) {
     const key = `${z.zone}\u0000${z.generation}`;
     let body = notModifiedBodies.get(key);
@@ -80,21 +82,16 @@ function oneZoneBody(z: ZoneRecords): Buffer | Promise<Buffer> {
     return body;
   }
   if (z.endpoints.length === 0) return encodeHead(z); // an empty array is no view's own: nothing to key on
-  let body = encoded.get(z.endpoints);
-  if (body === undefined) {
-    // Kept as a promise: callers that miss together share one encoding.
-    encoded.set(z.endpoints, (body = encode(z)));
-    body.catch(() => encoded.delete(z.endpoints));
-  }
-  return body;
+  // Callers that miss together share one encoding.
+  return cache.encoded(z.endpoints, FORM, () => encode(z)) as Promise<Buffer>;
 }
 
 /** The answer's bytes: one zone's cached body as is, or the zones' parts joined. */
-async function responseBody(zones: ZoneRecords[]): Promise<Buffer> {
-  if (zones.length === 1) return oneZoneBody(zones[0]!);
+async function responseBody(cache: ReadCache, zones: ZoneRecords[]): Promise<Buffer> {
+  if (zones.length === 1) return oneZoneBody(cache, zones[0]!);
   const parts: Buffer[] = [PREFIX];
   for (const [i, z] of zones.entries()) {
-    const one = await oneZoneBody(z);
+    const one = await oneZoneBody(cache, z);
     if (i > 0) parts.push(COMMA);
     parts.push(one.subarray(PREFIX.length, one.length - SUFFIX.length));
   }
@@ -149,6 +146,6 @@ export function recordsJsonRoute(ctx: CoreContext, log: Logger, readMaxBytes: nu
           validRequests.set(text, request);
         }
       }
-      replyJsonBytes(res, await responseBody(await recordsOf(ctx, tenant, request)));
+      replyJsonBytes(res, await responseBody(readCacheOf(ctx), await recordsOf(ctx, tenant, request)));
     });
 }

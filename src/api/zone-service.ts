@@ -29,18 +29,9 @@ import { getApply, latestPublishes } from '../core/apply-view.js';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { visibilityToPb, waitFor, waitForZones } from './visibility.js';
 import { waitAsked } from './wait.js';
+import { answersInBinary, recordsResponseBinary } from './records-binary.js';
+import { readCacheOf } from '../core/read-cache.js';
 
-/**
- * The wire form of a view, converted once: core hands out the same endpoints array for every caller
- * of a (zone, generation, view) while the read cache keeps it (core/read-cache.ts).
- */
-const converted = new WeakMap<readonly Endpoint[], PbEndpoint[]>();
-
-function endpointsPb(endpoints: readonly Endpoint[]): PbEndpoint[] {
-  let pb = converted.get(endpoints);
-  if (!pb) converted.set(endpoints, (pb = endpoints.map(endpointToPb)));
-  return pb;
-}
 
 /** Records as the RPC asks for it (also the Connect-JSON route of api/records-json.ts). */
 export async function recordsOf(ctx: CoreContext, tenant: Tenant, req: RecordsRequest): Promise<ZoneRecords[]> {
@@ -49,13 +40,14 @@ export async function recordsOf(ctx: CoreContext, tenant: Tenant, req: RecordsRe
   return records(ctx, tenant, { zones: req.zones, knownGenerations: known, includeForeign: req.includeForeign });
 }
 
-/** Converts a view's endpoints ahead, in slices, so that zoneRecordsPb finds them done (a zone may hold 20,000). */
-async function convertEndpoints(endpoints: readonly Endpoint[], slicer: Slicer): Promise<void> {
-  if (!converted.has(endpoints)) converted.set(endpoints, await slicer.map(endpoints, endpointToPb, 256));
+/** A zone's answer as a message; its endpoints converted here (a long list: zoneRecordsPbSliced). */
+export function zoneRecordsPb(z: ZoneRecords, endpoints: PbEndpoint[] = z.endpoints.map(endpointToPb)): PbZoneRecords {
+  return create(ZoneRecordsSchema, { zone: z.zone, generation: z.generation, notModified: z.notModified, endpoints });
 }
 
-export function zoneRecordsPb(z: ZoneRecords): PbZoneRecords {
-  return create(ZoneRecordsSchema, { zone: z.zone, generation: z.generation, notModified: z.notModified, endpoints: endpointsPb(z.endpoints) });
+/** zoneRecordsPb with the endpoints converted in slices (a zone may hold 50,000). */
+async function zoneRecordsPbSliced(z: ZoneRecords, slicer: Slicer): Promise<PbZoneRecords> {
+  return zoneRecordsPb(z, await slicer.map(z.endpoints as Endpoint[], endpointToPb, 256));
 }
 
 export function zoneService(ctx: CoreContext): ServiceImpl<typeof ZoneService> {
@@ -74,8 +66,11 @@ export function zoneService(ctx: CoreContext): ServiceImpl<typeof ZoneService> {
     async records(req, hc) {
       const zones = await recordsOf(ctx, tenantOf(hc), req);
       const slicer = new Slicer();
-      for (const z of zones) await convertEndpoints(z.endpoints, slicer);
-      return create(RecordsResponseSchema, { zones: zones.map(zoneRecordsPb) });
+      // Binary: each view's bytes, encoded once and shared (api/records-binary.ts).
+      if (answersInBinary(hc)) return recordsResponseBinary(readCacheOf(ctx), zones, slicer);
+      const pb: PbZoneRecords[] = [];
+      for (const z of zones) pb.push(await zoneRecordsPbSliced(z, slicer));
+      return create(RecordsResponseSchema, { zones: pb });
     },
 
     async plan(req, hc) {

@@ -84,6 +84,10 @@ describe('/metrics', () => {
     expect(value('dnsplane_cache_reads_total', { zone: ZONE, result: 'miss' })).toBe(1);
     expect(value('dnsplane_cache_reads_total', { zone: ZONE, result: 'hit' })).toBe(2);
     expect(value('dnsplane_cache_reads_total', { zone: ZONE, result: 'not_modified' })).toBe(1);
+    // What the Records cache keeps (the zone's base, its answers, their bytes), within its bound.
+    expect(value('dnsplane_read_cache_bytes', { of: 'bound' })).toBe(128 * 2 ** 20);
+    expect(value('dnsplane_read_cache_bytes', { of: 'kept' })).toBeGreaterThan(0);
+    expect(value('dnsplane_read_cache_bytes', { of: 'kept' })).toBeLessThanOrEqual(128 * 2 ** 20);
   });
 
   it('reports each zone generation and record count from Postgres', async () => {

@@ -3,11 +3,12 @@
  * simulator, each with its Records cache and token cache warm.
  */
 import { Code, ConnectError, createClient, type Interceptor } from '@connectrpc/connect';
-import { createConnectTransport, createGrpcTransport } from '@connectrpc/connect-node';
+import { create, fromBinary, fromJson, toBinary, type JsonValue } from '@bufbuild/protobuf';
+import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant } from '../../src/core/tenants.js';
 import { AdminService } from '../../src/gen/dnsplane/v1/admin_pb.js';
-import { Policy, ZoneService } from '../../src/gen/dnsplane/v1/zone_pb.js';
+import { Policy, RecordsRequestSchema, RecordsResponseSchema, ZoneService } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { OvhSimulator } from '../../src/ovhsim/index.js';
 import type { Server } from '../../src/server.js';
 import { LISTENER_APPLICATION_NAME } from '../../src/store/notify.js';
@@ -112,6 +113,49 @@ describe('read cache across replicas', () => {
       expect(await names(b, false)).toEqual([]);
       expect(await names(b, true)).toEqual(expect.arrayContaining([`a.${ZONE}`, `www.${ZONE}`]));
     }
+  });
+
+  it("sends every tenant asking includeForeign the same bytes, encoded once per generation and form, on every protocol", async () => {
+    const server = replicas[0]!;
+    const names = ['same-a', 'same-b', 'same-c'];
+    const tokens: string[] = [];
+    for (const name of names) tokens.push((await createTenant(db.pool, { name, zones: [ZONE] })).token);
+    // A new generation: nothing of it encoded yet.
+    await clientOf(ZoneService, server, tokens[0]!).apply({
+      source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [{ dnsName: `same.${ZONE}`, recordType: 'A', targets: ['192.0.2.60'], ttl: 300 }] } } } },
+    });
+    const reads = server.ctx.reads!;
+    const raw = async (token: string, type: string, body: Uint8Array | string) => {
+      const res = await fetch(`${server.url}/dnsplane.v1.ZoneService/Records`, { method: 'POST', body, headers: { 'content-type': type, authorization: `Bearer ${token}` } });
+      expect(res.status).toBe(200);
+      return Buffer.from(await res.arrayBuffer());
+    };
+    const request = { zones: [ZONE], includeForeign: true };
+    const before = reads.stats();
+    const json = await Promise.all(tokens.map((t) => raw(t, 'application/json', JSON.stringify(request))));
+    const binary = await Promise.all(tokens.map((t) => raw(t, 'application/proto', toBinary(RecordsRequestSchema, create(RecordsRequestSchema, request)))));
+    for (const answers of [json, binary]) for (const a of answers) expect(a.equals(answers[0]!)).toBe(true);
+    const after = reads.stats();
+    expect(after.encodes - before.encodes).toBe(2); // one per form, for the three tenants
+    expect(after.answerBuilds - before.answerBuilds).toBe(1);
+    expect(after.baseBuilds - before.baseBuilds).toBe(1);
+    const decoded = fromBinary(RecordsResponseSchema, binary[0]!);
+    expect(decoded).toEqual(fromJson(RecordsResponseSchema, JSON.parse(json[0]!.toString()) as JsonValue));
+    expect(decoded.zones[0]!.endpoints.find((e) => e.dnsName === `same.${ZONE}`)?.labels).toEqual({ owner: 'same-a' });
+    // gRPC, gRPC-Web and Connect GET (binary and JSON) give the same answer; the binary ones from the same bytes.
+    const auth: Interceptor = (next) => (req) => {
+      req.header.set('authorization', `Bearer ${tokens[1]!}`);
+      return next(req);
+    };
+    const transports = [
+      createGrpcTransport({ baseUrl: server.url, interceptors: [auth] }),
+      createGrpcWebTransport({ baseUrl: server.url, httpVersion: '1.1', interceptors: [auth] }),
+      createConnectTransport({ baseUrl: server.url, httpVersion: '1.1', useHttpGet: true, useBinaryFormat: true, interceptors: [auth] }),
+      createConnectTransport({ baseUrl: server.url, httpVersion: '1.1', useHttpGet: true, useBinaryFormat: false, interceptors: [auth] }),
+      createConnectTransport({ baseUrl: server.url, httpVersion: '1.1', useBinaryFormat: false, interceptors: [auth] }),
+    ];
+    for (const t of transports) expect(await createClient(ZoneService, t).records(request)).toEqual(decoded);
+    expect(reads.stats().encodes - after.encodes).toBe(0);
   });
 
   it('refuses a disabled or rotated token on every replica within 1 second', async () => {
