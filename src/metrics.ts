@@ -193,8 +193,14 @@ export class Metrics {
   }
 
   cacheRead(zone: string, result: CacheReadResult): void {
-    this.cacheReads.inc({ zone, result });
+    // A child per (zone, result), kept (zones are few): a poll costs no label hashing.
+    const key = `${result}\u0000${zone}`;
+    let child = this.cacheReadChildren.get(key);
+    if (!child) this.cacheReadChildren.set(key, (child = this.cacheReads.labels({ zone, result })));
+    child.inc();
   }
+
+  private readonly cacheReadChildren = new Map<string, { inc(): void }>();
 
   zoneStatesRead(): void {
     this.zoneStateReads.inc();
@@ -226,8 +232,13 @@ export class Metrics {
   }
 
   rpcDone(procedure: string, seconds: number): void {
-    this.rpcDuration.observe({ procedure }, seconds);
+    // One labelled child per procedure (a bounded set: PROCEDURES and 'unknown'), kept: no label hashing per request.
+    let child = this.rpcChildren.get(procedure);
+    if (!child) this.rpcChildren.set(procedure, (child = this.rpcDuration.labels({ procedure })));
+    child.observe(seconds);
   }
+
+  private readonly rpcChildren = new Map<string, { observe(value: number): void }>();
 
   /** Stops the event-loop timer (server close). */
   stop(): void {

@@ -42,7 +42,7 @@ function endpointsPb(endpoints: readonly Endpoint[]): PbEndpoint[] {
 }
 
 /** Records as the RPC asks for it (also the Connect-JSON route of api/records-json.ts). */
-export async function recordsOf(ctx: CoreContext, tenant: Tenant, req: RecordsRequest): Promise<ZoneRecords[]> {
+export function recordsOf(ctx: CoreContext, tenant: Tenant, req: RecordsRequest): Promise<ZoneRecords[]> {
   const known = new Map<string, bigint>();
   Object.entries(req.knownGenerations).forEach(([zone, gen]) => known.set(normalizeName(zone, `knownGenerations["${zone}"]`), gen));
   return records(ctx, tenant, { zones: req.zones, knownGenerations: known, includeForeign: req.includeForeign });
