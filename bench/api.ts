@@ -235,18 +235,30 @@ const BARE_SERVER = `
     });
   });
   server.listen(0, '127.0.0.1', () => process.stdout.write(String(server.address().port) + '\\n'));
+  // Each line on stdin asks for the CPU this process has used so far (µs, user + system).
+  require('node:readline').createInterface({ input: process.stdin }).on('line', () => {
+    const u = process.cpuUsage();
+    process.stdout.write(String(u.user + u.system) + '\\n');
+  });
   process.stdin.on('end', () => process.exit(0));
-  process.stdin.resume();
 `;
 
-async function startBareServer(body: Buffer): Promise<{ url: string; stop(): Promise<void> }> {
+async function startBareServer(body: Buffer): Promise<{ url: string; cpuMicros(): Promise<number>; stop(): Promise<void> }> {
   const proc = spawn(process.execPath, ['-e', BARE_SERVER, body.toString('base64')], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const port = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: proc.stdout! }).once('line', resolve);
-    proc.once('exit', (code) => reject(new Error(`the bare server exited with ${code}`)));
-  });
+  const lines = createInterface({ input: proc.stdout! });
+  const nextLine = () =>
+    new Promise<string>((resolve, reject) => {
+      lines.once('line', resolve);
+      proc.once('exit', (code) => reject(new Error(`the bare server exited with ${code}`)));
+    });
+  const port = await nextLine();
   return {
     url: `http://127.0.0.1:${port}`,
+    async cpuMicros() {
+      const answer = nextLine();
+      proc.stdin!.write('cpu\n');
+      return Number(await answer);
+    },
     stop: () =>
       new Promise<void>((resolve) => {
         if (proc.exitCode !== null) return resolve();
@@ -353,17 +365,21 @@ async function main(): Promise<void> {
       // The bare server answers the very bytes dnsplane answered, to the same raw client, in this run.
       const bare = await startBareServer(await rawAnswer(child.url, a, poll));
       let barePolls: { calls: number; seconds: number };
+      let bareCpuMs: number;
       try {
+        const cpu0 = await bare.cpuMicros();
         barePolls = await rawThroughput(bare.url, a, poll, 0, `${bare.url}/dnsplane.v1.ZoneService/Records`);
+        bareCpuMs = ((await bare.cpuMicros()) - cpu0) / 1000 / barePolls.calls;
       } finally {
         await bare.stop();
       }
       const bareRate = barePolls.calls / barePolls.seconds;
       rows.push(['Records notModified polls, Connect client', `${Math.round(polls.perSecond)}/s`, `${connectHow}, ${SECONDS} s; ${cpuNote(polls)}`]);
       rows.push(['Records notModified polls, raw client', `${Math.round(rawPolls.perSecond)}/s`, `${rawHow}; ${cpuNote(rawPolls)}`]);
-      rows.push(['bare node:http server, same answer, raw client', `${Math.round(bareRate)}/s`, `${rawHow}; reads the JSON body, hashes the token (sha-256), answers the same bytes`]);
+      rows.push(['bare node:http server, same answer, raw client', `${Math.round(bareRate)}/s`, `${rawHow}; reads the JSON body, hashes the token (sha-256), answers the same bytes; server CPU ${bareCpuMs.toFixed(3)} ms/call`]);
       rows.push(['notModified polls / bare server', (rawPolls.perSecond / bareRate).toFixed(2), 'raw client, same run: >= 0.80 is the goal (issue 28)']);
-      note(`polls: Connect ${Math.round(polls.perSecond)}/s (${cpuNote(polls)}), raw ${Math.round(rawPolls.perSecond)}/s (${cpuNote(rawPolls)}), bare ${Math.round(bareRate)}/s`);
+      rows.push(['  server CPU per poll, bare / dnsplane', (bareCpuMs / rawPolls.serverCpuMs).toFixed(2), 'the same ratio in CPU (the load of a shared machine moves it less): 1.00 would be a bare server']);
+      note(`polls: Connect ${Math.round(polls.perSecond)}/s (${cpuNote(polls)}), raw ${Math.round(rawPolls.perSecond)}/s (${cpuNote(rawPolls)}), bare ${Math.round(bareRate)}/s (server CPU ${bareCpuMs.toFixed(3)} ms/call)`);
     }
     if (ONLY.has('full')) {
       const full = await measured(child.url, () =>
