@@ -369,10 +369,9 @@ async function main(): Promise<void> {
         const refreshes = sim.calls().filter((c) => c.method === 'POST' && c.path.endsWith('/refresh')).length;
         const label = `${APPLIERS} tenants each apply one create at the same moment`;
         put(label, n, { value: applied.length, text: `${applied.length} applied, ${refused.length} refused` });
-        if (refused.length) {
-          const texts = [...new Set(refused.map((r) => r.text.replace(/\d+ ms/g, 'N ms')))];
-          put('  the refusal', n, { text: texts.slice(0, 2).join(' / ').slice(0, 160) });
-        }
+        // Always put (a dash when none): the row keeps its place under the applies.
+        const texts = [...new Set(refused.map((r) => r.text.replace(/\d+ ms/g, 'N ms')))];
+        put('  the refusal', n, { text: texts.length ? texts.slice(0, 2).join(' / ').slice(0, 160) : '—' });
         putMs('  the slowest answer', n, Math.max(...results.map((r) => r.ms)));
         put('  applies per coalesced group', n, { text: groups.length ? `${Math.min(...groups)}–${Math.max(...groups)}` : '-' });
         put('  refreshes seen by the simulator', n, { value: refreshes, text: String(refreshes) });
