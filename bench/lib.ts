@@ -10,6 +10,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import pg from 'pg';
 import type { OvhSimulator, SimOptions } from '../src/ovhsim/index.js';
 
@@ -204,4 +205,50 @@ export async function withBench<T>(prefix: string, sim: SimOptions, fn: (bench: 
     await db.drop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+export function percentile(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] ?? NaN;
+}
+
+/** Probes GET /healthz every 10 ms from a worker thread (its own event loop) until stopped; a probe unanswered in 5 s fails. */
+export function healthProbe(url: string): { stop(): Promise<{ latencies: number[]; errors: number }> } {
+  const worker = new Worker(
+    `const { parentPort, workerData } = require('node:worker_threads');
+     const http = require('node:http');
+     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+     const latencies = []; let errors = 0; let stop = false;
+     parentPort.on('message', () => { stop = true; });
+     (async () => {
+       while (!stop) {
+         const t = performance.now();
+         const ok = await new Promise((res) => {
+           const req = http.get(workerData + '/healthz', { agent }, (r) => { r.resume(); r.on('end', () => res(r.statusCode === 200)); });
+           req.on('error', () => res(false));
+           req.setTimeout(5000, () => req.destroy());
+         });
+         if (ok) latencies.push(performance.now() - t); else errors++;
+         await new Promise((r) => setTimeout(r, 10));
+       }
+       agent.destroy();
+       parentPort.postMessage({ latencies, errors });
+     })();`,
+    { eval: true, workerData: url },
+  );
+  return {
+    stop: () =>
+      new Promise((resolve) => {
+        worker.once('message', (m: { latencies: number[]; errors: number }) => {
+          void worker.terminate();
+          resolve(m);
+        });
+        worker.postMessage('stop');
+      }),
+  };
 }

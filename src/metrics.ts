@@ -85,8 +85,9 @@ const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60
 export function seriesOn(registry: Registry) {
   const registers = [registry];
   return {
-    counter: <L extends string = string>(name: string, help: string, labelNames: readonly L[] = []) =>
-      new Counter<L>({ name, help, labelNames, registers }),
+    /** collect, when given, runs at each scrape (to add what was counted elsewhere). */
+    counter: <L extends string = string>(name: string, help: string, labelNames: readonly L[] = [], collect?: (c: Counter<L>) => void) =>
+      new Counter<L>({ name, help, labelNames, registers, ...(collect && { collect(this: Counter<L>) { collect(this); } }) }),
     histogram: <L extends string = string>(name: string, help: string, labelNames: readonly L[], buckets: number[]) =>
       new Histogram<L>({ name, help, labelNames, buckets, registers }),
     /** collect, when given, runs at each scrape and sets the gauge's values then. */
@@ -106,7 +107,14 @@ export class Metrics {
   private readonly applyDuration = this.s.histogram('dnsplane_apply_duration_seconds', 'Duration of one zone apply (lock wait included), by zone and outcome', ['zone', 'outcome'], SECONDS);
   private readonly applyGroups = this.s.histogram('dnsplane_apply_group_applies', 'Applies of a zone published by one refresh (a group of coalesced applies: 1 when an apply was alone), by zone', ['zone'], [1, 2, 3, 5, 10, 20, 50, 100]);
   private readonly lockWait = this.s.histogram('dnsplane_lock_wait_seconds', "Time spent waiting for a zone's advisory lock, by zone and operation", ['zone', 'operation'], SECONDS);
-  private readonly cacheReads = this.s.counter('dnsplane_cache_reads_total', 'Cache use per zone: hit (Records served from the cache), not_modified (caller up to date), miss (zone read from OVH first)', ['zone', 'result']);
+  /** cacheRead's counts not yet in cacheReads (by result and zone: a bounded set). */
+  private readonly cacheReadCounts = new Map<string, { labels: { zone: string; result: CacheReadResult }; n: number }>();
+  private readonly cacheReads = this.s.counter('dnsplane_cache_reads_total', 'Cache use per zone: hit (Records served from the cache), not_modified (caller up to date), miss (zone read from OVH first)', ['zone', 'result'], () => {
+    for (const p of this.cacheReadCounts.values()) {
+      if (p.n > 0) this.cacheReads.inc(p.labels, p.n);
+      p.n = 0;
+    }
+  });
   private readonly zoneStateReads = this.s.counter('dnsplane_zone_state_reads_total', "Fresh reads of every zone's generation in Postgres, each shared by the Records calls that arrived while the previous one ran (core/read-cache.ts): calls per read is the sharing");
   private readonly driftChecks = this.s.counter('dnsplane_drift_checks_total', 'Drift checks by zone and result: unchanged, changed (records changed outside dnsplane were found and read into the cache), busy (zone locked), skipped', ['zone', 'result']);
   private readonly driftRecords = this.s.counter('dnsplane_drift_records_total', 'Records drift checks found changed outside dnsplane, by zone and change (added, removed, updated)', ['zone', 'change']);
@@ -205,7 +213,12 @@ export class Metrics {
   }
 
   cacheRead(zone: string, result: CacheReadResult): void {
-    this.cacheReads.inc({ zone, result });
+    // Counted here and added to the series at each scrape (its collect): a poll costs one increment,
+    // not prom-client's hashing of the labels (every poll counts one).
+    const key = `${result}\u0000${zone}`;
+    const pending = this.cacheReadCounts.get(key);
+    if (pending) pending.n++;
+    else this.cacheReadCounts.set(key, { labels: { zone, result }, n: 1 });
   }
 
   zoneStatesRead(): void {

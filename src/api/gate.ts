@@ -30,9 +30,9 @@ const authenticated = new WeakMap<object, Tenant>();
  * The caller of a route beside Connect (api/records-json.ts, api/plan-json.ts): the tenant the gate
  * authenticated for this very request; only when the gate could not ask (the database was down, it
  * then passed the request on) is it asked again, so that the route answers that failure as Connect's
- * interceptor would.
+ * interceptor would. The gate's tenant is handed back as is (no promise to wait for).
  */
-export async function requestTenant(ctx: CoreContext, req: http.IncomingMessage): Promise<Tenant> {
+export function requestTenant(ctx: CoreContext, req: http.IncomingMessage): Tenant | Promise<Tenant> {
   return authenticated.get(req) ?? authenticate(ctx.pool, bearerToken(req.headers.authorization ?? null), ctx.tokens);
 }
 
@@ -57,6 +57,14 @@ export function rpcGate(ctx: CoreContext, limiter: LoginLimiter, log: Logger): (
     }
     // One sha-256 of the token for both the token cache and the limiter.
     const hashHex = token ? tokenHashHex(token) : undefined;
+    // A token the cache holds (every poll of a known cluster): in this turn, no promise.
+    const cached = hashHex !== undefined ? ctx.tokens?.get(hashHex) : undefined;
+    if (cached) {
+      limiter.succeeded(address, token!, hashHex);
+      authenticated.set(req, cached);
+      next();
+      return;
+    }
     authenticate(ctx.pool, token, ctx.tokens, hashHex).then(
       (tenant) => {
         if (token) limiter.succeeded(address, token, hashHex);

@@ -115,7 +115,8 @@ export async function startApiPort(ctx: CoreContext, opts: ApiPortOptions): Prom
     // The OVH API served per tenant (src/ovhapi/): its own signature, answers and metrics.
     if (isOvhApiPath(url)) return ovhApi(req, res);
     const started = performance.now();
-    const path = url.split('?', 1)[0]!;
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
     // Our RPCs: the only values of the procedure label, and the only paths that need a token (an
     // unknown path gets its 404 from the router).
     const ours = PROCEDURES.has(path);

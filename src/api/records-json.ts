@@ -86,9 +86,12 @@ function oneZoneBody(cache: ReadCache, z: ZoneRecords): Buffer | Promise<Buffer>
   return cache.encoded(z.endpoints, FORM, () => encode(z)) as Promise<Buffer>;
 }
 
-/** The answer's bytes: one zone's cached body as is, or the zones' parts joined. */
-async function responseBody(cache: ReadCache, zones: ZoneRecords[]): Promise<Buffer> {
-  if (zones.length === 1) return oneZoneBody(cache, zones[0]!);
+/** The answer's bytes: one zone's cached body as is (a not-modified one without a promise), or the zones' parts joined. */
+function responseBody(cache: ReadCache, zones: ZoneRecords[]): Buffer | Promise<Buffer> {
+  return zones.length === 1 ? oneZoneBody(cache, zones[0]!) : joinedBody(cache, zones);
+}
+
+async function joinedBody(cache: ReadCache, zones: ZoneRecords[]): Promise<Buffer> {
   const parts: Buffer[] = [PREFIX];
   for (const [i, z] of zones.entries()) {
     const one = await oneZoneBody(cache, z);
@@ -138,7 +141,8 @@ export function recordsJsonRoute(ctx: CoreContext, log: Logger, readMaxBytes: nu
       const text = (await readBody(req, readMaxBytes)).toString('utf8');
       const known = validRequests.get(text);
       const request = known ?? parseRequest(text);
-      const tenant = await requestTenant(ctx, req);
+      const found = requestTenant(ctx, req);
+      const tenant = found instanceof Promise ? await found : found;
       if (!known) {
         checkMessage(RecordsRequestSchema, request as unknown as Parameters<typeof checkMessage>[1], '');
         if (text.length <= MAX_CACHED_BODY) {
@@ -146,6 +150,7 @@ export function recordsJsonRoute(ctx: CoreContext, log: Logger, readMaxBytes: nu
           validRequests.set(text, request);
         }
       }
-      replyJsonBytes(res, await responseBody(readCacheOf(ctx), await recordsOf(ctx, tenant, request)));
+      const body = responseBody(readCacheOf(ctx), await recordsOf(ctx, tenant, request));
+      replyJsonBytes(res, body instanceof Buffer ? body : await body);
     });
 }

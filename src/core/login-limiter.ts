@@ -37,6 +37,8 @@ interface Entry {
 /** How long a token that authenticated from an address stays welcome there while it is limited. */
 const GOOD_FOR_MS = 15 * 60_000;
 const MAX_GOOD_PER_ADDRESS = 16;
+/** A token marked good this recently is not marked again (GOOD_FOR_MS is what counts). */
+const GOOD_REFRESH_MS = 1_000;
 
 export class LoginLimiter {
   private readonly burst: number;
@@ -82,7 +84,9 @@ export class LoginLimiter {
    */
   check(address: string, token: string | undefined): number | undefined {
     const e = this.entries.get(address);
-    if (!e) return undefined;
+    // No entry, or a whole token left before refilling (refilling only adds): nothing to refuse, and
+    // nothing to write (every request of a good client passes here).
+    if (!e || e.tokens >= 1) return undefined;
     const fresh = this.entry(address);
     if (fresh.tokens >= 1) return undefined;
     if (token !== undefined) {
@@ -109,8 +113,11 @@ export class LoginLimiter {
    * `sha256Hex`: the token's sha-256 in hex when the caller has it already (core/tokens.ts tokenHashHex).
    */
   succeeded(address: string, token: string, sha256Hex?: string): void {
-    const e = this.entry(address);
     const key = sha256Hex ?? digest(token);
+    // Marked within the last second already (a client polling): left as it is, not rewritten per request.
+    const known = this.entries.get(address)?.good.get(key);
+    if (known !== undefined && this.now() - known < GOOD_REFRESH_MS) return;
+    const e = this.entry(address);
     e.good.delete(key);
     e.good.set(key, this.now());
     while (e.good.size > MAX_GOOD_PER_ADDRESS) e.good.delete(e.good.keys().next().value as string);

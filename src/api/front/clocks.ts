@@ -216,7 +216,8 @@ export class Clocks {
     if (conn.phase === 'linger' && conn.drainingBody && !conn.busy) conn.socket.destroy();
     if (conn.phase === 'linger' || conn.session) return;
     if (conn.busy) {
-      const waiting = [...conn.exchanges].find((x) => !x.req.complete);
+      let waiting: Exchange | undefined;
+      for (const x of conn.exchanges) if (!x.req.complete) (waiting ??= x);
       conn.phase = waiting ? 'body' : 'busy';
       if (waiting) conn.since = waiting.startedAt;
     } else if (conn.phase === 'body' || conn.phase === 'busy') {
