@@ -13,6 +13,7 @@ import type { CoreContext } from '../core/context.js';
 import type { Tenant } from '../core/tenants.js';
 import { InvalidInputError } from '../dns/errors.js';
 import {
+  ApprovePlanResponseSchema,
   AssignOwnershipResponseSchema,
   CreateTenantResponseSchema,
   CreateTsigKeyResponseSchema,
@@ -83,6 +84,11 @@ export function adminService(ctx: CoreContext): ServiceImpl<typeof AdminService>
       const actor = adminOf(hc);
       const { plan, summary } = await admin.getPlanAsAdmin(ctx, actor, req.id);
       return create(GetPlanResponseSchema, { plan: await planToPb(plan), summary: planSummaryToPb(summary) });
+    },
+
+    async approvePlan(req, hc) {
+      const actor = adminOf(hc);
+      return create(ApprovePlanResponseSchema, { summary: planSummaryToPb(await admin.approvePlan(ctx, actor, req.id)) });
     },
 
     async createTenant(req, hc) {

@@ -15,6 +15,7 @@ import { Slicer } from './slices.js';
 import { waitForHolder } from './apply/index.js';
 import { NotFoundError, PermissionDeniedError } from './errors.js';
 import { auditAdminAction } from './audit.js';
+import { approvePlan as runApprove } from './approvals.js';
 import { importTxtRegistry as runImport, type ImportInput, type ImportResult } from './import-txt.js';
 import { assignOwnership as runAssign, listOwnership as runList, type AssignInput, type AssignResult } from './ownership-admin.js';
 import { getPlanWithRow, plan, type PlanInput, type StoredPlan } from './plan.js';
@@ -91,6 +92,8 @@ export interface PlanSummary {
   conflictCount: number;
   /** OVH operations, one refresh per zone with changes included. */
   operationCount: number;
+  /** Approved over the change threshold by this admin (core/approvals.ts), when, and the digest approved; null: not approved. */
+  approval: { approvedBy: string; approvedAt: Date; digest: string } | null;
 }
 
 function summarize(p: store.PlanHead, names: Map<string, string>): PlanSummary {
@@ -108,6 +111,7 @@ function summarize(p: store.PlanHead, names: Map<string, string>): PlanSummary {
     changeCount: p.changeCount,
     conflictCount: p.conflictCount,
     operationCount: p.operationCount,
+    approval: p.approval ? { ...p.approval, approvedBy: names.get(p.approval.approvedBy) ?? '' } : null,
   };
 }
 
@@ -138,6 +142,12 @@ export async function getPlanAsAdmin(ctx: CoreContext, actor: Tenant, id: string
   if (id === '') throw new InvalidInputError('id', 'a plan id is required');
   const { plan: p, row } = await getPlanWithRow(ctx, actor, id);
   return { plan: p, summary: summarize(row, await tenantNames(ctx)) };
+}
+
+/** The two-person rule (core/approvals.ts): `actor` approves plan `id` over the change threshold. */
+export async function approvePlan(ctx: CoreContext, actor: Tenant, id: string): Promise<PlanSummary> {
+  requireAdmin(actor);
+  return summarize(await runApprove(ctx, actor, id), await tenantNames(ctx));
 }
 
 // --- tenants ---
@@ -304,6 +314,8 @@ export interface JournalView {
   summary: string;
   /** An apply that published: where its publish stands on the zone's authoritative servers. */
   visibility?: Visibility;
+  /** An apply of an approved plan: the approval it applied under; an approve-plan entry: the approval it recorded (core/approvals.ts). */
+  approval?: { planId: string; approvedBy: string; approvedAt: Date; digest: string };
 }
 
 function field(v: store.JsonValue | null | undefined, key: string): store.JsonValue | undefined {
@@ -377,7 +389,17 @@ export function journalView(r: store.JournalEntry, names: ReadonlyMap<string, st
     ...callsAndError(r),
     summary: str(field(r.intent, 'summary')) || str(field(r.result, 'summary')) || recoverySummary(r),
     ...(visibility ? { visibility } : {}),
+    ...approvalView(r),
   };
+}
+
+/** The approval an entry names: an apply's `intent.approval`, an approve-plan entry's `intent.detail`. */
+function approvalView(r: store.JournalEntry): Pick<JournalView, 'approval'> {
+  const own = field(r.intent, 'approval');
+  const a = own ?? (str(field(r.intent, 'kind')) === 'approve-plan' ? field(r.intent, 'detail') : undefined);
+  if (a === undefined) return {};
+  const at = str(field(a, 'approvedAt'));
+  return { approval: { planId: str(field(a, 'planId')), approvedBy: str(field(a, 'approvedBy')), approvedAt: at ? new Date(at) : r.startedAt, digest: str(field(a, 'digest')) } };
 }
 
 /**

@@ -136,6 +136,8 @@ export type RoutedInput = (
   warnings: Map<string, string[]>;
   /** The request says force: the change threshold does not stop it. */
   force?: boolean;
+  /** A stored plan approved by a second admin (core/approvals.ts ApprovalNote): named in its journal rows. */
+  approval?: { planId: string; approvedBy: string; approvedAt: string; digest: string };
 };
 
 /**
