@@ -378,5 +378,6 @@ export function journalEntryToPb(j: JournalView): PbJournalEntry {
     summary: j.summary,
     visibility: j.visibility && visibilityToPb(j.visibility),
     approval: j.approval && create(PlanApprovalSchema, { ...j.approval, approvedAt: timestampFromDate(j.approval.approvedAt) }),
+    reverts: j.reverts ?? '',
   });
 }

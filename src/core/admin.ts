@@ -16,6 +16,7 @@ import { waitForHolder } from './apply/index.js';
 import { NotFoundError, PermissionDeniedError } from './errors.js';
 import { auditAdminAction } from './audit.js';
 import { approvePlan as runApprove } from './approvals.js';
+import { planRevert as runRevert, type Revert } from './revert.js';
 import { importTxtRegistry as runImport, type ImportInput, type ImportResult } from './import-txt.js';
 import { assignOwnership as runAssign, listOwnership as runList, type AssignInput, type AssignResult } from './ownership-admin.js';
 import { getPlanWithRow, plan, type PlanInput, type StoredPlan } from './plan.js';
@@ -142,6 +143,12 @@ export async function getPlanAsAdmin(ctx: CoreContext, actor: Tenant, id: string
   if (id === '') throw new InvalidInputError('id', 'a plan id is required');
   const { plan: p, row } = await getPlanWithRow(ctx, actor, id);
   return { plan: p, summary: summarize(row, await tenantNames(ctx)) };
+}
+
+/** Undo of an apply (core/revert.ts): a stored plan that puts back what journal row `journalId` changed. */
+export async function planRevert(ctx: CoreContext, actor: Tenant, journalId: string): Promise<Revert> {
+  requireAdmin(actor);
+  return runRevert(ctx, actor, journalId);
 }
 
 /** The two-person rule (core/approvals.ts): `actor` approves plan `id` over the change threshold. */
@@ -316,6 +323,8 @@ export interface JournalView {
   visibility?: Visibility;
   /** An apply of an approved plan: the approval it applied under; an approve-plan entry: the approval it recorded (core/approvals.ts). */
   approval?: { planId: string; approvedBy: string; approvedAt: Date; digest: string };
+  /** An apply of a revert, or a plan-revert entry (core/revert.ts): the journal row it reverts. */
+  reverts?: string;
 }
 
 function field(v: store.JsonValue | null | undefined, key: string): store.JsonValue | undefined {
@@ -390,7 +399,14 @@ export function journalView(r: store.JournalEntry, names: ReadonlyMap<string, st
     summary: str(field(r.intent, 'summary')) || str(field(r.result, 'summary')) || recoverySummary(r),
     ...(visibility ? { visibility } : {}),
     ...approvalView(r),
+    ...revertsView(r),
   };
+}
+
+/** The journal row an entry reverts: an apply's `intent.revertOf`, a plan-revert entry's `intent.detail.reverts`. */
+function revertsView(r: store.JournalEntry): Pick<JournalView, 'reverts'> {
+  const id = str(field(r.intent, 'revertOf')) || (str(field(r.intent, 'kind')) === 'plan-revert' ? str(field(field(r.intent, 'detail'), 'reverts')) : '');
+  return id ? { reverts: id } : {};
 }
 
 /** The approval an entry names: an apply's `intent.approval`, an approve-plan entry's `intent.detail`. */

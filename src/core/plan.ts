@@ -72,7 +72,8 @@ export type PlanInput =
       /** Apply even over the tenant's change threshold (core/guard.ts). */
       force?: boolean;
     }
-  | { kind: 'changes'; changes: RawChangeSet; policy: Policy; force?: boolean }
+  /** revertOf: the journal row this change set reverts (core/revert.ts), named in its apply's journal rows. */
+  | { kind: 'changes'; changes: RawChangeSet; policy: Policy; force?: boolean; revertOf?: string }
   /** A DNS UPDATE of one zone (core/dns-update-plan.ts): planned under the zone lock, all or nothing. */
   | { kind: 'update'; update: DnsUpdate; policy: 'sync' }
   /** A tenant's staged writes of one zone through the served OVH API (core/staging.ts): planned under the zone lock. Never stored. */
@@ -138,6 +139,8 @@ export type RoutedInput = (
   force?: boolean;
   /** A stored plan approved by a second admin (core/approvals.ts ApprovalNote): named in its journal rows. */
   approval?: { planId: string; approvedBy: string; approvedAt: string; digest: string };
+  /** A stored revert (core/revert.ts): the journal row it reverts, named in its journal rows. */
+  revertOf?: string;
 };
 
 /**

@@ -32,12 +32,14 @@ export interface Intent {
   before: store.RecordRow[];
   /** A stored plan applied over the change threshold by a second admin's approval (core/approvals.ts). */
   approval?: ApprovalNote;
+  /** A stored revert's apply (core/revert.ts): the journal row it reverts. */
+  revertOf?: string;
 }
 
 /** The intent of an apply about to send `ops`: `before` is the cache's records of the touched names, read in `tx`. */
-export async function intentFor(tx: store.Queryable, zone: string, what: { ops: OvhOperation[]; names: TouchedName[]; batch: number | undefined; approval?: ApprovalNote | undefined }): Promise<Intent> {
-  const { ops, names, batch, approval } = what;
-  return { operations: ops.map(describeOperation), ops, names, before: await store.listRecordsForNames(tx, zone, names), ...(batch !== undefined ? { batch } : {}), ...(approval ? { approval } : {}) };
+export async function intentFor(tx: store.Queryable, zone: string, what: { ops: OvhOperation[]; names: TouchedName[]; batch: number | undefined; approval?: ApprovalNote | undefined; revertOf?: string | undefined }): Promise<Intent> {
+  const { ops, names, batch, approval, revertOf } = what;
+  return { operations: ops.map(describeOperation), ops, names, before: await store.listRecordsForNames(tx, zone, names), ...(batch !== undefined ? { batch } : {}), ...(approval ? { approval } : {}), ...(revertOf ? { revertOf } : {}) };
 }
 
 /**
