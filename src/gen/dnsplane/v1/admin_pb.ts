@@ -1134,7 +1134,7 @@ export type JournalEntry = Message<"dnsplane.v1.JournalEntry"> & {
 
   /**
    * "apply", or the admin action: "assign-ownership", "import-txt-registry", "invalidate-zone",
-   * "create-tsig-key", "rotate-tsig-key", "delete-tsig-key", "approve-plan", ….
+   * "create-tsig-key", "rotate-tsig-key", "delete-tsig-key", "approve-plan", "plan-revert", ….
    *
    * @generated from field: string kind = 5;
    */
