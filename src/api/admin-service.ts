@@ -4,6 +4,7 @@
  * it sent; core/admin.ts checks it again.
  */
 import { create } from '@bufbuild/protobuf';
+import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import * as admin from '../core/admin.js';
 import * as ovhKeys from '../core/ovh-key-admin.js';
@@ -13,6 +14,9 @@ import type { CoreContext } from '../core/context.js';
 import type { Tenant } from '../core/tenants.js';
 import { InvalidInputError } from '../dns/errors.js';
 import {
+  ApprovePlanResponseSchema,
+  PlanRevertResponseSchema,
+  RevertConflictSchema,
   AssignOwnershipResponseSchema,
   CreateTenantResponseSchema,
   CreateTsigKeyResponseSchema,
@@ -83,6 +87,21 @@ export function adminService(ctx: CoreContext): ServiceImpl<typeof AdminService>
       const actor = adminOf(hc);
       const { plan, summary } = await admin.getPlanAsAdmin(ctx, actor, req.id);
       return create(GetPlanResponseSchema, { plan: await planToPb(plan), summary: planSummaryToPb(summary) });
+    },
+
+    async approvePlan(req, hc) {
+      const actor = adminOf(hc);
+      return create(ApprovePlanResponseSchema, { summary: planSummaryToPb(await admin.approvePlan(ctx, actor, req.id)) });
+    },
+
+    async planRevert(req, hc) {
+      const actor = adminOf(hc);
+      const r = await admin.planRevert(ctx, actor, req.journalId);
+      return create(PlanRevertResponseSchema, {
+        plan: await planToPb(r.plan),
+        reverts: r.reverts,
+        conflicts: r.conflicts.map((c) => create(RevertConflictSchema, { ...c, at: timestampFromDate(c.at) })),
+      });
     },
 
     async createTenant(req, hc) {

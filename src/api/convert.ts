@@ -21,6 +21,7 @@ import { visibilityToPb } from './visibility.js';
 import {
   AdoptionOutcome,
   JournalEntrySchema,
+  PlanApprovalSchema,
   OwnershipEntrySchema,
   PlanSummarySchema,
   RegistryAdoptionSchema,
@@ -334,6 +335,9 @@ export function planSummaryToPb(s: PlanSummary): PbPlanSummary {
     changeCount: s.changeCount,
     conflictCount: s.conflictCount,
     operationCount: s.operationCount,
+    approvedBy: s.approval?.approvedBy ?? '',
+    approvedAt: s.approval ? timestampFromDate(s.approval.approvedAt) : undefined,
+    approvedDigest: s.approval?.digest ?? '',
   });
 }
 
@@ -373,5 +377,7 @@ export function journalEntryToPb(j: JournalView): PbJournalEntry {
     error: j.error,
     summary: j.summary,
     visibility: j.visibility && visibilityToPb(j.visibility),
+    approval: j.approval && create(PlanApprovalSchema, { ...j.approval, approvedAt: timestampFromDate(j.approval.approvedAt) }),
+    reverts: j.reverts ?? '',
   });
 }

@@ -15,6 +15,7 @@ import {
   NotFoundError,
   OvhError,
   PermissionDeniedError,
+  PlanNotApprovableError,
   ResourceExhaustedError,
   SecretsKeyError,
   ShuttingDownError,
@@ -30,6 +31,7 @@ export function toConnectError(e: unknown): ConnectError {
   if (e instanceof PermissionDeniedError) return new ConnectError(e.message, Code.PermissionDenied);
   if (e instanceof NotFoundError) return new ConnectError(e.message, Code.NotFound);
   if (e instanceof StalePlanError) return new ConnectError(e.message, Code.FailedPrecondition);
+  if (e instanceof PlanNotApprovableError) return new ConnectError(e.message, Code.FailedPrecondition);
   // The header lets a client (the webhook sidecar) tell this refusal from a stale plan.
   if (e instanceof ThresholdError) return new ConnectError(e.message, Code.FailedPrecondition, { [REFUSAL_HEADER]: REFUSAL_CHANGE_THRESHOLD, [REFUSAL_ZONE_HEADER]: e.zone });
   if (e instanceof LockTimeoutError) return new ConnectError(e.message, Code.Aborted);

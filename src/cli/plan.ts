@@ -14,8 +14,10 @@ import { connectClient, resolveServer, SERVER_OPTIONS_HELP } from './client.js';
 import type { Command } from './command.js';
 import { hasChanges, renderPlan } from './render.js';
 import { desiredFromZoneFile } from '../api/zone-file-document.js';
+import { planApproveCommand } from './plan-approve.js';
 
 const HELP = `Usage: dnsplane plan (-f FILE | --zone-file FILE) [--as TENANT] [--policy POLICY] [--zone ZONE …] [--force] [--output text|json]
+       dnsplane plan approve PLAN_ID     (an admin approves a plan over the change threshold: see its --help)
 
 Plans the desired state in FILE (YAML or JSON) and prints what applying it would do, terraform style:
   + create   ~ update (old -> new)   - delete   ! conflict (the owner, and why)
@@ -58,7 +60,9 @@ export function readDesiredFile(file: string): DesiredFile {
 export const planCommand: Command = {
   summary: 'plan a desired state from a YAML/JSON file and show the diff (exit 2 when there are changes)',
   help: HELP,
+  helpFor: (args) => (args[0] === 'approve' ? planApproveCommand.help : HELP),
   async run(args, io) {
+    if (args[0] === 'approve') return planApproveCommand.run(args.slice(1), io);
     const { values, positionals } = parseArgs({
       args,
       options: {

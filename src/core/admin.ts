@@ -15,6 +15,8 @@ import { Slicer } from './slices.js';
 import { waitForHolder } from './apply/index.js';
 import { NotFoundError, PermissionDeniedError } from './errors.js';
 import { auditAdminAction } from './audit.js';
+import { approvePlan as runApprove } from './approvals.js';
+import { planRevert as runRevert, type Revert } from './revert.js';
 import { importTxtRegistry as runImport, type ImportInput, type ImportResult } from './import-txt.js';
 import { assignOwnership as runAssign, listOwnership as runList, type AssignInput, type AssignResult } from './ownership-admin.js';
 import { getPlanWithRow, plan, type PlanInput, type StoredPlan } from './plan.js';
@@ -91,6 +93,8 @@ export interface PlanSummary {
   conflictCount: number;
   /** OVH operations, one refresh per zone with changes included. */
   operationCount: number;
+  /** Approved over the change threshold by this admin (core/approvals.ts), when, and the digest approved; null: not approved. */
+  approval: { approvedBy: string; approvedAt: Date; digest: string } | null;
 }
 
 function summarize(p: store.PlanHead, names: Map<string, string>): PlanSummary {
@@ -108,6 +112,7 @@ function summarize(p: store.PlanHead, names: Map<string, string>): PlanSummary {
     changeCount: p.changeCount,
     conflictCount: p.conflictCount,
     operationCount: p.operationCount,
+    approval: p.approval ? { ...p.approval, approvedBy: names.get(p.approval.approvedBy) ?? '' } : null,
   };
 }
 
@@ -138,6 +143,18 @@ export async function getPlanAsAdmin(ctx: CoreContext, actor: Tenant, id: string
   if (id === '') throw new InvalidInputError('id', 'a plan id is required');
   const { plan: p, row } = await getPlanWithRow(ctx, actor, id);
   return { plan: p, summary: summarize(row, await tenantNames(ctx)) };
+}
+
+/** Undo of an apply (core/revert.ts): a stored plan that puts back what journal row `journalId` changed. */
+export async function planRevert(ctx: CoreContext, actor: Tenant, journalId: string): Promise<Revert> {
+  requireAdmin(actor);
+  return runRevert(ctx, actor, journalId);
+}
+
+/** The two-person rule (core/approvals.ts): `actor` approves plan `id` over the change threshold. */
+export async function approvePlan(ctx: CoreContext, actor: Tenant, id: string): Promise<PlanSummary> {
+  requireAdmin(actor);
+  return summarize(await runApprove(ctx, actor, id), await tenantNames(ctx));
 }
 
 // --- tenants ---
@@ -304,6 +321,10 @@ export interface JournalView {
   summary: string;
   /** An apply that published: where its publish stands on the zone's authoritative servers. */
   visibility?: Visibility;
+  /** An apply of an approved plan: the approval it applied under; an approve-plan entry: the approval it recorded (core/approvals.ts). */
+  approval?: { planId: string; approvedBy: string; approvedAt: Date; digest: string };
+  /** An apply of a revert, or a plan-revert entry (core/revert.ts): the journal row it reverts. */
+  reverts?: string;
 }
 
 function field(v: store.JsonValue | null | undefined, key: string): store.JsonValue | undefined {
@@ -377,7 +398,24 @@ export function journalView(r: store.JournalEntry, names: ReadonlyMap<string, st
     ...callsAndError(r),
     summary: str(field(r.intent, 'summary')) || str(field(r.result, 'summary')) || recoverySummary(r),
     ...(visibility ? { visibility } : {}),
+    ...approvalView(r),
+    ...revertsView(r),
   };
+}
+
+/** The journal row an entry reverts: an apply's `intent.revertOf`, a plan-revert entry's `intent.detail.reverts`. */
+function revertsView(r: store.JournalEntry): Pick<JournalView, 'reverts'> {
+  const id = str(field(r.intent, 'revertOf')) || (str(field(r.intent, 'kind')) === 'plan-revert' ? str(field(field(r.intent, 'detail'), 'reverts')) : '');
+  return id ? { reverts: id } : {};
+}
+
+/** The approval an entry names: an apply's `intent.approval`, an approve-plan entry's `intent.detail`. */
+function approvalView(r: store.JournalEntry): Pick<JournalView, 'approval'> {
+  const own = field(r.intent, 'approval');
+  const a = own ?? (str(field(r.intent, 'kind')) === 'approve-plan' ? field(r.intent, 'detail') : undefined);
+  if (a === undefined) return {};
+  const at = str(field(a, 'approvedAt'));
+  return { approval: { planId: str(field(a, 'planId')), approvedBy: str(field(a, 'approvedBy')), approvedAt: at ? new Date(at) : r.startedAt, digest: str(field(a, 'digest')) } };
 }
 
 /**

@@ -52,6 +52,14 @@ export class StalePlanError extends Error {
 }
 
 /**
+ * A stored plan that cannot be approved (core/approvals.ts): not pending, expired, already approved,
+ * stale, or not over the change threshold. The message names the plan and the rule.
+ */
+export class PlanNotApprovableError extends Error {
+  override readonly name = 'PlanNotApprovableError';
+}
+
+/**
  * An apply that failed after it started sending operations: the operations that had succeeded were
  * undone, nothing was published, and the touched names were re-read. `transient` tells whether OVH was
  * unavailable (try again later) or the zone changed outside dnsplane.

@@ -59,7 +59,7 @@ export async function zoneThreshold(ctx: CoreContext, q: store.Queryable, tenant
   return assessThreshold(changes, owned, await maxChangePercent(ctx, q, tenant), forced);
 }
 
-/** What to tell a caller whose apply the threshold stopped: the counts, and the two ways forward. */
+/** What to tell a caller whose apply the threshold stopped: the counts, and the ways forward. */
 export function describeRefusal(zone: string, tenant: string, t: ChangeThreshold): string {
   const what = [t.updates ? `update ${t.updates}` : '', t.deletes ? `delete ${t.deletes}` : ''].filter(Boolean).join(' and ');
   const pct = t.owned ? Math.round(((t.updates + t.deletes) * 100) / t.owned) : 0;
@@ -67,7 +67,8 @@ export function describeRefusal(zone: string, tenant: string, t: ChangeThreshold
     `change threshold: this apply would ${what} of the ${t.owned} record sets tenant "${tenant}" owns in zone ${zone} ` +
     `(${pct}%, over the limit of ${t.maxPercent}%); nothing was sent. If this is intended, apply again with force ` +
     `(PlanRequest.force / ApplyRequest.force, \`dnsplane apply --force\`), or have an admin raise the tenant's limit ` +
-    `(SetTenantMaxChangePercent, \`dnsplane tenant set-max-change\`)`
+    `(SetTenantMaxChangePercent, \`dnsplane tenant set-max-change\`), or have an admin other than the one who asked ` +
+    `approve the stored plan (ApprovePlan, \`dnsplane plan approve PLAN_ID\`)`
   );
 }
 

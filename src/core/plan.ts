@@ -73,7 +73,8 @@ export type PlanInput =
       /** Apply even over the tenant's change threshold (core/guard.ts). */
       force?: boolean;
     }
-  | { kind: 'changes'; changes: RawChangeSet; policy: Policy; force?: boolean; origin?: string }
+  /** revertOf: the journal row this change set reverts (core/revert.ts), named in its apply's journal rows. */
+  | { kind: 'changes'; changes: RawChangeSet; policy: Policy; force?: boolean; origin?: string; revertOf?: string }
   /** A DNS UPDATE of one zone (core/dns-update-plan.ts): planned under the zone lock, all or nothing. */
   | { kind: 'update'; update: DnsUpdate; policy: 'sync'; origin?: string }
   /** A tenant's staged writes of one zone through the served OVH API (core/staging.ts): planned under the zone lock. Never stored. */
@@ -142,6 +143,10 @@ export type RoutedInput = (
    * (`DNS UPDATE signed by KEY.`, `OVH API refresh by application key AK`): the journal's summary.
    */
   origin?: string;
+  /** A stored plan approved by a second admin (core/approvals.ts ApprovalNote): named in its journal rows. */
+  approval?: { planId: string; approvedBy: string; approvedAt: string; digest: string };
+  /** A stored revert (core/revert.ts): the journal row it reverts, named in its journal rows. */
+  revertOf?: string;
 };
 
 /**

@@ -196,6 +196,26 @@ export async function listJournal(
 }
 
 /**
+ * The zone's applies after journal row `afterId` (done, or still in flight) whose intent names one of
+ * `names` (subDomain, fieldType; the sub-domain compared without case), oldest first: what touched
+ * those record sets since (a revert's conflicts, core/revert.ts). Rolled-back rows changed nothing.
+ */
+export async function listLaterTouching(q: Queryable, zone: string, afterId: string, names: ReadonlyArray<{ subDomain: string; fieldType: string }>): Promise<JournalEntry[]> {
+  assertIdString('journal id', afterId);
+  if (names.length === 0) return [];
+  const { rows } = await q.query<Row>(
+    `SELECT ${COLUMNS} FROM journal j
+      WHERE zone = $1 AND id > $2::bigint AND state IN ('done', 'in_flight') AND jsonb_typeof(intent->'names') = 'array'
+        AND EXISTS (SELECT 1 FROM jsonb_array_elements(j.intent->'names') n
+                      JOIN jsonb_to_recordset($3::jsonb) AS t("subDomain" text, "fieldType" text)
+                        ON lower(n->>'subDomain') = lower(t."subDomain") AND n->>'fieldType' = t."fieldType")
+      ORDER BY j.id`,
+    [zone, afterId, JSON.stringify(names.map((n) => ({ subDomain: n.subDomain, fieldType: n.fieldType })))],
+  );
+  return rows.map(toEntry);
+}
+
+/**
  * Notes how far an in_flight apply got (e.g. `{ stage: 'refresh' }` just before it publishes), in
  * `result`, on whatever connection it is given — like insertIntent, an autocommitted one, so that the
  * note survives a crash. Recovery reads it. Returns false when the row is no longer in_flight.

@@ -39,6 +39,15 @@ export interface PlanHead extends PlanCounts {
   createdAt: Date;
   expiresAt: Date;
   appliedAt: Date | null;
+  /** The two-person rule (migrations/0018): who approved the plan over the change threshold, when, and the digest approved; null until approved. */
+  approval: PlanApproval | null;
+}
+
+export interface PlanApproval {
+  /** The admin tenant's id. */
+  approvedBy: string;
+  approvedAt: Date;
+  digest: string;
 }
 
 export interface Plan extends PlanHead {
@@ -77,6 +86,9 @@ interface HeadRow {
   created_at: Date;
   expires_at: Date;
   applied_at: Date | null;
+  approved_by: string | null;
+  approved_at: Date | null;
+  approved_digest: string | null;
   zones: string[];
   change_count: number;
   conflict_count: number;
@@ -90,7 +102,8 @@ interface Row extends HeadRow {
 
 /** A plan's columns but its request and body (megabytes for a large plan). */
 const HEAD_COLUMNS = `id, tenant_id::text AS tenant_id, requested_by::text AS requested_by, policy, digest,
-  base_generations, status, created_at, expires_at, applied_at, zones, change_count, conflict_count, operation_count`;
+  base_generations, status, created_at, expires_at, applied_at, zones, change_count, conflict_count, operation_count,
+  approved_by::text AS approved_by, approved_at, approved_digest`;
 const COLUMNS = `${HEAD_COLUMNS}, request, body`;
 
 function toHead(r: HeadRow): PlanHead {
@@ -105,6 +118,7 @@ function toHead(r: HeadRow): PlanHead {
     createdAt: r.created_at,
     expiresAt: r.expires_at,
     appliedAt: r.applied_at,
+    approval: r.approved_by !== null && r.approved_at !== null && r.approved_digest !== null ? { approvedBy: r.approved_by, approvedAt: r.approved_at, digest: r.approved_digest } : null,
     zones: r.zones,
     changeCount: r.change_count,
     conflictCount: r.conflict_count,
@@ -185,6 +199,24 @@ export async function setPlanStatus(
   const current = await getPlan(q, id);
   if (!current) throw new NotFoundError('plan', id);
   throw new ConflictError(`plan ${JSON.stringify(id)} is ${current.status}, not ${(opts.from ?? []).join(' or ')}`);
+}
+
+/**
+ * Records an approval (the two-person rule, core/approvals.ts), fenced in the statement: only while
+ * the plan is pending, unexpired, not approved yet, its digest the one judged, and the approver not
+ * the one who asked. Returns the plan's head, or undefined when any of these no longer holds (the
+ * caller reads the plan again to say which).
+ */
+export async function approvePlan(q: Queryable, a: { id: string; approvedBy: string; digest: string }): Promise<PlanHead | undefined> {
+  assertIdString('approver tenant id', a.approvedBy);
+  const { rows } = await q.query<HeadRow>(
+    `UPDATE plans SET approved_by = $2::bigint, approved_at = clock_timestamp(), approved_digest = $3
+      WHERE id = $1 AND status = 'pending' AND expires_at > clock_timestamp() AND approved_by IS NULL
+        AND digest = $3 AND requested_by <> $2::bigint
+      RETURNING ${HEAD_COLUMNS}`,
+    [a.id, a.approvedBy, a.digest],
+  );
+  return rows[0] ? toHead(rows[0]) : undefined;
 }
 
 /** Newest first, without their requests and bodies. */

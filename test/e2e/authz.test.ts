@@ -70,6 +70,8 @@ const PERMISSION: Record<string, Case[] | string> = {
   ],
   'dnsplane.v1.AdminService/ListPlans': 'admins see every plan',
   'dnsplane.v1.AdminService/GetPlan': 'admins see every plan',
+  'dnsplane.v1.AdminService/ApprovePlan': 'admins see every plan; the two-person rule and its refusals are test/e2e/approvals.test.ts',
+  'dnsplane.v1.AdminService/PlanRevert': "the revert is planned with the apply's tenant's grants (test/e2e/revert.test.ts)",
   'dnsplane.v1.AdminService/CreateTenant': 'no zone grant involved',
   'dnsplane.v1.AdminService/ListTenants': 'no zone grant involved',
   'dnsplane.v1.AdminService/RotateTenantToken': 'no zone grant involved',
@@ -198,7 +200,7 @@ describe('every RPC of every service', () => {
   it('refuses every admin RPC to a tenant without the admin scope, changing nothing', async () => {
     const adminRpcs = registeredRpcs().filter((r) => r.service.typeName === 'dnsplane.v1.AdminService');
     expect(adminRpcs.map((r) => r.method.name).sort()).toEqual(
-      ['AssignOwnership', 'CreateOvhKey', 'CreateTenant', 'CreateTsigKey', 'DeleteOvhKey', 'DeleteTsigKey', 'DisableTenant', 'ExportZone', 'GetPlan', 'ImportTxtRegistry', 'InvalidateZone', 'ListJournal', 'ListOvhDrafts', 'ListOvhKeys', 'ListOwnership', 'ListPlans', 'ListTenants', 'ListTsigKeys', 'ParseDesiredState', 'PlanAs', 'RotateOvhKey', 'RotateTenantToken', 'RotateTsigKey', 'SetTenantMaxChangePercent'].sort(),
+      ['ApprovePlan', 'AssignOwnership', 'CreateOvhKey', 'CreateTenant', 'CreateTsigKey', 'DeleteOvhKey', 'DeleteTsigKey', 'DisableTenant', 'ExportZone', 'GetPlan', 'ImportTxtRegistry', 'InvalidateZone', 'ListJournal', 'ListOvhDrafts', 'ListOvhKeys', 'ListOwnership', 'ListPlans', 'ListTenants', 'ListTsigKeys', 'ParseDesiredState', 'PlanAs', 'PlanRevert', 'RotateOvhKey', 'RotateTenantToken', 'RotateTsigKey', 'SetTenantMaxChangePercent'].sort(),
     );
     for (const rpc of adminRpcs) {
       const err = await expectRefused(rpc, tokens['alice'], sampleRequest(rpc.name), Code.PermissionDenied);

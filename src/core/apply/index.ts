@@ -3,7 +3,8 @@
  * apply a stored plan or an inline request, and to roll back applies that died. Per zone, zones in
  * parallel, each on its own checked-out client:
  *  1. index.ts — refused while shutting down; a stored plan must be the tenant's, pending and not
- *     expired; each zone's outcome is settled into its own result, whatever the others did.
+ *     expired (approved by a second admin: not stopped by the threshold, core/approvals.ts); each
+ *     zone's outcome is settled into its own result, whatever the others did.
  *  2. batches.ts — the zone's request is applied in batches of at most DNSPLANE_APPLY_BATCH
  *     operations (batch-plan.ts cuts them), the lock released between batches; each batch measured.
  *  3. holder.ts — the batch joins the zone's in-process queue, then takes the advisory lock with the
@@ -29,8 +30,9 @@
  */
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
-import { ApplyFailedError, PermissionDeniedError, ShuttingDownError, StalePlanError } from '../errors.js';
-import { getPlan, routeInput, type PlanInput } from '../plan.js';
+import { ApplyFailedError, PermissionDeniedError, ShuttingDownError, StalePlanError, ThresholdError } from '../errors.js';
+import { approvalOf } from '../approvals.js';
+import { getPlanWithRow, routeInput, type PlanInput } from '../plan.js';
 import type { Tenant } from '../tenants.js';
 import { ensureSynced } from '../zones.js';
 import { applyZone } from './batches.js';
@@ -57,7 +59,7 @@ export async function apply(ctx: CoreContext, tenant: Tenant, source: ApplySourc
 
 async function applySource(ctx: CoreContext, tenant: Tenant, source: ApplySource): Promise<ApplyResult> {
   if ('planId' in source) {
-    const stored = await getPlan(ctx, tenant, source.planId);
+    const { plan: stored, row } = await getPlanWithRow(ctx, tenant, source.planId);
     if (stored.tenantId !== tenant.id) throw new PermissionDeniedError('planId', `plan "${stored.id}" belongs to tenant "${stored.tenant}"; only it may apply the plan`);
     if (stored.status !== 'pending') throw new StalePlanError(`plan "${stored.id}" is ${stored.status}; make a new plan`);
     if (stored.expiresAt.getTime() < Date.now()) {
@@ -66,19 +68,30 @@ async function applySource(ctx: CoreContext, tenant: Tenant, source: ApplySource
     }
     const routed = await routeInput(ctx, tenant, stored.input);
     if (source.force) routed.force = true;
+    // Approved by a second admin (core/approvals.ts): the threshold does not stop it; its journal rows name the approval.
+    const approval = await approvalOf(ctx, row);
+    if (approval) Object.assign(routed, { force: true, approval });
+    if (stored.input.kind === 'changes' && stored.input.revertOf) routed.revertOf = stored.input.revertOf;
     const settled = await Promise.all(stored.zones.map((zonePlan) => settle(zonePlan.zone, applyZone(ctx, { tenant, zone: zonePlan.zone, routed, stored: zonePlan }))));
     const zones = settled.map((one) => one.result);
     // Every zone ended in an error before it did anything (a lock timeout, say): the plan stays pending.
     if (settled.every((one) => one.thrown) && zones.every((result) => result.calls.length === 0)) throw zones[0]!.error!;
     const ok = zones.every((result) => result.status === 'applied' || result.status === 'no_changes');
-    // A dry run applied nothing: the plan stays pending.
-    if (!zones.some((result) => result.status === 'dry_run')) await store.setPlanStatus(ctx.pool, stored.id, ok ? 'applied' : zones.some((result) => result.status === 'stale') ? 'stale' : 'failed', { appliedAt: new Date() });
+    // A dry run applied nothing: the plan stays pending. So does a plan the change threshold refused
+    // with nothing sent anywhere: a second admin may approve it (core/approvals.ts).
+    if (!zones.some((result) => result.status === 'dry_run') && !refusedByThresholdAlone(zones)) await store.setPlanStatus(ctx.pool, stored.id, ok ? 'applied' : zones.some((result) => result.status === 'stale') ? 'stale' : 'failed', { appliedAt: new Date() });
     return { planId: stored.id, zones };
   }
   const routed = await routeInput(ctx, tenant, source.input);
   const zones = [...routed.byZone.keys()].sort();
   for (const zone of zones) await ensureSynced(ctx, zone);
   return { zones: (await Promise.all(zones.map((zone) => settle(zone, applyZone(ctx, { tenant, zone, routed }))))).map((one) => one.result) };
+}
+
+/** Some zone was refused by the change threshold, and every other had nothing to change: nothing was sent. */
+function refusedByThresholdAlone(zones: readonly ZoneApplyResult[]): boolean {
+  const byThreshold = (r: ZoneApplyResult) => r.status === 'refused' && r.error instanceof ThresholdError && r.calls.length === 0;
+  return zones.some(byThreshold) && zones.every((r) => byThreshold(r) || r.status === 'no_changes');
 }
 
 /** A zone's apply, its error (if it threw) turned into a `failed` result with that error. */

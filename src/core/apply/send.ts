@@ -28,7 +28,7 @@ export async function sendMember(ctx: CoreContext, group: Group, member: Member,
   const { plan, names } = toSend;
   const ops = plan.operations;
   await openGroup(group);
-  const intent = await intentFor(tx, zone, { ops, names, batch: batchNumber(ctx, member.index, ops.length), summary: member.routed.origin });
+  const intent = await intentFor(tx, zone, { ops, names, batch: batchNumber(ctx, member.index, ops.length), summary: member.routed.origin, approval: member.routed.approval, revertOf: member.routed.revertOf });
   let journalId: string;
   try {
     journalId = await writeIntent(ctx, fence, { zone, tenantId: member.tenant.id, intent });

@@ -10,6 +10,7 @@
 import { describeOperation, recordPath } from '../../ovh/ops.js';
 import type { OvhOperation, OvhRecord } from '../../ovh/types.js';
 import * as store from '../../store/index.js';
+import type { ApprovalNote } from '../approvals.js';
 import type { CoreContext } from '../context.js';
 import type { ZoneFence } from '../fence.js';
 import { toRow } from '../zones.js';
@@ -31,12 +32,29 @@ export interface Intent {
   ops: OvhOperation[];
   names: TouchedName[];
   before: store.RecordRow[];
+  /** A stored plan applied over the change threshold by a second admin's approval (core/approvals.ts). */
+  approval?: ApprovalNote;
+  /** A stored revert's apply (core/revert.ts): the journal row it reverts. */
+  revertOf?: string;
 }
 
 /** The intent of an apply about to send `ops`: `before` is the cache's records of the touched names, read in `tx`. */
-export async function intentFor(tx: store.Queryable, zone: string, what: { ops: OvhOperation[]; names: TouchedName[]; batch: number | undefined; summary?: string }): Promise<Intent> {
-  const { ops, names, batch, summary } = what;
-  return { operations: ops.map(describeOperation), ops, names, before: await store.listRecordsForNames(tx, zone, names), ...(batch !== undefined ? { batch } : {}), ...(summary ? { summary } : {}) };
+export async function intentFor(
+  tx: store.Queryable,
+  zone: string,
+  what: { ops: OvhOperation[]; names: TouchedName[]; batch: number | undefined; summary?: string; approval?: ApprovalNote | undefined; revertOf?: string | undefined },
+): Promise<Intent> {
+  const { ops, names, batch, summary, approval, revertOf } = what;
+  return {
+    operations: ops.map(describeOperation),
+    ops,
+    names,
+    before: await store.listRecordsForNames(tx, zone, names),
+    ...(batch !== undefined ? { batch } : {}),
+    ...(summary ? { summary } : {}),
+    ...(approval ? { approval } : {}),
+    ...(revertOf ? { revertOf } : {}),
+  };
 }
 
 /**

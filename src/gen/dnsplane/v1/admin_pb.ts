@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file dnsplane/v1/admin.proto.
  */
 export const file_dnsplane_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("ChdkbnNwbGFuZS92MS9hZG1pbi5wcm90bxILZG5zcGxhbmUudjEiSgoNUGxhbkFzUmVxdWVzdBIOCgZ0ZW5hbnQYASABKAkSKQoHcmVxdWVzdBgCIAEoCzIYLmRuc3BsYW5lLnYxLlBsYW5SZXF1ZXN0IjEKDlBsYW5Bc1Jlc3BvbnNlEh8KBHBsYW4YASABKAsyES5kbnNwbGFuZS52MS5QbGFuIuoCCgtQbGFuU3VtbWFyeRIKCgJpZBgBIAEoCRIOCgZ0ZW5hbnQYAiABKAkSFAoMcmVxdWVzdGVkX2J5GAMgASgJEg4KBnN0YXR1cxgEIAEoCRIjCgZwb2xpY3kYBSABKA4yEy5kbnNwbGFuZS52MS5Qb2xpY3kSDgoGZGlnZXN0GAYgASgJEi4KCmNyZWF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmFwcGxpZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBXpvbmVzGAogAygJEhQKDGNoYW5nZV9jb3VudBgLIAEoBRIWCg5jb25mbGljdF9jb3VudBgMIAEoBRIXCg9vcGVyYXRpb25fY291bnQYDSABKAUiQQoQTGlzdFBsYW5zUmVxdWVzdBIOCgZ0ZW5hbnQYASABKAkSDgoGc3RhdHVzGAIgASgJEg0KBWxpbWl0GAMgASgFIjwKEUxpc3RQbGFuc1Jlc3BvbnNlEicKBXBsYW5zGAEgAygLMhguZG5zcGxhbmUudjEuUGxhblN1bW1hcnkiHAoOR2V0UGxhblJlcXVlc3QSCgoCaWQYASABKAkiXQoPR2V0UGxhblJlc3BvbnNlEh8KBHBsYW4YASABKAsyES5kbnNwbGFuZS52MS5QbGFuEikKB3N1bW1hcnkYAiABKAsyGC5kbnNwbGFuZS52MS5QbGFuU3VtbWFyeSK3AgoGVGVuYW50EgwKBG5hbWUYASABKAkSDgoGc2NvcGVzGAIgAygJEg0KBXpvbmVzGAMgAygJEhAKCHN1ZmZpeGVzGAQgAygJEhAKCGRpc2FibGVkGAUgASgIEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKEHRva2VuX3JvdGF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEh8KEm1heF9jaGFuZ2VfcGVyY2VudBgIIAEoBUgAiAEBEj4KGnByZXZpb3VzX3Rva2VuX3ZhbGlkX3VudGlsGAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIVChNfbWF4X2NoYW5nZV9wZXJjZW50IlQKE0NyZWF0ZVRlbmFudFJlcXVlc3QSDAoEbmFtZRgBIAEoCRINCgV6b25lcxgCIAMoCRIQCghzdWZmaXhlcxgDIAMoCRIOCgZzY29wZXMYBCADKAkiSgoUQ3JlYXRlVGVuYW50UmVzcG9uc2USIwoGdGVuYW50GAEgASgLMhMuZG5zcGxhbmUudjEuVGVuYW50Eg0KBXRva2VuGAIgASgJIhQKEkxpc3RUZW5hbnRzUmVxdWVzdCI7ChNMaXN0VGVuYW50c1Jlc3BvbnNlEiQKB3RlbmFudHMYASADKAsyEy5kbnNwbGFuZS52MS5UZW5hbnQiPwoYUm90YXRlVGVuYW50VG9rZW5SZXF1ZXN0EgwKBG5hbWUYASABKAkSFQoNZ3JhY2Vfc2Vjb25kcxgCIAEoDSJPChlSb3RhdGVUZW5hbnRUb2tlblJlc3BvbnNlEiMKBnRlbmFudBgBIAEoCzITLmRuc3BsYW5lLnYxLlRlbmFudBINCgV0b2tlbhgCIAEoCSI0ChREaXNhYmxlVGVuYW50UmVxdWVzdBIMCgRuYW1lGAEgASgJEg4KBmVuYWJsZRgCIAEoCCI8ChVEaXNhYmxlVGVuYW50UmVzcG9uc2USIwoGdGVuYW50GAEgASgLMhMuZG5zcGxhbmUudjEuVGVuYW50ImgKIFNldFRlbmFudE1heENoYW5nZVBlcmNlbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkSHwoSbWF4X2NoYW5nZV9wZXJjZW50GAIgASgFSACIAQFCFQoTX21heF9jaGFuZ2VfcGVyY2VudCJICiFTZXRUZW5hbnRNYXhDaGFuZ2VQZXJjZW50UmVzcG9uc2USIwoGdGVuYW50GAEgASgLMhMuZG5zcGxhbmUudjEuVGVuYW50IqUBCg5Pd25lcnNoaXBFbnRyeRIMCgR6b25lGAEgASgJEhAKCGRuc19uYW1lGAIgASgJEhMKC3JlY29yZF90eXBlGAMgASgJEg4KBnRhcmdldBgEIAEoCRIOCgZ0ZW5hbnQYBSABKAkSDgoGc2hhcmVkGAYgASgIEi4KCmNyZWF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIk0KFExpc3RPd25lcnNoaXBSZXF1ZXN0EgwKBHpvbmUYASABKAkSDgoGdGVuYW50GAIgASgJEhcKD2luY2x1ZGVfdW5vd25lZBgDIAEoCCJtChVMaXN0T3duZXJzaGlwUmVzcG9uc2USLAoHZW50cmllcxgBIAMoCzIbLmRuc3BsYW5lLnYxLk93bmVyc2hpcEVudHJ5EiYKB3Vub3duZWQYAiADKAsyFS5kbnNwbGFuZS52MS5FbmRwb2ludCJwChZBc3NpZ25Pd25lcnNoaXBSZXF1ZXN0EhAKCGRuc19uYW1lGAEgASgJEhMKC3JlY29yZF90eXBlGAIgASgJEg4KBnRlbmFudBgDIAEoCRIOCgZzaGFyZWQYBCABKAgSDwoHdGFyZ2V0cxgFIAMoCSJpChdBc3NpZ25Pd25lcnNoaXBSZXNwb25zZRIMCgR6b25lGAEgASgJEiwKB2VudHJpZXMYAiADKAsyGy5kbnNwbGFuZS52MS5Pd25lcnNoaXBFbnRyeRISCgpnZW5lcmF0aW9uGAMgASgDItMBChhJbXBvcnRUeHRSZWdpc3RyeVJlcXVlc3QSDAoEem9uZRgBIAEoCRJBCgZvd25lcnMYAiADKAsyMS5kbnNwbGFuZS52MS5JbXBvcnRUeHRSZWdpc3RyeVJlcXVlc3QuT3duZXJzRW50cnkSEgoKdHh0X3ByZWZpeBgDIAEoCRISCgp0eHRfc3VmZml4GAQgASgJEg8KB2RyeV9ydW4YBSABKAgaLQoLT3duZXJzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKxAQoQUmVnaXN0cnlBZG9wdGlvbhIQCghkbnNfbmFtZRgBIAEoCRITCgtyZWNvcmRfdHlwZRgCIAEoCRIVCg1yZWdpc3RyeV9uYW1lGAMgASgJEhAKCG93bmVyX2lkGAQgASgJEg4KBnRlbmFudBgFIAEoCRItCgdvdXRjb21lGAYgASgOMhwuZG5zcGxhbmUudjEuQWRvcHRpb25PdXRjb21lEg4KBnJlYXNvbhgHIAEoCSKUAQoZSW1wb3J0VHh0UmVnaXN0cnlSZXNwb25zZRIMCgR6b25lGAEgASgJEg8KB2RyeV9ydW4YAiABKAgSMAoJYWRvcHRpb25zGAMgAygLMh0uZG5zcGxhbmUudjEuUmVnaXN0cnlBZG9wdGlvbhISCgpnZW5lcmF0aW9uGAQgASgDEhIKCnVucmVhZGFibGUYBSADKAkiJQoVSW52YWxpZGF0ZVpvbmVSZXF1ZXN0EgwKBHpvbmUYASABKAkiUAoWSW52YWxpZGF0ZVpvbmVSZXNwb25zZRIMCgR6b25lGAEgASgJEhIKCmdlbmVyYXRpb24YAiABKAMSFAoMcmVjb3JkX2NvdW50GAMgASgFIjkKEUV4cG9ydFpvbmVSZXF1ZXN0EgwKBHpvbmUYASABKAkSFgoOaW5jbHVkZV9vd25lcnMYAiABKAgiXwoSRXhwb3J0Wm9uZVJlc3BvbnNlEgwKBHpvbmUYASABKAkSEgoKZ2VuZXJhdGlvbhgCIAEoAxIUCgxyZWNvcmRfY291bnQYAyABKAUSEQoJem9uZV9maWxlGAQgASgJIu0CCgxKb3VybmFsRW50cnkSCgoCaWQYASABKAkSDAoEem9uZRgCIAEoCRIOCgZ0ZW5hbnQYAyABKAkSDwoHcGxhbl9pZBgEIAEoCRIMCgRraW5kGAUgASgJEg0KBXN0YXRlGAYgASgJEi4KCnN0YXJ0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2ZpbmlzaGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBItCgpvcGVyYXRpb25zGAkgAygLMhkuZG5zcGxhbmUudjEuT3ZoT3BlcmF0aW9uEigKBWNhbGxzGAogAygLMhkuZG5zcGxhbmUudjEuT3ZoT3BlcmF0aW9uEg0KBWVycm9yGAsgASgJEg8KB3N1bW1hcnkYDCABKAkSKwoKdmlzaWJpbGl0eRgNIAEoCzIXLmRuc3BsYW5lLnYxLlZpc2liaWxpdHkiYwoSTGlzdEpvdXJuYWxSZXF1ZXN0EgwKBHpvbmUYASABKAkSDgoGdGVuYW50GAIgASgJEg0KBWxpbWl0GAMgASgFEhEKCWJlZm9yZV9pZBgEIAEoCRINCgVzdGF0ZRgFIAEoCSJBChNMaXN0Sm91cm5hbFJlc3BvbnNlEioKB2VudHJpZXMYASADKAsyGS5kbnNwbGFuZS52MS5Kb3VybmFsRW50cnkiLAoYUGFyc2VEZXNpcmVkU3RhdGVSZXF1ZXN0EhAKCGRvY3VtZW50GAEgASgJIkYKGVBhcnNlRGVzaXJlZFN0YXRlUmVzcG9uc2USKQoHcmVxdWVzdBgBIAEoCzIYLmRuc3BsYW5lLnYxLlBsYW5SZXF1ZXN0It8BCgdUc2lnS2V5EgwKBG5hbWUYASABKAkSDgoGdGVuYW50GAIgASgJEhEKCWFsZ29yaXRobRgDIAEoCRIRCglhY21lX29ubHkYBCABKAgSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcm90YXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMbGFzdF91c2VkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJaChRDcmVhdGVUc2lnS2V5UmVxdWVzdBIOCgZ0ZW5hbnQYASABKAkSEQoJYWxnb3JpdGhtGAIgASgJEgwKBG5hbWUYAyABKAkSEQoJYWNtZV9vbmx5GAQgASgIIkoKFUNyZWF0ZVRzaWdLZXlSZXNwb25zZRIhCgNrZXkYASABKAsyFC5kbnNwbGFuZS52MS5Uc2lnS2V5Eg4KBnNlY3JldBgCIAEoCSIlChNMaXN0VHNpZ0tleXNSZXF1ZXN0Eg4KBnRlbmFudBgBIAEoCSI6ChRMaXN0VHNpZ0tleXNSZXNwb25zZRIiCgRrZXlzGAEgAygLMhQuZG5zcGxhbmUudjEuVHNpZ0tleSIkChRSb3RhdGVUc2lnS2V5UmVxdWVzdBIMCgRuYW1lGAEgASgJIkoKFVJvdGF0ZVRzaWdLZXlSZXNwb25zZRIhCgNrZXkYASABKAsyFC5kbnNwbGFuZS52MS5Uc2lnS2V5Eg4KBnNlY3JldBgCIAEoCSIkChREZWxldGVUc2lnS2V5UmVxdWVzdBIMCgRuYW1lGAEgASgJIjoKFURlbGV0ZVRzaWdLZXlSZXNwb25zZRIhCgNrZXkYASABKAsyFC5kbnNwbGFuZS52MS5Uc2lnS2V5IvMBCgZPdmhLZXkSFwoPYXBwbGljYXRpb25fa2V5GAEgASgJEg4KBnRlbmFudBgCIAEoCRIuCgpjcmVhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpyb3RhdGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxsYXN0X3VzZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIkEKE0NyZWF0ZU92aEtleVJlcXVlc3QSDgoGdGVuYW50GAEgASgJEhoKEmV4cGlyZXNfaW5fc2Vjb25kcxgCIAEoAyJ0CgxJc3N1ZWRPdmhLZXkSIAoDa2V5GAEgASgLMhMuZG5zcGxhbmUudjEuT3ZoS2V5EhoKEmFwcGxpY2F0aW9uX3NlY3JldBgCIAEoCRIUCgxjb25zdW1lcl9rZXkYAyABKAkSEAoIZW5kcG9pbnQYBCABKAkiQQoUQ3JlYXRlT3ZoS2V5UmVzcG9uc2USKQoGaXNzdWVkGAEgASgLMhkuZG5zcGxhbmUudjEuSXNzdWVkT3ZoS2V5IiQKEkxpc3RPdmhLZXlzUmVxdWVzdBIOCgZ0ZW5hbnQYASABKAkiOAoTTGlzdE92aEtleXNSZXNwb25zZRIhCgRrZXlzGAEgAygLMhMuZG5zcGxhbmUudjEuT3ZoS2V5Ii4KE1JvdGF0ZU92aEtleVJlcXVlc3QSFwoPYXBwbGljYXRpb25fa2V5GAEgASgJIkEKFFJvdGF0ZU92aEtleVJlc3BvbnNlEikKBmlzc3VlZBgBIAEoCzIZLmRuc3BsYW5lLnYxLklzc3VlZE92aEtleSIuChNEZWxldGVPdmhLZXlSZXF1ZXN0EhcKD2FwcGxpY2F0aW9uX2tleRgBIAEoCSI4ChREZWxldGVPdmhLZXlSZXNwb25zZRIgCgNrZXkYASABKAsyEy5kbnNwbGFuZS52MS5PdmhLZXkiJgoUTGlzdE92aERyYWZ0c1JlcXVlc3QSDgoGdGVuYW50GAEgASgJIu8BCghPdmhEcmFmdBIOCgZ0ZW5hbnQYASABKAkSDAoEem9uZRgCIAEoCRIRCglyZWNvcmRfaWQYAyABKAkSDgoGYWN0aW9uGAQgASgJEhIKCnN1Yl9kb21haW4YBSABKAkSEgoKZmllbGRfdHlwZRgGIAEoCRIOCgZ0YXJnZXQYByABKAkSCwoDdHRsGAggASgFEi0KCXN0YWdlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZXhwaXJlc19hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiPgoVTGlzdE92aERyYWZ0c1Jlc3BvbnNlEiUKBmRyYWZ0cxgBIAMoCzIVLmRuc3BsYW5lLnYxLk92aERyYWZ0KtsBCg9BZG9wdGlvbk91dGNvbWUSIAocQURPUFRJT05fT1VUQ09NRV9VTlNQRUNJRklFRBAAEhwKGEFET1BUSU9OX09VVENPTUVfQURPUFRFRBABEiIKHkFET1BUSU9OX09VVENPTUVfQUxSRUFEWV9PV05FRBACEh0KGUFET1BUSU9OX09VVENPTUVfQ09ORkxJQ1QQAxIjCh9BRE9QVElPTl9PVVRDT01FX1VOTUFQUEVEX09XTkVSEAQSIAocQURPUFRJT05fT1VUQ09NRV9OT1RfQUxMT1dFRBAFMo0RCgxBZG1pblNlcnZpY2USQwoGUGxhbkFzEhouZG5zcGxhbmUudjEuUGxhbkFzUmVxdWVzdBobLmRuc3BsYW5lLnYxLlBsYW5Bc1Jlc3BvbnNlIgASTwoJTGlzdFBsYW5zEh0uZG5zcGxhbmUudjEuTGlzdFBsYW5zUmVxdWVzdBoeLmRuc3BsYW5lLnYxLkxpc3RQbGFuc1Jlc3BvbnNlIgOQAgESSQoHR2V0UGxhbhIbLmRuc3BsYW5lLnYxLkdldFBsYW5SZXF1ZXN0GhwuZG5zcGxhbmUudjEuR2V0UGxhblJlc3BvbnNlIgOQAgESVQoMQ3JlYXRlVGVuYW50EiAuZG5zcGxhbmUudjEuQ3JlYXRlVGVuYW50UmVxdWVzdBohLmRuc3BsYW5lLnYxLkNyZWF0ZVRlbmFudFJlc3BvbnNlIgASVQoLTGlzdFRlbmFudHMSHy5kbnNwbGFuZS52MS5MaXN0VGVuYW50c1JlcXVlc3QaIC5kbnNwbGFuZS52MS5MaXN0VGVuYW50c1Jlc3BvbnNlIgOQAgESZAoRUm90YXRlVGVuYW50VG9rZW4SJS5kbnNwbGFuZS52MS5Sb3RhdGVUZW5hbnRUb2tlblJlcXVlc3QaJi5kbnNwbGFuZS52MS5Sb3RhdGVUZW5hbnRUb2tlblJlc3BvbnNlIgASWAoNRGlzYWJsZVRlbmFudBIhLmRuc3BsYW5lLnYxLkRpc2FibGVUZW5hbnRSZXF1ZXN0GiIuZG5zcGxhbmUudjEuRGlzYWJsZVRlbmFudFJlc3BvbnNlIgASfAoZU2V0VGVuYW50TWF4Q2hhbmdlUGVyY2VudBItLmRuc3BsYW5lLnYxLlNldFRlbmFudE1heENoYW5nZVBlcmNlbnRSZXF1ZXN0Gi4uZG5zcGxhbmUudjEuU2V0VGVuYW50TWF4Q2hhbmdlUGVyY2VudFJlc3BvbnNlIgASWwoNTGlzdE93bmVyc2hpcBIhLmRuc3BsYW5lLnYxLkxpc3RPd25lcnNoaXBSZXF1ZXN0GiIuZG5zcGxhbmUudjEuTGlzdE93bmVyc2hpcFJlc3BvbnNlIgOQAgESXgoPQXNzaWduT3duZXJzaGlwEiMuZG5zcGxhbmUudjEuQXNzaWduT3duZXJzaGlwUmVxdWVzdBokLmRuc3BsYW5lLnYxLkFzc2lnbk93bmVyc2hpcFJlc3BvbnNlIgASZAoRSW1wb3J0VHh0UmVnaXN0cnkSJS5kbnNwbGFuZS52MS5JbXBvcnRUeHRSZWdpc3RyeVJlcXVlc3QaJi5kbnNwbGFuZS52MS5JbXBvcnRUeHRSZWdpc3RyeVJlc3BvbnNlIgASWwoOSW52YWxpZGF0ZVpvbmUSIi5kbnNwbGFuZS52MS5JbnZhbGlkYXRlWm9uZVJlcXVlc3QaIy5kbnNwbGFuZS52MS5JbnZhbGlkYXRlWm9uZVJlc3BvbnNlIgASUgoKRXhwb3J0Wm9uZRIeLmRuc3BsYW5lLnYxLkV4cG9ydFpvbmVSZXF1ZXN0Gh8uZG5zcGxhbmUudjEuRXhwb3J0Wm9uZVJlc3BvbnNlIgOQAgESVQoLTGlzdEpvdXJuYWwSHy5kbnNwbGFuZS52MS5MaXN0Sm91cm5hbFJlcXVlc3QaIC5kbnNwbGFuZS52MS5MaXN0Sm91cm5hbFJlc3BvbnNlIgOQAgESZAoRUGFyc2VEZXNpcmVkU3RhdGUSJS5kbnNwbGFuZS52MS5QYXJzZURlc2lyZWRTdGF0ZVJlcXVlc3QaJi5kbnNwbGFuZS52MS5QYXJzZURlc2lyZWRTdGF0ZVJlc3BvbnNlIgASWAoNQ3JlYXRlVHNpZ0tleRIhLmRuc3BsYW5lLnYxLkNyZWF0ZVRzaWdLZXlSZXF1ZXN0GiIuZG5zcGxhbmUudjEuQ3JlYXRlVHNpZ0tleVJlc3BvbnNlIgASWAoMTGlzdFRzaWdLZXlzEiAuZG5zcGxhbmUudjEuTGlzdFRzaWdLZXlzUmVxdWVzdBohLmRuc3BsYW5lLnYxLkxpc3RUc2lnS2V5c1Jlc3BvbnNlIgOQAgESWAoNUm90YXRlVHNpZ0tleRIhLmRuc3BsYW5lLnYxLlJvdGF0ZVRzaWdLZXlSZXF1ZXN0GiIuZG5zcGxhbmUudjEuUm90YXRlVHNpZ0tleVJlc3BvbnNlIgASWAoNRGVsZXRlVHNpZ0tleRIhLmRuc3BsYW5lLnYxLkRlbGV0ZVRzaWdLZXlSZXF1ZXN0GiIuZG5zcGxhbmUudjEuRGVsZXRlVHNpZ0tleVJlc3BvbnNlIgASVQoMQ3JlYXRlT3ZoS2V5EiAuZG5zcGxhbmUudjEuQ3JlYXRlT3ZoS2V5UmVxdWVzdBohLmRuc3BsYW5lLnYxLkNyZWF0ZU92aEtleVJlc3BvbnNlIgASVQoLTGlzdE92aEtleXMSHy5kbnNwbGFuZS52MS5MaXN0T3ZoS2V5c1JlcXVlc3QaIC5kbnNwbGFuZS52MS5MaXN0T3ZoS2V5c1Jlc3BvbnNlIgOQAgESVQoMUm90YXRlT3ZoS2V5EiAuZG5zcGxhbmUudjEuUm90YXRlT3ZoS2V5UmVxdWVzdBohLmRuc3BsYW5lLnYxLlJvdGF0ZU92aEtleVJlc3BvbnNlIgASVQoMRGVsZXRlT3ZoS2V5EiAuZG5zcGxhbmUudjEuRGVsZXRlT3ZoS2V5UmVxdWVzdBohLmRuc3BsYW5lLnYxLkRlbGV0ZU92aEtleVJlc3BvbnNlIgASWwoNTGlzdE92aERyYWZ0cxIhLmRuc3BsYW5lLnYxLkxpc3RPdmhEcmFmdHNSZXF1ZXN0GiIuZG5zcGxhbmUudjEuTGlzdE92aERyYWZ0c1Jlc3BvbnNlIgOQAgFiBnByb3RvMw", [file_dnsplane_v1_visibility, file_dnsplane_v1_zone, file_google_protobuf_timestamp]);
+  fileDesc("ChdkbnNwbGFuZS92MS9hZG1pbi5wcm90bxILZG5zcGxhbmUudjEiSgoNUGxhbkFzUmVxdWVzdBIOCgZ0ZW5hbnQYASABKAkSKQoHcmVxdWVzdBgCIAEoCzIYLmRuc3BsYW5lLnYxLlBsYW5SZXF1ZXN0IjEKDlBsYW5Bc1Jlc3BvbnNlEh8KBHBsYW4YASABKAsyES5kbnNwbGFuZS52MS5QbGFuIskDCgtQbGFuU3VtbWFyeRIKCgJpZBgBIAEoCRIOCgZ0ZW5hbnQYAiABKAkSFAoMcmVxdWVzdGVkX2J5GAMgASgJEg4KBnN0YXR1cxgEIAEoCRIjCgZwb2xpY3kYBSABKA4yEy5kbnNwbGFuZS52MS5Qb2xpY3kSDgoGZGlnZXN0GAYgASgJEi4KCmNyZWF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmFwcGxpZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBXpvbmVzGAogAygJEhQKDGNoYW5nZV9jb3VudBgLIAEoBRIWCg5jb25mbGljdF9jb3VudBgMIAEoBRIXCg9vcGVyYXRpb25fY291bnQYDSABKAUSEwoLYXBwcm92ZWRfYnkYDiABKAkSLwoLYXBwcm92ZWRfYXQYDyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD2FwcHJvdmVkX2RpZ2VzdBgQIAEoCSJBChBMaXN0UGxhbnNSZXF1ZXN0Eg4KBnRlbmFudBgBIAEoCRIOCgZzdGF0dXMYAiABKAkSDQoFbGltaXQYAyABKAUiPAoRTGlzdFBsYW5zUmVzcG9uc2USJwoFcGxhbnMYASADKAsyGC5kbnNwbGFuZS52MS5QbGFuU3VtbWFyeSIcCg5HZXRQbGFuUmVxdWVzdBIKCgJpZBgBIAEoCSJdCg9HZXRQbGFuUmVzcG9uc2USHwoEcGxhbhgBIAEoCzIRLmRuc3BsYW5lLnYxLlBsYW4SKQoHc3VtbWFyeRgCIAEoCzIYLmRuc3BsYW5lLnYxLlBsYW5TdW1tYXJ5IicKEVBsYW5SZXZlcnRSZXF1ZXN0EhIKCmpvdXJuYWxfaWQYASABKAkigwEKDlJldmVydENvbmZsaWN0EhAKCGRuc19uYW1lGAEgASgJEhMKC3JlY29yZF90eXBlGAIgASgJEhIKCmpvdXJuYWxfaWQYAyABKAkSDgoGdGVuYW50GAQgASgJEiYKAmF0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJ2ChJQbGFuUmV2ZXJ0UmVzcG9uc2USHwoEcGxhbhgBIAEoCzIRLmRuc3BsYW5lLnYxLlBsYW4SLgoJY29uZmxpY3RzGAIgAygLMhsuZG5zcGxhbmUudjEuUmV2ZXJ0Q29uZmxpY3QSDwoHcmV2ZXJ0cxgDIAEoCSIgChJBcHByb3ZlUGxhblJlcXVlc3QSCgoCaWQYASABKAkiQAoTQXBwcm92ZVBsYW5SZXNwb25zZRIpCgdzdW1tYXJ5GAEgASgLMhguZG5zcGxhbmUudjEuUGxhblN1bW1hcnkitwIKBlRlbmFudBIMCgRuYW1lGAEgASgJEg4KBnNjb3BlcxgCIAMoCRINCgV6b25lcxgDIAMoCRIQCghzdWZmaXhlcxgEIAMoCRIQCghkaXNhYmxlZBgFIAEoCBIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI0ChB0b2tlbl9yb3RhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIfChJtYXhfY2hhbmdlX3BlcmNlbnQYCCABKAVIAIgBARI+ChpwcmV2aW91c190b2tlbl92YWxpZF91bnRpbBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCFQoTX21heF9jaGFuZ2VfcGVyY2VudCJUChNDcmVhdGVUZW5hbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkSDQoFem9uZXMYAiADKAkSEAoIc3VmZml4ZXMYAyADKAkSDgoGc2NvcGVzGAQgAygJIkoKFENyZWF0ZVRlbmFudFJlc3BvbnNlEiMKBnRlbmFudBgBIAEoCzITLmRuc3BsYW5lLnYxLlRlbmFudBINCgV0b2tlbhgCIAEoCSIUChJMaXN0VGVuYW50c1JlcXVlc3QiOwoTTGlzdFRlbmFudHNSZXNwb25zZRIkCgd0ZW5hbnRzGAEgAygLMhMuZG5zcGxhbmUudjEuVGVuYW50Ij8KGFJvdGF0ZVRlbmFudFRva2VuUmVxdWVzdBIMCgRuYW1lGAEgASgJEhUKDWdyYWNlX3NlY29uZHMYAiABKA0iTwoZUm90YXRlVGVuYW50VG9rZW5SZXNwb25zZRIjCgZ0ZW5hbnQYASABKAsyEy5kbnNwbGFuZS52MS5UZW5hbnQSDQoFdG9rZW4YAiABKAkiNAoURGlzYWJsZVRlbmFudFJlcXVlc3QSDAoEbmFtZRgBIAEoCRIOCgZlbmFibGUYAiABKAgiPAoVRGlzYWJsZVRlbmFudFJlc3BvbnNlEiMKBnRlbmFudBgBIAEoCzITLmRuc3BsYW5lLnYxLlRlbmFudCJoCiBTZXRUZW5hbnRNYXhDaGFuZ2VQZXJjZW50UmVxdWVzdBIMCgRuYW1lGAEgASgJEh8KEm1heF9jaGFuZ2VfcGVyY2VudBgCIAEoBUgAiAEBQhUKE19tYXhfY2hhbmdlX3BlcmNlbnQiSAohU2V0VGVuYW50TWF4Q2hhbmdlUGVyY2VudFJlc3BvbnNlEiMKBnRlbmFudBgBIAEoCzITLmRuc3BsYW5lLnYxLlRlbmFudCKlAQoOT3duZXJzaGlwRW50cnkSDAoEem9uZRgBIAEoCRIQCghkbnNfbmFtZRgCIAEoCRITCgtyZWNvcmRfdHlwZRgDIAEoCRIOCgZ0YXJnZXQYBCABKAkSDgoGdGVuYW50GAUgASgJEg4KBnNoYXJlZBgGIAEoCBIuCgpjcmVhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJNChRMaXN0T3duZXJzaGlwUmVxdWVzdBIMCgR6b25lGAEgASgJEg4KBnRlbmFudBgCIAEoCRIXCg9pbmNsdWRlX3Vub3duZWQYAyABKAgibQoVTGlzdE93bmVyc2hpcFJlc3BvbnNlEiwKB2VudHJpZXMYASADKAsyGy5kbnNwbGFuZS52MS5Pd25lcnNoaXBFbnRyeRImCgd1bm93bmVkGAIgAygLMhUuZG5zcGxhbmUudjEuRW5kcG9pbnQicAoWQXNzaWduT3duZXJzaGlwUmVxdWVzdBIQCghkbnNfbmFtZRgBIAEoCRITCgtyZWNvcmRfdHlwZRgCIAEoCRIOCgZ0ZW5hbnQYAyABKAkSDgoGc2hhcmVkGAQgASgIEg8KB3RhcmdldHMYBSADKAkiaQoXQXNzaWduT3duZXJzaGlwUmVzcG9uc2USDAoEem9uZRgBIAEoCRIsCgdlbnRyaWVzGAIgAygLMhsuZG5zcGxhbmUudjEuT3duZXJzaGlwRW50cnkSEgoKZ2VuZXJhdGlvbhgDIAEoAyLTAQoYSW1wb3J0VHh0UmVnaXN0cnlSZXF1ZXN0EgwKBHpvbmUYASABKAkSQQoGb3duZXJzGAIgAygLMjEuZG5zcGxhbmUudjEuSW1wb3J0VHh0UmVnaXN0cnlSZXF1ZXN0Lk93bmVyc0VudHJ5EhIKCnR4dF9wcmVmaXgYAyABKAkSEgoKdHh0X3N1ZmZpeBgEIAEoCRIPCgdkcnlfcnVuGAUgASgIGi0KC093bmVyc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEisQEKEFJlZ2lzdHJ5QWRvcHRpb24SEAoIZG5zX25hbWUYASABKAkSEwoLcmVjb3JkX3R5cGUYAiABKAkSFQoNcmVnaXN0cnlfbmFtZRgDIAEoCRIQCghvd25lcl9pZBgEIAEoCRIOCgZ0ZW5hbnQYBSABKAkSLQoHb3V0Y29tZRgGIAEoDjIcLmRuc3BsYW5lLnYxLkFkb3B0aW9uT3V0Y29tZRIOCgZyZWFzb24YByABKAkilAEKGUltcG9ydFR4dFJlZ2lzdHJ5UmVzcG9uc2USDAoEem9uZRgBIAEoCRIPCgdkcnlfcnVuGAIgASgIEjAKCWFkb3B0aW9ucxgDIAMoCzIdLmRuc3BsYW5lLnYxLlJlZ2lzdHJ5QWRvcHRpb24SEgoKZ2VuZXJhdGlvbhgEIAEoAxISCgp1bnJlYWRhYmxlGAUgAygJIiUKFUludmFsaWRhdGVab25lUmVxdWVzdBIMCgR6b25lGAEgASgJIlAKFkludmFsaWRhdGVab25lUmVzcG9uc2USDAoEem9uZRgBIAEoCRISCgpnZW5lcmF0aW9uGAIgASgDEhQKDHJlY29yZF9jb3VudBgDIAEoBSI5ChFFeHBvcnRab25lUmVxdWVzdBIMCgR6b25lGAEgASgJEhYKDmluY2x1ZGVfb3duZXJzGAIgASgIIl8KEkV4cG9ydFpvbmVSZXNwb25zZRIMCgR6b25lGAEgASgJEhIKCmdlbmVyYXRpb24YAiABKAMSFAoMcmVjb3JkX2NvdW50GAMgASgFEhEKCXpvbmVfZmlsZRgEIAEoCSKrAwoMSm91cm5hbEVudHJ5EgoKAmlkGAEgASgJEgwKBHpvbmUYAiABKAkSDgoGdGVuYW50GAMgASgJEg8KB3BsYW5faWQYBCABKAkSDAoEa2luZBgFIAEoCRINCgVzdGF0ZRgGIAEoCRIuCgpzdGFydGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtmaW5pc2hlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLQoKb3BlcmF0aW9ucxgJIAMoCzIZLmRuc3BsYW5lLnYxLk92aE9wZXJhdGlvbhIoCgVjYWxscxgKIAMoCzIZLmRuc3BsYW5lLnYxLk92aE9wZXJhdGlvbhINCgVlcnJvchgLIAEoCRIPCgdzdW1tYXJ5GAwgASgJEisKCnZpc2liaWxpdHkYDSABKAsyFy5kbnNwbGFuZS52MS5WaXNpYmlsaXR5EisKCGFwcHJvdmFsGA4gASgLMhkuZG5zcGxhbmUudjEuUGxhbkFwcHJvdmFsEg8KB3JldmVydHMYDyABKAkidQoMUGxhbkFwcHJvdmFsEg8KB3BsYW5faWQYASABKAkSEwoLYXBwcm92ZWRfYnkYAiABKAkSLwoLYXBwcm92ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBmRpZ2VzdBgEIAEoCSJjChJMaXN0Sm91cm5hbFJlcXVlc3QSDAoEem9uZRgBIAEoCRIOCgZ0ZW5hbnQYAiABKAkSDQoFbGltaXQYAyABKAUSEQoJYmVmb3JlX2lkGAQgASgJEg0KBXN0YXRlGAUgASgJIkEKE0xpc3RKb3VybmFsUmVzcG9uc2USKgoHZW50cmllcxgBIAMoCzIZLmRuc3BsYW5lLnYxLkpvdXJuYWxFbnRyeSIsChhQYXJzZURlc2lyZWRTdGF0ZVJlcXVlc3QSEAoIZG9jdW1lbnQYASABKAkiRgoZUGFyc2VEZXNpcmVkU3RhdGVSZXNwb25zZRIpCgdyZXF1ZXN0GAEgASgLMhguZG5zcGxhbmUudjEuUGxhblJlcXVlc3Qi3wEKB1RzaWdLZXkSDAoEbmFtZRgBIAEoCRIOCgZ0ZW5hbnQYAiABKAkSEQoJYWxnb3JpdGhtGAMgASgJEhEKCWFjbWVfb25seRgEIAEoCBIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpyb3RhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxsYXN0X3VzZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIloKFENyZWF0ZVRzaWdLZXlSZXF1ZXN0Eg4KBnRlbmFudBgBIAEoCRIRCglhbGdvcml0aG0YAiABKAkSDAoEbmFtZRgDIAEoCRIRCglhY21lX29ubHkYBCABKAgiSgoVQ3JlYXRlVHNpZ0tleVJlc3BvbnNlEiEKA2tleRgBIAEoCzIULmRuc3BsYW5lLnYxLlRzaWdLZXkSDgoGc2VjcmV0GAIgASgJIiUKE0xpc3RUc2lnS2V5c1JlcXVlc3QSDgoGdGVuYW50GAEgASgJIjoKFExpc3RUc2lnS2V5c1Jlc3BvbnNlEiIKBGtleXMYASADKAsyFC5kbnNwbGFuZS52MS5Uc2lnS2V5IiQKFFJvdGF0ZVRzaWdLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkiSgoVUm90YXRlVHNpZ0tleVJlc3BvbnNlEiEKA2tleRgBIAEoCzIULmRuc3BsYW5lLnYxLlRzaWdLZXkSDgoGc2VjcmV0GAIgASgJIiQKFERlbGV0ZVRzaWdLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkiOgoVRGVsZXRlVHNpZ0tleVJlc3BvbnNlEiEKA2tleRgBIAEoCzIULmRuc3BsYW5lLnYxLlRzaWdLZXki8wEKBk92aEtleRIXCg9hcHBsaWNhdGlvbl9rZXkYASABKAkSDgoGdGVuYW50GAIgASgJEi4KCmNyZWF0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnJvdGF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGxhc3RfdXNlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZXhwaXJlc19hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiQQoTQ3JlYXRlT3ZoS2V5UmVxdWVzdBIOCgZ0ZW5hbnQYASABKAkSGgoSZXhwaXJlc19pbl9zZWNvbmRzGAIgASgDInQKDElzc3VlZE92aEtleRIgCgNrZXkYASABKAsyEy5kbnNwbGFuZS52MS5PdmhLZXkSGgoSYXBwbGljYXRpb25fc2VjcmV0GAIgASgJEhQKDGNvbnN1bWVyX2tleRgDIAEoCRIQCghlbmRwb2ludBgEIAEoCSJBChRDcmVhdGVPdmhLZXlSZXNwb25zZRIpCgZpc3N1ZWQYASABKAsyGS5kbnNwbGFuZS52MS5Jc3N1ZWRPdmhLZXkiJAoSTGlzdE92aEtleXNSZXF1ZXN0Eg4KBnRlbmFudBgBIAEoCSI4ChNMaXN0T3ZoS2V5c1Jlc3BvbnNlEiEKBGtleXMYASADKAsyEy5kbnNwbGFuZS52MS5PdmhLZXkiLgoTUm90YXRlT3ZoS2V5UmVxdWVzdBIXCg9hcHBsaWNhdGlvbl9rZXkYASABKAkiQQoUUm90YXRlT3ZoS2V5UmVzcG9uc2USKQoGaXNzdWVkGAEgASgLMhkuZG5zcGxhbmUudjEuSXNzdWVkT3ZoS2V5Ii4KE0RlbGV0ZU92aEtleVJlcXVlc3QSFwoPYXBwbGljYXRpb25fa2V5GAEgASgJIjgKFERlbGV0ZU92aEtleVJlc3BvbnNlEiAKA2tleRgBIAEoCzITLmRuc3BsYW5lLnYxLk92aEtleSImChRMaXN0T3ZoRHJhZnRzUmVxdWVzdBIOCgZ0ZW5hbnQYASABKAki7wEKCE92aERyYWZ0Eg4KBnRlbmFudBgBIAEoCRIMCgR6b25lGAIgASgJEhEKCXJlY29yZF9pZBgDIAEoCRIOCgZhY3Rpb24YBCABKAkSEgoKc3ViX2RvbWFpbhgFIAEoCRISCgpmaWVsZF90eXBlGAYgASgJEg4KBnRhcmdldBgHIAEoCRILCgN0dGwYCCABKAUSLQoJc3RhZ2VkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpleHBpcmVzX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCI+ChVMaXN0T3ZoRHJhZnRzUmVzcG9uc2USJQoGZHJhZnRzGAEgAygLMhUuZG5zcGxhbmUudjEuT3ZoRHJhZnQq2wEKD0Fkb3B0aW9uT3V0Y29tZRIgChxBRE9QVElPTl9PVVRDT01FX1VOU1BFQ0lGSUVEEAASHAoYQURPUFRJT05fT1VUQ09NRV9BRE9QVEVEEAESIgoeQURPUFRJT05fT1VUQ09NRV9BTFJFQURZX09XTkVEEAISHQoZQURPUFRJT05fT1VUQ09NRV9DT05GTElDVBADEiMKH0FET1BUSU9OX09VVENPTUVfVU5NQVBQRURfT1dORVIQBBIgChxBRE9QVElPTl9PVVRDT01FX05PVF9BTExPV0VEEAUyshIKDEFkbWluU2VydmljZRJDCgZQbGFuQXMSGi5kbnNwbGFuZS52MS5QbGFuQXNSZXF1ZXN0GhsuZG5zcGxhbmUudjEuUGxhbkFzUmVzcG9uc2UiABJPCglMaXN0UGxhbnMSHS5kbnNwbGFuZS52MS5MaXN0UGxhbnNSZXF1ZXN0Gh4uZG5zcGxhbmUudjEuTGlzdFBsYW5zUmVzcG9uc2UiA5ACARJJCgdHZXRQbGFuEhsuZG5zcGxhbmUudjEuR2V0UGxhblJlcXVlc3QaHC5kbnNwbGFuZS52MS5HZXRQbGFuUmVzcG9uc2UiA5ACARJSCgtBcHByb3ZlUGxhbhIfLmRuc3BsYW5lLnYxLkFwcHJvdmVQbGFuUmVxdWVzdBogLmRuc3BsYW5lLnYxLkFwcHJvdmVQbGFuUmVzcG9uc2UiABJPCgpQbGFuUmV2ZXJ0Eh4uZG5zcGxhbmUudjEuUGxhblJldmVydFJlcXVlc3QaHy5kbnNwbGFuZS52MS5QbGFuUmV2ZXJ0UmVzcG9uc2UiABJVCgxDcmVhdGVUZW5hbnQSIC5kbnNwbGFuZS52MS5DcmVhdGVUZW5hbnRSZXF1ZXN0GiEuZG5zcGxhbmUudjEuQ3JlYXRlVGVuYW50UmVzcG9uc2UiABJVCgtMaXN0VGVuYW50cxIfLmRuc3BsYW5lLnYxLkxpc3RUZW5hbnRzUmVxdWVzdBogLmRuc3BsYW5lLnYxLkxpc3RUZW5hbnRzUmVzcG9uc2UiA5ACARJkChFSb3RhdGVUZW5hbnRUb2tlbhIlLmRuc3BsYW5lLnYxLlJvdGF0ZVRlbmFudFRva2VuUmVxdWVzdBomLmRuc3BsYW5lLnYxLlJvdGF0ZVRlbmFudFRva2VuUmVzcG9uc2UiABJYCg1EaXNhYmxlVGVuYW50EiEuZG5zcGxhbmUudjEuRGlzYWJsZVRlbmFudFJlcXVlc3QaIi5kbnNwbGFuZS52MS5EaXNhYmxlVGVuYW50UmVzcG9uc2UiABJ8ChlTZXRUZW5hbnRNYXhDaGFuZ2VQZXJjZW50Ei0uZG5zcGxhbmUudjEuU2V0VGVuYW50TWF4Q2hhbmdlUGVyY2VudFJlcXVlc3QaLi5kbnNwbGFuZS52MS5TZXRUZW5hbnRNYXhDaGFuZ2VQZXJjZW50UmVzcG9uc2UiABJbCg1MaXN0T3duZXJzaGlwEiEuZG5zcGxhbmUudjEuTGlzdE93bmVyc2hpcFJlcXVlc3QaIi5kbnNwbGFuZS52MS5MaXN0T3duZXJzaGlwUmVzcG9uc2UiA5ACARJeCg9Bc3NpZ25Pd25lcnNoaXASIy5kbnNwbGFuZS52MS5Bc3NpZ25Pd25lcnNoaXBSZXF1ZXN0GiQuZG5zcGxhbmUudjEuQXNzaWduT3duZXJzaGlwUmVzcG9uc2UiABJkChFJbXBvcnRUeHRSZWdpc3RyeRIlLmRuc3BsYW5lLnYxLkltcG9ydFR4dFJlZ2lzdHJ5UmVxdWVzdBomLmRuc3BsYW5lLnYxLkltcG9ydFR4dFJlZ2lzdHJ5UmVzcG9uc2UiABJbCg5JbnZhbGlkYXRlWm9uZRIiLmRuc3BsYW5lLnYxLkludmFsaWRhdGVab25lUmVxdWVzdBojLmRuc3BsYW5lLnYxLkludmFsaWRhdGVab25lUmVzcG9uc2UiABJSCgpFeHBvcnRab25lEh4uZG5zcGxhbmUudjEuRXhwb3J0Wm9uZVJlcXVlc3QaHy5kbnNwbGFuZS52MS5FeHBvcnRab25lUmVzcG9uc2UiA5ACARJVCgtMaXN0Sm91cm5hbBIfLmRuc3BsYW5lLnYxLkxpc3RKb3VybmFsUmVxdWVzdBogLmRuc3BsYW5lLnYxLkxpc3RKb3VybmFsUmVzcG9uc2UiA5ACARJkChFQYXJzZURlc2lyZWRTdGF0ZRIlLmRuc3BsYW5lLnYxLlBhcnNlRGVzaXJlZFN0YXRlUmVxdWVzdBomLmRuc3BsYW5lLnYxLlBhcnNlRGVzaXJlZFN0YXRlUmVzcG9uc2UiABJYCg1DcmVhdGVUc2lnS2V5EiEuZG5zcGxhbmUudjEuQ3JlYXRlVHNpZ0tleVJlcXVlc3QaIi5kbnNwbGFuZS52MS5DcmVhdGVUc2lnS2V5UmVzcG9uc2UiABJYCgxMaXN0VHNpZ0tleXMSIC5kbnNwbGFuZS52MS5MaXN0VHNpZ0tleXNSZXF1ZXN0GiEuZG5zcGxhbmUudjEuTGlzdFRzaWdLZXlzUmVzcG9uc2UiA5ACARJYCg1Sb3RhdGVUc2lnS2V5EiEuZG5zcGxhbmUudjEuUm90YXRlVHNpZ0tleVJlcXVlc3QaIi5kbnNwbGFuZS52MS5Sb3RhdGVUc2lnS2V5UmVzcG9uc2UiABJYCg1EZWxldGVUc2lnS2V5EiEuZG5zcGxhbmUudjEuRGVsZXRlVHNpZ0tleVJlcXVlc3QaIi5kbnNwbGFuZS52MS5EZWxldGVUc2lnS2V5UmVzcG9uc2UiABJVCgxDcmVhdGVPdmhLZXkSIC5kbnNwbGFuZS52MS5DcmVhdGVPdmhLZXlSZXF1ZXN0GiEuZG5zcGxhbmUudjEuQ3JlYXRlT3ZoS2V5UmVzcG9uc2UiABJVCgtMaXN0T3ZoS2V5cxIfLmRuc3BsYW5lLnYxLkxpc3RPdmhLZXlzUmVxdWVzdBogLmRuc3BsYW5lLnYxLkxpc3RPdmhLZXlzUmVzcG9uc2UiA5ACARJVCgxSb3RhdGVPdmhLZXkSIC5kbnNwbGFuZS52MS5Sb3RhdGVPdmhLZXlSZXF1ZXN0GiEuZG5zcGxhbmUudjEuUm90YXRlT3ZoS2V5UmVzcG9uc2UiABJVCgxEZWxldGVPdmhLZXkSIC5kbnNwbGFuZS52MS5EZWxldGVPdmhLZXlSZXF1ZXN0GiEuZG5zcGxhbmUudjEuRGVsZXRlT3ZoS2V5UmVzcG9uc2UiABJbCg1MaXN0T3ZoRHJhZnRzEiEuZG5zcGxhbmUudjEuTGlzdE92aERyYWZ0c1JlcXVlc3QaIi5kbnNwbGFuZS52MS5MaXN0T3ZoRHJhZnRzUmVzcG9uc2UiA5ACAWIGcHJvdG8z", [file_dnsplane_v1_visibility, file_dnsplane_v1_zone, file_google_protobuf_timestamp]);
 
 /**
  * @generated from message dnsplane.v1.PlanAsRequest
@@ -137,6 +137,27 @@ export type PlanSummary = Message<"dnsplane.v1.PlanSummary"> & {
    * @generated from field: int32 operation_count = 13;
    */
   operationCount: number;
+
+  /**
+   * The admin who approved it over the change threshold (ApprovePlan); empty: not approved.
+   *
+   * @generated from field: string approved_by = 14;
+   */
+  approvedBy: string;
+
+  /**
+   * Unset until approved.
+   *
+   * @generated from field: google.protobuf.Timestamp approved_at = 15;
+   */
+  approvedAt?: Timestamp | undefined;
+
+  /**
+   * The digest approved (the plan's own).
+   *
+   * @generated from field: string approved_digest = 16;
+   */
+  approvedDigest: string;
 };
 
 /**
@@ -236,6 +257,135 @@ export const GetPlanResponseSchema: GenMessage<GetPlanResponse> = /*@__PURE__*/
   messageDesc(file_dnsplane_v1_admin, 6);
 
 /**
+ * @generated from message dnsplane.v1.PlanRevertRequest
+ */
+export type PlanRevertRequest = Message<"dnsplane.v1.PlanRevertRequest"> & {
+  /**
+   * The journal entry of the apply to revert (ZoneApplyResult.journal_id, ListJournal).
+   *
+   * @generated from field: string journal_id = 1;
+   */
+  journalId: string;
+};
+
+/**
+ * Describes the message dnsplane.v1.PlanRevertRequest.
+ * Use `create(PlanRevertRequestSchema)` to create a new message.
+ */
+export const PlanRevertRequestSchema: GenMessage<PlanRevertRequest> = /*@__PURE__*/
+  messageDesc(file_dnsplane_v1_admin, 7);
+
+/**
+ * A record set a revert leaves as it is: a later apply touched it.
+ *
+ * @generated from message dnsplane.v1.RevertConflict
+ */
+export type RevertConflict = Message<"dnsplane.v1.RevertConflict"> & {
+  /**
+   * @generated from field: string dns_name = 1;
+   */
+  dnsName: string;
+
+  /**
+   * @generated from field: string record_type = 2;
+   */
+  recordType: string;
+
+  /**
+   * The first later journal entry that touched it, its tenant and when it started.
+   *
+   * @generated from field: string journal_id = 3;
+   */
+  journalId: string;
+
+  /**
+   * @generated from field: string tenant = 4;
+   */
+  tenant: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp at = 5;
+   */
+  at?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message dnsplane.v1.RevertConflict.
+ * Use `create(RevertConflictSchema)` to create a new message.
+ */
+export const RevertConflictSchema: GenMessage<RevertConflict> = /*@__PURE__*/
+  messageDesc(file_dnsplane_v1_admin, 8);
+
+/**
+ * @generated from message dnsplane.v1.PlanRevertResponse
+ */
+export type PlanRevertResponse = Message<"dnsplane.v1.PlanRevertResponse"> & {
+  /**
+   * The stored plan that reverts it: its tenant applies it (Apply with plan_id).
+   *
+   * @generated from field: dnsplane.v1.Plan plan = 1;
+   */
+  plan?: Plan | undefined;
+
+  /**
+   * @generated from field: repeated dnsplane.v1.RevertConflict conflicts = 2;
+   */
+  conflicts: RevertConflict[];
+
+  /**
+   * The journal entry reverted.
+   *
+   * @generated from field: string reverts = 3;
+   */
+  reverts: string;
+};
+
+/**
+ * Describes the message dnsplane.v1.PlanRevertResponse.
+ * Use `create(PlanRevertResponseSchema)` to create a new message.
+ */
+export const PlanRevertResponseSchema: GenMessage<PlanRevertResponse> = /*@__PURE__*/
+  messageDesc(file_dnsplane_v1_admin, 9);
+
+/**
+ * @generated from message dnsplane.v1.ApprovePlanRequest
+ */
+export type ApprovePlanRequest = Message<"dnsplane.v1.ApprovePlanRequest"> & {
+  /**
+   * The stored plan's id (pl_…).
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message dnsplane.v1.ApprovePlanRequest.
+ * Use `create(ApprovePlanRequestSchema)` to create a new message.
+ */
+export const ApprovePlanRequestSchema: GenMessage<ApprovePlanRequest> = /*@__PURE__*/
+  messageDesc(file_dnsplane_v1_admin, 10);
+
+/**
+ * @generated from message dnsplane.v1.ApprovePlanResponse
+ */
+export type ApprovePlanResponse = Message<"dnsplane.v1.ApprovePlanResponse"> & {
+  /**
+   * The plan as approved: approved_by, approved_at, approved_digest set.
+   *
+   * @generated from field: dnsplane.v1.PlanSummary summary = 1;
+   */
+  summary?: PlanSummary | undefined;
+};
+
+/**
+ * Describes the message dnsplane.v1.ApprovePlanResponse.
+ * Use `create(ApprovePlanResponseSchema)` to create a new message.
+ */
+export const ApprovePlanResponseSchema: GenMessage<ApprovePlanResponse> = /*@__PURE__*/
+  messageDesc(file_dnsplane_v1_admin, 11);
+
+/**
  * @generated from message dnsplane.v1.Tenant
  */
 export type Tenant = Message<"dnsplane.v1.Tenant"> & {
@@ -300,7 +450,7 @@ export type Tenant = Message<"dnsplane.v1.Tenant"> & {
  * Use `create(TenantSchema)` to create a new message.
  */
 export const TenantSchema: GenMessage<Tenant> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 7);
+  messageDesc(file_dnsplane_v1_admin, 12);
 
 /**
  * @generated from message dnsplane.v1.CreateTenantRequest
@@ -338,7 +488,7 @@ export type CreateTenantRequest = Message<"dnsplane.v1.CreateTenantRequest"> & {
  * Use `create(CreateTenantRequestSchema)` to create a new message.
  */
 export const CreateTenantRequestSchema: GenMessage<CreateTenantRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 8);
+  messageDesc(file_dnsplane_v1_admin, 13);
 
 /**
  * @generated from message dnsplane.v1.CreateTenantResponse
@@ -362,7 +512,7 @@ export type CreateTenantResponse = Message<"dnsplane.v1.CreateTenantResponse"> &
  * Use `create(CreateTenantResponseSchema)` to create a new message.
  */
 export const CreateTenantResponseSchema: GenMessage<CreateTenantResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 9);
+  messageDesc(file_dnsplane_v1_admin, 14);
 
 /**
  * @generated from message dnsplane.v1.ListTenantsRequest
@@ -375,7 +525,7 @@ export type ListTenantsRequest = Message<"dnsplane.v1.ListTenantsRequest"> & {
  * Use `create(ListTenantsRequestSchema)` to create a new message.
  */
 export const ListTenantsRequestSchema: GenMessage<ListTenantsRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 10);
+  messageDesc(file_dnsplane_v1_admin, 15);
 
 /**
  * @generated from message dnsplane.v1.ListTenantsResponse
@@ -392,7 +542,7 @@ export type ListTenantsResponse = Message<"dnsplane.v1.ListTenantsResponse"> & {
  * Use `create(ListTenantsResponseSchema)` to create a new message.
  */
 export const ListTenantsResponseSchema: GenMessage<ListTenantsResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 11);
+  messageDesc(file_dnsplane_v1_admin, 16);
 
 /**
  * @generated from message dnsplane.v1.RotateTenantTokenRequest
@@ -417,7 +567,7 @@ export type RotateTenantTokenRequest = Message<"dnsplane.v1.RotateTenantTokenReq
  * Use `create(RotateTenantTokenRequestSchema)` to create a new message.
  */
 export const RotateTenantTokenRequestSchema: GenMessage<RotateTenantTokenRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 12);
+  messageDesc(file_dnsplane_v1_admin, 17);
 
 /**
  * @generated from message dnsplane.v1.RotateTenantTokenResponse
@@ -441,7 +591,7 @@ export type RotateTenantTokenResponse = Message<"dnsplane.v1.RotateTenantTokenRe
  * Use `create(RotateTenantTokenResponseSchema)` to create a new message.
  */
 export const RotateTenantTokenResponseSchema: GenMessage<RotateTenantTokenResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 13);
+  messageDesc(file_dnsplane_v1_admin, 18);
 
 /**
  * @generated from message dnsplane.v1.DisableTenantRequest
@@ -465,7 +615,7 @@ export type DisableTenantRequest = Message<"dnsplane.v1.DisableTenantRequest"> &
  * Use `create(DisableTenantRequestSchema)` to create a new message.
  */
 export const DisableTenantRequestSchema: GenMessage<DisableTenantRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 14);
+  messageDesc(file_dnsplane_v1_admin, 19);
 
 /**
  * @generated from message dnsplane.v1.DisableTenantResponse
@@ -482,7 +632,7 @@ export type DisableTenantResponse = Message<"dnsplane.v1.DisableTenantResponse">
  * Use `create(DisableTenantResponseSchema)` to create a new message.
  */
 export const DisableTenantResponseSchema: GenMessage<DisableTenantResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 15);
+  messageDesc(file_dnsplane_v1_admin, 20);
 
 /**
  * @generated from message dnsplane.v1.SetTenantMaxChangePercentRequest
@@ -507,7 +657,7 @@ export type SetTenantMaxChangePercentRequest = Message<"dnsplane.v1.SetTenantMax
  * Use `create(SetTenantMaxChangePercentRequestSchema)` to create a new message.
  */
 export const SetTenantMaxChangePercentRequestSchema: GenMessage<SetTenantMaxChangePercentRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 16);
+  messageDesc(file_dnsplane_v1_admin, 21);
 
 /**
  * @generated from message dnsplane.v1.SetTenantMaxChangePercentResponse
@@ -524,7 +674,7 @@ export type SetTenantMaxChangePercentResponse = Message<"dnsplane.v1.SetTenantMa
  * Use `create(SetTenantMaxChangePercentResponseSchema)` to create a new message.
  */
 export const SetTenantMaxChangePercentResponseSchema: GenMessage<SetTenantMaxChangePercentResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 17);
+  messageDesc(file_dnsplane_v1_admin, 22);
 
 /**
  * One ownership row.
@@ -575,7 +725,7 @@ export type OwnershipEntry = Message<"dnsplane.v1.OwnershipEntry"> & {
  * Use `create(OwnershipEntrySchema)` to create a new message.
  */
 export const OwnershipEntrySchema: GenMessage<OwnershipEntry> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 18);
+  messageDesc(file_dnsplane_v1_admin, 23);
 
 /**
  * @generated from message dnsplane.v1.ListOwnershipRequest
@@ -608,7 +758,7 @@ export type ListOwnershipRequest = Message<"dnsplane.v1.ListOwnershipRequest"> &
  * Use `create(ListOwnershipRequestSchema)` to create a new message.
  */
 export const ListOwnershipRequestSchema: GenMessage<ListOwnershipRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 19);
+  messageDesc(file_dnsplane_v1_admin, 24);
 
 /**
  * @generated from message dnsplane.v1.ListOwnershipResponse
@@ -632,7 +782,7 @@ export type ListOwnershipResponse = Message<"dnsplane.v1.ListOwnershipResponse">
  * Use `create(ListOwnershipResponseSchema)` to create a new message.
  */
 export const ListOwnershipResponseSchema: GenMessage<ListOwnershipResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 20);
+  messageDesc(file_dnsplane_v1_admin, 25);
 
 /**
  * @generated from message dnsplane.v1.AssignOwnershipRequest
@@ -676,7 +826,7 @@ export type AssignOwnershipRequest = Message<"dnsplane.v1.AssignOwnershipRequest
  * Use `create(AssignOwnershipRequestSchema)` to create a new message.
  */
 export const AssignOwnershipRequestSchema: GenMessage<AssignOwnershipRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 21);
+  messageDesc(file_dnsplane_v1_admin, 26);
 
 /**
  * @generated from message dnsplane.v1.AssignOwnershipResponse
@@ -707,7 +857,7 @@ export type AssignOwnershipResponse = Message<"dnsplane.v1.AssignOwnershipRespon
  * Use `create(AssignOwnershipResponseSchema)` to create a new message.
  */
 export const AssignOwnershipResponseSchema: GenMessage<AssignOwnershipResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 22);
+  messageDesc(file_dnsplane_v1_admin, 27);
 
 /**
  * @generated from message dnsplane.v1.ImportTxtRegistryRequest
@@ -752,7 +902,7 @@ export type ImportTxtRegistryRequest = Message<"dnsplane.v1.ImportTxtRegistryReq
  * Use `create(ImportTxtRegistryRequestSchema)` to create a new message.
  */
 export const ImportTxtRegistryRequestSchema: GenMessage<ImportTxtRegistryRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 23);
+  messageDesc(file_dnsplane_v1_admin, 28);
 
 /**
  * @generated from message dnsplane.v1.RegistryAdoption
@@ -807,7 +957,7 @@ export type RegistryAdoption = Message<"dnsplane.v1.RegistryAdoption"> & {
  * Use `create(RegistryAdoptionSchema)` to create a new message.
  */
 export const RegistryAdoptionSchema: GenMessage<RegistryAdoption> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 24);
+  messageDesc(file_dnsplane_v1_admin, 29);
 
 /**
  * @generated from message dnsplane.v1.ImportTxtRegistryResponse
@@ -848,7 +998,7 @@ export type ImportTxtRegistryResponse = Message<"dnsplane.v1.ImportTxtRegistryRe
  * Use `create(ImportTxtRegistryResponseSchema)` to create a new message.
  */
 export const ImportTxtRegistryResponseSchema: GenMessage<ImportTxtRegistryResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 25);
+  messageDesc(file_dnsplane_v1_admin, 30);
 
 /**
  * @generated from message dnsplane.v1.InvalidateZoneRequest
@@ -865,7 +1015,7 @@ export type InvalidateZoneRequest = Message<"dnsplane.v1.InvalidateZoneRequest">
  * Use `create(InvalidateZoneRequestSchema)` to create a new message.
  */
 export const InvalidateZoneRequestSchema: GenMessage<InvalidateZoneRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 26);
+  messageDesc(file_dnsplane_v1_admin, 31);
 
 /**
  * @generated from message dnsplane.v1.InvalidateZoneResponse
@@ -892,7 +1042,7 @@ export type InvalidateZoneResponse = Message<"dnsplane.v1.InvalidateZoneResponse
  * Use `create(InvalidateZoneResponseSchema)` to create a new message.
  */
 export const InvalidateZoneResponseSchema: GenMessage<InvalidateZoneResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 27);
+  messageDesc(file_dnsplane_v1_admin, 32);
 
 /**
  * @generated from message dnsplane.v1.ExportZoneRequest
@@ -916,7 +1066,7 @@ export type ExportZoneRequest = Message<"dnsplane.v1.ExportZoneRequest"> & {
  * Use `create(ExportZoneRequestSchema)` to create a new message.
  */
 export const ExportZoneRequestSchema: GenMessage<ExportZoneRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 28);
+  messageDesc(file_dnsplane_v1_admin, 33);
 
 /**
  * @generated from message dnsplane.v1.ExportZoneResponse
@@ -952,7 +1102,7 @@ export type ExportZoneResponse = Message<"dnsplane.v1.ExportZoneResponse"> & {
  * Use `create(ExportZoneResponseSchema)` to create a new message.
  */
 export const ExportZoneResponseSchema: GenMessage<ExportZoneResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 29);
+  messageDesc(file_dnsplane_v1_admin, 34);
 
 /**
  * @generated from message dnsplane.v1.JournalEntry
@@ -984,7 +1134,7 @@ export type JournalEntry = Message<"dnsplane.v1.JournalEntry"> & {
 
   /**
    * "apply", or the admin action: "assign-ownership", "import-txt-registry", "invalidate-zone",
-   * "create-tsig-key", "rotate-tsig-key", "delete-tsig-key".
+   * "create-tsig-key", "rotate-tsig-key", "delete-tsig-key", "approve-plan", "plan-revert", ….
    *
    * @generated from field: string kind = 5;
    */
@@ -1040,6 +1190,21 @@ export type JournalEntry = Message<"dnsplane.v1.JournalEntry"> & {
    * @generated from field: dnsplane.v1.Visibility visibility = 13;
    */
   visibility?: Visibility | undefined;
+
+  /**
+   * The two-person rule: on an apply of an approved plan, the approval it applied under; on an
+   * approve-plan entry, the approval it recorded. Unset for anything else.
+   *
+   * @generated from field: dnsplane.v1.PlanApproval approval = 14;
+   */
+  approval?: PlanApproval | undefined;
+
+  /**
+   * An apply of a revert (PlanRevert), or a plan-revert entry: the journal entry it reverts.
+   *
+   * @generated from field: string reverts = 15;
+   */
+  reverts: string;
 };
 
 /**
@@ -1047,7 +1212,45 @@ export type JournalEntry = Message<"dnsplane.v1.JournalEntry"> & {
  * Use `create(JournalEntrySchema)` to create a new message.
  */
 export const JournalEntrySchema: GenMessage<JournalEntry> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 30);
+  messageDesc(file_dnsplane_v1_admin, 35);
+
+/**
+ * An approval of a stored plan over the change threshold (ApprovePlan).
+ *
+ * @generated from message dnsplane.v1.PlanApproval
+ */
+export type PlanApproval = Message<"dnsplane.v1.PlanApproval"> & {
+  /**
+   * @generated from field: string plan_id = 1;
+   */
+  planId: string;
+
+  /**
+   * The admin who approved it.
+   *
+   * @generated from field: string approved_by = 2;
+   */
+  approvedBy: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp approved_at = 3;
+   */
+  approvedAt?: Timestamp | undefined;
+
+  /**
+   * The plan digest approved.
+   *
+   * @generated from field: string digest = 4;
+   */
+  digest: string;
+};
+
+/**
+ * Describes the message dnsplane.v1.PlanApproval.
+ * Use `create(PlanApprovalSchema)` to create a new message.
+ */
+export const PlanApprovalSchema: GenMessage<PlanApproval> = /*@__PURE__*/
+  messageDesc(file_dnsplane_v1_admin, 36);
 
 /**
  * @generated from message dnsplane.v1.ListJournalRequest
@@ -1094,7 +1297,7 @@ export type ListJournalRequest = Message<"dnsplane.v1.ListJournalRequest"> & {
  * Use `create(ListJournalRequestSchema)` to create a new message.
  */
 export const ListJournalRequestSchema: GenMessage<ListJournalRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 31);
+  messageDesc(file_dnsplane_v1_admin, 37);
 
 /**
  * @generated from message dnsplane.v1.ListJournalResponse
@@ -1111,7 +1314,7 @@ export type ListJournalResponse = Message<"dnsplane.v1.ListJournalResponse"> & {
  * Use `create(ListJournalResponseSchema)` to create a new message.
  */
 export const ListJournalResponseSchema: GenMessage<ListJournalResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 32);
+  messageDesc(file_dnsplane_v1_admin, 38);
 
 /**
  * @generated from message dnsplane.v1.ParseDesiredStateRequest
@@ -1130,7 +1333,7 @@ export type ParseDesiredStateRequest = Message<"dnsplane.v1.ParseDesiredStateReq
  * Use `create(ParseDesiredStateRequestSchema)` to create a new message.
  */
 export const ParseDesiredStateRequestSchema: GenMessage<ParseDesiredStateRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 33);
+  messageDesc(file_dnsplane_v1_admin, 39);
 
 /**
  * @generated from message dnsplane.v1.ParseDesiredStateResponse
@@ -1150,7 +1353,7 @@ export type ParseDesiredStateResponse = Message<"dnsplane.v1.ParseDesiredStateRe
  * Use `create(ParseDesiredStateResponseSchema)` to create a new message.
  */
 export const ParseDesiredStateResponseSchema: GenMessage<ParseDesiredStateResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 34);
+  messageDesc(file_dnsplane_v1_admin, 40);
 
 /**
  * @generated from message dnsplane.v1.TsigKey
@@ -1207,7 +1410,7 @@ export type TsigKey = Message<"dnsplane.v1.TsigKey"> & {
  * Use `create(TsigKeySchema)` to create a new message.
  */
 export const TsigKeySchema: GenMessage<TsigKey> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 35);
+  messageDesc(file_dnsplane_v1_admin, 41);
 
 /**
  * @generated from message dnsplane.v1.CreateTsigKeyRequest
@@ -1248,7 +1451,7 @@ export type CreateTsigKeyRequest = Message<"dnsplane.v1.CreateTsigKeyRequest"> &
  * Use `create(CreateTsigKeyRequestSchema)` to create a new message.
  */
 export const CreateTsigKeyRequestSchema: GenMessage<CreateTsigKeyRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 36);
+  messageDesc(file_dnsplane_v1_admin, 42);
 
 /**
  * @generated from message dnsplane.v1.CreateTsigKeyResponse
@@ -1272,7 +1475,7 @@ export type CreateTsigKeyResponse = Message<"dnsplane.v1.CreateTsigKeyResponse">
  * Use `create(CreateTsigKeyResponseSchema)` to create a new message.
  */
 export const CreateTsigKeyResponseSchema: GenMessage<CreateTsigKeyResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 37);
+  messageDesc(file_dnsplane_v1_admin, 43);
 
 /**
  * @generated from message dnsplane.v1.ListTsigKeysRequest
@@ -1291,7 +1494,7 @@ export type ListTsigKeysRequest = Message<"dnsplane.v1.ListTsigKeysRequest"> & {
  * Use `create(ListTsigKeysRequestSchema)` to create a new message.
  */
 export const ListTsigKeysRequestSchema: GenMessage<ListTsigKeysRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 38);
+  messageDesc(file_dnsplane_v1_admin, 44);
 
 /**
  * @generated from message dnsplane.v1.ListTsigKeysResponse
@@ -1308,7 +1511,7 @@ export type ListTsigKeysResponse = Message<"dnsplane.v1.ListTsigKeysResponse"> &
  * Use `create(ListTsigKeysResponseSchema)` to create a new message.
  */
 export const ListTsigKeysResponseSchema: GenMessage<ListTsigKeysResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 39);
+  messageDesc(file_dnsplane_v1_admin, 45);
 
 /**
  * @generated from message dnsplane.v1.RotateTsigKeyRequest
@@ -1325,7 +1528,7 @@ export type RotateTsigKeyRequest = Message<"dnsplane.v1.RotateTsigKeyRequest"> &
  * Use `create(RotateTsigKeyRequestSchema)` to create a new message.
  */
 export const RotateTsigKeyRequestSchema: GenMessage<RotateTsigKeyRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 40);
+  messageDesc(file_dnsplane_v1_admin, 46);
 
 /**
  * @generated from message dnsplane.v1.RotateTsigKeyResponse
@@ -1349,7 +1552,7 @@ export type RotateTsigKeyResponse = Message<"dnsplane.v1.RotateTsigKeyResponse">
  * Use `create(RotateTsigKeyResponseSchema)` to create a new message.
  */
 export const RotateTsigKeyResponseSchema: GenMessage<RotateTsigKeyResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 41);
+  messageDesc(file_dnsplane_v1_admin, 47);
 
 /**
  * @generated from message dnsplane.v1.DeleteTsigKeyRequest
@@ -1366,7 +1569,7 @@ export type DeleteTsigKeyRequest = Message<"dnsplane.v1.DeleteTsigKeyRequest"> &
  * Use `create(DeleteTsigKeyRequestSchema)` to create a new message.
  */
 export const DeleteTsigKeyRequestSchema: GenMessage<DeleteTsigKeyRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 42);
+  messageDesc(file_dnsplane_v1_admin, 48);
 
 /**
  * @generated from message dnsplane.v1.DeleteTsigKeyResponse
@@ -1385,7 +1588,7 @@ export type DeleteTsigKeyResponse = Message<"dnsplane.v1.DeleteTsigKeyResponse">
  * Use `create(DeleteTsigKeyResponseSchema)` to create a new message.
  */
 export const DeleteTsigKeyResponseSchema: GenMessage<DeleteTsigKeyResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 43);
+  messageDesc(file_dnsplane_v1_admin, 49);
 
 /**
  * @generated from message dnsplane.v1.OvhKey
@@ -1435,7 +1638,7 @@ export type OvhKey = Message<"dnsplane.v1.OvhKey"> & {
  * Use `create(OvhKeySchema)` to create a new message.
  */
 export const OvhKeySchema: GenMessage<OvhKey> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 44);
+  messageDesc(file_dnsplane_v1_admin, 50);
 
 /**
  * @generated from message dnsplane.v1.CreateOvhKeyRequest
@@ -1461,7 +1664,7 @@ export type CreateOvhKeyRequest = Message<"dnsplane.v1.CreateOvhKeyRequest"> & {
  * Use `create(CreateOvhKeyRequestSchema)` to create a new message.
  */
 export const CreateOvhKeyRequestSchema: GenMessage<CreateOvhKeyRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 45);
+  messageDesc(file_dnsplane_v1_admin, 51);
 
 /**
  * The four values a tool needs: the endpoint and the three keys.
@@ -1502,7 +1705,7 @@ export type IssuedOvhKey = Message<"dnsplane.v1.IssuedOvhKey"> & {
  * Use `create(IssuedOvhKeySchema)` to create a new message.
  */
 export const IssuedOvhKeySchema: GenMessage<IssuedOvhKey> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 46);
+  messageDesc(file_dnsplane_v1_admin, 52);
 
 /**
  * @generated from message dnsplane.v1.CreateOvhKeyResponse
@@ -1519,7 +1722,7 @@ export type CreateOvhKeyResponse = Message<"dnsplane.v1.CreateOvhKeyResponse"> &
  * Use `create(CreateOvhKeyResponseSchema)` to create a new message.
  */
 export const CreateOvhKeyResponseSchema: GenMessage<CreateOvhKeyResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 47);
+  messageDesc(file_dnsplane_v1_admin, 53);
 
 /**
  * @generated from message dnsplane.v1.ListOvhKeysRequest
@@ -1538,7 +1741,7 @@ export type ListOvhKeysRequest = Message<"dnsplane.v1.ListOvhKeysRequest"> & {
  * Use `create(ListOvhKeysRequestSchema)` to create a new message.
  */
 export const ListOvhKeysRequestSchema: GenMessage<ListOvhKeysRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 48);
+  messageDesc(file_dnsplane_v1_admin, 54);
 
 /**
  * @generated from message dnsplane.v1.ListOvhKeysResponse
@@ -1555,7 +1758,7 @@ export type ListOvhKeysResponse = Message<"dnsplane.v1.ListOvhKeysResponse"> & {
  * Use `create(ListOvhKeysResponseSchema)` to create a new message.
  */
 export const ListOvhKeysResponseSchema: GenMessage<ListOvhKeysResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 49);
+  messageDesc(file_dnsplane_v1_admin, 55);
 
 /**
  * @generated from message dnsplane.v1.RotateOvhKeyRequest
@@ -1572,7 +1775,7 @@ export type RotateOvhKeyRequest = Message<"dnsplane.v1.RotateOvhKeyRequest"> & {
  * Use `create(RotateOvhKeyRequestSchema)` to create a new message.
  */
 export const RotateOvhKeyRequestSchema: GenMessage<RotateOvhKeyRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 50);
+  messageDesc(file_dnsplane_v1_admin, 56);
 
 /**
  * @generated from message dnsplane.v1.RotateOvhKeyResponse
@@ -1589,7 +1792,7 @@ export type RotateOvhKeyResponse = Message<"dnsplane.v1.RotateOvhKeyResponse"> &
  * Use `create(RotateOvhKeyResponseSchema)` to create a new message.
  */
 export const RotateOvhKeyResponseSchema: GenMessage<RotateOvhKeyResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 51);
+  messageDesc(file_dnsplane_v1_admin, 57);
 
 /**
  * @generated from message dnsplane.v1.DeleteOvhKeyRequest
@@ -1606,7 +1809,7 @@ export type DeleteOvhKeyRequest = Message<"dnsplane.v1.DeleteOvhKeyRequest"> & {
  * Use `create(DeleteOvhKeyRequestSchema)` to create a new message.
  */
 export const DeleteOvhKeyRequestSchema: GenMessage<DeleteOvhKeyRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 52);
+  messageDesc(file_dnsplane_v1_admin, 58);
 
 /**
  * @generated from message dnsplane.v1.DeleteOvhKeyResponse
@@ -1625,7 +1828,7 @@ export type DeleteOvhKeyResponse = Message<"dnsplane.v1.DeleteOvhKeyResponse"> &
  * Use `create(DeleteOvhKeyResponseSchema)` to create a new message.
  */
 export const DeleteOvhKeyResponseSchema: GenMessage<DeleteOvhKeyResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 53);
+  messageDesc(file_dnsplane_v1_admin, 59);
 
 /**
  * @generated from message dnsplane.v1.ListOvhDraftsRequest
@@ -1644,7 +1847,7 @@ export type ListOvhDraftsRequest = Message<"dnsplane.v1.ListOvhDraftsRequest"> &
  * Use `create(ListOvhDraftsRequestSchema)` to create a new message.
  */
 export const ListOvhDraftsRequestSchema: GenMessage<ListOvhDraftsRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 54);
+  messageDesc(file_dnsplane_v1_admin, 60);
 
 /**
  * One write staged through the served OVH API.
@@ -1716,7 +1919,7 @@ export type OvhDraft = Message<"dnsplane.v1.OvhDraft"> & {
  * Use `create(OvhDraftSchema)` to create a new message.
  */
 export const OvhDraftSchema: GenMessage<OvhDraft> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 55);
+  messageDesc(file_dnsplane_v1_admin, 61);
 
 /**
  * @generated from message dnsplane.v1.ListOvhDraftsResponse
@@ -1735,7 +1938,7 @@ export type ListOvhDraftsResponse = Message<"dnsplane.v1.ListOvhDraftsResponse">
  * Use `create(ListOvhDraftsResponseSchema)` to create a new message.
  */
 export const ListOvhDraftsResponseSchema: GenMessage<ListOvhDraftsResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_admin, 56);
+  messageDesc(file_dnsplane_v1_admin, 62);
 
 /**
  * @generated from enum dnsplane.v1.AdoptionOutcome
@@ -1826,6 +2029,37 @@ export const AdminService: GenService<{
     methodKind: "unary";
     input: typeof GetPlanRequestSchema;
     output: typeof GetPlanResponseSchema;
+  },
+  /**
+   * The two-person rule: approves a pending plan that the change threshold refuses, so that its
+   * tenant's Apply (plan_id) is not stopped by the threshold. Never applies it; no OVH call. The
+   * approver must be an admin other than the one who asked for the plan (requested_by):
+   * PermissionDenied otherwise. FailedPrecondition for a plan not pending, expired, already approved,
+   * stale (a zone moved since the plan was made: it could not be applied) or not over the threshold.
+   * Journaled (kind approve-plan) with the approver and the plan's digest. Void once the plan goes
+   * stale; a new plan needs its own approval.
+   *
+   * @generated from rpc dnsplane.v1.AdminService.ApprovePlan
+   */
+  approvePlan: {
+    methodKind: "unary";
+    input: typeof ApprovePlanRequestSchema;
+    output: typeof ApprovePlanResponseSchema;
+  },
+  /**
+   * Undo of an apply: a stored plan (never applied by this call; no OVH call) that puts the record
+   * sets the journal entry's apply touched back as they were before it, for that apply's tenant (so
+   * they are owned as before; requested_by = the admin). Its tenant applies it like any stored plan
+   * (Apply with plan_id; stale if the zone moved since). A record set a later apply touched is left
+   * alone and listed in conflicts, with what changed it. InvalidArgument for an entry that is not a
+   * done apply. Journaled (kind plan-revert); the apply of the plan names the entry it reverts.
+   *
+   * @generated from rpc dnsplane.v1.AdminService.PlanRevert
+   */
+  planRevert: {
+    methodKind: "unary";
+    input: typeof PlanRevertRequestSchema;
+    output: typeof PlanRevertResponseSchema;
   },
   /**
    * Creates a tenant; its bearer token is in the answer, and only there (dnsplane keeps its sha-256).
