@@ -789,6 +789,58 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       }
       expect(await tenantOf('csrf-victim')).toBeUndefined();
     });
+
+    it('reverts an apply from its journal entry: a plan for its tenant that puts back what it changed (a cancel stores none), which the tenant applies', async () => {
+      const dave = (await h.adminClient(tokens['admin']).createTenant({ name: 'dave', zones: [ZONE] })).token;
+      const applied = await h.zoneClient(dave).apply(upsert([ep(`undo.${ZONE}`, 'A', ['192.0.2.90'])]));
+      const journalId = applied.zones[0]!.journalId;
+      const plansOf = async () => (await admin().listPlans({ tenant: 'dave', limit: 1000 })).plans.length;
+      await open(page, 'journal', '[data-testid=journal] table');
+      await rowOf('journal', 'data-id', journalId).click();
+      await page.locator('[data-testid=entry-detail] [data-testid=revert]').click();
+      expect(await willText('dialog-revert')).toMatch(new RegExp(`^This will: store a plan for tenant "dave" that puts back what apply ${journalId} changed in ${ZONE.replace('.', '\\.')}, owned as before\\. `));
+      await dialog('dialog-revert').locator('[data-testid=cancel]').click();
+      expect(await plansOf()).toBe(0);
+      await page.locator('[data-testid=entry-detail] [data-testid=revert]').click();
+      await confirm('dialog-revert');
+      const planId = await dialog('dialog-revert').locator('[data-testid=revert-plan]').innerText();
+      expect(await dialog('dialog-revert').locator('[data-testid=revert-result]').innerText()).toContain('No record set was touched since');
+      await shot(page, 'write-revert', false);
+      await closeDialog('dialog-revert');
+      const stored = await admin().getPlan({ id: planId });
+      expect(stored.summary!.tenant).toBe('dave');
+      h.sim.clearCalls();
+      expect((await h.zoneClient(dave).apply({ source: { case: 'planId', value: planId } })).zones[0]!.error).toBe('');
+      expect(callLines(h.sim).filter((c) => !c.startsWith('GET '))).toEqual([expect.stringMatching(new RegExp(`^DELETE /domain/zone/${ZONE.replace('.', '\\.')}/record/\\d+$`)), `POST /domain/zone/${ZONE}/refresh`]);
+    });
+
+    it('approves a plan over the change threshold (an admin other than who asked), which its tenant then applies; a plan not over it is refused with the rule', async () => {
+      const erin = (await h.adminClient(tokens['admin']).createTenant({ name: 'erin', zones: [OTHER] })).token;
+      const sets = Array.from({ length: 10 }, (_, i) => ep(`e${i}.${OTHER}`, 'A', [`192.0.2.${100 + i}`]));
+      await h.zoneClient(erin).apply(upsert(sets));
+      await admin().setTenantMaxChangePercent({ name: 'erin', maxChangePercent: 10 });
+      const desired = (endpoints: typeof sets) => ({ policy: Policy.SYNC, input: { case: 'desired' as const, value: { zones: [OTHER], endpoints } } });
+      const over = (await h.zoneClient(erin).plan(desired(sets.slice(0, 7)))).plan!;
+      await open(page, `plans/${over.id}`, '[data-testid=approved]');
+      expect(await page.locator('[data-testid=approved]').innerText()).toBe('—');
+      await page.locator('[data-testid=approve]').click();
+      expect(await willText('dialog-approve')).toMatch(new RegExp(`^This will: approve plan ${over.id} of tenant "erin" \\(asked by erin, digest [0-9a-f]{12}…\\): its tenant may then apply it`));
+      expect(await dialog('dialog-approve').locator('[data-testid=confirm]').getAttribute('class')).toBe('danger');
+      await confirm('dialog-approve');
+      expect(await dialog('dialog-approve').locator('[data-testid=approve-result]').innerText()).toMatch(/^Approved by admin at \d{4}-/);
+      await shot(page, 'write-approve', false);
+      await closeDialog('dialog-approve');
+      expect(await page.locator('[data-testid=approved]').innerText()).toMatch(/^by admin at /);
+      expect(await page.locator('[data-testid=approve]').count()).toBe(0);
+      expect((await h.zoneClient(erin).apply({ source: { case: 'planId', value: over.id } })).zones[0]!.error).toBe('');
+
+      const small = (await h.zoneClient(erin).plan(desired(sets.slice(0, 7)))).plan!; // nothing left to delete
+      await open(page, `plans/${small.id}`, '[data-testid=approved]');
+      await page.locator('[data-testid=approve]').click();
+      await confirm('dialog-approve');
+      expect(await dialog('dialog-approve').locator('[data-testid=error]').innerText()).toBe(await refusal(admin().approvePlan({ id: small.id })));
+      await dialog('dialog-approve').locator('[data-testid=cancel], [data-testid=close]').first().click();
+    });
   });
 
   it('a tenant token sees its own zones, and every admin page refuses it', async () => {

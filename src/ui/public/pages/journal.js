@@ -5,16 +5,51 @@ import { adminApi, zoneApi } from '../api.js';
 import { badge, clear, errorBox, fmtTime, h } from '../dom.js';
 import { pagedLines, pagedTable } from '../table.js';
 import { visibilityCell, visibilityDetail } from '../visibility.js';
+import { writeDialog } from '../write.js';
 
 const PAGE = 50;
 const STATES = ['in_flight', 'done', 'failed', 'recovered'];
 
 const callLine = (op) => `${op.method} ${op.path}${op.body ? ` ${op.body}` : ''}${op.status ? ` → ${op.status}` : ''}${op.error ? ` (${op.error})` : ''}`;
 
-function detail(e) {
+/**
+ * Undo (AdminService.PlanRevert): a stored plan for the apply's tenant that puts back what the apply
+ * changed, never applied here — the tenant applies it like any stored plan. Record sets a later apply
+ * touched are left as they are and listed.
+ */
+function revertDialog(page, e, refresh) {
+  writeDialog(page, {
+    title: `Revert apply ${e.id}`,
+    testid: 'dialog-revert',
+    read: () => ({ journalId: e.id }),
+    describe: () => [
+      `store a plan for tenant "${e.tenant}" that puts back what apply ${e.id} changed in ${e.zone}, owned as before. `,
+      'Record sets a later apply touched are left as they are and listed. Nothing is applied: the tenant applies the plan (dnsplane apply PLAN_ID), and it goes stale if the zone moves first.',
+    ],
+    method: 'PlanRevert',
+    verb: 'Make the revert plan',
+    result: (a) => {
+      const conflicts = a.conflicts ?? [];
+      return h('div', { 'data-testid': 'revert-result' },
+        h('p', null, 'Stored plan ', h('a', { href: `#/plans/${encodeURIComponent(a.plan?.id ?? '')}`, 'data-testid': 'revert-plan' }, a.plan?.id ?? ''), ` for tenant "${e.tenant}": its tenant applies it.`),
+        conflicts.length
+          ? h('div', null, h('p', null, `Left as they are (${conflicts.length}): a later apply touched them.`),
+            h('ul', { 'data-testid': 'revert-conflicts' }, conflicts.map((c) => h('li', null, `${c.dnsName} ${c.recordType}: journal ${c.journalId} by ${c.tenant} at ${fmtTime(c.at)}`))))
+          : h('p', { class: 'muted' }, 'No record set was touched since: everything it changed is put back.'),
+      );
+    },
+    refresh,
+  });
+}
+
+const detailOf = (page, refresh) => (e) => detail(e, page, refresh);
+
+function detail(e, page, refresh) {
   const calls = e.calls ?? [];
   const ops = e.operations ?? [];
+  const revertable = e.kind === 'apply' && e.state === 'done' && e.zone && ops.length > 0;
   return h('div', { class: 'entry-detail', 'data-testid': 'entry-detail' },
+    revertable ? h('p', null, h('button', { type: 'button', 'data-testid': 'revert', onclick: () => revertDialog(page, e, refresh) }, 'Revert this apply…')) : null,
     e.planId ? h('p', null, 'Plan ', h('a', { href: `#/plans/${encodeURIComponent(e.planId)}` }, e.planId)) : null,
     e.summary ? h('p', null, e.summary) : null,
     e.error ? h('p', { class: 'error-text' }, e.error) : null,
@@ -50,7 +85,7 @@ export async function journalPage(page, { stale }) {
         pager: false,
         empty: 'No journal entry matches.',
         rowAttrs: (e) => ({ 'data-id': e.id, 'data-state': e.state }),
-        detail,
+        detail: detailOf(page, () => reload()),
         columns: [
           { title: 'Id', class: 'num', cell: (e) => e.id },
           { title: 'Started', class: 'time', cell: (e) => fmtTime(e.startedAt) },

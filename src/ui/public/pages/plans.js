@@ -3,6 +3,7 @@ import { adminApi } from '../api.js';
 import { badge, clear, errorBox, fmtTime, h } from '../dom.js';
 import { planDiff, policyName } from '../diff.js';
 import { pagedTable } from '../table.js';
+import { writeDialog } from '../write.js';
 
 const STATUSES = ['pending', 'applied', 'stale', 'expired', 'failed', 'superseded'];
 
@@ -62,7 +63,37 @@ export async function planPage(page, { arg: id, stale }) {
       h('dt', null, 'Expires'), h('dd', null, fmtTime(s.expiresAt)),
       h('dt', null, 'Applied'), h('dd', null, fmtTime(s.appliedAt)),
       h('dt', null, 'Digest'), h('dd', { class: 'mono small' }, s.digest ?? ''),
+      h('dt', null, 'Approved'), h('dd', { 'data-testid': 'approved' }, s.approvedBy ? `by ${s.approvedBy} at ${fmtTime(s.approvedAt)}` : '—'),
     ),
+    s.status === 'pending' && !s.approvedBy ? h('p', { 'data-testid': 'approve-row' }, h('button', { type: 'button', 'data-testid': 'approve', onclick: () => approveDialog(page, id, s) }, 'Approve…')) : null,
     planDiff(res.plan ?? {}),
   );
+}
+
+/**
+ * The two-person rule (AdminService.ApprovePlan): an admin other than the one who asked approves a
+ * plan the change threshold refuses; its tenant then applies it. The server refuses (and the dialog
+ * shows why) an own plan, one under the threshold, a stale or expired one.
+ */
+function approveDialog(page, id, s) {
+  writeDialog(page, {
+    title: `Approve plan ${id}`,
+    testid: 'dialog-approve',
+    read: () => ({ id }),
+    describe: () => [
+      `approve plan ${id} of tenant "${s.tenant ?? ''}" (asked by ${s.requestedBy ?? ''}, digest ${(s.digest ?? '').slice(0, 12)}…): `,
+      'its tenant may then apply it although it is over the change threshold. The approval is journaled with you as approver, and is void if the zone moves before it is applied.',
+    ],
+    method: 'ApprovePlan',
+    verb: 'Approve',
+    danger: true,
+    result: (a) => h('p', { 'data-testid': 'approve-result' }, `Approved by ${a.summary?.approvedBy ?? ''} at ${fmtTime(a.summary?.approvedAt)}.`),
+    // The facts redrawn in place (the dialog, which shows the result, stays open).
+    refresh: async () => {
+      const now = (await adminApi('GetPlan', { id })).summary ?? {};
+      const dd = page.querySelector('[data-testid=approved]');
+      if (dd) dd.textContent = now.approvedBy ? `by ${now.approvedBy} at ${fmtTime(now.approvedAt)}` : '—';
+      if (now.approvedBy) page.querySelector('[data-testid=approve-row]')?.remove();
+    },
+  });
 }
