@@ -4,7 +4,7 @@
  * it sent; core/admin.ts checks it again.
  */
 import { create } from '@bufbuild/protobuf';
-import { timestampFromDate } from '@bufbuild/protobuf/wkt';
+import { timestampDate, timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import * as admin from '../core/admin.js';
 import * as ovhKeys from '../core/ovh-key-admin.js';
@@ -184,7 +184,11 @@ export function adminService(ctx: CoreContext): ServiceImpl<typeof AdminService>
 
     async exportZone(req, hc) {
       const actor = adminOf(hc);
-      const r = await admin.exportZoneFile(ctx, actor, req.zone, { owners: req.includeOwners });
+      const r = await admin.exportZoneFile(ctx, actor, req.zone, {
+        owners: req.includeOwners,
+        ...(req.atGeneration !== undefined ? { atGeneration: req.atGeneration } : {}),
+        ...(req.atTime ? { atTime: timestampDate(req.atTime) } : {}),
+      });
       return create(ExportZoneResponseSchema, { zone: r.zone, generation: r.generation, recordCount: r.recordCount, zoneFile: r.text });
     },
 

@@ -5,11 +5,13 @@
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { InvalidInputError } from '../dns/errors.js';
+import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { AdminService } from '../gen/dnsplane/v1/admin_pb.js';
 import { connectClient, resolveServer, SERVER_OPTIONS_HELP } from './client.js';
 import type { Command } from './command.js';
 
 const HELP = `Usage: dnsplane zone export ZONE [--owner] [--output-file FILE]
+       dnsplane zone at ZONE (--generation N | --time T) [--output-file FILE]
 
 Prints ZONE as an RFC 1035 zone file, from dnsplane's cache at the zone's current generation: every
 record, whoever owns it (and records of types dnsplane does not manage), as OVH stores them; the SOA
@@ -19,25 +21,49 @@ No OVH call is made. Needs an admin token.
 "dnsplane plan --zone-file FILE --as TENANT" reads such a file back as TENANT's desired state: a zone
 exported and read back plans no change.
 
+zone at: the zone as it was at generation N, or at time T (RFC 3339, e.g. 2026-12-03T14:00:00Z), in the
+same form, from the journal: the cache with every apply since undone, newest first (what each touched
+put back to what it held just before). Changes made outside dnsplane and read back since are named in
+the header, not undone. To go back to it: "dnsplane plan --zone-file FILE --as TENANT", or
+"dnsplane journal revert ID" for one apply.
+
   --owner               each record's owner as a comment: "; owner team1", "; owner team1 (shared)"
                         for a tenant's target of a shared set, "; no owner"
   --output-file FILE    write the zone file to FILE (mode 0644) instead of stdout
+  --generation N        zone at: the zone at this generation (ListZones, the SOA serial of an export)
+  --time T              zone at: the zone at this time
 ${SERVER_OPTIONS_HELP}`;
 
 export const zoneCommand: Command = {
-  summary: 'a zone as a zone file, from the cache: dnsplane zone export ZONE [--owner]',
+  summary: 'a zone as a zone file: dnsplane zone export ZONE [--owner], or as it was: dnsplane zone at ZONE --generation N|--time T',
   help: HELP,
   async run(args, io) {
     const { values, positionals } = parseArgs({
       args,
-      options: { owner: { type: 'boolean' }, 'output-file': { type: 'string' }, server: { type: 'string' }, 'token-file': { type: 'string' } },
+      options: { owner: { type: 'boolean' }, 'output-file': { type: 'string' }, generation: { type: 'string' }, time: { type: 'string' }, server: { type: 'string' }, 'token-file': { type: 'string' } },
       allowPositionals: true,
       strict: true,
     });
-    if (positionals[0] !== 'export') throw new InvalidInputError('subcommand', `must be "export", got ${positionals[0] === undefined ? 'none' : `"${positionals[0]}"`}`);
-    if (positionals.length !== 2) throw new InvalidInputError('ZONE', 'exactly one zone is required: dnsplane zone export ZONE');
+    const sub = positionals[0];
+    if (sub !== 'export' && sub !== 'at') throw new InvalidInputError('subcommand', `must be "export" or "at", got ${sub === undefined ? 'none' : `"${sub}"`}`);
+    if (positionals.length !== 2) throw new InvalidInputError('ZONE', `exactly one zone is required: dnsplane zone ${sub} ZONE`);
+    const at: { atGeneration?: bigint; atTime?: ReturnType<typeof timestampFromDate> } = {};
+    if (sub === 'at') {
+      if ((values.generation === undefined) === (values.time === undefined)) throw new InvalidInputError('--generation', 'zone at needs exactly one of --generation N or --time T');
+      if (values.owner) throw new InvalidInputError('--owner', 'owners are known for the zone as it is now only (dnsplane zone export --owner)');
+      if (values.generation !== undefined) {
+        if (!/^\d+$/.test(values.generation)) throw new InvalidInputError('--generation', `must be a generation number, got "${values.generation}"`);
+        at.atGeneration = BigInt(values.generation);
+      } else {
+        const t = new Date(values.time!);
+        if (!/^\d{4}-\d\d-\d\dT/.test(values.time!) || Number.isNaN(t.getTime())) throw new InvalidInputError('--time', `must be an RFC 3339 time like 2026-12-03T14:00:00Z, got "${values.time}"`);
+        at.atTime = timestampFromDate(t);
+      }
+    } else if (values.generation !== undefined || values.time !== undefined) {
+      throw new InvalidInputError(values.generation !== undefined ? '--generation' : '--time', 'belongs to "dnsplane zone at"');
+    }
     const { baseUrl, token } = resolveServer({ server: values.server, tokenFile: values['token-file'] }, io.env);
-    const res = await connectClient(AdminService, baseUrl, token).exportZone({ zone: positionals[1]!, includeOwners: values.owner ?? false });
+    const res = await connectClient(AdminService, baseUrl, token).exportZone({ zone: positionals[1]!, includeOwners: values.owner ?? false, ...at });
     const file = values['output-file'];
     if (file === undefined) {
       io.out(res.zoneFile.replace(/\n$/, ''));
@@ -48,7 +74,7 @@ export const zoneCommand: Command = {
     } catch (e) {
       throw new InvalidInputError('--output-file', `cannot write "${file}": ${(e as Error).message}`);
     }
-    io.err(`dnsplane zone export: ${res.zone} at generation ${res.generation}: ${res.recordCount} records written to ${file}`);
+    io.err(`dnsplane zone ${sub}: ${res.zone} at generation ${res.generation}: ${res.recordCount} records written to ${file}`);
     return 0;
   },
 };

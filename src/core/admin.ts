@@ -275,9 +275,12 @@ export async function importTxtRegistry(ctx: CoreContext, actor: Tenant, input: 
  * SOA): generation + 1. Applies that died in flight are covered by the full read and marked recovered.
  */
 /** A zone as a zone file, from the cache (core/zone-export.ts). */
-export async function exportZoneFile(ctx: CoreContext, actor: Tenant, rawZone: string, options: { owners: boolean }): Promise<ZoneExport> {
+export async function exportZoneFile(ctx: CoreContext, actor: Tenant, rawZone: string, options: { owners: boolean; atGeneration?: bigint; atTime?: Date }): Promise<ZoneExport> {
   requireAdmin(actor);
-  return exportZone(ctx, await managedZone(ctx, rawZone, 'zone'), options);
+  if (options.atGeneration !== undefined && options.atTime !== undefined) throw new InvalidInputError('at_time', 'give at_generation or at_time, not both');
+  if (options.atGeneration !== undefined && options.atGeneration < 0n) throw new InvalidInputError('at_generation', `must be a generation (0 or more), got ${options.atGeneration}`);
+  const at = options.atGeneration !== undefined ? { generation: options.atGeneration } : options.atTime !== undefined ? { time: options.atTime } : undefined;
+  return exportZone(ctx, await managedZone(ctx, rawZone, 'zone'), { owners: options.owners, ...(at ? { at } : {}) });
 }
 
 export async function invalidateZone(ctx: CoreContext, actor: Tenant, rawZone: string): Promise<{ zone: string; generation: bigint; recordCount: number }> {

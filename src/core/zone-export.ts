@@ -19,6 +19,8 @@ import { SOA_TIMERS, soaSerial } from './dns-zone.js';
 import { readZoneBase } from './read-cache.js';
 import { Slicer } from './slices.js';
 import { ensureSynced } from './zones.js';
+import { readIntent } from './apply/undo.js';
+import { InvalidInputError } from '../dns/errors.js';
 
 export interface ZoneExport {
   zone: string;
@@ -29,32 +31,71 @@ export interface ZoneExport {
 }
 
 export interface ExportOptions {
-  /** Write each record's owner as a comment. */
+  /** Write each record's owner as a comment (the zone as it is now only: past ownership is not kept). */
   owners?: boolean;
   /** When the export was made (the header says so). Default: now. */
   now?: Date;
+  /**
+   * The zone as it was at a past generation or time (`dnsplane zone at`), from the journal: the cache
+   * now with every apply since undone, newest first, by what its intent says the touched names held.
+   */
+  at?: { generation: bigint } | { time: Date };
 }
 
 export async function exportZone(ctx: CoreContext, zone: string, options: ExportOptions = {}): Promise<ZoneExport> {
   await ensureSynced(ctx, zone);
   const slicer = new Slicer();
-  const base = await store.withSnapshot(ctx.pool, (q) => readZoneBase(q, zone, slicer));
+  const { base, records, history } = await store.withSnapshot(ctx.pool, async (q) => {
+    const b = await readZoneBase(q, zone, slicer);
+    if (!options.at) return { base: b, records: b.records, history: undefined };
+    const past = await recordsAt(q, zone, b.records, options.at);
+    return { base: b, records: past.records, history: past };
+  });
+  if (history && options.owners) throw new InvalidInputError('include_owners', 'owners are known for the zone as it is now only; leave it out with a past generation or time');
   const ownerOf = options.owners ? ownerComments(base.ownership) : undefined;
   const entries = await slicer.map(
-    base.records,
+    records,
     (r): ZoneFileEntry => ({ subDomain: r.subDomain, fieldType: r.fieldType, ttl: r.ttl, target: presentation(r), ...(ownerOf ? { comment: ownerOf(r) } : {}) }),
     512,
   );
   const apexNs = base.endpoints.find((e) => e.dnsName === zone && e.recordType === 'NS');
   const now = options.now ?? new Date();
+  const generation = history?.generation ?? base.generation;
+  const comments = history
+    ? [
+        `${zone}: ${entries.length} records as they were at ${'generation' in options.at! ? `generation ${options.at.generation}` : options.at!.time.toISOString()}, from dnsplane's journal: the cache at generation ${base.generation} with ${history.undone.length} apply(s) since undone${history.undone.length ? ` (journal ${history.undone.join(', ')})` : ''} (${now.toISOString()})`,
+        ...history.caveats,
+      ]
+    : [`${zone}: ${entries.length} records, exported by dnsplane from its cache at generation ${base.generation} (${now.toISOString()})`];
   const text = formatZoneFile(zone, entries, {
-    comments: [
-      `${zone}: ${entries.length} records, exported by dnsplane from its cache at generation ${base.generation} (${now.toISOString()})`,
-      'A record without a TTL is at the zone default (OVH: 3600).',
-    ],
-    soa: { mname: apexNs?.targets[0] ?? `ns.${zone}`, rname: `hostmaster.${zone}`, serial: soaSerial(base.generation), ...SOA_TIMERS },
+    comments: [...comments, 'A record without a TTL is at the zone default (OVH: 3600).'],
+    soa: { mname: apexNs?.targets[0] ?? `ns.${zone}`, rname: `hostmaster.${zone}`, serial: soaSerial(generation), ...SOA_TIMERS },
   });
-  return { zone, generation: base.generation, recordCount: entries.length, text };
+  return { zone, generation, recordCount: entries.length, text };
+}
+
+/**
+ * The zone's records at a past point: `now` (the cache) with every apply done since undone, newest
+ * first — the records of each name its intent touched put back to what the intent says they held just
+ * before it. What no apply made (a re-read from OVH after a change outside dnsplane) is not undone:
+ * named in `caveats`. `generation`: the one asked, or the generation before the oldest apply undone.
+ */
+async function recordsAt(q: store.Queryable, zone: string, now: readonly OvhRecord[], at: { generation: bigint } | { time: Date }): Promise<{ records: OvhRecord[]; undone: string[]; caveats: string[]; generation: bigint | undefined }> {
+  const { applies, rereads } = await store.listAppliesAfter(q, zone, at);
+  const keyOf = (r: { subDomain: string; fieldType: string }) => `${r.subDomain.toLowerCase()} ${r.fieldType.toUpperCase()}`;
+  const byName = new Map<string, OvhRecord[]>();
+  for (const r of now) byName.set(keyOf(r), [...(byName.get(keyOf(r)) ?? []), r]);
+  for (const row of applies) {
+    const intent = readIntent(row.intent);
+    for (const n of intent.names) {
+      const before = intent.before.filter((r) => keyOf(r) === keyOf(n)).map((r): OvhRecord => ({ ...r, zone }));
+      if (before.length) byName.set(keyOf(n), before);
+      else byName.delete(keyOf(n));
+    }
+  }
+  const caveats = rereads.map((r) => `the cache was re-read from OVH since (journal ${r.id}, ${r.finishedAt?.toISOString() ?? ''}): changes made outside dnsplane before it are in this file as they were then read`);
+  const records = [...byName.values()].flat().sort((a, b) => Number(BigInt(a.id) - BigInt(b.id)));
+  return { records, undone: applies.map((a) => a.id), caveats, generation: 'generation' in at ? at.generation : undefined };
 }
 
 /**

@@ -216,6 +216,26 @@ export async function listLaterTouching(q: Queryable, zone: string, afterId: str
 }
 
 /**
+ * The zone's applies that took effect after a point, newest first: done rows (a failed or recovered
+ * one was rolled back) finished after `time`, or whose generation (result.generation, written since
+ * schema 0018's release) is above `generation`. And the zone's re-reads from OVH after it
+ * (invalidate-zone admin rows), which no journal intent can undo.
+ */
+export async function listAppliesAfter(q: Queryable, zone: string, after: { generation?: bigint; time?: Date }): Promise<{ applies: JournalEntry[]; rereads: JournalEntry[] }> {
+  const cond = after.generation !== undefined ? `(result->>'generation')::bigint > $2::bigint` : `finished_at > $2::timestamptz`;
+  const param = after.generation !== undefined ? after.generation.toString() : after.time!.toISOString();
+  const { rows } = await q.query<Row>(
+    `SELECT ${COLUMNS} FROM journal
+      WHERE zone = $1 AND state = 'done' AND jsonb_typeof(intent->'names') = 'array' AND ${cond}
+      ORDER BY id DESC`,
+    [zone, param],
+  );
+  const since = after.generation !== undefined ? `id > COALESCE((SELECT min(id) FROM journal WHERE zone = $1 AND (result->>'generation')::bigint > $2::bigint), 9223372036854775807)` : `finished_at > $2::timestamptz`;
+  const { rows: rereads } = await q.query<Row>(`SELECT ${COLUMNS} FROM journal WHERE zone = $1 AND intent->>'kind' = 'invalidate-zone' AND ${since} ORDER BY id`, [zone, param]);
+  return { applies: rows.map(toEntry), rereads: rereads.map(toEntry) };
+}
+
+/**
  * Notes how far an in_flight apply got (e.g. `{ stage: 'refresh' }` just before it publishes), in
  * `result`, on whatever connection it is given — like insertIntent, an autocommitted one, so that the
  * note survives a crash. Recovery reads it. Returns false when the row is no longer in_flight.

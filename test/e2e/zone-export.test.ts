@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { create } from '@bufbuild/protobuf';
+import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { Code } from '@connectrpc/connect';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { desiredFromZoneFile } from '../../src/api/zone-file-document.js';
@@ -156,5 +157,43 @@ describe('plan --zone-file', () => {
     expect(() => desiredFromZoneFile(`${head}www.example.org. IN A 192.0.2.1\n`, 'c.zone')).toThrow(/c\.zone: zone file line 3: owner www\.example\.org\. is outside/);
     expect(() => desiredFromZoneFile('www IN A 192.0.2.1\n', 'd.zone')).toThrow(/d\.zone has no \$ORIGIN line: name its zone with --zone ZONE/);
     expect(desiredFromZoneFile('www IN A 192.0.2.1\n', 'd.zone', 'example.com').endpoints.map((e) => e.dnsName)).toEqual(['www.example.com']);
+  });
+});
+
+describe('zone at (the zone as it was, from the journal)', () => {
+  /** A zone file's lines but its comments: what two files of one state share. */
+  const body = (t: string) => t.split('\n').filter((l) => !l.startsWith('; '));
+
+  it('is, at each past generation and time, the export made then; changes since are undone newest first', async () => {
+    const c = h.adminClient(admin);
+    const first = await c.exportZone({ zone: ZONE });
+    const changes = (value: object) => h.zoneClient(alice).apply({ source: { case: 'plan', value: create(PlanRequestSchema, value) } });
+    await changes({ policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [ZONE], endpoints: [ep(`v6.${ZONE}`, 'AAAA', ['2001:db8::2'], 600)] } } });
+    const second = await c.exportZone({ zone: ZONE });
+    expect(second.generation).toBeGreaterThan(first.generation);
+    const between = new Date();
+    await changes({ input: { case: 'changes', value: { create: [ep(`later.${ZONE}`, 'A', ['192.0.2.77'])], delete: [ep(`mail.${ZONE}`, 'MX', ['10 mx1.example.org'])], updateOld: [], updateNew: [] } } });
+    const third = await c.exportZone({ zone: ZONE });
+    expect(body(third.zoneFile)).not.toEqual(body(second.zoneFile));
+
+    h.sim.clearCalls();
+    const atFirst = await c.exportZone({ zone: ZONE, atGeneration: first.generation });
+    expect(body(atFirst.zoneFile)).toEqual(body(first.zoneFile));
+    expect(atFirst.generation).toBe(first.generation);
+    expect(atFirst.zoneFile).toMatch(new RegExp(`^; example\\.com: 12 records as they were at generation ${first.generation}, from dnsplane's journal: the cache at generation ${third.generation} with 2 apply\\(s\\) since undone \\(journal \\d+, \\d+\\)`));
+    expect(body((await c.exportZone({ zone: ZONE, atGeneration: second.generation })).zoneFile)).toEqual(body(second.zoneFile));
+    expect(body((await c.exportZone({ zone: ZONE, atTime: timestampFromDate(between) })).zoneFile).slice(3)).toEqual(body(second.zoneFile).slice(3)); // the SOA serial aside
+    expect(body((await c.exportZone({ zone: ZONE, atGeneration: third.generation })).zoneFile)).toEqual(body(third.zoneFile));
+    expect(callLines(h.sim)).toEqual([]);
+
+    // The command line, and what it refuses.
+    const io = capturedIo({ DNSPLANE_SERVER: h.server.url, DNSPLANE_TOKEN: admin });
+    expect(await zoneCommand.run(['at', ZONE, '--generation', String(first.generation)], io)).toBe(0);
+    expect(body(`${io.text()}\n`)).toEqual(body(first.zoneFile));
+    const env = { DNSPLANE_SERVER: h.server.url, DNSPLANE_TOKEN: admin };
+    await expect(zoneCommand.run(['at', ZONE], capturedIo(env))).rejects.toThrow(/--generation: zone at needs exactly one of --generation N or --time T/);
+    await expect(zoneCommand.run(['at', ZONE, '--time', 'yesterday'], capturedIo(env))).rejects.toThrow(/--time: must be an RFC 3339 time/);
+    await expect(zoneCommand.run(['at', ZONE, '--generation', '1', '--owner'], capturedIo(env))).rejects.toThrow(/--owner: owners are known for the zone as it is now only/);
+    await expectRejected(c.exportZone({ zone: ZONE, atGeneration: 1n, includeOwners: true }), Code.InvalidArgument, /^include_owners: /);
   });
 });

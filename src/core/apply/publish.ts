@@ -111,7 +111,7 @@ async function recordPublished(ctx: CoreContext, group: Group, callsOf: (sent: S
       const calls = callsOf(sent);
       const batch = batchNumber(ctx, sent.member.index, sent.plan.operations.length);
       fence.unlease(sent.journalId);
-      await store.finishJournal(group.tx, sent.journalId, 'done', { calls, ...coalesced });
+      await store.finishJournal(group.tx, sent.journalId, 'done', { calls, generation: String(sent.generation), ...coalesced });
       ctx.log.info({ zone, tenant: sent.member.tenant.name, operations: sent.plan.operations.length, generation: String(sent.generation), ...(size > 1 ? { coalesced: size } : {}), ...(batch !== undefined ? { batch } : {}) }, 'applied');
       sent.member.outcome = { step: { result: { zone, status: 'applied', generation: sent.generation, calls, changes: sent.plan.changes, conflicts: sent.plan.conflicts, journalId: sent.journalId }, more: sent.more, ...(sent.more ? { rest: sent.rest } : {}) } };
     }
