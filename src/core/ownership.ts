@@ -32,7 +32,7 @@ import {
   type RecordType,
 } from '../dns/index.js';
 import { InvalidInputError } from '../dns/errors.js';
-import { ITEMS_PER_STEP, type Steps } from '../dns/steps.js';
+import { drain, ITEMS_PER_STEP, type Steps } from '../dns/steps.js';
 import { ovhTargetToCanonical, recordsLookup, type ZoneRecords } from '../ovh/mapping.js';
 import { buildOperations, buildZoneOperations, orderOperations, type BuildOptions } from '../ovh/ops.js';
 import type { OvhOperation, OvhRecord } from '../ovh/types.js';
@@ -55,8 +55,15 @@ function targetTtl(zone: string, key: RecordSetKey, records: readonly OvhRecord[
 }
 
 function groupRows(rows: readonly store.OwnershipRow[]): Map<RecordSetKey, store.OwnershipRow[]> {
+  return drain(groupRowsSteps(rows));
+}
+
+/** groupRows with pause points: a zone's 50,000 ownership rows are grouped in slices, not in one go. */
+function* groupRowsSteps(rows: readonly store.OwnershipRow[]): Steps<Map<RecordSetKey, store.OwnershipRow[]>> {
   const byKey = new Map<RecordSetKey, store.OwnershipRow[]>();
+  let n = 0;
   for (const r of rows) {
+    if (++n % ITEMS_PER_STEP === 0) yield;
     const k = recordSetKey(r.dnsName, r.recordType);
     const list = byKey.get(k);
     if (list) list.push(r);
@@ -150,7 +157,7 @@ export function* visibleRecordSetsSteps(
   records: ZoneRecords,
   includeForeign: boolean,
 ): Steps<Endpoint[]> {
-  const byKey = groupRows(rows);
+  const byKey = yield* groupRowsSteps(rows);
   const recordsOf = recordsLookup(records, zone);
   const out: Endpoint[] = [];
   let n = 0;
