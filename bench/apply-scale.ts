@@ -13,16 +13,14 @@
  *    those applies read the zone whole;
  * and the ratio of each figure at N to the first N's.
  */
-import pino from 'pino';
 import { apply } from '../src/core/apply/index.js';
 import type { CoreContext } from '../src/core/context.js';
 import { createTenant, type Tenant } from '../src/core/tenants.js';
 import { heardZoneChange, zoneMemoryReads } from '../src/core/zone-memory.js';
 import { ensureSynced } from '../src/core/zones.js';
-import { OvhApi } from '../src/ovh/client.js';
 import { OvhSimulator, type SimRecordInit } from '../src/ovhsim/index.js';
 import * as store from '../src/store/index.js';
-import { benchDatabase, positiveEnv } from './lib.js';
+import { coreBench, median, positiveEnv } from './lib.js';
 
 const SIZES = (process.env['BENCH_APPLY_N'] ?? '1000,50000').split(',').map(Number);
 const REPEAT = positiveEnv('BENCH_APPLY_R', 5);
@@ -59,26 +57,13 @@ let wholeReads = 0;
 
 async function run(n: number): Promise<Figures> {
   const sim = await OvhSimulator.start({ zones: { [ZONE]: records(n - 2) }, behavior: { expandedRecordLists: 'honoured', expandedListMaxPageSize: null } });
-  const db = await benchDatabase('dnsplane_apply_scale');
-  const pool = new (await import('pg')).default.Pool({ connectionString: db.url, max: 10 });
-  pool.on('error', () => undefined);
+  const groups: number[] = [];
+  // Every metric a no-op but the groups' sizes.
+  const core = await coreBench('dnsplane_apply_scale', sim, ZONE, { lockTimeoutMs: 30_000, planTtlMs: 3_600_000, syncConcurrency: 4, maxChangePercent: 100, applyBatch: 100, applyCoalesceMs: 2_000 }, {
+    applyGroupPublished: (_z: string, size: number) => groups.push(size),
+  });
+  const { ctx, pool } = core;
   try {
-    await store.migrate(pool);
-    const journalPool = store.createSidePool(pool);
-    journalPool.on('error', () => undefined);
-    const ovh = new OvhApi({ endpoint: { host: '127.0.0.1', port: sim.apiPort, basePath: '/1.0', label: 'sim' }, credentials: sim.credentials, extraCaPems: [sim.caPem], ratePerSecond: 10_000, maxConcurrent: 64, expandedLists: 'on' });
-    const groups: number[] = [];
-    // Every metric a no-op but the groups' sizes.
-    const metrics = new Proxy({}, { get: (_t, key) => (key === 'applyGroupPublished' ? (_z: string, size: number) => groups.push(size) : () => undefined) });
-    const ctx: CoreContext = {
-      pool,
-      journalPool,
-      ovh,
-      log: pino({ level: 'silent' }),
-      metrics: metrics as unknown as CoreContext['metrics'],
-      settings: { zones: [ZONE], lockTimeoutMs: 30_000, planTtlMs: 3_600_000, syncConcurrency: 4, maxChangePercent: 100, applyBatch: 100, applyCoalesceMs: 2_000 },
-    };
-    await store.ensureZones(pool, [ZONE]);
     await ensureSynced(ctx, ZONE);
     const tenants: Tenant[] = [];
     for (let i = 0; i < CONCURRENT; i++) tenants.push((await createTenant(pool, { name: `t${i}`, zones: [ZONE] })).tenant);
@@ -116,7 +101,7 @@ async function run(n: number): Promise<Figures> {
     const stormGroups = [...groups];
     // Two replicas taking turns: a second pool (its own view), each hearing NOTIFY (as server.ts wires it)
     // unless BENCH_APPLY_DEAF; the time of each apply, and how often a view was read whole.
-    const pool2 = new (await import('pg')).default.Pool({ connectionString: db.url, max: 10 });
+    const pool2 = new (await import('pg')).default.Pool({ connectionString: core.url, max: 10 });
     pool2.on('error', () => undefined);
     const journal2 = store.createSidePool(pool2);
     journal2.on('error', () => undefined);
@@ -141,18 +126,11 @@ async function run(n: number): Promise<Figures> {
     await pool2.end();
     global.gc?.();
     heapMb = process.memoryUsage().heapUsed / 2 ** 20;
-    await journalPool.end();
     return { n, alone, applied, refused: outcomes.length - applied, slowest, refreshes, groups: stormGroups, heapMb, turns: turnsMs, wholeReads };
   } finally {
-    await pool.end().catch(() => undefined);
+    await core.close();
     await sim.stop();
-    await db.drop();
   }
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
 }
 
 const results: Figures[] = [];

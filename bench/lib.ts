@@ -12,7 +12,11 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import pg from 'pg';
+import pino from 'pino';
+import type { CoreContext } from '../src/core/context.js';
+import { OvhApi } from '../src/ovh/client.js';
 import type { OvhSimulator, SimOptions } from '../src/ovhsim/index.js';
+import * as store from '../src/store/index.js';
 
 /** A positive number from the environment variable name, or fallback when it is not set. */
 export function positiveEnv(name: string, fallback: number): number {
@@ -52,6 +56,44 @@ export async function benchDatabase(prefix: string): Promise<BenchDatabase> {
   return {
     url: u.toString(),
     drop: () => admin(base, (c) => `DROP DATABASE IF EXISTS ${c.escapeIdentifier(name)} WITH (FORCE)`),
+  };
+}
+
+/** A core context in this process (bench/apply-scale, bench/plan-scale): see coreBench. */
+export interface CoreBench {
+  ctx: CoreContext;
+  pool: pg.Pool;
+  /** The fresh database's URL (for a second replica's pools). */
+  url: string | undefined;
+  /** Ends the pools and drops the database. */
+  close(): Promise<void>;
+}
+
+/**
+ * Core in this process, as server.ts wires it but with no port: a fresh database on DATABASE_URL's
+ * server (migrated, `zone` registered), a pool and its side pool, the real OVH client over HTTPS to the
+ * simulator (its rate lifted), a silent log, `metrics` (every series a no-op unless given).
+ */
+export async function coreBench(prefix: string, sim: OvhSimulator, zone: string, settings: Omit<CoreContext['settings'], 'zones'>, metrics: object = {}): Promise<CoreBench> {
+  const db = await benchDatabase(prefix);
+  const pool = new pg.Pool({ connectionString: db.url, max: 10 });
+  pool.on('error', () => undefined);
+  const journalPool = store.createSidePool(pool);
+  journalPool.on('error', () => undefined);
+  await store.migrate(pool);
+  const ovh = new OvhApi({ endpoint: { host: '127.0.0.1', port: sim.apiPort, basePath: '/1.0', label: 'sim' }, credentials: sim.credentials, extraCaPems: [sim.caPem], ratePerSecond: 10_000, maxConcurrent: 64, expandedLists: 'on' });
+  const noOps = new Proxy(metrics, { get: (given, key) => (given as Record<string | symbol, unknown>)[key] ?? (() => undefined) });
+  const ctx: CoreContext = { pool, journalPool, ovh, log: pino({ level: 'silent' }), metrics: noOps as CoreContext['metrics'], settings: { zones: [zone], ...settings } };
+  await store.ensureZones(pool, [zone]);
+  return {
+    ctx,
+    pool,
+    url: db.url,
+    async close() {
+      await journalPool.end().catch(() => undefined);
+      await pool.end().catch(() => undefined);
+      await db.drop();
+    },
   };
 }
 

@@ -12,14 +12,15 @@
  * ids that differ from the OVH ids, written with the refresh that made them differ). Other tenants'
  * records and records nobody owns are not shown: a tool acts only on what is its own.
  */
-import { isRecordType, recordSetKey, type RecordType } from '../dns/types.js';
-import { ovhRecordKey, ovhTargetToCanonical } from '../ovh/mapping.js';
+import { isRecordType, type RecordType } from '../dns/types.js';
 import type { OvhRecord } from '../ovh/types.js';
 import { txtForAnswer } from '../ovhwire/records.js';
 import * as store from '../store/index.js';
 import type { CoreContext } from './context.js';
 import { NotFoundError } from './errors.js';
+import { baseIndexOf } from './base-index.js';
 import { canonicalOf } from './ownership.js';
+import { compareRecords } from './sets-index.js';
 import { readCacheOf, type ZoneBase } from './read-cache.js';
 import { visibleZones } from './records.js';
 import { mayUseZone, type Tenant } from './tenants.js';
@@ -92,28 +93,32 @@ export async function tenantBase(ctx: CoreContext, tenant: Tenant, zone: string)
 /** The tenant's own published records of a base, by served id (each with its served id); computed once per base and tenant. */
 const owned = new WeakMap<ZoneBase, Map<string, Map<string, OvhRecord>>>();
 
-export function ownRecords(base: ZoneBase, tenant: Tenant, zone: string, ids: ServedIds): Map<string, OvhRecord> {
+/**
+ * The tenant's published records: the records of the sets it owns whole, and its own targets of
+ * shared sets. From the base's index (core/base-index.ts: made once per generation), the tenant's
+ * sets only: what it costs follows what the tenant owns, not what the zone holds.
+ */
+export async function ownRecords(base: ZoneBase, tenant: Tenant, zone: string, ids: ServedIds): Promise<Map<string, OvhRecord>> {
+  const index = await baseIndexOf(base, zone);
   let byTenant = owned.get(base);
   if (!byTenant) owned.set(base, (byTenant = new Map()));
   const hit = byTenant.get(tenant.id);
   if (hit) return hit;
-  const rows = new Map<string, store.OwnershipRow[]>();
-  for (const o of base.ownership) {
-    const key = recordSetKey(o.dnsName, o.recordType);
-    const list = rows.get(key);
-    if (list) list.push(o);
-    else rows.set(key, [o]);
-  }
-  const mine = new Map<string, OvhRecord>();
-  for (const r of base.records) {
-    const type = r.fieldType.toUpperCase();
+  const records: OvhRecord[] = [];
+  for (const [key, name] of index.tenantSetsOf(tenant.id)) {
+    const type = key.slice(name.length + 1);
     if (!isRecordType(type)) continue;
-    const owners = rows.get(ovhRecordKey(r, zone));
-    if (!owners) continue;
-    const own = owners.some((o) => o.shared)
-      ? owners.some((o) => o.tenantId === tenant.id && o.target === canonicalOf(r, type as RecordType, zone))
-      : owners[0]!.tenantId === tenant.id;
-    if (!own) continue;
+    const owners = index.ownersAt(name).filter((o) => o.recordType === type);
+    const shared = owners.some((o) => o.shared);
+    for (const r of index.recordsAt(name)) {
+      if (r.fieldType.toUpperCase() !== type) continue;
+      if (shared && !owners.some((o) => o.tenantId === tenant.id && o.target === canonicalOf(r, type as RecordType, zone))) continue;
+      records.push(r);
+    }
+  }
+  // In the cache's order (store.listRecords), as a walk of the whole zone would give them.
+  const mine = new Map<string, OvhRecord>();
+  for (const r of records.sort(compareRecords)) {
     const served = ids.servedOf.get(r.id);
     if (served === undefined) mine.set(r.id, r);
     else mine.set(served, { ...r, id: served });
@@ -152,7 +157,7 @@ export async function draftRecords(ctx: CoreContext, tenant: Tenant, zone: strin
   const { base, ids } = await tenantBase(ctx, tenant, zone);
   const draft = await store.listDraft(ctx.pool, tenant.id, zone);
   const sub = filter.subDomain?.toLowerCase();
-  return [...laidOver(zone, ownRecords(base, tenant, zone, ids), draft).values()]
+  return [...laidOver(zone, await ownRecords(base, tenant, zone, ids), draft).values()]
     .filter((r) => (filter.fieldType === undefined || r.fieldType === filter.fieldType) && (sub === undefined || r.subDomain.toLowerCase() === sub))
     .sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : BigInt(a.id) > BigInt(b.id) ? 1 : 0));
 }
@@ -166,12 +171,12 @@ export type RecordLookup = { kind: 'mine'; record: DraftRecord; published: boole
  */
 export async function draftRecord(ctx: CoreContext, tenant: Tenant, zone: string, id: string): Promise<RecordLookup> {
   const { base, ids } = await tenantBase(ctx, tenant, zone);
-  const own = ownRecords(base, tenant, zone, ids);
+  const own = await ownRecords(base, tenant, zone, ids);
   const draft = await store.listDraft(ctx.pool, tenant.id, zone, id);
   const mine = laidOver(zone, own, draft).get(id);
   if (mine) return { kind: 'mine', record: mine, published: own.has(id) };
   if (draft.some((d) => d.action === 'delete') || ids.servedOf.has(id)) return { kind: 'absent' };
-  return base.records.some((r) => r.id === id) ? { kind: 'foreign' } : { kind: 'absent' };
+  return (await baseIndexOf(base, zone)).ids.has(id) ? { kind: 'foreign' } : { kind: 'absent' };
 }
 
 /** What the OVH API says of a zone, from the cache. */
@@ -188,10 +193,7 @@ export interface ZoneFacts {
 export async function zoneFacts(ctx: CoreContext, tenant: Tenant, raw: string): Promise<ZoneFacts> {
   const zone = await tenantZone(ctx, tenant, raw);
   const base = await currentBase(ctx, zone);
-  const nameServers = base.records
-    .filter((r) => r.subDomain === '' && r.fieldType.toUpperCase() === 'NS')
-    .map((r) => ovhTargetToCanonical('NS', r.target, zone) ?? r.target.replace(/\.$/, ''))
-    .sort();
+  const { nameServers } = await baseIndexOf(base, zone);
   const z = await store.getZone(ctx.pool, zone);
   return { zone, generation: base.generation, nameServers, lastSync: z?.lastSync ?? null };
 }

@@ -21,6 +21,8 @@ import { Slicer, stringifySliced } from './slices.js';
 import { readCacheOf, zoneBaseOf, type ReadCache, type ZoneBase } from './read-cache.js';
 import { ownedSets, zoneThreshold, type ChangeThreshold } from './guard.js';
 import { zoneMemoryAt, type ZoneMemory } from './zone-memory.js';
+import { baseIndexOf } from './base-index.js';
+import type { SetsIndex } from './sets-index.js';
 import { planDnsUpdateSteps, type DnsUpdate } from './dns-update-plan.js';
 import { canonicalJson } from './canonical-json.js';
 
@@ -241,11 +243,12 @@ export { ownerViewOf } from './ownership.js';
 
 /**
  * The plan of one zone, from the cache as `q` sees it (a Plan's committed snapshot, a staged OVH-API
- * refresh's). Linear in the zone's records and the request, in slices that yield to the event loop (a
- * zone may hold 20,000 records). `reads`: the zone is taken from the read cache when it holds the
- * generation `q` sees — what a zone holds at a generation never changes — and what is read here is
- * kept there for the next Plan or Records view. Under the zone lock, Apply plans with
- * computeLockedZonePlan instead.
+ * write's judgement). The zone is taken from the read cache when it holds the generation `q` sees —
+ * what a zone holds at a generation never changes — and what is read here is kept there for the next
+ * Plan or Records view; the plan reads only the record sets at the names the request touches, from
+ * the base's index (core/base-index.ts, made once per generation, in slices), so that a one-record
+ * Plan costs the same in a zone of 50,000 records as in one of 1,000. Under the zone lock, Apply
+ * plans with computeLockedZonePlan instead, on the apply path's own view.
  */
 export async function computeZonePlan(
   ctx: CoreContext,
@@ -256,6 +259,20 @@ export async function computeZonePlan(
   slicer: Slicer = new Slicer(),
   reads?: ReadCache,
 ): Promise<ZonePlan> {
+  const base = await baseAsSeen(q, zone, slicer, reads);
+  return planAtNames(ctx, q, tenant, zone, input, base.generation, await baseIndexOf(base, zone, slicer), slicer);
+}
+
+/**
+ * The plan of the whole zone as `q` sees it, every record set read: the reference the plans at names
+ * are held equal to (test/core/apply/locked-plan.test.ts).
+ */
+export async function computeWholeZonePlan(ctx: CoreContext, q: store.Queryable, tenant: Tenant, zone: string, input: RoutedInput, slicer: Slicer = new Slicer()): Promise<ZonePlan> {
+  const base = await baseAsSeen(q, zone, slicer);
+  return planOver(ctx, q, tenant, zone, input, { ...base, owned: ownedSets(base.ownership, tenant.id) }, slicer);
+}
+
+async function baseAsSeen(q: store.Queryable, zone: string, slicer: Slicer, reads?: ReadCache): Promise<ZoneBase> {
   const z = await store.getZone(q, zone);
   if (!z) throw new NotFoundError('zone', zone, `zone "${zone}" is not managed by dnsplane`);
   let base = reads?.kept(zone, z.generation);
@@ -263,26 +280,31 @@ export async function computeZonePlan(
     base = await zoneBaseOf(zone, z.generation, await store.listRecords(q, zone), await store.listOwnership(q, zone), slicer);
     reads?.keep(zone, base);
   }
-  return planOver(ctx, q, tenant, zone, input, { ...base, owned: ownedSets(base.ownership, tenant.id) }, slicer);
+  return base;
 }
 
 /**
  * The plan of one zone under its lock (core/apply/prepare.ts), against the zone's view in memory at
  * the generation the lock's transaction `tx` sees (core/zone-memory.ts: read whole from `tx` only
- * when the view is behind): only the record sets at the names the request touches are read from it —
- * for a change set or a DNS UPDATE the names it names, for a desired state those and the names of
- * every set the tenant owns — so that a one-record apply costs the same in a zone of 50,000 records
- * as in one of 1,000. The plan is the one computeZonePlan makes of the whole zone: the diff, the
- * ownership it judges and the operations it builds only ever look at the sets at those names.
+ * when the view is behind). The plan is the one computeWholeZonePlan makes: the diff, the ownership it
+ * judges and the operations it builds only ever look at the sets at the names the request touches.
  */
 export async function computeLockedZonePlan(ctx: CoreContext, tx: store.Queryable, tenant: Tenant, zone: string, input: RoutedInput, slicer: Slicer = new Slicer()): Promise<{ plan: ZonePlan; memory: ZoneMemory }> {
   const z = await store.getZone(tx, zone);
   if (!z) throw new NotFoundError('zone', zone, `zone "${zone}" is not managed by dnsplane`);
   const memory = await zoneMemoryAt(ctx.pool, tx, zone, z.generation);
-  const { records, ownership } = memory.slice(touchedNamesOf(zone, input, () => memory.tenantNames(tenant.id), () => memory.names()));
+  return { plan: await planAtNames(ctx, tx, tenant, zone, input, z.generation, memory, slicer), memory };
+}
+
+/**
+ * The plan over the record sets at the names the request touches, read from an index of the zone at
+ * `generation`: for a change set or a DNS UPDATE the names it names, for a desired state those and the
+ * names of every set the tenant owns (a sync deletes the ones it no longer wants).
+ */
+async function planAtNames(ctx: CoreContext, q: store.Queryable, tenant: Tenant, zone: string, input: RoutedInput, generation: bigint, index: SetsIndex, slicer: Slicer): Promise<ZonePlan> {
+  const { records, ownership } = index.slice(touchedNamesOf(zone, input, () => index.tenantNames(tenant.id), () => index.names()));
   const { endpoints, recordsByKey } = await slicer.run(recordsToEndpointsSteps(records, zone));
-  const plan = await planOver(ctx, tx, tenant, zone, input, { generation: z.generation, records, recordsByKey, endpoints, ownership, owned: memory.ownedSets(tenant.id) }, slicer);
-  return { plan, memory };
+  return planOver(ctx, q, tenant, zone, input, { generation, records, recordsByKey, endpoints, ownership, owned: index.ownedSets(tenant.id) }, slicer);
 }
 
 /** The names (normalized, every type) whose record sets a request's plan of `zone` reads. */

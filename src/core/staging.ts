@@ -22,7 +22,7 @@
  */
 import { InvalidInputError } from '../dns/errors.js';
 import { messageOf } from '../error-message.js';
-import { RECORD_TYPES, isRecordType, recordSetKey, SHARED_LABEL, type Conflict, type RecordSetKey, type RecordType } from '../dns/index.js';
+import { RECORD_TYPES, isRecordType, SHARED_LABEL, type Conflict, type RecordSetKey, type RecordType } from '../dns/index.js';
 import { ovhRecordKey, ovhTargetToCanonical, recordsToEndpoints } from '../ovh/mapping.js';
 import type { OvhRecord } from '../ovh/types.js';
 import { stripOneQuotePair } from '../ovhwire/records.js';
@@ -36,6 +36,8 @@ import { canonicalOf } from './ownership.js';
 import { computeZonePlan, routeInput, type DraftPlanner, type DraftSent, type RawChangeSet, type RawEndpoint } from './plan.js';
 import { readCacheOf, type ZoneBase } from './read-cache.js';
 import type { Tenant } from './tenants.js';
+import { baseIndexOf } from './base-index.js';
+import type { SetsIndex } from './sets-index.js';
 
 /** DNSPLANE_OVH_API_DRAFT_TTL's default: a tool's calls and its refresh come seconds apart; a draft an hour old was abandoned. */
 export const DEFAULT_DRAFT_TTL_MS = 3_600_000;
@@ -68,15 +70,15 @@ function storedTarget(r: OvhRecord): string {
   return ovhTargetToCanonical('TXT', r.target, r.zone) ?? stripOneQuotePair(r.target);
 }
 
-function isShared(base: ZoneBase, key: RecordSetKey): boolean {
-  return base.ownership.some((o) => o.shared && recordSetKey(o.dnsName, o.recordType) === key);
+function isShared(index: SetsIndex, e: { dnsName: string; recordType: string }): boolean {
+  return index.ownersAt(e.dnsName).some((o) => o.shared && o.recordType === e.recordType);
 }
 
 /** The record set these records make up, as core takes it; undefined when they make none (no record). */
-function endpointOf(zone: string, base: ZoneBase, records: readonly OvhRecord[], ttl?: number): RawEndpoint | undefined {
+function endpointOf(zone: string, index: SetsIndex, records: readonly OvhRecord[], ttl?: number): RawEndpoint | undefined {
   const e = recordsToEndpoints(records, zone).endpoints[0];
   if (!e) return undefined;
-  const shared = isShared(base, recordSetKey(e.dnsName, e.recordType));
+  const shared = isShared(index, e);
   return { dnsName: e.dnsName, recordType: e.recordType, targets: e.targets, ttl: ttl ?? e.ttl, ...(shared ? { labels: { [SHARED_LABEL]: 'true' } } : {}) };
 }
 
@@ -102,7 +104,7 @@ function conflictText(c: Conflict): string {
  * refuses, a set another tenant (or nobody) owns, a CNAME beside other types — refused now.
  */
 async function judgeWrite(ctx: CoreContext, tenant: Tenant, zone: string, base: ZoneBase, wanted: readonly OvhRecord[]): Promise<void> {
-  const e = endpointOf(zone, base, wanted);
+  const e = endpointOf(zone, await baseIndexOf(base, zone), wanted);
   if (!e) return;
   const routed = await routeInput(ctx, tenant, { kind: 'changes', changes: { create: [e], updateOld: [], updateNew: [], delete: [] }, policy: 'sync' });
   if (!routed.byZone.has(zone)) {
@@ -115,7 +117,7 @@ async function judgeWrite(ctx: CoreContext, tenant: Tenant, zone: string, base: 
 /** The tenant's records of the zone in its draft, with `write` laid over them, grouped by set. */
 async function draftWith(ctx: CoreContext, tenant: Tenant, zone: string): Promise<{ base: ZoneBase; view: Map<string, DraftRecord> }> {
   const { base, ids } = await tenantBase(ctx, tenant, zone);
-  return { base, view: laidOver(zone, ownRecords(base, tenant, zone, ids), await store.listDraft(ctx.pool, tenant.id, zone)) };
+  return { base, view: laidOver(zone, await ownRecords(base, tenant, zone, ids), await store.listDraft(ctx.pool, tenant.id, zone)) };
 }
 
 /** POST …/record: a new record staged under a new id, after the set it joins was judged. */
@@ -184,7 +186,7 @@ export interface RefreshOutcome {
  * The change set a draft asks for: every record set a staged write touches (where its record was,
  * where it is now) to hold the tenant's records of it in the draft, or to be gone.
  */
-function draftChanges(zone: string, base: ZoneBase, own: ReadonlyMap<string, OvhRecord>, view: ReadonlyMap<string, DraftRecord>, draft: readonly store.DraftRow[]): RawChangeSet {
+function draftChanges(zone: string, index: SetsIndex, own: ReadonlyMap<string, OvhRecord>, view: ReadonlyMap<string, DraftRecord>, draft: readonly store.DraftRow[]): RawChangeSet {
   const touched = new Set<RecordSetKey>();
   const ttls = new Map<RecordSetKey, number>();
   for (const d of draft) {
@@ -202,11 +204,11 @@ function draftChanges(zone: string, base: ZoneBase, own: ReadonlyMap<string, Ovh
     const records = wanted.get(key) ?? [];
     if (records.length > 0) {
       // A write that gave no TTL leaves the set's own (a POST without one must not reset the set's).
-      const e = endpointOf(zone, base, records, ttls.get(key) ?? endpointOf(zone, base, current.get(key) ?? [])?.ttl);
+      const e = endpointOf(zone, index, records, ttls.get(key) ?? endpointOf(zone, index, current.get(key) ?? [])?.ttl);
       if (e) changes.create.push(e);
       continue;
     }
-    const gone = endpointOf(zone, base, current.get(key) ?? []);
+    const gone = endpointOf(zone, index, current.get(key) ?? []);
     if (gone) changes.delete.push(gone);
   }
   return changes;
@@ -265,11 +267,11 @@ class DraftRefresh implements DraftPlanner {
   async changes(q: store.Queryable, base: ZoneBase): Promise<RawChangeSet> {
     const { tenant, zone } = this;
     this.ids = servedIdsOf(await store.listServedIds(q, tenant.id, zone));
-    const own = ownRecords(base, tenant, zone, this.ids);
+    const own = await ownRecords(base, tenant, zone, this.ids);
     this.read = await store.listDraft(q, tenant.id, zone);
     this.view = laidOver(zone, own, this.read);
     this.planned = true;
-    return draftChanges(zone, base, own, this.view, this.read);
+    return draftChanges(zone, await baseIndexOf(base, zone), own, this.view, this.read);
   }
 
   async recorded(q: store.Queryable, sent: DraftSent): Promise<void> {

@@ -25,17 +25,13 @@
  */
 import type pg from 'pg';
 import { absoluteName } from '../dns/names.js';
-import { recordSetKey, type RecordSetKey } from '../dns/types.js';
+import { recordSetKey } from '../dns/types.js';
 import { ovhRecordName } from '../ovh/mapping.js';
 import type { OvhRecord } from '../ovh/types.js';
 import * as store from '../store/index.js';
+import { compareRecords, SetsIndex } from './sets-index.js';
 
-/** What a plan reads of the view: the records and ownership rows at some names (every type). */
-export interface ZoneSlice {
-  /** In the order store.listRecords gives them (subDomain, fieldType, id). */
-  records: OvhRecord[];
-  ownership: store.OwnershipRow[];
-}
+export type { ZoneSlice } from './sets-index.js';
 
 /** A record set as the ownership rows name it. */
 export interface OwnedSet {
@@ -47,30 +43,18 @@ function nameOf(subDomain: string, zone: string): string {
   return ovhRecordName(subDomain, zone) ?? absoluteName(subDomain, zone);
 }
 
-/** As `ORDER BY sub_domain, field_type, id` (ids are bigints). */
-function compareRecords(a: OvhRecord, b: OvhRecord): number {
-  if (a.subDomain !== b.subDomain) return a.subDomain < b.subDomain ? -1 : 1;
-  if (a.fieldType !== b.fieldType) return a.fieldType < b.fieldType ? -1 : 1;
-  return a.id.length !== b.id.length ? a.id.length - b.id.length : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
-}
-
-export class ZoneMemory {
-  /** Records by normalized name (every type); small arrays (a Map per name would double the cost). */
-  private readonly byName = new Map<string, OvhRecord[]>();
+export class ZoneMemory extends SetsIndex {
   private readonly nameById = new Map<string, string>();
-  /** Ownership rows by name (every type). */
-  private readonly ownersByName = new Map<string, store.OwnershipRow[]>();
-  /** Per tenant id: the record sets it has rows in, each with its name. */
-  private readonly tenantSets = new Map<string, Map<RecordSetKey, string>>();
 
   constructor(
-    readonly zone: string,
+    zone: string,
     public generation: bigint,
     rows: readonly store.RecordRow[],
     ownership: readonly store.OwnershipRow[],
   ) {
+    super(zone);
     for (const r of rows) this.put(r);
-    for (const o of ownership) this.own(o);
+    for (const o of ownership) this.addOwner(o);
   }
 
   /** The zone as `q` sees it (under the lock: the lock's transaction). */
@@ -78,35 +62,6 @@ export class ZoneMemory {
     const z = await store.getZone(q, zone);
     if (!z) throw new Error(`zone "${zone}" vanished from the database`);
     return new ZoneMemory(zone, z.generation, await store.listRecords(q, zone), await store.listOwnership(q, zone));
-  }
-
-  /** The records and ownership rows at these names (normalized). */
-  slice(names: Iterable<string>): ZoneSlice {
-    const records: OvhRecord[] = [];
-    const ownership: store.OwnershipRow[] = [];
-    for (const name of new Set(names)) {
-      const at = this.byName.get(name);
-      if (at) records.push(...at);
-      const owners = this.ownersByName.get(name);
-      if (owners) ownership.push(...owners);
-    }
-    records.sort(compareRecords);
-    return { records, ownership };
-  }
-
-  /** Every name that holds records or ownership rows. */
-  names(): Set<string> {
-    return new Set([...this.byName.keys(), ...this.ownersByName.keys()]);
-  }
-
-  /** The record sets the tenant has ownership rows in (core/guard.ts ownedSets), from the index. */
-  ownedSets(tenantId: string): number {
-    return this.tenantSets.get(tenantId)?.size ?? 0;
-  }
-
-  /** The names of the record sets the tenant has ownership rows in. */
-  tenantNames(tenantId: string): string[] {
-    return [...new Set(this.tenantSets.get(tenantId)?.values() ?? [])];
   }
 
   /** Records held (tests). */
@@ -152,7 +107,7 @@ export class ZoneMemory {
       if (kept.length) this.ownersByName.set(name, kept);
       else this.ownersByName.delete(name);
     }
-    for (const o of rows) this.own(o);
+    for (const o of rows) this.addOwner(o);
   }
 
   /** Re-reads these record sets (records and ownership) and the generation from `q`: what a rollback left. */
@@ -169,9 +124,7 @@ export class ZoneMemory {
     const name = nameOf(r.subDomain, this.zone);
     // The key order of core/read-cache.ts zoneBaseOf's records (what a journal intent's text shows).
     const record: OvhRecord = { id: r.id, subDomain: r.subDomain, fieldType: r.fieldType, target: r.target, ttl: r.ttl, zone: this.zone };
-    const at = this.byName.get(name);
-    if (at) at.push(record);
-    else this.byName.set(name, [record]);
+    this.addRecord(name, record);
     this.nameById.set(r.id, name);
   }
 
@@ -184,18 +137,6 @@ export class ZoneMemory {
     const kept = at.filter((r) => r.id !== id);
     if (kept.length) this.byName.set(name, kept);
     else this.byName.delete(name);
-  }
-
-  private own(o: store.OwnershipRow): void {
-    const owners = this.ownersByName.get(o.dnsName);
-    // Kept in store.listOwnership's order within a set (by target).
-    if (owners) {
-      owners.push(o);
-      owners.sort((a, b) => (a.recordType !== b.recordType ? (a.recordType < b.recordType ? -1 : 1) : a.target < b.target ? -1 : a.target > b.target ? 1 : 0));
-    } else this.ownersByName.set(o.dnsName, [o]);
-    let sets = this.tenantSets.get(o.tenantId);
-    if (!sets) this.tenantSets.set(o.tenantId, (sets = new Map()));
-    sets.set(recordSetKey(o.dnsName, o.recordType), o.dnsName);
   }
 }
 
