@@ -2,7 +2,8 @@
  * bench/plan-scale — what a request that touches one record costs as the zone grows, on the paths that
  * are not an apply (issue 28: "a cost that grows with the zone on a per-request path is a bug"):
  * a Plan of one create (dry run, stored), and the served OVH API's per-call reads and writes
- * (a listing filtered by sub-domain, one record by id, the zone's facts, a staged create judged).
+ * (a listing filtered by sub-domain, one record by id, the zone's facts, a staged create judged, a
+ * refresh publishing one staged create).
  * Not part of `npm test`: `DATABASE_URL=… npx tsx bench/plan-scale.ts` (`npm run bench:plan-scale`).
  *
  * In process, against the OVH simulator over real HTTPS through the real client and a fresh database
@@ -15,7 +16,7 @@
 import type { CoreContext } from '../src/core/context.js';
 import { draftRecord, draftRecords, zoneFacts } from '../src/core/draft-view.js';
 import { plan } from '../src/core/plan.js';
-import { stageCreate } from '../src/core/staging.js';
+import { refreshDraft, stageCreate } from '../src/core/staging.js';
 import { createTenant, type Tenant } from '../src/core/tenants.js';
 import { ensureSynced } from '../src/core/zones.js';
 import { OvhSimulator, type SimRecordInit } from '../src/ovhsim/index.js';
@@ -72,6 +73,17 @@ async function run(n: number): Promise<Figures> {
     f['ovh api: zone facts'] = await timed(() => zoneFacts(ctx, t0, ZONE));
     let k = 0;
     f['ovh api: staged create'] = await timed(() => stageCreate(ctx, t0, ZONE, { subDomain: `staged${k++}`, fieldType: 'A', target: '192.0.2.7', ttl: 300, ttlSet: true }));
+    // A refresh publishing one staged create (one POST, one refresh upstream), planned under the zone
+    // lock; timed alone (the staging before it reads the new generation's base: the figure below).
+    const refreshes: number[] = [];
+    for (let i = 0; i <= REPEAT; i++) {
+      await stageCreate(ctx, t0, ZONE, { subDomain: `pub${i}`, fieldType: 'A', target: '192.0.2.8', ttl: 300, ttlSet: true });
+      const started = performance.now();
+      const r = await refreshDraft(ctx, t0, ZONE);
+      if (r.status !== 'applied') throw new Error(`refresh: ${r.status}`);
+      if (i > 0) refreshes.push(performance.now() - started);
+    }
+    f['ovh api: refresh of one staged create'] = median(refreshes);
     // One change of the zone, then the first listing of each of FIRST tenants: what each one's first call costs.
     await pool.query('UPDATE zones SET generation = generation + 1 WHERE name = $1', [ZONE]);
     const r0 = performance.now();

@@ -90,6 +90,8 @@ export type PlanInput =
  * published) — undone with the group when the refresh fails.
  */
 export interface DraftPlanner {
+  /** The names (normalized) the draft's staged records are at, read under the lock: what its plan reads besides the tenant's own sets. */
+  names(q: store.Queryable): Promise<Iterable<string>>;
   changes(q: store.Queryable, base: ZoneBase): Promise<RawChangeSet>;
   recorded(q: store.Queryable, sent: DraftSent): Promise<void>;
 }
@@ -302,21 +304,24 @@ export async function computeLockedZonePlan(ctx: CoreContext, tx: store.Queryabl
  * names of every set the tenant owns (a sync deletes the ones it no longer wants).
  */
 async function planAtNames(ctx: CoreContext, q: store.Queryable, tenant: Tenant, zone: string, input: RoutedInput, generation: bigint, index: SetsIndex, slicer: Slicer): Promise<ZonePlan> {
-  const { records, ownership } = index.slice(touchedNamesOf(zone, input, () => index.tenantNames(tenant.id), () => index.names()));
+  const draftNames = input.kind === 'draft' ? await input.byZone.get(zone)!.names(q) : [];
+  const { records, ownership } = index.slice(touchedNamesOf(zone, input, () => index.tenantNames(tenant.id), draftNames));
   const { endpoints, recordsByKey } = await slicer.run(recordsToEndpointsSteps(records, zone));
   return planOver(ctx, q, tenant, zone, input, { generation, records, recordsByKey, endpoints, ownership, owned: index.ownedSets(tenant.id) }, slicer);
 }
 
 /** The names (normalized, every type) whose record sets a request's plan of `zone` reads. */
-function touchedNamesOf(zone: string, input: RoutedInput, tenantNames: () => string[], allNames: () => Iterable<string>): Set<string> {
+function touchedNamesOf(zone: string, input: RoutedInput, tenantNames: () => string[], draftNames: Iterable<string>): Set<string> {
   const names = new Set<string>();
   if (input.kind === 'desired') {
     for (const e of input.byZone.get(zone) ?? []) names.add(e.dnsName);
     // A sync deletes the tenant's sets absent from the desired state: every name it owns a set at.
     for (const n of tenantNames()) names.add(n);
   } else if (input.kind === 'draft') {
-    // A refresh reads its draft under the lock (DraftPlanner.changes): the whole view, from memory.
-    for (const n of allNames()) names.add(n);
+    // A refresh reads its draft under the lock (DraftPlanner.names): the names of its staged records,
+    // and every name the tenant owns a set at (a staged update or delete names a record of its own).
+    for (const n of draftNames) names.add(n);
+    for (const n of tenantNames()) names.add(n);
   } else if (input.kind === 'changes') {
     const c = input.byZone.get(zone);
     for (const e of c ? [...c.create, ...c.updateOld, ...c.updateNew, ...c.delete] : []) names.add(e.dnsName);

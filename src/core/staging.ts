@@ -23,7 +23,8 @@
 import { InvalidInputError } from '../dns/errors.js';
 import { messageOf } from '../error-message.js';
 import { RECORD_TYPES, isRecordType, SHARED_LABEL, type Conflict, type RecordSetKey, type RecordType } from '../dns/index.js';
-import { ovhRecordKey, ovhTargetToCanonical, recordsToEndpoints } from '../ovh/mapping.js';
+import { absoluteName } from '../dns/names.js';
+import { ovhRecordKey, ovhRecordName, ovhTargetToCanonical, recordsToEndpoints } from '../ovh/mapping.js';
 import type { OvhRecord } from '../ovh/types.js';
 import { stripOneQuotePair } from '../ovhwire/records.js';
 import * as store from '../store/index.js';
@@ -257,6 +258,8 @@ class DraftRefresh implements DraftPlanner {
   read: store.DraftRow[] = [];
   private view: ReadonlyMap<string, DraftRecord> = new Map();
   private ids: ServedIds = servedIdsOf([]);
+  /** The draft rows names() read, for the changes() that follows it (the same rows: never a row staged in between). */
+  private named: store.DraftRow[] | undefined;
   planned = false;
 
   constructor(
@@ -264,11 +267,17 @@ class DraftRefresh implements DraftPlanner {
     private readonly zone: string,
   ) {}
 
+  async names(q: store.Queryable): Promise<string[]> {
+    this.named = await store.listDraft(q, this.tenant.id, this.zone);
+    return this.named.flatMap((d) => (d.record ? [ovhRecordName(d.record.subDomain, this.zone) ?? absoluteName(d.record.subDomain, this.zone)] : []));
+  }
+
   async changes(q: store.Queryable, base: ZoneBase): Promise<RawChangeSet> {
     const { tenant, zone } = this;
     this.ids = servedIdsOf(await store.listServedIds(q, tenant.id, zone));
     const own = await ownRecords(base, tenant, zone, this.ids);
-    this.read = await store.listDraft(q, tenant.id, zone);
+    this.read = this.named ?? (await store.listDraft(q, tenant.id, zone));
+    this.named = undefined;
     this.view = laidOver(zone, own, this.read);
     this.planned = true;
     return draftChanges(zone, await baseIndexOf(base, zone), own, this.view, this.read);
