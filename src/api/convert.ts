@@ -2,7 +2,7 @@
  * Protobuf messages <-> core types. Handlers translate here so core never sees Connect types.
  */
 import { create } from '@bufbuild/protobuf';
-import { timestampFromDate } from '@bufbuild/protobuf/wkt';
+import { durationFromMs, timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { toUnicode } from '../dns/names.js';
 import type { Change, ChangeAction as CoreAction, Conflict, Endpoint, Policy as CorePolicy, TargetState } from '../dns/types.js';
 import { describeOperation, operationsByRecordSet, operationsOfChange } from '../ovh/ops.js';
@@ -274,6 +274,8 @@ export function tenantToPb(t: CoreTenant): PbTenant {
     tokenRotatedAt: timestampFromDate(t.tokenRotatedAt),
     ...(t.maxChangePercent !== null ? { maxChangePercent: t.maxChangePercent } : {}),
     ...(t.previousTokenValidUntil && t.previousTokenValidUntil.getTime() > Date.now() ? { previousTokenValidUntil: timestampFromDate(t.previousTokenValidUntil) } : {}),
+    ...(t.withdrawAfterMs !== undefined ? { withdrawAfter: durationFromMs(t.withdrawAfterMs) } : {}),
+    ...(t.lastSeenAt ? { lastSeenAt: timestampFromDate(t.lastSeenAt) } : {}),
   });
 }
 
