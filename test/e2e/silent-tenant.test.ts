@@ -3,8 +3,10 @@
  * end to end: a real server on Postgres, the OVH simulator over HTTPS, its two name servers asked over
  * DNS. A shared `www` A set of two tenants; c2 silent past its withdraw_after (1 s here; the server's
  * check and its last-seen writes every 100 ms) → exactly 1 DELETE + 1 refresh, the name servers answer
- * only c1's target, its exclusive set left alone; c2 calls again → 1 POST + 1 refresh, and what it
- * plans of its own desired state is nothing, withdrawn or not. Never the last: both silent, one
+ * only c1's target, its exclusive set left alone; c2 calls again → 1 POST + 1 refresh; while its target
+ * is still withdrawn (the test holds the zone lock its restore waits for) its Plan of the same desired
+ * state, its Records (the target marked withdrawn) and its external-dns through the webhook (a plain
+ * target) plan nothing. Never the last: both silent, one
  * target stays. No sleeps: each step waits for its condition (until).
  */
 import { Resolver } from 'node:dns/promises';
@@ -14,7 +16,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { EndpointSchema, Policy, TargetStatus, type Endpoint, type PlanRequest } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { withdrawSilentTenants } from '../../src/core/liveness.js';
 import * as store from '../../src/store/index.js';
+import { centralWebhook } from '../helpers/central-webhook.js';
 import { callLines } from '../helpers/expect.js';
+import { ExternalDns, hasChanges } from '../helpers/external-dns.js';
 import { scrape } from '../helpers/prometheus.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 import { until } from '../helpers/until.js';
@@ -90,13 +94,45 @@ describe('a silent tenant', () => {
     expect(m('dnsplane_target_withdrawals_total', { reason: 'silent' })).toBeGreaterThanOrEqual(1);
     expect(m('dnsplane_tenant_last_seen_seconds', { tenant: 'c2' })).toBeGreaterThanOrEqual(1);
 
-    // c2 calls again: its plan of the same desired state changes nothing (its target is its own
-    // whether the restore already ran or not), and the restore is 1 POST + 1 refresh.
+    // c2 calls again, while the test holds the zone's lock (the restore its call starts waits for it):
+    // its plan of the same desired state changes nothing, its Records shows its target marked
+    // withdrawn, and its external-dns (the webhook) sees a plain target and plans nothing.
     h.sim.clearCalls();
-    const plan = await h.zoneClient(tokens.c2).plan(stateOf('c2'));
-    expect(plan.plan!.zones.flatMap((z) => z.changes)).toEqual([]);
-    const own = await h.zoneClient(tokens.c2).records({ zones: [ZONE] });
-    expect(own.zones[0]!.endpoints.filter((e) => e.dnsName === WWW).map((e) => e.targets)).toEqual([['192.0.2.2']]);
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let held!: () => void;
+    const holding = new Promise<void>((r) => (held = r));
+    const lock = store.withZoneLock(h.server.ctx.pool, ZONE, { lockTimeoutMs: 60_000 }, async () => {
+      held();
+      await released;
+    });
+    await holding;
+    try {
+      const plan = await h.zoneClient(tokens.c2).plan(stateOf('c2'));
+      expect(plan.plan!.zones.flatMap((z) => z.changes)).toEqual([]);
+      const own = await h.zoneClient(tokens.c2).records({ zones: [ZONE] });
+      const mineNow = own.zones[0]!.endpoints.find((e) => e.dnsName === WWW)!;
+      expect(mineNow.targets).toEqual(['192.0.2.2']);
+      expect(mineNow.targetStates.map((t) => TargetStatus[t.status])).toEqual(['WITHDRAWN']);
+      const wh = await centralWebhook(h);
+      try {
+        const extdns = new ExternalDns(wh.url('c2', tokens.c2!));
+        await extdns.negotiate();
+        const current = await extdns.records();
+        expect(current.find((e) => e.dnsName === WWW)).toEqual({ dnsName: WWW, targets: ['192.0.2.2'], recordType: 'A', recordTTL: 300, labels: { 'dnsplane/shared': 'true' } });
+        const changes = await extdns.runOnce([
+          { dnsName: WWW, targets: ['192.0.2.2'], recordType: 'A', recordTTL: 300, labels: { 'dnsplane/shared': 'true' } },
+          { dnsName: `solo.${ZONE}`, targets: ['192.0.2.9'], recordType: 'A', recordTTL: 300 },
+        ]);
+        expect(hasChanges(changes)).toBe(false);
+      } finally {
+        await wh.close();
+      }
+      expect(callLines(h.sim)).toEqual([]);
+    } finally {
+      release();
+      await lock;
+    }
     await until('c2 back: its target restored', async () => (await withdrawn()).length === 0 && callLines(h.sim).includes(`POST ${REFRESH}`));
     expect(callLines(h.sim)).toEqual([`POST ${REC}`, `POST ${REFRESH}`]);
     expect(await answered()).toEqual([['192.0.2.1', '192.0.2.2'], ['192.0.2.1', '192.0.2.2']]);
