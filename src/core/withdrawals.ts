@@ -37,6 +37,9 @@ import { ensureSynced } from './zones.js';
 
 export type WithdrawReason = 'silent' | 'health';
 
+/** The most items one withdraw/restore apply takes (its operations stay within one group's bound). */
+export const ITEMS_PER_APPLY = 50;
+
 export interface WithdrawItem {
   /** fqdn, normalized */
   name: string;
@@ -147,8 +150,11 @@ async function run(ctx: CoreContext, zone: string, direction: Direction, items: 
     if (list) list.push(item);
     else byTenant.set(row.tenantId, [item]);
   }
-  // One apply per owner, one after the other: each judges never-the-last after the ones before it.
-  for (const [tenantId, mine] of byTenant) {
+  // One apply per owner (and per ITEMS_PER_APPLY of its items: an apply is never cut into batches),
+  // one after the other: each judges never-the-last after the ones before it.
+  const applies: Array<[string, Array<Item & { type: RecordType }>]> = [];
+  for (const [tenantId, all] of byTenant) for (let i = 0; i < all.length; i += ITEMS_PER_APPLY) applies.push([tenantId, all.slice(i, i + ITEMS_PER_APPLY)]);
+  for (const [tenantId, mine] of applies) {
     const tenant = await store.getTenantById(ctx.pool, tenantId);
     if (!tenant) {
       for (const item of mine) out.items.push({ ...base(item), state: 'kept', why: 'not-owned' });
