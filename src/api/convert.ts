@@ -319,8 +319,9 @@ export function ovhDraftToPb(d: StagedWrite): PbOvhDraft {
   });
 }
 
-export function ownershipEntryToPb(r: OwnershipRow): PbOwnershipEntry {
+export function ownershipEntryToPb(r: OwnershipRow & { targetState?: TargetState }): PbOwnershipEntry {
   return create(OwnershipEntrySchema, {
+    ...(r.targetState ? { targetState: targetStateToPb(r.targetState) } : {}),
     zone: r.zone,
     dnsName: r.dnsName,
     recordType: r.recordType,

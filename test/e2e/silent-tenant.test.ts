@@ -90,6 +90,8 @@ describe('a silent tenant', () => {
     expect(mine.targets).toEqual(['192.0.2.2']);
     expect(mine.targetStates.map((s) => [s.target, TargetStatus[s.status], s.reason])).toEqual([['192.0.2.2', 'WITHDRAWN', 'silent']]);
     expect(mine.targetStates[0]!.detail).toMatch(/tenant c2 silent since/);
+    const owned = await h.adminClient(tokens.admin).listOwnership({ zone: ZONE });
+    expect(owned.entries.filter((e) => e.dnsName === WWW).map((e) => `${e.target} ${e.tenant} ${e.targetState ? TargetStatus[e.targetState.status] : '-'}`)).toEqual(['192.0.2.1 c1 -', '192.0.2.2 c2 WITHDRAWN']);
     const m = await scrape(h.server.url);
     expect(m('dnsplane_target_withdrawals_total', { reason: 'silent' })).toBeGreaterThanOrEqual(1);
     expect(m('dnsplane_tenant_last_seen_seconds', { tenant: 'c2' })).toBeGreaterThanOrEqual(1);
