@@ -2,9 +2,9 @@
  * Protobuf messages <-> core types. Handlers translate here so core never sees Connect types.
  */
 import { create } from '@bufbuild/protobuf';
-import { timestampFromDate } from '@bufbuild/protobuf/wkt';
+import { durationFromMs, timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { toUnicode } from '../dns/names.js';
-import type { Change, ChangeAction as CoreAction, Conflict, Endpoint, Policy as CorePolicy } from '../dns/types.js';
+import type { Change, ChangeAction as CoreAction, Conflict, Endpoint, Policy as CorePolicy, TargetState } from '../dns/types.js';
 import { describeOperation, operationsByRecordSet, operationsOfChange } from '../ovh/ops.js';
 import type { CallRecord, ZoneApplyResult } from '../core/apply/index.js';
 import { driftState } from '../core/drift.js';
@@ -52,6 +52,8 @@ import {
   PlanSchema,
   PlannedChangeSchema,
   Policy,
+  TargetStateSchema,
+  TargetStatus,
   ZoneApplyResultSchema,
   ZonePlanSchema,
   ZoneSchema,
@@ -129,7 +131,14 @@ export function endpointToPb(e: Endpoint): PbEndpoint {
     ttl: e.ttl,
     setIdentifier: e.setIdentifier ?? '',
     labels: unicode !== e.dnsName ? { ...e.labels, [UNICODE_NAME_LABEL]: unicode } : (e.labels ?? {}),
+    ...(e.targetStates?.length ? { targetStates: e.targetStates.map(targetStateToPb) } : {}),
   });
+}
+
+const TARGET_STATUS = { unchecked: TargetStatus.UNCHECKED, healthy: TargetStatus.HEALTHY, failing: TargetStatus.FAILING, withdrawn: TargetStatus.WITHDRAWN } as const;
+
+function targetStateToPb(t: TargetState) {
+  return create(TargetStateSchema, { target: t.target, status: TARGET_STATUS[t.status], reason: t.reason, detail: t.detail, ...(t.since ? { since: timestampFromDate(t.since) } : {}) });
 }
 
 export function actionToPb(a: CoreAction): ChangeAction {
@@ -265,6 +274,8 @@ export function tenantToPb(t: CoreTenant): PbTenant {
     tokenRotatedAt: timestampFromDate(t.tokenRotatedAt),
     ...(t.maxChangePercent !== null ? { maxChangePercent: t.maxChangePercent } : {}),
     ...(t.previousTokenValidUntil && t.previousTokenValidUntil.getTime() > Date.now() ? { previousTokenValidUntil: timestampFromDate(t.previousTokenValidUntil) } : {}),
+    ...(t.withdrawAfterMs !== undefined ? { withdrawAfter: durationFromMs(t.withdrawAfterMs) } : {}),
+    ...(t.lastSeenAt ? { lastSeenAt: timestampFromDate(t.lastSeenAt) } : {}),
   });
 }
 
@@ -308,8 +319,9 @@ export function ovhDraftToPb(d: StagedWrite): PbOvhDraft {
   });
 }
 
-export function ownershipEntryToPb(r: OwnershipRow): PbOwnershipEntry {
+export function ownershipEntryToPb(r: OwnershipRow & { targetState?: TargetState }): PbOwnershipEntry {
   return create(OwnershipEntrySchema, {
+    ...(r.targetState ? { targetState: targetStateToPb(r.targetState) } : {}),
     zone: r.zone,
     dnsName: r.dnsName,
     recordType: r.recordType,

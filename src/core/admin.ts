@@ -15,6 +15,7 @@ import { Slicer } from './slices.js';
 import { waitForHolder } from './apply/index.js';
 import { NotFoundError, PermissionDeniedError } from './errors.js';
 import { auditAdminAction } from './audit.js';
+import { restoreSilent } from './liveness.js';
 import { approvePlan as runApprove } from './approvals.js';
 import { planRevert as runRevert, type Revert } from './revert.js';
 import { importTxtRegistry as runImport, type ImportInput, type ImportResult } from './import-txt.js';
@@ -22,6 +23,7 @@ import { assignOwnership as runAssign, listOwnership as runList, type AssignInpu
 import { getPlanWithRow, plan, type PlanInput, type StoredPlan } from './plan.js';
 import {
   setTenantMaxChangePercent as runSetMaxChange,
+  setTenantWithdrawAfter as runSetWithdrawAfter,
   createTenantInManagedZones,
   isAdmin,
   listTenants as runListTenants,
@@ -195,6 +197,18 @@ export async function setTenantMaxChangePercent(ctx: CoreContext, actor: Tenant,
   requireAdmin(actor);
   const t = await runSetMaxChange(ctx.pool, name, percent);
   ctx.log.info({ tenant: name, maxChangePercent: percent, by: actor.name }, 'tenant change threshold set');
+  return t;
+}
+
+/**
+ * The tenant's withdraw_after (core/liveness.ts), or off; turned off, what was withdrawn for its
+ * silence is restored now (its next call would do it too).
+ */
+export async function setTenantWithdrawAfter(ctx: CoreContext, actor: Tenant, name: string, ms: number | null): Promise<Tenant> {
+  requireAdmin(actor);
+  const t = await runSetWithdrawAfter(ctx.pool, name, ms);
+  ctx.log.info({ tenant: name, withdrawAfterSeconds: ms === null ? null : ms / 1000, by: actor.name }, ms === null ? 'tenant withdraw-after off' : 'tenant withdraw-after set');
+  if (ms === null) await restoreSilent(ctx, t.id);
   return t;
 }
 

@@ -16,6 +16,7 @@ import { firstBatch, without } from './batch-plan.js';
 import { dryRunApply } from './dry-run.js';
 import type { Group, Member, Outcome, ToSend } from './group.js';
 import { touchedNames } from './ops.js';
+import { recordWithoutCalls } from './send.js';
 import type { ZoneApplyResult } from './result.js';
 
 /** Around one member's planning: an error there is that member's alone. */
@@ -73,7 +74,13 @@ export async function prepareMember(ctx: CoreContext, group: Group, member: Memb
   // The change threshold, judged on the plan recomputed under the lock (core/guard.ts).
   const overThreshold = thresholdRefusal(ctx, tenant, zone, plan.threshold);
   if (overThreshold) return answer({ ...unsent, status: 'refused', error: overThreshold });
-  if (plan.operations.length === 0) return answer({ ...unsent, status: 'no_changes' });
+  if (plan.operations.length === 0) {
+    // Changes with no call (withdrawn targets, core/withdrawals.ts): recorded under the lock, no refresh.
+    const rowsOnly = routed.kind === 'withdraw' ? routed.byZone.get(zone)!.pending() : plan.changes.length > 0;
+    if (!rowsOnly || ctx.settings.dryRun) return answer({ ...unsent, status: 'no_changes' });
+    const recorded = await recordWithoutCalls(ctx, group, member, plan);
+    return answer(recorded ?? { ...unsent, status: 'no_changes' });
+  }
   if (ctx.settings.dryRun) return answer(dryRunApply(ctx, tenant, plan));
   return { send: { plan: batch, more, rest, names: touchedNames(batch.operations) } };
 }
