@@ -28,7 +28,7 @@ import { RecordsRequestSchema, ZoneRecordsSchema, ZoneService, type RecordsReque
 import { checkJson, checkMessage } from './strict.js';
 import { requestTenant } from './gate.js';
 import { answerWith, isUnaryJson, readBody, replyJsonBytes } from './json-route.js';
-import { endpointObject, withLists, writeChunks } from './json-write.js';
+import { endpointObject, textBytes, withListsParts, writeChunks } from './json-write.js';
 import { recordsOf, zoneRecordsPb } from './zone-service.js';
 
 const RECORDS_PATH = `/${ZoneService.typeName}/${ZoneService.method.records.name}`;
@@ -66,8 +66,8 @@ async function encode(z: ZoneRecords): Promise<Buffer> {
   const slicer = new Slicer();
   const head = toJson(ZoneRecordsSchema, zoneRecordsPb({ ...z, endpoints: [] })) as Record<string, unknown>;
   const endpoints = await writeChunks(z.endpoints, endpointObject, slicer, ENDPOINTS_PER_CHUNK);
-  await slicer.check();
-  return Buffer.from(`{"zones":[${withLists(ZoneRecordsSchema, head, { endpoints })}]}`);
+  // Made bytes a chunk at a time: 6 MB joined into one string, then encoded, is one block of tens of ms.
+  return textBytes(['{"zones":[', ...withListsParts(ZoneRecordsSchema, head, { endpoints }), ']}'], slicer);
 }
 
 /** The bytes of a RecordsResponse holding only z. */

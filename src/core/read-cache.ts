@@ -87,11 +87,24 @@ export interface ZoneBase {
   ownership: store.OwnershipRow[];
 }
 
-/** A zone's records and ownership rows, as read, made a ZoneBase in slices (a zone may hold 20,000 records). */
+/** The characters of a base's record strings, counted while it was made (baseBytes without a pass of its own). */
+const textChars = new WeakMap<ZoneBase, number>();
+
+/** A zone's records and ownership rows, as read, made a ZoneBase in slices (a zone may hold 50,000 records). */
 export async function zoneBaseOf(zone: string, generation: bigint, rows: readonly store.RecordRow[], ownership: store.OwnershipRow[], slicer: Slicer): Promise<ZoneBase> {
-  const records = await slicer.map(rows, (r): OvhRecord => ({ ...r, zone }), 256);
+  let chars = 0;
+  const records = await slicer.map(
+    rows,
+    (r): OvhRecord => {
+      chars += r.subDomain.length + r.target.length;
+      return { ...r, zone };
+    },
+    256,
+  );
   const { endpoints, recordsByKey } = await slicer.run(recordsToEndpointsSteps(records, zone));
-  return { generation, records, recordsByKey, endpoints, ownership };
+  const base = { generation, records, recordsByKey, endpoints, ownership };
+  textChars.set(base, chars);
+  return base;
 }
 
 /** Reads a zone's base from `q` (a snapshot, or a transaction that sees its own changes). */
@@ -100,11 +113,18 @@ export async function readZoneBase(q: store.Queryable, zone: string, slicer: Sli
   return zoneBaseOf(zone, read.generation, read.rows, read.ownership, slicer);
 }
 
-/** What a base is made of, as `q` sees it: the generation, the records and the ownership rows. */
+/**
+ * What a base is made of, as `q` sees it: the generation, the records and the ownership rows, read
+ * a page at a time (inside a transaction: a cursor), so that 50,000 rows are never parsed in one block.
+ */
 async function readZoneRows(q: store.Queryable, zone: string): Promise<{ generation: bigint; rows: store.RecordRow[]; ownership: store.OwnershipRow[] }> {
   const current = await store.getZone(q, zone);
   if (!current) throw new Error(`zone "${zone}" vanished from the database`);
-  return { generation: current.generation, rows: await store.listRecords(q, zone), ownership: await store.listOwnership(q, zone) };
+  const rows: store.RecordRow[] = [];
+  await store.listRecordsInPages(q, zone, (page) => void rows.push(...page));
+  const ownership: store.OwnershipRow[] = [];
+  await store.listOwnershipInPages(q, zone, (page) => void ownership.push(...page));
+  return { generation: current.generation, rows, ownership };
 }
 
 /** A tenant's view of a zone at a generation. The endpoints array is shared: never mutate it. */
@@ -174,8 +194,11 @@ const BASE_BYTES_PER_OWNERSHIP_ROW = 290;
 const ANSWER_BYTES_PER_ENDPOINT = 320;
 
 function baseBytes(b: ZoneBase): number {
-  let chars = 0;
-  for (const r of b.records) chars += r.subDomain.length + r.target.length;
+  let chars = textChars.get(b);
+  if (chars === undefined) {
+    chars = 0;
+    for (const r of b.records) chars += r.subDomain.length + r.target.length;
+  }
   return b.records.length * BASE_BYTES_PER_RECORD + b.ownership.length * BASE_BYTES_PER_OWNERSHIP_ROW + 2 * chars;
 }
 
