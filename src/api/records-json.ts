@@ -21,7 +21,7 @@ import { fromJson, fromJsonString, toJson, toJsonString, type JsonValue } from '
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { Logger } from 'pino';
 import type { CoreContext } from '../core/context.js';
-import type { ZoneRecords } from '../core/records.js';
+import { notModifiedNow, records, type RecordsQuery, type ZoneRecords } from '../core/records.js';
 import { readCacheOf, type ReadCache } from '../core/read-cache.js';
 import { Slicer } from '../core/slices.js';
 import { RecordsRequestSchema, ZoneRecordsSchema, ZoneService, type RecordsRequest } from '../gen/dnsplane/v1/zone_pb.js';
@@ -29,7 +29,7 @@ import { checkJson, checkMessage } from './strict.js';
 import { requestTenant } from './gate.js';
 import { answerWith, isUnaryJson, readBody, replyJsonBytes } from './json-route.js';
 import { endpointObject, textBytes, withListsParts, writeChunks } from './json-write.js';
-import { recordsOf, zoneRecordsPb } from './zone-service.js';
+import { recordsQueryOf, zoneRecordsPb } from './zone-service.js';
 
 const RECORDS_PATH = `/${ZoneService.typeName}/${ZoneService.method.records.name}`;
 
@@ -124,11 +124,11 @@ function parseRequest(text: string): RecordsRequest {
 }
 
 /**
- * Request bodies already read and found valid (parsed and checkMessage'd), by their text: a poller
- * sends the same bytes every time. Requests are never changed after parsing (recordsOf reads them).
- * Bounded in count and in body size; cleared when full.
+ * Request bodies already read and found valid (parsed and checkMessage'd), by their text, with the
+ * query core/records.ts reads: a poller sends the same bytes every time. Neither is ever changed
+ * after it is made (records() only reads the query). Bounded in count and in body size; cleared when full.
  */
-const validRequests = new Map<string, RecordsRequest>();
+const validRequests = new Map<string, RecordsQuery>();
 const MAX_VALID_REQUESTS = 1_000;
 const MAX_CACHED_BODY = 4 * 1024;
 
@@ -139,18 +139,22 @@ export function recordsJsonRoute(ctx: CoreContext, log: Logger, readMaxBytes: nu
       // The same order as under Connect: the body is parsed (errors first), then the caller is
       // authenticated, then the request checked.
       const text = (await readBody(req, readMaxBytes)).toString('utf8');
-      const known = validRequests.get(text);
-      const request = known ?? parseRequest(text);
+      let query = validRequests.get(text);
+      const request = query ? undefined : parseRequest(text);
       const found = requestTenant(ctx, req);
       const tenant = found instanceof Promise ? await found : found;
-      if (!known) {
+      if (request) {
         checkMessage(RecordsRequestSchema, request as unknown as Parameters<typeof checkMessage>[1], '');
+        query = recordsQueryOf(request);
         if (text.length <= MAX_CACHED_BODY) {
           if (validRequests.size >= MAX_VALID_REQUESTS) validRequests.clear();
-          validRequests.set(text, request);
+          validRequests.set(text, query);
         }
       }
-      const body = responseBody(readCacheOf(ctx), await recordsOf(ctx, tenant, request));
+      // A poll with the current generations is answered in this turn, without a promise.
+      const q = query!; // known, or made above
+      const zones = notModifiedNow(ctx, tenant, q) ?? (await records(ctx, tenant, q));
+      const body = responseBody(readCacheOf(ctx), zones);
       replyJsonBytes(res, body instanceof Buffer ? body : await body);
     });
 }
