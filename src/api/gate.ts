@@ -45,6 +45,11 @@ export function requestTenant(ctx: CoreContext, req: http.IncomingMessage): Tena
   return authenticated.get(req) ?? authenticate(ctx.pool, bearerToken(req.headers.authorization ?? null), ctx.tokens);
 }
 
+/** The tenant the gate authenticated for this request, if it did (no lookup of its own). */
+export function gateTenant(req: object): Tenant | undefined {
+  return authenticated.get(req);
+}
+
 /** connectNodeAdapter's contextValues: the tenant the gate found for this request, if any. */
 export function preAuthenticated(req: object): ContextValues {
   const values = createContextValues();

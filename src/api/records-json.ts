@@ -26,8 +26,8 @@ import { readCacheOf, type ReadCache } from '../core/read-cache.js';
 import { Slicer } from '../core/slices.js';
 import { RecordsRequestSchema, ZoneRecordsSchema, ZoneService, type RecordsRequest } from '../gen/dnsplane/v1/zone_pb.js';
 import { checkJson, checkMessage } from './strict.js';
-import { requestTenant } from './gate.js';
-import { answerWith, isUnaryJson, readBody, replyJsonBytes } from './json-route.js';
+import { gateTenant, requestTenant } from './gate.js';
+import { answerWith, isUnaryJson, readBodyCallback, replyJsonBytes } from './json-route.js';
 import { endpointObject, textBytes, withListsParts, writeChunks } from './json-write.js';
 import { recordsQueryOf, zoneRecordsPb } from './zone-service.js';
 
@@ -86,15 +86,23 @@ function oneZoneBody(cache: ReadCache, z: ZoneRecords): Buffer | Promise<Buffer>
   return cache.encoded(z.endpoints, FORM, () => encode(z)) as Promise<Buffer>;
 }
 
-/** The answer's bytes: one zone's cached body as is (a not-modified one without a promise), or the zones' parts joined. */
+/** The answer's bytes: one zone's cached body as is, or the zones' parts joined (without a promise when none was modified). */
 function responseBody(cache: ReadCache, zones: ZoneRecords[]): Buffer | Promise<Buffer> {
-  return zones.length === 1 ? oneZoneBody(cache, zones[0]!) : joinedBody(cache, zones);
+  if (zones.length === 1) return oneZoneBody(cache, zones[0]!);
+  if (zones.every((z) => z.notModified)) return joined(zones.map((z) => oneZoneBody(cache, z) as Buffer));
+  return joinedBody(cache, zones);
 }
 
 async function joinedBody(cache: ReadCache, zones: ZoneRecords[]): Promise<Buffer> {
+  const ones: Buffer[] = [];
+  for (const z of zones) ones.push(await oneZoneBody(cache, z));
+  return joined(ones);
+}
+
+/** One-zone RecordsResponse bodies made one RecordsResponse of every zone. */
+function joined(ones: Buffer[]): Buffer {
   const parts: Buffer[] = [PREFIX];
-  for (const [i, z] of zones.entries()) {
-    const one = await oneZoneBody(cache, z);
+  for (const [i, one] of ones.entries()) {
     if (i > 0) parts.push(COMMA);
     parts.push(one.subarray(PREFIX.length, one.length - SUFFIX.length));
   }
@@ -135,26 +143,52 @@ const MAX_CACHED_BODY = 4 * 1024;
 /** The route: answers a request isRecordsJson accepted, errors included. */
 export function recordsJsonRoute(ctx: CoreContext, log: Logger, readMaxBytes: number): (req: http.IncomingMessage, res: http.ServerResponse) => void {
   return (req, res) =>
-    answerWith(req, res, log, 'Records', async () => {
-      // The same order as under Connect: the body is parsed (errors first), then the caller is
-      // authenticated, then the request checked.
-      const text = (await readBody(req, readMaxBytes)).toString('utf8');
-      let query = validRequests.get(text);
-      const request = query ? undefined : parseRequest(text);
-      const found = requestTenant(ctx, req);
-      const tenant = found instanceof Promise ? await found : found;
-      if (request) {
-        checkMessage(RecordsRequestSchema, request as unknown as Parameters<typeof checkMessage>[1], '');
-        query = recordsQueryOf(request);
-        if (text.length <= MAX_CACHED_BODY) {
-          if (validRequests.size >= MAX_VALID_REQUESTS) validRequests.clear();
-          validRequests.set(text, query);
+    readBodyCallback(req, readMaxBytes, (err, body) => {
+      if (err === undefined && answeredNow(ctx, req, res, body!)) return;
+      answerWith(req, res, log, 'Records', async () => {
+        if (err !== undefined) throw err;
+        // The same order as under Connect: the body is parsed (errors first), then the caller is
+        // authenticated, then the request checked.
+        const text = body!.toString('utf8');
+        let query = validRequests.get(text);
+        const request = query ? undefined : parseRequest(text);
+        const found = requestTenant(ctx, req);
+        const tenant = found instanceof Promise ? await found : found;
+        if (request) {
+          checkMessage(RecordsRequestSchema, request as unknown as Parameters<typeof checkMessage>[1], '');
+          query = recordsQueryOf(request);
+          if (text.length <= MAX_CACHED_BODY) {
+            if (validRequests.size >= MAX_VALID_REQUESTS) validRequests.clear();
+            validRequests.set(text, query);
+          }
         }
-      }
-      // A poll with the current generations is answered in this turn, without a promise.
-      const q = query!; // known, or made above
-      const zones = notModifiedNow(ctx, tenant, q) ?? (await records(ctx, tenant, q));
-      const body = responseBody(readCacheOf(ctx), zones);
-      replyJsonBytes(res, body instanceof Buffer ? body : await body);
+        const q = query!; // known, or made above
+        const zones = notModifiedNow(ctx, tenant, q) ?? (await records(ctx, tenant, q));
+        const bytes = responseBody(readCacheOf(ctx), zones);
+        replyJsonBytes(res, bytes instanceof Buffer ? bytes : await bytes);
+      });
     });
+}
+
+/**
+ * A cluster's poll (a body already seen, the tenant from the token cache, the current generations)
+ * answered in the turn its body arrived in, without a promise: async_hooks (ovh/'s
+ * AsyncLocalStorage) cost every promise, and a poll is thousands a second. False: answer it the
+ * long way (which also answers every error of it, as before).
+ */
+function answeredNow(ctx: CoreContext, req: http.IncomingMessage, res: http.ServerResponse, body: Buffer): boolean {
+  const query = validRequests.get(body.toString('utf8'));
+  if (query === undefined) return false;
+  const tenant = gateTenant(req);
+  if (tenant === undefined) return false;
+  let zones: ZoneRecords[] | undefined;
+  try {
+    zones = notModifiedNow(ctx, tenant, query);
+  } catch {
+    return false;
+  }
+  if (zones === undefined) return false;
+  // Not modified: the bytes are at hand (responseBody makes no promise for these).
+  replyJsonBytes(res, responseBody(readCacheOf(ctx), zones) as Buffer);
+  return true;
 }
