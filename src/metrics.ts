@@ -115,7 +115,7 @@ export class Metrics {
       p.n = 0;
     }
   });
-  private readonly zoneStateReads = this.s.counter('dnsplane_zone_state_reads_total', "Fresh reads of every zone's generation in Postgres, each shared by the Records calls that arrived while the previous one ran (core/read-cache.ts): calls per read is the sharing");
+  private readonly zoneStateReads = this.s.counter('dnsplane_zone_state_reads_total', "Fresh reads of every zone's generation in Postgres, each shared by the calls that arrived while the previous one ran; none while the LISTEN connection keeps them (core/read-cache.ts ZoneStateSource)");
   private readonly driftChecks = this.s.counter('dnsplane_drift_checks_total', 'Drift checks by zone and result: unchanged, changed (records changed outside dnsplane were found and read into the cache), busy (zone locked), skipped', ['zone', 'result']);
   private readonly driftRecords = this.s.counter('dnsplane_drift_records_total', 'Records drift checks found changed outside dnsplane, by zone and change (added, removed, updated)', ['zone', 'change']);
   private readonly planDuration = this.s.histogram('dnsplane_plan_duration_seconds', 'Duration of one Plan in core: routing, diff, operations and storage (first sync of a zone included)', [], [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]);

@@ -175,6 +175,9 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     const tsigKeys = new TsigKeyCache(() => listener?.live() ?? false);
     const ovhKeys = new OvhKeyCache(() => listener?.live() ?? false);
     const caches = [tokens, tsigKeys, ovhKeys];
+    // The zones' generations are kept in memory while this replica hears every NOTIFY dnsplane_zone
+    // (core/read-cache.ts ZoneStateSource), read from Postgres otherwise.
+    const reads = new ReadCache(database.pool, { maxBytes: config.readCacheBytes, onZoneStatesRead: () => metrics.zoneStatesRead(), listening: () => listener?.live() ?? false });
     // Waits for visibility (core/visibility.ts) are woken by NOTIFY dnsplane_visibility.
     const visibility = new VisibilityWatch();
     listener = await store.listen(
@@ -184,16 +187,21 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         visibility: (id) => visibility.notify(id),
         probe: () => prober?.heard(),
         // The apply path's view of a zone catches up on what another replica's apply changed (core/zone-memory.ts).
-        zone: (zone, generation, changed) => heardZoneChange(database.pool, zone, generation, changed),
+        zone: (zone, generation, changed) => {
+          reads.zoneStates.heard(zone, generation);
+          heardZoneChange(database.pool, zone, generation, changed);
+        },
       },
       {
         heartbeatMs: LISTENER_HEARTBEAT_MS,
         onLost: () => {
           caches.forEach((c) => c.clear());
-          log.warn('lost the LISTEN connection: tokens, TSIG keys and OVH keys are checked in Postgres until it is back');
+          reads.zoneStates.forget();
+          log.warn('lost the LISTEN connection: tokens, TSIG keys, OVH keys and zone generations are checked in Postgres until it is back');
         },
         onReconnect: () => {
           caches.forEach((c) => c.clear());
+          reads.zoneStates.forget();
           visibility.wakeAll();
           prober?.heard();
           log.info('LISTEN connection back');
@@ -201,7 +209,6 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         onError: (err) => log.debug({ err: messageOf(err) }, 'LISTEN connection error'),
       },
     );
-    const reads = new ReadCache(database.pool, { maxBytes: config.readCacheBytes, onZoneStatesRead: () => metrics.zoneStatesRead() });
     metrics.setReadCacheSource(() => reads.stats());
     const ctx: CoreContext = {
       lifecycle,

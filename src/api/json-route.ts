@@ -7,7 +7,7 @@ import type http from 'node:http';
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { Logger } from 'pino';
 import { answerError } from './early-answer.js';
-import { readBodyWithin } from './front/body.js';
+import { readBodyThen, readBodyWithin } from './front/body.js';
 import { loggedConnectError } from './errors.js';
 
 /**
@@ -26,7 +26,16 @@ export function isUnaryJson(req: http.IncomingMessage, path: string): boolean {
 
 /** The body, refused past `maxBytes` as Connect refuses it (readMaxBytes); the rest drained (api/front/body.ts). */
 export function readBody(req: http.IncomingMessage, maxBytes: number): Promise<Buffer> {
-  return readBodyWithin(req, maxBytes, () => new ConnectError(`message size is larger than configured readMaxBytes ${maxBytes}`, Code.ResourceExhausted));
+  return readBodyWithin(req, maxBytes, () => tooLarge(maxBytes));
+}
+
+/** readBody, answered to a callback (no promise). */
+export function readBodyCallback(req: http.IncomingMessage, maxBytes: number, done: (err: unknown, body?: Buffer) => void): void {
+  readBodyThen(req, maxBytes, () => tooLarge(maxBytes), done);
+}
+
+function tooLarge(maxBytes: number): ConnectError {
+  return new ConnectError(`message size is larger than configured readMaxBytes ${maxBytes}`, Code.ResourceExhausted);
 }
 
 /** A JSON answer (uncompressed: identity is always allowed). */

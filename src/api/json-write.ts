@@ -60,14 +60,50 @@ export async function writeChunks<T>(items: readonly T[], toObject: (item: T) =>
 
 /** `head` (a message's JSON object) with `lists` (field JSON name -> items, written) put in field order. */
 export function withLists(schema: DescMessage, head: Json, lists: Record<string, string[]>): string {
-  const parts: string[] = [];
+  return withListsParts(schema, head, lists).join('');
+}
+
+/**
+ * withLists's text as the pieces it is joined from (every item its own piece), to be made bytes a
+ * piece at a time (textBytes) rather than joined into one string of megabytes first.
+ */
+export function withListsParts(schema: DescMessage, head: Json, lists: Record<string, string[]>): string[] {
+  const parts: string[] = ['{'];
   for (const f of schema.fields) {
     const items = lists[f.jsonName];
-    if (items !== undefined) {
-      if (items.length > 0) parts.push(`${str(f.jsonName)}:[${items.join(',')}]`);
-    } else if (f.jsonName in head) {
+    const field = items !== undefined ? items.length > 0 : f.jsonName in head;
+    if (!field) continue;
+    if (parts.length > 1) parts.push(',');
+    if (items === undefined) {
       parts.push(`${str(f.jsonName)}:${str(head[f.jsonName])}`);
+      continue;
     }
+    parts.push(`${str(f.jsonName)}:[`);
+    for (let i = 0; i < items.length; i++) {
+      if (i > 0) parts.push(',');
+      parts.push(items[i]!);
+    }
+    parts.push(']');
   }
-  return `{${parts.join(',')}}`;
+  parts.push('}');
+  return parts;
+}
+
+/**
+ * The UTF-8 bytes of the pieces joined, written into one buffer a piece at a time, the slice checked
+ * between pieces: no string of megabytes, no copy of the whole.
+ */
+export async function textBytes(parts: readonly string[], slicer: Slicer): Promise<Buffer> {
+  let total = 0;
+  for (let i = 0; i < parts.length; i++) {
+    if (i % 64 === 0) await slicer.check();
+    total += Buffer.byteLength(parts[i]!);
+  }
+  const out = Buffer.allocUnsafe(total);
+  let at = 0;
+  for (let i = 0; i < parts.length; i++) {
+    if (i % 16 === 0) await slicer.check();
+    at += out.write(parts[i]!, at);
+  }
+  return out;
 }

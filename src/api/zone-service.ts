@@ -3,7 +3,7 @@ import { ConnectError, type ServiceImpl } from '@connectrpc/connect';
 import { apply } from '../core/apply/index.js';
 import type { CoreContext } from '../core/context.js';
 import { plan } from '../core/plan.js';
-import { listVisibleZones, records, type ZoneRecords } from '../core/records.js';
+import { listVisibleZones, records, type RecordsQuery, type ZoneRecords } from '../core/records.js';
 import type { Tenant } from '../core/tenants.js';
 import { Slicer } from '../core/slices.js';
 import { InvalidInputError } from '../dns/errors.js';
@@ -35,9 +35,14 @@ import { readCacheOf } from '../core/read-cache.js';
 
 /** Records as the RPC asks for it (also the Connect-JSON route of api/records-json.ts). */
 export function recordsOf(ctx: CoreContext, tenant: Tenant, req: RecordsRequest): Promise<ZoneRecords[]> {
+  return records(ctx, tenant, recordsQueryOf(req));
+}
+
+/** The request as core/records.ts reads it (the known generations' zones normalized). Never changed by records(). */
+export function recordsQueryOf(req: RecordsRequest): RecordsQuery {
   const known = new Map<string, bigint>();
   Object.entries(req.knownGenerations).forEach(([zone, gen]) => known.set(normalizeName(zone, `knownGenerations["${zone}"]`), gen));
-  return records(ctx, tenant, { zones: req.zones, knownGenerations: known, includeForeign: req.includeForeign });
+  return { zones: req.zones, knownGenerations: known, includeForeign: req.includeForeign };
 }
 
 /** A zone's answer as a message; its endpoints converted here (a long list: zoneRecordsPbSliced). */

@@ -54,9 +54,13 @@ export function soaSerial(generation: bigint): number {
   return Number(generation % 2n ** 32n);
 }
 
-/** The managed zones as they are now (one fresh, shared read: `states`, for dnsZone) and the zone a name belongs to. */
+/**
+ * The managed zones as they are now (one fresh, shared read: `states`, for dnsZone) and the zone a name
+ * belongs to. Always read from Postgres (ZoneStateSource.fresh), never from the states kept in memory:
+ * a DNS client that updated a zone through one replica may ask another for its SOA at once.
+ */
 export async function dnsZones(ctx: CoreContext): Promise<{ names: string[]; zoneOf(name: string): string | undefined; states: ZoneStates }> {
-  const states = await readCacheOf(ctx).zoneStates.get();
+  const states = await readCacheOf(ctx).zoneStates.fresh();
   const names = [...states.keys()];
   const find = zoneFinder(names);
   return { names, zoneOf: (name) => find(name), states };
@@ -76,7 +80,7 @@ export async function dnsZone(ctx: CoreContext, zone: string, states?: ZoneState
   const cache = readCacheOf(ctx);
   // baseAt answers undefined when the zone moved past the generation just read: read it again.
   for (let attempt = 0; attempt < 5; attempt++) {
-    const state = (attempt === 0 && states ? states : await cache.zoneStates.get()).get(zone);
+    const state = (attempt === 0 && states ? states : await cache.zoneStates.fresh()).get(zone);
     if (!state) throw new NotFoundError('zone', zone, `zone "${zone}" is not managed by dnsplane`);
     const generation = state.state === 'synced' ? state.generation : await firstRead(ctx, zone);
     const base = await cache.baseAt(zone, generation);

@@ -44,7 +44,9 @@ export async function tenantZone(ctx: CoreContext, tenant: Tenant, raw: string):
 export async function currentBase(ctx: CoreContext, zone: string): Promise<ZoneBase> {
   const cache = readCacheOf(ctx);
   for (let attempt = 0; ; attempt++) {
-    const seen = (await cache.zoneStates.get()).get(zone);
+    // Read fresh, not from the states kept in memory: an OVH API client writes and refreshes through
+    // one replica and lists through another in the same breath (go-ovh).
+    const seen = (await cache.zoneStates.fresh()).get(zone);
     if (!seen) throw new NotFoundError('zone', zone, `zone "${zone}" is not managed by dnsplane`);
     const generation = seen.state === 'synced' ? seen.generation : (await ensureSynced(ctx, zone)).generation;
     const base = await cache.baseAt(zone, generation);

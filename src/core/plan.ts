@@ -18,7 +18,7 @@ import { checkNameAllowed, isAdmin, mayUseZone, type Tenant } from './tenants.js
 import { ensureSynced, managedZoneNames } from './zones.js';
 import { buildPlanOperations, checkSharedLabel, ownerViewOf } from './ownership.js';
 import { Slicer, stringifySliced } from './slices.js';
-import { readCacheOf, zoneBaseOf, type ReadCache, type ZoneBase } from './read-cache.js';
+import { readCacheOf, readZoneBase, type ReadCache, type ZoneBase } from './read-cache.js';
 import { ownedSets, zoneThreshold, type ChangeThreshold } from './guard.js';
 import { zoneMemoryAt, type ZoneMemory } from './zone-memory.js';
 import { baseIndexOf } from './base-index.js';
@@ -284,7 +284,7 @@ async function baseAsSeen(q: store.Queryable, zone: string, slicer: Slicer, read
   if (!z) throw new NotFoundError('zone', zone, `zone "${zone}" is not managed by dnsplane`);
   let base = reads?.kept(zone, z.generation);
   if (!base) {
-    base = await zoneBaseOf(zone, z.generation, await store.listRecords(q, zone), await store.listOwnership(q, zone), slicer, await store.listWithdrawals(q, zone));
+    base = await readZoneBase(q, zone, slicer); // in pages, as Records reads it
     reads?.keep(zone, base);
   }
   return base;

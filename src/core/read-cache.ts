@@ -75,6 +75,106 @@ export class FreshRead<T> {
   }
 }
 
+type States = Map<string, store.ZoneGeneration>;
+
+/**
+ * The current generation and state of every zone, as this replica knows them (issue 28: a
+ * not-modified poll without a query of its own).
+ *
+ * While `trusted()` says the LISTEN connection is live (store/notify.ts: connected, a heartbeat
+ * answered within 2 × 250 ms), the zones' states are kept in memory: read from Postgres once, then
+ * moved by every `NOTIFY dnsplane_zone` (heard) and by every base read from a committed snapshot. A
+ * change committed on another replica is seen once its NOTIFY arrived here; the replica that made a
+ * change sees it at once, since each zone lock's transaction that ends here (store.onZoneLockEnded:
+ * every generation bump is made under one) makes the next caller read Postgres. Otherwise —
+ * the listener lost or silent, or not yet read since it came back, or a NOTIFY of a zone it does not
+ * hold as synced (a new zone, a first sync) — every caller gets a fresh read (FreshRead: shared, never
+ * one that started before the caller arrived), as before. `fresh()` forces one (a caller that says it
+ * has a generation newer than the one known here: core/records.ts).
+ */
+export class ZoneStateSource {
+  private readonly read: FreshRead<States>;
+  /** The states, when trusted (undefined: the next caller reads Postgres). */
+  private known: States | undefined;
+  /** The highest generation heard of each zone (NOTIFY, a snapshot's read): committed, so always safe to move to. */
+  private readonly heardMax = new Map<string, bigint>();
+  /** Bumped when the listener is lost or back, and when a zone lock ended here: a read in flight across it is not kept. */
+  private epoch = 0;
+
+  constructor(
+    readStates: () => Promise<store.ZoneGeneration[]>,
+    private readonly trusted: () => boolean = () => false,
+  ) {
+    this.read = new FreshRead(async () => {
+      const epoch = this.epoch;
+      const states: States = new Map((await readStates()).map((z) => [z.name, z]));
+      if (epoch === this.epoch && this.trusted()) this.known = this.merged(states);
+      return states;
+    });
+  }
+
+  /** Fresh reads started (tests and metrics). */
+  get reads(): number {
+    return this.read.reads;
+  }
+
+  /** The states kept in memory, when they may be trusted now; undefined: read them (get, fresh). */
+  now(): ReadonlyMap<string, store.ZoneGeneration> | undefined {
+    if (this.known === undefined) return undefined;
+    if (!this.trusted()) {
+      this.known = undefined;
+      return undefined;
+    }
+    return this.known;
+  }
+
+  /** The states: from memory while trusted (now), else a fresh read. */
+  get(): Promise<ReadonlyMap<string, store.ZoneGeneration>> {
+    const known = this.now();
+    return known ? Promise.resolve(known) : this.read.get();
+  }
+
+  /** A read of Postgres that started after this call (and keeps the states in memory again, when trusted). */
+  fresh(): Promise<ReadonlyMap<string, store.ZoneGeneration>> {
+    return this.read.get();
+  }
+
+  /**
+   * The zone's generation, as a NOTIFY or a committed snapshot told it: the states kept move to it. A
+   * zone not kept as synced (new, never synced) makes the next caller read Postgres instead.
+   */
+  heard(zone: string, generation: bigint): void {
+    if ((this.heardMax.get(zone) ?? -1n) < generation) this.heardMax.set(zone, generation);
+    const known = this.known;
+    if (known === undefined) return;
+    const z = known.get(zone);
+    if (z === undefined || z.state !== 'synced') {
+      this.known = undefined;
+      return;
+    }
+    if (z.generation >= generation) return;
+    // A new map: a caller holding the old one (one request's read) keeps what it read.
+    this.known = new Map(known).set(zone, { ...z, generation });
+  }
+
+  /** The listener was lost or is back (notifications may have been missed), or this replica changed a zone: read Postgres next. */
+  forget(): void {
+    this.epoch++;
+    this.known = undefined;
+  }
+
+  /** A read (just made, not shared yet) moved to what was heard meanwhile; undefined when that cannot be told (a zone not synced in it). */
+  private merged(states: States): States | undefined {
+    for (const [zone, g] of this.heardMax) {
+      const z = states.get(zone);
+      if (z === undefined || g <= z.generation) continue;
+      if (z.state !== 'synced') return undefined;
+      states.set(zone, { ...z, generation: g });
+    }
+    return states;
+  }
+}
+
 /**
  * One zone as a snapshot saw it: the base every view of the zone at that generation is cut from, and
  * what a Plan diffs against (core/plan.ts). Shared: never mutate it.
@@ -94,11 +194,24 @@ export interface ZoneBase {
   withdrawals: store.WithdrawalRow[];
 }
 
-/** A zone's records and ownership rows, as read, made a ZoneBase in slices (a zone may hold 20,000 records). */
+/** The characters of a base's record strings, counted while it was made (baseBytes without a pass of its own). */
+const textChars = new WeakMap<ZoneBase, number>();
+
+/** A zone's records and ownership rows (and withdrawn targets), as read, made a ZoneBase in slices (a zone may hold 50,000 records). */
 export async function zoneBaseOf(zone: string, generation: bigint, rows: readonly store.RecordRow[], ownership: store.OwnershipRow[], slicer: Slicer, withdrawals: store.WithdrawalRow[] = []): Promise<ZoneBase> {
-  const records = await slicer.map(rows, (r): OvhRecord => ({ ...r, zone }), 256);
+  let chars = 0;
+  const records = await slicer.map(
+    rows,
+    (r): OvhRecord => {
+      chars += r.subDomain.length + r.target.length;
+      return { ...r, zone };
+    },
+    256,
+  );
   const { endpoints, recordsByKey } = await slicer.run(recordsToEndpointsSteps(records, zone));
-  return { generation, records, recordsByKey, endpoints, ownership, withdrawals };
+  const base = { generation, records, recordsByKey, endpoints, ownership, withdrawals };
+  textChars.set(base, chars);
+  return base;
 }
 
 /** Reads a zone's base from `q` (a snapshot, or a transaction that sees its own changes). */
@@ -107,11 +220,19 @@ export async function readZoneBase(q: store.Queryable, zone: string, slicer: Sli
   return zoneBaseOf(zone, read.generation, read.rows, read.ownership, slicer, read.withdrawals);
 }
 
-/** What a base is made of, as `q` sees it: the generation, the records and the ownership rows. */
+/**
+ * What a base is made of, as `q` sees it: the generation, the records and the ownership rows, read
+ * a page at a time (inside a transaction: a cursor), so that 50,000 rows are never parsed in one block;
+ * and the withdrawn targets (a small table).
+ */
 async function readZoneRows(q: store.Queryable, zone: string): Promise<{ generation: bigint; rows: store.RecordRow[]; ownership: store.OwnershipRow[]; withdrawals: store.WithdrawalRow[] }> {
   const current = await store.getZone(q, zone);
   if (!current) throw new Error(`zone "${zone}" vanished from the database`);
-  return { generation: current.generation, rows: await store.listRecords(q, zone), ownership: await store.listOwnership(q, zone), withdrawals: await store.listWithdrawals(q, zone) };
+  const rows: store.RecordRow[] = [];
+  await store.listRecordsInPages(q, zone, (page) => void rows.push(...page));
+  const ownership: store.OwnershipRow[] = [];
+  await store.listOwnershipInPages(q, zone, (page) => void ownership.push(...page));
+  return { generation: current.generation, rows, ownership, withdrawals: await store.listWithdrawals(q, zone) };
 }
 
 /** A tenant's view of a zone at a generation. The endpoints array is shared: never mutate it. */
@@ -181,8 +302,11 @@ const BASE_BYTES_PER_OWNERSHIP_ROW = 290;
 const ANSWER_BYTES_PER_ENDPOINT = 320;
 
 function baseBytes(b: ZoneBase): number {
-  let chars = 0;
-  for (const r of b.records) chars += r.subDomain.length + r.target.length;
+  let chars = textChars.get(b);
+  if (chars === undefined) {
+    chars = 0;
+    for (const r of b.records) chars += r.subDomain.length + r.target.length;
+  }
   return b.records.length * BASE_BYTES_PER_RECORD + b.ownership.length * BASE_BYTES_PER_OWNERSHIP_ROW + 2 * chars;
 }
 
@@ -191,11 +315,16 @@ export interface ReadCacheOptions {
   maxBytes?: number;
   /** Called at each fresh read of the zones' states (metrics). */
   onZoneStatesRead?: () => void;
+  /**
+   * Whether the replica hears every NOTIFY dnsplane_zone now (store.Listener.live): the zones' states
+   * are then kept in memory (ZoneStateSource). Without it, every caller's states are a fresh read.
+   */
+  listening?: () => boolean;
 }
 
 export class ReadCache {
-  /** Every zone's generation and state, read fresh (see FreshRead). */
-  readonly zoneStates: FreshRead<Map<string, store.ZoneGeneration>>;
+  /** Every zone's generation and state: kept while the listener is live, else read fresh (ZoneStateSource). */
+  readonly zoneStates: ZoneStateSource;
   private readonly bases = new Map<string, Entry<ZoneBase>>();
   private readonly answers = new Map<string, Entry<ZoneAnswers>>();
   private readonly encodings = new Map<string, Promise<Uint8Array>>();
@@ -211,10 +340,12 @@ export class ReadCache {
 
   constructor(private readonly pool: pg.Pool, opts: ReadCacheOptions = {}) {
     this.maxBytes = opts.maxBytes ?? DEFAULT_READ_CACHE_BYTES;
-    this.zoneStates = new FreshRead(async () => {
+    this.zoneStates = new ZoneStateSource(async () => {
       opts.onZoneStatesRead?.();
-      return new Map((await store.listZoneStates(pool)).map((z) => [z.name, z]));
-    });
+      return store.listZoneStates(pool);
+    }, opts.listening);
+    // The replica that changed a zone sees it at once: every generation bump is made under a zone lock.
+    store.onZoneLockEnded(pool, () => this.zoneStates.forget());
   }
 
   /** Answers cut from a base (misses), for tests and the bench. */
@@ -308,6 +439,7 @@ export class ReadCache {
       // Read in one snapshot, then mapped outside it, in slices.
       const read = await store.withSnapshot(this.pool, (q) => readZoneRows(q, zone));
       entry.generation = read.generation;
+      this.zoneStates.heard(zone, read.generation); // committed: the states kept may move to it
       this.counts.baseBuilds++;
       const base = await zoneBaseOf(zone, read.generation, read.rows, read.ownership, new Slicer(), read.withdrawals);
       if (this.bases.get(zone) === entry) {

@@ -71,12 +71,15 @@ export async function listVisibleZones(ctx: CoreContext, tenant: Tenant): Promis
 }
 
 /**
- * Answered from memory (core/read-cache.ts): one shared, fresh read of the zones' generations, then
- * the tenant's view of each zone at its current generation, built from one snapshot on a miss.
+ * Answered from memory (core/read-cache.ts): the zones' generations as this replica knows them (kept
+ * while its listener is live, else one shared, fresh read), then the tenant's view of each zone at its
+ * current generation, built from one snapshot on a miss. A caller that names a zone not known here,
+ * or says it has a generation newer than the one known here, gets a fresh read instead: it has seen
+ * a change this replica has not heard of yet.
  */
 export async function records(ctx: CoreContext, tenant: Tenant, q: RecordsQuery, fresh?: ZoneStates): Promise<ZoneRecords[]> {
   const cache = readCacheOf(ctx);
-  const states = fresh ?? (await cache.zoneStates.get());
+  const states = fresh ?? keptStates(cache, q) ?? (await cache.zoneStates.fresh());
   const zones = pickZones(namesOf(states), tenant, q.zones, 'zones');
   const out: ZoneRecords[] = [];
   for (const zone of zones) {
@@ -94,4 +97,39 @@ export async function records(ctx: CoreContext, tenant: Tenant, q: RecordsQuery,
     out.push({ zone, generation: view.generation, notModified: false, endpoints: view.endpoints as Endpoint[] });
   }
   return out;
+}
+
+/**
+ * records() answered in this turn, without a promise, when it can be: on the states kept in memory,
+ * every zone asked for synced and not modified (a cluster's poll that has the current generations).
+ * Undefined otherwise: call records().
+ */
+export function notModifiedNow(ctx: CoreContext, tenant: Tenant, q: RecordsQuery): ZoneRecords[] | undefined {
+  const states = keptStates(readCacheOf(ctx), q);
+  if (states === undefined) return undefined;
+  const zones = pickZones(namesOf(states), tenant, q.zones, 'zones');
+  const out: ZoneRecords[] = [];
+  for (const zone of zones) {
+    const z = states.get(zone)!;
+    if (z.state !== 'synced' || q.knownGenerations.get(zone) !== z.generation) return undefined;
+    out.push({ zone, generation: z.generation, notModified: true, endpoints: [] });
+  }
+  for (const zone of zones) ctx.metrics?.cacheRead(zone, 'not_modified');
+  return out;
+}
+
+/** The states kept in memory, if they may answer this request (the caller not ahead of them). */
+function keptStates(cache: ReturnType<typeof readCacheOf>, q: RecordsQuery): ZoneStates | undefined {
+  const states = cache.zoneStates.now();
+  return states !== undefined && !aheadOf(states, q) ? states : undefined;
+}
+
+/** Whether the caller knows more than `states` (kept in memory) do: a zone they lack, a newer generation. */
+function aheadOf(states: ZoneStates, q: RecordsQuery): boolean {
+  for (const raw of q.zones) if (!states.has(raw) && !states.has(raw.toLowerCase().replace(/\.$/, ''))) return true;
+  for (const [zone, generation] of q.knownGenerations) {
+    const z = states.get(zone);
+    if (z !== undefined && generation > z.generation) return true;
+  }
+  return false;
 }

@@ -17,6 +17,26 @@ export { LockTimeoutError, ZoneLockLostError } from './errors.js';
 /** First key of every dnsplane zone lock: the bytes of "dnsp" as an int4. */
 export const ZONE_LOCK_NAMESPACE = 0x646e7370;
 
+/** Per pool: who is told that a zone lock's transaction of this process ended (onZoneLockEnded). */
+const lockEnded = new WeakMap<pg.Pool, Set<(zone: string) => void>>();
+
+/**
+ * `fn` is called with the zone each time a zone lock's transaction taken on `pool` by this process
+ * ends (committed or not), before its caller goes on: what was changed under it is committed by then.
+ * Every generation bump is made under the zone lock, so this is how the replica that changed a zone
+ * knows it at once (core/read-cache.ts ZoneStateSource). Returns a function that stops it.
+ */
+export function onZoneLockEnded(pool: pg.Pool, fn: (zone: string) => void): () => void {
+  let fns = lockEnded.get(pool);
+  if (!fns) lockEnded.set(pool, (fns = new Set()));
+  fns.add(fn);
+  return () => void fns.delete(fn);
+}
+
+function ended(pool: pg.Pool, zone: string): void {
+  for (const fn of lockEnded.get(pool) ?? []) fn(zone);
+}
+
 export async function withZoneLock<T>(
   pool: pg.Pool,
   zone: string,
@@ -27,16 +47,20 @@ export async function withZoneLock<T>(
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1) {
     throw new RangeError(`lockTimeoutMs: expected a positive integer, got ${timeoutMs}`);
   }
-  return withClientTransaction(pool, async (tx) => {
-    await tx.query("SELECT set_config('lock_timeout', $1, true)", [`${timeoutMs}ms`]);
-    try {
-      await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [ZONE_LOCK_NAMESPACE, zone]);
-    } catch (err) {
-      if (errorCode(err) === PG_LOCK_NOT_AVAILABLE) throw new LockTimeoutError(zone, timeoutMs);
-      throw err;
-    }
-    return fn(tx);
-  });
+  try {
+    return await withClientTransaction(pool, async (tx) => {
+      await tx.query("SELECT set_config('lock_timeout', $1, true)", [`${timeoutMs}ms`]);
+      try {
+        await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [ZONE_LOCK_NAMESPACE, zone]);
+      } catch (err) {
+        if (errorCode(err) === PG_LOCK_NOT_AVAILABLE) throw new LockTimeoutError(zone, timeoutMs);
+        throw err;
+      }
+      return fn(tx);
+    });
+  } finally {
+    ended(pool, zone);
+  }
 }
 
 /**
@@ -48,14 +72,20 @@ export async function tryZoneLock<T>(
   zone: string,
   fn: (tx: pg.PoolClient) => Promise<T>,
 ): Promise<T | undefined> {
-  return withClientTransaction(pool, async (tx) => {
-    const { rows } = await tx.query<{ locked: boolean }>(
-      'SELECT pg_try_advisory_xact_lock($1, hashtext($2)) AS locked',
-      [ZONE_LOCK_NAMESPACE, zone],
-    );
-    if (rows[0]?.locked !== true) return undefined;
-    return fn(tx);
-  });
+  let locked = false;
+  try {
+    return await withClientTransaction(pool, async (tx) => {
+      const { rows } = await tx.query<{ locked: boolean }>(
+        'SELECT pg_try_advisory_xact_lock($1, hashtext($2)) AS locked',
+        [ZONE_LOCK_NAMESPACE, zone],
+      );
+      if (rows[0]?.locked !== true) return undefined;
+      locked = true;
+      return fn(tx);
+    });
+  } finally {
+    if (locked) ended(pool, zone);
+  }
 }
 
 /** The advisory-lock namespace of background jobs that one replica at a time runs ('dnsj'). */

@@ -3,7 +3,7 @@
  * that (bumpGeneration) in the same transaction.
  */
 import { NotFoundError } from './errors.js';
-import { assertIdString, inTransaction, PG_FOREIGN_KEY_VIOLATION, errorCode, type Queryable } from './internal.js';
+import { assertIdString, inTransaction, PG_FOREIGN_KEY_VIOLATION, errorCode, queryInPages, type Queryable } from './internal.js';
 
 /** One cached OVH record; structurally src/ovh/types.ts OvhRecord without `zone`. */
 export interface RecordRow {
@@ -75,6 +75,17 @@ export async function listRecords(q: Queryable, zone: string): Promise<RecordRow
   const { rows } = await q.query<Row>(`SELECT ${COLUMNS} FROM records WHERE zone = $1 ${ORDER}`, [zone]);
   recordRowsRead.whole += rows.length;
   return rows.map(toRecord);
+}
+
+/**
+ * listRecords a page at a time (store/internal.ts queryInPages: through a cursor in a transaction),
+ * each page awaited before the next is read: 50,000 records are never parsed or mapped in one block.
+ */
+export async function listRecordsInPages(q: Queryable, zone: string, page: (rows: RecordRow[]) => void | Promise<void>): Promise<void> {
+  await queryInPages<Row>(q, `SELECT ${COLUMNS} FROM records WHERE zone = $1 ${ORDER}`, [zone], (rows) => {
+    recordRowsRead.whole += rows.length;
+    return page(rows.map(toRecord));
+  });
 }
 
 /** The cached records of the given record sets. */

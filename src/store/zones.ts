@@ -1,5 +1,6 @@
 import { NotFoundError } from './errors.js';
 import { toBigInt, toBigIntOrNull, type Queryable } from './internal.js';
+import { notifyZoneChanged } from './notify.js';
 
 export type ZoneState = 'unsynced' | 'synced';
 
@@ -53,16 +54,19 @@ function toZone(r: ZoneRow): Zone {
 }
 
 /**
- * Inserts the zones that do not exist yet, as unsynced with generation 0. Idempotent, and safe
+ * Inserts the zones that do not exist yet, as unsynced with generation 0 (NOTIFY dnsplane_zone for
+ * each: at commit, inside a transaction). Idempotent, and safe
  * when several callers insert overlapping sets at once (sorted to avoid lock-order deadlocks).
  */
 export async function ensureZones(q: Queryable, names: string[]): Promise<void> {
   const unique = [...new Set(names)].sort();
   if (unique.length === 0) return;
-  await q.query(
-    `INSERT INTO zones (name) SELECT n FROM unnest($1::text[]) AS n ORDER BY n ON CONFLICT (name) DO NOTHING`,
+  const { rows } = await q.query<{ name: string }>(
+    `INSERT INTO zones (name) SELECT n FROM unnest($1::text[]) AS n ORDER BY n ON CONFLICT (name) DO NOTHING RETURNING name`,
     [unique],
   );
+  // Every replica learns of a new zone (core/read-cache.ts keeps the zones' states while it listens).
+  for (const r of rows) await notifyZoneChanged(q, r.name, 0n);
 }
 
 /** One zone, without counting its records: this is on every request's path. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { FreshRead } from '../../src/core/read-cache.js';
+import { FreshRead, ZoneStateSource } from '../../src/core/read-cache.js';
+import type { ZoneGeneration } from '../../src/store/zones.js';
 import { TokenCache, type Tenant } from '../../src/core/tenants.js';
 
 /** A read whose answers the test releases one by one; each answer is the number of the read. */
@@ -93,5 +94,90 @@ describe('TokenCache', () => {
     expect(cache.get('aa')?.name).toBe('x');
     cache.clear();
     expect(cache.get('aa')).toBeUndefined();
+  });
+});
+
+describe('ZoneStateSource', () => {
+  /** What "Postgres" holds (the test moves it), and a read of it the test may hold back. */
+  function source(listening: () => boolean) {
+    const db = new Map<string, ZoneGeneration>([['a.test', { name: 'a.test', generation: 5n, state: 'synced' }]]);
+    let hold: Promise<void> | undefined;
+    const states = new ZoneStateSource(async () => {
+      const rows = [...db.values()].map((z) => ({ ...z }));
+      await hold;
+      return rows;
+    }, listening);
+    const gen = async () => (await states.get()).get('a.test')?.generation;
+    const commit = (generation: bigint) => db.set('a.test', { ...db.get('a.test')!, generation });
+    return { db, states, gen, commit, holdReads: (p: Promise<void> | undefined) => (hold = p) };
+  }
+
+  it('reads Postgres once while the listener is live, then moves with what it hears; every caller reads while it is not', async () => {
+    let live = true;
+    const { states, gen, commit } = source(() => live);
+    expect(await gen()).toBe(5n);
+    expect(await gen()).toBe(5n);
+    expect(states.reads).toBe(1);
+    commit(6n); // another replica's commit: unseen here until its NOTIFY arrives
+    expect(await gen()).toBe(5n);
+    states.heard('a.test', 6n);
+    expect(await gen()).toBe(6n);
+    states.heard('a.test', 4n); // an old one arriving late moves nothing back
+    expect(await gen()).toBe(6n);
+    expect(states.reads).toBe(1);
+    // This replica's own change (a zone lock ended here): the next caller reads.
+    commit(7n);
+    states.forget();
+    expect(states.now()).toBeUndefined();
+    expect(await gen()).toBe(7n);
+    expect(states.reads).toBe(2);
+    // The listener silent or lost: every caller reads, none is kept.
+    live = false;
+    commit(8n);
+    expect(states.now()).toBeUndefined();
+    expect(await gen()).toBe(8n);
+    expect(await gen()).toBe(8n);
+    expect(states.reads).toBe(4);
+    live = true;
+    expect(await gen()).toBe(8n);
+    expect(await gen()).toBe(8n);
+    expect(states.reads).toBe(5);
+    // fresh() always reads (a caller that has seen a newer generation).
+    commit(9n);
+    expect((await states.fresh()).get('a.test')?.generation).toBe(9n);
+    expect(await gen()).toBe(9n);
+  });
+
+  it('keeps no read that a forget overtook, keeps what was heard while a read ran, and reads again for a zone it does not hold as synced', async () => {
+    const { db, states, gen, commit, holdReads } = source(() => true);
+    let release!: () => void;
+    holdReads(new Promise<void>((r) => (release = r)));
+    const first = states.get(); // reads generation 5, held back
+    states.forget(); // a zone lock ended here meanwhile: that read may predate its commit
+    release();
+    holdReads(undefined);
+    expect((await first).get('a.test')?.generation).toBe(5n);
+    expect(states.now()).toBeUndefined();
+    // A NOTIFY heard while a read runs: the read is moved to it when kept.
+    holdReads(new Promise<void>((r) => (release = r)));
+    const second = states.get();
+    states.heard('a.test', 6n);
+    release();
+    holdReads(undefined);
+    await second;
+    expect(states.now()?.get('a.test')?.generation).toBe(6n);
+    expect(states.reads).toBe(2);
+    // A zone new to this replica, or not synced when read: the next caller reads Postgres.
+    db.set('b.test', { name: 'b.test', generation: 1n, state: 'synced' });
+    states.heard('b.test', 1n);
+    expect(states.now()).toBeUndefined();
+    expect((await states.get()).get('b.test')?.generation).toBe(1n);
+    expect(states.reads).toBe(3);
+    db.set('c.test', { name: 'c.test', generation: 0n, state: 'unsynced' });
+    commit(7n);
+    states.forget();
+    expect(await gen()).toBe(7n);
+    states.heard('c.test', 1n); // its first sync, on another replica
+    expect(states.now()).toBeUndefined();
   });
 });

@@ -53,9 +53,10 @@ describe('read cache across replicas', () => {
     await db?.drop();
   });
 
-  it('answers the very next Records on every replica with a change applied through any of them', async () => {
+  it('answers the very next Records with a change on the replica that made it, on the others once its NOTIFY arrived, without reading Postgres', async () => {
     const token = (await createTenant(db.pool, { name: 'team', zones: [ZONE] })).token;
     const clients = replicas.map((r) => clientOf(ZoneService, r, token));
+    const stateReads = () => replicas.map((r) => r.ctx.reads!.zoneStates.reads);
     let generation = (await clients[0]!.records({ zones: [ZONE] })).zones[0]!.generation;
     for (let round = 0; round < 3; round++) {
       // Warm: every replica has answered the current generation, the second time from memory.
@@ -67,19 +68,37 @@ describe('read cache across replicas', () => {
         expect(replicas[i]!.ctx.reads!.builds).toBe(built);
         expect((await c.records({ zones: [ZONE], knownGenerations: { [ZONE]: generation } })).zones[0]!.notModified).toBe(true);
       }
+      // Polls with the current generation are answered from memory: no read of the zones' states.
+      const idle = stateReads();
+      for (const c of clients) for (let k = 0; k < 5; k++) await c.records({ zones: [ZONE], knownGenerations: { [ZONE]: generation } });
+      expect(stateReads()).toEqual(idle);
+
       const name = `r${round}.${ZONE}`;
       const applied = await clients[round]!.apply({
         source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [{ dnsName: name, recordType: 'A', targets: [`192.0.2.${10 + round}`], ttl: 300 }] } } } },
       });
       const next = applied.zones[0]!.generation;
       expect(next).toBeGreaterThan(generation);
-      for (const c of clients) {
-        // The poll that knew the old generation is not told "not modified", and the answer has the change.
+      const seesChange = async (c: (typeof clients)[number]) => {
         const poll = (await c.records({ zones: [ZONE], knownGenerations: { [ZONE]: generation } })).zones[0]!;
-        expect(poll.notModified).toBe(false);
+        if (poll.notModified) return false;
         expect(poll.generation).toBe(next);
         expect(poll.endpoints.find((e) => e.dnsName === name)).toMatchObject({ targets: [`192.0.2.${10 + round}`], labels: { owner: 'team' } });
+        return true;
+      };
+      // The replica that made the change: its very next poll.
+      expect(await seesChange(clients[round]!)).toBe(true);
+      const before = stateReads();
+      for (const [i, c] of clients.entries()) {
+        if (i === round) continue;
+        // A caller that already has the new generation (from the replica that made it) is never
+        // answered with an older one: not modified at `next`, read from Postgres if not heard yet.
+        const ahead = (await c.records({ zones: [ZONE], knownGenerations: { [ZONE]: next } })).zones[0]!;
+        expect([ahead.notModified, ahead.generation]).toEqual([true, next]);
       }
+      for (const [i, c] of clients.entries()) if (i !== round) await until(`replica ${i} to hear generation ${next}`, () => seesChange(c));
+      // Heard by NOTIFY: the other replicas read the zones' states at most for the caller that was ahead of them.
+      for (const [i, n] of stateReads().entries()) if (i !== round) expect(n - before[i]!).toBeLessThanOrEqual(1);
       generation = next;
     }
   });
@@ -204,7 +223,10 @@ describe('read cache across replicas', () => {
 
     await until('the victim to notice', () => logs[2]!.lines.filter((l) => String(l.msg).startsWith('lost the LISTEN connection')).length > lostBefore);
     expect(await refused(victim, token)).toBe(true);
+    // Its NOTIFY was lost with the connection: the victim reads the zones' states in Postgres.
+    const stateReads = victim.ctx.reads!.zoneStates.reads;
     const seen = (await clientOf(ZoneService, victim, other).records({ zones: [ZONE], knownGenerations: { [ZONE]: before.generation } })).zones[0]!;
+    expect(victim.ctx.reads!.zoneStates.reads).toBeGreaterThan(stateReads);
     expect(seen.notModified).toBe(false);
     expect(seen.generation).toBe(applied.zones[0]!.generation);
     expect(seen.endpoints.map((e) => e.dnsName)).toContain(`meanwhile.${ZONE}`);

@@ -4,13 +4,15 @@ import {
   deleteRecords,
   listRecords,
   listRecordsForNames,
+  listRecordsInPages,
   replaceRecordsForNames,
   replaceZoneRecords,
   ROWS_PER_INSERT,
   upsertRecords,
   type RecordRow,
 } from '../../src/store/records.js';
-import { withTransaction } from '../../src/store/transaction.js';
+import { ROWS_PER_PAGE } from '../../src/store/internal.js';
+import { withSnapshot, withTransaction } from '../../src/store/transaction.js';
 import {
   bumpGeneration,
   ensureZones,
@@ -170,6 +172,22 @@ describe('records', () => {
     expect(await listRecords(db.pool, 'rec.example')).toEqual(before);
     expect(await replaceZoneRecords(db.pool, 'rec.example', many)).toMatchObject({ inserted: many.length });
     expect(await listRecords(db.pool, 'rec.example')).toHaveLength(many.length);
+    await replaceZoneRecords(db.pool, 'rec.example', before);
+  });
+
+  it('listRecordsInPages reads what listRecords reads, a page of ROWS_PER_PAGE at a time in a snapshot, one page from a pool', async () => {
+    const before = await listRecords(db.pool, 'rec.example');
+    const many = Array.from({ length: 2 * ROWS_PER_PAGE + 3 }, (_, i) => rec(String(200_000 + i), `p${i % 700}`, i % 2 ? 'A' : 'TXT', `"t${i}"`));
+    await replaceZoneRecords(db.pool, 'rec.example', many);
+    const whole = await listRecords(db.pool, 'rec.example');
+    const pages: number[] = [];
+    const paged: RecordRow[] = [];
+    await withSnapshot(db.pool, (tx) => listRecordsInPages(tx, 'rec.example', (rows) => void (pages.push(rows.length), paged.push(...rows))));
+    expect(pages).toEqual([ROWS_PER_PAGE, ROWS_PER_PAGE, 3]);
+    expect(paged).toEqual(whole);
+    const once: number[] = [];
+    await listRecordsInPages(db.pool, 'rec.example', (rows) => void once.push(rows.length));
+    expect(once).toEqual([many.length]);
     await replaceZoneRecords(db.pool, 'rec.example', before);
   });
 

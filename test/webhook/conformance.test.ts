@@ -231,15 +231,16 @@ describe.each<Mode>(['central', 'sidecar'])('the webhook protocol, %s mode', (mo
       expect(calls()).toEqual([]);
     });
 
-    it.runIf(mode === 'central')('central: a GET /records reads the generations in Postgres once (scope and records share the read), and answers the same bytes again', async () => {
+    it.runIf(mode === 'central')('central: a GET /records reads the generations in Postgres at most once (scope and records share the read; none while the listener keeps them), and answers the same bytes again', async () => {
       const reads = () => h.server.ctx.reads!.zoneStates.reads;
       const before = reads();
       await edns.records();
-      expect(reads() - before).toBe(1);
+      expect(reads() - before).toBeLessThanOrEqual(1);
       const first = edns.exchanges.at(-1)!.body;
+      const once = reads();
       await edns.records();
       expect(edns.exchanges.at(-1)!.body).toBe(first);
-      expect(reads() - before).toBe(2);
+      expect(reads() - once).toBeLessThanOrEqual(1);
     });
 
     it('converges: the next loops plan no change (TXT quotes, trailing dots, TTL 0 and 30), send nothing', async () => {

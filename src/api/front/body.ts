@@ -9,18 +9,27 @@
 import type http from 'node:http';
 
 export function readBodyWithin(req: http.IncomingMessage, maxBytes: number, refusal: () => Error): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    let chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size <= maxBytes) chunks.push(c);
-      else if (size - c.length <= maxBytes) {
-        chunks = [];
-        reject(refusal());
-      }
-    });
-    req.on('end', () => size <= maxBytes && resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
-    req.on('error', reject);
+  return new Promise((resolve, reject) => readBodyThen(req, maxBytes, refusal, (err, body) => (err ? reject(err) : resolve(body!))));
+}
+
+/** readBodyWithin, answered to a callback: no promise (a poll's hot path, api/records-json.ts). Called once. */
+export function readBodyThen(req: http.IncomingMessage, maxBytes: number, refusal: () => Error, done: (err: unknown, body?: Buffer) => void): void {
+  let chunks: Buffer[] = [];
+  let size = 0;
+  let called = false;
+  const once = (err: unknown, body?: Buffer) => {
+    if (called) return;
+    called = true;
+    done(err, body);
+  };
+  req.on('data', (c: Buffer) => {
+    size += c.length;
+    if (size <= maxBytes) chunks.push(c);
+    else if (size - c.length <= maxBytes) {
+      chunks = [];
+      once(refusal());
+    }
   });
+  req.on('end', () => size <= maxBytes && once(undefined, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+  req.on('error', (e) => once(e));
 }
