@@ -342,7 +342,7 @@ async function planOver(ctx: CoreContext, q: store.Queryable, tenant: Tenant, zo
     if (w) c.warnings = [...(c.warnings ?? []), ...w];
   }
   const operations = buildPlanOperations(zone, changes, recordsByKey, { cnameRelative: ctx.settings.cnameRelativeZones?.includes(zone) ?? false });
-  const threshold = await zoneThreshold(ctx, q, tenant, source.owned, changes, input.force ?? false);
+  const threshold = await zoneThreshold(ctx, q, tenant, zone, source.owned, changes, input.force ?? false);
   return { zone, baseGeneration: source.generation, changes, conflicts, operations, threshold };
 }
 
