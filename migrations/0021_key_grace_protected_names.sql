@@ -47,3 +47,24 @@ CREATE TABLE protected_names (
 );
 COMMENT ON TABLE protected_names IS 'Names whose changes need a second admin''s approval (core/guard.ts); suffix: the name and every name below it.';
 COMMENT ON COLUMN protected_names.created_by IS 'The admin who protected it; NULL: the command line (database access).';
+
+-- A publish that records no probe (a replica whose code records none, or whose probe could not be
+-- written: core/apply/publish.ts keeps the apply then) still makes the probes of the sets it changed
+-- stale: what the servers answer is now its data, so an older probe of those sets would end
+-- not_visible. At COMMIT (deferred, when the row's probe, if any, is written), an apply's row that
+-- became done without being published (published_at NULL: no probe) marks the older probe sets of the
+-- names its intent touched superseded by it, as core/probe/record.ts does for a publish with a probe.
+CREATE FUNCTION journal_done_supersedes_probes() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE probe_sets ps SET superseded_by = j.id
+    FROM journal j, jsonb_array_elements(j.intent->'names') n
+   WHERE j.id = NEW.id AND j.state = 'done' AND j.published_at IS NULL AND jsonb_typeof(j.intent->'names') = 'array'
+     AND ps.zone = j.zone AND ps.journal_id < j.id AND ps.superseded_by IS NULL
+     AND ps.type = upper(n->>'fieldType')
+     AND ps.name = CASE WHEN coalesce(n->>'subDomain', '') = '' THEN j.zone ELSE lower(n->>'subDomain') || '.' || j.zone END;
+  RETURN NULL;
+END $$;
+CREATE CONSTRAINT TRIGGER journal_done_supersedes_probes AFTER UPDATE OF state ON journal
+  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
+  WHEN (NEW.state = 'done' AND OLD.state IS DISTINCT FROM 'done' AND NEW.zone IS NOT NULL)
+  EXECUTE FUNCTION journal_done_supersedes_probes();
