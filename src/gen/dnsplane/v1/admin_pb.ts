@@ -2039,7 +2039,7 @@ export type ProtectNamesRequest = Message<"dnsplane.v1.ProtectNamesRequest"> & {
   zone: string;
 
   /**
-   * Names in the zone (relative names are made absolute in it, "@" is the apex).
+   * Names in the zone, absolute (e.g. "www.example.com"; "@": the apex).
    *
    * @generated from field: repeated string names = 2;
    */
