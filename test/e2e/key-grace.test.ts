@@ -166,3 +166,18 @@ it('refuses a grace over 7 days for either key, naming the field, and changes no
   await expectRejected(admin.rotateOvhKey({ applicationKey: ovh.key!.applicationKey, graceSeconds: 8 * 24 * 3600 }), Code.InvalidArgument, /^graceSeconds: must be between 0/);
   await expect(tenantCommand.run(['tsig', 'rotate', tsig.key!.name, '--grace', 'soon'], capturedIo({ DATABASE_URL: h.databaseUrl }))).rejects.toThrow(/--grace: must be a duration like/);
 });
+
+it('the command line rotates either key with --grace and says until when the old secret works', async () => {
+  const admin = h.adminClient(root);
+  const env = { DATABASE_URL: h.databaseUrl, DNSPLANE_SECRETS_KEYS: `${NEW.toString('base64')},${OLD.toString('base64')}` };
+  const tsig = await admin.createTsigKey({ tenant: 'cluster1' });
+  const io = capturedIo(env);
+  expect(await tenantCommand.run(['tsig', 'rotate', tsig.key!.name, '--grace', '10m'], io)).toBe(0);
+  expect(io.lines[0]).toMatch(new RegExp(`^rotated TSIG key "${tsig.key!.name.replace(/\./g, '\\.')}\\." .*; the old secret still works until \\d{4}-\\d\\d-\\d\\dT`));
+  const ovh = (await admin.createOvhKey({ tenant: 'cluster1' })).issued!;
+  const io2 = capturedIo(env);
+  expect(await tenantCommand.run(['ovh-key', 'rotate', ovh.key!.applicationKey, '--grace', '1h'], io2)).toBe(0);
+  expect(io2.lines[0]).toMatch(/; the old secret and consumer key still work until \d{4}-\d\d-\d\dT/);
+  const until = timestampDate((await admin.listOvhKeys({ tenant: 'cluster1' })).keys.find((k) => k.applicationKey === ovh.key!.applicationKey)!.oldSecretValidUntil!);
+  expect(until.getTime()).toBeGreaterThan(Date.now() + 3_500_000);
+});
