@@ -45,8 +45,10 @@ zone unprotect lifts it; zone protected lists them. Each change is journaled.
 ${SERVER_OPTIONS_HELP}`;
 
 /** zone protect / unprotect / protected, through AdminService. */
-async function protection(sub: string, args: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseArgs({ args, options: { suffix: { type: 'boolean' }, server: { type: 'string' }, 'token-file': { type: 'string' } }, allowPositionals: true, strict: true });
+async function protection(sub: string, values: { suffix?: boolean; server?: string; 'token-file'?: string; [flag: string]: unknown }, positionals: string[], io: CliIo): Promise<number> {
+  for (const flag of ['owner', 'output-file', 'generation', 'time']) {
+    if (values[flag] !== undefined) throw new InvalidInputError(`--${flag}`, `belongs to "dnsplane zone export" or "dnsplane zone at", not "dnsplane zone ${sub}"`);
+  }
   const [zone, ...names] = positionals.slice(1);
   if (sub !== 'protected' && (zone === undefined || names.length === 0)) throw new InvalidInputError('NAME', `a zone and at least one name are required: dnsplane zone ${sub} ZONE NAME...`);
   if (sub === 'protected' && names.length > 0) throw new InvalidInputError('arguments', `unexpected "${names[0]}": at most one ZONE`);
@@ -73,15 +75,15 @@ export const zoneCommand: Command = {
   summary: 'a zone as a zone file: dnsplane zone export ZONE [--owner], or as it was: dnsplane zone at ZONE --generation N|--time T; protected names: dnsplane zone protect ZONE NAME...',
   help: HELP,
   async run(args, io) {
-    const first = args.find((a) => !a.startsWith('-'));
-    if (first === 'protect' || first === 'unprotect' || first === 'protected') return protection(first, args, io);
     const { values, positionals } = parseArgs({
       args,
-      options: { owner: { type: 'boolean' }, 'output-file': { type: 'string' }, generation: { type: 'string' }, time: { type: 'string' }, server: { type: 'string' }, 'token-file': { type: 'string' } },
+      options: { owner: { type: 'boolean' }, 'output-file': { type: 'string' }, generation: { type: 'string' }, time: { type: 'string' }, suffix: { type: 'boolean' }, server: { type: 'string' }, 'token-file': { type: 'string' } },
       allowPositionals: true,
       strict: true,
     });
     const sub = positionals[0];
+    if (sub === 'protect' || sub === 'unprotect' || sub === 'protected') return protection(sub, values, positionals, io);
+    if (values.suffix) throw new InvalidInputError('--suffix', 'belongs to "dnsplane zone protect"');
     if (sub !== 'export' && sub !== 'at') throw new InvalidInputError('subcommand', `must be "export", "at", "protect", "unprotect" or "protected", got ${sub === undefined ? 'none' : `"${sub}"`}`);
     if (positionals.length !== 2) throw new InvalidInputError('ZONE', `exactly one zone is required: dnsplane zone ${sub} ZONE`);
     const at: { atGeneration?: bigint; atTime?: ReturnType<typeof timestampFromDate> } = {};
