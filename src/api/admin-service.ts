@@ -8,6 +8,7 @@ import { timestampDate, timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import * as admin from '../core/admin.js';
 import * as ovhKeys from '../core/ovh-key-admin.js';
+import * as protection from '../core/protected-names.js';
 import { listDrafts } from '../core/staging.js';
 import { Slicer } from '../core/slices.js';
 import type { CoreContext } from '../core/context.js';
@@ -42,6 +43,9 @@ import {
   RotateTsigKeyResponseSchema,
   SetTenantMaxChangePercentResponseSchema,
   SetTenantWithdrawAfterResponseSchema,
+  ProtectNamesResponseSchema,
+  UnprotectNamesResponseSchema,
+  ListProtectedNamesResponseSchema,
   type AdminService,
 } from '../gen/dnsplane/v1/admin_pb.js';
 import { tenantOf } from './auth.js';
@@ -59,6 +63,7 @@ import {
   issuedOvhKeyToPb,
   ovhKeyToPb,
   ovhDraftToPb,
+  protectedNameToPb,
 } from './convert.js';
 
 /** The calling tenant, refused unless it has the admin scope. */
@@ -220,7 +225,7 @@ export function adminService(ctx: CoreContext): ServiceImpl<typeof AdminService>
 
     async rotateTsigKey(req, hc) {
       const actor = adminOf(hc);
-      const { key, secret } = await admin.rotateTsigKey(ctx, actor, req.name);
+      const { key, secret } = await admin.rotateTsigKey(ctx, actor, req.name, req.graceSeconds * 1000);
       return create(RotateTsigKeyResponseSchema, { key: tsigKeyToPb(key), secret: secret.toString('base64') });
     },
 
@@ -243,7 +248,7 @@ export function adminService(ctx: CoreContext): ServiceImpl<typeof AdminService>
 
     async rotateOvhKey(req, hc) {
       const actor = adminOf(hc);
-      const issued = await ovhKeys.rotateOvhKey(ovhKeyAdmin(actor), req.applicationKey);
+      const issued = await ovhKeys.rotateOvhKey(ovhKeyAdmin(actor), req.applicationKey, req.graceSeconds * 1000);
       return create(RotateOvhKeyResponseSchema, { issued: issuedOvhKeyToPb(issued, ctx.settings.ovhApi?.advertise) });
     },
 
@@ -260,6 +265,26 @@ export function adminService(ctx: CoreContext): ServiceImpl<typeof AdminService>
     async parseDesiredState(req, hc) {
       adminOf(hc);
       return create(ParseDesiredStateResponseSchema, { request: await planRequestFromDocument(req.document, 'document') });
+    },
+
+    // Protected names (core/protected-names.ts): the two-person rule below the change threshold.
+    async protectNames(req, hc) {
+      const actor = adminOf(hc);
+      const names = await protection.protectNames(ctx.pool, actor, req.zone, req.names, req.suffix);
+      ctx.log.info({ zone: req.zone, names: req.names, suffix: req.suffix, by: actor.name }, 'names protected');
+      return create(ProtectNamesResponseSchema, { names: names.map(protectedNameToPb) });
+    },
+
+    async unprotectNames(req, hc) {
+      const actor = adminOf(hc);
+      const names = await protection.unprotectNames(ctx.pool, actor, req.zone, req.names);
+      ctx.log.info({ zone: req.zone, names: req.names, by: actor.name }, 'names no longer protected');
+      return create(UnprotectNamesResponseSchema, { names: names.map(protectedNameToPb) });
+    },
+
+    async listProtectedNames(req, hc) {
+      adminOf(hc);
+      return create(ListProtectedNamesResponseSchema, { names: (await protection.listProtectedNames(ctx.pool, req.zone)).map(protectedNameToPb) });
     },
   };
 }

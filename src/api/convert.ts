@@ -3,7 +3,10 @@
  */
 import { create } from '@bufbuild/protobuf';
 import { durationFromMs, timestampFromDate } from '@bufbuild/protobuf/wkt';
+import { needsApproval } from '../core/guard.js';
 import { toUnicode } from '../dns/names.js';
+import type { ProtectedName } from '../store/protected-names.js';
+import { ProtectedNameSchema, type ProtectedName as PbProtectedName } from '../gen/dnsplane/v1/admin_pb.js';
 import type { Change, ChangeAction as CoreAction, Conflict, Endpoint, Policy as CorePolicy, TargetState } from '../dns/types.js';
 import { describeOperation, operationsByRecordSet, operationsOfChange } from '../ovh/ops.js';
 import type { CallRecord, ZoneApplyResult } from '../core/apply/index.js';
@@ -199,7 +202,7 @@ export async function zonePlanHeadPb(z: ZonePlan, slicer: Slicer): Promise<PbZon
     zone: z.zone,
     baseGeneration: z.baseGeneration,
     conflicts: await slicer.map(z.conflicts, conflictToPb),
-    threshold: z.threshold ? create(ChangeThresholdSchema, { ...z.threshold, wouldRefuse: z.threshold.exceeded && !z.threshold.forced }) : undefined,
+    threshold: z.threshold ? create(ChangeThresholdSchema, { ...z.threshold, protectedNames: z.threshold.protectedNames ?? [], wouldRefuse: needsApproval(z.threshold) }) : undefined,
   });
 }
 
@@ -288,6 +291,7 @@ export function tsigKeyToPb(k: TsigKeyView): PbTsigKey {
     createdAt: timestampFromDate(k.createdAt),
     ...(k.rotatedAt ? { rotatedAt: timestampFromDate(k.rotatedAt) } : {}),
     ...(k.lastUsedAt ? { lastUsedAt: timestampFromDate(k.lastUsedAt) } : {}),
+    ...(k.oldSecretValidUntil ? { oldSecretValidUntil: timestampFromDate(k.oldSecretValidUntil) } : {}),
   });
 }
 
@@ -299,6 +303,7 @@ export function ovhKeyToPb(k: OvhKeyView): PbOvhKey {
     ...(k.rotatedAt ? { rotatedAt: timestampFromDate(k.rotatedAt) } : {}),
     ...(k.lastUsedAt ? { lastUsedAt: timestampFromDate(k.lastUsedAt) } : {}),
     ...(k.expiresAt ? { expiresAt: timestampFromDate(k.expiresAt) } : {}),
+    ...(k.oldSecretValidUntil ? { oldSecretValidUntil: timestampFromDate(k.oldSecretValidUntil) } : {}),
   });
 }
 
@@ -392,4 +397,8 @@ export function journalEntryToPb(j: JournalView): PbJournalEntry {
     approval: j.approval && create(PlanApprovalSchema, { ...j.approval, approvedAt: timestampFromDate(j.approval.approvedAt) }),
     reverts: j.reverts ?? '',
   });
+}
+
+export function protectedNameToPb(p: ProtectedName): PbProtectedName {
+  return create(ProtectedNameSchema, { zone: p.zone, name: p.name, suffix: p.suffix, createdAt: timestampFromDate(p.createdAt), createdBy: p.createdBy ?? '' });
 }

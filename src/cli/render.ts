@@ -132,6 +132,9 @@ export function renderPlan(plan: Plan, opts: RenderOptions): string[] {
       const what = `updates ${t.updates} and deletes ${t.deletes} of the ${t.owned} record sets you own here, over the limit of ${t.maxPercent}%`;
       lines.push(paint(color, t.wouldRefuse ? 'red' : 'yellow', `  ! change threshold: ${what}; ${t.wouldRefuse ? 'apply will refuse it without --force' : 'forced'}`));
     }
+    if (t && t.protectedNames.length > 0) {
+      lines.push(paint(color, 'red', `  ! protected names: ${t.protectedNames.join(', ')}; apply will refuse it until an admin other than the one who asked approves it (dnsplane plan approve ${plan.id})`));
+    }
   }
   const n = countPlan(plan);
   const plural = (k: number, one: string, many: string) => `${k} ${k === 1 ? one : many}`;
@@ -139,7 +142,7 @@ export function renderPlan(plan: Plan, opts: RenderOptions): string[] {
     '',
     `Plan: ${n.create} to create, ${n.update} to update, ${n.delete} to delete, ${plural(n.conflicts, 'conflict', 'conflicts')}; ${plural(n.calls, 'OVH call', 'OVH calls')}.`,
   );
-  if (hasChanges(plan)) lines.push(`Apply it with: dnsplane apply ${plan.id}${plan.zones.some((z) => z.threshold?.wouldRefuse) ? ' --force' : ''}`);
+  if (hasChanges(plan)) lines.push(`Apply it with: dnsplane apply ${plan.id}${plan.zones.some((z) => z.threshold?.exceeded && z.threshold.wouldRefuse) ? ' --force' : ''}`);
   else lines.push('Nothing to apply.');
   return lines;
 }

@@ -7,6 +7,7 @@
  */
 import { parseArgs } from 'node:util';
 import { ovhApiAdvertise, parseDuration } from '../config.js';
+import { oldStops } from '../core/credential-admin.js';
 import { createOvhKey, deleteOvhKey, listOvhKeys, rotateOvhKey, type IssuedOvhKey, type OvhKeyView } from '../core/ovh-key-admin.js';
 import { secretBoxFor } from '../demo.js';
 import { InvalidInputError } from '../dns/errors.js';
@@ -18,7 +19,7 @@ import { ovhKeyConfigs, PLACEHOLDER_ENDPOINT, renderOvhKeyConfigs, type OvhApiEn
 export const OVH_KEY_HELP = `Usage:
   dnsplane tenant ovh-key create TENANT [--expires-in DURATION] [--endpoint URL] [--json]
   dnsplane tenant ovh-key list [TENANT] [--json]
-  dnsplane tenant ovh-key rotate APPLICATION_KEY [--endpoint URL] [--json]
+  dnsplane tenant ovh-key rotate APPLICATION_KEY [--grace DURATION] [--endpoint URL] [--json]
   dnsplane tenant ovh-key delete APPLICATION_KEY [--json]
 
 OVH keys let tools that speak the OVH API — external-dns --provider=ovh, cert-manager-webhook-ovh,
@@ -34,9 +35,10 @@ create: a new key for TENANT: an application key, an application secret and a co
   --endpoint    the URL tools reach the served OVH API at, ending in /ovh/1.0 (default:
                 DNSPLANE_OVH_API_ADVERTISE, else http://DNSPLANE_LISTEN/ovh/1.0, else a placeholder).
 list: the keys (of TENANT, or of every tenant): application key, created, rotated, last used (to
-  within a minute), expiry. Never a secret or a consumer key.
+  within a minute), expiry, until when an old secret still works. Never a secret or a consumer key.
 rotate: a new application secret and consumer key for the key (same application key, same expiry),
-  printed once like create; the old ones stop working at once, on every replica.
+  printed once like create; the old ones stop working at once, on every replica, or with --grace
+  (e.g. 10m, at most 7d) once that grace ends. A grace still running ends.
 delete: the key stops working at once, on every replica.
 --json: the answer as JSON (create and rotate: the key, the four values and each tool's configuration).
 
@@ -60,6 +62,7 @@ function keyJson(k: OvhKeyView): Record<string, unknown> {
     rotatedAt: k.rotatedAt?.toISOString() ?? null,
     lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
     expiresAt: k.expiresAt?.toISOString() ?? null,
+    oldSecretValidUntil: k.oldSecretValidUntil?.toISOString() ?? null,
   };
 }
 
@@ -82,7 +85,7 @@ function printIssued(io: CliIo, issued: IssuedOvhKey, endpoint: OvhApiEndpoint, 
     return;
   }
   const expiry = key.expiresAt ? `, valid until ${key.expiresAt.toISOString()}` : '';
-  io.out(`${verb} OVH key ${key.applicationKey} for tenant "${key.tenant}"${expiry}${verb === 'rotated' ? '; the old secret and consumer key no longer work' : ''}`);
+  io.out(`${verb} OVH key ${key.applicationKey} for tenant "${key.tenant}"${expiry}${verb === 'rotated' ? `; ${oldStops('secret and consumer key', key.oldSecretValidUntil?.toISOString())}` : ''}`);
   io.out('its secret and consumer key follow; they are shown only this once (dnsplane keeps the secret sealed and the consumer key\'s sha-256; rotate issues new ones):');
   io.out('');
   for (const line of renderOvhKeyConfigs(forConfig, endpoint)) io.out(line);
@@ -126,19 +129,20 @@ export async function runOvhKey(sub: string | undefined, rest: string[], io: Cli
           return 0;
         }
         const time = (d: Date | null, none: string) => d?.toISOString() ?? none;
-        const rows = [['APPLICATION KEY', 'TENANT', 'CREATED', 'ROTATED', 'LAST USED', 'EXPIRES']];
-        for (const k of keys) rows.push([k.applicationKey, k.tenant, time(k.createdAt, '-'), time(k.rotatedAt, '-'), time(k.lastUsedAt, 'never'), time(k.expiresAt, 'never')]);
+        const rows = [['APPLICATION KEY', 'TENANT', 'CREATED', 'ROTATED', 'LAST USED', 'EXPIRES', 'OLD SECRET UNTIL']];
+        for (const k of keys) rows.push([k.applicationKey, k.tenant, time(k.createdAt, '-'), time(k.rotatedAt, '-'), time(k.lastUsedAt, 'never'), time(k.expiresAt, 'never'), time(k.oldSecretValidUntil, '-')]);
         for (const line of table(rows)) io.out(line);
         return 0;
       });
     }
     case 'rotate': {
-      const { values, positionals } = parseArgs({ args: rest, options: { endpoint: { type: 'string' }, json: { type: 'boolean' } }, allowPositionals: true, strict: true });
+      const { values, positionals } = parseArgs({ args: rest, options: { grace: { type: 'string' }, endpoint: { type: 'string' }, json: { type: 'boolean' } }, allowPositionals: true, strict: true });
       const applicationKey = onePositional(positionals, 'APPLICATION_KEY');
+      const graceMs = values.grace === undefined ? 0 : parseDuration(values.grace, '--grace');
       const endpoint = endpointOf(values.endpoint, io);
       return withDatabase(io, async (db) => {
         const secrets = await secretBoxFor(configFrom(io));
-        const issued = await rotateOvhKey({ pool: db.pool, secrets, actor: null }, applicationKey);
+        const issued = await rotateOvhKey({ pool: db.pool, secrets, actor: null }, applicationKey, graceMs, '--grace');
         printIssued(io, issued, endpoint, values.json ?? false, 'rotated');
         return 0;
       });

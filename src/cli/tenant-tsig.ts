@@ -12,7 +12,8 @@ import { DNS_DOOR_PORT_FILE, secretBoxFor } from '../demo.js';
 import { InvalidInputError } from '../dns/errors.js';
 import { createTsigKey, deleteTsigKey, listTsigKeys, rotateTsigKey, type IssuedTsigKey, type TsigKeyView } from '../core/tsig-key-admin.js';
 import { DEFAULT_TSIG_ALGORITHM, TSIG_ALGORITHMS } from '../core/tsig-keys.js';
-import { parseListen } from '../config.js';
+import { parseDuration, parseListen } from '../config.js';
+import { oldStops } from '../core/credential-admin.js';
 import { configFrom, type CliIo } from './command.js';
 import { withDatabase } from './migrate.js';
 import { table } from './text.js';
@@ -21,7 +22,7 @@ import { PLACEHOLDER_HOST, renderTsigConfigs, tsigConfigs, type DnsServer } from
 export const TSIG_HELP = `Usage:
   dnsplane tenant tsig create TENANT [--algorithm ALG] [--name NAME] [--acme-only] [--server HOST:PORT] [--json]
   dnsplane tenant tsig list [TENANT] [--json]
-  dnsplane tenant tsig rotate NAME [--server HOST:PORT] [--json]
+  dnsplane tenant tsig rotate NAME [--grace DURATION] [--server HOST:PORT] [--json]
   dnsplane tenant tsig delete NAME [--json]
 
 TSIG keys (RFC 8945) let DNS UPDATE clients — cert-manager's rfc2136 solver, lego, certbot, external-dns,
@@ -43,9 +44,10 @@ create: a new key for TENANT. Its secret is printed once, with ready-to-paste co
                 DNSPLANE_DATA_DIR, else a placeholder to replace). Run beside the servers (kubectl
                 exec into a dnsplane pod has DNSPLANE_DNS_ADVERTISE), or pass --server.
 list: the keys (of TENANT, or of every tenant): name, algorithm, scope, created, rotated, last used
-  (to within a minute). Never a secret.
+  (to within a minute), until when an old secret still works. Never a secret.
 rotate: a new secret for the key (same name, algorithm and scope), printed once like create; the old
-  secret stops working at once, on every replica.
+  secret stops working at once, on every replica, or with --grace (e.g. 10m, at most 7d) once that
+  grace ends: clients not updated yet keep working meanwhile. A grace still running ends.
 delete: the key stops working at once, on every replica.
 --json: the answer as JSON (create and rotate: the key, its secret and each tool's configuration).
 
@@ -89,6 +91,7 @@ function keyJson(k: TsigKeyView): Record<string, unknown> {
     createdAt: k.createdAt.toISOString(),
     rotatedAt: k.rotatedAt?.toISOString() ?? null,
     lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
+    oldSecretValidUntil: k.oldSecretValidUntil?.toISOString() ?? null,
   };
 }
 
@@ -104,7 +107,7 @@ function printIssued(io: CliIo, issued: IssuedTsigKey, server: DnsServer, json: 
     io.out(JSON.stringify({ key: keyJson(key), secret, server: { host: server.host, port: server.port, source: server.source }, config: tsigConfigs(forConfig, server, configFrom(io).ovhRate) }, null, 2));
     return;
   }
-  io.out(`${verb} TSIG key "${key.name}." (${key.algorithm}, ${key.acmeOnly ? 'acme-only: _acme-challenge TXT records only' : 'acting as the tenant'}) for tenant "${key.tenant}"${verb === 'rotated' ? '; the old secret no longer works' : ''}`);
+  io.out(`${verb} TSIG key "${key.name}." (${key.algorithm}, ${key.acmeOnly ? 'acme-only: _acme-challenge TXT records only' : 'acting as the tenant'}) for tenant "${key.tenant}"${verb === 'rotated' ? `; ${oldStops('secret', key.oldSecretValidUntil?.toISOString())}` : ''}`);
   io.out('its secret (base64) follows; it is shown only this once (dnsplane keeps it sealed; rotate issues a new one):');
   io.out(secret);
   io.out('');
@@ -148,19 +151,20 @@ export async function runTsig(sub: string | undefined, rest: string[], io: CliIo
           return 0;
         }
         const time = (d: Date | null) => d?.toISOString() ?? '-';
-        const rows = [['NAME', 'TENANT', 'ALGORITHM', 'SCOPE', 'CREATED', 'ROTATED', 'LAST USED']];
-        for (const k of keys) rows.push([`${k.name}.`, k.tenant, k.algorithm, scope(k), time(k.createdAt), time(k.rotatedAt), k.lastUsedAt ? time(k.lastUsedAt) : 'never']);
+        const rows = [['NAME', 'TENANT', 'ALGORITHM', 'SCOPE', 'CREATED', 'ROTATED', 'LAST USED', 'OLD SECRET UNTIL']];
+        for (const k of keys) rows.push([`${k.name}.`, k.tenant, k.algorithm, scope(k), time(k.createdAt), time(k.rotatedAt), k.lastUsedAt ? time(k.lastUsedAt) : 'never', time(k.oldSecretValidUntil)]);
         for (const line of table(rows)) io.out(line);
         return 0;
       });
     }
     case 'rotate': {
-      const { values, positionals } = parseArgs({ args: rest, options: { server: { type: 'string' }, json: { type: 'boolean' } }, allowPositionals: true, strict: true });
+      const { values, positionals } = parseArgs({ args: rest, options: { grace: { type: 'string' }, server: { type: 'string' }, json: { type: 'boolean' } }, allowPositionals: true, strict: true });
       const name = onePositional(positionals, 'NAME');
+      const graceMs = values.grace === undefined ? 0 : parseDuration(values.grace, '--grace');
       const server = dnsServer(values.server, io);
       return withDatabase(io, async (db) => {
         const secrets = await secretBoxFor(configFrom(io));
-        const issued = await rotateTsigKey({ pool: db.pool, secrets, actor: null }, name);
+        const issued = await rotateTsigKey({ pool: db.pool, secrets, actor: null }, name, graceMs, '--grace');
         printIssued(io, issued, server, values.json ?? false, 'rotated');
         return 0;
       });

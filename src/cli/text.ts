@@ -11,12 +11,3 @@ export function table(rows: string[][]): string[] {
   return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd());
 }
 
-/** A Kubernetes object name: lowercase letters, digits and "-", at most 63 characters. */
-export function objectName(prefix: string, name: string): string {
-  return `${prefix}-${name.toLowerCase().replace(/[^a-z0-9-]+/g, '-')}`.slice(0, 63).replace(/-+$/, '');
-}
-
-/** A value for a shell line, single-quoted (keys, URLs and DNS names hold no quote). */
-export function sh(value: string): string {
-  return `'${value}'`;
-}

@@ -5,13 +5,17 @@
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { InvalidInputError } from '../dns/errors.js';
-import { timestampFromDate } from '@bufbuild/protobuf/wkt';
+import { timestampDate, timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { AdminService } from '../gen/dnsplane/v1/admin_pb.js';
 import { connectClient, resolveServer, SERVER_OPTIONS_HELP } from './client.js';
-import type { Command } from './command.js';
+import type { CliIo, Command } from './command.js';
+import { table } from './text.js';
 
 const HELP = `Usage: dnsplane zone export ZONE [--owner] [--output-file FILE]
        dnsplane zone at ZONE (--generation N | --time T) [--output-file FILE]
+       dnsplane zone protect ZONE NAME... [--suffix]
+       dnsplane zone unprotect ZONE NAME...
+       dnsplane zone protected [ZONE]
 
 Prints ZONE as an RFC 1035 zone file, from dnsplane's cache at the zone's current generation: every
 record, whoever owns it (and records of types dnsplane does not manage), as OVH stores them; the SOA
@@ -27,25 +31,60 @@ put back to what it held just before). Changes made outside dnsplane and read ba
 the header, not undone. To go back to it: "dnsplane plan --zone-file FILE --as TENANT", or
 "dnsplane journal revert ID" for one apply.
 
+zone protect: marks names of ZONE protected (absolute names, "@" for the apex; --suffix: each name and
+every name below it). A plan that changes a record set there is refused, whatever its size and with
+--force too, until an admin other than the one who asked approves it (dnsplane plan approve PLAN_ID).
+zone unprotect lifts it; zone protected lists them. Each change is journaled.
+
   --owner               each record's owner as a comment: "; owner team1", "; owner team1 (shared)"
                         for a tenant's target of a shared set, "; no owner"
   --output-file FILE    write the zone file to FILE (mode 0644) instead of stdout
   --generation N        zone at: the zone at this generation (ListZones, the SOA serial of an export)
   --time T              zone at: the zone at this time
+  --suffix              zone protect: the names and every name below them
 ${SERVER_OPTIONS_HELP}`;
 
+/** zone protect / unprotect / protected, through AdminService. */
+async function protection(sub: string, values: { suffix?: boolean; server?: string; 'token-file'?: string; [flag: string]: unknown }, positionals: string[], io: CliIo): Promise<number> {
+  for (const flag of ['owner', 'output-file', 'generation', 'time']) {
+    if (values[flag] !== undefined) throw new InvalidInputError(`--${flag}`, `belongs to "dnsplane zone export" or "dnsplane zone at", not "dnsplane zone ${sub}"`);
+  }
+  const [zone, ...names] = positionals.slice(1);
+  if (sub !== 'protected' && (zone === undefined || names.length === 0)) throw new InvalidInputError('NAME', `a zone and at least one name are required: dnsplane zone ${sub} ZONE NAME...`);
+  if (sub === 'protected' && names.length > 0) throw new InvalidInputError('arguments', `unexpected "${names[0]}": at most one ZONE`);
+  if (values.suffix && sub !== 'protect') throw new InvalidInputError('--suffix', 'belongs to "dnsplane zone protect"');
+  const { baseUrl, token } = resolveServer({ server: values.server, tokenFile: values['token-file'] }, io.env);
+  const client = connectClient(AdminService, baseUrl, token);
+  const res =
+    sub === 'protect'
+      ? await client.protectNames({ zone: zone!, names, suffix: values.suffix ?? false })
+      : sub === 'unprotect'
+        ? await client.unprotectNames({ zone: zone!, names })
+        : await client.listProtectedNames({ zone: zone ?? '' });
+  if (res.names.length === 0) {
+    io.out(zone ? `no protected name in zone ${zone}` : 'no protected name');
+    return 0;
+  }
+  const rows = [['ZONE', 'NAME', 'BELOW TOO', 'SINCE', 'BY']];
+  for (const p of res.names) rows.push([p.zone, p.name, p.suffix ? 'yes' : 'no', p.createdAt ? timestampDate(p.createdAt).toISOString() : '-', p.createdBy || '-']);
+  for (const line of table(rows)) io.out(line);
+  return 0;
+}
+
 export const zoneCommand: Command = {
-  summary: 'a zone as a zone file: dnsplane zone export ZONE [--owner], or as it was: dnsplane zone at ZONE --generation N|--time T',
+  summary: 'a zone as a zone file: dnsplane zone export ZONE [--owner], or as it was: dnsplane zone at ZONE --generation N|--time T; protected names: dnsplane zone protect ZONE NAME...',
   help: HELP,
   async run(args, io) {
     const { values, positionals } = parseArgs({
       args,
-      options: { owner: { type: 'boolean' }, 'output-file': { type: 'string' }, generation: { type: 'string' }, time: { type: 'string' }, server: { type: 'string' }, 'token-file': { type: 'string' } },
+      options: { owner: { type: 'boolean' }, 'output-file': { type: 'string' }, generation: { type: 'string' }, time: { type: 'string' }, suffix: { type: 'boolean' }, server: { type: 'string' }, 'token-file': { type: 'string' } },
       allowPositionals: true,
       strict: true,
     });
     const sub = positionals[0];
-    if (sub !== 'export' && sub !== 'at') throw new InvalidInputError('subcommand', `must be "export" or "at", got ${sub === undefined ? 'none' : `"${sub}"`}`);
+    if (sub === 'protect' || sub === 'unprotect' || sub === 'protected') return protection(sub, values, positionals, io);
+    if (values.suffix) throw new InvalidInputError('--suffix', 'belongs to "dnsplane zone protect"');
+    if (sub !== 'export' && sub !== 'at') throw new InvalidInputError('subcommand', `must be "export", "at", "protect", "unprotect" or "protected", got ${sub === undefined ? 'none' : `"${sub}"`}`);
     if (positionals.length !== 2) throw new InvalidInputError('ZONE', `exactly one zone is required: dnsplane zone ${sub} ZONE`);
     const at: { atGeneration?: bigint; atTime?: ReturnType<typeof timestampFromDate> } = {};
     if (sub === 'at') {

@@ -227,11 +227,12 @@ export async function listTsigKeys(ctx: CoreContext, actor: Tenant, tenant: stri
   return runListKeys(ctx.pool, tenant);
 }
 
-export async function rotateTsigKey(ctx: CoreContext, actor: Tenant, name: string): Promise<IssuedTsigKey> {
+export async function rotateTsigKey(ctx: CoreContext, actor: Tenant, name: string, graceMs = 0): Promise<IssuedTsigKey> {
   requireAdmin(actor);
-  const issued = await runRotateKey({ pool: ctx.pool, secrets: ctx.secrets, actor }, name);
+  const issued = await runRotateKey({ pool: ctx.pool, secrets: ctx.secrets, actor }, name, graceMs);
   ctx.tsigKeys?.forget(issued.key.tenant); // this replica at once; the others on NOTIFY dnsplane_tenant
-  ctx.log.info({ key: issued.key.name, tenant: issued.key.tenant, by: actor.name }, 'TSIG key rotated');
+  const until = issued.key.oldSecretValidUntil;
+  ctx.log.info({ key: issued.key.name, tenant: issued.key.tenant, by: actor.name, ...(until ? { oldSecretValidUntil: until.toISOString() } : {}) }, 'TSIG key rotated');
   return issued;
 }
 

@@ -15,6 +15,7 @@ import * as store from '../store/index.js';
 import { auditAdminAction } from './audit.js';
 import type { CoreContext } from './context.js';
 import { PermissionDeniedError, PlanNotApprovableError } from './errors.js';
+import { needsApproval } from './guard.js';
 import { getPlanWithRow, type RoutedInput, type StoredPlan } from './plan.js';
 import { isAdmin, type Tenant } from './tenants.js';
 
@@ -38,16 +39,20 @@ export async function approvePlan(ctx: CoreContext, actor: Tenant, id: string): 
   }
   await checkApprovable(ctx, plan, row);
   const zone = plan.zones.length === 1 ? plan.zones[0]!.zone : null;
+  const protectedNames = plan.zones.flatMap((z) => z.threshold?.protectedNames ?? []);
+  const over = plan.zones.some((z) => z.threshold?.exceeded && !z.threshold.forced);
+  const why = [over ? 'over the change threshold' : '', protectedNames.length > 0 ? `touching protected names ${protectedNames.join(', ')}` : ''].filter(Boolean).join(' and ');
   const head = await store.withTransaction(ctx.pool, async (tx) => {
     const approved = await store.approvePlan(tx, { id, approvedBy: actor.id, digest: plan.digest });
     if (!approved) return undefined;
-    await auditAdminAction(tx, zone, actor, 'approve-plan', `plan ${id} of tenant "${plan.tenant}" (asked for by "${requester}") approved over the change threshold by ${actor.name}, digest ${plan.digest}`, {
+    await auditAdminAction(tx, zone, actor, 'approve-plan', `plan ${id} of tenant "${plan.tenant}" (asked for by "${requester}") approved ${why} by ${actor.name}, digest ${plan.digest}`, {
       planId: id,
       tenant: plan.tenant,
       requestedBy: requester,
       approvedBy: actor.name,
       digest: plan.digest,
       zones: plan.zones.map((z) => z.zone),
+      ...(protectedNames.length > 0 ? { protectedNames } : {}),
     });
     return approved;
   });
@@ -77,8 +82,8 @@ async function checkApprovable(ctx: CoreContext, plan: StoredPlan, row: store.Pl
       throw new PlanNotApprovableError(`plan "${id}" is stale: zone ${z.zone} changed since it was made (generation ${z.baseGeneration} -> ${now.generation}), so it could not be applied; make a new plan and have it approved`);
     }
   }
-  if (!plan.zones.some((z) => z.threshold?.exceeded === true && !z.threshold.forced)) {
-    throw new PlanNotApprovableError(`plan "${id}" is not refused by the change threshold in any of its zones; its tenant applies it as it is, there is nothing to approve`);
+  if (!plan.zones.some((z) => needsApproval(z.threshold))) {
+    throw new PlanNotApprovableError(`plan "${id}" is not refused by the change threshold in any of its zones and touches no protected name; its tenant applies it as it is, there is nothing to approve`);
   }
 }
 

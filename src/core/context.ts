@@ -99,4 +99,14 @@ export interface CoreContext {
   planLimiter?: PlanLimiter;
   /** Who waits for which journal rows' visibility, woken by the server's listener; absent: each wait listens on its own. */
   visibility?: VisibilityWatch;
+  /**
+   * ms since the epoch, for when a TSIG or OVH key's grace ends (core/tsig-keys.ts, core/ovh-keys.ts);
+   * absent: Date.now. Tests move it to a grace's end.
+   */
+  clock?: () => number;
+}
+
+/** The context's clock (CoreContext.clock, else Date.now), in ms since the epoch. */
+export function nowMs(ctx: Pick<CoreContext, 'clock'>): number {
+  return ctx.clock ? ctx.clock() : Date.now();
 }

@@ -26,3 +26,9 @@ export function sealingBox(secrets: SecretBox | undefined, what: string): Secret
 export function actedBy(actor: Tenant | null): string {
   return actor ? `by ${actor.name}` : 'from the command line';
 }
+
+/** What a rotation did to the old credential (`what`: "secret", ...), `until`: the end of its grace (ISO), if any. */
+export function oldStops(what: string, until: string | undefined): string {
+  const verb = what.includes(' and ') ? 'work' : 'works';
+  return until ? `the old ${what} still ${verb} until ${until}` : `the old ${what} no longer ${verb}`;
+}

@@ -47,17 +47,18 @@ export class CredentialCache<V> {
   }
 
   /**
-   * The entry for `key`, from memory, else from `read` (Postgres), kept when found. Reads of one key in
-   * flight at once are shared — never across an invalidation, whose later callers read again.
+   * The entry for `key`, from memory, else from `read` (Postgres), kept when found (until `validUntil`
+   * of it, when that says). Reads of one key in flight at once are shared — never across an
+   * invalidation, whose later callers read again.
    */
-  async lookup(key: string, read: () => Promise<V | undefined>): Promise<V | undefined> {
+  async lookup(key: string, read: () => Promise<V | undefined>, validUntil?: (value: V) => Date | undefined): Promise<V | undefined> {
     const hit = this.get(key);
     if (hit) return hit;
     const epoch = this.epoch;
     const shared = this.reads.get(key);
     if (shared && shared.epoch === epoch) return shared.read;
     const pending = read().then((value) => {
-      if (value) this.set(key, value, epoch);
+      if (value) this.set(key, value, epoch, validUntil?.(value));
       return value;
     });
     const entry = { epoch, read: pending };

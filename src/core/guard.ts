@@ -11,6 +11,7 @@ import type { Change } from '../dns/types.js';
 import * as store from '../store/index.js';
 import type { CoreContext } from './context.js';
 import { ThresholdError } from './errors.js';
+import { protectedNamesTouched } from './protected-names.js';
 import type { Tenant } from './tenants.js';
 
 /**
@@ -34,6 +35,17 @@ export interface ChangeThreshold {
   /** updates + deletes > maxPercent % of owned, and owned >= MIN_OWNED. */
   exceeded: boolean;
   forced: boolean;
+  /**
+   * Protected names (core/protected-names.ts) the changes touch: a second admin must approve the plan,
+   * under the threshold and with force too. Absent or empty: none.
+   */
+  protectedNames?: string[];
+}
+
+/** Whether an apply of these changes is refused unless a second admin approved it (`approved`). */
+export function needsApproval(t: ChangeThreshold | undefined, approved = false): boolean {
+  if (!t || approved) return false;
+  return (t.exceeded && !t.forced) || (t.protectedNames?.length ?? 0) > 0;
 }
 
 /** The record sets (name, type) the tenant owns in the zone: exclusive sets and shared sets it has targets in. */
@@ -54,9 +66,14 @@ export async function maxChangePercent(ctx: CoreContext, q: store.Queryable, ten
   return own ?? ctx.settings.maxChangePercent ?? DEFAULT_MAX_CHANGE_PERCENT;
 }
 
-/** The threshold of one zone's changes for this tenant, who owns `owned` record sets there (ownedSets, or an index's count). */
-export async function zoneThreshold(ctx: CoreContext, q: store.Queryable, tenant: Tenant, owned: number, changes: readonly Change[], forced: boolean): Promise<ChangeThreshold> {
-  return assessThreshold(changes, owned, await maxChangePercent(ctx, q, tenant), forced);
+/**
+ * The threshold of one zone's changes for this tenant, who owns `owned` record sets there (ownedSets,
+ * or an index's count), with the protected names they touch.
+ */
+export async function zoneThreshold(ctx: CoreContext, q: store.Queryable, tenant: Tenant, zone: string, owned: number, changes: readonly Change[], forced: boolean): Promise<ChangeThreshold> {
+  const t = assessThreshold(changes, owned, await maxChangePercent(ctx, q, tenant), forced);
+  const touched = await protectedNamesTouched(q, zone, changes);
+  return touched.length > 0 ? { ...t, protectedNames: touched } : t;
 }
 
 /** What to tell a caller whose apply the threshold stopped: the counts, and the ways forward. */
@@ -72,14 +89,26 @@ export function describeRefusal(zone: string, tenant: string, t: ChangeThreshold
   );
 }
 
+/** What to tell a caller whose apply touches protected names: which, and the way forward. */
+export function describeProtectedRefusal(zone: string, names: readonly string[]): string {
+  const shown = names.length > 5 ? `${names.slice(0, 5).join(', ')} and ${names.length - 5} more` : names.join(', ');
+  return (
+    `protected names: this apply changes ${shown}, protected in zone ${zone} by an admin (\`dnsplane zone protected ${zone}\`); ` +
+    `nothing was sent. Have an admin other than the one who asked approve the stored plan ` +
+    `(ApprovePlan, \`dnsplane plan approve PLAN_ID\`); force does not lift this`
+  );
+}
+
 /**
- * Under the zone lock, with the recomputed plan: the error to refuse this zone with, or undefined.
- * Logs the refusal (warn) and counts it (dnsplane_threshold_refusals_total).
+ * Under the zone lock, with the recomputed plan: the error to refuse this zone with, or undefined
+ * (`approved`: a second admin approved the stored plan). Logs the refusal (warn) and counts it
+ * (dnsplane_threshold_refusals_total).
  */
-export function thresholdRefusal(ctx: CoreContext, tenant: Tenant, zone: string, t: ChangeThreshold | undefined): ThresholdError | undefined {
-  if (!t || !t.exceeded || t.forced) return undefined;
-  const message = describeRefusal(zone, tenant.name, t);
-  ctx.log.warn({ zone, tenant: tenant.name, owned: t.owned, updates: t.updates, deletes: t.deletes, maxPercent: t.maxPercent }, message);
+export function thresholdRefusal(ctx: CoreContext, tenant: Tenant, zone: string, t: ChangeThreshold | undefined, approved = false): ThresholdError | undefined {
+  if (!t || !needsApproval(t, approved)) return undefined;
+  const over = t.exceeded && !t.forced;
+  const message = over ? describeRefusal(zone, tenant.name, t) : describeProtectedRefusal(zone, t.protectedNames ?? []);
+  ctx.log.warn({ zone, tenant: tenant.name, owned: t.owned, updates: t.updates, deletes: t.deletes, maxPercent: t.maxPercent, ...(t.protectedNames?.length ? { protectedNames: t.protectedNames } : {}) }, message);
   ctx.metrics?.thresholdRefused(zone, tenant.name);
   return new ThresholdError(message, zone, t);
 }

@@ -13,11 +13,11 @@ import type { Logger } from 'pino';
 import * as store from '../store/index.js';
 import { requireAdmin } from './admin.js';
 import { auditAdminAction } from './audit.js';
-import { actedBy, sealingBox, tenantNamed } from './credential-admin.js';
+import { actedBy, oldStops, sealingBox, tenantNamed } from './credential-admin.js';
 import { InvalidInputError, NotFoundError } from './errors.js';
 import { APPLICATION_KEY_LENGTH, SECRET_LENGTH, consumerKeyHash, ovhSecretContext, randomKey, type OvhKeyCache } from './ovh-keys.js';
 import { checkSealedSecrets, type SecretBox } from './secrets.js';
-import type { Tenant } from './tenants.js';
+import { checkGrace, type Tenant } from './tenants.js';
 
 /** A key as listings show it: never its secret or consumer key. */
 export interface OvhKeyView {
@@ -27,6 +27,8 @@ export interface OvhKeyView {
   rotatedAt: Date | null;
   lastUsedAt: Date | null;
   expiresAt: Date | null;
+  /** A rotation with a grace: the old secret and consumer key still work until then; null: none (or it ended). */
+  oldSecretValidUntil: Date | null;
 }
 
 /** A key just made or rotated, with its secret and consumer key: to be shown once, never logged. */
@@ -60,7 +62,8 @@ export interface OvhKeyAdmin {
 export const MAX_EXPIRY_MS = 10 * 366 * 24 * 3_600_000;
 
 function view(r: store.OvhKeyRow): OvhKeyView {
-  return { applicationKey: r.applicationKey, tenant: r.tenantName, createdAt: r.createdAt, rotatedAt: r.rotatedAt, lastUsedAt: r.lastUsedAt, expiresAt: r.expiresAt };
+  const graced = r.previousValidUntil && r.previousValidUntil.getTime() > Date.now() ? r.previousValidUntil : null;
+  return { applicationKey: r.applicationKey, tenant: r.tenantName, createdAt: r.createdAt, rotatedAt: r.rotatedAt, lastUsedAt: r.lastUsedAt, expiresAt: r.expiresAt, oldSecretValidUntil: graced };
 }
 
 function describe(k: OvhKeyView): string {
@@ -127,10 +130,15 @@ function notFound(applicationKey: string): NotFoundError {
   return new NotFoundError('OVH key', applicationKey, `applicationKey: no OVH key ${applicationKey} (dnsplane tenant ovh-key list TENANT shows them)`);
 }
 
-/** A new application secret and consumer key (same application key, same expiry); the old ones stop working at once. */
-export async function rotateOvhKey(admin: OvhKeyAdmin, rawKey: string): Promise<IssuedOvhKey> {
+/**
+ * A new application secret and consumer key (same application key, same expiry); the old ones stop
+ * working at once, or after `graceMs` (at most 7 days; a grace still running from an earlier rotation
+ * ends). `graceField`: what a bad grace's error names.
+ */
+export async function rotateOvhKey(admin: OvhKeyAdmin, rawKey: string, graceMs = 0, graceField = 'graceSeconds'): Promise<IssuedOvhKey> {
   checkActor(admin);
   const applicationKey = applicationKeyOf(rawKey, 'applicationKey');
+  checkGrace(graceMs, graceField, 'secret');
   const box = sealingBox(admin.secrets, 'OVH application secrets');
   const applicationSecret = randomKey(SECRET_LENGTH);
   const consumerKey = randomKey(SECRET_LENGTH);
@@ -138,8 +146,9 @@ export async function rotateOvhKey(admin: OvhKeyAdmin, rawKey: string): Promise<
     const current = await store.getOvhKey(tx, applicationKey);
     if (!current) throw notFound(applicationKey);
     await checkSealedSecrets(tx, box);
-    const key = view(await store.rotateOvhKey(tx, applicationKey, consumerKeyHash(consumerKey), box.seal(Buffer.from(applicationSecret, 'utf8'), ovhSecretContext(applicationKey))));
-    await auditAdminAction(tx, null, admin.actor, 'rotate-ovh-key', `${describe(key)} rotated ${actedBy(admin.actor)}: the old secret and consumer key no longer work`, { applicationKey, tenant: key.tenant });
+    const key = view(await store.rotateOvhKey(tx, applicationKey, consumerKeyHash(consumerKey), box.seal(Buffer.from(applicationSecret, 'utf8'), ovhSecretContext(applicationKey)), graceMs));
+    const until = key.oldSecretValidUntil?.toISOString();
+    await auditAdminAction(tx, null, admin.actor, 'rotate-ovh-key', `${describe(key)} rotated ${actedBy(admin.actor)}: ${oldStops('secret and consumer key', until)}`, { applicationKey, tenant: key.tenant, ...(until ? { oldSecretValidUntil: until } : {}) });
     const tenant = await store.getTenantById(tx, current.tenantId);
     return { key, applicationSecret, consumerKey, tenant: tenant! };
   });

@@ -16,6 +16,11 @@ export interface OvhKey {
   /** null: never expires. */
   expiresAt: Date | null;
   createdAt: Date;
+  /**
+   * Found by the consumer key a rotation with a grace replaced (`applicationSecret` is the replaced
+   * one): accepted until then, by the context's clock (core/ovh-keys.ts).
+   */
+  replacedUntil?: Date;
 }
 
 /** Keys found, by the sha-256 (hex) of their consumer key; server.ts builds one per process. */

@@ -13,7 +13,7 @@
  */
 import { randomInt } from 'node:crypto';
 import * as store from '../store/index.js';
-import type { CoreContext } from './context.js';
+import { nowMs, type CoreContext } from './context.js';
 import { LastUsed } from './last-used.js';
 import type { OvhKey } from './ovh-key-cache.js';
 import { SECRETS_KEY_SETTING, SecretsKeyError } from './secrets.js';
@@ -48,7 +48,8 @@ export function consumerKeyHash(consumerKey: string): Buffer {
 export interface OvhKeyring {
   /**
    * The key with this consumer key, disabled tenant or expired included (the caller answers those
-   * as OVH answers a credential that is not valid), or undefined when no key has it. Rejects
+   * as OVH answers a credential that is not valid), or undefined when no key has it (a consumer key a
+   * rotation replaced: while its grace runs, with the replaced secret). Rejects
    * (SecretsKeyError, SecretUnreadableError) when the secret cannot be opened: an operator's fault.
    */
   find(consumerKey: string): Promise<OvhKey | undefined>;
@@ -78,13 +79,17 @@ export function createOvhKeyring(ctx: CoreContext, opts: { lastUsedEveryMs?: num
       throw new SecretsKeyError(`OVH key ${row.applicationKey}: ${SECRETS_KEY_SETTING} is not set on this server, so its application secret cannot be opened; set it to the key the secrets were sealed with`);
     }
     const secret = ctx.secrets.open(row.sealed, ovhSecretContext(row.applicationKey));
-    return { id: row.id, applicationKey: row.applicationKey, applicationSecret: secret.toString('utf8'), tenant: row.tenant, expiresAt: row.expiresAt, createdAt: row.createdAt };
+    const replacedUntil = row.replaced && row.previousValidUntil ? { replacedUntil: row.previousValidUntil } : {};
+    return { id: row.id, applicationKey: row.applicationKey, applicationSecret: secret.toString('utf8'), tenant: row.tenant, expiresAt: row.expiresAt, createdAt: row.createdAt, ...replacedUntil };
   };
 
   return {
     async find(consumerKey) {
       const hash = consumerKeyHash(consumerKey);
-      return ctx.ovhKeys ? ctx.ovhKeys.lookup(hash.toString('hex'), () => read(hash)) : read(hash);
+      const key = ctx.ovhKeys ? await ctx.ovhKeys.lookup(hash.toString('hex'), () => read(hash), (k) => k.replacedUntil) : await read(hash);
+      // A consumer key a rotation replaced: accepted only while that rotation's grace runs.
+      if (key?.replacedUntil && nowMs(ctx) >= key.replacedUntil.getTime()) return undefined;
+      return key;
     },
     async applicationKnown(applicationKey) {
       return (await store.getOvhKey(ctx.pool, applicationKey)) !== undefined;

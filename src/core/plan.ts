@@ -363,7 +363,7 @@ type PlanSource = Pick<ZoneBase, 'generation' | 'records' | 'recordsByKey' | 'en
 async function planOver(ctx: CoreContext, q: store.Queryable, tenant: Tenant, zone: string, input: RoutedInput, source: PlanSource, slicer: Slicer): Promise<ZonePlan> {
   if (input.kind === 'withdraw') {
     const { changes, operations } = await input.byZone.get(zone)!.plan(q, source, tenant.id);
-    const threshold = await zoneThreshold(ctx, q, tenant, source.owned, changes, input.force ?? false);
+    const threshold = await zoneThreshold(ctx, q, tenant, zone, source.owned, changes, input.force ?? false);
     return { zone, baseGeneration: source.generation, changes, conflicts: [], operations, threshold };
   }
   // Withdrawn targets are present for their owners (core/withdrawn-view.ts): nothing to plan while desired.
@@ -398,7 +398,7 @@ async function planOver(ctx: CoreContext, q: store.Queryable, tenant: Tenant, zo
   }
   const built = buildPlanOperations(zone, changes, recordsByKey, { cnameRelative: ctx.settings.cnameRelativeZones?.includes(zone) ?? false });
   const operations = source.withdrawals.length > 0 ? withdrawnOperations(zone, built) : built;
-  const threshold = await zoneThreshold(ctx, q, tenant, source.owned, changes, input.force ?? false);
+  const threshold = await zoneThreshold(ctx, q, tenant, zone, source.owned, changes, input.force ?? false);
   return { zone, baseGeneration: source.generation, changes, conflicts, operations, threshold };
 }
 
@@ -416,15 +416,18 @@ async function routeDraft(ctx: CoreContext, tenant: Tenant, zone: string, draft:
  * yield to the event loop (core/slices.ts). At most DNSPLANE_PLAN_CONCURRENCY Plans per tenant at once
  * (ctx.planLimiter): one more is refused with ResourceExhaustedError.
  */
-export async function plan(ctx: CoreContext, tenant: Tenant, input: PlanInput, requestedBy: Tenant = tenant): Promise<StoredPlan> {
+export async function plan(ctx: CoreContext, tenant: Tenant, input: PlanInput, requestedBy: Tenant = tenant, alsoWrite?: AlsoWrite): Promise<StoredPlan> {
   const started = performance.now();
-  const run = () => computeAndStore(ctx, tenant, input, requestedBy);
+  const run = () => computeAndStore(ctx, tenant, input, requestedBy, alsoWrite);
   const p = ctx.planLimiter ? await ctx.planLimiter.run(tenant, run) : await run();
   ctx.metrics?.planDone((performance.now() - started) / 1000);
   return p;
 }
 
-async function computeAndStore(ctx: CoreContext, tenant: Tenant, input: PlanInput, requestedBy: Tenant): Promise<StoredPlan> {
+/** What to write in the transaction that stores the plan (core/revert.ts: its journal row). */
+export type AlsoWrite = (tx: store.Queryable, p: StoredPlan) => Promise<void>;
+
+async function computeAndStore(ctx: CoreContext, tenant: Tenant, input: PlanInput, requestedBy: Tenant, alsoWrite?: AlsoWrite): Promise<StoredPlan> {
   if (input.kind === 'draft') throw new InvalidInputError('input', 'a draft of the served OVH API is applied by its refresh, never stored as a plan');
   const slicer = new Slicer();
   const routed = await routeInput(ctx, tenant, input, slicer);
@@ -449,7 +452,7 @@ async function computeAndStore(ctx: CoreContext, tenant: Tenant, input: PlanInpu
     status: 'pending',
     input,
   };
-  await store.insertPlan(ctx.pool, {
+  const row = {
     id: p.id,
     tenantId: tenant.id,
     requestedBy: requestedBy.id,
@@ -460,7 +463,14 @@ async function computeAndStore(ctx: CoreContext, tenant: Tenant, input: PlanInpu
     baseGenerations: Object.fromEntries(zones.map((z) => [z.zone, z.baseGeneration.toString()])),
     expiresAt: p.expiresAt,
     counts: planCounts(zones),
-  });
+  };
+  if (!alsoWrite) await store.insertPlan(ctx.pool, row);
+  else {
+    await store.withTransaction(ctx.pool, async (tx) => {
+      await store.insertPlan(tx, row);
+      await alsoWrite(tx, p);
+    });
+  }
   return p;
 }
 

@@ -10,8 +10,15 @@
  * again under the zone lock (stale if the zone moved, ownership re-checked, the change threshold).
  * A record set a later apply touched (a journal row after this one, done or in flight, naming it) is
  * left as it is and listed as a conflict with what changed it: reverting it would undo that apply too.
+ *
+ * A shared set (core/ownership.ts: each tenant owns its targets) is compared on the apply's tenant's
+ * slice only: its targets as they were and as they are, without the targets of other tenants (or of
+ * nobody), which an apply never touches; so the revert puts back that tenant's targets and never
+ * names or touches the others'. The plan and its journal row are written in one transaction.
  */
+import { SHARED_LABEL } from '../dns/diff.js';
 import { InvalidInputError } from '../dns/errors.js';
+import { absoluteName } from '../dns/names.js';
 import type { Endpoint } from '../dns/types.js';
 import { recordsToEndpoints } from '../ovh/mapping.js';
 import * as store from '../store/index.js';
@@ -69,11 +76,13 @@ export async function planRevert(ctx: CoreContext, actor: Tenant, journalId: str
     }
   }
   const now = await store.listRecordsForNames(ctx.pool, zone, names);
+  const owners = await store.listOwnershipForSets(ctx.pool, zone, names.map((n) => ({ dnsName: absoluteName(n.subDomain, zone).toLowerCase(), recordType: n.fieldType })));
   const changes: RawChangeSet = { create: [], updateOld: [], updateNew: [], delete: [] };
   const conflicts: RevertConflict[] = [];
   for (const n of names) {
-    const was = setOf(zone, before, n);
-    const is = setOf(zone, now, n);
+    const slice = sharedSlice(zone, n, now, owners, tenant.id);
+    const was = setOf(zone, before, n, slice);
+    const is = setOf(zone, now, n, slice);
     const by = touchedBy.get(nameKey(n));
     if (by) {
       const e = (is ?? was)!;
@@ -87,13 +96,15 @@ export async function planRevert(ctx: CoreContext, actor: Tenant, journalId: str
       changes.updateNew.push(raw(was));
     }
   }
-  const stored = await plan(ctx, tenant, { kind: 'changes', changes, policy: 'sync', revertOf: journalId }, actor);
-  await auditAdminAction(ctx.pool, zone, actor, 'plan-revert', `plan ${stored.id} reverts apply ${journalId} of tenant "${tenant.name}" (asked for by ${actor.name}): ${changes.create.length + changes.updateNew.length + changes.delete.length} record set(s) put back, ${conflicts.length} conflict(s)`, {
-    planId: stored.id,
-    reverts: journalId,
-    tenant: tenant.name,
-    conflicts: conflicts.map((c) => ({ dnsName: c.dnsName, recordType: c.recordType, journalId: c.journalId })),
-  });
+  // The plan and its journal row in one transaction: a revert journaled is a revert stored, and back.
+  const stored = await plan(ctx, tenant, { kind: 'changes', changes, policy: 'sync', revertOf: journalId }, actor, (tx, p) =>
+    auditAdminAction(tx, zone, actor, 'plan-revert', `plan ${p.id} reverts apply ${journalId} of tenant "${tenant.name}" (asked for by ${actor.name}): ${changes.create.length + changes.updateNew.length + changes.delete.length} record set(s) put back, ${conflicts.length} conflict(s)`, {
+      planId: p.id,
+      reverts: journalId,
+      tenant: tenant.name,
+      conflicts: conflicts.map((c) => ({ dnsName: c.dnsName, recordType: c.recordType, journalId: c.journalId })),
+    }),
+  );
   ctx.log.info({ zone, reverts: journalId, plan: stored.id, tenant: tenant.name, by: actor.name, conflicts: conflicts.length }, 'revert planned');
   return { reverts: journalId, plan: stored, conflicts };
 }
@@ -102,10 +113,37 @@ function nameKey(n: { subDomain: string; fieldType: string }): string {
   return `${n.subDomain.toLowerCase()} ${n.fieldType}`;
 }
 
-/** The record set (name, type) of `rows` as an endpoint, or undefined when it has no record. */
-function setOf(zone: string, rows: readonly store.RecordRow[], n: { subDomain: string; fieldType: string }): Endpoint | undefined {
-  const mine = rows.filter((r) => nameKey(r) === nameKey(n)).map((r) => ({ ...r, zone }));
-  return recordsToEndpoints(mine, zone).endpoints[0];
+/** A record's target in the canonical form ownership rows keep. */
+function targetOf(zone: string, r: store.RecordRow): string | undefined {
+  return recordsToEndpoints([{ ...r, zone }], zone).endpoints[0]?.targets[0];
+}
+
+/**
+ * For a shared set: the targets that are not the tenant's (other tenants', or nobody's) — the same
+ * before the apply and now, since an apply changes its own slice only; undefined: not a shared set.
+ */
+function sharedSlice(zone: string, n: { subDomain: string; fieldType: string }, now: readonly store.RecordRow[], owners: readonly store.OwnershipRow[], tenantId: string): { foreign: Set<string> } | undefined {
+  const dnsName = absoluteName(n.subDomain, zone).toLowerCase();
+  const rows = owners.filter((o) => o.shared && o.dnsName === dnsName && o.recordType === n.fieldType.toUpperCase());
+  if (rows.length === 0) return undefined;
+  const mine = new Set(rows.filter((o) => o.tenantId === tenantId).map((o) => o.target));
+  const foreign = new Set<string>();
+  for (const r of now) {
+    if (nameKey(r) !== nameKey(n)) continue;
+    const t = targetOf(zone, r);
+    if (t !== undefined && !mine.has(t)) foreign.add(t);
+  }
+  return { foreign };
+}
+
+/**
+ * The record set (name, type) of `rows` as an endpoint, or undefined when it has no record; of a shared
+ * set (`slice`), the tenant's targets only, labelled shared, with their own TTL.
+ */
+function setOf(zone: string, rows: readonly store.RecordRow[], n: { subDomain: string; fieldType: string }, slice?: { foreign: Set<string> }): Endpoint | undefined {
+  const mine = rows.filter((r) => nameKey(r) === nameKey(n) && (!slice || !slice.foreign.has(targetOf(zone, r) ?? ''))).map((r) => ({ ...r, zone }));
+  const e = recordsToEndpoints(mine, zone).endpoints[0];
+  return e && slice ? { ...e, labels: { ...e.labels, [SHARED_LABEL]: 'true' } } : e;
 }
 
 function sameSet(a: Endpoint, b: Endpoint): boolean {
@@ -113,5 +151,6 @@ function sameSet(a: Endpoint, b: Endpoint): boolean {
 }
 
 function raw(e: Endpoint): RawEndpoint {
-  return { dnsName: e.dnsName, recordType: e.recordType, targets: [...e.targets], ttl: e.ttl };
+  const shared = e.labels?.[SHARED_LABEL] === 'true' ? { labels: { [SHARED_LABEL]: 'true' } } : {};
+  return { dnsName: e.dnsName, recordType: e.recordType, targets: [...e.targets], ttl: e.ttl, ...shared };
 }

@@ -1,6 +1,6 @@
 /**
  * Rotating the key that seals secrets at rest (`dnsplane secrets reseal`; docs/operations.md): every
- * stored secret not sealed with the box's sealing key (the first of DNSPLANE_SECRETS_KEYS) is opened
+ * stored secret (a key's current one, and one a rotation with a grace replaced) not sealed with the box's sealing key (the first of DNSPLANE_SECRETS_KEYS) is opened
  * with the key it names and sealed again under the sealing key, row by row, online. A row is written
  * only if it still holds what was read (a rotation or delete in between wins, and its new secret is
  * already under the sealing key), so no secret is lost and none is written twice. The plaintext lives
@@ -31,7 +31,7 @@ export async function resealSecrets(pool: store.Queryable, box: SecretBox): Prom
   const result: ResealResult = { resealed: 0, changedMeanwhile: 0, keyId: box.keyIdHex, from: {} };
   const skipped = new Set<string>();
   for (;;) {
-    const entries = (await store.listSealedNotUnder(pool, box.keyId, BATCH + skipped.size)).filter((e) => !skipped.has(`${e.table}:${e.id}`));
+    const entries = (await store.listSealedNotUnder(pool, box.keyId, BATCH + skipped.size)).filter((e) => !skipped.has(`${e.table}:${e.slot}:${e.id}`));
     if (entries.length === 0) return result;
     for (const entry of entries) {
       const context = entry.table === 'tsig_keys' ? secretContext(entry.label) : ovhSecretContext(entry.label);
@@ -43,7 +43,7 @@ export async function resealSecrets(pool: store.Queryable, box: SecretBox): Prom
           result.from[from] = (result.from[from] ?? 0) + 1;
         } else {
           result.changedMeanwhile++;
-          skipped.add(`${entry.table}:${entry.id}`);
+          skipped.add(`${entry.table}:${entry.slot}:${entry.id}`);
         }
       } finally {
         secret.fill(0);

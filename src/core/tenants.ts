@@ -118,8 +118,15 @@ export async function createTenantInManagedZones(pool: pg.Pool, input: NewTenant
   });
 }
 
-/** The longest grace a rotation may give the old token. */
+/** The longest grace a rotation may give the old token (or the old secret of a TSIG or OVH key). */
 export const MAX_TOKEN_GRACE_MS = 7 * 24 * 3600 * 1000;
+
+/** InvalidInputError naming `field` unless 0 <= graceMs <= MAX_TOKEN_GRACE_MS; `old`: what stops ("token", "secret"). */
+export function checkGrace(graceMs: number, field: string, old: string): void {
+  if (!Number.isFinite(graceMs) || graceMs < 0 || graceMs > MAX_TOKEN_GRACE_MS) {
+    throw new InvalidInputError(field, `must be between 0 (the old ${old} stops at once) and 7 days, got ${Number.isFinite(graceMs) ? `${Math.round(graceMs / 1000)} s` : String(graceMs)}`);
+  }
+}
 
 /**
  * A new token for the tenant. The old one stops working at once, or after `graceMs` (at most
@@ -128,9 +135,7 @@ export const MAX_TOKEN_GRACE_MS = 7 * 24 * 3600 * 1000;
  * ends. NotFound when no such tenant.
  */
 export async function rotateTenantToken(q: Queryable, name: string, graceMs = 0, field = 'grace'): Promise<{ tenant: Tenant; token: string }> {
-  if (!Number.isFinite(graceMs) || graceMs < 0 || graceMs > MAX_TOKEN_GRACE_MS) {
-    throw new InvalidInputError(field, `must be between 0 (the old token stops at once) and 7 days, got ${Number.isFinite(graceMs) ? `${Math.round(graceMs / 1000)} s` : String(graceMs)}`);
-  }
+  checkGrace(graceMs, field, 'token');
   const t = await store.getTenantByName(q, name);
   if (!t) throw new NotFoundError('tenant', name, `tenant "${name}" does not exist`);
   const token = newToken();

@@ -9,10 +9,10 @@ import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import * as store from '../store/index.js';
 import { auditAdminAction } from './audit.js';
-import { actedBy, sealingBox, tenantNamed } from './credential-admin.js';
+import { actedBy, oldStops, sealingBox, tenantNamed } from './credential-admin.js';
 import { InvalidInputError, NotFoundError } from './errors.js';
 import { checkSealedSecrets, type SecretBox } from './secrets.js';
-import type { Tenant } from './tenants.js';
+import { checkGrace, type Tenant } from './tenants.js';
 import {
   TSIG_SECRET_BYTES,
   isTsigAlgorithm,
@@ -32,6 +32,8 @@ export interface TsigKeyView {
   createdAt: Date;
   rotatedAt: Date | null;
   lastUsedAt: Date | null;
+  /** A rotation with a grace: the old secret still works until then; null: none (or it ended). */
+  oldSecretValidUntil: Date | null;
 }
 
 /** A key just made or rotated, with its secret: to be shown once, never logged. */
@@ -67,6 +69,7 @@ function view(r: store.TsigKeyRow): TsigKeyView {
     createdAt: r.createdAt,
     rotatedAt: r.rotatedAt,
     lastUsedAt: r.lastUsedAt,
+    oldSecretValidUntil: r.previousValidUntil && r.previousValidUntil.getTime() > Date.now() ? r.previousValidUntil : null,
   };
 }
 
@@ -114,9 +117,14 @@ export async function listTsigKeys(q: store.Queryable, tenant: string): Promise<
   return (await store.listTsigKeys(q, tenantId === undefined ? {} : { tenantId })).map(view);
 }
 
-/** A new secret for the key (same name, algorithm, scope); the old one stops working at once. */
-export async function rotateTsigKey(admin: KeyAdmin, rawName: string): Promise<IssuedTsigKey> {
+/**
+ * A new secret for the key (same name, algorithm, scope); the old one stops working at once, or after
+ * `graceMs` (at most 7 days; a grace still running from an earlier rotation ends). `graceField`: what
+ * a bad grace's error names.
+ */
+export async function rotateTsigKey(admin: KeyAdmin, rawName: string, graceMs = 0, graceField = 'graceSeconds'): Promise<IssuedTsigKey> {
   const name = normalizeTsigKeyName(rawName, 'name');
+  checkGrace(graceMs, graceField, 'secret');
   const box = sealingBox(admin.secrets, 'TSIG secrets');
   return store.withTransaction(admin.pool, async (tx) => {
     const current = await store.getTsigKey(tx, name);
@@ -124,8 +132,9 @@ export async function rotateTsigKey(admin: KeyAdmin, rawName: string): Promise<I
     await checkSealedSecrets(tx, box);
     const algorithm = isTsigAlgorithm(current.algorithm) ? current.algorithm : DEFAULT_TSIG_ALGORITHM;
     const secret = newSecret(algorithm);
-    const key = view(await store.rotateTsigKey(tx, name, box.seal(secret, secretContext(name))));
-    await auditAdminAction(tx, null, admin.actor, 'rotate-tsig-key', `${describe(key)} rotated ${actedBy(admin.actor)}: the old secret no longer works`, { key: key.name, tenant: key.tenant });
+    const key = view(await store.rotateTsigKey(tx, name, box.seal(secret, secretContext(name)), graceMs));
+    const until = key.oldSecretValidUntil?.toISOString();
+    await auditAdminAction(tx, null, admin.actor, 'rotate-tsig-key', `${describe(key)} rotated ${actedBy(admin.actor)}: ${oldStops('secret', until)}`, { key: key.name, tenant: key.tenant, ...(until ? { oldSecretValidUntil: until } : {}) });
     const tenant = await store.getTenantById(tx, current.tenantId);
     return { key, secret, tenant: tenant! };
   });

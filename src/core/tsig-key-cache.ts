@@ -16,6 +16,11 @@ export interface TsigKey {
   name: string;
   algorithm: TsigAlgorithm;
   secret: Buffer;
+  /**
+   * The secret a rotation with a grace replaced, still accepted until `previousValidUntil` (judged with
+   * the context's clock when a message is verified, core/tsig-keys.ts previousSecretOf).
+   */
+  previous?: { secret: Buffer; validUntil: Date };
   /** The key's tenant as it was when the key was read (kept exact by the cache's invalidation). */
   tenant: Tenant;
   /** The key may only add and delete TXT records named _acme-challenge.* inside its tenant's zones. */

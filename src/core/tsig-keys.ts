@@ -13,7 +13,7 @@
  * process (the latest use of the minute is written at its end), never once per request.
  */
 import * as store from '../store/index.js';
-import type { CoreContext } from './context.js';
+import { nowMs, type CoreContext } from './context.js';
 import { SECRETS_KEY_SETTING, SecretsKeyError } from './secrets.js';
 import { InvalidInputError } from './errors.js';
 import { LastUsed } from './last-used.js';
@@ -32,6 +32,17 @@ export interface TsigKeyring {
   find(name: string): Promise<TsigKey | undefined>;
   /** A message authenticated with this key: recorded as its "last used", coalesced (at most once a minute). */
   noteUsed(key: TsigKey): void;
+}
+
+/**
+ * The key as signed with the secret its last rotation replaced, while that rotation's grace runs (by
+ * the context's clock); undefined: no grace, or it ended. The DNS door tries it when the current
+ * secret's MAC does not match, and signs the answer with the secret that matched.
+ */
+export function replacedKeyOf(ctx: Pick<CoreContext, 'clock'>, key: TsigKey): TsigKey | undefined {
+  if (!key.previous || nowMs(ctx) >= key.previous.validUntil.getTime()) return undefined;
+  const { previous: _, ...rest } = key;
+  return { ...rest, secret: key.previous.secret };
 }
 
 /** Every algorithm dnsplane accepts, in the order RFC 8945 lists them. */
@@ -113,7 +124,8 @@ export function createTsigKeyring(ctx: CoreContext, opts: KeyringOptions = {}): 
       throw new SecretsKeyError(`TSIG key "${name}": ${SECRETS_KEY_SETTING} is not set on this server, so its secret cannot be opened; set it to the key the secrets were sealed with`);
     }
     const secret = ctx.secrets.open(row.sealed, secretContext(row.name));
-    return { id: row.id, name: row.name, algorithm: row.algorithm, secret, tenant: row.tenant, acmeOnly: row.acmeOnly };
+    const previous = row.previousSealed && row.previousValidUntil ? { secret: ctx.secrets.open(row.previousSealed, secretContext(row.name)), validUntil: row.previousValidUntil } : undefined;
+    return { id: row.id, name: row.name, algorithm: row.algorithm, secret, ...(previous ? { previous } : {}), tenant: row.tenant, acmeOnly: row.acmeOnly };
   };
 
   return {

@@ -2,7 +2,8 @@
  * A zone as a file (`dnsplane zone export`, AdminService.ExportZone, the console's download): every
  * record of the cache at one generation — the records of every tenant, of nobody, and of the types
  * dnsplane does not manage —, as OVH stores them, written as an RFC 1035 zone file
- * (ovh/zonefile.ts). From one snapshot of the cache: 0 OVH calls (a zone never synced is read once,
+ * (ovh/zonefile.ts). From the read cache's base of the current generation (core/read-cache.ts, shared
+ * with Records and the DNS door), or one snapshot of the cache: 0 OVH calls (a zone never synced is read once,
  * as every first reader reads it). The SOA is the one the DNS door serves (core/dns-zone.ts: serial
  * = the generation). With `owners`, each record carries its owner as a comment: `; owner team1`,
  * `; owner team1 (shared)` for a target of a shared set, `; no owner`.
@@ -16,7 +17,7 @@ import type { OvhRecord } from '../ovh/types.js';
 import * as store from '../store/index.js';
 import type { CoreContext } from './context.js';
 import { SOA_TIMERS, soaSerial } from './dns-zone.js';
-import { readZoneBase } from './read-cache.js';
+import { readCacheOf, readZoneBase, type ZoneBase } from './read-cache.js';
 import { Slicer } from './slices.js';
 import { ensureSynced } from './zones.js';
 import { readIntent } from './apply/undo.js';
@@ -42,15 +43,33 @@ export interface ExportOptions {
   at?: { generation: bigint } | { time: Date };
 }
 
+/**
+ * The zone now: the read cache's base at its current generation (kept, or built once for every reader
+ * at once, as Records and the DNS door take it), else one snapshot read.
+ */
+async function currentBase(ctx: CoreContext, zone: string, slicer: Slicer): Promise<ZoneBase> {
+  const cache = readCacheOf(ctx);
+  // baseAt answers undefined when the zone moved past the generation just read: read it again.
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const state = (await cache.zoneStates.get()).get(zone);
+    if (!state || state.state !== 'synced') break;
+    const base = await cache.baseAt(zone, state.generation);
+    if (base) return base;
+  }
+  return store.withSnapshot(ctx.pool, (q) => readZoneBase(q, zone, slicer));
+}
+
 export async function exportZone(ctx: CoreContext, zone: string, options: ExportOptions = {}): Promise<ZoneExport> {
   await ensureSynced(ctx, zone);
   const slicer = new Slicer();
-  const { base, records, history } = await store.withSnapshot(ctx.pool, async (q) => {
-    const b = await readZoneBase(q, zone, slicer);
-    if (!options.at) return { base: b, records: b.records, history: undefined };
-    const past = await recordsAt(q, zone, b.records, options.at);
-    return { base: b, records: past.records, history: past };
-  });
+  // The zone as it was needs the records and the journal in one snapshot; the zone now, the cache's base.
+  const { base, records, history } = options.at
+    ? await store.withSnapshot(ctx.pool, async (q) => {
+        const b = await readZoneBase(q, zone, slicer);
+        const past = await recordsAt(q, zone, b.records, options.at!);
+        return { base: b, records: past.records, history: past };
+      })
+    : await currentBase(ctx, zone, slicer).then((b) => ({ base: b, records: b.records, history: undefined }));
   if (history && options.owners) throw new InvalidInputError('include_owners', 'owners are known for the zone as it is now only; leave it out with a past generation or time');
   const ownerOf = options.owners ? ownerComments(base.ownership) : undefined;
   const entries = await slicer.map(

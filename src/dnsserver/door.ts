@@ -36,7 +36,7 @@ import {
 } from '../dns/wire/index.js';
 import { messageOf } from '../error-message.js';
 import { answerTo, replyBytes, type Exchange } from './exchange.js';
-import type { TsigKeyring } from '../core/tsig-keys.js';
+import { replacedKeyOf, type TsigKeyring } from '../core/tsig-keys.js';
 import type { Notices, SourceLimiter } from './limits.js';
 import type { DnsMetrics } from './metrics.js';
 import { answerQuery } from './query.js';
@@ -157,9 +157,13 @@ export function dnsDoor(parts: DoorParts): (bytes: Buffer, arrival: Arrival) => 
       };
       if (!key) return failed(TSIG_ERROR.BADKEY, 'no such key');
       if (algorithmOf(t.algorithm) !== key.algorithm) return failed(TSIG_ERROR.BADKEY, `the key is ${key.algorithm}, the message says ${t.algorithm}`);
-      const verdict = verifyTsig(ex.bytes, tsig, key, now());
+      const current = verifyTsig(ex.bytes, tsig, key, now());
+      // A rotation with a grace: the replaced secret still signs, and the answer is signed with it.
+      const replaced = !current.ok && !current.formerr && current.error === TSIG_ERROR.BADSIG ? replacedKeyOf(ctx, key) : undefined;
+      const retried = replaced ? verifyTsig(ex.bytes, tsig, replaced, now()) : undefined;
+      const [verdict, signer] = retried && (retried.ok || retried.error !== TSIG_ERROR.BADSIG) ? [retried, replaced!] : [current, key];
       if (verdict.ok) {
-        ex.key = key;
+        ex.key = signer;
         ex.requestMac = verdict.mac;
         keyring.noteUsed(key);
         noteSeen(ctx, key.tenant);
@@ -175,7 +179,7 @@ export function dnsDoor(parts: DoorParts): (bytes: Buffer, arrival: Arrival) => 
       // request's time signed and the server's time in other data (§5.2.3).
       metrics?.tsigError('BADTIME');
       log.info({ key: key.name, tenant: key.tenant.name, source: ex.source, why: verdict.why }, 'dns: TSIG BADTIME (clocks apart)');
-      const signed = { ...ex, key, requestMac: t.mac };
+      const signed = { ...ex, key: signer, requestMac: t.mac };
       await send(replyBytes(signed, answerTo(ex, RCODE.NOTAUTH), { error: TSIG_ERROR.BADTIME, otherData: timeOtherData(now()), timeSigned: t.timeSigned }));
       return false;
     }

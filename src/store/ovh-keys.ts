@@ -8,7 +8,7 @@
 import { AlreadyExistsError, NotFoundError } from './errors.js';
 import { PG_FOREIGN_KEY_VIOLATION, PG_UNIQUE_VIOLATION, assertIdString, errorCode, noteUsedAt, type Queryable } from './internal.js';
 import { TENANT_CHANNEL } from './notify.js';
-import { SEALED_COLUMNS, sealedParams, toSealed, type SealedRow, type SealedSecret } from './sealed.js';
+import { PREVIOUS_SEALED_COLUMNS, SEALED_COLUMNS, rotateSealedSet, sealedParams, toPreviousSealed, toSealed, type PreviousSealedRow, type SealedRow, type SealedSecret } from './sealed.js';
 import { tenantColumns, toTenant, type Tenant, type TenantRow } from './tenants.js';
 
 /** An OVH key as listings show it: never its secret, never its consumer key. */
@@ -21,11 +21,18 @@ export interface OvhKeyRow {
   rotatedAt: Date | null;
   lastUsedAt: Date | null;
   expiresAt: Date | null;
+  /** A rotation with a grace: the replaced consumer key and secret are still accepted until then (migrations/0021); null: none. */
+  previousValidUntil: Date | null;
 }
 
-/** A key with its sealed secret and its tenant as they are now, for authentication. */
+/**
+ * A key with its sealed secret and its tenant as they are now, for authentication. `replaced`: the
+ * consumer key asked for is the one a rotation with a grace replaced, `sealed` is the replaced secret,
+ * accepted until `previousValidUntil` (the caller judges the time).
+ */
 export interface OvhKeyForAuth extends OvhKeyRow {
   sealed: SealedSecret;
+  replaced: boolean;
   tenant: Tenant;
 }
 
@@ -38,13 +45,15 @@ interface Row {
   ovh_key_rotated_at: Date | null;
   ovh_key_last_used_at: Date | null;
   ovh_key_expires_at: Date | null;
+  ovh_key_previous_valid_until: Date | null;
 }
 
 /** The key's columns (prefixed, so that a join with tenants reads both); `k`: the table's alias. */
 const KEY_COLUMNS = `k.id::text AS ovh_key_id, k.tenant_id::text AS ovh_key_tenant_id,
   (SELECT t2.name FROM tenants t2 WHERE t2.id = k.tenant_id) AS ovh_key_tenant_name,
   k.application_key AS ovh_key_application_key, k.created_at AS ovh_key_created_at,
-  k.rotated_at AS ovh_key_rotated_at, k.last_used_at AS ovh_key_last_used_at, k.expires_at AS ovh_key_expires_at`;
+  k.rotated_at AS ovh_key_rotated_at, k.last_used_at AS ovh_key_last_used_at, k.expires_at AS ovh_key_expires_at,
+  k.previous_valid_until AS ovh_key_previous_valid_until`;
 
 /** With the change's notification, delivered at commit. */
 const CHANGED = `${KEY_COLUMNS}, pg_notify('${TENANT_CHANNEL}', (SELECT t3.name FROM tenants t3 WHERE t3.id = k.tenant_id))::text AS notified`;
@@ -59,6 +68,7 @@ function toRow(r: Row): OvhKeyRow {
     rotatedAt: r.ovh_key_rotated_at,
     lastUsedAt: r.ovh_key_last_used_at,
     expiresAt: r.ovh_key_expires_at,
+    previousValidUntil: r.ovh_key_previous_valid_until,
   };
 }
 
@@ -90,14 +100,19 @@ export async function createOvhKey(q: Queryable, k: NewOvhKey): Promise<OvhKeyRo
 
 /** The key whose consumer key has this sha-256, with its sealed secret and its tenant (disabled or not: the caller decides). */
 export async function findOvhKeyForAuth(q: Queryable, consumerKeySha256: Buffer): Promise<OvhKeyForAuth | undefined> {
-  const { rows } = await q.query<Row & SealedRow & TenantRow>(
-    `SELECT ${KEY_COLUMNS}, ${SEALED_COLUMNS}, ${tenantColumns('t')}
+  const { rows } = await q.query<Row & SealedRow & PreviousSealedRow & TenantRow & { replaced: boolean }>(
+    `SELECT ${KEY_COLUMNS}, ${SEALED_COLUMNS}, ${PREVIOUS_SEALED_COLUMNS.split(', ').map((c) => `k.${c}`).join(', ')}, ${tenantColumns('t')},
+            k.consumer_key_sha256 <> $1 AS replaced
        FROM ovh_keys k JOIN tenants t ON t.id = k.tenant_id
-      WHERE k.consumer_key_sha256 = $1`,
+      WHERE k.consumer_key_sha256 = $1 OR k.previous_consumer_key_sha256 = $1
+      ORDER BY replaced LIMIT 1`,
     [consumerKeySha256],
   );
   const r = rows[0];
-  return r ? { ...toRow(r), sealed: toSealed(r), tenant: toTenant(r) } : undefined;
+  if (!r) return undefined;
+  const previous = r.replaced ? toPreviousSealed(r) : undefined;
+  if (r.replaced && !previous) return undefined;
+  return { ...toRow(r), sealed: previous?.sealed ?? toSealed(r), replaced: r.replaced, tenant: toTenant(r) };
 }
 
 export async function getOvhKey(q: Queryable, applicationKey: string): Promise<OvhKeyRow | undefined> {
@@ -117,13 +132,18 @@ export async function listOvhKeys(q: Queryable, opts: { tenantId?: string } = {}
   return rows.map(toRow);
 }
 
-/** A new sealed secret and consumer key for the key (same application key). NotFoundError when no such key. */
-export async function rotateOvhKey(q: Queryable, applicationKey: string, consumerKeySha256: Buffer, sealed: SealedSecret): Promise<OvhKeyRow> {
+/**
+ * A new sealed secret and consumer key for the key (same application key); with `graceMs` > 0 the
+ * replaced consumer key and secret stay accepted that long (a grace from an earlier rotation ends).
+ * NotFoundError when no such key.
+ */
+export async function rotateOvhKey(q: Queryable, applicationKey: string, consumerKeySha256: Buffer, sealed: SealedSecret, graceMs = 0): Promise<OvhKeyRow> {
   const { rows } = await q.query<Row>(
-    `UPDATE ovh_keys AS k SET consumer_key_sha256 = $2, (${SEALED_COLUMNS}) = ($3, $4, $5, $6), rotated_at = now()
+    `UPDATE ovh_keys AS k SET previous_consumer_key_sha256 = CASE WHEN $7::bigint > 0 THEN consumer_key_sha256 END,
+            ${rotateSealedSet(3)}, consumer_key_sha256 = $2, rotated_at = now()
       WHERE k.application_key = $1
       RETURNING ${CHANGED}`,
-    [applicationKey, consumerKeySha256, ...sealedParams(sealed)],
+    [applicationKey, consumerKeySha256, ...sealedParams(sealed), Math.round(graceMs)],
   );
   if (!rows[0]) throw new NotFoundError('OVH key', applicationKey);
   return toRow(rows[0]);

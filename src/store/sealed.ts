@@ -31,6 +31,40 @@ export function toSealed(r: SealedRow): SealedSecret {
   return { keyId: r.secret_key_id, iv: r.secret_iv, tag: r.secret_tag, ciphertext: r.secret_ciphertext };
 }
 
+/**
+ * The secret a rotation with a grace replaced (migrations/0021), kept sealed beside the current one in
+ * the same four columns prefixed `previous_`, until `previous_valid_until`.
+ */
+export interface PreviousSealedRow {
+  previous_secret_key_id: Buffer | null;
+  previous_secret_iv: Buffer | null;
+  previous_secret_tag: Buffer | null;
+  previous_secret_ciphertext: Buffer | null;
+  previous_valid_until: Date | null;
+}
+
+export const PREVIOUS_SEALED_COLUMNS = 'previous_secret_key_id, previous_secret_iv, previous_secret_tag, previous_secret_ciphertext, previous_valid_until';
+
+/** The replaced secret and until when it is accepted; undefined: none (the constraint keeps them whole). */
+export function toPreviousSealed(r: PreviousSealedRow): { sealed: SealedSecret; validUntil: Date } | undefined {
+  if (!r.previous_valid_until || !r.previous_secret_key_id || !r.previous_secret_iv || !r.previous_secret_tag || !r.previous_secret_ciphertext) return undefined;
+  return { sealed: { keyId: r.previous_secret_key_id, iv: r.previous_secret_iv, tag: r.previous_secret_tag, ciphertext: r.previous_secret_ciphertext }, validUntil: r.previous_valid_until };
+}
+
+/**
+ * The SET clause of a rotation (parameters from `$first`: the new secret's four columns, then the
+ * grace in ms): with a grace > 0 the current secret moves to the `previous_` columns until now() + the
+ * grace; without, they are cleared. A grace running from an earlier rotation ends either way.
+ */
+export function rotateSealedSet(first: number): string {
+  const p = (i: number) => `$${first + i}`;
+  const grace = `${p(4)}::bigint`;
+  const keep = (col: string) => `previous_${col} = CASE WHEN ${grace} > 0 THEN ${col} END`;
+  return `${SEALED_COLUMNS.split(', ').map(keep).join(', ')},
+          previous_valid_until = CASE WHEN ${grace} > 0 THEN now() + ${grace} * interval '1 millisecond' END,
+          (${SEALED_COLUMNS}) = (${p(0)}, ${p(1)}, ${p(2)}, ${p(3)})`;
+}
+
 /** The parameters of a sealed secret, in the order of SEALED_COLUMNS. */
 export function sealedParams(s: SealedSecret): Buffer[] {
   return [s.keyId, s.iv, s.tag, s.ciphertext];
@@ -48,9 +82,24 @@ const SEALED_TABLES: ReadonlyArray<{ table: SealedTable; what: string; label: st
   { table: 'ovh_keys', what: 'OVH application secret', label: 'application_key' },
 ];
 
+/** Each table's current secrets, and the ones a rotation with a grace replaced (the `previous_` columns, set or not). */
+const SEALED_SLOTS = SEALED_TABLES.flatMap((t) => [
+  { ...t, prefix: '' as SealedSlot },
+  { ...t, what: `${t.what} (replaced, in its grace)`, prefix: 'previous_' as SealedSlot },
+]);
+
+/** Which of a row's sealed secrets: the current one, or the one a rotation with a grace replaced. */
+export type SealedSlot = '' | 'previous_';
+
+function slotColumns(prefix: SealedSlot, alias = ''): string[] {
+  return SEALED_COLUMNS.split(', ').map((c) => `${alias}${prefix}${c}`);
+}
+
 /** A stored secret, for a reseal: its table, row, what its context is made of, and the secret as sealed. */
 export interface SealedEntry {
   table: SealedTable;
+  /** The current secret (''), or the replaced one still in its grace ('previous_'). */
+  slot: SealedSlot;
   id: string;
   /** The TSIG key's name, or the OVH key's application key. */
   label: string;
@@ -61,15 +110,16 @@ export interface SealedEntry {
 /** The stored secrets sealed with any key but `keyId`, at most `limit`, oldest rows first. */
 export async function listSealedNotUnder(q: Queryable, keyId: Buffer, limit: number): Promise<SealedEntry[]> {
   const out: SealedEntry[] = [];
-  for (const { table, label } of SEALED_TABLES) {
+  for (const { table, label, prefix } of SEALED_SLOTS) {
     if (out.length >= limit) break;
+    const cols = slotColumns(prefix, 's.');
     const { rows } = await q.query<SealedRow & { id: string; label: string; tenant: string }>(
-      `SELECT s.id::text AS id, s.${label} AS label, t.name AS tenant, ${SEALED_COLUMNS.split(', ').map((c) => `s.${c}`).join(', ')}
+      `SELECT s.id::text AS id, s.${label} AS label, t.name AS tenant, ${cols.map((c, i) => `${c} AS ${SEALED_COLUMNS.split(', ')[i]}`).join(', ')}
          FROM ${table} s JOIN tenants t ON t.id = s.tenant_id
-        WHERE s.secret_key_id <> $1 ORDER BY s.id LIMIT $2`,
+        WHERE ${cols[0]} <> $1 ORDER BY s.id LIMIT $2`,
       [keyId, limit - out.length],
     );
-    for (const r of rows) out.push({ table, id: r.id, label: r.label, tenant: r.tenant, sealed: toSealed(r) });
+    for (const r of rows) out.push({ table, slot: prefix, id: r.id, label: r.label, tenant: r.tenant, sealed: toSealed(r) });
   }
   return out;
 }
@@ -78,10 +128,11 @@ export async function listSealedNotUnder(q: Queryable, keyId: Buffer, limit: num
  * Replaces a row's sealed secret with `after` only if it still holds `before` (a rotation or a delete
  * in between wins: false, nothing written). Whether the row was written.
  */
-export async function replaceSealed(q: Queryable, entry: Pick<SealedEntry, 'table' | 'id'>, before: SealedSecret, after: SealedSecret): Promise<boolean> {
+export async function replaceSealed(q: Queryable, entry: Pick<SealedEntry, 'table' | 'id' | 'slot'>, before: SealedSecret, after: SealedSecret): Promise<boolean> {
+  const [keyCol, ivCol, tagCol, textCol] = slotColumns(entry.slot);
   const res = await q.query(
-    `UPDATE ${entry.table} SET secret_key_id = $2, secret_iv = $3, secret_tag = $4, secret_ciphertext = $5
-      WHERE id = $1 AND secret_key_id = $6 AND secret_iv = $7 AND secret_ciphertext = $8`,
+    `UPDATE ${entry.table} SET ${keyCol} = $2, ${ivCol} = $3, ${tagCol} = $4, ${textCol} = $5
+      WHERE id = $1 AND ${keyCol} = $6 AND ${ivCol} = $7 AND ${textCol} = $8`,
     [entry.id, ...sealedParams(after), before.keyId, before.iv, before.ciphertext],
   );
   return (res.rowCount ?? 0) === 1;
@@ -100,11 +151,13 @@ export interface SealedUse {
 /** How many stored secrets each encryption key sealed, per table; empty when none is stored. */
 export async function sealedKeyIds(q: Queryable): Promise<SealedUse[]> {
   const out: SealedUse[] = [];
-  for (const { table, what } of SEALED_TABLES) {
+  for (const { table, what, prefix } of SEALED_SLOTS) {
+    const keyCol = `s.${prefix}secret_key_id`;
     const { rows } = await q.query<{ key_id: string; count: string; tenants: string[] }>(
-      `SELECT encode(s.secret_key_id, 'hex') AS key_id, count(*)::text AS count, array_agg(DISTINCT t.name ORDER BY t.name) AS tenants
+      `SELECT encode(${keyCol}, 'hex') AS key_id, count(*)::text AS count, array_agg(DISTINCT t.name ORDER BY t.name) AS tenants
          FROM ${table} s JOIN tenants t ON t.id = s.tenant_id
-        GROUP BY s.secret_key_id ORDER BY count(*) DESC`,
+        WHERE ${keyCol} IS NOT NULL
+        GROUP BY ${keyCol} ORDER BY count(*) DESC`,
     );
     for (const r of rows) out.push({ what, keyId: r.key_id, count: Number(r.count), tenants: r.tenants });
   }

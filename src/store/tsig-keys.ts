@@ -7,7 +7,7 @@
 import { AlreadyExistsError, NotFoundError } from './errors.js';
 import { PG_FOREIGN_KEY_VIOLATION, PG_UNIQUE_VIOLATION, assertIdString, errorCode, noteUsedAt, type Queryable } from './internal.js';
 import { TENANT_CHANNEL } from './notify.js';
-import { SEALED_COLUMNS, sealedParams, toSealed, type SealedRow, type SealedSecret } from './sealed.js';
+import { PREVIOUS_SEALED_COLUMNS, SEALED_COLUMNS, rotateSealedSet, sealedParams, toPreviousSealed, toSealed, type PreviousSealedRow, type SealedRow, type SealedSecret } from './sealed.js';
 import { tenantColumns, toTenant, type Tenant, type TenantRow } from './tenants.js';
 
 /** A TSIG key as listings show it: never its secret. */
@@ -23,11 +23,15 @@ export interface TsigKeyRow {
   createdAt: Date;
   rotatedAt: Date | null;
   lastUsedAt: Date | null;
+  /** A rotation with a grace: the replaced secret is still accepted until then (migrations/0021); null: none. */
+  previousValidUntil: Date | null;
 }
 
 /** A key with its sealed secret and its tenant as they are now, for authentication. */
 export interface TsigKeyForAuth extends TsigKeyRow {
   sealed: SealedSecret;
+  /** The secret a rotation with a grace replaced, accepted until `previousValidUntil` (the caller judges the time). */
+  previousSealed?: SealedSecret;
   tenant: Tenant;
 }
 
@@ -41,13 +45,15 @@ interface Row {
   key_created_at: Date;
   key_rotated_at: Date | null;
   key_last_used_at: Date | null;
+  key_previous_valid_until: Date | null;
 }
 
 /** The key's columns (prefixed, so that a join with tenants reads both); `k`: the table's alias. */
 const KEY_COLUMNS = `k.id::text AS key_row_id, k.tenant_id::text AS key_tenant_id,
   (SELECT t2.name FROM tenants t2 WHERE t2.id = k.tenant_id) AS key_tenant_name,
   k.name AS key_name, k.algorithm AS key_algorithm, k.acme_only AS key_acme_only,
-  k.created_at AS key_created_at, k.rotated_at AS key_rotated_at, k.last_used_at AS key_last_used_at`;
+  k.created_at AS key_created_at, k.rotated_at AS key_rotated_at, k.last_used_at AS key_last_used_at,
+  k.previous_valid_until AS key_previous_valid_until`;
 
 /** With the change's notification, delivered at commit. */
 const CHANGED = `${KEY_COLUMNS}, pg_notify('${TENANT_CHANNEL}', (SELECT t3.name FROM tenants t3 WHERE t3.id = k.tenant_id))::text AS notified`;
@@ -63,6 +69,7 @@ function toRow(r: Row): TsigKeyRow {
     createdAt: r.key_created_at,
     rotatedAt: r.key_rotated_at,
     lastUsedAt: r.key_last_used_at,
+    previousValidUntil: r.key_previous_valid_until,
   };
 }
 
@@ -94,14 +101,16 @@ export async function createTsigKey(q: Queryable, k: NewTsigKey): Promise<TsigKe
 
 /** The key named so, with its sealed secret and its tenant (disabled or not: the caller decides). */
 export async function findTsigKeyForAuth(q: Queryable, name: string): Promise<TsigKeyForAuth | undefined> {
-  const { rows } = await q.query<Row & SealedRow & TenantRow>(
-    `SELECT ${KEY_COLUMNS}, ${SEALED_COLUMNS}, ${tenantColumns('t')}
+  const { rows } = await q.query<Row & SealedRow & PreviousSealedRow & TenantRow>(
+    `SELECT ${KEY_COLUMNS}, ${SEALED_COLUMNS}, ${PREVIOUS_SEALED_COLUMNS.split(', ').map((c) => `k.${c}`).join(', ')}, ${tenantColumns('t')}
        FROM tsig_keys k JOIN tenants t ON t.id = k.tenant_id
       WHERE k.name = $1`,
     [name],
   );
   const r = rows[0];
-  return r ? { ...toRow(r), sealed: toSealed(r), tenant: toTenant(r) } : undefined;
+  if (!r) return undefined;
+  const previous = toPreviousSealed(r);
+  return { ...toRow(r), sealed: toSealed(r), ...(previous ? { previousSealed: previous.sealed } : {}), tenant: toTenant(r) };
 }
 
 export async function getTsigKey(q: Queryable, name: string): Promise<TsigKeyRow | undefined> {
@@ -121,13 +130,16 @@ export async function listTsigKeys(q: Queryable, opts: { tenantId?: string } = {
   return rows.map(toRow);
 }
 
-/** A new sealed secret for the key (same name, algorithm and scope). NotFoundError when no such key. */
-export async function rotateTsigKey(q: Queryable, name: string, sealed: SealedSecret): Promise<TsigKeyRow> {
+/**
+ * A new sealed secret for the key (same name, algorithm and scope); with `graceMs` > 0 the replaced
+ * secret stays accepted that long (a grace from an earlier rotation ends). NotFoundError when no such key.
+ */
+export async function rotateTsigKey(q: Queryable, name: string, sealed: SealedSecret, graceMs = 0): Promise<TsigKeyRow> {
   const { rows } = await q.query<Row>(
-    `UPDATE tsig_keys AS k SET (${SEALED_COLUMNS}) = ($2, $3, $4, $5), rotated_at = now()
+    `UPDATE tsig_keys AS k SET ${rotateSealedSet(2)}, rotated_at = now()
       WHERE k.name = $1
       RETURNING ${CHANGED}`,
-    [name, ...sealedParams(sealed)],
+    [name, ...sealedParams(sealed), Math.round(graceMs)],
   );
   if (!rows[0]) throw new NotFoundError('TSIG key', name);
   return toRow(rows[0]);

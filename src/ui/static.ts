@@ -68,6 +68,8 @@ function walk(dir: string, rel = ''): string[] {
 export function loadConsoleAssets(dir = CONSOLE_DIR): Map<string, Asset> {
   const assets = new Map<string, Asset>();
   for (const rel of walk(dir)) {
+    // Types for the TypeScript that imports a module of the console (client-configs.d.ts): not the console's.
+    if (rel.endsWith('.d.ts')) continue;
     const contentType = CONTENT_TYPES[path.extname(rel)];
     if (!contentType) throw new Error(`console: ${rel} has no known content type (known: ${Object.keys(CONTENT_TYPES).join(', ')})`);
     const body = readFileSync(path.join(dir, rel));

@@ -126,7 +126,7 @@ describe('dnsplane tenant ovh-key list, rotate, delete', () => {
     const ak = created.key.applicationKey;
     const listed = io();
     expect(await ovhKey(['list', 'alice'], listed)).toBe(0);
-    expect(listed.lines[0]).toMatch(/^APPLICATION KEY\s+TENANT\s+CREATED\s+ROTATED\s+LAST USED\s+EXPIRES$/);
+    expect(listed.lines[0]).toMatch(/^APPLICATION KEY\s+TENANT\s+CREATED\s+ROTATED\s+LAST USED\s+EXPIRES\s+OLD SECRET UNTIL$/);
     expect(listed.text()).toContain(ak);
     expect(listed.text()).not.toContain(created.values.OVH_APPLICATION_SECRET);
     expect(listed.text()).not.toContain(created.values.OVH_CONSUMER_KEY);

@@ -201,11 +201,11 @@ describe('list, rotate, delete', () => {
   it('list shows name, tenant, algorithm, scope, created, rotated, last used — never a secret', async () => {
     const out = io();
     expect(await tsig(['list', 'alice'], out)).toBe(0);
-    expect(out.lines[0]).toMatch(/^NAME +TENANT +ALGORITHM +SCOPE +CREATED +ROTATED +LAST USED$/);
-    expect(out.lines.find((l) => l.startsWith('cluster1.example.'))).toMatch(/^cluster1\.example\. +alice +hmac-sha512 +acme-only +\d{4}-\d\d-\d\dT[\d:.]+Z +- +never$/);
+    expect(out.lines[0]).toMatch(/^NAME +TENANT +ALGORITHM +SCOPE +CREATED +ROTATED +LAST USED +OLD SECRET UNTIL$/);
+    expect(out.lines.find((l) => l.startsWith('cluster1.example.'))).toMatch(/^cluster1\.example\. +alice +hmac-sha512 +acme-only +\d{4}-\d\d-\d\dT[\d:.]+Z +- +never +-$/);
     const all = await json(['list']);
     expect(new Set(all.map((k: { tenant: string }) => k.tenant))).toEqual(new Set(['alice', 'bob']));
-    expect(Object.keys(all[0]).sort()).toEqual(['acmeOnly', 'algorithm', 'createdAt', 'lastUsedAt', 'name', 'rotatedAt', 'tenant']);
+    expect(Object.keys(all[0]).sort()).toEqual(['acmeOnly', 'algorithm', 'createdAt', 'lastUsedAt', 'name', 'oldSecretValidUntil', 'rotatedAt', 'tenant']);
   });
 
   it('rotate: a new secret of the same length, printed once with the configuration; the old one is gone', async () => {

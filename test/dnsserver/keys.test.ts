@@ -2,12 +2,15 @@
  * The DNS door with the keys dnsplane stores (core/tsig-keys.ts: sealed under DNSPLANE_SECRETS_KEY,
  * cached, exact across rotations), not keys handed to it: a key made through core signs nsupdate's
  * UPDATE; once rotated, its old secret is BADSIG and the new one works; once its tenant is disabled,
- * or the key deleted, it is BADKEY. Nothing is sent to OVH for a refused message.
+ * or the key deleted, it is BADKEY. An UPDATE at a protected name is REFUSED naming it (journaled).
+ * Nothing is sent to OVH for a refused message.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { createTenant, setTenantDisabled } from '../../src/core/tenants.js';
 import { createTsigKey, deleteTsigKey, rotateTsigKey } from '../../src/core/tsig-key-admin.js';
+import { protectNames } from '../../src/core/protected-names.js';
+import * as store from '../../src/store/index.js';
 import { callLines } from '../helpers/expect.js';
 import { describeWithTools, nsupdate } from '../helpers/dns-tools.js';
 import { startHarness, type Harness } from '../helpers/server.js';
@@ -60,5 +63,16 @@ describeWithTools(['nsupdate'], 'stored TSIG keys at the DNS door', () => {
     expect(deleted.code).not.toBe(0);
     expect(deleted.stdout + deleted.stderr).toMatch(/BADKEY|tsig indicates error/);
     expect(callLines(h.sim)).toEqual([]);
+  });
+  it('an UPDATE at a protected name is REFUSED, naming it, with nothing sent to OVH; the refusal is journaled', async () => {
+    const issued = await createTsigKey(admin(), { tenant: 'cluster1', algorithm: 'hmac-sha256' });
+    await protectNames(h.server.ctx.pool, null, ZONE, [`locked.${ZONE}`], false);
+    h.sim.clearCalls();
+    const out = await nsupdate({ algorithm: 'hmac-sha256', name: issued.key.name, secret: issued.secret.toString('base64') }, `server 127.0.0.1 ${port}\nzone ${ZONE}\nupdate add locked.${ZONE} 60 A 192.0.2.1\nsend\n`);
+    expect(out.code).not.toBe(0);
+    expect(out.stdout + out.stderr).toMatch(/REFUSED/);
+    expect(callLines(h.sim)).toEqual([]);
+    const refusal = (await store.listJournal(h.server.ctx.pool, { zone: ZONE, limit: 5 })).find((e) => (e.intent as { kind?: string }).kind === 'dns-refusal')!;
+    expect((refusal.intent as { summary: string }).summary).toMatch(new RegExp(`^DNS UPDATE refused \\(REFUSED\\): protected names: this apply changes locked\\.example\\.test, protected in zone example\\.test`));
   });
 });

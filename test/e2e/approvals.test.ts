@@ -91,7 +91,7 @@ describe('ApprovePlan', () => {
 
   it('a plan not over the threshold has nothing to approve; an unknown plan is NotFound', async () => {
     const small = (await h.zoneClient(alice).plan(sync(mine(9)))).plan!;
-    await expectRejected(h.adminClient(ops).approvePlan({ id: small.id }), Code.FailedPrecondition, /is not refused by the change threshold in any of its zones; its tenant applies it as it is/);
+    await expectRejected(h.adminClient(ops).approvePlan({ id: small.id }), Code.FailedPrecondition, /is not refused by the change threshold in any of its zones and touches no protected name; its tenant applies it as it is/);
     await expectRejected(h.adminClient(ops).approvePlan({ id: 'pl_nosuchplan' }), Code.NotFound, /pl_nosuchplan/);
     await expectRejected(h.adminClient(ops).approvePlan({ id: '' }), Code.InvalidArgument, /^id: a plan id is required/);
   });

@@ -97,6 +97,9 @@ const PERMISSION: Record<string, Case[] | string> = {
   'dnsplane.v1.AdminService/RotateOvhKey': 'no zone grant involved',
   'dnsplane.v1.AdminService/DeleteOvhKey': 'no zone grant involved',
   'dnsplane.v1.AdminService/ListOvhDrafts': 'admins see every tenant\'s staged writes',
+  'dnsplane.v1.AdminService/ProtectNames': 'admins may use every zone',
+  'dnsplane.v1.AdminService/UnprotectNames': 'admins may use every zone',
+  'dnsplane.v1.AdminService/ListProtectedNames': 'admins see every zone',
 };
 
 /** A plausible request per RPC for the authentication cases (they are refused before it is read). */
@@ -201,7 +204,7 @@ describe('every RPC of every service', () => {
   it('refuses every admin RPC to a tenant without the admin scope, changing nothing', async () => {
     const adminRpcs = registeredRpcs().filter((r) => r.service.typeName === 'dnsplane.v1.AdminService');
     expect(adminRpcs.map((r) => r.method.name).sort()).toEqual(
-      ['ApprovePlan', 'AssignOwnership', 'CreateOvhKey', 'CreateTenant', 'CreateTsigKey', 'DeleteOvhKey', 'DeleteTsigKey', 'DisableTenant', 'ExportZone', 'GetPlan', 'ImportTxtRegistry', 'InvalidateZone', 'ListJournal', 'ListOvhDrafts', 'ListOvhKeys', 'ListOwnership', 'ListPlans', 'ListTenants', 'ListTsigKeys', 'ParseDesiredState', 'PlanAs', 'PlanRevert', 'RotateOvhKey', 'RotateTenantToken', 'RotateTsigKey', 'SetTenantMaxChangePercent', 'SetTenantWithdrawAfter'].sort(),
+      ['ApprovePlan', 'AssignOwnership', 'CreateOvhKey', 'CreateTenant', 'CreateTsigKey', 'DeleteOvhKey', 'DeleteTsigKey', 'DisableTenant', 'ExportZone', 'GetPlan', 'ImportTxtRegistry', 'InvalidateZone', 'ListJournal', 'ListOvhDrafts', 'ListOvhKeys', 'ListOwnership', 'ListPlans', 'ListTenants', 'ListProtectedNames', 'ListTsigKeys', 'ParseDesiredState', 'PlanAs', 'PlanRevert', 'ProtectNames', 'RotateOvhKey', 'RotateTenantToken', 'RotateTsigKey', 'SetTenantMaxChangePercent', 'SetTenantWithdrawAfter', 'UnprotectNames'].sort(),
     );
     for (const rpc of adminRpcs) {
       const err = await expectRefused(rpc, tokens['alice'], sampleRequest(rpc.name), Code.PermissionDenied);

@@ -32,6 +32,7 @@ const READ_ONLY = [
   'dnsplane.v1.AdminService/ListOvhKeys',
   'dnsplane.v1.AdminService/ListOvhDrafts',
   'dnsplane.v1.AdminService/ExportZone',
+  'dnsplane.v1.AdminService/ListProtectedNames',
 ];
 
 let h: Harness;

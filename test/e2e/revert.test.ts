@@ -17,6 +17,7 @@ const SUFFIX = `alice.${ZONE}`;
 let h: Harness;
 let root: string;
 let alice: string;
+let bob: string;
 
 const a = (i: number, target: string) => ep(`a${i}.${SUFFIX}`, 'A', [target]);
 const upsert = (endpoints: Endpoint[]) => ({ policy: Policy.UPSERT_ONLY, input: { case: 'desired' as const, value: { zones: [ZONE], endpoints } } });
@@ -32,6 +33,7 @@ beforeAll(async () => {
   h = await startHarness({ zones: { [ZONE]: [] } });
   root = await h.tenant('root', [], { admin: true });
   alice = await h.tenant('alice', [ZONE], { suffixes: [SUFFIX] });
+  bob = await h.tenant('bob', [ZONE], { suffixes: [SUFFIX] });
 });
 
 afterAll(async () => {
@@ -107,5 +109,60 @@ describe('PlanRevert', () => {
     await expectRejected(h.adminClient(root).planRevert({ journalId: '999999' }), Code.NotFound, /999999/);
     await expectRejected(h.adminClient(root).planRevert({ journalId: 'x' }), Code.InvalidArgument, /^journalId: must be a journal entry id/);
     await expectRejected(h.adminClient(alice).planRevert({ journalId: change.journalId }), Code.PermissionDenied, /admin scope/);
+  });
+
+  it("a shared set: only the reverted tenant's targets are put back; the other tenant's are never named or touched", async () => {
+    const name = `s.${SUFFIX}`;
+    const shared = (e: Endpoint) => ({ ...e, labels: { 'dnsplane/shared': 'true' } });
+    await applyInline(upsert([shared(ep(name, 'A', ['192.0.2.10'], 300))]));
+    const join = async (targets: string[]) => (await h.zoneClient(bob).apply({ source: { case: 'plan', value: upsert([ep(name, 'A', targets, 600)]) } })).zones[0]!;
+    expect((await join(['198.51.100.10'])).status).toBe(ApplyStatus.APPLIED);
+    const setNow = () => h.sim.draftRecords(ZONE).filter((r) => r.subDomain === 's.alice').map((r) => `${r.id} ${r.target} ${r.ttl}`).sort();
+    const before = setNow();
+    const alicesRecord = before.find((r) => r.includes(' 192.0.2.10 '))!;
+    const bad = await join(['198.51.100.11', '198.51.100.12']);
+    expect(bad.status).toBe(ApplyStatus.APPLIED);
+    const idOfTarget = (t: string) => setNow().find((r) => r.includes(` ${t} `))!.split(' ')[0]!;
+    const [id11, id12] = [idOfTarget('198.51.100.11'), idOfTarget('198.51.100.12')];
+    h.sim.clearCalls();
+
+    const res = await h.adminClient(root).planRevert({ journalId: bad.journalId });
+    expect(res.plan).toMatchObject({ tenant: 'bob' });
+    expect(res.conflicts).toEqual([]);
+    expect(res.plan!.zones[0]!.conflicts).toEqual([]);
+    expect(res.plan!.zones[0]!.changes.map((c) => [c.before?.targets, c.after?.targets])).toEqual([[['198.51.100.11', '198.51.100.12'], ['198.51.100.10']]]);
+    const applied = await h.zoneClient(bob).apply({ source: { case: 'planId', value: res.plan!.id } });
+    expect(applied.zones[0]!.status).toBe(ApplyStatus.APPLIED);
+    // Only bob's records are written; alice's (id, target, TTL) is as it was.
+    const aliceId = alicesRecord.split(' ')[0]!;
+    expect(callLines(h.sim)).toEqual([`DELETE /domain/zone/${ZONE}/record/${id12}`, `PUT /domain/zone/${ZONE}/record/${id11}`, `POST /domain/zone/${ZONE}/refresh`]);
+    expect(id11 === aliceId || id12 === aliceId).toBe(false);
+    expect(setNow().map((r) => r.split(' ').slice(1).join(' '))).toEqual(['192.0.2.10 300', '198.51.100.10 600']);
+    expect(setNow()).toContain(alicesRecord);
+    const { rows } = await h.server.ctx.pool.query<{ target: string; name: string }>(
+      `SELECT o.target, t.name FROM ownership o JOIN tenants t ON t.id = o.tenant_id WHERE dns_name = $1 ORDER BY o.target`,
+      [name],
+    );
+    expect(rows).toEqual([
+      { target: '192.0.2.10', name: 'alice' },
+      { target: '198.51.100.10', name: 'bob' },
+    ]);
+  });
+
+  it('stores the revert plan and its journal row in one transaction: a journal write refused stores no plan', async () => {
+    const change = await applyInline(upsert([a(7, '192.0.2.8')]));
+    const pool = h.server.ctx.pool;
+    const plans = async () => Number((await pool.query<{ n: string }>(`SELECT count(*)::text AS n FROM plans`)).rows[0]!.n);
+    const count = await plans();
+    await pool.query(`CREATE FUNCTION test_refuse_revert_row() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'journal refused for the test'; END $$`);
+    await pool.query(`CREATE TRIGGER test_refuse_revert_row BEFORE INSERT ON journal FOR EACH ROW WHEN (NEW.intent->>'kind' = 'plan-revert') EXECUTE FUNCTION test_refuse_revert_row()`);
+    try {
+      await expectRejected(h.adminClient(root).planRevert({ journalId: change.journalId }), Code.Internal, /./);
+      expect(await plans()).toBe(count);
+    } finally {
+      await pool.query(`DROP TRIGGER test_refuse_revert_row ON journal; DROP FUNCTION test_refuse_revert_row()`);
+    }
+    await h.adminClient(root).planRevert({ journalId: change.journalId });
+    expect(await plans()).toBe(count + 1);
   });
 });

@@ -2,7 +2,10 @@
  * Visibility through the server (server.ts, core/probe/): in demo mode the prober learns the zone's
  * name servers from its apex NS records in the cache (no OVH call) and asks them on their ports; an
  * apply is visible once both answer it, waited for through the server's listener; no probe makes an
- * OVH call; /metrics has the times per server.
+ * OVH call; /metrics has the times per server. A publish that records no probe (issue 31.7: an older
+ * replica's, or one whose probe could not be written — here the real apply path with the probes table
+ * refusing its insert, which publish.ts logs and survives) still supersedes the earlier probes of the
+ * sets it changed (migrations/0021's trigger), never leaving them to a false not_visible.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -40,9 +43,11 @@ afterAll(async () => {
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function put(name: string, target: string): Promise<string> {
-  const endpoint = { dnsName: `${name}.${DEMO_ZONE}`, recordType: 'A', targets: [target], ttl: 300 };
-  const result = await apply(server.ctx, tenant, { input: { kind: 'changes', policy: 'sync', changes: { create: [endpoint], updateOld: [], updateNew: [], delete: [] } } });
+/** Creates the A set `name` with `target`, or updates it from `update` when given. */
+async function put(name: string, target: string, update?: string): Promise<string> {
+  const e = (t: string) => ({ dnsName: `${name}.${DEMO_ZONE}`, recordType: 'A', targets: [t], ttl: 300 });
+  const changes = update ? { create: [], updateOld: [e(update)], updateNew: [e(target)], delete: [] } : { create: [e(target)], updateOld: [], updateNew: [], delete: [] };
+  const result = await apply(server.ctx, tenant, { input: { kind: 'changes', policy: 'sync', changes } });
   expect(result.zones[0]!.status).toBe('applied');
   return result.zones[0]!.journalId!;
 }
@@ -71,4 +76,28 @@ it('an apply is visible once both name servers answer it; the name servers cost 
   const metrics = await (await fetch(`${server.url}/metrics`)).text();
   expect(metrics).toContain(`dnsplane_visibility_seconds_count{zone="${DEMO_ZONE}",server="ns1.sim.test"} 2`);
   expect(metrics).toContain(`dnsplane_visibility_final_total{zone="${DEMO_ZONE}",state="visible"} 2`);
+});
+
+it('an earlier probe of the sets a probe-less publish changed ends superseded by it; other names end visible', async () => {
+  const sim = server.simulator!;
+  const pool = server.ctx.pool;
+  sim.propagation.hold();
+  const kept = await put('keep', '192.0.2.9');
+  const first = await put('www2', '192.0.2.1');
+  await pool.query(`CREATE FUNCTION test_no_probe() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'no probe for this publish (test)'; END $$`);
+  await pool.query(`CREATE TRIGGER test_no_probe BEFORE INSERT ON probes FOR EACH ROW EXECUTE FUNCTION test_no_probe()`);
+  let later: string;
+  try {
+    later = await put('www2', '192.0.2.2', '192.0.2.1');
+  } finally {
+    await pool.query(`DROP TRIGGER test_no_probe ON probes; DROP FUNCTION test_no_probe()`);
+  }
+  const row = (await pool.query<{ published_at: Date | null; state: string }>(`SELECT published_at, state FROM journal WHERE id = $1`, [later])).rows[0]!;
+  expect(row).toEqual({ published_at: null, state: 'done' }); // applied, no probe recorded
+  sim.propagation.release();
+
+  const [firstSeen, keptSeen] = await waitVisible(server.ctx, [first, kept], { timeoutMs: 120_000 });
+  expect(firstSeen).toMatchObject({ state: 'superseded', supersededBy: later });
+  expect(firstSeen!.reason).toBe(`journal ${later} changed www2.${DEMO_ZONE} A again before this apply was answered`);
+  expect(keptSeen!.state).toBe('visible');
 });

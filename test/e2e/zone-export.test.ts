@@ -12,6 +12,7 @@ import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { Code } from '@connectrpc/connect';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { desiredFromZoneFile } from '../../src/api/zone-file-document.js';
+import { ReadCache } from '../../src/core/read-cache.js';
 import { planCommand } from '../../src/cli/plan.js';
 import { zoneCommand } from '../../src/cli/zone.js';
 import { InvalidInputError } from '../../src/dns/errors.js';
@@ -104,6 +105,22 @@ describe('zone export', () => {
     expect(lines).toContain('www\t300\tIN\tA\t192.0.2.1\t; owner alice');
     expect(lines).toContain('legacy\t\tIN\tA\t192.0.2.9\t; no owner');
     expect(lines.filter((l) => l.includes('; owner alice'))).toHaveLength(8);
+  });
+
+  it("takes the read cache's base of the current generation, built once for the export and the Records reads after it", async () => {
+    const before = h.server.ctx.reads;
+    const reads = new ReadCache(h.server.ctx.pool);
+    h.server.ctx.reads = reads;
+    try {
+      const first = await h.adminClient(admin).exportZone({ zone: ZONE });
+      expect(reads.stats().baseBuilds).toBe(1);
+      const again = await h.adminClient(admin).exportZone({ zone: ZONE, includeOwners: true });
+      await h.zoneClient(admin).records({ zones: [ZONE], includeForeign: true });
+      expect(reads.stats().baseBuilds).toBe(1);
+      expect(again.generation).toBe(first.generation);
+    } finally {
+      h.server.ctx.reads = before;
+    }
   });
 
   it('is refused without the admin scope, and for a zone dnsplane does not manage', async () => {

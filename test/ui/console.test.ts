@@ -743,13 +743,29 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       await until('the old secret refused, the new one accepted', async () => (await signedSoa(name, 'hmac-sha512', secret)) === RCODE.NOTAUTH && (await signedSoa(name, 'hmac-sha512', rotated)) === RCODE.NOERROR);
       await closeDialog('dialog-rotate-tsig');
 
+      // Rotated again with a grace: both secrets sign until it ends; the listing shows until when.
+      await rowOf('tsig-keys', 'data-key', name).locator('[data-testid=rotate-tsig-key]').click();
+      await page.selectOption('[data-testid=rk-grace]', '600');
+      await page.click('[data-testid=dialog-rotate-tsig] [data-testid=review]');
+      expect(await willText('dialog-rotate-tsig')).toBe(`This will: issue a new secret for TSIG key "${name}." (same name, algorithm and scope); the old secret stays valid for 10 min more, then stops, on every replica. The new secret is shown once, here.`);
+      await confirm('dialog-rotate-tsig');
+      const graced = await dialog('dialog-rotate-tsig').locator('[data-testid=secret-tsig]').innerText();
+      shown.push(graced);
+      const until10 = (await admin().listTsigKeys({ tenant: CAROL })).keys[0]!.oldSecretValidUntil!;
+      expect(await dialog('dialog-rotate-tsig').locator('[data-testid=issued] p').first().innerText()).toMatch(/; the old secret still works until \d{4}-\d\d-\d\d \d\d:\d\d(:\d\d)?.*\. Its secret \(base64\):$/);
+      expect([await signedSoa(name, 'hmac-sha512', rotated), await signedSoa(name, 'hmac-sha512', graced)]).toEqual([RCODE.NOERROR, RCODE.NOERROR]);
+      await closeDialog('dialog-rotate-tsig');
+      expect(await rowOf('tsig-keys', 'data-key', name).locator('[data-testid=old-secret]').innerText()).toMatch(/^old secret valid until \d{4}-/);
+      expect(Number(until10.seconds) * 1000).toBeGreaterThan(Date.now() + 590_000);
+      await shot(page, 'tsig-key-grace');
+
       await rowOf('tsig-keys', 'data-key', name).locator('[data-testid=delete-tsig-key]').click();
       expect(await willText('dialog-delete-tsig')).toBe(`This will: delete TSIG key "${name}." of tenant "${CAROL}": every client signing with it is refused, at once, on every replica.`);
       expect(await dialog('dialog-delete-tsig').locator('[data-testid=confirm]').getAttribute('class')).toBe('danger');
       await shot(page, 'write-tsig-delete-confirm', false);
       await confirm('dialog-delete-tsig');
       expect((await admin().listTsigKeys({ tenant: CAROL })).keys).toEqual([]);
-      await until('the deleted key refused', async () => (await signedSoa(name, 'hmac-sha512', rotated)) === RCODE.NOTAUTH);
+      await until('the deleted key refused, with either secret', async () => (await signedSoa(name, 'hmac-sha512', rotated)) === RCODE.NOTAUTH && (await signedSoa(name, 'hmac-sha512', graced)) === RCODE.NOTAUTH);
       await closeDialog('dialog-delete-tsig');
       expect(await rowOf('tsig-keys', 'data-key', name).count()).toBe(0);
     });
@@ -789,15 +805,56 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       await until('the old keys refused, the new ones accepted', async () => (await ovhStatus(k1)) !== 200 && (await ovhStatus(k2)) === 200);
       await closeDialog('dialog-rotate-ovh');
 
+      // Rotated again with a grace: the old keys keep working until it ends; the listing shows until when.
+      await rowOf('ovh-keys', 'data-key', k1.applicationKey).locator('[data-testid=rotate-ovh-key]').click();
+      await page.selectOption('[data-testid=ro-grace]', '3600');
+      await page.click('[data-testid=dialog-rotate-ovh] [data-testid=review]');
+      expect(await willText('dialog-rotate-ovh')).toBe(`This will: issue a new application secret and consumer key for OVH key ${k1.applicationKey} of tenant "${CAROL}" (same application key, same expiry); the old ones stay valid for 1 h more, then stop, on every replica. They are shown once, here.`);
+      await confirm('dialog-rotate-ovh');
+      const k3 = await read('dialog-rotate-ovh');
+      shown.push(k3.applicationSecret, k3.consumerKey);
+      expect(await dialog('dialog-rotate-ovh').locator('[data-testid=issued] p').first().innerText()).toMatch(/; the old secret and consumer key still work until \d{4}-/);
+      expect([await ovhStatus(k2), await ovhStatus(k3)]).toEqual([200, 200]);
+      await closeDialog('dialog-rotate-ovh');
+      expect(await rowOf('ovh-keys', 'data-key', k1.applicationKey).locator('[data-testid=old-secret]').innerText()).toMatch(/^old secret valid until \d{4}-/);
+
       await rowOf('ovh-keys', 'data-key', k1.applicationKey).locator('[data-testid=delete-ovh-key]').click();
       expect(await willText('dialog-delete-ovh')).toBe(`This will: delete OVH key ${k1.applicationKey} of tenant "${CAROL}": every tool calling with it is refused, at once, on every replica.`);
       await confirm('dialog-delete-ovh');
       expect((await admin().listOvhKeys({ tenant: CAROL })).keys).toEqual([]);
-      await until('the deleted key refused', async () => (await ovhStatus(k2)) !== 200);
+      await until('the deleted key refused, old and new', async () => (await ovhStatus(k2)) !== 200 && (await ovhStatus(k3)) !== 200);
       await closeDialog('dialog-delete-ovh');
       expect(await rowOf('ovh-keys', 'data-key', k1.applicationKey).count()).toBe(0);
       await page.evaluate('window.scrollTo(0, 0)');
       await shot(page, 'tenants-after-writes');
+    });
+
+    it('protected names: protected on the Zones page through the confirm step (a plan touching one then needs approval), listed, lifted', async () => {
+      await open(page, 'zones', '[data-testid=protected-names]');
+      await page.click('[data-testid=protect-names]');
+      await page.selectOption('[data-testid=pn-zone]', ZONE);
+      await page.fill('[data-testid=pn-names]', `api.${ZONE}, prod.${ZONE}`);
+      await page.check('[data-testid=pn-suffix]');
+      await page.click('[data-testid=dialog-protect-names] [data-testid=review]');
+      expect(await willText('dialog-protect-names')).toBe(`This will: protect api.${ZONE}, prod.${ZONE} and every name below them in zone ${ZONE}: a plan changing a record set there needs a second admin's approval, whatever its size, with force too.`);
+      await confirm('dialog-protect-names');
+      expect((await admin().listProtectedNames({ zone: ZONE })).names.map((p) => [p.name, p.suffix, p.createdBy])).toEqual([[`api.${ZONE}`, true, 'admin'], [`prod.${ZONE}`, true, 'admin']]);
+      await closeDialog('dialog-protect-names');
+      await rowOf('protected-names', 'data-name', `prod.${ZONE}`).waitFor();
+      expect((await rowsOf(page, 'protected-names')).map((r) => [r[0], r[1], r[2], r[4]])).toEqual([[ZONE, `api.${ZONE}`, 'yes', 'admin'], [ZONE, `prod.${ZONE}`, 'yes', 'admin']]);
+      const planned = (await h.zoneClient(tokens['bob']!).plan(upsert([ep(`x.api.${ZONE}`, 'A', ['192.0.2.77'])]).source.value)).plan!;
+      expect(planned.zones[0]!.threshold).toMatchObject({ wouldRefuse: true, protectedNames: [`x.api.${ZONE}`] });
+      await page.evaluate('window.scrollTo(0, document.body.scrollHeight)');
+      await shot(page, 'zones-protected-names', false);
+
+      for (const name of [`api.${ZONE}`, `prod.${ZONE}`]) {
+        await rowOf('protected-names', 'data-name', name).locator('[data-testid=unprotect]').click();
+        expect(await willText('dialog-unprotect-names')).toBe(`This will: lift the protection of ${name} in zone ${ZONE}: its changes apply again like any other (the change threshold still holds).`);
+        await confirm('dialog-unprotect-names');
+        await closeDialog('dialog-unprotect-names');
+      }
+      expect((await admin().listProtectedNames({ zone: ZONE })).names).toEqual([]);
+      await page.locator('[data-testid=protected-names]', { hasText: 'No protected name.' }).waitFor();
     });
 
     it('CSRF: a cross-site form posting to a write RPC, in the browser where an admin is signed in, is refused and writes nothing', async () => {

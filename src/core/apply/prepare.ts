@@ -8,7 +8,7 @@
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
 import { PermissionDeniedError, StalePlanError } from '../errors.js';
-import { assessThreshold, maxChangePercent, thresholdRefusal } from '../guard.js';
+import { thresholdRefusal, zoneThreshold } from '../guard.js';
 import { computeLockedZonePlan, planDigestSliced, type ZonePlan } from '../plan.js';
 import { Slicer } from '../slices.js';
 import { keptZoneMemory } from '../zone-memory.js';
@@ -72,7 +72,7 @@ export async function prepareMember(ctx: CoreContext, group: Group, member: Memb
     return answer({ ...unsent, status: 'refused', error: new PermissionDeniedError('endpoints', `${plan.conflicts.length} record set(s) in zone ${zone} conflict (${what}); the request is all or nothing, so nothing was sent`) });
   }
   // The change threshold, judged on the plan recomputed under the lock (core/guard.ts).
-  const overThreshold = thresholdRefusal(ctx, tenant, zone, plan.threshold);
+  const overThreshold = thresholdRefusal(ctx, tenant, zone, plan.threshold, routed.approval !== undefined);
   if (overThreshold) return answer({ ...unsent, status: 'refused', error: overThreshold });
   if (plan.operations.length === 0) {
     // Changes with no call (withdrawn targets, core/withdrawals.ts): recorded under the lock, no refresh.
@@ -111,7 +111,7 @@ async function fromCarried(ctx: CoreContext, group: Group, member: Member): Prom
   const kept = keptZoneMemory(ctx.pool, zone);
   if (kept?.generation === now.generation) group.memory = kept;
   const owned = await store.countOwnedSets(tx, zone, member.tenant.id);
-  const threshold = assessThreshold(carried.plan.changes, owned, await maxChangePercent(ctx, tx, member.tenant), member.routed.force ?? false);
+  const threshold = await zoneThreshold(ctx, tx, member.tenant, zone, owned, carried.plan.changes, member.routed.force ?? false);
   ctx.log.debug({ zone, tenant: member.tenant.name, batch: member.index, generation: String(now.generation) }, 'batch planned from the rest of the previous one (zone unchanged since)');
   return { ...carried.plan, baseGeneration: now.generation, threshold };
 }

@@ -1,10 +1,9 @@
-// The client configurations the console shows beside a new TSIG secret or OVH key: the same text as
-// `dnsplane tenant tsig create|rotate` and `dnsplane tenant ovh-key create|rotate` print
+// The client configurations shown beside a new TSIG secret or OVH key — the ONE source of them: the
+// console loads this module as it is, and `dnsplane tenant tsig|ovh-key create|rotate` import it
 // (src/cli/tsig-config.ts and src/cli/ovh-key-config.ts, whose comments say why each line is as it
-// is). The browser cannot import those TypeScript modules, so this is their text ported to plain JS;
-// test/ui/client-configs.test.ts checks that both give the same titled blocks, line for line, for the
-// same keys (only the note on a placeholder differs: the console has no --server flag). Pure: a key
-// in, text out (no DOM, no storage).
+// is, and which add only the CLI's note on a placeholder: the console has no --server flag). Types in
+// client-configs.d.ts beside it (the console server does not serve it). Pure: a key in, text out (no
+// DOM, no storage, no import).
 
 export const PLACEHOLDER_HOST = 'REPLACE_ME_DNS_HOST';
 const PLACEHOLDER_IP = 'REPLACE_ME_DNS_IP';
@@ -106,13 +105,18 @@ function tsigCertbot(k, s) {
   };
 }
 
-/** The CLI's dnsUpdateBatchSize (src/cli/tsig-config.ts): record sets per UPDATE answered within 2 s at this OVH rate. */
+/**
+ * The external-dns rfc2136 batch (record sets per UPDATE) answered well within miekg/dns's fixed 2 s
+ * at this OVH rate: each record set is about one OVH call (one per target), plus the refresh, all
+ * spaced by the rate limiter; 1.3 s of calls leaves 0.7 s for the network, a zone's first sync, and
+ * other tenants' calls sharing the rate. 25 at the default 20/s.
+ */
 export function dnsUpdateBatchSize(ovhRate) {
   return Math.max(1, Math.floor(1.3 * ovhRate) - 1);
 }
 
 /** DNSPLANE_OVH_RATE's default: the console does not know the server's (the CLI reads its environment). */
-const DEFAULT_OVH_RATE = 20;
+export const DEFAULT_OVH_RATE = 20;
 
 function tsigExternalDns(k, s, ovhRate = DEFAULT_OVH_RATE) {
   if (k.acmeOnly) return { unsupported: 'this key is acme-only (it may write only _acme-challenge TXT records): external-dns needs a key without --acme-only' };
@@ -134,13 +138,18 @@ function tsigExternalDns(k, s, ovhRate = DEFAULT_OVH_RATE) {
   };
 }
 
+/** The key file alone (what `nsupdate -k FILE` reads). k: { name, algorithm, secret }. */
+export function nsupdateKeyFile(k) {
+  return `key "${absolute(k.name)}" {\n\talgorithm ${k.algorithm};\n\tsecret "${k.secret}";\n};\n`;
+}
+
 function tsigNsupdate(k, s) {
   const file = `${k.name}.key`;
   const zone = k.zones[0] ?? 'example.com';
   return {
     text: [
       `cat > ${file} <<'EOF'`,
-      `key "${absolute(k.name)}" {\n\talgorithm ${k.algorithm};\n\tsecret "${k.secret}";\n};`,
+      nsupdateKeyFile(k).trimEnd(),
       'EOF',
       `chmod 600 ${file}`,
       `nsupdate -k ${file} <<'EOF'`,
@@ -163,13 +172,14 @@ const TSIG_TOOLS = [
 
 /**
  * Each tool's block for a TSIG key: [{ tool, title, text?, unsupported? }], and the note on the
- * server first. k: { name, algorithm, secret, tenant, zones, acmeOnly }; s: { host, port, source }.
+ * server first. k: { name, algorithm, secret, tenant, zones, acmeOnly }; s: { host, port, source };
+ * ovhRate: DNSPLANE_OVH_RATE, which external-dns's batch size must fit.
  */
-export function tsigConfigBlocks(k, s) {
+export function tsigConfigBlocks(k, s, ovhRate = DEFAULT_OVH_RATE) {
   const note = s.source === 'placeholder'
     ? `The DNS server below is a placeholder (${hostPort(s)}): replace it with where clients reach dnsplane's DNS listener (or give "DNS server" when creating or rotating a key).`
     : `DNS server: ${hostPort(s)} (from ${s.source}).`;
-  return { note, blocks: TSIG_TOOLS.map(([tool, title, f]) => ({ tool, title, ...f(k, s) })) };
+  return { note, blocks: TSIG_TOOLS.map(([tool, title, f]) => ({ tool, title, ...f(k, s, ovhRate) })) };
 }
 
 // --- OVH keys ---

@@ -7,12 +7,21 @@ import { fmtTime, h } from '../dom.js';
 import { copyable, field, list, writeDialog } from '../write.js';
 import { ipVersion, ovhKeyConfigBlocks, PLACEHOLDER_ENDPOINT, PLACEHOLDER_HOST, tsigConfigBlocks } from '../client-configs.js';
 
-const GRACES = [
-  ['0', 'none — the old token stops at once'],
+/** The graces a rotation may give the old token (or old secret): seconds, text. */
+const gracesFor = (what) => [
+  ['0', `none — the old ${what} stops at once`],
   ['600', '10 min'],
   ['3600', '1 h'],
   ['86400', '1 day'],
 ];
+const GRACES = gracesFor('token');
+/** The grace select of a key rotation, and its field. */
+const graceField = (id, help) => {
+  const select = h('select', { id, 'data-testid': id }, gracesFor('secret').map(([v, text]) => h('option', { value: v }, text)));
+  return { select, node: field('Grace for the old secret', select, help) };
+};
+/** What the rotation answered of the old secret's grace. */
+const oldSecretText = (k, what, plural) => (k.oldSecretValidUntil ? `the old ${what} still ${plural ? 'work' : 'works'} until ${fmtTime(k.oldSecretValidUntil)}` : `the old ${what} no longer ${plural ? 'work' : 'works'}`);
 const TSIG_ALGORITHMS = ['hmac-sha256', 'hmac-sha512', 'hmac-sha384', 'hmac-sha224', 'hmac-sha1', 'hmac-md5'];
 const OVH_EXPIRIES = [
   ['0', 'never'],
@@ -179,7 +188,7 @@ export function tenantWrites(page, { refresh, tenantOf, zones, who }) {
     const k = a.key;
     const forConfig = { name: k.name, algorithm: k.algorithm, secret: a.secret, tenant: k.tenant, zones: tenantOf(k.tenant).zones ?? [], acmeOnly: Boolean(k.acmeOnly) };
     return h('div', { 'data-testid': 'issued' },
-      h('p', null, `${verb} TSIG key "${k.name}." (${k.algorithm}, ${k.acmeOnly ? 'acme-only: _acme-challenge TXT records only' : 'acting as the tenant'}) for tenant "${k.tenant}"${verb === 'Rotated' ? '; the old secret no longer works' : ''}. Its secret (base64):`),
+      h('p', null, `${verb} TSIG key "${k.name}." (${k.algorithm}, ${k.acmeOnly ? 'acme-only: _acme-challenge TXT records only' : 'acting as the tenant'}) for tenant "${k.tenant}"${verb === 'Rotated' ? `; ${oldSecretText(k, 'secret', false)}` : ''}. Its secret (base64):`),
       copyable(a.secret, 'secret-tsig'),
       onceNote('the secret'),
       configBlocks(tsigConfigBlocks(forConfig, server), 'tsig-configs'),
@@ -215,16 +224,17 @@ export function tenantWrites(page, { refresh, tenantOf, zones, who }) {
 
   const rotateTsigKey = (k) => {
     const server = serverInput();
+    const grace = graceField('rk-grace', 'Clients still signing with the old secret (a cert-manager Secret not updated yet) keep working during the grace, on every replica. A grace still running ends.');
     let dns;
     writeDialog(page, {
       title: `Rotate TSIG key ${k.name}.`,
       testid: 'dialog-rotate-tsig',
-      fields: [serverField(server)],
+      fields: [grace.node, serverField(server)],
       read: () => {
         dns = dnsServerOf(server.value);
-        return { name: k.name };
+        return { name: k.name, graceSeconds: Number(grace.select.value) };
       },
-      describe: () => `issue a new secret for TSIG key "${k.name}." (same name, algorithm and scope); the old secret stops working at once, on every replica. The new secret is shown once, here.`,
+      describe: (r) => `issue a new secret for TSIG key "${k.name}." (same name, algorithm and scope); the old secret ${graceText(r.graceSeconds)}, on every replica. The new secret is shown once, here.`,
       method: 'RotateTsigKey',
       verb: 'Rotate key',
       danger: true,
@@ -256,7 +266,7 @@ export function tenantWrites(page, { refresh, tenantOf, zones, who }) {
     const e = i.endpoint ? { url: i.endpoint, source: 'DNSPLANE_OVH_API_ADVERTISE' } : endpoint;
     const forConfig = { applicationKey: k.applicationKey, applicationSecret: i.applicationSecret, consumerKey: i.consumerKey, tenant: k.tenant, zones: tenantOf(k.tenant).zones ?? [] };
     return h('div', { 'data-testid': 'issued' },
-      h('p', null, `${verb} OVH key ${k.applicationKey} for tenant "${k.tenant}"${k.expiresAt ? `, valid until ${fmtTime(k.expiresAt)}` : ''}${verb === 'Rotated' ? '; the old secret and consumer key no longer work' : ''}.`),
+      h('p', null, `${verb} OVH key ${k.applicationKey} for tenant "${k.tenant}"${k.expiresAt ? `, valid until ${fmtTime(k.expiresAt)}` : ''}${verb === 'Rotated' ? `; ${oldSecretText(k, 'secret and consumer key', true)}` : ''}.`),
       h('dl', { class: 'facts' },
         h('dt', null, 'OVH_APPLICATION_KEY'), h('dd', { class: 'mono', 'data-testid': 'issued-application-key' }, k.applicationKey),
         h('dt', null, 'OVH_APPLICATION_SECRET'), h('dd', { class: 'mono', 'data-testid': 'secret-application-secret' }, i.applicationSecret),
@@ -292,16 +302,17 @@ export function tenantWrites(page, { refresh, tenantOf, zones, who }) {
 
   const rotateOvhKey = (k) => {
     const endpoint = endpointInput();
+    const grace = graceField('ro-grace', 'Tools still calling with the old secret and consumer key keep working during the grace, on every replica. A grace still running ends.');
     let e;
     writeDialog(page, {
       title: `Rotate OVH key ${k.applicationKey}`,
       testid: 'dialog-rotate-ovh',
-      fields: [field('Endpoint tools reach (for the configurations shown)', endpoint, 'The server\'s DNSPLANE_OVH_API_ADVERTISE wins when set. Not sent to the server.')],
+      fields: [grace.node, field('Endpoint tools reach (for the configurations shown)', endpoint, 'The server\'s DNSPLANE_OVH_API_ADVERTISE wins when set. Not sent to the server.')],
       read: () => {
         e = endpointOf(endpoint);
-        return { applicationKey: k.applicationKey };
+        return { applicationKey: k.applicationKey, graceSeconds: Number(grace.select.value) };
       },
-      describe: () => `issue a new application secret and consumer key for OVH key ${k.applicationKey} of tenant "${k.tenant}" (same application key, same expiry); the old ones stop working at once, on every replica. They are shown once, here.`,
+      describe: (r) => `issue a new application secret and consumer key for OVH key ${k.applicationKey} of tenant "${k.tenant}" (same application key, same expiry); the old ones ${r.graceSeconds === 0 ? 'stop working at once' : `stay valid for ${r.graceSeconds >= 3600 ? `${r.graceSeconds / 3600} h` : `${r.graceSeconds / 60} min`} more, then stop`}, on every replica. They are shown once, here.`,
       method: 'RotateOvhKey',
       verb: 'Rotate key',
       danger: true,

@@ -10,6 +10,9 @@ import { badge, clear, fmtTime, h } from '../dom.js';
 import { pagedTable } from '../table.js';
 import { tenantWrites, thresholdText, withdrawAfterText } from './tenant-writes.js';
 
+/** A key rotated with a grace: until when its old secret still works. */
+const oldSecret = (k) => (k.oldSecretValidUntil ? h('div', { class: 'muted small wrap', 'data-testid': 'old-secret' }, `old secret valid until ${fmtTime(k.oldSecretValidUntil)}`) : null);
+
 export async function tenantsPage(page, { stale, who }) {
   const view = h('div', { 'data-testid': 'tenants-view' });
   page.append(
@@ -90,7 +93,7 @@ export async function tenantsPage(page, { stale, who }) {
           { title: 'Algorithm', cell: (k) => k.algorithm },
           { title: 'Scope', cell: (k) => (k.acmeOnly ? badge('acme-only', 'shared') : badge('tenant', 'pending')) },
           { title: 'Created', class: 'time', cell: (k) => fmtTime(k.createdAt) },
-          { title: 'Rotated', class: 'time', cell: (k) => fmtTime(k.rotatedAt) },
+          { title: 'Rotated', class: 'time', cell: (k) => [fmtTime(k.rotatedAt), oldSecret(k)] },
           { title: 'Last used', class: 'time', cell: (k) => (k.lastUsedAt ? fmtTime(k.lastUsedAt) : 'never') },
           ...actions((k) => [act('Rotate', 'rotate-tsig-key', () => w.rotateTsigKey(k)), act('Delete', 'delete-tsig-key', () => w.deleteTsigKey(k), 'danger')]),
         ],
@@ -109,7 +112,7 @@ export async function tenantsPage(page, { stale, who }) {
           { title: 'Tenant', cell: (k) => k.tenant },
           { title: 'Application key', cell: (k) => k.applicationKey },
           { title: 'Created', class: 'time', cell: (k) => fmtTime(k.createdAt) },
-          { title: 'Rotated', class: 'time', cell: (k) => fmtTime(k.rotatedAt) },
+          { title: 'Rotated', class: 'time', cell: (k) => [fmtTime(k.rotatedAt), oldSecret(k)] },
           { title: 'Last used', class: 'time', cell: (k) => (k.lastUsedAt ? fmtTime(k.lastUsedAt) : 'never') },
           { title: 'Expires', class: 'time', cell: (k) => (k.expiresAt ? fmtTime(k.expiresAt) : 'never') },
           ...actions((k) => [act('Rotate', 'rotate-ovh-key', () => w.rotateOvhKey(k)), act('Delete', 'delete-ovh-key', () => w.deleteOvhKey(k), 'danger')]),
