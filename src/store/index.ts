@@ -35,3 +35,4 @@ export * from './ovh-drafts.js';
 export * from './visibility.js';
 export * from './recent-publishes.js';
 export * from './ovh-budget.js';
+export * from './health.js';

@@ -25,6 +25,8 @@ export interface OwnershipRow {
   tenantName: string;
   shared: boolean;
   createdAt: Date;
+  /** The owner's health check of the set (dns/health-check.ts; migration 0020), when it has one. */
+  healthCheck?: string;
 }
 
 interface Row {
@@ -36,11 +38,12 @@ interface Row {
   tenant_name: string;
   shared: boolean;
   created_at: Date;
+  health_check: string | null;
 }
 
 const SELECT = `
   SELECT o.zone, o.dns_name, o.record_type, o.target, o.tenant_id::text AS tenant_id, t.name AS tenant_name,
-         o.shared, o.created_at
+         o.shared, o.created_at, o.health_check
     FROM ownership o JOIN tenants t ON t.id = o.tenant_id`;
 const ORDER = 'ORDER BY o.zone, o.dns_name, o.record_type, o.target';
 
@@ -54,6 +57,7 @@ function toRow(r: Row): OwnershipRow {
     tenantName: r.tenant_name,
     shared: r.shared,
     createdAt: r.created_at,
+    ...(r.health_check ? { healthCheck: r.health_check } : {}),
   };
 }
 
@@ -127,11 +131,12 @@ export async function setOwner(q: Queryable, o: SetOwnerInput): Promise<Ownershi
          ON CONFLICT (zone, dns_name, record_type, target) DO UPDATE
             SET tenant_id = EXCLUDED.tenant_id,
                 shared = EXCLUDED.shared,
+                health_check = CASE WHEN ownership.tenant_id = EXCLUDED.tenant_id THEN ownership.health_check END,
                 created_at = CASE WHEN ownership.tenant_id = EXCLUDED.tenant_id THEN ownership.created_at ELSE now() END
          RETURNING *
        )
        SELECT up.zone, up.dns_name, up.record_type, up.target, up.tenant_id::text AS tenant_id, t.name AS tenant_name,
-              up.shared, up.created_at
+              up.shared, up.created_at, up.health_check
          FROM up JOIN tenants t ON t.id = up.tenant_id`,
       [o.zone, o.dnsName, o.recordType, target, o.tenantId, shared],
     );

@@ -16,6 +16,7 @@ import { firstBatch, without } from './batch-plan.js';
 import { dryRunApply } from './dry-run.js';
 import type { Group, Member, Outcome, ToSend } from './group.js';
 import { touchedNames } from './ops.js';
+import { recordStatedChecks } from '../health/record.js';
 import type { ZoneApplyResult } from './result.js';
 
 /** Around one member's planning: an error there is that member's alone. */
@@ -73,9 +74,27 @@ export async function prepareMember(ctx: CoreContext, group: Group, member: Memb
   // The change threshold, judged on the plan recomputed under the lock (core/guard.ts).
   const overThreshold = thresholdRefusal(ctx, tenant, zone, plan.threshold);
   if (overThreshold) return answer({ ...unsent, status: 'refused', error: overThreshold });
-  if (plan.operations.length === 0) return answer({ ...unsent, status: 'no_changes' });
-  if (ctx.settings.dryRun) return answer(dryRunApply(ctx, tenant, plan));
+  if (ctx.settings.dryRun) return plan.operations.length === 0 ? answer({ ...unsent, status: 'no_changes' }) : answer(dryRunApply(ctx, tenant, plan));
+  if (plan.operations.length === 0) {
+    // Nothing for OVH; a change of checks alone is still recorded (an ownership change, generation + 1).
+    const generation = await recordChecksAlone(group, member);
+    return answer({ ...unsent, ...(generation === undefined ? {} : { generation }), status: 'no_changes' });
+  }
   return { send: { plan: batch, more, rest, names: touchedNames(batch.operations) } };
+}
+
+/** The checks a member states with nothing to send (core/health/record.ts): written, the generation bumped when any changed. */
+async function recordChecksAlone(group: Group, member: Member): Promise<bigint | undefined> {
+  const { zone, tx } = group;
+  const sets = await recordStatedChecks(tx, zone, member.tenant.id, member.routed);
+  if (sets.length === 0) return undefined;
+  const generation = await store.bumpGeneration(tx, zone);
+  await store.notifyZoneChanged(tx, zone, generation, { ids: [], sets });
+  if (group.memory) {
+    group.memory.replaceOwnership(sets, await store.listOwnershipForSets(tx, zone, sets));
+    group.memory.generation = generation;
+  }
+  return generation;
 }
 
 /**

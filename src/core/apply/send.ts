@@ -13,6 +13,7 @@ import type { CoreContext } from '../context.js';
 import { ApplyFailedError, isDatabaseUnavailable, ShuttingDownError, ZoneLockLostError } from '../errors.js';
 import type { Change } from '../../dns/types.js';
 import { recordOwnership } from '../ownership.js';
+import { recordStatedChecks } from '../health/record.js';
 import type { OwnedSet } from '../zone-memory.js';
 import { batchNumber } from './batch-plan.js';
 import { openGroup, type Group, type Member, type ToSend } from './group.js';
@@ -90,6 +91,8 @@ export async function sendMember(ctx: CoreContext, group: Group, member: Member,
   await updateCache(tx, zone, after);
   const written = after;
   await recordOwnership(tx, zone, member.tenant, plan.changes);
+  // The checks the request states, on the ownership rows just written (core/health/record.ts).
+  const checked = await recordStatedChecks(tx, zone, member.tenant.id, member.routed);
   if (member.routed.kind === 'draft') {
     // A refresh of the served OVH API keeps, in the same transaction, the ids its records are served under.
     const records = new Map(intent.before.map((r) => [r.id, r] as const));
@@ -98,7 +101,7 @@ export async function sendMember(ctx: CoreContext, group: Group, member: Member,
     await member.routed.byZone.get(zone)!.recorded(tx, { records: [...records.values()].map((r) => ({ ...r, zone })), gone: after.deletes, more: toSend.more });
   }
   const generation = await store.bumpGeneration(tx, zone);
-  const sets = changedSets(plan.changes);
+  const sets = [...changedSets(plan.changes), ...checked];
   // Another replica's view catches up on exactly these (core/zone-memory.ts).
   await store.notifyZoneChanged(tx, zone, generation, { ids: [...written.upserts.map((r) => r.id), ...written.deletes], sets });
   // The zone's view, as the transaction now holds it: the rows just written, the ownership rows of
