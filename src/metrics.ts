@@ -128,6 +128,8 @@ export class Metrics {
   private readonly visibilitySeconds = this.s.histogram('dnsplane_visibility_seconds', "Seconds from an apply's refresh to the moment an authoritative server of its zone first answered everything it changed, by zone and server", ['zone', 'server'], [0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 900, 1800]);
   private readonly visibilityFinals = this.s.counter('dnsplane_visibility_final_total', "Applies whose visibility became final, by zone and state: visible, not_visible (a server still answered older data at DNSPLANE_VISIBLE_TIMEOUT), unverified (no server could be asked), superseded", ['zone', 'state']);
   private readonly probeQueries = this.s.counter('dnsplane_probe_queries_total', "DNS questions the prober asked the zones' authoritative servers, by result: match (as published), old (other data), error (no answer to trust)", ['result']);
+  private readonly withdrawals = this.s.counter('dnsplane_target_withdrawals_total', 'Targets of shared record sets withdrawn from OVH (core/withdrawals.ts), by reason: silent (its tenant silent past withdraw_after), health (its check failed)', ['reason']);
+  private lastSeenSource: (() => Promise<Array<{ tenant: string; seconds: number }>>) | undefined;
   private loopTimer: NodeJS.Timeout | undefined;
   private zoneSource: (() => Promise<ZoneSample[]>) | undefined;
   private inFlightSource: (() => Promise<InFlightSample[]>) | undefined;
@@ -150,6 +152,12 @@ export class Metrics {
         g.reset();
         for (const [zone, value] of await read()) g.set({ zone }, value);
       });
+    this.s.gauge('dnsplane_tenant_last_seen_seconds', "Seconds since each tenant's latest authenticated call, as Postgres holds it (written coarsely: up to a minute late); tenants never seen are absent", ['tenant'], async (g) => {
+      const source = this.lastSeenSource;
+      if (!source) return;
+      g.reset();
+      for (const { tenant, seconds } of await source()) g.set({ tenant }, seconds);
+    });
     perZone('dnsplane_zone_generation', "Generation of each zone's cache (+1 on every change of its cached content)", async () => (await this.zones()).map((z) => [z.zone, Number(z.generation)]));
     perZone('dnsplane_zone_records', 'OVH records in the cache of each zone', async () => (await this.zones()).map((z) => [z.zone, z.records]));
     perZone('dnsplane_journal_in_flight', 'Journal rows in_flight per zone: applies under way, or applies that died and whose rollback waits for the next holder of the zone lock', async () => (await this.inFlight()).map((j) => [j.zone, j.count]));
@@ -159,6 +167,16 @@ export class Metrics {
   /** Where the in-flight journal gauges come from (server.ts: the journal table). */
   setInFlightSource(source: () => Promise<InFlightSample[]>): void {
     this.inFlightSource = source;
+  }
+
+  /** Where dnsplane_tenant_last_seen_seconds comes from (server.ts: the tenants table). */
+  setLastSeenSource(source: () => Promise<Array<{ tenant: string; seconds: number }>>): void {
+    this.lastSeenSource = source;
+  }
+
+  /** A target left OVH (core/withdrawals.ts). */
+  targetWithdrawn(reason: 'silent' | 'health'): void {
+    this.withdrawals.inc({ reason });
   }
 
   /** Where dnsplane_read_cache_bytes comes from (server.ts: the ReadCache's stats). */

@@ -34,7 +34,7 @@ import {
 import { InvalidInputError } from '../dns/errors.js';
 import { HEALTH_CHECK_LABEL } from '../dns/health-check.js';
 import { drain, ITEMS_PER_STEP, type Steps } from '../dns/steps.js';
-import { ovhTargetToCanonical, recordsLookup, type ZoneRecords } from '../ovh/mapping.js';
+import { ovhTargetToCanonical, ovhTtl, recordsLookup, type ZoneRecords } from '../ovh/mapping.js';
 import { buildOperations, buildZoneOperations, orderOperations, type BuildOptions } from '../ovh/ops.js';
 import type { OvhOperation, OvhRecord } from '../ovh/types.js';
 import * as store from '../store/index.js';
@@ -136,6 +136,8 @@ export async function recordOwnership(tx: store.Queryable, zone: string, tenant:
       for (const target of keep) {
         if (!held.includes(target)) await store.setOwner(tx, { zone, dnsName: e.dnsName, recordType: e.recordType, tenantId: tenant.id, target, shared: true });
       }
+      // Its withdrawn targets (core/withdrawals.ts) take the set's TTL as it is now: posted so on restore.
+      if (c.after) await store.setWithdrawnTtl(tx, zone, { dnsName: e.dnsName, recordType: e.recordType, tenantId: tenant.id }, [...keep], ovhTtl(c.after.ttl).ttl);
     } else if (c.action === 'create') {
       await store.setOwner(tx, { zone, dnsName: e.dnsName, recordType: e.recordType, tenantId: tenant.id });
     } else if (c.action === 'delete') {

@@ -24,6 +24,8 @@ import { ownedSets, zoneThreshold, type ChangeThreshold } from './guard.js';
 import { zoneMemoryAt, type ZoneMemory } from './zone-memory.js';
 import { planDnsUpdateSteps, type DnsUpdate } from './dns-update-plan.js';
 import { canonicalJson } from './canonical-json.js';
+import type { WithdrawPlanner } from './withdrawals.js';
+import { withdrawnOperations, withWithdrawn } from './withdrawn-view.js';
 
 /** An endpoint as callers send it, before normalization. */
 export interface RawEndpoint {
@@ -134,6 +136,8 @@ export type RoutedInput = (
   | { kind: 'changes'; policy: Policy; byZone: Map<string, ChangeSet> }
   | { kind: 'update'; policy: 'sync'; byZone: Map<string, DnsUpdate> }
   | { kind: 'draft'; policy: 'sync'; byZone: Map<string, DraftPlanner> }
+  /** A withdraw or restore of targets (core/withdrawals.ts): planned under the zone lock, never stored. */
+  | { kind: 'withdraw'; policy: 'sync'; byZone: Map<string, WithdrawPlanner> }
 ) & {
   /** Per record set: what was adjusted to OVH's rules (a TTL under 60 raised to 60). */
   warnings: Map<string, string[]>;
@@ -262,7 +266,7 @@ export async function computeZonePlan(
   if (!z) throw new NotFoundError('zone', zone, `zone "${zone}" is not managed by dnsplane`);
   let base = reads?.kept(zone, z.generation);
   if (!base) {
-    base = await zoneBaseOf(zone, z.generation, await store.listRecords(q, zone), await store.listOwnership(q, zone), slicer);
+    base = await zoneBaseOf(zone, z.generation, await store.listRecords(q, zone), await store.listOwnership(q, zone), slicer, await store.listWithdrawals(q, zone));
     reads?.keep(zone, base);
   }
   return planOver(ctx, q, tenant, zone, input, { ...base, owned: ownedSets(base.ownership, tenant.id) }, slicer);
@@ -281,9 +285,12 @@ export async function computeLockedZonePlan(ctx: CoreContext, tx: store.Queryabl
   const z = await store.getZone(tx, zone);
   if (!z) throw new NotFoundError('zone', zone, `zone "${zone}" is not managed by dnsplane`);
   const memory = await zoneMemoryAt(ctx.pool, tx, zone, z.generation);
-  const { records, ownership } = memory.slice(touchedNamesOf(zone, input, () => memory.tenantNames(tenant.id), () => memory.names()));
+  const touched = touchedNamesOf(zone, input, () => memory.tenantNames(tenant.id), () => memory.names());
+  const { records, ownership } = memory.slice(touched);
   const { endpoints, recordsByKey } = await slicer.run(recordsToEndpointsSteps(records, zone));
-  const plan = await planOver(ctx, tx, tenant, zone, input, { generation: z.generation, records, recordsByKey, endpoints, ownership, owned: memory.ownedSets(tenant.id) }, slicer);
+  // The withdrawn targets at those names (a small table: read whole, under the lock).
+  const withdrawals = (await store.listWithdrawals(tx, zone)).filter((w) => touched.has(w.dnsName));
+  const plan = await planOver(ctx, tx, tenant, zone, input, { generation: z.generation, records, recordsByKey, endpoints, ownership, withdrawals, owned: memory.ownedSets(tenant.id) }, slicer);
   return { plan, memory };
 }
 
@@ -294,6 +301,8 @@ function touchedNamesOf(zone: string, input: RoutedInput, tenantNames: () => str
     for (const e of input.byZone.get(zone) ?? []) names.add(e.dnsName);
     // A sync deletes the tenant's sets absent from the desired state: every name it owns a set at.
     for (const n of tenantNames()) names.add(n);
+  } else if (input.kind === 'withdraw') {
+    for (const n of input.byZone.get(zone)!.names()) names.add(n);
   } else if (input.kind === 'draft') {
     // A refresh reads its draft under the lock (DraftPlanner.changes): the whole view, from memory.
     for (const n of allNames()) names.add(n);
@@ -310,15 +319,21 @@ function touchedNamesOf(zone: string, input: RoutedInput, tenantNames: () => str
 }
 
 /** The zone's record sets a plan reads (all of them, or those at the names it touches), and the count of the tenant's own. */
-type PlanSource = Pick<ZoneBase, 'generation' | 'records' | 'recordsByKey' | 'endpoints' | 'ownership'> & { owned: number };
+type PlanSource = Pick<ZoneBase, 'generation' | 'records' | 'recordsByKey' | 'endpoints' | 'ownership' | 'withdrawals'> & { owned: number };
 
 /** Diffs the request against `source`, builds the operations and judges the threshold. */
 async function planOver(ctx: CoreContext, q: store.Queryable, tenant: Tenant, zone: string, input: RoutedInput, source: PlanSource, slicer: Slicer): Promise<ZonePlan> {
-  const { recordsByKey, endpoints: current, ownership } = source;
+  if (input.kind === 'withdraw') {
+    const { changes, operations } = await input.byZone.get(zone)!.plan(q, source, tenant.id);
+    const threshold = await zoneThreshold(ctx, q, tenant, source.owned, changes, input.force ?? false);
+    return { zone, baseGeneration: source.generation, changes, conflicts: [], operations, threshold };
+  }
+  // Withdrawn targets are present for their owners (core/withdrawn-view.ts): nothing to plan while desired.
+  const { recordsByKey, endpoints: current, ownership } = withWithdrawn(zone, source, source.withdrawals);
   const ownerOf = ownerViewOf(tenant, zone, ownership, recordsByKey);
   await slicer.check();
   // A draft's change set is read now (under the lock for an apply), then routed as any change set is.
-  const routed: Exclude<RoutedInput, { kind: 'draft' }> =
+  const routed: Exclude<RoutedInput, { kind: 'draft' | 'withdraw' }> =
     input.kind === 'draft' ? await routeDraft(ctx, tenant, zone, input.byZone.get(zone)!, q, source, slicer) : input;
 
   const { changes, conflicts } =
@@ -343,12 +358,13 @@ async function planOver(ctx: CoreContext, q: store.Queryable, tenant: Tenant, zo
     const w = routed.warnings.get(recordSetKey(e.dnsName, e.recordType));
     if (w) c.warnings = [...(c.warnings ?? []), ...w];
   }
-  const operations = buildPlanOperations(zone, changes, recordsByKey, { cnameRelative: ctx.settings.cnameRelativeZones?.includes(zone) ?? false });
+  const built = buildPlanOperations(zone, changes, recordsByKey, { cnameRelative: ctx.settings.cnameRelativeZones?.includes(zone) ?? false });
+  const operations = source.withdrawals.length > 0 ? withdrawnOperations(zone, built) : built;
   const threshold = await zoneThreshold(ctx, q, tenant, source.owned, changes, input.force ?? false);
   return { zone, baseGeneration: source.generation, changes, conflicts, operations, threshold };
 }
 
-async function routeDraft(ctx: CoreContext, tenant: Tenant, zone: string, draft: DraftPlanner, q: store.Queryable, base: PlanSource, slicer: Slicer): Promise<Exclude<RoutedInput, { kind: 'draft' }>> {
+async function routeDraft(ctx: CoreContext, tenant: Tenant, zone: string, draft: DraftPlanner, q: store.Queryable, base: PlanSource, slicer: Slicer): Promise<Exclude<RoutedInput, { kind: 'draft' | 'withdraw' }>> {
   const routed = await routeInput(ctx, tenant, { kind: 'changes', changes: await draft.changes(q, base), policy: 'sync' }, slicer);
   if (routed.kind !== 'changes') throw new Error('a draft routed as something else than changes');
   for (const other of routed.byZone.keys()) {

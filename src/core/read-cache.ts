@@ -85,26 +85,32 @@ export interface ZoneBase {
   recordsByKey: ReadonlyMap<RecordSetKey, readonly OvhRecord[]>;
   endpoints: Endpoint[];
   ownership: store.OwnershipRow[];
+  /**
+   * The withdrawn targets (core/withdrawals.ts): owned, not on OVH, so not in records/endpoints (what
+   * the DNS door and the served OVH API's published listing show); Plans and Records add them back
+   * for their owners (core/withdrawn-view.ts).
+   */
+  withdrawals: store.WithdrawalRow[];
 }
 
 /** A zone's records and ownership rows, as read, made a ZoneBase in slices (a zone may hold 20,000 records). */
-export async function zoneBaseOf(zone: string, generation: bigint, rows: readonly store.RecordRow[], ownership: store.OwnershipRow[], slicer: Slicer): Promise<ZoneBase> {
+export async function zoneBaseOf(zone: string, generation: bigint, rows: readonly store.RecordRow[], ownership: store.OwnershipRow[], slicer: Slicer, withdrawals: store.WithdrawalRow[] = []): Promise<ZoneBase> {
   const records = await slicer.map(rows, (r): OvhRecord => ({ ...r, zone }), 256);
   const { endpoints, recordsByKey } = await slicer.run(recordsToEndpointsSteps(records, zone));
-  return { generation, records, recordsByKey, endpoints, ownership };
+  return { generation, records, recordsByKey, endpoints, ownership, withdrawals };
 }
 
 /** Reads a zone's base from `q` (a snapshot, or a transaction that sees its own changes). */
 export async function readZoneBase(q: store.Queryable, zone: string, slicer: Slicer): Promise<ZoneBase> {
   const read = await readZoneRows(q, zone);
-  return zoneBaseOf(zone, read.generation, read.rows, read.ownership, slicer);
+  return zoneBaseOf(zone, read.generation, read.rows, read.ownership, slicer, read.withdrawals);
 }
 
 /** What a base is made of, as `q` sees it: the generation, the records and the ownership rows. */
-async function readZoneRows(q: store.Queryable, zone: string): Promise<{ generation: bigint; rows: store.RecordRow[]; ownership: store.OwnershipRow[] }> {
+async function readZoneRows(q: store.Queryable, zone: string): Promise<{ generation: bigint; rows: store.RecordRow[]; ownership: store.OwnershipRow[]; withdrawals: store.WithdrawalRow[] }> {
   const current = await store.getZone(q, zone);
   if (!current) throw new Error(`zone "${zone}" vanished from the database`);
-  return { generation: current.generation, rows: await store.listRecords(q, zone), ownership: await store.listOwnership(q, zone) };
+  return { generation: current.generation, rows: await store.listRecords(q, zone), ownership: await store.listOwnership(q, zone), withdrawals: await store.listWithdrawals(q, zone) };
 }
 
 /** A tenant's view of a zone at a generation. The endpoints array is shared: never mutate it. */
@@ -302,7 +308,7 @@ export class ReadCache {
       const read = await store.withSnapshot(this.pool, (q) => readZoneRows(q, zone));
       entry.generation = read.generation;
       this.counts.baseBuilds++;
-      const base = await zoneBaseOf(zone, read.generation, read.rows, read.ownership, new Slicer());
+      const base = await zoneBaseOf(zone, read.generation, read.rows, read.ownership, new Slicer(), read.withdrawals);
       if (this.bases.get(zone) === entry) {
         entry.settled = base;
         this.keepBase(zone, entry, base);

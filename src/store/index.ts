@@ -36,3 +36,4 @@ export * from './visibility.js';
 export * from './recent-publishes.js';
 export * from './ovh-budget.js';
 export * from './health.js';
+export * from './withdrawals.js';

@@ -17,6 +17,7 @@ import { dryRunApply } from './dry-run.js';
 import type { Group, Member, Outcome, ToSend } from './group.js';
 import { touchedNames } from './ops.js';
 import { recordStatedChecks } from '../health/record.js';
+import { recordWithoutCalls } from './send.js';
 import type { ZoneApplyResult } from './result.js';
 
 /** Around one member's planning: an error there is that member's alone. */
@@ -74,12 +75,17 @@ export async function prepareMember(ctx: CoreContext, group: Group, member: Memb
   // The change threshold, judged on the plan recomputed under the lock (core/guard.ts).
   const overThreshold = thresholdRefusal(ctx, tenant, zone, plan.threshold);
   if (overThreshold) return answer({ ...unsent, status: 'refused', error: overThreshold });
-  if (ctx.settings.dryRun) return plan.operations.length === 0 ? answer({ ...unsent, status: 'no_changes' }) : answer(dryRunApply(ctx, tenant, plan));
   if (plan.operations.length === 0) {
-    // Nothing for OVH; a change of checks alone is still recorded (an ownership change, generation + 1).
+    if (ctx.settings.dryRun) return answer({ ...unsent, status: 'no_changes' });
+    // Changes with no call (withdrawn targets, core/withdrawals.ts): recorded under the lock, no refresh.
+    const rowsOnly = routed.kind === 'withdraw' ? routed.byZone.get(zone)!.pending() : plan.changes.length > 0;
+    const recorded = rowsOnly ? await recordWithoutCalls(ctx, group, member, plan) : undefined;
+    if (recorded) return answer(recorded);
+    // A change of checks alone is still recorded (an ownership change, generation + 1; core/health/record.ts).
     const generation = await recordChecksAlone(group, member);
     return answer({ ...unsent, ...(generation === undefined ? {} : { generation }), status: 'no_changes' });
   }
+  if (ctx.settings.dryRun) return answer(dryRunApply(ctx, tenant, plan));
   return { send: { plan: batch, more, rest, names: touchedNames(batch.operations) } };
 }
 

@@ -18,7 +18,8 @@ import type { OwnedSet } from '../zone-memory.js';
 import { batchNumber } from './batch-plan.js';
 import { openGroup, type Group, type Member, type ToSend } from './group.js';
 import { isFenceRefusal, nameKey, send, statusOf, type Done, type Failure } from './ops.js';
-import type { CallRecord } from './result.js';
+import type { CallRecord, ZoneApplyResult } from './result.js';
+import type { ZonePlan } from '../plan.js';
 import { rollBack } from './rollback.js';
 import { lockLostError, stopGroup } from './stop.js';
 import { intentFor, rowAfter, writeIntent } from './undo.js';
@@ -90,7 +91,9 @@ export async function sendMember(ctx: CoreContext, group: Group, member: Member,
   const after = cacheAfter(done);
   await updateCache(tx, zone, after);
   const written = after;
-  await recordOwnership(tx, zone, member.tenant, plan.changes);
+  // A withdraw/restore keeps ownership as it is and writes its withdrawal rows instead (core/withdrawals.ts).
+  if (member.routed.kind === 'withdraw') await member.routed.byZone.get(zone)!.recorded(tx, journalId);
+  else await recordOwnership(tx, zone, member.tenant, plan.changes);
   // The checks the request states, on the ownership rows just written (core/health/record.ts).
   const checked = await recordStatedChecks(tx, zone, member.tenant.id, member.routed);
   if (member.routed.kind === 'draft') {
@@ -113,6 +116,34 @@ export async function sendMember(ctx: CoreContext, group: Group, member: Member,
   }
   group.sent.push({ ...toSend, member, journalId, calls, done, before: intent.before, generation });
   group.ops += ops.length;
+}
+
+/**
+ * A member whose plan changes what dnsplane holds but calls nothing (a withdrawn target its owner no
+ * longer desires, a second reason of a withdrawn target): recorded in the transaction — ownership or
+ * withdrawal rows, generation + 1, a finished journal row with its reason — with no OVH call and no
+ * refresh (core/withdrawals.ts).
+ */
+export async function recordWithoutCalls(ctx: CoreContext, group: Group, member: Member, plan: ZonePlan): Promise<ZoneApplyResult | undefined> {
+  const { zone, tx } = group;
+  // Written before the group's savepoint only, so that a failed refresh of the members after it does
+  // not take it back; after a member that sent, it waits for the next apply (nothing is lost: the
+  // same plan is made again).
+  if (group.savepoint) return undefined;
+  const summary = member.routed.origin ?? `${plan.changes.length} change(s) with no OVH call (withdrawn targets)`;
+  const journalId = await store.insertAdminAction(tx, { zone, tenantId: member.tenant.id, intent: { kind: 'withdrawn-targets', summary, operations: [], names: [] }, result: { summary, calls: [] } });
+  if (member.routed.kind === 'withdraw') await member.routed.byZone.get(zone)!.recorded(tx, journalId);
+  else await recordOwnership(tx, zone, member.tenant, plan.changes);
+  const checked = await recordStatedChecks(tx, zone, member.tenant.id, member.routed);
+  const generation = await store.bumpGeneration(tx, zone);
+  const sets = [...changedSets(plan.changes), ...checked];
+  await store.notifyZoneChanged(tx, zone, generation, { ids: [], sets });
+  if (group.memory) {
+    group.memory.replaceOwnership(sets, await store.listOwnershipForSets(tx, zone, sets));
+    group.memory.generation = generation;
+  }
+  ctx.log.info({ zone, tenant: member.tenant.name, generation: String(generation), journalId }, 'recorded with no OVH call');
+  return { zone, status: 'applied', generation, calls: [], changes: plan.changes, conflicts: plan.conflicts, journalId };
 }
 
 /** The record sets (as ownership names them) that changes touch. */
