@@ -54,6 +54,10 @@ export async function claimCheckedSets(q: Queryable, holder: string, leaseMs: nu
     `DELETE FROM health_leases l
       WHERE NOT EXISTS (SELECT 1 FROM ownership o WHERE o.zone = l.zone AND o.dns_name = l.dns_name AND o.record_type = l.record_type AND o.health_check IS NOT NULL)`,
   );
+  await q.query(
+    `DELETE FROM target_health h
+      WHERE NOT EXISTS (SELECT 1 FROM ownership o WHERE o.zone = h.zone AND o.dns_name = h.dns_name AND o.record_type = h.record_type AND o.health_check IS NOT NULL)`,
+  );
   const { rows } = await q.query<{ zone: string; dns_name: string; record_type: string }>(
     `UPDATE health_leases SET holder = $1, lease_until = clock_timestamp() + $2 * interval '1 millisecond'
       WHERE (zone, dns_name, record_type) IN (
@@ -188,4 +192,12 @@ export async function saveTargetHealth(q: Queryable, holder: string, s: CheckedS
     ],
   );
   return rows[0]?.held === true;
+}
+
+/** Every checked target and whether its last check passed (the metrics, at scrape time). */
+export async function healthSamples(q: Queryable): Promise<Array<{ zone: string; name: string; target: string; passing: boolean }>> {
+  const { rows } = await q.query<{ zone: string; dns_name: string; target: string; passing: boolean }>(
+    `SELECT zone, dns_name, target, failures = 0 AS passing FROM target_health ORDER BY zone, dns_name, target`,
+  );
+  return rows.map((r) => ({ zone: r.zone, name: r.dns_name, target: r.target, passing: r.passing }));
 }

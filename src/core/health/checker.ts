@@ -192,6 +192,7 @@ export class HealthChecker {
     const answers = new Map<string, CheckAnswer>();
     await Promise.all([...targets].map(async ([target, t]) => answers.set(target, await this.bounded(() => checkTarget(t, this.opts.settings.timeoutMs, this.abort.signal)))));
     report.checks += answers.size;
+    for (const a of answers.values()) this.ctx.metrics?.healthChecked(a.ok);
     if (this.stopped) return;
     const before = new Map((await store.listTargetHealth(this.ctx.pool, set.zone, set)).map((r) => [r.target, fromRow(r)] as const));
     const step = stepSet(before, answers, this.now(), this.opts.settings);
