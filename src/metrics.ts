@@ -175,13 +175,7 @@ export class Metrics {
       for (const { tenant, seconds } of await source()) g.set({ tenant }, seconds);
     });
     // Health (core/health/): from Postgres at scrape time, so every replica reports the checker's truth.
-    const health = { at: 0, rows: Promise.resolve([] as HealthSample[]) };
-    const healthRows = () => {
-      if (!this.healthSource) return Promise.resolve([] as HealthSample[]);
-      // One read per scrape for both series.
-      if (Date.now() - health.at > 500) Object.assign(health, { at: Date.now(), rows: this.healthSource() });
-      return health.rows;
-    };
+    const healthRows = () => this.healthSource?.() ?? Promise.resolve([] as HealthSample[]);
     this.s.gauge('dnsplane_target_health', 'Each checked target of a record set with a health check: 1 while it passes, 0 while it fails (withdrawn, or kept as the last)', ['zone', 'name', 'target'], async (g) => {
       g.reset();
       for (const r of await healthRows()) g.set({ zone: r.zone, name: r.name, target: r.target }, r.passing ? 1 : 0);
