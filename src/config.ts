@@ -67,6 +67,10 @@ export interface Config {
   readCacheBytes: number;
   /** DNSPLANE_DRIFT_INTERVAL: how often each zone is checked against OVH for changes made outside dnsplane; 0: never. */
   driftIntervalMs: number;
+  /** DNSPLANE_SILENT_CHECK_INTERVAL: how often tenants silent past their withdraw_after are looked for (core/liveness.ts); 0: never. */
+  silentCheckMs: number;
+  /** DNSPLANE_LAST_SEEN_WRITE: a tenant's last_seen_at is written at most this often per process. */
+  lastSeenWriteMs: number;
   shutdownTimeoutMs: number;
   /** DNSPLANE_APPLY_BATCH: operations per apply batch; 0: no batches. */
   applyBatch: number;
@@ -194,6 +198,9 @@ export const SETTINGS: Array<{ name: string; default: string; help: string }> = 
   // Visibility: each publish proved on the zone's authoritative servers (core/probe/, docs/ARCHITECTURE.md "Visibility").
   { name: 'DNSPLANE_AUTHORITATIVE_SERVERS', default: '(the zone\'s name servers)', help: "comma list of host[:port] (port 53 by default) the prober asks for every zone, instead of each zone's name servers as OVH lists them (GET /domain/zone/{zone}, once per zone and process): split horizons, tests" },
   { name: 'DNSPLANE_VISIBLE_TIMEOUT', default: '15m', help: "an apply not answered as published by every authoritative server within this after its refresh is not_visible (naming the servers and names still behind), or unverified when no server could be asked" },
+  // Tenant liveness (core/liveness.ts, docs/operations.md "Silent tenants").
+  { name: 'DNSPLANE_SILENT_CHECK_INTERVAL', default: '10s', help: "how often one replica looks for tenants silent past their withdraw_after (`tenant set NAME --withdraw-after`) and withdraws their targets of shared record sets; 0/off: never" },
+  { name: 'DNSPLANE_LAST_SEEN_WRITE', default: '1m', help: "a tenant's latest call (last_seen_at) is written at most this often per replica; a tenant is silent once withdraw_after plus this has passed" },
   { name: 'DNSPLANE_PROBE_QUERIES', default: '16', help: 'DNS questions the prober has in flight at most, for the whole process' },
   { name: 'DNSPLANE_PROBE_BACKOFF', default: '1s..30s', help: "the wait between two rounds of questions about one refresh: from the first value, 1.25 times longer each round, up to the second" },
   // Health checks per target (core/health/, docs/failover.md).
@@ -365,6 +372,8 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     planConcurrency: positiveNumber(get('DNSPLANE_PLAN_CONCURRENCY') ?? '2', 'DNSPLANE_PLAN_CONCURRENCY', true),
     readCacheBytes: parseByteSize(get('DNSPLANE_READ_CACHE_BYTES') ?? '128Mi', 'DNSPLANE_READ_CACHE_BYTES'),
     driftIntervalMs: /^(0|off)$/i.test(get('DNSPLANE_DRIFT_INTERVAL') ?? '') ? 0 : parseDuration(get('DNSPLANE_DRIFT_INTERVAL') ?? '5m', 'DNSPLANE_DRIFT_INTERVAL'),
+    silentCheckMs: /^(0|off)$/i.test(get('DNSPLANE_SILENT_CHECK_INTERVAL') ?? '') ? 0 : parseDuration(get('DNSPLANE_SILENT_CHECK_INTERVAL') ?? '10s', 'DNSPLANE_SILENT_CHECK_INTERVAL'),
+    lastSeenWriteMs: parseDuration(get('DNSPLANE_LAST_SEEN_WRITE') ?? '1m', 'DNSPLANE_LAST_SEEN_WRITE'),
     applyBatch: nonNegativeInteger(get('DNSPLANE_APPLY_BATCH') ?? '100', 'DNSPLANE_APPLY_BATCH'),
     applyCoalesceMs: /^(0|off)$/i.test(get('DNSPLANE_APPLY_COALESCE') ?? '') ? 0 : parseDuration(get('DNSPLANE_APPLY_COALESCE') ?? '2s', 'DNSPLANE_APPLY_COALESCE'),
     shutdownTimeoutMs: parseDuration(get('DNSPLANE_SHUTDOWN_TIMEOUT') ?? '30s', 'DNSPLANE_SHUTDOWN_TIMEOUT'),

@@ -41,6 +41,7 @@ import { VisibilityWatch } from './core/visibility-watch.js';
 import { Prober } from './core/probe/prober.js';
 import { DEFAULT_HEALTH, HealthChecker, leaseFor } from './core/health/checker.js';
 import { coreWithdrawals } from './core/health/mechanism.js';
+import { Liveness, startSilentWatch } from './core/liveness.js';
 import { ServerDirectory } from './core/probe/servers.js';
 
 export { DEMO_ZONE };
@@ -240,6 +241,8 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         refused: (tenant) => metrics.planRefused(tenant),
       }),
     };
+    ctx.liveness = new Liveness(ctx, { writeEveryMs: config.lastSeenWriteMs });
+    metrics.setLastSeenSource(() => store.listTenantsLastSeen(database.pool));
     await registerZones(ctx);
     // Applies that died in flight are rolled back in the background (core/settling.ts): each waits out
     // its dead holder's lease (up to ~30 s) holding its zone's lock, and nothing else waits for it.
@@ -313,6 +316,8 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     const drift: DriftLoop | undefined = config.driftIntervalMs > 0 ? startDriftLoop(ctx, config.driftIntervalMs) : undefined;
     // The served OVH API's staged writes past DNSPLANE_OVH_API_DRAFT_TTL are dropped (core/staging.ts).
     const drafts = startDraftSweep(ctx);
+    // Tenants silent past their withdraw_after: their targets of shared sets withdrawn (core/liveness.ts).
+    const silent = config.silentCheckMs > 0 ? startSilentWatch(ctx, config.silentCheckMs) : undefined;
     return {
       url: http.url,
       port: http.port,
@@ -336,7 +341,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         const left = () => Math.max(0, budget - (performance.now() - started));
         lifecycle.beginShutdown(config.shutdownTimeoutMs);
         drafts.stop();
-        await Promise.all([webhook?.close(left()), http.close(left()), dns?.close(left()), drift ? Promise.race([drift.stop(), sleep(left())]) : undefined]);
+        await Promise.all([webhook?.close(left()), http.close(left()), dns?.close(left()), drift ? Promise.race([drift.stop(), sleep(left())]) : undefined, silent ? Promise.race([silent.stop(), sleep(left())]) : undefined]);
         if (!(await lifecycle.settled(left()))) {
           log.error('shutdown: work was still running at the deadline; its journal rows stay in flight and the zone\'s next lock holder rolls them back');
         }

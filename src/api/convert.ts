@@ -4,7 +4,7 @@
 import { create } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { toUnicode } from '../dns/names.js';
-import type { Change, ChangeAction as CoreAction, Conflict, Endpoint, Policy as CorePolicy } from '../dns/types.js';
+import type { Change, ChangeAction as CoreAction, Conflict, Endpoint, Policy as CorePolicy, TargetState } from '../dns/types.js';
 import { describeOperation, operationsByRecordSet, operationsOfChange } from '../ovh/ops.js';
 import type { CallRecord, ZoneApplyResult } from '../core/apply/index.js';
 import { driftState } from '../core/drift.js';
@@ -52,6 +52,8 @@ import {
   PlanSchema,
   PlannedChangeSchema,
   Policy,
+  TargetStateSchema,
+  TargetStatus,
   ZoneApplyResultSchema,
   ZonePlanSchema,
   ZoneSchema,
@@ -129,7 +131,14 @@ export function endpointToPb(e: Endpoint): PbEndpoint {
     ttl: e.ttl,
     setIdentifier: e.setIdentifier ?? '',
     labels: unicode !== e.dnsName ? { ...e.labels, [UNICODE_NAME_LABEL]: unicode } : (e.labels ?? {}),
+    ...(e.targetStates?.length ? { targetStates: e.targetStates.map(targetStateToPb) } : {}),
   });
+}
+
+const TARGET_STATUS = { unchecked: TargetStatus.UNCHECKED, healthy: TargetStatus.HEALTHY, failing: TargetStatus.FAILING, withdrawn: TargetStatus.WITHDRAWN } as const;
+
+function targetStateToPb(t: TargetState) {
+  return create(TargetStateSchema, { target: t.target, status: TARGET_STATUS[t.status], reason: t.reason, detail: t.detail, ...(t.since ? { since: timestampFromDate(t.since) } : {}) });
 }
 
 export function actionToPb(a: CoreAction): ChangeAction {

@@ -15,6 +15,7 @@ import type { Logger } from 'pino';
 import type { CoreContext } from '../core/context.js';
 import type { LoginLimiter } from '../core/login-limiter.js';
 import { authenticate, type Tenant } from '../core/tenants.js';
+import { noteSeen } from '../core/liveness.js';
 import { tokenHashHex } from '../core/tokens.js';
 import { bearerToken, kTenant } from './auth.js';
 import { answerError } from './early-answer.js';
@@ -62,6 +63,7 @@ export function rpcGate(ctx: CoreContext, limiter: LoginLimiter, log: Logger): (
     if (cached) {
       limiter.succeeded(address, token!, hashHex);
       authenticated.set(req, cached);
+      noteSeen(ctx, cached);
       next();
       return;
     }
@@ -69,6 +71,7 @@ export function rpcGate(ctx: CoreContext, limiter: LoginLimiter, log: Logger): (
       (tenant) => {
         if (token) limiter.succeeded(address, token, hashHex);
         authenticated.set(req, tenant);
+        noteSeen(ctx, tenant);
         next();
       },
       (e: unknown) => {

@@ -7,6 +7,8 @@
  * toJsonString's.
  */
 import type { DescMessage } from '@bufbuild/protobuf';
+import { toJson } from '@bufbuild/protobuf';
+import { TimestampSchema, timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { Slicer } from '../core/slices.js';
 import { toUnicode } from '../dns/names.js';
 import type { Endpoint } from '../dns/types.js';
@@ -16,7 +18,8 @@ type Json = Record<string, unknown>;
 
 const str = JSON.stringify;
 
-export type JsonEndpoint = { dnsName?: string; recordType?: string; targets?: string[]; ttl?: number; setIdentifier?: string; labels?: Record<string, string> };
+export type JsonEndpoint = { dnsName?: string; recordType?: string; targets?: string[]; ttl?: number; setIdentifier?: string; labels?: Record<string, string>; targetStates?: JsonTargetState[] };
+type JsonTargetState = { target?: string; status: string; reason?: string; since?: string; detail?: string };
 
 /** An endpoint as endpointToPb shows it (api/convert.ts), as its JSON object (keys in field order). */
 export function endpointObject(e: Endpoint): JsonEndpoint {
@@ -31,6 +34,15 @@ export function endpointObject(e: Endpoint): JsonEndpoint {
   for (const _ in labels) {
     o.labels = labels;
     break;
+  }
+  if (e.targetStates?.length) {
+    o.targetStates = e.targetStates.map((t) => ({
+      ...(t.target ? { target: t.target } : {}),
+      status: `TARGET_STATUS_${t.status.toUpperCase()}`,
+      ...(t.reason ? { reason: t.reason } : {}),
+      ...(t.since ? { since: toJson(TimestampSchema, timestampFromDate(t.since)) as string } : {}),
+      ...(t.detail ? { detail: t.detail } : {}),
+    }));
   }
   return o;
 }

@@ -86,7 +86,7 @@ const isText = (v: unknown): v is string => typeof v === 'string' && unstorable(
  */
 function plainEndpoint(v: unknown): PbEndpoint | undefined {
   if (!isObject(v)) return undefined;
-  const e: PbEndpoint = { $typeName: EndpointSchema.typeName, dnsName: '', recordType: '', targets: [], ttl: 0, setIdentifier: '', labels: {} };
+  const e: PbEndpoint = { $typeName: EndpointSchema.typeName, dnsName: '', recordType: '', targets: [], ttl: 0, setIdentifier: '', labels: {}, targetStates: [] };
   for (const key in v) {
     const x = v[key];
     switch (key) {

@@ -10,6 +10,7 @@ import type { SecretBox } from './secrets.js';
 import type { TsigKeyCache } from './tsig-key-cache.js';
 import type { OvhKeyCache } from './ovh-key-cache.js';
 import type { VisibilityWatch } from './visibility-watch.js';
+import type { Liveness } from './liveness.js';
 
 export interface CoreSettings {
   /** Zones to manage; undefined: every zone of the OVH account. */
@@ -90,6 +91,8 @@ export interface CoreContext {
   secrets?: SecretBox;
   /** TSIG keys found, kept like `tokens` (core/tsig-keys.ts). Absent: every lookup reads Postgres. */
   tsigKeys?: TsigKeyCache;
+  /** Tenants' signs of life, written coarsely (core/liveness.ts; server.ts). Absent: none recorded. */
+  liveness?: Liveness;
   /** OVH keys found, kept like `tokens` (core/ovh-keys.ts). Absent: every lookup reads Postgres. */
   ovhKeys?: OvhKeyCache;
   /** Bounds the Plans each tenant computes at once (DNSPLANE_PLAN_CONCURRENCY); absent: no bound. */

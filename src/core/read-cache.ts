@@ -29,6 +29,7 @@ import { recordsToEndpointsSteps } from '../ovh/mapping.js';
 import type { OvhRecord } from '../ovh/types.js';
 import * as store from '../store/index.js';
 import { visibleRecordSetsSteps } from './ownership.js';
+import { withTargetStates, withWithdrawn } from './withdrawn-view.js';
 import { Slicer } from './slices.js';
 
 /**
@@ -378,7 +379,9 @@ export class ReadCache {
   private async cut(zone: string, base: ZoneBase): Promise<ZoneAnswers> {
     const slicer = new Slicer();
     // Owner labels, shared sets split per owner (ownership.ts); with includeForeign nothing depends on the tenant.
-    const all = await slicer.run(visibleRecordSetsSteps('', zone, base.endpoints, base.ownership, base.recordsByKey, true));
+    // Withdrawn targets (core/withdrawals.ts) shown to their owners as theirs, with their state.
+    const seen = withWithdrawn(zone, base, base.withdrawals);
+    const all = withTargetStates(await slicer.run(visibleRecordSetsSteps('', zone, seen.endpoints, base.ownership, seen.recordsByKey, true)), base.withdrawals);
     const byOwner = new Map<string, Endpoint[]>();
     for (let i = 0; i < all.length; i++) {
       if (i % 1024 === 0) await slicer.check();

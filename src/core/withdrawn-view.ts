@@ -8,6 +8,7 @@
  */
 import { compareEndpoints } from '../dns/endpoint.js';
 import { recordSetKey, type Endpoint, type RecordSetKey } from '../dns/index.js';
+import type { TargetState } from '../dns/types.js';
 import { ovhRecordKey, recordsToEndpoints, type ZoneRecords } from '../ovh/mapping.js';
 import { recordPath } from '../ovh/ops.js';
 import type { OvhOperation, OvhRecord } from '../ovh/types.js';
@@ -18,16 +19,6 @@ export const WITHDRAWN_ID_PREFIX = 'withdrawn:';
 
 export function isWithdrawnId(id: string): boolean {
   return id.startsWith(WITHDRAWN_ID_PREFIX);
-}
-
-/** A target's state as Records shows it (the proto's TargetState). */
-export interface TargetStateView {
-  target: string;
-  state: 'withdrawn';
-  /** 'silent' | 'health', joined with ', ' when both. */
-  reason: string;
-  since: Date;
-  detail: string;
 }
 
 interface Source {
@@ -94,9 +85,22 @@ export function withdrawnOperations(zone: string, ops: readonly OvhOperation[]):
   return out;
 }
 
-/** The withdrawn targets of each set and owner ("name type owner" -> states), for Records. */
-export function withdrawnStates(withdrawals: readonly store.WithdrawalRow[]): Map<string, TargetStateView[]> {
-  const byTarget = new Map<string, { set: string; view: TargetStateView }>();
+/**
+ * `endpoints` (a Records answer: shared sets split per owner, labels.owner) with each owner's withdrawn
+ * targets' states (Endpoint.targetStates); the others are the same objects.
+ */
+export function withTargetStates(endpoints: Endpoint[], withdrawals: readonly store.WithdrawalRow[]): Endpoint[] {
+  if (withdrawals.length === 0) return endpoints;
+  const states = withdrawnStates(withdrawals);
+  return endpoints.map((e) => {
+    const mine = states.get(`${e.dnsName} ${e.recordType} ${e.labels?.['owner'] ?? ''}`);
+    return mine ? { ...e, targetStates: mine.filter((s) => e.targets.includes(s.target)) } : e;
+  });
+}
+
+/** The withdrawn targets of each set and owner ("name type owner" -> states). */
+function withdrawnStates(withdrawals: readonly store.WithdrawalRow[]): Map<string, TargetState[]> {
+  const byTarget = new Map<string, { set: string; view: TargetState & { since: Date } }>();
   for (const w of withdrawals) {
     const k = `${w.dnsName} ${w.recordType} ${w.target}`;
     const hit = byTarget.get(k);
@@ -107,9 +111,9 @@ export function withdrawnStates(withdrawals: readonly store.WithdrawalRow[]): Ma
       if (w.withdrawnAt < hit.view.since) hit.view.since = w.withdrawnAt;
       continue;
     }
-    byTarget.set(k, { set: `${w.dnsName} ${w.recordType} ${w.tenantName}`, view: { target: w.target, state: 'withdrawn', reason: w.reason, since: w.withdrawnAt, detail } });
+    byTarget.set(k, { set: `${w.dnsName} ${w.recordType} ${w.tenantName}`, view: { target: w.target, status: 'withdrawn', reason: w.reason, since: w.withdrawnAt, detail } });
   }
-  const out = new Map<string, TargetStateView[]>();
+  const out = new Map<string, TargetState[]>();
   for (const { set, view } of byTarget.values()) out.set(set, [...(out.get(set) ?? []), view]);
   return out;
 }

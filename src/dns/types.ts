@@ -24,6 +24,18 @@ export interface Endpoint {
   ttl: number;
   setIdentifier?: string;
   labels?: Record<string, string>;
+  /** Records answers only: the state of the targets that have one (withdrawn, health). Never diffed, never sent to OVH. */
+  targetStates?: readonly TargetState[];
+}
+
+/** A target's state as Records shows it (issue 30: core/withdrawals.ts, health checks). */
+export interface TargetState {
+  target: string;
+  status: 'unchecked' | 'healthy' | 'failing' | 'withdrawn';
+  /** 'silent', 'health', or both joined by ', '. */
+  reason: string;
+  since?: Date;
+  detail: string;
 }
 
 /** The key of a record set: `${dnsName} ${recordType}`. */

@@ -14,6 +14,7 @@
  */
 import type { Logger } from 'pino';
 import type { CoreContext } from '../core/context.js';
+import { noteSeen } from '../core/liveness.js';
 import {
   OPCODE,
   RCODE,
@@ -161,6 +162,7 @@ export function dnsDoor(parts: DoorParts): (bytes: Buffer, arrival: Arrival) => 
         ex.key = key;
         ex.requestMac = verdict.mac;
         keyring.noteUsed(key);
+        noteSeen(ctx, key.tenant);
         return true;
       }
       if (verdict.formerr) {

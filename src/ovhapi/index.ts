@@ -13,6 +13,7 @@
  * errors as OVH's (errors.ts). This room reaches neither store/ nor ovh/, and holds no rule of its own
  * about ownership, locking or operations: core's are the ones every door uses.
  */
+import { noteSeen } from '../core/liveness.js';
 import type { Logger } from 'pino';
 import type { CoreContext } from '../core/context.js';
 import type { LoginLimiter } from '../core/login-limiter.js';
@@ -124,6 +125,7 @@ export function ovhApiHandler(ctx: CoreContext, opts: OvhApiOptions): (req: Req,
       const over = rate.take(tenant.name);
       if (over !== undefined) throw tooManyRequests(over, `tenant "${tenant.name}" is over ${opts.rate.perSecond} calls per second to dnsplane's OVH API; retry in ${over} s`);
       keyring.noteUsed(key);
+      noteSeen(ctx, tenant);
 
       let body: unknown;
       let bodyInvalid = false;

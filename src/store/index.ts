@@ -6,7 +6,7 @@ export { openDatabase, redactUrl, describeUrl, createSidePool, EMBEDDED_DATABASE
 export type { Database, OpenDatabaseOptions, Queryable, LogFn } from './db.js';
 export { migrate, loadMigrations, checkSchema, MIGRATIONS_DIR, MIGRATION_LOCK_KEY, OLDEST_COMPATIBLE_SCHEMA, RELEASE } from './migrate.js';
 export type { Migration, SchemaCheck, SchemaRelease } from './migrate.js';
-export { withZoneLock, tryZoneLock, lockSession, checkLockHeld, ZONE_LOCK_NAMESPACE } from './lock.js';
+export { withZoneLock, tryZoneLock, tryJobLock, lockSession, checkLockHeld, ZONE_LOCK_NAMESPACE, JOB_LOCK_NAMESPACE } from './lock.js';
 export type { LockSession } from './lock.js';
 export { withTransaction, withSnapshot, ping, savepoint, rollbackToSavepoint, releaseSavepoint } from './transaction.js';
 export {

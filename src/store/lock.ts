@@ -58,6 +58,21 @@ export async function tryZoneLock<T>(
   });
 }
 
+/** The advisory-lock namespace of background jobs that one replica at a time runs ('dnsj'). */
+export const JOB_LOCK_NAMESPACE = 0x646e736a;
+
+/**
+ * For background jobs that one replica at a time runs (core/liveness.ts): `fn` runs holding the job's
+ * lock for the length of a transaction, only if no other replica holds it now; undefined otherwise.
+ */
+export async function tryJobLock<T>(pool: pg.Pool, job: string, fn: () => Promise<T>): Promise<T | undefined> {
+  return withClientTransaction(pool, async (tx) => {
+    const { rows } = await tx.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1, hashtext($2)) AS locked', [JOB_LOCK_NAMESPACE, job]);
+    if (rows[0]?.locked !== true) return undefined;
+    return fn();
+  });
+}
+
 /**
  * The session that holds a zone lock: its backend pid and start time (microseconds since the epoch).
  * A pid alone could be reused by a new session after a restart; with backend_start it names one

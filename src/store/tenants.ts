@@ -18,6 +18,10 @@ export interface Tenant {
   maxChangePercent: number | null;
   /** Until when the token the last rotation replaced is still accepted (its grace); absent: none. */
   previousTokenValidUntil?: Date;
+  /** Silent this long, its targets of shared sets are withdrawn (core/liveness.ts); absent: never. */
+  withdrawAfterMs?: number;
+  /** Its latest authenticated call as written (coarsely); absent: never seen. */
+  lastSeenAt?: Date;
 }
 
 export interface NewTenant {
@@ -40,12 +44,14 @@ export interface TenantRow {
   token_rotated_at: Date;
   max_change_percent: number | null;
   previous_token_valid_until: Date | null;
+  withdraw_after_ms: string | null;
+  last_seen_at: Date | null;
 }
 
 /** A tenant's columns as toTenant reads them; `alias`: the tenants table's alias in a join (store/tsig-keys.ts). */
 export function tenantColumns(alias?: string): string {
   const t = alias ? `${alias}.` : '';
-  return `${t}id::text AS id, ${t}name, ${t}scopes, ${t}zones, ${t}suffixes, ${t}disabled, ${t}created_at, ${t}token_rotated_at, ${t}max_change_percent, ${t}previous_token_valid_until`;
+  return `${t}id::text AS id, ${t}name, ${t}scopes, ${t}zones, ${t}suffixes, ${t}disabled, ${t}created_at, ${t}token_rotated_at, ${t}max_change_percent, ${t}previous_token_valid_until, (extract(epoch FROM ${t}withdraw_after) * 1000)::bigint::text AS withdraw_after_ms, ${t}last_seen_at`;
 }
 
 const COLUMNS = tenantColumns();
@@ -63,6 +69,8 @@ export function toTenant(r: TenantRow): Tenant {
     tokenRotatedAt: r.token_rotated_at,
     maxChangePercent: r.max_change_percent,
     ...(r.previous_token_valid_until ? { previousTokenValidUntil: r.previous_token_valid_until } : {}),
+    ...(r.withdraw_after_ms !== null && r.withdraw_after_ms !== undefined ? { withdrawAfterMs: Number(r.withdraw_after_ms) } : {}),
+    ...(r.last_seen_at ? { lastSeenAt: r.last_seen_at } : {}),
   };
 }
 
@@ -183,4 +191,72 @@ export async function getTenantMaxChangePercent(q: Queryable, id: string): Promi
   assertIdString('tenant id', id);
   const { rows } = await q.query<{ max_change_percent: number | null }>('SELECT max_change_percent FROM tenants WHERE id = $1::bigint', [id]);
   return rows[0]?.max_change_percent ?? null;
+}
+
+/**
+ * Sets (or, with null, clears) how long the tenant may be silent before its targets of shared sets are
+ * withdrawn (core/liveness.ts). A tenant never seen counts as seen now, so that turning it on withdraws
+ * nothing at once. NotFoundError when no such tenant.
+ */
+export async function setWithdrawAfter(q: Queryable, name: string, ms: number | null): Promise<Tenant> {
+  const { rows } = await q.query<TenantRow>(
+    `UPDATE tenants SET withdraw_after = CASE WHEN $2::bigint IS NULL THEN NULL ELSE $2::bigint * interval '1 millisecond' END,
+            last_seen_at = coalesce(last_seen_at, now())
+      WHERE name = $1 RETURNING ${COLUMNS}`,
+    [name, ms === null ? null : Math.round(ms)],
+  );
+  if (!rows[0]) throw new NotFoundError('tenant', name);
+  return toTenant(rows[0]);
+}
+
+/**
+ * Records the tenants' latest calls (never moving one back); answers the ids of those among them that
+ * have targets withdrawn for their silence (store/withdrawals.ts): they are back, restore them.
+ */
+export async function noteTenantsSeen(q: Queryable, uses: ReadonlyArray<{ id: string; at: Date }>): Promise<string[]> {
+  if (uses.length === 0) return [];
+  for (const u of uses) assertIdString('tenant id', u.id);
+  const { rows } = await q.query<{ id: string }>(
+    `WITH seen AS (
+       UPDATE tenants t SET last_seen_at = greatest(coalesce(t.last_seen_at, u.at), u.at)
+         FROM unnest($1::bigint[], $2::timestamptz[]) AS u(id, at)
+        WHERE t.id = u.id
+        RETURNING t.id
+     )
+     SELECT seen.id::text AS id FROM seen
+      WHERE EXISTS (SELECT 1 FROM target_withdrawals w WHERE w.tenant_id = seen.id AND w.reason = 'silent')`,
+    [uses.map((u) => u.id), uses.map((u) => u.at)],
+  );
+  return rows.map((r) => r.id);
+}
+
+/** A tenant silent past its withdraw_after (plus `slackMs`: how late a sign of life may be written) that has published targets of shared sets. */
+export interface SilentTenant {
+  id: string;
+  name: string;
+  lastSeenAt: Date;
+}
+
+export async function listSilentTenants(q: Queryable, slackMs: number): Promise<SilentTenant[]> {
+  const { rows } = await q.query<{ id: string; name: string; last_seen_at: Date }>(
+    `SELECT t.id::text AS id, t.name, t.last_seen_at FROM tenants t
+      WHERE t.withdraw_after IS NOT NULL AND NOT t.disabled AND t.last_seen_at IS NOT NULL
+        AND t.last_seen_at < now() - t.withdraw_after - $1::bigint * interval '1 millisecond'
+        AND EXISTS (
+          SELECT 1 FROM ownership o
+           WHERE o.tenant_id = t.id AND o.shared
+             AND NOT EXISTS (SELECT 1 FROM target_withdrawals w
+                              WHERE w.zone = o.zone AND w.dns_name = o.dns_name AND w.record_type = o.record_type AND w.target = o.target AND w.reason = 'silent'))
+      ORDER BY t.name`,
+    [Math.round(slackMs)],
+  );
+  return rows.map((r) => ({ id: r.id, name: r.name, lastSeenAt: r.last_seen_at }));
+}
+
+/** Seconds since each tenant's latest call, as written (dnsplane_tenant_last_seen_seconds); tenants never seen are left out. */
+export async function listTenantsLastSeen(q: Queryable): Promise<Array<{ tenant: string; seconds: number }>> {
+  const { rows } = await q.query<{ name: string; seconds: number }>(
+    `SELECT name, extract(epoch FROM now() - last_seen_at)::float8 AS seconds FROM tenants WHERE last_seen_at IS NOT NULL ORDER BY name`,
+  );
+  return rows.map((r) => ({ tenant: r.name, seconds: Math.max(0, r.seconds) }));
 }

@@ -10,6 +10,7 @@ import type { RawChangeSet } from '../core/plan.js';
 import { records, visibleZonesIn, type ZoneStates } from '../core/records.js';
 import { readCacheOf } from '../core/read-cache.js';
 import { authenticate, type Tenant } from '../core/tenants.js';
+import { noteSeen } from '../core/liveness.js';
 import { entryOf, WebhookError, type ApplyOutcome, type WebhookBackend, type WebhookSession } from './backend.js';
 import { messageOf } from '../error-message.js';
 
@@ -92,6 +93,7 @@ export function coreBackend(ctx: CoreContext): WebhookBackend {
       const tenant = await guarded(() => authenticate(ctx.pool, basic.password, ctx.tokens));
       // The same answer for a wrong name as for a wrong token: say nothing about which part was wrong.
       if (tenant.name !== basic.user) throw new WebhookError(401, BAD_CREDENTIALS);
+      noteSeen(ctx, tenant);
       return sessionOf(ctx, tenant);
     },
   };

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file dnsplane/v1/zone.proto.
  */
 export const file_dnsplane_v1_zone: GenFile = /*@__PURE__*/
-  fileDesc("ChZkbnNwbGFuZS92MS96b25lLnByb3RvEgtkbnNwbGFuZS52MSLJAQoIRW5kcG9pbnQSEAoIZG5zX25hbWUYASABKAkSEwoLcmVjb3JkX3R5cGUYAiABKAkSDwoHdGFyZ2V0cxgDIAMoCRILCgN0dGwYBCABKAUSFgoOc2V0X2lkZW50aWZpZXIYBSABKAkSMQoGbGFiZWxzGAYgAygLMiEuZG5zcGxhbmUudjEuRW5kcG9pbnQuTGFiZWxzRW50cnkaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKtAQoHQ2hhbmdlcxIlCgZjcmVhdGUYASADKAsyFS5kbnNwbGFuZS52MS5FbmRwb2ludBIpCgp1cGRhdGVfb2xkGAIgAygLMhUuZG5zcGxhbmUudjEuRW5kcG9pbnQSKQoKdXBkYXRlX25ldxgDIAMoCzIVLmRuc3BsYW5lLnYxLkVuZHBvaW50EiUKBmRlbGV0ZRgEIAMoCzIVLmRuc3BsYW5lLnYxLkVuZHBvaW50IkcKDERlc2lyZWRTdGF0ZRINCgV6b25lcxgBIAMoCRIoCgllbmRwb2ludHMYAiADKAsyFS5kbnNwbGFuZS52MS5FbmRwb2ludCKhAQoLUGxhblJlcXVlc3QSLAoHZGVzaXJlZBgBIAEoCzIZLmRuc3BsYW5lLnYxLkRlc2lyZWRTdGF0ZUgAEicKB2NoYW5nZXMYAiABKAsyFC5kbnNwbGFuZS52MS5DaGFuZ2VzSAASIwoGcG9saWN5GAMgASgOMhMuZG5zcGxhbmUudjEuUG9saWN5Eg0KBWZvcmNlGAQgASgIQgcKBWlucHV0Io8BCg9DaGFuZ2VUaHJlc2hvbGQSDQoFb3duZWQYASABKAUSDwoHdXBkYXRlcxgCIAEoBRIPCgdkZWxldGVzGAMgASgFEhMKC21heF9wZXJjZW50GAQgASgFEhAKCGV4Y2VlZGVkGAUgASgIEg4KBmZvcmNlZBgGIAEoCBIUCgx3b3VsZF9yZWZ1c2UYByABKAgiyAEKDVBsYW5uZWRDaGFuZ2USKQoGYWN0aW9uGAEgASgOMhkuZG5zcGxhbmUudjEuQ2hhbmdlQWN0aW9uEiUKBmJlZm9yZRgCIAEoCzIVLmRuc3BsYW5lLnYxLkVuZHBvaW50EiQKBWFmdGVyGAMgASgLMhUuZG5zcGxhbmUudjEuRW5kcG9pbnQSEAoId2FybmluZ3MYBCADKAkSLQoKb3BlcmF0aW9ucxgFIAMoCzIZLmRuc3BsYW5lLnYxLk92aE9wZXJhdGlvbiJ9CghDb25mbGljdBIpCgZhY3Rpb24YASABKA4yGS5kbnNwbGFuZS52MS5DaGFuZ2VBY3Rpb24SJwoIZW5kcG9pbnQYAiABKAsyFS5kbnNwbGFuZS52MS5FbmRwb2ludBINCgVvd25lchgDIAEoCRIOCgZyZWFzb24YBCABKAkiWQoMT3ZoT3BlcmF0aW9uEg4KBm1ldGhvZBgBIAEoCRIMCgRwYXRoGAIgASgJEgwKBGJvZHkYAyABKAkSDgoGc3RhdHVzGAQgASgFEg0KBWVycm9yGAUgASgJIugBCghab25lUGxhbhIMCgR6b25lGAEgASgJEhcKD2Jhc2VfZ2VuZXJhdGlvbhgCIAEoAxIrCgdjaGFuZ2VzGAMgAygLMhouZG5zcGxhbmUudjEuUGxhbm5lZENoYW5nZRIoCgljb25mbGljdHMYBCADKAsyFS5kbnNwbGFuZS52MS5Db25mbGljdBItCgpvcGVyYXRpb25zGAUgAygLMhkuZG5zcGxhbmUudjEuT3ZoT3BlcmF0aW9uEi8KCXRocmVzaG9sZBgGIAEoCzIcLmRuc3BsYW5lLnYxLkNoYW5nZVRocmVzaG9sZCLdAQoEUGxhbhIKCgJpZBgBIAEoCRIOCgZ0ZW5hbnQYAiABKAkSJAoFem9uZXMYAyADKAsyFS5kbnNwbGFuZS52MS5ab25lUGxhbhIOCgZkaWdlc3QYBCABKAkSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZXhwaXJlc19hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASIwoGcG9saWN5GAcgASgOMhMuZG5zcGxhbmUudjEuUG9saWN5Ii8KDFBsYW5SZXNwb25zZRIfCgRwbGFuGAEgASgLMhEuZG5zcGxhbmUudjEuUGxhbiK2AQoMQXBwbHlSZXF1ZXN0EhEKB3BsYW5faWQYASABKAlIABIoCgRwbGFuGAIgASgLMhguZG5zcGxhbmUudjEuUGxhblJlcXVlc3RIABINCgVmb3JjZRgDIAEoCBIfCgR3YWl0GAQgASgOMhEuZG5zcGxhbmUudjEuV2FpdBIvCgx3YWl0X3RpbWVvdXQYBSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb25CCAoGc291cmNlItgCCg9ab25lQXBwbHlSZXN1bHQSDAoEem9uZRgBIAEoCRIoCgZzdGF0dXMYAiABKA4yGC5kbnNwbGFuZS52MS5BcHBseVN0YXR1cxISCgpnZW5lcmF0aW9uGAMgASgDEigKBWNhbGxzGAQgAygLMhkuZG5zcGxhbmUudjEuT3ZoT3BlcmF0aW9uEisKB2NoYW5nZXMYBSADKAsyGi5kbnNwbGFuZS52MS5QbGFubmVkQ2hhbmdlEigKCWNvbmZsaWN0cxgGIAMoCzIVLmRuc3BsYW5lLnYxLkNvbmZsaWN0Eg0KBWVycm9yGAcgASgJEigKB2JhdGNoZXMYCCADKAsyFy5kbnNwbGFuZS52MS5BcHBseUJhdGNoEhIKCmpvdXJuYWxfaWQYCSABKAkSKwoKdmlzaWJpbGl0eRgKIAEoCzIXLmRuc3BsYW5lLnYxLlZpc2liaWxpdHkihAEKCkFwcGx5QmF0Y2gSDQoFaW5kZXgYASABKA0SEgoKb3BlcmF0aW9ucxgCIAEoDRISCgpnZW5lcmF0aW9uGAMgASgDEhIKCmpvdXJuYWxfaWQYBCABKAkSKwoKdmlzaWJpbGl0eRgFIAEoCzIXLmRuc3BsYW5lLnYxLlZpc2liaWxpdHkiTQoNQXBwbHlSZXNwb25zZRIPCgdwbGFuX2lkGAEgASgJEisKBXpvbmVzGAIgAygLMhwuZG5zcGxhbmUudjEuWm9uZUFwcGx5UmVzdWx0IncKD0dldEFwcGx5UmVxdWVzdBISCgpqb3VybmFsX2lkGAEgASgJEh8KBHdhaXQYAiABKA4yES5kbnNwbGFuZS52MS5XYWl0Ei8KDHdhaXRfdGltZW91dBgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiKSAgoQR2V0QXBwbHlSZXNwb25zZRISCgpqb3VybmFsX2lkGAEgASgJEgwKBHpvbmUYAiABKAkSDgoGdGVuYW50GAMgASgJEg8KB3BsYW5faWQYBCABKAkSDQoFc3RhdGUYBSABKAkSLgoKc3RhcnRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZmluaXNoZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBWVycm9yGAggASgJEisKCnZpc2liaWxpdHkYCSABKAsyFy5kbnNwbGFuZS52MS5WaXNpYmlsaXR5Eg8KB3N1bW1hcnkYCiABKAkivwEKDlJlY29yZHNSZXF1ZXN0Eg0KBXpvbmVzGAEgAygJEkwKEWtub3duX2dlbmVyYXRpb25zGAIgAygLMjEuZG5zcGxhbmUudjEuUmVjb3Jkc1JlcXVlc3QuS25vd25HZW5lcmF0aW9uc0VudHJ5EhcKD2luY2x1ZGVfZm9yZWlnbhgDIAEoCBo3ChVLbm93bkdlbmVyYXRpb25zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4ASJvCgtab25lUmVjb3JkcxIMCgR6b25lGAEgASgJEhIKCmdlbmVyYXRpb24YAiABKAMSFAoMbm90X21vZGlmaWVkGAMgASgIEigKCWVuZHBvaW50cxgEIAMoCzIVLmRuc3BsYW5lLnYxLkVuZHBvaW50IjoKD1JlY29yZHNSZXNwb25zZRInCgV6b25lcxgBIAMoCzIYLmRuc3BsYW5lLnYxLlpvbmVSZWNvcmRzIhIKEExpc3Rab25lc1JlcXVlc3QihwIKBFpvbmUSDAoEbmFtZRgBIAEoCRIUCgx1bmljb2RlX25hbWUYAiABKAkSEgoKZ2VuZXJhdGlvbhgDIAEoAxItCglsYXN0X3N5bmMYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDHJlY29yZF9jb3VudBgFIAEoBRINCgVzdGF0ZRgGIAEoCRIlCgVkcmlmdBgHIAEoCzIWLmRuc3BsYW5lLnYxLlpvbmVEcmlmdBIZChFpbl9mbGlnaHRfYXBwbGllcxgIIAEoBRIxChByZWNlbnRfcHVibGlzaGVzGAkgAygLMhcuZG5zcGxhbmUudjEuVmlzaWJpbGl0eSKrAQoJWm9uZURyaWZ0Eg0KBXN0YXRlGAEgASgJEi4KCmxhc3RfY2hlY2sYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmxhc3RfZm91bmQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBWFkZGVkGAQgASgFEg8KB3JlbW92ZWQYBSABKAUSDwoHdXBkYXRlZBgGIAEoBSJnChFMaXN0Wm9uZXNSZXNwb25zZRIgCgV6b25lcxgBIAMoCzIRLmRuc3BsYW5lLnYxLlpvbmUSDgoGdGVuYW50GAIgASgJEhAKCHN1ZmZpeGVzGAMgAygJEg4KBnNjb3BlcxgEIAMoCSphCgZQb2xpY3kSFgoSUE9MSUNZX1VOU1BFQ0lGSUVEEAASDwoLUE9MSUNZX1NZTkMQARIWChJQT0xJQ1lfVVBTRVJUX09OTFkQAhIWChJQT0xJQ1lfQ1JFQVRFX09OTFkQAyp7CgxDaGFuZ2VBY3Rpb24SHQoZQ0hBTkdFX0FDVElPTl9VTlNQRUNJRklFRBAAEhgKFENIQU5HRV9BQ1RJT05fQ1JFQVRFEAESGAoUQ0hBTkdFX0FDVElPTl9VUERBVEUQAhIYChRDSEFOR0VfQUNUSU9OX0RFTEVURRADKscBCgtBcHBseVN0YXR1cxIcChhBUFBMWV9TVEFUVVNfVU5TUEVDSUZJRUQQABIYChRBUFBMWV9TVEFUVVNfQVBQTElFRBABEhsKF0FQUExZX1NUQVRVU19OT19DSEFOR0VTEAISFgoSQVBQTFlfU1RBVFVTX1NUQUxFEAMSFwoTQVBQTFlfU1RBVFVTX0ZBSUxFRBAEEhgKFEFQUExZX1NUQVRVU19EUllfUlVOEAUSGAoUQVBQTFlfU1RBVFVTX1JFRlVTRUQQBjL4AgoLWm9uZVNlcnZpY2USTwoJTGlzdFpvbmVzEh0uZG5zcGxhbmUudjEuTGlzdFpvbmVzUmVxdWVzdBoeLmRuc3BsYW5lLnYxLkxpc3Rab25lc1Jlc3BvbnNlIgOQAgESSQoHUmVjb3JkcxIbLmRuc3BsYW5lLnYxLlJlY29yZHNSZXF1ZXN0GhwuZG5zcGxhbmUudjEuUmVjb3Jkc1Jlc3BvbnNlIgOQAgESPQoEUGxhbhIYLmRuc3BsYW5lLnYxLlBsYW5SZXF1ZXN0GhkuZG5zcGxhbmUudjEuUGxhblJlc3BvbnNlIgASQAoFQXBwbHkSGS5kbnNwbGFuZS52MS5BcHBseVJlcXVlc3QaGi5kbnNwbGFuZS52MS5BcHBseVJlc3BvbnNlIgASTAoIR2V0QXBwbHkSHC5kbnNwbGFuZS52MS5HZXRBcHBseVJlcXVlc3QaHS5kbnNwbGFuZS52MS5HZXRBcHBseVJlc3BvbnNlIgOQAgFiBnByb3RvMw", [file_dnsplane_v1_visibility, file_google_protobuf_duration, file_google_protobuf_timestamp]);
+  fileDesc("ChZkbnNwbGFuZS92MS96b25lLnByb3RvEgtkbnNwbGFuZS52MSL6AQoIRW5kcG9pbnQSEAoIZG5zX25hbWUYASABKAkSEwoLcmVjb3JkX3R5cGUYAiABKAkSDwoHdGFyZ2V0cxgDIAMoCRILCgN0dGwYBCABKAUSFgoOc2V0X2lkZW50aWZpZXIYBSABKAkSMQoGbGFiZWxzGAYgAygLMiEuZG5zcGxhbmUudjEuRW5kcG9pbnQuTGFiZWxzRW50cnkSLwoNdGFyZ2V0X3N0YXRlcxgHIAMoCzIYLmRuc3BsYW5lLnYxLlRhcmdldFN0YXRlGi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEikwEKC1RhcmdldFN0YXRlEg4KBnRhcmdldBgBIAEoCRIpCgZzdGF0dXMYAiABKA4yGS5kbnNwbGFuZS52MS5UYXJnZXRTdGF0dXMSDgoGcmVhc29uGAMgASgJEikKBXNpbmNlGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZkZXRhaWwYBSABKAkirQEKB0NoYW5nZXMSJQoGY3JlYXRlGAEgAygLMhUuZG5zcGxhbmUudjEuRW5kcG9pbnQSKQoKdXBkYXRlX29sZBgCIAMoCzIVLmRuc3BsYW5lLnYxLkVuZHBvaW50EikKCnVwZGF0ZV9uZXcYAyADKAsyFS5kbnNwbGFuZS52MS5FbmRwb2ludBIlCgZkZWxldGUYBCADKAsyFS5kbnNwbGFuZS52MS5FbmRwb2ludCJHCgxEZXNpcmVkU3RhdGUSDQoFem9uZXMYASADKAkSKAoJZW5kcG9pbnRzGAIgAygLMhUuZG5zcGxhbmUudjEuRW5kcG9pbnQioQEKC1BsYW5SZXF1ZXN0EiwKB2Rlc2lyZWQYASABKAsyGS5kbnNwbGFuZS52MS5EZXNpcmVkU3RhdGVIABInCgdjaGFuZ2VzGAIgASgLMhQuZG5zcGxhbmUudjEuQ2hhbmdlc0gAEiMKBnBvbGljeRgDIAEoDjITLmRuc3BsYW5lLnYxLlBvbGljeRINCgVmb3JjZRgEIAEoCEIHCgVpbnB1dCKPAQoPQ2hhbmdlVGhyZXNob2xkEg0KBW93bmVkGAEgASgFEg8KB3VwZGF0ZXMYAiABKAUSDwoHZGVsZXRlcxgDIAEoBRITCgttYXhfcGVyY2VudBgEIAEoBRIQCghleGNlZWRlZBgFIAEoCBIOCgZmb3JjZWQYBiABKAgSFAoMd291bGRfcmVmdXNlGAcgASgIIsgBCg1QbGFubmVkQ2hhbmdlEikKBmFjdGlvbhgBIAEoDjIZLmRuc3BsYW5lLnYxLkNoYW5nZUFjdGlvbhIlCgZiZWZvcmUYAiABKAsyFS5kbnNwbGFuZS52MS5FbmRwb2ludBIkCgVhZnRlchgDIAEoCzIVLmRuc3BsYW5lLnYxLkVuZHBvaW50EhAKCHdhcm5pbmdzGAQgAygJEi0KCm9wZXJhdGlvbnMYBSADKAsyGS5kbnNwbGFuZS52MS5PdmhPcGVyYXRpb24ifQoIQ29uZmxpY3QSKQoGYWN0aW9uGAEgASgOMhkuZG5zcGxhbmUudjEuQ2hhbmdlQWN0aW9uEicKCGVuZHBvaW50GAIgASgLMhUuZG5zcGxhbmUudjEuRW5kcG9pbnQSDQoFb3duZXIYAyABKAkSDgoGcmVhc29uGAQgASgJIlkKDE92aE9wZXJhdGlvbhIOCgZtZXRob2QYASABKAkSDAoEcGF0aBgCIAEoCRIMCgRib2R5GAMgASgJEg4KBnN0YXR1cxgEIAEoBRINCgVlcnJvchgFIAEoCSLoAQoIWm9uZVBsYW4SDAoEem9uZRgBIAEoCRIXCg9iYXNlX2dlbmVyYXRpb24YAiABKAMSKwoHY2hhbmdlcxgDIAMoCzIaLmRuc3BsYW5lLnYxLlBsYW5uZWRDaGFuZ2USKAoJY29uZmxpY3RzGAQgAygLMhUuZG5zcGxhbmUudjEuQ29uZmxpY3QSLQoKb3BlcmF0aW9ucxgFIAMoCzIZLmRuc3BsYW5lLnYxLk92aE9wZXJhdGlvbhIvCgl0aHJlc2hvbGQYBiABKAsyHC5kbnNwbGFuZS52MS5DaGFuZ2VUaHJlc2hvbGQi3QEKBFBsYW4SCgoCaWQYASABKAkSDgoGdGVuYW50GAIgASgJEiQKBXpvbmVzGAMgAygLMhUuZG5zcGxhbmUudjEuWm9uZVBsYW4SDgoGZGlnZXN0GAQgASgJEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiMKBnBvbGljeRgHIAEoDjITLmRuc3BsYW5lLnYxLlBvbGljeSIvCgxQbGFuUmVzcG9uc2USHwoEcGxhbhgBIAEoCzIRLmRuc3BsYW5lLnYxLlBsYW4itgEKDEFwcGx5UmVxdWVzdBIRCgdwbGFuX2lkGAEgASgJSAASKAoEcGxhbhgCIAEoCzIYLmRuc3BsYW5lLnYxLlBsYW5SZXF1ZXN0SAASDQoFZm9yY2UYAyABKAgSHwoEd2FpdBgEIAEoDjIRLmRuc3BsYW5lLnYxLldhaXQSLwoMd2FpdF90aW1lb3V0GAUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uQggKBnNvdXJjZSLYAgoPWm9uZUFwcGx5UmVzdWx0EgwKBHpvbmUYASABKAkSKAoGc3RhdHVzGAIgASgOMhguZG5zcGxhbmUudjEuQXBwbHlTdGF0dXMSEgoKZ2VuZXJhdGlvbhgDIAEoAxIoCgVjYWxscxgEIAMoCzIZLmRuc3BsYW5lLnYxLk92aE9wZXJhdGlvbhIrCgdjaGFuZ2VzGAUgAygLMhouZG5zcGxhbmUudjEuUGxhbm5lZENoYW5nZRIoCgljb25mbGljdHMYBiADKAsyFS5kbnNwbGFuZS52MS5Db25mbGljdBINCgVlcnJvchgHIAEoCRIoCgdiYXRjaGVzGAggAygLMhcuZG5zcGxhbmUudjEuQXBwbHlCYXRjaBISCgpqb3VybmFsX2lkGAkgASgJEisKCnZpc2liaWxpdHkYCiABKAsyFy5kbnNwbGFuZS52MS5WaXNpYmlsaXR5IoQBCgpBcHBseUJhdGNoEg0KBWluZGV4GAEgASgNEhIKCm9wZXJhdGlvbnMYAiABKA0SEgoKZ2VuZXJhdGlvbhgDIAEoAxISCgpqb3VybmFsX2lkGAQgASgJEisKCnZpc2liaWxpdHkYBSABKAsyFy5kbnNwbGFuZS52MS5WaXNpYmlsaXR5Ik0KDUFwcGx5UmVzcG9uc2USDwoHcGxhbl9pZBgBIAEoCRIrCgV6b25lcxgCIAMoCzIcLmRuc3BsYW5lLnYxLlpvbmVBcHBseVJlc3VsdCJ3Cg9HZXRBcHBseVJlcXVlc3QSEgoKam91cm5hbF9pZBgBIAEoCRIfCgR3YWl0GAIgASgOMhEuZG5zcGxhbmUudjEuV2FpdBIvCgx3YWl0X3RpbWVvdXQYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24ikgIKEEdldEFwcGx5UmVzcG9uc2USEgoKam91cm5hbF9pZBgBIAEoCRIMCgR6b25lGAIgASgJEg4KBnRlbmFudBgDIAEoCRIPCgdwbGFuX2lkGAQgASgJEg0KBXN0YXRlGAUgASgJEi4KCnN0YXJ0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2ZpbmlzaGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgVlcnJvchgIIAEoCRIrCgp2aXNpYmlsaXR5GAkgASgLMhcuZG5zcGxhbmUudjEuVmlzaWJpbGl0eRIPCgdzdW1tYXJ5GAogASgJIr8BCg5SZWNvcmRzUmVxdWVzdBINCgV6b25lcxgBIAMoCRJMChFrbm93bl9nZW5lcmF0aW9ucxgCIAMoCzIxLmRuc3BsYW5lLnYxLlJlY29yZHNSZXF1ZXN0Lktub3duR2VuZXJhdGlvbnNFbnRyeRIXCg9pbmNsdWRlX2ZvcmVpZ24YAyABKAgaNwoVS25vd25HZW5lcmF0aW9uc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAzoCOAEibwoLWm9uZVJlY29yZHMSDAoEem9uZRgBIAEoCRISCgpnZW5lcmF0aW9uGAIgASgDEhQKDG5vdF9tb2RpZmllZBgDIAEoCBIoCgllbmRwb2ludHMYBCADKAsyFS5kbnNwbGFuZS52MS5FbmRwb2ludCI6Cg9SZWNvcmRzUmVzcG9uc2USJwoFem9uZXMYASADKAsyGC5kbnNwbGFuZS52MS5ab25lUmVjb3JkcyISChBMaXN0Wm9uZXNSZXF1ZXN0IocCCgRab25lEgwKBG5hbWUYASABKAkSFAoMdW5pY29kZV9uYW1lGAIgASgJEhIKCmdlbmVyYXRpb24YAyABKAMSLQoJbGFzdF9zeW5jGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgxyZWNvcmRfY291bnQYBSABKAUSDQoFc3RhdGUYBiABKAkSJQoFZHJpZnQYByABKAsyFi5kbnNwbGFuZS52MS5ab25lRHJpZnQSGQoRaW5fZmxpZ2h0X2FwcGxpZXMYCCABKAUSMQoQcmVjZW50X3B1Ymxpc2hlcxgJIAMoCzIXLmRuc3BsYW5lLnYxLlZpc2liaWxpdHkiqwEKCVpvbmVEcmlmdBINCgVzdGF0ZRgBIAEoCRIuCgpsYXN0X2NoZWNrGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpsYXN0X2ZvdW5kGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgVhZGRlZBgEIAEoBRIPCgdyZW1vdmVkGAUgASgFEg8KB3VwZGF0ZWQYBiABKAUiZwoRTGlzdFpvbmVzUmVzcG9uc2USIAoFem9uZXMYASADKAsyES5kbnNwbGFuZS52MS5ab25lEg4KBnRlbmFudBgCIAEoCRIQCghzdWZmaXhlcxgDIAMoCRIOCgZzY29wZXMYBCADKAkqnQEKDFRhcmdldFN0YXR1cxIdChlUQVJHRVRfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGwoXVEFSR0VUX1NUQVRVU19VTkNIRUNLRUQQARIZChVUQVJHRVRfU1RBVFVTX0hFQUxUSFkQAhIZChVUQVJHRVRfU1RBVFVTX0ZBSUxJTkcQAxIbChdUQVJHRVRfU1RBVFVTX1dJVEhEUkFXThAEKmEKBlBvbGljeRIWChJQT0xJQ1lfVU5TUEVDSUZJRUQQABIPCgtQT0xJQ1lfU1lOQxABEhYKElBPTElDWV9VUFNFUlRfT05MWRACEhYKElBPTElDWV9DUkVBVEVfT05MWRADKnsKDENoYW5nZUFjdGlvbhIdChlDSEFOR0VfQUNUSU9OX1VOU1BFQ0lGSUVEEAASGAoUQ0hBTkdFX0FDVElPTl9DUkVBVEUQARIYChRDSEFOR0VfQUNUSU9OX1VQREFURRACEhgKFENIQU5HRV9BQ1RJT05fREVMRVRFEAMqxwEKC0FwcGx5U3RhdHVzEhwKGEFQUExZX1NUQVRVU19VTlNQRUNJRklFRBAAEhgKFEFQUExZX1NUQVRVU19BUFBMSUVEEAESGwoXQVBQTFlfU1RBVFVTX05PX0NIQU5HRVMQAhIWChJBUFBMWV9TVEFUVVNfU1RBTEUQAxIXChNBUFBMWV9TVEFUVVNfRkFJTEVEEAQSGAoUQVBQTFlfU1RBVFVTX0RSWV9SVU4QBRIYChRBUFBMWV9TVEFUVVNfUkVGVVNFRBAGMvgCCgtab25lU2VydmljZRJPCglMaXN0Wm9uZXMSHS5kbnNwbGFuZS52MS5MaXN0Wm9uZXNSZXF1ZXN0Gh4uZG5zcGxhbmUudjEuTGlzdFpvbmVzUmVzcG9uc2UiA5ACARJJCgdSZWNvcmRzEhsuZG5zcGxhbmUudjEuUmVjb3Jkc1JlcXVlc3QaHC5kbnNwbGFuZS52MS5SZWNvcmRzUmVzcG9uc2UiA5ACARI9CgRQbGFuEhguZG5zcGxhbmUudjEuUGxhblJlcXVlc3QaGS5kbnNwbGFuZS52MS5QbGFuUmVzcG9uc2UiABJACgVBcHBseRIZLmRuc3BsYW5lLnYxLkFwcGx5UmVxdWVzdBoaLmRuc3BsYW5lLnYxLkFwcGx5UmVzcG9uc2UiABJMCghHZXRBcHBseRIcLmRuc3BsYW5lLnYxLkdldEFwcGx5UmVxdWVzdBodLmRuc3BsYW5lLnYxLkdldEFwcGx5UmVzcG9uc2UiA5ACAWIGcHJvdG8z", [file_dnsplane_v1_visibility, file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * The same shape as external-dns's endpoint.
@@ -60,6 +60,15 @@ export type Endpoint = Message<"dnsplane.v1.Endpoint"> & {
    * @generated from field: map<string, string> labels = 6;
    */
   labels: { [key: string]: string };
+
+  /**
+   * Answers only (Records; ignored in requests): the state of this endpoint's targets that have one
+   * (issue 30, docs/failover.md). A withdrawn target is still listed in `targets`: its owner owns and
+   * desires it, dnsplane keeps it off OVH until its reasons go.
+   *
+   * @generated from field: repeated dnsplane.v1.TargetState target_states = 7;
+   */
+  targetStates: TargetState[];
 };
 
 /**
@@ -68,6 +77,54 @@ export type Endpoint = Message<"dnsplane.v1.Endpoint"> & {
  */
 export const EndpointSchema: GenMessage<Endpoint> = /*@__PURE__*/
   messageDesc(file_dnsplane_v1_zone, 0);
+
+/**
+ * The state of one target of a record set (Endpoint.target_states).
+ *
+ * @generated from message dnsplane.v1.TargetState
+ */
+export type TargetState = Message<"dnsplane.v1.TargetState"> & {
+  /**
+   * The target, as in Endpoint.targets.
+   *
+   * @generated from field: string target = 1;
+   */
+  target: string;
+
+  /**
+   * @generated from field: dnsplane.v1.TargetStatus status = 2;
+   */
+  status: TargetStatus;
+
+  /**
+   * Why: "silent" (its tenant was silent past its withdraw_after), "health" (its check failed); both
+   * joined by ", ".
+   *
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+
+  /**
+   * Since when it is in this state.
+   *
+   * @generated from field: google.protobuf.Timestamp since = 4;
+   */
+  since?: Timestamp | undefined;
+
+  /**
+   * For people: "tenant c2 silent since …", a check's last answers.
+   *
+   * @generated from field: string detail = 5;
+   */
+  detail: string;
+};
+
+/**
+ * Describes the message dnsplane.v1.TargetState.
+ * Use `create(TargetStateSchema)` to create a new message.
+ */
+export const TargetStateSchema: GenMessage<TargetState> = /*@__PURE__*/
+  messageDesc(file_dnsplane_v1_zone, 1);
 
 /**
  * The external-dns change set.
@@ -101,7 +158,7 @@ export type Changes = Message<"dnsplane.v1.Changes"> & {
  * Use `create(ChangesSchema)` to create a new message.
  */
 export const ChangesSchema: GenMessage<Changes> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 1);
+  messageDesc(file_dnsplane_v1_zone, 2);
 
 /**
  * @generated from message dnsplane.v1.DesiredState
@@ -126,7 +183,7 @@ export type DesiredState = Message<"dnsplane.v1.DesiredState"> & {
  * Use `create(DesiredStateSchema)` to create a new message.
  */
 export const DesiredStateSchema: GenMessage<DesiredState> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 2);
+  messageDesc(file_dnsplane_v1_zone, 3);
 
 /**
  * @generated from message dnsplane.v1.PlanRequest
@@ -168,7 +225,7 @@ export type PlanRequest = Message<"dnsplane.v1.PlanRequest"> & {
  * Use `create(PlanRequestSchema)` to create a new message.
  */
 export const PlanRequestSchema: GenMessage<PlanRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 3);
+  messageDesc(file_dnsplane_v1_zone, 4);
 
 /**
  * The guard rail against mass changes, per zone: an apply that would update or delete more than
@@ -229,7 +286,7 @@ export type ChangeThreshold = Message<"dnsplane.v1.ChangeThreshold"> & {
  * Use `create(ChangeThresholdSchema)` to create a new message.
  */
 export const ChangeThresholdSchema: GenMessage<ChangeThreshold> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 4);
+  messageDesc(file_dnsplane_v1_zone, 5);
 
 /**
  * @generated from message dnsplane.v1.PlannedChange
@@ -274,7 +331,7 @@ export type PlannedChange = Message<"dnsplane.v1.PlannedChange"> & {
  * Use `create(PlannedChangeSchema)` to create a new message.
  */
 export const PlannedChangeSchema: GenMessage<PlannedChange> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 5);
+  messageDesc(file_dnsplane_v1_zone, 6);
 
 /**
  * @generated from message dnsplane.v1.Conflict
@@ -308,7 +365,7 @@ export type Conflict = Message<"dnsplane.v1.Conflict"> & {
  * Use `create(ConflictSchema)` to create a new message.
  */
 export const ConflictSchema: GenMessage<Conflict> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 6);
+  messageDesc(file_dnsplane_v1_zone, 7);
 
 /**
  * One OVH API call, as Apply would send it (or as it was sent).
@@ -353,7 +410,7 @@ export type OvhOperation = Message<"dnsplane.v1.OvhOperation"> & {
  * Use `create(OvhOperationSchema)` to create a new message.
  */
 export const OvhOperationSchema: GenMessage<OvhOperation> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 7);
+  messageDesc(file_dnsplane_v1_zone, 8);
 
 /**
  * @generated from message dnsplane.v1.ZonePlan
@@ -401,7 +458,7 @@ export type ZonePlan = Message<"dnsplane.v1.ZonePlan"> & {
  * Use `create(ZonePlanSchema)` to create a new message.
  */
 export const ZonePlanSchema: GenMessage<ZonePlan> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 8);
+  messageDesc(file_dnsplane_v1_zone, 9);
 
 /**
  * @generated from message dnsplane.v1.Plan
@@ -450,7 +507,7 @@ export type Plan = Message<"dnsplane.v1.Plan"> & {
  * Use `create(PlanSchema)` to create a new message.
  */
 export const PlanSchema: GenMessage<Plan> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 9);
+  messageDesc(file_dnsplane_v1_zone, 10);
 
 /**
  * @generated from message dnsplane.v1.PlanResponse
@@ -467,7 +524,7 @@ export type PlanResponse = Message<"dnsplane.v1.PlanResponse"> & {
  * Use `create(PlanResponseSchema)` to create a new message.
  */
 export const PlanResponseSchema: GenMessage<PlanResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 10);
+  messageDesc(file_dnsplane_v1_zone, 11);
 
 /**
  * @generated from message dnsplane.v1.ApplyRequest
@@ -524,7 +581,7 @@ export type ApplyRequest = Message<"dnsplane.v1.ApplyRequest"> & {
  * Use `create(ApplyRequestSchema)` to create a new message.
  */
 export const ApplyRequestSchema: GenMessage<ApplyRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 11);
+  messageDesc(file_dnsplane_v1_zone, 12);
 
 /**
  * @generated from message dnsplane.v1.ZoneApplyResult
@@ -602,7 +659,7 @@ export type ZoneApplyResult = Message<"dnsplane.v1.ZoneApplyResult"> & {
  * Use `create(ZoneApplyResultSchema)` to create a new message.
  */
 export const ZoneApplyResultSchema: GenMessage<ZoneApplyResult> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 12);
+  messageDesc(file_dnsplane_v1_zone, 13);
 
 /**
  * @generated from message dnsplane.v1.ApplyBatch
@@ -649,7 +706,7 @@ export type ApplyBatch = Message<"dnsplane.v1.ApplyBatch"> & {
  * Use `create(ApplyBatchSchema)` to create a new message.
  */
 export const ApplyBatchSchema: GenMessage<ApplyBatch> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 13);
+  messageDesc(file_dnsplane_v1_zone, 14);
 
 /**
  * @generated from message dnsplane.v1.ApplyResponse
@@ -671,7 +728,7 @@ export type ApplyResponse = Message<"dnsplane.v1.ApplyResponse"> & {
  * Use `create(ApplyResponseSchema)` to create a new message.
  */
 export const ApplyResponseSchema: GenMessage<ApplyResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 14);
+  messageDesc(file_dnsplane_v1_zone, 15);
 
 /**
  * @generated from message dnsplane.v1.GetApplyRequest
@@ -702,7 +759,7 @@ export type GetApplyRequest = Message<"dnsplane.v1.GetApplyRequest"> & {
  * Use `create(GetApplyRequestSchema)` to create a new message.
  */
 export const GetApplyRequestSchema: GenMessage<GetApplyRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 15);
+  messageDesc(file_dnsplane_v1_zone, 16);
 
 /**
  * @generated from message dnsplane.v1.GetApplyResponse
@@ -776,7 +833,7 @@ export type GetApplyResponse = Message<"dnsplane.v1.GetApplyResponse"> & {
  * Use `create(GetApplyResponseSchema)` to create a new message.
  */
 export const GetApplyResponseSchema: GenMessage<GetApplyResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 16);
+  messageDesc(file_dnsplane_v1_zone, 17);
 
 /**
  * @generated from message dnsplane.v1.RecordsRequest
@@ -809,7 +866,7 @@ export type RecordsRequest = Message<"dnsplane.v1.RecordsRequest"> & {
  * Use `create(RecordsRequestSchema)` to create a new message.
  */
 export const RecordsRequestSchema: GenMessage<RecordsRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 17);
+  messageDesc(file_dnsplane_v1_zone, 18);
 
 /**
  * @generated from message dnsplane.v1.ZoneRecords
@@ -841,7 +898,7 @@ export type ZoneRecords = Message<"dnsplane.v1.ZoneRecords"> & {
  * Use `create(ZoneRecordsSchema)` to create a new message.
  */
 export const ZoneRecordsSchema: GenMessage<ZoneRecords> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 18);
+  messageDesc(file_dnsplane_v1_zone, 19);
 
 /**
  * @generated from message dnsplane.v1.RecordsResponse
@@ -858,7 +915,7 @@ export type RecordsResponse = Message<"dnsplane.v1.RecordsResponse"> & {
  * Use `create(RecordsResponseSchema)` to create a new message.
  */
 export const RecordsResponseSchema: GenMessage<RecordsResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 19);
+  messageDesc(file_dnsplane_v1_zone, 20);
 
 /**
  * @generated from message dnsplane.v1.ListZonesRequest
@@ -871,7 +928,7 @@ export type ListZonesRequest = Message<"dnsplane.v1.ListZonesRequest"> & {
  * Use `create(ListZonesRequestSchema)` to create a new message.
  */
 export const ListZonesRequestSchema: GenMessage<ListZonesRequest> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 20);
+  messageDesc(file_dnsplane_v1_zone, 21);
 
 /**
  * @generated from message dnsplane.v1.Zone
@@ -943,7 +1000,7 @@ export type Zone = Message<"dnsplane.v1.Zone"> & {
  * Use `create(ZoneSchema)` to create a new message.
  */
 export const ZoneSchema: GenMessage<Zone> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 21);
+  messageDesc(file_dnsplane_v1_zone, 22);
 
 /**
  * The drift checks of one zone (DNSPLANE_DRIFT_INTERVAL, whichever replica ran them).
@@ -997,7 +1054,7 @@ export type ZoneDrift = Message<"dnsplane.v1.ZoneDrift"> & {
  * Use `create(ZoneDriftSchema)` to create a new message.
  */
 export const ZoneDriftSchema: GenMessage<ZoneDrift> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 22);
+  messageDesc(file_dnsplane_v1_zone, 23);
 
 /**
  * @generated from message dnsplane.v1.ListZonesResponse
@@ -1035,7 +1092,49 @@ export type ListZonesResponse = Message<"dnsplane.v1.ListZonesResponse"> & {
  * Use `create(ListZonesResponseSchema)` to create a new message.
  */
 export const ListZonesResponseSchema: GenMessage<ListZonesResponse> = /*@__PURE__*/
-  messageDesc(file_dnsplane_v1_zone, 23);
+  messageDesc(file_dnsplane_v1_zone, 24);
+
+/**
+ * @generated from enum dnsplane.v1.TargetStatus
+ */
+export enum TargetStatus {
+  /**
+   * @generated from enum value: TARGET_STATUS_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * No health check, or none answered yet.
+   *
+   * @generated from enum value: TARGET_STATUS_UNCHECKED = 1;
+   */
+  UNCHECKED = 1,
+
+  /**
+   * @generated from enum value: TARGET_STATUS_HEALTHY = 2;
+   */
+  HEALTHY = 2,
+
+  /**
+   * Its check fails, not (yet) withdrawn.
+   *
+   * @generated from enum value: TARGET_STATUS_FAILING = 3;
+   */
+  FAILING = 3,
+
+  /**
+   * Owned and desired, not published on OVH.
+   *
+   * @generated from enum value: TARGET_STATUS_WITHDRAWN = 4;
+   */
+  WITHDRAWN = 4,
+}
+
+/**
+ * Describes the enum dnsplane.v1.TargetStatus.
+ */
+export const TargetStatusSchema: GenEnum<TargetStatus> = /*@__PURE__*/
+  enumDesc(file_dnsplane_v1_zone, 0);
 
 /**
  * @generated from enum dnsplane.v1.Policy
@@ -1075,7 +1174,7 @@ export enum Policy {
  * Describes the enum dnsplane.v1.Policy.
  */
 export const PolicySchema: GenEnum<Policy> = /*@__PURE__*/
-  enumDesc(file_dnsplane_v1_zone, 0);
+  enumDesc(file_dnsplane_v1_zone, 1);
 
 /**
  * @generated from enum dnsplane.v1.ChangeAction
@@ -1106,7 +1205,7 @@ export enum ChangeAction {
  * Describes the enum dnsplane.v1.ChangeAction.
  */
 export const ChangeActionSchema: GenEnum<ChangeAction> = /*@__PURE__*/
-  enumDesc(file_dnsplane_v1_zone, 1);
+  enumDesc(file_dnsplane_v1_zone, 2);
 
 /**
  * @generated from enum dnsplane.v1.ApplyStatus
@@ -1158,7 +1257,7 @@ export enum ApplyStatus {
  * Describes the enum dnsplane.v1.ApplyStatus.
  */
 export const ApplyStatusSchema: GenEnum<ApplyStatus> = /*@__PURE__*/
-  enumDesc(file_dnsplane_v1_zone, 2);
+  enumDesc(file_dnsplane_v1_zone, 3);
 
 /**
  * ZoneService is what tenants (external-dns clusters, NSM domains, operators) call.
