@@ -230,7 +230,16 @@ export class HealthChecker {
       }
     }
     const held = await store.saveTargetHealth(this.ctx.pool, this.holder, set, step.states.map((s) => ({ ...s, answers: s.answers as unknown as store.JsonValue })));
-    if (!held) this.ctx.log.info({ zone: set.zone, name: set.dnsName }, 'health: lease of the set lost during the round (another replica checks it now)');
+    if (!held) {
+      this.ctx.log.info({ zone: set.zone, name: set.dnsName }, 'health: lease of the set lost during the round (another replica checks it now)');
+      return;
+    }
+    // A target that changed state changes what Records shows (core/health/view.ts): the generation moves.
+    const shown = (s: Pick<TargetHealth, 'state'> | undefined) => (s === undefined ? 'new' : s.state === 'healthy' ? 'healthy' : 'failing');
+    if (step.states.some((s) => shown(s) !== shown(before.get(s.target)))) {
+      const generation = await store.bumpGeneration(this.ctx.pool, set.zone);
+      await store.notifyZoneChanged(this.ctx.pool, set.zone, generation, { ids: [], sets: [] });
+    }
   }
 
   /** Runs `fn` with at most DNSPLANE_HEALTH_CONCURRENCY others in flight. */

@@ -12,7 +12,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { create } from '@bufbuild/protobuf';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ApplyStatus, EndpointSchema, Policy, type Endpoint, type PlanRequest } from '../../../src/gen/dnsplane/v1/zone_pb.js';
+import { ApplyStatus, EndpointSchema, Policy, TargetStatus, type Endpoint, type PlanRequest } from '../../../src/gen/dnsplane/v1/zone_pb.js';
 import { DEFAULT_HEALTH, HealthChecker, type HealthSettings } from '../../../src/core/health/checker.js';
 import { coreWithdrawals } from '../../../src/core/health/mechanism.js';
 import { query } from '../../../src/dnsclient/index.js';
@@ -134,7 +134,12 @@ describe('one target dies, then comes back', () => {
     expect(w).toEqual([[A, 'health', expect.stringMatching(new RegExp(`health check http://${A.replace(/\./g, '\\.')}:${port}/healthz fails: last answers .*ECONNREFUSED`))]]);
   });
 
-  it('its owner, still desiring its target, plans nothing; a further failing round calls nothing', async () => {
+  it("Records shows each owner its target with its state (c1: withdrawn for health; c2: healthy); c1 still desiring it plans nothing; a further failing round calls nothing", async () => {
+    const own = async (token: string) => (await h.zoneClient(token).records({ zones: [ZONE] })).zones[0]!.endpoints.find((e) => e.dnsName === WWW)!;
+    const mine = await own(c1);
+    expect(mine.targets).toEqual([A]);
+    expect(mine.targetStates.map((s) => [s.target, TargetStatus[s.status], s.reason])).toEqual([[A, 'WITHDRAWN', 'health']]);
+    expect((await own(c2)).targetStates.map((s) => [s.target, TargetStatus[s.status], s.reason, s.detail])).toEqual([[B, 'HEALTHY', 'health', expect.stringMatching(/^passes: 200/)]]);
     expect((await apply(c1, [ep([A], { 'dnsplane/health-check': `http://:${port}/healthz` })])).status).toBe(ApplyStatus.NO_CHANGES);
     await r1().runRound();
     expect(calls()).toEqual([]);
