@@ -326,6 +326,8 @@ export function ownershipEntryToPb(r: OwnershipRow): PbOwnershipEntry {
     tenant: r.tenantName,
     shared: r.shared,
     createdAt: timestampFromDate(r.createdAt),
+    healthCheck: r.healthCheck ?? '',
+    targetStates: (r.targetStates ?? []).map(targetStateToPb),
   });
 }
 

@@ -33,6 +33,7 @@ import {
 import { syncZone } from './zones.js';
 import { exportZone, type ZoneExport } from './zone-export.js';
 import { readVisibility, type Visibility } from './visibility.js';
+import { ownershipStates } from './health/view.js';
 import {
   createTsigKey as runCreateKey,
   deleteTsigKey as runDeleteKey,
@@ -231,6 +232,7 @@ export async function deleteTsigKey(ctx: CoreContext, actor: Tenant, name: strin
 
 // --- ownership ---
 
+
 export async function listOwnership(
   ctx: CoreContext,
   actor: Tenant,
@@ -239,7 +241,16 @@ export async function listOwnership(
   requireAdmin(actor);
   const zones = q.zone === '' ? await store.listZoneNames(ctx.pool) : [await managedZone(ctx, q.zone, 'zone')];
   const tenantId = q.tenant === '' ? undefined : (await tenantNamed(ctx, q.tenant, 'tenant')).id;
-  return runList(ctx, { zones, includeUnowned: q.includeUnowned, ...(tenantId === undefined ? {} : { tenantId }) });
+  const listed = await runList(ctx, { zones, includeUnowned: q.includeUnowned, ...(tenantId === undefined ? {} : { tenantId }) });
+  // Each row's targets' states: withdrawn, or by their health check (core/health/view.ts).
+  const states = new Map<string, { withdrawals: store.WithdrawalRow[]; health: store.TargetHealthRow[] }>();
+  for (const zone of new Set(listed.rows.map((r) => r.zone))) states.set(zone, { withdrawals: await store.listWithdrawals(ctx.pool, zone), health: await store.listTargetHealth(ctx.pool, zone) });
+  const rows = listed.rows.map((r) => {
+    const of = states.get(r.zone)!;
+    const targetStates = ownershipStates(r, of.withdrawals, of.health);
+    return targetStates.length ? { ...r, targetStates } : r;
+  });
+  return { ...listed, rows };
 }
 
 export async function assignOwnership(ctx: CoreContext, actor: Tenant, input: AssignInput): Promise<AssignResult> {

@@ -34,3 +34,27 @@ export function withHealthStates(endpoints: Endpoint[], health: readonly store.T
     return added.length === 0 ? e : { ...e, targetStates: [...(e.targetStates ?? []), ...added].sort((a, b) => (a.target < b.target ? -1 : a.target > b.target ? 1 : 0)) };
   });
 }
+
+/**
+ * The states of each ownership row's targets (AdminService.ListOwnership): a shared row's target, or
+ * every checked or withdrawn target of an exclusive row's set; withdrawn first, else by the check.
+ */
+export function ownershipStates(row: Pick<store.OwnershipRow, 'dnsName' | 'recordType' | 'target'>, withdrawals: readonly store.WithdrawalRow[], health: readonly store.TargetHealthRow[]): TargetState[] {
+  const ofSet = <T extends { dnsName: string; recordType: string; target: string }>(list: readonly T[]) =>
+    list.filter((r) => r.dnsName === row.dnsName && r.recordType === row.recordType && (row.target === '' || r.target === row.target));
+  const out = new Map<string, TargetState>();
+  for (const w of ofSet(withdrawals)) {
+    const had = out.get(w.target);
+    out.set(w.target, {
+      target: w.target,
+      status: 'withdrawn',
+      reason: had ? [had.reason, w.reason].sort().join(', ') : w.reason,
+      since: had?.since && had.since < w.withdrawnAt ? had.since : w.withdrawnAt,
+      detail: [had?.detail, w.detail.detail].filter(Boolean).join('; '),
+    });
+  }
+  for (const h of ofSet(health)) {
+    if (!out.has(h.target)) out.set(h.target, { target: h.target, status: h.state === 'healthy' ? 'healthy' : 'failing', reason: 'health', since: h.since, detail: lastAnswer(h) });
+  }
+  return [...out.values()].sort((a, b) => (a.target < b.target ? -1 : 1));
+}

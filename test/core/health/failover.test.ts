@@ -140,6 +140,13 @@ describe('one target dies, then comes back', () => {
     expect(mine.targets).toEqual([A]);
     expect(mine.targetStates.map((s) => [s.target, TargetStatus[s.status], s.reason])).toEqual([[A, 'WITHDRAWN', 'health']]);
     expect((await own(c2)).targetStates.map((s) => [s.target, TargetStatus[s.status], s.reason, s.detail])).toEqual([[B, 'HEALTHY', 'health', expect.stringMatching(/^passes: 200/)]]);
+    // ListOwnership: each row's check and its target's state.
+    const admin = await h.tenant('admin', [], { admin: true });
+    const listed = await h.adminClient(admin).listOwnership({ zone: ZONE });
+    expect(listed.entries.filter((e) => e.dnsName === WWW).map((e) => [e.target, e.tenant, e.healthCheck, e.targetStates.map((s) => TargetStatus[s.status])])).toEqual([
+      [A, 'c1', `http://:${port}/healthz`, ['WITHDRAWN']],
+      [B, 'c2', `http://:${port}/healthz`, ['HEALTHY']],
+    ]);
     expect((await apply(c1, [ep([A], { 'dnsplane/health-check': `http://:${port}/healthz` })])).status).toBe(ApplyStatus.NO_CHANGES);
     await r1().runRound();
     expect(calls()).toEqual([]);
