@@ -11,6 +11,7 @@
  * OVH call; a withdrawal costs one DELETE per target and a restore one POST, with one refresh.
  * Time comes from `clock` and rounds can be run on demand (runRound): tests drive both.
  */
+import { setMaxListeners } from 'node:events';
 import { messageOf } from '../../error-message.js';
 import { parseHealthCheck, type HealthCheck } from '../../dns/health-check.js';
 import { subDomainOf } from '../../dns/names.js';
@@ -112,6 +113,8 @@ export class HealthChecker {
     private readonly opts: CheckerOptions,
   ) {
     this.holder = opts.holder ?? instanceOf(ctx);
+    // Every check in flight listens for the stop.
+    setMaxListeners(0, this.abort.signal);
   }
 
   static start(ctx: CoreContext, opts: CheckerOptions): HealthChecker {
