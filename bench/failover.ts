@@ -199,15 +199,15 @@ async function main(): Promise<void> {
     // --- 3. false withdrawals under load --------------------------------------------------------
     for (let i = 0; i < 2; i++) burners.push(spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }));
     const soak = HealthChecker.start(server.ctx, { settings, withdrawals: coreWithdrawals(server.ctx), holder: 'soak' });
-    const fails0 = await server.metrics.registry.getSingleMetric('dnsplane_health_checks_total')!.get();
+    // prom-client hands out its live values: read them as numbers at once.
+    const checksBy = async (result: string) => (await server.metrics.registry.getSingleMetric('dnsplane_health_checks_total')!.get()).values.find((v) => v.labels['result'] === result)?.value ?? 0;
+    const [pass0, fail0] = [await checksBy('pass'), await checksBy('fail')];
     const started = Date.now();
     await sleep(SOAK);
     await soak.stop();
     const withdrawn = (await store.listWithdrawals(server.ctx.pool, SCALE)).length;
-    const after = await server.metrics.registry.getSingleMetric('dnsplane_health_checks_total')!.get();
-    const count = (m: typeof after, result: string) => m.values.find((v) => v.labels['result'] === result)?.value ?? 0;
     out.push(`3. ${Math.round((Date.now() - started) / 1000)} s, every 10 s, 1,000 healthy targets, 2 busy-looping processes on ${(await import('node:os')).cpus().length} cores:`);
-    out.push(`   ${soak.rounds} rounds, ${count(after, 'pass') - count(fails0, 'pass')} checks passed, ${count(after, 'fail') - count(fails0, 'fail')} failed, ${withdrawn} false withdrawal(s) (goal 0)`);
+    out.push(`   ${soak.rounds} rounds, ${(await checksBy('pass')) - pass0} checks passed, ${(await checksBy('fail')) - fail0} failed, ${withdrawn} false withdrawal(s) (goal 0)`);
     console.log(out.join('\n'));
   } finally {
     for (const p of burners) p.kill();

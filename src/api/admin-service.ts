@@ -41,6 +41,7 @@ import {
   RotateTenantTokenResponseSchema,
   RotateTsigKeyResponseSchema,
   SetTenantMaxChangePercentResponseSchema,
+  SetTenantWithdrawAfterResponseSchema,
   type AdminService,
 } from '../gen/dnsplane/v1/admin_pb.js';
 import { tenantOf } from './auth.js';
@@ -136,6 +137,14 @@ export function adminService(ctx: CoreContext): ServiceImpl<typeof AdminService>
       const actor = adminOf(hc);
       const tenant = await admin.setTenantMaxChangePercent(ctx, actor, req.name, req.maxChangePercent ?? null);
       return create(SetTenantMaxChangePercentResponseSchema, { tenant: tenantToPb(tenant) });
+    },
+
+    async setTenantWithdrawAfter(req, hc) {
+      const actor = adminOf(hc);
+      const d = req.withdrawAfter;
+      if (d && (d.nanos !== 0 || d.seconds < 0n)) throw new InvalidInputError('withdrawAfter', 'must be whole seconds from 1s to 30 days (or unset: off)');
+      const tenant = await admin.setTenantWithdrawAfter(ctx, actor, req.name, d ? Number(d.seconds) * 1000 : null);
+      return create(SetTenantWithdrawAfterResponseSchema, { tenant: tenantToPb(tenant) });
     },
 
     async listOwnership(req, hc) {

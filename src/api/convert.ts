@@ -2,7 +2,7 @@
  * Protobuf messages <-> core types. Handlers translate here so core never sees Connect types.
  */
 import { create } from '@bufbuild/protobuf';
-import { timestampFromDate } from '@bufbuild/protobuf/wkt';
+import { durationFromMs, timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { toUnicode } from '../dns/names.js';
 import type { Change, ChangeAction as CoreAction, Conflict, Endpoint, Policy as CorePolicy, TargetState } from '../dns/types.js';
 import { describeOperation, operationsByRecordSet, operationsOfChange } from '../ovh/ops.js';
@@ -274,6 +274,8 @@ export function tenantToPb(t: CoreTenant): PbTenant {
     tokenRotatedAt: timestampFromDate(t.tokenRotatedAt),
     ...(t.maxChangePercent !== null ? { maxChangePercent: t.maxChangePercent } : {}),
     ...(t.previousTokenValidUntil && t.previousTokenValidUntil.getTime() > Date.now() ? { previousTokenValidUntil: timestampFromDate(t.previousTokenValidUntil) } : {}),
+    ...(t.withdrawAfterMs !== undefined ? { withdrawAfter: durationFromMs(t.withdrawAfterMs) } : {}),
+    ...(t.lastSeenAt ? { lastSeenAt: timestampFromDate(t.lastSeenAt) } : {}),
   });
 }
 
@@ -317,8 +319,9 @@ export function ovhDraftToPb(d: StagedWrite): PbOvhDraft {
   });
 }
 
-export function ownershipEntryToPb(r: OwnershipRow): PbOwnershipEntry {
+export function ownershipEntryToPb(r: OwnershipRow & { targetState?: TargetState }): PbOwnershipEntry {
   return create(OwnershipEntrySchema, {
+    ...(r.targetState ? { targetState: targetStateToPb(r.targetState) } : {}),
     zone: r.zone,
     dnsName: r.dnsName,
     recordType: r.recordType,
@@ -327,7 +330,6 @@ export function ownershipEntryToPb(r: OwnershipRow): PbOwnershipEntry {
     shared: r.shared,
     createdAt: timestampFromDate(r.createdAt),
     healthCheck: r.healthCheck ?? '',
-    targetStates: (r.targetStates ?? []).map(targetStateToPb),
   });
 }
 

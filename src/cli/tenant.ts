@@ -4,7 +4,7 @@
  * once, as the last line; dnsplane keeps only its SHA-256. Over the API, AdminService does the same.
  */
 import { parseArgs } from 'node:util';
-import { createTenantInManagedZones, listTenants, rotateTenantToken, setTenantDisabled, setTenantMaxChangePercent, type Tenant, type ZoneSources } from '../core/tenants.js';
+import { createTenantInManagedZones, listTenants, rotateTenantToken, setTenantDisabled, setTenantMaxChangePercent, setTenantWithdrawAfter, type Tenant, type ZoneSources } from '../core/tenants.js';
 import { OvhApi } from '../ovh/client.js';
 import { InvalidInputError } from '../dns/errors.js';
 import { parseDuration, type Config } from '../config.js';
@@ -21,6 +21,7 @@ const HELP = `Usage:
   dnsplane tenant rotate NAME [--grace DURATION]
   dnsplane tenant disable NAME [--enable]
   dnsplane tenant set-max-change NAME PERCENT|default
+  dnsplane tenant set NAME --withdraw-after DURATION|off
   dnsplane tenant tsig create|list|rotate|delete …   (dnsplane tenant tsig --help)
   dnsplane tenant ovh-key create|list|rotate|delete … (dnsplane tenant ovh-key --help)
 
@@ -38,6 +39,10 @@ disable: the tenant's token stops working; its records and ownership stay. --ena
 set-max-change: the tenant's own change threshold: an apply updating or deleting more than PERCENT
   (0-100) of the record sets it owns in a zone (when it owns 10 or more there) is refused unless
   forced; "default" puts back the server's DNSPLANE_MAX_CHANGE_PERCENT.
+set --withdraw-after: when the tenant makes no authenticated call for DURATION (e.g. 5m, 30s; whole
+  seconds, 1s to 30 days) its targets of shared record sets are withdrawn from OVH — never the last
+  target of a set; exclusive sets stay — and restored at its next call (docs/failover.md). "off"
+  turns it off; what was withdrawn for its silence comes back within DNSPLANE_SILENT_CHECK_INTERVAL.
 tsig: the tenant's TSIG keys, for DNS UPDATE clients (cert-manager, lego, certbot, external-dns,
   nsupdate); see dnsplane tenant tsig --help.
 ovh-key: the tenant's OVH-style keys, for tools that speak the OVH API (external-dns --provider=ovh,
@@ -102,12 +107,12 @@ async function run(sub: string | undefined, rest: string[], io: CliIo): Promise<
       return withDatabase(io, async (db) => {
         const tenants = await listTenants(db.pool);
         if (output === 'json') {
-          io.out(JSON.stringify(tenants.map((t) => ({ ...t, createdAt: t.createdAt.toISOString(), tokenRotatedAt: t.tokenRotatedAt.toISOString(), previousTokenValidUntil: oldTokenUntil(t)?.toISOString() })), null, 2));
+          io.out(JSON.stringify(tenants.map((t) => ({ ...t, createdAt: t.createdAt.toISOString(), tokenRotatedAt: t.tokenRotatedAt.toISOString(), previousTokenValidUntil: oldTokenUntil(t)?.toISOString(), lastSeenAt: t.lastSeenAt?.toISOString() })), null, 2));
           return 0;
         }
-        const rows = [['NAME', 'SCOPES', 'ZONES', 'SUFFIXES', 'DISABLED', 'TOKEN SET', 'OLD TOKEN UNTIL']];
+        const rows = [['NAME', 'SCOPES', 'ZONES', 'SUFFIXES', 'DISABLED', 'TOKEN SET', 'OLD TOKEN UNTIL', 'WITHDRAW AFTER', 'LAST SEEN']];
         for (const t of tenants) {
-          rows.push([t.name, t.scopes.join(',') || '-', t.zones.join(',') || '(all)', t.suffixes.join(',') || '-', t.disabled ? 'yes' : 'no', t.tokenRotatedAt.toISOString(), oldTokenUntil(t)?.toISOString() ?? '-']);
+          rows.push([t.name, t.scopes.join(',') || '-', t.zones.join(',') || '(all)', t.suffixes.join(',') || '-', t.disabled ? 'yes' : 'no', t.tokenRotatedAt.toISOString(), oldTokenUntil(t)?.toISOString() ?? '-', t.withdrawAfterMs === undefined ? 'off' : `${t.withdrawAfterMs / 1000}s`, t.lastSeenAt?.toISOString() ?? '-']);
         }
         for (const line of table(rows)) io.out(line);
         return 0;
@@ -147,17 +152,29 @@ async function run(sub: string | undefined, rest: string[], io: CliIo): Promise<
         return 0;
       });
     }
+    case 'set': {
+      const { values, positionals } = parseArgs({ args: rest, options: { 'withdraw-after': { type: 'string' } }, allowPositionals: true, strict: true });
+      const name = one(positionals);
+      const value = values['withdraw-after'];
+      if (value === undefined) throw new InvalidInputError('--withdraw-after', 'is required: a duration like 5m or 30s, or "off"');
+      const ms = value === 'off' ? null : parseDuration(value, '--withdraw-after');
+      return withDatabase(io, async (db) => {
+        const t = await setTenantWithdrawAfter(db.pool, name, ms);
+        io.out(`tenant "${t.name}": ${t.withdrawAfterMs === undefined ? 'withdraw-after off: nothing is withdrawn for its silence' : `its targets of shared record sets are withdrawn after ${t.withdrawAfterMs / 1000}s without a call`}`);
+        return 0;
+      });
+    }
     case 'tsig':
       return runTsig(rest[0], rest.slice(1), io);
     case 'ovh-key':
       return runOvhKey(rest[0], rest.slice(1), io);
     default:
-      throw new InvalidInputError('tenant', `unknown subcommand "${sub ?? ''}"; use create, list, rotate, disable, set-max-change, tsig or ovh-key (dnsplane tenant --help)`);
+      throw new InvalidInputError('tenant', `unknown subcommand "${sub ?? ''}"; use create, list, rotate, disable, set-max-change, set, tsig or ovh-key (dnsplane tenant --help)`);
   }
 }
 
 export const tenantCommand: Command = {
-  summary: 'manage tenants: create (prints the token as the last line), list, rotate, disable, set-max-change, tsig, ovh-key',
+  summary: 'manage tenants: create (prints the token as the last line), list, rotate, disable, set-max-change, set --withdraw-after, tsig, ovh-key',
   help: HELP,
   helpFor: (args) => (args[0] === 'tsig' ? TSIG_HELP : args[0] === 'ovh-key' ? OVH_KEY_HELP : HELP),
   run: ([sub, ...rest], io) => run(sub, rest, io),

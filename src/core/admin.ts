@@ -15,6 +15,7 @@ import { Slicer } from './slices.js';
 import { waitForHolder } from './apply/index.js';
 import { NotFoundError, PermissionDeniedError } from './errors.js';
 import { auditAdminAction } from './audit.js';
+import { restoreSilent } from './liveness.js';
 import { approvePlan as runApprove } from './approvals.js';
 import { planRevert as runRevert, type Revert } from './revert.js';
 import { importTxtRegistry as runImport, type ImportInput, type ImportResult } from './import-txt.js';
@@ -22,6 +23,7 @@ import { assignOwnership as runAssign, listOwnership as runList, type AssignInpu
 import { getPlanWithRow, plan, type PlanInput, type StoredPlan } from './plan.js';
 import {
   setTenantMaxChangePercent as runSetMaxChange,
+  setTenantWithdrawAfter as runSetWithdrawAfter,
   createTenantInManagedZones,
   isAdmin,
   listTenants as runListTenants,
@@ -33,7 +35,7 @@ import {
 import { syncZone } from './zones.js';
 import { exportZone, type ZoneExport } from './zone-export.js';
 import { readVisibility, type Visibility } from './visibility.js';
-import { ownershipStates } from './health/view.js';
+import { healthTargetState } from './health/view.js';
 import {
   createTsigKey as runCreateKey,
   deleteTsigKey as runDeleteKey,
@@ -199,6 +201,18 @@ export async function setTenantMaxChangePercent(ctx: CoreContext, actor: Tenant,
   return t;
 }
 
+/**
+ * The tenant's withdraw_after (core/liveness.ts), or off; turned off, what was withdrawn for its
+ * silence is restored now (its next call would do it too).
+ */
+export async function setTenantWithdrawAfter(ctx: CoreContext, actor: Tenant, name: string, ms: number | null): Promise<Tenant> {
+  requireAdmin(actor);
+  const t = await runSetWithdrawAfter(ctx.pool, name, ms);
+  ctx.log.info({ tenant: name, withdrawAfterSeconds: ms === null ? null : ms / 1000, by: actor.name }, ms === null ? 'tenant withdraw-after off' : 'tenant withdraw-after set');
+  if (ms === null) await restoreSilent(ctx, t.id);
+  return t;
+}
+
 // --- TSIG keys (core/tsig-key-admin.ts); the secret is never logged ---
 
 export async function createTsigKey(ctx: CoreContext, actor: Tenant, input: NewTsigKeyInput): Promise<IssuedTsigKey> {
@@ -242,13 +256,13 @@ export async function listOwnership(
   const zones = q.zone === '' ? await store.listZoneNames(ctx.pool) : [await managedZone(ctx, q.zone, 'zone')];
   const tenantId = q.tenant === '' ? undefined : (await tenantNamed(ctx, q.tenant, 'tenant')).id;
   const listed = await runList(ctx, { zones, includeUnowned: q.includeUnowned, ...(tenantId === undefined ? {} : { tenantId }) });
-  // Each row's targets' states: withdrawn, or by their health check (core/health/view.ts).
-  const states = new Map<string, { withdrawals: store.WithdrawalRow[]; health: store.TargetHealthRow[] }>();
-  for (const zone of new Set(listed.rows.map((r) => r.zone))) states.set(zone, { withdrawals: await store.listWithdrawals(ctx.pool, zone), health: await store.listTargetHealth(ctx.pool, zone) });
+  // A shared target not withdrawn shows its state by its health check (core/health/view.ts).
+  const health = new Map<string, store.TargetHealthRow[]>();
+  for (const zone of new Set(listed.rows.map((r) => r.zone))) health.set(zone, await store.listTargetHealth(ctx.pool, zone));
   const rows = listed.rows.map((r) => {
-    const of = states.get(r.zone)!;
-    const targetStates = ownershipStates(r, of.withdrawals, of.health);
-    return targetStates.length ? { ...r, targetStates } : r;
+    if (r.targetState) return r;
+    const targetState = healthTargetState(r, health.get(r.zone)!);
+    return targetState ? { ...r, targetState } : r;
   });
   return { ...listed, rows };
 }

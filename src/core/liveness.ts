@@ -93,12 +93,15 @@ export async function restoreSilent(ctx: CoreContext, tenantId: string): Promise
 
 /**
  * One turn of the silent-tenant check, on one replica at a time (undefined: another replica holds the
- * turn): each tenant silent past its withdraw_after has its published targets of shared sets withdrawn.
+ * turn): tenants no longer silent whose targets are still withdrawn have them restored; each tenant
+ * silent past its withdraw_after has its published targets of shared sets withdrawn.
  */
 export async function withdrawSilentTenants(ctx: CoreContext): Promise<WithdrawOutcome[] | undefined> {
   const slackMs = ctx.liveness?.writeEveryMs ?? LAST_USED_EVERY_MS;
   return store.tryJobLock(ctx.pool, 'silent-tenants', async () => {
     const out: WithdrawOutcome[] = [];
+    // Back, and not restored by their call (it was written by a replica that could not restore, or withdraw_after is off).
+    for (const id of await store.listTenantsBack(ctx.pool, slackMs)) out.push(...(await restoreSilent(ctx, id)));
     for (const tenant of await store.listSilentTenants(ctx.pool, slackMs)) {
       const withdrawn = new Set((await store.listWithdrawalsOfTenant(ctx.pool, tenant.id, 'silent')).map((w) => `${w.zone} ${w.dnsName} ${w.recordType} ${w.target}`));
       const owned = (await store.listOwnershipForTenant(ctx.pool, tenant.id)).filter((o) => o.shared && !withdrawn.has(`${o.zone} ${o.dnsName} ${o.recordType} ${o.target}`));

@@ -4,6 +4,8 @@
  * rules themselves are core/ownership.ts. An assignment changes what Records serves (the owner label),
  * so it runs under the zone lock and bumps the zone generation, like a change of records.
  */
+import type { TargetState } from '../dns/types.js';
+import { withdrawnTargetStates } from './withdrawn-view.js';
 import { canonicalTarget, findZone, MAX_TARGETS, normalizeName, parseRecordType, recordSetKey, SHAREABLE_TYPES, sortedUnique, type Endpoint } from '../dns/index.js';
 import { InvalidInputError } from '../dns/errors.js';
 import { ovhRecordKey } from '../ovh/mapping.js';
@@ -17,7 +19,8 @@ import { checkNameAllowed, type Tenant } from './tenants.js';
 import { ensureSynced, toOvhRecord } from './zones.js';
 
 export interface OwnershipListing {
-  rows: store.OwnershipRow[];
+  /** With targetState for a withdrawn target (core/withdrawals.ts). */
+  rows: Array<store.OwnershipRow & { targetState?: TargetState }>;
   /** Record sets (or, for a shared set, targets) that exist in OVH without an owner. */
   unowned: Endpoint[];
 }
@@ -27,11 +30,16 @@ export async function listOwnership(
   ctx: CoreContext,
   opts: { zones: string[]; tenantId?: string; includeUnowned: boolean },
 ): Promise<OwnershipListing> {
-  const rows: store.OwnershipRow[] = [];
+  const rows: OwnershipListing['rows'] = [];
   const unowned: Endpoint[] = [];
   for (const zone of opts.zones) {
     const zoneRows = await store.listOwnership(ctx.pool, zone);
-    rows.push(...zoneRows.filter((r) => opts.tenantId === undefined || r.tenantId === opts.tenantId));
+    const states = withdrawnTargetStates(await store.listWithdrawals(ctx.pool, zone));
+    for (const r of zoneRows) {
+      if (opts.tenantId !== undefined && r.tenantId !== opts.tenantId) continue;
+      const state = r.target === '' ? undefined : states.get(`${r.dnsName} ${r.recordType} ${r.target}`);
+      rows.push(state ? { ...r, targetState: state } : r);
+    }
     if (!opts.includeUnowned) continue;
     const z = await store.getZone(ctx.pool, zone);
     if (!z || z.state !== 'synced') continue; // never synced: nothing is known of it yet

@@ -154,6 +154,19 @@ export async function setTenantMaxChangePercent(q: Queryable, name: string, perc
   return store.setMaxChangePercent(q, name, percent);
 }
 
+/** The longest withdraw_after accepted (30 days). */
+export const MAX_WITHDRAW_AFTER_MS = 30 * 86_400_000;
+
+/** Sets (ms: whole seconds, 1 s - 30 days) or clears (null) the tenant's withdraw_after (core/liveness.ts). */
+export async function setTenantWithdrawAfter(q: Queryable, name: string, ms: number | null): Promise<Tenant> {
+  if (name === '') throw new InvalidInputError('name', 'a tenant name is required');
+  if (ms !== null && (!Number.isInteger(ms) || ms % 1000 !== 0 || ms < 1000 || ms > MAX_WITHDRAW_AFTER_MS)) {
+    throw new InvalidInputError('withdrawAfter', `must be whole seconds from 1s to 30 days (or unset: off), got ${ms / 1000}s`);
+  }
+  if (!(await store.getTenantByName(q, name))) throw new NotFoundError('tenant', name, `tenant "${name}" does not exist`);
+  return store.setWithdrawAfter(q, name, ms);
+}
+
 export async function listTenants(q: Queryable): Promise<Tenant[]> {
   return store.listTenants(q);
 }

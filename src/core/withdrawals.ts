@@ -37,6 +37,9 @@ import { ensureSynced } from './zones.js';
 
 export type WithdrawReason = 'silent' | 'health';
 
+/** The most items one withdraw/restore apply takes (its operations stay within one group's bound). */
+export const ITEMS_PER_APPLY = 50;
+
 export interface WithdrawItem {
   /** fqdn, normalized */
   name: string;
@@ -147,8 +150,11 @@ async function run(ctx: CoreContext, zone: string, direction: Direction, items: 
     if (list) list.push(item);
     else byTenant.set(row.tenantId, [item]);
   }
-  // One apply per owner, one after the other: each judges never-the-last after the ones before it.
-  for (const [tenantId, mine] of byTenant) {
+  // One apply per owner (and per ITEMS_PER_APPLY of its items: an apply is never cut into batches),
+  // one after the other: each judges never-the-last after the ones before it.
+  const applies: Array<[string, Array<Item & { type: RecordType }>]> = [];
+  for (const [tenantId, all] of byTenant) for (let i = 0; i < all.length; i += ITEMS_PER_APPLY) applies.push([tenantId, all.slice(i, i + ITEMS_PER_APPLY)]);
+  for (const [tenantId, mine] of applies) {
     const tenant = await store.getTenantById(ctx.pool, tenantId);
     if (!tenant) {
       for (const item of mine) out.items.push({ ...base(item), state: 'kept', why: 'not-owned' });
@@ -165,14 +171,15 @@ async function run(ctx: CoreContext, zone: string, direction: Direction, items: 
     const ok = result.status === 'applied' || (result.status === 'no_changes' && !planner.pending());
     if (!ok && !out.error) out.error = result.error ?? new Error(`the ${direction} apply of zone ${zone} ended ${result.status}`);
     for (const item of mine) {
-      const decided = planner.decided.get(targetKey(item.name, item.type, item.target));
+      const k = targetKey(item.name, item.type, item.target);
+      const decided = planner.decided.get(k);
       if (!ok && decided?.state !== 'kept') out.items.push({ ...base(item), state: 'kept', why: 'not-applied', tenant: tenant.name });
       else out.items.push({ ...base(item), state: decided?.state ?? 'kept', ...(decided?.why ? { why: decided.why } : {}), tenant: tenant.name });
+      // Counted once it left OVH (dnsplane_target_withdrawals_total).
+      if (ok && planner.leaving.has(k)) ctx.metrics?.targetWithdrawn(item.reason);
     }
   }
   if (out.journalIds[0]) out.journalId = out.journalIds[0];
-  const withdrawn = out.items.filter((i) => i.state === 'withdrawn');
-  for (const i of withdrawn) ctx.metrics?.targetWithdrawn(i.reason);
   return out;
 }
 
@@ -187,6 +194,8 @@ function targetKey(name: string, type: string, target: string): string {
 /** Plans one owner's items under the zone lock; what it decided is read back by run(). */
 class Planner implements WithdrawPlanner {
   decided = new Map<string, { state: ItemOutcome['state']; why?: KeptWhy }>();
+  /** The targets the last plan takes off OVH (a DELETE each; not a second reason of one already off). */
+  leaving = new Set<string>();
   private inserts: store.NewWithdrawal[] = [];
   private deletes: Array<{ dnsName: string; recordType: string; target: string; reason: store.WithdrawalReason }> = [];
 
@@ -207,6 +216,7 @@ class Planner implements WithdrawPlanner {
   async plan(q: store.Queryable, source: { recordsByKey: ZoneRecords; ownership: readonly store.OwnershipRow[] }, tenantId: string): Promise<{ changes: Change[]; operations: OvhOperation[] }> {
     const { zone } = this;
     this.decided = new Map();
+    this.leaving = new Set();
     this.inserts = [];
     this.deletes = [];
     const sets = [...new Map(this.items.map((i) => [recordSetKey(i.name, i.type), { dnsName: i.name, recordType: i.type }] as const)).values()];
@@ -260,6 +270,7 @@ class Planner implements WithdrawPlanner {
             continue;
           }
           after.delete(item.target);
+          this.leaving.add(k);
           for (const r of recs) operations.push({ method: 'DELETE', path: recordPath(zone, r.id), id: r.id, before: { ...r } });
           const r = recs[0]!;
           this.inserts.push({ dnsName: item.name, recordType: item.type, target: item.target, reason: item.reason, tenantId, detail, subDomain: r.subDomain, fieldType: r.fieldType, ovhTarget: r.target, ttl: Math.min(...recs.map((x) => x.ttl)), journalId: null });

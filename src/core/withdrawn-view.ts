@@ -100,20 +100,29 @@ export function withTargetStates(endpoints: Endpoint[], withdrawals: readonly st
 
 /** The withdrawn targets of each set and owner ("name type owner" -> states). */
 function withdrawnStates(withdrawals: readonly store.WithdrawalRow[]): Map<string, TargetState[]> {
-  const byTarget = new Map<string, { set: string; view: TargetState & { since: Date } }>();
+  const out = new Map<string, TargetState[]>();
+  for (const { set, state } of withdrawnTargets(withdrawals).values()) out.set(set, [...(out.get(set) ?? []), state]);
+  return out;
+}
+
+/** Each withdrawn target's state ("name type target" -> state; its reasons joined), for Records and ListOwnership. */
+export function withdrawnTargetStates(withdrawals: readonly store.WithdrawalRow[]): Map<string, TargetState> {
+  return new Map([...withdrawnTargets(withdrawals)].map(([k, v]) => [k, v.state] as const));
+}
+
+function withdrawnTargets(withdrawals: readonly store.WithdrawalRow[]): Map<string, { set: string; state: TargetState & { since: Date } }> {
+  const byTarget = new Map<string, { set: string; state: TargetState & { since: Date } }>();
   for (const w of withdrawals) {
     const k = `${w.dnsName} ${w.recordType} ${w.target}`;
     const hit = byTarget.get(k);
     const detail = w.detail.detail ?? '';
     if (hit) {
-      hit.view.reason = [...hit.view.reason.split(', '), w.reason].sort().join(', ');
-      hit.view.detail = [hit.view.detail, detail].filter(Boolean).join('; ');
-      if (w.withdrawnAt < hit.view.since) hit.view.since = w.withdrawnAt;
+      hit.state.reason = [...hit.state.reason.split(', '), w.reason].sort().join(', ');
+      hit.state.detail = [hit.state.detail, detail].filter(Boolean).join('; ');
+      if (w.withdrawnAt < hit.state.since) hit.state.since = w.withdrawnAt;
       continue;
     }
-    byTarget.set(k, { set: `${w.dnsName} ${w.recordType} ${w.tenantName}`, view: { target: w.target, status: 'withdrawn', reason: w.reason, since: w.withdrawnAt, detail } });
+    byTarget.set(k, { set: `${w.dnsName} ${w.recordType} ${w.tenantName}`, state: { target: w.target, status: 'withdrawn', reason: w.reason, since: w.withdrawnAt, detail } });
   }
-  const out = new Map<string, TargetState[]>();
-  for (const { set, view } of byTarget.values()) out.set(set, [...(out.get(set) ?? []), view]);
-  return out;
+  return byTarget;
 }

@@ -27,8 +27,6 @@ export interface OwnershipRow {
   createdAt: Date;
   /** The owner's health check of the set (dns/health-check.ts; migration 0020), when it has one. */
   healthCheck?: string;
-  /** Filled by AdminService.ListOwnership only (core/admin.ts): the row's targets' states. */
-  targetStates?: Array<{ target: string; status: 'unchecked' | 'healthy' | 'failing' | 'withdrawn'; reason: string; since?: Date; detail: string }>;
 }
 
 interface Row {

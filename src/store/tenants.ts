@@ -260,3 +260,18 @@ export async function listTenantsLastSeen(q: Queryable): Promise<Array<{ tenant:
   );
   return rows.map((r) => ({ tenant: r.name, seconds: Math.max(0, r.seconds) }));
 }
+
+/**
+ * Tenants with targets withdrawn for their silence that are no longer silent (a call was written since,
+ * or withdraw_after was turned off): what the silent-tenant check restores when no call did it.
+ */
+export async function listTenantsBack(q: Queryable, slackMs: number): Promise<string[]> {
+  const { rows } = await q.query<{ id: string }>(
+    `SELECT t.id::text AS id FROM tenants t
+      WHERE EXISTS (SELECT 1 FROM target_withdrawals w WHERE w.tenant_id = t.id AND w.reason = 'silent')
+        AND (t.withdraw_after IS NULL OR t.disabled IS FALSE AND t.last_seen_at >= now() - t.withdraw_after - $1::bigint * interval '1 millisecond')
+      ORDER BY t.name`,
+    [Math.round(slackMs)],
+  );
+  return rows.map((r) => r.id);
+}

@@ -277,14 +277,15 @@ describe('metrics of the dashboard and the alert rules', () => {
     for (const { where, expr } of dashboardExprs) expect(metricNames(expr), `${where}: ${expr}`).not.toEqual([]);
   });
 
-  it('the alert rules cover apply failures, OVH 429 and 5xx, lock waits, drift found, rollbacks left in flight and changes that stay invisible', () => {
+  it('the alert rules cover apply failures, OVH 429 and 5xx, lock waits, drift found, rollbacks left in flight, changes that stay invisible and silent tenants', () => {
     const used = new Set(ruleExprs.flatMap((r) => metricNames(r.expr)));
-    for (const m of ['dnsplane_apply_duration_seconds_count', 'dnsplane_ovh_requests_total', 'dnsplane_lock_wait_seconds_bucket', 'dnsplane_drift_records_total', 'dnsplane_journal_in_flight_oldest_seconds', 'dnsplane_visibility_final_total', 'dnsplane_visibility_seconds_bucket']) {
+    for (const m of ['dnsplane_apply_duration_seconds_count', 'dnsplane_ovh_requests_total', 'dnsplane_lock_wait_seconds_bucket', 'dnsplane_drift_records_total', 'dnsplane_journal_in_flight_oldest_seconds', 'dnsplane_visibility_final_total', 'dnsplane_visibility_seconds_bucket', 'dnsplane_tenant_last_seen_seconds']) {
       expect(used).toContain(m);
     }
     expect(ruleExprs.map((r) => r.expr).join('\n')).toMatch(/status="429"/);
     expect(ruleExprs.map((r) => r.expr).join('\n')).toMatch(/status=~"5\.\./);
     expect(ruleExprs.map((r) => r.expr).join('\n')).toMatch(/state=~"not_visible\|unverified"/);
+    expect(rule.spec.groups.flatMap((g) => g.rules.map((r) => r.alert))).toContain('DnsplaneTenantSilent');
   });
 
   it('the health alerts (docs/failover.md): a target failing its check, every target of a set failing (fail open)', () => {

@@ -77,6 +77,7 @@ const PERMISSION: Record<string, Case[] | string> = {
   'dnsplane.v1.AdminService/RotateTenantToken': 'no zone grant involved',
   'dnsplane.v1.AdminService/DisableTenant': 'no zone grant involved',
   'dnsplane.v1.AdminService/SetTenantMaxChangePercent': 'no zone grant involved',
+  'dnsplane.v1.AdminService/SetTenantWithdrawAfter': 'no zone grant involved',
   'dnsplane.v1.AdminService/ListOwnership': 'admins see every zone',
   'dnsplane.v1.AdminService/AssignOwnership': [
     { what: 'giving a name outside the new owner\'s suffixes', who: 'admin', request: { dnsName: `www.${ZONE}`, recordType: 'A', tenant: 'limited' } },
@@ -200,7 +201,7 @@ describe('every RPC of every service', () => {
   it('refuses every admin RPC to a tenant without the admin scope, changing nothing', async () => {
     const adminRpcs = registeredRpcs().filter((r) => r.service.typeName === 'dnsplane.v1.AdminService');
     expect(adminRpcs.map((r) => r.method.name).sort()).toEqual(
-      ['ApprovePlan', 'AssignOwnership', 'CreateOvhKey', 'CreateTenant', 'CreateTsigKey', 'DeleteOvhKey', 'DeleteTsigKey', 'DisableTenant', 'ExportZone', 'GetPlan', 'ImportTxtRegistry', 'InvalidateZone', 'ListJournal', 'ListOvhDrafts', 'ListOvhKeys', 'ListOwnership', 'ListPlans', 'ListTenants', 'ListTsigKeys', 'ParseDesiredState', 'PlanAs', 'PlanRevert', 'RotateOvhKey', 'RotateTenantToken', 'RotateTsigKey', 'SetTenantMaxChangePercent'].sort(),
+      ['ApprovePlan', 'AssignOwnership', 'CreateOvhKey', 'CreateTenant', 'CreateTsigKey', 'DeleteOvhKey', 'DeleteTsigKey', 'DisableTenant', 'ExportZone', 'GetPlan', 'ImportTxtRegistry', 'InvalidateZone', 'ListJournal', 'ListOvhDrafts', 'ListOvhKeys', 'ListOwnership', 'ListPlans', 'ListTenants', 'ListTsigKeys', 'ParseDesiredState', 'PlanAs', 'PlanRevert', 'RotateOvhKey', 'RotateTenantToken', 'RotateTsigKey', 'SetTenantMaxChangePercent', 'SetTenantWithdrawAfter'].sort(),
     );
     for (const rpc of adminRpcs) {
       const err = await expectRefused(rpc, tokens['alice'], sampleRequest(rpc.name), Code.PermissionDenied);

@@ -642,6 +642,37 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       expect((await rowsOf(page, 'tenants')).find((r) => r[0] === CAROL)![9]).toBe('server default');
     });
 
+    it('sets a tenant\'s withdraw-after (a bad duration said by the page, before any call), and turns it off', async () => {
+      await open(page, 'tenants', `[data-testid=tenants] tr[data-tenant="${CAROL}"]`);
+      const set = async (value: string) => {
+        await rowOf('tenants', 'data-tenant', CAROL).locator('[data-testid=set-withdraw-after]').click();
+        await page.fill('[data-testid=wa-duration]', value);
+        await page.click('[data-testid=dialog-withdraw-after] [data-testid=review]');
+      };
+      await set('soon');
+      expect(await dialog('dialog-withdraw-after').locator('[data-testid=error]').innerText()).toBe('withdrawAfter: must be a duration like 30s, 5m or 1h (whole seconds), or empty/off (got "soon")');
+      await page.fill('[data-testid=wa-duration]', '5m');
+      await page.click('[data-testid=dialog-withdraw-after] [data-testid=review]');
+      expect(await willText('dialog-withdraw-after')).toBe(`This will: withdraw tenant "${CAROL}"'s targets of shared record sets after 5m without a call (now: off).`);
+      await shot(page, 'tenant-withdraw-after', false);
+      await confirm('dialog-withdraw-after');
+      expect((await tenantOf(CAROL))!.withdrawAfter?.seconds).toBe(300n);
+      await closeDialog('dialog-withdraw-after');
+      const row = (await rowsOf(page, 'tenants')).find((r) => r[0] === CAROL)!;
+      expect(row[10]).toMatch(/^5m\s+(last seen |never seen)/);
+      // Out of range: the server's refusal, word for word.
+      await set('31000000s');
+      await confirm('dialog-withdraw-after');
+      expect(await dialog('dialog-withdraw-after').locator('[data-testid=error]').innerText()).toBe(await refusal(admin().setTenantWithdrawAfter({ name: CAROL, withdrawAfter: { seconds: 31_000_000n, nanos: 0 } })));
+      await dialog('dialog-withdraw-after').locator('[data-testid=cancel]').click();
+      await set('off');
+      expect(await willText('dialog-withdraw-after')).toBe(`This will: turn off withdrawal for silence for tenant "${CAROL}" (now: 5m); what was withdrawn for its silence is restored.`);
+      await confirm('dialog-withdraw-after');
+      expect((await tenantOf(CAROL))!.withdrawAfter).toBeUndefined();
+      await closeDialog('dialog-withdraw-after');
+      expect((await rowsOf(page, 'tenants')).find((r) => r[0] === CAROL)![10]).toMatch(/^off/);
+    });
+
     it('disables a tenant (its token refused) and enables it again; disabling one\'s own tenant warns first', async () => {
       await open(page, 'tenants', `[data-testid=tenants] tr[data-tenant="${CAROL}"]`);
       await rowOf('tenants', 'data-tenant', 'admin').locator('[data-testid=disable-tenant]').click();

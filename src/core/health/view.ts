@@ -35,26 +35,9 @@ export function withHealthStates(endpoints: Endpoint[], health: readonly store.T
   });
 }
 
-/**
- * The states of each ownership row's targets (AdminService.ListOwnership): a shared row's target, or
- * every checked or withdrawn target of an exclusive row's set; withdrawn first, else by the check.
- */
-export function ownershipStates(row: Pick<store.OwnershipRow, 'dnsName' | 'recordType' | 'target'>, withdrawals: readonly store.WithdrawalRow[], health: readonly store.TargetHealthRow[]): TargetState[] {
-  const ofSet = <T extends { dnsName: string; recordType: string; target: string }>(list: readonly T[]) =>
-    list.filter((r) => r.dnsName === row.dnsName && r.recordType === row.recordType && (row.target === '' || r.target === row.target));
-  const out = new Map<string, TargetState>();
-  for (const w of ofSet(withdrawals)) {
-    const had = out.get(w.target);
-    out.set(w.target, {
-      target: w.target,
-      status: 'withdrawn',
-      reason: had ? [had.reason, w.reason].sort().join(', ') : w.reason,
-      since: had?.since && had.since < w.withdrawnAt ? had.since : w.withdrawnAt,
-      detail: [had?.detail, w.detail.detail].filter(Boolean).join('; '),
-    });
-  }
-  for (const h of ofSet(health)) {
-    if (!out.has(h.target)) out.set(h.target, { target: h.target, status: h.state === 'healthy' ? 'healthy' : 'failing', reason: 'health', since: h.since, detail: lastAnswer(h) });
-  }
-  return [...out.values()].sort((a, b) => (a.target < b.target ? -1 : 1));
+/** A shared ownership row's target's state by its check (AdminService.ListOwnership, when it is not withdrawn). */
+export function healthTargetState(row: Pick<store.OwnershipRow, 'dnsName' | 'recordType' | 'target'>, health: readonly store.TargetHealthRow[]): TargetState | undefined {
+  if (row.target === '') return undefined;
+  const h = health.find((r) => r.dnsName === row.dnsName && r.recordType === row.recordType && r.target === row.target);
+  return h && { target: h.target, status: h.state === 'healthy' ? 'healthy' : 'failing', reason: 'health', since: h.since, detail: lastAnswer(h) };
 }

@@ -1,5 +1,5 @@
 // The Tenants page's writes (an admin's): create a tenant, disable or enable it, rotate its token
-// (with a grace), set its change threshold; create, rotate and delete TSIG and OVH keys. Each opens
+// (with a grace), set its change threshold and its withdraw-after; create, rotate and delete TSIG and OVH keys. Each opens
 // write.js's dialog (form, confirm step, the RPC's answer) and redraws the page after success; a new
 // token or secret is shown once, in that dialog, with the client configurations the CLI prints
 // (client-configs.js).
@@ -24,6 +24,22 @@ const OVH_EXPIRIES = [
 const graceText = (s) => (s === 0 ? 'stops working at once' : `stays valid for ${s >= 3600 ? `${s / 3600} h` : `${s / 60} min`} more, then stops`);
 /** A tenant's change threshold, as the page shows it. */
 export const thresholdText = (t) => (t.maxChangePercent === undefined || t.maxChangePercent === null ? 'server default' : `${t.maxChangePercent}%`);
+
+/** A tenant's withdraw_after (a Connect JSON duration, "300s"), as the page shows it. */
+export const withdrawAfterText = (t) => {
+  if (!t.withdrawAfter) return 'off';
+  const s = Number(String(t.withdrawAfter).replace(/s$/, ''));
+  return s % 3600 === 0 ? `${s / 3600}h` : s % 60 === 0 ? `${s / 60}m` : `${s}s`;
+};
+
+/** "5m", "30s", "1h", "90" (seconds) -> whole seconds; "", "off" -> undefined (off). */
+function withdrawSeconds(value) {
+  const v = value.trim().toLowerCase();
+  if (v === '' || v === 'off') return undefined;
+  const m = /^(\d+)(s|m|h)?$/.exec(v);
+  if (!m) throw new Error(`withdrawAfter: must be a duration like 30s, 5m or 1h (whole seconds), or empty/off (got "${value.trim()}")`);
+  return Number(m[1]) * { s: 1, m: 60, h: 3600 }[m[2] ?? 's'];
+}
 
 /** "host", "host:port", "[v6]:port" or a bare IPv6 address -> { host, port, source }; empty: the placeholder. */
 function dnsServerOf(value) {
@@ -134,6 +150,25 @@ export function tenantWrites(page, { refresh, tenantOf, zones, who }) {
       describe: (r) => `set tenant "${t.name}"'s change threshold to ${r.maxChangePercent === undefined ? 'the server\'s default (DNSPLANE_MAX_CHANGE_PERCENT)' : `${r.maxChangePercent}%`} (now: ${thresholdText(t)}).`,
       method: 'SetTenantMaxChangePercent',
       verb: 'Set threshold',
+      refresh,
+    });
+  };
+
+  const withdrawAfter = (t) => {
+    const duration = h('input', { id: 'wa-duration', 'data-testid': 'wa-duration', type: 'text', autocomplete: 'off', spellcheck: 'false', value: t.withdrawAfter ? withdrawAfterText(t) : '', placeholder: 'e.g. 5m; empty: off' });
+    writeDialog(page, {
+      title: `Withdraw after silence: ${t.name}`,
+      testid: 'dialog-withdraw-after',
+      fields: [field('Withdraw after', duration, 'When the tenant makes no authenticated call this long (e.g. 5m, 30s), its targets of shared record sets leave OVH — never the last target of a set; exclusive sets stay — and come back at its next call. Empty or off: never.')],
+      read: () => {
+        const seconds = withdrawSeconds(duration.value);
+        return seconds === undefined ? { name: t.name } : { name: t.name, withdrawAfter: `${seconds}s` };
+      },
+      describe: (r) => (r.withdrawAfter === undefined
+        ? `turn off withdrawal for silence for tenant "${t.name}" (now: ${withdrawAfterText(t)}); what was withdrawn for its silence is restored.`
+        : `withdraw tenant "${t.name}"'s targets of shared record sets after ${withdrawAfterText({ withdrawAfter: r.withdrawAfter })} without a call (now: ${withdrawAfterText(t)}).`),
+      method: 'SetTenantWithdrawAfter',
+      verb: 'Set',
       refresh,
     });
   };
@@ -286,5 +321,5 @@ export function tenantWrites(page, { refresh, tenantOf, zones, who }) {
     refresh,
   });
 
-  return { newTenant, toggle, rotateToken, threshold, newTsigKey, rotateTsigKey, deleteTsigKey, newOvhKey, rotateOvhKey, deleteOvhKey };
+  return { newTenant, toggle, rotateToken, threshold, withdrawAfter, newTsigKey, rotateTsigKey, deleteTsigKey, newOvhKey, rotateOvhKey, deleteOvhKey };
 }

@@ -1,5 +1,5 @@
 // Tenants (AdminService.ListTenants): scopes, zones, suffixes, disabled, token rotation, change
-// threshold; each tenant's TSIG keys (AdminService.ListTsigKeys) and OVH keys (ListOvhKeys): created,
+// threshold, withdraw after silence (and when it was last seen); each tenant's TSIG keys (AdminService.ListTsigKeys) and OVH keys (ListOvhKeys): created,
 // last used — never a secret, which dnsplane shows only once, when a key is created or rotated; and
 // the writes staged through the served OVH API that no refresh has published yet (ListOvhDrafts).
 //
@@ -8,7 +8,7 @@
 import { adminApi, zoneApi } from '../api.js';
 import { badge, clear, fmtTime, h } from '../dom.js';
 import { pagedTable } from '../table.js';
-import { tenantWrites, thresholdText } from './tenant-writes.js';
+import { tenantWrites, thresholdText, withdrawAfterText } from './tenant-writes.js';
 
 export async function tenantsPage(page, { stale, who }) {
   const view = h('div', { 'data-testid': 'tenants-view' });
@@ -62,10 +62,12 @@ export async function tenantsPage(page, { stale, who }) {
           { title: 'TSIG keys', class: 'num', cell: (t) => String(keysOf(t)) },
           { title: 'OVH keys', class: 'num', cell: (t) => String(ovhKeysOf(t)) },
           { title: 'Change threshold', class: 'num', cell: (t) => thresholdText(t) },
+          { title: 'Withdraw after', cell: (t) => [withdrawAfterText(t), h('div', { class: 'muted small wrap', 'data-testid': 'last-seen' }, t.lastSeenAt ? `last seen ${fmtTime(t.lastSeenAt)}` : 'never seen')] },
           ...actions((t) => [
             act(t.disabled ? 'Enable' : 'Disable', 'disable-tenant', () => w.toggle(t)),
             act('Rotate token', 'rotate-token', () => w.rotateToken(t)),
             act('Threshold', 'set-threshold', () => w.threshold(t)),
+            act('Withdraw after', 'set-withdraw-after', () => w.withdrawAfter(t)),
             act('+ TSIG key', 'new-tsig-key', () => w.newTsigKey(t)),
             act('+ OVH key', 'new-ovh-key', () => w.newOvhKey(t)),
           ]),
