@@ -301,6 +301,8 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
         // Two failing rounds: one of bob's withdrawn (at most half of the set per round), the other failing.
         await checker.runRound();
         expect((await checker.runRound()).withdrawn).toHaveLength(1);
+        // Away and back: the records page reads Records again.
+        await open(page, 'zones', '[data-testid=zones] table');
         await open(page, `zones/${ZONE}`, '[data-testid=records] table');
         await page.fill('[data-testid=filter-name]', 'pool');
         const api = (await h.zoneClient(tokens['admin']).records({ zones: [ZONE], includeForeign: true })).zones[0]!.endpoints.filter((e) => e.dnsName === `pool.${ZONE}`);

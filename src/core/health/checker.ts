@@ -76,6 +76,8 @@ export function leaseFor(intervalMs: number): number {
 
 /** Sets taken per round (a replica checks at most this many sets per interval). */
 const CLAIM = 10_000;
+/** Sets worked on at once in a round. */
+const SETS_AT_ONCE = 16;
 
 export interface CheckerOptions {
   settings: HealthSettings;
@@ -150,13 +152,18 @@ export class HealthChecker {
     const { settings } = this.opts;
     const sets = await store.claimCheckedSets(this.ctx.pool, this.holder, settings.leaseMs, CLAIM);
     const report: RoundReport = { sets: sets.length, checks: 0, withdrawn: [], restored: [], allDown: [] };
-    await Promise.all(
-      sets.map((set) =>
-        this.checkSet(set, report).catch((e: unknown) => {
+    // Sets SETS_AT_ONCE at a time (their database reads share the pool with the API); their checks
+    // share the process's DNSPLANE_HEALTH_CONCURRENCY.
+    let next = 0;
+    const worker = async () => {
+      while (next < sets.length && !this.stopped) {
+        const set = sets[next++]!;
+        await this.checkSet(set, report).catch((e: unknown) => {
           this.ctx.log.warn({ zone: set.zone, name: set.dnsName, type: set.recordType, err: messageOf(e) }, 'health check of a record set failed');
-        }),
-      ),
-    );
+        });
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(SETS_AT_ONCE, sets.length) }, worker));
     this.rounds++;
     return report;
   }
