@@ -10,6 +10,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { apply } from '../../src/core/apply/index.js';
 import { plan, type RawEndpoint } from '../../src/core/plan.js';
 import { restoreTargets, withdrawTargets, type WithdrawItem } from '../../src/core/withdrawals.js';
+import { readCacheOf } from '../../src/core/read-cache.js';
 import * as store from '../../src/store/index.js';
 import { applyRoom, type ApplyRoom } from '../helpers/core-apply.js';
 
@@ -55,6 +56,16 @@ describe('withdraw and restore', () => {
     const entry = await store.getJournalEntry(room.db.pool, out.journalId!);
     expect(entry?.state).toBe('done');
     expect((entry?.intent as { summary?: string }).summary).toContain('tenant c2 silent since');
+
+    // The read cache: its base holds what OVH holds (what the DNS door and the served OVH API answer);
+    // its owner's Records view holds the target, marked withdrawn.
+    const reads = readCacheOf(room.ctx);
+    const generation = (await store.getZone(room.db.pool, ZONE))!.generation;
+    const base = (await reads.baseAt(ZONE, generation))!;
+    expect(base.records.filter((r) => r.fieldType === 'A').map((r) => r.target)).toEqual(['192.0.2.1']);
+    expect(base.withdrawals.map((w) => w.target)).toEqual(['192.0.2.2']);
+    const view = await reads.view(ZONE, generation, 'c2', false);
+    expect(view.endpoints.map((e) => [e.dnsName, e.targets, e.targetStates?.map((t) => `${t.status} ${t.reason}`)])).toEqual([[WWW, ['192.0.2.2'], ['withdrawn silent']]]);
 
     // Its owner still desires it: nothing planned, nothing sent.
     const p = await plan(room.ctx, room.tenants.c2!, desired('c2', www('192.0.2.2')));
