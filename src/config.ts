@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { SECRETS_KEY_RULE } from './core/secrets.js';
 import { visibilityConfig, type VisibilityConfig } from './config-visibility.js';
+import { healthConfig, HEALTH_SETTINGS, type HealthConfig } from './config-health.js';
 import { InvalidInputError } from './dns/errors.js';
 import { normalizeName } from './dns/names.js';
 import { parseOvhEndpoint, type OvhEndpoint } from './ovh/endpoint.js';
@@ -105,6 +106,8 @@ export interface Config {
   ovhApi: OvhApiConfig;
   /** Each publish proved on the zone's authoritative servers (core/probe/; config-visibility.ts). */
   visibility: VisibilityConfig;
+  /** Health checks per target (core/health/; config-health.ts). */
+  health: HealthConfig;
 }
 
 /** The served OVH API's settings (DNSPLANE_OVH_API_*). */
@@ -200,6 +203,8 @@ export const SETTINGS: Array<{ name: string; default: string; help: string }> = 
   { name: 'DNSPLANE_LAST_SEEN_WRITE', default: '1m', help: "a tenant's latest call (last_seen_at) is written at most this often per replica; a tenant is silent once withdraw_after plus this has passed" },
   { name: 'DNSPLANE_PROBE_QUERIES', default: '16', help: 'DNS questions the prober has in flight at most, for the whole process' },
   { name: 'DNSPLANE_PROBE_BACKOFF', default: '1s..30s', help: "the wait between two rounds of questions about one refresh: from the first value, 1.25 times longer each round, up to the second" },
+  // Health checks per target (core/health/, docs/failover.md).
+  ...HEALTH_SETTINGS,
   { name: 'DNSPLANE_SIM_PROPAGATION', default: '2s..8s', help: "demo mode: each of the simulator's two name servers answers a refresh after a lag drawn in this range (or a fixed duration; 0: at once; never)" },
 ];
 
@@ -404,6 +409,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
       draftTtlMs: parseDuration(get('DNSPLANE_OVH_API_DRAFT_TTL') ?? '1h', 'DNSPLANE_OVH_API_DRAFT_TTL'),
     },
     visibility: visibilityConfig(get, parseDuration),
+    health: healthConfig(get, parseDuration),
   };
 }
 

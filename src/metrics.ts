@@ -43,6 +43,12 @@
  * - visibility_final_total{zone,state}           applies whose visibility became final: visible,
  *                                                 not_visible, unverified, superseded
  * - probe_queries_total{result}                  DNS questions the prober asked: match, old, error
+ * - target_health{zone,name,target}              1 while a checked target passes its check, 0 while it
+ *                                                 fails (withdrawn or not), from Postgres at scrape time
+ *                                                 (core/health/: every replica reports the same)
+ * - target_set_all_down{zone,name}               1 while every checked target of a set fails: all stay
+ *                                                 published (fail open), the alert DnsplaneAllTargetsDown
+ * - health_checks_total{result}                  checks this process made: pass, fail
  * - event_loop_delay_seconds                     how late a timer armed every 20 ms fires: the time the
  *                                                 event loop was held by synchronous work (a histogram since
  *                                                 start, so several scrapers and rate() work)
@@ -51,6 +57,14 @@
  * previous scrape (reset at each scrape).
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** One checked target, as the target_health table holds it (core/health/). */
+export interface HealthSample {
+  zone: string;
+  name: string;
+  target: string;
+  passing: boolean;
+}
 
 /** What the OVH client reports per HTTP call (structurally the client's OvhCallInfo). */
 export interface OvhCallSample {
@@ -132,6 +146,8 @@ export class Metrics {
   private lastSeenSource: (() => Promise<Array<{ tenant: string; seconds: number }>>) | undefined;
   private loopTimer: NodeJS.Timeout | undefined;
   private zoneSource: (() => Promise<ZoneSample[]>) | undefined;
+  private healthSource: (() => Promise<HealthSample[]>) | undefined;
+  private readonly healthChecks = this.s.counter('dnsplane_health_checks_total', 'Health checks of targets this process made (core/health/), by result: pass, fail', ['result']);
   private inFlightSource: (() => Promise<InFlightSample[]>) | undefined;
   private readCacheSource: (() => { bytes: number; maxBytes: number }) | undefined;
 
@@ -158,6 +174,23 @@ export class Metrics {
       g.reset();
       for (const { tenant, seconds } of await source()) g.set({ tenant }, seconds);
     });
+    // Health (core/health/): from Postgres at scrape time, so every replica reports the checker's truth.
+    const healthRows = () => this.healthSource?.() ?? Promise.resolve([] as HealthSample[]);
+    this.s.gauge('dnsplane_target_health', 'Each checked target of a record set with a health check: 1 while it passes, 0 while it fails (withdrawn, or kept as the last)', ['zone', 'name', 'target'], async (g) => {
+      g.reset();
+      for (const r of await healthRows()) g.set({ zone: r.zone, name: r.name, target: r.target }, r.passing ? 1 : 0);
+    });
+    this.s.gauge('dnsplane_target_set_all_down', 'Record sets whose every checked target fails: 1 (all stay published: fail open); 0 otherwise', ['zone', 'name'], async (g) => {
+      g.reset();
+      const sets = new Map<string, { zone: string; name: string; down: boolean }>();
+      for (const r of await healthRows()) {
+        const key = `${r.zone} ${r.name}`;
+        const s = sets.get(key) ?? { zone: r.zone, name: r.name, down: true };
+        s.down &&= !r.passing;
+        sets.set(key, s);
+      }
+      for (const s of sets.values()) g.set({ zone: s.zone, name: s.name }, s.down ? 1 : 0);
+    });
     perZone('dnsplane_zone_generation', "Generation of each zone's cache (+1 on every change of its cached content)", async () => (await this.zones()).map((z) => [z.zone, Number(z.generation)]));
     perZone('dnsplane_zone_records', 'OVH records in the cache of each zone', async () => (await this.zones()).map((z) => [z.zone, z.records]));
     perZone('dnsplane_journal_in_flight', 'Journal rows in_flight per zone: applies under way, or applies that died and whose rollback waits for the next holder of the zone lock', async () => (await this.inFlight()).map((j) => [j.zone, j.count]));
@@ -167,6 +200,16 @@ export class Metrics {
   /** Where the in-flight journal gauges come from (server.ts: the journal table). */
   setInFlightSource(source: () => Promise<InFlightSample[]>): void {
     this.inFlightSource = source;
+  }
+
+  /** Where dnsplane_target_health and dnsplane_target_set_all_down come from (server.ts: the target_health table). */
+  setHealthSource(source: () => Promise<HealthSample[]>): void {
+    this.healthSource = source;
+  }
+
+  /** One health check made (core/health/checker.ts). */
+  healthChecked(ok: boolean): void {
+    this.healthChecks.inc({ result: ok ? 'pass' : 'fail' });
   }
 
   /** Where dnsplane_tenant_last_seen_seconds comes from (server.ts: the tenants table). */

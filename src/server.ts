@@ -39,6 +39,8 @@ import { startApiPort } from './api/port.js';
 import { messageOf } from './error-message.js';
 import { VisibilityWatch } from './core/visibility-watch.js';
 import { Prober } from './core/probe/prober.js';
+import { DEFAULT_HEALTH, HealthChecker, leaseFor } from './core/health/checker.js';
+import { coreWithdrawals } from './core/health/mechanism.js';
 import { Liveness, startSilentWatch } from './core/liveness.js';
 import { ServerDirectory } from './core/probe/servers.js';
 
@@ -62,6 +64,8 @@ export interface Server {
   webhookUrl?: string;
   /** Where the DNS door listens (DNSPLANE_DNS_LISTEN, UDP and TCP); absent when off. */
   dns?: { host: string; port: number };
+  /** The health checker (core/health/); absent when DNSPLANE_HEALTH_INTERVAL is off. */
+  health?: HealthChecker;
   close(): Promise<void>;
 }
 
@@ -116,6 +120,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   /** Tenant changes of every replica, for the token cache. */
   let listener: store.Listener | undefined;
   let prober: Prober | undefined;
+  let health: HealthChecker | undefined;
   try {
     if (config.ovh.mode === 'simulator') await checkDemoDatabase(database.pool, database.label);
     const applied = await store.migrate(database.pool);
@@ -148,6 +153,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       (await store.listZones(database.pool)).map((z) => ({ zone: z.name, generation: z.generation, records: z.recordCount })),
     );
     metrics.setInFlightSource(() => store.inFlightSummary(database.pool));
+    metrics.setHealthSource(() => store.healthSamples(database.pool));
     if (config.dryRun) log.warn('DNSPLANE_DRY_RUN is on: applies log and return the OVH calls they would make and send none');
     const instance = `${hostname()} pid ${process.pid} ${Math.random().toString(36).slice(2, 10)}`;
     // DNSPLANE_OVH_RATE is the OVH account's: every replica on this database leases from one budget.
@@ -262,6 +268,11 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       listener: 'outside',
     });
 
+    // Health checks per target (core/health/, docs/failover.md): withdrawals through core/withdrawals.ts.
+    if (config.health.intervalMs > 0) {
+      health = HealthChecker.start(ctx, { settings: { ...DEFAULT_HEALTH, ...config.health, leaseMs: leaseFor(config.health.intervalMs) }, withdrawals: coreWithdrawals(ctx) });
+    }
+
     // One limiter for both listeners: a client address's failed logins count wherever they happen.
     const limiter = new LoginLimiter({
       ...config.login,
@@ -325,6 +336,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       ovhLabel: labels.ovh,
       webhookUrl: webhook?.url,
       ...(dns ? { dns: { host: dns.host, port: dns.port } } : {}),
+      ...(health ? { health } : {}),
       /**
        * Bounded shutdown within DNSPLANE_SHUTDOWN_TIMEOUT (core/lifecycle.ts): stop accepting; applies
        * under way finish, or stop in time to roll back and answer Unavailable; wait for every tracked
@@ -341,6 +353,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
           log.error('shutdown: work was still running at the deadline; its journal rows stay in flight and the zone\'s next lock holder rolls them back');
         }
         await prober?.stop();
+        await health?.stop();
         await simulator?.stop();
         await listener?.stop();
         await journalPool?.end();
@@ -353,6 +366,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     };
   } catch (e) {
     await prober?.stop().catch(() => undefined);
+    await health?.stop().catch(() => undefined);
     await simulator?.stop().catch(() => undefined);
     await listener?.stop().catch(() => undefined);
     await journalPool?.end().catch(() => undefined);

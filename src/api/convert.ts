@@ -334,6 +334,7 @@ export function ownershipEntryToPb(r: OwnershipRow & { targetState?: TargetState
     tenant: r.tenantName,
     shared: r.shared,
     createdAt: timestampFromDate(r.createdAt),
+    healthCheck: r.healthCheck ?? '',
   });
 }
 

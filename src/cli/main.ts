@@ -16,6 +16,7 @@ import { applyCommand } from './apply.js';
 import { webhookCommand } from './webhook.js';
 import { zoneCommand } from './zone.js';
 import { secretsCommand } from './secrets.js';
+import { healthCheckCommand } from './health-check.js';
 import { messageOf } from '../error-message.js';
 
 const COMMANDS: Record<string, Command> = {
@@ -30,6 +31,7 @@ const COMMANDS: Record<string, Command> = {
   webhook: webhookCommand,
   zone: zoneCommand,
   secrets: secretsCommand,
+  'health-check': healthCheckCommand,
 };
 
 function usage(): string {

@@ -35,6 +35,7 @@ import {
 import { syncZone } from './zones.js';
 import { exportZone, type ZoneExport } from './zone-export.js';
 import { readVisibility, type Visibility } from './visibility.js';
+import { healthTargetState } from './health/view.js';
 import {
   createTsigKey as runCreateKey,
   deleteTsigKey as runDeleteKey,
@@ -246,6 +247,7 @@ export async function deleteTsigKey(ctx: CoreContext, actor: Tenant, name: strin
 
 // --- ownership ---
 
+
 export async function listOwnership(
   ctx: CoreContext,
   actor: Tenant,
@@ -254,7 +256,16 @@ export async function listOwnership(
   requireAdmin(actor);
   const zones = q.zone === '' ? await store.listZoneNames(ctx.pool) : [await managedZone(ctx, q.zone, 'zone')];
   const tenantId = q.tenant === '' ? undefined : (await tenantNamed(ctx, q.tenant, 'tenant')).id;
-  return runList(ctx, { zones, includeUnowned: q.includeUnowned, ...(tenantId === undefined ? {} : { tenantId }) });
+  const listed = await runList(ctx, { zones, includeUnowned: q.includeUnowned, ...(tenantId === undefined ? {} : { tenantId }) });
+  // A shared target not withdrawn shows its state by its health check (core/health/view.ts).
+  const health = new Map<string, store.TargetHealthRow[]>();
+  for (const zone of new Set(listed.rows.map((r) => r.zone))) health.set(zone, await store.listTargetHealth(ctx.pool, zone));
+  const rows = listed.rows.map((r) => {
+    if (r.targetState) return r;
+    const targetState = healthTargetState(r, health.get(r.zone)!);
+    return targetState ? { ...r, targetState } : r;
+  });
+  return { ...listed, rows };
 }
 
 export async function assignOwnership(ctx: CoreContext, actor: Tenant, input: AssignInput): Promise<AssignResult> {

@@ -32,6 +32,7 @@ import {
   type RecordType,
 } from '../dns/index.js';
 import { InvalidInputError } from '../dns/errors.js';
+import { HEALTH_CHECK_LABEL } from '../dns/health-check.js';
 import { drain, ITEMS_PER_STEP, type Steps } from '../dns/steps.js';
 import { ovhTargetToCanonical, ovhTtl, recordsLookup, type ZoneRecords } from '../ovh/mapping.js';
 import { buildOperations, buildZoneOperations, orderOperations, type BuildOptions } from '../ovh/ops.js';
@@ -169,10 +170,11 @@ export function* visibleRecordSetsSteps(
     const owners = byKey.get(key) ?? [];
     if (!owners.some((o) => o.shared)) {
       const owner = owners[0]?.tenantName ?? '';
-      if (includeForeign || owner === tenantName) out.push({ ...e, labels: { ...e.labels, owner } });
+      if (includeForeign || owner === tenantName) out.push({ ...e, labels: { ...e.labels, owner, ...checkLabel(owners[0]?.healthCheck) } });
       continue;
     }
     const ownerOf = new Map(owners.map((o) => [o.target, o.tenantName] as const));
+    const checkOf = new Map(owners.filter((o) => o.healthCheck).map((o) => [o.tenantName, o.healthCheck] as const));
     const slices = new Map<string, string[]>();
     for (const t of e.targets) {
       const owner = ownerOf.get(t) ?? '';
@@ -183,10 +185,15 @@ export function* visibleRecordSetsSteps(
       const targets = slices.get(owner)!;
       const recs = recordsOf(key);
       const ttl = Math.min(...targets.map((t) => targetTtl(zone, key, recs, t) ?? e.ttl));
-      out.push({ ...e, targets, ttl, labels: { ...e.labels, owner, [SHARED_LABEL]: 'true' } });
+      out.push({ ...e, targets, ttl, labels: { ...e.labels, owner, [SHARED_LABEL]: 'true', ...checkLabel(checkOf.get(owner)) } });
     }
   }
   return out;
+}
+
+/** The owner's health check as a label (dns/health-check.ts), echoed so that its clients plan no update of it. */
+function checkLabel(check: string | undefined): Record<string, string> {
+  return check ? { [HEALTH_CHECK_LABEL]: check } : {};
 }
 
 /**

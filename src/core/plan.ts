@@ -17,6 +17,7 @@ import { NotFoundError, PermissionDeniedError } from './errors.js';
 import { checkNameAllowed, isAdmin, mayUseZone, type Tenant } from './tenants.js';
 import { ensureSynced, managedZoneNames } from './zones.js';
 import { buildPlanOperations, checkSharedLabel, ownerViewOf } from './ownership.js';
+import { checkHealthCheckLabel } from '../dns/health-check.js';
 import { Slicer, stringifySliced } from './slices.js';
 import { readCacheOf, readZoneBase, type ReadCache, type ZoneBase } from './read-cache.js';
 import { ownedSets, zoneThreshold, type ChangeThreshold } from './guard.js';
@@ -174,6 +175,7 @@ export async function routeInput(ctx: CoreContext, tenant: Tenant, input: PlanIn
     // What OVH would store (TTL 1-59 becomes 60), so that the next plan compares like with like.
     const adjusted = adjustEndpointForOvh(normalizeEndpoint(raw, field, { zone }));
     checkSharedLabel(adjusted.endpoint, field);
+    checkHealthCheckLabel(adjusted.endpoint, field);
     if (adjusted.warnings.length) warnings.set(recordSetKey(adjusted.endpoint.dnsName, adjusted.endpoint.recordType), adjusted.warnings);
     return { zone, endpoint: adjusted.endpoint };
   };

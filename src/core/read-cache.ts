@@ -30,6 +30,7 @@ import type { OvhRecord } from '../ovh/types.js';
 import * as store from '../store/index.js';
 import { visibleRecordSetsSteps } from './ownership.js';
 import { withTargetStates, withWithdrawn } from './withdrawn-view.js';
+import { withHealthStates } from './health/view.js';
 import { Slicer } from './slices.js';
 
 /**
@@ -192,13 +193,23 @@ export interface ZoneBase {
    * for their owners (core/withdrawn-view.ts).
    */
   withdrawals: store.WithdrawalRow[];
+  /** The checked targets' states (core/health/): Records shows them (core/health/view.ts). */
+  health?: store.TargetHealthRow[];
 }
 
 /** The characters of a base's record strings, counted while it was made (baseBytes without a pass of its own). */
 const textChars = new WeakMap<ZoneBase, number>();
 
-/** A zone's records and ownership rows (and withdrawn targets), as read, made a ZoneBase in slices (a zone may hold 50,000 records). */
-export async function zoneBaseOf(zone: string, generation: bigint, rows: readonly store.RecordRow[], ownership: store.OwnershipRow[], slicer: Slicer, withdrawals: store.WithdrawalRow[] = []): Promise<ZoneBase> {
+/** A zone's records and ownership rows (withdrawn targets and their health), as read, made a ZoneBase in slices (a zone may hold 50,000 records). */
+export async function zoneBaseOf(
+  zone: string,
+  generation: bigint,
+  rows: readonly store.RecordRow[],
+  ownership: store.OwnershipRow[],
+  slicer: Slicer,
+  withdrawals: store.WithdrawalRow[] = [],
+  health: store.TargetHealthRow[] = [],
+): Promise<ZoneBase> {
   let chars = 0;
   const records = await slicer.map(
     rows,
@@ -209,7 +220,7 @@ export async function zoneBaseOf(zone: string, generation: bigint, rows: readonl
     256,
   );
   const { endpoints, recordsByKey } = await slicer.run(recordsToEndpointsSteps(records, zone));
-  const base = { generation, records, recordsByKey, endpoints, ownership, withdrawals };
+  const base = { generation, records, recordsByKey, endpoints, ownership, withdrawals, health };
   textChars.set(base, chars);
   return base;
 }
@@ -217,22 +228,22 @@ export async function zoneBaseOf(zone: string, generation: bigint, rows: readonl
 /** Reads a zone's base from `q` (a snapshot, or a transaction that sees its own changes). */
 export async function readZoneBase(q: store.Queryable, zone: string, slicer: Slicer): Promise<ZoneBase> {
   const read = await readZoneRows(q, zone);
-  return zoneBaseOf(zone, read.generation, read.rows, read.ownership, slicer, read.withdrawals);
+  return zoneBaseOf(zone, read.generation, read.rows, read.ownership, slicer, read.withdrawals, read.health);
 }
 
 /**
  * What a base is made of, as `q` sees it: the generation, the records and the ownership rows, read
  * a page at a time (inside a transaction: a cursor), so that 50,000 rows are never parsed in one block;
- * and the withdrawn targets (a small table).
+ * and the withdrawn targets and the targets' health (small tables).
  */
-async function readZoneRows(q: store.Queryable, zone: string): Promise<{ generation: bigint; rows: store.RecordRow[]; ownership: store.OwnershipRow[]; withdrawals: store.WithdrawalRow[] }> {
+async function readZoneRows(q: store.Queryable, zone: string): Promise<{ generation: bigint; rows: store.RecordRow[]; ownership: store.OwnershipRow[]; withdrawals: store.WithdrawalRow[]; health: store.TargetHealthRow[] }> {
   const current = await store.getZone(q, zone);
   if (!current) throw new Error(`zone "${zone}" vanished from the database`);
   const rows: store.RecordRow[] = [];
   await store.listRecordsInPages(q, zone, (page) => void rows.push(...page));
   const ownership: store.OwnershipRow[] = [];
   await store.listOwnershipInPages(q, zone, (page) => void ownership.push(...page));
-  return { generation: current.generation, rows, ownership, withdrawals: await store.listWithdrawals(q, zone) };
+  return { generation: current.generation, rows, ownership, withdrawals: await store.listWithdrawals(q, zone), health: await store.listTargetHealth(q, zone) };
 }
 
 /** A tenant's view of a zone at a generation. The endpoints array is shared: never mutate it. */
@@ -441,7 +452,7 @@ export class ReadCache {
       entry.generation = read.generation;
       this.zoneStates.heard(zone, read.generation); // committed: the states kept may move to it
       this.counts.baseBuilds++;
-      const base = await zoneBaseOf(zone, read.generation, read.rows, read.ownership, new Slicer(), read.withdrawals);
+      const base = await zoneBaseOf(zone, read.generation, read.rows, read.ownership, new Slicer(), read.withdrawals, read.health);
       if (this.bases.get(zone) === entry) {
         entry.settled = base;
         this.keepBase(zone, entry, base);
@@ -513,7 +524,7 @@ export class ReadCache {
     // Owner labels, shared sets split per owner (ownership.ts); with includeForeign nothing depends on the tenant.
     // Withdrawn targets (core/withdrawals.ts) shown to their owners as theirs, with their state.
     const seen = withWithdrawn(zone, base, base.withdrawals);
-    const all = withTargetStates(await slicer.run(visibleRecordSetsSteps('', zone, seen.endpoints, base.ownership, seen.recordsByKey, true)), base.withdrawals);
+    const all = withHealthStates(withTargetStates(await slicer.run(visibleRecordSetsSteps('', zone, seen.endpoints, base.ownership, seen.recordsByKey, true)), base.withdrawals), base.health ?? []);
     const byOwner = new Map<string, Endpoint[]>();
     for (let i = 0; i < all.length; i++) {
       if (i % 1024 === 0) await slicer.check();

@@ -35,5 +35,6 @@ export * from './ovh-drafts.js';
 export * from './visibility.js';
 export * from './recent-publishes.js';
 export * from './ovh-budget.js';
+export * from './health.js';
 export * from './withdrawals.js';
 export * from './protected-names.js';

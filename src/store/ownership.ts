@@ -26,6 +26,8 @@ export interface OwnershipRow {
   tenantName: string;
   shared: boolean;
   createdAt: Date;
+  /** The owner's health check of the set (dns/health-check.ts; migration 0020), when it has one. */
+  healthCheck?: string;
 }
 
 interface Row {
@@ -38,6 +40,7 @@ interface Row {
   shared: boolean;
   /** created_at in whole milliseconds since the epoch (what a Date holds): a number is read ~10× faster than a timestamp's text (50,000 rows). */
   created_ms: number;
+  health_check: string | null;
 }
 
 /** created_at as Row.created_ms, of the table aliased `t`. */
@@ -45,7 +48,7 @@ const createdMs = (t: string) => `(extract(epoch from date_trunc('milliseconds',
 
 const SELECT = `
   SELECT o.zone, o.dns_name, o.record_type, o.target, o.tenant_id::text AS tenant_id, t.name AS tenant_name,
-         o.shared, ${createdMs('o')}
+         o.shared, ${createdMs('o')}, o.health_check
     FROM ownership o JOIN tenants t ON t.id = o.tenant_id`;
 const ORDER = 'ORDER BY o.zone, o.dns_name, o.record_type, o.target';
 
@@ -59,6 +62,7 @@ function toRow(r: Row): OwnershipRow {
     tenantName: r.tenant_name,
     shared: r.shared,
     createdAt: new Date(r.created_ms),
+    ...(r.health_check ? { healthCheck: r.health_check } : {}),
   };
 }
 
@@ -137,11 +141,12 @@ export async function setOwner(q: Queryable, o: SetOwnerInput): Promise<Ownershi
          ON CONFLICT (zone, dns_name, record_type, target) DO UPDATE
             SET tenant_id = EXCLUDED.tenant_id,
                 shared = EXCLUDED.shared,
+                health_check = CASE WHEN ownership.tenant_id = EXCLUDED.tenant_id THEN ownership.health_check END,
                 created_at = CASE WHEN ownership.tenant_id = EXCLUDED.tenant_id THEN ownership.created_at ELSE now() END
          RETURNING *
        )
        SELECT up.zone, up.dns_name, up.record_type, up.target, up.tenant_id::text AS tenant_id, t.name AS tenant_name,
-              up.shared, ${createdMs('up')}
+              up.shared, ${createdMs('up')}, up.health_check
          FROM up JOIN tenants t ON t.id = up.tenant_id`,
       [o.zone, o.dnsName, o.recordType, target, o.tenantId, shared],
     );

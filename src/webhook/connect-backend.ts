@@ -82,7 +82,8 @@ function fromPb(e: PbEndpoint): Endpoint | undefined {
 }
 
 function toPb(e: RawEndpoint) {
-  return { dnsName: e.dnsName, recordType: e.recordType, targets: e.targets, ttl: e.ttl };
+  // The labels normalize.ts keeps (the health check): the centre stores them.
+  return { dnsName: e.dnsName, recordType: e.recordType, targets: e.targets, ttl: e.ttl, ...(e.labels ? { labels: e.labels } : {}) };
 }
 
 const ACTIONS: Record<number, ChangeAction> = {

@@ -40,6 +40,7 @@ import {
   batches,
   batchSize,
   domainFilterOf,
+  healthCheckProperties,
   prepareChangesSteps,
   toChangeSet,
   without,
@@ -48,6 +49,7 @@ import {
   type TenantScope,
 } from './normalize.js';
 import { recordSetKey, type ChangeAction, type Endpoint } from '../dns/types.js';
+import { healthCheckOf, HEALTH_CHECK_LABEL } from '../dns/health-check.js';
 import {
   decodeChangesSteps,
   decodeEndpointListSteps,
@@ -165,8 +167,9 @@ function toWire(e: { dnsName: string; recordType: string; targets: string[]; ttl
   // registry's owner id, which the registry fills in from its TXT records; passing dnsplane's tenant
   // name under that key would make a record look owned (or not) by the wrong party. The webhook only
   // returns the tenant's own record sets anyway.
-  const labels = Object.fromEntries(Object.entries(e.labels ?? {}).filter(([k]) => k !== 'owner'));
-  return { dnsName: e.dnsName, targets: e.targets, recordType: e.recordType, setIdentifier: '', recordTTL: e.ttl, labels, providerSpecific: [] };
+  // The check goes back as the provider-specific property it came in as (normalize.ts), not as a label.
+  const labels = Object.fromEntries(Object.entries(e.labels ?? {}).filter(([k]) => k !== 'owner' && k !== HEALTH_CHECK_LABEL));
+  return { dnsName: e.dnsName, targets: e.targets, recordType: e.recordType, setIdentifier: '', recordTTL: e.ttl, labels, providerSpecific: healthCheckProperties(healthCheckOf(e)) };
 }
 
 /**

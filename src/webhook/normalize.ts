@@ -11,7 +11,11 @@
  * - TTL: 0 stays 0 (the zone default; external-dns never plans a TTL update for 0), 1-59 become 60
  *   (what OVH stores), others as given;
  * - setIdentifier and providerSpecific are dropped: OVH has neither, the records dnsplane returns carry
- *   neither, and external-dns would otherwise plan an update on every loop;
+ *   neither, and external-dns would otherwise plan an update on every loop — except the property
+ *   `webhook/dnsplane-health-check` (the annotation
+ *   `external-dns.alpha.kubernetes.io/webhook-dnsplane-health-check`, dns/health-check.ts): it becomes the
+ *   label dnsplane/health-check core stores, and GET /records sends it back as the same property, so
+ *   that external-dns's plan (which compares provider-specific properties) sees no change;
  * - labels are kept as sent (external-dns's TXT registry writes the `resource` label into its records).
  * An endpoint that breaks a rule is returned unchanged by adjust: dropping it would make external-dns
  * plan the deletion of the record it stands for. POST /records then rejects it and says why.
@@ -24,7 +28,8 @@ import { normalizeEndpoint } from '../dns/endpoint.js';
 import { isInZone } from '../dns/names.js';
 import { recordSetKey, type Endpoint } from '../dns/types.js';
 import { adjustEndpointForOvh } from '../ovh/mapping.js';
-import type { ChangeList, WireChanges, WireEndpoint } from './protocol.js';
+import { checkHealthCheck, healthCheckOf, HEALTH_CHECK_LABEL, HEALTH_CHECK_PROPERTY } from '../dns/health-check.js';
+import type { ChangeList, ProviderSpecificProperty, WireChanges, WireEndpoint } from './protocol.js';
 
 /** What a tenant may write: its zones, and when set, only names under its suffixes. */
 export interface TenantScope {
@@ -61,7 +66,9 @@ export function domainFilterOf(scope: TenantScope): string[] {
 export function normalizeWire(e: WireEndpoint, scope: TenantScope, field: string): { endpoint: Endpoint; warnings: string[] } {
   if (e.dnsName === '') throw new InvalidInputError(`${field}.dnsName`, 'is required');
   if (e.recordType === '') throw new InvalidInputError(`${field}.recordType`, 'is required');
-  const endpoint = normalizeEndpoint({ dnsName: e.dnsName, recordType: e.recordType, targets: e.targets, ttl: e.recordTTL }, field, { zones: scope.zones });
+  const check = wireHealthCheck(e);
+  const endpoint = normalizeEndpoint({ dnsName: e.dnsName, recordType: e.recordType, targets: e.targets, ttl: e.recordTTL, ...(check === undefined ? {} : { labels: { [HEALTH_CHECK_LABEL]: check } }) }, field, { zones: scope.zones });
+  if (check !== undefined) checkHealthCheck(check, endpoint.recordType, `${field}.providerSpecific["${HEALTH_CHECK_PROPERTY}"]`);
   const name = endpoint.dnsName;
   if (!withinSuffixes(name, scope.suffixes)) {
     throw new InvalidInputError(
@@ -70,6 +77,17 @@ export function normalizeWire(e: WireEndpoint, scope: TenantScope, field: string
     );
   }
   return adjustEndpointForOvh(endpoint);
+}
+
+/** The check an external-dns endpoint carries: its provider-specific property (the annotation), or the label itself. */
+export function wireHealthCheck(e: Pick<WireEndpoint, 'providerSpecific' | 'labels'>): string | undefined {
+  const property = e.providerSpecific.find((p) => p.name === HEALTH_CHECK_PROPERTY)?.value ?? e.labels[HEALTH_CHECK_LABEL];
+  return property === undefined || property === '' ? undefined : property;
+}
+
+/** The provider-specific properties dnsplane sends back for a check (none without one). */
+export function healthCheckProperties(check: string | undefined): ProviderSpecificProperty[] {
+  return check === undefined ? [] : [{ name: HEALTH_CHECK_PROPERTY, value: check }];
 }
 
 export interface AdjustProblem {
@@ -94,7 +112,7 @@ export function* adjustEndpointsSteps(endpoints: readonly WireEndpoint[], scope:
     const e = endpoints[index]!;
     try {
       const { endpoint } = normalizeWire(e, scope, `[${index}]`);
-      out[index] = { dnsName: endpoint.dnsName, targets: endpoint.targets, recordType: endpoint.recordType, setIdentifier: '', recordTTL: endpoint.ttl, labels: e.labels, providerSpecific: [] };
+      out[index] = { dnsName: endpoint.dnsName, targets: endpoint.targets, recordType: endpoint.recordType, setIdentifier: '', recordTTL: endpoint.ttl, labels: e.labels, providerSpecific: healthCheckProperties(healthCheckOf(endpoint)) };
     } catch (err) {
       if (!(err instanceof InvalidInputError)) throw err;
       problems.push({ index, reason: err.message });
@@ -273,7 +291,8 @@ export function batches(p: Pick<PreparedChanges, 'deletes' | 'updates' | 'create
 }
 
 function raw(e: Endpoint): RawEndpoint {
-  return { dnsName: e.dnsName, recordType: e.recordType, targets: [...e.targets], ttl: e.ttl };
+  const check = healthCheckOf(e);
+  return { dnsName: e.dnsName, recordType: e.recordType, targets: [...e.targets], ttl: e.ttl, ...(check === undefined ? {} : { labels: { [HEALTH_CHECK_LABEL]: check } }) };
 }
 
 /** The change set core receives for a batch, and the entry behind each of its positions. */

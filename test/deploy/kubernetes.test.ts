@@ -288,6 +288,12 @@ describe('metrics of the dashboard and the alert rules', () => {
     expect(rule.spec.groups.flatMap((g) => g.rules.map((r) => r.alert))).toContain('DnsplaneTenantSilent');
   });
 
+  it('the health alerts (docs/failover.md): a target failing its check, every target of a set failing (fail open)', () => {
+    const byName = new Map(rule.spec.groups.flatMap((g) => g.rules).map((r) => [r.alert, r.expr] as const));
+    expect(metricNames(String(byName.get('DnsplaneTargetDown')))).toEqual(['dnsplane_target_health']);
+    expect(metricNames(String(byName.get('DnsplaneAllTargetsDown')))).toEqual(['dnsplane_target_set_all_down']);
+  });
+
   it('every metric they use is one /metrics exports', () => {
     const missing: string[] = [];
     for (const { where, expr } of [...dashboardExprs, ...ruleExprs]) {

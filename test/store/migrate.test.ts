@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadMigrations, migrate } from '../../src/store/migrate.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
 
-const TABLES = ['journal', 'ovh_budget', 'ovh_budget_leases', 'ovh_budget_replicas', 'ovh_drafts', 'ovh_keys', 'ovh_record_ids', 'ownership', 'plans', 'probe_sets', 'probes', 'protected_names', 'records', 'schema_migrations', 'schema_release', 'target_withdrawals', 'tenants', 'tsig_keys', 'zones'];
+const TABLES = ['health_leases', 'journal', 'ovh_budget', 'ovh_budget_leases', 'ovh_budget_replicas', 'ovh_drafts', 'ovh_keys', 'ovh_record_ids', 'ownership', 'plans', 'probe_sets', 'probes', 'protected_names', 'records', 'schema_migrations', 'schema_release', 'target_health', 'target_withdrawals', 'tenants', 'tsig_keys', 'zones'];
 
 function databaseUrl(base: string, database: string): string {
   const u = new URL(base);

@@ -10,6 +10,9 @@
  * Without Chromium the file is skipped, saying how to install it; with CI=true a missing Chromium
  * fails. DNSPLANE_CONSOLE_SCREENSHOTS=DIR saves a screenshot of each page there (docs/console/).
  */
+import { create } from '@bufbuild/protobuf';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -20,7 +23,9 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderPlan } from '../../src/cli/render.js';
 import { checkZoneDrift } from '../../src/core/drift.js';
-import { Policy, type Endpoint } from '../../src/gen/dnsplane/v1/zone_pb.js';
+import { EndpointSchema, Policy, TargetStatus, type Endpoint } from '../../src/gen/dnsplane/v1/zone_pb.js';
+import { DEFAULT_HEALTH, HealthChecker } from '../../src/core/health/checker.js';
+import { coreWithdrawals } from '../../src/core/health/mechanism.js';
 import { VisibilityState, type Visibility } from '../../src/gen/dnsplane/v1/visibility_pb.js';
 import type { SimRecordInit } from '../../src/ovhsim/index.js';
 import { tsigKeyring, type TsigAlgorithm } from '../../src/core/tsig-keys.js';
@@ -104,7 +109,9 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
   const upsert = (endpoints: Endpoint[]) => ({ source: { case: 'plan' as const, value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired' as const, value: { zones: [], endpoints } } } } });
   const ownerOf = (e: Endpoint) => e.labels['owner'] ?? '';
   const targetText = (e: Endpoint) => (e.recordType === 'TXT' ? e.targets.map((t) => JSON.stringify(t)) : e.targets).join(', ');
-  const recordRow = (e: Endpoint) => [e.dnsName, e.recordType, targetText(e), e.ttl === 0 ? 'default' : String(e.ttl), `${ownerOf(e) === '' ? '(no owner)' : ownerOf(e)}${e.labels['dnsplane/shared'] === 'true' ? ' shared' : ''}`];
+  const healthText = (e: Endpoint) =>
+    [...e.targetStates.map((s) => `${s.target} ${TargetStatus[s.status].toLowerCase()}`), ...(e.labels['dnsplane/health-check'] ? [`check ${e.labels['dnsplane/health-check']}`] : [])].join(' ');
+  const recordRow = (e: Endpoint) => [e.dnsName, e.recordType, targetText(e), e.ttl === 0 ? 'default' : String(e.ttl), `${ownerOf(e) === '' ? '(no owner)' : ownerOf(e)}${e.labels['dnsplane/shared'] === 'true' ? ' shared' : ''}`, healthText(e)];
 
   beforeAll(async () => {
     const big: SimRecordInit[] = Array.from({ length: BIG_RECORDS }, (_, i) => ({ subDomain: `h${i}`, fieldType: 'A', target: `10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`, ttl: 60 }));
@@ -280,6 +287,33 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       await expect.poll(() => page.locator('[data-testid=export-status]').innerText()).toBe(` ${api.recordCount} records at generation ${api.generation} saved as ${ZONE}.zone`);
       expect(callLines(h.sim)).toEqual([]);
       await shot(page, 'records-export', false);
+    });
+
+    it("records: each checked target's state (healthy, failing, withdrawn) and the set's check, as Records answers", async () => {
+      // A shared set of alice and bob with a check: alice's target answers, bob's two do not.
+      const live = http.createServer((_req, res) => res.writeHead(200).end());
+      await new Promise<void>((resolve) => live.listen(0, '127.0.0.21', resolve));
+      const check = { 'dnsplane/health-check': `http://:${(live.address() as AddressInfo).port}/healthz` };
+      try {
+        await h.zoneClient(tokens['alice']).apply(upsert([create(EndpointSchema, { dnsName: `pool.${ZONE}`, recordType: 'A', targets: ['127.0.0.21'], ttl: 60, labels: { 'dnsplane/shared': 'true', ...check } })]));
+        await h.zoneClient(tokens['bob']).apply(upsert([create(EndpointSchema, { dnsName: `pool.${ZONE}`, recordType: 'A', targets: ['127.0.0.22', '127.0.0.23'], ttl: 60, labels: check })]));
+        const checker = new HealthChecker(h.server.ctx, { settings: { ...DEFAULT_HEALTH, failures: 2, leaseMs: 60_000 }, withdrawals: coreWithdrawals(h.server.ctx), timer: false, holder: 'console-test' });
+        // Two failing rounds: one of bob's withdrawn (at most half of the set per round), the other failing.
+        await checker.runRound();
+        expect((await checker.runRound()).withdrawn).toHaveLength(1);
+        // Away and back: the records page reads Records again.
+        await open(page, 'zones', '[data-testid=zones] table');
+        await open(page, `zones/${ZONE}`, '[data-testid=records] table');
+        await page.fill('[data-testid=filter-name]', 'pool');
+        const api = (await h.zoneClient(tokens['admin']).records({ zones: [ZONE], includeForeign: true })).zones[0]!.endpoints.filter((e) => e.dnsName === `pool.${ZONE}`);
+        await expect.poll(() => rowsOf(page, 'records')).toEqual(api.map(recordRow));
+        expect(api.flatMap((e) => e.targetStates.map((s) => TargetStatus[s.status])).sort()).toEqual(['FAILING', 'HEALTHY', 'WITHDRAWN']);
+        expect(await page.locator('[data-testid=target-state]').first().getAttribute('title')).toMatch(/^health · since .* · passes: 200/);
+        await shot(page, 'records-health', false);
+        await page.fill('[data-testid=filter-name]', '');
+      } finally {
+        live.close();
+      }
     });
 
     it(`a zone of ${BIG_RECORDS} records: ${100} rows in the page at a time, every one reachable, filters over all`, async () => {

@@ -16,6 +16,7 @@ import { firstBatch, without } from './batch-plan.js';
 import { dryRunApply } from './dry-run.js';
 import type { Group, Member, Outcome, ToSend } from './group.js';
 import { touchedNames } from './ops.js';
+import { recordStatedChecks } from '../health/record.js';
 import { recordWithoutCalls } from './send.js';
 import type { ZoneApplyResult } from './result.js';
 
@@ -75,14 +76,31 @@ export async function prepareMember(ctx: CoreContext, group: Group, member: Memb
   const overThreshold = thresholdRefusal(ctx, tenant, zone, plan.threshold, routed.approval !== undefined);
   if (overThreshold) return answer({ ...unsent, status: 'refused', error: overThreshold });
   if (plan.operations.length === 0) {
+    if (ctx.settings.dryRun) return answer({ ...unsent, status: 'no_changes' });
     // Changes with no call (withdrawn targets, core/withdrawals.ts): recorded under the lock, no refresh.
     const rowsOnly = routed.kind === 'withdraw' ? routed.byZone.get(zone)!.pending() : plan.changes.length > 0;
-    if (!rowsOnly || ctx.settings.dryRun) return answer({ ...unsent, status: 'no_changes' });
-    const recorded = await recordWithoutCalls(ctx, group, member, plan);
-    return answer(recorded ?? { ...unsent, status: 'no_changes' });
+    const recorded = rowsOnly ? await recordWithoutCalls(ctx, group, member, plan) : undefined;
+    if (recorded) return answer(recorded);
+    // A change of checks alone is still recorded (an ownership change, generation + 1; core/health/record.ts).
+    const generation = await recordChecksAlone(group, member);
+    return answer({ ...unsent, ...(generation === undefined ? {} : { generation }), status: 'no_changes' });
   }
   if (ctx.settings.dryRun) return answer(dryRunApply(ctx, tenant, plan));
   return { send: { plan: batch, more, rest, names: touchedNames(batch.operations) } };
+}
+
+/** The checks a member states with nothing to send (core/health/record.ts): written, the generation bumped when any changed. */
+async function recordChecksAlone(group: Group, member: Member): Promise<bigint | undefined> {
+  const { zone, tx } = group;
+  const sets = await recordStatedChecks(tx, zone, member.tenant.id, member.routed);
+  if (sets.length === 0) return undefined;
+  const generation = await store.bumpGeneration(tx, zone);
+  await store.notifyZoneChanged(tx, zone, generation, { ids: [], sets });
+  if (group.memory) {
+    group.memory.replaceOwnership(sets, await store.listOwnershipForSets(tx, zone, sets));
+    group.memory.generation = generation;
+  }
+  return generation;
 }
 
 /**

@@ -13,6 +13,7 @@ import type { CoreContext } from '../context.js';
 import { ApplyFailedError, isDatabaseUnavailable, ShuttingDownError, ZoneLockLostError } from '../errors.js';
 import type { Change } from '../../dns/types.js';
 import { recordOwnership } from '../ownership.js';
+import { recordStatedChecks } from '../health/record.js';
 import type { OwnedSet } from '../zone-memory.js';
 import { batchNumber } from './batch-plan.js';
 import { openGroup, type Group, type Member, type ToSend } from './group.js';
@@ -93,6 +94,8 @@ export async function sendMember(ctx: CoreContext, group: Group, member: Member,
   // A withdraw/restore keeps ownership as it is and writes its withdrawal rows instead (core/withdrawals.ts).
   if (member.routed.kind === 'withdraw') await member.routed.byZone.get(zone)!.recorded(tx, journalId);
   else await recordOwnership(tx, zone, member.tenant, plan.changes);
+  // The checks the request states, on the ownership rows just written (core/health/record.ts).
+  const checked = await recordStatedChecks(tx, zone, member.tenant.id, member.routed);
   if (member.routed.kind === 'draft') {
     // A refresh of the served OVH API keeps, in the same transaction, the ids its records are served under.
     const records = new Map(intent.before.map((r) => [r.id, r] as const));
@@ -101,7 +104,7 @@ export async function sendMember(ctx: CoreContext, group: Group, member: Member,
     await member.routed.byZone.get(zone)!.recorded(tx, { records: [...records.values()].map((r) => ({ ...r, zone })), gone: after.deletes, more: toSend.more });
   }
   const generation = await store.bumpGeneration(tx, zone);
-  const sets = changedSets(plan.changes);
+  const sets = [...changedSets(plan.changes), ...checked];
   // Another replica's view catches up on exactly these (core/zone-memory.ts).
   await store.notifyZoneChanged(tx, zone, generation, { ids: [...written.upserts.map((r) => r.id), ...written.deletes], sets });
   // The zone's view, as the transaction now holds it: the rows just written, the ownership rows of
@@ -131,8 +134,9 @@ export async function recordWithoutCalls(ctx: CoreContext, group: Group, member:
   const journalId = await store.insertAdminAction(tx, { zone, tenantId: member.tenant.id, intent: { kind: 'withdrawn-targets', summary, operations: [], names: [] }, result: { summary, calls: [] } });
   if (member.routed.kind === 'withdraw') await member.routed.byZone.get(zone)!.recorded(tx, journalId);
   else await recordOwnership(tx, zone, member.tenant, plan.changes);
+  const checked = await recordStatedChecks(tx, zone, member.tenant.id, member.routed);
   const generation = await store.bumpGeneration(tx, zone);
-  const sets = changedSets(plan.changes);
+  const sets = [...changedSets(plan.changes), ...checked];
   await store.notifyZoneChanged(tx, zone, generation, { ids: [], sets });
   if (group.memory) {
     group.memory.replaceOwnership(sets, await store.listOwnershipForSets(tx, zone, sets));

@@ -4,6 +4,7 @@ import { badge, clear, h, targetText } from '../dom.js';
 import { pagedTable } from '../table.js';
 
 const SHARED_LABEL = 'dnsplane/shared';
+const CHECK_LABEL = 'dnsplane/health-check';
 const ANY = '';
 const NOBODY = '\u0000nobody';
 
@@ -42,6 +43,7 @@ export async function recordsPage(page, { arg: zone, who, stale }) {
         { title: 'Targets', class: 'targets', cell: targetText },
         { title: 'TTL', class: 'num', cell: (e) => ((e.ttl ?? 0) === 0 ? 'default' : String(e.ttl)) },
         { title: 'Owner', cell: (e) => [ownerOf(e) === '' ? h('span', { class: 'muted' }, '(no owner)') : ownerOf(e), (e.labels ?? {})[SHARED_LABEL] === 'true' ? [' ', badge('shared')] : null] },
+        { title: 'Health', class: 'health', cell: healthCell },
       ],
     }));
   };
@@ -61,6 +63,18 @@ export async function recordsPage(page, { arg: zone, who, stale }) {
     holder,
   );
   draw();
+}
+
+// Each target's state (Records' targetStates: healthy, failing, withdrawn and why, since when, the last
+// answer in the badge's title) and the set's health check (docs/failover.md).
+function healthCell(e) {
+  const states = (e.targetStates ?? []).map((s) => {
+    const word = String(s.status ?? '').replace(/^TARGET_STATUS_/, '').toLowerCase();
+    const title = [s.reason, s.since ? `since ${s.since}` : '', s.detail].filter(Boolean).join(' · ');
+    return [h('span', { class: `badge ${word}`, title, 'data-testid': 'target-state' }, `${s.target} ${word}`), ' '];
+  });
+  const check = (e.labels ?? {})[CHECK_LABEL];
+  return [states, check ? h('span', { class: 'muted' }, `check ${check}`) : null];
 }
 
 // Admins: the zone as an RFC 1035 zone file (AdminService.ExportZone, from the cache, owners as
