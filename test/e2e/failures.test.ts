@@ -10,6 +10,7 @@ import { checkZoneDrift } from '../../src/core/drift.js';
 import { ApplyStatus, EndpointSchema, Policy, type Endpoint } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import type { SimRecord } from '../../src/ovhsim/index.js';
 import * as store from '../../src/store/index.js';
+import { expectCacheEqualsSimulator } from '../helpers/expect.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 
 const ZONE = 'fail.test';
@@ -36,13 +37,6 @@ function calls(zone = ZONE): string[] {
 type Content = string;
 const content = (r: { subDomain: string; fieldType: string; target: string; ttl: number }): Content => `${r.subDomain} ${r.fieldType} ${r.target} ${r.ttl}`;
 const contents = (rs: SimRecord[]) => rs.map(content).sort();
-
-/** The cache, record for record, and the simulator's draft: equal ids, names, types, targets, TTLs. */
-async function expectCacheEqualsSimulator(zone = ZONE): Promise<void> {
-  const cache = (await store.listRecords(h.server.ctx.pool, zone)).map((r) => `${r.id} ${content(r)}`).sort();
-  const sim = h.sim.draftRecords(zone).map((r) => `${r.id} ${content({ ...r, target: r.fieldType === 'TXT' ? `"${r.target}"` : r.target })}`).sort();
-  expect(cache).toEqual(sim);
-}
 
 async function rejected(p: Promise<unknown>): Promise<ConnectError> {
   const e = await p.then(
@@ -135,7 +129,7 @@ describe('an operation fails mid-way', () => {
     expect(contents(h.sim.draftRecords(ZONE))).toEqual(draftBefore);
     expect(contents(h.sim.publishedRecords(ZONE))).toEqual(publishedBefore);
     expect(h.sim.isDeployed(ZONE)).toBe(false); // the re-created "a" has a new id: the draft differs by id only
-    await expectCacheEqualsSimulator();
+    await expectCacheEqualsSimulator(h.server.ctx.pool, h.sim, ZONE);
     expect((await store.getZone(h.server.ctx.pool, ZONE))!.generation).toBe(genBefore + 1n);
 
     const j = await lastJournal();
@@ -171,7 +165,7 @@ describe('an operation fails mid-way', () => {
       `GET ${REC}?fieldType=A&subDomain=b 200`,
       `GET ${REC}/${bId} 200`,
     ]);
-    await expectCacheEqualsSimulator();
+    await expectCacheEqualsSimulator(h.server.ctx.pool, h.sim, ZONE);
   });
 
   it('the refresh fails: every operation is undone and nothing is published', async () => {
@@ -202,7 +196,7 @@ describe('an operation fails mid-way', () => {
     expect(c.filter((x) => x.includes('/refresh') && x.endsWith(' 204'))).toEqual([]);
     expect(contents(h.sim.publishedRecords(ZONE))).toEqual(before);
     expect(contents(h.sim.draftRecords(ZONE))).toEqual(before);
-    await expectCacheEqualsSimulator();
+    await expectCacheEqualsSimulator(h.server.ctx.pool, h.sim, ZONE);
 
     // A refresh that answered 500 may have published: the row stays in flight at stage "refresh", and
     // the zone's next lock holder (here the drift check) publishes the rolled-back draft.
@@ -215,7 +209,7 @@ describe('an operation fails mid-way', () => {
     expect(healed.filter((x) => x.startsWith(`GET ${REC}?`))).toEqual(['a', 'b', 'c', 'd', 'e'].map((n) => `GET ${REC}?fieldType=A&subDomain=${n} 200`));
     expect((await store.getJournalEntry(h.server.ctx.pool, j.id))?.state).toBe('recovered');
     expect(h.sim.isDeployed(ZONE)).toBe(true);
-    await expectCacheEqualsSimulator();
+    await expectCacheEqualsSimulator(h.server.ctx.pool, h.sim, ZONE);
   });
 
   it('a refresh refused with 429 did not publish: the apply is failed and done with', async () => {
@@ -223,7 +217,7 @@ describe('an operation fails mid-way', () => {
     const e = await rejected(applyChanges(alice, fiveOps()));
     expect(Code[e.code]).toBe('Unavailable');
     expect((await lastJournal()).state).toBe('failed');
-    await expectCacheEqualsSimulator();
+    await expectCacheEqualsSimulator(h.server.ctx.pool, h.sim, ZONE);
   });
 
   it('a record to update was deleted by hand: FailedPrecondition, undone, and the cache learns it is gone', async () => {
@@ -243,7 +237,7 @@ describe('an operation fails mid-way', () => {
       `GET ${REC}/${newA} 200`,
       `GET ${REC}?fieldType=A&subDomain=b 200`,
     ]);
-    await expectCacheEqualsSimulator();
+    await expectCacheEqualsSimulator(h.server.ctx.pool, h.sim, ZONE);
     // Put b back for the next tests (the beforeEach re-creates it).
   });
 
@@ -275,7 +269,7 @@ describe('an operation fails mid-way', () => {
       `DELETE ${REC}/${orphanId} 200`, // what the failed creation did, undone too
     ]);
     expect(contents(h.sim.draftRecords(ZONE))).toEqual(before);
-    await expectCacheEqualsSimulator();
+    await expectCacheEqualsSimulator(h.server.ctx.pool, h.sim, ZONE);
   });
 
   it('an undo that fails too leaves the journal in flight; the next apply rolls it back first', async () => {
@@ -307,7 +301,7 @@ describe('an operation fails mid-way', () => {
     const j = (await store.listJournal(h.server.ctx.pool, { zone: ZONE, limit: 1 }))[0]!;
     expect(j.state).toBe('recovered');
     expect(contents(h.sim.draftRecords(ZONE))).toEqual(contents(h.sim.publishedRecords(ZONE)));
-    await expectCacheEqualsSimulator();
+    await expectCacheEqualsSimulator(h.server.ctx.pool, h.sim, ZONE);
   });
 });
 
@@ -320,7 +314,7 @@ describe('re-reading the apex', () => {
     expect(Code[e.code]).toBe('FailedPrecondition');
     // The list answers the ids of x and y too (cached under their names): neither is fetched.
     expect(calls()).toEqual([`POST ${REC} 400`, `GET ${REC}?fieldType=TXT&subDomain= 200`]);
-    await expectCacheEqualsSimulator();
+    await expectCacheEqualsSimulator(h.server.ctx.pool, h.sim, ZONE);
   });
 });
 
@@ -332,7 +326,7 @@ describe('a POST whose answer is lost', () => {
     const made = h.sim.draftRecords(ZONE).filter((r) => r.subDomain === 'p');
     expect(made).toHaveLength(1);
     expect(calls()).toEqual([`POST ${REC} 0`, `GET ${REC}?fieldType=A&subDomain=p 200`, `GET ${REC}/${made[0]!.id} 200`, `POST /domain/zone/${ZONE}/refresh 204`]);
-    await expectCacheEqualsSimulator();
+    await expectCacheEqualsSimulator(h.server.ctx.pool, h.sim, ZONE);
   });
 
   it('timed out (no answer within DNSPLANE_OVH_TIMEOUT), not done: looked up, sent again: exactly one record', async () => {
@@ -341,14 +335,14 @@ describe('a POST whose answer is lost', () => {
     expect(ApplyStatus[res.zones[0]!.status]).toBe('APPLIED');
     expect(h.sim.draftRecords(ZONE).filter((r) => r.subDomain === 'q')).toHaveLength(1);
     expect(calls()).toEqual([`POST ${REC} 0`, `GET ${REC}?fieldType=A&subDomain=q 200`, `POST ${REC} 200`, `POST /domain/zone/${ZONE}/refresh 204`]);
-    await expectCacheEqualsSimulator();
+    await expectCacheEqualsSimulator(h.server.ctx.pool, h.sim, ZONE);
   });
 
   it('answered with id 0: resolved by look-up, the cache holds the real id', async () => {
     h.sim.faults.fail({ method: 'POST', path: REC, times: 1, effect: { kind: 'idZero' } });
     await applyDesired(alice, [ep(`z.${ZONE}`, ['192.0.2.79'])]);
     expect(h.sim.draftRecords(ZONE).filter((r) => r.subDomain === 'z')).toHaveLength(1);
-    await expectCacheEqualsSimulator();
+    await expectCacheEqualsSimulator(h.server.ctx.pool, h.sim, ZONE);
   });
 });
 
