@@ -6,9 +6,8 @@
 import { Code } from '@connectrpc/connect';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApplyResponseSchema, ApplyStatus, Policy, type Endpoint } from '../../src/gen/dnsplane/v1/zone_pb.js';
-import type { SimRecord } from '../../src/ovhsim/index.js';
 import * as store from '../../src/store/index.js';
-import { ep, expectRejected } from '../helpers/expect.js';
+import { ep, expectConsistent, expectRejected } from '../helpers/expect.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 import { memoryLogger } from '../helpers/sim-server.js';
 
@@ -22,8 +21,6 @@ const logs = memoryLogger('debug');
 /** The batches (by index) planned from the rest of their previous batch instead of from the zone, since `from`. */
 const carriedBatches = (from: number) => logs.lines.slice(from).filter((l) => l.msg === 'batch planned from the rest of the previous one (zone unchanged since)').map((l) => l.batch);
 
-const content = (r: SimRecord) => `${r.subDomain} ${r.fieldType} ${r.target} ${r.ttl}`;
-
 function many(prefix: string, n: number): Endpoint[] {
   return Array.from({ length: n }, (_, i) => ep(`${prefix}${i}.${ZONE}`, 'A', [`192.0.2.${i + 1}`]));
 }
@@ -35,12 +32,6 @@ function applyDesired(token: string, endpoints: Endpoint[], policy = Policy.UPSE
 /** The simulator's writes to the zone, "METHOD path" with ids masked. */
 function writes(): string[] {
   return h.sim.writes().filter((c) => c.path.startsWith(`/domain/zone/${ZONE}`)).map((c) => `${c.method} ${c.path.replace(/\d{6,}$/, 'ID')}`);
-}
-
-async function expectConsistent(): Promise<void> {
-  expect(h.sim.draftRecords(ZONE).map(content).sort()).toEqual(h.sim.publishedRecords(ZONE).map(content).sort());
-  const cache = (await store.listRecords(h.server.ctx.pool, ZONE)).map((r) => `${r.id} ${r.subDomain} ${r.fieldType} ${r.target} ${r.ttl}`).sort();
-  expect(cache).toEqual(h.sim.draftRecords(ZONE).map((r) => `${r.id} ${content(r)}`).sort());
 }
 
 beforeAll(async () => {
@@ -86,7 +77,7 @@ describe('an apply larger than DNSPLANE_APPLY_BATCH', () => {
       ['done', 3],
     ]);
     expect(journal.map((j) => j.id)).toEqual(z.batches.map((b) => b.journalId));
-    await expectConsistent();
+    await expectConsistent(h.server.ctx.pool, h.sim, ZONE);
 
     // Small applies are not batched: no batches in the answer, no batch in the journal.
     const small = await applyDesired(alice, [ep(`y.${ZONE}`, 'A', ['192.0.2.200'])]);
@@ -115,7 +106,7 @@ describe('an apply larger than DNSPLANE_APPLY_BATCH', () => {
     expect(refreshes[1]).toBe(bobsPost + 1);
     // Bob's apply moved the zone after batch 1: batch 2 planned the zone again; 3 and 4 from the rest.
     expect(carriedBatches(since)).toEqual([3, 4]);
-    await expectConsistent();
+    await expectConsistent(h.server.ctx.pool, h.sim, ZONE);
   });
 
   it('a SYNC of updates, deletes and creations over several batches ends exactly at the desired state', async () => {
@@ -134,7 +125,7 @@ describe('an apply larger than DNSPLANE_APPLY_BATCH', () => {
     expect(names).toEqual(desired.map((e) => `${e.dnsName.slice(0, -ZONE.length - 1)} ${e.targets[0]}`).sort());
     const again = await applyDesired(alice, desired, Policy.SYNC);
     expect(ApplyStatus[again.zones[0]!.status]).toBe('NO_CHANGES');
-    await expectConsistent();
+    await expectConsistent(h.server.ctx.pool, h.sim, ZONE);
   });
 
   it('a batch that fails is rolled back alone: the earlier batch stays published, the next is not started, and the error says so', async () => {
@@ -161,13 +152,13 @@ describe('an apply larger than DNSPLANE_APPLY_BATCH', () => {
       ['done', 1],
       ['failed', 2],
     ]);
-    await expectConsistent();
+    await expectConsistent(h.server.ctx.pool, h.sim, ZONE);
 
     // The next try plans the rest: 15 creations, two batches.
     h.sim.clearCalls();
     const again = await applyDesired(alice, many('x', 25));
     expect(again.zones[0]!.batches.map((b) => b.operations)).toEqual([10, 5]);
-    await expectConsistent();
+    await expectConsistent(h.server.ctx.pool, h.sim, ZONE);
   });
 });
 
