@@ -10,6 +10,7 @@ import * as store from '../../src/store/index.js';
 import { ep, expectConsistent, expectRejected } from '../helpers/expect.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 import { memoryLogger } from '../helpers/sim-server.js';
+import { applyDesired } from '../helpers/zone-requests.js';
 
 const ZONE = 'batch.test';
 const REC = `/domain/zone/${ZONE}/record`;
@@ -23,10 +24,6 @@ const carriedBatches = (from: number) => logs.lines.slice(from).filter((l) => l.
 
 function many(prefix: string, n: number): Endpoint[] {
   return Array.from({ length: n }, (_, i) => ep(`${prefix}${i}.${ZONE}`, 'A', [`192.0.2.${i + 1}`]));
-}
-
-function applyDesired(token: string, endpoints: Endpoint[], policy = Policy.UPSERT_ONLY) {
-  return h.zoneClient(token).apply({ source: { case: 'plan', value: { policy, input: { case: 'desired', value: { zones: [ZONE], endpoints } } } } });
 }
 
 /** The simulator's writes to the zone, "METHOD path" with ids masked. */
@@ -47,15 +44,15 @@ afterAll(async () => {
 beforeEach(async () => {
   h.sim.faults.clear();
   // Start each test from an empty zone of alice's (SYNC of nothing deletes her records).
-  await applyDesired(alice, [], Policy.SYNC);
-  await applyDesired(bob, [], Policy.SYNC);
+  await applyDesired(h.zoneClient(alice), [], Policy.SYNC, [ZONE]);
+  await applyDesired(h.zoneClient(bob), [], Policy.SYNC, [ZONE]);
   h.sim.clearCalls();
 });
 
 describe('an apply larger than DNSPLANE_APPLY_BATCH', () => {
   it('25 creations with batches of 10: three batches, each published by its own refresh and journalled; the answer lists them', async () => {
     const since = logs.lines.length;
-    const res = await applyDesired(alice, many('x', 25));
+    const res = await applyDesired(h.zoneClient(alice), many('x', 25), Policy.UPSERT_ONLY, [ZONE]);
     // Nobody else changed the zone: batches 2 and 3 were planned from the rest of the one before,
     // not by reading and diffing the zone again (the calls below are what planning anew sends).
     expect(carriedBatches(since)).toEqual([2, 3]);
@@ -80,7 +77,7 @@ describe('an apply larger than DNSPLANE_APPLY_BATCH', () => {
     await expectConsistent(h.server.ctx.pool, h.sim, ZONE);
 
     // Small applies are not batched: no batches in the answer, no batch in the journal.
-    const small = await applyDesired(alice, [ep(`y.${ZONE}`, 'A', ['192.0.2.200'])]);
+    const small = await applyDesired(h.zoneClient(alice), [ep(`y.${ZONE}`, 'A', ['192.0.2.200'])], Policy.UPSERT_ONLY, [ZONE]);
     expect(small.zones[0]!.batches).toEqual([]);
     expect(((await store.listJournal(h.server.ctx.pool, { zone: ZONE, limit: 1 }))[0]!.intent as { batch?: number }).batch).toBeUndefined();
   });
@@ -88,9 +85,9 @@ describe('an apply larger than DNSPLANE_APPLY_BATCH', () => {
   it("another tenant's 1-record apply to the same zone goes in between two batches, not after the whole request", async () => {
     h.sim.faults.setLatency(30);
     const since = logs.lines.length;
-    const big = applyDesired(alice, many('x', 40));
+    const big = applyDesired(h.zoneClient(alice), many('x', 40), Policy.UPSERT_ONLY, [ZONE]);
     await waitFor(() => h.sim.calls().some((c) => c.method === 'POST' && c.path === REC));
-    const small = applyDesired(bob, [ep(`b.${ZONE}`, 'A', ['203.0.113.1'])]);
+    const small = applyDesired(h.zoneClient(bob), [ep(`b.${ZONE}`, 'A', ['203.0.113.1'])], Policy.UPSERT_ONLY, [ZONE]);
     const [rb, rs] = await Promise.all([big, small]);
     h.sim.faults.setLatency(0);
     expect(ApplyStatus[rb.zones[0]!.status]).toBe('APPLIED');
@@ -110,12 +107,12 @@ describe('an apply larger than DNSPLANE_APPLY_BATCH', () => {
   });
 
   it('a SYNC of updates, deletes and creations over several batches ends exactly at the desired state', async () => {
-    await applyDesired(alice, many('s', 30), Policy.SYNC);
+    await applyDesired(h.zoneClient(alice), many('s', 30), Policy.SYNC, [ZONE]);
     h.sim.clearCalls();
     const since = logs.lines.length;
     // 0-9 stay, 10-19 change target, 20-29 go, 30-44 are new: 10 updates, 10 deletes, 15 creations.
     const desired = [...many('s', 10), ...many('s', 20).slice(10).map((e) => ({ ...e, targets: ['198.51.100.7'] }) as Endpoint), ...many('s', 45).slice(30)];
-    const res = await applyDesired(alice, desired, Policy.SYNC);
+    const res = await applyDesired(h.zoneClient(alice), desired, Policy.SYNC, [ZONE]);
     expect(ApplyStatus[res.zones[0]!.status]).toBe('APPLIED');
     expect(res.zones[0]!.batches.map((b) => b.operations)).toEqual([10, 10, 10, 5]);
     expect(carriedBatches(since)).toEqual([2, 3, 4]);
@@ -123,7 +120,7 @@ describe('an apply larger than DNSPLANE_APPLY_BATCH', () => {
     expect(writes().slice(0, 11)).toEqual([...Array(10).fill(`DELETE ${REC}/ID`), `POST ${REFRESH}`]);
     const names = h.sim.draftRecords(ZONE).filter((r) => r.subDomain.startsWith('s')).map((r) => `${r.subDomain} ${r.target}`).sort();
     expect(names).toEqual(desired.map((e) => `${e.dnsName.slice(0, -ZONE.length - 1)} ${e.targets[0]}`).sort());
-    const again = await applyDesired(alice, desired, Policy.SYNC);
+    const again = await applyDesired(h.zoneClient(alice), desired, Policy.SYNC, [ZONE]);
     expect(ApplyStatus[again.zones[0]!.status]).toBe('NO_CHANGES');
     await expectConsistent(h.server.ctx.pool, h.sim, ZONE);
   });
@@ -131,7 +128,7 @@ describe('an apply larger than DNSPLANE_APPLY_BATCH', () => {
   it('a batch that fails is rolled back alone: the earlier batch stays published, the next is not started, and the error says so', async () => {
     h.sim.faults.fail({ method: 'POST', path: REC, nth: 15, effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'Invalid target' } } });
     const e = await expectRejected(
-      applyDesired(alice, many('x', 25)),
+      applyDesired(h.zoneClient(alice), many('x', 25), Policy.UPSERT_ONLY, [ZONE]),
       Code.FailedPrecondition,
       /apply to zone batch\.test: batch 1 \(10 operation\(s\)\) applied and published, generation \d+; batch 2 was not applied \(rolled back alone, nothing of it published\): apply to zone batch\.test failed at operation 5 of 10, POST .*HTTP 400/,
     );
@@ -156,7 +153,7 @@ describe('an apply larger than DNSPLANE_APPLY_BATCH', () => {
 
     // The next try plans the rest: 15 creations, two batches.
     h.sim.clearCalls();
-    const again = await applyDesired(alice, many('x', 25));
+    const again = await applyDesired(h.zoneClient(alice), many('x', 25), Policy.UPSERT_ONLY, [ZONE]);
     expect(again.zones[0]!.batches.map((b) => b.operations)).toEqual([10, 5]);
     await expectConsistent(h.server.ctx.pool, h.sim, ZONE);
   });

@@ -8,7 +8,7 @@
 import { Code, ConnectError } from '@connectrpc/connect';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant } from '../../src/core/tenants.js';
-import { ApplyResponseSchema, ApplyStatus, Policy, type Endpoint } from '../../src/gen/dnsplane/v1/zone_pb.js';
+import { ApplyResponseSchema, ApplyStatus, type Endpoint } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { OvhSimulator, type SimCall, type SimRecord } from '../../src/ovhsim/index.js';
 import type { Server } from '../../src/server.js';
 import * as store from '../../src/store/index.js';
@@ -19,6 +19,7 @@ import { startServerOn, zoneClientFor } from '../helpers/sim-server.js';
 import { startServe, type ServeProcess } from '../helpers/serve-process.js';
 import { until } from '../helpers/until.js';
 import { zoneLocksHeld } from '../helpers/zone-locks.js';
+import { applyDesired } from '../helpers/zone-requests.js';
 
 const CUT = 'cut.test';
 const TWO = 'two.test';
@@ -49,10 +50,6 @@ const contents = (rs: SimRecord[]) => rs.map(content).sort();
 
 function many(prefix: string, zone: string, n: number): Endpoint[] {
   return Array.from({ length: n }, (_, i) => ep(`${prefix}${i}.${zone}`, 'A', [`192.0.2.${i + 1}`]));
-}
-
-function applyDesired(client: ReturnType<typeof zoneClientFor>, endpoints: Endpoint[]) {
-  return client.apply({ source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints } } } } });
 }
 
 /** pg_terminate_backend of the session holding `zone`'s lock; returns how many were terminated. */

@@ -12,6 +12,7 @@ import type { SimRecord } from '../../src/ovhsim/index.js';
 import * as store from '../../src/store/index.js';
 import { expectCacheEqualsSimulator } from '../helpers/expect.js';
 import { startHarness, type Harness } from '../helpers/server.js';
+import { applyDesired } from '../helpers/zone-requests.js';
 
 const ZONE = 'fail.test';
 const OTHER = 'other.test';
@@ -51,10 +52,6 @@ function applyChanges(token: string, c: { create?: Endpoint[]; updateOld?: Endpo
   return h.zoneClient(token).apply({
     source: { case: 'plan', value: { policy: Policy.SYNC, input: { case: 'changes', value: { create: [], updateOld: [], updateNew: [], delete: [], ...c } } } },
   });
-}
-
-function applyDesired(token: string, endpoints: Endpoint[]) {
-  return h.zoneClient(token).apply({ source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints } } } } });
 }
 
 async function lastJournal(zone = ZONE): Promise<store.JournalEntry> {
@@ -285,7 +282,7 @@ describe('an operation fails mid-way', () => {
 
     // The next apply to the zone (here: one that changes nothing) first rolls the dead one back.
     h.sim.clearCalls();
-    const res = await applyDesired(alice, [ep(`a.${ZONE}`, ['192.0.2.1'])]);
+    const res = await applyDesired(h.zoneClient(alice), [ep(`a.${ZONE}`, ['192.0.2.1'])]);
     expect(ApplyStatus[res.zones[0]!.status]).toBe('NO_CHANGES');
     expect(calls()).toEqual([
       `GET ${REC}?fieldType=A&subDomain=a 200`,
@@ -307,10 +304,10 @@ describe('an operation fails mid-way', () => {
 
 describe('re-reading the apex', () => {
   it("OVH's empty subDomain filter lists every name of the type: only the apex's records are read", async () => {
-    await applyDesired(alice, [ep(`x.${ZONE}`, ['hello'], 300, 'TXT'), ep(`y.${ZONE}`, ['world'], 300, 'TXT')]);
+    await applyDesired(h.zoneClient(alice), [ep(`x.${ZONE}`, ['hello'], 300, 'TXT'), ep(`y.${ZONE}`, ['world'], 300, 'TXT')]);
     h.sim.clearCalls();
     h.sim.faults.fail({ method: 'POST', path: REC, nth: 1, effect: { kind: 'status', status: 400 } });
-    const e = await rejected(applyDesired(alice, [ep(ZONE, ['v=apex'], 300, 'TXT')]));
+    const e = await rejected(applyDesired(h.zoneClient(alice), [ep(ZONE, ['v=apex'], 300, 'TXT')]));
     expect(Code[e.code]).toBe('FailedPrecondition');
     // The list answers the ids of x and y too (cached under their names): neither is fetched.
     expect(calls()).toEqual([`POST ${REC} 400`, `GET ${REC}?fieldType=TXT&subDomain= 200`]);
@@ -321,7 +318,7 @@ describe('re-reading the apex', () => {
 describe('a POST whose answer is lost', () => {
   it('done then dropped: looked up, not sent again: exactly one record', async () => {
     h.sim.faults.fail({ method: 'POST', path: REC, times: 1, effect: { kind: 'applyThenDrop' } });
-    const res = await applyDesired(alice, [ep(`p.${ZONE}`, ['192.0.2.77'])]);
+    const res = await applyDesired(h.zoneClient(alice), [ep(`p.${ZONE}`, ['192.0.2.77'])]);
     expect(ApplyStatus[res.zones[0]!.status]).toBe('APPLIED');
     const made = h.sim.draftRecords(ZONE).filter((r) => r.subDomain === 'p');
     expect(made).toHaveLength(1);
@@ -331,7 +328,7 @@ describe('a POST whose answer is lost', () => {
 
   it('timed out (no answer within DNSPLANE_OVH_TIMEOUT), not done: looked up, sent again: exactly one record', async () => {
     h.sim.faults.fail({ method: 'POST', path: REC, times: 1, effect: { kind: 'hang' } });
-    const res = await applyDesired(alice, [ep(`q.${ZONE}`, ['192.0.2.78'])]);
+    const res = await applyDesired(h.zoneClient(alice), [ep(`q.${ZONE}`, ['192.0.2.78'])]);
     expect(ApplyStatus[res.zones[0]!.status]).toBe('APPLIED');
     expect(h.sim.draftRecords(ZONE).filter((r) => r.subDomain === 'q')).toHaveLength(1);
     expect(calls()).toEqual([`POST ${REC} 0`, `GET ${REC}?fieldType=A&subDomain=q 200`, `POST ${REC} 200`, `POST /domain/zone/${ZONE}/refresh 204`]);
@@ -340,7 +337,7 @@ describe('a POST whose answer is lost', () => {
 
   it('answered with id 0: resolved by look-up, the cache holds the real id', async () => {
     h.sim.faults.fail({ method: 'POST', path: REC, times: 1, effect: { kind: 'idZero' } });
-    await applyDesired(alice, [ep(`z.${ZONE}`, ['192.0.2.79'])]);
+    await applyDesired(h.zoneClient(alice), [ep(`z.${ZONE}`, ['192.0.2.79'])]);
     expect(h.sim.draftRecords(ZONE).filter((r) => r.subDomain === 'z')).toHaveLength(1);
     await expectCacheEqualsSimulator(h.server.ctx.pool, h.sim, ZONE);
   });
@@ -349,7 +346,7 @@ describe('a POST whose answer is lost', () => {
 describe('stale plans', () => {
   it('a stored plan whose zone moved since: FailedPrecondition and zero OVH calls', async () => {
     const planned = await h.zoneClient(alice).plan({ policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`s.${ZONE}`, ['192.0.2.60'])] } } });
-    await applyDesired(alice, [ep(`t.${ZONE}`, ['192.0.2.61'])]); // the zone moves on
+    await applyDesired(h.zoneClient(alice), [ep(`t.${ZONE}`, ['192.0.2.61'])]); // the zone moves on
     h.sim.clearCalls();
     const e = await rejected(h.zoneClient(alice).apply({ source: { case: 'planId', value: planned.plan!.id } }));
     expect(Code[e.code]).toBe('FailedPrecondition');
@@ -372,17 +369,17 @@ describe('the zone lock', () => {
   it('held elsewhere longer than DNSPLANE_LOCK_TIMEOUT: Aborted, nothing sent; another zone applies meanwhile', async () => {
     const before = (await store.countJournalStates(h.server.ctx.pool, ZONE));
     await store.withZoneLock(h.server.ctx.pool, ZONE, { lockTimeoutMs: 5_000 }, async () => {
-      const e = await rejected(applyDesired(alice, [ep(`l.${ZONE}`, ['192.0.2.70'])]));
+      const e = await rejected(applyDesired(h.zoneClient(alice), [ep(`l.${ZONE}`, ['192.0.2.70'])]));
       expect(Code[e.code]).toBe('Aborted');
       expect(e.rawMessage).toMatch(/lock not acquired within 500 ms/);
       // Different zones do not wait for each other.
-      const other = await applyDesired(alice, [ep(`l.${OTHER}`, ['192.0.2.71'])]);
+      const other = await applyDesired(h.zoneClient(alice), [ep(`l.${OTHER}`, ['192.0.2.71'])]);
       expect(ApplyStatus[other.zones[0]!.status]).toBe('APPLIED');
     });
     expect(calls(ZONE)).toEqual([]);
     expect(await store.countJournalStates(h.server.ctx.pool, ZONE)).toEqual(before);
     // Released: the same apply goes through.
-    const res = await applyDesired(alice, [ep(`l.${ZONE}`, ['192.0.2.70'])]);
+    const res = await applyDesired(h.zoneClient(alice), [ep(`l.${ZONE}`, ['192.0.2.70'])]);
     expect(ApplyStatus[res.zones[0]!.status]).toBe('APPLIED');
   });
 });
