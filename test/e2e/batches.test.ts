@@ -10,6 +10,7 @@ import * as store from '../../src/store/index.js';
 import { ep, expectConsistent, expectRejected } from '../helpers/expect.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 import { memoryLogger } from '../helpers/sim-server.js';
+import { until } from '../helpers/until.js';
 import { applyDesired } from '../helpers/zone-requests.js';
 
 const ZONE = 'batch.test';
@@ -86,7 +87,7 @@ describe('an apply larger than DNSPLANE_APPLY_BATCH', () => {
     h.sim.faults.setLatency(30);
     const since = logs.lines.length;
     const big = applyDesired(h.zoneClient(alice), many('x', 40), Policy.UPSERT_ONLY, [ZONE]);
-    await waitFor(() => h.sim.calls().some((c) => c.method === 'POST' && c.path === REC));
+    await until("alice's first creation to reach OVH", () => h.sim.calls().some((c) => c.method === 'POST' && c.path === REC));
     const small = applyDesired(h.zoneClient(bob), [ep(`b.${ZONE}`, 'A', ['203.0.113.1'])], Policy.UPSERT_ONLY, [ZONE]);
     const [rb, rs] = await Promise.all([big, small]);
     h.sim.faults.setLatency(0);
@@ -158,11 +159,3 @@ describe('an apply larger than DNSPLANE_APPLY_BATCH', () => {
     await expectConsistent(h.server.ctx.pool, h.sim, ZONE);
   });
 });
-
-async function waitFor(cond: () => boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
