@@ -9,12 +9,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant } from '../../src/core/tenants.js';
 import { AdminService } from '../../src/gen/dnsplane/v1/admin_pb.js';
 import { Policy, RecordsRequestSchema, RecordsResponseSchema, ZoneService } from '../../src/gen/dnsplane/v1/zone_pb.js';
-import { OvhSimulator } from '../../src/ovhsim/index.js';
 import type { Server } from '../../src/server.js';
 import { LISTENER_APPLICATION_NAME } from '../../src/store/notify.js';
-import { testDatabase, type TestDatabase } from '../helpers/db.js';
+import type { TestDatabase } from '../helpers/db.js';
+import { startReplicas, type Replicas } from '../helpers/server.js';
 import { until } from '../helpers/until.js';
-import { serviceClient, memoryLogger, startServerOn } from '../helpers/sim-server.js';
+import { serviceClient, memoryLogger } from '../helpers/sim-server.js';
 
 const ZONE = 'hot.test';
 /** A second zone: answers of several zones are joined from each zone's encoded bytes. */
@@ -33,24 +33,25 @@ async function refused(server: Server, token: string): Promise<boolean> {
 }
 
 describe('read cache across replicas', () => {
-  let sim: OvhSimulator;
   let db: TestDatabase;
   const logs = [memoryLogger('debug'), memoryLogger('debug'), memoryLogger('debug')];
   let replicas: Server[] = [];
+  let cluster: Replicas | undefined;
   let admin = '';
 
   beforeAll(async () => {
-    sim = await OvhSimulator.start({ zones: { [ZONE]: [{ subDomain: 'www', fieldType: 'A', target: '192.0.2.1' }], [COLD]: [{ subDomain: 'ice', fieldType: 'A', target: '192.0.2.2' }] } });
-    db = await testDatabase();
-    for (const l of logs) replicas.push(await startServerOn(sim, db.url, { DNSPLANE_ZONES: `${ZONE},${COLD}`, DNSPLANE_DRIFT_INTERVAL: 'off' }, l.log));
+    cluster = await startReplicas({
+      zones: { [ZONE]: [{ subDomain: 'www', fieldType: 'A', target: '192.0.2.1' }], [COLD]: [{ subDomain: 'ice', fieldType: 'A', target: '192.0.2.2' }] },
+      count: logs.length,
+      env: { DNSPLANE_ZONES: `${ZONE},${COLD}`, DNSPLANE_DRIFT_INTERVAL: 'off' },
+      logger: (i) => logs[i]!.log,
+    });
+    ({ db, servers: replicas } = cluster);
     admin = (await createTenant(db.pool, { name: 'root', zones: [], admin: true })).token;
   }, 60_000);
 
   afterAll(async () => {
-    for (const r of replicas) await r.close();
-    replicas = [];
-    await sim?.stop();
-    await db?.drop();
+    await cluster?.close();
   });
 
   it('answers the very next Records on every replica with a change applied through any of them', async () => {

@@ -12,7 +12,7 @@ import { AdminService } from '../../src/gen/dnsplane/v1/admin_pb.js';
 import { OvhSimulator, type SimBehavior, type SimRecordInit } from '../../src/ovhsim/index.js';
 import type { Server } from '../../src/server.js';
 import type { TsigKeyring } from '../../src/core/tsig-keys.js';
-import { testDatabase } from './db.js';
+import { testDatabase, type TestDatabase } from './db.js';
 import { startServerOn } from './sim-server.js';
 
 export interface Harness {
@@ -78,4 +78,45 @@ export async function startHarness(opts: {
       await db.drop();
     },
   };
+}
+
+/** Several dnsplane servers on one database and one simulator, as replicas run. */
+export interface Replicas {
+  sim: OvhSimulator;
+  db: TestDatabase;
+  servers: Server[];
+  /** Closes the servers, then stops the simulator and drops the database. */
+  close(): Promise<void>;
+}
+
+export async function startReplicas(opts: {
+  zones: Record<string, SimRecordInit[]>;
+  /** How many servers (default 2). */
+  count?: number;
+  /** Each server's environment (the same for all, or by index). */
+  env?: Record<string, string> | ((i: number) => Record<string, string>);
+  /** Each server's logger, by index (default: silent). */
+  logger?: (i: number) => Logger;
+  /** What the database holds before the first server starts. */
+  seed?: (db: TestDatabase) => Promise<void>;
+}): Promise<Replicas> {
+  const sim = await OvhSimulator.start({ zones: opts.zones });
+  const db = await testDatabase();
+  const servers: Server[] = [];
+  const close = async () => {
+    for (const s of servers.splice(0)) await s.close();
+    await sim.stop();
+    await db.drop();
+  };
+  try {
+    await opts.seed?.(db);
+    for (let i = 0; i < (opts.count ?? 2); i++) {
+      const env = typeof opts.env === 'function' ? opts.env(i) : opts.env;
+      servers.push(await startServerOn(sim, db.url, env, opts.logger?.(i)));
+    }
+  } catch (e) {
+    await close();
+    throw e;
+  }
+  return { sim, db, servers, close };
 }
