@@ -2,7 +2,7 @@
  * Hot reads from memory, still exact across replicas: three servers on one database and one
  * simulator, each with its Records cache and token cache warm.
  */
-import { Code, ConnectError, createClient, type Interceptor } from '@connectrpc/connect';
+import { Code, ConnectError, createClient } from '@connectrpc/connect';
 import { create, fromBinary, fromJson, toBinary, type JsonValue } from '@bufbuild/protobuf';
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,7 +14,7 @@ import { LISTENER_APPLICATION_NAME } from '../../src/store/notify.js';
 import type { TestDatabase } from '../helpers/db.js';
 import { startReplicas, type Replicas } from '../helpers/server.js';
 import { until } from '../helpers/until.js';
-import { serviceClient, memoryLogger } from '../helpers/sim-server.js';
+import { bearer, serviceClient, memoryLogger } from '../helpers/sim-server.js';
 
 const ZONE = 'hot.test';
 /** A second zone: answers of several zones are joined from each zone's encoded bytes. */
@@ -144,10 +144,7 @@ describe('read cache across replicas', () => {
     expect(decoded).toEqual(fromJson(RecordsResponseSchema, JSON.parse(json[0]!.toString()) as JsonValue));
     expect(decoded.zones[0]!.endpoints.find((e) => e.dnsName === `same.${ZONE}`)?.labels).toEqual({ owner: 'same-a' });
     // gRPC, gRPC-Web and Connect GET (binary and JSON) give the same answer; the binary ones from the same bytes.
-    const auth: Interceptor = (next) => (req) => {
-      req.header.set('authorization', `Bearer ${tokens[1]!}`);
-      return next(req);
-    };
+    const auth = bearer(tokens[1]!);
     const transports = [
       createGrpcTransport({ baseUrl: server.url, interceptors: [auth] }),
       createGrpcWebTransport({ baseUrl: server.url, httpVersion: '1.1', interceptors: [auth] }),
@@ -224,10 +221,7 @@ describe('read cache across replicas', () => {
   it('answers Connect JSON from encoded bytes with what Connect itself answers, errors included', async () => {
     const token = (await createTenant(db.pool, { name: 'wire', zones: [ZONE, COLD] })).token;
     const server = replicas[0]!;
-    const auth: Interceptor = (next) => (req) => {
-      req.header.set('authorization', `Bearer ${token}`);
-      return next(req);
-    };
+    const auth = bearer(token);
     const json = clientOf(ZoneService, server, token);
     const grpc = createClient(ZoneService, createGrpcTransport({ baseUrl: server.url, interceptors: [auth] }));
     const binary = createClient(ZoneService, createConnectTransport({ baseUrl: server.url, httpVersion: '1.1', useBinaryFormat: true, interceptors: [auth] }));

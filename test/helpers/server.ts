@@ -2,7 +2,7 @@
  * A real dnsplane server for end-to-end tests: real Postgres (a database of its own from the
  * migrated template), the OVH simulator over HTTPS through @ovhcloud/node-ovh, a real Connect client.
  */
-import { createClient, type Client, type Interceptor, type Transport } from '@connectrpc/connect';
+import { createClient, type Client, type Transport } from '@connectrpc/connect';
 import { createConnectTransport, createGrpcTransport } from '@connectrpc/connect-node';
 import type { DescService } from '@bufbuild/protobuf';
 import type { Logger } from 'pino';
@@ -13,7 +13,7 @@ import { OvhSimulator, type SimBehavior, type SimRecordInit } from '../../src/ov
 import type { Server } from '../../src/server.js';
 import type { TsigKeyring } from '../../src/core/tsig-keys.js';
 import { testDatabase, type TestDatabase } from './db.js';
-import { startServerOn } from './sim-server.js';
+import { bearer, startServerOn } from './sim-server.js';
 
 export interface Harness {
   sim: OvhSimulator;
@@ -45,10 +45,6 @@ export async function startHarness(opts: {
   const sim = await OvhSimulator.start({ zones: opts.zones, ...(opts.behavior ? { behavior: opts.behavior } : {}) });
   const db = await testDatabase();
   const server = await startServerOn(sim, db.url, { DNSPLANE_WEBHOOK_LISTEN: '127.0.0.1:0', ...opts.env }, opts.logger, opts.dnsKeyring ? { dnsKeyring: opts.dnsKeyring } : {});
-  const bearer = (token: string | undefined): Interceptor => (next) => (req) => {
-    if (token !== undefined) req.header.set('authorization', `Bearer ${token}`);
-    return next(req);
-  };
   const connect = <S extends DescService>(service: S, token?: string): Client<S> =>
     createClient(service, createConnectTransport({ baseUrl: server.url, httpVersion: '1.1', interceptors: [bearer(token)] }));
   return {
@@ -56,10 +52,7 @@ export async function startHarness(opts: {
     server,
     webhookUrl: server.webhookUrl ?? '',
     zoneClient(token, kind = 'connect') {
-      const auth: Interceptor = (next) => (req) => {
-        if (token !== undefined) req.header.set('authorization', `Bearer ${token}`);
-        return next(req);
-      };
+      const auth = bearer(token);
       const transport: Transport =
         kind === 'grpc'
           ? createGrpcTransport({ baseUrl: server.url, interceptors: [auth] })

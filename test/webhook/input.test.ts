@@ -14,6 +14,7 @@ import { ZoneService, type ListZonesResponse } from '../../src/gen/dnsplane/v1/z
 import { MAX_LOGGED_REFUSALS } from '../../src/webhook/handler.js';
 import { startSidecar, type Sidecar } from '../../src/webhook/index.js';
 import { startHarness, type Harness } from '../helpers/server.js';
+import { bearer } from '../helpers/sim-server.js';
 import { ExternalDns, MEDIA_TYPE, refusedSoftly } from '../helpers/external-dns.js';
 import { centralWebhook, type TestWebhook } from '../helpers/central-webhook.js';
 import { callLines } from '../helpers/expect.js';
@@ -248,7 +249,7 @@ describe('a tenant limited to suffixes', () => {
     };
     const client = createClient(
       ZoneService,
-      createConnectTransport({ baseUrl: h.server.url, httpVersion: '1.1', interceptors: [older, (next) => (req) => (req.header.set('authorization', `Bearer ${token}`), next(req))] }),
+      createConnectTransport({ baseUrl: h.server.url, httpVersion: '1.1', interceptors: [older, bearer(token)] }),
     );
     const old = await startSidecar({ client, listen: { host: '127.0.0.1', port: 0 }, log: pino({ level: 'silent' }) });
     try {
