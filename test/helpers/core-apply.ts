@@ -1,6 +1,6 @@
 /**
- * For the tests of the apply room (test/core/apply): core's apply path driven directly, without the
- * server — a CoreContext on a real Postgres (a database of the test file's own, with a journal pool
+ * For the tests of the apply room (test/core/apply) and of the API's handlers in memory (test/api):
+ * core driven directly, without the server — a CoreContext on a real Postgres (a database of the test file's own, with a journal pool
  * beside it as server.ts builds one) and the OVH simulator over real HTTPS through the real client,
  * its zones registered and synced, its tenants made — and applies of one zone queued in a known
  * order behind a zone lock the test holds (queueBehindLock, which the end-to-end tests use too).
@@ -22,6 +22,8 @@ export interface ApplyRoom {
   ctx: CoreContext;
   /** The tenants made at start, by name (each may use every zone). */
   tenants: Record<string, Tenant>;
+  /** Their bearer tokens, by name. */
+  tokens: Record<string, string>;
   /** The simulator's calls since it last cleared them: "METHOD path[?query] status", /auth/time left out. */
   calls(): string[];
   close(): Promise<void>;
@@ -42,13 +44,15 @@ export async function applyRoom(opts: { zones: Record<string, SimRecordInit[]>; 
   await store.ensureZones(db.pool, zones);
   for (const zone of zones) await ensureSynced(ctx, zone);
   const tenants: Record<string, Tenant> = {};
-  for (const name of opts.tenants) tenants[name] = (await createTenant(db.pool, { name, zones })).tenant;
+  const tokens: Record<string, string> = {};
+  for (const name of opts.tenants) ({ tenant: tenants[name], token: tokens[name] } = await createTenant(db.pool, { name, zones }));
   sim.clearCalls();
   return {
     sim,
     db,
     ctx,
     tenants,
+    tokens,
     calls: () => simCalls(sim),
     async close() {
       await journalPool.end().catch(() => undefined);
