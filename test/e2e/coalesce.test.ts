@@ -11,6 +11,7 @@ import { ApplyStatus, Policy, type ApplyResponse, type Endpoint } from '../../sr
 import * as store from '../../src/store/index.js';
 import { queueBehindLock } from '../helpers/core-apply.js';
 import { ep, expectConsistent } from '../helpers/expect.js';
+import { simZoneCalls } from '../helpers/ovh-api.js';
 import { scrape } from '../helpers/prometheus.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 
@@ -54,15 +55,7 @@ async function queued(starts: Array<() => Promise<ApplyResponse>>, on = h): Prom
 }
 
 /** The simulator's calls to the zone: "METHOD path[?query] status", record ids as they are. */
-function calls(): string[] {
-  return h.sim
-    .calls()
-    .filter((c) => c.path.startsWith(`/domain/zone/${ZONE}`))
-    .map((c) => {
-      const q = new URLSearchParams(c.query).toString();
-      return `${c.method} ${c.path}${q ? `?${q}` : ''} ${c.status}`;
-    });
-}
+const calls = (): string[] => simZoneCalls(h.sim, ZONE);
 
 /** The subDomain each POST …/record created, in order. */
 function created(): string[] {

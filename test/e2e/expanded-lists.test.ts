@@ -10,6 +10,7 @@ import { checkZoneDrift } from '../../src/core/drift.js';
 import { EndpointSchema, Policy, type Endpoint } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import type { SimBehavior, SimRecordInit } from '../../src/ovhsim/index.js';
 import { expectCacheEqualsSimulator } from '../helpers/expect.js';
+import { simZoneCalls } from '../helpers/ovh-api.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 import { memoryLogger } from '../helpers/sim-server.js';
 
@@ -19,15 +20,9 @@ function records(n: number, prefix: string): SimRecordInit[] {
 
 /** The simulator's log for one zone: "METHOD path[?query] status" plus " [page n/size]" for an expanded request. */
 function callsOf(h: Harness, zone: string): string[] {
-  return h.sim
-    .calls()
-    .filter((c) => c.path.startsWith(`/domain/zone/${zone}`))
-    .map((c) => {
-      const q = new URLSearchParams(c.query).toString();
-      const x = c.headers;
-      const paging = x['x-pagination-mode'] ? ` [page ${x['x-pagination-number']}/${x['x-pagination-size']}${x['pragma'] === 'no-cache' ? '' : ', cached'}]` : '';
-      return `${c.method} ${c.path}${q ? `?${q}` : ''} ${c.status}${paging}`;
-    });
+  return simZoneCalls(h.sim, zone, ({ headers: x }) =>
+    x['x-pagination-mode'] ? ` [page ${x['x-pagination-number']}/${x['x-pagination-size']}${x['pragma'] === 'no-cache' ? '' : ', cached'}]` : '',
+  );
 }
 
 function ep(dnsName: string, targets: string[]): Endpoint {

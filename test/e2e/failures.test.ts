@@ -11,6 +11,7 @@ import { ApplyStatus, EndpointSchema, Policy, type Endpoint } from '../../src/ge
 import type { SimRecord } from '../../src/ovhsim/index.js';
 import * as store from '../../src/store/index.js';
 import { expectCacheEqualsSimulator } from '../helpers/expect.js';
+import { simZoneCalls } from '../helpers/ovh-api.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 import { applyDesired } from '../helpers/zone-requests.js';
 
@@ -24,16 +25,8 @@ function ep(dnsName: string, targets: string[], ttl = 300, recordType = 'A'): En
   return create(EndpointSchema, { dnsName, recordType, targets, ttl });
 }
 
-/** The simulator's log as "METHOD path[?query] status", /auth/time left out. */
-function calls(zone = ZONE): string[] {
-  return h.sim
-    .calls()
-    .filter((c) => c.path.startsWith(`/domain/zone/${zone}`))
-    .map((c) => {
-      const q = new URLSearchParams(c.query).toString();
-      return `${c.method} ${c.path}${q ? `?${q}` : ''} ${c.status}`;
-    });
-}
+/** The simulator's calls to a zone: "METHOD path[?query] status". */
+const calls = (zone = ZONE): string[] => simZoneCalls(h.sim, zone);
 
 type Content = string;
 const content = (r: { subDomain: string; fieldType: string; target: string; ttl: number }): Content => `${r.subDomain} ${r.fieldType} ${r.target} ${r.ttl}`;
