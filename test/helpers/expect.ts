@@ -1,5 +1,5 @@
 /**
- * Small assertions shared by the end-to-end tests.
+ * Small assertions shared by the tests (end to end, test/api, test/core).
  */
 import { create } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
