@@ -23,6 +23,7 @@ import {
   UnauthenticatedError,
   ZoneLockLostError,
 } from '../../src/core/errors.js';
+import { MIN_OWNED } from '../../src/core/guard.js';
 import { createTenant } from '../../src/core/tenants.js';
 import { AdminService } from '../../src/gen/dnsplane/v1/admin_pb.js';
 import { ApplyResponseSchema, ApplyStatus, Policy, ZoneService } from '../../src/gen/dnsplane/v1/zone_pb.js';
@@ -133,6 +134,22 @@ describe('errors thrown by the handlers, as the client sees them', () => {
     expect(answer!.zones.map((z) => [z.zone, ApplyStatus[z.status]])).toEqual([[ZONE, 'FAILED']]);
     expect(room.sim.draftRecords(ZONE).map((r) => r.subDomain)).not.toContain('refused');
     await expectCacheEqualsSimulator(room.db.pool, room.sim, ZONE);
+  });
+
+  it('over the change threshold: FailedPrecondition, the refusal and its zone in the response headers, nothing sent', async () => {
+    // The guard counts from MIN_OWNED (10) record sets a tenant owns in the zone.
+    await applyDesired(zone(), Array.from({ length: MIN_OWNED }, (_, i) => ep(`t${i}.${ZONE}`, 'A', [`192.0.2.${30 + i}`])));
+    room.sim.clearCalls();
+    const settings = room.ctx.settings;
+    room.ctx.settings = { ...settings, maxChangePercent: 30 };
+    try {
+      // SYNC of nothing deletes every record set alice owns here: over 30 %.
+      const e = await expectRejected(applyDesired(zone(), [], Policy.SYNC, [ZONE]), Code.FailedPrecondition, /^change threshold: this apply would delete 10 of the 10 record sets tenant "alice" owns in zone errors\.test \(100%, over the limit of 30%\); nothing was sent\. If this is intended, apply again with force/);
+      expect([e.metadata.get('dnsplane-refusal'), e.metadata.get('dnsplane-refusal-zone')]).toEqual(['change-threshold', ZONE]);
+    } finally {
+      room.ctx.settings = settings;
+    }
+    expect(room.calls()).toEqual([]);
   });
 
   it('the database gone: Unavailable, retryable — from the first interceptor that touches it (the token check), mapped by the outermost one', async () => {
