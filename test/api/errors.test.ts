@@ -27,11 +27,11 @@ import { MIN_OWNED } from '../../src/core/guard.js';
 import { createTenant } from '../../src/core/tenants.js';
 import { AdminService } from '../../src/gen/dnsplane/v1/admin_pb.js';
 import { ApplyResponseSchema, ApplyStatus, Policy, ZoneService } from '../../src/gen/dnsplane/v1/zone_pb.js';
-import * as store from '../../src/store/index.js';
 import { inMemoryClient } from '../helpers/api-memory.js';
 import { applyRoom, type ApplyRoom } from '../helpers/core-apply.js';
 import { ep, expectCacheEqualsSimulator, expectRejected } from '../helpers/expect.js';
 import { memoryLogger } from '../helpers/sim-server.js';
+import { holdZoneLock } from '../helpers/zone-locks.js';
 import { applyDesired } from '../helpers/zone-requests.js';
 
 describe('toConnectError', () => {
@@ -109,20 +109,11 @@ describe('errors thrown by the handlers, as the client sees them', () => {
   });
 
   it("Aborted: the zone's lock held past DNSPLANE_LOCK_TIMEOUT, nothing sent", async () => {
-    let release!: () => void;
-    const released = new Promise<void>((r) => (release = r));
-    let holding!: () => void;
-    const held = new Promise<void>((r) => (holding = r));
-    const holder = store.withZoneLock(room.db.pool, ZONE, { lockTimeoutMs: 60_000 }, async () => {
-      holding();
-      await released;
-    });
-    await held;
+    const lock = await holdZoneLock(room.db.pool, ZONE);
     try {
       await expectRejected(applyDesired(zone(), [ep(`locked.${ZONE}`, 'A', ['192.0.2.9'])]), Code.Aborted, /lock not acquired within 300 ms/);
     } finally {
-      release();
-      await holder;
+      await lock.release();
     }
     expect(room.calls()).toEqual([]);
   });

@@ -14,7 +14,7 @@ import * as store from '../../src/store/index.js';
 import { testDatabase, type TestDatabase } from './db.js';
 import { ovhApiFor, simCalls } from './ovh-api.js';
 import { until } from './until.js';
-import { zoneLocksWaited } from './zone-locks.js';
+import { holdZoneLock, zoneLocksWaited } from './zone-locks.js';
 
 export interface ApplyRoom {
   sim: OvhSimulator;
@@ -70,22 +70,13 @@ export type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
  * the lock: they reach it in this order. Answers each one's outcome.
  */
 export async function queueBehindLock<T>(ctx: CoreContext, zone: string, starts: Array<() => Promise<T>>): Promise<Array<Settled<T>>> {
-  let release!: () => void;
-  const released = new Promise<void>((r) => (release = r));
-  let holding!: () => void;
-  const held = new Promise<void>((r) => (holding = r));
-  const holder = store.withZoneLock(ctx.pool, zone, { lockTimeoutMs: 60_000 }, async () => {
-    holding();
-    await released;
-  });
-  await held;
+  const lock = await holdZoneLock(ctx.pool, zone);
   const outcomes: Array<Promise<Settled<T>>> = [];
   for (const [i, start] of starts.entries()) {
     outcomes.push(start().then((value) => ({ ok: true as const, value }), (error: unknown) => ({ ok: false as const, error })));
     if (i === 0) await until('the first apply to wait in Postgres', async () => (await zoneLocksWaited(ctx.pool)) === 1);
     else await until(`apply ${i + 1} to wait in the queue`, () => zoneLockWaiters(ctx, zone) === i);
   }
-  release();
-  await holder;
+  await lock.release();
   return Promise.all(outcomes);
 }
