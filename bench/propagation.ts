@@ -33,10 +33,11 @@ import pino from 'pino';
 import { loadConfig } from '../src/config.js';
 import { createTenant } from '../src/core/tenants.js';
 import { VisibilityState, Wait } from '../src/gen/dnsplane/v1/visibility_pb.js';
-import { EndpointSchema, Policy } from '../src/gen/dnsplane/v1/zone_pb.js';
+import { EndpointSchema } from '../src/gen/dnsplane/v1/zone_pb.js';
 import { OvhSimulator } from '../src/ovhsim/index.js';
 import { startServer } from '../src/server.js';
 import { simulatorEnv, zoneClientFor } from '../test/helpers/sim-server.js';
+import { applyDesired } from '../test/helpers/zone-requests.js';
 import { benchDatabaseOrEmbedded, positiveEnv, writeSimulatorCa } from './lib.js';
 
 const ZONE = 'propagation.bench';
@@ -111,7 +112,7 @@ async function main(): Promise<void> {
         for (let t = 0; t < T; t++) {
           serial++;
           const endpoints = Array.from({ length: n }, (_, i) => create(EndpointSchema, { dnsName: `r${serial}-${i}.${ZONE}`, recordType: 'A', targets: [`192.0.2.${(i % 250) + 1}`], ttl: 60 }));
-          const res = await client.apply({ source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints } } } } });
+          const res = await applyDesired(client, endpoints);
           const journalId = res.zones[0]!.journalId;
           const queriesBefore = sim.dnsQueries().reduce((a, b) => a + b, 0);
           const cpuBefore = process.cpuUsage();

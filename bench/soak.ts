@@ -42,7 +42,7 @@ import { ApplyStatus, EndpointSchema, Policy, ZoneService, type Endpoint, type Z
 import { OvhSimulator, type FaultEffect } from '../src/ovhsim/index.js';
 import { startServer, type Server } from '../src/server.js';
 import * as store from '../src/store/index.js';
-import { foldAccepted, joined, publishedSets } from '../test/helpers/invariants.js';
+import { answeredLines, cachedLines, foldAccepted, joined, publishedSets, recordContents } from '../test/helpers/invariants.js';
 import { simulatorEnv, zoneClientFor } from '../test/helpers/sim-server.js';
 import { benchDatabaseOrEmbedded, positiveEnv, writeSimulatorCa } from './lib.js';
 
@@ -248,11 +248,8 @@ async function main(): Promise<number> {
     const keys = draft.map((r) => `${r.subDomain} ${r.fieldType} ${r.target}`);
     const dups = keys.filter((k, i) => keys.indexOf(k) !== i);
     check(dups.length === 0, `no duplicate record (${draft.length} records)${dups.length ? `: ${dups.join('; ')}` : ''}`);
-    const content = (rs: typeof draft) => rs.map((r) => `${r.subDomain} ${r.fieldType} ${r.target} ${r.ttl}`).sort().join('\n');
-    check(content(draft) === content(sim.publishedRecords(zone)), 'the draft holds what is published');
-    const cache = (await store.listRecords(pool, zone)).map((r) => `${r.id} ${r.subDomain} ${r.fieldType} ${r.target} ${r.ttl}`).sort();
-    const simRows = draft.map((r) => `${r.id} ${r.subDomain} ${r.fieldType} ${r.fieldType === 'TXT' ? `"${r.target}"` : r.target} ${r.ttl}`).sort();
-    check(JSON.stringify(cache) === JSON.stringify(simRows), 'the cache equals the simulator record for record');
+    check(recordContents(draft).join('\n') === recordContents(sim.publishedRecords(zone)).join('\n'), 'the draft holds what is published');
+    check(JSON.stringify(await cachedLines(pool, zone)) === JSON.stringify(answeredLines(sim, zone)), 'the cache equals the simulator record for record');
     const states = await store.countJournalStates(pool, zone);
     check(states.in_flight === 0, `journal: ${states.done} done, ${states.failed} failed, ${states.recovered} recovered, ${states.in_flight} in flight`);
     const zoneRefreshes = refreshes.filter((c) => c.path === `/domain/zone/${zone}/refresh`).length;

@@ -26,14 +26,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import { createClient, type Interceptor } from '@connectrpc/connect';
+import { createClient } from '@connectrpc/connect';
 import { createConnectTransport, createGrpcTransport } from '@connectrpc/connect-node';
 import { createTenant } from '../src/core/tenants.js';
 import { AdminService } from '../src/gen/dnsplane/v1/admin_pb.js';
 import { Policy, ZoneService, type Endpoint } from '../src/gen/dnsplane/v1/zone_pb.js';
 import { OvhSimulator } from '../src/ovhsim/index.js';
 import * as store from '../src/store/index.js';
-import { simulatorEnv } from '../test/helpers/sim-server.js';
+import { bearer, simulatorEnv } from '../test/helpers/sim-server.js';
 import { benchDatabaseOrEmbedded, positiveEnv, startServerProcess, writeSimulatorCa } from './lib.js';
 import { messageOf } from '../src/error-message.js';
 
@@ -106,10 +106,6 @@ async function main(): Promise<void> {
     });
     const { url } = server;
     const hook = server.webhookUrl!;
-    const bearer = (token: string): Interceptor => (next) => (req) => {
-      req.header.set('authorization', `Bearer ${token}`);
-      return next(req);
-    };
     const connect = (token: string, binary: boolean) => createConnectTransport({ baseUrl: url, httpVersion: '1.1', useBinaryFormat: binary, interceptors: [bearer(token)] });
     const json = createClient(ZoneService, connect(a, false));
     const binary = createClient(ZoneService, connect(a, true));

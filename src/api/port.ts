@@ -20,15 +20,12 @@ import { isOvhApiPath, ovhApiHandler } from '../ovhapi/index.js';
 import * as store from '../store/index.js';
 import { consoleHandler } from '../ui/static.js';
 import { answerError } from './early-answer.js';
-import { errorInterceptor } from './errors.js';
-import { tenantInterceptor } from './auth.js';
 import { startFront, type ConnectionLimits, type Front, type FrontRequest, type FrontResponse, type Timeouts } from './front/index.js';
 import { preAuthenticated, rpcGate } from './gate.js';
 import { apiHandler, corsHeaders } from './http.js';
 import { isPlanJson, planJsonRoute } from './plan-json.js';
 import { isRecordsJson, recordsJsonRoute } from './records-json.js';
-import { PROCEDURES, registerServices } from './services.js';
-import { strictInterceptor } from './strict.js';
+import { PROCEDURES, registerServices, rpcInterceptors } from './services.js';
 
 /** The largest request body the API reads (Connect's readMaxBytes). */
 export const READ_MAX_BYTES = 8 * 1024 * 1024;
@@ -70,7 +67,7 @@ export async function startApiPort(ctx: CoreContext, opts: ApiPortOptions): Prom
   };
   const rpc = apiHandler({
     routes: (router) => registerServices(router, ctx),
-    interceptors: [errorInterceptor(log), tenantInterceptor(ctx), strictInterceptor()],
+    interceptors: rpcInterceptors(ctx, log),
     readMaxBytes: READ_MAX_BYTES,
     corsOrigins: opts.corsOrigins,
     health: { readiness, stopping: stopping.signal },

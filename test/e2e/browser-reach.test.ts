@@ -16,6 +16,7 @@ import { ListZonesRequestSchema, ListZonesResponseSchema, RecordsRequestSchema, 
 import { HealthCheckRequestSchema, HealthCheckResponseSchema, HealthCheckResponse_ServingStatus } from '../../src/gen/grpc/health/v1/health_pb.js';
 import { registerServices } from '../../src/api/services.js';
 import { startHarness, type Harness } from '../helpers/server.js';
+import { bearer } from '../helpers/sim-server.js';
 
 const ZONE = 'example.com';
 const CONSOLE = 'https://console.example.com';
@@ -297,12 +298,7 @@ describe('Connect GET for read-only RPCs', () => {
           baseUrl: h.server.url,
           httpVersion: '1.1',
           useHttpGet: true,
-          interceptors: [
-            (next) => (req) => {
-              req.header.set('authorization', `Bearer ${alice}`);
-              return next(req);
-            },
-          ],
+          interceptors: [bearer(alice)],
         }),
       );
       expect((await client.records({ zones: [ZONE] })).zones[0]!.zone).toBe(ZONE);

@@ -8,10 +8,10 @@
 import { Code, ConnectError } from '@connectrpc/connect';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApplyStatus, Policy, type ApplyResponse, type Endpoint } from '../../src/gen/dnsplane/v1/zone_pb.js';
-import type { SimRecord } from '../../src/ovhsim/index.js';
 import * as store from '../../src/store/index.js';
 import { queueBehindLock } from '../helpers/core-apply.js';
-import { ep } from '../helpers/expect.js';
+import { ep, expectConsistent } from '../helpers/expect.js';
+import { simZoneCalls } from '../helpers/ovh-api.js';
 import { scrape } from '../helpers/prometheus.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 
@@ -21,8 +21,6 @@ const REFRESH = `/domain/zone/${ZONE}/refresh`;
 const TENANTS = 10;
 let h: Harness;
 const tokens: string[] = [];
-
-const content = (r: SimRecord) => `${r.subDomain} ${r.fieldType} ${r.target} ${r.ttl}`;
 
 beforeAll(async () => {
   h = await startHarness({
@@ -57,15 +55,7 @@ async function queued(starts: Array<() => Promise<ApplyResponse>>, on = h): Prom
 }
 
 /** The simulator's calls to the zone: "METHOD path[?query] status", record ids as they are. */
-function calls(): string[] {
-  return h.sim
-    .calls()
-    .filter((c) => c.path.startsWith(`/domain/zone/${ZONE}`))
-    .map((c) => {
-      const q = new URLSearchParams(c.query).toString();
-      return `${c.method} ${c.path}${q ? `?${q}` : ''} ${c.status}`;
-    });
-}
+const calls = (): string[] => simZoneCalls(h.sim, ZONE);
 
 /** The subDomain each POST …/record created, in order. */
 function created(): string[] {
@@ -80,13 +70,6 @@ async function groupMetric(): Promise<{ count: number; sum: number }> {
   const value = await scrape(h.server.url);
   const series = (name: string) => value(name, { zone: ZONE }) ?? 0;
   return { count: series('dnsplane_apply_group_applies_count'), sum: series('dnsplane_apply_group_applies_sum') };
-}
-
-/** draft == published == cache, record for record. */
-async function expectConsistent(): Promise<void> {
-  expect(h.sim.draftRecords(ZONE).map(content).sort()).toEqual(h.sim.publishedRecords(ZONE).map(content).sort());
-  const cache = (await store.listRecords(h.server.ctx.pool, ZONE)).map((r) => `${r.id} ${r.subDomain} ${r.fieldType} ${r.target} ${r.ttl}`).sort();
-  expect(cache).toEqual(h.sim.draftRecords(ZONE).map((r) => `${r.id} ${content(r)}`).sort());
 }
 
 async function journal(n: number): Promise<store.JournalEntry[]> {
@@ -132,7 +115,7 @@ describe('applies of one zone waiting for its lock', () => {
     const mine = await h.zoneClient(tokens[7]).records({ zones: [ZONE] });
     expect(mine.zones[0]!.generation).toBe(gens[9]);
     expect(mine.zones[0]!.endpoints.map((e) => `${e.dnsName} ${e.targets.join(',')} ${e.labels['owner']}`)).toEqual([`c7.${ZONE} 192.0.2.8 t7`]);
-    await expectConsistent();
+    await expectConsistent(h.server.ctx.pool, h.sim, ZONE);
   });
 
   it('an apply whose operation fails is undone alone, inside the group: its neighbours are published by the one refresh', async () => {
@@ -170,7 +153,7 @@ describe('applies of one zone waiting for its lock', () => {
       ['done', 3],
       ['done', 3],
     ]);
-    await expectConsistent();
+    await expectConsistent(h.server.ctx.pool, h.sim, ZONE);
   });
 
   it('the refresh fails: every apply of the group is rolled back, newest first, and nothing is published', async () => {
@@ -202,7 +185,7 @@ describe('applies of one zone waiting for its lock', () => {
     expect((await journal(3)).map((r) => r.state)).toEqual(['failed', 'failed', 'failed']);
     // One generation per rollback, none for the group's own recordings (taken back with it).
     expect((await store.getZone(h.server.ctx.pool, ZONE))!.generation).toBe(genBefore + 3n);
-    await expectConsistent();
+    await expectConsistent(h.server.ctx.pool, h.sim, ZONE);
   });
 
   it('an undo that fails stops the group unpublished; the next apply rolls all of it back, newest first', async () => {
@@ -246,7 +229,7 @@ describe('applies of one zone waiting for its lock', () => {
     ]);
     expect((await journal(4)).map((r) => [r.id, r.state])).toEqual([...rows.map((r) => [r.id, 'recovered']), [expect.any(String), 'done']]);
     expect(published()).toEqual([...before, 'w'].sort());
-    await expectConsistent();
+    await expectConsistent(h.server.ctx.pool, h.sim, ZONE);
   });
 
   it('each apply is planned on what the ones before it did: ownership, conflicts, stored plans; one touching the same record set begins the next group', async () => {
@@ -282,7 +265,7 @@ describe('applies of one zone waiting for its lock', () => {
     expect(answers[3]!.error!.rawMessage).toMatch(/an apply just before it \(coalesced with it\) changed what the plan touches in zone coalesce\.test; nothing was sent, make a new plan/);
     expect(ApplyStatus[z[4]!.status]).toBe('APPLIED');
     expect(h.sim.publishedRecords(ZONE).find((r) => r.subDomain === 'k')!.target).toBe('192.0.2.55');
-    await expectConsistent();
+    await expectConsistent(h.server.ctx.pool, h.sim, ZONE);
   });
 });
 

@@ -11,6 +11,7 @@ import { ApplyStatus, EndpointSchema, Policy, type Endpoint } from '../../src/ge
 import { OvhSimulator, type SimRecord } from '../../src/ovhsim/index.js';
 import * as store from '../../src/store/index.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
+import { expectCacheEqualsSimulator } from '../helpers/expect.js';
 import { startServe, type ServeProcess } from '../helpers/serve-process.js';
 import { until } from '../helpers/until.js';
 import { zoneLocksHeld } from '../helpers/zone-locks.js';
@@ -40,11 +41,6 @@ async function start(): Promise<ServeProcess> {
   const p = await startServe({ databaseUrl: db.url, sim, zones: [ZONE], env: { DNSPLANE_OVH_TIMEOUT: '2s' } });
   procs.push(p);
   return p;
-}
-
-async function expectCacheEqualsSimulator(): Promise<void> {
-  const cache = (await store.listRecords(db.pool, ZONE)).map((r) => `${r.id} ${r.subDomain} ${r.fieldType} ${r.target} ${r.ttl}`).sort();
-  expect(cache).toEqual(sim.draftRecords(ZONE).map((r) => `${r.id} ${r.subDomain} ${r.fieldType} ${r.target} ${r.ttl}`).sort());
 }
 
 /** Waits until the row is rolled back (a process settles dead applies in the background after its start). */
@@ -113,7 +109,7 @@ describe('crash in the middle of an apply', () => {
     expect(j?.state).toBe('recovered');
     expect(content(sim.draftRecords(ZONE))).toEqual(before);
     expect(content(sim.publishedRecords(ZONE))).toEqual(before);
-    await expectCacheEqualsSimulator();
+    await expectCacheEqualsSimulator(db.pool, sim, ZONE);
 
     // The client retries its apply: exactly three records, no duplicate.
     sim.clearCalls();
@@ -126,7 +122,7 @@ describe('crash in the middle of an apply', () => {
       `POST /domain/zone/${ZONE}/refresh`,
     ]);
     expect(sim.publishedRecords(ZONE).filter((r) => r.subDomain === 'x').map((r) => r.target).sort()).toEqual(['192.0.2.1', '192.0.2.2', '192.0.2.3']);
-    await expectCacheEqualsSimulator();
+    await expectCacheEqualsSimulator(db.pool, sim, ZONE);
     const recs = await b.zoneClient(token).records({ zones: [ZONE] });
     expect(recs.zones[0]!.endpoints.map((e) => `${e.dnsName} ${e.labels['owner']}`)).toEqual([`x.${ZONE} alice`]);
   }, 120_000); // two process starts of ~10 s each on a busy 2-core machine
@@ -152,12 +148,12 @@ describe('crash in the middle of an apply', () => {
     expect(content(sim.draftRecords(ZONE))).toEqual(before);
     const journal = await store.listJournal(db.pool, { zone: ZONE, limit: 100 });
     expect(journal.map((r) => r.state).sort()).toEqual(['done', 'recovered', 'recovered']);
-    await expectCacheEqualsSimulator();
+    await expectCacheEqualsSimulator(db.pool, sim, ZONE);
 
     sim.clearCalls();
     expect(ApplyStatus[(await applyX(c, 'y')).zones[0]!.status]).toBe('APPLIED');
     expect(sim.draftRecords(ZONE).filter((r) => r.subDomain === 'y')).toHaveLength(3);
-    await expectCacheEqualsSimulator();
+    await expectCacheEqualsSimulator(db.pool, sim, ZONE);
     expect(await zoneLocksHeld(db.pool)).toBe(0);
   }, 120_000);
 });

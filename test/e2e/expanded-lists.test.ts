@@ -9,7 +9,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { checkZoneDrift } from '../../src/core/drift.js';
 import { EndpointSchema, Policy, type Endpoint } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import type { SimBehavior, SimRecordInit } from '../../src/ovhsim/index.js';
-import * as store from '../../src/store/index.js';
+import { expectCacheEqualsSimulator } from '../helpers/expect.js';
+import { simZoneCalls } from '../helpers/ovh-api.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 import { memoryLogger } from '../helpers/sim-server.js';
 
@@ -19,22 +20,9 @@ function records(n: number, prefix: string): SimRecordInit[] {
 
 /** The simulator's log for one zone: "METHOD path[?query] status" plus " [page n/size]" for an expanded request. */
 function callsOf(h: Harness, zone: string): string[] {
-  return h.sim
-    .calls()
-    .filter((c) => c.path.startsWith(`/domain/zone/${zone}`))
-    .map((c) => {
-      const q = new URLSearchParams(c.query).toString();
-      const x = c.headers;
-      const paging = x['x-pagination-mode'] ? ` [page ${x['x-pagination-number']}/${x['x-pagination-size']}${x['pragma'] === 'no-cache' ? '' : ', cached'}]` : '';
-      return `${c.method} ${c.path}${q ? `?${q}` : ''} ${c.status}${paging}`;
-    });
-}
-
-async function expectCacheEqualsSimulator(h: Harness, zone: string): Promise<void> {
-  const row = (r: { id: string; subDomain: string; fieldType: string; target: string; ttl: number }) => `${r.id} ${r.subDomain} ${r.fieldType} ${r.target} ${r.ttl}`;
-  const cache = (await store.listRecords(h.server.ctx.pool, zone)).map(row).sort();
-  const sim = h.sim.draftRecords(zone).map((r) => row({ ...r, target: r.fieldType === 'TXT' ? `"${r.target}"` : r.target })).sort();
-  expect(cache).toEqual(sim);
+  return simZoneCalls(h.sim, zone, ({ headers: x }) =>
+    x['x-pagination-mode'] ? ` [page ${x['x-pagination-number']}/${x['x-pagination-size']}${x['pragma'] === 'no-cache' ? '' : ', cached'}]` : '',
+  );
 }
 
 function ep(dnsName: string, targets: string[]): Endpoint {
@@ -86,12 +74,12 @@ describe('OVH honours expanded lists (auto, the default)', () => {
     const log = callsOf(h, ONE);
     expect(log.slice(0, 2)).toEqual([`GET /domain/zone/${ONE}/soa 200`, `GET /domain/zone/${ONE}/record 200 [page 1/5000]`]);
     expect(log.slice(2).sort()).toEqual([`GET /domain/zone/${ONE}/record 200 [page 2/8]`, `GET /domain/zone/${ONE}/record 200 [page 3/8]`]);
-    await expectCacheEqualsSimulator(h, ONE);
+    await expectCacheEqualsSimulator(h.server.ctx.pool, h.sim, ONE);
 
     h.sim.clearCalls();
     await h.zoneClient(token).records({ zones: [TWO] });
     expect(callsOf(h, TWO)).toEqual([`GET /domain/zone/${TWO}/soa 200`, `GET /domain/zone/${TWO}/record 200 [page 1/5000]`]);
-    await expectCacheEqualsSimulator(h, TWO);
+    await expectCacheEqualsSimulator(h.server.ctx.pool, h.sim, TWO);
     expect(notices()).toEqual(['OVH answers expanded record lists: zones are read a page of records per call']);
   });
 
@@ -114,7 +102,7 @@ describe('OVH honours expanded lists (auto, the default)', () => {
     const log = callsOf(h, ONE);
     expect(log.slice(0, 2)).toEqual([`GET /domain/zone/${ONE}/soa 200`, `GET /domain/zone/${ONE}/record 200 [page 1/5000]`]);
     expect(log.slice(2).sort()).toEqual([`GET /domain/zone/${ONE}/record 200 [page 2/8]`, `GET /domain/zone/${ONE}/record 200 [page 3/8]`]);
-    await expectCacheEqualsSimulator(h, ONE);
+    await expectCacheEqualsSimulator(h.server.ctx.pool, h.sim, ONE);
   });
 
   it('a failed apply: the touched names are re-read with one filtered expanded call each, no GET per id', async () => {
@@ -134,7 +122,7 @@ describe('OVH honours expanded lists (auto, the default)', () => {
       `GET /domain/zone/${TWO}/record?fieldType=A&subDomain=y 200 [page 1/5000]`,
     ]);
     expect(ids(h, TWO)).toEqual(before);
-    await expectCacheEqualsSimulator(h, TWO);
+    await expectCacheEqualsSimulator(h.server.ctx.pool, h.sim, TWO);
   });
 });
 
@@ -151,8 +139,8 @@ describe('OVH refuses expanded lists (400): one fallback, remembered for the pro
     const two = callsOf(h, 'r2.test');
     expect(two.slice(0, 2)).toEqual(['GET /domain/zone/r2.test/soa 200', 'GET /domain/zone/r2.test/record 200']);
     expect(two.slice(2).sort()).toEqual(ids(h, 'r2.test').map((id) => `GET /domain/zone/r2.test/record/${id} 200`));
-    await expectCacheEqualsSimulator(h, 'r1.test');
-    await expectCacheEqualsSimulator(h, 'r2.test');
+    await expectCacheEqualsSimulator(h.server.ctx.pool, h.sim, 'r1.test');
+    await expectCacheEqualsSimulator(h.server.ctx.pool, h.sim, 'r2.test');
     expect(notices()).toEqual(['OVH does not answer expanded record lists: records are read one GET per id for the rest of this process']);
   });
 });

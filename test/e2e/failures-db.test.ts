@@ -8,17 +8,18 @@
 import { Code, ConnectError } from '@connectrpc/connect';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant } from '../../src/core/tenants.js';
-import { ApplyResponseSchema, ApplyStatus, Policy, type Endpoint } from '../../src/gen/dnsplane/v1/zone_pb.js';
+import { ApplyResponseSchema, ApplyStatus, type Endpoint } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { OvhSimulator, type SimCall, type SimRecord } from '../../src/ovhsim/index.js';
 import type { Server } from '../../src/server.js';
 import * as store from '../../src/store/index.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
-import { ep, expectRejected } from '../helpers/expect.js';
+import { ep, expectConsistent, expectRejected } from '../helpers/expect.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { startServerOn, zoneClientFor } from '../helpers/sim-server.js';
 import { startServe, type ServeProcess } from '../helpers/serve-process.js';
 import { until } from '../helpers/until.js';
 import { zoneLocksHeld } from '../helpers/zone-locks.js';
+import { applyDesired } from '../helpers/zone-requests.js';
 
 const CUT = 'cut.test';
 const TWO = 'two.test';
@@ -49,18 +50,6 @@ const contents = (rs: SimRecord[]) => rs.map(content).sort();
 
 function many(prefix: string, zone: string, n: number): Endpoint[] {
   return Array.from({ length: n }, (_, i) => ep(`${prefix}${i}.${zone}`, 'A', [`192.0.2.${i + 1}`]));
-}
-
-function applyDesired(client: ReturnType<typeof zoneClientFor>, endpoints: Endpoint[]) {
-  return client.apply({ source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints } } } } });
-}
-
-/** draft == published, and the cache holds exactly the draft (ids, names, targets, TTLs). */
-async function expectConsistent(zone: string): Promise<void> {
-  expect(contents(sim.draftRecords(zone))).toEqual(contents(sim.publishedRecords(zone)));
-  const cache = (await store.listRecords(db.pool, zone)).map((r) => `${r.id} ${content(r)}`).sort();
-  expect(cache).toEqual(sim.draftRecords(zone).map((r) => `${r.id} ${content(r)}`).sort());
-  expect((await store.listInFlight(db.pool, zone)).length).toBe(0);
 }
 
 /** pg_terminate_backend of the session holding `zone`'s lock; returns how many were terminated. */
@@ -148,7 +137,7 @@ describe('the lock holder is terminated in the middle of an apply', () => {
     expect(firstRead.at).toBeGreaterThanOrEqual(posts.at(-1)!.at + LATENCY);
 
     expect(contents(sim.publishedRecords(CUT))).toEqual(publishedBefore);
-    await expectConsistent(CUT);
+    await expectConsistent(db.pool, sim, CUT);
     const recs = await client.records({ zones: [CUT], includeForeign: true });
     expect(recs.zones[0]!.endpoints.filter((x) => x.dnsName.startsWith('x')).map((x) => x.dnsName)).toEqual([]);
     expect(await zoneLocksHeld(db.pool)).toBe(0);
@@ -158,7 +147,7 @@ describe('the lock holder is terminated in the middle of an apply', () => {
     const again = await applyDesired(client, many('x', CUT, 8));
     expect(ApplyStatus[again.zones[0]!.status]).toBe('APPLIED');
     expect(sim.writes().map((c) => c.method)).toEqual([...Array(8).fill('POST'), 'POST']);
-    await expectConsistent(CUT);
+    await expectConsistent(db.pool, sim, CUT);
   }, 120_000);
 
   it('two servers: B takes the freed lock while A is still sending; B waits for A before rolling it back, then applies; no orphan is ever published', async () => {
@@ -202,7 +191,7 @@ describe('the lock holder is terminated in the middle of an apply', () => {
       `POST /domain/zone/${TWO}/refresh`,
     ]);
     expect(contents(sim.publishedRecords(TWO))).toEqual([...publishedBefore, 'b A 203.0.113.7 300'].sort());
-    await expectConsistent(TWO);
+    await expectConsistent(db.pool, sim, TWO);
     const journal = await store.listJournal(db.pool, { zone: TWO, limit: 10 });
     expect(journal.map((j) => j.state).sort()).toEqual(['done', 'recovered']); // B's apply; A's, rolled back
   }, 120_000);
@@ -241,7 +230,7 @@ describe('SIGTERM during a long apply', () => {
     const row = (await store.listJournal(db.pool, { zone: TERM, limit: 1 }))[0]!;
     expect(row.state).toBe('failed');
     expect(contents(sim.publishedRecords(TERM))).toEqual(publishedBefore);
-    await expectConsistent(TERM);
+    await expectConsistent(db.pool, sim, TERM);
   }, 120_000);
 });
 
@@ -279,7 +268,7 @@ describe('the database unreachable', () => {
     expect(Date.now() - restoredAt).toBeLessThan(2_000);
     const res = await applyDesired(client, [ep(`d.${DOWN}`, 'A', ['192.0.2.9'])]);
     expect(ApplyStatus[res.zones[0]!.status]).toBe('APPLIED');
-    await expectConsistent(DOWN);
+    await expectConsistent(db.pool, sim, DOWN);
   }, 60_000);
 });
 
@@ -296,7 +285,7 @@ describe('a multi-zone apply where one zone fails', () => {
     expect(detail?.zones[1]!.error).toMatch(/failed at the refresh/);
     expect(sim.publishedRecords(M1).some((r) => r.subDomain === 'p')).toBe(true);
     expect(sim.publishedRecords(M2).some((r) => r.subDomain === 'p')).toBe(false);
-    await expectConsistent(M1);
-    await expectConsistent(M2);
+    await expectConsistent(db.pool, sim, M1);
+    await expectConsistent(db.pool, sim, M2);
   }, 60_000);
 });

@@ -10,7 +10,10 @@ import { checkZoneDrift } from '../../src/core/drift.js';
 import { ApplyStatus, EndpointSchema, Policy, type Endpoint } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import type { SimRecord } from '../../src/ovhsim/index.js';
 import * as store from '../../src/store/index.js';
+import { expectCacheEqualsSimulator } from '../helpers/expect.js';
+import { simZoneCalls } from '../helpers/ovh-api.js';
 import { startHarness, type Harness } from '../helpers/server.js';
+import { applyDesired } from '../helpers/zone-requests.js';
 
 const ZONE = 'fail.test';
 const OTHER = 'other.test';
@@ -22,27 +25,12 @@ function ep(dnsName: string, targets: string[], ttl = 300, recordType = 'A'): En
   return create(EndpointSchema, { dnsName, recordType, targets, ttl });
 }
 
-/** The simulator's log as "METHOD path[?query] status", /auth/time left out. */
-function calls(zone = ZONE): string[] {
-  return h.sim
-    .calls()
-    .filter((c) => c.path.startsWith(`/domain/zone/${zone}`))
-    .map((c) => {
-      const q = new URLSearchParams(c.query).toString();
-      return `${c.method} ${c.path}${q ? `?${q}` : ''} ${c.status}`;
-    });
-}
+/** The simulator's calls to a zone: "METHOD path[?query] status". */
+const calls = (zone = ZONE): string[] => simZoneCalls(h.sim, zone);
 
 type Content = string;
 const content = (r: { subDomain: string; fieldType: string; target: string; ttl: number }): Content => `${r.subDomain} ${r.fieldType} ${r.target} ${r.ttl}`;
 const contents = (rs: SimRecord[]) => rs.map(content).sort();
-
-/** The cache, record for record, and the simulator's draft: equal ids, names, types, targets, TTLs. */
-async function expectCacheEqualsSimulator(zone = ZONE): Promise<void> {
-  const cache = (await store.listRecords(h.server.ctx.pool, zone)).map((r) => `${r.id} ${content(r)}`).sort();
-  const sim = h.sim.draftRecords(zone).map((r) => `${r.id} ${content({ ...r, target: r.fieldType === 'TXT' ? `"${r.target}"` : r.target })}`).sort();
-  expect(cache).toEqual(sim);
-}
 
 async function rejected(p: Promise<unknown>): Promise<ConnectError> {
   const e = await p.then(
@@ -57,10 +45,6 @@ function applyChanges(token: string, c: { create?: Endpoint[]; updateOld?: Endpo
   return h.zoneClient(token).apply({
     source: { case: 'plan', value: { policy: Policy.SYNC, input: { case: 'changes', value: { create: [], updateOld: [], updateNew: [], delete: [], ...c } } } },
   });
-}
-
-function applyDesired(token: string, endpoints: Endpoint[]) {
-  return h.zoneClient(token).apply({ source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints } } } } });
 }
 
 async function lastJournal(zone = ZONE): Promise<store.JournalEntry> {
@@ -135,7 +119,7 @@ describe('an operation fails mid-way', () => {
     expect(contents(h.sim.draftRecords(ZONE))).toEqual(draftBefore);
     expect(contents(h.sim.publishedRecords(ZONE))).toEqual(publishedBefore);
     expect(h.sim.isDeployed(ZONE)).toBe(false); // the re-created "a" has a new id: the draft differs by id only
-    await expectCacheEqualsSimulator();
+    await expectCacheEqualsSimulator(h.server.ctx.pool, h.sim, ZONE);
     expect((await store.getZone(h.server.ctx.pool, ZONE))!.generation).toBe(genBefore + 1n);
 
     const j = await lastJournal();
@@ -171,7 +155,7 @@ describe('an operation fails mid-way', () => {
       `GET ${REC}?fieldType=A&subDomain=b 200`,
       `GET ${REC}/${bId} 200`,
     ]);
-    await expectCacheEqualsSimulator();
+    await expectCacheEqualsSimulator(h.server.ctx.pool, h.sim, ZONE);
   });
 
   it('the refresh fails: every operation is undone and nothing is published', async () => {
@@ -202,7 +186,7 @@ describe('an operation fails mid-way', () => {
     expect(c.filter((x) => x.includes('/refresh') && x.endsWith(' 204'))).toEqual([]);
     expect(contents(h.sim.publishedRecords(ZONE))).toEqual(before);
     expect(contents(h.sim.draftRecords(ZONE))).toEqual(before);
-    await expectCacheEqualsSimulator();
+    await expectCacheEqualsSimulator(h.server.ctx.pool, h.sim, ZONE);
 
     // A refresh that answered 500 may have published: the row stays in flight at stage "refresh", and
     // the zone's next lock holder (here the drift check) publishes the rolled-back draft.
@@ -215,7 +199,7 @@ describe('an operation fails mid-way', () => {
     expect(healed.filter((x) => x.startsWith(`GET ${REC}?`))).toEqual(['a', 'b', 'c', 'd', 'e'].map((n) => `GET ${REC}?fieldType=A&subDomain=${n} 200`));
     expect((await store.getJournalEntry(h.server.ctx.pool, j.id))?.state).toBe('recovered');
     expect(h.sim.isDeployed(ZONE)).toBe(true);
-    await expectCacheEqualsSimulator();
+    await expectCacheEqualsSimulator(h.server.ctx.pool, h.sim, ZONE);
   });
 
   it('a refresh refused with 429 did not publish: the apply is failed and done with', async () => {
@@ -223,7 +207,7 @@ describe('an operation fails mid-way', () => {
     const e = await rejected(applyChanges(alice, fiveOps()));
     expect(Code[e.code]).toBe('Unavailable');
     expect((await lastJournal()).state).toBe('failed');
-    await expectCacheEqualsSimulator();
+    await expectCacheEqualsSimulator(h.server.ctx.pool, h.sim, ZONE);
   });
 
   it('a record to update was deleted by hand: FailedPrecondition, undone, and the cache learns it is gone', async () => {
@@ -243,7 +227,7 @@ describe('an operation fails mid-way', () => {
       `GET ${REC}/${newA} 200`,
       `GET ${REC}?fieldType=A&subDomain=b 200`,
     ]);
-    await expectCacheEqualsSimulator();
+    await expectCacheEqualsSimulator(h.server.ctx.pool, h.sim, ZONE);
     // Put b back for the next tests (the beforeEach re-creates it).
   });
 
@@ -275,7 +259,7 @@ describe('an operation fails mid-way', () => {
       `DELETE ${REC}/${orphanId} 200`, // what the failed creation did, undone too
     ]);
     expect(contents(h.sim.draftRecords(ZONE))).toEqual(before);
-    await expectCacheEqualsSimulator();
+    await expectCacheEqualsSimulator(h.server.ctx.pool, h.sim, ZONE);
   });
 
   it('an undo that fails too leaves the journal in flight; the next apply rolls it back first', async () => {
@@ -291,7 +275,7 @@ describe('an operation fails mid-way', () => {
 
     // The next apply to the zone (here: one that changes nothing) first rolls the dead one back.
     h.sim.clearCalls();
-    const res = await applyDesired(alice, [ep(`a.${ZONE}`, ['192.0.2.1'])]);
+    const res = await applyDesired(h.zoneClient(alice), [ep(`a.${ZONE}`, ['192.0.2.1'])]);
     expect(ApplyStatus[res.zones[0]!.status]).toBe('NO_CHANGES');
     expect(calls()).toEqual([
       `GET ${REC}?fieldType=A&subDomain=a 200`,
@@ -307,55 +291,55 @@ describe('an operation fails mid-way', () => {
     const j = (await store.listJournal(h.server.ctx.pool, { zone: ZONE, limit: 1 }))[0]!;
     expect(j.state).toBe('recovered');
     expect(contents(h.sim.draftRecords(ZONE))).toEqual(contents(h.sim.publishedRecords(ZONE)));
-    await expectCacheEqualsSimulator();
+    await expectCacheEqualsSimulator(h.server.ctx.pool, h.sim, ZONE);
   });
 });
 
 describe('re-reading the apex', () => {
   it("OVH's empty subDomain filter lists every name of the type: only the apex's records are read", async () => {
-    await applyDesired(alice, [ep(`x.${ZONE}`, ['hello'], 300, 'TXT'), ep(`y.${ZONE}`, ['world'], 300, 'TXT')]);
+    await applyDesired(h.zoneClient(alice), [ep(`x.${ZONE}`, ['hello'], 300, 'TXT'), ep(`y.${ZONE}`, ['world'], 300, 'TXT')]);
     h.sim.clearCalls();
     h.sim.faults.fail({ method: 'POST', path: REC, nth: 1, effect: { kind: 'status', status: 400 } });
-    const e = await rejected(applyDesired(alice, [ep(ZONE, ['v=apex'], 300, 'TXT')]));
+    const e = await rejected(applyDesired(h.zoneClient(alice), [ep(ZONE, ['v=apex'], 300, 'TXT')]));
     expect(Code[e.code]).toBe('FailedPrecondition');
     // The list answers the ids of x and y too (cached under their names): neither is fetched.
     expect(calls()).toEqual([`POST ${REC} 400`, `GET ${REC}?fieldType=TXT&subDomain= 200`]);
-    await expectCacheEqualsSimulator();
+    await expectCacheEqualsSimulator(h.server.ctx.pool, h.sim, ZONE);
   });
 });
 
 describe('a POST whose answer is lost', () => {
   it('done then dropped: looked up, not sent again: exactly one record', async () => {
     h.sim.faults.fail({ method: 'POST', path: REC, times: 1, effect: { kind: 'applyThenDrop' } });
-    const res = await applyDesired(alice, [ep(`p.${ZONE}`, ['192.0.2.77'])]);
+    const res = await applyDesired(h.zoneClient(alice), [ep(`p.${ZONE}`, ['192.0.2.77'])]);
     expect(ApplyStatus[res.zones[0]!.status]).toBe('APPLIED');
     const made = h.sim.draftRecords(ZONE).filter((r) => r.subDomain === 'p');
     expect(made).toHaveLength(1);
     expect(calls()).toEqual([`POST ${REC} 0`, `GET ${REC}?fieldType=A&subDomain=p 200`, `GET ${REC}/${made[0]!.id} 200`, `POST /domain/zone/${ZONE}/refresh 204`]);
-    await expectCacheEqualsSimulator();
+    await expectCacheEqualsSimulator(h.server.ctx.pool, h.sim, ZONE);
   });
 
   it('timed out (no answer within DNSPLANE_OVH_TIMEOUT), not done: looked up, sent again: exactly one record', async () => {
     h.sim.faults.fail({ method: 'POST', path: REC, times: 1, effect: { kind: 'hang' } });
-    const res = await applyDesired(alice, [ep(`q.${ZONE}`, ['192.0.2.78'])]);
+    const res = await applyDesired(h.zoneClient(alice), [ep(`q.${ZONE}`, ['192.0.2.78'])]);
     expect(ApplyStatus[res.zones[0]!.status]).toBe('APPLIED');
     expect(h.sim.draftRecords(ZONE).filter((r) => r.subDomain === 'q')).toHaveLength(1);
     expect(calls()).toEqual([`POST ${REC} 0`, `GET ${REC}?fieldType=A&subDomain=q 200`, `POST ${REC} 200`, `POST /domain/zone/${ZONE}/refresh 204`]);
-    await expectCacheEqualsSimulator();
+    await expectCacheEqualsSimulator(h.server.ctx.pool, h.sim, ZONE);
   });
 
   it('answered with id 0: resolved by look-up, the cache holds the real id', async () => {
     h.sim.faults.fail({ method: 'POST', path: REC, times: 1, effect: { kind: 'idZero' } });
-    await applyDesired(alice, [ep(`z.${ZONE}`, ['192.0.2.79'])]);
+    await applyDesired(h.zoneClient(alice), [ep(`z.${ZONE}`, ['192.0.2.79'])]);
     expect(h.sim.draftRecords(ZONE).filter((r) => r.subDomain === 'z')).toHaveLength(1);
-    await expectCacheEqualsSimulator();
+    await expectCacheEqualsSimulator(h.server.ctx.pool, h.sim, ZONE);
   });
 });
 
 describe('stale plans', () => {
   it('a stored plan whose zone moved since: FailedPrecondition and zero OVH calls', async () => {
     const planned = await h.zoneClient(alice).plan({ policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`s.${ZONE}`, ['192.0.2.60'])] } } });
-    await applyDesired(alice, [ep(`t.${ZONE}`, ['192.0.2.61'])]); // the zone moves on
+    await applyDesired(h.zoneClient(alice), [ep(`t.${ZONE}`, ['192.0.2.61'])]); // the zone moves on
     h.sim.clearCalls();
     const e = await rejected(h.zoneClient(alice).apply({ source: { case: 'planId', value: planned.plan!.id } }));
     expect(Code[e.code]).toBe('FailedPrecondition');
@@ -378,17 +362,17 @@ describe('the zone lock', () => {
   it('held elsewhere longer than DNSPLANE_LOCK_TIMEOUT: Aborted, nothing sent; another zone applies meanwhile', async () => {
     const before = (await store.countJournalStates(h.server.ctx.pool, ZONE));
     await store.withZoneLock(h.server.ctx.pool, ZONE, { lockTimeoutMs: 5_000 }, async () => {
-      const e = await rejected(applyDesired(alice, [ep(`l.${ZONE}`, ['192.0.2.70'])]));
+      const e = await rejected(applyDesired(h.zoneClient(alice), [ep(`l.${ZONE}`, ['192.0.2.70'])]));
       expect(Code[e.code]).toBe('Aborted');
       expect(e.rawMessage).toMatch(/lock not acquired within 500 ms/);
       // Different zones do not wait for each other.
-      const other = await applyDesired(alice, [ep(`l.${OTHER}`, ['192.0.2.71'])]);
+      const other = await applyDesired(h.zoneClient(alice), [ep(`l.${OTHER}`, ['192.0.2.71'])]);
       expect(ApplyStatus[other.zones[0]!.status]).toBe('APPLIED');
     });
     expect(calls(ZONE)).toEqual([]);
     expect(await store.countJournalStates(h.server.ctx.pool, ZONE)).toEqual(before);
     // Released: the same apply goes through.
-    const res = await applyDesired(alice, [ep(`l.${ZONE}`, ['192.0.2.70'])]);
+    const res = await applyDesired(h.zoneClient(alice), [ep(`l.${ZONE}`, ['192.0.2.70'])]);
     expect(ApplyStatus[res.zones[0]!.status]).toBe('APPLIED');
   });
 });

@@ -16,6 +16,7 @@ import { testDatabase, type TestDatabase } from '../helpers/db.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 import { startServerOn } from '../helpers/sim-server.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
+import { until } from '../helpers/until.js';
 
 const BUF = path.resolve('node_modules/.bin/buf');
 const ZONE = 'example.com';
@@ -43,16 +44,6 @@ function apiRoutes(h: Harness): { services: string[]; methods: string[] } {
     services: [...new Set(router.handlers.map((x) => x.service.typeName))],
     methods: router.handlers.map((x) => x.requestPath.slice(1)),
   };
-}
-
-async function until<T>(what: string, probe: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 describe('server reflection', () => {
@@ -166,18 +157,18 @@ describe('grpc.health.v1', () => {
     const exited = new Promise<number | null>((resolve) => watch.once('exit', (code) => resolve(code)));
     const seen = () => [...out.matchAll(/"status":\s*"(\w+)"/g)].map((m) => m[1]);
     try {
-      await until('Watch to say SERVING', async () => seen(), (s) => s.length >= 1);
+      await until('Watch to say SERVING', () => seen().length >= 1);
       expect(seen()).toEqual(['SERVING']);
 
       proxy.cut();
-      expect(await until('Check to say NOT_SERVING', status, (s) => s === 'NOT_SERVING')).toBe('NOT_SERVING');
+      await until('Check to say NOT_SERVING', async () => (await status()) === 'NOT_SERVING');
       expect(await readyz()).toBe(503);
-      await until('Watch to say NOT_SERVING', async () => seen(), (s) => s.length >= 2);
+      await until('Watch to say NOT_SERVING', () => seen().length >= 2);
 
       proxy.restore();
-      expect(await until('Check to say SERVING again', status, (s) => s === 'SERVING')).toBe('SERVING');
+      await until('Check to say SERVING again', async () => (await status()) === 'SERVING');
       expect(await readyz()).toBe(200);
-      await until('Watch to say SERVING again', async () => seen(), (s) => s.length >= 3);
+      await until('Watch to say SERVING again', () => seen().length >= 3);
 
       // Stopping: the watcher hears NOT_SERVING and its stream ends, so the shutdown does not wait on it.
       const closing = server!.close();

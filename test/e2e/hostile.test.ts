@@ -12,6 +12,7 @@ import { startHarness, type Harness } from '../helpers/server.js';
 import { expectRejected } from '../helpers/expect.js';
 import { captureLogger } from '../helpers/log-capture.js';
 import { closedByServer, type Closed } from '../helpers/raw-http.js';
+import { until } from '../helpers/until.js';
 
 const ZONE = 'example.com';
 let h: Harness;
@@ -137,7 +138,7 @@ describe('bad tokens', () => {
     expect(m?.values.find((v) => v.labels['outcome'] === 'limited')?.value).toBeGreaterThanOrEqual(4);
 
     // Summaries, not a line per failure: flushed on the limiter's own clock, waited for here.
-    for (let i = 0; i < 200 && !lines.some((l) => l.msg.startsWith('failed logins: ') && Number(l['refusedWhileLimited']) > 0); i++) await new Promise((r) => setTimeout(r, 100));
+    await until('a failed-logins summary with refusals while limited', () => lines.some((l) => l.msg.startsWith('failed logins: ') && Number(l['refusedWhileLimited']) > 0));
     const summaries = lines.filter((l) => l.msg.startsWith('failed logins: '));
     expect(summaries.length).toBeGreaterThan(0);
     expect(summaries.length).toBeLessThanOrEqual(3);

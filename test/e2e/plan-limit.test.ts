@@ -11,6 +11,7 @@ import * as store from '../../src/store/index.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 import { ep, expectRejected } from '../helpers/expect.js';
 import { until } from '../helpers/until.js';
+import { holdZoneLock } from '../helpers/zone-locks.js';
 
 const HELD = 'held.test';
 const OTHER = 'other.test';
@@ -36,16 +37,8 @@ afterAll(async () => {
 describe('DNSPLANE_PLAN_CONCURRENCY', () => {
   it("refuses a tenant's plan beyond the bound, lets other tenants plan, and frees the slot", async () => {
     const aliceRow = (await store.getTenantByName(h.server.ctx.pool, 'alice'))!;
-    let release!: () => void;
-    const released = new Promise<void>((r) => (release = r));
-    let holding!: () => void;
-    const held = new Promise<void>((r) => (holding = r));
     // The zone lock of HELD, taken outside the server: alice's first plan waits for it in its first sync.
-    const lock = store.withZoneLock(h.server.ctx.pool, HELD, { lockTimeoutMs: 60_000 }, async () => {
-      holding();
-      await released;
-    });
-    await held;
+    const lock = await holdZoneLock(h.server.ctx.pool, HELD);
 
     const first = plan(alice, HELD, [ep(`a.${HELD}`, 'A', ['192.0.2.1'])]);
     await until("alice's first plan to be in progress", () => h.server.ctx.planLimiter?.inProgress(aliceRow.id) === 1);
@@ -59,8 +52,7 @@ describe('DNSPLANE_PLAN_CONCURRENCY', () => {
     const bobs = await plan(bob, OTHER, [ep(`c.${OTHER}`, 'A', ['192.0.2.3'])]);
     expect(bobs.plan!.zones[0]!.changes).toHaveLength(1);
 
-    release();
-    await lock;
+    await lock.release();
     const done = await first;
     expect(done.plan!.zones[0]!.changes.map((c) => c.after!.dnsName)).toEqual([`a.${HELD}`]);
     expect(h.server.ctx.planLimiter?.inProgress(aliceRow.id)).toBe(0);

@@ -2,19 +2,19 @@
  * Hot reads from memory, still exact across replicas: three servers on one database and one
  * simulator, each with its Records cache and token cache warm.
  */
-import { Code, ConnectError, createClient, type Interceptor } from '@connectrpc/connect';
+import { Code, ConnectError, createClient } from '@connectrpc/connect';
 import { create, fromBinary, fromJson, toBinary, type JsonValue } from '@bufbuild/protobuf';
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant } from '../../src/core/tenants.js';
 import { AdminService } from '../../src/gen/dnsplane/v1/admin_pb.js';
 import { Policy, RecordsRequestSchema, RecordsResponseSchema, ZoneService } from '../../src/gen/dnsplane/v1/zone_pb.js';
-import { OvhSimulator } from '../../src/ovhsim/index.js';
 import type { Server } from '../../src/server.js';
 import { LISTENER_APPLICATION_NAME } from '../../src/store/notify.js';
-import { testDatabase, type TestDatabase } from '../helpers/db.js';
+import type { TestDatabase } from '../helpers/db.js';
+import { startReplicas, type Replicas } from '../helpers/server.js';
 import { until } from '../helpers/until.js';
-import { serviceClient, memoryLogger, startServerOn } from '../helpers/sim-server.js';
+import { bearer, serviceClient, memoryLogger } from '../helpers/sim-server.js';
 
 const ZONE = 'hot.test';
 /** A second zone: answers of several zones are joined from each zone's encoded bytes. */
@@ -33,24 +33,25 @@ async function refused(server: Server, token: string): Promise<boolean> {
 }
 
 describe('read cache across replicas', () => {
-  let sim: OvhSimulator;
   let db: TestDatabase;
   const logs = [memoryLogger('debug'), memoryLogger('debug'), memoryLogger('debug')];
   let replicas: Server[] = [];
+  let cluster: Replicas | undefined;
   let admin = '';
 
   beforeAll(async () => {
-    sim = await OvhSimulator.start({ zones: { [ZONE]: [{ subDomain: 'www', fieldType: 'A', target: '192.0.2.1' }], [COLD]: [{ subDomain: 'ice', fieldType: 'A', target: '192.0.2.2' }] } });
-    db = await testDatabase();
-    for (const l of logs) replicas.push(await startServerOn(sim, db.url, { DNSPLANE_ZONES: `${ZONE},${COLD}`, DNSPLANE_DRIFT_INTERVAL: 'off' }, l.log));
+    cluster = await startReplicas({
+      zones: { [ZONE]: [{ subDomain: 'www', fieldType: 'A', target: '192.0.2.1' }], [COLD]: [{ subDomain: 'ice', fieldType: 'A', target: '192.0.2.2' }] },
+      count: logs.length,
+      env: { DNSPLANE_ZONES: `${ZONE},${COLD}`, DNSPLANE_DRIFT_INTERVAL: 'off' },
+      logger: (i) => logs[i]!.log,
+    });
+    ({ db, servers: replicas } = cluster);
     admin = (await createTenant(db.pool, { name: 'root', zones: [], admin: true })).token;
   }, 60_000);
 
   afterAll(async () => {
-    for (const r of replicas) await r.close();
-    replicas = [];
-    await sim?.stop();
-    await db?.drop();
+    await cluster?.close();
   });
 
   it('answers the very next Records with a change on the replica that made it, on the others once its NOTIFY arrived, without reading Postgres', async () => {
@@ -162,10 +163,7 @@ describe('read cache across replicas', () => {
     expect(decoded).toEqual(fromJson(RecordsResponseSchema, JSON.parse(json[0]!.toString()) as JsonValue));
     expect(decoded.zones[0]!.endpoints.find((e) => e.dnsName === `same.${ZONE}`)?.labels).toEqual({ owner: 'same-a' });
     // gRPC, gRPC-Web and Connect GET (binary and JSON) give the same answer; the binary ones from the same bytes.
-    const auth: Interceptor = (next) => (req) => {
-      req.header.set('authorization', `Bearer ${tokens[1]!}`);
-      return next(req);
-    };
+    const auth = bearer(tokens[1]!);
     const transports = [
       createGrpcTransport({ baseUrl: server.url, interceptors: [auth] }),
       createGrpcWebTransport({ baseUrl: server.url, httpVersion: '1.1', interceptors: [auth] }),
@@ -245,10 +243,7 @@ describe('read cache across replicas', () => {
   it('answers Connect JSON from encoded bytes with what Connect itself answers, errors included', async () => {
     const token = (await createTenant(db.pool, { name: 'wire', zones: [ZONE, COLD] })).token;
     const server = replicas[0]!;
-    const auth: Interceptor = (next) => (req) => {
-      req.header.set('authorization', `Bearer ${token}`);
-      return next(req);
-    };
+    const auth = bearer(token);
     const json = clientOf(ZoneService, server, token);
     const grpc = createClient(ZoneService, createGrpcTransport({ baseUrl: server.url, interceptors: [auth] }));
     const binary = createClient(ZoneService, createConnectTransport({ baseUrl: server.url, httpVersion: '1.1', useBinaryFormat: true, interceptors: [auth] }));

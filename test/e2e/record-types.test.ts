@@ -19,6 +19,7 @@ import { ApplyStatus, ChangeAction, Policy, type Endpoint } from '../../src/gen/
 import * as store from '../../src/store/index.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 import { callLines, ep, expectRejected } from '../helpers/expect.js';
+import { applyDesired } from '../helpers/zone-requests.js';
 
 const ZONE = 'example.com';
 const REL = 'rel.test'; // DNSPLANE_CNAME_RELATIVE_ZONES
@@ -30,10 +31,6 @@ const calls = (): string[] => callLines(h.sim);
 
 function wire(fieldType: string, subDomain: string, target: string, ttl = 300) {
   return { fieldType, subDomain, target, ttl };
-}
-
-async function applyDesired(endpoints: Endpoint[], policy = Policy.UPSERT_ONLY) {
-  return h.zoneClient(alice).apply({ source: { case: 'plan', value: { policy, input: { case: 'desired', value: { zones: [], endpoints } } } } });
 }
 
 async function planDesired(endpoints: Endpoint[], policy = Policy.UPSERT_ONLY) {
@@ -221,7 +218,7 @@ const roundTrips: Array<[string, RoundTrip]> = [
 describe('every type: create, read back from OVH, plan again -> no change', () => {
   it.each(roundTrips)('%s', async (_title, c) => {
     // create: one POST per target, one refresh
-    const applied = await applyDesired([c.given]);
+    const applied = await applyDesired(h.zoneClient(alice), [c.given]);
     expect(applied.zones.map((z) => [z.zone, ApplyStatus[z.status]])).toEqual([[c.zone, 'APPLIED']]);
     expect(calls()).toEqual([...c.wire.map(() => `POST /domain/zone/${c.zone}/record`), `POST /domain/zone/${c.zone}/refresh`]);
     expect(h.sim.writes().map((w) => w.body)).toEqual([...c.wire, undefined]);
@@ -242,7 +239,7 @@ describe('every type: create, read back from OVH, plan again -> no change', () =
     expect(again.zones.map((z) => ({ zone: z.zone, changes: z.changes.length, operations: z.operations.length, conflicts: z.conflicts.length }))).toEqual([
       { zone: c.zone, changes: 0, operations: 0, conflicts: 0 },
     ]);
-    const reapplied = await applyDesired([c.given]);
+    const reapplied = await applyDesired(h.zoneClient(alice), [c.given]);
     expect(ApplyStatus[reapplied.zones[0]!.status]).toBe('NO_CHANGES');
     expect(calls()).toEqual([]);
   });
@@ -290,11 +287,11 @@ describe('every type: create, read back from OVH, plan again -> no change', () =
 
 describe('minimal operations', () => {
   it('replacing 2 of 3 targets is 2 PUTs (record ids reused) + 1 refresh', async () => {
-    await applyDesired([ep(`three.${ZONE}`, 'A', ['192.0.2.51', '192.0.2.52', '192.0.2.53'])]);
+    await applyDesired(h.zoneClient(alice), [ep(`three.${ZONE}`, 'A', ['192.0.2.51', '192.0.2.52', '192.0.2.53'])]);
     const id52 = idOf(ZONE, 'three', 'A', '192.0.2.52');
     const id53 = idOf(ZONE, 'three', 'A', '192.0.2.53');
     h.sim.clearCalls();
-    const res = await applyDesired([ep(`three.${ZONE}`, 'A', ['192.0.2.51', '192.0.2.58', '192.0.2.59'])]);
+    const res = await applyDesired(h.zoneClient(alice), [ep(`three.${ZONE}`, 'A', ['192.0.2.51', '192.0.2.58', '192.0.2.59'])]);
     expect(ApplyStatus[res.zones[0]!.status]).toBe('APPLIED');
     expect(calls()).toEqual([`PUT /domain/zone/${ZONE}/record/${id52}`, `PUT /domain/zone/${ZONE}/record/${id53}`, `POST /domain/zone/${ZONE}/refresh`]);
     expect(h.sim.writes().map((w) => w.body)).toEqual([{ target: '192.0.2.58', ttl: 300 }, { target: '192.0.2.59', ttl: 300 }, undefined]);
@@ -302,11 +299,11 @@ describe('minimal operations', () => {
   });
 
   it('adding 1 and removing 2 is 1 DELETE + 1 PUT + 1 refresh', async () => {
-    await applyDesired([ep(`mix.${ZONE}`, 'A', ['192.0.2.61', '192.0.2.62', '192.0.2.63'])]);
+    await applyDesired(h.zoneClient(alice), [ep(`mix.${ZONE}`, 'A', ['192.0.2.61', '192.0.2.62', '192.0.2.63'])]);
     const id62 = idOf(ZONE, 'mix', 'A', '192.0.2.62');
     const id63 = idOf(ZONE, 'mix', 'A', '192.0.2.63');
     h.sim.clearCalls();
-    await applyDesired([ep(`mix.${ZONE}`, 'A', ['192.0.2.61', '192.0.2.64'])]);
+    await applyDesired(h.zoneClient(alice), [ep(`mix.${ZONE}`, 'A', ['192.0.2.61', '192.0.2.64'])]);
     expect(calls()).toEqual([`DELETE /domain/zone/${ZONE}/record/${id63}`, `PUT /domain/zone/${ZONE}/record/${id62}`, `POST /domain/zone/${ZONE}/refresh`]);
     expect(h.sim.writes()[1]!.body).toEqual({ target: '192.0.2.64', ttl: 300 });
     expect(h.sim.publishedRecords(ZONE).filter((r) => r.subDomain === 'mix').map((r) => r.target).sort()).toEqual(['192.0.2.61', '192.0.2.64']);
@@ -314,7 +311,7 @@ describe('minimal operations', () => {
 
   it('a TTL change alone is one PUT per record, no DELETE, no POST', async () => {
     const ids = ['192.0.2.61', '192.0.2.64'].map((t) => idOf(ZONE, 'mix', 'A', t));
-    await applyDesired([ep(`mix.${ZONE}`, 'A', ['192.0.2.61', '192.0.2.64'], 900)]);
+    await applyDesired(h.zoneClient(alice), [ep(`mix.${ZONE}`, 'A', ['192.0.2.61', '192.0.2.64'], 900)]);
     expect(calls()).toEqual([...ids.map((id) => `PUT /domain/zone/${ZONE}/record/${id}`), `POST /domain/zone/${ZONE}/refresh`]);
   });
 });
@@ -338,13 +335,13 @@ describe("OVH's rules", () => {
     const again = await planDesired([ep(`short.${ZONE}`, 'A', ['192.0.2.70'], 30)]);
     expect(again.zones[0]!.changes).toEqual([]);
     expect(again.zones[0]!.operations).toEqual([]);
-    const reapplied = await applyDesired([ep(`short.${ZONE}`, 'A', ['192.0.2.70'], 30)]);
+    const reapplied = await applyDesired(h.zoneClient(alice), [ep(`short.${ZONE}`, 'A', ['192.0.2.70'], 30)]);
     expect(ApplyStatus[reapplied.zones[0]!.status]).toBe('NO_CHANGES');
     expect(calls()).toEqual([]);
   });
 
   it('duplicates in OVH are seen as one target, left alone while the set is unchanged, cleaned when the owner changes it', async () => {
-    await applyDesired([ep(`dup.${ZONE}`, 'A', ['192.0.2.80'])]);
+    await applyDesired(h.zoneClient(alice), [ep(`dup.${ZONE}`, 'A', ['192.0.2.80'])]);
     const original = idOf(ZONE, 'dup', 'A', '192.0.2.80');
     // Someone adds the same record again by hand in OVH; dnsplane reads the zone again.
     const copy = h.sim.addRecord(ZONE, { subDomain: 'dup', fieldType: 'A', target: '192.0.2.80', ttl: 300 });
@@ -354,12 +351,12 @@ describe("OVH's rules", () => {
 
     // Unchanged desired state: nothing planned, nothing sent, the copy stays.
     h.sim.clearCalls();
-    const same = await applyDesired([ep(`dup.${ZONE}`, 'A', ['192.0.2.80'])]);
+    const same = await applyDesired(h.zoneClient(alice), [ep(`dup.${ZONE}`, 'A', ['192.0.2.80'])]);
     expect(ApplyStatus[same.zones[0]!.status]).toBe('NO_CHANGES');
     expect(calls()).toEqual([]);
 
     // The owner adds a target: the copy is reused for it (one PUT), no POST, no duplicate left.
-    const res = await applyDesired([ep(`dup.${ZONE}`, 'A', ['192.0.2.80', '192.0.2.81'])]);
+    const res = await applyDesired(h.zoneClient(alice), [ep(`dup.${ZONE}`, 'A', ['192.0.2.80', '192.0.2.81'])]);
     expect(ApplyStatus[res.zones[0]!.status]).toBe('APPLIED');
     const reused = [original, copy.id].sort()[1]!; // ovh/ops keeps the lower id, reuses the other
     expect(calls()).toEqual([`PUT /domain/zone/${ZONE}/record/${reused}`, `POST /domain/zone/${ZONE}/refresh`]);
@@ -369,7 +366,7 @@ describe("OVH's rules", () => {
   it('a lost answer to the POST of a long TXT with quotes inside: found by its target, not created twice', async () => {
     const value = `${'u'.repeat(254)}"v" ${'w'.repeat(60)}`; // OVH's split falls inside the quoted part
     h.sim.faults.fail({ method: 'POST', path: `/domain/zone/${ZONE}/record`, times: 1, effect: { kind: 'applyThenDrop' } });
-    const res = await applyDesired([ep(`lost.${ZONE}`, 'TXT', [value])]);
+    const res = await applyDesired(h.zoneClient(alice), [ep(`lost.${ZONE}`, 'TXT', [value])]);
     expect(ApplyStatus[res.zones[0]!.status]).toBe('APPLIED');
     const created = h.sim.draftRecords(ZONE).filter((r) => r.subDomain === 'lost');
     expect(created.map((r) => r.target)).toEqual([value]);
@@ -388,7 +385,7 @@ describe("OVH's rules", () => {
     h.sim.publish(ZONE);
     await resync(ZONE);
     h.sim.clearCalls();
-    const res = await applyDesired([ep(`handmade.${ZONE}`, 'TXT', ['y'], 0)]);
+    const res = await applyDesired(h.zoneClient(alice), [ep(`handmade.${ZONE}`, 'TXT', ['y'], 0)]);
     expect(res.zones[0]!.conflicts.map((c) => c.reason)).toEqual([expect.stringMatching(/without an owner/)]);
     expect(calls()).toEqual([]);
   });
@@ -399,7 +396,7 @@ describe("OVH's rules", () => {
     ['CNAME', ep(`_svc.${ZONE}`, 'CNAME', [`www.${ZONE}`])],
     ['MX (dnsplane allows "_" only in TXT and SRV names)', ep(`_svc.${ZONE}`, 'MX', [`10 mx.${ZONE}`])],
   ])('an underscore in a %s name is InvalidArgument, nothing sent', async (_t, e) => {
-    await expectRejected(applyDesired([e]), Code.InvalidArgument, /endpoints\[0\]\.dnsName.*underscore/i);
+    await expectRejected(applyDesired(h.zoneClient(alice), [e]), Code.InvalidArgument, /endpoints\[0\]\.dnsName.*underscore/i);
     expect(calls()).toEqual([]);
   });
 
@@ -411,7 +408,7 @@ describe("OVH's rules", () => {
   });
 
   it('a CNAME target may carry underscores (e.g. DKIM delegation)', async () => {
-    await applyDesired([ep(`dkim.${ZONE}`, 'CNAME', ['s1._domainkey.mail.example.net'])]);
+    await applyDesired(h.zoneClient(alice), [ep(`dkim.${ZONE}`, 'CNAME', ['s1._domainkey.mail.example.net'])]);
     expect(h.sim.writes()[0]!.body).toEqual(wire('CNAME', 'dkim', 's1._domainkey.mail.example.net.'));
   });
 });

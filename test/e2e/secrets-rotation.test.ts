@@ -18,11 +18,12 @@ import { createTenant } from '../../src/core/tenants.js';
 import { createTsigKey } from '../../src/core/tsig-key-admin.js';
 import { secretContext } from '../../src/core/tsig-keys.js';
 import { RCODE, TYPE } from '../../src/dns/wire/index.js';
-import { OvhSimulator } from '../../src/ovhsim/index.js';
+import type { OvhSimulator } from '../../src/ovhsim/index.js';
 import type { Server } from '../../src/server.js';
 import * as store from '../../src/store/index.js';
 import { capturedIo } from '../helpers/cli-io.js';
-import { testDatabase, type TestDatabase } from '../helpers/db.js';
+import type { TestDatabase } from '../helpers/db.js';
+import { startReplicas, type Replicas } from '../helpers/server.js';
 import { query, udpExchange } from '../helpers/dns-client.js';
 import { startServerOn } from '../helpers/sim-server.js';
 
@@ -35,32 +36,36 @@ const KEYS = 12;
 
 let sim: OvhSimulator;
 let db: TestDatabase;
-const replicas: Server[] = [];
+let replicas: Server[] = [];
+let cluster: Replicas | undefined;
 const issued: Array<{ name: string; secret: Buffer }> = [];
 let ovhKey: { applicationKey: string; secret: string };
 const logLines: string[] = [];
 
 beforeAll(async () => {
-  sim = await OvhSimulator.start({ zones: { [ZONE]: [] } });
-  db = await testDatabase();
   const old = new SecretBox(OLD);
-  await createTenant(db.pool, { name: 'acme', zones: [ZONE] });
-  await createTenant(db.pool, { name: 'shop', zones: [ZONE] });
-  for (let i = 0; i < KEYS; i++) {
-    const k = await createTsigKey({ pool: db.pool, secrets: old, actor: null }, { tenant: i % 3 === 0 ? 'shop' : 'acme', algorithm: 'hmac-sha256', acmeOnly: false });
-    issued.push({ name: k.key.name, secret: k.secret });
-  }
-  const o = await createOvhKey({ pool: db.pool, secrets: old, actor: null }, { tenant: 'acme' });
-  ovhKey = { applicationKey: o.key.applicationKey, secret: o.applicationSecret };
   const log = pino({ level: 'trace' }, { write: (line: string) => void logLines.push(line) });
-  replicas.push(await startServerOn(sim, db.url, { ...ENV, DNSPLANE_SECRETS_KEYS: `${b64(OLD)},${b64(NEW)}` }, log));
-  replicas.push(await startServerOn(sim, db.url, { ...ENV, DNSPLANE_SECRETS_KEYS: `${b64(NEW)},${b64(OLD)}` }, log));
+  cluster = await startReplicas({
+    zones: { [ZONE]: [] },
+    // The first replica seals with the old key, the second with the new one; each reads both.
+    env: (i) => ({ ...ENV, DNSPLANE_SECRETS_KEYS: i === 0 ? `${b64(OLD)},${b64(NEW)}` : `${b64(NEW)},${b64(OLD)}` }),
+    logger: () => log,
+    async seed(fresh) {
+      await createTenant(fresh.pool, { name: 'acme', zones: [ZONE] });
+      await createTenant(fresh.pool, { name: 'shop', zones: [ZONE] });
+      for (let i = 0; i < KEYS; i++) {
+        const k = await createTsigKey({ pool: fresh.pool, secrets: old, actor: null }, { tenant: i % 3 === 0 ? 'shop' : 'acme', algorithm: 'hmac-sha256', acmeOnly: false });
+        issued.push({ name: k.key.name, secret: k.secret });
+      }
+      const o = await createOvhKey({ pool: fresh.pool, secrets: old, actor: null }, { tenant: 'acme' });
+      ovhKey = { applicationKey: o.key.applicationKey, secret: o.applicationSecret };
+    },
+  });
+  ({ sim, db, servers: replicas } = cluster);
 });
 
 afterAll(async () => {
-  for (const r of replicas) await r.close();
-  await sim?.stop();
-  await db?.drop();
+  await cluster?.close();
 });
 
 /** A signed SOA query with key `i` to replica `r`: the rcode answered and whether the answer is signed. */

@@ -22,10 +22,11 @@ import { rotateTsigKey } from '../../src/core/tsig-key-admin.js';
 import { createTsigKeyring, tsigKeyring, type TsigKey } from '../../src/core/tsig-keys.js';
 import { toJson } from '@bufbuild/protobuf';
 import { AdminService, ListTsigKeysResponseSchema } from '../../src/gen/dnsplane/v1/admin_pb.js';
-import { OvhSimulator } from '../../src/ovhsim/index.js';
+import type { OvhSimulator } from '../../src/ovhsim/index.js';
 import type { Server } from '../../src/server.js';
 import * as store from '../../src/store/index.js';
-import { testDatabase, type TestDatabase } from '../helpers/db.js';
+import type { TestDatabase } from '../helpers/db.js';
+import { startReplicas, type Replicas } from '../helpers/server.js';
 import { until } from '../helpers/until.js';
 import { serviceClient, simulatorEnv, startServerOn } from '../helpers/sim-server.js';
 
@@ -49,27 +50,21 @@ let sim: OvhSimulator;
 let db: TestDatabase;
 const logLines: string[] = [];
 let replicas: Server[] = [];
+let cluster: Replicas | undefined;
 const tokens: Record<string, string> = {};
 /** Every secret issued in this file, to look for where it must not be. */
 const secrets: string[] = [];
 
 beforeAll(async () => {
-  sim = await OvhSimulator.start({ zones: { [ZONE]: [] } });
-  db = await testDatabase();
-  for (let i = 0; i < 2; i++) {
-    const log = pino({ level: 'trace' }, { write: (line: string) => void logLines.push(line) });
-    replicas.push(await startServerOn(sim, db.url, KEY_ENV, log));
-  }
+  cluster = await startReplicas({ zones: { [ZONE]: [] }, env: KEY_ENV, logger: () => pino({ level: 'trace' }, { write: (line: string) => void logLines.push(line) }) });
+  ({ sim, db, servers: replicas } = cluster);
   tokens['root'] = (await createTenant(db.pool, { name: 'root', zones: [], admin: true })).token;
   tokens['alice'] = (await createTenant(db.pool, { name: 'alice', zones: [ZONE] })).token;
   await until('both replicas to listen', () => replicas.every((r) => r.ctx.tsigKeys!.trusted()));
 }, 60_000);
 
 afterAll(async () => {
-  for (const r of replicas) await r.close();
-  replicas = [];
-  await sim?.stop();
-  await db?.drop();
+  await cluster?.close();
 });
 
 describe('admin RPCs', () => {

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApplyStatus, ChangeAction, Policy, type Endpoint } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 import { callLines, ep, expectRejected } from '../helpers/expect.js';
+import { applyDesired } from '../helpers/zone-requests.js';
 
 const ZONE = 'example.com';
 let h: Harness;
@@ -15,10 +16,6 @@ let alice: string;
 let bob: string;
 
 const calls = (): string[] => callLines(h.sim);
-
-async function applyDesired(token: string, endpoints: Endpoint[], policy = Policy.UPSERT_ONLY) {
-  return h.zoneClient(token).apply({ source: { case: 'plan', value: { policy, input: { case: 'desired', value: { zones: [], endpoints } } } } });
-}
 
 beforeAll(async () => {
   h = await startHarness({
@@ -110,13 +107,13 @@ describe('Plan and Apply', () => {
 
   it('changes one target of three with 1 PUT and 1 refresh, no DELETE, no POST', async () => {
     const before = h.sim.draftRecords(ZONE).find((r) => r.subDomain === 'www' && r.target === '192.0.2.3')!;
-    await applyDesired(alice, [ep(`www.${ZONE}`, 'A', ['192.0.2.1', '192.0.2.2', '192.0.2.9'])]);
+    await applyDesired(h.zoneClient(alice), [ep(`www.${ZONE}`, 'A', ['192.0.2.1', '192.0.2.2', '192.0.2.9'])]);
     expect(calls()).toEqual([`PUT /domain/zone/${ZONE}/record/${before.id}`, `POST /domain/zone/${ZONE}/refresh`]);
     expect(h.sim.writes()[0]!.body).toEqual({ target: '192.0.2.9', ttl: 300 });
   });
 
   it('changes only the TTL with PUTs only', async () => {
-    await applyDesired(alice, [ep(`www.${ZONE}`, 'A', ['192.0.2.1', '192.0.2.2', '192.0.2.9'], 600)]);
+    await applyDesired(h.zoneClient(alice), [ep(`www.${ZONE}`, 'A', ['192.0.2.1', '192.0.2.2', '192.0.2.9'], 600)]);
     const c = calls();
     expect(c.filter((x) => x.startsWith('PUT '))).toHaveLength(3);
     expect(c.filter((x) => !x.startsWith('PUT '))).toEqual([`POST /domain/zone/${ZONE}/refresh`]);
@@ -124,22 +121,22 @@ describe('Plan and Apply', () => {
   });
 
   it('sends nothing and refreshes nothing for a plan with no change', async () => {
-    const res = await applyDesired(alice, [ep(`www.${ZONE}`, 'A', ['192.0.2.9', '192.0.2.2', '192.0.2.1'], 600)]);
+    const res = await applyDesired(h.zoneClient(alice), [ep(`www.${ZONE}`, 'A', ['192.0.2.9', '192.0.2.2', '192.0.2.1'], 600)]);
     expect(ApplyStatus[res.zones[0]!.status]).toBe('NO_CHANGES');
     expect(calls()).toEqual([]);
   });
 
   it('deletes what a SYNC desired state no longer holds, only among the tenant\'s own records', async () => {
-    await applyDesired(alice, [ep(`api.${ZONE}`, 'CNAME', [`www.${ZONE}`])]);
+    await applyDesired(h.zoneClient(alice), [ep(`api.${ZONE}`, 'CNAME', [`www.${ZONE}`])]);
     h.sim.clearCalls();
-    const res = await applyDesired(alice, [ep(`www.${ZONE}`, 'A', ['192.0.2.1', '192.0.2.2', '192.0.2.9'], 600)], Policy.SYNC);
+    const res = await applyDesired(h.zoneClient(alice), [ep(`www.${ZONE}`, 'A', ['192.0.2.1', '192.0.2.2', '192.0.2.9'], 600)], Policy.SYNC);
     expect(res.zones[0]!.changes.map((c) => `${ChangeAction[c.action]} ${c.before?.dnsName}`)).toEqual([`DELETE api.${ZONE}`]);
     expect(calls()).toEqual([expect.stringMatching(new RegExp(`^DELETE /domain/zone/${ZONE}/record/\\d+$`)), `POST /domain/zone/${ZONE}/refresh`]);
     expect(h.sim.draftRecords(ZONE).some((r) => r.subDomain === 'manual')).toBe(true); // unowned: untouched
   });
 
   it('reports another tenant\'s name as a conflict and applies the rest', async () => {
-    const res = await applyDesired(bob, [ep(`www.${ZONE}`, 'A', ['198.51.100.1']), ep(`bob.${ZONE}`, 'A', ['198.51.100.2'])]);
+    const res = await applyDesired(h.zoneClient(bob), [ep(`www.${ZONE}`, 'A', ['198.51.100.1']), ep(`bob.${ZONE}`, 'A', ['198.51.100.2'])]);
     const z = res.zones[0]!;
     expect(z.conflicts.map((c) => [c.endpoint!.dnsName, c.owner])).toEqual([[`www.${ZONE}`, 'alice']]);
     expect(calls()).toEqual([`POST /domain/zone/${ZONE}/record`, `POST /domain/zone/${ZONE}/refresh`]);
@@ -147,7 +144,7 @@ describe('Plan and Apply', () => {
   });
 
   it('never touches records made by hand in OVH', async () => {
-    const res = await applyDesired(alice, [ep(`manual.${ZONE}`, 'A', ['192.0.2.201'])]);
+    const res = await applyDesired(h.zoneClient(alice), [ep(`manual.${ZONE}`, 'A', ['192.0.2.201'])]);
     expect(res.zones[0]!.conflicts[0]).toMatchObject({ owner: '', reason: expect.stringMatching(/without an owner/) });
     expect(calls()).toEqual([]);
   });
@@ -174,7 +171,7 @@ describe('bad input is rejected with the field and the rule, and no OVH call', (
     ['name outside every zone', ep('www.other.org', 'A', ['192.0.2.1']), Code.InvalidArgument, /endpoints\[0\]\.dnsName.*not in any zone/],
   ];
   it.each(cases)('%s', async (_name, endpoint, code, message) => {
-    await expectRejected(applyDesired(alice, [endpoint]), code, message);
+    await expectRejected(applyDesired(h.zoneClient(alice), [endpoint]), code, message);
     await expectRejected(
       h.zoneClient(alice).plan({ policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [endpoint] } } }),
       code,
@@ -185,7 +182,7 @@ describe('bad input is rejected with the field and the rule, and no OVH call', (
 
   it('CNAME beside another type at the same name', async () => {
     await expectRejected(
-      applyDesired(alice, [ep(`dup.${ZONE}`, 'CNAME', [`www.${ZONE}`]), ep(`dup.${ZONE}`, 'TXT', ['hello'])]),
+      applyDesired(h.zoneClient(alice), [ep(`dup.${ZONE}`, 'CNAME', [`www.${ZONE}`]), ep(`dup.${ZONE}`, 'TXT', ['hello'])]),
       Code.InvalidArgument,
       /CNAME/,
     );
@@ -194,7 +191,7 @@ describe('bad input is rejected with the field and the rule, and no OVH call', (
 
   it('a zone outside the tenant\'s zones is PermissionDenied', async () => {
     const h2 = await h.tenant('carol', ['other.test']);
-    await expectRejected(applyDesired(h2, [ep(`x.${ZONE}`, 'A', ['192.0.2.1'])]), Code.PermissionDenied, /endpoints\[0\]\.dnsName.*carol/);
+    await expectRejected(applyDesired(h.zoneClient(h2), [ep(`x.${ZONE}`, 'A', ['192.0.2.1'])]), Code.PermissionDenied, /endpoints\[0\]\.dnsName.*carol/);
     await expectRejected(h.zoneClient(h2).records({ zones: [ZONE] }), Code.PermissionDenied, /zones\[0\]/);
     expect(calls()).toEqual([]);
   });

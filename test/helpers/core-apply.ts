@@ -1,6 +1,6 @@
 /**
- * For the tests of the apply room (test/core/apply): core's apply path driven directly, without the
- * server — a CoreContext on a real Postgres (a database of the test file's own, with a journal pool
+ * For the tests of the apply room (test/core/apply) and of the API's handlers in memory (test/api):
+ * core driven directly, without the server — a CoreContext on a real Postgres (a database of the test file's own, with a journal pool
  * beside it as server.ts builds one) and the OVH simulator over real HTTPS through the real client,
  * its zones registered and synced, its tenants made — and applies of one zone queued in a known
  * order behind a zone lock the test holds (queueBehindLock, which the end-to-end tests use too).
@@ -14,7 +14,7 @@ import * as store from '../../src/store/index.js';
 import { testDatabase, type TestDatabase } from './db.js';
 import { ovhApiFor, simCalls } from './ovh-api.js';
 import { until } from './until.js';
-import { zoneLocksWaited } from './zone-locks.js';
+import { holdZoneLock, zoneLocksWaited } from './zone-locks.js';
 
 export interface ApplyRoom {
   sim: OvhSimulator;
@@ -22,6 +22,8 @@ export interface ApplyRoom {
   ctx: CoreContext;
   /** The tenants made at start, by name (each may use every zone). */
   tenants: Record<string, Tenant>;
+  /** Their bearer tokens, by name. */
+  tokens: Record<string, string>;
   /** The simulator's calls since it last cleared them: "METHOD path[?query] status", /auth/time left out. */
   calls(): string[];
   close(): Promise<void>;
@@ -42,13 +44,15 @@ export async function applyRoom(opts: { zones: Record<string, SimRecordInit[]>; 
   await store.ensureZones(db.pool, zones);
   for (const zone of zones) await ensureSynced(ctx, zone);
   const tenants: Record<string, Tenant> = {};
-  for (const name of opts.tenants) tenants[name] = (await createTenant(db.pool, { name, zones })).tenant;
+  const tokens: Record<string, string> = {};
+  for (const name of opts.tenants) ({ tenant: tenants[name], token: tokens[name] } = await createTenant(db.pool, { name, zones }));
   sim.clearCalls();
   return {
     sim,
     db,
     ctx,
     tenants,
+    tokens,
     calls: () => simCalls(sim),
     async close() {
       await journalPool.end().catch(() => undefined);
@@ -66,22 +70,13 @@ export type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
  * the lock: they reach it in this order. Answers each one's outcome.
  */
 export async function queueBehindLock<T>(ctx: CoreContext, zone: string, starts: Array<() => Promise<T>>): Promise<Array<Settled<T>>> {
-  let release!: () => void;
-  const released = new Promise<void>((r) => (release = r));
-  let holding!: () => void;
-  const held = new Promise<void>((r) => (holding = r));
-  const holder = store.withZoneLock(ctx.pool, zone, { lockTimeoutMs: 60_000 }, async () => {
-    holding();
-    await released;
-  });
-  await held;
+  const lock = await holdZoneLock(ctx.pool, zone);
   const outcomes: Array<Promise<Settled<T>>> = [];
   for (const [i, start] of starts.entries()) {
     outcomes.push(start().then((value) => ({ ok: true as const, value }), (error: unknown) => ({ ok: false as const, error })));
     if (i === 0) await until('the first apply to wait in Postgres', async () => (await zoneLocksWaited(ctx.pool)) === 1);
     else await until(`apply ${i + 1} to wait in the queue`, () => zoneLockWaiters(ctx, zone) === i);
   }
-  release();
-  await holder;
+  await lock.release();
   return Promise.all(outcomes);
 }

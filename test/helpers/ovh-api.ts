@@ -17,6 +17,12 @@ export function ovhApiFor(sim: OvhSimulator, opts: Partial<OvhApiOptions> = {}):
   });
 }
 
+/** One call as "METHOD path?query status" plus what more(call) adds. */
+const callLine = (more: (c: SimCall) => string) => (c: SimCall): string => {
+  const q = new URLSearchParams(c.query).toString();
+  return `${c.method} ${c.path}${q ? `?${q}` : ''} ${c.status}${more(c)}`;
+};
+
 /**
  * The simulator's log as "METHOD path?query status" (plus what more(call) adds), /auth/time left out:
  * what the test files of test/ovh assert call sequences against.
@@ -25,8 +31,13 @@ export function simCalls(sim: OvhSimulator, more: (c: SimCall) => string = () =>
   return sim
     .calls()
     .filter((c) => c.path !== '/auth/time')
-    .map((c) => {
-      const q = new URLSearchParams(c.query).toString();
-      return `${c.method} ${c.path}${q ? `?${q}` : ''} ${c.status}${more(c)}`;
-    });
+    .map(callLine(more));
+}
+
+/** simCalls of one zone's paths (/domain/zone/ZONE…) only. */
+export function simZoneCalls(sim: OvhSimulator, zone: string, more: (c: SimCall) => string = () => ''): string[] {
+  return sim
+    .calls()
+    .filter((c) => c.path.startsWith(`/domain/zone/${zone}`))
+    .map(callLine(more));
 }

@@ -8,11 +8,11 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createClient, type Client, type Interceptor } from '@connectrpc/connect';
+import { createClient, type Client } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { ZoneService } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import type { OvhSimulator } from '../../src/ovhsim/index.js';
-import { simulatorEnv } from './sim-server.js';
+import { bearer, simulatorEnv } from './sim-server.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -101,11 +101,7 @@ export async function startServe(opts: ServeOptions): Promise<ServeProcess> {
     pid: child.pid ?? 0,
     output: () => out,
     zoneClient(token) {
-      const auth: Interceptor = (next) => (req) => {
-        req.header.set('authorization', `Bearer ${token}`);
-        return next(req);
-      };
-      return createClient(ZoneService, createConnectTransport({ baseUrl: url, httpVersion: '1.1', interceptors: [auth] }));
+      return createClient(ZoneService, createConnectTransport({ baseUrl: url, httpVersion: '1.1', interceptors: [bearer(token)] }));
     },
     kill: () => end('SIGKILL'),
     stop: () => end('SIGTERM'),

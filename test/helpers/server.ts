@@ -2,7 +2,7 @@
  * A real dnsplane server for end-to-end tests: real Postgres (a database of its own from the
  * migrated template), the OVH simulator over HTTPS through @ovhcloud/node-ovh, a real Connect client.
  */
-import { createClient, type Client, type Interceptor, type Transport } from '@connectrpc/connect';
+import { createClient, type Client, type Transport } from '@connectrpc/connect';
 import { createConnectTransport, createGrpcTransport } from '@connectrpc/connect-node';
 import type { DescService } from '@bufbuild/protobuf';
 import type { Logger } from 'pino';
@@ -12,8 +12,8 @@ import { AdminService } from '../../src/gen/dnsplane/v1/admin_pb.js';
 import { OvhSimulator, type SimBehavior, type SimRecordInit } from '../../src/ovhsim/index.js';
 import type { Server } from '../../src/server.js';
 import type { TsigKeyring } from '../../src/core/tsig-keys.js';
-import { testDatabase } from './db.js';
-import { startServerOn } from './sim-server.js';
+import { testDatabase, type TestDatabase } from './db.js';
+import { bearer, startServerOn } from './sim-server.js';
 
 export interface Harness {
   sim: OvhSimulator;
@@ -45,10 +45,6 @@ export async function startHarness(opts: {
   const sim = await OvhSimulator.start({ zones: opts.zones, ...(opts.behavior ? { behavior: opts.behavior } : {}) });
   const db = await testDatabase();
   const server = await startServerOn(sim, db.url, { DNSPLANE_WEBHOOK_LISTEN: '127.0.0.1:0', ...opts.env }, opts.logger, opts.dnsKeyring ? { dnsKeyring: opts.dnsKeyring } : {});
-  const bearer = (token: string | undefined): Interceptor => (next) => (req) => {
-    if (token !== undefined) req.header.set('authorization', `Bearer ${token}`);
-    return next(req);
-  };
   const connect = <S extends DescService>(service: S, token?: string): Client<S> =>
     createClient(service, createConnectTransport({ baseUrl: server.url, httpVersion: '1.1', interceptors: [bearer(token)] }));
   return {
@@ -56,10 +52,7 @@ export async function startHarness(opts: {
     server,
     webhookUrl: server.webhookUrl ?? '',
     zoneClient(token, kind = 'connect') {
-      const auth: Interceptor = (next) => (req) => {
-        if (token !== undefined) req.header.set('authorization', `Bearer ${token}`);
-        return next(req);
-      };
+      const auth = bearer(token);
       const transport: Transport =
         kind === 'grpc'
           ? createGrpcTransport({ baseUrl: server.url, interceptors: [auth] })
@@ -78,4 +71,45 @@ export async function startHarness(opts: {
       await db.drop();
     },
   };
+}
+
+/** Several dnsplane servers on one database and one simulator, as replicas run. */
+export interface Replicas {
+  sim: OvhSimulator;
+  db: TestDatabase;
+  servers: Server[];
+  /** Closes the servers, then stops the simulator and drops the database. */
+  close(): Promise<void>;
+}
+
+export async function startReplicas(opts: {
+  zones: Record<string, SimRecordInit[]>;
+  /** How many servers (default 2). */
+  count?: number;
+  /** Each server's environment (the same for all, or by index). */
+  env?: Record<string, string> | ((i: number) => Record<string, string>);
+  /** Each server's logger, by index (default: silent). */
+  logger?: (i: number) => Logger;
+  /** What the database holds before the first server starts. */
+  seed?: (db: TestDatabase) => Promise<void>;
+}): Promise<Replicas> {
+  const sim = await OvhSimulator.start({ zones: opts.zones });
+  const db = await testDatabase();
+  const servers: Server[] = [];
+  const close = async () => {
+    for (const s of servers.splice(0)) await s.close();
+    await sim.stop();
+    await db.drop();
+  };
+  try {
+    await opts.seed?.(db);
+    for (let i = 0; i < (opts.count ?? 2); i++) {
+      const env = typeof opts.env === 'function' ? opts.env(i) : opts.env;
+      servers.push(await startServerOn(sim, db.url, env, opts.logger?.(i)));
+    }
+  } catch (e) {
+    await close();
+    throw e;
+  }
+  return { sim, db, servers, close };
 }

@@ -71,20 +71,20 @@ export function zoneClientFor(
   token: string,
   opts: { useBinaryFormat?: boolean } = {},
 ): Client<typeof ZoneService> {
-  const auth: Interceptor = (next) => (req) => {
-    req.header.set('authorization', `Bearer ${token}`);
-    return next(req);
-  };
-  return createClient(ZoneService, createConnectTransport({ baseUrl: server.url, httpVersion: '1.1', ...opts, interceptors: [auth] }));
+  return createClient(ZoneService, createConnectTransport({ baseUrl: server.url, httpVersion: '1.1', ...opts, interceptors: [bearer(token)] }));
 }
 
 /** A client of any service of a server (Connect over HTTP/1.1), with a bearer token. */
 export function serviceClient<S extends DescService>(service: S, server: Pick<Server, 'url'>, token: string): Client<S> {
-  const auth: Interceptor = (next) => (req) => {
-    req.header.set('authorization', `Bearer ${token}`);
+  return createClient(service, createConnectTransport({ baseUrl: server.url, httpVersion: '1.1', interceptors: [bearer(token)] }));
+}
+
+/** A client interceptor sending `Authorization: Bearer <token>` (no token: no header). */
+export function bearer(token: string | undefined): Interceptor {
+  return (next) => (req) => {
+    if (token !== undefined) req.header.set('authorization', `Bearer ${token}`);
     return next(req);
   };
-  return createClient(service, createConnectTransport({ baseUrl: server.url, httpVersion: '1.1', interceptors: [auth] }));
 }
 
 /** A pino logger that keeps every line it writes (parsed), for tests that assert logs. */

@@ -1,9 +1,10 @@
 /**
  * dnsplane's zone locks in the test's own database, as Postgres sees them (pg_locks): how many are
- * held, and how many sessions wait for one.
+ * held, and how many sessions wait for one; and a zone's lock held by the test until it lets go.
  */
+import type pg from 'pg';
 import type { Queryable } from '../../src/store/index.js';
-import { ZONE_LOCK_NAMESPACE } from '../../src/store/index.js';
+import { withZoneLock, ZONE_LOCK_NAMESPACE } from '../../src/store/index.js';
 
 async function zoneLocks(q: Queryable, granted: boolean): Promise<number> {
   const { rows } = await q.query<{ n: number }>(
@@ -23,4 +24,23 @@ export function zoneLocksHeld(q: Queryable): Promise<number> {
 /** Sessions of this database waiting for a zone lock right now. */
 export function zoneLocksWaited(q: Queryable): Promise<number> {
   return zoneLocks(q, false);
+}
+
+/** Takes `zone`'s lock as an apply does (outside any server) and holds it until release() (which resolves once it is let go). */
+export async function holdZoneLock(pool: pg.Pool, zone: string): Promise<{ release(): Promise<void> }> {
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  let holding!: () => void;
+  const held = new Promise<void>((r) => (holding = r));
+  const holder = withZoneLock(pool, zone, { lockTimeoutMs: 60_000 }, async () => {
+    holding();
+    await released;
+  });
+  await Promise.race([held, holder]);
+  return {
+    async release() {
+      release();
+      await holder;
+    },
+  };
 }

@@ -10,11 +10,12 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant, setTenantDisabled } from '../../src/core/tenants.js';
 import { AdminService } from '../../src/gen/dnsplane/v1/admin_pb.js';
-import { OvhSimulator } from '../../src/ovhsim/index.js';
+import type { OvhSimulator } from '../../src/ovhsim/index.js';
 import type { Server } from '../../src/server.js';
-import { testDatabase, type TestDatabase } from '../helpers/db.js';
+import type { TestDatabase } from '../helpers/db.js';
+import { startReplicas, type Replicas } from '../helpers/server.js';
 import { ovhCall, type OvhKeyValues } from '../helpers/ovh-api-client.js';
-import { serviceClient, startServerOn } from '../helpers/sim-server.js';
+import { serviceClient } from '../helpers/sim-server.js';
 import { until } from '../helpers/until.js';
 import { callLines } from '../helpers/expect.js';
 
@@ -24,6 +25,7 @@ const ENV = { DNSPLANE_SECRETS_KEY: randomBytes(32).toString('base64'), DNSPLANE
 let sim: OvhSimulator;
 let db: TestDatabase;
 let replicas: Server[] = [];
+let cluster: Replicas | undefined;
 const logLines: string[] = [];
 const bodies: string[] = [];
 const secrets: string[] = [];
@@ -43,19 +45,15 @@ async function issue(tenant: string): Promise<OvhKeyValues> {
 }
 
 beforeAll(async () => {
-  sim = await OvhSimulator.start({ zones: { [ZONE]: [] } });
-  db = await testDatabase();
-  for (let i = 0; i < 2; i++) replicas.push(await startServerOn(sim, db.url, ENV, pino({ level: 'trace' }, { write: (line: string) => void logLines.push(line) })));
+  cluster = await startReplicas({ zones: { [ZONE]: [] }, env: ENV, logger: () => pino({ level: 'trace' }, { write: (line: string) => void logLines.push(line) }) });
+  ({ sim, db, servers: replicas } = cluster);
   root = (await createTenant(db.pool, { name: 'root', zones: [], admin: true })).token;
   await createTenant(db.pool, { name: 'alice', zones: [ZONE] });
   await until('both replicas to listen', () => replicas.every((r) => r.ctx.ovhKeys!.trusted()));
 }, 60_000);
 
 afterAll(async () => {
-  for (const r of replicas) await r.close();
-  replicas = [];
-  await sim?.stop();
-  await db?.drop();
+  await cluster?.close();
 });
 
 describe('two replicas', () => {

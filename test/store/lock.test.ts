@@ -4,6 +4,7 @@ import { LockTimeoutError, TransactionAbortedError } from '../../src/store/error
 import { tryZoneLock, withZoneLock, ZONE_LOCK_NAMESPACE } from '../../src/store/lock.js';
 import { withSnapshot } from '../../src/store/transaction.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
+import { until } from '../helpers/until.js';
 import { zoneLocksHeld, zoneLocksWaited } from '../helpers/zone-locks.js';
 
 /** A promise with its resolve exposed. */
@@ -13,14 +14,6 @@ function latch(): { promise: Promise<void>; open: () => void } {
     open = r;
   });
   return { promise, open };
-}
-
-async function until(check: () => Promise<boolean>, what: string, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 describe('withZoneLock', () => {
@@ -55,7 +48,7 @@ describe('withZoneLock', () => {
       events.push('B out');
     });
     // B is provably blocked on the lock (not merely slow): Postgres shows its request ungranted.
-    await until(async () => (await zoneLocksWaited(observer)) === 1, 'B to wait for the lock');
+    await until('B to wait for the lock', async () => (await zoneLocksWaited(observer)) === 1);
     expect(events).toEqual(['A in']);
     releaseA.open();
     await Promise.all([a, b]);

@@ -5,14 +5,7 @@ import { listen, LISTENER_APPLICATION_NAME, listenZoneChanges, notifyZoneChanged
 import { createTenant, setDisabled, setTokenHash } from '../../src/store/tenants.js';
 import { withTransaction } from '../../src/store/transaction.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
-
-async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+import { until } from '../helpers/until.js';
 
 describe('NOTIFY / LISTEN', () => {
   let db: TestDatabase;
@@ -37,7 +30,7 @@ describe('NOTIFY / LISTEN', () => {
     try {
       await notifyZoneChanged(db.pool, 'a.example', 7n);
       await notifyZoneChanged(db.pool, 'b.example', 9007199254740993n);
-      await until(() => got.length === 2, 'two notifications');
+      await until('two notifications', () => got.length === 2);
       expect(got).toEqual([
         ['a.example', 7n],
         ['b.example', 9007199254740993n],
@@ -56,7 +49,7 @@ describe('NOTIFY / LISTEN', () => {
       const huge: ZoneChange = { ids: Array.from({ length: 1_000 }, (_, i) => String(5_000_000_000 + i)), sets: [] };
       await notifyZoneChanged(db.pool, 'a.example', 4n, huge);
       await db.pool.query('SELECT pg_notify($1, $2)', [ZONE_CHANNEL, '{"zone": "a.example", "generation": "5", "changed": {"ids": [1], "sets": []}}']);
-      await until(() => got.length === 3, 'three notifications');
+      await until('three notifications', () => got.length === 3);
       expect(got).toEqual([
         ['a.example', 3n, changed],
         ['a.example', 4n, undefined],
@@ -80,7 +73,7 @@ describe('NOTIFY / LISTEN', () => {
         await new Promise((r) => setTimeout(r, 50));
         expect(got).toEqual([]); // not before COMMIT
       });
-      await until(() => got.length === 1, 'the committed notification');
+      await until('the committed notification', () => got.length === 1);
       await new Promise((r) => setTimeout(r, 50));
       expect(got).toEqual(['committed.example']);
     } finally {
@@ -105,7 +98,7 @@ describe('NOTIFY / LISTEN', () => {
       await db.pool.query('SELECT pg_notify($1, $2)', [ZONE_CHANNEL, '{"zone": "x.example", "generation": "abc"}']);
       await notifyZoneChanged(db.pool, 'throws.example', 1n);
       await notifyZoneChanged(db.pool, 'after.example', 2n);
-      await until(() => got.length === 2, 'valid notifications');
+      await until('valid notifications', () => got.length === 2);
       expect(got).toEqual(['throws.example', 'after.example']);
       expect(errors).toHaveLength(1);
     } finally {
@@ -127,16 +120,16 @@ describe('NOTIFY / LISTEN', () => {
       const [pid] = await listenerPids();
       expect(pid).toBeGreaterThan(0);
       await db.pool.query('SELECT pg_terminate_backend($1)', [pid]);
-      await until(() => reconnects === 1, 'a reconnect');
+      await until('a reconnect', () => reconnects === 1);
       const after = await listenerPids();
       expect(after).toHaveLength(1);
       expect(after[0]).not.toBe(pid);
       await notifyZoneChanged(db.pool, 'back.example', 3n);
-      await until(() => got.includes('back.example'), 'a notification after the reconnect');
+      await until('a notification after the reconnect', () => got.includes('back.example'));
     } finally {
       await stop();
     }
-    await until(async () => (await listenerPids()).length === 0, 'the listener connection to close');
+    await until('the listener connection to close', async () => (await listenerPids()).length === 0);
     await notifyZoneChanged(db.pool, 'stopped.example', 4n);
     await new Promise((r) => setTimeout(r, 100));
     expect(got).not.toContain('stopped.example');
@@ -172,7 +165,7 @@ describe('NOTIFY / LISTEN', () => {
       }).catch(() => undefined);
       await setTokenHash(db.pool, 'noisy', Buffer.alloc(32, 2));
       await setDisabled(db.pool, 'noisy', true);
-      await until(() => got.length === 2, 'two tenant notifications');
+      await until('two tenant notifications', () => got.length === 2);
       expect(got).toEqual(['noisy', 'noisy']);
     } finally {
       await l.stop();
@@ -214,10 +207,10 @@ describe('NOTIFY / LISTEN', () => {
     try {
       expect(l.live()).toBe(true);
       for (const r of relays) r.frozen = true;
-      await until(() => !l.live() && lost === 1, 'the silent connection to count as lost');
-      await until(() => reconnects === 1 && l.live(), 'a new connection');
+      await until('the silent connection to count as lost', () => !l.live() && lost === 1);
+      await until('a new connection', () => reconnects === 1 && l.live());
       await notifyZoneChanged(db.pool, 'after-silence.example', 1n);
-      await until(() => got.includes('after-silence.example'), 'a notification on the new connection');
+      await until('a notification on the new connection', () => got.includes('after-silence.example'));
     } finally {
       await l.stop();
       await pool.end();

@@ -11,6 +11,7 @@ import * as store from '../../src/store/index.js';
 import { startSidecar, type Sidecar } from '../../src/webhook/index.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 import { calculate, ExternalDns, ExternalDnsError, MEDIA_TYPE, type GoEndpoint } from '../helpers/external-dns.js';
+import { callLines } from '../helpers/expect.js';
 
 const ZONE = 'example.com';
 const silent = pino({ level: 'silent' });
@@ -61,11 +62,7 @@ describe.each<Mode>(['central', 'sidecar'])('the webhook protocol, %s mode', (mo
   let s: Setup;
   let h: Harness;
   /** The simulator's log as "METHOD path" lines, /auth/time left out. */
-  const calls = () =>
-    h.sim
-      .calls()
-      .filter((c) => c.path !== '/auth/time')
-      .map((c) => `${c.method} ${c.path}`);
+  const calls = () => callLines(h.sim);
   const recordId = (subDomain: string, target: string) => h.sim.draftRecords(ZONE).find((r) => r.subDomain === subDomain && r.target === target)!.id;
 
   beforeAll(async () => {

@@ -14,9 +14,11 @@ import { ZoneService, type ListZonesResponse } from '../../src/gen/dnsplane/v1/z
 import { MAX_LOGGED_REFUSALS } from '../../src/webhook/handler.js';
 import { startSidecar, type Sidecar } from '../../src/webhook/index.js';
 import { startHarness, type Harness } from '../helpers/server.js';
+import { bearer } from '../helpers/sim-server.js';
 import { ExternalDns, MEDIA_TYPE, refusedSoftly } from '../helpers/external-dns.js';
 import { centralWebhook, type TestWebhook } from '../helpers/central-webhook.js';
 import { callLines } from '../helpers/expect.js';
+import { until } from '../helpers/until.js';
 
 const ZONE = 'example.com';
 let h: Harness;
@@ -194,7 +196,7 @@ describe('the deadline', () => {
       const err = await e.applyChanges({ create: [{ dnsName: `late.${ZONE}`, targets: ['192.0.2.8'], recordType: 'A' }] }).catch((x: unknown) => x);
       expect(err).toMatchObject({ status: 503, soft: true });
       // The apply goes on after the 503; wait for its log line (the bound only catches a hang).
-      for (let i = 0; i < 1200 && !slow.lines.some((l) => l.late); i++) await new Promise((r) => setTimeout(r, 100));
+      await until('the late apply to log its outcome', () => slow.lines.some((l) => l.late));
       expect(slow.lines.find((l) => l.late)).toMatchObject({ status: 204, webhook: 'apply' });
       expect(names()).toContain('late');
       expect(calls()).toEqual([`POST /domain/zone/${ZONE}/record`, `POST /domain/zone/${ZONE}/refresh`]);
@@ -248,7 +250,7 @@ describe('a tenant limited to suffixes', () => {
     };
     const client = createClient(
       ZoneService,
-      createConnectTransport({ baseUrl: h.server.url, httpVersion: '1.1', interceptors: [older, (next) => (req) => (req.header.set('authorization', `Bearer ${token}`), next(req))] }),
+      createConnectTransport({ baseUrl: h.server.url, httpVersion: '1.1', interceptors: [older, bearer(token)] }),
     );
     const old = await startSidecar({ client, listen: { host: '127.0.0.1', port: 0 }, log: pino({ level: 'silent' }) });
     try {
