@@ -156,6 +156,8 @@ export type RoutedInput = (
   approval?: { planId: string; approvedBy: string; approvedAt: string; digest: string };
   /** A stored revert (core/revert.ts): the journal row it reverts, named in its journal rows. */
   revertOf?: string;
+  /** The stored plan being applied (its journal rows name it: GetApply's plan_id); absent for an inline request. */
+  planId?: string;
 };
 
 /**

@@ -48,6 +48,14 @@ describe('Apply and GetApply', () => {
     expect(got.visibility!.state).not.toBe(VisibilityState.UNSPECIFIED);
   });
 
+  it('GetApply of a stored plan names the plan', async () => {
+    const planned = (await h.zoneClient(alice).plan({ policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`stored.a.${ZONE}`, 'A', ['192.0.2.3'])] } } })).plan!;
+    const res = await h.zoneClient(alice).apply({ source: { case: 'planId', value: planned.id } });
+    const z = res.zones[0]!;
+    expect(z.status).toBe(ApplyStatus.APPLIED);
+    expect(await h.zoneClient(alice).getApply({ journalId: z.journalId })).toMatchObject({ journalId: z.journalId, planId: planned.id, state: 'done' });
+  });
+
   it('nothing to change: no journal id, nothing waited for', async () => {
     await h.zoneClient(alice).apply(upsert([ep(`same.a.${ZONE}`, 'A', ['192.0.2.2'])]));
     const started = Date.now();

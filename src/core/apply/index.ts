@@ -72,6 +72,7 @@ async function applySource(ctx: CoreContext, tenant: Tenant, source: ApplySource
     const approval = await approvalOf(ctx, row);
     if (approval) Object.assign(routed, { force: true, approval });
     if (stored.input.kind === 'changes' && stored.input.revertOf) routed.revertOf = stored.input.revertOf;
+    routed.planId = stored.id;
     const settled = await Promise.all(stored.zones.map((zonePlan) => settle(zonePlan.zone, applyZone(ctx, { tenant, zone: zonePlan.zone, routed, stored: zonePlan }))));
     const zones = settled.map((one) => one.result);
     // Every zone ended in an error before it did anything (a lock timeout, say): the plan stays pending.

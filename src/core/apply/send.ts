@@ -33,7 +33,7 @@ export async function sendMember(ctx: CoreContext, group: Group, member: Member,
   const intent = await intentFor(tx, zone, { ops, names, batch: batchNumber(ctx, member.index, ops.length), summary: member.routed.origin, approval: member.routed.approval, revertOf: member.routed.revertOf });
   let journalId: string;
   try {
-    journalId = await writeIntent(ctx, fence, { zone, tenantId: member.tenant.id, intent });
+    journalId = await writeIntent(ctx, fence, { zone, tenantId: member.tenant.id, intent, ...(member.routed.planId ? { planId: member.routed.planId } : {}) });
   } catch (e) {
     if (!(e instanceof ZoneLockLostError) && !isDatabaseUnavailable(e)) throw e;
     throw new ApplyFailedError(`apply to zone ${zone} could not start: ${messageOf(e)}; nothing was sent: retry`, zone, true, []);

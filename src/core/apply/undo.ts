@@ -63,7 +63,7 @@ export async function intentFor(
  * holder of the lock what to roll back. Fenced: written only while `fence`'s session holds the zone
  * lock (ZoneLockLostError otherwise). Returns the journal row's id.
  */
-export async function writeIntent(ctx: CoreContext, fence: ZoneFence, row: { zone: string; tenantId: string; intent: Intent }): Promise<string> {
+export async function writeIntent(ctx: CoreContext, fence: ZoneFence, row: { zone: string; tenantId: string; planId?: string; intent: Intent }): Promise<string> {
   return store.insertIntent(journalPool(ctx), { ...row, fence: fence.journalFence() });
 }
 

@@ -1,6 +1,9 @@
 /**
- * The one request node-ovh cannot make — a GET with headers of ours (the expanded list mode's paging
- * headers) — built and signed exactly as node-ovh 3.x builds and signs its own.
+ * The requests node-ovh cannot make, built and signed exactly as node-ovh 3.x builds and signs its
+ * own: a GET with headers of ours (the expanded list mode's paging headers), and any call whose path
+ * holds "/auth" outside OVH's /auth/ routes — node-ovh sends those unsigned (`path.indexOf('/auth')`
+ * in its request()), so that every call of a zone named auth.example.com, authentik.example.org … is
+ * refused by OVH as unauthenticated (needsOwnSigning).
  */
 import https from 'node:https';
 import querystring from 'node:querystring';
@@ -13,28 +16,38 @@ export interface OvhCredentials {
   consumerKey: string;
 }
 
+/** node-ovh would send this call unsigned although OVH wants it signed: its path holds "/auth" but is not one of OVH's /auth/ routes. */
+export function needsOwnSigning(path: string): boolean {
+  return path.includes('/auth') && !path.startsWith('/auth/');
+}
+
 /**
- * Same path, query string, headers, and signature over `https://` + host without the port + path as
- * node-ovh, on the same global https agent, with the extra headers added; settles like node-ovh's
- * requestPromised (a rejection `{error: status | errno, message}`) so that errors, timeouts and the
- * diagnostics channel work the same. GET only (no body). `apiTimeDiff`: node-ovh's offset from
- * OVH's clock, in seconds.
+ * Same path, query string, body, headers, and signature over `https://` + host without the port +
+ * path (+ body) as node-ovh, on the same global https agent, with the extra headers added; settles
+ * like node-ovh's requestPromised (a rejection `{error: status | errno, message}`) so that errors,
+ * timeouts and the diagnostics channel work the same. Parameters go in the query string, but for
+ * PUT and POST, whose body they are (JSON with non-ASCII escaped, as node-ovh writes it).
+ * `apiTimeDiff`: node-ovh's offset from OVH's clock, in seconds.
  */
-export function signedGet(
+export function signedRequest(
   endpoint: OvhEndpoint,
   credentials: OvhCredentials,
   apiTimeDiff: number,
+  method: string,
   path: string,
   params: Record<string, unknown> | undefined,
-  extra: Record<string, string>,
+  extra: Record<string, string> = {},
 ): Promise<unknown> {
-  const method = 'GET';
-  const query = Object.fromEntries(Object.entries(params ?? {}).filter(([, v]) => v !== undefined && v !== null));
-  const fullPath = `${endpoint.basePath}${path}${Object.keys(query).length > 0 ? `?${querystring.stringify(query as querystring.ParsedUrlQueryInput)}` : ''}`;
+  const given = Object.fromEntries(Object.entries(params ?? {}).filter(([, v]) => v !== undefined && v !== null));
+  const inBody = method === 'PUT' || method === 'POST';
+  const body = inBody && Object.keys(given).length > 0 ? JSON.stringify(given).replace(/[\u0080-\uFFFF]/g, (m) => `\\u${`0000${m.charCodeAt(0).toString(16)}`.slice(-4)}`) : '';
+  const query = !inBody && Object.keys(given).length > 0 ? `?${querystring.stringify(given as querystring.ParsedUrlQueryInput)}` : '';
+  const fullPath = `${endpoint.basePath}${path}${query}`;
   const timestamp = Math.round(Date.now() / 1000) + apiTimeDiff;
-  const signature = signRequest(credentials.applicationSecret, credentials.consumerKey, method, `https://${endpoint.host}${fullPath}`, '', timestamp);
-  const headers = {
+  const signature = signRequest(credentials.applicationSecret, credentials.consumerKey, method, `https://${endpoint.host}${fullPath}`, body, timestamp);
+  const headers: Record<string, string> = {
     ...extra,
+    ...(body ? { 'Content-Length': String(body.length) } : {}),
     'Content-Type': 'application/json',
     'X-Ovh-Application': credentials.applicationKey,
     'X-Ovh-Timestamp': String(timestamp),
@@ -65,6 +78,6 @@ export function signedGet(
       });
     });
     req.on('error', (e: NodeJS.ErrnoException) => reject({ error: e.errno ?? e }));
-    req.end();
+    req.end(body || undefined);
   });
 }

@@ -22,7 +22,7 @@ import type { OvhEndpoint } from '../endpoint.js';
 import { OvhError, kindOfStatus } from '../errors.js';
 import { currentOvhFlow, limiterFor, type RateBudget, type RateLimiter } from '../ratelimit.js';
 import { installDiagnostics, withCallContext, type CallContext } from './diagnostics.js';
-import { signedGet, type OvhCredentials } from './signed-request.js';
+import { needsOwnSigning, signedRequest, type OvhCredentials } from './signed-request.js';
 import { currentWriteGuard } from './write-guard.js';
 
 export interface RetryPolicy {
@@ -213,8 +213,8 @@ export class OvhTransport {
     let timer: NodeJS.Timeout | undefined;
     try {
       const answer = withCallContext(ctx, () =>
-        headers
-          ? signedGet(this.opts.endpoint, this.opts.credentials, this.client.apiTimeDiff ?? 0, path, params, headers)
+        headers || needsOwnSigning(path)
+          ? signedRequest(this.opts.endpoint, this.opts.credentials, this.client.apiTimeDiff ?? 0, method, path, params, headers)
           : this.client.requestPromised(method, path, params),
       );
       const timeout = new Promise<never>((_, reject) => {
