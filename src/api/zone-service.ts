@@ -20,7 +20,7 @@ import {
   type ZoneService,
 } from '../gen/dnsplane/v1/zone_pb.js';
 import { tenantOf } from './auth.js';
-import { toConnectError } from './errors.js';
+import { loggedConnectError } from './errors.js';
 import { settlingOf } from '../core/settling.js';
 import { endpointToPb, planInputFromPb, planToPb, zoneApplyResultToPbSliced, zoneToPb } from './convert.js';
 import type { Endpoint } from '../dns/types.js';
@@ -113,7 +113,8 @@ export function zoneService(ctx: CoreContext): ServiceImpl<typeof ZoneService> {
       const bad = result.zones.find((z) => z.error);
       if (bad?.error) {
         const others = result.zones.filter((z) => z !== bad).map((z) => `${z.zone}: ${z.status}${z.status === 'applied' ? ` (generation ${z.generation}, published)` : z.error ? ` (${z.error.message})` : ''}`);
-        const e = toConnectError(bad.error);
+        // The zone's error itself is logged here when it is a bug (Internal): the interceptor sees only the ConnectError.
+        const e = loggedConnectError(bad.error, ctx.log, 'Apply');
         throw new ConnectError(others.length ? `${e.rawMessage} (other zones: ${others.join('; ')})` : e.rawMessage, e.code, e.metadata, [{ desc: ApplyResponseSchema, value: response }]);
       }
       return response;

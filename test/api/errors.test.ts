@@ -165,4 +165,15 @@ describe('errors thrown by the handlers, as the client sees them', () => {
     expect(logged.map((l) => [l['level'], l['rpc']])).toEqual([[50, 'InvalidateZone']]);
     expect(JSON.stringify(logged[0]!['err'])).toMatch(/TypeError/);
   });
+
+  it('a bug inside an apply: Internal to the caller, the zone\'s own error (not only the Connect error) in the log', async () => {
+    const since = logs.lines.length;
+    // A context without its OVH client: the apply's first operation throws a TypeError, which becomes the zone's error.
+    const broken = { ...room.ctx, ovh: undefined as unknown as typeof room.ctx.ovh };
+    await expectRejected(applyDesired(inMemoryClient(broken, ZoneService, room.tokens['alice']), [ep(`bug.${ZONE}`, 'A', ['192.0.2.11'])]), Code.Internal, /internal error/);
+    const logged = logs.lines.slice(since).filter((l) => l['msg'] === 'rpc failed' && l['rpc'] === 'Apply');
+    expect(logged.length).toBeGreaterThanOrEqual(1);
+    expect(JSON.stringify(logged.map((l) => l['err']))).toMatch(/TypeError/);
+    expect(room.calls()).toEqual([]);
+  });
 });
