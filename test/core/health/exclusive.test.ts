@@ -77,6 +77,10 @@ describe('an exclusive set of three targets with a check', () => {
     expect(out.items.map((i) => `${i.target} ${i.state} ${i.why}`)).toEqual([`${B} kept not-shared`]);
     expect(calls()).toEqual([]);
     expect(await withdrawn()).toEqual([]);
+    // The schema says so too (migrations/0022): an exclusive set's row is for health only.
+    const [owner] = await store.listOwnership(h.server.ctx.pool, ZONE);
+    const row = { dnsName: WWW, recordType: 'A', target: B, reason: 'silent' as const, tenantId: owner!.tenantId, detail: {}, subDomain: 'www', fieldType: 'A', ovhTarget: B, ttl: 60, journalId: null };
+    await expect(store.insertWithdrawals(h.server.ctx.pool, ZONE, [row])).rejects.toThrow(/target_withdrawals_exclusive_health/);
   });
 
   it(`one target stopped: withdrawn on the ${settings.failures}th failed round, exactly 1 DELETE + 1 refresh`, async () => {
