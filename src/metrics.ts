@@ -142,7 +142,7 @@ export class Metrics {
   private readonly visibilitySeconds = this.s.histogram('dnsplane_visibility_seconds', "Seconds from an apply's refresh to the moment an authoritative server of its zone first answered everything it changed, by zone and server", ['zone', 'server'], [0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 900, 1800]);
   private readonly visibilityFinals = this.s.counter('dnsplane_visibility_final_total', "Applies whose visibility became final, by zone and state: visible, not_visible (a server still answered older data at DNSPLANE_VISIBLE_TIMEOUT), unverified (no server could be asked), superseded", ['zone', 'state']);
   private readonly probeQueries = this.s.counter('dnsplane_probe_queries_total', "DNS questions the prober asked the zones' authoritative servers, by result: match (as published), old (other data), error (no answer to trust)", ['result']);
-  private readonly withdrawals = this.s.counter('dnsplane_target_withdrawals_total', 'Targets of shared record sets withdrawn from OVH (core/withdrawals.ts), by reason: silent (its tenant silent past withdraw_after), health (its check failed)', ['reason']);
+  private readonly withdrawals = this.s.counter('dnsplane_target_withdrawals_total', 'Targets withdrawn from OVH (core/withdrawals.ts), by reason: silent (its tenant silent past withdraw_after), health (its check failed)', ['reason']);
   private lastSeenSource: (() => Promise<Array<{ tenant: string; seconds: number }>>) | undefined;
   private loopTimer: NodeJS.Timeout | undefined;
   private zoneSource: (() => Promise<ZoneSample[]>) | undefined;

@@ -19,7 +19,7 @@ import { checkNameAllowed, type Tenant } from './tenants.js';
 import { ensureSynced, toOvhRecord } from './zones.js';
 
 export interface OwnershipListing {
-  /** With targetState for a withdrawn target (core/withdrawals.ts). */
+  /** With targetState for a withdrawn target (core/withdrawals.ts; an exclusive set's row: its first withdrawn target). */
   rows: Array<store.OwnershipRow & { targetState?: TargetState }>;
   /** Record sets (or, for a shared set, targets) that exist in OVH without an owner. */
   unowned: Endpoint[];
@@ -37,7 +37,8 @@ export async function listOwnership(
     const states = withdrawnTargetStates(await store.listWithdrawals(ctx.pool, zone));
     for (const r of zoneRows) {
       if (opts.tenantId !== undefined && r.tenantId !== opts.tenantId) continue;
-      const state = r.target === '' ? undefined : states.get(`${r.dnsName} ${r.recordType} ${r.target}`);
+      // An exclusive set's row (target '') shows its withdrawn target (the first, if several: Records shows each).
+      const state = r.target !== '' ? states.get(`${r.dnsName} ${r.recordType} ${r.target}`) : [...states].find(([k]) => k.startsWith(`${r.dnsName} ${r.recordType} `))?.[1];
       rows.push(state ? { ...r, targetState: state } : r);
     }
     if (!opts.includeUnowned) continue;

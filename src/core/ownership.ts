@@ -138,6 +138,12 @@ export async function recordOwnership(tx: store.Queryable, zone: string, tenant:
       }
       // Its withdrawn targets (core/withdrawals.ts) take the set's TTL as it is now: posted so on restore.
       if (c.after) await store.setWithdrawnTtl(tx, zone, { dnsName: e.dnsName, recordType: e.recordType, tenantId: tenant.id }, [...keep], ovhTtl(c.after.ttl).ttl);
+    } else if (c.action === 'update' && c.after) {
+      // An exclusive set's withdrawn targets (for health, core/withdrawals.ts) hang on its one row:
+      // the ones it no longer desires go now, the others take its TTL (posted so on restore).
+      const set = { dnsName: e.dnsName, recordType: e.recordType };
+      await store.keepExclusiveWithdrawals(tx, zone, set, c.after.targets);
+      await store.setWithdrawnTtl(tx, zone, { ...set, tenantId: tenant.id }, c.after.targets, ovhTtl(c.after.ttl).ttl);
     } else if (c.action === 'create') {
       await store.setOwner(tx, { zone, dnsName: e.dnsName, recordType: e.recordType, tenantId: tenant.id });
     } else if (c.action === 'delete') {

@@ -1,7 +1,8 @@
 /**
- * Withdrawn targets (issue 30; migration 0019): a target of a shared record set that its owner still
- * owns and still desires, kept off OVH — its tenant went silent past its withdraw_after
- * (core/liveness.ts, reason 'silent'), or its health check failed (reason 'health'). One row per
+ * Withdrawn targets (issue 30; migrations 0019, 0022): a target that its owner still owns and still
+ * desires, kept off OVH — its tenant went silent past its withdraw_after (core/liveness.ts, reason
+ * 'silent'; targets of shared sets only), or its health check failed (reason 'health'; a target of a
+ * shared set, or of an exclusive set of several targets: its row hangs on the set's ownership row). One row per
  * reason (store/withdrawals.ts): a target leaves OVH when its first reason appears and comes back when
  * its last goes. The ownership row stays while it is withdrawn; the cache row goes, as on OVH.
  *
@@ -15,8 +16,9 @@
  * What the mechanism itself enforces, whatever the reason:
  * - never the last: a withdraw never leaves a record set with no published target (fail open): the
  *   items it keeps say 'last-target';
- * - only targets that exist in ownership, of shared sets, owned by the tenant the apply runs as (the
- *   owner found here): no host anyone gives reaches OVH.
+ * - only targets that exist in ownership (a shared set's target rows; an exclusive set's targets on
+ *   OVH, for health only), owned by the tenant the apply runs as (the owner found here): no host
+ *   anyone gives reaches OVH.
  * A withdrawal that needs no OVH call (a second reason for a target already withdrawn, one of two
  * reasons restored) is recorded under the lock without a call and without a refresh.
  */
@@ -63,7 +65,7 @@ export interface RestoreItem {
 
 /**
  * Why an item was kept as it was: never the last target of its set; not in ownership (or not the
- * owner's); already withdrawn for that reason; an exclusive set; (restore) still withdrawn for another
+ * owner's); already withdrawn for that reason; an exclusive set, for reason 'silent'; (restore) still withdrawn for another
  * reason, or not withdrawn for this one; not on OVH to withdraw; the apply did not go through.
  */
 export type KeptWhy = 'last-target' | 'not-owned' | 'already' | 'not-shared' | 'still-withdrawn' | 'not-withdrawn' | 'not-published' | 'not-applied';
@@ -137,13 +139,12 @@ async function run(ctx: CoreContext, zone: string, direction: Direction, items: 
   await ensureSynced(ctx, zone);
   // The owner of each item, as ownership holds it now (judged again under the lock).
   const rows = await store.listOwnershipForSets(ctx.pool, zone, items.map((i) => ({ dnsName: i.name, recordType: i.type })));
-  const ownerOf = new Map(rows.map((r) => [targetKey(r.dnsName, r.recordType, r.target), r] as const));
+  const ownerOf = ownerLookup(rows);
   const byTenant = new Map<string, Array<Item & { type: RecordType }>>();
   for (const item of items) {
-    const row = ownerOf.get(targetKey(item.name, item.type, item.target));
-    if (!row) {
-      const exclusive = rows.some((r) => r.dnsName === item.name && r.recordType === item.type && !r.shared);
-      out.items.push({ ...base(item), state: 'kept', why: exclusive ? 'not-shared' : 'not-owned' });
+    const row = ownerOf(item);
+    if (!row || typeof row === 'string') {
+      out.items.push({ ...base(item), state: 'kept', why: row ?? 'not-owned' });
       continue;
     }
     const list = byTenant.get(row.tenantId);
@@ -191,6 +192,23 @@ function targetKey(name: string, type: string, target: string): string {
   return `${name} ${type} ${target}`;
 }
 
+/**
+ * The ownership row an item hangs on: its target's own in a shared set; in an exclusive set the set's
+ * one row (target ''), for health only (a silent tenant's exclusive set has no other target to send
+ * anyone to: 'not-shared'). Whether the target is the set's is judged on OVH's records (withdraw) or
+ * the withdrawal rows (restore): no other host reaches OVH.
+ */
+function ownerLookup(rows: readonly store.OwnershipRow[]): (item: Item) => store.OwnershipRow | 'not-shared' | undefined {
+  const byKey = new Map(rows.map((r) => [targetKey(r.dnsName, r.recordType, r.target), r] as const));
+  return (item) => {
+    const own = byKey.get(targetKey(item.name, item.type, item.target));
+    if (own?.shared) return own;
+    const set = byKey.get(targetKey(item.name, item.type, ''));
+    if (!set || set.shared) return undefined;
+    return item.reason === 'health' ? set : 'not-shared';
+  };
+}
+
 /** Plans one owner's items under the zone lock; what it decided is read back by run(). */
 class Planner implements WithdrawPlanner {
   decided = new Map<string, { state: ItemOutcome['state']; why?: KeptWhy }>();
@@ -222,7 +240,7 @@ class Planner implements WithdrawPlanner {
     const sets = [...new Map(this.items.map((i) => [recordSetKey(i.name, i.type), { dnsName: i.name, recordType: i.type }] as const)).values()];
     const withdrawals = await store.listWithdrawalsForSets(q, zone, sets);
     const recordsOf = recordsLookup(source.recordsByKey, zone);
-    const owners = new Map(source.ownership.map((o) => [targetKey(o.dnsName, o.recordType, o.target), o] as const));
+    const ownerOf = ownerLookup(source.ownership);
     const operations: OvhOperation[] = [];
     const changes: Change[] = [];
     for (const set of sets) {
@@ -236,15 +254,17 @@ class Planner implements WithdrawPlanner {
       }
       const before = [...published.keys()].sort();
       const after = new Set(before);
+      let exclusive = false;
       const rowsOf = (target: string) => withdrawals.filter((w) => w.dnsName === set.dnsName && w.recordType === set.recordType && w.target === target);
       for (const item of this.items.filter((i) => i.name === set.dnsName && i.type === set.recordType)) {
         const k = targetKey(item.name, item.type, item.target);
-        const owner = owners.get(k);
+        const owner = ownerOf(item);
         const decide = (state: ItemOutcome['state'], why?: KeptWhy) => this.decided.set(k, why ? { state, why } : { state });
-        if (!owner || owner.tenantId !== tenantId) {
-          decide('kept', source.ownership.some((o) => o.dnsName === item.name && o.recordType === item.type && !o.shared) ? 'not-shared' : 'not-owned');
+        if (!owner || typeof owner === 'string' || owner.tenantId !== tenantId) {
+          decide('kept', owner === 'not-shared' ? 'not-shared' : 'not-owned');
           continue;
         }
+        if (!owner.shared) exclusive = true;
         const rows = rowsOf(item.target);
         const same = rows.find((w) => w.reason === item.reason);
         if (this.direction === 'withdraw') {
@@ -295,7 +315,7 @@ class Planner implements WithdrawPlanner {
       const afterTargets = [...after].sort();
       if (afterTargets.join('\n') !== before.join('\n')) {
         const ttl = records.length > 0 ? Math.min(...records.map((r) => r.ttl)) : 0;
-        const endpoint = (targets: string[]): Endpoint => ({ dnsName: set.dnsName, recordType: type, targets, ttl, labels: { [SHARED_LABEL]: 'true' } });
+        const endpoint = (targets: string[]): Endpoint => ({ dnsName: set.dnsName, recordType: type, targets, ttl, ...(exclusive ? {} : { labels: { [SHARED_LABEL]: 'true' } }) });
         changes.push(before.length === 0 ? { action: 'create', after: endpoint(afterTargets) } : { action: 'update', before: endpoint(before), after: endpoint(afterTargets) });
       }
     }

@@ -28,7 +28,7 @@ interface Source {
 
 /**
  * `source` with each withdrawn target added to its set as a stand-in record (one per target, however
- * many reasons). Unchanged (the same object) when nothing is withdrawn; otherwise only the sets with a
+ * many reasons; a shared set's or an exclusive set's alike, so that a desired state naming it plans nothing). Unchanged (the same object) when nothing is withdrawn; otherwise only the sets with a
  * withdrawn target are mapped again.
  */
 export function withWithdrawn<T extends Source>(zone: string, source: T, withdrawals: readonly store.WithdrawalRow[]): T {

@@ -1,6 +1,6 @@
 /**
- * Withdrawn targets (migration 0019): a target of a shared set its owner still owns and desires, kept
- * off OVH for one or more reasons. One row per (zone, name, type, target, reason); the rules (never
+ * Withdrawn targets (migrations 0019, 0022): a target its owner still owns and desires, kept off OVH
+ * for one or more reasons (a target of an exclusive set: for health only). One row per (zone, name, type, target, reason); the rules (never
  * the last, owned targets only) live in core/withdrawals.ts.
  */
 import { assertIdString, type Queryable } from './internal.js';
@@ -94,7 +94,11 @@ export async function listWithdrawalsOfTenant(q: Queryable, tenantId: string, re
 
 export type NewWithdrawal = Omit<WithdrawalRow, 'tenantName' | 'withdrawnAt' | 'zone'> & { withdrawnAt?: Date };
 
-/** Inserts withdrawal rows (a row already there for the same reason is kept as it was). */
+/**
+ * Inserts withdrawal rows (a row already there for the same reason is kept as it was), each hung on
+ * its ownership row by migrations/0022's trigger (owner_target): the target's own in a shared set, the
+ * set's ('') in an exclusive one.
+ */
 export async function insertWithdrawals(q: Queryable, zone: string, rows: readonly NewWithdrawal[]): Promise<void> {
   for (const w of rows) {
     assertIdString('tenant id', w.tenantId);
@@ -114,6 +118,15 @@ export async function deleteWithdrawals(q: Queryable, zone: string, reason: With
     `DELETE FROM target_withdrawals
       WHERE zone = $1 AND reason = $2 AND (dns_name, record_type, target) IN (SELECT * FROM unnest($3::text[], $4::text[], $5::text[]))`,
     [zone, reason, targets.map((t) => t.dnsName), targets.map((t) => t.recordType), targets.map((t) => t.target)],
+  );
+  return rowCount ?? 0;
+}
+
+/** Deletes the rows of an exclusive set's withdrawn targets its owner no longer desires (not in `targets`); returns how many. */
+export async function keepExclusiveWithdrawals(q: Queryable, zone: string, set: { dnsName: string; recordType: string }, targets: readonly string[]): Promise<number> {
+  const { rowCount } = await q.query(
+    `DELETE FROM target_withdrawals WHERE zone = $1 AND dns_name = $2 AND record_type = $3 AND owner_target = '' AND NOT (target = ANY($4::text[]))`,
+    [zone, set.dnsName, set.recordType, targets],
   );
   return rowCount ?? 0;
 }
