@@ -2,36 +2,33 @@
  * Environment + flags -> one typed, validated Config. The only module that reads process.env is the
  * CLI, which hands the environment to loadConfig; nothing below server.ts reads it.
  */
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { SECRETS_KEY_RULE } from './core/secrets.js';
 import { visibilityConfig, type VisibilityConfig } from './config-visibility.js';
 import { healthConfig, HEALTH_SETTINGS, type HealthConfig } from './config-health.js';
 import { InvalidInputError } from './dns/errors.js';
 import { normalizeName } from './dns/names.js';
-import { parseOvhEndpoint, type OvhEndpoint } from './ovh/endpoint.js';
 import type { ExpandedListsMode } from './ovh/client/expanded-lists.js';
-import type { OvhCredentials } from './ovh/client/signed-request.js';
+import { ovhApiAdvertise, ovhConfig, type OvhConfig } from './config-ovh.js';
+import {
+  nonNegativeInteger,
+  oneOf,
+  parseBoolean,
+  parseByteSize,
+  parseCorsOrigins,
+  parseDuration,
+  parseListen,
+  parseLogFormat,
+  parseSecretsKeys,
+  percent,
+  positiveNumber,
+  type LogFormatSetting,
+} from './config-values.js';
+
+// The value syntaxes and the OVH settings, where the CLI and the tests have always found them.
+export { logFormatOf, parseBoolean, parseByteSize, parseCorsOrigins, parseDuration, parseListen, parseLogFormat, parseSecretsKey, parseSecretsKeys, type LogFormatSetting } from './config-values.js';
+export { OVH_API_PATH, OVH_CREDENTIALS, ovhApiAdvertise, type OvhConfig } from './config-ovh.js';
 
 export type Env = Record<string, string | undefined>;
-
-export type OvhConfig =
-  | { mode: 'remote'; endpoint: OvhEndpoint; credentials: OvhCredentials; extraCaPems: string[] }
-  /**
-   * Demo mode: an in-process simulator with a demo zone. Only when nothing is configured (no
-   * DATABASE_URL, no OVH_*: `npm start` on a fresh clone) or when asked for (DNSPLANE_DEMO=true).
-   */
-  | { mode: 'simulator' }
-  /**
-   * No OVH credentials and no demo: `serve` refuses to start (before touching the database) with
-   * `field: rule`; commands that only use the database (tenant, migrate) do not need OVH.
-   */
-  | { mode: 'unconfigured'; field: string; rule: string };
-
-/** The three OVH credentials: all or none. */
-export const OVH_CREDENTIALS = ['OVH_APPLICATION_KEY', 'OVH_APPLICATION_SECRET', 'OVH_CONSUMER_KEY'] as const;
-
-const ASK_FOR_DEMO = 'DNSPLANE_DEMO=true (or dnsplane serve --demo)';
 
 export interface Config {
   listen: { host: string; port: number };
@@ -122,9 +119,6 @@ export interface OvhApiConfig {
   draftTtlMs: number;
 }
 
-/** Where the served OVH API is mounted on the API port: tools sign URLs with this path in them. */
-export const OVH_API_PATH = '/ovh/1.0';
-
 /** The settings, for `--help` and the README's configuration table. */
 export const SETTINGS: Array<{ name: string; default: string; help: string }> = [
   { name: 'DNSPLANE_LISTEN', default: '127.0.0.1:8080', help: 'host:port of the Connect/gRPC/gRPC-Web API (HTTP/1.1 and h2c)' },
@@ -208,64 +202,6 @@ export const SETTINGS: Array<{ name: string; default: string; help: string }> = 
   { name: 'DNSPLANE_SIM_PROPAGATION', default: '2s..8s', help: "demo mode: each of the simulator's two name servers answers a refresh after a lag drawn in this range (or a fixed duration; 0: at once; never)" },
 ];
 
-export function parseDuration(value: string, field: string): number {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(value.trim());
-  if (!m) throw new InvalidInputError(field, `must be a duration like 500ms, 30s, 15m or 1h, got "${value}"`);
-  const n = Number(m[1]);
-  const unit = m[2] ?? 's';
-  return Math.round(n * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit]!);
-}
-
-function nonNegativeInteger(value: string, field: string): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n)) throw new InvalidInputError(field, `must be an integer >= 0, got "${value}"`);
-  return n;
-}
-
-function positiveNumber(value: string, field: string, integer: boolean): number {
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) {
-    throw new InvalidInputError(field, `must be a positive ${integer ? 'integer' : 'number'}, got "${value}"`);
-  }
-  return n;
-}
-
-function oneOf<T extends string>(value: string, field: string, allowed: readonly T[]): T {
-  const v = value.trim().toLowerCase();
-  const found = allowed.find((a) => a === v);
-  if (found === undefined) throw new InvalidInputError(field, `must be one of ${allowed.join(', ')}, got "${value}"`);
-  return found;
-}
-
-/** A size in bytes: an integer, or one with the binary unit Ki, Mi or Gi (128Mi); at least 1Mi. */
-export function parseByteSize(value: string, field: string): number {
-  const m = /^(\d+)(Ki|Mi|Gi)?$/.exec(value.trim());
-  const n = m ? Number(m[1]) * { '': 1, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30 }[m[2] ?? '']! : NaN;
-  if (!Number.isSafeInteger(n)) throw new InvalidInputError(field, `must be a size in bytes, as an integer or with the unit Ki, Mi or Gi (e.g. 134217728 or 128Mi), got "${value}"`);
-  if (n < 2 ** 20) throw new InvalidInputError(field, `must be at least 1Mi (1048576 bytes), got "${value}"`);
-  return n;
-}
-
-function percent(value: string, field: string): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || n > 100) throw new InvalidInputError(field, `must be a whole percentage 0-100, got "${value}"`);
-  return n;
-}
-
-export function parseBoolean(value: string, field: string): boolean {
-  const v = value.trim().toLowerCase();
-  if (['true', '1', 'yes', 'on'].includes(v)) return true;
-  if (['false', '0', 'no', 'off'].includes(v)) return false;
-  throw new InvalidInputError(field, `must be true or false, got "${value}"`);
-}
-
-export function parseListen(value: string, field = 'DNSPLANE_LISTEN'): { host: string; port: number } {
-  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(value.trim());
-  const port = m ? Number(m[3]) : NaN;
-  if (!m || port > 65535) throw new InvalidInputError(field, `must be host:port (port 0-65535), got "${value}"`);
-  return { host: m[1] ?? (m[2] || '0.0.0.0'), port };
-}
-
 /**
  * DNSPLANE_WEBHOOK_LISTEN: "off", host:port, or unset: 127.0.0.1:8888 — except when DNSPLANE_LISTEN
  * asks for an ephemeral port (port 0: tests, benches), where the webhook gets one too, so that
@@ -283,56 +219,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     return v === undefined || v.trim() === '' ? undefined : v.trim();
   };
 
-  const demoRaw = get('DNSPLANE_DEMO');
-  const demoAsked = demoRaw === undefined ? undefined : parseBoolean(demoRaw, 'DNSPLANE_DEMO');
-  const given = OVH_CREDENTIALS.filter((n) => get(n) !== undefined);
-  const missing = OVH_CREDENTIALS.filter((n) => get(n) === undefined);
-  let ovh: OvhConfig;
-  if (given.length > 0 && missing.length > 0) {
-    // Half a configuration is a mistake (a Secret that mounted partly), whatever else is set.
-    throw new InvalidInputError(
-      missing.join(', '),
-      `not set while ${given.join(', ')} ${given.length > 1 ? 'are' : 'is'}: the OVH credentials are all three or none. Set the missing ones to talk to OVH` +
-        (demoAsked ? '; for the demo, unset every OVH_* variable' : `, or unset them all and ask for the demo on purpose with ${ASK_FOR_DEMO}`),
-    );
-  } else if (given.length === 0) {
-    if (demoAsked === true || (demoAsked === undefined && get('DATABASE_URL') === undefined)) {
-      ovh = { mode: 'simulator' };
-    } else if (demoAsked === false) {
-      ovh = { mode: 'unconfigured', field: OVH_CREDENTIALS.join(', '), rule: `not set and DNSPLANE_DEMO is false: set the three OVH credentials, or ask for the demo with ${ASK_FOR_DEMO}` };
-    } else {
-      ovh = {
-        mode: 'unconfigured',
-        field: OVH_CREDENTIALS.join(', '),
-        rule: `not set while DATABASE_URL is: dnsplane will not serve a real database from the in-process OVH simulator. Set the three OVH credentials, or ask for the demo on purpose with ${ASK_FOR_DEMO}`,
-      };
-    }
-  } else {
-    if (demoAsked === true) {
-      throw new InvalidInputError(
-        'DNSPLANE_DEMO',
-        `true runs the in-process OVH simulator, which cannot go with the OVH credentials that are set (${OVH_CREDENTIALS.join(', ')}): unset DNSPLANE_DEMO to talk to OVH, or unset the OVH_* variables for the demo`,
-      );
-    }
-    const extraCaPems: string[] = [];
-    const caFile = get('OVH_CA_FILE');
-    if (caFile) {
-      extraCaPems.push(readPem(caFile, 'OVH_CA_FILE'));
-      // Setting our own CA list replaces Node's default store, which holds NODE_EXTRA_CA_CERTS: keep it.
-      const nodeExtra = get('NODE_EXTRA_CA_CERTS');
-      if (nodeExtra) extraCaPems.push(readPem(nodeExtra, 'NODE_EXTRA_CA_CERTS'));
-    }
-    ovh = {
-      mode: 'remote',
-      endpoint: parseOvhEndpoint(get('OVH_ENDPOINT') ?? 'ovh-eu'),
-      credentials: {
-        applicationKey: get('OVH_APPLICATION_KEY')!,
-        applicationSecret: get('OVH_APPLICATION_SECRET')!,
-        consumerKey: get('OVH_CONSUMER_KEY')!,
-      },
-      extraCaPems,
-    };
-  }
+  const ovh = ovhConfig(get);
 
   const zonesRaw = get('DNSPLANE_ZONES');
   const zones = zonesRaw
@@ -413,73 +300,6 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
   };
 }
 
-/**
- * DNSPLANE_OVH_API_ADVERTISE: an http(s) URL whose path is exactly /ovh/1.0 (tools sign the URL they
- * call, path included, so a proxy must not rewrite it; go-ovh refuses a trailing slash). Unset:
- * http://DNSPLANE_LISTEN/ovh/1.0 when the listener names a host (not every address, not port 0).
- */
-export function ovhApiAdvertise(value: string | undefined, listen: string, field = 'DNSPLANE_OVH_API_ADVERTISE'): string | undefined {
-  if (value === undefined) {
-    const { host, port } = parseListen(listen);
-    if (['0.0.0.0', '::', ''].includes(host) || port === 0) return undefined;
-    return `http://${host.includes(':') ? `[${host}]` : host}:${port}${OVH_API_PATH}`;
-  }
-  const rule = `must be the http(s) URL tools reach the served OVH API at, ending in ${OVH_API_PATH} without a trailing slash (e.g. https://dnsplane.example.com${OVH_API_PATH})`;
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new InvalidInputError(field, `${rule}, got "${value}"`);
-  }
-  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.pathname !== OVH_API_PATH || url.search || url.hash || url.username || url.password) {
-    throw new InvalidInputError(field, `${rule}, got "${value}"`);
-  }
-  return `${url.origin}${OVH_API_PATH}`;
-}
-
-export type LogFormatSetting = 'json' | 'pretty' | 'auto';
-
-/** DNSPLANE_LOG_FORMAT: json, pretty or auto (the default). */
-export function parseLogFormat(value: string | undefined): LogFormatSetting {
-  const v = (value ?? 'auto').trim().toLowerCase();
-  if (v !== 'json' && v !== 'pretty' && v !== 'auto') throw new InvalidInputError('DNSPLANE_LOG_FORMAT', `must be json, pretty or auto, got "${value}"`);
-  return v;
-}
-
-/** The format logs are written in: auto is pretty when stdout is a terminal, json otherwise. */
-export function logFormatOf(setting: LogFormatSetting, stdoutIsTty: boolean): 'json' | 'pretty' {
-  return setting === 'auto' ? (stdoutIsTty ? 'pretty' : 'json') : setting;
-}
-
-/**
- * The keys of DNSPLANE_SECRETS_KEY or DNSPLANE_SECRETS_KEYS (not both), each 32 bytes in base64, none
- * twice. Messages never show a value (a secret), only which entry is wrong.
- */
-export function parseSecretsKeys(one: string | undefined, list: string | undefined): Buffer[] | undefined {
-  if (list === undefined) {
-    const key = parseSecretsKey(one);
-    return key ? [key] : undefined;
-  }
-  if (one !== undefined) throw new InvalidInputError('DNSPLANE_SECRETS_KEYS', 'set either DNSPLANE_SECRETS_KEY (one key) or DNSPLANE_SECRETS_KEYS (a list, while rotating), not both');
-  const entries = list.split(',').map((e) => e.trim());
-  if (entries.some((e) => e === '')) throw new InvalidInputError('DNSPLANE_SECRETS_KEYS', `must be a comma list of keys with no empty entry; ${SECRETS_KEY_RULE} each`);
-  const keys = entries.map((e, i) => parseSecretsKey(e, `DNSPLANE_SECRETS_KEYS[${i}]`)!);
-  keys.forEach((k, i) => {
-    const first = keys.findIndex((o) => o.equals(k));
-    if (first !== i) throw new InvalidInputError(`DNSPLANE_SECRETS_KEYS[${i}]`, `is the same key as DNSPLANE_SECRETS_KEYS[${first}]; list each key once`);
-  });
-  return keys;
-}
-
-/** DNSPLANE_SECRETS_KEY: exactly 32 bytes in base64. The message never shows the value (a secret). */
-export function parseSecretsKey(value: string | undefined, field = 'DNSPLANE_SECRETS_KEY'): Buffer | undefined {
-  if (value === undefined) return undefined;
-  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(value) || value.length % 4 !== 0) throw new InvalidInputError(field, `${SECRETS_KEY_RULE}; the value set is not base64 (${value.length} characters)`);
-  const key = Buffer.from(value, 'base64');
-  if (key.length !== 32) throw new InvalidInputError(field, `${SECRETS_KEY_RULE}; the value set decodes to ${key.length} bytes`);
-  return key;
-}
-
 /** DNSPLANE_DNS_ADVERTISE (host:port), else DNSPLANE_DNS_LISTEN when it is one; undefined otherwise. */
 function dnsAdvertise(advertise: string | undefined, listen: string | undefined): { host: string; port: number } | undefined {
   if (advertise !== undefined) return parseListen(advertise, 'DNSPLANE_DNS_ADVERTISE');
@@ -487,41 +307,3 @@ function dnsAdvertise(advertise: string | undefined, listen: string | undefined)
   return parseListen(listen, 'DNSPLANE_DNS_LISTEN');
 }
 
-/**
- * DNSPLANE_CORS_ORIGINS: "*" alone, or origins as a browser sends them (scheme://host[:port], no
- * path); each is normalized (lower-case host, default port dropped) so that it matches the Origin header.
- */
-export function parseCorsOrigins(value: string, field = 'DNSPLANE_CORS_ORIGINS'): string[] {
-  const items = value
-    .split(',')
-    .map((o) => o.trim())
-    .filter((o) => o !== '');
-  if (items.includes('*')) {
-    if (items.length > 1) throw new InvalidInputError(field, `"*" allows every origin and cannot be combined with others, got "${value}"`);
-    return ['*'];
-  }
-  return items.map((item, i) => {
-    let url: URL | undefined;
-    try {
-      url = new URL(item);
-    } catch {
-      url = undefined;
-    }
-    const bare = url && /^[a-z][a-z0-9+.-]*:\/\/[^/?#]+\/?$/i.test(item) && !url.username && !url.password;
-    if (!url || !bare || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-      throw new InvalidInputError(`${field}[${i}]`, `must be an origin like https://console.example.com or http://localhost:5173 (scheme, host, optional port; no path), got "${item}"`);
-    }
-    return url.origin;
-  });
-}
-
-function readPem(file: string, field: string): string {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new InvalidInputError(field, `cannot read "${file}": ${(e as Error).message}`);
-  }
-  if (!text.includes('-----BEGIN CERTIFICATE-----')) throw new InvalidInputError(field, `"${file}" holds no PEM certificate`);
-  return text;
-}
