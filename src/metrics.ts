@@ -4,8 +4,8 @@
  * A leaf module: it imports nothing of dnsplane. server.ts builds one Metrics per server, feeds the
  * OVH client's `onCall` hook into ovhCall(), hands the object to core through CoreContext.metrics,
  * and gives it a zone source (generation and record count per zone, read from Postgres at scrape
- * time, so that every replica reports the same truth). seriesOn() declares a series in one line (name,
- * help, label names, buckets on the given registry); webhook/metrics.ts declares its series with it too.
+ * time, so that every replica reports the same truth). seriesOn() (metrics-series.ts) declares a series in
+ * one line (name, help, label names, buckets on the given registry); webhook/metrics.ts uses it too.
  *
  * Series (all prefixed dnsplane_):
  * - ovh_requests_total{method,route,status}      every HTTP call to OVH (each attempt counts); status 0
@@ -56,59 +56,11 @@
  * nodejs_eventloop_lag_{min,max,mean,p50,p90,p99}_seconds: perf_hooks' event-loop delay since the
  * previous scrape (reset at each scrape).
  */
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { seriesOn, SECONDS, type ApplyOutcome, type CacheReadResult, type DriftStatus, type HealthSample, type InFlightSample, type OvhCallSample, type ZoneSample } from './metrics-series.js';
 
-/** One checked target, as the target_health table holds it (core/health/). */
-export interface HealthSample {
-  zone: string;
-  name: string;
-  target: string;
-  passing: boolean;
-}
-
-/** What the OVH client reports per HTTP call (structurally the client's OvhCallInfo). */
-export interface OvhCallSample {
-  method: string;
-  route: string;
-  status: number;
-  durationMs: number;
-  waitedMs: number;
-  attempt: number;
-}
-
-export interface ZoneSample {
-  zone: string;
-  generation: bigint | number;
-  records: number;
-}
-
-export interface InFlightSample {
-  zone: string;
-  count: number;
-  oldestSeconds: number;
-}
-
-export type DriftStatus = 'unchanged' | 'changed' | 'busy' | 'skipped';
-
-export type ApplyOutcome = 'applied' | 'no_changes' | 'stale' | 'failed' | 'dry_run' | 'refused' | 'error';
-export type CacheReadResult = 'hit' | 'not_modified' | 'miss';
-
-const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
-
-/** Each series on one line: the options every dnsplane series repeats (registry, label names, buckets). */
-export function seriesOn(registry: Registry) {
-  const registers = [registry];
-  return {
-    /** collect, when given, runs at each scrape (to add what was counted elsewhere). */
-    counter: <L extends string = string>(name: string, help: string, labelNames: readonly L[] = [], collect?: (c: Counter<L>) => void) =>
-      new Counter<L>({ name, help, labelNames, registers, ...(collect && { collect(this: Counter<L>) { collect(this); } }) }),
-    histogram: <L extends string = string>(name: string, help: string, labelNames: readonly L[], buckets: number[]) =>
-      new Histogram<L>({ name, help, labelNames, buckets, registers }),
-    /** collect, when given, runs at each scrape and sets the gauge's values then. */
-    gauge: <L extends string = string>(name: string, help: string, labelNames: readonly L[] = [], collect?: (g: Gauge<L>) => Promise<void>) =>
-      new Gauge<L>({ name, help, labelNames, registers, ...(collect && { collect(this: Gauge<L>) { return collect(this); } }) }),
-  };
-}
+// The samples' and outcomes' types, and the series helper, where core and the doors have always found them.
+export { seriesOn, type ApplyOutcome, type CacheReadResult, type DriftStatus, type HealthSample, type InFlightSample, type OvhCallSample, type ZoneSample } from './metrics-series.js';
 
 export class Metrics {
   readonly registry = new Registry();

@@ -50,21 +50,19 @@ import {
 } from '../gen/dnsplane/v1/admin_pb.js';
 import { tenantOf } from './auth.js';
 import { planRequestFromDocument } from './desired-document.js';
+import { endpointToPb, planInputFromPb, planToPb } from './convert.js';
 import {
   adoptionToPb,
-  endpointToPb,
   journalEntryToPb,
   ownershipEntryToPb,
-  planInputFromPb,
   planSummaryToPb,
-  planToPb,
   tenantToPb,
   tsigKeyToPb,
   issuedOvhKeyToPb,
   ovhKeyToPb,
   ovhDraftToPb,
   protectedNameToPb,
-} from './convert.js';
+} from './convert-admin.js';
 
 /** The calling tenant, refused unless it has the admin scope. */
 function adminOf(hc: HandlerContext): Tenant {

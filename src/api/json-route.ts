@@ -25,12 +25,12 @@ export function isUnaryJson(req: http.IncomingMessage, path: string): boolean {
 }
 
 /** The body, refused past `maxBytes` as Connect refuses it (readMaxBytes); the rest drained (api/front/body.ts). */
-export function readBody(req: http.IncomingMessage, maxBytes: number): Promise<Buffer> {
+export function readConnectBody(req: http.IncomingMessage, maxBytes: number): Promise<Buffer> {
   return readBodyWithin(req, maxBytes, () => tooLarge(maxBytes));
 }
 
-/** readBody, answered to a callback (no promise). */
-export function readBodyCallback(req: http.IncomingMessage, maxBytes: number, done: (err: unknown, body?: Buffer) => void): void {
+/** readConnectBody, answered to a callback (no promise). */
+export function readConnectBodyThen(req: http.IncomingMessage, maxBytes: number, done: (err: unknown, body?: Buffer) => void): void {
   readBodyThen(req, maxBytes, () => tooLarge(maxBytes), done);
 }
 

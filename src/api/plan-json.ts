@@ -33,7 +33,7 @@ import type { Change } from '../dns/types.js';
 import { describeOperation, operationsByRecordSet, operationsOfChange } from '../ovh/ops.js';
 import type { StoredPlan, ZonePlan } from '../core/plan.js';
 import { actionToPb, planHeadPb, planInputFromPb, refreshOperation, zonePlanHeadPb } from './convert.js';
-import { answerWith, isUnaryJson, readBody, replyJson } from './json-route.js';
+import { answerWith, isUnaryJson, readConnectBody, replyJson } from './json-route.js';
 import { endpointObject, withLists, writeChunks, type JsonEndpoint } from './json-write.js';
 import { checkJson, checkMessage } from './strict.js';
 import { requestTenant } from './gate.js';
@@ -209,7 +209,7 @@ export async function planResponseJson(p: StoredPlan, slicer: Slicer): Promise<s
 export function planJsonRoute(ctx: CoreContext, log: Logger, readMaxBytes: number): (req: http.IncomingMessage, res: http.ServerResponse) => void {
   return (req, res) =>
     answerWith(req, res, log, 'Plan', async () => {
-      const body = await readBody(req, readMaxBytes);
+      const body = await readConnectBody(req, readMaxBytes);
       const slicer = new Slicer();
       const request = await readPlanRequest(body.toString('utf8'), slicer);
       const tenant = await requestTenant(ctx, req);

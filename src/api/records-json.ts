@@ -27,7 +27,7 @@ import { Slicer } from '../core/slices.js';
 import { RecordsRequestSchema, ZoneRecordsSchema, ZoneService, type RecordsRequest } from '../gen/dnsplane/v1/zone_pb.js';
 import { checkJson, checkMessage } from './strict.js';
 import { gateTenant, requestTenant } from './gate.js';
-import { answerWith, isUnaryJson, readBodyCallback, replyJsonBytes } from './json-route.js';
+import { answerWith, isUnaryJson, readConnectBodyThen, replyJsonBytes } from './json-route.js';
 import { endpointObject, textBytes, withListsParts, writeChunks } from './json-write.js';
 import { recordsQueryOf, zoneRecordsPb } from './zone-service.js';
 
@@ -143,7 +143,7 @@ const MAX_CACHED_BODY = 4 * 1024;
 /** The route: answers a request isRecordsJson accepted, errors included. */
 export function recordsJsonRoute(ctx: CoreContext, log: Logger, readMaxBytes: number): (req: http.IncomingMessage, res: http.ServerResponse) => void {
   return (req, res) =>
-    readBodyCallback(req, readMaxBytes, (err, body) => {
+    readConnectBodyThen(req, readMaxBytes, (err, body) => {
       if (err === undefined && answeredNow(ctx, req, res, body!)) return;
       answerWith(req, res, log, 'Records', async () => {
         if (err !== undefined) throw err;

@@ -1,6 +1,6 @@
 /**
  * DNS UPDATE (RFC 2136) in core, what the DNS door calls once a key authenticated its tenant: the
- * message becomes ONE apply through core (core/apply.ts) — the zone lock, the journal, the minimal OVH
+ * message becomes ONE apply through core (core/apply/index.ts) — the zone lock, the journal, the minimal OVH
  * operations, coalescing with the zone's other applies, one refresh, rollback on failure — whose
  * planning step, under the lock, checks the prerequisites against the cache and turns the update
  * section into the tenant's changes (core/dns-update-plan.ts). Never cut into batches: all or nothing.

@@ -83,7 +83,7 @@ export async function dnsZone(ctx: CoreContext, zone: string, states?: ZoneState
     const state = (attempt === 0 && states ? states : await cache.zoneStates.fresh()).get(zone);
     if (!state) throw new NotFoundError('zone', zone, `zone "${zone}" is not managed by dnsplane`);
     const generation = state.state === 'synced' ? state.generation : await firstRead(ctx, zone);
-    const base = await cache.baseAt(zone, generation);
+    const base = await cache.baseExactlyAt(zone, generation);
     if (!base) continue;
     let z = built.get(base);
     if (!z) {

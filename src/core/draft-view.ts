@@ -49,7 +49,7 @@ export async function currentBase(ctx: CoreContext, zone: string): Promise<ZoneB
     const seen = (await cache.zoneStates.fresh()).get(zone);
     if (!seen) throw new NotFoundError('zone', zone, `zone "${zone}" is not managed by dnsplane`);
     const generation = seen.state === 'synced' ? seen.generation : (await ensureSynced(ctx, zone)).generation;
-    const base = await cache.baseAt(zone, generation);
+    const base = await cache.baseExactlyAt(zone, generation);
     if (base) return base;
     // The zone moved past that generation while its base was read: read its state again.
     if (attempt >= 10) throw new Error(`zone "${zone}" changed on every read of its records (10 times)`);
@@ -78,8 +78,8 @@ const servedAt = new WeakMap<ZoneBase, Map<string, ServedIds>>();
 export async function tenantBase(ctx: CoreContext, tenant: Tenant, zone: string): Promise<{ base: ZoneBase; ids: ServedIds }> {
   for (let attempt = 0; ; attempt++) {
     const base = await currentBase(ctx, zone);
-    const kept = servedAt.get(base)?.get(tenant.id);
-    if (kept) return { base, ids: kept };
+    const knownIds = servedAt.get(base)?.get(tenant.id);
+    if (knownIds) return { base, ids: knownIds };
     const read = await store.withSnapshot(ctx.pool, async (q) => ({ generation: (await store.getZone(q, zone))?.generation, rows: await store.listServedIds(q, tenant.id, zone) }));
     if (read.generation === base.generation) {
       const ids = servedIdsOf(read.rows);
@@ -119,18 +119,18 @@ export async function ownRecords(base: ZoneBase, tenant: Tenant, zone: string, i
     }
   }
   // In the cache's order (store.listRecords), as a walk of the whole zone would give them.
-  const mine = new Map<string, OvhRecord>();
+  const ownById = new Map<string, OvhRecord>();
   for (const r of records.sort(compareRecords)) {
     const served = ids.servedOf.get(r.id);
-    if (served === undefined) mine.set(r.id, r);
-    else mine.set(served, { ...r, id: served });
+    if (served === undefined) ownById.set(r.id, r);
+    else ownById.set(served, { ...r, id: served });
   }
-  byTenant.set(tenant.id, mine);
-  return mine;
+  byTenant.set(tenant.id, ownById);
+  return ownById;
 }
 
 /** A staged record in the form OVH answers it. */
-export function answerForm(zone: string, id: string, r: store.DraftRecord): OvhRecord {
+export function servedRecordOf(zone: string, id: string, r: store.DraftRecord): OvhRecord {
   return { id, zone, subDomain: r.subDomain, fieldType: r.fieldType, target: r.fieldType === 'TXT' ? txtForAnswer(r.target) : r.target, ttl: r.ttl };
 }
 
@@ -138,12 +138,12 @@ export function answerForm(zone: string, id: string, r: store.DraftRecord): OvhR
  * The tenant's records: `own` with `draft` laid over it in order. A staged update or delete of a
  * record that is no longer the tenant's (deleted meanwhile, given to another) is left out.
  */
-export function laidOver(zone: string, own: ReadonlyMap<string, OvhRecord>, draft: readonly store.DraftRow[]): Map<string, DraftRecord> {
+export function ownWithDraft(zone: string, own: ReadonlyMap<string, OvhRecord>, draft: readonly store.DraftRow[]): Map<string, DraftRecord> {
   const out = new Map<string, DraftRecord>();
   for (const [id, r] of own) out.set(id, { ...r, staged: false });
   for (const d of draft) {
     if (d.action === 'delete') out.delete(d.recordId);
-    else if (d.action === 'create' || own.has(d.recordId)) out.set(d.recordId, { ...answerForm(zone, d.recordId, d.record!), staged: true });
+    else if (d.action === 'create' || own.has(d.recordId)) out.set(d.recordId, { ...servedRecordOf(zone, d.recordId, d.record!), staged: true });
   }
   return out;
 }
@@ -159,13 +159,13 @@ export async function draftRecords(ctx: CoreContext, tenant: Tenant, zone: strin
   const { base, ids } = await tenantBase(ctx, tenant, zone);
   const draft = await store.listDraft(ctx.pool, tenant.id, zone);
   const sub = filter.subDomain?.toLowerCase();
-  return [...laidOver(zone, await ownRecords(base, tenant, zone, ids), draft).values()]
+  return [...ownWithDraft(zone, await ownRecords(base, tenant, zone, ids), draft).values()]
     .filter((r) => (filter.fieldType === undefined || r.fieldType === filter.fieldType) && (sub === undefined || r.subDomain.toLowerCase() === sub))
     .sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : BigInt(a.id) > BigInt(b.id) ? 1 : 0));
 }
 
 /** What an id names for the tenant: its record (`published`: in OVH; else a staged create), another's, or nothing. */
-export type RecordLookup = { kind: 'mine'; record: DraftRecord; published: boolean } | { kind: 'foreign' } | { kind: 'absent' };
+export type RecordLookup = { kind: 'own'; record: DraftRecord; published: boolean } | { kind: 'foreign' } | { kind: 'absent' };
 
 /**
  * One record by the id a client holds: its served id (a published record's, or a staged create's).
@@ -175,8 +175,8 @@ export async function draftRecord(ctx: CoreContext, tenant: Tenant, zone: string
   const { base, ids } = await tenantBase(ctx, tenant, zone);
   const own = await ownRecords(base, tenant, zone, ids);
   const draft = await store.listDraft(ctx.pool, tenant.id, zone, id);
-  const mine = laidOver(zone, own, draft).get(id);
-  if (mine) return { kind: 'mine', record: mine, published: own.has(id) };
+  const drafted = ownWithDraft(zone, own, draft).get(id);
+  if (drafted) return { kind: 'own', record: drafted, published: own.has(id) };
   if (draft.some((d) => d.action === 'delete') || ids.servedOf.has(id)) return { kind: 'absent' };
   return (await baseIndexOf(base, zone)).ids.has(id) ? { kind: 'foreign' } : { kind: 'absent' };
 }

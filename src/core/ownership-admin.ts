@@ -46,7 +46,7 @@ export async function listOwnership(
     if (!z || z.state !== 'synced') continue; // never synced: nothing is known of it yet
     // The zone as the read cache holds it at that generation (else read now), seen in slices.
     const slicer = new Slicer();
-    const base = (await readCacheOf(ctx).baseAt(zone, z.generation)) ?? (await readZoneBase(ctx.pool, zone, slicer));
+    const base = (await readCacheOf(ctx).baseExactlyAt(zone, z.generation)) ?? (await readZoneBase(ctx.pool, zone, slicer));
     for (const e of await slicer.run(visibleRecordSetsSteps('', zone, base.endpoints, base.ownership, base.recordsByKey, true))) {
       if (e.labels?.['owner'] === '') unowned.push(e);
     }

@@ -286,7 +286,7 @@ export async function computeWholeZonePlan(ctx: CoreContext, q: store.Queryable,
 async function baseAsSeen(q: store.Queryable, zone: string, slicer: Slicer, reads?: ReadCache): Promise<ZoneBase> {
   const z = await store.getZone(q, zone);
   if (!z) throw new NotFoundError('zone', zone, `zone "${zone}" is not managed by dnsplane`);
-  let base = reads?.kept(zone, z.generation);
+  let base = reads?.baseIfBuilt(zone, z.generation);
   if (!base) {
     base = await readZoneBase(q, zone, slicer); // in pages, as Records reads it
     reads?.keep(zone, base);

@@ -417,8 +417,8 @@ export class ReadCache {
    * The zone's base at exactly `generation` (committed: what a snapshot at that generation sees), from
    * memory or built now; undefined when the zone has moved past it meanwhile (the caller reads its own).
    */
-  async baseAt(zone: string, generation: bigint): Promise<ZoneBase | undefined> {
-    const b = await this.base(zone, generation);
+  async baseExactlyAt(zone: string, generation: bigint): Promise<ZoneBase | undefined> {
+    const b = await this.baseAtOrAfter(zone, generation);
     return b.generation === generation ? b : undefined;
   }
 
@@ -426,7 +426,7 @@ export class ReadCache {
    * The zone's base kept at exactly `generation`, if it is built: never waits for a build (a caller
    * inside a transaction must not wait for a connection another build may be waiting for).
    */
-  kept(zone: string, generation: bigint): ZoneBase | undefined {
+  baseIfBuilt(zone: string, generation: bigint): ZoneBase | undefined {
     const hit = this.bases.get(zone);
     if (hit?.settled?.generation !== generation) return undefined;
     this.touch(baseKey(zone, generation));
@@ -445,7 +445,7 @@ export class ReadCache {
     this.keepBase(zone, entry, base);
   }
 
-  private base(zone: string, generation: bigint): Promise<ZoneBase> {
+  private baseAtOrAfter(zone: string, generation: bigint): Promise<ZoneBase> {
     return this.latest(this.bases, zone, generation, baseKey, async (entry) => {
       // Read in one snapshot, then mapped outside it, in slices.
       const read = await store.withSnapshot(this.pool, (q) => readZoneRows(q, zone));
@@ -505,7 +505,7 @@ export class ReadCache {
    */
   private answersAt(zone: string, generation: bigint): Promise<ZoneAnswers> {
     return this.latest(this.answers, zone, generation, answersKey, async (entry) => {
-      const base = await this.base(zone, generation);
+      const base = await this.baseAtOrAfter(zone, generation);
       entry.generation = base.generation;
       const answers = await this.cut(zone, base);
       if (this.answers.get(zone) === entry) {

@@ -31,7 +31,7 @@ import * as store from '../store/index.js';
 import { requireAdmin } from './admin.js';
 import { apply } from './apply/index.js';
 import type { CoreContext } from './context.js';
-import { draftRecord, laidOver, ownRecords, servedIdsOf, tenantBase, tenantZone, answerForm, type DraftRecord, type ServedIds } from './draft-view.js';
+import { draftRecord, ownWithDraft, ownRecords, servedIdsOf, tenantBase, tenantZone, servedRecordOf, type DraftRecord, type ServedIds } from './draft-view.js';
 import { NotFoundError, PermissionDeniedError } from './errors.js';
 import { canonicalOf } from './ownership.js';
 import { computeZonePlan, routeInput, type DraftPlanner, type DraftSent, type RawChangeSet, type RawEndpoint } from './plan.js';
@@ -118,7 +118,7 @@ async function judgeWrite(ctx: CoreContext, tenant: Tenant, zone: string, base: 
 /** The tenant's records of the zone in its draft, with `write` laid over them, grouped by set. */
 async function draftWith(ctx: CoreContext, tenant: Tenant, zone: string): Promise<{ base: ZoneBase; view: Map<string, DraftRecord> }> {
   const { base, ids } = await tenantBase(ctx, tenant, zone);
-  return { base, view: laidOver(zone, await ownRecords(base, tenant, zone, ids), await store.listDraft(ctx.pool, tenant.id, zone)) };
+  return { base, view: ownWithDraft(zone, await ownRecords(base, tenant, zone, ids), await store.listDraft(ctx.pool, tenant.id, zone)) };
 }
 
 /** POST …/record: a new record staged under a new id, after the set it joins was judged. */
@@ -127,7 +127,7 @@ export async function stageCreate(ctx: CoreContext, tenant: Tenant, rawZone: str
   managedType(written.fieldType);
   const { base, view } = await draftWith(ctx, tenant, zone);
   const id = await store.newDraftId(ctx.pool);
-  const created = answerForm(zone, id, written);
+  const created = servedRecordOf(zone, id, written);
   const key = ovhRecordKey(created, zone);
   await judgeWrite(ctx, tenant, zone, base, [...(byKey(zone, view.values()).get(key) ?? []), created]);
   const { ttlSet, ...record } = written;
@@ -136,7 +136,7 @@ export async function stageCreate(ctx: CoreContext, tenant: Tenant, rawZone: str
 }
 
 /** The tenant's record of that id (`published`: in OVH, else a staged create), or NotFound / PermissionDenied (another tenant's, or nobody's). */
-async function mine(ctx: CoreContext, tenant: Tenant, zone: string, id: string): Promise<{ record: DraftRecord; published: boolean }> {
+async function ownDraftRecord(ctx: CoreContext, tenant: Tenant, zone: string, id: string): Promise<{ record: DraftRecord; published: boolean }> {
   const found = await draftRecord(ctx, tenant, zone, id);
   if (found.kind === 'foreign') throw new PermissionDeniedError('id', `record ${id} of zone ${zone} is not tenant "${tenant.name}"'s`);
   if (found.kind === 'absent') throw new NotFoundError('record', id, `The requested object (id = ${id}) does not exist`);
@@ -146,7 +146,7 @@ async function mine(ctx: CoreContext, tenant: Tenant, zone: string, id: string):
 /** PUT …/record/{id}: the record changed in the draft (a staged create in place; a published record by an update). */
 export async function stageUpdate(ctx: CoreContext, tenant: Tenant, rawZone: string, id: string, patch: RecordPatch): Promise<void> {
   const zone = await tenantZone(ctx, tenant, rawZone);
-  const { record, published } = await mine(ctx, tenant, zone, id);
+  const { record, published } = await ownDraftRecord(ctx, tenant, zone, id);
   const next: store.DraftRecord = {
     subDomain: patch.subDomain ?? record.subDomain,
     fieldType: record.fieldType,
@@ -154,7 +154,7 @@ export async function stageUpdate(ctx: CoreContext, tenant: Tenant, rawZone: str
     ttl: patch.ttl ?? record.ttl,
   };
   const { base, view } = await draftWith(ctx, tenant, zone);
-  const changed = answerForm(zone, id, next);
+  const changed = servedRecordOf(zone, id, next);
   const key = ovhRecordKey(changed, zone);
   const others = (byKey(zone, view.values()).get(key) ?? []).filter((r) => r.id !== id);
   await judgeWrite(ctx, tenant, zone, base, [...others, changed]);
@@ -165,7 +165,7 @@ export async function stageUpdate(ctx: CoreContext, tenant: Tenant, rawZone: str
 /** DELETE …/record/{id}: a staged create dropped, a published record's delete staged. */
 export async function stageDelete(ctx: CoreContext, tenant: Tenant, rawZone: string, id: string): Promise<void> {
   const zone = await tenantZone(ctx, tenant, rawZone);
-  const { published } = await mine(ctx, tenant, zone, id);
+  const { published } = await ownDraftRecord(ctx, tenant, zone, id);
   if (!published) await store.dropDraftRow(ctx.pool, tenant.id, zone, id);
   else await store.stageWrite(ctx.pool, { tenantId: tenant.id, zone, recordId: id, action: 'delete', ttlSet: false, expiresAt: expiry(ctx) });
 }
@@ -194,7 +194,7 @@ function draftChanges(zone: string, index: SetsIndex, own: ReadonlyMap<string, O
     const before = own.get(d.recordId);
     if (before) touched.add(ovhRecordKey(before, zone));
     if (!d.record) continue;
-    const key = ovhRecordKey(answerForm(zone, d.recordId, d.record), zone);
+    const key = ovhRecordKey(servedRecordOf(zone, d.recordId, d.record), zone);
     touched.add(key);
     if (d.ttlSet) ttls.set(key, d.record.ttl); // staged in order: the latest write that gave one wins
   }
@@ -278,7 +278,7 @@ class DraftRefresh implements DraftPlanner {
     const own = await ownRecords(base, tenant, zone, this.ids);
     this.read = this.named ?? (await store.listDraft(q, tenant.id, zone));
     this.named = undefined;
-    this.view = laidOver(zone, own, this.read);
+    this.view = ownWithDraft(zone, own, this.read);
     this.planned = true;
     return draftChanges(zone, await baseIndexOf(base, zone), own, this.view, this.read);
   }

@@ -1,7 +1,7 @@
 /**
  * Visibility: whether what an apply published is answered by the zone's authoritative servers
  * (issue 24; docs/ARCHITECTURE.md "Visibility"). Each journal row of an apply that published is
- * `published` from its refresh on; the prober (core/prober.ts) asks the servers until every record
+ * `published` from its refresh on; the prober (core/probe/prober.ts) asks the servers until every record
  * set it changed answers as published on every server (`visible`), or until DNSPLANE_VISIBLE_TIMEOUT
  * (`not_visible`: which servers and names still answer older data; `unverified`: no server could be
  * asked, and why). A later apply that changed the same record set before it was seen `supersedes` it.

@@ -53,7 +53,7 @@ async function currentBase(ctx: CoreContext, zone: string, slicer: Slicer): Prom
   for (let attempt = 0; attempt < 3; attempt++) {
     const state = (await cache.zoneStates.get()).get(zone);
     if (!state || state.state !== 'synced') break;
-    const base = await cache.baseAt(zone, state.generation);
+    const base = await cache.baseExactlyAt(zone, state.generation);
     if (base) return base;
   }
   return store.withSnapshot(ctx.pool, (q) => readZoneBase(q, zone, slicer));

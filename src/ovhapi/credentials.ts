@@ -5,7 +5,7 @@
  * tenant). The access rules shown are what a key may call here: the DNS routes and these.
  */
 import type { OvhKey } from '../core/ovh-keys.js';
-import type { Answer } from './exchange.js';
+import type { Answer } from './http.js';
 
 const RULES = [
   { method: 'GET', path: '/auth/*' },

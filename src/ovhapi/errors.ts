@@ -24,7 +24,7 @@ import { badRequest, notGrantedCall, objectNotFound, OvhApiError, serverError, s
 import { messageOf } from '../error-message.js';
 
 /** OVH's answer for an error; `internal` when it is none of the known ones (to be logged). */
-export function toOvhError(e: unknown): { error: OvhApiError; internal: boolean } {
+export function ovhAnswerFor(e: unknown): { error: OvhApiError; internal: boolean } {
   if (e instanceof OvhApiError) return { error: e, internal: false };
   if (e instanceof NotFoundError) return { error: e.what === 'record' ? objectNotFound(e.key) : serviceNotFound(), internal: false };
   if (e instanceof PermissionDeniedError) return { error: notGrantedCall(e.message), internal: false };

@@ -24,8 +24,8 @@ import { messageOf } from '../error-message.js';
 import { OvhApiError, payloadTooLarge, tooManyRequests } from '../ovhwire/errors.js';
 import { AuthRefusal, authenticateCall } from './auth.js';
 import { authDetails, currentCredential, me } from './credentials.js';
-import { toOvhError } from './errors.js';
-import { header, newQueryId, readBody, send, sendError, type Answer, type Req, type Res } from './exchange.js';
+import { ovhAnswerFor } from './errors.js';
+import { header, newQueryId, readOvhBody, send, sendError, type Answer, type Req, type Res } from './http.js';
 import { OvhApiMetrics } from './metrics.js';
 import { recordCall, recordsCall, type RecordCall } from './records.js';
 import { servedRoute, type ServedRoute } from './routes.js';
@@ -105,7 +105,7 @@ export function ovhApiHandler(ctx: CoreContext, opts: OvhApiOptions): (req: Req,
       if (Number(header(req, 'content-length') ?? '0') > maxBody) throw payloadTooLarge();
       const route = servedRoute(method, path);
       routeName = route.name;
-      const rawBody = await readBody(req, maxBody);
+      const rawBody = await readOvhBody(req, maxBody);
       if (route.name === 'authTime') return send(res, queryId, { json: seconds() });
 
       const address = req.socket?.remoteAddress ?? 'unknown';
@@ -144,7 +144,7 @@ export function ovhApiHandler(ctx: CoreContext, opts: OvhApiOptions): (req: Req,
 
     run()
       .catch((e: unknown) => {
-        const { error, internal } = toOvhError(e);
+        const { error, internal } = ovhAnswerFor(e);
         if (internal) log.error({ err: messageOf(e), route: routeName, method, tenant: tenant?.name, queryId }, 'OVH API call failed');
         else if (tenant && (WRITES.has(method) || error.status === 429) && [400, 403, 429].includes(error.status)) refusal(tenant, error);
         if (res.headersSent || res.destroyed) return 0;

@@ -15,7 +15,7 @@ import { expandedPage, pagingOf } from '../ovhwire/paging.js';
 import { CREATE_PROPERTIES, UPDATE_PROPERTIES, bodyObject, checkProperties, isFieldType, normalizePatch, normalizeRecord, recordAnswer } from '../ovhwire/records.js';
 import { recordIdOf } from '../ovhwire/routes.js';
 import { PermissionDeniedError } from '../core/errors.js';
-import type { Answer } from './exchange.js';
+import type { Answer } from './http.js';
 
 /** What a record route gets of its call. */
 export interface RecordCall {

@@ -5,7 +5,7 @@
  * (scripts). An unknown path is OVH's 404, a known path with another method its 405.
  */
 import { methodNotAllowed, routeNotFound } from '../ovhwire/errors.js';
-import { routeOf, type Route } from '../ovhwire/routes.js';
+import { resolveRoute, type Route } from '../ovhwire/routes.js';
 
 export type ServedRoute = Exclude<Route, { name: 'export' }> | { name: 'authDetails' } | { name: 'authCredential' } | { name: 'me' };
 
@@ -23,7 +23,7 @@ export function servedRoute(method: string, path: string): ServedRoute {
     if (method !== 'GET') throw methodNotAllowed(['GET']);
     return { name: credential } as ServedRoute;
   }
-  const route = routeOf(method, p);
+  const route = resolveRoute(method, p);
   if (route.name === 'export') throw routeNotFound();
   return route;
 }

@@ -18,7 +18,7 @@ import { visibleZones } from '../core/records.js';
 import { refreshDraft } from '../core/staging.js';
 import type { Tenant } from '../core/tenants.js';
 import { notGrantedCall } from '../ovhwire/errors.js';
-import type { Answer } from './exchange.js';
+import type { Answer } from './http.js';
 
 /** OVH's usual SOA values for a zone it hosts (assumed: no public source lists them). */
 const SOA = { email: 'tech@ovh.net', refresh: 86400, expire: 3600000, nxDomainTtl: 86400, ttl: 86400 } as const;

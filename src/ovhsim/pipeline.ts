@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { messageOf } from '../error-message.js';
 import { OvhApiError, payloadTooLarge, routeNotFound, tooManyRequests } from '../ovhwire/errors.js';
-import { routeOf } from '../ovhwire/routes.js';
+import { resolveRoute } from '../ovhwire/routes.js';
 import { ApiRouter, type ApiAnswer } from './api.js';
 import { faultOutcome, sendOutcome, type Outcome } from './answer.js';
 import { defaultFaultBody } from './errors.js';
@@ -157,7 +157,7 @@ export class RequestPipeline {
     try {
       if (received.tooLarge) throw payloadTooLarge();
       if (!received.underBase) throw routeNotFound();
-      const route = routeOf(call.method, call.path);
+      const route = resolveRoute(call.method, call.path);
       if (route.name !== 'authTime') {
         const denied = checkSignature(
           {

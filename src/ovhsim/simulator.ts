@@ -7,7 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import https from 'node:https';
 import { generateCertificate } from './cert.js';
-import { DnsResolver, DnsServer, type DnsSource } from './dns-server.js';
+import { DnsResolver, type DnsSource } from './dns-resolver.js';
+import { DnsServer } from './dns-server.js';
 import { FaultSet, type SimFaults } from './faults.js';
 import { Propagation } from './propagation.js';
 import { RequestPipeline } from './pipeline.js';

@@ -63,7 +63,7 @@ export function matchRoute(path: string): Route | undefined {
 }
 
 /** Resolves the route and checks the method; throws OVH's 404 / 405. */
-export function routeOf(method: string, path: string): Route {
+export function resolveRoute(method: string, path: string): Route {
   const route = matchRoute(path);
   if (!route) throw routeNotFound();
   const allowed = ROUTE_METHODS[route.name];

@@ -61,7 +61,7 @@ describe('withdraw and restore', () => {
     // its owner's Records view holds the target, marked withdrawn.
     const reads = readCacheOf(room.ctx);
     const generation = (await store.getZone(room.db.pool, ZONE))!.generation;
-    const base = (await reads.baseAt(ZONE, generation))!;
+    const base = (await reads.baseExactlyAt(ZONE, generation))!;
     expect(base.records.filter((r) => r.fieldType === 'A').map((r) => r.target)).toEqual(['192.0.2.1']);
     expect(base.withdrawals.map((w) => w.target)).toEqual(['192.0.2.2']);
     const view = await reads.view(ZONE, generation, 'c2', false);

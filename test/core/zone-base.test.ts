@@ -35,30 +35,30 @@ describe('ReadCache.baseAt, kept and keep', () => {
   it('is the zone at exactly that generation, the same as reading it; undefined once the zone moved past it', async () => {
     const g1 = await change('5000000001', 'a');
     const cache = new ReadCache(db.pool);
-    const b1 = await cache.baseAt(ZONE, g1);
+    const b1 = await cache.baseExactlyAt(ZONE, g1);
     expect(b1?.generation).toBe(g1);
     expect(b1).toEqual(await readZoneBase(db.pool, ZONE, new Slicer()));
     expect(b1!.endpoints.map((e) => e.dnsName)).toEqual([`a.${ZONE}`]);
     expect([...b1!.recordsByKey.keys()]).toEqual([`a.${ZONE} A`]);
-    expect(await cache.baseAt(ZONE, g1)).toBe(b1); // kept
+    expect(await cache.baseExactlyAt(ZONE, g1)).toBe(b1); // kept
 
     const g2 = await change('5000000002', 'b');
-    const b2 = await cache.baseAt(ZONE, g2);
+    const b2 = await cache.baseExactlyAt(ZONE, g2);
     expect(b2?.generation).toBe(g2);
     expect(b2!.endpoints.map((e) => e.dnsName)).toEqual([`a.${ZONE}`, `b.${ZONE}`]);
     // Asked for the older generation now: the cache holds a newer one, which is not what was asked.
-    expect(await cache.baseAt(ZONE, g1)).toBeUndefined();
+    expect(await cache.baseExactlyAt(ZONE, g1)).toBeUndefined();
     expect((await getZone(db.pool, ZONE))!.generation).toBe(g2);
     // kept(): only a built base of exactly that generation, never a wait; keep() never goes back.
-    expect(cache.kept(ZONE, g2)).toBe(b2);
-    expect(cache.kept(ZONE, g1)).toBeUndefined();
+    expect(cache.baseIfBuilt(ZONE, g2)).toBe(b2);
+    expect(cache.baseIfBuilt(ZONE, g1)).toBeUndefined();
     cache.keep(ZONE, b1!);
-    expect(cache.kept(ZONE, g2)).toBe(b2);
+    expect(cache.baseIfBuilt(ZONE, g2)).toBe(b2);
     const g3 = await change('5000000003', 'c');
     const b3 = await readZoneBase(db.pool, ZONE, new Slicer()); // as a Plan reads it in its snapshot
-    expect(cache.kept(ZONE, g3)).toBeUndefined();
+    expect(cache.baseIfBuilt(ZONE, g3)).toBeUndefined();
     cache.keep(ZONE, b3);
-    expect(cache.kept(ZONE, g3)).toBe(b3);
-    expect(await cache.baseAt(ZONE, g3)).toBe(b3); // Records views of g3 are cut from it too
+    expect(cache.baseIfBuilt(ZONE, g3)).toBe(b3);
+    expect(await cache.baseExactlyAt(ZONE, g3)).toBe(b3); // Records views of g3 are cut from it too
   });
 });

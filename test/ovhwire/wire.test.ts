@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { OvhApiError } from '../../src/ovhwire/errors.js';
 import { expandedPage, pagingOf } from '../../src/ovhwire/paging.js';
-import { routeOf } from '../../src/ovhwire/routes.js';
+import { resolveRoute } from '../../src/ovhwire/routes.js';
 import { signatureMatches, signedUrlCandidates, signRequest } from '../../src/ovhwire/signature.js';
 import { servedRoute } from '../../src/ovhapi/routes.js';
 
@@ -44,7 +44,7 @@ describe('expanded lists', () => {
 
 describe('routes', () => {
   it('OVH\'s DNS routes and the credential checks clients make; the zone export and unknown paths are 404, other methods 405', () => {
-    expect(routeOf('GET', '/domain/zone/Ex.Test/record/12')).toEqual({ name: 'record', zone: 'ex.test', id: '12' });
+    expect(resolveRoute('GET', '/domain/zone/Ex.Test/record/12')).toEqual({ name: 'record', zone: 'ex.test', id: '12' });
     expect(servedRoute('GET', '/auth/details')).toEqual({ name: 'authDetails' });
     expect(servedRoute('GET', '/auth/currentCredential/')).toEqual({ name: 'authCredential' });
     expect(servedRoute('POST', '/domain/zone/ex.test/refresh')).toEqual({ name: 'refresh', zone: 'ex.test' });

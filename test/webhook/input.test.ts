@@ -11,7 +11,7 @@ import { createConnectTransport } from '@connectrpc/connect-node';
 import pino from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ZoneService, type ListZonesResponse } from '../../src/gen/dnsplane/v1/zone_pb.js';
-import { MAX_LOGGED_REFUSALS } from '../../src/webhook/handler.js';
+import { MAX_LOGGED_REFUSALS } from '../../src/webhook/apply.js';
 import { startSidecar, type Sidecar } from '../../src/webhook/index.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 import { bearer } from '../helpers/sim-server.js';

@@ -228,7 +228,7 @@ export class OvhTransport {
       report(ctx.status ?? 200);
       return { body: result, headers: ctx.headers ?? {} };
     } catch (e) {
-      const err = e instanceof OvhError ? e : toOvhError(method, path, e, ctx);
+      const err = e instanceof OvhError ? e : ovhErrorOfRejection(method, path, e, ctx);
       report(err.status);
       throw err;
     } finally {
@@ -239,7 +239,7 @@ export class OvhTransport {
 }
 
 /** node-ovh's rejection (`{error: status | errno | text, message}`) as an OvhError, with what the channel saw. */
-function toOvhError(method: string, path: string, rejection: unknown, ctx: CallContext): OvhError {
+function ovhErrorOfRejection(method: string, path: string, rejection: unknown, ctx: CallContext): OvhError {
   const r = (rejection ?? {}) as { error?: unknown; message?: unknown };
   let status = typeof r.error === 'number' && r.error > 0 ? r.error : 0;
   // A string error means an unparsable body (e.g. OVH's HTML 408): the status was seen on the wire.

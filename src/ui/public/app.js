@@ -28,7 +28,7 @@ let who;
 /** Bumped at each navigation, so that a page still loading does not draw over the next one. */
 let generation = 0;
 
-function routeOf(hash) {
+function pageOf(hash) {
   const path = hash.replace(/^#\/?/, '');
   for (const r of ROUTES) {
     if (r.path.endsWith('/') ? path.startsWith(r.path) && path.length > r.path.length : path === r.path) {
@@ -84,7 +84,7 @@ function drawChrome() {
 async function show() {
   if (!who) return;
   const mine = ++generation;
-  const found = routeOf(location.hash);
+  const found = pageOf(location.hash);
   if (!found) {
     location.replace('#/zones');
     return;

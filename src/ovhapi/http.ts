@@ -25,7 +25,7 @@ export function header(req: Req, name: string): string | undefined {
 }
 
 /** The body as sent ('' when none), or OVH's 413 once it is over `maxBytes` (the rest is not read). */
-export async function readBody(req: Req, maxBytes: number): Promise<string> {
+export async function readOvhBody(req: Req, maxBytes: number): Promise<string> {
   const declared = Number(header(req, 'content-length') ?? '0');
   if (declared > maxBytes) throw payloadTooLarge();
   const chunks: Buffer[] = [];

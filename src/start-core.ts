@@ -1,0 +1,235 @@
+/**
+ * The pieces of core that startServer (server.ts) assembles before any door opens, each a step it
+ * names: the database made ready (migrated, schema and sealed secrets checked), whom OVH calls go to
+ * (OVH or the demo simulator), the OVH client behind the account's shared budget, the caches fed by
+ * the LISTEN connection, and the CoreContext every door is handed.
+ */
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import type { CoreContext } from './core/context.js';
+import { Lifecycle } from './core/lifecycle.js';
+import { ReadCache } from './core/read-cache.js';
+import { heardZoneChange } from './core/zone-memory.js';
+import { TokenCache } from './core/tenants.js';
+import { checkSealedSecrets, type SecretBox } from './core/secrets.js';
+import { TsigKeyCache } from './core/tsig-keys.js';
+import { OvhKeyCache } from './core/ovh-keys.js';
+import { Metrics } from './metrics.js';
+import { PlanLimiter } from './core/plan-limit.js';
+import { OvhApi } from './ovh/client.js';
+import type { OvhCredentials } from './ovh/client/signed-request.js';
+import { accountKey } from './ovh/client/transport.js';
+import { accountLabel } from './ovh/ratelimit.js';
+import { SharedOvhBudget } from './core/ovh-budget.js';
+import type { OvhEndpoint } from './ovh/endpoint.js';
+import type { OvhSimulator } from './ovhsim/index.js';
+import { checkDemoDatabase, secretBoxFor, startDemoSimulator } from './demo.js';
+import * as store from './store/index.js';
+import { messageOf } from './error-message.js';
+import { VisibilityWatch } from './core/visibility-watch.js';
+import type { Prober } from './core/probe/prober.js';
+import type { HealthChecker } from './core/health/checker.js';
+
+/** How long a replica holds a probe without renewing it: another takes over the probes of one silent this long. */
+const PROBE_LEASE_MS = 15_000;
+
+/** How often the LISTEN connection proves it is alive; silent for twice that, tokens go to Postgres. */
+const LISTENER_HEARTBEAT_MS = 250;
+
+/** What start-up has opened so far, each released in reverse when a later step fails, or at close. */
+export interface Opened {
+  simulator?: OvhSimulator;
+  /** Autocommitted journal writes made while a zone lock holds a connection of the main pool. */
+  journalPool?: ReturnType<typeof store.createSidePool>;
+  /** The OVH budget's leases (core/ovh-budget.ts): one connection of its own, never behind a zone lock's. */
+  budgetPool?: ReturnType<typeof store.createSidePool>;
+  ovhBudget?: SharedOvhBudget;
+  /** Tenant changes of every replica, for the token cache. */
+  listener?: store.Listener;
+  prober?: Prober;
+  health?: HealthChecker;
+}
+
+/** Everything start-up opened, released after a failed start (errors ignored: the first one is thrown). */
+export async function releaseOpened(opened: Opened, database: store.Database): Promise<void> {
+  await opened.prober?.stop().catch(() => undefined);
+  await opened.health?.stop().catch(() => undefined);
+  await opened.simulator?.stop().catch(() => undefined);
+  await opened.listener?.stop().catch(() => undefined);
+  await opened.journalPool?.end().catch(() => undefined);
+  opened.ovhBudget?.close();
+  await opened.budgetPool?.end().catch(() => undefined);
+  await database.close().catch(() => undefined);
+}
+
+/**
+ * The database made ready: migrated; an image older than the schema (a rolling upgrade, or a
+ * downgrade) says so — or refuses, when the code that migrated the database marked it too old
+ * (store/migrate.ts OLDEST_COMPATIBLE_SCHEMA); secrets at rest (TSIG keys) open with this server's
+ * key, refused here before anything is served.
+ */
+export async function readyDatabase(config: Config, log: Logger, database: store.Database) {
+  if (config.ovh.mode === 'simulator') await checkDemoDatabase(database.pool, database.label);
+  const applied = await store.migrate(database.pool);
+  if (applied.applied.length) log.info({ migrations: applied.applied }, 'database migrated');
+  const schema = await store.checkSchema(database.pool);
+  if (schema.state === 'refused') throw new Error(schema.message);
+  if (schema.state === 'older') log.warn({ known: schema.known, schema: schema.release?.schema, migratedBy: schema.release?.migratedBy }, schema.message);
+  const secrets = await secretBoxFor(config, log);
+  await checkSealedSecrets(database.pool, secrets);
+  return { schema, secrets };
+}
+
+export interface OvhTarget {
+  endpoint: OvhEndpoint;
+  credentials: OvhCredentials;
+  extraCaPems: string[];
+}
+
+/** Where OVH calls go: the configured endpoint, or the demo's in-process simulator (started here, into opened). */
+export async function ovhTargetOf(config: Config, log: Logger, database: store.Database, opened: Opened): Promise<OvhTarget> {
+  if (config.ovh.mode === 'simulator') {
+    const simulator = (opened.simulator = await startDemoSimulator(config.dataDir, log, config.visibility.simPropagation));
+    log.warn({ api: simulator.apiUrl, dnsPort: simulator.dnsPort, database: database.label }, 'demo mode: using the in-process OVH simulator');
+    return {
+      endpoint: { host: simulator.host, port: simulator.apiPort, basePath: '/1.0', label: `${simulator.apiUrl}/1.0 (in-process simulator)` },
+      credentials: simulator.credentials,
+      extraCaPems: [simulator.caPem],
+    };
+  }
+  if (config.ovh.mode !== 'remote') throw new Error(`no OVH target in mode ${config.ovh.mode}`);
+  const { endpoint, credentials, extraCaPems } = config.ovh;
+  log.info({ endpoint: endpoint.label, database: database.label }, 'talking to OVH');
+  return { endpoint, credentials, extraCaPems };
+}
+
+/** The process's series, with the sources they read from the database. */
+export function metricsOf(config: Config, log: Logger, database: store.Database): Metrics {
+  const metrics = new Metrics({ dryRun: config.dryRun });
+  metrics.setZoneSource(async () =>
+    (await store.listZones(database.pool)).map((z) => ({ zone: z.name, generation: z.generation, records: z.recordCount })),
+  );
+  metrics.setInFlightSource(() => store.inFlightSummary(database.pool));
+  metrics.setHealthSource(() => store.healthSamples(database.pool));
+  if (config.dryRun) log.warn('DNSPLANE_DRY_RUN is on: applies log and return the OVH calls they would make and send none');
+  return metrics;
+}
+
+/** The OVH client; DNSPLANE_OVH_RATE is the OVH account's: every replica on this database leases from one budget. */
+export function ovhClientOf(config: Config, log: Logger, database: store.Database, target: OvhTarget, metrics: Metrics, instance: string, opened: Opened): OvhApi {
+  const { endpoint, credentials, extraCaPems } = target;
+  const budgetPool = (opened.budgetPool = store.createSidePool(database.pool, { max: 1, log: (msg, fields) => log.warn(fields ?? {}, msg) }));
+  opened.ovhBudget = new SharedOvhBudget({ pool: budgetPool, account: accountLabel(accountKey(endpoint, credentials)), replica: instance, ratePerSecond: config.ovhRate, warn: (msg, fields) => log.warn(fields ?? {}, msg) });
+  return new OvhApi({
+    endpoint,
+    credentials,
+    extraCaPems,
+    timeoutMs: config.ovhTimeoutMs,
+    ratePerSecond: config.ovhRate,
+    budget: opened.ovhBudget,
+    maxConcurrent: config.ovhMaxConcurrent,
+    warn: (msg, fields) => log.warn(fields ?? {}, msg),
+    info: (msg, fields) => log.info(fields ?? {}, msg),
+    onCall: (info) => metrics.ovhCall(info),
+    readOnly: config.dryRun,
+    expandedLists: config.ovhExpandedLists,
+  });
+}
+
+/**
+ * The CoreContext, with its caches fed by the LISTEN connection (started here, into opened): tokens,
+ * TSIG keys and OVH keys are authenticated from memory while this replica hears every tenant change
+ * (NOTIFY dnsplane_tenant), zone generations kept while it hears every NOTIFY dnsplane_zone
+ * (core/read-cache.ts ZoneStateSource); a lost or silent listener sends every read to Postgres until
+ * it is back. Waits for visibility (core/visibility.ts) are woken by NOTIFY dnsplane_visibility.
+ */
+export async function coreContextOf(config: Config, log: Logger, database: store.Database, ovh: OvhApi, metrics: Metrics, secrets: SecretBox | undefined, instance: string, opened: Opened): Promise<CoreContext & { lifecycle: Lifecycle }> {
+  opened.journalPool = store.createSidePool(database.pool, { max: 2, log: (msg, fields) => log.warn(fields ?? {}, msg) });
+  const listening = () => opened.listener?.live() ?? false;
+  const tokens = new TokenCache(listening);
+  const tsigKeys = new TsigKeyCache(listening);
+  const ovhKeys = new OvhKeyCache(listening);
+  const caches = [tokens, tsigKeys, ovhKeys];
+  const reads = new ReadCache(database.pool, { maxBytes: config.readCacheBytes, onZoneStatesRead: () => metrics.zoneStatesRead(), listening });
+  const visibility = new VisibilityWatch();
+  opened.listener = await store.listen(
+    database.pool,
+    {
+      tenant: (name) => caches.forEach((c) => c.forget(name)),
+      visibility: (id) => visibility.notify(id),
+      probe: () => opened.prober?.heard(),
+      // The apply path's view of a zone catches up on what another replica's apply changed (core/zone-memory.ts).
+      zone: (zone, generation, changed) => {
+        reads.zoneStates.heard(zone, generation);
+        heardZoneChange(database.pool, zone, generation, changed);
+      },
+    },
+    {
+      heartbeatMs: LISTENER_HEARTBEAT_MS,
+      onLost: () => {
+        caches.forEach((c) => c.clear());
+        reads.zoneStates.forget();
+        log.warn('lost the LISTEN connection: tokens, TSIG keys, OVH keys and zone generations are checked in Postgres until it is back');
+      },
+      onReconnect: () => {
+        caches.forEach((c) => c.clear());
+        reads.zoneStates.forget();
+        visibility.wakeAll();
+        opened.prober?.heard();
+        log.info('LISTEN connection back');
+      },
+      onError: (err) => log.debug({ err: messageOf(err) }, 'LISTEN connection error'),
+    },
+  );
+  metrics.setReadCacheSource(() => reads.stats());
+  return {
+    lifecycle: new Lifecycle(),
+    instance,
+    pool: database.pool,
+    journalPool: opened.journalPool,
+    ovh,
+    log,
+    settings: {
+      zones: config.zones,
+      lockTimeoutMs: config.lockTimeoutMs,
+      planTtlMs: config.planTtlMs,
+      syncConcurrency: config.syncConcurrency,
+      cnameRelativeZones: config.cnameRelativeZones,
+      dryRun: config.dryRun,
+      maxChangePercent: config.maxChangePercent,
+      applyBatch: config.applyBatch,
+      applyCoalesceMs: config.applyCoalesceMs,
+      ovhApi: { advertise: config.ovhApi.advertise, draftTtlMs: config.ovhApi.draftTtlMs, ...soaServerOf(config) },
+      visibility: { timeoutMs: config.visibility.timeoutMs, leaseMs: PROBE_LEASE_MS },
+    },
+    metrics,
+    reads,
+    tokens,
+    secrets,
+    tsigKeys,
+    ovhKeys,
+    visibility,
+    planLimiter: new PlanLimiter(config.planConcurrency, {
+      running: (tenant, delta) => metrics.planRunning(tenant, delta),
+      refused: (tenant) => metrics.planRefused(tenant),
+    }),
+  };
+}
+
+/** A name for this replica in leases and journal rows: host, pid and a random part. */
+export function instanceName(): string {
+  return `${hostname()} pid ${process.pid} ${Math.random().toString(36).slice(2, 10)}`;
+}
+
+/**
+ * The served OVH API's SOA `server`: the DNS door, where it is advertised (DNSPLANE_DNS_ADVERTISE, else
+ * DNSPLANE_DNS_LISTEN when it names an address), so that external-dns's serial check asks a server
+ * answering the serial the API serves (both the zone's generation); nothing when the door is off or
+ * listens on every address with nothing advertised (then the zone's first name server is named).
+ */
+function soaServerOf(config: Config): { soaServer?: string } {
+  const host = config.dnsListen ? config.dnsAdvertise?.host : undefined;
+  if (host === undefined || host === '' || host === '0.0.0.0' || host === '::' || host === '[::]') return {};
+  return { soaServer: host.includes(':') && !host.startsWith('[') ? `[${host}]` : host };
+}
