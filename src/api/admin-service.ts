@@ -8,11 +8,11 @@ import { timestampDate, timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import * as admin from '../core/admin.js';
 import * as ovhKeys from '../core/ovh-key-admin.js';
-import * as protection from '../core/protected-names.js';
-import { listDrafts } from '../core/staging.js';
+import * as protection from '../core/plan/protected-names.js';
+import { listDrafts } from '../core/ovh-api/staging.js';
 import { Slicer } from '../core/slices.js';
 import type { CoreContext } from '../core/context.js';
-import type { Tenant } from '../core/tenants.js';
+import type { Tenant } from '../core/tenants/tenants.js';
 import { InvalidInputError } from '../dns/errors.js';
 import {
   ApprovePlanResponseSchema,

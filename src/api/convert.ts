@@ -3,22 +3,22 @@
  */
 import { create } from '@bufbuild/protobuf';
 import { durationFromMs, timestampFromDate } from '@bufbuild/protobuf/wkt';
-import { needsApproval } from '../core/guard.js';
+import { needsApproval } from '../core/plan/guard.js';
 import { toUnicode } from '../dns/names.js';
 import type { ProtectedName } from '../store/protected-names.js';
 import { ProtectedNameSchema, type ProtectedName as PbProtectedName } from '../gen/dnsplane/v1/admin_pb.js';
 import type { Change, ChangeAction as CoreAction, Conflict, Endpoint, Policy as CorePolicy, TargetState } from '../dns/types.js';
 import { describeOperation, operationsByRecordSet, operationsOfChange } from '../ovh/ops.js';
 import type { CallRecord, ZoneApplyResult } from '../core/apply/index.js';
-import { driftState } from '../core/drift.js';
-import type { PlanInput, RawEndpoint, StoredPlan, ZonePlan } from '../core/plan.js';
+import { driftState } from '../core/zones/drift.js';
+import type { PlanInput, RawEndpoint, StoredPlan, ZonePlan } from '../core/plan/plan.js';
 import type { OwnershipRow, ZoneWithCount } from '../store/index.js';
 import type { JournalView, PlanSummary } from '../core/admin.js';
-import type { Adoption as CoreAdoption } from '../core/import-txt.js';
-import type { Tenant as CoreTenant } from '../core/tenants.js';
+import type { Adoption as CoreAdoption } from '../core/ownership/import-txt.js';
+import type { Tenant as CoreTenant } from '../core/tenants/tenants.js';
 import type { TsigKeyView } from '../core/tsig-key-admin.js';
 import type { IssuedOvhKey, OvhKeyView } from '../core/ovh-key-admin.js';
-import type { StagedWrite } from '../core/staging.js';
+import type { StagedWrite } from '../core/ovh-api/staging.js';
 import { Slicer } from '../core/slices.js';
 import { visibilityToPb } from './visibility.js';
 import {

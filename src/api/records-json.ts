@@ -21,8 +21,8 @@ import { fromJson, fromJsonString, toJson, toJsonString, type JsonValue } from '
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { Logger } from 'pino';
 import type { CoreContext } from '../core/context.js';
-import { notModifiedNow, records, type RecordsQuery, type ZoneRecords } from '../core/records.js';
-import { readCacheOf, type ReadCache } from '../core/read-cache.js';
+import { notModifiedNow, records, type RecordsQuery, type ZoneRecords } from '../core/reads/records.js';
+import { readCacheOf, type ReadCache } from '../core/reads/read-cache.js';
 import { Slicer } from '../core/slices.js';
 import { RecordsRequestSchema, ZoneRecordsSchema, ZoneService, type RecordsRequest } from '../gen/dnsplane/v1/zone_pb.js';
 import { checkJson, checkMessage } from './strict.js';

@@ -14,13 +14,13 @@ import type { CoreContext } from './context.js';
 import { Slicer } from './slices.js';
 import { waitForHolder } from './apply/index.js';
 import { NotFoundError, PermissionDeniedError } from './errors.js';
-import { auditAdminAction } from './audit.js';
-import { restoreSilent } from './liveness.js';
-import { approvePlan as runApprove } from './approvals.js';
-import { planRevert as runRevert, type Revert } from './revert.js';
-import { importTxtRegistry as runImport, type ImportInput, type ImportResult } from './import-txt.js';
-import { assignOwnership as runAssign, listOwnership as runList, type AssignInput, type AssignResult } from './ownership-admin.js';
-import { getPlanWithRow, plan, type PlanInput, type StoredPlan } from './plan.js';
+import { auditAdminAction } from './journal/audit.js';
+import { restoreSilent } from './ownership/liveness.js';
+import { approvePlan as runApprove } from './plan/approvals.js';
+import { planRevert as runRevert, type Revert } from './plan/revert.js';
+import { importTxtRegistry as runImport, type ImportInput, type ImportResult } from './ownership/import-txt.js';
+import { assignOwnership as runAssign, listOwnership as runList, type AssignInput, type AssignResult } from './ownership/assign.js';
+import { getPlanWithRow, plan, type PlanInput, type StoredPlan } from './plan/plan.js';
 import {
   setTenantMaxChangePercent as runSetMaxChange,
   setTenantWithdrawAfter as runSetWithdrawAfter,
@@ -31,10 +31,10 @@ import {
   setTenantDisabled,
   type NewTenant,
   type Tenant,
-} from './tenants.js';
-import { syncZone } from './zones.js';
-import { exportZone, type ZoneExport } from './zone-export.js';
-import { readVisibility, type Visibility } from './visibility.js';
+} from './tenants/tenants.js';
+import { syncZone } from './zones/zones.js';
+import { exportZone, type ZoneExport } from './zones/zone-export.js';
+import { readVisibility, type Visibility } from './visibility/visibility.js';
 import { healthTargetState } from './health/view.js';
 import {
   createTsigKey as runCreateKey,

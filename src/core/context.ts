@@ -3,14 +3,14 @@ import type { Logger } from 'pino';
 import type { Metrics } from '../metrics.js';
 import type { OvhApi } from '../ovh/client.js';
 import type { Lifecycle } from './lifecycle.js';
-import type { ReadCache } from './read-cache.js';
-import type { TokenCache } from './tenants.js';
-import type { PlanLimiter } from './plan-limit.js';
+import type { ReadCache } from './reads/read-cache.js';
+import type { TokenCache } from './tenants/tenants.js';
+import type { PlanLimiter } from './plan/plan-limit.js';
 import type { SecretBox } from './secrets.js';
 import type { TsigKeyCache } from './tsig-key-cache.js';
 import type { OvhKeyCache } from './ovh-key-cache.js';
-import type { VisibilityWatch } from './visibility-watch.js';
-import type { Liveness } from './liveness.js';
+import type { VisibilityWatch } from './visibility/visibility-watch.js';
+import type { Liveness } from './ownership/liveness.js';
 
 export interface CoreSettings {
   /** Zones to manage; undefined: every zone of the OVH account. */

@@ -12,12 +12,12 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import * as store from '../store/index.js';
 import { requireAdmin } from './admin.js';
-import { auditAdminAction } from './audit.js';
+import { auditAdminAction } from './journal/audit.js';
 import { actedBy, oldStops, sealingBox, tenantNamed } from './credential-admin.js';
 import { InvalidInputError, NotFoundError } from './errors.js';
 import { APPLICATION_KEY_LENGTH, SECRET_LENGTH, consumerKeyHash, ovhSecretContext, randomKey, type OvhKeyCache } from './ovh-keys.js';
 import { checkSealedSecrets, type SecretBox } from './secrets.js';
-import { checkGrace, type Tenant } from './tenants.js';
+import { checkGrace, type Tenant } from './tenants/tenants.js';
 
 /** A key as listings show it: never its secret or consumer key. */
 export interface OvhKeyView {

@@ -8,11 +8,11 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import * as store from '../store/index.js';
-import { auditAdminAction } from './audit.js';
+import { auditAdminAction } from './journal/audit.js';
 import { actedBy, oldStops, sealingBox, tenantNamed } from './credential-admin.js';
 import { InvalidInputError, NotFoundError } from './errors.js';
 import { checkSealedSecrets, type SecretBox } from './secrets.js';
-import { checkGrace, type Tenant } from './tenants.js';
+import { checkGrace, type Tenant } from './tenants/tenants.js';
 import {
   TSIG_SECRET_BYTES,
   isTsigAlgorithm,

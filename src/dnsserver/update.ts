@@ -11,9 +11,9 @@
  * Every answer other than NOERROR goes through the refusal path (refusal.ts).
  */
 import type { CoreContext } from '../core/context.js';
-import { applyDnsUpdate, type DnsPrerequisite, type DnsUpdate, type DnsUpdateOp } from '../core/dns-update.js';
-import { dnsZones } from '../core/dns-zone.js';
-import { mayUseZone } from '../core/tenants.js';
+import { applyDnsUpdate, type DnsPrerequisite, type DnsUpdate, type DnsUpdateOp } from '../core/dns-door/dns-update.js';
+import { dnsZones } from '../core/dns-door/dns-zone.js';
+import { mayUseZone } from '../core/tenants/tenants.js';
 import { InvalidInputError } from '../dns/errors.js';
 import { CLASS, RCODE, TYPE, foldCase, recordTypeOf, targetOfData, typeName, type Message, type ResourceRecord } from '../dns/wire/index.js';
 import { answerTo, type Exchange } from './exchange.js';

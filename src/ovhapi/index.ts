@@ -13,13 +13,13 @@
  * errors as OVH's (errors.ts). This room reaches neither store/ nor ovh/, and holds no rule of its own
  * about ownership, locking or operations: core's are the ones every door uses.
  */
-import { noteSeen } from '../core/liveness.js';
+import { noteSeen } from '../core/ownership/liveness.js';
 import type { Logger } from 'pino';
 import type { CoreContext } from '../core/context.js';
-import type { LoginLimiter } from '../core/login-limiter.js';
+import type { LoginLimiter } from '../core/tenants/login-limiter.js';
 import { ovhKeyring } from '../core/ovh-keys.js';
 import { TenantRateLimiter } from '../core/tenant-rate.js';
-import type { Tenant } from '../core/tenants.js';
+import type { Tenant } from '../core/tenants/tenants.js';
 import { messageOf } from '../error-message.js';
 import { OvhApiError, payloadTooLarge, tooManyRequests } from '../ovhwire/errors.js';
 import { AuthRefusal, authenticateCall } from './auth.js';

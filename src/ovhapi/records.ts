@@ -6,10 +6,10 @@
  * OVH's rules and answered with OVH's messages (ovhwire/records.ts) before core judges them by
  * dnsplane's (ownership, grants, stricter targets).
  */
-import { draftRecord, draftRecords, tenantZone, type DraftRecord, type RecordFilter } from '../core/draft-view.js';
+import { draftRecord, draftRecords, tenantZone, type DraftRecord, type RecordFilter } from '../core/ovh-api/draft-view.js';
 import type { CoreContext } from '../core/context.js';
-import { stageCreate, stageDelete, stageUpdate } from '../core/staging.js';
-import type { Tenant } from '../core/tenants.js';
+import { stageCreate, stageDelete, stageUpdate } from '../core/ovh-api/staging.js';
+import type { Tenant } from '../core/tenants/tenants.js';
 import { badRequest, objectNotFound } from '../ovhwire/errors.js';
 import { expandedPage, pagingOf } from '../ovhwire/paging.js';
 import { CREATE_PROPERTIES, UPDATE_PROPERTIES, bodyObject, checkProperties, isFieldType, normalizePatch, normalizeRecord, recordAnswer } from '../ovhwire/records.js';

@@ -13,10 +13,10 @@
  */
 import type { Logger } from 'pino';
 import type { CoreContext } from '../core/context.js';
-import { zoneFacts } from '../core/draft-view.js';
-import { visibleZones } from '../core/records.js';
-import { refreshDraft } from '../core/staging.js';
-import type { Tenant } from '../core/tenants.js';
+import { zoneFacts } from '../core/ovh-api/draft-view.js';
+import { visibleZones } from '../core/reads/records.js';
+import { refreshDraft } from '../core/ovh-api/staging.js';
+import type { Tenant } from '../core/tenants/tenants.js';
 import { notGrantedCall } from '../ovhwire/errors.js';
 import type { Answer } from './exchange.js';
 

@@ -33,7 +33,7 @@ import type { Logger } from 'pino';
 import { WebhookError, type WebhookBackend, type WebhookSession, type ZoneOutcome } from './backend.js';
 import { JsonSyntaxError, parseJsonSteps, type JsonValue } from './json.js';
 import type { WebhookMetrics, WebhookRoute } from './metrics.js';
-import type { LoginLimiter } from '../core/login-limiter.js';
+import type { LoginLimiter } from '../core/tenants/login-limiter.js';
 import { Slicer } from '../core/slices.js';
 import {
   adjustEndpointsSteps,

@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apply } from '../../src/core/apply/index.js';
-import { Liveness, withdrawSilentTenants } from '../../src/core/liveness.js';
-import { setTenantWithdrawAfter } from '../../src/core/tenants.js';
+import { Liveness, withdrawSilentTenants } from '../../src/core/ownership/liveness.js';
+import { setTenantWithdrawAfter } from '../../src/core/tenants/tenants.js';
 import * as store from '../../src/store/index.js';
 import { applyRoom, type ApplyRoom } from '../helpers/core-apply.js';
 import { until } from '../helpers/until.js';

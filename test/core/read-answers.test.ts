@@ -5,8 +5,8 @@
  * bound, rebuilt on demand past it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ReadCache, type KeptItem } from '../../src/core/read-cache.js';
-import { createTenant, type Tenant } from '../../src/core/tenants.js';
+import { ReadCache, type KeptItem } from '../../src/core/reads/read-cache.js';
+import { createTenant, type Tenant } from '../../src/core/tenants/tenants.js';
 import { setOwner } from '../../src/store/ownership.js';
 import { upsertRecords } from '../../src/store/records.js';
 import { withTransaction } from '../../src/store/transaction.js';

@@ -8,9 +8,9 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { apply } from '../../src/core/apply/index.js';
-import { plan, type RawEndpoint } from '../../src/core/plan.js';
-import { restoreTargets, withdrawTargets, type WithdrawItem } from '../../src/core/withdrawals.js';
-import { readCacheOf } from '../../src/core/read-cache.js';
+import { plan, type RawEndpoint } from '../../src/core/plan/plan.js';
+import { restoreTargets, withdrawTargets, type WithdrawItem } from '../../src/core/ownership/withdrawals.js';
+import { readCacheOf } from '../../src/core/reads/read-cache.js';
 import * as store from '../../src/store/index.js';
 import { applyRoom, type ApplyRoom } from '../helpers/core-apply.js';
 

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { CoreContext } from '../../src/core/context.js';
-import { withZoneLockQueued } from '../../src/core/zones.js';
+import { withZoneLockQueued } from '../../src/core/zones/zones.js';
 import { LockTimeoutError } from '../../src/store/index.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 

@@ -5,7 +5,7 @@
  */
 import { create } from '@bufbuild/protobuf';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { checkZoneDrift } from '../../src/core/drift.js';
+import { checkZoneDrift } from '../../src/core/zones/drift.js';
 import { EndpointSchema, Policy } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import * as store from '../../src/store/index.js';
 import { startHarness, type Harness } from '../helpers/server.js';

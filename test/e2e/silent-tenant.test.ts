@@ -14,7 +14,7 @@ import { create } from '@bufbuild/protobuf';
 import { durationFromMs } from '@bufbuild/protobuf/wkt';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { EndpointSchema, Policy, TargetStatus, type Endpoint, type PlanRequest } from '../../src/gen/dnsplane/v1/zone_pb.js';
-import { withdrawSilentTenants } from '../../src/core/liveness.js';
+import { withdrawSilentTenants } from '../../src/core/ownership/liveness.js';
 import * as store from '../../src/store/index.js';
 import { centralWebhook } from '../helpers/central-webhook.js';
 import { callLines } from '../helpers/expect.js';

@@ -8,10 +8,10 @@
 import type pg from 'pg';
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
-import type { ZoneFence } from '../fence.js';
-import type { RoutedInput, ZonePlan } from '../plan.js';
-import type { Tenant } from '../tenants.js';
-import type { ZoneMemory } from '../zone-memory.js';
+import type { ZoneFence } from '../zones/fence.js';
+import type { RoutedInput, ZonePlan } from '../plan/plan.js';
+import type { Tenant } from '../tenants/tenants.js';
+import type { ZoneMemory } from '../reads/zone-memory.js';
 import type { Carried } from './batch-plan.js';
 import { nameKey, type Done, type TouchedName } from './ops.js';
 import type { CallRecord, ZoneApplyResult } from './result.js';

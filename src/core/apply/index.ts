@@ -31,10 +31,10 @@
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
 import { ApplyFailedError, PermissionDeniedError, ShuttingDownError, StalePlanError, ThresholdError } from '../errors.js';
-import { approvalOf } from '../approvals.js';
-import { getPlanWithRow, routeInput, type PlanInput } from '../plan.js';
-import type { Tenant } from '../tenants.js';
-import { ensureSynced } from '../zones.js';
+import { approvalOf } from '../plan/approvals.js';
+import { getPlanWithRow, routeInput, type PlanInput } from '../plan/plan.js';
+import type { Tenant } from '../tenants/tenants.js';
+import { ensureSynced } from '../zones/zones.js';
 import { applyZone } from './batches.js';
 import type { ApplyResult, ZoneApplyResult } from './result.js';
 

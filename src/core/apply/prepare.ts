@@ -8,10 +8,10 @@
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
 import { PermissionDeniedError, StalePlanError } from '../errors.js';
-import { thresholdRefusal, zoneThreshold } from '../guard.js';
-import { computeLockedZonePlan, planDigestSliced, type ZonePlan } from '../plan.js';
+import { thresholdRefusal, zoneThreshold } from '../plan/guard.js';
+import { computeLockedZonePlan, planDigestSliced, type ZonePlan } from '../plan/plan.js';
 import { Slicer } from '../slices.js';
-import { keptZoneMemory } from '../zone-memory.js';
+import { keptZoneMemory } from '../reads/zone-memory.js';
 import { firstBatch, without } from './batch-plan.js';
 import { dryRunApply } from './dry-run.js';
 import type { Group, Member, Outcome, ToSend } from './group.js';

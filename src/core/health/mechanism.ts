@@ -6,7 +6,7 @@
  */
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
-import { restoreTargets, withdrawTargets, type ItemOutcome } from '../withdrawals.js';
+import { restoreTargets, withdrawTargets, type ItemOutcome } from '../ownership/withdrawals.js';
 import type { HealthItem, HealthItemOutcome, Withdrawals } from './checker.js';
 
 function outcomes(items: readonly ItemOutcome[], done: (o: ItemOutcome) => boolean): HealthItemOutcome[] {

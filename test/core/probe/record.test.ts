@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apply } from '../../../src/core/apply/index.js';
-import { latestPublishes } from '../../../src/core/apply-view.js';
-import { visibilityOf, VisibilityWatch, waitVisible } from '../../../src/core/visibility.js';
+import { latestPublishes } from '../../../src/core/journal/apply-view.js';
+import { visibilityOf, VisibilityWatch, waitVisible } from '../../../src/core/visibility/visibility.js';
 import * as store from '../../../src/store/index.js';
 import { applyRoom, type ApplyRoom } from '../../helpers/core-apply.js';
 import { until } from '../../helpers/until.js';
