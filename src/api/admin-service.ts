@@ -6,7 +6,7 @@
 import { create } from '@bufbuild/protobuf';
 import { timestampDate, timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
-import * as admin from '../core/admin.js';
+import * as admin from '../core/admin/index.js';
 import * as ovhKeys from '../core/ovh-key-admin.js';
 import * as protection from '../core/plan/protected-names.js';
 import { listDrafts } from '../core/ovh-api/staging.js';

@@ -11,7 +11,7 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import * as store from '../store/index.js';
-import { requireAdmin } from './admin.js';
+import { requireAdmin } from './tenants/gate.js';
 import { auditAdminAction } from './journal/audit.js';
 import { actedBy, oldStops, sealingBox, tenantNamed } from './credential-admin.js';
 import { InvalidInputError, NotFoundError } from './errors.js';

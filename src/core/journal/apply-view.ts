@@ -6,7 +6,8 @@
  */
 import { InvalidInputError } from '../../dns/errors.js';
 import * as store from '../../store/index.js';
-import { journalView, tenantNames, type JournalView } from '../admin.js';
+import { journalView, type JournalView } from './journal.js';
+import { tenantNames } from '../tenants/gate.js';
 import type { CoreContext } from '../context.js';
 import { NotFoundError } from '../errors.js';
 import { isAdmin, type Tenant } from '../tenants/tenants.js';

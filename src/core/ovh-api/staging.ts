@@ -28,7 +28,7 @@ import { ovhRecordKey, ovhRecordName, ovhTargetToCanonical, recordsToEndpoints }
 import type { OvhRecord } from '../../ovh/types.js';
 import { stripOneQuotePair } from '../../ovhwire/records.js';
 import * as store from '../../store/index.js';
-import { requireAdmin } from '../admin.js';
+import { requireAdmin } from '../tenants/gate.js';
 import { apply } from '../apply/index.js';
 import type { CoreContext } from '../context.js';
 import { draftRecord, laidOver, ownRecords, servedIdsOf, tenantBase, tenantZone, answerForm, type DraftRecord, type ServedIds } from './draft-view.js';
