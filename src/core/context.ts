@@ -10,7 +10,6 @@ import type { SecretBox } from './secrets.js';
 import type { TsigKeyCache } from './tsig-key-cache.js';
 import type { OvhKeyCache } from './ovh-key-cache.js';
 import type { VisibilityWatch } from './visibility/visibility-watch.js';
-import type { Liveness } from './ownership/liveness.js';
 
 export interface CoreSettings {
   /** Zones to manage; undefined: every zone of the OVH account. */
@@ -91,8 +90,8 @@ export interface CoreContext {
   secrets?: SecretBox;
   /** TSIG keys found, kept like `tokens` (core/tsig-keys.ts). Absent: every lookup reads Postgres. */
   tsigKeys?: TsigKeyCache;
-  /** Tenants' signs of life, written coarsely (core/liveness.ts; server.ts). Absent: none recorded. */
-  liveness?: Liveness;
+  /** Tenants' signs of life, written coarsely (core/ownership/liveness.ts's Liveness; server.ts). Absent: none recorded. */
+  liveness?: SignsOfLife;
   /** OVH keys found, kept like `tokens` (core/ovh-keys.ts). Absent: every lookup reads Postgres. */
   ovhKeys?: OvhKeyCache;
   /** Bounds the Plans each tenant computes at once (DNSPLANE_PLAN_CONCURRENCY); absent: no bound. */
@@ -109,4 +108,15 @@ export interface CoreContext {
 /** The context's clock (CoreContext.clock, else Date.now), in ms since the epoch. */
 export function nowMs(ctx: Pick<CoreContext, 'clock'>): number {
   return ctx.clock ? ctx.clock() : Date.now();
+}
+
+/**
+ * Where a tenant's signs of life go (core/ownership/liveness.ts's Liveness): named here so that the
+ * context does not import what withdraws a silent tenant's targets (and through it the apply path).
+ */
+export interface SignsOfLife {
+  /** The tenant authenticated a call now. */
+  seen(tenant: { id: string }): void;
+  /** How often last_seen_at is written per tenant and process: the slack of the silent-tenant check. */
+  readonly writeEveryMs: number;
 }

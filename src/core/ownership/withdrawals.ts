@@ -32,6 +32,7 @@ import { applyZone } from '../apply/batches.js';
 import type { CallRecord, ZoneApplyStatus } from '../apply/result.js';
 import type { CoreContext } from '../context.js';
 import { canonicalOf } from './ownership.js';
+import type { WithdrawPlanner } from './withdraw-planner.js';
 import type { RoutedInput } from '../plan/plan.js';
 import { ensureSynced } from '../zones/zones.js';
 
@@ -97,18 +98,6 @@ export interface WithdrawOutcome {
 export interface WithdrawOptions {
   /** Not stopped by the owner's change threshold (core/guard.ts): the silent-tenant loop. */
   force?: boolean;
-}
-
-/** The planner of a withdraw/restore apply (core/plan.ts planOver calls it under the zone lock). */
-export interface WithdrawPlanner {
-  /** The names (normalized) whose record sets it reads. */
-  names(): string[];
-  /** Its changes (each set's published targets before and after) and its operations, against the zone under the lock. */
-  plan(q: store.Queryable, source: { recordsByKey: ZoneRecords; ownership: readonly store.OwnershipRow[] }, tenantId: string): Promise<{ changes: Change[]; operations: OvhOperation[] }>;
-  /** Whether the last plan changes withdrawal rows (even with no operation). */
-  pending(): boolean;
-  /** Writes the last plan's withdrawal rows in the apply's transaction, after its operations. */
-  recorded(tx: store.Queryable, journalId: string | undefined): Promise<void>;
 }
 
 /** Withdraws targets from OVH (their rows written), never the last of a set; see the module comment. */

@@ -26,7 +26,7 @@ import { baseIndexOf } from '../reads/base-index.js';
 import type { SetsIndex } from '../reads/sets-index.js';
 import { planDnsUpdateSteps, type DnsUpdate } from '../dns-door/dns-update-plan.js';
 import { canonicalJson } from './canonical-json.js';
-import type { WithdrawPlanner } from '../ownership/withdrawals.js';
+import type { WithdrawPlanner } from '../ownership/withdraw-planner.js';
 import { withdrawnOperations, withWithdrawn } from '../ownership/withdrawn-view.js';
 
 /** An endpoint as callers send it, before normalization. */
