@@ -21,7 +21,7 @@
  * (at random) every dnsplane session of the soak database is ended with pg_terminate_backend — the
  * stand-in for a Postgres restart or failover — while applies run (zone locks lost mid-apply, the
  * journal's pool cut, reads cut). The same checks must hold at the end, once the applies left in
- * flight are rolled back (core/fence.ts: never before their holder must have stopped).
+ * flight are rolled back (core/zones/fence.ts: never before their holder must have stopped).
  *
  * Environment: SOAK_SECONDS=60 SOAK_REPLICAS=3 SOAK_TENANTS=6 SOAK_ZONES=2 SOAK_WORKERS=12
  *              SOAK_KILL_SESSIONS=0|1

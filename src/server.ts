@@ -182,9 +182,9 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     const ovhKeys = new OvhKeyCache(() => listener?.live() ?? false);
     const caches = [tokens, tsigKeys, ovhKeys];
     // The zones' generations are kept in memory while this replica hears every NOTIFY dnsplane_zone
-    // (core/read-cache.ts ZoneStateSource), read from Postgres otherwise.
+    // (core/reads/read-cache.ts ZoneStateSource), read from Postgres otherwise.
     const reads = new ReadCache(database.pool, { maxBytes: config.readCacheBytes, onZoneStatesRead: () => metrics.zoneStatesRead(), listening: () => listener?.live() ?? false });
-    // Waits for visibility (core/visibility.ts) are woken by NOTIFY dnsplane_visibility.
+    // Waits for visibility (core/visibility/visibility.ts) are woken by NOTIFY dnsplane_visibility.
     const visibility = new VisibilityWatch();
     listener = await store.listen(
       database.pool,
@@ -192,7 +192,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         tenant: (name) => caches.forEach((c) => c.forget(name)),
         visibility: (id) => visibility.notify(id),
         probe: () => prober?.heard(),
-        // The apply path's view of a zone catches up on what another replica's apply changed (core/zone-memory.ts).
+        // The apply path's view of a zone catches up on what another replica's apply changed (core/reads/zone-memory.ts).
         zone: (zone, generation, changed) => {
           reads.zoneStates.heard(zone, generation);
           heardZoneChange(database.pool, zone, generation, changed);
@@ -251,7 +251,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     ctx.liveness = new Liveness(ctx, { writeEveryMs: config.lastSeenWriteMs });
     metrics.setLastSeenSource(() => store.listTenantsLastSeen(database.pool));
     await registerZones(ctx);
-    // Applies that died in flight are rolled back in the background (core/settling.ts): each waits out
+    // Applies that died in flight are rolled back in the background (core/zones/settling.ts): each waits out
     // its dead holder's lease (up to ~30 s) holding its zone's lock, and nothing else waits for it.
     const settling = await settleAtStart(ctx, recoverZone);
     if (settling.zones.length > 0) {
@@ -268,7 +268,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       listener: 'outside',
     });
 
-    // Health checks per target (core/health/, docs/failover.md): withdrawals through core/withdrawals.ts.
+    // Health checks per target (core/health/, docs/failover.md): withdrawals through core/ownership/withdrawals.ts.
     if (config.health.intervalMs > 0) {
       health = HealthChecker.start(ctx, { settings: { ...DEFAULT_HEALTH, ...config.health, leaseMs: leaseFor(config.health.intervalMs) }, withdrawals: coreWithdrawals(ctx) });
     }
@@ -319,11 +319,11 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       });
       log.info({ host: dns.host, port: dns.port }, 'DNS door: UPDATE with TSIG, queries and AXFR over UDP and TCP');
     }
-    // Changes made in OVH outside dnsplane reach the cache within one interval (core/drift.ts).
+    // Changes made in OVH outside dnsplane reach the cache within one interval (core/zones/drift.ts).
     const drift: DriftLoop | undefined = config.driftIntervalMs > 0 ? startDriftLoop(ctx, config.driftIntervalMs) : undefined;
-    // The served OVH API's staged writes past DNSPLANE_OVH_API_DRAFT_TTL are dropped (core/staging.ts).
+    // The served OVH API's staged writes past DNSPLANE_OVH_API_DRAFT_TTL are dropped (core/ovh-api/staging.ts).
     const drafts = startDraftSweep(ctx);
-    // Tenants silent past their withdraw_after: their targets of shared sets withdrawn (core/liveness.ts).
+    // Tenants silent past their withdraw_after: their targets of shared sets withdrawn (core/ownership/liveness.ts).
     const silent = config.silentCheckMs > 0 ? startSilentWatch(ctx, config.silentCheckMs) : undefined;
     return {
       url: http.url,

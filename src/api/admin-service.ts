@@ -1,7 +1,7 @@
 /**
- * AdminService handlers: protobuf in, core/admin.ts, protobuf out. Every handler checks the admin
+ * AdminService handlers: protobuf in, core/admin/, protobuf out. Every handler checks the admin
  * scope first (admin()), before it reads its request, so a non-admin learns nothing from the request
- * it sent; core/admin.ts checks it again.
+ * it sent; core/admin/ checks it again.
  */
 import { create } from '@bufbuild/protobuf';
 import { timestampDate, timestampFromDate } from '@bufbuild/protobuf/wkt';
@@ -267,7 +267,7 @@ export function adminService(ctx: CoreContext): ServiceImpl<typeof AdminService>
       return create(ParseDesiredStateResponseSchema, { request: await planRequestFromDocument(req.document, 'document') });
     },
 
-    // Protected names (core/protected-names.ts): the two-person rule below the change threshold.
+    // Protected names (core/plan/protected-names.ts): the two-person rule below the change threshold.
     async protectNames(req, hc) {
       const actor = adminOf(hc);
       const names = await protection.protectNames(ctx.pool, actor, req.zone, req.names, req.suffix);

@@ -38,7 +38,7 @@ export function recordsOf(ctx: CoreContext, tenant: Tenant, req: RecordsRequest)
   return records(ctx, tenant, recordsQueryOf(req));
 }
 
-/** The request as core/records.ts reads it (the known generations' zones normalized). Never changed by records(). */
+/** The request as core/reads/records.ts reads it (the known generations' zones normalized). Never changed by records(). */
 export function recordsQueryOf(req: RecordsRequest): RecordsQuery {
   const known = new Map<string, bigint>();
   Object.entries(req.knownGenerations).forEach(([zone, gen]) => known.set(normalizeName(zone, `knownGenerations["${zone}"]`), gen));
@@ -61,7 +61,7 @@ export function zoneService(ctx: CoreContext): ServiceImpl<typeof ZoneService> {
       const tenant = tenantOf(hc);
       const zones = await listVisibleZones(ctx, tenant);
       const recent = await latestPublishes(ctx, zones.map((z) => z.name));
-      // A zone this process is settling after a crash says so (core/settling.ts).
+      // A zone this process is settling after a crash says so (core/zones/settling.ts).
       const pb = zones.map((z) =>
         Object.assign(zoneToPb(z), { recentPublishes: (recent.get(z.name) ?? []).map(visibilityToPb) }, settlingOf(ctx, z.name) ? { state: 'settling' } : {}),
       );

@@ -21,7 +21,7 @@ export interface CoreSettings {
   cnameRelativeZones?: string[];
   /** DNSPLANE_DRY_RUN: applies compute the OVH calls, log and return them, and send none. */
   dryRun?: boolean;
-  /** DNSPLANE_MAX_CHANGE_PERCENT (core/guard.ts); a tenant's own limit wins. Default 30. */
+  /** DNSPLANE_MAX_CHANGE_PERCENT (core/plan/guard.ts); a tenant's own limit wins. Default 30. */
   maxChangePercent?: number;
   /** DNSPLANE_APPLY_BATCH: an apply larger than this many operations goes in batches (core/apply/batches.ts); 0: never. Default 100. */
   applyBatch?: number;
@@ -31,7 +31,7 @@ export interface CoreSettings {
    * 0 or absent: never (one refresh per apply).
    */
   applyCoalesceMs?: number;
-  /** The OVH API served per tenant (src/ovhapi/, core/staging.ts); absent: its defaults. */
+  /** The OVH API served per tenant (src/ovhapi/, core/ovh-api/staging.ts); absent: its defaults. */
   ovhApi?: {
     /** DNSPLANE_OVH_API_ADVERTISE: what `CreateOvhKey` answers as the endpoint; absent: not known. */
     advertise?: string;
@@ -44,7 +44,7 @@ export interface CoreSettings {
      */
     soaServer?: string;
   };
-  /** Visibility (core/visibility.ts, core/probe/); absent: its defaults (DEFAULT_VISIBILITY). */
+  /** Visibility (core/visibility/visibility.ts, core/probe/); absent: its defaults (DEFAULT_VISIBILITY). */
   visibility?: VisibilitySettings;
 }
 
@@ -76,10 +76,10 @@ export interface CoreContext {
   lifecycle?: Lifecycle;
   /** This process's identity in the journal's holder column (server.ts; a default otherwise). */
   instance?: string;
-  /** The Records cache (core/read-cache.ts). Absent: one per pool, made on first use. */
+  /** The Records cache (core/reads/read-cache.ts). Absent: one per pool, made on first use. */
   reads?: ReadCache;
   /**
-   * Authenticated tokens kept in memory (core/tenants.ts), trusted only while the replica listens to
+   * Authenticated tokens kept in memory (core/tenants/tenants.ts), trusted only while the replica listens to
    * tenant changes (server.ts). Absent: every call reads Postgres.
    */
   tokens?: TokenCache;

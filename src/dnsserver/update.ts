@@ -1,6 +1,6 @@
 /**
  * UPDATE (opcode 5, RFC 2136) at the door: the message read as RFC 2136 §2 and §3 say, then handed to
- * core as one apply (core/dns-update.ts), whose answer becomes the RCODE. In the RFC's order:
+ * core as one apply (core/dns-door/dns-update.ts), whose answer becomes the RCODE. In the RFC's order:
  * - the zone section: exactly one SOA question, else FORMERR; a zone dnsplane does not manage (or
  *   another class): NOTAUTH;
  * - the key: an unsigned UPDATE is REFUSED; a tenant not granted the zone is REFUSED before anything

@@ -6,7 +6,7 @@
  *
  * A call, in OVH's order: its query id (every answer carries X-Ovh-Queryid); the body's size; the route
  * (404, 405: routes.ts); the body read; then, but for GET /auth/time, the failed-login limiter of its
- * address (core/login-limiter.ts, shared with the other doors), its signature checked as OVH checks one
+ * address (core/tenants/login-limiter.ts, shared with the other doors), its signature checked as OVH checks one
  * (auth.ts), its tenant's request rate (core/tenant-rate.ts: 429 with Retry-After, as OVH); then the
  * route's answer from core — reads from the cache and the tenant's draft, no OVH call; writes staged in
  * the draft after core judged them; a refresh published as one apply (zones.ts, records.ts) — and core's

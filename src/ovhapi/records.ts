@@ -1,6 +1,6 @@
 /**
- * The record routes of the served OVH API, as OVH answers them, over core's draft (core/draft-view.ts
- * reads it, core/staging.ts writes it): GET …/record (ids, or pages of full records in OVH's expanded
+ * The record routes of the served OVH API, as OVH answers them, over core's draft (core/ovh-api/draft-view.ts
+ * reads it, core/ovh-api/staging.ts writes it): GET …/record (ids, or pages of full records in OVH's expanded
  * list mode; `fieldType` and `subDomain` filters, subDomain without regard to case), POST …/record
  * (the record staged, answered with its id), GET|PUT|DELETE …/record/{id}. Bodies are validated by
  * OVH's rules and answered with OVH's messages (ovhwire/records.ts) before core judges them by

@@ -1,7 +1,7 @@
 /**
  * The zone routes of the served OVH API, from the cache (no OVH call): GET /domain/zone (the tenant's
  * zones), GET /domain/zone/{zone}, …/soa, …/status, and POST …/refresh — the tenant's staged writes
- * published as one apply (core/staging.ts), answered 204 as OVH answers a refresh.
+ * published as one apply (core/ovh-api/staging.ts), answered 204 as OVH answers a refresh.
  *
  * What OVH's answers hold that dnsplane does not keep is answered as follows: the name servers are the
  * zone's apex NS records; the SOA serial is the zone's generation (it moves with every change of the

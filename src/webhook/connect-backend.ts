@@ -43,7 +43,7 @@ function transportCause(ce: ConnectError): Error | undefined {
   return undefined;
 }
 
-/** A refusal by the centre's change threshold (core/guard.ts): the response metadata says so. */
+/** A refusal by the centre's change threshold (core/plan/guard.ts): the response metadata says so. */
 function isThresholdRefusal(ce: ConnectError): boolean {
   return ce.code === Code.FailedPrecondition && ce.metadata.get(REFUSAL_HEADER) === REFUSAL_CHANGE_THRESHOLD;
 }

@@ -1,5 +1,5 @@
 /**
- * The planning step of a DNS UPDATE (core/dns-update-plan.ts) on zones held in memory: the RFC 2136
+ * The planning step of a DNS UPDATE (core/dns-door/dns-update-plan.ts) on zones held in memory: the RFC 2136
  * rules the end-to-end tests with nsupdate do not reach one by one.
  */
 import { describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * Tenant liveness (core/liveness.ts) on core directly — real Postgres, the simulator over HTTPS: the
+ * Tenant liveness (core/ownership/liveness.ts) on core directly — real Postgres, the simulator over HTTPS: the
  * withdraw-after rule (whole seconds, 1 s - 30 days, named field), a sign of life written at once and
  * never moved back, the silent-tenant check's choice (silent past withdraw_after plus the write
  * interval; shared targets only), and a tenant's call restoring what was withdrawn for its silence.

@@ -1,5 +1,5 @@
 /**
- * The pure parts of core/ownership.ts: the owner view of exclusive and shared sets, the operations of
+ * The pure parts of core/ownership/ownership.ts: the owner view of exclusive and shared sets, the operations of
  * a tenant's slice (its own records only, minimal), what Records shows, the shared flag's rules.
  */
 import { describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * One answer per generation, sliced per tenant (core/read-cache.ts): a zone's base is read once per
+ * One answer per generation, sliced per tenant (core/reads/read-cache.ts): a zone's base is read once per
  * generation, its answers are cut once — the includeForeign answer shared by every tenant, each
  * tenant's own answer a slice of it —, encodings are kept per view, and all of it within a byte
  * bound, rebuilt on demand past it.

@@ -1,5 +1,5 @@
 /**
- * The withdrawal mechanism (core/withdrawals.ts): a target of a shared set withdrawn from OVH and
+ * The withdrawal mechanism (core/ownership/withdrawals.ts): a target of a shared set withdrawn from OVH and
  * restored through core's apply path — one DELETE or POST per target and one refresh, never the last
  * target of a set, only owned targets of shared sets, rolled back with its rows when the refresh
  * fails — and the planner treating a withdrawn target as present for its owner (no change while it

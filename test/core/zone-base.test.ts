@@ -1,5 +1,5 @@
 /**
- * The zone base the read cache keeps (core/read-cache.ts), which a Plan reuses instead of reading and
+ * The zone base the read cache keeps (core/reads/read-cache.ts), which a Plan reuses instead of reading and
  * mapping the zone again (and keeps when it had to read it): exact at the generation asked for, never
  * handed out for another.
  */

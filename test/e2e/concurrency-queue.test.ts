@@ -1,5 +1,5 @@
 /**
- * The in-process queue in front of the zone lock (core/zones.ts withZoneLockQueued): callers of one
+ * The in-process queue in front of the zone lock (core/zones/zones.ts withZoneLockQueued): callers of one
  * process wait their turn without holding a pooled connection, in order, and the wait counts towards
  * DNSPLANE_LOCK_TIMEOUT.
  */

@@ -1,5 +1,5 @@
 /**
- * Drift: records changed in OVH by hand reach the cache, at the cost documented in src/core/drift.ts.
+ * Drift: records changed in OVH by hand reach the cache, at the cost documented in src/core/zones/drift.ts.
  * The exact calls of one check are asserted on a server whose loop is off (checks run by the test); the
  * loop itself runs on a second server with a short DNSPLANE_DRIFT_INTERVAL.
  */

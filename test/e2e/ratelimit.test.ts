@@ -11,7 +11,7 @@
  *   interleaved.
  * - DNSPLANE_OVH_CONCURRENCY=2: never more than 2 calls in flight (with 150 ms of OVH latency).
  * - A cold sync of a large zone logs its progress.
- * - The drift check (core/drift.ts) costs one call per zone when nothing changed.
+ * - The drift check (core/zones/drift.ts) costs one call per zone when nothing changed.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { OvhSimulator, type SimCall, type SimRecordInit } from '../../src/ovhsim/index.js';

@@ -1,5 +1,5 @@
 /**
- * A silent tenant's targets withdrawn and restored (issue 30; core/liveness.ts, core/withdrawals.ts),
+ * A silent tenant's targets withdrawn and restored (issue 30; core/ownership/liveness.ts, core/ownership/withdrawals.ts),
  * end to end: a real server on Postgres, the OVH simulator over HTTPS, its two name servers asked over
  * DNS. A shared `www` A set of two tenants; c2 silent past its withdraw_after (1 s here; the server's
  * check and its last-seen writes every 100 ms) → exactly 1 DELETE + 1 refresh, the name servers answer

@@ -153,7 +153,7 @@ describe('node-ovh against the served OVH API', () => {
     h.server.ctx.ovhKeys?.forget('alice');
     expect(await rejection(client(shortLived).requestPromised('GET', '/domain/zone'))).toEqual({ error: 403, message: 'This credential is not valid' });
     // As `dnsplane tenant disable` does from another process: this replica hears it by NOTIFY, which
-    // a loaded machine may deliver after the next call; forgotten here at once, as core/admin.ts does.
+    // a loaded machine may deliver after the next call; forgotten here at once, as core/admin/ does.
     await setTenantDisabled(h.server.ctx.pool, 'bob', true);
     h.server.ctx.ovhKeys?.forget('bob');
     expect(await rejection(client(bob).requestPromised('GET', '/domain/zone'))).toEqual({ error: 403, message: 'This credential is not valid' });

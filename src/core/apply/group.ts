@@ -120,7 +120,7 @@ export interface Group extends Held {
   /** GROUP_SAVEPOINT was taken (before the group's first write). */
   savepoint: boolean;
   /**
-   * The zone's view its members are planned on (core/zone-memory.ts), once one was: what each member
+   * The zone's view its members are planned on (core/reads/zone-memory.ts), once one was: what each member
    * writes into the transaction is written into it too; dropped unless the transaction commits.
    */
   memory?: ZoneMemory;

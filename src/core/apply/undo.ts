@@ -32,9 +32,9 @@ export interface Intent {
   ops: OvhOperation[];
   names: TouchedName[];
   before: store.RecordRow[];
-  /** A stored plan applied over the change threshold by a second admin's approval (core/approvals.ts). */
+  /** A stored plan applied over the change threshold by a second admin's approval (core/plan/approvals.ts). */
   approval?: ApprovalNote;
-  /** A stored revert's apply (core/revert.ts): the journal row it reverts. */
+  /** A stored revert's apply (core/plan/revert.ts): the journal row it reverts. */
   revertOf?: string;
 }
 

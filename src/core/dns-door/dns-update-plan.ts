@@ -16,7 +16,7 @@
  * 4. The update (§3.4.2), in order: add (a value already there is a no-op; the set takes the TTL
  *    given), delete an RRset, delete every RRset at a name (never the apex SOA and NS), delete one
  *    record (absent: a no-op). A CNAME added beside other data, or data added beside a CNAME, is
- *    ignored (§3.4.2.2). TXT record sets an UPDATE creates are shared (core/ownership.ts): two
+ *    ignored (§3.4.2.2). TXT record sets an UPDATE creates are shared (core/ownership/ownership.ts): two
  *    tenants adding challenge values under one name both keep theirs, and deleting "the RRset"
  *    deletes the tenant's own values only — the others' stay.
  * The result is the tenant's change set, diffed like Apply's (dns/diff.ts): its changes, or a

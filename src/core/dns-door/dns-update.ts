@@ -3,14 +3,14 @@
  * message becomes ONE apply through core (core/apply.ts) — the zone lock, the journal, the minimal OVH
  * operations, coalescing with the zone's other applies, one refresh, rollback on failure — whose
  * planning step, under the lock, checks the prerequisites against the cache and turns the update
- * section into the tenant's changes (core/dns-update-plan.ts). Never cut into batches: all or nothing.
+ * section into the tenant's changes (core/dns-door/dns-update-plan.ts). Never cut into batches: all or nothing.
  *
  * The outcome is an RCODE: NOERROR once the refresh has published (or when nothing had to change: a
  * resent UPDATE, a value already there); the prerequisite's or the refusal's code; SERVFAIL when OVH or
  * the database failed (the apply rolled back, nothing published) or dnsplane is stopping.
  *
  * With DNSPLANE_DNS_UPDATE_WAIT, NOERROR waits until the publish is visible on the zone's
- * authoritative servers (core/visibility.ts), at most as long as the door allows once the apply is
+ * authoritative servers (core/visibility/visibility.ts), at most as long as the door allows once the apply is
  * done (that setting, and what is left of the client's own timeout); at the bound it is NOERROR
  * anyway: the change is applied, and an error would only make the client send it again.
  */
@@ -75,7 +75,7 @@ async function applyOnce(ctx: CoreContext, tenant: Tenant, update: DnsUpdate, or
     case 'no_changes':
       return { rcode: 'NOERROR', applied: false, generation: zone.generation, calls: 0 };
     case 'refused':
-      // ThresholdError's message names itself ("change threshold: …", core/guard.ts).
+      // ThresholdError's message names itself ("change threshold: …", core/plan/guard.ts).
       return { rcode: 'REFUSED', reason: messageOf(error ?? 'refused') };
     case 'dry_run':
       return { rcode: 'REFUSED', reason: 'DNSPLANE_DRY_RUN is on: nothing was sent to OVH' };

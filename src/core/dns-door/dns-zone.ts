@@ -2,7 +2,7 @@
  * What the DNS door serves of a zone (queries, AXFR): every record set of the cache — the same sets
  * Records serves, whoever owns them —, an index to answer queries from (dns/zone-index.ts) and the
  * zone's SOA. From memory: the zone's current generation comes from the read cache's shared fresh
- * read (core/read-cache.ts), its records from the base kept for that generation; the index is built
+ * read (core/reads/read-cache.ts), its records from the base kept for that generation; the index is built
  * once per generation and process, in slices. Zero OVH calls, except the first read of a zone never synced
  * (shared by the callers waiting for it, and not tried again for 10 s after it failed: anyone may
  * send a query).

@@ -1,5 +1,5 @@
 /**
- * The checker's Withdrawals (checker.ts) over the withdrawal mechanism (core/withdrawals.ts): reason
+ * The checker's Withdrawals (checker.ts) over the withdrawal mechanism (core/ownership/withdrawals.ts): reason
  * 'health', the check's last answers as the detail and the evidence. The owner's change threshold
  * applies (no force). An item counts as done when the target ends as the checker wants it: withdrawn
  * (or already so), restored (or not withdrawn for health, or still withdrawn for another reason only).

@@ -97,7 +97,7 @@ const owned = new WeakMap<ZoneBase, Map<string, Map<string, OvhRecord>>>();
 
 /**
  * The tenant's published records: the records of the sets it owns whole, and its own targets of
- * shared sets. From the base's index (core/base-index.ts: made once per generation), the tenant's
+ * shared sets. From the base's index (core/reads/base-index.ts: made once per generation), the tenant's
  * sets only: what it costs follows what the tenant owns, not what the zone holds.
  */
 export async function ownRecords(base: ZoneBase, tenant: Tenant, zone: string, ids: ServedIds): Promise<Map<string, OvhRecord>> {

@@ -1,7 +1,7 @@
 /**
  * The draft of the OVH API dnsplane serves, written and published. On OVH, record calls edit a draft
  * of the zone that POST …/refresh publishes. Here each tenant has its own draft per zone (Postgres:
- * store/ovh-drafts.ts; read through core/draft-view.ts): a write is judged at once as an apply would
+ * store/ovh-drafts.ts; read through core/ovh-api/draft-view.ts): a write is judged at once as an apply would
  * judge it — the tenant's grant, ownership, CNAME rules, dnsplane's target rules — and refused then
  * (PermissionDeniedError, InvalidInputError) or staged; its refresh turns every staged write of the
  * zone into ONE apply through core (core/apply/: the zone lock, minimal operations — a staged delete
@@ -13,9 +13,9 @@
  * (its slice, for a shared set), or to be gone when none is left; its TTL is the TTL of the latest
  * staged write of the set that gave one, else the set's TTL as published, else (a new set) the
  * lowest of its records'. The refresh is planned under the zone lock (an input kind of its own,
- * DraftPlanner in core/plan.ts), against the zone as the applies before it left it, and what it keeps
+ * DraftPlanner in core/plan/plan.ts), against the zone as the applies before it left it, and what it keeps
  * — the served ids, the draft rows it published — is written in the apply's transaction. A record
- * keeps the id the tool was given for as long as it exists (core/draft-view.ts: served ids): a staged
+ * keeps the id the tool was given for as long as it exists (core/ovh-api/draft-view.ts: served ids): a staged
  * create its staged id, a record the tenant had its OVH id, also when a refresh replaced its OVH
  * record. A staged write no refresh published within DNSPLANE_OVH_API_DRAFT_TTL (1 h by default) is
  * dropped (sweepExpiredDrafts).

@@ -64,7 +64,7 @@ export async function importTxtRegistry(ctx: CoreContext, actor: Tenant, input: 
 }
 
 /**
- * The tenant's withdraw_after (core/liveness.ts), or off; turned off, what was withdrawn for its
+ * The tenant's withdraw_after (core/ownership/liveness.ts), or off; turned off, what was withdrawn for its
  * silence is restored now (its next call would do it too).
  */
 export async function setTenantWithdrawAfter(ctx: CoreContext, actor: Tenant, name: string, ms: number | null): Promise<Tenant> {

@@ -1,7 +1,7 @@
 /**
  * The admin's side of ownership (DESIGN.md "Ownership"): list who owns what (with the record sets
  * nobody owns), and assign or release a record set or, in a shared set, some of its targets. The
- * rules themselves are core/ownership.ts. An assignment changes what Records serves (the owner label),
+ * rules themselves are core/ownership/ownership.ts. An assignment changes what Records serves (the owner label),
  * so it runs under the zone lock and bumps the zone generation, like a change of records.
  */
 import type { TargetState } from '../../dns/types.js';
@@ -19,7 +19,7 @@ import { checkNameAllowed, type Tenant } from '../tenants/tenants.js';
 import { ensureSynced, toOvhRecord } from '../zones/zones.js';
 
 export interface OwnershipListing {
-  /** With targetState for a withdrawn target (core/withdrawals.ts). */
+  /** With targetState for a withdrawn target (core/ownership/withdrawals.ts). */
   rows: Array<store.OwnershipRow & { targetState?: TargetState }>;
   /** Record sets (or, for a shared set, targets) that exist in OVH without an owner. */
   unowned: Endpoint[];

@@ -1,7 +1,7 @@
 /**
  * Withdrawn targets (issue 30; migration 0019): a target of a shared record set that its owner still
  * owns and still desires, kept off OVH — its tenant went silent past its withdraw_after
- * (core/liveness.ts, reason 'silent'), or its health check failed (reason 'health'). One row per
+ * (core/ownership/liveness.ts, reason 'silent'), or its health check failed (reason 'health'). One row per
  * reason (store/withdrawals.ts): a target leaves OVH when its first reason appears and comes back when
  * its last goes. The ownership row stays while it is withdrawn; the cache row goes, as on OVH.
  *
@@ -96,7 +96,7 @@ export interface WithdrawOutcome {
 }
 
 export interface WithdrawOptions {
-  /** Not stopped by the owner's change threshold (core/guard.ts): the silent-tenant loop. */
+  /** Not stopped by the owner's change threshold (core/plan/guard.ts): the silent-tenant loop. */
   force?: boolean;
 }
 

@@ -33,7 +33,7 @@ export interface PlanSummary {
   conflictCount: number;
   /** OVH operations, one refresh per zone with changes included. */
   operationCount: number;
-  /** Approved over the change threshold by this admin (core/approvals.ts), when, and the digest approved; null: not approved. */
+  /** Approved over the change threshold by this admin (core/plan/approvals.ts), when, and the digest approved; null: not approved. */
   approval: { approvedBy: string; approvedAt: Date; digest: string } | null;
 }
 
@@ -81,13 +81,13 @@ export async function getPlanAsAdmin(ctx: CoreContext, actor: Tenant, id: string
   return { plan: p, summary: summarize(row, await tenantNames(ctx)) };
 }
 
-/** Undo of an apply (core/revert.ts): a stored plan that puts back what journal row `journalId` changed. */
+/** Undo of an apply (core/plan/revert.ts): a stored plan that puts back what journal row `journalId` changed. */
 export async function planRevert(ctx: CoreContext, actor: Tenant, journalId: string): Promise<Revert> {
   requireAdmin(actor);
   return runRevert(ctx, actor, journalId);
 }
 
-/** The two-person rule (core/approvals.ts): `actor` approves plan `id` over the change threshold. */
+/** The two-person rule (core/plan/approvals.ts): `actor` approves plan `id` over the change threshold. */
 export async function approvePlan(ctx: CoreContext, actor: Tenant, id: string): Promise<PlanSummary> {
   requireAdmin(actor);
   return summarize(await runApprove(ctx, actor, id), await tenantNames(ctx));

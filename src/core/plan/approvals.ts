@@ -1,5 +1,5 @@
 /**
- * The two-person rule: a stored plan that the change threshold (core/guard.ts) refuses may be approved
+ * The two-person rule: a stored plan that the change threshold (core/plan/guard.ts) refuses may be approved
  * by an admin who is not the one who asked for it (the plan's requested_by: the tenant itself for its
  * own Plan, the admin for a PlanAs); its tenant then applies it (Apply with plan_id) and the threshold
  * does not stop it. The approval is recorded on the plan (approver, when, the digest approved;

@@ -36,7 +36,7 @@ export interface ChangeThreshold {
   exceeded: boolean;
   forced: boolean;
   /**
-   * Protected names (core/protected-names.ts) the changes touch: a second admin must approve the plan,
+   * Protected names (core/plan/protected-names.ts) the changes touch: a second admin must approve the plan,
    * under the threshold and with force too. Absent or empty: none.
    */
   protectedNames?: string[];

@@ -75,18 +75,18 @@ export type PlanInput =
       scope?: SyncScope;
       /** Any conflict refuses the whole zone, under the zone lock, with nothing sent (NSM publishing). */
       allOrNothing?: boolean;
-      /** Apply even over the tenant's change threshold (core/guard.ts). */
+      /** Apply even over the tenant's change threshold (core/plan/guard.ts). */
       force?: boolean;
     }
-  /** revertOf: the journal row this change set reverts (core/revert.ts), named in its apply's journal rows. */
+  /** revertOf: the journal row this change set reverts (core/plan/revert.ts), named in its apply's journal rows. */
   | { kind: 'changes'; changes: RawChangeSet; policy: Policy; force?: boolean; origin?: string; revertOf?: string }
-  /** A DNS UPDATE of one zone (core/dns-update-plan.ts): planned under the zone lock, all or nothing. */
+  /** A DNS UPDATE of one zone (core/dns-door/dns-update-plan.ts): planned under the zone lock, all or nothing. */
   | { kind: 'update'; update: DnsUpdate; policy: 'sync'; origin?: string }
-  /** A tenant's staged writes of one zone through the served OVH API (core/staging.ts): planned under the zone lock. Never stored. */
+  /** A tenant's staged writes of one zone through the served OVH API (core/ovh-api/staging.ts): planned under the zone lock. Never stored. */
   | { kind: 'draft'; zone: string; draft: DraftPlanner; policy: 'sync'; origin?: string };
 
 /**
- * A refresh of the served OVH API's draft, as the apply plans and records it (core/staging.ts
+ * A refresh of the served OVH API's draft, as the apply plans and records it (core/ovh-api/staging.ts
  * implements it): its change set read under the zone lock, in the lock's transaction, against the
  * zone as the group's earlier members left it; and, once its operations are recorded in that
  * transaction, what it keeps of them (the ids the records it touched are served under, its draft rows
@@ -114,7 +114,7 @@ export interface ZonePlan {
   changes: Change[];
   conflicts: Conflict[];
   operations: OvhOperation[];
-  /** The change threshold's counts for this tenant (core/guard.ts); not part of the digest. */
+  /** The change threshold's counts for this tenant (core/plan/guard.ts); not part of the digest. */
   threshold?: ChangeThreshold;
 }
 
@@ -140,7 +140,7 @@ export type RoutedInput = (
   | { kind: 'changes'; policy: Policy; byZone: Map<string, ChangeSet> }
   | { kind: 'update'; policy: 'sync'; byZone: Map<string, DnsUpdate> }
   | { kind: 'draft'; policy: 'sync'; byZone: Map<string, DraftPlanner> }
-  /** A withdraw or restore of targets (core/withdrawals.ts): planned under the zone lock, never stored. */
+  /** A withdraw or restore of targets (core/ownership/withdrawals.ts): planned under the zone lock, never stored. */
   | { kind: 'withdraw'; policy: 'sync'; byZone: Map<string, WithdrawPlanner> }
 ) & {
   /** Per record set: what was adjusted to OVH's rules (a TTL under 60 raised to 60). */
@@ -152,9 +152,9 @@ export type RoutedInput = (
    * (`DNS UPDATE signed by KEY.`, `OVH API refresh by application key AK`): the journal's summary.
    */
   origin?: string;
-  /** A stored plan approved by a second admin (core/approvals.ts ApprovalNote): named in its journal rows. */
+  /** A stored plan approved by a second admin (core/plan/approvals.ts ApprovalNote): named in its journal rows. */
   approval?: { planId: string; approvedBy: string; approvedAt: string; digest: string };
-  /** A stored revert (core/revert.ts): the journal row it reverts, named in its journal rows. */
+  /** A stored revert (core/plan/revert.ts): the journal row it reverts, named in its journal rows. */
   revertOf?: string;
 };
 
@@ -254,7 +254,7 @@ export { ownerViewOf } from '../ownership/ownership.js';
  * write's judgement). The zone is taken from the read cache when it holds the generation `q` sees —
  * what a zone holds at a generation never changes — and what is read here is kept there for the next
  * Plan or Records view; the plan reads only the record sets at the names the request touches, from
- * the base's index (core/base-index.ts, made once per generation, in slices), so that a one-record
+ * the base's index (core/reads/base-index.ts, made once per generation, in slices), so that a one-record
  * Plan costs the same in a zone of 50,000 records as in one of 1,000. Under the zone lock, Apply
  * plans with computeLockedZonePlan instead, on the apply path's own view.
  */
@@ -294,7 +294,7 @@ async function baseAsSeen(q: store.Queryable, zone: string, slicer: Slicer, read
 
 /**
  * The plan of one zone under its lock (core/apply/prepare.ts), against the zone's view in memory at
- * the generation the lock's transaction `tx` sees (core/zone-memory.ts: read whole from `tx` only
+ * the generation the lock's transaction `tx` sees (core/reads/zone-memory.ts: read whole from `tx` only
  * when the view is behind). The plan is the one computeWholeZonePlan makes: the diff, the ownership it
  * judges and the operations it builds only ever look at the sets at the names the request touches.
  */
@@ -368,7 +368,7 @@ async function planOver(ctx: CoreContext, q: store.Queryable, tenant: Tenant, zo
     const threshold = await zoneThreshold(ctx, q, tenant, zone, source.owned, changes, input.force ?? false);
     return { zone, baseGeneration: source.generation, changes, conflicts: [], operations, threshold };
   }
-  // Withdrawn targets are present for their owners (core/withdrawn-view.ts): nothing to plan while desired.
+  // Withdrawn targets are present for their owners (core/ownership/withdrawn-view.ts): nothing to plan while desired.
   const { recordsByKey, endpoints: current, ownership } = withWithdrawn(zone, source, source.withdrawals);
   const ownerOf = ownerViewOf(tenant, zone, ownership, recordsByKey);
   await slicer.check();
@@ -426,7 +426,7 @@ export async function plan(ctx: CoreContext, tenant: Tenant, input: PlanInput, r
   return p;
 }
 
-/** What to write in the transaction that stores the plan (core/revert.ts: its journal row). */
+/** What to write in the transaction that stores the plan (core/plan/revert.ts: its journal row). */
 export type AlsoWrite = (tx: store.Queryable, p: StoredPlan) => Promise<void>;
 
 async function computeAndStore(ctx: CoreContext, tenant: Tenant, input: PlanInput, requestedBy: Tenant, alsoWrite?: AlsoWrite): Promise<StoredPlan> {

@@ -1,7 +1,7 @@
 /**
- * Protected names (the two-person rule below the change threshold, core/approvals.ts): an admin marks
+ * Protected names (the two-person rule below the change threshold, core/plan/approvals.ts): an admin marks
  * names of a zone (suffix: and every name below them) protected; a plan that changes a record set at
- * one of them is refused as the change threshold refuses (core/guard.ts), whatever its size and with
+ * one of them is refused as the change threshold refuses (core/plan/guard.ts), whatever its size and with
  * force too, until an admin other than the one who asked approves it. Marked and lifted with a journal
  * row in the same transaction. `dnsplane zone protect`, AdminService.ProtectNames.
  */

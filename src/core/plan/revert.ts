@@ -11,7 +11,7 @@
  * A record set a later apply touched (a journal row after this one, done or in flight, naming it) is
  * left as it is and listed as a conflict with what changed it: reverting it would undo that apply too.
  *
- * A shared set (core/ownership.ts: each tenant owns its targets) is compared on the apply's tenant's
+ * A shared set (core/ownership/ownership.ts: each tenant owns its targets) is compared on the apply's tenant's
  * slice only: its targets as they were and as they are, without the targets of other tenants (or of
  * nobody), which an apply never touches; so the revert puts back that tenant's targets and never
  * names or touches the others'. The plan and its journal row are written in one transaction.

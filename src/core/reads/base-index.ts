@@ -1,5 +1,5 @@
 /**
- * The read cache's base of a zone (core/read-cache.ts) indexed by name and owner, once per base: what
+ * The read cache's base of a zone (core/reads/read-cache.ts) indexed by name and owner, once per base: what
  * lets a Plan, and each call of the served OVH API, cost what it touches rather than what the zone holds
  * (issue 28). Made in slices the first time a base is asked for (a zone may hold 50,000 records), shared
  * by every caller of that generation, and gone with its base (a WeakMap: a newer generation's base

@@ -91,7 +91,7 @@ type States = Map<string, store.ZoneGeneration>;
  * the listener lost or silent, or not yet read since it came back, or a NOTIFY of a zone it does not
  * hold as synced (a new zone, a first sync) — every caller gets a fresh read (FreshRead: shared, never
  * one that started before the caller arrived), as before. `fresh()` forces one (a caller that says it
- * has a generation newer than the one known here: core/records.ts).
+ * has a generation newer than the one known here: core/reads/records.ts).
  */
 export class ZoneStateSource {
   private readonly read: FreshRead<States>;
@@ -178,7 +178,7 @@ export class ZoneStateSource {
 
 /**
  * One zone as a snapshot saw it: the base every view of the zone at that generation is cut from, and
- * what a Plan diffs against (core/plan.ts). Shared: never mutate it.
+ * what a Plan diffs against (core/plan/plan.ts). Shared: never mutate it.
  */
 export interface ZoneBase {
   generation: bigint;
@@ -188,9 +188,9 @@ export interface ZoneBase {
   endpoints: Endpoint[];
   ownership: store.OwnershipRow[];
   /**
-   * The withdrawn targets (core/withdrawals.ts): owned, not on OVH, so not in records/endpoints (what
+   * The withdrawn targets (core/ownership/withdrawals.ts): owned, not on OVH, so not in records/endpoints (what
    * the DNS door and the served OVH API's published listing show); Plans and Records add them back
-   * for their owners (core/withdrawn-view.ts).
+   * for their owners (core/ownership/withdrawn-view.ts).
    */
   withdrawals: store.WithdrawalRow[];
   /** The checked targets' states (core/health/): Records shows them (core/health/view.ts). */
@@ -522,7 +522,7 @@ export class ReadCache {
   private async cut(zone: string, base: ZoneBase): Promise<ZoneAnswers> {
     const slicer = new Slicer();
     // Owner labels, shared sets split per owner (ownership.ts); with includeForeign nothing depends on the tenant.
-    // Withdrawn targets (core/withdrawals.ts) shown to their owners as theirs, with their state.
+    // Withdrawn targets (core/ownership/withdrawals.ts) shown to their owners as theirs, with their state.
     const seen = withWithdrawn(zone, base, base.withdrawals);
     const all = withHealthStates(withTargetStates(await slicer.run(visibleRecordSetsSteps('', zone, seen.endpoints, base.ownership, seen.recordsByKey, true)), base.withdrawals), base.health ?? []);
     const byOwner = new Map<string, Endpoint[]>();

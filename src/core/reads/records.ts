@@ -71,7 +71,7 @@ export async function listVisibleZones(ctx: CoreContext, tenant: Tenant): Promis
 }
 
 /**
- * Answered from memory (core/read-cache.ts): the zones' generations as this replica knows them (kept
+ * Answered from memory (core/reads/read-cache.ts): the zones' generations as this replica knows them (kept
  * while its listener is live, else one shared, fresh read), then the tenant's view of each zone at its
  * current generation, built from one snapshot on a miss. A caller that names a zone not known here,
  * or says it has a generation newer than the one known here, gets a fresh read instead: it has seen

@@ -1,8 +1,8 @@
 /**
  * A zone's records and ownership rows indexed by name, so that a plan reads the record sets at the
  * names a request touches instead of the whole zone (issue 28). Two kinds share it: the apply path's
- * view under the zone lock (core/zone-memory.ts, kept current by the applies) and the index of a read
- * cache's base (core/base-index.ts: Plans, the served OVH API's reads and writes), made once per
+ * view under the zone lock (core/reads/zone-memory.ts, kept current by the applies) and the index of a read
+ * cache's base (core/reads/base-index.ts: Plans, the served OVH API's reads and writes), made once per
  * generation.
  */
 import { recordSetKey, type RecordSetKey } from '../../dns/types.js';
@@ -68,7 +68,7 @@ export class SetsIndex {
     return this.ownersByName.get(name) ?? [];
   }
 
-  /** The record sets the tenant has ownership rows in (core/guard.ts ownedSets), from the index. */
+  /** The record sets the tenant has ownership rows in (core/plan/guard.ts ownedSets), from the index. */
   ownedSets(tenantId: string): number {
     return this.tenantSets.get(tenantId)?.size ?? 0;
   }

@@ -1,8 +1,8 @@
 /**
  * The zone as the apply path plans on it: one indexed copy of a zone's records cache and ownership
- * rows in memory, per pool (per replica, as the zone lock's in-process queue is: core/zones.ts), at
+ * rows in memory, per pool (per replica, as the zone lock's in-process queue is: core/zones/zones.ts), at
  * the generation it was last made current at. Used only under the zone lock (core/apply/prepare.ts
- * through core/plan.ts computeLockedZonePlan), where it lets a plan read the record sets it touches
+ * through core/plan/plan.ts computeLockedZonePlan), where it lets a plan read the record sets it touches
  * (by name) instead of the whole zone:
  *
  * - At each plan, the lock holder reads the zone's row (its generation) in the lock's transaction. The
@@ -122,7 +122,7 @@ export class ZoneMemory extends SetsIndex {
   private put(r: store.RecordRow): void {
     this.remove(r.id);
     const name = nameOf(r.subDomain, this.zone);
-    // The key order of core/read-cache.ts zoneBaseOf's records (what a journal intent's text shows).
+    // The key order of core/reads/read-cache.ts zoneBaseOf's records (what a journal intent's text shows).
     const record: OvhRecord = { id: r.id, subDomain: r.subDomain, fieldType: r.fieldType, target: r.target, ttl: r.ttl, zone: this.zone };
     this.addRecord(name, record);
     this.nameById.set(r.id, name);

@@ -46,7 +46,7 @@ export async function disableTenant(ctx: CoreContext, actor: Tenant, name: strin
   return t;
 }
 
-/** A tenant's own change threshold (core/guard.ts); null puts back the server's DNSPLANE_MAX_CHANGE_PERCENT. */
+/** A tenant's own change threshold (core/plan/guard.ts); null puts back the server's DNSPLANE_MAX_CHANGE_PERCENT. */
 export async function setTenantMaxChangePercent(ctx: CoreContext, actor: Tenant, name: string, percent: number | null): Promise<Tenant> {
   requireAdmin(actor);
   const t = await runSetMaxChange(ctx.pool, name, percent);

@@ -149,7 +149,7 @@ export async function setTenantDisabled(q: Queryable, name: string, disabled: bo
   return store.setDisabled(q, name, disabled);
 }
 
-/** A tenant's own change threshold (core/guard.ts), 0-100; null puts back the server's default. */
+/** A tenant's own change threshold (core/plan/guard.ts), 0-100; null puts back the server's default. */
 export async function setTenantMaxChangePercent(q: Queryable, name: string, percent: number | null): Promise<Tenant> {
   if (name === '') throw new InvalidInputError('name', 'a tenant name is required');
   if (percent !== null && (!Number.isInteger(percent) || percent < 0 || percent > 100)) {
@@ -162,7 +162,7 @@ export async function setTenantMaxChangePercent(q: Queryable, name: string, perc
 /** The longest withdraw_after accepted (30 days). */
 export const MAX_WITHDRAW_AFTER_MS = 30 * 86_400_000;
 
-/** Sets (ms: whole seconds, 1 s - 30 days) or clears (null) the tenant's withdraw_after (core/liveness.ts). */
+/** Sets (ms: whole seconds, 1 s - 30 days) or clears (null) the tenant's withdraw_after (core/ownership/liveness.ts). */
 export async function setTenantWithdrawAfter(q: Queryable, name: string, ms: number | null): Promise<Tenant> {
   if (name === '') throw new InvalidInputError('name', 'a tenant name is required');
   if (ms !== null && (!Number.isInteger(ms) || ms % 1000 !== 0 || ms < 1000 || ms > MAX_WITHDRAW_AFTER_MS)) {

@@ -21,7 +21,7 @@ export async function managedZone(ctx: CoreContext, raw: string, field: string):
   return zone;
 }
 
-/** A zone as a zone file, from the cache (core/zone-export.ts). */
+/** A zone as a zone file, from the cache (core/zones/zone-export.ts). */
 export async function exportZoneFile(ctx: CoreContext, actor: Tenant, rawZone: string, options: { owners: boolean; atGeneration?: bigint; atTime?: Date }): Promise<ZoneExport> {
   requireAdmin(actor);
   if (options.atGeneration !== undefined && options.atTime !== undefined) throw new InvalidInputError('at_time', 'give at_generation or at_time, not both');

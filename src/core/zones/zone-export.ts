@@ -2,9 +2,9 @@
  * A zone as a file (`dnsplane zone export`, AdminService.ExportZone, the console's download): every
  * record of the cache at one generation — the records of every tenant, of nobody, and of the types
  * dnsplane does not manage —, as OVH stores them, written as an RFC 1035 zone file
- * (ovh/zonefile.ts). From the read cache's base of the current generation (core/read-cache.ts, shared
+ * (ovh/zonefile.ts). From the read cache's base of the current generation (core/reads/read-cache.ts, shared
  * with Records and the DNS door), or one snapshot of the cache: 0 OVH calls (a zone never synced is read once,
- * as every first reader reads it). The SOA is the one the DNS door serves (core/dns-zone.ts: serial
+ * as every first reader reads it). The SOA is the one the DNS door serves (core/dns-door/dns-zone.ts: serial
  * = the generation). With `owners`, each record carries its owner as a comment: `; owner team1`,
  * `; owner team1 (shared)` for a target of a shared set, `; no owner`.
  */

@@ -24,7 +24,7 @@ export async function registerZones(ctx: CoreContext): Promise<string[]> {
   return zones;
 }
 
-/** The managed zones' names, from the shared fresh read of core/read-cache.ts (on every request's path). */
+/** The managed zones' names, from the shared fresh read of core/reads/read-cache.ts (on every request's path). */
 export async function managedZoneNames(ctx: CoreContext): Promise<string[]> {
   return [...(await readCacheOf(ctx).zoneStates.get()).keys()];
 }
@@ -179,7 +179,7 @@ export async function withZoneLockQueued<T, J = never>(
   }
 }
 
-/** The lock timeout's error, naming why when this process knows: the zone is settling (core/settling.ts). */
+/** The lock timeout's error, naming why when this process knows: the zone is settling (core/zones/settling.ts). */
 function lockTimeout(ctx: CoreContext, zone: string, timeoutMs: number): store.LockTimeoutError {
   const settling = settlingOf(ctx, zone);
   return settling ? new store.LockTimeoutError(zone, timeoutMs, `${describeSettling(settling)}; try again then`) : new store.LockTimeoutError(zone, timeoutMs);
@@ -187,7 +187,7 @@ function lockTimeout(ctx: CoreContext, zone: string, timeoutMs: number): store.L
 
 /**
  * Runs fn under the zone lock `tx` holds with the zone's fence in force: every OVH write fn makes
- * (apply, undo, recovery) is sent only while that lock is still held (core/fence.ts).
+ * (apply, undo, recovery) is sent only while that lock is still held (core/zones/fence.ts).
  */
 export async function fenced<T>(ctx: CoreContext, zone: string, tx: pg.PoolClient, fn: (tx: pg.PoolClient, fence: ZoneFence) => Promise<T>): Promise<T> {
   const fence = await ZoneFence.open(ctx, tx, zone);

@@ -1,7 +1,7 @@
 /**
- * The plan under the zone lock (core/plan.ts computeLockedZonePlan: the zone's view in memory, only the
+ * The plan under the zone lock (core/plan/plan.ts computeLockedZonePlan: the zone's view in memory, only the
  * record sets at the names the request touches), and a Plan's (computeZonePlan: the same names read from
- * the read cache's base through its index, core/base-index.ts), are the plan of the whole zone
+ * the read cache's base through its index, core/reads/base-index.ts), are the plan of the whole zone
  * (computeWholeZonePlan): the
  * same changes, conflicts, operations and change threshold, for change sets, desired states (SYNC,
  * scoped, create-only) and DNS UPDATEs, over zones with exclusive, shared, unowned and other tenants'
@@ -133,7 +133,7 @@ describe('the plan under the zone lock', () => {
         }
         const whole = await outcome(() => store.withSnapshot(db.pool, (q) => computeWholeZonePlan(ctx, q, tenant, ZONE, routed)));
         const locked = await outcome(() => store.withTransaction(db.pool, async (tx) => (await computeLockedZonePlan(ctx, tx, tenant, ZONE, routed)).plan));
-        // A Plan's: the read cache's base at that generation, indexed (core/base-index.ts).
+        // A Plan's: the read cache's base at that generation, indexed (core/reads/base-index.ts).
         const indexed = await outcome(() => store.withSnapshot(db.pool, (q) => computeZonePlan(ctx, q, tenant, ZONE, routed, undefined, readCacheOf(ctx))));
         expect(locked).toBe(whole);
         expect(indexed).toBe(whole);

@@ -1,5 +1,5 @@
 /**
- * The zone's view in memory the apply path plans on (core/zone-memory.ts, core/plan.ts
+ * The zone's view in memory the apply path plans on (core/reads/zone-memory.ts, core/plan/plan.ts
  * computeLockedZonePlan): what an apply reads from Postgres does not depend on the zone's size; a
  * coalesced group plans each member once against the running view (what the members before it did
  * included); a replica whose view missed another's commit (no NOTIFY heard) reads the zone again

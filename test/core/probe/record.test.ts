@@ -1,6 +1,6 @@
 /**
  * What a refresh records for the prober (core/probe/record.ts, core/apply/publish.ts) and the
- * visibility API the rest of dnsplane reads (core/visibility.ts): an apply's journal row is
+ * visibility API the rest of dnsplane reads (core/visibility/visibility.ts): an apply's journal row is
  * `published` at its refresh with its record sets; a later apply of the same set supersedes the
  * earlier's; waitVisible answers once a row is final (woken by NOTIFY), or the state at its timeout.
  */
