@@ -21,7 +21,7 @@ import { OvhKeyCache } from './core/ovh-keys.js';
 import { registerZones } from './core/zones/zones.js';
 import { LoginLimiter } from './core/tenants/login-limiter.js';
 import { Metrics } from './metrics.js';
-import { PlanLimiter } from './core/plan/plan-limit.js';
+import { PlanLimiter } from './core/plan-limit.js';
 import { OvhApi } from './ovh/client.js';
 import { accountKey } from './ovh/client/transport.js';
 import { accountLabel } from './ovh/ratelimit.js';
@@ -37,11 +37,11 @@ import { startCentralWebhook, type WebhookListener } from './webhook/index.js';
 import { startDraftSweep } from './core/ovh-api/staging.js';
 import { startApiPort } from './api/port.js';
 import { messageOf } from './error-message.js';
-import { VisibilityWatch } from './core/visibility/visibility-watch.js';
+import { VisibilityWatch } from './core/visibility-watch.js';
 import { Prober } from './core/probe/prober.js';
 import { DEFAULT_HEALTH, HealthChecker, leaseFor } from './core/health/checker.js';
 import { coreWithdrawals } from './core/health/mechanism.js';
-import { Liveness, startSilentWatch } from './core/ownership/liveness.js';
+import { Liveness, startSilentWatch } from './core/withdrawals/liveness.js';
 import { ServerDirectory } from './core/probe/servers.js';
 
 export { DEMO_ZONE };
@@ -268,7 +268,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       listener: 'outside',
     });
 
-    // Health checks per target (core/health/, docs/failover.md): withdrawals through core/ownership/withdrawals.ts.
+    // Health checks per target (core/health/, docs/failover.md): withdrawals through core/withdrawals/withdrawals.ts.
     if (config.health.intervalMs > 0) {
       health = HealthChecker.start(ctx, { settings: { ...DEFAULT_HEALTH, ...config.health, leaseMs: leaseFor(config.health.intervalMs) }, withdrawals: coreWithdrawals(ctx) });
     }
@@ -323,7 +323,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     const drift: DriftLoop | undefined = config.driftIntervalMs > 0 ? startDriftLoop(ctx, config.driftIntervalMs) : undefined;
     // The served OVH API's staged writes past DNSPLANE_OVH_API_DRAFT_TTL are dropped (core/ovh-api/staging.ts).
     const drafts = startDraftSweep(ctx);
-    // Tenants silent past their withdraw_after: their targets of shared sets withdrawn (core/ownership/liveness.ts).
+    // Tenants silent past their withdraw_after: their targets of shared sets withdrawn (core/withdrawals/liveness.ts).
     const silent = config.silentCheckMs > 0 ? startSilentWatch(ctx, config.silentCheckMs) : undefined;
     return {
       url: http.url,

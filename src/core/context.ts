@@ -5,11 +5,11 @@ import type { OvhApi } from '../ovh/client.js';
 import type { Lifecycle } from './lifecycle.js';
 import type { ReadCache } from './reads/read-cache.js';
 import type { TokenCache } from './tenants/tenants.js';
-import type { PlanLimiter } from './plan/plan-limit.js';
+import type { PlanLimiter } from './plan-limit.js';
 import type { SecretBox } from './secrets.js';
 import type { TsigKeyCache } from './tsig-key-cache.js';
 import type { OvhKeyCache } from './ovh-key-cache.js';
-import type { VisibilityWatch } from './visibility/visibility-watch.js';
+import type { VisibilityWatch } from './visibility-watch.js';
 
 export interface CoreSettings {
   /** Zones to manage; undefined: every zone of the OVH account. */
@@ -90,7 +90,7 @@ export interface CoreContext {
   secrets?: SecretBox;
   /** TSIG keys found, kept like `tokens` (core/tsig-keys.ts). Absent: every lookup reads Postgres. */
   tsigKeys?: TsigKeyCache;
-  /** Tenants' signs of life, written coarsely (core/ownership/liveness.ts's Liveness; server.ts). Absent: none recorded. */
+  /** Tenants' signs of life, written coarsely (core/withdrawals/liveness.ts's Liveness; server.ts). Absent: none recorded. */
   liveness?: SignsOfLife;
   /** OVH keys found, kept like `tokens` (core/ovh-keys.ts). Absent: every lookup reads Postgres. */
   ovhKeys?: OvhKeyCache;
@@ -111,7 +111,7 @@ export function nowMs(ctx: Pick<CoreContext, 'clock'>): number {
 }
 
 /**
- * Where a tenant's signs of life go (core/ownership/liveness.ts's Liveness): named here so that the
+ * Where a tenant's signs of life go (core/withdrawals/liveness.ts's Liveness): named here so that the
  * context does not import what withdraws a silent tenant's targets (and through it the apply path).
  */
 export interface SignsOfLife {

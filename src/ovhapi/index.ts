@@ -13,7 +13,7 @@
  * errors as OVH's (errors.ts). This room reaches neither store/ nor ovh/, and holds no rule of its own
  * about ownership, locking or operations: core's are the ones every door uses.
  */
-import { noteSeen } from '../core/ownership/liveness.js';
+import { noteSeen } from '../core/withdrawals/liveness.js';
 import type { Logger } from 'pino';
 import type { CoreContext } from '../core/context.js';
 import type { LoginLimiter } from '../core/tenants/login-limiter.js';

@@ -92,7 +92,7 @@ export async function tryZoneLock<T>(
 export const JOB_LOCK_NAMESPACE = 0x646e736a;
 
 /**
- * For background jobs that one replica at a time runs (core/ownership/liveness.ts): `fn` runs holding the job's
+ * For background jobs that one replica at a time runs (core/withdrawals/liveness.ts): `fn` runs holding the job's
  * lock for the length of a transaction, only if no other replica holds it now; undefined otherwise.
  */
 export async function tryJobLock<T>(pool: pg.Pool, job: string, fn: () => Promise<T>): Promise<T | undefined> {

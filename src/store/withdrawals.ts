@@ -1,7 +1,7 @@
 /**
  * Withdrawn targets (migration 0019): a target of a shared set its owner still owns and desires, kept
  * off OVH for one or more reasons. One row per (zone, name, type, target, reason); the rules (never
- * the last, owned targets only) live in core/ownership/withdrawals.ts.
+ * the last, owned targets only) live in core/withdrawals/withdrawals.ts.
  */
 import { assertIdString, type Queryable } from './internal.js';
 

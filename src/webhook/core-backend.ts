@@ -10,7 +10,7 @@ import type { RawChangeSet } from '../core/plan/plan.js';
 import { records, visibleZonesIn, type ZoneStates } from '../core/reads/records.js';
 import { readCacheOf } from '../core/reads/read-cache.js';
 import { authenticate, type Tenant } from '../core/tenants/tenants.js';
-import { noteSeen } from '../core/ownership/liveness.js';
+import { noteSeen } from '../core/withdrawals/liveness.js';
 import { entryOf, WebhookError, type ApplyOutcome, type WebhookBackend, type WebhookSession } from './backend.js';
 import { messageOf } from '../error-message.js';
 

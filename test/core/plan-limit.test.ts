@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ResourceExhaustedError } from '../../src/core/errors.js';
-import { PlanLimiter } from '../../src/core/plan/plan-limit.js';
+import { PlanLimiter } from '../../src/core/plan-limit.js';
 
 const alice = { id: '1', name: 'alice' };
 const bob = { id: '2', name: 'bob' };

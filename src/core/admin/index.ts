@@ -8,9 +8,9 @@
  * `summary`: the journal is the one audit log (ListJournal), applies and admin actions alike.
  */
 export { DEFAULT_LIMIT, MAX_LIMIT, requireAdmin } from '../tenants/gate.js';
-export { createTenant, disableTenant, listTenants, rotateTenantToken, setTenantMaxChangePercent } from '../tenants/admin.js';
-export { approvePlan, getPlanAsAdmin, listPlans, planAs, planRevert, type PlanSummary } from '../plan/admin.js';
-export { assignOwnership, importTxtRegistry, listOwnership, setTenantWithdrawAfter } from '../ownership/admin.js';
-export { exportZoneFile, invalidateZone } from '../zones/admin.js';
+export { createTenant, disableTenant, listTenants, rotateTenantToken, setTenantMaxChangePercent } from './tenants.js';
+export { approvePlan, getPlanAsAdmin, listPlans, planAs, planRevert, type PlanSummary } from './plans.js';
+export { assignOwnership, importTxtRegistry, listOwnership, setTenantWithdrawAfter } from './ownership.js';
+export { exportZoneFile, invalidateZone } from './zones.js';
 export { listJournal, type JournalOperation, type JournalQuery, type JournalView } from '../journal/journal.js';
 export { createTsigKey, deleteTsigKey, listTsigKeys, rotateTsigKey } from './tsig-keys.js';

@@ -77,7 +77,7 @@ export async function prepareMember(ctx: CoreContext, group: Group, member: Memb
   if (overThreshold) return answer({ ...unsent, status: 'refused', error: overThreshold });
   if (plan.operations.length === 0) {
     if (ctx.settings.dryRun) return answer({ ...unsent, status: 'no_changes' });
-    // Changes with no call (withdrawn targets, core/ownership/withdrawals.ts): recorded under the lock, no refresh.
+    // Changes with no call (withdrawn targets, core/withdrawals/withdrawals.ts): recorded under the lock, no refresh.
     const rowsOnly = routed.kind === 'withdraw' ? routed.byZone.get(zone)!.pending() : plan.changes.length > 0;
     const recorded = rowsOnly ? await recordWithoutCalls(ctx, group, member, plan) : undefined;
     if (recorded) return answer(recorded);

@@ -91,7 +91,7 @@ export async function sendMember(ctx: CoreContext, group: Group, member: Member,
   const after = cacheAfter(done);
   await updateCache(tx, zone, after);
   const written = after;
-  // A withdraw/restore keeps ownership as it is and writes its withdrawal rows instead (core/ownership/withdrawals.ts).
+  // A withdraw/restore keeps ownership as it is and writes its withdrawal rows instead (core/withdrawals/withdrawals.ts).
   if (member.routed.kind === 'withdraw') await member.routed.byZone.get(zone)!.recorded(tx, journalId);
   else await recordOwnership(tx, zone, member.tenant, plan.changes);
   // The checks the request states, on the ownership rows just written (core/health/record.ts).
@@ -122,7 +122,7 @@ export async function sendMember(ctx: CoreContext, group: Group, member: Member,
  * A member whose plan changes what dnsplane holds but calls nothing (a withdrawn target its owner no
  * longer desires, a second reason of a withdrawn target): recorded in the transaction — ownership or
  * withdrawal rows, generation + 1, a finished journal row with its reason — with no OVH call and no
- * refresh (core/ownership/withdrawals.ts).
+ * refresh (core/withdrawals/withdrawals.ts).
  */
 export async function recordWithoutCalls(ctx: CoreContext, group: Group, member: Member, plan: ZonePlan): Promise<ZoneApplyResult | undefined> {
   const { zone, tx } = group;

@@ -3,7 +3,7 @@
  * message becomes ONE apply through core (core/apply.ts) — the zone lock, the journal, the minimal OVH
  * operations, coalescing with the zone's other applies, one refresh, rollback on failure — whose
  * planning step, under the lock, checks the prerequisites against the cache and turns the update
- * section into the tenant's changes (core/dns-door/dns-update-plan.ts). Never cut into batches: all or nothing.
+ * section into the tenant's changes (core/plan/dns-update-plan.ts). Never cut into batches: all or nothing.
  *
  * The outcome is an RCODE: NOERROR once the refresh has published (or when nothing had to change: a
  * resent UPDATE, a value already there); the prerequisite's or the refusal's code; SERVFAIL when OVH or
@@ -18,12 +18,12 @@ import { messageOf } from '../../error-message.js';
 import * as store from '../../store/index.js';
 import { apply } from '../apply/index.js';
 import type { CoreContext } from '../context.js';
-import { DnsUpdateRefused, type DnsRcode, type DnsUpdate } from './dns-update-plan.js';
+import { DnsUpdateRefused, type DnsRcode, type DnsUpdate } from '../plan/dns-update-plan.js';
 import { PermissionDeniedError } from '../errors.js';
 import type { Tenant } from '../tenants/tenants.js';
 import { waitVisible } from '../visibility/visibility.js';
 
-export { ACME_PREFIX, DnsUpdateRefused, type DnsPrerequisite, type DnsRcode, type DnsUpdate, type DnsUpdateOp } from './dns-update-plan.js';
+export { ACME_PREFIX, DnsUpdateRefused, type DnsPrerequisite, type DnsRcode, type DnsUpdate, type DnsUpdateOp } from '../plan/dns-update-plan.js';
 
 export type DnsUpdateOutcome =
   /** journalId: the publish's journal row, when the update changed something. */

@@ -10,7 +10,7 @@ import { Slicer } from '../slices.js';
 import { limitOf, requireAdmin, tenantNamed, tenantNames } from '../tenants/gate.js';
 import type { Tenant } from '../tenants/tenants.js';
 import { readVisibility, type Visibility } from '../visibility/visibility.js';
-import { managedZone } from '../zones/admin.js';
+import { managedZone } from '../admin/zones.js';
 
 export interface JournalOperation {
   method: string;

@@ -1,7 +1,7 @@
 /**
  * Ownership rules (DESIGN.md "Ownership"): who owns what as the diff sees it, what an apply records,
  * the OVH operations of a tenant's slice of a shared set, what Records shows. The admin's listing and
- * assignment are core/ownership/assign.ts. The rows themselves are read and written by
+ * assignment are core/admin/assign.ts. The rows themselves are read and written by
  * src/store/ownership.ts.
  *
  * A record set is owned exclusively (one row, target '') or shared (one row per target, each owned by
@@ -136,7 +136,7 @@ export async function recordOwnership(tx: store.Queryable, zone: string, tenant:
       for (const target of keep) {
         if (!held.includes(target)) await store.setOwner(tx, { zone, dnsName: e.dnsName, recordType: e.recordType, tenantId: tenant.id, target, shared: true });
       }
-      // Its withdrawn targets (core/ownership/withdrawals.ts) take the set's TTL as it is now: posted so on restore.
+      // Its withdrawn targets (core/withdrawals/withdrawals.ts) take the set's TTL as it is now: posted so on restore.
       if (c.after) await store.setWithdrawnTtl(tx, zone, { dnsName: e.dnsName, recordType: e.recordType, tenantId: tenant.id }, [...keep], ovhTtl(c.after.ttl).ttl);
     } else if (c.action === 'create') {
       await store.setOwner(tx, { zone, dnsName: e.dnsName, recordType: e.recordType, tenantId: tenant.id });

@@ -1,6 +1,6 @@
 /**
  * The zone as its owners see it (issue 30): what OVH holds plus the withdrawn targets
- * (core/ownership/withdrawals.ts), each as a record of its own whose id is WITHDRAWN_ID_PREFIX + n. A Plan diffs
+ * (core/withdrawals/withdrawals.ts), each as a record of its own whose id is WITHDRAWN_ID_PREFIX + n. A Plan diffs
  * against it and Records answers from it, so a tenant that still desires a withdrawn target plans
  * nothing; the operations a plan builds on such a record are rewritten (withdrawnOperations): none for
  * what stays or leaves (its ownership and withdrawal rows carry it), a POST for a new target that took

@@ -24,7 +24,7 @@ import { ownedSets, zoneThreshold, type ChangeThreshold } from './guard.js';
 import { zoneMemoryAt, type ZoneMemory } from '../reads/zone-memory.js';
 import { baseIndexOf } from '../reads/base-index.js';
 import type { SetsIndex } from '../reads/sets-index.js';
-import { planDnsUpdateSteps, type DnsUpdate } from '../dns-door/dns-update-plan.js';
+import { planDnsUpdateSteps, type DnsUpdate } from './dns-update-plan.js';
 import { canonicalJson } from './canonical-json.js';
 import type { WithdrawPlanner } from '../ownership/withdraw-planner.js';
 import { withdrawnOperations, withWithdrawn } from '../ownership/withdrawn-view.js';
@@ -80,7 +80,7 @@ export type PlanInput =
     }
   /** revertOf: the journal row this change set reverts (core/plan/revert.ts), named in its apply's journal rows. */
   | { kind: 'changes'; changes: RawChangeSet; policy: Policy; force?: boolean; origin?: string; revertOf?: string }
-  /** A DNS UPDATE of one zone (core/dns-door/dns-update-plan.ts): planned under the zone lock, all or nothing. */
+  /** A DNS UPDATE of one zone (core/plan/dns-update-plan.ts): planned under the zone lock, all or nothing. */
   | { kind: 'update'; update: DnsUpdate; policy: 'sync'; origin?: string }
   /** A tenant's staged writes of one zone through the served OVH API (core/ovh-api/staging.ts): planned under the zone lock. Never stored. */
   | { kind: 'draft'; zone: string; draft: DraftPlanner; policy: 'sync'; origin?: string };
@@ -140,7 +140,7 @@ export type RoutedInput = (
   | { kind: 'changes'; policy: Policy; byZone: Map<string, ChangeSet> }
   | { kind: 'update'; policy: 'sync'; byZone: Map<string, DnsUpdate> }
   | { kind: 'draft'; policy: 'sync'; byZone: Map<string, DraftPlanner> }
-  /** A withdraw or restore of targets (core/ownership/withdrawals.ts): planned under the zone lock, never stored. */
+  /** A withdraw or restore of targets (core/withdrawals/withdrawals.ts): planned under the zone lock, never stored. */
   | { kind: 'withdraw'; policy: 'sync'; byZone: Map<string, WithdrawPlanner> }
 ) & {
   /** Per record set: what was adjusted to OVH's rules (a TTL under 60 raised to 60). */

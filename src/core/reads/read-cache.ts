@@ -188,7 +188,7 @@ export interface ZoneBase {
   endpoints: Endpoint[];
   ownership: store.OwnershipRow[];
   /**
-   * The withdrawn targets (core/ownership/withdrawals.ts): owned, not on OVH, so not in records/endpoints (what
+   * The withdrawn targets (core/withdrawals/withdrawals.ts): owned, not on OVH, so not in records/endpoints (what
    * the DNS door and the served OVH API's published listing show); Plans and Records add them back
    * for their owners (core/ownership/withdrawn-view.ts).
    */
@@ -522,7 +522,7 @@ export class ReadCache {
   private async cut(zone: string, base: ZoneBase): Promise<ZoneAnswers> {
     const slicer = new Slicer();
     // Owner labels, shared sets split per owner (ownership.ts); with includeForeign nothing depends on the tenant.
-    // Withdrawn targets (core/ownership/withdrawals.ts) shown to their owners as theirs, with their state.
+    // Withdrawn targets (core/withdrawals/withdrawals.ts) shown to their owners as theirs, with their state.
     const seen = withWithdrawn(zone, base, base.withdrawals);
     const all = withHealthStates(withTargetStates(await slicer.run(visibleRecordSetsSteps('', zone, seen.endpoints, base.ownership, seen.recordsByKey, true)), base.withdrawals), base.health ?? []);
     const byOwner = new Map<string, Endpoint[]>();

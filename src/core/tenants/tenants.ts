@@ -162,7 +162,7 @@ export async function setTenantMaxChangePercent(q: Queryable, name: string, perc
 /** The longest withdraw_after accepted (30 days). */
 export const MAX_WITHDRAW_AFTER_MS = 30 * 86_400_000;
 
-/** Sets (ms: whole seconds, 1 s - 30 days) or clears (null) the tenant's withdraw_after (core/ownership/liveness.ts). */
+/** Sets (ms: whole seconds, 1 s - 30 days) or clears (null) the tenant's withdraw_after (core/withdrawals/liveness.ts). */
 export async function setTenantWithdrawAfter(q: Queryable, name: string, ms: number | null): Promise<Tenant> {
   if (name === '') throw new InvalidInputError('name', 'a tenant name is required');
   if (ms !== null && (!Number.isInteger(ms) || ms % 1000 !== 0 || ms < 1000 || ms > MAX_WITHDRAW_AFTER_MS)) {

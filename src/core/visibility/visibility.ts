@@ -12,7 +12,7 @@
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
 
-export { VisibilityWatch } from './visibility-watch.js';
+export { VisibilityWatch } from '../visibility-watch.js';
 
 export type VisibilityState = 'published' | 'visible' | 'not_visible' | 'unverified' | 'superseded';
 

@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CoreContext } from '../../../src/core/context.js';
-import type { DnsUpdate } from '../../../src/core/dns-door/dns-update-plan.js';
+import type { DnsUpdate } from '../../../src/core/plan/dns-update-plan.js';
 import { computeLockedZonePlan, computeWholeZonePlan, computeZonePlan, planDigestSliced, routeInput, type PlanInput, type RawEndpoint, type ZonePlan } from '../../../src/core/plan/plan.js';
 import { readCacheOf } from '../../../src/core/reads/read-cache.js';
 import { Slicer } from '../../../src/core/slices.js';

@@ -4,7 +4,7 @@
  */
 import { InvalidInputError } from '../../dns/errors.js';
 import type { CoreContext } from '../context.js';
-import { requireAdmin } from './gate.js';
+import { requireAdmin } from '../tenants/gate.js';
 import {
   setTenantMaxChangePercent as runSetMaxChange,
   createTenantInManagedZones,
@@ -13,7 +13,7 @@ import {
   setTenantDisabled,
   type NewTenant,
   type Tenant,
-} from './tenants.js';
+} from '../tenants/tenants.js';
 
 export async function createTenant(ctx: CoreContext, actor: Tenant, input: NewTenant): Promise<{ tenant: Tenant; token: string }> {
   requireAdmin(actor);

@@ -11,8 +11,8 @@ import type { CoreContext } from '../context.js';
 import { auditAdminAction } from '../journal/audit.js';
 import { requireAdmin } from '../tenants/gate.js';
 import type { Tenant } from '../tenants/tenants.js';
-import { syncZone } from './zones.js';
-import { exportZone, type ZoneExport } from './zone-export.js';
+import { syncZone } from '../zones/zones.js';
+import { exportZone, type ZoneExport } from '../zones/zone-export.js';
 
 /** `raw` as a zone name dnsplane manages, or InvalidInput on `field`. */
 export async function managedZone(ctx: CoreContext, raw: string, field: string): Promise<string> {

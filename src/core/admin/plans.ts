@@ -8,9 +8,9 @@ import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
 import { limitOf, requireAdmin, tenantNamed, tenantNames } from '../tenants/gate.js';
 import type { Tenant } from '../tenants/tenants.js';
-import { approvePlan as runApprove } from './approvals.js';
-import { planRevert as runRevert, type Revert } from './revert.js';
-import { getPlanWithRow, plan, type PlanInput, type StoredPlan } from './plan.js';
+import { approvePlan as runApprove } from '../plan/approvals.js';
+import { planRevert as runRevert, type Revert } from '../plan/revert.js';
+import { getPlanWithRow, plan, type PlanInput, type StoredPlan } from '../plan/plan.js';
 
 export async function planAs(ctx: CoreContext, actor: Tenant, tenantName: string, input: PlanInput): Promise<StoredPlan> {
   requireAdmin(actor);

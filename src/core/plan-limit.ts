@@ -6,7 +6,7 @@
  *
  * Per process: with several replicas a tenant may have `limit` Plans on each.
  */
-import { ResourceExhaustedError } from '../errors.js';
+import { ResourceExhaustedError } from './errors.js';
 
 export interface PlanLimiterHooks {
   /** A Plan of this tenant started (+1) or ended (-1). */

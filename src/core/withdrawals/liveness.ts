@@ -3,7 +3,7 @@
  * webhook call, a DNS UPDATE, a call to the served OVH API — is a sign of life, written coarsely to
  * `tenants.last_seen_at` (core/last-used.ts: the first call after a quiet interval at once, the latest
  * of the interval at its end; never a write per request). A tenant with `withdraw_after` that has been
- * silent that long has its targets of SHARED record sets withdrawn from OVH (core/ownership/withdrawals.ts,
+ * silent that long has its targets of SHARED record sets withdrawn from OVH (core/withdrawals/withdrawals.ts,
  * reason 'silent', journalled "tenant c2 silent since …"); exclusive sets are left alone (there is no
  * other target to send anyone to), and the mechanism never withdraws the last target of a set. The
  * check runs on one replica at a time (a job lock, store.tryJobLock). When the tenant calls again, the

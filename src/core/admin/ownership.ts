@@ -12,10 +12,10 @@ import { auditAdminAction } from '../journal/audit.js';
 import { healthTargetState } from '../health/view.js';
 import { requireAdmin, tenantNamed } from '../tenants/gate.js';
 import { setTenantWithdrawAfter as runSetWithdrawAfter, type Tenant } from '../tenants/tenants.js';
-import { managedZone } from '../zones/admin.js';
+import { managedZone } from './zones.js';
 import { assignOwnership as runAssign, listOwnership as runList, type AssignInput, type AssignResult } from './assign.js';
 import { importTxtRegistry as runImport, type ImportInput, type ImportResult } from './import-txt.js';
-import { restoreSilent } from './liveness.js';
+import { restoreSilent } from '../withdrawals/liveness.js';
 
 export async function listOwnership(
   ctx: CoreContext,
@@ -64,7 +64,7 @@ export async function importTxtRegistry(ctx: CoreContext, actor: Tenant, input: 
 }
 
 /**
- * The tenant's withdraw_after (core/ownership/liveness.ts), or off; turned off, what was withdrawn for its
+ * The tenant's withdraw_after (core/withdrawals/liveness.ts), or off; turned off, what was withdrawn for its
  * silence is restored now (its next call would do it too).
  */
 export async function setTenantWithdrawAfter(ctx: CoreContext, actor: Tenant, name: string, ms: number | null): Promise<Tenant> {

@@ -1,7 +1,7 @@
 /**
  * Withdrawn targets (issue 30; migration 0019): a target of a shared record set that its owner still
  * owns and still desires, kept off OVH — its tenant went silent past its withdraw_after
- * (core/ownership/liveness.ts, reason 'silent'), or its health check failed (reason 'health'). One row per
+ * (core/withdrawals/liveness.ts, reason 'silent'), or its health check failed (reason 'health'). One row per
  * reason (store/withdrawals.ts): a target leaves OVH when its first reason appears and comes back when
  * its last goes. The ownership row stays while it is withdrawn; the cache row goes, as on OVH.
  *
@@ -31,8 +31,8 @@ import * as store from '../../store/index.js';
 import { applyZone } from '../apply/batches.js';
 import type { CallRecord, ZoneApplyStatus } from '../apply/result.js';
 import type { CoreContext } from '../context.js';
-import { canonicalOf } from './ownership.js';
-import type { WithdrawPlanner } from './withdraw-planner.js';
+import { canonicalOf } from '../ownership/ownership.js';
+import type { WithdrawPlanner } from '../ownership/withdraw-planner.js';
 import type { RoutedInput } from '../plan/plan.js';
 import { ensureSynced } from '../zones/zones.js';
 

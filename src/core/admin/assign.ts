@@ -5,21 +5,21 @@
  * so it runs under the zone lock and bumps the zone generation, like a change of records.
  */
 import type { TargetState } from '../../dns/types.js';
-import { withdrawnTargetStates } from './withdrawn-view.js';
+import { withdrawnTargetStates } from '../ownership/withdrawn-view.js';
 import { canonicalTarget, findZone, MAX_TARGETS, normalizeName, parseRecordType, recordSetKey, SHAREABLE_TYPES, sortedUnique, type Endpoint } from '../../dns/index.js';
 import { InvalidInputError } from '../../dns/errors.js';
 import { ovhRecordKey } from '../../ovh/mapping.js';
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
 import { NotFoundError } from '../errors.js';
-import { canonicalOf, visibleRecordSetsSteps } from './ownership.js';
+import { canonicalOf, visibleRecordSetsSteps } from '../ownership/ownership.js';
 import { readCacheOf, readZoneBase } from '../reads/read-cache.js';
 import { Slicer } from '../slices.js';
 import { checkNameAllowed, type Tenant } from '../tenants/tenants.js';
 import { ensureSynced, toOvhRecord } from '../zones/zones.js';
 
 export interface OwnershipListing {
-  /** With targetState for a withdrawn target (core/ownership/withdrawals.ts). */
+  /** With targetState for a withdrawn target (core/withdrawals/withdrawals.ts). */
   rows: Array<store.OwnershipRow & { targetState?: TargetState }>;
   /** Record sets (or, for a shared set, targets) that exist in OVH without an owner. */
   unowned: Endpoint[];
