@@ -12,5 +12,6 @@ export { createTenant, disableTenant, listTenants, rotateTenantToken, setTenantM
 export { approvePlan, getPlanAsAdmin, listPlans, planAs, planRevert, type PlanSummary } from './plans.js';
 export { assignOwnership, importTxtRegistry, listOwnership, setTenantWithdrawAfter } from './ownership.js';
 export { exportZoneFile, invalidateZone } from './zones.js';
-export { listJournal, type JournalOperation, type JournalQuery, type JournalView } from '../journal/journal.js';
+export { listJournal, type JournalQuery } from './journal.js';
+export type { JournalOperation, JournalView } from '../journal/journal.js';
 export { createTsigKey, deleteTsigKey, listTsigKeys, rotateTsigKey } from './tsig-keys.js';

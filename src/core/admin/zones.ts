@@ -4,22 +4,14 @@
  * (tenants/gate.ts).
  */
 import { InvalidInputError } from '../../dns/errors.js';
-import { normalizeName } from '../../dns/names.js';
 import * as store from '../../store/index.js';
 import { waitForHolder } from '../apply/index.js';
 import type { CoreContext } from '../context.js';
 import { auditAdminAction } from '../journal/audit.js';
-import { requireAdmin } from '../tenants/gate.js';
+import { managedZone, requireAdmin } from '../tenants/gate.js';
 import type { Tenant } from '../tenants/tenants.js';
 import { syncZone } from '../zones/zones.js';
 import { exportZone, type ZoneExport } from '../zones/zone-export.js';
-
-/** `raw` as a zone name dnsplane manages, or InvalidInput on `field`. */
-export async function managedZone(ctx: CoreContext, raw: string, field: string): Promise<string> {
-  const zone = normalizeName(raw, field);
-  if (!(await store.getZone(ctx.pool, zone))) throw new InvalidInputError(field, `"${zone}" is not a zone dnsplane manages`);
-  return zone;
-}
 
 /** A zone as a zone file, from the cache (core/zones/zone-export.ts). */
 export async function exportZoneFile(ctx: CoreContext, actor: Tenant, rawZone: string, options: { owners: boolean; atGeneration?: bigint; atTime?: Date }): Promise<ZoneExport> {

@@ -1,9 +1,10 @@
 /**
  * The gate of every admin use case: each takes the calling tenant first and refuses it without the
  * `admin` scope (PermissionDenied) before it looks at anything else; and what the admin listings share
- * (page limits, a tenant named by an argument, tenant id -> name).
+ * (page limits, a tenant or a managed zone named by an argument, tenant id -> name).
  */
 import { InvalidInputError } from '../../dns/errors.js';
+import { normalizeName } from '../../dns/names.js';
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
 import { NotFoundError, PermissionDeniedError } from '../errors.js';
@@ -36,4 +37,11 @@ export async function tenantNamed(ctx: CoreContext, name: string, field: string)
 /** Every tenant's id -> name, to show names where rows hold ids. */
 export async function tenantNames(ctx: CoreContext): Promise<Map<string, string>> {
   return new Map((await store.listTenants(ctx.pool)).map((t) => [t.id, t.name]));
+}
+
+/** `raw` as a zone name dnsplane manages, or InvalidInput on `field`. */
+export async function managedZone(ctx: CoreContext, raw: string, field: string): Promise<string> {
+  const zone = normalizeName(raw, field);
+  if (!(await store.getZone(ctx.pool, zone))) throw new InvalidInputError(field, `"${zone}" is not a zone dnsplane manages`);
+  return zone;
 }
