@@ -1,5 +1,5 @@
 /**
- * The planner of a withdraw/restore apply as plan/plan.ts sees it, apart from ownership/withdrawals.ts
+ * The planner of a withdraw/restore apply as plan/plan.ts sees it, apart from withdrawals/withdrawals.ts
  * (which implements it and applies through core/apply/) so that planning does not import the apply
  * path back: plan.ts imports only this contract.
  */
