@@ -35,7 +35,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { Worker } from 'node:worker_threads';
 import { Code, ConnectError, type Client } from '@connectrpc/connect';
-import { createTenant } from '../src/core/tenants.js';
+import { createTenant } from '../src/core/tenants/tenants.js';
 import { ApplyStatus, Policy, ZoneService, type Endpoint } from '../src/gen/dnsplane/v1/zone_pb.js';
 import { OvhSimulator, type SimRecordInit } from '../src/ovhsim/index.js';
 import * as store from '../src/store/index.js';

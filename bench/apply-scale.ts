@@ -15,9 +15,9 @@
  */
 import { apply } from '../src/core/apply/index.js';
 import type { CoreContext } from '../src/core/context.js';
-import { createTenant, type Tenant } from '../src/core/tenants.js';
-import { heardZoneChange, zoneMemoryReads } from '../src/core/zone-memory.js';
-import { ensureSynced } from '../src/core/zones.js';
+import { createTenant, type Tenant } from '../src/core/tenants/tenants.js';
+import { heardZoneChange, zoneMemoryReads } from '../src/core/reads/zone-memory.js';
+import { ensureSynced } from '../src/core/zones/zones.js';
 import { OvhSimulator, type SimRecordInit } from '../src/ovhsim/index.js';
 import * as store from '../src/store/index.js';
 import { coreBench, median, positiveEnv } from './lib.js';

@@ -24,7 +24,7 @@
  */
 import { availableParallelism, loadavg } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { createTenant } from '../src/core/tenants.js';
+import { createTenant } from '../src/core/tenants/tenants.js';
 import { CLASS, OPCODE, TYPE, encodeMessage, rcodeName, signMessage, type TsigSigner } from '../src/dns/wire/index.js';
 import { Policy, type Endpoint } from '../src/gen/dnsplane/v1/zone_pb.js';
 import { query, udpExchange } from '../test/helpers/dns-client.js';

@@ -36,7 +36,7 @@ import pino from 'pino';
 import { loadConfig } from '../src/config.js';
 import { DEFAULT_HEALTH, HealthChecker } from '../src/core/health/checker.js';
 import { coreWithdrawals } from '../src/core/health/mechanism.js';
-import { createTenant } from '../src/core/tenants.js';
+import { createTenant } from '../src/core/tenants/tenants.js';
 import { query } from '../src/dnsclient/index.js';
 import { TYPE } from '../src/dns/wire/index.js';
 import { EndpointSchema, Policy } from '../src/gen/dnsplane/v1/zone_pb.js';

@@ -20,7 +20,7 @@ import { Writable } from 'node:stream';
 import { Worker } from 'node:worker_threads';
 import pino from 'pino';
 import { loadConfig } from '../src/config.js';
-import { createTenant } from '../src/core/tenants.js';
+import { createTenant } from '../src/core/tenants/tenants.js';
 import { Policy } from '../src/gen/dnsplane/v1/zone_pb.js';
 import { OvhSimulator } from '../src/ovhsim/index.js';
 import { startServer } from '../src/server.js';

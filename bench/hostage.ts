@@ -18,7 +18,7 @@ import { create } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
 import pino from 'pino';
 import { loadConfig } from '../src/config.js';
-import { createTenant } from '../src/core/tenants.js';
+import { createTenant } from '../src/core/tenants/tenants.js';
 import { ApplyStatus, EndpointSchema, Policy } from '../src/gen/dnsplane/v1/zone_pb.js';
 import { OvhSimulator } from '../src/ovhsim/index.js';
 import { startServer } from '../src/server.js';

@@ -23,7 +23,7 @@
  * on, else an embedded Postgres), BENCH_CPU_PROF=dir (the server writes a CPU profile there).
  */
 import { availableParallelism, loadavg } from 'node:os';
-import { createTenant } from '../src/core/tenants.js';
+import { createTenant } from '../src/core/tenants/tenants.js';
 import { TYPE } from '../src/dns/wire/index.js';
 import { AdminService } from '../src/gen/dnsplane/v1/admin_pb.js';
 import { query, tcpExchange, udpExchange } from '../test/helpers/dns-client.js';

@@ -14,7 +14,7 @@
  * BENCH_LATENCY_MS (30: the simulator's latency per call), DATABASE_URL.
  */
 import { availableParallelism, loadavg } from 'node:os';
-import { createTenant } from '../src/core/tenants.js';
+import { createTenant } from '../src/core/tenants/tenants.js';
 import { Policy, type Endpoint } from '../src/gen/dnsplane/v1/zone_pb.js';
 import { zoneClientFor } from '../test/helpers/sim-server.js';
 import { positiveEnv, withBench } from './lib.js';

@@ -14,11 +14,11 @@
  * once) and the round of the others; and each figure's ratio to the first N's.
  */
 import type { CoreContext } from '../src/core/context.js';
-import { draftRecord, draftRecords, zoneFacts } from '../src/core/draft-view.js';
-import { plan } from '../src/core/plan.js';
-import { refreshDraft, stageCreate } from '../src/core/staging.js';
-import { createTenant, type Tenant } from '../src/core/tenants.js';
-import { ensureSynced } from '../src/core/zones.js';
+import { draftRecord, draftRecords, zoneFacts } from '../src/core/ovh-api/draft-view.js';
+import { plan } from '../src/core/plan/plan.js';
+import { refreshDraft, stageCreate } from '../src/core/ovh-api/staging.js';
+import { createTenant, type Tenant } from '../src/core/tenants/tenants.js';
+import { ensureSynced } from '../src/core/zones/zones.js';
 import { OvhSimulator, type SimRecordInit } from '../src/ovhsim/index.js';
 import { coreBench, median, positiveEnv } from './lib.js';
 

@@ -31,7 +31,7 @@ import { create } from '@bufbuild/protobuf';
 import { timestampMs } from '@bufbuild/protobuf/wkt';
 import pino from 'pino';
 import { loadConfig } from '../src/config.js';
-import { createTenant } from '../src/core/tenants.js';
+import { createTenant } from '../src/core/tenants/tenants.js';
 import { VisibilityState, Wait } from '../src/gen/dnsplane/v1/visibility_pb.js';
 import { EndpointSchema } from '../src/gen/dnsplane/v1/zone_pb.js';
 import { OvhSimulator } from '../src/ovhsim/index.js';

@@ -55,7 +55,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { ConnectError } from '@connectrpc/connect';
 import { SecretBox } from '../src/core/secrets.js';
-import { createTenant } from '../src/core/tenants.js';
+import { createTenant } from '../src/core/tenants/tenants.js';
 import { createTsigKey } from '../src/core/tsig-key-admin.js';
 import { TYPE, type TsigSigner } from '../src/dns/wire/index.js';
 import { messageOf } from '../src/error-message.js';

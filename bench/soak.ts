@@ -21,7 +21,7 @@
  * (at random) every dnsplane session of the soak database is ended with pg_terminate_backend — the
  * stand-in for a Postgres restart or failover — while applies run (zone locks lost mid-apply, the
  * journal's pool cut, reads cut). The same checks must hold at the end, once the applies left in
- * flight are rolled back (core/fence.ts: never before their holder must have stopped).
+ * flight are rolled back (core/zones/fence.ts: never before their holder must have stopped).
  *
  * Environment: SOAK_SECONDS=60 SOAK_REPLICAS=3 SOAK_TENANTS=6 SOAK_ZONES=2 SOAK_WORKERS=12
  *              SOAK_KILL_SESSIONS=0|1
@@ -35,9 +35,9 @@ import { Code, ConnectError, type Client } from '@connectrpc/connect';
 import pg from 'pg';
 import pino from 'pino';
 import { loadConfig } from '../src/config.js';
-import { checkZoneDrift } from '../src/core/drift.js';
+import { checkZoneDrift } from '../src/core/zones/drift.js';
 import { recoverAll } from '../src/core/apply/index.js';
-import { createTenant } from '../src/core/tenants.js';
+import { createTenant } from '../src/core/tenants/tenants.js';
 import { ApplyStatus, EndpointSchema, Policy, ZoneService, type Endpoint, type ZoneApplyResult } from '../src/gen/dnsplane/v1/zone_pb.js';
 import { OvhSimulator, type FaultEffect } from '../src/ovhsim/index.js';
 import { startServer, type Server } from '../src/server.js';

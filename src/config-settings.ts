@@ -77,7 +77,7 @@ export const SETTINGS: Array<{ name: string; default: string; help: string }> = 
   // Visibility: each publish proved on the zone's authoritative servers (core/probe/, docs/ARCHITECTURE.md "Visibility").
   { name: 'DNSPLANE_AUTHORITATIVE_SERVERS', default: '(the zone\'s name servers)', help: "comma list of host[:port] (port 53 by default) the prober asks for every zone, instead of each zone's name servers as OVH lists them (GET /domain/zone/{zone}, once per zone and process): split horizons, tests" },
   { name: 'DNSPLANE_VISIBLE_TIMEOUT', default: '15m', help: "an apply not answered as published by every authoritative server within this after its refresh is not_visible (naming the servers and names still behind), or unverified when no server could be asked" },
-  // Tenant liveness (core/liveness.ts, docs/operations.md "Silent tenants").
+  // Tenant liveness (core/withdrawals/liveness.ts, docs/operations.md "Silent tenants").
   { name: 'DNSPLANE_SILENT_CHECK_INTERVAL', default: '10s', help: "how often one replica looks for tenants silent past their withdraw_after (`tenant set NAME --withdraw-after`) and withdraws their targets of shared record sets; 0/off: never" },
   { name: 'DNSPLANE_LAST_SEEN_WRITE', default: '1m', help: "a tenant's latest call (last_seen_at) is written at most this often per replica; a tenant is silent once withdraw_after plus this has passed" },
   { name: 'DNSPLANE_PROBE_QUERIES', default: '16', help: 'DNS questions the prober has in flight at most, for the whole process' },

@@ -65,7 +65,7 @@ export interface Config {
   readCacheBytes: number;
   /** DNSPLANE_DRIFT_INTERVAL: how often each zone is checked against OVH for changes made outside dnsplane; 0: never. */
   driftIntervalMs: number;
-  /** DNSPLANE_SILENT_CHECK_INTERVAL: how often tenants silent past their withdraw_after are looked for (core/liveness.ts); 0: never. */
+  /** DNSPLANE_SILENT_CHECK_INTERVAL: how often tenants silent past their withdraw_after are looked for (core/withdrawals/liveness.ts); 0: never. */
   silentCheckMs: number;
   /** DNSPLANE_LAST_SEEN_WRITE: a tenant's last_seen_at is written at most this often per process. */
   lastSeenWriteMs: number;
@@ -83,11 +83,11 @@ export interface Config {
   cnameRelativeZones: string[];
   /** DNSPLANE_CORS_ORIGINS: origins whose pages may call the API from a browser ("*": any); empty: none. */
   corsOrigins: string[];
-  /** DNSPLANE_MAX_CHANGE_PERCENT: the change threshold (core/guard.ts) of tenants without their own. */
+  /** DNSPLANE_MAX_CHANGE_PERCENT: the change threshold (core/plan/guard.ts) of tenants without their own. */
   maxChangePercent: number;
   /** Bounds on slow, silent and numerous clients, both HTTP ports (the HTTP front, api/front/). */
   http: { headersTimeoutMs: number; requestTimeoutMs: number; idleTimeoutMs: number; limits: { perAddress: number; total: number } };
-  /** Failed logins per client address (core/login-limiter.ts): a burst, then this many per second. */
+  /** Failed logins per client address (core/tenants/login-limiter.ts): a burst, then this many per second. */
   login: { burst: number; perSecond: number };
   /**
    * The encryption keys of secrets kept at rest (core/secrets.ts), the one that seals first:

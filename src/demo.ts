@@ -21,7 +21,7 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { SecretBox, newSecretsKey } from './core/secrets.js';
-import { createTenant, rotateTenantToken } from './core/tenants.js';
+import { createTenant, rotateTenantToken } from './core/tenants/tenants.js';
 import { parseSecretsKey } from './config.js';
 import { hashToken } from './core/tokens.js';
 import { OvhSimulator, type Lag } from './ovhsim/index.js';

@@ -28,9 +28,9 @@
  * - journal_in_flight{zone}                      in_flight journal rows (from Postgres at scrape
  * - journal_in_flight_oldest_seconds{zone}       time): applies under way, or dead ones whose
  *                                                 rollback waits for the next holder of the zone lock
- * - threshold_refusals_total{zone,tenant}        applies refused by the change threshold (core/guard.ts)
+ * - threshold_refusals_total{zone,tenant}        applies refused by the change threshold (core/plan/guard.ts)
  * - failed_logins_total{outcome}                 failed: a missing or bad token; limited: refused with
- *                                                 429 before the token was checked (core/login-limiter.ts)
+ *                                                 429 before the token was checked (core/tenants/login-limiter.ts)
  * - dry_run                                      1 when DNSPLANE_DRY_RUN is on
  * - plan_duration_seconds                        one Plan in core (routing, diff, operations, storage)
  * - plans_in_progress{tenant}                    Plans computing now, per tenant
@@ -81,7 +81,7 @@ export class Metrics {
       p.n = 0;
     }
   });
-  private readonly zoneStateReads = this.s.counter('dnsplane_zone_state_reads_total', "Fresh reads of every zone's generation in Postgres, each shared by the calls that arrived while the previous one ran; none while the LISTEN connection keeps them (core/read-cache.ts ZoneStateSource)");
+  private readonly zoneStateReads = this.s.counter('dnsplane_zone_state_reads_total', "Fresh reads of every zone's generation in Postgres, each shared by the calls that arrived while the previous one ran; none while the LISTEN connection keeps them (core/reads/read-cache.ts ZoneStateSource)");
   private readonly driftChecks = this.s.counter('dnsplane_drift_checks_total', 'Drift checks by zone and result: unchanged, changed (records changed outside dnsplane were found and read into the cache), busy (zone locked), skipped', ['zone', 'result']);
   private readonly driftRecords = this.s.counter('dnsplane_drift_records_total', 'Records drift checks found changed outside dnsplane, by zone and change (added, removed, updated)', ['zone', 'change']);
   private readonly planDuration = this.s.histogram('dnsplane_plan_duration_seconds', 'Duration of one Plan in core: routing, diff, operations and storage (first sync of a zone included)', [], [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]);
@@ -94,7 +94,7 @@ export class Metrics {
   private readonly visibilitySeconds = this.s.histogram('dnsplane_visibility_seconds', "Seconds from an apply's refresh to the moment an authoritative server of its zone first answered everything it changed, by zone and server", ['zone', 'server'], [0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 900, 1800]);
   private readonly visibilityFinals = this.s.counter('dnsplane_visibility_final_total', "Applies whose visibility became final, by zone and state: visible, not_visible (a server still answered older data at DNSPLANE_VISIBLE_TIMEOUT), unverified (no server could be asked), superseded", ['zone', 'state']);
   private readonly probeQueries = this.s.counter('dnsplane_probe_queries_total', "DNS questions the prober asked the zones' authoritative servers, by result: match (as published), old (other data), error (no answer to trust)", ['result']);
-  private readonly withdrawals = this.s.counter('dnsplane_target_withdrawals_total', 'Targets withdrawn from OVH (core/withdrawals.ts), by reason: silent (its tenant silent past withdraw_after), health (its check failed)', ['reason']);
+  private readonly withdrawals = this.s.counter('dnsplane_target_withdrawals_total', 'Targets withdrawn from OVH (core/withdrawals/withdrawals.ts), by reason: silent (its tenant silent past withdraw_after), health (its check failed)', ['reason']);
   private lastSeenSource: (() => Promise<Array<{ tenant: string; seconds: number }>>) | undefined;
   private loopTimer: NodeJS.Timeout | undefined;
   private zoneSource: (() => Promise<ZoneSample[]>) | undefined;
@@ -169,7 +169,7 @@ export class Metrics {
     this.lastSeenSource = source;
   }
 
-  /** A target left OVH (core/withdrawals.ts). */
+  /** A target left OVH (core/withdrawals/withdrawals.ts). */
   targetWithdrawn(reason: 'silent' | 'health'): void {
     this.withdrawals.inc({ reason });
   }

@@ -7,12 +7,12 @@ import pretty from 'pino-pretty';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.js';
 import { recoverZone } from './core/apply/index.js';
-import { settleAtStart } from './core/settling.js';
-import { startDriftLoop, type DriftLoop } from './core/drift.js';
+import { settleAtStart } from './core/zones/settling.js';
+import { startDriftLoop, type DriftLoop } from './core/zones/drift.js';
 import type { CoreContext } from './core/context.js';
 import { tsigKeyring, type TsigKeyring } from './core/tsig-keys.js';
-import { registerZones } from './core/zones.js';
-import { LoginLimiter } from './core/login-limiter.js';
+import { registerZones } from './core/zones/zones.js';
+import { LoginLimiter } from './core/tenants/login-limiter.js';
 import { Metrics } from './metrics.js';
 import type { OvhSimulator } from './ovhsim/index.js';
 import { DEMO_ZONE, DNS_DOOR_PORT_FILE, onKeptPort } from './demo.js';
@@ -22,12 +22,12 @@ import path from 'node:path';
 import { InvalidInputError } from './dns/errors.js';
 import * as store from './store/index.js';
 import { startCentralWebhook, type WebhookListener } from './webhook/index.js';
-import { startDraftSweep } from './core/staging.js';
+import { startDraftSweep } from './core/ovh-api/staging.js';
 import { startApiPort } from './api/port.js';
 import { Prober } from './core/probe/prober.js';
 import { DEFAULT_HEALTH, HealthChecker, leaseFor } from './core/health/checker.js';
 import { coreWithdrawals } from './core/health/mechanism.js';
-import { Liveness, startSilentWatch } from './core/liveness.js';
+import { Liveness, startSilentWatch } from './core/withdrawals/liveness.js';
 import { ServerDirectory } from './core/probe/servers.js';
 
 export { DEMO_ZONE };
@@ -106,11 +106,11 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     await startRecoveryAndChecks(ctx, config, log, opened);
     const labels = { database: database.label, ovh: target.endpoint.label };
     const { http, webhook, dns } = await openDoors(ctx, metrics, config, log, parts, labels, schema.state === 'older' ? () => [schema.message] : undefined);
-    // Changes made in OVH outside dnsplane reach the cache within one interval (core/drift.ts).
+    // Changes made in OVH outside dnsplane reach the cache within one interval (core/zones/drift.ts).
     const drift: DriftLoop | undefined = config.driftIntervalMs > 0 ? startDriftLoop(ctx, config.driftIntervalMs) : undefined;
-    // The served OVH API's staged writes past DNSPLANE_OVH_API_DRAFT_TTL are dropped (core/staging.ts).
+    // The served OVH API's staged writes past DNSPLANE_OVH_API_DRAFT_TTL are dropped (core/ovh-api/staging.ts).
     const drafts = startDraftSweep(ctx);
-    // Tenants silent past their withdraw_after: their targets of shared sets withdrawn (core/liveness.ts).
+    // Tenants silent past their withdraw_after: their targets of shared sets withdrawn (core/withdrawals/liveness.ts).
     const silent = config.silentCheckMs > 0 ? startSilentWatch(ctx, config.silentCheckMs) : undefined;
     return {
       url: http.url,
@@ -159,10 +159,10 @@ export async function startServer(config: Config, log: Logger = createLogger(con
 
 /**
  * What runs beside the doors from the start: applies that died in flight rolled back in the
- * background (core/settling.ts), the prober, and the health checker (started into opened).
+ * background (core/zones/settling.ts), the prober, and the health checker (started into opened).
  */
 async function startRecoveryAndChecks(ctx: CoreContext, config: Config, log: Logger, opened: Opened): Promise<void> {
-  // Applies that died in flight are rolled back in the background (core/settling.ts): each waits out
+  // Applies that died in flight are rolled back in the background (core/zones/settling.ts): each waits out
   // its dead holder's lease (up to ~30 s) holding its zone's lock, and nothing else waits for it.
   const settling = await settleAtStart(ctx, recoverZone);
   if (settling.zones.length > 0) {
@@ -180,7 +180,7 @@ async function startRecoveryAndChecks(ctx: CoreContext, config: Config, log: Log
     listener: 'outside',
   });
 
-  // Health checks per target (core/health/, docs/failover.md): withdrawals through core/withdrawals.ts.
+  // Health checks per target (core/health/, docs/failover.md): withdrawals through core/withdrawals/withdrawals.ts.
   if (config.health.intervalMs > 0) {
     opened.health = HealthChecker.start(ctx, { settings: { ...DEFAULT_HEALTH, ...config.health, leaseMs: leaseFor(config.health.intervalMs) }, withdrawals: coreWithdrawals(ctx) });
   }

@@ -9,9 +9,9 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { CoreContext } from './core/context.js';
 import { Lifecycle } from './core/lifecycle.js';
-import { ReadCache } from './core/read-cache.js';
-import { heardZoneChange } from './core/zone-memory.js';
-import { TokenCache } from './core/tenants.js';
+import { ReadCache } from './core/reads/read-cache.js';
+import { heardZoneChange } from './core/reads/zone-memory.js';
+import { TokenCache } from './core/tenants/tenants.js';
 import { checkSealedSecrets, type SecretBox } from './core/secrets.js';
 import { TsigKeyCache } from './core/tsig-keys.js';
 import { OvhKeyCache } from './core/ovh-keys.js';
@@ -141,8 +141,8 @@ export function ovhClientOf(config: Config, log: Logger, database: store.Databas
  * The CoreContext, with its caches fed by the LISTEN connection (started here, into opened): tokens,
  * TSIG keys and OVH keys are authenticated from memory while this replica hears every tenant change
  * (NOTIFY dnsplane_tenant), zone generations kept while it hears every NOTIFY dnsplane_zone
- * (core/read-cache.ts ZoneStateSource); a lost or silent listener sends every read to Postgres until
- * it is back. Waits for visibility (core/visibility.ts) are woken by NOTIFY dnsplane_visibility.
+ * (core/reads/read-cache.ts ZoneStateSource); a lost or silent listener sends every read to Postgres until
+ * it is back. Waits for visibility (core/visibility/visibility.ts) are woken by NOTIFY dnsplane_visibility.
  */
 export async function coreContextOf(config: Config, log: Logger, database: store.Database, ovh: OvhApi, metrics: Metrics, secrets: SecretBox | undefined, instance: string, opened: Opened): Promise<CoreContext & { lifecycle: Lifecycle }> {
   opened.journalPool = store.createSidePool(database.pool, { max: 2, log: (msg, fields) => log.warn(fields ?? {}, msg) });
@@ -159,7 +159,7 @@ export async function coreContextOf(config: Config, log: Logger, database: store
       tenant: (name) => caches.forEach((c) => c.forget(name)),
       visibility: (id) => visibility.notify(id),
       probe: () => opened.prober?.heard(),
-      // The apply path's view of a zone catches up on what another replica's apply changed (core/zone-memory.ts).
+      // The apply path's view of a zone catches up on what another replica's apply changed (core/reads/zone-memory.ts).
       zone: (zone, generation, changed) => {
         reads.zoneStates.heard(zone, generation);
         heardZoneChange(database.pool, zone, generation, changed);

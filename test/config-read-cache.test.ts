@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
-import { DEFAULT_READ_CACHE_BYTES } from '../src/core/read-cache.js';
+import { DEFAULT_READ_CACHE_BYTES } from '../src/core/reads/read-cache.js';
 
 const bound = (env: Record<string, string>) => loadConfig({ DNSPLANE_DEMO: 'true', ...env }).readCacheBytes;
 

@@ -1,18 +1,18 @@
 /**
- * AdminService handlers: protobuf in, core/admin.ts, protobuf out. Every handler checks the admin
+ * AdminService handlers: protobuf in, core/admin/, protobuf out. Every handler checks the admin
  * scope first (admin()), before it reads its request, so a non-admin learns nothing from the request
- * it sent; core/admin.ts checks it again.
+ * it sent; core/admin/ checks it again.
  */
 import { create } from '@bufbuild/protobuf';
 import { timestampDate, timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
-import * as admin from '../core/admin.js';
+import * as admin from '../core/admin/index.js';
 import * as ovhKeys from '../core/ovh-key-admin.js';
-import * as protection from '../core/protected-names.js';
-import { listDrafts } from '../core/staging.js';
+import * as protection from '../core/plan/protected-names.js';
+import { listDrafts } from '../core/ovh-api/staging.js';
 import { Slicer } from '../core/slices.js';
 import type { CoreContext } from '../core/context.js';
-import type { Tenant } from '../core/tenants.js';
+import type { Tenant } from '../core/tenants/tenants.js';
 import { InvalidInputError } from '../dns/errors.js';
 import {
   ApprovePlanResponseSchema,
@@ -265,7 +265,7 @@ export function adminService(ctx: CoreContext): ServiceImpl<typeof AdminService>
       return create(ParseDesiredStateResponseSchema, { request: await planRequestFromDocument(req.document, 'document') });
     },
 
-    // Protected names (core/protected-names.ts): the two-person rule below the change threshold.
+    // Protected names (core/plan/protected-names.ts): the two-person rule below the change threshold.
     async protectNames(req, hc) {
       const actor = adminOf(hc);
       const names = await protection.protectNames(ctx.pool, actor, req.zone, req.names, req.suffix);

@@ -6,7 +6,7 @@
 import { createContextKey, type HandlerContext, type Interceptor } from '@connectrpc/connect';
 import type { CoreContext } from '../core/context.js';
 import { UnauthenticatedError } from '../core/errors.js';
-import { authenticate, type Tenant } from '../core/tenants.js';
+import { authenticate, type Tenant } from '../core/tenants/tenants.js';
 
 export const kTenant = createContextKey<Tenant | undefined>(undefined, { description: 'the authenticated tenant' });
 

@@ -5,13 +5,13 @@
  */
 import { create } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
-import { needsApproval } from '../core/guard.js';
+import { needsApproval } from '../core/plan/guard.js';
 import { toUnicode } from '../dns/names.js';
 import type { Change, ChangeAction as CoreAction, Conflict, Endpoint, Policy as CorePolicy, TargetState } from '../dns/types.js';
 import { describeOperation, operationsByRecordSet, operationsOfChange } from '../ovh/ops.js';
 import type { CallRecord, ZoneApplyResult } from '../core/apply/index.js';
-import { driftState } from '../core/drift.js';
-import type { PlanInput, RawEndpoint, StoredPlan, ZonePlan } from '../core/plan.js';
+import { driftState } from '../core/zones/drift.js';
+import type { PlanInput, RawEndpoint, StoredPlan, ZonePlan } from '../core/plan/plan.js';
 import type { ZoneWithCount } from '../store/index.js';
 import { Slicer } from '../core/slices.js';
 import { InvalidInputError } from '../dns/errors.js';

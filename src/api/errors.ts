@@ -7,7 +7,7 @@ import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
 import type { Logger } from 'pino';
 import { messageOf } from '../error-message.js';
 import { InvalidInputError } from '../dns/errors.js';
-import { REFUSAL_CHANGE_THRESHOLD, REFUSAL_HEADER, REFUSAL_ZONE_HEADER } from '../core/guard.js';
+import { REFUSAL_CHANGE_THRESHOLD, REFUSAL_HEADER, REFUSAL_ZONE_HEADER } from '../core/plan/guard.js';
 import {
   ApplyFailedError,
   isDatabaseUnavailable,

@@ -25,13 +25,13 @@ import { fromJson, fromJsonString, toJson, type DescField, type DescMessage, typ
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { Logger } from 'pino';
 import type { CoreContext } from '../core/context.js';
-import { plan } from '../core/plan.js';
+import { plan } from '../core/plan/plan.js';
 import { Slicer } from '../core/slices.js';
 import { ChangeActionSchema, EndpointSchema, PlanRequestSchema, PlanSchema, ZonePlanSchema, ZoneService, type Endpoint as PbEndpoint, type PlanRequest } from '../gen/dnsplane/v1/zone_pb.js';
 import { unstorable } from '../dns/endpoint.js';
 import type { Change } from '../dns/types.js';
 import { describeOperation, operationsByRecordSet, operationsOfChange } from '../ovh/ops.js';
-import type { StoredPlan, ZonePlan } from '../core/plan.js';
+import type { StoredPlan, ZonePlan } from '../core/plan/plan.js';
 import { actionToPb, planHeadPb, planInputFromPb, refreshOperation, zonePlanHeadPb } from './convert.js';
 import { answerWith, isUnaryJson, readConnectBody, replyJson } from './json-route.js';
 import { endpointObject, withLists, writeChunks, type JsonEndpoint } from './json-write.js';

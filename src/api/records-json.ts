@@ -2,7 +2,7 @@
  * ZoneService.Records over Connect's unary JSON protocol (what external-dns sidecars, the CLI and
  * most pollers speak), answered from encoded bytes.
  *
- * The read cache (core/read-cache.ts) hands out the same endpoints array for every caller of a
+ * The read cache (core/reads/read-cache.ts) hands out the same endpoints array for every caller of a
  * (zone, generation, view) — every includeForeign caller included; encoding that answer to JSON costs
  * more than reading it from Postgres, so here each zone's JSON is encoded once per view and kept by
  * the read cache (ReadCache.encoded: accounted in its byte bound, dropped with the view's
@@ -21,8 +21,8 @@ import { fromJson, fromJsonString, toJson, toJsonString, type JsonValue } from '
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { Logger } from 'pino';
 import type { CoreContext } from '../core/context.js';
-import { notModifiedNow, records, type RecordsQuery, type ZoneRecords } from '../core/records.js';
-import { readCacheOf, type ReadCache } from '../core/read-cache.js';
+import { notModifiedNow, records, type RecordsQuery, type ZoneRecords } from '../core/reads/records.js';
+import { readCacheOf, type ReadCache } from '../core/reads/read-cache.js';
 import { Slicer } from '../core/slices.js';
 import { RecordsRequestSchema, ZoneRecordsSchema, ZoneService, type RecordsRequest } from '../gen/dnsplane/v1/zone_pb.js';
 import { checkJson, checkMessage } from './strict.js';
@@ -36,7 +36,7 @@ const RECORDS_PATH = `/${ZoneService.typeName}/${ZoneService.method.records.name
 /*
  * What a request costs here, once warm (bench/api.ts measures it): the HTTP parsing and the gate
  * (limiter, token from the token cache), one share of the fresh read of the zones' generations
- * (core/read-cache.ts), and writing bytes already encoded. Everything else is kept:
+ * (core/reads/read-cache.ts), and writing bytes already encoded. Everything else is kept:
  * - each view's answer, encoded once, as the bytes of a whole one-zone RecordsResponse (kept by the
  *   read cache with the view, ReadCache.encoded); a zone's part of a several-zone answer is a slice
  *   of those bytes;
@@ -133,7 +133,7 @@ function parseRequest(text: string): RecordsRequest {
 
 /**
  * Request bodies already read and found valid (parsed and checkMessage'd), by their text, with the
- * query core/records.ts reads: a poller sends the same bytes every time. Neither is ever changed
+ * query core/reads/records.ts reads: a poller sends the same bytes every time. Neither is ever changed
  * after it is made (records() only reads the query). Bounded in count and in body size; cleared when full.
  */
 const validRequests = new Map<string, RecordsQuery>();

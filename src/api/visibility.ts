@@ -5,7 +5,7 @@
 import { create } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { CoreContext } from '../core/context.js';
-import { waitVisible, type Visibility } from '../core/visibility.js';
+import { waitVisible, type Visibility } from '../core/visibility/visibility.js';
 import { ServerVisibilitySchema, VisibilitySchema, VisibilityState, type Visibility as PbVisibility } from '../gen/dnsplane/v1/visibility_pb.js';
 import type { ZoneApplyResult as PbZoneApplyResult } from '../gen/dnsplane/v1/zone_pb.js';
 import { ApplyStatus } from '../gen/dnsplane/v1/zone_pb.js';

@@ -2,9 +2,9 @@ import { create } from '@bufbuild/protobuf';
 import { ConnectError, type ServiceImpl } from '@connectrpc/connect';
 import { apply } from '../core/apply/index.js';
 import type { CoreContext } from '../core/context.js';
-import { plan } from '../core/plan.js';
-import { listVisibleZones, records, type RecordsQuery, type ZoneRecords } from '../core/records.js';
-import type { Tenant } from '../core/tenants.js';
+import { plan } from '../core/plan/plan.js';
+import { listVisibleZones, records, type RecordsQuery, type ZoneRecords } from '../core/reads/records.js';
+import type { Tenant } from '../core/tenants/tenants.js';
 import { Slicer } from '../core/slices.js';
 import { InvalidInputError } from '../dns/errors.js';
 import {
@@ -21,16 +21,16 @@ import {
 } from '../gen/dnsplane/v1/zone_pb.js';
 import { tenantOf } from './auth.js';
 import { loggedConnectError } from './errors.js';
-import { settlingOf } from '../core/settling.js';
+import { settlingOf } from '../core/zones/settling.js';
 import { endpointToPb, planInputFromPb, planToPb, zoneApplyResultToPbSliced, zoneToPb } from './convert.js';
 import type { Endpoint } from '../dns/types.js';
 import { normalizeName } from '../dns/names.js';
-import { getApply, latestPublishes } from '../core/apply-view.js';
+import { getApply, latestPublishes } from '../core/journal/apply-view.js';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { visibilityToPb, waitFor, waitForZones } from './visibility.js';
 import { waitAsked } from './wait.js';
 import { answersInBinary, recordsResponseBinary } from './records-binary.js';
-import { readCacheOf } from '../core/read-cache.js';
+import { readCacheOf } from '../core/reads/read-cache.js';
 
 
 /** Records as the RPC asks for it (also the Connect-JSON route of api/records-json.ts). */
@@ -38,7 +38,7 @@ export function recordsOf(ctx: CoreContext, tenant: Tenant, req: RecordsRequest)
   return records(ctx, tenant, recordsQueryOf(req));
 }
 
-/** The request as core/records.ts reads it (the known generations' zones normalized). Never changed by records(). */
+/** The request as core/reads/records.ts reads it (the known generations' zones normalized). Never changed by records(). */
 export function recordsQueryOf(req: RecordsRequest): RecordsQuery {
   const known = new Map<string, bigint>();
   Object.entries(req.knownGenerations).forEach(([zone, gen]) => known.set(normalizeName(zone, `knownGenerations["${zone}"]`), gen));
@@ -61,7 +61,7 @@ export function zoneService(ctx: CoreContext): ServiceImpl<typeof ZoneService> {
       const tenant = tenantOf(hc);
       const zones = await listVisibleZones(ctx, tenant);
       const recent = await latestPublishes(ctx, zones.map((z) => z.name));
-      // A zone this process is settling after a crash says so (core/settling.ts).
+      // A zone this process is settling after a crash says so (core/zones/settling.ts).
       const pb = zones.map((z) =>
         Object.assign(zoneToPb(z), { recentPublishes: (recent.get(z.name) ?? []).map(visibilityToPb) }, settlingOf(ctx, z.name) ? { state: 'settling' } : {}),
       );

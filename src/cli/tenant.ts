@@ -4,7 +4,7 @@
  * once, as the last line; dnsplane keeps only its SHA-256. Over the API, AdminService does the same.
  */
 import { parseArgs } from 'node:util';
-import { createTenantInManagedZones, listTenants, rotateTenantToken, setTenantDisabled, setTenantMaxChangePercent, setTenantWithdrawAfter, type Tenant, type ZoneSources } from '../core/tenants.js';
+import { createTenantInManagedZones, listTenants, rotateTenantToken, setTenantDisabled, setTenantMaxChangePercent, setTenantWithdrawAfter, type Tenant, type ZoneSources } from '../core/tenants/tenants.js';
 import { OvhApi } from '../ovh/client.js';
 import { InvalidInputError } from '../dns/errors.js';
 import { parseDuration, type Config } from '../config.js';

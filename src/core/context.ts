@@ -3,14 +3,13 @@ import type { Logger } from 'pino';
 import type { Metrics } from '../metrics.js';
 import type { OvhApi } from '../ovh/client.js';
 import type { Lifecycle } from './lifecycle.js';
-import type { ReadCache } from './read-cache.js';
-import type { TokenCache } from './tenants.js';
+import type { ReadCache } from './reads/read-cache.js';
+import type { TokenCache } from './tenants/tenants.js';
 import type { PlanLimiter } from './plan-limit.js';
 import type { SecretBox } from './secrets.js';
 import type { TsigKeyCache } from './tsig-key-cache.js';
 import type { OvhKeyCache } from './ovh-key-cache.js';
 import type { VisibilityWatch } from './visibility-watch.js';
-import type { Liveness } from './liveness.js';
 
 export interface CoreSettings {
   /** Zones to manage; undefined: every zone of the OVH account. */
@@ -22,7 +21,7 @@ export interface CoreSettings {
   cnameRelativeZones?: string[];
   /** DNSPLANE_DRY_RUN: applies compute the OVH calls, log and return them, and send none. */
   dryRun?: boolean;
-  /** DNSPLANE_MAX_CHANGE_PERCENT (core/guard.ts); a tenant's own limit wins. Default 30. */
+  /** DNSPLANE_MAX_CHANGE_PERCENT (core/plan/guard.ts); a tenant's own limit wins. Default 30. */
   maxChangePercent?: number;
   /** DNSPLANE_APPLY_BATCH: an apply larger than this many operations goes in batches (core/apply/batches.ts); 0: never. Default 100. */
   applyBatch?: number;
@@ -32,7 +31,7 @@ export interface CoreSettings {
    * 0 or absent: never (one refresh per apply).
    */
   applyCoalesceMs?: number;
-  /** The OVH API served per tenant (src/ovhapi/, core/staging.ts); absent: its defaults. */
+  /** The OVH API served per tenant (src/ovhapi/, core/ovh-api/staging.ts); absent: its defaults. */
   ovhApi?: {
     /** DNSPLANE_OVH_API_ADVERTISE: what `CreateOvhKey` answers as the endpoint; absent: not known. */
     advertise?: string;
@@ -45,7 +44,7 @@ export interface CoreSettings {
      */
     soaServer?: string;
   };
-  /** Visibility (core/visibility.ts, core/probe/); absent: its defaults (DEFAULT_VISIBILITY). */
+  /** Visibility (core/visibility/visibility.ts, core/probe/); absent: its defaults (DEFAULT_VISIBILITY). */
   visibility?: VisibilitySettings;
 }
 
@@ -77,10 +76,10 @@ export interface CoreContext {
   lifecycle?: Lifecycle;
   /** This process's identity in the journal's holder column (server.ts; a default otherwise). */
   instance?: string;
-  /** The Records cache (core/read-cache.ts). Absent: one per pool, made on first use. */
+  /** The Records cache (core/reads/read-cache.ts). Absent: one per pool, made on first use. */
   reads?: ReadCache;
   /**
-   * Authenticated tokens kept in memory (core/tenants.ts), trusted only while the replica listens to
+   * Authenticated tokens kept in memory (core/tenants/tenants.ts), trusted only while the replica listens to
    * tenant changes (server.ts). Absent: every call reads Postgres.
    */
   tokens?: TokenCache;
@@ -91,8 +90,8 @@ export interface CoreContext {
   secrets?: SecretBox;
   /** TSIG keys found, kept like `tokens` (core/tsig-keys.ts). Absent: every lookup reads Postgres. */
   tsigKeys?: TsigKeyCache;
-  /** Tenants' signs of life, written coarsely (core/liveness.ts; server.ts). Absent: none recorded. */
-  liveness?: Liveness;
+  /** Tenants' signs of life, written coarsely (core/withdrawals/liveness.ts's Liveness; server.ts). Absent: none recorded. */
+  liveness?: SignsOfLife;
   /** OVH keys found, kept like `tokens` (core/ovh-keys.ts). Absent: every lookup reads Postgres. */
   ovhKeys?: OvhKeyCache;
   /** Bounds the Plans each tenant computes at once (DNSPLANE_PLAN_CONCURRENCY); absent: no bound. */
@@ -109,4 +108,15 @@ export interface CoreContext {
 /** The context's clock (CoreContext.clock, else Date.now), in ms since the epoch. */
 export function nowMs(ctx: Pick<CoreContext, 'clock'>): number {
   return ctx.clock ? ctx.clock() : Date.now();
+}
+
+/**
+ * Where a tenant's signs of life go (core/withdrawals/liveness.ts's Liveness): named here so that the
+ * context does not import what withdraws a silent tenant's targets (and through it the apply path).
+ */
+export interface SignsOfLife {
+  /** The tenant authenticated a call now. */
+  seen(tenant: { id: string }): void;
+  /** How often last_seen_at is written per tenant and process: the slack of the silent-tenant check. */
+  readonly writeEveryMs: number;
 }

@@ -52,7 +52,7 @@ export class StalePlanError extends Error {
 }
 
 /**
- * A stored plan that cannot be approved (core/approvals.ts): not pending, expired, already approved,
+ * A stored plan that cannot be approved (core/plan/approvals.ts): not pending, expired, already approved,
  * stale, or not over the change threshold. The message names the plan and the rule.
  */
 export class PlanNotApprovableError extends Error {
@@ -78,7 +78,7 @@ export class ApplyFailedError extends Error {
 }
 
 /**
- * An apply over the tenant's change threshold (core/guard.ts) without force: nothing was sent. The
+ * An apply over the tenant's change threshold (core/plan/guard.ts) without force: nothing was sent. The
  * message names the counts and how to proceed.
  */
 export class ThresholdError extends Error {

@@ -4,7 +4,7 @@
  * Apart from the keyring so that CoreContext can hold the cache without importing the keyring.
  */
 import { CredentialCache } from './credential-cache.js';
-import type { Tenant } from './tenants.js';
+import type { Tenant } from './tenants/tenants.js';
 
 export interface OvhKey {
   id: string;

@@ -5,7 +5,7 @@
  */
 import type { TsigAlgorithm } from '../dns/wire/index.js';
 import { CredentialCache } from './credential-cache.js';
-import type { Tenant } from './tenants.js';
+import type { Tenant } from './tenants/tenants.js';
 
 /** The algorithms are the DNS wire format's (dns/wire/tsig.ts). */
 export type { TsigAlgorithm };

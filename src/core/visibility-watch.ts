@@ -1,5 +1,5 @@
 /**
- * Who waits for which visibility rows in this process (core/visibility.ts's waitVisible), woken by
+ * Who waits for which visibility rows in this process (core/visibility/visibility.ts's waitVisible), woken by
  * the server's listener (NOTIFY dnsplane_visibility: `notify`); a reconnected listener wakes everyone
  * (`wakeAll`: notifications may have been missed). server.ts builds one and hands it in as
  * ctx.visibility. Apart from visibility.ts so that CoreContext can hold one without importing what

@@ -28,7 +28,7 @@ export interface Endpoint {
   targetStates?: readonly TargetState[];
 }
 
-/** A target's state as Records shows it (issue 30: core/withdrawals.ts, health checks). */
+/** A target's state as Records shows it (issue 30: core/withdrawals/withdrawals.ts, health checks). */
 export interface TargetState {
   target: string;
   status: 'unchecked' | 'healthy' | 'failing' | 'withdrawn';

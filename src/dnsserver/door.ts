@@ -14,7 +14,7 @@
  */
 import type { Logger } from 'pino';
 import type { CoreContext } from '../core/context.js';
-import { noteSeen } from '../core/liveness.js';
+import { noteSeen } from '../core/withdrawals/liveness.js';
 import {
   OPCODE,
   RCODE,

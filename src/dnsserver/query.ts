@@ -6,7 +6,7 @@
  * answered empty with TC (ask over TCP): no amplification.
  */
 import type { CoreContext } from '../core/context.js';
-import { dnsZone, dnsZones, type DnsZone } from '../core/dns-zone.js';
+import { dnsZone, dnsZones, type DnsZone } from '../core/dns-door/dns-zone.js';
 import type { Endpoint } from '../dns/types.js';
 import { resolve } from '../dns/zone-index.js';
 import { CLASS, RCODE, TYPE, Writer, dataOfTarget, foldCase, typeName, writeRecordData, type Message, type ResourceRecord } from '../dns/wire/index.js';

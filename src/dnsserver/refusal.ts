@@ -8,7 +8,7 @@
  */
 import type { Logger } from 'pino';
 import type { CoreContext } from '../core/context.js';
-import { journalDnsRefusal } from '../core/dns-update.js';
+import { journalDnsRefusal } from '../core/dns-door/dns-update.js';
 import { RCODE, rcodeName } from '../dns/wire/index.js';
 import { messageOf } from '../error-message.js';
 import type { Exchange } from './exchange.js';

@@ -10,9 +10,9 @@
  * generation (transferMessages), and each request only copies them, sets its id and flags, and signs.
  */
 import type { CoreContext } from '../core/context.js';
-import { dnsZone, dnsZones, type DnsZone } from '../core/dns-zone.js';
+import { dnsZone, dnsZones, type DnsZone } from '../core/dns-door/dns-zone.js';
 import { Slicer } from '../core/slices.js';
-import { mayUseZone } from '../core/tenants.js';
+import { mayUseZone } from '../core/tenants/tenants.js';
 import { MAX_MESSAGE_BYTES, OPCODE, RCODE, TYPE, encodeMessage, foldCase, packMessagesSteps, typeName, type Header, type Question, type ResourceRecord } from '../dns/wire/index.js';
 import { answerTo, replyBytes, StreamSigner, type Exchange } from './exchange.js';
 import { records, soaRecord } from './query.js';

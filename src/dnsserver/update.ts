@@ -1,6 +1,6 @@
 /**
  * UPDATE (opcode 5, RFC 2136) at the door: the message read as RFC 2136 §2 and §3 say, then handed to
- * core as one apply (core/dns-update.ts), whose answer becomes the RCODE. In the RFC's order:
+ * core as one apply (core/dns-door/dns-update.ts), whose answer becomes the RCODE. In the RFC's order:
  * - the zone section: exactly one SOA question, else FORMERR; a zone dnsplane does not manage (or
  *   another class): NOTAUTH;
  * - the key: an unsigned UPDATE is REFUSED; a tenant not granted the zone is REFUSED before anything
@@ -11,9 +11,9 @@
  * Every answer other than NOERROR goes through the refusal path (refusal.ts).
  */
 import type { CoreContext } from '../core/context.js';
-import { applyDnsUpdate, type DnsPrerequisite, type DnsUpdate, type DnsUpdateOp } from '../core/dns-update.js';
-import { dnsZones } from '../core/dns-zone.js';
-import { mayUseZone } from '../core/tenants.js';
+import { applyDnsUpdate, type DnsPrerequisite, type DnsUpdate, type DnsUpdateOp } from '../core/dns-door/dns-update.js';
+import { dnsZones } from '../core/dns-door/dns-zone.js';
+import { mayUseZone } from '../core/tenants/tenants.js';
 import { InvalidInputError } from '../dns/errors.js';
 import { CLASS, RCODE, TYPE, foldCase, recordTypeOf, targetOfData, typeName, type Message, type ResourceRecord } from '../dns/wire/index.js';
 import { answerTo, type Exchange } from './exchange.js';

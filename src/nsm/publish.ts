@@ -15,10 +15,10 @@
 import { apply, type ZoneApplyResult } from '../core/apply/index.js';
 import type { CoreContext } from '../core/context.js';
 import { PermissionDeniedError } from '../core/errors.js';
-import { listOwnership } from '../core/ownership-admin.js';
-import { inSyncScope, type PlanInput, type SyncScope } from '../core/plan.js';
-import { checkNameAllowed, type Tenant } from '../core/tenants.js';
-import { managedZoneNames } from '../core/zones.js';
+import { listOwnership } from '../core/admin/assign.js';
+import { inSyncScope, type PlanInput, type SyncScope } from '../core/plan/plan.js';
+import { checkNameAllowed, type Tenant } from '../core/tenants/tenants.js';
+import { managedZoneNames } from '../core/zones/zones.js';
 import { InvalidInputError } from '../dns/errors.js';
 import { findZone } from '../dns/names.js';
 import { isRecordType, type Conflict } from '../dns/types.js';

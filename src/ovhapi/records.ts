@@ -1,15 +1,15 @@
 /**
- * The record routes of the served OVH API, as OVH answers them, over core's draft (core/draft-view.ts
- * reads it, core/staging.ts writes it): GET …/record (ids, or pages of full records in OVH's expanded
+ * The record routes of the served OVH API, as OVH answers them, over core's draft (core/ovh-api/draft-view.ts
+ * reads it, core/ovh-api/staging.ts writes it): GET …/record (ids, or pages of full records in OVH's expanded
  * list mode; `fieldType` and `subDomain` filters, subDomain without regard to case), POST …/record
  * (the record staged, answered with its id), GET|PUT|DELETE …/record/{id}. Bodies are validated by
  * OVH's rules and answered with OVH's messages (ovhwire/records.ts) before core judges them by
  * dnsplane's (ownership, grants, stricter targets).
  */
-import { draftRecord, draftRecords, tenantZone, type DraftRecord, type RecordFilter } from '../core/draft-view.js';
+import { draftRecord, draftRecords, tenantZone, type DraftRecord, type RecordFilter } from '../core/ovh-api/draft-view.js';
 import type { CoreContext } from '../core/context.js';
-import { stageCreate, stageDelete, stageUpdate } from '../core/staging.js';
-import type { Tenant } from '../core/tenants.js';
+import { stageCreate, stageDelete, stageUpdate } from '../core/ovh-api/staging.js';
+import type { Tenant } from '../core/tenants/tenants.js';
 import { badRequest, objectNotFound } from '../ovhwire/errors.js';
 import { expandedPage, pagingOf } from '../ovhwire/paging.js';
 import { CREATE_PROPERTIES, UPDATE_PROPERTIES, bodyObject, checkProperties, isFieldType, normalizePatch, normalizeRecord, recordAnswer } from '../ovhwire/records.js';

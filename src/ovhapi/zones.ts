@@ -1,7 +1,7 @@
 /**
  * The zone routes of the served OVH API, from the cache (no OVH call): GET /domain/zone (the tenant's
  * zones), GET /domain/zone/{zone}, …/soa, …/status, and POST …/refresh — the tenant's staged writes
- * published as one apply (core/staging.ts), answered 204 as OVH answers a refresh.
+ * published as one apply (core/ovh-api/staging.ts), answered 204 as OVH answers a refresh.
  *
  * What OVH's answers hold that dnsplane does not keep is answered as follows: the name servers are the
  * zone's apex NS records; the SOA serial is the zone's generation (it moves with every change of the
@@ -13,10 +13,10 @@
  */
 import type { Logger } from 'pino';
 import type { CoreContext } from '../core/context.js';
-import { zoneFacts } from '../core/draft-view.js';
-import { visibleZones } from '../core/records.js';
-import { refreshDraft } from '../core/staging.js';
-import type { Tenant } from '../core/tenants.js';
+import { zoneFacts } from '../core/ovh-api/draft-view.js';
+import { visibleZones } from '../core/reads/records.js';
+import { refreshDraft } from '../core/ovh-api/staging.js';
+import type { Tenant } from '../core/tenants/tenants.js';
 import { notGrantedCall } from '../ovhwire/errors.js';
 import type { Answer } from './http.js';
 

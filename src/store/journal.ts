@@ -198,7 +198,7 @@ export async function listJournal(
 /**
  * The zone's applies after journal row `afterId` (done, or still in flight) whose intent names one of
  * `names` (subDomain, fieldType; the sub-domain compared without case), oldest first: what touched
- * those record sets since (a revert's conflicts, core/revert.ts). Rolled-back rows changed nothing.
+ * those record sets since (a revert's conflicts, core/plan/revert.ts). Rolled-back rows changed nothing.
  */
 export async function listLaterTouching(q: Queryable, zone: string, afterId: string, names: ReadonlyArray<{ subDomain: string; fieldType: string }>): Promise<JournalEntry[]> {
   assertIdString('journal id', afterId);

@@ -24,7 +24,7 @@ const lockEnded = new WeakMap<pg.Pool, Set<(zone: string) => void>>();
  * `fn` is called with the zone each time a zone lock's transaction taken on `pool` by this process
  * ends (committed or not), before its caller goes on: what was changed under it is committed by then.
  * Every generation bump is made under the zone lock, so this is how the replica that changed a zone
- * knows it at once (core/read-cache.ts ZoneStateSource). Returns a function that stops it.
+ * knows it at once (core/reads/read-cache.ts ZoneStateSource). Returns a function that stops it.
  */
 export function onZoneLockEnded(pool: pg.Pool, fn: (zone: string) => void): () => void {
   let fns = lockEnded.get(pool);
@@ -92,7 +92,7 @@ export async function tryZoneLock<T>(
 export const JOB_LOCK_NAMESPACE = 0x646e736a;
 
 /**
- * For background jobs that one replica at a time runs (core/liveness.ts): `fn` runs holding the job's
+ * For background jobs that one replica at a time runs (core/withdrawals/liveness.ts): `fn` runs holding the job's
  * lock for the length of a transaction, only if no other replica holds it now; undefined otherwise.
  */
 export async function tryJobLock<T>(pool: pg.Pool, job: string, fn: () => Promise<T>): Promise<T | undefined> {

@@ -1,13 +1,13 @@
 /**
  * Cross-replica notifications. Channel dnsplane_zone carries {"zone": …, "generation": "…"} at each
  * commit that moves a zone's generation (a hint: Records checks generations in Postgres, see
- * core/read-cache.ts), with "changed": {"ids": […], "sets": [[name, type], …]} when an apply knows
- * exactly what that generation changed (core/zone-memory.ts catches up on it); channel dnsplane_tenant carries a tenant's name when its credentials change —
+ * core/reads/read-cache.ts), with "changed": {"ids": […], "sets": [[name, type], …]} when an apply knows
+ * exactly what that generation changed (core/reads/zone-memory.ts catches up on it); channel dnsplane_tenant carries a tenant's name when its credentials change —
  * its token rotated, it disabled or enabled (store/tenants.ts), one of its TSIG keys created, rotated
  * or deleted (store/tsig-keys.ts), sent in the same statement — so that every replica drops the
  * tokens and keys it cached (core/credential-cache.ts). Channel dnsplane_probe carries a probe's id when an apply's refresh
  * recorded it, dnsplane_visibility a journal row's id when its visibility became final
- * (store/visibility.ts): the prober and the waits of core/visibility.ts. Notifications are lost while a listener reconnects: whoever relies on
+ * (store/visibility.ts): the prober and the waits of core/visibility/visibility.ts. Notifications are lost while a listener reconnects: whoever relies on
  * them must stop trusting its memory when the connection is lost (onLost) and start afresh once it
  * is back (onReconnect).
  */
@@ -26,7 +26,7 @@ export const LISTENER_APPLICATION_NAME = 'dnsplane-listener';
 /**
  * What one generation of a zone changed, when the writer knows it exactly (an apply's member): the
  * ids of the records it wrote or deleted, and the record sets whose ownership rows it wrote. Another
- * replica's view of the zone (core/zone-memory.ts) re-reads only these to catch up.
+ * replica's view of the zone (core/reads/zone-memory.ts) re-reads only these to catch up.
  */
 export interface ZoneChange {
   ids: string[];

@@ -87,7 +87,7 @@ export async function listOwnershipForSets(q: Queryable, zone: string, sets: Rea
   return rows.map(toRow);
 }
 
-/** How many record sets (name, type) the tenant owns in the zone, exclusive or a slice of a shared one (core/guard.ts ownedSets). */
+/** How many record sets (name, type) the tenant owns in the zone, exclusive or a slice of a shared one (core/plan/guard.ts ownedSets). */
 export async function countOwnedSets(q: Queryable, zone: string, tenantId: string): Promise<number> {
   assertIdString('tenant id', tenantId);
   const { rows } = await q.query<{ n: number }>(

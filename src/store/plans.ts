@@ -202,7 +202,7 @@ export async function setPlanStatus(
 }
 
 /**
- * Records an approval (the two-person rule, core/approvals.ts), fenced in the statement: only while
+ * Records an approval (the two-person rule, core/plan/approvals.ts), fenced in the statement: only while
  * the plan is pending, unexpired, not approved yet, its digest the one judged, and the approver not
  * the one who asked. Returns the plan's head, or undefined when any of these no longer holds (the
  * caller reads the plan again to say which).

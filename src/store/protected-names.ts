@@ -1,6 +1,6 @@
 /**
  * The protected_names table (migrations/0021): names of a zone whose changes need a second admin's
- * approval (core/protected-names.ts, core/guard.ts). Read once per plan of a zone.
+ * approval (core/plan/protected-names.ts, core/plan/guard.ts). Read once per plan of a zone.
  */
 import { PG_FOREIGN_KEY_VIOLATION, errorCode, type Queryable } from './internal.js';
 import { NotFoundError } from './errors.js';

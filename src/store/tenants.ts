@@ -18,7 +18,7 @@ export interface Tenant {
   maxChangePercent: number | null;
   /** Until when the token the last rotation replaced is still accepted (its grace); absent: none. */
   previousTokenValidUntil?: Date;
-  /** Silent this long, its targets of shared sets are withdrawn (core/liveness.ts); absent: never. */
+  /** Silent this long, its targets of shared sets are withdrawn (core/withdrawals/liveness.ts); absent: never. */
   withdrawAfterMs?: number;
   /** Its latest authenticated call as written (coarsely); absent: never seen. */
   lastSeenAt?: Date;
@@ -144,7 +144,7 @@ export async function listTenants(q: Queryable): Promise<Tenant[]> {
 /**
  * What a change of a tenant's credentials returns: its columns, and NOTIFY dnsplane_tenant with its
  * name in the same statement, delivered at commit, so every replica drops what it cached of the
- * tenant's token (core/tenants.ts TokenCache).
+ * tenant's token (core/tenants/tenants.ts TokenCache).
  */
 const CHANGED = `${COLUMNS}, pg_notify('${TENANT_CHANNEL}', name)::text AS notified`;
 
@@ -195,7 +195,7 @@ export async function getTenantMaxChangePercent(q: Queryable, id: string): Promi
 
 /**
  * Sets (or, with null, clears) how long the tenant may be silent before its targets of shared sets are
- * withdrawn (core/liveness.ts). A tenant never seen counts as seen now, so that turning it on withdraws
+ * withdrawn (core/withdrawals/liveness.ts). A tenant never seen counts as seen now, so that turning it on withdraws
  * nothing at once. NotFoundError when no such tenant.
  */
 export async function setWithdrawAfter(q: Queryable, name: string, ms: number | null): Promise<Tenant> {

@@ -1,7 +1,7 @@
 /**
  * Withdrawn targets (migrations 0019, 0022): a target its owner still owns and desires, kept off OVH
  * for one or more reasons (a target of an exclusive set: for health only). One row per (zone, name, type, target, reason); the rules (never
- * the last, owned targets only) live in core/withdrawals.ts.
+ * the last, owned targets only) live in core/withdrawals/withdrawals.ts.
  */
 import { assertIdString, type Queryable } from './internal.js';
 

@@ -13,7 +13,7 @@ export interface Zone {
   soaSerial: bigint | null;
 }
 
-/** What the drift checks of a zone found (core/drift.ts writes it through markVerified). */
+/** What the drift checks of a zone found (core/zones/drift.ts writes it through markVerified). */
 export interface ZoneDrift {
   /** End of the last drift check; null: never checked. */
   checkedAt: Date | null;
@@ -65,7 +65,7 @@ export async function ensureZones(q: Queryable, names: string[]): Promise<void> 
     `INSERT INTO zones (name) SELECT n FROM unnest($1::text[]) AS n ORDER BY n ON CONFLICT (name) DO NOTHING RETURNING name`,
     [unique],
   );
-  // Every replica learns of a new zone (core/read-cache.ts keeps the zones' states while it listens).
+  // Every replica learns of a new zone (core/reads/read-cache.ts keeps the zones' states while it listens).
   for (const r of rows) await notifyZoneChanged(q, r.name, 0n);
 }
 
@@ -102,7 +102,7 @@ export async function listZones(q: Queryable, names?: string[]): Promise<ZoneWit
   }));
 }
 
-/** What every Records call needs of a zone (core/read-cache.ts). */
+/** What every Records call needs of a zone (core/reads/read-cache.ts). */
 export type ZoneGeneration = Pick<Zone, 'name' | 'generation' | 'state'>;
 
 /**

@@ -6,7 +6,7 @@
  *   ZoneService over Connect with the token it was given.
  * The handler (handler.ts) is the same for both, and so is the conformance test suite.
  */
-import type { RawChangeSet } from '../core/plan.js';
+import type { RawChangeSet } from '../core/plan/plan.js';
 import type { Conflict, Endpoint } from '../dns/types.js';
 import type { ChangeList } from './protocol.js';
 import type { TenantScope } from './normalize.js';
@@ -24,7 +24,7 @@ export interface ZoneOutcome {
   error?: string;
   /** Whether trying again later may succeed (OVH unavailable). */
   transient?: boolean;
-  /** Refused by the change threshold (core/guard.ts): nothing sent; needs force or a higher limit. */
+  /** Refused by the change threshold (core/plan/guard.ts): nothing sent; needs force or a higher limit. */
   overThreshold?: boolean;
 }
 
@@ -37,7 +37,7 @@ export interface WebhookSession {
   scope(): Promise<TenantScope>;
   /**
    * The tenant's own record sets, normalized (labels.owner is dnsplane's: the owning tenant). May be
-   * an array the read cache shares with every caller of the same view (core/read-cache.ts): read
+   * an array the read cache shares with every caller of the same view (core/reads/read-cache.ts): read
    * it, never change it.
    */
   records(): Promise<readonly Endpoint[]>;

@@ -8,8 +8,8 @@
  * generation moves (Records with known generations answers not_modified for unchanged zones).
  */
 import { Code, ConnectError, type Client } from '@connectrpc/connect';
-import type { RawChangeSet, RawEndpoint } from '../core/plan.js';
-import { REFUSAL_CHANGE_THRESHOLD, REFUSAL_HEADER, REFUSAL_ZONE_HEADER } from '../core/guard.js';
+import type { RawChangeSet, RawEndpoint } from '../core/plan/plan.js';
+import { REFUSAL_CHANGE_THRESHOLD, REFUSAL_HEADER, REFUSAL_ZONE_HEADER } from '../core/plan/guard.js';
 import { isRecordType, type ChangeAction, type Conflict, type Endpoint } from '../dns/types.js';
 import {
   ApplyStatus,
@@ -43,7 +43,7 @@ function transportCause(ce: ConnectError): Error | undefined {
   return undefined;
 }
 
-/** A refusal by the centre's change threshold (core/guard.ts): the response metadata says so. */
+/** A refusal by the centre's change threshold (core/plan/guard.ts): the response metadata says so. */
 function isThresholdRefusal(ce: ConnectError): boolean {
   return ce.code === Code.FailedPrecondition && ce.metadata.get(REFUSAL_HEADER) === REFUSAL_CHANGE_THRESHOLD;
 }

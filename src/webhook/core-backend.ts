@@ -6,11 +6,11 @@
 import { apply } from '../core/apply/index.js';
 import type { CoreContext } from '../core/context.js';
 import { ApplyFailedError, InvalidInputError, isDatabaseUnavailable, isRetryable, NotFoundError, OvhError, PermissionDeniedError, ShuttingDownError, ThresholdError, UnauthenticatedError } from '../core/errors.js';
-import type { RawChangeSet } from '../core/plan.js';
-import { records, visibleZonesIn, type ZoneStates } from '../core/records.js';
-import { readCacheOf } from '../core/read-cache.js';
-import { authenticate, type Tenant } from '../core/tenants.js';
-import { noteSeen } from '../core/liveness.js';
+import type { RawChangeSet } from '../core/plan/plan.js';
+import { records, visibleZonesIn, type ZoneStates } from '../core/reads/records.js';
+import { readCacheOf } from '../core/reads/read-cache.js';
+import { authenticate, type Tenant } from '../core/tenants/tenants.js';
+import { noteSeen } from '../core/withdrawals/liveness.js';
 import { entryOf, WebhookError, type ApplyOutcome, type WebhookBackend, type WebhookSession } from './backend.js';
 import { messageOf } from '../error-message.js';
 

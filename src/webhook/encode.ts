@@ -22,7 +22,7 @@ function toWire(e: ServedEndpoint): WireEndpoint {
 
 /**
  * Each endpoint's JSON, encoded once: in central mode core hands out the same endpoint objects for as
- * long as a zone's generation and the tenant's view stay the same (core/read-cache.ts).
+ * long as a zone's generation and the tenant's view stay the same (core/reads/read-cache.ts).
  */
 const encoded = new WeakMap<object, string>();
 

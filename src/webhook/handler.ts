@@ -37,7 +37,7 @@ import type { Logger } from 'pino';
 import { WebhookError, type WebhookBackend, type WebhookSession } from './backend.js';
 import type { JsonValue } from './json.js';
 import type { WebhookMetrics, WebhookRoute } from './metrics.js';
-import type { LoginLimiter } from '../core/login-limiter.js';
+import type { LoginLimiter } from '../core/tenants/login-limiter.js';
 import { Slicer } from '../core/slices.js';
 import { adjustEndpointsSteps, domainFilterOf, type TenantScope } from './normalize.js';
 import { decodeChangesSteps, decodeEndpointListSteps, encodeDomainFilter, encodeEndpointJson, joinEndpointList, WireFormatError } from './protocol.js';

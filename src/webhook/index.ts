@@ -14,7 +14,7 @@ import { coreBackend } from './core-backend.js';
 import { DEFAULT_MAX_BODY_BYTES, webhookHandler, type WebhookHandlerOptions } from './handler.js';
 import { startWebhookListener, type ListenerTimeouts, type WebhookListener } from './listener.js';
 import type { ConnectionLimits } from '../api/front/index.js';
-import type { LoginLimiter } from '../core/login-limiter.js';
+import type { LoginLimiter } from '../core/tenants/login-limiter.js';
 import { WebhookMetrics } from './metrics.js';
 
 export { MEDIA_TYPE } from './protocol.js';

@@ -6,7 +6,7 @@
  */
 import { Code } from '@connectrpc/connect';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTenant } from '../../src/core/tenants.js';
+import { createTenant } from '../../src/core/tenants/tenants.js';
 import { AdminService } from '../../src/gen/dnsplane/v1/admin_pb.js';
 import { Policy, ZoneService } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { inMemoryClient } from '../helpers/api-memory.js';

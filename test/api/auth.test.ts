@@ -5,7 +5,7 @@
  */
 import { Code } from '@connectrpc/connect';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createTenant, setTenantDisabled } from '../../src/core/tenants.js';
+import { createTenant, setTenantDisabled } from '../../src/core/tenants/tenants.js';
 import { AdminService } from '../../src/gen/dnsplane/v1/admin_pb.js';
 import { ZoneService } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import * as store from '../../src/store/index.js';

@@ -23,8 +23,8 @@ import {
   UnauthenticatedError,
   ZoneLockLostError,
 } from '../../src/core/errors.js';
-import { MIN_OWNED } from '../../src/core/guard.js';
-import { createTenant } from '../../src/core/tenants.js';
+import { MIN_OWNED } from '../../src/core/plan/guard.js';
+import { createTenant } from '../../src/core/tenants/tenants.js';
 import { AdminService } from '../../src/gen/dnsplane/v1/admin_pb.js';
 import { ApplyResponseSchema, ApplyStatus, Policy, ZoneService } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { inMemoryClient } from '../helpers/api-memory.js';

@@ -13,7 +13,7 @@ import { tenantCommand } from '../../src/cli/tenant.js';
 import { loadConfig } from '../../src/config.js';
 import { SecretBox } from '../../src/core/secrets.js';
 import { consumerKeyHash, ovhSecretContext } from '../../src/core/ovh-keys.js';
-import { createTenant } from '../../src/core/tenants.js';
+import { createTenant } from '../../src/core/tenants/tenants.js';
 import * as store from '../../src/store/index.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
 import { capturedIo, commandJson, type CapturedIo } from '../helpers/cli-io.js';

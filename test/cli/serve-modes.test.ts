@@ -22,7 +22,7 @@ import pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig, type Env } from '../../src/config.js';
-import { authenticate, createTenant } from '../../src/core/tenants.js';
+import { authenticate, createTenant } from '../../src/core/tenants/tenants.js';
 import { DEMO_TOKENS_FILE, DEMO_ZONE, demoTokens } from '../../src/demo.js';
 import { DEMO_TSIG_FILE, demoTsigKey } from '../../src/demo-dns.js';
 import { tsigKeyring } from '../../src/core/tsig-keys.js';

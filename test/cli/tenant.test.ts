@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CliIo } from '../../src/cli/command.js';
 import { tenantCommand } from '../../src/cli/tenant.js';
-import { authenticate } from '../../src/core/tenants.js';
+import { authenticate } from '../../src/core/tenants/tenants.js';
 import { UnauthenticatedError } from '../../src/core/errors.js';
 import { InvalidInputError } from '../../src/dns/errors.js';
 import * as store from '../../src/store/index.js';

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tenantCommand } from '../../src/cli/tenant.js';
 import { DNS_DOOR_PORT_FILE } from '../../src/demo.js';
 import { SecretBox } from '../../src/core/secrets.js';
-import { createTenant, setTenantDisabled } from '../../src/core/tenants.js';
+import { createTenant, setTenantDisabled } from '../../src/core/tenants/tenants.js';
 import { TSIG_ALGORITHMS, TSIG_SECRET_BYTES } from '../../src/core/tsig-keys.js';
 import * as store from '../../src/store/index.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';

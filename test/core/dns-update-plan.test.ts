@@ -1,10 +1,10 @@
 /**
- * The planning step of a DNS UPDATE (core/dns-update-plan.ts) on zones held in memory: the RFC 2136
+ * The planning step of a DNS UPDATE (core/plan/dns-update-plan.ts) on zones held in memory: the RFC 2136
  * rules the end-to-end tests with nsupdate do not reach one by one.
  */
 import { describe, expect, it } from 'vitest';
-import { DnsUpdateRefused, planDnsUpdateSteps, type DnsPrerequisite, type DnsUpdate, type DnsUpdateOp, type UpdateContext } from '../../src/core/dns-update-plan.js';
-import type { Tenant } from '../../src/core/tenants.js';
+import { DnsUpdateRefused, planDnsUpdateSteps, type DnsPrerequisite, type DnsUpdate, type DnsUpdateOp, type UpdateContext } from '../../src/core/plan/dns-update-plan.js';
+import type { Tenant } from '../../src/core/tenants/tenants.js';
 import { drain } from '../../src/dns/steps.js';
 import type { Endpoint, OwnerView } from '../../src/dns/index.js';
 import type { OvhRecord } from '../../src/ovh/types.js';

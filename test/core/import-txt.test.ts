@@ -3,7 +3,7 @@
  * prefix, a suffix, the %{record_type} template; values with the heritage.
  */
 import { describe, expect, it } from 'vitest';
-import { parseRegistryName, parseRegistryValue, registryClaims } from '../../src/core/import-txt.js';
+import { parseRegistryName, parseRegistryValue, registryClaims } from '../../src/core/admin/import-txt.js';
 import type { Endpoint } from '../../src/dns/types.js';
 
 const none = { prefix: '', suffix: '' };

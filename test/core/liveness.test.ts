@@ -1,13 +1,13 @@
 /**
- * Tenant liveness (core/liveness.ts) on core directly — real Postgres, the simulator over HTTPS: the
+ * Tenant liveness (core/withdrawals/liveness.ts) on core directly — real Postgres, the simulator over HTTPS: the
  * withdraw-after rule (whole seconds, 1 s - 30 days, named field), a sign of life written at once and
  * never moved back, the silent-tenant check's choice (silent past withdraw_after plus the write
  * interval; shared targets only), and a tenant's call restoring what was withdrawn for its silence.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apply } from '../../src/core/apply/index.js';
-import { Liveness, withdrawSilentTenants } from '../../src/core/liveness.js';
-import { setTenantWithdrawAfter } from '../../src/core/tenants.js';
+import { Liveness, withdrawSilentTenants } from '../../src/core/withdrawals/liveness.js';
+import { setTenantWithdrawAfter } from '../../src/core/tenants/tenants.js';
 import * as store from '../../src/store/index.js';
 import { applyRoom, type ApplyRoom } from '../helpers/core-apply.js';
 import { until } from '../helpers/until.js';

@@ -12,7 +12,7 @@ import type { CoreContext } from '../../src/core/context.js';
 import { createOvhKey, deleteOvhKey, listOvhKeys, rotateOvhKey } from '../../src/core/ovh-key-admin.js';
 import { createOvhKeyring, OvhKeyCache } from '../../src/core/ovh-keys.js';
 import { SecretBox, SecretsKeyError } from '../../src/core/secrets.js';
-import { createTenant } from '../../src/core/tenants.js';
+import { createTenant } from '../../src/core/tenants/tenants.js';
 import { InvalidInputError, NotFoundError, PermissionDeniedError } from '../../src/core/errors.js';
 import * as store from '../../src/store/index.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';

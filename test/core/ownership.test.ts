@@ -1,13 +1,13 @@
 /**
- * The pure parts of core/ownership.ts: the owner view of exclusive and shared sets, the operations of
+ * The pure parts of core/ownership/ownership.ts: the owner view of exclusive and shared sets, the operations of
  * a tenant's slice (its own records only, minimal), what Records shows, the shared flag's rules.
  */
 import { describe, expect, it } from 'vitest';
-import { buildPlanOperations, checkSharedLabel, ownerViewOf, visibleRecordSetsSteps } from '../../src/core/ownership.js';
+import { buildPlanOperations, checkSharedLabel, ownerViewOf, visibleRecordSetsSteps } from '../../src/core/ownership/ownership.js';
 import { drain } from '../../src/dns/steps.js';
 
 const visibleRecordSets = (...args: Parameters<typeof visibleRecordSetsSteps>) => drain(visibleRecordSetsSteps(...args));
-import type { Tenant } from '../../src/core/tenants.js';
+import type { Tenant } from '../../src/core/tenants/tenants.js';
 import { InvalidInputError } from '../../src/dns/errors.js';
 import type { Change, Endpoint } from '../../src/dns/types.js';
 import { describeOperation } from '../../src/ovh/ops.js';

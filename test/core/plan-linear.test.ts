@@ -9,12 +9,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { planToPb } from '../../src/api/convert.js';
-import { buildPlanOperations, ownerViewOf } from '../../src/core/ownership.js';
+import { buildPlanOperations, ownerViewOf } from '../../src/core/ownership/ownership.js';
 import { createHash } from 'node:crypto';
-import { canonicalJson } from '../../src/core/canonical-json.js';
-import { planDigestSliced, serializePlan, type StoredPlan, type ZonePlan } from '../../src/core/plan.js';
+import { canonicalJson } from '../../src/core/plan/canonical-json.js';
+import { planDigestSliced, serializePlan, type StoredPlan, type ZonePlan } from '../../src/core/plan/plan.js';
 import { Slicer } from '../../src/core/slices.js';
-import type { Tenant } from '../../src/core/tenants.js';
+import type { Tenant } from '../../src/core/tenants/tenants.js';
 import { diffChangeSet, diffDesired } from '../../src/dns/diff.js';
 import { validateEndpointSet } from '../../src/dns/endpoint.js';
 import type { Endpoint } from '../../src/dns/types.js';

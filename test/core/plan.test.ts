@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson } from '../../src/core/canonical-json.js';
+import { canonicalJson } from '../../src/core/plan/canonical-json.js';
 
 /** The same value with every object's keys in reverse order of insertion (jsonb keeps no order). */
 function reversedKeys(v: unknown): unknown {

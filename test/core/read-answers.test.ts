@@ -1,12 +1,12 @@
 /**
- * One answer per generation, sliced per tenant (core/read-cache.ts): a zone's base is read once per
+ * One answer per generation, sliced per tenant (core/reads/read-cache.ts): a zone's base is read once per
  * generation, its answers are cut once — the includeForeign answer shared by every tenant, each
  * tenant's own answer a slice of it —, encodings are kept per view, and all of it within a byte
  * bound, rebuilt on demand past it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ReadCache, type KeptItem } from '../../src/core/read-cache.js';
-import { createTenant, type Tenant } from '../../src/core/tenants.js';
+import { ReadCache, type KeptItem } from '../../src/core/reads/read-cache.js';
+import { createTenant, type Tenant } from '../../src/core/tenants/tenants.js';
 import { setOwner } from '../../src/store/ownership.js';
 import { upsertRecords } from '../../src/store/records.js';
 import { withTransaction } from '../../src/store/transaction.js';

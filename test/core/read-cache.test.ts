@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { FreshRead, ZoneStateSource } from '../../src/core/read-cache.js';
+import { FreshRead, ZoneStateSource } from '../../src/core/reads/read-cache.js';
 import type { ZoneGeneration } from '../../src/store/zones.js';
-import { TokenCache, type Tenant } from '../../src/core/tenants.js';
+import { TokenCache, type Tenant } from '../../src/core/tenants/tenants.js';
 
 /** A read whose answers the test releases one by one; each answer is the number of the read. */
 function manualRead() {

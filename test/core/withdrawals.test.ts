@@ -1,5 +1,5 @@
 /**
- * The withdrawal mechanism (core/withdrawals.ts): a target of a shared set withdrawn from OVH and
+ * The withdrawal mechanism (core/withdrawals/withdrawals.ts): a target of a shared set withdrawn from OVH and
  * restored through core's apply path — one DELETE or POST per target and one refresh, never the last
  * target of a set, only owned targets of shared sets, rolled back with its rows when the refresh
  * fails — and the planner treating a withdrawn target as present for its owner (no change while it
@@ -8,9 +8,9 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { apply } from '../../src/core/apply/index.js';
-import { plan, type RawEndpoint } from '../../src/core/plan.js';
-import { restoreTargets, withdrawTargets, type WithdrawItem } from '../../src/core/withdrawals.js';
-import { readCacheOf } from '../../src/core/read-cache.js';
+import { plan, type RawEndpoint } from '../../src/core/plan/plan.js';
+import { restoreTargets, withdrawTargets, type WithdrawItem } from '../../src/core/withdrawals/withdrawals.js';
+import { readCacheOf } from '../../src/core/reads/read-cache.js';
 import * as store from '../../src/store/index.js';
 import { applyRoom, type ApplyRoom } from '../helpers/core-apply.js';
 

@@ -1,10 +1,10 @@
 /**
- * The zone base the read cache keeps (core/read-cache.ts), which a Plan reuses instead of reading and
+ * The zone base the read cache keeps (core/reads/read-cache.ts), which a Plan reuses instead of reading and
  * mapping the zone again (and keeps when it had to read it): exact at the generation asked for, never
  * handed out for another.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ReadCache, readZoneBase } from '../../src/core/read-cache.js';
+import { ReadCache, readZoneBase } from '../../src/core/reads/read-cache.js';
 import { Slicer } from '../../src/core/slices.js';
 import { upsertRecords } from '../../src/store/records.js';
 import { withTransaction } from '../../src/store/transaction.js';

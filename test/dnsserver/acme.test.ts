@@ -10,7 +10,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createTenant } from '../../src/core/tenants.js';
+import { createTenant } from '../../src/core/tenants/tenants.js';
 import type { TsigKey } from '../../src/core/tsig-keys.js';
 import { startPebble, type Pebble } from '../helpers/acme.js';
 import { memoryKeyring } from '../helpers/dns-keys.js';

@@ -7,9 +7,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
-import { createTenant, setTenantDisabled } from '../../src/core/tenants.js';
+import { createTenant, setTenantDisabled } from '../../src/core/tenants/tenants.js';
 import { createTsigKey, deleteTsigKey, rotateTsigKey } from '../../src/core/tsig-key-admin.js';
-import { protectNames } from '../../src/core/protected-names.js';
+import { protectNames } from '../../src/core/plan/protected-names.js';
 import * as store from '../../src/store/index.js';
 import { callLines } from '../helpers/expect.js';
 import { describeWithTools, nsupdate } from '../helpers/dns-tools.js';

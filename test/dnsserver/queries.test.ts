@@ -4,8 +4,8 @@
  * answer) and by our own client for what dig cannot send. Transfers cost zero OVH calls.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createTenant, type Tenant } from '../../src/core/tenants.js';
-import { soaSerial } from '../../src/core/dns-zone.js';
+import { createTenant, type Tenant } from '../../src/core/tenants/tenants.js';
+import { soaSerial } from '../../src/core/dns-door/dns-zone.js';
 import { RCODE, TSIG_ERROR, TYPE } from '../../src/dns/wire/index.js';
 import type { TsigKey } from '../../src/core/tsig-keys.js';
 import { startHarness, type Harness } from '../helpers/server.js';

@@ -6,8 +6,8 @@
  * unchanged zone shares the packed messages.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTenant } from '../../src/core/tenants.js';
-import { dnsZone } from '../../src/core/dns-zone.js';
+import { createTenant } from '../../src/core/tenants/tenants.js';
+import { dnsZone } from '../../src/core/dns-door/dns-zone.js';
 import { Slicer } from '../../src/core/slices.js';
 import type { TsigKey } from '../../src/core/tsig-keys.js';
 import { records, soaRecord } from '../../src/dnsserver/query.js';

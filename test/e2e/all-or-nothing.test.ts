@@ -4,8 +4,8 @@
  */
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { apply } from '../../src/core/apply/index.js';
-import type { PlanInput } from '../../src/core/plan.js';
-import { authenticate } from '../../src/core/tenants.js';
+import type { PlanInput } from '../../src/core/plan/plan.js';
+import { authenticate } from '../../src/core/tenants/tenants.js';
 import * as store from '../../src/store/index.js';
 import { callLines } from '../helpers/expect.js';
 import { startHarness, type Harness } from '../helpers/server.js';

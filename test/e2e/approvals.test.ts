@@ -1,5 +1,5 @@
 /**
- * The two-person rule (core/approvals.ts): a stored plan the change threshold refuses is approved by an
+ * The two-person rule (core/plan/approvals.ts): a stored plan the change threshold refuses is approved by an
  * admin other than the one who asked (AdminService.ApprovePlan, `dnsplane plan approve`); its tenant
  * then applies it and the threshold does not stop it; the approval, the approver and the digest are in
  * the journal (the approve-plan entry and the apply's entry); an approval is void once the plan goes

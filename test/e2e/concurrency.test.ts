@@ -9,7 +9,7 @@
 import { create } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTenant } from '../../src/core/tenants.js';
+import { createTenant } from '../../src/core/tenants/tenants.js';
 import { ApplyStatus, EndpointSchema, Policy, type ApplyResponse, type Endpoint } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { OvhSimulator, type FaultHandle } from '../../src/ovhsim/index.js';
 import * as store from '../../src/store/index.js';

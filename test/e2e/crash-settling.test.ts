@@ -7,7 +7,7 @@
  */
 import { create } from '@bufbuild/protobuf';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createTenant } from '../../src/core/tenants.js';
+import { createTenant } from '../../src/core/tenants/tenants.js';
 import { ApplyStatus, EndpointSchema, Policy, type Endpoint } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { OvhSimulator } from '../../src/ovhsim/index.js';
 import * as store from '../../src/store/index.js';

@@ -7,7 +7,7 @@
  */
 import { Code, ConnectError } from '@connectrpc/connect';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTenant } from '../../src/core/tenants.js';
+import { createTenant } from '../../src/core/tenants/tenants.js';
 import { ApplyResponseSchema, ApplyStatus, type Endpoint } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { OvhSimulator, type SimCall, type SimRecord } from '../../src/ovhsim/index.js';
 import type { Server } from '../../src/server.js';

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EndpointSchema, PlanResponseSchema, Policy, type Endpoint } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { planResponseJson, readPlanRequest } from '../../src/api/plan-json.js';
 import { planToPb } from '../../src/api/convert.js';
-import type { StoredPlan } from '../../src/core/plan.js';
+import type { StoredPlan } from '../../src/core/plan/plan.js';
 import type { Change, Conflict, Endpoint as CoreEndpoint, RecordType } from '../../src/dns/types.js';
 import type { OvhOperation, OvhRecord } from '../../src/ovh/types.js';
 import { Slicer } from '../../src/core/slices.js';

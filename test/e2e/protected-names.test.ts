@@ -1,5 +1,5 @@
 /**
- * Protected names (issue 31.4; core/protected-names.ts): an admin marks names of a zone protected
+ * Protected names (issue 31.4; core/plan/protected-names.ts): an admin marks names of a zone protected
  * (exactly, or with everything below them); a plan changing a record set there is refused as the change
  * threshold refuses — under the threshold, and with force too — until an admin other than the one who
  * asked approves it; then its tenant applies it with exactly its OVH calls, and the journal names the

@@ -6,7 +6,7 @@ import { Code, ConnectError, createClient } from '@connectrpc/connect';
 import { create, fromBinary, fromJson, toBinary, type JsonValue } from '@bufbuild/protobuf';
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTenant } from '../../src/core/tenants.js';
+import { createTenant } from '../../src/core/tenants/tenants.js';
 import { AdminService } from '../../src/gen/dnsplane/v1/admin_pb.js';
 import { Policy, RecordsRequestSchema, RecordsResponseSchema, ZoneService } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import type { Server } from '../../src/server.js';

@@ -14,7 +14,7 @@ import { createOvhKey } from '../../src/core/ovh-key-admin.js';
 import { ovhSecretContext } from '../../src/core/ovh-keys.js';
 import { resealSecrets } from '../../src/core/secrets-reseal.js';
 import { SecretBox } from '../../src/core/secrets.js';
-import { createTenant } from '../../src/core/tenants.js';
+import { createTenant } from '../../src/core/tenants/tenants.js';
 import { createTsigKey } from '../../src/core/tsig-key-admin.js';
 import { secretContext } from '../../src/core/tsig-keys.js';
 import { RCODE, TYPE } from '../../src/dns/wire/index.js';

@@ -1,5 +1,5 @@
 /**
- * A silent tenant's targets withdrawn and restored (issue 30; core/liveness.ts, core/withdrawals.ts),
+ * A silent tenant's targets withdrawn and restored (issue 30; core/withdrawals/liveness.ts, core/withdrawals/withdrawals.ts),
  * end to end: a real server on Postgres, the OVH simulator over HTTPS, its two name servers asked over
  * DNS. A shared `www` A set of two tenants; c2 silent past its withdraw_after (1 s here; the server's
  * check and its last-seen writes every 100 ms) → exactly 1 DELETE + 1 refresh, the name servers answer
@@ -14,7 +14,7 @@ import { create } from '@bufbuild/protobuf';
 import { durationFromMs } from '@bufbuild/protobuf/wkt';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { EndpointSchema, Policy, TargetStatus, type Endpoint, type PlanRequest } from '../../src/gen/dnsplane/v1/zone_pb.js';
-import { withdrawSilentTenants } from '../../src/core/liveness.js';
+import { withdrawSilentTenants } from '../../src/core/withdrawals/liveness.js';
 import * as store from '../../src/store/index.js';
 import { centralWebhook } from '../helpers/central-webhook.js';
 import { callLines } from '../helpers/expect.js';

@@ -17,7 +17,7 @@ import type pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SecretBox, SecretUnreadableError } from '../../src/core/secrets.js';
-import { createTenant } from '../../src/core/tenants.js';
+import { createTenant } from '../../src/core/tenants/tenants.js';
 import { rotateTsigKey } from '../../src/core/tsig-key-admin.js';
 import { createTsigKeyring, tsigKeyring, type TsigKey } from '../../src/core/tsig-keys.js';
 import { toJson } from '@bufbuild/protobuf';

@@ -12,7 +12,7 @@ import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { Code } from '@connectrpc/connect';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { desiredFromZoneFile } from '../../src/api/zone-file-document.js';
-import { ReadCache } from '../../src/core/read-cache.js';
+import { ReadCache } from '../../src/core/reads/read-cache.js';
 import { planCommand } from '../../src/cli/plan.js';
 import { zoneCommand } from '../../src/cli/zone.js';
 import { InvalidInputError } from '../../src/dns/errors.js';

@@ -3,7 +3,7 @@
  * made here for real tenants, and each key as the command-line tools take it.
  */
 import { randomBytes } from 'node:crypto';
-import type { Tenant } from '../../src/core/tenants.js';
+import type { Tenant } from '../../src/core/tenants/tenants.js';
 import type { TsigAlgorithm } from '../../src/dns/wire/index.js';
 import type { TsigKey, TsigKeyring } from '../../src/core/tsig-keys.js';
 

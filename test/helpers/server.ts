@@ -6,7 +6,7 @@ import { createClient, type Client, type Transport } from '@connectrpc/connect';
 import { createConnectTransport, createGrpcTransport } from '@connectrpc/connect-node';
 import type { DescService } from '@bufbuild/protobuf';
 import type { Logger } from 'pino';
-import { createTenant } from '../../src/core/tenants.js';
+import { createTenant } from '../../src/core/tenants/tenants.js';
 import { ZoneService } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { AdminService } from '../../src/gen/dnsplane/v1/admin_pb.js';
 import { OvhSimulator, type SimBehavior, type SimRecordInit } from '../../src/ovhsim/index.js';

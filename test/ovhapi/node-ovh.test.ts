@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import ovh, { type OvhClient, type OvhClientParams } from '@ovhcloud/node-ovh';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOvhKey, type IssuedOvhKey } from '../../src/core/ovh-key-admin.js';
-import { setTenantDisabled } from '../../src/core/tenants.js';
+import { setTenantDisabled } from '../../src/core/tenants/tenants.js';
 import { callLines } from '../helpers/expect.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 import { rejection } from '../helpers/sim-clients.js';
@@ -153,7 +153,7 @@ describe('node-ovh against the served OVH API', () => {
     h.server.ctx.ovhKeys?.forget('alice');
     expect(await rejection(client(shortLived).requestPromised('GET', '/domain/zone'))).toEqual({ error: 403, message: 'This credential is not valid' });
     // As `dnsplane tenant disable` does from another process: this replica hears it by NOTIFY, which
-    // a loaded machine may deliver after the next call; forgotten here at once, as core/admin.ts does.
+    // a loaded machine may deliver after the next call; forgotten here at once, as core/admin/ does.
     await setTenantDisabled(h.server.ctx.pool, 'bob', true);
     h.server.ctx.ovhKeys?.forget('bob');
     expect(await rejection(client(bob).requestPromised('GET', '/domain/zone'))).toEqual({ error: 403, message: 'This credential is not valid' });

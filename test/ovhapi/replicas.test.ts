@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTenant, setTenantDisabled } from '../../src/core/tenants.js';
+import { createTenant, setTenantDisabled } from '../../src/core/tenants/tenants.js';
 import { AdminService } from '../../src/gen/dnsplane/v1/admin_pb.js';
 import type { OvhSimulator } from '../../src/ovhsim/index.js';
 import type { Server } from '../../src/server.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConflictError, NotFoundError } from '../../src/store/errors.js';
-import { ownedSets } from '../../src/core/guard.js';
+import { ownedSets } from '../../src/core/plan/guard.js';
 import { countOwnedSets, listOwnership, listOwnershipForTenant, removeOwner, setOwner } from '../../src/store/ownership.js';
 import { createTenant, type Tenant } from '../../src/store/tenants.js';
 import { ensureZones } from '../../src/store/zones.js';

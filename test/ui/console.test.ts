@@ -22,7 +22,7 @@ import { Code, ConnectError } from '@connectrpc/connect';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderPlan } from '../../src/cli/render.js';
-import { checkZoneDrift } from '../../src/core/drift.js';
+import { checkZoneDrift } from '../../src/core/zones/drift.js';
 import { EndpointSchema, Policy, TargetStatus, type Endpoint } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { DEFAULT_HEALTH, HealthChecker } from '../../src/core/health/checker.js';
 import { coreWithdrawals } from '../../src/core/health/mechanism.js';

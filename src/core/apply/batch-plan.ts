@@ -7,7 +7,7 @@ import { endpointKey } from '../../dns/endpoint.js';
 import type { Change } from '../../dns/types.js';
 import { operationSetKey, operationsByRecordSet } from '../../ovh/ops.js';
 import type { CoreContext } from '../context.js';
-import type { ZonePlan } from '../plan.js';
+import type { ZonePlan } from '../plan/plan.js';
 
 /** DNSPLANE_APPLY_BATCH's default. */
 export const DEFAULT_APPLY_BATCH = 100;

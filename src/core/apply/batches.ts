@@ -16,8 +16,8 @@ import { messageOf } from '../../error-message.js';
 import { withOvhFlow } from '../../ovh/ratelimit.js';
 import type { CoreContext } from '../context.js';
 import { ApplyFailedError, isDatabaseUnavailable, isRetryable, ShuttingDownError } from '../errors.js';
-import type { RoutedInput, ZonePlan } from '../plan.js';
-import type { Tenant } from '../tenants.js';
+import type { RoutedInput, ZonePlan } from '../plan/plan.js';
+import type { Tenant } from '../tenants/tenants.js';
 import { DEFAULT_APPLY_BATCH, type Carried } from './batch-plan.js';
 import type { Step, ZoneBatch } from './group.js';
 import { applyInGroup } from './holder.js';
@@ -39,7 +39,7 @@ export interface ZoneRequest {
 export async function applyZone(ctx: CoreContext, request: ZoneRequest): Promise<ZoneApplyResult> {
   const { zone } = request;
   // A DNS UPDATE is all or nothing (RFC 2136 §3.4): never cut into batches published apart.
-  // A withdraw records its rows once, with its operations: never cut (core/withdrawals.ts keeps each one small).
+  // A withdraw records its rows once, with its operations: never cut (core/withdrawals/withdrawals.ts keeps each one small).
   const max = request.routed.kind === 'update' || request.routed.kind === 'withdraw' ? 0 : (ctx.settings.applyBatch ?? DEFAULT_APPLY_BATCH);
   const batches: ApplyBatch[] = [];
   let merged: ZoneApplyResult | undefined;

@@ -10,8 +10,8 @@ import { describeOperation } from '../../ovh/ops.js';
 import { refreshPath } from '../../ovh/types.js';
 import type { CallRecord, ZoneApplyResult } from './result.js';
 import type { CoreContext } from '../context.js';
-import type { ZonePlan } from '../plan.js';
-import type { Tenant } from '../tenants.js';
+import type { ZonePlan } from '../plan/plan.js';
+import type { Tenant } from '../tenants/tenants.js';
 
 /** The `error` of every call a dry-run apply returns: it was not sent. */
 export const NOT_SENT = 'not sent: dry run (DNSPLANE_DRY_RUN=true)';

@@ -8,10 +8,10 @@
 import type pg from 'pg';
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
-import type { ZoneFence } from '../fence.js';
-import type { RoutedInput, ZonePlan } from '../plan.js';
-import type { Tenant } from '../tenants.js';
-import type { ZoneMemory } from '../zone-memory.js';
+import type { ZoneFence } from '../zones/fence.js';
+import type { RoutedInput, ZonePlan } from '../plan/plan.js';
+import type { Tenant } from '../tenants/tenants.js';
+import type { ZoneMemory } from '../reads/zone-memory.js';
 import type { Carried } from './batch-plan.js';
 import { nameKey, type Done, type TouchedName } from './ops.js';
 import type { CallRecord, ZoneApplyResult } from './result.js';
@@ -120,7 +120,7 @@ export interface Group extends Held {
   /** GROUP_SAVEPOINT was taken (before the group's first write). */
   savepoint: boolean;
   /**
-   * The zone's view its members are planned on (core/zone-memory.ts), once one was: what each member
+   * The zone's view its members are planned on (core/reads/zone-memory.ts), once one was: what each member
    * writes into the transaction is written into it too; dropped unless the transaction commits.
    */
   memory?: ZoneMemory;

@@ -1,6 +1,6 @@
 /**
  * The holder of a zone's lock, and its group. One batch of a request joins the zone's in-process queue
- * (core/zones.ts) as a member; when its turn comes it holds the lock and runs a group: recover the
+ * (core/zones/zones.ts) as a member; when its turn comes it holds the lock and runs a group: recover the
  * applies left in flight (recovery.ts), then its own member — planned (prepare.ts) and sent
  * (send.ts) — then, coalescing, the applies waiting behind it in this process's queue, in arrival
  * order, one at a time, while the group allows (group.ts: disjoint record sets, DNSPLANE_APPLY_BATCH
@@ -9,7 +9,7 @@
  * lock itself: its call answers what the holder decided for it, once the transaction has ended.
  * Each member keeps its own meaning:
  * - it is planned under the lock against the zone's view in memory as the members before it left it
- *   (core/zone-memory.ts: their records and ownership are written into the transaction, and into the
+ *   (core/reads/zone-memory.ts: their records and ownership are written into the transaction, and into the
  *   view, before it is planned), so ownership and conflicts are judged after them; the view is
  *   dropped when the transaction does not commit; a stored plan is stale unless the zone's
  *   generation at the group's start is its base and the plan recomputed now is the stored one (digest);
@@ -24,8 +24,8 @@ import { OvhError } from '../../ovh/errors.js';
 import { withOvhFlow } from '../../ovh/ratelimit.js';
 import type { CoreContext } from '../context.js';
 import { ApplyFailedError } from '../errors.js';
-import { dropZoneMemory } from '../zone-memory.js';
-import { withZoneLockQueued, type ZoneQueueView } from '../zones.js';
+import { dropZoneMemory } from '../reads/zone-memory.js';
+import { withZoneLockQueued, type ZoneQueueView } from '../zones/zones.js';
 import { newGroup, joins, takesMore, type Group, type Held, type Member, type Outcome, type Step, type ZoneBatch } from './group.js';
 import { prepareMember, type Prepared } from './prepare.js';
 import { publish } from './publish.js';

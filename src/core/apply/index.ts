@@ -1,14 +1,14 @@
 /**
- * Apply: what the rest of dnsplane calls (api/, webhook/, nsm/, core/drift.ts, core/admin.ts) to
+ * Apply: what the rest of dnsplane calls (api/, webhook/, nsm/, core/zones/drift.ts, core/admin/) to
  * apply a stored plan or an inline request, and to roll back applies that died. Per zone, zones in
  * parallel, each on its own checked-out client:
  *  1. index.ts — refused while shutting down; a stored plan must be the tenant's, pending and not
- *     expired (approved by a second admin: not stopped by the threshold, core/approvals.ts); each
+ *     expired (approved by a second admin: not stopped by the threshold, core/plan/approvals.ts); each
  *     zone's outcome is settled into its own result, whatever the others did.
  *  2. batches.ts — the zone's request is applied in batches of at most DNSPLANE_APPLY_BATCH
  *     operations (batch-plan.ts cuts them), the lock released between batches; each batch measured.
  *  3. holder.ts — the batch joins the zone's in-process queue, then takes the advisory lock with the
- *     zone's fence in force (core/zones.ts, core/fence.ts), or is taken into the holder's group.
+ *     zone's fence in force (core/zones/zones.ts, core/zones/fence.ts), or is taken into the holder's group.
  *  4. recovery.ts — under the lock, first: applies left in flight are waited for and rolled back.
  *  5. prepare.ts — the plan is recomputed under the lock (ownership re-checked); a stale stored plan,
  *     conflicts of an all-or-nothing request, the change threshold, no changes and dry run
@@ -31,10 +31,10 @@
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
 import { ApplyFailedError, PermissionDeniedError, ShuttingDownError, StalePlanError, ThresholdError } from '../errors.js';
-import { approvalOf } from '../approvals.js';
-import { getPlanWithRow, routeInput, type PlanInput } from '../plan.js';
-import type { Tenant } from '../tenants.js';
-import { ensureSynced } from '../zones.js';
+import { approvalOf } from '../plan/approvals.js';
+import { getPlanWithRow, routeInput, type PlanInput } from '../plan/plan.js';
+import type { Tenant } from '../tenants/tenants.js';
+import { ensureSynced } from '../zones/zones.js';
 import { applyZone } from './batches.js';
 import type { ApplyResult, ZoneApplyResult } from './result.js';
 
@@ -68,7 +68,7 @@ async function applySource(ctx: CoreContext, tenant: Tenant, source: ApplySource
     }
     const routed = await routeInput(ctx, tenant, stored.input);
     if (source.force) routed.force = true;
-    // Approved by a second admin (core/approvals.ts): the threshold does not stop it; its journal rows name the approval.
+    // Approved by a second admin (core/plan/approvals.ts): the threshold does not stop it; its journal rows name the approval.
     const approval = await approvalOf(ctx, row);
     if (approval) Object.assign(routed, { force: true, approval });
     if (stored.input.kind === 'changes' && stored.input.revertOf) routed.revertOf = stored.input.revertOf;
@@ -79,7 +79,7 @@ async function applySource(ctx: CoreContext, tenant: Tenant, source: ApplySource
     if (settled.every((one) => one.thrown) && zones.every((result) => result.calls.length === 0)) throw zones[0]!.error!;
     const ok = zones.every((result) => result.status === 'applied' || result.status === 'no_changes');
     // A dry run applied nothing: the plan stays pending. So does a plan the change threshold refused
-    // with nothing sent anywhere: a second admin may approve it (core/approvals.ts).
+    // with nothing sent anywhere: a second admin may approve it (core/plan/approvals.ts).
     if (!zones.some((result) => result.status === 'dry_run') && !refusedByThresholdAlone(zones)) await store.setPlanStatus(ctx.pool, stored.id, ok ? 'applied' : zones.some((result) => result.status === 'stale') ? 'stale' : 'failed', { appliedAt: new Date() });
     return { planId: stored.id, zones };
   }

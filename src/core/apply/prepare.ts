@@ -1,17 +1,17 @@
 /**
  * Planning one member of a group under the zone lock, and every refusal that needs no OVH call: the
  * plan is recomputed against the zone's view in memory at the generation the lock's transaction sees
- * (core/zone-memory.ts; it holds what the group's earlier members did), or taken from the rest its
+ * (core/reads/zone-memory.ts; it holds what the group's earlier members did), or taken from the rest its
  * request's previous batch left; then a stale stored plan, an all-or-nothing
  * request with conflicts, the change threshold, nothing to change and dry run are answered here.
  */
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
 import { PermissionDeniedError, StalePlanError } from '../errors.js';
-import { thresholdRefusal, zoneThreshold } from '../guard.js';
-import { computeLockedZonePlan, planDigestSliced, type ZonePlan } from '../plan.js';
+import { thresholdRefusal, zoneThreshold } from '../plan/guard.js';
+import { computeLockedZonePlan, planDigestSliced, type ZonePlan } from '../plan/plan.js';
 import { Slicer } from '../slices.js';
-import { keptZoneMemory } from '../zone-memory.js';
+import { keptZoneMemory } from '../reads/zone-memory.js';
 import { firstBatch, without } from './batch-plan.js';
 import { dryRunApply } from './dry-run.js';
 import type { Group, Member, Outcome, ToSend } from './group.js';
@@ -72,12 +72,12 @@ export async function prepareMember(ctx: CoreContext, group: Group, member: Memb
     const what = plan.conflicts.map((c) => `${c.endpoint.dnsName} ${c.endpoint.recordType}`).join(', ');
     return answer({ ...unsent, status: 'refused', error: new PermissionDeniedError('endpoints', `${plan.conflicts.length} record set(s) in zone ${zone} conflict (${what}); the request is all or nothing, so nothing was sent`) });
   }
-  // The change threshold, judged on the plan recomputed under the lock (core/guard.ts).
+  // The change threshold, judged on the plan recomputed under the lock (core/plan/guard.ts).
   const overThreshold = thresholdRefusal(ctx, tenant, zone, plan.threshold, routed.approval !== undefined);
   if (overThreshold) return answer({ ...unsent, status: 'refused', error: overThreshold });
   if (plan.operations.length === 0) {
     if (ctx.settings.dryRun) return answer({ ...unsent, status: 'no_changes' });
-    // Changes with no call (withdrawn targets, core/withdrawals.ts): recorded under the lock, no refresh.
+    // Changes with no call (withdrawn targets, core/withdrawals/withdrawals.ts): recorded under the lock, no refresh.
     const rowsOnly = routed.kind === 'withdraw' ? routed.byZone.get(zone)!.pending() : plan.changes.length > 0;
     const recorded = rowsOnly ? await recordWithoutCalls(ctx, group, member, plan) : undefined;
     if (recorded) return answer(recorded);
@@ -104,7 +104,7 @@ async function recordChecksAlone(group: Group, member: Member): Promise<bigint |
 }
 
 /**
- * The member's plan against the zone's view in memory (core/zone-memory.ts) as the group's earlier
+ * The member's plan against the zone's view in memory (core/reads/zone-memory.ts) as the group's earlier
  * members left it: the group keeps that view, and writes into it what each member changes.
  */
 async function planLocked(ctx: CoreContext, group: Group, member: Member): Promise<ZonePlan> {

@@ -12,14 +12,14 @@ import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
 import { ApplyFailedError, isDatabaseUnavailable, ShuttingDownError, ZoneLockLostError } from '../errors.js';
 import type { Change } from '../../dns/types.js';
-import { recordOwnership } from '../ownership.js';
+import { recordOwnership } from '../ownership/ownership.js';
 import { recordStatedChecks } from '../health/record.js';
-import type { OwnedSet } from '../zone-memory.js';
+import type { OwnedSet } from '../reads/zone-memory.js';
 import { batchNumber } from './batch-plan.js';
 import { openGroup, type Group, type Member, type ToSend } from './group.js';
 import { isFenceRefusal, nameKey, send, statusOf, type Done, type Failure } from './ops.js';
 import type { CallRecord, ZoneApplyResult } from './result.js';
-import type { ZonePlan } from '../plan.js';
+import type { ZonePlan } from '../plan/plan.js';
 import { rollBack } from './rollback.js';
 import { lockLostError, stopGroup } from './stop.js';
 import { intentFor, rowAfter, writeIntent } from './undo.js';
@@ -91,7 +91,7 @@ export async function sendMember(ctx: CoreContext, group: Group, member: Member,
   const after = cacheAfter(done);
   await updateCache(tx, zone, after);
   const written = after;
-  // A withdraw/restore keeps ownership as it is and writes its withdrawal rows instead (core/withdrawals.ts).
+  // A withdraw/restore keeps ownership as it is and writes its withdrawal rows instead (core/withdrawals/withdrawals.ts).
   if (member.routed.kind === 'withdraw') await member.routed.byZone.get(zone)!.recorded(tx, journalId);
   else await recordOwnership(tx, zone, member.tenant, plan.changes);
   // The checks the request states, on the ownership rows just written (core/health/record.ts).
@@ -105,7 +105,7 @@ export async function sendMember(ctx: CoreContext, group: Group, member: Member,
   }
   const generation = await store.bumpGeneration(tx, zone);
   const sets = [...changedSets(plan.changes), ...checked];
-  // Another replica's view catches up on exactly these (core/zone-memory.ts).
+  // Another replica's view catches up on exactly these (core/reads/zone-memory.ts).
   await store.notifyZoneChanged(tx, zone, generation, { ids: [...written.upserts.map((r) => r.id), ...written.deletes], sets });
   // The zone's view, as the transaction now holds it: the rows just written, the ownership rows of
   // the sets changed (re-read: a shared set's other owners stay), the generation.
@@ -122,7 +122,7 @@ export async function sendMember(ctx: CoreContext, group: Group, member: Member,
  * A member whose plan changes what dnsplane holds but calls nothing (a withdrawn target its owner no
  * longer desires, a second reason of a withdrawn target): recorded in the transaction — ownership or
  * withdrawal rows, generation + 1, a finished journal row with its reason — with no OVH call and no
- * refresh (core/withdrawals.ts).
+ * refresh (core/withdrawals/withdrawals.ts).
  */
 export async function recordWithoutCalls(ctx: CoreContext, group: Group, member: Member, plan: ZonePlan): Promise<ZoneApplyResult | undefined> {
   const { zone, tx } = group;

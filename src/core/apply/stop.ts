@@ -9,7 +9,7 @@ import { messageOf } from '../../error-message.js';
 import type { OvhOperation } from '../../ovh/types.js';
 import type { CoreContext } from '../context.js';
 import { ApplyFailedError } from '../errors.js';
-import type { ZoneFence } from '../fence.js';
+import type { ZoneFence } from '../zones/fence.js';
 import type { Group, Member } from './group.js';
 import { listOps, opLabel } from './messages.js';
 import { journalPool, type Done, type Failure } from './ops.js';

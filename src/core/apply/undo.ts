@@ -10,10 +10,10 @@
 import { describeOperation, recordPath } from '../../ovh/ops.js';
 import type { OvhOperation, OvhRecord } from '../../ovh/types.js';
 import * as store from '../../store/index.js';
-import type { ApprovalNote } from '../approvals.js';
+import type { ApprovalNote } from '../plan/approvals.js';
 import type { CoreContext } from '../context.js';
-import type { ZoneFence } from '../fence.js';
-import { toRow } from '../zones.js';
+import type { ZoneFence } from '../zones/fence.js';
+import { toRow } from '../zones/zones.js';
 import { answered, journalPool, sendable, type Done, type TouchedName } from './ops.js';
 
 // --- the journal intent ---
@@ -32,9 +32,9 @@ export interface Intent {
   ops: OvhOperation[];
   names: TouchedName[];
   before: store.RecordRow[];
-  /** A stored plan applied over the change threshold by a second admin's approval (core/approvals.ts). */
+  /** A stored plan applied over the change threshold by a second admin's approval (core/plan/approvals.ts). */
   approval?: ApprovalNote;
-  /** A stored revert's apply (core/revert.ts): the journal row it reverts. */
+  /** A stored revert's apply (core/plan/revert.ts): the journal row it reverts. */
   revertOf?: string;
 }
 

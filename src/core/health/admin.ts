@@ -10,7 +10,7 @@ import { InvalidInputError } from '../../dns/errors.js';
 import { isInZone, normalizeName } from '../../dns/names.js';
 import { parseRecordType } from '../../dns/endpoint.js';
 import * as store from '../../store/index.js';
-import { auditAdminAction } from '../audit.js';
+import { auditAdminAction } from '../journal/audit.js';
 import { NotFoundError } from '../errors.js';
 
 export interface SetCheckInput {

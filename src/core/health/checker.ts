@@ -38,7 +38,7 @@ export interface HealthItem {
 /** What the mechanism did with each item: done (withdrawn/restored) or kept, and why. */
 export type HealthItemOutcome = { target: string; done: boolean; why?: string };
 
-/** The withdrawal mechanism as the checker uses it (core/withdrawals.ts, adapted in server.ts). */
+/** The withdrawal mechanism as the checker uses it (core/withdrawals/withdrawals.ts, adapted in server.ts). */
 export interface Withdrawals {
   withdraw(zone: string, items: HealthItem[]): Promise<HealthItemOutcome[]>;
   restore(zone: string, items: HealthItem[]): Promise<HealthItemOutcome[]>;

@@ -1,12 +1,12 @@
 /**
- * The checker's Withdrawals (checker.ts) over the withdrawal mechanism (core/withdrawals.ts): reason
+ * The checker's Withdrawals (checker.ts) over the withdrawal mechanism (core/withdrawals/withdrawals.ts): reason
  * 'health', the check's last answers as the detail and the evidence. The owner's change threshold
  * applies (no force). An item counts as done when the target ends as the checker wants it: withdrawn
  * (or already so), restored (or not withdrawn for health, or still withdrawn for another reason only).
  */
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
-import { restoreTargets, withdrawTargets, type ItemOutcome } from '../withdrawals.js';
+import { restoreTargets, withdrawTargets, type ItemOutcome } from '../withdrawals/withdrawals.js';
 import type { HealthItem, HealthItemOutcome, Withdrawals } from './checker.js';
 
 function outcomes(items: readonly ItemOutcome[], done: (o: ItemOutcome) => boolean): HealthItemOutcome[] {

@@ -1,5 +1,5 @@
 /**
- * The checked targets' states in a Records answer (Endpoint.targetStates; core/withdrawn-view.ts adds
+ * The checked targets' states in a Records answer (Endpoint.targetStates; core/ownership/withdrawn-view.ts adds
  * the withdrawn ones): healthy or failing, reason 'health', since when, the last answer. A target
  * that is withdrawn keeps the state withdrawn-view.ts gave it; one the checker holds down but that
  * stays published (never the last) shows failing. A checker's state change bumps the zone's

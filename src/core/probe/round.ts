@@ -12,7 +12,7 @@ import { query, type DnsAnswer } from '../../dnsclient/index.js';
 import { messageOf } from '../../error-message.js';
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
-import { serversJson, type ServerVisibility, type VisibilityState } from '../visibility.js';
+import { serversJson, type ServerVisibility, type VisibilityState } from '../visibility/visibility.js';
 import { judge, serialOf, wireType } from './judge.js';
 import type { ProbeServer, ServerDirectory } from './servers.js';
 

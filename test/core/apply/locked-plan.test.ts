@@ -1,7 +1,7 @@
 /**
- * The plan under the zone lock (core/plan.ts computeLockedZonePlan: the zone's view in memory, only the
+ * The plan under the zone lock (core/plan/plan.ts computeLockedZonePlan: the zone's view in memory, only the
  * record sets at the names the request touches), and a Plan's (computeZonePlan: the same names read from
- * the read cache's base through its index, core/base-index.ts), are the plan of the whole zone
+ * the read cache's base through its index, core/reads/base-index.ts), are the plan of the whole zone
  * (computeWholeZonePlan): the
  * same changes, conflicts, operations and change threshold, for change sets, desired states (SYNC,
  * scoped, create-only) and DNS UPDATEs, over zones with exclusive, shared, unowned and other tenants'
@@ -11,11 +11,11 @@ import fc from 'fast-check';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CoreContext } from '../../../src/core/context.js';
-import type { DnsUpdate } from '../../../src/core/dns-update-plan.js';
-import { computeLockedZonePlan, computeWholeZonePlan, computeZonePlan, planDigestSliced, routeInput, type PlanInput, type RawEndpoint, type ZonePlan } from '../../../src/core/plan.js';
-import { readCacheOf } from '../../../src/core/read-cache.js';
+import type { DnsUpdate } from '../../../src/core/plan/dns-update-plan.js';
+import { computeLockedZonePlan, computeWholeZonePlan, computeZonePlan, planDigestSliced, routeInput, type PlanInput, type RawEndpoint, type ZonePlan } from '../../../src/core/plan/plan.js';
+import { readCacheOf } from '../../../src/core/reads/read-cache.js';
 import { Slicer } from '../../../src/core/slices.js';
-import { createTenant, type Tenant } from '../../../src/core/tenants.js';
+import { createTenant, type Tenant } from '../../../src/core/tenants/tenants.js';
 import * as store from '../../../src/store/index.js';
 import { testDatabase, type TestDatabase } from '../../helpers/db.js';
 
@@ -133,7 +133,7 @@ describe('the plan under the zone lock', () => {
         }
         const whole = await outcome(() => store.withSnapshot(db.pool, (q) => computeWholeZonePlan(ctx, q, tenant, ZONE, routed)));
         const locked = await outcome(() => store.withTransaction(db.pool, async (tx) => (await computeLockedZonePlan(ctx, tx, tenant, ZONE, routed)).plan));
-        // A Plan's: the read cache's base at that generation, indexed (core/base-index.ts).
+        // A Plan's: the read cache's base at that generation, indexed (core/reads/base-index.ts).
         const indexed = await outcome(() => store.withSnapshot(db.pool, (q) => computeZonePlan(ctx, q, tenant, ZONE, routed, undefined, readCacheOf(ctx))));
         expect(locked).toBe(whole);
         expect(indexed).toBe(whole);

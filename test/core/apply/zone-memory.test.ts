@@ -1,5 +1,5 @@
 /**
- * The zone's view in memory the apply path plans on (core/zone-memory.ts, core/plan.ts
+ * The zone's view in memory the apply path plans on (core/reads/zone-memory.ts, core/plan/plan.ts
  * computeLockedZonePlan): what an apply reads from Postgres does not depend on the zone's size; a
  * coalesced group plans each member once against the running view (what the members before it did
  * included); a replica whose view missed another's commit (no NOTIFY heard) reads the zone again
@@ -10,8 +10,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { apply, type ApplyResult, type ZoneApplyResult } from '../../../src/core/apply/index.js';
 import type { CoreContext } from '../../../src/core/context.js';
-import type { RawChangeSet, RawEndpoint } from '../../../src/core/plan.js';
-import { heardZoneChange, keptZoneMemory, zoneMemoryCatchUps, zoneMemoryReads } from '../../../src/core/zone-memory.js';
+import type { RawChangeSet, RawEndpoint } from '../../../src/core/plan/plan.js';
+import { heardZoneChange, keptZoneMemory, zoneMemoryCatchUps, zoneMemoryReads } from '../../../src/core/reads/zone-memory.js';
 import type { SimRecordInit } from '../../../src/ovhsim/index.js';
 import * as store from '../../../src/store/index.js';
 import { applyRoom, queueBehindLock, type ApplyRoom, type Settled } from '../../helpers/core-apply.js';

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApplyStatus, EndpointSchema, Policy, TargetStatus, type Endpoint, type PlanRequest } from '../../../src/gen/dnsplane/v1/zone_pb.js';
 import { DEFAULT_HEALTH, HealthChecker, type HealthSettings } from '../../../src/core/health/checker.js';
 import { coreWithdrawals } from '../../../src/core/health/mechanism.js';
-import { withdrawTargets } from '../../../src/core/withdrawals.js';
+import { withdrawTargets } from '../../../src/core/withdrawals/withdrawals.js';
 import * as store from '../../../src/store/index.js';
 import { startHarness, type Harness } from '../../helpers/server.js';
 import { callLines } from '../../helpers/expect.js';

@@ -10,7 +10,7 @@ import { apply } from '../../../src/core/apply/index.js';
 import type { CoreContext, VisibilitySettings } from '../../../src/core/context.js';
 import { Prober } from '../../../src/core/probe/prober.js';
 import { ServerDirectory } from '../../../src/core/probe/servers.js';
-import { visibilityOf, waitVisible, type Visibility } from '../../../src/core/visibility.js';
+import { visibilityOf, waitVisible, type Visibility } from '../../../src/core/visibility/visibility.js';
 import { Metrics } from '../../../src/metrics.js';
 import * as store from '../../../src/store/index.js';
 import { applyRoom, type ApplyRoom } from '../../helpers/core-apply.js';

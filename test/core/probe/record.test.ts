@@ -1,13 +1,13 @@
 /**
  * What a refresh records for the prober (core/probe/record.ts, core/apply/publish.ts) and the
- * visibility API the rest of dnsplane reads (core/visibility.ts): an apply's journal row is
+ * visibility API the rest of dnsplane reads (core/visibility/visibility.ts): an apply's journal row is
  * `published` at its refresh with its record sets; a later apply of the same set supersedes the
  * earlier's; waitVisible answers once a row is final (woken by NOTIFY), or the state at its timeout.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apply } from '../../../src/core/apply/index.js';
-import { latestPublishes } from '../../../src/core/apply-view.js';
-import { visibilityOf, VisibilityWatch, waitVisible } from '../../../src/core/visibility.js';
+import { latestPublishes } from '../../../src/core/journal/apply-view.js';
+import { visibilityOf, VisibilityWatch, waitVisible } from '../../../src/core/visibility/visibility.js';
 import * as store from '../../../src/store/index.js';
 import { applyRoom, type ApplyRoom } from '../../helpers/core-apply.js';
 import { until } from '../../helpers/until.js';

@@ -1,0 +1,276 @@
+/**
+ * ImportTxtRegistry: adopts the ownership external-dns's TXT registry recorded in a zone, so that a
+ * cluster moving from the in-tree OVH provider to dnsplane keeps exactly the records it had
+ * (REFERENCE.md section 4).
+ *
+ * What external-dns wrote (registry/mapper and registry/txt in external-dns), and how it is read here:
+ * - The value: `heritage=external-dns,external-dns/owner=<id>,external-dns/resource=<kind>/<ns>/<name>`,
+ *   quoted in OVH's answers (the cache keeps it decoded; surrounding quotes are dropped either way).
+ *   A value without `heritage=external-dns` is not a registry record (the encrypted form is not read:
+ *   such records are reported as unreadable when their name is a typed registry name).
+ * - The name, with --txt-prefix P or --txt-suffix S (exclusive; either may hold `%{record_type}`):
+ *   new format `P<type>-<first label>S.<rest>` (types A, AAAA, CNAME, NS, MX, SRV, NAPTR), old
+ *   format `P<first label>S.<rest>` without the type. Read back as external-dns's
+ *   AffixNameMapper.ToEndpointName does: strip the affix, then a leading `<type>-`.
+ * - A typed record owns that name and type; an old untyped one owns every type at the name except
+ *   AAAA (external-dns's own lookup rule), where no typed record says otherwise.
+ * - The registry TXT records themselves are adopted by the same tenant: its external-dns keeps (or
+ *   deletes) them through dnsplane when it still runs with --registry=txt.
+ *
+ * Each record set gets an outcome: adopted (unowned before), already owned (by that tenant), conflict
+ * (owned by someone else, or shared: left alone), unmapped owner, not allowed (outside the tenant's
+ * zones or suffixes). A dry run computes the same and writes nothing.
+ */
+import { InvalidInputError } from '../../dns/errors.js';
+import { endpointKey, isInZone, normalizeName, recordSetKey, type Endpoint } from '../../dns/index.js';
+import * as store from '../../store/index.js';
+import type { CoreContext } from '../context.js';
+import { PermissionDeniedError } from '../errors.js';
+import { checkNameAllowed, type Tenant } from '../tenants/tenants.js';
+import { readZoneBase } from '../reads/read-cache.js';
+import { Slicer } from '../slices.js';
+import { ensureSynced } from '../zones/zones.js';
+
+/** The record types external-dns names its typed registry records after (mapper.go supportedRecords). */
+export const REGISTRY_TYPES = ['A', 'AAAA', 'CNAME', 'NS', 'MX', 'SRV', 'NAPTR'] as const;
+const RECORD_TEMPLATE = '%{record_type}';
+/** Explicit limit on the owner map of one import. */
+export const MAX_OWNER_IDS = 1000;
+
+export interface RegistryAffix {
+  prefix: string;
+  suffix: string;
+}
+
+/** A registry TXT name read back: the endpoint name it speaks for and its type ('' for the old format). */
+export interface RegistryName {
+  dnsName: string;
+  recordType: string;
+}
+
+function extractTypeDefaultPosition(name: string): RegistryName {
+  const first = name.split('-')[0] ?? '';
+  const t = REGISTRY_TYPES.find((x) => x.toLowerCase() === first);
+  return t === undefined ? { dnsName: name, recordType: '' } : { dnsName: name.slice(first.length + 1), recordType: t };
+}
+
+function dropAffixExtractType(name: string, affix: RegistryAffix): RegistryName | undefined {
+  let { prefix, suffix } = affix;
+  const isPrefix = suffix.length === 0;
+  const isSuffix = prefix.length === 0 && suffix.length > 0;
+  if (prefix.includes(RECORD_TEMPLATE) || suffix.includes(RECORD_TEMPLATE)) {
+    for (const t of REGISTRY_TYPES) {
+      const iPrefix = prefix.replaceAll(RECORD_TEMPLATE, t.toLowerCase());
+      const iSuffix = suffix.replaceAll(RECORD_TEMPLATE, t.toLowerCase());
+      if (isPrefix && name.startsWith(iPrefix)) return { dnsName: name.slice(iPrefix.length), recordType: t };
+      if (isSuffix && name.endsWith(iSuffix)) return { dnsName: name.slice(0, name.length - iSuffix.length), recordType: t };
+    }
+    // Old (untyped) records written with the template removed.
+    prefix = prefix.replaceAll(RECORD_TEMPLATE, '');
+    suffix = suffix.replaceAll(RECORD_TEMPLATE, '');
+  }
+  if (isPrefix && name.startsWith(prefix)) return extractTypeDefaultPosition(name.slice(prefix.length));
+  if (isSuffix && name.endsWith(suffix)) return extractTypeDefaultPosition(name.slice(0, name.length - suffix.length));
+  return undefined;
+}
+
+/**
+ * The endpoint a registry TXT record name speaks for, as external-dns reads it back, or undefined when
+ * the name does not carry the affix. Names are lowercased; no trailing dot.
+ */
+export function parseRegistryName(txtName: string, affix: RegistryAffix): RegistryName | undefined {
+  const name = txtName.toLowerCase().replace(/\.$/, '');
+  const lower = { prefix: affix.prefix.toLowerCase(), suffix: affix.suffix.toLowerCase() };
+  if (lower.suffix.length === 0) return dropAffixExtractType(name, lower);
+  if (lower.prefix.length > 0) return undefined;
+  // Suffix: it sits at the end of the first label(s), before the parent domain.
+  const dots = lower.suffix.split('.').length - 1;
+  const parts = name.split('.');
+  if (parts.length < 1 + dots) return undefined;
+  const head = parts.slice(0, 1 + dots).join('.');
+  const rest = parts.slice(1 + dots).join('.');
+  const r = dropAffixExtractType(head, lower);
+  if (r === undefined) return undefined;
+  return rest === '' ? r : { dnsName: `${r.dnsName}.${rest}`, recordType: r.recordType };
+}
+
+/**
+ * The labels of a registry value (external-dns's NewLabelsFromString, plain form): undefined when it
+ * is not one (no `heritage=external-dns`, or another heritage). Keys lose their `external-dns/`.
+ */
+export function parseRegistryValue(text: string): Record<string, string> | undefined {
+  const value = text.replace(/^"+|"+$/g, '');
+  const labels: Record<string, string> = {};
+  let heritage = false;
+  for (const token of value.split(',')) {
+    const kv = token.split('=');
+    if (kv.length !== 2) continue;
+    const [key, val] = kv as [string, string];
+    if (key === 'heritage') {
+      if (val !== 'external-dns') return undefined;
+      heritage = true;
+    } else if (key.startsWith('external-dns/')) {
+      labels[key.slice('external-dns/'.length)] = val;
+    }
+  }
+  return heritage ? labels : undefined;
+}
+
+export type AdoptionOutcome = 'adopted' | 'already_owned' | 'conflict' | 'unmapped_owner' | 'not_allowed';
+
+export interface Adoption {
+  dnsName: string;
+  recordType: string;
+  registryName: string;
+  ownerId: string;
+  /** '' when the owner id is not mapped. */
+  tenant: string;
+  outcome: AdoptionOutcome;
+  reason: string;
+}
+
+export interface ImportInput {
+  zone: string;
+  /** external-dns owner id -> tenant name. */
+  owners: Record<string, string>;
+  txtPrefix: string;
+  txtSuffix: string;
+  dryRun: boolean;
+}
+
+export interface ImportResult {
+  zone: string;
+  dryRun: boolean;
+  adoptions: Adoption[];
+  generation: bigint;
+  unreadable: string[];
+}
+
+interface Claim {
+  ownerId: string;
+  registryName: string;
+}
+
+/** What the registry says, per record set of the zone (pure, over the cached endpoints). */
+export function registryClaims(
+  zone: string,
+  endpoints: readonly Endpoint[],
+  affix: RegistryAffix,
+): { claims: Map<string, Claim & { endpoint: Pick<Endpoint, 'dnsName' | 'recordType'> }>; unreadable: string[] } {
+  const typed = new Map<string, Claim>();
+  const untyped = new Map<string, Claim>();
+  const registrySets = new Map<string, Claim[]>();
+  const unreadable: string[] = [];
+  for (const e of endpoints) {
+    if (e.recordType !== 'TXT') continue;
+    const claims: Claim[] = [];
+    for (const target of e.targets) {
+      const labels = parseRegistryValue(target);
+      const owner = labels?.['owner'];
+      if (owner === undefined || owner === '') continue;
+      claims.push({ ownerId: owner, registryName: e.dnsName });
+    }
+    const name = parseRegistryName(e.dnsName, affix);
+    if (claims.length === 0) {
+      if (name !== undefined && name.recordType !== '' && isInZone(name.dnsName, zone)) unreadable.push(e.dnsName);
+      continue;
+    }
+    registrySets.set(e.dnsName, claims);
+    if (name === undefined || name.dnsName === '' || !isInZone(name.dnsName, zone)) continue;
+    const claim = claims[0]!;
+    if (name.recordType === '') untyped.set(name.dnsName, claim);
+    else typed.set(recordSetKey(name.dnsName, name.recordType), claim);
+  }
+
+  const out = new Map<string, Claim & { endpoint: Pick<Endpoint, 'dnsName' | 'recordType'> }>();
+  for (const e of endpoints) {
+    const key = endpointKey(e);
+    const own = e.recordType === 'TXT' ? registrySets.get(e.dnsName) : undefined;
+    if (own !== undefined) {
+      // A registry record: owned with what it says (several owners in one set: the first, reported).
+      out.set(key, { ...own[0]!, endpoint: e });
+      continue;
+    }
+    const claim = typed.get(key) ?? (e.recordType !== 'AAAA' ? untyped.get(e.dnsName) : undefined);
+    if (claim !== undefined) out.set(key, { ...claim, endpoint: e });
+  }
+  return { claims: out, unreadable: unreadable.sort() };
+}
+
+/** Adopts (or, with dryRun, shows) the ownership the zone's TXT registry records. */
+export async function importTxtRegistry(ctx: CoreContext, actor: Tenant, input: ImportInput, audit: (tx: store.Queryable, summary: string, adopted: Adoption[]) => Promise<void>): Promise<ImportResult> {
+  const zone = normalizeName(input.zone, 'zone');
+  if (!(await store.getZone(ctx.pool, zone))) throw new InvalidInputError('zone', `"${zone}" is not a zone dnsplane manages`);
+  if (input.txtPrefix !== '' && input.txtSuffix !== '') {
+    throw new InvalidInputError('txtSuffix', 'txt_prefix and txt_suffix are mutually exclusive (as in external-dns)');
+  }
+  const ownerIds = Object.keys(input.owners);
+  if (ownerIds.length === 0) throw new InvalidInputError('owners', 'map at least one external-dns owner id to a tenant');
+  if (ownerIds.length > MAX_OWNER_IDS) throw new InvalidInputError('owners', `at most ${MAX_OWNER_IDS} owner ids per import (got ${ownerIds.length})`);
+  const tenants = new Map<string, Tenant>();
+  for (const id of ownerIds) {
+    const name = input.owners[id]!;
+    if (id === '') throw new InvalidInputError('owners', 'an owner id must not be empty');
+    const t = await store.getTenantByName(ctx.pool, name);
+    if (!t) throw new InvalidInputError(`owners["${id}"]`, `tenant "${name}" does not exist`);
+    tenants.set(id, t);
+  }
+  await ensureSynced(ctx, zone);
+
+  const compute = async (q: store.Queryable): Promise<{ adoptions: Adoption[]; unreadable: string[] }> => {
+    const { endpoints, ownership: rows } = await readZoneBase(q, zone, new Slicer());
+    const { claims, unreadable } = registryClaims(zone, endpoints, { prefix: input.txtPrefix, suffix: input.txtSuffix });
+    const adoptions: Adoption[] = [];
+    for (const c of claims.values()) {
+      const { dnsName, recordType } = c.endpoint;
+      const base = { dnsName, recordType, registryName: c.registryName, ownerId: c.ownerId };
+      const tenant = tenants.get(c.ownerId);
+      if (!tenant) {
+        adoptions.push({ ...base, tenant: '', outcome: 'unmapped_owner', reason: `owner id "${c.ownerId}" is not mapped to a tenant` });
+        continue;
+      }
+      try {
+        checkNameAllowed(tenant, zone, dnsName, 'dnsName');
+      } catch (e) {
+        if (!(e instanceof PermissionDeniedError)) throw e;
+        adoptions.push({ ...base, tenant: tenant.name, outcome: 'not_allowed', reason: e.rule });
+        continue;
+      }
+      const owners = rows.filter((r) => r.dnsName === dnsName && r.recordType === recordType);
+      if (owners.length === 0) adoptions.push({ ...base, tenant: tenant.name, outcome: 'adopted', reason: 'no owner in dnsplane' });
+      else if (owners.length === 1 && !owners[0]!.shared && owners[0]!.tenantId === tenant.id) {
+        adoptions.push({ ...base, tenant: tenant.name, outcome: 'already_owned', reason: `already owned by ${tenant.name}` });
+      } else {
+        const who = [...new Set(owners.map((o) => o.tenantName))].join(', ');
+        const reason = owners.some((o) => o.shared) ? `a shared set (owners: ${who}); use AssignOwnership` : `owned by tenant "${who}"; use AssignOwnership to move it`;
+        adoptions.push({ ...base, tenant: tenant.name, outcome: 'conflict', reason });
+      }
+    }
+    adoptions.sort((a, b) => (a.dnsName < b.dnsName ? -1 : a.dnsName > b.dnsName ? 1 : a.recordType < b.recordType ? -1 : a.recordType > b.recordType ? 1 : 0));
+    return { adoptions, unreadable };
+  };
+
+  if (input.dryRun) {
+    return store.withSnapshot(ctx.pool, async (tx) => {
+      const { adoptions, unreadable } = await compute(tx);
+      return { zone, dryRun: true, adoptions, unreadable, generation: (await store.getZone(tx, zone))!.generation };
+    });
+  }
+  return store.withZoneLock(ctx.pool, zone, { lockTimeoutMs: ctx.settings.lockTimeoutMs }, async (tx) => {
+    const { adoptions, unreadable } = await compute(tx);
+    const adopted = adoptions.filter((a) => a.outcome === 'adopted');
+    let generation = (await store.getZone(tx, zone))!.generation;
+    if (adopted.length > 0) {
+      for (const a of adopted) {
+        await store.setOwner(tx, { zone, dnsName: a.dnsName, recordType: a.recordType, tenantId: tenants.get(a.ownerId)!.id });
+      }
+      generation = await store.bumpGeneration(tx, zone);
+      await store.notifyZoneChanged(tx, zone, generation);
+      const byTenant = new Map<string, number>();
+      for (const a of adopted) byTenant.set(a.tenant, (byTenant.get(a.tenant) ?? 0) + 1);
+      const summary = `adopted ${adopted.length} record set(s) from the TXT registry by ${actor.name}: ${[...byTenant].map(([t, n]) => `${t} ${n}`).join(', ')}`;
+      await audit(tx, summary, adopted);
+    }
+    return { zone, dryRun: false, adoptions, unreadable, generation };
+  });
+}

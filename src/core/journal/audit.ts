@@ -1,0 +1,15 @@
+/**
+ * The journal as the audit log of admin actions: each is one finished row whose intent holds its
+ * `kind` and a `summary` in words, written in the same transaction as the change it records, so that
+ * AdminService.ListJournal shows applies and admin actions alike.
+ */
+import * as store from '../../store/index.js';
+import type { Tenant } from '../tenants/tenants.js';
+
+/**
+ * Writes one finished audit row for an admin action, in the caller's transaction. `zone` null: the
+ * action concerns no zone; `actor` null: made from the command line (database access, no token).
+ */
+export async function auditAdminAction(tx: store.Queryable, zone: string | null, actor: Tenant | null, kind: string, summary: string, detail: unknown = {}): Promise<void> {
+  await store.insertAdminAction(tx, { zone, tenantId: actor?.id ?? null, intent: { kind, summary, detail, operations: [], names: [] }, result: { summary } });
+}

@@ -1,0 +1,596 @@
+/**
+ * Plan: pure computation over the cache. Normalizes the input, routes each endpoint to its zone,
+ * checks the tenant's grant and ownership, diffs against the cached records and builds the exact
+ * OVH operations Apply would send. Never touches OVH (beyond the first sync of a zone never read).
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { InvalidInputError } from '../../dns/errors.js';
+import { diffChangeSetSteps, diffDesiredSteps } from '../../dns/diff.js';
+import { normalizeEndpoint, validateEndpointSet } from '../../dns/endpoint.js';
+import { normalizeName, zoneFinder } from '../../dns/names.js';
+import { recordSetKey, type Change, type ChangeSet, type Conflict, type Endpoint, type Policy, type RecordType } from '../../dns/types.js';
+import { adjustEndpointForOvh, recordsToEndpointsSteps } from '../../ovh/mapping.js';
+import type { OvhOperation } from '../../ovh/types.js';
+import * as store from '../../store/index.js';
+import type { CoreContext } from '../context.js';
+import { NotFoundError, PermissionDeniedError } from '../errors.js';
+import { checkNameAllowed, isAdmin, mayUseZone, type Tenant } from '../tenants/tenants.js';
+import { ensureSynced, managedZoneNames } from '../zones/zones.js';
+import { buildPlanOperations, checkSharedLabel, ownerViewOf } from '../ownership/ownership.js';
+import { checkHealthCheckLabel } from '../../dns/health-check.js';
+import { Slicer, stringifySliced } from '../slices.js';
+import { readCacheOf, readZoneBase, type ReadCache, type ZoneBase } from '../reads/read-cache.js';
+import { ownedSets, zoneThreshold, type ChangeThreshold } from './guard.js';
+import { zoneMemoryAt, type ZoneMemory } from '../reads/zone-memory.js';
+import { baseIndexOf } from '../reads/base-index.js';
+import type { SetsIndex } from '../reads/sets-index.js';
+import { planDnsUpdateSteps, type DnsUpdate } from './dns-update-plan.js';
+import { canonicalJson } from './canonical-json.js';
+import type { WithdrawPlanner } from '../ownership/withdraw-planner.js';
+import { withdrawnOperations, withWithdrawn } from '../ownership/withdrawn-view.js';
+
+/** An endpoint as callers send it, before normalization. */
+export interface RawEndpoint {
+  dnsName: string;
+  recordType: string;
+  targets: string[];
+  ttl: number;
+  setIdentifier?: string;
+  labels?: Record<string, string>;
+}
+
+export interface RawChangeSet {
+  create: RawEndpoint[];
+  updateOld: RawEndpoint[];
+  updateNew: RawEndpoint[];
+  delete: RawEndpoint[];
+}
+
+/**
+ * Which of the tenant's record sets a SYNC desired state covers (deletes when absent from it). Absent:
+ * every set of the zones in scope. Plain data: stored with a plan, re-read by Apply. NSM publishing
+ * (src/nsm/) uses it so that publishing one domain never deletes the tenant's other records.
+ */
+export interface SyncScope {
+  /** Only names strictly below this name… */
+  under: string;
+  /** …and exactly this many labels below it (any depth when absent)… */
+  depth?: number;
+  /** …and of these types (any type when absent). */
+  types?: RecordType[];
+}
+
+export function inSyncScope(scope: SyncScope, dnsName: string, recordType: RecordType): boolean {
+  if (!dnsName.endsWith(`.${scope.under}`)) return false;
+  const below = dnsName.slice(0, -(scope.under.length + 1)).split('.').length;
+  return (scope.depth === undefined || below === scope.depth) && (scope.types === undefined || scope.types.includes(recordType));
+}
+
+export type PlanInput =
+  | {
+      kind: 'desired';
+      zones: string[];
+      endpoints: RawEndpoint[];
+      policy: Policy;
+      scope?: SyncScope;
+      /** Any conflict refuses the whole zone, under the zone lock, with nothing sent (NSM publishing). */
+      allOrNothing?: boolean;
+      /** Apply even over the tenant's change threshold (core/plan/guard.ts). */
+      force?: boolean;
+    }
+  /** revertOf: the journal row this change set reverts (core/plan/revert.ts), named in its apply's journal rows. */
+  | { kind: 'changes'; changes: RawChangeSet; policy: Policy; force?: boolean; origin?: string; revertOf?: string }
+  /** A DNS UPDATE of one zone (core/plan/dns-update-plan.ts): planned under the zone lock, all or nothing. */
+  | { kind: 'update'; update: DnsUpdate; policy: 'sync'; origin?: string }
+  /** A tenant's staged writes of one zone through the served OVH API (core/ovh-api/staging.ts): planned under the zone lock. Never stored. */
+  | { kind: 'draft'; zone: string; draft: DraftPlanner; policy: 'sync'; origin?: string };
+
+/**
+ * A refresh of the served OVH API's draft, as the apply plans and records it (core/ovh-api/staging.ts
+ * implements it): its change set read under the zone lock, in the lock's transaction, against the
+ * zone as the group's earlier members left it; and, once its operations are recorded in that
+ * transaction, what it keeps of them (the ids the records it touched are served under, its draft rows
+ * published) — undone with the group when the refresh fails.
+ */
+export interface DraftPlanner {
+  /** The names (normalized) the draft's staged records are at, read under the lock: what its plan reads besides the tenant's own sets. */
+  names(q: store.Queryable): Promise<Iterable<string>>;
+  changes(q: store.Queryable, base: ZoneBase): Promise<RawChangeSet>;
+  recorded(q: store.Queryable, sent: DraftSent): Promise<void>;
+}
+
+/** What a refresh's batch left: the records under the names it touched (OVH ids), the OVH ids it deleted, whether batches follow. */
+export interface DraftSent {
+  records: OvhRecordLike[];
+  gone: string[];
+  more: boolean;
+}
+
+type OvhRecordLike = store.RecordRow & { zone: string };
+
+export interface ZonePlan {
+  zone: string;
+  baseGeneration: bigint;
+  changes: Change[];
+  conflicts: Conflict[];
+  operations: OvhOperation[];
+  /** The change threshold's counts for this tenant (core/plan/guard.ts); not part of the digest. */
+  threshold?: ChangeThreshold;
+}
+
+export interface StoredPlan {
+  id: string;
+  tenant: string;
+  tenantId: string;
+  policy: Policy;
+  zones: ZonePlan[];
+  digest: string;
+  createdAt: Date;
+  expiresAt: Date;
+  status: string;
+  input: PlanInput;
+}
+
+/** Explicit request limits (DESIGN: "Limits on request size and list lengths are explicit"). */
+export const MAX_ENDPOINTS = 5000;
+
+/** The input normalized and split by zone: what computeZonePlan works on. */
+export type RoutedInput = (
+  | { kind: 'desired'; policy: Policy; byZone: Map<string, Endpoint[]>; scope?: SyncScope; allOrNothing?: boolean }
+  | { kind: 'changes'; policy: Policy; byZone: Map<string, ChangeSet> }
+  | { kind: 'update'; policy: 'sync'; byZone: Map<string, DnsUpdate> }
+  | { kind: 'draft'; policy: 'sync'; byZone: Map<string, DraftPlanner> }
+  /** A withdraw or restore of targets (core/withdrawals/withdrawals.ts): planned under the zone lock, never stored. */
+  | { kind: 'withdraw'; policy: 'sync'; byZone: Map<string, WithdrawPlanner> }
+) & {
+  /** Per record set: what was adjusted to OVH's rules (a TTL under 60 raised to 60). */
+  warnings: Map<string, string[]>;
+  /** The request says force: the change threshold does not stop it. */
+  force?: boolean;
+  /**
+   * Which door and which credential asked, in words, when it is not an API call of the tenant's own
+   * (`DNS UPDATE signed by KEY.`, `OVH API refresh by application key AK`): the journal's summary.
+   */
+  origin?: string;
+  /** A stored plan approved by a second admin (core/plan/approvals.ts ApprovalNote): named in its journal rows. */
+  approval?: { planId: string; approvedBy: string; approvedAt: string; digest: string };
+  /** A stored revert (core/plan/revert.ts): the journal row it reverts, named in its journal rows. */
+  revertOf?: string;
+  /** The stored plan being applied (its journal rows name it: GetApply's plan_id); absent for an inline request. */
+  planId?: string;
+};
+
+/**
+ * Normalizes and validates the input, checking every name against the tenant's grant. Linear in the
+ * input; yields to the event loop between slices of endpoints (`slicer`).
+ */
+export async function routeInput(ctx: CoreContext, tenant: Tenant, input: PlanInput, slicer: Slicer = new Slicer()): Promise<RoutedInput> {
+  const zoneNames = await managedZoneNames(ctx);
+  const warnings = new Map<string, string[]>();
+  const findZone = zoneFinder(zoneNames);
+  const route = (raw: RawEndpoint, field: string): { zone: string; endpoint: Endpoint } => {
+    if (typeof raw.dnsName !== 'string' || raw.dnsName.trim() === '') throw new InvalidInputError(`${field}.dnsName`, 'is required');
+    const name = normalizeName(raw.dnsName, `${field}.dnsName`, { allowUnderscore: true, allowWildcard: true });
+    const zone = findZone(name);
+    if (!zone) throw new InvalidInputError(`${field}.dnsName`, `"${name}" is not in any zone dnsplane manages (${zoneNames.join(', ') || 'none'})`);
+    checkNameAllowed(tenant, zone, name, `${field}.dnsName`);
+    // What OVH would store (TTL 1-59 becomes 60), so that the next plan compares like with like.
+    const adjusted = adjustEndpointForOvh(normalizeEndpoint(raw, field, { zone }));
+    checkSharedLabel(adjusted.endpoint, field);
+    checkHealthCheckLabel(adjusted.endpoint, field);
+    if (adjusted.warnings.length) warnings.set(recordSetKey(adjusted.endpoint.dnsName, adjusted.endpoint.recordType), adjusted.warnings);
+    return { zone, endpoint: adjusted.endpoint };
+  };
+
+  if (input.kind === 'desired') {
+    if (input.endpoints.length > MAX_ENDPOINTS) throw new InvalidInputError('desired.endpoints', `at most ${MAX_ENDPOINTS} endpoints per request`);
+    const byZone = new Map<string, Endpoint[]>();
+    input.zones.forEach((z, i) => {
+      const zone = normalizeName(z, `desired.zones[${i}]`);
+      if (!zoneNames.includes(zone)) throw new InvalidInputError(`desired.zones[${i}]`, `"${zone}" is not a zone dnsplane manages`);
+      if (!mayUseZone(tenant, zone)) throw new PermissionDeniedError(`desired.zones[${i}]`, `zone "${zone}" is not one of tenant "${tenant.name}"'s zones`);
+      if (!byZone.has(zone)) byZone.set(zone, []);
+    });
+    const all = await slicer.map(input.endpoints, (raw, i) => {
+      const { zone, endpoint } = route(raw, `desired.endpoints[${i}]`);
+      const list = byZone.get(zone);
+      if (list) list.push(endpoint);
+      else byZone.set(zone, [endpoint]);
+      return endpoint;
+    });
+    validateEndpointSet(all, 'desired.endpoints');
+    const scope = input.scope && { ...input.scope, under: normalizeName(input.scope.under, 'desired.scope.under') };
+    return { kind: 'desired', policy: input.policy, byZone, warnings, ...(scope ? { scope } : {}), ...(input.allOrNothing ? { allOrNothing: true } : {}), ...(input.force ? { force: true } : {}) };
+  }
+
+  if (input.kind === 'update') {
+    const zone = input.update.zone;
+    if (!zoneNames.includes(zone)) throw new InvalidInputError('update.zone', `"${zone}" is not a zone dnsplane manages`);
+    if (!mayUseZone(tenant, zone)) throw new PermissionDeniedError('update.zone', `zone "${zone}" is not one of tenant "${tenant.name}"'s zones`);
+    return { kind: 'update', policy: 'sync', byZone: new Map([[zone, input.update]]), warnings, ...(input.origin ? { origin: input.origin } : {}) };
+  }
+
+  if (input.kind === 'draft') {
+    if (!zoneNames.includes(input.zone)) throw new InvalidInputError('zone', `"${input.zone}" is not a zone dnsplane manages`);
+    if (!mayUseZone(tenant, input.zone)) throw new PermissionDeniedError('zone', `zone "${input.zone}" is not one of tenant "${tenant.name}"'s zones`);
+    return { kind: 'draft', policy: 'sync', byZone: new Map([[input.zone, input.draft]]), warnings, ...(input.origin ? { origin: input.origin } : {}) };
+  }
+
+  const c = input.changes;
+  const total = c.create.length + c.updateOld.length + c.updateNew.length + c.delete.length;
+  if (total > MAX_ENDPOINTS) throw new InvalidInputError('changes', `at most ${MAX_ENDPOINTS} endpoints per request`);
+  if (c.updateOld.length !== c.updateNew.length) {
+    throw new InvalidInputError('changes.updateOld', `must pair one to one with changes.updateNew (${c.updateOld.length} vs ${c.updateNew.length})`);
+  }
+  const byZone = new Map<string, ChangeSet>();
+  const setFor = (zone: string) => {
+    let s = byZone.get(zone);
+    if (!s) byZone.set(zone, (s = { create: [], updateOld: [], updateNew: [], delete: [] }));
+    return s;
+  };
+  await slicer.map(c.create, (raw, i) => {
+    const r = route(raw, `changes.create[${i}]`);
+    setFor(r.zone).create.push(r.endpoint);
+  });
+  await slicer.map(c.updateOld, (raw, i) => {
+    const o = route(raw, `changes.updateOld[${i}]`);
+    const n = route(c.updateNew[i]!, `changes.updateNew[${i}]`);
+    if (o.endpoint.dnsName !== n.endpoint.dnsName || o.endpoint.recordType !== n.endpoint.recordType) {
+      throw new InvalidInputError(`changes.updateNew[${i}]`, 'must have the same dnsName and recordType as changes.updateOld at the same index');
+    }
+    setFor(o.zone).updateOld.push(o.endpoint);
+    setFor(o.zone).updateNew.push(n.endpoint);
+  });
+  await slicer.map(c.delete, (raw, i) => {
+    const r = route(raw, `changes.delete[${i}]`);
+    setFor(r.zone).delete.push(r.endpoint);
+  });
+  return { kind: 'changes', policy: input.policy, byZone, warnings, ...(input.force ? { force: true } : {}), ...(input.origin ? { origin: input.origin } : {}) };
+}
+
+/** Moved to ownership.ts (shared record sets); re-exported for callers of plan.ts. */
+export { ownerViewOf } from '../ownership/ownership.js';
+
+/**
+ * The plan of one zone, from the cache as `q` sees it (a Plan's committed snapshot, a staged OVH-API
+ * write's judgement). The zone is taken from the read cache when it holds the generation `q` sees —
+ * what a zone holds at a generation never changes — and what is read here is kept there for the next
+ * Plan or Records view; the plan reads only the record sets at the names the request touches, from
+ * the base's index (core/reads/base-index.ts, made once per generation, in slices), so that a one-record
+ * Plan costs the same in a zone of 50,000 records as in one of 1,000. Under the zone lock, Apply
+ * plans with computeLockedZonePlan instead, on the apply path's own view.
+ */
+export async function computeZonePlan(
+  ctx: CoreContext,
+  q: store.Queryable,
+  tenant: Tenant,
+  zone: string,
+  input: RoutedInput,
+  slicer: Slicer = new Slicer(),
+  reads?: ReadCache,
+): Promise<ZonePlan> {
+  const base = await baseAsSeen(q, zone, slicer, reads);
+  const withdrawals = async (touched: ReadonlySet<string>) => base.withdrawals.filter((w) => touched.has(w.dnsName));
+  return planAtNames(ctx, q, tenant, zone, input, base.generation, await baseIndexOf(base, zone, slicer), withdrawals, slicer);
+}
+
+/**
+ * The plan of the whole zone as `q` sees it, every record set read: the reference the plans at names
+ * are held equal to (test/core/apply/locked-plan.test.ts).
+ */
+export async function computeWholeZonePlan(ctx: CoreContext, q: store.Queryable, tenant: Tenant, zone: string, input: RoutedInput, slicer: Slicer = new Slicer()): Promise<ZonePlan> {
+  const base = await baseAsSeen(q, zone, slicer);
+  return planOver(ctx, q, tenant, zone, input, { ...base, owned: ownedSets(base.ownership, tenant.id) }, slicer);
+}
+
+async function baseAsSeen(q: store.Queryable, zone: string, slicer: Slicer, reads?: ReadCache): Promise<ZoneBase> {
+  const z = await store.getZone(q, zone);
+  if (!z) throw new NotFoundError('zone', zone, `zone "${zone}" is not managed by dnsplane`);
+  let base = reads?.baseIfBuilt(zone, z.generation);
+  if (!base) {
+    base = await readZoneBase(q, zone, slicer); // in pages, as Records reads it
+    reads?.keep(zone, base);
+  }
+  return base;
+}
+
+/**
+ * The plan of one zone under its lock (core/apply/prepare.ts), against the zone's view in memory at
+ * the generation the lock's transaction `tx` sees (core/reads/zone-memory.ts: read whole from `tx` only
+ * when the view is behind). The plan is the one computeWholeZonePlan makes: the diff, the ownership it
+ * judges and the operations it builds only ever look at the sets at the names the request touches.
+ */
+export async function computeLockedZonePlan(ctx: CoreContext, tx: store.Queryable, tenant: Tenant, zone: string, input: RoutedInput, slicer: Slicer = new Slicer()): Promise<{ plan: ZonePlan; memory: ZoneMemory }> {
+  const z = await store.getZone(tx, zone);
+  if (!z) throw new NotFoundError('zone', zone, `zone "${zone}" is not managed by dnsplane`);
+  const memory = await zoneMemoryAt(ctx.pool, tx, zone, z.generation);
+  // The withdrawn targets at the names touched (a small table: read whole, under the lock).
+  const withdrawals = async (touched: ReadonlySet<string>) => (await store.listWithdrawals(tx, zone)).filter((w) => touched.has(w.dnsName));
+  return { plan: await planAtNames(ctx, tx, tenant, zone, input, z.generation, memory, withdrawals, slicer), memory };
+}
+
+/**
+ * The plan over the record sets at the names the request touches, read from an index of the zone at
+ * `generation`: for a change set or a DNS UPDATE the names it names, for a desired state those and the
+ * names of every set the tenant owns (a sync deletes the ones it no longer wants); `withdrawalsAt`, the
+ * withdrawn targets at those names.
+ */
+async function planAtNames(
+  ctx: CoreContext,
+  q: store.Queryable,
+  tenant: Tenant,
+  zone: string,
+  input: RoutedInput,
+  generation: bigint,
+  index: SetsIndex,
+  withdrawalsAt: (touched: ReadonlySet<string>) => Promise<store.WithdrawalRow[]>,
+  slicer: Slicer,
+): Promise<ZonePlan> {
+  const draftNames = input.kind === 'draft' ? await input.byZone.get(zone)!.names(q) : [];
+  const touched = touchedNamesOf(zone, input, () => index.tenantNames(tenant.id), draftNames);
+  const { records, ownership } = index.slice(touched);
+  const { endpoints, recordsByKey } = await slicer.run(recordsToEndpointsSteps(records, zone));
+  const withdrawals = await withdrawalsAt(touched);
+  return planOver(ctx, q, tenant, zone, input, { generation, records, recordsByKey, endpoints, ownership, withdrawals, owned: index.ownedSets(tenant.id) }, slicer);
+}
+
+/** The names (normalized, every type) whose record sets a request's plan of `zone` reads. */
+function touchedNamesOf(zone: string, input: RoutedInput, tenantNames: () => string[], draftNames: Iterable<string>): Set<string> {
+  const names = new Set<string>();
+  if (input.kind === 'desired') {
+    for (const e of input.byZone.get(zone) ?? []) names.add(e.dnsName);
+    // A sync deletes the tenant's sets absent from the desired state: every name it owns a set at.
+    for (const n of tenantNames()) names.add(n);
+  } else if (input.kind === 'withdraw') {
+    for (const n of input.byZone.get(zone)!.names()) names.add(n);
+  } else if (input.kind === 'draft') {
+    // A refresh reads its draft under the lock (DraftPlanner.names): the names of its staged records,
+    // and every name the tenant owns a set at (a staged update or delete names a record of its own).
+    for (const n of draftNames) names.add(n);
+    for (const n of tenantNames()) names.add(n);
+  } else if (input.kind === 'changes') {
+    const c = input.byZone.get(zone);
+    for (const e of c ? [...c.create, ...c.updateOld, ...c.updateNew, ...c.delete] : []) names.add(e.dnsName);
+  } else {
+    const u = input.byZone.get(zone)!;
+    names.add(zone);
+    for (const p of u.prerequisites) names.add(p.name);
+    if (Array.isArray(u.updates)) for (const op of u.updates) names.add(op.name);
+  }
+  return names;
+}
+
+/** The zone's record sets a plan reads (all of them, or those at the names it touches), and the count of the tenant's own. */
+type PlanSource = Pick<ZoneBase, 'generation' | 'records' | 'recordsByKey' | 'endpoints' | 'ownership' | 'withdrawals'> & { owned: number };
+
+/** Diffs the request against `source`, builds the operations and judges the threshold. */
+async function planOver(ctx: CoreContext, q: store.Queryable, tenant: Tenant, zone: string, input: RoutedInput, source: PlanSource, slicer: Slicer): Promise<ZonePlan> {
+  if (input.kind === 'withdraw') {
+    const { changes, operations } = await input.byZone.get(zone)!.plan(q, source, tenant.id);
+    const threshold = await zoneThreshold(ctx, q, tenant, zone, source.owned, changes, input.force ?? false);
+    return { zone, baseGeneration: source.generation, changes, conflicts: [], operations, threshold };
+  }
+  // Withdrawn targets are present for their owners (core/ownership/withdrawn-view.ts): nothing to plan while desired.
+  const { recordsByKey, endpoints: current, ownership } = withWithdrawn(zone, source, source.withdrawals);
+  const ownerOf = ownerViewOf(tenant, zone, ownership, recordsByKey);
+  await slicer.check();
+  // A draft's change set is read now (under the lock for an apply), then routed as any change set is.
+  const routed: Exclude<RoutedInput, { kind: 'draft' | 'withdraw' }> =
+    input.kind === 'draft' ? await routeDraft(ctx, tenant, zone, input.byZone.get(zone)!, q, source, slicer) : input;
+
+  const { changes, conflicts } =
+    routed.kind === 'update'
+      ? { ...(await slicer.run(planDnsUpdateSteps({ zone, tenant, records: source.records, current, ownerOf }, routed.byZone.get(zone)!))), conflicts: [] }
+      : routed.kind === 'desired'
+      ? await slicer.run(
+          diffDesiredSteps({
+            current,
+            desired: routed.byZone.get(zone) ?? [],
+            validated: true, // routeInput did, over the whole request
+            policy: routed.policy,
+            ownerOf,
+            scope: (name, type) => routed.scope === undefined || inSyncScope(routed.scope, name, type),
+          }),
+        )
+      : await slicer.run(diffChangeSetSteps(current, routed.byZone.get(zone) ?? { create: [], updateOld: [], updateNew: [], delete: [] }, ownerOf));
+  await slicer.check();
+
+  for (const c of changes) {
+    const e = c.after ?? c.before!;
+    const w = routed.warnings.get(recordSetKey(e.dnsName, e.recordType));
+    if (w) c.warnings = [...(c.warnings ?? []), ...w];
+  }
+  const built = buildPlanOperations(zone, changes, recordsByKey, { cnameRelative: ctx.settings.cnameRelativeZones?.includes(zone) ?? false });
+  const operations = source.withdrawals.length > 0 ? withdrawnOperations(zone, built) : built;
+  const threshold = await zoneThreshold(ctx, q, tenant, zone, source.owned, changes, input.force ?? false);
+  return { zone, baseGeneration: source.generation, changes, conflicts, operations, threshold };
+}
+
+async function routeDraft(ctx: CoreContext, tenant: Tenant, zone: string, draft: DraftPlanner, q: store.Queryable, base: PlanSource, slicer: Slicer): Promise<Exclude<RoutedInput, { kind: 'draft' | 'withdraw' }>> {
+  const routed = await routeInput(ctx, tenant, { kind: 'changes', changes: await draft.changes(q, base), policy: 'sync' }, slicer);
+  if (routed.kind !== 'changes') throw new Error('a draft routed as something else than changes');
+  for (const other of routed.byZone.keys()) {
+    if (other !== zone) throw new InvalidInputError('subDomain', `a staged write of zone ${zone} is in zone ${other}, which dnsplane manages apart: write it there`);
+  }
+  return routed;
+}
+
+/**
+ * Computes and stores a plan: linear in the request and the zones' records, cut into slices that
+ * yield to the event loop (core/slices.ts). At most DNSPLANE_PLAN_CONCURRENCY Plans per tenant at once
+ * (ctx.planLimiter): one more is refused with ResourceExhaustedError.
+ */
+export async function plan(ctx: CoreContext, tenant: Tenant, input: PlanInput, requestedBy: Tenant = tenant, alsoWrite?: AlsoWrite): Promise<StoredPlan> {
+  const started = performance.now();
+  const run = () => computeAndStore(ctx, tenant, input, requestedBy, alsoWrite);
+  const p = ctx.planLimiter ? await ctx.planLimiter.run(tenant, run) : await run();
+  ctx.metrics?.planDone((performance.now() - started) / 1000);
+  return p;
+}
+
+/** What to write in the transaction that stores the plan (core/plan/revert.ts: its journal row). */
+export type AlsoWrite = (tx: store.Queryable, p: StoredPlan) => Promise<void>;
+
+async function computeAndStore(ctx: CoreContext, tenant: Tenant, input: PlanInput, requestedBy: Tenant, alsoWrite?: AlsoWrite): Promise<StoredPlan> {
+  if (input.kind === 'draft') throw new InvalidInputError('input', 'a draft of the served OVH API is applied by its refresh, never stored as a plan');
+  const slicer = new Slicer();
+  const routed = await routeInput(ctx, tenant, input, slicer);
+  const zones: ZonePlan[] = [];
+  const reads = readCacheOf(ctx);
+  for (const zone of [...routed.byZone.keys()].sort()) {
+    await ensureSynced(ctx, zone);
+    zones.push(await store.withSnapshot(ctx.pool, (q) => computeZonePlan(ctx, q, tenant, zone, routed, slicer, reads)));
+  }
+  const { digest, body } = await serializePlan(zones, slicer);
+  await slicer.yield();
+  const now = new Date();
+  const p: StoredPlan = {
+    id: `pl_${randomUUID().replace(/-/g, '')}`,
+    tenant: tenant.name,
+    tenantId: tenant.id,
+    policy: input.policy,
+    zones,
+    digest,
+    createdAt: now,
+    expiresAt: new Date(now.getTime() + ctx.settings.planTtlMs),
+    status: 'pending',
+    input,
+  };
+  const row = {
+    id: p.id,
+    tenantId: tenant.id,
+    requestedBy: requestedBy.id,
+    policy: p.policy,
+    request: new store.JsonText(await stringifySliced(input, slicer)),
+    body: new store.JsonText(body),
+    digest: p.digest,
+    baseGenerations: Object.fromEntries(zones.map((z) => [z.zone, z.baseGeneration.toString()])),
+    expiresAt: p.expiresAt,
+    counts: planCounts(zones),
+  };
+  if (!alsoWrite) await store.insertPlan(ctx.pool, row);
+  else {
+    await store.withTransaction(ctx.pool, async (tx) => {
+      await store.insertPlan(tx, row);
+      await alsoWrite(tx, p);
+    });
+  }
+  return p;
+}
+
+/** What a listing of plans shows of one (store.PlanCounts): its zones, changes, conflicts, OVH calls. */
+export function planCounts(zones: readonly ZonePlan[]): store.PlanCounts {
+  return {
+    zones: zones.map((z) => z.zone),
+    changeCount: zones.reduce((n, z) => n + z.changes.length, 0),
+    conflictCount: zones.reduce((n, z) => n + z.conflicts.length, 0),
+    // A zone with operations ends with its refresh.
+    operationCount: zones.reduce((n, z) => n + (z.operations.length > 0 ? z.operations.length + 1 : 0), 0),
+  };
+}
+
+export async function getPlan(ctx: CoreContext, tenant: Tenant, id: string): Promise<StoredPlan> {
+  return (await getPlanWithRow(ctx, tenant, id)).plan;
+}
+
+/** getPlan, with the row it was read from (what an admin's view of the plan also shows). */
+export async function getPlanWithRow(ctx: CoreContext, tenant: Tenant, id: string): Promise<{ plan: StoredPlan; row: store.Plan }> {
+  const row = await store.getPlan(ctx.pool, id);
+  if (!row) throw new NotFoundError('plan', id, `plan "${id}" does not exist`);
+  if (row.tenantId !== tenant.id && !isAdmin(tenant)) throw new PermissionDeniedError('planId', `plan "${id}" belongs to another tenant`);
+  const owner = await store.getTenantById(ctx.pool, row.tenantId);
+  const plan: StoredPlan = {
+    id: row.id,
+    tenant: owner?.name ?? '',
+    tenantId: row.tenantId,
+    policy: row.policy as Policy,
+    zones: fromJson(row.body),
+    digest: row.digest,
+    createdAt: row.createdAt,
+    expiresAt: row.expiresAt,
+    status: row.status,
+    input: row.request as unknown as PlanInput,
+  };
+  return { plan, row };
+}
+
+/**
+ * A plan's digest — sha-256 over the canonical JSON of its zone plans, keys sorted so that a plan
+ * whose objects were built or stored in another key order (jsonb, before migration 0008, kept none)
+ * digests the same, thresholds left out — and its body as stored (the zone plans in canonical JSON,
+ * threshold included), written once, in slices that yield to the event loop: a
+ * 5,000-change plan is megabytes of JSON, and the digest and the body share every change's text.
+ * The digest leaves the threshold out (a judgement on the plan, not its content): the body is the
+ * digest's text with the threshold's member.
+ */
+export async function serializePlan(zones: ZonePlan[], slicer: Slicer): Promise<{ digest: string; body: string }> {
+  return writePlan(zones, slicer, true);
+}
+
+/** serializePlan's digest alone (an Apply compares a stored plan of thousands of changes with its own). */
+export async function planDigestSliced(zones: ZonePlan[], slicer: Slicer): Promise<string> {
+  return (await writePlan(zones, slicer, false)).digest;
+}
+
+async function writePlan(zones: ZonePlan[], slicer: Slicer, withBody: boolean): Promise<{ digest: string; body: string }> {
+  const hash = createHash('sha256');
+  const parts: string[] = [];
+  // `stored` for the body alone (the threshold), `both` for the text the digest and the body share.
+  const stored = (text: string) => {
+    if (withBody) parts.push(text);
+  };
+  const both = (text: string) => {
+    hash.update(text);
+    stored(text);
+  };
+  both('[');
+  for (const [zi, z] of (toJson(zones) as unknown as Array<Record<string, unknown>>).entries()) {
+    both(zi === 0 ? '{' : ',{');
+    let firstDigested = true;
+    let firstStored = true;
+    // A zone plan's keys are names (no integer-like key), so sorted is the order canonicalJson writes.
+    for (const key of Object.keys(z).sort()) {
+      const v = z[key];
+      if (v === undefined) continue; // as JSON.stringify leaves it out
+      if (key === 'threshold') {
+        // Stored, not digested.
+        stored(`${firstStored ? '' : ','}${JSON.stringify(key)}:${canonicalJson(v)}`);
+        firstStored = false;
+        continue;
+      }
+      hash.update(firstDigested ? '' : ',');
+      stored(firstStored ? '' : ',');
+      firstDigested = firstStored = false;
+      both(`${JSON.stringify(key)}:`);
+      if (!Array.isArray(v)) {
+        both(canonicalJson(v));
+        continue;
+      }
+      both('[');
+      // 64 items per piece: one hash update and one string each (thousands of small updates cost more).
+      for (let i = 0; i < v.length; i += 64) {
+        await slicer.check();
+        const piece: string[] = [];
+        for (let j = i; j < Math.min(i + 64, v.length); j++) {
+          const item: unknown = v[j];
+          piece.push(item === undefined ? 'null' : canonicalJson(item));
+        }
+        both(`${i === 0 ? '' : ','}${piece.join(',')}`);
+      }
+      both(']');
+    }
+    both('}');
+  }
+  both(']');
+  return { digest: hash.digest('hex'), body: parts.join('') };
+}
+
+type JsonZonePlan = Omit<ZonePlan, 'baseGeneration'> & { baseGeneration: string };
+
+function toJson(zones: ZonePlan[]): JsonZonePlan[] {
+  return zones.map((z) => ({ ...z, baseGeneration: z.baseGeneration.toString() }));
+}
+
+function fromJson(body: unknown): ZonePlan[] {
+  return (body as JsonZonePlan[]).map((z) => ({ ...z, baseGeneration: BigInt(z.baseGeneration) }));
+}

@@ -1,0 +1,135 @@
+/**
+ * Records: served from the cache. A caller that sends the generation it has gets not_modified for
+ * unchanged zones. Steady-state polling costs zero OVH calls.
+ */
+import type { Endpoint } from '../../dns/types.js';
+import * as store from '../../store/index.js';
+import type { CoreContext } from '../context.js';
+import { InvalidInputError, PermissionDeniedError } from '../errors.js';
+import { mayUseZone, type Tenant } from '../tenants/tenants.js';
+import { ensureSynced, managedZoneNames } from '../zones/zones.js';
+import { readCacheOf } from './read-cache.js';
+import { normalizeName } from '../../dns/names.js';
+
+export interface RecordsQuery {
+  zones: string[];
+  knownGenerations: Map<string, bigint>;
+  includeForeign: boolean;
+}
+
+export interface ZoneRecords {
+  zone: string;
+  generation: bigint;
+  notModified: boolean;
+  /**
+   * Each endpoint carries labels.owner: the owning tenant, '' when nobody owns it. Shared with the
+   * read cache and every other caller of the same view: read it, never change it.
+   */
+  endpoints: Endpoint[];
+}
+
+/** The zones a tenant may see: the requested ones (each checked) or all of its zones. */
+export async function visibleZones(ctx: CoreContext, tenant: Tenant, requested: string[], field = 'zones'): Promise<string[]> {
+  return pickZones(await managedZoneNames(ctx), tenant, requested, field);
+}
+
+function pickZones(managed: readonly string[], tenant: Tenant, requested: string[], field: string): string[] {
+  if (requested.length === 0) return managed.filter((z) => mayUseZone(tenant, z));
+  return requested.map((raw, i) => {
+    const zone = normalizeName(raw, `${field}[${i}]`);
+    if (!managed.includes(zone)) throw new InvalidInputError(`${field}[${i}]`, `"${zone}" is not a zone dnsplane manages`);
+    if (!mayUseZone(tenant, zone)) throw new PermissionDeniedError(`${field}[${i}]`, `zone "${zone}" is not one of tenant "${tenant.name}"'s zones`);
+    return zone;
+  });
+}
+
+/**
+ * One generation read (ReadCache.zoneStates). A caller that makes several steps of one request (the
+ * webhook's scope, then its records) may pass the read it got to the next step, provided the read
+ * was made for this request (it started after the request arrived): the answer stays exact.
+ */
+export type ZoneStates = ReadonlyMap<string, store.ZoneGeneration>;
+
+/** visibleZones from a generation read the caller already has (see ZoneStates). */
+export function visibleZonesIn(states: ZoneStates, tenant: Tenant, requested: string[], field = 'zones'): string[] {
+  return pickZones(namesOf(states), tenant, requested, field);
+}
+
+/** The zone names of one generation read, listed once for every call that shares that read. */
+const names = new WeakMap<ReadonlyMap<string, unknown>, string[]>();
+
+function namesOf(states: ReadonlyMap<string, unknown>): string[] {
+  let list = names.get(states);
+  if (!list) names.set(states, (list = [...states.keys()]));
+  return list;
+}
+
+/** The zones a tenant may see, with their generation and record count (ListZones). */
+export async function listVisibleZones(ctx: CoreContext, tenant: Tenant): Promise<store.ZoneWithCount[]> {
+  const names = await visibleZones(ctx, tenant, []);
+  return store.listZones(ctx.pool, names);
+}
+
+/**
+ * Answered from memory (core/reads/read-cache.ts): the zones' generations as this replica knows them (kept
+ * while its listener is live, else one shared, fresh read), then the tenant's view of each zone at its
+ * current generation, built from one snapshot on a miss. A caller that names a zone not known here,
+ * or says it has a generation newer than the one known here, gets a fresh read instead: it has seen
+ * a change this replica has not heard of yet.
+ */
+export async function records(ctx: CoreContext, tenant: Tenant, q: RecordsQuery, fresh?: ZoneStates): Promise<ZoneRecords[]> {
+  const cache = readCacheOf(ctx);
+  const states = fresh ?? keptStates(cache, q) ?? (await cache.zoneStates.fresh());
+  const zones = pickZones(namesOf(states), tenant, q.zones, 'zones');
+  const out: ZoneRecords[] = [];
+  for (const zone of zones) {
+    const seen = states.get(zone)!;
+    const z = seen.state === 'synced' ? seen : await ensureSynced(ctx, zone);
+    const known = q.knownGenerations.get(zone);
+    if (known !== undefined && known === z.generation) {
+      ctx.metrics?.cacheRead(zone, 'not_modified');
+      out.push({ zone, generation: z.generation, notModified: true, endpoints: [] });
+      continue;
+    }
+    ctx.metrics?.cacheRead(zone, 'hit');
+    // Owner labels, foreign sets only on request, shared sets split per owner: ownership.ts.
+    const view = await cache.view(zone, z.generation, tenant.name, q.includeForeign);
+    out.push({ zone, generation: view.generation, notModified: false, endpoints: view.endpoints as Endpoint[] });
+  }
+  return out;
+}
+
+/**
+ * records() answered in this turn, without a promise, when it can be: on the states kept in memory,
+ * every zone asked for synced and not modified (a cluster's poll that has the current generations).
+ * Undefined otherwise: call records().
+ */
+export function notModifiedNow(ctx: CoreContext, tenant: Tenant, q: RecordsQuery): ZoneRecords[] | undefined {
+  const states = keptStates(readCacheOf(ctx), q);
+  if (states === undefined) return undefined;
+  const zones = pickZones(namesOf(states), tenant, q.zones, 'zones');
+  const out: ZoneRecords[] = [];
+  for (const zone of zones) {
+    const z = states.get(zone)!;
+    if (z.state !== 'synced' || q.knownGenerations.get(zone) !== z.generation) return undefined;
+    out.push({ zone, generation: z.generation, notModified: true, endpoints: [] });
+  }
+  for (const zone of zones) ctx.metrics?.cacheRead(zone, 'not_modified');
+  return out;
+}
+
+/** The states kept in memory, if they may answer this request (the caller not ahead of them). */
+function keptStates(cache: ReturnType<typeof readCacheOf>, q: RecordsQuery): ZoneStates | undefined {
+  const states = cache.zoneStates.now();
+  return states !== undefined && !aheadOf(states, q) ? states : undefined;
+}
+
+/** Whether the caller knows more than `states` (kept in memory) do: a zone they lack, a newer generation. */
+function aheadOf(states: ZoneStates, q: RecordsQuery): boolean {
+  for (const raw of q.zones) if (!states.has(raw) && !states.has(raw.toLowerCase().replace(/\.$/, ''))) return true;
+  for (const [zone, generation] of q.knownGenerations) {
+    const z = states.get(zone);
+    if (z !== undefined && generation > z.generation) return true;
+  }
+  return false;
+}
