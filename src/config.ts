@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { SECRETS_KEY_RULE } from './core/secrets.js';
+import { SECRETS_KEY_RULE } from './core/credentials/secrets.js';
 import { visibilityConfig, type VisibilityConfig } from './config-visibility.js';
 import { healthConfig, HEALTH_SETTINGS, type HealthConfig } from './config-health.js';
 import { InvalidInputError } from './dns/errors.js';
@@ -92,7 +92,7 @@ export interface Config {
   /** Failed logins per client address (core/login-limiter.ts): a burst, then this many per second. */
   login: { burst: number; perSecond: number };
   /**
-   * The encryption keys of secrets kept at rest (core/secrets.ts), the one that seals first:
+   * The encryption keys of secrets kept at rest (core/credentials/secrets.ts), the one that seals first:
    * DNSPLANE_SECRETS_KEYS (new first, old after, while a rotation runs), or DNSPLANE_SECRETS_KEY
    * (one key). Unset: undefined (demo mode keeps its own).
    */

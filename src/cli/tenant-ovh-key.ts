@@ -7,8 +7,8 @@
  */
 import { parseArgs } from 'node:util';
 import { ovhApiAdvertise, parseDuration } from '../config.js';
-import { oldStops } from '../core/credential-admin.js';
-import { createOvhKey, deleteOvhKey, listOvhKeys, rotateOvhKey, type IssuedOvhKey, type OvhKeyView } from '../core/ovh-key-admin.js';
+import { oldStops } from '../core/credentials/admin.js';
+import { createOvhKey, deleteOvhKey, listOvhKeys, rotateOvhKey, type IssuedOvhKey, type OvhKeyView } from '../core/credentials/ovh-admin.js';
 import { secretBoxFor } from '../demo.js';
 import { InvalidInputError } from '../dns/errors.js';
 import { configFrom, type CliIo } from './command.js';

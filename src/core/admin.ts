@@ -44,7 +44,7 @@ import {
   type IssuedTsigKey,
   type NewTsigKeyInput,
   type TsigKeyView,
-} from './tsig-key-admin.js';
+} from './credentials/tsig-admin.js';
 
 /** Default and largest page of a listing. */
 export const DEFAULT_LIMIT = 100;
@@ -213,7 +213,7 @@ export async function setTenantWithdrawAfter(ctx: CoreContext, actor: Tenant, na
   return t;
 }
 
-// --- TSIG keys (core/tsig-key-admin.ts); the secret is never logged ---
+// --- TSIG keys (core/credentials/tsig-admin.ts); the secret is never logged ---
 
 export async function createTsigKey(ctx: CoreContext, actor: Tenant, input: NewTsigKeyInput): Promise<IssuedTsigKey> {
   requireAdmin(actor);

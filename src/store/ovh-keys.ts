@@ -2,7 +2,7 @@
  * The ovh_keys table (migrations/0011): a tenant's OVH-style credentials — application key in clear,
  * consumer key as its sha-256, application secret sealed. Every change of a key (created, rotated,
  * deleted) sends NOTIFY dnsplane_tenant with the key's tenant in the same statement, as a change of the
- * tenant's credentials: every replica drops what it cached of that tenant's keys (core/ovh-keys.ts)
+ * tenant's credentials: every replica drops what it cached of that tenant's keys (core/credentials/ovh.ts)
  * when the change commits.
  */
 import { AlreadyExistsError, NotFoundError } from './errors.js';

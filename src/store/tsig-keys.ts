@@ -2,7 +2,7 @@
  * The tsig_keys table (migrations/0009): a tenant's TSIG keys, their secrets sealed. Every change of a
  * key (created, rotated, deleted) sends NOTIFY dnsplane_tenant with the key's tenant in the same
  * statement, as a change of the tenant's credentials: every replica drops what it cached of that
- * tenant's keys (core/tsig-keys.ts) when the change commits.
+ * tenant's keys (core/credentials/tsig.ts) when the change commits.
  */
 import { AlreadyExistsError, NotFoundError } from './errors.js';
 import { PG_FOREIGN_KEY_VIOLATION, PG_UNIQUE_VIOLATION, assertIdString, errorCode, noteUsedAt, type Queryable } from './internal.js';
@@ -153,7 +153,7 @@ export async function deleteTsigKey(q: Queryable, name: string): Promise<TsigKey
 }
 
 /**
- * Records when keys were last used, several at once (core/tsig-keys.ts coalesces them). A time never
+ * Records when keys were last used, several at once (core/credentials/tsig.ts coalesces them). A time never
  * moves back; a key deleted meanwhile is skipped.
  */
 export async function noteTsigKeysUsed(q: Queryable, uses: ReadonlyArray<{ id: string; at: Date }>): Promise<void> {

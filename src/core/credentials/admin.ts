@@ -1,11 +1,11 @@
 /**
- * What managing a tenant's credentials with a sealed secret (TSIG keys: core/tsig-key-admin.ts; OVH
- * keys: core/ovh-key-admin.ts) has in common: the tenant named, the box that seals (refused, saying
+ * What managing a tenant's credentials with a sealed secret (TSIG keys: core/credentials/tsig-admin.ts; OVH
+ * keys: core/credentials/ovh-admin.ts) has in common: the tenant named, the box that seals (refused, saying
  * how to set it, when the server has none), and who acted, in the journal's words.
  */
-import type { Tenant } from '../store/index.js';
-import * as store from '../store/index.js';
-import { InvalidInputError, NotFoundError } from './errors.js';
+import type { Tenant } from '../../store/index.js';
+import * as store from '../../store/index.js';
+import { InvalidInputError, NotFoundError } from '../errors.js';
 import { SECRETS_KEY_RULE, SECRETS_KEY_SETTING, SecretsKeyError, type SecretBox } from './secrets.js';
 
 /** The tenant of that name, or InvalidInput (none given) / NotFound naming the field. */

@@ -1,23 +1,23 @@
 /**
- * Managing OVH keys (core/ovh-keys.ts): create, list, rotate, delete — for AdminService (an admin
+ * Managing OVH keys (core/credentials/ovh.ts): create, list, rotate, delete — for AdminService (an admin
  * acting: the admin scope is checked here) and the command line (database access, no acting tenant).
  * A key is three random values made here, as OVH issues them: an application key (16 letters and
  * digits, an identifier kept in clear), an application secret (32, sealed before it is stored:
- * core/secrets.ts) and a consumer key (32, of which only the sha-256 is stored). The secret and the
+ * core/credentials/secrets.ts) and a consumer key (32, of which only the sha-256 is stored). The secret and the
  * consumer key are handed back once, to be shown once; nothing here logs them. Each change is
  * journaled (core/audit.ts) in the transaction that makes it, and notifies every replica
  * (store/ovh-keys.ts); the replica that made it drops its cached keys of that tenant at once.
  */
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import * as store from '../store/index.js';
-import { requireAdmin } from './admin.js';
-import { auditAdminAction } from './audit.js';
-import { actedBy, oldStops, sealingBox, tenantNamed } from './credential-admin.js';
-import { InvalidInputError, NotFoundError } from './errors.js';
-import { APPLICATION_KEY_LENGTH, SECRET_LENGTH, consumerKeyHash, ovhSecretContext, randomKey, type OvhKeyCache } from './ovh-keys.js';
+import * as store from '../../store/index.js';
+import { requireAdmin } from '../admin.js';
+import { auditAdminAction } from '../audit.js';
+import { actedBy, oldStops, sealingBox, tenantNamed } from './admin.js';
+import { InvalidInputError, NotFoundError } from '../errors.js';
+import { APPLICATION_KEY_LENGTH, SECRET_LENGTH, consumerKeyHash, ovhSecretContext, randomKey, type OvhKeyCache } from './ovh.js';
 import { checkSealedSecrets, type SecretBox } from './secrets.js';
-import { checkGrace, type Tenant } from './tenants.js';
+import { checkGrace, type Tenant } from '../tenants.js';
 
 /** A key as listings show it: never its secret or consumer key. */
 export interface OvhKeyView {

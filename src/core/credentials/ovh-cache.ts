@@ -1,10 +1,10 @@
 /**
- * An OVH key as the keyring hands it out (core/ovh-keys.ts), and the cache of keys found, which
- * server.ts builds per process and keeps exact with NOTIFY dnsplane_tenant (core/credential-cache.ts).
+ * An OVH key as the keyring hands it out (core/credentials/ovh.ts), and the cache of keys found, which
+ * server.ts builds per process and keeps exact with NOTIFY dnsplane_tenant (core/credentials/cache.ts).
  * Apart from the keyring so that CoreContext can hold the cache without importing the keyring.
  */
-import { CredentialCache } from './credential-cache.js';
-import type { Tenant } from './tenants.js';
+import { CredentialCache } from './cache.js';
+import type { Tenant } from '../tenants.js';
 
 export interface OvhKey {
   id: string;
@@ -18,7 +18,7 @@ export interface OvhKey {
   createdAt: Date;
   /**
    * Found by the consumer key a rotation with a grace replaced (`applicationSecret` is the replaced
-   * one): accepted until then, by the context's clock (core/ovh-keys.ts).
+   * one): accepted until then, by the context's clock (core/credentials/ovh.ts).
    */
   replacedUntil?: Date;
 }

@@ -1,11 +1,11 @@
 /**
- * A TSIG key as the keyring hands it out (core/tsig-keys.ts), and the cache of keys found, which
- * server.ts builds per process and keeps exact with NOTIFY dnsplane_tenant (core/credential-cache.ts).
+ * A TSIG key as the keyring hands it out (core/credentials/tsig.ts), and the cache of keys found, which
+ * server.ts builds per process and keeps exact with NOTIFY dnsplane_tenant (core/credentials/cache.ts).
  * Apart from the keyring so that CoreContext can hold the cache without importing the keyring.
  */
-import type { TsigAlgorithm } from '../dns/wire/index.js';
-import { CredentialCache } from './credential-cache.js';
-import type { Tenant } from './tenants.js';
+import type { TsigAlgorithm } from '../../dns/wire/index.js';
+import { CredentialCache } from './cache.js';
+import type { Tenant } from '../tenants.js';
 
 /** The algorithms are the DNS wire format's (dns/wire/tsig.ts). */
 export type { TsigAlgorithm };
@@ -18,7 +18,7 @@ export interface TsigKey {
   secret: Buffer;
   /**
    * The secret a rotation with a grace replaced, still accepted until `previousValidUntil` (judged with
-   * the context's clock when a message is verified, core/tsig-keys.ts previousSecretOf).
+   * the context's clock when a message is verified, core/credentials/tsig.ts previousSecretOf).
    */
   previous?: { secret: Buffer; validUntil: Date };
   /** The key's tenant as it was when the key was read (kept exact by the cache's invalidation). */

@@ -1,18 +1,18 @@
 /**
- * Managing TSIG keys (core/tsig-keys.ts): create, list, rotate, delete — for AdminService (an admin
+ * Managing TSIG keys (core/credentials/tsig.ts): create, list, rotate, delete — for AdminService (an admin
  * acting) and the command line (database access, no acting tenant). A secret is made here (random,
- * as long as its HMAC's output), sealed before it is stored (core/secrets.ts) and handed back once, to
+ * as long as its HMAC's output), sealed before it is stored (core/credentials/secrets.ts) and handed back once, to
  * be shown once; nothing here logs it. Each change is journaled (core/audit.ts) in the transaction
  * that makes it, and notifies every replica (store/tsig-keys.ts).
  */
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import * as store from '../store/index.js';
-import { auditAdminAction } from './audit.js';
-import { actedBy, oldStops, sealingBox, tenantNamed } from './credential-admin.js';
-import { InvalidInputError, NotFoundError } from './errors.js';
+import * as store from '../../store/index.js';
+import { auditAdminAction } from '../audit.js';
+import { actedBy, oldStops, sealingBox, tenantNamed } from './admin.js';
+import { InvalidInputError, NotFoundError } from '../errors.js';
 import { checkSealedSecrets, type SecretBox } from './secrets.js';
-import { checkGrace, type Tenant } from './tenants.js';
+import { checkGrace, type Tenant } from '../tenants.js';
 import {
   TSIG_SECRET_BYTES,
   isTsigAlgorithm,
@@ -21,7 +21,7 @@ import {
   secretContext,
   DEFAULT_TSIG_ALGORITHM,
   type TsigAlgorithm,
-} from './tsig-keys.js';
+} from './tsig.js';
 
 /** A key as listings show it: never its secret. */
 export interface TsigKeyView {

@@ -1,7 +1,7 @@
 /**
  * Credentials that authenticated, kept in memory so that the next call needs no round trip to
  * Postgres: bearer tokens by their hash (core/tenants.ts TokenCache), TSIG keys by name
- * (core/tsig-keys.ts), OVH keys by the hash of their consumer key (core/ovh-keys.ts). Only what was
+ * (core/credentials/tsig.ts), OVH keys by the hash of their consumer key (core/credentials/ovh.ts). Only what was
  * found is kept: an unknown credential reads Postgres every time (what a limiter of failed attempts
  * sits in front of).
  *
