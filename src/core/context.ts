@@ -7,8 +7,8 @@ import type { ReadCache } from './read-cache.js';
 import type { TokenCache } from './tenants.js';
 import type { PlanLimiter } from './plan-limit.js';
 import type { SecretBox } from './credentials/secrets.js';
-import type { TsigKeyCache } from './credentials/tsig-cache.js';
-import type { OvhKeyCache } from './credentials/ovh-cache.js';
+import type { TsigKeyCache } from './credentials/cache.js';
+import type { OvhKeyCache } from './credentials/cache.js';
 import type { VisibilityWatch } from './visibility-watch.js';
 import type { Liveness } from './liveness.js';
 

@@ -3,8 +3,10 @@
  * keys: core/credentials/ovh-admin.ts) has in common: the tenant named, the box that seals (refused, saying
  * how to set it, when the server has none), and who acted, in the journal's words.
  */
+import type pg from 'pg';
 import type { Tenant } from '../../store/index.js';
 import * as store from '../../store/index.js';
+import { auditAdminAction } from '../audit.js';
 import { InvalidInputError, NotFoundError } from '../errors.js';
 import { SECRETS_KEY_RULE, SECRETS_KEY_SETTING, SecretsKeyError, type SecretBox } from './secrets.js';
 
@@ -31,4 +33,44 @@ export function actedBy(actor: Tenant | null): string {
 export function oldStops(what: string, until: string | undefined): string {
   const verb = what.includes(' and ') ? 'work' : 'works';
   return until ? `the old ${what} still ${verb} until ${until}` : `the old ${what} no longer ${verb}`;
+}
+
+/** What the journal says of one kind of key: its action's suffix ("tsig-key"), what a rotation replaces, a key's words and fields. */
+export interface JournaledKind<V extends { tenant: string; oldSecretValidUntil: Date | null }> {
+  slug: string;
+  replaces: string;
+  describe(key: V): string;
+  fields(key: V): Record<string, unknown>;
+  notFound(name: string): NotFoundError;
+}
+
+/** Journals a key created (`extra`: fields beyond the kind's), in the transaction that made it. */
+export async function journalCreated<V extends { tenant: string; oldSecretValidUntil: Date | null }>(tx: store.Queryable, actor: Tenant | null, kind: JournaledKind<V>, key: V, extra: Record<string, unknown>): Promise<void> {
+  await auditAdminAction(tx, null, actor, `create-${kind.slug}`, `${kind.describe(key)} created ${actedBy(actor)}`, { ...kind.fields(key), ...extra });
+}
+
+/** Journals a key rotated, saying until when the replaced credential still works. */
+export async function journalRotated<V extends { tenant: string; oldSecretValidUntil: Date | null }>(tx: store.Queryable, actor: Tenant | null, kind: JournaledKind<V>, key: V): Promise<void> {
+  const until = key.oldSecretValidUntil?.toISOString();
+  await auditAdminAction(tx, null, actor, `rotate-${kind.slug}`, `${kind.describe(key)} rotated ${actedBy(actor)}: ${oldStops(kind.replaces, until)}`, { ...kind.fields(key), ...(until ? { oldSecretValidUntil: until } : {}) });
+}
+
+/** Deletes a key and journals it, in one transaction; the kind's NotFoundError (naming the field) when there is none. */
+export async function deleteJournaled<V extends { tenant: string; oldSecretValidUntil: Date | null }>(admin: { pool: pg.Pool; actor: Tenant | null }, kind: JournaledKind<V>, name: string, remove: (tx: store.Queryable) => Promise<V>): Promise<V> {
+  return store.withTransaction(admin.pool, async (tx) => {
+    let key: V;
+    try {
+      key = await remove(tx);
+    } catch (e) {
+      if (e instanceof store.NotFoundError) throw kind.notFound(name);
+      throw e;
+    }
+    await auditAdminAction(tx, null, admin.actor, `delete-${kind.slug}`, `${kind.describe(key)} deleted ${actedBy(admin.actor)}`, kind.fields(key));
+    return key;
+  });
+}
+
+/** Until when a rotation's replaced credential still works, from the row; null: no grace, or it ended. */
+export function graceOf(r: { previousValidUntil: Date | null }): Date | null {
+  return r.previousValidUntil && r.previousValidUntil.getTime() > Date.now() ? r.previousValidUntil : null;
 }

@@ -15,12 +15,12 @@ import { randomInt } from 'node:crypto';
 import * as store from '../../store/index.js';
 import { nowMs, type CoreContext } from '../context.js';
 import { LastUsed } from './last-used.js';
-import type { OvhKey } from './ovh-cache.js';
+import type { OvhKey } from './cache.js';
 import { SECRETS_KEY_SETTING, SecretsKeyError } from './secrets.js';
 import { hashToken } from './tokens.js';
 
-export type { OvhKey } from './ovh-cache.js';
-export { OvhKeyCache } from './ovh-cache.js';
+export type { OvhKey } from './cache.js';
+export { OvhKeyCache } from './cache.js';
 
 /** The lengths OVH's own keys have: 16 characters for an application key, 32 for a secret and a consumer key. */
 export const APPLICATION_KEY_LENGTH = 16;

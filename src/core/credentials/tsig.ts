@@ -17,10 +17,10 @@ import { nowMs, type CoreContext } from '../context.js';
 import { SECRETS_KEY_SETTING, SecretsKeyError } from './secrets.js';
 import { InvalidInputError } from '../errors.js';
 import { LastUsed } from './last-used.js';
-import type { TsigAlgorithm, TsigKey } from './tsig-cache.js';
+import type { TsigAlgorithm, TsigKey } from './cache.js';
 
-export type { TsigAlgorithm, TsigKey } from './tsig-cache.js';
-export { TsigKeyCache } from './tsig-cache.js';
+export type { TsigAlgorithm, TsigKey } from './cache.js';
+export { TsigKeyCache } from './cache.js';
 
 export interface TsigKeyring {
   /**
