@@ -62,7 +62,7 @@ import { create } from '@bufbuild/protobuf';
 import type { Client } from '@connectrpc/connect';
 import pino from 'pino';
 import { loadConfig } from '../src/config.js';
-import { createOvhKey } from '../src/core/ovh-key-admin.js';
+import { createOvhKey } from '../src/core/credentials/ovh-admin.js';
 import { createTenant } from '../src/core/tenants/tenants.js';
 import { ApplyStatus, ChangesSchema, EndpointSchema, ZoneService, type Changes, type Endpoint } from '../src/gen/dnsplane/v1/zone_pb.js';
 import { DEFAULT_EXPANDED_PAGE_SIZE } from '../src/ovh/client/expanded-lists.js';

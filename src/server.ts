@@ -10,7 +10,7 @@ import { recoverZone } from './core/apply/index.js';
 import { settleAtStart } from './core/zones/settling.js';
 import { startDriftLoop, type DriftLoop } from './core/zones/drift.js';
 import type { CoreContext } from './core/context.js';
-import { tsigKeyring, type TsigKeyring } from './core/tsig-keys.js';
+import { tsigKeyring, type TsigKeyring } from './core/credentials/tsig.js';
 import { registerZones } from './core/zones/zones.js';
 import { LoginLimiter } from './core/tenants/login-limiter.js';
 import { Metrics } from './metrics.js';

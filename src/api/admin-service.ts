@@ -7,7 +7,7 @@ import { create } from '@bufbuild/protobuf';
 import { timestampDate, timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import * as admin from '../core/admin/index.js';
-import * as ovhKeys from '../core/ovh-key-admin.js';
+import * as ovhKeys from '../core/credentials/ovh-admin.js';
 import * as protection from '../core/plan/protected-names.js';
 import { listDrafts } from '../core/ovh-api/staging.js';
 import { Slicer } from '../core/slices.js';
@@ -232,7 +232,7 @@ export function adminService(ctx: CoreContext): ServiceImpl<typeof AdminService>
       return create(DeleteTsigKeyResponseSchema, { key: tsigKeyToPb(await admin.deleteTsigKey(ctx, actor, req.name)) });
     },
 
-    // OVH keys (core/ovh-key-admin.ts): this replica forgets the tenant's cached keys at once.
+    // OVH keys (core/credentials/ovh-admin.ts): this replica forgets the tenant's cached keys at once.
     async createOvhKey(req, hc) {
       const actor = adminOf(hc);
       const issued = await ovhKeys.createOvhKey(ovhKeyAdmin(actor), { tenant: req.tenant, expiresInMs: Number(req.expiresInSeconds) * 1000 });

@@ -16,7 +16,7 @@ import type { CoreContext } from '../core/context.js';
 import type { LoginLimiter } from '../core/tenants/login-limiter.js';
 import { authenticate, type Tenant } from '../core/tenants/tenants.js';
 import { noteSeen } from '../core/withdrawals/liveness.js';
-import { tokenHashHex } from '../core/tokens.js';
+import { tokenHashHex } from '../core/credentials/tokens.js';
 import { bearerToken, kTenant } from './auth.js';
 import { answerError } from './early-answer.js';
 import { toConnectError } from './errors.js';

@@ -1,11 +1,11 @@
 /**
  * `dnsplane secrets reseal`: every secret kept at rest (TSIG secrets, OVH application secrets) sealed
- * again under the first key of DNSPLANE_SECRETS_KEYS, online (core/secrets-reseal.ts). Talks to the
+ * again under the first key of DNSPLANE_SECRETS_KEYS, online (core/credentials/reseal.ts). Talks to the
  * database, as `tenant` does.
  */
 import { parseArgs } from 'node:util';
-import { resealSecrets } from '../core/secrets-reseal.js';
-import { checkSealedSecrets } from '../core/secrets.js';
+import { resealSecrets } from '../core/credentials/reseal.js';
+import { checkSealedSecrets } from '../core/credentials/secrets.js';
 import { secretBoxFor } from '../demo.js';
 import { InvalidInputError } from '../dns/errors.js';
 import { configFrom, type Command } from './command.js';

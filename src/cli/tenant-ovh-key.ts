@@ -5,15 +5,11 @@
  * each tool's configuration (cli/ovh-key-config.ts). The application secret is sealed under
  * DNSPLANE_SECRETS_KEY (demo mode: the key in its data dir), which must be the servers' key.
  */
-import { parseArgs } from 'node:util';
 import { ovhApiAdvertise, parseDuration } from '../config.js';
-import { oldStops } from '../core/credential-admin.js';
-import { createOvhKey, deleteOvhKey, listOvhKeys, rotateOvhKey, type IssuedOvhKey, type OvhKeyView } from '../core/ovh-key-admin.js';
-import { secretBoxFor } from '../demo.js';
-import { InvalidInputError } from '../dns/errors.js';
+import { oldStops } from '../core/credentials/admin.js';
+import { createOvhKey, deleteOvhKey, listOvhKeys, rotateOvhKey, type IssuedOvhKey, type OvhKeyView } from '../core/credentials/ovh-admin.js';
 import { configFrom, type CliIo } from './command.js';
-import { withDatabase } from './migrate.js';
-import { table } from './text.js';
+import { keyJson, runCredential, when, type CredentialKind } from './credential-command.js';
 import { ovhKeyConfigs, PLACEHOLDER_ENDPOINT, renderOvhKeyConfigs, type OvhApiEndpoint } from './ovh-key-config.js';
 
 export const OVH_KEY_HELP = `Usage:
@@ -54,18 +50,6 @@ function endpointOf(flag: string | undefined, io: CliIo): OvhApiEndpoint {
   return { url: PLACEHOLDER_ENDPOINT, source: 'placeholder' };
 }
 
-function keyJson(k: OvhKeyView): Record<string, unknown> {
-  return {
-    applicationKey: k.applicationKey,
-    tenant: k.tenant,
-    createdAt: k.createdAt.toISOString(),
-    rotatedAt: k.rotatedAt?.toISOString() ?? null,
-    lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
-    expiresAt: k.expiresAt?.toISOString() ?? null,
-    oldSecretValidUntil: k.oldSecretValidUntil?.toISOString() ?? null,
-  };
-}
-
 function printIssued(io: CliIo, issued: IssuedOvhKey, endpoint: OvhApiEndpoint, json: boolean, verb: 'created' | 'rotated'): void {
   const { key } = issued;
   const forConfig = { applicationKey: key.applicationKey, applicationSecret: issued.applicationSecret, consumerKey: issued.consumerKey, tenant: key.tenant, zones: issued.tenant.zones };
@@ -91,73 +75,23 @@ function printIssued(io: CliIo, issued: IssuedOvhKey, endpoint: OvhApiEndpoint, 
   for (const line of renderOvhKeyConfigs(forConfig, endpoint)) io.out(line);
 }
 
-function onePositional(positionals: string[], what: string): string {
-  if (positionals.length !== 1) throw new InvalidInputError(what, `exactly one ${what} is required (dnsplane tenant ovh-key --help)`);
-  return positionals[0]!;
-}
+const OVH_KEY: CredentialKind<OvhKeyView, IssuedOvhKey, OvhApiEndpoint> = {
+  command: 'ovh-key',
+  what: 'OVH key',
+  nameArg: 'APPLICATION_KEY',
+  createOptions: { 'expires-in': { type: 'string' } },
+  doorFlag: 'endpoint',
+  door: endpointOf,
+  create: (pool, secrets, tenant, v) => createOvhKey({ pool, secrets, actor: null }, { tenant, expiresInMs: typeof v['expires-in'] === 'string' ? parseDuration(v['expires-in'], '--expires-in') : undefined }),
+  list: (pool, tenant) => listOvhKeys({ pool, actor: null }, tenant),
+  rotate: (pool, secrets, applicationKey, graceMs) => rotateOvhKey({ pool, secrets, actor: null }, applicationKey, graceMs, '--grace'),
+  remove: (pool, applicationKey) => deleteOvhKey({ pool, actor: null }, applicationKey),
+  header: ['APPLICATION KEY', 'TENANT', 'CREATED', 'ROTATED', 'LAST USED', 'EXPIRES', 'OLD SECRET UNTIL'],
+  row: (k) => [k.applicationKey, k.tenant, when(k.createdAt), when(k.rotatedAt), when(k.lastUsedAt, 'never'), when(k.expiresAt, 'never'), when(k.oldSecretValidUntil)],
+  label: (k) => k.applicationKey,
+  printIssued,
+};
 
 export async function runOvhKey(sub: string | undefined, rest: string[], io: CliIo): Promise<number> {
-  switch (sub) {
-    case 'create': {
-      const { values, positionals } = parseArgs({
-        args: rest,
-        options: { 'expires-in': { type: 'string' }, endpoint: { type: 'string' }, json: { type: 'boolean' } },
-        allowPositionals: true,
-        strict: true,
-      });
-      const tenant = onePositional(positionals, 'TENANT');
-      const endpoint = endpointOf(values.endpoint, io);
-      const expiresInMs = values['expires-in'] === undefined ? undefined : parseDuration(values['expires-in'], '--expires-in');
-      return withDatabase(io, async (db) => {
-        const secrets = await secretBoxFor(configFrom(io));
-        const issued = await createOvhKey({ pool: db.pool, secrets, actor: null }, { tenant, expiresInMs });
-        printIssued(io, issued, endpoint, values.json ?? false, 'created');
-        return 0;
-      });
-    }
-    case 'list': {
-      const { values, positionals } = parseArgs({ args: rest, options: { json: { type: 'boolean' } }, allowPositionals: true, strict: true });
-      if (positionals.length > 1) throw new InvalidInputError('arguments', `unexpected "${positionals[1]}": at most one TENANT`);
-      return withDatabase(io, async (db) => {
-        const keys = await listOvhKeys({ pool: db.pool, actor: null }, positionals[0] ?? '');
-        if (values.json) {
-          io.out(JSON.stringify(keys.map(keyJson), null, 2));
-          return 0;
-        }
-        if (keys.length === 0) {
-          io.out(positionals[0] ? `tenant "${positionals[0]}" has no OVH key (dnsplane tenant ovh-key create ${positionals[0]})` : 'no OVH key');
-          return 0;
-        }
-        const time = (d: Date | null, none: string) => d?.toISOString() ?? none;
-        const rows = [['APPLICATION KEY', 'TENANT', 'CREATED', 'ROTATED', 'LAST USED', 'EXPIRES', 'OLD SECRET UNTIL']];
-        for (const k of keys) rows.push([k.applicationKey, k.tenant, time(k.createdAt, '-'), time(k.rotatedAt, '-'), time(k.lastUsedAt, 'never'), time(k.expiresAt, 'never'), time(k.oldSecretValidUntil, '-')]);
-        for (const line of table(rows)) io.out(line);
-        return 0;
-      });
-    }
-    case 'rotate': {
-      const { values, positionals } = parseArgs({ args: rest, options: { grace: { type: 'string' }, endpoint: { type: 'string' }, json: { type: 'boolean' } }, allowPositionals: true, strict: true });
-      const applicationKey = onePositional(positionals, 'APPLICATION_KEY');
-      const graceMs = values.grace === undefined ? 0 : parseDuration(values.grace, '--grace');
-      const endpoint = endpointOf(values.endpoint, io);
-      return withDatabase(io, async (db) => {
-        const secrets = await secretBoxFor(configFrom(io));
-        const issued = await rotateOvhKey({ pool: db.pool, secrets, actor: null }, applicationKey, graceMs, '--grace');
-        printIssued(io, issued, endpoint, values.json ?? false, 'rotated');
-        return 0;
-      });
-    }
-    case 'delete': {
-      const { values, positionals } = parseArgs({ args: rest, options: { json: { type: 'boolean' } }, allowPositionals: true, strict: true });
-      const applicationKey = onePositional(positionals, 'APPLICATION_KEY');
-      return withDatabase(io, async (db) => {
-        const key = await deleteOvhKey({ pool: db.pool, actor: null }, applicationKey);
-        if (values.json) io.out(JSON.stringify({ deleted: keyJson(key) }, null, 2));
-        else io.out(`deleted OVH key ${key.applicationKey} of tenant "${key.tenant}"; it no longer works`);
-        return 0;
-      });
-    }
-    default:
-      throw new InvalidInputError('tenant ovh-key', `unknown subcommand "${sub ?? ''}"; use create, list, rotate or delete (dnsplane tenant ovh-key --help)`);
-  }
+  return runCredential(OVH_KEY, sub, rest, io);
 }

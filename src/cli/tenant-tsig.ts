@@ -7,16 +7,13 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
-import { DNS_DOOR_PORT_FILE, secretBoxFor } from '../demo.js';
-import { InvalidInputError } from '../dns/errors.js';
-import { createTsigKey, deleteTsigKey, listTsigKeys, rotateTsigKey, type IssuedTsigKey, type TsigKeyView } from '../core/tsig-key-admin.js';
-import { DEFAULT_TSIG_ALGORITHM, TSIG_ALGORITHMS } from '../core/tsig-keys.js';
-import { parseDuration, parseListen } from '../config.js';
-import { oldStops } from '../core/credential-admin.js';
+import { DNS_DOOR_PORT_FILE } from '../demo.js';
+import { createTsigKey, deleteTsigKey, listTsigKeys, rotateTsigKey, type IssuedTsigKey, type TsigKeyView } from '../core/credentials/tsig-admin.js';
+import { DEFAULT_TSIG_ALGORITHM, TSIG_ALGORITHMS } from '../core/credentials/tsig.js';
+import { parseListen } from '../config.js';
+import { oldStops } from '../core/credentials/admin.js';
 import { configFrom, type CliIo } from './command.js';
-import { withDatabase } from './migrate.js';
-import { table } from './text.js';
+import { keyJson, runCredential, when, type CredentialKind } from './credential-command.js';
 import { PLACEHOLDER_HOST, renderTsigConfigs, tsigConfigs, type DnsServer } from './tsig-config.js';
 
 export const TSIG_HELP = `Usage:
@@ -82,23 +79,6 @@ function readIfThere(file: string): string {
   }
 }
 
-function keyJson(k: TsigKeyView): Record<string, unknown> {
-  return {
-    name: k.name,
-    tenant: k.tenant,
-    algorithm: k.algorithm,
-    acmeOnly: k.acmeOnly,
-    createdAt: k.createdAt.toISOString(),
-    rotatedAt: k.rotatedAt?.toISOString() ?? null,
-    lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
-    oldSecretValidUntil: k.oldSecretValidUntil?.toISOString() ?? null,
-  };
-}
-
-function scope(k: TsigKeyView): string {
-  return k.acmeOnly ? 'acme-only' : 'tenant';
-}
-
 function printIssued(io: CliIo, issued: IssuedTsigKey, server: DnsServer, json: boolean, verb: 'created' | 'rotated'): void {
   const { key } = issued;
   const secret = issued.secret.toString('base64');
@@ -114,72 +94,23 @@ function printIssued(io: CliIo, issued: IssuedTsigKey, server: DnsServer, json: 
   for (const line of renderTsigConfigs(forConfig, server, configFrom(io).ovhRate)) io.out(line);
 }
 
-function onePositional(positionals: string[], what: string): string {
-  if (positionals.length !== 1) throw new InvalidInputError(what, `exactly one ${what} is required (dnsplane tenant tsig --help)`);
-  return positionals[0]!;
-}
+const TSIG: CredentialKind<TsigKeyView, IssuedTsigKey, DnsServer> = {
+  command: 'tsig',
+  what: 'TSIG key',
+  nameArg: 'NAME',
+  createOptions: { algorithm: { type: 'string' }, name: { type: 'string' }, 'acme-only': { type: 'boolean' } },
+  doorFlag: 'server',
+  door: dnsServer,
+  create: (pool, secrets, tenant, v) => createTsigKey({ pool, secrets, actor: null }, { tenant, algorithm: v.algorithm as string | undefined, name: v.name as string | undefined, acmeOnly: v['acme-only'] === true }),
+  list: (pool, tenant) => listTsigKeys(pool, tenant),
+  rotate: (pool, secrets, name, graceMs) => rotateTsigKey({ pool, secrets, actor: null }, name, graceMs, '--grace'),
+  remove: (pool, name) => deleteTsigKey({ pool, actor: null }, name),
+  header: ['NAME', 'TENANT', 'ALGORITHM', 'SCOPE', 'CREATED', 'ROTATED', 'LAST USED', 'OLD SECRET UNTIL'],
+  row: (k) => [`${k.name}.`, k.tenant, k.algorithm, k.acmeOnly ? 'acme-only' : 'tenant', when(k.createdAt), when(k.rotatedAt), when(k.lastUsedAt, 'never'), when(k.oldSecretValidUntil)],
+  label: (k) => `"${k.name}."`,
+  printIssued,
+};
 
 export async function runTsig(sub: string | undefined, rest: string[], io: CliIo): Promise<number> {
-  switch (sub) {
-    case 'create': {
-      const { values, positionals } = parseArgs({
-        args: rest,
-        options: { algorithm: { type: 'string' }, name: { type: 'string' }, 'acme-only': { type: 'boolean' }, server: { type: 'string' }, json: { type: 'boolean' } },
-        allowPositionals: true,
-        strict: true,
-      });
-      const tenant = onePositional(positionals, 'TENANT');
-      const server = dnsServer(values.server, io);
-      return withDatabase(io, async (db) => {
-        const secrets = await secretBoxFor(configFrom(io));
-        const issued = await createTsigKey({ pool: db.pool, secrets, actor: null }, { tenant, algorithm: values.algorithm, name: values.name, acmeOnly: values['acme-only'] ?? false });
-        printIssued(io, issued, server, values.json ?? false, 'created');
-        return 0;
-      });
-    }
-    case 'list': {
-      const { values, positionals } = parseArgs({ args: rest, options: { json: { type: 'boolean' } }, allowPositionals: true, strict: true });
-      if (positionals.length > 1) throw new InvalidInputError('arguments', `unexpected "${positionals[1]}": at most one TENANT`);
-      return withDatabase(io, async (db) => {
-        const keys = await listTsigKeys(db.pool, positionals[0] ?? '');
-        if (values.json) {
-          io.out(JSON.stringify(keys.map(keyJson), null, 2));
-          return 0;
-        }
-        if (keys.length === 0) {
-          io.out(positionals[0] ? `tenant "${positionals[0]}" has no TSIG key (dnsplane tenant tsig create ${positionals[0]})` : 'no TSIG key');
-          return 0;
-        }
-        const time = (d: Date | null) => d?.toISOString() ?? '-';
-        const rows = [['NAME', 'TENANT', 'ALGORITHM', 'SCOPE', 'CREATED', 'ROTATED', 'LAST USED', 'OLD SECRET UNTIL']];
-        for (const k of keys) rows.push([`${k.name}.`, k.tenant, k.algorithm, scope(k), time(k.createdAt), time(k.rotatedAt), k.lastUsedAt ? time(k.lastUsedAt) : 'never', time(k.oldSecretValidUntil)]);
-        for (const line of table(rows)) io.out(line);
-        return 0;
-      });
-    }
-    case 'rotate': {
-      const { values, positionals } = parseArgs({ args: rest, options: { grace: { type: 'string' }, server: { type: 'string' }, json: { type: 'boolean' } }, allowPositionals: true, strict: true });
-      const name = onePositional(positionals, 'NAME');
-      const graceMs = values.grace === undefined ? 0 : parseDuration(values.grace, '--grace');
-      const server = dnsServer(values.server, io);
-      return withDatabase(io, async (db) => {
-        const secrets = await secretBoxFor(configFrom(io));
-        const issued = await rotateTsigKey({ pool: db.pool, secrets, actor: null }, name, graceMs, '--grace');
-        printIssued(io, issued, server, values.json ?? false, 'rotated');
-        return 0;
-      });
-    }
-    case 'delete': {
-      const { values, positionals } = parseArgs({ args: rest, options: { json: { type: 'boolean' } }, allowPositionals: true, strict: true });
-      const name = onePositional(positionals, 'NAME');
-      return withDatabase(io, async (db) => {
-        const key = await deleteTsigKey({ pool: db.pool, actor: null }, name);
-        if (values.json) io.out(JSON.stringify({ deleted: keyJson(key) }, null, 2));
-        else io.out(`deleted TSIG key "${key.name}." of tenant "${key.tenant}"; it no longer works`);
-        return 0;
-      });
-    }
-    default:
-      throw new InvalidInputError('tenant tsig', `unknown subcommand "${sub ?? ''}"; use create, list, rotate or delete (dnsplane tenant tsig --help)`);
-  }
+  return runCredential(TSIG, sub, rest, io);
 }

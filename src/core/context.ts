@@ -6,9 +6,9 @@ import type { Lifecycle } from './lifecycle.js';
 import type { ReadCache } from './reads/read-cache.js';
 import type { TokenCache } from './tenants/tenants.js';
 import type { PlanLimiter } from './plan-limit.js';
-import type { SecretBox } from './secrets.js';
-import type { TsigKeyCache } from './tsig-key-cache.js';
-import type { OvhKeyCache } from './ovh-key-cache.js';
+import type { SecretBox } from './credentials/secrets.js';
+import type { TsigKeyCache } from './credentials/cache.js';
+import type { OvhKeyCache } from './credentials/cache.js';
 import type { VisibilityWatch } from './visibility-watch.js';
 
 export interface CoreSettings {
@@ -84,22 +84,22 @@ export interface CoreContext {
    */
   tokens?: TokenCache;
   /**
-   * Seals and opens secrets kept at rest (core/secrets.ts): DNSPLANE_SECRETS_KEY, or demo mode's own.
+   * Seals and opens secrets kept at rest (core/credentials/secrets.ts): DNSPLANE_SECRETS_KEY, or demo mode's own.
    * Absent: no TSIG key can be created or used.
    */
   secrets?: SecretBox;
-  /** TSIG keys found, kept like `tokens` (core/tsig-keys.ts). Absent: every lookup reads Postgres. */
+  /** TSIG keys found, kept like `tokens` (core/credentials/tsig.ts). Absent: every lookup reads Postgres. */
   tsigKeys?: TsigKeyCache;
   /** Tenants' signs of life, written coarsely (core/withdrawals/liveness.ts's Liveness; server.ts). Absent: none recorded. */
   liveness?: SignsOfLife;
-  /** OVH keys found, kept like `tokens` (core/ovh-keys.ts). Absent: every lookup reads Postgres. */
+  /** OVH keys found, kept like `tokens` (core/credentials/ovh.ts). Absent: every lookup reads Postgres. */
   ovhKeys?: OvhKeyCache;
   /** Bounds the Plans each tenant computes at once (DNSPLANE_PLAN_CONCURRENCY); absent: no bound. */
   planLimiter?: PlanLimiter;
   /** Who waits for which journal rows' visibility, woken by the server's listener; absent: each wait listens on its own. */
   visibility?: VisibilityWatch;
   /**
-   * ms since the epoch, for when a TSIG or OVH key's grace ends (core/tsig-keys.ts, core/ovh-keys.ts);
+   * ms since the epoch, for when a TSIG or OVH key's grace ends (core/credentials/tsig.ts, core/credentials/ovh.ts);
    * absent: Date.now. Tests move it to a grace's end.
    */
   clock?: () => number;

@@ -14,7 +14,7 @@ export { isDatabaseUnavailable } from '../store/index.js';
 /** A tenant, zone, plan or journal entry that does not exist: the store's, whether core or the store finds it missing. */
 export { NotFoundError } from '../store/index.js';
 /** The encryption key of secrets at rest is missing or another one; a sealed secret was altered. */
-export { SecretsKeyError, SecretUnreadableError } from './secrets.js';
+export { SecretsKeyError, SecretUnreadableError } from './credentials/secrets.js';
 
 /** dnsplane is stopping (SIGTERM): the request was not started, or an apply stopped at the deadline. Retryable. */
 export class ShuttingDownError extends Error {

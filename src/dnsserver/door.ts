@@ -36,7 +36,7 @@ import {
 } from '../dns/wire/index.js';
 import { messageOf } from '../error-message.js';
 import { answerTo, replyBytes, type Exchange } from './exchange.js';
-import { replacedKeyOf, type TsigKeyring } from '../core/tsig-keys.js';
+import { replacedKeyOf, type TsigKeyring } from '../core/credentials/tsig.js';
 import type { Notices, SourceLimiter } from './limits.js';
 import type { DnsMetrics } from './metrics.js';
 import { answerQuery } from './query.js';

@@ -11,6 +11,7 @@
  *   every query of a flood would otherwise log its own.
  */
 import type { Logger } from 'pino';
+import { KeyedTokenBucket } from '../token-bucket.js';
 
 /** The bucket key of an address: IPv4 as is, IPv6 by its /64 (one host holds a whole /64). */
 export function sourceKey(address: string): string {
@@ -24,31 +25,26 @@ export function sourceKey(address: string): string {
 }
 
 export class SourceLimiter {
-  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  private readonly bucket: KeyedTokenBucket;
 
   constructor(
-    private readonly perSecond: number,
-    private readonly burst: number,
+    perSecond: number,
+    burst: number,
     private readonly maxSources = 10_000,
-  ) {}
+  ) {
+    this.bucket = new KeyedTokenBucket(perSecond, burst);
+  }
 
   /** Whether `address` may send one more message now (spends a token). */
   take(address: string, now = performance.now()): boolean {
-    const key = sourceKey(address);
-    const b = this.buckets.get(key);
-    let tokens = this.burst;
-    if (b) {
-      tokens = Math.min(this.burst, b.tokens + ((now - b.at) / 1000) * this.perSecond);
-      this.buckets.delete(key); // most recently seen last
-    }
-    const allowed = tokens >= 1;
-    this.buckets.set(key, { tokens: allowed ? tokens - 1 : tokens, at: now });
-    while (this.buckets.size > this.maxSources) this.buckets.delete(this.buckets.keys().next().value!);
+    const { allowed } = this.bucket.take(sourceKey(address), now);
+    const { buckets } = this.bucket;
+    while (buckets.size > this.maxSources) buckets.delete(buckets.keys().next().value!);
     return allowed;
   }
 
   get size(): number {
-    return this.buckets.size;
+    return this.bucket.buckets.size;
   }
 }
 

@@ -2,12 +2,12 @@
  * The OVH API dnsplane serves per tenant, at /ovh/1.0 on the API port (docs/ovh-api.md): a front door
  * beside the Connect API and the external-dns webhook that speaks OVH's DNS API to the tools that know
  * only it — external-dns --provider=ovh, cert-manager-webhook-ovh, lego, Traefik, Caddy, Terraform —
- * each with a tenant's OVH-style key (core/ovh-keys.ts) instead of the account's credentials.
+ * each with a tenant's OVH-style key (core/credentials/ovh.ts) instead of the account's credentials.
  *
  * A call, in OVH's order: its query id (every answer carries X-Ovh-Queryid); the body's size; the route
  * (404, 405: routes.ts); the body read; then, but for GET /auth/time, the failed-login limiter of its
  * address (core/tenants/login-limiter.ts, shared with the other doors), its signature checked as OVH checks one
- * (auth.ts), its tenant's request rate (core/tenant-rate.ts: 429 with Retry-After, as OVH); then the
+ * (auth.ts), its tenant's request rate (ovhapi/tenant-rate.ts: 429 with Retry-After, as OVH); then the
  * route's answer from core — reads from the cache and the tenant's draft, no OVH call; writes staged in
  * the draft after core judged them; a refresh published as one apply (zones.ts, records.ts) — and core's
  * errors as OVH's (errors.ts). This room reaches neither store/ nor ovh/, and holds no rule of its own
@@ -17,8 +17,8 @@ import { noteSeen } from '../core/withdrawals/liveness.js';
 import type { Logger } from 'pino';
 import type { CoreContext } from '../core/context.js';
 import type { LoginLimiter } from '../core/tenants/login-limiter.js';
-import { ovhKeyring } from '../core/ovh-keys.js';
-import { TenantRateLimiter } from '../core/tenant-rate.js';
+import { ovhKeyring } from '../core/credentials/ovh.js';
+import { TenantRateLimiter } from './tenant-rate.js';
 import type { Tenant } from '../core/tenants/tenants.js';
 import { messageOf } from '../error-message.js';
 import { OvhApiError, payloadTooLarge, tooManyRequests } from '../ovhwire/errors.js';

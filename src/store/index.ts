@@ -29,6 +29,7 @@ export * from './journal.js';
 export * from './notify.js';
 export * from './demo.js';
 export * from './sealed.js';
+export * from './sealed-keys.js';
 export * from './tsig-keys.js';
 export * from './ovh-keys.js';
 export * from './ovh-drafts.js';

@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { nsupdateKeyFile, tsigConfigs, type KeyForConfig } from '../../src/cli/tsig-config.js';
-import { TSIG_ALGORITHMS, TSIG_SECRET_BYTES, type TsigAlgorithm } from '../../src/core/tsig-keys.js';
+import { TSIG_ALGORITHMS, TSIG_SECRET_BYTES, type TsigAlgorithm } from '../../src/core/credentials/tsig.js';
 
 const has = (tool: string) => spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0;
 const PYTHON = ['/usr/bin/python3', 'python3'].find((p) => spawnSync(p, ['-c', 'import certbot_dns_rfc2136'], { stdio: 'ignore' }).status === 0);

@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { dnsUpdateBatchSize } from '../../src/cli/tsig-config.js';
 import { createTenant } from '../../src/core/tenants/tenants.js';
-import type { TsigKey } from '../../src/core/tsig-keys.js';
+import type { TsigKey } from '../../src/core/credentials/tsig.js';
 import { CLASS, OPCODE, RCODE, TYPE, encodeMessage, signMessage, type ResourceRecord } from '../../src/dns/wire/index.js';
 import { memoryKeyring } from '../helpers/dns-keys.js';
 import { tcpExchange } from '../helpers/dns-client.js';

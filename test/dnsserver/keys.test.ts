@@ -1,5 +1,5 @@
 /**
- * The DNS door with the keys dnsplane stores (core/tsig-keys.ts: sealed under DNSPLANE_SECRETS_KEY,
+ * The DNS door with the keys dnsplane stores (core/credentials/tsig.ts: sealed under DNSPLANE_SECRETS_KEY,
  * cached, exact across rotations), not keys handed to it: a key made through core signs nsupdate's
  * UPDATE; once rotated, its old secret is BADSIG and the new one works; once its tenant is disabled,
  * or the key deleted, it is BADKEY. An UPDATE at a protected name is REFUSED naming it (journaled).
@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { createTenant, setTenantDisabled } from '../../src/core/tenants/tenants.js';
-import { createTsigKey, deleteTsigKey, rotateTsigKey } from '../../src/core/tsig-key-admin.js';
+import { createTsigKey, deleteTsigKey, rotateTsigKey } from '../../src/core/credentials/tsig-admin.js';
 import { protectNames } from '../../src/core/plan/protected-names.js';
 import * as store from '../../src/store/index.js';
 import { callLines } from '../helpers/expect.js';

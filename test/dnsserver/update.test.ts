@@ -8,7 +8,7 @@ import dgram from 'node:dgram';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTenant, type Tenant } from '../../src/core/tenants/tenants.js';
 import { CLASS, OPCODE, RCODE, TSIG_WIRE, TSIG_ERROR, TYPE, encodeMessage, parseMessage, signMessage, verifyTsig, withoutTsig, type Message, type TsigAlgorithm } from '../../src/dns/wire/index.js';
-import type { TsigKey } from '../../src/core/tsig-keys.js';
+import type { TsigKey } from '../../src/core/credentials/tsig.js';
 import { Policy } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { callLines, ep } from '../helpers/expect.js';
 import { cliKey, memoryKeyring } from '../helpers/dns-keys.js';

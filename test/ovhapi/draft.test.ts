@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOvhKey } from '../../src/core/ovh-key-admin.js';
+import { createOvhKey } from '../../src/core/credentials/ovh-admin.js';
 import { sweepExpiredDrafts } from '../../src/core/ovh-api/staging.js';
 import * as store from '../../src/store/index.js';
 import { callLines } from '../helpers/expect.js';

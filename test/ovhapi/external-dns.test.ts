@@ -11,7 +11,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOvhKey } from '../../src/core/ovh-key-admin.js';
+import { createOvhKey } from '../../src/core/credentials/ovh-admin.js';
 import { RateLimiter } from '../../src/ovh/ratelimit.js';
 import { queueBehindLock } from '../helpers/core-apply.js';
 import { callLines } from '../helpers/expect.js';

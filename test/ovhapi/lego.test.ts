@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createOvhKey, type IssuedOvhKey } from '../../src/core/ovh-key-admin.js';
+import { createOvhKey, type IssuedOvhKey } from '../../src/core/credentials/ovh-admin.js';
 import { startPebble, type Pebble } from '../helpers/acme.js';
 import { describeWithTools, run } from '../helpers/dns-tools.js';
 import { callLines } from '../helpers/expect.js';

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createOvhKey } from '../../src/core/ovh-key-admin.js';
+import { createOvhKey } from '../../src/core/credentials/ovh-admin.js';
 import { callLines } from '../helpers/expect.js';
 import { ovhCall, type OvhKeyValues } from '../helpers/ovh-api-client.js';
 import { startHarness, type Harness } from '../helpers/server.js';

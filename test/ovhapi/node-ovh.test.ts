@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import ovh, { type OvhClient, type OvhClientParams } from '@ovhcloud/node-ovh';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOvhKey, type IssuedOvhKey } from '../../src/core/ovh-key-admin.js';
+import { createOvhKey, type IssuedOvhKey } from '../../src/core/credentials/ovh-admin.js';
 import { setTenantDisabled } from '../../src/core/tenants/tenants.js';
 import { callLines } from '../helpers/expect.js';
 import { startHarness, type Harness } from '../helpers/server.js';

@@ -28,7 +28,7 @@ import { DEFAULT_HEALTH, HealthChecker } from '../../src/core/health/checker.js'
 import { coreWithdrawals } from '../../src/core/health/mechanism.js';
 import { VisibilityState, type Visibility } from '../../src/gen/dnsplane/v1/visibility_pb.js';
 import type { SimRecordInit } from '../../src/ovhsim/index.js';
-import { tsigKeyring, type TsigAlgorithm } from '../../src/core/tsig-keys.js';
+import { tsigKeyring, type TsigAlgorithm } from '../../src/core/credentials/tsig.js';
 import { RCODE, TYPE } from '../../src/dns/wire/index.js';
 import { ovhKeyConfigs } from '../../src/cli/ovh-key-config.js';
 import { tsigConfigs } from '../../src/cli/tsig-config.js';

@@ -1,5 +1,5 @@
 /**
- * The TSIG key use cases of AdminService, over core/tsig-key-admin.ts: each refuses a caller without
+ * The TSIG key use cases of AdminService, over core/credentials/tsig-admin.ts: each refuses a caller without
  * the admin scope first (tenants/gate.ts), forgets the key's tenant in this replica's cache where it
  * changed, and logs what was done; the secret is never logged.
  */
@@ -14,7 +14,7 @@ import {
   type IssuedTsigKey,
   type NewTsigKeyInput,
   type TsigKeyView,
-} from '../tsig-key-admin.js';
+} from '../credentials/tsig-admin.js';
 
 export async function createTsigKey(ctx: CoreContext, actor: Tenant, input: NewTsigKeyInput): Promise<IssuedTsigKey> {
   requireAdmin(actor);

@@ -11,7 +11,7 @@ import { isInZone, normalizeName } from '../../dns/names.js';
 import { InvalidInputError } from '../../dns/errors.js';
 import * as store from '../../store/index.js';
 import { auditAdminAction } from '../journal/audit.js';
-import { actedBy } from '../credential-admin.js';
+import { actedBy } from '../credentials/admin.js';
 import { NotFoundError } from '../errors.js';
 import type { Tenant } from '../tenants/tenants.js';
 

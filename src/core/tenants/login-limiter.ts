@@ -11,7 +11,7 @@
  * In memory, per process: a flood spread over replicas is limited per replica. Bounded: at most
  * `maxAddresses` addresses are tracked (the least recently seen are dropped first).
  */
-import { tokenHashHex } from '../tokens.js';
+import { tokenHashHex } from '../credentials/tokens.js';
 
 export interface LoginLimiterOptions {
   /** Failures an address may make in a burst. */
@@ -110,7 +110,7 @@ export class LoginLimiter {
 
   /**
    * A token that authenticated from this address: welcome there even while the address is limited.
-   * `sha256Hex`: the token's sha-256 in hex when the caller has it already (core/tokens.ts tokenHashHex).
+   * `sha256Hex`: the token's sha-256 in hex when the caller has it already (core/credentials/tokens.ts tokenHashHex).
    */
   succeeded(address: string, token: string, sha256Hex?: string): void {
     const key = sha256Hex ?? digest(token);

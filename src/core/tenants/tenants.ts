@@ -14,8 +14,8 @@ import * as store from '../../store/index.js';
 import { InvalidInputError } from '../../dns/errors.js';
 import { isInZone, normalizeName } from '../../dns/names.js';
 import { NotFoundError, PermissionDeniedError, UnauthenticatedError } from '../errors.js';
-import { hashToken, newToken, tokenHashHex } from '../tokens.js';
-import { CredentialCache } from '../credential-cache.js';
+import { hashToken, newToken, tokenHashHex } from '../credentials/tokens.js';
+import { CredentialCache } from '../credentials/cache.js';
 
 export type { Tenant };
 
@@ -195,7 +195,7 @@ export async function authenticate(q: Queryable, token: string | undefined, cach
 
 /**
  * Valid tokens, by the hex of their sha-256 (never the token), so that a call is authenticated without
- * a round trip to Postgres (core/credential-cache.ts: what is kept, and how it stays exact across
+ * a round trip to Postgres (core/credentials/cache.ts: what is kept, and how it stays exact across
  * replicas).
  */
 export class TokenCache extends CredentialCache<Tenant> {

@@ -1,31 +1,31 @@
 /**
  * TSIG keys (RFC 8945) as the DNS front door uses them: `tsigKeyring(ctx).find(name)` on every signed
  * message, `noteUsed(key)` once it verified. A key acts as its tenant; a disabled tenant's keys are not
- * found. Keys are created, rotated and deleted by core/tsig-key-admin.ts; their secrets are sealed at
- * rest (core/secrets.ts) and opened here, once per key and process while it stays cached.
+ * found. Keys are created, rotated and deleted by core/credentials/tsig-admin.ts; their secrets are sealed at
+ * rest (core/credentials/secrets.ts) and opened here, once per key and process while it stays cached.
  *
  * Cheap on the hot path (a DNS UPDATE per ACME challenge, signed queries and transfers): a key found
- * is kept in memory by name (core/credential-cache.ts) and exact across replicas the way tokens are:
+ * is kept in memory by name (core/credentials/cache.ts) and exact across replicas the way tokens are:
  * creating, rotating or deleting a key, and disabling or enabling its tenant, send NOTIFY
  * dnsplane_tenant with the tenant's name, and every replica drops that tenant's keys when it is
  * delivered; a replica not listening reads Postgres each time. Reads of one name in flight at once
  * are shared (not across an invalidation). "Last used" is written at most once a minute per key and
  * process (the latest use of the minute is written at its end), never once per request.
  */
-import * as store from '../store/index.js';
-import { nowMs, type CoreContext } from './context.js';
+import * as store from '../../store/index.js';
+import { nowMs, type CoreContext } from '../context.js';
 import { SECRETS_KEY_SETTING, SecretsKeyError } from './secrets.js';
-import { InvalidInputError } from './errors.js';
+import { InvalidInputError } from '../errors.js';
 import { LastUsed } from './last-used.js';
-import type { TsigAlgorithm, TsigKey } from './tsig-key-cache.js';
+import type { TsigAlgorithm, TsigKey } from './cache.js';
 
-export type { TsigAlgorithm, TsigKey } from './tsig-key-cache.js';
-export { TsigKeyCache } from './tsig-key-cache.js';
+export type { TsigAlgorithm, TsigKey } from './cache.js';
+export { TsigKeyCache } from './cache.js';
 
 export interface TsigKeyring {
   /**
    * The key of that name (any case, a trailing dot or not), or undefined: no such key, or its tenant
-   * is disabled. Rejects (SecretsKeyError, SecretUnreadableError from core/secrets.ts) when the key
+   * is disabled. Rejects (SecretsKeyError, SecretUnreadableError from core/credentials/secrets.ts) when the key
    * exists but its secret cannot be opened — this server's DNSPLANE_SECRETS_KEY is missing or another
    * one, or the row was altered: an operator's fault, not the client's (answer SERVFAIL).
    */
@@ -98,7 +98,7 @@ export function secretContext(name: string): string {
 }
 
 export interface KeyringOptions {
-  /** Default LAST_USED_EVERY_MS (core/last-used.ts). */
+  /** Default LAST_USED_EVERY_MS (core/credentials/last-used.ts). */
   lastUsedEveryMs?: number;
   /** Default Date.now. */
   clock?: () => number;

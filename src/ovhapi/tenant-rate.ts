@@ -1,3 +1,5 @@
+import { KeyedTokenBucket } from '../token-bucket.js';
+
 /**
  * Requests per tenant, limited: each tenant has a bucket of `burst` requests that refills at
  * `perSecond`; once it is empty, that tenant's requests are refused (the door answers 429 with
@@ -10,7 +12,7 @@
  * `maxTenants` buckets are kept (full ones are dropped first; a tenant unseen long enough is full).
  */
 export class TenantRateLimiter {
-  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  private readonly bucket: KeyedTokenBucket;
 
   constructor(
     private readonly perSecond: number,
@@ -19,30 +21,21 @@ export class TenantRateLimiter {
     private readonly maxTenants = 10_000,
   ) {
     if (!(perSecond > 0) || !(burst >= 1)) throw new RangeError(`a rate limit needs a positive rate and a burst of at least 1 (got ${perSecond}/s, burst ${burst})`);
+    this.bucket = new KeyedTokenBucket(perSecond, burst);
   }
 
   /** Takes one request of the tenant's: undefined to go on, else the whole seconds to wait first. */
   take(tenant: string): number | undefined {
     const now = this.clock();
-    let b = this.buckets.get(tenant);
-    if (!b) {
-      if (this.buckets.size >= this.maxTenants) this.prune(now);
-      b = { tokens: this.burst, at: now };
-      this.buckets.set(tenant, b);
-    } else {
-      b.tokens = Math.min(this.burst, b.tokens + ((now - b.at) / 1000) * this.perSecond);
-      b.at = now;
-    }
-    if (b.tokens >= 1) {
-      b.tokens -= 1;
-      return undefined;
-    }
-    return Math.max(1, Math.ceil((1 - b.tokens) / this.perSecond));
+    if (!this.bucket.buckets.has(tenant) && this.bucket.buckets.size >= this.maxTenants) this.prune(now);
+    const { allowed, tokens } = this.bucket.take(tenant, now);
+    return allowed ? undefined : Math.max(1, Math.ceil((1 - tokens) / this.perSecond));
   }
 
   /** Drops the buckets that are full by now (their tenants would start afresh with a full one anyway). */
   private prune(now: number): void {
-    for (const [t, b] of this.buckets) if (b.tokens + ((now - b.at) / 1000) * this.perSecond >= this.burst) this.buckets.delete(t);
-    if (this.buckets.size >= this.maxTenants) this.buckets.clear();
+    const { buckets } = this.bucket;
+    for (const t of [...buckets.keys()]) if (this.bucket.level(t, now) >= this.burst) buckets.delete(t);
+    if (buckets.size >= this.maxTenants) buckets.clear();
   }
 }

@@ -1,7 +1,7 @@
 /**
  * Credentials that authenticated, kept in memory so that the next call needs no round trip to
- * Postgres: bearer tokens by their hash (core/tenants/tenants.ts TokenCache), TSIG keys by name
- * (core/tsig-keys.ts), OVH keys by the hash of their consumer key (core/ovh-keys.ts). Only what was
+ * Postgres: bearer tokens by their hash (core/tenants.ts TokenCache), TSIG keys by name
+ * (core/credentials/tsig.ts), OVH keys by the hash of their consumer key (core/credentials/ovh.ts). Only what was
  * found is kept: an unknown credential reads Postgres every time (what a limiter of failed attempts
  * sits in front of).
  *
@@ -13,7 +13,13 @@
  * notifications sent in between were missed. An answer read from Postgres is kept only if nothing was
  * forgotten or cleared while it was being read (the epoch), so a read that raced a change cannot
  * outlive it.
+ *
+ * Here too the forms the TSIG and OVH keyrings hand out (core/credentials/tsig.ts, ovh.ts), apart from
+ * the keyrings so that CoreContext can hold the caches without importing them.
  */
+import type { TsigAlgorithm } from '../../dns/wire/index.js';
+import type { Tenant } from '../tenants/tenants.js';
+
 export class CredentialCache<V> {
   private readonly entries = new Map<string, V>();
   /** Entries valid only until a moment (ms since the epoch): an old token in its grace. */
@@ -105,3 +111,52 @@ export class CredentialCache<V> {
     return this.entries.size;
   }
 }
+
+/** Keys that carry their tenant, forgotten by its name: server.ts builds one of each kind per process. */
+export class KeyCache<V extends { tenant: Tenant }> extends CredentialCache<V> {
+  constructor(isTrusted: () => boolean, maxEntries = 10_000) {
+    super(isTrusted, (k) => k.tenant.name, maxEntries);
+  }
+}
+
+/** The algorithms are the DNS wire format's (dns/wire/tsig.ts). */
+export type { TsigAlgorithm };
+
+export interface TsigKey {
+  id: string;
+  /** Lowercase, no trailing dot. */
+  name: string;
+  algorithm: TsigAlgorithm;
+  secret: Buffer;
+  /**
+   * The secret a rotation with a grace replaced, still accepted until `previousValidUntil` (judged with
+   * the context's clock when a message is verified, core/credentials/tsig.ts replacedKeyOf).
+   */
+  previous?: { secret: Buffer; validUntil: Date };
+  /** The key's tenant as it was when the key was read (kept exact by the cache's invalidation). */
+  tenant: Tenant;
+  /** The key may only add and delete TXT records named _acme-challenge.* inside its tenant's zones. */
+  acmeOnly: boolean;
+}
+
+/** TSIG keys found, by name. */
+export const TsigKeyCache = KeyCache<TsigKey>;
+export type TsigKeyCache = KeyCache<TsigKey>;
+
+export interface OvhKey {
+  id: string;
+  applicationKey: string;
+  /** Opened from its sealed form; never logged. */
+  applicationSecret: string;
+  /** The key's tenant as it was when the key was read (kept exact by the cache's invalidation). */
+  tenant: Tenant;
+  /** null: never expires. */
+  expiresAt: Date | null;
+  createdAt: Date;
+  /** Found by the consumer key a rotation with a grace replaced (`applicationSecret` is the replaced one): accepted until then, by the context's clock. */
+  replacedUntil?: Date;
+}
+
+/** OVH keys found, by the sha-256 (hex) of their consumer key. */
+export const OvhKeyCache = KeyCache<OvhKey>;
+export type OvhKeyCache = KeyCache<OvhKey>;

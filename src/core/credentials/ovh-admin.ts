@@ -1,23 +1,22 @@
 /**
- * Managing OVH keys (core/ovh-keys.ts): create, list, rotate, delete — for AdminService (an admin
+ * Managing OVH keys (core/credentials/ovh.ts): create, list, rotate, delete — for AdminService (an admin
  * acting: the admin scope is checked here) and the command line (database access, no acting tenant).
  * A key is three random values made here, as OVH issues them: an application key (16 letters and
  * digits, an identifier kept in clear), an application secret (32, sealed before it is stored:
- * core/secrets.ts) and a consumer key (32, of which only the sha-256 is stored). The secret and the
+ * core/credentials/secrets.ts) and a consumer key (32, of which only the sha-256 is stored). The secret and the
  * consumer key are handed back once, to be shown once; nothing here logs them. Each change is
- * journaled (core/journal/audit.ts) in the transaction that makes it, and notifies every replica
+ * journaled (core/audit.ts) in the transaction that makes it, and notifies every replica
  * (store/ovh-keys.ts); the replica that made it drops its cached keys of that tenant at once.
  */
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import * as store from '../store/index.js';
-import { requireAdmin } from './tenants/gate.js';
-import { auditAdminAction } from './journal/audit.js';
-import { actedBy, oldStops, sealingBox, tenantNamed } from './credential-admin.js';
-import { InvalidInputError, NotFoundError } from './errors.js';
-import { APPLICATION_KEY_LENGTH, SECRET_LENGTH, consumerKeyHash, ovhSecretContext, randomKey, type OvhKeyCache } from './ovh-keys.js';
+import * as store from '../../store/index.js';
+import { requireAdmin } from '../admin/index.js';
+import { deleteJournaled, graceOf, journalCreated, journalRotated, sealingBox, tenantNamed, type JournaledKind } from './admin.js';
+import { InvalidInputError, NotFoundError } from '../errors.js';
+import { APPLICATION_KEY_LENGTH, SECRET_LENGTH, consumerKeyHash, ovhSecretContext, randomKey, type OvhKeyCache } from './ovh.js';
 import { checkSealedSecrets, type SecretBox } from './secrets.js';
-import { checkGrace, type Tenant } from './tenants/tenants.js';
+import { checkGrace, type Tenant } from '../tenants/tenants.js';
 
 /** A key as listings show it: never its secret or consumer key. */
 export interface OvhKeyView {
@@ -62,13 +61,16 @@ export interface OvhKeyAdmin {
 export const MAX_EXPIRY_MS = 10 * 366 * 24 * 3_600_000;
 
 function view(r: store.OvhKeyRow): OvhKeyView {
-  const graced = r.previousValidUntil && r.previousValidUntil.getTime() > Date.now() ? r.previousValidUntil : null;
-  return { applicationKey: r.applicationKey, tenant: r.tenantName, createdAt: r.createdAt, rotatedAt: r.rotatedAt, lastUsedAt: r.lastUsedAt, expiresAt: r.expiresAt, oldSecretValidUntil: graced };
+  return { applicationKey: r.applicationKey, tenant: r.tenantName, createdAt: r.createdAt, rotatedAt: r.rotatedAt, lastUsedAt: r.lastUsedAt, expiresAt: r.expiresAt, oldSecretValidUntil: graceOf(r) };
 }
 
-function describe(k: OvhKeyView): string {
-  return `OVH key ${k.applicationKey} of tenant ${k.tenant}`;
-}
+const JOURNAL: JournaledKind<OvhKeyView> = {
+  slug: 'ovh-key',
+  replaces: 'secret and consumer key',
+  describe: (k) => `OVH key ${k.applicationKey} of tenant ${k.tenant}`,
+  fields: (k) => ({ applicationKey: k.applicationKey, tenant: k.tenant }),
+  notFound: (key) => new NotFoundError('OVH key', key, `applicationKey: no OVH key ${key} (dnsplane tenant ovh-key list TENANT shows them)`),
+};
 
 function checkActor(admin: Pick<OvhKeyAdmin, 'actor'>): void {
   if (admin.actor) requireAdmin(admin.actor);
@@ -108,7 +110,7 @@ export async function createOvhKey(admin: OvhKeyAdmin, input: NewOvhKeyInput): P
           expiresAt,
         });
         const key = view(row);
-        await auditAdminAction(tx, null, admin.actor, 'create-ovh-key', `${describe(key)} created ${actedBy(admin.actor)}`, { applicationKey, tenant: key.tenant, expiresAt: key.expiresAt?.toISOString() ?? null });
+        await journalCreated(tx, admin.actor, JOURNAL, key, { expiresAt: key.expiresAt?.toISOString() ?? null });
         return { key, applicationSecret, consumerKey, tenant };
       });
       admin.log?.info({ applicationKey, tenant: tenant.name, by: admin.actor?.name }, 'OVH key created');
@@ -126,10 +128,6 @@ export async function listOvhKeys(admin: Pick<OvhKeyAdmin, 'pool' | 'actor'>, te
   return (await store.listOvhKeys(admin.pool, tenantId === undefined ? {} : { tenantId })).map(view);
 }
 
-function notFound(applicationKey: string): NotFoundError {
-  return new NotFoundError('OVH key', applicationKey, `applicationKey: no OVH key ${applicationKey} (dnsplane tenant ovh-key list TENANT shows them)`);
-}
-
 /**
  * A new application secret and consumer key (same application key, same expiry); the old ones stop
  * working at once, or after `graceMs` (at most 7 days; a grace still running from an earlier rotation
@@ -144,11 +142,10 @@ export async function rotateOvhKey(admin: OvhKeyAdmin, rawKey: string, graceMs =
   const consumerKey = randomKey(SECRET_LENGTH);
   const issued = await store.withTransaction(admin.pool, async (tx) => {
     const current = await store.getOvhKey(tx, applicationKey);
-    if (!current) throw notFound(applicationKey);
+    if (!current) throw JOURNAL.notFound(applicationKey);
     await checkSealedSecrets(tx, box);
     const key = view(await store.rotateOvhKey(tx, applicationKey, consumerKeyHash(consumerKey), box.seal(Buffer.from(applicationSecret, 'utf8'), ovhSecretContext(applicationKey)), graceMs));
-    const until = key.oldSecretValidUntil?.toISOString();
-    await auditAdminAction(tx, null, admin.actor, 'rotate-ovh-key', `${describe(key)} rotated ${actedBy(admin.actor)}: ${oldStops('secret and consumer key', until)}`, { applicationKey, tenant: key.tenant, ...(until ? { oldSecretValidUntil: until } : {}) });
+    await journalRotated(tx, admin.actor, JOURNAL, key);
     const tenant = await store.getTenantById(tx, current.tenantId);
     return { key, applicationSecret, consumerKey, tenant: tenant! };
   });
@@ -161,17 +158,7 @@ export async function rotateOvhKey(admin: OvhKeyAdmin, rawKey: string, graceMs =
 export async function deleteOvhKey(admin: Omit<OvhKeyAdmin, 'secrets'>, rawKey: string): Promise<OvhKeyView> {
   checkActor(admin);
   const applicationKey = applicationKeyOf(rawKey, 'applicationKey');
-  const key = await store.withTransaction(admin.pool, async (tx) => {
-    let deleted: OvhKeyView;
-    try {
-      deleted = view(await store.deleteOvhKey(tx, applicationKey));
-    } catch (e) {
-      if (e instanceof store.NotFoundError) throw notFound(applicationKey);
-      throw e;
-    }
-    await auditAdminAction(tx, null, admin.actor, 'delete-ovh-key', `${describe(deleted)} deleted ${actedBy(admin.actor)}`, { applicationKey, tenant: deleted.tenant });
-    return deleted;
-  });
+  const key = await deleteJournaled(admin, JOURNAL, applicationKey, async (tx) => view(await store.deleteOvhKey(tx, applicationKey)));
   admin.keys?.forget(key.tenant); // this replica at once; the others on NOTIFY dnsplane_tenant
   admin.log?.info({ applicationKey, tenant: key.tenant, by: admin.actor?.name }, 'OVH key deleted');
   return key;

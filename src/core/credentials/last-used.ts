@@ -5,7 +5,7 @@
  * logged (no secret is involved) and dropped; a stop may lose the uses of its last interval.
  */
 import type { Logger } from 'pino';
-import { messageOf } from '../error-message.js';
+import { messageOf } from '../../error-message.js';
 
 /** "Last used" is written at most this often per credential and process. */
 export const LAST_USED_EVERY_MS = 60_000;

@@ -2,25 +2,25 @@
  * OVH-style keys (an application key, its application secret and a consumer key, as OVH issues them)
  * as the OVH API dnsplane serves (ovhapi/) uses them: `ovhKeyring(ctx).find(consumerKey)` on every
  * signed call, `noteUsed(key)` once its signature verified. A key acts as its tenant. Keys are made,
- * rotated and deleted by core/ovh-key-admin.ts; the application secret is sealed at rest
- * (core/secrets.ts) and opened here, once per key and process while it stays cached.
+ * rotated and deleted by core/credentials/ovh-admin.ts; the application secret is sealed at rest
+ * (core/credentials/secrets.ts) and opened here, once per key and process while it stays cached.
  *
  * A call names its consumer key in clear (X-Ovh-Consumer), so a key is found by the sha-256 of it —
  * what the table keeps instead of the consumer key — and kept in memory by that hash
- * (core/credential-cache.ts), exact across replicas the way tokens and TSIG keys are (NOTIFY
+ * (core/credentials/cache.ts), exact across replicas the way tokens and TSIG keys are (NOTIFY
  * dnsplane_tenant on every change of a key or its tenant). Reads of one key in flight at once are
- * shared. "Last used" is written at most once a minute per key and process (core/last-used.ts).
+ * shared. "Last used" is written at most once a minute per key and process (core/credentials/last-used.ts).
  */
 import { randomInt } from 'node:crypto';
-import * as store from '../store/index.js';
-import { nowMs, type CoreContext } from './context.js';
+import * as store from '../../store/index.js';
+import { nowMs, type CoreContext } from '../context.js';
 import { LastUsed } from './last-used.js';
-import type { OvhKey } from './ovh-key-cache.js';
+import type { OvhKey } from './cache.js';
 import { SECRETS_KEY_SETTING, SecretsKeyError } from './secrets.js';
 import { hashToken } from './tokens.js';
 
-export type { OvhKey } from './ovh-key-cache.js';
-export { OvhKeyCache } from './ovh-key-cache.js';
+export type { OvhKey } from './cache.js';
+export { OvhKeyCache } from './cache.js';
 
 /** The lengths OVH's own keys have: 16 characters for an application key, 32 for a secret and a consumer key. */
 export const APPLICATION_KEY_LENGTH = 16;

@@ -11,7 +11,7 @@
  * request. Nothing here logs, and no error carries a secret or the encryption key.
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
-import * as store from '../store/index.js';
+import * as store from '../../store/index.js';
 
 type SealedSecret = store.SealedSecret;
 

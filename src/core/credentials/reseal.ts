@@ -8,10 +8,10 @@
  * A replica may serve during a reseal with either list (new key first or old key first): both keys
  * open both forms.
  */
-import * as store from '../store/index.js';
-import { ovhSecretContext } from './ovh-keys.js';
+import * as store from '../../store/index.js';
+import { ovhSecretContext } from './ovh.js';
 import type { SecretBox } from './secrets.js';
-import { secretContext } from './tsig-keys.js';
+import { secretContext } from './tsig.js';
 
 export interface ResealResult {
   /** Secrets now sealed with the sealing key that were not. */

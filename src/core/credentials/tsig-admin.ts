@@ -1,18 +1,17 @@
 /**
- * Managing TSIG keys (core/tsig-keys.ts): create, list, rotate, delete — for AdminService (an admin
+ * Managing TSIG keys (core/credentials/tsig.ts): create, list, rotate, delete — for AdminService (an admin
  * acting) and the command line (database access, no acting tenant). A secret is made here (random,
- * as long as its HMAC's output), sealed before it is stored (core/secrets.ts) and handed back once, to
- * be shown once; nothing here logs it. Each change is journaled (core/journal/audit.ts) in the transaction
+ * as long as its HMAC's output), sealed before it is stored (core/credentials/secrets.ts) and handed back once, to
+ * be shown once; nothing here logs it. Each change is journaled (core/audit.ts) in the transaction
  * that makes it, and notifies every replica (store/tsig-keys.ts).
  */
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import * as store from '../store/index.js';
-import { auditAdminAction } from './journal/audit.js';
-import { actedBy, oldStops, sealingBox, tenantNamed } from './credential-admin.js';
-import { InvalidInputError, NotFoundError } from './errors.js';
+import * as store from '../../store/index.js';
+import { deleteJournaled, graceOf, journalCreated, journalRotated, sealingBox, tenantNamed, type JournaledKind } from './admin.js';
+import { InvalidInputError, NotFoundError } from '../errors.js';
 import { checkSealedSecrets, type SecretBox } from './secrets.js';
-import { checkGrace, type Tenant } from './tenants/tenants.js';
+import { checkGrace, type Tenant } from '../tenants/tenants.js';
 import {
   TSIG_SECRET_BYTES,
   isTsigAlgorithm,
@@ -21,7 +20,7 @@ import {
   secretContext,
   DEFAULT_TSIG_ALGORITHM,
   type TsigAlgorithm,
-} from './tsig-keys.js';
+} from './tsig.js';
 
 /** A key as listings show it: never its secret. */
 export interface TsigKeyView {
@@ -69,13 +68,17 @@ function view(r: store.TsigKeyRow): TsigKeyView {
     createdAt: r.createdAt,
     rotatedAt: r.rotatedAt,
     lastUsedAt: r.lastUsedAt,
-    oldSecretValidUntil: r.previousValidUntil && r.previousValidUntil.getTime() > Date.now() ? r.previousValidUntil : null,
+    oldSecretValidUntil: graceOf(r),
   };
 }
 
-function describe(k: TsigKeyView): string {
-  return `TSIG key ${k.name} (${k.algorithm}${k.acmeOnly ? ', acme-only' : ''}) of tenant ${k.tenant}`;
-}
+const JOURNAL: JournaledKind<TsigKeyView> = {
+  slug: 'tsig-key',
+  replaces: 'secret',
+  describe: (k) => `TSIG key ${k.name} (${k.algorithm}${k.acmeOnly ? ', acme-only' : ''}) of tenant ${k.tenant}`,
+  fields: (k) => ({ key: k.name, tenant: k.tenant }),
+  notFound: (name) => new NotFoundError('TSIG key', name, `name: no TSIG key named "${name}" (dnsplane tenant tsig list TENANT shows them)`),
+};
 
 function newSecret(algorithm: TsigAlgorithm): Buffer {
   return randomBytes(TSIG_SECRET_BYTES[algorithm]);
@@ -100,7 +103,7 @@ export async function createTsigKey(admin: KeyAdmin, input: NewTsigKeyInput): Pr
         await checkSealedSecrets(tx, box);
         const row = await store.createTsigKey(tx, { tenantId: tenant.id, name, algorithm, acmeOnly: input.acmeOnly ?? false, sealed: box.seal(secret, secretContext(name)) });
         const key = view(row);
-        await auditAdminAction(tx, null, admin.actor, 'create-tsig-key', `${describe(key)} created ${actedBy(admin.actor)}`, { key: key.name, tenant: key.tenant, algorithm, acmeOnly: key.acmeOnly });
+        await journalCreated(tx, admin.actor, JOURNAL, key, { algorithm, acmeOnly: key.acmeOnly });
         return { key, secret, tenant };
       });
     } catch (e) {
@@ -128,13 +131,12 @@ export async function rotateTsigKey(admin: KeyAdmin, rawName: string, graceMs = 
   const box = sealingBox(admin.secrets, 'TSIG secrets');
   return store.withTransaction(admin.pool, async (tx) => {
     const current = await store.getTsigKey(tx, name);
-    if (!current) throw new NotFoundError('TSIG key', name, `name: no TSIG key named "${name}" (dnsplane tenant tsig list TENANT shows them)`);
+    if (!current) throw JOURNAL.notFound(name);
     await checkSealedSecrets(tx, box);
     const algorithm = isTsigAlgorithm(current.algorithm) ? current.algorithm : DEFAULT_TSIG_ALGORITHM;
     const secret = newSecret(algorithm);
     const key = view(await store.rotateTsigKey(tx, name, box.seal(secret, secretContext(name)), graceMs));
-    const until = key.oldSecretValidUntil?.toISOString();
-    await auditAdminAction(tx, null, admin.actor, 'rotate-tsig-key', `${describe(key)} rotated ${actedBy(admin.actor)}: ${oldStops('secret', until)}`, { key: key.name, tenant: key.tenant, ...(until ? { oldSecretValidUntil: until } : {}) });
+    await journalRotated(tx, admin.actor, JOURNAL, key);
     const tenant = await store.getTenantById(tx, current.tenantId);
     return { key, secret, tenant: tenant! };
   });
@@ -143,15 +145,5 @@ export async function rotateTsigKey(admin: KeyAdmin, rawName: string, graceMs = 
 /** Deletes the key; it stops working at once. Returns what it was. */
 export async function deleteTsigKey(admin: Omit<KeyAdmin, 'secrets'>, rawName: string): Promise<TsigKeyView> {
   const name = normalizeTsigKeyName(rawName, 'name');
-  return store.withTransaction(admin.pool, async (tx) => {
-    let key: TsigKeyView;
-    try {
-      key = view(await store.deleteTsigKey(tx, name));
-    } catch (e) {
-      if (e instanceof store.NotFoundError) throw new NotFoundError('TSIG key', name, `name: no TSIG key named "${name}" (dnsplane tenant tsig list TENANT shows them)`);
-      throw e;
-    }
-    await auditAdminAction(tx, null, admin.actor, 'delete-tsig-key', `${describe(key)} deleted ${actedBy(admin.actor)}`, { key: key.name, tenant: key.tenant });
-    return key;
-  });
+  return deleteJournaled(admin, JOURNAL, name, async (tx) => view(await store.deleteTsigKey(tx, name)));
 }
