@@ -35,14 +35,15 @@ export async function ensureSynced(ctx: CoreContext, zone: string): Promise<stor
   if (!z) throw new NotFoundError('zone', zone, `zone "${zone}" is not managed by dnsplane`);
   if (z.state === 'synced') return z;
   const waiting = performance.now();
-  return withZoneLockQueued(ctx, zone, async (tx) => {
+  // The sync's OVH calls are this zone's in the rate limiter's fair share (ovh/ratelimit.ts).
+  return withOvhFlow({ zone }, () => withZoneLockQueued(ctx, zone, async (tx) => {
     ctx.metrics?.lockWaited(zone, 'sync', (performance.now() - waiting) / 1000);
     const again = await store.getZone(tx, zone);
     if (again && again.state === 'synced') return again; // someone synced it while we waited
     ctx.metrics?.cacheRead(zone, 'miss');
     await syncZone(ctx, tx, zone);
     return (await store.getZone(tx, zone))!;
-  });
+  }));
 }
 
 /**
@@ -165,8 +166,8 @@ export async function withZoneLockQueued<T, J = never>(
   };
   try {
     const left = Math.max(1, Math.round(timeoutMs - (performance.now() - started)));
-    // The OVH calls made under the lock are this zone's in the rate limiter's fair share.
-    return await withOvhFlow({ zone }, () => store.withZoneLock(ctx.pool, zone, { lockTimeoutMs: left }, (tx) => fenced(ctx, zone, tx, (t, fence) => fn(t, fence, view))));
+    // Who its OVH calls are for (ovh/ratelimit.ts withOvhFlow) is the caller's to set, once, around this.
+    return await store.withZoneLock(ctx.pool, zone, { lockTimeoutMs: left }, (tx) => fenced(ctx, zone, tx, (t, fence) => fn(t, fence, view)));
   } catch (e) {
     throw e instanceof store.LockTimeoutError && e.zone === zone ? lockTimeout(ctx, zone, timeoutMs) : e;
   } finally {

@@ -13,7 +13,6 @@
  * Each batch is measured (duration, outcome, lock wait) and a database lost under it is translated here.
  */
 import { messageOf } from '../../error-message.js';
-import { withOvhFlow } from '../../ovh/ratelimit.js';
 import type { CoreContext } from '../context.js';
 import { ApplyFailedError, isDatabaseUnavailable, isRetryable, ShuttingDownError } from '../errors.js';
 import type { RoutedInput, ZonePlan } from '../plan.js';
@@ -101,8 +100,7 @@ async function applyBatchMeasured(ctx: CoreContext, batch: ZoneBatch): Promise<S
   const started = performance.now();
   const seconds = () => (performance.now() - started) / 1000;
   try {
-    // Its OVH calls take turns with other tenants' and zones' (ovh/ratelimit.ts).
-    const step = await withOvhFlow({ tenant: batch.tenant.name, zone }, () => applyInGroup(ctx, batch, started));
+    const step = await applyInGroup(ctx, batch, started);
     ctx.metrics?.applyDone(zone, step.result.status, seconds());
     return step;
   } catch (e) {

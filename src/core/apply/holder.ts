@@ -21,7 +21,7 @@
  */
 import { messageOf } from '../../error-message.js';
 import { OvhError } from '../../ovh/errors.js';
-import { withOvhFlow } from '../../ovh/ratelimit.js';
+import { withOvhFlow, type OvhFlow } from '../../ovh/ratelimit.js';
 import type { CoreContext } from '../context.js';
 import { ApplyFailedError } from '../errors.js';
 import { dropZoneMemory } from '../zone-memory.js';
@@ -84,8 +84,22 @@ export async function applyInGroup(ctx: CoreContext, batch: ZoneBatch, waitingSi
   return mine.step;
 }
 
-/** Under the lock: recovery first, then the group, member by member, and its one refresh. */
-async function runGroup(ctx: CoreContext, held: Held, first: Member, coalescing: Coalescing | undefined): Promise<void> {
+/**
+ * Under the lock: recovery first, then the group, member by member, and its one refresh. Who the OVH
+ * calls are for (ovh/ratelimit.ts: fair shares per tenant and zone) is set here, once: the holder's
+ * own calls (recovery, the refresh, a rollback) are its first member's; each member's operations are
+ * its own (a coalesced member may be another tenant's).
+ */
+function runGroup(ctx: CoreContext, held: Held, first: Member, coalescing: Coalescing | undefined): Promise<void> {
+  return withOvhFlow(flowOf(first), () => runGroupInFlow(ctx, held, first, coalescing));
+}
+
+/** The OVH flow of a member's calls: its tenant, its zone. */
+function flowOf(member: Member): OvhFlow {
+  return { tenant: member.tenant.name, zone: member.zone };
+}
+
+async function runGroupInFlow(ctx: CoreContext, held: Held, first: Member, coalescing: Coalescing | undefined): Promise<void> {
   lockedNow(ctx, first);
   try {
     await recoverInFlight(ctx, held.tx, held.zone, held.fence);
@@ -102,7 +116,7 @@ async function runGroup(ctx: CoreContext, held: Held, first: Member, coalescing:
     for (;;) {
       if ('send' in prepared) {
         const { send } = prepared;
-        await withOvhFlow({ tenant: member.tenant.name, zone: group.zone }, () => sendMember(ctx, group, member, send));
+        await withOvhFlow(flowOf(member), () => sendMember(ctx, group, member, send));
       } else member.outcome = prepared;
       const next = coalescing ? await takeNext(ctx, group, coalescing) : undefined;
       if (!next) break;

@@ -27,6 +27,25 @@
  *     stay in flight, and the zone's next lock holder (step 4) rolls them back.
  * An apply counts iff its journal row is done. The answer's model is result.ts; operations are named
  * for people by messages.ts. A zone is never published half-applied.
+ *
+ * The frames a batch's work runs in, outermost first (holder.ts applyInGroup → runGroup):
+ *  a. withZoneLockQueued (core/zones.ts) — this process's FIFO queue per zone: one caller at a time
+ *     takes a connection; the time queued counts towards DNSPLANE_LOCK_TIMEOUT; a coalescing holder
+ *     may take a waiter over (its own callback then never runs).
+ *  b. store.withZoneLock (store/lock.ts) — lock_timeout set, pg_advisory_xact_lock(zone) taken.
+ *  c. withClientTransaction (store/internal.ts) — BEGIN on one pooled client … COMMIT / ROLLBACK; the
+ *     lock is the transaction's, so it ends with it.
+ *  d. fenced (core/zones.ts) — the zone's fence opened on that session (core/fence.ts ZoneFence).
+ *  e. ctx.ovh.guarded (ovh/client.ts, ovh/client/write-guard.ts) — the fence put in an
+ *     AsyncLocalStorage; the OVH client reads it back before every write attempt (retries included)
+ *     and calls ZoneFence.beforeWrite, a `SELECT 1` on the lock's session. It is not passed as an
+ *     argument because the write leaves from deep below (ops.ts, undo.ts, reconcile.ts, publish.ts,
+ *     recovery.ts all call ctx.ovh) and the shutdown deadline is a guard of the same kind: threading
+ *     a guard through every OvhApi method is a change of the client's interface of its own.
+ *  f. withOvhFlow (ovh/ratelimit.ts), set once, in runGroup — whose fair share of the OVH rate each
+ *     call takes: the holder's own calls its first member's, each member's operations its own.
+ * Inside them runGroup runs steps 4–10 and returns nothing: each member's answer is its `outcome`,
+ * which applyInGroup returns (or throws), and a member taken over gets through its `answer` promise.
  */
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';

@@ -6,6 +6,7 @@
  * reconcile.ts, as for the failed operation of a live apply.
  */
 import { refreshPath } from '../../ovh/types.js';
+import { withOvhFlow } from '../../ovh/ratelimit.js';
 import * as store from '../../store/index.js';
 import { messageOf } from '../../error-message.js';
 import type { CoreContext } from '../context.js';
@@ -162,7 +163,7 @@ export function scheduleRecovery(ctx: CoreContext, zone: string): void {
     for (let attempt = 0; attempt < 20; attempt++) {
       if (!(await sleepUnlessStopping(ctx.lifecycle, Math.min(250 * 2 ** attempt, 15_000)))) return;
       try {
-        const n = await withZoneLockQueued(ctx, zone, (tx, fence) => recoverInFlight(ctx, tx, zone, fence));
+        const n = await withOvhFlow({ zone }, () => withZoneLockQueued(ctx, zone, (tx, fence) => recoverInFlight(ctx, tx, zone, fence)));
         if (n > 0) ctx.log.warn({ zone, recovered: n }, 'rolled back the applies left in flight after a lost zone lock');
         return;
       } catch (e) {
