@@ -1,6 +1,6 @@
 /**
  * The holder of a zone's lock, and its group. One batch of a request joins the zone's in-process queue
- * (core/zones.ts) as a member; when its turn comes it holds the lock and runs a group: recover the
+ * (lock-queue.ts) as a member; when its turn comes it holds the lock and runs a group: recover the
  * applies left in flight (recovery.ts), then its own member — planned (prepare.ts) and sent
  * (send.ts) — then, coalescing, the applies waiting behind it in this process's queue, in arrival
  * order, one at a time, while the group allows (group.ts: disjoint record sets, DNSPLANE_APPLY_BATCH
@@ -25,7 +25,7 @@ import { withOvhFlow, type OvhFlow } from '../../ovh/ratelimit.js';
 import type { CoreContext } from '../context.js';
 import { ApplyFailedError } from '../errors.js';
 import { dropZoneMemory } from '../zone-memory.js';
-import { withZoneLockQueued, type ZoneQueueView } from '../zones.js';
+import { withZoneLockQueued, type ZoneQueueView } from './lock-queue.js';
 import { newGroup, joins, takesMore, type Group, type Held, type Member, type Outcome, type Step, type ZoneBatch } from './group.js';
 import { prepareMember, type Prepared } from './prepare.js';
 import { publish } from './publish.js';

@@ -8,7 +8,7 @@
  *  2. batches.ts — the zone's request is applied in batches of at most DNSPLANE_APPLY_BATCH
  *     operations (batch-plan.ts cuts them), the lock released between batches; each batch measured.
  *  3. holder.ts — the batch joins the zone's in-process queue, then takes the advisory lock with the
- *     zone's fence in force (core/zones.ts, core/fence.ts), or is taken into the holder's group.
+ *     zone's fence in force (lock-queue.ts, core/fence.ts), or is taken into the holder's group.
  *  4. recovery.ts — under the lock, first: applies left in flight are waited for and rolled back.
  *  5. prepare.ts — the plan is recomputed under the lock (ownership re-checked); a stale stored plan,
  *     conflicts of an all-or-nothing request, the change threshold, no changes and dry run
@@ -29,13 +29,13 @@
  * for people by messages.ts. A zone is never published half-applied.
  *
  * The frames a batch's work runs in, outermost first (holder.ts applyInGroup → runGroup):
- *  a. withZoneLockQueued (core/zones.ts) — this process's FIFO queue per zone: one caller at a time
+ *  a. withZoneLockQueued (lock-queue.ts) — this process's FIFO queue per zone: one caller at a time
  *     takes a connection; the time queued counts towards DNSPLANE_LOCK_TIMEOUT; a coalescing holder
  *     may take a waiter over (its own callback then never runs).
  *  b. store.withZoneLock (store/lock.ts) — lock_timeout set, pg_advisory_xact_lock(zone) taken.
  *  c. withClientTransaction (store/internal.ts) — BEGIN on one pooled client … COMMIT / ROLLBACK; the
  *     lock is the transaction's, so it ends with it.
- *  d. fenced (core/zones.ts) — the zone's fence opened on that session (core/fence.ts ZoneFence).
+ *  d. fenced (lock-queue.ts) — the zone's fence opened on that session (core/fence.ts ZoneFence).
  *  e. ctx.ovh.guarded (ovh/client.ts, ovh/client/write-guard.ts) — the fence put in an
  *     AsyncLocalStorage; the OVH client reads it back before every write attempt (retries included)
  *     and calls ZoneFence.beforeWrite, a `SELECT 1` on the lock's session. It is not passed as an
