@@ -138,10 +138,11 @@ export const MAX_ENDPOINTS = 5000;
 export type RoutedInput = (
   | { kind: 'desired'; policy: Policy; byZone: Map<string, Endpoint[]>; scope?: SyncScope; allOrNothing?: boolean }
   | { kind: 'changes'; policy: Policy; byZone: Map<string, ChangeSet> }
-  | { kind: 'update'; policy: 'sync'; byZone: Map<string, DnsUpdate> }
+  /** A DNS UPDATE is all or nothing (RFC 2136 §3.4): uncut, never cut into batches published apart. */
+  | { kind: 'update'; policy: 'sync'; byZone: Map<string, DnsUpdate>; uncut: true }
   | { kind: 'draft'; policy: 'sync'; byZone: Map<string, DraftPlanner> }
-  /** A withdraw or restore of targets (core/withdrawals.ts): planned under the zone lock, never stored. */
-  | { kind: 'withdraw'; policy: 'sync'; byZone: Map<string, WithdrawPlanner> }
+  /** A withdraw or restore of targets (core/withdrawals.ts): planned under the zone lock, never stored; uncut (its rows recorded once, with its operations). */
+  | { kind: 'withdraw'; policy: 'sync'; byZone: Map<string, WithdrawPlanner>; uncut: true }
 ) & {
   /** Per record set: what was adjusted to OVH's rules (a TTL under 60 raised to 60). */
   warnings: Map<string, string[]>;
@@ -205,7 +206,7 @@ export async function routeInput(ctx: CoreContext, tenant: Tenant, input: PlanIn
     const zone = input.update.zone;
     if (!zoneNames.includes(zone)) throw new InvalidInputError('update.zone', `"${zone}" is not a zone dnsplane manages`);
     if (!mayUseZone(tenant, zone)) throw new PermissionDeniedError('update.zone', `zone "${zone}" is not one of tenant "${tenant.name}"'s zones`);
-    return { kind: 'update', policy: 'sync', byZone: new Map([[zone, input.update]]), warnings, ...(input.origin ? { origin: input.origin } : {}) };
+    return { kind: 'update', policy: 'sync', byZone: new Map([[zone, input.update]]), uncut: true, warnings, ...(input.origin ? { origin: input.origin } : {}) };
   }
 
   if (input.kind === 'draft') {

@@ -37,9 +37,8 @@ export interface ZoneRequest {
 /** Applies one zone of a request, batch after batch; the zone's answer. */
 export async function applyZone(ctx: CoreContext, request: ZoneRequest): Promise<ZoneApplyResult> {
   const { zone } = request;
-  // A DNS UPDATE is all or nothing (RFC 2136 §3.4): never cut into batches published apart.
-  // A withdraw records its rows once, with its operations: never cut (core/withdrawals.ts keeps each one small).
-  const max = request.routed.kind === 'update' || request.routed.kind === 'withdraw' ? 0 : (ctx.settings.applyBatch ?? DEFAULT_APPLY_BATCH);
+  // A request that says it is uncut (a DNS UPDATE, a withdraw: core/plan.ts RoutedInput) is one batch.
+  const max = 'uncut' in request.routed ? 0 : (ctx.settings.applyBatch ?? DEFAULT_APPLY_BATCH);
   const batches: ApplyBatch[] = [];
   let merged: ZoneApplyResult | undefined;
   let carried: Carried | undefined;
