@@ -17,8 +17,8 @@ import type { CoreContext } from '../context.js';
 import { ApplyFailedError, isDatabaseUnavailable, isRetryable, ShuttingDownError } from '../errors.js';
 import type { RoutedInput, ZonePlan } from '../plan.js';
 import type { Tenant } from '../tenants.js';
-import { DEFAULT_APPLY_BATCH, type Carried } from './batch-plan.js';
-import type { Step, ZoneBatch } from './group.js';
+import { DEFAULT_APPLY_BATCH, type PlanRest } from './batch-plan.js';
+import type { BatchAnswer, ZoneBatch } from './group.js';
 import { applyInGroup } from './holder.js';
 import { scheduleRecovery } from './recovery.js';
 import type { ApplyBatch, CallRecord, ZoneApplyResult } from './result.js';
@@ -41,9 +41,9 @@ export async function applyZone(ctx: CoreContext, request: ZoneRequest): Promise
   const max = 'uncut' in request.routed ? 0 : (ctx.settings.applyBatch ?? DEFAULT_APPLY_BATCH);
   const batches: ApplyBatch[] = [];
   let merged: ZoneApplyResult | undefined;
-  let carried: Carried | undefined;
+  let carried: PlanRest | undefined;
   for (let index = 1; ; index++) {
-    let step: Step;
+    let step: BatchAnswer;
     try {
       step = await applyBatchMeasured(ctx, { tenant: request.tenant, zone, routed: request.routed, ...(index === 1 && request.stored ? { stored: request.stored } : {}), index, max, ...(carried ? { carried } : {}) });
     } catch (e) {
@@ -94,7 +94,7 @@ function partial(zone: string, merged: ZoneApplyResult, batches: ApplyBatch[], f
 }
 
 /** One batch through the zone lock (holder.ts), measured: duration and outcome per zone, lock wait (metrics); the database's loss translated. */
-async function applyBatchMeasured(ctx: CoreContext, batch: ZoneBatch): Promise<Step> {
+async function applyBatchMeasured(ctx: CoreContext, batch: ZoneBatch): Promise<BatchAnswer> {
   const { zone } = batch;
   const started = performance.now();
   const seconds = () => (performance.now() - started) / 1000;

@@ -26,7 +26,7 @@ import type { CoreContext } from '../context.js';
 import { ApplyFailedError } from '../errors.js';
 import { dropZoneMemory } from '../zone-memory.js';
 import { withZoneLockQueued, type ZoneQueueView } from './lock-queue.js';
-import { newGroup, joins, takesMore, type Group, type Held, type Member, type Outcome, type Step, type ZoneBatch } from './group.js';
+import { newGroup, joins, mayTakeMore, type Group, type HeldLock, type Member, type Outcome, type BatchAnswer, type ZoneBatch } from './group.js';
 import { prepareMember, type Prepared } from './prepare.js';
 import { publish } from './publish.js';
 import { recoverInFlight } from './recovery.js';
@@ -41,7 +41,7 @@ interface Coalescing {
 }
 
 /** Applies one batch of a request in its zone: as the lock's holder with its group, or taken into another holder's group. */
-export async function applyInGroup(ctx: CoreContext, batch: ZoneBatch, waitingSince: number): Promise<Step> {
+export async function applyInGroup(ctx: CoreContext, batch: ZoneBatch, waitingSince: number): Promise<BatchAnswer> {
   let answered!: (o: Outcome) => void;
   const answer = new Promise<Outcome>((resolve) => (answered = resolve));
   const me: Member = { ...batch, waitingSince, answer, answered };
@@ -90,7 +90,7 @@ export async function applyInGroup(ctx: CoreContext, batch: ZoneBatch, waitingSi
  * own calls (recovery, the refresh, a rollback) are its first member's; each member's operations are
  * its own (a coalesced member may be another tenant's).
  */
-function runGroup(ctx: CoreContext, held: Held, first: Member, coalescing: Coalescing | undefined): Promise<void> {
+function runGroup(ctx: CoreContext, held: HeldLock, first: Member, coalescing: Coalescing | undefined): Promise<void> {
   return withOvhFlow(flowOf(first), () => runGroupInFlow(ctx, held, first, coalescing));
 }
 
@@ -99,8 +99,8 @@ function flowOf(member: Member): OvhFlow {
   return { tenant: member.tenant.name, zone: member.zone };
 }
 
-async function runGroupInFlow(ctx: CoreContext, held: Held, first: Member, coalescing: Coalescing | undefined): Promise<void> {
-  lockedNow(ctx, first);
+async function runGroupInFlow(ctx: CoreContext, held: HeldLock, first: Member, coalescing: Coalescing | undefined): Promise<void> {
+  endLockWait(ctx, first);
   try {
     await recoverInFlight(ctx, held.tx, held.zone, held.fence);
   } catch (e) {
@@ -132,19 +132,19 @@ async function runGroupInFlow(ctx: CoreContext, held: Held, first: Member, coale
 /** The next waiting apply, planned, if it joins the group (it is then taken off the queue). */
 async function takeNext(ctx: CoreContext, group: Group, coalescing: Coalescing): Promise<[Member, Prepared] | undefined> {
   for (;;) {
-    if (!takesMore(ctx, group)) return undefined;
+    if (!mayTakeMore(ctx, group)) return undefined;
     const candidate = coalescing.queue.next();
     if (!candidate) return undefined;
     const prepared = await prepareMember(ctx, group, candidate);
     if ('send' in prepared && !joins(group, prepared.send)) return undefined; // it begins the next group
     if (!coalescing.queue.take(candidate)) continue; // it left the queue (its lock timeout) while it was planned
-    lockedNow(ctx, candidate);
+    endLockWait(ctx, candidate);
     coalescing.taken.push(candidate);
     return [candidate, prepared];
   }
 }
 
 /** A member got the lock, or a holder took it: its wait ends (metrics). */
-function lockedNow(ctx: CoreContext, member: Member): void {
+function endLockWait(ctx: CoreContext, member: Member): void {
   ctx.metrics?.lockWaited(member.zone, 'apply', (performance.now() - member.waitingSince) / 1000);
 }

@@ -91,7 +91,7 @@ async function applySource(ctx: CoreContext, tenant: Tenant, source: ApplySource
     const approval = await approvalOf(ctx, row);
     if (approval) Object.assign(routed, { force: true, approval });
     if (stored.input.kind === 'changes' && stored.input.revertOf) routed.revertOf = stored.input.revertOf;
-    const settled = await Promise.all(stored.zones.map((zonePlan) => settle(zonePlan.zone, applyZone(ctx, { tenant, zone: zonePlan.zone, routed, stored: zonePlan }))));
+    const settled = await Promise.all(stored.zones.map((zonePlan) => asZoneResult(zonePlan.zone, applyZone(ctx, { tenant, zone: zonePlan.zone, routed, stored: zonePlan }))));
     const zones = settled.map((one) => one.result);
     // Every zone ended in an error before it did anything (a lock timeout, say): the plan stays pending.
     if (settled.every((one) => one.thrown) && zones.every((result) => result.calls.length === 0)) throw zones[0]!.error!;
@@ -104,7 +104,7 @@ async function applySource(ctx: CoreContext, tenant: Tenant, source: ApplySource
   const routed = await routeInput(ctx, tenant, source.input);
   const zones = [...routed.byZone.keys()].sort();
   for (const zone of zones) await ensureSynced(ctx, zone);
-  return { zones: (await Promise.all(zones.map((zone) => settle(zone, applyZone(ctx, { tenant, zone, routed }))))).map((one) => one.result) };
+  return { zones: (await Promise.all(zones.map((zone) => asZoneResult(zone, applyZone(ctx, { tenant, zone, routed }))))).map((one) => one.result) };
 }
 
 /** Some zone was refused by the change threshold, and every other had nothing to change: nothing was sent. */
@@ -114,7 +114,7 @@ function refusedByThresholdAlone(zones: readonly ZoneApplyResult[]): boolean {
 }
 
 /** A zone's apply, its error (if it threw) turned into a `failed` result with that error. */
-async function settle(zone: string, applying: Promise<ZoneApplyResult>): Promise<{ result: ZoneApplyResult; thrown: boolean }> {
+async function asZoneResult(zone: string, applying: Promise<ZoneApplyResult>): Promise<{ result: ZoneApplyResult; thrown: boolean }> {
   try {
     return { result: await applying, thrown: false };
   } catch (e) {
