@@ -1,6 +1,6 @@
 /**
  * UPDATE (opcode 5, RFC 2136) at the door: the message read as RFC 2136 §2 and §3 say, then handed to
- * core as one apply (core/dns-door/dns-update.ts), whose answer becomes the RCODE. In the RFC's order:
+ * core as one apply (core/dns-door/dns-update.ts), whose answer becomes the RCODE (update-outcome.ts). In the RFC's order:
  * - the zone section: exactly one SOA question, else FORMERR; a zone dnsplane does not manage (or
  *   another class): NOTAUTH;
  * - the key: an unsigned UPDATE is REFUSED; a tenant not granted the zone is REFUSED before anything
@@ -18,6 +18,7 @@ import { InvalidInputError } from '../dns/errors.js';
 import { CLASS, RCODE, TYPE, foldCase, recordTypeOf, targetOfData, typeName, type Message, type ResourceRecord } from '../dns/wire/index.js';
 import { answerTo, type Exchange } from './exchange.js';
 import { notManaged, type Refusals } from './refusal.js';
+import { outcomeOf, outcomeOfError } from './update-outcome.js';
 
 /** Types no update may name (RFC 2136 §3.4.1.2): meta types and queries. */
 const META = new Set<number>([TYPE.ANY, TYPE.AXFR, TYPE.IXFR, TYPE.OPT, TYPE.TSIG, 253 /* MAILB */, 254 /* MAILA */]);
@@ -79,7 +80,7 @@ export async function answerUpdate(ctx: CoreContext, ex: Exchange, refusals: Ref
     updates = { malformed: `update: ${e.message}`, rcode: e.rcode, ...at(e.rr) };
   }
   const answerBy = started + wait.clientTimeoutMs - ANSWER_MARGIN_MS;
-  const outcome = await applyDnsUpdate(ctx, key.tenant, { zone, prerequisites, updates, acmeOnly: key.acmeOnly }, key.name, wait.maxMs > 0 ? () => Math.min(wait.maxMs, answerBy - performance.now()) : () => 0);
+  const outcome = await applyDnsUpdate(ctx, key.tenant, { zone, prerequisites, updates, acmeOnly: key.acmeOnly }, key.name, wait.maxMs > 0 ? () => Math.min(wait.maxMs, answerBy - performance.now()) : () => 0).then(outcomeOf, outcomeOfError);
   if (outcome.rcode === 'NOERROR') return answerTo(ex, RCODE.NOERROR);
   return refuse(RCODE[outcome.rcode], outcome.reason, { ...(outcome.name ? { name: outcome.name } : {}), ...(outcome.type ? { type: outcome.type } : {}) });
 }

@@ -52,7 +52,7 @@ export function without(plan: ZonePlan, batch: ZonePlan): ZonePlan {
  * would give exactly this — and plans again from the zone otherwise (another apply, a drift check or
  * an admin changed it in between).
  */
-export interface Carried {
+export interface PlanRest {
   generation: bigint;
   plan: ZonePlan;
 }

@@ -13,13 +13,12 @@
  * Each batch is measured (duration, outcome, lock wait) and a database lost under it is translated here.
  */
 import { messageOf } from '../../error-message.js';
-import { withOvhFlow } from '../../ovh/ratelimit.js';
 import type { CoreContext } from '../context.js';
 import { ApplyFailedError, isDatabaseUnavailable, isRetryable, ShuttingDownError } from '../errors.js';
 import type { RoutedInput, ZonePlan } from '../plan/plan.js';
 import type { Tenant } from '../tenants/tenants.js';
-import { DEFAULT_APPLY_BATCH, type Carried } from './batch-plan.js';
-import type { Step, ZoneBatch } from './group.js';
+import { DEFAULT_APPLY_BATCH, type PlanRest } from './batch-plan.js';
+import type { BatchAnswer, ZoneBatch } from './group.js';
 import { applyInGroup } from './holder.js';
 import { scheduleRecovery } from './recovery.js';
 import type { ApplyBatch, CallRecord, ZoneApplyResult } from './result.js';
@@ -38,14 +37,13 @@ export interface ZoneRequest {
 /** Applies one zone of a request, batch after batch; the zone's answer. */
 export async function applyZone(ctx: CoreContext, request: ZoneRequest): Promise<ZoneApplyResult> {
   const { zone } = request;
-  // A DNS UPDATE is all or nothing (RFC 2136 §3.4): never cut into batches published apart.
-  // A withdraw records its rows once, with its operations: never cut (core/withdrawals/withdrawals.ts keeps each one small).
-  const max = request.routed.kind === 'update' || request.routed.kind === 'withdraw' ? 0 : (ctx.settings.applyBatch ?? DEFAULT_APPLY_BATCH);
+  // A request that says it is uncut (a DNS UPDATE, a withdraw: core/plan/plan.ts RoutedInput) is one batch.
+  const max = 'uncut' in request.routed ? 0 : (ctx.settings.applyBatch ?? DEFAULT_APPLY_BATCH);
   const batches: ApplyBatch[] = [];
   let merged: ZoneApplyResult | undefined;
-  let carried: Carried | undefined;
+  let carried: PlanRest | undefined;
   for (let index = 1; ; index++) {
-    let step: Step;
+    let step: BatchAnswer;
     try {
       step = await applyBatchMeasured(ctx, { tenant: request.tenant, zone, routed: request.routed, ...(index === 1 && request.stored ? { stored: request.stored } : {}), index, max, ...(carried ? { carried } : {}) });
     } catch (e) {
@@ -96,13 +94,12 @@ function partial(zone: string, merged: ZoneApplyResult, batches: ApplyBatch[], f
 }
 
 /** One batch through the zone lock (holder.ts), measured: duration and outcome per zone, lock wait (metrics); the database's loss translated. */
-async function applyBatchMeasured(ctx: CoreContext, batch: ZoneBatch): Promise<Step> {
+async function applyBatchMeasured(ctx: CoreContext, batch: ZoneBatch): Promise<BatchAnswer> {
   const { zone } = batch;
   const started = performance.now();
   const seconds = () => (performance.now() - started) / 1000;
   try {
-    // Its OVH calls take turns with other tenants' and zones' (ovh/ratelimit.ts).
-    const step = await withOvhFlow({ tenant: batch.tenant.name, zone }, () => applyInGroup(ctx, batch, started));
+    const step = await applyInGroup(ctx, batch, started);
     ctx.metrics?.applyDone(zone, step.result.status, seconds());
     return step;
   } catch (e) {

@@ -12,7 +12,7 @@ import type { ZoneFence } from '../zones/fence.js';
 import type { RoutedInput, ZonePlan } from '../plan/plan.js';
 import type { Tenant } from '../tenants/tenants.js';
 import type { ZoneMemory } from '../reads/zone-memory.js';
-import type { Carried } from './batch-plan.js';
+import type { PlanRest } from './batch-plan.js';
 import { nameKey, type Done, type TouchedName } from './ops.js';
 import type { CallRecord, ZoneApplyResult } from './result.js';
 
@@ -28,18 +28,18 @@ export interface ZoneBatch {
   /** DNSPLANE_APPLY_BATCH: the most operations of a batch, and of a group; 0: no bound. */
   max: number;
   /** The rest of its request's plan after its previous batch (batches after the first). */
-  carried?: Carried;
+  carried?: PlanRest;
 }
 
 /** What one batch answers: its result, and whether its request plans more (then `rest`, when it was applied). */
-export interface Step {
+export interface BatchAnswer {
   result: ZoneApplyResult;
   more: boolean;
   /** Applied with more to do: the plan of the rest (this batch's changes and operations taken out). */
   rest?: ZonePlan;
 }
 
-export type Outcome = { step: Step } | { error: unknown };
+export type Outcome = { step: BatchAnswer } | { error: unknown };
 
 /**
  * One apply of a zone waiting for (or holding) the zone lock in this process, and where its answer
@@ -94,13 +94,13 @@ export interface RolledBack {
 }
 
 /** The zone lock its holder works under: the lock's transaction and its fence. */
-export interface Held {
+export interface HeldLock {
   zone: string;
   tx: pg.PoolClient;
   fence: ZoneFence;
 }
 
-export interface Group extends Held {
+export interface Group extends HeldLock {
   /** When the holder began (after recovery): the group takes no apply once it has run DNSPLANE_APPLY_COALESCE. */
   started: number;
   /** The first member's DNSPLANE_APPLY_BATCH: the most operations one refresh of the group publishes. */
@@ -126,7 +126,7 @@ export interface Group extends Held {
   memory?: ZoneMemory;
 }
 
-export function newGroup(held: Held, max: number): Group {
+export function newGroup(held: HeldLock, max: number): Group {
   return { ...held, started: performance.now(), max, knownIds: new Set(), ops: 0, names: new Set(), sent: [], failed: [], savepoint: false };
 }
 
@@ -144,7 +144,7 @@ export async function openGroup(group: Group): Promise<void> {
  * Whether the group may take another waiting apply at all: not once shutdown began or the lock was
  * lost, not once it has run DNSPLANE_APPLY_COALESCE, not once it holds DNSPLANE_APPLY_BATCH operations.
  */
-export function takesMore(ctx: CoreContext, group: Group): boolean {
+export function mayTakeMore(ctx: CoreContext, group: Group): boolean {
   if (ctx.lifecycle?.stopping || group.fence.lost) return false;
   if (performance.now() - group.started >= (ctx.settings.applyCoalesceMs ?? 0)) return false;
   return !(group.max > 0 && group.ops >= group.max);

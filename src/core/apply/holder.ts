@@ -1,6 +1,6 @@
 /**
  * The holder of a zone's lock, and its group. One batch of a request joins the zone's in-process queue
- * (core/zones/zones.ts) as a member; when its turn comes it holds the lock and runs a group: recover the
+ * (lock-queue.ts) as a member; when its turn comes it holds the lock and runs a group: recover the
  * applies left in flight (recovery.ts), then its own member — planned (prepare.ts) and sent
  * (send.ts) — then, coalescing, the applies waiting behind it in this process's queue, in arrival
  * order, one at a time, while the group allows (group.ts: disjoint record sets, DNSPLANE_APPLY_BATCH
@@ -21,12 +21,12 @@
  */
 import { messageOf } from '../../error-message.js';
 import { OvhError } from '../../ovh/errors.js';
-import { withOvhFlow } from '../../ovh/ratelimit.js';
+import { withOvhFlow, type OvhFlow } from '../../ovh/ratelimit.js';
 import type { CoreContext } from '../context.js';
 import { ApplyFailedError } from '../errors.js';
 import { dropZoneMemory } from '../reads/zone-memory.js';
-import { withZoneLockQueued, type ZoneQueueView } from '../zones/zones.js';
-import { newGroup, joins, takesMore, type Group, type Held, type Member, type Outcome, type Step, type ZoneBatch } from './group.js';
+import { withZoneLockQueued, type ZoneQueueView } from './lock-queue.js';
+import { newGroup, joins, mayTakeMore, type Group, type HeldLock, type Member, type Outcome, type BatchAnswer, type ZoneBatch } from './group.js';
 import { prepareMember, type Prepared } from './prepare.js';
 import { publish } from './publish.js';
 import { recoverInFlight } from './recovery.js';
@@ -41,7 +41,7 @@ interface Coalescing {
 }
 
 /** Applies one batch of a request in its zone: as the lock's holder with its group, or taken into another holder's group. */
-export async function applyInGroup(ctx: CoreContext, batch: ZoneBatch, waitingSince: number): Promise<Step> {
+export async function applyInGroup(ctx: CoreContext, batch: ZoneBatch, waitingSince: number): Promise<BatchAnswer> {
   let answered!: (o: Outcome) => void;
   const answer = new Promise<Outcome>((resolve) => (answered = resolve));
   const me: Member = { ...batch, waitingSince, answer, answered };
@@ -84,9 +84,23 @@ export async function applyInGroup(ctx: CoreContext, batch: ZoneBatch, waitingSi
   return mine.step;
 }
 
-/** Under the lock: recovery first, then the group, member by member, and its one refresh. */
-async function runGroup(ctx: CoreContext, held: Held, first: Member, coalescing: Coalescing | undefined): Promise<void> {
-  lockedNow(ctx, first);
+/**
+ * Under the lock: recovery first, then the group, member by member, and its one refresh. Who the OVH
+ * calls are for (ovh/ratelimit.ts: fair shares per tenant and zone) is set here, once: the holder's
+ * own calls (recovery, the refresh, a rollback) are its first member's; each member's operations are
+ * its own (a coalesced member may be another tenant's).
+ */
+function runGroup(ctx: CoreContext, held: HeldLock, first: Member, coalescing: Coalescing | undefined): Promise<void> {
+  return withOvhFlow(flowOf(first), () => runGroupInFlow(ctx, held, first, coalescing));
+}
+
+/** The OVH flow of a member's calls: its tenant, its zone. */
+function flowOf(member: Member): OvhFlow {
+  return { tenant: member.tenant.name, zone: member.zone };
+}
+
+async function runGroupInFlow(ctx: CoreContext, held: HeldLock, first: Member, coalescing: Coalescing | undefined): Promise<void> {
+  endLockWait(ctx, first);
   try {
     await recoverInFlight(ctx, held.tx, held.zone, held.fence);
   } catch (e) {
@@ -102,7 +116,7 @@ async function runGroup(ctx: CoreContext, held: Held, first: Member, coalescing:
     for (;;) {
       if ('send' in prepared) {
         const { send } = prepared;
-        await withOvhFlow({ tenant: member.tenant.name, zone: group.zone }, () => sendMember(ctx, group, member, send));
+        await withOvhFlow(flowOf(member), () => sendMember(ctx, group, member, send));
       } else member.outcome = prepared;
       const next = coalescing ? await takeNext(ctx, group, coalescing) : undefined;
       if (!next) break;
@@ -118,19 +132,19 @@ async function runGroup(ctx: CoreContext, held: Held, first: Member, coalescing:
 /** The next waiting apply, planned, if it joins the group (it is then taken off the queue). */
 async function takeNext(ctx: CoreContext, group: Group, coalescing: Coalescing): Promise<[Member, Prepared] | undefined> {
   for (;;) {
-    if (!takesMore(ctx, group)) return undefined;
+    if (!mayTakeMore(ctx, group)) return undefined;
     const candidate = coalescing.queue.next();
     if (!candidate) return undefined;
     const prepared = await prepareMember(ctx, group, candidate);
     if ('send' in prepared && !joins(group, prepared.send)) return undefined; // it begins the next group
     if (!coalescing.queue.take(candidate)) continue; // it left the queue (its lock timeout) while it was planned
-    lockedNow(ctx, candidate);
+    endLockWait(ctx, candidate);
     coalescing.taken.push(candidate);
     return [candidate, prepared];
   }
 }
 
 /** A member got the lock, or a holder took it: its wait ends (metrics). */
-function lockedNow(ctx: CoreContext, member: Member): void {
+function endLockWait(ctx: CoreContext, member: Member): void {
   ctx.metrics?.lockWaited(member.zone, 'apply', (performance.now() - member.waitingSince) / 1000);
 }

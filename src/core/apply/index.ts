@@ -8,7 +8,7 @@
  *  2. batches.ts — the zone's request is applied in batches of at most DNSPLANE_APPLY_BATCH
  *     operations (batch-plan.ts cuts them), the lock released between batches; each batch measured.
  *  3. holder.ts — the batch joins the zone's in-process queue, then takes the advisory lock with the
- *     zone's fence in force (core/zones/zones.ts, core/zones/fence.ts), or is taken into the holder's group.
+ *     zone's fence in force (lock-queue.ts, core/zones/fence.ts), or is taken into the holder's group.
  *  4. recovery.ts — under the lock, first: applies left in flight are waited for and rolled back.
  *  5. prepare.ts — the plan is recomputed under the lock (ownership re-checked); a stale stored plan,
  *     conflicts of an all-or-nothing request, the change threshold, no changes and dry run
@@ -27,6 +27,25 @@
  *     stay in flight, and the zone's next lock holder (step 4) rolls them back.
  * An apply counts iff its journal row is done. The answer's model is result.ts; operations are named
  * for people by messages.ts. A zone is never published half-applied.
+ *
+ * The frames a batch's work runs in, outermost first (holder.ts applyInGroup → runGroup):
+ *  a. withZoneLockQueued (lock-queue.ts) — this process's FIFO queue per zone: one caller at a time
+ *     takes a connection; the time queued counts towards DNSPLANE_LOCK_TIMEOUT; a coalescing holder
+ *     may take a waiter over (its own callback then never runs).
+ *  b. store.withZoneLock (store/lock.ts) — lock_timeout set, pg_advisory_xact_lock(zone) taken.
+ *  c. withClientTransaction (store/internal.ts) — BEGIN on one pooled client … COMMIT / ROLLBACK; the
+ *     lock is the transaction's, so it ends with it.
+ *  d. fenced (lock-queue.ts) — the zone's fence opened on that session (core/zones/fence.ts ZoneFence).
+ *  e. ctx.ovh.guarded (ovh/client.ts, ovh/client/write-guard.ts) — the fence put in an
+ *     AsyncLocalStorage; the OVH client reads it back before every write attempt (retries included)
+ *     and calls ZoneFence.beforeWrite, a `SELECT 1` on the lock's session. It is not passed as an
+ *     argument because the write leaves from deep below (ops.ts, undo.ts, reconcile.ts, publish.ts,
+ *     recovery.ts all call ctx.ovh) and the shutdown deadline is a guard of the same kind: threading
+ *     a guard through every OvhApi method is a change of the client's interface of its own.
+ *  f. withOvhFlow (ovh/ratelimit.ts), set once, in runGroup — whose fair share of the OVH rate each
+ *     call takes: the holder's own calls its first member's, each member's operations its own.
+ * Inside them runGroup runs steps 4–10 and returns nothing: each member's answer is its `outcome`,
+ * which applyInGroup returns (or throws), and a member taken over gets through its `answer` promise.
  */
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
@@ -73,7 +92,7 @@ async function applySource(ctx: CoreContext, tenant: Tenant, source: ApplySource
     if (approval) Object.assign(routed, { force: true, approval });
     if (stored.input.kind === 'changes' && stored.input.revertOf) routed.revertOf = stored.input.revertOf;
     routed.planId = stored.id;
-    const settled = await Promise.all(stored.zones.map((zonePlan) => settle(zonePlan.zone, applyZone(ctx, { tenant, zone: zonePlan.zone, routed, stored: zonePlan }))));
+    const settled = await Promise.all(stored.zones.map((zonePlan) => asZoneResult(zonePlan.zone, applyZone(ctx, { tenant, zone: zonePlan.zone, routed, stored: zonePlan }))));
     const zones = settled.map((one) => one.result);
     // Every zone ended in an error before it did anything (a lock timeout, say): the plan stays pending.
     if (settled.every((one) => one.thrown) && zones.every((result) => result.calls.length === 0)) throw zones[0]!.error!;
@@ -86,7 +105,7 @@ async function applySource(ctx: CoreContext, tenant: Tenant, source: ApplySource
   const routed = await routeInput(ctx, tenant, source.input);
   const zones = [...routed.byZone.keys()].sort();
   for (const zone of zones) await ensureSynced(ctx, zone);
-  return { zones: (await Promise.all(zones.map((zone) => settle(zone, applyZone(ctx, { tenant, zone, routed }))))).map((one) => one.result) };
+  return { zones: (await Promise.all(zones.map((zone) => asZoneResult(zone, applyZone(ctx, { tenant, zone, routed }))))).map((one) => one.result) };
 }
 
 /** Some zone was refused by the change threshold, and every other had nothing to change: nothing was sent. */
@@ -96,7 +115,7 @@ function refusedByThresholdAlone(zones: readonly ZoneApplyResult[]): boolean {
 }
 
 /** A zone's apply, its error (if it threw) turned into a `failed` result with that error. */
-async function settle(zone: string, applying: Promise<ZoneApplyResult>): Promise<{ result: ZoneApplyResult; thrown: boolean }> {
+async function asZoneResult(zone: string, applying: Promise<ZoneApplyResult>): Promise<{ result: ZoneApplyResult; thrown: boolean }> {
   try {
     return { result: await applying, thrown: false };
   } catch (e) {

@@ -35,7 +35,7 @@ export async function prepareMember(ctx: CoreContext, group: Group, member: Memb
   let full: ZonePlan;
   try {
     await store.savepoint(tx, PLAN_SAVEPOINT);
-    full = (await fromCarried(ctx, group, member)) ?? (await planLocked(ctx, group, member));
+    full = (await fromPlanRest(ctx, group, member)) ?? (await planLocked(ctx, group, member));
     await store.releaseSavepoint(tx, PLAN_SAVEPOINT);
   } catch (e) {
     // This member's error alone, unless the transaction itself is gone (then the group stops).
@@ -114,12 +114,12 @@ async function planLocked(ctx: CoreContext, group: Group, member: Member): Promi
 }
 
 /**
- * The plan of a later batch from the rest its previous batch left (Carried), when this member is the
+ * The plan of a later batch from the rest its previous batch left (PlanRest), when this member is the
  * first of its transaction and the zone is still at the generation that batch committed; undefined
  * otherwise (then the zone is planned again). The change threshold is judged again, on the rest,
  * with the owned sets and the limit as they are now.
  */
-async function fromCarried(ctx: CoreContext, group: Group, member: Member): Promise<ZonePlan | undefined> {
+async function fromPlanRest(ctx: CoreContext, group: Group, member: Member): Promise<ZonePlan | undefined> {
   const { carried } = member;
   const { zone, tx } = group;
   if (!carried || group.sent.length > 0 || group.failed.length > 0) return undefined;

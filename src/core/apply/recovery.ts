@@ -6,13 +6,15 @@
  * reconcile.ts, as for the failed operation of a live apply.
  */
 import { refreshPath } from '../../ovh/types.js';
+import { withOvhFlow } from '../../ovh/ratelimit.js';
 import * as store from '../../store/index.js';
 import { messageOf } from '../../error-message.js';
 import type { CoreContext } from '../context.js';
 import { ShuttingDownError, ZoneLockLostError } from '../errors.js';
 import type { ZoneFence } from '../zones/fence.js';
 import { sleepUnlessStopping } from '../lifecycle.js';
-import { toRow, tryZoneLockFenced, withZoneLockQueued } from '../zones/zones.js';
+import { toRow } from '../zones/zones.js';
+import { tryZoneLockFenced, withZoneLockQueued } from './lock-queue.js';
 import { journalPool, type TouchedName } from './ops.js';
 import { readNames, reconcileNames } from './reconcile.js';
 import type { CallRecord } from './result.js';
@@ -162,7 +164,7 @@ export function scheduleRecovery(ctx: CoreContext, zone: string): void {
     for (let attempt = 0; attempt < 20; attempt++) {
       if (!(await sleepUnlessStopping(ctx.lifecycle, Math.min(250 * 2 ** attempt, 15_000)))) return;
       try {
-        const n = await withZoneLockQueued(ctx, zone, (tx, fence) => recoverInFlight(ctx, tx, zone, fence));
+        const n = await withOvhFlow({ zone }, () => withZoneLockQueued(ctx, zone, (tx, fence) => recoverInFlight(ctx, tx, zone, fence)));
         if (n > 0) ctx.log.warn({ zone, recovered: n }, 'rolled back the applies left in flight after a lost zone lock');
         return;
       } catch (e) {

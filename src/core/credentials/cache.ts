@@ -1,6 +1,6 @@
 /**
  * Credentials that authenticated, kept in memory so that the next call needs no round trip to
- * Postgres: bearer tokens by their hash (core/tenants.ts TokenCache), TSIG keys by name
+ * Postgres: bearer tokens by their hash (core/tenants/tenants.ts TokenCache), TSIG keys by name
  * (core/credentials/tsig.ts), OVH keys by the hash of their consumer key (core/credentials/ovh.ts). Only what was
  * found is kept: an unknown credential reads Postgres every time (what a limiter of failed attempts
  * sits in front of).

@@ -5,7 +5,7 @@
  * digits, an identifier kept in clear), an application secret (32, sealed before it is stored:
  * core/credentials/secrets.ts) and a consumer key (32, of which only the sha-256 is stored). The secret and the
  * consumer key are handed back once, to be shown once; nothing here logs them. Each change is
- * journaled (core/audit.ts) in the transaction that makes it, and notifies every replica
+ * journaled (core/journal/audit.ts) in the transaction that makes it, and notifies every replica
  * (store/ovh-keys.ts); the replica that made it drops its cached keys of that tenant at once.
  */
 import type pg from 'pg';

@@ -2,7 +2,7 @@
  * Managing TSIG keys (core/credentials/tsig.ts): create, list, rotate, delete — for AdminService (an admin
  * acting) and the command line (database access, no acting tenant). A secret is made here (random,
  * as long as its HMAC's output), sealed before it is stored (core/credentials/secrets.ts) and handed back once, to
- * be shown once; nothing here logs it. Each change is journaled (core/audit.ts) in the transaction
+ * be shown once; nothing here logs it. Each change is journaled (core/journal/audit.ts) in the transaction
  * that makes it, and notifies every replica (store/tsig-keys.ts).
  */
 import { randomBytes } from 'node:crypto';

@@ -5,42 +5,36 @@
  * planning step, under the lock, checks the prerequisites against the cache and turns the update
  * section into the tenant's changes (core/plan/dns-update-plan.ts). Never cut into batches: all or nothing.
  *
- * The outcome is an RCODE: NOERROR once the refresh has published (or when nothing had to change: a
- * resent UPDATE, a value already there); the prerequisite's or the refusal's code; SERVFAIL when OVH or
- * the database failed (the apply rolled back, nothing published) or dnsplane is stopping.
+ * The outcome is the zone's apply result (or the apply's error): the DNS door turns it into an RCODE
+ * (src/dnsserver/update-outcome.ts), as the Connect and OVH doors map core's answers to their codes.
  *
- * With DNSPLANE_DNS_UPDATE_WAIT, NOERROR waits until the publish is visible on the zone's
+ * With DNSPLANE_DNS_UPDATE_WAIT, an applied update waits until the publish is visible on the zone's
  * authoritative servers (core/visibility/visibility.ts), at most as long as the door allows once the apply is
  * done (that setting, and what is left of the client's own timeout); at the bound it is NOERROR
  * anyway: the change is applied, and an error would only make the client send it again.
  */
 import { messageOf } from '../../error-message.js';
 import * as store from '../../store/index.js';
-import { apply } from '../apply/index.js';
+import { apply, type ZoneApplyResult } from '../apply/index.js';
 import type { CoreContext } from '../context.js';
-import { DnsUpdateRefused, type DnsRcode, type DnsUpdate } from '../plan/dns-update-plan.js';
-import { PermissionDeniedError } from '../errors.js';
+import { DnsUpdateRefused, type DnsUpdate } from '../plan/dns-update-plan.js';
 import type { Tenant } from '../tenants/tenants.js';
 import { waitVisible } from '../visibility/visibility.js';
 
 export { ACME_PREFIX, DnsUpdateRefused, type DnsPrerequisite, type DnsRcode, type DnsUpdate, type DnsUpdateOp } from '../plan/dns-update-plan.js';
 
-export type DnsUpdateOutcome =
-  /** journalId: the publish's journal row, when the update changed something. */
-  | { rcode: 'NOERROR'; applied: boolean; generation: bigint; calls: number; journalId?: string }
-  | { rcode: DnsRcode; reason: string; name?: string; type?: string };
-
 /**
  * keyName: the TSIG key that signed it (the journal says `DNS UPDATE signed by KEY.`); waitMs: asked
- * once the apply is done, how long NOERROR may still wait for visibility (≤ 0: not at all).
+ * once the apply is done, how long an applied update may still wait for visibility (≤ 0: not at all).
+ * The zone's result (undefined: the apply answered none); throws what apply throws.
  */
-export async function applyDnsUpdate(ctx: CoreContext, tenant: Tenant, update: DnsUpdate, keyName: string, waitMs: () => number = () => 0): Promise<DnsUpdateOutcome> {
-  const outcome = await applyOnce(ctx, tenant, update, `DNS UPDATE signed by ${keyName}.`);
-  if (outcome.rcode === 'NOERROR' && outcome.journalId) {
+export async function applyDnsUpdate(ctx: CoreContext, tenant: Tenant, update: DnsUpdate, keyName: string, waitMs: () => number = () => 0): Promise<ZoneApplyResult | undefined> {
+  const zone = (await apply(ctx, tenant, { input: { kind: 'update', update, policy: 'sync', origin: `DNS UPDATE signed by ${keyName}.` } })).zones[0];
+  if (zone?.status === 'applied' && zone.journalId && !(zone.error instanceof DnsUpdateRefused)) {
     const ms = Math.floor(waitMs());
-    if (ms > 0) await waitForUpdate(ctx, outcome.journalId, ms);
+    if (ms > 0) await waitForUpdate(ctx, zone.journalId, ms);
   }
-  return outcome;
+  return zone;
 }
 
 /** The wait before NOERROR: until visible (or final otherwise), the bound, or the server stopping. */
@@ -55,32 +49,6 @@ async function waitForUpdate(ctx: CoreContext, journalId: string, waitMs: number
     ctx.log.warn({ journalId, err: messageOf(e) }, 'dns update: the wait for visibility failed; answered NOERROR');
   } finally {
     unsubscribe();
-  }
-}
-
-async function applyOnce(ctx: CoreContext, tenant: Tenant, update: DnsUpdate, origin: string): Promise<DnsUpdateOutcome> {
-  let zone;
-  try {
-    zone = (await apply(ctx, tenant, { input: { kind: 'update', update, policy: 'sync', origin } })).zones[0];
-  } catch (e) {
-    if (e instanceof PermissionDeniedError) return { rcode: 'REFUSED', reason: e.message };
-    return { rcode: 'SERVFAIL', reason: messageOf(e) };
-  }
-  if (!zone) return { rcode: 'SERVFAIL', reason: 'the apply answered no zone' };
-  const error = zone.error;
-  if (error instanceof DnsUpdateRefused) return { rcode: error.rcode, reason: error.reason, ...error.at };
-  switch (zone.status) {
-    case 'applied':
-      return { rcode: 'NOERROR', applied: true, generation: zone.generation, calls: zone.calls.length, ...(zone.journalId ? { journalId: zone.journalId } : {}) };
-    case 'no_changes':
-      return { rcode: 'NOERROR', applied: false, generation: zone.generation, calls: 0 };
-    case 'refused':
-      // ThresholdError's message names itself ("change threshold: …", core/plan/guard.ts).
-      return { rcode: 'REFUSED', reason: messageOf(error ?? 'refused') };
-    case 'dry_run':
-      return { rcode: 'REFUSED', reason: 'DNSPLANE_DRY_RUN is on: nothing was sent to OVH' };
-    default:
-      return { rcode: 'SERVFAIL', reason: messageOf(error ?? zone.status) };
   }
 }
 

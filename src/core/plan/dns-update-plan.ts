@@ -85,6 +85,17 @@ export interface UpdateContext {
 /** OVH's field types that are TXT records on the wire. */
 const TXT_LIKE = new Set(['SPF', 'DKIM', 'DMARC']);
 
+/**
+ * An UPDATE as a request that plans itself under the zone lock (core/plan/plan.ts OwnChanges): the names
+ * it reads (the zone's apex, its prerequisites' and its updates' names) and its changes.
+ */
+export function dnsUpdateChanges(update: DnsUpdate): { names(): string[]; changes(c: UpdateContext): Steps<{ changes: Change[] }> } {
+  return {
+    names: () => [update.zone, ...update.prerequisites.map((p) => p.name), ...(Array.isArray(update.updates) ? update.updates.map((op) => op.name) : [])],
+    changes: (c) => planDnsUpdateSteps(c, update),
+  };
+}
+
 /** The tenant's changes for an UPDATE (DnsUpdateRefused when it is not applied). */
 export function* planDnsUpdateSteps(c: UpdateContext, update: DnsUpdate): Steps<{ changes: Change[] }> {
   checkPrerequisites(c, update.prerequisites);

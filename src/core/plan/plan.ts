@@ -9,6 +9,7 @@ import { diffChangeSetSteps, diffDesiredSteps } from '../../dns/diff.js';
 import { normalizeEndpoint, validateEndpointSet } from '../../dns/endpoint.js';
 import { normalizeName, zoneFinder } from '../../dns/names.js';
 import { recordSetKey, type Change, type ChangeSet, type Conflict, type Endpoint, type Policy, type RecordType } from '../../dns/types.js';
+import type { Steps } from '../../dns/steps.js';
 import { adjustEndpointForOvh, recordsToEndpointsSteps } from '../../ovh/mapping.js';
 import type { OvhOperation } from '../../ovh/types.js';
 import * as store from '../../store/index.js';
@@ -24,7 +25,7 @@ import { ownedSets, zoneThreshold, type ChangeThreshold } from './guard.js';
 import { zoneMemoryAt, type ZoneMemory } from '../reads/zone-memory.js';
 import { baseIndexOf } from '../reads/base-index.js';
 import type { SetsIndex } from '../reads/sets-index.js';
-import { planDnsUpdateSteps, type DnsUpdate } from './dns-update-plan.js';
+import { dnsUpdateChanges, type DnsUpdate, type UpdateContext } from './dns-update-plan.js';
 import { canonicalJson } from './canonical-json.js';
 import type { WithdrawPlanner } from '../ownership/withdraw-planner.js';
 import { withdrawnOperations, withWithdrawn } from '../ownership/withdrawn-view.js';
@@ -134,14 +135,24 @@ export interface StoredPlan {
 /** Explicit request limits (DESIGN: "Limits on request size and list lengths are explicit"). */
 export const MAX_ENDPOINTS = 5000;
 
+/** A request that plans itself under the lock: the names it reads, and its changes from the zone as read there. */
+export interface OwnChanges {
+  names(): Iterable<string>;
+  changes(view: UpdateContext): Steps<{ changes: Change[] }>;
+}
+
 /** The input normalized and split by zone: what computeZonePlan works on. */
 export type RoutedInput = (
   | { kind: 'desired'; policy: Policy; byZone: Map<string, Endpoint[]>; scope?: SyncScope; allOrNothing?: boolean }
   | { kind: 'changes'; policy: Policy; byZone: Map<string, ChangeSet> }
-  | { kind: 'update'; policy: 'sync'; byZone: Map<string, DnsUpdate> }
+  /**
+   * A request that plans its own changes under the zone lock (a DNS UPDATE: its prerequisites and
+   * update section, core/plan/dns-update-plan.ts): no conflicts; uncut, all or nothing (RFC 2136 §3.4).
+   */
+  | { kind: 'own-changes'; policy: 'sync'; byZone: Map<string, OwnChanges>; uncut: true }
   | { kind: 'draft'; policy: 'sync'; byZone: Map<string, DraftPlanner> }
-  /** A withdraw or restore of targets (core/withdrawals/withdrawals.ts): planned under the zone lock, never stored. */
-  | { kind: 'withdraw'; policy: 'sync'; byZone: Map<string, WithdrawPlanner> }
+  /** A withdraw or restore of targets (core/withdrawals/withdrawals.ts): planned under the zone lock, never stored; uncut (its rows recorded once, with its operations). */
+  | { kind: 'withdraw'; policy: 'sync'; byZone: Map<string, WithdrawPlanner>; uncut: true }
 ) & {
   /** Per record set: what was adjusted to OVH's rules (a TTL under 60 raised to 60). */
   warnings: Map<string, string[]>;
@@ -207,7 +218,7 @@ export async function routeInput(ctx: CoreContext, tenant: Tenant, input: PlanIn
     const zone = input.update.zone;
     if (!zoneNames.includes(zone)) throw new InvalidInputError('update.zone', `"${zone}" is not a zone dnsplane manages`);
     if (!mayUseZone(tenant, zone)) throw new PermissionDeniedError('update.zone', `zone "${zone}" is not one of tenant "${tenant.name}"'s zones`);
-    return { kind: 'update', policy: 'sync', byZone: new Map([[zone, input.update]]), warnings, ...(input.origin ? { origin: input.origin } : {}) };
+    return { kind: 'own-changes', policy: 'sync', byZone: new Map([[zone, dnsUpdateChanges(input.update)]]), uncut: true, warnings, ...(input.origin ? { origin: input.origin } : {}) };
   }
 
   if (input.kind === 'draft') {
@@ -352,10 +363,7 @@ function touchedNamesOf(zone: string, input: RoutedInput, tenantNames: () => str
     const c = input.byZone.get(zone);
     for (const e of c ? [...c.create, ...c.updateOld, ...c.updateNew, ...c.delete] : []) names.add(e.dnsName);
   } else {
-    const u = input.byZone.get(zone)!;
-    names.add(zone);
-    for (const p of u.prerequisites) names.add(p.name);
-    if (Array.isArray(u.updates)) for (const op of u.updates) names.add(op.name);
+    for (const n of input.byZone.get(zone)!.names()) names.add(n);
   }
   return names;
 }
@@ -379,8 +387,8 @@ async function planOver(ctx: CoreContext, q: store.Queryable, tenant: Tenant, zo
     input.kind === 'draft' ? await routeDraft(ctx, tenant, zone, input.byZone.get(zone)!, q, source, slicer) : input;
 
   const { changes, conflicts } =
-    routed.kind === 'update'
-      ? { ...(await slicer.run(planDnsUpdateSteps({ zone, tenant, records: source.records, current, ownerOf }, routed.byZone.get(zone)!))), conflicts: [] }
+    routed.kind === 'own-changes'
+      ? { ...(await slicer.run(routed.byZone.get(zone)!.changes({ zone, tenant, records: source.records, current, ownerOf }))), conflicts: [] }
       : routed.kind === 'desired'
       ? await slicer.run(
           diffDesiredSteps({

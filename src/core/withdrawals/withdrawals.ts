@@ -152,7 +152,7 @@ async function run(ctx: CoreContext, zone: string, direction: Direction, items: 
     }
     const planner = new Planner(zone, direction, mine);
     const summary = `${direction === 'withdraw' ? 'withdraw' : 'restore'} ${mine.map((i) => `${i.name} ${i.type} ${i.target}`).join(', ')} (${[...new Set(mine.map((i) => i.detail))].join('; ')})`;
-    const routed: RoutedInput = { kind: 'withdraw', policy: 'sync', byZone: new Map([[zone, planner]]), warnings: new Map(), origin: summary, ...(opts.force ? { force: true } : {}) };
+    const routed: RoutedInput = { kind: 'withdraw', policy: 'sync', byZone: new Map([[zone, planner]]), uncut: true, warnings: new Map(), origin: summary, ...(opts.force ? { force: true } : {}) };
     const result = await applyZone(ctx, { tenant, zone, routed });
     out.statuses.push(result.status);
     out.calls.push(...result.calls);

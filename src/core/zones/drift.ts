@@ -41,7 +41,8 @@ import { differingOwners, parseZoneFile } from '../../ovh/zonefile.js';
 import { recoverInFlight } from '../apply/index.js';
 import type { CoreContext } from '../context.js';
 import { getEach } from '../reads/read-records.js';
-import { toRow, tryZoneLockFenced } from './zones.js';
+import { toRow } from './zones.js';
+import { tryZoneLockFenced } from '../apply/lock-queue.js';
 import { messageOf } from '../../error-message.js';
 
 export interface DriftResult {

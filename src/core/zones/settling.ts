@@ -48,7 +48,7 @@ export function describeSettling(s: Settling): string {
  */
 export async function settleAtStart(
   ctx: CoreContext,
-  /** core/apply's recoverZone (passed in: core/zones/zones.ts reads this module, and apply imports zones.ts). */
+  /** core/apply's recoverZone (passed in: core/apply/lock-queue.ts reads this module). */
   recoverZone: (ctx: CoreContext, zone: string) => Promise<number>,
 ): Promise<{ zones: string[]; done: Promise<number> }> {
   const zones = await store.listZonesWithInFlight(ctx.pool);

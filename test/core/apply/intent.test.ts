@@ -12,7 +12,7 @@ import { apply, recoverAll } from '../../../src/core/apply/index.js';
 import { journalPool, send, touchedNames } from '../../../src/core/apply/ops.js';
 import { intentFor, readIntent, writeIntent, type Intent } from '../../../src/core/apply/undo.js';
 import { computeZonePlan, routeInput, type PlanInput, type RawEndpoint } from '../../../src/core/plan/plan.js';
-import { withZoneLockQueued } from '../../../src/core/zones/zones.js';
+import { withZoneLockQueued } from '../../../src/core/apply/lock-queue.js';
 import { describeOperation } from '../../../src/ovh/ops.js';
 import * as store from '../../../src/store/index.js';
 import { applyRoom, type ApplyRoom } from '../../helpers/core-apply.js';
