@@ -18,7 +18,7 @@
  * the keyrings so that CoreContext can hold the caches without importing them.
  */
 import type { TsigAlgorithm } from '../../dns/wire/index.js';
-import type { Tenant } from '../tenants/tenants.js';
+import type { Tenant } from '../../store/index.js';
 
 export class CredentialCache<V> {
   private readonly entries = new Map<string, V>();
