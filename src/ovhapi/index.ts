@@ -20,7 +20,7 @@ import { ovhKeyring } from '../core/ovh-keys.js';
 import { TenantRateLimiter } from '../core/tenant-rate.js';
 import type { Tenant } from '../core/tenants.js';
 import { messageOf } from '../error-message.js';
-import { OvhApiError, payloadTooLarge, tooManyRequests } from '../ovhwire/errors.js';
+import { type OvhApiError, payloadTooLarge, tooManyRequests } from '../ovhwire/errors.js';
 import { AuthRefusal, authenticateCall } from './auth.js';
 import { authDetails, currentCredential, me } from './credentials.js';
 import { toOvhError } from './errors.js';

@@ -14,7 +14,7 @@
 import { Resolver } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
-import { RateLimiter } from '../../src/ovh/ratelimit.js';
+import type { RateLimiter } from '../../src/ovh/ratelimit.js';
 import { signRequest } from '../../src/ovhwire/signature.js';
 
 export interface ExtRecord {

@@ -7,7 +7,7 @@
  */
 import dgram from 'node:dgram';
 import { randomBytes } from 'node:crypto';
-import net from 'node:net';
+import type net from 'node:net';
 import { tcpFrame } from '../../src/dnsclient/index.js';
 import { RCODE, TYPE, encodeMessage, parseMessage } from '../../src/dns/wire/index.js';
 import { bindUdpAndTcp } from '../../src/udp-tcp-port.js';
