@@ -125,11 +125,13 @@ function options(req: NodeRequest, res: NodeResponse, origin: string | undefined
   const requestedMethod = header(req, 'access-control-request-method');
   if (origin === undefined || requestedMethod === undefined) {
     res.setHeader('Allow', 'POST, GET, OPTIONS');
-    return text(res, 204, '');
+    text(res, 204, '');
+    return;
   }
   res.setHeader('Vary', 'Origin, Access-Control-Request-Method, Access-Control-Request-Headers');
   if (!allowed) {
-    return text(res, 403, `CORS: origin ${origin} is not allowed to call this API; list it in DNSPLANE_CORS_ORIGINS (comma-separated origins such as https://console.example.com)\n`);
+    text(res, 403, `CORS: origin ${origin} is not allowed to call this API; list it in DNSPLANE_CORS_ORIGINS (comma-separated origins such as https://console.example.com)\n`);
+    return;
   }
   res.setHeader('Access-Control-Allow-Origin', origin);
   res.setHeader('Access-Control-Allow-Methods', cors.allowedMethods.join(', '));
