@@ -179,7 +179,9 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     listener = await store.listen(
       database.pool,
       {
-        tenant: (name) => caches.forEach((c) => c.forget(name)),
+        tenant: (name) => {
+          for (const c of caches) c.forget(name);
+        },
         visibility: (id) => visibility.notify(id),
         probe: () => prober?.heard(),
         // The apply path's view of a zone catches up on what another replica's apply changed (core/zone-memory.ts).
@@ -188,11 +190,11 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       {
         heartbeatMs: LISTENER_HEARTBEAT_MS,
         onLost: () => {
-          caches.forEach((c) => c.clear());
+          for (const c of caches) c.clear();
           log.warn('lost the LISTEN connection: tokens, TSIG keys and OVH keys are checked in Postgres until it is back');
         },
         onReconnect: () => {
-          caches.forEach((c) => c.clear());
+          for (const c of caches) c.clear();
           visibility.wakeAll();
           prober?.heard();
           log.info('LISTEN connection back');

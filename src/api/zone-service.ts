@@ -36,7 +36,7 @@ import { readCacheOf } from '../core/read-cache.js';
 /** Records as the RPC asks for it (also the Connect-JSON route of api/records-json.ts). */
 export function recordsOf(ctx: CoreContext, tenant: Tenant, req: RecordsRequest): Promise<ZoneRecords[]> {
   const known = new Map<string, bigint>();
-  Object.entries(req.knownGenerations).forEach(([zone, gen]) => known.set(normalizeName(zone, `knownGenerations["${zone}"]`), gen));
+  for (const [zone, gen] of Object.entries(req.knownGenerations)) known.set(normalizeName(zone, `knownGenerations["${zone}"]`), gen);
   return records(ctx, tenant, { zones: req.zones, knownGenerations: known, includeForeign: req.includeForeign });
 }
 

@@ -112,7 +112,7 @@ describe('two replicas, each its own limiter over its own budget, on one databas
         expect(mine.indexOf(`${i}:small`)).toBeLessThanOrEqual(2);
       }
     } finally {
-      budgets.forEach((b) => b.close());
+      for (const b of budgets) b.close();
       await Promise.all(pools.map((p) => p.end()));
     }
   });
