@@ -77,7 +77,7 @@ export function describeRefusal(zone: string, tenant: string, t: ChangeThreshold
  * Logs the refusal (warn) and counts it (dnsplane_threshold_refusals_total).
  */
 export function thresholdRefusal(ctx: CoreContext, tenant: Tenant, zone: string, t: ChangeThreshold | undefined): ThresholdError | undefined {
-  if (!t || !t.exceeded || t.forced) return undefined;
+  if (!t?.exceeded || t.forced) return undefined;
   const message = describeRefusal(zone, tenant.name, t);
   ctx.log.warn({ zone, tenant: tenant.name, owned: t.owned, updates: t.updates, deletes: t.deletes, maxPercent: t.maxPercent }, message);
   ctx.metrics?.thresholdRefused(zone, tenant.name);

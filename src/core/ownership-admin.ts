@@ -34,7 +34,7 @@ export async function listOwnership(
     rows.push(...zoneRows.filter((r) => opts.tenantId === undefined || r.tenantId === opts.tenantId));
     if (!opts.includeUnowned) continue;
     const z = await store.getZone(ctx.pool, zone);
-    if (!z || z.state !== 'synced') continue; // never synced: nothing is known of it yet
+    if (z?.state !== 'synced') continue; // never synced: nothing is known of it yet
     // The zone as the read cache holds it at that generation (else read now), seen in slices.
     const slicer = new Slicer();
     const base = (await readCacheOf(ctx).baseAt(zone, z.generation)) ?? (await readZoneBase(ctx.pool, zone, slicer));

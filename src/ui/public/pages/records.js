@@ -12,7 +12,7 @@ export async function recordsPage(page, { arg: zone, who, stale }) {
   if (stale()) return;
   const z = (res.zones ?? [])[0] ?? { endpoints: [] };
   const all = z.endpoints ?? [];
-  const ownerOf = (e) => (e.labels ?? {}).owner ?? '';
+  const ownerOf = (e) => e.labels?.owner ?? '';
   const types = [...new Set(all.map((e) => e.recordType))].sort();
   const owners = [...new Set(all.map(ownerOf))].sort();
 
@@ -41,7 +41,7 @@ export async function recordsPage(page, { arg: zone, who, stale }) {
         { title: 'Type', cell: (e) => e.recordType },
         { title: 'Targets', class: 'targets', cell: targetText },
         { title: 'TTL', class: 'num', cell: (e) => ((e.ttl ?? 0) === 0 ? 'default' : String(e.ttl)) },
-        { title: 'Owner', cell: (e) => [ownerOf(e) === '' ? h('span', { class: 'muted' }, '(no owner)') : ownerOf(e), (e.labels ?? {})[SHARED_LABEL] === 'true' ? [' ', badge('shared')] : null] },
+        { title: 'Owner', cell: (e) => [ownerOf(e) === '' ? h('span', { class: 'muted' }, '(no owner)') : ownerOf(e), e.labels?.[SHARED_LABEL] === 'true' ? [' ', badge('shared')] : null] },
       ],
     }));
   };
