@@ -97,8 +97,16 @@ describe('two replicas, each its own limiter over its own budget, on one databas
       const started = await dbNow();
       const order: string[] = [];
       const calls = limiters.flatMap((l, i) => [
-        ...Array.from({ length: 12 }, () => l.acquire({ tenant: 'bulk' }).then(() => (l.release(), order.push(`${i}:bulk`)))),
-        l.acquire({ tenant: 'small' }).then(() => (l.release(), order.push(`${i}:small`))),
+        ...Array.from({ length: 12 }, () =>
+          l.acquire({ tenant: 'bulk' }).then(() => {
+            l.release();
+            order.push(`${i}:bulk`);
+          }),
+        ),
+        l.acquire({ tenant: 'small' }).then(() => {
+          l.release();
+          order.push(`${i}:small`);
+        }),
       ]);
       await Promise.all(calls);
       const elapsedS = ((await dbNow()) - started) / 1000;

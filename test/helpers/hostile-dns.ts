@@ -24,8 +24,15 @@ export interface HostileServer {
 function forward(realPort: number, query: Buffer): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const s = dgram.createSocket('udp4');
-    const timer = setTimeout(() => (s.close(), reject(new Error('the real server did not answer'))), 5_000);
-    s.on('message', (msg) => (clearTimeout(timer), s.close(), resolve(msg)));
+    const timer = setTimeout(() => {
+      s.close();
+      reject(new Error('the real server did not answer'));
+    }, 5_000);
+    s.on('message', (msg) => {
+      clearTimeout(timer);
+      s.close();
+      resolve(msg);
+    });
     s.send(query, realPort, '127.0.0.1');
   });
 }

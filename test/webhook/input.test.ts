@@ -248,7 +248,17 @@ describe('a tenant limited to suffixes', () => {
     };
     const client = createClient(
       ZoneService,
-      createConnectTransport({ baseUrl: h.server.url, httpVersion: '1.1', interceptors: [older, (next) => (req) => (req.header.set('authorization', `Bearer ${token}`), next(req))] }),
+      createConnectTransport({
+        baseUrl: h.server.url,
+        httpVersion: '1.1',
+        interceptors: [
+          older,
+          (next) => (req) => {
+            req.header.set('authorization', `Bearer ${token}`);
+            return next(req);
+          },
+        ],
+      }),
     );
     const old = await startSidecar({ client, listen: { host: '127.0.0.1', port: 0 }, log: pino({ level: 'silent' }) });
     try {
