@@ -27,6 +27,7 @@ import { accountKey } from './ovh/client/transport.js';
 import { accountLabel } from './ovh/ratelimit.js';
 import { SharedOvhBudget } from './core/ovh-budget.js';
 import type { OvhEndpoint } from './ovh/endpoint.js';
+import type { OvhCredentials } from './ovh/client/signed-request.js';
 import type { OvhSimulator } from './ovhsim/index.js';
 import { checkDemoDatabase, DEMO_ZONE, DNS_DOOR_PORT_FILE, onKeptPort, secretBoxFor, startDemoSimulator } from './demo.js';
 import { startDnsDoor, type DnsListener } from './dnsserver/index.js';
@@ -129,7 +130,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     await checkSealedSecrets(database.pool, secrets);
 
     let endpoint: OvhEndpoint;
-    let credentials;
+    let credentials: OvhCredentials;
     let extraCaPems: string[];
     if (config.ovh.mode === 'simulator') {
       simulator = await startDemoSimulator(config.dataDir, log, config.visibility.simPropagation);

@@ -1,6 +1,6 @@
 import { create } from '@bufbuild/protobuf';
 import { ConnectError, type ServiceImpl } from '@connectrpc/connect';
-import { apply } from '../core/apply/index.js';
+import { apply, type ApplyResult } from '../core/apply/index.js';
 import type { CoreContext } from '../core/context.js';
 import { plan } from '../core/plan.js';
 import { listVisibleZones, records, type ZoneRecords } from '../core/records.js';
@@ -83,7 +83,7 @@ export function zoneService(ctx: CoreContext): ServiceImpl<typeof ZoneService> {
       const tenant = tenantOf(hc);
       // Read before anything is applied: a bad wait is refused with nothing sent.
       const wait = waitAsked(req, hc);
-      let result;
+      let result: ApplyResult;
       switch (req.source.case) {
         case 'planId':
           result = await apply(ctx, tenant, { planId: req.source.value, force: req.force });

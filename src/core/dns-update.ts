@@ -16,7 +16,7 @@
  */
 import { messageOf } from '../error-message.js';
 import * as store from '../store/index.js';
-import { apply } from './apply/index.js';
+import { apply, type ZoneApplyResult } from './apply/index.js';
 import type { CoreContext } from './context.js';
 import { DnsUpdateRefused, type DnsRcode, type DnsUpdate } from './dns-update-plan.js';
 import { PermissionDeniedError } from './errors.js';
@@ -59,7 +59,7 @@ async function waitForUpdate(ctx: CoreContext, journalId: string, waitMs: number
 }
 
 async function applyOnce(ctx: CoreContext, tenant: Tenant, update: DnsUpdate, origin: string): Promise<DnsUpdateOutcome> {
-  let zone;
+  let zone: ZoneApplyResult | undefined;
   try {
     zone = (await apply(ctx, tenant, { input: { kind: 'update', update, policy: 'sync', origin } })).zones[0];
   } catch (e) {

@@ -16,7 +16,7 @@
 import type { Logger } from 'pino';
 import type { CoreContext } from '../core/context.js';
 import type { LoginLimiter } from '../core/login-limiter.js';
-import { ovhKeyring } from '../core/ovh-keys.js';
+import { ovhKeyring, type OvhKey } from '../core/ovh-keys.js';
 import { TenantRateLimiter } from '../core/tenant-rate.js';
 import type { Tenant } from '../core/tenants.js';
 import { messageOf } from '../error-message.js';
@@ -111,7 +111,7 @@ export function ovhApiHandler(ctx: CoreContext, opts: OvhApiOptions): (req: Req,
       const consumerKey = header(req, 'x-ovh-consumer');
       const wait = opts.loginLimiter?.check(address, consumerKey);
       if (wait !== undefined) throw tooManyRequests(wait, `too many failed logins from ${address}; try again in ${wait} s`);
-      let key;
+      let key: OvhKey;
       try {
         key = await authenticateCall({ method, rawUrl, host: header(req, 'host') ?? '', rawBody, header: (name) => header(req, name) }, keyring, seconds());
       } catch (e) {

@@ -15,7 +15,7 @@ import type { Change } from '../../dns/types.js';
 import { recordOwnership } from '../ownership.js';
 import type { OwnedSet } from '../zone-memory.js';
 import { batchNumber } from './batch-plan.js';
-import { openGroup, type Group, type Member, type ToSend } from './group.js';
+import { openGroup, type Group, type Member, type RolledBack, type ToSend } from './group.js';
 import { isFenceRefusal, nameKey, send, statusOf, type Done, type Failure } from './ops.js';
 import type { CallRecord } from './result.js';
 import { rollBack } from './rollback.js';
@@ -71,7 +71,7 @@ export async function sendMember(ctx: CoreContext, group: Group, member: Member,
     if (failure.error instanceof ZoneLockLostError || (fence.lost && failure.error === fence.lost)) {
       throw await stopGroup(ctx, group, lockLostError(ctx, { zone, ops, journalId, calls, done, failure }), member);
     }
-    let rolledBack;
+    let rolledBack: RolledBack;
     try {
       rolledBack = await rollBack(ctx, group, { tenant: member.tenant, plan, journalId, done, calls, failure, before: intent.before });
     } catch (e) {

@@ -13,7 +13,7 @@ import { messageOf } from '../../error-message.js';
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
 import { serversJson, type ServerVisibility, type VisibilityState } from '../visibility.js';
-import { judge, serialOf, wireType } from './judge.js';
+import { judge, serialOf, wireType, type Verdict } from './judge.js';
 import type { ProbeServer, ServerDirectory } from './servers.js';
 
 /** What a process remembers of one server while it runs a probe. */
@@ -104,7 +104,7 @@ async function ask(ctx: CoreContext, zone: string, server: ProbeServer, p: Serve
   if (p.namesSerial === serial && Date.now() - p.namesAt < NAMES_AGAIN_MS) return;
   const asked = Date.now();
   const askSet = async (set: store.ProbeSet): Promise<'match' | 'old' | 'error'> => {
-    let verdict;
+    let verdict: Verdict;
     try {
       verdict = judge(zone, set, await exchange(set.name, wireType(set.type)));
     } catch (e) {

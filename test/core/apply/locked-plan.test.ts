@@ -10,7 +10,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CoreContext } from '../../../src/core/context.js';
 import type { DnsUpdate } from '../../../src/core/dns-update-plan.js';
-import { computeLockedZonePlan, computeZonePlan, planDigestSliced, routeInput, type PlanInput, type RawEndpoint, type ZonePlan } from '../../../src/core/plan.js';
+import { computeLockedZonePlan, computeZonePlan, planDigestSliced, routeInput, type PlanInput, type RawEndpoint, type RoutedInput, type ZonePlan } from '../../../src/core/plan.js';
 import { Slicer } from '../../../src/core/slices.js';
 import { createTenant, type Tenant } from '../../../src/core/tenants.js';
 import * as store from '../../../src/store/index.js';
@@ -122,7 +122,7 @@ describe('the plan under the zone lock', () => {
         // A new generation: the view is read again (its upkeep by applies is zone-memory.test.ts's).
         await writeZone(sets);
         const tenant = tenants[0]!;
-        let routed;
+        let routed: RoutedInput;
         try {
           routed = await routeInput(ctx, tenant, input);
         } catch {
