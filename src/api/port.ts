@@ -113,7 +113,7 @@ export async function startApiPort(ctx: CoreContext, opts: ApiPortOptions): Prom
         lastReady = reason === undefined;
         // Ready while zones settle (only they are busy), and the body says which; and what else the
         // operator should know (this replica older than the schema).
-        if (reason === undefined) plain(res, 200, ['ready', ...settlingZones(ctx).map(describeSettling), ...(opts.readyNotes?.() ?? [])].join('\n') + '\n');
+        if (reason === undefined) plain(res, 200, `${['ready', ...settlingZones(ctx).map(describeSettling), ...(opts.readyNotes?.() ?? [])].join('\n')}\n`);
         else plain(res, 503, `${reason}\n`);
       });
       return;

@@ -129,7 +129,7 @@ export async function assignOwnership(
       for (const [target, tenantId] of [...perTarget].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
         await store.setOwner(tx, { ...set, target, tenantId, shared: true });
       }
-      summary = `${dnsName} ${recordType} shared` + (chosen.length > 0 ? `; ${chosen.join(', ')} ${owner ? `owned by ${owner.name}` : 'released'}` : '');
+      summary = `${dnsName} ${recordType} shared${chosen.length > 0 ? `; ${chosen.join(', ')} ${owner ? `owned by ${owner.name}` : 'released'}` : ''}`;
     }
 
     const after = (await store.listOwnership(tx, zone)).filter((r) => r.dnsName === dnsName && r.recordType === recordType);
