@@ -178,8 +178,7 @@ function explain(handler: UniversalHandler, req: UniversalServerRequest, res: Un
   if (res.status === 415) {
     const got = req.header.get('content-type');
     message =
-      `unsupported content-type ${got ? JSON.stringify(got) : '(none)'} for ${rpc}; send one of:\n` +
-      SUPPORTED_CONTENT_TYPES.map((t) => `  ${t}\n`).join('');
+      `unsupported content-type ${got ? JSON.stringify(got) : '(none)'} for ${rpc}; send one of:\n${SUPPORTED_CONTENT_TYPES.map((t) => `  ${t}\n`).join('')}`;
     header.set('Accept-Post', 'application/json, application/proto, application/connect+json, application/connect+proto, application/grpc, application/grpc-web, application/grpc-web-text');
   } else if (res.status === 405) {
     const get = handler.allowedMethods.includes('GET');

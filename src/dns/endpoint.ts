@@ -242,8 +242,7 @@ export function validateEndpointSet(endpoints: readonly Endpoint[], field: strin
       const otherType = e.recordType === 'CNAME' ? clash.type : e.recordType;
       throw new InvalidInputError(
         `${field}[${i}]`,
-        `${e.dnsName} has a CNAME (${field}[${cname}]) and a ${otherType} record set (${field}[${other}]); ` +
-          'a CNAME cannot coexist with other record types',
+        `${e.dnsName} has a CNAME (${field}[${cname}]) and a ${otherType} record set (${field}[${other}]); a CNAME cannot coexist with other record types`,
       );
     }
     atName.push({ type: e.recordType, index: i });
