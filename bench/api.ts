@@ -36,7 +36,7 @@ import { createInterface } from 'node:readline';
 import { Worker } from 'node:worker_threads';
 import { Code, ConnectError, type Client } from '@connectrpc/connect';
 import { createTenant } from '../src/core/tenants/tenants.js';
-import { ApplyStatus, Policy, ZoneService, type Endpoint } from '../src/gen/dnsplane/v1/zone_pb.js';
+import { ApplyStatus, Policy, type ZoneService, type Endpoint } from '../src/gen/dnsplane/v1/zone_pb.js';
 import { OvhSimulator, type SimRecordInit } from '../src/ovhsim/index.js';
 import * as store from '../src/store/index.js';
 import { simulatorEnv, zoneClientFor } from '../test/helpers/sim-server.js';

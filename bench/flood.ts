@@ -90,7 +90,15 @@ async function phase(name: string, env: Record<string, string>, flood: boolean):
   const dir = mkdtempSync(path.join(tmpdir(), 'dnsplane-flood-'));
   const caFile = writeSimulatorCa(sim, dir);
   let logLines = 0;
-  const log = pino({ level: 'info' }, new Writable({ write: (chunk: Buffer, _e, cb) => ((logLines += chunk.toString().split('\n').filter(Boolean).length), cb()) }));
+  const log = pino(
+    { level: 'info' },
+    new Writable({
+      write: (chunk: Buffer, _e, cb) => {
+        logLines += chunk.toString().split('\n').filter(Boolean).length;
+        cb();
+      },
+    }),
+  );
   const server = await startServer(
     loadConfig({
       ...(db.url ? { DATABASE_URL: db.url } : {}),

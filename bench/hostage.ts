@@ -85,7 +85,7 @@ async function run(batch: string, dbUrl: string, dir: string): Promise<string> {
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'dnsplane-hostage-'));
-  const { url: dbUrl, drop: drop } = await benchDatabaseOrEmbedded('dnsplane_hostage', path.join(dir, 'data'));
+  const { url: dbUrl, drop } = await benchDatabaseOrEmbedded('dnsplane_hostage', path.join(dir, 'data'));
   console.log(`hostage: ${N} creations in one webhook request, then another tenant's 1-record apply to the same zone; DNSPLANE_OVH_RATE=${RATE}`);
   console.log(await run('100', dbUrl, dir));
   if (process.env.HOSTAGE_COMPARE === '1') console.log(await run('0', dbUrl, dir));

@@ -64,7 +64,7 @@ import pino from 'pino';
 import { loadConfig } from '../src/config.js';
 import { createOvhKey } from '../src/core/credentials/ovh-admin.js';
 import { createTenant } from '../src/core/tenants/tenants.js';
-import { ApplyStatus, ChangesSchema, EndpointSchema, ZoneService, type Changes, type Endpoint } from '../src/gen/dnsplane/v1/zone_pb.js';
+import { ApplyStatus, ChangesSchema, EndpointSchema, type ZoneService, type Changes, type Endpoint } from '../src/gen/dnsplane/v1/zone_pb.js';
 import { DEFAULT_EXPANDED_PAGE_SIZE } from '../src/ovh/client/expanded-lists.js';
 import { RateLimiter } from '../src/ovh/ratelimit.js';
 import { OvhSimulator, type SimCall, type SimRecordInit } from '../src/ovhsim/index.js';

@@ -279,7 +279,17 @@ async function main(): Promise<void> {
     // 3. The worst event-loop delay during one full Records answer.
     const binary = createClient(
       ZoneService,
-      createConnectTransport({ baseUrl: ready.url, httpVersion: '1.1', useBinaryFormat: true, interceptors: [(next) => (req) => (req.header.set('authorization', bearer(1).authorization), next(req))] }),
+      createConnectTransport({
+        baseUrl: ready.url,
+        httpVersion: '1.1',
+        useBinaryFormat: true,
+        interceptors: [
+          (next) => (req) => {
+            req.header.set('authorization', bearer(1).authorization);
+            return next(req);
+          },
+        ],
+      }),
     );
     // The floor: the worst delay over a second in which nothing is asked (a busy machine's own).
     await ask('delay-start');

@@ -104,7 +104,7 @@ async function main(): Promise<void> {
           (times.length ? `, first at ${times[0]!.toFixed(1)} s, last at ${times[times.length - 1]!.toFixed(1)} s` : '') +
           `; ${still} still open at ${WAIT_S} s`,
       );
-      list.forEach((c) => c.destroy());
+      for (const c of list) c.destroy();
     }
   } finally {
     await child?.stop();

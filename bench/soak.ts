@@ -38,7 +38,7 @@ import { loadConfig } from '../src/config.js';
 import { checkZoneDrift } from '../src/core/zones/drift.js';
 import { recoverAll } from '../src/core/apply/index.js';
 import { createTenant } from '../src/core/tenants/tenants.js';
-import { ApplyStatus, EndpointSchema, Policy, ZoneService, type Endpoint, type ZoneApplyResult } from '../src/gen/dnsplane/v1/zone_pb.js';
+import { ApplyStatus, EndpointSchema, Policy, type ZoneService, type Endpoint, type ZoneApplyResult } from '../src/gen/dnsplane/v1/zone_pb.js';
 import { OvhSimulator, type FaultEffect } from '../src/ovhsim/index.js';
 import { startServer, type Server } from '../src/server.js';
 import * as store from '../src/store/index.js';
@@ -134,7 +134,7 @@ async function main(): Promise<number> {
       const policy = Math.random() < 0.25 ? Policy.SYNC : Policy.UPSERT_ONLY;
       const input = { case: 'desired' as const, value: { zones: [zone], endpoints: desiredFor(t, zone) } };
       try {
-        let res;
+        let res: Awaited<ReturnType<typeof client.apply>>;
         if (Math.random() < 0.2) {
           const p = await client.plan({ policy, input });
           await new Promise((r) => setTimeout(r, rnd(200)));

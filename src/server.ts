@@ -13,7 +13,7 @@ import type { CoreContext } from './core/context.js';
 import { tsigKeyring, type TsigKeyring } from './core/credentials/tsig.js';
 import { registerZones } from './core/zones/zones.js';
 import { LoginLimiter } from './core/tenants/login-limiter.js';
-import { Metrics } from './metrics.js';
+import type { Metrics } from './metrics.js';
 import type { OvhSimulator } from './ovhsim/index.js';
 import { DEMO_ZONE, DNS_DOOR_PORT_FILE, onKeptPort } from './demo.js';
 import { coreContextOf, instanceName, metricsOf, ovhClientOf, ovhTargetOf, readyDatabase, releaseOpened, type Opened } from './start-core.js';

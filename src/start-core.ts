@@ -156,7 +156,9 @@ export async function coreContextOf(config: Config, log: Logger, database: store
   opened.listener = await store.listen(
     database.pool,
     {
-      tenant: (name) => caches.forEach((c) => c.forget(name)),
+      tenant: (name) => {
+        for (const c of caches) c.forget(name);
+      },
       visibility: (id) => visibility.notify(id),
       probe: () => opened.prober?.heard(),
       // The apply path's view of a zone catches up on what another replica's apply changed (core/reads/zone-memory.ts).
@@ -168,12 +170,12 @@ export async function coreContextOf(config: Config, log: Logger, database: store
     {
       heartbeatMs: LISTENER_HEARTBEAT_MS,
       onLost: () => {
-        caches.forEach((c) => c.clear());
+        for (const c of caches) c.clear();
         reads.zoneStates.forget();
         log.warn('lost the LISTEN connection: tokens, TSIG keys, OVH keys and zone generations are checked in Postgres until it is back');
       },
       onReconnect: () => {
-        caches.forEach((c) => c.clear());
+        for (const c of caches) c.clear();
         reads.zoneStates.forget();
         visibility.wakeAll();
         opened.prober?.heard();

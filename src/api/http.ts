@@ -125,11 +125,13 @@ function options(req: NodeRequest, res: NodeResponse, origin: string | undefined
   const requestedMethod = header(req, 'access-control-request-method');
   if (origin === undefined || requestedMethod === undefined) {
     res.setHeader('Allow', 'POST, GET, OPTIONS');
-    return text(res, 204, '');
+    text(res, 204, '');
+    return;
   }
   res.setHeader('Vary', 'Origin, Access-Control-Request-Method, Access-Control-Request-Headers');
   if (!allowed) {
-    return text(res, 403, `CORS: origin ${origin} is not allowed to call this API; list it in DNSPLANE_CORS_ORIGINS (comma-separated origins such as https://console.example.com)\n`);
+    text(res, 403, `CORS: origin ${origin} is not allowed to call this API; list it in DNSPLANE_CORS_ORIGINS (comma-separated origins such as https://console.example.com)\n`);
+    return;
   }
   res.setHeader('Access-Control-Allow-Origin', origin);
   res.setHeader('Access-Control-Allow-Methods', cors.allowedMethods.join(', '));
@@ -176,8 +178,7 @@ function explain(handler: UniversalHandler, req: UniversalServerRequest, res: Un
   if (res.status === 415) {
     const got = req.header.get('content-type');
     message =
-      `unsupported content-type ${got ? JSON.stringify(got) : '(none)'} for ${rpc}; send one of:\n` +
-      SUPPORTED_CONTENT_TYPES.map((t) => `  ${t}\n`).join('');
+      `unsupported content-type ${got ? JSON.stringify(got) : '(none)'} for ${rpc}; send one of:\n${SUPPORTED_CONTENT_TYPES.map((t) => `  ${t}\n`).join('')}`;
     header.set('Accept-Post', 'application/json, application/proto, application/connect+json, application/connect+proto, application/grpc, application/grpc-web, application/grpc-web-text');
   } else if (res.status === 405) {
     const get = handler.allowedMethods.includes('GET');

@@ -8,7 +8,7 @@ import type { ServiceImpl } from '@connectrpc/connect';
 import type { CoreContext } from '../core/context.js';
 import { publishDomain, serviceUrls, unpublishDomain } from '../nsm/index.js';
 import {
-  NsmService,
+  type NsmService,
   PublishDomainResponseSchema,
   PublishedNsmServiceSchema,
   UnpublishDomainResponseSchema,

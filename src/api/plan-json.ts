@@ -137,11 +137,11 @@ export async function readPlanRequest(text: string, slicer: Slicer): Promise<Pla
     for (const key of Object.keys(parsed)) {
       const f = PlanRequestSchema.fields.find((x) => x.name === key || x.jsonName === key);
       const inner = parsed[key];
-      if (!f || f.fieldKind !== 'message' || !f.oneof || !isObject(inner)) continue;
+      if (f?.fieldKind !== 'message' || !f.oneof || !isObject(inner)) continue;
       for (const k of Object.keys(inner)) {
         const lf = f.message.fields.find((x) => x.name === k || x.jsonName === k);
         const items = inner[k];
-        if (!lf || lf.fieldKind !== 'list' || lf.listKind !== 'message' || !Array.isArray(items) || items.length < LIFT_AT) continue;
+        if (lf?.fieldKind !== 'list' || lf.listKind !== 'message' || !Array.isArray(items) || items.length < LIFT_AT) continue;
         lifted.push({ field: lf, holder: f.localName, path: `${key}.${k}`, items: items as JsonValue[] });
         inner[k] = [];
       }

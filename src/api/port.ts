@@ -81,8 +81,14 @@ export async function startApiPort(ctx: CoreContext, opts: ApiPortOptions): Prom
 
   const handler = (req: FrontRequest, res: FrontResponse): void => {
     const url = req.url ?? '/';
-    if (url === '/healthz') return plain(res, 200, 'ok\n');
-    if (url === '/ui' || url.startsWith('/ui/') || url.startsWith('/ui?')) return ui(req, res);
+    if (url === '/healthz') {
+      plain(res, 200, 'ok\n');
+      return;
+    }
+    if (url === '/ui' || url.startsWith('/ui/') || url.startsWith('/ui?')) {
+      ui(req, res);
+      return;
+    }
     if (url === '/metrics' && ctx.metrics) {
       ctx.metrics.render().then(
         ({ contentType, body }) => {
@@ -104,13 +110,16 @@ export async function startApiPort(ctx: CoreContext, opts: ApiPortOptions): Prom
         lastReady = reason === undefined;
         // Ready while zones settle (only they are busy), and the body says which; and what else the
         // operator should know (this replica older than the schema).
-        if (reason === undefined) plain(res, 200, ['ready', ...settlingZones(ctx).map(describeSettling), ...(opts.readyNotes?.() ?? [])].join('\n') + '\n');
+        if (reason === undefined) plain(res, 200, `${['ready', ...settlingZones(ctx).map(describeSettling), ...(opts.readyNotes?.() ?? [])].join('\n')}\n`);
         else plain(res, 503, `${reason}\n`);
       });
       return;
     }
     // The OVH API served per tenant (src/ovhapi/): its own signature, answers and metrics.
-    if (isOvhApiPath(url)) return ovhApi(req, res);
+    if (isOvhApiPath(url)) {
+      ovhApi(req, res);
+      return;
+    }
     const started = performance.now();
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);

@@ -111,7 +111,7 @@ export class DescriptorIndex {
       sym(s.typeName);
       for (const m of s.methods) sym(`${s.typeName}.${m.name}`);
     }
-    file.dependencies.forEach((d) => this.addFile(d));
+    for (const d of file.dependencies) this.addFile(d);
   }
 }
 

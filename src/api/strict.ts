@@ -91,11 +91,14 @@ function checkFieldJson(f: DescField, v: unknown, path: string, key: string): vo
   if (v === null) return;
   switch (f.fieldKind) {
     case 'scalar':
-      return checkString(v, path, key);
+      checkString(v, path, key);
+      return;
     case 'enum':
-      return checkEnumJson(f.enum, v, join(path, key));
+      checkEnumJson(f.enum, v, join(path, key));
+      return;
     case 'message':
-      return checkJson(f.message, v, join(path, key));
+      checkJson(f.message, v, join(path, key));
+      return;
     case 'list': {
       if (!Array.isArray(v)) return;
       const at = join(path, key);
@@ -189,11 +192,14 @@ export function checkMessage(m: DescMessage, msg: Msg, path: string): void {
 function checkField(f: DescField, v: unknown, path: string, key: string): void {
   switch (f.fieldKind) {
     case 'scalar':
-      return checkString(v, path, key);
+      checkString(v, path, key);
+      return;
     case 'enum':
-      return checkEnumValue(f.enum, v, path, key);
+      checkEnumValue(f.enum, v, path, key);
+      return;
     case 'message':
-      return checkMessage(f.message, v as Msg, join(path, key));
+      checkMessage(f.message, v as Msg, join(path, key));
+      return;
     case 'list': {
       const list = v as unknown[];
       if (list.length === 0) return;

@@ -13,7 +13,7 @@ parentPort.on('message', ({ id, text, maxItems }) => {
   try {
     doc = parse(text);
   } catch (e) {
-    parentPort.postMessage({ id, error: String((e && e.message) || e) });
+    parentPort.postMessage({ id, error: String(e?.message || e) });
     return;
   }
   const list = Array.isArray(doc) ? doc : doc !== null && typeof doc === 'object' && Array.isArray(doc.endpoints) ? doc.endpoints : undefined;

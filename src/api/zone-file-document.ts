@@ -13,7 +13,7 @@ import { isRecordType, RECORD_TYPES } from '../dns/types.js';
 import { EndpointSchema, Policy } from '../gen/dnsplane/v1/zone_pb.js';
 import { recordsToEndpoints } from '../ovh/mapping.js';
 import type { OvhRecord } from '../ovh/types.js';
-import { parseZoneFileLines } from '../ovh/zonefile.js';
+import { parseZoneFileLines, type ZoneFileLine } from '../ovh/zonefile.js';
 import type { DesiredFile } from './desired-document.js';
 
 /** The zone a zone file names: its first `$ORIGIN`, or undefined. */
@@ -27,7 +27,7 @@ export function desiredFromZoneFile(text: string, source: string, zone?: string)
   const named = zone ?? zoneFileOrigin(text);
   if (named === undefined) throw new InvalidInputError('--zone', `${source} has no $ORIGIN line: name its zone with --zone ZONE`);
   const origin = normalizeName(named, '--zone').replace(/\.$/, '');
-  let lines;
+  let lines: ZoneFileLine[];
   try {
     lines = parseZoneFileLines(text, origin);
   } catch (e) {

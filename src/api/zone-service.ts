@@ -41,7 +41,7 @@ export function recordsOf(ctx: CoreContext, tenant: Tenant, req: RecordsRequest)
 /** The request as core/reads/records.ts reads it (the known generations' zones normalized). Never changed by records(). */
 export function recordsQueryOf(req: RecordsRequest): RecordsQuery {
   const known = new Map<string, bigint>();
-  Object.entries(req.knownGenerations).forEach(([zone, gen]) => known.set(normalizeName(zone, `knownGenerations["${zone}"]`), gen));
+  for (const [zone, gen] of Object.entries(req.knownGenerations)) known.set(normalizeName(zone, `knownGenerations["${zone}"]`), gen);
   return { zones: req.zones, knownGenerations: known, includeForeign: req.includeForeign };
 }
 
@@ -88,7 +88,7 @@ export function zoneService(ctx: CoreContext): ServiceImpl<typeof ZoneService> {
       const tenant = tenantOf(hc);
       // Read before anything is applied: a bad wait is refused with nothing sent.
       const wait = waitAsked(req, hc);
-      let result;
+      let result: Awaited<ReturnType<typeof apply>>;
       switch (req.source.case) {
         case 'planId':
           result = await apply(ctx, tenant, { planId: req.source.value, force: req.force });

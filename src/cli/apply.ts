@@ -69,7 +69,7 @@ export const applyCommand: Command = {
       for (const c of z.calls) io.out(`      ${c.method} ${c.path} -> ${c.status}${c.error ? ` ${c.error}` : ''}`);
       for (const c of z.conflicts) io.out(`  ! ${c.endpoint?.dnsName ?? ''} ${c.endpoint?.recordType ?? ''}, ${c.owner ? `owner "${c.owner}"` : 'no owner'}: ${c.reason}`);
       for (const b of z.batches) if (b.visibility && b.journalId !== z.journalId) io.out(`    batch ${b.index} (journal ${b.journalId}): ${visibilityHeadline(b.visibility)}`);
-      if (z.visibility) visibilityLines(z.visibility, '    ').forEach((l) => io.out(l));
+      if (z.visibility) for (const l of visibilityLines(z.visibility, '    ')) io.out(l);
       if (z.error) io.err(`  ${z.zone}: ${z.error}`);
     }
     return code;

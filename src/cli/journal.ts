@@ -57,7 +57,7 @@ export const journalCommand: Command = {
     const res = await connectClient(ZoneService, baseUrl, token).getApply({ journalId: positionals[1]!, ...waitFromArgs(values) });
     const code = isVisible(res.visibility) ? 0 : EXIT_NOT_VISIBLE;
     if (output === 'json') io.out(toJsonString(GetApplyResponseSchema, res, { prettySpaces: 2 }));
-    else applyLines(res).forEach((l) => io.out(l));
+    else for (const l of applyLines(res)) io.out(l);
     return code;
   },
 };

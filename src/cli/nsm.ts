@@ -192,7 +192,7 @@ async function publish(args: string[], io: CliIo): Promise<number> {
     io.out(`${verb(res.status, 'published')} NSM domain ${res.domain} (zone ${res.zone}): ${res.changes.length} change(s), ${res.calls.length} OVH call(s), generation ${res.generation}`);
     printChanges(io, res.changes, res.calls);
   }
-  if (res.visibility) visibilityLines(res.visibility).forEach((l) => io.out(l));
+  if (res.visibility) for (const l of visibilityLines(res.visibility)) io.out(l);
   printResolution(io, res.services);
   return res.journalId && values.wait && !isVisible(res.visibility) ? EXIT_NOT_VISIBLE : 0;
 }

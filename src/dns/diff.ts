@@ -150,7 +150,7 @@ export function* diffChangeSetSteps(current: readonly Endpoint[], changes: Chang
     }
     seen.set(key, field);
   };
-  changes.create.forEach((e, i) => claim(e, `changes.create[${i}]`));
+  for (const [i, e] of changes.create.entries()) claim(e, `changes.create[${i}]`);
   changes.updateNew.forEach((e, i) => {
     const old = changes.updateOld[i] as Endpoint;
     if (endpointKey(old) !== endpointKey(e)) {
@@ -161,7 +161,7 @@ export function* diffChangeSetSteps(current: readonly Endpoint[], changes: Chang
     }
     claim(e, `changes.updateNew[${i}]`);
   });
-  changes.delete.forEach((e, i) => claim(e, `changes.delete[${i}]`));
+  for (const [i, e] of changes.delete.entries()) claim(e, `changes.delete[${i}]`);
 
   const outcome = new Outcome(yield* indexCurrent(current), ownerOf, policyRules(opts.policy ?? 'sync'));
   let n = 0;

@@ -98,6 +98,7 @@ export function parseRecordType(value: string, field: string): RecordType {
 }
 
 /** A character Postgres may refuse: NUL or a UTF-16 surrogate (unstorable() then decides). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding NUL is this pattern's purpose.
 const SUSPECT = /[\u0000\ud800-\udfff]/;
 
 /** Why Postgres could not store this string (text and jsonb refuse U+0000; lone surrogates are not UTF-8). */
@@ -241,8 +242,7 @@ export function validateEndpointSet(endpoints: readonly Endpoint[], field: strin
       const otherType = e.recordType === 'CNAME' ? clash.type : e.recordType;
       throw new InvalidInputError(
         `${field}[${i}]`,
-        `${e.dnsName} has a CNAME (${field}[${cname}]) and a ${otherType} record set (${field}[${other}]); ` +
-          'a CNAME cannot coexist with other record types',
+        `${e.dnsName} has a CNAME (${field}[${cname}]) and a ${otherType} record set (${field}[${other}]); a CNAME cannot coexist with other record types`,
       );
     }
     atName.push({ type: e.recordType, index: i });

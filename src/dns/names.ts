@@ -20,7 +20,7 @@ export interface NameOptions {
   allowWildcard?: boolean;
 }
 
-const NON_ASCII = /[^\x00-\x7f]/;
+const NON_ASCII = /[\u0080-\uffff]/;
 
 /** Quotes a label or name for an error message. */
 function q(value: string): string {
@@ -100,7 +100,7 @@ function validNamePattern(opts: NameOptions): RegExp {
   if (!re) {
     const c = opts.allowUnderscore ? 'a-z0-9_' : 'a-z0-9';
     const label = `[${c}](?:[${c}-]{0,61}[${c}])?`;
-    re = new RegExp(`^${opts.allowWildcard ? '(?:\\*|' + label + ')' : label}(?:\\.${label})*$`);
+    re = new RegExp(`^${opts.allowWildcard ? `(?:\\*|${label})` : label}(?:\\.${label})*$`);
     PATTERNS.set(key, re);
   }
   return re;

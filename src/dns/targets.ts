@@ -199,6 +199,7 @@ function canonicalSrv(value: string, field: string, ctx: TargetContext): string 
 // ---------------------------------------------------------------------------------------------
 // TXT and CAA
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is this pattern's purpose.
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 function canonicalTxt(value: string, field: string): string {

@@ -102,7 +102,7 @@ function empty(rr: ResourceRecord): boolean {
 }
 
 /** A record's value as dnsplane's canonical target, or null when dnsplane cannot hold it. */
-function valueOf(rr: ResourceRecord): string | null {
+function targetOf(rr: ResourceRecord): string | null {
   if (!rr.data || recordTypeOf(rr.type) === undefined) return null;
   try {
     return targetOfData(rr.data, 'value').target;
@@ -131,7 +131,7 @@ function readPrerequisites(zone: string, rrs: readonly ResourceRecord[]): DnsPre
     if (rr.class !== CLASS.IN || META.has(rr.type) || empty(rr)) throw new Malformed('FORMERR', `${name} ${type}: not a prerequisite form`, rr);
     const k = `${name} ${type}`;
     const group = valued.get(k) ?? { name, type, targets: [] };
-    group.targets.push(valueOf(rr));
+    group.targets.push(targetOf(rr));
     valued.set(k, group);
   }
   for (const g of valued.values()) out.push({ kind: 'rrset-equals', ...g });
@@ -161,7 +161,7 @@ function readUpdate(zone: string, rr: ResourceRecord): DnsUpdateOp {
   }
   if (rr.class === CLASS.NONE) {
     if (META.has(rr.type) || empty(rr)) throw new Malformed('FORMERR', `${name} ${type}: not a record to delete`, rr);
-    return { kind: 'delete-record', name, type, target: valueOf(rr) };
+    return { kind: 'delete-record', name, type, target: targetOf(rr) };
   }
   throw new Malformed('FORMERR', `${name} ${type}: class ${rr.class} is no update form`, rr);
 }

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
 import type http2 from 'node:http2';
-import { OvhApiError, payloadTooLarge } from '../ovhwire/errors.js';
+import { type OvhApiError, payloadTooLarge } from '../ovhwire/errors.js';
 
 export type Req = http.IncomingMessage | http2.Http2ServerRequest;
 export type Res = http.ServerResponse | http2.Http2ServerResponse;

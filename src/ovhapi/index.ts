@@ -21,7 +21,7 @@ import { ovhKeyring } from '../core/credentials/ovh.js';
 import { TenantRateLimiter } from './tenant-rate.js';
 import type { Tenant } from '../core/tenants/tenants.js';
 import { messageOf } from '../error-message.js';
-import { OvhApiError, payloadTooLarge, tooManyRequests } from '../ovhwire/errors.js';
+import { type OvhApiError, payloadTooLarge, tooManyRequests } from '../ovhwire/errors.js';
 import { AuthRefusal, authenticateCall } from './auth.js';
 import { authDetails, currentCredential, me } from './credentials.js';
 import { ovhAnswerFor } from './errors.js';
@@ -112,7 +112,7 @@ export function ovhApiHandler(ctx: CoreContext, opts: OvhApiOptions): (req: Req,
       const consumerKey = header(req, 'x-ovh-consumer');
       const wait = opts.loginLimiter?.check(address, consumerKey);
       if (wait !== undefined) throw tooManyRequests(wait, `too many failed logins from ${address}; try again in ${wait} s`);
-      let key;
+      let key: Awaited<ReturnType<typeof authenticateCall>>;
       try {
         key = await authenticateCall({ method, rawUrl, host: header(req, 'host') ?? '', rawBody, header: (name) => header(req, name) }, keyring, seconds());
       } catch (e) {

@@ -12,7 +12,7 @@
  * is back (onReconnect).
  */
 import pg from 'pg';
-import { type Queryable } from './internal.js';
+import type { Queryable } from './internal.js';
 
 export const ZONE_CHANNEL = 'dnsplane_zone';
 export const TENANT_CHANNEL = 'dnsplane_tenant';

@@ -227,7 +227,7 @@ export function* prepareChangesSteps(changes: WireChanges, scope: TenantScope): 
     if (!entry) continue;
     const key = keyOf(entry.endpoint);
     const same = olds.get(key);
-    const old = (same && same.entries[same.taken++]) ?? { list: 'updateNew', index: w.index, endpoint: entry.endpoint };
+    const old = same?.entries[same.taken++] ?? { list: 'updateNew', index: w.index, endpoint: entry.endpoint };
     if (claim(entry, w.endpoint)) out.updates.push({ old, new: entry });
   }
   for (const w of changes.create) {

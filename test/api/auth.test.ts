@@ -38,7 +38,12 @@ describe('the bearer token', () => {
 
   it('not a bearer token (another scheme): treated as none', async () => {
     const basic = inMemoryClient(room.ctx, ZoneService, undefined, {
-      interceptors: [(next) => (req) => (req.header.set('authorization', `Basic ${room.tokens['alice']!}`), next(req))],
+      interceptors: [
+        (next) => (req) => {
+          req.header.set('authorization', `Basic ${room.tokens['alice']!}`);
+          return next(req);
+        },
+      ],
     });
     await expectRejected(basic.records({ zones: [ZONE] }), Code.Unauthenticated, /^missing credentials/);
   });

@@ -126,9 +126,11 @@ describe('dnsplane plan', () => {
     const tty = io({ tty: true });
     await planCommand.run(['-f', desiredFile, '--server', h.server.url, '--token-file', aliceTokenFile], tty);
     expect(tty.lines.find((l) => l.includes(`new.${ZONE}`))).toBe(`\u001b[32m  + new.${ZONE} A ttl 300: 192.0.2.20, 192.0.2.21\u001b[0m`);
+    // biome-ignore-start lint/suspicious/noControlCharactersInRegex: the ANSI colour codes (ESC [) are what is checked.
     expect(tty.lines.find((l) => l.includes('  ~ '))).toMatch(/^\u001b\[33m/);
     expect(tty.lines.find((l) => l.includes('  - '))).toMatch(/^\u001b\[31m/);
     expect(tty.lines.find((l) => l.includes('  ! '))).toMatch(/^\u001b\[35m/);
+    // biome-ignore-end lint/suspicious/noControlCharactersInRegex: the ANSI colour codes (ESC [) are what is checked.
     const noColor = io({ tty: true, env: { NO_COLOR: '1' } });
     await planCommand.run(['-f', desiredFile, '--server', h.server.url, '--token-file', aliceTokenFile], noColor);
     expect(noColor.lines.join('\n')).not.toContain('\u001b[');

@@ -2,6 +2,7 @@
  * render.ts on hand-made plans: shared sets, warnings, unowned conflicts, zones without changes.
  * (test/cli/plan.test.ts checks a real plan with every kind of change.)
  */
+import { stripVTControlCharacters } from 'node:util';
 import { create } from '@bufbuild/protobuf';
 import { describe, expect, it } from 'vitest';
 import { hasChanges, renderPlan } from '../../src/cli/render.js';
@@ -60,7 +61,7 @@ describe('renderPlan', () => {
 
   it('an empty plan has nothing to apply', () => {
     const empty = create(PlanSchema, { id: 'pl_2', tenant: 'bob' });
-    expect(renderPlan(empty, { color: true }).map((l) => l.replace(/\u001b\[[0-9;]*m/g, ''))).toEqual([
+    expect(renderPlan(empty, { color: true }).map((l) => stripVTControlCharacters(l))).toEqual([
       'Plan pl_2 for tenant "bob" (policy sync)',
       '',
       'No zone in this plan.',

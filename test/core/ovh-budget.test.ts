@@ -97,8 +97,16 @@ describe('two replicas, each its own limiter over its own budget, on one databas
       const started = await dbNow();
       const order: string[] = [];
       const calls = limiters.flatMap((l, i) => [
-        ...Array.from({ length: 12 }, () => l.acquire({ tenant: 'bulk' }).then(() => (l.release(), order.push(`${i}:bulk`)))),
-        l.acquire({ tenant: 'small' }).then(() => (l.release(), order.push(`${i}:small`))),
+        ...Array.from({ length: 12 }, () =>
+          l.acquire({ tenant: 'bulk' }).then(() => {
+            l.release();
+            order.push(`${i}:bulk`);
+          }),
+        ),
+        l.acquire({ tenant: 'small' }).then(() => {
+          l.release();
+          order.push(`${i}:small`);
+        }),
       ]);
       await Promise.all(calls);
       const elapsedS = ((await dbNow()) - started) / 1000;
@@ -112,7 +120,7 @@ describe('two replicas, each its own limiter over its own budget, on one databas
         expect(mine.indexOf(`${i}:small`)).toBeLessThanOrEqual(2);
       }
     } finally {
-      budgets.forEach((b) => b.close());
+      for (const b of budgets) b.close();
       await Promise.all(pools.map((p) => p.end()));
     }
   });

@@ -75,7 +75,10 @@ describe('ReadCache answers', () => {
 
     // Encoded once per view and form: every includeForeign caller gets the same bytes.
     let encodes = 0;
-    const encode = async () => (encodes++, Buffer.from(JSON.stringify(a.endpoints)));
+    const encode = async () => {
+      encodes++;
+      return Buffer.from(JSON.stringify(a.endpoints));
+    };
     const first = await Promise.all([cache.encoded(a.endpoints, 'json', encode), cache.encoded(b.endpoints, 'json', encode)]);
     expect(first[1]).toBe(first[0]);
     expect(await cache.encoded((await cache.view(ZONE, generation, 't9', true)).endpoints, 'json', encode)).toBe(first[0]);

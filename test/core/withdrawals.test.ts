@@ -21,7 +21,7 @@ const WWW = `www.${ZONE}`;
 let room: ApplyRoom;
 
 const www = (target: string, extra: Partial<RawEndpoint> = {}): RawEndpoint => ({ dnsName: WWW, recordType: 'A', targets: [target], ttl: 300, labels: { 'dnsplane/shared': 'true' }, ...extra });
-const desired = (tenant: string, ...endpoints: RawEndpoint[]) => ({ kind: 'desired' as const, policy: 'sync' as const, zones: [ZONE], endpoints });
+const desired = (_tenant: string, ...endpoints: RawEndpoint[]) => ({ kind: 'desired' as const, policy: 'sync' as const, zones: [ZONE], endpoints });
 const silent = (target: string): WithdrawItem => ({ name: WWW, type: 'A', target, reason: 'silent', detail: 'tenant c2 silent since the test said so' });
 const published = () => room.sim.publishedRecords(ZONE).filter((r) => r.fieldType === 'A').map((r) => `${r.subDomain} ${r.target}`).sort();
 const rows = async () => (await store.listWithdrawals(room.db.pool, ZONE)).map((w) => `${w.target} ${w.reason} ${w.tenantName}`);
@@ -55,7 +55,7 @@ describe('withdraw and restore', () => {
     expect(await rows()).toEqual(['192.0.2.2 silent c2']);
     const entry = await store.getJournalEntry(room.db.pool, out.journalId!);
     expect(entry?.state).toBe('done');
-    expect((entry?.intent as { summary?: string }).summary).toContain('tenant c2 silent since');
+    expect((entry!.intent as { summary?: string }).summary).toContain('tenant c2 silent since');
 
     // The read cache: its base holds what OVH holds (what the DNS door and the served OVH API answer);
     // its owner's Records view holds the target, marked withdrawn.

@@ -58,7 +58,10 @@ function unknownFields(Model: ModelClass, doc: Record<string, unknown>): string[
   const unknown: string[] = [];
   const pointer = (at: Array<string | number>) => `/${at.map((s) => String(s).replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}`;
   const visit = (value: unknown, at: Array<string | number>): void => {
-    if (Array.isArray(value)) return value.forEach((v, i) => visit(v, [...at, i]));
+    if (Array.isArray(value)) {
+      for (const [i, v] of value.entries()) visit(v, [...at, i]);
+      return;
+    }
     if (value === null || typeof value !== 'object') return;
     for (const key of Object.keys(value)) {
       const here = [...at, key];

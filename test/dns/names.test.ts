@@ -146,7 +146,7 @@ describe('normalizeName fast path', () => {
   // Names built from the characters the rules are about: case, hyphens, underscores, wildcards, dots,
   // digits, long labels, non-ASCII.
   const label = fc.oneof(
-    fc.stringMatching(/^[a-zA-Z0-9_*\-]{1,8}$/),
+    fc.stringMatching(/^[a-zA-Z0-9_*-]{1,8}$/),
     fc.constantFrom('*', '-a', 'a-', '_x', 'xn--bcher-kva', 'Bücher', 'K', 'a'.repeat(63), 'a'.repeat(64), ''),
   );
   const name = fc.tuple(fc.array(label, { minLength: 1, maxLength: 6 }), fc.boolean()).map(([ls, dot]) => ls.join('.') + (dot ? '.' : ''));
@@ -163,7 +163,7 @@ describe('normalizeName fast path', () => {
   });
 
   it('keeps the length limit of the whole name', () => {
-    const long = Array.from({ length: 4 }, () => 'a'.repeat(62)).join('.') + '.ab'; // 254 octets
+    const long = `${Array.from({ length: 4 }, () => 'a'.repeat(62)).join('.')}.ab`; // 254 octets
     expect(long.length).toBe(254);
     expect(() => normalizeName(long, 'f')).toThrow(/254 octets long; at most 253/);
     expect(normalizeName(long.slice(0, 253), 'f')).toBe(long.slice(0, 253));

@@ -73,6 +73,6 @@ describeWithTools(['nsupdate'], 'stored TSIG keys at the DNS door', () => {
     expect(out.stdout + out.stderr).toMatch(/REFUSED/);
     expect(callLines(h.sim)).toEqual([]);
     const refusal = (await store.listJournal(h.server.ctx.pool, { zone: ZONE, limit: 5 })).find((e) => (e.intent as { kind?: string }).kind === 'dns-refusal')!;
-    expect((refusal.intent as { summary: string }).summary).toMatch(new RegExp(`^DNS UPDATE refused \\(REFUSED\\): protected names: this apply changes locked\\.example\\.test, protected in zone example\\.test`));
+    expect((refusal.intent as { summary: string }).summary).toMatch(/^DNS UPDATE refused \(REFUSED\): protected names: this apply changes locked\.example\.test, protected in zone example\.test/);
   });
 });

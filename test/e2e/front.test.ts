@@ -177,7 +177,7 @@ describe('connection caps', () => {
     expect(await metric('dnsplane_http_connections_refused_total', { port: 'api', reason: 'per_address' })).toBe(refusedBefore + refused);
     // The webhook port counts its own connections: served meanwhile.
     expect((await fetch(`${h.webhookUrl}/healthz`)).status).toBe(200);
-    clients.forEach((c) => c.socket.destroy());
+    for (const c of clients) c.socket.destroy();
     await Promise.all(clients.map((c) => c.closed));
     await until('the API port to serve again', async () => (await fetch(`${h.server.url}/healthz`).then((r) => r.status).catch(() => 0)) === 200);
     const summary = (l: { msg: string }) => l.msg.includes('connections refused over the connection caps (summary)');

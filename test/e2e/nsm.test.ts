@@ -5,7 +5,7 @@
  */
 import { Resolver } from 'node:dns/promises';
 import { create, type MessageInitShape } from '@bufbuild/protobuf';
-import { Code, ConnectError } from '@connectrpc/connect';
+import { Code, type ConnectError } from '@connectrpc/connect';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { connectClient } from '../../src/cli/client.js';
 import { NsmService, NsmServiceSpecSchema, type NsmServiceSpec, type PublishDomainRequestSchema } from '../../src/gen/dnsplane/v1/nsm_pb.js';

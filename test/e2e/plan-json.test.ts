@@ -111,11 +111,16 @@ describe('the Plan route answers what Connect answers', () => {
     expect(content(route)).toEqual(content(connect));
   });
 
+  /** The endpoints as desired, with endpoint `i`'s `key` set to `value`. */
+  const editing = (i: number, key: string, value: unknown) => (eps: Record<string, unknown>[]) => {
+    eps[i]![key] = value;
+    return { desired: { zones: [ZONE], endpoints: eps } };
+  };
   const bad: Array<[string, (eps: Record<string, unknown>[]) => unknown]> = [
-    ['an unknown key in the 67th endpoint', (eps) => ((eps[66]!['tll'] = 60), { desired: { zones: [ZONE], endpoints: eps } })],
-    ['a TTL that is not a number', (eps) => ((eps[70]!['ttl'] = 'soon'), { desired: { zones: [ZONE], endpoints: eps } })],
-    ['a NUL in a label', (eps) => ((eps[99]!['labels'] = { note: 'a\u0000b' }), { desired: { zones: [ZONE], endpoints: eps } })],
-    ['a name outside the zones', (eps) => ((eps[80]!['dnsName'] = 'x.elsewhere.org'), { desired: { zones: [ZONE], endpoints: eps } })],
+    ['an unknown key in the 67th endpoint', editing(66, 'tll', 60)],
+    ['a TTL that is not a number', editing(70, 'ttl', 'soon')],
+    ['a NUL in a label', editing(99, 'labels', { note: 'a\u0000b' })],
+    ['a name outside the zones', editing(80, 'dnsName', 'x.elsewhere.org')],
     ['an unknown policy', (eps) => ({ desired: { zones: [ZONE], endpoints: eps }, policy: 'upsert-only' })],
     ['endpoints that are not a list', () => ({ desired: { zones: [ZONE], endpoints: { a: 1 } } })],
     ['an endpoint that is a string', (eps) => ({ desired: { zones: [ZONE], endpoints: [...eps, 'x'] } })],

@@ -14,7 +14,7 @@
 import { Resolver } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
-import { RateLimiter } from '../../src/ovh/ratelimit.js';
+import type { RateLimiter } from '../../src/ovh/ratelimit.js';
 import { signRequest } from '../../src/ovhwire/signature.js';
 
 export interface ExtRecord {
@@ -174,6 +174,7 @@ export class ExternalDnsReplay {
     const ops: Op[] = [];
     const record = `/domain/zone/${this.zone}/record`;
     const sub = (e: ExtEndpoint) => e.dnsName.slice(0, -(this.zone.length + 1));
+    // biome-ignore lint/complexity/useMathMinMax: as external-dns's `if ttl > 0`, a TTL that is not a number is 0 (Math.max would give NaN).
     const ttl = (e: ExtEndpoint) => (Number(e.ttl) > 0 ? Number(e.ttl) : 0);
     for (const e of changes.create) {
       for (const target of e.targets) ops.push({ method: 'POST', path: record, body: { fieldType: e.recordType, subDomain: sub(e), ttl: ttl(e), target } });

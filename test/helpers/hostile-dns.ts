@@ -7,7 +7,7 @@
  */
 import dgram from 'node:dgram';
 import { randomBytes } from 'node:crypto';
-import net from 'node:net';
+import type net from 'node:net';
 import { tcpFrame } from '../../src/dnsclient/index.js';
 import { RCODE, TYPE, encodeMessage, parseMessage } from '../../src/dns/wire/index.js';
 import { bindUdpAndTcp } from '../../src/udp-tcp-port.js';
@@ -24,8 +24,15 @@ export interface HostileServer {
 function forward(realPort: number, query: Buffer): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const s = dgram.createSocket('udp4');
-    const timer = setTimeout(() => (s.close(), reject(new Error('the real server did not answer'))), 5_000);
-    s.on('message', (msg) => (clearTimeout(timer), s.close(), resolve(msg)));
+    const timer = setTimeout(() => {
+      s.close();
+      reject(new Error('the real server did not answer'));
+    }, 5_000);
+    s.on('message', (msg) => {
+      clearTimeout(timer);
+      s.close();
+      resolve(msg);
+    });
     s.send(query, realPort, '127.0.0.1');
   });
 }

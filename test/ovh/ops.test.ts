@@ -37,6 +37,7 @@ const show = (ops: OvhOperation[]): string[] =>
       case 'DELETE':
         return `DELETE ${op.id}`;
     }
+    throw new Error(`unknown method ${(op as OvhOperation).method}`);
   });
 
 const ids = ['5000000001', '5000000002', '5000000003'];

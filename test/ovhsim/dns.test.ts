@@ -213,7 +213,7 @@ describe('DNS over TCP (dns-packet stream framing)', () => {
 
   it('answers TXT with 255-byte strings, MX, SRV and CNAME', async () => {
     const txt = await tcpQuery('long.example.test', 'TXT');
-    const data = (txt.answers?.[0] as Answer & { data: Buffer[] }).data;
+    const data = (txt.answers![0] as Answer & { data: Buffer[] }).data;
     expect(data.map((b) => b.length)).toEqual([255, 45]);
     const big = await tcpQuery('big.example.test', 'TXT');
     expect(big.flag_tc).toBe(false);

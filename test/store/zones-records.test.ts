@@ -182,7 +182,10 @@ describe('records', () => {
     const whole = await listRecords(db.pool, 'rec.example');
     const pages: number[] = [];
     const paged: RecordRow[] = [];
-    await withSnapshot(db.pool, (tx) => listRecordsInPages(tx, 'rec.example', (rows) => void (pages.push(rows.length), paged.push(...rows))));
+    await withSnapshot(db.pool, (tx) => listRecordsInPages(tx, 'rec.example', (rows) => {
+      pages.push(rows.length);
+      paged.push(...rows);
+    }));
     expect(pages).toEqual([ROWS_PER_PAGE, ROWS_PER_PAGE, 3]);
     expect(paged).toEqual(whole);
     const once: number[] = [];

@@ -605,7 +605,7 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       expect(await tenantOf(CAROL)).toMatchObject({ name: CAROL, zones: [ZONE], suffixes: [`carol.${ZONE}`], scopes: [], disabled: false });
       // The view was redrawn behind the dialog; the token is in the page only, nowhere else.
       await rowOf('tenants', 'data-tenant', CAROL).waitFor();
-      expect(await page.evaluate('[sessionStorage.length, sessionStorage.getItem("dnsplane.token") === ' + JSON.stringify(tokens['admin']) + ', localStorage.length, document.cookie, location.href]')).toEqual([1, true, 0, '', `${ui()}#/tenants`]);
+      expect(await page.evaluate(`[sessionStorage.length, sessionStorage.getItem("dnsplane.token") === ${JSON.stringify(tokens['admin'])}, localStorage.length, document.cookie, location.href]`)).toEqual([1, true, 0, '', `${ui()}#/tenants`]);
       await closeDialog('dialog-create-tenant');
       expect((await page.content()).includes(token)).toBe(false);
     });

@@ -72,8 +72,8 @@ export async function startFront(opts: FrontOptions): Promise<Front> {
       return;
     }
     clocks.request(conn, req, res);
-    if (limit && Number(req.headers['content-length'] ?? 0) > limit.maxBytes) return limit.refuse(req, res);
-    handler(req, res);
+    if (limit && Number(req.headers['content-length'] ?? 0) > limit.maxBytes) limit.refuse(req, res);
+    else handler(req, res);
   };
   // Node's own clocks are off (ours are in clocks.ts); keepAliveTimeout stays for its
   // `Keep-Alive: timeout=` hint, which lets a client stop reusing a connection before we close it.

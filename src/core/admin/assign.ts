@@ -43,7 +43,7 @@ export async function listOwnership(
     }
     if (!opts.includeUnowned) continue;
     const z = await store.getZone(ctx.pool, zone);
-    if (!z || z.state !== 'synced') continue; // never synced: nothing is known of it yet
+    if (z?.state !== 'synced') continue; // never synced: nothing is known of it yet
     // The zone as the read cache holds it at that generation (else read now), seen in slices.
     const slicer = new Slicer();
     const base = (await readCacheOf(ctx).baseExactlyAt(zone, z.generation)) ?? (await readZoneBase(ctx.pool, zone, slicer));
@@ -138,7 +138,7 @@ export async function assignOwnership(
       for (const [target, tenantId] of [...perTarget].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
         await store.setOwner(tx, { ...set, target, tenantId, shared: true });
       }
-      summary = `${dnsName} ${recordType} shared` + (chosen.length > 0 ? `; ${chosen.join(', ')} ${owner ? `owned by ${owner.name}` : 'released'}` : '');
+      summary = `${dnsName} ${recordType} shared${chosen.length > 0 ? `; ${chosen.join(', ')} ${owner ? `owned by ${owner.name}` : 'released'}` : ''}`;
     }
 
     const after = (await store.listOwnership(tx, zone)).filter((r) => r.dnsName === dnsName && r.recordType === recordType);

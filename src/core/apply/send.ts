@@ -16,7 +16,7 @@ import { recordOwnership } from '../ownership/ownership.js';
 import { recordStatedChecks } from '../health/record.js';
 import type { OwnedSet } from '../reads/zone-memory.js';
 import { batchNumber } from './batch-plan.js';
-import { openGroup, type Group, type Member, type ToSend } from './group.js';
+import { openGroup, type Group, type Member, type RolledBack, type ToSend } from './group.js';
 import { isFenceRefusal, nameKey, send, statusOf, type Done, type Failure } from './ops.js';
 import type { CallRecord, ZoneApplyResult } from './result.js';
 import type { ZonePlan } from '../plan/plan.js';
@@ -73,7 +73,7 @@ export async function sendMember(ctx: CoreContext, group: Group, member: Member,
     if (failure.error instanceof ZoneLockLostError || (fence.lost && failure.error === fence.lost)) {
       throw await stopGroup(ctx, group, lockLostError(ctx, { zone, ops, journalId, calls, done, failure }), member);
     }
-    let rolledBack;
+    let rolledBack: RolledBack;
     try {
       rolledBack = await rollBack(ctx, group, { tenant: member.tenant, plan, journalId, done, calls, failure, before: intent.before });
     } catch (e) {

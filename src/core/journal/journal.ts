@@ -3,7 +3,7 @@
  * into its calls, error, summary, approval and the row it reverts. The journal is the one audit log:
  * applies and admin actions (journal/audit.ts) alike.
  */
-import * as store from '../../store/index.js';
+import type * as store from '../../store/index.js';
 import type { Visibility } from '../visibility/visibility.js';
 
 export interface JournalOperation {

@@ -141,7 +141,7 @@ function sharedSlice(zone: string, n: { subDomain: string; fieldType: string }, 
  * set (`slice`), the tenant's targets only, labelled shared, with their own TTL.
  */
 function setOf(zone: string, rows: readonly store.RecordRow[], n: { subDomain: string; fieldType: string }, slice?: { foreign: Set<string> }): Endpoint | undefined {
-  const mine = rows.filter((r) => nameKey(r) === nameKey(n) && (!slice || !slice.foreign.has(targetOf(zone, r) ?? ''))).map((r) => ({ ...r, zone }));
+  const mine = rows.filter((r) => nameKey(r) === nameKey(n) && !slice?.foreign.has(targetOf(zone, r) ?? '')).map((r) => ({ ...r, zone }));
   const e = recordsToEndpoints(mine, zone).endpoints[0];
   return e && slice ? { ...e, labels: { ...e.labels, [SHARED_LABEL]: 'true' } } : e;
 }

@@ -56,6 +56,6 @@ export function serialOf(zone: string, a: DnsAnswer): number | { error: string }
   const why = untrusted(zone, a);
   if (why) return { error: why };
   const soa = a.answers.find((rr) => rr.type === TYPE.SOA && sameName(rr.name, zone));
-  if (!soa || soa.data?.kind !== 'SOA') return { error: `no SOA of ${zone} in the answer` };
+  if (soa?.data?.kind !== 'SOA') return { error: `no SOA of ${zone} in the answer` };
   return soa.data.serial;
 }

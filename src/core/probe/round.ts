@@ -104,7 +104,7 @@ async function ask(ctx: CoreContext, zone: string, server: ProbeServer, p: Serve
   if (p.namesSerial === serial && Date.now() - p.namesAt < NAMES_AGAIN_MS) return;
   const asked = Date.now();
   const askSet = async (set: store.ProbeSet): Promise<'match' | 'old' | 'error'> => {
-    let verdict;
+    let verdict: ReturnType<typeof judge>;
     try {
       verdict = judge(zone, set, await exchange(set.name, wireType(set.type)));
     } catch (e) {

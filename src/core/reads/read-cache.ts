@@ -549,7 +549,10 @@ export class ReadCache {
    */
   private account(key: string, item: Kept): void {
     const newest = this.newest.get(item.zone);
-    if (newest !== undefined && item.generation < newest) return item.drop();
+    if (newest !== undefined && item.generation < newest) {
+      item.drop();
+      return;
+    }
     this.remove(key);
     this.lru.set(key, item);
     this.bytes += item.bytes;

@@ -77,7 +77,7 @@ async function driftCheck(ctx: CoreContext, zone: string, opts: DriftOptions): P
   // No tenant asked for it: its OVH calls take turns as background work of this zone.
   const result = await withOvhFlow({ zone }, () => tryZoneLockFenced(ctx, zone, async (tx, fence): Promise<DriftResult> => {
     const z = await store.getZone(tx, zone);
-    if (!z || z.state !== 'synced') return idle(zone, 'skipped');
+    if (z?.state !== 'synced') return idle(zone, 'skipped');
     if (opts.minAgeMs !== undefined && opts.minAgeMs > 0 && (await store.verifiedWithin(tx, zone, opts.minAgeMs))) return idle(zone, 'skipped');
     const recovered = await recoverInFlight(ctx, tx, zone, fence);
 

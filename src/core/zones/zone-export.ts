@@ -52,7 +52,7 @@ async function currentBase(ctx: CoreContext, zone: string, slicer: Slicer): Prom
   // baseAt answers undefined when the zone moved past the generation just read: read it again.
   for (let attempt = 0; attempt < 3; attempt++) {
     const state = (await cache.zoneStates.get()).get(zone);
-    if (!state || state.state !== 'synced') break;
+    if (state?.state !== 'synced') break;
     const base = await cache.baseExactlyAt(zone, state.generation);
     if (base) return base;
   }

@@ -30,8 +30,7 @@ export async function assertEmptyOrAbsent(pgDir: string): Promise<void> {
   }
   if (entries.length > 0) {
     throw new Error(
-      `embedded postgres: ${pgDir} is not empty but holds no Postgres cluster (no PG_VERSION); ` +
-        'move it away (an interrupted first start?) and start again',
+      `embedded postgres: ${pgDir} is not empty but holds no Postgres cluster (no PG_VERSION); move it away (an interrupted first start?) and start again`,
     );
   }
 }

@@ -11,7 +11,7 @@ const ACTION_NAMES = { CHANGE_ACTION_CREATE: 'create', CHANGE_ACTION_UPDATE: 'up
 const ttlOf = (e) => e.ttl ?? 0;
 const ttl = (e) => (ttlOf(e) === 0 ? 'ttl default' : `ttl ${ttlOf(e)}`);
 const targets = (e) => (e.recordType === 'TXT' ? (e.targets ?? []).map((t) => JSON.stringify(t)) : (e.targets ?? [])).join(', ');
-const setName = (e) => `${e.dnsName} ${e.recordType}${(e.labels ?? {})[SHARED_LABEL] === 'true' ? ' (shared set: your targets)' : ''}`;
+const setName = (e) => `${e.dnsName} ${e.recordType}${e.labels?.[SHARED_LABEL] === 'true' ? ' (shared set: your targets)' : ''}`;
 const operationLine = (op) => `${op.method} ${op.path}${op.body ? ` ${op.body}` : ''}`;
 
 export function policyName(p) {

@@ -48,7 +48,7 @@ export function badge(text, kind) {
 
 /** An error box for a failed API call; a PermissionDenied on an admin page says why. */
 export function errorBox(e) {
-  const code = e && e.code ? e.code : 'error';
+  const code = e?.code ? e.code : 'error';
   const msg = e instanceof Error ? e.message : String(e);
   if (code === 'permission_denied') {
     return h('div', { class: 'error', 'data-testid': 'refused' },

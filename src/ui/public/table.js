@@ -26,7 +26,7 @@ export function pagedTable({ columns, rows, pageSize = 100, empty = 'Nothing to 
         tr.addEventListener('click', (ev) => {
           if (ev.target instanceof Element && ev.target.closest('a,button,input,select')) return;
           const next = tr.nextElementSibling;
-          if (next && next.classList.contains('detail')) return next.remove();
+          if (next?.classList.contains('detail')) return next.remove();
           tr.after(h('tr', { class: 'detail' }, h('td', { colspan: String(columns.length) }, detail(row))));
         });
       }

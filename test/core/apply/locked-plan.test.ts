@@ -125,7 +125,7 @@ describe('the plan under the zone lock', () => {
         // A new generation: the view is read again (its upkeep by applies is zone-memory.test.ts's).
         await writeZone(sets);
         const tenant = tenants[0]!;
-        let routed;
+        let routed: Awaited<ReturnType<typeof routeInput>>;
         try {
           routed = await routeInput(ctx, tenant, input);
         } catch {

@@ -14,7 +14,9 @@ import { parseHealthCheck } from '../../../src/dns/health-check.js';
 import { generateCertificate } from '../../../src/ovhsim/cert.js';
 
 const closers: Array<() => void> = [];
-afterAll(() => closers.forEach((c) => c()));
+afterAll(() => {
+  for (const c of closers) c();
+});
 
 async function listen(server: net.Server, address: string): Promise<number> {
   await new Promise<void>((resolve) => server.listen(0, address, resolve));
@@ -42,7 +44,10 @@ describe('checkTarget', () => {
   it('https: a self-signed target passes (not verified), SNI and Host are the record name', async () => {
     const tls = await generateCertificate();
     const sni: string[] = [];
-    const server = https.createServer({ key: tls.key, cert: tls.cert, SNICallback: (name, cb) => (sni.push(name), cb(null, undefined)) }, (req, res) => res.writeHead(200).end(req.headers.host));
+    const server = https.createServer({ key: tls.key, cert: tls.cert, SNICallback: (name, cb) => {
+          sni.push(name);
+          cb(null, undefined);
+        } }, (req, res) => res.writeHead(200).end(req.headers.host));
     const port = await listen(server, '127.0.0.5');
     expect(await checkTarget({ check: check(`https://:${port}/ready`), address: '127.0.0.5', name: 'api.example.com' }, 2000)).toMatchObject({ ok: true, result: '200' });
     expect(sni).toEqual(['api.example.com']);
@@ -57,7 +62,9 @@ describe('checkTarget', () => {
   it('a target that accepts and never answers fails at the timeout', async () => {
     const held: net.Socket[] = [];
     const port = await listen(net.createServer((s) => held.push(s)), '127.0.0.8');
-    closers.push(() => held.forEach((s) => s.destroy()));
+    closers.push(() => {
+      for (const s of held) s.destroy();
+    });
     const answer = await checkTarget({ check: check(`http://:${port}/healthz`), address: '127.0.0.8', name: 'x.example.com' }, 300);
     expect(answer).toMatchObject({ ok: false, result: 'timeout after 300 ms' });
     expect(answer.ms).toBeGreaterThanOrEqual(250);

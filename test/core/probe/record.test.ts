@@ -87,7 +87,12 @@ describe('waitVisible', () => {
   it('answers once the row is final, woken by NOTIFY dnsplane_visibility through the watch', async () => {
     const watch = new VisibilityWatch();
     const woken: string[] = [];
-    const listener = await store.listen(room.db.pool, { visibility: (id) => (woken.push(id), watch.notify(id)) });
+    const listener = await store.listen(room.db.pool, {
+      visibility: (id) => {
+        woken.push(id);
+        watch.notify(id);
+      },
+    });
     try {
       const ctx = { ...room.ctx, visibility: watch };
       const id = await put('seen', ['192.0.2.6']);

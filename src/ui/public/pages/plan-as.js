@@ -43,7 +43,7 @@ export async function planAsPage(page, { stale }) {
       const request = parsed.request ?? {};
       if (policy.value !== '') request.policy = policy.value;
       const extra = zones.value.split(',').map((z) => z.trim()).filter((z) => z !== '');
-      if (extra.length) request.desired = { ...(request.desired ?? {}), zones: [...((request.desired ?? {}).zones ?? []), ...extra] };
+      if (extra.length) request.desired = { ...(request.desired ?? {}), zones: [...(request.desired?.zones ?? []), ...extra] };
       const planned = await adminApi('PlanAs', { tenant: tenant.value, request });
       clear(out);
       out.append(

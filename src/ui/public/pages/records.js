@@ -13,7 +13,7 @@ export async function recordsPage(page, { arg: zone, who, stale }) {
   if (stale()) return;
   const z = (res.zones ?? [])[0] ?? { endpoints: [] };
   const all = z.endpoints ?? [];
-  const ownerOf = (e) => (e.labels ?? {}).owner ?? '';
+  const ownerOf = (e) => e.labels?.owner ?? '';
   const types = [...new Set(all.map((e) => e.recordType))].sort();
   const owners = [...new Set(all.map(ownerOf))].sort();
 
@@ -42,7 +42,7 @@ export async function recordsPage(page, { arg: zone, who, stale }) {
         { title: 'Type', cell: (e) => e.recordType },
         { title: 'Targets', class: 'targets', cell: targetText },
         { title: 'TTL', class: 'num', cell: (e) => ((e.ttl ?? 0) === 0 ? 'default' : String(e.ttl)) },
-        { title: 'Owner', cell: (e) => [ownerOf(e) === '' ? h('span', { class: 'muted' }, '(no owner)') : ownerOf(e), (e.labels ?? {})[SHARED_LABEL] === 'true' ? [' ', badge('shared')] : null] },
+        { title: 'Owner', cell: (e) => [ownerOf(e) === '' ? h('span', { class: 'muted' }, '(no owner)') : ownerOf(e), e.labels?.[SHARED_LABEL] === 'true' ? [' ', badge('shared')] : null] },
         { title: 'Health', class: 'health', cell: healthCell },
       ],
     }));
@@ -73,7 +73,7 @@ function healthCell(e) {
     const title = [s.reason, s.since ? `since ${s.since}` : '', s.detail].filter(Boolean).join(' · ');
     return [h('span', { class: `badge ${word}`, title, 'data-testid': 'target-state' }, `${s.target} ${word}`), ' '];
   });
-  const check = (e.labels ?? {})[CHECK_LABEL];
+  const check = e.labels?.[CHECK_LABEL];
   return [states, check ? h('span', { class: 'muted' }, `check ${check}`) : null];
 }
 
