@@ -180,7 +180,13 @@ const RAW_WORKER = `
   parentPort.postMessage('ready');
 `;
 
-async function rawThroughput(url: string, token: string, request: object, sets: number, at = `${url}/dnsplane.v1.ZoneService/Records`): Promise<{ calls: number; seconds: number }> {
+async function rawThroughput(
+  url: string,
+  token: string,
+  request: object,
+  sets: number,
+  at = `${url}/dnsplane.v1.ZoneService/Records`,
+): Promise<{ calls: number; seconds: number }> {
   const workers = Math.min(RAW_WORKERS, CLIENTS);
   const started = Array.from({ length: workers }, (_, w) => {
     const connections = Math.floor(CLIENTS / workers) + (w < CLIENTS % workers ? 1 : 0);
@@ -286,7 +292,11 @@ async function rawAnswer(url: string, token: string, request: object): Promise<B
  * updates), then new names (creates).
  */
 function desired(n: number, changed = true): Endpoint[] {
-  return Array.from({ length: n }, (_, i) => ({ dnsName: `host${i}.${BIG}`, recordType: 'A', targets: [ip(changed && i < OWNED && i % 2 === 1 ? '10.30' : '10.20', i)], ttl: 3600 }) as Endpoint);
+  return Array.from(
+    { length: n },
+    (_, i) =>
+      ({ dnsName: `host${i}.${BIG}`, recordType: 'A', targets: [ip(changed && i < OWNED && i % 2 === 1 ? '10.30' : '10.20', i)], ttl: 3600 }) as Endpoint,
+  );
 }
 
 function planRequest(endpoints: Endpoint[]) {
@@ -376,10 +386,20 @@ async function main(): Promise<void> {
       const bareRate = barePolls.calls / barePolls.seconds;
       rows.push(['Records notModified polls, Connect client', `${Math.round(polls.perSecond)}/s`, `${connectHow}, ${SECONDS} s; ${cpuNote(polls)}`]);
       rows.push(['Records notModified polls, raw client', `${Math.round(rawPolls.perSecond)}/s`, `${rawHow}; ${cpuNote(rawPolls)}`]);
-      rows.push(['bare node:http server, same answer, raw client', `${Math.round(bareRate)}/s`, `${rawHow}; reads the JSON body, hashes the token (sha-256), answers the same bytes; server CPU ${bareCpuMs.toFixed(3)} ms/call`]);
+      rows.push([
+        'bare node:http server, same answer, raw client',
+        `${Math.round(bareRate)}/s`,
+        `${rawHow}; reads the JSON body, hashes the token (sha-256), answers the same bytes; server CPU ${bareCpuMs.toFixed(3)} ms/call`,
+      ]);
       rows.push(['notModified polls / bare server', (rawPolls.perSecond / bareRate).toFixed(2), 'raw client, same run: >= 0.80 is the goal (issue 28)']);
-      rows.push(['  server CPU per poll, bare / dnsplane', (bareCpuMs / rawPolls.serverCpuMs).toFixed(2), 'the same ratio in CPU (the load of a shared machine moves it less): 1.00 would be a bare server']);
-      note(`polls: Connect ${Math.round(polls.perSecond)}/s (${cpuNote(polls)}), raw ${Math.round(rawPolls.perSecond)}/s (${cpuNote(rawPolls)}), bare ${Math.round(bareRate)}/s (server CPU ${bareCpuMs.toFixed(3)} ms/call)`);
+      rows.push([
+        '  server CPU per poll, bare / dnsplane',
+        (bareCpuMs / rawPolls.serverCpuMs).toFixed(2),
+        'the same ratio in CPU (the load of a shared machine moves it less): 1.00 would be a bare server',
+      ]);
+      note(
+        `polls: Connect ${Math.round(polls.perSecond)}/s (${cpuNote(polls)}), raw ${Math.round(rawPolls.perSecond)}/s (${cpuNote(rawPolls)}), bare ${Math.round(bareRate)}/s (server CPU ${bareCpuMs.toFixed(3)} ms/call)`,
+      );
     }
     if (ONLY.has('full')) {
       const full = await measured(child.url, () =>
@@ -397,10 +417,24 @@ async function main(): Promise<void> {
       );
       rows.push(['Records full answer (1,000 records), Connect client', `${Math.round(full.perSecond)}/s`, `${connectHow}; ${cpuNote(full)}`]);
       rows.push(['Records full answer (1,000 records), raw client', `${Math.round(rawFull.perSecond)}/s`, `${rawHow}; ${cpuNote(rawFull)}`]);
-      rows.push(['raw SELECT of the same rows', `${Math.round(select.perSecond)}/s`, `${CLIENTS} pg connections from the bench's main thread, same run; bench CPU ${select.benchCpuMs.toFixed(2)} ms/call`]);
-      rows.push(['full answer / raw SELECT, raw client', (rawFull.perSecond / select.perSecond).toFixed(2), '>= 1.00: the answer costs no more than reading its rows (what the server does)']);
-      rows.push(['full answer / raw SELECT, Connect client', (full.perSecond / select.perSecond).toFixed(2), 'the same, bounded by the bench decoding ~200 KB answers on its own core']);
-      note(`full: Connect ${Math.round(full.perSecond)}/s (${cpuNote(full)}), raw ${Math.round(rawFull.perSecond)}/s (${cpuNote(rawFull)}), select: ${Math.round(select.perSecond)}/s`);
+      rows.push([
+        'raw SELECT of the same rows',
+        `${Math.round(select.perSecond)}/s`,
+        `${CLIENTS} pg connections from the bench's main thread, same run; bench CPU ${select.benchCpuMs.toFixed(2)} ms/call`,
+      ]);
+      rows.push([
+        'full answer / raw SELECT, raw client',
+        (rawFull.perSecond / select.perSecond).toFixed(2),
+        '>= 1.00: the answer costs no more than reading its rows (what the server does)',
+      ]);
+      rows.push([
+        'full answer / raw SELECT, Connect client',
+        (full.perSecond / select.perSecond).toFixed(2),
+        'the same, bounded by the bench decoding ~200 KB answers on its own core',
+      ]);
+      note(
+        `full: Connect ${Math.round(full.perSecond)}/s (${cpuNote(full)}), raw ${Math.round(rawFull.perSecond)}/s (${cpuNote(rawFull)}), select: ${Math.round(select.perSecond)}/s`,
+      );
     }
 
     // 3. Plan server time by size; 4. during the largest, the event loop and /healthz.
@@ -419,7 +453,8 @@ async function main(): Promise<void> {
         const wall = performance.now() - t;
         const health = await probe?.stop();
         const after = await scrape(child.url);
-        const server = ((after.get(`dnsplane_rpc_duration_seconds_sum${planKey}`) ?? 0) - (before.get(`dnsplane_rpc_duration_seconds_sum${planKey}`) ?? 0)) * 1000;
+        const server =
+          ((after.get(`dnsplane_rpc_duration_seconds_sum${planKey}`) ?? 0) - (before.get(`dnsplane_rpc_duration_seconds_sum${planKey}`) ?? 0)) * 1000;
         times.push(server);
         // The server's CPU (user + system) over the call: what the Plan cost, however busy the machine.
         const cpu = ((after.get('process_cpu_seconds_total') ?? 0) - (before.get('process_cpu_seconds_total') ?? 0)) * 1000;
@@ -436,13 +471,21 @@ async function main(): Promise<void> {
           };
         }
       }
-      rows.push([`Plan of ${n.toLocaleString('en')} endpoints, server time`, ms(median(times)), `median of ${REPEAT}; min ${ms(Math.min(...times))}, max ${ms(Math.max(...times))}`]);
+      rows.push([
+        `Plan of ${n.toLocaleString('en')} endpoints, server time`,
+        ms(median(times)),
+        `median of ${REPEAT}; min ${ms(Math.min(...times))}, max ${ms(Math.max(...times))}`,
+      ]);
       rows.push([`  its server CPU`, ms(median(cpus)), 'process_cpu_seconds_total of the server over the call (a scrape included)']);
     }
     if (during) {
       const n = PLANS[PLANS.length - 1]!.toLocaleString('en');
       rows.push([`worst event-loop delay during the ${n} Plan`, ms(during.lagMs), 'nodejs_eventloop_lag_max_seconds over exactly that Plan']);
-      rows.push([`/healthz p99 during the ${n} Plan`, ms(during.healthP99), `${during.probes} probes every 10 ms, max ${ms(during.healthMax)}, ${during.errors} failed`]);
+      rows.push([
+        `/healthz p99 during the ${n} Plan`,
+        ms(during.healthP99),
+        `${during.probes} probes every 10 ms, max ${ms(during.healthMax)}, ${during.errors} failed`,
+      ]);
     }
 
     // 5. Restart with the production rate limit and simulator latency: B's applies during A's bulk apply.
@@ -456,7 +499,24 @@ async function main(): Promise<void> {
       t = performance.now();
       let settled = false;
       const bulk = ca2
-        .apply({ source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [BIG], endpoints: Array.from({ length: BULK }, (_, i) => ({ dnsName: `bulk${i}.${BIG}`, recordType: 'A', targets: [ip('10.40', i)], ttl: 3600 }) as Endpoint) } } } } })
+        .apply({
+          source: {
+            case: 'plan',
+            value: {
+              policy: Policy.UPSERT_ONLY,
+              input: {
+                case: 'desired',
+                value: {
+                  zones: [BIG],
+                  endpoints: Array.from(
+                    { length: BULK },
+                    (_, i) => ({ dnsName: `bulk${i}.${BIG}`, recordType: 'A', targets: [ip('10.40', i)], ttl: 3600 }) as Endpoint,
+                  ),
+                },
+              },
+            },
+          },
+        })
         .then(
           (r) => ({ ms: performance.now() - t, status: ApplyStatus[r.zones[0]!.status] }),
           (e: unknown) => ({ ms: performance.now() - t, status: e instanceof ConnectError ? Code[e.code] : String(e) }),
@@ -479,7 +539,18 @@ async function main(): Promise<void> {
         const one = async (zone: string, name: string) => {
           const s = performance.now();
           try {
-            const r = await cb2.apply({ source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [zone], endpoints: [{ dnsName: `${name}.${zone}`, recordType: 'A', targets: ['192.0.2.7'], ttl: 3600 } as Endpoint] } } } } });
+            const r = await cb2.apply({
+              source: {
+                case: 'plan',
+                value: {
+                  policy: Policy.UPSERT_ONLY,
+                  input: {
+                    case: 'desired',
+                    value: { zones: [zone], endpoints: [{ dnsName: `${name}.${zone}`, recordType: 'A', targets: ['192.0.2.7'], ttl: 3600 } as Endpoint] },
+                  },
+                },
+              },
+            });
             return { ms: performance.now() - s, status: ApplyStatus[r.zones[0]!.status] };
           } catch (e) {
             return { ms: performance.now() - s, status: e instanceof ConnectError ? Code[e.code] : String(e) };
@@ -510,7 +581,11 @@ async function main(): Promise<void> {
     rows.push(['server RSS (highest scrape)', `${Math.round(maxRss / 1024 / 1024)} MiB`, 'process_resident_memory_bytes of the dnsplane process']);
 
     say(`bench/api: ${CLIENTS} clients, Connect JSON over HTTP/1.1, zone ${BIG} of 1,000 records; server: dnsplane serve as a child process`);
-    say(`Postgres: ${kind}; node ${process.version}; bench time ${((performance.now() - benchStarted) / 1000).toFixed(0)} s; load average at the start ${loadAtStart.map((x) => x.toFixed(1)).join(' ')}, at the end ${loadavg().map((x) => x.toFixed(1)).join(' ')} on ${availableParallelism()} cores`);
+    say(
+      `Postgres: ${kind}; node ${process.version}; bench time ${((performance.now() - benchStarted) / 1000).toFixed(0)} s; load average at the start ${loadAtStart.map((x) => x.toFixed(1)).join(' ')}, at the end ${loadavg()
+        .map((x) => x.toFixed(1))
+        .join(' ')} on ${availableParallelism()} cores`,
+    );
     say();
     const w = [0, 1, 2].map((i) => Math.max(...rows.map((r) => r[i]!.length), ['figure', 'value', 'how'][i]!.length));
     say(`| ${'figure'.padEnd(w[0]!)} | ${'value'.padStart(w[1]!)} | ${'how'.padEnd(w[2]!)} |`);

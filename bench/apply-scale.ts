@@ -32,7 +32,14 @@ function records(n: number): SimRecordInit[] {
   const out: SimRecordInit[] = [];
   for (let i = 0; i < n; i++) {
     const type = TYPES[i % TYPES.length]!;
-    const target = type === 'A' ? `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}` : type === 'AAAA' ? `2001:db8::${i.toString(16)}` : type === 'TXT' ? `"v=${i}"` : `t${i}.${ZONE}.`;
+    const target =
+      type === 'A'
+        ? `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`
+        : type === 'AAAA'
+          ? `2001:db8::${i.toString(16)}`
+          : type === 'TXT'
+            ? `"v=${i}"`
+            : `t${i}.${ZONE}.`;
     out.push({ subDomain: `r${i}`, fieldType: type, target, ttl: 300 });
   }
   return out;
@@ -59,16 +66,28 @@ async function run(n: number): Promise<Figures> {
   const sim = await OvhSimulator.start({ zones: { [ZONE]: records(n - 2) }, behavior: { expandedRecordLists: 'honoured', expandedListMaxPageSize: null } });
   const groups: number[] = [];
   // Every metric a no-op but the groups' sizes.
-  const core = await coreBench('dnsplane_apply_scale', sim, ZONE, { lockTimeoutMs: 30_000, planTtlMs: 3_600_000, syncConcurrency: 4, maxChangePercent: 100, applyBatch: 100, applyCoalesceMs: 2_000 }, {
-    applyGroupPublished: (_z: string, size: number) => groups.push(size),
-  });
+  const core = await coreBench(
+    'dnsplane_apply_scale',
+    sim,
+    ZONE,
+    { lockTimeoutMs: 30_000, planTtlMs: 3_600_000, syncConcurrency: 4, maxChangePercent: 100, applyBatch: 100, applyCoalesceMs: 2_000 },
+    {
+      applyGroupPublished: (_z: string, size: number) => groups.push(size),
+    },
+  );
   const { ctx, pool } = core;
   try {
     await ensureSynced(ctx, ZONE);
     const tenants: Tenant[] = [];
     for (let i = 0; i < CONCURRENT; i++) tenants.push((await createTenant(pool, { name: `t${i}`, zones: [ZONE] })).tenant);
     const create = (tenant: Tenant, name: string) =>
-      apply(ctx, tenant, { input: { kind: 'changes', policy: 'sync', changes: { create: [{ dnsName: `${name}.${ZONE}`, recordType: 'A', targets: ['192.0.2.1'], ttl: 300 }], updateOld: [], updateNew: [], delete: [] } } });
+      apply(ctx, tenant, {
+        input: {
+          kind: 'changes',
+          policy: 'sync',
+          changes: { create: [{ dnsName: `${name}.${ZONE}`, recordType: 'A', targets: ['192.0.2.1'], ttl: 300 }], updateOld: [], updateNew: [], delete: [] },
+        },
+      });
     // Warm: the first apply reads what it needs for the first time.
     await create(tenants[0]!, 'warm');
     const alone: number[] = [];
@@ -116,7 +135,13 @@ async function run(n: number): Promise<Figures> {
       // Wait for the other replica's NOTIFY to arrive, as a real client's next request would be later.
       await new Promise((r) => setTimeout(r, 20));
       const t1 = performance.now();
-      await apply(side, tenants[0]!, { input: { kind: 'changes', policy: 'sync', changes: { create: [{ dnsName: `turn${i}.${ZONE}`, recordType: 'A', targets: ['192.0.2.1'], ttl: 300 }], updateOld: [], updateNew: [], delete: [] } } });
+      await apply(side, tenants[0]!, {
+        input: {
+          kind: 'changes',
+          policy: 'sync',
+          changes: { create: [{ dnsName: `turn${i}.${ZONE}`, recordType: 'A', targets: ['192.0.2.1'], ttl: 300 }], updateOld: [], updateNew: [], delete: [] },
+        },
+      });
       turns.push(performance.now() - t1);
     }
     turnsMs = turns;

@@ -88,56 +88,104 @@ function queryLoad(port: number, message: Buffer, seconds: number, inFlight: num
 }
 
 async function main(): Promise<void> {
-  await withBench('bench_dns', { zones: { [ZONE]: [{ subDomain: '', fieldType: 'NS', target: 'dns1.sim.test.' }, { subDomain: 'www', fieldType: 'A', target: '192.0.2.1' }] } }, async ({ pool, sim, serveDoor }) => {
-    // Tenants and the key first, straight into the database, as the command line makes them.
-    const a = await createTenant(pool, { name: 'bulk', zones: [ZONE] });
-    await createTenant(pool, { name: 'acme', zones: [ZONE] });
-    const { child, key } = await serveDoor({ zone: ZONE, tenant: 'acme', acmeOnly: true, env: { DNSPLANE_LOG_LEVEL: 'info', DNSPLANE_OVH_RATE: String(RATE) } });
-    const port = child.dnsPort!;
-    await udpExchange(port, query(ZONE, TYPE.SOA)); // the zone read once
-    sim.faults.setLatency(LATENCY_MS);
-    say(`bench/dns — ${availableParallelism()} CPUs, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}; dnsplane serve as a child process; OVH (the simulator) at ${RATE} calls/s at most (DNSPLANE_OVH_RATE), ${LATENCY_MS} ms per call`);
-    say('');
+  await withBench(
+    'bench_dns',
+    {
+      zones: {
+        [ZONE]: [
+          { subDomain: '', fieldType: 'NS', target: 'dns1.sim.test.' },
+          { subDomain: 'www', fieldType: 'A', target: '192.0.2.1' },
+        ],
+      },
+    },
+    async ({ pool, sim, serveDoor }) => {
+      // Tenants and the key first, straight into the database, as the command line makes them.
+      const a = await createTenant(pool, { name: 'bulk', zones: [ZONE] });
+      await createTenant(pool, { name: 'acme', zones: [ZONE] });
+      const { child, key } = await serveDoor({
+        zone: ZONE,
+        tenant: 'acme',
+        acmeOnly: true,
+        env: { DNSPLANE_LOG_LEVEL: 'info', DNSPLANE_OVH_RATE: String(RATE) },
+      });
+      const port = child.dnsPort!;
+      await udpExchange(port, query(ZONE, TYPE.SOA)); // the zone read once
+      sim.faults.setLatency(LATENCY_MS);
+      say(
+        `bench/dns — ${availableParallelism()} CPUs, load ${loadavg()
+          .map((l) => l.toFixed(2))
+          .join(' ')}; dnsplane serve as a child process; OVH (the simulator) at ${RATE} calls/s at most (DNSPLANE_OVH_RATE), ${LATENCY_MS} ms per call`,
+      );
+      say('');
 
-    // 1. One TXT add, one after the other.
-    const rounds: number[] = [];
-    for (let i = 0; i < ROUNDS; i++) {
-      const r = await update(port, addTxt(key, `_acme-challenge.r${i}.${ZONE}`, `round-${i}`));
-      if (r.rcode !== 'NOERROR') throw new Error(`round ${i}: ${r.rcode}`);
-      rounds.push(r.ms);
-    }
-    say(`1. UPDATE round trip, one TXT add (signed, UDP; POST + refresh): median ${ms(pct(rounds, 0.5))}, p95 ${ms(pct(rounds, 0.95))}, max ${ms(Math.max(...rounds))} (${ROUNDS} in turn)`);
+      // 1. One TXT add, one after the other.
+      const rounds: number[] = [];
+      for (let i = 0; i < ROUNDS; i++) {
+        const r = await update(port, addTxt(key, `_acme-challenge.r${i}.${ZONE}`, `round-${i}`));
+        if (r.rcode !== 'NOERROR') throw new Error(`round ${i}: ${r.rcode}`);
+        rounds.push(r.ms);
+      }
+      say(
+        `1. UPDATE round trip, one TXT add (signed, UDP; POST + refresh): median ${ms(pct(rounds, 0.5))}, p95 ${ms(pct(rounds, 0.95))}, max ${ms(Math.max(...rounds))} (${ROUNDS} in turn)`,
+      );
 
-    // 2. A burst of UPDATEs of one zone.
-    sim.clearCalls();
-    const t2 = performance.now();
-    const burst = await Promise.all(Array.from({ length: BURST }, (_, i) => update(port, addTxt(key, `_acme-challenge.b${i}.${ZONE}`, `burst-${i}`))));
-    const wall = performance.now() - t2;
-    const refreshes = sim.calls().filter((c) => c.path.endsWith('/refresh')).length;
-    const noerror = burst.filter((r) => r.rcode === 'NOERROR').length;
-    say(`2. ${BURST} UPDATEs of one zone at once: ${noerror}/${BURST} NOERROR (${[...new Set(burst.map((r) => r.rcode))].join(', ')}) in ${ms(wall)}; ${refreshes} refresh(es) for ${BURST} POSTs; round trips median ${ms(pct(burst.map((r) => r.ms), 0.5))}, max ${ms(Math.max(...burst.map((r) => r.ms)))}`);
+      // 2. A burst of UPDATEs of one zone.
+      sim.clearCalls();
+      const t2 = performance.now();
+      const burst = await Promise.all(Array.from({ length: BURST }, (_, i) => update(port, addTxt(key, `_acme-challenge.b${i}.${ZONE}`, `burst-${i}`))));
+      const wall = performance.now() - t2;
+      const refreshes = sim.calls().filter((c) => c.path.endsWith('/refresh')).length;
+      const noerror = burst.filter((r) => r.rcode === 'NOERROR').length;
+      say(
+        `2. ${BURST} UPDATEs of one zone at once: ${noerror}/${BURST} NOERROR (${[...new Set(burst.map((r) => r.rcode))].join(', ')}) in ${ms(wall)}; ${refreshes} refresh(es) for ${BURST} POSTs; round trips median ${ms(
+          pct(
+            burst.map((r) => r.ms),
+            0.5,
+          ),
+        )}, max ${ms(Math.max(...burst.map((r) => r.ms)))}`,
+      );
 
-    // 3. Unsigned queries per second.
-    const load = await queryLoad(port, query(`www.${ZONE}`, TYPE.A, { id: 1 }), SECONDS, 64);
-    say(`3. unsigned queries served: ${Math.round(load.answers / load.seconds).toLocaleString('en')}/s (UDP, 64 in flight, ${load.seconds.toFixed(1)} s, one client thread; DNSPLANE_DNS_RATE lifted)`);
+      // 3. Unsigned queries per second.
+      const load = await queryLoad(port, query(`www.${ZONE}`, TYPE.A, { id: 1 }), SECONDS, 64);
+      say(
+        `3. unsigned queries served: ${Math.round(load.answers / load.seconds).toLocaleString('en')}/s (UDP, 64 in flight, ${load.seconds.toFixed(1)} s, one client thread; DNSPLANE_DNS_RATE lifted)`,
+      );
 
-    // 4. An UPDATE while another tenant's bulk apply holds the zone.
-    const bulkClient = zoneClientFor({ url: child.url }, a.token, { useBinaryFormat: false });
-    sim.clearCalls();
-    const tBulk = performance.now();
-    const bulk = bulkClient
-      .apply({ source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [ZONE], endpoints: Array.from({ length: BULK }, (_, i) => ({ dnsName: `bulk${i}.${ZONE}`, recordType: 'A', targets: [`10.1.${(i >> 8) & 255}.${i & 255}`], ttl: 3600 }) as Endpoint) } } } } })
-      .then((r) => ({ ms: performance.now() - tBulk, status: String(r.zones[0]?.status) }));
-    // Once the bulk apply is sending (its first record POSTs reached the simulator): never longer than a minute.
-    const deadline = performance.now() + 60_000;
-    while (sim.calls().filter((c) => c.method === 'POST').length < 5 && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    const during = await update(port, addTxt(key, `_acme-challenge.busy.${ZONE}`, 'busy'));
-    const bulkDone = await bulk;
-    say(
-      `4. UPDATE while tenant "bulk" applies ${BULK} creates to the same zone (OVH ${RATE} calls/s at most, ${LATENCY_MS} ms each): ${during.rcode} after ${ms(during.ms)}; the bulk apply took ${ms(bulkDone.ms)} (batches of DNSPLANE_APPLY_BATCH=100 operations, the lock released between them)`,
-    );
-    say('');
-  });
+      // 4. An UPDATE while another tenant's bulk apply holds the zone.
+      const bulkClient = zoneClientFor({ url: child.url }, a.token, { useBinaryFormat: false });
+      sim.clearCalls();
+      const tBulk = performance.now();
+      const bulk = bulkClient
+        .apply({
+          source: {
+            case: 'plan',
+            value: {
+              policy: Policy.UPSERT_ONLY,
+              input: {
+                case: 'desired',
+                value: {
+                  zones: [ZONE],
+                  endpoints: Array.from(
+                    { length: BULK },
+                    (_, i) => ({ dnsName: `bulk${i}.${ZONE}`, recordType: 'A', targets: [`10.1.${(i >> 8) & 255}.${i & 255}`], ttl: 3600 }) as Endpoint,
+                  ),
+                },
+              },
+            },
+          },
+        })
+        .then((r) => ({ ms: performance.now() - tBulk, status: String(r.zones[0]?.status) }));
+      // Once the bulk apply is sending (its first record POSTs reached the simulator): never longer than a minute.
+      const deadline = performance.now() + 60_000;
+      while (sim.calls().filter((c) => c.method === 'POST').length < 5 && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      const during = await update(port, addTxt(key, `_acme-challenge.busy.${ZONE}`, 'busy'));
+      const bulkDone = await bulk;
+      say(
+        `4. UPDATE while tenant "bulk" applies ${BULK} creates to the same zone (OVH ${RATE} calls/s at most, ${LATENCY_MS} ms each): ${during.rcode} after ${ms(during.ms)}; the bulk apply took ${ms(bulkDone.ms)} (batches of DNSPLANE_APPLY_BATCH=100 operations, the lock released between them)`,
+      );
+      say('');
+    },
+  );
 }
 
 await main();

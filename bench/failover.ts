@@ -137,13 +137,26 @@ async function main(): Promise<void> {
     const check = { 'dnsplane/health-check': `http://:${port}/healthz` };
     const c1 = zoneClientFor(server, (await createTenant(server.ctx.pool, { name: 'c1', zones: [ZONE, SCALE] })).token);
     const c2 = zoneClientFor(server, (await createTenant(server.ctx.pool, { name: 'c2', zones: [ZONE] })).token);
-    const www = (t: string, labels: Record<string, string>) => create(EndpointSchema, { dnsName: `www.${ZONE}`, recordType: 'A', targets: [t], ttl: 60, labels });
-    const desired = (endpoints: ReturnType<typeof www>[], zone = ZONE) => ({ source: { case: 'plan' as const, value: { policy: Policy.SYNC, input: { case: 'desired' as const, value: { zones: [zone], endpoints } } } } });
+    const www = (t: string, labels: Record<string, string>) =>
+      create(EndpointSchema, { dnsName: `www.${ZONE}`, recordType: 'A', targets: [t], ttl: 60, labels });
+    const desired = (endpoints: ReturnType<typeof www>[], zone = ZONE) => ({
+      source: { case: 'plan' as const, value: { policy: Policy.SYNC, input: { case: 'desired' as const, value: { zones: [zone], endpoints } } } },
+    });
     await c1.apply(desired([www(A, { 'dnsplane/shared': 'true', ...check })]));
     await c2.apply(desired([www(B, check)]));
-    const published = () => sim.publishedRecords(ZONE).filter((r) => r.subDomain === 'www').map((r) => r.target);
+    const published = () =>
+      sim
+        .publishedRecords(ZONE)
+        .filter((r) => r.subDomain === 'www')
+        .map((r) => r.target);
     const answered = async () =>
-      Promise.all(sim.dnsServers.map(async (s) => (await query({ host: s.host, port: s.port }, { name: `www.${ZONE}`, type: TYPE.A }, { timeoutMs: 1000 })).answers.map((r) => (r.data?.kind === 'A' ? r.data.address : '?'))));
+      Promise.all(
+        sim.dnsServers.map(async (s) =>
+          (await query({ host: s.host, port: s.port }, { name: `www.${ZONE}`, type: TYPE.A }, { timeoutMs: 1000 })).answers.map((r) =>
+            r.data?.kind === 'A' ? r.data.address : '?',
+          ),
+        ),
+      );
     const toOvh: number[] = [];
     const toDns: number[] = [];
     for (let i = 0; i < N; i++) {
@@ -162,7 +175,8 @@ async function main(): Promise<void> {
     await stop(a);
     await stop(b);
     const bound = INTERVAL * FAILURES;
-    const row = (what: string, xs: number[]) => `${what.padEnd(34)} median ${String(Math.round(median(xs))).padStart(6)} ms   max ${String(Math.max(...xs)).padStart(6)} ms`;
+    const row = (what: string, xs: number[]) =>
+      `${what.padEnd(34)} median ${String(Math.round(median(xs))).padStart(6)} ms   max ${String(Math.max(...xs)).padStart(6)} ms`;
     const out: string[] = [];
     out.push(`1. failover time over ${N} failures (interval ${INTERVAL} ms x ${FAILURES} failures = ${bound} ms, + one apply; name servers lag 200/500 ms)`);
     out.push(`   ${row('death -> withdrawn on OVH', toOvh)}`);
@@ -177,7 +191,13 @@ async function main(): Promise<void> {
     const scale = await scaleTargets(dir, addresses);
     targets = scale.child;
     const sets = Array.from({ length: 50 }, (_, s) =>
-      create(EndpointSchema, { dnsName: `s${s}.${SCALE}`, recordType: 'A', targets: addresses.slice(s * 20, s * 20 + 20), ttl: 60, labels: { 'dnsplane/health-check': `http://:${scale.port}/healthz` } }),
+      create(EndpointSchema, {
+        dnsName: `s${s}.${SCALE}`,
+        recordType: 'A',
+        targets: addresses.slice(s * 20, s * 20 + 20),
+        ttl: 60,
+        labels: { 'dnsplane/health-check': `http://:${scale.port}/healthz` },
+      }),
     );
     await c1.apply(desired(sets, SCALE));
     const settings = { ...DEFAULT_HEALTH, intervalMs: 10_000, timeoutMs: 2000, leaseMs: 60_000 };
@@ -194,7 +214,9 @@ async function main(): Promise<void> {
       cpu.push((used.user + used.system) / 1000);
       if (r.checks !== 1000) throw new Error(`a round checked ${r.checks} targets`);
     }
-    out.push(`2. 1,000 targets (50 sets x 20, HTTP), one round: CPU median ${median(cpu).toFixed(0)} ms (max ${Math.max(...cpu).toFixed(0)}), wall ${median(wall).toFixed(0)} ms;`);
+    out.push(
+      `2. 1,000 targets (50 sets x 20, HTTP), one round: CPU median ${median(cpu).toFixed(0)} ms (max ${Math.max(...cpu).toFixed(0)}), wall ${median(wall).toFixed(0)} ms;`,
+    );
     out.push(`   every 10 s that is ${((median(cpu) / 10_000) * 100).toFixed(1)}% of one core (this process; Postgres not counted)`);
     await checker.stop();
 
@@ -202,19 +224,26 @@ async function main(): Promise<void> {
     for (let i = 0; i < 2; i++) burners.push(spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }));
     const soak = HealthChecker.start(server.ctx, { settings, withdrawals: coreWithdrawals(server.ctx), holder: 'soak' });
     // prom-client hands out its live values: read them as numbers at once.
-    const checksBy = async (result: string) => (await server.metrics.registry.getSingleMetric('dnsplane_health_checks_total')!.get()).values.find((v) => v.labels['result'] === result)?.value ?? 0;
+    const checksBy = async (result: string) =>
+      (await server.metrics.registry.getSingleMetric('dnsplane_health_checks_total')!.get()).values.find((v) => v.labels['result'] === result)?.value ?? 0;
     // Every withdrawal that happened, even one restored before the end: the counter (counted once a
     // target left OVH) as well as the rows left. The 50 sets are exclusive sets of 20: a failing
     // target of theirs is withdrawn like one of a shared set (migrations/0022), so 0 here means 0.
-    const withdrawals = async () => (await server.metrics.registry.getSingleMetric('dnsplane_target_withdrawals_total')!.get()).values.find((v) => v.labels['reason'] === 'health')?.value ?? 0;
+    const withdrawals = async () =>
+      (await server.metrics.registry.getSingleMetric('dnsplane_target_withdrawals_total')!.get()).values.find((v) => v.labels['reason'] === 'health')?.value ??
+      0;
     const [pass0, fail0, withdrawn0] = [await checksBy('pass'), await checksBy('fail'), await withdrawals()];
     const started = Date.now();
     await sleep(SOAK);
     await soak.stop();
     const withdrawn = (await withdrawals()) - withdrawn0;
     const left = (await store.listWithdrawals(server.ctx.pool, SCALE)).length;
-    out.push(`3. ${Math.round((Date.now() - started) / 1000)} s, every 10 s, 1,000 healthy targets, 2 busy-looping processes on ${(await import('node:os')).cpus().length} cores:`);
-    out.push(`   ${soak.rounds} rounds, ${(await checksBy('pass')) - pass0} checks passed, ${(await checksBy('fail')) - fail0} failed, ${withdrawn} false withdrawal(s) (goal 0), ${left} still withdrawn at the end`);
+    out.push(
+      `3. ${Math.round((Date.now() - started) / 1000)} s, every 10 s, 1,000 healthy targets, 2 busy-looping processes on ${(await import('node:os')).cpus().length} cores:`,
+    );
+    out.push(
+      `   ${soak.rounds} rounds, ${(await checksBy('pass')) - pass0} checks passed, ${(await checksBy('fail')) - fail0} failed, ${withdrawn} false withdrawal(s) (goal 0), ${left} still withdrawn at the end`,
+    );
     console.log(out.join('\n'));
   } finally {
     for (const p of burners) p.kill();

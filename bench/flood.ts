@@ -121,7 +121,14 @@ async function phase(name: string, env: Record<string, string>, flood: boolean):
   try {
     const { token } = await createTenant(server.ctx.pool, { name: 'good', zones: [ZONE] });
     const good = zoneClientFor(server, token);
-    const endpoints = Array.from({ length: R }, (_, i) => ({ dnsName: `h${i}.${ZONE}`, recordType: 'A', targets: [`10.0.${i >> 8}.${i & 255}`], ttl: 300, setIdentifier: '', labels: {} }));
+    const endpoints = Array.from({ length: R }, (_, i) => ({
+      dnsName: `h${i}.${ZONE}`,
+      recordType: 'A',
+      targets: [`10.0.${i >> 8}.${i & 255}`],
+      ttl: 300,
+      setIdentifier: '',
+      labels: {},
+    }));
     await good.apply({ source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints } } } } });
     for (let i = 0; i < 20; i++) await good.records({}); // warm up
     logLines = 0;

@@ -55,11 +55,19 @@ async function run(batch: string, dbUrl: string, dir: string): Promise<string> {
 
   // The bulk request, as external-dns sends it (one POST /records); answered 503 at the webhook's
   // deadline while the work goes on.
-  const create_ = Array.from({ length: N }, (_, i) => ({ dnsName: `bulk${i}.${ZONE}`, recordType: 'A', targets: [`10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`], recordTTL: 300 }));
+  const create_ = Array.from({ length: N }, (_, i) => ({
+    dnsName: `bulk${i}.${ZONE}`,
+    recordType: 'A',
+    targets: [`10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`],
+    recordTTL: 300,
+  }));
   const bulkStarted = Date.now();
   const bulk = fetch(`${server.webhookUrl}/records`, {
     method: 'POST',
-    headers: { authorization: `Basic ${Buffer.from(`${a.tenant.name}:${a.token}`).toString('base64')}`, 'content-type': 'application/external.dns.webhook+json;version=1' },
+    headers: {
+      authorization: `Basic ${Buffer.from(`${a.tenant.name}:${a.token}`).toString('base64')}`,
+      'content-type': 'application/external.dns.webhook+json;version=1',
+    },
     body: JSON.stringify({ Create: create_, UpdateOld: [], UpdateNew: [], Delete: [] }),
   }).then((r) => r.status);
   // Let the bulk apply get going (its first batch under way).
@@ -69,7 +77,16 @@ async function run(batch: string, dbUrl: string, dir: string): Promise<string> {
   let outcome: string;
   try {
     const res = await client.apply({
-      source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [create(EndpointSchema, { dnsName: `small.${ZONE}`, recordType: 'A', targets: ['192.0.2.1'], ttl: 300 })] } } } },
+      source: {
+        case: 'plan',
+        value: {
+          policy: Policy.UPSERT_ONLY,
+          input: {
+            case: 'desired',
+            value: { zones: [], endpoints: [create(EndpointSchema, { dnsName: `small.${ZONE}`, recordType: 'A', targets: ['192.0.2.1'], ttl: 300 })] },
+          },
+        },
+      },
     });
     outcome = ApplyStatus[res.zones[0]!.status];
   } catch (e) {

@@ -74,16 +74,36 @@ export interface CoreBench {
  * server (migrated, `zone` registered), a pool and its side pool, the real OVH client over HTTPS to the
  * simulator (its rate lifted), a silent log, `metrics` (every series a no-op unless given).
  */
-export async function coreBench(prefix: string, sim: OvhSimulator, zone: string, settings: Omit<CoreContext['settings'], 'zones'>, metrics: object = {}): Promise<CoreBench> {
+export async function coreBench(
+  prefix: string,
+  sim: OvhSimulator,
+  zone: string,
+  settings: Omit<CoreContext['settings'], 'zones'>,
+  metrics: object = {},
+): Promise<CoreBench> {
   const db = await benchDatabase(prefix);
   const pool = new pg.Pool({ connectionString: db.url, max: 10 });
   pool.on('error', () => undefined);
   const journalPool = store.createSidePool(pool);
   journalPool.on('error', () => undefined);
   await store.migrate(pool);
-  const ovh = new OvhApi({ endpoint: { host: '127.0.0.1', port: sim.apiPort, basePath: '/1.0', label: 'sim' }, credentials: sim.credentials, extraCaPems: [sim.caPem], ratePerSecond: 10_000, maxConcurrent: 64, expandedLists: 'on' });
+  const ovh = new OvhApi({
+    endpoint: { host: '127.0.0.1', port: sim.apiPort, basePath: '/1.0', label: 'sim' },
+    credentials: sim.credentials,
+    extraCaPems: [sim.caPem],
+    ratePerSecond: 10_000,
+    maxConcurrent: 64,
+    expandedLists: 'on',
+  });
   const noOps = new Proxy(metrics, { get: (given, key) => (given as Record<string | symbol, unknown>)[key] ?? (() => undefined) });
-  const ctx: CoreContext = { pool, journalPool, ovh, log: pino({ level: 'silent' }), metrics: noOps as CoreContext['metrics'], settings: { zones: [zone], ...settings } };
+  const ctx: CoreContext = {
+    pool,
+    journalPool,
+    ovh,
+    log: pino({ level: 'silent' }),
+    metrics: noOps as CoreContext['metrics'],
+    settings: { zones: [zone], ...settings },
+  };
   await store.ensureZones(pool, [zone]);
   return {
     ctx,
@@ -188,7 +208,12 @@ export interface Bench {
   /** Starts a `dnsplane serve` on this database and simulator (stopped at the end), managing `zone`, with `env` added. */
   serve(zone: string, env?: Record<string, string>): Promise<ServerProcess>;
   /** serve() with the DNS door on (DNSPLANE_DNS_RATE lifted) and a TSIG key of `tenant` (already made), issued first as the command line issues it. */
-  serveDoor(opts: { zone: string; tenant: string; acmeOnly?: boolean; env?: Record<string, string> }): Promise<{ child: ServerProcess; key: { name: string; algorithm: 'hmac-sha256'; secret: Buffer } }>;
+  serveDoor(opts: {
+    zone: string;
+    tenant: string;
+    acmeOnly?: boolean;
+    env?: Record<string, string>;
+  }): Promise<{ child: ServerProcess; key: { name: string; algorithm: 'hmac-sha256'; secret: Buffer } }>;
 }
 
 /**
@@ -235,7 +260,10 @@ export async function withBench<T>(prefix: string, sim: SimOptions, fn: (bench: 
       sim: simulator,
       serve,
       async serveDoor(opts) {
-        const issued = await createTsigKey({ pool, secrets: new SecretBox(secretsKey), actor: null }, { tenant: opts.tenant, algorithm: 'hmac-sha256', acmeOnly: opts.acmeOnly ?? false });
+        const issued = await createTsigKey(
+          { pool, secrets: new SecretBox(secretsKey), actor: null },
+          { tenant: opts.tenant, algorithm: 'hmac-sha256', acmeOnly: opts.acmeOnly ?? false },
+        );
         const child = await serve(opts.zone, { DNSPLANE_DNS_LISTEN: '127.0.0.1:0', DNSPLANE_DNS_RATE: '1000000000', ...opts.env });
         return { child, key: { name: issued.key.name, algorithm: 'hmac-sha256', secret: issued.secret } };
       },

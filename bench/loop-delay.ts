@@ -66,40 +66,56 @@ async function during(url: string, job: () => Promise<unknown>): Promise<{ lagMs
 }
 
 async function main(): Promise<void> {
-  await withBench('bench_loop', { zones: { [ZONE]: mixedRecords(N, ZONE) }, behavior: { expandedRecordLists: 'honoured' } }, async ({ pool, sim, serveDoor }) => {
-    await createTenant(pool, { name: 'cluster', zones: [ZONE] });
-    const admin = await createTenant(pool, { name: 'ops', zones: [ZONE], admin: true });
-    const { child, key } = await serveDoor({ zone: ZONE, tenant: 'cluster', env: { DNSPLANE_OVH_RATE: '1000' } });
-    const url = child.url;
-    const port = child.dnsPort!;
-    say(`bench/loop-delay — ${availableParallelism()} CPUs, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}; one zone of ${N.toLocaleString('en')} records (A, AAAA, TXT, CNAME); dnsplane serve as a child process`);
-    say('worst event-loop delay of the server during each job (nodejs_eventloop_lag_max_seconds, 10 ms resolution), slowest /healthz asked every 20 ms meanwhile');
-    say('');
-    const rows: Array<[string, { lagMs: number; healthzMs: number; ms: number }, string]> = [];
-    let messages = 0;
-    let records = 0;
-    const axfr = async () => {
-      const answers = await tcpExchange(port, query(ZONE, TYPE.AXFR, { key }), { transfer: true, timeoutMs: 300_000 });
-      messages = answers.length;
-      records = answers.reduce((n, a) => n + a.parsed.message.answers.length, 0);
-      if (answers.some((a) => a.parsed.message.header.rcode !== 0) || records < N) throw new Error(`AXFR: ${answers.length} messages, ${records} records`);
-    };
-    // What this machine's load alone costs a server doing nothing (the other rows' floor).
-    rows.push(['idle, 3 s (the floor on this machine now)', await during(url, () => new Promise((r) => setTimeout(r, 3_000))), '']);
-    rows.push(['cold sync (first query of the zone)', await during(url, () => udpExchange(port, query(ZONE, TYPE.SOA), 300_000)), `${sim.calls().length} OVH calls`]);
-    rows.push(['AXFR, signed', await during(url, axfr), `${messages} messages, ${records.toLocaleString('en')} records`]);
-    rows.push(['AXFR again, zone unchanged', await during(url, axfr), `${messages} messages`]);
-    const adminClient = serviceClient(AdminService, { url }, admin.token);
-    rows.push(['resync (InvalidateZone)', await during(url, () => adminClient.invalidateZone({ zone: ZONE })), '']);
-    rows.push(['AXFR of the new generation', await during(url, axfr), `${messages} messages`]);
-    const w = Math.max(...rows.map((r) => r[0].length));
-    say(`| ${'job'.padEnd(w)} | worst loop delay | slowest /healthz |      took | notes`);
-    say(`|-${'-'.repeat(w)}-|------------------|------------------|-----------|------`);
-    for (const [name, r, notes] of rows) {
-      say(`| ${name.padEnd(w)} | ${`${r.lagMs.toFixed(0)} ms`.padStart(16)} | ${`${r.healthzMs.toFixed(0)} ms`.padStart(16)} | ${`${r.ms.toFixed(0)} ms`.padStart(9)} | ${notes}`);
-    }
-    say('');
-  });
+  await withBench(
+    'bench_loop',
+    { zones: { [ZONE]: mixedRecords(N, ZONE) }, behavior: { expandedRecordLists: 'honoured' } },
+    async ({ pool, sim, serveDoor }) => {
+      await createTenant(pool, { name: 'cluster', zones: [ZONE] });
+      const admin = await createTenant(pool, { name: 'ops', zones: [ZONE], admin: true });
+      const { child, key } = await serveDoor({ zone: ZONE, tenant: 'cluster', env: { DNSPLANE_OVH_RATE: '1000' } });
+      const url = child.url;
+      const port = child.dnsPort!;
+      say(
+        `bench/loop-delay — ${availableParallelism()} CPUs, load ${loadavg()
+          .map((l) => l.toFixed(2))
+          .join(' ')}; one zone of ${N.toLocaleString('en')} records (A, AAAA, TXT, CNAME); dnsplane serve as a child process`,
+      );
+      say(
+        'worst event-loop delay of the server during each job (nodejs_eventloop_lag_max_seconds, 10 ms resolution), slowest /healthz asked every 20 ms meanwhile',
+      );
+      say('');
+      const rows: Array<[string, { lagMs: number; healthzMs: number; ms: number }, string]> = [];
+      let messages = 0;
+      let records = 0;
+      const axfr = async () => {
+        const answers = await tcpExchange(port, query(ZONE, TYPE.AXFR, { key }), { transfer: true, timeoutMs: 300_000 });
+        messages = answers.length;
+        records = answers.reduce((n, a) => n + a.parsed.message.answers.length, 0);
+        if (answers.some((a) => a.parsed.message.header.rcode !== 0) || records < N) throw new Error(`AXFR: ${answers.length} messages, ${records} records`);
+      };
+      // What this machine's load alone costs a server doing nothing (the other rows' floor).
+      rows.push(['idle, 3 s (the floor on this machine now)', await during(url, () => new Promise((r) => setTimeout(r, 3_000))), '']);
+      rows.push([
+        'cold sync (first query of the zone)',
+        await during(url, () => udpExchange(port, query(ZONE, TYPE.SOA), 300_000)),
+        `${sim.calls().length} OVH calls`,
+      ]);
+      rows.push(['AXFR, signed', await during(url, axfr), `${messages} messages, ${records.toLocaleString('en')} records`]);
+      rows.push(['AXFR again, zone unchanged', await during(url, axfr), `${messages} messages`]);
+      const adminClient = serviceClient(AdminService, { url }, admin.token);
+      rows.push(['resync (InvalidateZone)', await during(url, () => adminClient.invalidateZone({ zone: ZONE })), '']);
+      rows.push(['AXFR of the new generation', await during(url, axfr), `${messages} messages`]);
+      const w = Math.max(...rows.map((r) => r[0].length));
+      say(`| ${'job'.padEnd(w)} | worst loop delay | slowest /healthz |      took | notes`);
+      say(`|-${'-'.repeat(w)}-|------------------|------------------|-----------|------`);
+      for (const [name, r, notes] of rows) {
+        say(
+          `| ${name.padEnd(w)} | ${`${r.lagMs.toFixed(0)} ms`.padStart(16)} | ${`${r.healthzMs.toFixed(0)} ms`.padStart(16)} | ${`${r.ms.toFixed(0)} ms`.padStart(9)} | ${notes}`,
+        );
+      }
+      say('');
+    },
+  );
 }
 
 await main();

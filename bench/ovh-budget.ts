@@ -38,45 +38,66 @@ function worstWindow(at: number[], ms: number): number {
 
 async function main(): Promise<void> {
   const zones = Array.from({ length: REPLICAS }, (_, i) => `storm${i}.test`);
-  await withBench('bench_budget', { zones: Object.fromEntries(zones.map((z) => [z, [{ subDomain: 'www', fieldType: 'A', target: '192.0.2.1' }]])) }, async ({ pool, sim, serve }) => {
-    const tenants = await Promise.all(zones.map((z, i) => createTenant(pool, { name: `cluster${i}`, zones: [z] })));
-    const replicas = await Promise.all(zones.map(() => serve(zones.join(','), { DNSPLANE_OVH_RATE: String(RATE) })));
-    if (process.env['BENCH_BUDGET_LOG']) for (const r of replicas) r.proc.stdout!.on('data', (b: Buffer) => process.stdout.write(b));
-    // Each replica reads its zone once (the first sync), then the storm.
-    const clients = replicas.map((r, i) => zoneClientFor(r, tenants[i]!.token, { useBinaryFormat: false }));
-    await Promise.all(clients.map((c, i) => c.records({ zones: [zones[i]!] })));
-    sim.faults.setLatency(LATENCY_MS);
-    sim.clearCalls();
-    say(`bench/ovh-budget — ${availableParallelism()} CPUs, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}; ${REPLICAS} dnsplane serve processes on one database and one OVH account (the simulator, ${LATENCY_MS} ms per call), DNSPLANE_OVH_RATE=${RATE} each`);
-    const started = performance.now();
-    const results = await Promise.all(
-      clients.map((c, i) =>
-        c.apply({
-          source: {
-            case: 'plan',
-            value: {
-              policy: Policy.UPSERT_ONLY,
-              input: { case: 'desired', value: { zones: [zones[i]!], endpoints: Array.from({ length: CREATES }, (_, k) => ({ dnsName: `h${k}.${zones[i]}`, recordType: 'A', targets: [`10.${i}.${(k >> 8) & 255}.${k & 255}`], ttl: 300 }) as Endpoint) } },
+  await withBench(
+    'bench_budget',
+    { zones: Object.fromEntries(zones.map((z) => [z, [{ subDomain: 'www', fieldType: 'A', target: '192.0.2.1' }]])) },
+    async ({ pool, sim, serve }) => {
+      const tenants = await Promise.all(zones.map((z, i) => createTenant(pool, { name: `cluster${i}`, zones: [z] })));
+      const replicas = await Promise.all(zones.map(() => serve(zones.join(','), { DNSPLANE_OVH_RATE: String(RATE) })));
+      if (process.env['BENCH_BUDGET_LOG']) for (const r of replicas) r.proc.stdout!.on('data', (b: Buffer) => process.stdout.write(b));
+      // Each replica reads its zone once (the first sync), then the storm.
+      const clients = replicas.map((r, i) => zoneClientFor(r, tenants[i]!.token, { useBinaryFormat: false }));
+      await Promise.all(clients.map((c, i) => c.records({ zones: [zones[i]!] })));
+      sim.faults.setLatency(LATENCY_MS);
+      sim.clearCalls();
+      say(
+        `bench/ovh-budget — ${availableParallelism()} CPUs, load ${loadavg()
+          .map((l) => l.toFixed(2))
+          .join(
+            ' ',
+          )}; ${REPLICAS} dnsplane serve processes on one database and one OVH account (the simulator, ${LATENCY_MS} ms per call), DNSPLANE_OVH_RATE=${RATE} each`,
+      );
+      const started = performance.now();
+      const results = await Promise.all(
+        clients.map((c, i) =>
+          c.apply({
+            source: {
+              case: 'plan',
+              value: {
+                policy: Policy.UPSERT_ONLY,
+                input: {
+                  case: 'desired',
+                  value: {
+                    zones: [zones[i]!],
+                    endpoints: Array.from(
+                      { length: CREATES },
+                      (_, k) => ({ dnsName: `h${k}.${zones[i]}`, recordType: 'A', targets: [`10.${i}.${(k >> 8) & 255}.${k & 255}`], ttl: 300 }) as Endpoint,
+                    ),
+                  },
+                },
+              },
             },
-          },
-        }),
-      ),
-    );
-    const seconds = (performance.now() - started) / 1000;
-    const calls = sim.calls();
-    const at = calls.map((c) => c.at).sort((a, b) => a - b);
-    const perZone = zones.map((z) => calls.filter((c) => c.path.includes(`/${z}/`)).length);
-    const five = worstWindow(at, 5_000);
-    const one = worstWindow(at, 1_000);
-    say(`write storm: ${REPLICAS} × ${CREATES} creates at once, ${results.map((r) => String(r.zones[0]?.status)).join(', ')}; ${calls.length} OVH calls in ${seconds.toFixed(1)} s (${(calls.length / seconds).toFixed(1)}/s on average), per replica ${perZone.join(' / ')}`);
-    say('');
-    say('| upstream calls per second, all replicas summed | measured | limit (DNSPLANE_OVH_RATE) |');
-    say('|---|---|---|');
-    say(`| worst 5 s window | ${(five / 5).toFixed(1)}/s (${five} calls) | ${RATE}/s (${RATE * 5} calls) |`);
-    say(`| worst 1 s window | ${one}/s | ${RATE}/s |`);
-    say(`| whole storm | ${(calls.length / seconds).toFixed(1)}/s | ${RATE}/s |`);
-    say('');
-  });
+          }),
+        ),
+      );
+      const seconds = (performance.now() - started) / 1000;
+      const calls = sim.calls();
+      const at = calls.map((c) => c.at).sort((a, b) => a - b);
+      const perZone = zones.map((z) => calls.filter((c) => c.path.includes(`/${z}/`)).length);
+      const five = worstWindow(at, 5_000);
+      const one = worstWindow(at, 1_000);
+      say(
+        `write storm: ${REPLICAS} × ${CREATES} creates at once, ${results.map((r) => String(r.zones[0]?.status)).join(', ')}; ${calls.length} OVH calls in ${seconds.toFixed(1)} s (${(calls.length / seconds).toFixed(1)}/s on average), per replica ${perZone.join(' / ')}`,
+      );
+      say('');
+      say('| upstream calls per second, all replicas summed | measured | limit (DNSPLANE_OVH_RATE) |');
+      say('|---|---|---|');
+      say(`| worst 5 s window | ${(five / 5).toFixed(1)}/s (${five} calls) | ${RATE}/s (${RATE * 5} calls) |`);
+      say(`| worst 1 s window | ${one}/s | ${RATE}/s |`);
+      say(`| whole storm | ${(calls.length / seconds).toFixed(1)}/s | ${RATE}/s |`);
+      say('');
+    },
+  );
 }
 
 await main();

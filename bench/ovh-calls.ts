@@ -85,7 +85,8 @@ function intList(name: string, fallback: string): number[] {
 function num(name: string, fallback: string, min: number, integer: boolean): number {
   const raw = process.env[name] ?? fallback;
   const v = Number(raw);
-  if (!Number.isFinite(v) || v < min || (integer && !Number.isInteger(v))) throw new Error(`${name}: expected ${integer ? 'an integer' : 'a number'} >= ${min}, got "${raw}"`);
+  if (!Number.isFinite(v) || v < min || (integer && !Number.isInteger(v)))
+    throw new Error(`${name}: expected ${integer ? 'an integer' : 'a number'} >= ${min}, got "${raw}"`);
   return v;
 }
 
@@ -135,7 +136,8 @@ function writesOf(t: number, k: number, tag: string, openedBefore?: number): Map
     const n = c * W + j;
     const sub = `${tag}-l${j}-c${c}`;
     const [first, second] = [ip('198.18', n), ip('198.19', n)];
-    const write: Write = kind === 'create' ? { kind, sub, after: first } : kind === 'update' ? { kind, sub, before: first, after: second } : { kind, sub, before: second };
+    const write: Write =
+      kind === 'create' ? { kind, sub, after: first } : kind === 'update' ? { kind, sub, before: first, after: second } : { kind, sub, before: second };
     const cluster = n % k;
     byCluster.set(cluster, [...(byCluster.get(cluster) ?? []), write]);
   }
@@ -301,7 +303,11 @@ async function runMoments(sim: OvhSimulator, server: Server, zone: string, tag: 
   for (const kind of ['create', 'update', 'delete'] as const) {
     const writes = clients.map((_, c): Write => {
       const [first, second] = [ip('198.18', c), ip('198.19', c)];
-      return kind === 'create' ? { kind, sub: sub(c), after: first } : kind === 'update' ? { kind, sub: sub(c), before: first, after: second } : { kind, sub: sub(c), before: second };
+      return kind === 'create'
+        ? { kind, sub: sub(c), after: first }
+        : kind === 'update'
+          ? { kind, sub: sub(c), before: first, after: second }
+          : { kind, sub: sub(c), before: second };
     });
     sim.clearCalls();
     const started = performance.now();
@@ -417,12 +423,18 @@ async function runServed(sim: OvhSimulator, server: Server, zone: string, k: num
   for (let c = 0; c < k; c++) {
     await createTenant(server.ctx.pool, { name: `${tag}-${zone.split('.')[0]}-c${c}`, zones: [zone] });
     const issued = await createOvhKey({ pool: server.ctx.pool, secrets: server.ctx.secrets, actor: null }, { tenant: `${tag}-${zone.split('.')[0]}-c${c}` });
-    const link = new OvhHttp({ endpoint: `${server.url}/ovh/1.0`, applicationKey: issued.key.applicationKey, applicationSecret: issued.applicationSecret, consumerKey: issued.consumerKey });
+    const link = new OvhHttp({
+      endpoint: `${server.url}/ovh/1.0`,
+      applicationKey: issued.key.applicationKey,
+      applicationSecret: issued.applicationSecret,
+      consumerKey: issued.consumerKey,
+    });
     links.push(link);
     clusters.push(new ExternalDnsReplay(link, zone, resolver, fast));
   }
   const pollAll = () => Promise.all(clusters.map((c) => c.records()));
-  const applyLoop = (t: number, openedBefore?: number) => Promise.all([...writesOf(t, k, tag, openedBefore)].map(([c, writes]) => clusters[c]!.apply(changesOf(zone, writes))));
+  const applyLoop = (t: number, openedBefore?: number) =>
+    Promise.all([...writesOf(t, k, tag, openedBefore)].map(([c, writes]) => clusters[c]!.apply(changesOf(zone, writes))));
   try {
     sim.faults.setLatency(0);
     for (const t of SETUP_LOOPS) {
@@ -486,7 +498,12 @@ async function runIdle(sim: OvhSimulator, server: Server, zone: string): Promise
   await createTenant(server.ctx.pool, { name, zones: [zone] });
   const tenant = (await server.ctx.pool.query<{ id: string }>('SELECT id::text AS id FROM tenants WHERE name = $1', [name])).rows[0]!.id;
   const issued = await createOvhKey({ pool: server.ctx.pool, secrets: server.ctx.secrets, actor: null }, { tenant: name });
-  const link = new OvhHttp({ endpoint: `${server.url}/ovh/1.0`, applicationKey: issued.key.applicationKey, applicationSecret: issued.applicationSecret, consumerKey: issued.consumerKey });
+  const link = new OvhHttp({
+    endpoint: `${server.url}/ovh/1.0`,
+    applicationKey: issued.key.applicationKey,
+    applicationSecret: issued.applicationSecret,
+    consumerKey: issued.consumerKey,
+  });
   try {
     const replay = new ExternalDnsReplay(link, zone, servedDns(sim, server), new RateLimiter(1e9, 64));
     await replay.records(); // the zone's first read by dnsplane (nothing owned yet)
@@ -563,12 +580,17 @@ async function main(): Promise<void> {
   // DNSPLANE_OVH_EXPANDED_LISTS left at its default (auto): against this OVH it falls back to one GET per id.
   // The served OVH API's zones too (issue 25); its keys' secrets are sealed under a key of this run.
   const server = await startServer(
-    serverEnv(db.url, dir, [...NS.map((n) => `n${n}.dnsplane.bench`), ...NS.map((n) => `n${n}.ovhapi.bench`), ...(COALESCE_K > 0 ? [COALESCE_ON] : [])], { DNSPLANE_SECRETS_KEY: randomBytes(32).toString('base64'), DNSPLANE_DNS_LISTEN: '127.0.0.1:0' }),
+    serverEnv(db.url, dir, [...NS.map((n) => `n${n}.dnsplane.bench`), ...NS.map((n) => `n${n}.ovhapi.bench`), ...(COALESCE_K > 0 ? [COALESCE_ON] : [])], {
+      DNSPLANE_SECRETS_KEY: randomBytes(32).toString('base64'),
+      DNSPLANE_DNS_LISTEN: '127.0.0.1:0',
+    }),
     pino({ level: 'warn' }),
   );
   const say = (line = '') => console.log(line);
   try {
-    say(`bench/ovh-calls: K=${KS.join(',')} N=${NS.join(',')} T=${T} W=${W}; simulator latency ${LATENCY_MS} ms per call; OVH rate ${RATE}/s (dnsplane: per application key; each external-dns: its own)`);
+    say(
+      `bench/ovh-calls: K=${KS.join(',')} N=${NS.join(',')} T=${T} W=${W}; simulator latency ${LATENCY_MS} ms per call; OVH rate ${RATE}/s (dnsplane: per application key; each external-dns: its own)`,
+    );
     say(`Postgres: ${db.url ? 'a fresh database on DATABASE_URL' : 'embedded'}; node ${process.version}`);
     say();
 
@@ -610,7 +632,16 @@ async function main(): Promise<void> {
     }
     sim.setBehavior({ expandedRecordLists: 'ignored' });
 
-    const rows: Array<{ k: number; n: number; bound: number; dnsplane: Run; ext: Run; extCold: Run; served: Run & { served: number; idle: number }; servedCold: Run }> = [];
+    const rows: Array<{
+      k: number;
+      n: number;
+      bound: number;
+      dnsplane: Run;
+      ext: Run;
+      extCold: Run;
+      served: Run & { served: number; idle: number };
+      servedCold: Run;
+    }> = [];
     for (const n of NS) {
       for (const k of KS) {
         sim.faults.setLatency(LATENCY_MS);
@@ -649,7 +680,12 @@ async function main(): Promise<void> {
       const dir4 = mkdtempSync(path.join(tmpdir(), 'dnsplane-bench-idle-'));
       const unlimited = { DNSPLANE_OVH_API_RATE: '1000000', DNSPLANE_OVH_API_BURST: '1000000' };
       const server4 = await startServer(
-        serverEnv(db4.url, dir4, [IDLE_ZONE], { DNSPLANE_OVH_EXPANDED_LISTS: 'on', DNSPLANE_SECRETS_KEY: randomBytes(32).toString('base64'), DNSPLANE_DNS_LISTEN: '127.0.0.1:0', ...unlimited }),
+        serverEnv(db4.url, dir4, [IDLE_ZONE], {
+          DNSPLANE_OVH_EXPANDED_LISTS: 'on',
+          DNSPLANE_SECRETS_KEY: randomBytes(32).toString('base64'),
+          DNSPLANE_DNS_LISTEN: '127.0.0.1:0',
+          ...unlimited,
+        }),
         pino({ level: 'warn' }),
       );
       try {
@@ -673,7 +709,19 @@ async function main(): Promise<void> {
     say(`Steady state, ${T} loops, every cache warm at the start: OVH API calls as the simulator logged them (GET /auth/time left out).`);
     say();
     for (const line of table(
-      ['K', 'N', 'lower bound', 'dnsplane', 'dnsplane / bound', 'external-dns', 'external-dns / dnsplane', '+ DNS SOA queries', 'wall dnsplane', 'wall external-dns', 'its rate-limit floor'],
+      [
+        'K',
+        'N',
+        'lower bound',
+        'dnsplane',
+        'dnsplane / bound',
+        'external-dns',
+        'external-dns / dnsplane',
+        '+ DNS SOA queries',
+        'wall dnsplane',
+        'wall external-dns',
+        'its rate-limit floor',
+      ],
       rows.map((r) => [
         r.k,
         r.n,
@@ -694,12 +742,36 @@ async function main(): Promise<void> {
     say('its own OVH-style key): the OVH calls dnsplane made for them, against the same clusters talking to OVH directly and the lower bound.');
     say("Their polls are answered from dnsplane's cache (after a change: the zones, the SOA, the ids, each record; when nothing changed: the zones");
     say("and one SOA question to the served SOA's server, dnsplane's DNS door); their writes are staged and each cluster's refresh is one apply,");
-    say("coalesced with the others' that wait for the zone. \"unchanged loop\": the requests to dnsplane (API calls and DNS questions) of one loop of");
+    say('coalesced with the others\' that wait for the zone. "unchanged loop": the requests to dnsplane (API calls and DNS questions) of one loop of');
     say('every cluster when nothing changed.');
     say();
     for (const line of table(
-      ['K', 'N', 'lower bound', 'via dnsplane', 'via dnsplane / bound', 'external-dns direct', 'direct / via dnsplane', 'calls to dnsplane', 'unchanged loop', 'cold start (OVH calls)', 'wall via dnsplane'],
-      rows.map((r) => [r.k, r.n, r.bound, r.served.calls, (r.served.calls / r.bound).toFixed(2), r.ext.calls, `${(r.ext.calls / r.served.calls).toFixed(1)}x`, r.served.served, r.served.idle, r.servedCold.calls, secs(r.served.wallMs)]),
+      [
+        'K',
+        'N',
+        'lower bound',
+        'via dnsplane',
+        'via dnsplane / bound',
+        'external-dns direct',
+        'direct / via dnsplane',
+        'calls to dnsplane',
+        'unchanged loop',
+        'cold start (OVH calls)',
+        'wall via dnsplane',
+      ],
+      rows.map((r) => [
+        r.k,
+        r.n,
+        r.bound,
+        r.served.calls,
+        (r.served.calls / r.bound).toFixed(2),
+        r.ext.calls,
+        `${(r.ext.calls / r.served.calls).toFixed(1)}x`,
+        r.served.served,
+        r.served.idle,
+        r.servedCold.calls,
+        secs(r.served.wallMs),
+      ]),
     ))
       say(line);
     say();
@@ -715,7 +787,18 @@ async function main(): Promise<void> {
       ['K', 'N', 'external-dns', 'dnsplane, ids', 'bound', 'wall', 'dnsplane, expanded', 'bound', 'wall', 'calls saved'],
       rows.map((r) => {
         const [ids, exp] = [coldDnsplane.get(r.n)!, coldExpanded.get(r.n)!];
-        return [r.k, r.n, r.extCold.calls, ids.calls, coldBound(r.n), secs(ids.wallMs), exp.calls, expandedBound(r.n), secs(exp.wallMs), `${(ids.calls / exp.calls).toFixed(0)}x`];
+        return [
+          r.k,
+          r.n,
+          r.extCold.calls,
+          ids.calls,
+          coldBound(r.n),
+          secs(ids.wallMs),
+          exp.calls,
+          expandedBound(r.n),
+          secs(exp.wallMs),
+          `${(ids.calls / exp.calls).toFixed(0)}x`,
+        ];
       }),
     ))
       say(line);
@@ -723,15 +806,49 @@ async function main(): Promise<void> {
     if (coalesced) {
       const bound = (m: Moment) => m.applies + Math.ceil(m.applies / APPLY_BATCH);
       const ms = (x: number) => `${Math.round(x)} ms`;
-      say(`Coalescing: ${COALESCE_K} clusters each apply one change to one zone at the same moment (one moment per row), OVH rate ${RATE}/s, ${LATENCY_MS} ms per call.`);
-      say('Lower bound: one operation per apply, plus one refresh per DNSPLANE_APPLY_BATCH (100) operations. "off": DNSPLANE_APPLY_COALESCE=off (one refresh per apply);');
+      say(
+        `Coalescing: ${COALESCE_K} clusters each apply one change to one zone at the same moment (one moment per row), OVH rate ${RATE}/s, ${LATENCY_MS} ms per call.`,
+      );
+      say(
+        'Lower bound: one operation per apply, plus one refresh per DNSPLANE_APPLY_BATCH (100) operations. "off": DNSPLANE_APPLY_COALESCE=off (one refresh per apply);',
+      );
       say('"on": the default (2s). Latency: from each Apply call to its answer, mean / max.');
       say();
       for (const line of table(
-        ['moment', 'applies', 'lower bound', 'off: calls', 'refreshes', 'wall', 'latency', 'on: calls', 'refreshes', 'wall', 'latency', 'on / bound', 'off / on, calls', 'wall'],
+        [
+          'moment',
+          'applies',
+          'lower bound',
+          'off: calls',
+          'refreshes',
+          'wall',
+          'latency',
+          'on: calls',
+          'refreshes',
+          'wall',
+          'latency',
+          'on / bound',
+          'off / on, calls',
+          'wall',
+        ],
         coalesced.on.map((on, i) => {
           const off = coalesced!.off[i]!;
-          return [on.kind, on.applies, bound(on), off.calls, off.refreshes, secs(off.wallMs), `${ms(off.meanMs)} / ${ms(off.maxMs)}`, on.calls, on.refreshes, secs(on.wallMs), `${ms(on.meanMs)} / ${ms(on.maxMs)}`, (on.calls / bound(on)).toFixed(2), `${(off.calls / on.calls).toFixed(2)}x`, `${(off.wallMs / on.wallMs).toFixed(2)}x`];
+          return [
+            on.kind,
+            on.applies,
+            bound(on),
+            off.calls,
+            off.refreshes,
+            secs(off.wallMs),
+            `${ms(off.meanMs)} / ${ms(off.maxMs)}`,
+            on.calls,
+            on.refreshes,
+            secs(on.wallMs),
+            `${ms(on.meanMs)} / ${ms(on.maxMs)}`,
+            (on.calls / bound(on)).toFixed(2),
+            `${(off.calls / on.calls).toFixed(2)}x`,
+            `${(off.wallMs / on.wallMs).toFixed(2)}x`,
+          ];
         }),
       ))
         say(line);
@@ -742,10 +859,14 @@ async function main(): Promise<void> {
     say();
     say('The calls (steady state):');
     for (const r of rows) {
-      say(`- K=${r.k} N=${r.n}: dnsplane ${r.dnsplane.detail || 'none'}; external-dns ${r.ext.detail}; external-dns via the served OVH API ${r.served.detail || 'none'}`);
+      say(
+        `- K=${r.k} N=${r.n}: dnsplane ${r.dnsplane.detail || 'none'}; external-dns ${r.ext.detail}; external-dns via the served OVH API ${r.served.detail || 'none'}`,
+      );
     }
     say();
-    say(`dnsplane / lower bound: ${exact ? 'exactly 1.00 in every steady-state and cold-start scenario' : 'NOT 1.00 in every steady-state and cold-start scenario: a bug in dnsplane'}. Bench time ${secs(since(benchStarted))}.`);
+    say(
+      `dnsplane / lower bound: ${exact ? 'exactly 1.00 in every steady-state and cold-start scenario' : 'NOT 1.00 in every steady-state and cold-start scenario: a bug in dnsplane'}. Bench time ${secs(since(benchStarted))}.`,
+    );
     if (!exact) process.exitCode = 1;
   } finally {
     await server.close();

@@ -30,7 +30,13 @@ const ZONE = 'example.com';
 
 function records(n: number): SimRecordInit[] {
   const out: SimRecordInit[] = [];
-  for (let i = 0; i < n; i++) out.push({ subDomain: `r${i}`, fieldType: i % 2 ? 'TXT' : 'A', target: i % 2 ? `"v=${i}"` : `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, ttl: 300 });
+  for (let i = 0; i < n; i++)
+    out.push({
+      subDomain: `r${i}`,
+      fieldType: i % 2 ? 'TXT' : 'A',
+      target: i % 2 ? `"v=${i}"` : `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`,
+      ttl: 300,
+    });
   return out;
 }
 
@@ -49,7 +55,15 @@ async function timed(fn: () => Promise<unknown>): Promise<number> {
 
 async function run(n: number): Promise<Figures> {
   const sim = await OvhSimulator.start({ zones: { [ZONE]: records(n) }, behavior: { expandedRecordLists: 'honoured', expandedListMaxPageSize: null } });
-  const core = await coreBench('dnsplane_plan_scale', sim, ZONE, { lockTimeoutMs: 30_000, planTtlMs: 3_600_000, syncConcurrency: 4, maxChangePercent: 100, applyBatch: 100, applyCoalesceMs: 0, ovhApi: { draftTtlMs: 3_600_000 } } as CoreContext['settings']);
+  const core = await coreBench('dnsplane_plan_scale', sim, ZONE, {
+    lockTimeoutMs: 30_000,
+    planTtlMs: 3_600_000,
+    syncConcurrency: 4,
+    maxChangePercent: 100,
+    applyBatch: 100,
+    applyCoalesceMs: 0,
+    ovhApi: { draftTtlMs: 3_600_000 },
+  } as CoreContext['settings']);
   const { ctx, pool } = core;
   try {
     await ensureSynced(ctx, ZONE);
@@ -66,13 +80,21 @@ async function run(n: number): Promise<Figures> {
     const t0 = tenants[0]!;
     const own = (await draftRecords(ctx, t0, ZONE, { subDomain: 'r0' }))[0]!;
     const f: Figures = {};
-    f['plan of one create'] = await timed(() => plan(ctx, t0, { kind: 'changes', policy: 'sync', changes: { create: [{ dnsName: `new.${ZONE}`, recordType: 'A', targets: ['192.0.2.1'], ttl: 300 }], updateOld: [], updateNew: [], delete: [] } }));
+    f['plan of one create'] = await timed(() =>
+      plan(ctx, t0, {
+        kind: 'changes',
+        policy: 'sync',
+        changes: { create: [{ dnsName: `new.${ZONE}`, recordType: 'A', targets: ['192.0.2.1'], ttl: 300 }], updateOld: [], updateNew: [], delete: [] },
+      }),
+    );
     f['ovh api: list by subDomain'] = await timed(() => draftRecords(ctx, t0, ZONE, { subDomain: 'r0' }));
     f['ovh api: one record by id'] = await timed(() => draftRecord(ctx, t0, ZONE, own.id));
     f['ovh api: a foreign id'] = await timed(() => draftRecord(ctx, t0, ZONE, String(BigInt(own.id) + 1n)));
     f['ovh api: zone facts'] = await timed(() => zoneFacts(ctx, t0, ZONE));
     let k = 0;
-    f['ovh api: staged create'] = await timed(() => stageCreate(ctx, t0, ZONE, { subDomain: `staged${k++}`, fieldType: 'A', target: '192.0.2.7', ttl: 300, ttlSet: true }));
+    f['ovh api: staged create'] = await timed(() =>
+      stageCreate(ctx, t0, ZONE, { subDomain: `staged${k++}`, fieldType: 'A', target: '192.0.2.7', ttl: 300, ttlSet: true }),
+    );
     // A refresh publishing one staged create (one POST, one refresh upstream), planned under the zone
     // lock; timed alone (the staging before it reads the new generation's base: the figure below).
     const refreshes: number[] = [];

@@ -111,7 +111,9 @@ async function main(): Promise<void> {
         const runs: Run[] = [];
         for (let t = 0; t < T; t++) {
           serial++;
-          const endpoints = Array.from({ length: n }, (_, i) => create(EndpointSchema, { dnsName: `r${serial}-${i}.${ZONE}`, recordType: 'A', targets: [`192.0.2.${(i % 250) + 1}`], ttl: 60 }));
+          const endpoints = Array.from({ length: n }, (_, i) =>
+            create(EndpointSchema, { dnsName: `r${serial}-${i}.${ZONE}`, recordType: 'A', targets: [`192.0.2.${(i % 250) + 1}`], ttl: 60 }),
+          );
           const res = await applyDesired(client, endpoints);
           const journalId = res.zones[0]!.journalId;
           const queriesBefore = sim.dnsQueries().reduce((a, b) => a + b, 0);
@@ -157,11 +159,17 @@ async function main(): Promise<void> {
   }
   console.log(`\nbench/propagation: T=${T} runs each; the slower server (ns1) publishes after LAG, the other after LAG / 2`);
   console.log(`idle process: ${(idleCpuPerMs * 1000).toFixed(1)} ms of CPU per second`);
-  console.log(`${'  N'}  ${'  LAG'}  ${'queries/chg'.padStart(13)}  ${'CPU ms/chg'.padStart(15)}  ${'over idle'.padStart(15)}  ${'noticed after'.padStart(13)}  ${'pub->vis'.padStart(9)}`);
-  console.log(`${''.padStart(3)}  ${''.padStart(5)}  ${'median / max'.padStart(13)}  ${'median / max'.padStart(15)}  ${'median / max'.padStart(15)}  ${'median / max s'.padStart(13)}  ${'median s'.padStart(9)}`);
+  console.log(
+    `${'  N'}  ${'  LAG'}  ${'queries/chg'.padStart(13)}  ${'CPU ms/chg'.padStart(15)}  ${'over idle'.padStart(15)}  ${'noticed after'.padStart(13)}  ${'pub->vis'.padStart(9)}`,
+  );
+  console.log(
+    `${''.padStart(3)}  ${''.padStart(5)}  ${'median / max'.padStart(13)}  ${'median / max'.padStart(15)}  ${'median / max'.padStart(15)}  ${'median / max s'.padStart(13)}  ${'median s'.padStart(9)}`,
+  );
   for (const r of rows) console.log(r);
   const worst = Math.max(...noticeMedians);
-  console.log(`\nnoticed after the slower server published: worst median ${(worst / 1000).toFixed(2)} s (goal: under 2 s) ${worst < 2000 ? 'OK' : 'OVER THE GOAL'}`);
+  console.log(
+    `\nnoticed after the slower server published: worst median ${(worst / 1000).toFixed(2)} s (goal: under 2 s) ${worst < 2000 ? 'OK' : 'OVER THE GOAL'}`,
+  );
 }
 
 main().then(

@@ -53,7 +53,12 @@ function zoneRecords(): { subDomain: string; fieldType: string; target: string; 
       case 1:
         return { subDomain: `h${i}`, fieldType: 'AAAA', target: `2001:db8::${i.toString(16)}`, ttl: 300 };
       case 2:
-        return { subDomain: `t${i}`, fieldType: 'TXT', target: `"heritage=external-dns,external-dns/owner=c${i % T},external-dns/resource=service/ns/s${i}"`, ttl: 300 };
+        return {
+          subDomain: `t${i}`,
+          fieldType: 'TXT',
+          target: `"heritage=external-dns,external-dns/owner=c${i % T},external-dns/resource=service/ns/s${i}"`,
+          ttl: 300,
+        };
       default:
         return { subDomain: `c${i}`, fieldType: 'CNAME', target: `h${i - 3}.${ZONE}.`, ttl: 300 };
     }
@@ -65,7 +70,10 @@ async function serve(): Promise<void> {
   if (!process.env['DATABASE_URL']) throw new Error('DATABASE_URL is required');
   const db = await benchDatabase('dnsplane_reads_scale');
   const sim = await OvhSimulator.start({ zones: { [ZONE]: zoneRecords() } });
-  const server = await startServerOn(sim, db.url!, { DNSPLANE_ZONES: ZONE, DNSPLANE_DRIFT_INTERVAL: 'off', DNSPLANE_LOCK_TIMEOUT: '120s',
+  const server = await startServerOn(sim, db.url!, {
+    DNSPLANE_ZONES: ZONE,
+    DNSPLANE_DRIFT_INTERVAL: 'off',
+    DNSPLANE_LOCK_TIMEOUT: '120s',
     // The prober's first round after an apply asks the in-process simulator's name servers, which
     // index the whole zone then: not the answer's work, kept out of the figures' windows.
     DNSPLANE_PROBE_BACKOFF: '10m..10m',
@@ -152,10 +160,12 @@ function post(url: string, headers: Record<string, string>, body: string | Buffe
 
 function get(url: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    http.get(url, { agent: false }, (res) => {
-      res.resume();
-      res.on('end', () => resolve());
-    }).on('error', reject);
+    http
+      .get(url, { agent: false }, (res) => {
+        res.resume();
+        res.on('end', () => resolve());
+      })
+      .on('error', reject);
   });
 }
 
@@ -198,7 +208,10 @@ async function main(): Promise<void> {
     exited = code;
     for (const w of waiting.splice(0)) w(JSON.stringify({ exited: code }));
   });
-  const nextLine = () => new Promise<string>((resolve) => (lines.length ? resolve(lines.shift()!) : exited !== undefined ? resolve(JSON.stringify({ exited })) : waiting.push(resolve)));
+  const nextLine = () =>
+    new Promise<string>((resolve) =>
+      lines.length ? resolve(lines.shift()!) : exited !== undefined ? resolve(JSON.stringify({ exited })) : waiting.push(resolve),
+    );
   const ask = async <R>(command: string): Promise<R> => {
     child.stdin!.write(`${command}\n`);
     return JSON.parse(await nextLine()) as R;
@@ -218,7 +231,9 @@ async function main(): Promise<void> {
   let changes = 0;
   const change = async () => {
     const name = `bench${changes++}.${ZONE}`;
-    const body = JSON.stringify({ plan: { policy: 'POLICY_UPSERT_ONLY', desired: { endpoints: [{ dnsName: name, recordType: 'A', targets: ['192.0.2.7'], ttl: 300 }] } } });
+    const body = JSON.stringify({
+      plan: { policy: 'POLICY_UPSERT_ONLY', desired: { endpoints: [{ dnsName: name, recordType: 'A', targets: ['192.0.2.7'], ttl: 300 }] } },
+    });
     const r = await post(apply, bearer(0), body, true);
     check('apply', r);
     generation = (JSON.parse(r.text) as { zones: { generation: string }[] }).zones[0]!.generation;
@@ -232,28 +247,30 @@ async function main(): Promise<void> {
 
     // 1. Every tenant reads the zone with includeForeign once; /healthz asked beside.
     if (runs('1')) {
-    const health: number[] = [];
-    let reading = true;
-    const healthLoop = (async () => {
-      while (reading) {
-        const t0 = performance.now();
-        await get(`${ready.url}/healthz`);
-        health.push(performance.now() - t0);
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    })();
-    let answerBytes = 0;
-    const r1 = await round(T, async (i) => {
-      const r = await read(i, true);
-      check('includeForeign read', r);
-      answerBytes = r.bytes;
-    });
-    reading = false;
-    await healthLoop;
-    health.sort((a, b) => a - b);
-    const m1 = await ask<{ rss: number; heapUsed: number; external: number }>('memory');
-    console.log(`1. ${T} tenants read includeForeign once (answer ${mb(answerBytes)}): ${(r1.ms / 1000).toFixed(2)} s, p99 ${r1.p99.toFixed(0)} ms; then RSS ${mb(m1.rss)}, heap ${mb(m1.heapUsed)}, buffers ${mb(m1.external)}; /healthz p99 ${percentile(health, 99).toFixed(1)} ms, max ${(health.at(-1) ?? 0).toFixed(1)} ms`);
-    console.log(`   read cache: ${JSON.stringify(await ask('reads'))}`);
+      const health: number[] = [];
+      let reading = true;
+      const healthLoop = (async () => {
+        while (reading) {
+          const t0 = performance.now();
+          await get(`${ready.url}/healthz`);
+          health.push(performance.now() - t0);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      })();
+      let answerBytes = 0;
+      const r1 = await round(T, async (i) => {
+        const r = await read(i, true);
+        check('includeForeign read', r);
+        answerBytes = r.bytes;
+      });
+      reading = false;
+      await healthLoop;
+      health.sort((a, b) => a - b);
+      const m1 = await ask<{ rss: number; heapUsed: number; external: number }>('memory');
+      console.log(
+        `1. ${T} tenants read includeForeign once (answer ${mb(answerBytes)}): ${(r1.ms / 1000).toFixed(2)} s, p99 ${r1.p99.toFixed(0)} ms; then RSS ${mb(m1.rss)}, heap ${mb(m1.heapUsed)}, buffers ${mb(m1.external)}; /healthz p99 ${percentile(health, 99).toFixed(1)} ms, max ${(health.at(-1) ?? 0).toFixed(1)} ms`,
+      );
+      console.log(`   read cache: ${JSON.stringify(await ask('reads'))}`);
     }
 
     // 2. One change, then every tenant polls once with the generation it had.
@@ -269,11 +286,15 @@ async function main(): Promise<void> {
         check('poll', r);
         if (r.text.includes('"notModified":true')) throw new Error('a poll after the change was answered not modified');
       });
-      console.log(`2. one change, then ${T} tenants poll once (${what}): ${(changed.ms / 1000).toFixed(2)} s for the round, p99 ${changed.p99.toFixed(0)} ms; nothing changed: ${(unchanged.ms / 1000).toFixed(2)} s`);
+      console.log(
+        `2. one change, then ${T} tenants poll once (${what}): ${(changed.ms / 1000).toFixed(2)} s for the round, p99 ${changed.p99.toFixed(0)} ms; nothing changed: ${(unchanged.ms / 1000).toFixed(2)} s`,
+      );
     }
     if (runs('2')) {
-    const m2 = await ask<{ rss: number; heapUsed: number; external: number }>('memory');
-    console.log(`   after the polls: RSS ${mb(m2.rss)}, heap ${mb(m2.heapUsed)}, buffers ${mb(m2.external)}; read cache: ${JSON.stringify(await ask('reads'))}`);
+      const m2 = await ask<{ rss: number; heapUsed: number; external: number }>('memory');
+      console.log(
+        `   after the polls: RSS ${mb(m2.rss)}, heap ${mb(m2.heapUsed)}, buffers ${mb(m2.external)}; read cache: ${JSON.stringify(await ask('reads'))}`,
+      );
     }
 
     // 3. The worst event-loop delay during one full Records answer.
@@ -312,7 +333,9 @@ async function main(): Promise<void> {
         await answer();
         const ms = performance.now() - t0;
         const d = await ask<{ maxMs: number; p99Ms: number; gcMaxMs: number }>('delay-stop');
-        console.log(`3. one full Records answer (includeForeign, ${form}, ${when}): ${ms.toFixed(0)} ms; worst event-loop delay ${d.maxMs.toFixed(1)} ms (longest GC pause ${d.gcMaxMs.toFixed(1)} ms)`);
+        console.log(
+          `3. one full Records answer (includeForeign, ${form}, ${when}): ${ms.toFixed(0)} ms; worst event-loop delay ${d.maxMs.toFixed(1)} ms (longest GC pause ${d.gcMaxMs.toFixed(1)} ms)`,
+        );
       }
     }
   } finally {

@@ -147,12 +147,43 @@ async function main(): Promise<void> {
   const store = await import('../src/store/index.js');
   try {
     const figures: [string, number, number, number][] = [];
-    const basic = { authorization: `Basic ${Buffer.from(`reads:${ready.token}`).toString('base64')}`, accept: 'application/external.dns.webhook+json;version=1' };
+    const basic = {
+      authorization: `Basic ${Buffer.from(`reads:${ready.token}`).toString('base64')}`,
+      accept: 'application/external.dns.webhook+json;version=1',
+    };
     const phases: [string, () => Promise<void>][] = [
-      ['Records notModified polls/s', () => post(rpc, bearer, notModified, expect('notModified', (t) => t.includes('"notModified":true')))],
-      ['Records full answer/s', () => post(rpc, bearer, full, expect('full', (t) => t.length > RECORDS * 40))],
+      [
+        'Records notModified polls/s',
+        () =>
+          post(
+            rpc,
+            bearer,
+            notModified,
+            expect('notModified', (t) => t.includes('"notModified":true')),
+          ),
+      ],
+      [
+        'Records full answer/s',
+        () =>
+          post(
+            rpc,
+            bearer,
+            full,
+            expect('full', (t) => t.length > RECORDS * 40),
+          ),
+      ],
       ['raw SELECT of the same rows/s', async () => void (await store.listRecords(pool, ZONE))],
-      ['webhook GET /records/s', () => post(`${ready.webhookUrl}/records`, basic, '', expect('webhook', (t) => t.length > RECORDS * 40), 'GET')],
+      [
+        'webhook GET /records/s',
+        () =>
+          post(
+            `${ready.webhookUrl}/records`,
+            basic,
+            '',
+            expect('webhook', (t) => t.length > RECORDS * 40),
+            'GET',
+          ),
+      ],
     ];
     const only = process.env['READS_ONLY'];
     for (const [name, fn] of phases) {
@@ -164,8 +195,13 @@ async function main(): Promise<void> {
       figures.push([name, perSecond, ((await serverCpu()) - cpu0) / done, (own.user + own.system) / done]);
     }
     const w = Math.max(...figures.map(([k]) => k.length));
-    console.log(`${CLIENTS} clients (raw HTTP/1.1, answers read as text, not decoded), ${SECONDS} s each, zone of ${RECORDS} records; server and bench CPU per call (the SELECT runs in the bench, not the server)`);
-    for (const [k, v, cpu, own] of figures) console.log(`${k.padEnd(w)}  ${v.toFixed(0).padStart(7)}   server ${(cpu / 1000).toFixed(3).padStart(8)} ms CPU/call   bench ${(own / 1000).toFixed(3).padStart(8)} ms CPU/call`);
+    console.log(
+      `${CLIENTS} clients (raw HTTP/1.1, answers read as text, not decoded), ${SECONDS} s each, zone of ${RECORDS} records; server and bench CPU per call (the SELECT runs in the bench, not the server)`,
+    );
+    for (const [k, v, cpu, own] of figures)
+      console.log(
+        `${k.padEnd(w)}  ${v.toFixed(0).padStart(7)}   server ${(cpu / 1000).toFixed(3).padStart(8)} ms CPU/call   bench ${(own / 1000).toFixed(3).padStart(8)} ms CPU/call`,
+      );
     const answers = figures.find(([k]) => k.startsWith('Records full'));
     const sel = figures.find(([k]) => k.startsWith('raw SELECT'));
     if (answers && sel) console.log(`${'full Records / raw SELECT'.padEnd(w)}  ${(answers[1] / sel[1]).toFixed(2).padStart(7)}`);

@@ -86,7 +86,12 @@ const STORM = Math.floor(positiveEnv('BENCH_SCALE_STORM', 10));
 const STORM_CREATES = Math.floor(positiveEnv('BENCH_SCALE_STORM_CREATES', 15));
 const STORM_RATE = positiveEnv('BENCH_SCALE_STORM_RATE', 20);
 const PARTS = ['sync', 'answer', 'axfr', 'alone', 'applies', 'reads', 'polls', 'storm'];
-const SKIP = new Set((process.env['BENCH_SCALE_SKIP'] ?? '').split(',').map((s) => s.trim()).filter(Boolean));
+const SKIP = new Set(
+  (process.env['BENCH_SCALE_SKIP'] ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+);
 for (const p of SKIP) if (!PARTS.includes(p)) throw new Error(`BENCH_SCALE_SKIP: unknown part "${p}" (parts: ${PARTS.join(', ')})`);
 /** The most any one apply or poll round is waited for: past it the bench goes on (and says so). */
 const CALL_TIMEOUT_MS = 180_000;
@@ -188,7 +193,8 @@ function put(figure: string, n: number, cell: Cell): void {
   table.get(figure)!.set(n, cell);
 }
 const msText = (x: number) => (x >= 10_000 ? `${(x / 1000).toFixed(1)} s` : `${x < 10 ? x.toFixed(1) : Math.round(x)} ms`);
-const mib = (bytes: number) => (bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(2)} GiB` : bytes >= 2 ** 20 ? `${Math.round(bytes / 2 ** 20)} MiB` : `${Math.round(bytes / 1024)} KiB`);
+const mib = (bytes: number) =>
+  bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(2)} GiB` : bytes >= 2 ** 20 ? `${Math.round(bytes / 2 ** 20)} MiB` : `${Math.round(bytes / 1024)} KiB`;
 const putMs = (figure: string, n: number, x: number, extra = '') => put(figure, n, { value: x, text: `${msText(x)}${extra}` });
 
 function printTable(): void {
@@ -247,9 +253,14 @@ async function main(): Promise<void> {
       const made = await createTenant(db.pool, { name: `cluster-${i}`, zones: allZones });
       tenants.push({ id: made.tenant.id, name: made.tenant.name, token: made.token });
     }
-    const issued = await createTsigKey({ pool: db.pool, secrets: new SecretBox(secretsKey), actor: null }, { tenant: tenants[0]!.name, algorithm: 'hmac-sha256' });
+    const issued = await createTsigKey(
+      { pool: db.pool, secrets: new SecretBox(secretsKey), actor: null },
+      { tenant: tenants[0]!.name, algorithm: 'hmac-sha256' },
+    );
     const tsig: TsigSigner = { name: issued.key.name, algorithm: 'hmac-sha256', secret: issued.secret };
-    note(`setup: ${MAX_T} tenants, ${SIZES.map((n) => n.toLocaleString('en')).join(' / ')}-record zones in the simulator (${Math.round(performance.now() - t)} ms)`);
+    note(
+      `setup: ${MAX_T} tenants, ${SIZES.map((n) => n.toLocaleString('en')).join(' / ')}-record zones in the simulator (${Math.round(performance.now() - t)} ms)`,
+    );
 
     const env = (zoneList: string[], rate: number): Record<string, string> => ({
       DATABASE_URL: database.url,
@@ -291,7 +302,18 @@ async function main(): Promise<void> {
       const s = performance.now();
       try {
         const r = await zoneClientFor({ url }, tenants[i]!.token, { useBinaryFormat: false }).apply(
-          { source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [z], endpoints: [{ dnsName: `${name}.${z}`, recordType: 'A', targets: ['192.0.2.1'], ttl: 300 } as Endpoint] } } } } },
+          {
+            source: {
+              case: 'plan',
+              value: {
+                policy: Policy.UPSERT_ONLY,
+                input: {
+                  case: 'desired',
+                  value: { zones: [z], endpoints: [{ dnsName: `${name}.${z}`, recordType: 'A', targets: ['192.0.2.1'], ttl: 300 } as Endpoint] },
+                },
+              },
+            },
+          },
           { timeoutMs: CALL_TIMEOUT_MS },
         );
         const zr = r.zones[0]!;
@@ -375,7 +397,9 @@ async function main(): Promise<void> {
         putMs('  the slowest answer', n, Math.max(...results.map((r) => r.ms)));
         put('  applies per coalesced group', n, { text: groups.length ? `${Math.min(...groups)}–${Math.max(...groups)}` : '-' });
         put('  refreshes seen by the simulator', n, { value: refreshes, text: String(refreshes) });
-        note(`${n}: ${applied.length} applied, ${refused.length} refused, slowest ${msText(Math.max(...results.map((r) => r.ms)))}, groups ${groups.length ? `${Math.min(...groups)}–${Math.max(...groups)}` : '-'}, ${refreshes} refreshes`);
+        note(
+          `${n}: ${applied.length} applied, ${refused.length} refused, slowest ${msText(Math.max(...results.map((r) => r.ms)))}, groups ${groups.length ? `${Math.min(...groups)}–${Math.max(...groups)}` : '-'}, ${refreshes} refreshes`,
+        );
       }
       sim.faults.setLatency(0);
 
@@ -417,11 +441,18 @@ async function main(): Promise<void> {
           const used = m.get('nodejs_heap_size_used_bytes') ?? NaN;
           const total = m.get('nodejs_heap_size_total_bytes') ?? NaN;
           if (done >= T) put(label, n, { value: rss, text: `RSS ${mib(rss)}, heap ${mib(used)} of ${mib(total)}` });
-          note(`${n}: after ${done} includeForeign reads (${Math.round((performance.now() - readsStarted) / 1000)} s): RSS ${mib(rss)}, heap ${mib(used)} of ${mib(total)}${failed ? `; a read failed: ${failed.message}` : ''}`);
+          note(
+            `${n}: after ${done} includeForeign reads (${Math.round((performance.now() - readsStarted) / 1000)} s): RSS ${mib(rss)}, heap ${mib(used)} of ${mib(total)}${failed ? `; a read failed: ${failed.message}` : ''}`,
+          );
           if (done < T) break;
         }
         const health = await probe.stop();
-        putMs('  /healthz p99 during the reads', n, percentile(health.latencies, 99), ` (max ${msText(Math.max(...health.latencies, 0))}, ${health.errors} failed)`);
+        putMs(
+          '  /healthz p99 during the reads',
+          n,
+          percentile(health.latencies, 99),
+          ` (max ${msText(Math.max(...health.latencies, 0))}, ${health.errors} failed)`,
+        );
         if (killedAt !== undefined) {
           note(`${n}: the server died (${l.death}) after ${killedAt} reads`);
           live.splice(live.indexOf(l), 1);
@@ -443,13 +474,19 @@ async function main(): Promise<void> {
           const round = async (known: bigint, want: 'full' | 'notModified') => {
             const times: number[] = [];
             const s = performance.now();
-            const rs = await pooled(T, POLLERS, async (i) => {
-              const c = performance.now();
-              const r = await rawRecords(url(), tenants[i]!.token, { zones: [zone], knownGenerations: { [zone]: known.toString() } });
-              times.push(performance.now() - c);
-              if (r.status !== 200 || r.head.includes('"notModified":true') !== (want === 'notModified')) throw new Error(`HTTP ${r.status}: ${r.head.slice(0, 200)}`);
-              return r;
-            }, () => performance.now() - s > ROUND_BUDGET_MS);
+            const rs = await pooled(
+              T,
+              POLLERS,
+              async (i) => {
+                const c = performance.now();
+                const r = await rawRecords(url(), tenants[i]!.token, { zones: [zone], knownGenerations: { [zone]: known.toString() } });
+                times.push(performance.now() - c);
+                if (r.status !== 200 || r.head.includes('"notModified":true') !== (want === 'notModified'))
+                  throw new Error(`HTTP ${r.status}: ${r.head.slice(0, 200)}`);
+                return r;
+              },
+              () => performance.now() - s > ROUND_BUDGET_MS,
+            );
             const failed = rs.filter((r) => r instanceof Error) as Error[];
             if (failed.length) note(`${n}: ${failed.length} polls of the round failed: ${failed[0]!.message}`);
             const unfinished = T - rs.filter((r) => r !== undefined).length;
@@ -461,7 +498,9 @@ async function main(): Promise<void> {
           const tl = T.toLocaleString('en');
           putMs(`one change, then each of ${tl} tenants polls once`, n, changed.ms, ` (p99 ${msText(changed.p99)}${changed.extra})`);
           putMs(`  the same round of ${tl}, nothing changed`, n, same.ms, ` (p99 ${msText(same.p99)}${same.extra})`);
-          note(`${n}: poll round of ${T} after a change ${msText(changed.ms)} (p99 ${msText(changed.p99)}), unchanged ${msText(same.ms)} (p99 ${msText(same.p99)})`);
+          note(
+            `${n}: poll round of ${T} after a change ${msText(changed.ms)} (p99 ${msText(changed.p99)}), unchanged ${msText(same.ms)} (p99 ${msText(same.p99)})`,
+          );
         }
       }
       await stop(l);
@@ -480,9 +519,15 @@ async function main(): Promise<void> {
         replicas.flatMap((rep, r) =>
           Array.from({ length: STORM }, async (_, k) => {
             const z = STORM_ZONES[r]!;
-            const endpoints = Array.from({ length: STORM_CREATES }, (_, j) => ({ dnsName: `s${k}-${j}.${z}`, recordType: 'A', targets: [ip4(k * 1000 + j)], ttl: 300 }) as Endpoint);
+            const endpoints = Array.from(
+              { length: STORM_CREATES },
+              (_, j) => ({ dnsName: `s${k}-${j}.${z}`, recordType: 'A', targets: [ip4(k * 1000 + j)], ttl: 300 }) as Endpoint,
+            );
             await zoneClientFor({ url: rep.server.url }, tenants[k % MAX_T]!.token, { useBinaryFormat: false })
-              .apply({ source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [z], endpoints } } } } }, { timeoutMs: CALL_TIMEOUT_MS })
+              .apply(
+                { source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [z], endpoints } } } } },
+                { timeoutMs: CALL_TIMEOUT_MS },
+              )
               .catch((e: unknown) => note(`storm: an apply failed: ${messageOf(e)}`));
           }),
         ),
@@ -512,9 +557,17 @@ async function main(): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
   }
 
-  console.log(`bench/scale: one dnsplane serve (a child process) per zone size, real Postgres, the OVH simulator (${LATENCY_MS} ms per call for applies, DNSPLANE_OVH_RATE=${RATE});`);
-  console.log(`tenants T = ${TENANTS.join(' / ')} (set i owned by tenant i mod ${MAX_T}); includeForeign reads ${READERS} at a time, polls ${POLLERS} at a time; (×r): the ratio to the ${SIZES[0]!.toLocaleString('en')}-record figure`);
-  console.log(`node ${process.version}; ${availableParallelism()} cores; bench time ${Math.round((performance.now() - benchStarted) / 1000)} s; load average at the start ${loadAtStart.map((x) => x.toFixed(1)).join(' ')}, at the end ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+  console.log(
+    `bench/scale: one dnsplane serve (a child process) per zone size, real Postgres, the OVH simulator (${LATENCY_MS} ms per call for applies, DNSPLANE_OVH_RATE=${RATE});`,
+  );
+  console.log(
+    `tenants T = ${TENANTS.join(' / ')} (set i owned by tenant i mod ${MAX_T}); includeForeign reads ${READERS} at a time, polls ${POLLERS} at a time; (×r): the ratio to the ${SIZES[0]!.toLocaleString('en')}-record figure`,
+  );
+  console.log(
+    `node ${process.version}; ${availableParallelism()} cores; bench time ${Math.round((performance.now() - benchStarted) / 1000)} s; load average at the start ${loadAtStart.map((x) => x.toFixed(1)).join(' ')}, at the end ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}`,
+  );
   console.log('');
   printTable();
   if (storm) {

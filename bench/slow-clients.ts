@@ -81,8 +81,20 @@ async function main(): Promise<void> {
       ...passed,
     });
     const ports = { api: Number(new URL(child.url).port), webhook: Number(new URL(child.webhookUrl!).port) };
-    say(`bench/slow-clients — ${availableParallelism()} CPUs, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}; dnsplane serve as a child process`);
-    say(`settings: ${Object.keys(passed).length ? Object.entries(passed).map(([k, v]) => `${k}=${v}`).join(' ') : 'defaults (DNSPLANE_HEADERS_TIMEOUT 20s, DNSPLANE_REQUEST_TIMEOUT 60s, DNSPLANE_IDLE_TIMEOUT 65s)'}`);
+    say(
+      `bench/slow-clients — ${availableParallelism()} CPUs, load ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}; dnsplane serve as a child process`,
+    );
+    say(
+      `settings: ${
+        Object.keys(passed).length
+          ? Object.entries(passed)
+              .map(([k, v]) => `${k}=${v}`)
+              .join(' ')
+          : 'defaults (DNSPLANE_HEADERS_TIMEOUT 20s, DNSPLANE_REQUEST_TIMEOUT 60s, DNSPLANE_IDLE_TIMEOUT 65s)'
+      }`,
+    );
     say(`${CONNECTIONS} connections per port, each sending ${SEND} (${JSON.stringify(payload)}) and then nothing`);
     say('');
     const started = performance.now();
@@ -90,14 +102,20 @@ async function main(): Promise<void> {
       api: Array.from({ length: CONNECTIONS }, () => slowClient(ports.api, payload)),
       webhook: Array.from({ length: CONNECTIONS }, () => slowClient(ports.webhook, payload)),
     };
-    say('   t | open on API | open on webhook | a good client\'s GET /healthz (API)');
+    say("   t | open on API | open on webhook | a good client's GET /healthz (API)");
     for (let t = EVERY_S; t <= WAIT_S; t += EVERY_S) {
       await new Promise((r) => setTimeout(r, Math.max(0, started + t * 1000 - performance.now())));
       const open = (list: typeof clients.api) => list.filter((c) => c.open()).length;
-      say(`${String(t).padStart(3)} s | ${String(open(clients.api)).padStart(11)} | ${String(open(clients.webhook)).padStart(15)} | ${await healthzMs(child.url)}`);
+      say(
+        `${String(t).padStart(3)} s | ${String(open(clients.api)).padStart(11)} | ${String(open(clients.webhook)).padStart(15)} | ${await healthzMs(child.url)}`,
+      );
     }
     for (const [name, list] of Object.entries(clients)) {
-      const times = list.map((c) => c.closedAt()).filter((t): t is number => t !== undefined).map((t) => (t - started) / 1000).sort((a, b) => a - b);
+      const times = list
+        .map((c) => c.closedAt())
+        .filter((t): t is number => t !== undefined)
+        .map((t) => (t - started) / 1000)
+        .sort((a, b) => a - b);
       const still = list.length - times.length;
       say(
         `${name}: ${times.length} of ${list.length} closed by the server` +

@@ -65,7 +65,8 @@ function ep(dnsName: string, recordType: string, targets: string[]): Endpoint {
 function desiredFor(t: number, zone: string): Endpoint[] {
   const out: Endpoint[] = [];
   for (const name of ['a', 'b', 'c']) {
-    if (Math.random() < 0.6) out.push(ep(`t${t}-${name}.${zone}`, 'A', [...new Set(Array.from({ length: 1 + rnd(3) }, () => `10.${t}.${rnd(4)}.${1 + rnd(5)}`))]));
+    if (Math.random() < 0.6)
+      out.push(ep(`t${t}-${name}.${zone}`, 'A', [...new Set(Array.from({ length: 1 + rnd(3) }, () => `10.${t}.${rnd(4)}.${1 + rnd(5)}`))]));
   }
   if (Math.random() < 0.3) out.push(ep(`t${t}-txt.${zone}`, 'TXT', [`soak ${t} ${rnd(5)}`]));
   if (Math.random() < 0.5) out.push(ep(`shared-${rnd(3)}.${zone}`, 'A', [`10.${t}.9.${1 + rnd(5)}`]));
@@ -91,7 +92,9 @@ const FAULTS: Array<{ method?: string; path: (z: string) => string; effect: Faul
 
 async function main(): Promise<number> {
   const started = Date.now();
-  const sim = await OvhSimulator.start({ zones: Object.fromEntries(ZONES.map((z) => [z, [{ subDomain: 'manual', fieldType: 'A', target: '198.51.100.1', ttl: 600 }]])) });
+  const sim = await OvhSimulator.start({
+    zones: Object.fromEntries(ZONES.map((z) => [z, [{ subDomain: 'manual', fieldType: 'A', target: '198.51.100.1', ttl: 600 }]])),
+  });
   const dir = mkdtempSync(path.join(tmpdir(), 'dnsplane-soak-'));
   const caFile = writeSimulatorCa(sim, dir);
 
@@ -116,9 +119,7 @@ async function main(): Promise<number> {
   const pool = servers[0]!.ctx.pool;
   const tokens: string[] = [];
   for (let t = 0; t < TENANTS; t++) tokens.push((await createTenant(pool, { name: `t${t}`, zones: ZONES })).token);
-  const clients: Array<Array<Client<typeof ZoneService>>> = servers.map((s) =>
-    tokens.map((token) => zoneClientFor(s, token)),
-  );
+  const clients: Array<Array<Client<typeof ZoneService>>> = servers.map((s) => tokens.map((token) => zoneClientFor(s, token)));
 
   const accepted = new Map<string, ZoneApplyResult[]>(ZONES.map((z) => [z, []]));
   const tally = new Map<string, number>();
@@ -210,7 +211,9 @@ async function main(): Promise<number> {
     next();
   }
 
-  console.log(`soak: ${SECONDS}s, ${REPLICAS} replicas, ${TENANTS} tenants, ${ZONE_COUNT} zones, ${WORKERS} workers${KILL_SESSIONS ? ', every dnsplane session terminated at random' : ''}`);
+  console.log(
+    `soak: ${SECONDS}s, ${REPLICAS} replicas, ${TENANTS} tenants, ${ZONE_COUNT} zones, ${WORKERS} workers${KILL_SESSIONS ? ', every dnsplane session terminated at random' : ''}`,
+  );
   await Promise.all(Array.from({ length: WORKERS }, worker));
   clearInterval(chaos);
   clearTimeout(killer);
@@ -243,7 +246,10 @@ async function main(): Promise<number> {
     const expected = foldAccepted(accepted.get(zone)!);
     const actual = joined(publishedSets(sim, zone, (r) => r.fieldType === 'NS' || r.subDomain === 'manual' || r.subDomain.startsWith('hand-')));
     const diff = [...new Set([...expected.keys(), ...actual.keys()])].filter((k) => expected.get(k) !== actual.get(k));
-    check(diff.length === 0, `published = fold of ${accepted.get(zone)!.length} accepted applies (${expected.size} record sets)${diff.length ? `; differ: ${diff.slice(0, 5).join('; ')}` : ''}`);
+    check(
+      diff.length === 0,
+      `published = fold of ${accepted.get(zone)!.length} accepted applies (${expected.size} record sets)${diff.length ? `; differ: ${diff.slice(0, 5).join('; ')}` : ''}`,
+    );
     const draft = sim.draftRecords(zone);
     const keys = draft.map((r) => `${r.subDomain} ${r.fieldType} ${r.target}`);
     const dups = keys.filter((k, i) => keys.indexOf(k) !== i);
@@ -256,7 +262,10 @@ async function main(): Promise<number> {
     // No refresh without its journal row: each 204 refresh is an apply's (its row done, or recovered
     // when the database went away after its refresh) or a recovery's (which publishes the undone
     // draft), so at most done + 2 x recovered. A zombie refresh after a lost lock would break it.
-    check(zoneRefreshes <= states.done + 2 * states.recovered, `${zoneRefreshes} refreshes answered 204 <= applies done + 2 x recovered (${states.done + 2 * states.recovered})`);
+    check(
+      zoneRefreshes <= states.done + 2 * states.recovered,
+      `${zoneRefreshes} refreshes answered 204 <= applies done + 2 x recovered (${states.done + 2 * states.recovered})`,
+    );
   }
   // The servers still run: a background recovery scheduled after a lost lock (it retries with backoff)
   // may hold a zone lock for a moment. None may stay held.

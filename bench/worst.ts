@@ -50,7 +50,10 @@ const note = (line: string) => console.error(`  ${line}`);
 
 /** n endpoints: A's 998 sets first (every other one with a new target: updates), then new names (creates). */
 function desired(n: number): Endpoint[] {
-  return Array.from({ length: n }, (_, i) => ({ dnsName: `host${i}.${ZONE}`, recordType: 'A', targets: [ip(i < OWNED && i % 2 === 1 ? '10.30' : '10.20', i)], ttl: 3600 }) as Endpoint);
+  return Array.from(
+    { length: n },
+    (_, i) => ({ dnsName: `host${i}.${ZONE}`, recordType: 'A', targets: [ip(i < OWNED && i % 2 === 1 ? '10.30' : '10.20', i)], ttl: 3600 }) as Endpoint,
+  );
 }
 
 function planRequest(endpoints: Endpoint[], force = false) {
@@ -106,7 +109,8 @@ async function main(): Promise<void> {
     });
     const { url } = server;
     const hook = server.webhookUrl!;
-    const connect = (token: string, binary: boolean) => createConnectTransport({ baseUrl: url, httpVersion: '1.1', useBinaryFormat: binary, interceptors: [bearer(token)] });
+    const connect = (token: string, binary: boolean) =>
+      createConnectTransport({ baseUrl: url, httpVersion: '1.1', useBinaryFormat: binary, interceptors: [bearer(token)] });
     const json = createClient(ZoneService, connect(a, false));
     const binary = createClient(ZoneService, connect(a, true));
     const grpc = createClient(ZoneService, createGrpcTransport({ baseUrl: url, interceptors: [bearer(a)] }));
@@ -119,9 +123,17 @@ async function main(): Promise<void> {
       return `${res.status}${res.ok ? '' : ` ${text.slice(0, 80)}`}`;
     };
     const jsonCall = (service: string, method: string, token: string, body: unknown) =>
-      raw(`${url}/dnsplane.v1.${service}/${method}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      raw(`${url}/dnsplane.v1.${service}/${method}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     const webhook = (method: 'GET' | 'POST', p: string, body?: unknown) =>
-      raw(`${hook}${p}`, { method, headers: { authorization: basic, accept: MEDIA, ...(body ? { 'content-type': MEDIA } : {}) }, ...(body ? { body: JSON.stringify(body) } : {}) });
+      raw(`${hook}${p}`, {
+        method,
+        headers: { authorization: basic, accept: MEDIA, ...(body ? { 'content-type': MEDIA } : {}) },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
 
     const metrics = async (): Promise<{ lagMs: number; cpuMs: number }> => {
       const text = await (await fetch(`${url}/metrics`)).text();
@@ -150,7 +162,9 @@ async function main(): Promise<void> {
     const zoneSize = `${(RECORDS + OWNED + 2).toLocaleString('en')}-record zone`;
 
     await measure('Records, first (the cold sync of the zone)', zoneSize, () => json.records({ zones: [ZONE] }));
-    await measure('Records JSON, all record sets, first of a generation', zoneSize, () => jsonCall('ZoneService', 'Records', a, { zones: [ZONE], includeForeign: true }));
+    await measure('Records JSON, all record sets, first of a generation', zoneSize, () =>
+      jsonCall('ZoneService', 'Records', a, { zones: [ZONE], includeForeign: true }),
+    );
     await measure('Records JSON, all record sets, warm', zoneSize, () => jsonCall('ZoneService', 'Records', a, { zones: [ZONE], includeForeign: true }));
     await measure('Records binary Connect, all record sets, first', zoneSize, () => binary.records({ zones: [ZONE], includeForeign: true }));
     await json.apply({ source: { case: 'plan', value: planRequest(desired(OWNED).map((e, i) => ({ ...e, targets: [ip('10.20', i)] }) as Endpoint)) } });
@@ -162,7 +176,9 @@ async function main(): Promise<void> {
     if (planId === '') planId = (await json.plan(planRequest(desired(5000), true))).plan!.id;
     await measure('Plan, binary Connect', '5,000 endpoints', () => binary.plan(planRequest(desired(5000))));
     await measure('Plan, gRPC', '5,000 endpoints', () => grpc.plan(planRequest(desired(5000))));
-    await measure('Plan, every endpoint invalid', '5,000 endpoints', () => json.plan(planRequest(desired(5000).map((e) => ({ ...e, targets: ['not-an-ip'] }) as Endpoint))));
+    await measure('Plan, every endpoint invalid', '5,000 endpoints', () =>
+      json.plan(planRequest(desired(5000).map((e) => ({ ...e, targets: ['not-an-ip'] }) as Endpoint))),
+    );
     await measure('AdminService.PlanAs', '5,000 endpoints', () => admin.planAs({ tenant: 'tenant-a', request: planRequest(desired(5000)) }));
     await measure('AdminService.GetPlan, Connect JSON', '4,501 changes', () => jsonCall('AdminService', 'GetPlan', ops, { id: planId }));
     await measure('AdminService.GetPlan, binary Connect', '4,501 changes', () => admin.getPlan({ id: planId }));
@@ -170,7 +186,9 @@ async function main(): Promise<void> {
     const big = yamlDocument(Math.floor((2 * 1000 * 1000) / 90)); // under the 2 MiB limit
     await measure('ParseDesiredState, YAML (refused: too many)', `${(big.length / 2 ** 20).toFixed(1)} MB`, () => admin.parseDesiredState({ document: big }));
     await measure('webhook POST /adjustendpoints', '50,000 endpoints', () => webhook('POST', '/adjustendpoints', wireEndpoints(50_000, 'w')));
-    await measure('webhook POST /records, every entry invalid', '50,000 creates', () => webhook('POST', '/records', { Create: wireEndpoints(50_000, 'w', () => 'bad') }));
+    await measure('webhook POST /records, every entry invalid', '50,000 creates', () =>
+      webhook('POST', '/records', { Create: wireEndpoints(50_000, 'w', () => 'bad') }),
+    );
     await measure('webhook POST /records, nothing to delete', '50,000 deletes', () => webhook('POST', '/records', { Delete: wireEndpoints(50_000, 'w') }));
     await measure('AdminService.ListOwnership, unowned included', zoneSize, () => admin.listOwnership({ zone: ZONE, includeUnowned: true }));
     if (APPLIES) {
@@ -189,13 +207,20 @@ async function main(): Promise<void> {
   rows.sort((x, y) => y.lagMs - x.lagMs);
   const over = rows.filter((r) => r.lagMs > GOAL_MS);
   console.log(`bench/worst: every kind of request at its limit, one at a time, to dnsplane serve (a child process)`);
-  console.log(`node ${process.version}; ${availableParallelism()} cores; bench time ${Math.round((performance.now() - started) / 1000)} s; load average at the start ${load.map((l) => l.toFixed(1)).join(' ')}`);
+  console.log(
+    `node ${process.version}; ${availableParallelism()} cores; bench time ${Math.round((performance.now() - started) / 1000)} s; load average at the start ${load.map((l) => l.toFixed(1)).join(' ')}`,
+  );
   console.log('');
   console.log('| request | at | worst event-loop delay | server time | server CPU | answer |');
   console.log('|---|---|--:|--:|--:|---|');
-  for (const r of rows) console.log(`| ${r.request} | ${r.limit} | ${Math.round(r.lagMs)} ms | ${Math.round(r.wallMs)} ms | ${Math.round(r.cpuMs)} ms | ${r.outcome} |`);
+  for (const r of rows)
+    console.log(`| ${r.request} | ${r.limit} | ${Math.round(r.lagMs)} ms | ${Math.round(r.wallMs)} ms | ${Math.round(r.cpuMs)} ms | ${r.outcome} |`);
   console.log('');
-  console.log(over.length === 0 ? `No request held the event loop more than ${GOAL_MS} ms.` : `${over.length} request(s) held the event loop more than ${GOAL_MS} ms: ${over.map((r) => r.request).join('; ')}.`);
+  console.log(
+    over.length === 0
+      ? `No request held the event loop more than ${GOAL_MS} ms.`
+      : `${over.length} request(s) held the event loop more than ${GOAL_MS} ms: ${over.map((r) => r.request).join('; ')}.`,
+  );
 }
 
 main().catch((e: unknown) => {

@@ -19,9 +19,17 @@ export interface HealthConfig {
 }
 
 export const HEALTH_SETTINGS = [
-  { name: 'DNSPLANE_HEALTH_INTERVAL', default: '10s', help: 'record sets with a health check (the label dnsplane/health-check; docs/failover.md) have each target checked this often, by one replica at a time per set; 0 or off: this replica checks nothing' },
+  {
+    name: 'DNSPLANE_HEALTH_INTERVAL',
+    default: '10s',
+    help: 'record sets with a health check (the label dnsplane/health-check; docs/failover.md) have each target checked this often, by one replica at a time per set; 0 or off: this replica checks nothing',
+  },
   { name: 'DNSPLANE_HEALTH_TIMEOUT', default: '2s', help: 'one check (TCP connect, or HTTP(S) answer) fails past this; less than DNSPLANE_HEALTH_INTERVAL' },
-  { name: 'DNSPLANE_HEALTH_FAILURES', default: '3', help: 'failed checks in a row that withdraw a target from OVH (never the last of its set: all failing, all stay); 1-100' },
+  {
+    name: 'DNSPLANE_HEALTH_FAILURES',
+    default: '3',
+    help: 'failed checks in a row that withdraw a target from OVH (never the last of its set: all failing, all stay); 1-100',
+  },
   { name: 'DNSPLANE_HEALTH_SUCCESSES', default: '2', help: 'passing checks in a row that restore a withdrawn target; 1-100' },
   { name: 'DNSPLANE_HEALTH_CONCURRENCY', default: '64', help: 'health checks in flight at most, for the whole process' },
 ];
@@ -29,7 +37,8 @@ export const HEALTH_SETTINGS = [
 type Duration = (value: string, field: string) => number;
 
 function count(value: string, field: string, max: number): number {
-  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > max) throw new InvalidInputError(field, `must be an integer from 1 to ${max}, got "${value}"`);
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > max)
+    throw new InvalidInputError(field, `must be an integer from 1 to ${max}, got "${value}"`);
   return Number(value);
 }
 
@@ -39,7 +48,10 @@ export function healthConfig(get: (name: string) => string | undefined, duration
   const timeoutMs = duration(get('DNSPLANE_HEALTH_TIMEOUT') ?? '2s', 'DNSPLANE_HEALTH_TIMEOUT');
   if (timeoutMs <= 0) throw new InvalidInputError('DNSPLANE_HEALTH_TIMEOUT', 'must be above 0');
   if (intervalMs > 0 && timeoutMs >= intervalMs) {
-    throw new InvalidInputError('DNSPLANE_HEALTH_TIMEOUT', `must be less than DNSPLANE_HEALTH_INTERVAL (${intervalMs} ms), got ${timeoutMs} ms: a round ends before the next begins`);
+    throw new InvalidInputError(
+      'DNSPLANE_HEALTH_TIMEOUT',
+      `must be less than DNSPLANE_HEALTH_INTERVAL (${intervalMs} ms), got ${timeoutMs} ms: a round ends before the next begins`,
+    );
   }
   return {
     intervalMs,

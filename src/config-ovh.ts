@@ -46,7 +46,11 @@ export function ovhConfig(get: (name: string) => string | undefined): OvhConfig 
     if (demoAsked === true || (demoAsked === undefined && get('DATABASE_URL') === undefined)) {
       return { mode: 'simulator' };
     } else if (demoAsked === false) {
-      return { mode: 'unconfigured', field: OVH_CREDENTIALS.join(', '), rule: `not set and DNSPLANE_DEMO is false: set the three OVH credentials, or ask for the demo with ${ASK_FOR_DEMO}` };
+      return {
+        mode: 'unconfigured',
+        field: OVH_CREDENTIALS.join(', '),
+        rule: `not set and DNSPLANE_DEMO is false: set the three OVH credentials, or ask for the demo with ${ASK_FOR_DEMO}`,
+      };
     } else {
       return {
         mode: 'unconfigured',

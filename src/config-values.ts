@@ -39,7 +39,8 @@ export function oneOf<T extends string>(value: string, field: string, allowed: r
 export function parseByteSize(value: string, field: string): number {
   const m = /^(\d+)(Ki|Mi|Gi)?$/.exec(value.trim());
   const n = m ? Number(m[1]) * { '': 1, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30 }[m[2] ?? '']! : NaN;
-  if (!Number.isSafeInteger(n)) throw new InvalidInputError(field, `must be a size in bytes, as an integer or with the unit Ki, Mi or Gi (e.g. 134217728 or 128Mi), got "${value}"`);
+  if (!Number.isSafeInteger(n))
+    throw new InvalidInputError(field, `must be a size in bytes, as an integer or with the unit Ki, Mi or Gi (e.g. 134217728 or 128Mi), got "${value}"`);
   if (n < 2 ** 20) throw new InvalidInputError(field, `must be at least 1Mi (1048576 bytes), got "${value}"`);
   return n;
 }
@@ -87,9 +88,14 @@ export function parseSecretsKeys(one: string | undefined, list: string | undefin
     const key = parseSecretsKey(one);
     return key ? [key] : undefined;
   }
-  if (one !== undefined) throw new InvalidInputError('DNSPLANE_SECRETS_KEYS', 'set either DNSPLANE_SECRETS_KEY (one key) or DNSPLANE_SECRETS_KEYS (a list, while rotating), not both');
+  if (one !== undefined)
+    throw new InvalidInputError(
+      'DNSPLANE_SECRETS_KEYS',
+      'set either DNSPLANE_SECRETS_KEY (one key) or DNSPLANE_SECRETS_KEYS (a list, while rotating), not both',
+    );
   const entries = list.split(',').map((e) => e.trim());
-  if (entries.some((e) => e === '')) throw new InvalidInputError('DNSPLANE_SECRETS_KEYS', `must be a comma list of keys with no empty entry; ${SECRETS_KEY_RULE} each`);
+  if (entries.some((e) => e === ''))
+    throw new InvalidInputError('DNSPLANE_SECRETS_KEYS', `must be a comma list of keys with no empty entry; ${SECRETS_KEY_RULE} each`);
   const keys = entries.map((e, i) => parseSecretsKey(e, `DNSPLANE_SECRETS_KEYS[${i}]`)!);
   keys.forEach((k, i) => {
     const first = keys.findIndex((o) => o.equals(k));
@@ -101,7 +107,8 @@ export function parseSecretsKeys(one: string | undefined, list: string | undefin
 /** DNSPLANE_SECRETS_KEY: exactly 32 bytes in base64. The message never shows the value (a secret). */
 export function parseSecretsKey(value: string | undefined, field = 'DNSPLANE_SECRETS_KEY'): Buffer | undefined {
   if (value === undefined) return undefined;
-  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(value) || value.length % 4 !== 0) throw new InvalidInputError(field, `${SECRETS_KEY_RULE}; the value set is not base64 (${value.length} characters)`);
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(value) || value.length % 4 !== 0)
+    throw new InvalidInputError(field, `${SECRETS_KEY_RULE}; the value set is not base64 (${value.length} characters)`);
   const key = Buffer.from(value, 'base64');
   if (key.length !== 32) throw new InvalidInputError(field, `${SECRETS_KEY_RULE}; the value set decodes to ${key.length} bytes`);
   return key;
@@ -129,7 +136,10 @@ export function parseCorsOrigins(value: string, field = 'DNSPLANE_CORS_ORIGINS')
     }
     const bare = url && /^[a-z][a-z0-9+.-]*:\/\/[^/?#]+\/?$/i.test(item) && !url.username && !url.password;
     if (!url || !bare || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-      throw new InvalidInputError(`${field}[${i}]`, `must be an origin like https://console.example.com or http://localhost:5173 (scheme, host, optional port; no path), got "${item}"`);
+      throw new InvalidInputError(
+        `${field}[${i}]`,
+        `must be an origin like https://console.example.com or http://localhost:5173 (scheme, host, optional port; no path), got "${item}"`,
+      );
     }
     return url.origin;
   });

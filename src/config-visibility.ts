@@ -25,7 +25,8 @@ export function visibilityConfig(get: (name: string) => string | undefined, dura
   const queries = get('DNSPLANE_PROBE_QUERIES') ?? '16';
   if (!/^\d+$/.test(queries) || Number(queries) < 1) throw new InvalidInputError('DNSPLANE_PROBE_QUERIES', `must be a positive integer, got "${queries}"`);
   const backoff = range(get('DNSPLANE_PROBE_BACKOFF') ?? '1s..30s', 'DNSPLANE_PROBE_BACKOFF', duration);
-  if (typeof backoff === 'number' || backoff.min <= 0) throw new InvalidInputError('DNSPLANE_PROBE_BACKOFF', 'must be a range like 1s..30s whose least is above 0');
+  if (typeof backoff === 'number' || backoff.min <= 0)
+    throw new InvalidInputError('DNSPLANE_PROBE_BACKOFF', 'must be a range like 1s..30s whose least is above 0');
   const sim = get('DNSPLANE_SIM_PROPAGATION') ?? '2s..8s';
   return {
     ...(servers !== undefined ? { authoritativeServers: parseServers(servers) } : {}),
@@ -47,12 +48,16 @@ function range(value: string, field: string, duration: Duration): number | { min
 
 /** `host[:port]` (port 53 by default; an IPv6 address in brackets), comma-separated. */
 export function parseServers(value: string, field = 'DNSPLANE_AUTHORITATIVE_SERVERS'): Array<{ host: string; port: number }> {
-  const items = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const items = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   if (items.length === 0) throw new InvalidInputError(field, 'must list at least one host:port');
   return items.map((item, i) => {
     const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]\s]+))(?::(\d{1,5}))?$/.exec(item);
     const port = m?.[3] === undefined ? 53 : Number(m[3]);
-    if (!m || port < 1 || port > 65535) throw new InvalidInputError(`${field}[${i}]`, `must be host[:port] (port 1-65535, default 53; an IPv6 address in brackets), got "${item}"`);
+    if (!m || port < 1 || port > 65535)
+      throw new InvalidInputError(`${field}[${i}]`, `must be host[:port] (port 1-65535, default 53; an IPv6 address in brackets), got "${item}"`);
     return { host: m[1] ?? m[2]!, port };
   });
 }

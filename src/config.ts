@@ -25,7 +25,18 @@ import {
 } from './config-values.js';
 
 // The value syntaxes and the OVH settings, where the CLI and the tests have always found them.
-export { logFormatOf, parseBoolean, parseByteSize, parseCorsOrigins, parseDuration, parseListen, parseLogFormat, parseSecretsKey, parseSecretsKeys, type LogFormatSetting } from './config-values.js';
+export {
+  logFormatOf,
+  parseBoolean,
+  parseByteSize,
+  parseCorsOrigins,
+  parseDuration,
+  parseListen,
+  parseLogFormat,
+  parseSecretsKey,
+  parseSecretsKeys,
+  type LogFormatSetting,
+} from './config-values.js';
 export { OVH_API_PATH, OVH_CREDENTIALS, ovhApiAdvertise, type OvhConfig } from './config-ovh.js';
 export { SETTINGS } from './config-settings.js';
 
@@ -154,14 +165,23 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
   const logFormat = parseLogFormat(get('DNSPLANE_LOG_FORMAT'));
 
   const dnsRaw = get('DNSPLANE_DNS_LISTEN');
-  const dnsListen = dnsRaw?.toLowerCase() === 'off' ? undefined : dnsRaw !== undefined ? parseListen(dnsRaw, 'DNSPLANE_DNS_LISTEN') : ovh.mode === 'simulator' ? ('demo' as const) : undefined;
+  const dnsListen =
+    dnsRaw?.toLowerCase() === 'off'
+      ? undefined
+      : dnsRaw !== undefined
+        ? parseListen(dnsRaw, 'DNSPLANE_DNS_LISTEN')
+        : ovh.mode === 'simulator'
+          ? ('demo' as const)
+          : undefined;
 
   return {
     listen: parseListen(get('DNSPLANE_LISTEN') ?? '127.0.0.1:8080'),
     webhookListen: webhookListen(get('DNSPLANE_WEBHOOK_LISTEN'), get('DNSPLANE_LISTEN')),
     ...(dnsListen ? { dnsListen } : {}),
     dnsRate: positiveNumber(get('DNSPLANE_DNS_RATE') ?? '50', 'DNSPLANE_DNS_RATE', false),
-    dnsUpdateWaitMs: /^(0|off)$/i.test(get('DNSPLANE_DNS_UPDATE_WAIT') ?? 'off') ? 0 : parseDuration(get('DNSPLANE_DNS_UPDATE_WAIT')!, 'DNSPLANE_DNS_UPDATE_WAIT'),
+    dnsUpdateWaitMs: /^(0|off)$/i.test(get('DNSPLANE_DNS_UPDATE_WAIT') ?? 'off')
+      ? 0
+      : parseDuration(get('DNSPLANE_DNS_UPDATE_WAIT')!, 'DNSPLANE_DNS_UPDATE_WAIT'),
     dnsClientTimeoutMs: parseDuration(get('DNSPLANE_DNS_CLIENT_TIMEOUT') ?? '2s', 'DNSPLANE_DNS_CLIENT_TIMEOUT'),
     databaseUrl: get('DATABASE_URL'),
     dataDir: path.resolve(cwd, get('DNSPLANE_DATA_DIR') ?? '.dnsplane'),
@@ -176,11 +196,17 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     planTtlMs: parseDuration(get('DNSPLANE_PLAN_TTL') ?? '15m', 'DNSPLANE_PLAN_TTL'),
     planConcurrency: positiveNumber(get('DNSPLANE_PLAN_CONCURRENCY') ?? '2', 'DNSPLANE_PLAN_CONCURRENCY', true),
     readCacheBytes: parseByteSize(get('DNSPLANE_READ_CACHE_BYTES') ?? '128Mi', 'DNSPLANE_READ_CACHE_BYTES'),
-    driftIntervalMs: /^(0|off)$/i.test(get('DNSPLANE_DRIFT_INTERVAL') ?? '') ? 0 : parseDuration(get('DNSPLANE_DRIFT_INTERVAL') ?? '5m', 'DNSPLANE_DRIFT_INTERVAL'),
-    silentCheckMs: /^(0|off)$/i.test(get('DNSPLANE_SILENT_CHECK_INTERVAL') ?? '') ? 0 : parseDuration(get('DNSPLANE_SILENT_CHECK_INTERVAL') ?? '10s', 'DNSPLANE_SILENT_CHECK_INTERVAL'),
+    driftIntervalMs: /^(0|off)$/i.test(get('DNSPLANE_DRIFT_INTERVAL') ?? '')
+      ? 0
+      : parseDuration(get('DNSPLANE_DRIFT_INTERVAL') ?? '5m', 'DNSPLANE_DRIFT_INTERVAL'),
+    silentCheckMs: /^(0|off)$/i.test(get('DNSPLANE_SILENT_CHECK_INTERVAL') ?? '')
+      ? 0
+      : parseDuration(get('DNSPLANE_SILENT_CHECK_INTERVAL') ?? '10s', 'DNSPLANE_SILENT_CHECK_INTERVAL'),
     lastSeenWriteMs: parseDuration(get('DNSPLANE_LAST_SEEN_WRITE') ?? '1m', 'DNSPLANE_LAST_SEEN_WRITE'),
     applyBatch: nonNegativeInteger(get('DNSPLANE_APPLY_BATCH') ?? '100', 'DNSPLANE_APPLY_BATCH'),
-    applyCoalesceMs: /^(0|off)$/i.test(get('DNSPLANE_APPLY_COALESCE') ?? '') ? 0 : parseDuration(get('DNSPLANE_APPLY_COALESCE') ?? '2s', 'DNSPLANE_APPLY_COALESCE'),
+    applyCoalesceMs: /^(0|off)$/i.test(get('DNSPLANE_APPLY_COALESCE') ?? '')
+      ? 0
+      : parseDuration(get('DNSPLANE_APPLY_COALESCE') ?? '2s', 'DNSPLANE_APPLY_COALESCE'),
     shutdownTimeoutMs: parseDuration(get('DNSPLANE_SHUTDOWN_TIMEOUT') ?? '30s', 'DNSPLANE_SHUTDOWN_TIMEOUT'),
     logLevel,
     dryRun: parseBoolean(get('DNSPLANE_DRY_RUN') ?? 'false', 'DNSPLANE_DRY_RUN'),
@@ -224,4 +250,3 @@ function dnsAdvertise(advertise: string | undefined, listen: string | undefined)
   if (listen === undefined || !/^(\[[^\]]+\]|[^:]*):\d{1,5}$/.test(listen)) return undefined;
   return parseListen(listen, 'DNSPLANE_DNS_LISTEN');
 }
-

@@ -47,7 +47,10 @@ async function keptOrMade(ctx: CoreContext, dataDir: string, opts: { newKey: boo
   const kept = await readPrivateFile(file, opts.log, 'TSIG key file');
   const existing = await tsigKeyring(ctx).find(DEMO_TSIG_NAME);
   if (existing && existing.tenant.name !== 'demo') {
-    opts.log.warn({ key: DEMO_TSIG_NAME, tenant: existing.tenant.name }, 'demo: a TSIG key of the demo\'s name belongs to another tenant: left alone, no nsupdate line');
+    opts.log.warn(
+      { key: DEMO_TSIG_NAME, tenant: existing.tenant.name },
+      "demo: a TSIG key of the demo's name belongs to another tenant: left alone, no nsupdate line",
+    );
     return undefined;
   }
   const keptSecret = kept['name'] === DEMO_TSIG_NAME && kept['secret'] ? Buffer.from(kept['secret'], 'base64') : undefined;
@@ -55,7 +58,9 @@ async function keptOrMade(ctx: CoreContext, dataDir: string, opts: { newKey: boo
     return { name: DEMO_TSIG_NAME, algorithm: existing.algorithm, secret: kept['secret']! };
   }
   const admin = { pool: ctx.pool, secrets: ctx.secrets, actor: null };
-  const issued = existing ? await rotateTsigKey(admin, DEMO_TSIG_NAME) : await createTsigKey(admin, { tenant: 'demo', name: DEMO_TSIG_NAME, algorithm: ALGORITHM, acmeOnly: true });
+  const issued = existing
+    ? await rotateTsigKey(admin, DEMO_TSIG_NAME)
+    : await createTsigKey(admin, { tenant: 'demo', name: DEMO_TSIG_NAME, algorithm: ALGORITHM, acmeOnly: true });
   ctx.tsigKeys?.forget('demo'); // this replica at once (its nsupdate line may be run next); the others on NOTIFY
   const secret = issued.secret.toString('base64');
   await writePrivateFile(file, { name: DEMO_TSIG_NAME, secret });

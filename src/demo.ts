@@ -84,7 +84,14 @@ export async function startDemoSimulator(dataDir: string, log: Logger, propagati
  * same across restarts, so the commands its banner printed keep working.
  */
 export async function onKeptPort<T>(file: string, start: (port: number) => Promise<T>, portOf: (started: T) => number, log: Logger, what: string): Promise<T> {
-  return onKeptPorts(file, 1, ([port]) => start(port!), (started) => [portOf(started)], log, what);
+  return onKeptPorts(
+    file,
+    1,
+    ([port]) => start(port!),
+    (started) => [portOf(started)],
+    log,
+    what,
+  );
 }
 
 /**
@@ -92,7 +99,14 @@ export async function onKeptPort<T>(file: string, start: (port: number) => Promi
  * them is taken, all are chosen again (0 each: the OS picks); a port missing from the file is 0.
  * `start` must leave nothing behind when it fails (it is called again).
  */
-export async function onKeptPorts<T>(file: string, count: number, start: (ports: number[]) => Promise<T>, portsOf: (started: T) => number[], log: Logger, what: string): Promise<T> {
+export async function onKeptPorts<T>(
+  file: string,
+  count: number,
+  start: (ports: number[]) => Promise<T>,
+  portsOf: (started: T) => number[],
+  log: Logger,
+  what: string,
+): Promise<T> {
   const text = (await fs.readFile(file, 'utf8').catch(() => '')).trim();
   const saved = Array.from({ length: count }, (_, i) => {
     const n = Number(text.split(/\s+/)[i]);
@@ -104,7 +118,10 @@ export async function onKeptPorts<T>(file: string, count: number, start: (ports:
     try {
       started = await start(saved);
     } catch (e) {
-      log.warn({ ports: saved, err: messageOf(e) }, `demo: ${what} of the last start ${count === 1 ? 'is' : 'are'} taken; using ${count === 1 ? 'another one' : 'others'}`);
+      log.warn(
+        { ports: saved, err: messageOf(e) },
+        `demo: ${what} of the last start ${count === 1 ? 'is' : 'are'} taken; using ${count === 1 ? 'another one' : 'others'}`,
+      );
       started = await start(none);
     }
   } else {

@@ -48,12 +48,31 @@ export function seriesOn(registry: Registry) {
   return {
     /** collect, when given, runs at each scrape (to add what was counted elsewhere). */
     counter: <L extends string = string>(name: string, help: string, labelNames: readonly L[] = [], collect?: (c: Counter<L>) => void) =>
-      new Counter<L>({ name, help, labelNames, registers, ...(collect && { collect(this: Counter<L>) { collect(this); } }) }),
+      new Counter<L>({
+        name,
+        help,
+        labelNames,
+        registers,
+        ...(collect && {
+          collect(this: Counter<L>) {
+            collect(this);
+          },
+        }),
+      }),
     histogram: <L extends string = string>(name: string, help: string, labelNames: readonly L[], buckets: number[]) =>
       new Histogram<L>({ name, help, labelNames, buckets, registers }),
     /** collect, when given, runs at each scrape and sets the gauge's values then. */
     gauge: <L extends string = string>(name: string, help: string, labelNames: readonly L[] = [], collect?: (g: Gauge<L>) => Promise<void>) =>
-      new Gauge<L>({ name, help, labelNames, registers, ...(collect && { collect(this: Gauge<L>) { return collect(this); } }) }),
+      new Gauge<L>({
+        name,
+        help,
+        labelNames,
+        registers,
+        ...(collect && {
+          collect(this: Gauge<L>) {
+            return collect(this);
+          },
+        }),
+      }),
   };
 }
-

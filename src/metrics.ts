@@ -57,49 +57,167 @@
  * previous scrape (reset at each scrape).
  */
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { seriesOn, SECONDS, type ApplyOutcome, type CacheReadResult, type DriftStatus, type HealthSample, type InFlightSample, type OvhCallSample, type ZoneSample } from './metrics-series.js';
+import {
+  seriesOn,
+  SECONDS,
+  type ApplyOutcome,
+  type CacheReadResult,
+  type DriftStatus,
+  type HealthSample,
+  type InFlightSample,
+  type OvhCallSample,
+  type ZoneSample,
+} from './metrics-series.js';
 
 // The samples' and outcomes' types, and the series helper, where core and the doors have always found them.
-export { seriesOn, type ApplyOutcome, type CacheReadResult, type DriftStatus, type HealthSample, type InFlightSample, type OvhCallSample, type ZoneSample } from './metrics-series.js';
+export {
+  seriesOn,
+  type ApplyOutcome,
+  type CacheReadResult,
+  type DriftStatus,
+  type HealthSample,
+  type InFlightSample,
+  type OvhCallSample,
+  type ZoneSample,
+} from './metrics-series.js';
 
 export class Metrics {
   readonly registry = new Registry();
   private readonly s = seriesOn(this.registry);
-  private readonly ovhRequests = this.s.counter('dnsplane_ovh_requests_total', 'HTTP calls to the OVH API, each attempt counted, by method, route and status (0: no answer)', ['method', 'route', 'status']);
-  private readonly ovhDuration = this.s.histogram('dnsplane_ovh_request_duration_seconds', 'Duration of HTTP calls to the OVH API (rate-limit wait excluded)', ['method', 'route'], SECONDS);
+  private readonly ovhRequests = this.s.counter(
+    'dnsplane_ovh_requests_total',
+    'HTTP calls to the OVH API, each attempt counted, by method, route and status (0: no answer)',
+    ['method', 'route', 'status'],
+  );
+  private readonly ovhDuration = this.s.histogram(
+    'dnsplane_ovh_request_duration_seconds',
+    'Duration of HTTP calls to the OVH API (rate-limit wait excluded)',
+    ['method', 'route'],
+    SECONDS,
+  );
   private readonly ovhRetries = this.s.counter('dnsplane_ovh_retries_total', 'OVH calls that were attempts after the first (retries)', ['method', 'route']);
-  private readonly rateWait = this.s.histogram('dnsplane_ovh_ratelimit_wait_seconds', 'Time each OVH call waited for the per-application-key rate limit and the concurrency bound', [], [0, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]);
-  private readonly notSent = this.s.counter('dnsplane_ovh_calls_not_sent_total', 'OVH calls a dry-run apply would have made (DNSPLANE_DRY_RUN), by method and route', ['method', 'route']);
-  private readonly applyDuration = this.s.histogram('dnsplane_apply_duration_seconds', 'Duration of one zone apply (lock wait included), by zone and outcome', ['zone', 'outcome'], SECONDS);
-  private readonly applyGroups = this.s.histogram('dnsplane_apply_group_applies', 'Applies of a zone published by one refresh (a group of coalesced applies: 1 when an apply was alone), by zone', ['zone'], [1, 2, 3, 5, 10, 20, 50, 100]);
-  private readonly lockWait = this.s.histogram('dnsplane_lock_wait_seconds', "Time spent waiting for a zone's advisory lock, by zone and operation", ['zone', 'operation'], SECONDS);
+  private readonly rateWait = this.s.histogram(
+    'dnsplane_ovh_ratelimit_wait_seconds',
+    'Time each OVH call waited for the per-application-key rate limit and the concurrency bound',
+    [],
+    [0, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+  );
+  private readonly notSent = this.s.counter(
+    'dnsplane_ovh_calls_not_sent_total',
+    'OVH calls a dry-run apply would have made (DNSPLANE_DRY_RUN), by method and route',
+    ['method', 'route'],
+  );
+  private readonly applyDuration = this.s.histogram(
+    'dnsplane_apply_duration_seconds',
+    'Duration of one zone apply (lock wait included), by zone and outcome',
+    ['zone', 'outcome'],
+    SECONDS,
+  );
+  private readonly applyGroups = this.s.histogram(
+    'dnsplane_apply_group_applies',
+    'Applies of a zone published by one refresh (a group of coalesced applies: 1 when an apply was alone), by zone',
+    ['zone'],
+    [1, 2, 3, 5, 10, 20, 50, 100],
+  );
+  private readonly lockWait = this.s.histogram(
+    'dnsplane_lock_wait_seconds',
+    "Time spent waiting for a zone's advisory lock, by zone and operation",
+    ['zone', 'operation'],
+    SECONDS,
+  );
   /** cacheRead's counts not yet in cacheReads (by result and zone: a bounded set). */
   private readonly cacheReadCounts = new Map<string, { labels: { zone: string; result: CacheReadResult }; n: number }>();
-  private readonly cacheReads = this.s.counter('dnsplane_cache_reads_total', 'Cache use per zone: hit (Records served from the cache), not_modified (caller up to date), miss (zone read from OVH first)', ['zone', 'result'], () => {
-    for (const p of this.cacheReadCounts.values()) {
-      if (p.n > 0) this.cacheReads.inc(p.labels, p.n);
-      p.n = 0;
-    }
-  });
-  private readonly zoneStateReads = this.s.counter('dnsplane_zone_state_reads_total', "Fresh reads of every zone's generation in Postgres, each shared by the calls that arrived while the previous one ran; none while the LISTEN connection keeps them (core/reads/read-cache.ts ZoneStateSource)");
-  private readonly driftChecks = this.s.counter('dnsplane_drift_checks_total', 'Drift checks by zone and result: unchanged, changed (records changed outside dnsplane were found and read into the cache), busy (zone locked), skipped', ['zone', 'result']);
-  private readonly driftRecords = this.s.counter('dnsplane_drift_records_total', 'Records drift checks found changed outside dnsplane, by zone and change (added, removed, updated)', ['zone', 'change']);
-  private readonly planDuration = this.s.histogram('dnsplane_plan_duration_seconds', 'Duration of one Plan in core: routing, diff, operations and storage (first sync of a zone included)', [], [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]);
-  private readonly plansInProgress = this.s.gauge('dnsplane_plans_in_progress', 'Plans computing now, per tenant (at most DNSPLANE_PLAN_CONCURRENCY each)', ['tenant']);
-  private readonly plansRefused = this.s.counter('dnsplane_plans_refused_total', 'Plans refused with RESOURCE_EXHAUSTED because the tenant had DNSPLANE_PLAN_CONCURRENCY in progress', ['tenant']);
-  private readonly rpcDuration = this.s.histogram('dnsplane_rpc_duration_seconds', 'Server time of each RPC on the API port, from its first byte to the last byte of the answer, by procedure (the RPC path)', ['procedure'], [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]);
-  private readonly loopDelay = this.s.histogram('dnsplane_event_loop_delay_seconds', 'How late a timer armed every 20 ms fired: how long synchronous work held the event loop', [], [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]);
-  private readonly thresholdRefusals = this.s.counter('dnsplane_threshold_refusals_total', "Zone applies refused because they would update or delete more than the tenant's change threshold (DNSPLANE_MAX_CHANGE_PERCENT) without force, or change a protected name without a second admin's approval", ['zone', 'tenant']);
-  private readonly failedLogins = this.s.counter('dnsplane_failed_logins_total', 'Requests with a missing or bad token (failed), and requests refused with 429 because their address failed too often (limited)', ['outcome']);
-  private readonly visibilitySeconds = this.s.histogram('dnsplane_visibility_seconds', "Seconds from an apply's refresh to the moment an authoritative server of its zone first answered everything it changed, by zone and server", ['zone', 'server'], [0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 900, 1800]);
-  private readonly visibilityFinals = this.s.counter('dnsplane_visibility_final_total', "Applies whose visibility became final, by zone and state: visible, not_visible (a server still answered older data at DNSPLANE_VISIBLE_TIMEOUT), unverified (no server could be asked), superseded", ['zone', 'state']);
-  private readonly probeQueries = this.s.counter('dnsplane_probe_queries_total', "DNS questions the prober asked the zones' authoritative servers, by result: match (as published), old (other data), error (no answer to trust)", ['result']);
-  private readonly withdrawals = this.s.counter('dnsplane_target_withdrawals_total', 'Targets withdrawn from OVH (core/withdrawals/withdrawals.ts), by reason: silent (its tenant silent past withdraw_after), health (its check failed)', ['reason']);
+  private readonly cacheReads = this.s.counter(
+    'dnsplane_cache_reads_total',
+    'Cache use per zone: hit (Records served from the cache), not_modified (caller up to date), miss (zone read from OVH first)',
+    ['zone', 'result'],
+    () => {
+      for (const p of this.cacheReadCounts.values()) {
+        if (p.n > 0) this.cacheReads.inc(p.labels, p.n);
+        p.n = 0;
+      }
+    },
+  );
+  private readonly zoneStateReads = this.s.counter(
+    'dnsplane_zone_state_reads_total',
+    "Fresh reads of every zone's generation in Postgres, each shared by the calls that arrived while the previous one ran; none while the LISTEN connection keeps them (core/reads/read-cache.ts ZoneStateSource)",
+  );
+  private readonly driftChecks = this.s.counter(
+    'dnsplane_drift_checks_total',
+    'Drift checks by zone and result: unchanged, changed (records changed outside dnsplane were found and read into the cache), busy (zone locked), skipped',
+    ['zone', 'result'],
+  );
+  private readonly driftRecords = this.s.counter(
+    'dnsplane_drift_records_total',
+    'Records drift checks found changed outside dnsplane, by zone and change (added, removed, updated)',
+    ['zone', 'change'],
+  );
+  private readonly planDuration = this.s.histogram(
+    'dnsplane_plan_duration_seconds',
+    'Duration of one Plan in core: routing, diff, operations and storage (first sync of a zone included)',
+    [],
+    [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  );
+  private readonly plansInProgress = this.s.gauge('dnsplane_plans_in_progress', 'Plans computing now, per tenant (at most DNSPLANE_PLAN_CONCURRENCY each)', [
+    'tenant',
+  ]);
+  private readonly plansRefused = this.s.counter(
+    'dnsplane_plans_refused_total',
+    'Plans refused with RESOURCE_EXHAUSTED because the tenant had DNSPLANE_PLAN_CONCURRENCY in progress',
+    ['tenant'],
+  );
+  private readonly rpcDuration = this.s.histogram(
+    'dnsplane_rpc_duration_seconds',
+    'Server time of each RPC on the API port, from its first byte to the last byte of the answer, by procedure (the RPC path)',
+    ['procedure'],
+    [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+  );
+  private readonly loopDelay = this.s.histogram(
+    'dnsplane_event_loop_delay_seconds',
+    'How late a timer armed every 20 ms fired: how long synchronous work held the event loop',
+    [],
+    [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  );
+  private readonly thresholdRefusals = this.s.counter(
+    'dnsplane_threshold_refusals_total',
+    "Zone applies refused because they would update or delete more than the tenant's change threshold (DNSPLANE_MAX_CHANGE_PERCENT) without force, or change a protected name without a second admin's approval",
+    ['zone', 'tenant'],
+  );
+  private readonly failedLogins = this.s.counter(
+    'dnsplane_failed_logins_total',
+    'Requests with a missing or bad token (failed), and requests refused with 429 because their address failed too often (limited)',
+    ['outcome'],
+  );
+  private readonly visibilitySeconds = this.s.histogram(
+    'dnsplane_visibility_seconds',
+    "Seconds from an apply's refresh to the moment an authoritative server of its zone first answered everything it changed, by zone and server",
+    ['zone', 'server'],
+    [0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 900, 1800],
+  );
+  private readonly visibilityFinals = this.s.counter(
+    'dnsplane_visibility_final_total',
+    'Applies whose visibility became final, by zone and state: visible, not_visible (a server still answered older data at DNSPLANE_VISIBLE_TIMEOUT), unverified (no server could be asked), superseded',
+    ['zone', 'state'],
+  );
+  private readonly probeQueries = this.s.counter(
+    'dnsplane_probe_queries_total',
+    "DNS questions the prober asked the zones' authoritative servers, by result: match (as published), old (other data), error (no answer to trust)",
+    ['result'],
+  );
+  private readonly withdrawals = this.s.counter(
+    'dnsplane_target_withdrawals_total',
+    'Targets withdrawn from OVH (core/withdrawals/withdrawals.ts), by reason: silent (its tenant silent past withdraw_after), health (its check failed)',
+    ['reason'],
+  );
   private lastSeenSource: (() => Promise<Array<{ tenant: string; seconds: number }>>) | undefined;
   private loopTimer: NodeJS.Timeout | undefined;
   private zoneSource: (() => Promise<ZoneSample[]>) | undefined;
   private healthSource: (() => Promise<HealthSample[]>) | undefined;
-  private readonly healthChecks = this.s.counter('dnsplane_health_checks_total', 'Health checks of targets this process made (core/health/), by result: pass, fail', ['result']);
+  private readonly healthChecks = this.s.counter(
+    'dnsplane_health_checks_total',
+    'Health checks of targets this process made (core/health/), by result: pass, fail',
+    ['result'],
+  );
   private inFlightSource: (() => Promise<InFlightSample[]>) | undefined;
   private readCacheSource: (() => { bytes: number; maxBytes: number }) | undefined;
 
@@ -108,45 +226,75 @@ export class Metrics {
     if (opts.eventLoop ?? true) this.watchEventLoop();
     this.s.gauge('dnsplane_dry_run', '1 when DNSPLANE_DRY_RUN is on: applies send nothing to OVH').set(opts.dryRun ? 1 : 0);
 
-    this.s.gauge('dnsplane_read_cache_bytes', 'Bytes the Records cache of this process keeps (kept: bases, answers, encoded bytes, as accounted) and its bound, DNSPLANE_READ_CACHE_BYTES (bound)', ['of'], async (g) => {
-      const s = this.readCacheSource?.();
-      if (!s) return;
-      g.set({ of: 'kept' }, s.bytes);
-      g.set({ of: 'bound' }, s.maxBytes);
-    });
+    this.s.gauge(
+      'dnsplane_read_cache_bytes',
+      'Bytes the Records cache of this process keeps (kept: bases, answers, encoded bytes, as accounted) and its bound, DNSPLANE_READ_CACHE_BYTES (bound)',
+      ['of'],
+      async (g) => {
+        const s = this.readCacheSource?.();
+        if (!s) return;
+        g.set({ of: 'kept' }, s.bytes);
+        g.set({ of: 'bound' }, s.maxBytes);
+      },
+    );
     // Read from Postgres at scrape time (reset, then one value per zone): the truth every replica shares.
     const perZone = (name: string, help: string, read: () => Promise<Array<[zone: string, value: number]>>) =>
       this.s.gauge(name, help, ['zone'], async (g) => {
         g.reset();
         for (const [zone, value] of await read()) g.set({ zone }, value);
       });
-    this.s.gauge('dnsplane_tenant_last_seen_seconds', "Seconds since each tenant's latest authenticated call, as Postgres holds it (written coarsely: up to a minute late); tenants never seen are absent", ['tenant'], async (g) => {
-      const source = this.lastSeenSource;
-      if (!source) return;
-      g.reset();
-      for (const { tenant, seconds } of await source()) g.set({ tenant }, seconds);
-    });
+    this.s.gauge(
+      'dnsplane_tenant_last_seen_seconds',
+      "Seconds since each tenant's latest authenticated call, as Postgres holds it (written coarsely: up to a minute late); tenants never seen are absent",
+      ['tenant'],
+      async (g) => {
+        const source = this.lastSeenSource;
+        if (!source) return;
+        g.reset();
+        for (const { tenant, seconds } of await source()) g.set({ tenant }, seconds);
+      },
+    );
     // Health (core/health/): from Postgres at scrape time, so every replica reports the checker's truth.
     const healthRows = () => this.healthSource?.() ?? Promise.resolve([] as HealthSample[]);
-    this.s.gauge('dnsplane_target_health', 'Each checked target of a record set with a health check: 1 while it passes, 0 while it fails (withdrawn, or kept as the last)', ['zone', 'name', 'target'], async (g) => {
-      g.reset();
-      for (const r of await healthRows()) g.set({ zone: r.zone, name: r.name, target: r.target }, r.passing ? 1 : 0);
-    });
-    this.s.gauge('dnsplane_target_set_all_down', 'Record sets whose every checked target fails: 1 (all stay published: fail open); 0 otherwise', ['zone', 'name'], async (g) => {
-      g.reset();
-      const sets = new Map<string, { zone: string; name: string; down: boolean }>();
-      for (const r of await healthRows()) {
-        const key = `${r.zone} ${r.name}`;
-        const s = sets.get(key) ?? { zone: r.zone, name: r.name, down: true };
-        s.down &&= !r.passing;
-        sets.set(key, s);
-      }
-      for (const s of sets.values()) g.set({ zone: s.zone, name: s.name }, s.down ? 1 : 0);
-    });
-    perZone('dnsplane_zone_generation', "Generation of each zone's cache (+1 on every change of its cached content)", async () => (await this.zones()).map((z) => [z.zone, Number(z.generation)]));
+    this.s.gauge(
+      'dnsplane_target_health',
+      'Each checked target of a record set with a health check: 1 while it passes, 0 while it fails (withdrawn, or kept as the last)',
+      ['zone', 'name', 'target'],
+      async (g) => {
+        g.reset();
+        for (const r of await healthRows()) g.set({ zone: r.zone, name: r.name, target: r.target }, r.passing ? 1 : 0);
+      },
+    );
+    this.s.gauge(
+      'dnsplane_target_set_all_down',
+      'Record sets whose every checked target fails: 1 (all stay published: fail open); 0 otherwise',
+      ['zone', 'name'],
+      async (g) => {
+        g.reset();
+        const sets = new Map<string, { zone: string; name: string; down: boolean }>();
+        for (const r of await healthRows()) {
+          const key = `${r.zone} ${r.name}`;
+          const s = sets.get(key) ?? { zone: r.zone, name: r.name, down: true };
+          s.down &&= !r.passing;
+          sets.set(key, s);
+        }
+        for (const s of sets.values()) g.set({ zone: s.zone, name: s.name }, s.down ? 1 : 0);
+      },
+    );
+    perZone('dnsplane_zone_generation', "Generation of each zone's cache (+1 on every change of its cached content)", async () =>
+      (await this.zones()).map((z) => [z.zone, Number(z.generation)]),
+    );
     perZone('dnsplane_zone_records', 'OVH records in the cache of each zone', async () => (await this.zones()).map((z) => [z.zone, z.records]));
-    perZone('dnsplane_journal_in_flight', 'Journal rows in_flight per zone: applies under way, or applies that died and whose rollback waits for the next holder of the zone lock', async () => (await this.inFlight()).map((j) => [j.zone, j.count]));
-    perZone('dnsplane_journal_in_flight_oldest_seconds', 'Age of the oldest in_flight journal row per zone (an apply takes seconds; minutes means a rollback is left in flight)', async () => (await this.inFlight()).map((j) => [j.zone, j.oldestSeconds]));
+    perZone(
+      'dnsplane_journal_in_flight',
+      'Journal rows in_flight per zone: applies under way, or applies that died and whose rollback waits for the next holder of the zone lock',
+      async () => (await this.inFlight()).map((j) => [j.zone, j.count]),
+    );
+    perZone(
+      'dnsplane_journal_in_flight_oldest_seconds',
+      'Age of the oldest in_flight journal row per zone (an apply takes seconds; minutes means a rollback is left in flight)',
+      async () => (await this.inFlight()).map((j) => [j.zone, j.oldestSeconds]),
+    );
   }
 
   /** Where the in-flight journal gauges come from (server.ts: the journal table). */

@@ -72,13 +72,37 @@ export function createLogger(level: string, format: 'json' | 'pretty' = 'json', 
     base: { service: 'dnsplane' },
     // Belt and braces: nothing should log these, and if something does they are masked.
     redact: {
-      paths: ['token', '*.token', 'authorization', '*.authorization', 'headers.authorization', 'applicationSecret', '*.applicationSecret', 'consumerKey', '*.consumerKey', 'password', '*.password', 'secret', '*.secret'],
+      paths: [
+        'token',
+        '*.token',
+        'authorization',
+        '*.authorization',
+        'headers.authorization',
+        'applicationSecret',
+        '*.applicationSecret',
+        'consumerKey',
+        '*.consumerKey',
+        'password',
+        '*.password',
+        'secret',
+        '*.secret',
+      ],
       censor: '[redacted]',
     },
   };
   if (format === 'json') return destination ? pino(options, destination) : pino(options);
   const out = destination ?? process.stdout;
-  return pino(options, pretty({ destination: out, sync: true, colorize: Boolean((out as { isTTY?: boolean }).isTTY), translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service', singleLine: true }));
+  return pino(
+    options,
+    pretty({
+      destination: out,
+      sync: true,
+      colorize: Boolean((out as { isTTY?: boolean }).isTTY),
+      translateTime: 'SYS:HH:MM:ss.l',
+      ignore: 'pid,hostname,service',
+      singleLine: true,
+    }),
+  );
 }
 
 export async function startServer(config: Config, log: Logger = createLogger(config.logLevel), parts: ServerParts = {}): Promise<Server> {
@@ -135,9 +159,15 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         const left = () => Math.max(0, budget - (performance.now() - started));
         lifecycle.beginShutdown(config.shutdownTimeoutMs);
         drafts.stop();
-        await Promise.all([webhook?.close(left()), http.close(left()), dns?.close(left()), drift ? Promise.race([drift.stop(), sleep(left())]) : undefined, silent ? Promise.race([silent.stop(), sleep(left())]) : undefined]);
+        await Promise.all([
+          webhook?.close(left()),
+          http.close(left()),
+          dns?.close(left()),
+          drift ? Promise.race([drift.stop(), sleep(left())]) : undefined,
+          silent ? Promise.race([silent.stop(), sleep(left())]) : undefined,
+        ]);
         if (!(await lifecycle.settled(left()))) {
-          log.error('shutdown: work was still running at the deadline; its journal rows stay in flight and the zone\'s next lock holder rolls them back');
+          log.error("shutdown: work was still running at the deadline; its journal rows stay in flight and the zone's next lock holder rolls them back");
         }
         await opened.prober?.stop();
         await opened.health?.stop();
@@ -182,7 +212,10 @@ async function startRecoveryAndChecks(ctx: CoreContext, config: Config, log: Log
 
   // Health checks per target (core/health/, docs/failover.md): withdrawals through core/withdrawals/withdrawals.ts.
   if (config.health.intervalMs > 0) {
-    opened.health = HealthChecker.start(ctx, { settings: { ...DEFAULT_HEALTH, ...config.health, leaseMs: leaseFor(config.health.intervalMs) }, withdrawals: coreWithdrawals(ctx) });
+    opened.health = HealthChecker.start(ctx, {
+      settings: { ...DEFAULT_HEALTH, ...config.health, leaseMs: leaseFor(config.health.intervalMs) },
+      withdrawals: coreWithdrawals(ctx),
+    });
   }
 }
 
@@ -190,7 +223,15 @@ async function startRecoveryAndChecks(ctx: CoreContext, config: Config, log: Log
  * The doors: the API port (Connect, gRPC, gRPC-Web, the console, the served OVH API), the central
  * webhook and the DNS door, each when configured; one that fails to open closes those already open.
  */
-async function openDoors(ctx: CoreContext, metrics: Metrics, config: Config, log: Logger, parts: ServerParts, labels: { database: string; ovh: string }, readyNotes: (() => string[]) | undefined) {
+async function openDoors(
+  ctx: CoreContext,
+  metrics: Metrics,
+  config: Config,
+  log: Logger,
+  parts: ServerParts,
+  labels: { database: string; ovh: string },
+  readyNotes: (() => string[]) | undefined,
+) {
   // One limiter for both listeners: a client address's failed logins count wherever they happen.
   const limiter = new LoginLimiter({
     ...config.login,
@@ -228,9 +269,25 @@ async function openDoors(ctx: CoreContext, metrics: Metrics, config: Config, log
   let dns: DnsListener | undefined;
   if (config.dnsListen) {
     const door = (listen: { host: string; port: number }) =>
-      startDnsDoor(ctx, { listen, log, keyring: parts.dnsKeyring ?? tsigKeyring(ctx), registry: metrics.registry, unsignedRate: { perSecond: config.dnsRate }, updateWait: { maxMs: config.dnsUpdateWaitMs, clientTimeoutMs: config.dnsClientTimeoutMs } });
+      startDnsDoor(ctx, {
+        listen,
+        log,
+        keyring: parts.dnsKeyring ?? tsigKeyring(ctx),
+        registry: metrics.registry,
+        unsignedRate: { perSecond: config.dnsRate },
+        updateWait: { maxMs: config.dnsUpdateWaitMs, clientTimeoutMs: config.dnsClientTimeoutMs },
+      });
     const dnsListen = config.dnsListen;
-    dns = await (dnsListen === 'demo' ? onKeptPort(path.join(config.dataDir, DNS_DOOR_PORT_FILE), (port) => door({ host: '127.0.0.1', port }), (d) => d.port, log, 'the DNS door port') : door(dnsListen)).catch(async (e: unknown) => {
+    dns = await (dnsListen === 'demo'
+      ? onKeptPort(
+          path.join(config.dataDir, DNS_DOOR_PORT_FILE),
+          (port) => door({ host: '127.0.0.1', port }),
+          (d) => d.port,
+          log,
+          'the DNS door port',
+        )
+      : door(dnsListen)
+    ).catch(async (e: unknown) => {
       await Promise.all([http.close(), webhook?.close()]);
       throw e;
     });

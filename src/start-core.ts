@@ -107,9 +107,7 @@ export async function ovhTargetOf(config: Config, log: Logger, database: store.D
 /** The process's series, with the sources they read from the database. */
 export function metricsOf(config: Config, log: Logger, database: store.Database): Metrics {
   const metrics = new Metrics({ dryRun: config.dryRun });
-  metrics.setZoneSource(async () =>
-    (await store.listZones(database.pool)).map((z) => ({ zone: z.name, generation: z.generation, records: z.recordCount })),
-  );
+  metrics.setZoneSource(async () => (await store.listZones(database.pool)).map((z) => ({ zone: z.name, generation: z.generation, records: z.recordCount })));
   metrics.setInFlightSource(() => store.inFlightSummary(database.pool));
   metrics.setHealthSource(() => store.healthSamples(database.pool));
   if (config.dryRun) log.warn('DNSPLANE_DRY_RUN is on: applies log and return the OVH calls they would make and send none');
@@ -117,10 +115,24 @@ export function metricsOf(config: Config, log: Logger, database: store.Database)
 }
 
 /** The OVH client; DNSPLANE_OVH_RATE is the OVH account's: every replica on this database leases from one budget. */
-export function ovhClientOf(config: Config, log: Logger, database: store.Database, target: OvhTarget, metrics: Metrics, instance: string, opened: Opened): OvhApi {
+export function ovhClientOf(
+  config: Config,
+  log: Logger,
+  database: store.Database,
+  target: OvhTarget,
+  metrics: Metrics,
+  instance: string,
+  opened: Opened,
+): OvhApi {
   const { endpoint, credentials, extraCaPems } = target;
   const budgetPool = (opened.budgetPool = store.createSidePool(database.pool, { max: 1, log: (msg, fields) => log.warn(fields ?? {}, msg) }));
-  opened.ovhBudget = new SharedOvhBudget({ pool: budgetPool, account: accountLabel(accountKey(endpoint, credentials)), replica: instance, ratePerSecond: config.ovhRate, warn: (msg, fields) => log.warn(fields ?? {}, msg) });
+  opened.ovhBudget = new SharedOvhBudget({
+    pool: budgetPool,
+    account: accountLabel(accountKey(endpoint, credentials)),
+    replica: instance,
+    ratePerSecond: config.ovhRate,
+    warn: (msg, fields) => log.warn(fields ?? {}, msg),
+  });
   return new OvhApi({
     endpoint,
     credentials,
@@ -144,7 +156,16 @@ export function ovhClientOf(config: Config, log: Logger, database: store.Databas
  * (core/reads/read-cache.ts ZoneStateSource); a lost or silent listener sends every read to Postgres until
  * it is back. Waits for visibility (core/visibility/visibility.ts) are woken by NOTIFY dnsplane_visibility.
  */
-export async function coreContextOf(config: Config, log: Logger, database: store.Database, ovh: OvhApi, metrics: Metrics, secrets: SecretBox | undefined, instance: string, opened: Opened): Promise<CoreContext & { lifecycle: Lifecycle }> {
+export async function coreContextOf(
+  config: Config,
+  log: Logger,
+  database: store.Database,
+  ovh: OvhApi,
+  metrics: Metrics,
+  secrets: SecretBox | undefined,
+  instance: string,
+  opened: Opened,
+): Promise<CoreContext & { lifecycle: Lifecycle }> {
   opened.journalPool = store.createSidePool(database.pool, { max: 2, log: (msg, fields) => log.warn(fields ?? {}, msg) });
   const listening = () => opened.listener?.live() ?? false;
   const tokens = new TokenCache(listening);

@@ -13,7 +13,15 @@ describe('health settings', () => {
   });
 
   it('reads each; off (or 0) turns the checker off', () => {
-    expect(health({ DNSPLANE_HEALTH_INTERVAL: '5s', DNSPLANE_HEALTH_TIMEOUT: '500ms', DNSPLANE_HEALTH_FAILURES: '5', DNSPLANE_HEALTH_SUCCESSES: '1', DNSPLANE_HEALTH_CONCURRENCY: '8' })).toEqual({
+    expect(
+      health({
+        DNSPLANE_HEALTH_INTERVAL: '5s',
+        DNSPLANE_HEALTH_TIMEOUT: '500ms',
+        DNSPLANE_HEALTH_FAILURES: '5',
+        DNSPLANE_HEALTH_SUCCESSES: '1',
+        DNSPLANE_HEALTH_CONCURRENCY: '8',
+      }),
+    ).toEqual({
       intervalMs: 5000,
       timeoutMs: 500,
       failures: 5,

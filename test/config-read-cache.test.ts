@@ -29,7 +29,9 @@ describe('DNSPLANE_READ_CACHE_BYTES', () => {
 
   it('refuses bad values, naming the setting and the rule', () => {
     for (const bad of ['128MB', '-5', '1.5Gi', 'lots', '99999999999999999999']) {
-      expect(() => bound({ DNSPLANE_READ_CACHE_BYTES: bad }), bad).toThrow(/^DNSPLANE_READ_CACHE_BYTES: must be a size in bytes, as an integer or with the unit Ki, Mi or Gi/);
+      expect(() => bound({ DNSPLANE_READ_CACHE_BYTES: bad }), bad).toThrow(
+        /^DNSPLANE_READ_CACHE_BYTES: must be a size in bytes, as an integer or with the unit Ki, Mi or Gi/,
+      );
     }
     expect(() => bound({ DNSPLANE_READ_CACHE_BYTES: '1000' })).toThrow('DNSPLANE_READ_CACHE_BYTES: must be at least 1Mi (1048576 bytes), got "1000"');
   });

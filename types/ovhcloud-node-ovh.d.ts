@@ -29,12 +29,7 @@ declare module '@ovhcloud/node-ovh' {
   interface OvhClient {
     apiTimeDiff: number | null;
     requestPromised(method: string, path: string, params?: Record<string, unknown>): Promise<unknown>;
-    request(
-      method: string,
-      path: string,
-      params: Record<string, unknown>,
-      callback: (error: unknown, response: unknown) => void,
-    ): void;
+    request(method: string, path: string, params: Record<string, unknown>, callback: (error: unknown, response: unknown) => void): void;
   }
 
   function ovh(params: OvhClientParams): OvhClient;

@@ -155,7 +155,10 @@ export function adminService(ctx: CoreContext): ServiceImpl<typeof AdminService>
       const { rows, unowned } = await admin.listOwnership(ctx, actor, { zone: req.zone, tenant: req.tenant, includeUnowned: req.includeUnowned });
       // A zone's ownership may be 20,000 rows: converted in slices (Connect then encodes the answer).
       const slicer = new Slicer();
-      return create(ListOwnershipResponseSchema, { entries: await slicer.map(rows, ownershipEntryToPb, 256), unowned: await slicer.map(unowned, endpointToPb, 256) });
+      return create(ListOwnershipResponseSchema, {
+        entries: await slicer.map(rows, ownershipEntryToPb, 256),
+        unowned: await slicer.map(unowned, endpointToPb, 256),
+      });
     },
 
     async assignOwnership(req, hc) {

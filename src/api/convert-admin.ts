@@ -52,7 +52,9 @@ export function tenantToPb(t: CoreTenant): PbTenant {
     createdAt: timestampFromDate(t.createdAt),
     tokenRotatedAt: timestampFromDate(t.tokenRotatedAt),
     ...(t.maxChangePercent !== null ? { maxChangePercent: t.maxChangePercent } : {}),
-    ...(t.previousTokenValidUntil && t.previousTokenValidUntil.getTime() > Date.now() ? { previousTokenValidUntil: timestampFromDate(t.previousTokenValidUntil) } : {}),
+    ...(t.previousTokenValidUntil && t.previousTokenValidUntil.getTime() > Date.now()
+      ? { previousTokenValidUntil: timestampFromDate(t.previousTokenValidUntil) }
+      : {}),
     ...(t.withdrawAfterMs !== undefined ? { withdrawAfter: durationFromMs(t.withdrawAfterMs) } : {}),
     ...(t.lastSeenAt ? { lastSeenAt: timestampFromDate(t.lastSeenAt) } : {}),
   });
@@ -156,7 +158,8 @@ export function adoptionToPb(a: CoreAdoption): PbRegistryAdoption {
 }
 
 export function journalEntryToPb(j: JournalView): PbJournalEntry {
-  const op = (o: JournalView['operations'][number]) => create(OvhOperationSchema, { method: o.method, path: o.path, body: o.body, status: o.status, error: o.error });
+  const op = (o: JournalView['operations'][number]) =>
+    create(OvhOperationSchema, { method: o.method, path: o.path, body: o.body, status: o.status, error: o.error });
   return create(JournalEntrySchema, {
     id: j.id,
     zone: j.zone,

@@ -78,13 +78,24 @@ export function planInputFromPb(req: PlanRequest, field = ''): PlanInput {
   switch (req.input.case) {
     case 'desired':
       if (req.policy === Policy.UNSPECIFIED) throw new InvalidInputError(`${field}policy`, POLICY_REQUIRED);
-      return { kind: 'desired', policy, zones: [...req.input.value.zones], endpoints: req.input.value.endpoints.map(rawEndpoint), ...(req.force ? { force: true } : {}) };
+      return {
+        kind: 'desired',
+        policy,
+        zones: [...req.input.value.zones],
+        endpoints: req.input.value.endpoints.map(rawEndpoint),
+        ...(req.force ? { force: true } : {}),
+      };
     case 'changes': {
       const c = req.input.value;
       return {
         kind: 'changes',
         policy,
-        changes: { create: c.create.map(rawEndpoint), updateOld: c.updateOld.map(rawEndpoint), updateNew: c.updateNew.map(rawEndpoint), delete: c.delete.map(rawEndpoint) },
+        changes: {
+          create: c.create.map(rawEndpoint),
+          updateOld: c.updateOld.map(rawEndpoint),
+          updateNew: c.updateNew.map(rawEndpoint),
+          delete: c.delete.map(rawEndpoint),
+        },
         ...(req.force ? { force: true } : {}),
       };
     }
@@ -109,10 +120,21 @@ export function endpointToPb(e: Endpoint): PbEndpoint {
   });
 }
 
-const TARGET_STATUS = { unchecked: TargetStatus.UNCHECKED, healthy: TargetStatus.HEALTHY, failing: TargetStatus.FAILING, withdrawn: TargetStatus.WITHDRAWN } as const;
+const TARGET_STATUS = {
+  unchecked: TargetStatus.UNCHECKED,
+  healthy: TargetStatus.HEALTHY,
+  failing: TargetStatus.FAILING,
+  withdrawn: TargetStatus.WITHDRAWN,
+} as const;
 
 export function targetStateToPb(t: TargetState) {
-  return create(TargetStateSchema, { target: t.target, status: TARGET_STATUS[t.status], reason: t.reason, detail: t.detail, ...(t.since ? { since: timestampFromDate(t.since) } : {}) });
+  return create(TargetStateSchema, {
+    target: t.target,
+    status: TARGET_STATUS[t.status],
+    reason: t.reason,
+    detail: t.detail,
+    ...(t.since ? { since: timestampFromDate(t.since) } : {}),
+  });
 }
 
 export function actionToPb(a: CoreAction): ChangeAction {
@@ -173,7 +195,9 @@ export async function zonePlanHeadPb(z: ZonePlan, slicer: Slicer): Promise<PbZon
     zone: z.zone,
     baseGeneration: z.baseGeneration,
     conflicts: await slicer.map(z.conflicts, conflictToPb),
-    threshold: z.threshold ? create(ChangeThresholdSchema, { ...z.threshold, protectedNames: z.threshold.protectedNames ?? [], wouldRefuse: needsApproval(z.threshold) }) : undefined,
+    threshold: z.threshold
+      ? create(ChangeThresholdSchema, { ...z.threshold, protectedNames: z.threshold.protectedNames ?? [], wouldRefuse: needsApproval(z.threshold) })
+      : undefined,
   });
 }
 
@@ -192,7 +216,11 @@ const statusToPb: Record<ZoneApplyResult['status'], ApplyStatus> = {
 };
 
 export function zoneApplyResultToPb(r: ZoneApplyResult): PbZoneApplyResult {
-  return zoneApplyResultMessage(r, r.calls.map(callToPb), r.changes.map((c) => changeToPb(c)));
+  return zoneApplyResultMessage(
+    r,
+    r.calls.map(callToPb),
+    r.changes.map((c) => changeToPb(c)),
+  );
 }
 
 /** zoneApplyResultToPb with its long lists (thousands of calls and changes) converted in slices. */

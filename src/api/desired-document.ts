@@ -97,7 +97,8 @@ function desiredFrom(doc: Json | undefined, file: string): DesiredFile {
   const out: DesiredFile = { zones: zones as string[], endpoints: endpoints.map((e, i) => endpointFrom(e, at(`endpoints[${i}]`))) };
   const policy = doc['policy'];
   if (policy !== undefined) {
-    if (typeof policy !== 'string' || POLICIES[policy] === undefined) throw new InvalidInputError(at('policy'), `must be one of ${Object.keys(POLICIES).join(', ')}`);
+    if (typeof policy !== 'string' || POLICIES[policy] === undefined)
+      throw new InvalidInputError(at('policy'), `must be one of ${Object.keys(POLICIES).join(', ')}`);
     out.policy = POLICIES[policy];
   }
   return out;

@@ -33,7 +33,8 @@ export function toConnectError(e: unknown): ConnectError {
   if (e instanceof StalePlanError) return new ConnectError(e.message, Code.FailedPrecondition);
   if (e instanceof PlanNotApprovableError) return new ConnectError(e.message, Code.FailedPrecondition);
   // The header lets a client (the webhook sidecar) tell this refusal from a stale plan.
-  if (e instanceof ThresholdError) return new ConnectError(e.message, Code.FailedPrecondition, { [REFUSAL_HEADER]: REFUSAL_CHANGE_THRESHOLD, [REFUSAL_ZONE_HEADER]: e.zone });
+  if (e instanceof ThresholdError)
+    return new ConnectError(e.message, Code.FailedPrecondition, { [REFUSAL_HEADER]: REFUSAL_CHANGE_THRESHOLD, [REFUSAL_ZONE_HEADER]: e.zone });
   if (e instanceof LockTimeoutError) return new ConnectError(e.message, Code.Aborted);
   if (e instanceof ResourceExhaustedError) return new ConnectError(e.message, Code.ResourceExhausted);
   if (e instanceof ApplyFailedError) return new ConnectError(e.message, e.transient ? Code.Unavailable : Code.FailedPrecondition);

@@ -130,7 +130,11 @@ function options(req: NodeRequest, res: NodeResponse, origin: string | undefined
   }
   res.setHeader('Vary', 'Origin, Access-Control-Request-Method, Access-Control-Request-Headers');
   if (!allowed) {
-    text(res, 403, `CORS: origin ${origin} is not allowed to call this API; list it in DNSPLANE_CORS_ORIGINS (comma-separated origins such as https://console.example.com)\n`);
+    text(
+      res,
+      403,
+      `CORS: origin ${origin} is not allowed to call this API; list it in DNSPLANE_CORS_ORIGINS (comma-separated origins such as https://console.example.com)\n`,
+    );
     return;
   }
   res.setHeader('Access-Control-Allow-Origin', origin);
@@ -177,9 +181,11 @@ function explain(handler: UniversalHandler, req: UniversalServerRequest, res: Un
   const header = new Headers(res.header);
   if (res.status === 415) {
     const got = req.header.get('content-type');
-    message =
-      `unsupported content-type ${got ? JSON.stringify(got) : '(none)'} for ${rpc}; send one of:\n${SUPPORTED_CONTENT_TYPES.map((t) => `  ${t}\n`).join('')}`;
-    header.set('Accept-Post', 'application/json, application/proto, application/connect+json, application/connect+proto, application/grpc, application/grpc-web, application/grpc-web-text');
+    message = `unsupported content-type ${got ? JSON.stringify(got) : '(none)'} for ${rpc}; send one of:\n${SUPPORTED_CONTENT_TYPES.map((t) => `  ${t}\n`).join('')}`;
+    header.set(
+      'Accept-Post',
+      'application/json, application/proto, application/connect+json, application/connect+proto, application/grpc, application/grpc-web, application/grpc-web-text',
+    );
   } else if (res.status === 405) {
     const get = handler.allowedMethods.includes('GET');
     message = get

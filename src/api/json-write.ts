@@ -18,7 +18,15 @@ type Json = Record<string, unknown>;
 
 const str = JSON.stringify;
 
-export type JsonEndpoint = { dnsName?: string; recordType?: string; targets?: string[]; ttl?: number; setIdentifier?: string; labels?: Record<string, string>; targetStates?: JsonTargetState[] };
+export type JsonEndpoint = {
+  dnsName?: string;
+  recordType?: string;
+  targets?: string[];
+  ttl?: number;
+  setIdentifier?: string;
+  labels?: Record<string, string>;
+  targetStates?: JsonTargetState[];
+};
 type JsonTargetState = { target?: string; status: string; reason?: string; since?: string; detail?: string };
 
 /** An endpoint as endpointToPb shows it (api/convert.ts), as its JSON object (keys in field order). */

@@ -7,12 +7,7 @@ import { create } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
 import type { CoreContext } from '../core/context.js';
 import { publishDomain, serviceUrls, unpublishDomain } from '../nsm/index.js';
-import {
-  type NsmService,
-  PublishDomainResponseSchema,
-  PublishedNsmServiceSchema,
-  UnpublishDomainResponseSchema,
-} from '../gen/dnsplane/v1/nsm_pb.js';
+import { type NsmService, PublishDomainResponseSchema, PublishedNsmServiceSchema, UnpublishDomainResponseSchema } from '../gen/dnsplane/v1/nsm_pb.js';
 import { tenantOf } from './auth.js';
 import { zoneApplyResultToPb } from './convert.js';
 import { waitForZones } from './visibility.js';
@@ -58,7 +53,14 @@ export function nsmService(ctx: CoreContext): ServiceImpl<typeof NsmService> {
       const tenant = tenantOf(hc);
       const r = await unpublishDomain(ctx, tenant, { domain: req.domain });
       const z = zoneApplyResultToPb(r.result);
-      return create(UnpublishDomainResponseSchema, { domain: r.domain, zone: r.zone, status: z.status, generation: z.generation, changes: z.changes, calls: z.calls });
+      return create(UnpublishDomainResponseSchema, {
+        domain: r.domain,
+        zone: r.zone,
+        status: z.status,
+        generation: z.generation,
+        changes: z.changes,
+        calls: z.calls,
+      });
     },
   };
 }

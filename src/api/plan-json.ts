@@ -27,7 +27,16 @@ import type { Logger } from 'pino';
 import type { CoreContext } from '../core/context.js';
 import { plan } from '../core/plan/plan.js';
 import { Slicer } from '../core/slices.js';
-import { ChangeActionSchema, EndpointSchema, PlanRequestSchema, PlanSchema, ZonePlanSchema, ZoneService, type Endpoint as PbEndpoint, type PlanRequest } from '../gen/dnsplane/v1/zone_pb.js';
+import {
+  ChangeActionSchema,
+  EndpointSchema,
+  PlanRequestSchema,
+  PlanSchema,
+  ZonePlanSchema,
+  ZoneService,
+  type Endpoint as PbEndpoint,
+  type PlanRequest,
+} from '../gen/dnsplane/v1/zone_pb.js';
 import { unstorable } from '../dns/endpoint.js';
 import type { Change } from '../dns/types.js';
 import { describeOperation, operationsByRecordSet, operationsOfChange } from '../ovh/ops.js';
@@ -86,7 +95,16 @@ const isText = (v: unknown): v is string => typeof v === 'string' && unstorable(
  */
 function plainEndpoint(v: unknown): PbEndpoint | undefined {
   if (!isObject(v)) return undefined;
-  const e: PbEndpoint = { $typeName: EndpointSchema.typeName, dnsName: '', recordType: '', targets: [], ttl: 0, setIdentifier: '', labels: {}, targetStates: [] };
+  const e: PbEndpoint = {
+    $typeName: EndpointSchema.typeName,
+    dnsName: '',
+    recordType: '',
+    targets: [],
+    ttl: 0,
+    setIdentifier: '',
+    labels: {},
+    targetStates: [],
+  };
   for (const key in v) {
     const x = v[key];
     switch (key) {
@@ -180,7 +198,9 @@ function operationObject(d: { method: string; path: string; body: string }): Jso
 
 /** A change with its operations, as changeToPb shows it (PlannedChange), as its JSON object. */
 function changeObject(c: Change, operations: readonly JsonOperation[]): object {
-  const o: { action: string; before?: JsonEndpoint; after?: JsonEndpoint; warnings?: string[]; operations?: readonly JsonOperation[] } = { action: actionNames.get(actionToPb(c.action))! };
+  const o: { action: string; before?: JsonEndpoint; after?: JsonEndpoint; warnings?: string[]; operations?: readonly JsonOperation[] } = {
+    action: actionNames.get(actionToPb(c.action))!,
+  };
   if (c.before) o.before = endpointObject(c.before);
   if (c.after) o.after = endpointObject(c.after);
   if (c.warnings && c.warnings.length > 0) o.warnings = c.warnings;
@@ -216,6 +236,9 @@ export function planJsonRoute(ctx: CoreContext, log: Logger, readMaxBytes: numbe
       const stored = await plan(ctx, tenant, planInputFromPb(request));
       const answer = await planResponseJson(stored, slicer);
       replyJson(res, answer);
-      log.debug({ rpc: 'Plan', tenant: tenant.name, plan: stored.id, requestBytes: body.length, answerBytes: answer.length, yields: slicer.yields }, 'plan answered in slices');
+      log.debug(
+        { rpc: 'Plan', tenant: tenant.name, plan: stored.id, requestBytes: body.length, answerBytes: answer.length, yields: slicer.yields },
+        'plan answered in slices',
+      );
     });
 }

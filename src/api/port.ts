@@ -155,7 +155,10 @@ export async function startApiPort(ctx: CoreContext, opts: ApiPortOptions): Prom
         // Under /ovh/1.0 every answer is OVH's: the served API answers its own 413 at once, the body unread.
         if (isOvhApiPath(req.url ?? '/')) return ovhApi(req, res);
         cors(req, res);
-        const error = new ConnectError(`message size ${String(req.headers['content-length'])} is larger than configured readMaxBytes ${READ_MAX_BYTES}`, Code.ResourceExhausted);
+        const error = new ConnectError(
+          `message size ${String(req.headers['content-length'])} is larger than configured readMaxBytes ${READ_MAX_BYTES}`,
+          Code.ResourceExhausted,
+        );
         answerError(req, res, error, { bodyUnread: true });
       },
     },

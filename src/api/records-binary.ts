@@ -58,7 +58,10 @@ export async function encodeZoneRecords(z: ZoneRecords, slicer: Slicer): Promise
 export async function recordsResponseBinary(cache: ReadCache, zones: readonly ZoneRecords[], slicer: Slicer): Promise<RecordsResponse> {
   const unknown = [];
   for (const z of zones) {
-    const data = z.notModified || z.endpoints.length === 0 ? await encodeZoneRecords(z, slicer) : await cache.encoded(z.endpoints, FORM, () => encodeZoneRecords(z, slicer));
+    const data =
+      z.notModified || z.endpoints.length === 0
+        ? await encodeZoneRecords(z, slicer)
+        : await cache.encoded(z.endpoints, FORM, () => encodeZoneRecords(z, slicer));
     unknown.push({ no: ZONES_FIELD, wireType: WireType.LengthDelimited, data });
   }
   return Object.assign(create(RecordsResponseSchema), { $unknown: unknown });

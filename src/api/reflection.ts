@@ -154,7 +154,11 @@ function session(index: DescriptorIndex): (req: Request) => Answer {
       default:
         return {
           case: 'errorResponse',
-          value: { errorCode: Code.InvalidArgument, errorMessage: 'message_request: one of list_services, file_by_filename, file_containing_symbol, file_containing_extension or all_extension_numbers_of_type is required' },
+          value: {
+            errorCode: Code.InvalidArgument,
+            errorMessage:
+              'message_request: one of list_services, file_by_filename, file_containing_symbol, file_containing_extension or all_extension_numbers_of_type is required',
+          },
         };
     }
   };

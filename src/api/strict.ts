@@ -173,7 +173,10 @@ export function checkMessage(m: DescMessage, msg: Msg, path: string): void {
   if (isWellKnown(m)) return;
   const unknown = msg.$unknown;
   if (unknown && unknown.length > 0) {
-    throw invalid(path || m.name, `unknown field number ${unknown.map((u) => u.no).join(', ')} of ${m.name} (a newer client? this server does not know it and will not ignore it)`);
+    throw invalid(
+      path || m.name,
+      `unknown field number ${unknown.map((u) => u.no).join(', ')} of ${m.name} (a newer client? this server does not know it and will not ignore it)`,
+    );
   }
   for (const f of m.fields) {
     let value: unknown;

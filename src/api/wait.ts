@@ -34,11 +34,13 @@ export function waitAsked(req: { wait: Wait; waitTimeout?: Duration }, hc: Handl
     if (req.waitTimeout) throw new InvalidInputError(`${field}waitTimeout`, 'goes with wait WAIT_VISIBLE');
     return undefined;
   }
-  if (req.wait !== Wait.VISIBLE) throw new InvalidInputError(`${field}wait`, `unknown value ${String(req.wait)}; use WAIT_VISIBLE (or leave it unset: no wait)`);
+  if (req.wait !== Wait.VISIBLE)
+    throw new InvalidInputError(`${field}wait`, `unknown value ${String(req.wait)}; use WAIT_VISIBLE (or leave it unset: no wait)`);
   let timeoutMs = DEFAULT_WAIT_MS;
   if (req.waitTimeout) {
     timeoutMs = durationMs(req.waitTimeout);
-    if (!(timeoutMs > 0) || timeoutMs > MAX_WAIT_MS) throw new InvalidInputError(`${field}waitTimeout`, `must be more than 0 and at most 1 hour (3600s), got ${timeoutMs / 1000}s`);
+    if (!(timeoutMs > 0) || timeoutMs > MAX_WAIT_MS)
+      throw new InvalidInputError(`${field}waitTimeout`, `must be more than 0 and at most 1 hour (3600s), got ${timeoutMs / 1000}s`);
   }
   const remaining = hc.timeoutMs();
   if (remaining !== undefined) timeoutMs = Math.max(0, Math.min(timeoutMs, remaining - answerMargin(remaining)));

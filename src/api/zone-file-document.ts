@@ -33,12 +33,14 @@ export function desiredFromZoneFile(text: string, source: string, zone?: string)
   } catch (e) {
     throw new InvalidInputError(source, (e as Error).message);
   }
-  const records: OvhRecord[] = lines.filter((l) => !(l.type === 'NS' && l.subDomain === '')).map((l) => {
-    if (!isRecordType(l.type)) {
-      throw new InvalidInputError(`${source} line ${l.line}`, `type ${l.type} is not one dnsplane manages (${RECORD_TYPES.join(', ')})`);
-    }
-    return { id: String(l.line), zone: origin, subDomain: l.subDomain, fieldType: l.type, target: l.target, ttl: l.ttl };
-  });
+  const records: OvhRecord[] = lines
+    .filter((l) => !(l.type === 'NS' && l.subDomain === ''))
+    .map((l) => {
+      if (!isRecordType(l.type)) {
+        throw new InvalidInputError(`${source} line ${l.line}`, `type ${l.type} is not one dnsplane manages (${RECORD_TYPES.join(', ')})`);
+      }
+      return { id: String(l.line), zone: origin, subDomain: l.subDomain, fieldType: l.type, target: l.target, ttl: l.ttl };
+    });
   const mapping = recordsToEndpoints(records, origin);
   const invalid = mapping.warnings.find((w) => / is not a valid /.test(w.message));
   if (invalid) throw new InvalidInputError(`${source} line ${invalid.recordIds[0]}`, invalid.message.replace(/; kept as it is$/, ''));

@@ -32,7 +32,6 @@ import { waitAsked } from './wait.js';
 import { answersInBinary, recordsResponseBinary } from './records-binary.js';
 import { readCacheOf } from '../core/reads/read-cache.js';
 
-
 /** Records as the RPC asks for it (also the Connect-JSON route of api/records-json.ts). */
 export function recordsOf(ctx: CoreContext, tenant: Tenant, req: RecordsRequest): Promise<ZoneRecords[]> {
   return records(ctx, tenant, recordsQueryOf(req));
@@ -60,7 +59,10 @@ export function zoneService(ctx: CoreContext): ServiceImpl<typeof ZoneService> {
     async listZones(_req, hc) {
       const tenant = tenantOf(hc);
       const zones = await listVisibleZones(ctx, tenant);
-      const recent = await latestPublishes(ctx, zones.map((z) => z.name));
+      const recent = await latestPublishes(
+        ctx,
+        zones.map((z) => z.name),
+      );
       // A zone this process is settling after a crash says so (core/zones/settling.ts).
       const pb = zones.map((z) =>
         Object.assign(zoneToPb(z), { recentPublishes: (recent.get(z.name) ?? []).map(visibilityToPb) }, settlingOf(ctx, z.name) ? { state: 'settling' } : {}),
@@ -112,10 +114,14 @@ export function zoneService(ctx: CoreContext): ServiceImpl<typeof ZoneService> {
       // error's metadata (`dnsplane-refusal: change-threshold`) goes with it.
       const bad = result.zones.find((z) => z.error);
       if (bad?.error) {
-        const others = result.zones.filter((z) => z !== bad).map((z) => `${z.zone}: ${z.status}${z.status === 'applied' ? ` (generation ${z.generation}, published)` : z.error ? ` (${z.error.message})` : ''}`);
+        const others = result.zones
+          .filter((z) => z !== bad)
+          .map((z) => `${z.zone}: ${z.status}${z.status === 'applied' ? ` (generation ${z.generation}, published)` : z.error ? ` (${z.error.message})` : ''}`);
         // The zone's error itself is logged here when it is a bug (Internal): the interceptor sees only the ConnectError.
         const e = loggedConnectError(bad.error, ctx.log, 'Apply');
-        throw new ConnectError(others.length ? `${e.rawMessage} (other zones: ${others.join('; ')})` : e.rawMessage, e.code, e.metadata, [{ desc: ApplyResponseSchema, value: response }]);
+        throw new ConnectError(others.length ? `${e.rawMessage} (other zones: ${others.join('; ')})` : e.rawMessage, e.code, e.metadata, [
+          { desc: ApplyResponseSchema, value: response },
+        ]);
       }
       return response;
     },

@@ -43,7 +43,14 @@ export const applyCommand: Command = {
   async run(args, io) {
     const { values, positionals } = parseArgs({
       args,
-      options: { ...WAIT_OPTIONS, output: { type: 'string' }, json: { type: 'boolean' }, force: { type: 'boolean' }, server: { type: 'string' }, 'token-file': { type: 'string' } },
+      options: {
+        ...WAIT_OPTIONS,
+        output: { type: 'string' },
+        json: { type: 'boolean' },
+        force: { type: 'boolean' },
+        server: { type: 'string' },
+        'token-file': { type: 'string' },
+      },
       allowPositionals: true,
       strict: true,
     });
@@ -51,11 +58,18 @@ export const applyCommand: Command = {
     const output = outputOf(values);
     const wait = waitFromArgs(values);
     const { baseUrl, token } = resolveServer({ server: values.server, tokenFile: values['token-file'] }, io.env);
-    const res = await connectClient(ZoneService, baseUrl, token).apply({ source: { case: 'planId', value: positionals[0]! }, force: values.force ?? false, ...wait });
+    const res = await connectClient(ZoneService, baseUrl, token).apply({
+      source: { case: 'planId', value: positionals[0]! },
+      force: values.force ?? false,
+      ...wait,
+    });
     // A server in dry-run mode (DNSPLANE_DRY_RUN) sent nothing on purpose: not an error.
     const ok = res.zones.every((z) => ['APPLIED', 'NO_CHANGES', 'DRY_RUN'].includes(ApplyStatus[z.status] ?? ''));
     // Every publish of the call: each zone's, and each batch's of a zone applied in batches.
-    const publishes = res.zones.flatMap((z) => [...z.batches.filter((b) => b.journalId !== z.journalId).map((b) => b.visibility), ...(z.journalId ? [z.visibility] : [])]);
+    const publishes = res.zones.flatMap((z) => [
+      ...z.batches.filter((b) => b.journalId !== z.journalId).map((b) => b.visibility),
+      ...(z.journalId ? [z.visibility] : []),
+    ]);
     const visible = !values.wait || publishes.every(isVisible);
     const code = !ok ? 1 : visible ? 0 : EXIT_NOT_VISIBLE;
     if (output === 'json') {
@@ -65,10 +79,14 @@ export const applyCommand: Command = {
     io.out(`Plan ${res.planId}:`);
     for (const z of res.zones) {
       const status = STATUS[z.status] ?? ApplyStatus[z.status]?.toLowerCase().replace(/_/g, ' ') ?? String(z.status);
-      io.out(`  ${z.zone}: ${status}, generation ${z.generation}, ${z.calls.length} OVH call${z.calls.length === 1 ? '' : 's'}${z.journalId ? `, journal ${z.journalId}` : ''}`);
+      io.out(
+        `  ${z.zone}: ${status}, generation ${z.generation}, ${z.calls.length} OVH call${z.calls.length === 1 ? '' : 's'}${z.journalId ? `, journal ${z.journalId}` : ''}`,
+      );
       for (const c of z.calls) io.out(`      ${c.method} ${c.path} -> ${c.status}${c.error ? ` ${c.error}` : ''}`);
-      for (const c of z.conflicts) io.out(`  ! ${c.endpoint?.dnsName ?? ''} ${c.endpoint?.recordType ?? ''}, ${c.owner ? `owner "${c.owner}"` : 'no owner'}: ${c.reason}`);
-      for (const b of z.batches) if (b.visibility && b.journalId !== z.journalId) io.out(`    batch ${b.index} (journal ${b.journalId}): ${visibilityHeadline(b.visibility)}`);
+      for (const c of z.conflicts)
+        io.out(`  ! ${c.endpoint?.dnsName ?? ''} ${c.endpoint?.recordType ?? ''}, ${c.owner ? `owner "${c.owner}"` : 'no owner'}: ${c.reason}`);
+      for (const b of z.batches)
+        if (b.visibility && b.journalId !== z.journalId) io.out(`    batch ${b.index} (journal ${b.journalId}): ${visibilityHeadline(b.visibility)}`);
       if (z.visibility) for (const l of visibilityLines(z.visibility, '    ')) io.out(l);
       if (z.error) io.err(`  ${z.zone}: ${z.error}`);
     }

@@ -52,8 +52,14 @@ export function keyJson(k: object): Record<string, unknown> {
   return Object.fromEntries(Object.entries(k).map(([f, v]) => [f, v instanceof Date ? v.toISOString() : v]));
 }
 
-export async function runCredential<K extends { tenant: string }, I, W>(kind: CredentialKind<K, I, W>, sub: string | undefined, rest: string[], io: CliIo): Promise<number> {
-  const parse = (options: Options): { values: Values; positionals: string[] } => parseArgs({ args: rest, options: { ...options, json: { type: 'boolean' } }, allowPositionals: true, strict: true });
+export async function runCredential<K extends { tenant: string }, I, W>(
+  kind: CredentialKind<K, I, W>,
+  sub: string | undefined,
+  rest: string[],
+  io: CliIo,
+): Promise<number> {
+  const parse = (options: Options): { values: Values; positionals: string[] } =>
+    parseArgs({ args: rest, options: { ...options, json: { type: 'boolean' } }, allowPositionals: true, strict: true });
   const one = (positionals: string[], what: string): string => {
     if (positionals.length !== 1) throw new InvalidInputError(what, `exactly one ${what} is required (dnsplane tenant ${kind.command} --help)`);
     return positionals[0]!;
@@ -61,7 +67,9 @@ export async function runCredential<K extends { tenant: string }, I, W>(kind: Cr
   switch (sub) {
     case 'create':
     case 'rotate': {
-      const { values, positionals } = parse(sub === 'create' ? { ...kind.createOptions, [kind.doorFlag]: { type: 'string' } } : { grace: { type: 'string' }, [kind.doorFlag]: { type: 'string' } });
+      const { values, positionals } = parse(
+        sub === 'create' ? { ...kind.createOptions, [kind.doorFlag]: { type: 'string' } } : { grace: { type: 'string' }, [kind.doorFlag]: { type: 'string' } },
+      );
       const name = one(positionals, sub === 'create' ? 'TENANT' : kind.nameArg);
       const graceMs = typeof values.grace === 'string' ? parseDuration(values.grace, '--grace') : 0;
       const door = kind.door(values[kind.doorFlag] as string | undefined, io);
@@ -78,7 +86,10 @@ export async function runCredential<K extends { tenant: string }, I, W>(kind: Cr
       return withDatabase(io, async (db) => {
         const keys = await kind.list(db.pool, positionals[0] ?? '');
         if (values.json) io.out(JSON.stringify(keys.map(keyJson), null, 2));
-        else if (keys.length === 0) io.out(positionals[0] ? `tenant "${positionals[0]}" has no ${kind.what} (dnsplane tenant ${kind.command} create ${positionals[0]})` : `no ${kind.what}`);
+        else if (keys.length === 0)
+          io.out(
+            positionals[0] ? `tenant "${positionals[0]}" has no ${kind.what} (dnsplane tenant ${kind.command} create ${positionals[0]})` : `no ${kind.what}`,
+          );
         else for (const line of table([kind.header, ...keys.map(kind.row)])) io.out(line);
         return 0;
       });
@@ -94,6 +105,9 @@ export async function runCredential<K extends { tenant: string }, I, W>(kind: Cr
       });
     }
     default:
-      throw new InvalidInputError(`tenant ${kind.command}`, `unknown subcommand "${sub ?? ''}"; use create, list, rotate or delete (dnsplane tenant ${kind.command} --help)`);
+      throw new InvalidInputError(
+        `tenant ${kind.command}`,
+        `unknown subcommand "${sub ?? ''}"; use create, list, rotate or delete (dnsplane tenant ${kind.command} --help)`,
+      );
   }
 }

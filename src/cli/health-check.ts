@@ -50,7 +50,8 @@ async function run(sub: string | undefined, rest: string[], io: Parameters<Comma
         for (const r of rows) {
           const targets = health.filter((h) => h.dnsName === r.dnsName && h.recordType === r.recordType && (r.target === '' || h.target === r.target));
           if (targets.length === 0) out.push([r.dnsName, r.recordType, r.tenantName, r.target || '(all)', r.healthCheck!, 'unchecked']);
-          for (const t of targets) out.push([r.dnsName, r.recordType, r.tenantName, t.target, r.healthCheck!, `${t.state}${t.failures ? ` (${t.failures} failed)` : ''}`]);
+          for (const t of targets)
+            out.push([r.dnsName, r.recordType, r.tenantName, t.target, r.healthCheck!, `${t.state}${t.failures ? ` (${t.failures} failed)` : ''}`]);
         }
         for (const line of table(out)) io.out(line);
         return 0;

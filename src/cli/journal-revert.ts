@@ -47,6 +47,7 @@ export async function runRevert(args: string[], io: Parameters<Command['run']>[1
   }
   io.out(`Revert of journal entry ${res.reverts}: plan ${res.plan.id} for tenant ${res.plan.tenant}`);
   for (const line of renderPlan(res.plan, { color: io.isTty && !io.env['NO_COLOR'] })) io.out(line);
-  for (const c of res.conflicts) io.out(`  ! ${c.dnsName} ${c.recordType}: left as it is, changed since by journal entry ${c.journalId} (tenant ${c.tenant}, ${fmtTimestamp(c.at)})`);
+  for (const c of res.conflicts)
+    io.out(`  ! ${c.dnsName} ${c.recordType}: left as it is, changed since by journal entry ${c.journalId} (tenant ${c.tenant}, ${fmtTimestamp(c.at)})`);
   return code;
 }

@@ -50,7 +50,8 @@ export const journalCommand: Command = {
       allowPositionals: true,
       strict: true,
     });
-    if (positionals[0] !== 'show') throw new InvalidInputError('subcommand', `must be "show" or "revert", got ${positionals[0] === undefined ? 'none' : `"${positionals[0]}"`}`);
+    if (positionals[0] !== 'show')
+      throw new InvalidInputError('subcommand', `must be "show" or "revert", got ${positionals[0] === undefined ? 'none' : `"${positionals[0]}"`}`);
     if (positionals.length !== 2 || !/^[0-9]+$/.test(positionals[1]!)) throw new InvalidInputError('ID', 'exactly one journal id (a number) is required');
     const output = outputOf(values);
     const { baseUrl, token } = resolveServer({ server: values.server, tokenFile: values['token-file'] }, io.env);

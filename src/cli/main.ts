@@ -75,7 +75,8 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     return await command.run(rest, io);
   } catch (e) {
     if (e instanceof InvalidInputError) io.err(`dnsplane ${name}: ${e.message}`);
-    else if (e instanceof Error && String((e as { code?: unknown }).code ?? '').startsWith('ERR_PARSE_ARGS')) io.err(`dnsplane ${name}: ${e.message}\n\n${command.helpFor?.(rest) ?? command.help}`);
+    else if (e instanceof Error && String((e as { code?: unknown }).code ?? '').startsWith('ERR_PARSE_ARGS'))
+      io.err(`dnsplane ${name}: ${e.message}\n\n${command.helpFor?.(rest) ?? command.help}`);
     else io.err(`dnsplane ${name}: ${messageOf(e)}`);
     return 1;
   }

@@ -161,15 +161,18 @@ async function publish(args: string[], io: CliIo): Promise<number> {
     strict: true,
   });
   if (!values.domain) throw new InvalidInputError('--domain', 'is required, e.g. --domain cluster1.nsm.example.com');
-  if (!values.registry?.length) throw new InvalidInputError('--registry', 'is required: the registry\'s public IP:PORT, e.g. --registry 192.0.2.10:5002');
+  if (!values.registry?.length) throw new InvalidInputError('--registry', "is required: the registry's public IP:PORT, e.g. --registry 192.0.2.10:5002");
   const services = servicesFrom(values);
   const hasProxy = services.some((s) => s.name === 'nsmgr-proxy');
-  if (values.floating && hasProxy) throw new InvalidInputError('--floating', 'a floating domain publishes only its registry (and services such as vl3-ipam), no nsmgr-proxy');
-  if (!values.floating && !hasProxy) throw new InvalidInputError('--nsmgr-proxy', 'is required for an interdomain cluster; use --floating for a registry-only floating domain');
+  if (values.floating && hasProxy)
+    throw new InvalidInputError('--floating', 'a floating domain publishes only its registry (and services such as vl3-ipam), no nsmgr-proxy');
+  if (!values.floating && !hasProxy)
+    throw new InvalidInputError('--nsmgr-proxy', 'is required for an interdomain cluster; use --floating for a registry-only floating domain');
   let ttl = 0;
   if (values.ttl !== undefined) {
     ttl = Number(values.ttl);
-    if (!/^[0-9]+$/.test(values.ttl) || !Number.isSafeInteger(ttl)) throw new InvalidInputError('--ttl', `must be a whole number of seconds (got "${values.ttl}")`);
+    if (!/^[0-9]+$/.test(values.ttl) || !Number.isSafeInteger(ttl))
+      throw new InvalidInputError('--ttl', `must be a whole number of seconds (got "${values.ttl}")`);
   }
   const wait = waitFromArgs(values);
 
@@ -189,7 +192,9 @@ async function publish(args: string[], io: CliIo): Promise<number> {
   if (res.status === ApplyStatus.NO_CHANGES) {
     io.out(`NSM domain ${res.domain} (zone ${res.zone}) is already published as asked: no change, no OVH call`);
   } else {
-    io.out(`${verb(res.status, 'published')} NSM domain ${res.domain} (zone ${res.zone}): ${res.changes.length} change(s), ${res.calls.length} OVH call(s), generation ${res.generation}`);
+    io.out(
+      `${verb(res.status, 'published')} NSM domain ${res.domain} (zone ${res.zone}): ${res.changes.length} change(s), ${res.calls.length} OVH call(s), generation ${res.generation}`,
+    );
     printChanges(io, res.changes, res.calls);
   }
   if (res.visibility) for (const l of visibilityLines(res.visibility)) io.out(l);
@@ -210,7 +215,9 @@ async function unpublish(args: string[], io: CliIo): Promise<number> {
     io.out(`nothing is published for NSM domain ${res.domain} (zone ${res.zone}): no change, no OVH call`);
     return 0;
   }
-  io.out(`${verb(res.status, 'unpublished')} NSM domain ${res.domain} (zone ${res.zone}): ${res.changes.length} change(s), ${res.calls.length} OVH call(s), generation ${res.generation}`);
+  io.out(
+    `${verb(res.status, 'unpublished')} NSM domain ${res.domain} (zone ${res.zone}): ${res.changes.length} change(s), ${res.calls.length} OVH call(s), generation ${res.generation}`,
+  );
   printChanges(io, res.changes, res.calls);
   return 0;
 }

@@ -46,7 +46,9 @@ export const planApproveCommand: Command = {
       return 0;
     }
     const s = res.summary;
-    io.out(`Plan ${s?.id ?? positionals[0]} of tenant ${s?.tenant ?? ''} (asked for by ${s?.requestedBy ?? ''}) approved by ${s?.approvedBy ?? ''} at ${fmtTimestamp(s?.approvedAt)}`);
+    io.out(
+      `Plan ${s?.id ?? positionals[0]} of tenant ${s?.tenant ?? ''} (asked for by ${s?.requestedBy ?? ''}) approved by ${s?.approvedBy ?? ''} at ${fmtTimestamp(s?.approvedAt)}`,
+    );
     io.out(`  digest ${s?.approvedDigest ?? ''}; zones ${s?.zones.join(', ') ?? ''}; ${s?.changeCount ?? 0} changes`);
     io.out(`  its tenant applies it: dnsplane apply ${s?.id ?? positionals[0]}`);
     return 0;

@@ -80,9 +80,12 @@ export const planCommand: Command = {
       strict: true,
     });
     if (positionals.length > 0) throw new InvalidInputError('arguments', `unexpected "${positionals[0]}"; the desired state goes in -f FILE`);
-    if (values.file !== undefined && values['zone-file'] !== undefined) throw new InvalidInputError('--zone-file', 'give the desired state once: -f FILE or --zone-file FILE');
-    if (values.file === undefined && values['zone-file'] === undefined) throw new InvalidInputError('--file', 'the desired state is required: -f FILE (YAML or JSON) or --zone-file FILE');
-    if (values['zone-file'] !== undefined && (values.zone?.length ?? 0) > 1) throw new InvalidInputError('--zone', 'a zone file holds one zone: give at most one --zone');
+    if (values.file !== undefined && values['zone-file'] !== undefined)
+      throw new InvalidInputError('--zone-file', 'give the desired state once: -f FILE or --zone-file FILE');
+    if (values.file === undefined && values['zone-file'] === undefined)
+      throw new InvalidInputError('--file', 'the desired state is required: -f FILE (YAML or JSON) or --zone-file FILE');
+    if (values['zone-file'] !== undefined && (values.zone?.length ?? 0) > 1)
+      throw new InvalidInputError('--zone', 'a zone file holds one zone: give at most one --zone');
     const output = values.output ?? 'text';
     if (output !== 'text' && output !== 'json') throw new InvalidInputError('--output', `must be text or json, got "${output}"`);
     if (values.policy !== undefined && POLICIES[values.policy] === undefined) {

@@ -113,7 +113,9 @@ export function hasChanges(plan: Plan): boolean {
 export function renderPlan(plan: Plan, opts: RenderOptions): string[] {
   const { color } = opts;
   const expires = plan.expiresAt ? new Date(Number(plan.expiresAt.seconds) * 1000 + Math.floor(plan.expiresAt.nanos / 1e6)).toISOString() : '';
-  const lines = [paint(color, 'bold', `Plan ${plan.id} for tenant "${plan.tenant}" (policy ${POLICY_NAMES[plan.policy] ?? 'sync'}${expires ? `; expires ${expires}` : ''})`)];
+  const lines = [
+    paint(color, 'bold', `Plan ${plan.id} for tenant "${plan.tenant}" (policy ${POLICY_NAMES[plan.policy] ?? 'sync'}${expires ? `; expires ${expires}` : ''})`),
+  ];
   if (plan.zones.length === 0) lines.push('', 'No zone in this plan.');
   for (const z of plan.zones) {
     lines.push('');
@@ -130,10 +132,18 @@ export function renderPlan(plan: Plan, opts: RenderOptions): string[] {
     const t = z.threshold;
     if (t?.exceeded) {
       const what = `updates ${t.updates} and deletes ${t.deletes} of the ${t.owned} record sets you own here, over the limit of ${t.maxPercent}%`;
-      lines.push(paint(color, t.wouldRefuse ? 'red' : 'yellow', `  ! change threshold: ${what}; ${t.wouldRefuse ? 'apply will refuse it without --force' : 'forced'}`));
+      lines.push(
+        paint(color, t.wouldRefuse ? 'red' : 'yellow', `  ! change threshold: ${what}; ${t.wouldRefuse ? 'apply will refuse it without --force' : 'forced'}`),
+      );
     }
     if (t && t.protectedNames.length > 0) {
-      lines.push(paint(color, 'red', `  ! protected names: ${t.protectedNames.join(', ')}; apply will refuse it until an admin other than the one who asked approves it (dnsplane plan approve ${plan.id})`));
+      lines.push(
+        paint(
+          color,
+          'red',
+          `  ! protected names: ${t.protectedNames.join(', ')}; apply will refuse it until an admin other than the one who asked approves it (dnsplane plan approve ${plan.id})`,
+        ),
+      );
     }
   }
   const n = countPlan(plan);
@@ -142,7 +152,8 @@ export function renderPlan(plan: Plan, opts: RenderOptions): string[] {
     '',
     `Plan: ${n.create} to create, ${n.update} to update, ${n.delete} to delete, ${plural(n.conflicts, 'conflict', 'conflicts')}; ${plural(n.calls, 'OVH call', 'OVH calls')}.`,
   );
-  if (hasChanges(plan)) lines.push(`Apply it with: dnsplane apply ${plan.id}${plan.zones.some((z) => z.threshold?.exceeded && z.threshold.wouldRefuse) ? ' --force' : ''}`);
+  if (hasChanges(plan))
+    lines.push(`Apply it with: dnsplane apply ${plan.id}${plan.zones.some((z) => z.threshold?.exceeded && z.threshold.wouldRefuse) ? ' --force' : ''}`);
   else lines.push('Nothing to apply.');
   return lines;
 }

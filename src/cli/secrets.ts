@@ -34,7 +34,8 @@ export const secretsCommand: Command = {
   help: HELP,
   async run(args, io) {
     const { values, positionals } = parseArgs({ args, options: { json: { type: 'boolean' } }, allowPositionals: true, strict: true });
-    if (positionals[0] !== 'reseal') throw new InvalidInputError('subcommand', `must be "reseal", got ${positionals[0] === undefined ? 'none' : `"${positionals[0]}"`}`);
+    if (positionals[0] !== 'reseal')
+      throw new InvalidInputError('subcommand', `must be "reseal", got ${positionals[0] === undefined ? 'none' : `"${positionals[0]}"`}`);
     if (positionals.length > 1) throw new InvalidInputError('arguments', `unexpected "${positionals[1]}"`);
     const config = configFrom(io);
     const box = await secretBoxFor(config);
@@ -44,9 +45,16 @@ export const secretsCommand: Command = {
       const r = await resealSecrets(db.pool, box);
       if (values.json) io.out(JSON.stringify(r, null, 2));
       else {
-        const from = Object.entries(r.from).map(([k, n]) => `${n} from key ${k}`).join(', ');
-        io.out(r.resealed === 0 ? `every secret is sealed with key ${r.keyId}: nothing to do` : `resealed ${r.resealed} secret${r.resealed === 1 ? '' : 's'} under key ${r.keyId} (${from})`);
-        if (r.changedMeanwhile > 0) io.out(`${r.changedMeanwhile} changed while the reseal ran (rotated or deleted) and were left as that change wrote them: run it again to check`);
+        const from = Object.entries(r.from)
+          .map(([k, n]) => `${n} from key ${k}`)
+          .join(', ');
+        io.out(
+          r.resealed === 0
+            ? `every secret is sealed with key ${r.keyId}: nothing to do`
+            : `resealed ${r.resealed} secret${r.resealed === 1 ? '' : 's'} under key ${r.keyId} (${from})`,
+        );
+        if (r.changedMeanwhile > 0)
+          io.out(`${r.changedMeanwhile} changed while the reseal ran (rotated or deleted) and were left as that change wrote them: run it again to check`);
       }
       return 0;
     });

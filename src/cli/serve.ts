@@ -31,7 +31,10 @@ stop sending, roll back and answer Unavailable; the process exits within DNSPLAN
     const { values } = parseArgs({ args, options: { listen: { type: 'string' }, demo: { type: 'boolean' }, 'new-tokens': { type: 'boolean' } }, strict: true });
     const cfg = configFrom(io, { DNSPLANE_LISTEN: values.listen, DNSPLANE_DEMO: values.demo ? 'true' : undefined });
     if (values['new-tokens'] && cfg.ovh.mode !== 'simulator') {
-      throw new InvalidInputError('--new-tokens', 'concerns the demo\'s tokens only (this start is not in demo mode); rotate other tenants with dnsplane tenant rotate NAME');
+      throw new InvalidInputError(
+        '--new-tokens',
+        "concerns the demo's tokens only (this start is not in demo mode); rotate other tenants with dnsplane tenant rotate NAME",
+      );
     }
     const log = createLogger(cfg.logLevel, logFormatOf(cfg.logFormat, io.isTty));
     const server = await startServer(cfg, log);
@@ -49,10 +52,14 @@ stop sending, roll back and answer Unavailable; the process exits within DNSPLAN
         // Made before the first line of the block is written, so the banner comes out whole: a reader
         // that stops at "Try it:" has already been given the nsupdate line's key.
         const key = server.dns && tokens.demo ? await demoTsigKey(server.ctx, cfg.dataDir, { newKey: values['new-tokens'] ?? false, log }) : undefined;
-        io.out(`  DNS:       ${sim.dnsServers.map((s) => `${s.name} at 127.0.0.1 port ${s.port}`).join(', ')} (udp+tcp): the zone's name servers, each answering a refresh after its own lag (DNSPLANE_SIM_PROPAGATION)`);
+        io.out(
+          `  DNS:       ${sim.dnsServers.map((s) => `${s.name} at 127.0.0.1 port ${s.port}`).join(', ')} (udp+tcp): the zone's name servers, each answering a refresh after its own lag (DNSPLANE_SIM_PROPAGATION)`,
+        );
         io.out(`  data:      ${cfg.dataDir}`);
         io.out('');
-        io.out(`Tokens (${tokens.kept ? 'the same as at the last start' : 'new'}; kept in ${DEMO_TOKENS_FILE} of the data dir; serve --new-tokens issues new ones):`);
+        io.out(
+          `Tokens (${tokens.kept ? 'the same as at the last start' : 'new'}; kept in ${DEMO_TOKENS_FILE} of the data dir; serve --new-tokens issues new ones):`,
+        );
         if (tokens.admin) io.out(`  admin: ${tokens.admin}`);
         if (tokens.demo) io.out(`  demo:  ${tokens.demo}   (tenant "demo", zone ${DEMO_ZONE})`);
         for (const name of tokens.leftAlone) {
@@ -67,9 +74,13 @@ stop sending, roll back and answer Unavailable; the process exits within DNSPLAN
           io.out(`  dig @127.0.0.1 -p ${sim.dnsPort} ${DEMO_ZONE} NS`);
           if (server.dns) {
             io.out('');
-            io.out(`DNS UPDATE, as cert-manager, lego and certbot send it, signed with the demo tenant's ACME-only key${key ? ` (kept in ${DEMO_TSIG_FILE} of the data dir)` : ''}:`);
+            io.out(
+              `DNS UPDATE, as cert-manager, lego and certbot send it, signed with the demo tenant's ACME-only key${key ? ` (kept in ${DEMO_TSIG_FILE} of the data dir)` : ''}:`,
+            );
             if (!key) io.out('  dnsplane tenant tsig create demo --acme-only        # prints a key name and its secret once');
-            io.out(`  printf 'server ${server.dns.host} ${server.dns.port}\\nupdate add _acme-challenge.${DEMO_ZONE} 60 TXT hello\\nsend\\n' | nsupdate -y ${key ? `${key.algorithm}:${key.name}:${key.secret}` : 'hmac-sha256:NAME:SECRET'}`);
+            io.out(
+              `  printf 'server ${server.dns.host} ${server.dns.port}\\nupdate add _acme-challenge.${DEMO_ZONE} 60 TXT hello\\nsend\\n' | nsupdate -y ${key ? `${key.algorithm}:${key.name}:${key.secret}` : 'hmac-sha256:NAME:SECRET'}`,
+            );
             io.out(`  dig @127.0.0.1 -p ${sim.dnsPort} _acme-challenge.${DEMO_ZONE} TXT    # what the simulator published`);
           }
         }

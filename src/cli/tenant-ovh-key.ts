@@ -52,14 +52,25 @@ function endpointOf(flag: string | undefined, io: CliIo): OvhApiEndpoint {
 
 function printIssued(io: CliIo, issued: IssuedOvhKey, endpoint: OvhApiEndpoint, json: boolean, verb: 'created' | 'rotated'): void {
   const { key } = issued;
-  const forConfig = { applicationKey: key.applicationKey, applicationSecret: issued.applicationSecret, consumerKey: issued.consumerKey, tenant: key.tenant, zones: issued.tenant.zones };
+  const forConfig = {
+    applicationKey: key.applicationKey,
+    applicationSecret: issued.applicationSecret,
+    consumerKey: issued.consumerKey,
+    tenant: key.tenant,
+    zones: issued.tenant.zones,
+  };
   if (json) {
     io.out(
       JSON.stringify(
         {
           key: keyJson(key),
           endpoint: { url: endpoint.url, source: endpoint.source },
-          values: { OVH_ENDPOINT: endpoint.url, OVH_APPLICATION_KEY: key.applicationKey, OVH_APPLICATION_SECRET: issued.applicationSecret, OVH_CONSUMER_KEY: issued.consumerKey },
+          values: {
+            OVH_ENDPOINT: endpoint.url,
+            OVH_APPLICATION_KEY: key.applicationKey,
+            OVH_APPLICATION_SECRET: issued.applicationSecret,
+            OVH_CONSUMER_KEY: issued.consumerKey,
+          },
           config: ovhKeyConfigs(forConfig, endpoint),
         },
         null,
@@ -69,8 +80,12 @@ function printIssued(io: CliIo, issued: IssuedOvhKey, endpoint: OvhApiEndpoint, 
     return;
   }
   const expiry = key.expiresAt ? `, valid until ${key.expiresAt.toISOString()}` : '';
-  io.out(`${verb} OVH key ${key.applicationKey} for tenant "${key.tenant}"${expiry}${verb === 'rotated' ? `; ${oldStops('secret and consumer key', key.oldSecretValidUntil?.toISOString())}` : ''}`);
-  io.out('its secret and consumer key follow; they are shown only this once (dnsplane keeps the secret sealed and the consumer key\'s sha-256; rotate issues new ones):');
+  io.out(
+    `${verb} OVH key ${key.applicationKey} for tenant "${key.tenant}"${expiry}${verb === 'rotated' ? `; ${oldStops('secret and consumer key', key.oldSecretValidUntil?.toISOString())}` : ''}`,
+  );
+  io.out(
+    "its secret and consumer key follow; they are shown only this once (dnsplane keeps the secret sealed and the consumer key's sha-256; rotate issues new ones):",
+  );
   io.out('');
   for (const line of renderOvhKeyConfigs(forConfig, endpoint)) io.out(line);
 }
@@ -82,12 +97,24 @@ const OVH_KEY: CredentialKind<OvhKeyView, IssuedOvhKey, OvhApiEndpoint> = {
   createOptions: { 'expires-in': { type: 'string' } },
   doorFlag: 'endpoint',
   door: endpointOf,
-  create: (pool, secrets, tenant, v) => createOvhKey({ pool, secrets, actor: null }, { tenant, expiresInMs: typeof v['expires-in'] === 'string' ? parseDuration(v['expires-in'], '--expires-in') : undefined }),
+  create: (pool, secrets, tenant, v) =>
+    createOvhKey(
+      { pool, secrets, actor: null },
+      { tenant, expiresInMs: typeof v['expires-in'] === 'string' ? parseDuration(v['expires-in'], '--expires-in') : undefined },
+    ),
   list: (pool, tenant) => listOvhKeys({ pool, actor: null }, tenant),
   rotate: (pool, secrets, applicationKey, graceMs) => rotateOvhKey({ pool, secrets, actor: null }, applicationKey, graceMs, '--grace'),
   remove: (pool, applicationKey) => deleteOvhKey({ pool, actor: null }, applicationKey),
   header: ['APPLICATION KEY', 'TENANT', 'CREATED', 'ROTATED', 'LAST USED', 'EXPIRES', 'OLD SECRET UNTIL'],
-  row: (k) => [k.applicationKey, k.tenant, when(k.createdAt), when(k.rotatedAt), when(k.lastUsedAt, 'never'), when(k.expiresAt, 'never'), when(k.oldSecretValidUntil)],
+  row: (k) => [
+    k.applicationKey,
+    k.tenant,
+    when(k.createdAt),
+    when(k.rotatedAt),
+    when(k.lastUsedAt, 'never'),
+    when(k.expiresAt, 'never'),
+    when(k.oldSecretValidUntil),
+  ],
   label: (k) => k.applicationKey,
   printIssued,
 };

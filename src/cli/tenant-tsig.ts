@@ -67,7 +67,8 @@ function dnsServer(flag: string | undefined, io: CliIo): DnsServer {
     return { host, port: advertised.port, source: host === PLACEHOLDER_HOST ? 'placeholder' : source };
   }
   const recorded = Number(readIfThere(path.join(config.dataDir, DNS_DOOR_PORT_FILE)).trim());
-  if (Number.isInteger(recorded) && recorded > 0 && recorded < 65536) return { host: '127.0.0.1', port: recorded, source: `the demo's DNS door (${path.join(config.dataDir, DNS_DOOR_PORT_FILE)})` };
+  if (Number.isInteger(recorded) && recorded > 0 && recorded < 65536)
+    return { host: '127.0.0.1', port: recorded, source: `the demo's DNS door (${path.join(config.dataDir, DNS_DOOR_PORT_FILE)})` };
   return { host: PLACEHOLDER_HOST, port: 53, source: 'placeholder' };
 }
 
@@ -84,10 +85,23 @@ function printIssued(io: CliIo, issued: IssuedTsigKey, server: DnsServer, json: 
   const secret = issued.secret.toString('base64');
   const forConfig = { name: key.name, algorithm: key.algorithm, secret, tenant: key.tenant, zones: issued.tenant.zones, acmeOnly: key.acmeOnly };
   if (json) {
-    io.out(JSON.stringify({ key: keyJson(key), secret, server: { host: server.host, port: server.port, source: server.source }, config: tsigConfigs(forConfig, server, configFrom(io).ovhRate) }, null, 2));
+    io.out(
+      JSON.stringify(
+        {
+          key: keyJson(key),
+          secret,
+          server: { host: server.host, port: server.port, source: server.source },
+          config: tsigConfigs(forConfig, server, configFrom(io).ovhRate),
+        },
+        null,
+        2,
+      ),
+    );
     return;
   }
-  io.out(`${verb} TSIG key "${key.name}." (${key.algorithm}, ${key.acmeOnly ? 'acme-only: _acme-challenge TXT records only' : 'acting as the tenant'}) for tenant "${key.tenant}"${verb === 'rotated' ? `; ${oldStops('secret', key.oldSecretValidUntil?.toISOString())}` : ''}`);
+  io.out(
+    `${verb} TSIG key "${key.name}." (${key.algorithm}, ${key.acmeOnly ? 'acme-only: _acme-challenge TXT records only' : 'acting as the tenant'}) for tenant "${key.tenant}"${verb === 'rotated' ? `; ${oldStops('secret', key.oldSecretValidUntil?.toISOString())}` : ''}`,
+  );
   io.out('its secret (base64) follows; it is shown only this once (dnsplane keeps it sealed; rotate issues a new one):');
   io.out(secret);
   io.out('');
@@ -101,12 +115,25 @@ const TSIG: CredentialKind<TsigKeyView, IssuedTsigKey, DnsServer> = {
   createOptions: { algorithm: { type: 'string' }, name: { type: 'string' }, 'acme-only': { type: 'boolean' } },
   doorFlag: 'server',
   door: dnsServer,
-  create: (pool, secrets, tenant, v) => createTsigKey({ pool, secrets, actor: null }, { tenant, algorithm: v.algorithm as string | undefined, name: v.name as string | undefined, acmeOnly: v['acme-only'] === true }),
+  create: (pool, secrets, tenant, v) =>
+    createTsigKey(
+      { pool, secrets, actor: null },
+      { tenant, algorithm: v.algorithm as string | undefined, name: v.name as string | undefined, acmeOnly: v['acme-only'] === true },
+    ),
   list: (pool, tenant) => listTsigKeys(pool, tenant),
   rotate: (pool, secrets, name, graceMs) => rotateTsigKey({ pool, secrets, actor: null }, name, graceMs, '--grace'),
   remove: (pool, name) => deleteTsigKey({ pool, actor: null }, name),
   header: ['NAME', 'TENANT', 'ALGORITHM', 'SCOPE', 'CREATED', 'ROTATED', 'LAST USED', 'OLD SECRET UNTIL'],
-  row: (k) => [`${k.name}.`, k.tenant, k.algorithm, k.acmeOnly ? 'acme-only' : 'tenant', when(k.createdAt), when(k.rotatedAt), when(k.lastUsedAt, 'never'), when(k.oldSecretValidUntil)],
+  row: (k) => [
+    `${k.name}.`,
+    k.tenant,
+    k.algorithm,
+    k.acmeOnly ? 'acme-only' : 'tenant',
+    when(k.createdAt),
+    when(k.rotatedAt),
+    when(k.lastUsedAt, 'never'),
+    when(k.oldSecretValidUntil),
+  ],
   label: (k) => `"${k.name}."`,
   printIssued,
 };

@@ -4,7 +4,16 @@
  * once, as the last line; dnsplane keeps only its SHA-256. Over the API, AdminService does the same.
  */
 import { parseArgs } from 'node:util';
-import { createTenantInManagedZones, listTenants, rotateTenantToken, setTenantDisabled, setTenantMaxChangePercent, setTenantWithdrawAfter, type Tenant, type ZoneSources } from '../core/tenants/tenants.js';
+import {
+  createTenantInManagedZones,
+  listTenants,
+  rotateTenantToken,
+  setTenantDisabled,
+  setTenantMaxChangePercent,
+  setTenantWithdrawAfter,
+  type Tenant,
+  type ZoneSources,
+} from '../core/tenants/tenants.js';
 import { OvhApi } from '../ovh/client.js';
 import { InvalidInputError } from '../dns/errors.js';
 import { parseDuration, type Config } from '../config.js';
@@ -91,8 +100,19 @@ async function run(sub: string | undefined, rest: string[], io: CliIo): Promise<
       const name = one(positionals);
       const cfg = configFrom(io);
       return withDatabase(io, async (db) => {
-        const { tenant: t, token, registered } = await createTenantInManagedZones(db.pool, { name, zones: values.zone ?? [], suffixes: values.suffix ?? [], admin: values.admin ?? false }, zoneSources(cfg));
-        for (const zone of registered) io.out(`registered zone ${zone} (${cfg.zones?.includes(zone) ? 'DNSPLANE_ZONES names it' : 'the OVH account holds it'}): the server reads it from OVH at its first use`);
+        const {
+          tenant: t,
+          token,
+          registered,
+        } = await createTenantInManagedZones(
+          db.pool,
+          { name, zones: values.zone ?? [], suffixes: values.suffix ?? [], admin: values.admin ?? false },
+          zoneSources(cfg),
+        );
+        for (const zone of registered)
+          io.out(
+            `registered zone ${zone} (${cfg.zones?.includes(zone) ? 'DNSPLANE_ZONES names it' : 'the OVH account holds it'}): the server reads it from OVH at its first use`,
+          );
         io.out(`created ${describe(t)}`);
         io.out('its bearer token follows; it is shown only this once:');
         io.out(token);
@@ -107,12 +127,34 @@ async function run(sub: string | undefined, rest: string[], io: CliIo): Promise<
       return withDatabase(io, async (db) => {
         const tenants = await listTenants(db.pool);
         if (output === 'json') {
-          io.out(JSON.stringify(tenants.map((t) => ({ ...t, createdAt: t.createdAt.toISOString(), tokenRotatedAt: t.tokenRotatedAt.toISOString(), previousTokenValidUntil: oldTokenUntil(t)?.toISOString(), lastSeenAt: t.lastSeenAt?.toISOString() })), null, 2));
+          io.out(
+            JSON.stringify(
+              tenants.map((t) => ({
+                ...t,
+                createdAt: t.createdAt.toISOString(),
+                tokenRotatedAt: t.tokenRotatedAt.toISOString(),
+                previousTokenValidUntil: oldTokenUntil(t)?.toISOString(),
+                lastSeenAt: t.lastSeenAt?.toISOString(),
+              })),
+              null,
+              2,
+            ),
+          );
           return 0;
         }
         const rows = [['NAME', 'SCOPES', 'ZONES', 'SUFFIXES', 'DISABLED', 'TOKEN SET', 'OLD TOKEN UNTIL', 'WITHDRAW AFTER', 'LAST SEEN']];
         for (const t of tenants) {
-          rows.push([t.name, t.scopes.join(',') || '-', t.zones.join(',') || '(all)', t.suffixes.join(',') || '-', t.disabled ? 'yes' : 'no', t.tokenRotatedAt.toISOString(), oldTokenUntil(t)?.toISOString() ?? '-', t.withdrawAfterMs === undefined ? 'off' : `${t.withdrawAfterMs / 1000}s`, t.lastSeenAt?.toISOString() ?? '-']);
+          rows.push([
+            t.name,
+            t.scopes.join(',') || '-',
+            t.zones.join(',') || '(all)',
+            t.suffixes.join(',') || '-',
+            t.disabled ? 'yes' : 'no',
+            t.tokenRotatedAt.toISOString(),
+            oldTokenUntil(t)?.toISOString() ?? '-',
+            t.withdrawAfterMs === undefined ? 'off' : `${t.withdrawAfterMs / 1000}s`,
+            t.lastSeenAt?.toISOString() ?? '-',
+          ]);
         }
         for (const line of table(rows)) io.out(line);
         return 0;
@@ -148,7 +190,9 @@ async function run(sub: string | undefined, rest: string[], io: CliIo): Promise<
       if (Number.isNaN(percent)) throw new InvalidInputError('PERCENT', `must be 0-100 or "default", got "${value}"`);
       return withDatabase(io, async (db) => {
         const t = await setTenantMaxChangePercent(db.pool, name, percent);
-        io.out(`tenant "${t.name}": change threshold ${t.maxChangePercent === null ? "the server's default (DNSPLANE_MAX_CHANGE_PERCENT)" : `${t.maxChangePercent}%`}`);
+        io.out(
+          `tenant "${t.name}": change threshold ${t.maxChangePercent === null ? "the server's default (DNSPLANE_MAX_CHANGE_PERCENT)" : `${t.maxChangePercent}%`}`,
+        );
         return 0;
       });
     }
@@ -160,7 +204,9 @@ async function run(sub: string | undefined, rest: string[], io: CliIo): Promise<
       const ms = value === 'off' ? null : parseDuration(value, '--withdraw-after');
       return withDatabase(io, async (db) => {
         const t = await setTenantWithdrawAfter(db.pool, name, ms);
-        io.out(`tenant "${t.name}": ${t.withdrawAfterMs === undefined ? 'withdraw-after off: nothing is withdrawn for its silence' : `its targets of shared record sets are withdrawn after ${t.withdrawAfterMs / 1000}s without a call`}`);
+        io.out(
+          `tenant "${t.name}": ${t.withdrawAfterMs === undefined ? 'withdraw-after off: nothing is withdrawn for its silence' : `its targets of shared record sets are withdrawn after ${t.withdrawAfterMs / 1000}s without a call`}`,
+        );
         return 0;
       });
     }
@@ -169,7 +215,10 @@ async function run(sub: string | undefined, rest: string[], io: CliIo): Promise<
     case 'ovh-key':
       return runOvhKey(rest[0], rest.slice(1), io);
     default:
-      throw new InvalidInputError('tenant', `unknown subcommand "${sub ?? ''}"; use create, list, rotate, disable, set-max-change, set, tsig or ovh-key (dnsplane tenant --help)`);
+      throw new InvalidInputError(
+        'tenant',
+        `unknown subcommand "${sub ?? ''}"; use create, list, rotate, disable, set-max-change, set, tsig or ovh-key (dnsplane tenant --help)`,
+      );
   }
 }
 

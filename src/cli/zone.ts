@@ -45,12 +45,19 @@ zone unprotect lifts it; zone protected lists them. Each change is journaled.
 ${SERVER_OPTIONS_HELP}`;
 
 /** zone protect / unprotect / protected, through AdminService. */
-async function protection(sub: string, values: { suffix?: boolean; server?: string; 'token-file'?: string; [flag: string]: unknown }, positionals: string[], io: CliIo): Promise<number> {
+async function protection(
+  sub: string,
+  values: { suffix?: boolean; server?: string; 'token-file'?: string; [flag: string]: unknown },
+  positionals: string[],
+  io: CliIo,
+): Promise<number> {
   for (const flag of ['owner', 'output-file', 'generation', 'time']) {
-    if (values[flag] !== undefined) throw new InvalidInputError(`--${flag}`, `belongs to "dnsplane zone export" or "dnsplane zone at", not "dnsplane zone ${sub}"`);
+    if (values[flag] !== undefined)
+      throw new InvalidInputError(`--${flag}`, `belongs to "dnsplane zone export" or "dnsplane zone at", not "dnsplane zone ${sub}"`);
   }
   const [zone, ...names] = positionals.slice(1);
-  if (sub !== 'protected' && (zone === undefined || names.length === 0)) throw new InvalidInputError('NAME', `a zone and at least one name are required: dnsplane zone ${sub} ZONE NAME...`);
+  if (sub !== 'protected' && (zone === undefined || names.length === 0))
+    throw new InvalidInputError('NAME', `a zone and at least one name are required: dnsplane zone ${sub} ZONE NAME...`);
   if (sub === 'protected' && names.length > 0) throw new InvalidInputError('arguments', `unexpected "${names[0]}": at most one ZONE`);
   if (values.suffix && sub !== 'protect') throw new InvalidInputError('--suffix', 'belongs to "dnsplane zone protect"');
   const { baseUrl, token } = resolveServer({ server: values.server, tokenFile: values['token-file'] }, io.env);
@@ -66,36 +73,52 @@ async function protection(sub: string, values: { suffix?: boolean; server?: stri
     return 0;
   }
   const rows = [['ZONE', 'NAME', 'BELOW TOO', 'SINCE', 'BY']];
-  for (const p of res.names) rows.push([p.zone, p.name, p.suffix ? 'yes' : 'no', p.createdAt ? timestampDate(p.createdAt).toISOString() : '-', p.createdBy || '-']);
+  for (const p of res.names)
+    rows.push([p.zone, p.name, p.suffix ? 'yes' : 'no', p.createdAt ? timestampDate(p.createdAt).toISOString() : '-', p.createdBy || '-']);
   for (const line of table(rows)) io.out(line);
   return 0;
 }
 
 export const zoneCommand: Command = {
-  summary: 'a zone as a zone file: dnsplane zone export ZONE [--owner], or as it was: dnsplane zone at ZONE --generation N|--time T; protected names: dnsplane zone protect ZONE NAME...',
+  summary:
+    'a zone as a zone file: dnsplane zone export ZONE [--owner], or as it was: dnsplane zone at ZONE --generation N|--time T; protected names: dnsplane zone protect ZONE NAME...',
   help: HELP,
   async run(args, io) {
     const { values, positionals } = parseArgs({
       args,
-      options: { owner: { type: 'boolean' }, 'output-file': { type: 'string' }, generation: { type: 'string' }, time: { type: 'string' }, suffix: { type: 'boolean' }, server: { type: 'string' }, 'token-file': { type: 'string' } },
+      options: {
+        owner: { type: 'boolean' },
+        'output-file': { type: 'string' },
+        generation: { type: 'string' },
+        time: { type: 'string' },
+        suffix: { type: 'boolean' },
+        server: { type: 'string' },
+        'token-file': { type: 'string' },
+      },
       allowPositionals: true,
       strict: true,
     });
     const sub = positionals[0];
     if (sub === 'protect' || sub === 'unprotect' || sub === 'protected') return protection(sub, values, positionals, io);
     if (values.suffix) throw new InvalidInputError('--suffix', 'belongs to "dnsplane zone protect"');
-    if (sub !== 'export' && sub !== 'at') throw new InvalidInputError('subcommand', `must be "export", "at", "protect", "unprotect" or "protected", got ${sub === undefined ? 'none' : `"${sub}"`}`);
+    if (sub !== 'export' && sub !== 'at')
+      throw new InvalidInputError(
+        'subcommand',
+        `must be "export", "at", "protect", "unprotect" or "protected", got ${sub === undefined ? 'none' : `"${sub}"`}`,
+      );
     if (positionals.length !== 2) throw new InvalidInputError('ZONE', `exactly one zone is required: dnsplane zone ${sub} ZONE`);
     const at: { atGeneration?: bigint; atTime?: ReturnType<typeof timestampFromDate> } = {};
     if (sub === 'at') {
-      if ((values.generation === undefined) === (values.time === undefined)) throw new InvalidInputError('--generation', 'zone at needs exactly one of --generation N or --time T');
+      if ((values.generation === undefined) === (values.time === undefined))
+        throw new InvalidInputError('--generation', 'zone at needs exactly one of --generation N or --time T');
       if (values.owner) throw new InvalidInputError('--owner', 'owners are known for the zone as it is now only (dnsplane zone export --owner)');
       if (values.generation !== undefined) {
         if (!/^\d+$/.test(values.generation)) throw new InvalidInputError('--generation', `must be a generation number, got "${values.generation}"`);
         at.atGeneration = BigInt(values.generation);
       } else {
         const t = new Date(values.time!);
-        if (!/^\d{4}-\d\d-\d\dT/.test(values.time!) || Number.isNaN(t.getTime())) throw new InvalidInputError('--time', `must be an RFC 3339 time like 2026-12-03T14:00:00Z, got "${values.time}"`);
+        if (!/^\d{4}-\d\d-\d\dT/.test(values.time!) || Number.isNaN(t.getTime()))
+          throw new InvalidInputError('--time', `must be an RFC 3339 time like 2026-12-03T14:00:00Z, got "${values.time}"`);
         at.atTime = timestampFromDate(t);
       }
     } else if (values.generation !== undefined || values.time !== undefined) {

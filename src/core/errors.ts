@@ -45,7 +45,6 @@ export class ResourceExhaustedError extends Error {
   override readonly name = 'ResourceExhaustedError';
 }
 
-
 /** A stored plan whose zone changed since it was computed, or that expired. Nothing was sent to OVH. */
 export class StalePlanError extends Error {
   override readonly name = 'StalePlanError';

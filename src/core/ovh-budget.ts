@@ -151,10 +151,13 @@ export class SharedOvhBudget implements RateBudget {
         this.leased += r.granted;
         if (r.granted > 0) this.held = { leaseId: r.leaseId!, left: r.granted, until: asked + LEASE_LIFETIME_MS };
         else if (want > 0) {
-          this.retry = setTimeout(() => {
-            this.retry = undefined;
-            this.ready();
-          }, Math.max(1, Math.ceil(r.retryMs)));
+          this.retry = setTimeout(
+            () => {
+              this.retry = undefined;
+              this.ready();
+            },
+            Math.max(1, Math.ceil(r.retryMs)),
+          );
           this.retry.unref?.();
         }
       })
@@ -162,7 +165,12 @@ export class SharedOvhBudget implements RateBudget {
         // A lease granted after the timeout is never spent: it expires, as a dead replica's does.
         request.catch(() => undefined);
         if (this.closed) return;
-        if (!this.fallingBack) this.opts.warn?.('OVH budget: the database did not lease tokens; calling at this replica\'s share of DNSPLANE_OVH_RATE for a while', { error: messageOf(e), share: this.opts.ratePerSecond / this.replicas, seconds: FALLBACK_MS / 1000 });
+        if (!this.fallingBack)
+          this.opts.warn?.("OVH budget: the database did not lease tokens; calling at this replica's share of DNSPLANE_OVH_RATE for a while", {
+            error: messageOf(e),
+            share: this.opts.ratePerSecond / this.replicas,
+            seconds: FALLBACK_MS / 1000,
+          });
         this.fallbackUntil = this.now() + FALLBACK_MS;
         this.share = { tokens: 1, last: this.now() };
       })
@@ -192,10 +200,13 @@ export class SharedOvhBudget implements RateBudget {
       return true;
     }
     if (!this.retry) {
-      this.retry = setTimeout(() => {
-        this.retry = undefined;
-        this.ready();
-      }, Math.ceil(((1 - this.share.tokens) / rate) * 1000));
+      this.retry = setTimeout(
+        () => {
+          this.retry = undefined;
+          this.ready();
+        },
+        Math.ceil(((1 - this.share.tokens) / rate) * 1000),
+      );
       this.retry.unref?.();
     }
     return false;

@@ -62,7 +62,8 @@ export class Slicer {
  * numbers, booleans, null; undefined members left out, undefined items written null).
  */
 export async function stringifySliced(value: unknown, slicer: Slicer, depth = 2): Promise<string> {
-  const deeper = (v: unknown): boolean => depth > 1 && typeof v === 'object' && v !== null && (Array.isArray(v) || typeof (v as { toJSON?: unknown }).toJSON !== 'function');
+  const deeper = (v: unknown): boolean =>
+    depth > 1 && typeof v === 'object' && v !== null && (Array.isArray(v) || typeof (v as { toJSON?: unknown }).toJSON !== 'function');
   if (Array.isArray(value)) {
     if (depth <= 0 && value.length < 64) return JSON.stringify(value);
     const items = new Array<string>(value.length);

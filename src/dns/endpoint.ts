@@ -89,10 +89,7 @@ export function normalizeTtl(ttl: number | undefined, field: string): number {
 export function parseRecordType(value: string, field: string): RecordType {
   const type = typeof value === 'string' ? value.toUpperCase() : '';
   if (!isRecordType(type)) {
-    throw new InvalidInputError(
-      field,
-      `unsupported record type ${JSON.stringify(value)} (supported: ${RECORD_TYPES.join(', ')})`,
-    );
+    throw new InvalidInputError(field, `unsupported record type ${JSON.stringify(value)} (supported: ${RECORD_TYPES.join(', ')})`);
   }
   return type;
 }
@@ -160,10 +157,7 @@ export function normalizeEndpoint(e: EndpointInput, field: string, opts: Normali
   const nameField = `${field}.dnsName`;
   const dnsName = normalizeName(e.dnsName, nameField, { allowUnderscore: true, allowWildcard: true });
   if (dnsName.includes('_') && recordType !== 'TXT' && recordType !== 'SRV') {
-    throw new InvalidInputError(
-      nameField,
-      `underscores are only allowed in TXT and SRV names (got ${recordType} record ${JSON.stringify(dnsName)})`,
-    );
+    throw new InvalidInputError(nameField, `underscores are only allowed in TXT and SRV names (got ${recordType} record ${JSON.stringify(dnsName)})`);
   }
   if (recordType === 'NS' && dnsName.split('.')[0] === '*') {
     throw new InvalidInputError(nameField, 'a wildcard name is not allowed for NS records');
@@ -173,10 +167,7 @@ export function normalizeEndpoint(e: EndpointInput, field: string, opts: Normali
   if (zone === undefined && opts.zones !== undefined) {
     zone = findZone(dnsName, opts.zones);
     if (zone === undefined) {
-      throw new InvalidInputError(
-        nameField,
-        `${JSON.stringify(dnsName)} is in none of the zones in scope (${opts.zones.join(', ') || 'none'})`,
-      );
+      throw new InvalidInputError(nameField, `${JSON.stringify(dnsName)} is in none of the zones in scope (${opts.zones.join(', ') || 'none'})`);
     }
   }
   if (zone !== undefined && !isInZone(dnsName, zone)) {
@@ -187,15 +178,10 @@ export function normalizeEndpoint(e: EndpointInput, field: string, opts: Normali
   if (!Array.isArray(e.targets)) throw new InvalidInputError(targetsField, 'targets must be a list of strings');
   if (e.targets.length === 0) throw new InvalidInputError(targetsField, 'at least one target is required');
   if (e.targets.length > MAX_TARGETS) {
-    throw new InvalidInputError(
-      targetsField,
-      `a record set has at most ${MAX_TARGETS} targets (got ${e.targets.length})`,
-    );
+    throw new InvalidInputError(targetsField, `a record set has at most ${MAX_TARGETS} targets (got ${e.targets.length})`);
   }
   const ctx = zone === undefined ? {} : { zone };
-  const targets = sortedUnique(
-    e.targets.map((t: string, i: number) => canonicalTarget(recordType, t, `${targetsField}[${i}]`, ctx)),
-  );
+  const targets = sortedUnique(e.targets.map((t: string, i: number) => canonicalTarget(recordType, t, `${targetsField}[${i}]`, ctx)));
 
   const ttl = normalizeTtl(e.ttl, `${field}.ttl`);
 
@@ -229,10 +215,7 @@ export function validateEndpointSet(endpoints: readonly Endpoint[], field: strin
     const key = endpointKey(e);
     const seen = indexByKey.get(key);
     if (seen !== undefined) {
-      throw new InvalidInputError(
-        `${field}[${i}]`,
-        `duplicate record set ${e.dnsName} ${e.recordType}: ${field}[${seen}] has the same name and type`,
-      );
+      throw new InvalidInputError(`${field}[${i}]`, `duplicate record set ${e.dnsName} ${e.recordType}: ${field}[${seen}] has the same name and type`);
     }
     indexByKey.set(key, i);
     const atName = byName.get(e.dnsName) ?? [];
@@ -251,11 +234,7 @@ export function validateEndpointSet(endpoints: readonly Endpoint[], field: strin
 }
 
 /** Normalizes a list of endpoints (`${field}[i]`) and validates them as one desired state. */
-export function normalizeEndpoints(
-  inputs: readonly EndpointInput[],
-  field: string,
-  opts: NormalizeEndpointOptions = {},
-): Endpoint[] {
+export function normalizeEndpoints(inputs: readonly EndpointInput[], field: string, opts: NormalizeEndpointOptions = {}): Endpoint[] {
   const endpoints = inputs.map((e, i) => normalizeEndpoint(e, `${field}[${i}]`, opts));
   validateEndpointSet(endpoints, field);
   return endpoints;

@@ -65,7 +65,10 @@ export function checkHealthCheckLabel(e: Pick<Endpoint, 'recordType' | 'labels'>
 export function checkHealthCheck(value: string, recordType: string, where: string): HealthCheck {
   const check = parseHealthCheck(value, where);
   if (!(CHECKABLE_TYPES as readonly string[]).includes(recordType)) {
-    throw new InvalidInputError(where, `a ${recordType} record set cannot be checked (checks are for ${CHECKABLE_TYPES.join(' and ')} sets: their targets are addresses)`);
+    throw new InvalidInputError(
+      where,
+      `a ${recordType} record set cannot be checked (checks are for ${CHECKABLE_TYPES.join(' and ')} sets: their targets are addresses)`,
+    );
   }
   return check;
 }

@@ -112,18 +112,12 @@ function checkLabel(label: string, index: number, field: string, opts: NameOptio
       throw new InvalidInputError(field, `label ${q(label)} contains "*"; wildcards are not allowed here`);
     }
     if (label !== '*' || index !== 0) {
-      throw new InvalidInputError(
-        field,
-        `"*" is only allowed as the whole leftmost label (label ${index + 1} is ${q(label)})`,
-      );
+      throw new InvalidInputError(field, `"*" is only allowed as the whole leftmost label (label ${index + 1} is ${q(label)})`);
     }
     return;
   }
   if (label.length > MAX_LABEL_LENGTH) {
-    throw new InvalidInputError(
-      field,
-      `label ${q(label)} is ${label.length} octets long; at most ${MAX_LABEL_LENGTH} are allowed`,
-    );
+    throw new InvalidInputError(field, `label ${q(label)} is ${label.length} octets long; at most ${MAX_LABEL_LENGTH} are allowed`);
   }
   for (const ch of label) {
     if ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch === '-') continue;
@@ -131,10 +125,7 @@ function checkLabel(label: string, index: number, field: string, opts: NameOptio
       if (opts.allowUnderscore) continue;
       throw new InvalidInputError(field, `label ${q(label)} contains "_"; underscores are not allowed here`);
     }
-    throw new InvalidInputError(
-      field,
-      `label ${q(label)} contains the character ${q(ch)}; only letters, digits and hyphens are allowed`,
-    );
+    throw new InvalidInputError(field, `label ${q(label)} contains the character ${q(ch)}; only letters, digits and hyphens are allowed`);
   }
   if (label.startsWith('-') || label.endsWith('-')) {
     throw new InvalidInputError(field, `label ${q(label)} must not start or end with a hyphen`);

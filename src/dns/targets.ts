@@ -83,10 +83,7 @@ const IPV4 = new RegExp(`^${OCTET}\\.${OCTET}\\.${OCTET}\\.${OCTET}$`);
 
 function canonicalIpv4(value: string, field: string): string {
   if (!IPV4.test(value)) {
-    throw new InvalidInputError(
-      field,
-      `${JSON.stringify(value)} is not an IPv4 address (four decimal numbers 0-255 without leading zeros, e.g. 192.0.2.1)`,
-    );
+    throw new InvalidInputError(field, `${JSON.stringify(value)} is not an IPv4 address (four decimal numbers 0-255 without leading zeros, e.g. 192.0.2.1)`);
   }
   return value;
 }
@@ -185,10 +182,7 @@ function canonicalMx(value: string, field: string, ctx: TargetContext): string {
 function canonicalSrv(value: string, field: string, ctx: TargetContext): string {
   const parts = tokens(value);
   if (parts.length !== 4) {
-    throw new InvalidInputError(
-      field,
-      'an SRV target is "<priority> <weight> <port> <host>" (e.g. "0 100 5002 registry.example.com")',
-    );
+    throw new InvalidInputError(field, 'an SRV target is "<priority> <weight> <port> <host>" (e.g. "0 100 5002 registry.example.com")');
   }
   const priority = parseUint(parts[0] as string, 65535, 'the SRV priority', field);
   const weight = parseUint(parts[1] as string, 65535, 'the SRV weight', field);
@@ -243,10 +237,7 @@ function canonicalCaa(value: string, field: string): string {
   const flags = parseUint(match[1] as string, 255, 'the CAA flags', field);
   const tag = (match[2] as string).toLowerCase();
   if (!(CAA_TAGS as readonly string[]).includes(tag)) {
-    throw new InvalidInputError(
-      field,
-      `unsupported CAA tag ${JSON.stringify(match[2])} (supported: ${CAA_TAGS.join(', ')})`,
-    );
+    throw new InvalidInputError(field, `unsupported CAA tag ${JSON.stringify(match[2])} (supported: ${CAA_TAGS.join(', ')})`);
   }
   const raw = match[3] as string;
   let caaValue: string;

@@ -29,7 +29,11 @@ export class DnsQueryError extends Error {
 /** The payload size we advertise over UDP (EDNS): larger answers come truncated, then over TCP. */
 const UDP_PAYLOAD = 1232;
 
-export async function query(server: DnsServerAddress, question: Omit<Question, 'class'>, opts: { timeoutMs: number; signal?: AbortSignal }): Promise<DnsAnswer> {
+export async function query(
+  server: DnsServerAddress,
+  question: Omit<Question, 'class'>,
+  opts: { timeoutMs: number; signal?: AbortSignal },
+): Promise<DnsAnswer> {
   const q: Question = { ...question, class: CLASS.IN };
   const udp = await exchangeUdp(server, q, opts);
   if (!udp.tc) return { ...udp, transport: 'udp' };
@@ -87,7 +91,14 @@ function exchangeUdp(server: DnsServerAddress, q: Question, opts: { timeoutMs: n
       fn();
     };
     const timer = setTimeout(
-      () => finish(() => reject(new DnsQueryError(`no answer within ${opts.timeoutMs} ms${ignored.length ? `; ignored ${ignored.length}: ${[...new Set(ignored)].join('; ')}` : ''}`))),
+      () =>
+        finish(() =>
+          reject(
+            new DnsQueryError(
+              `no answer within ${opts.timeoutMs} ms${ignored.length ? `; ignored ${ignored.length}: ${[...new Set(ignored)].join('; ')}` : ''}`,
+            ),
+          ),
+        ),
       opts.timeoutMs,
     );
     const aborted = () => finish(() => reject(new DnsQueryError('stopped')));

@@ -136,7 +136,9 @@ export function dnsDoor(parts: DoorParts): (bytes: Buffer, arrival: Arrival) => 
       // The client went away (a closed TCP connection, a transfer it stopped reading): nothing to answer.
       if (e instanceof ClientGone) return;
       notices.error({ err: messageOf(e), opcode: opcodeName(header.opcode), source: arrival.source }, 'dns: answering a message failed', arrival.source);
-      const failed = exchange ? replyBytes(exchange, answerTo(exchange, RCODE.SERVFAIL)) : encodeMessage({ header: responseHeader(header, RCODE.SERVFAIL), questions: [], answers: [], authorities: [], additionals: [] });
+      const failed = exchange
+        ? replyBytes(exchange, answerTo(exchange, RCODE.SERVFAIL))
+        : encodeMessage({ header: responseHeader(header, RCODE.SERVFAIL), questions: [], answers: [], authorities: [], additionals: [] });
       await send(failed).catch(() => undefined);
     } finally {
       metrics?.answered(opcodeName(header.opcode), arrival.transport, lastRcode, (performance.now() - started) / 1000);

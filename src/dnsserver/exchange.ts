@@ -55,7 +55,11 @@ export function tsigSize(key: TsigKey): number {
 }
 
 /** An answer to the request: its id, opcode and question echoed, the sections given, OPT when it had one. */
-export function answerTo(ex: Exchange, rcode: number, sections: { aa?: boolean; answers?: ResourceRecord[]; authorities?: ResourceRecord[]; additionals?: ResourceRecord[] } = {}): Message {
+export function answerTo(
+  ex: Exchange,
+  rcode: number,
+  sections: { aa?: boolean; answers?: ResourceRecord[]; authorities?: ResourceRecord[]; additionals?: ResourceRecord[] } = {},
+): Message {
   const req = ex.request.message;
   return {
     header: responseHeader(req.header, rcode, { aa: sections.aa ?? false }),

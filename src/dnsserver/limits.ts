@@ -21,7 +21,10 @@ export function sourceKey(address: string): string {
   const left = head === '' ? [] : head.split(':');
   const right = tail === '' ? [] : tail.split(':');
   const groups = address.includes('::') ? [...left, ...new Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right] : left;
-  return `${groups.slice(0, 4).map((g) => g.toLowerCase().replace(/^0+(?=.)/, '')).join(':')}::/64`;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.toLowerCase().replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
 }
 
 export class SourceLimiter {
@@ -87,7 +90,10 @@ export class Notices {
     this.timer = undefined;
     if (this.counts.size === 0) return;
     const busiest = [...this.sources.entries()].sort((a, b) => b[1] - a[1]).slice(0, 5);
-    this.log.warn({ counts: Object.fromEntries(this.counts), sources: Object.fromEntries(busiest), windowSeconds: this.everyMs / 1000 }, 'dns: messages dropped or refused without a key (summary)');
+    this.log.warn(
+      { counts: Object.fromEntries(this.counts), sources: Object.fromEntries(busiest), windowSeconds: this.everyMs / 1000 },
+      'dns: messages dropped or refused without a key (summary)',
+    );
     this.counts = new Map();
     this.sources = new Map();
   }

@@ -56,7 +56,11 @@ export async function listenDns(listen: { host: string; port: number }, handle: 
         udp.send(bytes, rinfo.port, rinfo.address);
       },
     };
-    track(handle(msg, arrival).catch((e: unknown) => log.error({ err: messageOf(e) }, 'dns: a UDP message failed')).finally(() => udpInFlight--));
+    track(
+      handle(msg, arrival)
+        .catch((e: unknown) => log.error({ err: messageOf(e) }, 'dns: a UDP message failed'))
+        .finally(() => udpInFlight--),
+    );
   });
   udp.on('error', (e) => log.debug({ err: e.message }, 'dns: UDP socket error'));
 

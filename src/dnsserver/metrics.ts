@@ -35,11 +35,28 @@ export class DnsMetrics {
 
   constructor(registry: Registry) {
     const s = seriesOn(registry);
-    this.requests = s.counter('dnsplane_dns_requests_total', 'DNS messages answered on DNSPLANE_DNS_LISTEN, by opcode, transport and RCODE', ['opcode', 'transport', 'rcode']);
-    this.duration = s.histogram('dnsplane_dns_request_duration_seconds', 'DNS messages, from their arrival to their (last) answer, by opcode', ['opcode'], [0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]);
-    this.dropped = s.counter('dnsplane_dns_dropped_total', 'DNS messages not answered: rate_limited (unsigned sender over its rate), malformed, response, busy', ['reason']);
+    this.requests = s.counter('dnsplane_dns_requests_total', 'DNS messages answered on DNSPLANE_DNS_LISTEN, by opcode, transport and RCODE', [
+      'opcode',
+      'transport',
+      'rcode',
+    ]);
+    this.duration = s.histogram(
+      'dnsplane_dns_request_duration_seconds',
+      'DNS messages, from their arrival to their (last) answer, by opcode',
+      ['opcode'],
+      [0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    );
+    this.dropped = s.counter(
+      'dnsplane_dns_dropped_total',
+      'DNS messages not answered: rate_limited (unsigned sender over its rate), malformed, response, busy',
+      ['reason'],
+    );
     this.tsigErrors = s.counter('dnsplane_dns_tsig_errors_total', 'Signed DNS messages refused: BADKEY, BADSIG, BADTIME, BADTRUNC', ['error']);
-    this.refusals = s.counter('dnsplane_dns_refusals_total', "DNS UPDATEs and zone transfers refused (the refusal's RCODE; zone empty when not managed)", ['zone', 'tenant', 'rcode']);
+    this.refusals = s.counter('dnsplane_dns_refusals_total', "DNS UPDATEs and zone transfers refused (the refusal's RCODE; zone empty when not managed)", [
+      'zone',
+      'tenant',
+      'rcode',
+    ]);
   }
 
   answered(opcode: string, transport: string, rcode: string, seconds: number): void {

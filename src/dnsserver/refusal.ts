@@ -61,9 +61,13 @@ export class Refusals {
     const fields = { zone: r.zone, name: r.name, type: r.type, tenant, key: ex.key.name, reason: r.reason, rcode: code, source: ex.source };
     this.log.info(fields, 'dns: refused');
     if (r.managed && r.rcode === RCODE.REFUSED) {
-      await journalDnsRefusal(this.ctx, r.zone, ex.key.tenant, `DNS ${r.type === 'AXFR' || r.type === 'IXFR' ? r.type : 'UPDATE'} refused (${code}): ${r.reason}`, fields).catch((e: unknown) =>
-        this.log.warn({ zone: r.zone, err: messageOf(e) }, 'dns: the refusal could not be journaled'),
-      );
+      await journalDnsRefusal(
+        this.ctx,
+        r.zone,
+        ex.key.tenant,
+        `DNS ${r.type === 'AXFR' || r.type === 'IXFR' ? r.type : 'UPDATE'} refused (${code}): ${r.reason}`,
+        fields,
+      ).catch((e: unknown) => this.log.warn({ zone: r.zone, err: messageOf(e) }, 'dns: the refusal could not be journaled'));
     }
     return r.rcode;
   }

@@ -13,7 +13,19 @@ import type { CoreContext } from '../core/context.js';
 import { dnsZone, dnsZones, type DnsZone } from '../core/dns-door/dns-zone.js';
 import { Slicer } from '../core/slices.js';
 import { mayUseZone } from '../core/tenants/tenants.js';
-import { MAX_MESSAGE_BYTES, OPCODE, RCODE, TYPE, encodeMessage, foldCase, packMessagesSteps, typeName, type Header, type Question, type ResourceRecord } from '../dns/wire/index.js';
+import {
+  MAX_MESSAGE_BYTES,
+  OPCODE,
+  RCODE,
+  TYPE,
+  encodeMessage,
+  foldCase,
+  packMessagesSteps,
+  typeName,
+  type Header,
+  type Question,
+  type ResourceRecord,
+} from '../dns/wire/index.js';
 import { answerTo, replyBytes, StreamSigner, type Exchange } from './exchange.js';
 import { records, soaRecord } from './query.js';
 import { notManaged, type Refusals } from './refusal.js';
@@ -23,7 +35,8 @@ export async function* transfer(ctx: CoreContext, ex: Exchange, refusals: Refusa
   const q = ex.request.message.questions[0]!;
   const kind = typeName(q.type);
   const zone = foldCase(q.name);
-  const refuse = async (rcode: number, reason: string, managed: boolean) => replyBytes(ex, answerTo(ex, await refusals.refuse(ex, { zone, managed, type: kind, name: zone, reason, rcode })));
+  const refuse = async (rcode: number, reason: string, managed: boolean) =>
+    replyBytes(ex, answerTo(ex, await refusals.refuse(ex, { zone, managed, type: kind, name: zone, reason, rcode })));
   if (ex.transport === 'udp' && q.type === TYPE.AXFR) {
     yield replyBytes(ex, answerTo(ex, RCODE.FORMERR));
     return;

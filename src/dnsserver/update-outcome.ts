@@ -28,7 +28,13 @@ export function outcomeOf(zone: ZoneApplyResult | undefined): DnsUpdateOutcome {
   if (error instanceof DnsUpdateRefused) return { rcode: error.rcode, reason: error.reason, ...error.at };
   switch (zone.status) {
     case 'applied':
-      return { rcode: 'NOERROR', applied: true, generation: zone.generation, calls: zone.calls.length, ...(zone.journalId ? { journalId: zone.journalId } : {}) };
+      return {
+        rcode: 'NOERROR',
+        applied: true,
+        generation: zone.generation,
+        calls: zone.calls.length,
+        ...(zone.journalId ? { journalId: zone.journalId } : {}),
+      };
     case 'no_changes':
       return { rcode: 'NOERROR', applied: false, generation: zone.generation, calls: 0 };
     case 'refused':

@@ -50,15 +50,26 @@ export const NO_WAIT: UpdateWait = { maxMs: 0, clientTimeoutMs: 2_000 };
 export const ANSWER_MARGIN_MS = 500;
 
 /** `started`: the message's arrival (performance.now()), from which the client's timeout runs. */
-export async function answerUpdate(ctx: CoreContext, ex: Exchange, refusals: Refusals, wait: UpdateWait = NO_WAIT, started = performance.now()): Promise<Message> {
+export async function answerUpdate(
+  ctx: CoreContext,
+  ex: Exchange,
+  refusals: Refusals,
+  wait: UpdateWait = NO_WAIT,
+  started = performance.now(),
+): Promise<Message> {
   const m = ex.request.message;
   const q = m.questions[0];
   const zone = foldCase(q?.name ?? '');
   const zones = await dnsZones(ctx);
   const managed = zones.names.includes(zone);
-  const refuse = async (rcode: number, reason: string, at: { name?: string; type?: string } = {}) => answerTo(ex, await refusals.refuse(ex, { zone, managed, name: zone, ...at, reason, rcode }));
+  const refuse = async (rcode: number, reason: string, at: { name?: string; type?: string } = {}) =>
+    answerTo(ex, await refusals.refuse(ex, { zone, managed, name: zone, ...at, reason, rcode }));
 
-  if (m.questions.length !== 1 || q?.type !== TYPE.SOA) return refuse(RCODE.FORMERR, `the zone section must hold exactly one SOA question (it holds ${m.questions.length}${q ? `, type ${typeName(q.type)}` : ''})`);
+  if (m.questions.length !== 1 || q?.type !== TYPE.SOA)
+    return refuse(
+      RCODE.FORMERR,
+      `the zone section must hold exactly one SOA question (it holds ${m.questions.length}${q ? `, type ${typeName(q.type)}` : ''})`,
+    );
   if (q.class !== CLASS.IN) return refuse(RCODE.NOTAUTH, `class ${q.class}: dnsplane serves class IN only`);
   if (!managed) return refuse(RCODE.NOTAUTH, notManaged(zone, zones.names));
   const key = ex.key;
@@ -80,7 +91,13 @@ export async function answerUpdate(ctx: CoreContext, ex: Exchange, refusals: Ref
     updates = { malformed: `update: ${e.message}`, rcode: e.rcode, ...at(e.rr) };
   }
   const answerBy = started + wait.clientTimeoutMs - ANSWER_MARGIN_MS;
-  const outcome = await applyDnsUpdate(ctx, key.tenant, { zone, prerequisites, updates, acmeOnly: key.acmeOnly }, key.name, wait.maxMs > 0 ? () => Math.min(wait.maxMs, answerBy - performance.now()) : () => 0).then(outcomeOf, outcomeOfError);
+  const outcome = await applyDnsUpdate(
+    ctx,
+    key.tenant,
+    { zone, prerequisites, updates, acmeOnly: key.acmeOnly },
+    key.name,
+    wait.maxMs > 0 ? () => Math.min(wait.maxMs, answerBy - performance.now()) : () => 0,
+  ).then(outcomeOf, outcomeOfError);
   if (outcome.rcode === 'NOERROR') return answerTo(ex, RCODE.NOERROR);
   return refuse(RCODE[outcome.rcode], outcome.reason, { ...(outcome.name ? { name: outcome.name } : {}), ...(outcome.type ? { type: outcome.type } : {}) });
 }

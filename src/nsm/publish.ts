@@ -53,7 +53,14 @@ export async function publishDomain(ctx: CoreContext, tenant: Tenant, input: Pub
 export async function unpublishDomain(ctx: CoreContext, tenant: Tenant, input: { domain: string }): Promise<DomainResult> {
   const domain = parseDomain(input.domain);
   const zone = await zoneOfDomain(ctx, tenant, domain);
-  const result = await syncDomain(ctx, tenant, domain, zone, { kind: 'desired', zones: [zone], endpoints: [], policy: 'sync', scope: domainScope(domain), allOrNothing: true });
+  const result = await syncDomain(ctx, tenant, domain, zone, {
+    kind: 'desired',
+    zones: [zone],
+    endpoints: [],
+    policy: 'sync',
+    scope: domainScope(domain),
+    allOrNothing: true,
+  });
   if (result.status === 'applied') ctx.log.info({ tenant: tenant.name, domain, zone, changes: result.changes.length }, 'nsm domain unpublished');
   return { domain, zone, result };
 }
@@ -67,7 +74,13 @@ async function zoneOfDomain(ctx: CoreContext, tenant: Tenant, domain: string): P
   return zone;
 }
 
-async function syncDomain(ctx: CoreContext, tenant: Tenant, domain: string, zone: string, input: PlanInput & { kind: 'desired'; scope: SyncScope }): Promise<ZoneApplyResult> {
+async function syncDomain(
+  ctx: CoreContext,
+  tenant: Tenant,
+  domain: string,
+  zone: string,
+  input: PlanInput & { kind: 'desired'; scope: SyncScope },
+): Promise<ZoneApplyResult> {
   await assertDomainOwner(ctx, tenant, domain, zone, input.scope);
 
   // allOrNothing: a conflict (a hand-made record at one of the names, a set taken meanwhile) is found
@@ -87,7 +100,10 @@ async function assertDomainOwner(ctx: CoreContext, tenant: Tenant, domain: strin
   const { rows } = await listOwnership(ctx, { zones: [zone], includeUnowned: false });
   const foreign = rows.find((r) => r.tenantId !== tenant.id && isRecordType(r.recordType) && inSyncScope(scope, r.dnsName, r.recordType));
   if (foreign) {
-    throw new PermissionDeniedError('domain', `NSM domain "${domain}" belongs to tenant "${foreign.tenantName}" (it owns ${foreign.dnsName} ${foreign.recordType}); only that tenant may publish or unpublish it`);
+    throw new PermissionDeniedError(
+      'domain',
+      `NSM domain "${domain}" belongs to tenant "${foreign.tenantName}" (it owns ${foreign.dnsName} ${foreign.recordType}); only that tenant may publish or unpublish it`,
+    );
   }
 }
 

@@ -114,7 +114,8 @@ export function validatePublish(input: PublishInput): DomainSpec {
   if (!Array.isArray(input.services) || input.services.length === 0) {
     throw new InvalidInputError('services', 'at least one service is required (a domain publishes at least its registry)');
   }
-  if (input.services.length > MAX_SERVICES) throw new InvalidInputError('services', `at most ${MAX_SERVICES} services per domain (got ${input.services.length})`);
+  if (input.services.length > MAX_SERVICES)
+    throw new InvalidInputError('services', `at most ${MAX_SERVICES} services per domain (got ${input.services.length})`);
   const seen = new Map<string, number>();
   const services = input.services.map((s, i): PublishedService => {
     const f = `services[${i}]`;

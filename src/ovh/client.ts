@@ -118,7 +118,8 @@ export class OvhApi {
   async getSoa(zone: string): Promise<OvhSoa> {
     const s = asObject(await this.transport.call('GET', `/domain/zone/${zone}/soa`, undefined, true), 'soa');
     const serial = Number(s['serial']);
-    if (!Number.isInteger(serial) || serial < 0) throw new OvhError('GET', `/domain/zone/${zone}/soa`, 200, 'unknown', `the SOA serial is not a number: ${JSON.stringify(s['serial'])}`);
+    if (!Number.isInteger(serial) || serial < 0)
+      throw new OvhError('GET', `/domain/zone/${zone}/soa`, 200, 'unknown', `the SOA serial is not a number: ${JSON.stringify(s['serial'])}`);
     return { serial, ttl: Number(s['ttl']), nxDomainTtl: Number(s['nxDomainTtl']) };
   }
 

@@ -263,12 +263,7 @@ function absoluteHost(host: string): string {
 }
 
 /** The target string to send to OVH for a canonical target of a record in `zone`. */
-export function endpointTargetToOvh(
-  type: RecordType,
-  canonicalTarget: string,
-  zone: string,
-  opts: OvhTargetOptions = {},
-): string {
+export function endpointTargetToOvh(type: RecordType, canonicalTarget: string, zone: string, opts: OvhTargetOptions = {}): string {
   switch (type) {
     case 'CNAME':
       if (opts.cnameRelative && canonicalTarget !== zone && isInZone(canonicalTarget, zone)) {

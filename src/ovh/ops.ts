@@ -60,12 +60,7 @@ export function orderOperations(ops: readonly OvhOperation[]): OvhOperation[] {
  * they are reused or removed). A record of another name or type in `existing` is a caller bug
  * (RangeError). The TTL sent is ovhTtl(after.ttl).
  */
-export function buildOperations(
-  zone: string,
-  change: Change,
-  existing: readonly OvhRecord[],
-  opts: BuildOptions = {},
-): OvhOperation[] {
+export function buildOperations(zone: string, change: Change, existing: readonly OvhRecord[], opts: BuildOptions = {}): OvhOperation[] {
   const set = (change.after ?? change.before) as Endpoint;
   const key = endpointKey(set);
   for (const r of existing) {
@@ -90,9 +85,7 @@ export function buildOperations(
           .map((record) => ({ record, canonical: ovhTargetToCanonical(type, record.target, zone) ?? record.target, used: false }))
           .sort(
             (a, b) =>
-              compareStrings(a.canonical, b.canonical) ||
-              Number(a.record.ttl !== ttl) - Number(b.record.ttl !== ttl) ||
-              compareIds(a.record.id, b.record.id),
+              compareStrings(a.canonical, b.canonical) || Number(a.record.ttl !== ttl) - Number(b.record.ttl !== ttl) || compareIds(a.record.id, b.record.id),
           );
 
   const added: string[] = [];
@@ -215,7 +208,11 @@ export function operationSetKey(zone: string, op: OvhOperation): string {
  * over the operations, so that showing a plan is linear in its size (each change then finds its
  * operations with one lookup). `as` gives what is grouped (the operation itself, or its wire form).
  */
-export function operationsByRecordSet<T = OvhOperation>(zone: string, operations: readonly OvhOperation[], as: (op: OvhOperation, i: number) => T = (op) => op as T): Map<string, T[]> {
+export function operationsByRecordSet<T = OvhOperation>(
+  zone: string,
+  operations: readonly OvhOperation[],
+  as: (op: OvhOperation, i: number) => T = (op) => op as T,
+): Map<string, T[]> {
   const byKey = new Map<string, T[]>();
   operations.forEach((op, i) => {
     const key = operationSetKey(zone, op);

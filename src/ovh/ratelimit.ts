@@ -190,7 +190,13 @@ export class RateLimiter {
       const granted: Grant = { waitedMs: t - w.start, grantedAt: t };
       const seq = ++this.grants;
       if (this.observers.size > 0) {
-        const g: GrantNotice = { ...granted, seq, flow: { ...(tenantKey ? { tenant: tenantKey } : {}), ...(zoneKey ? { zone: zoneKey } : {}) }, grantedWhileWaiting: seq - 1 - w.grantsBefore, queued: this.waiting };
+        const g: GrantNotice = {
+          ...granted,
+          seq,
+          flow: { ...(tenantKey ? { tenant: tenantKey } : {}), ...(zoneKey ? { zone: zoneKey } : {}) },
+          grantedWhileWaiting: seq - 1 - w.grantsBefore,
+          queued: this.waiting,
+        };
         for (const fn of this.observers) fn(g);
       }
       w.grant(granted);

@@ -170,7 +170,10 @@ function comparable(type: string, target: string): string {
  * The owner names (subDomains) whose records in the zone file differ from `records` (as the API shows
  * them): a record changed in place, or added or removed, under that name.
  */
-export function differingOwners(exported: readonly ZoneFileRecord[], records: ReadonlyArray<{ subDomain: string; fieldType: string; target: string; ttl: number }>): Set<string> {
+export function differingOwners(
+  exported: readonly ZoneFileRecord[],
+  records: ReadonlyArray<{ subDomain: string; fieldType: string; target: string; ttl: number }>,
+): Set<string> {
   const index = (entries: Array<[string, string]>): Map<string, string[]> => {
     const m = new Map<string, string[]>();
     for (const [owner, key] of entries) m.set(owner, [...(m.get(owner) ?? []), key]);
@@ -220,7 +223,10 @@ export function formatZoneFile(zone: string, records: readonly ZoneFileEntry[], 
   const lines = header.comments.map((c) => `; ${c.replace(/\s+/g, ' ')}`.trimEnd());
   lines.push(`$ORIGIN ${zone.toLowerCase()}.`, `$TTL ${OVH_DEFAULT_TTL}`);
   const { soa } = header;
-  if (soa) lines.push(`@\t${soa.ttl}\tIN\tSOA\t${absoluteHost(soa.mname)} ${absoluteHost(soa.rname)} ${soa.serial} ${soa.refresh} ${soa.retry} ${soa.expire} ${soa.minimum}`);
+  if (soa)
+    lines.push(
+      `@\t${soa.ttl}\tIN\tSOA\t${absoluteHost(soa.mname)} ${absoluteHost(soa.rname)} ${soa.serial} ${soa.refresh} ${soa.retry} ${soa.expire} ${soa.minimum}`,
+    );
   const sorted = [...records].sort(
     (a, b) => compareNames(a.subDomain, b.subDomain) || cmp(a.fieldType.toUpperCase(), b.fieldType.toUpperCase()) || cmp(a.target, b.target) || a.ttl - b.ttl,
   );

@@ -60,6 +60,7 @@ export async function authenticateCall(call: SignedCall, keyring: OvhKeyring, no
   const timestamp = call.header('x-ovh-timestamp') ?? '';
   if (!/^-?\d{1,15}$/.test(timestamp) || Math.abs(Number(timestamp) - nowSeconds) > TIMESTAMP_WINDOW_SECONDS) throw new AuthRefusal(queryTimeOut(), false);
   const urls = signedUrlCandidates(call.host, call.rawUrl, SCHEMES);
-  if (!signatureMatches(signature, key.applicationSecret, consumerKey!, call.method, urls, call.rawBody, timestamp)) throw new AuthRefusal(invalidSignature(), true);
+  if (!signatureMatches(signature, key.applicationSecret, consumerKey!, call.method, urls, call.rawBody, timestamp))
+    throw new AuthRefusal(invalidSignature(), true);
   return key;
 }

@@ -18,7 +18,17 @@ const RULES = [
 ];
 
 export function authDetails(key: OvhKey): Answer {
-  return { json: { account: key.tenant.name, allowedRoutes: RULES, description: `dnsplane tenant ${key.tenant.name}`, identities: [], method: 'account', roles: [], user: '' } };
+  return {
+    json: {
+      account: key.tenant.name,
+      allowedRoutes: RULES,
+      description: `dnsplane tenant ${key.tenant.name}`,
+      identities: [],
+      method: 'account',
+      roles: [],
+      user: '',
+    },
+  };
 }
 
 export function currentCredential(key: OvhKey, now: Date): Answer {

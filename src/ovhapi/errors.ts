@@ -30,7 +30,13 @@ export function ovhAnswerFor(e: unknown): { error: OvhApiError; internal: boolea
   if (e instanceof PermissionDeniedError) return { error: notGrantedCall(e.message), internal: false };
   if (e instanceof InvalidInputError) return { error: badRequest(e.message), internal: false };
   if (e instanceof ThresholdError) {
-    return { error: new OvhApiError(403, { class: 'Client::Forbidden', message: `${e.message} (through the OVH API there is no force: an admin can raise the tenant's limit)` }), internal: false };
+    return {
+      error: new OvhApiError(403, {
+        class: 'Client::Forbidden',
+        message: `${e.message} (through the OVH API there is no force: an admin can raise the tenant's limit)`,
+      }),
+      internal: false,
+    };
   }
   if (e instanceof ResourceExhaustedError) return { error: tooManyRequests(1, e.message), internal: false };
   if (e instanceof LockTimeoutError || e instanceof ShuttingDownError) return { error: serverError(503, e.message), internal: false };

@@ -62,7 +62,12 @@ export function send(res: Res, queryId: string, answer: Answer): number {
  */
 export function sendError(req: Req, res: Res, queryId: string, e: OvhApiError): number {
   const text = JSON.stringify(e.body);
-  const headers: Record<string, string | number> = { ...e.headers, 'X-Ovh-Queryid': queryId, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) };
+  const headers: Record<string, string | number> = {
+    ...e.headers,
+    'X-Ovh-Queryid': queryId,
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(text),
+  };
   if (e.status === 413 && req.httpVersionMajor < 2) headers['Connection'] = 'close';
   (res as http.ServerResponse).writeHead(e.status, headers);
   res.end(text);

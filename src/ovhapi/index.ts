@@ -123,7 +123,8 @@ export function ovhApiHandler(ctx: CoreContext, opts: OvhApiOptions): (req: Req,
       opts.loginLimiter?.succeeded(address, consumerKey!);
       tenant = key.tenant;
       const over = rate.take(tenant.name);
-      if (over !== undefined) throw tooManyRequests(over, `tenant "${tenant.name}" is over ${opts.rate.perSecond} calls per second to dnsplane's OVH API; retry in ${over} s`);
+      if (over !== undefined)
+        throw tooManyRequests(over, `tenant "${tenant.name}" is over ${opts.rate.perSecond} calls per second to dnsplane's OVH API; retry in ${over} s`);
       keyring.noteUsed(key);
       noteSeen(ctx, tenant);
 
@@ -155,7 +156,8 @@ export function ovhApiHandler(ctx: CoreContext, opts: OvhApiOptions): (req: Req,
 
     /** Every refused write goes through here: one line (tenant, call, reason, OVH's code) and one count. */
     function refusal(t: Tenant, error: OvhApiError): void {
-      const code = 'errorCode' in error.body ? error.body.errorCode : error.status === 400 ? 'BAD_REQUEST' : error.status === 429 ? 'TOO_MANY_REQUESTS' : error.body.class;
+      const code =
+        'errorCode' in error.body ? error.body.errorCode : error.status === 400 ? 'BAD_REQUEST' : error.status === 429 ? 'TOO_MANY_REQUESTS' : error.body.class;
       log.info({ tenant: t.name, method, path, status: error.status, code, reason: error.body.message, queryId }, 'OVH API call refused');
       metrics?.refused(t.name, code);
     }

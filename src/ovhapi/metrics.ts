@@ -17,9 +17,21 @@ export class OvhApiMetrics {
 
   constructor(registry: Registry) {
     const s = seriesOn(registry);
-    this.requests = s.counter('dnsplane_ovh_api_requests_total', 'Calls to the OVH API dnsplane serves (/ovh/1.0), by route and HTTP status', ['route', 'status']);
-    this.duration = s.histogram('dnsplane_ovh_api_request_duration_seconds', 'Duration of calls to the served OVH API, by route', ['route'], [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]);
-    this.refusals = s.counter('dnsplane_ovh_api_refusals_total', "Writes through the served OVH API refused: not the tenant's (NOT_GRANTED_CALL), invalid (BAD_REQUEST), or over the tenant's rate (TOO_MANY_REQUESTS)", ['tenant', 'code']);
+    this.requests = s.counter('dnsplane_ovh_api_requests_total', 'Calls to the OVH API dnsplane serves (/ovh/1.0), by route and HTTP status', [
+      'route',
+      'status',
+    ]);
+    this.duration = s.histogram(
+      'dnsplane_ovh_api_request_duration_seconds',
+      'Duration of calls to the served OVH API, by route',
+      ['route'],
+      [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    );
+    this.refusals = s.counter(
+      'dnsplane_ovh_api_refusals_total',
+      "Writes through the served OVH API refused: not the tenant's (NOT_GRANTED_CALL), invalid (BAD_REQUEST), or over the tenant's rate (TOO_MANY_REQUESTS)",
+      ['tenant', 'code'],
+    );
   }
 
   done(route: string, status: number, seconds: number): void {

@@ -12,7 +12,16 @@ import { stageCreate, stageDelete, stageUpdate } from '../core/ovh-api/staging.j
 import type { Tenant } from '../core/tenants/tenants.js';
 import { badRequest, objectNotFound } from '../ovhwire/errors.js';
 import { expandedPage, pagingOf } from '../ovhwire/paging.js';
-import { CREATE_PROPERTIES, UPDATE_PROPERTIES, bodyObject, checkProperties, isFieldType, normalizePatch, normalizeRecord, recordAnswer } from '../ovhwire/records.js';
+import {
+  CREATE_PROPERTIES,
+  UPDATE_PROPERTIES,
+  bodyObject,
+  checkProperties,
+  isFieldType,
+  normalizePatch,
+  normalizeRecord,
+  recordAnswer,
+} from '../ovhwire/records.js';
 import { recordIdOf } from '../ovhwire/routes.js';
 import { PermissionDeniedError } from '../core/errors.js';
 import type { Answer } from './http.js';
@@ -35,7 +44,8 @@ function answer(zone: string, r: DraftRecord, id = r.id): Record<string, unknown
 /** `fieldType` and `subDomain` as OVH reads them: an unknown type is its 400; an empty subDomain filters nothing. */
 function filterOf(query: URLSearchParams): RecordFilter {
   const fieldType = query.get('fieldType') ?? '';
-  if (fieldType !== '' && !isFieldType(fieldType)) throw badRequest(`[fieldType] Given data (${fieldType}) does not belong to the NamedResolutionFieldTypeEnum enumeration`);
+  if (fieldType !== '' && !isFieldType(fieldType))
+    throw badRequest(`[fieldType] Given data (${fieldType}) does not belong to the NamedResolutionFieldTypeEnum enumeration`);
   const subDomain = query.get('subDomain') ?? '';
   return { ...(fieldType !== '' ? { fieldType } : {}), ...(subDomain !== '' ? { subDomain } : {}) };
 }

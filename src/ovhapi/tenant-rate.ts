@@ -20,7 +20,8 @@ export class TenantRateLimiter {
     private readonly clock: () => number = Date.now,
     private readonly maxTenants = 10_000,
   ) {
-    if (!(perSecond > 0) || !(burst >= 1)) throw new RangeError(`a rate limit needs a positive rate and a burst of at least 1 (got ${perSecond}/s, burst ${burst})`);
+    if (!(perSecond > 0) || !(burst >= 1))
+      throw new RangeError(`a rate limit needs a positive rate and a burst of at least 1 (got ${perSecond}/s, burst ${burst})`);
     this.bucket = new KeyedTokenBucket(perSecond, burst);
   }
 

@@ -29,13 +29,25 @@ export async function zonesCall(ctx: CoreContext, tenant: Tenant): Promise<Answe
 
 export async function zoneCall(ctx: CoreContext, tenant: Tenant, rawZone: string): Promise<Answer> {
   const z = await zoneFacts(ctx, tenant, rawZone);
-  return { json: { dnssecSupported: true, hasDnsAnycast: false, lastUpdate: (z.lastSync ?? new Date(0)).toISOString(), name: z.zone, nameServers: z.nameServers } };
+  return {
+    json: { dnssecSupported: true, hasDnsAnycast: false, lastUpdate: (z.lastSync ?? new Date(0)).toISOString(), name: z.zone, nameServers: z.nameServers },
+  };
 }
 
 export async function soaCall(ctx: CoreContext, tenant: Tenant, rawZone: string): Promise<Answer> {
   const z = await zoneFacts(ctx, tenant, rawZone);
   const serial = Number(z.generation % 4294967296n);
-  return { json: { email: SOA.email, expire: SOA.expire, nxDomainTtl: SOA.nxDomainTtl, refresh: SOA.refresh, serial, server: soaServer(ctx, z.nameServers), ttl: SOA.ttl } };
+  return {
+    json: {
+      email: SOA.email,
+      expire: SOA.expire,
+      nxDomainTtl: SOA.nxDomainTtl,
+      refresh: SOA.refresh,
+      serial,
+      server: soaServer(ctx, z.nameServers),
+      ttl: SOA.ttl,
+    },
+  };
 }
 
 export async function statusCall(ctx: CoreContext, tenant: Tenant, rawZone: string): Promise<Answer> {
@@ -50,7 +62,10 @@ export async function statusCall(ctx: CoreContext, tenant: Tenant, rawZone: stri
 export async function refreshCall(ctx: CoreContext, tenant: Tenant, rawZone: string, log: Logger, applicationKey: string): Promise<Answer> {
   const outcome = await refreshDraft(ctx, tenant, rawZone, applicationKey);
   if (outcome.status !== 'nothing_staged') {
-    log.info({ tenant: tenant.name, zone: outcome.zone, writes: outcome.writes, calls: outcome.calls, status: outcome.status, refused: outcome.refused.length }, 'OVH API refresh: staged writes published');
+    log.info(
+      { tenant: tenant.name, zone: outcome.zone, writes: outcome.writes, calls: outcome.calls, status: outcome.status, refused: outcome.refused.length },
+      'OVH API refresh: staged writes published',
+    );
   }
   if (outcome.refused.length > 0) throw notGrantedCall(`refresh of ${outcome.zone}: the rest was published, not ${outcome.refused.join('; ')}`);
   return { empty: 204 };

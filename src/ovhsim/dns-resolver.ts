@@ -228,8 +228,7 @@ export class DnsResolver {
       records = index.byName.get(encloser === '' ? '*' : `*.${encloser}`);
       if (!records) return { kind: 'nxdomain' };
     }
-    const convert = (list: StoredRecord[]): Answer[] =>
-      list.map((r) => toAnswer(name, r, zone.name, defaultTtl)).filter((a): a is Answer => a !== null);
+    const convert = (list: StoredRecord[]): Answer[] => list.map((r) => toAnswer(name, r, zone.name, defaultTtl)).filter((a): a is Answer => a !== null);
     const soa = rel === '' && (qtype === 'SOA' || qtype === 'ANY') ? [this.soaAnswer(zone, false)] : [];
     if (qtype === 'ANY') {
       const all = [...soa, ...convert(records)];
@@ -287,7 +286,9 @@ export class DnsResolver {
     const opcodeBits = queryFlags & 0x7800;
     const rd = queryFlags & dnsPacket.RECURSION_DESIRED;
     const opt = (query.additionals ?? []).find((a) => a.type === 'OPT');
-    const edns: Answer[] = opt ? [{ type: 'OPT', name: '.', udpPayloadSize: 1232, extendedRcode: 0, ednsVersion: 0, flags: 0, flag_do: false, options: [] }] : [];
+    const edns: Answer[] = opt
+      ? [{ type: 'OPT', name: '.', udpPayloadSize: 1232, extendedRcode: 0, ednsVersion: 0, flags: 0, flag_do: false, options: [] }]
+      : [];
     const questions = query.questions ?? [];
     const question = questions[0];
     const reply = (rcode: Rcode, res?: Resolution): Packet => ({

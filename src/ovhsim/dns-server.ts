@@ -75,9 +75,6 @@ export class DnsServer {
 
   async stop(): Promise<void> {
     for (const s of this.sockets) s.destroy();
-    await Promise.all([
-      new Promise<void>((resolve) => this.udp.close(() => resolve())),
-      new Promise<void>((resolve) => this.tcp.close(() => resolve())),
-    ]);
+    await Promise.all([new Promise<void>((resolve) => this.udp.close(() => resolve())), new Promise<void>((resolve) => this.tcp.close(() => resolve()))]);
   }
 }

@@ -148,7 +148,14 @@ export class RequestPipeline {
     }
     if (res.destroyed || this.stopped) return;
     call.status = sendOutcome(call, res, outcome, this.hanging);
-    this.parts.log?.('ovhsim api call', { seq: call.seq, method: call.method, path: call.path, status: call.status, queryId: call.queryId, ms: Date.now() - call.at });
+    this.parts.log?.('ovhsim api call', {
+      seq: call.seq,
+      method: call.method,
+      path: call.path,
+      status: call.status,
+      queryId: call.queryId,
+      ms: Date.now() - call.at,
+    });
   }
 
   /** Routing, authentication, rate limit, then the operation; synchronous, so atomic. */
@@ -177,7 +184,15 @@ export class RequestPipeline {
         if (denied) throw denied;
         this.checkRate();
       }
-      const answer = this.router.handle(route, { method: call.method, path: call.path, query: call.query, body, bodyInvalid, headers: call.headers, caller: this.parts.credentials.consumerKey });
+      const answer = this.router.handle(route, {
+        method: call.method,
+        path: call.path,
+        query: call.query,
+        body,
+        bodyInvalid,
+        headers: call.headers,
+        caller: this.parts.credentials.consumerKey,
+      });
       if (answer.changed) this.parts.persist();
       return answer;
     } catch (err) {

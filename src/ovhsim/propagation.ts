@@ -144,7 +144,8 @@ export class Propagation {
 
 function checkLag(lag: Lag): void {
   if (lag === 'never') return;
-  const ok = typeof lag === 'number' ? Number.isFinite(lag) && lag >= 0 : Number.isFinite(lag.min) && Number.isFinite(lag.max) && lag.min >= 0 && lag.max >= lag.min;
+  const ok =
+    typeof lag === 'number' ? Number.isFinite(lag) && lag >= 0 : Number.isFinite(lag.min) && Number.isFinite(lag.max) && lag.min >= 0 && lag.max >= lag.min;
   if (!ok) throw new Error(`propagation lag: expected milliseconds >= 0, a range {min, max} with 0 <= min <= max, or "never"; got ${JSON.stringify(lag)}`);
 }
 

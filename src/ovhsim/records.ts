@@ -96,10 +96,7 @@ export function bindZoneFile(
   const dot = (h: string): string => (h.endsWith('.') ? h : `${h}.`);
   const mname = dot(nameServers[0] ?? `ns.${zone}`);
   const rname = dot(soa.email.replace('@', '.'));
-  const lines = [
-    `$TTL ${defaultTtl}`,
-    `@\tIN SOA ${mname} ${rname} (${serial} ${soa.refresh} ${soa.retry} ${soa.expire} ${soa.nxDomainTtl})`,
-  ];
+  const lines = [`$TTL ${defaultTtl}`, `@\tIN SOA ${mname} ${rname} (${serial} ${soa.refresh} ${soa.retry} ${soa.expire} ${soa.nxDomainTtl})`];
   const width = Math.max(8, ...records.map((r) => (r.subDomain || '@').length));
   for (const r of records) {
     const name = (r.subDomain || '@').padEnd(width);

@@ -161,7 +161,13 @@ export class SimState {
       throw new Error('unsupported ovhsim state file');
     }
     const check = (r: StoredRecord): StoredRecord => {
-      if (typeof r.id !== 'number' || !isFieldType(r.fieldType) || typeof r.subDomain !== 'string' || typeof r.target !== 'string' || typeof r.ttl !== 'number') {
+      if (
+        typeof r.id !== 'number' ||
+        !isFieldType(r.fieldType) ||
+        typeof r.subDomain !== 'string' ||
+        typeof r.target !== 'string' ||
+        typeof r.ttl !== 'number'
+      ) {
         throw new Error(`malformed record in ovhsim state file: ${JSON.stringify(r)}`);
       }
       return { id: r.id, subDomain: r.subDomain, fieldType: r.fieldType, target: r.target, ttl: r.ttl };

@@ -23,7 +23,11 @@ export function pagingOf(headers: Readonly<Record<string, string | undefined>>):
 }
 
 /** One page of `items` and the headers that answer it; no size asked: every item in one page; `maxSize`: the largest page served. */
-export function expandedPage<T>(items: readonly T[], paging: { number: number; size?: number }, maxSize?: number): { page: T[]; headers: Record<string, string> } {
+export function expandedPage<T>(
+  items: readonly T[],
+  paging: { number: number; size?: number },
+  maxSize?: number,
+): { page: T[]; headers: Record<string, string> } {
   const total = items.length;
   const size = Math.max(1, Math.min(paging.size ?? Math.max(total, 1), maxSize ?? Number.MAX_SAFE_INTEGER));
   return {

@@ -65,9 +65,7 @@ export function normalizeSubDomain(raw: unknown, fieldType: FieldType, zone: str
   const sub = raw.toLowerCase();
   if (sub === '') return '';
   const labels = sub.split('.');
-  const valid =
-    labels.every((l, i) => l.length > 0 && l.length <= 63 && LABEL.test(l) && (l !== '*' || i === 0)) &&
-    sub.length + 1 + zone.length <= 253;
+  const valid = labels.every((l, i) => l.length > 0 && l.length <= 63 && LABEL.test(l) && (l !== '*' || i === 0)) && sub.length + 1 + zone.length <= 253;
   if (!valid) throw badRequest(`Invalid domain name: ${raw}`);
   if (NO_UNDERSCORE.has(fieldType) && sub.includes('_')) {
     throw badRequest('Invalid domain name, underscore not allowed');
@@ -150,7 +148,11 @@ export const CREATE_PROPERTIES = { writable: ['fieldType', 'subDomain', 'target'
 export const UPDATE_PROPERTIES = { writable: ['subDomain', 'target', 'ttl'], readOnly: ['fieldType', 'id', 'zone'] } as const;
 
 /** A PUT's changes validated by the record's type, as OVH validates them; what is absent stays absent. */
-export function normalizePatch(patch: { subDomain?: unknown; target?: unknown; ttl?: unknown }, fieldType: FieldType, zone: string): { subDomain?: string; target?: string; ttl?: number } {
+export function normalizePatch(
+  patch: { subDomain?: unknown; target?: unknown; ttl?: unknown },
+  fieldType: FieldType,
+  zone: string,
+): { subDomain?: string; target?: string; ttl?: number } {
   return {
     ...(patch.subDomain !== undefined ? { subDomain: normalizeSubDomain(patch.subDomain, fieldType, zone) } : {}),
     ...(patch.target !== undefined ? { target: normalizeTarget(patch.target, fieldType) } : {}),
@@ -159,10 +161,7 @@ export function normalizePatch(patch: { subDomain?: unknown; target?: unknown; t
 }
 
 /** Validates a whole record body (POST, or direct edits). */
-export function normalizeRecord(
-  input: { fieldType?: unknown; subDomain?: unknown; target?: unknown; ttl?: unknown },
-  zone: string,
-): RecordData {
+export function normalizeRecord(input: { fieldType?: unknown; subDomain?: unknown; target?: unknown; ttl?: unknown }, zone: string): RecordData {
   const fieldType = normalizeFieldType(input.fieldType);
   return {
     fieldType,
@@ -217,7 +216,11 @@ export function txtForAnswer(stored: string): string {
 }
 
 /** A record as the API shows it (GET …/record/{id}, a POST's answer, an expanded list's items). */
-export function recordAnswer(zone: string, r: { id: number | string; subDomain: string; fieldType: string; target: string; ttl: number }, quoteTxt = true): Record<string, unknown> {
+export function recordAnswer(
+  zone: string,
+  r: { id: number | string; subDomain: string; fieldType: string; target: string; ttl: number },
+  quoteTxt = true,
+): Record<string, unknown> {
   const target = r.fieldType === 'TXT' && quoteTxt ? txtForAnswer(r.target) : r.target;
   return { fieldType: r.fieldType, id: typeof r.id === 'string' ? Number(r.id) : r.id, subDomain: r.subDomain, target, ttl: r.ttl, zone };
 }

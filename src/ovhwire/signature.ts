@@ -39,7 +39,15 @@ export function signedUrlCandidates(hostHeader: string, rawUrl: string, schemes:
 }
 
 /** Whether `signature` is one a client holding this secret and consumer key made for one of `urls`, in constant time per candidate. */
-export function signatureMatches(signature: string, applicationSecret: string, consumerKey: string, method: string, urls: readonly string[], body: string, timestamp: string): boolean {
+export function signatureMatches(
+  signature: string,
+  applicationSecret: string,
+  consumerKey: string,
+  method: string,
+  urls: readonly string[],
+  body: string,
+  timestamp: string,
+): boolean {
   const given = Buffer.from(signature);
   let ok = false;
   for (const url of urls) {

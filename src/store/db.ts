@@ -163,7 +163,10 @@ async function openShared(file: string, inUse: EmbeddedInUseError, log: LogFn, p
   try {
     info = await readConnectionFile(file);
   } catch (err) {
-    throw new Error(`${inUse.message}, and its connection file ${file} cannot be read (${messageOf(err)}); run as the user that runs the server, or ${wayOut}`, { cause: err });
+    throw new Error(
+      `${inUse.message}, and its connection file ${file} cannot be read (${messageOf(err)}); run as the user that runs the server, or ${wayOut}`,
+      { cause: err },
+    );
   }
   if (info === undefined) {
     throw new Error(
@@ -172,7 +175,9 @@ async function openShared(file: string, inUse: EmbeddedInUseError, log: LogFn, p
     );
   }
   if (info.pid !== owner) {
-    throw new Error(`${inUse.message}, but ${file} was written by pid ${info.pid}, not by it (left by an earlier run, or a serve still starting); run the command again in a moment, or ${wayOut}`);
+    throw new Error(
+      `${inUse.message}, but ${file} was written by pid ${info.pid}, not by it (left by an earlier run, or a serve still starting); run the command again in a moment, or ${wayOut}`,
+    );
   }
   const pool = createPool(info.url, log, poolMax);
   try {
@@ -219,7 +224,10 @@ function clusterDir(dataDir: string, log: LogFn): string {
   const id = createHash('sha256').update(dataDir).digest('hex').slice(0, 16);
   const fallback = path.join(ROOT_CLUSTER_BASE, `pg-${id}`);
   mkdirSync(ROOT_CLUSTER_BASE, { recursive: true, mode: 0o755 });
-  log('embedded postgres: running as root and the OS user "postgres" cannot reach the data dir; the cluster lives elsewhere', { dataDir, clusterDir: fallback });
+  log('embedded postgres: running as root and the OS user "postgres" cannot reach the data dir; the cluster lives elsewhere', {
+    dataDir,
+    clusterDir: fallback,
+  });
   return fallback;
 }
 
@@ -237,9 +245,7 @@ async function loadOrCreatePassword(file: string, pgDir: string, log: LogFn): Pr
     return password;
   }
   if (await exists(path.join(pgDir, 'PG_VERSION'))) {
-    throw new Error(
-      `embedded postgres: ${pgDir} holds a cluster but its password file ${file} is missing; restore it, or move ${pgDir} away to start afresh`,
-    );
+    throw new Error(`embedded postgres: ${pgDir} holds a cluster but its password file ${file} is missing; restore it, or move ${pgDir} away to start afresh`);
   }
   const password = randomBytes(24).toString('base64url');
   await fs.writeFile(file, `${password}\n`, { flag: 'wx', mode: 0o600 });

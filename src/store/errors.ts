@@ -79,7 +79,17 @@ export class ZoneLockLostError extends StoreError {
 
 /** SQLSTATEs and driver errors that mean "the database is unreachable, restarting or failing over". */
 const UNAVAILABLE_CODES = new Set(['57P01', '57P02', '57P03', '53300']);
-const UNAVAILABLE_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED']);
+const UNAVAILABLE_NODE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNABORTED',
+]);
 const UNAVAILABLE_MESSAGES = [
   'Connection terminated',
   'not queryable',

@@ -18,7 +18,12 @@ export interface HealthCheckWrite {
  * exclusive row, or its targets of a shared set); rows of other tenants are untouched. Returns the
  * record sets whose check changed.
  */
-export async function setHealthChecks(q: Queryable, zone: string, tenantId: string, checks: readonly HealthCheckWrite[]): Promise<Array<{ dnsName: string; recordType: string }>> {
+export async function setHealthChecks(
+  q: Queryable,
+  zone: string,
+  tenantId: string,
+  checks: readonly HealthCheckWrite[],
+): Promise<Array<{ dnsName: string; recordType: string }>> {
   assertIdString('tenant id', tenantId);
   if (checks.length === 0) return [];
   const { rows } = await q.query<{ dns_name: string; record_type: string }>(
@@ -67,7 +72,9 @@ export async function claimCheckedSets(q: Queryable, holder: string, leaseMs: nu
   RETURNING zone, dns_name, record_type`,
     [holder, leaseMs, limit],
   );
-  return rows.map((r) => ({ zone: r.zone, dnsName: r.dns_name, recordType: r.record_type })).sort((a, b) => (a.zone + a.dnsName + a.recordType < b.zone + b.dnsName + b.recordType ? -1 : 1));
+  return rows
+    .map((r) => ({ zone: r.zone, dnsName: r.dns_name, recordType: r.record_type }))
+    .sort((a, b) => (a.zone + a.dnsName + a.recordType < b.zone + b.dnsName + b.recordType ? -1 : 1));
 }
 
 /** Ends `holder`'s leases now (a clean stop): another replica takes its sets on its next round. */
@@ -166,7 +173,12 @@ export async function listTargetHealth(q: Queryable, zone: string, set?: { dnsNa
  * Writes a set's targets' states (and drops the rows of targets no longer checked), only while
  * `holder` holds the set's lease. Returns whether it still did.
  */
-export async function saveTargetHealth(q: Queryable, holder: string, s: CheckedSet, states: readonly Omit<TargetHealthRow, 'zone' | 'dnsName' | 'recordType' | 'checkedAt'>[]): Promise<boolean> {
+export async function saveTargetHealth(
+  q: Queryable,
+  holder: string,
+  s: CheckedSet,
+  states: readonly Omit<TargetHealthRow, 'zone' | 'dnsName' | 'recordType' | 'checkedAt'>[],
+): Promise<boolean> {
   const { rows } = await q.query<{ held: boolean }>(
     `WITH lease AS (
        SELECT 1 FROM health_leases WHERE zone = $1 AND dns_name = $2 AND record_type = $3 AND holder = $4 AND lease_until > clock_timestamp()
@@ -188,7 +200,18 @@ export async function saveTargetHealth(q: Queryable, holder: string, s: CheckedS
       s.recordType,
       holder,
       states.map((t) => t.target),
-      JSON.stringify(states.map((t) => ({ target: t.target, state: t.state, failures: t.failures, successes: t.successes, flaps: t.flaps, held_until: t.heldUntil ?? null, since: t.since, answers: t.answers }))),
+      JSON.stringify(
+        states.map((t) => ({
+          target: t.target,
+          state: t.state,
+          failures: t.failures,
+          successes: t.successes,
+          flaps: t.flaps,
+          held_until: t.heldUntil ?? null,
+          since: t.since,
+          answers: t.answers,
+        })),
+      ),
     ],
   );
   return rows[0]?.held === true;

@@ -96,11 +96,7 @@ export async function withClient<T>(pool: pg.Pool, fn: (client: pg.PoolClient, b
  * Checks out one client, runs fn inside BEGIN … COMMIT (ROLLBACK and rethrow when fn throws) and
  * releases the client; a client whose connection broke is destroyed instead of pooled.
  */
-export async function withClientTransaction<T>(
-  pool: pg.Pool,
-  fn: (tx: pg.PoolClient) => Promise<T>,
-  begin = 'BEGIN',
-): Promise<T> {
+export async function withClientTransaction<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) => Promise<T>, begin = 'BEGIN'): Promise<T> {
   return withClient(pool, async (client, broken) => {
     try {
       await client.query(begin);
@@ -150,7 +146,13 @@ let cursors = 0;
  * Inside a transaction (a snapshot) through a cursor, so the pages are of one read; on a Pool (no
  * transaction to hold a cursor) one query, one page.
  */
-export async function queryInPages<R extends pg.QueryResultRow>(q: Queryable, sql: string, params: unknown[], page: (rows: R[]) => void | Promise<void>, rowsPerPage = ROWS_PER_PAGE): Promise<void> {
+export async function queryInPages<R extends pg.QueryResultRow>(
+  q: Queryable,
+  sql: string,
+  params: unknown[],
+  page: (rows: R[]) => void | Promise<void>,
+  rowsPerPage = ROWS_PER_PAGE,
+): Promise<void> {
   if (q instanceof pg.Pool) return page((await q.query<R>(sql, params)).rows);
   const cursor = `dnsplane_pages_${++cursors}`;
   await q.query(`DECLARE ${cursor} NO SCROLL CURSOR FOR ${sql}`, params);

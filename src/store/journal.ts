@@ -4,16 +4,7 @@
  */
 import { ConflictError, NotFoundError, ZoneLockLostError } from './errors.js';
 import { lockHeldSql, type LockSession } from './lock.js';
-import {
-  assertIdString,
-  assertLimit,
-  jsonParam,
-  PG_FOREIGN_KEY_VIOLATION,
-  errorCode,
-  pgConstraint,
-  type JsonValue,
-  type Queryable,
-} from './internal.js';
+import { assertIdString, assertLimit, jsonParam, PG_FOREIGN_KEY_VIOLATION, errorCode, pgConstraint, type JsonValue, type Queryable } from './internal.js';
 
 export type JournalState = 'in_flight' | 'done' | 'failed' | 'recovered';
 
@@ -97,7 +88,17 @@ export async function insertIntent(
            SELECT $1, $2::bigint, $3, $4::jsonb, $5, $6, clock_timestamp() + $7 * interval '1 millisecond', $8
             WHERE ${lockHeldSql('$1', '$6', '$9')}
            RETURNING id::text AS id`,
-          [e.zone, e.tenantId, e.planId ?? null, jsonParam(e.intent, 'journal intent'), f.holder, f.session.pid, f.leaseMs, f.fenceMs, f.session.backendStartUs],
+          [
+            e.zone,
+            e.tenantId,
+            e.planId ?? null,
+            jsonParam(e.intent, 'journal intent'),
+            f.holder,
+            f.session.pid,
+            f.leaseMs,
+            f.fenceMs,
+            f.session.backendStartUs,
+          ],
         )
       : await q.query<{ id: string }>(
           `INSERT INTO journal (zone, tenant_id, plan_id, intent) VALUES ($1, $2::bigint, $3, $4::jsonb) RETURNING id::text AS id`,
@@ -139,12 +140,7 @@ export async function insertAdminAction(
  * Finishes an in_flight row (done, failed or recovered) with its result. NotFoundError when no
  * such row, ConflictError when it is already finished.
  */
-export async function finishJournal(
-  q: Queryable,
-  id: string,
-  state: Exclude<JournalState, 'in_flight'>,
-  result: unknown,
-): Promise<JournalEntry> {
+export async function finishJournal(q: Queryable, id: string, state: Exclude<JournalState, 'in_flight'>, result: unknown): Promise<JournalEntry> {
   assertIdString('journal id', id);
   const { rows } = await q.query<Row>(
     `UPDATE journal SET state = $2, result = $3::jsonb, finished_at = GREATEST(clock_timestamp(), started_at)
@@ -169,10 +165,7 @@ export async function getJournalEntry(q: Queryable, id: string): Promise<Journal
  * (the applies of one coalesced group each planned on what the ones before it did).
  */
 export async function listInFlight(q: Queryable, zone: string): Promise<JournalEntry[]> {
-  const { rows } = await q.query<Row>(
-    `SELECT ${COLUMNS} FROM journal WHERE zone = $1 AND state = 'in_flight' ORDER BY journal.id DESC`,
-    [zone],
-  );
+  const { rows } = await q.query<Row>(`SELECT ${COLUMNS} FROM journal WHERE zone = $1 AND state = 'in_flight' ORDER BY journal.id DESC`, [zone]);
   return rows.map(toEntry);
 }
 
@@ -200,7 +193,12 @@ export async function listJournal(
  * `names` (subDomain, fieldType; the sub-domain compared without case), oldest first: what touched
  * those record sets since (a revert's conflicts, core/plan/revert.ts). Rolled-back rows changed nothing.
  */
-export async function listLaterTouching(q: Queryable, zone: string, afterId: string, names: ReadonlyArray<{ subDomain: string; fieldType: string }>): Promise<JournalEntry[]> {
+export async function listLaterTouching(
+  q: Queryable,
+  zone: string,
+  afterId: string,
+  names: ReadonlyArray<{ subDomain: string; fieldType: string }>,
+): Promise<JournalEntry[]> {
   assertIdString('journal id', afterId);
   if (names.length === 0) return [];
   const { rows } = await q.query<Row>(
@@ -221,7 +219,11 @@ export async function listLaterTouching(q: Queryable, zone: string, afterId: str
  * schema 0018's release) is above `generation`. And the zone's re-reads from OVH after it
  * (invalidate-zone admin rows), which no journal intent can undo.
  */
-export async function listAppliesAfter(q: Queryable, zone: string, after: { generation?: bigint; time?: Date }): Promise<{ applies: JournalEntry[]; rereads: JournalEntry[] }> {
+export async function listAppliesAfter(
+  q: Queryable,
+  zone: string,
+  after: { generation?: bigint; time?: Date },
+): Promise<{ applies: JournalEntry[]; rereads: JournalEntry[] }> {
   const cond = after.generation !== undefined ? `(result->>'generation')::bigint > $2::bigint` : `finished_at > $2::timestamptz`;
   const param = after.generation !== undefined ? after.generation.toString() : after.time!.toISOString();
   const { rows } = await q.query<Row>(
@@ -230,8 +232,14 @@ export async function listAppliesAfter(q: Queryable, zone: string, after: { gene
       ORDER BY id DESC`,
     [zone, param],
   );
-  const since = after.generation !== undefined ? `id > COALESCE((SELECT min(id) FROM journal WHERE zone = $1 AND (result->>'generation')::bigint > $2::bigint), 9223372036854775807)` : `finished_at > $2::timestamptz`;
-  const { rows: rereads } = await q.query<Row>(`SELECT ${COLUMNS} FROM journal WHERE zone = $1 AND intent->>'kind' = 'invalidate-zone' AND ${since} ORDER BY id`, [zone, param]);
+  const since =
+    after.generation !== undefined
+      ? `id > COALESCE((SELECT min(id) FROM journal WHERE zone = $1 AND (result->>'generation')::bigint > $2::bigint), 9223372036854775807)`
+      : `finished_at > $2::timestamptz`;
+  const { rows: rereads } = await q.query<Row>(
+    `SELECT ${COLUMNS} FROM journal WHERE zone = $1 AND intent->>'kind' = 'invalidate-zone' AND ${since} ORDER BY id`,
+    [zone, param],
+  );
   return { applies: rows.map(toEntry), rereads: rereads.map(toEntry) };
 }
 
@@ -257,7 +265,13 @@ export async function noteJournalProgress(q: Queryable, id: string, progress: un
  * wait for it. Several ids (a coalesced group's rows): the same progress on each, all or none.
  * Returns false when the lock is gone (or a row is no longer in_flight).
  */
-export async function noteJournalProgressFenced(q: Queryable, id: string | readonly string[], session: LockSession, progress: unknown, opts: { release?: boolean } = {}): Promise<boolean> {
+export async function noteJournalProgressFenced(
+  q: Queryable,
+  id: string | readonly string[],
+  session: LockSession,
+  progress: unknown,
+  opts: { release?: boolean } = {},
+): Promise<boolean> {
   const ids = typeof id === 'string' ? [id] : [...id];
   for (const i of ids) assertIdString('journal id', i);
   const { rowCount } = await q.query(

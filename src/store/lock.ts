@@ -37,12 +37,7 @@ function ended(pool: pg.Pool, zone: string): void {
   for (const fn of lockEnded.get(pool) ?? []) fn(zone);
 }
 
-export async function withZoneLock<T>(
-  pool: pg.Pool,
-  zone: string,
-  opts: { lockTimeoutMs: number },
-  fn: (tx: pg.PoolClient) => Promise<T>,
-): Promise<T> {
+export async function withZoneLock<T>(pool: pg.Pool, zone: string, opts: { lockTimeoutMs: number }, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
   const timeoutMs = opts.lockTimeoutMs;
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1) {
     throw new RangeError(`lockTimeoutMs: expected a positive integer, got ${timeoutMs}`);
@@ -67,18 +62,11 @@ export async function withZoneLock<T>(
  * For background jobs: takes the zone lock only if it is free right now. Returns undefined (and
  * runs nothing) when another transaction holds it.
  */
-export async function tryZoneLock<T>(
-  pool: pg.Pool,
-  zone: string,
-  fn: (tx: pg.PoolClient) => Promise<T>,
-): Promise<T | undefined> {
+export async function tryZoneLock<T>(pool: pg.Pool, zone: string, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T | undefined> {
   let locked = false;
   try {
     return await withClientTransaction(pool, async (tx) => {
-      const { rows } = await tx.query<{ locked: boolean }>(
-        'SELECT pg_try_advisory_xact_lock($1, hashtext($2)) AS locked',
-        [ZONE_LOCK_NAMESPACE, zone],
-      );
+      const { rows } = await tx.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1, hashtext($2)) AS locked', [ZONE_LOCK_NAMESPACE, zone]);
       if (rows[0]?.locked !== true) return undefined;
       locked = true;
       return fn(tx);

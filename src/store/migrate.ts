@@ -118,11 +118,7 @@ export async function migrate(pool: pg.Pool, opts: { dir?: string } = {}): Promi
         try {
           await client.query('BEGIN');
           await client.query(m.sql);
-          await client.query('INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)', [
-            m.version,
-            m.name,
-            m.checksum,
-          ]);
+          await client.query('INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)', [m.version, m.name, m.checksum]);
           await client.query('COMMIT');
         } catch (err) {
           await client.query('ROLLBACK').catch(broken);
@@ -175,9 +171,11 @@ export async function checkSchema(pool: pg.Pool, opts: { dir?: string } = {}): P
   const known = migrations.at(-1)?.version ?? '0000';
   const { rows: applied } = await pool.query<{ version: string }>('SELECT version FROM schema_migrations ORDER BY version');
   const unknown = applied.map((r) => r.version).filter((v) => !migrations.some((m) => m.version === v));
-  const { rows } = await pool.query<{ schema: string; oldest_compatible: string; migrated_by: string; migrated_at: Date }>(
-    `SELECT schema, oldest_compatible, migrated_by, migrated_at FROM schema_release`,
-  ).catch(() => ({ rows: [] as Array<{ schema: string; oldest_compatible: string; migrated_by: string; migrated_at: Date }> }));
+  const { rows } = await pool
+    .query<{ schema: string; oldest_compatible: string; migrated_by: string; migrated_at: Date }>(
+      `SELECT schema, oldest_compatible, migrated_by, migrated_at FROM schema_release`,
+    )
+    .catch(() => ({ rows: [] as Array<{ schema: string; oldest_compatible: string; migrated_by: string; migrated_at: Date }> }));
   const r = rows[0];
   const release = r ? { schema: r.schema, oldestCompatible: r.oldest_compatible, migratedBy: r.migrated_by, migratedAt: r.migrated_at } : undefined;
   const newest = applied.at(-1)?.version ?? '0000';

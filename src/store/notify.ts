@@ -108,9 +108,12 @@ function parseZone(payload: string): { zone: string; generation: bigint; changed
   try {
     const value: unknown = JSON.parse(payload);
     if (
-      typeof value !== 'object' || value === null ||
-      !('zone' in value) || typeof value.zone !== 'string' ||
-      !('generation' in value) || typeof value.generation !== 'string'
+      typeof value !== 'object' ||
+      value === null ||
+      !('zone' in value) ||
+      typeof value.zone !== 'string' ||
+      !('generation' in value) ||
+      typeof value.generation !== 'string'
     ) {
       return undefined;
     }
@@ -213,15 +216,17 @@ export async function listen(pool: pg.Pool, handlers: ListenHandlers, opts: List
         const late = new Promise<never>((_, reject) => {
           timeout = setTimeout(() => reject(new Error(`listener heartbeat: no answer within ${heartbeatMs} ms`)), heartbeatMs);
         });
-        Promise.race([client.query('SELECT 1'), late]).then(
-          () => {
-            if (client === current) aliveAt = Math.max(aliveAt, sent);
-          },
-          (err: unknown) => lost(err),
-        ).finally(() => {
-          clearTimeout(timeout);
-          pending = false;
-        });
+        Promise.race([client.query('SELECT 1'), late])
+          .then(
+            () => {
+              if (client === current) aliveAt = Math.max(aliveAt, sent);
+            },
+            (err: unknown) => lost(err),
+          )
+          .finally(() => {
+            clearTimeout(timeout);
+            pending = false;
+          });
       }, heartbeatMs);
       beat.unref();
     }

@@ -47,17 +47,10 @@ interface Row {
 
 /** Leases up to `want` tokens of the account's budget (see the migration's ovh_budget_lease). */
 export async function leaseOvhBudget(q: Queryable, r: BudgetLeaseRequest): Promise<BudgetLease> {
-  const { rows } = await q.query<Row>('SELECT granted, lease_id::text AS lease_id, expires_at, retry_ms, replicas, at FROM ovh_budget_lease($1, $2, $3, $4, $5, $6, $7, $8, $9)', [
-    r.account,
-    r.replica,
-    r.rate,
-    r.capacity,
-    r.want,
-    Math.round(r.lifetimeMs),
-    r.close?.leaseId ?? null,
-    r.close?.unused ?? 0,
-    r.at ?? null,
-  ]);
+  const { rows } = await q.query<Row>(
+    'SELECT granted, lease_id::text AS lease_id, expires_at, retry_ms, replicas, at FROM ovh_budget_lease($1, $2, $3, $4, $5, $6, $7, $8, $9)',
+    [r.account, r.replica, r.rate, r.capacity, r.want, Math.round(r.lifetimeMs), r.close?.leaseId ?? null, r.close?.unused ?? 0, r.at ?? null],
+  );
   const row = rows[0]!;
   return { granted: row.granted, ...(row.lease_id ? { leaseId: row.lease_id } : {}), retryMs: row.retry_ms ?? 0, replicas: row.replicas, at: row.at };
 }

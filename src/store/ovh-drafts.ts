@@ -49,7 +49,8 @@ interface Row {
   expires_at: Date;
 }
 
-const COLUMNS = 'd.record_id::text AS record_id, d.action, d.sub_domain, d.field_type, d.target, d.ttl, d.ttl_set, d.revision::text AS revision, d.staged_at, d.expires_at';
+const COLUMNS =
+  'd.record_id::text AS record_id, d.action, d.sub_domain, d.field_type, d.target, d.ttl, d.ttl_set, d.revision::text AS revision, d.staged_at, d.expires_at';
 
 function toDraft(r: Row): DraftRow {
   return {
@@ -114,7 +115,11 @@ export async function stageWrite(q: Queryable, w: StagedWrite): Promise<DraftRow
 export async function dropDraftRow(q: Queryable, tenantId: string, zone: string, recordId: string): Promise<boolean> {
   assertIdString('tenant id', tenantId);
   assertIdString('record id', recordId);
-  const { rowCount } = await q.query(`DELETE FROM ovh_drafts WHERE tenant_id = $1::bigint AND zone = $2 AND record_id = $3::bigint`, [tenantId, zone, recordId]);
+  const { rowCount } = await q.query(`DELETE FROM ovh_drafts WHERE tenant_id = $1::bigint AND zone = $2 AND record_id = $3::bigint`, [
+    tenantId,
+    zone,
+    recordId,
+  ]);
   return (rowCount ?? 0) > 0;
 }
 
@@ -122,7 +127,12 @@ export async function dropDraftRow(q: Queryable, tenantId: string, zone: string,
  * Drops the staged writes a refresh published: each only if it is still the revision the refresh
  * read, so that a write staged again while the refresh ran waits for the next one.
  */
-export async function dropPublishedDraft(q: Queryable, tenantId: string, zone: string, published: ReadonlyArray<Pick<DraftRow, 'recordId' | 'revision'>>): Promise<number> {
+export async function dropPublishedDraft(
+  q: Queryable,
+  tenantId: string,
+  zone: string,
+  published: ReadonlyArray<Pick<DraftRow, 'recordId' | 'revision'>>,
+): Promise<number> {
   assertIdString('tenant id', tenantId);
   if (published.length === 0) return 0;
   for (const p of published) {
@@ -186,9 +196,7 @@ export async function moveServedIds(q: Queryable, tenantId: string, zone: string
  */
 export async function sweepOvhDrafts(q: Queryable): Promise<{ drafts: number; ids: number }> {
   const drafts = await q.query(`DELETE FROM ovh_drafts WHERE expires_at <= now()`);
-  const ids = await q.query(
-    `DELETE FROM ovh_record_ids i WHERE NOT EXISTS (SELECT 1 FROM records r WHERE r.zone = i.zone AND r.id = i.ovh_id)`,
-  );
+  const ids = await q.query(`DELETE FROM ovh_record_ids i WHERE NOT EXISTS (SELECT 1 FROM records r WHERE r.zone = i.zone AND r.id = i.ovh_id)`);
   return { drafts: drafts.rowCount ?? 0, ids: ids.rowCount ?? 0 };
 }
 

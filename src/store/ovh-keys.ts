@@ -25,7 +25,12 @@ export interface OvhKeyForAuth extends OvhKeyRow {
   tenant: Tenant;
 }
 
-const OVH: KeyTable = { table: 'ovh_keys', what: 'OVH key', nameColumn: 'application_key', own: { 'k.application_key': 'applicationKey', 'k.expires_at': 'expiresAt' } };
+const OVH: KeyTable = {
+  table: 'ovh_keys',
+  what: 'OVH key',
+  nameColumn: 'application_key',
+  own: { 'k.application_key': 'applicationKey', 'k.expires_at': 'expiresAt' },
+};
 
 export interface NewOvhKey {
   tenantId: string;
@@ -37,7 +42,14 @@ export interface NewOvhKey {
 
 /** AlreadyExistsError when the application or consumer key is taken; NotFoundError when the tenant is gone. */
 export async function createOvhKey(q: Queryable, k: NewOvhKey): Promise<OvhKeyRow> {
-  return insertKey(q, OVH, k.applicationKey, k.tenantId, { application_key: k.applicationKey, consumer_key_sha256: k.consumerKeySha256, expires_at: k.expiresAt }, k.sealed);
+  return insertKey(
+    q,
+    OVH,
+    k.applicationKey,
+    k.tenantId,
+    { application_key: k.applicationKey, consumer_key_sha256: k.consumerKeySha256, expires_at: k.expiresAt },
+    k.sealed,
+  );
 }
 
 /** The key whose consumer key (or replaced one) has this sha-256, with its sealed secret and its tenant (disabled or not: the caller decides). */

@@ -5,15 +5,7 @@
  * The rules (who may take what) live in core; this module only reads and writes rows.
  */
 import { ConflictError, NotFoundError } from './errors.js';
-import {
-  assertIdString,
-  PG_EXCLUSION_VIOLATION,
-  PG_FOREIGN_KEY_VIOLATION,
-  errorCode,
-  pgConstraint,
-  queryInPages,
-  type Queryable,
-} from './internal.js';
+import { assertIdString, PG_EXCLUSION_VIOLATION, PG_FOREIGN_KEY_VIOLATION, errorCode, pgConstraint, queryInPages, type Queryable } from './internal.js';
 import { messageOf } from '../error-message.js';
 
 export interface OwnershipRow {
@@ -99,10 +91,7 @@ export async function countOwnedSets(q: Queryable, zone: string, tenantId: strin
 
 export async function listOwnershipForTenant(q: Queryable, tenantId: string, zone?: string): Promise<OwnershipRow[]> {
   assertIdString('tenant id', tenantId);
-  const { rows } = await q.query<Row>(
-    `${SELECT} WHERE o.tenant_id = $1::bigint AND ($2::text IS NULL OR o.zone = $2) ${ORDER}`,
-    [tenantId, zone ?? null],
-  );
+  const { rows } = await q.query<Row>(`${SELECT} WHERE o.tenant_id = $1::bigint AND ($2::text IS NULL OR o.zone = $2) ${ORDER}`, [tenantId, zone ?? null]);
   return rows.map(toRow);
 }
 
@@ -153,9 +142,7 @@ export async function setOwner(q: Queryable, o: SetOwnerInput): Promise<Ownershi
     return toRow(rows[0] as Row);
   } catch (err) {
     if (errorCode(err) === PG_FOREIGN_KEY_VIOLATION) {
-      throw pgConstraint(err) === 'ownership_tenant_id_fkey'
-        ? new NotFoundError('tenant', o.tenantId)
-        : new NotFoundError('zone', o.zone);
+      throw pgConstraint(err) === 'ownership_tenant_id_fkey' ? new NotFoundError('tenant', o.tenantId) : new NotFoundError('zone', o.zone);
     }
     if (errorCode(err) === PG_EXCLUSION_VIOLATION) {
       throw new ConflictError(messageOf(err));

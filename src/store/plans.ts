@@ -118,7 +118,10 @@ function toHead(r: HeadRow): PlanHead {
     createdAt: r.created_at,
     expiresAt: r.expires_at,
     appliedAt: r.applied_at,
-    approval: r.approved_by !== null && r.approved_at !== null && r.approved_digest !== null ? { approvedBy: r.approved_by, approvedAt: r.approved_at, digest: r.approved_digest } : null,
+    approval:
+      r.approved_by !== null && r.approved_at !== null && r.approved_digest !== null
+        ? { approvedBy: r.approved_by, approvedAt: r.approved_at, digest: r.approved_digest }
+        : null,
     zones: r.zones,
     changeCount: r.change_count,
     conflictCount: r.conflict_count,
@@ -181,12 +184,7 @@ export async function getPlan(q: Queryable, id: string): Promise<Plan | undefine
  * only if the current status is one of them (else ConflictError) — e.g. from ['pending'] so that a
  * plan is applied once. NotFoundError when no such plan.
  */
-export async function setPlanStatus(
-  q: Queryable,
-  id: string,
-  status: PlanStatus,
-  opts: { appliedAt?: Date; from?: PlanStatus[] } = {},
-): Promise<PlanHead> {
+export async function setPlanStatus(q: Queryable, id: string, status: PlanStatus, opts: { appliedAt?: Date; from?: PlanStatus[] } = {}): Promise<PlanHead> {
   const { rows } = await q.query<HeadRow>(
     `UPDATE plans
         SET status = $2,
@@ -220,10 +218,7 @@ export async function approvePlan(q: Queryable, a: { id: string; approvedBy: str
 }
 
 /** Newest first, without their requests and bodies. */
-export async function listPlans(
-  q: Queryable,
-  opts: { tenantId?: string; status?: PlanStatus; limit: number },
-): Promise<PlanHead[]> {
+export async function listPlans(q: Queryable, opts: { tenantId?: string; status?: PlanStatus; limit: number }): Promise<PlanHead[]> {
   assertLimit(opts.limit);
   if (opts.tenantId !== undefined) assertIdString('tenant id', opts.tenantId);
   const { rows } = await q.query<HeadRow>(
@@ -238,9 +233,6 @@ export async function listPlans(
 
 /** Marks pending plans whose expiry has passed as expired; returns how many. */
 export async function expirePendingPlans(q: Queryable, now: Date = new Date()): Promise<number> {
-  const { rowCount } = await q.query(
-    `UPDATE plans SET status = 'expired' WHERE status = 'pending' AND expires_at <= $1`,
-    [now],
-  );
+  const { rowCount } = await q.query(`UPDATE plans SET status = 'expired' WHERE status = 'pending' AND expires_at <= $1`, [now]);
   return rowCount ?? 0;
 }

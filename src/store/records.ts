@@ -124,11 +124,7 @@ export const ROWS_PER_INSERT = 2000;
  * takes none of it). Given a Pool it runs its own transaction; given a client, the caller's
  * transaction.
  */
-export async function replaceZoneRecords(
-  q: Queryable,
-  zone: string,
-  rows: RecordRow[],
-): Promise<{ deleted: number; inserted: number }> {
+export async function replaceZoneRecords(q: Queryable, zone: string, rows: RecordRow[]): Promise<{ deleted: number; inserted: number }> {
   return inTransaction(q, async (tx) => {
     const del = await tx.query('DELETE FROM records WHERE zone = $1', [zone]);
     let inserted = 0;

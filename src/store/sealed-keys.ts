@@ -43,7 +43,9 @@ const COMMON: Readonly<Record<string, string>> = {
 
 /** The key's columns, each aliased "key.<field>" so that a join with tenants reads both. */
 function keyColumns(t: KeyTable): string {
-  return Object.entries({ ...COMMON, ...t.own }).map(([sql, field]) => `${sql} AS "key.${field}"`).join(', ');
+  return Object.entries({ ...COMMON, ...t.own })
+    .map(([sql, field]) => `${sql} AS "key.${field}"`)
+    .join(', ');
 }
 
 /** With the change's notification, delivered at commit. */
@@ -58,18 +60,30 @@ export function toKeyRow<R>(r: object): R {
 
 /** The SELECT list of a lookup for authentication: the key, its sealed secrets (current, replaced) and its tenant (alias `t`). */
 export function authColumns(t: KeyTable): string {
-  return `${keyColumns(t)}, ${SEALED_COLUMNS}, ${PREVIOUS_SEALED_COLUMNS.split(', ').map((c) => `k.${c}`).join(', ')}, ${tenantColumns('t')}`;
+  return `${keyColumns(t)}, ${SEALED_COLUMNS}, ${PREVIOUS_SEALED_COLUMNS.split(', ')
+    .map((c) => `k.${c}`)
+    .join(', ')}, ${tenantColumns('t')}`;
 }
 
 /** AlreadyExistsError when `name` (or another unique column) is taken; NotFoundError when the tenant is gone. */
-export async function insertKey<R>(q: Queryable, t: KeyTable, name: string, tenantId: string, values: Readonly<Record<string, unknown>>, sealed: SealedSecret): Promise<R> {
+export async function insertKey<R>(
+  q: Queryable,
+  t: KeyTable,
+  name: string,
+  tenantId: string,
+  values: Readonly<Record<string, unknown>>,
+  sealed: SealedSecret,
+): Promise<R> {
   assertIdString('tenant id', tenantId);
   const columns = Object.keys(values);
   const params = [tenantId, ...Object.values(values), ...sealedParams(sealed)];
   try {
     const { rows } = await q.query(
       `INSERT INTO ${t.table} AS k (tenant_id, ${columns.join(', ')}, ${SEALED_COLUMNS})
-       VALUES ($1::bigint, ${params.slice(1).map((_, i) => `$${i + 2}`).join(', ')})
+       VALUES ($1::bigint, ${params
+         .slice(1)
+         .map((_, i) => `$${i + 2}`)
+         .join(', ')})
        RETURNING ${changed(t)}`,
       params,
     );
@@ -103,7 +117,14 @@ export async function listKeys<R>(q: Queryable, t: KeyTable, opts: { tenantId?: 
  * grace from an earlier rotation ends). `also`: another column replaced the same way (its old value
  * kept in `previous_<column>` during the grace). NotFoundError when no such key.
  */
-export async function rotateKey<R>(q: Queryable, t: KeyTable, name: string, sealed: SealedSecret, graceMs: number, also?: { column: string; value: unknown }): Promise<R> {
+export async function rotateKey<R>(
+  q: Queryable,
+  t: KeyTable,
+  name: string,
+  sealed: SealedSecret,
+  graceMs: number,
+  also?: { column: string; value: unknown },
+): Promise<R> {
   const alsoSet = also ? `, previous_${also.column} = CASE WHEN $6::bigint > 0 THEN ${also.column} END, ${also.column} = $7` : '';
   const { rows } = await q.query(
     `UPDATE ${t.table} AS k SET ${rotateSealedSet(2)}${alsoSet}, rotated_at = now()

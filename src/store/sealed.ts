@@ -47,8 +47,12 @@ export const PREVIOUS_SEALED_COLUMNS = 'previous_secret_key_id, previous_secret_
 
 /** The replaced secret and until when it is accepted; undefined: none (the constraint keeps them whole). */
 export function toPreviousSealed(r: PreviousSealedRow): { sealed: SealedSecret; validUntil: Date } | undefined {
-  if (!r.previous_valid_until || !r.previous_secret_key_id || !r.previous_secret_iv || !r.previous_secret_tag || !r.previous_secret_ciphertext) return undefined;
-  return { sealed: { keyId: r.previous_secret_key_id, iv: r.previous_secret_iv, tag: r.previous_secret_tag, ciphertext: r.previous_secret_ciphertext }, validUntil: r.previous_valid_until };
+  if (!r.previous_valid_until || !r.previous_secret_key_id || !r.previous_secret_iv || !r.previous_secret_tag || !r.previous_secret_ciphertext)
+    return undefined;
+  return {
+    sealed: { keyId: r.previous_secret_key_id, iv: r.previous_secret_iv, tag: r.previous_secret_tag, ciphertext: r.previous_secret_ciphertext },
+    validUntil: r.previous_valid_until,
+  };
 }
 
 /**
@@ -128,7 +132,12 @@ export async function listSealedNotUnder(q: Queryable, keyId: Buffer, limit: num
  * Replaces a row's sealed secret with `after` only if it still holds `before` (a rotation or a delete
  * in between wins: false, nothing written). Whether the row was written.
  */
-export async function replaceSealed(q: Queryable, entry: Pick<SealedEntry, 'table' | 'id' | 'slot'>, before: SealedSecret, after: SealedSecret): Promise<boolean> {
+export async function replaceSealed(
+  q: Queryable,
+  entry: Pick<SealedEntry, 'table' | 'id' | 'slot'>,
+  before: SealedSecret,
+  after: SealedSecret,
+): Promise<boolean> {
   const [keyCol, ivCol, tagCol, textCol] = slotColumns(entry.slot);
   const res = await q.query(
     `UPDATE ${entry.table} SET ${keyCol} = $2, ${ivCol} = $3, ${tagCol} = $4, ${textCol} = $5

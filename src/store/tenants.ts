@@ -171,10 +171,7 @@ export async function setTokenHash(q: Queryable, name: string, hash: Buffer, gra
 
 /** NotFoundError when no such tenant. */
 export async function setDisabled(q: Queryable, name: string, disabled: boolean): Promise<Tenant> {
-  const { rows } = await q.query<TenantRow>(
-    `UPDATE tenants SET disabled = $2 WHERE name = $1 RETURNING ${CHANGED}`,
-    [name, disabled],
-  );
+  const { rows } = await q.query<TenantRow>(`UPDATE tenants SET disabled = $2 WHERE name = $1 RETURNING ${CHANGED}`, [name, disabled]);
   if (!rows[0]) throw new NotFoundError('tenant', name);
   return toTenant(rows[0]);
 }

@@ -24,7 +24,12 @@ export interface TsigKeyForAuth extends TsigKeyRow {
   tenant: Tenant;
 }
 
-const TSIG: KeyTable = { table: 'tsig_keys', what: 'TSIG key', nameColumn: 'name', own: { 'k.name': 'name', 'k.algorithm': 'algorithm', 'k.acme_only': 'acmeOnly' } };
+const TSIG: KeyTable = {
+  table: 'tsig_keys',
+  what: 'TSIG key',
+  nameColumn: 'name',
+  own: { 'k.name': 'name', 'k.algorithm': 'algorithm', 'k.acme_only': 'acmeOnly' },
+};
 
 export interface NewTsigKey {
   tenantId: string;
@@ -41,7 +46,10 @@ export async function createTsigKey(q: Queryable, k: NewTsigKey): Promise<TsigKe
 
 /** The key named so, with its sealed secret and its tenant (disabled or not: the caller decides). */
 export async function findTsigKeyForAuth(q: Queryable, name: string): Promise<TsigKeyForAuth | undefined> {
-  const { rows } = await q.query<SealedRow & PreviousSealedRow & TenantRow>(`SELECT ${authColumns(TSIG)} FROM tsig_keys k JOIN tenants t ON t.id = k.tenant_id WHERE k.name = $1`, [name]);
+  const { rows } = await q.query<SealedRow & PreviousSealedRow & TenantRow>(
+    `SELECT ${authColumns(TSIG)} FROM tsig_keys k JOIN tenants t ON t.id = k.tenant_id WHERE k.name = $1`,
+    [name],
+  );
   const r = rows[0];
   if (!r) return undefined;
   const previous = toPreviousSealed(r);

@@ -52,7 +52,14 @@ export interface JournalVisibilityRow {
  */
 export async function recordProbe(
   tx: Queryable,
-  p: { zone: string; publishedAt: Date; timeoutMs: number; holder: string; leaseMs: number; journals: ReadonlyArray<{ journalId: string; sets: readonly ProbeSetInit[] }> },
+  p: {
+    zone: string;
+    publishedAt: Date;
+    timeoutMs: number;
+    holder: string;
+    leaseMs: number;
+    journals: ReadonlyArray<{ journalId: string; sets: readonly ProbeSetInit[] }>;
+  },
 ): Promise<string> {
   const ids = p.journals.map((j) => j.journalId);
   for (const id of ids) assertIdString('journal id', id);
@@ -194,7 +201,10 @@ export async function journalVisibility(q: Queryable, ids: readonly string[]): P
 /** Progress of a row still `published`: per server what it answered so far. */
 export async function noteVisibilityServers(q: Queryable, journalId: string, servers: unknown): Promise<void> {
   assertIdString('journal id', journalId);
-  await q.query(`UPDATE journal SET visibility_servers = $2::jsonb WHERE id = $1::bigint AND visibility = 'published'`, [journalId, jsonParam(servers, 'visibility servers')]);
+  await q.query(`UPDATE journal SET visibility_servers = $2::jsonb WHERE id = $1::bigint AND visibility = 'published'`, [
+    journalId,
+    jsonParam(servers, 'visibility servers'),
+  ]);
 }
 
 /**

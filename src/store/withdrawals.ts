@@ -76,7 +76,11 @@ export async function listWithdrawals(q: Queryable, zone: string): Promise<Withd
 }
 
 /** The withdrawal rows of the given record sets of the zone. */
-export async function listWithdrawalsForSets(q: Queryable, zone: string, sets: ReadonlyArray<{ dnsName: string; recordType: string }>): Promise<WithdrawalRow[]> {
+export async function listWithdrawalsForSets(
+  q: Queryable,
+  zone: string,
+  sets: ReadonlyArray<{ dnsName: string; recordType: string }>,
+): Promise<WithdrawalRow[]> {
   if (sets.length === 0) return [];
   const { rows } = await q.query<Row>(
     `${SELECT} WHERE w.zone = $1 AND (w.dns_name, w.record_type) IN (SELECT * FROM unnest($2::text[], $3::text[])) ${ORDER}`,
@@ -106,13 +110,32 @@ export async function insertWithdrawals(q: Queryable, zone: string, rows: readon
       `INSERT INTO target_withdrawals (zone, dns_name, record_type, target, reason, tenant_id, detail, sub_domain, field_type, ovh_target, ttl, withdrawn_at, journal_id)
        VALUES ($1, $2, $3, $4, $5, $6::bigint, $7::jsonb, $8, $9, $10, $11, coalesce($12, now()), $13::bigint)
        ON CONFLICT (zone, dns_name, record_type, target, reason) DO NOTHING`,
-      [zone, w.dnsName, w.recordType, w.target, w.reason, w.tenantId, JSON.stringify(w.detail), w.subDomain, w.fieldType, w.ovhTarget, w.ttl, w.withdrawnAt ?? null, w.journalId],
+      [
+        zone,
+        w.dnsName,
+        w.recordType,
+        w.target,
+        w.reason,
+        w.tenantId,
+        JSON.stringify(w.detail),
+        w.subDomain,
+        w.fieldType,
+        w.ovhTarget,
+        w.ttl,
+        w.withdrawnAt ?? null,
+        w.journalId,
+      ],
     );
   }
 }
 
 /** Deletes the rows of the given targets for one reason; returns how many. */
-export async function deleteWithdrawals(q: Queryable, zone: string, reason: WithdrawalReason, targets: ReadonlyArray<{ dnsName: string; recordType: string; target: string }>): Promise<number> {
+export async function deleteWithdrawals(
+  q: Queryable,
+  zone: string,
+  reason: WithdrawalReason,
+  targets: ReadonlyArray<{ dnsName: string; recordType: string; target: string }>,
+): Promise<number> {
   if (targets.length === 0) return 0;
   const { rowCount } = await q.query(
     `DELETE FROM target_withdrawals
@@ -123,7 +146,12 @@ export async function deleteWithdrawals(q: Queryable, zone: string, reason: With
 }
 
 /** Deletes the rows of an exclusive set's withdrawn targets its owner no longer desires (not in `targets`); returns how many. */
-export async function keepExclusiveWithdrawals(q: Queryable, zone: string, set: { dnsName: string; recordType: string }, targets: readonly string[]): Promise<number> {
+export async function keepExclusiveWithdrawals(
+  q: Queryable,
+  zone: string,
+  set: { dnsName: string; recordType: string },
+  targets: readonly string[],
+): Promise<number> {
   const { rowCount } = await q.query(
     `DELETE FROM target_withdrawals WHERE zone = $1 AND dns_name = $2 AND record_type = $3 AND owner_target = '' AND NOT (target = ANY($4::text[]))`,
     [zone, set.dnsName, set.recordType, targets],
@@ -132,7 +160,13 @@ export async function keepExclusiveWithdrawals(q: Queryable, zone: string, set: 
 }
 
 /** The TTL of a tenant's withdrawn targets of one set as it now desires it (posted back on restore). */
-export async function setWithdrawnTtl(q: Queryable, zone: string, set: { dnsName: string; recordType: string; tenantId: string }, targets: readonly string[], ttl: number): Promise<void> {
+export async function setWithdrawnTtl(
+  q: Queryable,
+  zone: string,
+  set: { dnsName: string; recordType: string; tenantId: string },
+  targets: readonly string[],
+  ttl: number,
+): Promise<void> {
   assertIdString('tenant id', set.tenantId);
   if (targets.length === 0) return;
   await q.query(
@@ -145,6 +179,9 @@ export async function setWithdrawnTtl(q: Queryable, zone: string, set: { dnsName
 /** The zones where the tenant has withdrawal rows of this reason. */
 export async function zonesWithWithdrawals(q: Queryable, tenantId: string, reason: WithdrawalReason): Promise<string[]> {
   assertIdString('tenant id', tenantId);
-  const { rows } = await q.query<{ zone: string }>(`SELECT DISTINCT zone FROM target_withdrawals WHERE tenant_id = $1::bigint AND reason = $2 ORDER BY zone`, [tenantId, reason]);
+  const { rows } = await q.query<{ zone: string }>(`SELECT DISTINCT zone FROM target_withdrawals WHERE tenant_id = $1::bigint AND reason = $2 ORDER BY zone`, [
+    tenantId,
+    reason,
+  ]);
   return rows.map((r) => r.zone);
 }

@@ -124,10 +124,9 @@ export async function listZoneNames(q: Queryable): Promise<string[]> {
 export async function getGenerations(q: Queryable, names: string[]): Promise<Map<string, bigint>> {
   const out = new Map<string, bigint>();
   if (names.length === 0) return out;
-  const { rows } = await q.query<{ name: string; generation: string }>(
-    'SELECT name, generation::text AS generation FROM zones WHERE name = ANY($1::text[])',
-    [names],
-  );
+  const { rows } = await q.query<{ name: string; generation: string }>('SELECT name, generation::text AS generation FROM zones WHERE name = ANY($1::text[])', [
+    names,
+  ]);
   for (const r of rows) out.set(r.name, toBigInt(r.generation));
   return out;
 }
@@ -138,10 +137,10 @@ export async function getGenerations(q: Queryable, names: string[]): Promise<Map
  */
 export async function markSynced(q: Queryable, zone: string, opts: { soaSerial?: bigint | number } = {}): Promise<void> {
   const serial = opts.soaSerial === undefined ? null : opts.soaSerial.toString();
-  const { rowCount } = await q.query(
-    `UPDATE zones SET state = 'synced', last_sync = now(), soa_serial = COALESCE($2::bigint, soa_serial) WHERE name = $1`,
-    [zone, serial],
-  );
+  const { rowCount } = await q.query(`UPDATE zones SET state = 'synced', last_sync = now(), soa_serial = COALESCE($2::bigint, soa_serial) WHERE name = $1`, [
+    zone,
+    serial,
+  ]);
   if (rowCount === 0) throw new NotFoundError('zone', zone);
 }
 

@@ -104,6 +104,11 @@ export function consoleHandler(assets: Map<string, Asset> = loadConsoleAssets())
     const asset = assets.get(rel);
     if (!asset) return send(res, 404, { 'content-type': 'text/plain; charset=utf-8' }, `no console file "${rel}"; the console is at ${CONSOLE_PREFIX}\n`);
     if (req.headers['if-none-match'] === asset.etag) return send(res, 304, { etag: asset.etag });
-    send(res, 200, { 'content-type': asset.contentType, 'content-length': String(asset.body.length), etag: asset.etag }, req.method === 'HEAD' ? undefined : asset.body);
+    send(
+      res,
+      200,
+      { 'content-type': asset.contentType, 'content-length': String(asset.body.length), etag: asset.etag },
+      req.method === 'HEAD' ? undefined : asset.body,
+    );
   };
 }

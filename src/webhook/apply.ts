@@ -56,7 +56,13 @@ async function applyBatches(session: WebhookSession, prepared: PreparedChanges):
         if (!item) return { ...applied, failure: e };
         const entry = 'new' in item ? item.new : item;
         const at = `${entry.list}[${entry.index}]`;
-        applied.rejected.push({ list: entry.list, index: entry.index, dnsName: entry.endpoint.dnsName, recordType: entry.endpoint.recordType, reason: e.message.replace(/changes\.\w+\[\d+\]/, at) });
+        applied.rejected.push({
+          list: entry.list,
+          index: entry.index,
+          dnsName: entry.endpoint.dnsName,
+          recordType: entry.endpoint.recordType,
+          reason: e.message.replace(/changes\.\w+\[\d+\]/, at),
+        });
         batch = without(batch, item);
         refusals++;
       }
@@ -81,12 +87,19 @@ const tally = (counts: Map<string, number>, key: string) => counts.set(key, (cou
 function reportRejections(tenant: string, rejected: readonly Rejection[], { log, metrics }: Reporting): void {
   const rejectedBy = new Map<string, number>();
   rejected.forEach((r, i) => {
-    if (i < MAX_LOGGED_REFUSALS) log.warn({ tenant, webhook: 'apply', entry: `${r.list}[${r.index}]`, dnsName: r.dnsName, recordType: r.recordType, reason: r.reason }, 'webhook change refused: invalid');
+    if (i < MAX_LOGGED_REFUSALS)
+      log.warn(
+        { tenant, webhook: 'apply', entry: `${r.list}[${r.index}]`, dnsName: r.dnsName, recordType: r.recordType, reason: r.reason },
+        'webhook change refused: invalid',
+      );
     tally(rejectedBy, r.list);
   });
   for (const [list, n] of rejectedBy) metrics?.rejection(tenant, list, n);
   if (rejected.length > MAX_LOGGED_REFUSALS) {
-    log.warn({ tenant, webhook: 'apply', refused: rejected.length, logged: MAX_LOGGED_REFUSALS }, `webhook changes refused: invalid, ${rejected.length - MAX_LOGGED_REFUSALS} more not logged one by one`);
+    log.warn(
+      { tenant, webhook: 'apply', refused: rejected.length, logged: MAX_LOGGED_REFUSALS },
+      `webhook changes refused: invalid, ${rejected.length - MAX_LOGGED_REFUSALS} more not logged one by one`,
+    );
   }
 }
 
@@ -96,7 +109,12 @@ function reportRejections(tenant: string, rejected: readonly Rejection[], { log,
  * named by what external-dns asked (its list), not by what dnsplane would have done: a create of a set
  * that exists would have been an update of it.
  */
-function reportConflicts(tenant: string, zones: readonly ZoneOutcome[], asked: Map<string, ChangeAction>, { log, metrics }: Reporting): { lines: string[]; count: number } {
+function reportConflicts(
+  tenant: string,
+  zones: readonly ZoneOutcome[],
+  asked: Map<string, ChangeAction>,
+  { log, metrics }: Reporting,
+): { lines: string[]; count: number } {
   const lines: string[] = [];
   let count = 0;
   for (const z of zones) {
@@ -115,7 +133,10 @@ function reportConflicts(tenant: string, zones: readonly ZoneOutcome[], asked: M
     for (const [action, n] of byAction) metrics?.conflict(tenant, z.zone, action, n);
   }
   if (count > MAX_LOGGED_REFUSALS) {
-    log.warn({ tenant, webhook: 'apply', refused: count, logged: MAX_LOGGED_REFUSALS }, `webhook changes refused: conflict, ${count - MAX_LOGGED_REFUSALS} more not logged one by one`);
+    log.warn(
+      { tenant, webhook: 'apply', refused: count, logged: MAX_LOGGED_REFUSALS },
+      `webhook changes refused: conflict, ${count - MAX_LOGGED_REFUSALS} more not logged one by one`,
+    );
   }
   return { lines, count };
 }
@@ -138,7 +159,12 @@ function refusalText(all: readonly Rejection[], conflictLines: readonly string[]
 
 function reportOverThreshold(tenant: string, zone: string, message: string, { log, metrics }: Reporting): void {
   log.warn(
-    { tenant, webhook: 'apply', zone, proceed: 'apply the change with force (dnsplane plan/apply --force), or have an admin raise the tenant\'s limit (dnsplane tenant set-max-change)' },
+    {
+      tenant,
+      webhook: 'apply',
+      zone,
+      proceed: "apply the change with force (dnsplane plan/apply --force), or have an admin raise the tenant's limit (dnsplane tenant set-max-change)",
+    },
     message,
   );
   metrics?.thresholdRefusal(tenant, zone);
@@ -151,7 +177,12 @@ function replyOf(zones: readonly ZoneOutcome[], refusals: string, summary: Recor
     // Over the threshold is 503: external-dns retries every loop, and nothing is deleted until
     // someone forces it or raises the limit (the log line says how).
     const status = failed.some((z) => z.transient || z.overThreshold) ? 503 : 500;
-    return { status, headers: { 'content-type': TEXT_TYPE }, body: `${failed.map((z) => `${z.zone}: ${z.error ?? z.status}`).join('\n')}\n${refusals}`, log: summary };
+    return {
+      status,
+      headers: { 'content-type': TEXT_TYPE },
+      body: `${failed.map((z) => `${z.zone}: ${z.error ?? z.status}`).join('\n')}\n${refusals}`,
+      log: summary,
+    };
   }
   // Refused entries are a soft error once the rest is applied (handler.ts's header says why).
   if (refusals !== '') return { status: 500, headers: { 'content-type': TEXT_TYPE }, body: refusals, log: summary };

@@ -11,13 +11,7 @@ import { Code, ConnectError, type Client } from '@connectrpc/connect';
 import type { RawChangeSet, RawEndpoint } from '../core/plan/plan.js';
 import { REFUSAL_CHANGE_THRESHOLD, REFUSAL_HEADER, REFUSAL_ZONE_HEADER } from '../core/plan/guard.js';
 import { isRecordType, type ChangeAction, type Conflict, type Endpoint } from '../dns/types.js';
-import {
-  ApplyStatus,
-  ChangeAction as PbChangeAction,
-  Policy,
-  type Endpoint as PbEndpoint,
-  type ZoneService,
-} from '../gen/dnsplane/v1/zone_pb.js';
+import { ApplyStatus, ChangeAction as PbChangeAction, Policy, type Endpoint as PbEndpoint, type ZoneService } from '../gen/dnsplane/v1/zone_pb.js';
 import { entryOf, WebhookError, type ApplyOutcome, type WebhookBackend, type WebhookSession, type ZoneStatus } from './backend.js';
 import type { TenantScope } from './normalize.js';
 

@@ -5,7 +5,18 @@
  */
 import { apply } from '../core/apply/index.js';
 import type { CoreContext } from '../core/context.js';
-import { ApplyFailedError, InvalidInputError, isDatabaseUnavailable, isRetryable, NotFoundError, OvhError, PermissionDeniedError, ShuttingDownError, ThresholdError, UnauthenticatedError } from '../core/errors.js';
+import {
+  ApplyFailedError,
+  InvalidInputError,
+  isDatabaseUnavailable,
+  isRetryable,
+  NotFoundError,
+  OvhError,
+  PermissionDeniedError,
+  ShuttingDownError,
+  ThresholdError,
+  UnauthenticatedError,
+} from '../core/errors.js';
 import type { RawChangeSet } from '../core/plan/plan.js';
 import { records, visibleZonesIn, type ZoneStates } from '../core/reads/records.js';
 import { readCacheOf } from '../core/reads/read-cache.js';
@@ -31,7 +42,8 @@ const BAD_CREDENTIALS = 'invalid credentials: use https://TENANT:TOKEN@host/ as 
 export function fromCoreError(e: unknown): unknown {
   if (e instanceof WebhookError) return e;
   if (e instanceof UnauthenticatedError) return new WebhookError(401, BAD_CREDENTIALS);
-  if (e instanceof InvalidInputError || e instanceof PermissionDeniedError || e instanceof NotFoundError) return new WebhookError(500, e.message, entryOf(e.message));
+  if (e instanceof InvalidInputError || e instanceof PermissionDeniedError || e instanceof NotFoundError)
+    return new WebhookError(500, e.message, entryOf(e.message));
   // store's LockTimeoutError: matched by name, as the webhook room does not reach into store/.
   if (e instanceof Error && e.name === 'LockTimeoutError') return new WebhookError(503, e.message);
   if (e instanceof OvhError) return new WebhookError(e.transient ? 503 : 500, e.message);

@@ -17,7 +17,15 @@ function toWire(e: ServedEndpoint): WireEndpoint {
   // returns the tenant's own record sets anyway.
   // The check goes back as the provider-specific property it came in as (normalize.ts), not as a label.
   const labels = Object.fromEntries(Object.entries(e.labels ?? {}).filter(([k]) => k !== 'owner' && k !== HEALTH_CHECK_LABEL));
-  return { dnsName: e.dnsName, targets: e.targets, recordType: e.recordType, setIdentifier: '', recordTTL: e.ttl, labels, providerSpecific: healthCheckProperties(healthCheckOf(e)) };
+  return {
+    dnsName: e.dnsName,
+    targets: e.targets,
+    recordType: e.recordType,
+    setIdentifier: '',
+    recordTTL: e.ttl,
+    labels,
+    providerSpecific: healthCheckProperties(healthCheckOf(e)),
+  };
 }
 
 /**

@@ -108,7 +108,8 @@ async function adjust({ scope, body, slicer, note }: Admitted, s: Settings): Pro
   if (list.length > s.maxEndpoints) throw new HttpError(413, `at most ${s.maxEndpoints} endpoints per request`);
   const { endpoints, problems } = await slicer.run(adjustEndpointsSteps(list, scope));
   if (s.log.isLevelEnabled('debug')) {
-    for (const p of problems) s.log.debug({ tenant: scope.tenant, webhook: 'adjust', index: p.index, reason: p.reason }, 'endpoint left as sent: POST /records will refuse it');
+    for (const p of problems)
+      s.log.debug({ tenant: scope.tenant, webhook: 'adjust', index: p.index, reason: p.reason }, 'endpoint left as sent: POST /records will refuse it');
   }
   note({ endpoints: endpoints.length, unadjusted: problems.length });
   return mediaReply(joinEndpointList(await slicer.map(endpoints, encodeEndpointJson)));

@@ -54,7 +54,10 @@ export function isNumber(v: JsonValue | undefined): v is JsonNumber {
  * matter for ASCII keys): ASCII case, plus the Kelvin sign for `k` and the long s for `s`.
  */
 function foldKey(key: string): string {
-  return key.replace(/\u212a/g, 'k').replace(/\u017f/g, 's').toLowerCase();
+  return key
+    .replace(/\u212a/g, 'k')
+    .replace(/\u017f/g, 's')
+    .toLowerCase();
 }
 
 /**
@@ -160,14 +163,16 @@ class Reader {
     const c = this.first(depth);
     if (c === '[') {
       const items: JsonValue[] = [];
-      if (!this.empty(']')) do items.push(this.value(depth + 1));
-      while (this.more(']'));
+      if (!this.empty(']'))
+        do items.push(this.value(depth + 1));
+        while (this.more(']'));
       return items;
     }
     if (c === '{') {
       const entries: Array<readonly [string, JsonValue]> = [];
-      if (!this.empty('}')) do entries.push([this.key(), this.value(depth + 1)]);
-      while (this.more('}'));
+      if (!this.empty('}'))
+        do entries.push([this.key(), this.value(depth + 1)]);
+        while (this.more('}'));
       return { kind: 'object', entries };
     }
     return this.scalar(c);

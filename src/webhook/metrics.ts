@@ -29,11 +29,32 @@ export class WebhookMetrics {
 
   constructor(readonly registry: Registry) {
     const s = seriesOn(registry);
-    this.requests = s.counter('dnsplane_webhook_requests_total', 'external-dns webhook requests, by route (negotiate, records, apply, adjust, other) and HTTP status', ['route', 'status']);
-    this.duration = s.histogram('dnsplane_webhook_request_duration_seconds', 'Duration of external-dns webhook requests, by route', ['route'], [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15]);
-    this.conflicts = s.counter('dnsplane_webhook_conflicts_total', 'Changes external-dns asked for on record sets another tenant (or nobody) owns, by the list it sent them in (create, update, delete); refused, the other changes applied', ['tenant', 'zone', 'action']);
-    this.rejected = s.counter('dnsplane_webhook_rejected_total', 'Change-set entries refused as invalid (bad target, name outside the grant, duplicate); the other changes applied', ['tenant', 'list']);
-    this.overThreshold = s.counter('dnsplane_webhook_threshold_refusals_total', "Change sets answered 503 because they would update or delete more than the tenant's change threshold; nothing was sent", ['tenant', 'zone']);
+    this.requests = s.counter(
+      'dnsplane_webhook_requests_total',
+      'external-dns webhook requests, by route (negotiate, records, apply, adjust, other) and HTTP status',
+      ['route', 'status'],
+    );
+    this.duration = s.histogram(
+      'dnsplane_webhook_request_duration_seconds',
+      'Duration of external-dns webhook requests, by route',
+      ['route'],
+      [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15],
+    );
+    this.conflicts = s.counter(
+      'dnsplane_webhook_conflicts_total',
+      'Changes external-dns asked for on record sets another tenant (or nobody) owns, by the list it sent them in (create, update, delete); refused, the other changes applied',
+      ['tenant', 'zone', 'action'],
+    );
+    this.rejected = s.counter(
+      'dnsplane_webhook_rejected_total',
+      'Change-set entries refused as invalid (bad target, name outside the grant, duplicate); the other changes applied',
+      ['tenant', 'list'],
+    );
+    this.overThreshold = s.counter(
+      'dnsplane_webhook_threshold_refusals_total',
+      "Change sets answered 503 because they would update or delete more than the tenant's change threshold; nothing was sent",
+      ['tenant', 'zone'],
+    );
   }
 
   thresholdRefusal(tenant: string, zone: string): void {

@@ -67,7 +67,17 @@ export function normalizeWire(e: WireEndpoint, scope: TenantScope, field: string
   if (e.dnsName === '') throw new InvalidInputError(`${field}.dnsName`, 'is required');
   if (e.recordType === '') throw new InvalidInputError(`${field}.recordType`, 'is required');
   const check = wireHealthCheck(e);
-  const endpoint = normalizeEndpoint({ dnsName: e.dnsName, recordType: e.recordType, targets: e.targets, ttl: e.recordTTL, ...(check === undefined ? {} : { labels: { [HEALTH_CHECK_LABEL]: check } }) }, field, { zones: scope.zones });
+  const endpoint = normalizeEndpoint(
+    {
+      dnsName: e.dnsName,
+      recordType: e.recordType,
+      targets: e.targets,
+      ttl: e.recordTTL,
+      ...(check === undefined ? {} : { labels: { [HEALTH_CHECK_LABEL]: check } }),
+    },
+    field,
+    { zones: scope.zones },
+  );
   if (check !== undefined) checkHealthCheck(check, endpoint.recordType, `${field}.providerSpecific["${HEALTH_CHECK_PROPERTY}"]`);
   const name = endpoint.dnsName;
   if (!withinSuffixes(name, scope.suffixes)) {
@@ -112,7 +122,15 @@ export function* adjustEndpointsSteps(endpoints: readonly WireEndpoint[], scope:
     const e = endpoints[index]!;
     try {
       const { endpoint } = normalizeWire(e, scope, `[${index}]`);
-      out[index] = { dnsName: endpoint.dnsName, targets: endpoint.targets, recordType: endpoint.recordType, setIdentifier: '', recordTTL: endpoint.ttl, labels: e.labels, providerSpecific: healthCheckProperties(healthCheckOf(endpoint)) };
+      out[index] = {
+        dnsName: endpoint.dnsName,
+        targets: endpoint.targets,
+        recordType: endpoint.recordType,
+        setIdentifier: '',
+        recordTTL: endpoint.ttl,
+        labels: e.labels,
+        providerSpecific: healthCheckProperties(healthCheckOf(endpoint)),
+      };
     } catch (err) {
       if (!(err instanceof InvalidInputError)) throw err;
       problems.push({ index, reason: err.message });
@@ -193,7 +211,12 @@ export function* prepareChangesSteps(changes: WireChanges, scope: TenantScope): 
     const key = keyOf(entry.endpoint);
     const first = claimed.get(key);
     if (first !== undefined) {
-      const r = rejection(entry.list, entry.index, raw, `${entry.list}[${entry.index}]: record set ${key} appears more than once in the change set (also at ${first}, which is applied)`);
+      const r = rejection(
+        entry.list,
+        entry.index,
+        raw,
+        `${entry.list}[${entry.index}]: record set ${key} appears more than once in the change set (also at ${first}, which is applied)`,
+      );
       refused[entry.list].push(entry.list === 'delete' && !first.startsWith('delete') ? { ...r, superseded: true } : r);
       return false;
     }
@@ -244,7 +267,7 @@ export function* prepareChangesSteps(changes: WireChanges, scope: TenantScope): 
   // Sorted by list, then index. Each list's refusals are found in the order its entries were sent,
   // which is index order for a decoded body: then list by list is that order, with no sort of 50,000
   // entries in one go.
-  const inOrder = (rs: Rejection[]) => rs.every((r, i) => i === 0 || rs[i - 1]!.index <= r.index) ? rs : [...rs].sort((a, b) => a.index - b.index);
+  const inOrder = (rs: Rejection[]) => (rs.every((r, i) => i === 0 || rs[i - 1]!.index <= r.index) ? rs : [...rs].sort((a, b) => a.index - b.index));
   out.rejected = (['create', 'delete', 'updateNew', 'updateOld'] as const).flatMap((list) => inOrder(refused[list]));
   return out;
 }
@@ -292,7 +315,13 @@ export function batches(p: Pick<PreparedChanges, 'deletes' | 'updates' | 'create
 
 function raw(e: Endpoint): RawEndpoint {
   const check = healthCheckOf(e);
-  return { dnsName: e.dnsName, recordType: e.recordType, targets: [...e.targets], ttl: e.ttl, ...(check === undefined ? {} : { labels: { [HEALTH_CHECK_LABEL]: check } }) };
+  return {
+    dnsName: e.dnsName,
+    recordType: e.recordType,
+    targets: [...e.targets],
+    ttl: e.ttl,
+    ...(check === undefined ? {} : { labels: { [HEALTH_CHECK_LABEL]: check } }),
+  };
 }
 
 /** The change set core receives for a batch, and the entry behind each of its positions. */

@@ -49,16 +49,23 @@ describe('a tenant through its life', () => {
 
   it("the suffixes granted are enforced on the tenant's next Plan", async () => {
     const { token } = await root.createTenant({ name: 'narrow', zones: [ZONE], suffixes: [`apps.${ZONE}`] });
-    const planOf = (name: string) => zoneAs(token).plan({ policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(name, 'A', ['192.0.2.1'])] } } });
+    const planOf = (name: string) =>
+      zoneAs(token).plan({ policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(name, 'A', ['192.0.2.1'])] } } });
     expect((await planOf(`web.apps.${ZONE}`)).plan!.zones[0]!.changes).toHaveLength(1);
-    await expectRejected(planOf(`web.${ZONE}`), Code.PermissionDenied, /^desired\.endpoints\[0\]\.dnsName: "web\.admin\.test" is outside tenant "narrow"'s allowed suffixes \(apps\.admin\.test\)$/);
+    await expectRejected(
+      planOf(`web.${ZONE}`),
+      Code.PermissionDenied,
+      /^desired\.endpoints\[0\]\.dnsName: "web\.admin\.test" is outside tenant "narrow"'s allowed suffixes \(apps\.admin\.test\)$/,
+    );
   });
 });
 
 describe("an admin reading a tenant's work", () => {
   it("alice's stored plan and the journal of its apply, as alice's", async () => {
     const alice = zoneAs(room.tokens['alice']!);
-    const planned = (await alice.plan({ policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`www.${ZONE}`, 'A', ['192.0.2.5'])] } } })).plan!;
+    const planned = (
+      await alice.plan({ policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`www.${ZONE}`, 'A', ['192.0.2.5'])] } } })
+    ).plan!;
     const got = await root.getPlan({ id: planned.id });
     expect([got.plan!.id, got.plan!.digest, got.summary!.tenant, got.summary!.status]).toEqual([planned.id, planned.digest, 'alice', 'pending']);
     expect((await root.listPlans({ tenant: 'alice' })).plans.map((p) => p.id)).toContain(planned.id);

@@ -49,8 +49,18 @@ describe('toConnectError', () => {
     ['an apply failed, the zone changed', new ApplyFailedError('changed outside', 'e.test', false), 'FailedPrecondition', /^changed outside$/],
     ['shutting down', new ShuttingDownError('stopping'), 'Unavailable', /^stopping$/],
     ['no secrets key', new SecretsKeyError('no DNSPLANE_SECRETS_KEY'), 'FailedPrecondition', /^no DNSPLANE_SECRETS_KEY$/],
-    ['the database gone (SQLSTATE 57P01)', Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }), 'Unavailable', /^database unavailable, retry later: terminating connection/],
-    ['the zone lock lost with its session', new ZoneLockLostError('e.test', 'the connection ended'), 'Unavailable', /^database unavailable, retry later: zone "e\.test": the zone lock was lost/],
+    [
+      'the database gone (SQLSTATE 57P01)',
+      Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }),
+      'Unavailable',
+      /^database unavailable, retry later: terminating connection/,
+    ],
+    [
+      'the zone lock lost with its session',
+      new ZoneLockLostError('e.test', 'the connection ended'),
+      'Unavailable',
+      /^database unavailable, retry later: zone "e\.test": the zone lock was lost/,
+    ],
     ['OVH rate limited', ovh(429, 'rate_limited'), 'Unavailable', /^OVH POST \/domain\/zone\/e\.test\/record failed: HTTP 429 \(said OVH\)$/],
     ['OVH: no such zone', ovh(404, 'not_found'), 'FailedPrecondition', /HTTP 404/],
     ["OVH refusing dnsplane's credentials", ovh(403, 'auth'), 'Internal', /^OVH rejected dnsplane's credentials: OVH POST/],
@@ -65,7 +75,12 @@ describe('toConnectError', () => {
 
   it('the change threshold: FailedPrecondition with the refusal and its zone in the metadata (the webhook sidecar tells it from a stale plan)', () => {
     const ce = toConnectError(new ThresholdError('over 30 %', 'e.test', { owned: 10, updates: 0, deletes: 5, maxPercent: 30 }));
-    expect([Code[ce.code], ce.rawMessage, ce.metadata.get('dnsplane-refusal'), ce.metadata.get('dnsplane-refusal-zone')]).toEqual(['FailedPrecondition', 'over 30 %', 'change-threshold', 'e.test']);
+    expect([Code[ce.code], ce.rawMessage, ce.metadata.get('dnsplane-refusal'), ce.metadata.get('dnsplane-refusal-zone')]).toEqual([
+      'FailedPrecondition',
+      'over 30 %',
+      'change-threshold',
+      'e.test',
+    ]);
   });
 
   it('a Connect error passes unchanged', () => {
@@ -82,7 +97,11 @@ describe('errors thrown by the handlers, as the client sees them', () => {
   const zone = (token = room.tokens['alice']) => inMemoryClient(room.ctx, ZoneService, token);
 
   beforeAll(async () => {
-    room = await applyRoom({ zones: { [ZONE]: [{ subDomain: 'www', fieldType: 'A', target: '192.0.2.1', ttl: 300 }] }, tenants: ['alice'], settings: { lockTimeoutMs: 300 } });
+    room = await applyRoom({
+      zones: { [ZONE]: [{ subDomain: 'www', fieldType: 'A', target: '192.0.2.1', ttl: 300 }] },
+      tenants: ['alice'],
+      settings: { lockTimeoutMs: 300 },
+    });
     room.ctx.log = logs.log;
     admin = (await createTenant(room.db.pool, { name: 'root', zones: [], admin: true })).token;
   });
@@ -101,10 +120,17 @@ describe('errors thrown by the handlers, as the client sees them', () => {
   });
 
   it('FailedPrecondition: a stored plan whose zone moved since, and nothing sent', async () => {
-    const planned = await zone().plan({ policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`stale.${ZONE}`, 'A', ['192.0.2.7'])] } } });
+    const planned = await zone().plan({
+      policy: Policy.UPSERT_ONLY,
+      input: { case: 'desired', value: { zones: [], endpoints: [ep(`stale.${ZONE}`, 'A', ['192.0.2.7'])] } },
+    });
     await applyDesired(zone(), [ep(`moved.${ZONE}`, 'A', ['192.0.2.8'])]);
     room.sim.clearCalls();
-    await expectRejected(zone().apply({ source: { case: 'planId', value: planned.plan!.id } }), Code.FailedPrecondition, /^zone errors\.test changed since the plan was made \(generation \d+ -> \d+\); nothing was sent, make a new plan$/);
+    await expectRejected(
+      zone().apply({ source: { case: 'planId', value: planned.plan!.id } }),
+      Code.FailedPrecondition,
+      /^zone errors\.test changed since the plan was made \(generation \d+ -> \d+\); nothing was sent, make a new plan$/,
+    );
     expect(room.calls()).toEqual([]);
   });
 
@@ -119,7 +145,12 @@ describe('errors thrown by the handlers, as the client sees them', () => {
   });
 
   it('OVH refusing a creation: FailedPrecondition, the whole answer in the error, the zone as it was', async () => {
-    room.sim.faults.fail({ method: 'POST', path: `/domain/zone/${ZONE}/record`, nth: 1, effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'refused by the test' } } });
+    room.sim.faults.fail({
+      method: 'POST',
+      path: `/domain/zone/${ZONE}/record`,
+      nth: 1,
+      effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'refused by the test' } },
+    });
     const e = await expectRejected(applyDesired(zone(), [ep(`refused.${ZONE}`, 'A', ['192.0.2.10'])]), Code.FailedPrecondition, /refused by the test/);
     const [answer] = e.findDetails(ApplyResponseSchema);
     expect(answer!.zones.map((z) => [z.zone, ApplyStatus[z.status]])).toEqual([[ZONE, 'FAILED']]);
@@ -129,13 +160,20 @@ describe('errors thrown by the handlers, as the client sees them', () => {
 
   it('over the change threshold: FailedPrecondition, the refusal and its zone in the response headers, nothing sent', async () => {
     // The guard counts from MIN_OWNED (10) record sets a tenant owns in the zone.
-    await applyDesired(zone(), Array.from({ length: MIN_OWNED }, (_, i) => ep(`t${i}.${ZONE}`, 'A', [`192.0.2.${30 + i}`])));
+    await applyDesired(
+      zone(),
+      Array.from({ length: MIN_OWNED }, (_, i) => ep(`t${i}.${ZONE}`, 'A', [`192.0.2.${30 + i}`])),
+    );
     room.sim.clearCalls();
     const settings = room.ctx.settings;
     room.ctx.settings = { ...settings, maxChangePercent: 30 };
     try {
       // SYNC of nothing deletes every record set alice owns here (these and the earlier tests'): over 30 %.
-      const e = await expectRejected(applyDesired(zone(), [], Policy.SYNC, [ZONE]), Code.FailedPrecondition, /^change threshold: this apply would delete (\d+) of the \1 record sets tenant "alice" owns in zone errors\.test \(100%, over the limit of 30%\); nothing was sent\. If this is intended, apply again with force/);
+      const e = await expectRejected(
+        applyDesired(zone(), [], Policy.SYNC, [ZONE]),
+        Code.FailedPrecondition,
+        /^change threshold: this apply would delete (\d+) of the \1 record sets tenant "alice" owns in zone errors\.test \(100%, over the limit of 30%\); nothing was sent\. If this is intended, apply again with force/,
+      );
       expect([e.metadata.get('dnsplane-refusal'), e.metadata.get('dnsplane-refusal-zone')]).toEqual(['change-threshold', ZONE]);
     } finally {
       room.ctx.settings = settings;
@@ -166,11 +204,15 @@ describe('errors thrown by the handlers, as the client sees them', () => {
     expect(JSON.stringify(logged[0]!['err'])).toMatch(/TypeError/);
   });
 
-  it('a bug inside an apply: Internal to the caller, the zone\'s own error (not only the Connect error) in the log', async () => {
+  it("a bug inside an apply: Internal to the caller, the zone's own error (not only the Connect error) in the log", async () => {
     const since = logs.lines.length;
     // A context without its OVH client: the apply's first operation throws a TypeError, which becomes the zone's error.
     const broken = { ...room.ctx, ovh: undefined as unknown as typeof room.ctx.ovh };
-    await expectRejected(applyDesired(inMemoryClient(broken, ZoneService, room.tokens['alice']), [ep(`bug.${ZONE}`, 'A', ['192.0.2.11'])]), Code.Internal, /internal error/);
+    await expectRejected(
+      applyDesired(inMemoryClient(broken, ZoneService, room.tokens['alice']), [ep(`bug.${ZONE}`, 'A', ['192.0.2.11'])]),
+      Code.Internal,
+      /internal error/,
+    );
     const logged = logs.lines.slice(since).filter((l) => l['msg'] === 'rpc failed' && l['rpc'] === 'Apply');
     expect(logged.length).toBeGreaterThanOrEqual(1);
     expect(JSON.stringify(logged.map((l) => l['err']))).toMatch(/TypeError/);

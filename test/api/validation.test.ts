@@ -27,7 +27,8 @@ afterAll(async () => {
 beforeEach(() => room.sim.clearCalls());
 
 const client = (opts: { useBinaryFormat?: boolean } = {}) => inMemoryClient(room.ctx, ZoneService, room.tokens['alice'], opts);
-const planDesired = (endpoints: Endpoint[], policy = Policy.UPSERT_ONLY, zones: string[] = []) => client().plan({ policy, input: { case: 'desired', value: { zones, endpoints } } });
+const planDesired = (endpoints: Endpoint[], policy = Policy.UPSERT_ONLY, zones: string[] = []) =>
+  client().plan({ policy, input: { case: 'desired', value: { zones, endpoints } } });
 
 /** Nothing stored (no plan, no journal row) and no OVH call since the test began. */
 async function expectNothingDone(): Promise<void> {
@@ -41,7 +42,10 @@ describe('the request itself', () => {
   it('Apply without a source, and force beside an inline plan', async () => {
     await expectRejected(client().apply({}), Code.InvalidArgument, /^source: one of "planId" or "plan" is required$/);
     await expectRejected(
-      client().apply({ force: true, source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [] } } } } }),
+      client().apply({
+        force: true,
+        source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [] } } } },
+      }),
       Code.InvalidArgument,
       /^force: with an inline plan, say force in plan\.force$/,
     );
@@ -50,29 +54,57 @@ describe('the request itself', () => {
 
   it('Plan without an input, or a desired state without a policy (the message says what each policy does)', async () => {
     await expectRejected(client().plan({ policy: Policy.UPSERT_ONLY }), Code.InvalidArgument, /^input: one of "desired" or "changes" is required$/);
-    await expectRejected(client().plan({ input: { case: 'desired', value: { zones: [], endpoints: [] } } }), Code.InvalidArgument, /^policy: is required with a desired state: POLICY_SYNC .* DELETES the ones not listed/);
+    await expectRejected(
+      client().plan({ input: { case: 'desired', value: { zones: [], endpoints: [] } } }),
+      Code.InvalidArgument,
+      /^policy: is required with a desired state: POLICY_SYNC .* DELETES the ones not listed/,
+    );
     await expectNothingDone();
   });
 
   it('a journal id that is not one, a known generation of a name that is not one', async () => {
     await expectRejected(client().getApply({ journalId: 'abc' }), Code.InvalidArgument, /^journalId: must be a journal id \(digits\), got "abc"$/);
-    await expectRejected(client().records({ zones: [ZONE], knownGenerations: { 'bad zone!': 1n } }), Code.InvalidArgument, /^knownGenerations\["bad zone!"\]: label "bad zone!" contains the character " "/);
+    await expectRejected(
+      client().records({ zones: [ZONE], knownGenerations: { 'bad zone!': 1n } }),
+      Code.InvalidArgument,
+      /^knownGenerations\["bad zone!"\]: label "bad zone!" contains the character " "/,
+    );
     await expectNothingDone();
   });
 });
 
 describe('the endpoints', () => {
   it('a name, a target, a TTL, a zone: each named by its path', async () => {
-    await expectRejected(planDesired([ep(`ok.${ZONE}`, 'A', ['192.0.2.1']), ep(`bad name.${ZONE}`, 'A', ['192.0.2.1'])]), Code.InvalidArgument, /^desired\.endpoints\[1\]\.dnsName: label "bad name" contains the character " "/);
-    await expectRejected(planDesired([ep(`ok.${ZONE}`, 'A', ['192.0.2.1', 'not-an-ip'])]), Code.InvalidArgument, /^desired\.endpoints\[0\]\.targets\[1\]: "not-an-ip" is not an IPv4 address/);
-    await expectRejected(planDesired([ep(`t.${ZONE}`, 'A', ['192.0.2.1'], -5)]), Code.InvalidArgument, /^desired\.endpoints\[0\]\.ttl: the TTL must not be negative \(got -5\)$/);
-    await expectRejected(planDesired([], Policy.SYNC, ['other.test']), Code.InvalidArgument, /^desired\.zones\[0\]: "other\.test" is not a zone dnsplane manages$/);
+    await expectRejected(
+      planDesired([ep(`ok.${ZONE}`, 'A', ['192.0.2.1']), ep(`bad name.${ZONE}`, 'A', ['192.0.2.1'])]),
+      Code.InvalidArgument,
+      /^desired\.endpoints\[1\]\.dnsName: label "bad name" contains the character " "/,
+    );
+    await expectRejected(
+      planDesired([ep(`ok.${ZONE}`, 'A', ['192.0.2.1', 'not-an-ip'])]),
+      Code.InvalidArgument,
+      /^desired\.endpoints\[0\]\.targets\[1\]: "not-an-ip" is not an IPv4 address/,
+    );
+    await expectRejected(
+      planDesired([ep(`t.${ZONE}`, 'A', ['192.0.2.1'], -5)]),
+      Code.InvalidArgument,
+      /^desired\.endpoints\[0\]\.ttl: the TTL must not be negative \(got -5\)$/,
+    );
+    await expectRejected(
+      planDesired([], Policy.SYNC, ['other.test']),
+      Code.InvalidArgument,
+      /^desired\.zones\[0\]: "other\.test" is not a zone dnsplane manages$/,
+    );
     await expectNothingDone();
   });
 
   it('the same checks on an inline plan of Apply: nothing applied', async () => {
     const before = room.sim.draftRecords(ZONE);
-    await expectRejected(applyDesired(client(), [ep(`ok.${ZONE}`, 'A', ['not-an-ip'])]), Code.InvalidArgument, /(^|\.)desired\.endpoints\[0\]\.targets\[0\]: "not-an-ip" is not an IPv4 address/);
+    await expectRejected(
+      applyDesired(client(), [ep(`ok.${ZONE}`, 'A', ['not-an-ip'])]),
+      Code.InvalidArgument,
+      /(^|\.)desired\.endpoints\[0\]\.targets\[0\]: "not-an-ip" is not an IPv4 address/,
+    );
     await expectNothingDone();
     expect(room.sim.draftRecords(ZONE)).toEqual(before);
   });

@@ -42,8 +42,14 @@ describe('Records', () => {
     const json = await zone({ useBinaryFormat: false }).records({ zones: [ZONE], includeForeign: true });
     expect(binary.zones.map((z) => z.zone)).toEqual([ZONE]);
     // The apex NS records OVH makes are foreign too; a TXT target as written, unquoted.
-    expect(shown(binary.zones[0]!.endpoints)).toEqual([`${ZONE} NS dns1.sim.test,ns1.sim.test 0 -`, `note.${ZONE} TXT hello 600 -`, `www.${ZONE} A 192.0.2.1,192.0.2.2 300 -`]);
-    expect(toJson(RecordsResponseSchema, json)).toEqual(toJson(RecordsResponseSchema, fromBinary(RecordsResponseSchema, toBinary(RecordsResponseSchema, binary))));
+    expect(shown(binary.zones[0]!.endpoints)).toEqual([
+      `${ZONE} NS dns1.sim.test,ns1.sim.test 0 -`,
+      `note.${ZONE} TXT hello 600 -`,
+      `www.${ZONE} A 192.0.2.1,192.0.2.2 300 -`,
+    ]);
+    expect(toJson(RecordsResponseSchema, json)).toEqual(
+      toJson(RecordsResponseSchema, fromBinary(RecordsResponseSchema, toBinary(RecordsResponseSchema, binary))),
+    );
     expect(room.calls()).toEqual([]);
   });
 
@@ -57,7 +63,12 @@ describe('Records', () => {
 describe('Plan, then Apply of the stored plan', () => {
   it('Plan stores what Apply will do and sends nothing; Apply does exactly that, once; GetApply tells it done', async () => {
     const genBefore = (await store.getZone(room.db.pool, ZONE))!.generation;
-    const planned = (await zone().plan({ policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`api.${ZONE}`, 'A', ['192.0.2.10'], 120)] } } })).plan!;
+    const planned = (
+      await zone().plan({
+        policy: Policy.UPSERT_ONLY,
+        input: { case: 'desired', value: { zones: [], endpoints: [ep(`api.${ZONE}`, 'A', ['192.0.2.10'], 120)] } },
+      })
+    ).plan!;
     expect(room.calls()).toEqual([]);
     expect([planned.tenant, planned.policy, planned.zones.map((z) => [z.zone, z.baseGeneration])]).toEqual(['alice', Policy.UPSERT_ONLY, [[ZONE, genBefore]]]);
     const zp = planned.zones[0]!;
@@ -71,13 +82,23 @@ describe('Plan, then Apply of the stored plan', () => {
     // The calls planned are the calls made, and the only ones OVH received.
     expect(z.calls.map((c) => `${c.method} ${c.path} ${c.status}`)).toEqual([`POST ${REC} 200`, `POST /domain/zone/${ZONE}/refresh 204`]);
     expect(room.calls()).toEqual([`POST ${REC} 200`, `POST /domain/zone/${ZONE}/refresh 204`]);
-    expect(room.sim.publishedRecords(ZONE).filter((r) => r.subDomain === 'api').map((r) => `${r.fieldType} ${r.target} ${r.ttl}`)).toEqual(['A 192.0.2.10 120']);
+    expect(
+      room.sim
+        .publishedRecords(ZONE)
+        .filter((r) => r.subDomain === 'api')
+        .map((r) => `${r.fieldType} ${r.target} ${r.ttl}`),
+    ).toEqual(['A 192.0.2.10 120']);
     await expectCacheEqualsSimulator(room.db.pool, room.sim, ZONE);
 
     // Records shows it at once, owned by alice; the records made outside dnsplane stay foreign.
     const recs = (await zone().records({ zones: [ZONE], includeForeign: true })).zones[0]!;
     expect(recs.generation).toBe(genBefore + 1n);
-    expect(shown(recs.endpoints)).toEqual([`api.${ZONE} A 192.0.2.10 120 alice`, `${ZONE} NS dns1.sim.test,ns1.sim.test 0 -`, `note.${ZONE} TXT hello 600 -`, `www.${ZONE} A 192.0.2.1,192.0.2.2 300 -`]);
+    expect(shown(recs.endpoints)).toEqual([
+      `api.${ZONE} A 192.0.2.10 120 alice`,
+      `${ZONE} NS dns1.sim.test,ns1.sim.test 0 -`,
+      `note.${ZONE} TXT hello 600 -`,
+      `www.${ZONE} A 192.0.2.1,192.0.2.2 300 -`,
+    ]);
 
     const journal = (await store.listJournal(room.db.pool, { zone: ZONE, limit: 1 }))[0]!;
     const got = await zone().getApply({ journalId: journal.id });

@@ -64,7 +64,12 @@ describe('dnsplane tenant beside a running serve on the embedded default', () =>
     child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
     child.stderr!.on('data', (b: Buffer) => (out += b.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    await waitFor('banner', () => /Try it:/.test(out), child, () => out);
+    await waitFor(
+      'banner',
+      () => /Try it:/.test(out),
+      child,
+      () => out,
+    );
     const apiUrl = /API: +(http:\/\/127\.0\.0\.1:\d+)/.exec(out)![1]!;
 
     // the connection file: 0600, this server's pid, a URL

@@ -20,7 +20,8 @@ function io(): CliIo & { lines: string[] } {
 beforeAll(async () => {
   db = await testDatabase();
   await store.ensureZones(db.pool, [ZONE]);
-  for (const name of ['c1', 'c2']) await store.createTenant(db.pool, { name, tokenSha256: Buffer.alloc(32, name === 'c1' ? 1 : 2), scopes: [], zones: [ZONE], suffixes: [] });
+  for (const name of ['c1', 'c2'])
+    await store.createTenant(db.pool, { name, tokenSha256: Buffer.alloc(32, name === 'c1' ? 1 : 2), scopes: [], zones: [ZONE], suffixes: [] });
   const [c1, c2] = [await store.getTenantByName(db.pool, 'c1'), await store.getTenantByName(db.pool, 'c2')];
   await store.setOwner(db.pool, { zone: ZONE, dnsName: `www.${ZONE}`, recordType: 'A', tenantId: c1!.id, target: '192.0.2.1', shared: true });
   await store.setOwner(db.pool, { zone: ZONE, dnsName: `www.${ZONE}`, recordType: 'A', tenantId: c2!.id, target: '192.0.2.2', shared: true });

@@ -27,7 +27,9 @@ const io = () => capturedIo({});
 const server = () => ['--server', h.server.url, '--token-file', aliceFile];
 
 async function planOf(name: string, target: string): Promise<string> {
-  const res = await h.zoneClient(alice).plan({ policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`${name}.${ZONE}`, 'A', [target])] } } });
+  const res = await h
+    .zoneClient(alice)
+    .plan({ policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`${name}.${ZONE}`, 'A', [target])] } } });
   return res.plan!.id;
 }
 
@@ -38,7 +40,14 @@ beforeAll(async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'dnsplane-journal-cli-'));
   aliceFile = path.join(dir, 'alice.token');
   writeFileSync(aliceFile, alice);
-  bobs = (await h.zoneClient(bob).apply({ source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`x.b.${ZONE}`, 'A', ['192.0.2.99'])] } } } } })).zones[0]!.journalId;
+  bobs = (
+    await h.zoneClient(bob).apply({
+      source: {
+        case: 'plan',
+        value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`x.b.${ZONE}`, 'A', ['192.0.2.99'])] } } },
+      },
+    })
+  ).zones[0]!.journalId;
 });
 
 afterAll(async () => {
@@ -73,16 +82,27 @@ describe('dnsplane apply --wait', () => {
   it('refuses --wait-timeout without --wait, and a bad duration, before calling', async () => {
     const out = io();
     expect(await applyCommand.run(['pl_x', '--wait-timeout', '5m', ...server()], out).catch((e: Error) => e.message)).toBe('--wait-timeout: goes with --wait');
-    expect(await applyCommand.run(['pl_x', '--wait', '--wait-timeout', '2h', ...server()], out).catch((e: Error) => e.message)).toBe('--wait-timeout: must be more than 0 and at most 1h, got "2h"');
+    expect(await applyCommand.run(['pl_x', '--wait', '--wait-timeout', '2h', ...server()], out).catch((e: Error) => e.message)).toBe(
+      '--wait-timeout: must be more than 0 and at most 1h, got "2h"',
+    );
   });
 });
 
 describe('dnsplane journal show', () => {
   it('prints an apply and its visibility, as GetApply answers; --json is the message; --wait waits', async () => {
     h.sim.propagation.hold('ns1.sim.test');
-    const journalId = (await h.zoneClient(alice).apply({ source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`show.a.${ZONE}`, 'A', ['192.0.2.3'])] } } } } })).zones[0]!.journalId;
+    const journalId = (
+      await h.zoneClient(alice).apply({
+        source: {
+          case: 'plan',
+          value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`show.a.${ZONE}`, 'A', ['192.0.2.3'])] } } },
+        },
+      })
+    ).zones[0]!.journalId;
     // dns1 seen answering; ns1 held: the state stays as it is until the release.
-    await until('dns1 seen answering', async () => (await h.zoneClient(alice).getApply({ journalId })).visibility!.servers.some((sv) => sv.firstAnsweredAt !== undefined));
+    await until('dns1 seen answering', async () =>
+      (await h.zoneClient(alice).getApply({ journalId })).visibility!.servers.some((sv) => sv.firstAnsweredAt !== undefined),
+    );
     const text = io();
     expect(await journalCommand.run(['show', journalId, ...server()], text)).toBe(2);
     const now = await h.zoneClient(alice).getApply({ journalId });
@@ -110,8 +130,11 @@ describe('dnsplane journal show', () => {
 
 describe('journal show: an apply another door made names the door and the key', () => {
   it('a DNS UPDATE, an OVH API refresh: their summary, not "inline"', () => {
-    const line = (summary: string) => applyLines(create(GetApplyResponseSchema, { journalId: '7', zone: 'example.test', tenant: 'demo', summary, state: 'done' }))[0];
+    const line = (summary: string) =>
+      applyLines(create(GetApplyResponseSchema, { journalId: '7', zone: 'example.test', tenant: 'demo', summary, state: 'done' }))[0];
     expect(line('DNS UPDATE signed by demo-acme.dnsplane.')).toBe('Apply 7: zone example.test, tenant demo, DNS UPDATE signed by demo-acme.dnsplane., done');
-    expect(line('OVH API refresh by application key 0123abcd')).toBe('Apply 7: zone example.test, tenant demo, OVH API refresh by application key 0123abcd, done');
+    expect(line('OVH API refresh by application key 0123abcd')).toBe(
+      'Apply 7: zone example.test, tenant demo, OVH API refresh by application key 0123abcd, done',
+    );
   });
 });

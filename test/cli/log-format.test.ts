@@ -22,7 +22,12 @@ function sink(): Writable & { text(): string } {
 describe('DNSPLANE_LOG_FORMAT', () => {
   it('auto is pretty on a terminal and json otherwise; json and pretty are what they say', () => {
     expect(loadConfig({}).logFormat).toBe('auto');
-    expect([logFormatOf('auto', true), logFormatOf('auto', false), logFormatOf('json', true), logFormatOf('pretty', false)]).toEqual(['pretty', 'json', 'json', 'pretty']);
+    expect([logFormatOf('auto', true), logFormatOf('auto', false), logFormatOf('json', true), logFormatOf('pretty', false)]).toEqual([
+      'pretty',
+      'json',
+      'json',
+      'pretty',
+    ]);
     expect(parseLogFormat(' JSON ')).toBe('json');
     expect(() => loadConfig({ DNSPLANE_LOG_FORMAT: 'xml' })).toThrow('DNSPLANE_LOG_FORMAT: must be json, pretty or auto, got "xml"');
   });

@@ -50,7 +50,7 @@ function envOf(text: string): Record<string, string> {
 }
 
 describe('dnsplane tenant ovh-key create', () => {
-  it('prints the four values once and every tool\'s configuration; the database keeps the secret sealed and the consumer key hashed', async () => {
+  it("prints the four values once and every tool's configuration; the database keeps the secret sealed and the consumer key hashed", async () => {
     const out = io({ DNSPLANE_OVH_API_ADVERTISE: 'https://dnsplane.example.com/ovh/1.0' });
     expect(await ovhKey(['create', 'alice'], out)).toBe(0);
     const text = out.text();
@@ -59,7 +59,14 @@ describe('dnsplane tenant ovh-key create', () => {
     expect(Object.keys(values)).toEqual(['OVH_ENDPOINT', 'OVH_APPLICATION_KEY', 'OVH_APPLICATION_SECRET', 'OVH_CONSUMER_KEY']);
     expect(values['OVH_ENDPOINT']).toBe('https://dnsplane.example.com/ovh/1.0');
     expect(text).toContain('OVH_ENDPOINT: https://dnsplane.example.com/ovh/1.0 (from DNSPLANE_OVH_API_ADVERTISE).');
-    for (const title of ['external-dns (--provider=ovh)', 'cert-manager-webhook-ovh (ClusterIssuer)', 'lego (--dns ovh)', 'Traefik (ACME dnsChallenge, provider ovh)', 'Caddy (caddy-dns/ovh)', 'Terraform (the OVH provider)']) {
+    for (const title of [
+      'external-dns (--provider=ovh)',
+      'cert-manager-webhook-ovh (ClusterIssuer)',
+      'lego (--dns ovh)',
+      'Traefik (ACME dnsChallenge, provider ovh)',
+      'Caddy (caddy-dns/ovh)',
+      'Terraform (the OVH provider)',
+    ]) {
       expect(text).toContain(`=== ${title} ===`);
     }
     const ak = values['OVH_APPLICATION_KEY']!;
@@ -89,11 +96,18 @@ describe('dnsplane tenant ovh-key create', () => {
     expect(envOf(c.lego)).toEqual(v);
     // external-dns: the Secret, then args and env (YAML list items).
     expect(c.externalDns).toContain(`--from-literal=applicationSecret='${v.OVH_APPLICATION_SECRET}'`);
-    expect(c.externalDns).toContain('- --provider=ovh\n- --ovh-endpoint=http://127.0.0.1:8080/ovh/1.0\n- --domain-filter=example.test\n- --domain-filter=example.org');
+    expect(c.externalDns).toContain(
+      '- --provider=ovh\n- --ovh-endpoint=http://127.0.0.1:8080/ovh/1.0\n- --domain-filter=example.test\n- --domain-filter=example.org',
+    );
     const envYaml = parseAllDocuments(c.externalDns.slice(c.externalDns.indexOf('env:')));
     expect(envYaml[0]!.toJS().env.map((e: { name: string }) => e.name)).toEqual(['OVH_APPLICATION_KEY', 'OVH_APPLICATION_SECRET', 'OVH_CONSUMER_KEY']);
     // cert-manager-webhook-ovh: a ClusterIssuer whose webhook solver holds the endpoint and the keys.
-    const docs = parseAllDocuments(c.certManagerWebhookOvh.split('\n').filter((l: string) => !l.startsWith('kubectl') && !l.startsWith('  --from')).join('\n'));
+    const docs = parseAllDocuments(
+      c.certManagerWebhookOvh
+        .split('\n')
+        .filter((l: string) => !l.startsWith('kubectl') && !l.startsWith('  --from'))
+        .join('\n'),
+    );
     expect(docs.map((d) => d.errors)).toEqual([[]]);
     const issuer = docs[0]!.toJS();
     expect(issuer.spec.acme.solvers[0]).toEqual({
@@ -101,22 +115,34 @@ describe('dnsplane tenant ovh-key create', () => {
         webhook: {
           groupName: 'REPLACE_ME.acme.example.com',
           solverName: 'ovh',
-          config: { endpoint: v.OVH_ENDPOINT, applicationKey: v.OVH_APPLICATION_KEY, applicationSecretRef: { name: 'dnsplane-ovh-alice', key: 'applicationSecret' }, consumerKey: v.OVH_CONSUMER_KEY },
+          config: {
+            endpoint: v.OVH_ENDPOINT,
+            applicationKey: v.OVH_APPLICATION_KEY,
+            applicationSecretRef: { name: 'dnsplane-ovh-alice', key: 'applicationSecret' },
+            consumerKey: v.OVH_CONSUMER_KEY,
+          },
         },
       },
       selector: { dnsZones: ['example.test', 'example.org'] },
     });
-    expect(c.caddy).toContain(`\t\tendpoint ${v.OVH_ENDPOINT}\n\t\tapplication_key ${v.OVH_APPLICATION_KEY}\n\t\tapplication_secret ${v.OVH_APPLICATION_SECRET}\n\t\tconsumer_key ${v.OVH_CONSUMER_KEY}`);
+    expect(c.caddy).toContain(
+      `\t\tendpoint ${v.OVH_ENDPOINT}\n\t\tapplication_key ${v.OVH_APPLICATION_KEY}\n\t\tapplication_secret ${v.OVH_APPLICATION_SECRET}\n\t\tconsumer_key ${v.OVH_CONSUMER_KEY}`,
+    );
     expect(c.terraform).toContain(`endpoint           = "${v.OVH_ENDPOINT}"`);
     expect(c.terraform).toContain(`consumer_key       = "${v.OVH_CONSUMER_KEY}"`);
     expect(c.traefik).toContain('--certificatesresolvers.dnsplane.acme.dnschallenge.provider=ovh');
   });
 
   it('the endpoint from DNSPLANE_LISTEN when it names a host, else a placeholder that says how to set it', async () => {
-    expect((await json(['create', 'alice'], { DNSPLANE_LISTEN: '10.0.0.5:8080' })).endpoint).toEqual({ url: 'http://10.0.0.5:8080/ovh/1.0', source: 'DNSPLANE_LISTEN' });
+    expect((await json(['create', 'alice'], { DNSPLANE_LISTEN: '10.0.0.5:8080' })).endpoint).toEqual({
+      url: 'http://10.0.0.5:8080/ovh/1.0',
+      source: 'DNSPLANE_LISTEN',
+    });
     const out = io({ DNSPLANE_LISTEN: '0.0.0.0:8080' });
     expect(await ovhKey(['create', 'alice'], out)).toBe(0);
-    expect(out.text()).toContain('The endpoint below is a placeholder (https://REPLACE_ME_DNSPLANE_HOST/ovh/1.0): pass --endpoint URL, or set DNSPLANE_OVH_API_ADVERTISE.');
+    expect(out.text()).toContain(
+      'The endpoint below is a placeholder (https://REPLACE_ME_DNSPLANE_HOST/ovh/1.0): pass --endpoint URL, or set DNSPLANE_OVH_API_ADVERTISE.',
+    );
   });
 });
 
@@ -148,27 +174,44 @@ describe('dnsplane tenant ovh-key list, rotate, delete', () => {
     const before = await dumpText(db.pool);
     await expect(ovhKey(['create'])).rejects.toThrow('TENANT: exactly one TENANT is required');
     await expect(ovhKey(['create', 'nobody'])).rejects.toThrow('tenant: no tenant named "nobody"');
-    await expect(ovhKey(['create', 'alice', '--endpoint', 'https://d.example/ovh/1.0/'])).rejects.toThrow(/--endpoint: must be the http\(s\) URL tools reach the served OVH API at, ending in \/ovh\/1.0 without a trailing slash/);
+    await expect(ovhKey(['create', 'alice', '--endpoint', 'https://d.example/ovh/1.0/'])).rejects.toThrow(
+      /--endpoint: must be the http\(s\) URL tools reach the served OVH API at, ending in \/ovh\/1.0 without a trailing slash/,
+    );
     await expect(ovhKey(['create', 'alice', '--expires-in', 'soon'])).rejects.toThrow('--expires-in: must be a duration');
     await expect(ovhKey(['rotate', 'short'])).rejects.toThrow('applicationKey: must be an application key');
     await expect(ovhKey(['delete', 'AAAAAAAAAAAAAAAA'])).rejects.toThrow('no OVH key AAAAAAAAAAAAAAAA');
-    await expect(ovhKey(['create', 'alice'], io({ DNSPLANE_SECRETS_KEY: '' }))).rejects.toThrow('DNSPLANE_SECRETS_KEY is not set: OVH application secrets are kept sealed with it');
+    await expect(ovhKey(['create', 'alice'], io({ DNSPLANE_SECRETS_KEY: '' }))).rejects.toThrow(
+      'DNSPLANE_SECRETS_KEY is not set: OVH application secrets are kept sealed with it',
+    );
     await expect(ovhKey(['frobnicate'])).rejects.toThrow('unknown subcommand "frobnicate"');
     expect(await dumpText(db.pool)).toBe(before);
   });
 });
 
-describe('the served OVH API\'s settings', () => {
+describe("the served OVH API's settings", () => {
   it('DNSPLANE_OVH_API_ADVERTISE: an http(s) URL ending in /ovh/1.0, else refused naming the setting; the rate, burst and draft TTL checked', () => {
     const config = (env: Record<string, string>) => loadConfig({ DNSPLANE_LISTEN: '127.0.0.1:8080', ...env }).ovhApi;
     expect(config({})).toEqual({ advertise: 'http://127.0.0.1:8080/ovh/1.0', rate: 50, burst: 500, draftTtlMs: 3_600_000 });
     expect(config({ DNSPLANE_LISTEN: '0.0.0.0:8080' }).advertise).toBeUndefined();
     expect(config({ DNSPLANE_LISTEN: '[::1]:8080' }).advertise).toBe('http://[::1]:8080/ovh/1.0');
     expect(config({ DNSPLANE_OVH_API_ADVERTISE: 'https://DNSPlane.Example.com:443/ovh/1.0' }).advertise).toBe('https://dnsplane.example.com/ovh/1.0');
-    for (const bad of ['https://d.example/ovh/1.0/', 'https://d.example/1.0', 'ftp://d.example/ovh/1.0', 'https://u:p@d.example/ovh/1.0', 'd.example/ovh/1.0', 'https://d.example/ovh/1.0?x=1']) {
-      expect(() => config({ DNSPLANE_OVH_API_ADVERTISE: bad }), bad).toThrow(/^DNSPLANE_OVH_API_ADVERTISE: must be the http\(s\) URL tools reach the served OVH API at, ending in \/ovh\/1\.0 without a trailing slash/);
+    for (const bad of [
+      'https://d.example/ovh/1.0/',
+      'https://d.example/1.0',
+      'ftp://d.example/ovh/1.0',
+      'https://u:p@d.example/ovh/1.0',
+      'd.example/ovh/1.0',
+      'https://d.example/ovh/1.0?x=1',
+    ]) {
+      expect(() => config({ DNSPLANE_OVH_API_ADVERTISE: bad }), bad).toThrow(
+        /^DNSPLANE_OVH_API_ADVERTISE: must be the http\(s\) URL tools reach the served OVH API at, ending in \/ovh\/1\.0 without a trailing slash/,
+      );
     }
-    expect(config({ DNSPLANE_OVH_API_RATE: '5', DNSPLANE_OVH_API_BURST: '7', DNSPLANE_OVH_API_DRAFT_TTL: '10m' })).toMatchObject({ rate: 5, burst: 7, draftTtlMs: 600_000 });
+    expect(config({ DNSPLANE_OVH_API_RATE: '5', DNSPLANE_OVH_API_BURST: '7', DNSPLANE_OVH_API_DRAFT_TTL: '10m' })).toMatchObject({
+      rate: 5,
+      burst: 7,
+      draftTtlMs: 600_000,
+    });
     expect(() => config({ DNSPLANE_OVH_API_RATE: '0' })).toThrow('DNSPLANE_OVH_API_RATE: must be a positive number');
     expect(() => config({ DNSPLANE_OVH_API_BURST: '1.5' })).toThrow('DNSPLANE_OVH_API_BURST: must be a positive integer');
     expect(() => config({ DNSPLANE_OVH_API_DRAFT_TTL: 'soon' })).toThrow('DNSPLANE_OVH_API_DRAFT_TTL: must be a duration');

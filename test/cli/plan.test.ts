@@ -52,7 +52,10 @@ beforeAll(async () => {
         case: 'plan',
         value: create(PlanRequestSchema, {
           policy: Policy.UPSERT_ONLY,
-          input: { case: 'desired', value: { endpoints: endpoints.map(([n, t, targets, ttl]) => create(EndpointSchema, { dnsName: `${n}.${ZONE}`, recordType: t, targets, ttl })) } },
+          input: {
+            case: 'desired',
+            value: { endpoints: endpoints.map(([n, t, targets, ttl]) => create(EndpointSchema, { dnsName: `${n}.${ZONE}`, recordType: t, targets, ttl })) },
+          },
         }),
       },
     });
@@ -140,9 +143,17 @@ describe('dnsplane plan', () => {
     const out = io({ env: { DNSPLANE_TOKEN: readFileSync(adminTokenFile, 'utf8') } });
     const code = await planCommand.run(['-f', desiredFile, '--as', 'alice', '--server', h.server.url, '--output', 'json'], out);
     expect(code).toBe(2);
-    const plan = JSON.parse(out.lines.join('\n')) as { id: string; tenant: string; zones: Array<{ changes: Array<{ action: string; operations?: unknown[] }>; conflicts: unknown[] }> };
+    const plan = JSON.parse(out.lines.join('\n')) as {
+      id: string;
+      tenant: string;
+      zones: Array<{ changes: Array<{ action: string; operations?: unknown[] }>; conflicts: unknown[] }>;
+    };
     expect(plan.tenant).toBe('alice');
-    expect(plan.zones[0]!.changes.map((c) => `${c.action} ${c.operations?.length ?? 0}`)).toEqual(['CHANGE_ACTION_CREATE 2', 'CHANGE_ACTION_DELETE 1', 'CHANGE_ACTION_UPDATE 1']);
+    expect(plan.zones[0]!.changes.map((c) => `${c.action} ${c.operations?.length ?? 0}`)).toEqual([
+      'CHANGE_ACTION_CREATE 2',
+      'CHANGE_ACTION_DELETE 1',
+      'CHANGE_ACTION_UPDATE 1',
+    ]);
     expect(plan.zones[0]!.conflicts).toHaveLength(1);
     expect(calls()).toEqual([]);
   });
@@ -152,7 +163,10 @@ describe('dnsplane plan', () => {
     const cases: Array<[string, string]> = [
       [`- dnsName: x.${ZONE}\n  recordType: A\n  targets: [192.0.2.1]\n  tll: 300\n`, `${bad}: [0].tll: unknown key`],
       [`- dnsName: x.${ZONE}\n  recordType: A\n  targets: {a: 1}\n`, `${bad}: [0].targets: must be a list of strings`],
-      [`- dnsName: x.${ZONE}\n  recordType: A\n  targets: [192.0.2.1]\n  labels: {dnsplane/shared: true}\n`, `${bad}: [0].labels: must be a mapping of strings to strings (quote "true")`],
+      [
+        `- dnsName: x.${ZONE}\n  recordType: A\n  targets: [192.0.2.1]\n  labels: {dnsplane/shared: true}\n`,
+        `${bad}: [0].labels: must be a mapping of strings to strings (quote "true")`,
+      ],
       [`endpoints: []\npolicy: merge\n`, `${bad}: policy: must be one of sync, upsert-only, create-only`],
       [`just text\n`, `${bad}: must hold a list of endpoints or a mapping with "endpoints"`],
     ];

@@ -6,10 +6,20 @@ import { stripVTControlCharacters } from 'node:util';
 import { create } from '@bufbuild/protobuf';
 import { describe, expect, it } from 'vitest';
 import { hasChanges, renderPlan } from '../../src/cli/render.js';
-import { ChangeAction, ConflictSchema, EndpointSchema, OvhOperationSchema, PlanSchema, PlannedChangeSchema, Policy, ZonePlanSchema } from '../../src/gen/dnsplane/v1/zone_pb.js';
+import {
+  ChangeAction,
+  ConflictSchema,
+  EndpointSchema,
+  OvhOperationSchema,
+  PlanSchema,
+  PlannedChangeSchema,
+  Policy,
+  ZonePlanSchema,
+} from '../../src/gen/dnsplane/v1/zone_pb.js';
 
 const shared = { 'dnsplane/shared': 'true' };
-const ep = (dnsName: string, recordType: string, targets: string[], ttl: number, labels: Record<string, string> = {}) => create(EndpointSchema, { dnsName, recordType, targets, ttl, labels });
+const ep = (dnsName: string, recordType: string, targets: string[], ttl: number, labels: Record<string, string> = {}) =>
+  create(EndpointSchema, { dnsName, recordType, targets, ttl, labels });
 const op = (method: string, path: string, body = '') => create(OvhOperationSchema, { method, path, body });
 
 describe('renderPlan', () => {
@@ -27,12 +37,17 @@ describe('renderPlan', () => {
             action: ChangeAction.UPDATE,
             before: ep('www.example.com', 'A', ['198.51.100.2'], 60, shared),
             after: ep('www.example.com', 'A', ['198.51.100.3'], 60, shared),
-            warnings: ['www.example.com A: TTL 30 raised to OVH\'s minimum of 60'],
+            warnings: ["www.example.com A: TTL 30 raised to OVH's minimum of 60"],
             operations: [put],
           }),
         ],
         conflicts: [
-          create(ConflictSchema, { action: ChangeAction.UPDATE, endpoint: ep('manual.example.com', 'TXT', ['a "quoted" text'], 0), owner: '', reason: 'exists in OVH without an owner; an admin must assign it' }),
+          create(ConflictSchema, {
+            action: ChangeAction.UPDATE,
+            endpoint: ep('manual.example.com', 'TXT', ['a "quoted" text'], 0),
+            owner: '',
+            reason: 'exists in OVH without an owner; an admin must assign it',
+          }),
         ],
         operations: [put, op('POST', '/domain/zone/example.com/refresh')],
       }),

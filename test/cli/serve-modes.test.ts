@@ -65,14 +65,22 @@ describe('loadConfig decides: demo, OVH, or refuse', () => {
     expect(mode({})).toBe('simulator'); // npm start on a fresh clone
     expect(mode({ DNSPLANE_DEMO: 'true' })).toBe('simulator');
     expect(mode({ ...OVH_ALL })).toBe('remote');
-    expect(mode({ ...OVH_PARTIAL })).toMatch(new RegExp(`^throws: ${MISSING_PARTIAL}: not set while OVH_APPLICATION_KEY is: .*DNSPLANE_DEMO=true \\(or dnsplane serve --demo\\)`));
-    expect(mode({ ...OVH_PARTIAL, DNSPLANE_DEMO: 'true' })).toMatch(new RegExp(`^throws: ${MISSING_PARTIAL}: not set .*for the demo, unset every OVH_\\* variable`));
-    expect(mode({ ...OVH_ALL, DNSPLANE_DEMO: 'true' })).toMatch(/^throws: DNSPLANE_DEMO: true runs the in-process OVH simulator, which cannot go with the OVH credentials/);
+    expect(mode({ ...OVH_PARTIAL })).toMatch(
+      new RegExp(`^throws: ${MISSING_PARTIAL}: not set while OVH_APPLICATION_KEY is: .*DNSPLANE_DEMO=true \\(or dnsplane serve --demo\\)`),
+    );
+    expect(mode({ ...OVH_PARTIAL, DNSPLANE_DEMO: 'true' })).toMatch(
+      new RegExp(`^throws: ${MISSING_PARTIAL}: not set .*for the demo, unset every OVH_\\* variable`),
+    );
+    expect(mode({ ...OVH_ALL, DNSPLANE_DEMO: 'true' })).toMatch(
+      /^throws: DNSPLANE_DEMO: true runs the in-process OVH simulator, which cannot go with the OVH credentials/,
+    );
     expect(mode({ DNSPLANE_DEMO: 'false' })).toMatch(new RegExp(`^refuse: ${ALL_NAMES}: not set and DNSPLANE_DEMO is false`));
   });
 
   it('DATABASE_URL set', () => {
-    expect(mode({ DATABASE_URL: DB })).toMatch(new RegExp(`^refuse: ${ALL_NAMES}: not set while DATABASE_URL is: .*DNSPLANE_DEMO=true \\(or dnsplane serve --demo\\)`));
+    expect(mode({ DATABASE_URL: DB })).toMatch(
+      new RegExp(`^refuse: ${ALL_NAMES}: not set while DATABASE_URL is: .*DNSPLANE_DEMO=true \\(or dnsplane serve --demo\\)`),
+    );
     expect(mode({ DATABASE_URL: DB, DNSPLANE_DEMO: 'true' })).toBe('simulator');
     expect(mode({ DATABASE_URL: DB, ...OVH_ALL })).toBe('remote');
     expect(mode({ DATABASE_URL: DB, ...OVH_PARTIAL })).toMatch(new RegExp(`^throws: ${MISSING_PARTIAL}: not set while OVH_APPLICATION_KEY is`));
@@ -117,7 +125,9 @@ async function emptyDatabase(): Promise<{ url: string; tables(): Promise<number>
 
 /** Runs `dnsplane serve ARGS` with exactly this environment (plus PATH and HOME); it must exit. */
 async function serveExit(env: Record<string, string>, args: string[] = []): Promise<{ code: number; stdout: string; stderr: string }> {
-  return run(process.execPath, [BIN, 'serve', ...args], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/', DNSPLANE_LISTEN: '127.0.0.1:0', ...env } }).then(
+  return run(process.execPath, [BIN, 'serve', ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/', DNSPLANE_LISTEN: '127.0.0.1:0', ...env },
+  }).then(
     (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
     (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
   );
@@ -133,18 +143,78 @@ describe('the real binary refuses, writing nothing', () => {
   });
 
   const cases: Array<{ name: string; db: boolean; env: Record<string, string>; args?: string[]; message: RegExp }> = [
-    { name: 'DATABASE_URL, no OVH_*', db: true, env: {}, message: new RegExp(`^dnsplane serve: ${ALL_NAMES}: not set while DATABASE_URL is: .*ask for the demo on purpose with DNSPLANE_DEMO=true \\(or dnsplane serve --demo\\)`) },
-    { name: 'DATABASE_URL, partial OVH_*', db: true, env: OVH_PARTIAL, message: new RegExp(`^dnsplane serve: ${MISSING_PARTIAL}: not set while OVH_APPLICATION_KEY is`) },
-    { name: 'DATABASE_URL, partial OVH_*, DNSPLANE_DEMO=true', db: true, env: { ...OVH_PARTIAL, DNSPLANE_DEMO: 'true' }, message: new RegExp(`^dnsplane serve: ${MISSING_PARTIAL}: not set`) },
-    { name: 'DATABASE_URL, partial OVH_*, --demo', db: true, env: OVH_PARTIAL, args: ['--demo'], message: new RegExp(`^dnsplane serve: ${MISSING_PARTIAL}: not set`) },
-    { name: 'DATABASE_URL, all OVH_*, DNSPLANE_DEMO=true', db: true, env: { ...OVH_ALL, DNSPLANE_DEMO: 'true' }, message: /^dnsplane serve: DNSPLANE_DEMO: true runs the in-process OVH simulator/ },
-    { name: 'DATABASE_URL, all OVH_*, --demo', db: true, env: OVH_ALL, args: ['--demo'], message: /^dnsplane serve: DNSPLANE_DEMO: true runs the in-process OVH simulator/ },
-    { name: 'DATABASE_URL, DNSPLANE_DEMO=false', db: true, env: { DNSPLANE_DEMO: 'false' }, message: new RegExp(`^dnsplane serve: ${ALL_NAMES}: not set and DNSPLANE_DEMO is false`) },
-    { name: 'embedded, partial OVH_*', db: false, env: OVH_PARTIAL, message: new RegExp(`^dnsplane serve: ${MISSING_PARTIAL}: not set while OVH_APPLICATION_KEY is`) },
-    { name: 'embedded, partial OVH_*, DNSPLANE_DEMO=true', db: false, env: { ...OVH_PARTIAL, DNSPLANE_DEMO: 'true' }, message: new RegExp(`^dnsplane serve: ${MISSING_PARTIAL}: not set`) },
+    {
+      name: 'DATABASE_URL, no OVH_*',
+      db: true,
+      env: {},
+      message: new RegExp(
+        `^dnsplane serve: ${ALL_NAMES}: not set while DATABASE_URL is: .*ask for the demo on purpose with DNSPLANE_DEMO=true \\(or dnsplane serve --demo\\)`,
+      ),
+    },
+    {
+      name: 'DATABASE_URL, partial OVH_*',
+      db: true,
+      env: OVH_PARTIAL,
+      message: new RegExp(`^dnsplane serve: ${MISSING_PARTIAL}: not set while OVH_APPLICATION_KEY is`),
+    },
+    {
+      name: 'DATABASE_URL, partial OVH_*, DNSPLANE_DEMO=true',
+      db: true,
+      env: { ...OVH_PARTIAL, DNSPLANE_DEMO: 'true' },
+      message: new RegExp(`^dnsplane serve: ${MISSING_PARTIAL}: not set`),
+    },
+    {
+      name: 'DATABASE_URL, partial OVH_*, --demo',
+      db: true,
+      env: OVH_PARTIAL,
+      args: ['--demo'],
+      message: new RegExp(`^dnsplane serve: ${MISSING_PARTIAL}: not set`),
+    },
+    {
+      name: 'DATABASE_URL, all OVH_*, DNSPLANE_DEMO=true',
+      db: true,
+      env: { ...OVH_ALL, DNSPLANE_DEMO: 'true' },
+      message: /^dnsplane serve: DNSPLANE_DEMO: true runs the in-process OVH simulator/,
+    },
+    {
+      name: 'DATABASE_URL, all OVH_*, --demo',
+      db: true,
+      env: OVH_ALL,
+      args: ['--demo'],
+      message: /^dnsplane serve: DNSPLANE_DEMO: true runs the in-process OVH simulator/,
+    },
+    {
+      name: 'DATABASE_URL, DNSPLANE_DEMO=false',
+      db: true,
+      env: { DNSPLANE_DEMO: 'false' },
+      message: new RegExp(`^dnsplane serve: ${ALL_NAMES}: not set and DNSPLANE_DEMO is false`),
+    },
+    {
+      name: 'embedded, partial OVH_*',
+      db: false,
+      env: OVH_PARTIAL,
+      message: new RegExp(`^dnsplane serve: ${MISSING_PARTIAL}: not set while OVH_APPLICATION_KEY is`),
+    },
+    {
+      name: 'embedded, partial OVH_*, DNSPLANE_DEMO=true',
+      db: false,
+      env: { ...OVH_PARTIAL, DNSPLANE_DEMO: 'true' },
+      message: new RegExp(`^dnsplane serve: ${MISSING_PARTIAL}: not set`),
+    },
     { name: 'embedded, all OVH_*, --demo', db: false, env: OVH_ALL, args: ['--demo'], message: /^dnsplane serve: DNSPLANE_DEMO: true runs/ },
-    { name: 'embedded, no OVH_*, DNSPLANE_DEMO=false', db: false, env: { DNSPLANE_DEMO: 'false' }, message: new RegExp(`^dnsplane serve: ${ALL_NAMES}: not set and DNSPLANE_DEMO is false`) },
-    { name: 'embedded, all OVH_*, --new-tokens', db: false, env: OVH_ALL, args: ['--new-tokens'], message: /^dnsplane serve: --new-tokens: concerns the demo's tokens only/ },
+    {
+      name: 'embedded, no OVH_*, DNSPLANE_DEMO=false',
+      db: false,
+      env: { DNSPLANE_DEMO: 'false' },
+      message: new RegExp(`^dnsplane serve: ${ALL_NAMES}: not set and DNSPLANE_DEMO is false`),
+    },
+    {
+      name: 'embedded, all OVH_*, --new-tokens',
+      db: false,
+      env: OVH_ALL,
+      args: ['--new-tokens'],
+      message: /^dnsplane serve: --new-tokens: concerns the demo's tokens only/,
+    },
   ];
 
   it.concurrent.each(cases)('$name: exit 1, the message, nothing written', async (c) => {
@@ -164,7 +234,15 @@ describe('the demo on a DATABASE_URL', () => {
   let db: TestDatabase;
   const log = pino({ level: 'silent' });
   const config = (dataDir: string, env: Env = {}) =>
-    loadConfig({ DATABASE_URL: db.url, DNSPLANE_DEMO: 'true', DNSPLANE_DATA_DIR: dataDir, DNSPLANE_LISTEN: '127.0.0.1:0', DNSPLANE_WEBHOOK_LISTEN: 'off', DNSPLANE_DRIFT_INTERVAL: 'off', ...env });
+    loadConfig({
+      DATABASE_URL: db.url,
+      DNSPLANE_DEMO: 'true',
+      DNSPLANE_DATA_DIR: dataDir,
+      DNSPLANE_LISTEN: '127.0.0.1:0',
+      DNSPLANE_WEBHOOK_LISTEN: 'off',
+      DNSPLANE_DRIFT_INTERVAL: 'off',
+      ...env,
+    });
 
   beforeAll(async () => {
     db = await testDatabase();
@@ -226,7 +304,7 @@ describe('the demo on a DATABASE_URL', () => {
       tsigSecret = key!.secret;
       expect(statSync(path.join(dataDir, DEMO_TSIG_FILE)).mode & 0o777).toBe(0o600);
       expect(await dumpText(db.pool)).not.toContain(tsigSecret);
-      expect((await tsigKeyring(first.ctx).find('demo-acme.dnsplane'))).toMatchObject({ acmeOnly: true, tenant: { name: 'demo' } });
+      expect(await tsigKeyring(first.ctx).find('demo-acme.dnsplane')).toMatchObject({ acmeOnly: true, tenant: { name: 'demo' } });
     } finally {
       await first.close();
     }
@@ -303,7 +381,15 @@ describe('the demo on a DATABASE_URL', () => {
     // server that trusts local connections (DATABASE_URL on this machine), one it will not check.
     if (u.password === '') u.password = 'not-a-real-secret';
     const child = spawn(process.execPath, [BIN, 'serve', '--demo'], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/', DATABASE_URL: u.toString(), DNSPLANE_DATA_DIR: dataDir, DNSPLANE_LISTEN: '127.0.0.1:0', DNSPLANE_LOG_LEVEL: 'info', DNSPLANE_DRIFT_INTERVAL: 'off' },
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '/',
+        DATABASE_URL: u.toString(),
+        DNSPLANE_DATA_DIR: dataDir,
+        DNSPLANE_LISTEN: '127.0.0.1:0',
+        DNSPLANE_LOG_LEVEL: 'info',
+        DNSPLANE_DRIFT_INTERVAL: 'off',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';

@@ -49,7 +49,8 @@ describe('dnsplane tenant', () => {
   });
 
   it('create registers a zone not managed yet when DNSPLANE_ZONES names it, or the OVH account holds it; nothing when refused', async () => {
-    const zonesOf = async () => (await db.pool.query<{ name: string; state: string }>('SELECT name, state FROM zones ORDER BY name')).rows.map((r) => `${r.name} ${r.state}`);
+    const zonesOf = async () =>
+      (await db.pool.query<{ name: string; state: string }>('SELECT name, state FROM zones ORDER BY name')).rows.map((r) => `${r.name} ${r.state}`);
     const before = await zonesOf();
     const named = io();
     named.env['DNSPLANE_ZONES'] = 'example.com,fresh.example';
@@ -71,11 +72,18 @@ describe('dnsplane tenant', () => {
       writeFileSync(caFile, sim.caPem);
       const remote = io();
       Object.assign(remote.env, simulatorEnv(sim, caFile));
-      await expect(tenantCommand.run(['create', 'nowhere', '--zone', 'absent.example'], remote)).rejects.toThrow(/"absent\.example" is not a zone dnsplane manages \(managed: .*\); the OVH account does not hold it$/);
+      await expect(tenantCommand.run(['create', 'nowhere', '--zone', 'absent.example'], remote)).rejects.toThrow(
+        /"absent\.example" is not a zone dnsplane manages \(managed: .*\); the OVH account does not hold it$/,
+      );
       sim.clearCalls();
       expect(await tenantCommand.run(['create', 'remote', '--zone', 'ovh-only.example'], remote)).toBe(0);
       expect(remote.lines[0]).toBe('registered zone ovh-only.example (the OVH account holds it): the server reads it from OVH at its first use');
-      expect(sim.calls().filter((c) => c.path !== '/auth/time').map((c) => `${c.method} ${c.path}`)).toEqual(['GET /domain/zone']);
+      expect(
+        sim
+          .calls()
+          .filter((c) => c.path !== '/auth/time')
+          .map((c) => `${c.method} ${c.path}`),
+      ).toEqual(['GET /domain/zone']);
       expect(await zonesOf()).toContain('ovh-only.example unsynced');
     } finally {
       await sim.stop();

@@ -33,7 +33,10 @@ const SERVER = { host: '127.0.0.1', port: 5353, source: '--server' };
 
 /** The wire form of a DNS name (uncompressed, lowercase). */
 function wireName(name: string): Buffer {
-  const labels = name.replace(/\.$/, '').split('.').filter((l) => l !== '');
+  const labels = name
+    .replace(/\.$/, '')
+    .split('.')
+    .filter((l) => l !== '');
   return Buffer.concat([...labels.map((l) => Buffer.concat([Buffer.from([l.length]), Buffer.from(l.toLowerCase(), 'ascii')])), Buffer.from([0])]);
 }
 
@@ -113,7 +116,14 @@ async function nsupdateSends(keyFile: string): Promise<Buffer> {
   }
 }
 
-const HASH: Record<TsigAlgorithm, string> = { 'hmac-md5': 'md5', 'hmac-sha1': 'sha1', 'hmac-sha224': 'sha224', 'hmac-sha256': 'sha256', 'hmac-sha384': 'sha384', 'hmac-sha512': 'sha512' };
+const HASH: Record<TsigAlgorithm, string> = {
+  'hmac-md5': 'md5',
+  'hmac-sha1': 'sha1',
+  'hmac-sha224': 'sha224',
+  'hmac-sha256': 'sha256',
+  'hmac-sha384': 'sha384',
+  'hmac-sha512': 'sha512',
+};
 
 describe.runIf(has('nsupdate'))('nsupdate -k', () => {
   for (const algorithm of TSIG_ALGORITHMS) {
@@ -183,7 +193,9 @@ print(json.dumps(out))
 describe.runIf(has('lego'))("lego's rfc2136 provider", () => {
   it('takes exactly the variables the printed block sets', () => {
     const help = spawnSync('lego', ['dnshelp', '-c', 'rfc2136'], { encoding: 'utf8' }).stdout;
-    const credentials = [...help.slice(help.indexOf('Credentials:'), help.indexOf('Additional Configuration:')).matchAll(/"(RFC2136_[A-Z_]+)"/g)].map((m) => m[1]).sort();
+    const credentials = [...help.slice(help.indexOf('Credentials:'), help.indexOf('Additional Configuration:')).matchAll(/"(RFC2136_[A-Z_]+)"/g)]
+      .map((m) => m[1])
+      .sort();
     const set = [...tsigConfigs(keyFor('hmac-sha256'), SERVER).lego.text!.matchAll(/^export (RFC2136_[A-Z_]+)=/gm)].map((m) => m[1]).sort();
     expect(set).toEqual(credentials);
     expect(set).toEqual(['RFC2136_NAMESERVER', 'RFC2136_TSIG_ALGORITHM', 'RFC2136_TSIG_KEY', 'RFC2136_TSIG_SECRET']);
@@ -193,7 +205,9 @@ describe.runIf(has('lego'))("lego's rfc2136 provider", () => {
 describe.runIf(has('kubectl'))('kubectl create secret (the cert-manager block)', () => {
   it('makes the Secret the ClusterIssuer refers to, holding the secret as cert-manager reads it', () => {
     const key = keyFor('hmac-sha256');
-    const line = tsigConfigs(key, SERVER).certManager.text!.split('\n').find((l) => l.startsWith('kubectl '))!;
+    const line = tsigConfigs(key, SERVER)
+      .certManager.text!.split('\n')
+      .find((l) => l.startsWith('kubectl '))!;
     const r = spawnSync('sh', ['-c', `${line} --dry-run=client -o json`], { encoding: 'utf8' });
     expect(r.stderr).toBe('');
     const secret = JSON.parse(r.stdout) as { metadata: { name: string; namespace: string }; data: Record<string, string> };
@@ -204,7 +218,17 @@ describe.runIf(has('kubectl'))('kubectl create secret (the cert-manager block)',
 });
 
 it('says which tools it checked', () => {
-  const missing = [['nsupdate', has('nsupdate')], ['certbot-dns-rfc2136', Boolean(PYTHON)], ['lego', has('lego')], ['kubectl', has('kubectl')]].filter(([, ok]) => !ok).map(([t]) => t);
-  if (missing.length) console.warn(`test/cli/tsig-tools.test.ts: not installed, not checked: ${missing.join(', ')} (apt-get install bind9-dnsutils python3-certbot-dns-rfc2136 lego)`);
+  const missing = [
+    ['nsupdate', has('nsupdate')],
+    ['certbot-dns-rfc2136', Boolean(PYTHON)],
+    ['lego', has('lego')],
+    ['kubectl', has('kubectl')],
+  ]
+    .filter(([, ok]) => !ok)
+    .map(([t]) => t);
+  if (missing.length)
+    console.warn(
+      `test/cli/tsig-tools.test.ts: not installed, not checked: ${missing.join(', ')} (apt-get install bind9-dnsutils python3-certbot-dns-rfc2136 lego)`,
+    );
   expect(existsSync(dir)).toBe(true);
 });

@@ -49,7 +49,7 @@ afterAll(async () => {
 });
 
 describe('dnsplane tenant tsig create', () => {
-  it('prints the secret once and every tool\'s configuration; the database keeps it sealed only', async () => {
+  it("prints the secret once and every tool's configuration; the database keeps it sealed only", async () => {
     const out = io();
     expect(await tsig(['create', 'alice', '--server', '192.0.2.53:5353'], out)).toBe(0);
     const [first, second, secret] = out.lines;
@@ -58,13 +58,19 @@ describe('dnsplane tenant tsig create', () => {
     expect(Buffer.from(secret!, 'base64')).toHaveLength(32);
     const name = /"(.+)\."/.exec(first!)![1]!;
     const text = out.text();
-    for (const title of ['=== cert-manager (ClusterIssuer, rfc2136 solver) ===', '=== lego (--dns rfc2136) ===', '=== certbot (certbot-dns-rfc2136) ===', '=== external-dns (--provider=rfc2136) ===', '=== nsupdate (BIND key file) ===']) {
+    for (const title of [
+      '=== cert-manager (ClusterIssuer, rfc2136 solver) ===',
+      '=== lego (--dns rfc2136) ===',
+      '=== certbot (certbot-dns-rfc2136) ===',
+      '=== external-dns (--provider=rfc2136) ===',
+      '=== nsupdate (BIND key file) ===',
+    ]) {
       expect(text).toContain(title);
     }
     expect(text).toContain('DNS server: 192.0.2.53:5353 (from --server).');
     expect(text).toContain(`key "${name}." {\n\talgorithm hmac-sha256;\n\tsecret "${secret}";\n};`);
     // Sealed: neither the base64 nor the hex of the secret is anywhere in the database.
-    const dump = await dumpText(db.pool) + JSON.stringify((await db.pool.query('SELECT * FROM tsig_keys')).rows);
+    const dump = (await dumpText(db.pool)) + JSON.stringify((await db.pool.query('SELECT * FROM tsig_keys')).rows);
     expect(dump).not.toContain(secret);
     expect(dump).not.toContain(Buffer.from(secret!, 'base64').toString('hex'));
     const row = await store.findTsigKeyForAuth(db.pool, name);
@@ -86,21 +92,46 @@ describe('dnsplane tenant tsig create', () => {
     const [kubectl, ...rest] = c.certManager.text.split('\n').filter((l: string) => l.startsWith('kubectl'));
     expect(rest).toEqual([]);
     expect(kubectl).toBe(`kubectl -n cert-manager create secret generic dnsplane-tsig-cluster1-example --from-literal=tsig-secret='${r.secret}'`);
-    const docs = parseAllDocuments(c.certManager.text.split('\n').filter((l: string) => !l.startsWith('kubectl')).join('\n'));
+    const docs = parseAllDocuments(
+      c.certManager.text
+        .split('\n')
+        .filter((l: string) => !l.startsWith('kubectl'))
+        .join('\n'),
+    );
     expect(docs.map((d) => d.errors)).toEqual([[]]);
     const issuer = docs[0]!.toJS();
     expect(issuer).toMatchObject({ apiVersion: 'cert-manager.io/v1', kind: 'ClusterIssuer', metadata: { name: 'dnsplane-alice' } });
     expect(issuer.spec.acme.solvers).toEqual([
       {
-        dns01: { rfc2136: { nameserver: '[2001:db8::53]:53', tsigKeyName: 'cluster1.example.', tsigAlgorithm: 'HMACSHA512', tsigSecretSecretRef: { name: 'dnsplane-tsig-cluster1-example', key: 'tsig-secret' } } },
+        dns01: {
+          rfc2136: {
+            nameserver: '[2001:db8::53]:53',
+            tsigKeyName: 'cluster1.example.',
+            tsigAlgorithm: 'HMACSHA512',
+            tsigSecretSecretRef: { name: 'dnsplane-tsig-cluster1-example', key: 'tsig-secret' },
+          },
+        },
         selector: { dnsZones: ['example.test', 'example.org'] },
       },
     ]);
-    expect(envOf(c.lego.text)).toEqual({ RFC2136_NAMESERVER: '[2001:db8::53]:53', RFC2136_TSIG_KEY: 'cluster1.example.', RFC2136_TSIG_SECRET: r.secret, RFC2136_TSIG_ALGORITHM: 'hmac-sha512.' });
+    expect(envOf(c.lego.text)).toEqual({
+      RFC2136_NAMESERVER: '[2001:db8::53]:53',
+      RFC2136_TSIG_KEY: 'cluster1.example.',
+      RFC2136_TSIG_SECRET: r.secret,
+      RFC2136_TSIG_ALGORITHM: 'hmac-sha512.',
+    });
     // certbot takes an IP address only, and the algorithm in capitals.
-    expect(iniOf(c.certbot.text)).toEqual({ dns_rfc2136_server: '2001:db8::53', dns_rfc2136_port: '53', dns_rfc2136_name: 'cluster1.example.', dns_rfc2136_secret: r.secret, dns_rfc2136_algorithm: 'HMAC-SHA512' });
+    expect(iniOf(c.certbot.text)).toEqual({
+      dns_rfc2136_server: '2001:db8::53',
+      dns_rfc2136_port: '53',
+      dns_rfc2136_name: 'cluster1.example.',
+      dns_rfc2136_secret: r.secret,
+      dns_rfc2136_algorithm: 'HMAC-SHA512',
+    });
     // An acme-only key cannot serve external-dns, and says so.
-    expect(c.externalDns).toEqual({ unsupported: 'this key is acme-only (it may write only _acme-challenge TXT records): external-dns needs a key without --acme-only' });
+    expect(c.externalDns).toEqual({
+      unsupported: 'this key is acme-only (it may write only _acme-challenge TXT records): external-dns needs a key without --acme-only',
+    });
     expect(c.nsupdate.text).toContain(`key "cluster1.example." {\n\talgorithm hmac-sha512;\n\tsecret "${r.secret}";\n};`);
     expect(c.nsupdate.text).toContain('server 2001:db8::53 53\nzone example.test\n');
   });
@@ -128,12 +159,14 @@ describe('dnsplane tenant tsig create', () => {
     expect(iniOf(r.config.certbot.text).dns_rfc2136_server).toBe('REPLACE_ME_DNS_IP');
   });
 
-  it('makes a secret as long as each algorithm\'s HMAC, and says which tools do not take it', async () => {
+  it("makes a secret as long as each algorithm's HMAC, and says which tools do not take it", async () => {
     for (const algorithm of TSIG_ALGORITHMS) {
       const r = await json(['create', 'bob', '--algorithm', algorithm, '--server', '127.0.0.1:53']);
       expect(Buffer.from(r.secret, 'base64'), algorithm).toHaveLength(TSIG_SECRET_BYTES[algorithm]);
       expect(r.key.algorithm).toBe(algorithm);
-      const unsupported = Object.entries(r.config).filter(([, c]) => (c as { unsupported?: string }).unsupported).map(([tool]) => tool);
+      const unsupported = Object.entries(r.config)
+        .filter(([, c]) => (c as { unsupported?: string }).unsupported)
+        .map(([tool]) => tool);
       expect(unsupported, algorithm).toEqual(
         algorithm === 'hmac-md5' ? ['lego'] : algorithm === 'hmac-sha224' || algorithm === 'hmac-sha384' ? ['certManager'] : [],
       );
@@ -142,8 +175,16 @@ describe('dnsplane tenant tsig create', () => {
 
   it('takes the DNS server from --server, else DNSPLANE_DNS_ADVERTISE, else DNSPLANE_DNS_LISTEN, else a placeholder it names', async () => {
     const server = async (args: string[], env: Record<string, string>) => (await json(['create', 'bob', ...args], env)).server;
-    expect(await server(['--server', '10.0.0.1:5353'], { DNSPLANE_DNS_ADVERTISE: '10.0.0.2:53', DNSPLANE_DNS_LISTEN: '10.0.0.3:53' })).toEqual({ host: '10.0.0.1', port: 5353, source: '--server' });
-    expect(await server([], { DNSPLANE_DNS_ADVERTISE: 'dns.example.net:53', DNSPLANE_DNS_LISTEN: '10.0.0.3:53' })).toEqual({ host: 'dns.example.net', port: 53, source: 'DNSPLANE_DNS_ADVERTISE' });
+    expect(await server(['--server', '10.0.0.1:5353'], { DNSPLANE_DNS_ADVERTISE: '10.0.0.2:53', DNSPLANE_DNS_LISTEN: '10.0.0.3:53' })).toEqual({
+      host: '10.0.0.1',
+      port: 5353,
+      source: '--server',
+    });
+    expect(await server([], { DNSPLANE_DNS_ADVERTISE: 'dns.example.net:53', DNSPLANE_DNS_LISTEN: '10.0.0.3:53' })).toEqual({
+      host: 'dns.example.net',
+      port: 53,
+      source: 'DNSPLANE_DNS_ADVERTISE',
+    });
     expect(await server([], { DNSPLANE_DNS_LISTEN: '10.0.0.3:5353' })).toEqual({ host: '10.0.0.3', port: 5353, source: 'DNSPLANE_DNS_LISTEN' });
     expect(await server([], { DNSPLANE_DNS_LISTEN: '0.0.0.0:5353' })).toEqual({ host: 'REPLACE_ME_DNS_HOST', port: 5353, source: 'placeholder' });
     expect(await server([], {})).toEqual({ host: 'REPLACE_ME_DNS_HOST', port: 53, source: 'placeholder' });
@@ -162,7 +203,9 @@ describe('dnsplane tenant tsig create', () => {
       expect(r.server).toEqual({ host: '127.0.0.1', port: 53053, source: `the demo's DNS door (${path.join(dataDir, DNS_DOOR_PORT_FILE)})` });
       expect(r.config.nsupdate.text).toContain('server 127.0.0.1 53053\n');
       // A setting still wins over what a demo recorded.
-      expect((await json(['create', 'bob'], { DNSPLANE_DATA_DIR: dataDir, DNSPLANE_DNS_ADVERTISE: 'dns.example.net:53' })).server.source).toBe('DNSPLANE_DNS_ADVERTISE');
+      expect((await json(['create', 'bob'], { DNSPLANE_DATA_DIR: dataDir, DNSPLANE_DNS_ADVERTISE: 'dns.example.net:53' })).server.source).toBe(
+        'DNSPLANE_DNS_ADVERTISE',
+      );
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
@@ -171,17 +214,26 @@ describe('dnsplane tenant tsig create', () => {
 
 describe('bad input, and no key or another key: refused naming the field and the rule, nothing written', () => {
   const refused = async (args: string[], message: string, env: Record<string, string> = {}) => {
-    const before = await dumpText(db.pool) + JSON.stringify((await db.pool.query('SELECT * FROM tsig_keys ORDER BY id')).rows);
+    const before = (await dumpText(db.pool)) + JSON.stringify((await db.pool.query('SELECT * FROM tsig_keys ORDER BY id')).rows);
     await expect(tsig(args, io(env))).rejects.toThrow(message);
-    expect(await dumpText(db.pool) + JSON.stringify((await db.pool.query('SELECT * FROM tsig_keys ORDER BY id')).rows)).toBe(before);
+    expect((await dumpText(db.pool)) + JSON.stringify((await db.pool.query('SELECT * FROM tsig_keys ORDER BY id')).rows)).toBe(before);
   };
 
   it('an unknown algorithm, a bad name, a taken name, an unknown tenant or key', async () => {
-    await refused(['create', 'alice', '--algorithm', 'hmac-sha3'], 'algorithm: must be one of hmac-md5, hmac-sha1, hmac-sha224, hmac-sha256, hmac-sha384, hmac-sha512 (default hmac-sha256), got "hmac-sha3"');
-    await refused(['create', 'alice', '--name', 'bad name'], 'name: must be a DNS name of at most 253 characters (e.g. "cluster1.dnsplane."): labels of 1-63 characters of a-z, 0-9, "-" and "_", not starting or ending with "-"; got "bad name"');
+    await refused(
+      ['create', 'alice', '--algorithm', 'hmac-sha3'],
+      'algorithm: must be one of hmac-md5, hmac-sha1, hmac-sha224, hmac-sha256, hmac-sha384, hmac-sha512 (default hmac-sha256), got "hmac-sha3"',
+    );
+    await refused(
+      ['create', 'alice', '--name', 'bad name'],
+      'name: must be a DNS name of at most 253 characters (e.g. "cluster1.dnsplane."): labels of 1-63 characters of a-z, 0-9, "-" and "_", not starting or ending with "-"; got "bad name"',
+    );
     await refused(['create', 'alice', '--name', `${'a'.repeat(64)}.dnsplane`], 'name: must be a DNS name');
     await refused(['create', 'alice', '--name=-x.dnsplane'], 'name: must be a DNS name');
-    await refused(['create', 'bob', '--name', 'CLUSTER1.example'], 'name: a TSIG key named "cluster1.example" already exists (key names are unique across tenants: a DNS message names only its key)');
+    await refused(
+      ['create', 'bob', '--name', 'CLUSTER1.example'],
+      'name: a TSIG key named "cluster1.example" already exists (key names are unique across tenants: a DNS message names only its key)',
+    );
     await refused(['create', 'nobody'], 'tenant: no tenant named "nobody" (dnsplane tenant list shows them)');
     await refused(['rotate', 'missing.dnsplane'], 'name: no TSIG key named "missing.dnsplane"');
     await refused(['delete', 'missing.dnsplane'], 'name: no TSIG key named "missing.dnsplane"');
@@ -189,11 +241,17 @@ describe('bad input, and no key or another key: refused naming the field and the
     await refused(['create'], 'TENANT: exactly one TENANT is required');
   });
 
-  it('no DNSPLANE_SECRETS_KEY, or another key than the stored secrets\'', async () => {
-    await refused(['create', 'alice'], 'DNSPLANE_SECRETS_KEY is not set: TSIG secrets are kept sealed with it. It must be 32 random bytes in base64', { DNSPLANE_SECRETS_KEY: '' });
+  it("no DNSPLANE_SECRETS_KEY, or another key than the stored secrets'", async () => {
+    await refused(['create', 'alice'], 'DNSPLANE_SECRETS_KEY is not set: TSIG secrets are kept sealed with it. It must be 32 random bytes in base64', {
+      DNSPLANE_SECRETS_KEY: '',
+    });
     const wrong = randomBytes(32);
-    await refused(['create', 'alice'], `DNSPLANE_SECRETS_KEY holds key ${new SecretBox(wrong).keyIdHex}, and none opens `, { DNSPLANE_SECRETS_KEY: wrong.toString('base64') });
-    await refused(['rotate', 'cluster1.example'], `DNSPLANE_SECRETS_KEY holds key ${new SecretBox(wrong).keyIdHex}, and none opens `, { DNSPLANE_SECRETS_KEY: wrong.toString('base64') });
+    await refused(['create', 'alice'], `DNSPLANE_SECRETS_KEY holds key ${new SecretBox(wrong).keyIdHex}, and none opens `, {
+      DNSPLANE_SECRETS_KEY: wrong.toString('base64'),
+    });
+    await refused(['rotate', 'cluster1.example'], `DNSPLANE_SECRETS_KEY holds key ${new SecretBox(wrong).keyIdHex}, and none opens `, {
+      DNSPLANE_SECRETS_KEY: wrong.toString('base64'),
+    });
   });
 });
 
@@ -202,7 +260,9 @@ describe('list, rotate, delete', () => {
     const out = io();
     expect(await tsig(['list', 'alice'], out)).toBe(0);
     expect(out.lines[0]).toMatch(/^NAME +TENANT +ALGORITHM +SCOPE +CREATED +ROTATED +LAST USED +OLD SECRET UNTIL$/);
-    expect(out.lines.find((l) => l.startsWith('cluster1.example.'))).toMatch(/^cluster1\.example\. +alice +hmac-sha512 +acme-only +\d{4}-\d\d-\d\dT[\d:.]+Z +- +never +-$/);
+    expect(out.lines.find((l) => l.startsWith('cluster1.example.'))).toMatch(
+      /^cluster1\.example\. +alice +hmac-sha512 +acme-only +\d{4}-\d\d-\d\dT[\d:.]+Z +- +never +-$/,
+    );
     const all = await json(['list']);
     expect(new Set(all.map((k: { tenant: string }) => k.tenant))).toEqual(new Set(['alice', 'bob']));
     expect(Object.keys(all[0]).sort()).toEqual(['acmeOnly', 'algorithm', 'createdAt', 'lastUsedAt', 'name', 'oldSecretValidUntil', 'rotatedAt', 'tenant']);
@@ -219,10 +279,13 @@ describe('list, rotate, delete', () => {
     expect(new SecretBox(key).open(after!.sealed, 'tsig-key:cluster1.example').toString('base64')).toBe(r.secret);
     expect(r.config.nsupdate.text).toContain(r.secret);
     const [entry] = await store.listJournal(db.pool, { limit: 1 });
-    expect(entry!.intent).toMatchObject({ kind: 'rotate-tsig-key', summary: 'TSIG key cluster1.example (hmac-sha512, acme-only) of tenant alice rotated from the command line: the old secret no longer works' });
+    expect(entry!.intent).toMatchObject({
+      kind: 'rotate-tsig-key',
+      summary: 'TSIG key cluster1.example (hmac-sha512, acme-only) of tenant alice rotated from the command line: the old secret no longer works',
+    });
   });
 
-  it('a disabled tenant\'s keys are listed still; delete removes a key and journals it', async () => {
+  it("a disabled tenant's keys are listed still; delete removes a key and journals it", async () => {
     await setTenantDisabled(db.pool, 'bob', true);
     expect((await json(['list', 'bob'])).length).toBeGreaterThan(0);
     const r = await json(['delete', 'cluster1.example.']);
@@ -234,7 +297,11 @@ describe('list, rotate, delete', () => {
 
   it('--help of tsig is its own, in every form', async () => {
     const usage = '  dnsplane tenant tsig create TENANT [--algorithm ALG] [--name NAME] [--acme-only] [--server HOST:PORT] [--json]';
-    for (const argv of [['tenant', 'tsig', '--help'], ['tenant', 'tsig', 'create', '--help'], ['help', 'tenant', 'tsig']]) {
+    for (const argv of [
+      ['tenant', 'tsig', '--help'],
+      ['tenant', 'tsig', 'create', '--help'],
+      ['help', 'tenant', 'tsig'],
+    ]) {
       const r = spawnSync(process.execPath, [path.resolve('bin/dnsplane.js'), ...argv], { encoding: 'utf8', env: { PATH: process.env['PATH'] } });
       expect(r.status, argv.join(' ')).toBe(0);
       expect(r.stdout.split('\n').slice(0, 2)).toEqual(['Usage:', usage]);

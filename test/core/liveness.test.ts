@@ -23,7 +23,14 @@ const lastSeen = async (name: string) => (await store.getTenantByName(room.db.po
 beforeAll(async () => {
   room = await applyRoom({ zones: { [ZONE]: [] }, tenants: ['c1', 'c2'] });
   await apply(room.ctx, room.tenants.c1!, { input: { kind: 'desired', policy: 'sync', zones: [ZONE], endpoints: [shared('192.0.2.1')] } });
-  await apply(room.ctx, room.tenants.c2!, { input: { kind: 'desired', policy: 'sync', zones: [ZONE], endpoints: [shared('192.0.2.2'), { dnsName: `solo.${ZONE}`, recordType: 'A', targets: ['192.0.2.9'], ttl: 300 }] } });
+  await apply(room.ctx, room.tenants.c2!, {
+    input: {
+      kind: 'desired',
+      policy: 'sync',
+      zones: [ZONE],
+      endpoints: [shared('192.0.2.2'), { dnsName: `solo.${ZONE}`, recordType: 'A', targets: ['192.0.2.9'], ttl: 300 }],
+    },
+  });
   room.sim.clearCalls();
 });
 
@@ -74,7 +81,9 @@ describe('signs of life and the silent-tenant check', () => {
       const turn = (await withdrawSilentTenants(room.ctx))!;
       expect(turn.flatMap((o) => o.items).map((i) => `${i.name} ${i.target} ${i.state}`)).toEqual([`www.${ZONE} 192.0.2.2 withdrawn`]);
       expect(room.calls()).toEqual([expect.stringMatching(new RegExp(`^DELETE ${REC}/\\d+ 200$`)), `POST ${REFRESH} 204`]);
-      expect((await store.listWithdrawals(room.db.pool, ZONE)).map((w) => `${w.target} ${w.reason} ${(w.detail as { detail: string }).detail}`)).toEqual([expect.stringMatching(/^192\.0\.2\.2 silent tenant c2 silent since \d{4}-/)]);
+      expect((await store.listWithdrawals(room.db.pool, ZONE)).map((w) => `${w.target} ${w.reason} ${(w.detail as { detail: string }).detail}`)).toEqual([
+        expect.stringMatching(/^192\.0\.2\.2 silent tenant c2 silent since \d{4}-/),
+      ]);
       // Nothing more to withdraw at the next turn.
       room.sim.clearCalls();
       expect(await withdrawSilentTenants(room.ctx)).toEqual([]);
@@ -84,7 +93,13 @@ describe('signs of life and the silent-tenant check', () => {
       await until('restored by its call', async () => (await store.listWithdrawals(room.db.pool, ZONE)).length === 0);
       await liveness.settled();
       expect(room.calls()).toEqual([`POST ${REC} 200`, `POST ${REFRESH} 204`]);
-      expect(room.sim.publishedRecords(ZONE).filter((r) => r.subDomain === 'www').map((r) => r.target).sort()).toEqual(['192.0.2.1', '192.0.2.2']);
+      expect(
+        room.sim
+          .publishedRecords(ZONE)
+          .filter((r) => r.subDomain === 'www')
+          .map((r) => r.target)
+          .sort(),
+      ).toEqual(['192.0.2.1', '192.0.2.2']);
     } finally {
       delete room.ctx.liveness;
     }

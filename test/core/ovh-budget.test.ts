@@ -33,7 +33,16 @@ describe('the account bucket, at the times the test gives', () => {
     let granted = 0;
     const ask = async (replica: string, ms: number) => {
       const leaseId = held.get(replica);
-      const r = await store.leaseOvhBudget(db.pool, { account, replica, rate: RATE, capacity: CAPACITY, want: CAPACITY, lifetimeMs: LIFETIME_MS, at: at(ms), ...(leaseId ? { close: { leaseId, unused: 0 } } : {}) });
+      const r = await store.leaseOvhBudget(db.pool, {
+        account,
+        replica,
+        rate: RATE,
+        capacity: CAPACITY,
+        want: CAPACITY,
+        lifetimeMs: LIFETIME_MS,
+        at: at(ms),
+        ...(leaseId ? { close: { leaseId, unused: 0 } } : {}),
+      });
       held.delete(replica);
       if (r.granted > 0) held.set(replica, r.leaseId!);
       granted += r.granted;
@@ -53,7 +62,16 @@ describe('the account bucket, at the times the test gives', () => {
   it("a dead replica's lease holds its room until it expires, then the room comes back; a closed lease gives its unspent tokens back at once", async () => {
     const account = `acct-${++accounts}`;
     const lease = (replica: string, ms: number, close?: { leaseId: string; unused: number }, want = CAPACITY) =>
-      store.leaseOvhBudget(db.pool, { account, replica, rate: RATE, capacity: CAPACITY, want, lifetimeMs: LIFETIME_MS, at: at(ms), ...(close ? { close } : {}) });
+      store.leaseOvhBudget(db.pool, {
+        account,
+        replica,
+        rate: RATE,
+        capacity: CAPACITY,
+        want,
+        lifetimeMs: LIFETIME_MS,
+        at: at(ms),
+        ...(close ? { close } : {}),
+      });
     const dead = await lease('dead', 0);
     expect(dead.granted).toBe(CAPACITY);
     // The bucket refills, but every token of the capacity is leased: none for the other replica.
@@ -78,7 +96,8 @@ describe('the account bucket, at the times the test gives', () => {
 
   it('time that runs back (another replica started first) refills nothing and takes nothing back', async () => {
     const account = `acct-${++accounts}`;
-    const lease = (replica: string, ms: number) => store.leaseOvhBudget(db.pool, { account, replica, rate: RATE, capacity: CAPACITY, want: 1, lifetimeMs: 50, at: at(ms) });
+    const lease = (replica: string, ms: number) =>
+      store.leaseOvhBudget(db.pool, { account, replica, rate: RATE, capacity: CAPACITY, want: 1, lifetimeMs: 50, at: at(ms) });
     expect((await lease('a', 5_000)).granted).toBe(1);
     expect((await lease('b', 5_000)).granted).toBe(1);
     expect((await lease('b', 4_000)).granted).toBe(0);

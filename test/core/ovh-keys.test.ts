@@ -97,7 +97,9 @@ describe('OVH keys', () => {
 
   it('refuses: no secrets key, a tenant without the admin scope, an unknown tenant or key, a malformed key or expiry', async () => {
     await expect(createOvhKey({ pool: db.pool, secrets: undefined, actor: null }, { tenant: 'alice' })).rejects.toThrow(SecretsKeyError);
-    await expect(createOvhKey({ pool: db.pool, secrets: undefined, actor: null }, { tenant: 'alice' })).rejects.toThrow(/DNSPLANE_SECRETS_KEY is not set: OVH application secrets are kept sealed with it/);
+    await expect(createOvhKey({ pool: db.pool, secrets: undefined, actor: null }, { tenant: 'alice' })).rejects.toThrow(
+      /DNSPLANE_SECRETS_KEY is not set: OVH application secrets are kept sealed with it/,
+    );
     await expect(createOvhKey({ pool: db.pool, secrets, actor: plain }, { tenant: 'alice' })).rejects.toThrow(PermissionDeniedError);
     await expect(listOvhKeys({ pool: db.pool, actor: plain }, '')).rejects.toThrow(PermissionDeniedError);
     await expect(createOvhKey({ pool: db.pool, secrets, actor: null }, { tenant: 'nobody' })).rejects.toThrow(NotFoundError);

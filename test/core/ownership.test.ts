@@ -15,7 +15,17 @@ import type { OvhRecord } from '../../src/ovh/types.js';
 import type { OwnershipRow } from '../../src/store/index.js';
 
 const ZONE = 'example.com';
-const tenant = (id: string, name: string): Tenant => ({ id, name, scopes: [], zones: [ZONE], suffixes: [], disabled: false, createdAt: new Date(0), tokenRotatedAt: new Date(0), maxChangePercent: null });
+const tenant = (id: string, name: string): Tenant => ({
+  id,
+  name,
+  scopes: [],
+  zones: [ZONE],
+  suffixes: [],
+  disabled: false,
+  createdAt: new Date(0),
+  tokenRotatedAt: new Date(0),
+  maxChangePercent: null,
+});
 const alice = tenant('1', 'alice');
 const bob = tenant('2', 'bob');
 const row = (dnsName: string, recordType: string, owner: Tenant, target = ''): OwnershipRow => ({
@@ -52,7 +62,7 @@ describe('ownerViewOf', () => {
     expect(ownerViewOf(bob, ZONE, rows, records)(`manual.${ZONE} A`)).toEqual({ kind: 'none' });
   });
 
-  it('a shared set: my targets with my records\' TTL, the others\' targets with their owner', () => {
+  it("a shared set: my targets with my records' TTL, the others' targets with their owner", () => {
     expect(ownerViewOf(bob, ZONE, rows, records)(`www.${ZONE} A`)).toEqual({
       kind: 'shared',
       mine: ['198.51.100.1', '198.51.100.2'],
@@ -75,14 +85,14 @@ describe('buildPlanOperations', () => {
   const L = { 'dnsplane/shared': 'true' };
   const slice = (targets: string[], ttl = 300): Endpoint => ({ dnsName: `www.${ZONE}`, recordType: 'A', targets, ttl, labels: L });
 
-  it('a slice change uses only the tenant\'s own records: one PUT to swap a target', () => {
+  it("a slice change uses only the tenant's own records: one PUT to swap a target", () => {
     const change: Change = { action: 'update', before: slice(['198.51.100.1', '198.51.100.2']), after: slice(['198.51.100.1', '198.51.100.3']) };
     expect(buildPlanOperations(ZONE, [change], records).map(describeOperation)).toEqual([
       { method: 'PUT', path: `/domain/zone/${ZONE}/record/23`, body: '{"target":"198.51.100.3","ttl":300}' },
     ]);
   });
 
-  it('deleting a slice deletes the tenant\'s records only; creating one only POSTs', () => {
+  it("deleting a slice deletes the tenant's records only; creating one only POSTs", () => {
     const del: Change = { action: 'delete', before: slice(['192.0.2.1'], 60) };
     expect(buildPlanOperations(ZONE, [del], records).map((o) => `${o.method} ${o.path}`)).toEqual([`DELETE /domain/zone/${ZONE}/record/21`]);
     const add: Change = { action: 'create', after: slice(['192.0.2.7']) };
@@ -94,7 +104,11 @@ describe('buildPlanOperations', () => {
   it('exclusive sets keep the whole-set rule, and everything is ordered DELETE, PUT, POST', () => {
     const changes: Change[] = [
       { action: 'create', after: slice(['192.0.2.8']) },
-      { action: 'update', before: { dnsName: `a.${ZONE}`, recordType: 'A', targets: ['192.0.2.50'], ttl: 300 }, after: { dnsName: `a.${ZONE}`, recordType: 'A', targets: ['192.0.2.51'], ttl: 300 } },
+      {
+        action: 'update',
+        before: { dnsName: `a.${ZONE}`, recordType: 'A', targets: ['192.0.2.50'], ttl: 300 },
+        after: { dnsName: `a.${ZONE}`, recordType: 'A', targets: ['192.0.2.51'], ttl: 300 },
+      },
       { action: 'delete', before: slice(['192.0.2.1'], 60) },
     ];
     expect(buildPlanOperations(ZONE, changes, records).map((o) => `${o.method} ${o.path}`)).toEqual([
@@ -111,11 +125,15 @@ describe('visibleRecordSets', () => {
     { dnsName: `manual.${ZONE}`, recordType: 'A', targets: ['192.0.2.99'], ttl: 300 },
     { dnsName: `www.${ZONE}`, recordType: 'A', targets: ['192.0.2.1', '198.51.100.1', '198.51.100.2', '203.0.113.9'], ttl: 60 },
   ];
-  const show = (es: Endpoint[]) => es.map((e) => `${e.dnsName} ${e.labels?.['owner'] || '-'} ${e.targets.join(',')} ${e.ttl}${e.labels?.['dnsplane/shared'] ? ' shared' : ''}`);
+  const show = (es: Endpoint[]) =>
+    es.map((e) => `${e.dnsName} ${e.labels?.['owner'] || '-'} ${e.targets.join(',')} ${e.ttl}${e.labels?.['dnsplane/shared'] ? ' shared' : ''}`);
 
-  it('own sets only, a shared set as the tenant\'s slice', () => {
+  it("own sets only, a shared set as the tenant's slice", () => {
     expect(show(visibleRecordSets('bob', ZONE, endpoints, rows, records, false))).toEqual([`www.${ZONE} bob 198.51.100.1,198.51.100.2 300 shared`]);
-    expect(show(visibleRecordSets('alice', ZONE, endpoints, rows, records, false))).toEqual([`a.${ZONE} alice 192.0.2.50 300`, `www.${ZONE} alice 192.0.2.1 60 shared`]);
+    expect(show(visibleRecordSets('alice', ZONE, endpoints, rows, records, false))).toEqual([
+      `a.${ZONE} alice 192.0.2.50 300`,
+      `www.${ZONE} alice 192.0.2.1 60 shared`,
+    ]);
   });
 
   it('with include_foreign, one endpoint per owner, the unowned ones labelled ""', () => {
@@ -131,7 +149,8 @@ describe('visibleRecordSets', () => {
 
 describe('checkSharedLabel', () => {
   it('accepts "true" on A, AAAA, TXT, MX, SRV and "false" anywhere; refuses the rest naming the field', () => {
-    for (const t of ['A', 'AAAA', 'TXT', 'MX', 'SRV'] as const) expect(() => checkSharedLabel({ recordType: t, labels: { 'dnsplane/shared': 'true' } }, 'e')).not.toThrow();
+    for (const t of ['A', 'AAAA', 'TXT', 'MX', 'SRV'] as const)
+      expect(() => checkSharedLabel({ recordType: t, labels: { 'dnsplane/shared': 'true' } }, 'e')).not.toThrow();
     expect(() => checkSharedLabel({ recordType: 'CNAME', labels: { 'dnsplane/shared': 'false' } }, 'e')).not.toThrow();
     expect(() => checkSharedLabel({ recordType: 'CNAME', labels: { 'dnsplane/shared': 'true' } }, 'e')).toThrow(
       new InvalidInputError('e.labels["dnsplane/shared"]', 'a CNAME record set cannot be shared (shared sets: A, AAAA, TXT, MX, SRV)'),

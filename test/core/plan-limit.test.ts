@@ -29,7 +29,9 @@ describe('PlanLimiter', () => {
       ran = true;
     });
     await expect(third).rejects.toBeInstanceOf(ResourceExhaustedError);
-    await expect(third).rejects.toThrow('tenant "alice" already has 2 plan(s) in progress, the most one tenant may have at once (DNSPLANE_PLAN_CONCURRENCY=2); retry when one has finished');
+    await expect(third).rejects.toThrow(
+      'tenant "alice" already has 2 plan(s) in progress, the most one tenant may have at once (DNSPLANE_PLAN_CONCURRENCY=2); retry when one has finished',
+    );
     expect(ran).toBe(false);
 
     // Another tenant is not affected.

@@ -24,7 +24,17 @@ import type { OvhRecord } from '../../src/ovh/types.js';
 import type { OwnershipRow } from '../../src/store/index.js';
 
 const ZONE = 'example.com';
-const alice: Tenant = { id: '1', name: 'alice', scopes: [], zones: [ZONE], suffixes: [], disabled: false, createdAt: new Date(0), tokenRotatedAt: new Date(0), maxChangePercent: null };
+const alice: Tenant = {
+  id: '1',
+  name: 'alice',
+  scopes: [],
+  zones: [ZONE],
+  suffixes: [],
+  disabled: false,
+  createdAt: new Date(0),
+  tokenRotatedAt: new Date(0),
+  maxChangePercent: null,
+};
 const bob: Tenant = { ...alice, id: '2', name: 'bob' };
 
 /** Wraps plain objects and arrays (deeply, lazily) in proxies that count every property read. */
@@ -67,8 +77,8 @@ function scenario(n: number) {
     records.push({ id: String(1000 + i), zone: ZONE, subDomain: `h${i}`, fieldType: 'A', target: ip(i), ttl: 300 });
     const row = { zone: ZONE, dnsName: `h${i}.${ZONE}`, recordType: 'A', tenantId: alice.id, tenantName: alice.name, createdAt: new Date(0) };
     if (shared) {
-      records.push({ id: String(500000 + i), zone: ZONE, subDomain: `h${i}`, fieldType: 'A', target: ip(1 << 20 | i), ttl: 300 });
-      rows.push({ ...row, target: ip(i), shared: true }, { ...row, target: ip(1 << 20 | i), tenantId: bob.id, tenantName: bob.name, shared: true });
+      records.push({ id: String(500000 + i), zone: ZONE, subDomain: `h${i}`, fieldType: 'A', target: ip((1 << 20) | i), ttl: 300 });
+      rows.push({ ...row, target: ip(i), shared: true }, { ...row, target: ip((1 << 20) | i), tenantId: bob.id, tenantName: bob.name, shared: true });
     } else {
       rows.push({ ...row, target: '', shared: false });
     }
@@ -77,7 +87,7 @@ function scenario(n: number) {
   for (let i = 0; i < n; i++) {
     if (i % 4 === 3) continue; // dropped
     const shared = i % 10 === 1 || i % 10 === 3;
-    const target = i % 2 === 0 ? ip(i) : ip(1 << 21 | i);
+    const target = i % 2 === 0 ? ip(i) : ip((1 << 21) | i);
     desired.push({ dnsName: `h${i}.${ZONE}`, recordType: 'A', targets: [target], ttl: 300, ...(shared ? { labels: { 'dnsplane/shared': 'true' } } : {}) });
   }
   for (let i = n; i < 2 * n; i++) desired.push({ dnsName: `new${i}.${ZONE}`, recordType: 'A', targets: [ip(i)], ttl: 300 });
@@ -157,7 +167,11 @@ describe('planning is linear in the request and the zone (reads counted)', () =>
 
   it('the plan serialized in slices: the same digest, a body holding the plan, and yields', async () => {
     const z = zonePlan(scenario(400));
-    const other = { ...zonePlan(scenario(30)), zone: 'other.test', threshold: { owned: 1, updates: 0, deletes: 0, maxPercent: 30, exceeded: false, forced: false } };
+    const other = {
+      ...zonePlan(scenario(30)),
+      zone: 'other.test',
+      threshold: { owned: 1, updates: 0, deletes: 0, maxPercent: 30, exceeded: false, forced: false },
+    };
     const slicer = new Slicer(0);
     const { digest, body } = await serializePlan([z, other], slicer);
     expect(digest).toBe(planDigest([z, other]));
@@ -167,7 +181,11 @@ describe('planning is linear in the request and the zone (reads counted)', () =>
     expect(JSON.parse(body)).toEqual(JSON.parse(JSON.stringify([z, other], (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))));
     expect(slicer.yields).toBeGreaterThan(5);
     // The same plan read back with keys in another order digests the same.
-    const shuffled = JSON.parse(JSON.stringify([z, other], (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).reverse()) : v)));
+    const shuffled = JSON.parse(
+      JSON.stringify([z, other], (_k, v: unknown) =>
+        typeof v === 'bigint' ? v.toString() : v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).reverse()) : v,
+      ),
+    );
     const back = shuffled.map((x: ZonePlan & { baseGeneration: string }) => ({ ...x, baseGeneration: BigInt(x.baseGeneration) }));
     expect((await serializePlan(back, new Slicer())).digest).toBe(planDigest([z, other]));
     expect(planDigest(back)).toBe(digest);
@@ -177,7 +195,18 @@ describe('planning is linear in the request and the zone (reads counted)', () =>
   it('the plan on the wire (each change with its operations)', async () => {
     await expectLinear(async (input, wrap) => {
       const z = zonePlan(input);
-      const plan: StoredPlan = { id: 'pl_x', tenant: 'alice', tenantId: '1', policy: 'sync', zones: [wrap(z)], digest: '', createdAt: new Date(0), expiresAt: new Date(0), status: 'pending', input: { kind: 'desired', policy: 'sync', zones: [ZONE], endpoints: [] } };
+      const plan: StoredPlan = {
+        id: 'pl_x',
+        tenant: 'alice',
+        tenantId: '1',
+        policy: 'sync',
+        zones: [wrap(z)],
+        digest: '',
+        createdAt: new Date(0),
+        expiresAt: new Date(0),
+        status: 'pending',
+        input: { kind: 'desired', policy: 'sync', zones: [ZONE], endpoints: [] },
+      };
       const pb = await planToPb(plan);
       // Every change got its operations, found by set rather than by scanning.
       expect(pb.zones[0]!.changes.reduce((n, c) => n + c.operations.length, 0)).toBe(z.operations.length);

@@ -42,8 +42,13 @@ describe('canonicalJson', () => {
   });
 
   it('gives the same text for a plan read back with its keys in another order (jsonb)', () => {
-    const plan = { zone: 'example.com', changes: [{ action: 'create', after: { dnsName: 'a.example.com', recordType: 'A', targets: ['192.0.2.1'], ttl: 300 } }] };
-    const reordered = JSON.parse('{"changes":[{"after":{"ttl":300,"targets":["192.0.2.1"],"recordType":"A","dnsName":"a.example.com"},"action":"create"}],"zone":"example.com"}');
+    const plan = {
+      zone: 'example.com',
+      changes: [{ action: 'create', after: { dnsName: 'a.example.com', recordType: 'A', targets: ['192.0.2.1'], ttl: 300 } }],
+    };
+    const reordered = JSON.parse(
+      '{"changes":[{"after":{"ttl":300,"targets":["192.0.2.1"],"recordType":"A","dnsName":"a.example.com"},"action":"create"}],"zone":"example.com"}',
+    );
     expect(canonicalJson(reordered)).toBe(canonicalJson(plan));
   });
 });

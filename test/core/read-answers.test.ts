@@ -30,7 +30,13 @@ beforeAll(async () => {
     await upsertRecords(
       tx,
       ZONE,
-      Array.from({ length: SETS }, (_, i) => ({ id: String(7_000_000_000 + i), subDomain: `h${i}`, fieldType: 'A', target: `10.0.${i >> 8}.${i & 255}`, ttl: 300 })),
+      Array.from({ length: SETS }, (_, i) => ({
+        id: String(7_000_000_000 + i),
+        subDomain: `h${i}`,
+        fieldType: 'A',
+        target: `10.0.${i >> 8}.${i & 255}`,
+        ttl: 300,
+      })),
     );
     for (let i = 0; i < SETS - 100; i++) await setOwner(tx, { zone: ZONE, dnsName: `h${i}.${ZONE}`, recordType: 'A', tenantId: tenants[i % TENANTS]!.id });
     return bumpGeneration(tx, ZONE);
@@ -52,7 +58,7 @@ async function change(i: number): Promise<bigint> {
 const bytesOf = (text: string) => async () => Buffer.from(text);
 
 describe('ReadCache answers', () => {
-  it("hands every tenant the same includeForeign answer of a generation, and its own answer as a slice of it", async () => {
+  it('hands every tenant the same includeForeign answer of a generation, and its own answer as a slice of it', async () => {
     const cache = new ReadCache(db.pool);
     const a = await cache.view(ZONE, generation, 't0', true);
     const b = await cache.view(ZONE, generation, 't1', true);

@@ -66,7 +66,18 @@ describe('FreshRead', () => {
 });
 
 describe('TokenCache', () => {
-  const tenant = (name: string) => ({ id: '1', name, scopes: [], zones: ['a.test'], suffixes: [], disabled: false, createdAt: new Date(), tokenRotatedAt: new Date(), maxChangePercent: null }) satisfies Tenant;
+  const tenant = (name: string) =>
+    ({
+      id: '1',
+      name,
+      scopes: [],
+      zones: ['a.test'],
+      suffixes: [],
+      disabled: false,
+      createdAt: new Date(),
+      tokenRotatedAt: new Date(),
+      maxChangePercent: null,
+    }) satisfies Tenant;
 
   it('serves entries only while trusted, and forgets a tenant', () => {
     let trusted = true;

@@ -18,7 +18,7 @@ const box = new SecretBox(key);
 const secret = randomBytes(32);
 
 describe('SecretBox', () => {
-  it('opens what it sealed; each sealing has its own IV; the key id is the first 8 bytes of the key\'s sha-256', () => {
+  it("opens what it sealed; each sealing has its own IV; the key id is the first 8 bytes of the key's sha-256", () => {
     const a = box.seal(secret, 'tsig-key:a.dnsplane');
     const b = box.seal(secret, 'tsig-key:a.dnsplane');
     expect(box.open(a, 'tsig-key:a.dnsplane').equals(secret)).toBe(true);
@@ -44,9 +44,7 @@ describe('SecretBox', () => {
     }
     for (let i = 0; i < 12; i++) expect(() => box.open({ ...sealed, iv: flip(sealed.iv, i) }, 'tsig-key:a.dnsplane')).toThrow(SecretUnreadableError);
     for (let i = 0; i < 16; i++) expect(() => box.open({ ...sealed, tag: flip(sealed.tag, i) }, 'tsig-key:a.dnsplane')).toThrow(SecretUnreadableError);
-    expect(() => box.open(sealed, 'tsig-key:b.dnsplane')).toThrow(
-      'tsig-key:b.dnsplane: the sealed secret does not authenticate under DNSPLANE_SECRETS_KEY',
-    );
+    expect(() => box.open(sealed, 'tsig-key:b.dnsplane')).toThrow('tsig-key:b.dnsplane: the sealed secret does not authenticate under DNSPLANE_SECRETS_KEY');
     expect(() => box.open({ ...sealed, tag: sealed.tag.subarray(0, 8) }, 'tsig-key:a.dnsplane')).toThrow('malformed');
   });
 
@@ -133,8 +131,12 @@ describe('several keys (DNSPLANE_SECRETS_KEYS, while rotating)', () => {
       'DNSPLANE_SECRETS_KEYS: set either DNSPLANE_SECRETS_KEY (one key) or DNSPLANE_SECRETS_KEYS (a list, while rotating), not both',
     );
     expect(refusal({ DNSPLANE_SECRETS_KEYS: `${a},,${b}` })).toMatch(/^DNSPLANE_SECRETS_KEYS: must be a comma list of keys with no empty entry/);
-    expect(refusal({ DNSPLANE_SECRETS_KEYS: `${a},${randomBytes(16).toString('base64')}` })).toMatch(/^DNSPLANE_SECRETS_KEYS\[1\]: must be 32 random bytes in base64 .*decodes to 16 bytes$/);
-    expect(refusal({ DNSPLANE_SECRETS_KEYS: `${a},${b},${a}` })).toBe('DNSPLANE_SECRETS_KEYS[2]: is the same key as DNSPLANE_SECRETS_KEYS[0]; list each key once');
+    expect(refusal({ DNSPLANE_SECRETS_KEYS: `${a},${randomBytes(16).toString('base64')}` })).toMatch(
+      /^DNSPLANE_SECRETS_KEYS\[1\]: must be 32 random bytes in base64 .*decodes to 16 bytes$/,
+    );
+    expect(refusal({ DNSPLANE_SECRETS_KEYS: `${a},${b},${a}` })).toBe(
+      'DNSPLANE_SECRETS_KEYS[2]: is the same key as DNSPLANE_SECRETS_KEYS[0]; list each key once',
+    );
   });
 });
 

@@ -20,13 +20,29 @@ const REFRESH = `/domain/zone/${ZONE}/refresh`;
 const WWW = `www.${ZONE}`;
 let room: ApplyRoom;
 
-const www = (target: string, extra: Partial<RawEndpoint> = {}): RawEndpoint => ({ dnsName: WWW, recordType: 'A', targets: [target], ttl: 300, labels: { 'dnsplane/shared': 'true' }, ...extra });
+const www = (target: string, extra: Partial<RawEndpoint> = {}): RawEndpoint => ({
+  dnsName: WWW,
+  recordType: 'A',
+  targets: [target],
+  ttl: 300,
+  labels: { 'dnsplane/shared': 'true' },
+  ...extra,
+});
 const desired = (_tenant: string, ...endpoints: RawEndpoint[]) => ({ kind: 'desired' as const, policy: 'sync' as const, zones: [ZONE], endpoints });
 const silent = (target: string): WithdrawItem => ({ name: WWW, type: 'A', target, reason: 'silent', detail: 'tenant c2 silent since the test said so' });
-const published = () => room.sim.publishedRecords(ZONE).filter((r) => r.fieldType === 'A').map((r) => `${r.subDomain} ${r.target}`).sort();
+const published = () =>
+  room.sim
+    .publishedRecords(ZONE)
+    .filter((r) => r.fieldType === 'A')
+    .map((r) => `${r.subDomain} ${r.target}`)
+    .sort();
 const rows = async () => (await store.listWithdrawals(room.db.pool, ZONE)).map((w) => `${w.target} ${w.reason} ${w.tenantName}`);
 const ownership = async () => (await store.listOwnership(room.db.pool, ZONE)).map((o) => `${o.dnsName} ${o.target} ${o.tenantName}`);
-const cache = async () => (await store.listRecords(room.db.pool, ZONE)).filter((r) => r.fieldType === 'A').map((r) => `${r.subDomain} ${r.target}`).sort();
+const cache = async () =>
+  (await store.listRecords(room.db.pool, ZONE))
+    .filter((r) => r.fieldType === 'A')
+    .map((r) => `${r.subDomain} ${r.target}`)
+    .sort();
 
 beforeAll(async () => {
   room = await applyRoom({ zones: { [ZONE]: [] }, tenants: ['c1', 'c2'] });
@@ -65,7 +81,9 @@ describe('withdraw and restore', () => {
     expect(base.records.filter((r) => r.fieldType === 'A').map((r) => r.target)).toEqual(['192.0.2.1']);
     expect(base.withdrawals.map((w) => w.target)).toEqual(['192.0.2.2']);
     const view = await reads.view(ZONE, generation, 'c2', false);
-    expect(view.endpoints.map((e) => [e.dnsName, e.targets, e.targetStates?.map((t) => `${t.status} ${t.reason}`)])).toEqual([[WWW, ['192.0.2.2'], ['withdrawn silent']]]);
+    expect(view.endpoints.map((e) => [e.dnsName, e.targets, e.targetStates?.map((t) => `${t.status} ${t.reason}`)])).toEqual([
+      [WWW, ['192.0.2.2'], ['withdrawn silent']],
+    ]);
 
     // Its owner still desires it: nothing planned, nothing sent.
     const p = await plan(room.ctx, room.tenants.c2!, desired('c2', www('192.0.2.2')));
@@ -109,7 +127,9 @@ describe('withdraw and restore', () => {
   });
 
   it('only owned targets of shared sets: an unknown target, an exclusive set', async () => {
-    await apply(room.ctx, room.tenants.c1!, { input: desired('c1', www('192.0.2.1'), { dnsName: `solo.${ZONE}`, recordType: 'A', targets: ['192.0.2.9'], ttl: 300 }) });
+    await apply(room.ctx, room.tenants.c1!, {
+      input: desired('c1', www('192.0.2.1'), { dnsName: `solo.${ZONE}`, recordType: 'A', targets: ['192.0.2.9'], ttl: 300 }),
+    });
     room.sim.clearCalls();
     const out = await withdrawTargets(room.ctx, ZONE, [silent('203.0.113.7'), { ...silent('192.0.2.9'), name: `solo.${ZONE}` }]);
     expect(out.items.map((i) => `${i.target} ${i.why}`)).toEqual(['203.0.113.7 not-owned', '192.0.2.9 not-shared']);
@@ -117,8 +137,18 @@ describe('withdraw and restore', () => {
   });
 
   it('the refresh fails: OVH, cache, ownership and withdrawal rows are as before', async () => {
-    const before = { cache: await cache(), ownership: await ownership(), rows: await rows(), generation: (await store.getZone(room.db.pool, ZONE))!.generation };
-    room.sim.faults.fail({ method: 'POST', path: REFRESH, times: 1, effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'refused by the test' } } });
+    const before = {
+      cache: await cache(),
+      ownership: await ownership(),
+      rows: await rows(),
+      generation: (await store.getZone(room.db.pool, ZONE))!.generation,
+    };
+    room.sim.faults.fail({
+      method: 'POST',
+      path: REFRESH,
+      times: 1,
+      effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'refused by the test' } },
+    });
     const out = await withdrawTargets(room.ctx, ZONE, [silent('192.0.2.2')]);
     expect(out.items.map((i) => `${i.state} ${i.why}`)).toEqual(['kept not-applied']);
     expect(out.error).toBeDefined();
@@ -130,7 +160,13 @@ describe('withdraw and restore', () => {
     expect(await ownership()).toEqual(before.ownership);
     expect(await rows()).toEqual(before.rows);
     expect(published()).toEqual(['www 192.0.2.1', 'www 192.0.2.2']);
-    expect(room.sim.draftRecords(ZONE).filter((r) => r.fieldType === 'A').map((r) => r.target).sort()).toEqual(['192.0.2.1', '192.0.2.2']);
+    expect(
+      room.sim
+        .draftRecords(ZONE)
+        .filter((r) => r.fieldType === 'A')
+        .map((r) => r.target)
+        .sort(),
+    ).toEqual(['192.0.2.1', '192.0.2.2']);
   });
 
   it('its owner drops a withdrawn target: ownership and withdrawal rows go, no OVH call', async () => {
@@ -151,6 +187,11 @@ describe('withdraw and restore', () => {
     expect(room.calls()).toEqual([]);
     expect((await store.listWithdrawals(room.db.pool, ZONE)).map((w) => w.ttl)).toEqual([600]);
     await restoreTargets(room.ctx, ZONE, [silent('192.0.2.2')]);
-    expect(room.sim.publishedRecords(ZONE).filter((r) => r.target === '192.0.2.2').map((r) => r.ttl)).toEqual([600]);
+    expect(
+      room.sim
+        .publishedRecords(ZONE)
+        .filter((r) => r.target === '192.0.2.2')
+        .map((r) => r.ttl),
+    ).toEqual([600]);
   });
 });

@@ -119,8 +119,16 @@ describe('manifests', () => {
   it('there are manifests for every part (dnsplane, monitoring, postgres, external-dns central and sidecar)', () => {
     const kinds = manifests.map((m) => `${m.file.split('/')[0]}/${m.doc.kind}`);
     for (const k of [
-      'dnsplane/Deployment', 'dnsplane/Service', 'dnsplane/PodDisruptionBudget', 'dnsplane/NetworkPolicy', 'dnsplane/ConfigMap', 'dnsplane/Secret',
-      'monitoring/ServiceMonitor', 'monitoring/PrometheusRule', 'postgres/Cluster', 'external-dns/Deployment',
+      'dnsplane/Deployment',
+      'dnsplane/Service',
+      'dnsplane/PodDisruptionBudget',
+      'dnsplane/NetworkPolicy',
+      'dnsplane/ConfigMap',
+      'dnsplane/Secret',
+      'monitoring/ServiceMonitor',
+      'monitoring/PrometheusRule',
+      'postgres/Cluster',
+      'external-dns/Deployment',
     ]) {
       expect(kinds).toContain(k);
     }
@@ -145,7 +153,9 @@ describe('manifests', () => {
     await expect(validate({ ...rule, doc: { ...rule.doc, spec: { groups: [{ rules: [] }] } } })).rejects.toThrow(/name/);
     const cluster = manifests.find((m) => m.doc.kind === 'Cluster')!;
     await expect(validate({ ...cluster, doc: { ...cluster.doc, spec: { ...(cluster.doc.spec as object), instances: 0 } } })).rejects.toThrow(/instances/);
-    await expect(validate({ ...cluster, doc: { ...cluster.doc, spec: { ...(cluster.doc.spec as object), instance: 3 } } })).rejects.toThrow(/\/spec\/instance\b/);
+    await expect(validate({ ...cluster, doc: { ...cluster.doc, spec: { ...(cluster.doc.spec as object), instance: 3 } } })).rejects.toThrow(
+      /\/spec\/instance\b/,
+    );
     const monitor = manifests.find((m) => m.doc.kind === 'ServiceMonitor')!;
     const badMonitor = structuredClone(monitor.doc) as any;
     badMonitor.spec.endpoints[0].pth = '/metrics';
@@ -188,9 +198,17 @@ describe('manifests', () => {
     expect(c.startupProbe.httpGet.path).toBe('/healthz');
     expect(c.resources.requests).toMatchObject({ cpu: expect.any(String), memory: expect.any(String) });
     const fromSecret = Object.fromEntries(
-      (c.env as Array<{ name: string; valueFrom?: { secretKeyRef?: { name: string } } }>).filter((e) => e.valueFrom?.secretKeyRef).map((e) => [e.name, e.valueFrom!.secretKeyRef!.name]),
+      (c.env as Array<{ name: string; valueFrom?: { secretKeyRef?: { name: string } } }>)
+        .filter((e) => e.valueFrom?.secretKeyRef)
+        .map((e) => [e.name, e.valueFrom!.secretKeyRef!.name]),
     );
-    expect(fromSecret).toEqual({ DATABASE_URL: 'dnsplane-db-app', OVH_APPLICATION_KEY: 'dnsplane-ovh', OVH_APPLICATION_SECRET: 'dnsplane-ovh', OVH_CONSUMER_KEY: 'dnsplane-ovh', DNSPLANE_SECRETS_KEY: 'dnsplane-secrets' });
+    expect(fromSecret).toEqual({
+      DATABASE_URL: 'dnsplane-db-app',
+      OVH_APPLICATION_KEY: 'dnsplane-ovh',
+      OVH_APPLICATION_SECRET: 'dnsplane-ovh',
+      OVH_CONSUMER_KEY: 'dnsplane-ovh',
+      DNSPLANE_SECRETS_KEY: 'dnsplane-secrets',
+    });
     // The Secrets the Deployment reads exist as examples with those keys (they are created by hand, not applied).
     const secretKeys = (name: string) => Object.keys((manifests.find((m) => m.doc.kind === 'Secret' && m.doc.metadata?.name === name)!.doc as any).stringData);
     expect(secretKeys('dnsplane-secrets')).toEqual(['DNSPLANE_SECRETS_KEY']);
@@ -202,8 +220,12 @@ describe('manifests', () => {
     expect((svc.spec.ports as Array<{ port: number }>).map((p) => p.port).sort()).toEqual([8080, 8888]);
     // The DNS door: port 53 over UDP and TCP, to the container's DNSPLANE_DNS_LISTEN port.
     const dns = manifests.find((m) => m.doc.kind === 'Service' && m.file === 'dnsplane/service-dns.yaml')!.doc as any;
-    expect((dns.spec.ports as Array<{ port: number; protocol: string; targetPort: string }>).map((p) => `${p.port}/${p.protocol}->${p.targetPort}`).sort()).toEqual(['53/TCP->dns-tcp', '53/UDP->dns-udp']);
-    const ports = Object.fromEntries((c.ports as Array<{ name: string; containerPort: number; protocol: string }>).map((p) => [p.name, `${p.containerPort}/${p.protocol}`]));
+    expect(
+      (dns.spec.ports as Array<{ port: number; protocol: string; targetPort: string }>).map((p) => `${p.port}/${p.protocol}->${p.targetPort}`).sort(),
+    ).toEqual(['53/TCP->dns-tcp', '53/UDP->dns-udp']);
+    const ports = Object.fromEntries(
+      (c.ports as Array<{ name: string; containerPort: number; protocol: string }>).map((p) => [p.name, `${p.containerPort}/${p.protocol}`]),
+    );
     expect(ports).toMatchObject({ 'dns-udp': '5353/UDP', 'dns-tcp': '5353/TCP' });
     // Nothing secret in the ConfigMap.
     const cm = manifests.find((m) => m.doc.kind === 'ConfigMap' && m.file.startsWith('dnsplane/'))!.doc as any;
@@ -282,7 +304,16 @@ describe('metrics of the dashboard and the alert rules', () => {
 
   it('the alert rules cover apply failures, OVH 429 and 5xx, lock waits, drift found, rollbacks left in flight, changes that stay invisible and silent tenants', () => {
     const used = new Set(ruleExprs.flatMap((r) => metricNames(r.expr)));
-    for (const m of ['dnsplane_apply_duration_seconds_count', 'dnsplane_ovh_requests_total', 'dnsplane_lock_wait_seconds_bucket', 'dnsplane_drift_records_total', 'dnsplane_journal_in_flight_oldest_seconds', 'dnsplane_visibility_final_total', 'dnsplane_visibility_seconds_bucket', 'dnsplane_tenant_last_seen_seconds']) {
+    for (const m of [
+      'dnsplane_apply_duration_seconds_count',
+      'dnsplane_ovh_requests_total',
+      'dnsplane_lock_wait_seconds_bucket',
+      'dnsplane_drift_records_total',
+      'dnsplane_journal_in_flight_oldest_seconds',
+      'dnsplane_visibility_final_total',
+      'dnsplane_visibility_seconds_bucket',
+      'dnsplane_tenant_last_seen_seconds',
+    ]) {
       expect(used).toContain(m);
     }
     expect(ruleExprs.map((r) => r.expr).join('\n')).toMatch(/status="429"/);

@@ -111,7 +111,11 @@ describe('diffDesired', () => {
     const b = ep('b.', 'A', ['192.0.2.1']);
     const c = ep('c.', 'A', ['192.0.2.1']);
     const r = diff(
-      [{ ...a, ttl: 1 }, { ...b, ttl: 1 }, { ...c, ttl: 1 }],
+      [
+        { ...a, ttl: 1 },
+        { ...b, ttl: 1 },
+        { ...c, ttl: 1 },
+      ],
       [a, b, c, ep('d.', 'A', ['192.0.2.1'])],
       { 'a.example.com A': 'team-b', 'b.example.com A': 'self' },
     );
@@ -154,7 +158,13 @@ describe('diffDesired', () => {
 
     it('is fine when sync deletes the own set it replaces', () => {
       const r = diff([www], [cname], { 'www.example.com A': 'self' });
-      expect(r).toEqual({ changes: [{ action: 'delete', before: www }, { action: 'create', after: cname }], conflicts: [] });
+      expect(r).toEqual({
+        changes: [
+          { action: 'delete', before: www },
+          { action: 'create', after: cname },
+        ],
+        conflicts: [],
+      });
     });
 
     it('is a conflict under upsert-only, which keeps the old set', () => {
@@ -190,9 +200,7 @@ describe('diffChangeSet', () => {
 
   it('update is computed against the current set, not updateOld', () => {
     // external-dns believes a1, OVH holds a3: the update goes from a3 to a2.
-    expect(diffChangeSet([a3], cs({ updateOld: [a1], updateNew: [a2] }), owners(self)).changes).toEqual([
-      { action: 'update', before: a3, after: a2 },
-    ]);
+    expect(diffChangeSet([a3], cs({ updateOld: [a1], updateNew: [a2] }), owners(self)).changes).toEqual([{ action: 'update', before: a3, after: a2 }]);
     // Already what updateNew says: nothing.
     expect(diffChangeSet([a2], cs({ updateOld: [a1], updateNew: [a2] }), owners(self)).changes).toEqual([]);
   });
@@ -266,11 +274,14 @@ describe('applyChanges', () => {
     const b2 = ep('b.', 'A', ['192.0.2.2']);
     const c = ep('c.', 'A', ['192.0.2.1']);
     expect(
-      applyChanges([c, b], [
-        { action: 'create', after: a },
-        { action: 'update', before: b, after: b2 },
-        { action: 'delete', before: c },
-      ]),
+      applyChanges(
+        [c, b],
+        [
+          { action: 'create', after: a },
+          { action: 'update', before: b, after: b2 },
+          { action: 'delete', before: c },
+        ],
+      ),
     ).toEqual([a, b2]);
     expect(() => applyChanges([a], [{ action: 'create', after: a }])).toThrow(/cannot create/);
     expect(() => applyChanges([], [{ action: 'delete', before: a }])).toThrow(/cannot delete/);
@@ -284,51 +295,88 @@ describe('shared record sets', () => {
     ...(labels ? { labels } : {}),
   });
   /** The owner table for www A as a shared set: my targets, the others' (target -> owner), my TTL. */
-  const sharedView = (mine: string[], others: Record<string, string> = {}, ttl?: number): OwnerOf =>
+  const sharedView =
+    (mine: string[], others: Record<string, string> = {}, ttl?: number): OwnerOf =>
     (key): OwnerView =>
-      key === 'www.example.com A'
-        ? { kind: 'shared', mine, others: new Map(Object.entries(others)), ...(ttl === undefined ? {} : { ttl }) }
-        : { kind: 'none' };
+      key === 'www.example.com A' ? { kind: 'shared', mine, others: new Map(Object.entries(others)), ...(ttl === undefined ? {} : { ttl }) } : { kind: 'none' };
   const union = www(['192.0.2.1', '192.0.2.2'], 300, null);
 
-  it('adds the tenant\'s targets as a create of its slice beside the others\' targets', () => {
-    const r = diffDesired({ current: [www(['192.0.2.1'], 300, null)], desired: [www(['192.0.2.2'], 300, null)], policy: 'sync', ownerOf: sharedView([], { '192.0.2.1': 'team-a' }) });
+  it("adds the tenant's targets as a create of its slice beside the others' targets", () => {
+    const r = diffDesired({
+      current: [www(['192.0.2.1'], 300, null)],
+      desired: [www(['192.0.2.2'], 300, null)],
+      policy: 'sync',
+      ownerOf: sharedView([], { '192.0.2.1': 'team-a' }),
+    });
     expect(r).toEqual({ changes: [{ action: 'create', after: www(['192.0.2.2']) }], conflicts: [] });
   });
 
   it('an equal slice is no change, whatever the others hold and whatever their TTL', () => {
     const current = [{ ...union, ttl: 60 }];
-    const r = diffDesired({ current, desired: [www(['192.0.2.2'], 300, null)], policy: 'sync', ownerOf: sharedView(['192.0.2.2'], { '192.0.2.1': 'team-a' }, 300) });
+    const r = diffDesired({
+      current,
+      desired: [www(['192.0.2.2'], 300, null)],
+      policy: 'sync',
+      ownerOf: sharedView(['192.0.2.2'], { '192.0.2.1': 'team-a' }, 300),
+    });
     expect(r).toEqual({ changes: [], conflicts: [] });
   });
 
-  it('updates only the slice: before and after hold the tenant\'s targets, never the others\'', () => {
-    const r = diffDesired({ current: [union], desired: [www(['192.0.2.3'])], policy: 'upsert-only', ownerOf: sharedView(['192.0.2.2'], { '192.0.2.1': 'team-a' }, 300) });
+  it("updates only the slice: before and after hold the tenant's targets, never the others'", () => {
+    const r = diffDesired({
+      current: [union],
+      desired: [www(['192.0.2.3'])],
+      policy: 'upsert-only',
+      ownerOf: sharedView(['192.0.2.2'], { '192.0.2.1': 'team-a' }, 300),
+    });
     expect(r).toEqual({ changes: [{ action: 'update', before: www(['192.0.2.2']), after: www(['192.0.2.3']) }], conflicts: [] });
   });
 
   it('a desired target owned by another tenant, or by nobody, is a conflict; the rest applies', () => {
     const current = [www(['192.0.2.1', '192.0.2.7'], 300, null)];
-    const r = diffDesired({ current, desired: [www(['192.0.2.1', '192.0.2.7', '192.0.2.9'])], policy: 'sync', ownerOf: sharedView([], { '192.0.2.1': 'team-a' }) });
+    const r = diffDesired({
+      current,
+      desired: [www(['192.0.2.1', '192.0.2.7', '192.0.2.9'])],
+      policy: 'sync',
+      ownerOf: sharedView([], { '192.0.2.1': 'team-a' }),
+    });
     expect(r.changes).toEqual([{ action: 'create', after: www(['192.0.2.9']) }]);
     expect(r.conflicts).toEqual([
-      { action: 'create', endpoint: www(['192.0.2.7']), owner: '', reason: 'target 192.0.2.7 of shared set www.example.com A exists in OVH without an owner; an admin must assign it' },
-      { action: 'create', endpoint: www(['192.0.2.1']), owner: 'team-a', reason: 'target 192.0.2.1 of shared set www.example.com A is owned by tenant "team-a"' },
+      {
+        action: 'create',
+        endpoint: www(['192.0.2.7']),
+        owner: '',
+        reason: 'target 192.0.2.7 of shared set www.example.com A exists in OVH without an owner; an admin must assign it',
+      },
+      {
+        action: 'create',
+        endpoint: www(['192.0.2.1']),
+        owner: 'team-a',
+        reason: 'target 192.0.2.1 of shared set www.example.com A is owned by tenant "team-a"',
+      },
     ]);
   });
 
-  it('sync deletes only the tenant\'s slice, and reports nothing about the others\'', () => {
+  it("sync deletes only the tenant's slice, and reports nothing about the others'", () => {
     const r = diffDesired({ current: [union], desired: [], policy: 'sync', ownerOf: sharedView(['192.0.2.2'], { '192.0.2.1': 'team-a' }, 300) });
     expect(r).toEqual({ changes: [{ action: 'delete', before: www(['192.0.2.2']) }], conflicts: [] });
     // Nothing of mine there: nothing to delete.
-    expect(diffDesired({ current: [union], desired: [], policy: 'sync', ownerOf: sharedView([], { '192.0.2.1': 'team-a', '192.0.2.2': 'team-b' }) })).toEqual({ changes: [], conflicts: [] });
+    expect(diffDesired({ current: [union], desired: [], policy: 'sync', ownerOf: sharedView([], { '192.0.2.1': 'team-a', '192.0.2.2': 'team-b' }) })).toEqual({
+      changes: [],
+      conflicts: [],
+    });
   });
 
-  it('an explicit delete naming the whole set removes the slice and reports the others\' targets', () => {
+  it("an explicit delete naming the whole set removes the slice and reports the others' targets", () => {
     const r = diffChangeSet([union], { create: [], updateOld: [], updateNew: [], delete: [union] }, sharedView(['192.0.2.2'], { '192.0.2.1': 'team-a' }, 300));
     expect(r.changes).toEqual([{ action: 'delete', before: www(['192.0.2.2']) }]);
     expect(r.conflicts).toEqual([
-      { action: 'delete', endpoint: www(['192.0.2.1']), owner: 'team-a', reason: 'target 192.0.2.1 of shared set www.example.com A is owned by tenant "team-a"' },
+      {
+        action: 'delete',
+        endpoint: www(['192.0.2.1']),
+        owner: 'team-a',
+        reason: 'target 192.0.2.1 of shared set www.example.com A is owned by tenant "team-a"',
+      },
     ]);
   });
 
@@ -337,9 +385,9 @@ describe('shared record sets', () => {
     expect(diffDesired({ current: [union], desired: [www(['192.0.2.3'])], policy: 'create-only', ownerOf: view }).conflicts).toEqual([
       { action: 'update', endpoint: www(['192.0.2.3']), owner: '', reason: REASON_CREATE_ONLY },
     ]);
-    expect(diffChangeSet([union], { create: [], updateOld: [], updateNew: [], delete: [www(['192.0.2.2'])] }, view, { policy: 'upsert-only' }).conflicts).toEqual([
-      { action: 'delete', endpoint: www(['192.0.2.2']), owner: '', reason: 'policy upsert-only never deletes' },
-    ]);
+    expect(
+      diffChangeSet([union], { create: [], updateOld: [], updateNew: [], delete: [www(['192.0.2.2'])] }, view, { policy: 'upsert-only' }).conflicts,
+    ).toEqual([{ action: 'delete', endpoint: www(['192.0.2.2']), owner: '', reason: 'policy upsert-only never deletes' }]);
   });
 
   it('the shared label creates a shared set only where the set is absent and unowned', () => {
@@ -353,7 +401,7 @@ describe('shared record sets', () => {
     expect(diff([], [cname], {}).changes).toEqual([{ action: 'create', after: ep('c.', 'CNAME', ['lb.example.org']) }]);
   });
 
-  it('a CNAME may not replace a shared set that keeps other tenants\' targets', () => {
+  it("a CNAME may not replace a shared set that keeps other tenants' targets", () => {
     const cname = ep('www.', 'CNAME', ['lb.example.org']);
     const table = (key: string): OwnerView =>
       key === 'www.example.com A' ? { kind: 'shared', mine: ['192.0.2.2'], others: new Map([['192.0.2.1', 'team-a']]), ttl: 300 } : { kind: 'none' };

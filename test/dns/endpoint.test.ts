@@ -26,9 +26,24 @@ describe('normalizeEndpoint', () => {
   it.each([
     ['dnsName', { dnsName: 'a\u0000.example.com', recordType: 'A', targets: ['192.0.2.1'] }, 'endpoints[3].dnsName', /NUL character \(U\+0000\) at offset 1/],
     ['a target', { dnsName: 'a.example.com', recordType: 'TXT', targets: ['ok', 'b\u0000'] }, 'endpoints[3].targets[1]', /NUL character/],
-    ['setIdentifier', { dnsName: 'a.example.com', recordType: 'A', targets: ['192.0.2.1'], setIdentifier: 'x\ud800' }, 'endpoints[3].setIdentifier', /lone UTF-16 surrogate at offset 1/],
-    ['a label value', { dnsName: 'a.example.com', recordType: 'A', targets: ['192.0.2.1'], labels: { note: '\udc00' } }, 'endpoints[3].labels["note"]', /lone UTF-16 surrogate/],
-    ['a label key', { dnsName: 'a.example.com', recordType: 'A', targets: ['192.0.2.1'], labels: { 'k\u0000': 'v' } }, 'endpoints[3].labels key "k\\u0000"', /NUL character/],
+    [
+      'setIdentifier',
+      { dnsName: 'a.example.com', recordType: 'A', targets: ['192.0.2.1'], setIdentifier: 'x\ud800' },
+      'endpoints[3].setIdentifier',
+      /lone UTF-16 surrogate at offset 1/,
+    ],
+    [
+      'a label value',
+      { dnsName: 'a.example.com', recordType: 'A', targets: ['192.0.2.1'], labels: { note: '\udc00' } },
+      'endpoints[3].labels["note"]',
+      /lone UTF-16 surrogate/,
+    ],
+    [
+      'a label key',
+      { dnsName: 'a.example.com', recordType: 'A', targets: ['192.0.2.1'], labels: { 'k\u0000': 'v' } },
+      'endpoints[3].labels key "k\\u0000"',
+      /NUL character/,
+    ],
   ])('a string Postgres cannot store in %s is refused, naming it', (_what, e, field, rule) => {
     const err = fails(e as EndpointInput);
     expect(err.field).toBe(field);
@@ -36,23 +51,20 @@ describe('normalizeEndpoint', () => {
   });
 
   it('a valid surrogate pair (an emoji in a TXT target) is text', () => {
-    expect(normalizeEndpoint({ dnsName: 'a.example.com', recordType: 'TXT', targets: ['ok \ud83d\ude00'] }, 'endpoints[3]', { zone }).targets).toEqual(['ok \ud83d\ude00']);
+    expect(normalizeEndpoint({ dnsName: 'a.example.com', recordType: 'TXT', targets: ['ok \ud83d\ude00'] }, 'endpoints[3]', { zone }).targets).toEqual([
+      'ok \ud83d\ude00',
+    ]);
   });
 
   it('normalizes name, type, targets (canonical, sorted, de-duplicated) and TTL', () => {
-    const e = normalizeEndpoint(
-      { dnsName: 'WWW.Example.com.', recordType: 'aaaa', targets: ['2001:db8::2', '2001:DB8::1', '2001:db8:0::1'], ttl: 300 },
-      'e',
-      { zone },
-    );
+    const e = normalizeEndpoint({ dnsName: 'WWW.Example.com.', recordType: 'aaaa', targets: ['2001:db8::2', '2001:DB8::1', '2001:db8:0::1'], ttl: 300 }, 'e', {
+      zone,
+    });
     expect(e).toEqual({ dnsName: 'www.example.com', recordType: 'AAAA', targets: ['2001:db8::1', '2001:db8::2'], ttl: 300 });
   });
 
   it('defaults the TTL to 0 and keeps non-empty metadata', () => {
-    const e = normalizeEndpoint(
-      { dnsName: 'a.example.com', recordType: 'A', targets: ['192.0.2.1'], setIdentifier: 'x', labels: { owner: 'k1' } },
-      'e',
-    );
+    const e = normalizeEndpoint({ dnsName: 'a.example.com', recordType: 'A', targets: ['192.0.2.1'], setIdentifier: 'x', labels: { owner: 'k1' } }, 'e');
     expect(e).toEqual({
       dnsName: 'a.example.com',
       recordType: 'A',
@@ -71,18 +83,43 @@ describe('normalizeEndpoint', () => {
   });
 
   it.each<[string, EndpointInput, string, RegExp]>([
-    ['unknown type', { dnsName: 'a.example.com', recordType: 'PTR', targets: ['x'] }, 'recordType', /unsupported record type "PTR" \(supported: A, AAAA, CNAME, TXT, MX, SRV, CAA, NS\)/],
+    [
+      'unknown type',
+      { dnsName: 'a.example.com', recordType: 'PTR', targets: ['x'] },
+      'recordType',
+      /unsupported record type "PTR" \(supported: A, AAAA, CNAME, TXT, MX, SRV, CAA, NS\)/,
+    ],
     ['no targets', { dnsName: 'a.example.com', recordType: 'A', targets: [] }, 'targets', /at least one target is required/],
-    ['65 targets', { dnsName: 'a.example.com', recordType: 'TXT', targets: Array.from({ length: 65 }, (_, i) => `t${i}`) }, 'targets', /at most 64 targets \(got 65\)/],
+    [
+      '65 targets',
+      { dnsName: 'a.example.com', recordType: 'TXT', targets: Array.from({ length: 65 }, (_, i) => `t${i}`) },
+      'targets',
+      /at most 64 targets \(got 65\)/,
+    ],
     ['negative TTL', { dnsName: 'a.example.com', recordType: 'A', targets: ['192.0.2.1'], ttl: -1 }, 'ttl', /must not be negative \(got -1\)/],
     ['huge TTL', { dnsName: 'a.example.com', recordType: 'A', targets: ['192.0.2.1'], ttl: 2147483648 }, 'ttl', /at most 2147483647/],
     ['fractional TTL', { dnsName: 'a.example.com', recordType: 'A', targets: ['192.0.2.1'], ttl: 1.5 }, 'ttl', /whole number of seconds \(got 1.5\)/],
     ['NaN TTL', { dnsName: 'a.example.com', recordType: 'A', targets: ['192.0.2.1'], ttl: Number.NaN }, 'ttl', /whole number/],
-    ['underscore in an A name', { dnsName: '_a.example.com', recordType: 'A', targets: ['192.0.2.1'] }, 'dnsName', /underscores are only allowed in TXT and SRV names \(got A record "_a.example.com"\)/],
+    [
+      'underscore in an A name',
+      { dnsName: '_a.example.com', recordType: 'A', targets: ['192.0.2.1'] },
+      'dnsName',
+      /underscores are only allowed in TXT and SRV names \(got A record "_a.example.com"\)/,
+    ],
     ['underscore in a CNAME name', { dnsName: 'a_b.example.com', recordType: 'CNAME', targets: ['x.example.org'] }, 'dnsName', /only allowed in TXT and SRV/],
     ['wildcard NS', { dnsName: '*.example.com', recordType: 'NS', targets: ['ns.example.org'] }, 'dnsName', /wildcard name is not allowed for NS/],
-    ['two CNAME targets', { dnsName: 'a.example.com', recordType: 'CNAME', targets: ['x.example.org', 'y.example.org'] }, 'targets', /exactly one target \(got 2\)/],
-    ['CNAME at the apex', { dnsName: 'example.com', recordType: 'CNAME', targets: ['x.example.org'] }, 'dnsName', /a CNAME cannot be at the zone apex \(example.com\)/],
+    [
+      'two CNAME targets',
+      { dnsName: 'a.example.com', recordType: 'CNAME', targets: ['x.example.org', 'y.example.org'] },
+      'targets',
+      /exactly one target \(got 2\)/,
+    ],
+    [
+      'CNAME at the apex',
+      { dnsName: 'example.com', recordType: 'CNAME', targets: ['x.example.org'] },
+      'dnsName',
+      /a CNAME cannot be at the zone apex \(example.com\)/,
+    ],
     ['apex NS', { dnsName: 'Example.com.', recordType: 'NS', targets: ['ns.example.org'] }, 'dnsName', /apex NS records are managed by OVH/],
     ['name outside the zone', { dnsName: 'a.example.org', recordType: 'A', targets: ['192.0.2.1'] }, 'dnsName', /is not in zone "example.com"/],
   ])('rejects %s', (_what, input, field, expected) => {
@@ -129,14 +166,20 @@ describe('validateEndpointSet', () => {
 
   it('accepts distinct sets', () => {
     expect(() =>
-      validateEndpointSet([ep('a.example.com', 'A', ['192.0.2.1']), ep('a.example.com', 'AAAA', ['::1']), ep('b.example.com', 'CNAME', ['a.example.com'])], 'endpoints'),
+      validateEndpointSet(
+        [ep('a.example.com', 'A', ['192.0.2.1']), ep('a.example.com', 'AAAA', ['::1']), ep('b.example.com', 'CNAME', ['a.example.com'])],
+        'endpoints',
+      ),
     ).not.toThrow();
   });
 
   it('rejects two sets with the same name and type, naming both indexes', () => {
     const err = (() => {
       try {
-        validateEndpointSet([ep('a.example.com', 'A', ['192.0.2.1']), ep('b.example.com', 'A', ['192.0.2.1']), ep('a.example.com', 'A', ['192.0.2.2'])], 'endpoints');
+        validateEndpointSet(
+          [ep('a.example.com', 'A', ['192.0.2.1']), ep('b.example.com', 'A', ['192.0.2.1']), ep('a.example.com', 'A', ['192.0.2.2'])],
+          'endpoints',
+        );
       } catch (e) {
         return e as InvalidInputError;
       }

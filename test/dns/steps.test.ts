@@ -20,10 +20,14 @@ function pauses<T>(steps: Steps<T>): { value: T; pauses: number } {
 describe('sortSteps', () => {
   it('sorts as Array.prototype.sort does (stable), whatever the run size', () => {
     fc.assert(
-      fc.property(fc.array(fc.record({ k: fc.integer({ min: 0, max: 20 }), i: fc.nat() }), { maxLength: 300 }), fc.integer({ min: 1, max: 40 }), (items, perStep) => {
-        const cmp = (a: { k: number }, b: { k: number }) => a.k - b.k;
-        expect(drain(sortSteps([...items], cmp, perStep))).toEqual([...items].sort(cmp));
-      }),
+      fc.property(
+        fc.array(fc.record({ k: fc.integer({ min: 0, max: 20 }), i: fc.nat() }), { maxLength: 300 }),
+        fc.integer({ min: 1, max: 40 }),
+        (items, perStep) => {
+          const cmp = (a: { k: number }, b: { k: number }) => a.k - b.k;
+          expect(drain(sortSteps([...items], cmp, perStep))).toEqual([...items].sort(cmp));
+        },
+      ),
     );
   });
 
@@ -38,7 +42,14 @@ describe('sortSteps', () => {
 describe('recordsToEndpointsSteps', () => {
   it('maps a zone of 20,000 records as recordsToEndpoints does, pausing every few dozen records', () => {
     const zone = 'example.com';
-    const records: OvhRecord[] = Array.from({ length: 20_000 }, (_, i) => ({ id: String(1000 + i), zone, subDomain: `h${i % 15_000}`, fieldType: i % 3 ? 'A' : 'TXT', target: i % 3 ? `192.0.2.${i % 250}` : `"t${i}"`, ttl: 300 + (i % 2) }));
+    const records: OvhRecord[] = Array.from({ length: 20_000 }, (_, i) => ({
+      id: String(1000 + i),
+      zone,
+      subDomain: `h${i % 15_000}`,
+      fieldType: i % 3 ? 'A' : 'TXT',
+      target: i % 3 ? `192.0.2.${i % 250}` : `"t${i}"`,
+      ttl: 300 + (i % 2),
+    }));
     const { value, pauses: n } = pauses(recordsToEndpointsSteps(records, zone));
     expect(value).toEqual(recordsToEndpoints(records, zone));
     expect(n).toBeGreaterThan(20_000 / 64);

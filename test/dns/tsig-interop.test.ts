@@ -26,7 +26,9 @@ import { describeWithTools, dig, nsupdate } from '../helpers/dns-tools.js';
 const ALGORITHMS = Object.keys(TSIG_WIRE) as TsigAlgorithm[];
 
 describeWithTools(['dig', 'nsupdate'], 'TSIG against dig and nsupdate', () => {
-  const keys = new Map<string, TsigSigner>(ALGORITHMS.map((algorithm) => [`${algorithm}.key.test`, { name: `${algorithm}.key.test`, algorithm, secret: randomBytes(32) }]));
+  const keys = new Map<string, TsigSigner>(
+    ALGORITHMS.map((algorithm) => [`${algorithm}.key.test`, { name: `${algorithm}.key.test`, algorithm, secret: randomBytes(32) }]),
+  );
   const received: Buffer[] = [];
   let corrupt = false;
   let socket: dgram.Socket;
@@ -39,7 +41,13 @@ describeWithTools(['dig', 'nsupdate'], 'TSIG against dig and nsupdate', () => {
       const p = parseMessage(msg);
       const key = keys.get(tsigKeyName(p.tsig!.record))!;
       const verdict = verifyTsig(msg, p.tsig!, key, Math.floor(Date.now() / 1000));
-      const answer = encodeMessage({ header: responseHeader(p.message.header, 0, { aa: true }), questions: p.message.questions, answers: [], authorities: [], additionals: [] });
+      const answer = encodeMessage({
+        header: responseHeader(p.message.header, 0, { aa: true }),
+        questions: p.message.questions,
+        answers: [],
+        authorities: [],
+        additionals: [],
+      });
       const signed = signMessage(answer, key, verdict.ok ? verdict.mac : undefined).bytes;
       if (corrupt) signed[signed.length - 7] = signed[signed.length - 7]! ^ 1; // the MAC's last byte
       socket.send(signed, from.port, from.address);
@@ -72,7 +80,11 @@ describeWithTools(['dig', 'nsupdate'], 'TSIG against dig and nsupdate', () => {
     expect(p.message.header.opcode).toBe(OPCODE.UPDATE);
     const t = p.tsig!.record.data;
     const key = keys.get(`${algorithm}.key.test`)!;
-    const ours = signMessage(withoutTsig(bytes, p.tsig!.offset, t.originalId), key, undefined, { timeSigned: t.timeSigned, fudge: t.fudge, originalId: t.originalId });
+    const ours = signMessage(withoutTsig(bytes, p.tsig!.offset, t.originalId), key, undefined, {
+      timeSigned: t.timeSigned,
+      fudge: t.fudge,
+      originalId: t.originalId,
+    });
     expect(ours.mac.toString('hex')).toBe(t.mac.toString('hex'));
     expect(ours.bytes.subarray(p.tsig!.offset).toString('hex')).toBe(bytes.subarray(p.tsig!.offset).toString('hex'));
   });

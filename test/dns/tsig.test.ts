@@ -53,7 +53,13 @@ describe('TSIG', () => {
     const key: TsigSigner = { name: 'Key.Example', algorithm: 'hmac-sha256', secret: Buffer.from('secret') };
     const unsigned = encodeMessage(query);
     const { mac } = signMessage(unsigned, key, undefined, { timeSigned: now, fudge: 300 });
-    const vars = Buffer.concat([nameWire('key.example'), Buffer.from([0, 255, 0, 0, 0, 0]), nameWire('hmac-sha256'), timeOtherData(now), Buffer.from([0x01, 0x2c, 0, 0, 0, 0])]);
+    const vars = Buffer.concat([
+      nameWire('key.example'),
+      Buffer.from([0, 255, 0, 0, 0, 0]),
+      nameWire('hmac-sha256'),
+      timeOtherData(now),
+      Buffer.from([0x01, 0x2c, 0, 0, 0, 0]),
+    ]);
     expect(mac).toEqual(createHmac('sha256', 'secret').update(unsigned).update(vars).digest());
   });
 
@@ -104,7 +110,11 @@ describe('TSIG', () => {
     const key = keyOf('hmac-md5');
     const req = parseMessage(signMessage(encodeMessage(query), key, undefined, { timeSigned: now }).bytes);
     const t = req.tsig!.record.data;
-    const answer = appendUnsignedTsigError(encodeMessage({ ...query, header: { ...query.header, qr: true, rcode: 9 }, authorities: [] }), { ...t, keyName: 'cluster1.dnsplane' }, TSIG_ERROR.BADKEY);
+    const answer = appendUnsignedTsigError(
+      encodeMessage({ ...query, header: { ...query.header, qr: true, rcode: 9 }, authorities: [] }),
+      { ...t, keyName: 'cluster1.dnsplane' },
+      TSIG_ERROR.BADKEY,
+    );
     const p = parseMessage(answer);
     expect(p.tsig?.record.data).toMatchObject({ error: TSIG_ERROR.BADKEY, mac: Buffer.alloc(0), timeSigned: now, algorithm: 'hmac-md5.sig-alg.reg.int' });
   });

@@ -23,7 +23,13 @@ import { InvalidInputError } from '../../src/dns/errors.js';
 const header = { id: 0x1234, qr: false, opcode: OPCODE.QUERY, aa: false, tc: false, rd: true, ra: false, z: 0, rcode: 0 };
 
 function every(): Message {
-  const rr = (name: string, type: number, data: ResourceRecord['data'], cls: number = CLASS.IN, ttl = 300): ResourceRecord => ({ name, type, class: cls, ttl, ...(data ? { data } : {}) });
+  const rr = (name: string, type: number, data: ResourceRecord['data'], cls: number = CLASS.IN, ttl = 300): ResourceRecord => ({
+    name,
+    type,
+    class: cls,
+    ttl,
+    ...(data ? { data } : {}),
+  });
   return {
     header: { ...header, qr: true, aa: true },
     questions: [{ name: 'www.example.test', type: TYPE.A, class: CLASS.IN }],
@@ -36,7 +42,16 @@ function every(): Message {
       rr('_sip._tcp.example.test', TYPE.SRV, { kind: 'SRV', priority: 0, weight: 100, port: 5060, target: 'sip.example.test' }),
       rr('_acme-challenge.example.test', TYPE.TXT, { kind: 'TXT', strings: [Buffer.from('a'.repeat(255)), Buffer.from('tail')] }),
       rr('example.test', TYPE.CAA, { kind: 'CAA', flags: 0, tag: 'issue', value: Buffer.from('letsencrypt.org') }),
-      rr('example.test', TYPE.SOA, { kind: 'SOA', mname: 'ns1.example.test', rname: 'hostmaster.example.test', serial: 4294967295, refresh: 3600, retry: 600, expire: 86400, minimum: 300 }),
+      rr('example.test', TYPE.SOA, {
+        kind: 'SOA',
+        mname: 'ns1.example.test',
+        rname: 'hostmaster.example.test',
+        serial: 4294967295,
+        refresh: 3600,
+        retry: 600,
+        expire: 86400,
+        minimum: 300,
+      }),
       rr('x.example.test', 65280, undefined),
     ],
     authorities: [
@@ -99,7 +114,14 @@ describe('messages', () => {
 
   it('refuses wrong section counts and trailing bytes', () => {
     const bytes = encodeMessage(every());
-    for (const [at, delta] of [[5, 1], [7, 1], [7, -1], [9, 1], [11, 1], [11, -1]] as const) {
+    for (const [at, delta] of [
+      [5, 1],
+      [7, 1],
+      [7, -1],
+      [9, 1],
+      [11, 1],
+      [11, -1],
+    ] as const) {
       const b = Buffer.from(bytes);
       b[at] = b[at]! + delta;
       expect(() => parseMessage(b), `count at ${at} ${delta > 0 ? '+' : '-'}1`).toThrow(WireFormatError);
@@ -144,7 +166,13 @@ describe('messages', () => {
   });
 
   it('keeps TSIG last and alone, OPT single', () => {
-    const tsig: ResourceRecord = { name: 'key', type: TYPE.TSIG, class: CLASS.ANY, ttl: 0, data: { kind: 'TSIG', algorithm: 'hmac-sha256', timeSigned: 1, fudge: 300, mac: Buffer.alloc(32), originalId: 1, error: 0, otherData: Buffer.alloc(0) } };
+    const tsig: ResourceRecord = {
+      name: 'key',
+      type: TYPE.TSIG,
+      class: CLASS.ANY,
+      ttl: 0,
+      data: { kind: 'TSIG', algorithm: 'hmac-sha256', timeSigned: 1, fudge: 300, mac: Buffer.alloc(32), originalId: 1, error: 0, otherData: Buffer.alloc(0) },
+    };
     const opt: ResourceRecord = { name: '', type: TYPE.OPT, class: 1232, ttl: 0, raw: Buffer.alloc(0) };
     const base = { header, questions: [], answers: [], authorities: [] };
     expect(parseMessage(encodeMessage({ ...base, additionals: [opt, tsig] })).tsig?.record.data.algorithm).toBe('hmac-sha256');

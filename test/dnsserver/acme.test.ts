@@ -62,7 +62,9 @@ describeWithTools(['pebble', 'lego', 'certbot'], 'ACME DNS-01 through dnsplane',
   /** The zone as OVH holds it, draft and published, and as Records serves it. */
   async function zoneState() {
     const rows = (list: ReturnType<Harness['sim']['publishedRecords']>) => list.map((r) => `${r.id} ${r.subDomain} ${r.fieldType} ${r.target} ${r.ttl}`).sort();
-    const records = (await h.zoneClient(token).records({ zones: [ZONE], includeForeign: true })).zones[0]!.endpoints.map((e) => `${e.dnsName} ${e.recordType} ${e.targets.join(',')} ${e.ttl}`).sort();
+    const records = (await h.zoneClient(token).records({ zones: [ZONE], includeForeign: true })).zones[0]!.endpoints.map(
+      (e) => `${e.dnsName} ${e.recordType} ${e.targets.join(',')} ${e.ttl}`,
+    ).sort();
     return { draft: rows(h.sim.draftRecords(ZONE)), published: rows(h.sim.publishedRecords(ZONE)), records };
   }
 
@@ -79,7 +81,25 @@ describeWithTools(['pebble', 'lego', 'certbot'], 'ACME DNS-01 through dnsplane',
     const dir = path.join(work, 'lego');
     const out = await run(
       'lego',
-      ['--server', pebble.directory, '--accept-tos', '--email', 'acme@example.test', '--path', dir, '--dns', 'rfc2136', '--dns.disable-cp', '--dns.resolvers', `127.0.0.1:${doorPort}`, '-d', ZONE, '-d', `*.${ZONE}`, 'run'],
+      [
+        '--server',
+        pebble.directory,
+        '--accept-tos',
+        '--email',
+        'acme@example.test',
+        '--path',
+        dir,
+        '--dns',
+        'rfc2136',
+        '--dns.disable-cp',
+        '--dns.resolvers',
+        `127.0.0.1:${doorPort}`,
+        '-d',
+        ZONE,
+        '-d',
+        `*.${ZONE}`,
+        'run',
+      ],
       {
         env: {
           LEGO_CA_CERTIFICATES: pebble.caFile,
@@ -122,33 +142,37 @@ describeWithTools(['pebble', 'lego', 'certbot'], 'ACME DNS-01 through dnsplane',
       ].join('\n'),
     );
     chmodSync(ini, 0o600);
-    const out = await run('certbot', [
-      'certonly',
-      '--non-interactive',
-      '--agree-tos',
-      '--register-unsafely-without-email',
-      '--server',
-      pebble.directory,
-      '--no-verify-ssl',
-      '--config-dir',
-      path.join(dir, 'config'),
-      '--work-dir',
-      path.join(dir, 'work'),
-      '--logs-dir',
-      path.join(dir, 'logs'),
-      '--authenticator',
-      'dns-rfc2136',
-      '--dns-rfc2136-credentials',
-      ini,
-      '--dns-rfc2136-propagation-seconds',
-      '0',
-      '--cert-name',
-      ZONE,
-      '-d',
-      ZONE,
-      '-d',
-      `*.${ZONE}`,
-    ], { env: { HOME: work } });
+    const out = await run(
+      'certbot',
+      [
+        'certonly',
+        '--non-interactive',
+        '--agree-tos',
+        '--register-unsafely-without-email',
+        '--server',
+        pebble.directory,
+        '--no-verify-ssl',
+        '--config-dir',
+        path.join(dir, 'config'),
+        '--work-dir',
+        path.join(dir, 'work'),
+        '--logs-dir',
+        path.join(dir, 'logs'),
+        '--authenticator',
+        'dns-rfc2136',
+        '--dns-rfc2136-credentials',
+        ini,
+        '--dns-rfc2136-propagation-seconds',
+        '0',
+        '--cert-name',
+        ZONE,
+        '-d',
+        ZONE,
+        '-d',
+        `*.${ZONE}`,
+      ],
+      { env: { HOME: work } },
+    );
     expect(out.code, `${out.stdout}\n${out.stderr}\n${pebble.output()}`).toBe(0);
     expectCertificate(readFileSync(path.join(dir, 'config', 'live', ZONE, 'cert.pem'), 'utf8'));
     // Both values presented under one name (one UPDATE each), then both cleaned up.

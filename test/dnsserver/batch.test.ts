@@ -35,7 +35,13 @@ function documentedBatchSize(): number {
   return sizes[0]!;
 }
 
-const a = (name: string, address: string, cls: number = CLASS.IN): ResourceRecord => ({ name: `${name}.${ZONE}`, type: TYPE.A, class: cls, ttl: cls === CLASS.IN ? 300 : 0, data: { kind: 'A', address } });
+const a = (name: string, address: string, cls: number = CLASS.IN): ResourceRecord => ({
+  name: `${name}.${ZONE}`,
+  type: TYPE.A,
+  class: cls,
+  ttl: cls === CLASS.IN ? 300 : 0,
+  data: { kind: 'A', address },
+});
 
 /** One UPDATE over TCP, answered within miekg's timeout or not at all (undefined). */
 async function send(updates: ResourceRecord[]): Promise<number | undefined> {
@@ -55,7 +61,12 @@ beforeAll(async () => {
   const logged = memoryLogger('info');
   lines = logged.lines;
   // The default OVH rate (the harness otherwise raises it for speed).
-  h = await startHarness({ zones: { [ZONE]: [] }, env: { DNSPLANE_DNS_LISTEN: '127.0.0.1:0', DNSPLANE_OVH_RATE: '20' }, dnsKeyring: keyring, logger: logged.log });
+  h = await startHarness({
+    zones: { [ZONE]: [] },
+    env: { DNSPLANE_DNS_LISTEN: '127.0.0.1:0', DNSPLANE_OVH_RATE: '20' },
+    dnsKeyring: keyring,
+    logger: logged.log,
+  });
   const tenant = await createTenant(h.server.ctx.pool, { name: 'cluster1', zones: [ZONE] });
   key = keyring.add(tenant.tenant);
   await h.zoneClient(tenant.token).records({ zones: [ZONE] }); // the zone's first sync, as external-dns's AXFR would
@@ -83,11 +94,21 @@ it('a batch of creates and a batch of updates of that size are each answered NOE
   expect(await send(updates)).toBe(RCODE.REFUSED);
   expect(h.sim.writes()).toEqual([]);
   expect(lines.filter((l) => l['msg'] === 'dns: refused').map((l) => l['reason'])).toEqual([
-    expect.stringMatching(new RegExp(`^change threshold: this apply would update ${n} of the ${n} record sets tenant "cluster1" owns in zone ${ZONE} \\(100%, over the limit of 30%\\); nothing was sent\\.`)),
+    expect.stringMatching(
+      new RegExp(
+        `^change threshold: this apply would update ${n} of the ${n} record sets tenant "cluster1" owns in zone ${ZONE} \\(100%, over the limit of 30%\\); nothing was sent\\.`,
+      ),
+    ),
   ]);
   // What the docs advise for an external-dns tenant: its own limit raised.
   await store.setMaxChangePercent(h.server.ctx.pool, 'cluster1', 100);
   expect(await send(updates)).toBe(RCODE.NOERROR);
   expect(h.sim.writes()).toHaveLength(n + 1);
-  expect(h.sim.publishedRecords(ZONE).filter((r) => r.fieldType === 'A').map((r) => r.target).sort()).toEqual(names.map((_, i) => `198.51.100.${i + 1}`).sort());
+  expect(
+    h.sim
+      .publishedRecords(ZONE)
+      .filter((r) => r.fieldType === 'A')
+      .map((r) => r.target)
+      .sort(),
+  ).toEqual(names.map((_, i) => `198.51.100.${i + 1}`).sort());
 });

@@ -19,7 +19,11 @@ let h: Harness;
 let port: number;
 
 beforeAll(async () => {
-  h = await startHarness({ zones: { [ZONE]: [{ subDomain: 'www', fieldType: 'A', target: '192.0.2.1' }], 'cold.test': [] }, env: { DNSPLANE_DNS_LISTEN: '127.0.0.1:0' }, logger: logged.log });
+  h = await startHarness({
+    zones: { [ZONE]: [{ subDomain: 'www', fieldType: 'A', target: '192.0.2.1' }], 'cold.test': [] },
+    env: { DNSPLANE_DNS_LISTEN: '127.0.0.1:0' },
+    logger: logged.log,
+  });
   port = h.server.dns!.port;
   // The zone read once, so that what follows costs no OVH call.
   expect((await tcpExchange(port, query(ZONE, TYPE.SOA)))[0]!.parsed.message.header.rcode).toBe(RCODE.NOERROR);
@@ -123,18 +127,29 @@ describe('malformed messages', () => {
   });
 
   it('connections beyond the bound from one source are closed at once', async () => {
-    const sockets = await Promise.all(Array.from({ length: 80 }, () => new Promise<net.Socket>((resolve) => {
-      const s = net.connect(port, '127.0.0.1', () => resolve(s));
-      s.on('error', () => undefined);
-    })));
-    const closed = await Promise.all(sockets.map((s) => new Promise<boolean>((resolve) => {
-      if (s.destroyed) return resolve(true);
-      const t = setTimeout(() => resolve(false), 2000);
-      s.once('close', () => {
-        clearTimeout(t);
-        resolve(true);
-      });
-    })));
+    const sockets = await Promise.all(
+      Array.from(
+        { length: 80 },
+        () =>
+          new Promise<net.Socket>((resolve) => {
+            const s = net.connect(port, '127.0.0.1', () => resolve(s));
+            s.on('error', () => undefined);
+          }),
+      ),
+    );
+    const closed = await Promise.all(
+      sockets.map(
+        (s) =>
+          new Promise<boolean>((resolve) => {
+            if (s.destroyed) return resolve(true);
+            const t = setTimeout(() => resolve(false), 2000);
+            s.once('close', () => {
+              clearTimeout(t);
+              resolve(true);
+            });
+          }),
+      ),
+    );
     expect(closed.filter(Boolean).length).toBeGreaterThanOrEqual(80 - 64);
     for (const s of sockets) s.destroy();
     // The server sees those closes as they arrive: a new connection is served once it has.
@@ -145,7 +160,11 @@ describe('malformed messages', () => {
 
 describe('a zone OVH will not let dnsplane read', () => {
   it('costs one OVH read for a burst of queries, then none for 10 s; SERVFAIL each; a bounded number of log lines', async () => {
-    h.sim.faults.fail({ method: 'GET', path: '/domain/zone/cold.test/**', effect: { kind: 'status', status: 403, body: { class: 'Client::Forbidden', message: 'This call has not been granted' } } });
+    h.sim.faults.fail({
+      method: 'GET',
+      path: '/domain/zone/cold.test/**',
+      effect: { kind: 'status', status: 403, body: { class: 'Client::Forbidden', message: 'This call has not been granted' } },
+    });
     h.sim.clearCalls();
     const before = logged.lines.filter((l) => l['msg'] === 'dns: answering a message failed').length;
     const answers = await Promise.all(Array.from({ length: 30 }, () => tcpExchange(port, query('cold.test', TYPE.SOA))));

@@ -34,7 +34,10 @@ beforeEach(() => h.sim.clearCalls());
 describeWithTools(['nsupdate'], 'stored TSIG keys at the DNS door', () => {
   const admin = () => ({ pool: h.server.ctx.pool, secrets: h.server.ctx.secrets, actor: null });
   const send = (name: string, secret: Buffer, value: string) =>
-    nsupdate({ algorithm: 'hmac-sha256', name, secret: secret.toString('base64') }, `server 127.0.0.1 ${port}\nzone ${ZONE}\nupdate add _acme-challenge.${ZONE} 60 TXT "${value}"\nsend\n`);
+    nsupdate(
+      { algorithm: 'hmac-sha256', name, secret: secret.toString('base64') },
+      `server 127.0.0.1 ${port}\nzone ${ZONE}\nupdate add _acme-challenge.${ZONE} 60 TXT "${value}"\nsend\n`,
+    );
 
   it('a key made through core signs an UPDATE; rotated, deleted, or its tenant disabled, it no longer does', async () => {
     const issued = await createTsigKey(admin(), { tenant: 'cluster1', algorithm: 'hmac-sha256', acmeOnly: true });
@@ -68,11 +71,16 @@ describeWithTools(['nsupdate'], 'stored TSIG keys at the DNS door', () => {
     const issued = await createTsigKey(admin(), { tenant: 'cluster1', algorithm: 'hmac-sha256' });
     await protectNames(h.server.ctx.pool, null, ZONE, [`locked.${ZONE}`], false);
     h.sim.clearCalls();
-    const out = await nsupdate({ algorithm: 'hmac-sha256', name: issued.key.name, secret: issued.secret.toString('base64') }, `server 127.0.0.1 ${port}\nzone ${ZONE}\nupdate add locked.${ZONE} 60 A 192.0.2.1\nsend\n`);
+    const out = await nsupdate(
+      { algorithm: 'hmac-sha256', name: issued.key.name, secret: issued.secret.toString('base64') },
+      `server 127.0.0.1 ${port}\nzone ${ZONE}\nupdate add locked.${ZONE} 60 A 192.0.2.1\nsend\n`,
+    );
     expect(out.code).not.toBe(0);
     expect(out.stdout + out.stderr).toMatch(/REFUSED/);
     expect(callLines(h.sim)).toEqual([]);
     const refusal = (await store.listJournal(h.server.ctx.pool, { zone: ZONE, limit: 5 })).find((e) => (e.intent as { kind?: string }).kind === 'dns-refusal')!;
-    expect((refusal.intent as { summary: string }).summary).toMatch(/^DNS UPDATE refused \(REFUSED\): protected names: this apply changes locked\.example\.test, protected in zone example\.test/);
+    expect((refusal.intent as { summary: string }).summary).toMatch(
+      /^DNS UPDATE refused \(REFUSED\): protected names: this apply changes locked\.example\.test, protected in zone example\.test/,
+    );
   });
 });

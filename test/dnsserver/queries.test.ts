@@ -143,7 +143,12 @@ describe('queries', () => {
 
   it('moves the SOA serial with every apply', async () => {
     const before = (await udpExchange(port, query(ZONE, TYPE.SOA)))!.parsed.message.answers[0]!.data;
-    await h.zoneClient(alice.token).apply({ source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`new.${ZONE}`, 'A', ['192.0.2.77'])] } } } } });
+    await h.zoneClient(alice.token).apply({
+      source: {
+        case: 'plan',
+        value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`new.${ZONE}`, 'A', ['192.0.2.77'])] } } },
+      },
+    });
     const after = (await udpExchange(port, query(ZONE, TYPE.SOA)))!.parsed.message.answers[0]!.data;
     expect(after?.kind === 'SOA' && before?.kind === 'SOA' && after.serial).toBe(before?.kind === 'SOA' ? before.serial + 1 : -1);
     const fresh = (await udpExchange(port, query(`new.${ZONE}`, TYPE.A)))!.parsed.message;
@@ -160,14 +165,23 @@ describe('zone transfers', () => {
     expect(answers.every((a) => a.parsed.tsig !== undefined)).toBe(true);
     const records = (await h.zoneClient(alice.token).records({ zones: [ZONE], includeForeign: true })).zones[0]!.endpoints;
     const fromRecords = records.flatMap((e) => e.targets.map(() => `${e.dnsName} ${e.recordType}`)).sort();
-    const fromAxfr = rrs.slice(1, -1).map((r) => `${r.name} ${r.type === TYPE.CNAME ? 'CNAME' : Object.entries(TYPE).find(([, n]) => n === r.type)![0]}`).sort();
+    const fromAxfr = rrs
+      .slice(1, -1)
+      .map((r) => `${r.name} ${r.type === TYPE.CNAME ? 'CNAME' : Object.entries(TYPE).find(([, n]) => n === r.type)![0]}`)
+      .sort();
     expect(fromAxfr).toEqual(fromRecords);
     expect(callLines(h.sim)).toEqual([]);
   });
 
   it('IXFR from the current serial: the SOA alone', async () => {
     const serial = soaSerial(await generation());
-    const soa = { name: ZONE, type: TYPE.SOA, class: 1, ttl: 0, data: { kind: 'SOA' as const, mname: 'x', rname: 'y', serial, refresh: 0, retry: 0, expire: 0, minimum: 0 } };
+    const soa = {
+      name: ZONE,
+      type: TYPE.SOA,
+      class: 1,
+      ttl: 0,
+      data: { kind: 'SOA' as const, mname: 'x', rname: 'y', serial, refresh: 0, retry: 0, expire: 0, minimum: 0 },
+    };
     const answers = await tcpExchange(port, query(ZONE, TYPE.IXFR, { key: aliceKey, authorities: [soa] }), { transfer: true });
     expect(answers).toHaveLength(1);
     expect(answers[0]!.parsed.message.answers.map((r) => r.type)).toEqual([TYPE.SOA]);
@@ -181,7 +195,9 @@ describe('zone transfers', () => {
     expect(await rcode(query('nope.test', TYPE.AXFR, { key: aliceKey }))).toBe(RCODE.NOTAUTH);
     expect((await udpExchange(port, query(ZONE, TYPE.AXFR, { key: aliceKey })))!.parsed.message.header.rcode).toBe(RCODE.FORMERR);
     const journal = await h.adminClient(await h.tenant('root', [], { admin: true })).listJournal({ zone: ZONE, limit: 10 });
-    expect(journal.entries.some((e) => e.tenant === 'bob' && /AXFR refused \(REFUSED\): zone "example.test" is not one of tenant "bob"'s zones/.test(e.summary))).toBe(true);
+    expect(
+      journal.entries.some((e) => e.tenant === 'bob' && /AXFR refused \(REFUSED\): zone "example.test" is not one of tenant "bob"'s zones/.test(e.summary)),
+    ).toBe(true);
   });
 });
 

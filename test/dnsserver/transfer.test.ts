@@ -13,7 +13,16 @@ import type { TsigKey } from '../../src/core/credentials/tsig.js';
 import { records, soaRecord } from '../../src/dnsserver/query.js';
 import { tsigSize } from '../../src/dnsserver/exchange.js';
 import { transferMessages } from '../../src/dnsserver/transfer.js';
-import { MAX_MESSAGE_BYTES, MessageTooLargeError, TYPE, encodeMessage, parseMessage, verifyContinuation, verifyTsig, withoutTsig } from '../../src/dns/wire/index.js';
+import {
+  MAX_MESSAGE_BYTES,
+  MessageTooLargeError,
+  TYPE,
+  encodeMessage,
+  parseMessage,
+  verifyContinuation,
+  verifyTsig,
+  withoutTsig,
+} from '../../src/dns/wire/index.js';
 import { mixedRecords } from '../helpers/big-zone.js';
 import { memoryKeyring } from '../helpers/dns-keys.js';
 import { query, tcpExchange } from '../helpers/dns-client.js';
@@ -29,7 +38,12 @@ let port: number;
 let key: TsigKey;
 
 beforeAll(async () => {
-  h = await startHarness({ zones: { [ZONE]: RECORDS }, behavior: { expandedRecordLists: 'honoured' }, env: { DNSPLANE_DNS_LISTEN: '127.0.0.1:0', DNSPLANE_DNS_RATE: '10000' }, dnsKeyring: keyring });
+  h = await startHarness({
+    zones: { [ZONE]: RECORDS },
+    behavior: { expandedRecordLists: 'honoured' },
+    env: { DNSPLANE_DNS_LISTEN: '127.0.0.1:0', DNSPLANE_DNS_RATE: '10000' },
+    dnsKeyring: keyring,
+  });
   port = h.server.dns!.port;
   const alice = await createTenant(h.server.ctx.pool, { name: 'alice', zones: [ZONE] });
   key = keyring.add(alice.tenant, { algorithm: 'hmac-sha256' });
@@ -71,9 +85,16 @@ describe('a transfer of many messages', () => {
   });
 
   it('IXFR from an older serial: the whole zone, in the same messages as AXFR but for the question', async () => {
-    const strip = (a: { bytes: Buffer; parsed: { tsig?: { offset: number; record: { data: { originalId: number } } } } }) => withoutTsig(a.bytes, a.parsed.tsig!.offset, a.parsed.tsig!.record.data.originalId);
+    const strip = (a: { bytes: Buffer; parsed: { tsig?: { offset: number; record: { data: { originalId: number } } } } }) =>
+      withoutTsig(a.bytes, a.parsed.tsig!.offset, a.parsed.tsig!.record.data.originalId);
     const axfr = (await tcpExchange(port, query(ZONE, TYPE.AXFR, { key }), { transfer: true })).map(strip);
-    const old = { name: ZONE, type: TYPE.SOA, class: 1, ttl: 0, data: { kind: 'SOA' as const, mname: 'x', rname: 'y', serial: 0, refresh: 0, retry: 0, expire: 0, minimum: 0 } };
+    const old = {
+      name: ZONE,
+      type: TYPE.SOA,
+      class: 1,
+      ttl: 0,
+      data: { kind: 'SOA' as const, mname: 'x', rname: 'y', serial: 0, refresh: 0, retry: 0, expire: 0, minimum: 0 },
+    };
     const ixfr = (await tcpExchange(port, query(ZONE, TYPE.IXFR, { key, authorities: [old] }), { transfer: true })).map(strip);
     expect(ixfr.length).toBe(axfr.length);
     expect(parseMessage(ixfr[0]!).message.questions).toEqual([{ name: ZONE, type: TYPE.IXFR, class: 1 }]);
@@ -102,6 +123,8 @@ describe('a transfer of many messages', () => {
     expect(slicer.yields).toBe(0);
     expect(await transferMessages(z, q, limit)).toBe(again);
     const before = await tcpExchange(port, query(ZONE, TYPE.AXFR, { key }), { transfer: true });
-    expect(before.map((a) => withoutTsig(a.bytes, a.parsed.tsig!.offset, a.parsed.tsig!.record.data.originalId).subarray(4))).toEqual(again.map((m) => m.subarray(4)));
+    expect(before.map((a) => withoutTsig(a.bytes, a.parsed.tsig!.offset, a.parsed.tsig!.record.data.originalId).subarray(4))).toEqual(
+      again.map((m) => m.subarray(4)),
+    );
   });
 });

@@ -28,7 +28,11 @@ interface Door {
 /** `clientTimeout`: DNSPLANE_DNS_CLIENT_TIMEOUT (these tests' own client waits 120 s; null: unset, the default 2 s). */
 async function door(wait: string | undefined, clientTimeout: string | null = '120s'): Promise<Door> {
   const keyring = memoryKeyring();
-  const env = { DNSPLANE_DNS_LISTEN: '127.0.0.1:0', ...(wait ? { DNSPLANE_DNS_UPDATE_WAIT: wait } : {}), ...(clientTimeout ? { DNSPLANE_DNS_CLIENT_TIMEOUT: clientTimeout } : {}) };
+  const env = {
+    DNSPLANE_DNS_LISTEN: '127.0.0.1:0',
+    ...(wait ? { DNSPLANE_DNS_UPDATE_WAIT: wait } : {}),
+    ...(clientTimeout ? { DNSPLANE_DNS_CLIENT_TIMEOUT: clientTimeout } : {}),
+  };
   const h = await startHarness({ zones: { [ZONE]: [] }, env, dnsKeyring: keyring });
   const alice = await createTenant(h.server.ctx.pool, { name: 'alice', zones: [ZONE] });
   return { h, key: keyring.add(alice.tenant), admin: await h.tenant('root', [], { admin: true }) };
@@ -112,7 +116,7 @@ describe('DNSPLANE_DNS_UPDATE_WAIT=2s, a server that never publishes', () => {
   });
 });
 
-describe('DNSPLANE_DNS_UPDATE_WAIT=60s with the default DNSPLANE_DNS_CLIENT_TIMEOUT (2 s, miekg/dns\'s)', () => {
+describe("DNSPLANE_DNS_UPDATE_WAIT=60s with the default DNSPLANE_DNS_CLIENT_TIMEOUT (2 s, miekg/dns's)", () => {
   let d: Door;
   beforeAll(async () => {
     d = await door('60s', null);
@@ -121,18 +125,24 @@ describe('DNSPLANE_DNS_UPDATE_WAIT=60s with the default DNSPLANE_DNS_CLIENT_TIME
     await d?.h.close();
   });
 
-  it.each(['tcp', 'udp'] as const)('%s: a client that waits 2 s, as cert-manager\'s does, gets its NOERROR while a server still lacks the change', async (transport) => {
-    d.h.sim.propagation.hold(NS1);
-    try {
-      // No retry: the first message's answer must come within the client's 2 s.
-      const bytes = addMessage(d, `cm-${transport}`);
-      const answer = transport === 'tcp' ? (await tcpExchange(d.h.server.dns!.port, bytes, { timeoutMs: 2_000 }))[0] : await udpExchange(d.h.server.dns!.port, bytes, 2_000);
-      expect(answer?.parsed.message.header.rcode).toBe(RCODE.NOERROR);
-      expect((await latest(d))!.visibility!.state).toBe(VisibilityState.PUBLISHED); // waited, and gave up in time
-    } finally {
-      d.h.sim.propagation.release(NS1);
-    }
-  });
+  it.each(['tcp', 'udp'] as const)(
+    "%s: a client that waits 2 s, as cert-manager's does, gets its NOERROR while a server still lacks the change",
+    async (transport) => {
+      d.h.sim.propagation.hold(NS1);
+      try {
+        // No retry: the first message's answer must come within the client's 2 s.
+        const bytes = addMessage(d, `cm-${transport}`);
+        const answer =
+          transport === 'tcp'
+            ? (await tcpExchange(d.h.server.dns!.port, bytes, { timeoutMs: 2_000 }))[0]
+            : await udpExchange(d.h.server.dns!.port, bytes, 2_000);
+        expect(answer?.parsed.message.header.rcode).toBe(RCODE.NOERROR);
+        expect((await latest(d))!.visibility!.state).toBe(VisibilityState.PUBLISHED); // waited, and gave up in time
+      } finally {
+        d.h.sim.propagation.release(NS1);
+      }
+    },
+  );
 });
 
 describe('DNSPLANE_DNS_UPDATE_WAIT unset (off)', () => {

@@ -7,7 +7,21 @@
 import dgram from 'node:dgram';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTenant, type Tenant } from '../../src/core/tenants/tenants.js';
-import { CLASS, OPCODE, RCODE, TSIG_WIRE, TSIG_ERROR, TYPE, encodeMessage, parseMessage, signMessage, verifyTsig, withoutTsig, type Message, type TsigAlgorithm } from '../../src/dns/wire/index.js';
+import {
+  CLASS,
+  OPCODE,
+  RCODE,
+  TSIG_WIRE,
+  TSIG_ERROR,
+  TYPE,
+  encodeMessage,
+  parseMessage,
+  signMessage,
+  verifyTsig,
+  withoutTsig,
+  type Message,
+  type TsigAlgorithm,
+} from '../../src/dns/wire/index.js';
 import type { TsigKey } from '../../src/core/credentials/tsig.js';
 import { Policy } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { callLines, ep } from '../helpers/expect.js';
@@ -55,7 +69,12 @@ beforeAll(async () => {
   acmeKey = keyring.add(alice.tenant, { algorithm: 'hmac-sha1', acmeOnly: true });
   admin = await h.tenant('root', [], { admin: true });
   // bob owns taken.example.test A (through the API).
-  await h.zoneClient(bob.token).apply({ source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`taken.${ZONE}`, 'A', ['192.0.2.7'])] } } } } });
+  await h.zoneClient(bob.token).apply({
+    source: {
+      case: 'plan',
+      value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`taken.${ZONE}`, 'A', ['192.0.2.7'])] } } },
+    },
+  });
 });
 
 afterAll(async () => {
@@ -89,17 +108,20 @@ async function txtValues(name: string): Promise<string[]> {
 }
 
 describeWithTools(['nsupdate'], 'UPDATE with nsupdate', () => {
-  it.each(Object.keys(TSIG_WIRE) as TsigAlgorithm[])('%s: one TXT add is one POST and one refresh; its delete one DELETE and one refresh', async (algorithm) => {
-    const key = keys.get(algorithm)!;
-    const name = `_acme-challenge.${algorithm}.${ZONE}`;
-    expect(rcodeOf(await nsu(key, [`update add ${name} 60 TXT "token-${algorithm}"`]))).toBe('NOERROR');
-    expect(calls()).toEqual([`POST ${REC}`, REFRESH]);
-    expect(await txtValues(name)).toEqual([`token-${algorithm}`]);
-    h.sim.clearCalls();
-    expect(rcodeOf(await nsu(key, [`update delete ${name} TXT "token-${algorithm}"`]))).toBe('NOERROR');
-    expect(calls()).toEqual([`DELETE ${REC}/ID`, REFRESH]);
-    expect(await txtValues(name)).toEqual([]);
-  });
+  it.each(Object.keys(TSIG_WIRE) as TsigAlgorithm[])(
+    '%s: one TXT add is one POST and one refresh; its delete one DELETE and one refresh',
+    async (algorithm) => {
+      const key = keys.get(algorithm)!;
+      const name = `_acme-challenge.${algorithm}.${ZONE}`;
+      expect(rcodeOf(await nsu(key, [`update add ${name} 60 TXT "token-${algorithm}"`]))).toBe('NOERROR');
+      expect(calls()).toEqual([`POST ${REC}`, REFRESH]);
+      expect(await txtValues(name)).toEqual([`token-${algorithm}`]);
+      h.sim.clearCalls();
+      expect(rcodeOf(await nsu(key, [`update delete ${name} TXT "token-${algorithm}"`]))).toBe('NOERROR');
+      expect(calls()).toEqual([`DELETE ${REC}/ID`, REFRESH]);
+      expect(await txtValues(name)).toEqual([]);
+    },
+  );
 
   it('three adds in one message: three POSTs and one refresh; sent again, no call (no double apply)', async () => {
     const lines = ['update add a1.example.test 300 A 192.0.2.11', 'update add a2.example.test 300 A 192.0.2.12', 'update add a3.example.test 300 TXT "three"'];
@@ -133,7 +155,9 @@ describeWithTools(['nsupdate'], 'UPDATE with nsupdate', () => {
 
   it('every update form: add, delete an RRset, delete one record, delete a name; deleting what is absent is no error', async () => {
     const n = `forms.${ZONE}`;
-    expect(rcodeOf(await nsu(alicesKey(), [`update add ${n} 120 TXT "one"`, `update add ${n} 120 TXT "two"`, `update add ${n} 120 A 192.0.2.30`]))).toBe('NOERROR');
+    expect(rcodeOf(await nsu(alicesKey(), [`update add ${n} 120 TXT "one"`, `update add ${n} 120 TXT "two"`, `update add ${n} 120 A 192.0.2.30`]))).toBe(
+      'NOERROR',
+    );
     h.sim.clearCalls();
     expect(rcodeOf(await nsu(alicesKey(), [`update delete ${n} TXT "one"`]))).toBe('NOERROR');
     expect(calls()).toEqual([`DELETE ${REC}/ID`, REFRESH]);
@@ -188,21 +212,37 @@ describeWithTools(['nsupdate'], 'UPDATE with nsupdate', () => {
     // (a refusal with the key, never written for a wrong secret) names the zone asked and those managed.
     const refusals = logged.lines.filter((l) => l['msg'] === 'dns: refused' && l['rcode'] === 'NOTAUTH');
     expect(refusals.slice(-2).map((l) => [l['zone'], l['key'], l['reason']])).toEqual([
-      ['nope.test', alicesKey().name, '"nope.test" is not a zone dnsplane manages (managed: example.test, other.test); a zone missing from DNSPLANE_ZONES is not managed'],
-      [`sub.${ZONE}`, alicesKey().name, `"sub.${ZONE}" is not a zone dnsplane manages (managed: example.test, other.test); it is a name inside managed zone ${ZONE}: ask for ${ZONE} (a client that found "sub.${ZONE}" as its zone saw it delegated elsewhere)`],
+      [
+        'nope.test',
+        alicesKey().name,
+        '"nope.test" is not a zone dnsplane manages (managed: example.test, other.test); a zone missing from DNSPLANE_ZONES is not managed',
+      ],
+      [
+        `sub.${ZONE}`,
+        alicesKey().name,
+        `"sub.${ZONE}" is not a zone dnsplane manages (managed: example.test, other.test); it is a name inside managed zone ${ZONE}: ask for ${ZONE} (a client that found "sub.${ZONE}" as its zone saw it delegated elsewhere)`,
+      ],
     ]);
   });
 
   it('a wrong key and a wrong secret: NOTAUTH with BADKEY and BADSIG, nothing sent', async () => {
-    const unknown = await nsupdate({ algorithm: 'hmac-sha256', name: 'nobody.keys.dnsplane', secret: Buffer.alloc(32, 1).toString('base64') }, `server 127.0.0.1 ${port}\nzone ${ZONE}\nupdate add k.${ZONE} 60 TXT "k"\nsend\n`);
+    const unknown = await nsupdate(
+      { algorithm: 'hmac-sha256', name: 'nobody.keys.dnsplane', secret: Buffer.alloc(32, 1).toString('base64') },
+      `server 127.0.0.1 ${port}\nzone ${ZONE}\nupdate add k.${ZONE} 60 TXT "k"\nsend\n`,
+    );
     expect(unknown.code).not.toBe(0);
     expect(unknown.stdout + unknown.stderr).toMatch(/BADKEY|tsig indicates error/);
-    const wrong = await nsupdate({ ...cliKey(alicesKey()), secret: Buffer.alloc(32, 2).toString('base64') }, `server 127.0.0.1 ${port}\nzone ${ZONE}\nupdate add k.${ZONE} 60 TXT "k"\nsend\n`);
+    const wrong = await nsupdate(
+      { ...cliKey(alicesKey()), secret: Buffer.alloc(32, 2).toString('base64') },
+      `server 127.0.0.1 ${port}\nzone ${ZONE}\nupdate add k.${ZONE} 60 TXT "k"\nsend\n`,
+    );
     expect(wrong.code).not.toBe(0);
     expect(wrong.stdout + wrong.stderr).toMatch(/BADSIG|tsig indicates error/);
     expect(calls()).toEqual([]);
     // No refusal line for them (the key is not proven): they go to the summary and the TSIG counter.
-    expect(logged.lines.filter((l) => l['msg'] === 'dns: refused' && (l['key'] === 'nobody.keys.dnsplane' || l['zone'] === ZONE && l['rcode'] === 'NOTAUTH'))).toEqual([]);
+    expect(
+      logged.lines.filter((l) => l['msg'] === 'dns: refused' && (l['key'] === 'nobody.keys.dnsplane' || (l['zone'] === ZONE && l['rcode'] === 'NOTAUTH'))),
+    ).toEqual([]);
   });
 
   it('a stale time: an nsupdate message signed again 1,000 s in the past gets BADTIME, signed, with the server time', async () => {
@@ -217,7 +257,9 @@ describeWithTools(['nsupdate'], 'UPDATE with nsupdate', () => {
     await run;
     const p = parseMessage(msg);
     const t = p.tsig!.record.data;
-    expect(signMessage(withoutTsig(msg, p.tsig!.offset, t.originalId), alicesKey(), undefined, { timeSigned: t.timeSigned, originalId: t.originalId }).mac).toEqual(t.mac);
+    expect(
+      signMessage(withoutTsig(msg, p.tsig!.offset, t.originalId), alicesKey(), undefined, { timeSigned: t.timeSigned, originalId: t.originalId }).mac,
+    ).toEqual(t.mac);
     const sent = t.timeSigned - 1000;
     const stale = signMessage(withoutTsig(msg, p.tsig!.offset, t.originalId), alicesKey(), undefined, { timeSigned: sent, originalId: t.originalId });
     const answer = (await udpExchange(port, stale.bytes))!;
@@ -248,7 +290,12 @@ describeWithTools(['nsupdate'], 'UPDATE with nsupdate', () => {
 
   it('an OVH failure is SERVFAIL with nothing published', async () => {
     const before = h.sim.publishedRecords(ZONE).length;
-    h.sim.faults.fail({ method: 'POST', path: REC, nth: 2, effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'Invalid target' } } });
+    h.sim.faults.fail({
+      method: 'POST',
+      path: REC,
+      nth: 2,
+      effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'Invalid target' } },
+    });
     expect(rcodeOf(await nsu(alicesKey(), ['update add f1.example.test 60 TXT "f1"', 'update add f2.example.test 60 TXT "f2"']))).toBe('SERVFAIL');
     // The first POST undone, the touched names read again; no refresh.
     expect(calls()).toEqual([`POST ${REC}`, `POST ${REC}`, `DELETE ${REC}/ID`, `GET ${REC}`, `GET ${REC}`]);
@@ -259,21 +306,36 @@ describeWithTools(['nsupdate'], 'UPDATE with nsupdate', () => {
 
 describe('UPDATE messages nsupdate does not send', () => {
   const update = (zone: Message['questions'], updates: Message['authorities'] = []): Buffer =>
-    signMessage(encodeMessage({ header: { id: 7, qr: false, opcode: OPCODE.UPDATE, aa: false, tc: false, rd: false, ra: false, z: 0, rcode: 0 }, questions: zone, answers: [], authorities: updates, additionals: [] }), alicesKey(), undefined).bytes;
+    signMessage(
+      encodeMessage({
+        header: { id: 7, qr: false, opcode: OPCODE.UPDATE, aa: false, tc: false, rd: false, ra: false, z: 0, rcode: 0 },
+        questions: zone,
+        answers: [],
+        authorities: updates,
+        additionals: [],
+      }),
+      alicesKey(),
+      undefined,
+    ).bytes;
   const soa = { name: ZONE, type: TYPE.SOA, class: CLASS.IN };
   const rcode = async (bytes: Buffer) => (await tcpExchange(port, bytes))[0]!.parsed.message.header.rcode;
 
   it('FORMERR: a zone section of two questions, or not SOA; a deletion with a TTL', async () => {
     expect(await rcode(update([soa, soa]))).toBe(RCODE.FORMERR);
     expect(await rcode(update([{ ...soa, type: TYPE.A }]))).toBe(RCODE.FORMERR);
-    expect(await rcode(update([soa], [{ name: `x.${ZONE}`, type: TYPE.TXT, class: CLASS.NONE, ttl: 60, data: { kind: 'TXT', strings: [Buffer.from('x')] } }]))).toBe(RCODE.FORMERR);
-    expect(await rcode(update([soa], [{ name: 'x.elsewhere.test', type: TYPE.TXT, class: CLASS.IN, ttl: 60, data: { kind: 'TXT', strings: [Buffer.from('x')] } }]))).toBe(RCODE.NOTZONE);
+    expect(
+      await rcode(update([soa], [{ name: `x.${ZONE}`, type: TYPE.TXT, class: CLASS.NONE, ttl: 60, data: { kind: 'TXT', strings: [Buffer.from('x')] } }])),
+    ).toBe(RCODE.FORMERR);
+    expect(
+      await rcode(update([soa], [{ name: 'x.elsewhere.test', type: TYPE.TXT, class: CLASS.IN, ttl: 60, data: { kind: 'TXT', strings: [Buffer.from('x')] } }])),
+    ).toBe(RCODE.NOTZONE);
     expect(calls()).toEqual([]);
   });
 
   it('UPDATEs of one zone sent at once: all NOERROR, each applied once, refreshes shared with the applies waiting beside them', async () => {
     const n = 8;
-    const add = (i: number) => update([soa], [{ name: `c${i}.${ZONE}`, type: TYPE.TXT, class: CLASS.IN, ttl: 60, data: { kind: 'TXT', strings: [Buffer.from(`v${i}`)] } }]);
+    const add = (i: number) =>
+      update([soa], [{ name: `c${i}.${ZONE}`, type: TYPE.TXT, class: CLASS.IN, ttl: 60, data: { kind: 'TXT', strings: [Buffer.from(`v${i}`)] } }]);
     const answers = await Promise.all(Array.from({ length: n }, (_, i) => tcpExchange(port, add(i))));
     expect(answers.map((a) => a[0]!.parsed.message.header.rcode)).toEqual(new Array(n).fill(RCODE.NOERROR));
     expect(calls().filter((c) => c === `POST ${REC}`)).toHaveLength(n);

@@ -184,16 +184,29 @@ describe('ImportTxtRegistry', () => {
 });
 
 describe('plans', () => {
-  it('PlanAs computes and stores the tenant\'s plan and makes no OVH call at all', async () => {
-    const res = await h.adminClient(admin).planAs({ tenant: 'alice', request: desired([ep(`web.${COM}`, 'A', ['192.0.2.12']), ep(`new.${COM}`, 'A', ['192.0.2.13'])]) });
+  it("PlanAs computes and stores the tenant's plan and makes no OVH call at all", async () => {
+    const res = await h
+      .adminClient(admin)
+      .planAs({ tenant: 'alice', request: desired([ep(`web.${COM}`, 'A', ['192.0.2.12']), ep(`new.${COM}`, 'A', ['192.0.2.13'])]) });
     const plan = res.plan!;
     expect(plan.tenant).toBe('alice');
-    expect(plan.zones[0]!.changes.map((c) => `${ChangeAction[c.action]} ${(c.after ?? c.before)!.dnsName}`)).toEqual([`CREATE new.${COM}`, `UPDATE web.${COM}`]);
+    expect(plan.zones[0]!.changes.map((c) => `${ChangeAction[c.action]} ${(c.after ?? c.before)!.dnsName}`)).toEqual([
+      `CREATE new.${COM}`,
+      `UPDATE web.${COM}`,
+    ]);
     expect(plan.zones[0]!.changes[1]!.operations.map((o) => o.method)).toEqual(['PUT']);
     expect(calls()).toEqual([]);
 
     const listed = await h.adminClient(admin).listPlans({ tenant: 'alice' });
-    expect(listed.plans[0]).toMatchObject({ id: plan.id, tenant: 'alice', requestedBy: 'admin', status: 'pending', changeCount: 2, conflictCount: 0, operationCount: 3 });
+    expect(listed.plans[0]).toMatchObject({
+      id: plan.id,
+      tenant: 'alice',
+      requestedBy: 'admin',
+      status: 'pending',
+      changeCount: 2,
+      conflictCount: 0,
+      operationCount: 3,
+    });
     const got = await h.adminClient(admin).getPlan({ id: plan.id });
     expect(got.plan!.digest).toBe(plan.digest);
     expect(got.summary!.requestedBy).toBe('admin');
@@ -234,12 +247,24 @@ describe('tenants', () => {
   it('refuses bad input naming the field', async () => {
     const c = h.adminClient(admin);
     const cases: Array<[() => Promise<unknown>, string, string]> = [
-      [() => c.createTenant({ name: 'Bad Name', zones: [COM] }), 'InvalidArgument', 'name: must be 1-63 characters of a-z, 0-9 and "-", starting with a letter or digit'],
+      [
+        () => c.createTenant({ name: 'Bad Name', zones: [COM] }),
+        'InvalidArgument',
+        'name: must be 1-63 characters of a-z, 0-9 and "-", starting with a letter or digit',
+      ],
       [() => c.createTenant({ name: 'alice', zones: [COM] }), 'InvalidArgument', 'name: a tenant named "alice" already exists'],
       [() => c.createTenant({ name: 'x1', zones: [COM], scopes: ['root'] }), 'InvalidArgument', 'scopes[0]: unknown scope "root" (known: admin)'],
-      [() => c.createTenant({ name: 'x2', zones: [COM], suffixes: ['elsewhere.org'] }), 'InvalidArgument', `suffixes[0]: "elsewhere.org" is in none of the tenant's zones (${COM})`],
+      [
+        () => c.createTenant({ name: 'x2', zones: [COM], suffixes: ['elsewhere.org'] }),
+        'InvalidArgument',
+        `suffixes[0]: "elsewhere.org" is in none of the tenant's zones (${COM})`,
+      ],
       [() => c.createTenant({ name: 'x3', zones: [] }), 'InvalidArgument', 'zones: a tenant needs at least one zone (admins without zones may use every zone)'],
-      [() => c.createTenant({ name: 'x4', zones: [COM, 'not-managed.example'] }), 'InvalidArgument', `zones[1]: "not-managed.example" is not a zone dnsplane manages (managed: ${COM}, ${NET}); the OVH account does not hold it`],
+      [
+        () => c.createTenant({ name: 'x4', zones: [COM, 'not-managed.example'] }),
+        'InvalidArgument',
+        `zones[1]: "not-managed.example" is not a zone dnsplane manages (managed: ${COM}, ${NET}); the OVH account does not hold it`,
+      ],
       [() => c.disableTenant({ name: 'admin' }), 'InvalidArgument', 'name: an admin cannot disable itself (it would lock itself out)'],
       [() => c.rotateTenantToken({ name: 'ghost' }), 'NotFound', 'tenant "ghost" does not exist'],
     ];
@@ -295,7 +320,9 @@ describe('InvalidateZone and the audit log', () => {
     const before = (await h.zoneClient(admin).listZones({})).zones.find((z) => z.name === NET)!;
     const res = await h.adminClient(admin).invalidateZone({ zone: NET });
     const ids = h.sim.draftRecords(NET).map((r) => r.id);
-    expect(calls().sort()).toEqual([`GET /domain/zone/${NET}/record`, ...ids.map((id) => `GET /domain/zone/${NET}/record/${id}`), `GET /domain/zone/${NET}/soa`].sort());
+    expect(calls().sort()).toEqual(
+      [`GET /domain/zone/${NET}/record`, ...ids.map((id) => `GET /domain/zone/${NET}/record/${id}`), `GET /domain/zone/${NET}/soa`].sort(),
+    );
     expect(res.recordCount).toBe(ids.length);
     expect(res.generation).toBe(before.generation + 1n);
     // Ownership is kept.

@@ -30,7 +30,14 @@ beforeAll(async () => {
   aliceToken = await h.tenant('alice', [ZONE]);
   const bobToken = await h.tenant('bob', [ZONE]);
   const bob = await authenticate(h.server.ctx.pool, bobToken);
-  await apply(h.server.ctx, bob, { input: { kind: 'desired', zones: [], policy: 'upsert-only', endpoints: [{ dnsName: `taken.${ZONE}`, recordType: 'A', targets: ['198.51.100.1'], ttl: 300 }] } });
+  await apply(h.server.ctx, bob, {
+    input: {
+      kind: 'desired',
+      zones: [],
+      policy: 'upsert-only',
+      endpoints: [{ dnsName: `taken.${ZONE}`, recordType: 'A', targets: ['198.51.100.1'], ttl: 300 }],
+    },
+  });
 });
 
 afterAll(async () => {

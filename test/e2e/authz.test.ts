@@ -42,7 +42,7 @@ const nsmReq = (domain: string) => ({ domain, services: [{ name: 'registry', por
  * there is none. Admin RPCs are also refused to a non-admin tenant, whatever the request.
  */
 const PERMISSION: Record<string, Case[] | string> = {
-  'dnsplane.v1.ZoneService/ListZones': 'no zone in the request: it lists the tenant\'s zones only (checked below)',
+  'dnsplane.v1.ZoneService/ListZones': "no zone in the request: it lists the tenant's zones only (checked below)",
   'dnsplane.v1.ZoneService/Records': [{ what: 'a zone not its own', who: 'outsider', request: { zones: [ZONE] } }],
   'dnsplane.v1.ZoneService/Plan': [
     { what: 'a name in a zone not its own', who: 'outsider', request: desiredReq(`x.${ZONE}`) },
@@ -52,7 +52,7 @@ const PERMISSION: Record<string, Case[] | string> = {
   'dnsplane.v1.ZoneService/Apply': [
     { what: 'inline, a name in a zone not its own', who: 'outsider', request: { plan: desiredReq(`x.${ZONE}`) } },
     { what: 'inline, a name outside its suffixes', who: 'limited', request: { plan: desiredReq(`www.${ZONE}`) } },
-    { what: 'another tenant\'s stored plan', who: 'limited', request: { planId: '<alice-plan>' } },
+    { what: "another tenant's stored plan", who: 'limited', request: { planId: '<alice-plan>' } },
   ],
   'dnsplane.v1.ZoneService/GetApply':
     "another tenant's journal id is NotFound, as an id that does not exist (ids of others leak nothing; test/e2e/wait-visible.test.ts); it reads, changes nothing",
@@ -80,8 +80,8 @@ const PERMISSION: Record<string, Case[] | string> = {
   'dnsplane.v1.AdminService/SetTenantWithdrawAfter': 'no zone grant involved',
   'dnsplane.v1.AdminService/ListOwnership': 'admins see every zone',
   'dnsplane.v1.AdminService/AssignOwnership': [
-    { what: 'giving a name outside the new owner\'s suffixes', who: 'admin', request: { dnsName: `www.${ZONE}`, recordType: 'A', tenant: 'limited' } },
-    { what: 'giving a name outside the new owner\'s zones', who: 'admin', request: { dnsName: `www.${ZONE}`, recordType: 'A', tenant: 'outsider' } },
+    { what: "giving a name outside the new owner's suffixes", who: 'admin', request: { dnsName: `www.${ZONE}`, recordType: 'A', tenant: 'limited' } },
+    { what: "giving a name outside the new owner's zones", who: 'admin', request: { dnsName: `www.${ZONE}`, recordType: 'A', tenant: 'outsider' } },
   ],
   'dnsplane.v1.AdminService/ImportTxtRegistry': 'a mapped tenant outside its grant is reported per record (admin.test.ts), not refused',
   'dnsplane.v1.AdminService/InvalidateZone': 'admins may use every zone',
@@ -89,14 +89,14 @@ const PERMISSION: Record<string, Case[] | string> = {
   'dnsplane.v1.AdminService/ListJournal': 'admins see every zone',
   'dnsplane.v1.AdminService/ParseDesiredState': 'reads nothing: it only parses the document it is given',
   'dnsplane.v1.AdminService/CreateTsigKey': 'no zone grant involved: the key acts as its tenant (its grants are checked where it is used)',
-  'dnsplane.v1.AdminService/ListTsigKeys': 'admins see every tenant\'s keys',
+  'dnsplane.v1.AdminService/ListTsigKeys': "admins see every tenant's keys",
   'dnsplane.v1.AdminService/RotateTsigKey': 'no zone grant involved',
   'dnsplane.v1.AdminService/DeleteTsigKey': 'no zone grant involved',
   'dnsplane.v1.AdminService/CreateOvhKey': 'no zone grant involved: the key acts as its tenant (its grants are checked where it is used)',
-  'dnsplane.v1.AdminService/ListOvhKeys': 'admins see every tenant\'s keys',
+  'dnsplane.v1.AdminService/ListOvhKeys': "admins see every tenant's keys",
   'dnsplane.v1.AdminService/RotateOvhKey': 'no zone grant involved',
   'dnsplane.v1.AdminService/DeleteOvhKey': 'no zone grant involved',
-  'dnsplane.v1.AdminService/ListOvhDrafts': 'admins see every tenant\'s staged writes',
+  'dnsplane.v1.AdminService/ListOvhDrafts': "admins see every tenant's staged writes",
   'dnsplane.v1.AdminService/ProtectNames': 'admins may use every zone',
   'dnsplane.v1.AdminService/UnprotectNames': 'admins may use every zone',
   'dnsplane.v1.AdminService/ListProtectedNames': 'admins see every zone',
@@ -204,7 +204,38 @@ describe('every RPC of every service', () => {
   it('refuses every admin RPC to a tenant without the admin scope, changing nothing', async () => {
     const adminRpcs = registeredRpcs().filter((r) => r.service.typeName === 'dnsplane.v1.AdminService');
     expect(adminRpcs.map((r) => r.method.name).sort()).toEqual(
-      ['ApprovePlan', 'AssignOwnership', 'CreateOvhKey', 'CreateTenant', 'CreateTsigKey', 'DeleteOvhKey', 'DeleteTsigKey', 'DisableTenant', 'ExportZone', 'GetPlan', 'ImportTxtRegistry', 'InvalidateZone', 'ListJournal', 'ListOvhDrafts', 'ListOvhKeys', 'ListOwnership', 'ListPlans', 'ListTenants', 'ListProtectedNames', 'ListTsigKeys', 'ParseDesiredState', 'PlanAs', 'PlanRevert', 'ProtectNames', 'RotateOvhKey', 'RotateTenantToken', 'RotateTsigKey', 'SetTenantMaxChangePercent', 'SetTenantWithdrawAfter', 'UnprotectNames'].sort(),
+      [
+        'ApprovePlan',
+        'AssignOwnership',
+        'CreateOvhKey',
+        'CreateTenant',
+        'CreateTsigKey',
+        'DeleteOvhKey',
+        'DeleteTsigKey',
+        'DisableTenant',
+        'ExportZone',
+        'GetPlan',
+        'ImportTxtRegistry',
+        'InvalidateZone',
+        'ListJournal',
+        'ListOvhDrafts',
+        'ListOvhKeys',
+        'ListOwnership',
+        'ListPlans',
+        'ListTenants',
+        'ListProtectedNames',
+        'ListTsigKeys',
+        'ParseDesiredState',
+        'PlanAs',
+        'PlanRevert',
+        'ProtectNames',
+        'RotateOvhKey',
+        'RotateTenantToken',
+        'RotateTsigKey',
+        'SetTenantMaxChangePercent',
+        'SetTenantWithdrawAfter',
+        'UnprotectNames',
+      ].sort(),
     );
     for (const rpc of adminRpcs) {
       const err = await expectRefused(rpc, tokens['alice'], sampleRequest(rpc.name), Code.PermissionDenied);
@@ -214,7 +245,7 @@ describe('every RPC of every service', () => {
     }
   });
 
-  it('refuses zones, names and plans outside the tenant\'s grant with PermissionDenied, changing nothing', async () => {
+  it("refuses zones, names and plans outside the tenant's grant with PermissionDenied, changing nothing", async () => {
     let n = 0;
     for (const rpc of registeredRpcs()) {
       const cases = PERMISSION[rpc.name];
@@ -266,7 +297,11 @@ describe('tokens', () => {
     expect(secrets.length).toBeGreaterThanOrEqual(9);
     for (const token of secrets) {
       const secret = token.replace(/^dnsp_/, '');
-      for (const [where, text] of [['logs', logs], ['errors', errors], ['database', db]] as const) {
+      for (const [where, text] of [
+        ['logs', logs],
+        ['errors', errors],
+        ['database', db],
+      ] as const) {
         expect(text.includes(secret), `a token was found in the ${where}`).toBe(false);
       }
     }

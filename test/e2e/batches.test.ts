@@ -21,7 +21,11 @@ let alice: string;
 let bob: string;
 const logs = memoryLogger('debug');
 /** The batches (by index) planned from the rest of their previous batch instead of from the zone, since `from`. */
-const carriedBatches = (from: number) => logs.lines.slice(from).filter((l) => l.msg === 'batch planned from the rest of the previous one (zone unchanged since)').map((l) => l.batch);
+const carriedBatches = (from: number) =>
+  logs.lines
+    .slice(from)
+    .filter((l) => l.msg === 'batch planned from the rest of the previous one (zone unchanged since)')
+    .map((l) => l.batch);
 
 function many(prefix: string, n: number): Endpoint[] {
   return Array.from({ length: n }, (_, i) => ep(`${prefix}${i}.${ZONE}`, 'A', [`192.0.2.${i + 1}`]));
@@ -29,11 +33,18 @@ function many(prefix: string, n: number): Endpoint[] {
 
 /** The simulator's writes to the zone, "METHOD path" with ids masked. */
 function writes(): string[] {
-  return h.sim.writes().filter((c) => c.path.startsWith(`/domain/zone/${ZONE}`)).map((c) => `${c.method} ${c.path.replace(/\d{6,}$/, 'ID')}`);
+  return h.sim
+    .writes()
+    .filter((c) => c.path.startsWith(`/domain/zone/${ZONE}`))
+    .map((c) => `${c.method} ${c.path.replace(/\d{6,}$/, 'ID')}`);
 }
 
 beforeAll(async () => {
-  h = await startHarness({ zones: { [ZONE]: [] }, env: { DNSPLANE_APPLY_BATCH: '10', DNSPLANE_DRIFT_INTERVAL: '0', DNSPLANE_MAX_CHANGE_PERCENT: '100' }, logger: logs.log });
+  h = await startHarness({
+    zones: { [ZONE]: [] },
+    env: { DNSPLANE_APPLY_BATCH: '10', DNSPLANE_DRIFT_INTERVAL: '0', DNSPLANE_MAX_CHANGE_PERCENT: '100' },
+    logger: logs.log,
+  });
   alice = await h.tenant('alice', [ZONE]);
   bob = await h.tenant('bob', [ZONE]);
 });
@@ -67,7 +78,14 @@ describe('an apply larger than DNSPLANE_APPLY_BATCH', () => {
     expect(z.batches.map((b) => b.generation)).toEqual([...z.batches.map((b) => b.generation)].sort((a, b) => (a < b ? -1 : 1)));
     expect(z.generation).toBe(z.batches[2]!.generation);
     expect(z.changes).toHaveLength(25);
-    expect(writes()).toEqual([...Array(10).fill(`POST ${REC}`), `POST ${REFRESH}`, ...Array(10).fill(`POST ${REC}`), `POST ${REFRESH}`, ...Array(5).fill(`POST ${REC}`), `POST ${REFRESH}`]);
+    expect(writes()).toEqual([
+      ...Array(10).fill(`POST ${REC}`),
+      `POST ${REFRESH}`,
+      ...Array(10).fill(`POST ${REC}`),
+      `POST ${REFRESH}`,
+      ...Array(5).fill(`POST ${REC}`),
+      `POST ${REFRESH}`,
+    ]);
     const journal = (await store.listJournal(h.server.ctx.pool, { zone: ZONE, limit: 3 })).reverse();
     expect(journal.map((j) => [j.state, (j.intent as { batch?: number }).batch])).toEqual([
       ['done', 1],
@@ -112,14 +130,24 @@ describe('an apply larger than DNSPLANE_APPLY_BATCH', () => {
     h.sim.clearCalls();
     const since = logs.lines.length;
     // 0-9 stay, 10-19 change target, 20-29 go, 30-44 are new: 10 updates, 10 deletes, 15 creations.
-    const desired = [...many('s', 10), ...many('s', 20).slice(10).map((e) => ({ ...e, targets: ['198.51.100.7'] }) as Endpoint), ...many('s', 45).slice(30)];
+    const desired = [
+      ...many('s', 10),
+      ...many('s', 20)
+        .slice(10)
+        .map((e) => ({ ...e, targets: ['198.51.100.7'] }) as Endpoint),
+      ...many('s', 45).slice(30),
+    ];
     const res = await applyDesired(h.zoneClient(alice), desired, Policy.SYNC, [ZONE]);
     expect(ApplyStatus[res.zones[0]!.status]).toBe('APPLIED');
     expect(res.zones[0]!.batches.map((b) => b.operations)).toEqual([10, 10, 10, 5]);
     expect(carriedBatches(since)).toEqual([2, 3, 4]);
     // Deletions first (their own batch), then the rest; nothing left to do afterwards.
     expect(writes().slice(0, 11)).toEqual([...Array(10).fill(`DELETE ${REC}/ID`), `POST ${REFRESH}`]);
-    const names = h.sim.draftRecords(ZONE).filter((r) => r.subDomain.startsWith('s')).map((r) => `${r.subDomain} ${r.target}`).sort();
+    const names = h.sim
+      .draftRecords(ZONE)
+      .filter((r) => r.subDomain.startsWith('s'))
+      .map((r) => `${r.subDomain} ${r.target}`)
+      .sort();
     expect(names).toEqual(desired.map((e) => `${e.dnsName.slice(0, -ZONE.length - 1)} ${e.targets[0]}`).sort());
     const again = await applyDesired(h.zoneClient(alice), desired, Policy.SYNC, [ZONE]);
     expect(ApplyStatus[again.zones[0]!.status]).toBe('NO_CHANGES');
@@ -127,7 +155,12 @@ describe('an apply larger than DNSPLANE_APPLY_BATCH', () => {
   });
 
   it('a batch that fails is rolled back alone: the earlier batch stays published, the next is not started, and the error says so', async () => {
-    h.sim.faults.fail({ method: 'POST', path: REC, nth: 15, effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'Invalid target' } } });
+    h.sim.faults.fail({
+      method: 'POST',
+      path: REC,
+      nth: 15,
+      effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'Invalid target' } },
+    });
     const e = await expectRejected(
       applyDesired(h.zoneClient(alice), many('x', 25), Policy.UPSERT_ONLY, [ZONE]),
       Code.FailedPrecondition,

@@ -71,12 +71,23 @@ async function servePage(body: () => string): Promise<Page> {
 }
 
 /** Loads a page in headless Chromium, lets its script run, and returns what it wrote. */
-function runInChromium(url: string): Promise<Record<string, { status?: number; error?: string; tenant?: string; zone?: string; grpcStatus?: string | null } | boolean>> {
+function runInChromium(
+  url: string,
+): Promise<Record<string, { status?: number; error?: string; tenant?: string; zone?: string; grpcStatus?: string | null } | boolean>> {
   const profile = mkdtempSync(path.join(tmpdir(), 'dnsplane-chromium-'));
   const args = [
-    '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync',
-    `--user-data-dir=${profile}`, '--virtual-time-budget=15000', '--dump-dom', url,
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    `--user-data-dir=${profile}`,
+    '--virtual-time-budget=15000',
+    '--dump-dom',
+    url,
   ];
   return new Promise((resolve, reject) => {
     execFile(CHROMIUM!, args, { timeout: 120_000, maxBuffer: 1 << 20 }, (err, stdout) => {

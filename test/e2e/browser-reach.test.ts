@@ -12,7 +12,13 @@ import { createClient, createConnectRouter } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, parseCorsOrigins } from '../../src/config.js';
-import { ListZonesRequestSchema, ListZonesResponseSchema, RecordsRequestSchema, RecordsResponseSchema, ZoneService } from '../../src/gen/dnsplane/v1/zone_pb.js';
+import {
+  ListZonesRequestSchema,
+  ListZonesResponseSchema,
+  RecordsRequestSchema,
+  RecordsResponseSchema,
+  ZoneService,
+} from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { HealthCheckRequestSchema, HealthCheckResponseSchema, HealthCheckResponse_ServingStatus } from '../../src/gen/grpc/health/v1/health_pb.js';
 import { registerServices } from '../../src/api/services.js';
 import { startHarness, type Harness } from '../helpers/server.js';
@@ -365,6 +371,7 @@ describe('404 and 415 say what is expected', () => {
     expect(res.headers.get('accept-post')).toContain('application/json');
     const text = await res.text();
     expect(text).toContain('"text/plain"');
-    for (const t of ['application/json', 'application/proto', 'application/grpc', 'application/grpc-web+proto', 'application/grpc-web-text']) expect(text).toContain(t);
+    for (const t of ['application/json', 'application/proto', 'application/grpc', 'application/grpc-web+proto', 'application/grpc-web-text'])
+      expect(text).toContain(t);
   });
 });

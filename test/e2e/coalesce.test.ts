@@ -26,7 +26,13 @@ beforeAll(async () => {
   h = await startHarness({
     zones: { [ZONE]: [] },
     // Groups of at most 4 operations; no time bound that a loaded machine could reach.
-    env: { DNSPLANE_APPLY_BATCH: '4', DNSPLANE_APPLY_COALESCE: '10m', DNSPLANE_LOCK_TIMEOUT: '5m', DNSPLANE_DRIFT_INTERVAL: '0', DNSPLANE_MAX_CHANGE_PERCENT: '100' },
+    env: {
+      DNSPLANE_APPLY_BATCH: '4',
+      DNSPLANE_APPLY_COALESCE: '10m',
+      DNSPLANE_LOCK_TIMEOUT: '5m',
+      DNSPLANE_DRIFT_INTERVAL: '0',
+      DNSPLANE_MAX_CHANGE_PERCENT: '100',
+    },
   });
   for (let i = 0; i < TENANTS; i++) tokens.push(await h.tenant(`t${i}`, [ZONE]));
   await h.zoneClient(tokens[0]).records({ zones: [ZONE] }); // synced before anything queues
@@ -39,12 +45,21 @@ afterAll(async () => {
 beforeEach(async () => {
   h.sim.faults.clear();
   // Each test starts from an empty zone: every tenant's SYNC of nothing.
-  for (const t of tokens) await h.zoneClient(t).apply({ source: { case: 'plan', value: { policy: Policy.SYNC, input: { case: 'desired', value: { zones: [ZONE], endpoints: [] } } } } });
+  for (const t of tokens)
+    await h
+      .zoneClient(t)
+      .apply({ source: { case: 'plan', value: { policy: Policy.SYNC, input: { case: 'desired', value: { zones: [ZONE], endpoints: [] } } } } });
   h.sim.clearCalls();
 });
 
 function create(i: number, ...endpoints: Endpoint[]) {
-  return () => h.zoneClient(tokens[i]).apply({ source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'changes', value: { create: endpoints, updateOld: [], updateNew: [], delete: [] } } } } });
+  return () =>
+    h.zoneClient(tokens[i]).apply({
+      source: {
+        case: 'plan',
+        value: { policy: Policy.UPSERT_ONLY, input: { case: 'changes', value: { create: endpoints, updateOld: [], updateNew: [], delete: [] } } },
+      },
+    });
 }
 
 type Answer = { response?: ApplyResponse; error?: ConnectError };
@@ -76,14 +91,24 @@ async function journal(n: number): Promise<store.JournalEntry[]> {
   return (await store.listJournal(h.server.ctx.pool, { zone: ZONE, limit: n })).reverse();
 }
 
-const published = () => h.sim.publishedRecords(ZONE).filter((r) => r.fieldType !== 'NS').map((r) => r.subDomain).sort();
+const published = () =>
+  h.sim
+    .publishedRecords(ZONE)
+    .filter((r) => r.fieldType !== 'NS')
+    .map((r) => r.subDomain)
+    .sort();
 
 describe('applies of one zone waiting for its lock', () => {
   it('ten one-change applies: groups of 4, 4 and 2 operations (DNSPLANE_APPLY_BATCH=4), each published by one refresh; each apply its own journal row, generation and answer', async () => {
     const before = await groupMetric();
     const answers = await queued(Array.from({ length: 10 }, (_, i) => create(i, ep(`c${i}.${ZONE}`, 'A', [`192.0.2.${i + 1}`]))));
 
-    expect(h.sim.writes().filter((c) => c.path.startsWith(`/domain/zone/${ZONE}`)).map((c) => `${c.method} ${c.path}`)).toEqual([
+    expect(
+      h.sim
+        .writes()
+        .filter((c) => c.path.startsWith(`/domain/zone/${ZONE}`))
+        .map((c) => `${c.method} ${c.path}`),
+    ).toEqual([
       ...Array(4).fill(`POST ${REC}`),
       `POST ${REFRESH}`,
       ...Array(4).fill(`POST ${REC}`),
@@ -120,7 +145,12 @@ describe('applies of one zone waiting for its lock', () => {
 
   it('an apply whose operation fails is undone alone, inside the group: its neighbours are published by the one refresh', async () => {
     // Apply 2 creates two names; its second creation (the 3rd POST) is refused.
-    h.sim.faults.fail({ method: 'POST', path: REC, nth: 3, effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'refused by the test' } } });
+    h.sim.faults.fail({
+      method: 'POST',
+      path: REC,
+      nth: 3,
+      effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'refused by the test' } },
+    });
     const answers = await queued([
       create(0, ep(`x0.${ZONE}`, 'A', ['192.0.2.10'])),
       create(1, ep(`x1a.${ZONE}`, 'A', ['192.0.2.11']), ep(`x1b.${ZONE}`, 'A', ['192.0.2.12'])),
@@ -142,7 +172,9 @@ describe('applies of one zone waiting for its lock', () => {
     expect(created()).toEqual(['x0', 'x1a', 'x1b', 'x2', 'x3']);
 
     expect(answers[1]!.error && Code[answers[1]!.error.code]).toBe('FailedPrecondition');
-    expect(answers[1]!.error!.rawMessage).toMatch(/failed at operation 2 of 2, POST .*x1b.*refused by the test.*the 1 operation\(s\) that had succeeded were undone and nothing was published/);
+    expect(answers[1]!.error!.rawMessage).toMatch(
+      /failed at operation 2 of 2, POST .*x1b.*refused by the test.*the 1 operation\(s\) that had succeeded were undone and nothing was published/,
+    );
     for (const i of [0, 2, 3]) expect(ApplyStatus[answers[i]!.response!.zones[0]!.status]).toBe('APPLIED');
     expect(published()).toEqual(['x0', 'x2', 'x3']);
 
@@ -157,12 +189,20 @@ describe('applies of one zone waiting for its lock', () => {
   });
 
   it('the refresh fails: every apply of the group is rolled back, newest first, and nothing is published', async () => {
-    h.sim.faults.fail({ method: 'POST', path: REFRESH, nth: 1, effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'refresh refused by the test' } } });
+    h.sim.faults.fail({
+      method: 'POST',
+      path: REFRESH,
+      nth: 1,
+      effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'refresh refused by the test' } },
+    });
     const before = published();
     const genBefore = (await store.getZone(h.server.ctx.pool, ZONE))!.generation;
     const answers = await queued([0, 1, 2].map((i) => create(i, ep(`y${i}.${ZONE}`, 'A', [`192.0.2.${20 + i}`]))));
     // The simulator numbers records in order of creation: y0, y1, y2 are n, n + 1, n + 2.
-    const deleted = h.sim.writes().filter((c) => c.method === 'DELETE').map((c) => Number(c.path.split('/').pop()));
+    const deleted = h.sim
+      .writes()
+      .filter((c) => c.method === 'DELETE')
+      .map((c) => Number(c.path.split('/').pop()));
     const n = Math.min(...deleted);
     const ids = [n, n + 1, n + 2].map((id) => `${REC}/${id}`);
     expect(calls()).toEqual([
@@ -190,10 +230,24 @@ describe('applies of one zone waiting for its lock', () => {
 
   it('an undo that fails stops the group unpublished; the next apply rolls all of it back, newest first', async () => {
     // Apply 3's second creation is refused, and undoing its first creation is refused too.
-    h.sim.faults.fail({ method: 'POST', path: REC, nth: 4, effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'refused by the test' } } });
-    h.sim.faults.fail({ method: 'DELETE', path: `${REC}/*`, nth: 1, effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'undo refused by the test' } } });
+    h.sim.faults.fail({
+      method: 'POST',
+      path: REC,
+      nth: 4,
+      effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'refused by the test' } },
+    });
+    h.sim.faults.fail({
+      method: 'DELETE',
+      path: `${REC}/*`,
+      nth: 1,
+      effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'undo refused by the test' } },
+    });
     const before = published();
-    const answers = await queued([create(0, ep(`z0.${ZONE}`, 'A', ['192.0.2.30'])), create(1, ep(`z1.${ZONE}`, 'A', ['192.0.2.31'])), create(2, ep(`z2a.${ZONE}`, 'A', ['192.0.2.32']), ep(`z2b.${ZONE}`, 'A', ['192.0.2.33']))]);
+    const answers = await queued([
+      create(0, ep(`z0.${ZONE}`, 'A', ['192.0.2.30'])),
+      create(1, ep(`z1.${ZONE}`, 'A', ['192.0.2.31'])),
+      create(2, ep(`z2a.${ZONE}`, 'A', ['192.0.2.32']), ep(`z2b.${ZONE}`, 'A', ['192.0.2.33'])),
+    ]);
     const idOf = (sub: string) => h.sim.draftRecords(ZONE).find((r) => r.subDomain === sub)!.id;
     const [z0, z1, z2a] = [idOf('z0'), idOf('z1'), idOf('z2a')];
     expect(calls()).toEqual([`POST ${REC} 200`, `POST ${REC} 200`, `POST ${REC} 200`, `POST ${REC} 400`, `DELETE ${REC}/${z2a} 400`]);
@@ -201,7 +255,9 @@ describe('applies of one zone waiting for its lock', () => {
     expect(answers[2]!.error!.rawMessage).toMatch(/undoing the 1 operation\(s\) that had succeeded failed.*journal \d+ stays in flight/);
     for (const i of [0, 1]) {
       expect(Code[answers[i]!.error!.code]).toBe('Unavailable');
-      expect(answers[i]!.error!.rawMessage).toMatch(/its 1 operation\(s\) were sent, but the group of applies it was coalesced into stopped before its refresh .*nothing of it was published, and the zone's next lock holder rolls them back \(journal \d+\): retry/);
+      expect(answers[i]!.error!.rawMessage).toMatch(
+        /its 1 operation\(s\) were sent, but the group of applies it was coalesced into stopped before its refresh .*nothing of it was published, and the zone's next lock holder rolls them back \(journal \d+\): retry/,
+      );
     }
     expect(published()).toEqual(before);
     const rows = await journal(3);
@@ -236,17 +292,43 @@ describe('applies of one zone waiting for its lock', () => {
     const client = (i: number) => h.zoneClient(tokens[i]);
     // Stored before the group: t2 creates p (untouched by the others: still exact after them), t3
     // creates k (which t0 is about to take: no longer the plan it was).
-    const planP = await client(2).plan({ policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`p.${ZONE}`, 'A', ['192.0.2.50'])] } } });
-    const planK = await client(3).plan({ policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`k.${ZONE}`, 'A', ['192.0.2.51'])] } } });
+    const planP = await client(2).plan({
+      policy: Policy.UPSERT_ONLY,
+      input: { case: 'desired', value: { zones: [], endpoints: [ep(`p.${ZONE}`, 'A', ['192.0.2.50'])] } },
+    });
+    const planK = await client(3).plan({
+      policy: Policy.UPSERT_ONLY,
+      input: { case: 'desired', value: { zones: [], endpoints: [ep(`k.${ZONE}`, 'A', ['192.0.2.51'])] } },
+    });
     h.sim.clearCalls();
     const answers = await queued([
       create(0, ep(`k.${ZONE}`, 'A', ['192.0.2.52'])), // t0 takes k
-      () => client(1).apply({ source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`k.${ZONE}`, 'A', ['192.0.2.53']), ep(`k1.${ZONE}`, 'A', ['192.0.2.54'])] } } } } }),
+      () =>
+        client(1).apply({
+          source: {
+            case: 'plan',
+            value: {
+              policy: Policy.UPSERT_ONLY,
+              input: { case: 'desired', value: { zones: [], endpoints: [ep(`k.${ZONE}`, 'A', ['192.0.2.53']), ep(`k1.${ZONE}`, 'A', ['192.0.2.54'])] } },
+            },
+          },
+        }),
       () => client(2).apply({ source: { case: 'planId', value: planP.plan!.id } }),
       () => client(3).apply({ source: { case: 'planId', value: planK.plan!.id } }),
-      () => client(0).apply({ source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`k.${ZONE}`, 'A', ['192.0.2.55'])] } } } } }),
+      () =>
+        client(0).apply({
+          source: {
+            case: 'plan',
+            value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`k.${ZONE}`, 'A', ['192.0.2.55'])] } } },
+          },
+        }),
     ]);
-    expect(h.sim.writes().filter((c) => c.path.startsWith(`/domain/zone/${ZONE}`)).map((c) => `${c.method} ${c.path.replace(/\d+$/, 'ID')}`)).toEqual([
+    expect(
+      h.sim
+        .writes()
+        .filter((c) => c.path.startsWith(`/domain/zone/${ZONE}`))
+        .map((c) => `${c.method} ${c.path.replace(/\d+$/, 'ID')}`),
+    ).toEqual([
       `POST ${REC}`, // k (t0)
       `POST ${REC}`, // k1 (t1; k is t0's now: a conflict)
       `POST ${REC}`, // p (t2's stored plan)
@@ -262,7 +344,9 @@ describe('applies of one zone waiting for its lock', () => {
     expect(ApplyStatus[z[2]!.status]).toBe('APPLIED');
     expect((await store.getPlan(h.server.ctx.pool, planP.plan!.id))?.status).toBe('applied');
     expect(answers[3]!.error && Code[answers[3]!.error.code]).toBe('FailedPrecondition');
-    expect(answers[3]!.error!.rawMessage).toMatch(/an apply just before it \(coalesced with it\) changed what the plan touches in zone coalesce\.test; nothing was sent, make a new plan/);
+    expect(answers[3]!.error!.rawMessage).toMatch(
+      /an apply just before it \(coalesced with it\) changed what the plan touches in zone coalesce\.test; nothing was sent, make a new plan/,
+    );
     expect(ApplyStatus[z[4]!.status]).toBe('APPLIED');
     expect(h.sim.publishedRecords(ZONE).find((r) => r.subDomain === 'k')!.target).toBe('192.0.2.55');
     await expectConsistent(h.server.ctx.pool, h.sim, ZONE);
@@ -285,9 +369,21 @@ describe('the time bound (DNSPLANE_APPLY_COALESCE)', () => {
 
   it('a group that has run its time takes no more applies: three queued applies, three refreshes', async () => {
     const apply = (sub: string) => () =>
-      short.zoneClient(token).apply({ source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`${sub}.${ZONE}`, 'A', ['192.0.2.60'])] } } } } });
+      short.zoneClient(token).apply({
+        source: {
+          case: 'plan',
+          value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`${sub}.${ZONE}`, 'A', ['192.0.2.60'])] } } },
+        },
+      });
     const answers = await queued([apply('t0'), apply('t1'), apply('t2')], short);
     expect(answers.map((a) => ApplyStatus[a.response!.zones[0]!.status])).toEqual(['APPLIED', 'APPLIED', 'APPLIED']);
-    expect(short.sim.writes().map((c) => `${c.method} ${c.path}`)).toEqual([`POST ${REC}`, `POST ${REFRESH}`, `POST ${REC}`, `POST ${REFRESH}`, `POST ${REC}`, `POST ${REFRESH}`]);
+    expect(short.sim.writes().map((c) => `${c.method} ${c.path}`)).toEqual([
+      `POST ${REC}`,
+      `POST ${REFRESH}`,
+      `POST ${REC}`,
+      `POST ${REFRESH}`,
+      `POST ${REC}`,
+      `POST ${REFRESH}`,
+    ]);
   });
 });

@@ -77,8 +77,22 @@ describe('3 replicas, 10 tenants, 2 x 40 concurrent applies', () => {
     const others: FaultHandle[] = [];
     for (const z of ZONES) {
       const rec = `/domain/zone/${z}/record`;
-      faults.push(sim.faults.fail({ method: 'POST', path: rec, nth: 5, effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'refused by the test' } } }));
-      faults.push(sim.faults.fail({ method: 'POST', path: rec, nth: 23, effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'refused by the test' } } }));
+      faults.push(
+        sim.faults.fail({
+          method: 'POST',
+          path: rec,
+          nth: 5,
+          effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'refused by the test' } },
+        }),
+      );
+      faults.push(
+        sim.faults.fail({
+          method: 'POST',
+          path: rec,
+          nth: 23,
+          effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'refused by the test' } },
+        }),
+      );
       others.push(sim.faults.fail({ method: 'POST', path: rec, nth: 12, effect: { kind: 'applyThenDrop' } }));
       others.push(sim.faults.fail({ method: 'POST', path: rec, nth: 30, effect: { kind: 'rateLimit', retryAfterSeconds: 1 } }));
       others.push(sim.faults.fail({ method: 'PUT', path: `${rec}/*`, nth: 3, effect: { kind: 'status', status: 503 } }));
@@ -93,7 +107,12 @@ describe('3 replicas, 10 tenants, 2 x 40 concurrent applies', () => {
           jobs.push(
             proc
               .zoneClient(tokens[i]!)
-              .apply({ source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: endpointsOf(i, k, zone) } } } } })
+              .apply({
+                source: {
+                  case: 'plan',
+                  value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: endpointsOf(i, k, zone) } } },
+                },
+              })
               .then(
                 (response) => ({ zone, tenant: i, response }),
                 (e: unknown) => ({ zone, tenant: i, error: ConnectError.from(e) }),
@@ -164,7 +183,9 @@ describe('3 replicas, 10 tenants, 2 x 40 concurrent applies', () => {
       }
 
       // Every replica serves the same records at once: Records on each answers the same generation.
-      const gens = await Promise.all(procs.map(async (p) => (await p.zoneClient(tokens[0]!).records({ zones: [zone], includeForeign: true })).zones[0]!.generation));
+      const gens = await Promise.all(
+        procs.map(async (p) => (await p.zoneClient(tokens[0]!).records({ zones: [zone], includeForeign: true })).zones[0]!.generation),
+      );
       expect(new Set(gens).size).toBe(1);
     }
     expect(await zoneLocksHeld(db.pool)).toBe(0);
@@ -172,7 +193,10 @@ describe('3 replicas, 10 tenants, 2 x 40 concurrent applies', () => {
 
   it('a change applied through one replica is seen by Records on the others at once', async () => {
     const res = await procs[0]!.zoneClient(tokens[0]!).apply({
-      source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`seen.${ZONES[0]}`, 'A', ['192.0.2.200'])] } } } },
+      source: {
+        case: 'plan',
+        value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`seen.${ZONES[0]}`, 'A', ['192.0.2.200'])] } } },
+      },
     });
     const gen = res.zones[0]!.generation;
     for (const p of procs.slice(1)) {

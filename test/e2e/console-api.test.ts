@@ -127,8 +127,16 @@ describe('ListJournal paging and state filter', () => {
   });
 
   it('refuses a bad before_id or state, naming the field', async () => {
-    await expectRejected(h.adminClient(admin).listJournal({ beforeId: 'abc' }), Code.InvalidArgument, /^beforeId: must be a journal entry id \(digits\), got "abc"$/);
-    await expectRejected(h.adminClient(admin).listJournal({ state: 'lost' }), Code.InvalidArgument, /^state: unknown state "lost" \(known: in_flight, done, failed, recovered\)$/);
+    await expectRejected(
+      h.adminClient(admin).listJournal({ beforeId: 'abc' }),
+      Code.InvalidArgument,
+      /^beforeId: must be a journal entry id \(digits\), got "abc"$/,
+    );
+    await expectRejected(
+      h.adminClient(admin).listJournal({ state: 'lost' }),
+      Code.InvalidArgument,
+      /^state: unknown state "lost" \(known: in_flight, done, failed, recovered\)$/,
+    );
   });
 });
 
@@ -140,7 +148,10 @@ describe('ParseDesiredState', () => {
     const res = (await h.adminClient(admin).parseDesiredState({ document: yaml })).request!;
     expect(res.policy).toBe(Policy.UPSERT_ONLY);
     expect(res.input.case).toBe('desired');
-    const desired = res.input.value as { zones: string[]; endpoints: Array<{ dnsName: string; recordType: string; targets: string[]; ttl: number; labels: Record<string, string> }> };
+    const desired = res.input.value as {
+      zones: string[];
+      endpoints: Array<{ dnsName: string; recordType: string; targets: string[]; ttl: number; labels: Record<string, string> }>;
+    };
     expect(desired.zones).toEqual([ZONE]);
     expect(desired.endpoints.map((e) => ({ dnsName: e.dnsName, recordType: e.recordType, targets: e.targets, ttl: e.ttl, labels: e.labels }))).toEqual([
       { dnsName: `a.${ZONE}`, recordType: 'A', targets: ['192.0.2.1', '192.0.2.2'], ttl: 60, labels: {} },
@@ -162,7 +173,10 @@ describe('ParseDesiredState', () => {
       ['endpoints: [\n', /^document: is neither YAML nor JSON: /],
       ['42', /^document: must hold a list of endpoints or a mapping with "endpoints"$/],
       ['{endpoints: [], colour: red}', /^document: colour: unknown key \(known: zones, policy, endpoints\)$/],
-      ['[{dnsName: a.console.test, recordType: A, targets: [192.0.2.1], ttl: -5}]', /^document: \[0\]\.ttl: must be a whole number of seconds, 0 or more \(got -5\)$/],
+      [
+        '[{dnsName: a.console.test, recordType: A, targets: [192.0.2.1], ttl: -5}]',
+        /^document: \[0\]\.ttl: must be a whole number of seconds, 0 or more \(got -5\)$/,
+      ],
       ['{policy: yolo, endpoints: []}', /^document: policy: must be one of sync, upsert-only, create-only$/],
       ['[{dnsName: a.console.test, kind: A}]', /^document: \[0\]\.kind: unknown key/],
     ];
@@ -182,14 +196,18 @@ describe('ParseDesiredState', () => {
       last = now;
     }, 5);
     try {
-      await expectRejected(h.adminClient(admin).parseDesiredState({ document }), Code.InvalidArgument, /^document: holds 28000 endpoints: at most 5000, the most one Plan takes$/);
+      await expectRejected(
+        h.adminClient(admin).parseDesiredState({ document }),
+        Code.InvalidArgument,
+        /^document: holds 28000 endpoints: at most 5000, the most one Plan takes$/,
+      );
     } finally {
       clearInterval(ticks);
     }
     expect(worst).toBeLessThan(300);
   });
 
-  it('is for admins (the console\'s PlanAs form)', async () => {
+  it("is for admins (the console's PlanAs form)", async () => {
     await expectRejected(h.adminClient(alice).parseDesiredState({ document: '[]' }), Code.PermissionDenied, /needs the admin scope/);
   });
 });

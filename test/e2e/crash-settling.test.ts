@@ -29,7 +29,10 @@ function ep(dnsName: string, targets: string[]): Endpoint {
 
 function applyTo(p: ServeProcess, name: string) {
   return p.zoneClient(token).apply({
-    source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(name, ['192.0.2.1', '192.0.2.2', '192.0.2.3'])] } } } },
+    source: {
+      case: 'plan',
+      value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(name, ['192.0.2.1', '192.0.2.2', '192.0.2.3'])] } } },
+    },
   });
 }
 
@@ -51,7 +54,7 @@ afterAll(async () => {
   await db?.drop();
 });
 
-it('restarted after a SIGKILL mid-apply: serves at once, only the dead apply\'s zone waits for its lease, then it is rolled back', async () => {
+it("restarted after a SIGKILL mid-apply: serves at once, only the dead apply's zone waits for its lease, then it is rolled back", async () => {
   // The killed process's lease is the default one (DNSPLANE_OVH_TIMEOUT 30 s): the next process must
   // wait that out before it may settle the row, and the checks below run inside that wait.
   const a = await start({});
@@ -79,7 +82,11 @@ it('restarted after a SIGKILL mid-apply: serves at once, only the dead apply\'s 
   expect(ready.status).toBe(200);
   expect((await ready.text()).split('\n')).toEqual([
     'ready',
-    expect.stringMatching(new RegExp(`^zone ${DEAD} is settling: an apply that died in flight \\(journal ${row!.id}\\) is rolled back, once its holder's lease runs out at \\S+Z; its applies wait until then$`)),
+    expect.stringMatching(
+      new RegExp(
+        `^zone ${DEAD} is settling: an apply that died in flight \\(journal ${row!.id}\\) is rolled back, once its holder's lease runs out at \\S+Z; its applies wait until then$`,
+      ),
+    ),
     '',
   ]);
   const zones = await b.zoneClient(token).listZones({});
@@ -95,7 +102,11 @@ it('restarted after a SIGKILL mid-apply: serves at once, only the dead apply\'s 
     () => undefined,
     (e: unknown) => e as Error,
   );
-  expect(refused?.message).toMatch(new RegExp(`lock not acquired within 1000 ms \\(zone ${DEAD} is settling: an apply that died in flight \\(journal ${row!.id}\\) is rolled back.*; try again then\\)`));
+  expect(refused?.message).toMatch(
+    new RegExp(
+      `lock not acquired within 1000 ms \\(zone ${DEAD} is settling: an apply that died in flight \\(journal ${row!.id}\\) is rolled back.*; try again then\\)`,
+    ),
+  );
   // All of it while the dead apply's lease was still running.
   expect((await store.getJournalEntry(db.pool, row!.id))?.state).toBe('in_flight');
 

@@ -31,7 +31,13 @@ function ep(dnsName: string, targets: string[]): Endpoint {
 
 function applyX(p: ServeProcess, name: string) {
   return p.zoneClient(token).apply({
-    source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`${name}.${ZONE}`, ['192.0.2.1', '192.0.2.2', '192.0.2.3'])] } } } },
+    source: {
+      case: 'plan',
+      value: {
+        policy: Policy.UPSERT_ONLY,
+        input: { case: 'desired', value: { zones: [], endpoints: [ep(`${name}.${ZONE}`, ['192.0.2.1', '192.0.2.2', '192.0.2.3'])] } },
+      },
+    },
   });
 }
 
@@ -99,7 +105,10 @@ describe('crash in the middle of an apply', () => {
     const b = await start();
     // Serving at once; the dead apply is rolled back in the background once its lease ran out.
     await recovered(inFlight[0]!.id);
-    const startCalls = sim.calls().filter((c) => c.path !== '/auth/time').map((c) => `${c.method} ${c.path} ${c.status}`);
+    const startCalls = sim
+      .calls()
+      .filter((c) => c.path !== '/auth/time')
+      .map((c) => `${c.method} ${c.path} ${c.status}`);
     expect(startCalls.slice(0, 3)).toEqual([`GET ${REC} 200`, `GET ${REC}/${orphans[0]!.id} 200`, `GET ${REC}/${orphans[1]!.id} 200`]);
     expect(startCalls.slice(3, 5).sort()).toEqual(orphans.map((o) => `DELETE ${REC}/${o.id} 200`).sort());
     // It never got to publish, but its records were in the draft, where anyone's refresh could have
@@ -115,13 +124,19 @@ describe('crash in the middle of an apply', () => {
     sim.clearCalls();
     const res = await applyX(b, 'x');
     expect(ApplyStatus[res.zones[0]!.status]).toBe('APPLIED');
-    expect(sim.calls().filter((c) => c.path !== '/auth/time').map((c) => `${c.method} ${c.path}`)).toEqual([
-      `POST ${REC}`,
-      `POST ${REC}`,
-      `POST ${REC}`,
-      `POST /domain/zone/${ZONE}/refresh`,
-    ]);
-    expect(sim.publishedRecords(ZONE).filter((r) => r.subDomain === 'x').map((r) => r.target).sort()).toEqual(['192.0.2.1', '192.0.2.2', '192.0.2.3']);
+    expect(
+      sim
+        .calls()
+        .filter((c) => c.path !== '/auth/time')
+        .map((c) => `${c.method} ${c.path}`),
+    ).toEqual([`POST ${REC}`, `POST ${REC}`, `POST ${REC}`, `POST /domain/zone/${ZONE}/refresh`]);
+    expect(
+      sim
+        .publishedRecords(ZONE)
+        .filter((r) => r.subDomain === 'x')
+        .map((r) => r.target)
+        .sort(),
+    ).toEqual(['192.0.2.1', '192.0.2.2', '192.0.2.3']);
     await expectCacheEqualsSimulator(db.pool, sim, ZONE);
     const recs = await b.zoneClient(token).records({ zones: [ZONE] });
     expect(recs.zones[0]!.endpoints.map((e) => `${e.dnsName} ${e.labels['owner']}`)).toEqual([`x.${ZONE} alice`]);

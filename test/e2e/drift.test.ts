@@ -106,7 +106,16 @@ describe('one drift check (loop off)', () => {
 
   it("dnsplane's own apply moves the serial: the next check costs 3 calls, changes nothing, then 1 again", async () => {
     await h.zoneClient(token).apply({
-      source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [create(EndpointSchema, { dnsName: `own.${ZONE}`, recordType: 'A', targets: ['192.0.2.80'], ttl: 300 })] } } } },
+      source: {
+        case: 'plan',
+        value: {
+          policy: Policy.UPSERT_ONLY,
+          input: {
+            case: 'desired',
+            value: { zones: [], endpoints: [create(EndpointSchema, { dnsName: `own.${ZONE}`, recordType: 'A', targets: ['192.0.2.80'], ttl: 300 })] },
+          },
+        },
+      },
     });
     const gen = (await store.getZone(h.server.ctx.pool, ZONE))!.generation;
     h.sim.clearCalls();
@@ -160,7 +169,9 @@ describe('the drift loop (DNSPLANE_DRIFT_INTERVAL=300ms)', () => {
     const id = h.sim.draftRecords(ZONE).find((r) => r.subDomain === 'hand')!.id;
     h.sim.updateRecord(ZONE, id, { target: '198.51.100.2' });
     h.sim.publish(ZONE);
-    await until('the edit in Records', async () => ((await records()).find((e) => e.dnsName === `hand.${ZONE}`)?.targets[0] === '198.51.100.2' ? true : undefined));
+    await until('the edit in Records', async () =>
+      (await records()).find((e) => e.dnsName === `hand.${ZONE}`)?.targets[0] === '198.51.100.2' ? true : undefined,
+    );
 
     h.sim.deleteRecord(ZONE, id);
     h.sim.publish(ZONE);

@@ -42,7 +42,13 @@ beforeAll(async () => {
   const res = await zoneClientFor(live, token).apply({
     source: {
       case: 'plan',
-      value: { policy: Policy.SYNC, input: { case: 'desired', value: { zones: [], endpoints: [ep(`www.${ZONE}`, 'A', ['192.0.2.1', '192.0.2.2', '192.0.2.3']), ep(`gone.${ZONE}`, 'TXT', ['bye'])] } } },
+      value: {
+        policy: Policy.SYNC,
+        input: {
+          case: 'desired',
+          value: { zones: [], endpoints: [ep(`www.${ZONE}`, 'A', ['192.0.2.1', '192.0.2.2', '192.0.2.3']), ep(`gone.${ZONE}`, 'TXT', ['bye'])] },
+        },
+      },
     },
   });
   expect(ApplyStatus[res.zones[0]!.status]).toBe('APPLIED');
@@ -94,18 +100,29 @@ describe('DNSPLANE_DRY_RUN=true', () => {
 
     // Logged: every call that was not sent.
     const line = dryLog.lines.find((l) => typeof l['msg'] === 'string' && (l['msg'] as string).startsWith('dry run'));
-    expect(line).toMatchObject({ zone: ZONE, tenant: 'alice', calls: expected.map((c) => (c.body ? `${c.method} ${c.path} ${c.body}` : `${c.method} ${c.path}`)) });
+    expect(line).toMatchObject({
+      zone: ZONE,
+      tenant: 'alice',
+      calls: expected.map((c) => (c.body ? `${c.method} ${c.path} ${c.body}` : `${c.method} ${c.path}`)),
+    });
   });
 
   it('an inline apply (the webhook form) sends nothing either', async () => {
-    const res = await zoneClientFor(dry, token).apply({ source: { case: 'plan', value: { policy: Policy.SYNC, input: { case: 'desired', value: { zones: [], endpoints: desired() } } } } });
+    const res = await zoneClientFor(dry, token).apply({
+      source: { case: 'plan', value: { policy: Policy.SYNC, input: { case: 'desired', value: { zones: [], endpoints: desired() } } } },
+    });
     expect(ApplyStatus[res.zones[0]!.status]).toBe('DRY_RUN');
     expect(res.zones[0]!.calls.map((c) => `${c.method} ${c.path} ${c.status}`)).toEqual(expected.map((c) => `${c.method} ${c.path} 0`));
     expect(sim.writes()).toEqual([]);
   });
 
   it('a change set that changes nothing is NO_CHANGES, as without dry-run', async () => {
-    const res = await zoneClientFor(dry, token).apply({ source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`gone.${ZONE}`, 'TXT', ['bye'])] } } } } });
+    const res = await zoneClientFor(dry, token).apply({
+      source: {
+        case: 'plan',
+        value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`gone.${ZONE}`, 'TXT', ['bye'])] } } },
+      },
+    });
     expect(ApplyStatus[res.zones[0]!.status]).toBe('NO_CHANGES');
     expect(res.zones[0]!.calls).toEqual([]);
   });
@@ -132,7 +149,7 @@ describe('DNSPLANE_DRY_RUN=true', () => {
     expect(sim.writes().map((w) => ({ method: w.method, path: w.path, body: w.body === undefined ? '' : JSON.stringify(w.body) }))).toEqual(expected);
   });
 
-  it("the OVH client of a dry-run server is read-only: anything but a GET throws before it is sent", async () => {
+  it('the OVH client of a dry-run server is read-only: anything but a GET throws before it is sent', async () => {
     await expect(dry.ctx.ovh.createRecord(ZONE, { fieldType: 'A', subDomain: 'x', target: '192.0.2.99', ttl: 0 }, new Set())).rejects.toThrow(/read-only/);
     await expect(dry.ctx.ovh.refresh(ZONE)).rejects.toThrow(/read-only/);
     expect((await dry.ctx.ovh.listRecordIds(ZONE, { subDomain: 'www' })).length).toBe(3);
@@ -145,11 +162,18 @@ describe('DNSPLANE_DRY_RUN=true', () => {
     const journal = await store.insertIntent(live.ctx.pool, { zone: ZONE, tenantId: tenant.id, intent: { operations: [], ops: [], names: [], before: [] } });
     await store.noteJournalProgress(live.ctx.pool, journal, { stage: 'refresh' });
 
-    const res = await zoneClientFor(dry, token).apply({ source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`other.${ZONE}`, 'A', ['192.0.2.7'])] } } } } });
+    const res = await zoneClientFor(dry, token).apply({
+      source: {
+        case: 'plan',
+        value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`other.${ZONE}`, 'A', ['192.0.2.7'])] } } },
+      },
+    });
     expect(ApplyStatus[res.zones[0]!.status]).toBe('DRY_RUN');
     expect(sim.writes()).toEqual([]);
     expect((await store.listInFlight(live.ctx.pool, ZONE)).map((r) => r.id)).toEqual([journal]);
-    expect(dryLog.lines.some((l) => l['msg'] === 'dry run: applies that died in flight are left for a server without DNSPLANE_DRY_RUN to roll back')).toBe(true);
+    expect(dryLog.lines.some((l) => l['msg'] === 'dry run: applies that died in flight are left for a server without DNSPLANE_DRY_RUN to roll back')).toBe(
+      true,
+    );
 
     // The live server does it.
     expect(await recoverAll(live.ctx)).toBe(1);

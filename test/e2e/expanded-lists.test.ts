@@ -31,7 +31,10 @@ function ep(dnsName: string, targets: string[]): Endpoint {
 
 function createAll(h: Harness, token: string, endpoints: Endpoint[]) {
   return h.zoneClient(token).apply({
-    source: { case: 'plan', value: { policy: Policy.SYNC, input: { case: 'changes', value: { create: endpoints, updateOld: [], updateNew: [], delete: [] } } } },
+    source: {
+      case: 'plan',
+      value: { policy: Policy.SYNC, input: { case: 'changes', value: { create: endpoints, updateOld: [], updateNew: [], delete: [] } } },
+    },
   });
 }
 
@@ -107,7 +110,12 @@ describe('OVH honours expanded lists (auto, the default)', () => {
 
   it('a failed apply: the touched names are re-read with one filtered expanded call each, no GET per id', async () => {
     const before = ids(h, TWO);
-    h.sim.faults.fail({ method: 'POST', path: `/domain/zone/${TWO}/record`, nth: 2, effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'Invalid target' } } });
+    h.sim.faults.fail({
+      method: 'POST',
+      path: `/domain/zone/${TWO}/record`,
+      nth: 2,
+      effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'Invalid target' } },
+    });
     try {
       await createAll(h, token, [ep(`x.${TWO}`, ['192.0.2.20']), ep(`y.${TWO}`, ['192.0.2.21'])]).catch(() => undefined);
     } finally {
@@ -133,7 +141,11 @@ describe('OVH refuses expanded lists (400): one fallback, remembered for the pro
     h.sim.clearCalls();
     await h.zoneClient(token).records({ zones: ['r1.test'] });
     const one = callsOf(h, 'r1.test');
-    expect(one.slice(0, 3)).toEqual(['GET /domain/zone/r1.test/soa 200', 'GET /domain/zone/r1.test/record 400 [page 1/5000]', 'GET /domain/zone/r1.test/record 200']);
+    expect(one.slice(0, 3)).toEqual([
+      'GET /domain/zone/r1.test/soa 200',
+      'GET /domain/zone/r1.test/record 400 [page 1/5000]',
+      'GET /domain/zone/r1.test/record 200',
+    ]);
     expect(one.slice(3).sort()).toEqual(ids(h, 'r1.test').map((id) => `GET /domain/zone/r1.test/record/${id} 200`));
     await h.zoneClient(token).records({ zones: ['r2.test'] });
     const two = callsOf(h, 'r2.test');

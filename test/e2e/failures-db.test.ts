@@ -75,7 +75,9 @@ async function settled<T>(p: Promise<T>): Promise<{ ok: T } | { error: unknown }
 }
 
 beforeAll(async () => {
-  sim = await OvhSimulator.start({ zones: Object.fromEntries(ZONES.map((z) => [z, [{ subDomain: 'keep', fieldType: 'A', target: '198.51.100.1', ttl: 600 }]])) });
+  sim = await OvhSimulator.start({
+    zones: Object.fromEntries(ZONES.map((z) => [z, [{ subDomain: 'keep', fieldType: 'A', target: '198.51.100.1', ttl: 600 }]])),
+  });
   db = await testDatabase();
   token = (await createTenant(db.pool, { name: 'alice', zones: ZONES })).token;
 });
@@ -117,7 +119,11 @@ describe('the lock holder is terminated in the middle of an apply', () => {
 
     // The server rolls the apply back itself, once none of its calls can still land.
     const row = (await store.listJournal(db.pool, { zone: CUT, limit: 1 }))[0]!;
-    await until('the in-flight apply to be rolled back', async () => ((await store.getJournalEntry(db.pool, row.id))?.state === 'recovered' ? true : undefined), 30_000);
+    await until(
+      'the in-flight apply to be rolled back',
+      async () => ((await store.getJournalEntry(db.pool, row.id))?.state === 'recovered' ? true : undefined),
+      30_000,
+    );
     sim.faults.setLatency(0);
 
     const posts = sim.calls().filter(isPost(CUT));
@@ -130,7 +136,11 @@ describe('the lock holder is terminated in the middle of an apply', () => {
     // publishes the undone draft (the creations sat in OVH's draft, where anyone's refresh could have
     // published them). The apply itself never refreshed.
     const writes = sim.writes().filter((c) => c.path.startsWith(`/domain/zone/${CUT}`));
-    expect(writes.map((c) => (c.path.endsWith('/refresh') ? 'refresh' : c.method))).toEqual([...posts.map(() => 'POST'), ...posts.map(() => 'DELETE'), 'refresh']);
+    expect(writes.map((c) => (c.path.endsWith('/refresh') ? 'refresh' : c.method))).toEqual([
+      ...posts.map(() => 'POST'),
+      ...posts.map(() => 'DELETE'),
+      'refresh',
+    ]);
     expect(refreshes(CUT)).toHaveLength(1);
     // The rollback read OVH only after the last creation was answered (it waited for the holder).
     const firstRead = sim.calls().find((c) => c.method === 'GET' && c.path === rec(CUT) && c.at > cutAt)!;
@@ -217,7 +227,9 @@ describe('SIGTERM during a long apply', () => {
     expect('error' in outcome).toBe(true);
     const e = ConnectError.from((outcome as { error: unknown }).error);
     expect(Code[e.code]).toBe('Unavailable');
-    expect(e.rawMessage).toMatch(/apply to zone term\.test stopped before operation \d+ of 60, POST .*: dnsplane is shutting down; the (\d+) operation\(s\) that had succeeded were undone and nothing was published/);
+    expect(e.rawMessage).toMatch(
+      /apply to zone term\.test stopped before operation \d+ of 60, POST .*: dnsplane is shutting down; the (\d+) operation\(s\) that had succeeded were undone and nothing was published/,
+    );
     expect(exitedAfter).toBeLessThan(8_000 + 1_000);
     expect(p.output()).not.toMatch(/Cannot use a pool/);
 
@@ -278,7 +290,11 @@ describe('a multi-zone apply where one zone fails', () => {
     const client = zoneClientFor(s, token);
     sim.faults.clear();
     sim.faults.fail({ method: 'POST', path: `/domain/zone/${M2}/refresh`, times: 1, effect: { kind: 'status', status: 400 } });
-    const e = await expectRejected(applyDesired(client, [ep(`p.${M1}`, 'A', ['192.0.2.1']), ep(`p.${M2}`, 'A', ['192.0.2.2'])]), Code.FailedPrecondition, /apply to zone m2\.test failed at the refresh/);
+    const e = await expectRejected(
+      applyDesired(client, [ep(`p.${M1}`, 'A', ['192.0.2.1']), ep(`p.${M2}`, 'A', ['192.0.2.2'])]),
+      Code.FailedPrecondition,
+      /apply to zone m2\.test failed at the refresh/,
+    );
     expect(e.rawMessage).toMatch(/other zones: m1\.test: applied \(generation \d+, published\)/);
     const [detail] = e.findDetails(ApplyResponseSchema);
     expect(detail?.zones.map((z) => `${z.zone} ${ApplyStatus[z.status]}`)).toEqual(['m1.test APPLIED', 'm2.test FAILED']);

@@ -26,7 +26,10 @@ it('an expired plan: FailedPrecondition, zero OVH calls, and the plan is marked 
   const client = h.zoneClient(alice);
   const planned = await client.plan({
     policy: Policy.UPSERT_ONLY,
-    input: { case: 'desired', value: { zones: [], endpoints: [create(EndpointSchema, { dnsName: `x.${ZONE}`, recordType: 'A', targets: ['192.0.2.1'], ttl: 300 })] } },
+    input: {
+      case: 'desired',
+      value: { zones: [], endpoints: [create(EndpointSchema, { dnsName: `x.${ZONE}`, recordType: 'A', targets: ['192.0.2.1'], ttl: 300 })] },
+    },
   });
   await new Promise((r) => setTimeout(r, 20));
   h.sim.clearCalls();

@@ -71,7 +71,10 @@ beforeEach(async () => {
   await h.zoneClient(alice).apply({
     source: {
       case: 'plan',
-      value: { policy: Policy.SYNC, input: { case: 'desired', value: { zones: [ZONE], endpoints: [ep(`a.${ZONE}`, ['192.0.2.1']), ep(`b.${ZONE}`, ['192.0.2.2'])] } } },
+      value: {
+        policy: Policy.SYNC,
+        input: { case: 'desired', value: { zones: [ZONE], endpoints: [ep(`a.${ZONE}`, ['192.0.2.1']), ep(`b.${ZONE}`, ['192.0.2.2'])] } },
+      },
     },
   });
   h.sim.clearCalls();
@@ -91,7 +94,12 @@ describe('an operation fails mid-way', () => {
     const publishedBefore = contents(h.sim.publishedRecords(ZONE));
     const genBefore = (await store.getZone(h.server.ctx.pool, ZONE))!.generation;
     const [aId, bId] = [id('a'), id('b')];
-    h.sim.faults.fail({ method: 'POST', path: REC, nth: 1, effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'Invalid target' } } });
+    h.sim.faults.fail({
+      method: 'POST',
+      path: REC,
+      nth: 1,
+      effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'Invalid target' } },
+    });
 
     const e = await rejected(applyChanges(alice, fiveOps()));
     expect(Code[e.code]).toBe('FailedPrecondition'); // a 400 is not "OVH down"
@@ -124,7 +132,10 @@ describe('an operation fails mid-way', () => {
 
     const j = await lastJournal();
     expect(j.state).toBe('failed');
-    const result = j.result as { failedOperation: { index: number; method: string }; operations: Array<{ index: number; method: string; outcome: string; status?: number }> };
+    const result = j.result as {
+      failedOperation: { index: number; method: string };
+      operations: Array<{ index: number; method: string; outcome: string; status?: number }>;
+    };
     expect(result.failedOperation).toMatchObject({ index: 3, method: 'POST', path: REC });
     expect(result.operations.map((o) => [o.index, o.method, o.outcome, o.status])).toEqual([
       [1, 'DELETE', 'undone', 200],
@@ -136,7 +147,10 @@ describe('an operation fails mid-way', () => {
 
     // Ownership did not move: alice still owns a and b, nobody owns c.
     const recs = await h.zoneClient(alice).records({ zones: [ZONE] });
-    expect(recs.zones[0]!.endpoints.map((x) => `${x.dnsName} ${x.targets.join(',')} ${x.labels['owner']}`)).toEqual([`a.${ZONE} 192.0.2.1 alice`, `b.${ZONE} 192.0.2.2 alice`]);
+    expect(recs.zones[0]!.endpoints.map((x) => `${x.dnsName} ${x.targets.join(',')} ${x.labels['owner']}`)).toEqual([
+      `a.${ZONE} 192.0.2.1 alice`,
+      `b.${ZONE} 192.0.2.2 alice`,
+    ]);
   });
 
   it('OVH stays down on the 2nd: retried (safe PUT), then undone; Unavailable', async () => {
@@ -315,7 +329,12 @@ describe('a POST whose answer is lost', () => {
     expect(ApplyStatus[res.zones[0]!.status]).toBe('APPLIED');
     const made = h.sim.draftRecords(ZONE).filter((r) => r.subDomain === 'p');
     expect(made).toHaveLength(1);
-    expect(calls()).toEqual([`POST ${REC} 0`, `GET ${REC}?fieldType=A&subDomain=p 200`, `GET ${REC}/${made[0]!.id} 200`, `POST /domain/zone/${ZONE}/refresh 204`]);
+    expect(calls()).toEqual([
+      `POST ${REC} 0`,
+      `GET ${REC}?fieldType=A&subDomain=p 200`,
+      `GET ${REC}/${made[0]!.id} 200`,
+      `POST /domain/zone/${ZONE}/refresh 204`,
+    ]);
     await expectCacheEqualsSimulator(h.server.ctx.pool, h.sim, ZONE);
   });
 
@@ -338,7 +357,9 @@ describe('a POST whose answer is lost', () => {
 
 describe('stale plans', () => {
   it('a stored plan whose zone moved since: FailedPrecondition and zero OVH calls', async () => {
-    const planned = await h.zoneClient(alice).plan({ policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`s.${ZONE}`, ['192.0.2.60'])] } } });
+    const planned = await h
+      .zoneClient(alice)
+      .plan({ policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`s.${ZONE}`, ['192.0.2.60'])] } } });
     await applyDesired(h.zoneClient(alice), [ep(`t.${ZONE}`, ['192.0.2.61'])]); // the zone moves on
     h.sim.clearCalls();
     const e = await rejected(h.zoneClient(alice).apply({ source: { case: 'planId', value: planned.plan!.id } }));
@@ -352,7 +373,9 @@ describe('stale plans', () => {
   });
 
   it('a stored plan whose zone did not move applies', async () => {
-    const planned = await h.zoneClient(alice).plan({ policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`u.${ZONE}`, ['192.0.2.62'])] } } });
+    const planned = await h
+      .zoneClient(alice)
+      .plan({ policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`u.${ZONE}`, ['192.0.2.62'])] } } });
     const res = await h.zoneClient(alice).apply({ source: { case: 'planId', value: planned.plan!.id } });
     expect(ApplyStatus[res.zones[0]!.status]).toBe('APPLIED');
   });
@@ -360,7 +383,7 @@ describe('stale plans', () => {
 
 describe('the zone lock', () => {
   it('held elsewhere longer than DNSPLANE_LOCK_TIMEOUT: Aborted, nothing sent; another zone applies meanwhile', async () => {
-    const before = (await store.countJournalStates(h.server.ctx.pool, ZONE));
+    const before = await store.countJournalStates(h.server.ctx.pool, ZONE);
     await store.withZoneLock(h.server.ctx.pool, ZONE, { lockTimeoutMs: 5_000 }, async () => {
       const e = await rejected(applyDesired(h.zoneClient(alice), [ep(`l.${ZONE}`, ['192.0.2.70'])]));
       expect(Code[e.code]).toBe('Aborted');

@@ -30,7 +30,10 @@ function ep(dnsName: string, target: string): Endpoint {
 
 function createAll(h: Harness, token: string, endpoints: Endpoint[]) {
   return h.zoneClient(token).apply({
-    source: { case: 'plan', value: { policy: Policy.SYNC, input: { case: 'changes', value: { create: endpoints, updateOld: [], updateNew: [], delete: [] } } } },
+    source: {
+      case: 'plan',
+      value: { policy: Policy.SYNC, input: { case: 'changes', value: { create: endpoints, updateOld: [], updateNew: [], delete: [] } } },
+    },
   });
 }
 
@@ -60,7 +63,11 @@ describe('a fair OVH budget at DNSPLANE_OVH_RATE=20', () => {
       // A: a cold read of its big zone (152 records, one GET each, 8 at a time) and one apply of 5
       // creates in each of 6 zones (6 zones applied at once, each one call at a time).
       const aRead = h.zoneClient(a).records({ zones: [BIG] });
-      const aApply = createAll(h, a, A_ZONES.flatMap((z) => [1, 2, 3, 4, 5].map((i) => ep(`n${i}.${z}`, `192.0.2.${i}`))));
+      const aApply = createAll(
+        h,
+        a,
+        A_ZONES.flatMap((z) => [1, 2, 3, 4, 5].map((i) => ep(`n${i}.${z}`, `192.0.2.${i}`))),
+      );
       await queueIsDeep;
       const started = performance.now();
       const bApply = await createAll(h, b, [ep(`web.${B_ZONE}`, '192.0.2.80')]);

@@ -64,7 +64,12 @@ async function goodClientServed(): Promise<void> {
 
 const ports = [
   ['API', () => portOf(h.server.url), '/dnsplane.v1.ZoneService/ListZones', () => `Authorization: Bearer ${alice}\r\nContent-Type: application/json`],
-  ['webhook', () => portOf(h.webhookUrl), '/records', () => `Authorization: Basic ${Buffer.from(`alice:${alice}`).toString('base64')}\r\nContent-Type: application/json`],
+  [
+    'webhook',
+    () => portOf(h.webhookUrl),
+    '/records',
+    () => `Authorization: Basic ${Buffer.from(`alice:${alice}`).toString('base64')}\r\nContent-Type: application/json`,
+  ],
 ] as const;
 
 describe.each(ports)('%s port, HTTP/1.1', (_name, port, path, auth) => {
@@ -143,11 +148,18 @@ describe('API port, h2c', () => {
     session.on('error', () => undefined);
     const started = performance.now();
     const sessionClosed = new Promise<number>((resolve) => session.once('close', () => resolve(performance.now() - started)));
-    const stream = session.request({ ':method': 'POST', ':path': '/dnsplane.v1.ZoneService/ListZones', authorization: `Bearer ${alice}`, 'content-type': 'application/json' });
+    const stream = session.request({
+      ':method': 'POST',
+      ':path': '/dnsplane.v1.ZoneService/ListZones',
+      authorization: `Bearer ${alice}`,
+      'content-type': 'application/json',
+    });
     stream.on('error', () => undefined);
     stream.resume();
     stream.write('{"a');
-    const { ms, code } = await new Promise<{ ms: number; code: number }>((resolve) => stream.once('close', () => resolve({ ms: performance.now() - started, code: stream.rstCode ?? -1 })));
+    const { ms, code } = await new Promise<{ ms: number; code: number }>((resolve) =>
+      stream.once('close', () => resolve({ ms: performance.now() - started, code: stream.rstCode ?? -1 })),
+    );
     expect(code).toBe(http2.constants.NGHTTP2_CANCEL);
     expect(ms).toBeGreaterThanOrEqual(REQUEST_MS - SLACK_MS);
     expect(ms).toBeLessThanOrEqual(REQUEST_MS + MARGIN_MS);
@@ -179,7 +191,13 @@ describe('connection caps', () => {
     expect((await fetch(`${h.webhookUrl}/healthz`)).status).toBe(200);
     for (const c of clients) c.socket.destroy();
     await Promise.all(clients.map((c) => c.closed));
-    await until('the API port to serve again', async () => (await fetch(`${h.server.url}/healthz`).then((r) => r.status).catch(() => 0)) === 200);
+    await until(
+      'the API port to serve again',
+      async () =>
+        (await fetch(`${h.server.url}/healthz`)
+          .then((r) => r.status)
+          .catch(() => 0)) === 200,
+    );
     const summary = (l: { msg: string }) => l.msg.includes('connections refused over the connection caps (summary)');
     await until('the summary line', () => lines.some(summary), 20_000);
     const summaries = lines.filter(summary);

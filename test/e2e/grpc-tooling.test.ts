@@ -81,11 +81,15 @@ describe('server reflection', () => {
     ['grpcweb', 'grpc-v1'],
   ])('calls ZoneService/ListZones over %s with the schema from reflection (%s)', async (protocol, reflect) => {
     const run = await bufCurl([
-      '--protocol', protocol,
+      '--protocol',
+      protocol,
       '--http2-prior-knowledge',
-      '--reflect-protocol', reflect,
-      '-H', `Authorization: Bearer ${alice}`,
-      '-d', '{}',
+      '--reflect-protocol',
+      reflect,
+      '-H',
+      `Authorization: Bearer ${alice}`,
+      '-d',
+      '{}',
       `${h.server.url}/dnsplane.v1.ZoneService/ListZones`,
     ]);
     expect(run.code, run.stderr).toBe(0);

@@ -21,10 +21,16 @@ const names = (prefix: string, n: number) => Array.from({ length: n }, (_, i) =>
 const sets = (prefix: string, n: number, target = '192.0.2.1'): Endpoint[] => names(prefix, n).map((name) => ep(name, 'A', [target]));
 
 async function seed(token: string, endpoints: Endpoint[]): Promise<void> {
-  await h.zoneClient(token).apply({ source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints } } } } });
+  await h
+    .zoneClient(token)
+    .apply({ source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints } } } } });
 }
 
-const sync = (endpoints: Endpoint[], force = false) => ({ policy: Policy.SYNC, force, input: { case: 'desired' as const, value: { zones: [ZONE], endpoints } } });
+const sync = (endpoints: Endpoint[], force = false) => ({
+  policy: Policy.SYNC,
+  force,
+  input: { case: 'desired' as const, value: { zones: [ZONE], endpoints } },
+});
 
 beforeAll(async () => {
   h = await startHarness({ zones: { [ZONE]: [] } });
@@ -41,20 +47,35 @@ describe('through the API', () => {
   let alice: string;
   beforeAll(async () => {
     alice = await h.tenant('alice', [ZONE], { suffixes: [`alice.${ZONE}`] });
-    await seed(alice, sets('a', 10).map((e) => ({ ...e, dnsName: e.dnsName.replace(`.${ZONE}`, `.alice.${ZONE}`) }) as Endpoint));
+    await seed(
+      alice,
+      sets('a', 10).map((e) => ({ ...e, dnsName: e.dnsName.replace(`.${ZONE}`, `.alice.${ZONE}`) }) as Endpoint),
+    );
   });
   const mine = (n: number, target = '192.0.2.1') => names('a', n).map((x) => ep(x.replace(`.${ZONE}`, `.alice.${ZONE}`), 'A', [target]));
 
   it('a SYNC that would delete 4 of 10 (40% > 30%): the plan says so; Apply is FailedPrecondition naming the counts; nothing sent', async () => {
     const planned = await h.zoneClient(alice).plan(sync(mine(6)));
-    expect(planned.plan!.zones[0]!.threshold).toMatchObject({ owned: 10, updates: 0, deletes: 4, maxPercent: 30, exceeded: true, forced: false, wouldRefuse: true });
+    expect(planned.plan!.zones[0]!.threshold).toMatchObject({
+      owned: 10,
+      updates: 0,
+      deletes: 4,
+      maxPercent: 30,
+      exceeded: true,
+      forced: false,
+      wouldRefuse: true,
+    });
     h.sim.clearCalls();
     const inline = await expectRejected(
       h.zoneClient(alice).apply({ source: { case: 'plan', value: sync(mine(6)) } }),
       Code.FailedPrecondition,
       /^change threshold: this apply would delete 4 of the 10 record sets tenant "alice" owns in zone example\.com \(40%, over the limit of 30%\); nothing was sent\. .*force/,
     );
-    const stored = await expectRejected(h.zoneClient(alice).apply({ source: { case: 'planId', value: planned.plan!.id } }), Code.FailedPrecondition, /delete 4 of the 10/);
+    const stored = await expectRejected(
+      h.zoneClient(alice).apply({ source: { case: 'planId', value: planned.plan!.id } }),
+      Code.FailedPrecondition,
+      /delete 4 of the 10/,
+    );
     // Both answers say what kind of refusal it is in the response metadata (docs/errors.md).
     expect(inline.metadata.get('dnsplane-refusal')).toBe('change-threshold');
     expect(stored.metadata.get('dnsplane-refusal')).toBe('change-threshold');
@@ -89,10 +110,18 @@ describe('through the API', () => {
     expect(planned.plan!.zones[0]!.threshold).toMatchObject({ deletes: 4, maxPercent: 50, exceeded: false });
     const strict = await adminClient.setTenantMaxChangePercent({ name: 'alice', maxChangePercent: 0 });
     expect(strict.tenant!.maxChangePercent).toBe(0);
-    await expectRejected(h.zoneClient(alice).apply({ source: { case: 'plan', value: sync(mine(10, '192.0.2.3').slice(0, 1).concat(mine(10).slice(1))) } }), Code.FailedPrecondition, /update 1 of the 10 .*limit of 0%/);
+    await expectRejected(
+      h.zoneClient(alice).apply({ source: { case: 'plan', value: sync(mine(10, '192.0.2.3').slice(0, 1).concat(mine(10).slice(1))) } }),
+      Code.FailedPrecondition,
+      /update 1 of the 10 .*limit of 0%/,
+    );
     const back = await adminClient.setTenantMaxChangePercent({ name: 'alice' });
     expect(back.tenant!.maxChangePercent).toBeUndefined();
-    await expectRejected(adminClient.setTenantMaxChangePercent({ name: 'alice', maxChangePercent: 101 }), Code.InvalidArgument, /^maxChangePercent: must be 0-100/);
+    await expectRejected(
+      adminClient.setTenantMaxChangePercent({ name: 'alice', maxChangePercent: 101 }),
+      Code.InvalidArgument,
+      /^maxChangePercent: must be 0-100/,
+    );
     await expectRejected(h.client(AdminService, alice).setTenantMaxChangePercent({ name: 'alice', maxChangePercent: 100 }), Code.PermissionDenied, /admin/);
     expect(callLines(h.sim)).toEqual([]);
   });
@@ -112,7 +141,10 @@ describe('through the webhook', () => {
   let carol: string;
   beforeAll(async () => {
     carol = await h.tenant('carol', [ZONE], { suffixes: [`carol.${ZONE}`] });
-    await seed(carol, names('c', 10).map((x) => ep(x.replace(`.${ZONE}`, `.carol.${ZONE}`), 'A', ['192.0.2.1'])));
+    await seed(
+      carol,
+      names('c', 10).map((x) => ep(x.replace(`.${ZONE}`, `.carol.${ZONE}`), 'A', ['192.0.2.1'])),
+    );
     wh = await centralWebhook(h);
   });
   afterAll(async () => {
@@ -122,7 +154,10 @@ describe('through the webhook', () => {
   it('a change set over the threshold is 503 (external-dns retries), counted, and logged with how to proceed; nothing sent', async () => {
     const edns = new ExternalDns(wh.url('carol', carol));
     const del = names('c', 5).map((x) => ({ dnsName: x.replace(`.${ZONE}`, `.carol.${ZONE}`), targets: ['192.0.2.1'], recordType: 'A', recordTTL: 300 }));
-    const err = await edns.applyChanges({ delete: del }).then(() => undefined, (e: unknown) => e as { status?: number; retryable?: boolean });
+    const err = await edns.applyChanges({ delete: del }).then(
+      () => undefined,
+      (e: unknown) => e as { status?: number; retryable?: boolean },
+    );
     expect(err?.status).toBe(503);
     expect(callLines(h.sim)).toEqual([]);
     expect(await wh.metric('dnsplane_webhook_threshold_refusals_total', { tenant: 'carol', zone: ZONE })).toBe(1);

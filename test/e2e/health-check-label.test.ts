@@ -26,10 +26,13 @@ let pool: pg.Pool;
 const calls = (): string[] => callLines(h.sim);
 const ep = (name: string, targets: string[], labels: Record<string, string> = {}, recordType = 'A'): Endpoint =>
   create(EndpointSchema, { dnsName: `${name}.${ZONE}`, recordType, targets, ttl: 300, labels });
-const desired = (endpoints: Endpoint[]): PlanRequest => ({ policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints } } }) as unknown as PlanRequest;
+const desired = (endpoints: Endpoint[]): PlanRequest =>
+  ({ policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints } } }) as unknown as PlanRequest;
 const apply = async (token: string, req: PlanRequest) => (await h.zoneClient(token).apply({ source: { case: 'plan', value: req } })).zones[0]!;
-const checksOf = async (name: string) => (await listOwnership(pool, ZONE)).filter((r) => r.dnsName === `${name}.${ZONE}`).map((r) => `${r.tenantName} ${r.target || '-'} ${r.healthCheck ?? 'none'}`);
-const recordsOf = async (token: string, name: string) => (await h.zoneClient(token).records({ zones: [ZONE] })).zones[0]!.endpoints.filter((e) => e.dnsName === `${name}.${ZONE}`);
+const checksOf = async (name: string) =>
+  (await listOwnership(pool, ZONE)).filter((r) => r.dnsName === `${name}.${ZONE}`).map((r) => `${r.tenantName} ${r.target || '-'} ${r.healthCheck ?? 'none'}`);
+const recordsOf = async (token: string, name: string) =>
+  (await h.zoneClient(token).records({ zones: [ZONE] })).zones[0]!.endpoints.filter((e) => e.dnsName === `${name}.${ZONE}`);
 
 beforeAll(async () => {
   h = await startHarness({ zones: { [ZONE]: [] } });

@@ -22,7 +22,13 @@ const { log, lines } = captureLogger('debug');
 beforeAll(async () => {
   h = await startHarness({
     zones: { [ZONE]: [] },
-    env: { DNSPLANE_HEADERS_TIMEOUT: `${HEADERS_MS}ms`, DNSPLANE_REQUEST_TIMEOUT: `${REQUEST_MS}ms`, DNSPLANE_IDLE_TIMEOUT: `${IDLE_MS}ms`, DNSPLANE_LOGIN_BURST: '3', DNSPLANE_LOGIN_RATE: '0.01' },
+    env: {
+      DNSPLANE_HEADERS_TIMEOUT: `${HEADERS_MS}ms`,
+      DNSPLANE_REQUEST_TIMEOUT: `${REQUEST_MS}ms`,
+      DNSPLANE_IDLE_TIMEOUT: `${IDLE_MS}ms`,
+      DNSPLANE_LOGIN_BURST: '3',
+      DNSPLANE_LOGIN_RATE: '0.01',
+    },
     logger: log,
   });
   alice = await h.tenant('alice', [ZONE]);
@@ -107,7 +113,9 @@ describe('API port, h2', () => {
 describe('bad tokens', () => {
   it('are answered before the body is read: 401 for an 8 MiB request whose body never comes', async () => {
     const { got: answer } = await closedByServer(portOf(h.server.url), (s) => {
-      s.write('POST /dnsplane.v1.ZoneService/ListZones HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer dnsp_wrong0\r\nContent-Type: application/json\r\nContent-Length: 8388608\r\n\r\n{');
+      s.write(
+        'POST /dnsplane.v1.ZoneService/ListZones HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer dnsp_wrong0\r\nContent-Type: application/json\r\nContent-Length: 8388608\r\n\r\n{',
+      );
     });
     expect(answer).toMatch(/^HTTP\/1\.1 401/);
     expect(answer).toMatch(/"code":"unauthenticated"/);
@@ -138,7 +146,9 @@ describe('bad tokens', () => {
     expect(m?.values.find((v) => v.labels['outcome'] === 'limited')?.value).toBeGreaterThanOrEqual(4);
 
     // Summaries, not a line per failure: flushed on the limiter's own clock, waited for here.
-    await until('a failed-logins summary with refusals while limited', () => lines.some((l) => l.msg.startsWith('failed logins: ') && Number(l['refusedWhileLimited']) > 0));
+    await until('a failed-logins summary with refusals while limited', () =>
+      lines.some((l) => l.msg.startsWith('failed logins: ') && Number(l['refusedWhileLimited']) > 0),
+    );
     const summaries = lines.filter((l) => l.msg.startsWith('failed logins: '));
     expect(summaries.length).toBeGreaterThan(0);
     expect(summaries.length).toBeLessThanOrEqual(3);

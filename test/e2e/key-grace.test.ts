@@ -52,7 +52,10 @@ const after = (until: Date) => {
 
 describeWithTools(['nsupdate'], 'a TSIG key rotated with a grace', () => {
   const send = (name: string, secret: string, value: string) =>
-    nsupdate({ algorithm: 'hmac-sha256', name, secret }, `server 127.0.0.1 ${port}\nzone ${ZONE}\nupdate add _acme-challenge.${ZONE} 60 TXT "${value}"\nsend\n`);
+    nsupdate(
+      { algorithm: 'hmac-sha256', name, secret },
+      `server 127.0.0.1 ${port}\nzone ${ZONE}\nupdate add _acme-challenge.${ZONE} 60 TXT "${value}"\nsend\n`,
+    );
   const applied = [`POST /domain/zone/${ZONE}/record`, `POST /domain/zone/${ZONE}/refresh`];
 
   it('takes UPDATEs signed with the old secret until the grace ends, then refuses them (cached or read again); listed with its end', async () => {
@@ -71,7 +74,9 @@ describeWithTools(['nsupdate'], 'a TSIG key rotated with a grace', () => {
     expect(io.lines[0]).toMatch(/OLD SECRET UNTIL$/);
     expect(io.lines[1]).toMatch(new RegExp(`${until.toISOString()}$`));
     const journal = (await admin.listJournal({ limit: 1 })).entries[0]!;
-    expect(journal.summary).toBe(`TSIG key ${name} (hmac-sha256, acme-only) of tenant cluster1 rotated by root: the old secret still works until ${until.toISOString()}`);
+    expect(journal.summary).toBe(
+      `TSIG key ${name} (hmac-sha256, acme-only) of tenant cluster1 rotated by root: the old secret still works until ${until.toISOString()}`,
+    );
 
     // In the grace: both secrets sign, each answer signed with the secret the UPDATE was (nsupdate checks it).
     h.sim.clearCalls();
@@ -140,12 +145,16 @@ it('an OVH key rotated with a grace: calls signed with the old secret and consum
 
   // In the grace: the old keys write and refresh, with exactly those OVH calls; the new ones work too.
   h.sim.clearCalls();
-  expect((await ovhCall(base, first, 'POST', `/domain/zone/${ZONE}/record`, { body: { fieldType: 'A', subDomain: 'app', target: '192.0.2.5', ttl: 300 } })).status).toBe(200);
+  expect(
+    (await ovhCall(base, first, 'POST', `/domain/zone/${ZONE}/record`, { body: { fieldType: 'A', subDomain: 'app', target: '192.0.2.5', ttl: 300 } })).status,
+  ).toBe(200);
   expect((await ovhCall(base, first, 'POST', `/domain/zone/${ZONE}/refresh`)).status).toBe(204);
   expect(callLines(h.sim)).toEqual([`POST /domain/zone/${ZONE}/record`, `POST /domain/zone/${ZONE}/refresh`]);
   expect((await ovhCall(base, second, 'GET', `/domain/zone/${ZONE}/record?subDomain=app`)).status).toBe(200);
   // The old consumer key signed with the new secret is a wrong signature, not a way in.
-  expect((await ovhCall(base, { ...first, applicationSecret: second.applicationSecret }, 'GET', '/domain/zone')).json).toMatchObject({ errorCode: 'INVALID_SIGNATURE' });
+  expect((await ovhCall(base, { ...first, applicationSecret: second.applicationSecret }, 'GET', '/domain/zone')).json).toMatchObject({
+    errorCode: 'INVALID_SIGNATURE',
+  });
 
   // The grace over: the old consumer key is no valid credential, from the cache and from Postgres.
   after(until);
@@ -160,11 +169,21 @@ it('an OVH key rotated with a grace: calls signed with the old secret and consum
 it('refuses a grace over 7 days for either key, naming the field, and changes nothing', async () => {
   const admin = h.adminClient(root);
   const tsig = await admin.createTsigKey({ tenant: 'cluster1' });
-  await expectRejected(admin.rotateTsigKey({ name: tsig.key!.name, graceSeconds: 8 * 24 * 3600 }), Code.InvalidArgument, /^graceSeconds: must be between 0 \(the old secret stops at once\) and 7 days, got 691200 s$/);
+  await expectRejected(
+    admin.rotateTsigKey({ name: tsig.key!.name, graceSeconds: 8 * 24 * 3600 }),
+    Code.InvalidArgument,
+    /^graceSeconds: must be between 0 \(the old secret stops at once\) and 7 days, got 691200 s$/,
+  );
   expect((await admin.listTsigKeys({ tenant: 'cluster1' })).keys.find((k) => k.name === tsig.key!.name)!.rotatedAt).toBeUndefined();
   const ovh = (await admin.createOvhKey({ tenant: 'cluster1' })).issued!;
-  await expectRejected(admin.rotateOvhKey({ applicationKey: ovh.key!.applicationKey, graceSeconds: 8 * 24 * 3600 }), Code.InvalidArgument, /^graceSeconds: must be between 0/);
-  await expect(tenantCommand.run(['tsig', 'rotate', tsig.key!.name, '--grace', 'soon'], capturedIo({ DATABASE_URL: h.databaseUrl }))).rejects.toThrow(/--grace: must be a duration like/);
+  await expectRejected(
+    admin.rotateOvhKey({ applicationKey: ovh.key!.applicationKey, graceSeconds: 8 * 24 * 3600 }),
+    Code.InvalidArgument,
+    /^graceSeconds: must be between 0/,
+  );
+  await expect(tenantCommand.run(['tsig', 'rotate', tsig.key!.name, '--grace', 'soon'], capturedIo({ DATABASE_URL: h.databaseUrl }))).rejects.toThrow(
+    /--grace: must be a duration like/,
+  );
 });
 
 it('the command line rotates either key with --grace and says until when the old secret works', async () => {
@@ -173,11 +192,15 @@ it('the command line rotates either key with --grace and says until when the old
   const tsig = await admin.createTsigKey({ tenant: 'cluster1' });
   const io = capturedIo(env);
   expect(await tenantCommand.run(['tsig', 'rotate', tsig.key!.name, '--grace', '10m'], io)).toBe(0);
-  expect(io.lines[0]).toMatch(new RegExp(`^rotated TSIG key "${tsig.key!.name.replace(/\./g, '\\.')}\\." .*; the old secret still works until \\d{4}-\\d\\d-\\d\\dT`));
+  expect(io.lines[0]).toMatch(
+    new RegExp(`^rotated TSIG key "${tsig.key!.name.replace(/\./g, '\\.')}\\." .*; the old secret still works until \\d{4}-\\d\\d-\\d\\dT`),
+  );
   const ovh = (await admin.createOvhKey({ tenant: 'cluster1' })).issued!;
   const io2 = capturedIo(env);
   expect(await tenantCommand.run(['ovh-key', 'rotate', ovh.key!.applicationKey, '--grace', '1h'], io2)).toBe(0);
   expect(io2.lines[0]).toMatch(/; the old secret and consumer key still work until \d{4}-\d\d-\d\dT/);
-  const until = timestampDate((await admin.listOvhKeys({ tenant: 'cluster1' })).keys.find((k) => k.applicationKey === ovh.key!.applicationKey)!.oldSecretValidUntil!);
+  const until = timestampDate(
+    (await admin.listOvhKeys({ tenant: 'cluster1' })).keys.find((k) => k.applicationKey === ovh.key!.applicationKey)!.oldSecretValidUntil!,
+  );
   expect(until.getTime()).toBeGreaterThan(Date.now() + 3_500_000);
 });

@@ -52,7 +52,12 @@ describe('in-flight journal metrics', () => {
     h.sim.faults.fail({ method: 'POST', path: `/domain/zone/${ZONE}/refresh`, times: 4, effect: { kind: 'status', status: 500 } });
     const err = await h
       .zoneClient(alice)
-      .apply({ source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`api.${ZONE}`, 'A', ['192.0.2.5'])] } } } } })
+      .apply({
+        source: {
+          case: 'plan',
+          value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`api.${ZONE}`, 'A', ['192.0.2.5'])] } } },
+        },
+      })
       .then(
         () => undefined,
         (e: unknown) => ConnectError.from(e),
@@ -63,7 +68,9 @@ describe('in-flight journal metrics', () => {
     expect(value('dnsplane_journal_in_flight', { zone: ZONE })).toBe(1);
     expect(value('dnsplane_journal_in_flight_oldest_seconds', { zone: ZONE })).toBeGreaterThanOrEqual(0);
     // Counted as a failed or errored apply (what DnsplaneApplyFailures alerts on).
-    const failed = (value('dnsplane_apply_duration_seconds_count', { zone: ZONE, outcome: 'failed' }) ?? 0) + (value('dnsplane_apply_duration_seconds_count', { zone: ZONE, outcome: 'error' }) ?? 0);
+    const failed =
+      (value('dnsplane_apply_duration_seconds_count', { zone: ZONE, outcome: 'failed' }) ?? 0) +
+      (value('dnsplane_apply_duration_seconds_count', { zone: ZONE, outcome: 'error' }) ?? 0);
     expect(failed).toBe(1);
 
     // The next holder of the zone lock (here a drift check) finishes the rollback.

@@ -34,8 +34,13 @@ beforeAll(async () => {
   expect(ApplyStatus[(await client.apply({ source: { case: 'plan', value: desired } })).zones[0]!.status]).toBe('APPLIED');
   // one with nothing to do, one more that applies, and a stored plan it made stale.
   expect(ApplyStatus[(await client.apply({ source: { case: 'plan', value: desired } })).zones[0]!.status]).toBe('NO_CHANGES');
-  const stale = await client.plan({ policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`api.${ZONE}`, 'A', ['192.0.2.2'])] } } });
-  await client.apply({ source: { case: 'plan', value: { ...desired, input: { case: 'desired', value: { zones: [], endpoints: [ep(`x.${ZONE}`, 'A', ['192.0.2.3'])] } } } } });
+  const stale = await client.plan({
+    policy: Policy.UPSERT_ONLY,
+    input: { case: 'desired', value: { zones: [], endpoints: [ep(`api.${ZONE}`, 'A', ['192.0.2.2'])] } },
+  });
+  await client.apply({
+    source: { case: 'plan', value: { ...desired, input: { case: 'desired', value: { zones: [], endpoints: [ep(`x.${ZONE}`, 'A', ['192.0.2.3'])] } } } },
+  });
   await client.apply({ source: { case: 'planId', value: stale.plan!.id } }).catch(() => undefined);
 
   const res = await fetch(`${h.server.url}/metrics`);
@@ -107,7 +112,7 @@ describe('/metrics', () => {
     expect(value('dnsplane_plan_duration_seconds_count')).toBe(1);
   });
 
-  it('exports the event-loop delay: a histogram since start, and prom-client\'s per-scrape gauges', () => {
+  it("exports the event-loop delay: a histogram since start, and prom-client's per-scrape gauges", () => {
     expect(value('dnsplane_event_loop_delay_seconds_count')).toBeGreaterThan(0);
     expect(value('dnsplane_event_loop_delay_seconds_bucket', { le: '+Inf' })).toBe(value('dnsplane_event_loop_delay_seconds_count'));
     expect(value('nodejs_eventloop_lag_max_seconds')).toBeGreaterThanOrEqual(0);

@@ -27,7 +27,7 @@ afterAll(async () => {
 });
 
 describe('a not-found that the store finds', () => {
-  it('is answered NotFound with the store\'s message, as core\'s own not-found is', async () => {
+  it("is answered NotFound with the store's message, as core's own not-found is", async () => {
     const client = h.adminClient(admin);
     await expectRejected(client.rotateTenantToken({ name: 'ghost' }), Code.NotFound, /^tenant "ghost" not found$/);
     await expectRejected(client.rotateTenantToken({ name: 'nobody' }), Code.NotFound, /^tenant "nobody" does not exist$/);

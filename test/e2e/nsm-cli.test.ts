@@ -71,7 +71,19 @@ beforeEach(() => h.sim.clearCalls());
 
 describe('dnsplane nsm publish / unpublish', () => {
   it('publishes an interdomain cluster and prints the changes, the OVH calls and what NSM resolves', async () => {
-    const { code, out } = await run(['publish', '--domain', D, '--registry', '192.0.2.1:5002', '--registry', '[2001:db8::1]:5002', '--nsmgr-proxy', '192.0.2.2:5004', '--ttl', '300']);
+    const { code, out } = await run([
+      'publish',
+      '--domain',
+      D,
+      '--registry',
+      '192.0.2.1:5002',
+      '--registry',
+      '[2001:db8::1]:5002',
+      '--nsmgr-proxy',
+      '192.0.2.2:5004',
+      '--ttl',
+      '300',
+    ]);
     expect(code).toBe(0);
     expect(calls()).toEqual([...Array(5).fill(`POST ${RECORD}`), `POST ${REFRESH}`]);
     const sub = (s: string) => `${s}.nsm-system.c1.nsm`;
@@ -101,15 +113,43 @@ describe('dnsplane nsm publish / unpublish', () => {
   });
 
   it('says so when nothing changes, and sends nothing', async () => {
-    const { out } = await run(['publish', '--domain', D, '--registry', '[2001:db8::1]:5002', '--registry', '192.0.2.1:5002', '--nsmgr-proxy', '192.0.2.2:5004', '--ttl', '300']);
+    const { out } = await run([
+      'publish',
+      '--domain',
+      D,
+      '--registry',
+      '[2001:db8::1]:5002',
+      '--registry',
+      '192.0.2.1:5002',
+      '--nsmgr-proxy',
+      '192.0.2.2:5004',
+      '--ttl',
+      '300',
+    ]);
     expect(calls()).toEqual([]);
     expect(out[0]).toBe(`NSM domain ${D} (zone ${ZONE}) is already published as asked: no change, no OVH call`);
-    expect(out.slice(1)).toEqual(['NSM resolves:', `  registry.nsm-system.${D} -> tcp://192.0.2.1:5002, tcp://[2001:db8::1]:5002`, `  nsmgr-proxy.nsm-system.${D} -> tcp://192.0.2.2:5004`]);
+    expect(out.slice(1)).toEqual([
+      'NSM resolves:',
+      `  registry.nsm-system.${D} -> tcp://192.0.2.1:5002, tcp://[2001:db8::1]:5002`,
+      `  nsmgr-proxy.nsm-system.${D} -> tcp://192.0.2.2:5004`,
+    ]);
   });
 
   it('prints an address change as ~ old -> new with its one PUT', async () => {
     const rid = id('registry.nsm-system.c1.nsm', 'A');
-    const { out } = await run(['publish', '--domain', D, '--registry', '192.0.2.9:5002', '--registry', '[2001:db8::1]:5002', '--nsmgr-proxy', '192.0.2.2:5004', '--ttl', '300']);
+    const { out } = await run([
+      'publish',
+      '--domain',
+      D,
+      '--registry',
+      '192.0.2.9:5002',
+      '--registry',
+      '[2001:db8::1]:5002',
+      '--nsmgr-proxy',
+      '192.0.2.2:5004',
+      '--ttl',
+      '300',
+    ]);
     expect(calls()).toEqual([`PUT ${RECORD}/${rid}`, `POST ${REFRESH}`]);
     expect(out.slice(1, 5)).toEqual([
       `  ~ registry.nsm-system.${D} A 192.0.2.1 -> 192.0.2.9`,
@@ -129,7 +169,18 @@ describe('dnsplane nsm publish / unpublish', () => {
       expect(seen.out[at - 3]).toMatch(/^  visible on every authoritative server \d+\.\d s after publishing/);
       expect(seen.out.slice(at - 2, at).every((l) => / answered \d+\.\d s after publishing/.test(l))).toBe(true);
       h.sim.propagation.setLag('never', 'ns1.sim.test');
-      const late = await run(['publish', '--domain', W, '--registry', '192.0.2.42:5002', '--nsmgr-proxy', '192.0.2.41:5004', '--wait', '--wait-timeout', '1500ms']);
+      const late = await run([
+        'publish',
+        '--domain',
+        W,
+        '--registry',
+        '192.0.2.42:5002',
+        '--nsmgr-proxy',
+        '192.0.2.41:5004',
+        '--wait',
+        '--wait-timeout',
+        '1500ms',
+      ]);
       expect(late.code).toBe(2);
       expect(late.out.some((l) => /^  published .*Z; not yet visible on every authoritative server$/.test(l))).toBe(true);
       expect(late.out.some((l) => l.endsWith(`behind on registry.nsm-system.${W} A`))).toBe(true);
@@ -139,7 +190,20 @@ describe('dnsplane nsm publish / unpublish', () => {
   });
 
   it('--floating publishes only the registry (and address-only services): nsmgr-proxy goes', async () => {
-    const { out } = await run(['publish', '--domain', D, '--floating', '--registry', '192.0.2.9:5002', '--registry', '[2001:db8::1]:5002', '--service', 'vl3-ipam=192.0.2.7', '--ttl', '300']);
+    const { out } = await run([
+      'publish',
+      '--domain',
+      D,
+      '--floating',
+      '--registry',
+      '192.0.2.9:5002',
+      '--registry',
+      '[2001:db8::1]:5002',
+      '--service',
+      'vl3-ipam=192.0.2.7',
+      '--ttl',
+      '300',
+    ]);
     const c = calls();
     expect(c.filter((x) => x.startsWith('DELETE '))).toHaveLength(2);
     expect(c.filter((x) => !x.startsWith('DELETE '))).toEqual([`POST ${RECORD}`, `POST ${REFRESH}`]);
@@ -157,14 +221,39 @@ describe('dnsplane nsm publish / unpublish', () => {
     const file = path.join(dir, 'token');
     writeFileSync(file, `${token}\n`);
     const io = fakeIo({});
-    expect(await nsmCommand.run(['publish', '--domain', D, '--floating', '--registry', '192.0.2.9:5002', '--registry', '[2001:db8::1]:5002', '--service', 'vl3-ipam=192.0.2.7', '--ttl', '300', '--server', h.server.url, '--token-file', file], io)).toBe(0);
+    expect(
+      await nsmCommand.run(
+        [
+          'publish',
+          '--domain',
+          D,
+          '--floating',
+          '--registry',
+          '192.0.2.9:5002',
+          '--registry',
+          '[2001:db8::1]:5002',
+          '--service',
+          'vl3-ipam=192.0.2.7',
+          '--ttl',
+          '300',
+          '--server',
+          h.server.url,
+          '--token-file',
+          file,
+        ],
+        io,
+      ),
+    ).toBe(0);
     expect(io.lines[0]).toMatch(/already published as asked/);
     expect(calls()).toEqual([]);
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('another tenant\'s publish or unpublish fails with PermissionDenied and sends nothing', async () => {
-    for (const args of [['publish', '--domain', D, '--floating', '--registry', '192.0.2.66:5002'], ['unpublish', '--domain', D]]) {
+  it("another tenant's publish or unpublish fails with PermissionDenied and sends nothing", async () => {
+    for (const args of [
+      ['publish', '--domain', D, '--floating', '--registry', '192.0.2.66:5002'],
+      ['unpublish', '--domain', D],
+    ]) {
       const e = await rejected(run(args, other));
       expect(e).toBeInstanceOf(ConnectError);
       expect((e as ConnectError).code).toBe(Code.PermissionDenied);
@@ -196,15 +285,39 @@ describe('bad arguments are refused before anything is sent', () => {
     ['no subcommand', [], /^nsm: unknown subcommand ""/],
     ['no --domain', ['publish', '--registry', '192.0.2.1:5002', '--floating'], /^--domain: is required/],
     ['no --registry', ['publish', '--domain', D, '--floating'], /^--registry: is required/],
-    ['no --nsmgr-proxy without --floating', ['publish', '--domain', D, '--registry', '192.0.2.1:5002'], /^--nsmgr-proxy: is required for an interdomain cluster; use --floating/],
-    ['--floating with --nsmgr-proxy', ['publish', '--domain', D, '--floating', '--registry', '192.0.2.1:5002', '--nsmgr-proxy', '192.0.2.2:5004'], /^--floating: a floating domain publishes only its registry/],
-    ['IPv6 without brackets', ['publish', '--domain', D, '--floating', '--registry', '2001:db8::1:5002'], /^--registry: "2001:db8::1:5002": put an IPv6 address in brackets/],
+    [
+      'no --nsmgr-proxy without --floating',
+      ['publish', '--domain', D, '--registry', '192.0.2.1:5002'],
+      /^--nsmgr-proxy: is required for an interdomain cluster; use --floating/,
+    ],
+    [
+      '--floating with --nsmgr-proxy',
+      ['publish', '--domain', D, '--floating', '--registry', '192.0.2.1:5002', '--nsmgr-proxy', '192.0.2.2:5004'],
+      /^--floating: a floating domain publishes only its registry/,
+    ],
+    [
+      'IPv6 without brackets',
+      ['publish', '--domain', D, '--floating', '--registry', '2001:db8::1:5002'],
+      /^--registry: "2001:db8::1:5002": put an IPv6 address in brackets/,
+    ],
     ['no port', ['publish', '--domain', D, '--floating', '--registry', '192.0.2.1'], /^--registry: "192.0.2.1" has no port/],
     ['port 0', ['publish', '--domain', D, '--floating', '--registry', '192.0.2.1:0'], /^--registry: "192.0.2.1:0": the port must be from 1 to 65535/],
     ['port 65536', ['publish', '--domain', D, '--floating', '--registry', '192.0.2.1:65536'], /the port must be from 1 to 65535/],
-    ['a host name', ['publish', '--domain', D, '--floating', '--registry', 'registry.example.net:5002'], /^--registry: "registry.example.net:5002" is not IP:PORT/],
-    ['bad --service', ['publish', '--domain', D, '--floating', '--registry', '192.0.2.1:5002', '--service', 'vl3-ipam'], /^--service: "vl3-ipam" must be NAME=IP/],
-    ['mixed ports in one service', ['publish', '--domain', D, '--floating', '--registry', '192.0.2.1:5002', '--registry', '[2001:db8::1]:5003'], /^--registry: every address of one service has the same port \(got 5002 and 5003\)/],
+    [
+      'a host name',
+      ['publish', '--domain', D, '--floating', '--registry', 'registry.example.net:5002'],
+      /^--registry: "registry.example.net:5002" is not IP:PORT/,
+    ],
+    [
+      'bad --service',
+      ['publish', '--domain', D, '--floating', '--registry', '192.0.2.1:5002', '--service', 'vl3-ipam'],
+      /^--service: "vl3-ipam" must be NAME=IP/,
+    ],
+    [
+      'mixed ports in one service',
+      ['publish', '--domain', D, '--floating', '--registry', '192.0.2.1:5002', '--registry', '[2001:db8::1]:5003'],
+      /^--registry: every address of one service has the same port \(got 5002 and 5003\)/,
+    ],
     ['bad --ttl', ['publish', '--domain', D, '--floating', '--registry', '192.0.2.1:5002', '--ttl', '1.5'], /^--ttl: must be a whole number/],
   ];
   it.each(cases)('%s', async (_name, args, message) => {
@@ -214,7 +327,7 @@ describe('bad arguments are refused before anything is sent', () => {
     expect(calls()).toEqual([]);
   });
 
-  it('the server\'s own checks come back as InvalidArgument (two IPv4 addresses for one service)', async () => {
+  it("the server's own checks come back as InvalidArgument (two IPv4 addresses for one service)", async () => {
     const e = await rejected(run(['publish', '--domain', D, '--floating', '--registry', '192.0.2.1:5002', '--registry', '192.0.2.2:5002']));
     expect((e as ConnectError).code).toBe(Code.InvalidArgument);
     expect((e as ConnectError).rawMessage).toMatch(/^services\[0\]\.addresses\[1\]: a second IPv4 address/);

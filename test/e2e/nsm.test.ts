@@ -111,7 +111,7 @@ beforeAll(async () => {
   tokens['elsewhere'] = await h.tenant('elsewhere', ['other.test']);
   // The first read syncs the zone; from here on every OVH call is one the NSM calls make.
   await h.zoneClient(tokens['cluster1']).records({ zones: [ZONE] });
-  resolver = new Resolver({ timeout: 10_000, tries: 1 }) // a bound for a lost answer only; a loaded machine answers late;
+  resolver = new Resolver({ timeout: 10_000, tries: 1 }); // a bound for a lost answer only; a loaded machine answers late;
   resolver.setServers([`127.0.0.1:${h.sim.dnsPort}`]);
 });
 
@@ -127,7 +127,12 @@ describe('two clusters and a floating domain in one zone', () => {
       publishReq(C1, [svc('registry', 5002, ['192.0.2.11', '2001:DB8::11']), svc('nsmgr-proxy', 5004, ['192.0.2.12'])]),
     );
     expect(calls()).toEqual([...Array(5).fill(`POST ${RECORD}`), `POST ${REFRESH}`]);
-    expect(h.sim.writes().filter((c) => c.path === RECORD).map((c) => c.body)).toEqual(
+    expect(
+      h.sim
+        .writes()
+        .filter((c) => c.path === RECORD)
+        .map((c) => c.body),
+    ).toEqual(
       expect.arrayContaining([
         { fieldType: 'SRV', subDomain: 'registry.nsm-system.cluster1.nsm', target: `0 100 5002 registry.nsm-system.${C1}.`, ttl: 60 },
         { fieldType: 'A', subDomain: 'registry.nsm-system.cluster1.nsm', target: '192.0.2.11', ttl: 60 },
@@ -230,7 +235,7 @@ describe('republishing', () => {
     expect(await nsmResolve(NSMGR_PROXY_SERVICE, C1)).toBe('tcp://192.0.2.12:5005');
   });
 
-  it('a service no longer listed is deleted (the domain\'s services only), here going floating', async () => {
+  it("a service no longer listed is deleted (the domain's services only), here going floating", async () => {
     // cluster1 also owns records that are not NSM services of its domain: they must stay.
     await h.zoneClient(tokens['cluster1']).apply({
       source: {
@@ -298,7 +303,7 @@ describe('ownership', () => {
     expect(calls()).toEqual([]);
   });
 
-  it('a domain outside the tenant\'s suffixes or zones is PermissionDenied', async () => {
+  it("a domain outside the tenant's suffixes or zones is PermissionDenied", async () => {
     await expectRejected(
       nsm(tokens['narrow']!).publishDomain(publishReq(`cluster8.nsm.${ZONE}`, [svc('registry', 5002, ['192.0.2.80'])])),
       Code.PermissionDenied,
@@ -313,7 +318,7 @@ describe('ownership', () => {
     expect(calls()).toEqual([]);
   });
 
-  it('a tenant limited to its domain\'s suffix may publish it', async () => {
+  it("a tenant limited to its domain's suffix may publish it", async () => {
     const d = `cluster9.nsm.${ZONE}`;
     const res = await nsm(tokens['narrow']!).publishDomain(publishReq(d, [svc('registry', 5002, ['192.0.2.90'])], 0));
     expect(res.status).toBe(ApplyStatus.APPLIED);
@@ -341,19 +346,39 @@ describe('bad input is InvalidArgument naming the field and the rule, with no OV
     ['port 0', publishReq(`x.${ZONE}`, [reg(['192.0.2.1'], 0)]), /^services\[0\]\.port: must be a port from 1 to 65535 \(got 0\)/],
     ['port 65536', publishReq(`x.${ZONE}`, [reg(['192.0.2.1'], 65536)]), /^services\[0\]\.port: must be a port from 1 to 65535 \(got 65536\)/],
     ['negative port', publishReq(`x.${ZONE}`, [reg(['192.0.2.1'], -1)]), /^services\[0\]\.port: must be a port from 1 to 65535/],
-    ['a name, not an IP', publishReq(`x.${ZONE}`, [reg(['registry.example.net'])]), /^services\[0\]\.addresses\[0\]: "registry\.example\.net" is not an IP address/],
+    [
+      'a name, not an IP',
+      publishReq(`x.${ZONE}`, [reg(['registry.example.net'])]),
+      /^services\[0\]\.addresses\[0\]: "registry\.example\.net" is not an IP address/,
+    ],
     ['IPv4 out of range', publishReq(`x.${ZONE}`, [reg(['192.0.2.300'])]), /^services\[0\]\.addresses\[0\]: .*not an IP address/],
     ['IPv6 in brackets', publishReq(`x.${ZONE}`, [reg(['[2001:db8::1]'])]), /^services\[0\]\.addresses\[0\]: .*not an IP address/],
     ['address with a port', publishReq(`x.${ZONE}`, [reg(['192.0.2.1:5002'])]), /^services\[0\]\.addresses\[0\]: .*not an IP address/],
-    ['two IPv4 addresses', publishReq(`x.${ZONE}`, [reg(['192.0.2.1', '2001:db8::1', '192.0.2.2'])]), /^services\[0\]\.addresses\[2\]: a second IPv4 address .*first answer/],
+    [
+      'two IPv4 addresses',
+      publishReq(`x.${ZONE}`, [reg(['192.0.2.1', '2001:db8::1', '192.0.2.2'])]),
+      /^services\[0\]\.addresses\[2\]: a second IPv4 address .*first answer/,
+    ],
     ['two IPv6 addresses', publishReq(`x.${ZONE}`, [reg(['2001:db8::1', '2001:db8::2'])]), /^services\[0\]\.addresses\[1\]: a second IPv6 address/],
     ['no address', publishReq(`x.${ZONE}`, [reg([])]), /^services\[0\]\.addresses: at least one address/],
     ['no service', publishReq(`x.${ZONE}`, []), /^services: at least one service/],
     ['a service name with a dot', publishReq(`x.${ZONE}`, [svc('registry.nsm-system', 5002, ['192.0.2.1'])]), /^services\[0\]\.name: must be one DNS label/],
     ['an empty service name', publishReq(`x.${ZONE}`, [svc('', 5002, ['192.0.2.1'])]), /^services\[0\]\.name: is required/],
-    ['a bad namespace', publishReq(`x.${ZONE}`, [svc('registry', 5002, ['192.0.2.1'], { namespace: 'nsm_system' })]), /^services\[0\]\.namespace: .*underscores/],
-    ['a service listed twice', publishReq(`x.${ZONE}`, [reg(), svc('registry', 5003, ['192.0.2.2'], { namespace: 'nsm-system' })]), /^services\[1\]\.name: services\[0\] already publishes/],
-    ['a port on an address-only service', publishReq(`x.${ZONE}`, [svc('vl3-ipam', 5006, ['192.0.2.1'], { addressOnly: true })]), /^services\[0\]\.port: must be 0 for an address-only service/],
+    [
+      'a bad namespace',
+      publishReq(`x.${ZONE}`, [svc('registry', 5002, ['192.0.2.1'], { namespace: 'nsm_system' })]),
+      /^services\[0\]\.namespace: .*underscores/,
+    ],
+    [
+      'a service listed twice',
+      publishReq(`x.${ZONE}`, [reg(), svc('registry', 5003, ['192.0.2.2'], { namespace: 'nsm-system' })]),
+      /^services\[1\]\.name: services\[0\] already publishes/,
+    ],
+    [
+      'a port on an address-only service',
+      publishReq(`x.${ZONE}`, [svc('vl3-ipam', 5006, ['192.0.2.1'], { addressOnly: true })]),
+      /^services\[0\]\.port: must be 0 for an address-only service/,
+    ],
     ['a negative TTL', publishReq(`x.${ZONE}`, [reg()], -1), /^ttl: the TTL must not be negative/],
   ];
   it.each(cases)('%s', async (_name, req, message) => {

@@ -63,16 +63,30 @@ describe.each([
 
 describe('API, h2c', () => {
   it.each([true, false])('10 MB in Connect JSON, content-length announced: %s: 429 resource_exhausted naming readMaxBytes', async (announce) => {
-    const r = await h2Upload(h.server.url, { ':path': '/dnsplane.v1.ZoneService/Plan', authorization: `Bearer ${alice}`, 'content-type': 'application/json' }, TEN_MB, announce);
+    const r = await h2Upload(
+      h.server.url,
+      { ':path': '/dnsplane.v1.ZoneService/Plan', authorization: `Bearer ${alice}`, 'content-type': 'application/json' },
+      TEN_MB,
+      announce,
+    );
     expect(r.headers[':status']).toBe(429);
-    expect(JSON.parse(r.body)).toMatchObject({ code: 'resource_exhausted', message: expect.stringContaining(`larger than configured readMaxBytes ${API_LIMIT}`) });
+    expect(JSON.parse(r.body)).toMatchObject({
+      code: 'resource_exhausted',
+      message: expect.stringContaining(`larger than configured readMaxBytes ${API_LIMIT}`),
+    });
     expect(r.error).toBeUndefined();
   });
 
   it.each([true, false])('10 MB in gRPC, content-length announced: %s: grpc-status 8 (RESOURCE_EXHAUSTED) naming readMaxBytes', async (announce) => {
     const prefix = Buffer.alloc(5);
     prefix.writeUInt32BE(TEN_MB - 5, 1);
-    const r = await h2Upload(h.server.url, { ':path': '/dnsplane.v1.ZoneService/Plan', authorization: `Bearer ${alice}`, 'content-type': 'application/grpc', te: 'trailers' }, TEN_MB, announce, prefix);
+    const r = await h2Upload(
+      h.server.url,
+      { ':path': '/dnsplane.v1.ZoneService/Plan', authorization: `Bearer ${alice}`, 'content-type': 'application/grpc', te: 'trailers' },
+      TEN_MB,
+      announce,
+      prefix,
+    );
     const status = { ...r.headers, ...r.trailers };
     expect(r.headers[':status']).toBe(200);
     expect(status['grpc-status']).toBe('8');

@@ -44,7 +44,10 @@ async function apply(token: string, req: PlanRequest) {
   return res.zones[0]!;
 }
 
-const summary = (z: { changes: Array<{ action: ChangeAction; before?: Endpoint; after?: Endpoint }>; conflicts: Array<{ action: ChangeAction; endpoint?: Endpoint; owner: string }> }) => ({
+const summary = (z: {
+  changes: Array<{ action: ChangeAction; before?: Endpoint; after?: Endpoint }>;
+  conflicts: Array<{ action: ChangeAction; endpoint?: Endpoint; owner: string }>;
+}) => ({
   changes: z.changes.map((c) => `${ChangeAction[c.action]} ${(c.after ?? c.before)!.dnsName} ${(c.after ?? c.before)!.targets.join(',')}`),
   conflicts: z.conflicts.map((c) => `${ChangeAction[c.action]} ${c.endpoint!.dnsName} ${c.endpoint!.targets.join(',')} owner=${c.owner}`),
 });
@@ -69,7 +72,7 @@ afterAll(async () => {
 beforeEach(() => h.sim.clearCalls());
 
 describe('tenant B never changes what tenant A owns; its other changes still apply', () => {
-  it('through Apply of a desired state: an overwrite is a conflict, B\'s new record is created', async () => {
+  it("through Apply of a desired state: an overwrite is a conflict, B's new record is created", async () => {
     const before = inOvh('a1');
     const z = await apply(bob, desired([ep('a1', 'A', ['198.51.100.1']), ep('b1', 'A', ['198.51.100.2'])]));
     expect(ApplyStatus[z.status]).toBe('APPLIED');
@@ -80,7 +83,7 @@ describe('tenant B never changes what tenant A owns; its other changes still app
     expect(inOvh('a1')).toEqual(before);
   });
 
-  it('through inline change sets: create over, update of and delete of A\'s sets are conflicts; B\'s create applies', async () => {
+  it("through inline change sets: create over, update of and delete of A's sets are conflicts; B's create applies", async () => {
     const before = h.sim.draftRecords(ZONE);
     const z = await apply(
       bob,
@@ -105,7 +108,7 @@ describe('tenant B never changes what tenant A owns; its other changes still app
     expect(after.filter((r) => r.subDomain !== 'b2')).toEqual(before);
   });
 
-  it('SYNC with an empty desired state deletes only B\'s own records', async () => {
+  it("SYNC with an empty desired state deletes only B's own records", async () => {
     const z = await apply(bob, desired([], Policy.SYNC, [ZONE]));
     expect(summary(z)).toEqual({ changes: ['DELETE b1.example.com 198.51.100.2', 'DELETE b2.example.com 198.51.100.3'], conflicts: [] });
     expect(calls()).toEqual([
@@ -117,7 +120,7 @@ describe('tenant B never changes what tenant A owns; its other changes still app
     expect(inOvh('manual')).toHaveLength(1);
   });
 
-  it('through a stored plan made before an ownership change: stale, nothing sent; re-planned, only B\'s own change applies', async () => {
+  it("through a stored plan made before an ownership change: stale, nothing sent; re-planned, only B's own change applies", async () => {
     const bobZone = h.zoneClient(bob);
     const stored = await bobZone.plan(desired([ep('c', 'A', ['198.51.100.4']), ep('b3', 'A', ['198.51.100.5'])]));
     expect(summary(stored.plan!.zones[0]!).changes).toEqual(['CREATE b3.example.com 198.51.100.5', 'CREATE c.example.com 198.51.100.4']);
@@ -141,7 +144,10 @@ describe('tenant B never changes what tenant A owns; its other changes still app
 
     // Planned again: the conflict is reported, bob's other change goes through.
     const again = await bobZone.plan(desired([ep('c', 'A', ['198.51.100.4']), ep('b3', 'A', ['198.51.100.5'])]));
-    expect(summary(again.plan!.zones[0]!)).toEqual({ changes: ['CREATE b3.example.com 198.51.100.5'], conflicts: ['CREATE c.example.com 198.51.100.4 owner=alice'] });
+    expect(summary(again.plan!.zones[0]!)).toEqual({
+      changes: ['CREATE b3.example.com 198.51.100.5'],
+      conflicts: ['CREATE c.example.com 198.51.100.4 owner=alice'],
+    });
     h.sim.clearCalls();
     const applied = await bobZone.apply({ source: { case: 'planId', value: again.plan!.id } });
     expect(ApplyStatus[applied.zones[0]!.status]).toBe('APPLIED');
@@ -149,7 +155,7 @@ describe('tenant B never changes what tenant A owns; its other changes still app
     expect(inOvh('c')).toEqual([]);
   });
 
-  it('a stored plan whose update became someone else\'s is stale too (ownership moved by an admin)', async () => {
+  it("a stored plan whose update became someone else's is stale too (ownership moved by an admin)", async () => {
     const stored = await h.zoneClient(bob).plan(desired([ep('b3', 'A', ['198.51.100.6'])]));
     expect(summary(stored.plan!.zones[0]!).changes).toEqual(['UPDATE b3.example.com 198.51.100.6']);
     await h.adminClient(admin).assignOwnership({ dnsName: `b3.${ZONE}`, recordType: 'A', tenant: 'alice' });
@@ -161,7 +167,7 @@ describe('tenant B never changes what tenant A owns; its other changes still app
     await h.adminClient(admin).assignOwnership({ dnsName: `b3.${ZONE}`, recordType: 'A', tenant: 'bob' });
   });
 
-  it('another tenant\'s stored plan cannot be applied or read: PermissionDenied, nothing sent', async () => {
+  it("another tenant's stored plan cannot be applied or read: PermissionDenied, nothing sent", async () => {
     const alicePlan = await h.zoneClient(alice).plan(desired([ep('a1', 'A', ['192.0.2.11'])]));
     h.sim.clearCalls();
     await expect(h.zoneClient(bob).apply({ source: { case: 'planId', value: alicePlan.plan!.id } })).rejects.toMatchObject({ code: Code.PermissionDenied });
@@ -180,7 +186,7 @@ describe('tenant B never changes what tenant A owns; its other changes still app
     expect(calls()).toEqual([`PUT /domain/zone/${ZONE}/record/${id}`, `POST /domain/zone/${ZONE}/refresh`]);
   });
 
-  it('Records: own sets with the owner label; the others\' only with include_foreign', async () => {
+  it("Records: own sets with the owner label; the others' only with include_foreign", async () => {
     const mine = await h.zoneClient(bob).records({ zones: [ZONE] });
     expect(mine.zones[0]!.endpoints.map((e) => `${e.dnsName} ${e.labels['owner']}`)).toEqual([`b3.${ZONE} bob`]);
     const all = await h.zoneClient(bob).records({ zones: [ZONE], includeForeign: true });
@@ -208,11 +214,22 @@ describe('shared record sets', () => {
     expect(summary(joined)).toEqual({ changes: ['CREATE www.example.com 198.51.100.10,198.51.100.11'], conflicts: [] });
     expect(joined.changes[0]!.after!.labels['dnsplane/shared']).toBe('true');
     expect(calls()).toEqual([`POST /domain/zone/${ZONE}/record`, `POST /domain/zone/${ZONE}/record`, `POST /domain/zone/${ZONE}/refresh`]);
-    expect(h.sim.writes().slice(0, 2).map((c) => c.body)).toEqual([
+    expect(
+      h.sim
+        .writes()
+        .slice(0, 2)
+        .map((c) => c.body),
+    ).toEqual([
       { fieldType: 'A', subDomain: 'www', target: '198.51.100.10', ttl: 300 },
       { fieldType: 'A', subDomain: 'www', target: '198.51.100.11', ttl: 300 },
     ]);
-    expect(h.sim.publishedRecords(ZONE).filter((r) => r.subDomain === 'www').map((r) => r.target).sort()).toEqual(['192.0.2.10', '198.51.100.10', '198.51.100.11']);
+    expect(
+      h.sim
+        .publishedRecords(ZONE)
+        .filter((r) => r.subDomain === 'www')
+        .map((r) => r.target)
+        .sort(),
+    ).toEqual(['192.0.2.10', '198.51.100.10', '198.51.100.11']);
 
     const { rows } = await h.server.ctx.pool.query<{ target: string; name: string; shared: boolean }>(
       `SELECT o.target, t.name, o.shared FROM ownership o JOIN tenants t ON t.id = o.tenant_id WHERE dns_name = $1 ORDER BY o.target`,
@@ -252,28 +269,36 @@ describe('shared record sets', () => {
     expect(h.sim.writes()[0]!.body).toEqual({ target: '198.51.100.12', ttl: 300 });
   });
 
-  it('a TTL change touches only the tenant\'s own records', async () => {
+  it("a TTL change touches only the tenant's own records", async () => {
     const bobs = inOvh('www').filter((r) => r.target.startsWith('198.51.100.'));
     await apply(bob, desired([ep('www', 'A', ['198.51.100.10', '198.51.100.12'], 120)]));
     expect(calls().sort()).toEqual([...bobs.map((r) => `PUT /domain/zone/${ZONE}/record/${r.id}`), `POST /domain/zone/${ZONE}/refresh`].sort());
     expect(inOvh('www').map((r) => `${r.target} ${r.ttl}`)).toEqual(['192.0.2.10 300', '198.51.100.10 120', '198.51.100.12 120']);
   });
 
-  it('one tenant deletes its target; the other\'s remain', async () => {
+  it("one tenant deletes its target; the other's remain", async () => {
     const alices = inOvh('www').find((r) => r.target === '192.0.2.10')!;
     const z = await apply(alice, changes({ delete: [ep('www', 'A', ['192.0.2.10'])] }));
     expect(summary(z)).toEqual({ changes: ['DELETE www.example.com 192.0.2.10'], conflicts: [] });
     expect(calls()).toEqual([`DELETE /domain/zone/${ZONE}/record/${alices.id}`, `POST /domain/zone/${ZONE}/refresh`]);
-    expect(h.sim.publishedRecords(ZONE).filter((r) => r.subDomain === 'www').map((r) => r.target).sort()).toEqual(['198.51.100.10', '198.51.100.12']);
+    expect(
+      h.sim
+        .publishedRecords(ZONE)
+        .filter((r) => r.subDomain === 'www')
+        .map((r) => r.target)
+        .sort(),
+    ).toEqual(['198.51.100.10', '198.51.100.12']);
   });
 
   it('the set disappears with the last target, and its ownership with it', async () => {
     const bobs = inOvh('www');
     const z = await apply(bob, desired([], Policy.SYNC, [ZONE]));
     expect(summary(z).changes).toEqual(['DELETE b3.example.com 198.51.100.5', 'DELETE www.example.com 198.51.100.10,198.51.100.12']);
-    expect(calls().filter((c) => c.includes(bobs[0]!.id) || c.includes(bobs[1]!.id)).sort()).toEqual(
-      bobs.map((r) => `DELETE /domain/zone/${ZONE}/record/${r.id}`).sort(),
-    );
+    expect(
+      calls()
+        .filter((c) => c.includes(bobs[0]!.id) || c.includes(bobs[1]!.id))
+        .sort(),
+    ).toEqual(bobs.map((r) => `DELETE /domain/zone/${ZONE}/record/${r.id}`).sort());
     expect(calls()).toHaveLength(4); // 2 www + 1 b3 + refresh
     expect(inOvh('www')).toEqual([]);
     const { rows } = await h.server.ctx.pool.query(`SELECT 1 FROM ownership WHERE dns_name = $1`, [`www.${ZONE}`]);

@@ -54,8 +54,15 @@ beforeAll(async () => {
   const bob = await h.tenant('bob', [ZONE]);
   // alice owns 80 sets, bob one: alice's plan below updates, deletes, creates, and meets bob.
   const mine = Array.from({ length: 80 }, (_, i) => ep(`a${i}.${ZONE}`, 'A', [`192.0.2.${i + 1}`]));
-  await h.zoneClient(alice).apply({ source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: mine } } } } });
-  await h.zoneClient(bob).apply({ source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`bob.${ZONE}`, 'A', ['203.0.113.9'])] } } } } });
+  await h
+    .zoneClient(alice)
+    .apply({ source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: mine } } } } });
+  await h.zoneClient(bob).apply({
+    source: {
+      case: 'plan',
+      value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`bob.${ZONE}`, 'A', ['203.0.113.9'])] } } },
+    },
+  });
 });
 
 afterAll(async () => {
@@ -68,7 +75,8 @@ function desired(): unknown[] {
   for (let i = 0; i < 80; i++) out.push(json(ep(`a${i}.${ZONE}`, 'A', [i < 60 ? `192.0.2.${i + 101}` : `192.0.2.${i + 1}`])));
   for (let i = 0; i < 117; i++) {
     const kind = i % 3;
-    if (kind === 0) out.push({ dnsName: `n${i}.${ZONE}`, recordType: 'TXT', targets: [`v=${i} "quoted" text`], ttl: 120, labels: { resource: `ingress/default/n${i}` } });
+    if (kind === 0)
+      out.push({ dnsName: `n${i}.${ZONE}`, recordType: 'TXT', targets: [`v=${i} "quoted" text`], ttl: 120, labels: { resource: `ingress/default/n${i}` } });
     else if (kind === 1) out.push({ dnsName: `n${i}.${ZONE}`, recordType: 'MX', targets: [`10 mx${i}.${ZONE}`], ttl: 30 });
     else out.push({ dnsName: `n${i}.${ZONE}`, recordType: 'AAAA', targets: ['2001:db8::1', `2001:db8::${i.toString(16)}`] });
   }
@@ -125,7 +133,12 @@ describe('the Plan route answers what Connect answers', () => {
     ['endpoints that are not a list', () => ({ desired: { zones: [ZONE], endpoints: { a: 1 } } })],
     ['an endpoint that is a string', (eps) => ({ desired: { zones: [ZONE], endpoints: [...eps, 'x'] } })],
     ['both inputs', (eps) => ({ desired: { zones: [ZONE], endpoints: eps }, changes: {} })],
-    ['5,001 endpoints', () => ({ desired: { zones: [ZONE], endpoints: Array.from({ length: 5001 }, (_, i) => ({ dnsName: `m${i}.${ZONE}`, recordType: 'A', targets: ['192.0.2.1'] })) } })],
+    [
+      '5,001 endpoints',
+      () => ({
+        desired: { zones: [ZONE], endpoints: Array.from({ length: 5001 }, (_, i) => ({ dnsName: `m${i}.${ZONE}`, recordType: 'A', targets: ['192.0.2.1'] })) },
+      }),
+    ],
   ];
   it.each(bad)('%s: the same error, naming the same field', async (_what, make) => {
     const eps = Array.from({ length: 100 }, (_, i) => ({ dnsName: `b${i}.${ZONE}`, recordType: 'A', targets: ['192.0.2.7'] }));
@@ -146,11 +159,25 @@ describe('the Plan route answers what Connect answers', () => {
 });
 
 describe('read and written in slices', () => {
-  it("reads 5,000 endpoints as protobuf-es does, yielding between slices", async () => {
+  it('reads 5,000 endpoints as protobuf-es does, yielding between slices', async () => {
     // Most in the plain form (read without reflection), some in the other forms proto3 JSON allows
     // (snake_case keys, a TTL as a string, nulls, an empty map): all read as protobuf-es reads them.
-    const odd = (i: number) => [{ dns_name: `m${i}.${ZONE}`, record_type: 'A', ttl: '60' }, { dnsName: `m${i}.${ZONE}`, recordType: 'TXT', targets: ['x'], setIdentifier: null, labels: {} }, { dnsName: `m${i}.${ZONE}`, recordType: 'A', ttl: 1e2, set_identifier: 'eu' }][i % 3];
-    const body = JSON.stringify({ desired: { zones: [ZONE], endpoints: Array.from({ length: 5000 }, (_, i) => (i % 7 === 0 ? odd(i) : { dnsName: `m${i}.${ZONE}`, recordType: 'A', targets: ['192.0.2.1'], ttl: i, labels: { k: `v${i}` } })) }, policy: 'POLICY_SYNC', force: true });
+    const odd = (i: number) =>
+      [
+        { dns_name: `m${i}.${ZONE}`, record_type: 'A', ttl: '60' },
+        { dnsName: `m${i}.${ZONE}`, recordType: 'TXT', targets: ['x'], setIdentifier: null, labels: {} },
+        { dnsName: `m${i}.${ZONE}`, recordType: 'A', ttl: 1e2, set_identifier: 'eu' },
+      ][i % 3];
+    const body = JSON.stringify({
+      desired: {
+        zones: [ZONE],
+        endpoints: Array.from({ length: 5000 }, (_, i) =>
+          i % 7 === 0 ? odd(i) : { dnsName: `m${i}.${ZONE}`, recordType: 'A', targets: ['192.0.2.1'], ttl: i, labels: { k: `v${i}` } },
+        ),
+      },
+      policy: 'POLICY_SYNC',
+      force: true,
+    });
     const slicer = new Slicer(0);
     const read = await readPlanRequest(body, slicer);
     expect(toJsonString(PlanRequestSchema, read)).toBe(toJsonString(PlanRequestSchema, fromJsonString(PlanRequestSchema, body)));
@@ -159,24 +186,65 @@ describe('read and written in slices', () => {
 
   it('writes a plan of 3,000 changes as protobuf-es writes planToPb, yielding between slices', async () => {
     const Z = 'xn--bcher-kva.example'; // bücher.example: names shown with their unicode_name label
-    const rec = (i: number, sub: string, type = 'A', target = '192.0.2.1', ttl = 300): OvhRecord => ({ id: `${5000000000 + i}`, zone: Z, subDomain: sub, fieldType: type, target, ttl });
-    const endpoint = (name: string, type: RecordType, targets: string[], more: Partial<CoreEndpoint> = {}): CoreEndpoint => ({ dnsName: `${name}.${Z}`, recordType: type, targets, ttl: 300, ...more });
+    const rec = (i: number, sub: string, type = 'A', target = '192.0.2.1', ttl = 300): OvhRecord => ({
+      id: `${5000000000 + i}`,
+      zone: Z,
+      subDomain: sub,
+      fieldType: type,
+      target,
+      ttl,
+    });
+    const endpoint = (name: string, type: RecordType, targets: string[], more: Partial<CoreEndpoint> = {}): CoreEndpoint => ({
+      dnsName: `${name}.${Z}`,
+      recordType: type,
+      targets,
+      ttl: 300,
+      ...more,
+    });
     const changes: Change[] = [];
     const operations: OvhOperation[] = [];
     for (let i = 0; i < 3000; i++) {
       const kind = i % 5;
       if (kind === 0) {
-        changes.push({ action: 'create', after: endpoint(`c${i}`, 'TXT', [`v="${i}" \\ é \u2028`], { labels: { owner: 'alice', resource: `ingress/ns/c${i}` } }) });
+        changes.push({
+          action: 'create',
+          after: endpoint(`c${i}`, 'TXT', [`v="${i}" \\ é \u2028`], { labels: { owner: 'alice', resource: `ingress/ns/c${i}` } }),
+        });
         operations.push({ method: 'POST', path: `/domain/zone/${Z}/record`, body: { fieldType: 'TXT', subDomain: `c${i}`, target: `v="${i}"`, ttl: 300 } });
       } else if (kind === 1) {
-        changes.push({ action: 'update', before: endpoint(`u${i}`, 'A', ['192.0.2.1']), after: endpoint(`u${i}`, 'A', ['192.0.2.2'], { ttl: 60 }), warnings: ['ttl 30 raised to 60, OVH minimum'] });
-        operations.push({ method: 'PUT', path: `/domain/zone/${Z}/record/${5000000000 + i}`, id: `${5000000000 + i}`, body: { target: '192.0.2.2', ttl: 60 }, before: rec(i, `u${i}`) });
+        changes.push({
+          action: 'update',
+          before: endpoint(`u${i}`, 'A', ['192.0.2.1']),
+          after: endpoint(`u${i}`, 'A', ['192.0.2.2'], { ttl: 60 }),
+          warnings: ['ttl 30 raised to 60, OVH minimum'],
+        });
+        operations.push({
+          method: 'PUT',
+          path: `/domain/zone/${Z}/record/${5000000000 + i}`,
+          id: `${5000000000 + i}`,
+          body: { target: '192.0.2.2', ttl: 60 },
+          before: rec(i, `u${i}`),
+        });
       } else if (kind === 2) {
         changes.push({ action: 'delete', before: endpoint(`d${i}`, 'MX', ['10 mx.example.', '20 mx2.example.'], { ttl: 0, setIdentifier: 'eu' }) });
-        operations.push({ method: 'DELETE', path: `/domain/zone/${Z}/record/${5000000000 + i}`, id: `${5000000000 + i}`, before: rec(i, `d${i}`, 'MX', '10 mx.example.') });
-        operations.push({ method: 'DELETE', path: `/domain/zone/${Z}/record/${6000000000 + i}`, id: `${6000000000 + i}`, before: rec(i, `d${i}`, 'MX', '20 mx2.example.') });
+        operations.push({
+          method: 'DELETE',
+          path: `/domain/zone/${Z}/record/${5000000000 + i}`,
+          id: `${5000000000 + i}`,
+          before: rec(i, `d${i}`, 'MX', '10 mx.example.'),
+        });
+        operations.push({
+          method: 'DELETE',
+          path: `/domain/zone/${Z}/record/${6000000000 + i}`,
+          id: `${6000000000 + i}`,
+          before: rec(i, `d${i}`, 'MX', '20 mx2.example.'),
+        });
       } else if (kind === 3) {
-        changes.push({ action: 'update', before: endpoint(`s${i}`, 'AAAA', ['2001:db8::1']), after: endpoint(`s${i}`, 'AAAA', ['2001:db8::1', '2001:db8::2'], { labels: { 'dnsplane/shared': 'true' } }) });
+        changes.push({
+          action: 'update',
+          before: endpoint(`s${i}`, 'AAAA', ['2001:db8::1']),
+          after: endpoint(`s${i}`, 'AAAA', ['2001:db8::1', '2001:db8::2'], { labels: { 'dnsplane/shared': 'true' } }),
+        });
         operations.push({ method: 'POST', path: `/domain/zone/${Z}/record`, body: { fieldType: 'AAAA', subDomain: `s${i}`, target: '2001:db8::2', ttl: 300 } });
       } else {
         changes.push({ action: 'create', after: endpoint(`n${i}`, 'CNAME', [], { labels: {} }) }); // a change without operations
@@ -194,7 +262,14 @@ describe('read and written in slices', () => {
       status: 'pending',
       input: { kind: 'desired', policy: 'sync', zones: [Z], endpoints: [] },
       zones: [
-        { zone: Z, baseGeneration: 12345678901234n, changes, conflicts, operations, threshold: { owned: 3, updates: 1, deletes: 1, maxPercent: 30, exceeded: true, forced: false } },
+        {
+          zone: Z,
+          baseGeneration: 12345678901234n,
+          changes,
+          conflicts,
+          operations,
+          threshold: { owned: 3, updates: 1, deletes: 1, maxPercent: 30, exceeded: true, forced: false },
+        },
         { zone: 'empty.example', baseGeneration: 0n, changes: [], conflicts: [], operations: [] },
       ],
     };

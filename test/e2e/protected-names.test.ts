@@ -49,7 +49,10 @@ describe('protected names', () => {
       [ZONE, `prod.${SUFFIX}`, 'yes', 'root'],
     ]);
     const listed = (await h.adminClient(ops).listProtectedNames({ zone: '' })).names;
-    expect(listed.map((p) => [p.name, p.suffix, p.createdBy])).toEqual([[`api.${SUFFIX}`, false, 'root'], [`prod.${SUFFIX}`, true, 'root']]);
+    expect(listed.map((p) => [p.name, p.suffix, p.createdBy])).toEqual([
+      [`api.${SUFFIX}`, false, 'root'],
+      [`prod.${SUFFIX}`, true, 'root'],
+    ]);
     const journal = (await h.adminClient(root).listJournal({ zone: ZONE, limit: 20 })).entries.filter((e) => e.kind === 'protect-names');
     expect(journal.map((e) => e.summary).sort()).toEqual([
       `names and everything below them prod.${SUFFIX} of zone ${ZONE} protected by root: a change there needs a second admin's approval`,
@@ -61,7 +64,9 @@ describe('protected names', () => {
     const change = [ep(`api.${SUFFIX}`, 'A', ['192.0.2.7'])];
     const planned = (await h.zoneClient(alice).plan(upsert(change))).plan!;
     expect(planned.zones[0]!.threshold).toMatchObject({ exceeded: false, wouldRefuse: true, protectedNames: [`api.${SUFFIX}`] });
-    const refusal = new RegExp(`^protected names: this apply changes api\\.${SUFFIX.replace('.', '\\.')}, protected in zone ${ZONE}.*dnsplane plan approve PLAN_ID.*force does not lift this$`);
+    const refusal = new RegExp(
+      `^protected names: this apply changes api\\.${SUFFIX.replace('.', '\\.')}, protected in zone ${ZONE}.*dnsplane plan approve PLAN_ID.*force does not lift this$`,
+    );
     await expectRejected(h.zoneClient(alice).apply({ source: { case: 'planId', value: planned.id } }), Code.FailedPrecondition, refusal);
     await expectRejected(h.zoneClient(alice).apply({ source: { case: 'planId', value: planned.id }, force: true }), Code.FailedPrecondition, refusal);
     await expectRejected(h.zoneClient(alice).apply({ source: { case: 'plan', value: { ...upsert(change), force: true } } }), Code.FailedPrecondition, refusal);
@@ -84,10 +89,16 @@ describe('protected names', () => {
     const planned = (await h.adminClient(root).planAs({ tenant: 'alice', request: upsert(below) })).plan!;
     expect(planned.zones[0]!.threshold?.protectedNames).toEqual([`db.eu.prod.${SUFFIX}`]);
     await expectRejected(h.adminClient(root).approvePlan({ id: planned.id }), Code.PermissionDenied, /two-person rule/);
-    await expectRejected(h.zoneClient(alice).apply({ source: { case: 'planId', value: planned.id } }), Code.FailedPrecondition, /^protected names: this apply changes db\.eu\.prod\./);
+    await expectRejected(
+      h.zoneClient(alice).apply({ source: { case: 'planId', value: planned.id } }),
+      Code.FailedPrecondition,
+      /^protected names: this apply changes db\.eu\.prod\./,
+    );
     expect(callLines(h.sim)).toEqual([]);
     // "prodx" is not below "prod"; "www" is not protected.
-    const free = await h.zoneClient(alice).apply({ source: { case: 'plan', value: upsert([ep(`prodx.${SUFFIX}`, 'A', ['192.0.2.9']), ep(`www.${SUFFIX}`, 'A', ['192.0.2.2'])]) } });
+    const free = await h
+      .zoneClient(alice)
+      .apply({ source: { case: 'plan', value: upsert([ep(`prodx.${SUFFIX}`, 'A', ['192.0.2.9']), ep(`www.${SUFFIX}`, 'A', ['192.0.2.2'])]) } });
     expect(free.zones[0]).toMatchObject({ status: ApplyStatus.APPLIED });
     const plain = (await h.zoneClient(alice).plan(upsert([ep(`www.${SUFFIX}`, 'A', ['192.0.2.3'])]))).plan!;
     expect(plain.zones[0]!.threshold).toMatchObject({ wouldRefuse: false, protectedNames: [] });
@@ -95,15 +106,26 @@ describe('protected names', () => {
   });
 
   it('unprotect lifts it; bad names are refused naming the field, and nothing is written', async () => {
-    await expectRejected(h.adminClient(root).protectNames({ zone: ZONE, names: [`ok.${SUFFIX}`, 'www.other.org'] }), Code.InvalidArgument, /^names\[1\]: "www\.other\.org" is not in zone example\.com$/);
+    await expectRejected(
+      h.adminClient(root).protectNames({ zone: ZONE, names: [`ok.${SUFFIX}`, 'www.other.org'] }),
+      Code.InvalidArgument,
+      /^names\[1\]: "www\.other\.org" is not in zone example\.com$/,
+    );
     await expectRejected(h.adminClient(root).protectNames({ zone: 'nope.test', names: ['a.nope.test'] }), Code.NotFound, /nope\.test/);
-    await expectRejected(h.adminClient(root).unprotectNames({ zone: ZONE, names: [`api.${SUFFIX}`, `ok.${SUFFIX}`] }), Code.InvalidArgument, new RegExp(`^names: not protected in zone ${ZONE}: ok\\.${SUFFIX}`));
+    await expectRejected(
+      h.adminClient(root).unprotectNames({ zone: ZONE, names: [`api.${SUFFIX}`, `ok.${SUFFIX}`] }),
+      Code.InvalidArgument,
+      new RegExp(`^names: not protected in zone ${ZONE}: ok\\.${SUFFIX}`),
+    );
     await expectRejected(h.adminClient(alice).protectNames({ zone: ZONE, names: ['@'] }), Code.PermissionDenied, /admin/);
     expect((await h.adminClient(root).listProtectedNames({ zone: ZONE })).names.map((p) => p.name)).toEqual([`api.${SUFFIX}`, `prod.${SUFFIX}`]);
     const io = capturedIo({ DNSPLANE_SERVER: h.server.url, DNSPLANE_TOKEN: ops });
     expect(await zoneCommand.run(['unprotect', ZONE, `api.${SUFFIX}`], io)).toBe(0);
     const res = await h.zoneClient(alice).apply({ source: { case: 'plan', value: upsert([ep(`api.${SUFFIX}`, 'A', ['192.0.2.10'])]) } });
     expect(res.zones[0]).toMatchObject({ status: ApplyStatus.APPLIED });
-    expect(callLines(h.sim)).toEqual([`PUT /domain/zone/${ZONE}/record/${h.sim.draftRecords(ZONE).find((r) => r.subDomain === 'api.alice')!.id}`, `POST /domain/zone/${ZONE}/refresh`]);
+    expect(callLines(h.sim)).toEqual([
+      `PUT /domain/zone/${ZONE}/record/${h.sim.draftRecords(ZONE).find((r) => r.subDomain === 'api.alice')!.id}`,
+      `POST /domain/zone/${ZONE}/refresh`,
+    ]);
   });
 });

@@ -76,7 +76,13 @@ describe('read cache across replicas', () => {
 
       const name = `r${round}.${ZONE}`;
       const applied = await clients[round]!.apply({
-        source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [{ dnsName: name, recordType: 'A', targets: [`192.0.2.${10 + round}`], ttl: 300 }] } } } },
+        source: {
+          case: 'plan',
+          value: {
+            policy: Policy.UPSERT_ONLY,
+            input: { case: 'desired', value: { zones: [], endpoints: [{ dnsName: name, recordType: 'A', targets: [`192.0.2.${10 + round}`], ttl: 300 }] } },
+          },
+        },
       });
       const next = applied.zones[0]!.generation;
       expect(next).toBeGreaterThan(generation);
@@ -107,7 +113,10 @@ describe('read cache across replicas', () => {
   it('plans on every replica against the zone as it is now, though another generation of it is in memory', async () => {
     const token = (await createTenant(db.pool, { name: 'planner', zones: [ZONE] })).token;
     const [zero, one] = [clientOf(ZoneService, replicas[0]!, token), clientOf(ZoneService, replicas[1]!, token)];
-    const desired = (target: string) => ({ policy: Policy.UPSERT_ONLY, input: { case: 'desired' as const, value: { zones: [], endpoints: [{ dnsName: `plan.${ZONE}`, recordType: 'A', targets: [target], ttl: 300 }] } } });
+    const desired = (target: string) => ({
+      policy: Policy.UPSERT_ONLY,
+      input: { case: 'desired' as const, value: { zones: [], endpoints: [{ dnsName: `plan.${ZONE}`, recordType: 'A', targets: [target], ttl: 300 }] } },
+    });
     // Replica 0 plans (its read cache now holds the zone at this generation).
     const first = (await zero.plan(desired('192.0.2.70'))).plan!.zones[0]!;
     expect(first.changes.map((c) => c.action)).toEqual([1]); // a create
@@ -124,7 +133,13 @@ describe('read cache across replicas', () => {
     const a = (await createTenant(db.pool, { name: 'view-a', zones: [ZONE] })).token;
     const b = (await createTenant(db.pool, { name: 'view-b', zones: [ZONE] })).token;
     await clientOf(ZoneService, replicas[0]!, a).apply({
-      source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [{ dnsName: `a.${ZONE}`, recordType: 'A', targets: ['192.0.2.50'], ttl: 300 }] } } } },
+      source: {
+        case: 'plan',
+        value: {
+          policy: Policy.UPSERT_ONLY,
+          input: { case: 'desired', value: { zones: [], endpoints: [{ dnsName: `a.${ZONE}`, recordType: 'A', targets: ['192.0.2.50'], ttl: 300 }] } },
+        },
+      },
     });
     const names = async (token: string, includeForeign: boolean) =>
       (await clientOf(ZoneService, replicas[1]!, token).records({ zones: [ZONE], includeForeign })).zones[0]!.endpoints.map((e) => e.dnsName).sort();
@@ -135,18 +150,28 @@ describe('read cache across replicas', () => {
     }
   });
 
-  it("sends every tenant asking includeForeign the same bytes, encoded once per generation and form, on every protocol", async () => {
+  it('sends every tenant asking includeForeign the same bytes, encoded once per generation and form, on every protocol', async () => {
     const server = replicas[0]!;
     const names = ['same-a', 'same-b', 'same-c'];
     const tokens: string[] = [];
     for (const name of names) tokens.push((await createTenant(db.pool, { name, zones: [ZONE] })).token);
     // A new generation: nothing of it encoded yet.
     await clientOf(ZoneService, server, tokens[0]!).apply({
-      source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [{ dnsName: `same.${ZONE}`, recordType: 'A', targets: ['192.0.2.60'], ttl: 300 }] } } } },
+      source: {
+        case: 'plan',
+        value: {
+          policy: Policy.UPSERT_ONLY,
+          input: { case: 'desired', value: { zones: [], endpoints: [{ dnsName: `same.${ZONE}`, recordType: 'A', targets: ['192.0.2.60'], ttl: 300 }] } },
+        },
+      },
     });
     const reads = server.ctx.reads!;
     const raw = async (token: string, type: string, body: Uint8Array | string) => {
-      const res = await fetch(`${server.url}/dnsplane.v1.ZoneService/Records`, { method: 'POST', body, headers: { 'content-type': type, authorization: `Bearer ${token}` } });
+      const res = await fetch(`${server.url}/dnsplane.v1.ZoneService/Records`, {
+        method: 'POST',
+        body,
+        headers: { 'content-type': type, authorization: `Bearer ${token}` },
+      });
       expect(res.status).toBe(200);
       return Buffer.from(await res.arrayBuffer());
     };
@@ -215,7 +240,13 @@ describe('read cache across replicas', () => {
     expect(rows[0]!.n).toBe(replicas.length);
     const other = (await createTenant(db.pool, { name: 'cut-other', zones: [ZONE] })).token;
     const applied = await clientOf(ZoneService, replicas[0]!, other).apply({
-      source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [{ dnsName: `meanwhile.${ZONE}`, recordType: 'A', targets: ['192.0.2.99'], ttl: 300 }] } } } },
+      source: {
+        case: 'plan',
+        value: {
+          policy: Policy.UPSERT_ONLY,
+          input: { case: 'desired', value: { zones: [], endpoints: [{ dnsName: `meanwhile.${ZONE}`, recordType: 'A', targets: ['192.0.2.99'], ttl: 300 }] } },
+        },
+      },
     });
     await clientOf(AdminService, replicas[0]!, admin).disableTenant({ name: 'cut' });
 
@@ -268,14 +299,27 @@ describe('read cache across replicas', () => {
       }
     }
     const post = async (body: string, headers: Record<string, string>) => {
-      const res = await fetch(`${server.url}/dnsplane.v1.ZoneService/Records`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
+      const res = await fetch(`${server.url}/dnsplane.v1.ZoneService/Records`, {
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'application/json', ...headers },
+      });
       return { status: res.status, body: (await res.json()) as Record<string, unknown> };
     };
     expect(await post('{"zones":[]}', {})).toMatchObject({ status: 401, body: { code: 'unauthenticated' } });
-    expect(await post('{"zones":[]}', { authorization: 'Bearer nope' })).toMatchObject({ status: 401, body: { code: 'unauthenticated', message: 'invalid or disabled token' } });
+    expect(await post('{"zones":[]}', { authorization: 'Bearer nope' })).toMatchObject({
+      status: 401,
+      body: { code: 'unauthenticated', message: 'invalid or disabled token' },
+    });
     expect(await post('{"zones":', { authorization: `Bearer ${token}` })).toMatchObject({ status: 400, body: { code: 'invalid_argument' } });
-    expect(await post('{"zones":["other.test"]}', { authorization: `Bearer ${token}` })).toMatchObject({ status: 400, body: { code: 'invalid_argument', message: expect.stringContaining('zones[0]') } });
-    expect(await post('{"zones":["hot.test"],"knownGenerations":{"hot.test":"x"}}', { authorization: `Bearer ${token}` })).toMatchObject({ status: 400, body: { code: 'invalid_argument' } });
+    expect(await post('{"zones":["other.test"]}', { authorization: `Bearer ${token}` })).toMatchObject({
+      status: 400,
+      body: { code: 'invalid_argument', message: expect.stringContaining('zones[0]') },
+    });
+    expect(await post('{"zones":["hot.test"],"knownGenerations":{"hot.test":"x"}}', { authorization: `Bearer ${token}` })).toMatchObject({
+      status: 400,
+      body: { code: 'invalid_argument' },
+    });
     // The same bad requests through Connect (a timeout header sends them there) get the same answers.
     for (const [body, headers] of [
       ['{"zones":', { authorization: `Bearer ${token}` }],
@@ -291,8 +335,18 @@ describe('read cache across replicas', () => {
     // With a timeout header, Connect answers (the same thing, byte for byte: this route writes the
     // endpoints itself, in slices), for one zone and for several.
     const text = async (body: string, headers: Record<string, string>) =>
-      (await fetch(`${server.url}/dnsplane.v1.ZoneService/Records`, { method: 'POST', body, headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, ...headers } })).text();
-    for (const body of ['{"zones":["hot.test"]}', '{"zones":["hot.test"],"includeForeign":true}', `{"zones":["hot.test","cold.test"],"knownGenerations":{"cold.test":"${cold}"}}`]) {
+      (
+        await fetch(`${server.url}/dnsplane.v1.ZoneService/Records`, {
+          method: 'POST',
+          body,
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, ...headers },
+        })
+      ).text();
+    for (const body of [
+      '{"zones":["hot.test"]}',
+      '{"zones":["hot.test"],"includeForeign":true}',
+      `{"zones":["hot.test","cold.test"],"knownGenerations":{"cold.test":"${cold}"}}`,
+    ]) {
       const viaConnect = await post(body, { authorization: `Bearer ${token}`, 'connect-timeout-ms': '10000' });
       for (let i = 0; i < 2; i++) expect(await post(body, { authorization: `Bearer ${token}` })).toEqual(viaConnect);
       expect(await text(body, {})).toBe(await text(body, { 'connect-timeout-ms': '10000' }));
@@ -301,7 +355,10 @@ describe('read cache across replicas', () => {
     expect(await post('{"zones":["hot.test"]}', { authorization: 'Bearer nope' })).toMatchObject({ status: 401, body: { code: 'unauthenticated' } });
     // A request that failed is never kept as valid: it fails the same way every time.
     for (let i = 0; i < 2; i++) {
-      expect(await post('{"zones":["hot.test"],"knownGenerations":{"hot.test":"x"}}', { authorization: `Bearer ${token}` })).toMatchObject({ status: 400, body: { code: 'invalid_argument' } });
+      expect(await post('{"zones":["hot.test"],"knownGenerations":{"hot.test":"x"}}', { authorization: `Bearer ${token}` })).toMatchObject({
+        status: 400,
+        body: { code: 'invalid_argument' },
+      });
     }
   });
 });

@@ -27,7 +27,10 @@ const idOf = (sub: string) => h.sim.draftRecords(ZONE).find((r) => r.subDomain =
 const records = async () =>
   (await h.zoneClient(alice).records({})).zones[0]!.endpoints.map((e) => `${e.dnsName} ${e.recordType} ${e.targets.join(',')} ${e.ttl}`).sort();
 const owners = async () =>
-  (await h.adminClient(root).listOwnership({ zone: ZONE })).entries.filter((o) => o.dnsName.endsWith(SUFFIX)).map((o) => `${o.dnsName} ${o.recordType} ${o.tenant}`).sort();
+  (await h.adminClient(root).listOwnership({ zone: ZONE })).entries
+    .filter((o) => o.dnsName.endsWith(SUFFIX))
+    .map((o) => `${o.dnsName} ${o.recordType} ${o.tenant}`)
+    .sort();
 
 beforeAll(async () => {
   h = await startHarness({ zones: { [ZONE]: [] } });
@@ -64,7 +67,12 @@ describe('PlanRevert', () => {
     const a3 = idOf('a3.alice');
     const applied = await h.zoneClient(alice).apply({ source: { case: 'planId', value: res.plan!.id } });
     expect(applied.zones[0]!.status).toBe(ApplyStatus.APPLIED);
-    expect(callLines(h.sim)).toEqual([`DELETE /domain/zone/${ZONE}/record/${a3}`, `PUT /domain/zone/${ZONE}/record/${a0}`, `POST /domain/zone/${ZONE}/record`, `POST /domain/zone/${ZONE}/refresh`]);
+    expect(callLines(h.sim)).toEqual([
+      `DELETE /domain/zone/${ZONE}/record/${a3}`,
+      `PUT /domain/zone/${ZONE}/record/${a0}`,
+      `POST /domain/zone/${ZONE}/record`,
+      `POST /domain/zone/${ZONE}/refresh`,
+    ]);
     expect(await records()).toEqual(before);
     expect(await owners()).toEqual(ownedBefore);
 
@@ -72,7 +80,9 @@ describe('PlanRevert', () => {
     expect(journal.find((e) => e.id === applied.zones[0]!.journalId)).toMatchObject({ kind: 'apply', tenant: 'alice', reverts: bad.journalId });
     const planned = journal.find((e) => e.kind === 'plan-revert')!;
     expect(planned).toMatchObject({ tenant: 'root', zone: ZONE, reverts: bad.journalId });
-    expect(planned.summary).toBe(`plan ${res.plan!.id} reverts apply ${bad.journalId} of tenant "alice" (asked for by root): 3 record set(s) put back, 0 conflict(s)`);
+    expect(planned.summary).toBe(
+      `plan ${res.plan!.id} reverts apply ${bad.journalId} of tenant "alice" (asked for by root): 3 record set(s) put back, 0 conflict(s)`,
+    );
   });
 
   it('a record set a later apply touched is a conflict naming that apply, left as it is; the rest is put back', async () => {
@@ -94,7 +104,9 @@ describe('PlanRevert', () => {
     const io = capturedIo({ DNSPLANE_SERVER: h.server.url, DNSPLANE_TOKEN: root });
     expect(await journalCommand.run(['revert', first.journalId], io)).toBe(0); // a0 is back already: nothing to put back
     expect(io.lines[0]).toMatch(new RegExp(`^Revert of journal entry ${first.journalId}: plan pl_\\w+ for tenant alice$`));
-    expect(io.lines.at(-1)).toMatch(new RegExp(`^  ! a2\\.${SUFFIX.replace(/\./g, '\\.')} A: left as it is, changed since by journal entry ${later.journalId} \\(tenant alice, `));
+    expect(io.lines.at(-1)).toMatch(
+      new RegExp(`^  ! a2\\.${SUFFIX.replace(/\./g, '\\.')} A: left as it is, changed since by journal entry ${later.journalId} \\(tenant alice, `),
+    );
   });
 
   it('a revert plan is stale once its zone moves; admin actions, unknown entries and non-admins are refused', async () => {
@@ -102,7 +114,11 @@ describe('PlanRevert', () => {
     const res = await h.adminClient(root).planRevert({ journalId: change.journalId });
     await applyInline(upsert([a(6, '192.0.2.7')]));
     h.sim.clearCalls();
-    await expectRejected(h.zoneClient(alice).apply({ source: { case: 'planId', value: res.plan!.id } }), Code.FailedPrecondition, /changed since the plan was made/);
+    await expectRejected(
+      h.zoneClient(alice).apply({ source: { case: 'planId', value: res.plan!.id } }),
+      Code.FailedPrecondition,
+      /changed since the plan was made/,
+    );
     expect(callLines(h.sim)).toEqual([]);
     const audit = (await h.adminClient(root).listJournal({ zone: ZONE, limit: 10 })).entries.find((e) => e.kind === 'plan-revert')!;
     await expectRejected(h.adminClient(root).planRevert({ journalId: audit.id }), Code.InvalidArgument, /is an admin action \(plan-revert\), not an apply/);
@@ -115,14 +131,23 @@ describe('PlanRevert', () => {
     const name = `s.${SUFFIX}`;
     const shared = (e: Endpoint) => ({ ...e, labels: { 'dnsplane/shared': 'true' } });
     await applyInline(upsert([shared(ep(name, 'A', ['192.0.2.10'], 300))]));
-    const join = async (targets: string[]) => (await h.zoneClient(bob).apply({ source: { case: 'plan', value: upsert([ep(name, 'A', targets, 600)]) } })).zones[0]!;
+    const join = async (targets: string[]) =>
+      (await h.zoneClient(bob).apply({ source: { case: 'plan', value: upsert([ep(name, 'A', targets, 600)]) } })).zones[0]!;
     expect((await join(['198.51.100.10'])).status).toBe(ApplyStatus.APPLIED);
-    const setNow = () => h.sim.draftRecords(ZONE).filter((r) => r.subDomain === 's.alice').map((r) => `${r.id} ${r.target} ${r.ttl}`).sort();
+    const setNow = () =>
+      h.sim
+        .draftRecords(ZONE)
+        .filter((r) => r.subDomain === 's.alice')
+        .map((r) => `${r.id} ${r.target} ${r.ttl}`)
+        .sort();
     const before = setNow();
     const alicesRecord = before.find((r) => r.includes(' 192.0.2.10 '))!;
     const bad = await join(['198.51.100.11', '198.51.100.12']);
     expect(bad.status).toBe(ApplyStatus.APPLIED);
-    const idOfTarget = (t: string) => setNow().find((r) => r.includes(` ${t} `))!.split(' ')[0]!;
+    const idOfTarget = (t: string) =>
+      setNow()
+        .find((r) => r.includes(` ${t} `))!
+        .split(' ')[0]!;
     const [id11, id12] = [idOfTarget('198.51.100.11'), idOfTarget('198.51.100.12')];
     h.sim.clearCalls();
 
@@ -135,7 +160,11 @@ describe('PlanRevert', () => {
     expect(applied.zones[0]!.status).toBe(ApplyStatus.APPLIED);
     // Only bob's records are written; alice's (id, target, TTL) is as it was.
     const aliceId = alicesRecord.split(' ')[0]!;
-    expect(callLines(h.sim)).toEqual([`DELETE /domain/zone/${ZONE}/record/${id12}`, `PUT /domain/zone/${ZONE}/record/${id11}`, `POST /domain/zone/${ZONE}/refresh`]);
+    expect(callLines(h.sim)).toEqual([
+      `DELETE /domain/zone/${ZONE}/record/${id12}`,
+      `PUT /domain/zone/${ZONE}/record/${id11}`,
+      `POST /domain/zone/${ZONE}/refresh`,
+    ]);
     expect(id11 === aliceId || id12 === aliceId).toBe(false);
     expect(setNow().map((r) => r.split(' ').slice(1).join(' '))).toEqual(['192.0.2.10 300', '198.51.100.10 600']);
     expect(setNow()).toContain(alicesRecord);
@@ -154,8 +183,12 @@ describe('PlanRevert', () => {
     const pool = h.server.ctx.pool;
     const plans = async () => Number((await pool.query<{ n: string }>(`SELECT count(*)::text AS n FROM plans`)).rows[0]!.n);
     const count = await plans();
-    await pool.query(`CREATE FUNCTION test_refuse_revert_row() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'journal refused for the test'; END $$`);
-    await pool.query(`CREATE TRIGGER test_refuse_revert_row BEFORE INSERT ON journal FOR EACH ROW WHEN (NEW.intent->>'kind' = 'plan-revert') EXECUTE FUNCTION test_refuse_revert_row()`);
+    await pool.query(
+      `CREATE FUNCTION test_refuse_revert_row() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'journal refused for the test'; END $$`,
+    );
+    await pool.query(
+      `CREATE TRIGGER test_refuse_revert_row BEFORE INSERT ON journal FOR EACH ROW WHEN (NEW.intent->>'kind' = 'plan-revert') EXECUTE FUNCTION test_refuse_revert_row()`,
+    );
     try {
       await expectRejected(h.adminClient(root).planRevert({ journalId: change.journalId }), Code.Internal, /./);
       expect(await plans()).toBe(count);

@@ -54,7 +54,10 @@ beforeAll(async () => {
       await createTenant(fresh.pool, { name: 'acme', zones: [ZONE] });
       await createTenant(fresh.pool, { name: 'shop', zones: [ZONE] });
       for (let i = 0; i < KEYS; i++) {
-        const k = await createTsigKey({ pool: fresh.pool, secrets: old, actor: null }, { tenant: i % 3 === 0 ? 'shop' : 'acme', algorithm: 'hmac-sha256', acmeOnly: false });
+        const k = await createTsigKey(
+          { pool: fresh.pool, secrets: old, actor: null },
+          { tenant: i % 3 === 0 ? 'shop' : 'acme', algorithm: 'hmac-sha256', acmeOnly: false },
+        );
         issued.push({ name: k.key.name, secret: k.secret });
       }
       const o = await createOvhKey({ pool: fresh.pool, secrets: old, actor: null }, { tenant: 'acme' });
@@ -127,7 +130,7 @@ describe('secrets reseal', () => {
     );
   });
 
-  it('a row changed between the reseal\'s read and its write is left as that change wrote it', async () => {
+  it("a row changed between the reseal's read and its write is left as that change wrote it", async () => {
     const entry = (await store.listSealedNotUnder(db.pool, Buffer.alloc(8), 1))[0]!;
     const box = new SecretBox([OLD, NEW]);
     const context = secretContext(entry.label);

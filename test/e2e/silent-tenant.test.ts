@@ -30,12 +30,19 @@ const REFRESH = `/domain/zone/${ZONE}/refresh`;
 let h: Harness;
 const tokens: Record<string, string> = {};
 
-const www = (target: string): Endpoint => create(EndpointSchema, { dnsName: WWW, recordType: 'A', targets: [target], ttl: 300, labels: { 'dnsplane/shared': 'true' } });
+const www = (target: string): Endpoint =>
+  create(EndpointSchema, { dnsName: WWW, recordType: 'A', targets: [target], ttl: 300, labels: { 'dnsplane/shared': 'true' } });
 const solo = create(EndpointSchema, { dnsName: `solo.${ZONE}`, recordType: 'A', targets: ['192.0.2.9'], ttl: 300 });
-const desired = (endpoints: Endpoint[]): PlanRequest => ({ policy: Policy.SYNC, input: { case: 'desired', value: { zones: [ZONE], endpoints } } }) as PlanRequest;
+const desired = (endpoints: Endpoint[]): PlanRequest =>
+  ({ policy: Policy.SYNC, input: { case: 'desired', value: { zones: [ZONE], endpoints } } }) as PlanRequest;
 const stateOf = (tenant: string) => desired(tenant === 'c1' ? [www('192.0.2.1')] : [www('192.0.2.2'), solo]);
 
-const published = (sub: string) => h.sim.publishedRecords(ZONE).filter((r) => r.subDomain === sub && r.fieldType === 'A').map((r) => r.target).sort();
+const published = (sub: string) =>
+  h.sim
+    .publishedRecords(ZONE)
+    .filter((r) => r.subDomain === sub && r.fieldType === 'A')
+    .map((r) => r.target)
+    .sort();
 const withdrawn = async () => (await store.listWithdrawals(h.server.ctx.pool, ZONE)).map((w) => `${w.target} ${w.reason} ${w.tenantName}`);
 
 /** What both of the simulator's name servers answer for www. */
@@ -49,7 +56,8 @@ async function answered(): Promise<string[][]> {
   );
 }
 
-const setWithdrawAfter = (name: string, ms: number | undefined) => h.adminClient(tokens.admin).setTenantWithdrawAfter({ name, ...(ms ? { withdrawAfter: durationFromMs(ms) } : {}) });
+const setWithdrawAfter = (name: string, ms: number | undefined) =>
+  h.adminClient(tokens.admin).setTenantWithdrawAfter({ name, ...(ms ? { withdrawAfter: durationFromMs(ms) } : {}) });
 
 beforeAll(async () => {
   h = await startHarness({ zones: { [ZONE]: [] }, env: { DNSPLANE_SILENT_CHECK_INTERVAL: '100ms', DNSPLANE_LAST_SEEN_WRITE: '100ms' } });
@@ -91,7 +99,9 @@ describe('a silent tenant', () => {
     expect(mine.targetStates.map((s) => [s.target, TargetStatus[s.status], s.reason])).toEqual([['192.0.2.2', 'WITHDRAWN', 'silent']]);
     expect(mine.targetStates[0]!.detail).toMatch(/tenant c2 silent since/);
     const owned = await h.adminClient(tokens.admin).listOwnership({ zone: ZONE });
-    expect(owned.entries.filter((e) => e.dnsName === WWW).map((e) => `${e.target} ${e.tenant} ${e.targetState ? TargetStatus[e.targetState.status] : '-'}`)).toEqual(['192.0.2.1 c1 -', '192.0.2.2 c2 WITHDRAWN']);
+    expect(
+      owned.entries.filter((e) => e.dnsName === WWW).map((e) => `${e.target} ${e.tenant} ${e.targetState ? TargetStatus[e.targetState.status] : '-'}`),
+    ).toEqual(['192.0.2.1 c1 -', '192.0.2.2 c2 WITHDRAWN']);
     const m = await scrape(h.server.url);
     expect(m('dnsplane_target_withdrawals_total', { reason: 'silent' })).toBeGreaterThanOrEqual(1);
     expect(m('dnsplane_tenant_last_seen_seconds', { tenant: 'c2' })).toBeGreaterThanOrEqual(1);
@@ -121,7 +131,13 @@ describe('a silent tenant', () => {
         const extdns = new ExternalDns(wh.url('c2', tokens.c2!));
         await extdns.negotiate();
         const current = await extdns.records();
-        expect(current.find((e) => e.dnsName === WWW)).toEqual({ dnsName: WWW, targets: ['192.0.2.2'], recordType: 'A', recordTTL: 300, labels: { 'dnsplane/shared': 'true' } });
+        expect(current.find((e) => e.dnsName === WWW)).toEqual({
+          dnsName: WWW,
+          targets: ['192.0.2.2'],
+          recordType: 'A',
+          recordTTL: 300,
+          labels: { 'dnsplane/shared': 'true' },
+        });
         const changes = await extdns.runOnce([
           { dnsName: WWW, targets: ['192.0.2.2'], recordType: 'A', recordTTL: 300, labels: { 'dnsplane/shared': 'true' } },
           { dnsName: `solo.${ZONE}`, targets: ['192.0.2.9'], recordType: 'A', recordTTL: 300 },
@@ -137,7 +153,10 @@ describe('a silent tenant', () => {
     }
     await until('c2 back: its target restored', async () => (await withdrawn()).length === 0 && callLines(h.sim).includes(`POST ${REFRESH}`));
     expect(callLines(h.sim)).toEqual([`POST ${REC}`, `POST ${REFRESH}`]);
-    expect(await answered()).toEqual([['192.0.2.1', '192.0.2.2'], ['192.0.2.1', '192.0.2.2']]);
+    expect(await answered()).toEqual([
+      ['192.0.2.1', '192.0.2.2'],
+      ['192.0.2.1', '192.0.2.2'],
+    ]);
     const after = await h.zoneClient(tokens.c2).records({ zones: [ZONE] });
     expect(after.zones[0]!.endpoints.find((e) => e.dnsName === WWW)!.targetStates).toEqual([]);
   });

@@ -29,7 +29,12 @@ const logger = pino(
 );
 
 /** A raw Connect unary call with a JSON body, as curl would send it. */
-async function rawJson(service: string, method: string, body: string, token = alice): Promise<{ status: number; json: { code?: string; message?: string } & Record<string, unknown> }> {
+async function rawJson(
+  service: string,
+  method: string,
+  body: string,
+  token = alice,
+): Promise<{ status: number; json: { code?: string; message?: string } & Record<string, unknown> }> {
   const res = await fetch(`${h.server.url}/dnsplane.v1.${service}/${method}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
@@ -46,7 +51,13 @@ beforeAll(async () => {
   admin = await h.tenant('root', [], { admin: true });
   // Five record sets alice owns: a typo that became SYNC would delete four of them.
   await h.zoneClient(alice).apply({
-    source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: five.map((n) => ep(`${n}.${ZONE}`, 'A', ['192.0.2.1'])) } } } },
+    source: {
+      case: 'plan',
+      value: {
+        policy: Policy.UPSERT_ONLY,
+        input: { case: 'desired', value: { zones: [], endpoints: five.map((n) => ep(`${n}.${ZONE}`, 'A', ['192.0.2.1'])) } },
+      },
+    },
   });
 });
 
@@ -57,15 +68,32 @@ afterAll(async () => {
 beforeEach(() => h.sim.clearCalls());
 
 describe('JSON', () => {
-  const desired = (extra: string, endpoint = `{"dnsName":"a.${ZONE}","recordType":"A","targets":["192.0.2.1"]}`) => `{${extra}"desired":{"endpoints":[${endpoint}]}}`;
+  const desired = (extra: string, endpoint = `{"dnsName":"a.${ZONE}","recordType":"A","targets":["192.0.2.1"]}`) =>
+    `{${extra}"desired":{"endpoints":[${endpoint}]}}`;
 
   it.each([
-    ['a lowercase policy', desired('"policy":"upsert-only",'), /^policy: unknown value "upsert-only" \(known: POLICY_SYNC, POLICY_UPSERT_ONLY, POLICY_CREATE_ONLY\)/],
+    [
+      'a lowercase policy',
+      desired('"policy":"upsert-only",'),
+      /^policy: unknown value "upsert-only" \(known: POLICY_SYNC, POLICY_UPSERT_ONLY, POLICY_CREATE_ONLY\)/,
+    ],
     ['a misspelt policy name', desired('"policy":"POLICY_UPSERTONLY",'), /^policy: unknown value "POLICY_UPSERTONLY"/],
     ['a policy number the schema does not know', desired('"policy":7,'), /^policy: unknown value 7/],
-    ['a misspelt field of an endpoint', desired('"policy":"POLICY_UPSERT_ONLY",', `{"dnsName":"a.${ZONE}","recordType":"A","targets":["192.0.2.1"],"tll":60}`), /^desired\.endpoints\[0\]\.tll: unknown field of Endpoint \(known: dnsName, recordType, targets, ttl/],
-    ['a misspelt oneof member', '{"policy":"POLICY_SYNC","desird":{"endpoints":[]}}', /^desird: unknown field of PlanRequest \(known: desired, changes, policy/],
-    ['a desired state without a policy', desired(''), /^policy: is required with a desired state: POLICY_SYNC .* DELETES .*POLICY_UPSERT_ONLY creates and updates and never deletes/],
+    [
+      'a misspelt field of an endpoint',
+      desired('"policy":"POLICY_UPSERT_ONLY",', `{"dnsName":"a.${ZONE}","recordType":"A","targets":["192.0.2.1"],"tll":60}`),
+      /^desired\.endpoints\[0\]\.tll: unknown field of Endpoint \(known: dnsName, recordType, targets, ttl/,
+    ],
+    [
+      'a misspelt oneof member',
+      '{"policy":"POLICY_SYNC","desird":{"endpoints":[]}}',
+      /^desird: unknown field of PlanRequest \(known: desired, changes, policy/,
+    ],
+    [
+      'a desired state without a policy',
+      desired(''),
+      /^policy: is required with a desired state: POLICY_SYNC .* DELETES .*POLICY_UPSERT_ONLY creates and updates and never deletes/,
+    ],
   ])('Plan with %s: InvalidArgument naming the field, no OVH call, nothing deleted', async (_what, body, message) => {
     const { status, json } = await rawJson('ZoneService', 'Plan', body);
     expect(status).toBe(400);
@@ -79,7 +107,12 @@ describe('JSON', () => {
   });
 
   it('the unknown field is found at any depth and on every service (AdminService.PlanAs)', async () => {
-    const { json } = await rawJson('AdminService', 'PlanAs', `{"tenant":"alice","request":{"policy":"POLICY_SYNC","desired":{"endpoints":[],"zone":["${ZONE}"]}}}`, admin);
+    const { json } = await rawJson(
+      'AdminService',
+      'PlanAs',
+      `{"tenant":"alice","request":{"policy":"POLICY_SYNC","desired":{"endpoints":[],"zone":["${ZONE}"]}}}`,
+      admin,
+    );
     expect(json.code).toBe('invalid_argument');
     expect(json.message).toMatch(/^request\.desired\.zone: unknown field of DesiredState/);
     const listed = await rawJson('AdminService', 'ListJournal', '{"limt":5}', admin);
@@ -87,7 +120,11 @@ describe('JSON', () => {
   });
 
   it('proto field names are accepted as well as JSON names, and a good request works', async () => {
-    const { status, json } = await rawJson('ZoneService', 'Plan', `{"policy":"POLICY_UPSERT_ONLY","desired":{"endpoints":[{"dns_name":"a.${ZONE}","record_type":"A","targets":["192.0.2.1"]}]}}`);
+    const { status, json } = await rawJson(
+      'ZoneService',
+      'Plan',
+      `{"policy":"POLICY_UPSERT_ONLY","desired":{"endpoints":[{"dns_name":"a.${ZONE}","record_type":"A","targets":["192.0.2.1"]}]}}`,
+    );
     expect(status).toBe(200);
     expect(json['plan']).toBeDefined();
   });
@@ -95,7 +132,10 @@ describe('JSON', () => {
 
 describe('binary', () => {
   it('an unknown field from a newer client is refused with its number, not ignored', async () => {
-    const req = create(PlanRequestSchema, { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`a.${ZONE}`, 'A', ['192.0.2.1'])] } } });
+    const req = create(PlanRequestSchema, {
+      policy: Policy.UPSERT_ONLY,
+      input: { case: 'desired', value: { zones: [], endpoints: [ep(`a.${ZONE}`, 'A', ['192.0.2.1'])] } },
+    });
     // Field 99, varint 1: what a future `bool something = 99` set to true looks like on the wire.
     const bytes = new Uint8Array([...toBinary(PlanRequestSchema, req), 0x98, 0x06, 0x01]);
     const res = await fetch(`${h.server.url}/dnsplane.v1.ZoneService/Plan`, {
@@ -111,8 +151,16 @@ describe('binary', () => {
 
   it('gRPC: an unknown policy number and a policy-less desired state are InvalidArgument', async () => {
     const grpc = h.zoneClient(alice, 'grpc');
-    await expectRejected(grpc.plan({ policy: 9 as Policy, input: { case: 'desired', value: { zones: [], endpoints: [ep(`a.${ZONE}`, 'A', ['192.0.2.1'])] } } }), Code.InvalidArgument, /^policy: unknown value 9/);
-    await expectRejected(grpc.plan({ input: { case: 'desired', value: { zones: [], endpoints: [ep(`a.${ZONE}`, 'A', ['192.0.2.1'])] } } }), Code.InvalidArgument, /^policy: is required with a desired state/);
+    await expectRejected(
+      grpc.plan({ policy: 9 as Policy, input: { case: 'desired', value: { zones: [], endpoints: [ep(`a.${ZONE}`, 'A', ['192.0.2.1'])] } } }),
+      Code.InvalidArgument,
+      /^policy: unknown value 9/,
+    );
+    await expectRejected(
+      grpc.plan({ input: { case: 'desired', value: { zones: [], endpoints: [ep(`a.${ZONE}`, 'A', ['192.0.2.1'])] } } }),
+      Code.InvalidArgument,
+      /^policy: is required with a desired state/,
+    );
     expect(callLines(h.sim)).toEqual([]);
   });
 });
@@ -121,19 +169,31 @@ describe('input Postgres cannot store', () => {
   it.each([
     ['NUL in a label value', { dnsName: `a.${ZONE}`, labels: { note: 'x\u0000y' } }, /^desired\.endpoints\[0\]\.labels\["note"\]: contains the NUL character/],
     ['NUL in a label key', { dnsName: `a.${ZONE}`, labels: { 'n\u0000': 'x' } }, /^desired\.endpoints\[0\]\.labels key "n\\u0000": contains the NUL character/],
-    ['NUL in a TXT target', { dnsName: `a.${ZONE}`, recordType: 'TXT', targets: ['a\u0000b'] }, /^desired\.endpoints\[0\]\.targets\[0\]: contains the NUL character/],
+    [
+      'NUL in a TXT target',
+      { dnsName: `a.${ZONE}`, recordType: 'TXT', targets: ['a\u0000b'] },
+      /^desired\.endpoints\[0\]\.targets\[0\]: contains the NUL character/,
+    ],
   ])('%s: InvalidArgument on Plan (Connect and gRPC) and on PlanAs', async (_what, e, message) => {
     const endpoint = { ...ep(`a.${ZONE}`, 'A', ['192.0.2.1']), ...e };
     const req = { policy: Policy.UPSERT_ONLY, input: { case: 'desired' as const, value: { zones: [], endpoints: [endpoint] } } };
     await expectRejected(h.zoneClient(alice).plan(req), Code.InvalidArgument, message);
     await expectRejected(h.zoneClient(alice, 'grpc').plan(req), Code.InvalidArgument, message);
     const { AdminService } = await import('../../src/gen/dnsplane/v1/admin_pb.js');
-    await expectRejected(h.client(AdminService, admin).planAs({ tenant: 'alice', request: req }), Code.InvalidArgument, new RegExp(`^request\\.${message.source.slice(1)}`));
+    await expectRejected(
+      h.client(AdminService, admin).planAs({ tenant: 'alice', request: req }),
+      Code.InvalidArgument,
+      new RegExp(`^request\\.${message.source.slice(1)}`),
+    );
     expect(callLines(h.sim)).toEqual([]);
   });
 
   it('a lone surrogate (only JSON can carry one, as \\ud800): InvalidArgument naming the field', async () => {
-    const { status, json } = await rawJson('ZoneService', 'Plan', `{"policy":"POLICY_UPSERT_ONLY","desired":{"endpoints":[{"dnsName":"a.${ZONE}","recordType":"A","targets":["192.0.2.1"],"labels":{"note":"\\ud800"}}]}}`);
+    const { status, json } = await rawJson(
+      'ZoneService',
+      'Plan',
+      `{"policy":"POLICY_UPSERT_ONLY","desired":{"endpoints":[{"dnsName":"a.${ZONE}","recordType":"A","targets":["192.0.2.1"],"labels":{"note":"\\ud800"}}]}}`,
+    );
     expect(status).toBe(400);
     expect(json.message).toMatch(/^desired\.endpoints\[0\]\.labels\["note"\]: contains a lone UTF-16 surrogate/);
     expect(callLines(h.sim)).toEqual([]);

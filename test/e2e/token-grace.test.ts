@@ -26,13 +26,16 @@ afterAll(async () => {
 });
 
 const works = async (token: string) =>
-  h.zoneClient(token).listZones({}).then(
-    () => true,
-    (e: { code?: Code }) => {
-      if (e.code !== Code.Unauthenticated) throw e;
-      return false;
-    },
-  );
+  h
+    .zoneClient(token)
+    .listZones({})
+    .then(
+      () => true,
+      (e: { code?: Code }) => {
+        if (e.code !== Code.Unauthenticated) throw e;
+        return false;
+      },
+    );
 
 describe('token rotation with a grace', () => {
   it('keeps the old token working for the grace, shown in the listing; both tokens work meanwhile', async () => {
@@ -85,8 +88,14 @@ describe('token rotation with a grace', () => {
 
   it('refuses a grace over 7 days, naming the field, and changes nothing', async () => {
     const token = await h.tenant('c4', [ZONE]);
-    await expectRejected(h.adminClient(admin).rotateTenantToken({ name: 'c4', graceSeconds: 8 * 24 * 3600 }), Code.InvalidArgument, /^graceSeconds: must be between 0 \(the old token stops at once\) and 7 days, got 691200 s$/);
+    await expectRejected(
+      h.adminClient(admin).rotateTenantToken({ name: 'c4', graceSeconds: 8 * 24 * 3600 }),
+      Code.InvalidArgument,
+      /^graceSeconds: must be between 0 \(the old token stops at once\) and 7 days, got 691200 s$/,
+    );
     expect(await works(token)).toBe(true);
-    await expect(tenantCommand.run(['rotate', 'c4', '--grace', 'soon'], capturedIo({ DATABASE_URL: h.databaseUrl }))).rejects.toThrow(/--grace: must be a duration like/);
+    await expect(tenantCommand.run(['rotate', 'c4', '--grace', 'soon'], capturedIo({ DATABASE_URL: h.databaseUrl }))).rejects.toThrow(
+      /--grace: must be a duration like/,
+    );
   });
 });

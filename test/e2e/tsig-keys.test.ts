@@ -40,7 +40,10 @@ const adminOf = (server: Server, token: string) => serviceClient(AdminService, s
 const errorMessages: string[] = [];
 
 async function refusal(p: Promise<unknown>): Promise<ConnectError> {
-  const e = await p.then(() => undefined, (err: unknown) => err);
+  const e = await p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
   expect(e).toBeInstanceOf(ConnectError);
   errorMessages.push((e as ConnectError).rawMessage);
   return e as ConnectError;
@@ -56,7 +59,11 @@ const tokens: Record<string, string> = {};
 const secrets: string[] = [];
 
 beforeAll(async () => {
-  cluster = await startReplicas({ zones: { [ZONE]: [] }, env: KEY_ENV, logger: () => pino({ level: 'trace' }, { write: (line: string) => void logLines.push(line) }) });
+  cluster = await startReplicas({
+    zones: { [ZONE]: [] },
+    env: KEY_ENV,
+    logger: () => pino({ level: 'trace' }, { write: (line: string) => void logLines.push(line) }),
+  });
   ({ sim, db, servers: replicas } = cluster);
   tokens['root'] = (await createTenant(db.pool, { name: 'root', zones: [], admin: true })).token;
   tokens['alice'] = (await createTenant(db.pool, { name: 'alice', zones: [ZONE] })).token;
@@ -70,7 +77,12 @@ afterAll(async () => {
 describe('admin RPCs', () => {
   it('refuse a tenant without the admin scope, whatever the request', async () => {
     const alice = adminOf(replicas[0]!, tokens['alice']!);
-    for (const call of [() => alice.createTsigKey({ tenant: 'alice' }), () => alice.listTsigKeys({}), () => alice.rotateTsigKey({ name: 'x' }), () => alice.deleteTsigKey({ name: 'x' })]) {
+    for (const call of [
+      () => alice.createTsigKey({ tenant: 'alice' }),
+      () => alice.listTsigKeys({}),
+      () => alice.rotateTsigKey({ name: 'x' }),
+      () => alice.deleteTsigKey({ name: 'x' }),
+    ]) {
       const e = await refusal(call());
       expect([Code[e.code], e.rawMessage]).toEqual(['PermissionDenied', 'this call needs the admin scope; tenant "alice" does not have it']);
     }
@@ -106,7 +118,11 @@ describe('admin RPCs', () => {
     const root = adminOf(replicas[1]!, tokens['root']!);
     const before = await store.listTsigKeys(db.pool);
     const cases: Array<[() => Promise<unknown>, string, string]> = [
-      [() => root.createTsigKey({ tenant: 'alice', algorithm: 'hmac-sha3' }), 'InvalidArgument', 'algorithm: must be one of hmac-md5, hmac-sha1, hmac-sha224, hmac-sha256, hmac-sha384, hmac-sha512 (default hmac-sha256), got "hmac-sha3"'],
+      [
+        () => root.createTsigKey({ tenant: 'alice', algorithm: 'hmac-sha3' }),
+        'InvalidArgument',
+        'algorithm: must be one of hmac-md5, hmac-sha1, hmac-sha224, hmac-sha256, hmac-sha384, hmac-sha512 (default hmac-sha256), got "hmac-sha3"',
+      ],
       [() => root.createTsigKey({ tenant: 'alice', name: 'a..b' }), 'InvalidArgument', 'name: must be a DNS name of at most 253 characters'],
       [() => root.createTsigKey({ tenant: 'nobody' }), 'NotFound', 'tenant: no tenant named "nobody" (dnsplane tenant list shows them)'],
       [() => root.createTsigKey({ tenant: '' }), 'InvalidArgument', 'tenant: a tenant name is required'],
@@ -121,7 +137,10 @@ describe('admin RPCs', () => {
     }
     await root.createTsigKey({ tenant: 'alice', name: 'taken.keys.test' }).then((r) => secrets.push(r.secret));
     const taken = await refusal(root.createTsigKey({ tenant: 'root', name: 'TAKEN.keys.test' }));
-    expect([Code[taken.code], taken.rawMessage]).toEqual(['InvalidArgument', 'name: a TSIG key named "taken.keys.test" already exists (key names are unique across tenants: a DNS message names only its key)']);
+    expect([Code[taken.code], taken.rawMessage]).toEqual([
+      'InvalidArgument',
+      'name: a TSIG key named "taken.keys.test" already exists (key names are unique across tenants: a DNS message names only its key)',
+    ]);
     expect((await store.listTsigKeys(db.pool)).length).toBe(before.length + 1);
   });
 });
@@ -129,7 +148,7 @@ describe('admin RPCs', () => {
 describe('the keyring, on two replicas', () => {
   const find = (i: number, name: string) => tsigKeyring(replicas[i]!.ctx).find(name);
 
-  it('finds a key from memory, and follows its rotation, deletion and its tenant\'s disabling on every replica', async () => {
+  it("finds a key from memory, and follows its rotation, deletion and its tenant's disabling on every replica", async () => {
     const root0 = adminOf(replicas[0]!, tokens['root']!);
     const { secret, key: created } = await root0.createTsigKey({ tenant: 'alice', name: 'cm.keys.test' });
     secrets.push(secret);
@@ -156,7 +175,8 @@ describe('the keyring, on two replicas', () => {
     // Rotated from the command line's path (no replica involved): both follow on NOTIFY alone.
     const third = await rotateTsigKey({ pool: db.pool, secrets: new SecretBox(key), actor: null }, 'cm.keys.test');
     secrets.push(third.secret.toString('base64'));
-    for (const i of [0, 1]) await until(`replica ${i} to find the secret rotated from the command line`, async () => (await find(i, 'cm.keys.test'))!.secret.equals(third.secret));
+    for (const i of [0, 1])
+      await until(`replica ${i} to find the secret rotated from the command line`, async () => (await find(i, 'cm.keys.test'))!.secret.equals(third.secret));
 
     // Its tenant disabled: not found anywhere; enabled: found again.
     await root0.disableTenant({ name: 'alice' });
@@ -178,7 +198,9 @@ describe('the keyring, on two replicas', () => {
   it('refuses to open a secret altered in the database (and never answers with a wrong one)', async () => {
     const { secret } = await adminOf(replicas[0]!, tokens['root']!).createTsigKey({ tenant: 'alice', name: 'tampered.keys.test' });
     secrets.push(secret);
-    await db.pool.query(`UPDATE tsig_keys SET secret_ciphertext = set_byte(secret_ciphertext, 0, get_byte(secret_ciphertext, 0) # 1) WHERE name = 'tampered.keys.test'`);
+    await db.pool.query(
+      `UPDATE tsig_keys SET secret_ciphertext = set_byte(secret_ciphertext, 0, get_byte(secret_ciphertext, 0) # 1) WHERE name = 'tampered.keys.test'`,
+    );
     // A keyring of its own (no cache), so that the altered row is read.
     const ring = createTsigKeyring({ ...replicas[0]!.ctx, tsigKeys: undefined });
     await expect(ring.find('tampered.keys.test')).rejects.toThrow(SecretUnreadableError);
@@ -211,7 +233,7 @@ describe('the keyring, on two replicas', () => {
     expect(writes).toBe(1);
     await until('the first use to be written', async () => (await lastUsed()) !== undefined);
     // The 49 later uses of the interval: one write, of the latest, when the interval ends.
-    await until('the interval\'s last use to be written', async () => (await lastUsed()) === Date.parse('2030-01-01T00:00:00.049Z'));
+    await until("the interval's last use to be written", async () => (await lastUsed()) === Date.parse('2030-01-01T00:00:00.049Z'));
     expect(writes).toBe(2);
     // A use after a quiet interval is written at once again.
     now += 10_000;
@@ -244,7 +266,15 @@ describe('start-up with keys stored', () => {
     const caFile = path.join(dir, 'ca.pem');
     writeFileSync(caFile, sim.caPem);
     const child = spawn(process.execPath, [path.resolve('bin/dnsplane.js'), 'serve'], {
-      env: { PATH: process.env['PATH'], DATABASE_URL: db.url, DNSPLANE_DATA_DIR: dir, DNSPLANE_LISTEN: '127.0.0.1:0', DNSPLANE_WEBHOOK_LISTEN: 'off', ...simulatorEnv(sim, caFile), DNSPLANE_ZONES: ZONE },
+      env: {
+        PATH: process.env['PATH'],
+        DATABASE_URL: db.url,
+        DNSPLANE_DATA_DIR: dir,
+        DNSPLANE_LISTEN: '127.0.0.1:0',
+        DNSPLANE_WEBHOOK_LISTEN: 'off',
+        ...simulatorEnv(sim, caFile),
+        DNSPLANE_ZONES: ZONE,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -269,7 +299,11 @@ describe('secrets never leave', () => {
     expect(errorMessages.length).toBeGreaterThanOrEqual(10);
     for (const s of secrets) {
       const hex = Buffer.from(s, 'base64').toString('hex');
-      for (const [where, text] of [['logs', logs], ['errors', errors], ['metrics', metrics]] as const) {
+      for (const [where, text] of [
+        ['logs', logs],
+        ['errors', errors],
+        ['metrics', metrics],
+      ] as const) {
         expect(text.includes(s), `${where} hold a secret`).toBe(false);
         expect(text.includes(hex), `${where} hold a secret in hex`).toBe(false);
       }

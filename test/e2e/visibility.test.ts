@@ -31,7 +31,17 @@ let tenant: Tenant;
 beforeAll(async () => {
   db = await testDatabase();
   dataDir = mkdtempSync(path.join(tmpdir(), 'dnsplane-visibility-'));
-  const config = loadConfig({ DATABASE_URL: db.url, DNSPLANE_DEMO: 'true', DNSPLANE_DATA_DIR: dataDir, DNSPLANE_LISTEN: '127.0.0.1:0', DNSPLANE_WEBHOOK_LISTEN: 'off', DNSPLANE_DNS_LISTEN: 'off', DNSPLANE_DRIFT_INTERVAL: 'off', DNSPLANE_SIM_PROPAGATION: '0', DNSPLANE_PROBE_BACKOFF: '50ms..200ms' });
+  const config = loadConfig({
+    DATABASE_URL: db.url,
+    DNSPLANE_DEMO: 'true',
+    DNSPLANE_DATA_DIR: dataDir,
+    DNSPLANE_LISTEN: '127.0.0.1:0',
+    DNSPLANE_WEBHOOK_LISTEN: 'off',
+    DNSPLANE_DNS_LISTEN: 'off',
+    DNSPLANE_DRIFT_INTERVAL: 'off',
+    DNSPLANE_SIM_PROPAGATION: '0',
+    DNSPLANE_PROBE_BACKOFF: '50ms..200ms',
+  });
   server = await startServer(config, pino({ level: 'silent' }));
   tenant = (await createTenant(db.pool, { name: 'vis', zones: [DEMO_ZONE] })).tenant;
   await ensureSynced(server.ctx, DEMO_ZONE);
@@ -46,7 +56,9 @@ afterAll(async () => {
 /** Creates the A set `name` with `target`, or updates it from `update` when given. */
 async function put(name: string, target: string, update?: string): Promise<string> {
   const e = (t: string) => ({ dnsName: `${name}.${DEMO_ZONE}`, recordType: 'A', targets: [t], ttl: 300 });
-  const changes = update ? { create: [], updateOld: [e(update)], updateNew: [e(target)], delete: [] } : { create: [e(target)], updateOld: [], updateNew: [], delete: [] };
+  const changes = update
+    ? { create: [], updateOld: [e(update)], updateNew: [e(target)], delete: [] }
+    : { create: [e(target)], updateOld: [], updateNew: [], delete: [] };
   const result = await apply(server.ctx, tenant, { input: { kind: 'changes', policy: 'sync', changes } });
   expect(result.zones[0]!.status).toBe('applied');
   return result.zones[0]!.journalId!;

@@ -21,7 +21,9 @@ let alice: string;
 let bob: string;
 let admin: string;
 
-const upsert = (endpoints: Endpoint[]) => ({ source: { case: 'plan' as const, value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired' as const, value: { zones: [], endpoints } } } } });
+const upsert = (endpoints: Endpoint[]) => ({
+  source: { case: 'plan' as const, value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired' as const, value: { zones: [], endpoints } } } },
+});
 
 beforeAll(async () => {
   h = await startHarness({ zones: { [ZONE]: [] } });
@@ -49,7 +51,11 @@ describe('Apply and GetApply', () => {
   });
 
   it('GetApply of a stored plan names the plan', async () => {
-    const planned = (await h.zoneClient(alice).plan({ policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`stored.a.${ZONE}`, 'A', ['192.0.2.3'])] } } })).plan!;
+    const planned = (
+      await h
+        .zoneClient(alice)
+        .plan({ policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`stored.a.${ZONE}`, 'A', ['192.0.2.3'])] } } })
+    ).plan!;
     const res = await h.zoneClient(alice).apply({ source: { case: 'planId', value: planned.id } });
     const z = res.zones[0]!;
     expect(z.status).toBe(ApplyStatus.APPLIED);
@@ -59,7 +65,9 @@ describe('Apply and GetApply', () => {
   it('nothing to change: no journal id, nothing waited for', async () => {
     await h.zoneClient(alice).apply(upsert([ep(`same.a.${ZONE}`, 'A', ['192.0.2.2'])]));
     const started = Date.now();
-    const res = await h.zoneClient(alice).apply({ ...upsert([ep(`same.a.${ZONE}`, 'A', ['192.0.2.2'])]), wait: Wait.VISIBLE, waitTimeout: durationFromMs(60_000) });
+    const res = await h
+      .zoneClient(alice)
+      .apply({ ...upsert([ep(`same.a.${ZONE}`, 'A', ['192.0.2.2'])]), wait: Wait.VISIBLE, waitTimeout: durationFromMs(60_000) });
     expect(res.zones[0]).toMatchObject({ status: ApplyStatus.NO_CHANGES, journalId: '' });
     expect(res.zones[0]!.visibility).toBeUndefined();
     expect(Date.now() - started).toBeLessThan(30_000);
@@ -67,7 +75,11 @@ describe('Apply and GetApply', () => {
 
   it("GetApply: a tenant's own applies; another tenant's id is not found; an admin sees anyone's", async () => {
     const bobs = (await h.zoneClient(bob).apply(upsert([ep(`x.b.${ZONE}`, 'TXT', ['bob'])]))).zones[0]!.journalId;
-    await expectRejected(h.zoneClient(alice).getApply({ journalId: bobs }), Code.NotFound, new RegExp(`^no apply with journal id ${bobs} among tenant "alice"'s$`));
+    await expectRejected(
+      h.zoneClient(alice).getApply({ journalId: bobs }),
+      Code.NotFound,
+      new RegExp(`^no apply with journal id ${bobs} among tenant "alice"'s$`),
+    );
     await expectRejected(h.zoneClient(alice).getApply({ journalId: '999999' }), Code.NotFound, /^no apply with journal id 999999/);
     await expectRejected(h.zoneClient(alice).getApply({ journalId: 'x1' }), Code.InvalidArgument, /^journalId: must be a journal id \(digits\), got "x1"$/);
     expect((await h.zoneClient(admin).getApply({ journalId: bobs })).tenant).toBe('bob');
@@ -75,13 +87,21 @@ describe('Apply and GetApply', () => {
 
   it('a bad wait is InvalidArgument naming the field, and nothing is sent', async () => {
     h.sim.clearCalls();
-    await expectRejected(h.zoneClient(alice).apply({ ...upsert([ep(`bad.a.${ZONE}`, 'A', ['192.0.2.3'])]), waitTimeout: durationFromMs(1000) }), Code.InvalidArgument, /^waitTimeout: goes with wait WAIT_VISIBLE$/);
+    await expectRejected(
+      h.zoneClient(alice).apply({ ...upsert([ep(`bad.a.${ZONE}`, 'A', ['192.0.2.3'])]), waitTimeout: durationFromMs(1000) }),
+      Code.InvalidArgument,
+      /^waitTimeout: goes with wait WAIT_VISIBLE$/,
+    );
     await expectRejected(
       h.zoneClient(alice).apply({ ...upsert([ep(`bad.a.${ZONE}`, 'A', ['192.0.2.3'])]), wait: Wait.VISIBLE, waitTimeout: durationFromMs(2 * 3_600_000) }),
       Code.InvalidArgument,
       /^waitTimeout: must be more than 0 and at most 1 hour \(3600s\), got 7200s$/,
     );
-    await expectRejected(h.zoneClient(alice).apply({ ...upsert([ep(`bad.a.${ZONE}`, 'A', ['192.0.2.3'])]), wait: 7 as Wait }), Code.InvalidArgument, /^wait: unknown value 7/);
+    await expectRejected(
+      h.zoneClient(alice).apply({ ...upsert([ep(`bad.a.${ZONE}`, 'A', ['192.0.2.3'])]), wait: 7 as Wait }),
+      Code.InvalidArgument,
+      /^wait: unknown value 7/,
+    );
     expect(callLines(h.sim)).toEqual([]);
   });
 
@@ -105,17 +125,20 @@ describe("against the simulator's two authoritative servers", () => {
   const simName = (server: string) => h.sim.dnsServers.find((s) => server === `${s.host}:${s.port}` || server === s.name)?.name;
   const serverOf = (v: Visibility, name: string) => v.servers.find((s) => simName(s.server) === name);
   /** When the simulator's server started answering the zone's current serial (its delivery log). */
-  const delivered = (name: string) => h.sim.propagation.deliveries().find((d) => d.zone === ZONE && d.server === name && d.serial === h.sim.soaSerial(ZONE))?.at;
+  const delivered = (name: string) =>
+    h.sim.propagation.deliveries().find((d) => d.zone === ZONE && d.server === name && d.serial === h.sim.soaSerial(ZONE))?.at;
 
   beforeEach(() => {
     h.sim.propagation.release();
     h.sim.propagation.setLag(0);
   });
 
-  it('Apply with WAIT_VISIBLE answers once the slower server answers, with each server\'s time, never before', async () => {
+  it("Apply with WAIT_VISIBLE answers once the slower server answers, with each server's time, never before", async () => {
     h.sim.propagation.setLag(300, DNS1);
     h.sim.propagation.setLag(1500, NS1);
-    const res = await h.zoneClient(alice).apply({ ...upsert([ep(`lag.a.${ZONE}`, 'A', ['192.0.2.10'])]), wait: Wait.VISIBLE, waitTimeout: durationFromMs(120_000) });
+    const res = await h
+      .zoneClient(alice)
+      .apply({ ...upsert([ep(`lag.a.${ZONE}`, 'A', ['192.0.2.10'])]), wait: Wait.VISIBLE, waitTimeout: durationFromMs(120_000) });
     const answeredAt = Date.now();
     const v = res.zones[0]!.visibility!;
     expect(v.state).toBe(VisibilityState.VISIBLE);
@@ -136,7 +159,9 @@ describe("against the simulator's two authoritative servers", () => {
   it('at its own timeout, the state so far: published, the server that has not published naming the name it is behind on', async () => {
     h.sim.propagation.setLag('never', NS1);
     const started = Date.now();
-    const res = await h.zoneClient(alice).apply({ ...upsert([ep(`never.a.${ZONE}`, 'A', ['192.0.2.11'])]), wait: Wait.VISIBLE, waitTimeout: durationFromMs(2500) });
+    const res = await h
+      .zoneClient(alice)
+      .apply({ ...upsert([ep(`never.a.${ZONE}`, 'A', ['192.0.2.11'])]), wait: Wait.VISIBLE, waitTimeout: durationFromMs(2500) });
     expect(Date.now() - started).toBeGreaterThanOrEqual(2500);
     const v = res.zones[0]!.visibility!;
     expect(v.state).toBe(VisibilityState.PUBLISHED);
@@ -148,10 +173,12 @@ describe("against the simulator's two authoritative servers", () => {
     // GetApply says the same of it.
     const got = (await h.zoneClient(alice).getApply({ journalId: v.journalId })).visibility!;
     expect(got.state).toBe(VisibilityState.PUBLISHED);
-    expect(got.servers.map((s) => [simName(s.server), ms(s.firstAnsweredAt), s.behind])).toEqual(v.servers.map((s) => [simName(s.server), ms(s.firstAnsweredAt), s.behind]));
+    expect(got.servers.map((s) => [simName(s.server), ms(s.firstAnsweredAt), s.behind])).toEqual(
+      v.servers.map((s) => [simName(s.server), ms(s.firstAnsweredAt), s.behind]),
+    );
   });
 
-  it("a client deadline shorter than the wait: answered before the deadline, with the state so far", async () => {
+  it('a client deadline shorter than the wait: answered before the deadline, with the state so far', async () => {
     h.sim.propagation.setLag('never', NS1);
     const res = await h.zoneClient(alice).apply({ ...upsert([ep(`deadline.a.${ZONE}`, 'A', ['192.0.2.12'])]), wait: Wait.VISIBLE }, { timeoutMs: 8000 });
     expect(res.zones[0]!.visibility!.state).toBe(VisibilityState.PUBLISHED);
@@ -165,7 +192,10 @@ describe("against the simulator's two authoritative servers", () => {
     let answered = false;
     void waiting.then(() => (answered = true));
     // dns1 seen answering; the wait still waits for ns1, held.
-    await until('dns1 seen answering', async () => serverOf((await h.zoneClient(alice).getApply({ journalId })).visibility!, DNS1)?.firstAnsweredAt !== undefined);
+    await until(
+      'dns1 seen answering',
+      async () => serverOf((await h.zoneClient(alice).getApply({ journalId })).visibility!, DNS1)?.firstAnsweredAt !== undefined,
+    );
     expect(answered).toBe(false);
     h.sim.propagation.release(NS1);
     const v = (await waiting).visibility!;
@@ -173,17 +203,30 @@ describe("against the simulator's two authoritative servers", () => {
     expect(ms(v.visibleAt)!).toBeGreaterThanOrEqual(delivered(NS1)!);
   });
 
-  it('PublishDomain with WAIT_VISIBLE answers once the domain\'s records are on both servers', async () => {
+  it("PublishDomain with WAIT_VISIBLE answers once the domain's records are on both servers", async () => {
     h.sim.propagation.setLag(800, NS1);
     const nsm = h.client(NsmService, alice);
-    const res = await nsm.publishDomain({ domain: `c1.a.${ZONE}`, services: [{ name: 'registry', port: 5002, addresses: ['192.0.2.20'] }, { name: 'nsmgr-proxy', port: 5004, addresses: ['192.0.2.21'] }], wait: Wait.VISIBLE });
+    const res = await nsm.publishDomain({
+      domain: `c1.a.${ZONE}`,
+      services: [
+        { name: 'registry', port: 5002, addresses: ['192.0.2.20'] },
+        { name: 'nsmgr-proxy', port: 5004, addresses: ['192.0.2.21'] },
+      ],
+      wait: Wait.VISIBLE,
+    });
     expect(res.status).toBe(ApplyStatus.APPLIED);
     expect(res.visibility!.state).toBe(VisibilityState.VISIBLE);
     expect(res.visibility!.journalId).toBe(res.journalId);
     expect(ms(res.visibility!.visibleAt)!).toBeGreaterThanOrEqual(delivered(NS1)!);
     // Without a wait: answered at once, published.
     h.sim.propagation.hold(NS1);
-    const quick = await nsm.publishDomain({ domain: `c1.a.${ZONE}`, services: [{ name: 'registry', port: 5002, addresses: ['192.0.2.22'] }, { name: 'nsmgr-proxy', port: 5004, addresses: ['192.0.2.21'] }] });
+    const quick = await nsm.publishDomain({
+      domain: `c1.a.${ZONE}`,
+      services: [
+        { name: 'registry', port: 5002, addresses: ['192.0.2.22'] },
+        { name: 'nsmgr-proxy', port: 5004, addresses: ['192.0.2.21'] },
+      ],
+    });
     expect(quick.visibility).toBeUndefined();
     expect((await h.zoneClient(alice).getApply({ journalId: quick.journalId })).visibility!.state).toBe(VisibilityState.PUBLISHED);
   });
@@ -218,7 +261,9 @@ describe('a wait longer than DNSPLANE_REQUEST_TIMEOUT (which bounds sending the 
 
   it.each(['connect', 'grpc'] as const)('is answered over %s, with the state at its end', async (transport) => {
     s.sim.propagation.setLag('never', 'ns1.sim.test');
-    const res = await s.zoneClient(token, transport).apply({ ...upsert([ep(`long-${transport}.${ZONE}`, 'A', ['192.0.2.13'])]), wait: Wait.VISIBLE, waitTimeout: durationFromMs(3000) });
+    const res = await s
+      .zoneClient(token, transport)
+      .apply({ ...upsert([ep(`long-${transport}.${ZONE}`, 'A', ['192.0.2.13'])]), wait: Wait.VISIBLE, waitTimeout: durationFromMs(3000) });
     expect(res.zones[0]!.visibility!.state).toBe(VisibilityState.PUBLISHED);
   });
 });

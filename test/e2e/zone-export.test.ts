@@ -81,7 +81,9 @@ describe('zone export', () => {
     const text = res.zoneFile;
     expect(text).toMatch(/^; example\.com: 12 records, exported by dnsplane from its cache at generation \d+/);
     expect(text).toContain('$ORIGIN example.com.\n$TTL 3600\n');
-    expect(text).toMatch(new RegExp(`@\\t3600\\tIN\\tSOA\\tdns1\\.ovh\\.net\\. hostmaster\\.example\\.com\\. ${Number(res.generation)} 3600 600 1209600 60\\n`));
+    expect(text).toMatch(
+      new RegExp(`@\\t3600\\tIN\\tSOA\\tdns1\\.ovh\\.net\\. hostmaster\\.example\\.com\\. ${Number(res.generation)} 3600 600 1209600 60\\n`),
+    );
     const lines = text.split('\n');
     // A record at the zone default has no TTL; the apex comes first; names read as a tree.
     expect(lines).toContain('@\t\tIN\tNS\tdns1.ovh.net.');
@@ -91,15 +93,23 @@ describe('zone export', () => {
     // TXT in RFC 1035 presentation form (OVH keeps inner quotes unescaped), each string quoted.
     expect(lines).toContain('txt\t300\tIN\tTXT\t"say \\"hi\\"; then go"');
     // What a reader reads back is the cache, record for record (targets compared in canonical form).
-    const canonical = (sub: string, type: string, ttl: number, target: string) => `${sub} ${type} ${ttl} ${isRecordType(type) ? ovhTargetToCanonical(type, target, ZONE) : target}`;
-    const back = parseZoneFile(text, ZONE).map((r) => canonical(r.subDomain, r.type, r.ttl, r.target)).sort();
-    const cached = (await h.server.ctx.pool.query<{ sub_domain: string; field_type: string; ttl: number; target: string }>('SELECT sub_domain, field_type, ttl, target FROM records WHERE zone = $1', [ZONE])).rows
+    const canonical = (sub: string, type: string, ttl: number, target: string) =>
+      `${sub} ${type} ${ttl} ${isRecordType(type) ? ovhTargetToCanonical(type, target, ZONE) : target}`;
+    const back = parseZoneFile(text, ZONE)
+      .map((r) => canonical(r.subDomain, r.type, r.ttl, r.target))
+      .sort();
+    const cached = (
+      await h.server.ctx.pool.query<{ sub_domain: string; field_type: string; ttl: number; target: string }>(
+        'SELECT sub_domain, field_type, ttl, target FROM records WHERE zone = $1',
+        [ZONE],
+      )
+    ).rows
       .map((r) => canonical(r.sub_domain, r.field_type, r.ttl, r.target))
       .sort();
     expect(back).toEqual(cached);
   });
 
-  it('names each record\'s owner as a comment with include_owners', async () => {
+  it("names each record's owner as a comment with include_owners", async () => {
     const { zoneFile } = await h.adminClient(admin).exportZone({ zone: ZONE, includeOwners: true });
     const lines = zoneFile.split('\n');
     expect(lines).toContain('www\t300\tIN\tA\t192.0.2.1\t; owner alice');
@@ -145,7 +155,7 @@ describe('zone export', () => {
 });
 
 describe('plan --zone-file', () => {
-  it('an exported zone read back as the tenant\'s desired state plans no change', async () => {
+  it("an exported zone read back as the tenant's desired state plans no change", async () => {
     const { zoneFile } = await h.adminClient(admin).exportZone({ zone: ZONE, includeOwners: true });
     const file = join(dir, 'roundtrip.zone');
     writeFileSync(file, zoneFile);
@@ -158,7 +168,7 @@ describe('plan --zone-file', () => {
     expect(callLines(h.sim)).toEqual([]);
   });
 
-  it('a line changed in the file is the one change planned; a line removed is a delete of the tenant\'s set', async () => {
+  it("a line changed in the file is the one change planned; a line removed is a delete of the tenant's set", async () => {
     const { zoneFile } = await h.adminClient(admin).exportZone({ zone: ZONE });
     const edited = zoneFile.replace('v6\t600\tIN\tAAAA\t2001:db8::1', 'v6\t600\tIN\tAAAA\t2001:db8::2').replace(/^mail\t.*\n/m, '');
     const d = desiredFromZoneFile(edited, 'edited.zone');
@@ -169,9 +179,13 @@ describe('plan --zone-file', () => {
 
   it('names the line of a type dnsplane does not manage, of an invalid target, and of a name outside the zone', () => {
     const head = '$ORIGIN example.com.\n$TTL 3600\n';
-    expect(() => desiredFromZoneFile(`${head}www IN A 192.0.2.1\nspf IN SPF "v=spf1 -all"\n`, 'a.zone')).toThrow(/a\.zone line 4: type SPF is not one dnsplane manages/);
+    expect(() => desiredFromZoneFile(`${head}www IN A 192.0.2.1\nspf IN SPF "v=spf1 -all"\n`, 'a.zone')).toThrow(
+      /a\.zone line 4: type SPF is not one dnsplane manages/,
+    );
     expect(() => desiredFromZoneFile(`${head}\nwww IN A 192.0.2.300\n`, 'b.zone')).toThrow(/b\.zone line 4: .*not a valid A target/);
-    expect(() => desiredFromZoneFile(`${head}www.example.org. IN A 192.0.2.1\n`, 'c.zone')).toThrow(/c\.zone: zone file line 3: owner www\.example\.org\. is outside/);
+    expect(() => desiredFromZoneFile(`${head}www.example.org. IN A 192.0.2.1\n`, 'c.zone')).toThrow(
+      /c\.zone: zone file line 3: owner www\.example\.org\. is outside/,
+    );
     expect(() => desiredFromZoneFile('www IN A 192.0.2.1\n', 'd.zone')).toThrow(/d\.zone has no \$ORIGIN line: name its zone with --zone ZONE/);
     expect(desiredFromZoneFile('www IN A 192.0.2.1\n', 'd.zone', 'example.com').endpoints.map((e) => e.dnsName)).toEqual(['www.example.com']);
   });
@@ -185,11 +199,19 @@ describe('zone at (the zone as it was, from the journal)', () => {
     const c = h.adminClient(admin);
     const first = await c.exportZone({ zone: ZONE });
     const changes = (value: object) => h.zoneClient(alice).apply({ source: { case: 'plan', value: create(PlanRequestSchema, value) } });
-    await changes({ policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [ZONE], endpoints: [ep(`v6.${ZONE}`, 'AAAA', ['2001:db8::2'], 600)] } } });
+    await changes({
+      policy: Policy.UPSERT_ONLY,
+      input: { case: 'desired', value: { zones: [ZONE], endpoints: [ep(`v6.${ZONE}`, 'AAAA', ['2001:db8::2'], 600)] } },
+    });
     const second = await c.exportZone({ zone: ZONE });
     expect(second.generation).toBeGreaterThan(first.generation);
     const between = new Date();
-    await changes({ input: { case: 'changes', value: { create: [ep(`later.${ZONE}`, 'A', ['192.0.2.77'])], delete: [ep(`mail.${ZONE}`, 'MX', ['10 mx1.example.org'])], updateOld: [], updateNew: [] } } });
+    await changes({
+      input: {
+        case: 'changes',
+        value: { create: [ep(`later.${ZONE}`, 'A', ['192.0.2.77'])], delete: [ep(`mail.${ZONE}`, 'MX', ['10 mx1.example.org'])], updateOld: [], updateNew: [] },
+      },
+    });
     const third = await c.exportZone({ zone: ZONE });
     expect(body(third.zoneFile)).not.toEqual(body(second.zoneFile));
 
@@ -197,7 +219,11 @@ describe('zone at (the zone as it was, from the journal)', () => {
     const atFirst = await c.exportZone({ zone: ZONE, atGeneration: first.generation });
     expect(body(atFirst.zoneFile)).toEqual(body(first.zoneFile));
     expect(atFirst.generation).toBe(first.generation);
-    expect(atFirst.zoneFile).toMatch(new RegExp(`^; example\\.com: 12 records as they were at generation ${first.generation}, from dnsplane's journal: the cache at generation ${third.generation} with 2 apply\\(s\\) since undone \\(journal \\d+, \\d+\\)`));
+    expect(atFirst.zoneFile).toMatch(
+      new RegExp(
+        `^; example\\.com: 12 records as they were at generation ${first.generation}, from dnsplane's journal: the cache at generation ${third.generation} with 2 apply\\(s\\) since undone \\(journal \\d+, \\d+\\)`,
+      ),
+    );
     expect(body((await c.exportZone({ zone: ZONE, atGeneration: second.generation })).zoneFile)).toEqual(body(second.zoneFile));
     expect(body((await c.exportZone({ zone: ZONE, atTime: timestampFromDate(between) })).zoneFile).slice(3)).toEqual(body(second.zoneFile).slice(3)); // the SOA serial aside
     expect(body((await c.exportZone({ zone: ZONE, atGeneration: third.generation })).zoneFile)).toEqual(body(third.zoneFile));
@@ -210,7 +236,9 @@ describe('zone at (the zone as it was, from the journal)', () => {
     const env = { DNSPLANE_SERVER: h.server.url, DNSPLANE_TOKEN: admin };
     await expect(zoneCommand.run(['at', ZONE], capturedIo(env))).rejects.toThrow(/--generation: zone at needs exactly one of --generation N or --time T/);
     await expect(zoneCommand.run(['at', ZONE, '--time', 'yesterday'], capturedIo(env))).rejects.toThrow(/--time: must be an RFC 3339 time/);
-    await expect(zoneCommand.run(['at', ZONE, '--generation', '1', '--owner'], capturedIo(env))).rejects.toThrow(/--owner: owners are known for the zone as it is now only/);
+    await expect(zoneCommand.run(['at', ZONE, '--generation', '1', '--owner'], capturedIo(env))).rejects.toThrow(
+      /--owner: owners are known for the zone as it is now only/,
+    );
     await expectRejected(c.exportZone({ zone: ZONE, atGeneration: 1n, includeOwners: true }), Code.InvalidArgument, /^include_owners: /);
   });
 });

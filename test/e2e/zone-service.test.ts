@@ -88,10 +88,11 @@ describe('Plan and Apply', () => {
       `POST /domain/zone/${ZONE}/record`,
       `POST /domain/zone/${ZONE}/refresh`,
     ]);
-    const bodies = h.sim.writes().filter((c) => c.path.endsWith('/record')).map((c) => c.body);
-    expect(bodies).toEqual(
-      ['192.0.2.1', '192.0.2.2', '192.0.2.3'].map((target) => ({ fieldType: 'A', subDomain: 'www', target, ttl: 300 })),
-    );
+    const bodies = h.sim
+      .writes()
+      .filter((c) => c.path.endsWith('/record'))
+      .map((c) => c.body);
+    expect(bodies).toEqual(['192.0.2.1', '192.0.2.2', '192.0.2.3'].map((target) => ({ fieldType: 'A', subDomain: 'www', target, ttl: 300 })));
 
     const resolver = new Resolver();
     resolver.setServers([`127.0.0.1:${h.sim.dnsPort}`]);
@@ -117,7 +118,12 @@ describe('Plan and Apply', () => {
     const c = calls();
     expect(c.filter((x) => x.startsWith('PUT '))).toHaveLength(3);
     expect(c.filter((x) => !x.startsWith('PUT '))).toEqual([`POST /domain/zone/${ZONE}/refresh`]);
-    expect(h.sim.publishedRecords(ZONE).filter((r) => r.subDomain === 'www').map((r) => r.ttl)).toEqual([600, 600, 600]);
+    expect(
+      h.sim
+        .publishedRecords(ZONE)
+        .filter((r) => r.subDomain === 'www')
+        .map((r) => r.ttl),
+    ).toEqual([600, 600, 600]);
   });
 
   it('sends nothing and refreshes nothing for a plan with no change', async () => {
@@ -126,7 +132,7 @@ describe('Plan and Apply', () => {
     expect(calls()).toEqual([]);
   });
 
-  it('deletes what a SYNC desired state no longer holds, only among the tenant\'s own records', async () => {
+  it("deletes what a SYNC desired state no longer holds, only among the tenant's own records", async () => {
     await applyDesired(h.zoneClient(alice), [ep(`api.${ZONE}`, 'CNAME', [`www.${ZONE}`])]);
     h.sim.clearCalls();
     const res = await applyDesired(h.zoneClient(alice), [ep(`www.${ZONE}`, 'A', ['192.0.2.1', '192.0.2.2', '192.0.2.9'], 600)], Policy.SYNC);
@@ -135,7 +141,7 @@ describe('Plan and Apply', () => {
     expect(h.sim.draftRecords(ZONE).some((r) => r.subDomain === 'manual')).toBe(true); // unowned: untouched
   });
 
-  it('reports another tenant\'s name as a conflict and applies the rest', async () => {
+  it("reports another tenant's name as a conflict and applies the rest", async () => {
     const res = await applyDesired(h.zoneClient(bob), [ep(`www.${ZONE}`, 'A', ['198.51.100.1']), ep(`bob.${ZONE}`, 'A', ['198.51.100.2'])]);
     const z = res.zones[0]!;
     expect(z.conflicts.map((c) => [c.endpoint!.dnsName, c.owner])).toEqual([[`www.${ZONE}`, 'alice']]);
@@ -159,7 +165,12 @@ describe('bad input is rejected with the field and the rule, and no OVH call', (
   const cases: Array<[string, Endpoint, Code, RegExp]> = [
     ['empty label', ep(`a..${ZONE}`, 'A', ['192.0.2.1']), Code.InvalidArgument, /endpoints\[0\]\.dnsName.*empty label/i],
     ['label over 63', ep(`${'a'.repeat(64)}.${ZONE}`, 'A', ['192.0.2.1']), Code.InvalidArgument, /endpoints\[0\]\.dnsName.*63/],
-    ['name over 253', ep(`${Array.from({ length: 50 }, () => 'abcd').join('.')}.${ZONE}`, 'A', ['192.0.2.1']), Code.InvalidArgument, /endpoints\[0\]\.dnsName.*253/],
+    [
+      'name over 253',
+      ep(`${Array.from({ length: 50 }, () => 'abcd').join('.')}.${ZONE}`, 'A', ['192.0.2.1']),
+      Code.InvalidArgument,
+      /endpoints\[0\]\.dnsName.*253/,
+    ],
     ['character outside LDH', ep(`bad!name.${ZONE}`, 'A', ['192.0.2.1']), Code.InvalidArgument, /endpoints\[0\]\.dnsName/],
     ['underscore in an A name', ep(`_svc.${ZONE}`, 'A', ['192.0.2.1']), Code.InvalidArgument, /endpoints\[0\]\.dnsName.*underscore/i],
     ['unknown type', ep(`x.${ZONE}`, 'WKS', ['x']), Code.InvalidArgument, /endpoints\[0\]\.recordType/],
@@ -189,7 +200,7 @@ describe('bad input is rejected with the field and the rule, and no OVH call', (
     expect(calls()).toEqual([]);
   });
 
-  it('a zone outside the tenant\'s zones is PermissionDenied', async () => {
+  it("a zone outside the tenant's zones is PermissionDenied", async () => {
     const h2 = await h.tenant('carol', ['other.test']);
     await expectRejected(applyDesired(h.zoneClient(h2), [ep(`x.${ZONE}`, 'A', ['192.0.2.1'])]), Code.PermissionDenied, /endpoints\[0\]\.dnsName.*carol/);
     await expectRejected(h.zoneClient(h2).records({ zones: [ZONE] }), Code.PermissionDenied, /zones\[0\]/);

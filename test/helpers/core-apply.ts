@@ -34,14 +34,32 @@ export interface ApplyRoom {
  * Settings no test reaches unless it asks: no coalescing time bound a loaded machine could hit, no
  * change threshold, a lock timeout of a minute.
  */
-const SETTINGS: CoreSettings = { lockTimeoutMs: 60_000, planTtlMs: 3_600_000, syncConcurrency: 4, maxChangePercent: 100, applyBatch: 100, applyCoalesceMs: 600_000 };
+const SETTINGS: CoreSettings = {
+  lockTimeoutMs: 60_000,
+  planTtlMs: 3_600_000,
+  syncConcurrency: 4,
+  maxChangePercent: 100,
+  applyBatch: 100,
+  applyCoalesceMs: 600_000,
+};
 
-export async function applyRoom(opts: { zones: Record<string, SimRecordInit[]>; tenants: string[]; settings?: Partial<CoreSettings>; behavior?: SimOptions['behavior'] }): Promise<ApplyRoom> {
+export async function applyRoom(opts: {
+  zones: Record<string, SimRecordInit[]>;
+  tenants: string[];
+  settings?: Partial<CoreSettings>;
+  behavior?: SimOptions['behavior'];
+}): Promise<ApplyRoom> {
   const sim = await OvhSimulator.start({ zones: opts.zones, ...(opts.behavior ? { behavior: opts.behavior } : {}) });
   const db = await testDatabase();
   const journalPool = store.createSidePool(db.pool);
   const zones = Object.keys(opts.zones);
-  const ctx: CoreContext = { pool: db.pool, journalPool, ovh: ovhApiFor(sim), log: pino({ level: 'silent' }), settings: { ...SETTINGS, zones, ...opts.settings } };
+  const ctx: CoreContext = {
+    pool: db.pool,
+    journalPool,
+    ovh: ovhApiFor(sim),
+    log: pino({ level: 'silent' }),
+    settings: { ...SETTINGS, zones, ...opts.settings },
+  };
   await store.ensureZones(db.pool, zones);
   for (const zone of zones) await ensureSynced(ctx, zone);
   const tenants: Record<string, Tenant> = {};
@@ -74,7 +92,12 @@ export async function queueBehindLock<T>(ctx: CoreContext, zone: string, starts:
   const lock = await holdZoneLock(ctx.pool, zone);
   const outcomes: Array<Promise<Settled<T>>> = [];
   for (const [i, start] of starts.entries()) {
-    outcomes.push(start().then((value) => ({ ok: true as const, value }), (error: unknown) => ({ ok: false as const, error })));
+    outcomes.push(
+      start().then(
+        (value) => ({ ok: true as const, value }),
+        (error: unknown) => ({ ok: false as const, error }),
+      ),
+    );
     if (i === 0) await until('the first apply to wait in Postgres', async () => (await zoneLocksWaited(ctx.pool)) === 1);
     else await until(`apply ${i + 1} to wait in the queue`, () => zoneLockWaiters(ctx, zone) === i);
   }

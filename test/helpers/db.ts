@@ -59,9 +59,7 @@ export async function testDatabase(opts: { max?: number } = {}): Promise<TestDat
     drop: () =>
       (dropping ??= (async () => {
         await pool.end().catch(() => undefined);
-        await withAdmin(adminUrl, (admin) =>
-          admin.query(`DROP DATABASE IF EXISTS ${admin.escapeIdentifier(name)} WITH (FORCE)`).then(() => undefined),
-        );
+        await withAdmin(adminUrl, (admin) => admin.query(`DROP DATABASE IF EXISTS ${admin.escapeIdentifier(name)} WITH (FORCE)`).then(() => undefined));
       })()),
   };
 }

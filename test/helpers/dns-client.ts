@@ -6,7 +6,18 @@ import dgram from 'node:dgram';
 import net from 'node:net';
 import { randomInt } from 'node:crypto';
 import { tcpFrame } from '../../src/dnsclient/index.js';
-import { CLASS, OPCODE, TYPE, encodeMessage, parseMessage, signMessage, type Message, type Parsed, type ResourceRecord, type TsigSigner } from '../../src/dns/wire/index.js';
+import {
+  CLASS,
+  OPCODE,
+  TYPE,
+  encodeMessage,
+  parseMessage,
+  signMessage,
+  type Message,
+  type Parsed,
+  type ResourceRecord,
+  type TsigSigner,
+} from '../../src/dns/wire/index.js';
 
 export interface Answer {
   bytes: Buffer;
@@ -70,7 +81,11 @@ export function tcpExchange(port: number, bytes: Buffer, opts: { transfer?: bool
         }
         answers.push({ bytes: Buffer.from(msg), parsed });
         soas += parsed.message.answers.filter((r) => r.type === TYPE.SOA).length;
-        const last = !opts.transfer || parsed.message.header.rcode !== 0 || soas >= 2 || (soas === 1 && parsed.message.answers.length === 1 && answers.length === 1 && parsed.message.questions[0]?.type === TYPE.IXFR);
+        const last =
+          !opts.transfer ||
+          parsed.message.header.rcode !== 0 ||
+          soas >= 2 ||
+          (soas === 1 && parsed.message.answers.length === 1 && answers.length === 1 && parsed.message.questions[0]?.type === TYPE.IXFR);
         if (last) return finish();
       }
     });

@@ -21,7 +21,14 @@ export function memoryKeyring(): TestKeyring {
     used,
     add(tenant, opts = {}) {
       const name = opts.name ?? `${tenant.name}-${++seq}.keys.dnsplane`;
-      const key: TsigKey = { id: String(seq), name, algorithm: opts.algorithm ?? 'hmac-sha256', secret: randomBytes(32), tenant, acmeOnly: opts.acmeOnly ?? false };
+      const key: TsigKey = {
+        id: String(seq),
+        name,
+        algorithm: opts.algorithm ?? 'hmac-sha256',
+        secret: randomBytes(32),
+        tenant,
+        acmeOnly: opts.acmeOnly ?? false,
+      };
       keys.set(name, key);
       return key;
     },

@@ -43,7 +43,10 @@ export class OvhHttp {
   private readonly url: URL;
   constructor(private readonly target: OvhTarget) {
     this.url = new URL(target.endpoint);
-    this.agent = this.url.protocol === 'https:' ? new https.Agent({ keepAlive: true, ca: target.ca, maxSockets: 256 }) : new http.Agent({ keepAlive: true, maxSockets: 256 });
+    this.agent =
+      this.url.protocol === 'https:'
+        ? new https.Agent({ keepAlive: true, ca: target.ca, maxSockets: 256 })
+        : new http.Agent({ keepAlive: true, maxSockets: 256 });
   }
 
   call(method: string, path: string, body?: Record<string, unknown>): Promise<unknown> {
@@ -202,7 +205,8 @@ export class ExternalDnsReplay {
         const r = oldRecords.shift()!;
         ops.push({ method: 'PUT', path: `${record}/${r.id}`, body: { subDomain: r.subDomain, ttl: ttl(next), target: toInsert.shift()! } });
       }
-      for (const target of toInsert) ops.push({ method: 'POST', path: record, body: { fieldType: next.recordType, subDomain: sub(next), ttl: ttl(next), target } });
+      for (const target of toInsert)
+        ops.push({ method: 'POST', path: record, body: { fieldType: next.recordType, subDomain: sub(next), ttl: ttl(next), target } });
       for (const r of oldRecords) ops.push({ method: 'DELETE', path: `${record}/${r.id}` });
     });
     await Promise.all(ops.map((op) => this.call(op.method, op.path, op.body)));

@@ -192,7 +192,15 @@ export class ExternalDns {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
-          const ex = { method, path: url.pathname, requestHeaders, requestBody: body, status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') };
+          const ex = {
+            method,
+            path: url.pathname,
+            requestHeaders,
+            requestBody: body,
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks).toString('utf8'),
+          };
           this.exchanges.push(ex);
           resolve(ex);
         });
@@ -233,7 +241,12 @@ export class ExternalDns {
   }
 
   async adjustEndpoints(endpoints: GoEndpoint[]): Promise<GoEndpoint[]> {
-    const ex = await this.do('POST', joinPath(this.base.pathname, 'adjustendpoints'), { 'content-type': MEDIA_TYPE, accept: MEDIA_TYPE }, `${goMarshal(endpoints.map(goEndpoint))}\n`);
+    const ex = await this.do(
+      'POST',
+      joinPath(this.base.pathname, 'adjustendpoints'),
+      { 'content-type': MEDIA_TYPE, accept: MEDIA_TYPE },
+      `${goMarshal(endpoints.map(goEndpoint))}\n`,
+    );
     if (ex.status !== 200) this.fail('AdjustEndpoints', ex.status);
     return decodeEndpoints(ex.body);
   }

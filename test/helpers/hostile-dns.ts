@@ -54,8 +54,20 @@ function spoil(mode: HostileMode, query: Buffer, real: Buffer): Buffer {
     }
     case 'other-zone': {
       const q = parseMessage(query).message;
-      const soa = { name: 'elsewhere.test', type: TYPE.SOA, class: 1, ttl: 300, data: { kind: 'SOA' as const, mname: 'ns.elsewhere.test', rname: 'hostmaster.elsewhere.test', serial: 1, refresh: 1, retry: 1, expire: 1, minimum: 1 } };
-      return encodeMessage({ header: { ...q.header, qr: true, aa: true, rcode: RCODE.NXDOMAIN }, questions: q.questions, answers: [], authorities: [soa], additionals: [] });
+      const soa = {
+        name: 'elsewhere.test',
+        type: TYPE.SOA,
+        class: 1,
+        ttl: 300,
+        data: { kind: 'SOA' as const, mname: 'ns.elsewhere.test', rname: 'hostmaster.elsewhere.test', serial: 1, refresh: 1, retry: 1, expire: 1, minimum: 1 },
+      };
+      return encodeMessage({
+        header: { ...q.header, qr: true, aa: true, rcode: RCODE.NXDOMAIN },
+        questions: q.questions,
+        answers: [],
+        authorities: [soa],
+        additionals: [],
+      });
     }
     case 'refused': {
       const q = parseMessage(query).message;

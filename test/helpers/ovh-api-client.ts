@@ -44,7 +44,14 @@ export async function ovhCall(base: string, key: OvhKeyValues | undefined, metho
       const s = opts.sign ?? {};
       headers['X-Ovh-Consumer'] = key.consumerKey;
       headers['X-Ovh-Timestamp'] = String(timestamp);
-      headers['X-Ovh-Signature'] = signRequest(s.secret ?? key.applicationSecret, key.consumerKey, s.method ?? method, s.url ?? url, s.body ?? body, s.timestamp ?? timestamp);
+      headers['X-Ovh-Signature'] = signRequest(
+        s.secret ?? key.applicationSecret,
+        key.consumerKey,
+        s.method ?? method,
+        s.url ?? url,
+        s.body ?? body,
+        s.timestamp ?? timestamp,
+      );
     }
   }
   Object.assign(headers, opts.headers);

@@ -18,10 +18,12 @@ export function ovhApiFor(sim: OvhSimulator, opts: Partial<OvhApiOptions> = {}):
 }
 
 /** One call as "METHOD path?query status" plus what more(call) adds. */
-const callLine = (more: (c: SimCall) => string) => (c: SimCall): string => {
-  const q = new URLSearchParams(c.query).toString();
-  return `${c.method} ${c.path}${q ? `?${q}` : ''} ${c.status}${more(c)}`;
-};
+const callLine =
+  (more: (c: SimCall) => string) =>
+  (c: SimCall): string => {
+    const q = new URLSearchParams(c.query).toString();
+    return `${c.method} ${c.path}${q ? `?${q}` : ''} ${c.status}${more(c)}`;
+  };
 
 /**
  * The simulator's log as "METHOD path?query status" (plus what more(call) adds), /auth/time left out:

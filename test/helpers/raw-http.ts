@@ -133,7 +133,13 @@ export interface H2Uploaded {
  * An h2c client that uploads `bytes` (announcing them in content-length, or not; `first` first, then
  * spaces) as fast as flow control lets it, whatever the server answers meanwhile, and collects the answer.
  */
-export function h2Upload(url: string, headers: http2.OutgoingHttpHeaders, bytes: number, announce: boolean, first: Buffer = Buffer.alloc(0)): Promise<H2Uploaded> {
+export function h2Upload(
+  url: string,
+  headers: http2.OutgoingHttpHeaders,
+  bytes: number,
+  announce: boolean,
+  first: Buffer = Buffer.alloc(0),
+): Promise<H2Uploaded> {
   return new Promise((resolve) => {
     const session = http2.connect(url);
     session.on('error', () => undefined);

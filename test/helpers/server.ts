@@ -44,7 +44,13 @@ export async function startHarness(opts: {
 }): Promise<Harness> {
   const sim = await OvhSimulator.start({ zones: opts.zones, ...(opts.behavior ? { behavior: opts.behavior } : {}) });
   const db = await testDatabase();
-  const server = await startServerOn(sim, db.url, { DNSPLANE_WEBHOOK_LISTEN: '127.0.0.1:0', ...opts.env }, opts.logger, opts.dnsKeyring ? { dnsKeyring: opts.dnsKeyring } : {});
+  const server = await startServerOn(
+    sim,
+    db.url,
+    { DNSPLANE_WEBHOOK_LISTEN: '127.0.0.1:0', ...opts.env },
+    opts.logger,
+    opts.dnsKeyring ? { dnsKeyring: opts.dnsKeyring } : {},
+  );
   const connect = <S extends DescService>(service: S, token?: string): Client<S> =>
     createClient(service, createConnectTransport({ baseUrl: server.url, httpVersion: '1.1', interceptors: [bearer(token)] }));
   return {

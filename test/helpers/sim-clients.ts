@@ -68,15 +68,12 @@ export function raw(sim: OvhSimulator, method: string, path: string, opts: RawOp
     headers['X-Ovh-Signature'] = `$1$${createHash('sha1').update(payload).digest('hex')}`;
   }
   return new Promise((resolve, reject) => {
-    const req = https.request(
-      { host: '127.0.0.1', port: sim.apiPort, method, path, headers, ca: [sim.caPem], agent: false },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
-      },
-    );
+    const req = https.request({ host: '127.0.0.1', port: sim.apiPort, method, path, headers, ca: [sim.caPem], agent: false }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+    });
     req.on('error', reject);
     if (body !== '') req.write(body);
     req.end();

@@ -66,11 +66,7 @@ export async function startServerOn(
  * A ZoneService client (Connect over HTTP/1.1, binary unless useBinaryFormat is false) for a server
  * (anything with its url), with a bearer token.
  */
-export function zoneClientFor(
-  server: Pick<Server, 'url'>,
-  token: string,
-  opts: { useBinaryFormat?: boolean } = {},
-): Client<typeof ZoneService> {
+export function zoneClientFor(server: Pick<Server, 'url'>, token: string, opts: { useBinaryFormat?: boolean } = {}): Client<typeof ZoneService> {
   return createClient(ZoneService, createConnectTransport({ baseUrl: server.url, httpVersion: '1.1', ...opts, interceptors: [bearer(token)] }));
 }
 

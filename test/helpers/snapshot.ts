@@ -4,7 +4,19 @@
  */
 import type pg from 'pg';
 
-export const TABLES = ['tenants', 'zones', 'records', 'ownership', 'target_withdrawals', 'plans', 'journal', 'tsig_keys', 'ovh_keys', 'ovh_drafts', 'ovh_record_ids'] as const;
+export const TABLES = [
+  'tenants',
+  'zones',
+  'records',
+  'ownership',
+  'target_withdrawals',
+  'plans',
+  'journal',
+  'tsig_keys',
+  'ovh_keys',
+  'ovh_drafts',
+  'ovh_record_ids',
+] as const;
 
 /** Columns left out: a tenant's last_seen_at is a sign of life of any authenticated call, refused or not (core/withdrawals/liveness.ts), not a change. */
 const LEFT_OUT: Partial<Record<(typeof TABLES)[number], string>> = { tenants: 'last_seen_at' };

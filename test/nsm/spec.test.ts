@@ -32,7 +32,15 @@ describe('validatePublish', () => {
       domain: D,
       ttl: 120,
       services: [
-        { name: 'registry', namespace: 'nsm-system', dnsName: `registry.nsm-system.${D}`, port: 5002, ipv4: '192.0.2.1', ipv6: '2001:db8::1', addressOnly: false },
+        {
+          name: 'registry',
+          namespace: 'nsm-system',
+          dnsName: `registry.nsm-system.${D}`,
+          port: 5002,
+          ipv4: '192.0.2.1',
+          ipv6: '2001:db8::1',
+          addressOnly: false,
+        },
         { name: 'vl3-ipam', namespace: 'ns-vl3', dnsName: `vl3-ipam.ns-vl3.${D}`, port: 0, ipv4: '192.0.2.7', addressOnly: true },
       ],
     });

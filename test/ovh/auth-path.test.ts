@@ -39,10 +39,15 @@ describe('a zone whose path holds "/auth"', () => {
       `DELETE /domain/zone/${ZONE}/record/ID 200`,
       `POST /domain/zone/${ZONE}/refresh 204`,
     ]);
-    expect(sim.publishedRecords(ZONE).filter((r) => r.fieldType !== 'NS').map((r) => `${r.subDomain} ${r.fieldType} ${r.target} ${r.ttl}`)).toEqual(['api TXT café 600']);
+    expect(
+      sim
+        .publishedRecords(ZONE)
+        .filter((r) => r.fieldType !== 'NS')
+        .map((r) => `${r.subDomain} ${r.fieldType} ${r.target} ${r.ttl}`),
+    ).toEqual(['api TXT café 600']);
   });
 
-  it('only such paths are signed by the client itself; OVH\'s own /auth/ routes stay node-ovh\'s', () => {
+  it("only such paths are signed by the client itself; OVH's own /auth/ routes stay node-ovh's", () => {
     expect(needsOwnSigning(`/domain/zone/${ZONE}/record`)).toBe(true);
     expect(needsOwnSigning('/domain/zone/authentik.example.org')).toBe(true);
     expect(needsOwnSigning('/domain/zone/example.com/record')).toBe(false);

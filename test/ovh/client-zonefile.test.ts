@@ -28,7 +28,12 @@ describe('the simulator export, read back, equals the records the API shows', ()
         ],
       },
     });
-    api = new OvhApi({ endpoint: { host: '127.0.0.1', port: sim.apiPort, basePath: '/1.0', label: 'sim' }, credentials: sim.credentials, extraCaPems: [sim.caPem], ratePerSecond: 1000 });
+    api = new OvhApi({
+      endpoint: { host: '127.0.0.1', port: sim.apiPort, basePath: '/1.0', label: 'sim' },
+      credentials: sim.credentials,
+      extraCaPems: [sim.caPem],
+      ratePerSecond: 1000,
+    });
   });
   afterAll(async () => {
     await sim?.stop();

@@ -87,7 +87,12 @@ describe('retries of calls that are safe to repeat', () => {
       expect(ms).toBeGreaterThanOrEqual((200 * 2 ** n) / 2);
       expect(ms).toBeLessThanOrEqual(200 * 2 ** n);
     });
-    expect(infos.map((i) => [i.status, i.attempt])).toEqual([[status, 0], [status, 1], [status, 2], [200, 3]]);
+    expect(infos.map((i) => [i.status, i.attempt])).toEqual([
+      [status, 0],
+      [status, 1],
+      [status, 2],
+      [200, 3],
+    ]);
   });
 
   it('gives up after `attempts` calls in all and keeps the status, OVH message and query id', async () => {
@@ -242,7 +247,11 @@ describe('POST …/record never creates two records', () => {
     sim.faults.fail({ method: 'POST', path: RECORDS, times: 1, effect: { kind: 'status', status: 500, apply: true } });
     await client.createRecord(ZONE, body('done500'), known());
     expect(count('done500')).toBe(1);
-    expect(calls().map((c) => c.replace(/\d{10,}/, 'ID'))).toEqual([`POST ${RECORDS} 500`, `GET ${RECORDS}?fieldType=A&subDomain=done500 200`, `GET ${RECORDS}/ID 200`]);
+    expect(calls().map((c) => c.replace(/\d{10,}/, 'ID'))).toEqual([
+      `POST ${RECORDS} 500`,
+      `GET ${RECORDS}?fieldType=A&subDomain=done500 200`,
+      `GET ${RECORDS}/ID 200`,
+    ]);
   });
 
   it('a 429 was refused: sent again after Retry-After, without a look-up', async () => {

@@ -30,7 +30,9 @@ function api(expandedLists: ExpandedListsMode, expandedPageSize?: number, onCall
 /** The simulator's log: "GET path?query [page n/size, no-cache]" for expanded requests, /auth/time left out. */
 function calls(): string[] {
   return simCalls(sim, ({ headers: h }) =>
-    h['x-pagination-mode'] ? ` [${h['x-pagination-mode']} page ${h['x-pagination-number']}/${h['x-pagination-size']}${h['pragma'] ? `, ${h['pragma']}` : ''}]` : '',
+    h['x-pagination-mode']
+      ? ` [${h['x-pagination-mode']} page ${h['x-pagination-number']}/${h['x-pagination-size']}${h['pragma'] ? `, ${h['pragma']}` : ''}]`
+      : '',
   );
 }
 
@@ -98,7 +100,9 @@ describe('expanded record lists: the modes', () => {
     await client.listRecordsOrIds(ZONE);
     await client.listRecordsOrIds(ZONE, { subDomain: 'h1' });
     expect(calls()).toEqual([`${LIST} 200 [CachedObjectList-Pages page 1/5000, no-cache]`, `${LIST} 200`, `${LIST}?subDomain=h1 200`]);
-    expect(infos).toEqual([['OVH does not answer expanded record lists: records are read one GET per id for the rest of this process', { answer: 'an array of record ids' }]]);
+    expect(infos).toEqual([
+      ['OVH does not answer expanded record lists: records are read one GET per id for the rest of this process', { answer: 'an array of record ids' }],
+    ]);
   });
 
   it('auto, refused (400): one plain listing after the refusal, then plain listings only', async () => {
@@ -243,10 +247,7 @@ describe('expanded record lists: paging and filters', () => {
     sim.faults.fail({ method: 'POST', path: `/domain/zone/${ZONE}/record`, times: 1, effect: { kind: 'applyThenDrop' } });
     const created = await client.createRecord(ZONE, { subDomain: 'lost', fieldType: 'A', target: '192.0.2.77', ttl: 60 }, known);
     expect(created).toMatchObject({ subDomain: 'lost', fieldType: 'A', target: '192.0.2.77' });
-    expect(calls()).toEqual([
-      `POST /domain/zone/${ZONE}/record 0`,
-      `${LIST}?fieldType=A&subDomain=lost 200 [CachedObjectList-Pages page 1/5000, no-cache]`,
-    ]);
+    expect(calls()).toEqual([`POST /domain/zone/${ZONE}/record 0`, `${LIST}?fieldType=A&subDomain=lost 200 [CachedObjectList-Pages page 1/5000, no-cache]`]);
     expect(sim.draftRecords(ZONE).filter((r) => r.subDomain === 'lost')).toHaveLength(1);
     sim.deleteRecord(ZONE, created.id);
   });

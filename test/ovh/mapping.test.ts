@@ -2,13 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { normalizeEndpoint } from '../../src/dns/endpoint.js';
 import { formatTxtPresentation } from '../../src/dns/txt.js';
 import type { Endpoint, RecordType } from '../../src/dns/types.js';
-import {
-  adjustEndpointForOvh,
-  endpointTargetToOvh,
-  ovhRecordKey,
-  ovhTtl,
-  recordsToEndpoints,
-} from '../../src/ovh/mapping.js';
+import { adjustEndpointForOvh, endpointTargetToOvh, ovhRecordKey, ovhTtl, recordsToEndpoints } from '../../src/ovh/mapping.js';
 import type { OvhRecord } from '../../src/ovh/types.js';
 
 const zone = 'example.com';

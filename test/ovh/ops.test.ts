@@ -1,13 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Change, Endpoint, RecordType } from '../../src/dns/types.js';
-import {
-  applyOperationsToRecords,
-  buildOperations,
-  buildZoneOperations,
-  compareIds,
-  describeOperation,
-  orderOperations,
-} from '../../src/ovh/ops.js';
+import { applyOperationsToRecords, buildOperations, buildZoneOperations, compareIds, describeOperation, orderOperations } from '../../src/ovh/ops.js';
 import type { OvhOperation, OvhRecord } from '../../src/ovh/types.js';
 
 const zone = 'example.com';
@@ -216,11 +209,6 @@ describe('describeOperation', () => {
 
 describe('compareIds', () => {
   it('orders ids numerically beyond 2^53', () => {
-    expect(['9007199254740993', '10', '9007199254740992', '5000000001'].sort(compareIds)).toEqual([
-      '10',
-      '5000000001',
-      '9007199254740992',
-      '9007199254740993',
-    ]);
+    expect(['9007199254740993', '10', '9007199254740992', '5000000001'].sort(compareIds)).toEqual(['10', '5000000001', '9007199254740992', '9007199254740993']);
   });
 });

@@ -52,21 +52,27 @@ let idCounter = 0;
 const arbRecords: fc.Arbitrary<OvhRecord[]> = fc
   .array(
     fc.oneof(
-      { weight: 12, arbitrary: fc.constantFrom(...TYPES).chain((type) =>
-        fc.record({
-          subDomain: fc.constantFrom(...NAMES),
-          fieldType: fc.constant<string>(type),
-          target: fc.constantFrom(...OVH_TARGETS[type]),
-          ttl: fc.constantFrom(...OVH_TTLS),
-        }),
-      ) },
+      {
+        weight: 12,
+        arbitrary: fc.constantFrom(...TYPES).chain((type) =>
+          fc.record({
+            subDomain: fc.constantFrom(...NAMES),
+            fieldType: fc.constant<string>(type),
+            target: fc.constantFrom(...OVH_TARGETS[type]),
+            ttl: fc.constantFrom(...OVH_TTLS),
+          }),
+        ),
+      },
       // A type dnsplane does not manage: must come out untouched.
-      { weight: 1, arbitrary: fc.record({
-        subDomain: fc.constantFrom(...NAMES),
-        fieldType: fc.constant('SPF'),
-        target: fc.constant('"v=spf1 -all"'),
-        ttl: fc.constant(300),
-      }) },
+      {
+        weight: 1,
+        arbitrary: fc.record({
+          subDomain: fc.constantFrom(...NAMES),
+          fieldType: fc.constant('SPF'),
+          target: fc.constant('"v=spf1 -all"'),
+          ttl: fc.constant(300),
+        }),
+      },
     ),
     { maxLength: 18 },
   )
@@ -80,14 +86,16 @@ const arbDesired: fc.Arbitrary<Endpoint[]> = fc
         fc.constant<[T, string[], number][]>([]),
         name === ''
           ? fc.constant<[T, string[], number][]>([])
-          : fc.tuple(fc.constantFrom(...DESIRED_TARGETS.CNAME), fc.constantFrom(...DESIRED_TTLS)).map(([t, ttl]) => [['CNAME', [t], ttl] as [T, string[], number]]),
-        fc.subarray(['A', 'AAAA', 'TXT', 'MX'] as T[], { minLength: 1 }).chain((types) =>
-          fc.tuple(
-            ...types.map((type) =>
-              fc.tuple(fc.constant(type), fc.subarray(DESIRED_TARGETS[type], { minLength: 1 }), fc.constantFrom(...DESIRED_TTLS)),
+          : fc
+              .tuple(fc.constantFrom(...DESIRED_TARGETS.CNAME), fc.constantFrom(...DESIRED_TTLS))
+              .map(([t, ttl]) => [['CNAME', [t], ttl] as [T, string[], number]]),
+        fc
+          .subarray(['A', 'AAAA', 'TXT', 'MX'] as T[], { minLength: 1 })
+          .chain((types) =>
+            fc.tuple(
+              ...types.map((type) => fc.tuple(fc.constant(type), fc.subarray(DESIRED_TARGETS[type], { minLength: 1 }), fc.constantFrom(...DESIRED_TTLS))),
             ),
           ),
-        ),
       ),
     ),
   )
@@ -170,7 +178,9 @@ describe('plan and operations, everything owned, policy sync', () => {
 });
 
 function sorted(endpoints: Endpoint[]): Endpoint[] {
-  return [...endpoints].sort((a, b) => (a.dnsName < b.dnsName ? -1 : a.dnsName > b.dnsName ? 1 : a.recordType < b.recordType ? -1 : a.recordType > b.recordType ? 1 : 0));
+  return [...endpoints].sort((a, b) =>
+    a.dnsName < b.dnsName ? -1 : a.dnsName > b.dnsName ? 1 : a.recordType < b.recordType ? -1 : a.recordType > b.recordType ? 1 : 0,
+  );
 }
 
 describe('ownership, any policy', () => {

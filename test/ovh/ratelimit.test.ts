@@ -83,7 +83,12 @@ describe('rateViolations (the check the rate tests use)', () => {
     expect(rateViolations(spaced, 5)).toEqual([]);
     expect(rateViolations([...spaced].reverse(), 5)).toEqual([]);
     // Late grants (a timer that fired late) only widen the spans.
-    expect(rateViolations(spaced.map((t, i) => t + i * 7), 5)).toEqual([]);
+    expect(
+      rateViolations(
+        spaced.map((t, i) => t + i * 7),
+        5,
+      ),
+    ).toEqual([]);
   });
 });
 
@@ -111,7 +116,11 @@ describe('RateLimiter: a fair share between tenants and zones', () => {
 
   it("round robin between tenants: B's calls are granted in turn with A's, not behind A's whole queue", async () => {
     const limiter = new RateLimiter(10_000, 1);
-    const calls = [...Array.from({ length: 10 }, () => ({ tenant: 'a', zone: 'big.test' })), { tenant: 'b', zone: 'small.test' }, { tenant: 'b', zone: 'small.test' }];
+    const calls = [
+      ...Array.from({ length: 10 }, () => ({ tenant: 'a', zone: 'big.test' })),
+      { tenant: 'b', zone: 'small.test' },
+      { tenant: 'b', zone: 'small.test' },
+    ];
     const grants = await grantOrder(limiter, calls);
     // a1 goes at once; then the ring is [a, b]: a, b, a, b, then a's rest.
     expect(grants.map(label)).toEqual(['a/big.test', 'a/big.test', 'b/small.test', 'a/big.test', 'b/small.test', ...Array(7).fill('a/big.test')]);
@@ -122,7 +131,7 @@ describe('RateLimiter: a fair share between tenants and zones', () => {
     expect(bs.map((g) => g.seq)).toEqual([3, 5]);
   });
 
-  it("within a tenant, round robin between its zones; a tenant with many zones still gets one turn, like a tenant with one", async () => {
+  it('within a tenant, round robin between its zones; a tenant with many zones still gets one turn, like a tenant with one', async () => {
     const limiter = new RateLimiter(10_000, 1);
     const calls: OvhFlow[] = [];
     for (let i = 0; i < 3; i++) for (const zone of ['z1', 'z2', 'z3']) calls.push({ tenant: 'a', zone });
@@ -138,7 +147,10 @@ describe('RateLimiter: a fair share between tenants and zones', () => {
     // One flow alone: its calls in arrival order, each after the ones before it. A limiter of its own:
     // on the one above, the first call finds the bucket empty when the phases follow within 1/rate
     // (0.1 ms), waits for a token, and every count shifts by one.
-    const fifo = await grantOrder(new RateLimiter(10_000, 1), Array.from({ length: 5 }, () => ({ tenant: 'x', zone: 'only' })));
+    const fifo = await grantOrder(
+      new RateLimiter(10_000, 1),
+      Array.from({ length: 5 }, () => ({ tenant: 'x', zone: 'only' })),
+    );
     expect(fifo.map((g) => g.grantedWhileWaiting)).toEqual([0, 0, 1, 2, 3]);
   });
 

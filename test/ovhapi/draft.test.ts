@@ -23,7 +23,10 @@ let base: string;
 const keys: Record<string, OvhKeyValues> = {};
 
 beforeAll(async () => {
-  h = await startHarness({ zones: { [ZONE]: [] }, env: { DNSPLANE_SECRETS_KEY: randomBytes(32).toString('base64'), DNSPLANE_OVH_API_RATE: '1000', DNSPLANE_OVH_API_BURST: '1000' } });
+  h = await startHarness({
+    zones: { [ZONE]: [] },
+    env: { DNSPLANE_SECRETS_KEY: randomBytes(32).toString('base64'), DNSPLANE_OVH_API_RATE: '1000', DNSPLANE_OVH_API_BURST: '1000' },
+  });
   for (const name of ['alice', 'bob']) {
     const token = await h.tenant(name, [ZONE]);
     await h.zoneClient(token).records({ zones: [ZONE] });
@@ -44,10 +47,15 @@ const ok = async (who: string, method: string, path: string, body?: unknown) => 
   return a.json as any;
 };
 const upstream = () => callLines(h.sim).map((l) => l.replace(/\/record\/\d+$/, '/record/ID'));
-const published = (sub: string) => h.sim.publishedRecords(ZONE).filter((r) => r.subDomain === sub).map((r) => `${r.target} ${r.ttl}`).sort();
+const published = (sub: string) =>
+  h.sim
+    .publishedRecords(ZONE)
+    .filter((r) => r.subDomain === sub)
+    .map((r) => `${r.target} ${r.ttl}`)
+    .sort();
 
 describe('the draft', () => {
-  it('staged writes are the tenant\'s alone until its refresh; nothing goes to OVH before it', async () => {
+  it("staged writes are the tenant's alone until its refresh; nothing goes to OVH before it", async () => {
     h.sim.clearCalls();
     const a = await ok('alice', 'POST', REC, { fieldType: 'A', subDomain: 'app', target: '192.0.2.10', ttl: 300 });
     await ok('alice', 'POST', REC, { fieldType: 'A', subDomain: 'app', target: '192.0.2.11', ttl: 300 });
@@ -61,7 +69,10 @@ describe('the draft', () => {
     expect(published('app')).toEqual(['192.0.2.10 300', '192.0.2.11 300']);
     // Now published and alice's: bob is refused at the write.
     const refused = await call('bob', 'POST', REC, { fieldType: 'A', subDomain: 'app', target: '192.0.2.12' });
-    expect([refused.status, refused.json]).toEqual([403, { errorCode: 'NOT_GRANTED_CALL', httpCode: '403 Forbidden', message: 'This call has not been granted (app.example.test A is owned by tenant "alice")' }]);
+    expect([refused.status, refused.json]).toEqual([
+      403,
+      { errorCode: 'NOT_GRANTED_CALL', httpCode: '403 Forbidden', message: 'This call has not been granted (app.example.test A is owned by tenant "alice")' },
+    ]);
   });
 
   it('a staged delete and create of one set become one PUT; a delete and the same create again, nothing', async () => {
@@ -87,7 +98,7 @@ describe('the draft', () => {
     expect(await store.listDraft(h.server.ctx.pool, (await store.getTenantByName(h.server.ctx.pool, 'alice'))!.id, ZONE)).toEqual([]);
   });
 
-  it('a TTL change of one record of a set is the set\'s TTL: one PUT per record', async () => {
+  it("a TTL change of one record of a set is the set's TTL: one PUT per record", async () => {
     const ids = (await ok('alice', 'GET', `${REC}?subDomain=app`)) as number[];
     h.sim.clearCalls();
     await ok('alice', 'PUT', `${REC}/${ids[0]}`, { ttl: 600 });
@@ -96,7 +107,7 @@ describe('the draft', () => {
     expect(published('app')).toEqual(['192.0.2.11 600', '192.0.2.20 600']);
   });
 
-  it('a record added without a TTL leaves the set\'s TTL as it is: one POST, no PUT', async () => {
+  it("a record added without a TTL leaves the set's TTL as it is: one POST, no PUT", async () => {
     await ok('alice', 'POST', REC, { fieldType: 'A', subDomain: 'keep', target: '192.0.2.30', ttl: 900 });
     await ok('alice', 'POST', REFRESH);
     h.sim.clearCalls();
@@ -106,7 +117,7 @@ describe('the draft', () => {
     expect(published('keep')).toEqual(['192.0.2.30 900', '192.0.2.31 900']);
   });
 
-  it('the refresh is one apply, journaled as the tenant\'s, naming the door and the application key', async () => {
+  it("the refresh is one apply, journaled as the tenant's, naming the door and the application key", async () => {
     const ids = (await ok('alice', 'GET', `${REC}?subDomain=app`)) as number[];
     await ok('alice', 'POST', REC, { fieldType: 'TXT', subDomain: 'app', target: 'hello' });
     for (const id of ids) await ok('alice', 'DELETE', `${REC}/${id}`);

@@ -31,15 +31,30 @@ beforeAll(async () => {
   h = await startHarness({
     zones: { [ZONE]: [{ subDomain: '', fieldType: 'A', target: '192.0.2.1', ttl: 300 }] },
     // One group takes every apply queued behind it: no time bound a loaded machine could reach.
-    env: { DNSPLANE_SECRETS_KEY: randomBytes(32).toString('base64'), DNSPLANE_APPLY_COALESCE: '10m', DNSPLANE_LOCK_TIMEOUT: '5m', DNSPLANE_OVH_API_RATE: '1000', DNSPLANE_OVH_API_BURST: '1000', DNSPLANE_DNS_LISTEN: '127.0.0.1:0' },
+    env: {
+      DNSPLANE_SECRETS_KEY: randomBytes(32).toString('base64'),
+      DNSPLANE_APPLY_COALESCE: '10m',
+      DNSPLANE_LOCK_TIMEOUT: '5m',
+      DNSPLANE_OVH_API_RATE: '1000',
+      DNSPLANE_OVH_API_BURST: '1000',
+      DNSPLANE_DNS_LISTEN: '127.0.0.1:0',
+    },
   });
   // The served SOA names the DNS door (127.0.0.1, port 53 behind a Service in a cluster): here its test port.
-  const dnsAt = dnsAtOf({ '127.0.0.1': `127.0.0.1:${h.server.dns!.port}`, ...Object.fromEntries(h.sim.dnsServers.map((s) => [s.name, `${s.host}:${s.port}`])) });
+  const dnsAt = dnsAtOf({
+    '127.0.0.1': `127.0.0.1:${h.server.dns!.port}`,
+    ...Object.fromEntries(h.sim.dnsServers.map((s) => [s.name, `${s.host}:${s.port}`])),
+  });
   for (const name of CLUSTERS) {
     const token = await h.tenant(name, [ZONE]);
     await h.zoneClient(token).records({ zones: [ZONE] });
     const issued = await createOvhKey({ pool: h.server.ctx.pool, secrets: h.server.ctx.secrets, actor: null }, { tenant: name });
-    const client = new OvhHttp({ endpoint: `${h.server.url}/ovh/1.0`, applicationKey: issued.key.applicationKey, applicationSecret: issued.applicationSecret, consumerKey: issued.consumerKey });
+    const client = new OvhHttp({
+      endpoint: `${h.server.url}/ovh/1.0`,
+      applicationKey: issued.key.applicationKey,
+      applicationSecret: issued.applicationSecret,
+      consumerKey: issued.consumerKey,
+    });
     http.push(client);
     clusters[name] = new ExternalDnsReplay(client, ZONE, dnsAt, new RateLimiter(20, 64));
   }
@@ -53,7 +68,11 @@ afterAll(async () => {
 const a = (sub: string, ...targets: string[]): ExtEndpoint => ({ dnsName: `${sub}.${ZONE}`, recordType: 'A', targets, ttl: 300 });
 const changes = (c: Partial<ExtChanges>): ExtChanges => ({ create: [], updateOld: [], updateNew: [], delete: [], ...c });
 const upstream = () => callLines(h.sim).map((l) => l.replace(/\/record\/\d+$/, '/record/ID'));
-const published = () => h.sim.publishedRecords(ZONE).map((r) => `${r.subDomain} ${r.fieldType} ${r.target}`).sort();
+const published = () =>
+  h.sim
+    .publishedRecords(ZONE)
+    .map((r) => `${r.subDomain} ${r.fieldType} ${r.target}`)
+    .sort();
 const pollAll = () => Promise.all(CLUSTERS.map((c) => clusters[c]!.records()));
 
 describe('external-dns --provider=ovh, three clusters on one zone', () => {
@@ -61,11 +80,20 @@ describe('external-dns --provider=ovh, three clusters on one zone', () => {
     h.sim.clearCalls();
     await pollAll();
     expect(upstream()).toEqual([]);
-    const outcomes = await queueBehindLock(h.server.ctx, ZONE, CLUSTERS.map((c, i) => () => clusters[c]!.apply(changes({ create: [a(`app-${c}`, `198.51.100.${i * 2 + 1}`, `198.51.100.${i * 2 + 2}`)] }))));
+    const outcomes = await queueBehindLock(
+      h.server.ctx,
+      ZONE,
+      CLUSTERS.map((c, i) => () => clusters[c]!.apply(changes({ create: [a(`app-${c}`, `198.51.100.${i * 2 + 1}`, `198.51.100.${i * 2 + 2}`)] }))),
+    );
     expect(outcomes.every((o) => o.ok)).toBe(true);
     expect(upstream()).toEqual([...Array(6).fill(`POST ${REC}`), REFRESH]);
     expect(published()).toEqual(
-      [' A 192.0.2.1', ...CLUSTERS.flatMap((c, i) => [`app-${c} A 198.51.100.${i * 2 + 1}`, `app-${c} A 198.51.100.${i * 2 + 2}`]), ' NS dns1.sim.test.', ' NS ns1.sim.test.'].sort(),
+      [
+        ' A 192.0.2.1',
+        ...CLUSTERS.flatMap((c, i) => [`app-${c} A 198.51.100.${i * 2 + 1}`, `app-${c} A 198.51.100.${i * 2 + 2}`]),
+        ' NS dns1.sim.test.',
+        ' NS ns1.sim.test.',
+      ].sort(),
     );
   });
 
@@ -100,7 +128,8 @@ describe('external-dns --provider=ovh, three clusters on one zone', () => {
     await pollAll();
     h.sim.clearCalls();
     const outcomes = await queueBehindLock(h.server.ctx, ZONE, [
-      () => clusters['c1']!.apply(changes({ updateOld: [a('app-c1', '198.51.100.1', '198.51.100.2')], updateNew: [a('app-c1', '198.51.100.1', '198.51.100.9')] })),
+      () =>
+        clusters['c1']!.apply(changes({ updateOld: [a('app-c1', '198.51.100.1', '198.51.100.2')], updateNew: [a('app-c1', '198.51.100.1', '198.51.100.9')] })),
       () => clusters['c2']!.apply(changes({ delete: [a('app-c2', '198.51.100.3', '198.51.100.4')] })),
     ]);
     expect(outcomes.every((o) => o.ok)).toBe(true);
@@ -109,7 +138,12 @@ describe('external-dns --provider=ovh, three clusters on one zone', () => {
       /^POST \/domain\/zone\/shared\.test\/record: 403 \{"errorCode":"NOT_GRANTED_CALL","httpCode":"403 Forbidden","message":"This call has not been granted \(app-c1\.shared\.test A is owned by tenant \\"c1\\"\)"\}$/,
     );
     expect(upstream()).toEqual([`PUT ${REC}/ID`, `DELETE ${REC}/ID`, `DELETE ${REC}/ID`, REFRESH]);
-    expect(published().filter((r) => r.startsWith('app-'))).toEqual(['app-c1 A 198.51.100.1', 'app-c1 A 198.51.100.9', 'app-c3 A 198.51.100.5', 'app-c3 A 198.51.100.6']);
+    expect(published().filter((r) => r.startsWith('app-'))).toEqual([
+      'app-c1 A 198.51.100.1',
+      'app-c1 A 198.51.100.9',
+      'app-c3 A 198.51.100.5',
+      'app-c3 A 198.51.100.6',
+    ]);
     h.sim.clearCalls();
     await pollAll();
     expect(upstream()).toEqual([]);

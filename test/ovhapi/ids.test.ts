@@ -21,7 +21,12 @@ import { startServerOn } from '../helpers/sim-server.js';
 const ZONE = 'ids.test';
 const REC = `/domain/zone/${ZONE}/record`;
 const REFRESH = `/domain/zone/${ZONE}/refresh`;
-const ENV = { DNSPLANE_SECRETS_KEY: randomBytes(32).toString('base64'), DNSPLANE_OVH_API_RATE: '1000', DNSPLANE_OVH_API_BURST: '1000', DNSPLANE_LOCK_TIMEOUT: '5m' };
+const ENV = {
+  DNSPLANE_SECRETS_KEY: randomBytes(32).toString('base64'),
+  DNSPLANE_OVH_API_RATE: '1000',
+  DNSPLANE_OVH_API_BURST: '1000',
+  DNSPLANE_LOCK_TIMEOUT: '5m',
+};
 
 let h: Harness;
 let other: Server;
@@ -34,7 +39,15 @@ beforeAll(async () => {
   other = await startServerOn(h.sim, h.databaseUrl, { ...ENV, DNSPLANE_ZONES: ZONE, DNSPLANE_DRIFT_INTERVAL: 'off' });
   token = await h.tenant('alice', [ZONE]);
   // A record alice made through another door: the served API shows it under its OVH id.
-  await h.zoneClient(token).apply({ source: { case: 'plan', value: { policy: Policy.UPSERT_ONLY, input: { case: 'changes', value: { create: [ep(`old.${ZONE}`, 'A', ['192.0.2.99'])], updateOld: [], updateNew: [], delete: [] } } } } });
+  await h.zoneClient(token).apply({
+    source: {
+      case: 'plan',
+      value: {
+        policy: Policy.UPSERT_ONLY,
+        input: { case: 'changes', value: { create: [ep(`old.${ZONE}`, 'A', ['192.0.2.99'])], updateOld: [], updateNew: [], delete: [] } },
+      },
+    },
+  });
   const issued = await createOvhKey({ pool: h.server.ctx.pool, secrets: h.server.ctx.secrets, actor: null }, { tenant: 'alice' });
   const key = { applicationKey: issued.key.applicationKey, applicationSecret: issued.applicationSecret, consumerKey: issued.consumerKey };
   goOvh.first = new OvhHttp({ endpoint: `${h.server.url}/ovh/1.0`, ...key });
@@ -52,7 +65,12 @@ type Rec = { id: number; subDomain: string; fieldType: string; target: string; t
 const list = (on: OvhHttp, query: string) => on.call('GET', `${REC}?${query}`) as Promise<number[]>;
 const get = (on: OvhHttp, id: number) => on.call('GET', `${REC}/${id}`) as Promise<Rec>;
 const upstream = () => callLines(h.sim).map((l) => l.replace(/\/record\/\d+$/, '/record/ID'));
-const published = (sub: string) => h.sim.publishedRecords(ZONE).filter((r) => r.subDomain === sub).map((r) => r.target).sort();
+const published = (sub: string) =>
+  h.sim
+    .publishedRecords(ZONE)
+    .filter((r) => r.subDomain === sub)
+    .map((r) => r.target)
+    .sort();
 
 describe('stable ids through the served OVH API', () => {
   it('the id a POST answered is the id listed, got, put and deleted: after one refresh, two, and on another replica', async () => {
@@ -115,7 +133,24 @@ describe('stable ids through the served OVH API', () => {
     // then the refresh (it adds .2). Planned before the lock, the refresh would set the set back to
     // .1 and .2 and drop the .3 the apply before it wrote.
     const outcomes = await queueBehindLock(h.server.ctx, ZONE, [
-      () => h.zoneClient(token).apply({ source: { case: 'plan', value: { policy: Policy.SYNC, input: { case: 'changes', value: { create: [], updateOld: [ep(`race.${ZONE}`, 'A', ['192.0.2.1'])], updateNew: [ep(`race.${ZONE}`, 'A', ['192.0.2.1', '192.0.2.3'])], delete: [] } } } } }),
+      () =>
+        h.zoneClient(token).apply({
+          source: {
+            case: 'plan',
+            value: {
+              policy: Policy.SYNC,
+              input: {
+                case: 'changes',
+                value: {
+                  create: [],
+                  updateOld: [ep(`race.${ZONE}`, 'A', ['192.0.2.1'])],
+                  updateNew: [ep(`race.${ZONE}`, 'A', ['192.0.2.1', '192.0.2.3'])],
+                  delete: [],
+                },
+              },
+            },
+          },
+        }),
       () => goOvh.first.call('POST', REFRESH),
     ]);
     expect(outcomes.map((o) => o.ok)).toEqual([true, true]);

@@ -27,7 +27,12 @@ describeWithTools(['pebble', 'lego'], 'lego --dns ovh through the served OVH API
 
   beforeAll(async () => {
     h = await startHarness({
-      zones: { [ZONE]: [{ subDomain: '', fieldType: 'A', target: '192.0.2.10', ttl: 300 }, { subDomain: 'www', fieldType: 'CNAME', target: 'example.test.', ttl: 300 }] },
+      zones: {
+        [ZONE]: [
+          { subDomain: '', fieldType: 'A', target: '192.0.2.10', ttl: 300 },
+          { subDomain: 'www', fieldType: 'CNAME', target: 'example.test.', ttl: 300 },
+        ],
+      },
       env: { DNSPLANE_SECRETS_KEY: randomBytes(32).toString('base64') },
     });
     const token = await h.tenant('certs', [ZONE]);
@@ -43,30 +48,59 @@ describeWithTools(['pebble', 'lego'], 'lego --dns ovh through the served OVH API
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
-  const published = () => h.sim.publishedRecords(ZONE).map((r) => `${r.id} ${r.subDomain} ${r.fieldType} ${r.target} ${r.ttl}`).sort();
+  const published = () =>
+    h.sim
+      .publishedRecords(ZONE)
+      .map((r) => `${r.id} ${r.subDomain} ${r.fieldType} ${r.target} ${r.ttl}`)
+      .sort();
 
   it('issues a certificate: one POST and one refresh, then one DELETE and one refresh upstream; the zone as before', async () => {
     const before = published();
     h.sim.clearCalls();
     const dir = path.join(work, 'lego');
-    const out = await run('lego', ['--server', pebble.directory, '--accept-tos', '--email', 'acme@example.test', '--path', dir, '--dns', 'ovh', '--dns.disable-cp', '--dns.resolvers', `127.0.0.1:${h.sim.dnsPort}`, '-d', ZONE, 'run'], {
-      env: {
-        LEGO_CA_CERTIFICATES: pebble.caFile,
-        OVH_ENDPOINT: `${h.server.url}/ovh/1.0`,
-        OVH_APPLICATION_KEY: issued.key.applicationKey,
-        OVH_APPLICATION_SECRET: issued.applicationSecret,
-        OVH_CONSUMER_KEY: issued.consumerKey,
-        OVH_POLLING_INTERVAL: '1',
-        OVH_PROPAGATION_TIMEOUT: '60',
-        OVH_TTL: '60',
-        HOME: work,
+    const out = await run(
+      'lego',
+      [
+        '--server',
+        pebble.directory,
+        '--accept-tos',
+        '--email',
+        'acme@example.test',
+        '--path',
+        dir,
+        '--dns',
+        'ovh',
+        '--dns.disable-cp',
+        '--dns.resolvers',
+        `127.0.0.1:${h.sim.dnsPort}`,
+        '-d',
+        ZONE,
+        'run',
+      ],
+      {
+        env: {
+          LEGO_CA_CERTIFICATES: pebble.caFile,
+          OVH_ENDPOINT: `${h.server.url}/ovh/1.0`,
+          OVH_APPLICATION_KEY: issued.key.applicationKey,
+          OVH_APPLICATION_SECRET: issued.applicationSecret,
+          OVH_CONSUMER_KEY: issued.consumerKey,
+          OVH_POLLING_INTERVAL: '1',
+          OVH_PROPAGATION_TIMEOUT: '60',
+          OVH_TTL: '60',
+          HOME: work,
+        },
       },
-    });
+    );
     expect(out.code, `${out.stdout}\n${out.stderr}\n${pebble.output()}`).toBe(0);
     const cert = new X509Certificate(readFileSync(path.join(dir, 'certificates', `${ZONE}.crt`), 'utf8'));
     expect(cert.subjectAltName).toBe(`DNS:${ZONE}`);
     const calls = callLines(h.sim).map((c) => c.replace(/\/record\/\d+$/, '/record/ID'));
-    expect(calls).toEqual([`POST /domain/zone/${ZONE}/record`, `POST /domain/zone/${ZONE}/refresh`, `DELETE /domain/zone/${ZONE}/record/ID`, `POST /domain/zone/${ZONE}/refresh`]);
+    expect(calls).toEqual([
+      `POST /domain/zone/${ZONE}/record`,
+      `POST /domain/zone/${ZONE}/refresh`,
+      `DELETE /domain/zone/${ZONE}/record/ID`,
+      `POST /domain/zone/${ZONE}/refresh`,
+    ]);
     // What was published, then taken away: the challenge TXT, by the id lego got from its POST.
     const posted = h.sim.calls().find((c) => c.method === 'POST' && c.path.endsWith('/record'))!;
     expect(posted.body).toMatchObject({ fieldType: 'TXT', subDomain: '_acme-challenge', ttl: 60 });

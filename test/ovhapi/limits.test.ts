@@ -20,7 +20,13 @@ beforeAll(async () => {
   h = await startHarness({
     zones: { [ZONE]: [] },
     // A rate no test run reaches by time alone: the burst is what the test spends.
-    env: { DNSPLANE_SECRETS_KEY: randomBytes(32).toString('base64'), DNSPLANE_OVH_API_RATE: '0.01', DNSPLANE_OVH_API_BURST: '5', DNSPLANE_LOGIN_BURST: '3', DNSPLANE_LOGIN_RATE: '0.01' },
+    env: {
+      DNSPLANE_SECRETS_KEY: randomBytes(32).toString('base64'),
+      DNSPLANE_OVH_API_RATE: '0.01',
+      DNSPLANE_OVH_API_BURST: '5',
+      DNSPLANE_LOGIN_BURST: '3',
+      DNSPLANE_LOGIN_RATE: '0.01',
+    },
   });
   for (const name of ['noisy', 'calm', 'third']) {
     await h.tenant(name, [ZONE]);
@@ -39,7 +45,10 @@ it("one tenant over its rate: 429, OVH's body, Retry-After, nothing done; anothe
   h.sim.clearCalls();
   const refused = await ovhCall(base, keys['noisy'], 'POST', `/domain/zone/${ZONE}/record`, { body: { fieldType: 'TXT', subDomain: 'x', target: 'y' } });
   expect(refused.status).toBe(429);
-  expect(refused.json).toEqual({ class: 'Client::TooManyRequests', message: expect.stringMatching(/^tenant "noisy" is over 0\.01 calls per second to dnsplane's OVH API; retry in \d+ s$/) });
+  expect(refused.json).toEqual({
+    class: 'Client::TooManyRequests',
+    message: expect.stringMatching(/^tenant "noisy" is over 0\.01 calls per second to dnsplane's OVH API; retry in \d+ s$/),
+  });
   expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
   expect(refused.headers.get('x-ovh-queryid')).not.toBeNull();
   expect((await h.server.ctx.pool.query('SELECT count(*)::int AS n FROM ovh_drafts')).rows[0].n).toBe(0);

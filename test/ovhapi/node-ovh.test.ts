@@ -24,10 +24,19 @@ let alice: IssuedOvhKey;
 let bob: IssuedOvhKey;
 
 function client(key: IssuedOvhKey, overrides: Partial<OvhClientParams> = {}): OvhClient {
-  return ovh({ host: '127.0.0.1', port: front.port, basePath: '/ovh/1.0', appKey: key.key.applicationKey, appSecret: key.applicationSecret, consumerKey: key.consumerKey, ...overrides });
+  return ovh({
+    host: '127.0.0.1',
+    port: front.port,
+    basePath: '/ovh/1.0',
+    appKey: key.key.applicationKey,
+    appSecret: key.applicationSecret,
+    consumerKey: key.consumerKey,
+    ...overrides,
+  });
 }
 
-const issue = (tenant: string, expiresInMs?: number) => createOvhKey({ pool: h.server.ctx.pool, secrets: h.server.ctx.secrets, actor: null }, { tenant, expiresInMs });
+const issue = (tenant: string, expiresInMs?: number) =>
+  createOvhKey({ pool: h.server.ctx.pool, secrets: h.server.ctx.secrets, actor: null }, { tenant, expiresInMs });
 
 beforeAll(async () => {
   h = await startHarness({
@@ -45,8 +54,12 @@ beforeAll(async () => {
   // alice owns www (A); bob owns api (A): both made through Apply.
   const ep = (dnsName: string, target: string) => ({ dnsName, recordType: 'A', targets: [target], ttl: 300 });
   const applyAs = (token: string, e: ReturnType<typeof ep>) =>
-    h.zoneClient(token).apply({ source: { case: 'plan', value: { input: { case: 'changes', value: { create: [e], updateOld: [], updateNew: [], delete: [] } } } } });
-  await h.server.ctx.pool.query(`INSERT INTO ownership (zone, dns_name, record_type, target, tenant_id) SELECT '${ZONE}', 'www.${ZONE}', 'A', '', id FROM tenants WHERE name = 'alice'`);
+    h
+      .zoneClient(token)
+      .apply({ source: { case: 'plan', value: { input: { case: 'changes', value: { create: [e], updateOld: [], updateNew: [], delete: [] } } } } });
+  await h.server.ctx.pool.query(
+    `INSERT INTO ownership (zone, dns_name, record_type, target, tenant_id) SELECT '${ZONE}', 'www.${ZONE}', 'A', '', id FROM tenants WHERE name = 'alice'`,
+  );
   await applyAs(bobToken, ep(`api.${ZONE}`, '192.0.2.7'));
   await h.zoneClient(aliceToken).records({ zones: [ZONE] });
   alice = await issue('alice');
@@ -76,7 +89,14 @@ describe('node-ovh against the served OVH API', () => {
     // Only its own records: www (its own), not api (bob's) nor hand (nobody's).
     const ids = (await c.requestPromised('GET', REC)) as number[];
     expect(ids).toHaveLength(1);
-    expect(await c.requestPromised('GET', `${REC}/${ids[0]}`)).toMatchObject({ id: ids[0], zone: ZONE, subDomain: 'www', fieldType: 'A', target: '192.0.2.1', ttl: 300 });
+    expect(await c.requestPromised('GET', `${REC}/${ids[0]}`)).toMatchObject({
+      id: ids[0],
+      zone: ZONE,
+      subDomain: 'www',
+      fieldType: 'A',
+      target: '192.0.2.1',
+      ttl: 300,
+    });
     expect(await c.requestPromised('GET', REC, { fieldType: 'A', subDomain: 'WWW' })).toEqual(ids);
     expect(await c.requestPromised('GET', REC, { fieldType: 'TXT' })).toEqual([]);
     expect(callLines(h.sim)).toEqual([]);
@@ -99,8 +119,18 @@ describe('node-ovh against the served OVH API', () => {
     expect(h.sim.publishedRecords(ZONE).find((r) => r.subDomain === 'www')?.target).toBe('192.0.2.1');
 
     expect(await c.requestPromised('POST', `/domain/zone/${ZONE}/refresh`)).toBeNull();
-    expect(callLines(h.sim).map((l) => l.replace(/\/record\/\d+$/, '/record/ID'))).toEqual([`PUT ${REC}/ID`, `POST ${REC}`, `POST /domain/zone/${ZONE}/refresh`]);
-    expect(h.sim.publishedRecords(ZONE).filter((r) => ['www', 'note'].includes(r.subDomain)).map((r) => `${r.subDomain} ${r.target} ${r.ttl}`).sort()).toEqual(['note hello again 120', 'www 192.0.2.2 300']);
+    expect(callLines(h.sim).map((l) => l.replace(/\/record\/\d+$/, '/record/ID'))).toEqual([
+      `PUT ${REC}/ID`,
+      `POST ${REC}`,
+      `POST /domain/zone/${ZONE}/refresh`,
+    ]);
+    expect(
+      h.sim
+        .publishedRecords(ZONE)
+        .filter((r) => ['www', 'note'].includes(r.subDomain))
+        .map((r) => `${r.subDomain} ${r.target} ${r.ttl}`)
+        .sort(),
+    ).toEqual(['note hello again 120', 'www 192.0.2.2 300']);
     // The id the POST answered names the record it became.
     expect(await c.requestPromised('GET', `${REC}/${created.id}`)).toMatchObject({ id: created.id, subDomain: 'note', target: '"hello again"' });
     h.sim.clearCalls();
@@ -131,25 +161,49 @@ describe('node-ovh against the served OVH API', () => {
     expect(await rejection(c.requestPromised('GET', `${REC}/12345`))).toEqual({ error: 404, message: 'The requested object (id = 12345) does not exist' });
     expect(await rejection(c.requestPromised('GET', '/domain/zone/other.test'))).toEqual({ error: 404, message: 'This service does not exist' });
     expect(await rejection(c.requestPromised('GET', '/domain/zone/nowhere.test/record'))).toEqual({ error: 404, message: 'This service does not exist' });
-    expect(await rejection(c.requestPromised('POST', REC, { fieldType: 'BOGUS', subDomain: 'x', target: 'y' }))).toEqual({ error: 400, message: '[fieldType] Given data (BOGUS) does not belong to the NamedResolutionFieldTypeEnum enumeration' });
-    expect(await rejection(c.requestPromised('POST', REC, { fieldType: 'A', subDomain: 'x', target: 'not-an-ip' }))).toEqual({ error: 400, message: 'Invalid IPv4 address: not-an-ip' });
-    expect(await rejection(c.requestPromised('POST', REC, { fieldType: 'SPF', subDomain: 'x', target: 'v=spf1 -all' }))).toMatchObject({ error: 400, message: expect.stringMatching(/^fieldType: dnsplane manages A, AAAA, CNAME, TXT, MX, SRV, CAA, NS records; SPF is not one of them$/) });
-    expect(await rejection(c.requestPromised('PUT', `${REC}/${bobIds[0]}`, { fieldType: 'TXT' }))).toEqual({ error: 400, message: 'Try to alter read-only properties: fieldType' });
+    expect(await rejection(c.requestPromised('POST', REC, { fieldType: 'BOGUS', subDomain: 'x', target: 'y' }))).toEqual({
+      error: 400,
+      message: '[fieldType] Given data (BOGUS) does not belong to the NamedResolutionFieldTypeEnum enumeration',
+    });
+    expect(await rejection(c.requestPromised('POST', REC, { fieldType: 'A', subDomain: 'x', target: 'not-an-ip' }))).toEqual({
+      error: 400,
+      message: 'Invalid IPv4 address: not-an-ip',
+    });
+    expect(await rejection(c.requestPromised('POST', REC, { fieldType: 'SPF', subDomain: 'x', target: 'v=spf1 -all' }))).toMatchObject({
+      error: 400,
+      message: expect.stringMatching(/^fieldType: dnsplane manages A, AAAA, CNAME, TXT, MX, SRV, CAA, NS records; SPF is not one of them$/),
+    });
+    expect(await rejection(c.requestPromised('PUT', `${REC}/${bobIds[0]}`, { fieldType: 'TXT' }))).toEqual({
+      error: 400,
+      message: 'Try to alter read-only properties: fieldType',
+    });
     expect(await rejection(c.requestPromised('GET', '/domain/zone/example.test/nope'))).toEqual({ error: 404, message: 'Got an invalid (or empty) URL' });
     expect(await rejection(c.requestPromised('DELETE', `/domain/zone/${ZONE}/soa`))).toEqual({ error: 405, message: 'Method not allowed' });
     expect(callLines(h.sim)).toEqual([]);
     expect((await h.server.ctx.pool.query('SELECT count(*)::int AS n FROM ovh_drafts')).rows[0].n).toBe(0);
   });
 
-  it('a bad signature, a skewed clock, an unknown application, a wrong, expired or disabled consumer key: OVH\'s answers', async () => {
-    expect(await rejection(client(alice, { appSecret: 'x'.repeat(32) }).requestPromised('GET', '/domain/zone'))).toEqual({ error: 400, message: 'Invalid signature' });
+  it("a bad signature, a skewed clock, an unknown application, a wrong, expired or disabled consumer key: OVH's answers", async () => {
+    expect(await rejection(client(alice, { appSecret: 'x'.repeat(32) }).requestPromised('GET', '/domain/zone'))).toEqual({
+      error: 400,
+      message: 'Invalid signature',
+    });
     // node-ovh takes its offset from the server's clock unless given one: an hour off.
     expect(await rejection(client(alice, { apiTimeDiff: 3600 }).requestPromised('GET', '/domain/zone'))).toEqual({ error: 400, message: 'Query out of time' });
-    expect(await rejection(client(alice, { appKey: 'A'.repeat(16) }).requestPromised('GET', '/domain/zone'))).toEqual({ error: 403, message: 'This application key is invalid' });
-    expect(await rejection(client(alice, { consumerKey: bob.consumerKey }).requestPromised('GET', '/domain/zone'))).toEqual({ error: 403, message: 'This credential does not exist' });
-    expect(await rejection(client(alice, { consumerKey: 'c'.repeat(32) }).requestPromised('GET', '/domain/zone'))).toEqual({ error: 403, message: 'This credential does not exist' });
+    expect(await rejection(client(alice, { appKey: 'A'.repeat(16) }).requestPromised('GET', '/domain/zone'))).toEqual({
+      error: 403,
+      message: 'This application key is invalid',
+    });
+    expect(await rejection(client(alice, { consumerKey: bob.consumerKey }).requestPromised('GET', '/domain/zone'))).toEqual({
+      error: 403,
+      message: 'This credential does not exist',
+    });
+    expect(await rejection(client(alice, { consumerKey: 'c'.repeat(32) }).requestPromised('GET', '/domain/zone'))).toEqual({
+      error: 403,
+      message: 'This credential does not exist',
+    });
     const shortLived = await issue('alice', 1000);
-    await h.server.ctx.pool.query('UPDATE ovh_keys SET expires_at = now() - interval \'1 second\' WHERE application_key = $1', [shortLived.key.applicationKey]);
+    await h.server.ctx.pool.query("UPDATE ovh_keys SET expires_at = now() - interval '1 second' WHERE application_key = $1", [shortLived.key.applicationKey]);
     h.server.ctx.ovhKeys?.forget('alice');
     expect(await rejection(client(shortLived).requestPromised('GET', '/domain/zone'))).toEqual({ error: 403, message: 'This credential is not valid' });
     // As `dnsplane tenant disable` does from another process: this replica hears it by NOTIFY, which

@@ -45,7 +45,11 @@ async function issue(tenant: string): Promise<OvhKeyValues> {
 }
 
 beforeAll(async () => {
-  cluster = await startReplicas({ zones: { [ZONE]: [] }, env: ENV, logger: () => pino({ level: 'trace' }, { write: (line: string) => void logLines.push(line) }) });
+  cluster = await startReplicas({
+    zones: { [ZONE]: [] },
+    env: ENV,
+    logger: () => pino({ level: 'trace' }, { write: (line: string) => void logLines.push(line) }),
+  });
   ({ sim, db, servers: replicas } = cluster);
   root = (await createTenant(db.pool, { name: 'root', zones: [], admin: true })).token;
   await createTenant(db.pool, { name: 'alice', zones: [ZONE] });
@@ -85,8 +89,13 @@ describe('two replicas', () => {
     expect((await call(replicas[1]!, key, 'POST', `/domain/zone/${ZONE}/refresh`)).status).toBe(204);
     expect(callLines(sim)).toEqual([`POST /domain/zone/${ZONE}/record`, `POST /domain/zone/${ZONE}/refresh`]);
     await setTenantDisabled(db.pool, 'alice', true);
-    await until('both replicas to drop the disabled tenant\'s key', () => replicas.every((r) => r.ctx.ovhKeys!.size === 0));
-    for (const r of replicas) expect((await call(r, key, 'GET', '/domain/zone')).json).toEqual({ errorCode: 'INVALID_CREDENTIAL', httpCode: '403 Forbidden', message: 'This credential is not valid' });
+    await until("both replicas to drop the disabled tenant's key", () => replicas.every((r) => r.ctx.ovhKeys!.size === 0));
+    for (const r of replicas)
+      expect((await call(r, key, 'GET', '/domain/zone')).json).toEqual({
+        errorCode: 'INVALID_CREDENTIAL',
+        httpCode: '403 Forbidden',
+        message: 'This credential is not valid',
+      });
     await setTenantDisabled(db.pool, 'alice', false);
   });
 

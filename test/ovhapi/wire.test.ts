@@ -28,7 +28,10 @@ beforeAll(async () => {
   });
   await h.tenant('alice', [ZONE]);
   for (let i = 0; i < 5; i++) {
-    await h.server.ctx.pool.query(`INSERT INTO ownership (zone, dns_name, record_type, target, tenant_id) SELECT $1, $2, 'A', '', id FROM tenants WHERE name = 'alice'`, [ZONE, `h${i}.${ZONE}`]);
+    await h.server.ctx.pool.query(
+      `INSERT INTO ownership (zone, dns_name, record_type, target, tenant_id) SELECT $1, $2, 'A', '', id FROM tenants WHERE name = 'alice'`,
+      [ZONE, `h${i}.${ZONE}`],
+    );
   }
   const issued = await createOvhKey({ pool: h.server.ctx.pool, secrets: h.server.ctx.secrets, actor: null }, { tenant: 'alice' });
   key = { applicationKey: issued.key.applicationKey, applicationSecret: issued.applicationSecret, consumerKey: issued.consumerKey };
@@ -42,7 +45,7 @@ afterAll(async () => {
 const queryId = (a: { headers: Headers }) => a.headers.get('x-ovh-queryid') ?? '';
 
 describe('answers', () => {
-  it('every answer carries an X-Ovh-Queryid, errors included; bodies are OVH\'s', async () => {
+  it("every answer carries an X-Ovh-Queryid, errors included; bodies are OVH's", async () => {
     const answers = await Promise.all([
       ovhCall(base, undefined, 'GET', '/auth/time'),
       ovhCall(base, key, 'GET', '/domain/zone'),
@@ -70,12 +73,22 @@ describe('answers', () => {
     expect((details.json as { allowedRoutes: unknown[] }).allowedRoutes).toContainEqual({ method: 'POST', path: '/domain/zone/*' });
     const credential = await ovhCall(base, key, 'GET', '/auth/currentCredential');
     expect(credential.json).toMatchObject({ status: 'validated', ovhSupport: false, allowedIPs: null, expiration: null });
-    expect(Object.keys(credential.json as object).sort()).toEqual(['allowedIPs', 'applicationId', 'creation', 'credentialId', 'expiration', 'lastUse', 'ovhSupport', 'rules', 'status']);
+    expect(Object.keys(credential.json as object).sort()).toEqual([
+      'allowedIPs',
+      'applicationId',
+      'creation',
+      'credentialId',
+      'expiration',
+      'lastUse',
+      'ovhSupport',
+      'rules',
+      'status',
+    ]);
     expect((await ovhCall(base, key, 'GET', '/me')).json).toMatchObject({ nichandle: 'alice' });
     expect((await ovhCall(base, key, 'POST', '/me')).status).toBe(405);
   });
 
-  it('expanded lists: pages of full records with their paging headers, the filters applied; a bad page is OVH\'s 400', async () => {
+  it("expanded lists: pages of full records with their paging headers, the filters applied; a bad page is OVH's 400", async () => {
     const headers = { 'X-Pagination-Mode': 'CachedObjectList-Pages', 'X-Pagination-Size': '2', 'X-Pagination-Number': '2', Pragma: 'no-cache' };
     const page = await ovhCall(base, key, 'GET', `${REC}?fieldType=A`, { headers });
     expect(page.status).toBe(200);
@@ -90,14 +103,22 @@ describe('answers', () => {
     expect([bad.status, bad.json]).toEqual([400, { class: 'Client::BadRequest', message: 'Invalid x-pagination-number: 0' }]);
     const mode = await ovhCall(base, key, 'GET', REC, { headers: { 'X-Pagination-Mode': 'Other' } });
     expect([mode.status, mode.json]).toEqual([400, { class: 'Client::BadRequest', message: 'Invalid X-Pagination-Mode: Other' }]);
-    expect((await ovhCall(base, key, 'GET', `${REC}?fieldType=NOPE`)).json).toEqual({ class: 'Client::BadRequest', message: '[fieldType] Given data (NOPE) does not belong to the NamedResolutionFieldTypeEnum enumeration' });
+    expect((await ovhCall(base, key, 'GET', `${REC}?fieldType=NOPE`)).json).toEqual({
+      class: 'Client::BadRequest',
+      message: '[fieldType] Given data (NOPE) does not belong to the NamedResolutionFieldTypeEnum enumeration',
+    });
   });
 });
 
 describe('signatures: the URL forms clients produce, nothing looser', () => {
   const port = () => new URL(base).port;
-  it('accepts the endpoint URL go-ovh signs (http, port), the https form behind an ingress, node-ovh\'s portless https form', async () => {
-    for (const url of [`http://127.0.0.1:${port()}/ovh/1.0/domain/zone`, `https://127.0.0.1:${port()}/ovh/1.0/domain/zone`, 'https://127.0.0.1/ovh/1.0/domain/zone', 'http://127.0.0.1/ovh/1.0/domain/zone']) {
+  it("accepts the endpoint URL go-ovh signs (http, port), the https form behind an ingress, node-ovh's portless https form", async () => {
+    for (const url of [
+      `http://127.0.0.1:${port()}/ovh/1.0/domain/zone`,
+      `https://127.0.0.1:${port()}/ovh/1.0/domain/zone`,
+      'https://127.0.0.1/ovh/1.0/domain/zone',
+      'http://127.0.0.1/ovh/1.0/domain/zone',
+    ]) {
       expect((await ovhCall(base, key, 'GET', '/domain/zone', { sign: { url } })).status, url).toBe(200);
     }
   });
@@ -121,18 +142,38 @@ describe('signatures: the URL forms clients produce, nothing looser', () => {
   });
 });
 
-describe('bad input: OVH\'s answers, nothing written', () => {
+describe("bad input: OVH's answers, nothing written", () => {
   it('unsigned, a wrong consumer key, an unknown application, a skewed timestamp, a body over the limit, unknown routes, methods OVH does not offer', async () => {
     const before = await snapshot(h.server.ctx.pool);
     h.sim.clearCalls();
     const body = { fieldType: 'TXT', subDomain: 'x', target: 'y' };
     const expectations: Array<[Promise<Awaited<ReturnType<typeof ovhCall>>>, number, unknown]> = [
-      [ovhCall(base, key, 'POST', REC, { body, unsigned: true }), 403, { errorCode: 'NOT_CREDENTIAL', httpCode: '403 Forbidden', message: 'You must login first' }],
+      [
+        ovhCall(base, key, 'POST', REC, { body, unsigned: true }),
+        403,
+        { errorCode: 'NOT_CREDENTIAL', httpCode: '403 Forbidden', message: 'You must login first' },
+      ],
       [ovhCall(base, undefined, 'POST', REC, { body }), 403, { errorCode: 'NOT_CREDENTIAL', httpCode: '403 Forbidden', message: 'You must login first' }],
-      [ovhCall(base, { ...key, consumerKey: 'z'.repeat(32) }, 'POST', REC, { body }), 403, { errorCode: 'INVALID_CREDENTIAL', httpCode: '403 Forbidden', message: 'This credential does not exist' }],
-      [ovhCall(base, { ...key, applicationKey: 'B'.repeat(16) }, 'POST', REC, { body }), 403, { errorCode: 'INVALID_KEY', httpCode: '403 Forbidden', message: 'This application key is invalid' }],
-      [ovhCall(base, key, 'POST', REC, { body, timestamp: Math.floor(Date.now() / 1000) - 3600 }), 400, { errorCode: 'QUERY_TIME_OUT', httpCode: '400 Bad Request', message: 'Query out of time' }],
-      [ovhCall(base, key, 'POST', REC, { rawBody: JSON.stringify({ ...body, target: 'y'.repeat(70_000) }) }), 413, { class: 'Client::PayloadTooLarge', message: 'Request body too large' }],
+      [
+        ovhCall(base, { ...key, consumerKey: 'z'.repeat(32) }, 'POST', REC, { body }),
+        403,
+        { errorCode: 'INVALID_CREDENTIAL', httpCode: '403 Forbidden', message: 'This credential does not exist' },
+      ],
+      [
+        ovhCall(base, { ...key, applicationKey: 'B'.repeat(16) }, 'POST', REC, { body }),
+        403,
+        { errorCode: 'INVALID_KEY', httpCode: '403 Forbidden', message: 'This application key is invalid' },
+      ],
+      [
+        ovhCall(base, key, 'POST', REC, { body, timestamp: Math.floor(Date.now() / 1000) - 3600 }),
+        400,
+        { errorCode: 'QUERY_TIME_OUT', httpCode: '400 Bad Request', message: 'Query out of time' },
+      ],
+      [
+        ovhCall(base, key, 'POST', REC, { rawBody: JSON.stringify({ ...body, target: 'y'.repeat(70_000) }) }),
+        413,
+        { class: 'Client::PayloadTooLarge', message: 'Request body too large' },
+      ],
       [ovhCall(base, key, 'POST', REC, { rawBody: '{"fieldType":' }), 400, { class: 'Client::BadRequest', message: 'Invalid JSON received' }],
       [ovhCall(base, key, 'POST', REC, { body: { ...body, colour: 'red' } }), 400, { class: 'Client::BadRequest', message: 'Unknown properties: colour' }],
       [ovhCall(base, key, 'POST', REC, { body: { ...body, id: 5 } }), 400, { class: 'Client::BadRequest', message: 'Try to alter read-only properties: id' }],
@@ -142,7 +183,15 @@ describe('bad input: OVH\'s answers, nothing written', () => {
       [ovhCall(base, key, 'PATCH', `${REC}/1`, { body }), 405, { class: 'Client::MethodNotAllowed', message: 'Method not allowed' }],
       [ovhCall(base, key, 'POST', `/domain/zone/${ZONE}`, { body }), 405, { class: 'Client::MethodNotAllowed', message: 'Method not allowed' }],
       [ovhCall(base, key, 'DELETE', `${REC}/x1`), 400, { class: 'Client::BadRequest', message: '[id] Given data (x1) is not valid for type long' }],
-      [ovhCall(base, key, 'POST', REC, { body: { fieldType: 'CNAME', subDomain: 'h1', target: 'elsewhere.example.' } }), 403, { errorCode: 'NOT_GRANTED_CALL', httpCode: '403 Forbidden', message: 'This call has not been granted (h1.example.test CNAME: a CNAME cannot coexist with other record types; h1.example.test keeps A)' }],
+      [
+        ovhCall(base, key, 'POST', REC, { body: { fieldType: 'CNAME', subDomain: 'h1', target: 'elsewhere.example.' } }),
+        403,
+        {
+          errorCode: 'NOT_GRANTED_CALL',
+          httpCode: '403 Forbidden',
+          message: 'This call has not been granted (h1.example.test CNAME: a CNAME cannot coexist with other record types; h1.example.test keeps A)',
+        },
+      ],
     ];
     for (const [call, status, json] of expectations) {
       const a = await call;
@@ -164,7 +213,9 @@ describe('bad input: OVH\'s answers, nothing written', () => {
     for (const answer of [announced, chunked]) {
       expect(answer.got).toMatch(/^HTTP\/1\.1 413 Payload Too Large\r\n/);
       expect(answer.got).toMatch(/\r\nX-Ovh-Queryid: EU\.dnsplane\./i);
-      expect(answer.got.slice(answer.got.indexOf('\r\n\r\n') + 4)).toBe(JSON.stringify({ class: 'Client::PayloadTooLarge', message: 'Request body too large' }));
+      expect(answer.got.slice(answer.got.indexOf('\r\n\r\n') + 4)).toBe(
+        JSON.stringify({ class: 'Client::PayloadTooLarge', message: 'Request body too large' }),
+      );
     }
     expect([announced.continued, announced.sent]).toEqual([false, 0]);
   });

@@ -82,7 +82,9 @@ describe('auth/time and signing', () => {
   it('rejects an unknown application key with 403 INVALID_KEY', async () => {
     const bad = clientFor(sim, { appKey: 'unknownkey000000' });
     expect(await rejection(bad.requestPromised('GET', '/domain/zone'))).toEqual({ error: 403, message: 'This application key is invalid' });
-    const res = await raw(sim, 'GET', '/1.0/domain/zone', { headers: { 'X-Ovh-Application': 'x', 'X-Ovh-Consumer': 'y', 'X-Ovh-Timestamp': '1', 'X-Ovh-Signature': '$1$0' } });
+    const res = await raw(sim, 'GET', '/1.0/domain/zone', {
+      headers: { 'X-Ovh-Application': 'x', 'X-Ovh-Consumer': 'y', 'X-Ovh-Timestamp': '1', 'X-Ovh-Signature': '$1$0' },
+    });
     expect(JSON.parse(res.text)).toEqual({ errorCode: 'INVALID_KEY', httpCode: '403 Forbidden', message: 'This application key is invalid' });
   });
 

@@ -42,7 +42,7 @@ beforeAll(async () => {
     },
   });
   trust(sim);
-  resolver = new Resolver({ timeout: 10_000, tries: 1 }) // a bound for a lost answer only; a loaded machine answers late;
+  resolver = new Resolver({ timeout: 10_000, tries: 1 }); // a bound for a lost answer only; a loaded machine answers late;
   resolver.setServers([`127.0.0.1:${sim.dnsPort}`]);
 });
 
@@ -121,9 +121,7 @@ describe('DNS over UDP (Node resolver)', () => {
   });
 
   it('answers SRV (the NSM lookup)', async () => {
-    expect(await resolver.resolveSrv('_registry._tcp.nsm.example.test')).toEqual([
-      { name: 'registry.nsm.example.test', port: 5002, priority: 0, weight: 5 },
-    ]);
+    expect(await resolver.resolveSrv('_registry._tcp.nsm.example.test')).toEqual([{ name: 'registry.nsm.example.test', port: 5002, priority: 0, weight: 5 }]);
   });
 
   it('answers CNAME and follows it inside the zone', async () => {

@@ -30,9 +30,13 @@ describe('stateFile', () => {
     const first = await start({ stateFile, zones: { 'persist.test': [{ subDomain: 'www', fieldType: 'A', target: '192.0.2.1' }] } });
     expect(fs.existsSync(stateFile)).toBe(true);
     const c1 = clientFor(first);
-    const published = (await c1.requestPromised('POST', '/domain/zone/persist.test/record', { fieldType: 'TXT', subDomain: 'p', target: 'kept' })) as { id: number };
+    const published = (await c1.requestPromised('POST', '/domain/zone/persist.test/record', { fieldType: 'TXT', subDomain: 'p', target: 'kept' })) as {
+      id: number;
+    };
     await c1.requestPromised('POST', '/domain/zone/persist.test/refresh');
-    const draftOnly = (await c1.requestPromised('POST', '/domain/zone/persist.test/record', { fieldType: 'A', subDomain: 'd', target: '192.0.2.2' })) as { id: number };
+    const draftOnly = (await c1.requestPromised('POST', '/domain/zone/persist.test/record', { fieldType: 'A', subDomain: 'd', target: '192.0.2.2' })) as {
+      id: number;
+    };
     const serial = first.soaSerial('persist.test');
     const draft = first.draftRecords('persist.test');
     const pub = first.publishedRecords('persist.test');
@@ -50,7 +54,9 @@ describe('stateFile', () => {
     expect(second.isDeployed('persist.test')).toBe(false);
     const c2 = clientFor(second);
     expect(await c2.requestPromised('GET', `/domain/zone/persist.test/record/${published.id}`)).toMatchObject({ target: '"kept"' });
-    const next = (await c2.requestPromised('POST', '/domain/zone/persist.test/record', { fieldType: 'A', subDomain: 'n', target: '192.0.2.3' })) as { id: number };
+    const next = (await c2.requestPromised('POST', '/domain/zone/persist.test/record', { fieldType: 'A', subDomain: 'n', target: '192.0.2.3' })) as {
+      id: number;
+    };
     expect(next.id).toBeGreaterThan(draftOnly.id);
 
     const saved = JSON.parse(fs.readFileSync(stateFile, 'utf8')) as { zones: Record<string, { draft: { id: number }[] }> };

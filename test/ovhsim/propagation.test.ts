@@ -71,7 +71,9 @@ describe('two authoritative servers', () => {
     const delivered = sim.propagation.deliveries().length;
     sim.propagation.release('ns1.sim.test');
     expect(await answers()).toEqual([['192.0.2.4'], ['192.0.2.4']]);
-    expect(sim.propagation.deliveries().slice(delivered)).toEqual([{ server: 'ns1.sim.test', zone: ZONE, serial: sim.soaSerial(ZONE), at: expect.any(Number) }]);
+    expect(sim.propagation.deliveries().slice(delivered)).toEqual([
+      { server: 'ns1.sim.test', zone: ZONE, serial: sim.soaSerial(ZONE), at: expect.any(Number) },
+    ]);
   });
 
   it('a server that never publishes keeps the old data; a later lag of 0 lets the next refresh through', async () => {

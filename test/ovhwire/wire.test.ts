@@ -30,7 +30,7 @@ describe('signature', () => {
 });
 
 describe('expanded lists', () => {
-  it('pages of the asked size (all in one without a size), the headers that say so; bad paging is OVH\'s 400', () => {
+  it("pages of the asked size (all in one without a size), the headers that say so; bad paging is OVH's 400", () => {
     const items = [1, 2, 3, 4, 5];
     expect(expandedPage(items, pagingOf({ 'x-pagination-mode': 'CachedObjectList-Pages', 'x-pagination-size': '2', 'x-pagination-number': '3' }))).toEqual({
       page: [5],
@@ -43,7 +43,7 @@ describe('expanded lists', () => {
 });
 
 describe('routes', () => {
-  it('OVH\'s DNS routes and the credential checks clients make; the zone export and unknown paths are 404, other methods 405', () => {
+  it("OVH's DNS routes and the credential checks clients make; the zone export and unknown paths are 404, other methods 405", () => {
     expect(resolveRoute('GET', '/domain/zone/Ex.Test/record/12')).toEqual({ name: 'record', zone: 'ex.test', id: '12' });
     expect(servedRoute('GET', '/auth/details')).toEqual({ name: 'authDetails' });
     expect(servedRoute('GET', '/auth/currentCredential/')).toEqual({ name: 'authCredential' });

@@ -31,7 +31,6 @@ describe('withZoneLock', () => {
     await db?.drop();
   });
 
-
   it('serializes two holders of the same zone', async () => {
     const events: string[] = [];
     const aInside = latch();
@@ -231,9 +230,7 @@ describe('tryZoneLock', () => {
       return 'done';
     });
     await inside.promise;
-    await expect(withZoneLock(db.pool, 'held.example', { lockTimeoutMs: 100 }, async () => undefined)).rejects.toBeInstanceOf(
-      LockTimeoutError,
-    );
+    await expect(withZoneLock(db.pool, 'held.example', { lockTimeoutMs: 100 }, async () => undefined)).rejects.toBeInstanceOf(LockTimeoutError);
     release.open();
     expect(await job).toBe('done');
   });

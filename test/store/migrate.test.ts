@@ -3,7 +3,29 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadMigrations, migrate } from '../../src/store/migrate.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
 
-const TABLES = ['health_leases', 'journal', 'ovh_budget', 'ovh_budget_leases', 'ovh_budget_replicas', 'ovh_drafts', 'ovh_keys', 'ovh_record_ids', 'ownership', 'plans', 'probe_sets', 'probes', 'protected_names', 'records', 'schema_migrations', 'schema_release', 'target_health', 'target_withdrawals', 'tenants', 'tsig_keys', 'zones'];
+const TABLES = [
+  'health_leases',
+  'journal',
+  'ovh_budget',
+  'ovh_budget_leases',
+  'ovh_budget_replicas',
+  'ovh_drafts',
+  'ovh_keys',
+  'ovh_record_ids',
+  'ownership',
+  'plans',
+  'probe_sets',
+  'probes',
+  'protected_names',
+  'records',
+  'schema_migrations',
+  'schema_release',
+  'target_health',
+  'target_withdrawals',
+  'tenants',
+  'tsig_keys',
+  'zones',
+];
 
 function databaseUrl(base: string, database: string): string {
   const u = new URL(base);
@@ -43,9 +65,7 @@ describe('migrate', () => {
       `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name`,
     );
     expect(rows.map((r) => r.table_name)).toEqual(TABLES);
-    const { rows: versions } = await db.pool.query<{ version: string; name: string }>(
-      'SELECT version, name FROM schema_migrations ORDER BY version',
-    );
+    const { rows: versions } = await db.pool.query<{ version: string; name: string }>('SELECT version, name FROM schema_migrations ORDER BY version');
     const files = await loadMigrations();
     expect(versions).toEqual(files.map((m) => ({ version: m.version, name: m.name })));
   });
@@ -124,7 +144,9 @@ describe('migrate', () => {
     try {
       await withEmptyDatabase('m8', async (pool) => {
         await migrate(pool, { dir: before });
-        const { rows: t } = await pool.query<{ id: string }>(`INSERT INTO tenants (name, token_sha256) VALUES ('alice', $1) RETURNING id::text`, [Buffer.alloc(32, 1)]);
+        const { rows: t } = await pool.query<{ id: string }>(`INSERT INTO tenants (name, token_sha256) VALUES ('alice', $1) RETURNING id::text`, [
+          Buffer.alloc(32, 1),
+        ]);
         const body = [
           { zone: 'a.test', changes: [{}, {}, {}], conflicts: [{}], operations: [{}, {}] },
           { zone: 'b.test', changes: [{}], conflicts: [], operations: [] },
@@ -139,10 +161,30 @@ describe('migrate', () => {
         await insert('pl_old', body);
         await insert('pl_odd', { not: 'an array' });
         expect((await migrate(pool)).applied).toContain('0008_plan_summaries');
-        const { rows } = await pool.query(`SELECT id, zones, change_count, conflict_count, operation_count, body, request, pg_typeof(body)::text AS type FROM plans ORDER BY id`);
+        const { rows } = await pool.query(
+          `SELECT id, zones, change_count, conflict_count, operation_count, body, request, pg_typeof(body)::text AS type FROM plans ORDER BY id`,
+        );
         expect(rows).toEqual([
-          { id: 'pl_odd', zones: [], change_count: 0, conflict_count: 0, operation_count: 0, body: { not: 'an array' }, request: { kind: 'desired', endpoints: [{ dnsName: 'x.a.test' }] }, type: 'json' },
-          { id: 'pl_old', zones: ['a.test', 'b.test', ''], change_count: 4, conflict_count: 1, operation_count: 3, body, request: { kind: 'desired', endpoints: [{ dnsName: 'x.a.test' }] }, type: 'json' },
+          {
+            id: 'pl_odd',
+            zones: [],
+            change_count: 0,
+            conflict_count: 0,
+            operation_count: 0,
+            body: { not: 'an array' },
+            request: { kind: 'desired', endpoints: [{ dnsName: 'x.a.test' }] },
+            type: 'json',
+          },
+          {
+            id: 'pl_old',
+            zones: ['a.test', 'b.test', ''],
+            change_count: 4,
+            conflict_count: 1,
+            operation_count: 3,
+            body,
+            request: { kind: 'desired', endpoints: [{ dnsName: 'x.a.test' }] },
+            type: 'json',
+          },
         ]);
       });
     } finally {

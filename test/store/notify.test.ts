@@ -197,13 +197,17 @@ describe('NOTIFY / LISTEN', () => {
     let lost = 0;
     let reconnects = 0;
     const got: string[] = [];
-    const l = await listen(pool, { zone: (zone) => got.push(zone) }, {
-      heartbeatMs: 50,
-      retryDelayMs: 20,
-      onLost: () => lost++,
-      onReconnect: () => reconnects++,
-      onError: () => undefined,
-    });
+    const l = await listen(
+      pool,
+      { zone: (zone) => got.push(zone) },
+      {
+        heartbeatMs: 50,
+        retryDelayMs: 20,
+        onLost: () => lost++,
+        onReconnect: () => reconnects++,
+        onError: () => undefined,
+      },
+    );
     try {
       expect(l.live()).toBe(true);
       for (const r of relays) r.frozen = true;

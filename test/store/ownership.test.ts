@@ -82,9 +82,9 @@ describe('ownership', () => {
   });
 
   it('a set is never both exclusive and shared', async () => {
-    await expect(
-      setOwner(db.pool, { zone: 'example.com', dnsName: 'lb.example.com', recordType: 'A', tenantId: alice.id }),
-    ).rejects.toBeInstanceOf(ConflictError);
+    await expect(setOwner(db.pool, { zone: 'example.com', dnsName: 'lb.example.com', recordType: 'A', tenantId: alice.id })).rejects.toBeInstanceOf(
+      ConflictError,
+    );
     await expect(
       setOwner(db.pool, { zone: 'example.com', dnsName: 'www.example.com', recordType: 'A', tenantId: alice.id, target: '192.0.2.9' }),
     ).rejects.toBeInstanceOf(ConflictError);
@@ -93,18 +93,18 @@ describe('ownership', () => {
   });
 
   it('rejects inconsistent shared/target input and names outside the zone', async () => {
-    await expect(
-      setOwner(db.pool, { zone: 'example.com', dnsName: 'x.example.com', recordType: 'A', tenantId: alice.id, shared: true }),
-    ).rejects.toThrow(TypeError);
+    await expect(setOwner(db.pool, { zone: 'example.com', dnsName: 'x.example.com', recordType: 'A', tenantId: alice.id, shared: true })).rejects.toThrow(
+      TypeError,
+    );
     await expect(
       setOwner(db.pool, { zone: 'example.com', dnsName: 'x.example.com', recordType: 'A', tenantId: alice.id, target: 't', shared: false }),
     ).rejects.toThrow(TypeError);
-    await expect(
-      setOwner(db.pool, { zone: 'example.com', dnsName: 'www.example.org', recordType: 'A', tenantId: alice.id }),
-    ).rejects.toThrow(/ownership_dns_name_in_zone/);
-    await expect(
-      setOwner(db.pool, { zone: 'example.com', dnsName: 'wwwexample.com', recordType: 'A', tenantId: alice.id }),
-    ).rejects.toThrow(/ownership_dns_name_in_zone/);
+    await expect(setOwner(db.pool, { zone: 'example.com', dnsName: 'www.example.org', recordType: 'A', tenantId: alice.id })).rejects.toThrow(
+      /ownership_dns_name_in_zone/,
+    );
+    await expect(setOwner(db.pool, { zone: 'example.com', dnsName: 'wwwexample.com', recordType: 'A', tenantId: alice.id })).rejects.toThrow(
+      /ownership_dns_name_in_zone/,
+    );
     await setOwner(db.pool, { zone: 'example.com', dnsName: 'example.com', recordType: 'TXT', tenantId: alice.id }); // apex
   });
 
@@ -114,9 +114,7 @@ describe('ownership', () => {
     );
     expect(z).toBeInstanceOf(NotFoundError);
     expect((z as NotFoundError).what).toBe('zone');
-    const t: unknown = await setOwner(db.pool, { zone: 'example.com', dnsName: 'a.example.com', recordType: 'A', tenantId: '999999' }).catch(
-      (e: unknown) => e,
-    );
+    const t: unknown = await setOwner(db.pool, { zone: 'example.com', dnsName: 'a.example.com', recordType: 'A', tenantId: '999999' }).catch((e: unknown) => e);
     expect(t).toBeInstanceOf(NotFoundError);
     expect((t as NotFoundError).what).toBe('tenant');
   });

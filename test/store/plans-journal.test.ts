@@ -79,11 +79,13 @@ describe('plans', () => {
     expect((nf as NotFoundError).key).toBe('999999');
     await expect(insertPlan(db.pool, plan('pl_pol', { policy: 'yolo' as 'sync' }))).rejects.toThrow(/plans_policy_check/);
     await expect(insertPlan(db.pool, plan('pl_gen', { baseGenerations: { 'example.com': '-1' } }))).rejects.toThrow(TypeError);
-    await expect(db.pool.query(
-      `INSERT INTO plans (id, tenant_id, requested_by, policy, request, body, digest, base_generations, expires_at)
+    await expect(
+      db.pool.query(
+        `INSERT INTO plans (id, tenant_id, requested_by, policy, request, body, digest, base_generations, expires_at)
        VALUES ('pl_raw', $1, $1, 'sync', '{}', '{}', 'd', '{"example.com": 5}', now())`,
-      [alice.id],
-    )).rejects.toThrow(/plans_base_generations_form/);
+        [alice.id],
+      ),
+    ).rejects.toThrow(/plans_base_generations_form/);
     await expect(insertPlan(db.pool, plan('bad id with spaces'))).rejects.toThrow(/plans_id_form/);
   });
 
@@ -143,7 +145,16 @@ describe('journal', () => {
     expect(id).toMatch(/^[0-9]+$/);
     const inFlight = await listInFlight(db.pool, 'example.com');
     expect(inFlight).toHaveLength(1);
-    expect(inFlight[0]).toMatchObject({ id, zone: 'example.com', tenantId: alice.id, planId: null, intent, state: 'in_flight', result: null, finishedAt: null });
+    expect(inFlight[0]).toMatchObject({
+      id,
+      zone: 'example.com',
+      tenantId: alice.id,
+      planId: null,
+      intent,
+      state: 'in_flight',
+      result: null,
+      finishedAt: null,
+    });
     const done = await finishJournal(db.pool, id, 'done', { calls: 2, ids: ['5000000001'] });
     expect(done).toMatchObject({ state: 'done', result: { calls: 2, ids: ['5000000001'] } });
     expect(done.finishedAt).toBeInstanceOf(Date);
@@ -239,4 +250,3 @@ describe('journal', () => {
     expect(mine(await listInFlight(db.pool, 'example.org'))).toEqual(numeric(ids).reverse());
   });
 });
-

@@ -39,7 +39,11 @@ describe('schema_release', () => {
   it('records the newest schema, the oldest a replica must know, and the release that migrated it', async () => {
     await migrate(db.pool);
     const check = await checkSchema(db.pool);
-    expect(check).toMatchObject({ state: 'current', known: newest, release: { schema: newest, oldestCompatible: OLDEST_COMPATIBLE_SCHEMA, migratedBy: RELEASE } });
+    expect(check).toMatchObject({
+      state: 'current',
+      known: newest,
+      release: { schema: newest, oldestCompatible: OLDEST_COMPATIBLE_SCHEMA, migratedBy: RELEASE },
+    });
     expect(check.message).toBe(`schema ${newest}, known to this release (${RELEASE})`);
   });
 
@@ -61,7 +65,11 @@ describe('schema_release', () => {
     const tooOld = olderCode('0013');
     const check = await checkSchema(db.pool, { dir: tooOld });
     expect(check.state).toBe('refused');
-    expect(check.message).toMatch(new RegExp(`^this replica \\(release .*, schema up to 0013\\) is too old for the database: release .* migrated it to schema ${newest} and requires replicas that know schema ${OLDEST_COMPATIBLE_SCHEMA} or newer \\(migrations .* are unknown here\\)\\. Run the newer image$`));
+    expect(check.message).toMatch(
+      new RegExp(
+        `^this replica \\(release .*, schema up to 0013\\) is too old for the database: release .* migrated it to schema ${newest} and requires replicas that know schema ${OLDEST_COMPATIBLE_SCHEMA} or newer \\(migrations .* are unknown here\\)\\. Run the newer image$`,
+      ),
+    );
   });
 
   it('a server on a schema newer than it knows serves and says so in /readyz; one marked too old does not start', async () => {
@@ -74,12 +82,16 @@ describe('schema_release', () => {
       try {
         const ready = await fetch(`${server.url}/readyz`);
         expect(ready.status).toBe(200);
-        expect(await ready.text()).toBe(`ready\nthis replica (release ${RELEASE}, schema up to ${newest}) is older than the database: release 9.9.9 migrated it to schema 9998 (migrations 9998 are unknown here); it may serve until it is upgraded\n`);
+        expect(await ready.text()).toBe(
+          `ready\nthis replica (release ${RELEASE}, schema up to ${newest}) is older than the database: release 9.9.9 migrated it to schema 9998 (migrations 9998 are unknown here); it may serve until it is upgraded\n`,
+        );
       } finally {
         await server.close();
       }
       await db.pool.query(`UPDATE schema_release SET oldest_compatible = '9998'`);
-      await expect(startServerOn(sim, db.url, { DNSPLANE_ZONES: 'release.test', DNSPLANE_DRIFT_INTERVAL: 'off' })).rejects.toThrow(/is too old for the database: release 9\.9\.9 migrated it to schema 9998 and requires replicas that know schema 9998 or newer/);
+      await expect(startServerOn(sim, db.url, { DNSPLANE_ZONES: 'release.test', DNSPLANE_DRIFT_INTERVAL: 'off' })).rejects.toThrow(
+        /is too old for the database: release 9\.9\.9 migrated it to schema 9998 and requires replicas that know schema 9998 or newer/,
+      );
     } finally {
       await db.pool.query(`DELETE FROM schema_migrations WHERE version = '9998'`);
       await sim.stop();

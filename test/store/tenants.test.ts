@@ -1,15 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AlreadyExistsError, NotFoundError } from '../../src/store/errors.js';
-import {
-  createTenant,
-  findTenantByTokenHash,
-  getTenantById,
-  getTenantByName,
-  listTenants,
-  setDisabled,
-  setTokenHash,
-} from '../../src/store/tenants.js';
+import { createTenant, findTenantByTokenHash, getTenantById, getTenantByName, listTenants, setDisabled, setTokenHash } from '../../src/store/tenants.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
 
 const sha = (token: string): Buffer => createHash('sha256').update(token).digest();
@@ -77,15 +69,11 @@ describe('tenants', () => {
 
   it('enforces the name form and the hash length', async () => {
     for (const name of ['', 'Upper', '-lead', 'a_b', 'x'.repeat(64), 'dot.ted']) {
-      await expect(
-        createTenant(db.pool, { name, tokenSha256: sha(`n-${name}`), scopes: [], zones: [], suffixes: [] }),
-      ).rejects.toThrow(/tenants_name_form/);
+      await expect(createTenant(db.pool, { name, tokenSha256: sha(`n-${name}`), scopes: [], zones: [], suffixes: [] })).rejects.toThrow(/tenants_name_form/);
     }
     await createTenant(db.pool, { name: 'x'.repeat(63), tokenSha256: sha('long'), scopes: [], zones: [], suffixes: [] });
     await createTenant(db.pool, { name: '0ok-9', tokenSha256: sha('digits'), scopes: [], zones: [], suffixes: [] });
-    await expect(
-      createTenant(db.pool, { name: 'short-hash', tokenSha256: Buffer.alloc(16), scopes: [], zones: [], suffixes: [] }),
-    ).rejects.toThrow(TypeError);
+    await expect(createTenant(db.pool, { name: 'short-hash', tokenSha256: Buffer.alloc(16), scopes: [], zones: [], suffixes: [] })).rejects.toThrow(TypeError);
   });
 
   it('finds by token hash, name and id', async () => {
@@ -120,9 +108,7 @@ describe('tenants', () => {
     expect(await findTenantByTokenHash(db.pool, sha('old'))).toBeUndefined();
     expect((await findTenantByTokenHash(db.pool, sha('new')))?.name).toBe('rotor');
     await expect(setTokenHash(db.pool, 'nobody', sha('x'))).rejects.toBeInstanceOf(NotFoundError);
-    await expect(setTokenHash(db.pool, 'rotor', sha('find-me'))).rejects.toBeInstanceOf(
-      AlreadyExistsError,
-    );
+    await expect(setTokenHash(db.pool, 'rotor', sha('find-me'))).rejects.toBeInstanceOf(AlreadyExistsError);
   });
 
   it('disables and re-enables', async () => {

@@ -13,15 +13,7 @@ import {
 } from '../../src/store/records.js';
 import { ROWS_PER_PAGE } from '../../src/store/internal.js';
 import { withSnapshot, withTransaction } from '../../src/store/transaction.js';
-import {
-  bumpGeneration,
-  ensureZones,
-  getGenerations,
-  getZone,
-  listZones,
-  markSynced,
-  markUnsynced,
-} from '../../src/store/zones.js';
+import { bumpGeneration, ensureZones, getGenerations, getZone, listZones, markSynced, markUnsynced } from '../../src/store/zones.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
 
 const BIG = '5000000001'; // > 2^32
@@ -42,9 +34,7 @@ describe('zones', () => {
 
   it('ensureZones inserts missing zones as unsynced, idempotently and under concurrency', async () => {
     await ensureZones(db.pool, ['b.example', 'a.example', 'a.example']);
-    await Promise.all(
-      Array.from({ length: 8 }, (_, i) => ensureZones(db.pool, i % 2 ? ['c.example', 'a.example', 'b.example'] : ['b.example', 'c.example'])),
-    );
+    await Promise.all(Array.from({ length: 8 }, (_, i) => ensureZones(db.pool, i % 2 ? ['c.example', 'a.example', 'b.example'] : ['b.example', 'c.example'])));
     await ensureZones(db.pool, []);
     const zones = await listZones(db.pool, ['a.example', 'b.example', 'c.example']);
     expect(zones.map((z) => z.name)).toEqual(['a.example', 'b.example', 'c.example']);
@@ -73,7 +63,12 @@ describe('zones', () => {
     expect(all.find((z) => z.name === 'count.example')?.recordCount).toBe(2);
     expect(await listZones(db.pool, [])).toEqual([]);
     const gens = await getGenerations(db.pool, ['count.example', 'a.example', 'missing.example']);
-    expect(gens).toEqual(new Map([['count.example', 0n], ['a.example', 0n]]));
+    expect(gens).toEqual(
+      new Map([
+        ['count.example', 0n],
+        ['a.example', 0n],
+      ]),
+    );
     expect(await getGenerations(db.pool, [])).toEqual(new Map());
   });
 
@@ -157,9 +152,9 @@ describe('records', () => {
 
   it('replaceZoneRecords is atomic on a pool: a bad row keeps the old cache', async () => {
     const before = await listRecords(db.pool, 'rec.example');
-    await expect(
-      replaceZoneRecords(db.pool, 'rec.example', [rec('9', 'a', 'A', '192.0.2.1'), rec('9', 'b', 'A', '192.0.2.2')]),
-    ).rejects.toThrow(/duplicate key/);
+    await expect(replaceZoneRecords(db.pool, 'rec.example', [rec('9', 'a', 'A', '192.0.2.1'), rec('9', 'b', 'A', '192.0.2.2')])).rejects.toThrow(
+      /duplicate key/,
+    );
     expect(await listRecords(db.pool, 'rec.example')).toEqual(before);
   });
 
@@ -182,10 +177,12 @@ describe('records', () => {
     const whole = await listRecords(db.pool, 'rec.example');
     const pages: number[] = [];
     const paged: RecordRow[] = [];
-    await withSnapshot(db.pool, (tx) => listRecordsInPages(tx, 'rec.example', (rows) => {
-      pages.push(rows.length);
-      paged.push(...rows);
-    }));
+    await withSnapshot(db.pool, (tx) =>
+      listRecordsInPages(tx, 'rec.example', (rows) => {
+        pages.push(rows.length);
+        paged.push(...rows);
+      }),
+    );
     expect(pages).toEqual([ROWS_PER_PAGE, ROWS_PER_PAGE, 3]);
     expect(paged).toEqual(whole);
     const once: number[] = [];
@@ -195,9 +192,7 @@ describe('records', () => {
   });
 
   it('replaceZoneRecords on a missing zone is NotFoundError; bad ids and ttls are TypeErrors', async () => {
-    await expect(replaceZoneRecords(db.pool, 'missing.example', [rec('1', '', 'A', '192.0.2.1')])).rejects.toBeInstanceOf(
-      NotFoundError,
-    );
+    await expect(replaceZoneRecords(db.pool, 'missing.example', [rec('1', '', 'A', '192.0.2.1')])).rejects.toBeInstanceOf(NotFoundError);
     await expect(replaceZoneRecords(db.pool, 'rec.example', [rec('12a', '', 'A', '192.0.2.1')])).rejects.toThrow(TypeError);
     await expect(replaceZoneRecords(db.pool, 'rec.example', [rec('12', '', 'A', '192.0.2.1', -1)])).rejects.toThrow(TypeError);
   });

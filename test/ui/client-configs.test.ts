@@ -17,7 +17,13 @@ describe('client-configs.js, the one source of the client configurations', () =>
     const dts = readFileSync('src/ui/public/client-configs.d.ts', 'utf8');
     const declared = new Map([...dts.matchAll(/^export (function|const) (\w+)(?:: (\w+))?/gm)].map((m) => [m[2]!, m[1] === 'function' ? 'function' : m[3]!]));
     const mod = await load();
-    expect(Object.fromEntries(Object.keys(mod).sort().map((k) => [k, typeof mod[k]]))).toEqual(Object.fromEntries([...declared].sort(([a], [b]) => (a < b ? -1 : 1))));
+    expect(
+      Object.fromEntries(
+        Object.keys(mod)
+          .sort()
+          .map((k) => [k, typeof mod[k]]),
+      ),
+    ).toEqual(Object.fromEntries([...declared].sort(([a], [b]) => (a < b ? -1 : 1))));
   });
 
   it('is served by the console (the same bytes the command line imports); its .d.ts is not', () => {
@@ -30,7 +36,22 @@ describe('client-configs.js, the one source of the client configurations', () =>
   it('tells an IPv4 or IPv6 address from a name as node:net does', async () => {
     const { isIP } = await import('node:net');
     const { ipVersion } = (await load()) as { ipVersion: (h: string) => number };
-    for (const host of ['192.0.2.1', '255.255.255.255', '256.1.1.1', '01.2.3.4', '::', '::1', '2001:db8::53', '::ffff:192.0.2.1', 'fe80::1:2:3:4', 'dns.example.net', 'REPLACE_ME_DNS_HOST', 'a:b', '1.2.3', '']) {
+    for (const host of [
+      '192.0.2.1',
+      '255.255.255.255',
+      '256.1.1.1',
+      '01.2.3.4',
+      '::',
+      '::1',
+      '2001:db8::53',
+      '::ffff:192.0.2.1',
+      'fe80::1:2:3:4',
+      'dns.example.net',
+      'REPLACE_ME_DNS_HOST',
+      'a:b',
+      '1.2.3',
+      '',
+    ]) {
       expect([host, ipVersion(host)]).toEqual([host, isIP(host)]);
     }
   });

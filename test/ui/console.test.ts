@@ -75,7 +75,9 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
   const ui = () => `${h.server.url}/ui/`;
   const text = (page: Page, selector: string) => page.locator(selector).allInnerTexts();
   const rowsOf = (page: Page, testid: string) =>
-    page.locator(`[data-testid=${testid}] tbody tr:not(.detail)`).evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => (td as unknown as { innerText: string }).innerText.trim())));
+    page
+      .locator(`[data-testid=${testid}] tbody tr:not(.detail)`)
+      .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => (td as unknown as { innerText: string }).innerText.trim())));
 
   async function newPage(): Promise<Page> {
     const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
@@ -106,15 +108,32 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
     await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage });
   }
 
-  const upsert = (endpoints: Endpoint[]) => ({ source: { case: 'plan' as const, value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired' as const, value: { zones: [], endpoints } } } } });
+  const upsert = (endpoints: Endpoint[]) => ({
+    source: { case: 'plan' as const, value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired' as const, value: { zones: [], endpoints } } } },
+  });
   const ownerOf = (e: Endpoint) => e.labels['owner'] ?? '';
   const targetText = (e: Endpoint) => (e.recordType === 'TXT' ? e.targets.map((t) => JSON.stringify(t)) : e.targets).join(', ');
   const healthText = (e: Endpoint) =>
-    [...e.targetStates.map((s) => `${s.target} ${TargetStatus[s.status].toLowerCase()}`), ...(e.labels['dnsplane/health-check'] ? [`check ${e.labels['dnsplane/health-check']}`] : [])].join(' ');
-  const recordRow = (e: Endpoint) => [e.dnsName, e.recordType, targetText(e), e.ttl === 0 ? 'default' : String(e.ttl), `${ownerOf(e) === '' ? '(no owner)' : ownerOf(e)}${e.labels['dnsplane/shared'] === 'true' ? ' shared' : ''}`, healthText(e)];
+    [
+      ...e.targetStates.map((s) => `${s.target} ${TargetStatus[s.status].toLowerCase()}`),
+      ...(e.labels['dnsplane/health-check'] ? [`check ${e.labels['dnsplane/health-check']}`] : []),
+    ].join(' ');
+  const recordRow = (e: Endpoint) => [
+    e.dnsName,
+    e.recordType,
+    targetText(e),
+    e.ttl === 0 ? 'default' : String(e.ttl),
+    `${ownerOf(e) === '' ? '(no owner)' : ownerOf(e)}${e.labels['dnsplane/shared'] === 'true' ? ' shared' : ''}`,
+    healthText(e),
+  ];
 
   beforeAll(async () => {
-    const big: SimRecordInit[] = Array.from({ length: BIG_RECORDS }, (_, i) => ({ subDomain: `h${i}`, fieldType: 'A', target: `10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`, ttl: 60 }));
+    const big: SimRecordInit[] = Array.from({ length: BIG_RECORDS }, (_, i) => ({
+      subDomain: `h${i}`,
+      fieldType: 'A',
+      target: `10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`,
+      ttl: 60,
+    }));
     h = await startHarness({
       zones: {
         [ZONE]: [{ subDomain: 'legacy', fieldType: 'A', target: '192.0.2.200', ttl: 600 }],
@@ -122,7 +141,14 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
         [OTHER]: [],
       },
       // A publish one server never answers is not_visible after DNSPLANE_VISIBLE_TIMEOUT (the others are visible within seconds).
-      env: { DNSPLANE_DRIFT_INTERVAL: '0', DNSPLANE_OVH_RATE: '100000', DNSPLANE_OVH_CONCURRENCY: '32', DNSPLANE_SECRETS_KEY: randomBytes(32).toString('base64'), DNSPLANE_VISIBLE_TIMEOUT: '15s', DNSPLANE_DNS_LISTEN: '127.0.0.1:0' },
+      env: {
+        DNSPLANE_DRIFT_INTERVAL: '0',
+        DNSPLANE_OVH_RATE: '100000',
+        DNSPLANE_OVH_CONCURRENCY: '32',
+        DNSPLANE_SECRETS_KEY: randomBytes(32).toString('base64'),
+        DNSPLANE_VISIBLE_TIMEOUT: '15s',
+        DNSPLANE_DNS_LISTEN: '127.0.0.1:0',
+      },
       logger: pino({ level: 'trace' }, { write: (line: string) => void logLines.push(line) }),
     });
     tokens['admin'] = await h.tenant('admin', [], { admin: true });
@@ -144,7 +170,12 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
     await alice.apply(upsert([ep(`www.${ZONE}`, 'A', ['192.0.2.1', '192.0.2.2']), ep(`txt.${ZONE}`, 'TXT', ['hello "console"'], 0)]));
     await bob.apply(upsert([ep(`api.${ZONE}`, 'CNAME', [`www.${ZONE}`], 120)]));
     // A failed apply (OVH refuses the second creation; the first is undone) ...
-    h.sim.faults.fail({ method: 'POST', path: `/domain/zone/${ZONE}/record`, nth: 2, effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'Invalid target' } } });
+    h.sim.faults.fail({
+      method: 'POST',
+      path: `/domain/zone/${ZONE}/record`,
+      nth: 2,
+      effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'Invalid target' } },
+    });
     await alice.apply(upsert([ep(`f1.${ZONE}`, 'A', ['192.0.2.31']), ep(`f2.${ZONE}`, 'A', ['192.0.2.32'])])).catch(() => undefined);
     // ... one whose refresh kept failing (left in flight, then rolled back by the next lock holder) ...
     h.sim.faults.fail({ method: 'POST', path: `/domain/zone/${ZONE}/refresh`, times: 4, effect: { kind: 'status', status: 500 } });
@@ -157,7 +188,11 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
     // tests: the cache is filled with exactly the simulator's records (ids included), as a first sync
     // leaves it, and a drift check proves it: the same ids and zone file, no record re-read.
     await store.withTransaction(h.server.ctx.pool, async (tx) => {
-      await store.replaceZoneRecords(tx, BIG, h.sim.draftRecords(BIG).map((r) => ({ id: r.id, subDomain: r.subDomain, fieldType: r.fieldType, target: r.target, ttl: r.ttl })));
+      await store.replaceZoneRecords(
+        tx,
+        BIG,
+        h.sim.draftRecords(BIG).map((r) => ({ id: r.id, subDomain: r.subDomain, fieldType: r.fieldType, target: r.target, ttl: r.ttl })),
+      );
       await store.markSynced(tx, BIG);
       await store.bumpGeneration(tx, BIG);
     });
@@ -167,8 +202,14 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
     await alice.apply(upsert([ep(`app.${BIG}`, 'A', ['192.0.2.10']), ep(`mail.${BIG}`, 'MX', [`10 mx.${BIG}`], 3600)]));
     await checkZoneDrift(h.server.ctx, BIG);
     // Stored plans: alice's own, and one an admin made for bob.
-    await alice.plan({ policy: Policy.SYNC, input: { case: 'desired', value: { zones: [ZONE], endpoints: [ep(`www.${ZONE}`, 'A', ['192.0.2.1', '192.0.2.3'])] } } });
-    await h.adminClient(tokens['admin']).planAs({ tenant: 'bob', request: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`www.${ZONE}`, 'A', ['192.0.2.9'])] } } } });
+    await alice.plan({
+      policy: Policy.SYNC,
+      input: { case: 'desired', value: { zones: [ZONE], endpoints: [ep(`www.${ZONE}`, 'A', ['192.0.2.1', '192.0.2.3'])] } },
+    });
+    await h.adminClient(tokens['admin']).planAs({
+      tenant: 'bob',
+      request: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`www.${ZONE}`, 'A', ['192.0.2.9'])] } } },
+    });
     // TSIG keys: one of alice's used once (its "last used" recorded), an acme-only one of bob's.
     const adminClient = h.adminClient(tokens['admin']);
     const used = await adminClient.createTsigKey({ tenant: 'alice', name: 'cluster1.alice.dnsplane' });
@@ -178,7 +219,13 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
     const ovhKey = (await adminClient.createOvhKey({ tenant: 'bob' })).issued!;
     tsigSecrets.push(ovhKey.applicationSecret, ovhKey.consumerKey);
     const keyValues = { applicationKey: ovhKey.key!.applicationKey, applicationSecret: ovhKey.applicationSecret, consumerKey: ovhKey.consumerKey };
-    expect((await ovhCall(`${h.server.url}/ovh/1.0`, keyValues, 'POST', `/domain/zone/${ZONE}/record`, { body: { fieldType: 'TXT', subDomain: 'staged', target: 'not yet', ttl: 60 } })).status).toBe(200);
+    expect(
+      (
+        await ovhCall(`${h.server.url}/ovh/1.0`, keyValues, 'POST', `/domain/zone/${ZONE}/record`, {
+          body: { fieldType: 'TXT', subDomain: 'staged', target: 'not yet', ttl: 60 },
+        })
+      ).status,
+    ).toBe(200);
     while (!(await store.getOvhKey(h.server.ctx.pool, keyValues.applicationKey))?.lastUsedAt) await new Promise((r) => setTimeout(r, 10));
     const ring = tsigKeyring(h.server.ctx);
     ring.noteUsed((await ring.find('cluster1.alice.dnsplane'))!);
@@ -284,7 +331,9 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       const body = (t: string) => t.split('\n').filter((l) => !l.startsWith('; '));
       expect(body(saved)).toEqual(body(api.zoneFile));
       expect(saved).toContain('; owner alice');
-      await expect.poll(() => page.locator('[data-testid=export-status]').innerText()).toBe(` ${api.recordCount} records at generation ${api.generation} saved as ${ZONE}.zone`);
+      await expect
+        .poll(() => page.locator('[data-testid=export-status]').innerText())
+        .toBe(` ${api.recordCount} records at generation ${api.generation} saved as ${ZONE}.zone`);
       expect(callLines(h.sim)).toEqual([]);
       await shot(page, 'records-export', false);
     });
@@ -295,9 +344,26 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       await new Promise<void>((resolve) => live.listen(0, '127.0.0.21', resolve));
       const check = { 'dnsplane/health-check': `http://:${(live.address() as AddressInfo).port}/healthz` };
       try {
-        await h.zoneClient(tokens['alice']).apply(upsert([create(EndpointSchema, { dnsName: `pool.${ZONE}`, recordType: 'A', targets: ['127.0.0.21'], ttl: 60, labels: { 'dnsplane/shared': 'true', ...check } })]));
-        await h.zoneClient(tokens['bob']).apply(upsert([create(EndpointSchema, { dnsName: `pool.${ZONE}`, recordType: 'A', targets: ['127.0.0.22', '127.0.0.23'], ttl: 60, labels: check })]));
-        const checker = new HealthChecker(h.server.ctx, { settings: { ...DEFAULT_HEALTH, failures: 2, leaseMs: 60_000 }, withdrawals: coreWithdrawals(h.server.ctx), timer: false, holder: 'console-test' });
+        await h.zoneClient(tokens['alice']).apply(
+          upsert([
+            create(EndpointSchema, {
+              dnsName: `pool.${ZONE}`,
+              recordType: 'A',
+              targets: ['127.0.0.21'],
+              ttl: 60,
+              labels: { 'dnsplane/shared': 'true', ...check },
+            }),
+          ]),
+        );
+        await h
+          .zoneClient(tokens['bob'])
+          .apply(upsert([create(EndpointSchema, { dnsName: `pool.${ZONE}`, recordType: 'A', targets: ['127.0.0.22', '127.0.0.23'], ttl: 60, labels: check })]));
+        const checker = new HealthChecker(h.server.ctx, {
+          settings: { ...DEFAULT_HEALTH, failures: 2, leaseMs: 60_000 },
+          withdrawals: coreWithdrawals(h.server.ctx),
+          timer: false,
+          holder: 'console-test',
+        });
         // Two failing rounds: one of bob's withdrawn (at most half of the set per round), the other failing.
         await checker.runRound();
         expect((await checker.runRound()).withdrawn).toHaveLength(1);
@@ -305,7 +371,9 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
         await open(page, 'zones', '[data-testid=zones] table');
         await open(page, `zones/${ZONE}`, '[data-testid=records] table');
         await page.fill('[data-testid=filter-name]', 'pool');
-        const api = (await h.zoneClient(tokens['admin']).records({ zones: [ZONE], includeForeign: true })).zones[0]!.endpoints.filter((e) => e.dnsName === `pool.${ZONE}`);
+        const api = (await h.zoneClient(tokens['admin']).records({ zones: [ZONE], includeForeign: true })).zones[0]!.endpoints.filter(
+          (e) => e.dnsName === `pool.${ZONE}`,
+        );
         await expect.poll(() => rowsOf(page, 'records')).toEqual(api.map(recordRow));
         expect(api.flatMap((e) => e.targetStates.map((s) => TargetStatus[s.status])).sort()).toEqual(['FAILING', 'HEALTHY', 'WITHDRAWN']);
         expect(await page.locator('[data-testid=target-state]').first().getAttribute('title')).toMatch(/^health · since .* · passes: 200/);
@@ -328,7 +396,9 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       await shot(page, 'records-5000', false);
       await page.click('[data-testid=records] [data-testid=last]');
       const lastPage = Math.ceil(api.length / 100);
-      expect(await page.locator('[data-testid=records] [data-testid=range]').innerText()).toBe(`${(lastPage - 1) * 100 + 1}–${api.length} of ${api.length} · page ${lastPage} of ${lastPage}`);
+      expect(await page.locator('[data-testid=records] [data-testid=range]').innerText()).toBe(
+        `${(lastPage - 1) * 100 + 1}–${api.length} of ${api.length} · page ${lastPage} of ${lastPage}`,
+      );
       expect(await rowsOf(page, 'records')).toEqual(api.slice((lastPage - 1) * 100).map(recordRow));
       await page.selectOption('[data-testid=filter-owner]', 'alice');
       expect(await rowsOf(page, 'records')).toEqual(api.filter((e) => ownerOf(e) === 'alice').map(recordRow));
@@ -347,15 +417,26 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       const api = (await h.adminClient(tokens['admin']).listJournal({ limit: 50 })).entries;
       const rows = await rowsOf(page, 'journal');
       expect(rows.map((r) => [r[0], r[2], r[3], r[4], r[5], r[6]])).toEqual(api.map((e) => [e.id, e.zone, e.tenant, e.kind, e.state, String(e.calls.length)]));
-      expect(rows.map((r) => r[1])).toEqual(api.map((e) => new Date(Number(e.startedAt!.seconds) * 1000).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z')));
+      expect(rows.map((r) => r[1])).toEqual(
+        api.map((e) =>
+          new Date(Number(e.startedAt!.seconds) * 1000)
+            .toISOString()
+            .replace('T', ' ')
+            .replace(/\.\d+Z$/, 'Z'),
+        ),
+      );
       expect(api.map((e) => e.state)).toEqual(expect.arrayContaining(['done', 'failed', 'recovered']));
       // Where each publish stands: visible with its delay, not visible, superseded; nothing for what published nothing.
       expect(rows.map((r) => r[8])).toEqual(api.map((e) => (e.visibility ? cell(e.visibility) : '—')));
-      expect(api.map((e) => e.visibility?.state)).toEqual(expect.arrayContaining([VisibilityState.VISIBLE, VisibilityState.NOT_VISIBLE, VisibilityState.SUPERSEDED]));
+      expect(api.map((e) => e.visibility?.state)).toEqual(
+        expect.arrayContaining([VisibilityState.VISIBLE, VisibilityState.NOT_VISIBLE, VisibilityState.SUPERSEDED]),
+      );
       // A visible publish's detail: per server, when it first answered and how long after publishing.
       const visible = api.find((e) => e.visibility?.state === VisibilityState.VISIBLE && e.zone === ZONE)!;
       await page.locator(`[data-testid=journal] tbody tr[data-id="${visible.id}"]`).click();
-      expect(await rowsOf(page, 'servers')).toEqual(visible.visibility!.servers.map((sv) => [sv.server, time(sv.firstAnsweredAt), delay(visible.visibility!.publishedAt, sv.firstAnsweredAt), '—']));
+      expect(await rowsOf(page, 'servers')).toEqual(
+        visible.visibility!.servers.map((sv) => [sv.server, time(sv.firstAnsweredAt), delay(visible.visibility!.publishedAt, sv.firstAnsweredAt), '—']),
+      );
       await shot(page, 'journal-visible');
       await page.locator(`[data-testid=journal] tbody tr[data-id="${visible.id}"]`).click();
       // One ns1 never answered: not visible, ns1 behind on the name.
@@ -373,7 +454,9 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
         // Its OVH calls, as the journal holds them.
         await page.locator('[data-testid=journal] tbody tr').first().click();
         const shown = await text(page, '[data-testid=entry-detail] [data-testid=calls] .line');
-        const want = filtered[0]!.calls.map((c) => `${c.method} ${c.path}${c.body ? ` ${c.body}` : ''}${c.status ? ` → ${c.status}` : ''}${c.error ? ` (${c.error})` : ''}`);
+        const want = filtered[0]!.calls.map(
+          (c) => `${c.method} ${c.path}${c.body ? ` ${c.body}` : ''}${c.status ? ` → ${c.status}` : ''}${c.error ? ` (${c.error})` : ''}`,
+        );
         expect(shown).toEqual(want);
         expect(want.length).toBeGreaterThan(0);
         if (state === 'failed') await shot(page, 'journal-failed');
@@ -383,7 +466,7 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       await shot(page, 'journal');
     });
 
-    it('plans: the stored plans as ListPlans answers, and a plan\'s diff line for line as `dnsplane plan` prints it', async () => {
+    it("plans: the stored plans as ListPlans answers, and a plan's diff line for line as `dnsplane plan` prints it", async () => {
       await open(page, 'plans', '[data-testid=plans] table');
       const api = (await h.adminClient(tokens['admin']).listPlans({ limit: 1000 })).plans;
       const rows = await rowsOf(page, 'plans');
@@ -399,34 +482,59 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       await shot(page, 'plan');
     });
 
-    it('tenants: as ListTenants answers, with each tenant\'s TSIG and OVH keys as ListTsigKeys and ListOvhKeys answer, and the staged OVH API writes — never a secret', async () => {
+    it("tenants: as ListTenants answers, with each tenant's TSIG and OVH keys as ListTsigKeys and ListOvhKeys answer, and the staged OVH API writes — never a secret", async () => {
       await open(page, 'tenants', '[data-testid=tsig-keys] table');
       const api = (await h.adminClient(tokens['admin']).listTenants({})).tenants;
       const keys = (await h.adminClient(tokens['admin']).listTsigKeys({})).keys;
       const rows = await rowsOf(page, 'tenants');
       expect(rows.map((r) => [r[0], r[1], r[2], r[4], r[7]])).toEqual(
-        api.map((t) => [t.name, t.scopes.join(', '), t.zones.length ? t.zones.join(', ') : t.scopes.includes('admin') ? 'all' : '—', t.disabled ? 'disabled' : 'active', String(keys.filter((k) => k.tenant === t.name).length)]),
+        api.map((t) => [
+          t.name,
+          t.scopes.join(', '),
+          t.zones.length ? t.zones.join(', ') : t.scopes.includes('admin') ? 'all' : '—',
+          t.disabled ? 'disabled' : 'active',
+          String(keys.filter((k) => k.tenant === t.name).length),
+        ]),
       );
-      const time = (ts: { seconds: bigint } | undefined) => (ts ? new Date(Number(ts.seconds) * 1000).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '—');
+      const time = (ts: { seconds: bigint } | undefined) =>
+        ts
+          ? new Date(Number(ts.seconds) * 1000)
+              .toISOString()
+              .replace('T', ' ')
+              .replace(/\.\d+Z$/, 'Z')
+          : '—';
       expect(keys).toHaveLength(2);
       expect((await rowsOf(page, 'tsig-keys')).map((r) => [r[0], r[1], r[2], r[3], r[4], r[6]])).toEqual(
-        keys.map((k) => [k.tenant, `${k.name}.`, k.algorithm, k.acmeOnly ? 'acme-only' : 'tenant', time(k.createdAt), k.lastUsedAt ? time(k.lastUsedAt) : 'never']),
+        keys.map((k) => [
+          k.tenant,
+          `${k.name}.`,
+          k.algorithm,
+          k.acmeOnly ? 'acme-only' : 'tenant',
+          time(k.createdAt),
+          k.lastUsedAt ? time(k.lastUsedAt) : 'never',
+        ]),
       );
       expect((await rowsOf(page, 'tsig-keys')).map((r) => r[6] === 'never')).toEqual([false, true]);
       // OVH keys as ListOvhKeys answers, and the write staged with one as ListOvhDrafts answers.
       const ovhKeys = (await h.adminClient(tokens['admin']).listOvhKeys({})).keys;
       expect(ovhKeys).toHaveLength(1);
-      expect((await rowsOf(page, 'ovh-keys')).map((r) => [r[0], r[1], r[2], r[4], r[5]])).toEqual(ovhKeys.map((k) => [k.tenant, k.applicationKey, time(k.createdAt), time(k.lastUsedAt), 'never']));
+      expect((await rowsOf(page, 'ovh-keys')).map((r) => [r[0], r[1], r[2], r[4], r[5]])).toEqual(
+        ovhKeys.map((k) => [k.tenant, k.applicationKey, time(k.createdAt), time(k.lastUsedAt), 'never']),
+      );
       expect(rows.map((r) => r[8])).toEqual(api.map((t) => String(ovhKeys.filter((k) => k.tenant === t.name).length)));
       const drafts = (await h.adminClient(tokens['admin']).listOvhDrafts({})).drafts;
-      expect(drafts.map((d) => [d.tenant, d.zone, d.action, d.subDomain, d.fieldType, d.target, d.ttl])).toEqual([['bob', ZONE, 'create', 'staged', 'TXT', 'not yet', 60]]);
-      expect((await rowsOf(page, 'ovh-drafts')).map((r) => [r[0], r[1], r[2], r[3], r[4], r[6]])).toEqual(drafts.map((d) => [d.tenant, d.zone, d.recordId, 'create', 'staged TXT not yet (TTL 60)', time(d.expiresAt)]));
+      expect(drafts.map((d) => [d.tenant, d.zone, d.action, d.subDomain, d.fieldType, d.target, d.ttl])).toEqual([
+        ['bob', ZONE, 'create', 'staged', 'TXT', 'not yet', 60],
+      ]);
+      expect((await rowsOf(page, 'ovh-drafts')).map((r) => [r[0], r[1], r[2], r[3], r[4], r[6]])).toEqual(
+        drafts.map((d) => [d.tenant, d.zone, d.recordId, 'create', 'staged TXT not yet (TTL 60)', time(d.expiresAt)]),
+      );
       const html = await page.content();
       for (const secret of tsigSecrets) expect(html.includes(secret)).toBe(false);
       await shot(page, 'tenants');
     });
 
-    it('PlanAs: a dry run whose diff is the API\'s plan, line for line; nothing is applied', async () => {
+    it("PlanAs: a dry run whose diff is the API's plan, line for line; nothing is applied", async () => {
       await open(page, 'plan-as', 'form.planas');
       const document = [
         `# bob's cluster, as external-dns would want it`,
@@ -473,9 +581,9 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       // A bad document: the error names the field.
       await page.fill('[data-testid=planas-document]', '[{dnsName: x.console.test, recordType: A, targets: [192.0.2.1], ttl: -1}]');
       await page.click('[data-testid=planas-submit]');
-      await expect.poll(() => page.locator('[data-testid=planas-result] [data-testid=error]').innerText()).toBe(
-        'invalid_argument: document: [0].ttl: must be a whole number of seconds, 0 or more (got -1)',
-      );
+      await expect
+        .poll(() => page.locator('[data-testid=planas-result] [data-testid=error]').innerText())
+        .toBe('invalid_argument: document: [0].ttl: must be a whole number of seconds, 0 or more (got -1)');
     });
 
     it('a plan of hundreds of changes: a page of 500 lines at a time, every line as the CLI prints it', async () => {
@@ -504,7 +612,7 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
     }, 180_000);
   });
 
-  describe('the console writes (an admin\'s): each through a confirm step, checked through the API', () => {
+  describe("the console writes (an admin's): each through a confirm step, checked through the API", () => {
     let page: Page;
     const CAROL = 'carol';
     /** Secrets the page showed: never in a URL, storage, a cookie or a log. */
@@ -530,18 +638,29 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
     }
     /** What an API call refuses, as the console prints it (code: message). */
     async function refusal(p: Promise<unknown>): Promise<string> {
-      const e = await p.then(() => undefined, (x: unknown) => x);
+      const e = await p.then(
+        () => undefined,
+        (x: unknown) => x,
+      );
       expect(e).toBeInstanceOf(ConnectError);
       return `${Code[(e as ConnectError).code]!.replace(/([a-z])([A-Z])/g, '$1_$2').toLowerCase()}: ${(e as ConnectError).rawMessage}`;
     }
     /** A tenant token's answer from ZoneService.ListZones: its name, or the refusal. */
-    const whoIs = (token: string) => h.zoneClient(token).listZones({}).then((r) => r.tenant, (e: unknown) => (e instanceof ConnectError ? Code[e.code] : String(e)));
+    const whoIs = (token: string) =>
+      h
+        .zoneClient(token)
+        .listZones({})
+        .then(
+          (r) => r.tenant,
+          (e: unknown) => (e instanceof ConnectError ? Code[e.code] : String(e)),
+        );
     /** A SOA query for the zone signed with the key, to the DNS door: NOERROR when the key is known, NOTAUTH when not. */
     async function signedSoa(name: string, algorithm: TsigAlgorithm, secret: string): Promise<number> {
       const answer = await udpExchange(h.server.dns!.port, query(ZONE, TYPE.SOA, { key: { name, algorithm, secret: Buffer.from(secret, 'base64') } }));
       return answer!.parsed.message.header.rcode;
     }
-    const ovhStatus = async (k: { applicationKey: string; applicationSecret: string; consumerKey: string }) => (await ovhCall(`${h.server.url}/ovh/1.0`, k, 'GET', `/domain/zone/${ZONE}`)).status;
+    const ovhStatus = async (k: { applicationKey: string; applicationSecret: string; consumerKey: string }) =>
+      (await ovhCall(`${h.server.url}/ovh/1.0`, k, 'GET', `/domain/zone/${ZONE}`)).status;
 
     beforeAll(async () => {
       page = await newPage();
@@ -561,8 +680,15 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       await page.fill('[data-testid=nt-name]', 'Carol The Great');
       await page.fill('[data-testid=nt-zones]', ZONE);
       await page.click('[data-testid=dialog-create-tenant] [data-testid=review]');
-      expect(await willText('dialog-create-tenant')).toBe(`This will: create tenant "Carol The Great", for the zones ${ZONE}. Its bearer token is shown once, here, after it is created.`);
-      expect(JSON.parse(await dialog('dialog-create-tenant').locator('[data-testid=request]').textContent() ?? '')).toEqual({ name: 'Carol The Great', zones: [ZONE], suffixes: [], scopes: [] });
+      expect(await willText('dialog-create-tenant')).toBe(
+        `This will: create tenant "Carol The Great", for the zones ${ZONE}. Its bearer token is shown once, here, after it is created.`,
+      );
+      expect(JSON.parse((await dialog('dialog-create-tenant').locator('[data-testid=request]').textContent()) ?? '')).toEqual({
+        name: 'Carol The Great',
+        zones: [ZONE],
+        suffixes: [],
+        scopes: [],
+      });
       const journalBefore = await journalLength();
       await confirm('dialog-create-tenant');
       const error = await dialog('dialog-create-tenant').locator('[data-testid=error]').innerText();
@@ -574,7 +700,9 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       await page.fill('[data-testid=nt-name]', CAROL);
       await page.fill('[data-testid=nt-suffixes]', `carol.${ZONE}`);
       await page.click('[data-testid=dialog-create-tenant] [data-testid=review]');
-      expect(await willText('dialog-create-tenant')).toBe(`This will: create tenant "${CAROL}", for the zones ${ZONE}, writing only under carol.${ZONE}. Its bearer token is shown once, here, after it is created.`);
+      expect(await willText('dialog-create-tenant')).toBe(
+        `This will: create tenant "${CAROL}", for the zones ${ZONE}, writing only under carol.${ZONE}. Its bearer token is shown once, here, after it is created.`,
+      );
       await dialog('dialog-create-tenant').locator('[data-testid=cancel]').click();
       await expect.poll(() => page.locator('[data-testid=overlay]').count()).toBe(0);
       expect(await tenantOf(CAROL)).toBeUndefined();
@@ -605,7 +733,11 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       expect(await tenantOf(CAROL)).toMatchObject({ name: CAROL, zones: [ZONE], suffixes: [`carol.${ZONE}`], scopes: [], disabled: false });
       // The view was redrawn behind the dialog; the token is in the page only, nowhere else.
       await rowOf('tenants', 'data-tenant', CAROL).waitFor();
-      expect(await page.evaluate(`[sessionStorage.length, sessionStorage.getItem("dnsplane.token") === ${JSON.stringify(tokens['admin'])}, localStorage.length, document.cookie, location.href]`)).toEqual([1, true, 0, '', `${ui()}#/tenants`]);
+      expect(
+        await page.evaluate(
+          `[sessionStorage.length, sessionStorage.getItem("dnsplane.token") === ${JSON.stringify(tokens['admin'])}, localStorage.length, document.cookie, location.href]`,
+        ),
+      ).toEqual([1, true, 0, '', `${ui()}#/tenants`]);
       await closeDialog('dialog-create-tenant');
       expect((await page.content()).includes(token)).toBe(false);
     });
@@ -616,11 +748,15 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       await rowOf('tenants', 'data-tenant', CAROL).locator('[data-testid=rotate-token]').click();
       expect(await page.locator('[data-testid=rt-grace] option').allInnerTexts()).toEqual(['none — the old token stops at once', '10 min', '1 h', '1 day']);
       await page.click('[data-testid=dialog-rotate-token] [data-testid=review]');
-      expect(await willText('dialog-rotate-token')).toBe(`This will: issue a new bearer token for tenant "${CAROL}"; the old token stops working at once. The new token is shown once, here.`);
+      expect(await willText('dialog-rotate-token')).toBe(
+        `This will: issue a new bearer token for tenant "${CAROL}"; the old token stops working at once. The new token is shown once, here.`,
+      );
       await confirm('dialog-rotate-token');
       const fresh = await dialog('dialog-rotate-token').locator('[data-testid=secret-token]').innerText();
       shown.push(fresh);
-      expect(await dialog('dialog-rotate-token').locator('[data-testid=issued] p').first().innerText()).toBe(`Rotated the token of "${CAROL}"; the old token no longer works. The new bearer token:`);
+      expect(await dialog('dialog-rotate-token').locator('[data-testid=issued] p').first().innerText()).toBe(
+        `Rotated the token of "${CAROL}"; the old token no longer works. The new bearer token:`,
+      );
       expect(await whoIs(old)).toBe('Unauthenticated');
       expect(await whoIs(fresh)).toBe(CAROL);
       await closeDialog('dialog-rotate-token');
@@ -629,7 +765,9 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       await rowOf('tenants', 'data-tenant', CAROL).locator('[data-testid=rotate-token]').click();
       await page.selectOption('[data-testid=rt-grace]', '600');
       await page.click('[data-testid=dialog-rotate-token] [data-testid=review]');
-      expect(await willText('dialog-rotate-token')).toBe(`This will: issue a new bearer token for tenant "${CAROL}"; the old token stays valid for 10 min more, then stops. The new token is shown once, here.`);
+      expect(await willText('dialog-rotate-token')).toBe(
+        `This will: issue a new bearer token for tenant "${CAROL}"; the old token stays valid for 10 min more, then stops. The new token is shown once, here.`,
+      );
       await shot(page, 'write-rotate-token-confirm', false);
       await confirm('dialog-rotate-token');
       const third = await dialog('dialog-rotate-token').locator('[data-testid=secret-token]').innerText();
@@ -640,12 +778,16 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       expect(Number(t.previousTokenValidUntil!.seconds) * 1000 - Date.now()).toBeGreaterThan(5 * 60_000);
       expect(await whoIs(fresh)).toBe(CAROL);
       expect(await whoIs(third)).toBe(CAROL);
-      expect(await dialog('dialog-rotate-token').locator('[data-testid=issued] p').first().innerText()).toBe(`Rotated the token of "${CAROL}"; the old token still works until ${time(t.previousTokenValidUntil)}. The new bearer token:`);
+      expect(await dialog('dialog-rotate-token').locator('[data-testid=issued] p').first().innerText()).toBe(
+        `Rotated the token of "${CAROL}"; the old token still works until ${time(t.previousTokenValidUntil)}. The new bearer token:`,
+      );
       await closeDialog('dialog-rotate-token');
-      expect(await rowOf('tenants', 'data-tenant', CAROL).locator('[data-testid=old-token]').innerText()).toBe(`old token valid until ${time(t.previousTokenValidUntil)}`);
+      expect(await rowOf('tenants', 'data-tenant', CAROL).locator('[data-testid=old-token]').innerText()).toBe(
+        `old token valid until ${time(t.previousTokenValidUntil)}`,
+      );
     });
 
-    it('sets the change threshold (a value out of range refused with the rule), and back to the server\'s default', async () => {
+    it("sets the change threshold (a value out of range refused with the rule), and back to the server's default", async () => {
       await open(page, 'tenants', `[data-testid=tenants] tr[data-tenant="${CAROL}"]`);
       const set = async (value: string) => {
         await rowOf('tenants', 'data-tenant', CAROL).locator('[data-testid=set-threshold]').click();
@@ -655,12 +797,16 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       await set('150');
       expect(await willText('dialog-threshold')).toBe(`This will: set tenant "${CAROL}"'s change threshold to 150% (now: server default).`);
       await confirm('dialog-threshold');
-      expect(await dialog('dialog-threshold').locator('[data-testid=error]').innerText()).toBe(await refusal(admin().setTenantMaxChangePercent({ name: CAROL, maxChangePercent: 150 })));
+      expect(await dialog('dialog-threshold').locator('[data-testid=error]').innerText()).toBe(
+        await refusal(admin().setTenantMaxChangePercent({ name: CAROL, maxChangePercent: 150 })),
+      );
       expect((await tenantOf(CAROL))!.maxChangePercent).toBeUndefined();
       await dialog('dialog-threshold').locator('[data-testid=cancel]').click();
       // Not a number: said by the page, before any call.
       await set('ten');
-      expect(await dialog('dialog-threshold').locator('[data-testid=error]').innerText()).toBe('maxChangePercent: must be a whole number 0-100, or empty for the server\'s default (got "ten")');
+      expect(await dialog('dialog-threshold').locator('[data-testid=error]').innerText()).toBe(
+        'maxChangePercent: must be a whole number 0-100, or empty for the server\'s default (got "ten")',
+      );
       await page.fill('[data-testid=th-percent]', '25');
       await page.click('[data-testid=dialog-threshold] [data-testid=review]');
       await willText('dialog-threshold');
@@ -669,14 +815,16 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       await closeDialog('dialog-threshold');
       expect((await rowsOf(page, 'tenants')).find((r) => r[0] === CAROL)![9]).toBe('25%');
       await set('');
-      expect(await willText('dialog-threshold')).toBe(`This will: set tenant "${CAROL}"'s change threshold to the server's default (DNSPLANE_MAX_CHANGE_PERCENT) (now: 25%).`);
+      expect(await willText('dialog-threshold')).toBe(
+        `This will: set tenant "${CAROL}"'s change threshold to the server's default (DNSPLANE_MAX_CHANGE_PERCENT) (now: 25%).`,
+      );
       await confirm('dialog-threshold');
       expect((await tenantOf(CAROL))!.maxChangePercent).toBeUndefined();
       await closeDialog('dialog-threshold');
       expect((await rowsOf(page, 'tenants')).find((r) => r[0] === CAROL)![9]).toBe('server default');
     });
 
-    it('sets a tenant\'s withdraw-after (a bad duration said by the page, before any call), and turns it off', async () => {
+    it("sets a tenant's withdraw-after (a bad duration said by the page, before any call), and turns it off", async () => {
       await open(page, 'tenants', `[data-testid=tenants] tr[data-tenant="${CAROL}"]`);
       const set = async (value: string) => {
         await rowOf('tenants', 'data-tenant', CAROL).locator('[data-testid=set-withdraw-after]').click();
@@ -684,10 +832,14 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
         await page.click('[data-testid=dialog-withdraw-after] [data-testid=review]');
       };
       await set('soon');
-      expect(await dialog('dialog-withdraw-after').locator('[data-testid=error]').innerText()).toBe('withdrawAfter: must be a duration like 30s, 5m or 1h (whole seconds), or empty/off (got "soon")');
+      expect(await dialog('dialog-withdraw-after').locator('[data-testid=error]').innerText()).toBe(
+        'withdrawAfter: must be a duration like 30s, 5m or 1h (whole seconds), or empty/off (got "soon")',
+      );
       await page.fill('[data-testid=wa-duration]', '5m');
       await page.click('[data-testid=dialog-withdraw-after] [data-testid=review]');
-      expect(await willText('dialog-withdraw-after')).toBe(`This will: withdraw tenant "${CAROL}"'s targets of shared record sets after 5m without a call (now: off).`);
+      expect(await willText('dialog-withdraw-after')).toBe(
+        `This will: withdraw tenant "${CAROL}"'s targets of shared record sets after 5m without a call (now: off).`,
+      );
       await shot(page, 'tenant-withdraw-after', false);
       await confirm('dialog-withdraw-after');
       expect((await tenantOf(CAROL))!.withdrawAfter?.seconds).toBe(300n);
@@ -697,24 +849,30 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       // Out of range: the server's refusal, word for word.
       await set('31000000s');
       await confirm('dialog-withdraw-after');
-      expect(await dialog('dialog-withdraw-after').locator('[data-testid=error]').innerText()).toBe(await refusal(admin().setTenantWithdrawAfter({ name: CAROL, withdrawAfter: { seconds: 31_000_000n, nanos: 0 } })));
+      expect(await dialog('dialog-withdraw-after').locator('[data-testid=error]').innerText()).toBe(
+        await refusal(admin().setTenantWithdrawAfter({ name: CAROL, withdrawAfter: { seconds: 31_000_000n, nanos: 0 } })),
+      );
       await dialog('dialog-withdraw-after').locator('[data-testid=cancel]').click();
       await set('off');
-      expect(await willText('dialog-withdraw-after')).toBe(`This will: turn off withdrawal for silence for tenant "${CAROL}" (now: 5m); what was withdrawn for its silence is restored.`);
+      expect(await willText('dialog-withdraw-after')).toBe(
+        `This will: turn off withdrawal for silence for tenant "${CAROL}" (now: 5m); what was withdrawn for its silence is restored.`,
+      );
       await confirm('dialog-withdraw-after');
       expect((await tenantOf(CAROL))!.withdrawAfter).toBeUndefined();
       await closeDialog('dialog-withdraw-after');
       expect((await rowsOf(page, 'tenants')).find((r) => r[0] === CAROL)![10]).toMatch(/^off/);
     });
 
-    it('disables a tenant (its token refused) and enables it again; disabling one\'s own tenant warns first', async () => {
+    it("disables a tenant (its token refused) and enables it again; disabling one's own tenant warns first", async () => {
       await open(page, 'tenants', `[data-testid=tenants] tr[data-tenant="${CAROL}"]`);
       await rowOf('tenants', 'data-tenant', 'admin').locator('[data-testid=disable-tenant]').click();
       expect(await willText('dialog-disable-tenant')).toMatch(/This is the tenant you are signed in as: the console will sign you out\.$/);
       await dialog('dialog-disable-tenant').locator('[data-testid=cancel]').click();
       expect((await tenantOf('admin'))!.disabled).toBe(false);
       await rowOf('tenants', 'data-tenant', CAROL).locator('[data-testid=disable-tenant]').click();
-      expect(await willText('dialog-disable-tenant')).toBe(`This will: disable tenant "${CAROL}": every call with its token fails authentication, at once; its records and their ownership stay.`);
+      expect(await willText('dialog-disable-tenant')).toBe(
+        `This will: disable tenant "${CAROL}": every call with its token fails authentication, at once; its records and their ownership stay.`,
+      );
       await shot(page, 'write-disable-confirm', false);
       await confirm('dialog-disable-tenant');
       expect((await tenantOf(CAROL))!.disabled).toBe(true);
@@ -729,7 +887,7 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       expect((await rowsOf(page, 'tenants')).find((r) => r[0] === CAROL)![4]).toBe('active');
     });
 
-    it('TSIG keys: created (the secret shown signs queries; the configurations are the CLI\'s), rotated (the old secret refused), deleted (refused)', async () => {
+    it("TSIG keys: created (the secret shown signs queries; the configurations are the CLI's), rotated (the old secret refused), deleted (refused)", async () => {
       await open(page, 'tenants', `[data-testid=tenants] tr[data-tenant="${CAROL}"]`);
       const name = 'ci.carol.dnsplane';
       await rowOf('tenants', 'data-tenant', CAROL).locator('[data-testid=new-tsig-key]').click();
@@ -737,7 +895,9 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       await page.selectOption('[data-testid=tk-algorithm]', 'hmac-sha512');
       await page.fill('[data-testid=tk-server]', 'dns.example.net:5353');
       await page.click('[data-testid=dialog-create-tsig] [data-testid=review]');
-      expect(await willText('dialog-create-tsig')).toBe(`This will: create a TSIG key "CI.Carol.dnsplane." (hmac-sha512) that acts as tenant "${CAROL}" in DNS UPDATE, signed queries and zone transfers. Its secret is shown once, here.`);
+      expect(await willText('dialog-create-tsig')).toBe(
+        `This will: create a TSIG key "CI.Carol.dnsplane." (hmac-sha512) that acts as tenant "${CAROL}" in DNS UPDATE, signed queries and zone transfers. Its secret is shown once, here.`,
+      );
       await confirm('dialog-create-tsig');
       const secret = await dialog('dialog-create-tsig').locator('[data-testid=secret-tsig]').innerText();
       shown.push(secret);
@@ -745,7 +905,10 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       expect(key.map((k) => [k.name, k.algorithm, k.acmeOnly])).toEqual([[name, 'hmac-sha512', false]]);
       expect(await signedSoa(name, 'hmac-sha512', secret)).toBe(RCODE.NOERROR);
       // The configurations shown are the CLI's for this key and server.
-      const cli = tsigConfigs({ name, algorithm: 'hmac-sha512', secret, tenant: CAROL, zones: [ZONE], acmeOnly: false }, { host: 'dns.example.net', port: 5353, source: 'the console' });
+      const cli = tsigConfigs(
+        { name, algorithm: 'hmac-sha512', secret, tenant: CAROL, zones: [ZONE], acmeOnly: false },
+        { host: 'dns.example.net', port: 5353, source: 'the console' },
+      );
       for (const [tool, c] of Object.entries(cli)) {
         const block = dialog('dialog-create-tsig').locator(`[data-testid=tsig-configs] [data-tool=${tool}]`);
         if (c.text !== undefined) expect(await block.locator(`[data-testid=config-${tool}]`).textContent()).toBe(c.text);
@@ -766,27 +929,43 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
 
       await rowOf('tsig-keys', 'data-key', name).locator('[data-testid=rotate-tsig-key]').click();
       await page.click('[data-testid=dialog-rotate-tsig] [data-testid=review]');
-      expect(await willText('dialog-rotate-tsig')).toBe(`This will: issue a new secret for TSIG key "${name}." (same name, algorithm and scope); the old secret stops working at once, on every replica. The new secret is shown once, here.`);
+      expect(await willText('dialog-rotate-tsig')).toBe(
+        `This will: issue a new secret for TSIG key "${name}." (same name, algorithm and scope); the old secret stops working at once, on every replica. The new secret is shown once, here.`,
+      );
       await confirm('dialog-rotate-tsig');
       const rotated = await dialog('dialog-rotate-tsig').locator('[data-testid=secret-tsig]').innerText();
       shown.push(rotated);
       expect(rotated).not.toBe(secret);
       // No server given: the placeholder, and the note says so.
-      expect(await dialog('dialog-rotate-tsig').locator('[data-testid=config-note]').innerText()).toMatch(/^The DNS server below is a placeholder \(REPLACE_ME_DNS_HOST:53\)/);
-      expect(await dialog('dialog-rotate-tsig').locator('[data-testid=config-nsupdate]').textContent()).toBe(tsigConfigs({ name, algorithm: 'hmac-sha512', secret: rotated, tenant: CAROL, zones: [ZONE], acmeOnly: false }, { host: 'REPLACE_ME_DNS_HOST', port: 53, source: 'placeholder' }).nsupdate.text);
-      await until('the old secret refused, the new one accepted', async () => (await signedSoa(name, 'hmac-sha512', secret)) === RCODE.NOTAUTH && (await signedSoa(name, 'hmac-sha512', rotated)) === RCODE.NOERROR);
+      expect(await dialog('dialog-rotate-tsig').locator('[data-testid=config-note]').innerText()).toMatch(
+        /^The DNS server below is a placeholder \(REPLACE_ME_DNS_HOST:53\)/,
+      );
+      expect(await dialog('dialog-rotate-tsig').locator('[data-testid=config-nsupdate]').textContent()).toBe(
+        tsigConfigs(
+          { name, algorithm: 'hmac-sha512', secret: rotated, tenant: CAROL, zones: [ZONE], acmeOnly: false },
+          { host: 'REPLACE_ME_DNS_HOST', port: 53, source: 'placeholder' },
+        ).nsupdate.text,
+      );
+      await until(
+        'the old secret refused, the new one accepted',
+        async () => (await signedSoa(name, 'hmac-sha512', secret)) === RCODE.NOTAUTH && (await signedSoa(name, 'hmac-sha512', rotated)) === RCODE.NOERROR,
+      );
       await closeDialog('dialog-rotate-tsig');
 
       // Rotated again with a grace: both secrets sign until it ends; the listing shows until when.
       await rowOf('tsig-keys', 'data-key', name).locator('[data-testid=rotate-tsig-key]').click();
       await page.selectOption('[data-testid=rk-grace]', '600');
       await page.click('[data-testid=dialog-rotate-tsig] [data-testid=review]');
-      expect(await willText('dialog-rotate-tsig')).toBe(`This will: issue a new secret for TSIG key "${name}." (same name, algorithm and scope); the old secret stays valid for 10 min more, then stops, on every replica. The new secret is shown once, here.`);
+      expect(await willText('dialog-rotate-tsig')).toBe(
+        `This will: issue a new secret for TSIG key "${name}." (same name, algorithm and scope); the old secret stays valid for 10 min more, then stops, on every replica. The new secret is shown once, here.`,
+      );
       await confirm('dialog-rotate-tsig');
       const graced = await dialog('dialog-rotate-tsig').locator('[data-testid=secret-tsig]').innerText();
       shown.push(graced);
       const until10 = (await admin().listTsigKeys({ tenant: CAROL })).keys[0]!.oldSecretValidUntil!;
-      expect(await dialog('dialog-rotate-tsig').locator('[data-testid=issued] p').first().innerText()).toMatch(/; the old secret still works until \d{4}-\d\d-\d\d \d\d:\d\d(:\d\d)?.*\. Its secret \(base64\):$/);
+      expect(await dialog('dialog-rotate-tsig').locator('[data-testid=issued] p').first().innerText()).toMatch(
+        /; the old secret still works until \d{4}-\d\d-\d\d \d\d:\d\d(:\d\d)?.*\. Its secret \(base64\):$/,
+      );
       expect([await signedSoa(name, 'hmac-sha512', rotated), await signedSoa(name, 'hmac-sha512', graced)]).toEqual([RCODE.NOERROR, RCODE.NOERROR]);
       await closeDialog('dialog-rotate-tsig');
       expect(await rowOf('tsig-keys', 'data-key', name).locator('[data-testid=old-secret]').innerText()).toMatch(/^old secret valid until \d{4}-/);
@@ -794,24 +973,31 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       await shot(page, 'tsig-key-grace');
 
       await rowOf('tsig-keys', 'data-key', name).locator('[data-testid=delete-tsig-key]').click();
-      expect(await willText('dialog-delete-tsig')).toBe(`This will: delete TSIG key "${name}." of tenant "${CAROL}": every client signing with it is refused, at once, on every replica.`);
+      expect(await willText('dialog-delete-tsig')).toBe(
+        `This will: delete TSIG key "${name}." of tenant "${CAROL}": every client signing with it is refused, at once, on every replica.`,
+      );
       expect(await dialog('dialog-delete-tsig').locator('[data-testid=confirm]').getAttribute('class')).toBe('danger');
       await shot(page, 'write-tsig-delete-confirm', false);
       await confirm('dialog-delete-tsig');
       expect((await admin().listTsigKeys({ tenant: CAROL })).keys).toEqual([]);
-      await until('the deleted key refused, with either secret', async () => (await signedSoa(name, 'hmac-sha512', rotated)) === RCODE.NOTAUTH && (await signedSoa(name, 'hmac-sha512', graced)) === RCODE.NOTAUTH);
+      await until(
+        'the deleted key refused, with either secret',
+        async () => (await signedSoa(name, 'hmac-sha512', rotated)) === RCODE.NOTAUTH && (await signedSoa(name, 'hmac-sha512', graced)) === RCODE.NOTAUTH,
+      );
       await closeDialog('dialog-delete-tsig');
       expect(await rowOf('tsig-keys', 'data-key', name).count()).toBe(0);
     });
 
-    it('OVH keys: created (the keys shown call the served OVH API; the configurations are the CLI\'s), rotated (the old ones refused), deleted (refused)', async () => {
+    it("OVH keys: created (the keys shown call the served OVH API; the configurations are the CLI's), rotated (the old ones refused), deleted (refused)", async () => {
       await open(page, 'tenants', `[data-testid=tenants] tr[data-tenant="${CAROL}"]`);
       const before = new Set((await admin().listOvhKeys({})).keys.map((k) => k.applicationKey));
       await rowOf('tenants', 'data-tenant', CAROL).locator('[data-testid=new-ovh-key]').click();
       await page.selectOption('[data-testid=ok-expiry]', { label: '30 days' });
       expect(await page.inputValue('[data-testid=ok-endpoint]')).toBe(`${h.server.url}/ovh/1.0`);
       await page.click('[data-testid=dialog-create-ovh] [data-testid=review]');
-      expect(await willText('dialog-create-ovh')).toBe(`This will: create an OVH key (application key, secret, consumer key) that acts as tenant "${CAROL}" against the OVH API dnsplane serves; it expires in 30 days. The secret and the consumer key are shown once, here.`);
+      expect(await willText('dialog-create-ovh')).toBe(
+        `This will: create an OVH key (application key, secret, consumer key) that acts as tenant "${CAROL}" against the OVH API dnsplane serves; it expires in 30 days. The secret and the consumer key are shown once, here.`,
+      );
       await confirm('dialog-create-ovh');
       const read = async (testid: string) => ({
         applicationKey: await dialog(testid).locator('[data-testid=issued-application-key]').innerText(),
@@ -825,7 +1011,8 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       expect(Number(listed[0]!.expiresAt!.seconds) - Number(listed[0]!.createdAt!.seconds)).toBe(30 * 86400);
       expect(await ovhStatus(k1)).toBe(200);
       const cli = ovhKeyConfigs({ ...k1, tenant: CAROL, zones: [ZONE] }, { url: `${h.server.url}/ovh/1.0`, source: 'the console' });
-      for (const [tool, text] of Object.entries(cli)) expect(await dialog('dialog-create-ovh').locator(`[data-testid=config-${tool}]`).textContent()).toBe(text);
+      for (const [tool, text] of Object.entries(cli))
+        expect(await dialog('dialog-create-ovh').locator(`[data-testid=config-${tool}]`).textContent()).toBe(text);
       await shot(page, 'write-ovh-created', false);
       await closeDialog('dialog-create-ovh');
 
@@ -843,17 +1030,23 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       await rowOf('ovh-keys', 'data-key', k1.applicationKey).locator('[data-testid=rotate-ovh-key]').click();
       await page.selectOption('[data-testid=ro-grace]', '3600');
       await page.click('[data-testid=dialog-rotate-ovh] [data-testid=review]');
-      expect(await willText('dialog-rotate-ovh')).toBe(`This will: issue a new application secret and consumer key for OVH key ${k1.applicationKey} of tenant "${CAROL}" (same application key, same expiry); the old ones stay valid for 1 h more, then stop, on every replica. They are shown once, here.`);
+      expect(await willText('dialog-rotate-ovh')).toBe(
+        `This will: issue a new application secret and consumer key for OVH key ${k1.applicationKey} of tenant "${CAROL}" (same application key, same expiry); the old ones stay valid for 1 h more, then stop, on every replica. They are shown once, here.`,
+      );
       await confirm('dialog-rotate-ovh');
       const k3 = await read('dialog-rotate-ovh');
       shown.push(k3.applicationSecret, k3.consumerKey);
-      expect(await dialog('dialog-rotate-ovh').locator('[data-testid=issued] p').first().innerText()).toMatch(/; the old secret and consumer key still work until \d{4}-/);
+      expect(await dialog('dialog-rotate-ovh').locator('[data-testid=issued] p').first().innerText()).toMatch(
+        /; the old secret and consumer key still work until \d{4}-/,
+      );
       expect([await ovhStatus(k2), await ovhStatus(k3)]).toEqual([200, 200]);
       await closeDialog('dialog-rotate-ovh');
       expect(await rowOf('ovh-keys', 'data-key', k1.applicationKey).locator('[data-testid=old-secret]').innerText()).toMatch(/^old secret valid until \d{4}-/);
 
       await rowOf('ovh-keys', 'data-key', k1.applicationKey).locator('[data-testid=delete-ovh-key]').click();
-      expect(await willText('dialog-delete-ovh')).toBe(`This will: delete OVH key ${k1.applicationKey} of tenant "${CAROL}": every tool calling with it is refused, at once, on every replica.`);
+      expect(await willText('dialog-delete-ovh')).toBe(
+        `This will: delete OVH key ${k1.applicationKey} of tenant "${CAROL}": every tool calling with it is refused, at once, on every replica.`,
+      );
       await confirm('dialog-delete-ovh');
       expect((await admin().listOvhKeys({ tenant: CAROL })).keys).toEqual([]);
       await until('the deleted key refused, old and new', async () => (await ovhStatus(k2)) !== 200 && (await ovhStatus(k3)) !== 200);
@@ -870,12 +1063,20 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       await page.fill('[data-testid=pn-names]', `api.${ZONE}, prod.${ZONE}`);
       await page.check('[data-testid=pn-suffix]');
       await page.click('[data-testid=dialog-protect-names] [data-testid=review]');
-      expect(await willText('dialog-protect-names')).toBe(`This will: protect api.${ZONE}, prod.${ZONE} and every name below them in zone ${ZONE}: a plan changing a record set there needs a second admin's approval, whatever its size, with force too.`);
+      expect(await willText('dialog-protect-names')).toBe(
+        `This will: protect api.${ZONE}, prod.${ZONE} and every name below them in zone ${ZONE}: a plan changing a record set there needs a second admin's approval, whatever its size, with force too.`,
+      );
       await confirm('dialog-protect-names');
-      expect((await admin().listProtectedNames({ zone: ZONE })).names.map((p) => [p.name, p.suffix, p.createdBy])).toEqual([[`api.${ZONE}`, true, 'admin'], [`prod.${ZONE}`, true, 'admin']]);
+      expect((await admin().listProtectedNames({ zone: ZONE })).names.map((p) => [p.name, p.suffix, p.createdBy])).toEqual([
+        [`api.${ZONE}`, true, 'admin'],
+        [`prod.${ZONE}`, true, 'admin'],
+      ]);
       await closeDialog('dialog-protect-names');
       await rowOf('protected-names', 'data-name', `prod.${ZONE}`).waitFor();
-      expect((await rowsOf(page, 'protected-names')).map((r) => [r[0], r[1], r[2], r[4]])).toEqual([[ZONE, `api.${ZONE}`, 'yes', 'admin'], [ZONE, `prod.${ZONE}`, 'yes', 'admin']]);
+      expect((await rowsOf(page, 'protected-names')).map((r) => [r[0], r[1], r[2], r[4]])).toEqual([
+        [ZONE, `api.${ZONE}`, 'yes', 'admin'],
+        [ZONE, `prod.${ZONE}`, 'yes', 'admin'],
+      ]);
       const planned = (await h.zoneClient(tokens['bob']!).plan(upsert([ep(`x.api.${ZONE}`, 'A', ['192.0.2.77'])]).source.value)).plan!;
       expect(planned.zones[0]!.threshold).toMatchObject({ wouldRefuse: true, protectedNames: [`x.api.${ZONE}`] });
       await page.evaluate('window.scrollTo(0, document.body.scrollHeight)');
@@ -883,7 +1084,9 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
 
       for (const name of [`api.${ZONE}`, `prod.${ZONE}`]) {
         await rowOf('protected-names', 'data-name', name).locator('[data-testid=unprotect]').click();
-        expect(await willText('dialog-unprotect-names')).toBe(`This will: lift the protection of ${name} in zone ${ZONE}: its changes apply again like any other (the change threshold still holds).`);
+        expect(await willText('dialog-unprotect-names')).toBe(
+          `This will: lift the protection of ${name} in zone ${ZONE}: its changes apply again like any other (the change threshold still holds).`,
+        );
         await confirm('dialog-unprotect-names');
         await closeDialog('dialog-unprotect-names');
       }
@@ -896,16 +1099,21 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       // neither the Authorization header nor a JSON content type, and dnsplane reads no cookie.
       const evil = await page.context().newPage();
       const target = `${h.server.url}/dnsplane.v1.AdminService/CreateTenant`;
-      await evil.route('http://evil.test/**', (route) => route.fulfill({
-        contentType: 'text/html',
-        body: `<form id=f method=post enctype=text/plain action="${target}"><input name='{"name":"csrf-victim","scopes":["admin"],"x":"' value='"}'></form><script>document.getElementById('f').submit()</script>`,
-      }));
+      await evil.route('http://evil.test/**', (route) =>
+        route.fulfill({
+          contentType: 'text/html',
+          body: `<form id=f method=post enctype=text/plain action="${target}"><input name='{"name":"csrf-victim","scopes":["admin"],"x":"' value='"}'></form><script>document.getElementById('f').submit()</script>`,
+        }),
+      );
       const [response] = await Promise.all([evil.waitForResponse(target), evil.goto('http://evil.test/')]);
       expect([401, 415]).toContain(response.status());
       expect(await tenantOf('csrf-victim')).toBeUndefined();
       await evil.close();
       // Nor a request without the header, from another origin or with the token as a cookie.
-      for (const headers of [{ 'content-type': 'application/json', origin: 'http://evil.test' }, { 'content-type': 'application/json', cookie: `token=${tokens['admin']}` }] as Array<Record<string, string>>) {
+      for (const headers of [
+        { 'content-type': 'application/json', origin: 'http://evil.test' },
+        { 'content-type': 'application/json', cookie: `token=${tokens['admin']}` },
+      ] as Array<Record<string, string>>) {
         const res = await fetch(target, { method: 'POST', headers, body: JSON.stringify({ name: 'csrf-victim' }) });
         expect(res.status).toBe(401);
       }
@@ -920,7 +1128,11 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       await open(page, 'journal', '[data-testid=journal] table');
       await rowOf('journal', 'data-id', journalId).click();
       await page.locator('[data-testid=entry-detail] [data-testid=revert]').click();
-      expect(await willText('dialog-revert')).toMatch(new RegExp(`^This will: store a plan for tenant "dave" that puts back what apply ${journalId} changed in ${ZONE.replace('.', '\\.')}, owned as before\\. `));
+      expect(await willText('dialog-revert')).toMatch(
+        new RegExp(
+          `^This will: store a plan for tenant "dave" that puts back what apply ${journalId} changed in ${ZONE.replace('.', '\\.')}, owned as before\\. `,
+        ),
+      );
       await dialog('dialog-revert').locator('[data-testid=cancel]').click();
       expect(await plansOf()).toBe(0);
       await page.locator('[data-testid=entry-detail] [data-testid=revert]').click();
@@ -933,7 +1145,10 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       expect(stored.summary!.tenant).toBe('dave');
       h.sim.clearCalls();
       expect((await h.zoneClient(dave).apply({ source: { case: 'planId', value: planId } })).zones[0]!.error).toBe('');
-      expect(callLines(h.sim).filter((c) => !c.startsWith('GET '))).toEqual([expect.stringMatching(new RegExp(`^DELETE /domain/zone/${ZONE.replace('.', '\\.')}/record/\\d+$`)), `POST /domain/zone/${ZONE}/refresh`]);
+      expect(callLines(h.sim).filter((c) => !c.startsWith('GET '))).toEqual([
+        expect.stringMatching(new RegExp(`^DELETE /domain/zone/${ZONE.replace('.', '\\.')}/record/\\d+$`)),
+        `POST /domain/zone/${ZONE}/refresh`,
+      ]);
     });
 
     it('approves a plan over the change threshold (an admin other than who asked), which its tenant then applies; a plan not over it is refused with the rule', async () => {
@@ -946,7 +1161,9 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       await open(page, `plans/${over.id}`, '[data-testid=approved]');
       expect(await page.locator('[data-testid=approved]').innerText()).toBe('—');
       await page.locator('[data-testid=approve]').click();
-      expect(await willText('dialog-approve')).toMatch(new RegExp(`^This will: approve plan ${over.id} of tenant "erin" \\(asked by erin, digest [0-9a-f]{12}…\\): its tenant may then apply it`));
+      expect(await willText('dialog-approve')).toMatch(
+        new RegExp(`^This will: approve plan ${over.id} of tenant "erin" \\(asked by erin, digest [0-9a-f]{12}…\\): its tenant may then apply it`),
+      );
       expect(await dialog('dialog-approve').locator('[data-testid=confirm]').getAttribute('class')).toBe('danger');
       await confirm('dialog-approve');
       expect(await dialog('dialog-approve').locator('[data-testid=approve-result]').innerText()).toMatch(/^Approved by admin at \d{4}-/);
@@ -986,7 +1203,9 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       await page.evaluate(`location.hash = ${JSON.stringify(`#/${route}`)}`);
       const refused = page.locator(`section.page[data-page="${route.replace(/\/.*$/, '/').replace(/\/$/, '')}"] [data-testid=refused]`);
       await refused.waitFor();
-      expect(await refused.innerText()).toBe('Not allowed. This page needs a token with the admin scope. The server answered: this call needs the admin scope; tenant "bob" does not have it');
+      expect(await refused.innerText()).toBe(
+        'Not allowed. This page needs a token with the admin scope. The server answered: this call needs the admin scope; tenant "bob" does not have it',
+      );
       expect(await page.locator('section.page table').count()).toBe(0);
       expect(await page.locator('section.page form').count()).toBe(0);
       expect(await page.locator('[data-write]').count()).toBe(0); // no write control
@@ -996,7 +1215,13 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
   });
 
   /** A Connect timestamp as the console prints it. */
-  const time = (ts: { seconds: bigint; nanos: number } | undefined) => (ts ? new Date(Number(ts.seconds) * 1000 + Math.floor(ts.nanos / 1e6)).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '—');
+  const time = (ts: { seconds: bigint; nanos: number } | undefined) =>
+    ts
+      ? new Date(Number(ts.seconds) * 1000 + Math.floor(ts.nanos / 1e6))
+          .toISOString()
+          .replace('T', ' ')
+          .replace(/\.\d+Z$/, 'Z')
+      : '—';
   const msOf = (ts: { seconds: bigint; nanos: number }) => Number(ts.seconds) * 1000 + Math.floor(ts.nanos / 1e6);
   /** A delay as the console prints it ("4.2 s"). */
   function delay(from: { seconds: bigint; nanos: number } | undefined, to: { seconds: bigint; nanos: number } | undefined): string {
@@ -1006,7 +1231,13 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
     const s = Math.round(ms / 1000);
     return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
   }
-  const STATE_TEXT: Record<number, string> = { [VisibilityState.PUBLISHED]: 'published', [VisibilityState.VISIBLE]: 'visible', [VisibilityState.NOT_VISIBLE]: 'not visible', [VisibilityState.UNVERIFIED]: 'unverified', [VisibilityState.SUPERSEDED]: 'superseded' };
+  const STATE_TEXT: Record<number, string> = {
+    [VisibilityState.PUBLISHED]: 'published',
+    [VisibilityState.VISIBLE]: 'visible',
+    [VisibilityState.NOT_VISIBLE]: 'not visible',
+    [VisibilityState.UNVERIFIED]: 'unverified',
+    [VisibilityState.SUPERSEDED]: 'superseded',
+  };
   /** The journal's Visible cell: the state, and the delay once visible. */
   const cell = (v: Visibility) => (v.state === VisibilityState.VISIBLE ? `${STATE_TEXT[v.state]} ${delay(v.publishedAt, v.visibleAt)}` : STATE_TEXT[v.state]!);
   /** A zone's chip for one publish. */
@@ -1016,5 +1247,4 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
   async function diffLines(page: Page): Promise<string[]> {
     return (await page.locator('[data-testid=diff] .line').allInnerTexts()).map((l) => (l === '\u00a0' ? '' : l));
   }
-
 });

@@ -71,7 +71,14 @@ describe('console files', () => {
     const r = await raw('GET', '/ui');
     expect(r.status).toBe(308);
     expect(r.headers['location']).toBe('/ui/');
-    for (const path of ['/ui/nope.js', '/ui/../package.json', '/ui/%2e%2e/package.json', '/ui/..%2fpackage.json', '/ui/pages/../../static.ts', '/ui/static.ts']) {
+    for (const path of [
+      '/ui/nope.js',
+      '/ui/../package.json',
+      '/ui/%2e%2e/package.json',
+      '/ui/..%2fpackage.json',
+      '/ui/pages/../../static.ts',
+      '/ui/static.ts',
+    ]) {
       const res = await raw('GET', path);
       expect(res.status, path).toBe(404);
       expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');

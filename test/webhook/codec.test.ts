@@ -8,7 +8,16 @@ import fc from 'fast-check';
 import { Slicer } from '../../src/core/slices.js';
 import { drain } from '../../src/dns/steps.js';
 import { field, goJson, isObject, JsonSyntaxError, parseJson, parseJsonSteps } from '../../src/webhook/json.js';
-import { adjustEndpoints, adjustEndpointsSteps, batches, domainFilterOf, prepareChanges, prepareChangesSteps, toChangeSet, type TenantScope } from '../../src/webhook/normalize.js';
+import {
+  adjustEndpoints,
+  adjustEndpointsSteps,
+  batches,
+  domainFilterOf,
+  prepareChanges,
+  prepareChangesSteps,
+  toChangeSet,
+  type TenantScope,
+} from '../../src/webhook/normalize.js';
 import {
   decodeChanges,
   decodeChangesSteps,
@@ -34,7 +43,12 @@ describe('JSON as Go reads and writes it', () => {
   });
 
   it('keeps numbers as written and refuses what RFC 8259 refuses', () => {
-    expect(parseJson(' [1, -0.5, 3e2, "x\\u00e9\\n"] ')).toEqual([{ kind: 'number', text: '1' }, { kind: 'number', text: '-0.5' }, { kind: 'number', text: '3e2' }, 'xé\n']);
+    expect(parseJson(' [1, -0.5, 3e2, "x\\u00e9\\n"] ')).toEqual([
+      { kind: 'number', text: '1' },
+      { kind: 'number', text: '-0.5' },
+      { kind: 'number', text: '3e2' },
+      'xé\n',
+    ]);
     for (const bad of ['', '{', '[1,]', '{"a":1,}', "{'a':1}", '01', '[1] x', '"\u0001"', 'NaN', '{"a" 1}']) {
       expect(() => parseJson(bad), bad).toThrow(JsonSyntaxError);
     }
@@ -43,7 +57,16 @@ describe('JSON as Go reads and writes it', () => {
 
   it('parseJsonSteps reads what parseJson reads, and refuses what it refuses at the same offset', () => {
     const json = fc.letrec((tie) => ({
-      value: fc.oneof({ depthSize: 'small' }, fc.constant(null), fc.boolean(), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.string(), tie('list'), tie('object')),
+      value: fc.oneof(
+        { depthSize: 'small' },
+        fc.constant(null),
+        fc.boolean(),
+        fc.integer(),
+        fc.double({ noNaN: true, noDefaultInfinity: true }),
+        fc.string(),
+        tie('list'),
+        tie('object'),
+      ),
       list: fc.array(tie('value'), { maxLength: 150 }),
       object: fc.dictionary(fc.string(), tie('value'), { maxKeys: 70 }),
     })).value;
@@ -54,7 +77,20 @@ describe('JSON as Go reads and writes it', () => {
       }),
       { numRuns: 200 },
     );
-    for (const bad of ['', '{', '[1,]', '{"a":1,}', "{'a':1}", '01', '[1] x', '"\u0001"', 'NaN', '{"a" 1}', '{"create":[{"a":1},]}', '['.repeat(40) + ']'.repeat(40)]) {
+    for (const bad of [
+      '',
+      '{',
+      '[1,]',
+      '{"a":1,}',
+      "{'a':1}",
+      '01',
+      '[1] x',
+      '"\u0001"',
+      'NaN',
+      '{"a" 1}',
+      '{"create":[{"a":1},]}',
+      '['.repeat(40) + ']'.repeat(40),
+    ]) {
       let sync: unknown;
       let steps: unknown;
       try {
@@ -73,7 +109,12 @@ describe('JSON as Go reads and writes it', () => {
   });
 
   it('a 16 MB body is read, decoded and normalized in slices: each step form pauses along a long list', async () => {
-    const endpoints = Array.from({ length: 5000 }, (_, i) => ({ dnsName: `h${i}.example.com`, targets: [i % 7 ? '192.0.2.1' : 'bad'], recordType: 'A', recordTTL: 300 }));
+    const endpoints = Array.from({ length: 5000 }, (_, i) => ({
+      dnsName: `h${i}.example.com`,
+      targets: [i % 7 ? '192.0.2.1' : 'bad'],
+      recordType: 'A',
+      recordTTL: 300,
+    }));
     const count = async <T>(steps: Generator<void, T, void>): Promise<{ value: T; yields: number }> => {
       const slicer = new Slicer(0);
       const value = await slicer.run(steps);
@@ -103,7 +144,9 @@ describe('JSON as Go reads and writes it', () => {
 describe('protocol messages', () => {
   it('decodes a change set with absent and null lists and Go zero values', () => {
     const c = decodeChanges(parseJson('{"create":[{"dnsName":"a.example.com","targets":null,"recordTTL":null,"labels":{"x":"y"}}],"delete":null}'));
-    expect(c.create).toEqual([{ list: 'create', index: 0, endpoint: wireEndpoint({ dnsName: 'a.example.com', recordType: '', targets: [], labels: { x: 'y' } }) }]);
+    expect(c.create).toEqual([
+      { list: 'create', index: 0, endpoint: wireEndpoint({ dnsName: 'a.example.com', recordType: '', targets: [], labels: { x: 'y' } }) },
+    ]);
     expect([c.updateOld, c.updateNew, c.delete]).toEqual([[], [], []]);
     expect(decodeChanges(parseJson('null'))).toEqual({ create: [], updateOld: [], updateNew: [], delete: [] });
     expect(decodeEndpointList(parseJson('null'))).toEqual([]);
@@ -124,8 +167,13 @@ describe('protocol messages', () => {
     }
   });
 
-  it('encodes endpoints in Go\'s field order, zero values left out, labels sorted, with a newline', () => {
-    expect(encodeEndpointList([wireEndpoint({ dnsName: 'a.example.com', recordType: 'A', targets: ['192.0.2.1'], recordTTL: 60, labels: { z: '1', a: '2' } }), wireEndpoint({ dnsName: 'b.example.com', recordType: 'TXT', targets: ['x'] })])).toBe(
+  it("encodes endpoints in Go's field order, zero values left out, labels sorted, with a newline", () => {
+    expect(
+      encodeEndpointList([
+        wireEndpoint({ dnsName: 'a.example.com', recordType: 'A', targets: ['192.0.2.1'], recordTTL: 60, labels: { z: '1', a: '2' } }),
+        wireEndpoint({ dnsName: 'b.example.com', recordType: 'TXT', targets: ['x'] }),
+      ]),
+    ).toBe(
       '[{"dnsName":"a.example.com","targets":["192.0.2.1"],"recordType":"A","recordTTL":60,"labels":{"a":"2","z":"1"}},{"dnsName":"b.example.com","targets":["x"],"recordType":"TXT"}]\n',
     );
     expect(encodeEndpointList([])).toBe('[]\n');
@@ -149,14 +197,25 @@ describe('protocol messages', () => {
 describe('normalization', () => {
   it('the domain filter: zones, narrowed to suffixes inside them, kept for suffixes above them', () => {
     expect(domainFilterOf({ tenant: 't', zones: ['b.example', 'a.example'], suffixes: [] })).toEqual(['a.example', 'b.example']);
-    expect(domainFilterOf({ tenant: 't', zones: ['example.com', 'sub.example.org'], suffixes: ['team.example.com', 'example.org'] })).toEqual(['sub.example.org', 'team.example.com']);
+    expect(domainFilterOf({ tenant: 't', zones: ['example.com', 'sub.example.org'], suffixes: ['team.example.com', 'example.org'] })).toEqual([
+      'sub.example.org',
+      'team.example.com',
+    ]);
     expect(domainFilterOf({ tenant: 't', zones: ['example.com'], suffixes: ['elsewhere.net'] })).toEqual(['example.com']);
   });
 
   it('adjust: name, type, targets, TTL as dnsplane holds them; set identifier and provider-specific dropped; labels kept', () => {
     const { endpoints, problems } = adjustEndpoints(
       [
-        wireEndpoint({ dnsName: 'Mx.Example.com.', recordType: 'mx', targets: ['10 Mail.Example.com.', '10 mail.example.com'], recordTTL: 1, setIdentifier: 's', providerSpecific: [{ name: 'p', value: 'v' }], labels: { resource: 'r' } }),
+        wireEndpoint({
+          dnsName: 'Mx.Example.com.',
+          recordType: 'mx',
+          targets: ['10 Mail.Example.com.', '10 mail.example.com'],
+          recordTTL: 1,
+          setIdentifier: 's',
+          providerSpecific: [{ name: 'p', value: 'v' }],
+          labels: { resource: 'r' },
+        }),
         wireEndpoint({ dnsName: '_sip._tcp.example.com', recordType: 'SRV', targets: ['0 5 5060 SIP.example.com.'], recordTTL: 59 }),
         wireEndpoint({ dnsName: 'café.example.com', recordType: 'AAAA', targets: ['2001:0DB8::0001'], recordTTL: 0 }),
         wireEndpoint({ dnsName: 't.example.com', recordType: 'TXT', targets: ['"a" "b"', 'plain'], recordTTL: 3600 }),
@@ -193,7 +252,11 @@ describe('normalization', () => {
     ]);
     expect(p.creates.map((c) => c.endpoint.dnsName)).toEqual(['c.example.com']);
     expect(p.rejected).toEqual([
-      expect.objectContaining({ list: 'create', index: 0, reason: expect.stringMatching(/appears more than once in the change set \(also at updateNew\[0\], which is applied\)/) }),
+      expect.objectContaining({
+        list: 'create',
+        index: 0,
+        reason: expect.stringMatching(/appears more than once in the change set \(also at updateNew\[0\], which is applied\)/),
+      }),
       expect.objectContaining({ list: 'delete', index: 1, reason: expect.stringMatching(/\(also at updateNew\[1\], which is applied\)/) }),
     ]);
     expect(p.deletes.map((e) => e.endpoint.dnsName)).toEqual(['d.example.com']);

@@ -105,7 +105,7 @@ describe.each<Mode>(['central', 'sidecar'])('the webhook protocol, %s mode', (mo
       edns = new ExternalDns(await s.url('alice', await h.tenant('alice', [ZONE])));
     });
 
-    it('negotiates: 200, Content-Type exactly the media type, the tenant\'s zones as the domain filter', async () => {
+    it("negotiates: 200, Content-Type exactly the media type, the tenant's zones as the domain filter", async () => {
       const filter = await edns.negotiate();
       const ex = edns.exchanges.at(-1)!;
       expect(ex.requestHeaders['accept']).toBe(MEDIA_TYPE);
@@ -117,7 +117,7 @@ describe.each<Mode>(['central', 'sidecar'])('the webhook protocol, %s mode', (mo
       expect(calls()).toEqual([]);
     });
 
-    it('GET /records: syncs the zone once, then answers the tenant\'s own record sets (none yet)', async () => {
+    it("GET /records: syncs the zone once, then answers the tenant's own record sets (none yet)", async () => {
       expect(await edns.records()).toEqual([]);
       const ex = edns.exchanges.at(-1)!;
       expect([ex.status, ex.headers['content-type'], ex.body]).toEqual([200, MEDIA_TYPE, '[]\n']);
@@ -169,7 +169,7 @@ describe.each<Mode>(['central', 'sidecar'])('the webhook protocol, %s mode', (mo
       ]);
     });
 
-    it('the apply is in the journal (the audit log) under the tenant; central: in the server\'s /metrics', async () => {
+    it("the apply is in the journal (the audit log) under the tenant; central: in the server's /metrics", async () => {
       const alice = await store.getTenantByName(h.server.ctx.pool, 'alice');
       const rows = await store.listJournal(h.server.ctx.pool, { tenantId: alice!.id, limit: 10 });
       expect(rows.map((r) => [r.zone, r.state])).toEqual([[ZONE, 'done']]);
@@ -228,17 +228,20 @@ describe.each<Mode>(['central', 'sidecar'])('the webhook protocol, %s mode', (mo
       expect(calls()).toEqual([]);
     });
 
-    it.runIf(mode === 'central')('central: a GET /records reads the generations in Postgres at most once (scope and records share the read; none while the listener keeps them), and answers the same bytes again', async () => {
-      const reads = () => h.server.ctx.reads!.zoneStates.reads;
-      const before = reads();
-      await edns.records();
-      expect(reads() - before).toBeLessThanOrEqual(1);
-      const first = edns.exchanges.at(-1)!.body;
-      const once = reads();
-      await edns.records();
-      expect(edns.exchanges.at(-1)!.body).toBe(first);
-      expect(reads() - once).toBeLessThanOrEqual(1);
-    });
+    it.runIf(mode === 'central')(
+      'central: a GET /records reads the generations in Postgres at most once (scope and records share the read; none while the listener keeps them), and answers the same bytes again',
+      async () => {
+        const reads = () => h.server.ctx.reads!.zoneStates.reads;
+        const before = reads();
+        await edns.records();
+        expect(reads() - before).toBeLessThanOrEqual(1);
+        const first = edns.exchanges.at(-1)!.body;
+        const once = reads();
+        await edns.records();
+        expect(edns.exchanges.at(-1)!.body).toBe(first);
+        expect(reads() - once).toBeLessThanOrEqual(1);
+      },
+    );
 
     it('converges: the next loops plan no change (TXT quotes, trailing dots, TTL 0 and 30), send nothing', async () => {
       const desired2: GoEndpoint[] = [
@@ -283,13 +286,18 @@ describe.each<Mode>(['central', 'sidecar'])('the webhook protocol, %s mode', (mo
         expect(ex.status).toBe(401);
         expect(ex.body).not.toContain(token);
       }
-      const apply = await edns.do('POST', '/records', { 'content-type': MEDIA_TYPE }, '{"create":[{"dnsName":"x.example.com","targets":["192.0.2.9"],"recordType":"A"}]}');
+      const apply = await edns.do(
+        'POST',
+        '/records',
+        { 'content-type': MEDIA_TYPE },
+        '{"create":[{"dnsName":"x.example.com","targets":["192.0.2.9"],"recordType":"A"}]}',
+      );
       expect(apply.status).toBe(401);
       expect(calls()).toEqual([]);
       expect(h.sim.draftRecords(ZONE).some((r) => r.subDomain === 'x')).toBe(false);
     });
 
-    it('OVH down: GET /records on a zone never read is 503 (a soft error), after the client\'s retries', async () => {
+    it("OVH down: GET /records on a zone never read is 503 (a soft error), after the client's retries", async () => {
       const token = await h.tenant('carol', ['other.example']);
       const edns = new ExternalDns(await s.url('carol', token));
       h.sim.faults.fail({ path: '/domain/zone/other.example/**', effect: { kind: 'status', status: 503 } });
@@ -306,7 +314,9 @@ describe.each<Mode>(['central', 'sidecar'])('the webhook protocol, %s mode', (mo
       h.sim.clearCalls();
       const published = h.sim.publishedRecords(ZONE).length;
       h.sim.faults.fail({ method: 'POST', path: `/domain/zone/${ZONE}/refresh`, effect: { kind: 'status', status: 503 } });
-      const err = (await edns.applyChanges({ create: [{ dnsName: 'dave.example.com', targets: ['192.0.2.77'], recordType: 'A' }] }).catch((e: unknown) => e)) as ExternalDnsError;
+      const err = (await edns
+        .applyChanges({ create: [{ dnsName: 'dave.example.com', targets: ['192.0.2.77'], recordType: 'A' }] })
+        .catch((e: unknown) => e)) as ExternalDnsError;
       expect([err.status, err.soft]).toEqual([503, true]);
       expect(calls()).toEqual([
         `POST /domain/zone/${ZONE}/record`,
@@ -327,7 +337,9 @@ describe.each<Mode>(['central', 'sidecar'])('the webhook protocol, %s mode', (mo
       try {
         await client.query('BEGIN');
         await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [0x646e7370, ZONE]);
-        const err = (await edns.applyChanges({ create: [{ dnsName: 'erin.example.com', targets: ['192.0.2.78'], recordType: 'A' }] }).catch((e: unknown) => e)) as ExternalDnsError;
+        const err = (await edns
+          .applyChanges({ create: [{ dnsName: 'erin.example.com', targets: ['192.0.2.78'], recordType: 'A' }] })
+          .catch((e: unknown) => e)) as ExternalDnsError;
         expect([err.status, err.soft]).toEqual([503, true]);
       } finally {
         await client.query('ROLLBACK');

@@ -45,16 +45,18 @@ afterAll(async () => {
 beforeEach(() => h.sim.clearCalls());
 
 describe('entries that break a rule are refused alone; the rest applies; a soft error names them', () => {
-  it('a bad target, a name outside the tenant\'s zones, an unsupported type, a repeated record set', async () => {
-    await refusedSoftly(edns.applyChanges({
-      create: [
-        { dnsName: `bad.${ZONE}`, targets: ['192.0.2.300'], recordType: 'A' },
-        { dnsName: 'www.other.org', targets: ['192.0.2.1'], recordType: 'A' },
-        { dnsName: `ok.${ZONE}`, targets: ['192.0.2.1'], recordType: 'A', recordTTL: 300 },
-        { dnsName: `wks.${ZONE}`, targets: ['x'], recordType: 'WKS' },
-        { dnsName: `OK.${ZONE}.`, targets: ['192.0.2.2'], recordType: 'A' },
-      ],
-    }));
+  it("a bad target, a name outside the tenant's zones, an unsupported type, a repeated record set", async () => {
+    await refusedSoftly(
+      edns.applyChanges({
+        create: [
+          { dnsName: `bad.${ZONE}`, targets: ['192.0.2.300'], recordType: 'A' },
+          { dnsName: 'www.other.org', targets: ['192.0.2.1'], recordType: 'A' },
+          { dnsName: `ok.${ZONE}`, targets: ['192.0.2.1'], recordType: 'A', recordTTL: 300 },
+          { dnsName: `wks.${ZONE}`, targets: ['x'], recordType: 'WKS' },
+          { dnsName: `OK.${ZONE}.`, targets: ['192.0.2.2'], recordType: 'A' },
+        ],
+      }),
+    );
     expect(edns.exchanges.at(-1)!.body.split('\n')).toEqual([
       "4 change(s) refused; the others were applied (dnsplane's log names each refusal):",
       expect.stringMatching(/^invalid bad\.example\.com A: create\[0\]\.targets\[0\]: /),
@@ -112,7 +114,11 @@ describe('entries that break a rule are refused alone; the rest applies; a soft 
     await refusedSoftly(edns.applyChanges({ delete: bad }));
     expect(edns.exchanges.at(-1)!.body.split('\n').slice(-2)).toEqual(['… 7 more invalid', '']);
     expect(calls()).toEqual([]);
-    expect(refused().slice(before).map((l) => l.entry)).toEqual(bad.slice(0, MAX_LOGGED_REFUSALS).map((_, i) => `delete[${i}]`));
+    expect(
+      refused()
+        .slice(before)
+        .map((l) => l.entry),
+    ).toEqual(bad.slice(0, MAX_LOGGED_REFUSALS).map((_, i) => `delete[${i}]`));
     expect(wh.lines.filter((l) => l.msg === 'webhook changes refused: invalid, 7 more not logged one by one')).toEqual([
       expect.objectContaining({ level: 40, tenant: 'alice', refused: MAX_LOGGED_REFUSALS + 7, logged: MAX_LOGGED_REFUSALS }),
     ]);
@@ -130,7 +136,12 @@ describe('what external-dns cannot send is a 4xx, with no OVH call', () => {
   it.each([
     ['not JSON', '{"create":[', 400, /not JSON/],
     ['a list where the change set goes', '[]', 400, /must be an object/],
-    ['a string TTL', '{"create":[{"dnsName":"t.example.com","targets":["192.0.2.1"],"recordType":"A","recordTTL":"300"}]}', 400, /create\[0\]\.recordTTL: must be a whole number/],
+    [
+      'a string TTL',
+      '{"create":[{"dnsName":"t.example.com","targets":["192.0.2.1"],"recordType":"A","recordTTL":"300"}]}',
+      400,
+      /create\[0\]\.recordTTL: must be a whole number/,
+    ],
     ['a fractional TTL', '{"create":[{"dnsName":"t.example.com","targets":["192.0.2.1"],"recordType":"A","recordTTL":300.5}]}', 400, /create\[0\]\.recordTTL/],
     ['a null endpoint', '{"delete":[null]}', 400, /delete\[0\]: an endpoint must be an object/],
   ])('%s', async (_name, body, status, message) => {
@@ -221,7 +232,14 @@ describe('a tenant limited to suffixes', () => {
   it('central: the domain filter is its suffixes, names outside are refused here', async () => {
     const e = new ExternalDns(wh.url('team', token));
     expect((await e.negotiate()).include).toEqual(['team.example.com']);
-    await refusedSoftly(e.applyChanges({ create: [{ dnsName: `outside.${ZONE}`, targets: ['192.0.2.9'], recordType: 'A' }, { dnsName: `a.team.${ZONE}`, targets: ['192.0.2.9'], recordType: 'A' }] }));
+    await refusedSoftly(
+      e.applyChanges({
+        create: [
+          { dnsName: `outside.${ZONE}`, targets: ['192.0.2.9'], recordType: 'A' },
+          { dnsName: `a.team.${ZONE}`, targets: ['192.0.2.9'], recordType: 'A' },
+        ],
+      }),
+    );
     expect(calls()).toEqual([`POST /domain/zone/${ZONE}/record`, `POST /domain/zone/${ZONE}/refresh`]);
     expect(refused().at(-1)).toMatchObject({ tenant: 'team', entry: 'create[0]', reason: expect.stringMatching(/outside tenant "team"'s allowed suffixes/) });
   });
@@ -229,16 +247,20 @@ describe('a tenant limited to suffixes', () => {
   it('sidecar: the centre tells it the suffixes, so its domain filter and refusals match the central listener', async () => {
     const e = new ExternalDns(sidecar.url);
     expect((await e.negotiate()).include).toEqual(['team.example.com']);
-    await refusedSoftly(e.applyChanges({
-      create: [
-        { dnsName: `b.team.${ZONE}`, targets: ['192.0.2.10'], recordType: 'A' },
-        { dnsName: `outside2.${ZONE}`, targets: ['192.0.2.10'], recordType: 'A' },
-        { dnsName: `c.team.${ZONE}`, targets: ['192.0.2.11'], recordType: 'A' },
-      ],
-    }));
+    await refusedSoftly(
+      e.applyChanges({
+        create: [
+          { dnsName: `b.team.${ZONE}`, targets: ['192.0.2.10'], recordType: 'A' },
+          { dnsName: `outside2.${ZONE}`, targets: ['192.0.2.10'], recordType: 'A' },
+          { dnsName: `c.team.${ZONE}`, targets: ['192.0.2.11'], recordType: 'A' },
+        ],
+      }),
+    );
     expect(calls()).toEqual([`POST /domain/zone/${ZONE}/record`, `POST /domain/zone/${ZONE}/record`, `POST /domain/zone/${ZONE}/refresh`]);
     expect(names()).not.toContain('outside2');
-    expect(await sidecar.metrics.registry.getSingleMetric('dnsplane_webhook_rejected_total')?.get()).toMatchObject({ values: [{ value: 1, labels: { list: 'create' } }] });
+    expect(await sidecar.metrics.registry.getSingleMetric('dnsplane_webhook_rejected_total')?.get()).toMatchObject({
+      values: [{ value: 1, labels: { list: 'create' } }],
+    });
   });
 
   it('sidecar against a centre that does not send suffixes (an older version): the centre refuses the name outside, the sidecar drops that entry and applies the rest', async () => {
@@ -248,25 +270,26 @@ describe('a tenant limited to suffixes', () => {
       if (!res.stream && req.method.name === 'ListZones') (res.message as ListZonesResponse).suffixes = [];
       return res;
     };
-    const client = createClient(
-      ZoneService,
-      createConnectTransport({ baseUrl: h.server.url, httpVersion: '1.1', interceptors: [older, bearer(token)] }),
-    );
+    const client = createClient(ZoneService, createConnectTransport({ baseUrl: h.server.url, httpVersion: '1.1', interceptors: [older, bearer(token)] }));
     const old = await startSidecar({ client, listen: { host: '127.0.0.1', port: 0 }, log: pino({ level: 'silent' }) });
     try {
       const e = new ExternalDns(old.url);
       expect((await e.negotiate()).include).toEqual([ZONE]); // told zones, not suffixes
-      await refusedSoftly(e.applyChanges({
-        create: [
-          { dnsName: `d.team.${ZONE}`, targets: ['192.0.2.12'], recordType: 'A' },
-          { dnsName: `outside3.${ZONE}`, targets: ['192.0.2.12'], recordType: 'A' },
-          { dnsName: `e.team.${ZONE}`, targets: ['192.0.2.13'], recordType: 'A' },
-        ],
-      }));
+      await refusedSoftly(
+        e.applyChanges({
+          create: [
+            { dnsName: `d.team.${ZONE}`, targets: ['192.0.2.12'], recordType: 'A' },
+            { dnsName: `outside3.${ZONE}`, targets: ['192.0.2.12'], recordType: 'A' },
+            { dnsName: `e.team.${ZONE}`, targets: ['192.0.2.13'], recordType: 'A' },
+          ],
+        }),
+      );
       expect(e.exchanges.at(-1)!.body).toMatch(/^1 change\(s\) refused.*\ninvalid outside3\.example\.com A: /);
       expect(calls()).toEqual([`POST /domain/zone/${ZONE}/record`, `POST /domain/zone/${ZONE}/record`, `POST /domain/zone/${ZONE}/refresh`]);
       expect(names()).not.toContain('outside3');
-      expect(await old.metrics.registry.getSingleMetric('dnsplane_webhook_rejected_total')?.get()).toMatchObject({ values: [{ value: 1, labels: { list: 'create' } }] });
+      expect(await old.metrics.registry.getSingleMetric('dnsplane_webhook_rejected_total')?.get()).toMatchObject({
+        values: [{ value: 1, labels: { list: 'create' } }],
+      });
     } finally {
       await old.close();
     }
@@ -274,7 +297,7 @@ describe('a tenant limited to suffixes', () => {
 });
 
 describe('credentials (central)', () => {
-  it('the user name must be the token\'s tenant; wrong or missing credentials are 401; no secret is logged', async () => {
+  it("the user name must be the token's tenant; wrong or missing credentials are 401; no secret is logged", async () => {
     const token = await h.tenant('frank', [ZONE]);
     const urls = [wh.url('alice', token), wh.url('frank', `${token}x`), wh.url('frank', ''), wh.listener.url];
     for (const url of urls) {

@@ -128,10 +128,24 @@ describe('dnsplane webhook (the sidecar process)', () => {
       const health = await fetch(`${s.url}/healthz`);
       expect([health.status, await health.text()]).toEqual([200, 'ok\n']);
       await edns.runOnce([{ dnsName: `web.${ZONE}`, targets: ['192.0.2.1'], recordType: 'A', recordTTL: 300 }]);
-      expect(edns.exchanges.map((e) => `${e.method} ${e.path} ${e.status}`)).toEqual(['GET / 200', 'GET /records 200', 'POST /adjustendpoints 200', 'POST /records 204']);
-      const ids = h.sim.draftRecords(ZONE).filter((r) => r.subDomain !== 'web').map((r) => r.id);
+      expect(edns.exchanges.map((e) => `${e.method} ${e.path} ${e.status}`)).toEqual([
+        'GET / 200',
+        'GET /records 200',
+        'POST /adjustendpoints 200',
+        'POST /records 204',
+      ]);
+      const ids = h.sim
+        .draftRecords(ZONE)
+        .filter((r) => r.subDomain !== 'web')
+        .map((r) => r.id);
       expect(calls().sort()).toEqual(
-        [`GET /domain/zone/${ZONE}/record`, ...ids.map((id) => `GET /domain/zone/${ZONE}/record/${id}`), `GET /domain/zone/${ZONE}/soa`, `POST /domain/zone/${ZONE}/record`, `POST /domain/zone/${ZONE}/refresh`].sort(),
+        [
+          `GET /domain/zone/${ZONE}/record`,
+          ...ids.map((id) => `GET /domain/zone/${ZONE}/record/${id}`),
+          `GET /domain/zone/${ZONE}/soa`,
+          `POST /domain/zone/${ZONE}/record`,
+          `POST /domain/zone/${ZONE}/refresh`,
+        ].sort(),
       );
       const metrics = await (await fetch(`${s.url}/metrics`)).text();
       expect(metrics).toMatch(/dnsplane_webhook_requests_total\{route="apply",status="204"\} 1/);
@@ -166,7 +180,8 @@ describe('dnsplane webhook (the sidecar process)', () => {
         { name: 'extKeyUsage', clientAuth: true },
       ],
     });
-    for (const [name, pem] of Object.entries({ 'ca.pem': server.cert, 'client.pem': client.cert, 'client-key.pem': client.private })) writeFileSync(path.join(dir, name), pem);
+    for (const [name, pem] of Object.entries({ 'ca.pem': server.cert, 'client.pem': client.cert, 'client-key.pem': client.private }))
+      writeFileSync(path.join(dir, name), pem);
     // A TLS front that demands the client certificate, then forwards to the centre.
     const seen: string[] = [];
     const front = https.createServer({ key: server.key, cert: server.cert, ca: [client.cert], requestCert: true, rejectUnauthorized: true }, (req, res) => {
@@ -179,7 +194,18 @@ describe('dnsplane webhook (the sidecar process)', () => {
     });
     await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
     const centre = `https://127.0.0.1:${(front.address() as AddressInfo).port}`;
-    const withCert = await sidecar(['--server', centre, '--token-file', path.join(dir, 'token'), '--ca-file', path.join(dir, 'ca.pem'), '--cert-file', path.join(dir, 'client.pem'), '--key-file', path.join(dir, 'client-key.pem')]);
+    const withCert = await sidecar([
+      '--server',
+      centre,
+      '--token-file',
+      path.join(dir, 'token'),
+      '--ca-file',
+      path.join(dir, 'ca.pem'),
+      '--cert-file',
+      path.join(dir, 'client.pem'),
+      '--key-file',
+      path.join(dir, 'client-key.pem'),
+    ]);
     const withoutCert = await sidecar(['--server', centre, '--token-file', path.join(dir, 'token'), '--ca-file', path.join(dir, 'ca.pem')]);
     try {
       const ok = new ExternalDns(withCert.url);
@@ -202,8 +228,12 @@ describe('dnsplane webhook (the sidecar process)', () => {
     const io: CliIo = { out: () => undefined, err: () => undefined, env: {}, isTty: false };
     await expect(webhookCommand.run(['--server', h.server.url], io)).rejects.toThrow(InvalidInputError);
     await expect(webhookCommand.run(['--server', h.server.url], io)).rejects.toThrow(/--token-file: a token is required/);
-    await expect(webhookCommand.run(['--server', h.server.url, '--token-file', path.join(dir, 'token'), '--cert-file', 'x.pem'], io)).rejects.toThrow(/--key-file: --cert-file and --key-file go together/);
-    await expect(webhookCommand.run(['--server', h.server.url, '--token-file', path.join(dir, 'token'), '--listen', 'nope'], io)).rejects.toThrow(/--listen: must be host:port/);
+    await expect(webhookCommand.run(['--server', h.server.url, '--token-file', path.join(dir, 'token'), '--cert-file', 'x.pem'], io)).rejects.toThrow(
+      /--key-file: --cert-file and --key-file go together/,
+    );
+    await expect(webhookCommand.run(['--server', h.server.url, '--token-file', path.join(dir, 'token'), '--listen', 'nope'], io)).rejects.toThrow(
+      /--listen: must be host:port/,
+    );
     await expect(webhookCommand.run(['--server', 'not a url', '--token-file', path.join(dir, 'token')], io)).rejects.toThrow(/--server: must be a URL/);
   });
 });

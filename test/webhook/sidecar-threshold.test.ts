@@ -26,7 +26,9 @@ beforeAll(async () => {
   lines = captured.lines;
   sidecar = await startSidecar({ client: h.zoneClient(token), listen: { host: '127.0.0.1', port: 0 }, log: captured.log });
   // 10 owned record sets, created through the sidecar: the threshold applies (MIN_OWNED), at the default 30 %.
-  await new ExternalDns(sidecar.url).applyChanges({ create: names(10).map((dnsName) => ({ dnsName, targets: ['192.0.2.1'], recordType: 'A', recordTTL: 300 })) });
+  await new ExternalDns(sidecar.url).applyChanges({
+    create: names(10).map((dnsName) => ({ dnsName, targets: ['192.0.2.1'], recordType: 'A', recordTTL: 300 })),
+  });
 });
 
 afterAll(async () => {
@@ -47,7 +49,9 @@ it('a change set over the threshold is 503 (external-dns retries), counted and l
   );
   expect(err).toBeInstanceOf(ExternalDnsError);
   expect([(err as ExternalDnsError).status, (err as ExternalDnsError).soft]).toEqual([503, true]);
-  expect(edns.exchanges.at(-1)!.body).toMatch(/^change threshold: this apply would delete 5 of the 10 record sets tenant "carol" owns in zone example\.com \(50%, over the limit of 30%\)/);
+  expect(edns.exchanges.at(-1)!.body).toMatch(
+    /^change threshold: this apply would delete 5 of the 10 record sets tenant "carol" owns in zone example\.com \(50%, over the limit of 30%\)/,
+  );
   expect(callLines(h.sim)).toEqual([]);
   expect(h.sim.draftRecords(ZONE).filter((r) => r.subDomain.endsWith('.carol'))).toHaveLength(10);
 

@@ -64,10 +64,24 @@ describe('two clusters on one zone, external-dns --registry=noop', () => {
     expect(published('shared')).toEqual(['192.0.2.10']);
     // Named by what external-dns asked (a create), not by what dnsplane would have done.
     expect(conflictLines()).toEqual([
-      expect.objectContaining({ level: 40, tenant: 'cluster-2', zone: ZONE, action: 'create', dnsName: `shared.${ZONE}`, recordType: 'A', owner: 'cluster-1', reason: expect.stringMatching(/owned by tenant "cluster-1"/) }),
+      expect.objectContaining({
+        level: 40,
+        tenant: 'cluster-2',
+        zone: ZONE,
+        action: 'create',
+        dnsName: `shared.${ZONE}`,
+        recordType: 'A',
+        owner: 'cluster-1',
+        reason: expect.stringMatching(/owned by tenant "cluster-1"/),
+      }),
     ]);
     expect(await wh.metric('dnsplane_webhook_conflicts_total', { tenant: 'cluster-2', zone: ZONE, action: 'create' })).toBe(1);
-    expect(wh.lines.find((l) => l.msg === 'webhook request failed' && l.webhook === 'apply' && l.tenant === 'cluster-2')).toMatchObject({ status: 500, conflicts: 1, rejected: 0, ovhCalls: 2 });
+    expect(wh.lines.find((l) => l.msg === 'webhook request failed' && l.webhook === 'apply' && l.tenant === 'cluster-2')).toMatchObject({
+      status: 500,
+      conflicts: 1,
+      rejected: 0,
+      ovhCalls: 2,
+    });
   });
 
   it('the next loop of the second asks again, is refused again (the same soft error), and costs no OVH call', async () => {
@@ -78,7 +92,7 @@ describe('two clusters on one zone, external-dns --registry=noop', () => {
     expect(await wh.metric('dnsplane_webhook_conflicts_total', { tenant: 'cluster-2', zone: ZONE, action: 'create' })).toBe(2);
   });
 
-  it('a change set that deletes and overwrites the other cluster\'s records changes nothing', async () => {
+  it("a change set that deletes and overwrites the other cluster's records changes nothing", async () => {
     await refusedSoftly(
       c2.applyChanges({
         updateOld: [a('shared', '192.0.2.10')],
@@ -86,13 +100,19 @@ describe('two clusters on one zone, external-dns --registry=noop', () => {
         delete: [a('one', '192.0.2.11')],
       }),
     );
-    expect(c2.exchanges.at(-1)!.body).toMatch(/^2 change\(s\) refused.*\nconflict delete one\.example\.com A: .*cluster-1.*\nconflict update shared\.example\.com A: .*cluster-1"\n$/);
+    expect(c2.exchanges.at(-1)!.body).toMatch(
+      /^2 change\(s\) refused.*\nconflict delete one\.example\.com A: .*cluster-1.*\nconflict update shared\.example\.com A: .*cluster-1"\n$/,
+    );
     expect(await wh.metric('dnsplane_webhook_conflicts_total', { tenant: 'cluster-2', zone: ZONE, action: 'update' })).toBe(1);
     expect(await wh.metric('dnsplane_webhook_conflicts_total', { tenant: 'cluster-2', zone: ZONE, action: 'delete' })).toBe(1);
     expect(calls()).toEqual([]);
     expect(published('shared')).toEqual(['192.0.2.10']);
     expect(published('one')).toEqual(['192.0.2.11']);
-    expect(conflictLines().slice(-2).map((l) => [l.action, l.dnsName, l.owner])).toEqual([
+    expect(
+      conflictLines()
+        .slice(-2)
+        .map((l) => [l.action, l.dnsName, l.owner]),
+    ).toEqual([
       ['delete', `one.${ZONE}`, 'cluster-1'],
       ['update', `shared.${ZONE}`, 'cluster-1'],
     ]);

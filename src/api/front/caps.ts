@@ -82,7 +82,10 @@ export class ConnectionCaps {
   private flush(): void {
     this.timer = undefined;
     if (this.refusedBy.size === 0) return;
-    const top = [...this.refusedBy].sort((a, b) => b[1] - a[1]).slice(0, TOP).map(([address, refused]) => ({ address, refused }));
+    const top = [...this.refusedBy]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, TOP)
+      .map(([address, refused]) => ({ address, refused }));
     const refused = this.refusedReasons.per_address + this.refusedReasons.total;
     this.log.warn(
       { port: this.port, refused, reasons: this.refusedReasons, addresses: this.refusedBy.size, top, limits: this.limits, windowSeconds: SUMMARY_MS / 1000 },

@@ -217,7 +217,7 @@ export class Clocks {
     if (conn.phase === 'linger' || conn.session) return;
     if (conn.busy) {
       let waiting: Exchange | undefined;
-      for (const x of conn.exchanges) if (!x.req.complete) (waiting ??= x);
+      for (const x of conn.exchanges) if (!x.req.complete) waiting ??= x;
       conn.phase = waiting ? 'body' : 'busy';
       if (waiting) conn.since = waiting.startedAt;
     } else if (conn.phase === 'body' || conn.phase === 'busy') {

@@ -31,8 +31,16 @@ function seriesFor(registry: Registry): Series {
     for (const [port, size] of open) g.set({ port }, size());
   });
   series = {
-    refused: s.counter('dnsplane_http_connections_refused_total', 'Connections refused when accepted, over DNSPLANE_MAX_CONNECTIONS_PER_ADDRESS (per_address) or DNSPLANE_MAX_CONNECTIONS (total)', ['port', 'reason']),
-    closed: s.counter('dnsplane_http_connections_closed_total', "Connections the HTTP front closed on its clocks: headers or request not complete in time, idle, or a refused body's drain ended", ['port', 'reason']),
+    refused: s.counter(
+      'dnsplane_http_connections_refused_total',
+      'Connections refused when accepted, over DNSPLANE_MAX_CONNECTIONS_PER_ADDRESS (per_address) or DNSPLANE_MAX_CONNECTIONS (total)',
+      ['port', 'reason'],
+    ),
+    closed: s.counter(
+      'dnsplane_http_connections_closed_total',
+      "Connections the HTTP front closed on its clocks: headers or request not complete in time, idle, or a refused body's drain ended",
+      ['port', 'reason'],
+    ),
     open,
   };
   declared.set(registry, series);

@@ -6,7 +6,17 @@
  */
 import type { TargetState } from '../../dns/types.js';
 import { withdrawnTargetStates } from '../ownership/withdrawn-view.js';
-import { canonicalTarget, findZone, MAX_TARGETS, normalizeName, parseRecordType, recordSetKey, SHAREABLE_TYPES, sortedUnique, type Endpoint } from '../../dns/index.js';
+import {
+  canonicalTarget,
+  findZone,
+  MAX_TARGETS,
+  normalizeName,
+  parseRecordType,
+  recordSetKey,
+  SHAREABLE_TYPES,
+  sortedUnique,
+  type Endpoint,
+} from '../../dns/index.js';
 import { InvalidInputError } from '../../dns/errors.js';
 import { ovhRecordKey } from '../../ovh/mapping.js';
 import * as store from '../../store/index.js';
@@ -26,10 +36,7 @@ export interface OwnershipListing {
 }
 
 /** Ownership rows of the zones named (all when none), optionally of one tenant, with the unowned sets. */
-export async function listOwnership(
-  ctx: CoreContext,
-  opts: { zones: string[]; tenantId?: string; includeUnowned: boolean },
-): Promise<OwnershipListing> {
+export async function listOwnership(ctx: CoreContext, opts: { zones: string[]; tenantId?: string; includeUnowned: boolean }): Promise<OwnershipListing> {
   const rows: OwnershipListing['rows'] = [];
   const unowned: Endpoint[] = [];
   for (const zone of opts.zones) {
@@ -38,7 +45,10 @@ export async function listOwnership(
     for (const r of zoneRows) {
       if (opts.tenantId !== undefined && r.tenantId !== opts.tenantId) continue;
       // An exclusive set's row (target '') shows its withdrawn target (the first, if several: Records shows each).
-      const state = r.target !== '' ? states.get(`${r.dnsName} ${r.recordType} ${r.target}`) : [...states].find(([k]) => k.startsWith(`${r.dnsName} ${r.recordType} `))?.[1];
+      const state =
+        r.target !== ''
+          ? states.get(`${r.dnsName} ${r.recordType} ${r.target}`)
+          : [...states].find(([k]) => k.startsWith(`${r.dnsName} ${r.recordType} `))?.[1];
       rows.push(state ? { ...r, targetState: state } : r);
     }
     if (!opts.includeUnowned) continue;
@@ -129,7 +139,8 @@ export async function assignOwnership(
       for (const r of rows) if (r.shared) perTarget.set(r.target, r.tenantId);
       const chosen = targets.length > 0 ? targets : present.filter((t) => !perTarget.has(t));
       // Nothing to give and nothing to convert: say so rather than pretend.
-      if (chosen.length === 0 && !exclusive) throw new InvalidInputError('targets', `${dnsName} ${recordType} holds no target without an owner; name the targets to assign`);
+      if (chosen.length === 0 && !exclusive)
+        throw new InvalidInputError('targets', `${dnsName} ${recordType} holds no target without an owner; name the targets to assign`);
       for (const t of chosen) {
         if (owner) perTarget.set(t, owner.id);
         else perTarget.delete(t);

@@ -198,7 +198,12 @@ export function registryClaims(
 }
 
 /** Adopts (or, with dryRun, shows) the ownership the zone's TXT registry records. */
-export async function importTxtRegistry(ctx: CoreContext, actor: Tenant, input: ImportInput, audit: (tx: store.Queryable, summary: string, adopted: Adoption[]) => Promise<void>): Promise<ImportResult> {
+export async function importTxtRegistry(
+  ctx: CoreContext,
+  actor: Tenant,
+  input: ImportInput,
+  audit: (tx: store.Queryable, summary: string, adopted: Adoption[]) => Promise<void>,
+): Promise<ImportResult> {
   const zone = normalizeName(input.zone, 'zone');
   if (!(await store.getZone(ctx.pool, zone))) throw new InvalidInputError('zone', `"${zone}" is not a zone dnsplane manages`);
   if (input.txtPrefix !== '' && input.txtSuffix !== '') {
@@ -242,7 +247,9 @@ export async function importTxtRegistry(ctx: CoreContext, actor: Tenant, input: 
         adoptions.push({ ...base, tenant: tenant.name, outcome: 'already_owned', reason: `already owned by ${tenant.name}` });
       } else {
         const who = [...new Set(owners.map((o) => o.tenantName))].join(', ');
-        const reason = owners.some((o) => o.shared) ? `a shared set (owners: ${who}); use AssignOwnership` : `owned by tenant "${who}"; use AssignOwnership to move it`;
+        const reason = owners.some((o) => o.shared)
+          ? `a shared set (owners: ${who}); use AssignOwnership`
+          : `owned by tenant "${who}"; use AssignOwnership to move it`;
         adoptions.push({ ...base, tenant: tenant.name, outcome: 'conflict', reason });
       }
     }

@@ -28,7 +28,8 @@ export async function listJournal(ctx: CoreContext, actor: Tenant, q: JournalQue
   requireAdmin(actor);
   const limit = limitOf(q.limit);
   const beforeId = q.beforeId ?? '';
-  if (beforeId !== '' && !/^[1-9][0-9]{0,18}$/.test(beforeId)) throw new InvalidInputError('beforeId', `must be a journal entry id (digits), got "${beforeId}"`);
+  if (beforeId !== '' && !/^[1-9][0-9]{0,18}$/.test(beforeId))
+    throw new InvalidInputError('beforeId', `must be a journal entry id (digits), got "${beforeId}"`);
   const state = q.state ?? '';
   if (state !== '' && !(JOURNAL_STATES as readonly string[]).includes(state)) {
     throw new InvalidInputError('state', `unknown state "${state}" (known: ${JOURNAL_STATES.join(', ')})`);
@@ -44,7 +45,16 @@ export async function listJournal(ctx: CoreContext, actor: Tenant, q: JournalQue
   });
   const names = await tenantNames(ctx);
   // Where each publish stands (the rows that published; an admin action has none): one query.
-  const published = new Map((await readVisibility(ctx, rows.map((r) => r.id))).filter((v) => v.publishedAt).map((v) => [v.journalId, v]));
+  const published = new Map(
+    (
+      await readVisibility(
+        ctx,
+        rows.map((r) => r.id),
+      )
+    )
+      .filter((v) => v.publishedAt)
+      .map((v) => [v.journalId, v]),
+  );
   // Up to 1,000 entries of up to an apply batch's calls each: read in slices.
   return new Slicer().map(rows, (r) => journalView(r, names, published.get(r.id)), 16);
 }

@@ -69,7 +69,10 @@ export async function importTxtRegistry(ctx: CoreContext, actor: Tenant, input: 
 export async function setTenantWithdrawAfter(ctx: CoreContext, actor: Tenant, name: string, ms: number | null): Promise<Tenant> {
   requireAdmin(actor);
   const t = await runSetWithdrawAfter(ctx.pool, name, ms);
-  ctx.log.info({ tenant: name, withdrawAfterSeconds: ms === null ? null : ms / 1000, by: actor.name }, ms === null ? 'tenant withdraw-after off' : 'tenant withdraw-after set');
+  ctx.log.info(
+    { tenant: name, withdrawAfterSeconds: ms === null ? null : ms / 1000, by: actor.name },
+    ms === null ? 'tenant withdraw-after off' : 'tenant withdraw-after set',
+  );
   if (ms === null) await restoreSilent(ctx, t.id);
   return t;
 }

@@ -18,7 +18,10 @@ import {
 export async function createTenant(ctx: CoreContext, actor: Tenant, input: NewTenant): Promise<{ tenant: Tenant; token: string }> {
   requireAdmin(actor);
   const { registered, ...created } = await createTenantInManagedZones(ctx.pool, input, { configured: ctx.settings.zones, listOvh: () => ctx.ovh.listZones() });
-  ctx.log.info({ tenant: created.tenant.name, scopes: created.tenant.scopes, zones: created.tenant.zones, by: actor.name, ...(registered.length ? { registered } : {}) }, 'tenant created');
+  ctx.log.info(
+    { tenant: created.tenant.name, scopes: created.tenant.scopes, zones: created.tenant.zones, by: actor.name, ...(registered.length ? { registered } : {}) },
+    'tenant created',
+  );
   return created;
 }
 
@@ -32,7 +35,14 @@ export async function rotateTenantToken(ctx: CoreContext, actor: Tenant, name: s
   if (name === '') throw new InvalidInputError('name', 'a tenant name is required');
   const rotated = await runRotate(ctx.pool, name, graceMs, 'graceSeconds');
   ctx.tokens?.forget(name); // this replica at once; the others on NOTIFY dnsplane_tenant
-  ctx.log.info({ tenant: name, by: actor.name, ...(rotated.tenant.previousTokenValidUntil ? { oldTokenValidUntil: rotated.tenant.previousTokenValidUntil.toISOString() } : {}) }, 'tenant token rotated');
+  ctx.log.info(
+    {
+      tenant: name,
+      by: actor.name,
+      ...(rotated.tenant.previousTokenValidUntil ? { oldTokenValidUntil: rotated.tenant.previousTokenValidUntil.toISOString() } : {}),
+    },
+    'tenant token rotated',
+  );
   return rotated;
 }
 

@@ -34,7 +34,10 @@ export async function rotateTsigKey(ctx: CoreContext, actor: Tenant, name: strin
   const issued = await runRotateKey({ pool: ctx.pool, secrets: ctx.secrets, actor }, name, graceMs);
   ctx.tsigKeys?.forget(issued.key.tenant); // this replica at once; the others on NOTIFY dnsplane_tenant
   const until = issued.key.oldSecretValidUntil;
-  ctx.log.info({ key: issued.key.name, tenant: issued.key.tenant, by: actor.name, ...(until ? { oldSecretValidUntil: until.toISOString() } : {}) }, 'TSIG key rotated');
+  ctx.log.info(
+    { key: issued.key.name, tenant: issued.key.tenant, by: actor.name, ...(until ? { oldSecretValidUntil: until.toISOString() } : {}) },
+    'TSIG key rotated',
+  );
   return issued;
 }
 

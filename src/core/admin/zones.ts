@@ -14,10 +14,16 @@ import { syncZone } from '../zones/zones.js';
 import { exportZone, type ZoneExport } from '../zones/zone-export.js';
 
 /** A zone as a zone file, from the cache (core/zones/zone-export.ts). */
-export async function exportZoneFile(ctx: CoreContext, actor: Tenant, rawZone: string, options: { owners: boolean; atGeneration?: bigint; atTime?: Date }): Promise<ZoneExport> {
+export async function exportZoneFile(
+  ctx: CoreContext,
+  actor: Tenant,
+  rawZone: string,
+  options: { owners: boolean; atGeneration?: bigint; atTime?: Date },
+): Promise<ZoneExport> {
   requireAdmin(actor);
   if (options.atGeneration !== undefined && options.atTime !== undefined) throw new InvalidInputError('at_time', 'give at_generation or at_time, not both');
-  if (options.atGeneration !== undefined && options.atGeneration < 0n) throw new InvalidInputError('at_generation', `must be a generation (0 or more), got ${options.atGeneration}`);
+  if (options.atGeneration !== undefined && options.atGeneration < 0n)
+    throw new InvalidInputError('at_generation', `must be a generation (0 or more), got ${options.atGeneration}`);
   const at = options.atGeneration !== undefined ? { generation: options.atGeneration } : options.atTime !== undefined ? { time: options.atTime } : undefined;
   return exportZone(ctx, await managedZone(ctx, rawZone, 'zone'), { owners: options.owners, ...(at ? { at } : {}) });
 }

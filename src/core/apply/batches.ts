@@ -45,7 +45,15 @@ export async function applyZone(ctx: CoreContext, request: ZoneRequest): Promise
   for (let index = 1; ; index++) {
     let step: BatchAnswer;
     try {
-      step = await applyBatchMeasured(ctx, { tenant: request.tenant, zone, routed: request.routed, ...(index === 1 && request.stored ? { stored: request.stored } : {}), index, max, ...(carried ? { carried } : {}) });
+      step = await applyBatchMeasured(ctx, {
+        tenant: request.tenant,
+        zone,
+        routed: request.routed,
+        ...(index === 1 && request.stored ? { stored: request.stored } : {}),
+        index,
+        max,
+        ...(carried ? { carried } : {}),
+      });
     } catch (e) {
       if (!merged) throw e;
       // A later batch ended in an error (a lock timeout, the database gone): the earlier ones stay.
@@ -56,7 +64,13 @@ export async function applyZone(ctx: CoreContext, request: ZoneRequest): Promise
     if (index === 1 && !more) return result; // the common case: one batch, the answer as it always was
     // What the next batch plans if nothing else changes the zone meanwhile: the rest of this plan.
     carried = result.status === 'applied' && step.rest ? { generation: result.generation, plan: step.rest } : undefined;
-    if (result.status === 'applied') batches.push({ index, operations: result.calls.filter((call) => !call.path.endsWith('/refresh')).length, generation: result.generation, ...(result.journalId ? { journalId: result.journalId } : {}) });
+    if (result.status === 'applied')
+      batches.push({
+        index,
+        operations: result.calls.filter((call) => !call.path.endsWith('/refresh')).length,
+        generation: result.generation,
+        ...(result.journalId ? { journalId: result.journalId } : {}),
+      });
     if (!merged) merged = { ...result, calls: [...result.calls], changes: [...result.changes] };
     else if (result.status === 'applied' || result.status === 'no_changes') {
       merged.calls.push(...result.calls);
@@ -78,7 +92,15 @@ export async function applyZone(ctx: CoreContext, request: ZoneRequest): Promise
 }
 
 /** The answer when batch `failedIndex` did not apply: the earlier batches stay applied and published. */
-function partial(zone: string, merged: ZoneApplyResult, batches: ApplyBatch[], failedIndex: number, error: Error, transient: boolean, failedCalls: CallRecord[] = []): ZoneApplyResult {
+function partial(
+  zone: string,
+  merged: ZoneApplyResult,
+  batches: ApplyBatch[],
+  failedIndex: number,
+  error: Error,
+  transient: boolean,
+  failedCalls: CallRecord[] = [],
+): ZoneApplyResult {
   const ops = batches.reduce((n, batch) => n + batch.operations, 0);
   const head =
     batches.length === 0
@@ -89,7 +111,12 @@ function partial(zone: string, merged: ZoneApplyResult, batches: ApplyBatch[], f
     status: 'failed',
     calls: [...merged.calls, ...failedCalls],
     batches,
-    error: new ApplyFailedError(`${head}; batch ${failedIndex} was not applied (rolled back alone, nothing of it published): ${error.message}; the rest is planned again on the next try`, zone, transient, [...merged.calls, ...failedCalls]),
+    error: new ApplyFailedError(
+      `${head}; batch ${failedIndex} was not applied (rolled back alone, nothing of it published): ${error.message}; the rest is planned again on the next try`,
+      zone,
+      transient,
+      [...merged.calls, ...failedCalls],
+    ),
   };
 }
 

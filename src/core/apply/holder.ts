@@ -106,7 +106,12 @@ async function runGroupInFlow(ctx: CoreContext, held: HeldLock, first: Member, c
   } catch (e) {
     // OVH refused or failed a compensating call: not this apply's doing, and nothing of it was sent.
     if (!(e instanceof OvhError)) throw e;
-    throw new ApplyFailedError(`apply to zone ${held.zone}: rolling back the applies left in flight failed (${messageOf(e)}); nothing was sent for this apply, and the zone's next lock holder tries the rollback again: retry`, held.zone, true, []);
+    throw new ApplyFailedError(
+      `apply to zone ${held.zone}: rolling back the applies left in flight failed (${messageOf(e)}); nothing was sent for this apply, and the zone's next lock holder tries the rollback again: retry`,
+      held.zone,
+      true,
+      [],
+    );
   }
   // The group's bound comes from the settings, not from its first member (an UPDATE's own bound is 0).
   const group = newGroup(held, ctx.settings.applyBatch ?? DEFAULT_APPLY_BATCH);

@@ -79,7 +79,8 @@ export async function apply(ctx: CoreContext, tenant: Tenant, source: ApplySourc
 async function applySource(ctx: CoreContext, tenant: Tenant, source: ApplySource): Promise<ApplyResult> {
   if ('planId' in source) {
     const { plan: stored, row } = await getPlanWithRow(ctx, tenant, source.planId);
-    if (stored.tenantId !== tenant.id) throw new PermissionDeniedError('planId', `plan "${stored.id}" belongs to tenant "${stored.tenant}"; only it may apply the plan`);
+    if (stored.tenantId !== tenant.id)
+      throw new PermissionDeniedError('planId', `plan "${stored.id}" belongs to tenant "${stored.tenant}"; only it may apply the plan`);
     if (stored.status !== 'pending') throw new StalePlanError(`plan "${stored.id}" is ${stored.status}; make a new plan`);
     if (stored.expiresAt.getTime() < Date.now()) {
       await store.setPlanStatus(ctx.pool, stored.id, 'expired');
@@ -92,14 +93,19 @@ async function applySource(ctx: CoreContext, tenant: Tenant, source: ApplySource
     if (approval) Object.assign(routed, { force: true, approval });
     if (stored.input.kind === 'changes' && stored.input.revertOf) routed.revertOf = stored.input.revertOf;
     routed.planId = stored.id;
-    const settled = await Promise.all(stored.zones.map((zonePlan) => asZoneResult(zonePlan.zone, applyZone(ctx, { tenant, zone: zonePlan.zone, routed, stored: zonePlan }))));
+    const settled = await Promise.all(
+      stored.zones.map((zonePlan) => asZoneResult(zonePlan.zone, applyZone(ctx, { tenant, zone: zonePlan.zone, routed, stored: zonePlan }))),
+    );
     const zones = settled.map((one) => one.result);
     // Every zone ended in an error before it did anything (a lock timeout, say): the plan stays pending.
     if (settled.every((one) => one.thrown) && zones.every((result) => result.calls.length === 0)) throw zones[0]!.error!;
     const ok = zones.every((result) => result.status === 'applied' || result.status === 'no_changes');
     // A dry run applied nothing: the plan stays pending. So does a plan the change threshold refused
     // with nothing sent anywhere: a second admin may approve it (core/plan/approvals.ts).
-    if (!zones.some((result) => result.status === 'dry_run') && !refusedByThresholdAlone(zones)) await store.setPlanStatus(ctx.pool, stored.id, ok ? 'applied' : zones.some((result) => result.status === 'stale') ? 'stale' : 'failed', { appliedAt: new Date() });
+    if (!zones.some((result) => result.status === 'dry_run') && !refusedByThresholdAlone(zones))
+      await store.setPlanStatus(ctx.pool, stored.id, ok ? 'applied' : zones.some((result) => result.status === 'stale') ? 'stale' : 'failed', {
+        appliedAt: new Date(),
+      });
     return { planId: stored.id, zones };
   }
   const routed = await routeInput(ctx, tenant, source.input);

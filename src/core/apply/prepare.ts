@@ -59,18 +59,34 @@ export async function prepareMember(ctx: CoreContext, group: Group, member: Memb
     // The generation at the group's start: the members before this one moved it, and what they
     // changed is judged by the digest (the plan recomputed after them must be the one stored).
     if (groupBase !== stored.baseGeneration) {
-      return answer({ ...unsent, status: 'stale', error: new StalePlanError(`zone ${zone} changed since the plan was made (generation ${stored.baseGeneration} -> ${groupBase}); nothing was sent, make a new plan`) });
+      return answer({
+        ...unsent,
+        status: 'stale',
+        error: new StalePlanError(
+          `zone ${zone} changed since the plan was made (generation ${stored.baseGeneration} -> ${groupBase}); nothing was sent, make a new plan`,
+        ),
+      });
     }
     // Both digests in slices: a stored plan may hold thousands of changes (megabytes of canonical JSON).
     const slicer = new Slicer();
     if ((await planDigestSliced([{ ...plan, baseGeneration: stored.baseGeneration }], slicer)) !== (await planDigestSliced([stored], slicer))) {
-      const why = plan.baseGeneration !== groupBase ? `an apply just before it (coalesced with it) changed what the plan touches in zone ${zone}` : `ownership in zone ${zone} changed since the plan was made`;
+      const why =
+        plan.baseGeneration !== groupBase
+          ? `an apply just before it (coalesced with it) changed what the plan touches in zone ${zone}`
+          : `ownership in zone ${zone} changed since the plan was made`;
       return answer({ ...unsent, status: 'stale', error: new StalePlanError(`${why}; nothing was sent, make a new plan`) });
     }
   }
   if (routed.kind === 'desired' && routed.allOrNothing && plan.conflicts.length > 0) {
     const what = plan.conflicts.map((c) => `${c.endpoint.dnsName} ${c.endpoint.recordType}`).join(', ');
-    return answer({ ...unsent, status: 'refused', error: new PermissionDeniedError('endpoints', `${plan.conflicts.length} record set(s) in zone ${zone} conflict (${what}); the request is all or nothing, so nothing was sent`) });
+    return answer({
+      ...unsent,
+      status: 'refused',
+      error: new PermissionDeniedError(
+        'endpoints',
+        `${plan.conflicts.length} record set(s) in zone ${zone} conflict (${what}); the request is all or nothing, so nothing was sent`,
+      ),
+    });
   }
   // The change threshold, judged on the plan recomputed under the lock (core/plan/guard.ts).
   const overThreshold = thresholdRefusal(ctx, tenant, zone, plan.threshold, routed.approval !== undefined);
@@ -130,6 +146,9 @@ async function fromPlanRest(ctx: CoreContext, group: Group, member: Member): Pro
   if (kept?.generation === now.generation) group.memory = kept;
   const owned = await store.countOwnedSets(tx, zone, member.tenant.id);
   const threshold = await zoneThreshold(ctx, tx, member.tenant, zone, owned, carried.plan.changes, member.routed.force ?? false);
-  ctx.log.debug({ zone, tenant: member.tenant.name, batch: member.index, generation: String(now.generation) }, 'batch planned from the rest of the previous one (zone unchanged since)');
+  ctx.log.debug(
+    { zone, tenant: member.tenant.name, batch: member.index, generation: String(now.generation) },
+    'batch planned from the rest of the previous one (zone unchanged since)',
+  );
   return { ...carried.plan, baseGeneration: now.generation, threshold };
 }

@@ -68,7 +68,9 @@ export async function publish(ctx: CoreContext, group: Group): Promise<void> {
   if (error instanceof ZoneLockLostError || (fence.lost && error === fence.lost)) {
     for (const sent of group.sent) {
       const failure = { index: sent.plan.operations.length, error, notSent };
-      sent.member.outcome = { error: lockLostError(ctx, { zone, ops: sent.plan.operations, journalId: sent.journalId, calls: callsOf(sent), done: sent.done, failure }) };
+      sent.member.outcome = {
+        error: lockLostError(ctx, { zone, ops: sent.plan.operations, journalId: sent.journalId, calls: callsOf(sent), done: sent.done, failure }),
+      };
     }
     throw new GroupStopped(error);
   }
@@ -97,7 +99,11 @@ export async function publish(ctx: CoreContext, group: Group): Promise<void> {
   }
   // The zone's view as the transaction now holds it: every name the group touched, and the
   // ownership of every set a member had changed, re-read (the savepoint took them back).
-  await group.memory?.reread(tx, [...group.sent.flatMap((sent) => sent.names), ...group.failed.flatMap((failed) => failed.record.names)], group.sent.flatMap((sent) => changedSets(sent.plan.changes)));
+  await group.memory?.reread(
+    tx,
+    [...group.sent.flatMap((sent) => sent.names), ...group.failed.flatMap((failed) => failed.record.names)],
+    group.sent.flatMap((sent) => changedSets(sent.plan.changes)),
+  );
 }
 
 /** The refresh went out: every member that sent is applied; its journal row done (with the group's size when coalesced), its answer. */
@@ -112,8 +118,32 @@ async function recordPublished(ctx: CoreContext, group: Group, callsOf: (sent: S
       const batch = batchNumber(ctx, sent.member.index, sent.plan.operations.length);
       fence.unlease(sent.journalId);
       await store.finishJournal(group.tx, sent.journalId, 'done', { calls, generation: String(sent.generation), ...coalesced });
-      ctx.log.info({ zone, tenant: sent.member.tenant.name, operations: sent.plan.operations.length, generation: String(sent.generation), ...(size > 1 ? { coalesced: size } : {}), ...(batch !== undefined ? { batch } : {}) }, 'applied');
-      sent.member.outcome = { step: { result: { zone, status: 'applied', generation: sent.generation, calls, changes: sent.plan.changes, conflicts: sent.plan.conflicts, journalId: sent.journalId }, more: sent.more, ...(sent.more ? { rest: sent.rest } : {}) } };
+      ctx.log.info(
+        {
+          zone,
+          tenant: sent.member.tenant.name,
+          operations: sent.plan.operations.length,
+          generation: String(sent.generation),
+          ...(size > 1 ? { coalesced: size } : {}),
+          ...(batch !== undefined ? { batch } : {}),
+        },
+        'applied',
+      );
+      sent.member.outcome = {
+        step: {
+          result: {
+            zone,
+            status: 'applied',
+            generation: sent.generation,
+            calls,
+            changes: sent.plan.changes,
+            conflicts: sent.plan.conflicts,
+            journalId: sent.journalId,
+          },
+          more: sent.more,
+          ...(sent.more ? { rest: sent.rest } : {}),
+        },
+      };
     }
     await recordProbe(ctx, group, publishedAt);
   } catch (e) {
@@ -143,7 +173,13 @@ async function recordProbe(ctx: CoreContext, group: Group, publishedAt: Date): P
   const { zone, tx } = group;
   await store.savepoint(tx, PROBE_SAVEPOINT);
   try {
-    await recordRefresh(ctx, tx, zone, publishedAt, group.sent.map((sent) => ({ journalId: sent.journalId, changes: sent.plan.changes })));
+    await recordRefresh(
+      ctx,
+      tx,
+      zone,
+      publishedAt,
+      group.sent.map((sent) => ({ journalId: sent.journalId, changes: sent.plan.changes })),
+    );
     await store.releaseSavepoint(tx, PROBE_SAVEPOINT);
   } catch (e) {
     if (isDatabaseUnavailable(e)) throw e;

@@ -51,7 +51,14 @@ export interface ToReconcile {
  * operations, and writes the result into the cache for those names. `knownIds` (the ids a lost POST's
  * look-up must not take for its record) learns every id read or created. Returns the calls sent.
  */
-export async function reconcileNames(ctx: CoreContext, tx: store.Queryable, zone: string, apply: ToReconcile, knownIds: Set<string>, now?: OvhRecord[]): Promise<CallRecord[]> {
+export async function reconcileNames(
+  ctx: CoreContext,
+  tx: store.Queryable,
+  zone: string,
+  apply: ToReconcile,
+  knownIds: Set<string>,
+  now?: OvhRecord[],
+): Promise<CallRecord[]> {
   const current = now ?? (await readNames(ctx, tx, zone, apply.names));
   for (const r of current) knownIds.add(r.id);
   const rows = new Map(current.map((r) => [r.id, toRow(r)]));

@@ -74,7 +74,10 @@ export async function recoverInFlight(ctx: CoreContext, tx: store.Queryable, zon
   for (const { row, result } of done) {
     fence.unlease(row.id);
     await store.finishJournal(tx, row.id, 'recovered', { recoveredAt: new Date().toISOString(), ...result });
-    ctx.log.warn({ zone, journal: row.id, names: result.names.length, undone: result.undo.length, refreshed: result.refreshed }, 'rolled back an apply that died in flight');
+    ctx.log.warn(
+      { zone, journal: row.id, names: result.names.length, undone: result.undo.length, refreshed: result.refreshed },
+      'rolled back an apply that died in flight',
+    );
   }
   const generation = await store.bumpGeneration(tx, zone);
   await store.notifyZoneChanged(tx, zone, generation);
@@ -88,8 +91,12 @@ export async function recoverInFlight(ctx: CoreContext, tx: store.Queryable, zon
  */
 export async function waitForHolder(ctx: CoreContext, tx: store.Queryable, zone: string, row: store.JournalEntry): Promise<void> {
   for (let ms = await store.recoveryWaitMs(tx, row.id); ms > 0; ms = await store.recoveryWaitMs(tx, row.id)) {
-    ctx.log.warn({ zone, journal: row.id, holder: row.holder, waitMs: ms }, 'an apply in flight may still be sending (its holder lost the zone lock): waiting before settling it');
-    if (!(await sleepUnlessStopping(ctx.lifecycle, ms))) throw new ShuttingDownError(`dnsplane is shutting down; journal ${row.id} in zone ${zone} is left to the zone's next lock holder`);
+    ctx.log.warn(
+      { zone, journal: row.id, holder: row.holder, waitMs: ms },
+      'an apply in flight may still be sending (its holder lost the zone lock): waiting before settling it',
+    );
+    if (!(await sleepUnlessStopping(ctx.lifecycle, ms)))
+      throw new ShuttingDownError(`dnsplane is shutting down; journal ${row.id} in zone ${zone} is left to the zone's next lock holder`);
   }
 }
 
@@ -140,7 +147,7 @@ export async function recoverZone(ctx: CoreContext, zone: string): Promise<numbe
   try {
     return (await tryZoneLockFenced(ctx, zone, (tx, fence) => recoverInFlight(ctx, tx, zone, fence))) ?? 0;
   } catch (e) {
-    ctx.log.error({ zone, err: messageOf(e) }, 'could not roll back the applies that died in flight; the zone\'s next apply or drift check tries again');
+    ctx.log.error({ zone, err: messageOf(e) }, "could not roll back the applies that died in flight; the zone's next apply or drift check tries again");
     return 0;
   }
 }

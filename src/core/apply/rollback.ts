@@ -69,10 +69,17 @@ export async function rollBack(ctx: CoreContext, group: Pick<Group, 'zone' | 'tx
       ctx.log.error({ zone, op: describeOperation(undo), err: messageOf(error) }, 'undo of a failed apply failed');
     }
   }
-  calls.push(...[...undoOutcome.entries()].sort(([a], [b]) => b - a).map(([, call]) => call).filter((call) => !call.error?.startsWith('not sent: ')));
+  calls.push(
+    ...[...undoOutcome.entries()]
+      .sort(([a], [b]) => b - a)
+      .map(([, call]) => call)
+      .filter((call) => !call.error?.startsWith('not sent: ')),
+  );
   const undoFailed = [...undoOutcome.values()].filter((call) => call.error !== undefined).length;
 
-  const failedWhat = failure.op ? `operation ${failure.index + 1} of ${ops.length}, ${opLabel(failure.op)}` : `the refresh after ${ops.length} operation(s), POST ${refreshPath(zone)}`;
+  const failedWhat = failure.op
+    ? `operation ${failure.index + 1} of ${ops.length}, ${opLabel(failure.op)}`
+    : `the refresh after ${ops.length} operation(s), POST ${refreshPath(zone)}`;
   const head =
     failure.error instanceof ShuttingDownError && failure.notSent
       ? `apply to zone ${zone} stopped before ${failedWhat}: dnsplane is shutting down`
@@ -82,12 +89,21 @@ export async function rollBack(ctx: CoreContext, group: Pick<Group, 'zone' | 'tx
   const lastSent = failure.notSent ? failure.index - 1 : failure.index;
   const detail = {
     error: messageOf(failure.error),
-    failedOperation: failure.op ? { index: failure.index + 1, ...describeOperation(failure.op), ...(failure.notSent ? { notSent: true } : {}) } : { index: failure.index + 1, method: 'POST', path: refreshPath(zone), body: '', ...(failure.notSent ? { notSent: true } : {}) },
+    failedOperation: failure.op
+      ? { index: failure.index + 1, ...describeOperation(failure.op), ...(failure.notSent ? { notSent: true } : {}) }
+      : { index: failure.index + 1, method: 'POST', path: refreshPath(zone), body: '', ...(failure.notSent ? { notSent: true } : {}) },
     operations: ops.map((op, i) => {
       const sent = calls[i];
       const undo = undoOutcome.get(i);
       const outcome = i > lastSent ? 'not_sent' : i === failure.index ? 'failed' : undo?.error === undefined ? 'undone' : 'undo_failed';
-      return { index: i + 1, ...describeOperation(op), outcome, ...(sent && i <= lastSent ? { status: sent.status } : {}), ...(i === failure.index && !failure.notSent ? { error: messageOf(failure.error) } : {}), ...(undo?.error ? { undoError: undo.error } : {}) };
+      return {
+        index: i + 1,
+        ...describeOperation(op),
+        outcome,
+        ...(sent && i <= lastSent ? { status: sent.status } : {}),
+        ...(i === failure.index && !failure.notSent ? { error: messageOf(failure.error) } : {}),
+        ...(undo?.error ? { undoError: undo.error } : {}),
+      };
     }),
     calls,
   };
@@ -95,7 +111,9 @@ export async function rollBack(ctx: CoreContext, group: Pick<Group, 'zone' | 'tx
   if (undoFailed > 0) {
     fence.unlease(journalId);
     // The holder stops here: its lease ends (if it still holds the lock), the next holder need not wait.
-    await store.noteJournalProgressFenced(journalPool(ctx), journalId, fence.session, { stage: 'undo_failed', ...detail }, { release: true }).catch(() => false);
+    await store
+      .noteJournalProgressFenced(journalPool(ctx), journalId, fence.session, { stage: 'undo_failed', ...detail }, { release: true })
+      .catch(() => false);
     if (fence.lost) scheduleRecovery(ctx, zone);
     const why = refused ? ` (${messageOf(refused)})` : '';
     throw new ApplyFailedError(
@@ -113,7 +131,9 @@ export async function rollBack(ctx: CoreContext, group: Pick<Group, 'zone' | 'tx
     calls.push(...(await reconcileNames(ctx, tx, zone, { ops: sent, before: sending.before, names: sentNames }, knownIds)));
   } catch (error) {
     fence.unlease(journalId);
-    await store.noteJournalProgressFenced(journalPool(ctx), journalId, fence.session, { stage: 'reread_failed', ...detail }, { release: true }).catch(() => false);
+    await store
+      .noteJournalProgressFenced(journalPool(ctx), journalId, fence.session, { stage: 'reread_failed', ...detail }, { release: true })
+      .catch(() => false);
     if (fence.lost) scheduleRecovery(ctx, zone);
     throw new ApplyFailedError(
       `${head}; the ${done.length} operation(s) that had succeeded were undone and nothing was published, but re-reading the touched names failed (${messageOf(error)}); the zone's next apply or drift check re-reads them`,
@@ -122,7 +142,8 @@ export async function rollBack(ctx: CoreContext, group: Pick<Group, 'zone' | 'tx
       calls,
     );
   }
-  const mayHavePublished = !failure.op && !failure.notSent && !(failure.error instanceof OvhError && (failure.error.kind === 'rate_limited' || !failure.error.transient));
+  const mayHavePublished =
+    !failure.op && !failure.notSent && !(failure.error instanceof OvhError && (failure.error.kind === 'rate_limited' || !failure.error.transient));
   // What this rollback writes into the transaction, to write again if its group's refresh fails after
   // it (the transaction then goes back to before the group).
   const record: RollbackRecord = {

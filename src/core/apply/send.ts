@@ -30,7 +30,14 @@ export async function sendMember(ctx: CoreContext, group: Group, member: Member,
   const { plan, names } = toSend;
   const ops = plan.operations;
   await openGroup(group);
-  const intent = await intentFor(tx, zone, { ops, names, batch: batchNumber(ctx, member.index, ops.length), summary: member.routed.origin, approval: member.routed.approval, revertOf: member.routed.revertOf });
+  const intent = await intentFor(tx, zone, {
+    ops,
+    names,
+    batch: batchNumber(ctx, member.index, ops.length),
+    summary: member.routed.origin,
+    approval: member.routed.approval,
+    revertOf: member.routed.revertOf,
+  });
   let journalId: string;
   try {
     journalId = await writeIntent(ctx, fence, { zone, tenantId: member.tenant.id, intent, ...(member.routed.planId ? { planId: member.routed.planId } : {}) });
@@ -131,7 +138,12 @@ export async function recordWithoutCalls(ctx: CoreContext, group: Group, member:
   // same plan is made again).
   if (group.savepoint) return undefined;
   const summary = member.routed.origin ?? `${plan.changes.length} change(s) with no OVH call (withdrawn targets)`;
-  const journalId = await store.insertAdminAction(tx, { zone, tenantId: member.tenant.id, intent: { kind: 'withdrawn-targets', summary, operations: [], names: [] }, result: { summary, calls: [] } });
+  const journalId = await store.insertAdminAction(tx, {
+    zone,
+    tenantId: member.tenant.id,
+    intent: { kind: 'withdrawn-targets', summary, operations: [], names: [] },
+    result: { summary, calls: [] },
+  });
   if (member.routed.kind === 'withdraw') await member.routed.byZone.get(zone)!.recorded(tx, journalId);
   else await recordOwnership(tx, zone, member.tenant, plan.changes);
   const checked = await recordStatedChecks(tx, zone, member.tenant.id, member.routed);

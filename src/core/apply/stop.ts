@@ -45,7 +45,11 @@ export async function stopGroup(ctx: CoreContext, group: Group, cause: unknown, 
     };
   }
   if (culprit) culprit.outcome = { error: cause };
-  await releaseLeases(ctx, group.fence, group.sent.map((sent) => sent.journalId));
+  await releaseLeases(
+    ctx,
+    group.fence,
+    group.sent.map((sent) => sent.journalId),
+  );
   return new GroupStopped(cause);
 }
 
@@ -78,15 +82,23 @@ export function lockLostError(ctx: CoreContext, cut: Cut): ApplyFailedError {
   const { zone, ops, journalId, failure } = cut;
   scheduleRecovery(ctx, zone);
   const sentOps = cut.done.map((done) => done.op);
-  const inDoubt = failure.notSent ? undefined : failure.op ?? (failure.index === ops.length ? undefined : ops[failure.index]);
+  const inDoubt = failure.notSent ? undefined : (failure.op ?? (failure.index === ops.length ? undefined : ops[failure.index]));
   const refreshInDoubt = !failure.notSent && failure.index === ops.length;
   const sent =
     sentOps.length === 0 && !inDoubt
       ? 'before any operation was sent'
       : `after sending ${sentOps.length} of ${ops.length} operation(s)${sentOps.length ? ` (${listOps(sentOps)})` : ''}${inDoubt ? `; operation ${failure.index + 1} (${opLabel(inDoubt)}) was in flight and may have been done` : ''}`;
   const published = refreshInDoubt
-    ? 'its refresh was in flight and may have published: the zone\'s next lock holder rolls the apply back and publishes the zone again'
+    ? "its refresh was in flight and may have published: the zone's next lock holder rolls the apply back and publishes the zone again"
     : `the refresh was not sent, nothing was published; the zone's next lock holder rolls back what was sent`;
-  ctx.log.warn({ zone, journal: journalId, sent: sentOps.length, operations: ops.length, err: messageOf(failure.error) }, 'apply lost its zone lock and stopped');
-  return new ApplyFailedError(`apply to zone ${zone} stopped: ${messageOf(failure.error)}, ${sent}; ${published} (journal ${journalId}): retry`, zone, true, cut.calls);
+  ctx.log.warn(
+    { zone, journal: journalId, sent: sentOps.length, operations: ops.length, err: messageOf(failure.error) },
+    'apply lost its zone lock and stopped',
+  );
+  return new ApplyFailedError(
+    `apply to zone ${zone} stopped: ${messageOf(failure.error)}, ${sent}; ${published} (journal ${journalId}): retry`,
+    zone,
+    true,
+    cut.calls,
+  );
 }

@@ -42,7 +42,14 @@ export interface Intent {
 export async function intentFor(
   tx: store.Queryable,
   zone: string,
-  what: { ops: OvhOperation[]; names: TouchedName[]; batch: number | undefined; summary?: string; approval?: ApprovalNote | undefined; revertOf?: string | undefined },
+  what: {
+    ops: OvhOperation[];
+    names: TouchedName[];
+    batch: number | undefined;
+    summary?: string;
+    approval?: ApprovalNote | undefined;
+    revertOf?: string | undefined;
+  },
 ): Promise<Intent> {
   const { ops, names, batch, summary, approval, revertOf } = what;
   return {
@@ -63,7 +70,11 @@ export async function intentFor(
  * holder of the lock what to roll back. Fenced: written only while `fence`'s session holds the zone
  * lock (ZoneLockLostError otherwise). Returns the journal row's id.
  */
-export async function writeIntent(ctx: CoreContext, fence: ZoneFence, row: { zone: string; tenantId: string; planId?: string; intent: Intent }): Promise<string> {
+export async function writeIntent(
+  ctx: CoreContext,
+  fence: ZoneFence,
+  row: { zone: string; tenantId: string; planId?: string; intent: Intent },
+): Promise<string> {
   return store.insertIntent(journalPool(ctx), { ...row, fence: fence.journalFence() });
 }
 
@@ -97,7 +108,9 @@ function isObject(v: unknown): v is Record<string, unknown> {
 }
 
 function isRecord(r: unknown): r is Record<string, unknown> {
-  return isObject(r) && typeof r['subDomain'] === 'string' && typeof r['fieldType'] === 'string' && typeof r['target'] === 'string' && typeof r['ttl'] === 'number';
+  return (
+    isObject(r) && typeof r['subDomain'] === 'string' && typeof r['fieldType'] === 'string' && typeof r['target'] === 'string' && typeof r['ttl'] === 'number'
+  );
 }
 
 function isOperation(v: unknown): v is OvhOperation {
@@ -133,7 +146,11 @@ export function undoOf(zone: string, op: OvhOperation, now: OvhRecord | undefine
     }
     case 'DELETE': {
       const gone = op.before;
-      return { method: 'POST', path: recordPath(zone), body: { fieldType: gone.fieldType, subDomain: gone.subDomain, target: sendable(gone.fieldType, gone.target), ttl: gone.ttl } };
+      return {
+        method: 'POST',
+        path: recordPath(zone),
+        body: { fieldType: gone.fieldType, subDomain: gone.subDomain, target: sendable(gone.fieldType, gone.target), ttl: gone.ttl },
+      };
     }
   }
 }
@@ -157,7 +174,9 @@ export function compensate(zone: string, ops: readonly OvhOperation[], before: r
     return i < 0 ? undefined : unknown.splice(i, 1)[0];
   };
   const same = (a: { subDomain: string; fieldType: string; target: string }, b: { subDomain: string; fieldType: string; target: string }) =>
-    a.subDomain.toLowerCase() === b.subDomain.toLowerCase() && a.fieldType === b.fieldType && sendable(a.fieldType, a.target).toLowerCase() === sendable(b.fieldType, b.target).toLowerCase();
+    a.subDomain.toLowerCase() === b.subDomain.toLowerCase() &&
+    a.fieldType === b.fieldType &&
+    sendable(a.fieldType, a.target).toLowerCase() === sendable(b.fieldType, b.target).toLowerCase();
 
   const deletes: OvhOperation[] = [];
   const puts: OvhOperation[] = [];

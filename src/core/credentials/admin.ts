@@ -21,7 +21,9 @@ export async function tenantNamed(q: store.Queryable, name: string, field: strin
 /** The box to seal with, or SecretsKeyError saying how to set one; `what`: "TSIG secrets". */
 export function sealingBox(secrets: SecretBox | undefined, what: string): SecretBox {
   if (secrets) return secrets;
-  throw new SecretsKeyError(`${SECRETS_KEY_SETTING} is not set: ${what} are kept sealed with it. It ${SECRETS_KEY_RULE}, the same value for every replica and for this command`);
+  throw new SecretsKeyError(
+    `${SECRETS_KEY_SETTING} is not set: ${what} are kept sealed with it. It ${SECRETS_KEY_RULE}, the same value for every replica and for this command`,
+  );
 }
 
 /** "by <admin>", or "from the command line" (database access, no acting tenant). */
@@ -45,18 +47,37 @@ export interface JournaledKind<V extends { tenant: string; oldSecretValidUntil: 
 }
 
 /** Journals a key created (`extra`: fields beyond the kind's), in the transaction that made it. */
-export async function journalCreated<V extends { tenant: string; oldSecretValidUntil: Date | null }>(tx: store.Queryable, actor: Tenant | null, kind: JournaledKind<V>, key: V, extra: Record<string, unknown>): Promise<void> {
+export async function journalCreated<V extends { tenant: string; oldSecretValidUntil: Date | null }>(
+  tx: store.Queryable,
+  actor: Tenant | null,
+  kind: JournaledKind<V>,
+  key: V,
+  extra: Record<string, unknown>,
+): Promise<void> {
   await auditAdminAction(tx, null, actor, `create-${kind.slug}`, `${kind.describe(key)} created ${actedBy(actor)}`, { ...kind.fields(key), ...extra });
 }
 
 /** Journals a key rotated, saying until when the replaced credential still works. */
-export async function journalRotated<V extends { tenant: string; oldSecretValidUntil: Date | null }>(tx: store.Queryable, actor: Tenant | null, kind: JournaledKind<V>, key: V): Promise<void> {
+export async function journalRotated<V extends { tenant: string; oldSecretValidUntil: Date | null }>(
+  tx: store.Queryable,
+  actor: Tenant | null,
+  kind: JournaledKind<V>,
+  key: V,
+): Promise<void> {
   const until = key.oldSecretValidUntil?.toISOString();
-  await auditAdminAction(tx, null, actor, `rotate-${kind.slug}`, `${kind.describe(key)} rotated ${actedBy(actor)}: ${oldStops(kind.replaces, until)}`, { ...kind.fields(key), ...(until ? { oldSecretValidUntil: until } : {}) });
+  await auditAdminAction(tx, null, actor, `rotate-${kind.slug}`, `${kind.describe(key)} rotated ${actedBy(actor)}: ${oldStops(kind.replaces, until)}`, {
+    ...kind.fields(key),
+    ...(until ? { oldSecretValidUntil: until } : {}),
+  });
 }
 
 /** Deletes a key and journals it, in one transaction; the kind's NotFoundError (naming the field) when there is none. */
-export async function deleteJournaled<V extends { tenant: string; oldSecretValidUntil: Date | null }>(admin: { pool: pg.Pool; actor: Tenant | null }, kind: JournaledKind<V>, name: string, remove: (tx: store.Queryable) => Promise<V>): Promise<V> {
+export async function deleteJournaled<V extends { tenant: string; oldSecretValidUntil: Date | null }>(
+  admin: { pool: pg.Pool; actor: Tenant | null },
+  kind: JournaledKind<V>,
+  name: string,
+  remove: (tx: store.Queryable) => Promise<V>,
+): Promise<V> {
   return store.withTransaction(admin.pool, async (tx) => {
     let key: V;
     try {

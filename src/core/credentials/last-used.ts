@@ -35,14 +35,17 @@ export class LastUsed {
     }
     state.pending = Math.max(state.pending ?? now, now);
     if (state.timer) return;
-    state.timer = setTimeout(() => {
-      state.timer = undefined;
-      const at = state.pending;
-      state.pending = undefined;
-      if (at === undefined) return;
-      state.writtenAt = this.clock();
-      this.record(id, at);
-    }, Math.max(0, state.writtenAt + this.everyMs - now));
+    state.timer = setTimeout(
+      () => {
+        state.timer = undefined;
+        const at = state.pending;
+        state.pending = undefined;
+        if (at === undefined) return;
+        state.writtenAt = this.clock();
+        this.record(id, at);
+      },
+      Math.max(0, state.writtenAt + this.everyMs - now),
+    );
     state.timer.unref();
   }
 

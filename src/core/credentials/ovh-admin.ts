@@ -61,7 +61,15 @@ export interface OvhKeyAdmin {
 export const MAX_EXPIRY_MS = 10 * 366 * 24 * 3_600_000;
 
 function view(r: store.OvhKeyRow): OvhKeyView {
-  return { applicationKey: r.applicationKey, tenant: r.tenantName, createdAt: r.createdAt, rotatedAt: r.rotatedAt, lastUsedAt: r.lastUsedAt, expiresAt: r.expiresAt, oldSecretValidUntil: graceOf(r) };
+  return {
+    applicationKey: r.applicationKey,
+    tenant: r.tenantName,
+    createdAt: r.createdAt,
+    rotatedAt: r.rotatedAt,
+    lastUsedAt: r.lastUsedAt,
+    expiresAt: r.expiresAt,
+    oldSecretValidUntil: graceOf(r),
+  };
 }
 
 const JOURNAL: JournaledKind<OvhKeyView> = {
@@ -78,13 +86,18 @@ function checkActor(admin: Pick<OvhKeyAdmin, 'actor'>): void {
 
 function applicationKeyOf(raw: string, field: string): string {
   const key = raw.trim();
-  if (!/^[A-Za-z0-9]{16}$/.test(key)) throw new InvalidInputError(field, `must be an application key as \`dnsplane tenant ovh-key list\` shows it (16 letters and digits), got ${JSON.stringify(raw)}`);
+  if (!/^[A-Za-z0-9]{16}$/.test(key))
+    throw new InvalidInputError(
+      field,
+      `must be an application key as \`dnsplane tenant ovh-key list\` shows it (16 letters and digits), got ${JSON.stringify(raw)}`,
+    );
   return key;
 }
 
 function expiryOf(ms: number | undefined): Date | null {
   if (ms === undefined || ms === 0) return null;
-  if (!Number.isFinite(ms) || ms < 0 || ms > MAX_EXPIRY_MS) throw new InvalidInputError('expiresIn', `must be a duration from 1s to ${MAX_EXPIRY_MS / 3_600_000}h, or 0 for never, got ${ms} ms`);
+  if (!Number.isFinite(ms) || ms < 0 || ms > MAX_EXPIRY_MS)
+    throw new InvalidInputError('expiresIn', `must be a duration from 1s to ${MAX_EXPIRY_MS / 3_600_000}h, or 0 for never, got ${ms} ms`);
   return new Date(Date.now() + ms);
 }
 
@@ -144,7 +157,15 @@ export async function rotateOvhKey(admin: OvhKeyAdmin, rawKey: string, graceMs =
     const current = await store.getOvhKey(tx, applicationKey);
     if (!current) throw JOURNAL.notFound(applicationKey);
     await checkSealedSecrets(tx, box);
-    const key = view(await store.rotateOvhKey(tx, applicationKey, consumerKeyHash(consumerKey), box.seal(Buffer.from(applicationSecret, 'utf8'), ovhSecretContext(applicationKey)), graceMs));
+    const key = view(
+      await store.rotateOvhKey(
+        tx,
+        applicationKey,
+        consumerKeyHash(consumerKey),
+        box.seal(Buffer.from(applicationSecret, 'utf8'), ovhSecretContext(applicationKey)),
+        graceMs,
+      ),
+    );
     await journalRotated(tx, admin.actor, JOURNAL, key);
     const tenant = await store.getTenantById(tx, current.tenantId);
     return { key, applicationSecret, consumerKey, tenant: tenant! };

@@ -76,17 +76,33 @@ export function createOvhKeyring(ctx: CoreContext, opts: { lastUsedEveryMs?: num
     const row = await store.findOvhKeyForAuth(ctx.pool, hash);
     if (!row) return undefined;
     if (!ctx.secrets) {
-      throw new SecretsKeyError(`OVH key ${row.applicationKey}: ${SECRETS_KEY_SETTING} is not set on this server, so its application secret cannot be opened; set it to the key the secrets were sealed with`);
+      throw new SecretsKeyError(
+        `OVH key ${row.applicationKey}: ${SECRETS_KEY_SETTING} is not set on this server, so its application secret cannot be opened; set it to the key the secrets were sealed with`,
+      );
     }
     const secret = ctx.secrets.open(row.sealed, ovhSecretContext(row.applicationKey));
     const replacedUntil = row.replaced && row.previousValidUntil ? { replacedUntil: row.previousValidUntil } : {};
-    return { id: row.id, applicationKey: row.applicationKey, applicationSecret: secret.toString('utf8'), tenant: row.tenant, expiresAt: row.expiresAt, createdAt: row.createdAt, ...replacedUntil };
+    return {
+      id: row.id,
+      applicationKey: row.applicationKey,
+      applicationSecret: secret.toString('utf8'),
+      tenant: row.tenant,
+      expiresAt: row.expiresAt,
+      createdAt: row.createdAt,
+      ...replacedUntil,
+    };
   };
 
   return {
     async find(consumerKey) {
       const hash = consumerKeyHash(consumerKey);
-      const key = ctx.ovhKeys ? await ctx.ovhKeys.lookup(hash.toString('hex'), () => read(hash), (k) => k.replacedUntil) : await read(hash);
+      const key = ctx.ovhKeys
+        ? await ctx.ovhKeys.lookup(
+            hash.toString('hex'),
+            () => read(hash),
+            (k) => k.replacedUntil,
+          )
+        : await read(hash);
       // A consumer key a rotation replaced: accepted only while that rotation's grace runs.
       if (key?.replacedUntil && nowMs(ctx) >= key.replacedUntil.getTime()) return undefined;
       return key;

@@ -113,7 +113,9 @@ export class SecretBox {
       decipher.setAuthTag(sealed.tag);
       return Buffer.concat([decipher.update(sealed.ciphertext), decipher.final()]);
     } catch {
-      throw new SecretUnreadableError(`${context}: the sealed secret does not authenticate under ${SECRETS_KEY_SETTING} (key ${sealed.keyId.toString('hex')}): it was altered in the database`);
+      throw new SecretUnreadableError(
+        `${context}: the sealed secret does not authenticate under ${SECRETS_KEY_SETTING} (key ${sealed.keyId.toString('hex')}): it was altered in the database`,
+      );
     }
   }
 }
@@ -129,9 +131,16 @@ export async function checkSealedSecrets(q: store.Queryable, box: SecretBox | un
   const unopened = box ? uses.filter((u) => !box.opens(u.keyId)) : uses;
   if (unopened.length === 0) return;
   const count = unopened.reduce((n, u) => n + u.count, 0);
-  const held = unopened.map((u) => `${u.count} ${u.what}${u.count === 1 ? '' : 's'} of tenant${u.tenants.length === 1 ? '' : 's'} ${u.tenants.join(', ')} sealed with key ${u.keyId}`).join('; ');
+  const held = unopened
+    .map(
+      (u) => `${u.count} ${u.what}${u.count === 1 ? '' : 's'} of tenant${u.tenants.length === 1 ? '' : 's'} ${u.tenants.join(', ')} sealed with key ${u.keyId}`,
+    )
+    .join('; ');
   const what = `${count} stored secret${count === 1 ? '' : 's'} (${held})`;
-  if (!box) throw new SecretsKeyError(`${SECRETS_KEY_SETTING} is not set, but the database holds ${what}: set it to the key they were sealed with; dnsplane serves nothing without it`);
+  if (!box)
+    throw new SecretsKeyError(
+      `${SECRETS_KEY_SETTING} is not set, but the database holds ${what}: set it to the key they were sealed with; dnsplane serves nothing without it`,
+    );
   throw new SecretsKeyError(
     `${SECRETS_KEY_SETTING} holds ${box.describeKeys()}, and none opens ${what}: add the key they were sealed with (DNSPLANE_SECRETS_KEYS lists several: the new key first, the old after); dnsplane serves nothing without it`,
   );

@@ -101,14 +101,24 @@ export async function createTsigKey(admin: KeyAdmin, input: NewTsigKeyInput): Pr
     try {
       return await store.withTransaction(admin.pool, async (tx) => {
         await checkSealedSecrets(tx, box);
-        const row = await store.createTsigKey(tx, { tenantId: tenant.id, name, algorithm, acmeOnly: input.acmeOnly ?? false, sealed: box.seal(secret, secretContext(name)) });
+        const row = await store.createTsigKey(tx, {
+          tenantId: tenant.id,
+          name,
+          algorithm,
+          acmeOnly: input.acmeOnly ?? false,
+          sealed: box.seal(secret, secretContext(name)),
+        });
         const key = view(row);
         await journalCreated(tx, admin.actor, JOURNAL, key, { algorithm, acmeOnly: key.acmeOnly });
         return { key, secret, tenant };
       });
     } catch (e) {
       if (!(e instanceof store.AlreadyExistsError)) throw e;
-      if (wanted !== undefined) throw new InvalidInputError('name', `a TSIG key named "${name}" already exists (key names are unique across tenants: a DNS message names only its key)`);
+      if (wanted !== undefined)
+        throw new InvalidInputError(
+          'name',
+          `a TSIG key named "${name}" already exists (key names are unique across tenants: a DNS message names only its key)`,
+        );
       if (attempt >= 3) throw e;
     }
   }

@@ -67,7 +67,8 @@ export function isTsigAlgorithm(value: string): value is TsigAlgorithm {
 export function parseTsigAlgorithm(raw: string, field: string): TsigAlgorithm {
   const value = raw.trim().toLowerCase().replace(/\.$/, '');
   if (value === '') return DEFAULT_TSIG_ALGORITHM;
-  if (!isTsigAlgorithm(value)) throw new InvalidInputError(field, `must be one of ${TSIG_ALGORITHMS.join(', ')} (default ${DEFAULT_TSIG_ALGORITHM}), got ${JSON.stringify(raw)}`);
+  if (!isTsigAlgorithm(value))
+    throw new InvalidInputError(field, `must be one of ${TSIG_ALGORITHMS.join(', ')} (default ${DEFAULT_TSIG_ALGORITHM}), got ${JSON.stringify(raw)}`);
   return value;
 }
 
@@ -121,10 +122,15 @@ export function createTsigKeyring(ctx: CoreContext, opts: KeyringOptions = {}): 
     const row = await store.findTsigKeyForAuth(ctx.pool, name);
     if (!row || row.tenant.disabled || !isTsigAlgorithm(row.algorithm)) return undefined;
     if (!ctx.secrets) {
-      throw new SecretsKeyError(`TSIG key "${name}": ${SECRETS_KEY_SETTING} is not set on this server, so its secret cannot be opened; set it to the key the secrets were sealed with`);
+      throw new SecretsKeyError(
+        `TSIG key "${name}": ${SECRETS_KEY_SETTING} is not set on this server, so its secret cannot be opened; set it to the key the secrets were sealed with`,
+      );
     }
     const secret = ctx.secrets.open(row.sealed, secretContext(row.name));
-    const previous = row.previousSealed && row.previousValidUntil ? { secret: ctx.secrets.open(row.previousSealed, secretContext(row.name)), validUntil: row.previousValidUntil } : undefined;
+    const previous =
+      row.previousSealed && row.previousValidUntil
+        ? { secret: ctx.secrets.open(row.previousSealed, secretContext(row.name)), validUntil: row.previousValidUntil }
+        : undefined;
     return { id: row.id, name: row.name, algorithm: row.algorithm, secret, ...(previous ? { previous } : {}), tenant: row.tenant, acmeOnly: row.acmeOnly };
   };
 

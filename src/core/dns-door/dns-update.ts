@@ -28,7 +28,13 @@ export { ACME_PREFIX, DnsUpdateRefused, type DnsPrerequisite, type DnsRcode, typ
  * once the apply is done, how long an applied update may still wait for visibility (≤ 0: not at all).
  * The zone's result (undefined: the apply answered none); throws what apply throws.
  */
-export async function applyDnsUpdate(ctx: CoreContext, tenant: Tenant, update: DnsUpdate, keyName: string, waitMs: () => number = () => 0): Promise<ZoneApplyResult | undefined> {
+export async function applyDnsUpdate(
+  ctx: CoreContext,
+  tenant: Tenant,
+  update: DnsUpdate,
+  keyName: string,
+  waitMs: () => number = () => 0,
+): Promise<ZoneApplyResult | undefined> {
   const zone = (await apply(ctx, tenant, { input: { kind: 'update', update, policy: 'sync', origin: `DNS UPDATE signed by ${keyName}.` } })).zones[0];
   if (zone?.status === 'applied' && zone.journalId && !(zone.error instanceof DnsUpdateRefused)) {
     const ms = Math.floor(waitMs());
@@ -43,7 +49,8 @@ async function waitForUpdate(ctx: CoreContext, journalId: string, waitMs: number
   const unsubscribe = ctx.lifecycle?.onStop(() => stopping.abort()) ?? (() => undefined);
   try {
     const [v] = await waitVisible(ctx, [journalId], { timeoutMs: waitMs, signal: stopping.signal });
-    if (v && v.state !== 'visible') ctx.log.info({ journalId, zone: v.zone, state: v.state }, 'dns update: answered NOERROR before its change was shown visible');
+    if (v && v.state !== 'visible')
+      ctx.log.info({ journalId, zone: v.zone, state: v.state }, 'dns update: answered NOERROR before its change was shown visible');
   } catch (e) {
     // The change is applied: a failed wait does not make the answer an error.
     ctx.log.warn({ journalId, err: messageOf(e) }, 'dns update: the wait for visibility failed; answered NOERROR');

@@ -122,7 +122,10 @@ export class HealthChecker {
   static start(ctx: CoreContext, opts: CheckerOptions): HealthChecker {
     const c = new HealthChecker(ctx, opts);
     if (opts.timer ?? true) {
-      c.timer = setInterval(() => void c.runRound().catch((e: unknown) => ctx.log.warn({ err: messageOf(e) }, 'health check round failed')), opts.settings.intervalMs);
+      c.timer = setInterval(
+        () => void c.runRound().catch((e: unknown) => ctx.log.warn({ err: messageOf(e) }, 'health check round failed')),
+        opts.settings.intervalMs,
+      );
       c.timer.unref();
     }
     return c;
@@ -184,7 +187,9 @@ export class HealthChecker {
       const check = parsed(exclusive.check);
       if (!check) return out;
       const rows = await store.listRecordsForNames(this.ctx.pool, set.zone, [{ subDomain: subDomainOf(set.dnsName, set.zone), fieldType: set.recordType }]);
-      const targets = new Set(rows.map((r) => ovhTargetToCanonical(set.recordType as RecordType, r.target, set.zone)).filter((t): t is string => t !== undefined));
+      const targets = new Set(
+        rows.map((r) => ovhTargetToCanonical(set.recordType as RecordType, r.target, set.zone)).filter((t): t is string => t !== undefined),
+      );
       for (const t of (await this.opts.withdrawals.withdrawnTargets?.(set.zone, set.dnsName, set.recordType)) ?? []) targets.add(t);
       for (const t of targets) out.set(t, { check, address: t, name: set.dnsName });
       return out;
@@ -200,7 +205,9 @@ export class HealthChecker {
     const targets = await this.targetsOf(set);
     if (targets.size === 0) return;
     const answers = new Map<string, CheckAnswer>();
-    await Promise.all([...targets].map(async ([target, t]) => answers.set(target, await this.bounded(() => checkTarget(t, this.opts.settings.timeoutMs, this.abort.signal)))));
+    await Promise.all(
+      [...targets].map(async ([target, t]) => answers.set(target, await this.bounded(() => checkTarget(t, this.opts.settings.timeoutMs, this.abort.signal)))),
+    );
     report.checks += answers.size;
     for (const a of answers.values()) this.ctx.metrics?.healthChecked(a.ok);
     if (this.stopped) return;
@@ -210,14 +217,26 @@ export class HealthChecker {
     const item = (target: string, verb: string): HealthItem => {
       const s = byTarget.get(target)!;
       const last = s.answers.map((a) => a.result).join(', ');
-      return { name: set.dnsName, type: set.recordType, target, detail: `health check ${describeCheck(targets.get(target)!)} ${verb}: last answers ${last}`, evidence: s.answers };
+      return {
+        name: set.dnsName,
+        type: set.recordType,
+        target,
+        detail: `health check ${describeCheck(targets.get(target)!)} ${verb}: last answers ${last}`,
+        evidence: s.answers,
+      };
     };
     if (step.allDown) {
       report.allDown.push({ zone: set.zone, name: set.dnsName });
-      this.ctx.log.warn({ zone: set.zone, name: set.dnsName, type: set.recordType, targets: [...targets.keys()] }, 'every target of the set fails its check: all stay published (fail open)');
+      this.ctx.log.warn(
+        { zone: set.zone, name: set.dnsName, type: set.recordType, targets: [...targets.keys()] },
+        'every target of the set fails its check: all stay published (fail open)',
+      );
     }
     if (step.restore.length > 0) {
-      const done = await this.opts.withdrawals.restore(set.zone, step.restore.map((t) => item(t, step.allDown ? 'fails on every target (fail open)' : 'passes again')));
+      const done = await this.opts.withdrawals.restore(
+        set.zone,
+        step.restore.map((t) => item(t, step.allDown ? 'fails on every target (fail open)' : 'passes again')),
+      );
       for (const o of done) {
         if (o.done) report.restored.push({ zone: set.zone, name: set.dnsName, target: o.target });
         // Not restored: it stays down, asked again next round.
@@ -225,7 +244,10 @@ export class HealthChecker {
       }
     }
     if (step.withdraw.length > 0) {
-      const done = await this.opts.withdrawals.withdraw(set.zone, step.withdraw.map((t) => item(t, 'fails')));
+      const done = await this.opts.withdrawals.withdraw(
+        set.zone,
+        step.withdraw.map((t) => item(t, 'fails')),
+      );
       for (const o of done) {
         if (o.done) report.withdrawn.push({ zone: set.zone, name: set.dnsName, target: o.target });
         else {
@@ -239,7 +261,12 @@ export class HealthChecker {
         }
       }
     }
-    const held = await store.saveTargetHealth(this.ctx.pool, this.holder, set, step.states.map((s) => ({ ...s, answers: s.answers as unknown as store.JsonValue })));
+    const held = await store.saveTargetHealth(
+      this.ctx.pool,
+      this.holder,
+      set,
+      step.states.map((s) => ({ ...s, answers: s.answers as unknown as store.JsonValue })),
+    );
     if (!held) {
       this.ctx.log.info({ zone: set.zone, name: set.dnsName }, 'health: lease of the set lost during the round (another replica checks it now)');
       return;

@@ -16,12 +16,20 @@ function outcomes(items: readonly ItemOutcome[], done: (o: ItemOutcome) => boole
 export function coreWithdrawals(ctx: CoreContext): Withdrawals {
   return {
     async withdraw(zone: string, items: HealthItem[]) {
-      const out = await withdrawTargets(ctx, zone, items.map((i) => ({ name: i.name, type: i.type, target: i.target, reason: 'health' as const, detail: i.detail, evidence: i.evidence })));
+      const out = await withdrawTargets(
+        ctx,
+        zone,
+        items.map((i) => ({ name: i.name, type: i.type, target: i.target, reason: 'health' as const, detail: i.detail, evidence: i.evidence })),
+      );
       if (out.error) ctx.log.warn({ zone, err: out.error.message }, 'health: a withdrawal did not go through');
       return outcomes(out.items, (o) => o.state === 'withdrawn' || o.why === 'already');
     },
     async restore(zone: string, items: HealthItem[]) {
-      const out = await restoreTargets(ctx, zone, items.map((i) => ({ name: i.name, type: i.type, target: i.target, reason: 'health' as const, detail: i.detail })));
+      const out = await restoreTargets(
+        ctx,
+        zone,
+        items.map((i) => ({ name: i.name, type: i.type, target: i.target, reason: 'health' as const, detail: i.detail })),
+      );
       if (out.error) ctx.log.warn({ zone, err: out.error.message }, 'health: a restore did not go through');
       return outcomes(out.items, (o) => o.state === 'restored' || o.why === 'not-withdrawn' || o.why === 'still-withdrawn');
     },

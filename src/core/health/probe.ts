@@ -58,11 +58,16 @@ export function checkTarget(t: CheckTarget, timeoutMs: number, signal?: AbortSig
       return;
     }
     const host = name.startsWith('*.') ? name.slice(2) : name;
-    const options: https.RequestOptions = { host: address, port: check.port, path: check.path, method: 'GET', headers: { host, 'user-agent': 'dnsplane-health-check', connection: 'close' }, agent: false };
+    const options: https.RequestOptions = {
+      host: address,
+      port: check.port,
+      path: check.path,
+      method: 'GET',
+      headers: { host, 'user-agent': 'dnsplane-health-check', connection: 'close' },
+      agent: false,
+    };
     const req =
-      check.scheme === 'https'
-        ? https.request({ ...options, servername: net.isIP(host) ? '' : host, rejectUnauthorized: false })
-        : http.request(options);
+      check.scheme === 'https' ? https.request({ ...options, servername: net.isIP(host) ? '' : host, rejectUnauthorized: false }) : http.request(options);
     cleanup = () => req.destroy();
     req.once('response', (res) => {
       const status = res.statusCode ?? 0;

@@ -14,11 +14,20 @@ import type { RoutedInput } from '../plan/plan.js';
 /** The checks a routed request states for its record sets of `zone` (empty: it states none). */
 export function statedChecks(routed: RoutedInput, zone: string): store.HealthCheckWrite[] {
   const written: readonly Endpoint[] =
-    routed.kind === 'desired' ? (routed.byZone.get(zone) ?? []) : routed.kind === 'changes' ? [...(routed.byZone.get(zone)?.create ?? []), ...(routed.byZone.get(zone)?.updateNew ?? [])] : [];
+    routed.kind === 'desired'
+      ? (routed.byZone.get(zone) ?? [])
+      : routed.kind === 'changes'
+        ? [...(routed.byZone.get(zone)?.create ?? []), ...(routed.byZone.get(zone)?.updateNew ?? [])]
+        : [];
   return written.map((e) => ({ dnsName: e.dnsName, recordType: e.recordType, check: healthCheckOf(e) ?? null }));
 }
 
 /** Writes the checks a request states on the tenant's ownership rows of `zone`; the record sets whose check changed. */
-export function recordStatedChecks(tx: store.Queryable, zone: string, tenantId: string, routed: RoutedInput): Promise<Array<{ dnsName: string; recordType: string }>> {
+export function recordStatedChecks(
+  tx: store.Queryable,
+  zone: string,
+  tenantId: string,
+  routed: RoutedInput,
+): Promise<Array<{ dnsName: string; recordType: string }>> {
   return store.setHealthChecks(tx, zone, tenantId, statedChecks(routed, zone));
 }

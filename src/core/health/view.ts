@@ -31,12 +31,17 @@ export function withHealthStates(endpoints: Endpoint[], health: readonly store.T
     const added: TargetState[] = rows
       .filter((r) => e.targets.includes(r.target) && !known.has(r.target))
       .map((r) => ({ target: r.target, status: r.state === 'healthy' ? 'healthy' : 'failing', reason: 'health', since: r.since, detail: lastAnswer(r) }));
-    return added.length === 0 ? e : { ...e, targetStates: [...(e.targetStates ?? []), ...added].sort((a, b) => (a.target < b.target ? -1 : a.target > b.target ? 1 : 0)) };
+    return added.length === 0
+      ? e
+      : { ...e, targetStates: [...(e.targetStates ?? []), ...added].sort((a, b) => (a.target < b.target ? -1 : a.target > b.target ? 1 : 0)) };
   });
 }
 
 /** A shared ownership row's target's state by its check (AdminService.ListOwnership, when it is not withdrawn). */
-export function healthTargetState(row: Pick<store.OwnershipRow, 'dnsName' | 'recordType' | 'target'>, health: readonly store.TargetHealthRow[]): TargetState | undefined {
+export function healthTargetState(
+  row: Pick<store.OwnershipRow, 'dnsName' | 'recordType' | 'target'>,
+  health: readonly store.TargetHealthRow[],
+): TargetState | undefined {
   if (row.target === '') return undefined;
   const h = health.find((r) => r.dnsName === row.dnsName && r.recordType === row.recordType && r.target === row.target);
   return h && { target: h.target, status: h.state === 'healthy' ? 'healthy' : 'failing', reason: 'health', since: h.since, detail: lastAnswer(h) };

@@ -10,6 +10,13 @@ import type { Tenant } from '../tenants/tenants.js';
  * Writes one finished audit row for an admin action, in the caller's transaction. `zone` null: the
  * action concerns no zone; `actor` null: made from the command line (database access, no token).
  */
-export async function auditAdminAction(tx: store.Queryable, zone: string | null, actor: Tenant | null, kind: string, summary: string, detail: unknown = {}): Promise<void> {
+export async function auditAdminAction(
+  tx: store.Queryable,
+  zone: string | null,
+  actor: Tenant | null,
+  kind: string,
+  summary: string,
+  detail: unknown = {},
+): Promise<void> {
   await store.insertAdminAction(tx, { zone, tenantId: actor?.id ?? null, intent: { kind, summary, detail, operations: [], names: [] }, result: { summary } });
 }

@@ -86,7 +86,14 @@ function approvalView(r: store.JournalEntry): Pick<JournalView, 'approval'> {
   const a = own ?? (str(field(r.intent, 'kind')) === 'approve-plan' ? field(r.intent, 'detail') : undefined);
   if (a === undefined) return {};
   const at = str(field(a, 'approvedAt'));
-  return { approval: { planId: str(field(a, 'planId')), approvedBy: str(field(a, 'approvedBy')), approvedAt: at ? new Date(at) : r.startedAt, digest: str(field(a, 'digest')) } };
+  return {
+    approval: {
+      planId: str(field(a, 'planId')),
+      approvedBy: str(field(a, 'approvedBy')),
+      approvedAt: at ? new Date(at) : r.startedAt,
+      digest: str(field(a, 'digest')),
+    },
+  };
 }
 
 /**

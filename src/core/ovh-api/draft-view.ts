@@ -80,7 +80,10 @@ export async function tenantBase(ctx: CoreContext, tenant: Tenant, zone: string)
     const base = await currentBase(ctx, zone);
     const knownIds = servedAt.get(base)?.get(tenant.id);
     if (knownIds) return { base, ids: knownIds };
-    const read = await store.withSnapshot(ctx.pool, async (q) => ({ generation: (await store.getZone(q, zone))?.generation, rows: await store.listServedIds(q, tenant.id, zone) }));
+    const read = await store.withSnapshot(ctx.pool, async (q) => ({
+      generation: (await store.getZone(q, zone))?.generation,
+      rows: await store.listServedIds(q, tenant.id, zone),
+    }));
     if (read.generation === base.generation) {
       const ids = servedIdsOf(read.rows);
       let byTenant = servedAt.get(base);

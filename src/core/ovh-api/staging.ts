@@ -61,7 +61,8 @@ function expiry(ctx: CoreContext): Date {
 }
 
 function managedType(fieldType: string): RecordType {
-  if (!isRecordType(fieldType)) throw new InvalidInputError('fieldType', `dnsplane manages ${RECORD_TYPES.join(', ')} records; ${fieldType} is not one of them`);
+  if (!isRecordType(fieldType))
+    throw new InvalidInputError('fieldType', `dnsplane manages ${RECORD_TYPES.join(', ')} records; ${fieldType} is not one of them`);
   return fieldType;
 }
 
@@ -187,7 +188,13 @@ export interface RefreshOutcome {
  * The change set a draft asks for: every record set a staged write touches (where its record was,
  * where it is now) to hold the tenant's records of it in the draft, or to be gone.
  */
-function draftChanges(zone: string, index: SetsIndex, own: ReadonlyMap<string, OvhRecord>, view: ReadonlyMap<string, DraftRecord>, draft: readonly store.DraftRow[]): RawChangeSet {
+function draftChanges(
+  zone: string,
+  index: SetsIndex,
+  own: ReadonlyMap<string, OvhRecord>,
+  view: ReadonlyMap<string, DraftRecord>,
+  draft: readonly store.DraftRow[],
+): RawChangeSet {
   const touched = new Set<RecordSetKey>();
   const ttls = new Map<RecordSetKey, number>();
   for (const d of draft) {

@@ -137,7 +137,8 @@ export async function recordOwnership(tx: store.Queryable, zone: string, tenant:
         if (!held.includes(target)) await store.setOwner(tx, { zone, dnsName: e.dnsName, recordType: e.recordType, tenantId: tenant.id, target, shared: true });
       }
       // Its withdrawn targets (core/withdrawals/withdrawals.ts) take the set's TTL as it is now: posted so on restore.
-      if (c.after) await store.setWithdrawnTtl(tx, zone, { dnsName: e.dnsName, recordType: e.recordType, tenantId: tenant.id }, [...keep], ovhTtl(c.after.ttl).ttl);
+      if (c.after)
+        await store.setWithdrawnTtl(tx, zone, { dnsName: e.dnsName, recordType: e.recordType, tenantId: tenant.id }, [...keep], ovhTtl(c.after.ttl).ttl);
     } else if (c.action === 'update' && c.after) {
       // An exclusive set's withdrawn targets (for health, core/withdrawals/withdrawals.ts) hang on its one row:
       // the ones it no longer desires go now, the others take its TTL (posted so on restore).

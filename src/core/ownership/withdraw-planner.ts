@@ -13,7 +13,11 @@ export interface WithdrawPlanner {
   /** The names (normalized) whose record sets it reads. */
   names(): string[];
   /** Its changes (each set's published targets before and after) and its operations, against the zone under the lock. */
-  plan(q: store.Queryable, source: { recordsByKey: ZoneRecords; ownership: readonly store.OwnershipRow[] }, tenantId: string): Promise<{ changes: Change[]; operations: OvhOperation[] }>;
+  plan(
+    q: store.Queryable,
+    source: { recordsByKey: ZoneRecords; ownership: readonly store.OwnershipRow[] },
+    tenantId: string,
+  ): Promise<{ changes: Change[]; operations: OvhOperation[] }>;
   /** Whether the last plan changes withdrawal rows (even with no operation). */
   pending(): boolean;
   /** Writes the last plan's withdrawal rows in the apply's transaction, after its operations. */

@@ -79,7 +79,11 @@ export function withdrawnOperations(zone: string, ops: readonly OvhOperation[]):
       continue;
     }
     if (op.method === 'PUT' && op.body.target !== op.before.target) {
-      out.push({ method: 'POST', path: recordPath(zone), body: { fieldType: op.before.fieldType, subDomain: op.before.subDomain, target: op.body.target, ttl: op.body.ttl } });
+      out.push({
+        method: 'POST',
+        path: recordPath(zone),
+        body: { fieldType: op.before.fieldType, subDomain: op.before.subDomain, target: op.body.target, ttl: op.body.ttl },
+      });
     }
   }
   return out;
@@ -122,7 +126,10 @@ function withdrawnTargets(withdrawals: readonly store.WithdrawalRow[]): Map<stri
       if (w.withdrawnAt < hit.state.since) hit.state.since = w.withdrawnAt;
       continue;
     }
-    byTarget.set(k, { set: `${w.dnsName} ${w.recordType} ${w.tenantName}`, state: { target: w.target, status: 'withdrawn', reason: w.reason, since: w.withdrawnAt, detail } });
+    byTarget.set(k, {
+      set: `${w.dnsName} ${w.recordType} ${w.tenantName}`,
+      state: { target: w.target, status: 'withdrawn', reason: w.reason, since: w.withdrawnAt, detail },
+    });
   }
   return byTarget;
 }

@@ -35,32 +35,46 @@ export async function approvePlan(ctx: CoreContext, actor: Tenant, id: string): 
   const { plan, row } = await getPlanWithRow(ctx, actor, id);
   const requester = row.requestedBy === row.tenantId ? plan.tenant : ((await store.getTenantById(ctx.pool, row.requestedBy))?.name ?? '');
   if (row.requestedBy === actor.id) {
-    throw new PermissionDeniedError('id', `two-person rule: plan "${id}" was asked for by "${actor.name}" itself; an admin other than the one who asked must approve it`);
+    throw new PermissionDeniedError(
+      'id',
+      `two-person rule: plan "${id}" was asked for by "${actor.name}" itself; an admin other than the one who asked must approve it`,
+    );
   }
   await checkApprovable(ctx, plan, row);
   const zone = plan.zones.length === 1 ? plan.zones[0]!.zone : null;
   const protectedNames = plan.zones.flatMap((z) => z.threshold?.protectedNames ?? []);
   const over = plan.zones.some((z) => z.threshold?.exceeded && !z.threshold.forced);
-  const why = [over ? 'over the change threshold' : '', protectedNames.length > 0 ? `touching protected names ${protectedNames.join(', ')}` : ''].filter(Boolean).join(' and ');
+  const why = [over ? 'over the change threshold' : '', protectedNames.length > 0 ? `touching protected names ${protectedNames.join(', ')}` : '']
+    .filter(Boolean)
+    .join(' and ');
   const head = await store.withTransaction(ctx.pool, async (tx) => {
     const approved = await store.approvePlan(tx, { id, approvedBy: actor.id, digest: plan.digest });
     if (!approved) return undefined;
-    await auditAdminAction(tx, zone, actor, 'approve-plan', `plan ${id} of tenant "${plan.tenant}" (asked for by "${requester}") approved ${why} by ${actor.name}, digest ${plan.digest}`, {
-      planId: id,
-      tenant: plan.tenant,
-      requestedBy: requester,
-      approvedBy: actor.name,
-      digest: plan.digest,
-      zones: plan.zones.map((z) => z.zone),
-      ...(protectedNames.length > 0 ? { protectedNames } : {}),
-    });
+    await auditAdminAction(
+      tx,
+      zone,
+      actor,
+      'approve-plan',
+      `plan ${id} of tenant "${plan.tenant}" (asked for by "${requester}") approved ${why} by ${actor.name}, digest ${plan.digest}`,
+      {
+        planId: id,
+        tenant: plan.tenant,
+        requestedBy: requester,
+        approvedBy: actor.name,
+        digest: plan.digest,
+        zones: plan.zones.map((z) => z.zone),
+        ...(protectedNames.length > 0 ? { protectedNames } : {}),
+      },
+    );
     return approved;
   });
   if (!head) {
     // Applied, expired or approved between the checks above and the statement: say which.
     const now = await store.getPlan(ctx.pool, id);
     throw new PlanNotApprovableError(
-      now?.approval ? `plan "${id}" was approved meanwhile; nothing to do` : `plan "${id}" is ${now?.status ?? 'gone'}; only a pending, unexpired plan can be approved`,
+      now?.approval
+        ? `plan "${id}" was approved meanwhile; nothing to do`
+        : `plan "${id}" is ${now?.status ?? 'gone'}; only a pending, unexpired plan can be approved`,
     );
   }
   ctx.log.info({ plan: id, tenant: plan.tenant, requestedBy: requester, by: actor.name, digest: plan.digest }, 'plan approved over the change threshold');
@@ -71,7 +85,8 @@ export async function approvePlan(ctx: CoreContext, actor: Tenant, id: string): 
 async function checkApprovable(ctx: CoreContext, plan: StoredPlan, row: store.Plan): Promise<void> {
   const id = plan.id;
   if (row.status !== 'pending') throw new PlanNotApprovableError(`plan "${id}" is ${row.status}; only a pending plan can be approved`);
-  if (row.expiresAt.getTime() <= Date.now()) throw new PlanNotApprovableError(`plan "${id}" expired at ${row.expiresAt.toISOString()}; make a new plan and have it approved`);
+  if (row.expiresAt.getTime() <= Date.now())
+    throw new PlanNotApprovableError(`plan "${id}" expired at ${row.expiresAt.toISOString()}; make a new plan and have it approved`);
   if (row.approval) {
     const by = (await store.getTenantById(ctx.pool, row.approval.approvedBy))?.name ?? '';
     throw new PlanNotApprovableError(`plan "${id}" is already approved (by "${by}" at ${row.approval.approvedAt.toISOString()})`);
@@ -79,11 +94,15 @@ async function checkApprovable(ctx: CoreContext, plan: StoredPlan, row: store.Pl
   for (const z of plan.zones) {
     const now = await store.getZone(ctx.pool, z.zone);
     if (now && now.generation !== z.baseGeneration) {
-      throw new PlanNotApprovableError(`plan "${id}" is stale: zone ${z.zone} changed since it was made (generation ${z.baseGeneration} -> ${now.generation}), so it could not be applied; make a new plan and have it approved`);
+      throw new PlanNotApprovableError(
+        `plan "${id}" is stale: zone ${z.zone} changed since it was made (generation ${z.baseGeneration} -> ${now.generation}), so it could not be applied; make a new plan and have it approved`,
+      );
     }
   }
   if (!plan.zones.some((z) => needsApproval(z.threshold))) {
-    throw new PlanNotApprovableError(`plan "${id}" is not refused by the change threshold in any of its zones and touches no protected name; its tenant applies it as it is, there is nothing to approve`);
+    throw new PlanNotApprovableError(
+      `plan "${id}" is not refused by the change threshold in any of its zones and touches no protected name; its tenant applies it as it is, there is nothing to approve`,
+    );
   }
 }
 

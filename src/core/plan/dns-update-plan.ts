@@ -143,7 +143,8 @@ function checkPrerequisites(c: UpdateContext, prerequisites: readonly DnsPrerequ
         const set = setOf.get(recordSetKey(p.name, p.type));
         const wanted = new Set(p.targets);
         const equal = set !== undefined && !wanted.has(null) && wanted.size === set.targets.length && set.targets.every((t) => wanted.has(t));
-        if (!equal) throw new DnsUpdateRefused('NXRRSET', `prerequisite: the ${p.type} records of ${p.name} are not exactly the ${p.targets.length} value(s) given`, at);
+        if (!equal)
+          throw new DnsUpdateRefused('NXRRSET', `prerequisite: the ${p.type} records of ${p.name} are not exactly the ${p.targets.length} value(s) given`, at);
         break;
       }
     }
@@ -156,7 +157,8 @@ function checkPermission(c: UpdateContext, op: DnsUpdateOp, acmeOnly: boolean): 
   const refuse = (reason: string): never => {
     throw new DnsUpdateRefused('REFUSED', reason, at);
   };
-  if (!withinSuffixes(op.name, c.tenant.suffixes)) refuse(`"${op.name}" is outside tenant "${c.tenant.name}"'s allowed suffixes (${c.tenant.suffixes.join(', ')})`);
+  if (!withinSuffixes(op.name, c.tenant.suffixes))
+    refuse(`"${op.name}" is outside tenant "${c.tenant.name}"'s allowed suffixes (${c.tenant.suffixes.join(', ')})`);
   if (acmeOnly && (op.kind === 'delete-name' || type !== 'TXT' || !op.name.startsWith(ACME_PREFIX))) {
     refuse(`the key is ACME-only: it may only add and delete TXT records named ${ACME_PREFIX}* (not ${type} at ${op.name})`);
   }
@@ -195,7 +197,8 @@ class WorkingSets {
     if (!s) {
       const current = this.currentByKey.get(key);
       const view = this.c.ownerOf(key);
-      const slice = view.kind === 'self' ? [...(current?.targets ?? [])] : view.kind === 'shared' ? (current?.targets ?? []).filter((t) => view.mine.includes(t)) : [];
+      const slice =
+        view.kind === 'self' ? [...(current?.targets ?? [])] : view.kind === 'shared' ? (current?.targets ?? []).filter((t) => view.mine.includes(t)) : [];
       s = { name, type, view, current, slice, ttl: view.kind === 'shared' ? (view.ttl ?? current?.ttl) : current?.ttl };
       this.sets.set(key, s);
     }
@@ -212,8 +215,13 @@ class WorkingSets {
 
   /** A set the tenant may not change: another tenant's, or one that exists without an owner. */
   private guard(s: SetState, what: string): void {
-    if (s.view.kind === 'other') throw new DnsUpdateRefused('REFUSED', `${what}: ${s.name} ${s.type} is owned by tenant "${s.view.owner}"`, { name: s.name, type: s.type });
-    if (s.view.kind === 'none' && s.current) throw new DnsUpdateRefused('REFUSED', `${what}: ${s.name} ${s.type} exists in OVH without an owner; an admin must assign it`, { name: s.name, type: s.type });
+    if (s.view.kind === 'other')
+      throw new DnsUpdateRefused('REFUSED', `${what}: ${s.name} ${s.type} is owned by tenant "${s.view.owner}"`, { name: s.name, type: s.type });
+    if (s.view.kind === 'none' && s.current)
+      throw new DnsUpdateRefused('REFUSED', `${what}: ${s.name} ${s.type} exists in OVH without an owner; an admin must assign it`, {
+        name: s.name,
+        type: s.type,
+      });
   }
 
   apply(op: DnsUpdateOp): void {
@@ -249,7 +257,11 @@ class WorkingSets {
         if (!s.current?.targets.includes(op.target)) return; // absent: nothing to delete
         if (s.view.kind === 'shared') {
           const owner = s.view.others.get(op.target);
-          throw new DnsUpdateRefused('REFUSED', `delete ${op.target}: that value of shared set ${s.name} ${s.type} ${owner ? `is owned by tenant "${owner}"` : 'exists in OVH without an owner'}`, { name: s.name, type: s.type });
+          throw new DnsUpdateRefused(
+            'REFUSED',
+            `delete ${op.target}: that value of shared set ${s.name} ${s.type} ${owner ? `is owned by tenant "${owner}"` : 'exists in OVH without an owner'}`,
+            { name: s.name, type: s.type },
+          );
         }
         this.guard(s, `delete ${op.target}`);
         return;
@@ -259,7 +271,8 @@ class WorkingSets {
 
   private clear(name: string, type: RecordType, what: string): void {
     const s = this.state(name, type);
-    if (s.view.kind === 'shared') s.slice = []; // the tenant's own values; the others' stay
+    if (s.view.kind === 'shared')
+      s.slice = []; // the tenant's own values; the others' stay
     else if (s.current || s.slice.length > 0) {
       this.guard(s, what);
       s.slice = [];
@@ -272,14 +285,23 @@ class WorkingSets {
     const remove: Endpoint[] = [];
     for (const s of this.sets.values()) {
       const field = `update ${s.name} ${s.type}`;
-      const mine = s.view.kind === 'shared' ? (s.current?.targets ?? []).filter((t) => (s.view as { mine: readonly string[] }).mine.includes(t)) : s.view.kind === 'self' ? (s.current?.targets ?? []) : [];
+      const mine =
+        s.view.kind === 'shared'
+          ? (s.current?.targets ?? []).filter((t) => (s.view as { mine: readonly string[] }).mine.includes(t))
+          : s.view.kind === 'self'
+            ? (s.current?.targets ?? [])
+            : [];
       if (s.slice.length === 0) {
         if (mine.length > 0) remove.push({ dnsName: s.name, recordType: s.type, targets: mine, ttl: s.ttl ?? 0 });
         continue;
       }
       const shared = s.type === 'TXT' && s.view.kind === 'none' && !s.current;
       try {
-        const e = normalizeEndpoint({ dnsName: s.name, recordType: s.type, targets: s.slice, ttl: s.ttl ?? 0, ...(shared ? { labels: { [SHARED_LABEL]: 'true' } } : {}) }, field, { zone: this.c.zone });
+        const e = normalizeEndpoint(
+          { dnsName: s.name, recordType: s.type, targets: s.slice, ttl: s.ttl ?? 0, ...(shared ? { labels: { [SHARED_LABEL]: 'true' } } : {}) },
+          field,
+          { zone: this.c.zone },
+        );
         create.push(adjustEndpointForOvh(e).endpoint);
       } catch (e) {
         if (e instanceof InvalidInputError) throw new DnsUpdateRefused('REFUSED', e.message, { name: s.name, type: s.type });

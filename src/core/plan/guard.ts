@@ -70,7 +70,15 @@ export async function maxChangePercent(ctx: CoreContext, q: store.Queryable, ten
  * The threshold of one zone's changes for this tenant, who owns `owned` record sets there (ownedSets,
  * or an index's count), with the protected names they touch.
  */
-export async function zoneThreshold(ctx: CoreContext, q: store.Queryable, tenant: Tenant, zone: string, owned: number, changes: readonly Change[], forced: boolean): Promise<ChangeThreshold> {
+export async function zoneThreshold(
+  ctx: CoreContext,
+  q: store.Queryable,
+  tenant: Tenant,
+  zone: string,
+  owned: number,
+  changes: readonly Change[],
+  forced: boolean,
+): Promise<ChangeThreshold> {
   const t = assessThreshold(changes, owned, await maxChangePercent(ctx, q, tenant), forced);
   const touched = await protectedNamesTouched(q, zone, changes);
   return touched.length > 0 ? { ...t, protectedNames: touched } : t;
@@ -108,7 +116,18 @@ export function thresholdRefusal(ctx: CoreContext, tenant: Tenant, zone: string,
   if (!t || !needsApproval(t, approved)) return undefined;
   const over = t.exceeded && !t.forced;
   const message = over ? describeRefusal(zone, tenant.name, t) : describeProtectedRefusal(zone, t.protectedNames ?? []);
-  ctx.log.warn({ zone, tenant: tenant.name, owned: t.owned, updates: t.updates, deletes: t.deletes, maxPercent: t.maxPercent, ...(t.protectedNames?.length ? { protectedNames: t.protectedNames } : {}) }, message);
+  ctx.log.warn(
+    {
+      zone,
+      tenant: tenant.name,
+      owned: t.owned,
+      updates: t.updates,
+      deletes: t.deletes,
+      maxPercent: t.maxPercent,
+      ...(t.protectedNames?.length ? { protectedNames: t.protectedNames } : {}),
+    },
+    message,
+  );
   ctx.metrics?.thresholdRefused(zone, tenant.name);
   return new ThresholdError(message, zone, t);
 }

@@ -211,14 +211,29 @@ export async function routeInput(ctx: CoreContext, tenant: Tenant, input: PlanIn
     });
     validateEndpointSet(all, 'desired.endpoints');
     const scope = input.scope && { ...input.scope, under: normalizeName(input.scope.under, 'desired.scope.under') };
-    return { kind: 'desired', policy: input.policy, byZone, warnings, ...(scope ? { scope } : {}), ...(input.allOrNothing ? { allOrNothing: true } : {}), ...(input.force ? { force: true } : {}) };
+    return {
+      kind: 'desired',
+      policy: input.policy,
+      byZone,
+      warnings,
+      ...(scope ? { scope } : {}),
+      ...(input.allOrNothing ? { allOrNothing: true } : {}),
+      ...(input.force ? { force: true } : {}),
+    };
   }
 
   if (input.kind === 'update') {
     const zone = input.update.zone;
     if (!zoneNames.includes(zone)) throw new InvalidInputError('update.zone', `"${zone}" is not a zone dnsplane manages`);
     if (!mayUseZone(tenant, zone)) throw new PermissionDeniedError('update.zone', `zone "${zone}" is not one of tenant "${tenant.name}"'s zones`);
-    return { kind: 'own-changes', policy: 'sync', byZone: new Map([[zone, dnsUpdateChanges(input.update)]]), uncut: true, warnings, ...(input.origin ? { origin: input.origin } : {}) };
+    return {
+      kind: 'own-changes',
+      policy: 'sync',
+      byZone: new Map([[zone, dnsUpdateChanges(input.update)]]),
+      uncut: true,
+      warnings,
+      ...(input.origin ? { origin: input.origin } : {}),
+    };
   }
 
   if (input.kind === 'draft') {
@@ -256,7 +271,14 @@ export async function routeInput(ctx: CoreContext, tenant: Tenant, input: PlanIn
     const r = route(raw, `changes.delete[${i}]`);
     setFor(r.zone).delete.push(r.endpoint);
   });
-  return { kind: 'changes', policy: input.policy, byZone, warnings, ...(input.force ? { force: true } : {}), ...(input.origin ? { origin: input.origin } : {}) };
+  return {
+    kind: 'changes',
+    policy: input.policy,
+    byZone,
+    warnings,
+    ...(input.force ? { force: true } : {}),
+    ...(input.origin ? { origin: input.origin } : {}),
+  };
 }
 
 /** Moved to ownership.ts (shared record sets); re-exported for callers of plan.ts. */
@@ -289,7 +311,14 @@ export async function computeZonePlan(
  * The plan of the whole zone as `q` sees it, every record set read: the reference the plans at names
  * are held equal to (test/core/apply/locked-plan.test.ts).
  */
-export async function computeWholeZonePlan(ctx: CoreContext, q: store.Queryable, tenant: Tenant, zone: string, input: RoutedInput, slicer: Slicer = new Slicer()): Promise<ZonePlan> {
+export async function computeWholeZonePlan(
+  ctx: CoreContext,
+  q: store.Queryable,
+  tenant: Tenant,
+  zone: string,
+  input: RoutedInput,
+  slicer: Slicer = new Slicer(),
+): Promise<ZonePlan> {
   const base = await baseAsSeen(q, zone, slicer);
   return planOver(ctx, q, tenant, zone, input, { ...base, owned: ownedSets(base.ownership, tenant.id) }, slicer);
 }
@@ -311,7 +340,14 @@ async function baseAsSeen(q: store.Queryable, zone: string, slicer: Slicer, read
  * when the view is behind). The plan is the one computeWholeZonePlan makes: the diff, the ownership it
  * judges and the operations it builds only ever look at the sets at the names the request touches.
  */
-export async function computeLockedZonePlan(ctx: CoreContext, tx: store.Queryable, tenant: Tenant, zone: string, input: RoutedInput, slicer: Slicer = new Slicer()): Promise<{ plan: ZonePlan; memory: ZoneMemory }> {
+export async function computeLockedZonePlan(
+  ctx: CoreContext,
+  tx: store.Queryable,
+  tenant: Tenant,
+  zone: string,
+  input: RoutedInput,
+  slicer: Slicer = new Slicer(),
+): Promise<{ plan: ZonePlan; memory: ZoneMemory }> {
   const z = await store.getZone(tx, zone);
   if (!z) throw new NotFoundError('zone', zone, `zone "${zone}" is not managed by dnsplane`);
   const memory = await zoneMemoryAt(ctx.pool, tx, zone, z.generation);
@@ -342,7 +378,15 @@ async function planAtNames(
   const { records, ownership } = index.slice(touched);
   const { endpoints, recordsByKey } = await slicer.run(recordsToEndpointsSteps(records, zone));
   const withdrawals = await withdrawalsAt(touched);
-  return planOver(ctx, q, tenant, zone, input, { generation, records, recordsByKey, endpoints, ownership, withdrawals, owned: index.ownedSets(tenant.id) }, slicer);
+  return planOver(
+    ctx,
+    q,
+    tenant,
+    zone,
+    input,
+    { generation, records, recordsByKey, endpoints, ownership, withdrawals, owned: index.ownedSets(tenant.id) },
+    slicer,
+  );
 }
 
 /** The names (normalized, every type) whose record sets a request's plan of `zone` reads. */
@@ -372,7 +416,15 @@ function touchedNamesOf(zone: string, input: RoutedInput, tenantNames: () => str
 type PlanSource = Pick<ZoneBase, 'generation' | 'records' | 'recordsByKey' | 'endpoints' | 'ownership' | 'withdrawals'> & { owned: number };
 
 /** Diffs the request against `source`, builds the operations and judges the threshold. */
-async function planOver(ctx: CoreContext, q: store.Queryable, tenant: Tenant, zone: string, input: RoutedInput, source: PlanSource, slicer: Slicer): Promise<ZonePlan> {
+async function planOver(
+  ctx: CoreContext,
+  q: store.Queryable,
+  tenant: Tenant,
+  zone: string,
+  input: RoutedInput,
+  source: PlanSource,
+  slicer: Slicer,
+): Promise<ZonePlan> {
   if (input.kind === 'withdraw') {
     const { changes, operations } = await input.byZone.get(zone)!.plan(q, source, tenant.id);
     const threshold = await zoneThreshold(ctx, q, tenant, zone, source.owned, changes, input.force ?? false);
@@ -390,17 +442,17 @@ async function planOver(ctx: CoreContext, q: store.Queryable, tenant: Tenant, zo
     routed.kind === 'own-changes'
       ? { ...(await slicer.run(routed.byZone.get(zone)!.changes({ zone, tenant, records: source.records, current, ownerOf }))), conflicts: [] }
       : routed.kind === 'desired'
-      ? await slicer.run(
-          diffDesiredSteps({
-            current,
-            desired: routed.byZone.get(zone) ?? [],
-            validated: true, // routeInput did, over the whole request
-            policy: routed.policy,
-            ownerOf,
-            scope: (name, type) => routed.scope === undefined || inSyncScope(routed.scope, name, type),
-          }),
-        )
-      : await slicer.run(diffChangeSetSteps(current, routed.byZone.get(zone) ?? { create: [], updateOld: [], updateNew: [], delete: [] }, ownerOf));
+        ? await slicer.run(
+            diffDesiredSteps({
+              current,
+              desired: routed.byZone.get(zone) ?? [],
+              validated: true, // routeInput did, over the whole request
+              policy: routed.policy,
+              ownerOf,
+              scope: (name, type) => routed.scope === undefined || inSyncScope(routed.scope, name, type),
+            }),
+          )
+        : await slicer.run(diffChangeSetSteps(current, routed.byZone.get(zone) ?? { create: [], updateOld: [], updateNew: [], delete: [] }, ownerOf));
   await slicer.check();
 
   for (const c of changes) {
@@ -414,11 +466,20 @@ async function planOver(ctx: CoreContext, q: store.Queryable, tenant: Tenant, zo
   return { zone, baseGeneration: source.generation, changes, conflicts, operations, threshold };
 }
 
-async function routeDraft(ctx: CoreContext, tenant: Tenant, zone: string, draft: DraftPlanner, q: store.Queryable, base: PlanSource, slicer: Slicer): Promise<Exclude<RoutedInput, { kind: 'draft' | 'withdraw' }>> {
+async function routeDraft(
+  ctx: CoreContext,
+  tenant: Tenant,
+  zone: string,
+  draft: DraftPlanner,
+  q: store.Queryable,
+  base: PlanSource,
+  slicer: Slicer,
+): Promise<Exclude<RoutedInput, { kind: 'draft' | 'withdraw' }>> {
   const routed = await routeInput(ctx, tenant, { kind: 'changes', changes: await draft.changes(q, base), policy: 'sync' }, slicer);
   if (routed.kind !== 'changes') throw new Error('a draft routed as something else than changes');
   for (const other of routed.byZone.keys()) {
-    if (other !== zone) throw new InvalidInputError('subDomain', `a staged write of zone ${zone} is in zone ${other}, which dnsplane manages apart: write it there`);
+    if (other !== zone)
+      throw new InvalidInputError('subDomain', `a staged write of zone ${zone} is in zone ${other}, which dnsplane manages apart: write it there`);
   }
   return routed;
 }

@@ -54,12 +54,25 @@ async function managed(q: store.Queryable, rawZone: string): Promise<string> {
 }
 
 /** Protects names of a zone; `actor` null: the command line. The zone's protected names after. */
-export async function protectNames(pool: pg.Pool, actor: Tenant | null, rawZone: string, raw: readonly string[], suffix: boolean): Promise<store.ProtectedName[]> {
+export async function protectNames(
+  pool: pg.Pool,
+  actor: Tenant | null,
+  rawZone: string,
+  raw: readonly string[],
+  suffix: boolean,
+): Promise<store.ProtectedName[]> {
   return store.withTransaction(pool, async (tx) => {
     const zone = await managed(tx, rawZone);
     const names = namesIn(zone, raw);
     await store.protectNames(tx, zone, names, suffix, actor?.name ?? null);
-    await auditAdminAction(tx, zone, actor, 'protect-names', `${suffix ? 'names and everything below them' : 'names'} ${names.join(', ')} of zone ${zone} protected ${actedBy(actor)}: a change there needs a second admin's approval`, { zone, names, suffix });
+    await auditAdminAction(
+      tx,
+      zone,
+      actor,
+      'protect-names',
+      `${suffix ? 'names and everything below them' : 'names'} ${names.join(', ')} of zone ${zone} protected ${actedBy(actor)}: a change there needs a second admin's approval`,
+      { zone, names, suffix },
+    );
     return store.listProtectedNames(tx, zone);
   });
 }
@@ -70,8 +83,12 @@ export async function unprotectNames(pool: pg.Pool, actor: Tenant | null, rawZon
     const zone = await managed(tx, rawZone);
     const names = namesIn(zone, raw);
     const missing = await store.unprotectNames(tx, zone, names);
-    if (missing.length > 0) throw new InvalidInputError('names', `not protected in zone ${zone}: ${missing.join(', ')} (dnsplane zone protected ${zone} lists them)`);
-    await auditAdminAction(tx, zone, actor, 'unprotect-names', `names ${names.join(', ')} of zone ${zone} no longer protected (${actedBy(actor)})`, { zone, names });
+    if (missing.length > 0)
+      throw new InvalidInputError('names', `not protected in zone ${zone}: ${missing.join(', ')} (dnsplane zone protected ${zone} lists them)`);
+    await auditAdminAction(tx, zone, actor, 'unprotect-names', `names ${names.join(', ')} of zone ${zone} no longer protected (${actedBy(actor)})`, {
+      zone,
+      names,
+    });
     return store.listProtectedNames(tx, zone);
   });
 }

@@ -58,8 +58,13 @@ export async function planRevert(ctx: CoreContext, actor: Tenant, journalId: str
   const row = await store.getJournalEntry(ctx.pool, journalId);
   if (!row) throw new NotFoundError('journal entry', journalId, `journal entry ${journalId} does not exist`);
   const kind = (row.intent as { kind?: unknown } | null)?.kind;
-  if (typeof kind === 'string') throw new InvalidInputError('journalId', `journal entry ${journalId} is an admin action (${kind}), not an apply: only an apply's changes can be reverted`);
-  if (row.state !== 'done') throw new InvalidInputError('journalId', `journal entry ${journalId} is ${row.state}, not done: ${row.state === 'in_flight' ? 'it is still applying' : 'it was rolled back, nothing of it is left to revert'}`);
+  if (typeof kind === 'string')
+    throw new InvalidInputError('journalId', `journal entry ${journalId} is an admin action (${kind}), not an apply: only an apply's changes can be reverted`);
+  if (row.state !== 'done')
+    throw new InvalidInputError(
+      'journalId',
+      `journal entry ${journalId} is ${row.state}, not done: ${row.state === 'in_flight' ? 'it is still applying' : 'it was rolled back, nothing of it is left to revert'}`,
+    );
   const tenant = await store.getTenantById(ctx.pool, row.tenantId);
   if (!tenant) throw new NotFoundError('tenant', row.tenantId);
   const { names, before, ops } = readIntent(row.intent);
@@ -76,7 +81,11 @@ export async function planRevert(ctx: CoreContext, actor: Tenant, journalId: str
     }
   }
   const now = await store.listRecordsForNames(ctx.pool, zone, names);
-  const owners = await store.listOwnershipForSets(ctx.pool, zone, names.map((n) => ({ dnsName: absoluteName(n.subDomain, zone).toLowerCase(), recordType: n.fieldType })));
+  const owners = await store.listOwnershipForSets(
+    ctx.pool,
+    zone,
+    names.map((n) => ({ dnsName: absoluteName(n.subDomain, zone).toLowerCase(), recordType: n.fieldType })),
+  );
   const changes: RawChangeSet = { create: [], updateOld: [], updateNew: [], delete: [] };
   const conflicts: RevertConflict[] = [];
   for (const n of names) {
@@ -86,7 +95,13 @@ export async function planRevert(ctx: CoreContext, actor: Tenant, journalId: str
     const by = touchedBy.get(nameKey(n));
     if (by) {
       const e = (is ?? was)!;
-      conflicts.push({ dnsName: e?.dnsName ?? n.subDomain, recordType: n.fieldType, journalId: by.id, tenant: tenantNames.get(by.tenantId) ?? '', at: by.startedAt });
+      conflicts.push({
+        dnsName: e?.dnsName ?? n.subDomain,
+        recordType: n.fieldType,
+        journalId: by.id,
+        tenant: tenantNames.get(by.tenantId) ?? '',
+        at: by.startedAt,
+      });
       continue;
     }
     if (was && !is) changes.create.push(raw(was));
@@ -98,12 +113,19 @@ export async function planRevert(ctx: CoreContext, actor: Tenant, journalId: str
   }
   // The plan and its journal row in one transaction: a revert journaled is a revert stored, and back.
   const stored = await plan(ctx, tenant, { kind: 'changes', changes, policy: 'sync', revertOf: journalId }, actor, (tx, p) =>
-    auditAdminAction(tx, zone, actor, 'plan-revert', `plan ${p.id} reverts apply ${journalId} of tenant "${tenant.name}" (asked for by ${actor.name}): ${changes.create.length + changes.updateNew.length + changes.delete.length} record set(s) put back, ${conflicts.length} conflict(s)`, {
-      planId: p.id,
-      reverts: journalId,
-      tenant: tenant.name,
-      conflicts: conflicts.map((c) => ({ dnsName: c.dnsName, recordType: c.recordType, journalId: c.journalId })),
-    }),
+    auditAdminAction(
+      tx,
+      zone,
+      actor,
+      'plan-revert',
+      `plan ${p.id} reverts apply ${journalId} of tenant "${tenant.name}" (asked for by ${actor.name}): ${changes.create.length + changes.updateNew.length + changes.delete.length} record set(s) put back, ${conflicts.length} conflict(s)`,
+      {
+        planId: p.id,
+        reverts: journalId,
+        tenant: tenant.name,
+        conflicts: conflicts.map((c) => ({ dnsName: c.dnsName, recordType: c.recordType, journalId: c.journalId })),
+      },
+    ),
   );
   ctx.log.info({ zone, reverts: journalId, plan: stored.id, tenant: tenant.name, by: actor.name, conflicts: conflicts.length }, 'revert planned');
   return { reverts: journalId, plan: stored, conflicts };
@@ -122,7 +144,13 @@ function targetOf(zone: string, r: store.RecordRow): string | undefined {
  * For a shared set: the targets that are not the tenant's (other tenants', or nobody's) — the same
  * before the apply and now, since an apply changes its own slice only; undefined: not a shared set.
  */
-function sharedSlice(zone: string, n: { subDomain: string; fieldType: string }, now: readonly store.RecordRow[], owners: readonly store.OwnershipRow[], tenantId: string): { foreign: Set<string> } | undefined {
+function sharedSlice(
+  zone: string,
+  n: { subDomain: string; fieldType: string },
+  now: readonly store.RecordRow[],
+  owners: readonly store.OwnershipRow[],
+  tenantId: string,
+): { foreign: Set<string> } | undefined {
   const dnsName = absoluteName(n.subDomain, zone).toLowerCase();
   const rows = owners.filter((o) => o.shared && o.dnsName === dnsName && o.recordType === n.fieldType.toUpperCase());
   if (rows.length === 0) return undefined;
@@ -140,7 +168,12 @@ function sharedSlice(zone: string, n: { subDomain: string; fieldType: string }, 
  * The record set (name, type) of `rows` as an endpoint, or undefined when it has no record; of a shared
  * set (`slice`), the tenant's targets only, labelled shared, with their own TTL.
  */
-function setOf(zone: string, rows: readonly store.RecordRow[], n: { subDomain: string; fieldType: string }, slice?: { foreign: Set<string> }): Endpoint | undefined {
+function setOf(
+  zone: string,
+  rows: readonly store.RecordRow[],
+  n: { subDomain: string; fieldType: string },
+  slice?: { foreign: Set<string> },
+): Endpoint | undefined {
   const mine = rows.filter((r) => nameKey(r) === nameKey(n) && !slice?.foreign.has(targetOf(zone, r) ?? '')).map((r) => ({ ...r, zone }));
   const e = recordsToEndpoints(mine, zone).endpoints[0];
   return e && slice ? { ...e, labels: { ...e.labels, [SHARED_LABEL]: 'true' } } : e;

@@ -60,7 +60,11 @@ export class Prober {
   static async start(ctx: CoreContext, opts: ProberOptions): Promise<Prober> {
     const p = new Prober(ctx, opts);
     if (opts.listener !== 'outside') {
-      p.listener = await store.listen(ctx.pool, { probe: () => p.heard() }, { onReconnect: () => p.heard(), onError: (e) => ctx.log.debug({ err: messageOf(e) }, 'prober: LISTEN connection error') });
+      p.listener = await store.listen(
+        ctx.pool,
+        { probe: () => p.heard() },
+        { onReconnect: () => p.heard(), onError: (e) => ctx.log.debug({ err: messageOf(e) }, 'prober: LISTEN connection error') },
+      );
     }
     p.tick = setInterval(() => void p.renew().then(() => p.scan()), Math.max(50, Math.floor(p.leaseMs / 3)));
     p.tick.unref();
@@ -81,7 +85,9 @@ export class Prober {
   /** Stops: nothing more is asked or written; the leases end now, so another replica takes the probes over at once. */
   async stop(): Promise<void> {
     const ids = await this.halt();
-    await store.releaseProbes(this.ctx.pool, this.holder, ids).catch((e: unknown) => this.ctx.log.warn({ err: messageOf(e) }, 'prober: the leases could not be released; they lapse'));
+    await store
+      .releaseProbes(this.ctx.pool, this.holder, ids)
+      .catch((e: unknown) => this.ctx.log.warn({ err: messageOf(e) }, 'prober: the leases could not be released; they lapse'));
   }
 
   /**
@@ -141,9 +147,12 @@ export class Prober {
 
   private schedule(run: Running & { timer?: NodeJS.Timeout; busy?: Promise<void> }, delayMs: number): void {
     if (this.stopped) return;
-    run.timer = setTimeout(() => {
-      run.busy = this.round(run).finally(() => (run.busy = undefined));
-    }, Math.max(0, delayMs));
+    run.timer = setTimeout(
+      () => {
+        run.busy = this.round(run).finally(() => (run.busy = undefined));
+      },
+      Math.max(0, delayMs),
+    );
     run.timer.unref();
   }
 

@@ -36,10 +36,18 @@ export async function recordRefresh(
 ): Promise<string> {
   const settings = ctx.settings.visibility ?? DEFAULT_VISIBILITY;
   const rows = journals.map((j) => ({ journalId: j.journalId, sets: probeSetsOf(j.changes) }));
-  const id = await store.recordProbe(tx, { zone, publishedAt, timeoutMs: settings.timeoutMs, holder: instanceOf(ctx), leaseMs: settings.leaseMs, journals: rows });
+  const id = await store.recordProbe(tx, {
+    zone,
+    publishedAt,
+    timeoutMs: settings.timeoutMs,
+    holder: instanceOf(ctx),
+    leaseMs: settings.leaseMs,
+    journals: rows,
+  });
   // A row that changed no record set (none can be asked of a server) is final at once.
   for (const r of rows) {
-    if (r.sets.length === 0) await store.finishVisibility(tx, r.journalId, { state: 'unverified', servers: [], reason: 'it changed no record set a server could be asked about' });
+    if (r.sets.length === 0)
+      await store.finishVisibility(tx, r.journalId, { state: 'unverified', servers: [], reason: 'it changed no record set a server could be asked about' });
   }
   return id;
 }

@@ -89,7 +89,8 @@ export async function runRound(ctx: CoreContext, run: Running, deps: RoundDeps):
 async function ask(ctx: CoreContext, zone: string, server: ProbeServer, p: ServerProgress, sets: readonly store.ProbeSet[], deps: RoundDeps): Promise<void> {
   const pending = sets.filter((s) => !p.matched.has(keyOf(s)));
   if (pending.length === 0) return;
-  const exchange = (name: string, type: number): Promise<DnsAnswer> => deps.limit(() => query(server.address, { name, type }, { timeoutMs: deps.queryTimeoutMs, signal: deps.signal }));
+  const exchange = (name: string, type: number): Promise<DnsAnswer> =>
+    deps.limit(() => query(server.address, { name, type }, { timeoutMs: deps.queryTimeoutMs, signal: deps.signal }));
   let serial: number;
   try {
     const got = serialOf(zone, await exchange(zone, TYPE.SOA));
@@ -169,7 +170,10 @@ async function judgeJournal(
     const times = views.map((v) => v.firstAnsweredAt!.getTime());
     if (supersededBy !== undefined) {
       const names = superseded.map(keyOf).join(', ');
-      return finish(ctx, run, j.journalId, 'superseded', views, { supersededBy, reason: `journal ${supersededBy} changed ${names} again before this apply was answered` });
+      return finish(ctx, run, j.journalId, 'superseded', views, {
+        supersededBy,
+        reason: `journal ${supersededBy} changed ${names} again before this apply was answered`,
+      });
     }
     return finish(ctx, run, j.journalId, 'visible', views, { visibleAt: new Date(Math.max(published, ...times)) });
   }
@@ -180,7 +184,12 @@ async function judgeJournal(
       const reason = `${after} after the refresh, ${behind.map((v) => `${v.server} still answered older data for ${v.behind.join(', ')}`).join('; ')}`;
       return finish(ctx, run, j.journalId, 'not_visible', views, { reason });
     }
-    const why = j.unknown ?? views.filter((v) => v.firstAnsweredAt === undefined).map((v) => `${v.server}: ${v.error ?? 'no answer it could trust'}`).join('; ');
+    const why =
+      j.unknown ??
+      views
+        .filter((v) => v.firstAnsweredAt === undefined)
+        .map((v) => `${v.server}: ${v.error ?? 'no answer it could trust'}`)
+        .join('; ');
     return finish(ctx, run, j.journalId, 'unverified', views, { reason: `${after} after the refresh, no answer could be trusted: ${why}` });
   }
   const json = JSON.stringify(serversJson(views));
@@ -201,7 +210,13 @@ async function finish(
   const done = await store.finishVisibility(ctx.pool, journalId, { state, servers: serversJson(views), ...more });
   if (!done) return;
   ctx.metrics?.visibilityFinal(run.row.zone, state);
-  const log = { zone: run.row.zone, journal: journalId, state, ...(more.reason ? { reason: more.reason } : {}), ...(more.visibleAt ? { seconds: (more.visibleAt.getTime() - run.row.publishedAt.getTime()) / 1000 } : {}) };
+  const log = {
+    zone: run.row.zone,
+    journal: journalId,
+    state,
+    ...(more.reason ? { reason: more.reason } : {}),
+    ...(more.visibleAt ? { seconds: (more.visibleAt.getTime() - run.row.publishedAt.getTime()) / 1000 } : {}),
+  };
   if (state === 'visible' || state === 'superseded') ctx.log.info(log, 'visibility');
   else ctx.log.warn(log, 'visibility');
 }

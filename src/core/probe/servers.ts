@@ -72,7 +72,8 @@ export class ServerDirectory {
     const cached = await this.cachedNames(zone);
     if (cached !== undefined && cached.join(' ') !== z.names) {
       // First read, or the zone's name servers changed: learnt again from the new names.
-      if (z.names !== undefined) this.ctx.log.info({ zone, was: z.names.split(' '), now: cached }, 'probe: the zone\'s name servers changed; asking the new ones');
+      if (z.names !== undefined)
+        this.ctx.log.info({ zone, was: z.names.split(' '), now: cached }, "probe: the zone's name servers changed; asking the new ones");
       z.names = cached.join(' ');
       z.servers = undefined;
       z.failure = undefined;
@@ -83,7 +84,7 @@ export class ServerDirectory {
     const entry = z;
     learning.then(
       () => {
-        if (entry.failure) this.ctx.log.info({ zone }, 'probe: the zone\'s name servers are known again');
+        if (entry.failure) this.ctx.log.info({ zone }, "probe: the zone's name servers are known again");
         entry.failure = undefined;
       },
       (e: unknown) => {
@@ -91,7 +92,7 @@ export class ServerDirectory {
         const delayMs = entry.failure ? Math.min(entry.failure.delayMs * 2, RETRY_MAX_MS) : RETRY_MIN_MS;
         const error = e instanceof Error ? e : new Error(String(e));
         // Logged once per streak of failures; the rounds until the retry are answered this reason.
-        if (!entry.failure) this.ctx.log.warn({ zone, err: error.message, retryInMs: delayMs }, 'probe: the zone\'s name servers could not be learnt');
+        if (!entry.failure) this.ctx.log.warn({ zone, err: error.message, retryInMs: delayMs }, "probe: the zone's name servers could not be learnt");
         entry.failure = { error, retryAt: this.now() + delayMs, delayMs };
       },
     );

@@ -19,7 +19,10 @@ export class BaseIndex extends SetsIndex {
   /** The apex NS records' hosts, without the trailing dot, sorted (OVH: the zone's name servers). */
   nameServers: string[] = [];
 
-  private constructor(zone: string, readonly generation: bigint) {
+  private constructor(
+    zone: string,
+    readonly generation: bigint,
+  ) {
     super(zone);
   }
 

@@ -236,7 +236,16 @@ export async function readZoneBase(q: store.Queryable, zone: string, slicer: Sli
  * a page at a time (inside a transaction: a cursor), so that 50,000 rows are never parsed in one block;
  * and the withdrawn targets and the targets' health (small tables).
  */
-async function readZoneRows(q: store.Queryable, zone: string): Promise<{ generation: bigint; rows: store.RecordRow[]; ownership: store.OwnershipRow[]; withdrawals: store.WithdrawalRow[]; health: store.TargetHealthRow[] }> {
+async function readZoneRows(
+  q: store.Queryable,
+  zone: string,
+): Promise<{
+  generation: bigint;
+  rows: store.RecordRow[];
+  ownership: store.OwnershipRow[];
+  withdrawals: store.WithdrawalRow[];
+  health: store.TargetHealthRow[];
+}> {
   const current = await store.getZone(q, zone);
   if (!current) throw new Error(`zone "${zone}" vanished from the database`);
   const rows: store.RecordRow[] = [];
@@ -349,7 +358,10 @@ export class ReadCache {
   private readonly maxBytes: number;
   private readonly counts = { baseBuilds: 0, answerBuilds: 0, encodes: 0, evictions: 0 };
 
-  constructor(private readonly pool: pg.Pool, opts: ReadCacheOptions = {}) {
+  constructor(
+    private readonly pool: pg.Pool,
+    opts: ReadCacheOptions = {},
+  ) {
     this.maxBytes = opts.maxBytes ?? DEFAULT_READ_CACHE_BYTES;
     this.zoneStates = new ZoneStateSource(async () => {
       opts.onZoneStatesRead?.();
@@ -409,7 +421,10 @@ export class ReadCache {
     const forget = () => {
       if (this.encodings.get(key) === p) this.encodings.delete(key);
     };
-    p.then((bytes) => this.account(key, { kind: 'encoding', zone: v.zone, generation: v.generation, view: v.view, form, bytes: bytes.byteLength, drop: forget }), forget);
+    p.then(
+      (bytes) => this.account(key, { kind: 'encoding', zone: v.zone, generation: v.generation, view: v.view, form, bytes: bytes.byteLength, drop: forget }),
+      forget,
+    );
     return p;
   }
 
@@ -465,7 +480,13 @@ export class ReadCache {
    * The entry of `zone` in `map` at `generation` or later, from memory (shared while it builds), or
    * a new one `build` makes (it sets entry.generation once it knows it); forgotten if it fails.
    */
-  private latest<T extends { generation: bigint }>(map: Map<string, Entry<T>>, zone: string, generation: bigint, keyOf: (zone: string, generation: bigint) => string, build: (entry: Entry<T>) => Promise<T>): Promise<T> {
+  private latest<T extends { generation: bigint }>(
+    map: Map<string, Entry<T>>,
+    zone: string,
+    generation: bigint,
+    keyOf: (zone: string, generation: bigint) => string,
+    build: (entry: Entry<T>) => Promise<T>,
+  ): Promise<T> {
     const hit = map.get(zone);
     if (hit && hit.generation >= generation) {
       if (hit.settled) this.touch(keyOf(zone, hit.settled.generation));
@@ -524,7 +545,10 @@ export class ReadCache {
     // Owner labels, shared sets split per owner (ownership.ts); with includeForeign nothing depends on the tenant.
     // Withdrawn targets (core/withdrawals/withdrawals.ts) shown to their owners as theirs, with their state.
     const seen = withWithdrawn(zone, base, base.withdrawals);
-    const all = withHealthStates(withTargetStates(await slicer.run(visibleRecordSetsSteps('', zone, seen.endpoints, base.ownership, seen.recordsByKey, true)), base.withdrawals), base.health ?? []);
+    const all = withHealthStates(
+      withTargetStates(await slicer.run(visibleRecordSetsSteps('', zone, seen.endpoints, base.ownership, seen.recordsByKey, true)), base.withdrawals),
+      base.health ?? [],
+    );
     const byOwner = new Map<string, Endpoint[]>();
     for (let i = 0; i < all.length; i++) {
       if (i % 1024 === 0) await slicer.check();

@@ -44,7 +44,12 @@ export async function readRecords(ctx: CoreContext, zone: string, filter: Record
 }
 
 /** One GET per id (bounded concurrency), dropping ids that are gone. */
-export async function getEach(ctx: CoreContext, zone: string, ids: readonly string[], opts: Pick<ReadOptions, 'concurrency' | 'progress'> = {}): Promise<{ records: OvhRecord[]; calls: number; gone: string[] }> {
+export async function getEach(
+  ctx: CoreContext,
+  zone: string,
+  ids: readonly string[],
+  opts: Pick<ReadOptions, 'concurrency' | 'progress'> = {},
+): Promise<{ records: OvhRecord[]; calls: number; gone: string[] }> {
   const gone: string[] = [];
   const got = await mapLimit(
     [...ids],

@@ -72,7 +72,8 @@ export class ZoneMemory extends SetsIndex {
   /** Every record held, in store.listRecords's order (tests compare it with the DB). */
   allRecords(): store.RecordRow[] {
     const out: store.RecordRow[] = [];
-    for (const at of this.byName.values()) for (const r of at) out.push({ id: r.id, subDomain: r.subDomain, fieldType: r.fieldType, target: r.target, ttl: r.ttl });
+    for (const at of this.byName.values())
+      for (const r of at) out.push({ id: r.id, subDomain: r.subDomain, fieldType: r.fieldType, target: r.target, ttl: r.ttl });
     return out.sort((a, b) => compareRecords({ ...a, zone: this.zone }, { ...b, zone: this.zone }));
   }
 

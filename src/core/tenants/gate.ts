@@ -22,7 +22,8 @@ export function requireAdmin(actor: Tenant): void {
 /** A listing's page size: 0 means the default; otherwise 1 to MAX_LIMIT, or InvalidInput on `field`. */
 export function limitOf(limit: number, field = 'limit'): number {
   if (limit === 0) return DEFAULT_LIMIT;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw new InvalidInputError(field, `must be 1-${MAX_LIMIT} (0 means ${DEFAULT_LIMIT}), got ${limit}`);
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)
+    throw new InvalidInputError(field, `must be 1-${MAX_LIMIT} (0 means ${DEFAULT_LIMIT}), got ${limit}`);
   return limit;
 }
 

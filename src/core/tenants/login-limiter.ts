@@ -136,7 +136,10 @@ export class LoginLimiter {
     this.summaryTimer = undefined;
     const total = [...this.failures.values()].reduce((a, b) => a + b, 0);
     if (total === 0 && this.limited === 0) return;
-    const top = [...this.failures.entries()].sort((a, b) => b[1] - a[1]).slice(0, 5).map(([address, n]) => ({ address, failures: n }));
+    const top = [...this.failures.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 5)
+      .map(([address, n]) => ({ address, failures: n }));
     const since = this.lastSummary ? Math.round((this.now() - this.lastSummary) / 1000) : undefined;
     this.opts.log(
       { failedLogins: total, addresses: this.failures.size, refusedWhileLimited: this.limited, top, ...(since !== undefined ? { seconds: since } : {}) },

@@ -85,7 +85,11 @@ export interface ZoneSources {
  * otherwise, naming the field and listing the managed zones, before anything is written: a grant on a
  * zone nobody manages would silently do nothing. A registered zone is synced by its first reader.
  */
-export async function createTenantInManagedZones(pool: pg.Pool, input: NewTenant, sources: ZoneSources = {}): Promise<{ tenant: Tenant; token: string; registered: string[] }> {
+export async function createTenantInManagedZones(
+  pool: pg.Pool,
+  input: NewTenant,
+  sources: ZoneSources = {},
+): Promise<{ tenant: Tenant; token: string; registered: string[] }> {
   const managed = await store.listZoneNames(pool);
   const wanted = input.zones.map((z, i) => ({ zone: normalizeName(z, `zones[${i}]`), i }));
   const missing = wanted.filter((w) => !managed.includes(w.zone));
@@ -124,7 +128,10 @@ export const MAX_TOKEN_GRACE_MS = 7 * 24 * 3600 * 1000;
 /** InvalidInputError naming `field` unless 0 <= graceMs <= MAX_TOKEN_GRACE_MS; `old`: what stops ("token", "secret"). */
 export function checkGrace(graceMs: number, field: string, old: string): void {
   if (!Number.isFinite(graceMs) || graceMs < 0 || graceMs > MAX_TOKEN_GRACE_MS) {
-    throw new InvalidInputError(field, `must be between 0 (the old ${old} stops at once) and 7 days, got ${Number.isFinite(graceMs) ? `${Math.round(graceMs / 1000)} s` : String(graceMs)}`);
+    throw new InvalidInputError(
+      field,
+      `must be between 0 (the old ${old} stops at once) and 7 days, got ${Number.isFinite(graceMs) ? `${Math.round(graceMs / 1000)} s` : String(graceMs)}`,
+    );
   }
 }
 
@@ -222,4 +229,3 @@ export function checkNameAllowed(t: Tenant, zone: string, dnsName: string, field
     throw new PermissionDeniedError(field, `"${dnsName}" is outside tenant "${t.name}"'s allowed suffixes (${t.suffixes.join(', ')})`);
   }
 }
-

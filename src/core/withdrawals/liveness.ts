@@ -83,9 +83,14 @@ export async function restoreSilent(ctx: CoreContext, tenantId: string): Promise
   const rows = await store.listWithdrawalsOfTenant(ctx.pool, tenantId, 'silent');
   const out: WithdrawOutcome[] = [];
   for (const zone of [...new Set(rows.map((r) => r.zone))]) {
-    const items = rows.filter((r) => r.zone === zone).map((r) => ({ name: r.dnsName, type: r.recordType, target: r.target, reason: 'silent' as const, detail: `tenant ${r.tenantName} called again` }));
+    const items = rows
+      .filter((r) => r.zone === zone)
+      .map((r) => ({ name: r.dnsName, type: r.recordType, target: r.target, reason: 'silent' as const, detail: `tenant ${r.tenantName} called again` }));
     const outcome = await restoreTargets(ctx, zone, items, { force: true });
-    ctx.log.info({ zone, tenant: rows[0]!.tenantName, restored: outcome.items.filter((i) => i.state === 'restored').length }, 'a silent tenant called again: its targets restored');
+    ctx.log.info(
+      { zone, tenant: rows[0]!.tenantName, restored: outcome.items.filter((i) => i.state === 'restored').length },
+      'a silent tenant called again: its targets restored',
+    );
     out.push(outcome);
   }
   return out;
@@ -103,14 +108,24 @@ export async function withdrawSilentTenants(ctx: CoreContext): Promise<WithdrawO
     // Back, and not restored by their call (it was written by a replica that could not restore, or withdraw_after is off).
     for (const id of await store.listTenantsBack(ctx.pool, slackMs)) out.push(...(await restoreSilent(ctx, id)));
     for (const tenant of await store.listSilentTenants(ctx.pool, slackMs)) {
-      const withdrawn = new Set((await store.listWithdrawalsOfTenant(ctx.pool, tenant.id, 'silent')).map((w) => `${w.zone} ${w.dnsName} ${w.recordType} ${w.target}`));
-      const owned = (await store.listOwnershipForTenant(ctx.pool, tenant.id)).filter((o) => o.shared && !withdrawn.has(`${o.zone} ${o.dnsName} ${o.recordType} ${o.target}`));
+      const withdrawn = new Set(
+        (await store.listWithdrawalsOfTenant(ctx.pool, tenant.id, 'silent')).map((w) => `${w.zone} ${w.dnsName} ${w.recordType} ${w.target}`),
+      );
+      const owned = (await store.listOwnershipForTenant(ctx.pool, tenant.id)).filter(
+        (o) => o.shared && !withdrawn.has(`${o.zone} ${o.dnsName} ${o.recordType} ${o.target}`),
+      );
       const detail = `tenant ${tenant.name} silent since ${tenant.lastSeenAt.toISOString()}`;
       for (const zone of [...new Set(owned.map((o) => o.zone))]) {
-        const items = owned.filter((o) => o.zone === zone).map((o) => ({ name: o.dnsName, type: o.recordType, target: o.target, reason: 'silent' as const, detail }));
+        const items = owned
+          .filter((o) => o.zone === zone)
+          .map((o) => ({ name: o.dnsName, type: o.recordType, target: o.target, reason: 'silent' as const, detail }));
         const outcome = await withdrawTargets(ctx, zone, items, { force: true });
         const n = outcome.items.filter((i) => i.state === 'withdrawn').length;
-        if (n > 0 || outcome.error) ctx.log.info({ zone, tenant: tenant.name, withdrawn: n, kept: outcome.items.length - n, ...(outcome.error ? { err: messageOf(outcome.error) } : {}) }, detail);
+        if (n > 0 || outcome.error)
+          ctx.log.info(
+            { zone, tenant: tenant.name, withdrawn: n, kept: outcome.items.length - n, ...(outcome.error ? { err: messageOf(outcome.error) } : {}) },
+            detail,
+          );
         out.push(outcome);
       }
     }

@@ -104,12 +104,24 @@ export interface WithdrawOptions {
 
 /** Withdraws targets from OVH (their rows written), never the last of a set; see the module comment. */
 export async function withdrawTargets(ctx: CoreContext, zone: string, items: WithdrawItem[], opts: WithdrawOptions = {}): Promise<WithdrawOutcome> {
-  return run(ctx, zone, 'withdraw', items.map((item, i) => normalized(item, i)), opts);
+  return run(
+    ctx,
+    zone,
+    'withdraw',
+    items.map((item, i) => normalized(item, i)),
+    opts,
+  );
 }
 
 /** Restores withdrawn targets for one reason each (the POST once a target's last reason goes). */
 export async function restoreTargets(ctx: CoreContext, zone: string, items: RestoreItem[], opts: WithdrawOptions = {}): Promise<WithdrawOutcome> {
-  return run(ctx, zone, 'restore', items.map((item, i) => normalized(item, i)), opts);
+  return run(
+    ctx,
+    zone,
+    'restore',
+    items.map((item, i) => normalized(item, i)),
+    opts,
+  );
 }
 
 type Item = WithdrawItem | RestoreItem;
@@ -118,16 +130,27 @@ type Direction = 'withdraw' | 'restore';
 function normalized<T extends Item>(item: T, i: number): T & { type: RecordType } {
   const type = item.type.toUpperCase();
   if (!isRecordType(type)) throw new InvalidInputError(`items[${i}].type`, `"${item.type}" is not a record type dnsplane manages`);
-  if (item.reason !== 'silent' && item.reason !== 'health') throw new InvalidInputError(`items[${i}].reason`, `must be "silent" or "health", got ${JSON.stringify(item.reason)}`);
+  if (item.reason !== 'silent' && item.reason !== 'health')
+    throw new InvalidInputError(`items[${i}].reason`, `must be "silent" or "health", got ${JSON.stringify(item.reason)}`);
   return { ...item, name: normalizeName(item.name, `items[${i}].name`, { allowUnderscore: true, allowWildcard: true }), type } as T & { type: RecordType };
 }
 
-async function run(ctx: CoreContext, zone: string, direction: Direction, items: Array<Item & { type: RecordType }>, opts: WithdrawOptions): Promise<WithdrawOutcome> {
+async function run(
+  ctx: CoreContext,
+  zone: string,
+  direction: Direction,
+  items: Array<Item & { type: RecordType }>,
+  opts: WithdrawOptions,
+): Promise<WithdrawOutcome> {
   const out: WithdrawOutcome = { zone, items: [], journalIds: [], calls: [], statuses: [] };
   if (items.length === 0) return out;
   await ensureSynced(ctx, zone);
   // The owner of each item, as ownership holds it now (judged again under the lock).
-  const rows = await store.listOwnershipForSets(ctx.pool, zone, items.map((i) => ({ dnsName: i.name, recordType: i.type })));
+  const rows = await store.listOwnershipForSets(
+    ctx.pool,
+    zone,
+    items.map((i) => ({ dnsName: i.name, recordType: i.type })),
+  );
   const ownerOf = ownerLookup(rows);
   const byTenant = new Map<string, Array<Item & { type: RecordType }>>();
   for (const item of items) {
@@ -152,7 +175,15 @@ async function run(ctx: CoreContext, zone: string, direction: Direction, items: 
     }
     const planner = new Planner(zone, direction, mine);
     const summary = `${direction === 'withdraw' ? 'withdraw' : 'restore'} ${mine.map((i) => `${i.name} ${i.type} ${i.target}`).join(', ')} (${[...new Set(mine.map((i) => i.detail))].join('; ')})`;
-    const routed: RoutedInput = { kind: 'withdraw', policy: 'sync', byZone: new Map([[zone, planner]]), uncut: true, warnings: new Map(), origin: summary, ...(opts.force ? { force: true } : {}) };
+    const routed: RoutedInput = {
+      kind: 'withdraw',
+      policy: 'sync',
+      byZone: new Map([[zone, planner]]),
+      uncut: true,
+      warnings: new Map(),
+      origin: summary,
+      ...(opts.force ? { force: true } : {}),
+    };
     const result = await applyZone(ctx, { tenant, zone, routed });
     out.statuses.push(result.status);
     out.calls.push(...result.calls);
@@ -220,7 +251,11 @@ class Planner implements WithdrawPlanner {
     return this.inserts.length > 0 || this.deletes.length > 0;
   }
 
-  async plan(q: store.Queryable, source: { recordsByKey: ZoneRecords; ownership: readonly store.OwnershipRow[] }, tenantId: string): Promise<{ changes: Change[]; operations: OvhOperation[] }> {
+  async plan(
+    q: store.Queryable,
+    source: { recordsByKey: ZoneRecords; ownership: readonly store.OwnershipRow[] },
+    tenantId: string,
+  ): Promise<{ changes: Change[]; operations: OvhOperation[] }> {
     const { zone } = this;
     this.decided = new Map();
     this.leaving = new Set();
@@ -265,7 +300,19 @@ class Planner implements WithdrawPlanner {
           if (rows.length > 0) {
             // Already off OVH for another reason: one more row, no call.
             const first = rows[0]!;
-            this.inserts.push({ dnsName: item.name, recordType: item.type, target: item.target, reason: item.reason, tenantId, detail, subDomain: first.subDomain, fieldType: first.fieldType, ovhTarget: first.ovhTarget, ttl: first.ttl, journalId: null });
+            this.inserts.push({
+              dnsName: item.name,
+              recordType: item.type,
+              target: item.target,
+              reason: item.reason,
+              tenantId,
+              detail,
+              subDomain: first.subDomain,
+              fieldType: first.fieldType,
+              ovhTarget: first.ovhTarget,
+              ttl: first.ttl,
+              journalId: null,
+            });
             decide('withdrawn');
             continue;
           }
@@ -282,7 +329,19 @@ class Planner implements WithdrawPlanner {
           this.leaving.add(k);
           for (const r of recs) operations.push({ method: 'DELETE', path: recordPath(zone, r.id), id: r.id, before: { ...r } });
           const r = recs[0]!;
-          this.inserts.push({ dnsName: item.name, recordType: item.type, target: item.target, reason: item.reason, tenantId, detail, subDomain: r.subDomain, fieldType: r.fieldType, ovhTarget: r.target, ttl: Math.min(...recs.map((x) => x.ttl)), journalId: null });
+          this.inserts.push({
+            dnsName: item.name,
+            recordType: item.type,
+            target: item.target,
+            reason: item.reason,
+            tenantId,
+            detail,
+            subDomain: r.subDomain,
+            fieldType: r.fieldType,
+            ovhTarget: r.target,
+            ttl: Math.min(...recs.map((x) => x.ttl)),
+            journalId: null,
+          });
           decide('withdrawn');
         } else {
           if (!same) {
@@ -296,7 +355,11 @@ class Planner implements WithdrawPlanner {
           }
           if (!after.has(item.target)) {
             after.add(item.target);
-            operations.push({ method: 'POST', path: recordPath(zone), body: { fieldType: same.fieldType, subDomain: same.subDomain, target: same.ovhTarget, ttl: same.ttl } });
+            operations.push({
+              method: 'POST',
+              path: recordPath(zone),
+              body: { fieldType: same.fieldType, subDomain: same.subDomain, target: same.ovhTarget, ttl: same.ttl },
+            });
           }
           decide('restored');
         }
@@ -304,8 +367,18 @@ class Planner implements WithdrawPlanner {
       const afterTargets = [...after].sort();
       if (afterTargets.join('\n') !== before.join('\n')) {
         const ttl = records.length > 0 ? Math.min(...records.map((r) => r.ttl)) : 0;
-        const endpoint = (targets: string[]): Endpoint => ({ dnsName: set.dnsName, recordType: type, targets, ttl, ...(exclusive ? {} : { labels: { [SHARED_LABEL]: 'true' } }) });
-        changes.push(before.length === 0 ? { action: 'create', after: endpoint(afterTargets) } : { action: 'update', before: endpoint(before), after: endpoint(afterTargets) });
+        const endpoint = (targets: string[]): Endpoint => ({
+          dnsName: set.dnsName,
+          recordType: type,
+          targets,
+          ttl,
+          ...(exclusive ? {} : { labels: { [SHARED_LABEL]: 'true' } }),
+        });
+        changes.push(
+          before.length === 0
+            ? { action: 'create', after: endpoint(afterTargets) }
+            : { action: 'update', before: endpoint(before), after: endpoint(afterTargets) },
+        );
       }
     }
     return { changes, operations };
@@ -313,8 +386,17 @@ class Planner implements WithdrawPlanner {
 
   async recorded(tx: store.Queryable, journalId: string | undefined): Promise<void> {
     for (const reason of ['silent', 'health'] as const) {
-      await store.deleteWithdrawals(tx, this.zone, reason, this.deletes.filter((d) => d.reason === reason));
+      await store.deleteWithdrawals(
+        tx,
+        this.zone,
+        reason,
+        this.deletes.filter((d) => d.reason === reason),
+      );
     }
-    await store.insertWithdrawals(tx, this.zone, this.inserts.map((w) => ({ ...w, journalId: journalId ?? null })));
+    await store.insertWithdrawals(
+      tx,
+      this.zone,
+      this.inserts.map((w) => ({ ...w, journalId: journalId ?? null })),
+    );
   }
 }

@@ -35,7 +35,10 @@ export function settlingOf(ctx: CoreContext, zone: string): Settling | undefined
 
 /** One line saying what a settling zone waits for (the /readyz body, a refusal's message). */
 export function describeSettling(s: Settling): string {
-  const rows = s.journals.length === 1 ? `an apply that died in flight (journal ${s.journals[0]})` : `${s.journals.length} applies that died in flight (journal ${s.journals.join(', ')})`;
+  const rows =
+    s.journals.length === 1
+      ? `an apply that died in flight (journal ${s.journals[0]})`
+      : `${s.journals.length} applies that died in flight (journal ${s.journals.join(', ')})`;
   const when = s.leaseUntil && s.leaseUntil.getTime() > Date.now() ? `, once its holder's lease runs out at ${s.leaseUntil.toISOString()}` : '';
   return `zone ${s.zone} is settling: ${rows} is rolled back${when}; its applies wait until then`;
 }
@@ -56,7 +59,10 @@ export async function settleAtStart(
   byContext.set(ctx, marks);
   for (const zone of zones) {
     const rows = await store.listInFlight(ctx.pool, zone);
-    const until = rows.reduce<number | undefined>((t, r) => (r.liveUntil && (t === undefined || r.liveUntil.getTime() > t) ? r.liveUntil.getTime() : t), undefined);
+    const until = rows.reduce<number | undefined>(
+      (t, r) => (r.liveUntil && (t === undefined || r.liveUntil.getTime() > t) ? r.liveUntil.getTime() : t),
+      undefined,
+    );
     marks.set(zone, { zone, journals: rows.map((r) => r.id).sort(), leaseUntil: until === undefined ? undefined : new Date(until) });
   }
   const queue = [...zones];

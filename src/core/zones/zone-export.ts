@@ -70,11 +70,18 @@ export async function exportZone(ctx: CoreContext, zone: string, options: Export
         return { base: b, records: past.records, history: past };
       })
     : await currentBase(ctx, zone, slicer).then((b) => ({ base: b, records: b.records, history: undefined }));
-  if (history && options.owners) throw new InvalidInputError('include_owners', 'owners are known for the zone as it is now only; leave it out with a past generation or time');
+  if (history && options.owners)
+    throw new InvalidInputError('include_owners', 'owners are known for the zone as it is now only; leave it out with a past generation or time');
   const ownerOf = options.owners ? ownerComments(base.ownership) : undefined;
   const entries = await slicer.map(
     records,
-    (r): ZoneFileEntry => ({ subDomain: r.subDomain, fieldType: r.fieldType, ttl: r.ttl, target: presentation(r), ...(ownerOf ? { comment: ownerOf(r) } : {}) }),
+    (r): ZoneFileEntry => ({
+      subDomain: r.subDomain,
+      fieldType: r.fieldType,
+      ttl: r.ttl,
+      target: presentation(r),
+      ...(ownerOf ? { comment: ownerOf(r) } : {}),
+    }),
     512,
   );
   const apexNs = base.endpoints.find((e) => e.dnsName === zone && e.recordType === 'NS');
@@ -99,7 +106,12 @@ export async function exportZone(ctx: CoreContext, zone: string, options: Export
  * before it. What no apply made (a re-read from OVH after a change outside dnsplane) is not undone:
  * named in `caveats`. `generation`: the one asked, or the generation before the oldest apply undone.
  */
-async function recordsAt(q: store.Queryable, zone: string, now: readonly OvhRecord[], at: { generation: bigint } | { time: Date }): Promise<{ records: OvhRecord[]; undone: string[]; caveats: string[]; generation: bigint | undefined }> {
+async function recordsAt(
+  q: store.Queryable,
+  zone: string,
+  now: readonly OvhRecord[],
+  at: { generation: bigint } | { time: Date },
+): Promise<{ records: OvhRecord[]; undone: string[]; caveats: string[]; generation: bigint | undefined }> {
   const { applies, rereads } = await store.listAppliesAfter(q, zone, at);
   const keyOf = (r: { subDomain: string; fieldType: string }) => `${r.subDomain.toLowerCase()} ${r.fieldType.toUpperCase()}`;
   const byName = new Map<string, OvhRecord[]>();
@@ -112,7 +124,10 @@ async function recordsAt(q: store.Queryable, zone: string, now: readonly OvhReco
       else byName.delete(keyOf(n));
     }
   }
-  const caveats = rereads.map((r) => `the cache was re-read from OVH since (journal ${r.id}, ${r.finishedAt?.toISOString() ?? ''}): changes made outside dnsplane before it are in this file as they were then read`);
+  const caveats = rereads.map(
+    (r) =>
+      `the cache was re-read from OVH since (journal ${r.id}, ${r.finishedAt?.toISOString() ?? ''}): changes made outside dnsplane before it are in this file as they were then read`,
+  );
   const records = [...byName.values()].flat().sort((a, b) => Number(BigInt(a.id) - BigInt(b.id)));
   return { records, undone: applies.map((a) => a.id), caveats, generation: 'generation' in at ? at.generation : undefined };
 }

@@ -34,14 +34,16 @@ export async function ensureSynced(ctx: CoreContext, zone: string): Promise<stor
   if (z.state === 'synced') return z;
   const waiting = performance.now();
   // The sync's OVH calls are this zone's in the rate limiter's fair share (ovh/ratelimit.ts).
-  return withOvhFlow({ zone }, () => withZoneLockQueued(ctx, zone, async (tx) => {
-    ctx.metrics?.lockWaited(zone, 'sync', (performance.now() - waiting) / 1000);
-    const again = await store.getZone(tx, zone);
-    if (again && again.state === 'synced') return again; // someone synced it while we waited
-    ctx.metrics?.cacheRead(zone, 'miss');
-    await syncZone(ctx, tx, zone);
-    return (await store.getZone(tx, zone))!;
-  }));
+  return withOvhFlow({ zone }, () =>
+    withZoneLockQueued(ctx, zone, async (tx) => {
+      ctx.metrics?.lockWaited(zone, 'sync', (performance.now() - waiting) / 1000);
+      const again = await store.getZone(tx, zone);
+      if (again && again.state === 'synced') return again; // someone synced it while we waited
+      ctx.metrics?.cacheRead(zone, 'miss');
+      await syncZone(ctx, tx, zone);
+      return (await store.getZone(tx, zone))!;
+    }),
+  );
 }
 
 /**
@@ -53,17 +55,25 @@ export async function ensureSynced(ctx: CoreContext, zone: string): Promise<stor
 export async function syncZone(ctx: CoreContext, tx: store.Queryable, zone: string): Promise<number> {
   const started = performance.now();
   const soa = await ctx.ovh.getSoa(zone);
-  const { records, calls, mode } = await readRecords(ctx, zone, {}, {
-    progress: (done, total) => {
-      if (done % 500 === 0) ctx.log.info({ zone, done, total }, 'syncing zone');
+  const { records, calls, mode } = await readRecords(
+    ctx,
+    zone,
+    {},
+    {
+      progress: (done, total) => {
+        if (done % 500 === 0) ctx.log.info({ zone, done, total }, 'syncing zone');
+      },
     },
-  });
+  );
   // 50,000 records made rows in slices (store writes them a batch per statement): nothing holds the event loop.
   await store.replaceZoneRecords(tx, zone, await new Slicer().map(records, toRow, 1024));
   await store.markSynced(tx, zone, { soaSerial: BigInt(soa.serial) });
   const generation = await store.bumpGeneration(tx, zone);
   await store.notifyZoneChanged(tx, zone, generation);
-  ctx.log.info({ zone, records: records.length, calls: calls + 1, read: mode, generation: String(generation), ms: Math.round(performance.now() - started) }, 'zone synced');
+  ctx.log.info(
+    { zone, records: records.length, calls: calls + 1, read: mode, generation: String(generation), ms: Math.round(performance.now() - started) },
+    'zone synced',
+  );
   return records.length;
 }
 

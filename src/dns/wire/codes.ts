@@ -49,7 +49,9 @@ export type RcodeName = keyof typeof RCODE;
 
 const TYPE_NAMES = new Map<number, string>(Object.entries(TYPE).map(([name, n]) => [n, name]));
 const CLASS_NAMES = new Map<number, string>(Object.entries(CLASS).map(([name, n]) => [n, name]));
-const RCODE_NAMES = new Map<number, string>([...Object.entries(RCODE), ...Object.entries(TSIG_ERROR).filter(([n]) => n !== 'NOERROR')].map(([name, n]) => [n, name]));
+const RCODE_NAMES = new Map<number, string>(
+  [...Object.entries(RCODE), ...Object.entries(TSIG_ERROR).filter(([n]) => n !== 'NOERROR')].map(([name, n]) => [n, name]),
+);
 const OPCODE_NAMES = new Map<number, string>(Object.entries(OPCODE).map(([name, n]) => [n, name]));
 
 /** `TXT`, or `TYPE65280` for a type without a name here (RFC 3597's form). */

@@ -155,7 +155,16 @@ export function parseMessage(bytes: Uint8Array): Parsed {
 }
 
 function flagsOf(h: Header): number {
-  return (h.qr ? 0x8000 : 0) | ((h.opcode & 0xf) << 11) | (h.aa ? 0x0400 : 0) | (h.tc ? 0x0200 : 0) | (h.rd ? 0x0100 : 0) | (h.ra ? 0x0080 : 0) | ((h.z & 0x7) << 4) | (h.rcode & 0xf);
+  return (
+    (h.qr ? 0x8000 : 0) |
+    ((h.opcode & 0xf) << 11) |
+    (h.aa ? 0x0400 : 0) |
+    (h.tc ? 0x0200 : 0) |
+    (h.rd ? 0x0100 : 0) |
+    (h.ra ? 0x0080 : 0) |
+    ((h.z & 0x7) << 4) |
+    (h.rcode & 0xf)
+  );
 }
 
 /** Writes the header with the given section counts. */

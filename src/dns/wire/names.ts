@@ -71,7 +71,8 @@ export function nameLabels(name: string): Buffer[] {
     current.push(ch);
   }
   if (!ended) labels.push(finishLabel(current, name));
-  if (labels.reduce((n, l) => n + 1 + l.length, 1) > MAX_WIRE_NAME) throw new WireFormatError(`name ${JSON.stringify(name.slice(0, 80))}… is longer than ${MAX_WIRE_NAME} octets`);
+  if (labels.reduce((n, l) => n + 1 + l.length, 1) > MAX_WIRE_NAME)
+    throw new WireFormatError(`name ${JSON.stringify(name.slice(0, 80))}… is longer than ${MAX_WIRE_NAME} octets`);
   return labels;
 }
 

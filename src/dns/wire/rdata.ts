@@ -162,7 +162,8 @@ export function writeRecordData(w: Writer, data: RecordData): void {
   switch (data.kind) {
     case 'A': {
       const parts = data.address.split('.').map(Number);
-      if (parts.length !== 4 || parts.some((p) => !Number.isInteger(p) || p < 0 || p > 255)) throw new WireFormatError(`A: ${JSON.stringify(data.address)} is not an IPv4 address`);
+      if (parts.length !== 4 || parts.some((p) => !Number.isInteger(p) || p < 0 || p > 255))
+        throw new WireFormatError(`A: ${JSON.stringify(data.address)} is not an IPv4 address`);
       w.bytes(Uint8Array.from(parts));
       return;
     }

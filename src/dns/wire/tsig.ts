@@ -138,7 +138,12 @@ export interface SignOptions {
  */
 export function signMessage(unsigned: Buffer, key: TsigSigner, requestMac: Buffer | undefined, opts: SignOptions = {}): { bytes: Buffer; mac: Buffer } {
   const wireName = TSIG_WIRE[key.algorithm].wireName;
-  const v: Variables = { timeSigned: opts.timeSigned ?? Math.floor(Date.now() / 1000), fudge: opts.fudge ?? DEFAULT_FUDGE, error: opts.error ?? 0, otherData: opts.otherData ?? Buffer.alloc(0) };
+  const v: Variables = {
+    timeSigned: opts.timeSigned ?? Math.floor(Date.now() / 1000),
+    fudge: opts.fudge ?? DEFAULT_FUDGE,
+    error: opts.error ?? 0,
+    otherData: opts.otherData ?? Buffer.alloc(0),
+  };
   const originalId = opts.originalId ?? unsigned.readUInt16BE(0);
   const header = Buffer.from(unsigned);
   header.writeUInt16BE(originalId, 0);
@@ -150,7 +155,12 @@ export function signMessage(unsigned: Buffer, key: TsigSigner, requestMac: Buffe
  * Signs the second or a later message of a multi-message answer (RFC 8945 §5.3.1): its MAC covers the
  * previous MAC, this message and the timers only.
  */
-export function signContinuation(unsigned: Buffer, key: TsigSigner, priorMac: Buffer, opts: { timeSigned?: number; fudge?: number; originalId?: number } = {}): { bytes: Buffer; mac: Buffer } {
+export function signContinuation(
+  unsigned: Buffer,
+  key: TsigSigner,
+  priorMac: Buffer,
+  opts: { timeSigned?: number; fudge?: number; originalId?: number } = {},
+): { bytes: Buffer; mac: Buffer } {
   const t: Timers = { timeSigned: opts.timeSigned ?? Math.floor(Date.now() / 1000), fudge: opts.fudge ?? DEFAULT_FUDGE };
   const originalId = opts.originalId ?? unsigned.readUInt16BE(0);
   const mac = hmac(key, [...lengthPrefixed(priorMac), unsigned, timers(t)]);
@@ -163,12 +173,21 @@ export function signContinuation(unsigned: Buffer, key: TsigSigner, priorMac: Bu
  * the error, an empty MAC.
  */
 export function appendUnsignedTsigError(unsigned: Buffer, request: TsigData & { keyName: string }, error: number): Buffer {
-  return appendTsig(unsigned, request.keyName, { kind: 'TSIG', algorithm: request.algorithm, timeSigned: request.timeSigned, fudge: request.fudge, mac: Buffer.alloc(0), originalId: unsigned.readUInt16BE(0), error, otherData: Buffer.alloc(0) });
+  return appendTsig(unsigned, request.keyName, {
+    kind: 'TSIG',
+    algorithm: request.algorithm,
+    timeSigned: request.timeSigned,
+    fudge: request.fudge,
+    mac: Buffer.alloc(0),
+    originalId: unsigned.readUInt16BE(0),
+    error,
+    otherData: Buffer.alloc(0),
+  });
 }
 
 export type TsigVerdict =
   | { ok: true; mac: Buffer }
-  | { ok: false; error: number; /** FORMERR when the MAC's length is malformed. */ formerr?: boolean; why: string };
+  | { ok: false; error: number /** FORMERR when the MAC's length is malformed. */; formerr?: boolean; why: string };
 
 /**
  * Checks a signed message's TSIG with `key` (the one its record names): the algorithm, the MAC's
@@ -177,15 +196,22 @@ export type TsigVerdict =
  */
 export function verifyTsig(bytes: Uint8Array, tsig: NonNullable<Parsed['tsig']>, key: TsigSigner, now: number, priorMac?: Buffer): TsigVerdict {
   const t = tsig.record.data;
-  if (algorithmOf(t.algorithm) !== key.algorithm) return { ok: false, error: TSIG_ERROR.BADKEY, why: `the key is ${key.algorithm}, the message says ${t.algorithm}` };
+  if (algorithmOf(t.algorithm) !== key.algorithm)
+    return { ok: false, error: TSIG_ERROR.BADKEY, why: `the key is ${key.algorithm}, the message says ${t.algorithm}` };
   const full = TSIG_WIRE[key.algorithm].macLength;
   if (t.mac.length > full || t.mac.length < Math.max(10, full / 2)) {
     return { ok: false, error: TSIG_ERROR.BADSIG, formerr: true, why: `a MAC of ${t.mac.length} bytes (the algorithm's is ${full})` };
   }
-  const expected = hmac(key, [...(priorMac ? lengthPrefixed(priorMac) : []), withoutTsig(bytes, tsig.offset, t.originalId), variables(tsig.record.name, t.algorithm, t)]);
+  const expected = hmac(key, [
+    ...(priorMac ? lengthPrefixed(priorMac) : []),
+    withoutTsig(bytes, tsig.offset, t.originalId),
+    variables(tsig.record.name, t.algorithm, t),
+  ]);
   if (!timingSafeEqual(expected.subarray(0, t.mac.length), t.mac)) return { ok: false, error: TSIG_ERROR.BADSIG, why: 'the MAC does not match' };
-  if (t.mac.length < full) return { ok: false, error: TSIG_ERROR.BADTRUNC, why: `a truncated MAC (${t.mac.length} of ${full} bytes); dnsplane requires full MACs` };
-  if (Math.abs(now - t.timeSigned) > t.fudge) return { ok: false, error: TSIG_ERROR.BADTIME, why: `signed at ${t.timeSigned}, ${now - t.timeSigned} s from the server's time ${now} (fudge ${t.fudge})` };
+  if (t.mac.length < full)
+    return { ok: false, error: TSIG_ERROR.BADTRUNC, why: `a truncated MAC (${t.mac.length} of ${full} bytes); dnsplane requires full MACs` };
+  if (Math.abs(now - t.timeSigned) > t.fudge)
+    return { ok: false, error: TSIG_ERROR.BADTIME, why: `signed at ${t.timeSigned}, ${now - t.timeSigned} s from the server's time ${now} (fudge ${t.fudge})` };
   return { ok: true, mac: t.mac };
 }
 

@@ -51,7 +51,14 @@ export async function createRecordOnce(
       if (failure.kind === 'rate_limited' && last) throw failure;
       const delay = transport.retryDelay(failure, attempt);
       if (delay === undefined) throw failure;
-      warn?.('OVH record creation failed; looking it up before sending it again', { zone, subDomain: body.subDomain, fieldType: body.fieldType, status: failure.status, attempt: attempt + 1, delayMs: delay });
+      warn?.('OVH record creation failed; looking it up before sending it again', {
+        zone,
+        subDomain: body.subDomain,
+        fieldType: body.fieldType,
+        status: failure.status,
+        attempt: attempt + 1,
+        delayMs: delay,
+      });
       await transport.sleep(delay);
       if (failure.kind === 'rate_limited') continue;
     }
@@ -64,10 +71,14 @@ export async function createRecordOnce(
 
 /** The record `body` describes among those not in `knownIds`, newest first; undefined when none. */
 async function findCreated(reader: RecordReader, zone: string, body: OvhRecordBody, knownIds: ReadonlySet<string>): Promise<OvhRecord | undefined> {
-  const matches = (r: OvhRecord) => r.subDomain === body.subDomain.toLowerCase() && r.fieldType === body.fieldType && sameTarget(body.fieldType, body.target, r.target);
+  const matches = (r: OvhRecord) =>
+    r.subDomain === body.subDomain.toLowerCase() && r.fieldType === body.fieldType && sameTarget(body.fieldType, body.target, r.target);
   const listing = await reader.listRecordsOrIds(zone, { fieldType: body.fieldType, subDomain: body.subDomain });
   if ('records' in listing) {
-    return listing.records.filter((r) => !knownIds.has(r.id)).sort((a, b) => compareIdsDescending(a.id, b.id)).find(matches);
+    return listing.records
+      .filter((r) => !knownIds.has(r.id))
+      .sort((a, b) => compareIdsDescending(a.id, b.id))
+      .find(matches);
   }
   const candidates = listing.ids.filter((id) => !knownIds.has(id)).sort(compareIdsDescending);
   for (const id of candidates) {

@@ -41,7 +41,10 @@ export type RecordListing = { records: OvhRecord[]; calls: number } | { ids: str
 export const DEFAULT_EXPANDED_PAGE_SIZE = 5000;
 
 /** One expanded read: the whole list; or not records (with the ids when they were the whole list); or pages that did not add up. */
-type ExpandedRead = { records: OvhRecord[]; calls: number } | { refused: string; status: number; ids?: string[]; calls: number } | { inconsistent: true; calls: number };
+type ExpandedRead =
+  | { records: OvhRecord[]; calls: number }
+  | { refused: string; status: number; ids?: string[]; calls: number }
+  | { inconsistent: true; calls: number };
 
 export class ExpandedLists {
   readonly mode: ExpandedListsMode;
@@ -79,7 +82,13 @@ export class ExpandedLists {
       calls += read.calls;
       if ('refused' in read) {
         if (this.mode === 'on') {
-          throw new OvhError('GET', `/domain/zone/${zone}/record`, read.status, 'unknown', `OVH did not answer an expanded record list (${read.refused}) and DNSPLANE_OVH_EXPANDED_LISTS is "on"; set it to "auto" to fall back to one GET per record`);
+          throw new OvhError(
+            'GET',
+            `/domain/zone/${zone}/record`,
+            read.status,
+            'unknown',
+            `OVH did not answer an expanded record list (${read.refused}) and DNSPLANE_OVH_EXPANDED_LISTS is "on"; set it to "auto" to fall back to one GET per record`,
+          );
         }
         this.note('no', read.refused);
         if (read.ids) return { ids: read.ids, calls };
@@ -173,7 +182,12 @@ function parseRecordPage(body: unknown, zone: string): { ok: true; records: OvhR
     if (x === null || typeof x !== 'object') return { ok: false, why: 'an array that is not of records' };
     const o = x as Record<string, unknown>;
     const id = o['id'];
-    if (!((typeof id === 'number' && Number.isSafeInteger(id) && id > 0) || (typeof id === 'string' && /^\d+$/.test(id))) || typeof o['fieldType'] !== 'string' || typeof o['subDomain'] !== 'string' || typeof o['target'] !== 'string') {
+    if (
+      !((typeof id === 'number' && Number.isSafeInteger(id) && id > 0) || (typeof id === 'string' && /^\d+$/.test(id))) ||
+      typeof o['fieldType'] !== 'string' ||
+      typeof o['subDomain'] !== 'string' ||
+      typeof o['target'] !== 'string'
+    ) {
       return { ok: false, why: 'an array of objects that are not records (id, fieldType, subDomain, target)' };
     }
     records.push(toRecord(o, zone));

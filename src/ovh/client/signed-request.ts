@@ -40,7 +40,10 @@ export function signedRequest(
 ): Promise<unknown> {
   const given = Object.fromEntries(Object.entries(params ?? {}).filter(([, v]) => v !== undefined && v !== null));
   const inBody = method === 'PUT' || method === 'POST';
-  const body = inBody && Object.keys(given).length > 0 ? JSON.stringify(given).replace(/[\u0080-\uFFFF]/g, (m) => `\\u${`0000${m.charCodeAt(0).toString(16)}`.slice(-4)}`) : '';
+  const body =
+    inBody && Object.keys(given).length > 0
+      ? JSON.stringify(given).replace(/[\u0080-\uFFFF]/g, (m) => `\\u${`0000${m.charCodeAt(0).toString(16)}`.slice(-4)}`)
+      : '';
   const query = !inBody && Object.keys(given).length > 0 ? `?${querystring.stringify(given as querystring.ParsedUrlQueryInput)}` : '';
   const fullPath = `${endpoint.basePath}${path}${query}`;
   const timestamp = Math.round(Date.now() / 1000) + apiTimeDiff;
@@ -72,7 +75,10 @@ export function signedRequest(
         }
         const status = res.statusCode ?? 0;
         if (status < 200 || status > 299) {
-          const message = body !== null && typeof body === 'object' && typeof (body as { message?: unknown }).message === 'string' ? (body as { message: string }).message : null;
+          const message =
+            body !== null && typeof body === 'object' && typeof (body as { message?: unknown }).message === 'string'
+              ? (body as { message: string }).message
+              : null;
           reject({ error: status, message });
         } else resolve(body);
       });

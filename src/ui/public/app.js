@@ -42,24 +42,43 @@ function signInView(message) {
   clear(nav);
   clear(whoBox);
   clear(main);
-  const input = h('input', { type: 'password', id: 'token', name: 'token', autocomplete: 'off', spellcheck: 'false', placeholder: 'dnsp_…', required: true, 'aria-label': 'token' });
+  const input = h('input', {
+    type: 'password',
+    id: 'token',
+    name: 'token',
+    autocomplete: 'off',
+    spellcheck: 'false',
+    placeholder: 'dnsp_…',
+    required: true,
+    'aria-label': 'token',
+  });
   const status = h('p', { class: 'muted', 'data-testid': 'signin-status' }, message ?? '');
-  const form = h('form', { class: 'signin', 'data-testid': 'signin', onsubmit: async (ev) => {
-    ev.preventDefault();
-    const token = input.value.trim();
-    input.value = '';
-    if (token === '') return;
-    setToken(token);
-    status.textContent = 'Signing in…';
-    try {
-      await start();
-    } catch (e) {
-      clearToken();
-      signInView(e instanceof ApiError && e.code === 'unauthenticated' ? `That token was refused: ${e.message}` : `Sign-in failed: ${e.message}`);
-    }
-  } },
+  const form = h(
+    'form',
+    {
+      class: 'signin',
+      'data-testid': 'signin',
+      onsubmit: async (ev) => {
+        ev.preventDefault();
+        const token = input.value.trim();
+        input.value = '';
+        if (token === '') return;
+        setToken(token);
+        status.textContent = 'Signing in…';
+        try {
+          await start();
+        } catch (e) {
+          clearToken();
+          signInView(e instanceof ApiError && e.code === 'unauthenticated' ? `That token was refused: ${e.message}` : `Sign-in failed: ${e.message}`);
+        }
+      },
+    },
     h('h1', null, 'dnsplane console'),
-    h('p', null, 'Sign in with a dnsplane bearer token: an admin token sees everything; a tenant token sees its own zones and records. The token stays in this tab (sessionStorage) until you sign out or close it.'),
+    h(
+      'p',
+      null,
+      'Sign in with a dnsplane bearer token: an admin token sees everything; a tenant token sees its own zones and records. The token stays in this tab (sessionStorage) until you sign out or close it.',
+    ),
     h('label', { for: 'token' }, 'Token'),
     input,
     h('button', { type: 'submit' }, 'Sign in'),
@@ -77,7 +96,21 @@ function drawChrome() {
   clear(whoBox);
   whoBox.append(
     h('span', { 'data-testid': 'who' }, `${who.tenant}${who.admin ? ' (admin)' : ''}`),
-    h('button', { type: 'button', class: 'link', 'data-testid': 'signout', onclick: () => { clearToken(); who = undefined; location.hash = ''; signInView('Signed out.'); } }, 'Sign out'),
+    h(
+      'button',
+      {
+        type: 'button',
+        class: 'link',
+        'data-testid': 'signout',
+        onclick: () => {
+          clearToken();
+          who = undefined;
+          location.hash = '';
+          signInView('Signed out.');
+        },
+      },
+      'Sign out',
+    ),
   );
 }
 
@@ -119,7 +152,8 @@ async function start() {
 
 window.addEventListener('hashchange', () => void show());
 if (getToken() === '') signInView();
-else start().catch((e) => {
-  clearToken();
-  signInView(`Please sign in again: ${e.message}`);
-});
+else
+  start().catch((e) => {
+    clearToken();
+    signInView(`Please sign in again: ${e.message}`);
+  });

@@ -45,7 +45,10 @@ const absolute = (name) => `${name}.`;
 
 function tsigCertManager(k, s) {
   const algorithm = CERT_MANAGER[k.algorithm];
-  if (!algorithm) return { unsupported: `cert-manager accepts only ${Object.keys(CERT_MANAGER).join(', ')}: create a key with one of those for it (--algorithm hmac-sha256)` };
+  if (!algorithm)
+    return {
+      unsupported: `cert-manager accepts only ${Object.keys(CERT_MANAGER).join(', ')}: create a key with one of those for it (--algorithm hmac-sha256)`,
+    };
   const secretName = objectName('dnsplane-tsig', k.name);
   const lines = [
     `# The TSIG secret in a Secret: in cert-manager's namespace for a ClusterIssuer (its "cluster resource`,
@@ -78,7 +81,10 @@ function tsigCertManager(k, s) {
 }
 
 function tsigLego(k, s) {
-  if (!LEGO_ACCEPTS.includes(k.algorithm)) return { unsupported: `current lego accepts only ${LEGO_ACCEPTS.join(', ')} ("unsupported TSIG algorithm" for hmac-md5): create a key with one of those for it (--algorithm hmac-sha256)` };
+  if (!LEGO_ACCEPTS.includes(k.algorithm))
+    return {
+      unsupported: `current lego accepts only ${LEGO_ACCEPTS.join(', ')} ("unsupported TSIG algorithm" for hmac-md5): create a key with one of those for it (--algorithm hmac-sha256)`,
+    };
   return {
     text: [
       `export RFC2136_NAMESERVER=${sh(hostPort(s))}`,
@@ -176,16 +182,22 @@ const TSIG_TOOLS = [
  * ovhRate: DNSPLANE_OVH_RATE, which external-dns's batch size must fit.
  */
 export function tsigConfigBlocks(k, s, ovhRate = DEFAULT_OVH_RATE) {
-  const note = s.source === 'placeholder'
-    ? `The DNS server below is a placeholder (${hostPort(s)}): replace it with where clients reach dnsplane's DNS listener (or give "DNS server" when creating or rotating a key).`
-    : `DNS server: ${hostPort(s)} (from ${s.source}).`;
+  const note =
+    s.source === 'placeholder'
+      ? `The DNS server below is a placeholder (${hostPort(s)}): replace it with where clients reach dnsplane's DNS listener (or give "DNS server" when creating or rotating a key).`
+      : `DNS server: ${hostPort(s)} (from ${s.source}).`;
   return { note, blocks: TSIG_TOOLS.map(([tool, title, f]) => ({ tool, title, ...f(k, s, ovhRate) })) };
 }
 
 // --- OVH keys ---
 
 function ovhEnv(k, e) {
-  return [`OVH_ENDPOINT=${sh(e.url)}`, `OVH_APPLICATION_KEY=${sh(k.applicationKey)}`, `OVH_APPLICATION_SECRET=${sh(k.applicationSecret)}`, `OVH_CONSUMER_KEY=${sh(k.consumerKey)}`].join('\n');
+  return [
+    `OVH_ENDPOINT=${sh(e.url)}`,
+    `OVH_APPLICATION_KEY=${sh(k.applicationKey)}`,
+    `OVH_APPLICATION_SECRET=${sh(k.applicationSecret)}`,
+    `OVH_CONSUMER_KEY=${sh(k.consumerKey)}`,
+  ].join('\n');
 }
 
 function secretCommand(namespace, name, k) {
@@ -202,7 +214,7 @@ function ovhExternalDns(k, e) {
   const zones = k.zones.length > 0 ? k.zones : ['REPLACE_ME_ZONE'];
   const fromSecret = (envName, key) => [`  - name: ${envName}`, '    valueFrom:', '      secretKeyRef:', `        name: ${secret}`, `        key: ${key}`];
   return [
-    '# The three keys in a Secret of external-dns\'s namespace:',
+    "# The three keys in a Secret of external-dns's namespace:",
     secretCommand('external-dns', secret, k),
     '',
     '# external-dns container: args',
@@ -252,7 +264,12 @@ function ovhCertManagerWebhook(k, e) {
 }
 
 function ovhLego(k, e) {
-  return [...ovhEnv(k, e).split('\n').map((l) => `export ${l}`), `# lego --dns ovh --domains ${k.zones[0] ?? 'example.com'} --email REPLACE_ME@example.com run`].join('\n');
+  return [
+    ...ovhEnv(k, e)
+      .split('\n')
+      .map((l) => `export ${l}`),
+    `# lego --dns ovh --domains ${k.zones[0] ?? 'example.com'} --email REPLACE_ME@example.com run`,
+  ].join('\n');
 }
 
 function ovhTraefik(k, e) {
@@ -306,8 +323,9 @@ const OVH_TOOLS = [
  * k: { applicationKey, applicationSecret, consumerKey, tenant, zones }; e: { url, source }.
  */
 export function ovhKeyConfigBlocks(k, e) {
-  const note = e.source === 'placeholder'
-    ? `The endpoint below is a placeholder (${e.url}): replace it with where tools reach dnsplane (or set DNSPLANE_OVH_API_ADVERTISE on the servers).`
-    : `OVH_ENDPOINT: ${e.url} (from ${e.source}).`;
+  const note =
+    e.source === 'placeholder'
+      ? `The endpoint below is a placeholder (${e.url}): replace it with where tools reach dnsplane (or set DNSPLANE_OVH_API_ADVERTISE on the servers).`
+      : `OVH_ENDPOINT: ${e.url} (from ${e.source}).`;
   return { note, blocks: OVH_TOOLS.map(([tool, title, f]) => ({ tool, title, text: f(k, e) })) };
 }

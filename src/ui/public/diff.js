@@ -64,7 +64,9 @@ export function countPlan(plan) {
 
 export function planLines(plan) {
   const expires = plan.expiresAt ? new Date(plan.expiresAt).toISOString() : '';
-  const lines = [{ kind: 'title', text: `Plan ${plan.id} for tenant "${plan.tenant}" (policy ${policyName(plan.policy)}${expires ? `; expires ${expires}` : ''})` }];
+  const lines = [
+    { kind: 'title', text: `Plan ${plan.id} for tenant "${plan.tenant}" (policy ${policyName(plan.policy)}${expires ? `; expires ${expires}` : ''})` },
+  ];
   const zones = plan.zones ?? [];
   if (zones.length === 0) lines.push({ kind: 'plain', text: '' }, { kind: 'plain', text: 'No zone in this plan.' });
   for (const z of zones) {
@@ -86,7 +88,10 @@ export function planLines(plan) {
   const plural = (k, one, many) => `${k} ${k === 1 ? one : many}`;
   lines.push(
     { kind: 'plain', text: '' },
-    { kind: 'summary', text: `Plan: ${n.create} to create, ${n.update} to update, ${n.delete} to delete, ${plural(n.conflicts, 'conflict', 'conflicts')}; ${plural(n.calls, 'OVH call', 'OVH calls')}.` },
+    {
+      kind: 'summary',
+      text: `Plan: ${n.create} to create, ${n.update} to update, ${n.delete} to delete, ${plural(n.conflicts, 'conflict', 'conflicts')}; ${plural(n.calls, 'OVH call', 'OVH calls')}.`,
+    },
   );
   const changed = zones.some((z) => (z.changes ?? []).length > 0);
   lines.push({ kind: 'plain', text: changed ? `Apply it with: dnsplane apply ${plan.id}` : 'Nothing to apply.' });

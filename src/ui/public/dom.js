@@ -29,7 +29,12 @@ export function clear(el) {
 export function fmtTime(ts) {
   if (!ts) return '—';
   const d = new Date(ts);
-  return Number.isNaN(d.getTime()) ? String(ts) : d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+  return Number.isNaN(d.getTime())
+    ? String(ts)
+    : d
+        .toISOString()
+        .replace('T', ' ')
+        .replace(/\.\d+Z$/, 'Z');
 }
 
 /** "3 min ago" for a timestamp, for titles and hints. */
@@ -51,8 +56,13 @@ export function errorBox(e) {
   const code = e?.code ? e.code : 'error';
   const msg = e instanceof Error ? e.message : String(e);
   if (code === 'permission_denied') {
-    return h('div', { class: 'error', 'data-testid': 'refused' },
-      h('strong', null, 'Not allowed. '), 'This page needs a token with the admin scope. The server answered: ', h('code', null, msg));
+    return h(
+      'div',
+      { class: 'error', 'data-testid': 'refused' },
+      h('strong', null, 'Not allowed. '),
+      'This page needs a token with the admin scope. The server answered: ',
+      h('code', null, msg),
+    );
   }
   return h('div', { class: 'error', 'data-testid': 'error' }, h('strong', null, `${code}: `), msg);
 }

@@ -20,7 +20,11 @@ export function pagedTable({ columns, rows, pageSize = 100, empty = 'Nothing to 
     const slice = rows.slice(first, first + pageSize);
     const body = h('tbody');
     for (const row of slice) {
-      const tr = h('tr', rowAttrs ? rowAttrs(row) : null, columns.map((c) => h('td', { class: c.class }, c.cell(row))));
+      const tr = h(
+        'tr',
+        rowAttrs ? rowAttrs(row) : null,
+        columns.map((c) => h('td', { class: c.class }, c.cell(row))),
+      );
       if (detail) {
         tr.classList.add('clickable');
         tr.addEventListener('click', (ev) => {
@@ -34,7 +38,20 @@ export function pagedTable({ columns, rows, pageSize = 100, empty = 'Nothing to 
     }
     if (withPager && pages > 1) wrap.append(pager(true));
     wrap.append(
-      h('table', null, h('thead', null, h('tr', null, columns.map((c) => h('th', { class: c.class }, c.title)))), body),
+      h(
+        'table',
+        null,
+        h(
+          'thead',
+          null,
+          h(
+            'tr',
+            null,
+            columns.map((c) => h('th', { class: c.class }, c.title)),
+          ),
+        ),
+        body,
+      ),
     );
     if (withPager) wrap.append(pager());
   };
@@ -47,7 +64,9 @@ export function pagedTable({ columns, rows, pageSize = 100, empty = 'Nothing to 
     const first = page * pageSize;
     const id = (name) => (top ? undefined : name);
     if (pages === 1) return h('div', { class: 'pager' }, h('span', { 'data-testid': id('range') }, `${rows.length} ${rows.length === 1 ? 'row' : 'rows'}`));
-    return h('div', { class: 'pager' },
+    return h(
+      'div',
+      { class: 'pager' },
       h('button', { type: 'button', onclick: go(0), disabled: page === 0, 'data-testid': id('first') }, '« First'),
       h('button', { type: 'button', onclick: go(page - 1), disabled: page === 0, 'data-testid': id('prev') }, '‹ Prev'),
       h('span', { 'data-testid': id('range') }, `${first + 1}–${Math.min(first + pageSize, rows.length)} of ${rows.length} · page ${page + 1} of ${pages}`),
@@ -69,11 +88,37 @@ export function pagedLines(lines, { pageSize = 500, testid = 'lines', lineNode }
     const first = page * pageSize;
     wrap.append(h('div', { class: 'mono' }, lines.slice(first, first + pageSize).map(lineNode)));
     if (pages > 1) {
-      wrap.append(h('div', { class: 'pager' },
-        h('button', { type: 'button', disabled: page === 0, onclick: () => { page--; render(); } }, '‹ Prev'),
-        h('span', null, `lines ${first + 1}–${Math.min(first + pageSize, lines.length)} of ${lines.length}`),
-        h('button', { type: 'button', disabled: page >= pages - 1, onclick: () => { page++; render(); } }, 'Next ›'),
-      ));
+      wrap.append(
+        h(
+          'div',
+          { class: 'pager' },
+          h(
+            'button',
+            {
+              type: 'button',
+              disabled: page === 0,
+              onclick: () => {
+                page--;
+                render();
+              },
+            },
+            '‹ Prev',
+          ),
+          h('span', null, `lines ${first + 1}–${Math.min(first + pageSize, lines.length)} of ${lines.length}`),
+          h(
+            'button',
+            {
+              type: 'button',
+              disabled: page >= pages - 1,
+              onclick: () => {
+                page++;
+                render();
+              },
+            },
+            'Next ›',
+          ),
+        ),
+      );
     }
   };
   render();

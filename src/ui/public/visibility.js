@@ -33,19 +33,30 @@ export function visibilityCell(v) {
   const state = stateOf(v);
   if (!state) return '—';
   const delay = state === 'visible' ? between(v.publishedAt, v.visibleAt) : undefined;
-  return h('span', { 'data-testid': 'visibility', 'data-state': state, title: v.reason ?? '' },
-    badge(TEXT[state], state), delay === undefined ? '' : ` ${delayText(delay)}`);
+  return h(
+    'span',
+    { 'data-testid': 'visibility', 'data-state': state, title: v.reason ?? '' },
+    badge(TEXT[state], state),
+    delay === undefined ? '' : ` ${delayText(delay)}`,
+  );
 }
 
 /** A zone's latest publishes: one chip each, newest first (the delay, or the state when not visible). */
 export function recentCell(list) {
   if (!list || list.length === 0) return h('span', { class: 'muted' }, 'none yet');
-  return h('div', { class: 'delays', 'data-testid': 'recent' }, list.map((v) => {
-    const state = stateOf(v);
-    const delay = state === 'visible' ? between(v.publishedAt, v.visibleAt) : undefined;
-    return h('span', { class: `badge ${state}`, 'data-state': state, title: `apply ${v.journalId}, published ${fmtTime(v.publishedAt)}${v.reason ? `: ${v.reason}` : ''}` },
-      delay === undefined ? TEXT[state] ?? state : delayText(delay));
-  }));
+  return h(
+    'div',
+    { class: 'delays', 'data-testid': 'recent' },
+    list.map((v) => {
+      const state = stateOf(v);
+      const delay = state === 'visible' ? between(v.publishedAt, v.visibleAt) : undefined;
+      return h(
+        'span',
+        { class: `badge ${state}`, 'data-state': state, title: `apply ${v.journalId}, published ${fmtTime(v.publishedAt)}${v.reason ? `: ${v.reason}` : ''}` },
+        delay === undefined ? (TEXT[state] ?? state) : delayText(delay),
+      );
+    }),
+  );
 }
 
 /** The detail of a publish: published -> visible, then one row per server. */
@@ -54,22 +65,40 @@ export function visibilityDetail(v) {
   if (!state) return null;
   const servers = v.servers ?? [];
   const delay = between(v.publishedAt, v.visibleAt);
-  return h('div', { 'data-testid': 'visibility-detail' },
+  return h(
+    'div',
+    { 'data-testid': 'visibility-detail' },
     h('h3', null, 'On the authoritative servers'),
-    h('p', null, `Published ${fmtTime(v.publishedAt)} → `, badge(TEXT[state], state),
+    h(
+      'p',
+      null,
+      `Published ${fmtTime(v.publishedAt)} → `,
+      badge(TEXT[state], state),
       state === 'visible' ? ` ${fmtTime(v.visibleAt)}, ${delayText(delay ?? 0)} after publishing` : '',
       v.supersededBy ? ` by apply ${v.supersededBy}` : '',
-      v.reason ? h('span', { class: 'muted' }, ` — ${v.reason}`) : ''),
-    servers.length === 0 ? null : h('table', { class: 'servers', 'data-testid': 'servers' },
-      h('thead', null, h('tr', null, h('th', null, 'Server'), h('th', null, 'First answered'), h('th', null, 'Delay'), h('th', null, 'Behind on'))),
-      h('tbody', null, servers.map((s) => {
-        const d = between(v.publishedAt, s.firstAnsweredAt);
-        return h('tr', null,
-          h('td', { class: 'mono' }, s.server),
-          h('td', { class: 'time' }, fmtTime(s.firstAnsweredAt)),
-          h('td', { class: 'num' }, d === undefined ? '—' : delayText(d)),
-          h('td', { class: 'wrap' }, (s.behind ?? []).join(', ') || (s.error ? '' : '—'), s.error ? h('span', { class: 'error-text' }, s.error) : ''));
-      })),
+      v.reason ? h('span', { class: 'muted' }, ` — ${v.reason}`) : '',
     ),
+    servers.length === 0
+      ? null
+      : h(
+          'table',
+          { class: 'servers', 'data-testid': 'servers' },
+          h('thead', null, h('tr', null, h('th', null, 'Server'), h('th', null, 'First answered'), h('th', null, 'Delay'), h('th', null, 'Behind on'))),
+          h(
+            'tbody',
+            null,
+            servers.map((s) => {
+              const d = between(v.publishedAt, s.firstAnsweredAt);
+              return h(
+                'tr',
+                null,
+                h('td', { class: 'mono' }, s.server),
+                h('td', { class: 'time' }, fmtTime(s.firstAnsweredAt)),
+                h('td', { class: 'num' }, d === undefined ? '—' : delayText(d)),
+                h('td', { class: 'wrap' }, (s.behind ?? []).join(', ') || (s.error ? '' : '—'), s.error ? h('span', { class: 'error-text' }, s.error) : ''),
+              );
+            }),
+          ),
+        ),
   );
 }

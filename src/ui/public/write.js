@@ -25,7 +25,9 @@ import { clear, errorBox, h } from './dom.js';
  */
 export function writeDialog(host, spec) {
   const body = h('div', { class: 'dialog-body' });
-  const box = h('div', { class: 'dialog', role: 'dialog', 'aria-modal': 'true', 'aria-label': spec.title, 'data-testid': spec.testid ?? 'dialog' },
+  const box = h(
+    'div',
+    { class: 'dialog', role: 'dialog', 'aria-modal': 'true', 'aria-label': spec.title, 'data-testid': spec.testid ?? 'dialog' },
     h('h2', null, spec.title),
     body,
   );
@@ -43,16 +45,21 @@ export function writeDialog(host, spec) {
 
   const editStep = (message) => {
     clear(body);
-    const form = h('form', { class: 'dialog-form', onsubmit: (ev) => {
-      ev.preventDefault();
-      let request;
-      try {
-        request = spec.read();
-      } catch (e) {
-        return editStep(e instanceof Error ? e.message : String(e));
-      }
-      confirmStep(request);
-    } },
+    const form = h(
+      'form',
+      {
+        class: 'dialog-form',
+        onsubmit: (ev) => {
+          ev.preventDefault();
+          let request;
+          try {
+            request = spec.read();
+          } catch (e) {
+            return editStep(e instanceof Error ? e.message : String(e));
+          }
+          confirmStep(request);
+        },
+      },
       spec.fields,
       message ? h('div', { class: 'error', 'data-testid': 'error' }, message) : null,
       h('div', { class: 'actions' }, cancel(), h('button', { type: 'submit', 'data-testid': 'review' }, 'Review…')),
@@ -64,20 +71,32 @@ export function writeDialog(host, spec) {
   const confirmStep = (request, error) => {
     clear(body);
     overlay.scrollTop = 0;
-    const go = h('button', { type: 'button', class: spec.danger ? 'danger' : 'primary', 'data-testid': 'confirm', onclick: () => void run(request) }, spec.verb);
-    body.append(h('div', { class: 'confirm-step' },
-      h('p', { class: 'will' }, h('strong', null, 'This will: '), spec.describe(request)),
-      h('details', { class: 'request' },
-        h('summary', null, `The call: AdminService.${spec.method}`),
-        h('pre', { class: 'mono', 'data-testid': 'request' }, JSON.stringify(request, null, 2)),
+    const go = h(
+      'button',
+      { type: 'button', class: spec.danger ? 'danger' : 'primary', 'data-testid': 'confirm', onclick: () => void run(request) },
+      spec.verb,
+    );
+    body.append(
+      h(
+        'div',
+        { class: 'confirm-step' },
+        h('p', { class: 'will' }, h('strong', null, 'This will: '), spec.describe(request)),
+        h(
+          'details',
+          { class: 'request' },
+          h('summary', null, `The call: AdminService.${spec.method}`),
+          h('pre', { class: 'mono', 'data-testid': 'request' }, JSON.stringify(request, null, 2)),
+        ),
+        error ? errorBox(error) : null,
+        h(
+          'div',
+          { class: 'actions' },
+          spec.fields ? h('button', { type: 'button', 'data-testid': 'back', onclick: () => editStep() }, '‹ Back') : null,
+          cancel(),
+          go,
+        ),
       ),
-      error ? errorBox(error) : null,
-      h('div', { class: 'actions' },
-        spec.fields ? h('button', { type: 'button', 'data-testid': 'back', onclick: () => editStep() }, '‹ Back') : null,
-        cancel(),
-        go,
-      ),
-    ));
+    );
     go.focus({ preventScroll: true });
   };
 
@@ -117,20 +136,29 @@ export function writeDialog(host, spec) {
 export function copyable(text, testid, label = 'Copy') {
   const pre = h('pre', { class: 'mono copy-text', 'data-testid': testid }, text);
   const status = h('span', { class: 'muted small' });
-  const button = h('button', { type: 'button', class: 'copy', 'data-testid': `copy-${testid}`, onclick: async () => {
-    // The clipboard API needs a secure context (HTTPS or localhost); elsewhere the text is selected
-    // for Ctrl+C.
-    try {
-      await navigator.clipboard.writeText(text);
-      status.textContent = 'copied';
-    } catch {
-      const range = document.createRange();
-      range.selectNodeContents(pre);
-      getSelection().removeAllRanges();
-      getSelection().addRange(range);
-      status.textContent = 'selected: press Ctrl+C';
-    }
-  } }, label);
+  const button = h(
+    'button',
+    {
+      type: 'button',
+      class: 'copy',
+      'data-testid': `copy-${testid}`,
+      onclick: async () => {
+        // The clipboard API needs a secure context (HTTPS or localhost); elsewhere the text is selected
+        // for Ctrl+C.
+        try {
+          await navigator.clipboard.writeText(text);
+          status.textContent = 'copied';
+        } catch {
+          const range = document.createRange();
+          range.selectNodeContents(pre);
+          getSelection().removeAllRanges();
+          getSelection().addRange(range);
+          status.textContent = 'selected: press Ctrl+C';
+        }
+      },
+    },
+    label,
+  );
   return h('div', { class: 'copyable' }, h('div', { class: 'copy-bar' }, button, status), pre);
 }
 
@@ -141,5 +169,8 @@ export function field(label, input, hint) {
 
 /** "a, b c" -> ['a', 'b', 'c']. */
 export function list(value) {
-  return value.split(/[\s,]+/).map((s) => s.trim()).filter((s) => s !== '');
+  return value
+    .split(/[\s,]+/)
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
 }

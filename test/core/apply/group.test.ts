@@ -23,7 +23,10 @@ let room: ApplyRoom;
 const a = (name: string, target: string): RawEndpoint => ({ dnsName: `${name}.${ZONE}`, recordType: 'A', targets: [target], ttl: 300 });
 
 function changes(tenant: string, set: Partial<RawChangeSet>, ctx: CoreContext = room.ctx): () => Promise<ApplyResult> {
-  return () => apply(ctx, room.tenants[tenant]!, { input: { kind: 'changes', policy: 'sync', changes: { create: [], updateOld: [], updateNew: [], delete: [], ...set } } });
+  return () =>
+    apply(ctx, room.tenants[tenant]!, {
+      input: { kind: 'changes', policy: 'sync', changes: { create: [], updateOld: [], updateNew: [], delete: [], ...set } },
+    });
 }
 
 const create = (tenant: string, ...endpoints: RawEndpoint[]) => changes(tenant, { create: endpoints });
@@ -37,7 +40,12 @@ function answers(settled: Array<Settled<ApplyResult>>): ZoneApplyResult[] {
 }
 
 const idOf = (sub: string) => room.sim.draftRecords(ZONE).find((r) => r.subDomain === sub)!.id;
-const published = () => room.sim.publishedRecords(ZONE).filter((r) => r.fieldType !== 'NS').map((r) => `${r.subDomain} ${r.target}`).sort();
+const published = () =>
+  room.sim
+    .publishedRecords(ZONE)
+    .filter((r) => r.fieldType !== 'NS')
+    .map((r) => `${r.subDomain} ${r.target}`)
+    .sort();
 
 async function journal(n: number): Promise<store.JournalEntry[]> {
   return (await store.listJournal(room.db.pool, { zone: ZONE, limit: n })).reverse();
@@ -63,7 +71,11 @@ beforeEach(async () => {
 
 describe('which waiting applies join the group', () => {
   it('applies of disjoint record sets join: one refresh publishes them all, each with its own journal row, generation and answer', async () => {
-    const settled = await queueBehindLock(room.ctx, ZONE, [create('t0', a('d0', '192.0.2.1')), create('t1', a('d1', '192.0.2.2')), create('t2', a('d2', '192.0.2.3'))]);
+    const settled = await queueBehindLock(room.ctx, ZONE, [
+      create('t0', a('d0', '192.0.2.1')),
+      create('t1', a('d1', '192.0.2.2')),
+      create('t2', a('d2', '192.0.2.3')),
+    ]);
     expect(room.calls()).toEqual([`POST ${REC} 200`, `POST ${REC} 200`, `POST ${REC} 200`, `POST ${REFRESH} 204`]);
     const zones = answers(settled);
     expect(zones.map((z) => z.status)).toEqual(['applied', 'applied', 'applied']);
@@ -94,11 +106,19 @@ describe('which waiting applies join the group', () => {
 
   it('the operations bound: a group holds at most DNSPLANE_APPLY_BATCH (4) operations; an apply that would pass it begins the next group', async () => {
     // 3 + 2 > 4: the second apply begins the next group, which the third (1) joins: 2 + 1.
-    await queueBehindLock(room.ctx, ZONE, [create('t0', a('p0', '192.0.2.20'), a('p1', '192.0.2.21'), a('p2', '192.0.2.22')), create('t1', a('q0', '192.0.2.23'), a('q1', '192.0.2.24')), create('t2', a('r0', '192.0.2.25'))]);
+    await queueBehindLock(room.ctx, ZONE, [
+      create('t0', a('p0', '192.0.2.20'), a('p1', '192.0.2.21'), a('p2', '192.0.2.22')),
+      create('t1', a('q0', '192.0.2.23'), a('q1', '192.0.2.24')),
+      create('t2', a('r0', '192.0.2.25')),
+    ]);
     expect(room.calls()).toEqual([...Array(3).fill(`POST ${REC} 200`), `POST ${REFRESH} 204`, ...Array(3).fill(`POST ${REC} 200`), `POST ${REFRESH} 204`]);
     room.sim.clearCalls();
     // 2 + 2 = 4 joins; the group is full then: the third begins the next group.
-    await queueBehindLock(room.ctx, ZONE, [create('t0', a('s0', '192.0.2.30'), a('s1', '192.0.2.31')), create('t1', a('u0', '192.0.2.32'), a('u1', '192.0.2.33')), create('t2', a('v0', '192.0.2.34'))]);
+    await queueBehindLock(room.ctx, ZONE, [
+      create('t0', a('s0', '192.0.2.30'), a('s1', '192.0.2.31')),
+      create('t1', a('u0', '192.0.2.32'), a('u1', '192.0.2.33')),
+      create('t2', a('v0', '192.0.2.34')),
+    ]);
     expect(room.calls()).toEqual([...Array(4).fill(`POST ${REC} 200`), `POST ${REFRESH} 204`, `POST ${REC} 200`, `POST ${REFRESH} 204`]);
     expect((await journal(6)).map((r) => coalescedOf(r)?.applies)).toEqual([undefined, 2, 2, 2, 2, undefined]);
   });
@@ -107,9 +127,20 @@ describe('which waiting applies join the group', () => {
     // Every creation takes 200 ms (the simulator holds it): longer than the 50 ms bound.
     const slow = { ...room.ctx, settings: { ...room.ctx.settings, applyCoalesceMs: 50 } };
     room.sim.faults.fail({ method: 'POST', path: REC, effect: { kind: 'delay', ms: 200 } });
-    const settled = await queueBehindLock(slow, ZONE, [0, 1, 2].map((i) => changes(TENANTS[i]!, { create: [a(`w${i}`, `192.0.2.4${i}`)] }, slow)));
+    const settled = await queueBehindLock(
+      slow,
+      ZONE,
+      [0, 1, 2].map((i) => changes(TENANTS[i]!, { create: [a(`w${i}`, `192.0.2.4${i}`)] }, slow)),
+    );
     expect(answers(settled).map((z) => z.status)).toEqual(['applied', 'applied', 'applied']);
-    expect(room.calls()).toEqual([`POST ${REC} 200`, `POST ${REFRESH} 204`, `POST ${REC} 200`, `POST ${REFRESH} 204`, `POST ${REC} 200`, `POST ${REFRESH} 204`]);
+    expect(room.calls()).toEqual([
+      `POST ${REC} 200`,
+      `POST ${REFRESH} 204`,
+      `POST ${REC} 200`,
+      `POST ${REFRESH} 204`,
+      `POST ${REC} 200`,
+      `POST ${REFRESH} 204`,
+    ]);
   });
 });
 
@@ -121,11 +152,25 @@ describe('a member whose operation fails', () => {
     room.sim.clearCalls();
     // t1 deletes d, updates e, creates f1 and f2: f2 (the 3rd POST of the run) is refused. Groups of
     // up to 10 operations here, so that all three join.
-    room.sim.faults.fail({ method: 'POST', path: REC, nth: 3, effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'refused by the test' } } });
+    room.sim.faults.fail({
+      method: 'POST',
+      path: REC,
+      nth: 3,
+      effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'refused by the test' } },
+    });
     const wide = { ...room.ctx, settings: { ...room.ctx.settings, applyBatch: 10 } };
     const settled = await queueBehindLock(wide, ZONE, [
       changes('t0', { create: [a('x0', '192.0.2.60')] }, wide),
-      changes('t1', { delete: [a('d', '192.0.2.50')], updateOld: [a('e', '192.0.2.51')], updateNew: [a('e', '192.0.2.59')], create: [a('f1', '192.0.2.52'), a('f2', '192.0.2.53')] }, wide),
+      changes(
+        't1',
+        {
+          delete: [a('d', '192.0.2.50')],
+          updateOld: [a('e', '192.0.2.51')],
+          updateNew: [a('e', '192.0.2.59')],
+          create: [a('f1', '192.0.2.52'), a('f2', '192.0.2.53')],
+        },
+        wide,
+      ),
       changes('t2', { create: [a('x2', '192.0.2.62')] }, wide),
     ]);
     const f1 = room.sim.writes().find((c) => c.method === 'DELETE' && c.path !== `${REC}/${d}`)!.path;
@@ -148,14 +193,19 @@ describe('a member whose operation fails', () => {
       `POST ${REC} 200`, // x2 (t2)
       `POST ${REFRESH} 204`, // one refresh publishes t0 and t2
     ]);
-    const bodies = room.sim.writes().filter((c) => c.method === 'PUT').map((c) => c.body);
+    const bodies = room.sim
+      .writes()
+      .filter((c) => c.method === 'PUT')
+      .map((c) => c.body);
     expect(bodies).toEqual([
       { target: '192.0.2.59', ttl: 300 },
       { target: '192.0.2.51', ttl: 300 },
     ]);
     const [z0, z1, z2] = answers(settled);
     expect([z0!.status, z1!.status, z2!.status]).toEqual(['applied', 'failed', 'applied']);
-    expect(z1!.error!.message).toMatch(/failed at operation 4 of 4, POST .*\(f2 A 192\.0\.2\.53\).*refused by the test.*the 3 operation\(s\) that had succeeded were undone and nothing was published/);
+    expect(z1!.error!.message).toMatch(
+      /failed at operation 4 of 4, POST .*\(f2 A 192\.0\.2\.53\).*refused by the test.*the 3 operation\(s\) that had succeeded were undone and nothing was published/,
+    );
     expect(published()).toEqual([...before, 'x0 192.0.2.60', 'x2 192.0.2.62'].sort());
     expect((await journal(3)).map((r) => [r.state, coalescedOf(r)?.applies])).toEqual([
       ['done', 2],
@@ -164,6 +214,11 @@ describe('a member whose operation fails', () => {
     ]);
     // The cache holds what OVH's draft holds, record for record.
     const cache = (await store.listRecords(room.db.pool, ZONE)).map((r) => `${r.id} ${r.subDomain} ${r.target}`).sort();
-    expect(cache).toEqual(room.sim.draftRecords(ZONE).map((r) => `${r.id} ${r.subDomain} ${r.target}`).sort());
+    expect(cache).toEqual(
+      room.sim
+        .draftRecords(ZONE)
+        .map((r) => `${r.id} ${r.subDomain} ${r.target}`)
+        .sort(),
+    );
   });
 });

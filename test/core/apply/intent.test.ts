@@ -21,19 +21,30 @@ import { expectCacheEqualsSimulator } from '../../helpers/expect.js';
 const ZONES = ['mid.intent.test', 'refresh.intent.test', 'none.intent.test', 'others.intent.test', 'live.intent.test'];
 let room: ApplyRoom;
 
-const ep = (zone: string, name: string, recordType: string, target: string): RawEndpoint => ({ dnsName: `${name}.${zone}`, recordType, targets: [target], ttl: 300 });
+const ep = (zone: string, name: string, recordType: string, target: string): RawEndpoint => ({
+  dnsName: `${name}.${zone}`,
+  recordType,
+  targets: [target],
+  ttl: 300,
+});
 
 /** Delete a, update the TXT t ("v1" -> "v2"), create c: DELETE, PUT, POST. */
 function threeOps(zone: string): PlanInput {
   return {
     kind: 'changes',
     policy: 'sync',
-    changes: { delete: [ep(zone, 'a', 'A', '192.0.2.1')], updateOld: [ep(zone, 't', 'TXT', 'v1')], updateNew: [ep(zone, 't', 'TXT', 'v2')], create: [ep(zone, 'c', 'A', '192.0.2.3')] },
+    changes: {
+      delete: [ep(zone, 'a', 'A', '192.0.2.1')],
+      updateOld: [ep(zone, 't', 'TXT', 'v1')],
+      updateNew: [ep(zone, 't', 'TXT', 'v2')],
+      create: [ep(zone, 'c', 'A', '192.0.2.3')],
+    },
   };
 }
 
 const content = (r: { subDomain: string; fieldType: string; target: string; ttl: number }) => `${r.subDomain} ${r.fieldType} ${r.target} ${r.ttl}`;
-const contents = (zone: string, which: 'draft' | 'published') => (which === 'draft' ? room.sim.draftRecords(zone) : room.sim.publishedRecords(zone)).map(content).sort();
+const contents = (zone: string, which: 'draft' | 'published') =>
+  (which === 'draft' ? room.sim.draftRecords(zone) : room.sim.publishedRecords(zone)).map(content).sort();
 const idOf = (zone: string, sub: string) => room.sim.draftRecords(zone).find((r) => r.subDomain === sub)!.id;
 
 const DIED = 'the process died here';
@@ -72,7 +83,9 @@ beforeAll(async () => {
   room = await applyRoom({ zones: Object.fromEntries(ZONES.map((z) => [z, []])), tenants: ['alice'] });
   // Every zone starts with alice's a (A 192.0.2.1) and t (TXT "v1"), published.
   for (const zone of ZONES) {
-    const result = await apply(room.ctx, room.tenants['alice']!, { input: { kind: 'desired', policy: 'sync', zones: [zone], endpoints: [ep(zone, 'a', 'A', '192.0.2.1'), ep(zone, 't', 'TXT', 'v1')] } });
+    const result = await apply(room.ctx, room.tenants['alice']!, {
+      input: { kind: 'desired', policy: 'sync', zones: [zone], endpoints: [ep(zone, 'a', 'A', '192.0.2.1'), ep(zone, 't', 'TXT', 'v1')] },
+    });
     expect(result.zones[0]!.status).toBe('applied');
   }
   room.sim.clearCalls();
@@ -121,7 +134,12 @@ describe('an apply that died part way', () => {
       `POST ${REC} 200`, // a created again
       `POST /domain/zone/${zone}/refresh 204`,
     ]);
-    expect(room.sim.writes().filter((c) => c.method !== 'POST' || c.path === REC).map((c) => c.body)).toEqual([
+    expect(
+      room.sim
+        .writes()
+        .filter((c) => c.method !== 'POST' || c.path === REC)
+        .map((c) => c.body),
+    ).toEqual([
       { target: 'v1', ttl: 300 }, // sent as plain text, as OVH takes it
       { fieldType: 'A', subDomain: 'a', target: '192.0.2.1', ttl: 300 },
     ]);
@@ -202,7 +220,13 @@ describe('an apply that died part way', () => {
       `POST ${REC} 200`,
       `POST /domain/zone/${zone}/refresh 204`,
     ]);
-    expect(room.sim.draftRecords(zone).filter((r) => r.subDomain === 'c').map((r) => `${r.id} ${r.target}`).sort()).toEqual([`${theirs} 192.0.2.99`, `${duplicate} 192.0.2.3`].sort());
+    expect(
+      room.sim
+        .draftRecords(zone)
+        .filter((r) => r.subDomain === 'c')
+        .map((r) => `${r.id} ${r.target}`)
+        .sort(),
+    ).toEqual([`${theirs} 192.0.2.99`, `${duplicate} 192.0.2.3`].sort());
     await expectCacheEqualsSimulator(room.db.pool, room.sim, zone);
   });
 });
@@ -214,8 +238,18 @@ describe('a live apply stopped mid-way', () => {
     const [a, t] = [idOf(zone, 'a'), idOf(zone, 't')];
     const before = contents(zone, 'draft');
     // The creation of c is refused, and so is the undo of t's update; the undo of a's deletion goes.
-    room.sim.faults.fail({ method: 'POST', path: REC, nth: 1, effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'refused by the test' } } });
-    room.sim.faults.fail({ method: 'PUT', path: `${REC}/*`, nth: 2, effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'undo refused by the test' } } });
+    room.sim.faults.fail({
+      method: 'POST',
+      path: REC,
+      nth: 1,
+      effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'refused by the test' } },
+    });
+    room.sim.faults.fail({
+      method: 'PUT',
+      path: `${REC}/*`,
+      nth: 2,
+      effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'undo refused by the test' } },
+    });
     const result = await apply(room.ctx, room.tenants['alice']!, { input: threeOps(zone) });
     const answer = result.zones[0]!;
     expect(answer.status).toBe('failed');

@@ -12,7 +12,16 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CoreContext } from '../../../src/core/context.js';
 import type { DnsUpdate } from '../../../src/core/plan/dns-update-plan.js';
-import { computeLockedZonePlan, computeWholeZonePlan, computeZonePlan, planDigestSliced, routeInput, type PlanInput, type RawEndpoint, type ZonePlan } from '../../../src/core/plan/plan.js';
+import {
+  computeLockedZonePlan,
+  computeWholeZonePlan,
+  computeZonePlan,
+  planDigestSliced,
+  routeInput,
+  type PlanInput,
+  type RawEndpoint,
+  type ZonePlan,
+} from '../../../src/core/plan/plan.js';
 import { readCacheOf } from '../../../src/core/reads/read-cache.js';
 import { Slicer } from '../../../src/core/slices.js';
 import { createTenant, type Tenant } from '../../../src/core/tenants/tenants.js';
@@ -33,7 +42,12 @@ let nextId = 6_000_000_000;
 
 beforeAll(async () => {
   db = await testDatabase();
-  ctx = { pool: db.pool, ovh: undefined as never, log: pino({ level: 'silent' }), settings: { zones: [ZONE], lockTimeoutMs: 60_000, planTtlMs: 3_600_000, syncConcurrency: 1, maxChangePercent: 30 } };
+  ctx = {
+    pool: db.pool,
+    ovh: undefined as never,
+    log: pino({ level: 'silent' }),
+    settings: { zones: [ZONE], lockTimeoutMs: 60_000, planTtlMs: 3_600_000, syncConcurrency: 1, maxChangePercent: 30 },
+  };
   await store.ensureZones(db.pool, [ZONE]);
   await store.markSynced(db.pool, ZONE);
   tenants = [];
@@ -56,34 +70,69 @@ const zoneArb = fc.array(
   { maxLength: 12 },
 );
 
-const endpointArb = fc.record({ sub: fc.constantFrom(...NAMES.filter(Boolean)), type: fc.constantFrom(...TYPES), targets: fc.uniqueArray(fc.integer({ min: 1, max: 4 }), { minLength: 1, maxLength: 2 }), ttl: fc.constantFrom(300, 600) });
+const endpointArb = fc.record({
+  sub: fc.constantFrom(...NAMES.filter(Boolean)),
+  type: fc.constantFrom(...TYPES),
+  targets: fc.uniqueArray(fc.integer({ min: 1, max: 4 }), { minLength: 1, maxLength: 2 }),
+  ttl: fc.constantFrom(300, 600),
+});
 type Ep = { sub: string; type: Type; targets: number[]; ttl: number };
-const raw = (e: Ep): RawEndpoint => ({ dnsName: fqdn(e.sub), recordType: e.type, targets: (e.type === 'CNAME' ? e.targets.slice(0, 1) : e.targets).map((i) => target(e.type, i)), ttl: e.ttl });
+const raw = (e: Ep): RawEndpoint => ({
+  dnsName: fqdn(e.sub),
+  recordType: e.type,
+  targets: (e.type === 'CNAME' ? e.targets.slice(0, 1) : e.targets).map((i) => target(e.type, i)),
+  ttl: e.ttl,
+});
 const distinct = (eps: Ep[]) => [...new Map(eps.map((e) => [`${e.sub} ${e.type}`, e])).values()];
 
 const inputArb: fc.Arbitrary<PlanInput> = fc.oneof(
-  fc.record({ create: fc.array(endpointArb, { maxLength: 3 }), update: fc.array(endpointArb, { maxLength: 2 }), del: fc.array(endpointArb, { maxLength: 2 }) }).map(({ create, update, del }) => {
-    const all = distinct([...create, ...update, ...del]);
-    const c = all.slice(0, create.length), u = all.slice(create.length, create.length + update.length), d = all.slice(create.length + update.length);
-    return { kind: 'changes' as const, policy: 'sync' as const, changes: { create: c.map(raw), updateOld: u.map(raw), updateNew: u.map(raw), delete: d.map(raw) } };
-  }),
-  fc.record({ eps: fc.array(endpointArb, { maxLength: 4 }), policy: fc.constantFrom('sync' as const, 'upsert-only' as const, 'create-only' as const), scoped: fc.boolean() }).map(({ eps, policy, scoped }) => {
-    const ok = distinct(eps);
-    // One CNAME per name, and no other type beside it (else the request is invalid, not a plan).
-    const names = new Map<string, Ep[]>();
-    for (const e of ok) names.set(e.sub, [...(names.get(e.sub) ?? []), e]);
-    const valid = [...names.values()].flatMap((at) => (at.some((e) => e.type === 'CNAME') && at.length > 1 ? at.filter((e) => e.type !== 'CNAME') : at));
-    return { kind: 'desired' as const, zones: [ZONE], policy, endpoints: valid.map(raw), ...(scoped ? { scope: { under: ZONE, depth: 1 } } : {}) };
-  }),
-  fc.record({ adds: fc.array(endpointArb, { maxLength: 2 }), delName: fc.option(fc.constantFrom(...NAMES.filter(Boolean))), pre: fc.option(fc.constantFrom(...NAMES.filter(Boolean))) }).map(({ adds, delName, pre }) => {
-    const update: DnsUpdate = {
-      zone: ZONE,
-      prerequisites: pre ? [{ kind: 'name-in-use', name: fqdn(pre) }] : [],
-      updates: [...adds.filter((e) => e.type !== 'CNAME').map((e) => ({ kind: 'add' as const, name: fqdn(e.sub), type: e.type, target: target(e.type, e.targets[0]!), ttl: e.ttl })), ...(delName ? [{ kind: 'delete-name' as const, name: fqdn(delName) }] : [])],
-      acmeOnly: false,
-    };
-    return { kind: 'update' as const, update, policy: 'sync' as const };
-  }),
+  fc
+    .record({ create: fc.array(endpointArb, { maxLength: 3 }), update: fc.array(endpointArb, { maxLength: 2 }), del: fc.array(endpointArb, { maxLength: 2 }) })
+    .map(({ create, update, del }) => {
+      const all = distinct([...create, ...update, ...del]);
+      const c = all.slice(0, create.length),
+        u = all.slice(create.length, create.length + update.length),
+        d = all.slice(create.length + update.length);
+      return {
+        kind: 'changes' as const,
+        policy: 'sync' as const,
+        changes: { create: c.map(raw), updateOld: u.map(raw), updateNew: u.map(raw), delete: d.map(raw) },
+      };
+    }),
+  fc
+    .record({
+      eps: fc.array(endpointArb, { maxLength: 4 }),
+      policy: fc.constantFrom('sync' as const, 'upsert-only' as const, 'create-only' as const),
+      scoped: fc.boolean(),
+    })
+    .map(({ eps, policy, scoped }) => {
+      const ok = distinct(eps);
+      // One CNAME per name, and no other type beside it (else the request is invalid, not a plan).
+      const names = new Map<string, Ep[]>();
+      for (const e of ok) names.set(e.sub, [...(names.get(e.sub) ?? []), e]);
+      const valid = [...names.values()].flatMap((at) => (at.some((e) => e.type === 'CNAME') && at.length > 1 ? at.filter((e) => e.type !== 'CNAME') : at));
+      return { kind: 'desired' as const, zones: [ZONE], policy, endpoints: valid.map(raw), ...(scoped ? { scope: { under: ZONE, depth: 1 } } : {}) };
+    }),
+  fc
+    .record({
+      adds: fc.array(endpointArb, { maxLength: 2 }),
+      delName: fc.option(fc.constantFrom(...NAMES.filter(Boolean))),
+      pre: fc.option(fc.constantFrom(...NAMES.filter(Boolean))),
+    })
+    .map(({ adds, delName, pre }) => {
+      const update: DnsUpdate = {
+        zone: ZONE,
+        prerequisites: pre ? [{ kind: 'name-in-use', name: fqdn(pre) }] : [],
+        updates: [
+          ...adds
+            .filter((e) => e.type !== 'CNAME')
+            .map((e) => ({ kind: 'add' as const, name: fqdn(e.sub), type: e.type, target: target(e.type, e.targets[0]!), ttl: e.ttl })),
+          ...(delName ? [{ kind: 'delete-name' as const, name: fqdn(delName) }] : []),
+        ],
+        acmeOnly: false,
+      };
+      return { kind: 'update' as const, update, policy: 'sync' as const };
+    }),
 );
 
 async function writeZone(sets: Array<{ sub: string; upper: boolean; type: Type; targets: number[]; owner: string }>): Promise<void> {
@@ -96,7 +145,14 @@ async function writeZone(sets: Array<{ sub: string; upper: boolean; type: Type; 
       if (seen.has(key)) continue;
       seen.add(key);
       const targets = s.type === 'CNAME' ? s.targets.slice(0, 1) : s.targets;
-      for (const i of targets) rows.push({ id: String(nextId++), subDomain: s.upper ? s.sub.toUpperCase() : s.sub, fieldType: s.type, target: s.type === 'TXT' ? `"${target(s.type, i)}"` : target(s.type, i), ttl: 300 });
+      for (const i of targets)
+        rows.push({
+          id: String(nextId++),
+          subDomain: s.upper ? s.sub.toUpperCase() : s.sub,
+          fieldType: s.type,
+          target: s.type === 'TXT' ? `"${target(s.type, i)}"` : target(s.type, i),
+          ttl: 300,
+        });
       const set = { zone: ZONE, dnsName: fqdn(s.sub), recordType: s.type };
       if (s.owner === 'me' || s.owner === 'other') await store.setOwner(tx, { ...set, tenantId: tenants[s.owner === 'me' ? 0 : 1]!.id });
       if (s.owner === 'shared' && s.type !== 'CNAME') {

@@ -20,8 +20,18 @@ function record(id: string, subDomain: string, target: string, fieldType = 'A', 
 }
 
 const row = ({ zone: _zone, ...rest }: OvhRecord): RecordRow => rest;
-const post = (r: { subDomain: string; fieldType?: string; target: string; ttl?: number }): OvhOperation => ({ method: 'POST', path: REC, body: { fieldType: r.fieldType ?? 'A', subDomain: r.subDomain, target: r.target, ttl: r.ttl ?? 300 } });
-const put = (before: OvhRecord, target: string, ttl = before.ttl): OvhOperation => ({ method: 'PUT', path: `${REC}/${before.id}`, id: before.id, body: { target, ttl }, before });
+const post = (r: { subDomain: string; fieldType?: string; target: string; ttl?: number }): OvhOperation => ({
+  method: 'POST',
+  path: REC,
+  body: { fieldType: r.fieldType ?? 'A', subDomain: r.subDomain, target: r.target, ttl: r.ttl ?? 300 },
+});
+const put = (before: OvhRecord, target: string, ttl = before.ttl): OvhOperation => ({
+  method: 'PUT',
+  path: `${REC}/${before.id}`,
+  id: before.id,
+  body: { target, ttl },
+  before,
+});
 const del = (before: OvhRecord): OvhOperation => ({ method: 'DELETE', path: `${REC}/${before.id}`, id: before.id, before });
 
 describe('live rollback: the undo of an operation that succeeded (undoOf with recordAfter)', () => {
@@ -33,7 +43,13 @@ describe('live rollback: the undo of an operation that succeeded (undoOf with re
   it('PUT: the record gets its old target and TTL back; the undo knows the record as the PUT left it', () => {
     const old = record('8', 'www', '192.0.2.1', 'A', 300);
     const op = put(old, '192.0.2.9', 60);
-    expect(undoOf(ZONE, op, recordAfter({ op }))).toEqual({ method: 'PUT', path: `${REC}/8`, id: '8', body: { target: '192.0.2.1', ttl: 300 }, before: record('8', 'www', '192.0.2.9', 'A', 60) });
+    expect(undoOf(ZONE, op, recordAfter({ op }))).toEqual({
+      method: 'PUT',
+      path: `${REC}/8`,
+      id: '8',
+      body: { target: '192.0.2.1', ttl: 300 },
+      before: record('8', 'www', '192.0.2.9', 'A', 60),
+    });
   });
 
   it('PUT of a TXT: the old target goes back as plain text (OVH answers it quoted)', () => {
@@ -49,7 +65,10 @@ describe('live rollback: the undo of an operation that succeeded (undoOf with re
       path: REC,
       body: { fieldType: 'A', subDomain: 'www', target: '192.0.2.1', ttl: 300 },
     });
-    expect(undoOf(ZONE, del(record('11', 'txt', '"a b"', 'TXT')), undefined)).toMatchObject({ method: 'POST', body: { fieldType: 'TXT', subDomain: 'txt', target: 'a b' } });
+    expect(undoOf(ZONE, del(record('11', 'txt', '"a b"', 'TXT')), undefined)).toMatchObject({
+      method: 'POST',
+      body: { fieldType: 'TXT', subDomain: 'txt', target: 'a b' },
+    });
   });
 
   it('a creation whose record is unknown cannot be undone: an error, never a guess', () => {
@@ -107,13 +126,17 @@ describe('recovery: the undo from what OVH shows now (compensate)', () => {
 
     it('done: the record gets its old value back, the undo knowing it as OVH shows it', () => {
       const now = record('101', 't', '"v2"', 'TXT');
-      expect(compensate(ZONE, [op], before, [a, now])).toEqual([{ method: 'PUT', path: `${REC}/101`, id: '101', body: { target: 'v1', ttl: 300 }, before: now }]);
+      expect(compensate(ZONE, [op], before, [a, now])).toEqual([
+        { method: 'PUT', path: `${REC}/101`, id: '101', body: { target: 'v1', ttl: 300 }, before: now },
+      ]);
     });
 
     it('a TTL changed alone is put back too', () => {
       const ttlOnly = put(a, '192.0.2.1', 60);
       const now = record('100', 'a', '192.0.2.1', 'A', 60);
-      expect(compensate(ZONE, [ttlOnly], before, [now, t])).toEqual([{ method: 'PUT', path: `${REC}/100`, id: '100', body: { target: '192.0.2.1', ttl: 300 }, before: now }]);
+      expect(compensate(ZONE, [ttlOnly], before, [now, t])).toEqual([
+        { method: 'PUT', path: `${REC}/100`, id: '100', body: { target: '192.0.2.1', ttl: 300 }, before: now },
+      ]);
     });
 
     it('not done, or already put back: nothing', () => {
@@ -129,7 +152,9 @@ describe('recovery: the undo from what OVH shows now (compensate)', () => {
     const op = del(a);
 
     it('done: the record is created again', () => {
-      expect(compensate(ZONE, [op], before, [t])).toEqual([{ method: 'POST', path: REC, body: { fieldType: 'A', subDomain: 'a', target: '192.0.2.1', ttl: 300 } }]);
+      expect(compensate(ZONE, [op], before, [t])).toEqual([
+        { method: 'POST', path: REC, body: { fieldType: 'A', subDomain: 'a', target: '192.0.2.1', ttl: 300 } },
+      ]);
     });
 
     it('not done: nothing', () => {
@@ -141,7 +166,9 @@ describe('recovery: the undo from what OVH shows now (compensate)', () => {
     });
 
     it("someone else's record under the same name, another target, does not count as the re-creation", () => {
-      expect(compensate(ZONE, [op], before, [t, record('301', 'a', '192.0.2.77')])).toEqual([{ method: 'POST', path: REC, body: { fieldType: 'A', subDomain: 'a', target: '192.0.2.1', ttl: 300 } }]);
+      expect(compensate(ZONE, [op], before, [t, record('301', 'a', '192.0.2.77')])).toEqual([
+        { method: 'POST', path: REC, body: { fieldType: 'A', subDomain: 'a', target: '192.0.2.1', ttl: 300 } },
+      ]);
     });
   });
 
@@ -170,6 +197,10 @@ describe('the intent read back', () => {
 
   it('not an object, or malformed names and rows: what is well formed is kept', () => {
     expect(readIntent(null)).toEqual({ names: [], before: [] });
-    expect(readIntent({ names: [...names, { subDomain: 1 }, 'x'], before: [...before, { id: 5 }], ops })).toEqual({ names, before, ops: JSON.parse(JSON.stringify(ops)) as unknown });
+    expect(readIntent({ names: [...names, { subDomain: 1 }, 'x'], before: [...before, { id: 5 }], ops })).toEqual({
+      names,
+      before,
+      ops: JSON.parse(JSON.stringify(ops)) as unknown,
+    });
   });
 });

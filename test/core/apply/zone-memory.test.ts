@@ -24,14 +24,22 @@ const TENANTS = ['ta', 'tb'];
 let room: ApplyRoom;
 
 function many(n: number): SimRecordInit[] {
-  return Array.from({ length: n }, (_, i) => ({ subDomain: `r${i}`, fieldType: i % 2 ? 'TXT' : 'A', target: i % 2 ? `"v${i}"` : `10.0.${i >> 8}.${i & 255}`, ttl: 300 }));
+  return Array.from({ length: n }, (_, i) => ({
+    subDomain: `r${i}`,
+    fieldType: i % 2 ? 'TXT' : 'A',
+    target: i % 2 ? `"v${i}"` : `10.0.${i >> 8}.${i & 255}`,
+    ttl: 300,
+  }));
 }
 
 const a = (name: string, zone: string, target: string): RawEndpoint => ({ dnsName: `${name}.${zone}`, recordType: 'A', targets: [target], ttl: 300 });
 const cname = (name: string, zone: string, target: string): RawEndpoint => ({ dnsName: `${name}.${zone}`, recordType: 'CNAME', targets: [target], ttl: 300 });
 
 function changes(tenant: string, set: Partial<RawChangeSet>, ctx: CoreContext = room.ctx): () => Promise<ApplyResult> {
-  return () => apply(ctx, room.tenants[tenant]!, { input: { kind: 'changes', policy: 'sync', changes: { create: [], updateOld: [], updateNew: [], delete: [], ...set } } });
+  return () =>
+    apply(ctx, room.tenants[tenant]!, {
+      input: { kind: 'changes', policy: 'sync', changes: { create: [], updateOld: [], updateNew: [], delete: [], ...set } },
+    });
 }
 
 async function one(run: () => Promise<ApplyResult>): Promise<ZoneApplyResult> {
@@ -115,11 +123,23 @@ describe('a coalesced group', () => {
       changes('ta', { updateOld: [a('x', ZONE, '192.0.2.1')], updateNew: [a('x', ZONE, '192.0.2.9')] }),
     ]);
     const [first, second, third, fourth, fifth] = answers(settled);
-    expect([first!.status, second!.status, third!.status, fourth!.status, fifth!.status]).toEqual(['applied', 'no_changes', 'no_changes', 'applied', 'applied']);
+    expect([first!.status, second!.status, third!.status, fourth!.status, fifth!.status]).toEqual([
+      'applied',
+      'no_changes',
+      'no_changes',
+      'applied',
+      'applied',
+    ]);
     expect(second!.conflicts.map((c) => c.reason)).toEqual([`x.${ZONE} A is owned by tenant "ta"`]);
     expect(third!.conflicts.map((c) => c.reason)).toEqual([`a CNAME cannot coexist with other record types; x.${ZONE} keeps A`]);
     expect(fifth!.changes.map((c) => [c.action, c.before?.targets, c.after?.targets])).toEqual([['update', ['192.0.2.1'], ['192.0.2.9']]]);
-    expect(room.calls()).toEqual([`POST ${rec(ZONE)} 200`, `POST ${rec(ZONE)} 200`, `POST ${refresh(ZONE)} 204`, `PUT ${rec(ZONE)}/${idOf(ZONE, 'x')} 200`, `POST ${refresh(ZONE)} 204`]);
+    expect(room.calls()).toEqual([
+      `POST ${rec(ZONE)} 200`,
+      `POST ${rec(ZONE)} 200`,
+      `POST ${refresh(ZONE)} 204`,
+      `PUT ${rec(ZONE)}/${idOf(ZONE, 'x')} 200`,
+      `POST ${refresh(ZONE)} 204`,
+    ]);
     // Planned on the view: never the whole zone read again.
     expect({ whole: store.recordRowsRead.whole - before.whole, views: reads(room.db.pool) - before.views }).toEqual({ whole: 0, views: 0 });
     await expectViewIsTheDatabase(room.db.pool, ZONE);
@@ -178,12 +198,22 @@ describe('a replica that hears the other replica', () => {
       room.sim.clearCalls();
       const before = { views: reads(pool), catchUps: zoneMemoryCatchUps.get(pool) ?? 0, whole: store.recordRowsRead.whole };
       // tb's set is tb's: the other replica must know it (ownership caught up), and heard's new value.
-      const z = await one(changes('ta', { create: [a('heard-b', ZONE, '192.0.2.4')], updateOld: [a('heard', ZONE, '192.0.2.2')], updateNew: [a('heard', ZONE, '192.0.2.5')] }, other));
+      const z = await one(
+        changes(
+          'ta',
+          { create: [a('heard-b', ZONE, '192.0.2.4')], updateOld: [a('heard', ZONE, '192.0.2.2')], updateNew: [a('heard', ZONE, '192.0.2.5')] },
+          other,
+        ),
+      );
       expect(z.status).toBe('applied');
       expect(z.conflicts.map((c) => c.reason)).toEqual([`heard-b.${ZONE} A is owned by tenant "tb"`]);
       expect(z.changes.map((c) => [c.action, c.before?.targets, c.after?.targets])).toEqual([['update', ['192.0.2.2'], ['192.0.2.5']]]);
       expect(room.calls()).toEqual([`PUT ${rec(ZONE)}/${idOf(ZONE, 'heard')} 200`, `POST ${refresh(ZONE)} 204`]);
-      expect({ views: reads(pool) - before.views, catchUps: (zoneMemoryCatchUps.get(pool) ?? 0) - before.catchUps, whole: store.recordRowsRead.whole - before.whole }).toEqual({ views: 0, catchUps: 1, whole: 0 });
+      expect({
+        views: reads(pool) - before.views,
+        catchUps: (zoneMemoryCatchUps.get(pool) ?? 0) - before.catchUps,
+        whole: store.recordRowsRead.whole - before.whole,
+      }).toEqual({ views: 0, catchUps: 1, whole: 0 });
       await expectViewIsTheDatabase(pool, ZONE);
     } finally {
       await listener.stop();
@@ -197,7 +227,12 @@ describe('a failed apply', () => {
   it('a member rolled back inside its group leaves the view as the database is, and the next apply plans on it', async () => {
     await one(changes('ta', { create: [a('warm', ZONE, '192.0.2.1')] }));
     room.sim.clearCalls();
-    room.sim.faults.fail({ method: 'POST', path: rec(ZONE), nth: 2, effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'refused by the test' } } });
+    room.sim.faults.fail({
+      method: 'POST',
+      path: rec(ZONE),
+      nth: 2,
+      effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'refused by the test' } },
+    });
     const settled = await queueBehindLock(room.ctx, ZONE, [
       changes('ta', { create: [a('f1', ZONE, '192.0.2.1')] }),
       changes('tb', { create: [a('f2', ZONE, '192.0.2.2'), a('f3', ZONE, '192.0.2.3')] }),
@@ -223,7 +258,10 @@ describe('a failed apply', () => {
     // rolls back, ta's creation (done, in the view) is left in flight for the next holder.
     room.sim.faults.fail({ method: 'POST', path: rec(ZONE), nth: 3, effect: refused });
     room.sim.faults.fail({ method: 'DELETE', times: 1, effect: refused });
-    const settled = await queueBehindLock(room.ctx, ZONE, [changes('ta', { create: [a('s1', ZONE, '192.0.2.1')] }), changes('tb', { create: [a('s2', ZONE, '192.0.2.2'), a('s3', ZONE, '192.0.2.3')] })]);
+    const settled = await queueBehindLock(room.ctx, ZONE, [
+      changes('ta', { create: [a('s1', ZONE, '192.0.2.1')] }),
+      changes('tb', { create: [a('s2', ZONE, '192.0.2.2'), a('s3', ZONE, '192.0.2.3')] }),
+    ]);
     const stopped = answers(settled);
     expect(stopped.map((z) => z.status)).toEqual(['failed', 'failed']);
     expect(stopped[1]!.error!.message).toMatch(/undoing the 1 operation\(s\) that had succeeded failed/);
@@ -241,8 +279,16 @@ describe('a failed apply', () => {
   it('a refused refresh rolls the group back: the view is the database again, and the next apply creates what was undone', async () => {
     await one(changes('ta', { create: [a('warm2', ZONE, '192.0.2.1')] }));
     room.sim.clearCalls();
-    room.sim.faults.fail({ method: 'POST', path: refresh(ZONE), times: 1, effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'refused by the test' } } });
-    const settled = await queueBehindLock(room.ctx, ZONE, [changes('ta', { create: [a('g1', ZONE, '192.0.2.1')] }), changes('tb', { create: [a('g2', ZONE, '192.0.2.2')] })]);
+    room.sim.faults.fail({
+      method: 'POST',
+      path: refresh(ZONE),
+      times: 1,
+      effect: { kind: 'status', status: 400, body: { class: 'Client::BadRequest', message: 'refused by the test' } },
+    });
+    const settled = await queueBehindLock(room.ctx, ZONE, [
+      changes('ta', { create: [a('g1', ZONE, '192.0.2.1')] }),
+      changes('tb', { create: [a('g2', ZONE, '192.0.2.2')] }),
+    ]);
     expect(answers(settled).map((z) => z.status)).toEqual(['failed', 'failed']);
     await expectViewIsTheDatabase(room.db.pool, ZONE);
     room.sim.clearCalls();

@@ -49,9 +49,15 @@ async function stopTarget(address: string): Promise<void> {
 
 const check = () => ({ 'dnsplane/health-check': `http://:${port}/healthz` });
 const ep = (targets: string[]): Endpoint => create(EndpointSchema, { dnsName: WWW, recordType: 'A', targets, ttl: 60, labels: check() });
-const desired = (endpoints: Endpoint[]): PlanRequest => ({ policy: Policy.SYNC, input: { case: 'desired', value: { zones: [ZONE], endpoints } } }) as unknown as PlanRequest;
+const desired = (endpoints: Endpoint[]): PlanRequest =>
+  ({ policy: Policy.SYNC, input: { case: 'desired', value: { zones: [ZONE], endpoints } } }) as unknown as PlanRequest;
 const apply = async (endpoints: Endpoint[]) => (await h.zoneClient(c1).apply({ source: { case: 'plan', value: desired(endpoints) } })).zones[0]!;
-const published = () => h.sim.publishedRecords(ZONE).filter((r) => r.subDomain === 'www').map((r) => r.target).sort();
+const published = () =>
+  h.sim
+    .publishedRecords(ZONE)
+    .filter((r) => r.subDomain === 'www')
+    .map((r) => r.target)
+    .sort();
 const checker = () => new HealthChecker(h.server.ctx, { settings, withdrawals: coreWithdrawals(h.server.ctx), timer: false, holder: 'replica-1' });
 const withdrawn = async () => (await store.listWithdrawals(h.server.ctx.pool, ZONE)).map((w) => `${w.target} ${w.reason}`);
 
@@ -73,13 +79,30 @@ beforeEach(() => h.sim.clearCalls());
 
 describe('an exclusive set of three targets with a check', () => {
   it('a silent tenant: its exclusive set is left alone (no other target to send anyone to), no OVH call', async () => {
-    const out = await withdrawTargets(h.server.ctx, ZONE, [{ name: WWW, type: 'A', target: B, reason: 'silent', detail: 'tenant c1 silent since the test said so' }], { force: true });
+    const out = await withdrawTargets(
+      h.server.ctx,
+      ZONE,
+      [{ name: WWW, type: 'A', target: B, reason: 'silent', detail: 'tenant c1 silent since the test said so' }],
+      { force: true },
+    );
     expect(out.items.map((i) => `${i.target} ${i.state} ${i.why}`)).toEqual([`${B} kept not-shared`]);
     expect(calls()).toEqual([]);
     expect(await withdrawn()).toEqual([]);
     // The schema says so too (migrations/0022): an exclusive set's row is for health only.
     const [owner] = await store.listOwnership(h.server.ctx.pool, ZONE);
-    const row = { dnsName: WWW, recordType: 'A', target: B, reason: 'silent' as const, tenantId: owner!.tenantId, detail: {}, subDomain: 'www', fieldType: 'A', ovhTarget: B, ttl: 60, journalId: null };
+    const row = {
+      dnsName: WWW,
+      recordType: 'A',
+      target: B,
+      reason: 'silent' as const,
+      tenantId: owner!.tenantId,
+      detail: {},
+      subDomain: 'www',
+      fieldType: 'A',
+      ovhTarget: B,
+      ttl: 60,
+      journalId: null,
+    };
     await expect(store.insertWithdrawals(h.server.ctx.pool, ZONE, [row])).rejects.toThrow(/target_withdrawals_exclusive_health/);
   });
 
@@ -100,7 +123,9 @@ describe('an exclusive set of three targets with a check', () => {
     expect(mine.targetStates.filter((s) => s.status === TargetStatus.WITHDRAWN).map((s) => [s.target, s.reason])).toEqual([[B, 'health']]);
     const admin = await h.tenant('admin', [], { admin: true });
     const listed = (await h.adminClient(admin).listOwnership({ zone: ZONE })).entries.filter((e) => e.dnsName === WWW);
-    expect(listed.map((e) => [e.target, e.tenant, e.targetState?.target, e.targetState && TargetStatus[e.targetState.status]])).toEqual([['', 'c1', B, 'WITHDRAWN']]);
+    expect(listed.map((e) => [e.target, e.tenant, e.targetState?.target, e.targetState && TargetStatus[e.targetState.status]])).toEqual([
+      ['', 'c1', B, 'WITHDRAWN'],
+    ]);
     const plan = (await h.zoneClient(c1).plan(desired([ep([A, B, C])]))).plan!.zones[0]!;
     expect([plan.changes, plan.operations]).toEqual([[], []]);
     expect((await apply([ep([A, B, C])])).status).toBe(ApplyStatus.NO_CHANGES);

@@ -60,8 +60,10 @@ async function stopTarget(address: string): Promise<void> {
 }
 
 const ep = (targets: string[], labels: Record<string, string>): Endpoint => create(EndpointSchema, { dnsName: WWW, recordType: 'A', targets, ttl: 60, labels });
-const desired = (endpoints: Endpoint[]): PlanRequest => ({ policy: Policy.SYNC, input: { case: 'desired', value: { zones: [ZONE], endpoints } } }) as unknown as PlanRequest;
-const apply = async (token: string, endpoints: Endpoint[]) => (await h.zoneClient(token).apply({ source: { case: 'plan', value: desired(endpoints) } })).zones[0]!;
+const desired = (endpoints: Endpoint[]): PlanRequest =>
+  ({ policy: Policy.SYNC, input: { case: 'desired', value: { zones: [ZONE], endpoints } } }) as unknown as PlanRequest;
+const apply = async (token: string, endpoints: Endpoint[]) =>
+  (await h.zoneClient(token).apply({ source: { case: 'plan', value: desired(endpoints) } })).zones[0]!;
 
 /** What each of the simulator's name servers answers for www A. */
 async function answered(): Promise<string[][]> {
@@ -77,7 +79,12 @@ function checker(holder: string, ctx = h.server.ctx, leaseMs = settings.leaseMs)
   return new HealthChecker(ctx, { settings: { ...settings, leaseMs }, withdrawals: coreWithdrawals(ctx), timer: false, holder });
 }
 
-const published = () => h.sim.publishedRecords(ZONE).filter((r) => r.subDomain === 'www').map((r) => r.target).sort();
+const published = () =>
+  h.sim
+    .publishedRecords(ZONE)
+    .filter((r) => r.subDomain === 'www')
+    .map((r) => r.target)
+    .sort();
 const metric = async (name: string, labels: Record<string, string>) => seriesValue(await h.server.metrics.registry.metrics(), name, labels);
 
 beforeAll(async () => {
@@ -124,26 +131,34 @@ describe('one target dies, then comes back', () => {
     expect(report.withdrawn).toEqual([{ zone: ZONE, name: WWW, target: A }]);
     expect(calls()).toEqual([expect.stringMatching(new RegExp(`^DELETE /domain/zone/${ZONE}/record/\\d+$`)), `POST /domain/zone/${ZONE}/refresh`]);
     expect(published()).toEqual([B]);
-    expect(await until('the name servers answer only the live target', async () => {
-      const a = await answered();
-      return a.every((one) => one.join() === B) && a;
-    })).toEqual([[B], [B]]);
+    expect(
+      await until('the name servers answer only the live target', async () => {
+        const a = await answered();
+        return a.every((one) => one.join() === B) && a;
+      }),
+    ).toEqual([[B], [B]]);
     expect(await metric('dnsplane_target_health', { zone: ZONE, name: WWW, target: A })).toBe(0);
     // The journal names the reason and the check's last answers.
     const w = (await store.listWithdrawals(h.server.ctx.pool, ZONE)).map((r) => [r.target, r.reason, r.detail.detail]);
-    expect(w).toEqual([[A, 'health', expect.stringMatching(new RegExp(`health check http://${A.replace(/\./g, '\\.')}:${port}/healthz fails: last answers .*ECONNREFUSED`))]]);
+    expect(w).toEqual([
+      [A, 'health', expect.stringMatching(new RegExp(`health check http://${A.replace(/\./g, '\\.')}:${port}/healthz fails: last answers .*ECONNREFUSED`))],
+    ]);
   });
 
-  it("Records shows each owner its target with its state (c1: withdrawn for health; c2: healthy); c1 still desiring it plans nothing; a further failing round calls nothing", async () => {
+  it('Records shows each owner its target with its state (c1: withdrawn for health; c2: healthy); c1 still desiring it plans nothing; a further failing round calls nothing', async () => {
     const own = async (token: string) => (await h.zoneClient(token).records({ zones: [ZONE] })).zones[0]!.endpoints.find((e) => e.dnsName === WWW)!;
     const mine = await own(c1);
     expect(mine.targets).toEqual([A]);
     expect(mine.targetStates.map((s) => [s.target, TargetStatus[s.status], s.reason])).toEqual([[A, 'WITHDRAWN', 'health']]);
-    expect((await own(c2)).targetStates.map((s) => [s.target, TargetStatus[s.status], s.reason, s.detail])).toEqual([[B, 'HEALTHY', 'health', expect.stringMatching(/^passes: 200/)]]);
+    expect((await own(c2)).targetStates.map((s) => [s.target, TargetStatus[s.status], s.reason, s.detail])).toEqual([
+      [B, 'HEALTHY', 'health', expect.stringMatching(/^passes: 200/)],
+    ]);
     // ListOwnership: each row's check and its target's state.
     const admin = await h.tenant('admin', [], { admin: true });
     const listed = await h.adminClient(admin).listOwnership({ zone: ZONE });
-    expect(listed.entries.filter((e) => e.dnsName === WWW).map((e) => [e.target, e.tenant, e.healthCheck, e.targetState && TargetStatus[e.targetState.status]])).toEqual([
+    expect(
+      listed.entries.filter((e) => e.dnsName === WWW).map((e) => [e.target, e.tenant, e.healthCheck, e.targetState && TargetStatus[e.targetState.status]]),
+    ).toEqual([
       [A, 'c1', `http://:${port}/healthz`, 'WITHDRAWN'],
       [B, 'c2', `http://:${port}/healthz`, 'HEALTHY'],
     ]);

@@ -36,32 +36,60 @@ describe('checkTarget', () => {
       }),
       '127.0.0.4',
     );
-    expect(await checkTarget({ check: check(`http://:${port}/healthz`), address: '127.0.0.4', name: 'www.example.com' }, 2000)).toMatchObject({ ok: true, result: '204' });
-    expect(await checkTarget({ check: check(`http://:${port}/other?x=1`), address: '127.0.0.4', name: 'www.example.com' }, 2000)).toMatchObject({ ok: false, result: '503' });
+    expect(await checkTarget({ check: check(`http://:${port}/healthz`), address: '127.0.0.4', name: 'www.example.com' }, 2000)).toMatchObject({
+      ok: true,
+      result: '204',
+    });
+    expect(await checkTarget({ check: check(`http://:${port}/other?x=1`), address: '127.0.0.4', name: 'www.example.com' }, 2000)).toMatchObject({
+      ok: false,
+      result: '503',
+    });
     expect(seen).toEqual(['www.example.com /healthz', 'www.example.com /other?x=1']);
   });
 
   it('https: a self-signed target passes (not verified), SNI and Host are the record name', async () => {
     const tls = await generateCertificate();
     const sni: string[] = [];
-    const server = https.createServer({ key: tls.key, cert: tls.cert, SNICallback: (name, cb) => {
+    const server = https.createServer(
+      {
+        key: tls.key,
+        cert: tls.cert,
+        SNICallback: (name, cb) => {
           sni.push(name);
           cb(null, undefined);
-        } }, (req, res) => res.writeHead(200).end(req.headers.host));
+        },
+      },
+      (req, res) => res.writeHead(200).end(req.headers.host),
+    );
     const port = await listen(server, '127.0.0.5');
-    expect(await checkTarget({ check: check(`https://:${port}/ready`), address: '127.0.0.5', name: 'api.example.com' }, 2000)).toMatchObject({ ok: true, result: '200' });
+    expect(await checkTarget({ check: check(`https://:${port}/ready`), address: '127.0.0.5', name: 'api.example.com' }, 2000)).toMatchObject({
+      ok: true,
+      result: '200',
+    });
     expect(sni).toEqual(['api.example.com']);
   });
 
   it('tcp: a connection passes; a refused port fails with its code', async () => {
-    const port = await listen(net.createServer((s) => s.end()), '127.0.0.6');
-    expect(await checkTarget({ check: check(`tcp://:${port}`), address: '127.0.0.6', name: 'x.example.com' }, 2000)).toMatchObject({ ok: true, result: 'connected' });
-    expect(await checkTarget({ check: check(`tcp://:${port}`), address: '127.0.0.7', name: 'x.example.com' }, 2000)).toMatchObject({ ok: false, result: 'ECONNREFUSED' });
+    const port = await listen(
+      net.createServer((s) => s.end()),
+      '127.0.0.6',
+    );
+    expect(await checkTarget({ check: check(`tcp://:${port}`), address: '127.0.0.6', name: 'x.example.com' }, 2000)).toMatchObject({
+      ok: true,
+      result: 'connected',
+    });
+    expect(await checkTarget({ check: check(`tcp://:${port}`), address: '127.0.0.7', name: 'x.example.com' }, 2000)).toMatchObject({
+      ok: false,
+      result: 'ECONNREFUSED',
+    });
   });
 
   it('a target that accepts and never answers fails at the timeout', async () => {
     const held: net.Socket[] = [];
-    const port = await listen(net.createServer((s) => held.push(s)), '127.0.0.8');
+    const port = await listen(
+      net.createServer((s) => held.push(s)),
+      '127.0.0.8',
+    );
     closers.push(() => {
       for (const s of held) s.destroy();
     });

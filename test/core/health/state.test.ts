@@ -33,12 +33,24 @@ describe('stepSet', () => {
       { a: true, b: true },
       { a: true, b: true },
     ]);
-    expect(log.map((l) => [l.withdraw, l.restore])).toEqual([[[], []], [[], []], [['a'], []], [[], []], [[], ['a']]]);
+    expect(log.map((l) => [l.withdraw, l.restore])).toEqual([
+      [[], []],
+      [[], []],
+      [['a'], []],
+      [[], []],
+      [[], ['a']],
+    ]);
     expect(states.get('a')!.state).toBe('healthy');
   });
 
   it('a success in between resets the count', () => {
-    const { log } = run([{ a: false, b: true }, { a: false, b: true }, { a: true, b: true }, { a: false, b: true }, { a: false, b: true }]);
+    const { log } = run([
+      { a: false, b: true },
+      { a: false, b: true },
+      { a: true, b: true },
+      { a: false, b: true },
+      { a: false, b: true },
+    ]);
     expect(log.flatMap((l) => l.withdraw)).toEqual([]);
   });
 
@@ -51,14 +63,26 @@ describe('stepSet', () => {
   });
 
   it('every target failing: fail open — nothing withdrawn, the withdrawn restored, allDown', () => {
-    const { log } = run([{ a: false, b: true }, { a: false, b: true }, { a: false, b: true }, { a: false, b: false }]);
+    const { log } = run([
+      { a: false, b: true },
+      { a: false, b: true },
+      { a: false, b: true },
+      { a: false, b: false },
+    ]);
     expect(log[2]!.withdraw).toEqual(['a']);
     expect(log[3]).toEqual({ withdraw: [], restore: ['a'], allDown: true });
   });
 
   it('a flapping target is held down after it passes again', () => {
-    const down = [{ a: false, b: true }, { a: false, b: true }, { a: false, b: true }];
-    const up = [{ a: true, b: true }, { a: true, b: true }];
+    const down = [
+      { a: false, b: true },
+      { a: false, b: true },
+      { a: false, b: true },
+    ];
+    const up = [
+      { a: true, b: true },
+      { a: true, b: true },
+    ];
     const { log, states } = run([...down, ...up, ...down, ...up, ...down, ...up, ...up]);
     const restores = log.map((l, i) => (l.restore.length ? i : -1)).filter((i) => i >= 0);
     // Restored after the first two downs; the third down makes it flapping: held for holdMs.

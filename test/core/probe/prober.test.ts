@@ -43,17 +43,33 @@ afterEach(async () => {
 });
 
 /** A replica: its own name (the holder of its probes), its settings, its prober (servers: the simulator's own, by name). */
-async function replica(name: string, visibility: Partial<VisibilitySettings> = {}, directory?: (ctx: CoreContext) => ServerDirectory): Promise<{ ctx: CoreContext; prober: Prober }> {
-  const ctx: CoreContext = { ...room.ctx, instance: name, metrics: new Metrics({ defaultMetrics: false, eventLoop: false }), settings: { ...room.ctx.settings, visibility: { timeoutMs: 600_000, leaseMs: 15_000, ...visibility } } };
+async function replica(
+  name: string,
+  visibility: Partial<VisibilitySettings> = {},
+  directory?: (ctx: CoreContext) => ServerDirectory,
+): Promise<{ ctx: CoreContext; prober: Prober }> {
+  const ctx: CoreContext = {
+    ...room.ctx,
+    instance: name,
+    metrics: new Metrics({ defaultMetrics: false, eventLoop: false }),
+    settings: { ...room.ctx.settings, visibility: { timeoutMs: 600_000, leaseMs: 15_000, ...visibility } },
+  };
   const known = new Map(room.sim.dnsServers.map((s) => [s.name, { host: s.host, port: s.port }]));
-  const prober = await Prober.start(ctx, { directory: directory?.(ctx) ?? new ServerDirectory(ctx, { known }), maxQueries: 8, backoff: { minMs: 20, maxMs: 100 }, queryTimeoutMs: 1_000 });
+  const prober = await Prober.start(ctx, {
+    directory: directory?.(ctx) ?? new ServerDirectory(ctx, { known }),
+    maxQueries: 8,
+    backoff: { minMs: 20, maxMs: 100 },
+    queryTimeoutMs: 1_000,
+  });
   probers.push(prober);
   return { ctx, prober };
 }
 
 async function put(ctx: CoreContext, name: string, target: string): Promise<string> {
   const endpoint = { dnsName: `${name}.${ZONE}`, recordType: 'A', targets: [target], ttl: 300 };
-  const result = await apply(ctx, room.tenants['t']!, { input: { kind: 'changes', policy: 'sync', changes: { create: [endpoint], updateOld: [], updateNew: [], delete: [] } } });
+  const result = await apply(ctx, room.tenants['t']!, {
+    input: { kind: 'changes', policy: 'sync', changes: { create: [endpoint], updateOld: [], updateNew: [], delete: [] } },
+  });
   expect(result.zones[0]!.status).toBe('applied');
   return result.zones[0]!.journalId!;
 }
@@ -109,7 +125,13 @@ describe('visible', () => {
     expect(room.calls().filter((c) => c.startsWith(`GET /domain/zone/${ZONE} `))).toEqual([]);
     room.sim.clearCalls();
     room.sim.propagation.hold();
-    const result = await apply(ctx, room.tenants['t']!, { input: { kind: 'changes', policy: 'sync', changes: { create: [], updateOld: [], updateNew: [], delete: [{ dnsName: `gone.${ZONE}`, recordType: 'A', targets: ['192.0.2.2'], ttl: 300 }] } } });
+    const result = await apply(ctx, room.tenants['t']!, {
+      input: {
+        kind: 'changes',
+        policy: 'sync',
+        changes: { create: [], updateOld: [], updateNew: [], delete: [{ dnsName: `gone.${ZONE}`, recordType: 'A', targets: ['192.0.2.2'], ttl: 300 }] },
+      },
+    });
     const id = result.zones[0]!.journalId!;
     await until('both servers to be asked', async () => (await visibilityOf(ctx, id))?.servers.every((s) => s.behind.length === 1));
     room.sim.propagation.release();
@@ -120,11 +142,18 @@ describe('visible', () => {
 });
 
 describe('the name servers asked', () => {
-  const apexNs = () => room.db.pool.query<{ id: string; target: string }>(`SELECT id::text AS id, target FROM records WHERE zone = $1 AND sub_domain = '' AND field_type = 'NS' ORDER BY target`, [ZONE]);
+  const apexNs = () =>
+    room.db.pool.query<{ id: string; target: string }>(
+      `SELECT id::text AS id, target FROM records WHERE zone = $1 AND sub_domain = '' AND field_type = 'NS' ORDER BY target`,
+      [ZONE],
+    );
 
   it('follow the apex NS records of the cache: a zone moved to another name server is asked there, without a restart', async () => {
     const [, ns1] = room.sim.dnsServers;
-    const known = new Map([...room.sim.dnsServers.map((s) => [s.name, { host: s.host, port: s.port }] as const), ['moved.sim.test', { host: ns1!.host, port: ns1!.port }]]);
+    const known = new Map([
+      ...room.sim.dnsServers.map((s) => [s.name, { host: s.host, port: s.port }] as const),
+      ['moved.sim.test', { host: ns1!.host, port: ns1!.port }],
+    ]);
     const { ctx } = await replica('r1', {}, (c) => new ServerDirectory(c, { known }));
     room.sim.propagation.release();
     expect((await final(ctx, await put(ctx, 'before-move', '192.0.2.40'))).servers.map((s) => s.server).sort()).toEqual([DNS1, NS1]);
@@ -157,12 +186,23 @@ describe('the name servers asked', () => {
       await until('twelve rounds', async () => (await rounds()) >= 12);
       expect(room.calls().filter((c) => c.startsWith(`GET /domain/zone/${ZONE} `))).toEqual(learning);
       expect((await visibilityOf(ctx, id))?.state).toBe('published');
-      for (const r of before) await room.db.pool.query(`INSERT INTO records (zone, id, sub_domain, field_type, target, ttl) VALUES ($1, $2::bigint, '', 'NS', $3, 3600)`, [ZONE, r.id, r.target]);
+      for (const r of before)
+        await room.db.pool.query(`INSERT INTO records (zone, id, sub_domain, field_type, target, ttl) VALUES ($1, $2::bigint, '', 'NS', $3, 3600)`, [
+          ZONE,
+          r.id,
+          r.target,
+        ]);
       expect((await final(ctx, id)).state).toBe('visible');
       expect(room.calls().filter((c) => c.startsWith(`GET /domain/zone/${ZONE} `))).toEqual(learning);
     } finally {
       fault.remove();
-      if ((await apexNs()).rows.length === 0) for (const r of before) await room.db.pool.query(`INSERT INTO records (zone, id, sub_domain, field_type, target, ttl) VALUES ($1, $2::bigint, '', 'NS', $3, 3600)`, [ZONE, r.id, r.target]);
+      if ((await apexNs()).rows.length === 0)
+        for (const r of before)
+          await room.db.pool.query(`INSERT INTO records (zone, id, sub_domain, field_type, target, ttl) VALUES ($1, $2::bigint, '', 'NS', $3, 3600)`, [
+            ZONE,
+            r.id,
+            r.target,
+          ]);
     }
   });
 });
@@ -171,14 +211,17 @@ describe('questions', () => {
   it('a server still on the old serial is asked one name, not each: the rest are asked once its serial moves', async () => {
     const { ctx } = await replica('r1');
     const endpoints = ['q1', 'q2', 'q3', 'q4', 'q5'].map((n) => ({ dnsName: `${n}.${ZONE}`, recordType: 'A', targets: ['192.0.2.20'], ttl: 300 }));
-    const result = await apply(ctx, room.tenants['t']!, { input: { kind: 'changes', policy: 'sync', changes: { create: endpoints, updateOld: [], updateNew: [], delete: [] } } });
+    const result = await apply(ctx, room.tenants['t']!, {
+      input: { kind: 'changes', policy: 'sync', changes: { create: endpoints, updateOld: [], updateNew: [], delete: [] } },
+    });
     const id = result.zones[0]!.journalId!;
     const asked = await until('both servers to be asked', async () => {
       const v = await visibilityOf(ctx, id);
       return v?.servers.length === 2 && v.servers.every((s) => s.behind.length === 5) && v;
     });
     expect(asked.servers[0]!.behind).toEqual(endpoints.map((e) => `${e.dnsName} A`));
-    const count = async (result: string) => Number(new RegExp(`dnsplane_probe_queries_total\\{result="${result}"\\} (\\d+)`).exec((await ctx.metrics!.render()).body)?.[1] ?? 0);
+    const count = async (result: string) =>
+      Number(new RegExp(`dnsplane_probe_queries_total\\{result="${result}"\\} (\\d+)`).exec((await ctx.metrics!.render()).body)?.[1] ?? 0);
     // More rounds, the serial still where it was: nothing more asked of the names.
     const before = room.sim.dnsQueries().reduce((a, b) => a + b, 0);
     await until('two more rounds', () => room.sim.dnsQueries().reduce((a, b) => a + b, 0) >= before + 4);

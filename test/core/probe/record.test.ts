@@ -25,14 +25,18 @@ afterAll(async () => {
 
 async function put(name: string, targets: string[] | null): Promise<string> {
   const endpoints = targets ? [{ dnsName: `${name}.${ZONE}`, recordType: 'A', targets, ttl: 300 }] : [];
-  const result = await apply(room.ctx, room.tenants['t']!, { input: { kind: 'changes', policy: 'sync', changes: { create: endpoints, updateOld: [], updateNew: [], delete: [] } } });
+  const result = await apply(room.ctx, room.tenants['t']!, {
+    input: { kind: 'changes', policy: 'sync', changes: { create: endpoints, updateOld: [], updateNew: [], delete: [] } },
+  });
   const zone = result.zones[0]!;
   expect(zone.status).toBe('applied');
   return zone.journalId!;
 }
 
 async function probesOf(journalId: string) {
-  const { rows } = await room.db.pool.query<{ probe_id: string }>(`SELECT probe_id::text AS probe_id FROM probe_sets WHERE journal_id = $1::bigint`, [journalId]);
+  const { rows } = await room.db.pool.query<{ probe_id: string }>(`SELECT probe_id::text AS probe_id FROM probe_sets WHERE journal_id = $1::bigint`, [
+    journalId,
+  ]);
   return Promise.all([...new Set(rows.map((r) => r.probe_id))].map((id) => store.probeSets(room.db.pool, id)));
 }
 
@@ -69,7 +73,12 @@ describe('latestPublishes', () => {
     const older = await put('recent-a', ['192.0.2.10']);
     const newer = await put('recent-b', ['192.0.2.11']);
     const recent = await latestPublishes(room.ctx, [ZONE, 'other.test']);
-    expect(recent.get(ZONE)!.slice(0, 2).map((v) => [v.journalId, v.state])).toEqual([
+    expect(
+      recent
+        .get(ZONE)!
+        .slice(0, 2)
+        .map((v) => [v.journalId, v.state]),
+    ).toEqual([
       [newer, 'published'],
       [older, 'published'],
     ]);
@@ -100,7 +109,13 @@ describe('waitVisible', () => {
       await until('the wait to subscribe', () => watch.waiting === 1);
       const visibleAt = new Date();
       // The prober's write, as it makes it once every server answered.
-      expect(await store.finishVisibility(room.db.pool, id, { state: 'visible', visibleAt, servers: [{ server: '192.0.2.53:53', firstAnsweredAt: visibleAt.toISOString(), behind: [] }] })).toBe(true);
+      expect(
+        await store.finishVisibility(room.db.pool, id, {
+          state: 'visible',
+          visibleAt,
+          servers: [{ server: '192.0.2.53:53', firstAnsweredAt: visibleAt.toISOString(), behind: [] }],
+        }),
+      ).toBe(true);
       const [v] = await waiting;
       expect(v).toMatchObject({ journalId: id, state: 'visible', visibleAt, servers: [{ server: '192.0.2.53:53', firstAnsweredAt: visibleAt, behind: [] }] });
       expect(woken).toContain(id);
@@ -115,7 +130,15 @@ describe('waitVisible', () => {
   it('without a watch, a wait listens on its own', async () => {
     const id = await put('own', ['192.0.2.8']);
     const waiting = waitVisible(room.ctx, [id], { timeoutMs: 600_000 });
-    await until('the wait to listen', async () => (await room.db.pool.query(`SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'LISTEN%visibility'`, [store.LISTENER_APPLICATION_NAME])).rowCount === 1);
+    await until(
+      'the wait to listen',
+      async () =>
+        (
+          await room.db.pool.query(`SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'LISTEN%visibility'`, [
+            store.LISTENER_APPLICATION_NAME,
+          ])
+        ).rowCount === 1,
+    );
     expect(await store.finishVisibility(room.db.pool, id, { state: 'unverified', servers: [], reason: 'no server answered' })).toBe(true);
     expect((await waiting)[0]).toMatchObject({ state: 'unverified', reason: 'no server answered' });
   });

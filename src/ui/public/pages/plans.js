@@ -10,35 +10,53 @@ const STATUSES = ['pending', 'applied', 'stale', 'expired', 'failed', 'supersede
 export async function plansPage(page, { stale }) {
   const tenants = await adminApi('ListTenants', {});
   if (stale()) return;
-  const tenant = h('select', { 'data-testid': 'filter-tenant', 'aria-label': 'tenant filter' }, h('option', { value: '' }, 'any tenant'), (tenants.tenants ?? []).map((t) => h('option', { value: t.name }, t.name)));
-  const status = h('select', { 'data-testid': 'filter-status', 'aria-label': 'status filter' }, h('option', { value: '' }, 'any status'), STATUSES.map((s) => h('option', { value: s }, s)));
+  const tenant = h(
+    'select',
+    { 'data-testid': 'filter-tenant', 'aria-label': 'tenant filter' },
+    h('option', { value: '' }, 'any tenant'),
+    (tenants.tenants ?? []).map((t) => h('option', { value: t.name }, t.name)),
+  );
+  const status = h(
+    'select',
+    { 'data-testid': 'filter-status', 'aria-label': 'status filter' },
+    h('option', { value: '' }, 'any status'),
+    STATUSES.map((s) => h('option', { value: s }, s)),
+  );
   const holder = h('div');
   const load = async () => {
     const res = await adminApi('ListPlans', { tenant: tenant.value, status: status.value, limit: 1000 });
     if (stale()) return;
     clear(holder);
-    holder.append(pagedTable({
-      testid: 'plans',
-      rows: res.plans ?? [],
-      pageSize: 50,
-      empty: 'No stored plan matches.',
-      rowAttrs: (p) => ({ 'data-id': p.id }),
-      columns: [
-        { title: 'Plan', cell: (p) => h('a', { href: `#/plans/${encodeURIComponent(p.id)}` }, p.id) },
-        { title: 'Tenant', cell: (p) => p.tenant },
-        { title: 'Requested by', cell: (p) => p.requestedBy },
-        { title: 'Status', cell: (p) => badge(p.status) },
-        { title: 'Policy', cell: (p) => policyName(p.policy) },
-        { title: 'Zones', cell: (p) => (p.zones ?? []).join(', ') },
-        { title: 'Changes', class: 'num', cell: (p) => String(p.changeCount ?? 0) },
-        { title: 'Conflicts', class: 'num', cell: (p) => String(p.conflictCount ?? 0) },
-        { title: 'OVH calls', class: 'num', cell: (p) => String(p.operationCount ?? 0) },
-        { title: 'Created', class: 'time', cell: (p) => fmtTime(p.createdAt) },
-        { title: 'Applied', class: 'time', cell: (p) => fmtTime(p.appliedAt) },
-      ],
-    }));
+    holder.append(
+      pagedTable({
+        testid: 'plans',
+        rows: res.plans ?? [],
+        pageSize: 50,
+        empty: 'No stored plan matches.',
+        rowAttrs: (p) => ({ 'data-id': p.id }),
+        columns: [
+          { title: 'Plan', cell: (p) => h('a', { href: `#/plans/${encodeURIComponent(p.id)}` }, p.id) },
+          { title: 'Tenant', cell: (p) => p.tenant },
+          { title: 'Requested by', cell: (p) => p.requestedBy },
+          { title: 'Status', cell: (p) => badge(p.status) },
+          { title: 'Policy', cell: (p) => policyName(p.policy) },
+          { title: 'Zones', cell: (p) => (p.zones ?? []).join(', ') },
+          { title: 'Changes', class: 'num', cell: (p) => String(p.changeCount ?? 0) },
+          { title: 'Conflicts', class: 'num', cell: (p) => String(p.conflictCount ?? 0) },
+          { title: 'OVH calls', class: 'num', cell: (p) => String(p.operationCount ?? 0) },
+          { title: 'Created', class: 'time', cell: (p) => fmtTime(p.createdAt) },
+          { title: 'Applied', class: 'time', cell: (p) => fmtTime(p.appliedAt) },
+        ],
+      }),
+    );
   };
-  for (const f of [tenant, status]) f.addEventListener('change', () => load().catch((e) => { clear(holder); holder.append(errorBox(e)); }));
+  for (const f of [tenant, status])
+    f.addEventListener('change', () =>
+      load().catch((e) => {
+        clear(holder);
+        holder.append(errorBox(e));
+      }),
+    );
   page.append(
     h('h1', null, 'Plans'),
     h('p', { class: 'muted' }, 'Stored plans, newest first (the latest 1000). Click one for its diff and the OVH calls it makes.'),
@@ -55,17 +73,33 @@ export async function planPage(page, { arg: id, stale }) {
   page.append(
     h('p', null, h('a', { href: '#/plans' }, '← Plans')),
     h('h1', null, `Plan ${id}`),
-    h('dl', { class: 'facts' },
-      h('dt', null, 'Tenant'), h('dd', null, s.tenant ?? ''),
-      h('dt', null, 'Requested by'), h('dd', null, s.requestedBy ?? ''),
-      h('dt', null, 'Status'), h('dd', null, badge(s.status ?? '')),
-      h('dt', null, 'Created'), h('dd', null, fmtTime(s.createdAt)),
-      h('dt', null, 'Expires'), h('dd', null, fmtTime(s.expiresAt)),
-      h('dt', null, 'Applied'), h('dd', null, fmtTime(s.appliedAt)),
-      h('dt', null, 'Digest'), h('dd', { class: 'mono small' }, s.digest ?? ''),
-      h('dt', null, 'Approved'), h('dd', { 'data-testid': 'approved' }, s.approvedBy ? `by ${s.approvedBy} at ${fmtTime(s.approvedAt)}` : '—'),
+    h(
+      'dl',
+      { class: 'facts' },
+      h('dt', null, 'Tenant'),
+      h('dd', null, s.tenant ?? ''),
+      h('dt', null, 'Requested by'),
+      h('dd', null, s.requestedBy ?? ''),
+      h('dt', null, 'Status'),
+      h('dd', null, badge(s.status ?? '')),
+      h('dt', null, 'Created'),
+      h('dd', null, fmtTime(s.createdAt)),
+      h('dt', null, 'Expires'),
+      h('dd', null, fmtTime(s.expiresAt)),
+      h('dt', null, 'Applied'),
+      h('dd', null, fmtTime(s.appliedAt)),
+      h('dt', null, 'Digest'),
+      h('dd', { class: 'mono small' }, s.digest ?? ''),
+      h('dt', null, 'Approved'),
+      h('dd', { 'data-testid': 'approved' }, s.approvedBy ? `by ${s.approvedBy} at ${fmtTime(s.approvedAt)}` : '—'),
     ),
-    s.status === 'pending' && !s.approvedBy ? h('p', { 'data-testid': 'approve-row' }, h('button', { type: 'button', 'data-testid': 'approve', onclick: () => approveDialog(page, id, s) }, 'Approve…')) : null,
+    s.status === 'pending' && !s.approvedBy
+      ? h(
+          'p',
+          { 'data-testid': 'approve-row' },
+          h('button', { type: 'button', 'data-testid': 'approve', onclick: () => approveDialog(page, id, s) }, 'Approve…'),
+        )
+      : null,
     planDiff(res.plan ?? {}),
   );
 }

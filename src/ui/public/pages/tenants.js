@@ -11,13 +11,22 @@ import { pagedTable } from '../table.js';
 import { tenantWrites, thresholdText, withdrawAfterText } from './tenant-writes.js';
 
 /** A key rotated with a grace: until when its old secret still works. */
-const oldSecret = (k) => (k.oldSecretValidUntil ? h('div', { class: 'muted small wrap', 'data-testid': 'old-secret' }, `old secret valid until ${fmtTime(k.oldSecretValidUntil)}`) : null);
+const oldSecret = (k) =>
+  k.oldSecretValidUntil
+    ? h('div', { class: 'muted small wrap', 'data-testid': 'old-secret' }, `old secret valid until ${fmtTime(k.oldSecretValidUntil)}`)
+    : null;
 
 export async function tenantsPage(page, { stale, who }) {
   const view = h('div', { 'data-testid': 'tenants-view' });
   page.append(
     h('h1', null, 'Tenants'),
-    who.admin ? h('div', { class: 'toolbar' }, h('button', { type: 'button', class: 'primary', 'data-testid': 'new-tenant', 'data-write': '', onclick: () => w.newTenant() }, '+ New tenant')) : null,
+    who.admin
+      ? h(
+          'div',
+          { class: 'toolbar' },
+          h('button', { type: 'button', class: 'primary', 'data-testid': 'new-tenant', 'data-write': '', onclick: () => w.newTenant() }, '+ New tenant'),
+        )
+      : null,
     view,
   );
   let tenants = [];
@@ -40,14 +49,19 @@ export async function tenantsPage(page, { stale, who }) {
   const tenantOf = (name) => tenants.find((t) => t.name === name) ?? { name, zones: [] };
 
   const w = tenantWrites(page, { refresh, tenantOf, zones: () => zones, who });
-  const act = (text, testid, onclick, kind) => (who.admin ? h('button', { type: 'button', class: `small-button${kind ? ` ${kind}` : ''}`, 'data-testid': testid, 'data-write': '', onclick }, text) : null);
+  const act = (text, testid, onclick, kind) =>
+    who.admin ? h('button', { type: 'button', class: `small-button${kind ? ` ${kind}` : ''}`, 'data-testid': testid, 'data-write': '', onclick }, text) : null;
 
   function draw(into, tenantRows, keys, ovhKeys, drafts) {
     const keysOf = (t) => keys.filter((k) => k.tenant === t.name).length;
     const ovhKeysOf = (t) => ovhKeys.filter((k) => k.tenant === t.name).length;
     const actions = (cells) => (who.admin ? [{ title: 'Actions', class: 'actions-cell', cell: cells }] : []);
     into.append(
-      h('p', { class: 'muted' }, 'Who may call dnsplane. Tokens are never shown again after they are issued: dnsplane keeps only their sha-256 (Rotate token, or `dnsplane tenant rotate NAME`, issues a new one).'),
+      h(
+        'p',
+        { class: 'muted' },
+        'Who may call dnsplane. Tokens are never shown again after they are issued: dnsplane keeps only their sha-256 (Rotate token, or `dnsplane tenant rotate NAME`, issues a new one).',
+      ),
       pagedTable({
         testid: 'tenants',
         rows: tenantRows,
@@ -61,11 +75,26 @@ export async function tenantsPage(page, { stale, who }) {
           { title: 'Suffixes', cell: (t) => ((t.suffixes ?? []).length ? t.suffixes.join(', ') : 'whole zones') },
           { title: 'Status', cell: (t) => (t.disabled ? badge('disabled') : badge('active')) },
           { title: 'Created', class: 'time', cell: (t) => fmtTime(t.createdAt) },
-          { title: 'Token rotated', class: 'time', cell: (t) => [fmtTime(t.tokenRotatedAt), t.previousTokenValidUntil ? h('div', { class: 'muted small wrap', 'data-testid': 'old-token' }, `old token valid until ${fmtTime(t.previousTokenValidUntil)}`) : null] },
+          {
+            title: 'Token rotated',
+            class: 'time',
+            cell: (t) => [
+              fmtTime(t.tokenRotatedAt),
+              t.previousTokenValidUntil
+                ? h('div', { class: 'muted small wrap', 'data-testid': 'old-token' }, `old token valid until ${fmtTime(t.previousTokenValidUntil)}`)
+                : null,
+            ],
+          },
           { title: 'TSIG keys', class: 'num', cell: (t) => String(keysOf(t)) },
           { title: 'OVH keys', class: 'num', cell: (t) => String(ovhKeysOf(t)) },
           { title: 'Change threshold', class: 'num', cell: (t) => thresholdText(t) },
-          { title: 'Withdraw after', cell: (t) => [withdrawAfterText(t), h('div', { class: 'muted small wrap', 'data-testid': 'last-seen' }, t.lastSeenAt ? `last seen ${fmtTime(t.lastSeenAt)}` : 'never seen')] },
+          {
+            title: 'Withdraw after',
+            cell: (t) => [
+              withdrawAfterText(t),
+              h('div', { class: 'muted small wrap', 'data-testid': 'last-seen' }, t.lastSeenAt ? `last seen ${fmtTime(t.lastSeenAt)}` : 'never seen'),
+            ],
+          },
           ...actions((t) => [
             act(t.disabled ? 'Enable' : 'Disable', 'disable-tenant', () => w.toggle(t)),
             act('Rotate token', 'rotate-token', () => w.rotateToken(t)),
@@ -77,10 +106,13 @@ export async function tenantsPage(page, { stale, who }) {
         ],
       }),
       h('h2', null, 'TSIG keys'),
-      h('p', { class: 'muted' },
+      h(
+        'p',
+        { class: 'muted' },
         'Keys that DNS UPDATE clients (cert-manager, lego, certbot, external-dns, nsupdate) sign with; each acts as its tenant. ',
         'A secret is shown once, when the key is created or rotated (here, or by `dnsplane tenant tsig create TENANT` or `rotate NAME`), and kept sealed. ',
-        'An acme-only key may only write _acme-challenge TXT records. "Last used" is recorded to within a minute.'),
+        'An acme-only key may only write _acme-challenge TXT records. "Last used" is recorded to within a minute.',
+      ),
       pagedTable({
         testid: 'tsig-keys',
         rows: keys,
@@ -99,9 +131,12 @@ export async function tenantsPage(page, { stale, who }) {
         ],
       }),
       h('h2', null, 'OVH keys'),
-      h('p', { class: 'muted' },
+      h(
+        'p',
+        { class: 'muted' },
         'Keys that tools speaking the OVH API (external-dns --provider=ovh, cert-manager-webhook-ovh, lego, Traefik, Caddy, Terraform) use against the OVH API dnsplane serves at /ovh/1.0; each acts as its tenant. ',
-        'The secret and the consumer key are shown once, when the key is created or rotated (here, or by `dnsplane tenant ovh-key create TENANT` or `rotate APPLICATION_KEY`); dnsplane keeps the secret sealed and the consumer key\'s sha-256.'),
+        "The secret and the consumer key are shown once, when the key is created or rotated (here, or by `dnsplane tenant ovh-key create TENANT` or `rotate APPLICATION_KEY`); dnsplane keeps the secret sealed and the consumer key's sha-256.",
+      ),
       pagedTable({
         testid: 'ovh-keys',
         rows: ovhKeys,
@@ -119,9 +154,12 @@ export async function tenantsPage(page, { stale, who }) {
         ],
       }),
       h('h2', null, 'Staged OVH API writes'),
-      h('p', { class: 'muted' },
-        'Writes made through the served OVH API that no refresh has published yet: the tenant\'s next POST …/refresh publishes them as one apply. ',
-        'One that waits past its expiry (DNSPLANE_OVH_API_DRAFT_TTL) is dropped, never published.'),
+      h(
+        'p',
+        { class: 'muted' },
+        "Writes made through the served OVH API that no refresh has published yet: the tenant's next POST …/refresh publishes them as one apply. ",
+        'One that waits past its expiry (DNSPLANE_OVH_API_DRAFT_TTL) is dropped, never published.',
+      ),
       pagedTable({
         testid: 'ovh-drafts',
         rows: drafts,

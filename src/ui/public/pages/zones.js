@@ -16,8 +16,9 @@ function driftCell(z) {
   const parts = [badge(DRIFT_TEXT[state] ?? state, state)];
   if (d.lastCheck) parts.push(h('div', { class: 'muted small', title: ago(d.lastCheck) }, `checked ${fmtTime(d.lastCheck)}`));
   if (d.lastFound) {
-    parts.push(h('div', { class: 'muted small', title: ago(d.lastFound) },
-      `last found ${fmtTime(d.lastFound)}: +${d.added ?? 0} −${d.removed ?? 0} ~${d.updated ?? 0}`));
+    parts.push(
+      h('div', { class: 'muted small', title: ago(d.lastFound) }, `last found ${fmtTime(d.lastFound)}: +${d.added ?? 0} −${d.removed ?? 0} ~${d.updated ?? 0}`),
+    );
   }
   return parts;
 }
@@ -28,8 +29,12 @@ export async function zonesPage(page, { who, stale }) {
   const zones = res.zones ?? [];
   page.append(
     h('h1', null, 'Zones'),
-    h('p', { class: 'muted' }, who.admin ? 'Every zone dnsplane manages.' : `The zones of tenant "${who.tenant}".`,
-      (res.suffixes ?? []).length ? ` Writes limited to: ${res.suffixes.join(', ')}.` : ''),
+    h(
+      'p',
+      { class: 'muted' },
+      who.admin ? 'Every zone dnsplane manages.' : `The zones of tenant "${who.tenant}".`,
+      (res.suffixes ?? []).length ? ` Writes limited to: ${res.suffixes.join(', ')}.` : '',
+    ),
     pagedTable({
       testid: 'zones',
       rows: zones,
@@ -42,12 +47,21 @@ export async function zonesPage(page, { who, stale }) {
         { title: 'Records', class: 'num', cell: (z) => String(z.recordCount ?? 0) },
         { title: 'Last sync', class: 'time', cell: (z) => h('span', { title: ago(z.lastSync) }, fmtTime(z.lastSync)) },
         { title: 'Drift', cell: driftCell },
-        { title: 'Applies in flight', class: 'num', cell: (z) => ((z.inFlightApplies ?? 0) > 0 ? badge(`${z.inFlightApplies} awaiting rollback`, 'in_flight') : '0') },
+        {
+          title: 'Applies in flight',
+          class: 'num',
+          cell: (z) => ((z.inFlightApplies ?? 0) > 0 ? badge(`${z.inFlightApplies} awaiting rollback`, 'in_flight') : '0'),
+        },
         { title: 'Publish → visible (latest first)', cell: (z) => recentCell(z.recentPublishes) },
       ],
     }),
   );
-  if (who.admin) await protectedSection(page, zones.map((z) => z.name), stale);
+  if (who.admin)
+    await protectedSection(
+      page,
+      zones.map((z) => z.name),
+      stale,
+    );
 }
 
 /** The protected names, with Protect and Unprotect (an admin's). */
@@ -55,34 +69,63 @@ async function protectedSection(page, zoneNames, stale) {
   const view = h('div', { 'data-testid': 'protected-view' });
   page.append(
     h('h2', null, 'Protected names'),
-    h('p', { class: 'muted' },
+    h(
+      'p',
+      { class: 'muted' },
       'A plan that changes a record set at one of these names (or below one marked so) is refused — under the change threshold and with force too — ',
-      'until an admin other than the one who asked approves it (Plans, or `dnsplane plan approve PLAN_ID`).'),
-    h('div', { class: 'toolbar' }, h('button', { type: 'button', class: 'primary', 'data-testid': 'protect-names', 'data-write': '', onclick: () => protect() }, '+ Protect names')),
+      'until an admin other than the one who asked approves it (Plans, or `dnsplane plan approve PLAN_ID`).',
+    ),
+    h(
+      'div',
+      { class: 'toolbar' },
+      h('button', { type: 'button', class: 'primary', 'data-testid': 'protect-names', 'data-write': '', onclick: () => protect() }, '+ Protect names'),
+    ),
     view,
   );
   const refresh = async () => {
     const res = await adminApi('ListProtectedNames', {});
     if (stale()) return;
     clear(view);
-    view.append(pagedTable({
-      testid: 'protected-names',
-      rows: res.names ?? [],
-      empty: 'No protected name.',
-      rowAttrs: (p) => ({ 'data-name': p.name }),
-      columns: [
-        { title: 'Zone', cell: (p) => p.zone },
-        { title: 'Name', cell: (p) => p.name },
-        { title: 'Below too', cell: (p) => (p.suffix ? 'yes' : 'no') },
-        { title: 'Since', class: 'time', cell: (p) => fmtTime(p.createdAt) },
-        { title: 'By', cell: (p) => p.createdBy || 'the command line' },
-        { title: 'Actions', class: 'actions-cell', cell: (p) => h('button', { type: 'button', class: 'small-button danger', 'data-testid': 'unprotect', 'data-write': '', onclick: () => unprotect(p) }, 'Unprotect') },
-      ],
-    }));
+    view.append(
+      pagedTable({
+        testid: 'protected-names',
+        rows: res.names ?? [],
+        empty: 'No protected name.',
+        rowAttrs: (p) => ({ 'data-name': p.name }),
+        columns: [
+          { title: 'Zone', cell: (p) => p.zone },
+          { title: 'Name', cell: (p) => p.name },
+          { title: 'Below too', cell: (p) => (p.suffix ? 'yes' : 'no') },
+          { title: 'Since', class: 'time', cell: (p) => fmtTime(p.createdAt) },
+          { title: 'By', cell: (p) => p.createdBy || 'the command line' },
+          {
+            title: 'Actions',
+            class: 'actions-cell',
+            cell: (p) =>
+              h(
+                'button',
+                { type: 'button', class: 'small-button danger', 'data-testid': 'unprotect', 'data-write': '', onclick: () => unprotect(p) },
+                'Unprotect',
+              ),
+          },
+        ],
+      }),
+    );
   };
   const protect = () => {
-    const zone = h('select', { id: 'pn-zone', 'data-testid': 'pn-zone' }, zoneNames.map((z) => h('option', { value: z }, z)));
-    const names = h('input', { id: 'pn-names', 'data-testid': 'pn-names', type: 'text', autocomplete: 'off', spellcheck: 'false', placeholder: 'e.g. www.example.com, api.example.com ("@": the apex)' });
+    const zone = h(
+      'select',
+      { id: 'pn-zone', 'data-testid': 'pn-zone' },
+      zoneNames.map((z) => h('option', { value: z }, z)),
+    );
+    const names = h('input', {
+      id: 'pn-names',
+      'data-testid': 'pn-names',
+      type: 'text',
+      autocomplete: 'off',
+      spellcheck: 'false',
+      placeholder: 'e.g. www.example.com, api.example.com ("@": the apex)',
+    });
     const suffix = h('input', { id: 'pn-suffix', 'data-testid': 'pn-suffix', type: 'checkbox' });
     writeDialog(page, {
       title: 'Protect names',
@@ -93,21 +136,23 @@ async function protectedSection(page, zoneNames, stale) {
         h('div', { class: 'field check' }, suffix, h('label', { for: 'pn-suffix' }, 'And every name below them')),
       ],
       read: () => ({ zone: zone.value, names: list(names.value), suffix: suffix.checked }),
-      describe: (r) => `protect ${r.names.join(', ') || '(no name)'}${r.suffix ? ' and every name below them' : ''} in zone ${r.zone}: a plan changing a record set there needs a second admin's approval, whatever its size, with force too.`,
+      describe: (r) =>
+        `protect ${r.names.join(', ') || '(no name)'}${r.suffix ? ' and every name below them' : ''} in zone ${r.zone}: a plan changing a record set there needs a second admin's approval, whatever its size, with force too.`,
       method: 'ProtectNames',
       verb: 'Protect',
       refresh,
     });
   };
-  const unprotect = (p) => writeDialog(page, {
-    title: `Unprotect ${p.name}`,
-    testid: 'dialog-unprotect-names',
-    read: () => ({ zone: p.zone, names: [p.name] }),
-    describe: () => `lift the protection of ${p.name} in zone ${p.zone}: its changes apply again like any other (the change threshold still holds).`,
-    method: 'UnprotectNames',
-    verb: 'Unprotect',
-    danger: true,
-    refresh,
-  });
+  const unprotect = (p) =>
+    writeDialog(page, {
+      title: `Unprotect ${p.name}`,
+      testid: 'dialog-unprotect-names',
+      read: () => ({ zone: p.zone, names: [p.name] }),
+      describe: () => `lift the protection of ${p.name} in zone ${p.zone}: its changes apply again like any other (the change threshold still holds).`,
+      method: 'UnprotectNames',
+      verb: 'Unprotect',
+      danger: true,
+      refresh,
+    });
   await refresh();
 }
