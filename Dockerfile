@@ -1,10 +1,10 @@
-# The same steps as CI: npm ci, type-check, then run the sources through tsx.
+# The same steps as CI: npm ci, type-check, lint, then run the sources through tsx.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY . .
-RUN npm run typecheck && npm prune --omit=dev
+RUN npm run typecheck && npm run lint && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production \
