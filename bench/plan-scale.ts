@@ -15,7 +15,7 @@
  */
 import type { CoreContext } from '../src/core/context.js';
 import { draftRecord, draftRecords, zoneFacts } from '../src/core/ovh-api/draft-view.js';
-import { plan } from '../src/core/plan/plan.js';
+import { plan } from '../src/core/plan/stored.js';
 import { refreshDraft, stageCreate } from '../src/core/ovh-api/staging.js';
 import { createTenant, type Tenant } from '../src/core/tenants/tenants.js';
 import { ensureSynced } from '../src/core/zones/zones.js';

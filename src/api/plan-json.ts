@@ -25,7 +25,7 @@ import { fromJson, fromJsonString, toJson, type DescField, type DescMessage, typ
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { Logger } from 'pino';
 import type { CoreContext } from '../core/context.js';
-import { plan } from '../core/plan/plan.js';
+import { plan } from '../core/plan/stored.js';
 import { Slicer } from '../core/slices.js';
 import {
   ChangeActionSchema,

@@ -2,7 +2,7 @@ import { create } from '@bufbuild/protobuf';
 import { ConnectError, type ServiceImpl } from '@connectrpc/connect';
 import { apply } from '../core/apply/index.js';
 import type { CoreContext } from '../core/context.js';
-import { plan } from '../core/plan/plan.js';
+import { plan } from '../core/plan/stored.js';
 import { listVisibleZones, records, type RecordsQuery, type ZoneRecords } from '../core/reads/records.js';
 import type { Tenant } from '../core/tenants/tenants.js';
 import { Slicer } from '../core/slices.js';

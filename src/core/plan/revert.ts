@@ -26,7 +26,8 @@ import { readIntent } from '../apply/undo.js';
 import { auditAdminAction } from '../journal/audit.js';
 import type { CoreContext } from '../context.js';
 import { NotFoundError, PermissionDeniedError } from '../errors.js';
-import { plan, type RawChangeSet, type RawEndpoint, type StoredPlan } from './plan.js';
+import type { RawChangeSet, RawEndpoint, StoredPlan } from './plan.js';
+import { plan } from './stored.js';
 import { isAdmin, type Tenant } from '../tenants/tenants.js';
 
 /** A record set the revert leaves alone: a later apply touched it. */

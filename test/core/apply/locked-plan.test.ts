@@ -16,12 +16,12 @@ import {
   computeLockedZonePlan,
   computeWholeZonePlan,
   computeZonePlan,
-  planDigestSliced,
   routeInput,
   type PlanInput,
   type RawEndpoint,
   type ZonePlan,
 } from '../../../src/core/plan/plan.js';
+import { planDigestSliced } from '../../../src/core/plan/stored.js';
 import { readCacheOf } from '../../../src/core/reads/read-cache.js';
 import { Slicer } from '../../../src/core/slices.js';
 import { createTenant, type Tenant } from '../../../src/core/tenants/tenants.js';
