@@ -24,236 +24,17 @@
  * A newer generation of a zone drops what was kept of the older ones.
  */
 import type pg from 'pg';
-import type { Endpoint, RecordSetKey } from '../../dns/types.js';
-import { recordsToEndpointsSteps } from '../../ovh/mapping.js';
-import type { OvhRecord } from '../../ovh/types.js';
+import type { Endpoint } from '../../dns/types.js';
 import * as store from '../../store/index.js';
 import { visibleRecordSetsSteps } from '../ownership/ownership.js';
 import { withTargetStates, withWithdrawn } from '../ownership/withdrawn-view.js';
 import { withHealthStates } from '../health/view.js';
 import { Slicer } from '../slices.js';
+import { baseBytes, readZoneRows, zoneBaseOf, type ZoneBase } from './zone-base.js';
+import { ZoneStateSource } from './zone-states.js';
 
-/**
- * Coalesces a read: get() resolves with the result of a read that started at or after the call.
- * While one read runs, every new caller waits for the next one, which starts when it ends: at most
- * one read runs at a time and each caller waits at most about two reads.
- *
- * The next read starts in the check phase after the current one ends (setImmediate), not in the
- * microtask that sees it end: requests whose bytes arrived in the same turn of the event loop as the
- * read's answer are handled first and share it, instead of each waiting for a read of its own
- * (under load that halves the reads per request; a caller waits at most one more loop turn).
- */
-export class FreshRead<T> {
-  private running: Promise<T> | undefined;
-  private queued: Promise<T> | undefined;
-  /** Reads started (for tests and metrics). */
-  reads = 0;
-
-  constructor(private readonly read: () => Promise<T>) {}
-
-  get(): Promise<T> {
-    // A queued read has not started yet: it is fresh for this caller too.
-    if (this.queued) return this.queued;
-    if (!this.running) return this.start();
-    const after = this.running.then(
-      () => new Promise<void>((resolve) => setImmediate(resolve)),
-      () => new Promise<void>((resolve) => setImmediate(resolve)),
-    );
-    this.queued = after.then(() => {
-      this.queued = undefined;
-      return this.start();
-    });
-    return this.queued;
-  }
-
-  private start(): Promise<T> {
-    this.reads++;
-    const p: Promise<T> = this.read().finally(() => {
-      if (this.running === p) this.running = undefined;
-    });
-    this.running = p;
-    return p;
-  }
-}
-
-type States = Map<string, store.ZoneGeneration>;
-
-/**
- * The current generation and state of every zone, as this replica knows them (issue 28: a
- * not-modified poll without a query of its own).
- *
- * While `trusted()` says the LISTEN connection is live (store/notify.ts: connected, a heartbeat
- * answered within 2 × 250 ms), the zones' states are kept in memory: read from Postgres once, then
- * moved by every `NOTIFY dnsplane_zone` (heard) and by every base read from a committed snapshot. A
- * change committed on another replica is seen once its NOTIFY arrived here; the replica that made a
- * change sees it at once, since each zone lock's transaction that ends here (store.onZoneLockEnded:
- * every generation bump is made under one) makes the next caller read Postgres. Otherwise —
- * the listener lost or silent, or not yet read since it came back, or a NOTIFY of a zone it does not
- * hold as synced (a new zone, a first sync) — every caller gets a fresh read (FreshRead: shared, never
- * one that started before the caller arrived), as before. `fresh()` forces one (a caller that says it
- * has a generation newer than the one known here: core/reads/records.ts).
- */
-export class ZoneStateSource {
-  private readonly read: FreshRead<States>;
-  /** The states, when trusted (undefined: the next caller reads Postgres). */
-  private known: States | undefined;
-  /** The highest generation heard of each zone (NOTIFY, a snapshot's read): committed, so always safe to move to. */
-  private readonly heardMax = new Map<string, bigint>();
-  /** Bumped when the listener is lost or back, and when a zone lock ended here: a read in flight across it is not kept. */
-  private epoch = 0;
-
-  constructor(
-    readStates: () => Promise<store.ZoneGeneration[]>,
-    private readonly trusted: () => boolean = () => false,
-  ) {
-    this.read = new FreshRead(async () => {
-      const epoch = this.epoch;
-      const states: States = new Map((await readStates()).map((z) => [z.name, z]));
-      if (epoch === this.epoch && this.trusted()) this.known = this.merged(states);
-      return states;
-    });
-  }
-
-  /** Fresh reads started (tests and metrics). */
-  get reads(): number {
-    return this.read.reads;
-  }
-
-  /** The states kept in memory, when they may be trusted now; undefined: read them (get, fresh). */
-  now(): ReadonlyMap<string, store.ZoneGeneration> | undefined {
-    if (this.known === undefined) return undefined;
-    if (!this.trusted()) {
-      this.known = undefined;
-      return undefined;
-    }
-    return this.known;
-  }
-
-  /** The states: from memory while trusted (now), else a fresh read. */
-  get(): Promise<ReadonlyMap<string, store.ZoneGeneration>> {
-    const known = this.now();
-    return known ? Promise.resolve(known) : this.read.get();
-  }
-
-  /** A read of Postgres that started after this call (and keeps the states in memory again, when trusted). */
-  fresh(): Promise<ReadonlyMap<string, store.ZoneGeneration>> {
-    return this.read.get();
-  }
-
-  /**
-   * The zone's generation, as a NOTIFY or a committed snapshot told it: the states kept move to it. A
-   * zone not kept as synced (new, never synced) makes the next caller read Postgres instead.
-   */
-  heard(zone: string, generation: bigint): void {
-    if ((this.heardMax.get(zone) ?? -1n) < generation) this.heardMax.set(zone, generation);
-    const known = this.known;
-    if (known === undefined) return;
-    const z = known.get(zone);
-    if (z === undefined || z.state !== 'synced') {
-      this.known = undefined;
-      return;
-    }
-    if (z.generation >= generation) return;
-    // A new map: a caller holding the old one (one request's read) keeps what it read.
-    this.known = new Map(known).set(zone, { ...z, generation });
-  }
-
-  /** The listener was lost or is back (notifications may have been missed), or this replica changed a zone: read Postgres next. */
-  forget(): void {
-    this.epoch++;
-    this.known = undefined;
-  }
-
-  /** A read (just made, not shared yet) moved to what was heard meanwhile; undefined when that cannot be told (a zone not synced in it). */
-  private merged(states: States): States | undefined {
-    for (const [zone, g] of this.heardMax) {
-      const z = states.get(zone);
-      if (z === undefined || g <= z.generation) continue;
-      if (z.state !== 'synced') return undefined;
-      states.set(zone, { ...z, generation: g });
-    }
-    return states;
-  }
-}
-
-/**
- * One zone as a snapshot saw it: the base every view of the zone at that generation is cut from, and
- * what a Plan diffs against (core/plan/plan.ts). Shared: never mutate it.
- */
-export interface ZoneBase {
-  generation: bigint;
-  records: OvhRecord[];
-  /** The records of each record set (RecordMapping.recordsByKey). */
-  recordsByKey: ReadonlyMap<RecordSetKey, readonly OvhRecord[]>;
-  endpoints: Endpoint[];
-  ownership: store.OwnershipRow[];
-  /**
-   * The withdrawn targets (core/withdrawals/withdrawals.ts): owned, not on OVH, so not in records/endpoints (what
-   * the DNS door and the served OVH API's published listing show); Plans and Records add them back
-   * for their owners (core/ownership/withdrawn-view.ts).
-   */
-  withdrawals: store.WithdrawalRow[];
-  /** The checked targets' states (core/health/): Records shows them (core/health/view.ts). */
-  health?: store.TargetHealthRow[];
-}
-
-/** The characters of a base's record strings, counted while it was made (baseBytes without a pass of its own). */
-const textChars = new WeakMap<ZoneBase, number>();
-
-/** A zone's records and ownership rows (withdrawn targets and their health), as read, made a ZoneBase in slices (a zone may hold 50,000 records). */
-export async function zoneBaseOf(
-  zone: string,
-  generation: bigint,
-  rows: readonly store.RecordRow[],
-  ownership: store.OwnershipRow[],
-  slicer: Slicer,
-  withdrawals: store.WithdrawalRow[] = [],
-  health: store.TargetHealthRow[] = [],
-): Promise<ZoneBase> {
-  let chars = 0;
-  const records = await slicer.map(
-    rows,
-    (r): OvhRecord => {
-      chars += r.subDomain.length + r.target.length;
-      return { ...r, zone };
-    },
-    256,
-  );
-  const { endpoints, recordsByKey } = await slicer.run(recordsToEndpointsSteps(records, zone));
-  const base = { generation, records, recordsByKey, endpoints, ownership, withdrawals, health };
-  textChars.set(base, chars);
-  return base;
-}
-
-/** Reads a zone's base from `q` (a snapshot, or a transaction that sees its own changes). */
-export async function readZoneBase(q: store.Queryable, zone: string, slicer: Slicer): Promise<ZoneBase> {
-  const read = await readZoneRows(q, zone);
-  return zoneBaseOf(zone, read.generation, read.rows, read.ownership, slicer, read.withdrawals, read.health);
-}
-
-/**
- * What a base is made of, as `q` sees it: the generation, the records and the ownership rows, read
- * a page at a time (inside a transaction: a cursor), so that 50,000 rows are never parsed in one block;
- * and the withdrawn targets and the targets' health (small tables).
- */
-async function readZoneRows(
-  q: store.Queryable,
-  zone: string,
-): Promise<{
-  generation: bigint;
-  rows: store.RecordRow[];
-  ownership: store.OwnershipRow[];
-  withdrawals: store.WithdrawalRow[];
-  health: store.TargetHealthRow[];
-}> {
-  const current = await store.getZone(q, zone);
-  if (!current) throw new Error(`zone "${zone}" vanished from the database`);
-  const rows: store.RecordRow[] = [];
-  await store.listRecordsInPages(q, zone, (page) => void rows.push(...page));
-  const ownership: store.OwnershipRow[] = [];
-  await store.listOwnershipInPages(q, zone, (page) => void ownership.push(...page));
-  return { generation: current.generation, rows, ownership, withdrawals: await store.listWithdrawals(q, zone), health: await store.listTargetHealth(q, zone) };
-}
+export { readZoneBase, zoneBaseOf, type ZoneBase } from './zone-base.js';
+export { FreshRead, ZoneStateSource } from './zone-states.js';
 
 /** A tenant's view of a zone at a generation. The endpoints array is shared: never mutate it. */
 export interface ZoneView {
@@ -311,24 +92,8 @@ export interface ReadCacheStats {
 /** The default bound: a quarter of the 512 MiB the Kubernetes manifests give a replica. */
 export const DEFAULT_READ_CACHE_BYTES = 128 * 2 ** 20;
 
-/*
- * Estimates of what the objects of a base and of its answers hold on V8's heap, per item, beyond the
- * characters of their strings (measured with bench/reads-scale.ts's zone: heap used before and after
- * building, after a GC). An estimate, not a measure: the bound is of the right size, not exact.
- */
-const BASE_BYTES_PER_RECORD = 650;
-const BASE_BYTES_PER_OWNERSHIP_ROW = 290;
-/** An endpoint with its owner label, and its reference in its owner's list. */
+/** An endpoint with its owner label, and its reference in its owner's list (the estimate beside baseBytes, core/reads/zone-base.ts). */
 const ANSWER_BYTES_PER_ENDPOINT = 320;
-
-function baseBytes(b: ZoneBase): number {
-  let chars = textChars.get(b);
-  if (chars === undefined) {
-    chars = 0;
-    for (const r of b.records) chars += r.subDomain.length + r.target.length;
-  }
-  return b.records.length * BASE_BYTES_PER_RECORD + b.ownership.length * BASE_BYTES_PER_OWNERSHIP_ROW + 2 * chars;
-}
 
 export interface ReadCacheOptions {
   /** Bytes kept at most (bases, answers, encodings); least recently used dropped first. Default DEFAULT_READ_CACHE_BYTES. */

@@ -1,0 +1,111 @@
+/**
+ * A zone's base: its records, record sets, ownership rows, withdrawn targets and targets' health as one
+ * snapshot saw them, made in slices — what the read cache keeps once per generation
+ * (core/reads/read-cache.ts) and a Plan diffs against.
+ */
+import type { Endpoint, RecordSetKey } from '../../dns/types.js';
+import { recordsToEndpointsSteps } from '../../ovh/mapping.js';
+import type { OvhRecord } from '../../ovh/types.js';
+import * as store from '../../store/index.js';
+import type { Slicer } from '../slices.js';
+
+/**
+ * One zone as a snapshot saw it: the base every view of the zone at that generation is cut from, and
+ * what a Plan diffs against (core/plan/plan.ts). Shared: never mutate it.
+ */
+export interface ZoneBase {
+  generation: bigint;
+  records: OvhRecord[];
+  /** The records of each record set (RecordMapping.recordsByKey). */
+  recordsByKey: ReadonlyMap<RecordSetKey, readonly OvhRecord[]>;
+  endpoints: Endpoint[];
+  ownership: store.OwnershipRow[];
+  /**
+   * The withdrawn targets (core/withdrawals/withdrawals.ts): owned, not on OVH, so not in records/endpoints (what
+   * the DNS door and the served OVH API's published listing show); Plans and Records add them back
+   * for their owners (core/ownership/withdrawn-view.ts).
+   */
+  withdrawals: store.WithdrawalRow[];
+  /** The checked targets' states (core/health/): Records shows them (core/health/view.ts). */
+  health?: store.TargetHealthRow[];
+}
+
+/** The characters of a base's record strings, counted while it was made (baseBytes without a pass of its own). */
+const textChars = new WeakMap<ZoneBase, number>();
+
+/** A zone's records and ownership rows (withdrawn targets and their health), as read, made a ZoneBase in slices (a zone may hold 50,000 records). */
+export async function zoneBaseOf(
+  zone: string,
+  generation: bigint,
+  rows: readonly store.RecordRow[],
+  ownership: store.OwnershipRow[],
+  slicer: Slicer,
+  withdrawals: store.WithdrawalRow[] = [],
+  health: store.TargetHealthRow[] = [],
+): Promise<ZoneBase> {
+  let chars = 0;
+  const records = await slicer.map(
+    rows,
+    (r): OvhRecord => {
+      chars += r.subDomain.length + r.target.length;
+      return { ...r, zone };
+    },
+    256,
+  );
+  const { endpoints, recordsByKey } = await slicer.run(recordsToEndpointsSteps(records, zone));
+  const base = { generation, records, recordsByKey, endpoints, ownership, withdrawals, health };
+  textChars.set(base, chars);
+  return base;
+}
+
+/** Reads a zone's base from `q` (a snapshot, or a transaction that sees its own changes). */
+export async function readZoneBase(q: store.Queryable, zone: string, slicer: Slicer): Promise<ZoneBase> {
+  const read = await readZoneRows(q, zone);
+  return zoneBaseOf(zone, read.generation, read.rows, read.ownership, slicer, read.withdrawals, read.health);
+}
+
+/**
+ * What a base is made of, as `q` sees it: the generation, the records and the ownership rows, read
+ * a page at a time (inside a transaction: a cursor), so that 50,000 rows are never parsed in one block;
+ * and the withdrawn targets and the targets' health (small tables).
+ */
+export async function readZoneRows(
+  q: store.Queryable,
+  zone: string,
+): Promise<{
+  generation: bigint;
+  rows: store.RecordRow[];
+  ownership: store.OwnershipRow[];
+  withdrawals: store.WithdrawalRow[];
+  health: store.TargetHealthRow[];
+}> {
+  const current = await store.getZone(q, zone);
+  if (!current) throw new Error(`zone "${zone}" vanished from the database`);
+  const rows: store.RecordRow[] = [];
+  await store.listRecordsInPages(q, zone, (page) => void rows.push(...page));
+  const ownership: store.OwnershipRow[] = [];
+  await store.listOwnershipInPages(q, zone, (page) => void ownership.push(...page));
+  return { generation: current.generation, rows, ownership, withdrawals: await store.listWithdrawals(q, zone), health: await store.listTargetHealth(q, zone) };
+}
+
+/** The characters of the base's record strings, counted when it was made (undefined for a base made elsewhere). */
+export function baseTextChars(b: ZoneBase): number | undefined {
+  return textChars.get(b);
+}
+
+/*
+ * Estimates of what the objects of a base and of its answers hold on V8's heap, per item, beyond the
+ * characters of their strings (measured with bench/reads-scale.ts's zone: heap used before and after
+ * building, after a GC). An estimate, not a measure: the bound is of the right size, not exact.
+ */
+const BASE_BYTES_PER_RECORD = 650;
+const BASE_BYTES_PER_OWNERSHIP_ROW = 290;
+
+export function baseBytes(b: ZoneBase): number {
+  let chars = baseTextChars(b);
+  if (chars === undefined) {
+    chars = 0;
+    for (const r of b.records) chars += r.subDomain.length + r.target.length;
+  }
+  return b.records.length * BASE_BYTES_PER_RECORD + b.ownership.length * BASE_BYTES_PER_OWNERSHIP_ROW + 2 * chars;
+}
