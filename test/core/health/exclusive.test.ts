@@ -7,8 +7,6 @@
  * exclusive set is still left alone ('not-shared'), and a target the owner stops desiring while
  * withdrawn takes its row with it (no POST of it on restore), as does the set's deletion (the cascade).
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { create } from '@bufbuild/protobuf';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApplyStatus, EndpointSchema, Policy, TargetStatus, type Endpoint, type PlanRequest } from '../../../src/gen/dnsplane/v1/zone_pb.js';
@@ -18,36 +16,19 @@ import { withdrawTargets } from '../../../src/core/withdrawals/withdrawals.js';
 import * as store from '../../../src/store/index.js';
 import { startHarness, type Harness } from '../../helpers/server.js';
 import { callLines } from '../../helpers/expect.js';
+import { HealthTargets } from '../../helpers/health-targets.js';
 
 const ZONE = 'example.com';
 const WWW = `www.${ZONE}`;
 const [A, B, C] = ['127.0.0.31', '127.0.0.32', '127.0.0.33'] as const;
 let h: Harness;
 let c1: string;
-let port = 0;
-const servers = new Map<string, http.Server>();
+const targets = new HealthTargets();
 
 const settings: HealthSettings = { ...DEFAULT_HEALTH, intervalMs: 1000, timeoutMs: 800, leaseMs: 60_000 };
 const calls = (): string[] => callLines(h.sim);
 
-async function startTarget(address: string): Promise<void> {
-  const server = http.createServer((req, res) => res.writeHead(req.url === '/healthz' ? 200 : 404).end('ok'));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, address, () => resolve());
-  });
-  port = (server.address() as AddressInfo).port;
-  servers.set(address, server);
-}
-
-async function stopTarget(address: string): Promise<void> {
-  const server = servers.get(address)!;
-  servers.delete(address);
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-}
-
-const check = () => ({ 'dnsplane/health-check': `http://:${port}/healthz` });
+const check = () => ({ 'dnsplane/health-check': targets.check() });
 const ep = (targets: string[]): Endpoint => create(EndpointSchema, { dnsName: WWW, recordType: 'A', targets, ttl: 60, labels: check() });
 const desired = (endpoints: Endpoint[]): PlanRequest =>
   ({ policy: Policy.SYNC, input: { case: 'desired', value: { zones: [ZONE], endpoints } } }) as unknown as PlanRequest;
@@ -62,7 +43,7 @@ const checker = () => new HealthChecker(h.server.ctx, { settings, withdrawals: c
 const withdrawn = async () => (await store.listWithdrawals(h.server.ctx.pool, ZONE)).map((w) => `${w.target} ${w.reason}`);
 
 beforeAll(async () => {
-  for (const t of [A, B, C]) await startTarget(t);
+  for (const t of [A, B, C]) await targets.start(t);
   h = await startHarness({ zones: { [ZONE]: [] }, env: { DNSPLANE_HEALTH_INTERVAL: 'off' } });
   c1 = await h.tenant('c1', [ZONE]);
   expect((await apply([ep([A, B, C])])).status).toBe(ApplyStatus.APPLIED);
@@ -72,7 +53,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await h?.close();
-  for (const address of [...servers.keys()]) await stopTarget(address);
+  await targets.stopAll();
 });
 
 beforeEach(() => h.sim.clearCalls());
@@ -107,7 +88,7 @@ describe('an exclusive set of three targets with a check', () => {
   });
 
   it(`one target stopped: withdrawn on the ${settings.failures}th failed round, exactly 1 DELETE + 1 refresh`, async () => {
-    await stopTarget(B);
+    await targets.stop(B);
     const c = checker();
     for (let i = 1; i < settings.failures; i++) expect((await c.runRound()).withdrawn).toEqual([]);
     expect(calls()).toEqual([]);
@@ -134,7 +115,7 @@ describe('an exclusive set of three targets with a check', () => {
   });
 
   it(`started again: restored after ${settings.successes} passing rounds with exactly 1 POST + 1 refresh`, async () => {
-    await startTarget(B);
+    await targets.start(B);
     const c = checker();
     for (let i = 1; i < settings.successes; i++) expect((await c.runRound()).restored).toEqual([]);
     expect(calls()).toEqual([]);
@@ -146,7 +127,7 @@ describe('an exclusive set of three targets with a check', () => {
   });
 
   it('withdrawn, then no longer desired: its row goes with no OVH call, and nothing is posted back', async () => {
-    await stopTarget(C);
+    await targets.stop(C);
     const c = checker();
     for (let i = 0; i < settings.failures; i++) await c.runRound();
     expect(await withdrawn()).toEqual([`${C} health`]);
@@ -154,14 +135,14 @@ describe('an exclusive set of three targets with a check', () => {
     expect((await apply([ep([A, B])])).status).toBe(ApplyStatus.APPLIED);
     expect(calls()).toEqual([]);
     expect(await withdrawn()).toEqual([]);
-    await startTarget(C);
+    await targets.start(C);
     for (let i = 0; i < settings.successes + 1; i++) expect((await c.runRound()).restored).toEqual([]);
     expect(calls()).toEqual([]);
     expect(published()).toEqual([A, B]);
   });
 
   it("withdrawn, then the set deleted: its ownership row takes the withdrawal row with it (the foreign key's cascade)", async () => {
-    await stopTarget(B);
+    await targets.stop(B);
     await apply([ep([A, B, C])]);
     const c = checker();
     for (let i = 0; i < settings.failures; i++) await c.runRound();

@@ -8,8 +8,6 @@
  * POST and one refresh; both down, nothing is withdrawn and the all-down metric is set; two replicas
  * on one database check a set one at a time and the survivor takes it over within one lease.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { create } from '@bufbuild/protobuf';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApplyStatus, EndpointSchema, Policy, TargetStatus, type Endpoint, type PlanRequest } from '../../../src/gen/dnsplane/v1/zone_pb.js';
@@ -21,6 +19,7 @@ import * as store from '../../../src/store/index.js';
 import { startServerOn } from '../../helpers/sim-server.js';
 import { startHarness, type Harness } from '../../helpers/server.js';
 import { callLines } from '../../helpers/expect.js';
+import { HealthTargets } from '../../helpers/health-targets.js';
 import { seriesValue } from '../../helpers/prometheus.js';
 import { until } from '../../helpers/until.js';
 
@@ -31,33 +30,10 @@ const B = '127.0.0.3';
 let h: Harness;
 let c1: string;
 let c2: string;
-let port = 0;
-const servers = new Map<string, http.Server>();
-const hits = new Map<string, string[]>();
+const targets = new HealthTargets();
 
 const settings: HealthSettings = { ...DEFAULT_HEALTH, intervalMs: 1000, timeoutMs: 800, leaseMs: 60_000 };
 const calls = (): string[] => callLines(h.sim);
-
-/** A target: an HTTP server on `address`:port answering /healthz 200 (recording the Host it was asked for). */
-async function startTarget(address: string): Promise<void> {
-  const server = http.createServer((req, res) => {
-    hits.set(address, [...(hits.get(address) ?? []), `${req.headers.host} ${req.url}`]);
-    res.writeHead(req.url === '/healthz' ? 200 : 404).end('ok');
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, address, () => resolve());
-  });
-  port = (server.address() as AddressInfo).port;
-  servers.set(address, server);
-}
-
-async function stopTarget(address: string): Promise<void> {
-  const server = servers.get(address)!;
-  servers.delete(address);
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-}
 
 const ep = (targets: string[], labels: Record<string, string>): Endpoint => create(EndpointSchema, { dnsName: WWW, recordType: 'A', targets, ttl: 60, labels });
 const desired = (endpoints: Endpoint[]): PlanRequest =>
@@ -88,12 +64,12 @@ const published = () =>
 const metric = async (name: string, labels: Record<string, string>) => seriesValue(await h.server.metrics.registry.metrics(), name, labels);
 
 beforeAll(async () => {
-  await startTarget(A);
-  await startTarget(B);
+  await targets.start(A);
+  await targets.start(B);
   h = await startHarness({ zones: { [ZONE]: [] }, env: { DNSPLANE_HEALTH_INTERVAL: 'off' } });
   c1 = await h.tenant('c1', [ZONE]);
   c2 = await h.tenant('c2', [ZONE]);
-  const check = { 'dnsplane/health-check': `http://:${port}/healthz` };
+  const check = { 'dnsplane/health-check': targets.check() };
   expect((await apply(c1, [ep([A], { 'dnsplane/shared': 'true', ...check })])).status).toBe(ApplyStatus.APPLIED);
   expect((await apply(c2, [ep([B], check)])).status).toBe(ApplyStatus.APPLIED);
   expect(published()).toEqual([A, B]);
@@ -101,7 +77,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await h?.close();
-  for (const address of [...servers.keys()]) await stopTarget(address);
+  await targets.stopAll();
 });
 
 beforeEach(() => h.sim.clearCalls());
@@ -112,13 +88,13 @@ describe('one target dies, then comes back', () => {
   it('healthy targets: checked (Host = the record name), nothing withdrawn, no OVH call', async () => {
     const report = await r1().runRound();
     expect(report).toMatchObject({ sets: 1, checks: 2, withdrawn: [], restored: [], allDown: [] });
-    expect(hits.get(A)?.at(-1)).toBe(`${WWW} /healthz`);
+    expect(targets.hits.get(A)?.at(-1)).toBe(`${WWW} /healthz`);
     expect(calls()).toEqual([]);
     expect(await metric('dnsplane_target_health', { zone: ZONE, name: WWW, target: A })).toBe(1);
   });
 
   it(`stopped: failing for ${settings.failures - 1} rounds (no call), withdrawn on the ${settings.failures}th: exactly 1 DELETE + 1 refresh; the name servers answer only the live target`, async () => {
-    await stopTarget(A);
+    await targets.stop(A);
     const c = r1();
     for (let i = 1; i < settings.failures; i++) {
       const report = await c.runRound();
@@ -141,7 +117,11 @@ describe('one target dies, then comes back', () => {
     // The journal names the reason and the check's last answers.
     const w = (await store.listWithdrawals(h.server.ctx.pool, ZONE)).map((r) => [r.target, r.reason, r.detail.detail]);
     expect(w).toEqual([
-      [A, 'health', expect.stringMatching(new RegExp(`health check http://${A.replace(/\./g, '\\.')}:${port}/healthz fails: last answers .*ECONNREFUSED`))],
+      [
+        A,
+        'health',
+        expect.stringMatching(new RegExp(`health check http://${A.replace(/\./g, '\\.')}:${targets.port}/healthz fails: last answers .*ECONNREFUSED`)),
+      ],
     ]);
   });
 
@@ -159,16 +139,16 @@ describe('one target dies, then comes back', () => {
     expect(
       listed.entries.filter((e) => e.dnsName === WWW).map((e) => [e.target, e.tenant, e.healthCheck, e.targetState && TargetStatus[e.targetState.status]]),
     ).toEqual([
-      [A, 'c1', `http://:${port}/healthz`, 'WITHDRAWN'],
-      [B, 'c2', `http://:${port}/healthz`, 'HEALTHY'],
+      [A, 'c1', targets.check(), 'WITHDRAWN'],
+      [B, 'c2', targets.check(), 'HEALTHY'],
     ]);
-    expect((await apply(c1, [ep([A], { 'dnsplane/health-check': `http://:${port}/healthz` })])).status).toBe(ApplyStatus.NO_CHANGES);
+    expect((await apply(c1, [ep([A], { 'dnsplane/health-check': targets.check() })])).status).toBe(ApplyStatus.NO_CHANGES);
     await r1().runRound();
     expect(calls()).toEqual([]);
   });
 
   it(`started again: restored after ${settings.successes} passing rounds with exactly 1 POST + 1 refresh`, async () => {
-    await startTarget(A);
+    await targets.start(A);
     const c = r1();
     for (let i = 1; i < settings.successes; i++) expect((await c.runRound()).restored).toEqual([]);
     expect(calls()).toEqual([]);
@@ -182,8 +162,8 @@ describe('one target dies, then comes back', () => {
 
 describe('both targets down: fail open', () => {
   it('nothing is withdrawn, no OVH call, the all-down metric is set; back up, it clears', async () => {
-    await stopTarget(A);
-    await stopTarget(B);
+    await targets.stop(A);
+    await targets.stop(B);
     const c = checker('replica-1');
     for (let i = 0; i < settings.failures + 1; i++) {
       const report = await c.runRound();
@@ -193,8 +173,8 @@ describe('both targets down: fail open', () => {
     expect(calls()).toEqual([]);
     expect(published()).toEqual([A, B]);
     expect(await metric('dnsplane_target_set_all_down', { zone: ZONE, name: WWW })).toBe(1);
-    await startTarget(A);
-    await startTarget(B);
+    await targets.start(A);
+    await targets.start(B);
     await c.runRound();
     expect(await metric('dnsplane_target_set_all_down', { zone: ZONE, name: WWW })).toBe(0);
     expect(calls()).toEqual([]);
