@@ -6,6 +6,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { expect } from 'vitest';
 
 export class HealthTargets {
   /** The port every target listens on (0 until the first one started). */
@@ -43,4 +44,21 @@ export class HealthTargets {
   check(path = '/healthz'): string {
     return `http://:${this.port}${path}`;
   }
+}
+
+/**
+ * Runs `rounds` rounds of a checker: each one before the last withdraws (or restores, `what`) nothing and
+ * sends no OVH call (`calls()` stays empty); the last round's report is returned for the test to judge.
+ */
+export async function lastOfRounds<R extends { withdrawn: unknown[]; restored: unknown[] }>(
+  checker: { runRound(): Promise<R> },
+  rounds: number,
+  what: 'withdrawn' | 'restored',
+  calls: () => string[],
+): Promise<R> {
+  for (let i = 1; i < rounds; i++) {
+    expect((await checker.runRound())[what]).toEqual([]);
+    expect(calls()).toEqual([]);
+  }
+  return checker.runRound();
 }
