@@ -73,6 +73,13 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
   const requested: string[] = [];
 
   const ui = () => `${h.server.url}/ui/`;
+
+  /** Waits until no journal entry's publish is still being probed (PUBLISHED): the visibility the pages show stays put. */
+  const everyPublishFinal = () =>
+    until('every publish final', async () => {
+      const entries = (await h.adminClient(tokens['admin']).listJournal({ limit: 1000 })).entries;
+      return entries.every((e) => !e.visibility || e.visibility.state !== VisibilityState.PUBLISHED);
+    });
   const text = (page: Page, selector: string) => page.locator(selector).allInnerTexts();
   const rowsOf = (page: Page, testid: string) =>
     page
@@ -231,10 +238,7 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
     ring.noteUsed((await ring.find('cluster1.alice.dnsplane'))!);
     while (!(await store.getTsigKey(h.server.ctx.pool, 'cluster1.alice.dnsplane'))?.lastUsedAt) await new Promise((r) => setTimeout(r, 10));
     // Every publish final (the states the pages show do not move under the assertions).
-    await until('every publish final', async () => {
-      const entries = (await h.adminClient(tokens['admin']).listJournal({ limit: 1000 })).entries;
-      return entries.every((e) => !e.visibility || e.visibility.state !== VisibilityState.PUBLISHED);
-    });
+    await everyPublishFinal();
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
   }, 240_000);
 
@@ -413,6 +417,8 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
     });
 
     it('journal: each apply with its OVH calls, outcome, tenant and time; failed and recovered visible; pages', async () => {
+      // The tests before this one published too: their probes final before the page is read and compared.
+      await everyPublishFinal();
       await open(page, 'journal', '[data-testid=journal] table');
       const api = (await h.adminClient(tokens['admin']).listJournal({ limit: 50 })).entries;
       const rows = await rowsOf(page, 'journal');
