@@ -172,9 +172,9 @@ export function recordsJsonRoute(ctx: CoreContext, log: Logger, readMaxBytes: nu
 
 /**
  * A cluster's poll (a body already seen, the tenant from the token cache, the current generations)
- * answered in the turn its body arrived in, without a promise: async_hooks (ovh/'s
- * AsyncLocalStorage) cost every promise, and a poll is thousands a second. False: answer it the
- * long way (which also answers every error of it, as before).
+ * answered in the turn its body arrived in, without a promise: a poll is thousands a second, and
+ * while an OVH call is under way async_hooks are on (ovh/client/diagnostics.ts) and cost every
+ * promise. False: answer it the long way (which also answers every error of it, as before).
  */
 function answeredNow(ctx: CoreContext, req: http.IncomingMessage, res: http.ServerResponse, body: Buffer): boolean {
   const query = validRequests.get(body.toString('utf8'));

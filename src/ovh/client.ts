@@ -5,8 +5,9 @@
  * did happen: client/create-record.ts; 404 on DELETE, here), record lists read a page of records per
  * call where OVH allows it (client/expanded-lists.ts), and errors that keep the HTTP status, OVH's
  * message and the X-Ovh-Queryid (node-ovh drops the last two: client/diagnostics.ts reads them from
- * Node's http diagnostics channel). Writes pass the write guard of their async context
- * (client/write-guard.ts); client/ca-trust.ts makes the process trust a private endpoint's CA.
+ * Node's http diagnostics channel). A call's scope (client/scope.ts) rides with the client that makes
+ * it: `scoped()` hands core a client whose calls take a flow's share of the rate and whose writes
+ * pass a guard (the zone fence); client/ca-trust.ts makes the process trust a private endpoint's CA.
  */
 import { OvhError } from './errors.js';
 import type { RateLimiter } from './ratelimit.js';
@@ -16,7 +17,7 @@ import { trustExtraCas } from './client/ca-trust.js';
 import { createRecordOnce } from './client/create-record.js';
 import { ExpandedLists, type ExpandedListsMode, type ExpandedListsState, type RecordListing } from './client/expanded-lists.js';
 import { OvhTransport, type OvhCallInfo, type RetryPolicy, type TransportOptions } from './client/transport.js';
-import { withWriteGuard, type WriteGuard } from './client/write-guard.js';
+import { NO_SCOPE, within, type OvhScope } from './client/scope.js';
 
 export interface OvhApiOptions extends TransportOptions {
   /** Extra trusted CAs (PEM), added to the system ones for this process's https agent. */
@@ -44,6 +45,8 @@ export interface OvhSoa {
 export class OvhApi {
   private readonly transport: OvhTransport;
   private readonly expanded: ExpandedLists;
+  /** What every call of this client is made in (set by scoped() on its views; the root's is NO_SCOPE). */
+  private readonly scope: OvhScope = NO_SCOPE;
 
   constructor(private readonly opts: OvhApiOptions) {
     if (opts.extraCaPems?.length) trustExtraCas(opts.extraCaPems);
@@ -80,9 +83,21 @@ export class OvhApi {
     return this.transport.observeCalls(fn);
   }
 
-  /** Runs fn with `guard` consulted before every write attempt fn makes through any OvhApi (async context). */
-  guarded<T>(guard: WriteGuard, fn: () => Promise<T>): Promise<T> {
-    return withWriteGuard(guard, fn);
+  /**
+   * This client, its calls made in `scope` within this one's (client/scope.ts: the flow's fields
+   * merged, the guard replaced when given): the same transport, limiter and expanded-list state, so a
+   * view costs one object. Core scopes a client per use case (a zone's lock, a group's member) and
+   * hands it down; nothing is kept in async context.
+   */
+  scoped(scope: OvhScope): OvhApi {
+    const view = Object.create(this) as OvhApi;
+    (view as unknown as { scope: OvhScope }).scope = within(this.scope, scope);
+    return view;
+  }
+
+  /** The scope this client's calls are made in. */
+  get callScope(): OvhScope {
+    return this.scope;
   }
 
   /** The process-wide limiter this client's calls go through (shared per application key). */
@@ -102,12 +117,12 @@ export class OvhApi {
   // --- DNS calls ---
 
   async listZones(): Promise<string[]> {
-    const zones = await this.transport.call('GET', '/domain/zone', undefined, true);
+    const zones = await this.transport.call(this.scope, 'GET', '/domain/zone', undefined, true);
     return asArray(zones, 'GET /domain/zone').map((z) => String(z).toLowerCase());
   }
 
   async getZoneInfo(zone: string): Promise<OvhZoneInfo> {
-    const z = asObject(await this.transport.call('GET', `/domain/zone/${zone}`, undefined, true), 'zone');
+    const z = asObject(await this.transport.call(this.scope, 'GET', `/domain/zone/${zone}`, undefined, true), 'zone');
     return {
       name: String(z['name']),
       nameServers: Array.isArray(z['nameServers']) ? z['nameServers'].map(String) : [],
@@ -116,7 +131,7 @@ export class OvhApi {
   }
 
   async getSoa(zone: string): Promise<OvhSoa> {
-    const s = asObject(await this.transport.call('GET', `/domain/zone/${zone}/soa`, undefined, true), 'soa');
+    const s = asObject(await this.transport.call(this.scope, 'GET', `/domain/zone/${zone}/soa`, undefined, true), 'soa');
     const serial = Number(s['serial']);
     if (!Number.isInteger(serial) || serial < 0)
       throw new OvhError('GET', `/domain/zone/${zone}/soa`, 200, 'unknown', `the SOA serial is not a number: ${JSON.stringify(s['serial'])}`);
@@ -125,14 +140,14 @@ export class OvhApi {
 
   /** The zone file OVH generates from the zone's records (BIND text, no record ids). One call. */
   async getExport(zone: string): Promise<string> {
-    const text = await this.transport.call('GET', `/domain/zone/${zone}/export`, undefined, true);
+    const text = await this.transport.call(this.scope, 'GET', `/domain/zone/${zone}/export`, undefined, true);
     if (typeof text !== 'string') throw new OvhError('GET', `/domain/zone/${zone}/export`, 200, 'unknown', `expected a string, got ${typeof text}`);
     return text;
   }
 
   /** Record ids, optionally filtered (OVH matches subDomain case-insensitively). */
   async listRecordIds(zone: string, filter: RecordFilter = {}): Promise<string[]> {
-    const ids = await this.transport.call('GET', `/domain/zone/${zone}/record`, filterParams(filter), true);
+    const ids = await this.transport.call(this.scope, 'GET', `/domain/zone/${zone}/record`, filterParams(filter), true);
     return asArray(ids, 'record ids').map((id) => String(id));
   }
 
@@ -142,14 +157,14 @@ export class OvhApi {
    * answer it (client/expanded-lists.ts says how).
    */
   async listRecordsOrIds(zone: string, filter: RecordFilter = {}): Promise<RecordListing> {
-    return this.expanded.list(zone, filter, () => this.listRecordIds(zone, filter));
+    return this.expanded.list(this.scope, zone, filter, () => this.listRecordIds(zone, filter));
   }
 
   /** One record. OVH sometimes answers 404 right after a creation: `retryNotFound` retries that. */
   async getRecord(zone: string, id: string, retryNotFound = 0): Promise<OvhRecord> {
     for (let i = 0; ; i++) {
       try {
-        return toRecord(await this.transport.call('GET', `/domain/zone/${zone}/record/${id}`, undefined, true), zone);
+        return toRecord(await this.transport.call(this.scope, 'GET', `/domain/zone/${zone}/record/${id}`, undefined, true), zone);
       } catch (e) {
         if (e instanceof OvhError && e.kind === 'not_found' && i < retryNotFound) {
           await this.transport.sleep(this.transport.backoff(i));
@@ -166,18 +181,18 @@ export class OvhApi {
    * (client/create-record.ts).
    */
   async createRecord(zone: string, body: OvhRecordBody, knownIds: ReadonlySet<string>): Promise<OvhRecord> {
-    return createRecordOnce(this.transport, this, this.opts.warn, zone, body, knownIds);
+    return createRecordOnce(this.transport, this, this.opts.warn, zone, body, knownIds, this.scope);
   }
 
   /** PUT is safe to repeat: it sets the same target and TTL again. */
   async updateRecord(zone: string, id: string, body: { subDomain?: string; target?: string; ttl?: number }): Promise<void> {
-    await this.transport.call('PUT', `/domain/zone/${zone}/record/${id}`, { ...body }, true);
+    await this.transport.call(this.scope, 'PUT', `/domain/zone/${zone}/record/${id}`, { ...body }, true);
   }
 
   /** A 404 means the record is already gone: that counts as done (so does a repeat after a lost answer). */
   async deleteRecord(zone: string, id: string): Promise<void> {
     try {
-      await this.transport.call('DELETE', `/domain/zone/${zone}/record/${id}`, undefined, true);
+      await this.transport.call(this.scope, 'DELETE', `/domain/zone/${zone}/record/${id}`, undefined, true);
     } catch (e) {
       if (e instanceof OvhError && e.kind === 'not_found') return;
       throw e;
@@ -186,6 +201,6 @@ export class OvhApi {
 
   /** Publishes the zone's draft. Safe to repeat (publishing twice publishes the same thing). */
   async refresh(zone: string): Promise<void> {
-    await this.transport.call('POST', `/domain/zone/${zone}/refresh`, undefined, true);
+    await this.transport.call(this.scope, 'POST', `/domain/zone/${zone}/refresh`, undefined, true);
   }
 }

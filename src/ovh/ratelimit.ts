@@ -1,26 +1,14 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 
 /**
- * Who an OVH call is made for: the tenant whose request caused it and the zone it works on. Core sets
- * it (withOvhFlow) around each use case; the client hands it to the limiter. Either may be missing:
- * work no tenant asked for (the drift check, recovery at start) shares one "tenant" of its own.
+ * Who an OVH call is made for: the tenant whose request caused it and the zone it works on. Core
+ * scopes a client to it (OvhApi.scoped, client/scope.ts) around each use case; the client hands it
+ * to the limiter. Either may be missing: work no tenant asked for (the drift check, recovery at
+ * start) shares one "tenant" of its own.
  */
 export interface OvhFlow {
   tenant?: string;
   zone?: string;
-}
-
-const flowStore = new AsyncLocalStorage<OvhFlow>();
-
-/** Runs fn with these flow fields set for every OVH call it makes (the others kept from the caller's). */
-export function withOvhFlow<T>(flow: OvhFlow, fn: () => T): T {
-  return flowStore.run({ ...flowStore.getStore(), ...flow }, fn);
-}
-
-/** The flow of the calls made here (empty outside any withOvhFlow). */
-export function currentOvhFlow(): OvhFlow {
-  return flowStore.getStore() ?? {};
 }
 
 /**

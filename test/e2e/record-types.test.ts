@@ -41,7 +41,7 @@ async function planDesired(endpoints: Endpoint[], policy = Policy.UPSERT_ONLY) {
 /** Re-reads the whole zone from OVH into the cache (what a cold start does), under the zone lock. */
 async function resync(zone: string): Promise<void> {
   const ctx = h.server.ctx;
-  await store.withZoneLock(ctx.pool, zone, { lockTimeoutMs: 10_000 }, (tx) => syncZone(ctx, tx, zone));
+  await store.withZoneLock(ctx.pool, zone, { lockTimeoutMs: 10_000 }, (tx) => syncZone(ctx, ctx.ovh, tx, zone));
 }
 
 /** The record set as Records shows it: name, type, targets, TTL. */

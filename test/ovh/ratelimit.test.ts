@@ -5,7 +5,7 @@
  * break (a late timer only makes grants later).
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { currentOvhFlow, limiterFor, RateLimiter, withOvhFlow, type Grant, type GrantNotice, type OvhFlow } from '../../src/ovh/ratelimit.js';
+import { limiterFor, RateLimiter, type Grant, type GrantNotice, type OvhFlow } from '../../src/ovh/ratelimit.js';
 import { rateViolations } from '../helpers/rate.js';
 
 afterEach(() => {
@@ -152,17 +152,5 @@ describe('RateLimiter: a fair share between tenants and zones', () => {
       Array.from({ length: 5 }, () => ({ tenant: 'x', zone: 'only' })),
     );
     expect(fifo.map((g) => g.grantedWhileWaiting)).toEqual([0, 0, 1, 2, 3]);
-  });
-
-  it('the flow comes from the async context: withOvhFlow nests, fields left out are kept', async () => {
-    expect(currentOvhFlow()).toEqual({});
-    await withOvhFlow({ tenant: 't' }, async () => {
-      await new Promise((r) => setTimeout(r, 1));
-      await withOvhFlow({ zone: 'z' }, async () => {
-        await Promise.resolve();
-        expect(currentOvhFlow()).toEqual({ tenant: 't', zone: 'z' });
-      });
-      expect(currentOvhFlow()).toEqual({ tenant: 't' });
-    });
   });
 });

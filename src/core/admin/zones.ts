@@ -39,7 +39,7 @@ export async function invalidateZone(ctx: CoreContext, actor: Tenant, rawZone: s
     const dead = await store.listInFlight(tx, zone);
     // The full read settles them only once none of their calls can still land.
     for (const row of dead) await waitForHolder(ctx, tx, zone, row);
-    const recordCount = await syncZone(ctx, tx, zone);
+    const recordCount = await syncZone(ctx, ctx.ovh.scoped({ flow: { zone } }), tx, zone); // reads only: no fence
     for (const row of dead) await store.finishJournal(tx, row.id, 'recovered', { recoveredBy: 'invalidate-zone' });
     const generation = (await store.getZone(tx, zone))!.generation; // syncZone notified it
     await auditAdminAction(tx, zone, actor, 'invalidate-zone', `cache of ${zone} dropped and re-read from OVH by ${actor.name}: ${recordCount} records`);

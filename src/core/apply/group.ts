@@ -6,6 +6,7 @@
  * refresh fails. The holder's loop is holder.ts; this is the model it and its steps share.
  */
 import type pg from 'pg';
+import type { OvhApi } from '../../ovh/client.js';
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
 import type { ZoneFence } from '../zones/fence.js';
@@ -98,6 +99,8 @@ export interface HeldLock {
   zone: string;
   tx: pg.PoolClient;
   fence: ZoneFence;
+  /** The holder's OVH client: the fence's (every write fenced), its calls in the first member's share of the rate. */
+  ovh: OvhApi;
 }
 
 export interface Group extends HeldLock {

@@ -21,7 +21,6 @@
  */
 import { messageOf } from '../../error-message.js';
 import { OvhError } from '../../ovh/errors.js';
-import { withOvhFlow, type OvhFlow } from '../../ovh/ratelimit.js';
 import type { CoreContext } from '../context.js';
 import { ApplyFailedError } from '../errors.js';
 import { dropZoneMemory } from '../reads/zone-memory.js';
@@ -56,7 +55,13 @@ export async function applyInGroup(ctx: CoreContext, batch: ZoneBatch, waitingSi
       batch.zone,
       (tx, fence, queue) => {
         held = true;
-        return runGroup(ctx, { zone: batch.zone, tx, fence }, me, coalesce ? { queue, taken } : undefined);
+        // The holder's own calls (recovery, the refresh, a rollback) are its first member's tenant's share of the rate.
+        return runGroup(
+          ctx,
+          { zone: batch.zone, tx, fence, ovh: fence.ovh.scoped({ flow: { tenant: me.tenant.name } }) },
+          me,
+          coalesce ? { queue, taken } : undefined,
+        );
       },
       coalesce
         ? {
@@ -86,23 +91,15 @@ export async function applyInGroup(ctx: CoreContext, batch: ZoneBatch, waitingSi
 
 /**
  * Under the lock: recovery first, then the group, member by member, and its one refresh. Who the OVH
- * calls are for (ovh/ratelimit.ts: fair shares per tenant and zone) is set here, once: the holder's
- * own calls (recovery, the refresh, a rollback) are its first member's; each member's operations are
- * its own (a coalesced member may be another tenant's).
+ * calls are for (ovh/ratelimit.ts: fair shares per tenant and zone) rides with the client each is
+ * handed: the holder's own calls (recovery, the refresh, a rollback) go through `held.ovh`, its first
+ * member's share; each member's operations through a client of its own tenant's (send.ts), since a
+ * coalesced member may be another tenant's.
  */
-function runGroup(ctx: CoreContext, held: HeldLock, first: Member, coalescing: Coalescing | undefined): Promise<void> {
-  return withOvhFlow(flowOf(first), () => runGroupInFlow(ctx, held, first, coalescing));
-}
-
-/** The OVH flow of a member's calls: its tenant, its zone. */
-function flowOf(member: Member): OvhFlow {
-  return { tenant: member.tenant.name, zone: member.zone };
-}
-
-async function runGroupInFlow(ctx: CoreContext, held: HeldLock, first: Member, coalescing: Coalescing | undefined): Promise<void> {
+async function runGroup(ctx: CoreContext, held: HeldLock, first: Member, coalescing: Coalescing | undefined): Promise<void> {
   endLockWait(ctx, first);
   try {
-    await recoverInFlight(ctx, held.tx, held.zone, held.fence);
+    await recoverInFlight(ctx, held.tx, held.zone, held.fence, held.ovh);
   } catch (e) {
     // OVH refused or failed a compensating call: not this apply's doing, and nothing of it was sent.
     if (!(e instanceof OvhError)) throw e;
@@ -121,7 +118,7 @@ async function runGroupInFlow(ctx: CoreContext, held: HeldLock, first: Member, c
     for (;;) {
       if ('send' in prepared) {
         const { send } = prepared;
-        await withOvhFlow(flowOf(member), () => sendMember(ctx, group, member, send));
+        await sendMember(ctx, group, member, send);
       } else member.outcome = prepared;
       const next = coalescing ? await takeNext(ctx, group, coalescing) : undefined;
       if (!next) break;

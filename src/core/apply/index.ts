@@ -35,15 +35,14 @@
  *  b. store.withZoneLock (store/lock.ts) — lock_timeout set, pg_advisory_xact_lock(zone) taken.
  *  c. withClientTransaction (store/internal.ts) — BEGIN on one pooled client … COMMIT / ROLLBACK; the
  *     lock is the transaction's, so it ends with it.
- *  d. fenced (lock-queue.ts) — the zone's fence opened on that session (core/zones/fence.ts ZoneFence).
- *  e. ctx.ovh.guarded (ovh/client.ts, ovh/client/write-guard.ts) — the fence put in an
- *     AsyncLocalStorage; the OVH client reads it back before every write attempt (retries included)
- *     and calls ZoneFence.beforeWrite, a `SELECT 1` on the lock's session. It is not passed as an
- *     argument because the write leaves from deep below (ops.ts, undo.ts, reconcile.ts, publish.ts,
- *     recovery.ts all call ctx.ovh) and the shutdown deadline is a guard of the same kind: threading
- *     a guard through every OvhApi method is a change of the client's interface of its own.
- *  f. withOvhFlow (ovh/ratelimit.ts), set once, in runGroup — whose fair share of the OVH rate each
- *     call takes: the holder's own calls its first member's, each member's operations its own.
+ *  d. fenced (lock-queue.ts) — the zone's fence opened on that session (core/zones/fence.ts ZoneFence);
+ *     `fence.ovh` is the OVH client scoped to it (OvhApi.scoped, ovh/client/scope.ts): before every
+ *     write attempt (retries included) it calls ZoneFence.beforeWrite, a `SELECT 1` on the lock's
+ *     session. Nothing rides in async context: the client is handed down as an argument —
+ *     HeldLock.ovh (the holder's, in its first member's share of the rate: recovery, the refresh, a
+ *     rollback), a member's own client made from it in send.ts (its tenant's share), and from there to
+ *     ops.ts send(), rollback.ts, reconcile.ts — so a reader sees at each call which fence a write
+ *     goes through.
  * Inside them runGroup runs steps 4–10 and returns nothing: each member's answer is its `outcome`,
  * which applyInGroup returns (or throws), and a member taken over gets through its `answer` promise.
  */

@@ -97,7 +97,7 @@ export async function withZoneLockQueued<T, J = never>(
   };
   try {
     const left = Math.max(1, Math.round(timeoutMs - (performance.now() - started)));
-    // Who its OVH calls are for (ovh/ratelimit.ts withOvhFlow) is the caller's to set, once, around this.
+    // Its OVH calls go through fence.ovh: this zone's share of the rate, the fence before each write.
     return await store.withZoneLock(ctx.pool, zone, { lockTimeoutMs: left }, (tx) => fenced(ctx, zone, tx, (t, fence) => fn(t, fence, view)));
   } catch (e) {
     throw e instanceof store.LockTimeoutError && e.zone === zone ? lockTimeout(ctx, zone, timeoutMs) : e;
@@ -118,12 +118,11 @@ function lockTimeout(ctx: CoreContext, zone: string, timeoutMs: number): store.L
 }
 
 /**
- * Runs fn under the zone lock `tx` holds with the zone's fence in force: every OVH write fn makes
- * (apply, undo, recovery) is sent only while that lock is still held (core/zones/fence.ts).
+ * Runs fn under the zone lock `tx` holds with the zone's fence: every OVH write fn makes (apply,
+ * undo, recovery) through `fence.ovh` is sent only while that lock is still held (core/zones/fence.ts).
  */
 export async function fenced<T>(ctx: CoreContext, zone: string, tx: pg.PoolClient, fn: (tx: pg.PoolClient, fence: ZoneFence) => Promise<T>): Promise<T> {
-  const fence = await ZoneFence.open(ctx, tx, zone);
-  return ctx.ovh.guarded(fence, () => fn(tx, fence));
+  return fn(tx, await ZoneFence.open(ctx, tx, zone));
 }
 
 /** store.tryZoneLock (for background jobs) with the zone's fence in force, like withZoneLockQueued. */

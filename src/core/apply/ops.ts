@@ -6,6 +6,7 @@
  */
 import { decodeTxt, formatTxtPresentation } from '../../dns/index.js';
 import { OvhError } from '../../ovh/errors.js';
+import type { OvhApi } from '../../ovh/client.js';
 import type { OvhOperation, OvhRecord } from '../../ovh/types.js';
 import type * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
@@ -16,16 +17,16 @@ export function journalPool(ctx: CoreContext): store.Queryable {
   return ctx.journalPool ?? ctx.pool;
 }
 
-/** Sends one record operation through the fenced OVH client; a creation answers the record OVH made. */
-export async function send(ctx: CoreContext, zone: string, op: OvhOperation, knownIds: ReadonlySet<string>): Promise<OvhRecord | undefined> {
+/** Sends one record operation through `ovh`, a client scoped to the zone's fence; a creation answers the record OVH made. */
+export async function send(ovh: OvhApi, zone: string, op: OvhOperation, knownIds: ReadonlySet<string>): Promise<OvhRecord | undefined> {
   switch (op.method) {
     case 'POST':
-      return ctx.ovh.createRecord(zone, op.body, knownIds);
+      return ovh.createRecord(zone, op.body, knownIds);
     case 'PUT':
-      await ctx.ovh.updateRecord(zone, op.id, op.body);
+      await ovh.updateRecord(zone, op.id, op.body);
       return undefined;
     case 'DELETE':
-      await ctx.ovh.deleteRecord(zone, op.id);
+      await ovh.deleteRecord(zone, op.id);
       return undefined;
   }
 }

@@ -49,7 +49,7 @@ export async function publish(ctx: CoreContext, group: Group): Promise<void> {
   if (error === undefined) {
     const passed = fence.writesAllowed;
     try {
-      await ctx.ovh.refresh(zone);
+      await group.ovh.refresh(zone);
       publishedAt = new Date();
       refreshCall = { method: 'POST', path: refreshPath(zone), body: '', status: 204 };
     } catch (e) {
@@ -83,7 +83,7 @@ export async function publish(ctx: CoreContext, group: Group): Promise<void> {
   for (const failed of group.failed) failed.result.generation = await rewriteRollback(tx, zone, failed.record);
   for (const sent of [...group.sent].reverse()) {
     try {
-      const rolledBack = await rollBack(ctx, group, {
+      const rolledBack = await rollBack(ctx, group.ovh, group, {
         tenant: sent.member.tenant,
         plan: sent.plan,
         journalId: sent.journalId,

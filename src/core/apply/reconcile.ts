@@ -3,8 +3,9 @@
  * read those names (never the whole zone), send what undoes whatever of the apply's operations OVH
  * shows done (undo.ts compensate), and write the result into the cache. The live rollback of an apply
  * (rollback.ts: for its failed operation, whose answer may have been lost) and the recovery of a dead
- * one (recovery.ts) both end here.
+ * one (recovery.ts) both end here, through the fenced client their caller hands over.
  */
+import type { OvhApi } from '../../ovh/client.js';
 import type { OvhOperation, OvhRecord } from '../../ovh/types.js';
 import { describeOperation } from '../../ovh/ops.js';
 import * as store from '../../store/index.js';
@@ -22,14 +23,14 @@ import { compensate, rowAfter } from './undo.js';
  * may match every name): ids the cache holds under another name are not fetched, and only records of
  * the names asked for are returned. Never the whole zone, one GET at a time.
  */
-export async function readNames(ctx: CoreContext, tx: store.Queryable, zone: string, names: readonly TouchedName[]): Promise<OvhRecord[]> {
+export async function readNames(ctx: CoreContext, ovh: OvhApi, tx: store.Queryable, zone: string, names: readonly TouchedName[]): Promise<OvhRecord[]> {
   const wanted = new Set(names.map(nameKey));
   const cachedUnder = new Map((await store.listRecords(tx, zone)).map((r) => [r.id, nameKey(r)]));
   const seen = new Set<string>();
   const out: OvhRecord[] = [];
   const elsewhere = (id: string) => seen.has(id) || (cachedUnder.has(id) && !wanted.has(cachedUnder.get(id)!));
   for (const n of names) {
-    const { records } = await readRecords(ctx, zone, { fieldType: n.fieldType, subDomain: n.subDomain }, { concurrency: 1, skip: elsewhere });
+    const { records } = await readRecords(ctx, ovh, zone, { fieldType: n.fieldType, subDomain: n.subDomain }, { concurrency: 1, skip: elsewhere });
     for (const r of records) {
       if (seen.has(r.id)) continue;
       seen.add(r.id);
@@ -53,18 +54,19 @@ export interface ToReconcile {
  */
 export async function reconcileNames(
   ctx: CoreContext,
+  ovh: OvhApi,
   tx: store.Queryable,
   zone: string,
   apply: ToReconcile,
   knownIds: Set<string>,
   now?: OvhRecord[],
 ): Promise<CallRecord[]> {
-  const current = now ?? (await readNames(ctx, tx, zone, apply.names));
+  const current = now ?? (await readNames(ctx, ovh, tx, zone, apply.names));
   for (const r of current) knownIds.add(r.id);
   const rows = new Map(current.map((r) => [r.id, toRow(r)]));
   const sent: CallRecord[] = [];
   for (const op of compensate(zone, apply.ops, apply.before, current)) {
-    const created = await send(ctx, zone, op, knownIds);
+    const created = await send(ovh, zone, op, knownIds);
     sent.push({ ...describeOperation(op), status: 200 });
     if (created) knownIds.add(created.id);
     const row = rowAfter({ op, created });

@@ -6,7 +6,7 @@
  * reconcile.ts, as for the failed operation of a live apply.
  */
 import { refreshPath } from '../../ovh/types.js';
-import { withOvhFlow } from '../../ovh/ratelimit.js';
+import type { OvhApi } from '../../ovh/client.js';
 import * as store from '../../store/index.js';
 import { messageOf } from '../../error-message.js';
 import type { CoreContext } from '../context.js';
@@ -33,9 +33,10 @@ import { readIntent, stageOf } from './undo.js';
  * under the lock: in every apply, every drift check, and at every server start (recoverAll).
  *
  * A compensating call that fails throws: the transaction is rolled back, the row stays in_flight, and
- * the next holder of the lock tries again.
+ * the next holder of the lock tries again. Its OVH calls go through `ovh`: the fence's client, or one
+ * scoped further (an apply's group: its first member's share of the rate).
  */
-export async function recoverInFlight(ctx: CoreContext, tx: store.Queryable, zone: string, fence: ZoneFence): Promise<number> {
+export async function recoverInFlight(ctx: CoreContext, tx: store.Queryable, zone: string, fence: ZoneFence, ovh: OvhApi = fence.ovh): Promise<number> {
   const rows = await store.listInFlight(tx, zone);
   if (rows.length === 0) return 0;
   if (ctx.settings.dryRun) {
@@ -55,13 +56,13 @@ export async function recoverInFlight(ctx: CoreContext, tx: store.Queryable, zon
       }
       fence.lease(row.id);
       leased.push(row.id);
-      done.push({ row, result: await rollBackDead(ctx, tx, zone, row) });
+      done.push({ row, result: await rollBackDead(ctx, ovh, tx, zone, row) });
     }
     // One refresh for all the rows that need the zone published again (rollBackDead), sent while
     // their leases still hold: a group of coalesced applies that died is published once, not per row.
     const publishing = done.filter((rolledBack) => rolledBack.result.refreshed);
     if (publishing.length > 0) {
-      await ctx.ovh.refresh(zone);
+      await ovh.refresh(zone);
       publishing.at(-1)!.result.undo.push({ method: 'POST', path: refreshPath(zone), body: '', status: 204 });
     }
   } catch (e) {
@@ -109,10 +110,10 @@ interface RecoveryResult {
   progress: store.JsonValue | null;
 }
 
-async function rollBackDead(ctx: CoreContext, tx: store.Queryable, zone: string, row: store.JournalEntry): Promise<RecoveryResult> {
+async function rollBackDead(ctx: CoreContext, ovh: OvhApi, tx: store.Queryable, zone: string, row: store.JournalEntry): Promise<RecoveryResult> {
   const intent = readIntent(row.intent);
   const stage = stageOf(row.result);
-  const now = await readNames(ctx, tx, zone, intent.names);
+  const now = await readNames(ctx, ovh, tx, zone, intent.names);
   const undo: CallRecord[] = [];
   if (!intent.ops) {
     // An intent without its operations (written before rollback existed): re-read only.
@@ -120,7 +121,7 @@ async function rollBackDead(ctx: CoreContext, tx: store.Queryable, zone: string,
     return { names: intent.names, undo, refreshed: false, progress: row.result };
   }
   const knownIds = new Set((await store.listRecords(tx, zone)).map((r) => r.id));
-  undo.push(...(await reconcileNames(ctx, tx, zone, { ops: intent.ops, before: intent.before, names: intent.names }, knownIds, now)));
+  undo.push(...(await reconcileNames(ctx, ovh, tx, zone, { ops: intent.ops, before: intent.before, names: intent.names }, knownIds, now)));
   // The rolled-back draft must be published again (recoverInFlight sends one refresh for all its
   // rows), so that OVH serves what the cache holds, when the dead apply may have published (stage
   // refresh), and also whenever something had to be undone: its operations were in OVH's draft, and
@@ -171,7 +172,7 @@ export function scheduleRecovery(ctx: CoreContext, zone: string): void {
     for (let attempt = 0; attempt < 20; attempt++) {
       if (!(await sleepUnlessStopping(ctx.lifecycle, Math.min(250 * 2 ** attempt, 15_000)))) return;
       try {
-        const n = await withOvhFlow({ zone }, () => withZoneLockQueued(ctx, zone, (tx, fence) => recoverInFlight(ctx, tx, zone, fence)));
+        const n = await withZoneLockQueued(ctx, zone, (tx, fence) => recoverInFlight(ctx, tx, zone, fence));
         if (n > 0) ctx.log.warn({ zone, recovered: n }, 'rolled back the applies left in flight after a lost zone lock');
         return;
       } catch (e) {

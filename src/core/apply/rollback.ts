@@ -6,6 +6,7 @@
  * its group's transaction goes back to before the group (publish.ts).
  */
 import { messageOf } from '../../error-message.js';
+import type { OvhApi } from '../../ovh/client.js';
 import { OvhError } from '../../ovh/errors.js';
 import { describeOperation } from '../../ovh/ops.js';
 import { refreshPath } from '../../ovh/types.js';
@@ -45,7 +46,7 @@ export interface Sending {
  * (recovery.ts). The undo stops as soon as the fence refuses a write (the lock lost, the shutdown
  * deadline passed): the rest is the next holder's.
  */
-export async function rollBack(ctx: CoreContext, group: Pick<Group, 'zone' | 'tx' | 'fence' | 'knownIds'>, sending: Sending): Promise<RolledBack> {
+export async function rollBack(ctx: CoreContext, ovh: OvhApi, group: Pick<Group, 'zone' | 'tx' | 'fence' | 'knownIds'>, sending: Sending): Promise<RolledBack> {
   const { zone, tx, fence, knownIds } = group;
   const { plan, failure, calls, done, journalId } = sending;
   const ops = plan.operations;
@@ -59,7 +60,7 @@ export async function rollBack(ctx: CoreContext, group: Pick<Group, 'zone' | 'tx
     }
     const passed = fence.writesAllowed;
     try {
-      const created = await send(ctx, zone, undo, knownIds);
+      const created = await send(ovh, zone, undo, knownIds);
       if (created) knownIds.add(created.id);
       undoOutcome.set(i, { ...describeOperation(undo), status: 200 });
     } catch (error) {
@@ -128,7 +129,7 @@ export async function rollBack(ctx: CoreContext, group: Pick<Group, 'zone' | 'tx
   const sent = ops.slice(0, lastSent + 1);
   const sentNames = touchedNames(sent);
   try {
-    calls.push(...(await reconcileNames(ctx, tx, zone, { ops: sent, before: sending.before, names: sentNames }, knownIds)));
+    calls.push(...(await reconcileNames(ctx, ovh, tx, zone, { ops: sent, before: sending.before, names: sentNames }, knownIds)));
   } catch (error) {
     fence.unlease(journalId);
     await store

@@ -27,6 +27,8 @@ import { intentFor, rowAfter, writeIntent } from './undo.js';
 /** Sends one member's operations; sets its outcome when it was rolled back alone. Throws (the group stops) when its lock is lost, or when its rollback cannot be finished. */
 export async function sendMember(ctx: CoreContext, group: Group, member: Member, toSend: ToSend): Promise<void> {
   const { zone, tx, fence, knownIds } = group;
+  // Its operations (and their undo) take its own tenant's share of the rate: a coalesced member may be another tenant's.
+  const ovh = group.ovh.scoped({ flow: { tenant: member.tenant.name } });
   const { plan, names } = toSend;
   const ops = plan.operations;
   await openGroup(group);
@@ -63,7 +65,7 @@ export async function sendMember(ctx: CoreContext, group: Group, member: Member,
     }
     const passed = fence.writesAllowed;
     try {
-      const created = await send(ctx, zone, op, knownIds);
+      const created = await send(ovh, zone, op, knownIds);
       if (created) knownIds.add(created.id);
       done.push({ op, created });
       calls.push({ ...describeOperation(op), status: 200 });
@@ -82,7 +84,7 @@ export async function sendMember(ctx: CoreContext, group: Group, member: Member,
     }
     let rolledBack: RolledBack;
     try {
-      rolledBack = await rollBack(ctx, group, { tenant: member.tenant, plan, journalId, done, calls, failure, before: intent.before });
+      rolledBack = await rollBack(ctx, ovh, group, { tenant: member.tenant, plan, journalId, done, calls, failure, before: intent.before });
     } catch (e) {
       throw await stopGroup(ctx, group, e, member);
     }

@@ -2,8 +2,10 @@
  * Reading records from OVH, the one way every reader does it (first sync, the drift check, the
  * targeted re-read after a failed apply, recovery): a listing in OVH's expanded mode — full records, a
  * page per call — when OVH answers it, else the ids and one GET per id (the client decides and
- * remembers which: OvhApi.listRecordsOrIds, DNSPLANE_OVH_EXPANDED_LISTS).
+ * remembers which: OvhApi.listRecordsOrIds, DNSPLANE_OVH_EXPANDED_LISTS). Through the client the
+ * caller hands over: under a zone lock, its fence's (core/zones/fence.ts).
  */
+import type { OvhApi } from '../../ovh/client.js';
 import { OvhError } from '../../ovh/errors.js';
 import type { OvhRecord } from '../../ovh/types.js';
 import type { CoreContext } from '../context.js';
@@ -35,17 +37,18 @@ export interface ReadResult {
  * listing and its GET (404 after the client's retries) is left out. Expanded answers hold every
  * record of the filter, `skip` or not: callers filter what they keep.
  */
-export async function readRecords(ctx: CoreContext, zone: string, filter: RecordFilter = {}, opts: ReadOptions = {}): Promise<ReadResult> {
-  const listing = await ctx.ovh.listRecordsOrIds(zone, filter);
+export async function readRecords(ctx: CoreContext, ovh: OvhApi, zone: string, filter: RecordFilter = {}, opts: ReadOptions = {}): Promise<ReadResult> {
+  const listing = await ovh.listRecordsOrIds(zone, filter);
   if ('records' in listing) return { records: listing.records, calls: listing.calls, mode: 'expanded' };
   const ids = opts.skip ? listing.ids.filter((id) => !opts.skip!(id)) : listing.ids;
-  const got = await getEach(ctx, zone, ids, opts);
+  const got = await getEach(ctx, ovh, zone, ids, opts);
   return { records: got.records, calls: listing.calls + got.calls, mode: 'per-id' };
 }
 
 /** One GET per id (bounded concurrency), dropping ids that are gone. */
 export async function getEach(
   ctx: CoreContext,
+  ovh: OvhApi,
   zone: string,
   ids: readonly string[],
   opts: Pick<ReadOptions, 'concurrency' | 'progress'> = {},
@@ -56,7 +59,7 @@ export async function getEach(
     opts.concurrency ?? ctx.settings.syncConcurrency,
     async (id) => {
       try {
-        return await ctx.ovh.getRecord(zone, id, 2);
+        return await ovh.getRecord(zone, id, 2);
       } catch (e) {
         if (e instanceof OvhError && e.kind === 'not_found') {
           gone.push(id); // deleted between the listing and the GET

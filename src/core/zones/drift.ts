@@ -36,7 +36,6 @@
  */
 import type { RecordRow } from '../../store/index.js';
 import * as store from '../../store/index.js';
-import { withOvhFlow } from '../../ovh/ratelimit.js';
 import { differingOwners, parseZoneFile } from '../../ovh/zonefile.js';
 import { recoverInFlight } from '../apply/index.js';
 import type { CoreContext } from '../context.js';
@@ -74,117 +73,116 @@ export async function checkZoneDrift(ctx: CoreContext, zone: string, opts: Drift
 }
 
 async function driftCheck(ctx: CoreContext, zone: string, opts: DriftOptions): Promise<DriftResult> {
-  // No tenant asked for it: its OVH calls take turns as background work of this zone.
-  const result = await withOvhFlow({ zone }, () =>
-    tryZoneLockFenced(ctx, zone, async (tx, fence): Promise<DriftResult> => {
-      const z = await store.getZone(tx, zone);
-      if (z?.state !== 'synced') return idle(zone, 'skipped');
-      if (opts.minAgeMs !== undefined && opts.minAgeMs > 0 && (await store.verifiedWithin(tx, zone, opts.minAgeMs))) return idle(zone, 'skipped');
-      const recovered = await recoverInFlight(ctx, tx, zone, fence);
+  // No tenant asked for it: its OVH calls (through the fence: fence.ovh) take turns as background work of this zone.
+  const result = await tryZoneLockFenced(ctx, zone, async (tx, fence): Promise<DriftResult> => {
+    const { ovh } = fence;
+    const z = await store.getZone(tx, zone);
+    if (z?.state !== 'synced') return idle(zone, 'skipped');
+    if (opts.minAgeMs !== undefined && opts.minAgeMs > 0 && (await store.verifiedWithin(tx, zone, opts.minAgeMs))) return idle(zone, 'skipped');
+    const recovered = await recoverInFlight(ctx, tx, zone, fence);
 
-      const soa = await ctx.ovh.getSoa(zone);
-      let calls = 1;
-      if (recovered === 0 && z.soaSerial !== null && BigInt(soa.serial) === z.soaSerial) {
-        await store.markVerified(tx, zone, { soaSerial: soa.serial });
-        return { ...idle(zone, 'unchanged'), calls };
+    const soa = await ovh.getSoa(zone);
+    let calls = 1;
+    if (recovered === 0 && z.soaSerial !== null && BigInt(soa.serial) === z.soaSerial) {
+      await store.markVerified(tx, zone, { soaSerial: soa.serial });
+      return { ...idle(zone, 'unchanged'), calls };
+    }
+
+    const cached = await store.listRecords(tx, zone);
+    const cachedById = new Map(cached.map((r) => [r.id, r]));
+    const cachedIds = new Set(cachedById.keys());
+    // Calls one full read costs in OVH's expanded mode (a page per call), when that mode is usable.
+    const pages = Math.max(1, Math.ceil(cached.length / ovh.expandedPageSize));
+    const expanded = () => ovh.expandedLists !== 'no';
+    let listedIds: string[] | undefined;
+
+    /** The whole zone in expanded mode, compared with the cache; undefined when OVH answered ids (kept in listedIds). */
+    const readWhole = async (): Promise<Delta | undefined> => {
+      const listing = await ovh.listRecordsOrIds(zone);
+      calls += listing.calls;
+      if (!('records' in listing)) {
+        listedIds = listing.ids;
+        return undefined;
       }
-
-      const cached = await store.listRecords(tx, zone);
-      const cachedById = new Map(cached.map((r) => [r.id, r]));
-      const cachedIds = new Set(cachedById.keys());
-      // Calls one full read costs in OVH's expanded mode (a page per call), when that mode is usable.
-      const pages = Math.max(1, Math.ceil(cached.length / ctx.ovh.expandedPageSize));
-      const expanded = () => ctx.ovh.expandedLists !== 'no';
-      let listedIds: string[] | undefined;
-
-      /** The whole zone in expanded mode, compared with the cache; undefined when OVH answered ids (kept in listedIds). */
-      const readWhole = async (): Promise<Delta | undefined> => {
-        const listing = await ctx.ovh.listRecordsOrIds(zone);
-        calls += listing.calls;
-        if (!('records' in listing)) {
-          listedIds = listing.ids;
-          return undefined;
-        }
-        const current = listing.records.map(toRow);
-        const listed = new Set(current.map((r) => r.id));
-        return {
-          removed: cached.filter((r) => !listed.has(r.id)).map((r) => r.id),
-          added: current.filter((r) => !cachedById.has(r.id)),
-          updated: current.filter((r) => cachedById.has(r.id) && !sameRow(r, cachedById.get(r.id)!)),
-          gone: [],
-        };
+      const current = listing.records.map(toRow);
+      const listed = new Set(current.map((r) => r.id));
+      return {
+        removed: cached.filter((r) => !listed.has(r.id)).map((r) => r.id),
+        added: current.filter((r) => !cachedById.has(r.id)),
+        updated: current.filter((r) => cachedById.has(r.id) && !sameRow(r, cachedById.get(r.id)!)),
+        gone: [],
       };
+    };
 
-      /**
-       * The ids, the zone file, and a GET per new id and per record of an owner name whose lines differ;
-       * a full expanded read instead as soon as those GETs would outnumber its pages.
-       */
-      const readByIds = async (): Promise<Delta> => {
-        let ids = listedIds;
-        if (!ids) {
-          ids = await ctx.ovh.listRecordIds(zone);
-          calls++;
-        }
-        const exported = await ctx.ovh.getExport(zone);
+    /**
+     * The ids, the zone file, and a GET per new id and per record of an owner name whose lines differ;
+     * a full expanded read instead as soon as those GETs would outnumber its pages.
+     */
+    const readByIds = async (): Promise<Delta> => {
+      let ids = listedIds;
+      if (!ids) {
+        ids = await ovh.listRecordIds(zone);
         calls++;
-        const listed = new Set(ids);
-        const removed = cached.filter((r) => !listed.has(r.id)).map((r) => r.id);
-        const kept = cached.filter((r) => listed.has(r.id));
-        const gone: string[] = [];
-        const get = async (wanted: string[]): Promise<RecordRow[]> => {
-          const got = await getEach(ctx, zone, wanted);
-          calls += got.calls;
-          gone.push(...got.gone);
-          return got.records.map(toRow);
-        };
-        const newIds = ids.filter((id) => !cachedIds.has(id));
-        const whole = expanded() && newIds.length > pages ? await readWhole() : undefined;
-        if (whole) return whole;
-        const added = await get(newIds);
-        let suspects: RecordRow[];
-        try {
-          const owners = differingOwners(parseZoneFile(exported, zone), [...kept, ...added]);
-          suspects = kept.filter((r) => owners.has(r.subDomain.toLowerCase()));
-        } catch (e) {
-          ctx.log.warn({ zone, err: messageOf(e) }, 'drift: the zone export could not be read; re-reading every cached record of the zone');
-          suspects = kept;
-        }
-        const wholeAfter = expanded() && suspects.length > pages ? await readWhole() : undefined;
-        if (wholeAfter) return wholeAfter;
-        const updated = (await get(suspects.map((r) => r.id))).filter((cur) => !sameRow(cur, cachedById.get(cur.id)!));
-        return { removed, added, updated, gone };
-      };
-
-      // One or two pages cost no more than the ids and the export: read everything and compare.
-      const { removed, added, updated, gone } = (expanded() && pages <= 2 ? await readWhole() : undefined) ?? (await readByIds());
-
-      const deletions = [...removed, ...gone.filter((id) => cachedIds.has(id))];
-      const changed = deletions.length + added.length + updated.length > 0;
-      let generation: bigint | undefined;
-      if (deletions.length) await store.deleteRecords(tx, zone, deletions);
-      if (added.length + updated.length) await store.upsertRecords(tx, zone, [...added, ...updated]);
-      if (changed || recovered > 0) {
-        generation = await store.bumpGeneration(tx, zone);
-        await store.notifyZoneChanged(tx, zone, generation);
       }
-      await store.markVerified(tx, zone, {
-        soaSerial: soa.serial,
-        ...(changed ? { found: { added: added.length, removed: deletions.length, updated: updated.length } } : {}),
-      });
-      const out: DriftResult = {
-        zone,
-        status: changed ? 'changed' : 'unchanged',
-        calls,
-        added: added.length,
-        removed: deletions.length,
-        updated: updated.length,
-        recovered,
-        ...(generation !== undefined ? { generation } : {}),
+      const exported = await ovh.getExport(zone);
+      calls++;
+      const listed = new Set(ids);
+      const removed = cached.filter((r) => !listed.has(r.id)).map((r) => r.id);
+      const kept = cached.filter((r) => listed.has(r.id));
+      const gone: string[] = [];
+      const get = async (wanted: string[]): Promise<RecordRow[]> => {
+        const got = await getEach(ctx, ovh, zone, wanted);
+        calls += got.calls;
+        gone.push(...got.gone);
+        return got.records.map(toRow);
       };
-      if (changed) ctx.log.info({ ...out, generation: generation?.toString() }, 'drift: records changed outside dnsplane were read into the cache');
-      return out;
-    }),
-  );
+      const newIds = ids.filter((id) => !cachedIds.has(id));
+      const whole = expanded() && newIds.length > pages ? await readWhole() : undefined;
+      if (whole) return whole;
+      const added = await get(newIds);
+      let suspects: RecordRow[];
+      try {
+        const owners = differingOwners(parseZoneFile(exported, zone), [...kept, ...added]);
+        suspects = kept.filter((r) => owners.has(r.subDomain.toLowerCase()));
+      } catch (e) {
+        ctx.log.warn({ zone, err: messageOf(e) }, 'drift: the zone export could not be read; re-reading every cached record of the zone');
+        suspects = kept;
+      }
+      const wholeAfter = expanded() && suspects.length > pages ? await readWhole() : undefined;
+      if (wholeAfter) return wholeAfter;
+      const updated = (await get(suspects.map((r) => r.id))).filter((cur) => !sameRow(cur, cachedById.get(cur.id)!));
+      return { removed, added, updated, gone };
+    };
+
+    // One or two pages cost no more than the ids and the export: read everything and compare.
+    const { removed, added, updated, gone } = (expanded() && pages <= 2 ? await readWhole() : undefined) ?? (await readByIds());
+
+    const deletions = [...removed, ...gone.filter((id) => cachedIds.has(id))];
+    const changed = deletions.length + added.length + updated.length > 0;
+    let generation: bigint | undefined;
+    if (deletions.length) await store.deleteRecords(tx, zone, deletions);
+    if (added.length + updated.length) await store.upsertRecords(tx, zone, [...added, ...updated]);
+    if (changed || recovered > 0) {
+      generation = await store.bumpGeneration(tx, zone);
+      await store.notifyZoneChanged(tx, zone, generation);
+    }
+    await store.markVerified(tx, zone, {
+      soaSerial: soa.serial,
+      ...(changed ? { found: { added: added.length, removed: deletions.length, updated: updated.length } } : {}),
+    });
+    const out: DriftResult = {
+      zone,
+      status: changed ? 'changed' : 'unchanged',
+      calls,
+      added: added.length,
+      removed: deletions.length,
+      updated: updated.length,
+      recovered,
+      ...(generation !== undefined ? { generation } : {}),
+    };
+    if (changed) ctx.log.info({ ...out, generation: generation?.toString() }, 'drift: records changed outside dnsplane were read into the cache');
+    return out;
+  });
   return result ?? idle(zone, 'busy');
 }
 

@@ -19,10 +19,13 @@
  *   still land (store.recoveryWaitMs: the lease's end, or the old holder's OVH timeout + margin after
  *   now, whichever comes first).
  * - Past the shutdown deadline (Lifecycle) no write leaves either.
+ * The fence is handed to OVH explicitly: `fence.ovh` is the client scoped to it (OvhApi.scoped), and
+ * everything under the lock that calls OVH is given that client, never the unfenced ctx.ovh.
  */
 import { hostname } from 'node:os';
 import type pg from 'pg';
-import type { WriteGuard } from '../../ovh/client/write-guard.js';
+import type { OvhApi } from '../../ovh/client.js';
+import type { WriteGuard } from '../../ovh/client/scope.js';
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
 import { ShuttingDownError } from '../errors.js';
@@ -42,6 +45,8 @@ export class ZoneFence implements WriteGuard {
   lost: store.ZoneLockLostError | undefined;
   /** Write attempts this fence let through so far (a caller compares before/after a call). */
   writesAllowed = 0;
+  /** The OVH client whose writes go through this fence, its calls in this zone's share of the rate. */
+  readonly ovh: OvhApi;
   private readonly leased = new Set<string>();
   private renewedAt = 0;
 
@@ -50,7 +55,9 @@ export class ZoneFence implements WriteGuard {
     private readonly tx: pg.PoolClient,
     readonly zone: string,
     readonly session: store.LockSession,
-  ) {}
+  ) {
+    this.ovh = ctx.ovh.scoped({ flow: { zone }, guard: this });
+  }
 
   /** The fence of the zone lock `tx` holds (reads the session's identity: one query). */
   static async open(ctx: CoreContext, tx: pg.PoolClient, zone: string): Promise<ZoneFence> {

@@ -3,7 +3,7 @@
  * concurrency, under the zone lock so that concurrent first readers sync once).
  */
 import * as store from '../../store/index.js';
-import { withOvhFlow } from '../../ovh/ratelimit.js';
+import type { OvhApi } from '../../ovh/client.js';
 import type { OvhRecord } from '../../ovh/types.js';
 import type { CoreContext } from '../context.js';
 import { NotFoundError } from '../errors.js';
@@ -33,30 +33,30 @@ export async function ensureSynced(ctx: CoreContext, zone: string): Promise<stor
   if (!z) throw new NotFoundError('zone', zone, `zone "${zone}" is not managed by dnsplane`);
   if (z.state === 'synced') return z;
   const waiting = performance.now();
-  // The sync's OVH calls are this zone's in the rate limiter's fair share (ovh/ratelimit.ts).
-  return withOvhFlow({ zone }, () =>
-    withZoneLockQueued(ctx, zone, async (tx) => {
-      ctx.metrics?.lockWaited(zone, 'sync', (performance.now() - waiting) / 1000);
-      const again = await store.getZone(tx, zone);
-      if (again && again.state === 'synced') return again; // someone synced it while we waited
-      ctx.metrics?.cacheRead(zone, 'miss');
-      await syncZone(ctx, tx, zone);
-      return (await store.getZone(tx, zone))!;
-    }),
-  );
+  // The sync's OVH calls go through the lock's fence: this zone's fair share of the rate (ovh/ratelimit.ts).
+  return withZoneLockQueued(ctx, zone, async (tx, fence) => {
+    ctx.metrics?.lockWaited(zone, 'sync', (performance.now() - waiting) / 1000);
+    const again = await store.getZone(tx, zone);
+    if (again && again.state === 'synced') return again; // someone synced it while we waited
+    ctx.metrics?.cacheRead(zone, 'miss');
+    await syncZone(ctx, fence.ovh, tx, zone);
+    return (await store.getZone(tx, zone))!;
+  });
 }
 
 /**
  * Reads the whole zone from OVH into the cache (readRecords: a page of records per call in OVH's
  * expanded mode, else the ids and one GET per record). The caller holds the zone lock. The SOA serial
  * is read first: a change published while the records are read moves the serial past the one
- * recorded, so the next drift check reads the zone again instead of trusting a mixed read.
+ * recorded, so the next drift check reads the zone again instead of trusting a mixed read. `ovh`: the
+ * lock's fenced client (core/zones/fence.ts).
  */
-export async function syncZone(ctx: CoreContext, tx: store.Queryable, zone: string): Promise<number> {
+export async function syncZone(ctx: CoreContext, ovh: OvhApi, tx: store.Queryable, zone: string): Promise<number> {
   const started = performance.now();
-  const soa = await ctx.ovh.getSoa(zone);
+  const soa = await ovh.getSoa(zone);
   const { records, calls, mode } = await readRecords(
     ctx,
+    ovh,
     zone,
     {},
     {

@@ -19,6 +19,7 @@ import { joinOvhSplitTxt } from '../mapping.js';
 import type { OvhRecord, OvhRecordBody } from '../types.js';
 import { toRecord, type RecordFilter } from './answers.js';
 import type { RecordListing } from './expanded-lists.js';
+import type { OvhScope } from './scope.js';
 import type { OvhTransport } from './transport.js';
 
 /** The reads the look-up makes (OvhApi's own). */
@@ -34,12 +35,13 @@ export async function createRecordOnce(
   zone: string,
   body: OvhRecordBody,
   knownIds: ReadonlySet<string>,
+  scope: OvhScope,
 ): Promise<OvhRecord> {
   const path = `/domain/zone/${zone}/record`;
   for (let attempt = 0; ; attempt++) {
     let failure: OvhError | undefined;
     try {
-      const created = toRecord(await transport.call('POST', path, { ...body }, false), zone);
+      const created = toRecord(await transport.call(scope, 'POST', path, { ...body }, false), zone);
       if (created.id !== '0') return created;
       warn?.('OVH answered id 0 to a record creation; looking the record up', { zone, subDomain: body.subDomain, fieldType: body.fieldType });
     } catch (e) {

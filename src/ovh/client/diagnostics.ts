@@ -20,7 +20,8 @@ export interface CallContext {
 /**
  * node-ovh calls https.request synchronously inside requestPromised(), which we run inside
  * callStore.run(ctx): Node publishes http.client.request.start later (once the request has a socket),
- * in the async context of that call, so getStore() there is this request's context.
+ * in the async context of that call, so getStore() there is this request's context. This is the one
+ * piece of async context left in the client: nothing else tells a channel message whose call it is.
  */
 const callStore = new AsyncLocalStorage<CallContext>();
 const contexts = new WeakMap<ClientRequest, CallContext>();
@@ -50,9 +51,37 @@ export function installDiagnostics(): void {
   });
 }
 
-/** Runs fn (which sends one request) so that the channel's messages about it land in `ctx`. */
-export function withCallContext<T>(ctx: CallContext, fn: () => T): T {
-  return callStore.run(ctx, fn);
+/**
+ * Calls whose channel messages may still come. The store is enabled only while there is one:
+ * an enabled AsyncLocalStorage turns on async_hooks for the whole process, which then costs every
+ * promise of every request (a Records poll included) even when no OVH call is under way.
+ */
+let inFlight = 0;
+
+/**
+ * Runs fn (which sends one request) so that the channel's messages about it land in `ctx`; `done`
+ * (call it once, when the call has ended: its answer, its error or its timeout) lets the store go
+ * quiet when no other call is under way.
+ */
+export function withCallContext<T>(ctx: CallContext, fn: () => T): { result: T; done: () => void } {
+  inFlight++;
+  let ended = false;
+  const done = () => {
+    if (ended) return;
+    ended = true;
+    if (--inFlight === 0) callStore.disable();
+  };
+  try {
+    return { result: callStore.run(ctx, fn), done };
+  } catch (e) {
+    done();
+    throw e;
+  }
+}
+
+/** Whether the call store is on (an OVH call is under way): for tests that prove an idle process runs no async hooks. */
+export function callContextActive(): boolean {
+  return inFlight > 0;
 }
 
 function parseRetryAfter(value: string | string[] | undefined): number | undefined {

@@ -22,6 +22,7 @@ import { EXPANDED_MODE } from '../../ovhwire/routes.js';
 import { OvhError } from '../errors.js';
 import type { OvhRecord } from '../types.js';
 import { filterParams, toRecord, type RecordFilter } from './answers.js';
+import type { OvhScope } from './scope.js';
 import type { Exchange, OvhTransport } from './transport.js';
 
 /**
@@ -74,11 +75,11 @@ export class ExpandedLists {
   }
 
   /** The zone's records matching the filter (see the module comment); `plainListing` lists the ids. */
-  async list(zone: string, filter: RecordFilter, plainListing: () => Promise<string[]>): Promise<RecordListing> {
+  async list(scope: OvhScope, zone: string, filter: RecordFilter, plainListing: () => Promise<string[]>): Promise<RecordListing> {
     if (this.current === 'no') return { ids: await plainListing(), calls: 1 };
     let calls = 0;
     for (let round = 0; round < 2; round++) {
-      const read = await this.read(zone, filter);
+      const read = await this.read(scope, zone, filter);
       calls += read.calls;
       if ('refused' in read) {
         if (this.mode === 'on') {
@@ -104,11 +105,11 @@ export class ExpandedLists {
   }
 
   /** Every page of one expanded listing. */
-  private async read(zone: string, filter: RecordFilter): Promise<ExpandedRead> {
+  private async read(scope: OvhScope, zone: string, filter: RecordFilter): Promise<ExpandedRead> {
     const path = `/domain/zone/${zone}/record`;
     const params = filterParams(filter);
     const page = (number: number, size: number) =>
-      this.transport.exchange('GET', path, params, true, {
+      this.transport.exchange(scope, 'GET', path, params, true, {
         headers: { 'X-Pagination-Mode': EXPANDED_MODE, 'X-Pagination-Size': String(size), 'X-Pagination-Number': String(number), Pragma: 'no-cache' },
       });
 

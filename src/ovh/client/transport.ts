@@ -20,10 +20,10 @@ import ovh from '@ovhcloud/node-ovh';
 import type { OvhClient } from '@ovhcloud/node-ovh';
 import type { OvhEndpoint } from '../endpoint.js';
 import { OvhError, kindOfStatus } from '../errors.js';
-import { currentOvhFlow, limiterFor, type RateBudget, type RateLimiter } from '../ratelimit.js';
+import { limiterFor, type RateBudget, type RateLimiter } from '../ratelimit.js';
 import { installDiagnostics, withCallContext, type CallContext } from './diagnostics.js';
+import type { OvhScope } from './scope.js';
 import { needsOwnSigning, signedRequest, type OvhCredentials } from './signed-request.js';
-import { currentWriteGuard } from './write-guard.js';
 
 export interface RetryPolicy {
   /** Attempts in all, the first included. */
@@ -127,13 +127,14 @@ export class OvhTransport {
     return () => this.observers.delete(fn);
   }
 
-  /** One logical call: rate limited, retried when `safe` and the failure is transient. */
-  async call(method: string, path: string, params: Record<string, unknown> | undefined, safe: boolean, needsTime = true): Promise<unknown> {
-    return (await this.exchange(method, path, params, safe, { needsTime })).body;
+  /** One logical call in `scope` (its flow's share of the rate, its guard before a write): retried when `safe` and the failure is transient. */
+  async call(scope: OvhScope, method: string, path: string, params: Record<string, unknown> | undefined, safe: boolean, needsTime = true): Promise<unknown> {
+    return (await this.exchange(scope, method, path, params, safe, { needsTime })).body;
   }
 
   /** call(), with request headers of our own and the answer's headers. */
   async exchange(
+    scope: OvhScope,
     method: string,
     path: string,
     params: Record<string, unknown> | undefined,
@@ -141,10 +142,10 @@ export class OvhTransport {
     opts: { needsTime?: boolean; headers?: Record<string, string> } = {},
   ): Promise<Exchange> {
     if (this.opts.readOnly && method !== 'GET') throw new OvhError(method, path, 0, 'unknown', 'not sent: this client is read-only (DNSPLANE_DRY_RUN)');
-    if (opts.needsTime ?? true) await this.ensureTime();
+    if (opts.needsTime ?? true) await this.ensureTime(scope);
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.once(method, path, params, attempt, opts.headers);
+        return await this.once(scope, method, path, params, attempt, opts.headers);
       } catch (e) {
         if (!(e instanceof OvhError) || !safe || !e.transient || attempt + 1 >= this.retry.attempts) throw e;
         const delay = this.retryDelay(e, attempt);
@@ -167,10 +168,10 @@ export class OvhTransport {
     return this.backoff(attempt);
   }
 
-  private async ensureTime(): Promise<void> {
+  private async ensureTime(scope: OvhScope): Promise<void> {
     // node-ovh would fetch /auth/time lazily inside the first call, out of our rate limit and context.
     this.timeSynced ??= (async () => {
-      const time = await this.call('GET', '/auth/time', undefined, true, false);
+      const time = await this.call(scope, 'GET', '/auth/time', undefined, true, false);
       this.client.apiTimeDiff = Number(time) - Math.round(Date.now() / 1000);
     })().catch((e: unknown) => {
       this.timeSynced = undefined;
@@ -180,6 +181,7 @@ export class OvhTransport {
   }
 
   private async once(
+    scope: OvhScope,
     method: string,
     path: string,
     params: Record<string, unknown> | undefined,
@@ -187,10 +189,10 @@ export class OvhTransport {
     headers?: Record<string, string>,
   ): Promise<Exchange> {
     if (headers && method !== 'GET') throw new Error('requests with headers of ours: GET only');
-    // In turn with the other tenants and zones waiting (the flow core set around this work).
-    const { waitedMs, grantedAt } = await this.limiter.acquire(currentOvhFlow());
+    // In turn with the other tenants and zones waiting (the flow core scoped this work to).
+    const { waitedMs, grantedAt } = await this.limiter.acquire(scope.flow ?? {});
     if (method !== 'GET') {
-      const guard = currentWriteGuard();
+      const { guard } = scope;
       // Refused: not sent, not reported as a call; the guard's error ends the call as it is.
       if (guard)
         await guard.beforeWrite(method, path).catch((e: unknown) => {
@@ -216,12 +218,14 @@ export class OvhTransport {
       for (const fn of this.observers) fn(info);
     };
     let timer: NodeJS.Timeout | undefined;
+    let callEnded: (() => void) | undefined;
     try {
-      const answer = withCallContext(ctx, () =>
+      const { result: answer, done } = withCallContext(ctx, () =>
         headers || needsOwnSigning(path)
           ? signedRequest(this.opts.endpoint, this.opts.credentials, this.client.apiTimeDiff ?? 0, method, path, params, headers)
           : this.client.requestPromised(method, path, params),
       );
+      callEnded = done;
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
           // node-ovh's callback then rejects `answer`, which the race below has already left.
@@ -238,6 +242,7 @@ export class OvhTransport {
       throw err;
     } finally {
       clearTimeout(timer);
+      callEnded?.();
       this.limiter.release();
     }
   }

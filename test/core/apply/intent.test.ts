@@ -67,10 +67,10 @@ async function dieAfter(zone: string, sent: number, opts: { refresh?: boolean } 
     written = { journalId, intent };
     fence.lease(journalId);
     const knownIds = new Set(intent.before.map((r) => r.id));
-    for (const op of ops.slice(0, sent)) await send(ctx, zone, op, knownIds);
+    for (const op of ops.slice(0, sent)) await send(fence.ovh, zone, op, knownIds);
     if (opts.refresh) {
       expect(await store.noteJournalProgressFenced(journalPool(ctx), journalId, fence.session, { stage: 'refresh' })).toBe(true);
-      await ctx.ovh.refresh(zone);
+      await fence.ovh.refresh(zone);
     }
     throw new Error(DIED);
   }).catch((e: unknown) => e);
