@@ -35,7 +35,8 @@ import { draftRecord, ownWithDraft, ownRecords, servedIdsOf, tenantBase, tenantZ
 import { NotFoundError, PermissionDeniedError } from '../errors.js';
 import { canonicalOf } from '../ownership/ownership.js';
 import { computeZonePlan, routeInput, type DraftPlanner, type DraftSent, type RawChangeSet, type RawEndpoint } from '../plan/plan.js';
-import { readCacheOf, type ZoneBase } from '../reads/read-cache.js';
+import { readCacheOf } from '../reads/read-cache.js';
+import type { ZoneBase } from '../reads/zone-base.js';
 import type { Tenant } from '../tenants/tenants.js';
 import { baseIndexOf } from '../reads/base-index.js';
 import type { SetsIndex } from '../reads/sets-index.js';
