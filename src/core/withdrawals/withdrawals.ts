@@ -35,7 +35,7 @@ import { applyZone } from '../apply/batches.js';
 import type { CallRecord, ZoneApplyStatus } from '../apply/result.js';
 import type { CoreContext } from '../context.js';
 import { canonicalOf } from '../ownership/ownership.js';
-import type { RoutedInput } from '../plan/plan.js';
+import type { RoutedInput } from '../plan/input.js';
 import { ensureSynced } from '../zones/zones.js';
 
 export type WithdrawReason = 'silent' | 'health';
