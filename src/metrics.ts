@@ -6,6 +6,8 @@
  * and gives it a zone source (generation and record count per zone, read from Postgres at scrape
  * time, so that every replica reports the same truth). seriesOn() (metrics-series.ts) declares a series in
  * one line (name, help, label names, buckets on the given registry); webhook/metrics.ts uses it too.
+ * The series this class feeds itself are one table (metrics-table.ts, declared by seriesTable()); the
+ * gauges read at scrape time are declared in the constructor, beside their sources.
  *
  * Series (all prefixed dnsplane_):
  * - ovh_requests_total{method,route,status}      every HTTP call to OVH (each attempt counts); status 0
@@ -59,7 +61,7 @@
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import {
   seriesOn,
-  SECONDS,
+  seriesTable,
   type ApplyOutcome,
   type CacheReadResult,
   type DriftStatus,
@@ -68,6 +70,7 @@ import {
   type OvhCallSample,
   type ZoneSample,
 } from './metrics-series.js';
+import { SERIES } from './metrics-table.js';
 
 // The samples' and outcomes' types, and the series helper, where core and the doors have always found them.
 export {
@@ -84,140 +87,21 @@ export {
 export class Metrics {
   readonly registry = new Registry();
   private readonly s = seriesOn(this.registry);
-  private readonly ovhRequests = this.s.counter(
-    'dnsplane_ovh_requests_total',
-    'HTTP calls to the OVH API, each attempt counted, by method, route and status (0: no answer)',
-    ['method', 'route', 'status'],
-  );
-  private readonly ovhDuration = this.s.histogram(
-    'dnsplane_ovh_request_duration_seconds',
-    'Duration of HTTP calls to the OVH API (rate-limit wait excluded)',
-    ['method', 'route'],
-    SECONDS,
-  );
-  private readonly ovhRetries = this.s.counter('dnsplane_ovh_retries_total', 'OVH calls that were attempts after the first (retries)', ['method', 'route']);
-  private readonly rateWait = this.s.histogram(
-    'dnsplane_ovh_ratelimit_wait_seconds',
-    'Time each OVH call waited for the per-application-key rate limit and the concurrency bound',
-    [],
-    [0, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-  );
-  private readonly notSent = this.s.counter(
-    'dnsplane_ovh_calls_not_sent_total',
-    'OVH calls a dry-run apply would have made (DNSPLANE_DRY_RUN), by method and route',
-    ['method', 'route'],
-  );
-  private readonly applyDuration = this.s.histogram(
-    'dnsplane_apply_duration_seconds',
-    'Duration of one zone apply (lock wait included), by zone and outcome',
-    ['zone', 'outcome'],
-    SECONDS,
-  );
-  private readonly applyGroups = this.s.histogram(
-    'dnsplane_apply_group_applies',
-    'Applies of a zone published by one refresh (a group of coalesced applies: 1 when an apply was alone), by zone',
-    ['zone'],
-    [1, 2, 3, 5, 10, 20, 50, 100],
-  );
-  private readonly lockWait = this.s.histogram(
-    'dnsplane_lock_wait_seconds',
-    "Time spent waiting for a zone's advisory lock, by zone and operation",
-    ['zone', 'operation'],
-    SECONDS,
-  );
-  /** cacheRead's counts not yet in cacheReads (by result and zone: a bounded set). */
+  /** cacheRead's counts not yet in the series (by result and zone: a bounded set). */
   private readonly cacheReadCounts = new Map<string, { labels: { zone: string; result: CacheReadResult }; n: number }>();
-  private readonly cacheReads = this.s.counter(
-    'dnsplane_cache_reads_total',
-    'Cache use per zone: hit (Records served from the cache), not_modified (caller up to date), miss (zone read from OVH first)',
-    ['zone', 'result'],
-    () => {
+  /** The series this class feeds (metrics-table.ts), declared first, in the table's order. */
+  private readonly series = seriesTable(this.registry, SERIES, {
+    cacheReads: (c) => {
       for (const p of this.cacheReadCounts.values()) {
-        if (p.n > 0) this.cacheReads.inc(p.labels, p.n);
+        if (p.n > 0) c.inc(p.labels, p.n);
         p.n = 0;
       }
     },
-  );
-  private readonly zoneStateReads = this.s.counter(
-    'dnsplane_zone_state_reads_total',
-    "Fresh reads of every zone's generation in Postgres, each shared by the calls that arrived while the previous one ran; none while the LISTEN connection keeps them (core/reads/read-cache.ts ZoneStateSource)",
-  );
-  private readonly driftChecks = this.s.counter(
-    'dnsplane_drift_checks_total',
-    'Drift checks by zone and result: unchanged, changed (records changed outside dnsplane were found and read into the cache), busy (zone locked), skipped',
-    ['zone', 'result'],
-  );
-  private readonly driftRecords = this.s.counter(
-    'dnsplane_drift_records_total',
-    'Records drift checks found changed outside dnsplane, by zone and change (added, removed, updated)',
-    ['zone', 'change'],
-  );
-  private readonly planDuration = this.s.histogram(
-    'dnsplane_plan_duration_seconds',
-    'Duration of one Plan in core: routing, diff, operations and storage (first sync of a zone included)',
-    [],
-    [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-  );
-  private readonly plansInProgress = this.s.gauge('dnsplane_plans_in_progress', 'Plans computing now, per tenant (at most DNSPLANE_PLAN_CONCURRENCY each)', [
-    'tenant',
-  ]);
-  private readonly plansRefused = this.s.counter(
-    'dnsplane_plans_refused_total',
-    'Plans refused with RESOURCE_EXHAUSTED because the tenant had DNSPLANE_PLAN_CONCURRENCY in progress',
-    ['tenant'],
-  );
-  private readonly rpcDuration = this.s.histogram(
-    'dnsplane_rpc_duration_seconds',
-    'Server time of each RPC on the API port, from its first byte to the last byte of the answer, by procedure (the RPC path)',
-    ['procedure'],
-    [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-  );
-  private readonly loopDelay = this.s.histogram(
-    'dnsplane_event_loop_delay_seconds',
-    'How late a timer armed every 20 ms fired: how long synchronous work held the event loop',
-    [],
-    [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-  );
-  private readonly thresholdRefusals = this.s.counter(
-    'dnsplane_threshold_refusals_total',
-    "Zone applies refused because they would update or delete more than the tenant's change threshold (DNSPLANE_MAX_CHANGE_PERCENT) without force, or change a protected name without a second admin's approval",
-    ['zone', 'tenant'],
-  );
-  private readonly failedLogins = this.s.counter(
-    'dnsplane_failed_logins_total',
-    'Requests with a missing or bad token (failed), and requests refused with 429 because their address failed too often (limited)',
-    ['outcome'],
-  );
-  private readonly visibilitySeconds = this.s.histogram(
-    'dnsplane_visibility_seconds',
-    "Seconds from an apply's refresh to the moment an authoritative server of its zone first answered everything it changed, by zone and server",
-    ['zone', 'server'],
-    [0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 900, 1800],
-  );
-  private readonly visibilityFinals = this.s.counter(
-    'dnsplane_visibility_final_total',
-    'Applies whose visibility became final, by zone and state: visible, not_visible (a server still answered older data at DNSPLANE_VISIBLE_TIMEOUT), unverified (no server could be asked), superseded',
-    ['zone', 'state'],
-  );
-  private readonly probeQueries = this.s.counter(
-    'dnsplane_probe_queries_total',
-    "DNS questions the prober asked the zones' authoritative servers, by result: match (as published), old (other data), error (no answer to trust)",
-    ['result'],
-  );
-  private readonly withdrawals = this.s.counter(
-    'dnsplane_target_withdrawals_total',
-    'Targets withdrawn from OVH (core/withdrawals/withdrawals.ts), by reason: silent (its tenant silent past withdraw_after), health (its check failed)',
-    ['reason'],
-  );
+  });
   private lastSeenSource: (() => Promise<Array<{ tenant: string; seconds: number }>>) | undefined;
   private loopTimer: NodeJS.Timeout | undefined;
   private zoneSource: (() => Promise<ZoneSample[]>) | undefined;
   private healthSource: (() => Promise<HealthSample[]>) | undefined;
-  private readonly healthChecks = this.s.counter(
-    'dnsplane_health_checks_total',
-    'Health checks of targets this process made (core/health/), by result: pass, fail',
-    ['result'],
-  );
   private inFlightSource: (() => Promise<InFlightSample[]>) | undefined;
   private readCacheSource: (() => { bytes: number; maxBytes: number }) | undefined;
 
@@ -309,7 +193,7 @@ export class Metrics {
 
   /** One health check made (core/health/checker.ts). */
   healthChecked(ok: boolean): void {
-    this.healthChecks.inc({ result: ok ? 'pass' : 'fail' });
+    this.series.healthChecks.inc({ result: ok ? 'pass' : 'fail' });
   }
 
   /** Where dnsplane_tenant_last_seen_seconds comes from (server.ts: the tenants table). */
@@ -319,7 +203,7 @@ export class Metrics {
 
   /** A target left OVH (core/withdrawals/withdrawals.ts). */
   targetWithdrawn(reason: 'silent' | 'health'): void {
-    this.withdrawals.inc({ reason });
+    this.series.withdrawals.inc({ reason });
   }
 
   /** Where dnsplane_read_cache_bytes comes from (server.ts: the ReadCache's stats). */
@@ -335,42 +219,42 @@ export class Metrics {
   /** The OVH client's onCall hook. */
   ovhCall(c: OvhCallSample): void {
     const route = { method: c.method, route: c.route };
-    this.ovhRequests.inc({ ...route, status: String(c.status) });
-    this.ovhDuration.observe(route, c.durationMs / 1000);
-    this.rateWait.observe(c.waitedMs / 1000);
-    if (c.attempt > 0) this.ovhRetries.inc(route);
+    this.series.ovhRequests.inc({ ...route, status: String(c.status) });
+    this.series.ovhDuration.observe(route, c.durationMs / 1000);
+    this.series.rateWait.observe(c.waitedMs / 1000);
+    if (c.attempt > 0) this.series.ovhRetries.inc(route);
   }
 
   ovhCallNotSent(method: string, route: string): void {
-    this.notSent.inc({ method, route });
+    this.series.notSent.inc({ method, route });
   }
 
   applyDone(zone: string, outcome: ApplyOutcome, seconds: number): void {
-    this.applyDuration.observe({ zone, outcome }, seconds);
+    this.series.applyDuration.observe({ zone, outcome }, seconds);
   }
 
   /** One refresh published a group of `applies` applies of the zone (core/apply/publish.ts, coalesced applies). */
   applyGroupPublished(zone: string, applies: number): void {
-    this.applyGroups.observe({ zone }, applies);
+    this.series.applyGroups.observe({ zone }, applies);
   }
 
   lockWaited(zone: string, operation: 'apply' | 'sync', seconds: number): void {
-    this.lockWait.observe({ zone, operation }, seconds);
+    this.series.lockWait.observe({ zone, operation }, seconds);
   }
 
   driftChecked(zone: string, result: DriftStatus, records: { added: number; removed: number; updated: number }): void {
-    this.driftChecks.inc({ zone, result });
+    this.series.driftChecks.inc({ zone, result });
     for (const change of ['added', 'removed', 'updated'] as const) {
-      if (records[change] > 0) this.driftRecords.inc({ zone, change }, records[change]);
+      if (records[change] > 0) this.series.driftRecords.inc({ zone, change }, records[change]);
     }
   }
 
   thresholdRefused(zone: string, tenant: string): void {
-    this.thresholdRefusals.inc({ zone, tenant });
+    this.series.thresholdRefusals.inc({ zone, tenant });
   }
 
   loginFailure(outcome: 'failed' | 'limited'): void {
-    this.failedLogins.inc({ outcome });
+    this.series.failedLogins.inc({ outcome });
   }
 
   cacheRead(zone: string, result: CacheReadResult): void {
@@ -383,36 +267,36 @@ export class Metrics {
   }
 
   zoneStatesRead(): void {
-    this.zoneStateReads.inc();
+    this.series.zoneStateReads.inc();
   }
 
   planDone(seconds: number): void {
-    this.planDuration.observe(seconds);
+    this.series.planDuration.observe(seconds);
   }
 
   planRunning(tenant: string, delta: 1 | -1): void {
-    this.plansInProgress.inc({ tenant }, delta);
+    this.series.plansInProgress.inc({ tenant }, delta);
   }
 
   planRefused(tenant: string): void {
-    this.plansRefused.inc({ tenant });
+    this.series.plansRefused.inc({ tenant });
   }
 
   /** A server first answered everything an apply changed, `seconds` after its refresh. */
   serverAnswered(zone: string, server: string, seconds: number): void {
-    this.visibilitySeconds.observe({ zone, server }, seconds);
+    this.series.visibilitySeconds.observe({ zone, server }, seconds);
   }
 
   visibilityFinal(zone: string, state: string): void {
-    this.visibilityFinals.inc({ zone, state });
+    this.series.visibilityFinals.inc({ zone, state });
   }
 
   probeQuery(result: 'match' | 'old' | 'error'): void {
-    this.probeQueries.inc({ result });
+    this.series.probeQueries.inc({ result });
   }
 
   rpcDone(procedure: string, seconds: number): void {
-    this.rpcDuration.observe({ procedure }, seconds);
+    this.series.rpcDuration.observe({ procedure }, seconds);
   }
 
   /** Stops the event-loop timer (server close). */
@@ -426,7 +310,7 @@ export class Metrics {
     let armed = performance.now();
     const tick = () => {
       const now = performance.now();
-      this.loopDelay.observe(Math.max(0, now - armed - every) / 1000);
+      this.series.loopDelay.observe(Math.max(0, now - armed - every) / 1000);
       armed = now;
       this.loopTimer = setTimeout(tick, every);
       this.loopTimer.unref();

@@ -11,7 +11,8 @@ import type { Change, ChangeAction as CoreAction, Conflict, Endpoint, Policy as 
 import { describeOperation, operationsByRecordSet, operationsOfChange } from '../ovh/ops.js';
 import type { CallRecord, ZoneApplyResult } from '../core/apply/index.js';
 import { driftState } from '../core/zones/drift.js';
-import type { PlanInput, RawEndpoint, StoredPlan, ZonePlan } from '../core/plan/plan.js';
+import type { StoredPlan, ZonePlan } from '../core/plan/plan.js';
+import type { PlanInput, RawEndpoint } from '../core/plan/input.js';
 import type { ZoneWithCount } from '../store/index.js';
 import { Slicer } from '../core/slices.js';
 import { InvalidInputError } from '../dns/errors.js';

@@ -8,7 +8,7 @@
 import { create } from '@bufbuild/protobuf';
 import { parse as parseYaml } from 'yaml';
 import { ResourceExhaustedError } from '../core/errors.js';
-import { MAX_ENDPOINTS } from '../core/plan/plan.js';
+import { MAX_ENDPOINTS } from '../core/plan/input.js';
 import { InvalidInputError } from '../dns/errors.js';
 import { EndpointSchema, PlanRequestSchema, Policy, type Endpoint, type PlanRequest } from '../gen/dnsplane/v1/zone_pb.js';
 import { YamlOffThread, type YamlResult } from './yaml-off-thread.js';

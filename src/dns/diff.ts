@@ -62,7 +62,7 @@ export interface DiffInput {
   current: readonly Endpoint[];
   /** The desired state, normalized; validated here with validateEndpointSet unless `validated`. */
   desired: readonly Endpoint[];
-  /** The caller validated `desired` already (core/plan/plan.ts routeInput: the whole request, with its field names). */
+  /** The caller validated `desired` already (core/plan/input.ts routeInput: the whole request, with its field names). */
   validated?: boolean;
   policy: Policy;
   ownerOf: OwnerOf;

@@ -16,7 +16,7 @@ import { apply, type ZoneApplyResult } from '../core/apply/index.js';
 import type { CoreContext } from '../core/context.js';
 import { PermissionDeniedError } from '../core/errors.js';
 import { listOwnership } from '../core/admin/assign.js';
-import { inSyncScope, type PlanInput, type SyncScope } from '../core/plan/plan.js';
+import { inSyncScope, type PlanInput, type SyncScope } from '../core/plan/input.js';
 import { checkNameAllowed, type Tenant } from '../core/tenants/tenants.js';
 import { managedZoneNames } from '../core/zones/zones.js';
 import { InvalidInputError } from '../dns/errors.js';

@@ -14,8 +14,7 @@
  * Nothing is stored beside the records and their ownership; see docs/nsm.md.
  */
 import { isIP } from 'node:net';
-import type { SyncScope } from '../core/plan/plan.js';
-import type { RawEndpoint } from '../core/plan/plan.js';
+import type { RawEndpoint, SyncScope } from '../core/plan/input.js';
 import { normalizeTtl } from '../dns/endpoint.js';
 import { InvalidInputError } from '../dns/errors.js';
 import { normalizeName } from '../dns/names.js';

@@ -6,7 +6,7 @@
  *   ZoneService over Connect with the token it was given.
  * The handler (handler.ts) is the same for both, and so is the conformance test suite.
  */
-import type { RawChangeSet } from '../core/plan/plan.js';
+import type { RawChangeSet } from '../core/plan/input.js';
 import type { Conflict, Endpoint } from '../dns/types.js';
 import type { ChangeList } from './protocol.js';
 import type { TenantScope } from './normalize.js';

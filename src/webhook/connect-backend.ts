@@ -8,7 +8,7 @@
  * generation moves (Records with known generations answers not_modified for unchanged zones).
  */
 import { Code, ConnectError, type Client } from '@connectrpc/connect';
-import type { RawChangeSet, RawEndpoint } from '../core/plan/plan.js';
+import type { RawChangeSet, RawEndpoint } from '../core/plan/input.js';
 import { REFUSAL_CHANGE_THRESHOLD, REFUSAL_HEADER, REFUSAL_ZONE_HEADER } from '../core/plan/guard.js';
 import { isRecordType, type ChangeAction, type Conflict, type Endpoint } from '../dns/types.js';
 import { ApplyStatus, ChangeAction as PbChangeAction, Policy, type Endpoint as PbEndpoint, type ZoneService } from '../gen/dnsplane/v1/zone_pb.js';

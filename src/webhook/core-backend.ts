@@ -17,7 +17,7 @@ import {
   ThresholdError,
   UnauthenticatedError,
 } from '../core/errors.js';
-import type { RawChangeSet } from '../core/plan/plan.js';
+import type { RawChangeSet } from '../core/plan/input.js';
 import { records, visibleZonesIn, type ZoneStates } from '../core/reads/records.js';
 import { readCacheOf } from '../core/reads/read-cache.js';
 import { authenticate, type Tenant } from '../core/tenants/tenants.js';

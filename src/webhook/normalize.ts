@@ -20,7 +20,7 @@
  * An endpoint that breaks a rule is returned unchanged by adjust: dropping it would make external-dns
  * plan the deletion of the record it stands for. POST /records then rejects it and says why.
  */
-import { MAX_ENDPOINTS, type RawChangeSet, type RawEndpoint } from '../core/plan/plan.js';
+import { MAX_ENDPOINTS, type RawChangeSet, type RawEndpoint } from '../core/plan/input.js';
 import { drain, type Steps } from '../dns/steps.js';
 import { withinSuffixes } from '../core/tenants/tenants.js';
 import { InvalidInputError } from '../dns/errors.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FreshRead, ZoneStateSource } from '../../src/core/reads/read-cache.js';
+import { FreshRead, ZoneStateSource } from '../../src/core/reads/zone-states.js';
 import type { ZoneGeneration } from '../../src/store/zones.js';
 import { TokenCache, type Tenant } from '../../src/core/tenants/tenants.js';
 

@@ -8,9 +8,10 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { apply } from '../../src/core/apply/index.js';
-import type { RawEndpoint } from '../../src/core/plan/plan.js';
+import type { RawEndpoint } from '../../src/core/plan/input.js';
 import { plan } from '../../src/core/plan/stored.js';
-import { restoreTargets, withdrawTargets, type WithdrawItem } from '../../src/core/withdrawals/withdrawals.js';
+import type { WithdrawItem } from '../../src/core/withdrawals/items.js';
+import { restoreTargets, withdrawTargets } from '../../src/core/withdrawals/withdrawals.js';
 import { readCacheOf } from '../../src/core/reads/read-cache.js';
 import * as store from '../../src/store/index.js';
 import { applyRoom, type ApplyRoom } from '../helpers/core-apply.js';

@@ -4,7 +4,8 @@
  * handed out for another.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ReadCache, readZoneBase } from '../../src/core/reads/read-cache.js';
+import { ReadCache } from '../../src/core/reads/read-cache.js';
+import { readZoneBase } from '../../src/core/reads/zone-base.js';
 import { Slicer } from '../../src/core/slices.js';
 import { upsertRecords } from '../../src/store/records.js';
 import { withTransaction } from '../../src/store/transaction.js';

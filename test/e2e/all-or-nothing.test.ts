@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { apply } from '../../src/core/apply/index.js';
-import type { PlanInput } from '../../src/core/plan/plan.js';
+import type { PlanInput } from '../../src/core/plan/input.js';
 import { authenticate } from '../../src/core/tenants/tenants.js';
 import * as store from '../../src/store/index.js';
 import { callLines } from '../helpers/expect.js';

@@ -2,7 +2,7 @@
  * src/nsm/spec.ts: what a domain publishes and the validation of a request. Pure, no I/O.
  */
 import { describe, expect, it } from 'vitest';
-import { inSyncScope } from '../../src/core/plan/plan.js';
+import { inSyncScope } from '../../src/core/plan/input.js';
 import { InvalidInputError } from '../../src/dns/errors.js';
 import { domainEndpoints, domainScope, nsmUrl, serviceUrls, validatePublish, type PublishInput } from '../../src/nsm/spec.js';
 

@@ -27,7 +27,7 @@ import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
 import { PermissionDeniedError } from '../errors.js';
 import { checkNameAllowed, type Tenant } from '../tenants/tenants.js';
-import { readZoneBase } from '../reads/read-cache.js';
+import { readZoneBase } from '../reads/zone-base.js';
 import { Slicer } from '../slices.js';
 import { ensureSynced } from '../zones/zones.js';
 

@@ -10,7 +10,8 @@ import { limitOf, requireAdmin, tenantNamed, tenantNames } from '../tenants/gate
 import type { Tenant } from '../tenants/tenants.js';
 import { approvePlan as runApprove } from '../plan/approvals.js';
 import { planRevert as runRevert, type Revert } from '../plan/revert.js';
-import type { PlanInput, StoredPlan } from '../plan/plan.js';
+import type { StoredPlan } from '../plan/plan.js';
+import type { PlanInput } from '../plan/input.js';
 import { getPlanWithRow, plan } from '../plan/stored.js';
 
 export async function planAs(ctx: CoreContext, actor: Tenant, tenantName: string, input: PlanInput): Promise<StoredPlan> {

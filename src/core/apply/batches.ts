@@ -15,7 +15,8 @@
 import { messageOf } from '../../error-message.js';
 import type { CoreContext } from '../context.js';
 import { ApplyFailedError, isDatabaseUnavailable, isRetryable, ShuttingDownError } from '../errors.js';
-import type { RoutedInput, ZonePlan } from '../plan/plan.js';
+import type { ZonePlan } from '../plan/plan.js';
+import type { RoutedInput } from '../plan/input.js';
 import type { Tenant } from '../tenants/tenants.js';
 import { DEFAULT_APPLY_BATCH, type PlanRest } from './batch-plan.js';
 import type { BatchAnswer, ZoneBatch } from './group.js';
@@ -37,7 +38,7 @@ export interface ZoneRequest {
 /** Applies one zone of a request, batch after batch; the zone's answer. */
 export async function applyZone(ctx: CoreContext, request: ZoneRequest): Promise<ZoneApplyResult> {
   const { zone } = request;
-  // A request that says it is uncut (a DNS UPDATE, a withdraw: core/plan/plan.ts RoutedInput) is one batch.
+  // A request that says it is uncut (a DNS UPDATE, a withdraw: core/plan/input.ts RoutedInput) is one batch.
   const max = 'uncut' in request.routed ? 0 : (ctx.settings.applyBatch ?? DEFAULT_APPLY_BATCH);
   const batches: ApplyBatch[] = [];
   let merged: ZoneApplyResult | undefined;

@@ -50,7 +50,7 @@ import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
 import { ApplyFailedError, PermissionDeniedError, ShuttingDownError, StalePlanError, ThresholdError } from '../errors.js';
 import { approvalOf } from '../plan/approvals.js';
-import { routeInput, type PlanInput } from '../plan/plan.js';
+import { routeInput, type PlanInput } from '../plan/input.js';
 import { getPlanWithRow } from '../plan/stored.js';
 import type { Tenant } from '../tenants/tenants.js';
 import { ensureSynced } from '../zones/zones.js';

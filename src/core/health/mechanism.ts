@@ -6,7 +6,8 @@
  */
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
-import { restoreTargets, withdrawTargets, type ItemOutcome } from '../withdrawals/withdrawals.js';
+import type { ItemOutcome } from '../withdrawals/items.js';
+import { restoreTargets, withdrawTargets } from '../withdrawals/withdrawals.js';
 import type { HealthItem, HealthItemOutcome, Withdrawals } from './checker.js';
 
 function outcomes(items: readonly ItemOutcome[], done: (o: ItemOutcome) => boolean): HealthItemOutcome[] {

@@ -9,7 +9,7 @@
 import { healthCheckOf } from '../../dns/health-check.js';
 import type { Endpoint } from '../../dns/types.js';
 import * as store from '../../store/index.js';
-import type { RoutedInput } from '../plan/plan.js';
+import type { RoutedInput } from '../plan/input.js';
 
 /** The checks a routed request states for its record sets of `zone` (empty: it states none). */
 export function statedChecks(routed: RoutedInput, zone: string): store.HealthCheckWrite[] {

@@ -13,7 +13,7 @@
  * (its slice, for a shared set), or to be gone when none is left; its TTL is the TTL of the latest
  * staged write of the set that gave one, else the set's TTL as published, else (a new set) the
  * lowest of its records'. The refresh is planned under the zone lock (an input kind of its own,
- * DraftPlanner in core/plan/plan.ts), against the zone as the applies before it left it, and what it keeps
+ * DraftPlanner in core/plan/input.ts), against the zone as the applies before it left it, and what it keeps
  * — the served ids, the draft rows it published — is written in the apply's transaction. A record
  * keeps the id the tool was given for as long as it exists (core/ovh-api/draft-view.ts: served ids): a staged
  * create its staged id, a record the tenant had its OVH id, also when a refresh replaced its OVH
@@ -34,8 +34,10 @@ import type { CoreContext } from '../context.js';
 import { draftRecord, ownWithDraft, ownRecords, servedIdsOf, tenantBase, tenantZone, servedRecordOf, type DraftRecord, type ServedIds } from './draft-view.js';
 import { NotFoundError, PermissionDeniedError } from '../errors.js';
 import { canonicalOf } from '../ownership/ownership.js';
-import { computeZonePlan, routeInput, type DraftPlanner, type DraftSent, type RawChangeSet, type RawEndpoint } from '../plan/plan.js';
-import { readCacheOf, type ZoneBase } from '../reads/read-cache.js';
+import { computeZonePlan } from '../plan/plan.js';
+import { routeInput, type DraftPlanner, type DraftSent, type RawChangeSet, type RawEndpoint } from '../plan/input.js';
+import { readCacheOf } from '../reads/read-cache.js';
+import type { ZoneBase } from '../reads/zone-base.js';
 import type { Tenant } from '../tenants/tenants.js';
 import { baseIndexOf } from '../reads/base-index.js';
 import type { SetsIndex } from '../reads/sets-index.js';

@@ -1,7 +1,7 @@
 /**
- * The planner of a withdraw/restore apply as plan/plan.ts sees it, apart from withdrawals/withdrawals.ts
- * (which implements it and applies through core/apply/) so that planning does not import the apply
- * path back: plan.ts imports only this contract.
+ * The planner of a withdraw/restore apply as plan/ sees it (plan/input.ts's RoutedInput carries it,
+ * plan/plan.ts calls it), apart from withdrawals/ (planner.ts implements it, withdrawals.ts applies through
+ * core/apply/) so that planning does not import the apply path back: plan/ imports only this contract.
  */
 import type { Change } from '../../dns/types.js';
 import type { ZoneRecords } from '../../ovh/mapping.js';

@@ -16,7 +16,8 @@ import { auditAdminAction } from '../journal/audit.js';
 import type { CoreContext } from '../context.js';
 import { PermissionDeniedError, PlanNotApprovableError } from '../errors.js';
 import { needsApproval } from './guard.js';
-import type { RoutedInput, StoredPlan } from './plan.js';
+import type { StoredPlan } from './plan.js';
+import type { RoutedInput } from './input.js';
 import { getPlanWithRow } from './stored.js';
 import { isAdmin, type Tenant } from '../tenants/tenants.js';
 

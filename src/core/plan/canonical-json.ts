@@ -1,5 +1,5 @@
 /**
- * Canonical JSON, the text a stored plan is digested and kept as (core/plan/plan.ts's serializePlan).
+ * Canonical JSON, the text a stored plan is digested and kept as (core/plan/stored.ts's serializePlan).
  */
 
 /**

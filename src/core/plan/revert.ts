@@ -26,7 +26,8 @@ import { readIntent } from '../apply/undo.js';
 import { auditAdminAction } from '../journal/audit.js';
 import type { CoreContext } from '../context.js';
 import { NotFoundError, PermissionDeniedError } from '../errors.js';
-import type { RawChangeSet, RawEndpoint, StoredPlan } from './plan.js';
+import type { StoredPlan } from './plan.js';
+import type { RawChangeSet, RawEndpoint } from './input.js';
 import { plan } from './stored.js';
 import { isAdmin, type Tenant } from '../tenants/tenants.js';
 

@@ -14,7 +14,8 @@ import { isAdmin, type Tenant } from '../tenants/tenants.js';
 import { ensureSynced } from '../zones/zones.js';
 import { readCacheOf } from '../reads/read-cache.js';
 import { canonicalJson } from './canonical-json.js';
-import { computeZonePlan, routeInput, type PlanInput, type StoredPlan, type ZonePlan } from './plan.js';
+import { computeZonePlan, type StoredPlan, type ZonePlan } from './plan.js';
+import { routeInput, type PlanInput } from './input.js';
 
 /**
  * Computes and stores a plan: linear in the request and the zones' records, cut into slices that

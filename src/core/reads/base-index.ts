@@ -9,7 +9,7 @@
 import { absoluteName } from '../../dns/names.js';
 import { isRecordType } from '../../dns/types.js';
 import { ovhRecordName, ovhTargetToCanonical } from '../../ovh/mapping.js';
-import type { ZoneBase } from './read-cache.js';
+import type { ZoneBase } from './zone-base.js';
 import { SetsIndex } from './sets-index.js';
 import { Slicer } from '../slices.js';
 

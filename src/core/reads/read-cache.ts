@@ -33,9 +33,6 @@ import { Slicer } from '../slices.js';
 import { baseBytes, readZoneRows, zoneBaseOf, type ZoneBase } from './zone-base.js';
 import { ZoneStateSource } from './zone-states.js';
 
-export { readZoneBase, zoneBaseOf, type ZoneBase } from './zone-base.js';
-export { FreshRead, ZoneStateSource } from './zone-states.js';
-
 /** A tenant's view of a zone at a generation. The endpoints array is shared: never mutate it. */
 export interface ZoneView {
   generation: bigint;

@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { apply, type ApplyResult, type ZoneApplyResult } from '../../../src/core/apply/index.js';
 import type { CoreContext } from '../../../src/core/context.js';
-import type { RawChangeSet, RawEndpoint } from '../../../src/core/plan/plan.js';
+import type { RawChangeSet, RawEndpoint } from '../../../src/core/plan/input.js';
 import * as store from '../../../src/store/index.js';
 import { applyRoom, queueBehindLock, type ApplyRoom, type Settled } from '../../helpers/core-apply.js';
 

@@ -12,15 +12,8 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CoreContext } from '../../../src/core/context.js';
 import type { DnsUpdate } from '../../../src/core/plan/dns-update-plan.js';
-import {
-  computeLockedZonePlan,
-  computeWholeZonePlan,
-  computeZonePlan,
-  routeInput,
-  type PlanInput,
-  type RawEndpoint,
-  type ZonePlan,
-} from '../../../src/core/plan/plan.js';
+import { computeLockedZonePlan, computeWholeZonePlan, computeZonePlan, type ZonePlan } from '../../../src/core/plan/plan.js';
+import { routeInput, type PlanInput, type RawEndpoint } from '../../../src/core/plan/input.js';
 import { planDigestSliced } from '../../../src/core/plan/stored.js';
 import { readCacheOf } from '../../../src/core/reads/read-cache.js';
 import { Slicer } from '../../../src/core/slices.js';

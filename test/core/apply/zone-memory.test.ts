@@ -10,7 +10,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { apply, type ApplyResult, type ZoneApplyResult } from '../../../src/core/apply/index.js';
 import type { CoreContext } from '../../../src/core/context.js';
-import type { RawChangeSet, RawEndpoint } from '../../../src/core/plan/plan.js';
+import type { RawChangeSet, RawEndpoint } from '../../../src/core/plan/input.js';
 import { heardZoneChange, keptZoneMemory, zoneMemoryCatchUps, zoneMemoryReads } from '../../../src/core/reads/zone-memory.js';
 import type { SimRecordInit } from '../../../src/ovhsim/index.js';
 import * as store from '../../../src/store/index.js';

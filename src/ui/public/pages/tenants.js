@@ -4,10 +4,12 @@
 // the writes staged through the served OVH API that no refresh has published yet (ListOvhDrafts).
 //
 // The writes (this page's buttons, an admin's only: the RPCs refuse anyone else) are in
-// tenant-writes.js; after each the view below is redrawn from the API.
+// tenant-writes.js (the tenants') and key-writes.js (their keys'); after each the view below is
+// redrawn from the API.
 import { adminApi, zoneApi } from '../api.js';
 import { badge, clear, fmtTime, h } from '../dom.js';
 import { pagedTable } from '../table.js';
+import { keyWrites } from './key-writes.js';
 import { tenantWrites, thresholdText, withdrawAfterText } from './tenant-writes.js';
 
 /** A key rotated with a grace: until when its old secret still works. */
@@ -48,7 +50,7 @@ export async function tenantsPage(page, { stale, who }) {
   };
   const tenantOf = (name) => tenants.find((t) => t.name === name) ?? { name, zones: [] };
 
-  const w = tenantWrites(page, { refresh, tenantOf, zones: () => zones, who });
+  const w = { ...tenantWrites(page, { refresh, zones: () => zones, who }), ...keyWrites(page, { refresh, tenantOf }) };
   const act = (text, testid, onclick, kind) =>
     who.admin ? h('button', { type: 'button', class: `small-button${kind ? ` ${kind}` : ''}`, 'data-testid': testid, 'data-write': '', onclick }, text) : null;
 
