@@ -7,7 +7,9 @@ import { create } from '@bufbuild/protobuf';
 import { timestampDate, timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import * as admin from '../core/admin/index.js';
+import type { KeyAdmin } from '../core/credentials/admin.js';
 import * as ovhKeys from '../core/credentials/ovh-admin.js';
+import * as tsigKeys from '../core/credentials/tsig-admin.js';
 import * as protection from '../core/plan/protected-names.js';
 import { listDrafts } from '../core/ovh-api/staging.js';
 import { Slicer } from '../core/slices.js';
@@ -72,7 +74,9 @@ function adminOf(hc: HandlerContext): Tenant {
 }
 
 export function adminService(ctx: CoreContext): ServiceImpl<typeof AdminService> {
-  const ovhKeyAdmin = (actor: Tenant): ovhKeys.OvhKeyAdmin => ({ pool: ctx.pool, secrets: ctx.secrets, actor, keys: ctx.ovhKeys, log: ctx.log });
+  // Keys (core/credentials/admin.ts): this replica forgets the tenant's cached keys at once.
+  const tsigKeyAdmin = (actor: Tenant): KeyAdmin => ({ pool: ctx.pool, secrets: ctx.secrets, actor, keys: ctx.tsigKeys, log: ctx.log });
+  const ovhKeyAdmin = (actor: Tenant): KeyAdmin => ({ pool: ctx.pool, secrets: ctx.secrets, actor, keys: ctx.ovhKeys, log: ctx.log });
   return {
     async planAs(req, hc) {
       const actor = adminOf(hc);
@@ -215,27 +219,31 @@ export function adminService(ctx: CoreContext): ServiceImpl<typeof AdminService>
 
     async createTsigKey(req, hc) {
       const actor = adminOf(hc);
-      const { key, secret } = await admin.createTsigKey(ctx, actor, { tenant: req.tenant, algorithm: req.algorithm, name: req.name, acmeOnly: req.acmeOnly });
+      const { key, secret } = await tsigKeys.createTsigKey(tsigKeyAdmin(actor), {
+        tenant: req.tenant,
+        algorithm: req.algorithm,
+        name: req.name,
+        acmeOnly: req.acmeOnly,
+      });
       return create(CreateTsigKeyResponseSchema, { key: tsigKeyToPb(key), secret: secret.toString('base64') });
     },
 
     async listTsigKeys(req, hc) {
       const actor = adminOf(hc);
-      return create(ListTsigKeysResponseSchema, { keys: (await admin.listTsigKeys(ctx, actor, req.tenant)).map(tsigKeyToPb) });
+      return create(ListTsigKeysResponseSchema, { keys: (await tsigKeys.listTsigKeys(tsigKeyAdmin(actor), req.tenant)).map(tsigKeyToPb) });
     },
 
     async rotateTsigKey(req, hc) {
       const actor = adminOf(hc);
-      const { key, secret } = await admin.rotateTsigKey(ctx, actor, req.name, req.graceSeconds * 1000);
+      const { key, secret } = await tsigKeys.rotateTsigKey(tsigKeyAdmin(actor), req.name, req.graceSeconds * 1000);
       return create(RotateTsigKeyResponseSchema, { key: tsigKeyToPb(key), secret: secret.toString('base64') });
     },
 
     async deleteTsigKey(req, hc) {
       const actor = adminOf(hc);
-      return create(DeleteTsigKeyResponseSchema, { key: tsigKeyToPb(await admin.deleteTsigKey(ctx, actor, req.name)) });
+      return create(DeleteTsigKeyResponseSchema, { key: tsigKeyToPb(await tsigKeys.deleteTsigKey(tsigKeyAdmin(actor), req.name)) });
     },
 
-    // OVH keys (core/credentials/ovh-admin.ts): this replica forgets the tenant's cached keys at once.
     async createOvhKey(req, hc) {
       const actor = adminOf(hc);
       const issued = await ovhKeys.createOvhKey(ovhKeyAdmin(actor), { tenant: req.tenant, expiresInMs: Number(req.expiresInSeconds) * 1000 });

@@ -21,8 +21,7 @@ import { configFrom, type CliIo, type Command } from './command.js';
 import { withDatabase } from './migrate.js';
 import { table } from './text.js';
 import { CONNECTION_FILE } from '../store/index.js';
-import { runTsig, TSIG_HELP } from './tenant-tsig.js';
-import { OVH_KEY_HELP, runOvhKey } from './tenant-ovh-key.js';
+import { OVH_KEY_HELP, runOvhKey, runTsig, TSIG_HELP } from './tenant-keys.js';
 
 const HELP = `Usage:
   dnsplane tenant create NAME --zone ZONE [--zone …] [--suffix SUFFIX …] [--admin]

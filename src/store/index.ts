@@ -30,8 +30,6 @@ export * from './notify.js';
 export * from './demo.js';
 export * from './sealed.js';
 export * from './sealed-keys.js';
-export * from './tsig-keys.js';
-export * from './ovh-keys.js';
 export * from './ovh-drafts.js';
 export * from './visibility.js';
 export * from './recent-publishes.js';

@@ -48,7 +48,7 @@ export interface TenantRow {
   last_seen_at: Date | null;
 }
 
-/** A tenant's columns as toTenant reads them; `alias`: the tenants table's alias in a join (store/tsig-keys.ts). */
+/** A tenant's columns as toTenant reads them; `alias`: the tenants table's alias in a join (store/sealed-keys.ts). */
 export function tenantColumns(alias?: string): string {
   const t = alias ? `${alias}.` : '';
   return `${t}id::text AS id, ${t}name, ${t}scopes, ${t}zones, ${t}suffixes, ${t}disabled, ${t}created_at, ${t}token_rotated_at, ${t}max_change_percent, ${t}previous_token_valid_until, (extract(epoch FROM ${t}withdraw_after) * 1000)::bigint::text AS withdraw_after_ms, ${t}last_seen_at`;

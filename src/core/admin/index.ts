@@ -14,4 +14,3 @@ export { assignOwnership, importTxtRegistry, listOwnership, setTenantWithdrawAft
 export { exportZoneFile, invalidateZone } from './zones.js';
 export { listJournal, type JournalQuery } from './journal.js';
 export type { JournalOperation, JournalView } from '../journal/journal.js';
-export { createTsigKey, deleteTsigKey, listTsigKeys, rotateTsigKey } from './tsig-keys.js';

@@ -7,7 +7,7 @@
  *
  * Exactness across replicas comes from NOTIFY dnsplane_tenant, sent with every change of a tenant's
  * credentials (a token rotated, the tenant disabled or enabled, a TSIG or OVH key created, rotated or
- * deleted: store/tenants.ts, store/tsig-keys.ts, store/ovh-keys.ts): forget(name) drops that tenant's entries. Entries
+ * deleted: store/tenants.ts, store/sealed-keys.ts): forget(name) drops that tenant's entries. Entries
  * are used only while `trusted()` says the replica is listening (server.ts: the listener is connected
  * and answered its heartbeat recently); clear() when the listener is lost or comes back, since
  * notifications sent in between were missed. An answer read from Postgres is kept only if nothing was

@@ -14,7 +14,7 @@ export class LastUsed {
   private readonly keys = new Map<string, { writtenAt: number; pending?: number; timer?: NodeJS.Timeout }>();
 
   constructor(
-    /** Writes the uses (store.noteTsigKeysUsed, store.noteOvhKeysUsed). */
+    /** Writes the uses (store.TSIG_KEYS.noteUsed, store.OVH_KEYS.noteUsed). */
     private readonly write: (uses: Array<{ id: string; at: Date }>) => Promise<void>,
     private readonly log: Logger,
     /** What a credential is, for the log line ("TSIG key"). */

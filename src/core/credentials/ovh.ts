@@ -70,10 +70,10 @@ export function ovhKeyring(ctx: CoreContext): OvhKeyring {
 
 /** A keyring of its own (tests: another "last used" interval or clock). */
 export function createOvhKeyring(ctx: CoreContext, opts: { lastUsedEveryMs?: number; clock?: () => number } = {}): OvhKeyring {
-  const lastUsed = new LastUsed((uses) => store.noteOvhKeysUsed(ctx.pool, uses), ctx.log, 'OVH key', opts.lastUsedEveryMs, opts.clock);
+  const lastUsed = new LastUsed((uses) => store.OVH_KEYS.noteUsed(ctx.pool, uses), ctx.log, 'OVH key', opts.lastUsedEveryMs, opts.clock);
 
   const read = async (hash: Buffer): Promise<OvhKey | undefined> => {
-    const row = await store.findOvhKeyForAuth(ctx.pool, hash);
+    const row = await store.OVH_KEYS.findForAuth(ctx.pool, hash);
     if (!row) return undefined;
     if (!ctx.secrets) {
       throw new SecretsKeyError(
@@ -108,7 +108,7 @@ export function createOvhKeyring(ctx: CoreContext, opts: { lastUsedEveryMs?: num
       return key;
     },
     async applicationKnown(applicationKey) {
-      return (await store.getOvhKey(ctx.pool, applicationKey)) !== undefined;
+      return (await store.OVH_KEYS.get(ctx.pool, applicationKey)) !== undefined;
     },
     noteUsed(key) {
       lastUsed.note(key.id);

@@ -1,47 +1,32 @@
 /**
- * Managing TSIG keys (core/credentials/tsig.ts): create, list, rotate, delete — for AdminService (an admin
- * acting) and the command line (database access, no acting tenant). A secret is made here (random,
- * as long as its HMAC's output), sealed before it is stored (core/credentials/secrets.ts) and handed back once, to
- * be shown once; nothing here logs it. Each change is journaled (core/journal/audit.ts) in the transaction
- * that makes it, and notifies every replica (store/tsig-keys.ts).
+ * TSIG keys as a kind of sealed key (core/credentials/admin.ts manages every kind alike): a key is named
+ * by a DNS name unique across tenants (asked for, or drawn as "<tenant>-<8 hex>.dnsplane"), its secret
+ * random and as long as its HMAC's output, bound to the key's name; a rotation keeps the name, algorithm
+ * and scope. The entry points of AdminService and `dnsplane tenant tsig`.
  */
 import { randomBytes } from 'node:crypto';
-import type pg from 'pg';
 import * as store from '../../store/index.js';
-import { deleteJournaled, graceOf, journalCreated, journalRotated, sealingBox, tenantNamed, type JournaledKind } from './admin.js';
 import { InvalidInputError, NotFoundError } from '../errors.js';
-import { checkSealedSecrets, type SecretBox } from './secrets.js';
-import { checkGrace, type Tenant } from '../tenants/tenants.js';
+import { createKey, keyAdmin, keyTimes, type Issued, type KeyAdmin, type KeyKind, type KeyView } from './admin.js';
 import {
+  DEFAULT_TSIG_ALGORITHM,
   TSIG_SECRET_BYTES,
   isTsigAlgorithm,
   normalizeTsigKeyName,
   parseTsigAlgorithm,
   secretContext,
-  DEFAULT_TSIG_ALGORITHM,
   type TsigAlgorithm,
 } from './tsig.js';
 
 /** A key as listings show it: never its secret. */
-export interface TsigKeyView {
+export interface TsigKeyView extends KeyView {
   name: string;
-  tenant: string;
   algorithm: TsigAlgorithm;
   acmeOnly: boolean;
-  createdAt: Date;
-  rotatedAt: Date | null;
-  lastUsedAt: Date | null;
-  /** A rotation with a grace: the old secret still works until then; null: none (or it ended). */
-  oldSecretValidUntil: Date | null;
 }
 
 /** A key just made or rotated, with its secret: to be shown once, never logged. */
-export interface IssuedTsigKey {
-  key: TsigKeyView;
-  secret: Buffer;
-  /** The key's tenant (its zones, for the configuration printed beside the secret). */
-  tenant: Tenant;
-}
+export type IssuedTsigKey = Issued<TsigKeyView, { secret: Buffer }>;
 
 export interface NewTsigKeyInput {
   tenant: string;
@@ -52,108 +37,44 @@ export interface NewTsigKeyInput {
   acmeOnly?: boolean;
 }
 
-/** Where the keys live and who acts: `actor` null for the command line. */
-export interface KeyAdmin {
-  pool: pg.Pool;
-  secrets: SecretBox | undefined;
-  actor: Tenant | null;
+const algorithmOf = (r: { algorithm: string }): TsigAlgorithm => (isTsigAlgorithm(r.algorithm) ? r.algorithm : DEFAULT_TSIG_ALGORITHM);
+
+function mint(algorithm: TsigAlgorithm): { shown: { secret: Buffer }; secret: Buffer } {
+  const secret = randomBytes(TSIG_SECRET_BYTES[algorithm]);
+  return { shown: { secret }, secret };
 }
 
-function view(r: store.TsigKeyRow): TsigKeyView {
-  return {
-    name: r.name,
-    tenant: r.tenantName,
-    algorithm: isTsigAlgorithm(r.algorithm) ? r.algorithm : DEFAULT_TSIG_ALGORITHM,
-    acmeOnly: r.acmeOnly,
-    createdAt: r.createdAt,
-    rotatedAt: r.rotatedAt,
-    lastUsedAt: r.lastUsedAt,
-    oldSecretValidUntil: graceOf(r),
-  };
-}
-
-const JOURNAL: JournaledKind<TsigKeyView> = {
+const TSIG: KeyKind<store.TsigKeyRow, TsigKeyView, { secret: Buffer }> = {
+  store: store.TSIG_KEYS,
+  what: 'TSIG key',
   slug: 'tsig-key',
   replaces: 'secret',
+  sealedWhat: 'TSIG secrets',
+  nameOf: (raw) => normalizeTsigKeyName(raw, 'name'),
+  context: secretContext,
+  mint: (current) => mint(algorithmOf(current)),
+  view: (r) => ({ name: r.name, tenant: r.tenantName, algorithm: algorithmOf(r), acmeOnly: r.acmeOnly, ...keyTimes(r) }),
   describe: (k) => `TSIG key ${k.name} (${k.algorithm}${k.acmeOnly ? ', acme-only' : ''}) of tenant ${k.tenant}`,
   fields: (k) => ({ key: k.name, tenant: k.tenant }),
   notFound: (name) => new NotFoundError('TSIG key', name, `name: no TSIG key named "${name}" (dnsplane tenant tsig list TENANT shows them)`),
+  logsDetail: true,
 };
-
-function newSecret(algorithm: TsigAlgorithm): Buffer {
-  return randomBytes(TSIG_SECRET_BYTES[algorithm]);
-}
-
-function generatedName(tenant: string): string {
-  return `${tenant.slice(0, 54)}-${randomBytes(4).toString('hex')}.dnsplane`;
-}
 
 /** A new key for a tenant; its secret is in the answer and nowhere else in clear. */
 export async function createTsigKey(admin: KeyAdmin, input: NewTsigKeyInput): Promise<IssuedTsigKey> {
-  const algorithm = parseTsigAlgorithm(input.algorithm ?? '', 'algorithm');
-  const wanted = input.name?.trim() ? normalizeTsigKeyName(input.name, 'name') : undefined;
-  const tenant = await tenantNamed(admin.pool, input.tenant, 'tenant');
-  const box = sealingBox(admin.secrets, 'TSIG secrets');
-  const secret = newSecret(algorithm);
-  // A generated name that happens to be taken is drawn again; a name asked for is refused.
-  for (let attempt = 0; ; attempt++) {
-    const name = wanted ?? generatedName(tenant.name);
-    try {
-      return await store.withTransaction(admin.pool, async (tx) => {
-        await checkSealedSecrets(tx, box);
-        const row = await store.createTsigKey(tx, {
-          tenantId: tenant.id,
-          name,
-          algorithm,
-          acmeOnly: input.acmeOnly ?? false,
-          sealed: box.seal(secret, secretContext(name)),
-        });
-        const key = view(row);
-        await journalCreated(tx, admin.actor, JOURNAL, key, { algorithm, acmeOnly: key.acmeOnly });
-        return { key, secret, tenant };
-      });
-    } catch (e) {
-      if (!(e instanceof store.AlreadyExistsError)) throw e;
-      if (wanted !== undefined)
-        throw new InvalidInputError(
-          'name',
-          `a TSIG key named "${name}" already exists (key names are unique across tenants: a DNS message names only its key)`,
-        );
-      if (attempt >= 3) throw e;
-    }
-  }
-}
-
-/** Keys by tenant and name; `tenant` '': every tenant's. */
-export async function listTsigKeys(q: store.Queryable, tenant: string): Promise<TsigKeyView[]> {
-  const tenantId = tenant.trim() === '' ? undefined : (await tenantNamed(q, tenant, 'tenant')).id;
-  return (await store.listTsigKeys(q, tenantId === undefined ? {} : { tenantId })).map(view);
-}
-
-/**
- * A new secret for the key (same name, algorithm, scope); the old one stops working at once, or after
- * `graceMs` (at most 7 days; a grace still running from an earlier rotation ends). `graceField`: what
- * a bad grace's error names.
- */
-export async function rotateTsigKey(admin: KeyAdmin, rawName: string, graceMs = 0, graceField = 'graceSeconds'): Promise<IssuedTsigKey> {
-  const name = normalizeTsigKeyName(rawName, 'name');
-  checkGrace(graceMs, graceField, 'secret');
-  const box = sealingBox(admin.secrets, 'TSIG secrets');
-  return store.withTransaction(admin.pool, async (tx) => {
-    const current = await store.getTsigKey(tx, name);
-    if (!current) throw JOURNAL.notFound(name);
-    await checkSealedSecrets(tx, box);
-    const algorithm = isTsigAlgorithm(current.algorithm) ? current.algorithm : DEFAULT_TSIG_ALGORITHM;
-    const secret = newSecret(algorithm);
-    const key = view(await store.rotateTsigKey(tx, name, box.seal(secret, secretContext(name)), graceMs));
-    await journalRotated(tx, admin.actor, JOURNAL, key);
-    const tenant = await store.getTenantById(tx, current.tenantId);
-    return { key, secret, tenant: tenant! };
+  return createKey(admin, TSIG, input.tenant, () => {
+    const algorithm = parseTsigAlgorithm(input.algorithm ?? '', 'algorithm');
+    const acmeOnly = input.acmeOnly ?? false;
+    return {
+      ...(input.name?.trim() ? { wanted: normalizeTsigKeyName(input.name, 'name') } : {}),
+      draw: (tenant) => `${tenant.slice(0, 54)}-${randomBytes(4).toString('hex')}.dnsplane`,
+      minted: mint(algorithm),
+      values: (name) => ({ name, algorithm, acme_only: acmeOnly }),
+      detail: () => ({ algorithm, acmeOnly }),
+      taken: (name) =>
+        new InvalidInputError('name', `a TSIG key named "${name}" already exists (key names are unique across tenants: a DNS message names only its key)`),
+    };
   });
 }
 
-/** Deletes the key; it stops working at once. Returns what it was. */
-export async function deleteTsigKey(admin: Omit<KeyAdmin, 'secrets'>, rawName: string): Promise<TsigKeyView> {
-  const name = normalizeTsigKeyName(rawName, 'name');
-  return deleteJournaled(admin, JOURNAL, name, async (tx) => view(await store.deleteTsigKey(tx, name)));
-}
+export const { list: listTsigKeys, rotate: rotateTsigKey, remove: deleteTsigKey } = keyAdmin(TSIG);

@@ -116,10 +116,10 @@ export function tsigKeyring(ctx: CoreContext): TsigKeyring {
 
 /** A keyring of its own (tests: another "last used" interval or clock). */
 export function createTsigKeyring(ctx: CoreContext, opts: KeyringOptions = {}): TsigKeyring {
-  const lastUsed = new LastUsed((uses) => store.noteTsigKeysUsed(ctx.pool, uses), ctx.log, 'TSIG key', opts.lastUsedEveryMs, opts.clock);
+  const lastUsed = new LastUsed((uses) => store.TSIG_KEYS.noteUsed(ctx.pool, uses), ctx.log, 'TSIG key', opts.lastUsedEveryMs, opts.clock);
 
   const read = async (name: string): Promise<TsigKey | undefined> => {
-    const row = await store.findTsigKeyForAuth(ctx.pool, name);
+    const row = await store.TSIG_KEYS.findForAuth(ctx.pool, name);
     if (!row || row.tenant.disabled || !isTsigAlgorithm(row.algorithm)) return undefined;
     if (!ctx.secrets) {
       throw new SecretsKeyError(
