@@ -128,18 +128,18 @@ export async function startApiPort(ctx: CoreContext, opts: ApiPortOptions): Prom
     const ours = PROCEDURES.has(path);
     const procedure = ours ? path : 'unknown';
     res.once('finish', () => ctx.metrics?.rpcDone(procedure, (performance.now() - started) / 1000));
-    const route = () => {
-      if (req instanceof http.IncomingMessage) {
-        if (isRecordsJson(req)) return recordsJson(req, res as http.ServerResponse);
-        if (isPlanJson(req)) return planJson(req, res as http.ServerResponse);
-      }
-      return rpc(req, res);
-    };
-    // Health, reflection, CORS preflights and unknown paths need no token.
+    // Health, reflection, CORS preflights and unknown paths need no token. (The callback inline, not
+    // a named closure: tsx's keepNames would define a name property on it per request.)
     if (req.method !== 'OPTIONS' && ours) {
       cors(req, res);
-      gate(req, res, route);
-    } else route();
+      gate(req, res, () => route(req, res));
+    } else route(req, res);
+  };
+  /** Records and Plan in Connect's unary JSON answered beside Connect (records-json.ts, plan-json.ts); everything else by Connect. */
+  const route = (req: FrontRequest, res: FrontResponse): void => {
+    if (req instanceof http.IncomingMessage && isRecordsJson(req)) recordsJson(req, res as http.ServerResponse);
+    else if (req instanceof http.IncomingMessage && isPlanJson(req)) planJson(req, res as http.ServerResponse);
+    else rpc(req, res);
   };
 
   const front = await startFront({

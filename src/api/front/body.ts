@@ -16,20 +16,26 @@ export function readBodyWithin(req: http.IncomingMessage, maxBytes: number, refu
 export function readBodyThen(req: http.IncomingMessage, maxBytes: number, refusal: () => Error, done: (err: unknown, body?: Buffer) => void): void {
   let chunks: Buffer[] = [];
   let size = 0;
+  // done is called once: with the refusal, the body, or the first error. (No named closure for it:
+  // tsx's keepNames would define a name property on it per request, on the poll path.)
   let called = false;
-  const once = (err: unknown, body?: Buffer) => {
-    if (called) return;
-    called = true;
-    done(err, body);
-  };
   req.on('data', (c: Buffer) => {
     size += c.length;
     if (size <= maxBytes) chunks.push(c);
-    else if (size - c.length <= maxBytes) {
+    else if (size - c.length <= maxBytes && !called) {
       chunks = [];
-      once(refusal());
+      called = true;
+      done(refusal());
     }
   });
-  req.on('end', () => size <= maxBytes && once(undefined, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
-  req.on('error', (e) => once(e));
+  req.on('end', () => {
+    if (size > maxBytes || called) return;
+    called = true;
+    done(undefined, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+  });
+  req.on('error', (e) => {
+    if (called) return;
+    called = true;
+    done(e);
+  });
 }

@@ -161,10 +161,11 @@ export class Clocks {
     const now = performance.now();
     const exchange: Exchange = { req, res, startedAt: conn.phase === 'headers' ? conn.since : now, answered: false };
     conn.exchanges.add(exchange);
-    const settle = () => this.settle(conn, performance.now());
+    // (Closures passed inline, never named by a `const`: tsx's keepNames would give each one a name
+    // property of its own, a defineProperty per request on the poll path.)
     res.once('close', () => {
       exchange.answered = true;
-      settle();
+      this.settle(conn, performance.now());
     });
     // h2: an answer sent before its request's body has all come (a refusal): the rest is read and
     // dropped, so that flow control does not stall the client before it reads the answer, for at
@@ -181,8 +182,8 @@ export class Clocks {
         this.linger(conn);
       });
     }
-    req.once('end', settle);
-    settle();
+    req.once('end', () => this.settle(conn, performance.now()));
+    this.settle(conn, now);
   }
 
   /** Half-closes now and drops what still arrives, for at most maxMs (see the header). */
