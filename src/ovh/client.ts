@@ -95,11 +95,6 @@ export class OvhApi {
     return view;
   }
 
-  /** The scope this client's calls are made in. */
-  get callScope(): OvhScope {
-    return this.scope;
-  }
-
   /** The process-wide limiter this client's calls go through (shared per application key). */
   get rateLimiter(): RateLimiter {
     return this.transport.limiter;
