@@ -85,19 +85,7 @@ export class Planner implements WithdrawPlanner {
           if (rows.length > 0) {
             // Already off OVH for another reason: one more row, no call.
             const first = rows[0]!;
-            this.inserts.push({
-              dnsName: item.name,
-              recordType: item.type,
-              target: item.target,
-              reason: item.reason,
-              tenantId,
-              detail,
-              subDomain: first.subDomain,
-              fieldType: first.fieldType,
-              ovhTarget: first.ovhTarget,
-              ttl: first.ttl,
-              journalId: null,
-            });
+            this.inserts.push(withdrawal(item, tenantId, detail, first));
             decide('withdrawn');
             continue;
           }
@@ -114,19 +102,14 @@ export class Planner implements WithdrawPlanner {
           this.leaving.add(k);
           for (const r of recs) operations.push({ method: 'DELETE', path: recordPath(zone, r.id), id: r.id, before: { ...r } });
           const r = recs[0]!;
-          this.inserts.push({
-            dnsName: item.name,
-            recordType: item.type,
-            target: item.target,
-            reason: item.reason,
-            tenantId,
-            detail,
-            subDomain: r.subDomain,
-            fieldType: r.fieldType,
-            ovhTarget: r.target,
-            ttl: Math.min(...recs.map((x) => x.ttl)),
-            journalId: null,
-          });
+          this.inserts.push(
+            withdrawal(item, tenantId, detail, {
+              subDomain: r.subDomain,
+              fieldType: r.fieldType,
+              ovhTarget: r.target,
+              ttl: Math.min(...recs.map((x) => x.ttl)),
+            }),
+          );
           decide('withdrawn');
         } else {
           if (!same) {
@@ -184,4 +167,27 @@ export class Planner implements WithdrawPlanner {
       this.inserts.map((w) => ({ ...w, journalId: journalId ?? null })),
     );
   }
+}
+
+/** The row that keeps a withdrawn target (what a restore POSTs back: `published`, as OVH held it). */
+function withdrawal(
+  item: { name: string; type: string; target: string; reason: store.NewWithdrawal['reason'] },
+  tenantId: string,
+  detail: store.NewWithdrawal['detail'],
+  published: Pick<store.NewWithdrawal, 'subDomain' | 'fieldType' | 'ovhTarget' | 'ttl'>,
+): store.NewWithdrawal {
+  const { subDomain, fieldType, ovhTarget, ttl } = published; // only these: a row passed as `published` holds another reason's fields
+  return {
+    dnsName: item.name,
+    recordType: item.type,
+    target: item.target,
+    reason: item.reason,
+    tenantId,
+    detail,
+    subDomain,
+    fieldType,
+    ovhTarget,
+    ttl,
+    journalId: null,
+  };
 }
