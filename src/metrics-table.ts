@@ -110,7 +110,7 @@ export const SERIES = {
     labels: ['tenant'],
   },
   rpcDuration: {
-    kind: 'histogram',
+    kind: 'keyedHistogram',
     name: 'dnsplane_rpc_duration_seconds',
     help: 'Server time of each RPC on the API port, from its first byte to the last byte of the answer, by procedure (the RPC path)',
     labels: ['procedure'],

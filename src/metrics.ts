@@ -296,7 +296,7 @@ export class Metrics {
   }
 
   rpcDone(procedure: string, seconds: number): void {
-    this.series.rpcDuration.observe({ procedure }, seconds);
+    this.series.rpcDuration.observe(procedure, seconds);
   }
 
   /** Stops the event-loop timer (server close). */

@@ -32,6 +32,14 @@ export const READ_MAX_BYTES = 8 * 1024 * 1024;
 /** /readyz gives the database this long to answer. */
 const READY_PING_MS = 1_500;
 
+/**
+ * The procedure label of an RPC's answer, on the response object itself (as the gate marks the
+ * request): the front times the answer (onAnswered) and this says which series it counts in; answers
+ * without one (health, metrics, the console, the served OVH API) are not RPCs.
+ */
+const kProcedure = Symbol('dnsplane.procedure');
+type Timed = { [kProcedure]?: string };
+
 export interface ApiPortOptions {
   listen: { host: string; port: number };
   corsOrigins: string[];
@@ -120,14 +128,14 @@ export async function startApiPort(ctx: CoreContext, opts: ApiPortOptions): Prom
       ovhApi(req, res);
       return;
     }
-    const started = performance.now();
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
     // Our RPCs: the only values of the procedure label, and the only paths that need a token (an
     // unknown path gets its 404 from the router).
     const ours = PROCEDURES.has(path);
     const procedure = ours ? path : 'unknown';
-    res.once('finish', () => ctx.metrics?.rpcDone(procedure, (performance.now() - started) / 1000));
+    // Its server time is measured by the front when the answer is sent (onAnswered below): no listener per request.
+    (res as Timed)[kProcedure] = procedure;
     // Health, reflection, CORS preflights and unknown paths need no token. (The callback inline, not
     // a named closure: tsx's keepNames would define a name property on it per request.)
     if (req.method !== 'OPTIONS' && ours) {
@@ -165,6 +173,10 @@ export async function startApiPort(ctx: CoreContext, opts: ApiPortOptions): Prom
     log,
     registry: ctx.metrics?.registry,
     shutdownTimeoutMs: opts.shutdownTimeoutMs,
+    onAnswered: (_req, res, seconds) => {
+      const procedure = (res as Timed)[kProcedure];
+      if (procedure !== undefined) ctx.metrics?.rpcDone(procedure, seconds);
+    },
   });
   return {
     ...front,

@@ -156,33 +156,50 @@ export class Clocks {
     return this.bySocket.get(req.socket);
   }
 
-  /** A request whose headers are complete: tracked until its body has arrived and its answer is sent. */
-  request(conn: Connection, req: Req, res: Res): void {
+  /**
+   * A request whose headers are complete: tracked until its body has arrived and its answer is sent.
+   * HTTP/1.1 pays one listener per request (its answer's close): whether the body has all come is read
+   * from the request (req.complete) at the answer and at each sweep, not listened for, since a poll's
+   * body has always come by then — listeners per request were most of what a not-modified poll cost
+   * beyond a bare node:http server (bench/README.md, bench/api). `onAnswered`, when given, is told of
+   * every answer sent whole, with the time since the request's headers were read.
+   */
+  request(conn: Connection, req: Req, res: Res, onAnswered?: (req: Req, res: Res, seconds: number) => void): void {
     const now = performance.now();
     const exchange: Exchange = { req, res, startedAt: conn.phase === 'headers' ? conn.since : now, answered: false };
     conn.exchanges.add(exchange);
-    // (Closures passed inline, never named by a `const`: tsx's keepNames would give each one a name
-    // property of its own, a defineProperty per request on the poll path.)
-    res.once('close', () => {
-      exchange.answered = true;
-      this.settle(conn, performance.now());
-    });
-    // h2: an answer sent before its request's body has all come (a refusal): the rest is read and
-    // dropped, so that flow control does not stall the client before it reads the answer, for at
-    // most LINGER_MAX_MS; then the client is told to stop sending (RST_STREAM NO_ERROR, RFC 9113 §8.1).
-    // (The stream's writable side, not the compatibility response: Connect ends the stream itself.)
-    // HTTP/1.1: the same answer is followed by the lingering close.
     if ('stream' in req) {
+      // h2: an answer sent before its request's body has all come (a refusal): the rest is read and
+      // dropped, so that flow control does not stall the client before it reads the answer, for at
+      // most LINGER_MAX_MS; then the client is told to stop sending (RST_STREAM NO_ERROR, RFC 9113 §8.1).
+      // (The stream's writable side, not the compatibility response: Connect ends the stream itself.)
+      res.once('close', () => this.answered(conn, exchange, now, onAnswered));
       req.stream.once('finish', () => !req.complete && drainStream(req));
+      req.once('end', () => this.settle(conn, performance.now()));
     } else {
-      res.once('finish', () => {
-        if (req.complete) return;
+      res.once('close', () => this.answered(conn, exchange, now, onAnswered));
+    }
+    this.settle(conn, now);
+  }
+
+  /**
+   * The answer of `exchange` is done (sent, or cut). HTTP/1.1: an answer sent before its request's body
+   * has all come is followed by the lingering close (the rest read and dropped; see the header), and
+   * the exchange ends once that body has come.
+   */
+  private answered(conn: Connection, exchange: Exchange, servedAt: number, onAnswered?: (req: Req, res: Res, seconds: number) => void): void {
+    const { req, res } = exchange;
+    const now = performance.now();
+    exchange.answered = true;
+    if (res.writableFinished) onAnswered?.(req, res, (now - servedAt) / 1000);
+    if (!('stream' in req) && !req.complete) {
+      if (res.writableFinished) {
         dropRest(req);
         conn.drainingBody = true;
         this.linger(conn);
-      });
+      }
+      req.once('end', () => this.settle(conn, performance.now()));
     }
-    req.once('end', () => this.settle(conn, performance.now()));
     this.settle(conn, now);
   }
 
@@ -260,6 +277,8 @@ export class Clocks {
         }
       }
       if (conn.session) this.sweepStreams(conn, now);
+      // HTTP/1.1: a body that has all come since the last look moves its connection from body to busy.
+      else if (conn.phase === 'body') this.settle(conn, now);
       const deadline = this.deadline(conn);
       if (deadline !== undefined && now >= deadline) this.expire(conn);
     }

@@ -42,6 +42,8 @@ interface Common {
   registry?: Registry;
   /** How long close() waits for requests under way by default. */
   shutdownTimeoutMs: number;
+  /** Told of every answer sent whole, with the seconds since the request's headers were read (the port's RPC metrics). */
+  onAnswered?: (req: FrontRequest, res: FrontResponse, seconds: number) => void;
 }
 
 /** A port that serves HTTP/1.1 and h2c, or HTTP/1.1 alone. */
@@ -71,7 +73,7 @@ export async function startFront(opts: FrontOptions): Promise<Front> {
       res.destroy();
       return;
     }
-    clocks.request(conn, req, res);
+    clocks.request(conn, req, res, opts.onAnswered);
     if (limit && Number(req.headers['content-length'] ?? 0) > limit.maxBytes) limit.refuse(req, res);
     else handler(req, res);
   };
