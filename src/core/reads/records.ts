@@ -35,12 +35,28 @@ export async function visibleZones(ctx: CoreContext, tenant: Tenant, requested: 
 
 function pickZones(managed: readonly string[], tenant: Tenant, requested: string[], field: string): string[] {
   if (requested.length === 0) return managed.filter((z) => mayUseZone(tenant, z));
-  return requested.map((raw, i) => {
-    const zone = normalizeName(raw, `${field}[${i}]`);
+  const normalized = normalizedNames(requested, field);
+  for (const [i, zone] of normalized.entries()) {
     if (!managed.includes(zone)) throw new InvalidInputError(`${field}[${i}]`, `"${zone}" is not a zone dnsplane manages`);
     if (!mayUseZone(tenant, zone)) throw new PermissionDeniedError(`${field}[${i}]`, `zone "${zone}" is not one of tenant "${tenant.name}"'s zones`);
-    return zone;
-  });
+  }
+  return normalized;
+}
+
+/**
+ * The requested names normalized (an invalid one throws, naming its field), kept per request array: a
+ * poller's query is kept as it parsed it (api/records-json.ts) and asks the same names thousands of
+ * times a second. Never changed by a caller (pickZones hands it out as is: callers only read it).
+ */
+const normalizedByRequest = new WeakMap<readonly string[], string[]>();
+
+function normalizedNames(requested: readonly string[], field: string): string[] {
+  let names = normalizedByRequest.get(requested);
+  if (names === undefined) {
+    names = requested.map((raw, i) => normalizeName(raw, `${field}[${i}]`));
+    normalizedByRequest.set(requested, names);
+  }
+  return names;
 }
 
 /**
