@@ -33,12 +33,21 @@ export const READ_MAX_BYTES = 8 * 1024 * 1024;
 const READY_PING_MS = 1_500;
 
 /**
- * The procedure label of an RPC's answer, on the response object itself (as the gate marks the
- * request): the front times the answer (onAnswered) and this says which series it counts in; answers
- * without one (health, metrics, the console, the served OVH API) are not RPCs.
+ * The front times every answer (onAnswered) and the port counts it in dnsplane_rpc_duration_seconds,
+ * by the procedure its path names, unless the response is marked as no RPC: health, metrics, the
+ * console, the served OVH API, a body refused before it was read. The rare answers carry the mark, so
+ * that an RPC's response object gains no property (a property added per request reallocates the
+ * object's property store: garbage on every poll).
  */
-const kProcedure = Symbol('dnsplane.procedure');
-type Timed = { [kProcedure]?: string };
+const kNotRpc = Symbol('dnsplane.notRpc');
+type Marked = { [kNotRpc]?: true };
+
+/** The procedure label of an RPC's path: the path when it is one of ours, else 'unknown'. */
+function procedureOf(url: string): string {
+  const q = url.indexOf('?');
+  const path = q < 0 ? url : url.slice(0, q);
+  return PROCEDURES.has(path) ? path : 'unknown';
+}
 
 export interface ApiPortOptions {
   listen: { host: string; port: number };
@@ -89,13 +98,27 @@ export async function startApiPort(ctx: CoreContext, opts: ApiPortOptions): Prom
 
   const handler = (req: FrontRequest, res: FrontResponse): void => {
     const url = req.url ?? '/';
+    if (servedApart(req, res, url)) {
+      (res as Marked)[kNotRpc] = true;
+      return;
+    }
+    const procedure = procedureOf(url);
+    // Health, reflection, CORS preflights and unknown paths need no token; only our RPCs do. (The
+    // callback inline, not a named closure: tsx's keepNames would define a name property on it per request.)
+    if (req.method !== 'OPTIONS' && procedure !== 'unknown') {
+      cors(req, res);
+      gate(req, res, () => route(req, res));
+    } else route(req, res);
+  };
+  /** What the port answers beside the RPCs (health, the console, metrics, readiness, the served OVH API): true when it took the request. */
+  const servedApart = (req: FrontRequest, res: FrontResponse, url: string): boolean => {
     if (url === '/healthz') {
       plain(res, 200, 'ok\n');
-      return;
+      return true;
     }
     if (url === '/ui' || url.startsWith('/ui/') || url.startsWith('/ui?')) {
       ui(req, res);
-      return;
+      return true;
     }
     if (url === '/metrics' && ctx.metrics) {
       ctx.metrics.render().then(
@@ -108,7 +131,7 @@ export async function startApiPort(ctx: CoreContext, opts: ApiPortOptions): Prom
           plain(res, 500, 'metrics collection failed\n');
         },
       );
-      return;
+      return true;
     }
     if (url === '/readyz') {
       void readiness().then((reason) => {
@@ -121,27 +144,14 @@ export async function startApiPort(ctx: CoreContext, opts: ApiPortOptions): Prom
         if (reason === undefined) plain(res, 200, `${['ready', ...settlingZones(ctx).map(describeSettling), ...(opts.readyNotes?.() ?? [])].join('\n')}\n`);
         else plain(res, 503, `${reason}\n`);
       });
-      return;
+      return true;
     }
     // The OVH API served per tenant (src/ovhapi/): its own signature, answers and metrics.
     if (isOvhApiPath(url)) {
       ovhApi(req, res);
-      return;
+      return true;
     }
-    const q = url.indexOf('?');
-    const path = q < 0 ? url : url.slice(0, q);
-    // Our RPCs: the only values of the procedure label, and the only paths that need a token (an
-    // unknown path gets its 404 from the router).
-    const ours = PROCEDURES.has(path);
-    const procedure = ours ? path : 'unknown';
-    // Its server time is measured by the front when the answer is sent (onAnswered below): no listener per request.
-    (res as Timed)[kProcedure] = procedure;
-    // Health, reflection, CORS preflights and unknown paths need no token. (The callback inline, not
-    // a named closure: tsx's keepNames would define a name property on it per request.)
-    if (req.method !== 'OPTIONS' && ours) {
-      cors(req, res);
-      gate(req, res, () => route(req, res));
-    } else route(req, res);
+    return false;
   };
   /** Records and Plan in Connect's unary JSON answered beside Connect (records-json.ts, plan-json.ts); everything else by Connect. */
   const route = (req: FrontRequest, res: FrontResponse): void => {
@@ -160,6 +170,7 @@ export async function startApiPort(ctx: CoreContext, opts: ApiPortOptions): Prom
     bodyLimit: {
       maxBytes: READ_MAX_BYTES,
       refuse(req, res) {
+        (res as Marked)[kNotRpc] = true; // refused before the handler: not timed as an RPC
         // Under /ovh/1.0 every answer is OVH's: the served API answers its own 413 at once, the body unread.
         if (isOvhApiPath(req.url ?? '/')) return ovhApi(req, res);
         cors(req, res);
@@ -173,9 +184,8 @@ export async function startApiPort(ctx: CoreContext, opts: ApiPortOptions): Prom
     log,
     registry: ctx.metrics?.registry,
     shutdownTimeoutMs: opts.shutdownTimeoutMs,
-    onAnswered: (_req, res, seconds) => {
-      const procedure = (res as Timed)[kProcedure];
-      if (procedure !== undefined) ctx.metrics?.rpcDone(procedure, seconds);
+    onAnswered: (req, res, seconds) => {
+      if ((res as Marked)[kNotRpc] !== true) ctx.metrics?.rpcDone(procedureOf(req.url ?? '/'), seconds);
     },
   });
   return {
