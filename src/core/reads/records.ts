@@ -15,6 +15,11 @@ export interface RecordsQuery {
   zones: string[];
   knownGenerations: Map<string, bigint>;
   includeForeign: boolean;
+  /**
+   * `zones` normalized, set here on first use: a poller's query is kept as it parsed it
+   * (api/records-json.ts) and names the same zones thousands of times a second.
+   */
+  normalizedZones?: string[];
 }
 
 export interface ZoneRecords {
@@ -33,9 +38,9 @@ export async function visibleZones(ctx: CoreContext, tenant: Tenant, requested: 
   return pickZones(await managedZoneNames(ctx), tenant, requested, field);
 }
 
-function pickZones(managed: readonly string[], tenant: Tenant, requested: string[], field: string): string[] {
+function pickZones(managed: readonly string[], tenant: Tenant, requested: string[], field: string, normalized?: string[]): string[] {
   if (requested.length === 0) return managed.filter((z) => mayUseZone(tenant, z));
-  const normalized = normalizedNames(requested, field);
+  normalized ??= requested.map((raw, i) => normalizeName(raw, `${field}[${i}]`));
   for (const [i, zone] of normalized.entries()) {
     if (!managed.includes(zone)) throw new InvalidInputError(`${field}[${i}]`, `"${zone}" is not a zone dnsplane manages`);
     if (!mayUseZone(tenant, zone)) throw new PermissionDeniedError(`${field}[${i}]`, `zone "${zone}" is not one of tenant "${tenant.name}"'s zones`);
@@ -43,20 +48,10 @@ function pickZones(managed: readonly string[], tenant: Tenant, requested: string
   return normalized;
 }
 
-/**
- * The requested names normalized (an invalid one throws, naming its field), kept per request array: a
- * poller's query is kept as it parsed it (api/records-json.ts) and asks the same names thousands of
- * times a second. Never changed by a caller (pickZones hands it out as is: callers only read it).
- */
-const normalizedByRequest = new WeakMap<readonly string[], string[]>();
-
-function normalizedNames(requested: readonly string[], field: string): string[] {
-  let names = normalizedByRequest.get(requested);
-  if (names === undefined) {
-    names = requested.map((raw, i) => normalizeName(raw, `${field}[${i}]`));
-    normalizedByRequest.set(requested, names);
-  }
-  return names;
+/** The query's zones as pickZones picks them, their normalized names kept on the query (an invalid one throws each time, naming its field). Callers only read the array. */
+function zonesOf(states: ZoneStates, tenant: Tenant, q: RecordsQuery): string[] {
+  q.normalizedZones ??= q.zones.map((raw, i) => normalizeName(raw, `zones[${i}]`));
+  return pickZones(namesOf(states), tenant, q.zones, 'zones', q.normalizedZones);
 }
 
 /**
@@ -96,7 +91,7 @@ export async function listVisibleZones(ctx: CoreContext, tenant: Tenant): Promis
 export async function records(ctx: CoreContext, tenant: Tenant, q: RecordsQuery, fresh?: ZoneStates): Promise<ZoneRecords[]> {
   const cache = readCacheOf(ctx);
   const states = fresh ?? keptStates(cache, q) ?? (await cache.zoneStates.fresh());
-  const zones = pickZones(namesOf(states), tenant, q.zones, 'zones');
+  const zones = zonesOf(states, tenant, q);
   const out: ZoneRecords[] = [];
   for (const zone of zones) {
     const seen = states.get(zone)!;
@@ -123,7 +118,7 @@ export async function records(ctx: CoreContext, tenant: Tenant, q: RecordsQuery,
 export function notModifiedNow(ctx: CoreContext, tenant: Tenant, q: RecordsQuery): ZoneRecords[] | undefined {
   const states = keptStates(readCacheOf(ctx), q);
   if (states === undefined) return undefined;
-  const zones = pickZones(namesOf(states), tenant, q.zones, 'zones');
+  const zones = zonesOf(states, tenant, q);
   const out: ZoneRecords[] = [];
   for (const zone of zones) {
     const z = states.get(zone)!;
