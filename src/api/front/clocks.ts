@@ -99,6 +99,8 @@ export class Clocks {
   constructor(
     private readonly timeouts: Timeouts,
     private readonly onClosed: (reason: CloseReason) => void,
+    /** Told of every answer sent whole, with the seconds since its request's headers were read (the port's metrics). */
+    private readonly onAnswered?: (req: Req, res: Res, seconds: number) => void,
   ) {
     // Late by at most a tick; a tick of a quarter of the shortest timeout, at most a second.
     const tick = Math.max(50, Math.min(1000, Math.min(timeouts.headersMs, timeouts.requestMs, timeouts.idleMs) / 4));
@@ -161,24 +163,21 @@ export class Clocks {
    * HTTP/1.1 pays one listener per request (its answer's close): whether the body has all come is read
    * from the request (req.complete) at the answer and at each sweep, not listened for, since a poll's
    * body has always come by then — listeners per request were most of what a not-modified poll cost
-   * beyond a bare node:http server (bench/README.md, bench/api). `onAnswered`, when given, is told of
-   * every answer sent whole, with the time since the request's headers were read.
+   * beyond a bare node:http server (bench/README.md, bench/api).
    */
-  request(conn: Connection, req: Req, res: Res, onAnswered?: (req: Req, res: Res, seconds: number) => void): void {
+  request(conn: Connection, req: Req, res: Res): void {
     const now = performance.now();
     const exchange: Exchange = { req, res, startedAt: conn.phase === 'headers' ? conn.since : now, answered: false };
     conn.exchanges.add(exchange);
+    // (on, not once: a response closes once, and once's wrapper is two more objects per request)
+    res.on('close', () => this.answered(conn, exchange, now));
     if ('stream' in req) {
       // h2: an answer sent before its request's body has all come (a refusal): the rest is read and
       // dropped, so that flow control does not stall the client before it reads the answer, for at
       // most LINGER_MAX_MS; then the client is told to stop sending (RST_STREAM NO_ERROR, RFC 9113 §8.1).
       // (The stream's writable side, not the compatibility response: Connect ends the stream itself.)
-      res.once('close', () => this.answered(conn, exchange, now, onAnswered));
       req.stream.once('finish', () => !req.complete && drainStream(req));
       req.once('end', () => this.settle(conn, performance.now()));
-    } else {
-      // (on, not once: a response closes once, and once's wrapper is two more objects per request)
-      res.on('close', () => this.answered(conn, exchange, now, onAnswered));
     }
     this.settle(conn, now);
   }
@@ -188,11 +187,11 @@ export class Clocks {
    * has all come is followed by the lingering close (the rest read and dropped; see the header), and
    * the exchange ends once that body has come.
    */
-  private answered(conn: Connection, exchange: Exchange, servedAt: number, onAnswered?: (req: Req, res: Res, seconds: number) => void): void {
+  private answered(conn: Connection, exchange: Exchange, servedAt: number): void {
     const { req, res } = exchange;
     const now = performance.now();
     exchange.answered = true;
-    if (res.writableFinished) onAnswered?.(req, res, (now - servedAt) / 1000);
+    if (res.writableFinished) this.onAnswered?.(req, res, (now - servedAt) / 1000);
     if (!('stream' in req) && !req.complete) {
       if (res.writableFinished) {
         dropRest(req);

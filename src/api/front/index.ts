@@ -62,7 +62,7 @@ export interface Front {
 export async function startFront(opts: FrontOptions): Promise<Front> {
   const caps: ConnectionCaps = new ConnectionCaps(opts.limits, opts.name, opts.log, (reason) => metrics.refused(reason));
   const metrics = new FrontMetrics(opts.registry, opts.name, () => caps.size);
-  const clocks = new Clocks(opts.timeouts, (reason) => metrics.closed(reason));
+  const clocks = new Clocks(opts.timeouts, (reason) => metrics.closed(reason), opts.onAnswered);
   const handler = opts.handler as (req: FrontRequest, res: FrontResponse) => void;
   const limit = opts.bodyLimit;
 
@@ -73,7 +73,7 @@ export async function startFront(opts: FrontOptions): Promise<Front> {
       res.destroy();
       return;
     }
-    clocks.request(conn, req, res, opts.onAnswered);
+    clocks.request(conn, req, res);
     if (limit && Number(req.headers['content-length'] ?? 0) > limit.maxBytes) limit.refuse(req, res);
     else handler(req, res);
   };
