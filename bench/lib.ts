@@ -153,11 +153,13 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
  * Starts `dnsplane serve` with exactly `env` (plus PATH and HOME) and waits until it serves (and its
  * webhook listener too, unless DNSPLANE_WEBHOOK_LISTEN is "off"; and its DNS door when
  * DNSPLANE_DNS_LISTEN is set). With BENCH_CPU_PROF=dir the server
- * writes a V8 CPU profile (node --cpu-prof) into dir when it stops.
+ * writes a V8 CPU profile (node --cpu-prof) into dir when it stops; BENCH_NODE_FLAGS (space-separated)
+ * are given to its node (e.g. --trace-gc; --allocation-site-pretenuring undoes bin/dnsplane.js's default).
  */
 export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
   const prof = process.env['BENCH_CPU_PROF'] ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env['BENCH_CPU_PROF'])}`] : [];
-  const proc = spawn(process.execPath, [...prof, path.join(ROOT, 'bin/dnsplane.js'), 'serve'], {
+  const flags = (process.env['BENCH_NODE_FLAGS'] ?? '').split(' ').filter(Boolean);
+  const proc = spawn(process.execPath, [...flags, ...prof, path.join(ROOT, 'bin/dnsplane.js'), 'serve'], {
     cwd: ROOT,
     env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
