@@ -88,13 +88,15 @@ export class Metrics {
   readonly registry = new Registry();
   private readonly s = seriesOn(this.registry);
   /** cacheRead's counts not yet in the series (by result and zone: a bounded set). */
-  private readonly cacheReadCounts = new Map<string, { labels: { zone: string; result: CacheReadResult }; n: number }>();
+  private readonly cacheReadCounts = new Map<CacheReadResult, Map<string, { labels: { zone: string; result: CacheReadResult }; n: number }>>();
   /** The series this class feeds (metrics-table.ts), declared first, in the table's order. */
   private readonly series = seriesTable(this.registry, SERIES, {
     cacheReads: (c) => {
-      for (const p of this.cacheReadCounts.values()) {
-        if (p.n > 0) c.inc(p.labels, p.n);
-        p.n = 0;
+      for (const byZone of this.cacheReadCounts.values()) {
+        for (const p of byZone.values()) {
+          if (p.n > 0) c.inc(p.labels, p.n);
+          p.n = 0;
+        }
       }
     },
   });
@@ -259,11 +261,13 @@ export class Metrics {
 
   cacheRead(zone: string, result: CacheReadResult): void {
     // Counted here and added to the series at each scrape (its collect): a poll costs one increment,
-    // not prom-client's hashing of the labels (every poll counts one).
-    const key = `${result}\u0000${zone}`;
-    const pending = this.cacheReadCounts.get(key);
+    // not prom-client's hashing of the labels (every poll counts one), nor a key made of both labels
+    // (a zone's name is a string whose hash is kept: found without hashing it again).
+    let byZone = this.cacheReadCounts.get(result);
+    if (byZone === undefined) this.cacheReadCounts.set(result, (byZone = new Map()));
+    const pending = byZone.get(zone);
     if (pending) pending.n++;
-    else this.cacheReadCounts.set(key, { labels: { zone, result }, n: 1 });
+    else byZone.set(zone, { labels: { zone, result }, n: 1 });
   }
 
   zoneStatesRead(): void {

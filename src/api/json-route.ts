@@ -17,7 +17,9 @@ import { loggedConnectError } from './errors.js';
  */
 export function isUnaryJson(req: http.IncomingMessage, path: string): boolean {
   if (req.method !== 'POST' || req.url !== path) return false;
-  const type = (req.headers['content-type'] ?? '').toLowerCase().replace(/\s+/g, '');
+  const raw = req.headers['content-type'];
+  // (what every client sends, compared as is; any other spelling normalized)
+  const type = raw === 'application/json' ? raw : (raw ?? '').toLowerCase().replace(/\s+/g, '');
   if (type !== 'application/json' && type !== 'application/json;charset=utf-8') return false;
   const encoding = req.headers['content-encoding'];
   if (encoding !== undefined && encoding !== 'identity') return false;

@@ -87,13 +87,13 @@ function oneZoneBody(cache: ReadCache, z: ZoneRecords): Buffer | Promise<Buffer>
 }
 
 /** The answer's bytes: one zone's cached body as is, or the zones' parts joined (without a promise when none was modified). */
-function responseBody(cache: ReadCache, zones: ZoneRecords[]): Buffer | Promise<Buffer> {
+function responseBody(cache: ReadCache, zones: readonly ZoneRecords[]): Buffer | Promise<Buffer> {
   if (zones.length === 1) return oneZoneBody(cache, zones[0]!);
   if (zones.every((z) => z.notModified)) return joined(zones.map((z) => oneZoneBody(cache, z) as Buffer));
   return joinedBody(cache, zones);
 }
 
-async function joinedBody(cache: ReadCache, zones: ZoneRecords[]): Promise<Buffer> {
+async function joinedBody(cache: ReadCache, zones: readonly ZoneRecords[]): Promise<Buffer> {
   const ones: Buffer[] = [];
   for (const z of zones) ones.push(await oneZoneBody(cache, z));
   return joined(ones);
@@ -181,14 +181,20 @@ function answeredNow(ctx: CoreContext, req: http.IncomingMessage, res: http.Serv
   if (query === undefined) return false;
   const tenant = gateTenant(req);
   if (tenant === undefined) return false;
-  let zones: ZoneRecords[] | undefined;
+  let zones: readonly ZoneRecords[] | undefined;
   try {
     zones = notModifiedNow(ctx, tenant, query);
   } catch {
     return false;
   }
   if (zones === undefined) return false;
-  // Not modified: the bytes are at hand (responseBody makes no promise for these).
-  replyJsonBytes(res, responseBody(readCacheOf(ctx), zones) as Buffer);
+  // Not modified: the bytes are at hand (responseBody makes no promise for these), and kept with the
+  // answer, which core hands out again for as long as it holds (RecordsQuery.notModified).
+  let bytes = notModifiedAnswers.get(zones);
+  if (bytes === undefined) notModifiedAnswers.set(zones, (bytes = responseBody(readCacheOf(ctx), zones) as Buffer));
+  replyJsonBytes(res, bytes);
   return true;
 }
+
+/** The bytes of each not-modified answer core made (kept while core keeps the answer). */
+const notModifiedAnswers = new WeakMap<readonly ZoneRecords[], Buffer>();

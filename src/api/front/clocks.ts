@@ -66,7 +66,11 @@ export class Connection {
   /** socket.bytesRead when last looked at, in the idle and linger phases. */
   bytesAt = 0;
   lastProgress = 0;
-  readonly exchanges = new Set<Exchange>();
+  /**
+   * Requests under way, oldest first. An array, not a Set: a Set emptied and filled again at every
+   * request (a keep-alive connection's polls) allocates a new hash table at each turn.
+   */
+  readonly exchanges: Exchange[] = [];
   /** h2: the session, and the streams it has open. */
   session: http2.ServerHttp2Session | undefined;
   streams = 0;
@@ -84,7 +88,7 @@ export class Connection {
 
   /** Requests under way (for a graceful close). */
   get busy(): boolean {
-    return this.exchanges.size > 0;
+    return this.exchanges.length > 0;
   }
 }
 
@@ -120,7 +124,7 @@ export class Clocks {
     socket.once('close', () => {
       this.all.delete(conn);
       if (conn.busy) {
-        conn.exchanges.clear();
+        conn.exchanges.length = 0;
         this.quietCheck();
       }
     });
@@ -132,7 +136,7 @@ export class Clocks {
     const socket = conn.socket as net.Socket & { destroySoon(): void };
     const destroySoon = socket.destroySoon.bind(socket);
     socket.destroySoon = () => {
-      if ([...conn.exchanges].some((x) => !x.req.complete)) {
+      if (conn.exchanges.some((x) => !x.req.complete)) {
         conn.drainingBody = true;
         this.linger(conn);
       } else destroySoon();
@@ -168,7 +172,7 @@ export class Clocks {
   request(conn: Connection, req: Req, res: Res): void {
     const now = performance.now();
     const exchange: Exchange = { req, res, startedAt: conn.phase === 'headers' ? conn.since : now, answered: false };
-    conn.exchanges.add(exchange);
+    conn.exchanges.push(exchange);
     // (on, not once: a response closes once, and once's wrapper is two more objects per request)
     res.on('close', () => this.answered(conn, exchange, now));
     if ('stream' in req) {
@@ -228,7 +232,10 @@ export class Clocks {
   /** The phase a connection is in, from its requests (HTTP/1.1) or streams (h2). */
   private settle(conn: Connection, now: number): void {
     // HTTP/1.1: done once answered and its body is all read; h2: once its stream is closed.
-    for (const x of conn.exchanges) if (x.answered && (conn.session || x.req.complete)) conn.exchanges.delete(x);
+    const xs = conn.exchanges;
+    let kept = 0;
+    for (const x of xs) if (!(x.answered && (conn.session || x.req.complete))) xs[kept++] = x;
+    xs.length = kept;
     if (!conn.busy) this.quietCheck();
     // A lingering connection that was draining a body is done when that body has all arrived.
     if (conn.phase === 'linger' && conn.drainingBody && !conn.busy) conn.socket.destroy();
@@ -311,7 +318,7 @@ export class Clocks {
       return;
     }
     // Headers or body late: say so if nothing was answered yet, then drain what still comes.
-    if (![...conn.exchanges].some((x) => x.res.headersSent) && socket.writable) {
+    if (!conn.exchanges.some((x) => x.res.headersSent) && socket.writable) {
       socket.write('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
     }
     this.linger(conn, AFTER_408_MS);

@@ -91,7 +91,9 @@ export async function startFront(opts: FrontOptions): Promise<Front> {
   let handing: Connection | undefined;
   h2?.on('session', (session) => handing && clocks.h2(handing, session));
 
-  const front = net.createServer((socket) => {
+  // noDelay as Node's HTTP servers set it on what they accept (an answer is sent when written, not held
+  // for the client's acknowledgement of the last one).
+  const front = net.createServer({ noDelay: true }, (socket) => {
     const host = hostOf(socket.remoteAddress);
     if (caps.take(host) !== undefined) {
       socket.destroy();

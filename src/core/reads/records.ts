@@ -20,6 +20,13 @@ export interface RecordsQuery {
    * (api/records-json.ts) and names the same zones thousands of times a second.
    */
   normalizedZones?: string[];
+  /**
+   * notModifiedNow's answers, set there: per tenant, the answer and the states it was made from. The
+   * states kept in memory are a new map whenever a generation moves, and a tenant whose zones change is
+   * a new object (its credentials are read again), so an answer made from the same map for the same
+   * tenant is the same answer: a poll that finds it costs two identity checks.
+   */
+  notModified?: WeakMap<Tenant, { states: ZoneStates; answer: readonly ZoneRecords[] }>;
 }
 
 export interface ZoneRecords {
@@ -115,8 +122,12 @@ export async function records(ctx: CoreContext, tenant: Tenant, q: RecordsQuery,
  * every zone asked for synced and not modified (a cluster's poll that has the current generations).
  * Undefined otherwise: call records().
  */
-export function notModifiedNow(ctx: CoreContext, tenant: Tenant, q: RecordsQuery): ZoneRecords[] | undefined {
-  const states = keptStates(readCacheOf(ctx), q);
+export function notModifiedNow(ctx: CoreContext, tenant: Tenant, q: RecordsQuery): readonly ZoneRecords[] | undefined {
+  const kept = readCacheOf(ctx).zoneStates.now();
+  if (kept === undefined) return undefined;
+  const made = q.notModified?.get(tenant);
+  if (made !== undefined && made.states === kept) return counted(ctx, made.answer);
+  const states = aheadOf(kept, q) ? undefined : kept;
   if (states === undefined) return undefined;
   const zones = zonesOf(states, tenant, q);
   const out: ZoneRecords[] = [];
@@ -125,8 +136,14 @@ export function notModifiedNow(ctx: CoreContext, tenant: Tenant, q: RecordsQuery
     if (z.state !== 'synced' || q.knownGenerations.get(zone) !== z.generation) return undefined;
     out.push({ zone, generation: z.generation, notModified: true, endpoints: [] });
   }
-  for (const zone of zones) ctx.metrics?.cacheRead(zone, 'not_modified');
-  return out;
+  (q.notModified ??= new WeakMap()).set(tenant, { states, answer: out });
+  return counted(ctx, out);
+}
+
+/** A not-modified answer counted in the cache's reads, zone by zone. */
+function counted(ctx: CoreContext, answer: readonly ZoneRecords[]): readonly ZoneRecords[] {
+  for (const z of answer) ctx.metrics?.cacheRead(z.zone, 'not_modified');
+  return answer;
 }
 
 /** The states kept in memory, if they may answer this request (the caller not ahead of them). */
