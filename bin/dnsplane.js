@@ -1,7 +1,15 @@
 #!/usr/bin/env node
 // The `dnsplane` command: runs the TypeScript sources through tsx, so a clone works right after
 // `npm install` with no build step.
+import v8 from 'node:v8';
 import { register } from 'tsx/esm/api';
+
+// V8's allocation-site pretenuring, off (unless node was given a pretenuring flag itself): a burst of
+// long requests (a bulk apply, a cold sync) made V8 allocate every later request's objects directly
+// in the old generation, where polls' garbage is only reclaimed by full collections — not-modified
+// polls then cost ~40 % more CPU (bench/README.md, "Pretenuring").
+const given = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
+if (!given.some((f) => f.includes('pretenuring'))) v8.setFlagsFromString('--no-allocation-site-pretenuring');
 
 register();
 await import('../src/cli/main.ts');
