@@ -188,13 +188,7 @@ function answeredNow(ctx: CoreContext, req: http.IncomingMessage, res: http.Serv
     return false;
   }
   if (zones === undefined) return false;
-  // Not modified: the bytes are at hand (responseBody makes no promise for these), and kept with the
-  // answer, which core hands out again for as long as it holds (RecordsQuery.notModified).
-  let bytes = notModifiedAnswers.get(zones);
-  if (bytes === undefined) notModifiedAnswers.set(zones, (bytes = responseBody(readCacheOf(ctx), zones) as Buffer));
-  replyJsonBytes(res, bytes);
+  // Not modified: the bytes are at hand (responseBody makes no promise for these).
+  replyJsonBytes(res, responseBody(readCacheOf(ctx), zones) as Buffer);
   return true;
 }
-
-/** The bytes of each not-modified answer core made (kept while core keeps the answer). */
-const notModifiedAnswers = new WeakMap<readonly ZoneRecords[], Buffer>();

@@ -123,11 +123,10 @@ export async function records(ctx: CoreContext, tenant: Tenant, q: RecordsQuery,
  * Undefined otherwise: call records().
  */
 export function notModifiedNow(ctx: CoreContext, tenant: Tenant, q: RecordsQuery): readonly ZoneRecords[] | undefined {
-  const kept = readCacheOf(ctx).zoneStates.now();
-  if (kept === undefined) return undefined;
+  const cache = readCacheOf(ctx);
   const made = q.notModified?.get(tenant);
-  if (made !== undefined && made.states === kept) return counted(ctx, made.answer);
-  const states = aheadOf(kept, q) ? undefined : kept;
+  if (made !== undefined && made.states === cache.zoneStates.now()) return counted(ctx, made.answer);
+  const states = keptStates(cache, q);
   if (states === undefined) return undefined;
   const zones = zonesOf(states, tenant, q);
   const out: ZoneRecords[] = [];
