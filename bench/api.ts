@@ -46,7 +46,7 @@ import { ApplyStatus, Policy, type ZoneService, type Endpoint } from '../src/gen
 import { OvhSimulator, type SimRecordInit } from '../src/ovhsim/index.js';
 import * as store from '../src/store/index.js';
 import { simulatorEnv, zoneClientFor } from '../test/helpers/sim-server.js';
-import { benchDatabase as freshDatabase, healthProbe, median, percentile, startServerProcess, writeSimulatorCa, type ServerProcess } from './lib.js';
+import { benchDatabase as freshDatabase, healthProbe, median, nodeFlags, percentile, startServerProcess, writeSimulatorCa, type ServerProcess } from './lib.js';
 
 // --- parameters ---
 
@@ -261,8 +261,9 @@ async function startBareServer(body: Buffer): Promise<{ url: string; cpuMicros()
   // Under BENCH_CPU_PROF the bare server is profiled too, beside dnsplane (to compare them call for call).
   const dir = process.env['BENCH_CPU_PROF'];
   const prof = dir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(dir)}`, '--cpu-prof-name=bare-server.cpuprofile'] : [];
-  const flags = (process.env['BENCH_BARE_NODE_FLAGS'] ?? '').split(' ').filter(Boolean);
-  const proc = spawn(process.execPath, [...flags, ...prof, '-e', BARE_SERVER, body.toString('base64')], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, [...nodeFlags('BENCH_BARE_NODE_FLAGS'), ...prof, '-e', BARE_SERVER, body.toString('base64')], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const lines = createInterface({ input: proc.stdout! });
   const nextLine = () =>
     new Promise<string>((resolve, reject) => {

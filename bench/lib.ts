@@ -156,10 +156,14 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
  * writes a V8 CPU profile (node --cpu-prof) into dir when it stops; BENCH_NODE_FLAGS (space-separated)
  * are given to its node (e.g. --trace-gc; --allocation-site-pretenuring undoes bin/dnsplane.js's default).
  */
+/** The node options an environment variable lists (space-separated), for a process a bench starts. */
+export function nodeFlags(variable: string): string[] {
+  return (process.env[variable] ?? '').split(' ').filter(Boolean);
+}
+
 export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
   const prof = process.env['BENCH_CPU_PROF'] ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env['BENCH_CPU_PROF'])}`] : [];
-  const flags = (process.env['BENCH_NODE_FLAGS'] ?? '').split(' ').filter(Boolean);
-  const proc = spawn(process.execPath, [...flags, ...prof, path.join(ROOT, 'bin/dnsplane.js'), 'serve'], {
+  const proc = spawn(process.execPath, [...nodeFlags('BENCH_NODE_FLAGS'), ...prof, path.join(ROOT, 'bin/dnsplane.js'), 'serve'], {
     cwd: ROOT,
     env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
