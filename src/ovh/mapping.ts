@@ -216,46 +216,63 @@ export function* recordsToEndpointsSteps(records: readonly OvhRecord[], zone: st
   for (const [key, group] of groups) {
     if (++n % ITEMS_PER_STEP === 0) yield;
     recordsByKey.set(key, group.records);
-    const targets: string[] = [];
-    const holders = new Map<string, string[]>();
-    for (const record of group.records) {
-      const canonical = ovhTargetToCanonical(group.recordType, record.target, zone);
-      if (canonical === undefined) {
-        warnings.push({
-          key,
-          recordIds: [record.id],
-          message: `target ${JSON.stringify(record.target)} is not a valid ${group.recordType} target; kept as it is`,
-        });
-      }
-      const target = canonical ?? record.target;
-      targets.push(target);
-      const held = holders.get(target);
-      if (held) held.push(record.id);
-      else holders.set(target, [record.id]);
-    }
-    for (const [target, recordIds] of holders) {
-      if (recordIds.length > 1) {
-        warnings.push({
-          key,
-          recordIds,
-          message: `target ${JSON.stringify(target)} is held by ${recordIds.length} records (duplicates); the next change of this set removes the copies`,
-        });
-      }
-    }
-    const ttls = [...new Set(group.records.map((r) => r.ttl))].sort((a, b) => a - b);
-    const ttl = ttls[0] ?? 0;
-    if (ttls.length > 1) {
-      warnings.push({
-        key,
-        recordIds: group.records.map((r) => r.id),
-        message: `the records have different TTLs (${ttls.join(', ')}); using the minimum, ${ttl}`,
-      });
-    }
-    endpoints.push({ dnsName: group.dnsName, recordType: group.recordType, targets: sortedUnique(targets), ttl });
+    endpoints.push(setEndpoint(key, group.dnsName, group.recordType, group.records, zone, warnings));
   }
   yield* sortSteps(endpoints, compareEndpoints);
   warnings.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   return { endpoints, ignored, warnings, recordsByKey };
+}
+
+/**
+ * The endpoint of one record set: its records' targets in canonical form (raw when invalid), sorted and
+ * de-duplicated, and the minimum of their TTLs; what is odd about them is pushed to `warnings`. The
+ * second half of recordsToEndpoints, also used to map again only the sets a change touched
+ * (core/reads/base-patch.ts).
+ */
+export function setEndpoint(
+  key: RecordSetKey,
+  dnsName: string,
+  recordType: RecordType,
+  records: readonly OvhRecord[],
+  zone: string,
+  warnings: MappingWarning[] = [],
+): Endpoint {
+  const targets: string[] = [];
+  const holders = new Map<string, string[]>();
+  for (const record of records) {
+    const canonical = ovhTargetToCanonical(recordType, record.target, zone);
+    if (canonical === undefined) {
+      warnings.push({
+        key,
+        recordIds: [record.id],
+        message: `target ${JSON.stringify(record.target)} is not a valid ${recordType} target; kept as it is`,
+      });
+    }
+    const target = canonical ?? record.target;
+    targets.push(target);
+    const held = holders.get(target);
+    if (held) held.push(record.id);
+    else holders.set(target, [record.id]);
+  }
+  for (const [target, recordIds] of holders) {
+    if (recordIds.length > 1) {
+      warnings.push({
+        key,
+        recordIds,
+        message: `target ${JSON.stringify(target)} is held by ${recordIds.length} records (duplicates); the next change of this set removes the copies`,
+      });
+    }
+  }
+  const ttls = [...new Set(records.map((r) => r.ttl))].sort((a, b) => a - b);
+  const ttl = ttls[0] ?? 0;
+  if (ttls.length > 1) {
+    warnings.push({
+      key,
+      recordIds: records.map((r) => r.id),
+      message: `the records have different TTLs (${ttls.join(', ')}); using the minimum, ${ttl}`,
+    });
+  }
+  return { dnsName, recordType, targets: sortedUnique(targets), ttl };
 }
 
 function absoluteHost(host: string): string {

@@ -29,6 +29,7 @@ import { recordSetKey } from '../../dns/types.js';
 import { ovhRecordName } from '../../ovh/mapping.js';
 import type { OvhRecord } from '../../ovh/types.js';
 import * as store from '../../store/index.js';
+import { HeardChanges } from './heard-changes.js';
 import { compareRecords, SetsIndex } from './sets-index.js';
 
 export type { ZoneSlice } from './sets-index.js';
@@ -144,12 +145,8 @@ export class ZoneMemory extends SetsIndex {
 /** One zone's view, and what this replica heard of the generations past it (NOTIFY). */
 interface Kept {
   memory: ZoneMemory;
-  /** Generation -> what it changed (null: not said). Only generations past the view's. */
-  heard: Map<bigint, store.ZoneChange | null>;
+  heard: HeardChanges;
 }
-
-/** Generations heard past a view at most; past it the view is read whole at its next use. */
-const MAX_HEARD = 1_000;
 
 /** Per pool (one replica's database), per zone: its view. */
 const memories = new WeakMap<pg.Pool, Map<string, Kept>>();
@@ -171,8 +168,7 @@ function count(counter: WeakMap<pg.Pool, number>, pool: pg.Pool): void {
 export function heardZoneChange(pool: pg.Pool, zone: string, generation: bigint, changed?: store.ZoneChange): void {
   const kept = memories.get(pool)?.get(zone);
   if (!kept || generation <= kept.memory.generation) return;
-  if (kept.heard.size >= MAX_HEARD) kept.heard.clear();
-  kept.heard.set(generation, changed ?? null);
+  kept.heard.note(generation, changed);
 }
 
 /**
@@ -186,16 +182,13 @@ export async function zoneMemoryAt(pool: pg.Pool, tx: store.Queryable, zone: str
   if (!byZone) memories.set(pool, (byZone = new Map()));
   const kept = byZone.get(zone);
   if (kept && kept.memory.generation === generation) return kept.memory;
-  const missed = kept && missedChanges(kept, generation);
+  const missed = kept?.heard.between(kept.memory.generation, generation);
   if (kept && missed) {
     const { memory } = kept;
-    const ids = [...new Set(missed.flatMap((c) => c.ids))];
-    const rows = await store.listRecordsByIds(tx, zone, ids);
-    memory.write(rows, ids);
-    const sets = [...new Map(missed.flatMap((c) => c.sets).map((s) => [`${s.dnsName} ${s.recordType}`, s])).values()];
-    memory.replaceOwnership(sets, await store.listOwnershipForSets(tx, zone, sets));
+    memory.write(await store.listRecordsByIds(tx, zone, missed.ids), missed.ids);
+    memory.replaceOwnership(missed.sets, await store.listOwnershipForSets(tx, zone, missed.sets));
     memory.generation = generation;
-    for (const g of [...kept.heard.keys()]) if (g <= generation) kept.heard.delete(g);
+    kept.heard.forgetThrough(generation);
     count(zoneMemoryCatchUps, pool);
     return memory;
   }
@@ -203,22 +196,10 @@ export async function zoneMemoryAt(pool: pg.Pool, tx: store.Queryable, zone: str
   const fresh = await ZoneMemory.read(tx, zone);
   count(zoneMemoryReads, pool);
   // What was heard past the generation read stays (its NOTIFY may have come before this read).
-  const heard = new Map([...(kept?.heard ?? [])].filter(([g]) => g > fresh.generation));
+  const heard = kept?.heard ?? new HeardChanges();
+  heard.forgetThrough(fresh.generation);
   byZone.set(zone, { memory: fresh, heard });
   return fresh;
-}
-
-/** What each generation after the view's up to `generation` changed, if every one was heard with it. */
-function missedChanges(kept: Kept, generation: bigint): store.ZoneChange[] | undefined {
-  const from = kept.memory.generation;
-  if (generation < from || generation - from > BigInt(MAX_HEARD)) return undefined;
-  const out: store.ZoneChange[] = [];
-  for (let g = from + 1n; g <= generation; g++) {
-    const changed = kept.heard.get(g);
-    if (!changed) return undefined;
-    out.push(changed);
-  }
-  return out;
 }
 
 /** The view kept for the zone, if any (tests). */
