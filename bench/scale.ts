@@ -26,7 +26,8 @@
  *     p99. A server that dies is reported ("server killed at K tenants", with why); the reads stop
  *     after BENCH_SCALE_READ_BUDGET_S seconds in all (a read under way is let finish); then the
  *     server is started again (the database as it is) for the poll rounds;
- *  6. for each T: one change (an apply), then each of the T tenants polls once (Records of its own
+ *  6. for each T: each of the T tenants fetches its answer (holds the current generation's, as a
+ *     cluster that polls does), one change (an apply), then each polls once (Records of its own
  *     record sets with the generation it had, BENCH_SCALE_POLLERS at a time): the round's time and its
  *     p99; then the same round with nothing changed (each answer not modified). A round stops after
  *     BENCH_SCALE_ROUND_BUDGET_S seconds (and says how many tenants it did not poll).
@@ -465,9 +466,9 @@ async function main(): Promise<void> {
       // 6. one change, then every tenant polls once; the same round with nothing changed.
       if (!SKIP.has('polls')) {
         for (const T of TENANTS) {
-          // Every poller holds the current generation's answer (warm), then one change comes.
+          // Every poller holds the current generation's answer (warm: each fetched it from this server), then one change comes.
           const before = await generationOf(zone);
-          await pooled(T, POLLERS, (i) => rawRecords(url(), tenants[i]!.token, { zones: [zone], knownGenerations: { [zone]: before.toString() } }));
+          await pooled(T, POLLERS, (i) => rawRecords(url(), tenants[i]!.token, { zones: [zone] }));
           const change = await createOne(url(), 0, zone, `change${T}`);
           if (!change.ok) note(`${n}: the change before the poll round was not applied: ${change.text}`);
           const after = await generationOf(zone);

@@ -182,9 +182,10 @@ export async function coreContextOf(
       },
       visibility: (id) => visibility.notify(id),
       probe: () => opened.prober?.heard(),
-      // The apply path's view of a zone catches up on what another replica's apply changed (core/reads/zone-memory.ts).
+      // The read cache's base and the apply path's view of a zone catch up on what a generation changed
+      // (core/reads/heard-changes.ts): re-reading that, not the zone.
       zone: (zone, generation, changed) => {
-        reads.zoneStates.heard(zone, generation);
+        reads.heard(zone, generation, changed);
         heardZoneChange(database.pool, zone, generation, changed);
       },
     },

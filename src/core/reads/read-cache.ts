@@ -10,11 +10,17 @@
  * change committed (on any replica) before a Records request arrived is therefore in its answer,
  * and a not-modified poll costs a share of one small query instead of a query of its own.
  *
- * One copy of a zone per generation: the base (records, record sets, ownership rows) is read from one
- * REPEATABLE READ snapshot once per generation, shared by every concurrent caller, and its answers
- * are cut from it once (ZoneAnswers): the zone as includeForeign shows it, which is the same for
- * every tenant, and each owner's slice of it (the same endpoint objects, indexed by owner), so that
- * a tenant's own answer costs a map lookup and memory in proportion to its own records. The bytes
+ * One copy of a zone per generation: the base (records, record sets, ownership rows) is made once per
+ * generation from one REPEATABLE READ snapshot, shared by every concurrent caller, and its answers
+ * are cut from it once (core/reads/answers.ts): the zone as includeForeign shows it, which is the same
+ * for every tenant, and each owner's slice of it (the same endpoint objects, indexed by owner), so that
+ * a tenant's own answer costs a map lookup and memory in proportion to its own records.
+ *
+ * A change costs what it touched: when this replica heard every generation since the base it keeps
+ * with what each changed (NOTIFY, core/reads/heard-changes.ts), the snapshot reads only the records
+ * of the ids and the ownership rows of the sets they named, the new base is the kept one patched
+ * (core/reads/base-patch.ts) and its answers the kept ones with the touched sets cut again. Otherwise
+ * (the first base, a generation missed or not said, the kept base dropped) the zone is read whole. The bytes
  * the API writes are encoded once per (view, form) and kept here too (encoded()): every tenant that
  * asks includeForeign is sent the same bytes.
  *
@@ -23,31 +29,25 @@
  * and built again when asked. Dropping only forgets: an answer being sent holds its own reference.
  * A newer generation of a zone drops what was kept of the older ones.
  */
+import { isDeepStrictEqual } from 'node:util';
 import type pg from 'pg';
 import type { Endpoint } from '../../dns/types.js';
 import * as store from '../../store/index.js';
-import { visibleRecordSetsSteps } from '../ownership/ownership.js';
-import { withTargetStates, withWithdrawn } from '../ownership/withdrawn-view.js';
-import { withHealthStates } from '../health/view.js';
 import { Slicer } from '../slices.js';
+import { cutAnswers, patchAnswers, type ZoneAnswers } from './answers.js';
+import { patchBase, type PatchedBase } from './base-patch.js';
+import { HeardChanges } from './heard-changes.js';
+import { KeptBytes, type Kept, type KeptItem } from './kept-bytes.js';
 import { baseBytes, readZoneRows, zoneBaseOf, type ZoneBase } from './zone-base.js';
 import { ZoneStateSource } from './zone-states.js';
+
+export type { ZoneAnswers } from './answers.js';
+export type { KeptItem } from './kept-bytes.js';
 
 /** A tenant's view of a zone at a generation. The endpoints array is shared: never mutate it. */
 export interface ZoneView {
   generation: bigint;
   endpoints: readonly Endpoint[];
-}
-
-/**
- * The answers of one base, cut once for every tenant. Shared: never mutate them.
- */
-export interface ZoneAnswers {
-  generation: bigint;
-  /** Every record set with labels.owner (shared sets split per owner): the includeForeign answer. */
-  all: readonly Endpoint[];
-  /** Each owner's endpoints, in the order of `all` and the same objects: a tenant's own answer. */
-  byOwner: ReadonlyMap<string, readonly Endpoint[]>;
 }
 
 interface Entry<T> {
@@ -57,30 +57,20 @@ interface Entry<T> {
   settled?: T;
 }
 
-/** What the cache keeps, as accounted: a base, a base's answers, or one encoding of one view. */
-export interface KeptItem {
-  kind: 'base' | 'answers' | 'encoding';
-  zone: string;
-  generation: bigint;
-  /** encoding: the view ('*' for includeForeign, else the tenant) and the form ('connect-json', …). */
-  view?: string;
-  form?: string;
-  bytes: number;
-}
-
-interface Kept extends KeptItem {
-  drop(): void;
-}
-
 /** Counts for tests, the bench and metrics. */
 export interface ReadCacheStats {
   /** Bytes accounted now (never above maxBytes once an insertion returns) and the bound. */
   bytes: number;
   maxBytes: number;
   entries: number;
-  /** Bases read from Postgres, answers cut from a base, encodings made. */
+  /**
+   * Bases made (read whole from Postgres, or patched from the previous generation's: basePatches of
+   * them), answers cut from a base (answerPatches of them from the previous generation's), encodings made.
+   */
   baseBuilds: number;
+  basePatches: number;
   answerBuilds: number;
+  answerPatches: number;
   encodes: number;
   /** Items dropped to stay within the bound. */
   evictions: number;
@@ -115,16 +105,21 @@ export class ReadCache {
   /** The newest generation of each zone whose base was kept: older items are not kept any more. */
   private readonly newest = new Map<string, bigint>();
   /** Everything kept, least recently used first, with its accounted bytes. */
-  private readonly lru = new Map<string, Kept>();
-  private bytes = 0;
-  private readonly maxBytes: number;
-  private readonly counts = { baseBuilds: 0, answerBuilds: 0, encodes: 0, evictions: 0 };
+  private readonly kept: KeptBytes;
+  private readonly counts = { baseBuilds: 0, basePatches: 0, answerBuilds: 0, answerPatches: 0, encodes: 0 };
+  /** Per zone, what this replica heard of its generations (NOTIFY): a newer base is patched from the kept one. */
+  private readonly heardChanges = new Map<string, HeardChanges>();
+  /**
+   * A base patched from another, until its answers are cut: how, and what of the other its answers
+   * depend on (not the other base itself: it is not kept alive by its successor).
+   */
+  private readonly patchedFrom = new WeakMap<ZoneBase, { from: Pick<ZoneBase, 'generation' | 'withdrawals' | 'health'>; patched: PatchedBase }>();
 
   constructor(
     private readonly pool: pg.Pool,
     opts: ReadCacheOptions = {},
   ) {
-    this.maxBytes = opts.maxBytes ?? DEFAULT_READ_CACHE_BYTES;
+    this.kept = new KeptBytes(opts.maxBytes ?? DEFAULT_READ_CACHE_BYTES);
     this.zoneStates = new ZoneStateSource(async () => {
       opts.onZoneStatesRead?.();
       return store.listZoneStates(pool);
@@ -139,12 +134,25 @@ export class ReadCache {
   }
 
   stats(): ReadCacheStats {
-    return { bytes: this.bytes, maxBytes: this.maxBytes, entries: this.lru.size, ...this.counts };
+    const { bytes, maxBytes, size: entries, evictions } = this.kept;
+    return { bytes, maxBytes, entries, evictions, ...this.counts };
   }
 
   /** What is kept now, least recently used first (for tests). */
   kepts(): KeptItem[] {
-    return [...this.lru.values()].map(({ drop: _, ...item }) => item);
+    return this.kept.items();
+  }
+
+  /**
+   * A NOTIFY of a zone's generation heard (store.listen): the zones' states move to it, and what it
+   * changed, when its writer said, lets the next base be patched from the kept one instead of read whole.
+   */
+  heard(zone: string, generation: bigint, changed?: store.ZoneChange): void {
+    this.zoneStates.heard(zone, generation);
+    if (generation <= (this.newest.get(zone) ?? -1n)) return;
+    let heard = this.heardChanges.get(zone);
+    if (!heard) this.heardChanges.set(zone, (heard = new HeardChanges()));
+    heard.note(generation, changed);
   }
 
   /**
@@ -223,13 +231,35 @@ export class ReadCache {
   }
 
   private baseAtOrAfter(zone: string, generation: bigint): Promise<ZoneBase> {
+    const previous = this.bases.get(zone)?.settled;
     return this.latest(this.bases, zone, generation, baseKey, async (entry) => {
-      // Read in one snapshot, then mapped outside it, in slices.
-      const read = await store.withSnapshot(this.pool, (q) => readZoneRows(q, zone));
-      entry.generation = read.generation;
-      this.zoneStates.heard(zone, read.generation); // committed: the states kept may move to it
+      const slicer = new Slicer();
+      // Read in one snapshot (only what changed since the kept base, when every generation since was
+      // heard with what it changed), then mapped outside it, in slices.
+      const read = await store.withSnapshot(this.pool, async (q) => {
+        const current = await store.getZone(q, zone);
+        if (!current) throw new Error(`zone "${zone}" vanished from the database`);
+        const change = previous && this.heardChanges.get(zone)?.between(previous.generation, current.generation);
+        if (!previous || !change) return { whole: await readZoneRows(q, zone) };
+        const [rows, ownership] = [await store.listRecordsByIds(q, zone, change.ids), await store.listOwnershipForSets(q, zone, change.sets)];
+        const [withdrawals, health] = [await store.listWithdrawals(q, zone), await store.listTargetHealth(q, zone)];
+        return { generation: current.generation, previous, change: { ...change, rows, ownership, withdrawals, health } };
+      });
+      let base: ZoneBase;
+      if (read.whole) {
+        const w = read.whole;
+        base = await zoneBaseOf(zone, w.generation, w.rows, w.ownership, slicer, w.withdrawals, w.health);
+      } else {
+        const patched = await patchBase(read.previous, zone, read.generation, read.change, slicer);
+        base = patched.base;
+        const { generation: g, withdrawals, health } = read.previous;
+        this.patchedFrom.set(base, { from: { generation: g, withdrawals, health }, patched });
+        this.counts.basePatches++;
+      }
+      entry.generation = base.generation;
+      this.zoneStates.heard(zone, base.generation); // committed: the states kept may move to it
+      this.heardChanges.get(zone)?.forgetThrough(base.generation);
       this.counts.baseBuilds++;
-      const base = await zoneBaseOf(zone, read.generation, read.rows, read.ownership, new Slicer(), read.withdrawals, read.health);
       if (this.bases.get(zone) === entry) {
         entry.settled = base;
         this.keepBase(zone, entry, base);
@@ -268,7 +298,7 @@ export class ReadCache {
     const older = this.newest.get(zone);
     if (older === undefined || older < base.generation) {
       this.newest.set(zone, base.generation);
-      for (const [key, k] of this.lru) if (k.zone === zone && k.generation < base.generation) this.remove(key);
+      this.kept.removeOlder(zone, base.generation);
     }
     this.account(baseKey(zone, base.generation), {
       kind: 'base',
@@ -287,10 +317,11 @@ export class ReadCache {
    * (or a Plan's) does not make the answers cut again.
    */
   private answersAt(zone: string, generation: bigint): Promise<ZoneAnswers> {
+    const previous = this.answers.get(zone)?.settled;
     return this.latest(this.answers, zone, generation, answersKey, async (entry) => {
       const base = await this.baseAtOrAfter(zone, generation);
       entry.generation = base.generation;
-      const answers = await this.cut(zone, base);
+      const answers = await this.cut(zone, base, previous);
       if (this.answers.get(zone) === entry) {
         entry.settled = answers;
         const drop = () => {
@@ -302,67 +333,37 @@ export class ReadCache {
     });
   }
 
-  private async cut(zone: string, base: ZoneBase): Promise<ZoneAnswers> {
+  /**
+   * The base's answers: patched from the previous generation's when the base was patched from that
+   * generation's base and the withdrawn targets and health rows are as they were; cut whole otherwise.
+   */
+  private async cut(zone: string, base: ZoneBase, previous: ZoneAnswers | undefined): Promise<ZoneAnswers> {
     const slicer = new Slicer();
-    // Owner labels, shared sets split per owner (ownership.ts); with includeForeign nothing depends on the tenant.
-    // Withdrawn targets (core/withdrawals/withdrawals.ts) shown to their owners as theirs, with their state.
-    const seen = withWithdrawn(zone, base, base.withdrawals);
-    const all = withHealthStates(
-      withTargetStates(await slicer.run(visibleRecordSetsSteps('', zone, seen.endpoints, base.ownership, seen.recordsByKey, true)), base.withdrawals),
-      base.health ?? [],
-    );
-    const byOwner = new Map<string, Endpoint[]>();
-    for (let i = 0; i < all.length; i++) {
-      if (i % 1024 === 0) await slicer.check();
-      const e = all[i]!;
-      const owner = e.labels?.['owner'] ?? '';
-      if (owner === '') continue;
-      const list = byOwner.get(owner);
-      if (list) list.push(e);
-      else byOwner.set(owner, [e]);
-    }
+    const p = this.patchedFrom.get(base);
+    this.patchedFrom.delete(base);
+    const patchable =
+      p !== undefined &&
+      previous?.generation === p.from.generation &&
+      isDeepStrictEqual(p.from.withdrawals, base.withdrawals) &&
+      isDeepStrictEqual(p.from.health ?? [], base.health ?? []);
+    const answers = patchable ? await patchAnswers(zone, previous, p.patched, slicer) : await cutAnswers(zone, base, slicer);
     this.counts.answerBuilds++;
+    if (patchable) this.counts.answerPatches++;
     const prefix = `${zone}\u0000${base.generation}`;
-    this.views.set(all, { key: `${prefix}\u0000*`, zone, generation: base.generation, view: '*' });
-    for (const [owner, list] of byOwner) this.views.set(list, { key: `${prefix}\u0000${owner}`, zone, generation: base.generation, view: owner });
-    return { generation: base.generation, all, byOwner };
+    this.views.set(answers.all, { key: `${prefix}\u0000*`, zone, generation: base.generation, view: '*' });
+    for (const [owner, list] of answers.byOwner) this.views.set(list, { key: `${prefix}\u0000${owner}`, zone, generation: base.generation, view: owner });
+    return answers;
   }
 
-  /**
-   * Accounts an item built (replacing the one of the same key), unless its zone has moved to a newer
-   * generation meanwhile; then drops the least recently used until the bound holds — the new item
-   * too, when it alone is over the bound (its callers have it; the next one builds it again).
-   */
+  /** Accounts an item built, unless its zone has moved to a newer generation meanwhile (KeptBytes.add). */
   private account(key: string, item: Kept): void {
     const newest = this.newest.get(item.zone);
-    if (newest !== undefined && item.generation < newest) {
-      item.drop();
-      return;
-    }
-    this.remove(key);
-    this.lru.set(key, item);
-    this.bytes += item.bytes;
-    for (const [k] of this.lru) {
-      if (this.bytes <= this.maxBytes) break;
-      this.remove(k);
-      this.counts.evictions++;
-    }
+    if (newest !== undefined && item.generation < newest) item.drop();
+    else this.kept.add(key, item);
   }
 
-  private remove(key: string): void {
-    const k = this.lru.get(key);
-    if (!k) return;
-    this.lru.delete(key);
-    this.bytes -= k.bytes;
-    k.drop();
-  }
-
-  /** Marks an item as the most recently used. */
   private touch(key: string): void {
-    const k = this.lru.get(key);
-    if (!k) return;
-    this.lru.delete(key);
-    this.lru.set(key, k);
+    this.kept.touch(key);
   }
 }
 

@@ -3,11 +3,13 @@
  * snapshot saw them, made in slices — what the read cache keeps once per generation
  * (core/reads/read-cache.ts) and a Plan diffs against.
  */
+import { compareStrings } from '../../dns/endpoint.js';
 import type { Endpoint, RecordSetKey } from '../../dns/types.js';
 import { recordsToEndpointsSteps } from '../../ovh/mapping.js';
 import type { OvhRecord } from '../../ovh/types.js';
 import * as store from '../../store/index.js';
 import type { Slicer } from '../slices.js';
+import { compareRecords } from './sets-index.js';
 
 /**
  * One zone as a snapshot saw it: the base every view of the zone at that generation is cut from, and
@@ -33,6 +35,26 @@ export interface ZoneBase {
 /** The characters of a base's record strings, counted while it was made (baseBytes without a pass of its own). */
 const textChars = new WeakMap<ZoneBase, number>();
 
+/** A base's ownership rows' order (store.listOwnership's on a C collation): by name, type, then target. */
+export function compareOwnershipRows(a: store.OwnershipRow, b: store.OwnershipRow): number {
+  return compareSets(a, b) || compareStrings(a.target, b.target);
+}
+
+/** Record sets (or rows of one) by name, then type: the order of a base's endpoints and ownership rows. */
+export function compareSets(a: { dnsName: string; recordType: string }, b: { dnsName: string; recordType: string }): number {
+  return compareStrings(a.dnsName, b.dnsName) || compareStrings(a.recordType, b.recordType);
+}
+
+/** Notes the characters of a base made elsewhere (a patched one: base-patch.ts). */
+export function noteTextChars(base: ZoneBase, chars: number): void {
+  textChars.set(base, chars);
+}
+
+/** The characters baseBytes counts of one record. */
+export function recordChars(r: Pick<OvhRecord, 'subDomain' | 'target'>): number {
+  return r.subDomain.length + r.target.length;
+}
+
 /** A zone's records and ownership rows (withdrawn targets and their health), as read, made a ZoneBase in slices (a zone may hold 50,000 records). */
 export async function zoneBaseOf(
   zone: string,
@@ -47,11 +69,17 @@ export async function zoneBaseOf(
   const records = await slicer.map(
     rows,
     (r): OvhRecord => {
-      chars += r.subDomain.length + r.target.length;
+      chars += recordChars(r);
       return { ...r, zone };
     },
     256,
   );
+  // In this process's order, whatever the database's collation (a patched base keeps it: base-patch.ts);
+  // as read they are already in it on a C collation, and a sorted array is sorted in one pass.
+  await slicer.check();
+  records.sort(compareRecords);
+  ownership.sort(compareOwnershipRows);
+  await slicer.check();
   const { endpoints, recordsByKey } = await slicer.run(recordsToEndpointsSteps(records, zone));
   const base = { generation, records, recordsByKey, endpoints, ownership, withdrawals, health };
   textChars.set(base, chars);
@@ -105,7 +133,7 @@ export function baseBytes(b: ZoneBase): number {
   let chars = baseTextChars(b);
   if (chars === undefined) {
     chars = 0;
-    for (const r of b.records) chars += r.subDomain.length + r.target.length;
+    for (const r of b.records) chars += recordChars(r);
   }
   return b.records.length * BASE_BYTES_PER_RECORD + b.ownership.length * BASE_BYTES_PER_OWNERSHIP_ROW + 2 * chars;
 }

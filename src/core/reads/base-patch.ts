@@ -1,0 +1,118 @@
+/**
+ * A zone's base at a new generation made from the previous generation's base and what the generations
+ * in between changed (core/reads/heard-changes.ts): the records of the ids they named and the ownership
+ * rows of the sets they named, as re-read in one snapshot, with the withdrawn targets and the targets'
+ * health (small tables) read whole. Only the record sets touched are mapped again (ovh/mapping.ts
+ * setEndpoint); every other record, record set, endpoint and ownership row is the previous base's own
+ * object, and the arrays are merged in order rather than sorted. The result is the base a full read of
+ * that snapshot makes (zoneBaseOf), item for item and in the same order (test/core/base-patch.test.ts):
+ * what a change costs follows what it touched, not what the zone holds — apart from copying references.
+ */
+import { isRecordType, recordSetKey, type Endpoint, type RecordSetKey, type RecordType } from '../../dns/types.js';
+import { ovhRecordKey, setEndpoint } from '../../ovh/mapping.js';
+import type { OvhRecord } from '../../ovh/types.js';
+import type * as store from '../../store/index.js';
+import type { Slicer } from '../slices.js';
+import { compareRecords } from './sets-index.js';
+import { mergeSorted, replaceRuns } from './sorted.js';
+import { baseTextChars, compareOwnershipRows, compareSets, noteTextChars, recordChars, type ZoneBase } from './zone-base.js';
+
+/** What the generations since a base changed, as one snapshot shows it now. */
+export interface ReadChange {
+  /** The record ids the generations named, and the records of those ids that exist now. */
+  ids: readonly string[];
+  rows: readonly store.RecordRow[];
+  /** The ownership sets they named, and those sets' ownership rows now. */
+  sets: ReadonlyArray<{ dnsName: string; recordType: string }>;
+  ownership: readonly store.OwnershipRow[];
+  /** Read whole. */
+  withdrawals: store.WithdrawalRow[];
+  health: store.TargetHealthRow[];
+}
+
+export interface PatchedBase {
+  base: ZoneBase;
+  /** The record sets whose records or ownership rows changed, by name then type. */
+  touched: Array<{ key: RecordSetKey; dnsName: string; recordType: string }>;
+  /** The endpoints of the touched sets that exist now (the base's own objects), in the base's order. */
+  endpoints: Endpoint[];
+}
+
+/** A record's set, as recordsToEndpoints groups it; undefined for a type dnsplane does not manage. */
+function setKeyOf(r: OvhRecord, zone: string): RecordSetKey | undefined {
+  return isRecordType(r.fieldType.toUpperCase()) ? ovhRecordKey(r, zone) : undefined;
+}
+
+/** The base at `generation`: `old` with `change` applied. */
+export async function patchBase(old: ZoneBase, zone: string, generation: bigint, change: ReadChange, slicer: Slicer): Promise<PatchedBase> {
+  const changedIds = new Set(change.ids);
+  const added = change.rows.map((r): OvhRecord => ({ ...r, zone })).sort(compareRecords);
+  let chars = baseTextChars(old) ?? 0;
+  const kept: OvhRecord[] = [];
+  const removed: OvhRecord[] = [];
+  for (let i = 0; i < old.records.length; i++) {
+    if (i % 4096 === 0) await slicer.check();
+    const r = old.records[i]!;
+    if (changedIds.has(r.id)) removed.push(r);
+    else kept.push(r);
+  }
+  const records = mergeSorted(kept, added, compareRecords);
+  for (const r of removed) chars -= recordChars(r);
+  for (const r of added) chars += recordChars(r);
+
+  // The sets touched: those of the records removed or added, and those whose ownership changed.
+  const touchedByKey = new Map<RecordSetKey, { key: RecordSetKey; dnsName: string; recordType: string }>();
+  const touch = (key: RecordSetKey) => {
+    if (touchedByKey.has(key)) return;
+    const space = key.lastIndexOf(' ');
+    touchedByKey.set(key, { key, dnsName: key.slice(0, space), recordType: key.slice(space + 1) });
+  };
+  for (const r of [...removed, ...added]) {
+    const key = setKeyOf(r, zone);
+    if (key !== undefined) touch(key);
+  }
+  for (const s of change.sets) touch(recordSetKey(s.dnsName, s.recordType));
+  const touched = [...touchedByKey.values()].sort(compareSets);
+
+  // Their records now: the old ones not named, and the ones read (in record order, as grouping gives).
+  const addedByKey = new Map<RecordSetKey, OvhRecord[]>();
+  for (const r of added) {
+    const key = setKeyOf(r, zone);
+    if (key !== undefined) addedByKey.set(key, [...(addedByKey.get(key) ?? []), r]);
+  }
+  const groups: Array<[RecordSetKey, OvhRecord[]]> = [];
+  const endpoints: Endpoint[] = [];
+  for (const t of touched) {
+    const before = (old.recordsByKey.get(t.key) ?? []).filter((r) => !changedIds.has(r.id));
+    const group = mergeSorted(before, addedByKey.get(t.key) ?? [], compareRecords);
+    if (group.length === 0) continue;
+    groups.push([t.key, group]);
+    endpoints.push(setEndpoint(t.key, t.dnsName, t.recordType as RecordType, group, zone));
+  }
+  await slicer.check();
+
+  // recordsByKey in a full build's order: each set at its first record's place.
+  const byFirst = (a: [RecordSetKey, readonly OvhRecord[]], b: [RecordSetKey, readonly OvhRecord[]]) => compareRecords(a[1][0]!, b[1][0]!);
+  const untouched: Array<[RecordSetKey, readonly OvhRecord[]]> = [];
+  for (const entry of old.recordsByKey) if (!touchedByKey.has(entry[0])) untouched.push(entry);
+  await slicer.check();
+  const recordsByKey = new Map(mergeSorted(untouched, groups.sort(byFirst), byFirst));
+  await slicer.check();
+
+  const byKey = (item: { dnsName: string; recordType: string }, key: { dnsName: string; recordType: string }) => compareSets(item, key);
+  const base: ZoneBase = {
+    generation,
+    records,
+    recordsByKey,
+    endpoints: replaceRuns(old.endpoints, touched, endpoints, byKey),
+    ownership: replaceRuns(old.ownership, sortedSets(change.sets), [...change.ownership].sort(compareOwnershipRows), byKey),
+    withdrawals: change.withdrawals,
+    health: change.health,
+  };
+  noteTextChars(base, chars);
+  return { base, touched, endpoints };
+}
+
+function sortedSets(sets: ReadonlyArray<{ dnsName: string; recordType: string }>): Array<{ dnsName: string; recordType: string }> {
+  return [...sets].sort(compareSets);
+}

@@ -1,0 +1,80 @@
+/**
+ * What the read cache keeps (core/reads/read-cache.ts), accounted in bytes and bounded: bases, answers
+ * and encodings, each with its estimated or exact size, least recently used first. Past the bound the
+ * least recently used are dropped (their `drop` forgets them in the cache's maps); dropping only
+ * forgets: a caller that holds an item keeps its own reference.
+ */
+
+/** What the cache keeps, as accounted: a base, a base's answers, or one encoding of one view. */
+export interface KeptItem {
+  kind: 'base' | 'answers' | 'encoding';
+  zone: string;
+  generation: bigint;
+  /** encoding: the view ('*' for includeForeign, else the tenant) and the form ('connect-json', …). */
+  view?: string;
+  form?: string;
+  bytes: number;
+}
+
+export interface Kept extends KeptItem {
+  drop(): void;
+}
+
+export class KeptBytes {
+  private readonly lru = new Map<string, Kept>();
+  private total = 0;
+  /** Items dropped to stay within the bound. */
+  evictions = 0;
+
+  constructor(readonly maxBytes: number) {}
+
+  get bytes(): number {
+    return this.total;
+  }
+
+  get size(): number {
+    return this.lru.size;
+  }
+
+  /** What is kept, least recently used first. */
+  items(): KeptItem[] {
+    return [...this.lru.values()].map(({ drop: _, ...item }) => item);
+  }
+
+  /**
+   * Keeps an item (replacing the one of the same key), then drops the least recently used until the
+   * bound holds — the new item too, when it alone is over the bound (its callers have it; the next one
+   * builds it again).
+   */
+  add(key: string, item: Kept): void {
+    this.remove(key);
+    this.lru.set(key, item);
+    this.total += item.bytes;
+    for (const [k] of this.lru) {
+      if (this.total <= this.maxBytes) break;
+      this.remove(k);
+      this.evictions++;
+    }
+  }
+
+  remove(key: string): void {
+    const k = this.lru.get(key);
+    if (!k) return;
+    this.lru.delete(key);
+    this.total -= k.bytes;
+    k.drop();
+  }
+
+  /** Drops what is kept of the zone's generations before `generation`. */
+  removeOlder(zone: string, generation: bigint): void {
+    for (const [key, k] of this.lru) if (k.zone === zone && k.generation < generation) this.remove(key);
+  }
+
+  /** Marks an item as the most recently used. */
+  touch(key: string): void {
+    const k = this.lru.get(key);
+    if (!k) return;
+    this.lru.delete(key);
+    this.lru.set(key, k);
+  }
+}
