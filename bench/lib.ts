@@ -14,6 +14,8 @@ import { Worker } from 'node:worker_threads';
 import pg from 'pg';
 import pino from 'pino';
 import type { CoreContext } from '../src/core/context.js';
+import { readCacheOf } from '../src/core/reads/read-cache.js';
+import { heardZoneChange } from '../src/core/reads/zone-memory.js';
 import { OvhApi } from '../src/ovh/client.js';
 import type { OvhSimulator, SimOptions } from '../src/ovhsim/index.js';
 import * as store from '../src/store/index.js';
@@ -65,6 +67,8 @@ export interface CoreBench {
   pool: pg.Pool;
   /** The fresh database's URL (for a second replica's pools). */
   url: string | undefined;
+  /** The last generation of each zone this process heard by NOTIFY. */
+  heard: ReadonlyMap<string, bigint>;
   /** Ends the pools and drops the database. */
   close(): Promise<void>;
 }
@@ -105,11 +109,22 @@ export async function coreBench(
     settings: { zones: [zone], ...settings },
   };
   await store.ensureZones(pool, [zone]);
+  // What the zones' NOTIFYs say reaches the read cache and the apply path's view, as start-core.ts wires it.
+  const heard = new Map<string, bigint>();
+  const listener = await store.listen(pool, {
+    zone: (z, generation, changed) => {
+      readCacheOf(ctx).heard(z, generation, changed);
+      heardZoneChange(pool, z, generation, changed);
+      heard.set(z, generation);
+    },
+  });
   return {
     ctx,
     pool,
     url: db.url,
+    heard,
     async close() {
+      await listener.stop().catch(() => undefined);
       await journalPool.end().catch(() => undefined);
       await pool.end().catch(() => undefined);
       await db.drop();

@@ -20,6 +20,7 @@ import { refreshDraft, stageCreate } from '../src/core/ovh-api/staging.js';
 import { createTenant, type Tenant } from '../src/core/tenants/tenants.js';
 import { ensureSynced } from '../src/core/zones/zones.js';
 import { OvhSimulator, type SimRecordInit } from '../src/ovhsim/index.js';
+import * as store from '../src/store/index.js';
 import { coreBench, median, positiveEnv } from './lib.js';
 
 const SIZES = (process.env['BENCH_PLAN_N'] ?? '1000,50000').split(',').map(Number);
@@ -106,8 +107,12 @@ async function run(n: number): Promise<Figures> {
       if (i > 0) refreshes.push(performance.now() - started);
     }
     f['ovh api: refresh of one staged create'] = median(refreshes);
-    // One change of the zone, then the first listing of each of FIRST tenants: what each one's first call costs.
-    await pool.query('UPDATE zones SET generation = generation + 1 WHERE name = $1', [ZONE]);
+    // One change of the zone (a staged create published, heard by NOTIFY as every replica hears it),
+    // then the first listing of each of FIRST tenants: what each one's first call costs.
+    await stageCreate(ctx, t0, ZONE, { subDomain: 'changed', fieldType: 'A', target: '192.0.2.9', ttl: 300, ttlSet: true });
+    if ((await refreshDraft(ctx, t0, ZONE)).status !== 'applied') throw new Error('the change was not applied');
+    const changed = (await store.getZone(pool, ZONE))!.generation;
+    while ((core.heard.get(ZONE) ?? -1n) < changed) await new Promise((r) => setTimeout(r, 5));
     const r0 = performance.now();
     await draftRecords(ctx, tenants[0]!, ZONE, { subDomain: 'r0' });
     f['first listing after a change (the base read and indexed)'] = performance.now() - r0;
