@@ -10,6 +10,7 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cutAnswers } from '../../src/core/reads/answers.js';
+import { BaseIndex, baseIndexCounts, baseIndexOf } from '../../src/core/reads/base-index.js';
 import { ReadCache, type ReadCacheStats } from '../../src/core/reads/read-cache.js';
 import { readZoneBase, type ZoneBase } from '../../src/core/reads/zone-base.js';
 import { Slicer } from '../../src/core/slices.js';
@@ -76,6 +77,11 @@ beforeAll(async () => {
       rec(320, 'www', 'A', '192.0.2.11'),
       rec(321, 'bad..name', 'A', '192.0.2.12'),
       rec(322, 'bad-target', 'AAAA', 'not-an-address'),
+      rec(323, '', 'NS', 'dns1.example.net.'),
+      rec(324, '', 'NS', 'ns1.example.net.'),
+      rec(325, 'www', 'TXT', '"a"'),
+      rec(326, 'WWW', 'TXT', '"b"'),
+      rec(327, 'www', 'PTR', 'host.example.net.'),
     );
     await store.upsertRecords(tx, ZONE, rows);
     for (let i = 0; i < 150; i++) await own(tx, `h${i}`, 'A', i % 5);
@@ -133,6 +139,15 @@ async function expectSameAsWholeRead(g: bigint, moved: Partial<ReadCacheStats>):
   expect(base.ownership).toStrictEqual(full.ownership);
   expect(base.withdrawals).toStrictEqual(full.withdrawals);
   expect(base.health).toStrictEqual(full.health);
+  // Its index (Plans, the served OVH API) is the index made whole of the whole read, patched when the
+  // previous base's index was made (it is, below, at every step).
+  const indexes = { ...baseIndexCounts };
+  const index = await baseIndexOf(base, ZONE);
+  const wholeIndex = await BaseIndex.make(full, ZONE, new Slicer());
+  expect(index.contents()).toStrictEqual(wholeIndex.contents());
+  expect([...index.ids].sort()).toStrictEqual([...wholeIndex.ids].sort());
+  expect(index.nameServers).toStrictEqual(wholeIndex.nameServers);
+  expect(baseIndexCounts.patched - indexes.patched).toBe(moved.basePatches);
   const answers = await cutAnswers(ZONE, full, new Slicer());
   expect(JSON.stringify(view.endpoints)).toBe(JSON.stringify(answers.all));
   for (const t of tenants) {
@@ -195,6 +210,18 @@ describe('a base patched from the previous generation', () => {
     g = await generation(async (tx) => {
       await store.upsertRecords(tx, ZONE, [rec(7, 'moved', 'A', '10.0.0.7'), rec(314, '', 'SPF', '"v=spf1 mx -all"'), rec(320, 'www', 'A', '192.0.2.9')]);
       return { ids: [id(7), id(314), id(320)], sets: [] };
+    });
+    await expectSameAsWholeRead(g, patched);
+
+    // A name server changed; records at a name held in two cases and by an unmanaged type.
+    g = await generation(async (tx) => {
+      await store.upsertRecords(tx, ZONE, [
+        rec(323, '', 'NS', 'dns2.example.net.'),
+        rec(328, 'WWW', 'A', '192.0.2.13'),
+        rec(327, 'www', 'PTR', 'other.example.net.'),
+      ]);
+      await store.deleteRecords(tx, ZONE, [id(325)]);
+      return { ids: [id(323), id(328), id(327), id(325)], sets: [] };
     });
     await expectSameAsWholeRead(g, patched);
 

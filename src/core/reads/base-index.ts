@@ -4,13 +4,18 @@
  * (issue 28). Made in slices the first time a base is asked for (a zone may hold 50,000 records), shared
  * by every caller of that generation, and gone with its base (a WeakMap: a newer generation's base
  * replaces the old one in the read cache, and the index follows it). The index holds the base's own
- * record and ownership objects, never copies: about 0.1 KB a record on top of the base.
+ * record and ownership objects, never copies: about 0.1 KB a record on top of the base. A base the read
+ * cache patched from the previous generation's (core/reads/base-patch.ts) gets that base's index patched
+ * (patch(): the maps' references copied, the names and tenants touched indexed again), when that index
+ * was made.
  */
 import { absoluteName } from '../../dns/names.js';
-import { isRecordType } from '../../dns/types.js';
+import { isRecordType, recordSetKey, type RecordSetKey } from '../../dns/types.js';
 import { ovhRecordName, ovhTargetToCanonical } from '../../ovh/mapping.js';
-import type { ZoneBase } from './zone-base.js';
-import { SetsIndex } from './sets-index.js';
+import type { OvhRecord } from '../../ovh/types.js';
+import { setKeyOf, type PatchedBase } from './base-patch.js';
+import { compareSets, type ZoneBase } from './zone-base.js';
+import { compareOwners, compareRecords, SetsIndex } from './sets-index.js';
 import { Slicer } from '../slices.js';
 
 export class BaseIndex extends SetsIndex {
@@ -37,32 +42,124 @@ export class BaseIndex extends SetsIndex {
       const name = key.slice(0, key.lastIndexOf(' '));
       for (const r of records) index.addRecord(name, r);
     }
-    const ns: string[] = [];
+    const ns: OvhRecord[] = [];
     for (const r of base.records) {
       if (++n % 1024 === 0) await slicer.check();
       index.ids.add(r.id);
       const type = r.fieldType.toUpperCase();
-      if (r.subDomain === '' && type === 'NS') ns.push(ovhTargetToCanonical('NS', r.target, zone) ?? r.target.replace(/\.$/, ''));
+      if (r.subDomain === '' && type === 'NS') ns.push(r);
       if (!isRecordType(type)) index.addRecord(ovhRecordName(r.subDomain, zone) ?? absoluteName(r.subDomain, zone), r);
     }
-    index.nameServers = ns.sort();
+    index.nameServers = apexNameServers(ns, zone);
     for (const o of base.ownership) {
       if (++n % 1024 === 0) await slicer.check();
       index.addOwner(o);
     }
     return index;
   }
+
+  /**
+   * The index of `patched.base`, from `previous` (the index of the base it was patched from,
+   * core/reads/base-patch.ts): its maps copied (references), and only the names and tenants the change
+   * touched indexed again, as make() indexes them (test/core/base-patch.test.ts compares the two).
+   */
+  static async patch(previous: BaseIndex, patched: PatchedBase, zone: string, slicer: Slicer): Promise<BaseIndex> {
+    const { base, removed, added, ownersRemoved, ownersAdded } = patched;
+    const index = new BaseIndex(zone, base.generation);
+    let n = 0;
+    for (const [name, records] of previous.byName) {
+      if (++n % 4096 === 0) await slicer.check();
+      index.byName.set(name, records);
+    }
+    for (const [name, owners] of previous.ownersByName) {
+      if (++n % 4096 === 0) await slicer.check();
+      index.ownersByName.set(name, owners);
+    }
+    for (const [tenant, sets] of previous.tenantSets) index.tenantSets.set(tenant, sets);
+    for (const id of previous.ids) {
+      if (++n % 4096 === 0) await slicer.check();
+      index.ids.add(id);
+    }
+    for (const r of removed) index.ids.delete(r.id);
+    for (const r of added) index.ids.add(r.id);
+    const apexNs = (r: OvhRecord) => r.subDomain === '' && r.fieldType.toUpperCase() === 'NS';
+    index.nameServers = removed.some(apexNs) || added.some(apexNs) ? apexNameServers(base.records.filter(apexNs), zone) : previous.nameServers;
+
+    // The records at each name a record left or joined: its sets' groups in the base's order, then the
+    // records of unmanaged types in record order — as make() adds them.
+    const removedIds = new Set(removed.map((r) => r.id));
+    const nameOf = (r: OvhRecord) => ovhRecordName(r.subDomain, zone) ?? absoluteName(r.subDomain, zone);
+    for (const name of new Set([...removed, ...added].map(nameOf))) {
+      const here = [...(previous.byName.get(name) ?? []).filter((r) => !removedIds.has(r.id)), ...added.filter((r) => nameOf(r) === name)];
+      const groups = [...new Set(here.map((r) => setKeyOf(r, zone)).filter((k) => k !== undefined))]
+        .map((k) => base.recordsByKey.get(k))
+        .filter((g) => g !== undefined && g.length > 0) as OvhRecord[][];
+      groups.sort((a, b) => compareRecords(a[0]!, b[0]!));
+      const list = [...groups.flat(), ...here.filter((r) => setKeyOf(r, zone) === undefined).sort(compareRecords)];
+      if (list.length > 0) index.byName.set(name, list);
+      else index.byName.delete(name);
+    }
+
+    // The ownership rows at each name of a set whose rows changed, and the sets of the tenants they name.
+    const gone = new Set(ownersRemoved);
+    for (const name of new Set([...ownersRemoved, ...ownersAdded].map((o) => o.dnsName))) {
+      const list = [...(previous.ownersByName.get(name) ?? []).filter((o) => !gone.has(o)), ...ownersAdded.filter((o) => o.dnsName === name)];
+      if (list.length > 0) index.ownersByName.set(name, list.sort(compareOwners));
+      else index.ownersByName.delete(name);
+    }
+    const changedKeys = new Set([...ownersRemoved, ...ownersAdded].map((o) => recordSetKey(o.dnsName, o.recordType)));
+    for (const tenant of new Set([...ownersRemoved, ...ownersAdded].map((o) => o.tenantId))) {
+      const sets = new Map<RecordSetKey, string>();
+      for (const [key, name] of previous.tenantSets.get(tenant) ?? []) if (!changedKeys.has(key)) sets.set(key, name);
+      for (const o of ownersAdded) if (o.tenantId === tenant) sets.set(recordSetKey(o.dnsName, o.recordType), o.dnsName);
+      // In make()'s order: by name, then type.
+      const ordered = [...sets].sort(([ka, na], [kb, nb]) =>
+        compareSets({ dnsName: na, recordType: ka.slice(na.length + 1) }, { dnsName: nb, recordType: kb.slice(nb.length + 1) }),
+      );
+      if (ordered.length > 0) index.tenantSets.set(tenant, new Map(ordered));
+      else index.tenantSets.delete(tenant);
+    }
+    return index;
+  }
+}
+
+/** The apex NS records' hosts, without the trailing dot, sorted (OVH: the zone's name servers). */
+function apexNameServers(records: readonly OvhRecord[], zone: string): string[] {
+  return records.map((r) => ovhTargetToCanonical('NS', r.target, zone) ?? r.target.replace(/\.$/, '')).sort();
 }
 
 const indexes = new WeakMap<ZoneBase, Promise<BaseIndex>>();
+/** Indexes made (settled), by base: the one a patched base's index is patched from. */
+const made = new WeakMap<ZoneBase, BaseIndex>();
+/** For a patched base whose previous base had its index made: how to patch that index (never made ahead: lazily, at the first use). */
+const patches = new WeakMap<ZoneBase, (slicer: Slicer) => Promise<BaseIndex>>();
+/** Indexes patched rather than made whole (tests, the bench). */
+export const baseIndexCounts = { made: 0, patched: 0 };
 
-/** The base's index, made once (concurrent callers share the making). */
+/**
+ * A base patched from `previous` (core/reads/read-cache.ts): when previous's index is made, the new
+ * base's index will be that one patched, not made whole. The previous index (not its base) is kept
+ * until then; a base whose index was never asked for passes nothing on.
+ */
+export function indexPatchedFrom(previous: ZoneBase, patched: PatchedBase, zone: string): void {
+  const index = made.get(previous);
+  if (index) patches.set(patched.base, (slicer) => BaseIndex.patch(index, patched, zone, slicer));
+}
+
+/** The base's index, made once (concurrent callers share the making), patched from the previous one's when it can. */
 export function baseIndexOf(base: ZoneBase, zone: string, slicer: Slicer = new Slicer()): Promise<BaseIndex> {
-  let made = indexes.get(base);
-  if (!made) {
-    made = BaseIndex.make(base, zone, slicer);
-    indexes.set(base, made);
-    made.catch(() => indexes.delete(base));
+  let making = indexes.get(base);
+  if (!making) {
+    const patch = patches.get(base);
+    patches.delete(base);
+    making = patch ? patch(slicer) : BaseIndex.make(base, zone, slicer);
+    if (patch) baseIndexCounts.patched++;
+    else baseIndexCounts.made++;
+    indexes.set(base, making);
+    making.then(
+      (index) => made.set(base, index),
+      () => indexes.delete(base),
+    );
   }
-  return made;
+  return making;
 }

@@ -14,7 +14,7 @@ import type { OvhRecord } from '../../ovh/types.js';
 import type * as store from '../../store/index.js';
 import type { Slicer } from '../slices.js';
 import { compareRecords } from './sets-index.js';
-import { mergeSorted, replaceRuns } from './sorted.js';
+import { mergeSorted, replaceRuns, runOf } from './sorted.js';
 import { baseTextChars, compareOwnershipRows, compareSets, noteTextChars, recordChars, type ZoneBase } from './zone-base.js';
 
 /** What the generations since a base changed, as one snapshot shows it now. */
@@ -36,10 +36,15 @@ export interface PatchedBase {
   touched: Array<{ key: RecordSetKey; dnsName: string; recordType: string }>;
   /** The endpoints of the touched sets that exist now (the base's own objects), in the base's order. */
   endpoints: Endpoint[];
+  /** The records the change removed (the previous base's) and added (the new base's), and the same of ownership rows. */
+  removed: OvhRecord[];
+  added: OvhRecord[];
+  ownersRemoved: store.OwnershipRow[];
+  ownersAdded: store.OwnershipRow[];
 }
 
 /** A record's set, as recordsToEndpoints groups it; undefined for a type dnsplane does not manage. */
-function setKeyOf(r: OvhRecord, zone: string): RecordSetKey | undefined {
+export function setKeyOf(r: OvhRecord, zone: string): RecordSetKey | undefined {
   return isRecordType(r.fieldType.toUpperCase()) ? ovhRecordKey(r, zone) : undefined;
 }
 
@@ -100,17 +105,20 @@ export async function patchBase(old: ZoneBase, zone: string, generation: bigint,
   await slicer.check();
 
   const byKey = (item: { dnsName: string; recordType: string }, key: { dnsName: string; recordType: string }) => compareSets(item, key);
+  const changedSets = sortedSets(change.sets);
+  const ownersAdded = [...change.ownership].sort(compareOwnershipRows);
   const base: ZoneBase = {
     generation,
     records,
     recordsByKey,
     endpoints: replaceRuns(old.endpoints, touched, endpoints, byKey),
-    ownership: replaceRuns(old.ownership, sortedSets(change.sets), [...change.ownership].sort(compareOwnershipRows), byKey),
+    ownership: replaceRuns(old.ownership, changedSets, ownersAdded, byKey),
     withdrawals: change.withdrawals,
     health: change.health,
   };
   noteTextChars(base, chars);
-  return { base, touched, endpoints };
+  const ownersRemoved = changedSets.flatMap((set) => runOf(old.ownership, set, compareSets));
+  return { base, touched, endpoints, removed, added, ownersRemoved, ownersAdded };
 }
 
 function sortedSets(sets: ReadonlyArray<{ dnsName: string; recordType: string }>): Array<{ dnsName: string; recordType: string }> {

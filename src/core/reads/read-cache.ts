@@ -35,6 +35,7 @@ import type { Endpoint } from '../../dns/types.js';
 import * as store from '../../store/index.js';
 import { Slicer } from '../slices.js';
 import { cutAnswers, patchAnswers, type ZoneAnswers } from './answers.js';
+import { indexPatchedFrom } from './base-index.js';
 import { patchBase, type PatchedBase } from './base-patch.js';
 import { HeardChanges } from './heard-changes.js';
 import { KeptBytes, type Kept, type KeptItem } from './kept-bytes.js';
@@ -252,6 +253,7 @@ export class ReadCache {
       } else {
         const patched = await patchBase(read.previous, zone, read.generation, read.change, slicer);
         base = patched.base;
+        indexPatchedFrom(read.previous, patched, zone);
         const { generation: g, withdrawals, health } = read.previous;
         this.patchedFrom.set(base, { from: { generation: g, withdrawals, health }, patched });
         this.counts.basePatches++;

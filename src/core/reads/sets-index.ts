@@ -24,7 +24,7 @@ export function compareRecords(a: OvhRecord, b: OvhRecord): number {
 }
 
 /** In store.listOwnership's order within a name: by type, then target. */
-function compareOwners(a: store.OwnershipRow, b: store.OwnershipRow): number {
+export function compareOwners(a: store.OwnershipRow, b: store.OwnershipRow): number {
   if (a.recordType !== b.recordType) return a.recordType < b.recordType ? -1 : 1;
   return a.target < b.target ? -1 : a.target > b.target ? 1 : 0;
 }
@@ -76,6 +76,16 @@ export class SetsIndex {
   /** The record sets the tenant has ownership rows in, each with its name. */
   tenantSetsOf(tenantId: string): ReadonlyMap<RecordSetKey, string> {
     return this.tenantSets.get(tenantId) ?? new Map();
+  }
+
+  /** Everything indexed, in a form two indexes compare by (tests): names and tenants sorted, lists as kept. */
+  contents(): { byName: [string, OvhRecord[]][]; ownersByName: [string, store.OwnershipRow[]][]; tenantSets: [string, [RecordSetKey, string][]][] } {
+    const sorted = <V>(m: Map<string, V>) => [...m].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return {
+      byName: sorted(this.byName),
+      ownersByName: sorted(this.ownersByName),
+      tenantSets: sorted(this.tenantSets).map(([t, sets]) => [t, [...sets]]),
+    };
   }
 
   /** The names of the record sets the tenant has ownership rows in. */
