@@ -235,9 +235,37 @@ describe('a base patched from the previous generation', () => {
     });
     await expectSameAsWholeRead(g, patched);
 
-    // A target's health flips (nothing else said): the base is patched, its answers cut whole.
+    // A target's health flips, its NOTIFY naming the set (as core/health/checker.ts's does): patched.
     g = await generation(async (tx) => {
       await tx.query(`UPDATE target_health SET state = 'failing' WHERE zone = $1`, [ZONE]);
+      return { ids: [], sets: [set('pool', 'A')] };
+    });
+    await expectSameAsWholeRead(g, patched);
+    // A target withdrawn (its record deleted, the withdrawal kept; core/apply/send.ts names the set): patched.
+    g = await generation(async (tx) => {
+      await store.deleteRecords(tx, ZONE, [id(301)]);
+      await store.insertWithdrawals(tx, ZONE, [
+        {
+          ...set('pool', 'A'),
+          target: '10.9.0.2',
+          reason: 'silent',
+          tenantId: tenants[1]!.id,
+          detail: { detail: 'its cluster went silent' },
+          subDomain: 'pool',
+          fieldType: 'A',
+          ovhTarget: '10.9.0.2',
+          ttl: 300,
+          journalId: null,
+        },
+      ]);
+      return { ids: [id(301)], sets: [set('pool', 'A')] };
+    });
+    await expectSameAsWholeRead(g, patched);
+    const t1 = (await cache.view(ZONE, g, 't1', false)).endpoints.filter((e) => e.dnsName === `pool.${ZONE}`);
+    expect(t1.map((e) => e.targetStates?.map((s) => `${s.target} ${s.status}`))).toEqual([['10.9.0.2 withdrawn']]);
+    // A health row changed, its set not named: the base is patched, its answers cut whole.
+    g = await generation(async (tx) => {
+      await tx.query(`UPDATE target_health SET state = 'healthy' WHERE zone = $1`, [ZONE]);
       return { ids: [], sets: [] };
     });
     await expectSameAsWholeRead(g, { basePatches: 1, answerPatches: 0 });

@@ -7,9 +7,10 @@
  *
  * Cut whole from a base read whole; from a patched base (core/reads/base-patch.ts), the previous
  * generation's answers with only the touched record sets cut again, when the withdrawn targets and the
- * targets' health are as they were (otherwise cut whole: they may touch any set). Either way the same
+ * targets' health are as they were outside those sets (otherwise cut whole: they may touch any set). Either way the same
  * answers, item for item and in the same order (test/core/base-patch.test.ts).
  */
+import { isDeepStrictEqual } from 'node:util';
 import { recordSetKey, type Endpoint, type RecordSetKey } from '../../dns/types.js';
 import type { OvhRecord } from '../../ovh/types.js';
 import { withHealthStates } from '../health/view.js';
@@ -63,6 +64,21 @@ export async function cutAnswers(zone: string, base: ZoneBase, slicer: Slicer): 
     else byOwner.set(owner, [e]);
   }
   return { generation: base.generation, all, byOwner };
+}
+
+/**
+ * Whether the answers of `patched.base` can be patched from those of the base it was patched from
+ * (`before`'s withdrawn targets and health rows): when those rows are the same outside the touched
+ * sets (a health flip names its set: core/health/checker.ts); the touched sets are cut again with theirs.
+ */
+export function sideRowsKept(patched: PatchedBase, before: Pick<ZoneBase, 'withdrawals' | 'health'>): boolean {
+  const keys = new Set(patched.touched.map((t) => t.key));
+  const outside = <T extends { dnsName: string; recordType: string }>(rows: readonly T[]) =>
+    rows.filter((r) => !keys.has(recordSetKey(r.dnsName, r.recordType)));
+  const after = patched.base;
+  return (
+    isDeepStrictEqual(outside(before.withdrawals), outside(after.withdrawals)) && isDeepStrictEqual(outside(before.health ?? []), outside(after.health ?? []))
+  );
 }
 
 /**

@@ -29,12 +29,11 @@
  * and built again when asked. Dropping only forgets: an answer being sent holds its own reference.
  * A newer generation of a zone drops what was kept of the older ones.
  */
-import { isDeepStrictEqual } from 'node:util';
 import type pg from 'pg';
 import type { Endpoint } from '../../dns/types.js';
 import * as store from '../../store/index.js';
 import { Slicer } from '../slices.js';
-import { cutAnswers, patchAnswers, type ZoneAnswers } from './answers.js';
+import { cutAnswers, patchAnswers, sideRowsKept, type ZoneAnswers } from './answers.js';
 import { indexPatchedFrom } from './base-index.js';
 import { patchBase, type PatchedBase } from './base-patch.js';
 import { HeardChanges } from './heard-changes.js';
@@ -337,17 +336,14 @@ export class ReadCache {
 
   /**
    * The base's answers: patched from the previous generation's when the base was patched from that
-   * generation's base and the withdrawn targets and health rows are as they were; cut whole otherwise.
+   * generation's base and the withdrawn targets and health rows of the sets it did not touch are as they
+   * were (a health flip names its set: core/health/checker.ts); cut whole otherwise.
    */
   private async cut(zone: string, base: ZoneBase, previous: ZoneAnswers | undefined): Promise<ZoneAnswers> {
     const slicer = new Slicer();
     const p = this.patchedFrom.get(base);
     this.patchedFrom.delete(base);
-    const patchable =
-      p !== undefined &&
-      previous?.generation === p.from.generation &&
-      isDeepStrictEqual(p.from.withdrawals, base.withdrawals) &&
-      isDeepStrictEqual(p.from.health ?? [], base.health ?? []);
+    const patchable = p !== undefined && previous?.generation === p.from.generation && sideRowsKept(p.patched, p.from);
     const answers = patchable ? await patchAnswers(zone, previous, p.patched, slicer) : await cutAnswers(zone, base, slicer);
     this.counts.answerBuilds++;
     if (patchable) this.counts.answerPatches++;
