@@ -110,6 +110,52 @@ describe('read cache across replicas', () => {
     }
   });
 
+  it("patches every replica's base with what an apply or an ownership assignment named, and answers as a whole read would", async () => {
+    const token = (await createTenant(db.pool, { name: 'patched', zones: [ZONE] })).token;
+    await createTenant(db.pool, { name: 'heir', zones: [ZONE] });
+    const clients = replicas.map((r) => clientOf(ZoneService, r, token));
+    let generation = (await clients[0]!.records({ zones: [ZONE] })).zones[0]!.generation;
+    const change = async (make: () => Promise<unknown>, check: (z: { endpoints: Array<{ dnsName: string; labels: Record<string, string> }> }) => void) => {
+      for (const c of clients) await c.records({ zones: [ZONE] }); // every replica holds this generation's base
+      const before = replicas.map((r) => r.ctx.reads!.stats());
+      await make();
+      const next = (await clients[0]!.records({ zones: [ZONE] })).zones[0]!.generation;
+      expect(next).toBe(generation + 1n);
+      // The other replicas hear the NOTIFY (what it names included) before they know the generation.
+      for (const [i, c] of clients.entries()) {
+        if (i === 0) continue;
+        const z = await until(`replica ${i} to hear generation ${next}`, async () => {
+          const got = (await c.records({ zones: [ZONE], knownGenerations: { [ZONE]: generation } })).zones[0]!;
+          return !got.notModified && got;
+        });
+        check(z);
+        const after = replicas[i]!.ctx.reads!.stats();
+        expect([after.baseBuilds - before[i]!.baseBuilds, after.basePatches - before[i]!.basePatches, after.answerPatches - before[i]!.answerPatches]).toEqual([
+          1, 1, 1,
+        ]);
+      }
+      generation = next;
+    };
+    const name = `patched.${ZONE}`;
+    await change(
+      () =>
+        clients[0]!.apply({
+          source: {
+            case: 'plan',
+            value: {
+              policy: Policy.UPSERT_ONLY,
+              input: { case: 'desired', value: { zones: [], endpoints: [{ dnsName: name, recordType: 'A', targets: ['192.0.2.77'], ttl: 300 }] } },
+            },
+          },
+        }),
+      (z) => expect(z.endpoints.find((e) => e.dnsName === name)?.labels).toMatchObject({ owner: 'patched' }),
+    );
+    await change(
+      () => clientOf(AdminService, replicas[0]!, admin).assignOwnership({ dnsName: name, recordType: 'A', tenant: 'heir' }),
+      (z) => expect(z.endpoints.find((e) => e.dnsName === name)).toBeUndefined(), // 'patched' owns it no more: gone from its own answer
+    );
+  });
+
   it('plans on every replica against the zone as it is now, though another generation of it is in memory', async () => {
     const token = (await createTenant(db.pool, { name: 'planner', zones: [ZONE] })).token;
     const [zero, one] = [clientOf(ZoneService, replicas[0]!, token), clientOf(ZoneService, replicas[1]!, token)];

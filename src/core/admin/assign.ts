@@ -153,9 +153,10 @@ export async function assignOwnership(
       summary = `${dnsName} ${recordType} shared${chosen.length > 0 ? `; ${chosen.join(', ')} ${owner ? `owned by ${owner.name}` : 'released'}` : ''}`;
     }
 
-    const after = (await store.listOwnership(tx, zone)).filter((r) => r.dnsName === dnsName && r.recordType === recordType);
+    const after = await store.listOwnershipForSets(tx, zone, [{ dnsName, recordType }]);
     const generation = await store.bumpGeneration(tx, zone);
-    await store.notifyZoneChanged(tx, zone, generation);
+    // Named, so that every replica's read cache and zone view re-read this set, not the zone (core/reads/heard-changes.ts).
+    await store.notifyZoneChanged(tx, zone, generation, { ids: [], sets: [{ dnsName, recordType }] });
     await audit(tx, zone, summary, after);
     return { zone, rows: after, generation, summary };
   });

@@ -272,7 +272,8 @@ export async function importTxtRegistry(
         await store.setOwner(tx, { zone, dnsName: a.dnsName, recordType: a.recordType, tenantId: tenants.get(a.ownerId)!.id });
       }
       generation = await store.bumpGeneration(tx, zone);
-      await store.notifyZoneChanged(tx, zone, generation);
+      // The sets adopted, named while they fit in a NOTIFY (store.notifyZoneChanged): replicas re-read them, not the zone.
+      await store.notifyZoneChanged(tx, zone, generation, { ids: [], sets: adopted.map((a) => ({ dnsName: a.dnsName, recordType: a.recordType })) });
       const byTenant = new Map<string, number>();
       for (const a of adopted) byTenant.set(a.tenant, (byTenant.get(a.tenant) ?? 0) + 1);
       const summary = `adopted ${adopted.length} record set(s) from the TXT registry by ${actor.name}: ${[...byTenant].map(([t, n]) => `${t} ${n}`).join(', ')}`;

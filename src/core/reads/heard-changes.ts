@@ -1,8 +1,8 @@
 /**
  * What this replica heard of one zone's generations (NOTIFY dnsplane_zone through store.listen): for
  * each generation, what it changed — the record ids and the ownership sets its writer named
- * (store.ZoneChange) — or null when the writer did not say (a sync, an admin's ownership change, a
- * rollback, a recovery: anything that may have changed more than it names).
+ * (store.ZoneChange) — or null when the writer did not say (a sync, a rollback, a recovery, drift, a
+ * change too large for a NOTIFY: anything that may have changed more than it names).
  *
  * A copy of the zone kept at one generation catches up with it by re-reading only what changed: the
  * apply path's view under the zone lock (core/reads/zone-memory.ts) and the read cache's base

@@ -9,8 +9,8 @@
  *   view is used when it is at exactly that generation. Behind it, the view catches up in the
  *   transaction: when this replica heard (NOTIFY, heardZoneChange) every generation in between with
  *   what it changed — another replica's apply says which record ids and ownership sets — only those
- *   are re-read; otherwise (first use, a NOTIFY missed, a sync, an admin's ownership change, a
- *   rollback, a recovery: anything that moved the generation without saying what it changed) the
+ *   are re-read; otherwise (first use, a NOTIFY missed, a sync, a rollback, a recovery, drift, a
+ *   change too large for a NOTIFY: anything that moved the generation without saying what it changed) the
  *   whole zone is read again. Every change of a zone's records or ownership bumps its generation in
  *   the same transaction, so an equal generation means an equal zone: NOTIFY only makes catching up
  *   cheaper, a view that missed one is read again, never trusted.
