@@ -1,9 +1,9 @@
 /**
  * bench/apply-scale — what one apply costs as the zone grows (issue 28, part 1). Not part of `npm test`:
- * `DATABASE_URL=… npx tsx bench/apply-scale.ts`.
+ * `npx tsx bench/apply-scale.ts`.
  *
  * In process, against the OVH simulator over real HTTPS through the real client and a fresh
- * database on DATABASE_URL's server: for each zone size N (BENCH_APPLY_N, default 1000,50000 records)
+ * database on DATABASE_URL's server (else an embedded Postgres): for each zone size N (BENCH_APPLY_N, default 1000,50000 records)
  *  - one one-record create applied alone, R times (BENCH_APPLY_R, default 5): min / median / max ms;
  *  - C one-record creates (BENCH_APPLY_C, default 100), one per tenant, all at the same moment, with
  *    coalescing on (DNSPLANE_APPLY_COALESCE's default, 2 s) and the default lock timeout (30 s):
@@ -74,6 +74,7 @@ async function run(n: number): Promise<Figures> {
     {
       applyGroupPublished: (_z: string, size: number) => groups.push(size),
     },
+    { listen: process.env['BENCH_APPLY_DEAF'] !== '1' },
   );
   const { ctx, pool } = core;
   try {
@@ -125,7 +126,8 @@ async function run(n: number): Promise<Figures> {
     const journal2 = store.createSidePool(pool2);
     journal2.on('error', () => undefined);
     const deaf = process.env['BENCH_APPLY_DEAF'] === '1';
-    const listeners = deaf ? [] : await Promise.all([pool, pool2].map((p) => store.listen(p, { zone: (z, g, changed) => heardZoneChange(p, z, g, changed) })));
+    // The first replica (core's pool) listens as coreBench wires it; the second as server.ts wires it too.
+    const listeners = deaf ? [] : [await store.listen(pool2, { zone: (z, g, changed) => heardZoneChange(pool2, z, g, changed) })];
     const ctx2: CoreContext = { ...ctx, pool: pool2, journalPool: journal2 };
     await create(tenants[0]!, 'warm2').then(() => undefined);
     const readsBefore = (zoneMemoryReads.get(pool) ?? 0) + (zoneMemoryReads.get(pool2) ?? 0);

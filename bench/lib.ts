@@ -75,7 +75,8 @@ export interface CoreBench {
 
 /**
  * Core in this process, as server.ts wires it but with no port: a fresh database on DATABASE_URL's
- * server (migrated, `zone` registered), a pool and its side pool, the real OVH client over HTTPS to the
+ * server, or an embedded Postgres when it is not set (migrated, `zone` registered), listening to the
+ * zones' NOTIFYs as start-core.ts does unless `opts.listen` is false, a pool and its side pool, the real OVH client over HTTPS to the
  * simulator (its rate lifted), a silent log, `metrics` (every series a no-op unless given).
  */
 export async function coreBench(
@@ -84,8 +85,12 @@ export async function coreBench(
   zone: string,
   settings: Omit<CoreContext['settings'], 'zones'>,
   metrics: object = {},
+  opts: { listen?: boolean } = {},
 ): Promise<CoreBench> {
-  const db = await benchDatabase(prefix);
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const dir = mkdtempSync(path.join(tmpdir(), `dnsplane-${prefix}-`));
+  const db = await benchDatabaseOrEmbedded(prefix, path.join(dir, 'pg'));
   const pool = new pg.Pool({ connectionString: db.url, max: 10 });
   pool.on('error', () => undefined);
   const journalPool = store.createSidePool(pool);
@@ -111,23 +116,27 @@ export async function coreBench(
   await store.ensureZones(pool, [zone]);
   // What the zones' NOTIFYs say reaches the read cache and the apply path's view, as start-core.ts wires it.
   const heard = new Map<string, bigint>();
-  const listener = await store.listen(pool, {
-    zone: (z, generation, changed) => {
-      readCacheOf(ctx).heard(z, generation, changed);
-      heardZoneChange(pool, z, generation, changed);
-      heard.set(z, generation);
-    },
-  });
+  const listener =
+    opts.listen === false
+      ? undefined
+      : await store.listen(pool, {
+          zone: (z, generation, changed) => {
+            readCacheOf(ctx).heard(z, generation, changed);
+            heardZoneChange(pool, z, generation, changed);
+            heard.set(z, generation);
+          },
+        });
   return {
     ctx,
     pool,
     url: db.url,
     heard,
     async close() {
-      await listener.stop().catch(() => undefined);
+      await listener?.stop().catch(() => undefined);
       await journalPool.end().catch(() => undefined);
       await pool.end().catch(() => undefined);
       await db.drop();
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 }

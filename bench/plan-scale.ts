@@ -4,10 +4,10 @@
  * a Plan of one create (dry run, stored), and the served OVH API's per-call reads and writes
  * (a listing filtered by sub-domain, one record by id, the zone's facts, a staged create judged, a
  * refresh publishing one staged create).
- * Not part of `npm test`: `DATABASE_URL=… npx tsx bench/plan-scale.ts` (`npm run bench:plan-scale`).
+ * Not part of `npm test`: `npm run bench:plan-scale` (a fresh database on DATABASE_URL's server, else an embedded Postgres).
  *
  * In process, against the OVH simulator over real HTTPS through the real client and a fresh database
- * on DATABASE_URL's server: for each zone size N (BENCH_PLAN_N, default 1000,50000 records, record set
+ * on DATABASE_URL's server (else an embedded Postgres): for each zone size N (BENCH_PLAN_N, default 1000,50000 records, record set
  * i owned by tenant i mod BENCH_PLAN_TENANTS, default 1000), R timed calls each (BENCH_PLAN_R, default
  * 20) after one warm-up: median ms; then, after one change of the zone, the first call of each of T
  * tenants (BENCH_PLAN_T, default 100): the first (which reads the new generation's base and indexes it,
