@@ -45,6 +45,20 @@ async function generation(write: (tx: pg.PoolClient) => Promise<store.ZoneChange
 
 const set = (name: string, recordType: string) => ({ dnsName: `${name}.${ZONE}`, recordType });
 
+/** Tenant t's target of the shared set pool A withdrawn, its cluster silent. */
+const silent = (target: string, t: number): store.NewWithdrawal => ({
+  ...set('pool', 'A'),
+  target,
+  reason: 'silent',
+  tenantId: tenants[t]!.id,
+  detail: { detail: 'its cluster went silent' },
+  subDomain: 'pool',
+  fieldType: 'A',
+  ovhTarget: target,
+  ttl: 300,
+  journalId: null,
+});
+
 beforeAll(async () => {
   db = await testDatabase();
   await store.ensureZones(db.pool, [ZONE]);
@@ -96,20 +110,7 @@ beforeAll(async () => {
     await own(tx, 'mix', 'A', 2);
     await store.setHealthChecks(tx, ZONE, tenants[0]!.id, [{ ...set('pool', 'A'), check: 'http://:8080/healthz' }]);
     // t3's target is withdrawn: owned, not on OVH; t0's is checked, and healthy.
-    await store.insertWithdrawals(tx, ZONE, [
-      {
-        ...set('pool', 'A'),
-        target: '10.9.0.4',
-        reason: 'silent',
-        tenantId: tenants[3]!.id,
-        detail: { detail: 'its cluster went silent' },
-        subDomain: 'pool',
-        fieldType: 'A',
-        ovhTarget: '10.9.0.4',
-        ttl: 300,
-        journalId: null,
-      },
-    ]);
+    await store.insertWithdrawals(tx, ZONE, [silent('10.9.0.4', 3)]);
     await tx.query(`INSERT INTO target_health (zone, dns_name, record_type, target, state, since) VALUES ($1, $2, 'A', '10.9.0.1', 'healthy', now())`, [
       ZONE,
       `pool.${ZONE}`,
@@ -244,20 +245,7 @@ describe('a base patched from the previous generation', () => {
     // A target withdrawn (its record deleted, the withdrawal kept; core/apply/send.ts names the set): patched.
     g = await generation(async (tx) => {
       await store.deleteRecords(tx, ZONE, [id(301)]);
-      await store.insertWithdrawals(tx, ZONE, [
-        {
-          ...set('pool', 'A'),
-          target: '10.9.0.2',
-          reason: 'silent',
-          tenantId: tenants[1]!.id,
-          detail: { detail: 'its cluster went silent' },
-          subDomain: 'pool',
-          fieldType: 'A',
-          ovhTarget: '10.9.0.2',
-          ttl: 300,
-          journalId: null,
-        },
-      ]);
+      await store.insertWithdrawals(tx, ZONE, [silent('10.9.0.2', 1)]);
       return { ids: [id(301)], sets: [set('pool', 'A')] };
     });
     await expectSameAsWholeRead(g, patched);
