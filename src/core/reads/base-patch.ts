@@ -104,15 +104,14 @@ export async function patchBase(old: ZoneBase, zone: string, generation: bigint,
   const recordsByKey = new Map(mergeSorted(untouched, groups.sort(byFirst), byFirst));
   await slicer.check();
 
-  const byKey = (item: { dnsName: string; recordType: string }, key: { dnsName: string; recordType: string }) => compareSets(item, key);
   const changedSets = sortedSets(change.sets);
   const ownersAdded = [...change.ownership].sort(compareOwnershipRows);
   const base: ZoneBase = {
     generation,
     records,
     recordsByKey,
-    endpoints: replaceRuns(old.endpoints, touched, endpoints, byKey),
-    ownership: replaceRuns(old.ownership, changedSets, ownersAdded, byKey),
+    endpoints: replaceRuns(old.endpoints, touched, endpoints, compareSets),
+    ownership: replaceRuns(old.ownership, changedSets, ownersAdded, compareSets),
     withdrawals: change.withdrawals,
     health: change.health,
   };
