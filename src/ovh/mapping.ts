@@ -145,13 +145,17 @@ export function ovhRecordName(subDomain: string, zone: string): string | undefin
   }
 }
 
+/** The name a record is grouped under, as recordsToEndpoints names it: normalized, or kept raw when it is not a valid DNS name. */
+export function ovhRecordSetName(subDomain: string, zone: string): string {
+  return ovhRecordName(subDomain, zone) ?? absoluteName(subDomain, zone);
+}
+
 /**
  * The record set key of an OVH record (`${name} ${TYPE}`), computed exactly as recordsToEndpoints groups
  * records, so that callers find a set's records with it.
  */
 export function ovhRecordKey(record: OvhRecord, zone: string): RecordSetKey {
-  const name = ovhRecordName(record.subDomain, zone) ?? absoluteName(record.subDomain, zone);
-  return recordSetKey(name, record.fieldType.toUpperCase());
+  return recordSetKey(ovhRecordSetName(record.subDomain, zone), record.fieldType.toUpperCase());
 }
 
 /** A zone's records, or the same grouped by ovhRecordKey (RecordMapping.recordsByKey). */

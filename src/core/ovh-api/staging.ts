@@ -23,8 +23,7 @@
 import { InvalidInputError } from '../../dns/errors.js';
 import { messageOf } from '../../error-message.js';
 import { RECORD_TYPES, isRecordType, SHARED_LABEL, type Conflict, type RecordSetKey, type RecordType } from '../../dns/index.js';
-import { absoluteName } from '../../dns/names.js';
-import { ovhRecordKey, ovhRecordName, ovhTargetToCanonical, recordsToEndpoints } from '../../ovh/mapping.js';
+import { ovhRecordKey, ovhRecordSetName, ovhTargetToCanonical, recordsToEndpoints } from '../../ovh/mapping.js';
 import type { OvhRecord } from '../../ovh/types.js';
 import { stripOneQuotePair } from '../../ovhwire/records.js';
 import * as store from '../../store/index.js';
@@ -278,7 +277,7 @@ class DraftRefresh implements DraftPlanner {
 
   async names(q: store.Queryable): Promise<string[]> {
     this.named = await store.listDraft(q, this.tenant.id, this.zone);
-    return this.named.flatMap((d) => (d.record ? [ovhRecordName(d.record.subDomain, this.zone) ?? absoluteName(d.record.subDomain, this.zone)] : []));
+    return this.named.flatMap((d) => (d.record ? [ovhRecordSetName(d.record.subDomain, this.zone)] : []));
   }
 
   async changes(q: store.Queryable, base: ZoneBase): Promise<RawChangeSet> {

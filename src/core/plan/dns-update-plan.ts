@@ -25,11 +25,10 @@
 import { diffChangeSetSteps, SHARED_LABEL } from '../../dns/diff.js';
 import { normalizeEndpoint } from '../../dns/endpoint.js';
 import { InvalidInputError } from '../../dns/errors.js';
-import { absoluteName } from '../../dns/names.js';
 import type { Steps } from '../../dns/steps.js';
 import { isRecordType, recordSetKey, type Change, type Endpoint, type RecordType } from '../../dns/types.js';
 import type { OwnerOf, OwnerView } from '../../dns/diff.js';
-import { adjustEndpointForOvh, ovhRecordName } from '../../ovh/mapping.js';
+import { adjustEndpointForOvh, ovhRecordSetName } from '../../ovh/mapping.js';
 import type { OvhRecord } from '../../ovh/types.js';
 import { withinSuffixes, type Tenant } from '../tenants/tenants.js';
 
@@ -118,7 +117,7 @@ function checkPrerequisites(c: UpdateContext, prerequisites: readonly DnsPrerequ
   const names = new Set<string>([c.zone]);
   const rrsets = new Set<string>([recordSetKey(c.zone, 'SOA')]);
   for (const r of c.records) {
-    const name = ovhRecordName(r.subDomain, c.zone) ?? absoluteName(r.subDomain, c.zone);
+    const name = ovhRecordSetName(r.subDomain, c.zone);
     const type = r.fieldType.toUpperCase();
     names.add(name);
     rrsets.add(recordSetKey(name, TXT_LIKE.has(type) ? 'TXT' : type));

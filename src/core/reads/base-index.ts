@@ -9,9 +9,8 @@
  * (patch(): the maps' references copied, the names and tenants touched indexed again), when that index
  * was made.
  */
-import { absoluteName } from '../../dns/names.js';
 import { isRecordType, recordSetKey, type RecordSetKey } from '../../dns/types.js';
-import { ovhRecordName, ovhTargetToCanonical } from '../../ovh/mapping.js';
+import { ovhRecordSetName, ovhTargetToCanonical } from '../../ovh/mapping.js';
 import type { OvhRecord } from '../../ovh/types.js';
 import { setKeyOf, type PatchedBase } from './base-patch.js';
 import { compareSets, type ZoneBase } from './zone-base.js';
@@ -48,7 +47,7 @@ export class BaseIndex extends SetsIndex {
       index.ids.add(r.id);
       const type = r.fieldType.toUpperCase();
       if (r.subDomain === '' && type === 'NS') ns.push(r);
-      if (!isRecordType(type)) index.addRecord(ovhRecordName(r.subDomain, zone) ?? absoluteName(r.subDomain, zone), r);
+      if (!isRecordType(type)) index.addRecord(ovhRecordSetName(r.subDomain, zone), r);
     }
     index.nameServers = apexNameServers(ns, zone);
     for (const o of base.ownership) {
@@ -88,7 +87,7 @@ export class BaseIndex extends SetsIndex {
     // The records at each name a record left or joined: its sets' groups in the base's order, then the
     // records of unmanaged types in record order — as make() adds them.
     const removedIds = new Set(removed.map((r) => r.id));
-    const nameOf = (r: OvhRecord) => ovhRecordName(r.subDomain, zone) ?? absoluteName(r.subDomain, zone);
+    const nameOf = (r: OvhRecord) => ovhRecordSetName(r.subDomain, zone);
     for (const name of new Set([...removed, ...added].map(nameOf))) {
       const here = [...(previous.byName.get(name) ?? []).filter((r) => !removedIds.has(r.id)), ...added.filter((r) => nameOf(r) === name)];
       const groups = [...new Set(here.map((r) => setKeyOf(r, zone)).filter((k) => k !== undefined))]

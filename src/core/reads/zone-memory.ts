@@ -24,9 +24,8 @@
  * for a 50,000-record zone, 44 MB when every record set is owned; one copy per zone a replica applies to.
  */
 import type pg from 'pg';
-import { absoluteName } from '../../dns/names.js';
 import { recordSetKey } from '../../dns/types.js';
-import { ovhRecordName } from '../../ovh/mapping.js';
+import { ovhRecordSetName } from '../../ovh/mapping.js';
 import type { OvhRecord } from '../../ovh/types.js';
 import * as store from '../../store/index.js';
 import { HeardChanges } from './heard-changes.js';
@@ -38,10 +37,6 @@ export type { ZoneSlice } from './sets-index.js';
 export interface OwnedSet {
   dnsName: string;
   recordType: string;
-}
-
-function nameOf(subDomain: string, zone: string): string {
-  return ovhRecordName(subDomain, zone) ?? absoluteName(subDomain, zone);
 }
 
 export class ZoneMemory extends SetsIndex {
@@ -92,7 +87,7 @@ export class ZoneMemory extends SetsIndex {
   /** The records of these record sets are now `rows` (as store.replaceRecordsForNames, or re-read). */
   replaceSets(names: readonly store.RecordName[], rows: readonly store.RecordRow[]): void {
     for (const n of names) {
-      const at = this.byName.get(nameOf(n.subDomain, this.zone));
+      const at = this.byName.get(ovhRecordSetName(n.subDomain, this.zone));
       for (const r of [...(at ?? [])]) if (r.subDomain === n.subDomain && r.fieldType === n.fieldType) this.remove(r.id);
     }
     for (const r of rows) this.put(r);
@@ -123,7 +118,7 @@ export class ZoneMemory extends SetsIndex {
 
   private put(r: store.RecordRow): void {
     this.remove(r.id);
-    const name = nameOf(r.subDomain, this.zone);
+    const name = ovhRecordSetName(r.subDomain, this.zone);
     // The key order of core/reads/read-cache.ts zoneBaseOf's records (what a journal intent's text shows).
     const record: OvhRecord = { id: r.id, subDomain: r.subDomain, fieldType: r.fieldType, target: r.target, ttl: r.ttl, zone: this.zone };
     this.addRecord(name, record);
