@@ -240,7 +240,7 @@ export class ReadCache {
         const current = await store.getZone(q, zone);
         if (!current) throw new Error(`zone "${zone}" vanished from the database`);
         const change = previous && this.heardChanges.get(zone)?.between(previous.generation, current.generation);
-        if (!previous || !change) return { whole: await readZoneRows(q, zone) };
+        if (!previous || !change) return { whole: await readZoneRows(q, zone, current.generation) };
         const [rows, ownership] = [await store.listRecordsByIds(q, zone, change.ids), await store.listOwnershipForSets(q, zone, change.sets)];
         const [withdrawals, health] = [await store.listWithdrawals(q, zone), await store.listTargetHealth(q, zone)];
         return { generation: current.generation, previous, change: { ...change, rows, ownership, withdrawals, health } };

@@ -100,6 +100,8 @@ export async function readZoneBase(q: store.Queryable, zone: string, slicer: Sli
 export async function readZoneRows(
   q: store.Queryable,
   zone: string,
+  /** The zone's generation, when the caller read its row through `q` already. */
+  known?: bigint,
 ): Promise<{
   generation: bigint;
   rows: store.RecordRow[];
@@ -107,13 +109,13 @@ export async function readZoneRows(
   withdrawals: store.WithdrawalRow[];
   health: store.TargetHealthRow[];
 }> {
-  const current = await store.getZone(q, zone);
-  if (!current) throw new Error(`zone "${zone}" vanished from the database`);
+  const generation = known ?? (await store.getZone(q, zone))?.generation;
+  if (generation === undefined) throw new Error(`zone "${zone}" vanished from the database`);
   const rows: store.RecordRow[] = [];
   await store.listRecordsInPages(q, zone, (page) => void rows.push(...page));
   const ownership: store.OwnershipRow[] = [];
   await store.listOwnershipInPages(q, zone, (page) => void ownership.push(...page));
-  return { generation: current.generation, rows, ownership, withdrawals: await store.listWithdrawals(q, zone), health: await store.listTargetHealth(q, zone) };
+  return { generation, rows, ownership, withdrawals: await store.listWithdrawals(q, zone), health: await store.listTargetHealth(q, zone) };
 }
 
 /** The characters of the base's record strings, counted when it was made (undefined for a base made elsewhere). */
