@@ -87,14 +87,25 @@ export class BaseIndex extends SetsIndex {
     // The records at each name a record left or joined: its sets' groups in the base's order, then the
     // records of unmanaged types in record order — as make() adds them.
     const removedIds = new Set(removed.map((r) => r.id));
-    const nameOf = (r: OvhRecord) => ovhRecordSetName(r.subDomain, zone);
-    for (const name of new Set([...removed, ...added].map(nameOf))) {
-      const here = [...(previous.byName.get(name) ?? []).filter((r) => !removedIds.has(r.id)), ...added.filter((r) => nameOf(r) === name)];
-      const groups = [...new Set(here.map((r) => setKeyOf(r, zone)).filter((k) => k !== undefined))]
-        .map((k) => base.recordsByKey.get(k))
-        .filter((g) => g !== undefined && g.length > 0) as OvhRecord[][];
+    const addedAt = new Map<string, OvhRecord[]>();
+    for (const r of added) {
+      const name = ovhRecordSetName(r.subDomain, zone);
+      addedAt.set(name, [...(addedAt.get(name) ?? []), r]);
+    }
+    for (const name of new Set([...removed.map((r) => ovhRecordSetName(r.subDomain, zone)), ...addedAt.keys()])) {
+      const sets = new Set<RecordSetKey>();
+      const unmanaged: OvhRecord[] = [];
+      for (const r of [...(previous.byName.get(name) ?? []).filter((r) => !removedIds.has(r.id)), ...(addedAt.get(name) ?? [])]) {
+        const key = setKeyOf(r, zone);
+        if (key === undefined) unmanaged.push(r);
+        else sets.add(key);
+      }
+      const groups = [...sets].flatMap((k) => {
+        const g = base.recordsByKey.get(k);
+        return g && g.length > 0 ? [g] : [];
+      });
       groups.sort((a, b) => compareRecords(a[0]!, b[0]!));
-      const list = [...groups.flat(), ...here.filter((r) => setKeyOf(r, zone) === undefined).sort(compareRecords)];
+      const list = [...groups.flat(), ...unmanaged.sort(compareRecords)];
       if (list.length > 0) index.byName.set(name, list);
       else index.byName.delete(name);
     }
