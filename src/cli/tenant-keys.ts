@@ -13,7 +13,7 @@ import { ovhApiAdvertise, parseDuration, parseListen } from '../config.js';
 import { oldStops, type Issued, type KeyAdmin, type KeyView } from '../core/credentials/admin.js';
 import { createOvhKey, deleteOvhKey, listOvhKeys, rotateOvhKey, type IssuedOvhKey, type OvhKeyView } from '../core/credentials/ovh-admin.js';
 import { createTsigKey, deleteTsigKey, listTsigKeys, rotateTsigKey, type IssuedTsigKey, type TsigKeyView } from '../core/credentials/tsig-admin.js';
-import { DEFAULT_TSIG_ALGORITHM, TSIG_ALGORITHMS } from '../core/credentials/tsig.js';
+import { DEFAULT_TSIG_ALGORITHM, TSIG_ALGORITHMS } from '../dns/tsig-keys.js';
 import { DNS_DOOR_PORT_FILE, secretBoxFor } from '../demo.js';
 import { InvalidInputError } from '../dns/errors.js';
 import { configFrom, type CliIo } from './command.js';

@@ -18,7 +18,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { nsupdateKeyFile, tsigConfigs, type KeyForConfig } from '../../src/cli/tsig-config.js';
-import { TSIG_ALGORITHMS, TSIG_SECRET_BYTES, type TsigAlgorithm } from '../../src/core/credentials/tsig.js';
+import { TSIG_ALGORITHMS, tsigSecretBytes } from '../../src/dns/tsig-keys.js';
+import type { TsigAlgorithm } from '../../src/dns/wire/index.js';
 
 const has = (tool: string) => spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0;
 const PYTHON = ['/usr/bin/python3', 'python3'].find((p) => spawnSync(p, ['-c', 'import certbot_dns_rfc2136'], { stdio: 'ignore' }).status === 0);
@@ -26,7 +27,7 @@ const dir = mkdtempSync(path.join(tmpdir(), 'dnsplane-tsig-tools-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function keyFor(algorithm: TsigAlgorithm, name = `alice-${randomBytes(4).toString('hex')}.dnsplane`): KeyForConfig {
-  return { name, algorithm, secret: randomBytes(TSIG_SECRET_BYTES[algorithm]).toString('base64'), tenant: 'alice', zones: ['example.test'], acmeOnly: false };
+  return { name, algorithm, secret: randomBytes(tsigSecretBytes(algorithm)).toString('base64'), tenant: 'alice', zones: ['example.test'], acmeOnly: false };
 }
 
 const SERVER = { host: '127.0.0.1', port: 5353, source: '--server' };

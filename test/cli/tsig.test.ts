@@ -17,7 +17,7 @@ import { tenantCommand } from '../../src/cli/tenant.js';
 import { DNS_DOOR_PORT_FILE } from '../../src/demo.js';
 import { SecretBox } from '../../src/core/credentials/secrets.js';
 import { createTenant, setTenantDisabled } from '../../src/core/tenants/tenants.js';
-import { TSIG_ALGORITHMS, TSIG_SECRET_BYTES } from '../../src/core/credentials/tsig.js';
+import { TSIG_ALGORITHMS, tsigSecretBytes } from '../../src/dns/tsig-keys.js';
 import * as store from '../../src/store/index.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
 import { capturedIo, commandJson, type CapturedIo } from '../helpers/cli-io.js';
@@ -162,7 +162,7 @@ describe('dnsplane tenant tsig create', () => {
   it("makes a secret as long as each algorithm's HMAC, and says which tools do not take it", async () => {
     for (const algorithm of TSIG_ALGORITHMS) {
       const r = await json(['create', 'bob', '--algorithm', algorithm, '--server', '127.0.0.1:53']);
-      expect(Buffer.from(r.secret, 'base64'), algorithm).toHaveLength(TSIG_SECRET_BYTES[algorithm]);
+      expect(Buffer.from(r.secret, 'base64'), algorithm).toHaveLength(tsigSecretBytes(algorithm));
       expect(r.key.algorithm).toBe(algorithm);
       const unsupported = Object.entries(r.config)
         .filter(([, c]) => (c as { unsupported?: string }).unsupported)

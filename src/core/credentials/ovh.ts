@@ -14,9 +14,8 @@
 import { randomInt } from 'node:crypto';
 import * as store from '../../store/index.js';
 import { nowMs, type CoreContext } from '../context.js';
-import { LastUsed } from './last-used.js';
 import type { OvhKey } from './cache.js';
-import { SECRETS_KEY_SETTING, SecretsKeyError } from './secrets.js';
+import { perContext, sealedKeyring, type KeyringKind, type KeyringOptions } from './keyring.js';
 import { hashToken } from './tokens.js';
 
 export type { OvhKey } from './cache.js';
@@ -59,50 +58,35 @@ export interface OvhKeyring {
   noteUsed(key: OvhKey): void;
 }
 
-const keyrings = new WeakMap<CoreContext, OvhKeyring>();
+const OVH_RING: KeyringKind<store.OvhKeyRow, OvhKey> = {
+  store: store.OVH_KEYS,
+  cache: (ctx) => ctx.ovhKeys,
+  what: 'OVH key',
+  label: (row) => row.applicationKey,
+  secretWhat: 'application secret',
+  context: (row) => ovhSecretContext(row.applicationKey),
+  keyOf: (row, secret) => ({
+    id: row.id,
+    applicationKey: row.applicationKey,
+    applicationSecret: secret.toString('utf8'),
+    tenant: row.tenant,
+    expiresAt: row.expiresAt,
+    createdAt: row.createdAt,
+    ...(row.replaced && row.previousValidUntil ? { replacedUntil: row.previousValidUntil } : {}),
+  }),
+  validUntil: (k) => k.replacedUntil,
+};
 
 /** The context's keyring (its cache is ctx.ovhKeys, its "last used" writes coalesced). */
-export function ovhKeyring(ctx: CoreContext): OvhKeyring {
-  let ring = keyrings.get(ctx);
-  if (!ring) keyrings.set(ctx, (ring = createOvhKeyring(ctx)));
-  return ring;
-}
+export const ovhKeyring = perContext((ctx) => createOvhKeyring(ctx));
 
 /** A keyring of its own (tests: another "last used" interval or clock). */
-export function createOvhKeyring(ctx: CoreContext, opts: { lastUsedEveryMs?: number; clock?: () => number } = {}): OvhKeyring {
-  const lastUsed = new LastUsed((uses) => store.OVH_KEYS.noteUsed(ctx.pool, uses), ctx.log, 'OVH key', opts.lastUsedEveryMs, opts.clock);
-
-  const read = async (hash: Buffer): Promise<OvhKey | undefined> => {
-    const row = await store.OVH_KEYS.findForAuth(ctx.pool, hash);
-    if (!row) return undefined;
-    if (!ctx.secrets) {
-      throw new SecretsKeyError(
-        `OVH key ${row.applicationKey}: ${SECRETS_KEY_SETTING} is not set on this server, so its application secret cannot be opened; set it to the key the secrets were sealed with`,
-      );
-    }
-    const secret = ctx.secrets.open(row.sealed, ovhSecretContext(row.applicationKey));
-    const replacedUntil = row.replaced && row.previousValidUntil ? { replacedUntil: row.previousValidUntil } : {};
-    return {
-      id: row.id,
-      applicationKey: row.applicationKey,
-      applicationSecret: secret.toString('utf8'),
-      tenant: row.tenant,
-      expiresAt: row.expiresAt,
-      createdAt: row.createdAt,
-      ...replacedUntil,
-    };
-  };
-
+export function createOvhKeyring(ctx: CoreContext, opts: KeyringOptions = {}): OvhKeyring {
+  const ring = sealedKeyring(ctx, OVH_RING, opts);
   return {
     async find(consumerKey) {
       const hash = consumerKeyHash(consumerKey);
-      const key = ctx.ovhKeys
-        ? await ctx.ovhKeys.lookup(
-            hash.toString('hex'),
-            () => read(hash),
-            (k) => k.replacedUntil,
-          )
-        : await read(hash);
+      const key = await ring.find(hash.toString('hex'), hash);
       // A consumer key a rotation replaced: accepted only while that rotation's grace runs.
       if (key?.replacedUntil && nowMs(ctx) >= key.replacedUntil.getTime()) return undefined;
       return key;
@@ -110,8 +94,6 @@ export function createOvhKeyring(ctx: CoreContext, opts: { lastUsedEveryMs?: num
     async applicationKnown(applicationKey) {
       return (await store.OVH_KEYS.get(ctx.pool, applicationKey)) !== undefined;
     },
-    noteUsed(key) {
-      lastUsed.note(key.id);
-    },
+    noteUsed: ring.noteUsed,
   };
 }

@@ -8,15 +8,8 @@ import { randomBytes } from 'node:crypto';
 import * as store from '../../store/index.js';
 import { InvalidInputError, NotFoundError } from '../errors.js';
 import { createKey, keyAdmin, keyTimes, type Issued, type KeyAdmin, type KeyKind, type KeyView } from './admin.js';
-import {
-  DEFAULT_TSIG_ALGORITHM,
-  TSIG_SECRET_BYTES,
-  isTsigAlgorithm,
-  normalizeTsigKeyName,
-  parseTsigAlgorithm,
-  secretContext,
-  type TsigAlgorithm,
-} from './tsig.js';
+import { DEFAULT_TSIG_ALGORITHM, isTsigAlgorithm, normalizeTsigKeyName, parseTsigAlgorithm, tsigSecretBytes } from '../../dns/tsig-keys.js';
+import { secretContext, type TsigAlgorithm } from './tsig.js';
 
 /** A key as listings show it: never its secret. */
 export interface TsigKeyView extends KeyView {
@@ -40,7 +33,7 @@ export interface NewTsigKeyInput {
 const algorithmOf = (r: { algorithm: string }): TsigAlgorithm => (isTsigAlgorithm(r.algorithm) ? r.algorithm : DEFAULT_TSIG_ALGORITHM);
 
 function mint(algorithm: TsigAlgorithm): { shown: { secret: Buffer }; secret: Buffer } {
-  const secret = randomBytes(TSIG_SECRET_BYTES[algorithm]);
+  const secret = randomBytes(tsigSecretBytes(algorithm));
   return { shown: { secret }, secret };
 }
 

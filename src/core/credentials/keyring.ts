@@ -1,0 +1,82 @@
+/**
+ * What every keyring does the same way (TSIG keys: core/credentials/tsig.ts; OVH keys: ovh.ts): find
+ * a key by the value a request carries — from memory (core/credentials/cache.ts), else from Postgres
+ * (store/sealed-keys.ts findForAuth) with its sealed secrets opened once (core/credentials/secrets.ts)
+ * — and write its "last used" coalesced (core/credentials/last-used.ts). A kind (KeyringKind) says
+ * only what differs: its store and cache, which rows may be found, and the key it hands out.
+ */
+import type * as store from '../../store/index.js';
+import type { CoreContext } from '../context.js';
+import type { KeyCache } from './cache.js';
+import { LastUsed } from './last-used.js';
+import { SECRETS_KEY_SETTING, SecretsKeyError } from './secrets.js';
+
+/** A keyring of one's own (tests: another "last used" interval or clock). */
+export interface KeyringOptions {
+  /** Default LAST_USED_EVERY_MS (core/credentials/last-used.ts). */
+  lastUsedEveryMs?: number;
+  /** Default Date.now. */
+  clock?: () => number;
+}
+
+/** What one kind of keyring differs in. `R`: its store's row; `K`: the key it hands out. */
+export interface KeyringKind<R extends store.KeyRowBase, K extends { id: string }> {
+  store: Pick<store.KeyStore<R>, 'findForAuth' | 'noteUsed'>;
+  cache(ctx: CoreContext): KeyCache<K & { tenant: store.Tenant }> | undefined;
+  /** A key in messages and logs ("TSIG key"); a key's own words in the error of a server without a sealing key. */
+  what: string;
+  label(row: R): string;
+  /** What is sealed ("secret", "application secret") and what it is bound to (core/credentials/secrets.ts). */
+  secretWhat: string;
+  context(row: R): string;
+  /** Whether a row found may authenticate at all (before any secret is opened); default: every row. */
+  accepts?(row: store.KeyForAuth<R>): boolean;
+  /** The key handed out: `previous` is the secret a rotation with a grace replaced, if any. */
+  keyOf(row: store.KeyForAuth<R>, secret: Buffer, previous: Buffer | undefined): K & { tenant: store.Tenant };
+  /** Until when a cached key may be used (a replaced consumer key in its grace); default: until forgotten. */
+  validUntil?(key: K): Date | undefined;
+}
+
+/** The key found by `authValue`, kept under `cacheKey`, and the "last used" note: what a kind's keyring is made of. */
+export interface SealedKeyring<K> {
+  find(cacheKey: string, authValue: string | Buffer): Promise<K | undefined>;
+  noteUsed(key: K): void;
+}
+
+export function sealedKeyring<R extends store.KeyRowBase, K extends { id: string }>(
+  ctx: CoreContext,
+  kind: KeyringKind<R, K>,
+  opts: KeyringOptions = {},
+): SealedKeyring<K & { tenant: store.Tenant }> {
+  const lastUsed = new LastUsed((uses) => kind.store.noteUsed(ctx.pool, uses), ctx.log, kind.what, opts.lastUsedEveryMs, opts.clock);
+  const read = async (authValue: string | Buffer) => {
+    const row = await kind.store.findForAuth(ctx.pool, authValue);
+    if (!row || kind.accepts?.(row) === false) return undefined;
+    if (!ctx.secrets) {
+      throw new SecretsKeyError(
+        `${kind.what} ${kind.label(row)}: ${SECRETS_KEY_SETTING} is not set on this server, so its ${kind.secretWhat} cannot be opened; set it to the key the secrets were sealed with`,
+      );
+    }
+    const open = (sealed: store.SealedSecret) => ctx.secrets!.open(sealed, kind.context(row));
+    return kind.keyOf(row, open(row.sealed), row.previousSealed && open(row.previousSealed));
+  };
+  return {
+    find(cacheKey, authValue) {
+      const cache = kind.cache(ctx);
+      return cache ? cache.lookup(cacheKey, () => read(authValue), kind.validUntil) : read(authValue);
+    },
+    noteUsed(key) {
+      lastUsed.note(key.id);
+    },
+  };
+}
+
+/** One of `make`'s per context (so one cache's keyring and one "last used" coalescing per server). */
+export function perContext<T>(make: (ctx: CoreContext) => T): (ctx: CoreContext) => T {
+  const made = new WeakMap<CoreContext, T>();
+  return (ctx) => {
+    let value = made.get(ctx);
+    if (!value) made.set(ctx, (value = make(ctx)));
+    return value;
+  };
+}
