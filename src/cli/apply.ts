@@ -16,8 +16,8 @@ import { EXIT_NOT_VISIBLE, isVisible, visibilityHeadline, visibilityLines, waitF
 const HELP = `Usage: dnsplane apply PLAN_ID [--force] [--wait [--wait-timeout D]] [--output text|json | --json]
 
 Applies a plan stored by "dnsplane plan" (as the tenant the plan is for). Ownership is checked again;
-a plan whose zone changed since it was made (records or ownership) is stale: nothing is sent, make a
-new plan. Prints, per zone, the outcome and the OVH calls made with their answers, and the journal id
+a plan whose record sets or ownership changed since it was made (what it touches; changes elsewhere
+in the zone do not count) is stale: nothing is sent, make a new plan. Prints, per zone, the outcome and the OVH calls made with their answers, and the journal id
 of its publish ("dnsplane journal show ID" tells later whether it is visible).
 
   --force               apply even when the plan updates or deletes more than your change threshold

@@ -19,8 +19,8 @@ Plans the undo of the apply of journal entry ID (an admin token): a stored plan,
 made the apply, that puts the record sets it changed back as they were before it (so they are owned
 as before). Shown as "dnsplane plan" shows a plan; nothing is sent to OVH. A record set that a later
 apply touched is left as it is and listed as a conflict, with the journal entry that changed it.
-The tenant applies the plan with "dnsplane apply PLAN_ID" (stale, nothing sent, if the zone moved
-since); its journal entry says which entry it reverts.
+The tenant applies the plan with "dnsplane apply PLAN_ID" (stale, nothing sent, if what it puts
+back changed since); its journal entry says which entry it reverts.
 
   --output FORMAT       text (default) or json (the PlanRevertResponse message, Connect JSON)
   --json                the same as --output json

@@ -18,8 +18,8 @@ sets in a zone updated or deleted) or that changes a protected name ("dnsplane z
 an admin token: the plan's tenant then applies it with
 "dnsplane apply PLAN_ID" and the threshold does not stop it. The two-person rule: the admin who asked
 for the plan (its requested_by: the tenant itself, or the admin of "dnsplane plan --as") cannot
-approve it. Refused for a plan not pending, expired, already approved, stale (its zone changed since
-it was made) or with nothing to approve. The approval, the approver and the plan's digest are written
+approve it. Refused for a plan not pending, expired, already approved, stale (what it touches changed
+since it was made) or with nothing to approve. The approval, the approver and the plan's digest are written
 to the journal; an approval is void once the plan goes stale (a new plan needs its own). Nothing is
 sent to OVH.
 

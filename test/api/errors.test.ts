@@ -119,17 +119,17 @@ describe('errors thrown by the handlers, as the client sees them', () => {
     expect(room.calls()).toEqual([]);
   });
 
-  it('FailedPrecondition: a stored plan whose zone moved since, and nothing sent', async () => {
+  it('FailedPrecondition: a stored plan whose record set moved since, and nothing sent', async () => {
     const planned = await zone().plan({
       policy: Policy.UPSERT_ONLY,
       input: { case: 'desired', value: { zones: [], endpoints: [ep(`stale.${ZONE}`, 'A', ['192.0.2.7'])] } },
     });
-    await applyDesired(zone(), [ep(`moved.${ZONE}`, 'A', ['192.0.2.8'])]);
+    await applyDesired(zone(), [ep(`stale.${ZONE}`, 'A', ['192.0.2.8'])]);
     room.sim.clearCalls();
     await expectRejected(
       zone().apply({ source: { case: 'planId', value: planned.plan!.id } }),
       Code.FailedPrecondition,
-      /^zone errors\.test changed since the plan was made \(generation \d+ -> \d+\); nothing was sent, make a new plan$/,
+      /^the record sets or ownership the plan touches in zone errors\.test changed since it was made \(generation \d+ -> \d+\); nothing was sent, make a new plan$/,
     );
     expect(room.calls()).toEqual([]);
   });

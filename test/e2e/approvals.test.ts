@@ -3,8 +3,10 @@
  * admin other than the one who asked (AdminService.ApprovePlan, `dnsplane plan approve`); its tenant
  * then applies it and the threshold does not stop it; the approval, the approver and the digest are in
  * the journal (the approve-plan entry and the apply's entry); an approval is void once the plan goes
- * stale, and a new plan carries none. Self-approval, non-admins and plans with nothing to approve are
- * refused, naming the rule.
+ * stale (what it touches changed), and a new plan carries none. Self-approval, non-admins and plans
+ * with nothing to approve are refused, naming the rule. The zone moving beside the plan (another
+ * tenant's applies; a target's health state, on a loopback address's HTTP server) leaves plan and
+ * approval valid.
  */
 import { Code } from '@connectrpc/connect';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -13,6 +15,10 @@ import { ApplyStatus, Policy, type Endpoint } from '../../src/gen/dnsplane/v1/zo
 import { capturedIo } from '../helpers/cli-io.js';
 import { callLines, ep, expectRejected } from '../helpers/expect.js';
 import { startHarness, type Harness } from '../helpers/server.js';
+import { HealthTargets } from '../helpers/health-targets.js';
+import { DEFAULT_HEALTH, HealthChecker } from '../../src/core/health/checker.js';
+import { coreWithdrawals } from '../../src/core/health/mechanism.js';
+import { getZone } from '../../src/store/index.js';
 
 const ZONE = 'example.com';
 const SUFFIX = `alice.${ZONE}`;
@@ -141,7 +147,7 @@ describe('ApprovePlan', () => {
     await expectRejected(
       h.zoneClient(alice).apply({ source: { case: 'planId', value: planned.id } }),
       Code.FailedPrecondition,
-      /^zone example\.com changed since the plan was made \(generation \d+ -> \d+\); nothing was sent, make a new plan$/,
+      /^the record sets or ownership the plan touches in zone example\.com changed since it was made \(generation \d+ -> \d+\); nothing was sent, make a new plan$/,
     );
     expect(callLines(h.sim)).toEqual([]);
     expect((await h.adminClient(root).getPlan({ id: planned.id })).summary).toMatchObject({ status: 'stale', approvedBy: 'ops' });
@@ -164,7 +170,9 @@ describe('ApprovePlan', () => {
     await expectRejected(
       h.adminClient(ops).approvePlan({ id: planned.id }),
       Code.FailedPrecondition,
-      new RegExp(`^plan "${planned.id}" is stale: zone ${ZONE.replace('.', '\\.')} changed since it was made \\(generation \\d+ -> \\d+\\)`),
+      new RegExp(
+        `^plan "${planned.id}" is stale: the record sets or ownership the plan touches in zone ${ZONE.replace('.', '\\.')} changed since it was made \\(generation \\d+ -> \\d+\\), so it could not be applied`,
+      ),
     );
   });
 
@@ -179,5 +187,82 @@ describe('ApprovePlan', () => {
     const mineToo = (await h.adminClient(root).planAs({ tenant: 'alice', request: sync(mine(6)) })).plan!;
     await expect(planCommand.run(['approve', mineToo.id], self)).rejects.toThrow(/two-person rule/);
     await expect(planCommand.run(['approve'], self)).rejects.toThrow(/PLAN_ID: exactly one plan id is required/);
+  });
+});
+
+describe('the zone moves beside the plan: other tenants, a target health check', () => {
+  const CAROL = `carol.${ZONE}`;
+  const HC = '127.0.0.4';
+  const targets = new HealthTargets();
+  let carol: string;
+  let dave: string;
+  const sets = (n: number): Endpoint[] => Array.from({ length: n }, (_, i) => ep(`c${i}.${CAROL}`, 'A', ['192.0.2.3']));
+  const checked = () => ({ ...ep(`hc.${CAROL}`, 'A', [HC]), labels: { 'dnsplane/health-check': targets.check() } });
+  const upsert = (endpoints: Endpoint[]) => ({
+    source: { case: 'plan' as const, value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired' as const, value: { zones: [], endpoints } } } },
+  });
+  const round = () =>
+    new HealthChecker(h.server.ctx, { settings: DEFAULT_HEALTH, withdrawals: coreWithdrawals(h.server.ctx), timer: false, holder: 'approvals' }).runRound();
+  const generation = async () => (await getZone(h.server.ctx.pool, ZONE))!.generation;
+
+  beforeAll(async () => {
+    await targets.start(HC);
+    carol = await h.tenant('carol', [ZONE], { suffixes: [CAROL] });
+    dave = await h.tenant('dave', [ZONE], { suffixes: [`dave.${ZONE}`] });
+    expect((await h.zoneClient(carol).apply(upsert([...sets(10), checked()]))).zones[0]!.status).toBe(ApplyStatus.APPLIED);
+  });
+
+  afterAll(async () => {
+    await targets.stopAll();
+  });
+
+  it("another tenant's applies and a target's health state moving leave the plan and its approval valid: applied with exactly its calls", async () => {
+    const planned = (
+      await h.zoneClient(carol).plan({ policy: Policy.SYNC, input: { case: 'desired', value: { zones: [ZONE], endpoints: [...sets(6), checked()] } } })
+    ).plan!;
+    expect(planned.zones[0]!.threshold).toMatchObject({ deletes: 4, wouldRefuse: true });
+    const made = await generation();
+    expect(made).toBe(planned.zones[0]!.baseGeneration);
+
+    // Another tenant writes the zone: its generation moves, nothing the plan touches does.
+    expect((await h.zoneClient(dave).apply(upsert([ep(`x.dave.${ZONE}`, 'A', ['192.0.2.44'])]))).zones[0]!.status).toBe(ApplyStatus.APPLIED);
+    // The first round finds the target healthy: Records shows it, so the generation moves again.
+    expect(await round()).toMatchObject({ checks: 1, withdrawn: [], restored: [] });
+    expect(await generation()).toBe(made + 2n);
+    h.sim.clearCalls();
+
+    await h.adminClient(ops).approvePlan({ id: planned.id });
+    // Down: failing, still published (withdrawn only after DNSPLANE_HEALTH_FAILURES rounds), and dave again.
+    await targets.stop(HC);
+    expect(await round()).toMatchObject({ checks: 1, withdrawn: [] });
+    await h.zoneClient(dave).apply(upsert([ep(`y.dave.${ZONE}`, 'A', ['192.0.2.45'])]));
+    expect(await generation()).toBe(made + 4n);
+    h.sim.clearCalls();
+
+    const deleted = Array.from({ length: 4 }, (_, i) => h.sim.draftRecords(ZONE).find((r) => r.subDomain === `c${6 + i}.carol` && r.fieldType === 'A')!.id);
+    const res = await h.zoneClient(carol).apply({ source: { case: 'planId', value: planned.id } });
+    expect(res.zones[0]).toMatchObject({ zone: ZONE, status: ApplyStatus.APPLIED });
+    expect(callLines(h.sim)).toEqual([...deleted.map((id) => `DELETE /domain/zone/${ZONE}/record/${id}`), `POST /domain/zone/${ZONE}/refresh`]);
+    expect((await h.adminClient(root).getPlan({ id: planned.id })).summary).toMatchObject({ status: 'applied', approvedBy: 'ops' });
+  });
+
+  it('a change of a set the plan owns (a sync deletes what it no longer wants) makes it stale, at approval and at apply, nothing sent', async () => {
+    const planned = (await h.zoneClient(carol).plan({ policy: Policy.SYNC, input: { case: 'desired', value: { zones: [ZONE], endpoints: [checked()] } } }))
+      .plan!;
+    await targets.start(HC);
+    await round(); // what Records shows moves: still valid
+    await h.zoneClient(carol).apply(upsert([ep(`new.${CAROL}`, 'A', ['192.0.2.8'])])); // carol owns one more set: the sync would delete it too
+    h.sim.clearCalls();
+    await expectRejected(
+      h.adminClient(ops).approvePlan({ id: planned.id }),
+      Code.FailedPrecondition,
+      new RegExp(`^plan "${planned.id}" is stale: the record sets or ownership the plan touches in zone example\\.com changed since it was made`),
+    );
+    await expectRejected(
+      h.zoneClient(carol).apply({ source: { case: 'planId', value: planned.id } }),
+      Code.FailedPrecondition,
+      /^the record sets or ownership the plan touches in zone example\.com changed since it was made \(generation \d+ -> \d+\); nothing was sent, make a new plan$/,
+    );
+    expect(callLines(h.sim)).toEqual([]);
   });
 });

@@ -356,15 +356,17 @@ describe('a POST whose answer is lost', () => {
 });
 
 describe('stale plans', () => {
-  it('a stored plan whose zone moved since: FailedPrecondition and zero OVH calls', async () => {
+  it('a stored plan whose record set changed since: FailedPrecondition and zero OVH calls', async () => {
     const planned = await h
       .zoneClient(alice)
       .plan({ policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`s.${ZONE}`, ['192.0.2.60'])] } } });
-    await applyDesired(h.zoneClient(alice), [ep(`t.${ZONE}`, ['192.0.2.61'])]); // the zone moves on
+    await applyDesired(h.zoneClient(alice), [ep(`s.${ZONE}`, ['192.0.2.61'])]); // what the plan touches moves on
     h.sim.clearCalls();
     const e = await rejected(h.zoneClient(alice).apply({ source: { case: 'planId', value: planned.plan!.id } }));
     expect(Code[e.code]).toBe('FailedPrecondition');
-    expect(e.rawMessage).toMatch(/changed since the plan was made \(generation \d+ -> \d+\); nothing was sent/);
+    expect(e.rawMessage).toMatch(
+      /^the record sets or ownership the plan touches in zone [\w.]+ changed since it was made \(generation \d+ -> \d+\); nothing was sent, make a new plan$/,
+    );
     expect(h.sim.calls()).toEqual([]);
     // And it stays refused.
     const again = await rejected(h.zoneClient(alice).apply({ source: { case: 'planId', value: planned.plan!.id } }));
@@ -378,6 +380,18 @@ describe('stale plans', () => {
       .plan({ policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`u.${ZONE}`, ['192.0.2.62'])] } } });
     const res = await h.zoneClient(alice).apply({ source: { case: 'planId', value: planned.plan!.id } });
     expect(ApplyStatus[res.zones[0]!.status]).toBe('APPLIED');
+  });
+
+  it('a stored plan whose zone moved elsewhere (another record set) applies, with exactly its calls', async () => {
+    const planned = await h
+      .zoneClient(alice)
+      .plan({ policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`v.${ZONE}`, ['192.0.2.63'])] } } });
+    const moved = await applyDesired(h.zoneClient(alice), [ep(`w.${ZONE}`, ['192.0.2.64'])]); // the zone moves on, beside it
+    expect(moved.zones[0]!.generation).toBeGreaterThan(planned.plan!.zones[0]!.baseGeneration);
+    h.sim.clearCalls();
+    const res = await h.zoneClient(alice).apply({ source: { case: 'planId', value: planned.plan!.id } });
+    expect(ApplyStatus[res.zones[0]!.status]).toBe('APPLIED');
+    expect(calls(ZONE)).toEqual([`POST /domain/zone/${ZONE}/record 200`, `POST /domain/zone/${ZONE}/refresh 204`]);
   });
 });
 

@@ -32,14 +32,14 @@ beforeAll(async () => {
   // One apply that creates,
   const desired = { policy: Policy.UPSERT_ONLY, input: { case: 'desired' as const, value: { zones: [], endpoints: [ep(`www.${ZONE}`, 'A', ['192.0.2.1'])] } } };
   expect(ApplyStatus[(await client.apply({ source: { case: 'plan', value: desired } })).zones[0]!.status]).toBe('APPLIED');
-  // one with nothing to do, one more that applies, and a stored plan it made stale.
+  // one with nothing to do, one more that applies, and a stored plan it made stale (it wrote the set the plan creates).
   expect(ApplyStatus[(await client.apply({ source: { case: 'plan', value: desired } })).zones[0]!.status]).toBe('NO_CHANGES');
   const stale = await client.plan({
     policy: Policy.UPSERT_ONLY,
     input: { case: 'desired', value: { zones: [], endpoints: [ep(`api.${ZONE}`, 'A', ['192.0.2.2'])] } },
   });
   await client.apply({
-    source: { case: 'plan', value: { ...desired, input: { case: 'desired', value: { zones: [], endpoints: [ep(`x.${ZONE}`, 'A', ['192.0.2.3'])] } } } },
+    source: { case: 'plan', value: { ...desired, input: { case: 'desired', value: { zones: [], endpoints: [ep(`api.${ZONE}`, 'A', ['192.0.2.3'])] } } } },
   });
   await client.apply({ source: { case: 'planId', value: stale.plan!.id } }).catch(() => undefined);
 

@@ -135,7 +135,9 @@ describe('tenant B never changes what tenant A owns; its other changes still app
     );
     expect(err).toBeInstanceOf(ConnectError);
     expect(Code[(err as ConnectError).code]).toBe('FailedPrecondition');
-    expect((err as ConnectError).rawMessage).toMatch(/changed since the plan was made.*nothing was sent/);
+    expect((err as ConnectError).rawMessage).toMatch(
+      /^the record sets or ownership the plan touches in zone example\.com changed since it was made.*nothing was sent/,
+    );
     expect(calls()).toEqual([]);
     const dbAfter = await snapshot(h.server.ctx.pool);
     // Only the plan's status moved (pending -> stale); nothing else in the database.

@@ -109,15 +109,15 @@ describe('PlanRevert', () => {
     );
   });
 
-  it('a revert plan is stale once its zone moves; admin actions, unknown entries and non-admins are refused', async () => {
+  it('a revert plan is stale once what it puts back moves; admin actions, unknown entries and non-admins are refused', async () => {
     const change = await applyInline(upsert([a(5, '192.0.2.7')]));
     const res = await h.adminClient(root).planRevert({ journalId: change.journalId });
-    await applyInline(upsert([a(6, '192.0.2.7')]));
+    await applyInline(upsert([a(5, '192.0.2.8')]));
     h.sim.clearCalls();
     await expectRejected(
       h.zoneClient(alice).apply({ source: { case: 'planId', value: res.plan!.id } }),
       Code.FailedPrecondition,
-      /changed since the plan was made/,
+      /the record sets or ownership the plan touches in zone example\.com changed since it was made/,
     );
     expect(callLines(h.sim)).toEqual([]);
     const audit = (await h.adminClient(root).listJournal({ zone: ZONE, limit: 10 })).entries.find((e) => e.kind === 'plan-revert')!;

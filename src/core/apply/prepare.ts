@@ -10,7 +10,7 @@ import type { CoreContext } from '../context.js';
 import { PermissionDeniedError, StalePlanError } from '../errors.js';
 import { thresholdRefusal, zoneThreshold } from '../plan/guard.js';
 import { computeLockedZonePlan, type ZonePlan } from '../plan/plan.js';
-import { planDigestSliced } from '../plan/stored.js';
+import { planDigestSliced, staleWhy } from '../plan/stored.js';
 import { Slicer } from '../slices.js';
 import { keptZoneMemory } from '../reads/zone-memory.js';
 import { firstBatch, without } from './batch-plan.js';
@@ -57,24 +57,19 @@ export async function prepareMember(ctx: CoreContext, group: Group, member: Memb
   const unsent = { zone, generation: plan.baseGeneration, calls: [], changes: plan.changes, conflicts: plan.conflicts };
   const { stored, routed, tenant } = member;
   if (stored) {
-    // The generation at the group's start: the members before this one moved it, and what they
-    // changed is judged by the digest (the plan recomputed after them must be the one stored).
-    if (groupBase !== stored.baseGeneration) {
-      return answer({
-        ...unsent,
-        status: 'stale',
-        error: new StalePlanError(
-          `zone ${zone} changed since the plan was made (generation ${stored.baseGeneration} -> ${groupBase}); nothing was sent, make a new plan`,
-        ),
-      });
-    }
+    // Stale when what the plan touches changed since it was made — the record sets at its names, their
+    // ownership and withdrawn targets, the sets its tenant owns (a sync deletes those it no longer
+    // wants): the plan recomputed now, under the lock and after the group's earlier members, must be
+    // the one stored (its digest, the base generation left out). A change elsewhere in the zone (other
+    // tenants' applies, a target's health state Records shows) leaves it valid: in a zone that a thousand
+    // clusters write, a plan judged by the zone's generation would go stale before anyone applied it.
     // Both digests in slices: a stored plan may hold thousands of changes (megabytes of canonical JSON).
     const slicer = new Slicer();
     if ((await planDigestSliced([{ ...plan, baseGeneration: stored.baseGeneration }], slicer)) !== (await planDigestSliced([stored], slicer))) {
       const why =
         plan.baseGeneration !== groupBase
           ? `an apply just before it (coalesced with it) changed what the plan touches in zone ${zone}`
-          : `ownership in zone ${zone} changed since the plan was made`;
+          : staleWhy(zone, stored.baseGeneration, plan.baseGeneration);
       return answer({ ...unsent, status: 'stale', error: new StalePlanError(`${why}; nothing was sent, make a new plan`) });
     }
   }

@@ -6,9 +6,10 @@
  * migrations/0018) and in the journal (an admin action, kind `approve-plan`), and the apply's journal
  * rows name it (Intent.approval).
  *
- * An approval is of one plan as it was judged: Apply's stale check (core/apply/prepare.ts: the zone's
- * generation and the recomputed digest) refuses an approved plan whose zone moved exactly as it
- * refuses any other, the plan is then stale for good, and a new plan carries no approval.
+ * An approval is of one plan as it was judged: Apply's stale check (core/apply/prepare.ts: the plan
+ * recomputed under the lock must be the stored one) refuses an approved plan whose record sets or
+ * ownership changed exactly as it refuses any other, the plan is then stale for good, and a new plan
+ * carries no approval. A change elsewhere in the zone leaves plan and approval valid.
  */
 import { InvalidInputError } from '../../dns/errors.js';
 import * as store from '../../store/index.js';
@@ -18,7 +19,7 @@ import { PermissionDeniedError, PlanNotApprovableError } from '../errors.js';
 import { needsApproval } from './guard.js';
 import type { StoredPlan } from './plan.js';
 import type { RoutedInput } from './input.js';
-import { getPlanWithRow } from './stored.js';
+import { changedSince, getPlanWithRow, staleWhy } from './stored.js';
 import { isAdmin, type Tenant } from '../tenants/tenants.js';
 
 /** What an apply of an approved plan carries into its journal rows (Intent.approval): the plan, the approver's name, when, the digest. */
@@ -93,13 +94,14 @@ async function checkApprovable(ctx: CoreContext, plan: StoredPlan, row: store.Pl
     const by = (await store.getTenantById(ctx.pool, row.approval.approvedBy))?.name ?? '';
     throw new PlanNotApprovableError(`plan "${id}" is already approved (by "${by}" at ${row.approval.approvedAt.toISOString()})`);
   }
-  for (const z of plan.zones) {
-    const now = await store.getZone(ctx.pool, z.zone);
-    if (now && now.generation !== z.baseGeneration) {
-      throw new PlanNotApprovableError(
-        `plan "${id}" is stale: zone ${z.zone} changed since it was made (generation ${z.baseGeneration} -> ${now.generation}), so it could not be applied; make a new plan and have it approved`,
-      );
-    }
+  // Stale already (what it touches changed): it could not be applied, so approving it is refused.
+  const tenant = await store.getTenantById(ctx.pool, plan.tenantId);
+  const changed = tenant && (await changedSince(ctx, tenant, plan));
+  if (changed) {
+    const made = plan.zones.find((z) => z.zone === changed.zone)!.baseGeneration;
+    throw new PlanNotApprovableError(
+      `plan "${id}" is stale: ${staleWhy(changed.zone, made, changed.generation)}, so it could not be applied; make a new plan and have it approved`,
+    );
   }
   if (!plan.zones.some((z) => needsApproval(z.threshold))) {
     throw new PlanNotApprovableError(

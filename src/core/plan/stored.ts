@@ -80,6 +80,31 @@ async function computeAndStore(ctx: CoreContext, tenant: Tenant, input: PlanInpu
   return p;
 }
 
+/**
+ * The first zone of a stored plan whose plan, computed now as its tenant, is not the stored one: what
+ * the plan touches changed since it was made (the record sets at its names, their ownership and
+ * withdrawn targets, the sets its tenant owns), with the zone's generation now; undefined when every
+ * zone's is the same. Apply judges the same under the zone lock (core/apply/prepare.ts); this judges
+ * without it, for a plan about to be approved (core/plan/approvals.ts). A change elsewhere in the zone
+ * does not count.
+ */
+export async function changedSince(ctx: CoreContext, tenant: Tenant, p: StoredPlan): Promise<{ zone: string; generation: bigint } | undefined> {
+  const slicer = new Slicer();
+  const routed = await routeInput(ctx, tenant, p.input, slicer);
+  const reads = readCacheOf(ctx);
+  for (const stored of p.zones) {
+    const now = await store.withSnapshot(ctx.pool, (q) => computeZonePlan(ctx, q, tenant, stored.zone, routed, slicer, reads));
+    const same = (await planDigestSliced([{ ...now, baseGeneration: stored.baseGeneration }], slicer)) === (await planDigestSliced([stored], slicer));
+    if (!same) return { zone: stored.zone, generation: now.baseGeneration };
+  }
+  return undefined;
+}
+
+/** Why a plan is stale, for its error: what it touches in `zone` changed between the two generations. */
+export function staleWhy(zone: string, made: bigint, now: bigint): string {
+  return `the record sets or ownership the plan touches in zone ${zone} changed since it was made (generation ${made} -> ${now})`;
+}
+
 /** What a listing of plans shows of one (store.PlanCounts): its zones, changes, conflicts, OVH calls. */
 export function planCounts(zones: readonly ZonePlan[]): store.PlanCounts {
   return {

@@ -24,7 +24,7 @@ function revertDialog(page, e, refresh) {
     read: () => ({ journalId: e.id }),
     describe: () => [
       `store a plan for tenant "${e.tenant}" that puts back what apply ${e.id} changed in ${e.zone}, owned as before. `,
-      'Record sets a later apply touched are left as they are and listed. Nothing is applied: the tenant applies the plan (dnsplane apply PLAN_ID), and it goes stale if the zone moves first.',
+      'Record sets a later apply touched are left as they are and listed. Nothing is applied: the tenant applies the plan (dnsplane apply PLAN_ID), and it goes stale if what it puts back changes first.',
     ],
     method: 'PlanRevert',
     verb: 'Make the revert plan',

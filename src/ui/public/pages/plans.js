@@ -116,7 +116,7 @@ function approveDialog(page, id, s) {
     read: () => ({ id }),
     describe: () => [
       `approve plan ${id} of tenant "${s.tenant ?? ''}" (asked by ${s.requestedBy ?? ''}, digest ${(s.digest ?? '').slice(0, 12)}…): `,
-      'its tenant may then apply it although it is over the change threshold. The approval is journaled with you as approver, and is void if the zone moves before it is applied.',
+      'its tenant may then apply it although it is over the change threshold. The approval is journaled with you as approver, and is void if what the plan touches changes before it is applied.',
     ],
     method: 'ApprovePlan',
     verb: 'Approve',
