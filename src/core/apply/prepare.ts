@@ -10,7 +10,7 @@ import type { CoreContext } from '../context.js';
 import { PermissionDeniedError, StalePlanError } from '../errors.js';
 import { thresholdRefusal, zoneThreshold } from '../plan/guard.js';
 import { computeLockedZonePlan, type ZonePlan } from '../plan/plan.js';
-import { planDigestSliced, staleWhy } from '../plan/stored.js';
+import { samePlan, staleWhy } from '../plan/stored.js';
 import { Slicer } from '../slices.js';
 import { keptZoneMemory } from '../reads/zone-memory.js';
 import { firstBatch, without } from './batch-plan.js';
@@ -63,9 +63,7 @@ export async function prepareMember(ctx: CoreContext, group: Group, member: Memb
     // the one stored (its digest, the base generation left out). A change elsewhere in the zone (other
     // tenants' applies, a target's health state Records shows) leaves it valid: in a zone that a thousand
     // clusters write, a plan judged by the zone's generation would go stale before anyone applied it.
-    // Both digests in slices: a stored plan may hold thousands of changes (megabytes of canonical JSON).
-    const slicer = new Slicer();
-    if ((await planDigestSliced([{ ...plan, baseGeneration: stored.baseGeneration }], slicer)) !== (await planDigestSliced([stored], slicer))) {
+    if (!(await samePlan(plan, stored, new Slicer()))) {
       const why =
         plan.baseGeneration !== groupBase
           ? `an apply just before it (coalesced with it) changed what the plan touches in zone ${zone}`

@@ -94,10 +94,18 @@ export async function changedSince(ctx: CoreContext, tenant: Tenant, p: StoredPl
   const reads = readCacheOf(ctx);
   for (const stored of p.zones) {
     const now = await store.withSnapshot(ctx.pool, (q) => computeZonePlan(ctx, q, tenant, stored.zone, routed, slicer, reads));
-    const same = (await planDigestSliced([{ ...now, baseGeneration: stored.baseGeneration }], slicer)) === (await planDigestSliced([stored], slicer));
-    if (!same) return { zone: stored.zone, generation: now.baseGeneration };
+    if (!(await samePlan(now, stored, slicer))) return { zone: stored.zone, generation: now.baseGeneration };
   }
   return undefined;
+}
+
+/**
+ * Whether a zone's plan computed now is the stored one: their digests, the base generation left out
+ * (the zone may have moved elsewhere). In slices: a stored plan may hold thousands of changes
+ * (megabytes of canonical JSON).
+ */
+export async function samePlan(now: ZonePlan, stored: ZonePlan, slicer: Slicer): Promise<boolean> {
+  return (await planDigestSliced([{ ...now, baseGeneration: stored.baseGeneration }], slicer)) === (await planDigestSliced([stored], slicer));
 }
 
 /** Why a plan is stale, for its error: what it touches in `zone` changed between the two generations. */
