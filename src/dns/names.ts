@@ -87,6 +87,11 @@ export function normalizeNameByLabels(input: string, field: string, opts: NameOp
   return name;
 }
 
+/** Whether `name` is already a normalized name (lowercase ASCII, no trailing dot) under these rules. */
+export function isNormalizedName(name: string, opts: NameOptions = {}): boolean {
+  return name.length <= MAX_NAME_LENGTH && validNamePattern(opts).test(name);
+}
+
 const PATTERNS = new Map<string, RegExp>();
 
 /**

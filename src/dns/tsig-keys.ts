@@ -5,6 +5,7 @@
  * Pure.
  */
 import { InvalidInputError } from './errors.js';
+import { isNormalizedName } from './names.js';
 import { TSIG_WIRE, type TsigAlgorithm } from './wire/tsig.js';
 
 /** Every algorithm dnsplane accepts, in the order RFC 8945 lists them. */
@@ -29,13 +30,10 @@ export function parseTsigAlgorithm(raw: string, field: string): TsigAlgorithm {
   return value;
 }
 
-const LABEL = '[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?';
-const KEY_NAME = new RegExp(`^${LABEL}(?:\\.${LABEL})*$`);
-
-/** A key name as stored: lowercase, without the trailing dot; undefined when it is not a valid one. */
+/** A key name as stored: lowercase, without the trailing dot; undefined when it is not a valid one (a DNS name, `_` allowed). */
 export function canonicalKeyName(raw: string): string | undefined {
   const name = raw.toLowerCase().replace(/\.$/, '');
-  return name.length <= 253 && KEY_NAME.test(name) ? name : undefined;
+  return isNormalizedName(name, { allowUnderscore: true }) ? name : undefined;
 }
 
 /** canonicalKeyName, or InvalidInputError naming the field and the rule. */

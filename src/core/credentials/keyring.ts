@@ -26,13 +26,14 @@ export interface KeyringKind<R extends store.KeyRowBase, K extends { id: string 
   /** A key in messages and logs ("TSIG key"); a key's own words in the error of a server without a sealing key. */
   what: string;
   label(row: R): string;
-  /** What is sealed ("secret", "application secret") and what it is bound to (core/credentials/secrets.ts). */
+  /** What is sealed ("secret", "application secret"), for that error. */
   secretWhat: string;
+  /** What a row's sealed secrets are bound to (core/credentials/secrets.ts). */
   context(row: R): string;
   /** Whether a row found may authenticate at all (before any secret is opened); default: every row. */
   accepts?(row: store.KeyForAuth<R>): boolean;
-  /** The key handed out: `previous` is the secret a rotation with a grace replaced, if any. */
-  keyOf(row: store.KeyForAuth<R>, secret: Buffer, previous: Buffer | undefined): K & { tenant: store.Tenant };
+  /** The key handed out, opening (`open`) the sealed secrets it holds: each is opened only if asked for. */
+  keyOf(row: store.KeyForAuth<R>, open: (sealed: store.SealedSecret) => Buffer): K & { tenant: store.Tenant };
   /** Until when a cached key may be used (a replaced consumer key in its grace); default: until forgotten. */
   validUntil?(key: K): Date | undefined;
 }
@@ -57,8 +58,8 @@ export function sealedKeyring<R extends store.KeyRowBase, K extends { id: string
         `${kind.what} ${kind.label(row)}: ${SECRETS_KEY_SETTING} is not set on this server, so its ${kind.secretWhat} cannot be opened; set it to the key the secrets were sealed with`,
       );
     }
-    const open = (sealed: store.SealedSecret) => ctx.secrets!.open(sealed, kind.context(row));
-    return kind.keyOf(row, open(row.sealed), row.previousSealed && open(row.previousSealed));
+    const box = ctx.secrets;
+    return kind.keyOf(row, (sealed) => box.open(sealed, kind.context(row)));
   };
   return {
     find(cacheKey, authValue) {

@@ -65,10 +65,11 @@ const OVH_RING: KeyringKind<store.OvhKeyRow, OvhKey> = {
   label: (row) => row.applicationKey,
   secretWhat: 'application secret',
   context: (row) => ovhSecretContext(row.applicationKey),
-  keyOf: (row, secret) => ({
+  // Only the secret it was found with: the current one, or the replaced one for a replaced consumer key.
+  keyOf: (row, open) => ({
     id: row.id,
     applicationKey: row.applicationKey,
-    applicationSecret: secret.toString('utf8'),
+    applicationSecret: open(row.sealed).toString('utf8'),
     tenant: row.tenant,
     expiresAt: row.expiresAt,
     createdAt: row.createdAt,

@@ -57,12 +57,12 @@ const TSIG_RING: KeyringKind<store.TsigKeyRow, TsigKey> = {
   secretWhat: 'secret',
   context: (row) => secretContext(row.name),
   accepts: (row) => !row.tenant.disabled && isTsigAlgorithm(row.algorithm),
-  keyOf: (row, secret, previous) => ({
+  keyOf: (row, open) => ({
     id: row.id,
     name: row.name,
     algorithm: row.algorithm as TsigAlgorithm,
-    secret,
-    ...(previous && row.previousValidUntil ? { previous: { secret: previous, validUntil: row.previousValidUntil } } : {}),
+    secret: open(row.sealed),
+    ...(row.previousSealed && row.previousValidUntil ? { previous: { secret: open(row.previousSealed), validUntil: row.previousValidUntil } } : {}),
     tenant: row.tenant,
     acmeOnly: row.acmeOnly,
   }),
