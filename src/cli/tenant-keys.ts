@@ -2,7 +2,7 @@
  * `dnsplane tenant tsig` and `dnsplane tenant ovh-key` (create|list|rotate|delete): a tenant's keys,
  * managed in the database directly like `dnsplane tenant` (beside a running serve through its
  * connection file), both by one skeleton (runKeys). A new secret is printed once, with each tool's
- * configuration (cli/tsig-config.ts, cli/ovh-key-config.ts); it is sealed under DNSPLANE_SECRETS_KEY
+ * configuration (cli/key-configs.ts); it is sealed under DNSPLANE_SECRETS_KEY
  * (demo mode: the key in its data dir), which must be the servers' key. A kind (KeyCommand) says only
  * what differs: its help and options, where clients reach the door, its listing and what it prints.
  */
@@ -18,9 +18,17 @@ import { DNS_DOOR_PORT_FILE, secretBoxFor } from '../demo.js';
 import { InvalidInputError } from '../dns/errors.js';
 import { configFrom, type CliIo } from './command.js';
 import { withDatabase } from './migrate.js';
-import { ovhKeyConfigs, PLACEHOLDER_ENDPOINT, renderOvhKeyConfigs, type OvhApiEndpoint } from './ovh-key-config.js';
+import {
+  ovhKeyConfigs,
+  PLACEHOLDER_ENDPOINT,
+  PLACEHOLDER_HOST,
+  renderOvhKeyConfigs,
+  renderTsigConfigs,
+  tsigConfigs,
+  type DnsServer,
+  type OvhApiEndpoint,
+} from './key-configs.js';
 import { table } from './text.js';
-import { PLACEHOLDER_HOST, renderTsigConfigs, tsigConfigs, type DnsServer } from './tsig-config.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;

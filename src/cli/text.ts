@@ -1,9 +1,4 @@
-/**
- * Small pieces of the text `dnsplane` commands print: a table's aligned columns (the tenant and key
- * listings), and for the configurations printed beside a new credential (cli/tsig-config.ts,
- * cli/ovh-key-config.ts) a Kubernetes object name made from a key's name and a value quoted for a
- * shell line.
- */
+/** A table's aligned columns, as the tenant and key listings of `dnsplane` print them. */
 
 /** Rows as aligned columns (two spaces between), the last column left ragged. */
 export function table(rows: string[][]): string[] {

@@ -1,5 +1,5 @@
 /**
- * The configuration `dnsplane tenant tsig create` prints (cli/tsig-config.ts), read by the real tools
+ * The configuration `dnsplane tenant tsig create` prints (src/ui/public/client-configs.js through cli/key-configs.ts), read by the real tools
  * installed here (Debian's packages):
  * - nsupdate reads the key file and signs an UPDATE with it: the TSIG record it sends names our key
  *   and algorithm, and its MAC is the HMAC of the message under our secret (RFC 8945 §4.3.3),
@@ -17,7 +17,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { nsupdateKeyFile, tsigConfigs, type KeyForConfig } from '../../src/cli/tsig-config.js';
+import { nsupdateKeyFile, tsigConfigs, type KeyForConfig } from '../../src/cli/key-configs.js';
 import { TSIG_ALGORITHMS, tsigSecretBytes } from '../../src/dns/tsig-keys.js';
 import type { TsigAlgorithm } from '../../src/dns/wire/index.js';
 

@@ -4,12 +4,12 @@
  * --rfc2136-batch-change-size record sets, as external-dns sends them: an add per created record, a
  * "remove old, add new" per updated one, over TCP) is answered NOERROR within 2 s — miekg/dns's fixed
  * client timeout, which external-dns cannot change — with no retry. The batch size printed by
- * `tenant tsig create` (cli/tsig-config.ts) is the same number. A batch over the change threshold is
+ * `tenant tsig create` (client-configs.js, through cli/key-configs.ts) is the same number. A batch over the change threshold is
  * refused whole, its reason said once ("change threshold: …", not twice).
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { dnsUpdateBatchSize } from '../../src/cli/tsig-config.js';
+import { dnsUpdateBatchSize } from '../../src/cli/key-configs.js';
 import { createTenant } from '../../src/core/tenants/tenants.js';
 import type { TsigKey } from '../../src/core/credentials/tsig.js';
 import { CLASS, OPCODE, RCODE, TYPE, encodeMessage, signMessage, type ResourceRecord } from '../../src/dns/wire/index.js';

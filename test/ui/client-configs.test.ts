@@ -1,6 +1,6 @@
 /**
  * src/ui/public/client-configs.js is the one source of the client configurations (the console loads it
- * as it is; cli/tsig-config.ts and cli/ovh-key-config.ts import it through client-configs.d.ts): the
+ * as it is; cli/key-configs.ts imports it through client-configs.d.ts): the
  * .d.ts declares exactly what the module exports, each of the kind it says; the console serves the
  * module and never the .d.ts; and the module tells an IPv4 or IPv6 address from a name as node:net does.
  */

@@ -30,8 +30,7 @@ import { VisibilityState, type Visibility } from '../../src/gen/dnsplane/v1/visi
 import type { SimRecordInit } from '../../src/ovhsim/index.js';
 import { tsigKeyring, type TsigAlgorithm } from '../../src/core/credentials/tsig.js';
 import { RCODE, TYPE } from '../../src/dns/wire/index.js';
-import { ovhKeyConfigs } from '../../src/cli/ovh-key-config.js';
-import { tsigConfigs } from '../../src/cli/tsig-config.js';
+import { ovhKeyConfigs, tsigConfigs } from '../../src/cli/key-configs.js';
 import * as store from '../../src/store/index.js';
 import { query, udpExchange } from '../helpers/dns-client.js';
 import { callLines, ep } from '../helpers/expect.js';

@@ -1,5 +1,5 @@
 // Types of client-configs.js (the one source of the client configurations; see its comment), for the
-// TypeScript that imports it (src/cli/tsig-config.ts, src/cli/ovh-key-config.ts). Not served.
+// TypeScript that imports it (src/cli/key-configs.ts). Not served.
 
 export type TsigAlgorithm = 'hmac-md5' | 'hmac-sha1' | 'hmac-sha224' | 'hmac-sha256' | 'hmac-sha384' | 'hmac-sha512';
 

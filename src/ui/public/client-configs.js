@@ -1,7 +1,8 @@
 // The client configurations shown beside a new TSIG secret or OVH key — the ONE source of them: the
 // console loads this module as it is, and `dnsplane tenant tsig|ovh-key create|rotate` import it
-// (src/cli/tsig-config.ts and src/cli/ovh-key-config.ts, whose comments say why each line is as it
-// is, and which add only the CLI's note on a placeholder: the console has no --server flag). Types in
+// (src/cli/key-configs.ts, which adds only the CLI's note on a placeholder: the console has no
+// --server flag). Each tool's block is in the form its own code reads, checked against each tool's
+// sources and, where installed, the tool itself (test/cli/tsig-tools.test.ts, test/ovhapi/*). Types in
 // client-configs.d.ts beside it (the console server does not serve it). Pure: a key in, text out (no
 // DOM, no storage, no import).
 
@@ -43,6 +44,8 @@ export function hostPort(s) {
 
 const absolute = (name) => `${name}.`;
 
+// cert-manager's rfc2136 solver: tsigAlgorithm HMACMD5, HMACSHA1, HMACSHA256 or HMACSHA512 only; the
+// secret in a Secret (tsigSecretSecretRef), the key name made absolute by cert-manager itself.
 function tsigCertManager(k, s) {
   const algorithm = CERT_MANAGER[k.algorithm];
   if (!algorithm)
@@ -80,6 +83,8 @@ function tsigCertManager(k, s) {
   return { text: lines.join('\n') };
 }
 
+// lego (RFC2136_* environment): the algorithm as miekg/dns names it, with its trailing dot; lego refuses
+// hmac-md5 ("unsupported TSIG algorithm"; Debian 12's lego 4.9 still took it).
 function tsigLego(k, s) {
   if (!LEGO_ACCEPTS.includes(k.algorithm))
     return {
@@ -96,6 +101,8 @@ function tsigLego(k, s) {
   };
 }
 
+// certbot-dns-rfc2136's ini file: the server must be an IP address, and the algorithm in upper case
+// (certbot looks it up as written, and anything it does not find silently becomes HMAC-MD5).
 function tsigCertbot(k, s) {
   const ip = ipVersion(s.host) !== 0;
   return {
@@ -124,6 +131,9 @@ export function dnsUpdateBatchSize(ovhRate) {
 /** DNSPLANE_OVH_RATE's default: the console does not know the server's (the CLI reads its environment). */
 export const DEFAULT_OVH_RATE = 20;
 
+// external-dns's rfc2136 provider: --rfc2136-tsig-secret-alg in lower case as listed; it reads the zone
+// by AXFR (--rfc2136-tsig-axfr); --rfc2136-batch-change-size fitting DNSPLANE_OVH_RATE (its client gives
+// up after 2 s). Not for an acme-only key, which may write only challenges.
 function tsigExternalDns(k, s, ovhRate = DEFAULT_OVH_RATE) {
   if (k.acmeOnly) return { unsupported: 'this key is acme-only (it may write only _acme-challenge TXT records): external-dns needs a key without --acme-only' };
   const zones = k.zones.length > 0 ? k.zones : ['REPLACE_ME_ZONE'];
@@ -149,6 +159,7 @@ export function nsupdateKeyFile(k) {
   return `key "${absolute(k.name)}" {\n\talgorithm ${k.algorithm};\n\tsecret "${k.secret}";\n};\n`;
 }
 
+// nsupdate: a BIND key file (`nsupdate -k FILE`).
 function tsigNsupdate(k, s) {
   const file = `${k.name}.key`;
   const zone = k.zones[0] ?? 'example.com';
@@ -209,6 +220,8 @@ function secretCommand(namespace, name, k) {
   ].join('\n');
 }
 
+// external-dns's in-tree OVH provider: --ovh-endpoint takes a URL (go-ovh: anything with a "/" is one);
+// the three keys come from the environment (OVH_APPLICATION_KEY, …), here from a Secret.
 function ovhExternalDns(k, e) {
   const secret = objectName('dnsplane-ovh', k.tenant);
   const zones = k.zones.length > 0 ? k.zones : ['REPLACE_ME_ZONE'];
@@ -229,6 +242,8 @@ function ovhExternalDns(k, e) {
   ].join('\n');
 }
 
+// cert-manager-webhook-ovh (baarde's, and aureq's fork): the solver's config holds `endpoint`,
+// `applicationKey`, `applicationSecretRef` and `consumerKey` (aureq's also takes refs for the keys).
 function ovhCertManagerWebhook(k, e) {
   const secret = objectName('dnsplane-ovh', k.tenant);
   const lines = [
@@ -263,6 +278,7 @@ function ovhCertManagerWebhook(k, e) {
   return lines.join('\n');
 }
 
+// lego and Traefik (lego inside): OVH_* in the environment; OVH_ENDPOINT takes a URL.
 function ovhLego(k, e) {
   return [
     ...ovhEnv(k, e)
@@ -282,6 +298,8 @@ function ovhTraefik(k, e) {
   ].join('\n');
 }
 
+// Caddy (caddy-dns/ovh over libdns/ovh): `endpoint`, `application_key`, `application_secret`,
+// `consumer_key` in the `dns ovh` block.
 function ovhCaddy(k, e) {
   return [
     '# Caddyfile, in a site block (Caddy built with github.com/caddy-dns/ovh); the values may come from {$ENV} too',
@@ -296,6 +314,8 @@ function ovhCaddy(k, e) {
   ].join('\n');
 }
 
+// Terraform's OVH provider: `endpoint` (a URL) and the three keys; it checks the credentials with
+// GET /auth/details, which dnsplane answers.
 function ovhTerraform(k, e) {
   return [
     '# The OVH provider (ovh_domain_zone_record resources); the same values may come from the OVH_* environment',
