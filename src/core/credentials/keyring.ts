@@ -1,12 +1,14 @@
 /**
- * What every keyring does the same way (TSIG keys: core/credentials/tsig.ts; OVH keys: ovh.ts): find
- * a key by the value a request carries — from memory (core/credentials/cache.ts), else from Postgres
- * (store/sealed-keys.ts findForAuth) with its sealed secrets opened once (core/credentials/secrets.ts)
- * — and write its "last used" coalesced (core/credentials/last-used.ts). A kind (KeyringKind) says
- * only what differs: its store and cache, which rows may be found, and the key it hands out.
+ * A keyring: how a door finds the key a request names (TSIG keys: core/credentials/tsig.ts, the DNS
+ * door; OVH keys: ovh.ts, the served OVH API) — from memory (core/credentials/cache.ts, exact across
+ * replicas by NOTIFY dnsplane_tenant), else from Postgres (store/sealed-keys.ts findForAuth) with its
+ * sealed secrets opened once per key and process (core/credentials/secrets.ts); reads of one key in
+ * flight at once shared — and writes its "last used" at most once a minute per key and process
+ * (core/credentials/last-used.ts), never once per request. A kind (KeyringKind) says only what
+ * differs: its store and cache, how a request names a key, which rows may be found, the key handed out.
  */
 import type * as store from '../../store/index.js';
-import type { CoreContext } from '../context.js';
+import { nowMs, type CoreContext } from '../context.js';
 import type { KeyCache } from './cache.js';
 import { LastUsed } from './last-used.js';
 import { SECRETS_KEY_SETTING, SecretsKeyError } from './secrets.js';
@@ -23,6 +25,8 @@ export interface KeyringOptions {
 export interface KeyringKind<R extends store.KeyRowBase, K extends { id: string }> {
   store: Pick<store.KeyStore<R>, 'findForAuth' | 'noteUsed'>;
   cache(ctx: CoreContext): KeyCache<K & { tenant: store.Tenant }> | undefined;
+  /** What a request's name of a key is kept under in the cache and found by in the table; undefined: no key can have it. */
+  lookup(raw: string): { cacheKey: string; authValue: string | Buffer } | undefined;
   /** A key in messages and logs ("TSIG key"); a key's own words in the error of a server without a sealing key. */
   what: string;
   label(row: R): string;
@@ -34,13 +38,19 @@ export interface KeyringKind<R extends store.KeyRowBase, K extends { id: string 
   accepts?(row: store.KeyForAuth<R>): boolean;
   /** The key handed out, opening (`open`) the sealed secrets it holds: each is opened only if asked for. */
   keyOf(row: store.KeyForAuth<R>, open: (sealed: store.SealedSecret) => Buffer): K & { tenant: store.Tenant };
-  /** Until when a cached key may be used (a replaced consumer key in its grace); default: until forgotten. */
+  /** Until when a key found may be used (a replaced consumer key in its grace, by the context's clock); default: until forgotten. */
   validUntil?(key: K): Date | undefined;
 }
 
-/** The key found by `authValue`, kept under `cacheKey`, and the "last used" note: what a kind's keyring is made of. */
 export interface SealedKeyring<K> {
-  find(cacheKey: string, authValue: string | Buffer): Promise<K | undefined>;
+  /**
+   * The key a request names, or undefined (no such key, or the kind does not accept it). Rejects
+   * (SecretsKeyError, SecretUnreadableError from core/credentials/secrets.ts) when the key exists but
+   * its secret cannot be opened — this server's DNSPLANE_SECRETS_KEY is missing or another one, or
+   * the row was altered: an operator's fault, not the client's.
+   */
+  find(raw: string): Promise<K | undefined>;
+  /** A request authenticated with this key: recorded as its "last used", coalesced. */
   noteUsed(key: K): void;
 }
 
@@ -62,9 +72,13 @@ export function sealedKeyring<R extends store.KeyRowBase, K extends { id: string
     return kind.keyOf(row, (sealed) => box.open(sealed, kind.context(row)));
   };
   return {
-    find(cacheKey, authValue) {
+    async find(raw) {
+      const at = kind.lookup(raw);
+      if (!at) return undefined;
       const cache = kind.cache(ctx);
-      return cache ? cache.lookup(cacheKey, () => read(authValue), kind.validUntil) : read(authValue);
+      const key = await (cache ? cache.lookup(at.cacheKey, () => read(at.authValue), kind.validUntil) : read(at.authValue));
+      const until = key && kind.validUntil?.(key);
+      return until && nowMs(ctx) >= until.getTime() ? undefined : key;
     },
     noteUsed(key) {
       lastUsed.note(key.id);

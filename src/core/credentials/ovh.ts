@@ -1,21 +1,16 @@
 /**
  * OVH-style keys (an application key, its application secret and a consumer key, as OVH issues them)
- * as the OVH API dnsplane serves (ovhapi/) uses them: `ovhKeyring(ctx).find(consumerKey)` on every
- * signed call, `noteUsed(key)` once its signature verified. A key acts as its tenant. Keys are made,
- * rotated and deleted by core/credentials/ovh-admin.ts; the application secret is sealed at rest
- * (core/credentials/secrets.ts) and opened here, once per key and process while it stays cached.
- *
- * A call names its consumer key in clear (X-Ovh-Consumer), so a key is found by the sha-256 of it —
- * what the table keeps instead of the consumer key — and kept in memory by that hash
- * (core/credentials/cache.ts), exact across replicas the way tokens and TSIG keys are (NOTIFY
- * dnsplane_tenant on every change of a key or its tenant). Reads of one key in flight at once are
- * shared. "Last used" is written at most once a minute per key and process (core/credentials/last-used.ts).
+ * as the OVH API dnsplane serves (ovhapi/) uses them (a keyring, core/credentials/keyring.ts):
+ * `ovhKeyring(ctx).find(consumerKey)` on every signed call, `noteUsed(key)` once its signature
+ * verified. A key acts as its tenant. Keys are made, rotated and deleted by core/credentials/ovh-admin.ts.
+ * A call names its consumer key in clear (X-Ovh-Consumer), so a key is found, and cached, by the
+ * sha-256 of it: what the table keeps instead of the consumer key.
  */
 import { randomInt } from 'node:crypto';
 import * as store from '../../store/index.js';
-import { nowMs, type CoreContext } from '../context.js';
+import type { CoreContext } from '../context.js';
 import type { OvhKey } from './cache.js';
-import { perContext, sealedKeyring, type KeyringKind, type KeyringOptions } from './keyring.js';
+import { perContext, sealedKeyring, type KeyringKind, type KeyringOptions, type SealedKeyring } from './keyring.js';
 import { hashToken } from './tokens.js';
 
 export type { OvhKey } from './cache.js';
@@ -44,23 +39,23 @@ export function consumerKeyHash(consumerKey: string): Buffer {
   return hashToken(consumerKey);
 }
 
-export interface OvhKeyring {
-  /**
-   * The key with this consumer key, disabled tenant or expired included (the caller answers those
-   * as OVH answers a credential that is not valid), or undefined when no key has it (a consumer key a
-   * rotation replaced: while its grace runs, with the replaced secret). Rejects
-   * (SecretsKeyError, SecretUnreadableError) when the secret cannot be opened: an operator's fault.
-   */
-  find(consumerKey: string): Promise<OvhKey | undefined>;
+/**
+ * find(consumerKey): the key with this consumer key, disabled tenant or expired included (the caller
+ * answers those as OVH answers a credential that is not valid); a consumer key a rotation replaced
+ * while its grace runs, with the replaced secret.
+ */
+export interface OvhKeyring extends SealedKeyring<OvhKey> {
   /** Whether some key has this application key (to tell OVH's INVALID_KEY from INVALID_CREDENTIAL). */
   applicationKnown(applicationKey: string): Promise<boolean>;
-  /** A call authenticated with this key: recorded as its "last used", coalesced. */
-  noteUsed(key: OvhKey): void;
 }
 
 const OVH_RING: KeyringKind<store.OvhKeyRow, OvhKey> = {
   store: store.OVH_KEYS,
   cache: (ctx) => ctx.ovhKeys,
+  lookup: (consumerKey) => {
+    const hash = consumerKeyHash(consumerKey);
+    return { cacheKey: hash.toString('hex'), authValue: hash };
+  },
   what: 'OVH key',
   label: (row) => row.applicationKey,
   secretWhat: 'application secret',
@@ -75,6 +70,7 @@ const OVH_RING: KeyringKind<store.OvhKeyRow, OvhKey> = {
     createdAt: row.createdAt,
     ...(row.replaced && row.previousValidUntil ? { replacedUntil: row.previousValidUntil } : {}),
   }),
+  // A consumer key a rotation replaced: accepted only while that rotation's grace runs.
   validUntil: (k) => k.replacedUntil,
 };
 
@@ -83,18 +79,10 @@ export const ovhKeyring = perContext((ctx) => createOvhKeyring(ctx));
 
 /** A keyring of its own (tests: another "last used" interval or clock). */
 export function createOvhKeyring(ctx: CoreContext, opts: KeyringOptions = {}): OvhKeyring {
-  const ring = sealedKeyring(ctx, OVH_RING, opts);
   return {
-    async find(consumerKey) {
-      const hash = consumerKeyHash(consumerKey);
-      const key = await ring.find(hash.toString('hex'), hash);
-      // A consumer key a rotation replaced: accepted only while that rotation's grace runs.
-      if (key?.replacedUntil && nowMs(ctx) >= key.replacedUntil.getTime()) return undefined;
-      return key;
-    },
+    ...sealedKeyring(ctx, OVH_RING, opts),
     async applicationKnown(applicationKey) {
       return (await store.OVH_KEYS.get(ctx.pool, applicationKey)) !== undefined;
     },
-    noteUsed: ring.noteUsed,
   };
 }
