@@ -11,8 +11,8 @@ import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ovhApiAdvertise, parseDuration, parseListen } from '../config.js';
 import { oldStops, type Issued, type KeyAdmin, type KeyView } from '../core/credentials/admin.js';
-import { createOvhKey, deleteOvhKey, listOvhKeys, rotateOvhKey, type IssuedOvhKey, type OvhKeyView } from '../core/credentials/ovh-admin.js';
-import { createTsigKey, deleteTsigKey, listTsigKeys, rotateTsigKey, type IssuedTsigKey, type TsigKeyView } from '../core/credentials/tsig-admin.js';
+import { createOvhKey, OVH_KEY_ADMIN, type IssuedOvhKey, type OvhKeyView } from '../core/credentials/ovh-admin.js';
+import { createTsigKey, TSIG_KEY_ADMIN, type IssuedTsigKey, type TsigKeyView } from '../core/credentials/tsig-admin.js';
 import { DEFAULT_TSIG_ALGORITHM, TSIG_ALGORITHMS } from '../dns/tsig-keys.js';
 import { DNS_DOOR_PORT_FILE, secretBoxFor } from '../demo.js';
 import { InvalidInputError } from '../dns/errors.js';
@@ -35,16 +35,17 @@ type Values = Record<string, string | boolean | (string | boolean)[] | undefined
 
 /** What a kind of key differs in on the command line. `V`: a key as listed; `M`: what is minted; `W`: where clients reach the door. */
 interface KeyCommand<V extends KeyView, M, W> {
-  /** The subcommand of `dnsplane tenant` ("tsig"), a key in messages ("TSIG key"), what a rotation replaces ("secret"). */
+  /** The subcommand of `dnsplane tenant` ("tsig"). */
   command: string;
-  what: string;
-  replaces: string;
   /** The positional rotate and delete take ("NAME"). */
   nameArg: string;
   /** create's options beyond --json and the door flag, and the key they ask for. */
   createOptions: Options;
   create(admin: KeyAdmin, tenant: string, values: Values): Promise<Issued<V, M>>;
+  /** The kind's entry points (core/credentials/admin.ts keyAdmin), with its words: a key in messages ("TSIG key"), what a rotation replaces ("secret"). */
   admin: {
+    what: string;
+    replaces: string;
     list(admin: KeyAdmin, tenant: string): Promise<V[]>;
     rotate(admin: KeyAdmin, name: string, graceMs: number, graceField: string): Promise<Issued<V, M>>;
     remove(admin: KeyAdmin, name: string): Promise<V>;
@@ -73,10 +74,11 @@ function keyJson(k: object): Record<string, unknown> {
 }
 
 async function runKeys<V extends KeyView, M, W>(kind: KeyCommand<V, M, W>, sub: string | undefined, rest: string[], io: CliIo): Promise<number> {
+  const { what, replaces } = kind.admin;
   const parse = (options: Options): { values: Values; positionals: string[] } =>
     parseArgs({ args: rest, options: { ...options, json: { type: 'boolean' } }, allowPositionals: true, strict: true });
-  const one = (positionals: string[], what: string): string => {
-    if (positionals.length !== 1) throw new InvalidInputError(what, `exactly one ${what} is required (dnsplane tenant ${kind.command} --help)`);
+  const one = (positionals: string[], arg: string): string => {
+    if (positionals.length !== 1) throw new InvalidInputError(arg, `exactly one ${arg} is required (dnsplane tenant ${kind.command} --help)`);
     return positionals[0]!;
   };
   switch (sub) {
@@ -93,7 +95,7 @@ async function runKeys<V extends KeyView, M, W>(kind: KeyCommand<V, M, W>, sub: 
         const issued = sub === 'create' ? await kind.create(admin, name, values) : await kind.admin.rotate(admin, name, graceMs, '--grace');
         if (values.json) io.out(JSON.stringify({ key: keyJson(issued.key), ...kind.json(issued, door, io) }, null, 2));
         else {
-          const until = sub === 'rotate' ? `; ${oldStops(kind.replaces, issued.key.oldSecretValidUntil?.toISOString())}` : '';
+          const until = sub === 'rotate' ? `; ${oldStops(replaces, issued.key.oldSecretValidUntil?.toISOString())}` : '';
           for (const line of [`${sub === 'create' ? 'created' : 'rotated'} ${kind.headline(issued.key)}${until}`, ...kind.lines(issued, door, io)])
             io.out(line);
         }
@@ -107,9 +109,7 @@ async function runKeys<V extends KeyView, M, W>(kind: KeyCommand<V, M, W>, sub: 
         const keys = await kind.admin.list({ pool: db.pool, secrets: undefined, actor: null }, positionals[0] ?? '');
         if (values.json) io.out(JSON.stringify(keys.map(keyJson), null, 2));
         else if (keys.length === 0)
-          io.out(
-            positionals[0] ? `tenant "${positionals[0]}" has no ${kind.what} (dnsplane tenant ${kind.command} create ${positionals[0]})` : `no ${kind.what}`,
-          );
+          io.out(positionals[0] ? `tenant "${positionals[0]}" has no ${what} (dnsplane tenant ${kind.command} create ${positionals[0]})` : `no ${what}`);
         else for (const line of table([kind.header, ...keys.map(kind.row)])) io.out(line);
         return 0;
       });
@@ -120,7 +120,7 @@ async function runKeys<V extends KeyView, M, W>(kind: KeyCommand<V, M, W>, sub: 
       return withDatabase(io, async (db) => {
         const key = await kind.admin.remove({ pool: db.pool, secrets: undefined, actor: null }, name);
         if (values.json) io.out(JSON.stringify({ deleted: keyJson(key) }, null, 2));
-        else io.out(`deleted ${kind.what} ${kind.label(key)} of tenant "${key.tenant}"; it no longer works`);
+        else io.out(`deleted ${what} ${kind.label(key)} of tenant "${key.tenant}"; it no longer works`);
         return 0;
       });
     }
@@ -201,13 +201,11 @@ function tsigForConfig({ key, secret, tenant }: IssuedTsigKey) {
 
 const TSIG: KeyCommand<TsigKeyView, { secret: Buffer }, DnsServer> = {
   command: 'tsig',
-  what: 'TSIG key',
-  replaces: 'secret',
   nameArg: 'NAME',
   createOptions: { algorithm: { type: 'string' }, name: { type: 'string' }, 'acme-only': { type: 'boolean' } },
   create: (admin, tenant, v) =>
     createTsigKey(admin, { tenant, algorithm: v.algorithm as string | undefined, name: v.name as string | undefined, acmeOnly: v['acme-only'] === true }),
-  admin: { list: listTsigKeys, rotate: rotateTsigKey, remove: deleteTsigKey },
+  admin: TSIG_KEY_ADMIN,
   doorFlag: 'server',
   door: dnsServer,
   header: ['NAME', 'TENANT', 'ALGORITHM', 'SCOPE', 'CREATED', 'ROTATED', 'LAST USED', 'OLD SECRET UNTIL'],
@@ -284,13 +282,11 @@ function ovhForConfig({ key, applicationSecret, consumerKey, tenant }: IssuedOvh
 
 const OVH_KEY: KeyCommand<OvhKeyView, { applicationSecret: string; consumerKey: string }, OvhApiEndpoint> = {
   command: 'ovh-key',
-  what: 'OVH key',
-  replaces: 'secret and consumer key',
   nameArg: 'APPLICATION_KEY',
   createOptions: { 'expires-in': { type: 'string' } },
   create: (admin, tenant, v) =>
     createOvhKey(admin, { tenant, expiresInMs: typeof v['expires-in'] === 'string' ? parseDuration(v['expires-in'], '--expires-in') : undefined }),
-  admin: { list: listOvhKeys, rotate: rotateOvhKey, remove: deleteOvhKey },
+  admin: OVH_KEY_ADMIN,
   doorFlag: 'endpoint',
   door: endpointOf,
   header: ['APPLICATION KEY', 'TENANT', 'CREATED', 'ROTATED', 'LAST USED', 'EXPIRES', 'OLD SECRET UNTIL'],

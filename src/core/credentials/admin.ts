@@ -171,9 +171,12 @@ export async function createKey<R extends store.KeyRowBase, V extends KeyView, M
   }
 }
 
-/** The kind's list, rotate and delete, its entry points. */
+/** The kind's list, rotate and delete, its entry points; and its words (`what`, `replaces`) for the doors' messages. */
 export function keyAdmin<R extends store.KeyRowBase, V extends KeyView, M>(kind: KeyKind<R, V, M>) {
   return {
+    what: kind.what,
+    replaces: kind.replaces,
+
     /** Keys by tenant and name; `tenant` '': every tenant's. */
     async list(admin: Pick<KeyAdmin, 'pool' | 'actor'>, tenant: string): Promise<V[]> {
       checkActor(admin);

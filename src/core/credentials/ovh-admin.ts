@@ -84,4 +84,5 @@ export async function createOvhKey(admin: KeyAdmin, input: NewOvhKeyInput): Prom
   });
 }
 
-export const { list: listOvhKeys, rotate: rotateOvhKey, remove: deleteOvhKey } = keyAdmin(OVH);
+export const OVH_KEY_ADMIN = keyAdmin(OVH);
+export const { list: listOvhKeys, rotate: rotateOvhKey, remove: deleteOvhKey } = OVH_KEY_ADMIN;

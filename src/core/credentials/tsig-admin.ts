@@ -70,4 +70,5 @@ export async function createTsigKey(admin: KeyAdmin, input: NewTsigKeyInput): Pr
   });
 }
 
-export const { list: listTsigKeys, rotate: rotateTsigKey, remove: deleteTsigKey } = keyAdmin(TSIG);
+export const TSIG_KEY_ADMIN = keyAdmin(TSIG);
+export const { list: listTsigKeys, rotate: rotateTsigKey, remove: deleteTsigKey } = TSIG_KEY_ADMIN;
