@@ -218,27 +218,38 @@ export async function listLaterTouching(
  * one was rolled back) finished after `time`, or whose generation (result.generation, written since
  * schema 0018's release) is above `generation`. And the zone's re-reads from OVH after it
  * (invalidate-zone admin rows), which no journal intent can undo.
+ *
+ * Read in proportion to the history since the point, not to the zone's whole journal: a zone's applies
+ * run one after the other under its lock, so the newest done row at or before the point (for a time,
+ * an hour before it: a margin no apply's batch lasts) bounds what the rest of the reads walk. Ordered by
+ * `journal.id`: a bare `id` would be the text the rows are selected as ("99" after "100").
  */
 export async function listAppliesAfter(
   q: Queryable,
   zone: string,
   after: { generation?: bigint; time?: Date },
 ): Promise<{ applies: JournalEntry[]; rereads: JournalEntry[] }> {
-  const cond = after.generation !== undefined ? `(result->>'generation')::bigint > $2::bigint` : `finished_at > $2::timestamptz`;
-  const param = after.generation !== undefined ? after.generation.toString() : after.time!.toISOString();
-  const { rows } = await q.query<Row>(
-    `SELECT ${COLUMNS} FROM journal
-      WHERE zone = $1 AND state = 'done' AND jsonb_typeof(intent->'names') = 'array' AND ${cond}
-      ORDER BY id DESC`,
+  const byGeneration = after.generation !== undefined;
+  const param = byGeneration ? after.generation!.toString() : after.time!.toISOString();
+  const atOrBefore = byGeneration ? `(result->>'generation')::bigint <= $2::bigint` : `finished_at <= $2::timestamptz - interval '1 hour'`;
+  const { rows: bound } = await q.query<{ id: string }>(
+    `SELECT id::text AS id FROM journal WHERE zone = $1 AND state = 'done' AND ${atOrBefore} ORDER BY journal.id DESC LIMIT 1`,
     [zone, param],
   );
-  const since =
-    after.generation !== undefined
-      ? `id > COALESCE((SELECT min(id) FROM journal WHERE zone = $1 AND (result->>'generation')::bigint > $2::bigint), 9223372036854775807)`
-      : `finished_at > $2::timestamptz`;
+  const floor = bound[0]?.id ?? '0';
+  const cond = byGeneration ? `(result->>'generation')::bigint > $2::bigint` : `finished_at > $2::timestamptz`;
+  const { rows } = await q.query<Row>(
+    `SELECT ${COLUMNS} FROM journal
+      WHERE zone = $1 AND id > $3::bigint AND state = 'done' AND jsonb_typeof(intent->'names') = 'array' AND ${cond}
+      ORDER BY journal.id DESC`,
+    [zone, param, floor],
+  );
+  const since = byGeneration
+    ? `id > COALESCE((SELECT min(id) FROM journal WHERE zone = $1 AND id > $3::bigint AND (result->>'generation')::bigint > $2::bigint), 9223372036854775807)`
+    : `finished_at > $2::timestamptz`;
   const { rows: rereads } = await q.query<Row>(
-    `SELECT ${COLUMNS} FROM journal WHERE zone = $1 AND intent->>'kind' = 'invalidate-zone' AND ${since} ORDER BY id`,
-    [zone, param],
+    `SELECT ${COLUMNS} FROM journal WHERE zone = $1 AND id > $3::bigint AND intent->>'kind' = 'invalidate-zone' AND ${since} ORDER BY journal.id`,
+    [zone, param, floor],
   );
   return { applies: rows.map(toEntry), rereads: rereads.map(toEntry) };
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AlreadyExistsError, ConflictError, NotFoundError } from '../../src/store/errors.js';
-import { finishJournal, getJournalEntry, insertIntent, listInFlight, listJournal } from '../../src/store/journal.js';
+import { finishJournal, getJournalEntry, insertIntent, listAppliesAfter, listInFlight, listJournal } from '../../src/store/journal.js';
 import { expirePendingPlans, getPlan, insertPlan, listPlans, setPlanStatus, type NewPlan } from '../../src/store/plans.js';
 import { createTenant, type Tenant } from '../../src/store/tenants.js';
 import { ensureZones } from '../../src/store/zones.js';
@@ -248,5 +248,23 @@ describe('journal', () => {
     const mine = (js: Array<{ id: string }>) => js.map((j) => j.id).filter((id) => ids.includes(id));
     expect(mine(await listJournal(db.pool, { zone: 'example.org', limit: 1000 }))).toEqual(numeric(ids).reverse());
     expect(mine(await listInFlight(db.pool, 'example.org'))).toEqual(numeric(ids).reverse());
+  });
+
+  it("zone at's history (listAppliesAfter) is newest first by id as a number, across a change in the ids' length", async () => {
+    // The next ids cross a power of ten (…98, 99, 100, 101…), where text order and number order differ.
+    const { rows } = await db.pool.query<{ last: string }>(`SELECT COALESCE(max(id), 0)::text AS last FROM journal`);
+    const across = 10 ** rows[0]!.last.length;
+    await db.pool.query(`SELECT setval(pg_get_serial_sequence('journal', 'id'), $1)`, [across - 3]);
+    const ids: string[] = [];
+    for (let i = 1; i <= 6; i++) {
+      const id = await insertIntent(db.pool, { zone: 'example.org', tenantId: alice.id, intent: { names: [], operations: [], before: [] } });
+      await finishJournal(db.pool, id, 'done', { generation: String(1000 + i) });
+      ids.push(id);
+    }
+    expect(ids.map((id) => id.length)).toContain(String(across).length);
+    const newestFirst = [...ids].reverse();
+    expect((await listAppliesAfter(db.pool, 'example.org', { generation: 1000n })).applies.map((a) => a.id)).toEqual(newestFirst);
+    expect((await listAppliesAfter(db.pool, 'example.org', { generation: 1003n })).applies.map((a) => a.id)).toEqual(newestFirst.slice(0, 3));
+    expect((await listAppliesAfter(db.pool, 'example.org', { time: new Date(Date.now() - HOUR) })).applies.map((a) => a.id)).toEqual(newestFirst);
   });
 });
