@@ -7,11 +7,11 @@ import { SECRETS_KEY_RULE } from './core/credentials/secrets.js';
 import { InvalidInputError } from './dns/errors.js';
 
 export function parseDuration(value: string, field: string): number {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(value.trim());
-  if (!m) throw new InvalidInputError(field, `must be a duration like 500ms, 30s, 15m or 1h, got "${value}"`);
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$/.exec(value.trim());
+  if (!m) throw new InvalidInputError(field, `must be a duration like 500ms, 30s, 15m, 1h or 7d, got "${value}"`);
   const n = Number(m[1]);
   const unit = m[2] ?? 's';
-  return Math.round(n * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit]!);
+  return Math.round(n * { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[unit]!);
 }
 
 export function nonNegativeInteger(value: string, field: string): number {

@@ -9,11 +9,13 @@ import { GetApplyResponseSchema, ZoneService, type GetApplyResponse } from '../g
 import { VisibilitySchema } from '../gen/dnsplane/v1/visibility_pb.js';
 import { connectClient, resolveServer, SERVER_OPTIONS_HELP } from './client.js';
 import { outputOf, type Command } from './command.js';
+import { PRUNE_HELP, runPrune } from './journal-prune.js';
 import { REVERT_HELP, runRevert } from './journal-revert.js';
 import { EXIT_NOT_VISIBLE, fmtTimestamp, isVisible, visibilityLines, waitFromArgs, WAIT_OPTIONS, WAIT_OPTIONS_HELP } from './visibility.js';
 
 const HELP = `Usage: dnsplane journal show ID [--wait [--wait-timeout D]] [--output text|json | --json]
        dnsplane journal revert ID       (plan the undo of an apply: see its --help)
+       dnsplane journal prune --older-than DURATION   (delete old entries: see its --help)
 
 Shows one apply (ID: its journal row, printed by "dnsplane apply" and in ZoneApplyResult.journal_id)
 and where its publish stands on the zone's authoritative servers: published, then visible — with the
@@ -39,11 +41,12 @@ export function applyLines(a: GetApplyResponse): string[] {
 }
 
 export const journalCommand: Command = {
-  summary: 'one apply and whether it is visible yet: dnsplane journal show ID [--wait]; its undo: journal revert ID',
+  summary: 'one apply and whether it is visible yet: dnsplane journal show ID [--wait]; its undo: journal revert ID; old entries: journal prune',
   help: HELP,
-  helpFor: (args) => (args[0] === 'revert' ? REVERT_HELP : HELP),
+  helpFor: (args) => (args[0] === 'revert' ? REVERT_HELP : args[0] === 'prune' ? PRUNE_HELP : HELP),
   async run(args, io) {
     if (args[0] === 'revert') return runRevert(args.slice(1), io);
+    if (args[0] === 'prune') return runPrune(args.slice(1), io);
     const { values, positionals } = parseArgs({
       args,
       options: { ...WAIT_OPTIONS, output: { type: 'string' }, json: { type: 'boolean' }, server: { type: 'string' }, 'token-file': { type: 'string' } },
@@ -51,7 +54,7 @@ export const journalCommand: Command = {
       strict: true,
     });
     if (positionals[0] !== 'show')
-      throw new InvalidInputError('subcommand', `must be "show" or "revert", got ${positionals[0] === undefined ? 'none' : `"${positionals[0]}"`}`);
+      throw new InvalidInputError('subcommand', `must be "show", "revert" or "prune", got ${positionals[0] === undefined ? 'none' : `"${positionals[0]}"`}`);
     if (positionals.length !== 2 || !/^[0-9]+$/.test(positionals[1]!)) throw new InvalidInputError('ID', 'exactly one journal id (a number) is required');
     const output = outputOf(values);
     const { baseUrl, token } = resolveServer({ server: values.server, tokenFile: values['token-file'] }, io.env);

@@ -37,3 +37,4 @@ export * from './ovh-budget.js';
 export * from './health.js';
 export * from './withdrawals.js';
 export * from './protected-names.js';
+export * from './journal-prune.js';

@@ -124,7 +124,7 @@ describe('dnsplane journal show', () => {
     const out = io();
     await expect(journalCommand.run(['show', bobs, ...server()], out)).rejects.toThrow(new RegExp(`no apply with journal id ${bobs} among tenant "alice"'s`));
     await expect(journalCommand.run(['show', 'abc', ...server()], out)).rejects.toThrow('ID: exactly one journal id (a number) is required');
-    await expect(journalCommand.run(['list', ...server()], out)).rejects.toThrow('subcommand: must be "show" or "revert", got "list"');
+    await expect(journalCommand.run(['list', ...server()], out)).rejects.toThrow('subcommand: must be "show", "revert" or "prune", got "list"');
   });
 });
 

@@ -31,7 +31,7 @@ describe('DNSPLANE_DNS_LISTEN', () => {
     expect(() => loadConfig({ ...OVH, DNSPLANE_DNS_LISTEN: '53' })).toThrow(/^DNSPLANE_DNS_LISTEN: must be host:port/);
     expect(() => loadConfig({ ...OVH, DNSPLANE_DNS_RATE: '0' })).toThrow(/^DNSPLANE_DNS_RATE: must be a positive number/);
     expect(() => loadConfig({ ...OVH, DNSPLANE_DNS_UPDATE_WAIT: 'soon' })).toThrow(
-      /^DNSPLANE_DNS_UPDATE_WAIT: must be a duration like 500ms, 30s, 15m or 1h, got "soon"$/,
+      /^DNSPLANE_DNS_UPDATE_WAIT: must be a duration like 500ms, 30s, 15m, 1h or 7d, got "soon"$/,
     );
     expect(() => loadConfig({ ...OVH, DNSPLANE_DNS_CLIENT_TIMEOUT: 'later' })).toThrow(/^DNSPLANE_DNS_CLIENT_TIMEOUT: must be a duration/);
   });

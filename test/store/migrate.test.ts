@@ -6,6 +6,7 @@ import { testDatabase, type TestDatabase } from '../helpers/db.js';
 const TABLES = [
   'health_leases',
   'journal',
+  'journal_horizon',
   'ovh_budget',
   'ovh_budget_leases',
   'ovh_budget_replicas',

@@ -58,7 +58,11 @@ export async function planRevert(ctx: CoreContext, actor: Tenant, journalId: str
   if (!isAdmin(actor)) throw new PermissionDeniedError('', `reverting an apply needs the admin scope; tenant "${actor.name}" does not have it`);
   if (!/^[1-9][0-9]{0,18}$/.test(journalId)) throw new InvalidInputError('journalId', `must be a journal entry id (digits), got "${journalId}"`);
   const row = await store.getJournalEntry(ctx.pool, journalId);
-  if (!row) throw new NotFoundError('journal entry', journalId, `journal entry ${journalId} does not exist`);
+  if (!row) {
+    const pruned = await store.journalPrunedBefore(ctx.pool);
+    const why = pruned ? ` (entries finished before ${pruned.toISOString()} were pruned: dnsplane journal prune)` : '';
+    throw new NotFoundError('journal entry', journalId, `journal entry ${journalId} does not exist${why}`);
+  }
   const kind = (row.intent as { kind?: unknown } | null)?.kind;
   if (typeof kind === 'string')
     throw new InvalidInputError('journalId', `journal entry ${journalId} is an admin action (${kind}), not an apply: only an apply's changes can be reverted`);

@@ -113,6 +113,7 @@ async function recordsAt(
   now: readonly OvhRecord[],
   at: { generation: bigint } | { time: Date },
 ): Promise<{ records: OvhRecord[]; undone: string[]; caveats: string[]; generation: bigint | undefined }> {
+  await refuseBeyondHorizon(q, zone, at);
   const { applies, rereads } = await store.listAppliesAfter(q, zone, at);
   const keyOf = (r: { subDomain: string; fieldType: string }) => `${r.subDomain.toLowerCase()} ${r.fieldType.toUpperCase()}`;
   const byName = new Map<string, OvhRecord[]>();
@@ -131,6 +132,23 @@ async function recordsAt(
   );
   const records = [...byName.values()].flat().sort((a, b) => Number(BigInt(a.id) - BigInt(b.id)));
   return { records, undone: applies.map((a) => a.id), caveats, generation: 'generation' in at ? at.generation : undefined };
+}
+
+/**
+ * InvalidInputError when the zone's journal was pruned (core/journal/prune.ts) past the point asked:
+ * an apply since it is gone, so undoing what is left would answer a zone that never was.
+ */
+async function refuseBeyondHorizon(q: store.Queryable, zone: string, at: { generation: bigint } | { time: Date }): Promise<void> {
+  const h = await store.getJournalHorizon(q, zone);
+  if (!h) return;
+  const pruned = `the journal of ${zone} was pruned before ${h.prunedBefore.toISOString()} (dnsplane journal prune)`;
+  if ('time' in at && at.time < h.prunedBefore)
+    throw new InvalidInputError('at_time', `${pruned}: the zone can be shown as it was at that time or later, not at ${at.time.toISOString()}`);
+  if ('generation' in at && h.generation !== null && at.generation < h.generation)
+    throw new InvalidInputError(
+      'at_generation',
+      `${pruned}, up to generation ${h.generation}: the zone can be shown at that generation or later, not at ${at.generation}`,
+    );
 }
 
 /**
