@@ -6,7 +6,7 @@
  */
 import { parseArgs } from 'node:util';
 import { parseDuration } from '../config.js';
-import { MIN_PRUNE_AGE_MS, pruneJournal } from '../core/journal/prune.js';
+import { checkPruneAge, MIN_PRUNE_AGE_MS, pruneJournal } from '../core/journal/prune.js';
 import { InvalidInputError } from '../dns/errors.js';
 import type { Command } from './command.js';
 import { withDatabase } from './migrate.js';
@@ -40,6 +40,7 @@ export async function runPrune(args: string[], io: Parameters<Command['run']>[1]
   if (positionals.length > 0) throw new InvalidInputError('arguments', `unexpected "${positionals[0]}" (dnsplane journal prune --help)`);
   if (values['older-than'] === undefined) throw new InvalidInputError('--older-than', 'is required: how old an entry must be to go (e.g. 90d)');
   const olderThanMs = parseDuration(values['older-than'], '--older-than');
+  checkPruneAge(olderThanMs, '--older-than'); // before the database is opened (and migrated)
   const dryRun = values['dry-run'] === true;
   const r = await withDatabase(io, (db) => pruneJournal(db.pool, { olderThanMs, field: '--older-than', dryRun }));
   if (values.json) {

@@ -45,13 +45,17 @@ export interface PruneResult {
   dryRun: boolean;
 }
 
-export async function pruneJournal(pool: pg.Pool, opts: PruneOptions): Promise<PruneResult> {
-  const field = opts.field ?? 'olderThan';
-  if (!Number.isFinite(opts.olderThanMs) || opts.olderThanMs < MIN_PRUNE_AGE_MS)
+/** InvalidInputError naming `field` unless `olderThanMs` is a horizon a prune may have (at least a day). */
+export function checkPruneAge(olderThanMs: number, field: string): void {
+  if (!Number.isFinite(olderThanMs) || olderThanMs < MIN_PRUNE_AGE_MS)
     throw new InvalidInputError(
       field,
-      `must be at least 24h: the journal of the last day is what undo (journal revert) and zone at read first, got ${Number.isFinite(opts.olderThanMs) ? `${Math.round(opts.olderThanMs / 3_600_000)}h` : String(opts.olderThanMs)}`,
+      `must be at least 24h: the journal of the last day is what undo (journal revert) and zone at read first, got ${Number.isFinite(olderThanMs) ? `${Math.round(olderThanMs / 3_600_000)}h` : String(olderThanMs)}`,
     );
+}
+
+export async function pruneJournal(pool: pg.Pool, opts: PruneOptions): Promise<PruneResult> {
+  checkPruneAge(opts.olderThanMs, opts.field ?? 'olderThan');
   const before = new Date((opts.now ?? new Date()).getTime() - opts.olderThanMs);
   const counts = await store.countPrunable(pool, before);
   if (opts.dryRun) return { before, ...counts, zones: [], dryRun: true };
