@@ -12,7 +12,7 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Tenant } from '../../store/index.js';
 import * as store from '../../store/index.js';
-import { auditAdminAction } from '../journal/audit.js';
+import { actedBy, auditAdminAction } from '../journal/audit.js';
 import { InvalidInputError, NotFoundError } from '../errors.js';
 import { requireAdmin } from '../tenants/gate.js';
 import { checkGrace } from '../tenants/tenants.js';
@@ -99,11 +99,6 @@ export function sealingBox(secrets: SecretBox | undefined, what: string): Secret
   throw new SecretsKeyError(
     `${SECRETS_KEY_SETTING} is not set: ${what} are kept sealed with it. It ${SECRETS_KEY_RULE}, the same value for every replica and for this command`,
   );
-}
-
-/** "by <admin>", or "from the command line" (database access, no acting tenant). */
-export function actedBy(actor: Tenant | null): string {
-  return actor ? `by ${actor.name}` : 'from the command line';
 }
 
 /** What a rotation did to the old credential (`what`: "secret", ...), `until`: the end of its grace (ISO), if any. */

@@ -20,3 +20,8 @@ export async function auditAdminAction(
 ): Promise<void> {
   await store.insertAdminAction(tx, { zone, tenantId: actor?.id ?? null, intent: { kind, summary, detail, operations: [], names: [] }, result: { summary } });
 }
+
+/** "by <admin>", or "from the command line" (database access, no acting tenant). */
+export function actedBy(actor: Tenant | null): string {
+  return actor ? `by ${actor.name}` : 'from the command line';
+}

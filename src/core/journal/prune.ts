@@ -14,7 +14,7 @@
 import type pg from 'pg';
 import * as store from '../../store/index.js';
 import { InvalidInputError } from '../../dns/errors.js';
-import { auditAdminAction } from './audit.js';
+import { actedBy, auditAdminAction } from './audit.js';
 import type { Tenant } from '../tenants/tenants.js';
 
 /** The youngest horizon a prune may have: what is newer is what undo and the console's journal are for. */
@@ -67,7 +67,7 @@ export async function pruneJournal(pool: pg.Pool, opts: PruneOptions): Promise<P
       null,
       actor,
       'prune-journal',
-      `journal pruned before ${before.toISOString()} ${actor ? `by ${actor.name}` : 'from the command line'}: ${counts.entries} entries and ${counts.plans} plans`,
+      `journal pruned before ${before.toISOString()} ${actedBy(actor)}: ${counts.entries} entries and ${counts.plans} plans`,
       { before: before.toISOString(), entries: counts.entries, plans: counts.plans, zones },
     );
     return zones;

@@ -10,8 +10,7 @@ import type { Change } from '../../dns/types.js';
 import { isInZone, normalizeName } from '../../dns/names.js';
 import { InvalidInputError } from '../../dns/errors.js';
 import * as store from '../../store/index.js';
-import { auditAdminAction } from '../journal/audit.js';
-import { actedBy } from '../credentials/admin.js';
+import { actedBy, auditAdminAction } from '../journal/audit.js';
 import { NotFoundError } from '../errors.js';
 import type { Tenant } from '../tenants/tenants.js';
 
