@@ -4,19 +4,32 @@
  * reads them). What `zone at` can no longer undo is kept per zone in journal_horizon (migrations/0023).
  *
  * The journal has no index on its times, but its ids grow with them (a row is inserted when it
- * starts): the rows that may go are those below the first id started at or after the horizon, found
- * by walking the primary key from the start — work in proportion to what is pruned, not to the journal.
+ * starts): the rows that may go are those below the first id started at or after the horizon
+ * (journalPruneBound), found once per prune by walking the primary key from the start — work in
+ * proportion to what is pruned, not to the journal — and passed to every statement after it.
  */
 import { assertLimit, type Queryable } from './internal.js';
 
-/** The journal rows (of alias `j`) a prune before $1 deletes: finished before it, below the first id started at or after it. */
-const prunable = (j: string) =>
-  `${j}.id < (SELECT COALESCE(min(id), 9223372036854775807) FROM journal WHERE started_at >= $1::timestamptz)
-   AND ${j}.state <> 'in_flight' AND ${j}.finished_at < $1::timestamptz`;
+/** A prune: rows finished before `before` go, among those below id `below` (journalPruneBound). */
+export interface PruneScope {
+  before: Date;
+  below: string;
+}
+
+/** The journal rows (of alias `j`) a prune deletes; $1 its `before`, $2 its `below`. */
+const prunable = (j: string) => `${j}.id < $2::bigint AND ${j}.state <> 'in_flight' AND ${j}.finished_at < $1::timestamptz`;
 /** The plans it deletes once those rows are gone: made before it, no longer pending, referred to by no journal row (`kept`: but those). */
 const plansPrunable = (kept = '') =>
   `p.created_at < $1::timestamptz AND (p.status <> 'pending' OR p.expires_at < now())
    AND NOT EXISTS (SELECT 1 FROM journal j WHERE j.plan_id = p.id${kept})`;
+
+/** The first id of a row started at or after `before` (no row finished before it has a higher one); the largest bigint when none is. */
+export async function journalPruneBound(q: Queryable, before: Date): Promise<string> {
+  const { rows } = await q.query<{ id: string }>(`SELECT COALESCE(min(id), 9223372036854775807)::text AS id FROM journal WHERE started_at >= $1::timestamptz`, [
+    before,
+  ]);
+  return rows[0]!.id;
+}
 
 export interface JournalHorizon {
   zone: string;
@@ -25,21 +38,21 @@ export interface JournalHorizon {
   generation: bigint | null;
 }
 
-/** How many journal rows and plans a prune before `before` would delete (the plans: those no row left refers to). */
-export async function countPrunable(q: Queryable, before: Date): Promise<{ entries: number; plans: number }> {
+/** How many journal rows and plans the prune would delete (the plans: those no row left refers to). */
+export async function countPrunable(q: Queryable, scope: PruneScope): Promise<{ entries: number; plans: number }> {
   const { rows } = await q.query<{ entries: number; plans: number }>(
     `SELECT (SELECT count(*) FROM journal j WHERE ${prunable('j')})::int AS entries,
             (SELECT count(*) FROM plans p WHERE ${plansPrunable(` AND NOT (${prunable('j')})`)})::int AS plans`,
-    [before],
+    [scope.before, scope.below],
   );
   return rows[0]!;
 }
 
 /**
- * Raises, per zone with rows to prune, the horizon `zone at` cannot go behind: `before`, and the
+ * Raises, per zone with rows to prune, the horizon `zone at` cannot go behind: the prune's `before`, and the
  * highest generation of those rows (never lowered by a prune of an older horizon). Returns the zones.
  */
-export async function raiseJournalHorizon(q: Queryable, before: Date): Promise<string[]> {
+export async function raiseJournalHorizon(q: Queryable, scope: PruneScope): Promise<string[]> {
   const { rows } = await q.query<{ zone: string }>(
     `INSERT INTO journal_horizon AS h (zone, pruned_before, generation)
      SELECT zone, $1::timestamptz, max(CASE WHEN result->>'generation' ~ '^[0-9]{1,18}$' THEN (result->>'generation')::bigint END)
@@ -49,19 +62,19 @@ export async function raiseJournalHorizon(q: Queryable, before: Date): Promise<s
            generation = GREATEST(h.generation, EXCLUDED.generation),
            pruned_at = now()
      RETURNING zone`,
-    [before],
+    [scope.before, scope.below],
   );
   return rows.map((r) => r.zone).sort();
 }
 
-/** Deletes up to `limit` journal rows of a prune before `before`, above id `afterId`; returns their count and the last id (keyset paging). */
-export async function deleteJournalBatch(q: Queryable, before: Date, afterId: string, limit: number): Promise<{ deleted: number; lastId: string }> {
+/** Deletes up to `limit` journal rows of the prune above id `afterId`; returns their count and the last id (keyset paging). */
+export async function deleteJournalBatch(q: Queryable, scope: PruneScope, afterId: string, limit: number): Promise<{ deleted: number; lastId: string }> {
   assertLimit(limit);
   const { rows } = await q.query<{ n: number; last: string | null }>(
     `WITH gone AS (
-       DELETE FROM journal WHERE id IN (SELECT id FROM journal j WHERE j.id > $2::bigint AND ${prunable('j')} ORDER BY j.id LIMIT $3) RETURNING id
+       DELETE FROM journal WHERE id IN (SELECT id FROM journal j WHERE j.id > $3::bigint AND ${prunable('j')} ORDER BY j.id LIMIT $4) RETURNING id
      ) SELECT count(*)::int AS n, max(id)::text AS last FROM gone`,
-    [before, afterId, limit],
+    [scope.before, scope.below, afterId, limit],
   );
   return { deleted: rows[0]!.n, lastId: rows[0]!.last ?? afterId };
 }

@@ -57,11 +57,12 @@ export function checkPruneAge(olderThanMs: number, field: string): void {
 export async function pruneJournal(pool: pg.Pool, opts: PruneOptions): Promise<PruneResult> {
   checkPruneAge(opts.olderThanMs, opts.field ?? 'olderThan');
   const before = new Date((opts.now ?? new Date()).getTime() - opts.olderThanMs);
-  const counts = await store.countPrunable(pool, before);
+  const scope = { before, below: await store.journalPruneBound(pool, before) };
+  const counts = await store.countPrunable(pool, scope);
   if (opts.dryRun) return { before, ...counts, zones: [], dryRun: true };
   const actor = opts.actor ?? null;
   const zones = await store.withTransaction(pool, async (tx) => {
-    const zones = await store.raiseJournalHorizon(tx, before);
+    const zones = await store.raiseJournalHorizon(tx, scope);
     await auditAdminAction(
       tx,
       null,
@@ -75,7 +76,7 @@ export async function pruneJournal(pool: pg.Pool, opts: PruneOptions): Promise<P
   const batch = opts.batch ?? PRUNE_BATCH;
   let entries = 0;
   for (let after = '0'; ; ) {
-    const { deleted, lastId } = await store.deleteJournalBatch(pool, before, after, batch);
+    const { deleted, lastId } = await store.deleteJournalBatch(pool, scope, after, batch);
     entries += deleted;
     after = lastId;
     if (deleted < batch) break;
