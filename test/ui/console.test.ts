@@ -154,6 +154,9 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
         DNSPLANE_SECRETS_KEY: randomBytes(32).toString('base64'),
         DNSPLANE_VISIBLE_TIMEOUT: '15s',
         DNSPLANE_DNS_LISTEN: '127.0.0.1:0',
+        // Health rounds are run by the records test itself: the server's own checker, on its timer,
+        // would race it for the set's lease (and withdraw and restore targets the journal test then sees).
+        DNSPLANE_HEALTH_INTERVAL: 'off',
       },
       logger: pino({ level: 'trace' }, { write: (line: string) => void logLines.push(line) }),
     });
@@ -445,7 +448,7 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       await shot(page, 'journal-visible');
       await page.locator(`[data-testid=journal] tbody tr[data-id="${visible.id}"]`).click();
       // One ns1 never answered: not visible, ns1 behind on the name.
-      const stuck = api.find((e) => e.visibility?.state === VisibilityState.NOT_VISIBLE)!;
+      const stuck = api.find((e) => e.visibility?.state === VisibilityState.NOT_VISIBLE && e.zone === OTHER)!;
       await page.locator(`[data-testid=journal] tbody tr[data-id="${stuck.id}"]`).click();
       const stuckRows = await rowsOf(page, 'servers');
       expect(stuckRows.map((r) => r[3])).toEqual(stuck.visibility!.servers.map((sv) => sv.behind.join(', ') || '—'));
