@@ -23,6 +23,12 @@ export const SETTINGS: Array<{ name: string; default: string; help: string }> = 
     help: 'unsigned DNS messages per second one source address may send to the DNS door (burst twice that); more are dropped',
   },
   {
+    name: 'DNSPLANE_DNS_UPDATE_RATE',
+    default: '10',
+    help: 'DNS UPDATEs per second one tenant may send to the DNS door (all its keys, from wherever); over it, REFUSED (counted, summarized in the log)',
+  },
+  { name: 'DNSPLANE_DNS_UPDATE_BURST', default: '50', help: 'DNS UPDATEs a tenant may send at once before DNSPLANE_DNS_UPDATE_RATE applies' },
+  {
     name: 'DNSPLANE_DNS_UPDATE_WAIT',
     default: 'off',
     help: "a DNS UPDATE's NOERROR waits until its change is visible on the zone's authoritative servers, at most this long (e.g. 120s), and never past what the client waits (DNSPLANE_DNS_CLIENT_TIMEOUT); at the bound it answers NOERROR anyway, the change being applied. off: answer once published",
@@ -141,6 +147,16 @@ export const SETTINGS: Array<{ name: string; default: string; help: string }> = 
     help: 'failed logins a client address may make at once; then it is refused (429 / RESOURCE_EXHAUSTED, Retry-After) until it regains some',
   },
   { name: 'DNSPLANE_LOGIN_RATE', default: '1', help: 'failed logins per second a client address regains' },
+  {
+    name: 'DNSPLANE_TRUSTED_PROXIES',
+    default: '',
+    help: "comma list of CIDRs or addresses of the proxies in front of the API and webhook ports (an ingress, a load balancer): from them, the client's address is taken from a PROXY protocol header (v1 or v2) or DNSPLANE_CLIENT_ADDRESS_HEADER, and is what the login limiter, connection caps, logs, last seen and the journal use; unset: every peer is its own client, and such headers are ignored (a PROXY header is refused)",
+  },
+  {
+    name: 'DNSPLANE_CLIENT_ADDRESS_HEADER',
+    default: 'x-forwarded-for',
+    help: 'the header the trusted proxies write the client into: x-forwarded-for, forwarded (RFC 7239) or none (PROXY protocol only); its rightmost address not itself a trusted proxy is the client. Name the one your proxies set: the other one passes through from the client unchecked',
+  },
   {
     name: 'DNSPLANE_SECRETS_KEY',
     default: '',

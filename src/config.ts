@@ -7,6 +7,8 @@ import { visibilityConfig, type VisibilityConfig } from './config-visibility.js'
 import { healthConfig, type HealthConfig } from './config-health.js';
 import { InvalidInputError } from './dns/errors.js';
 import { normalizeName } from './dns/names.js';
+import { parseTrustedProxies } from './net/address.js';
+import { FORWARDED_HEADERS, type ForwardedHeader } from './net/forwarded.js';
 import type { ExpandedListsMode } from './ovh/client/expanded-lists.js';
 import { ovhApiAdvertise, ovhConfig, type OvhConfig } from './config-ovh.js';
 import {
@@ -53,6 +55,8 @@ export interface Config {
   dnsListen?: { host: string; port: number } | 'demo';
   /** DNSPLANE_DNS_RATE: unsigned DNS messages per second one source address may send (burst: twice that). */
   dnsRate: number;
+  /** DNS UPDATEs per tenant (DNSPLANE_DNS_UPDATE_RATE, _BURST): keyed by tenant, not address. */
+  dnsUpdateRate: { perSecond: number; burst: number };
   /** DNSPLANE_DNS_UPDATE_WAIT: how long an UPDATE's NOERROR waits for its change to be visible; 0: not at all. */
   dnsUpdateWaitMs: number;
   /** DNSPLANE_DNS_CLIENT_TIMEOUT: how long the door's UPDATE clients wait for an answer (the wait ends before it). */
@@ -97,7 +101,15 @@ export interface Config {
   /** DNSPLANE_MAX_CHANGE_PERCENT: the change threshold (core/plan/guard.ts) of tenants without their own. */
   maxChangePercent: number;
   /** Bounds on slow, silent and numerous clients, both HTTP ports (the HTTP front, api/front/). */
-  http: { headersTimeoutMs: number; requestTimeoutMs: number; idleTimeoutMs: number; limits: { perAddress: number; total: number } };
+  http: {
+    headersTimeoutMs: number;
+    requestTimeoutMs: number;
+    idleTimeoutMs: number;
+    limits: { perAddress: number; total: number };
+    /** DNSPLANE_TRUSTED_PROXIES (canonical CIDRs) and the header they write the client into (net/). */
+    trustedProxies: string[];
+    clientAddressHeader: ForwardedHeader;
+  };
   /** Failed logins per client address (core/tenants/login-limiter.ts): a burst, then this many per second. */
   login: { burst: number; perSecond: number };
   /**
@@ -179,6 +191,10 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     webhookListen: webhookListen(get('DNSPLANE_WEBHOOK_LISTEN'), get('DNSPLANE_LISTEN')),
     ...(dnsListen ? { dnsListen } : {}),
     dnsRate: positiveNumber(get('DNSPLANE_DNS_RATE') ?? '50', 'DNSPLANE_DNS_RATE', false),
+    dnsUpdateRate: {
+      perSecond: positiveNumber(get('DNSPLANE_DNS_UPDATE_RATE') ?? '10', 'DNSPLANE_DNS_UPDATE_RATE', false),
+      burst: positiveNumber(get('DNSPLANE_DNS_UPDATE_BURST') ?? '50', 'DNSPLANE_DNS_UPDATE_BURST', true),
+    },
     dnsUpdateWaitMs: /^(0|off)$/i.test(get('DNSPLANE_DNS_UPDATE_WAIT') ?? 'off')
       ? 0
       : parseDuration(get('DNSPLANE_DNS_UPDATE_WAIT')!, 'DNSPLANE_DNS_UPDATE_WAIT'),
@@ -218,6 +234,12 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
         total: positiveNumber(get('DNSPLANE_MAX_CONNECTIONS') ?? '1024', 'DNSPLANE_MAX_CONNECTIONS', true),
         perAddress: positiveNumber(get('DNSPLANE_MAX_CONNECTIONS_PER_ADDRESS') ?? '128', 'DNSPLANE_MAX_CONNECTIONS_PER_ADDRESS', true),
       },
+      trustedProxies: parseTrustedProxies(get('DNSPLANE_TRUSTED_PROXIES') ?? ''),
+      clientAddressHeader: oneOf(
+        (get('DNSPLANE_CLIENT_ADDRESS_HEADER') ?? 'x-forwarded-for').toLowerCase(),
+        'DNSPLANE_CLIENT_ADDRESS_HEADER',
+        FORWARDED_HEADERS,
+      ),
     },
     login: {
       burst: positiveNumber(get('DNSPLANE_LOGIN_BURST') ?? '20', 'DNSPLANE_LOGIN_BURST', true),

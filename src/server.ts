@@ -13,6 +13,7 @@ import type { CoreContext } from './core/context.js';
 import { tsigKeyring, type TsigKeyring } from './core/credentials/tsig.js';
 import { registerZones } from './core/zones/zones.js';
 import { LoginLimiter } from './core/tenants/login-limiter.js';
+import { TrustedProxies } from './net/address.js';
 import type { Metrics } from './metrics.js';
 import type { OvhSimulator } from './ovhsim/index.js';
 import { DEMO_ZONE, DNS_DOOR_PORT_FILE, onKeptPort } from './demo.js';
@@ -238,8 +239,15 @@ async function openDoors(
     log: (fields, msg) => log.warn(fields, msg),
     onFailure: (kind) => metrics.loginFailure(kind),
   });
+  const proxies = { trusted: new TrustedProxies(config.http.trustedProxies), header: config.http.clientAddressHeader };
+  if (!proxies.trusted.empty)
+    log.info(
+      { trustedProxies: config.http.trustedProxies, header: proxies.header },
+      'client addresses: from the PROXY protocol or the header of these proxies',
+    );
   const http = await startApiPort(ctx, {
     listen: config.listen,
+    proxies,
     corsOrigins: config.corsOrigins,
     timeouts: httpTimeouts(config),
     limits: config.http.limits,
@@ -261,6 +269,7 @@ async function openDoors(
       loginLimiter: limiter,
       timeouts: httpTimeouts(config),
       limits: config.http.limits,
+      proxies,
     }).catch(async (e: unknown) => {
       await http.close();
       throw e;
@@ -275,6 +284,7 @@ async function openDoors(
         keyring: parts.dnsKeyring ?? tsigKeyring(ctx),
         registry: metrics.registry,
         unsignedRate: { perSecond: config.dnsRate },
+        updateRate: config.dnsUpdateRate,
         updateWait: { maxMs: config.dnsUpdateWaitMs, clientTimeoutMs: config.dnsClientTimeoutMs },
       });
     const dnsListen = config.dnsListen;

@@ -12,6 +12,7 @@ import { Lifecycle } from './core/lifecycle.js';
 import { ReadCache } from './core/reads/read-cache.js';
 import { heardZoneChange } from './core/reads/zone-memory.js';
 import { TokenCache } from './core/tenants/tenants.js';
+import { warmTokenCache } from './core/tenants/token-warmth.js';
 import { checkSealedSecrets, type SecretBox } from './core/credentials/secrets.js';
 import { TsigKeyCache } from './core/credentials/tsig.js';
 import { OvhKeyCache } from './core/credentials/ovh.js';
@@ -172,6 +173,13 @@ export async function coreContextOf(
   const tsigKeys = new TsigKeyCache(listening);
   const ovhKeys = new OvhKeyCache(listening);
   const caches = [tokens, tsigKeys, ovhKeys];
+  // Every valid token known ahead of the calls (core/tenants/token-warmth.ts): all of them once
+  // listening, again after a gap, a tenant's own again when it changes. A failure leaves the calls to
+  // fill the cache, as without it.
+  const warm = (name?: string): void =>
+    void warmTokenCache(database.pool, tokens, name).catch((e: unknown) =>
+      log.warn({ err: messageOf(e), tenant: name }, "could not read the tenants' tokens ahead of their calls"),
+    );
   const reads = new ReadCache(database.pool, { maxBytes: config.readCacheBytes, onZoneStatesRead: () => metrics.zoneStatesRead(), listening });
   const visibility = new VisibilityWatch();
   opened.listener = await store.listen(
@@ -179,6 +187,7 @@ export async function coreContextOf(
     {
       tenant: (name) => {
         for (const c of caches) c.forget(name);
+        warm(name);
       },
       visibility: (id) => visibility.notify(id),
       probe: () => opened.prober?.heard(),
@@ -201,11 +210,13 @@ export async function coreContextOf(
         reads.zoneStates.forget();
         visibility.wakeAll();
         opened.prober?.heard();
+        warm();
         log.info('LISTEN connection back');
       },
       onError: (err) => log.debug({ err: messageOf(err) }, 'LISTEN connection error'),
     },
   );
+  warm();
   metrics.setReadCacheSource(() => reads.stats());
   return {
     lifecycle: new Lifecycle(),

@@ -9,6 +9,8 @@ import { UnauthenticatedError } from '../core/errors.js';
 import { authenticate, type Tenant } from '../core/tenants/tenants.js';
 
 export const kTenant = createContextKey<Tenant | undefined>(undefined, { description: 'the authenticated tenant' });
+/** The client address of the call (net/client-address.ts: behind a trusted proxy, the client's), set by api/gate.ts. */
+export const kClient = createContextKey<string | undefined>(undefined, { description: 'the client address' });
 
 export function bearerToken(header: string | null): string | undefined {
   if (!header) return undefined;
@@ -24,6 +26,12 @@ export function tenantInterceptor(ctx: CoreContext): Interceptor {
     req.contextValues.set(kTenant, tenant);
     return next(req);
   };
+}
+
+/** `{ from }`: the client address of this call, for an apply's journal rows (ApplySource.from); {} when not known. */
+export function clientOf(hc: HandlerContext): { from?: string } {
+  const from = hc.values.get(kClient);
+  return from === undefined ? {} : { from };
 }
 
 /** The tenant of this call; the interceptor guarantees one. */

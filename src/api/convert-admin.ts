@@ -57,6 +57,7 @@ export function tenantToPb(t: CoreTenant): PbTenant {
       : {}),
     ...(t.withdrawAfterMs !== undefined ? { withdrawAfter: durationFromMs(t.withdrawAfterMs) } : {}),
     ...(t.lastSeenAt ? { lastSeenAt: timestampFromDate(t.lastSeenAt) } : {}),
+    lastSeenFrom: t.lastSeenFrom ?? '',
   });
 }
 
@@ -176,6 +177,7 @@ export function journalEntryToPb(j: JournalView): PbJournalEntry {
     visibility: j.visibility && visibilityToPb(j.visibility),
     approval: j.approval && create(PlanApprovalSchema, { ...j.approval, approvedAt: timestampFromDate(j.approval.approvedAt) }),
     reverts: j.reverts ?? '',
+    clientAddress: j.from,
   });
 }
 

@@ -5,6 +5,7 @@
  */
 import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
 import type { Logger } from 'pino';
+import { kClient } from './auth.js';
 import { messageOf } from '../error-message.js';
 import { InvalidInputError } from '../dns/errors.js';
 import { REFUSAL_CHANGE_THRESHOLD, REFUSAL_HEADER, REFUSAL_ZONE_HEADER } from '../core/plan/guard.js';
@@ -52,11 +53,14 @@ export function toConnectError(e: unknown): ConnectError {
   return new ConnectError('internal error', Code.Internal);
 }
 
-/** An RPC's error as its caller will see it, logged: internal errors at error, refusals at debug. */
-export function loggedConnectError(e: unknown, log: Logger, rpc: string): ConnectError {
+/**
+ * An RPC's error as its caller will see it, logged: internal errors at error, refusals at debug, with
+ * the client's address when known (behind a trusted proxy, the client's).
+ */
+export function loggedConnectError(e: unknown, log: Logger, rpc: string, client?: string): ConnectError {
   const ce = toConnectError(e);
-  if (ce.code === Code.Internal) log.error({ err: e, rpc }, 'rpc failed');
-  else log.debug({ rpc, code: Code[ce.code], reason: ce.rawMessage }, 'rpc rejected');
+  if (ce.code === Code.Internal) log.error({ err: e, rpc, client }, 'rpc failed');
+  else log.debug({ rpc, client, code: Code[ce.code], reason: ce.rawMessage }, 'rpc rejected');
   return ce;
 }
 
@@ -66,7 +70,7 @@ export function errorInterceptor(log: Logger): Interceptor {
     try {
       return await next(req);
     } catch (e) {
-      throw loggedConnectError(e, log, req.method.name);
+      throw loggedConnectError(e, log, req.method.name, req.contextValues.get(kClient));
     }
   };
 }

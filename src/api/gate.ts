@@ -1,6 +1,7 @@
 /**
- * In front of Connect, for every RPC: the failed-login limiter (per client address), then the token,
- * both before Connect reads the body. A flood of bad tokens then costs a hash and one indexed lookup
+ * In front of Connect, for every RPC: the token, from the token cache when it holds it (then nothing
+ * else is asked: a valid token is never refused for its address), else the failed-login limiter (per
+ * client address, net/client-address.ts) and then the lookup, all before Connect reads the body. A flood of bad tokens then costs a hash and one indexed lookup
  * per request (or nothing, once its address is limited), never an 8 MiB body read, and a refused
  * request is answered in its own protocol (Connect, gRPC, gRPC-Web) without reading the body
  * (api/early-answer.ts).
@@ -17,10 +18,11 @@ import type { LoginLimiter } from '../core/tenants/login-limiter.js';
 import { authenticate, type Tenant } from '../core/tenants/tenants.js';
 import { noteSeen } from '../core/withdrawals/liveness.js';
 import { tokenHashHex } from '../core/credentials/tokens.js';
-import { bearerToken, kTenant } from './auth.js';
+import { bearerToken, kClient, kTenant } from './auth.js';
 import { answerError } from './early-answer.js';
 import { toConnectError } from './errors.js';
 import { messageOf } from '../error-message.js';
+import { clientAddress } from '../net/client-address.js';
 
 type Req = http.IncomingMessage | http2.Http2ServerRequest;
 type Res = http.ServerResponse | http2.Http2ServerResponse;
@@ -56,42 +58,45 @@ export function preAuthenticated(req: object): ContextValues {
   const values = createContextValues();
   const t = authenticated.get(req);
   if (t) values.set(kTenant, t);
+  values.set(kClient, clientAddress(req));
   return values;
 }
 
 export function rpcGate(ctx: CoreContext, limiter: LoginLimiter, log: Logger): (req: Req, res: Res, next: () => void) => void {
   return (req, res, next) => {
-    const address = req.socket?.remoteAddress ?? 'unknown';
     const header = req.headers['authorization'];
     const token = bearerToken(typeof header === 'string' ? header : null);
-    const wait = limiter.check(address, token);
+    // One sha-256 of the token for both the token cache and the limiter.
+    const hashHex = token ? tokenHashHex(token) : undefined;
+    // A token the cache holds (every enabled tenant's, core/tenants/token-warmth.ts): answered in this
+    // turn, no promise, whatever the limiter says of its address (someone else's failures).
+    const cached = hashHex !== undefined ? ctx.tokens?.get(hashHex) : undefined;
+    if (cached) {
+      // Known to the limiter too, for when the cache cannot be trusted (the LISTEN connection lost).
+      limiter.succeeded(hashHex!);
+      authenticated.set(req, cached);
+      noteSeen(ctx, cached, clientAddress(req));
+      next();
+      return;
+    }
+    const address = clientAddress(req);
+    const wait = limiter.check(address, hashHex);
     if (wait !== undefined) {
       const error = new ConnectError(`too many failed logins from ${address}; try again in ${wait} s`, Code.ResourceExhausted);
       answerError(req, res, error, { headers: { 'retry-after': String(wait) }, bodyUnread: true });
       return;
     }
-    // One sha-256 of the token for both the token cache and the limiter.
-    const hashHex = token ? tokenHashHex(token) : undefined;
-    // A token the cache holds (every poll of a known cluster): in this turn, no promise.
-    const cached = hashHex !== undefined ? ctx.tokens?.get(hashHex) : undefined;
-    if (cached) {
-      limiter.succeeded(address, token!, hashHex);
-      authenticated.set(req, cached);
-      noteSeen(ctx, cached);
-      next();
-      return;
-    }
     authenticate(ctx.pool, token, ctx.tokens, hashHex).then(
       (tenant) => {
-        if (token) limiter.succeeded(address, token, hashHex);
+        if (hashHex !== undefined) limiter.succeeded(hashHex);
         authenticated.set(req, tenant);
-        noteSeen(ctx, tenant);
+        noteSeen(ctx, tenant, address);
         next();
       },
       (e: unknown) => {
         const refusal = toConnectError(e);
         if (refusal.code === Code.Unauthenticated) {
-          limiter.failed(address);
+          limiter.failed(address, hashHex);
           answerError(req, res, refusal, { bodyUnread: true });
           return;
         }

@@ -6,6 +6,7 @@
 import type http from 'node:http';
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { Logger } from 'pino';
+import { clientAddress } from '../net/client-address.js';
 import { answerError } from './early-answer.js';
 import { readBodyThen, readBodyWithin } from './front/body.js';
 import { loggedConnectError } from './errors.js';
@@ -59,7 +60,7 @@ export function replyJsonBytes(res: http.ServerResponse, body: Buffer): void {
  */
 export function answerWith(req: http.IncomingMessage, res: http.ServerResponse, log: Logger, rpc: string, work: () => Promise<void>): void {
   work().catch((e: unknown) => {
-    const ce = loggedConnectError(e, log, rpc);
+    const ce = loggedConnectError(e, log, rpc, clientAddress(req));
     // A body not all read (refused past the limit) is not read to its end: the connection closes.
     if (!res.headersSent) answerError(req, res, ce, { bodyUnread: !req.complete });
     else res.destroy();

@@ -8,7 +8,7 @@ import type { ServiceImpl } from '@connectrpc/connect';
 import type { CoreContext } from '../core/context.js';
 import { publishDomain, serviceUrls, unpublishDomain } from '../nsm/index.js';
 import { type NsmService, PublishDomainResponseSchema, PublishedNsmServiceSchema, UnpublishDomainResponseSchema } from '../gen/dnsplane/v1/nsm_pb.js';
-import { tenantOf } from './auth.js';
+import { clientOf, tenantOf } from './auth.js';
 import { zoneApplyResultToPb } from './convert.js';
 import { waitForZones } from './visibility.js';
 import { waitAsked } from './wait.js';
@@ -18,11 +18,16 @@ export function nsmService(ctx: CoreContext): ServiceImpl<typeof NsmService> {
     async publishDomain(req, hc) {
       const tenant = tenantOf(hc);
       const wait = waitAsked(req, hc);
-      const r = await publishDomain(ctx, tenant, {
-        domain: req.domain,
-        ttl: req.ttl,
-        services: req.services.map((s) => ({ name: s.name, namespace: s.namespace, port: s.port, addresses: [...s.addresses], addressOnly: s.addressOnly })),
-      });
+      const r = await publishDomain(
+        ctx,
+        tenant,
+        {
+          domain: req.domain,
+          ttl: req.ttl,
+          services: req.services.map((s) => ({ name: s.name, namespace: s.namespace, port: s.port, addresses: [...s.addresses], addressOnly: s.addressOnly })),
+        },
+        clientOf(hc).from,
+      );
       const z = zoneApplyResultToPb(r.result);
       // A peer cluster resolves the domain at the zone's servers: with a wait, answer once they have it.
       if (wait) await waitForZones(ctx, [z], wait);
@@ -51,7 +56,7 @@ export function nsmService(ctx: CoreContext): ServiceImpl<typeof NsmService> {
 
     async unpublishDomain(req, hc) {
       const tenant = tenantOf(hc);
-      const r = await unpublishDomain(ctx, tenant, { domain: req.domain });
+      const r = await unpublishDomain(ctx, tenant, { domain: req.domain }, clientOf(hc).from);
       const z = zoneApplyResultToPb(r.result);
       return create(UnpublishDomainResponseSchema, {
         domain: r.domain,

@@ -20,7 +20,7 @@ import { isOvhApiPath, ovhApiHandler } from '../ovhapi/index.js';
 import * as store from '../store/index.js';
 import { consoleHandler } from '../ui/static.js';
 import { answerError } from './early-answer.js';
-import { startFront, type ConnectionLimits, type Front, type FrontRequest, type FrontResponse, type Timeouts } from './front/index.js';
+import { startFront, type ConnectionLimits, type Front, type FrontRequest, type FrontResponse, type ProxyTrust, type Timeouts } from './front/index.js';
 import { preAuthenticated, rpcGate } from './gate.js';
 import { apiHandler, corsHeaders } from './http.js';
 import { isPlanJson, planJsonRoute } from './plan-json.js';
@@ -61,6 +61,8 @@ export interface ApiPortOptions {
   labels: { database: string; ovh: string };
   /** Failed logins per client address, shared with the webhook port. */
   loginLimiter: LoginLimiter;
+  /** DNSPLANE_TRUSTED_PROXIES: whose word on the client's address is believed. */
+  proxies?: ProxyTrust;
   /** Lines /readyz adds under `ready` (e.g. this replica is older than the schema). */
   readyNotes?: () => string[];
   log: Logger;
@@ -164,6 +166,7 @@ export async function startApiPort(ctx: CoreContext, opts: ApiPortOptions): Prom
     name: 'api',
     listen: opts.listen,
     h2c: true,
+    ...(opts.proxies ? { proxies: opts.proxies } : {}),
     handler,
     timeouts: opts.timeouts,
     limits: opts.limits,

@@ -19,7 +19,7 @@ import {
   type ZoneRecords as PbZoneRecords,
   type ZoneService,
 } from '../gen/dnsplane/v1/zone_pb.js';
-import { tenantOf } from './auth.js';
+import { clientOf, tenantOf } from './auth.js';
 import { loggedConnectError } from './errors.js';
 import { settlingOf } from '../core/zones/settling.js';
 import { endpointToPb, planInputFromPb, planToPb, zoneApplyResultToPbSliced, zoneToPb } from './convert.js';
@@ -93,11 +93,11 @@ export function zoneService(ctx: CoreContext): ServiceImpl<typeof ZoneService> {
       let result: Awaited<ReturnType<typeof apply>>;
       switch (req.source.case) {
         case 'planId':
-          result = await apply(ctx, tenant, { planId: req.source.value, force: req.force });
+          result = await apply(ctx, tenant, { planId: req.source.value, force: req.force, ...clientOf(hc) });
           break;
         case 'plan':
           if (req.force) throw new InvalidInputError('force', 'with an inline plan, say force in plan.force');
-          result = await apply(ctx, tenant, { input: planInputFromPb(req.source.value, 'plan.') });
+          result = await apply(ctx, tenant, { input: planInputFromPb(req.source.value, 'plan.'), ...clientOf(hc) });
           break;
         default:
           throw new InvalidInputError('source', 'one of "planId" or "plan" is required');
@@ -137,6 +137,7 @@ export function zoneService(ctx: CoreContext): ServiceImpl<typeof ZoneService> {
         tenant: a.tenant,
         planId: a.planId,
         summary: a.summary,
+        clientAddress: a.from,
         state: a.state,
         startedAt: timestampFromDate(a.startedAt),
         finishedAt: a.finishedAt ? timestampFromDate(a.finishedAt) : undefined,

@@ -141,7 +141,7 @@ async function run(sub: string | undefined, rest: string[], io: CliIo): Promise<
           );
           return 0;
         }
-        const rows = [['NAME', 'SCOPES', 'ZONES', 'SUFFIXES', 'DISABLED', 'TOKEN SET', 'OLD TOKEN UNTIL', 'WITHDRAW AFTER', 'LAST SEEN']];
+        const rows = [['NAME', 'SCOPES', 'ZONES', 'SUFFIXES', 'DISABLED', 'TOKEN SET', 'OLD TOKEN UNTIL', 'WITHDRAW AFTER', 'LAST SEEN', 'FROM']];
         for (const t of tenants) {
           rows.push([
             t.name,
@@ -153,6 +153,7 @@ async function run(sub: string | undefined, rest: string[], io: CliIo): Promise<
             oldTokenUntil(t)?.toISOString() ?? '-',
             t.withdrawAfterMs === undefined ? 'off' : `${t.withdrawAfterMs / 1000}s`,
             t.lastSeenAt?.toISOString() ?? '-',
+            t.lastSeenFrom ?? '-',
           ]);
         }
         for (const line of table(rows)) io.out(line);

@@ -116,7 +116,7 @@ export function nowMs(ctx: Pick<CoreContext, 'clock'>): number {
  */
 export interface SignsOfLife {
   /** The tenant authenticated a call now. */
-  seen(tenant: { id: string }): void;
+  seen(tenant: { id: string }, from?: string): void;
   /** How often last_seen_at is written per tenant and process: the slack of the silent-tenant check. */
   readonly writeEveryMs: number;
 }

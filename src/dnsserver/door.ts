@@ -38,11 +38,13 @@ import { messageOf } from '../error-message.js';
 import { answerTo, replyBytes, type Exchange } from './exchange.js';
 import { replacedKeyOf, type TsigKeyring } from '../core/credentials/tsig.js';
 import type { Notices, SourceLimiter } from './limits.js';
+import type { TenantRateLimiter } from '../token-bucket.js';
 import type { DnsMetrics } from './metrics.js';
 import { answerQuery } from './query.js';
 import type { Refusals } from './refusal.js';
 import { transfer } from './transfer.js';
 import { answerUpdate, type UpdateWait } from './update.js';
+import { hostOf } from '../net/address.js';
 
 /** Sending an answer failed: the client is gone. */
 class ClientGone extends Error {}
@@ -59,6 +61,8 @@ export interface DoorParts {
   now?: () => number;
   /** How long an UPDATE's NOERROR may wait for its change to be visible (update.ts); absent: not at all. */
   updateWait?: UpdateWait;
+  /** UPDATEs per tenant (DNSPLANE_DNS_UPDATE_RATE, _BURST); absent: unlimited. */
+  updateRate?: TenantRateLimiter;
 }
 
 /** Where a message came from, and how its answers go back. */
@@ -130,7 +134,8 @@ export function dnsDoor(parts: DoorParts): (bytes: Buffer, arrival: Arrival) => 
         }
         return await send(replyBytes(ex, await answerQuery(ctx, ex)));
       }
-      if (m.header.opcode === OPCODE.UPDATE) return await send(replyBytes(ex, await answerUpdate(ctx, ex, refusals, parts.updateWait, started)));
+      if (m.header.opcode === OPCODE.UPDATE)
+        return await send(replyBytes(ex, await answerUpdate(ctx, ex, refusals, parts.updateWait, started, parts.updateRate)));
       return await send(replyBytes(ex, answerTo(ex, RCODE.NOTIMP)));
     } catch (e) {
       // The client went away (a closed TCP connection, a transfer it stopped reading): nothing to answer.
@@ -168,7 +173,7 @@ export function dnsDoor(parts: DoorParts): (bytes: Buffer, arrival: Arrival) => 
         ex.key = signer;
         ex.requestMac = verdict.mac;
         keyring.noteUsed(key);
-        noteSeen(ctx, key.tenant);
+        noteSeen(ctx, key.tenant, hostOf(ex.source));
         return true;
       }
       if (verdict.formerr) {

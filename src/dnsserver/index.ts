@@ -14,6 +14,7 @@ import { listenDns, type DnsListener } from './listener.js';
 import { dnsMetricsOn } from './metrics.js';
 import { Refusals } from './refusal.js';
 import { NO_WAIT, type UpdateWait } from './update.js';
+import { TenantRateLimiter } from '../token-bucket.js';
 
 export type { DnsListener } from './listener.js';
 
@@ -27,6 +28,8 @@ export interface DnsDoorOptions {
   unsignedRate?: { perSecond: number; burst?: number };
   /** How long an UPDATE's NOERROR may wait for its change to be visible (update.ts UpdateWait); absent: not at all. */
   updateWait?: UpdateWait;
+  /** UPDATEs one tenant may send per second (DNSPLANE_DNS_UPDATE_RATE), and at once; absent: unlimited. */
+  updateRate?: { perSecond: number; burst: number };
 }
 
 export const DEFAULT_UNSIGNED_RATE = 50;
@@ -38,7 +41,18 @@ export async function startDnsDoor(ctx: CoreContext, opts: DnsDoorOptions): Prom
   const perSecond = opts.unsignedRate?.perSecond ?? DEFAULT_UNSIGNED_RATE;
   const limiter = new SourceLimiter(perSecond, opts.unsignedRate?.burst ?? perSecond * 2);
   const refusals = new Refusals(ctx, log, notices, metrics);
-  const handle = dnsDoor({ ctx, log, keyring: opts.keyring, limiter, notices, refusals, metrics, updateWait: opts.updateWait ?? NO_WAIT });
+  const updateRate = opts.updateRate && new TenantRateLimiter(opts.updateRate.perSecond, opts.updateRate.burst);
+  const handle = dnsDoor({
+    ctx,
+    log,
+    keyring: opts.keyring,
+    limiter,
+    notices,
+    refusals,
+    metrics,
+    updateWait: opts.updateWait ?? NO_WAIT,
+    ...(updateRate ? { updateRate } : {}),
+  });
   // A port that cannot be bound leaves nothing behind (the demo tries another one).
   const listener = await listenDns(opts.listen, handle, { log, metrics }).catch((e: unknown) => {
     notices.close();

@@ -24,6 +24,8 @@ export interface Refusal {
   type?: string;
   reason: string;
   rcode: number;
+  /** A refusal that may come in floods (a tenant over its UPDATE rate): counted and summarized, never a line or a journal row each. */
+  quiet?: boolean;
 }
 
 /**
@@ -54,7 +56,7 @@ export class Refusals {
     const code = rcodeName(r.rcode);
     const tenant = ex.key?.tenant.name ?? '';
     this.metrics?.refused(r.managed ? r.zone : '', tenant, code);
-    if (!ex.key) {
+    if (!ex.key || r.quiet) {
       this.notices.note(`refused ${code}: ${r.reason}`, ex.source);
       return r.rcode;
     }

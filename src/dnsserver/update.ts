@@ -19,6 +19,8 @@ import { CLASS, RCODE, TYPE, foldCase, recordTypeOf, targetOfData, typeName, typ
 import { answerTo, type Exchange } from './exchange.js';
 import { notManaged, type Refusals } from './refusal.js';
 import { outcomeOf, outcomeOfError } from './update-outcome.js';
+import { hostOf } from '../net/address.js';
+import type { TenantRateLimiter } from '../token-bucket.js';
 
 /** Types no update may name (RFC 2136 §3.4.1.2): meta types and queries. */
 const META = new Set<number>([TYPE.ANY, TYPE.AXFR, TYPE.IXFR, TYPE.OPT, TYPE.TSIG, 253 /* MAILB */, 254 /* MAILA */]);
@@ -49,13 +51,17 @@ export const NO_WAIT: UpdateWait = { maxMs: 0, clientTimeoutMs: 2_000 };
 /** What the answer leaves before the client's timeout: the network, signing, a busy event loop. */
 export const ANSWER_MARGIN_MS = 500;
 
-/** `started`: the message's arrival (performance.now()), from which the client's timeout runs. */
+/**
+ * `started`: the message's arrival (performance.now()), from which the client's timeout runs; `rate`:
+ * the UPDATEs each tenant may send (DNSPLANE_DNS_UPDATE_RATE), keyed by tenant, whatever its address.
+ */
 export async function answerUpdate(
   ctx: CoreContext,
   ex: Exchange,
   refusals: Refusals,
   wait: UpdateWait = NO_WAIT,
   started = performance.now(),
+  rate?: TenantRateLimiter,
 ): Promise<Message> {
   const m = ex.request.message;
   const q = m.questions[0];
@@ -75,6 +81,12 @@ export async function answerUpdate(
   const key = ex.key;
   if (!key) return refuse(RCODE.REFUSED, 'unsigned UPDATE (sign it with a TSIG key)');
   if (!mayUseZone(key.tenant, zone)) return refuse(RCODE.REFUSED, `zone "${zone}" is not one of tenant "${key.tenant.name}"'s zones`);
+  const over = rate?.take(key.tenant.name);
+  if (over !== undefined) {
+    // Counted and summarized, not logged nor journaled one by one: a flood would write a row each.
+    const reason = `tenant "${key.tenant.name}" is over ${rate!.perSecond} DNS UPDATEs per second (DNSPLANE_DNS_UPDATE_RATE); retry in ${over} s`;
+    return answerTo(ex, await refusals.refuse(ex, { zone, managed, name: zone, reason, rcode: RCODE.REFUSED, quiet: true }));
+  }
 
   let prerequisites: DnsPrerequisite[];
   try {
@@ -96,6 +108,7 @@ export async function answerUpdate(
     key.tenant,
     { zone, prerequisites, updates, acmeOnly: key.acmeOnly },
     key.name,
+    hostOf(ex.source),
     wait.maxMs > 0 ? () => Math.min(wait.maxMs, answerBy - performance.now()) : () => 0,
   ).then(outcomeOf, outcomeOfError);
   if (outcome.rcode === 'NOERROR') return answerTo(ex, RCODE.NOERROR);

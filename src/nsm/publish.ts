@@ -35,32 +35,47 @@ export interface PublishResult extends DomainResult {
   services: PublishedService[];
 }
 
-export async function publishDomain(ctx: CoreContext, tenant: Tenant, input: PublishInput): Promise<PublishResult> {
+/** `from`: the client address of the request (its journal row says it). */
+export async function publishDomain(ctx: CoreContext, tenant: Tenant, input: PublishInput, from?: string): Promise<PublishResult> {
   const spec = validatePublish(input);
   const zone = await zoneOfDomain(ctx, tenant, spec.domain);
-  const result = await syncDomain(ctx, tenant, spec.domain, zone, {
-    kind: 'desired',
-    zones: [zone],
-    endpoints: domainEndpoints(spec),
-    policy: 'sync',
-    scope: domainScope(spec.domain),
-    allOrNothing: true,
-  });
+  const result = await syncDomain(
+    ctx,
+    tenant,
+    spec.domain,
+    zone,
+    {
+      kind: 'desired',
+      zones: [zone],
+      endpoints: domainEndpoints(spec),
+      policy: 'sync',
+      scope: domainScope(spec.domain),
+      allOrNothing: true,
+    },
+    from,
+  );
   if (result.status === 'applied') ctx.log.info({ tenant: tenant.name, domain: spec.domain, zone, changes: result.changes.length }, 'nsm domain published');
   return { domain: spec.domain, zone, result, services: spec.services };
 }
 
-export async function unpublishDomain(ctx: CoreContext, tenant: Tenant, input: { domain: string }): Promise<DomainResult> {
+export async function unpublishDomain(ctx: CoreContext, tenant: Tenant, input: { domain: string }, from?: string): Promise<DomainResult> {
   const domain = parseDomain(input.domain);
   const zone = await zoneOfDomain(ctx, tenant, domain);
-  const result = await syncDomain(ctx, tenant, domain, zone, {
-    kind: 'desired',
-    zones: [zone],
-    endpoints: [],
-    policy: 'sync',
-    scope: domainScope(domain),
-    allOrNothing: true,
-  });
+  const result = await syncDomain(
+    ctx,
+    tenant,
+    domain,
+    zone,
+    {
+      kind: 'desired',
+      zones: [zone],
+      endpoints: [],
+      policy: 'sync',
+      scope: domainScope(domain),
+      allOrNothing: true,
+    },
+    from,
+  );
   if (result.status === 'applied') ctx.log.info({ tenant: tenant.name, domain, zone, changes: result.changes.length }, 'nsm domain unpublished');
   return { domain, zone, result };
 }
@@ -80,12 +95,13 @@ async function syncDomain(
   domain: string,
   zone: string,
   input: PlanInput & { kind: 'desired'; scope: SyncScope },
+  from: string | undefined,
 ): Promise<ZoneApplyResult> {
   await assertDomainOwner(ctx, tenant, domain, zone, input.scope);
 
   // allOrNothing: a conflict (a hand-made record at one of the names, a set taken meanwhile) is found
   // under the zone lock and refuses the zone with nothing sent; nothing to change costs no OVH call.
-  const applied = (await apply(ctx, tenant, { input })).zones.find((z) => z.zone === zone);
+  const applied = (await apply(ctx, tenant, { input, ...(from !== undefined ? { from } : {}) })).zones.find((z) => z.zone === zone);
   if (applied === undefined) throw new Error(`apply returned no result for zone ${zone}`);
   if (applied.status === 'refused') throw conflictError(domain, applied.conflicts);
   if (applied.error) throw applied.error;

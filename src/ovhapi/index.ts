@@ -18,7 +18,9 @@ import type { Logger } from 'pino';
 import type { CoreContext } from '../core/context.js';
 import type { LoginLimiter } from '../core/tenants/login-limiter.js';
 import { ovhKeyring } from '../core/credentials/ovh.js';
-import { TenantRateLimiter } from './tenant-rate.js';
+import { tokenHashHex } from '../core/credentials/tokens.js';
+import { clientAddress } from '../net/client-address.js';
+import { TenantRateLimiter } from '../token-bucket.js';
 import type { Tenant } from '../core/tenants/tenants.js';
 import { messageOf } from '../error-message.js';
 import { type OvhApiError, payloadTooLarge, tooManyRequests } from '../ovhwire/errors.js';
@@ -83,7 +85,7 @@ export function ovhApiHandler(ctx: CoreContext, opts: OvhApiOptions): (req: Req,
       case 'status':
         return statusCall(ctx, tenant, route.zone);
       case 'refresh':
-        return refreshCall(ctx, tenant, route.zone, log, key.applicationKey);
+        return refreshCall(ctx, tenant, route.zone, log, key.applicationKey, call.from);
       case 'records':
         return recordsCall(ctx, tenant, route.zone, call);
       case 'record':
@@ -108,25 +110,27 @@ export function ovhApiHandler(ctx: CoreContext, opts: OvhApiOptions): (req: Req,
       const rawBody = await readOvhBody(req, maxBody);
       if (route.name === 'authTime') return send(res, queryId, { json: seconds() });
 
-      const address = req.socket?.remoteAddress ?? 'unknown';
+      const address = clientAddress(req);
       const consumerKey = header(req, 'x-ovh-consumer');
-      const wait = opts.loginLimiter?.check(address, consumerKey);
+      // The limiter knows a consumer key by its hash; a key this process holds is never refused for its address.
+      const limiterKey = consumerKey ? tokenHashHex(consumerKey) : undefined;
+      const wait = consumerKey && keyring.cached(consumerKey) ? undefined : opts.loginLimiter?.check(address, limiterKey);
       if (wait !== undefined) throw tooManyRequests(wait, `too many failed logins from ${address}; try again in ${wait} s`);
       let key: Awaited<ReturnType<typeof authenticateCall>>;
       try {
         key = await authenticateCall({ method, rawUrl, host: header(req, 'host') ?? '', rawBody, header: (name) => header(req, name) }, keyring, seconds());
       } catch (e) {
         if (!(e instanceof AuthRefusal)) throw e;
-        if (e.failedLogin) opts.loginLimiter?.failed(address);
+        if (e.failedLogin) opts.loginLimiter?.failed(address, limiterKey);
         throw e.answer;
       }
-      opts.loginLimiter?.succeeded(address, consumerKey!);
+      if (limiterKey) opts.loginLimiter?.succeeded(limiterKey);
       tenant = key.tenant;
       const over = rate.take(tenant.name);
       if (over !== undefined)
         throw tooManyRequests(over, `tenant "${tenant.name}" is over ${opts.rate.perSecond} calls per second to dnsplane's OVH API; retry in ${over} s`);
       keyring.noteUsed(key);
-      noteSeen(ctx, tenant);
+      noteSeen(ctx, tenant, address);
 
       let body: unknown;
       let bodyInvalid = false;
@@ -139,14 +143,22 @@ export function ovhApiHandler(ctx: CoreContext, opts: OvhApiOptions): (req: Req,
       }
       const headers: Record<string, string | undefined> = {};
       for (const name of ['x-pagination-mode', 'x-pagination-number', 'x-pagination-size']) headers[name] = header(req, name);
-      const answer = await answerFor(route, tenant, key, { method, query: new URLSearchParams(q >= 0 ? rawUrl.slice(q + 1) : ''), headers, body, bodyInvalid });
+      const answer = await answerFor(route, tenant, key, {
+        method,
+        query: new URLSearchParams(q >= 0 ? rawUrl.slice(q + 1) : ''),
+        headers,
+        body,
+        bodyInvalid,
+        from: address,
+      });
       return send(res, queryId, answer);
     };
 
     run()
       .catch((e: unknown) => {
         const { error, internal } = ovhAnswerFor(e);
-        if (internal) log.error({ err: messageOf(e), route: routeName, method, tenant: tenant?.name, queryId }, 'OVH API call failed');
+        if (internal)
+          log.error({ err: messageOf(e), route: routeName, method, tenant: tenant?.name, client: clientAddress(req), queryId }, 'OVH API call failed');
         else if (tenant && (WRITES.has(method) || error.status === 429) && [400, 403, 429].includes(error.status)) refusal(tenant, error);
         if (res.headersSent || res.destroyed) return 0;
         return sendError(req, res, queryId, error);
@@ -158,7 +170,10 @@ export function ovhApiHandler(ctx: CoreContext, opts: OvhApiOptions): (req: Req,
     function refusal(t: Tenant, error: OvhApiError): void {
       const code =
         'errorCode' in error.body ? error.body.errorCode : error.status === 400 ? 'BAD_REQUEST' : error.status === 429 ? 'TOO_MANY_REQUESTS' : error.body.class;
-      log.info({ tenant: t.name, method, path, status: error.status, code, reason: error.body.message, queryId }, 'OVH API call refused');
+      log.info(
+        { tenant: t.name, client: clientAddress(req), method, path, status: error.status, code, reason: error.body.message, queryId },
+        'OVH API call refused',
+      );
       metrics?.refused(t.name, code);
     }
   };

@@ -34,6 +34,8 @@ export interface RecordCall {
   headers: Readonly<Record<string, string | undefined>>;
   body: unknown;
   bodyInvalid: boolean;
+  /** The client address of the call (behind a trusted proxy, the client's): a refresh's journal row says it. */
+  from: string;
 }
 
 function answer(zone: string, r: DraftRecord, id = r.id): Record<string, unknown> {

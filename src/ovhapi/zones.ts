@@ -59,8 +59,8 @@ export async function statusCall(ctx: CoreContext, tenant: Tenant, rawZone: stri
  * POST …/refresh: 204 once the draft is published (or when nothing was staged). Record sets the apply
  * refused (their ownership moved since the write) are left out and named in OVH's 403, the rest published.
  */
-export async function refreshCall(ctx: CoreContext, tenant: Tenant, rawZone: string, log: Logger, applicationKey: string): Promise<Answer> {
-  const outcome = await refreshDraft(ctx, tenant, rawZone, applicationKey);
+export async function refreshCall(ctx: CoreContext, tenant: Tenant, rawZone: string, log: Logger, applicationKey: string, from: string): Promise<Answer> {
+  const outcome = await refreshDraft(ctx, tenant, rawZone, applicationKey, from);
   if (outcome.status !== 'nothing_staged') {
     log.info(
       { tenant: tenant.name, zone: outcome.zone, writes: outcome.writes, calls: outcome.calls, status: outcome.status, refused: outcome.refused.length },

@@ -22,6 +22,8 @@ export interface Tenant {
   withdrawAfterMs?: number;
   /** Its latest authenticated call as written (coarsely); absent: never seen. */
   lastSeenAt?: Date;
+  /** The client address of that call (behind a trusted proxy, the client's); absent: not known. */
+  lastSeenFrom?: string;
 }
 
 export interface NewTenant {
@@ -46,12 +48,13 @@ export interface TenantRow {
   previous_token_valid_until: Date | null;
   withdraw_after_ms: string | null;
   last_seen_at: Date | null;
+  last_seen_from: string | null;
 }
 
 /** A tenant's columns as toTenant reads them; `alias`: the tenants table's alias in a join (store/sealed-keys.ts). */
 export function tenantColumns(alias?: string): string {
   const t = alias ? `${alias}.` : '';
-  return `${t}id::text AS id, ${t}name, ${t}scopes, ${t}zones, ${t}suffixes, ${t}disabled, ${t}created_at, ${t}token_rotated_at, ${t}max_change_percent, ${t}previous_token_valid_until, (extract(epoch FROM ${t}withdraw_after) * 1000)::bigint::text AS withdraw_after_ms, ${t}last_seen_at`;
+  return `${t}id::text AS id, ${t}name, ${t}scopes, ${t}zones, ${t}suffixes, ${t}disabled, ${t}created_at, ${t}token_rotated_at, ${t}max_change_percent, ${t}previous_token_valid_until, (extract(epoch FROM ${t}withdraw_after) * 1000)::bigint::text AS withdraw_after_ms, ${t}last_seen_at, ${t}last_seen_from`;
 }
 
 const COLUMNS = tenantColumns();
@@ -71,6 +74,7 @@ export function toTenant(r: TenantRow): Tenant {
     ...(r.previous_token_valid_until ? { previousTokenValidUntil: r.previous_token_valid_until } : {}),
     ...(r.withdraw_after_ms !== null && r.withdraw_after_ms !== undefined ? { withdrawAfterMs: Number(r.withdraw_after_ms) } : {}),
     ...(r.last_seen_at ? { lastSeenAt: r.last_seen_at } : {}),
+    ...(r.last_seen_from ? { lastSeenFrom: r.last_seen_from } : {}),
   };
 }
 
@@ -86,14 +90,17 @@ function uniqueViolation(err: unknown, name: string): unknown {
   return new AlreadyExistsError('tenant', name);
 }
 
-/** Throws AlreadyExistsError when the name (or, improbably, the token hash) is taken. */
+/**
+ * Throws AlreadyExistsError when the name (or, improbably, the token hash) is taken. NOTIFY
+ * dnsplane_tenant as for a change: every replica's token cache then learns the new token.
+ */
 export async function createTenant(q: Queryable, t: NewTenant): Promise<Tenant> {
   assertHash(t.tokenSha256);
   try {
     const { rows } = await q.query<TenantRow>(
       `INSERT INTO tenants (name, token_sha256, scopes, zones, suffixes)
        VALUES ($1, $2, $3::text[], $4::text[], $5::text[])
-       RETURNING ${COLUMNS}`,
+       RETURNING ${COLUMNS}, pg_notify('${TENANT_CHANNEL}', name)::text AS notified`,
       [t.name, t.tokenSha256, t.scopes, t.zones, t.suffixes],
     );
     return toTenant(rows[0] as TenantRow);
@@ -133,6 +140,38 @@ export async function getTenantById(q: Queryable, id: string): Promise<Tenant | 
   assertIdString('tenant id', id);
   const { rows } = await q.query<TenantRow>(`SELECT ${COLUMNS} FROM tenants WHERE id = $1::bigint`, [id]);
   return rows[0] ? toTenant(rows[0]) : undefined;
+}
+
+/** A tenant's valid token hashes: its current one, and the one its last rotation replaced while that one's grace runs. */
+export interface TenantTokens {
+  tenant: Tenant;
+  current: Buffer;
+  previous?: { hash: Buffer; validUntil: Date };
+}
+
+/**
+ * Every enabled tenant's valid token hashes (or those of the tenant named), the most recently seen
+ * first, at most `limit` tenants: what the token cache is filled with (core/tenants/token-warmth.ts).
+ * The hashes go no further than that cache's keys.
+ */
+export async function listTenantTokens(q: Queryable, opts: { name?: string; limit: number }): Promise<TenantTokens[]> {
+  const { rows } = await q.query<TenantRow & { token_sha256: Buffer; previous_sha256: Buffer | null }>(
+    `SELECT ${COLUMNS}, token_sha256,
+            CASE WHEN previous_token_valid_until > now() THEN previous_token_sha256 END AS previous_sha256
+       FROM tenants
+      WHERE NOT disabled AND ($1::text IS NULL OR name = $1)
+      ORDER BY last_seen_at DESC NULLS LAST, id
+      LIMIT $2`,
+    [opts.name ?? null, opts.limit],
+  );
+  return rows.map((r) => {
+    const tenant = toTenant(r);
+    return {
+      tenant,
+      current: r.token_sha256,
+      ...(r.previous_sha256 && tenant.previousTokenValidUntil ? { previous: { hash: r.previous_sha256, validUntil: tenant.previousTokenValidUntil } } : {}),
+    };
+  });
 }
 
 /** All tenants, by name. */
@@ -210,19 +249,20 @@ export async function setWithdrawAfter(q: Queryable, name: string, ms: number | 
  * Records the tenants' latest calls (never moving one back); answers the ids of those among them that
  * have targets withdrawn for their silence (store/withdrawals.ts): they are back, restore them.
  */
-export async function noteTenantsSeen(q: Queryable, uses: ReadonlyArray<{ id: string; at: Date }>): Promise<string[]> {
+export async function noteTenantsSeen(q: Queryable, uses: ReadonlyArray<{ id: string; at: Date; from?: string }>): Promise<string[]> {
   if (uses.length === 0) return [];
   for (const u of uses) assertIdString('tenant id', u.id);
   const { rows } = await q.query<{ id: string }>(
     `WITH seen AS (
-       UPDATE tenants t SET last_seen_at = greatest(coalesce(t.last_seen_at, u.at), u.at)
-         FROM unnest($1::bigint[], $2::timestamptz[]) AS u(id, at)
+       UPDATE tenants t SET last_seen_at = greatest(coalesce(t.last_seen_at, u.at), u.at),
+                            last_seen_from = CASE WHEN t.last_seen_at IS NULL OR u.at >= t.last_seen_at THEN coalesce(u.from_address, t.last_seen_from) ELSE t.last_seen_from END
+         FROM unnest($1::bigint[], $2::timestamptz[], $3::text[]) AS u(id, at, from_address)
         WHERE t.id = u.id
         RETURNING t.id
      )
      SELECT seen.id::text AS id FROM seen
       WHERE EXISTS (SELECT 1 FROM target_withdrawals w WHERE w.tenant_id = seen.id AND w.reason = 'silent')`,
-    [uses.map((u) => u.id), uses.map((u) => u.at)],
+    [uses.map((u) => u.id), uses.map((u) => u.at), uses.map((u) => u.from ?? null)],
   );
   return rows.map((r) => r.id);
 }

@@ -47,8 +47,16 @@ export interface WebhookSession {
 
 export interface WebhookBackend {
   readonly mode: 'central' | 'sidecar';
-  /** The session of the caller, from its Authorization header. Throws WebhookError(401). */
-  session(authorization: string | undefined): Promise<WebhookSession>;
+  /**
+   * The session of the caller, from its Authorization header; `client`: its address (behind a trusted
+   * proxy, the client's), for "last seen" and the journal. Throws WebhookError(401).
+   */
+  session(authorization: string | undefined, client?: string): Promise<WebhookSession>;
+  /**
+   * Whether the credential is one this process knows to be valid without asking anyone (the token
+   * cache): such a caller is never refused for its address's failed logins (core/tenants/login-limiter.ts).
+   */
+  knows?(authorization: string | undefined): boolean;
 }
 
 /**

@@ -21,6 +21,7 @@ import type { RawChangeSet } from '../core/plan/input.js';
 import { records, visibleZonesIn, type ZoneStates } from '../core/reads/records.js';
 import { readCacheOf } from '../core/reads/read-cache.js';
 import { authenticate, type Tenant } from '../core/tenants/tenants.js';
+import { tokenHashHex } from '../core/credentials/tokens.js';
 import { noteSeen } from '../core/withdrawals/liveness.js';
 import { entryOf, WebhookError, type ApplyOutcome, type WebhookBackend, type WebhookSession } from './backend.js';
 import { messageOf } from '../error-message.js';
@@ -66,7 +67,7 @@ async function guarded<T>(fn: () => Promise<T>): Promise<T> {
  * A session is one request. Its scope and its records share one generation read, made for this
  * request (it starts after the request arrived), instead of reading the generations twice.
  */
-function sessionOf(ctx: CoreContext, tenant: Tenant): WebhookSession {
+function sessionOf(ctx: CoreContext, tenant: Tenant, client: string | undefined): WebhookSession {
   let read: Promise<ZoneStates> | undefined;
   const fresh = () => (read ??= readCacheOf(ctx).zoneStates.get());
   return {
@@ -79,7 +80,7 @@ function sessionOf(ctx: CoreContext, tenant: Tenant): WebhookSession {
       }),
     apply: (changes: RawChangeSet) =>
       guarded(async (): Promise<ApplyOutcome> => {
-        const result = await apply(ctx, tenant, { input: { kind: 'changes', changes, policy: 'sync' } });
+        const result = await apply(ctx, tenant, { input: { kind: 'changes', changes, policy: 'sync' }, ...(client !== undefined ? { from: client } : {}) });
         return {
           zones: result.zones.map((z) => ({
             zone: z.zone,
@@ -97,7 +98,7 @@ function sessionOf(ctx: CoreContext, tenant: Tenant): WebhookSession {
 export function coreBackend(ctx: CoreContext): WebhookBackend {
   return {
     mode: 'central',
-    async session(authorization) {
+    async session(authorization, client) {
       const basic = parseBasic(authorization);
       if (!basic || basic.user === '' || basic.password === '') {
         throw new WebhookError(401, 'missing credentials: HTTP Basic TENANT:TOKEN is required (https://TENANT:TOKEN@host/ as --webhook-provider-url)');
@@ -105,8 +106,12 @@ export function coreBackend(ctx: CoreContext): WebhookBackend {
       const tenant = await guarded(() => authenticate(ctx.pool, basic.password, ctx.tokens));
       // The same answer for a wrong name as for a wrong token: say nothing about which part was wrong.
       if (tenant.name !== basic.user) throw new WebhookError(401, BAD_CREDENTIALS);
-      noteSeen(ctx, tenant);
-      return sessionOf(ctx, tenant);
+      noteSeen(ctx, tenant, client);
+      return sessionOf(ctx, tenant, client);
+    },
+    knows(authorization) {
+      const basic = parseBasic(authorization);
+      return basic !== undefined && basic.password !== '' && ctx.tokens?.get(tokenHashHex(basic.password))?.name === basic.user;
     },
   };
 }

@@ -38,6 +38,8 @@ import { WebhookError, type WebhookBackend, type WebhookSession } from './backen
 import type { JsonValue } from './json.js';
 import type { WebhookMetrics, WebhookRoute } from './metrics.js';
 import type { LoginLimiter } from '../core/tenants/login-limiter.js';
+import { tokenHashHex } from '../core/credentials/tokens.js';
+import { clientAddress } from '../net/client-address.js';
 import { Slicer } from '../core/slices.js';
 import { adjustEndpointsSteps, domainFilterOf, type TenantScope } from './normalize.js';
 import { decodeChangesSteps, decodeEndpointListSteps, encodeDomainFilter, encodeEndpointJson, joinEndpointList, WireFormatError } from './protocol.js';
@@ -83,22 +85,28 @@ interface Admitted {
   note: Note;
 }
 
-/** The caller's session, through the login limiter: 429 once an address failed too often. */
+/**
+ * The caller's session, through the login limiter: 429 once its address (the client's, behind a
+ * trusted proxy) failed too often — unless the credential is one the backend knows to be valid.
+ */
 async function authenticate(req: http.IncomingMessage, backend: WebhookBackend, limiter: LoginLimiter | undefined): Promise<WebhookSession> {
-  const address = req.socket.remoteAddress ?? 'unknown';
   const credential = req.headers.authorization;
-  const wait = limiter?.check(address, credential);
+  const address = clientAddress(req);
+  if (!limiter) return backend.session(credential, address);
+  // The limiter knows credentials by their hash, never as sent.
+  const key = credential ? tokenHashHex(credential) : undefined;
+  const wait = backend.knows?.(credential) ? undefined : limiter.check(address, key);
   if (wait !== undefined) {
     throw new HttpError(429, `too many failed logins from ${address}; try again in ${wait} s`, { 'retry-after': String(wait), connection: 'close' });
   }
   let session: WebhookSession;
   try {
-    session = await backend.session(credential);
+    session = await backend.session(credential, address);
   } catch (e) {
-    if (e instanceof WebhookError && e.status === 401) limiter?.failed(address);
+    if (e instanceof WebhookError && e.status === 401) limiter.failed(address, key);
     throw e;
   }
-  if (credential) limiter?.succeeded(address, credential);
+  if (key) limiter.succeeded(key);
   return session;
 }
 
@@ -129,7 +137,7 @@ async function serve(req: http.IncomingMessage, route: WebhookRoute, path: strin
   refuseUnserved(req, method, path);
   const session = await authenticate(req, s.backend, s.loginLimiter);
   const scope = await session.scope();
-  note({ tenant: scope.tenant });
+  note({ tenant: scope.tenant, client: clientAddress(req) });
   const text = method === 'POST' ? await readWebhookBody(req, s.maxBodyBytes) : null;
   const slicer = new Slicer();
   const admitted: Admitted = { session, scope, body: text === null ? null : await parseBody(text, slicer), slicer, note };

@@ -13,7 +13,7 @@ import { connectBackend } from './connect-backend.js';
 import { coreBackend } from './core-backend.js';
 import { DEFAULT_MAX_BODY_BYTES, webhookHandler, type WebhookHandlerOptions } from './handler.js';
 import { startWebhookListener, type ListenerTimeouts, type WebhookListener } from './listener.js';
-import type { ConnectionLimits } from '../api/front/index.js';
+import type { ConnectionLimits, ProxyTrust } from '../api/front/index.js';
 import type { LoginLimiter } from '../core/tenants/login-limiter.js';
 import { WebhookMetrics } from './metrics.js';
 
@@ -38,6 +38,8 @@ export interface CentralWebhookOptions extends Limits {
   timeouts?: ListenerTimeouts;
   /** DNSPLANE_MAX_CONNECTIONS and _PER_ADDRESS. */
   limits?: ConnectionLimits;
+  /** DNSPLANE_TRUSTED_PROXIES: whose word on the client's address is believed. */
+  proxies?: ProxyTrust;
 }
 
 export async function startCentralWebhook(ctx: CoreContext, opts: CentralWebhookOptions): Promise<WebhookListener> {
@@ -51,6 +53,7 @@ export async function startCentralWebhook(ctx: CoreContext, opts: CentralWebhook
     limits: opts.limits,
     maxBodyBytes: opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     registry: opts.registry,
+    ...(opts.proxies ? { proxies: opts.proxies } : {}),
   });
 }
 

@@ -6,7 +6,7 @@
 import type http from 'node:http';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { startFront, type ConnectionLimits, type Front, type Timeouts } from '../api/front/index.js';
+import { startFront, type ConnectionLimits, type Front, type ProxyTrust, type Timeouts } from '../api/front/index.js';
 
 export type WebhookListener = Front;
 export type ListenerTimeouts = Timeouts;
@@ -28,6 +28,8 @@ export interface WebhookListenerOptions {
   /** The handler's body limit: a request announcing more is answered 413 before its body is sent. */
   maxBodyBytes: number;
   registry?: Registry;
+  /** DNSPLANE_TRUSTED_PROXIES: whose word on the client's address is believed. */
+  proxies?: ProxyTrust;
 }
 
 export async function startWebhookListener(
@@ -53,6 +55,7 @@ export async function startWebhookListener(
     log: opts.log,
     registry: opts.registry,
     shutdownTimeoutMs: opts.shutdownTimeoutMs ?? 30_000,
+    ...(opts.proxies ? { proxies: opts.proxies } : {}),
   });
   opts.log.info({ url: front.url }, 'serving the external-dns webhook protocol');
   return front;

@@ -116,7 +116,7 @@ describe('dnsplane tenant', () => {
   it('list shows every tenant, as a table or JSON, never a token', async () => {
     const out = io();
     expect(await tenantCommand.run(['list'], out)).toBe(0);
-    expect(out.lines[0]).toMatch(/^NAME\s+SCOPES\s+ZONES\s+SUFFIXES\s+DISABLED\s+TOKEN SET\s+OLD TOKEN UNTIL\s+WITHDRAW AFTER\s+LAST SEEN$/);
+    expect(out.lines[0]).toMatch(/^NAME\s+SCOPES\s+ZONES\s+SUFFIXES\s+DISABLED\s+TOKEN SET\s+OLD TOKEN UNTIL\s+WITHDRAW AFTER\s+LAST SEEN\s+FROM$/);
     expect(out.lines.slice(1).map((l) => l.split(/\s+/).slice(0, 5).join(' '))).toEqual([
       'cluster1 - example.com cluster1.example.com no',
       'ops admin (all) - no',

@@ -40,7 +40,7 @@ describe('DNSPLANE_DNS_LISTEN', () => {
 describe('dnsplane serve and the DNS door', () => {
   it('answers on UDP and TCP beside the API, stops with the server, is absent when off', async () => {
     // A keyring that cannot open its secrets (DNSPLANE_SECRETS_KEY missing or another): SERVFAIL, logged.
-    const broken = { find: () => Promise.reject(new Error('the secret cannot be opened')), noteUsed: () => undefined };
+    const broken = { find: () => Promise.reject(new Error('the secret cannot be opened')), cached: () => undefined, noteUsed: () => undefined };
     const h = await startHarness({ zones: { 'example.com': [] }, env: { DNSPLANE_DNS_LISTEN: '127.0.0.1:0' }, dnsKeyring: broken });
     const port = h.server.dns!.port;
     try {

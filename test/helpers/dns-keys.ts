@@ -35,6 +35,9 @@ export function memoryKeyring(): TestKeyring {
     async find(name) {
       return keys.get(name.toLowerCase().replace(/\.$/, ''));
     },
+    cached(name) {
+      return keys.get(name.toLowerCase().replace(/\.$/, ''));
+    },
     noteUsed(key) {
       used.push(key.name);
     },

@@ -23,8 +23,8 @@ export function hasTool(name: string): boolean {
   return false;
 }
 
-/** describe(), or a skipped (or, in CI, failing) placeholder when a tool is missing. */
-export function describeWithTools(tools: string[], title: string, body: () => void): void {
+/** describe(), or a skipped (or, in CI, failing) placeholder when a tool is missing; `install` says how to get them. */
+export function describeWithTools(tools: string[], title: string, body: () => void, install = INSTALL): void {
   const missing = tools.filter((t) => !hasTool(t));
   if (missing.length === 0) {
     describe(title, body);
@@ -33,11 +33,11 @@ export function describeWithTools(tools: string[], title: string, body: () => vo
   if (IN_CI) {
     describe(title, () => {
       it(`needs ${missing.join(', ')}`, () => {
-        throw new Error(`${missing.join(', ')} not found: ${INSTALL}`);
+        throw new Error(`${missing.join(', ')} not found: ${install}`);
       });
     });
   } else {
-    describe.skip(`${title} (${missing.join(', ')} not found: ${INSTALL})`, () => undefined);
+    describe.skip(`${title} (${missing.join(', ')} not found: ${install})`, () => undefined);
   }
 }
 

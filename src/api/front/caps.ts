@@ -4,8 +4,15 @@
  * either cap is closed as soon as it is accepted, before anything is read from it; each refusal is
  * counted (dnsplane_http_connections_refused_total) and the refusals of SUMMARY_MS are logged as one
  * line with the busiest addresses, never a line per connection.
+ *
+ * A trusted proxy's connection (DNSPLANE_TRUSTED_PROXIES) counts against the total only: the proxy
+ * carries every client's. Once its PROXY header names the client, it counts as that client's too
+ * (assign), and is closed if that client holds its share already.
  */
 import type { Logger } from 'pino';
+import { hostOf } from '../../net/address.js';
+
+export { hostOf };
 
 export interface ConnectionLimits {
   perAddress: number;
@@ -18,12 +25,6 @@ export type Refusal = 'per_address' | 'total';
 const SUMMARY_MS = 10_000;
 /** Addresses named in a summary line. */
 const TOP = 5;
-
-/** An address as one host: IPv4 mapped into IPv6 (`::ffff:192.0.2.1`) counts as its IPv4 address. */
-export function hostOf(address: string | undefined): string {
-  if (!address) return 'unknown';
-  return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
-}
 
 export class ConnectionCaps {
   private readonly byAddress = new Map<string, number>();
@@ -44,21 +45,36 @@ export class ConnectionCaps {
     return this.open;
   }
 
-  /** Takes a place for a connection from `host`; undefined when taken (release it once), else why not. */
-  take(host: string): Refusal | undefined {
-    const mine = this.byAddress.get(host) ?? 0;
+  /**
+   * Takes a place for a connection from `host` (undefined: a trusted proxy's, the total only);
+   * undefined when taken (release it once, with the host it was last assigned), else why not.
+   */
+  take(host: string | undefined, shown = host ?? 'unknown'): Refusal | undefined {
+    const mine = host === undefined ? 0 : (this.byAddress.get(host) ?? 0);
     const reason: Refusal | undefined = this.open >= this.limits.total ? 'total' : mine >= this.limits.perAddress ? 'per_address' : undefined;
     if (reason) {
-      this.refused(host, reason);
+      this.refused(shown, reason);
       return reason;
     }
     this.open++;
+    if (host !== undefined) this.byAddress.set(host, mine + 1);
+    return undefined;
+  }
+
+  /** A proxy's connection (taken with no host) turns out to be `host`'s: undefined, or why it may not be (then release it with no host). */
+  assign(host: string): Refusal | undefined {
+    const mine = this.byAddress.get(host) ?? 0;
+    if (mine >= this.limits.perAddress) {
+      this.refused(host, 'per_address');
+      return 'per_address';
+    }
     this.byAddress.set(host, mine + 1);
     return undefined;
   }
 
-  release(host: string): void {
+  release(host: string | undefined): void {
     this.open--;
+    if (host === undefined) return;
     const mine = (this.byAddress.get(host) ?? 1) - 1;
     if (mine > 0) this.byAddress.set(host, mine);
     else this.byAddress.delete(host);

@@ -78,6 +78,11 @@ export class Connection {
   drainingBody = false;
   /** The latest a lingering close ends. */
   lingerEnd = 0;
+  /**
+   * Set when the connection's client is a trusted proxy whose forwarded headers are believed (front/index.ts):
+   * its address, which a request whose header names nobody else is from.
+   */
+  client: string | undefined;
 
   constructor(
     readonly socket: net.Socket,

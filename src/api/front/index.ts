@@ -4,6 +4,9 @@
  * HTTP/1.1 server, or to its h2c server, and everything a port owes to hostile or slow clients, which
  * Node's servers do not give connections fed to them by hand:
  * - caps.ts: connections per client address and in total, refused at accept;
+ * - proxied.ts: behind a trusted proxy (DNSPLANE_TRUSTED_PROXIES), the client a PROXY protocol header
+ *   names, and per request the one a forwarded header names (net/forwarded.ts): the address every door
+ *   then knows the request by (net/client-address.ts);
  * - the sniff: Node's h2c server cannot fall back to HTTP/1.1, so the first bytes of each connection
  *   pick the server (an HTTP/2 connection starts with "PRI * HTTP/2.0"); a port without h2c hands
  *   every connection to HTTP/1.1;
@@ -18,13 +21,23 @@ import http2 from 'node:http2';
 import net from 'node:net';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import { TrustedProxies } from '../../net/address.js';
+import { markConnectionClient, markRequestClient } from '../../net/client-address.js';
+import { clientFromHeader, type ForwardedHeader } from '../../net/forwarded.js';
 import { ConnectionCaps, hostOf, type ConnectionLimits } from './caps.js';
 import { Clocks, type Connection, type Timeouts } from './clocks.js';
 import { FrontMetrics } from './metrics.js';
+import { ProxyNotices, readPreface } from './proxied.js';
 
 export type { ConnectionLimits } from './caps.js';
 export type { Timeouts } from './clocks.js';
 export { LINGER_MAX_MS, LINGER_QUIET_MS } from './clocks.js';
+
+/** The proxies whose word on the client's address is believed (DNSPLANE_TRUSTED_PROXIES), and the header trusted HTTP proxies write the client into (DNSPLANE_CLIENT_ADDRESS_HEADER). */
+export interface ProxyTrust {
+  trusted: TrustedProxies;
+  header: ForwardedHeader;
+}
 
 export type FrontRequest = http.IncomingMessage | http2.Http2ServerRequest;
 export type FrontResponse = http.ServerResponse | http2.Http2ServerResponse;
@@ -44,6 +57,8 @@ interface Common {
   shutdownTimeoutMs: number;
   /** Told of every answer sent whole, with the seconds since the request's headers were read (the port's RPC metrics). */
   onAnswered?: (req: FrontRequest, res: FrontResponse, seconds: number) => void;
+  /** Whose word on the client's address is believed; none: every peer is its own client. */
+  proxies?: ProxyTrust;
 }
 
 /** A port that serves HTTP/1.1 and h2c, or HTTP/1.1 alone. */
@@ -65,6 +80,9 @@ export async function startFront(opts: FrontOptions): Promise<Front> {
   const clocks = new Clocks(opts.timeouts, (reason) => metrics.closed(reason), opts.onAnswered);
   const handler = opts.handler as (req: FrontRequest, res: FrontResponse) => void;
   const limit = opts.bodyLimit;
+  const trusted = opts.proxies?.trusted ?? new TrustedProxies([]);
+  const forwarded = opts.proxies?.header ?? 'none';
+  const notices = new ProxyNotices(opts.log, opts.name);
 
   const serve = (req: FrontRequest, res: FrontResponse): void => {
     const conn = clocks.of(req);
@@ -74,6 +92,11 @@ export async function startFront(opts: FrontOptions): Promise<Front> {
       return;
     }
     clocks.request(conn, req, res);
+    // Through a trusted HTTP proxy: the client its header names (the rightmost address not itself trusted).
+    if (conn.client !== undefined) {
+      const value = req.headers[forwarded];
+      markRequestClient(req, clientFromHeader(Array.isArray(value) ? value.join(',') : value, forwarded, conn.client, trusted));
+    }
     if (limit && Number(req.headers['content-length'] ?? 0) > limit.maxBytes) limit.refuse(req, res);
     else handler(req, res);
   };
@@ -94,26 +117,53 @@ export async function startFront(opts: FrontOptions): Promise<Front> {
   // noDelay as Node's HTTP servers set it on what they accept (an answer is sent when written, not held
   // for the client's acknowledgement of the last one).
   const front = net.createServer({ noDelay: true }, (socket) => {
-    const host = hostOf(socket.remoteAddress);
-    if (caps.take(host) !== undefined) {
+    // Gone before it was accepted (reset by its client): nothing to serve, nobody to name.
+    if (socket.remoteAddress === undefined) {
+      socket.destroy();
+      return;
+    }
+    const peer = hostOf(socket.remoteAddress);
+    const viaProxy = trusted.has(peer);
+    /** Whose connection it counts as in the caps: a trusted proxy's counts in the total only, until its header names the client. */
+    let capsHost = viaProxy ? undefined : peer;
+    if (caps.take(capsHost, peer) !== undefined) {
       socket.destroy();
       return;
     }
     const conn = clocks.add(socket);
-    socket.once('close', () => caps.release(host));
-    socket.once('data', (chunk: Buffer) => {
-      socket.pause();
-      socket.unshift(chunk);
-      if (h2 && chunk.subarray(0, 3).toString('latin1') === 'PRI') {
-        handing = conn;
-        h2.emit('connection', socket);
-        handing = undefined;
-      } else {
-        clocks.h1(conn);
-        h1.emit('connection', socket);
-      }
-      process.nextTick(() => socket.resume());
-    });
+    socket.once('close', () => caps.release(capsHost));
+    readPreface(
+      socket,
+      viaProxy,
+      ({ first, client }) => {
+        const from = client ?? peer;
+        if (client !== undefined) {
+          if (caps.assign(client) !== undefined) {
+            socket.destroy();
+            return;
+          }
+          capsHost = client;
+          markConnectionClient(socket, client);
+        }
+        // Forwarded headers are believed when the connection's client is itself a trusted proxy.
+        if (forwarded !== 'none' && trusted.has(from)) conn.client = from;
+        socket.unshift(first);
+        if (h2 && first.subarray(0, 3).toString('latin1') === 'PRI') {
+          handing = conn;
+          h2.emit('connection', socket);
+          handing = undefined;
+        } else {
+          clocks.h1(conn);
+          h1.emit('connection', socket);
+        }
+        process.nextTick(() => socket.resume());
+      },
+      (reason, detail) => {
+        metrics.refused(reason);
+        notices.refused(reason, peer, detail);
+        socket.destroy();
+      },
+    );
   });
   await new Promise<void>((resolve, reject) => {
     front.once('error', reject);
@@ -145,6 +195,7 @@ export async function startFront(opts: FrontOptions): Promise<Front> {
       for (const conn of clocks.all) conn.socket.destroy();
       clocks.stop();
       caps.stop();
+      notices.flush();
       h1.close();
       h2?.close();
       await closed;

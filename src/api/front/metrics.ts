@@ -1,7 +1,9 @@
 /**
  * The HTTP front's series, on the registry each port is given (the server's, or the sidecar's own):
  * - dnsplane_http_connections{port}                    connections held now (at scrape time)
- * - dnsplane_http_connections_refused_total{port,reason} refused at accept: per_address, total
+ * - dnsplane_http_connections_refused_total{port,reason} refused at accept: per_address, total; or
+ *                                                        at their first bytes: proxy_untrusted (a PROXY
+ *                                                        header from a peer not trusted), proxy_malformed
  * - dnsplane_http_connections_closed_total{port,reason}  closed by the front's clocks: headers (not
  *                                                        complete in time), request (the body not
  *                                                        all sent in time), idle, linger (a refused
@@ -33,7 +35,7 @@ function seriesFor(registry: Registry): Series {
   series = {
     refused: s.counter(
       'dnsplane_http_connections_refused_total',
-      'Connections refused when accepted, over DNSPLANE_MAX_CONNECTIONS_PER_ADDRESS (per_address) or DNSPLANE_MAX_CONNECTIONS (total)',
+      'Connections refused when accepted, over DNSPLANE_MAX_CONNECTIONS_PER_ADDRESS (per_address) or DNSPLANE_MAX_CONNECTIONS (total), or at their first bytes: a PROXY header from a peer not in DNSPLANE_TRUSTED_PROXIES (proxy_untrusted) or a malformed one (proxy_malformed)',
       ['port', 'reason'],
     ),
     closed: s.counter(
@@ -59,7 +61,7 @@ export class FrontMetrics {
     this.series?.open.set(port, size);
   }
 
-  refused(reason: 'per_address' | 'total'): void {
+  refused(reason: 'per_address' | 'total' | 'proxy_untrusted' | 'proxy_malformed'): void {
     this.series?.refused.inc({ port: this.port, reason });
   }
 

@@ -60,8 +60,11 @@ import type { ApplyResult, ZoneApplyResult } from './result.js';
 export type { ApplyBatch, ApplyResult, CallRecord, ZoneApplyResult, ZoneApplyStatus } from './result.js';
 export { NOT_SENT } from './dry-run.js';
 export { recoverAll, recoverInFlight, recoverZone, waitForHolder } from './recovery.js';
-/** force (with planId): apply even over the change threshold, as PlanInput.force does. */
-export type ApplySource = { planId: string; force?: boolean } | { input: PlanInput };
+/**
+ * force (with planId): apply even over the change threshold, as PlanInput.force does. from: the client
+ * address the request came from (behind a trusted proxy, the client's), written in its journal rows.
+ */
+export type ApplySource = ({ planId: string; force?: boolean } | { input: PlanInput }) & { from?: string };
 
 /**
  * Applies a stored plan or an inline request. Zones are applied in parallel, each on its own, and the
@@ -93,6 +96,7 @@ async function applySource(ctx: CoreContext, tenant: Tenant, source: ApplySource
     if (approval) Object.assign(routed, { force: true, approval });
     if (stored.input.kind === 'changes' && stored.input.revertOf) routed.revertOf = stored.input.revertOf;
     routed.planId = stored.id;
+    if (source.from !== undefined) routed.from = source.from;
     const settled = await Promise.all(
       stored.zones.map((zonePlan) => asZoneResult(zonePlan.zone, applyZone(ctx, { tenant, zone: zonePlan.zone, routed, stored: zonePlan }))),
     );
@@ -109,6 +113,7 @@ async function applySource(ctx: CoreContext, tenant: Tenant, source: ApplySource
     return { planId: stored.id, zones };
   }
   const routed = await routeInput(ctx, tenant, source.input);
+  if (source.from !== undefined) routed.from = source.from;
   const zones = [...routed.byZone.keys()].sort();
   for (const zone of zones) await ensureSynced(ctx, zone);
   return { zones: (await Promise.all(zones.map((zone) => asZoneResult(zone, applyZone(ctx, { tenant, zone, routed }))))).map((one) => one.result) };

@@ -37,6 +37,7 @@ export async function sendMember(ctx: CoreContext, group: Group, member: Member,
     names,
     batch: batchNumber(ctx, member.index, ops.length),
     summary: member.routed.origin,
+    from: member.routed.from,
     approval: member.routed.approval,
     revertOf: member.routed.revertOf,
   });

@@ -28,6 +28,8 @@ export interface Intent {
   batch?: number;
   /** Which door and credential asked (RoutedInput.origin), for people: the journal entry's summary. */
   summary?: string;
+  /** The client address the request came from (RoutedInput.from). */
+  from?: string;
   operations: Array<ReturnType<typeof describeOperation>>;
   ops: OvhOperation[];
   names: TouchedName[];
@@ -47,11 +49,12 @@ export async function intentFor(
     names: TouchedName[];
     batch: number | undefined;
     summary?: string;
+    from?: string | undefined;
     approval?: ApprovalNote | undefined;
     revertOf?: string | undefined;
   },
 ): Promise<Intent> {
-  const { ops, names, batch, summary, approval, revertOf } = what;
+  const { ops, names, batch, summary, from, approval, revertOf } = what;
   return {
     operations: ops.map(describeOperation),
     ops,
@@ -59,6 +62,7 @@ export async function intentFor(
     before: await store.listRecordsForNames(tx, zone, names),
     ...(batch !== undefined ? { batch } : {}),
     ...(summary ? { summary } : {}),
+    ...(from ? { from } : {}),
     ...(approval ? { approval } : {}),
     ...(revertOf ? { revertOf } : {}),
   };

@@ -28,12 +28,16 @@ export class CredentialCache<V> {
   private readonly reads = new Map<string, { epoch: number; read: Promise<V | undefined> }>();
   /** Bumped by every forget() and clear(). */
   epoch = 0;
+  /** The epoch of the last clear(), and of each tenant's last forget() since (setUnlessChanged). */
+  private clearedAt = 0;
+  private readonly forgottenAt = new Map<string, number>();
 
   constructor(
     private readonly isTrusted: () => boolean,
     /** The tenant an entry belongs to (its name), for forget(). */
     private readonly tenantOf: (value: V) => string,
-    private readonly maxEntries = 10_000,
+    /** Past this many entries, the cache starts again empty. */
+    readonly maxEntries = 10_000,
   ) {}
 
   /** Whether entries may be used now (the replica is listening to tenant changes). */
@@ -91,9 +95,21 @@ export class CredentialCache<V> {
     else this.until.delete(key);
   }
 
+  /**
+   * Keeps a value read since `epoch` (a read of many tenants at once, core/tenants/token-warmth.ts)
+   * unless its own tenant was forgotten, or the cache cleared, since: another tenant's change does not
+   * spoil it, as it would for set().
+   */
+  setUnlessChanged(key: string, value: V, epoch: number, validUntil?: Date): boolean {
+    if (!this.trusted() || this.clearedAt > epoch || (this.forgottenAt.get(this.tenantOf(value)) ?? 0) > epoch) return false;
+    this.set(key, value, this.epoch, validUntil);
+    return true;
+  }
+
   /** The tenant's credentials changed (or it was disabled or enabled). */
   forget(name: string): void {
     this.epoch++;
+    this.forgottenAt.set(name, this.epoch);
     for (const [k, v] of this.entries) {
       if (this.tenantOf(v) !== name) continue;
       this.entries.delete(k);
@@ -103,6 +119,8 @@ export class CredentialCache<V> {
 
   clear(): void {
     this.epoch++;
+    this.clearedAt = this.epoch;
+    this.forgottenAt.clear();
     this.entries.clear();
     this.until.clear();
   }

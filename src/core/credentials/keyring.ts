@@ -50,6 +50,8 @@ export interface SealedKeyring<K> {
    * the row was altered: an operator's fault, not the client's.
    */
   find(raw: string): Promise<K | undefined>;
+  /** The key a request names when this process holds it in memory (no lookup, no promise); else undefined. */
+  cached(raw: string): K | undefined;
   /** A request authenticated with this key: recorded as its "last used", coalesced. */
   noteUsed(key: K): void;
 }
@@ -71,14 +73,21 @@ export function sealedKeyring<R extends store.KeyRowBase, K extends { id: string
     const box = ctx.secrets;
     return kind.keyOf(row, (sealed) => box.open(sealed, kind.context(row)));
   };
+  /** A key found, unless it is past its validUntil by the context's clock. */
+  const valid = <T extends K>(key: T | undefined): T | undefined => {
+    const until = key && kind.validUntil?.(key);
+    return until && nowMs(ctx) >= until.getTime() ? undefined : key;
+  };
   return {
     async find(raw) {
       const at = kind.lookup(raw);
       if (!at) return undefined;
       const cache = kind.cache(ctx);
-      const key = await (cache ? cache.lookup(at.cacheKey, () => read(at.authValue), kind.validUntil) : read(at.authValue));
-      const until = key && kind.validUntil?.(key);
-      return until && nowMs(ctx) >= until.getTime() ? undefined : key;
+      return valid(await (cache ? cache.lookup(at.cacheKey, () => read(at.authValue), kind.validUntil) : read(at.authValue)));
+    },
+    cached(raw) {
+      const at = kind.lookup(raw);
+      return at && valid(kind.cache(ctx)?.get(at.cacheKey));
     },
     noteUsed(key) {
       lastUsed.note(key.id);

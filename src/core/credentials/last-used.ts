@@ -2,7 +2,8 @@
  * "Last used" of a credential (a TSIG key, an OVH key), coalesced per credential and process: the
  * first use after a quiet interval is written at once; later uses within the interval are remembered
  * and the latest is written when the interval ends — never a write per request. A failed write is
- * logged (no secret is involved) and dropped; a stop may lose the uses of its last interval.
+ * logged (no secret is involved) and dropped; a stop may lose the uses of its last interval. A use may
+ * say where it came from (a client address): the latest use's is written with it.
  */
 import type { Logger } from 'pino';
 import { messageOf } from '../../error-message.js';
@@ -11,11 +12,11 @@ import { messageOf } from '../../error-message.js';
 export const LAST_USED_EVERY_MS = 60_000;
 
 export class LastUsed {
-  private readonly keys = new Map<string, { writtenAt: number; pending?: number; timer?: NodeJS.Timeout }>();
+  private readonly keys = new Map<string, { writtenAt: number; pending?: number; from?: string; timer?: NodeJS.Timeout }>();
 
   constructor(
     /** Writes the uses (store.TSIG_KEYS.noteUsed, store.OVH_KEYS.noteUsed). */
-    private readonly write: (uses: Array<{ id: string; at: Date }>) => Promise<void>,
+    private readonly write: (uses: Array<{ id: string; at: Date; from?: string }>) => Promise<void>,
     private readonly log: Logger,
     /** What a credential is, for the log line ("TSIG key"). */
     private readonly what: string,
@@ -23,34 +24,37 @@ export class LastUsed {
     private readonly clock: () => number = Date.now,
   ) {}
 
-  /** The credential with this row id authenticated a request now. */
-  note(id: string): void {
+  /** The credential with this row id authenticated a request now (from this client address, when said). */
+  note(id: string, from?: string): void {
     const now = this.clock();
     const state = this.keys.get(id);
     if (!state || (now - state.writtenAt >= this.everyMs && !state.timer)) {
       if (!state && this.keys.size >= 10_000) this.prune(now);
       this.keys.set(id, { writtenAt: now });
-      this.record(id, now);
+      this.record(id, now, from);
       return;
     }
     state.pending = Math.max(state.pending ?? now, now);
+    if (from !== undefined) state.from = from;
     if (state.timer) return;
     state.timer = setTimeout(
       () => {
         state.timer = undefined;
         const at = state.pending;
+        const from = state.from;
         state.pending = undefined;
+        state.from = undefined;
         if (at === undefined) return;
         state.writtenAt = this.clock();
-        this.record(id, at);
+        this.record(id, at, from);
       },
       Math.max(0, state.writtenAt + this.everyMs - now),
     );
     state.timer.unref();
   }
 
-  private record(id: string, at: number): void {
-    this.write([{ id, at: new Date(at) }]).catch((e: unknown) => {
+  private record(id: string, at: number, from: string | undefined): void {
+    this.write([{ id, at: new Date(at), ...(from !== undefined ? { from } : {}) }]).catch((e: unknown) => {
       this.log.warn({ err: messageOf(e), id, credential: this.what }, `could not record when a ${this.what} was last used`);
     });
   }

@@ -24,7 +24,8 @@ import { waitVisible } from '../visibility/visibility.js';
 export { ACME_PREFIX, DnsUpdateRefused, type DnsPrerequisite, type DnsRcode, type DnsUpdate, type DnsUpdateOp } from '../plan/dns-update-plan.js';
 
 /**
- * keyName: the TSIG key that signed it (the journal says `DNS UPDATE signed by KEY.`); waitMs: asked
+ * keyName: the TSIG key that signed it (the journal says `DNS UPDATE signed by KEY.`); from: the
+ * client's address (the journal's too); waitMs: asked
  * once the apply is done, how long an applied update may still wait for visibility (≤ 0: not at all).
  * The zone's result (undefined: the apply answered none); throws what apply throws.
  */
@@ -33,9 +34,11 @@ export async function applyDnsUpdate(
   tenant: Tenant,
   update: DnsUpdate,
   keyName: string,
+  from: string | undefined,
   waitMs: () => number = () => 0,
 ): Promise<ZoneApplyResult | undefined> {
-  const zone = (await apply(ctx, tenant, { input: { kind: 'update', update, policy: 'sync', origin: `DNS UPDATE signed by ${keyName}.` } })).zones[0];
+  const input = { kind: 'update', update, policy: 'sync', origin: `DNS UPDATE signed by ${keyName}.` } as const;
+  const zone = (await apply(ctx, tenant, { input, ...(from !== undefined ? { from } : {}) })).zones[0];
   if (zone?.status === 'applied' && zone.journalId && !(zone.error instanceof DnsUpdateRefused)) {
     const ms = Math.floor(waitMs());
     if (ms > 0) await waitForUpdate(ctx, zone.journalId, ms);

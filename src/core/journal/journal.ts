@@ -27,6 +27,8 @@ export interface JournalView {
   calls: JournalOperation[];
   error: string;
   summary: string;
+  /** The client address the apply's request came from (behind a trusted proxy, the client's); '' when not from a client (a background task). */
+  from: string;
   /** An apply that published: where its publish stands on the zone's authoritative servers. */
   visibility?: Visibility;
   /** An apply of an approved plan: the approval it applied under; an approve-plan entry: the approval it recorded (core/plan/approvals.ts). */
@@ -68,6 +70,7 @@ export function journalView(r: store.JournalEntry, names: ReadonlyMap<string, st
     operations: operationsOf(field(r.intent, 'operations')),
     ...callsAndError(r),
     summary: str(field(r.intent, 'summary')) || str(field(r.result, 'summary')) || recoverySummary(r),
+    from: str(field(r.intent, 'from')),
     ...(visibility ? { visibility } : {}),
     ...approvalView(r),
     ...revertsView(r),

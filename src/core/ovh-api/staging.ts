@@ -302,14 +302,16 @@ class DraftRefresh implements DraftPlanner {
  * zone lock. Throws what the apply threw or failed with (the draft kept: a refresh again retries it);
  * the writes of record sets the apply refused are dropped and named in `refused`.
  */
-/** applicationKey: the key that asked (public, never its secret), named in the journal's summary. */
-export async function refreshDraft(ctx: CoreContext, tenant: Tenant, rawZone: string, applicationKey?: string): Promise<RefreshOutcome> {
+/** applicationKey: the key that asked (public, never its secret), named in the journal's summary; from: the client address. */
+export async function refreshDraft(ctx: CoreContext, tenant: Tenant, rawZone: string, applicationKey?: string, from?: string): Promise<RefreshOutcome> {
   const zone = await tenantZone(ctx, tenant, rawZone);
   // Read once before the lock only to answer an empty draft without taking it.
   if ((await store.listDraft(ctx.pool, tenant.id, zone)).length === 0) return { zone, status: 'nothing_staged', writes: 0, calls: 0, refused: [] };
   const draft = new DraftRefresh(tenant, zone);
   const origin = applicationKey ? `OVH API refresh by application key ${applicationKey}` : 'OVH API refresh';
-  const result = (await apply(ctx, tenant, { input: { kind: 'draft', zone, draft, policy: 'sync', origin } })).zones.find((z) => z.zone === zone);
+  const result = (
+    await apply(ctx, tenant, { input: { kind: 'draft', zone, draft, policy: 'sync', origin }, ...(from !== undefined ? { from } : {}) })
+  ).zones.find((z) => z.zone === zone);
   if (!result) throw new Error(`the refresh of zone ${zone} applied no change to it`);
   if (result.status === 'dry_run') return { zone, status: 'dry_run', writes: draft.read.length, calls: 0, refused: [] };
   if (result.status !== 'applied' && result.status !== 'no_changes') throw result.error ?? new Error(`the refresh of zone ${zone} ended ${result.status}`);

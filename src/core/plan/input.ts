@@ -139,6 +139,8 @@ export type RoutedInput = (
   revertOf?: string;
   /** The stored plan being applied (its journal rows name it: GetApply's plan_id); absent for an inline request. */
   planId?: string;
+  /** The client address the request came from (core/apply/index.ts ApplySource.from): its journal rows say it. */
+  from?: string;
 };
 
 /**

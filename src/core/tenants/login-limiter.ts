@@ -1,24 +1,32 @@
 /**
- * Failed logins, limited per client address (both listeners share one): each address has a bucket of
- * `burst` failures that refills at `perSecond`. Once it is empty, that address's requests are refused
- * (429 / RESOURCE_EXHAUSTED with Retry-After) before any token is checked — no hashing, no database —
- * except requests carrying a token that recently authenticated from that address, so that a good
- * client behind the same NAT as a flooder keeps working.
+ * Failed logins, limited per client address (both listeners share one; behind a trusted proxy the
+ * address is the client's, api/front/client-address.ts): each address has a bucket of `burst` failures
+ * that refills at `perSecond`. Once it is empty, that address's requests are refused (429 /
+ * RESOURCE_EXHAUSTED with Retry-After) before their credential is checked — no database lookup, no
+ * signature or JWT verification — unless the credential is one this process knows to be valid:
+ * - the doors ask their credential cache first (a token, a Basic password, an OVH key found there is
+ *   answered whatever this limiter says: api/gate.ts, webhook/handler.ts, ovhapi/index.ts), and the
+ *   token cache holds every enabled tenant's tokens (core/tenants/token-warmth.ts);
+ * - here, credentials that authenticated recently anywhere (`known`, by their hash; process-wide, not
+ *   per address, no cap per address) pass on to the lookup while the caches cannot be trusted (the
+ *   LISTEN connection lost). One that then fails is forgotten at once.
+ * So one cluster with a stale token behind an ingress limits only the credentials nobody knows, never
+ * the good clients beside it, however many they are.
  *
  * Failures are not logged one by one (a flood would write a line per request): the limiter keeps
  * counts and logs one summary per `summaryEveryMs` at most, naming the worst addresses.
  *
  * In memory, per process: a flood spread over replicas is limited per replica. Bounded: at most
- * `maxAddresses` addresses are tracked (the least recently seen are dropped first).
+ * `maxAddresses` addresses and `maxKnown` credentials are tracked (the least recently seen go first).
  */
-import { tokenHashHex } from '../credentials/tokens.js';
-
 export interface LoginLimiterOptions {
   /** Failures an address may make in a burst. */
   burst?: number;
   /** Failures per second an address regains. */
   perSecond?: number;
   maxAddresses?: number;
+  /** Credentials (hashes) remembered as having authenticated; default 100,000. */
+  maxKnown?: number;
   summaryEveryMs?: number;
   /** Where the summary goes (warn). */
   log: (fields: Record<string, unknown>, msg: string) => void;
@@ -30,25 +38,27 @@ export interface LoginLimiterOptions {
 interface Entry {
   tokens: number;
   at: number;
-  /** sha-256 (hex) of tokens that authenticated from here recently, with when. */
-  good: Map<string, number>;
 }
 
-/** How long a token that authenticated from an address stays welcome there while it is limited. */
-const GOOD_FOR_MS = 15 * 60_000;
-const MAX_GOOD_PER_ADDRESS = 16;
-/** A token marked good this recently is not marked again (GOOD_FOR_MS is what counts). */
-const GOOD_REFRESH_MS = 1_000;
+/** How long a credential that authenticated stays known (passes a limited address on to its lookup). */
+const KNOWN_FOR_MS = 15 * 60_000;
+/** A credential marked known this recently is not marked again (a client polling: not a write per request). */
+const KNOWN_REFRESH_MS = 10_000;
 
 export class LoginLimiter {
   private readonly burst: number;
   private readonly perSecond: number;
   private readonly maxAddresses: number;
+  private readonly maxKnown: number;
   private readonly summaryEveryMs: number;
   private readonly now: () => number;
   private readonly entries = new Map<string, Entry>();
+  /** Credentials (their hashes) that authenticated, with when; the map's order is least recently marked first. */
+  private readonly known = new Map<string, number>();
   private failures = new Map<string, number>();
   private limited = 0;
+  /** Refusals while limited, by address, since the last summary. */
+  private refusedBy = new Map<string, number>();
   private lastSummary = 0;
   private summaryTimer: NodeJS.Timeout | undefined;
 
@@ -56,6 +66,7 @@ export class LoginLimiter {
     this.burst = opts.burst ?? 20;
     this.perSecond = opts.perSecond ?? 1;
     this.maxAddresses = opts.maxAddresses ?? 10_000;
+    this.maxKnown = opts.maxKnown ?? 100_000;
     this.summaryEveryMs = opts.summaryEveryMs ?? 10_000;
     this.now = opts.now ?? (() => Date.now());
   }
@@ -68,7 +79,7 @@ export class LoginLimiter {
       e.at = now;
       this.entries.delete(address); // re-inserted: the map's order is least recently seen first
     } else {
-      e = { tokens: this.burst, at: now, good: new Map() };
+      e = { tokens: this.burst, at: now };
       while (this.entries.size >= this.maxAddresses) {
         const oldest = this.entries.keys().next().value as string;
         this.entries.delete(oldest);
@@ -79,28 +90,29 @@ export class LoginLimiter {
   }
 
   /**
-   * Before a token is checked: undefined to go on, or the seconds to tell the client to wait (the
-   * request is then refused without checking the token).
+   * Before a credential is looked up: undefined to go on, or the seconds to tell the client to wait (the
+   * request is then refused without looking it up). `credential`: the credential's hash (hex), when the
+   * request carries one; one that authenticated recently goes on whatever the address did.
    */
-  check(address: string, token: string | undefined): number | undefined {
+  check(address: string, credential: string | undefined): number | undefined {
     const e = this.entries.get(address);
     // No entry, or a whole token left before refilling (refilling only adds): nothing to refuse, and
     // nothing to write (every request of a good client passes here).
     if (!e || e.tokens >= 1) return undefined;
     const fresh = this.entry(address);
     if (fresh.tokens >= 1) return undefined;
-    if (token !== undefined) {
-      const seen = fresh.good.get(digest(token));
-      if (seen !== undefined && this.now() - seen < GOOD_FOR_MS) return undefined;
-    }
+    if (credential !== undefined && this.isKnown(credential)) return undefined;
     this.limited++;
+    // Bounded: once 1,000 addresses are counted in a summary's window, the rest only in the total.
+    if (this.refusedBy.has(address) || this.refusedBy.size < 1000) this.refusedBy.set(address, (this.refusedBy.get(address) ?? 0) + 1);
     this.opts.onFailure?.('limited');
     this.scheduleSummary();
     return Math.max(1, Math.ceil((1 - fresh.tokens) / this.perSecond));
   }
 
-  /** A failed login from this address. */
-  failed(address: string): void {
+  /** A failed login from this address; the credential it carried (its hash), if any, is no longer known. */
+  failed(address: string, credential?: string): void {
+    if (credential !== undefined) this.known.delete(credential);
     const e = this.entry(address);
     e.tokens = Math.max(0, e.tokens - 1);
     this.failures.set(address, (this.failures.get(address) ?? 0) + 1);
@@ -108,19 +120,19 @@ export class LoginLimiter {
     this.scheduleSummary();
   }
 
-  /**
-   * A token that authenticated from this address: welcome there even while the address is limited.
-   * `sha256Hex`: the token's sha-256 in hex when the caller has it already (core/credentials/tokens.ts tokenHashHex).
-   */
-  succeeded(address: string, token: string, sha256Hex?: string): void {
-    const key = sha256Hex ?? digest(token);
-    // Marked within the last second already (a client polling): left as it is, not rewritten per request.
-    const known = this.entries.get(address)?.good.get(key);
-    if (known !== undefined && this.now() - known < GOOD_REFRESH_MS) return;
-    const e = this.entry(address);
-    e.good.delete(key);
-    e.good.set(key, this.now());
-    while (e.good.size > MAX_GOOD_PER_ADDRESS) e.good.delete(e.good.keys().next().value as string);
+  /** A credential (its hash, hex) that authenticated, from wherever: known for KNOWN_FOR_MS. */
+  succeeded(credential: string): void {
+    const now = this.now();
+    const at = this.known.get(credential);
+    if (at !== undefined && now - at < KNOWN_REFRESH_MS) return;
+    this.known.delete(credential);
+    this.known.set(credential, now);
+    while (this.known.size > this.maxKnown) this.known.delete(this.known.keys().next().value as string);
+  }
+
+  private isKnown(credential: string): boolean {
+    const at = this.known.get(credential);
+    return at !== undefined && this.now() - at < KNOWN_FOR_MS;
   }
 
   private scheduleSummary(): void {
@@ -136,16 +148,18 @@ export class LoginLimiter {
     this.summaryTimer = undefined;
     const total = [...this.failures.values()].reduce((a, b) => a + b, 0);
     if (total === 0 && this.limited === 0) return;
-    const top = [...this.failures.entries()]
-      .sort((a, b) => b[1] - a[1])
-      .slice(0, 5)
-      .map(([address, n]) => ({ address, failures: n }));
+    // The worst addresses by what they cost: failed logins and the requests refused while limited.
+    const top = [...new Set([...this.failures.keys(), ...this.refusedBy.keys()])]
+      .map((address) => ({ address, failures: this.failures.get(address) ?? 0, refused: this.refusedBy.get(address) ?? 0 }))
+      .sort((a, b) => b.failures + b.refused - (a.failures + a.refused))
+      .slice(0, 5);
     const since = this.lastSummary ? Math.round((this.now() - this.lastSummary) / 1000) : undefined;
     this.opts.log(
       { failedLogins: total, addresses: this.failures.size, refusedWhileLimited: this.limited, top, ...(since !== undefined ? { seconds: since } : {}) },
       `failed logins: ${total} from ${this.failures.size} address(es), ${this.limited} request(s) refused with 429 while limited`,
     );
     this.failures = new Map();
+    this.refusedBy = new Map();
     this.limited = 0;
     this.lastSummary = this.now();
   }
@@ -153,9 +167,4 @@ export class LoginLimiter {
   close(): void {
     this.flush();
   }
-}
-
-/** The token's sha-256 in hex: the token cache's key too, so that the gate computes it once per request. */
-function digest(token: string): string {
-  return tokenHashHex(token);
 }

@@ -51,9 +51,9 @@ export class Liveness {
     );
   }
 
-  /** The tenant authenticated a call now. */
-  seen(tenant: { id: string }): void {
-    this.lastSeen.note(tenant.id);
+  /** The tenant authenticated a call now, from this client address (behind a trusted proxy, the client's). */
+  seen(tenant: { id: string }, from?: string): void {
+    this.lastSeen.note(tenant.id, from);
   }
 
   /** Its silent withdrawals restored (once at a time per tenant); a failure is logged, the next sign of life tries again. */
@@ -74,8 +74,8 @@ export class Liveness {
 }
 
 /** A sign of life of `tenant` (a no-op where the context keeps no liveness). */
-export function noteSeen(ctx: Pick<CoreContext, 'liveness'>, tenant: { id: string }): void {
-  ctx.liveness?.seen(tenant);
+export function noteSeen(ctx: Pick<CoreContext, 'liveness'>, tenant: { id: string }, from?: string): void {
+  ctx.liveness?.seen(tenant, from);
 }
 
 /** Restores every target withdrawn for the tenant's silence, zone by zone. */

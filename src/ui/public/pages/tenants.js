@@ -94,7 +94,11 @@ export async function tenantsPage(page, { stale, who }) {
             title: 'Withdraw after',
             cell: (t) => [
               withdrawAfterText(t),
-              h('div', { class: 'muted small wrap', 'data-testid': 'last-seen' }, t.lastSeenAt ? `last seen ${fmtTime(t.lastSeenAt)}` : 'never seen'),
+              h(
+                'div',
+                { class: 'muted small wrap', 'data-testid': 'last-seen' },
+                t.lastSeenAt ? `last seen ${fmtTime(t.lastSeenAt)}${t.lastSeenFrom ? ` from ${t.lastSeenFrom}` : ''}` : 'never seen',
+              ),
             ],
           },
           ...actions((t) => [
