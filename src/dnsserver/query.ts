@@ -9,7 +9,19 @@ import type { CoreContext } from '../core/context.js';
 import { dnsZone, dnsZones, type DnsZone } from '../core/dns-door/dns-zone.js';
 import type { Endpoint } from '../dns/types.js';
 import { resolve } from '../dns/zone-index.js';
-import { CLASS, RCODE, TYPE, Writer, dataOfTarget, foldCase, typeName, writeRecordData, type Message, type ResourceRecord } from '../dns/wire/index.js';
+import {
+  CLASS,
+  RCODE,
+  TYPE,
+  Writer,
+  dataOfTarget,
+  foldCase,
+  typeName,
+  wireTypeOf,
+  writeRecordData,
+  type Message,
+  type ResourceRecord,
+} from '../dns/wire/index.js';
 import { answerTo, type Exchange } from './exchange.js';
 
 /** The managed zone a query name (presentation text, maybe with escapes) is in, if any. */
@@ -53,7 +65,7 @@ export function records(owner: string, set: Endpoint): ResourceRecord[] {
     try {
       const data = dataOfTarget(set.recordType, t);
       writeRecordData(new Writer(), data); // proves it has a wire form
-      out.push({ name: owner, type: TYPE[set.recordType], class: CLASS.IN, ttl, data });
+      out.push({ name: owner, type: wireTypeOf(set.recordType), class: CLASS.IN, ttl, data });
     } catch {
       // not encodable: left out
     }

@@ -6,6 +6,7 @@
  */
 import net from 'node:net';
 import { badRequest } from './errors.js';
+import { normalizeOtherTarget } from './record-targets.js';
 
 export const FIELD_TYPES = [
   'A',
@@ -29,6 +30,18 @@ export const FIELD_TYPES = [
   'SVCB',
 ] as const;
 export type FieldType = (typeof FIELD_TYPES)[number];
+
+/** The field types of OVH's published schema (domain.zone.RecordTypeEnum): all but HTTPS and SVCB, which its API has since. */
+export const SCHEMA_FIELD_TYPES: readonly FieldType[] = FIELD_TYPES.filter((t) => t !== 'HTTPS' && t !== 'SVCB');
+
+/** fieldType as the published schema reads it (the served OVH API): one of its 17, else OVH's 400. */
+export function schemaFieldType(raw: unknown): FieldType {
+  const type = normalizeFieldType(raw);
+  if (!SCHEMA_FIELD_TYPES.includes(type)) {
+    throw badRequest(`[fieldType] Given data (${type}) does not belong to the NamedResolutionFieldTypeEnum enumeration`);
+  }
+  return type;
+}
 
 export function isFieldType(value: unknown): value is FieldType {
   return typeof value === 'string' && (FIELD_TYPES as readonly string[]).includes(value);
@@ -89,8 +102,11 @@ export function stripOneQuotePair(value: string): string {
   return value.length >= 2 && value.startsWith('"') && value.endsWith('"') ? value.slice(1, -1) : value;
 }
 
-/** target: validated per type; TXT loses one pair of surrounding quotes. */
-export function normalizeTarget(raw: unknown, fieldType: FieldType): string {
+/**
+ * target: validated per type; TXT (and SPF) loses one pair of surrounding quotes; the types of
+ * record-targets.ts by its rules (`subDomain`, when known, for DMARC's name).
+ */
+export function normalizeTarget(raw: unknown, fieldType: FieldType, subDomain?: string): string {
   if (raw === undefined) throw badRequest('[target] Property is mandatory');
   if (typeof raw !== 'string') throw badRequest(`[target] Given data (${String(raw)}) is not valid for type string`);
   if (/[\r\n\0]/.test(raw)) throw badRequest(`Invalid ${fieldType} target: control characters are not allowed`);
@@ -119,6 +135,14 @@ export function normalizeTarget(raw: unknown, fieldType: FieldType): string {
     case 'CAA':
       if (!parseCaa(raw)) fail();
       break;
+    case 'NAPTR':
+    case 'TLSA':
+    case 'SSHFP':
+    case 'LOC':
+    case 'SPF':
+    case 'DKIM':
+    case 'DMARC':
+      return normalizeOtherTarget(raw, fieldType, subDomain);
     default:
       if (HOST_TARGET.has(fieldType) && !HOST.test(raw)) fail();
   }
@@ -155,7 +179,9 @@ export function normalizePatch(
 ): { subDomain?: string; target?: string; ttl?: number } {
   return {
     ...(patch.subDomain !== undefined ? { subDomain: normalizeSubDomain(patch.subDomain, fieldType, zone) } : {}),
-    ...(patch.target !== undefined ? { target: normalizeTarget(patch.target, fieldType) } : {}),
+    ...(patch.target !== undefined
+      ? { target: normalizeTarget(patch.target, fieldType, typeof patch.subDomain === 'string' ? patch.subDomain : undefined) }
+      : {}),
     ...(patch.ttl !== undefined ? { ttl: normalizeTtl(patch.ttl) } : {}),
   };
 }
@@ -163,12 +189,8 @@ export function normalizePatch(
 /** Validates a whole record body (POST, or direct edits). */
 export function normalizeRecord(input: { fieldType?: unknown; subDomain?: unknown; target?: unknown; ttl?: unknown }, zone: string): RecordData {
   const fieldType = normalizeFieldType(input.fieldType);
-  return {
-    fieldType,
-    subDomain: normalizeSubDomain(input.subDomain, fieldType, zone),
-    target: normalizeTarget(input.target, fieldType),
-    ttl: normalizeTtl(input.ttl),
-  };
+  const subDomain = normalizeSubDomain(input.subDomain, fieldType, zone);
+  return { fieldType, subDomain, target: normalizeTarget(input.target, fieldType, subDomain), ttl: normalizeTtl(input.ttl) };
 }
 
 // --- targets ---
@@ -221,6 +243,6 @@ export function recordAnswer(
   r: { id: number | string; subDomain: string; fieldType: string; target: string; ttl: number },
   quoteTxt = true,
 ): Record<string, unknown> {
-  const target = r.fieldType === 'TXT' && quoteTxt ? txtForAnswer(r.target) : r.target;
+  const target = (r.fieldType === 'TXT' || r.fieldType === 'SPF') && quoteTxt ? txtForAnswer(r.target) : r.target;
   return { fieldType: r.fieldType, id: typeof r.id === 'string' ? Number(r.id) : r.id, subDomain: r.subDomain, target, ttl: r.ttl, zone };
 }

@@ -1,6 +1,7 @@
 /**
  * What the DNS door serves of a zone (queries, AXFR): every record set of the cache — the same sets
- * Records serves, whoever owns them —, an index to answer queries from (dns/zone-index.ts) and the
+ * Records serves, whoever owns them, with a name's TXT, SPF, DKIM and DMARC sets as the one TXT set
+ * resolvers read (dns/txt-family.ts) —, an index to answer queries from (dns/zone-index.ts) and the
  * zone's SOA. From memory: the zone's current generation comes from the read cache's shared fresh
  * read (core/reads/read-cache.ts), its records from the base kept for that generation; the index is built
  * once per generation and process, in slices. Zero OVH calls, except the first read of a zone never synced
@@ -15,6 +16,7 @@
  * creating it does not cache its absence for long.
  */
 import { zoneFinder } from '../../dns/names.js';
+import { dnsViewSteps } from '../../dns/txt-family.js';
 import type { Endpoint } from '../../dns/types.js';
 import { indexZoneSteps, type ZoneIndex } from '../../dns/zone-index.js';
 import type { CoreContext } from '../context.js';
@@ -42,7 +44,7 @@ export interface DnsZone {
   zone: string;
   generation: bigint;
   soa: SoaFields;
-  /** Every record set of the zone, sorted (shared: never mutate). */
+  /** Every record set of the zone as resolvers see it (a name's TXT, SPF, DKIM and DMARC as one TXT set), by name (shared: never mutate). */
   endpoints: readonly Endpoint[];
   index: ZoneIndex;
 }
@@ -128,11 +130,13 @@ const firstReads = new WeakMap<CoreContext, { running: Map<string, Promise<bigin
 /** The index of a zone of 50,000 record sets is built in slices (core/slices.ts): no caller waits behind it. */
 async function build(zone: string, base: ZoneBase): Promise<DnsZone> {
   const apexNs = base.endpoints.find((e) => e.dnsName === zone && e.recordType === 'NS');
+  const slicer = new Slicer();
+  const endpoints = await slicer.run(dnsViewSteps(base.endpoints));
   return {
     zone,
     generation: base.generation,
-    endpoints: base.endpoints,
-    index: await new Slicer().run(indexZoneSteps(zone, base.endpoints)),
+    endpoints,
+    index: await slicer.run(indexZoneSteps(zone, endpoints)),
     soa: { mname: apexNs?.targets[0] ?? `ns.${zone}`, rname: `hostmaster.${zone}`, serial: soaSerial(base.generation), ...SOA_TIMERS },
   };
 }
