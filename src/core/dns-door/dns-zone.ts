@@ -14,6 +14,10 @@
  * zone are OVH's: dnsplane is where changes go in, not where resolvers ask), RNAME hostmaster.<zone>,
  * and the negative-answer TTL is short (60 s), so that a client that asked for a name just before
  * creating it does not cache its absence for long.
+ *
+ * The SOA question never fails (issue 43: external-dns's OVH provider asks the served SOA's `server`
+ * for it and reads the first answer unchecked): every zone read here leaves its SOA in memory
+ * (rememberedSoa), and the DNS door answers an apex SOA from it when the fresh read fails or is slow.
  */
 import { zoneFinder } from '../../dns/names.js';
 import { dnsViewSteps } from '../../dns/txt-family.js';
@@ -49,6 +53,20 @@ export interface DnsZone {
   index: ZoneIndex;
 }
 
+/** The last SOA of each zone this process answered or read the generation of (per context). */
+const remembered = new WeakMap<CoreContext, Map<string, SoaFields>>();
+
+function remember(ctx: CoreContext, zone: string, soa: SoaFields): void {
+  let m = remembered.get(ctx);
+  if (!m) remembered.set(ctx, (m = new Map()));
+  m.set(zone, soa);
+}
+
+/** The SOA last known of a managed zone, from memory (no read): what the door answers when a fresh read fails. */
+export function rememberedSoa(ctx: CoreContext, zone: string): SoaFields | undefined {
+  return remembered.get(ctx)?.get(zone);
+}
+
 /** The SOA timers dnsplane serves (seconds); the serial comes from the generation. */
 export const SOA_TIMERS = { refresh: 3600, retry: 600, expire: 1_209_600, minimum: 60, ttl: 3600 } as const;
 
@@ -65,6 +83,11 @@ export function soaSerial(generation: bigint): number {
 export async function dnsZones(ctx: CoreContext): Promise<{ names: string[]; zoneOf(name: string): string | undefined; states: ZoneStates }> {
   const states = await readCacheOf(ctx).zoneStates.fresh();
   const names = [...states.keys()];
+  for (const [zone, s] of states) {
+    const known = rememberedSoa(ctx, zone);
+    const serial = soaSerial(s.generation);
+    if (known?.serial !== serial) remember(ctx, zone, { ...(known ?? { mname: `ns.${zone}`, rname: `hostmaster.${zone}`, ...SOA_TIMERS }), serial });
+  }
   const find = zoneFinder(names);
   return { names, zoneOf: (name) => find(name), states };
 }
@@ -93,7 +116,9 @@ export async function dnsZone(ctx: CoreContext, zone: string, states?: ZoneState
       built.set(base, (z = build(zone, base)));
       z.catch(() => built.delete(base));
     }
-    return z;
+    const done = await z;
+    remember(ctx, zone, done.soa);
+    return done;
   }
   throw new Error(`zone "${zone}" kept changing while it was read; try again`);
 }
