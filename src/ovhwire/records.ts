@@ -71,9 +71,12 @@ export function normalizeFieldType(raw: unknown): FieldType {
   return raw;
 }
 
-/** subDomain: lowercase, labels of [a-z0-9_-] or a leading `*`, no underscore for A/AAAA/CNAME. */
+/**
+ * subDomain: lowercase, labels of [a-z0-9_-] or a leading `*`, no underscore for A/AAAA/CNAME. Absent
+ * or null (the schema declares it nullable) is the apex.
+ */
 export function normalizeSubDomain(raw: unknown, fieldType: FieldType, zone: string): string {
-  if (raw === undefined) return '';
+  if (raw === undefined || raw === null) return '';
   if (typeof raw !== 'string') throw badRequest(`[subDomain] Given data (${String(raw)}) is not valid for type string`);
   const sub = raw.toLowerCase();
   if (sub === '') return '';
@@ -86,9 +89,12 @@ export function normalizeSubDomain(raw: unknown, fieldType: FieldType, zone: str
   return sub;
 }
 
-/** ttl: an integer >= 0; 1..59 is stored as 60; 0 means the zone default. */
-export function normalizeTtl(raw: unknown): number {
-  if (raw === undefined) return 0;
+/**
+ * ttl: an integer >= 0; 1..59 is stored as 60; 0 means the zone default. Absent is the zone default;
+ * so is null where the schema declares it nullable (`nullable`: PUT …/record/{id}, domain.zone.RecordUpdate).
+ */
+export function normalizeTtl(raw: unknown, nullable = false): number {
+  if (raw === undefined || (nullable && raw === null)) return 0;
   if (typeof raw !== 'number' || !Number.isInteger(raw)) {
     throw badRequest(`[ttl] Given data (${String(raw)}) is not valid for type long`);
   }
@@ -182,7 +188,7 @@ export function normalizePatch(
     ...(patch.target !== undefined
       ? { target: normalizeTarget(patch.target, fieldType, typeof patch.subDomain === 'string' ? patch.subDomain : undefined) }
       : {}),
-    ...(patch.ttl !== undefined ? { ttl: normalizeTtl(patch.ttl) } : {}),
+    ...(patch.ttl !== undefined ? { ttl: normalizeTtl(patch.ttl, true) } : {}),
   };
 }
 

@@ -71,6 +71,8 @@ export type PlanInput =
       allOrNothing?: boolean;
       /** Apply even over the tenant's change threshold (core/plan/guard.ts). */
       force?: boolean;
+      /** Which door asked, in words (the journal's summary): a served OVH API import. */
+      origin?: string;
     }
   /** revertOf: the journal row this change set reverts (core/plan/revert.ts), named in its apply's journal rows. */
   | { kind: 'changes'; changes: RawChangeSet; policy: Policy; force?: boolean; origin?: string; revertOf?: string }
@@ -189,6 +191,7 @@ export async function routeInput(ctx: CoreContext, tenant: Tenant, input: PlanIn
       ...(scope ? { scope } : {}),
       ...(input.allOrNothing ? { allOrNothing: true } : {}),
       ...(input.force ? { force: true } : {}),
+      ...(input.origin ? { origin: input.origin } : {}),
     };
   }
 
