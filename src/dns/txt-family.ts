@@ -13,7 +13,7 @@
  */
 import { checkMailPolicy } from './mail-policy.js';
 import { ITEMS_PER_STEP, type Steps } from './steps.js';
-import { isTxtFamily, TXT_FAMILY, type Endpoint, type RecordType } from './types.js';
+import { isTxtFamily, recordSetKey, TXT_FAMILY, type Endpoint, type RecordType } from './types.js';
 
 /**
  * A zone's record sets (sorted by name) with each name's TXT family as one TXT set, where its first
@@ -37,7 +37,7 @@ export function* dnsViewSteps(endpoints: readonly Endpoint[]): Steps<readonly En
       family.ttl = Math.min(family.ttl, e.ttl);
       continue;
     }
-    family = { dnsName: e.dnsName, recordType: 'TXT', targets: [...e.targets], ttl: e.ttl };
+    family = { dnsName: e.dnsName, recordType: 'TXT', targets: [...e.targets], ttl: e.ttl, ...(e.labels ? { labels: e.labels } : {}) };
     out.push(family);
   }
   return out;
@@ -72,5 +72,78 @@ export function splitFamily(current: FamilySets, wanted: readonly string[]): Map
     (out.get(member ?? 'TXT') as string[]).push(value);
   }
   for (const list of out.values()) list.sort();
+  return out;
+}
+
+/**
+ * A change set written in DNS types (the webhook's: external-dns sees a name's TXT family as one TXT
+ * set) made into changes of the family's members, against the tenant's sets as they are (`current`):
+ * a TXT create, update or delete at a name where an SPF, DKIM or DMARC set is becomes each member's
+ * change (splitFamily: values stay where they are, a new one takes a lost one's place, the rest go to
+ * TXT). Any other entry, and a TXT at a name with no such set, passes as it is.
+ */
+/** An endpoint of a change set as a door sends it (normalized; its type a string). */
+export interface FamilyEndpoint {
+  dnsName: string;
+  recordType: string;
+  targets: string[];
+  ttl: number;
+  setIdentifier?: string;
+  labels?: Record<string, string>;
+}
+
+export interface FamilyChangeSet {
+  create: FamilyEndpoint[];
+  updateOld: FamilyEndpoint[];
+  updateNew: FamilyEndpoint[];
+  delete: FamilyEndpoint[];
+}
+
+export function familyChangeSet(changes: FamilyChangeSet, current: readonly Endpoint[]): FamilyChangeSet {
+  const members = new Map<string, Map<RecordType, Endpoint>>();
+  for (const e of current) {
+    if (!isTxtFamily(e.recordType)) continue;
+    const at = members.get(e.dnsName) ?? new Map<RecordType, Endpoint>();
+    at.set(e.recordType, e);
+    members.set(e.dnsName, at);
+  }
+  const familyAt = (e: FamilyEndpoint) => {
+    const at = e.recordType === 'TXT' ? members.get(e.dnsName) : undefined;
+    return at && [...at.keys()].some((t) => t !== 'TXT') ? at : undefined;
+  };
+  const out: FamilyChangeSet = { create: [], updateOld: [], updateNew: [], delete: [] };
+  const toMembers = (e: FamilyEndpoint, at: Map<RecordType, Endpoint>, wanted: readonly string[]) => {
+    const split = splitFamily(new Map([...at].map(([t, m]) => [t, m.targets])), wanted);
+    for (const type of TXT_FAMILY) {
+      const targets = split.get(type) ?? [];
+      const before = at.get(type);
+      if (targets.length === 0) {
+        if (before) out.delete.push(before);
+      } else if (before) {
+        out.updateOld.push(before);
+        out.updateNew.push({ ...before, targets, ttl: e.ttl, ...(e.labels ? { labels: e.labels } : {}) });
+      } else out.create.push({ ...e, recordType: type, targets });
+    }
+  };
+  const newByKey = new Map(changes.updateNew.map((e) => [recordSetKey(e.dnsName, e.recordType), e] as const));
+  for (const e of changes.create) {
+    const at = familyAt(e);
+    if (at) toMembers(e, at, e.targets);
+    else out.create.push(e);
+  }
+  for (const old of changes.updateOld) {
+    const next = newByKey.get(recordSetKey(old.dnsName, old.recordType));
+    const at = familyAt(old);
+    if (at && next) {
+      newByKey.delete(recordSetKey(old.dnsName, old.recordType));
+      toMembers(next, at, next.targets);
+    } else out.updateOld.push(old);
+  }
+  for (const e of changes.updateNew) if (newByKey.get(recordSetKey(e.dnsName, e.recordType)) === e) out.updateNew.push(e);
+  for (const e of changes.delete) {
+    const at = familyAt(e);
+    if (at) out.delete.push(...at.values());
+    else out.delete.push(e);
+  }
   return out;
 }
