@@ -82,8 +82,8 @@ export function splitFamily(current: FamilySets, wanted: readonly string[]): Map
  * change (splitFamily: values stay where they are, a new one takes a lost one's place, the rest go to
  * TXT). Any other entry, and a TXT at a name with no such set, passes as it is.
  */
-/** An endpoint of a change set as a door sends it (normalized; its type a string). */
-export interface FamilyEndpoint {
+/** An endpoint as a door sends it (its type a string; core/plan/input.ts normalizes it). */
+export interface RawEndpoint {
   dnsName: string;
   recordType: string;
   targets: string[];
@@ -92,14 +92,14 @@ export interface FamilyEndpoint {
   labels?: Record<string, string>;
 }
 
-export interface FamilyChangeSet {
-  create: FamilyEndpoint[];
-  updateOld: FamilyEndpoint[];
-  updateNew: FamilyEndpoint[];
-  delete: FamilyEndpoint[];
+export interface RawChangeSet {
+  create: RawEndpoint[];
+  updateOld: RawEndpoint[];
+  updateNew: RawEndpoint[];
+  delete: RawEndpoint[];
 }
 
-export function familyChangeSet(changes: FamilyChangeSet, current: readonly Endpoint[]): FamilyChangeSet {
+export function familyChangeSet(changes: RawChangeSet, current: readonly Endpoint[]): RawChangeSet {
   const members = new Map<string, Map<RecordType, Endpoint>>();
   for (const e of current) {
     if (!isTxtFamily(e.recordType)) continue;
@@ -107,12 +107,12 @@ export function familyChangeSet(changes: FamilyChangeSet, current: readonly Endp
     at.set(e.recordType, e);
     members.set(e.dnsName, at);
   }
-  const familyAt = (e: FamilyEndpoint) => {
+  const familyAt = (e: RawEndpoint) => {
     const at = e.recordType === 'TXT' ? members.get(e.dnsName) : undefined;
     return at && [...at.keys()].some((t) => t !== 'TXT') ? at : undefined;
   };
-  const out: FamilyChangeSet = { create: [], updateOld: [], updateNew: [], delete: [] };
-  const toMembers = (e: FamilyEndpoint, at: Map<RecordType, Endpoint>, wanted: readonly string[]) => {
+  const out: RawChangeSet = { create: [], updateOld: [], updateNew: [], delete: [] };
+  const toMembers = (e: RawEndpoint, at: Map<RecordType, Endpoint>, wanted: readonly string[]) => {
     const split = splitFamily(new Map([...at].map(([t, m]) => [t, m.targets])), wanted);
     for (const type of TXT_FAMILY) {
       const targets = split.get(type) ?? [];

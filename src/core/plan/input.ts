@@ -23,22 +23,10 @@ import type { ZoneBase } from '../reads/zone-base.js';
 import { dnsUpdateChanges, type DnsUpdate, type UpdateContext } from './dns-update-plan.js';
 import type { WithdrawPlanner } from '../ownership/withdraw-planner.js';
 
-/** An endpoint as callers send it, before normalization. */
-export interface RawEndpoint {
-  dnsName: string;
-  recordType: string;
-  targets: string[];
-  ttl: number;
-  setIdentifier?: string;
-  labels?: Record<string, string>;
-}
+/** An endpoint as callers send it, before normalization; a change set of them (the shape dns/ gives both). */
+import type { RawChangeSet, RawEndpoint } from '../../dns/txt-family.js';
 
-export interface RawChangeSet {
-  create: RawEndpoint[];
-  updateOld: RawEndpoint[];
-  updateNew: RawEndpoint[];
-  delete: RawEndpoint[];
-}
+export type { RawChangeSet, RawEndpoint };
 
 /**
  * Which of the tenant's record sets a SYNC desired state covers (deletes when absent from it). Absent:
