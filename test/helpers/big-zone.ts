@@ -20,7 +20,13 @@ export function mixedRecords(n: number, zone: string): SimRecordInit[] {
   });
 }
 
-const HEX = (i: number, bytes: number) => (i.toString(16).padStart(8, '0').repeat(Math.ceil(bytes / 4)) as string).slice(0, bytes * 2);
+const HEX = (i: number, bytes: number) =>
+  (
+    i
+      .toString(16)
+      .padStart(8, '0')
+      .repeat(Math.ceil(bytes / 4)) as string
+  ).slice(0, bytes * 2);
 
 /**
  * A zone of many records of every type OVH has (issue 43), one record per name, the 17 in turn, each
