@@ -6,8 +6,8 @@
  * Postgres (a fresh database on DATABASE_URL's server, else an embedded one) and the OVH simulator over
  * HTTPS (in this process, answering expanded record lists; BENCH_SCALE_LATENCY_MS per call for the
  * cold sync and the applies, DNSPLANE_OVH_RATE=BENCH_SCALE_RATE). For
- * each zone size N (BENCH_SCALE_N) a zone of N records (a quarter each A, AAAA, TXT, CNAME, one
- * record per name) is seeded in OVH, and the largest T of BENCH_SCALE_T tenants (one per cluster)
+ * each zone size N (BENCH_SCALE_N) a zone of N records (every one of OVH's 17 types in turn, one
+ * record per name: test/helpers/big-zone.ts everyTypeRecords) is seeded in OVH, and the largest T of BENCH_SCALE_T tenants (one per cluster)
  * own its record sets in turn (set i belongs to tenant i mod T). Each size gets a server of its own,
  * started on that zone alone (DNSPLANE_ZONES), in this order:
  *
@@ -64,6 +64,7 @@ import { ApplyStatus, Policy, type Endpoint } from '../src/gen/dnsplane/v1/zone_
 import { OvhSimulator, type SimRecordInit } from '../src/ovhsim/index.js';
 import * as store from '../src/store/index.js';
 import { query, tcpExchange } from '../test/helpers/dns-client.js';
+import { everyTypeRecords } from '../test/helpers/big-zone.js';
 import { simulatorEnv, zoneClientFor } from '../test/helpers/sim-server.js';
 import { benchDatabaseOrEmbedded, healthProbe, median, percentile, positiveEnv, startServerProcess, writeSimulatorCa, type ServerProcess } from './lib.js';
 
@@ -103,20 +104,9 @@ const STORM_ZONES = [0, 1, 2].map((r) => `storm${r}.scale.bench`);
 const note = (line: string) => console.error(`  ${line}`);
 const ip4 = (i: number) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
 
-/** N records, one per name: A, AAAA, TXT, CNAME in turn. */
-function seed(n: number): SimRecordInit[] {
-  return Array.from({ length: n }, (_, i): SimRecordInit => {
-    switch (i % 4) {
-      case 0:
-        return { subDomain: `h${i}`, fieldType: 'A', target: ip4(i), ttl: 300 };
-      case 1:
-        return { subDomain: `h${i}`, fieldType: 'AAAA', target: `2001:db8::${i.toString(16)}`, ttl: 300 };
-      case 2:
-        return { subDomain: `h${i}`, fieldType: 'TXT', target: `v=scale ${i}`, ttl: 300 };
-      default:
-        return { subDomain: `h${i}`, fieldType: 'CNAME', target: `h${i - 3}.example.net.`, ttl: 300 };
-    }
-  });
+/** N records, one per name, every type OVH has in turn (issue 43: the AXFR of every wire form at scale). */
+function seed(n: number, zone: string): SimRecordInit[] {
+  return everyTypeRecords(n, zone);
 }
 
 // --- the server's figures and raw calls ---
@@ -234,8 +224,8 @@ async function main(): Promise<void> {
   const loadAtStart = loadavg();
   const dir = mkdtempSync(path.join(tmpdir(), 'dnsplane-bench-scale-'));
   const zones: Record<string, SimRecordInit[]> = {};
-  for (const n of SIZES) zones[zoneOf(n)] = seed(n);
-  for (const z of STORM_ZONES) zones[z] = seed(8);
+  for (const n of SIZES) zones[zoneOf(n)] = seed(n, zoneOf(n));
+  for (const z of STORM_ZONES) zones[z] = seed(8, z);
   const sim = await OvhSimulator.start({ zones });
   // OVH's expanded list mode answered: a cold sync reads a page of 5,000 records per call.
   sim.setBehavior({ expandedRecordLists: 'honoured' });

@@ -5,6 +5,7 @@
  * at the end. Colours (ANSI) only when asked, i.e. on a terminal.
  */
 import { SHARED_LABEL } from '../dns/diff.js';
+import { isTxtFamily } from '../dns/types.js';
 import { ChangeAction, Policy, type Conflict, type Endpoint, type OvhOperation, type Plan, type PlannedChange } from '../gen/dnsplane/v1/zone_pb.js';
 
 export interface RenderOptions {
@@ -17,8 +18,9 @@ function paint(on: boolean, color: keyof typeof ANSI, text: string): string {
   return on ? `\u001b[${ANSI[color]}m${text}\u001b[0m` : text;
 }
 
+/** Text targets (TXT, and OVH's SPF, DKIM and DMARC, TXT on the wire) quoted, as the console shows them (ui/public/dom.js). */
 function targets(e: Endpoint): string {
-  const list = e.recordType === 'TXT' ? e.targets.map((t) => JSON.stringify(t)) : e.targets;
+  const list = isTxtFamily(e.recordType) ? e.targets.map((t) => JSON.stringify(t)) : e.targets;
   return list.join(', ');
 }
 

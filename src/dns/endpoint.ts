@@ -3,6 +3,7 @@
  * Pure. See types.ts for what a normalized Endpoint is.
  */
 import { InvalidInputError } from './errors.js';
+import { checkDmarcName } from './mail-policy.js';
 import { findZone, isInZone, normalizeName } from './names.js';
 import { canonicalTarget } from './targets.js';
 import { isRecordType, RECORD_TYPES, recordSetKey, type Endpoint, type RecordType } from './types.js';
@@ -85,6 +86,11 @@ export function normalizeTtl(ttl: number | undefined, field: string): number {
   return ttl;
 }
 
+/** The types whose names may carry an underscore (service labels: `_443._tcp`, `_dmarc`, `sel._domainkey`). */
+const UNDERSCORE_TYPES: ReadonlySet<string> = new Set(['TXT', 'SRV', 'TLSA', 'SPF', 'DKIM', 'DMARC']);
+/** The types whose set holds exactly one target (RFC 1034 §3.6.2, RFC 6672 §2.4). */
+const SINGLETON_TYPES: ReadonlySet<string> = new Set(['CNAME', 'DNAME']);
+
 /** Parses a record type, case-insensitively. */
 export function parseRecordType(value: string, field: string): RecordType {
   const type = typeof value === 'string' ? value.toUpperCase() : '';
@@ -156,9 +162,13 @@ export function normalizeEndpoint(e: EndpointInput, field: string, opts: Normali
 
   const nameField = `${field}.dnsName`;
   const dnsName = normalizeName(e.dnsName, nameField, { allowUnderscore: true, allowWildcard: true });
-  if (dnsName.includes('_') && recordType !== 'TXT' && recordType !== 'SRV') {
-    throw new InvalidInputError(nameField, `underscores are only allowed in TXT and SRV names (got ${recordType} record ${JSON.stringify(dnsName)})`);
+  if (dnsName.includes('_') && !UNDERSCORE_TYPES.has(recordType)) {
+    throw new InvalidInputError(
+      nameField,
+      `underscores are only allowed in ${[...UNDERSCORE_TYPES].join(', ')} names (got ${recordType} record ${JSON.stringify(dnsName)})`,
+    );
   }
+  if (recordType === 'DMARC') checkDmarcName(dnsName, nameField);
   if (recordType === 'NS' && dnsName.split('.')[0] === '*') {
     throw new InvalidInputError(nameField, 'a wildcard name is not allowed for NS records');
   }
@@ -185,10 +195,10 @@ export function normalizeEndpoint(e: EndpointInput, field: string, opts: Normali
 
   const ttl = normalizeTtl(e.ttl, `${field}.ttl`);
 
+  if (SINGLETON_TYPES.has(recordType) && targets.length !== 1) {
+    throw new InvalidInputError(targetsField, `a ${recordType} record set has exactly one target (got ${targets.length})`);
+  }
   if (recordType === 'CNAME') {
-    if (targets.length !== 1) {
-      throw new InvalidInputError(targetsField, `a CNAME record set has exactly one target (got ${targets.length})`);
-    }
     if (zone !== undefined && dnsName === zone) {
       throw new InvalidInputError(nameField, `a CNAME cannot be at the zone apex (${zone})`);
     }
@@ -205,10 +215,12 @@ export function normalizeEndpoint(e: EndpointInput, field: string, opts: Normali
 
 /**
  * Checks a whole desired state of normalized endpoints (field names the list, e.g. `endpoints`):
- * no two endpoints with the same name and type, and no CNAME beside any other type at one name.
+ * no two endpoints with the same name and type, no CNAME beside any other type at one name, and no
+ * name below a DNAME (RFC 6672 §2.3: a DNAME's owner has no descendants).
  * Throws InvalidInputError at `${field}[i]` naming the other index.
  */
 export function validateEndpointSet(endpoints: readonly Endpoint[], field: string): void {
+  checkBelowDname(endpoints, field);
   const indexByKey = new Map<string, number>();
   const byName = new Map<string, { type: RecordType; index: number }[]>();
   endpoints.forEach((e, i) => {
@@ -238,4 +250,25 @@ export function normalizeEndpoints(inputs: readonly EndpointInput[], field: stri
   const endpoints = inputs.map((e, i) => normalizeEndpoint(e, `${field}[${i}]`, opts));
   validateEndpointSet(endpoints, field);
   return endpoints;
+}
+
+/** RFC 6672 §2.3: no record below a DNAME's owner, within one request. */
+function checkBelowDname(endpoints: readonly Endpoint[], field: string): void {
+  const dnames = new Map<string, number>();
+  endpoints.forEach((e, i) => {
+    if (e.recordType === 'DNAME') dnames.set(e.dnsName, i);
+  });
+  if (dnames.size === 0) return;
+  endpoints.forEach((e, i) => {
+    for (let name = e.dnsName, dot = name.indexOf('.'); dot >= 0; dot = name.indexOf('.')) {
+      name = name.slice(dot + 1);
+      const at = dnames.get(name);
+      if (at !== undefined) {
+        throw new InvalidInputError(
+          `${field}[${i}]`,
+          `${e.dnsName} is below the DNAME of ${name} (${field}[${at}]); a DNAME's owner has no names below it (RFC 6672 §2.3)`,
+        );
+      }
+    }
+  });
 }

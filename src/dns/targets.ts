@@ -15,6 +15,11 @@
  * | SRV   | `<priority> <weight> <port> <host>`, each 0-65535; host may be `.` (no service)  |
  * | TXT   | the text itself, unquoted (see below)                                            |
  * | CAA   | `<flags> <tag> "<value>"`, flags 0-255, tag issue/issuewild/iodef lowercase      |
+ * | PTR   | same as CNAME (in any zone, not only reverse ones)                               |
+ * | DNAME | same as CNAME                                                                    |
+ * | NAPTR, TLSA, SSHFP | see targets-services.ts                                             |
+ * | LOC   | BIND's text of RFC 1876 (`52 22 23.000 N 4 53 32.000 E -2.00m 1m 10000m 10m`), loc.ts |
+ * | SPF, DKIM, DMARC | the text, as TXT, checked by what OVH's record of the type holds (mail-policy.ts) |
  *
  * Except for TXT, surrounding whitespace is ignored and fields may be separated by any run of
  * whitespace; numbers may carry leading zeros (`010` is `10`) except in IPv4 addresses, where a
@@ -31,17 +36,17 @@
  */
 import { isIP } from 'node:net';
 import { InvalidInputError } from './errors.js';
-import { normalizeName } from './names.js';
+import { canonicalLoc } from './loc.js';
+import { checkMailPolicy } from './mail-policy.js';
+import { CONTROL, canonicalHost, parseUint, tokens, type TargetContext } from './target-parts.js';
+import { canonicalNaptr, canonicalSshfp, canonicalTlsa } from './targets-services.js';
 import { decodeTxt } from './txt.js';
 import type { RecordType } from './types.js';
 
+export type { TargetContext };
+
 export const MAX_TXT_LENGTH = 4000;
 export const CAA_TAGS = ['issue', 'issuewild', 'iodef'] as const;
-
-export interface TargetContext {
-  /** The zone of the record. When given, a host target `@` stands for the zone apex (BIND notation). */
-  zone?: string;
-}
 
 /** Returns the canonical form of a target, or throws InvalidInputError(field, rule). */
 export function canonicalTarget(type: RecordType, target: string, field: string, ctx: TargetContext = {}): string {
@@ -53,6 +58,8 @@ export function canonicalTarget(type: RecordType, target: string, field: string,
       return canonicalIpv6(target.trim(), field);
     case 'CNAME':
     case 'NS':
+    case 'PTR':
+    case 'DNAME':
       return canonicalHost(target.trim(), field, ctx, false, type);
     case 'MX':
       return canonicalMx(target, field, ctx);
@@ -62,6 +69,18 @@ export function canonicalTarget(type: RecordType, target: string, field: string,
       return canonicalTxt(target, field);
     case 'CAA':
       return canonicalCaa(target, field);
+    case 'NAPTR':
+      return canonicalNaptr(target, field, ctx);
+    case 'TLSA':
+      return canonicalTlsa(target, field);
+    case 'SSHFP':
+      return canonicalSshfp(target, field);
+    case 'LOC':
+      return canonicalLoc(target, field);
+    case 'SPF':
+    case 'DKIM':
+    case 'DMARC':
+      return checkMailPolicy(type, canonicalTxt(target, field, type), field);
   }
 }
 
@@ -149,27 +168,6 @@ function canonicalIpv6(value: string, field: string): string {
 // ---------------------------------------------------------------------------------------------
 // Host names and the types built on them
 
-function canonicalHost(host: string, field: string, ctx: TargetContext, allowRoot: boolean, type: RecordType): string {
-  if (host === '.') {
-    if (allowRoot) return '.';
-    throw new InvalidInputError(field, `a ${type} target must be a host name, not the root "."`);
-  }
-  if (host === '@' && ctx.zone !== undefined) return ctx.zone;
-  return normalizeName(host, field, { allowUnderscore: true });
-}
-
-function parseUint(token: string, max: number, what: string, field: string): number {
-  if (!/^[0-9]{1,10}$/.test(token) || Number(token) > max) {
-    throw new InvalidInputError(field, `${what} must be an integer from 0 to ${max} (got ${JSON.stringify(token)})`);
-  }
-  return Number(token);
-}
-
-function tokens(value: string): string[] {
-  const trimmed = value.trim();
-  return trimmed === '' ? [] : trimmed.split(/\s+/);
-}
-
 function canonicalMx(value: string, field: string, ctx: TargetContext): string {
   const parts = tokens(value);
   if (parts.length !== 2) {
@@ -193,20 +191,17 @@ function canonicalSrv(value: string, field: string, ctx: TargetContext): string 
 // ---------------------------------------------------------------------------------------------
 // TXT and CAA
 
-// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is this pattern's purpose.
-const CONTROL = /[\u0000-\u001f\u007f]/;
-
-function canonicalTxt(value: string, field: string): string {
+function canonicalTxt(value: string, field: string, type: RecordType = 'TXT'): string {
   const text = decodeTxt(value);
   if (decodeTxt(text) !== text) {
-    throw new InvalidInputError(field, 'ambiguous TXT value: after removing one level of quotes it is still quoted');
+    throw new InvalidInputError(field, `ambiguous ${type} value: after removing one level of quotes it is still quoted`);
   }
-  if (text === '') throw new InvalidInputError(field, 'a TXT value must not be empty');
+  if (text === '') throw new InvalidInputError(field, `a ${type} value must not be empty`);
   const length = Array.from(text).length;
   if (length > MAX_TXT_LENGTH) {
-    throw new InvalidInputError(field, `a TXT value is at most ${MAX_TXT_LENGTH} characters (got ${length})`);
+    throw new InvalidInputError(field, `a ${type} value is at most ${MAX_TXT_LENGTH} characters (got ${length})`);
   }
-  if (CONTROL.test(text)) throw new InvalidInputError(field, 'a TXT value must not contain control characters');
+  if (CONTROL.test(text)) throw new InvalidInputError(field, `a ${type} value must not contain control characters`);
   return text;
 }
 

@@ -2,12 +2,54 @@
  * The DNS model shared by every room. Pure data: no I/O, nothing OVH-specific.
  */
 
-/** The record types dnsplane reads and writes. Apex NS is read, never written. */
-export const RECORD_TYPES = ['A', 'AAAA', 'CNAME', 'TXT', 'MX', 'SRV', 'CAA', 'NS'] as const;
+/**
+ * The record types dnsplane reads and writes: every type of OVH's domain.zone.RecordTypeEnum (issue 43).
+ * Apex NS is read, never written.
+ */
+export const RECORD_TYPES = [
+  'A',
+  'AAAA',
+  'CNAME',
+  'TXT',
+  'MX',
+  'SRV',
+  'CAA',
+  'NS',
+  'PTR',
+  'NAPTR',
+  'TLSA',
+  'SSHFP',
+  'LOC',
+  'DNAME',
+  'SPF',
+  'DKIM',
+  'DMARC',
+] as const;
 export type RecordType = (typeof RECORD_TYPES)[number];
 
+const RECORD_TYPE_SET: ReadonlySet<string> = new Set(RECORD_TYPES);
+
 export function isRecordType(value: string): value is RecordType {
-  return (RECORD_TYPES as readonly string[]).includes(value);
+  return RECORD_TYPE_SET.has(value);
+}
+
+/**
+ * OVH's own field types for mail policies: records of their own in OVH's API, TXT records on the wire
+ * (OVH publishes them as TXT). At one name, the TXT record set resolvers see is the union of the TXT,
+ * SPF, DKIM and DMARC records there: the doors that speak DNS types (the DNS door, the webhook) see
+ * and write that union as one TXT set (dns/txt-family.ts).
+ */
+export const TXT_FAMILY: readonly RecordType[] = ['TXT', 'SPF', 'DKIM', 'DMARC'];
+const TXT_FAMILY_SET: ReadonlySet<string> = new Set(TXT_FAMILY);
+
+/** Whether records of this type are TXT records on the wire. */
+export function isTxtFamily(type: string): boolean {
+  return TXT_FAMILY_SET.has(type);
+}
+
+/** The type resolvers see records of this type as: TXT for SPF, DKIM and DMARC; the type itself else. */
+export function publishedType(type: RecordType): RecordType {
+  return TXT_FAMILY_SET.has(type) ? 'TXT' : type;
 }
 
 /**

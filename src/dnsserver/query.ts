@@ -4,12 +4,29 @@
  * at its apex and goes in the authority section of every negative answer, so zone detection by SOA
  * queries (lego, cert-manager, certbot) finds the zone when pointed at dnsplane. ANY over UDP is
  * answered empty with TC (ask over TCP): no amplification.
+ *
+ * The SOA question at a managed zone's apex is always answered, with its answer section: when the
+ * fresh read of the zone fails or takes longer than SOA_FROM_MEMORY_MS, from the SOA this process last
+ * knew (core/dns-door/dns-zone.ts rememberedSoa) — external-dns's OVH provider reads the first answer
+ * of that question without checking there is one, and a failure would crash it.
  */
 import type { CoreContext } from '../core/context.js';
-import { dnsZone, dnsZones, type DnsZone } from '../core/dns-door/dns-zone.js';
+import { dnsZone, dnsZones, rememberedSoa, type DnsZone, type SoaFields } from '../core/dns-door/dns-zone.js';
 import type { Endpoint } from '../dns/types.js';
 import { resolve } from '../dns/zone-index.js';
-import { CLASS, RCODE, TYPE, Writer, dataOfTarget, foldCase, typeName, writeRecordData, type Message, type ResourceRecord } from '../dns/wire/index.js';
+import {
+  CLASS,
+  RCODE,
+  TYPE,
+  Writer,
+  dataOfTarget,
+  foldCase,
+  typeName,
+  wireTypeOf,
+  writeRecordData,
+  type Message,
+  type ResourceRecord,
+} from '../dns/wire/index.js';
 import { answerTo, type Exchange } from './exchange.js';
 
 /** The managed zone a query name (presentation text, maybe with escapes) is in, if any. */
@@ -22,7 +39,26 @@ export function zoneOfName(zoneOf: (name: string) => string | undefined, name: s
   return backslashes % 2 === 0 ? zone : undefined;
 }
 
+/** How long an apex SOA question waits for the fresh read before it is answered from memory (miekg's clients wait 2 s). */
+export const SOA_FROM_MEMORY_MS = 1_000;
+
 export async function answerQuery(ctx: CoreContext, ex: Exchange): Promise<Message> {
+  const q = ex.request.message.questions[0]!;
+  const known = q.type === TYPE.SOA && (q.class === CLASS.IN || q.class === CLASS.ANY) ? rememberedSoa(ctx, foldCase(q.name)) : undefined;
+  if (!known) return answerFresh(ctx, ex);
+  const fromMemory = () => answerTo(ex, RCODE.NOERROR, { aa: true, answers: [soaRecordOf(foldCase(q.name), known)] });
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<Message>((resolve) => {
+    timer = setTimeout(() => resolve(fromMemory()), SOA_FROM_MEMORY_MS);
+  });
+  try {
+    return await Promise.race([answerFresh(ctx, ex).catch(fromMemory), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function answerFresh(ctx: CoreContext, ex: Exchange): Promise<Message> {
   const q = ex.request.message.questions[0]!;
   if (q.class !== CLASS.IN && q.class !== CLASS.ANY) return answerTo(ex, RCODE.REFUSED);
   const name = foldCase(q.name);
@@ -53,7 +89,7 @@ export function records(owner: string, set: Endpoint): ResourceRecord[] {
     try {
       const data = dataOfTarget(set.recordType, t);
       writeRecordData(new Writer(), data); // proves it has a wire form
-      out.push({ name: owner, type: TYPE[set.recordType], class: CLASS.IN, ttl, data });
+      out.push({ name: owner, type: wireTypeOf(set.recordType), class: CLASS.IN, ttl, data });
     } catch {
       // not encodable: left out
     }
@@ -66,9 +102,12 @@ const DEFAULT_TTL = 3600;
 
 /** The zone's SOA record; in a negative answer its TTL is the negative-caching TTL (RFC 2308 §3). */
 export function soaRecord(z: DnsZone, negative = false): ResourceRecord {
-  const s = z.soa;
+  return soaRecordOf(z.zone, z.soa, negative);
+}
+
+function soaRecordOf(zone: string, s: SoaFields, negative = false): ResourceRecord {
   return {
-    name: z.zone,
+    name: zone,
     type: TYPE.SOA,
     class: CLASS.IN,
     ttl: negative ? Math.min(s.ttl, s.minimum) : s.ttl,

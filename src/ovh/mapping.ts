@@ -8,7 +8,7 @@
  *
  * Rules:
  * - Names: subDomain '' is the apex; name = absoluteName(subDomain, zone), normalized.
- * - Host targets (CNAME, NS, and the host of MX and SRV): a host ending in '.' is absolute; any other
+ * - Host targets (CNAME, NS, PTR, DNAME, and the host of MX, SRV and NAPTR's replacement): a host ending in '.' is absolute; any other
  *   host is relative to the zone (BIND rule: `www` in example.com is `www.example.com`); `@` is the
  *   apex; `.` (null MX / "no service" SRV) stays `.`. Written absolute with a trailing dot, or, for an
  *   in-zone CNAME target with `cnameRelative`, relative.
@@ -17,10 +17,12 @@
  *   (joinOvhSplitTxt: a quote inside the value must not be taken for a piece boundary); otherwise
  *   decodeTxt: presentation form (any pieces, `\"` and `\\` unescaped) joined, else one surrounding
  *   pair of quotes removed, else the text itself. Written as the plain text (OVH adds the quotes).
+ * - SPF: as TXT (OVH answers it quoted). DKIM and DMARC: OVH stores and answers the text raw, unquoted
+ *   (it refuses quotes in them), and so it is written. NAPTR, TLSA, SSHFP, LOC: their canonical text.
  * - A record whose target (or name) is not valid for its type — made by hand, or by a newer OVH — is
  *   never dropped: it keeps its raw target (or name) in the endpoint, and a warning says so. Dropping it
  *   would make an unowned record look absent, and dnsplane would then create beside it.
- * - Types dnsplane does not manage (SPF, DKIM, PTR, …) are returned apart, untouched.
+ * - Types dnsplane does not manage (OVH's newer HTTPS, SVCB) are returned apart, untouched.
  * - Duplicates (one target held by several records) give one target, with a warning.
  * - TTL: the records' TTL; when the records of one set differ, the minimum, with a warning.
  *   ovhTtl: 0 is the zone default; 1-59 is raised to 60 (OVH would store 60 silently).
@@ -115,8 +117,17 @@ export function ovhTargetToCanonical(type: RecordType, target: string, zone: str
   switch (type) {
     case 'CNAME':
     case 'NS':
+    case 'PTR':
+    case 'DNAME':
       input = resolveHost(target.trim(), zone);
       break;
+    case 'NAPTR': {
+      // The replacement is the last field, never quoted (the regexp before it may hold spaces).
+      const t = target.trim();
+      const at = t.search(/\S+$/);
+      input = at < 0 ? t : `${t.slice(0, at)}${resolveHost(t.slice(at), zone)}`;
+      break;
+    }
     case 'MX':
       input = hostFirst(target, 1, zone);
       break;
@@ -124,6 +135,7 @@ export function ovhTargetToCanonical(type: RecordType, target: string, zone: str
       input = hostFirst(target, 3, zone);
       break;
     case 'TXT':
+    case 'SPF':
       input = joinOvhSplitTxt(target) ?? target;
       break;
     default:
@@ -292,15 +304,19 @@ export function endpointTargetToOvh(type: RecordType, canonicalTarget: string, z
       }
       return absoluteHost(canonicalTarget);
     case 'NS':
+    case 'PTR':
+    case 'DNAME':
       return absoluteHost(canonicalTarget);
     case 'MX':
-    case 'SRV': {
+    case 'SRV':
+    case 'NAPTR': {
       const parts = canonicalTarget.split(' ');
       const host = parts.pop() as string;
       return [...parts, absoluteHost(host)].join(' ');
     }
     default:
-      // A, AAAA, CAA as canonical; TXT as the plain text (OVH quotes it in its answers).
+      // A, AAAA, CAA, TLSA, SSHFP, LOC as canonical; TXT and SPF as the plain text (OVH quotes them in
+      // its answers); DKIM and DMARC as the plain text (OVH keeps them so).
       return canonicalTarget;
   }
 }

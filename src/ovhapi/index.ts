@@ -31,7 +31,8 @@ import { header, newQueryId, readOvhBody, send, sendError, type Answer, type Req
 import { OvhApiMetrics } from './metrics.js';
 import { recordCall, recordsCall, type RecordCall } from './records.js';
 import { servedRoute, type ServedRoute } from './routes.js';
-import { refreshCall, soaCall, statusCall, zoneCall, zonesCall } from './zones.js';
+import { refreshCall, soaCall, soaUpdateCall, statusCall, zoneCall, zonesCall } from './zones.js';
+import { capabilitiesCall, exportCall, importCall, taskCall, tasksCall } from './zone-file.js';
 
 /** Where the served API is mounted: tools sign URLs with this path in them (config.ts OVH_API_PATH). */
 export const OVH_API_PREFIX = '/ovh/1.0';
@@ -90,6 +91,18 @@ export function ovhApiHandler(ctx: CoreContext, opts: OvhApiOptions): (req: Req,
         return recordsCall(ctx, tenant, route.zone, call);
       case 'record':
         return recordCall(ctx, tenant, route.zone, route.id, call);
+      case 'export':
+        return exportCall(ctx, tenant, route.zone);
+      case 'import':
+        return importCall(ctx, tenant, route.zone, call, key.applicationKey);
+      case 'tasks':
+        return tasksCall(ctx, tenant, route.zone);
+      case 'task':
+        return taskCall(ctx, tenant, route.zone, route.id);
+      case 'capabilities':
+        return capabilitiesCall(ctx, tenant, route.zone);
+      case 'soaUpdate':
+        return soaUpdateCall(ctx, tenant, route.zone);
     }
   };
 

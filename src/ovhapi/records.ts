@@ -21,6 +21,7 @@ import {
   normalizePatch,
   normalizeRecord,
   recordAnswer,
+  schemaFieldType,
 } from '../ovhwire/records.js';
 import { recordIdOf } from '../ovhwire/routes.js';
 import { PermissionDeniedError } from '../core/errors.js';
@@ -67,6 +68,7 @@ export async function recordsCall(ctx: CoreContext, tenant: Tenant, rawZone: str
   const zone = await tenantZone(ctx, tenant, rawZone);
   const body = bodyObject(call.body, call.bodyInvalid);
   checkProperties(body, CREATE_PROPERTIES.writable, CREATE_PROPERTIES.readOnly, true);
+  schemaFieldType(body['fieldType']);
   const record = normalizeRecord(body, zone);
   const created = await stageCreate(ctx, tenant, zone, { ...record, ttlSet: body['ttl'] !== undefined });
   return { json: answer(zone, created) };

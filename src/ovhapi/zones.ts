@@ -30,7 +30,16 @@ export async function zonesCall(ctx: CoreContext, tenant: Tenant): Promise<Answe
 export async function zoneCall(ctx: CoreContext, tenant: Tenant, rawZone: string): Promise<Answer> {
   const z = await zoneFacts(ctx, tenant, rawZone);
   return {
-    json: { dnssecSupported: true, hasDnsAnycast: false, lastUpdate: (z.lastSync ?? new Date(0)).toISOString(), name: z.zone, nameServers: z.nameServers },
+    // domain.ZoneWithIAM: every property, `iam` null (dnsplane has no IAM resource of the zone to name).
+    json: {
+      dnssecActivated: false,
+      dnssecSupported: true,
+      hasDnsAnycast: false,
+      iam: null,
+      lastUpdate: (z.lastSync ?? new Date(0)).toISOString(),
+      name: z.zone,
+      nameServers: z.nameServers,
+    },
   };
 }
 
@@ -48,6 +57,17 @@ export async function soaCall(ctx: CoreContext, tenant: Tenant, rawZone: string)
       ttl: SOA.ttl,
     },
   };
+}
+
+/**
+ * PUT …/soa: refused as OVH refuses a call the key was not granted — the SOA a tool would edit is
+ * dnsplane's (its serial the zone's generation, named by the DNS door), OVH's is its own.
+ */
+export async function soaUpdateCall(ctx: CoreContext, tenant: Tenant, rawZone: string): Promise<Answer> {
+  const z = await zoneFacts(ctx, tenant, rawZone);
+  throw notGrantedCall(
+    `PUT /domain/zone/${z.zone}/soa: the SOA of a zone behind dnsplane is dnsplane's (its serial moves with every change) and OVH's is OVH's; neither is edited through this API`,
+  );
 }
 
 export async function statusCall(ctx: CoreContext, tenant: Tenant, rawZone: string): Promise<Answer> {

@@ -9,7 +9,7 @@
  *   authority section, TTL min(SOA ttl, nxDomainTtl). Wildcards (`*` subDomains) answer for names that do
  *   not exist (RFC 4592 closest encloser). NS records below the apex delegate: referral without AA.
  * - Types served: A, AAAA, CNAME, TXT (OVH's SPF, DKIM and DMARC field types are TXT records), MX, SRV,
- *   CAA, NS, PTR, DNAME, SOA, and ANY (everything). LOC, NAPTR, SSHFP, TLSA, HTTPS and SVCB records make
+ *   CAA, NS, PTR, DNAME, NAPTR, TLSA, SSHFP, LOC, SOA, and ANY (everything). HTTPS and SVCB records make
  *   their name exist but are not served (NODATA).
  * - Record TTL 0 is served as the zone default (3600). Targets of CNAME/MX/SRV/NS/PTR without a trailing
  *   dot are relative to the zone (BIND rule). In-zone A/AAAA of MX/SRV/NS targets go to additional.
@@ -19,7 +19,8 @@
 import dnsPacket from 'dns-packet';
 import type { Answer, CaaData, DecodedPacket, Packet, Question } from 'dns-packet';
 import { parseCaa, parseMx, parseSrv } from '../ovhwire/records.js';
-import { TXT_LIKE, absoluteName, ownerName, txtWireStrings } from './records.js';
+import { parseLoc } from '../dns/loc.js';
+import { TXT_LIKE, absoluteName, naptrFields, numbersAndHex, ownerName, txtWireStrings } from './records.js';
 import type { StoredRecord } from './state.js';
 import type { SimSoaSettings } from './types.js';
 
@@ -117,6 +118,44 @@ function toAnswer(owner: string, r: StoredRecord, zone: string, defaultTtl: numb
       const caa = parseCaa(r.target);
       // dns-packet's type lists three tags; any tag encodes the same way.
       return caa ? { ...base, type: 'CAA', data: { flags: caa.flags, tag: caa.tag as CaaData['tag'], value: caa.value } } : null;
+    }
+    default:
+      return otherAnswer(base, r, zone);
+  }
+}
+
+/** NAPTR, TLSA, SSHFP and LOC; null for a target that is not one (or a type not served). */
+function otherAnswer(base: { name: string; ttl: number; class: 'IN' }, r: StoredRecord, zone: string): Answer | null {
+  switch (r.fieldType) {
+    case 'NAPTR': {
+      const n = naptrFields(r.target);
+      return n ? { ...base, type: 'NAPTR', data: { ...n, replacement: absoluteName(n.replacement, zone) } } : null;
+    }
+    case 'TLSA': {
+      const t = numbersAndHex(r.target, 3);
+      return t
+        ? { ...base, type: 'TLSA', data: { usage: t.values[0]!, selector: t.values[1]!, matchingType: t.values[2]!, certificate: Buffer.from(t.hex, 'hex') } }
+        : null;
+    }
+    case 'SSHFP': {
+      const f = numbersAndHex(r.target, 2);
+      return f ? { ...base, type: 'SSHFP', data: { algorithm: f.values[0]!, hash: f.values[1]!, fingerprint: f.hex } } : null;
+    }
+    case 'LOC': {
+      try {
+        const v = parseLoc(r.target, 'target');
+        const data = Buffer.alloc(16);
+        data.writeUInt8(0, 0);
+        data.writeUInt8(v.size, 1);
+        data.writeUInt8(v.horizontal, 2);
+        data.writeUInt8(v.vertical, 3);
+        data.writeUInt32BE(v.latitude, 4);
+        data.writeUInt32BE(v.longitude, 8);
+        data.writeUInt32BE(v.altitude, 12);
+        return { ...base, type: 'LOC', data };
+      } catch {
+        return null;
+      }
     }
     default:
       return null;

@@ -6,6 +6,7 @@
  */
 import net from 'node:net';
 import { badRequest } from './errors.js';
+import { normalizeOtherTarget } from './record-targets.js';
 
 export const FIELD_TYPES = [
   'A',
@@ -29,6 +30,18 @@ export const FIELD_TYPES = [
   'SVCB',
 ] as const;
 export type FieldType = (typeof FIELD_TYPES)[number];
+
+/** The field types of OVH's published schema (domain.zone.RecordTypeEnum): all but HTTPS and SVCB, which its API has since. */
+export const SCHEMA_FIELD_TYPES: readonly FieldType[] = FIELD_TYPES.filter((t) => t !== 'HTTPS' && t !== 'SVCB');
+
+/** fieldType as the published schema reads it (the served OVH API): one of its 17, else OVH's 400. */
+export function schemaFieldType(raw: unknown): FieldType {
+  const type = normalizeFieldType(raw);
+  if (!SCHEMA_FIELD_TYPES.includes(type)) {
+    throw badRequest(`[fieldType] Given data (${type}) does not belong to the NamedResolutionFieldTypeEnum enumeration`);
+  }
+  return type;
+}
 
 export function isFieldType(value: unknown): value is FieldType {
   return typeof value === 'string' && (FIELD_TYPES as readonly string[]).includes(value);
@@ -58,9 +71,12 @@ export function normalizeFieldType(raw: unknown): FieldType {
   return raw;
 }
 
-/** subDomain: lowercase, labels of [a-z0-9_-] or a leading `*`, no underscore for A/AAAA/CNAME. */
+/**
+ * subDomain: lowercase, labels of [a-z0-9_-] or a leading `*`, no underscore for A/AAAA/CNAME. Absent
+ * or null (the schema declares it nullable) is the apex.
+ */
 export function normalizeSubDomain(raw: unknown, fieldType: FieldType, zone: string): string {
-  if (raw === undefined) return '';
+  if (raw === undefined || raw === null) return '';
   if (typeof raw !== 'string') throw badRequest(`[subDomain] Given data (${String(raw)}) is not valid for type string`);
   const sub = raw.toLowerCase();
   if (sub === '') return '';
@@ -73,9 +89,12 @@ export function normalizeSubDomain(raw: unknown, fieldType: FieldType, zone: str
   return sub;
 }
 
-/** ttl: an integer >= 0; 1..59 is stored as 60; 0 means the zone default. */
-export function normalizeTtl(raw: unknown): number {
-  if (raw === undefined) return 0;
+/**
+ * ttl: an integer >= 0; 1..59 is stored as 60; 0 means the zone default. Absent is the zone default;
+ * so is null where the schema declares it nullable (`nullable`: PUT …/record/{id}, domain.zone.RecordUpdate).
+ */
+export function normalizeTtl(raw: unknown, nullable = false): number {
+  if (raw === undefined || (nullable && raw === null)) return 0;
   if (typeof raw !== 'number' || !Number.isInteger(raw)) {
     throw badRequest(`[ttl] Given data (${String(raw)}) is not valid for type long`);
   }
@@ -89,8 +108,11 @@ export function stripOneQuotePair(value: string): string {
   return value.length >= 2 && value.startsWith('"') && value.endsWith('"') ? value.slice(1, -1) : value;
 }
 
-/** target: validated per type; TXT loses one pair of surrounding quotes. */
-export function normalizeTarget(raw: unknown, fieldType: FieldType): string {
+/**
+ * target: validated per type; TXT (and SPF) loses one pair of surrounding quotes; the types of
+ * record-targets.ts by its rules (`subDomain`, when known, for DMARC's name).
+ */
+export function normalizeTarget(raw: unknown, fieldType: FieldType, subDomain?: string): string {
   if (raw === undefined) throw badRequest('[target] Property is mandatory');
   if (typeof raw !== 'string') throw badRequest(`[target] Given data (${String(raw)}) is not valid for type string`);
   if (/[\r\n\0]/.test(raw)) throw badRequest(`Invalid ${fieldType} target: control characters are not allowed`);
@@ -119,6 +141,14 @@ export function normalizeTarget(raw: unknown, fieldType: FieldType): string {
     case 'CAA':
       if (!parseCaa(raw)) fail();
       break;
+    case 'NAPTR':
+    case 'TLSA':
+    case 'SSHFP':
+    case 'LOC':
+    case 'SPF':
+    case 'DKIM':
+    case 'DMARC':
+      return normalizeOtherTarget(raw, fieldType, subDomain);
     default:
       if (HOST_TARGET.has(fieldType) && !HOST.test(raw)) fail();
   }
@@ -155,20 +185,18 @@ export function normalizePatch(
 ): { subDomain?: string; target?: string; ttl?: number } {
   return {
     ...(patch.subDomain !== undefined ? { subDomain: normalizeSubDomain(patch.subDomain, fieldType, zone) } : {}),
-    ...(patch.target !== undefined ? { target: normalizeTarget(patch.target, fieldType) } : {}),
-    ...(patch.ttl !== undefined ? { ttl: normalizeTtl(patch.ttl) } : {}),
+    ...(patch.target !== undefined
+      ? { target: normalizeTarget(patch.target, fieldType, typeof patch.subDomain === 'string' ? patch.subDomain : undefined) }
+      : {}),
+    ...(patch.ttl !== undefined ? { ttl: normalizeTtl(patch.ttl, true) } : {}),
   };
 }
 
 /** Validates a whole record body (POST, or direct edits). */
 export function normalizeRecord(input: { fieldType?: unknown; subDomain?: unknown; target?: unknown; ttl?: unknown }, zone: string): RecordData {
   const fieldType = normalizeFieldType(input.fieldType);
-  return {
-    fieldType,
-    subDomain: normalizeSubDomain(input.subDomain, fieldType, zone),
-    target: normalizeTarget(input.target, fieldType),
-    ttl: normalizeTtl(input.ttl),
-  };
+  const subDomain = normalizeSubDomain(input.subDomain, fieldType, zone);
+  return { fieldType, subDomain, target: normalizeTarget(input.target, fieldType, subDomain), ttl: normalizeTtl(input.ttl) };
 }
 
 // --- targets ---
@@ -221,6 +249,6 @@ export function recordAnswer(
   r: { id: number | string; subDomain: string; fieldType: string; target: string; ttl: number },
   quoteTxt = true,
 ): Record<string, unknown> {
-  const target = r.fieldType === 'TXT' && quoteTxt ? txtForAnswer(r.target) : r.target;
+  const target = (r.fieldType === 'TXT' || r.fieldType === 'SPF') && quoteTxt ? txtForAnswer(r.target) : r.target;
   return { fieldType: r.fieldType, id: typeof r.id === 'string' ? Number(r.id) : r.id, subDomain: r.subDomain, target, ttl: r.ttl, zone };
 }

@@ -9,7 +9,8 @@
  */
 import type { Logger } from 'pino';
 import type { Slicer } from '../core/slices.js';
-import { recordSetKey, type ChangeAction, type Endpoint } from '../dns/types.js';
+import { familyChangeSet } from '../dns/txt-family.js';
+import { isTxtFamily, recordSetKey, type ChangeAction, type Endpoint } from '../dns/types.js';
 import { WebhookError, type WebhookSession, type ZoneOutcome } from './backend.js';
 import { TEXT_TYPE, type Reply } from './http.js';
 import type { WebhookMetrics } from './metrics.js';
@@ -44,11 +45,12 @@ interface Applied {
  */
 async function applyBatches(session: WebhookSession, prepared: PreparedChanges): Promise<Applied> {
   const applied: Applied = { zones: [], rejected: [...prepared.rejected] };
+  const family = await familyOf(session, prepared);
   for (let batch of batches(prepared)) {
     for (let refusals = 0; batchSize(batch) > 0; ) {
       const { changes, origin } = toChangeSet(batch);
       try {
-        applied.zones.push(...(await session.apply(changes)).zones);
+        applied.zones.push(...(await session.apply(family ? familyChangeSet(changes, family) : changes)).zones);
         break;
       } catch (e) {
         if (!(e instanceof WebhookError)) throw e;
@@ -69,6 +71,22 @@ async function applyBatches(session: WebhookSession, prepared: PreparedChanges):
     }
   }
   return applied;
+}
+
+/**
+ * The tenant's record sets when a TXT the change set writes is at a name where it has an SPF, DKIM or
+ * DMARC set: external-dns sees and writes that name's TXT family as one TXT set (dns/txt-family.ts),
+ * which its members' changes then make true. Undefined when no TXT entry needs it (the usual case).
+ */
+async function familyOf(session: WebhookSession, p: PreparedChanges): Promise<readonly Endpoint[] | undefined> {
+  const txtNames = new Set(
+    [...p.creates.map((c) => c.endpoint), ...p.updates.map((u) => u.new.endpoint), ...p.deletes.map((d) => d.endpoint)]
+      .filter((e) => e.recordType === 'TXT')
+      .map((e) => e.dnsName),
+  );
+  if (txtNames.size === 0) return undefined;
+  const current = await session.records();
+  return current.some((e) => e.recordType !== 'TXT' && isTxtFamily(e.recordType) && txtNames.has(e.dnsName)) ? current : undefined;
 }
 
 /** Record set -> the list external-dns named it in ('create', 'update' for updateNew, 'delete'). */

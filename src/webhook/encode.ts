@@ -4,6 +4,9 @@
  */
 import { Slicer } from '../core/slices.js';
 import { healthCheckOf, HEALTH_CHECK_LABEL } from '../dns/health-check.js';
+import { drain } from '../dns/steps.js';
+import { dnsViewSteps } from '../dns/txt-family.js';
+import { isTxtFamily, type Endpoint } from '../dns/types.js';
 import { healthCheckProperties } from './normalize.js';
 import { encodeEndpointJson, joinEndpointList, type WireEndpoint } from './protocol.js';
 
@@ -45,6 +48,22 @@ function wireJson(e: ServedEndpoint): string {
  * array for a view as long as its generation stands, so a poll writes bytes already encoded.
  */
 const listBodies = new WeakMap<readonly object[], Promise<Buffer>>();
+
+/** Each view's sets with a name's TXT family as one TXT set, made once per view (the array core hands out). */
+const views = new WeakMap<readonly Endpoint[], readonly Endpoint[]>();
+
+/**
+ * The tenant's sets as external-dns sees them: a name's TXT, SPF, DKIM and DMARC sets one TXT set, as
+ * resolvers see them (dns/txt-family.ts); the array itself when it has no SPF, DKIM or DMARC set.
+ */
+export function webhookView(endpoints: readonly Endpoint[]): readonly Endpoint[] {
+  let view = views.get(endpoints);
+  if (view === undefined) {
+    view = endpoints.some((e) => e.recordType !== 'TXT' && isTxtFamily(e.recordType)) ? drain(dnsViewSteps(endpoints)) : endpoints;
+    views.set(endpoints, view);
+  }
+  return view;
+}
 
 /** The list's bytes, encoded once per view, in slices (a zone may hold 20,000 record sets). */
 export function endpointListBody(endpoints: readonly ServedEndpoint[]): Promise<Buffer> {

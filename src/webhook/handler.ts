@@ -45,7 +45,7 @@ import { adjustEndpointsSteps, domainFilterOf, type TenantScope } from './normal
 import { decodeChangesSteps, decodeEndpointListSteps, encodeDomainFilter, encodeEndpointJson, joinEndpointList, WireFormatError } from './protocol.js';
 import { messageOf } from '../error-message.js';
 import { HttpError, mediaReply, parseBody, readWebhookBody, refuseUnserved, TEXT_TYPE, webhookRouteOf, type Reply } from './http.js';
-import { endpointListBody } from './encode.js';
+import { endpointListBody, webhookView } from './encode.js';
 import { applyChanges } from './apply.js';
 
 export const DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024;
@@ -147,7 +147,8 @@ async function serve(req: http.IncomingMessage, route: WebhookRoute, path: strin
       // Vary: external-dns up to v0.14 checked it; v0.22 checks only the Content-Type.
       return mediaReply(encodeDomainFilter(domainFilterOf(scope)), { vary: 'Content-Type' });
     case 'records': {
-      const endpoints = await session.records();
+      // A name's TXT, SPF, DKIM and DMARC sets are one TXT set to external-dns, as to resolvers.
+      const endpoints = webhookView(await session.records());
       note({ endpoints: endpoints.length });
       return mediaReply(await endpointListBody(endpoints));
     }

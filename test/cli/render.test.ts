@@ -87,3 +87,29 @@ describe('renderPlan', () => {
     expect(hasChanges(empty)).toBe(false);
   });
 });
+
+describe('text targets', () => {
+  it('TXT and OVH’s SPF, DKIM, DMARC are shown quoted; the other types as they are', () => {
+    const plan = create(PlanSchema, {
+      id: 'pl_2',
+      tenant: 'mail',
+      policy: Policy.UPSERT_ONLY,
+      zones: [
+        create(ZonePlanSchema, {
+          zone: 'example.com',
+          changes: [
+            create(PlannedChangeSchema, { action: ChangeAction.CREATE, after: ep('sel._domainkey.example.com', 'DKIM', ['v=DKIM1;p=abc'], 300) }),
+            create(PlannedChangeSchema, {
+              action: ChangeAction.CREATE,
+              after: ep('naptr.example.com', 'NAPTR', ['100 10 "S" "SIP+D2U" "" _sip._udp.example.org'], 300),
+            }),
+          ],
+        }),
+      ],
+    });
+    const text = stripVTControlCharacters(renderPlan(plan, { color: false }).join('\n'));
+    expect(text).toContain('"v=DKIM1;p=abc"');
+    expect(text).toContain('100 10 "S" "SIP+D2U" "" _sip._udp.example.org');
+    expect(text).not.toContain('"100 10');
+  });
+});

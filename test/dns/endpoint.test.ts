@@ -85,9 +85,9 @@ describe('normalizeEndpoint', () => {
   it.each<[string, EndpointInput, string, RegExp]>([
     [
       'unknown type',
-      { dnsName: 'a.example.com', recordType: 'PTR', targets: ['x'] },
+      { dnsName: 'a.example.com', recordType: 'HINFO', targets: ['x'] },
       'recordType',
-      /unsupported record type "PTR" \(supported: A, AAAA, CNAME, TXT, MX, SRV, CAA, NS\)/,
+      /unsupported record type "HINFO" \(supported: A, AAAA, CNAME, TXT, MX, SRV, CAA, NS, PTR, NAPTR, TLSA, SSHFP, LOC, DNAME, SPF, DKIM, DMARC\)/,
     ],
     ['no targets', { dnsName: 'a.example.com', recordType: 'A', targets: [] }, 'targets', /at least one target is required/],
     [
@@ -104,9 +104,14 @@ describe('normalizeEndpoint', () => {
       'underscore in an A name',
       { dnsName: '_a.example.com', recordType: 'A', targets: ['192.0.2.1'] },
       'dnsName',
-      /underscores are only allowed in TXT and SRV names \(got A record "_a.example.com"\)/,
+      /underscores are only allowed in TXT, SRV, TLSA, SPF, DKIM, DMARC names \(got A record "_a.example.com"\)/,
     ],
-    ['underscore in a CNAME name', { dnsName: 'a_b.example.com', recordType: 'CNAME', targets: ['x.example.org'] }, 'dnsName', /only allowed in TXT and SRV/],
+    [
+      'underscore in a CNAME name',
+      { dnsName: 'a_b.example.com', recordType: 'CNAME', targets: ['x.example.org'] },
+      'dnsName',
+      /only allowed in TXT, SRV, TLSA/,
+    ],
     ['wildcard NS', { dnsName: '*.example.com', recordType: 'NS', targets: ['ns.example.org'] }, 'dnsName', /wildcard name is not allowed for NS/],
     [
       'two CNAME targets',

@@ -246,7 +246,7 @@ describe('wire records and dnsplane targets', () => {
     expect(bad({ kind: 'TXT', strings: [Buffer.from([0xff])] })).toMatch(/UTF-8/);
     expect(bad({ kind: 'TXT', strings: [Buffer.from('a\u0001')] })).toMatch(/control/);
     expect(bad({ kind: 'CNAME', host: 'a b.example' })).toMatch(/^updates\[0\]/);
-    expect(bad({ kind: 'PTR', host: 'x' })).toMatch(/not managed/);
+    expect(bad({ kind: 'SOA', mname: 'a', rname: 'b', serial: 1, refresh: 1, retry: 1, expire: 1, minimum: 1 })).toMatch(/not managed/);
   });
 
   it('cuts long TXT values into 255-byte strings, never inside a character', () => {

@@ -73,6 +73,24 @@ describe('queries', () => {
     expect(soa).toMatchObject({ kind: 'SOA', mname: 'dns1.sim.test', rname: `hostmaster.${ZONE}`, serial: soaSerial(await generation()) });
   });
 
+  it('answers the SOA with its answer section from memory while the database holds the zone list locked (issue 43)', async () => {
+    const serial = soaSerial(await generation());
+    expect((await udpExchange(port, query(ZONE, TYPE.SOA)))!.parsed.message.answers).toHaveLength(1);
+    // Another session takes the zones table: every fresh read of the generations waits for it.
+    const holder = await h.server.ctx.pool.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('LOCK TABLE zones IN ACCESS EXCLUSIVE MODE');
+      const a = await udpExchange(port, query(ZONE, TYPE.SOA), 10_000);
+      const m = a!.parsed.message;
+      expect(m.header).toMatchObject({ rcode: RCODE.NOERROR, aa: true, qr: true });
+      expect(m.answers.map((r) => r.data)).toEqual([expect.objectContaining({ kind: 'SOA', mname: 'dns1.sim.test', serial })]);
+    } finally {
+      await holder.query('ROLLBACK');
+      holder.release();
+    }
+  });
+
   it('answers names inside a zone from the cache; NXDOMAIN and NODATA carry the SOA (zone detection)', async () => {
     const www = (await udpExchange(port, query(`www.${ZONE}`, TYPE.A)))!.parsed.message;
     expect(www.header).toMatchObject({ rcode: RCODE.NOERROR, aa: true });

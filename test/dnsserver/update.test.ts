@@ -182,7 +182,7 @@ describeWithTools(['nsupdate'], 'UPDATE with nsupdate', () => {
       [alicesKey(), `update delete www.${ZONE} A`, /exists in OVH without an owner/],
       [alicesKey(), `update add ${ZONE} 3600 NS ns.evil.example.`, /apex NS records are not writable/],
       [alicesKey(), `update delete ${ZONE} SOA`, /SOA record is not writable/],
-      [alicesKey(), `update add ptr.${ZONE} 60 PTR host.example.`, /does not manage PTR records/],
+      [alicesKey(), `update add hinfo.${ZONE} 60 HINFO "cpu" "os"`, /does not manage TYPE13 records/],
       [acmeKey, `update add _acme-challenge.${ZONE} 60 CNAME elsewhere.example.`, /ACME-only/],
       [acmeKey, `update add www2.${ZONE} 60 TXT "x"`, /ACME-only/],
       [carolKey, `update add x.${ZONE} 60 TXT "x"`, /not one of tenant "carol"'s zones/],

@@ -83,12 +83,25 @@ describe('recordsToEndpoints', () => {
     expect(formatTxtPresentation(long)).toMatch(/^"k=x{253}" "x{145}"$/);
   });
 
-  it('returns unsupported types apart, untouched', () => {
-    const spf = rec('', 'SPF', '"v=spf1 -all"');
-    const dkim = rec('sel._domainkey', 'DKIM', 'v=DKIM1; k=rsa; p=x');
-    const m = recordsToEndpoints([spf, rec('', 'A', '192.0.2.1'), dkim], zone);
+  it("returns the types OVH added after its schema's 17 (HTTPS, SVCB) apart, untouched", () => {
+    const https = rec('', 'HTTPS', '1 . alpn=h2');
+    const svcb = rec('_x', 'SVCB', '1 . alpn=h2');
+    const m = recordsToEndpoints([https, rec('', 'A', '192.0.2.1'), svcb], zone);
     expect(m.endpoints).toHaveLength(1);
-    expect(m.ignored).toEqual([spf, dkim]);
+    expect(m.ignored).toEqual([https, svcb]);
+  });
+
+  it('reads SPF as TXT (quoted), DKIM and DMARC raw, each a set of its own', () => {
+    const m = recordsToEndpoints(
+      [rec('', 'SPF', '"v=spf1 -all"'), rec('sel._domainkey', 'DKIM', 'v=DKIM1;k=rsa;p=abc'), rec('_dmarc', 'DMARC', 'v=DMARC1;p=none;')],
+      zone,
+    );
+    expect(m.warnings).toEqual([]);
+    expect(m.endpoints.map((e) => [e.dnsName, e.recordType, e.targets])).toEqual([
+      [`_dmarc.${zone}`, 'DMARC', ['v=DMARC1;p=none;']],
+      [zone, 'SPF', ['v=spf1 -all']],
+      [`sel._domainkey.${zone}`, 'DKIM', ['v=DKIM1;k=rsa;p=abc']],
+    ]);
   });
 
   it('takes the minimum of differing TTLs, with a warning', () => {

@@ -68,8 +68,8 @@ const arbRecords: fc.Arbitrary<OvhRecord[]> = fc
         weight: 1,
         arbitrary: fc.record({
           subDomain: fc.constantFrom(...NAMES),
-          fieldType: fc.constant('SPF'),
-          target: fc.constant('"v=spf1 -all"'),
+          fieldType: fc.constant('SVCB'),
+          target: fc.constant('1 . alpn=h2'),
           ttl: fc.constant(300),
         }),
       },
@@ -146,7 +146,7 @@ describe('plan and operations, everything owned, policy sync', () => {
         const after = applyOperationsToRecords(records, ops, newId);
         expect(recordsToEndpoints(after, zone).endpoints).toEqual(sorted(desired));
         // Unmanaged types are untouched.
-        expect(after.filter((r) => r.fieldType === 'SPF')).toEqual(records.filter((r) => r.fieldType === 'SPF'));
+        expect(after.filter((r) => r.fieldType === 'SVCB')).toEqual(records.filter((r) => r.fieldType === 'SVCB'));
         // Every changed set is clean afterwards: one record per target, all at the desired TTL.
         for (const c of changes) {
           const held = recordsOf(after, keyOfChange(c));

@@ -169,9 +169,9 @@ describe('node-ovh against the served OVH API', () => {
       error: 400,
       message: 'Invalid IPv4 address: not-an-ip',
     });
-    expect(await rejection(c.requestPromised('POST', REC, { fieldType: 'SPF', subDomain: 'x', target: 'v=spf1 -all' }))).toMatchObject({
+    expect(await rejection(c.requestPromised('POST', REC, { fieldType: 'SVCB', subDomain: 'x', target: '1 . alpn=h2' }))).toMatchObject({
       error: 400,
-      message: expect.stringMatching(/^fieldType: dnsplane manages A, AAAA, CNAME, TXT, MX, SRV, CAA, NS records; SPF is not one of them$/),
+      message: '[fieldType] Given data (SVCB) does not belong to the NamedResolutionFieldTypeEnum enumeration',
     });
     expect(await rejection(c.requestPromised('PUT', `${REC}/${bobIds[0]}`, { fieldType: 'TXT' }))).toEqual({
       error: 400,

@@ -179,7 +179,7 @@ describe("bad input: OVH's answers, nothing written", () => {
       [ovhCall(base, key, 'POST', REC, { body: { ...body, id: 5 } }), 400, { class: 'Client::BadRequest', message: 'Try to alter read-only properties: id' }],
       [ovhCall(base, key, 'POST', REC, { body: [body] }), 400, { class: 'Client::BadRequest', message: 'Invalid body: a JSON object is expected' }],
       [ovhCall(base, key, 'POST', `/domain/zone/${ZONE}/records`, { body }), 404, { class: 'Client::NotFound', message: 'Got an invalid (or empty) URL' }],
-      [ovhCall(base, key, 'GET', `/domain/zone/${ZONE}/export`), 404, { class: 'Client::NotFound', message: 'Got an invalid (or empty) URL' }],
+      [ovhCall(base, key, 'GET', `/domain/zone/${ZONE}/dnssec`), 404, { class: 'Client::NotFound', message: 'Got an invalid (or empty) URL' }],
       [ovhCall(base, key, 'PATCH', `${REC}/1`, { body }), 405, { class: 'Client::MethodNotAllowed', message: 'Method not allowed' }],
       [ovhCall(base, key, 'POST', `/domain/zone/${ZONE}`, { body }), 405, { class: 'Client::MethodNotAllowed', message: 'Method not allowed' }],
       [ovhCall(base, key, 'DELETE', `${REC}/x1`), 400, { class: 'Client::BadRequest', message: '[id] Given data (x1) is not valid for type long' }],

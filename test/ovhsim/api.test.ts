@@ -244,8 +244,19 @@ describe('records', () => {
     expect(notJson.status).toBe(400);
     expect(JSON.parse(notJson.text)).toMatchObject({ class: 'Client::BadRequest' });
     for (const fieldType of ['CAA', 'NS', 'PTR', 'SPF', 'DKIM', 'DMARC', 'HTTPS', 'SVCB', 'TLSA', 'LOC']) {
-      const target = fieldType === 'CAA' ? '0 issue "ca.example"' : fieldType === 'NS' || fieldType === 'PTR' ? 'host.example.' : 'v=x 1 2 3';
-      expect((await create({ fieldType, subDomain: `ft-${fieldType.toLowerCase()}`, target })).fieldType).toBe(fieldType);
+      const target =
+        {
+          CAA: '0 issue "ca.example"',
+          NS: 'host.example.',
+          PTR: 'host.example.',
+          SPF: 'v=spf1 -all',
+          DKIM: 'v=DKIM1;p=abc',
+          DMARC: 'v=DMARC1;p=none',
+          TLSA: '3 1 1 abcd',
+          LOC: '52 22 23.000 N 4 53 32.000 E -2.00m 1m 10000m 10m',
+        }[fieldType] ?? 'v=x 1 2 3';
+      const subDomain = fieldType === 'DMARC' ? '_dmarc' : `ft-${fieldType.toLowerCase()}`;
+      expect((await create({ fieldType, subDomain, target })).fieldType).toBe(fieldType);
     }
   });
 

@@ -43,7 +43,7 @@ describe('expanded lists', () => {
 });
 
 describe('routes', () => {
-  it("OVH's DNS routes and the credential checks clients make; the zone export and unknown paths are 404, other methods 405", () => {
+  it("OVH's DNS routes, the schema's zone routes (export, import, tasks, capabilities, PUT soa) and the credential checks clients make; unknown paths are 404, other methods 405", () => {
     expect(resolveRoute('GET', '/domain/zone/Ex.Test/record/12')).toEqual({ name: 'record', zone: 'ex.test', id: '12' });
     expect(servedRoute('GET', '/auth/details')).toEqual({ name: 'authDetails' });
     expect(servedRoute('GET', '/auth/currentCredential/')).toEqual({ name: 'authCredential' });
@@ -56,7 +56,12 @@ describe('routes', () => {
       }
       return 'served';
     };
-    expect(fails('GET', '/domain/zone/ex.test/export')).toEqual([404, '']);
+    expect(servedRoute('GET', '/domain/zone/ex.test/export')).toEqual({ name: 'export', zone: 'ex.test' });
+    expect(servedRoute('POST', '/domain/zone/ex.test/import')).toEqual({ name: 'import', zone: 'ex.test' });
+    expect(servedRoute('GET', '/domain/zone/ex.test/task/7')).toEqual({ name: 'task', zone: 'ex.test', id: '7' });
+    expect(servedRoute('PUT', '/domain/zone/ex.test/soa')).toEqual({ name: 'soaUpdate', zone: 'ex.test' });
+    expect(fails('GET', '/domain/zone/ex.test/import')).toEqual([405, 'POST']);
+    expect(fails('GET', '/domain/zone/ex.test/dnssec')).toEqual([404, '']);
     expect(fails('GET', '/me/bill')).toEqual([404, '']);
     expect(fails('PUT', '/auth/details')).toEqual([405, 'GET']);
     expect(fails('POST', '/domain/zone/ex.test/record/1')).toEqual([405, 'GET, PUT, DELETE']);

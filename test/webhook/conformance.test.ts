@@ -11,7 +11,8 @@ import * as store from '../../src/store/index.js';
 import { startSidecar, type Sidecar } from '../../src/webhook/index.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 import { calculate, ExternalDns, ExternalDnsError, MEDIA_TYPE, type GoEndpoint } from '../helpers/external-dns.js';
-import { callLines } from '../helpers/expect.js';
+import { callLines, ep } from '../helpers/expect.js';
+import { applyDesired } from '../helpers/zone-requests.js';
 
 const ZONE = 'example.com';
 const silent = pino({ level: 'silent' });
@@ -270,6 +271,68 @@ describe.each<Mode>(['central', 'sidecar'])('the webhook protocol, %s mode', (mo
         delete: ['www.example.com'], // …so the record read back would be deleted and re-created
         update: ['api.example.com', 'txt.example.com'], // `LB.Example.NET.` and `"hello world"` differ as strings
       });
+    });
+  });
+
+  describe('PTR and NAPTR endpoints, as external-dns sends them (issue 43)', () => {
+    const desired: GoEndpoint[] = [
+      { dnsName: 'host-ptr.example.com', targets: ['Host.Example.NET.'], recordType: 'PTR', recordTTL: 300 },
+      { dnsName: 'sip.example.com', targets: ['100 10 "u" "E2U+sip" "!^.*$!sip:info@example.com!" .'], recordType: 'NAPTR', recordTTL: 300 },
+    ];
+    const managedRecordTypes = ['PTR', 'NAPTR'];
+
+    it('one POST per record as OVH stores it and one refresh; then the loops converge with no call', async () => {
+      const edns = new ExternalDns(await s.url('voip', await h.tenant('voip', [ZONE])));
+      const changes = await edns.runOnce(desired, { managedRecordTypes });
+      expect(changes.create?.map((e) => e.recordType).sort()).toEqual(['NAPTR', 'PTR']);
+      expect(calls()).toEqual([...Array(2).fill(`POST /domain/zone/${ZONE}/record`), `POST /domain/zone/${ZONE}/refresh`]);
+      expect(
+        h.sim
+          .writes()
+          .filter((c) => c.path.endsWith('/record'))
+          .map((c) => c.body)
+          .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))),
+      ).toEqual([
+        { fieldType: 'NAPTR', subDomain: 'sip', target: '100 10 "U" "E2U+sip" "!^.*$!sip:info@example.com!" .', ttl: 300 },
+        { fieldType: 'PTR', subDomain: 'host-ptr', target: 'host.example.net.', ttl: 300 },
+      ]);
+      h.sim.clearCalls();
+      for (let loop = 0; loop < 2; loop++)
+        expect(await edns.runOnce(desired, { managedRecordTypes })).toEqual({ create: [], updateOld: [], updateNew: [], delete: [] });
+      expect(calls()).toEqual([]);
+    });
+  });
+
+  describe("a TXT at a DKIM's name: one set to external-dns, as to resolvers (issue 43)", () => {
+    const DKIM = 'v=DKIM1;k=rsa;p=MIGfOLD';
+
+    it('GET /records shows the union as TXT; a value added is one TXT POST, a DKIM value replaced one PUT of the DKIM record', async () => {
+      const token = await h.tenant('mail', [ZONE]);
+      await applyDesired(h.zoneClient(token), [ep(`sel._domainkey.${ZONE}`, 'DKIM', [DKIM])]);
+      const dkimId = h.sim.draftRecords(ZONE).find((r) => r.fieldType === 'DKIM')!.id;
+      const edns = new ExternalDns(await s.url('mail', token));
+      expect((await edns.records()).map((e) => [e.dnsName, e.recordType, e.targets])).toEqual([[`sel._domainkey.${ZONE}`, 'TXT', [DKIM]]]);
+      h.sim.clearCalls();
+      const wanted = (targets: string[]): GoEndpoint[] => [{ dnsName: `sel._domainkey.${ZONE}`, targets, recordType: 'TXT', recordTTL: 300 }];
+      await edns.runOnce(wanted([DKIM, 'extra']), { managedRecordTypes: ['TXT'] });
+      expect(h.sim.writes().map((c) => [c.method, c.path, c.body])).toEqual([
+        ['POST', `/domain/zone/${ZONE}/record`, { fieldType: 'TXT', subDomain: 'sel._domainkey', target: 'extra', ttl: 300 }],
+        ['POST', `/domain/zone/${ZONE}/refresh`, undefined],
+      ]);
+      h.sim.clearCalls();
+      await edns.runOnce(wanted(['v=DKIM1;k=rsa;p=MIGfNEW', 'extra']), { managedRecordTypes: ['TXT'] });
+      expect(h.sim.writes().map((c) => [c.method, c.path, c.body])).toEqual([
+        ['PUT', `/domain/zone/${ZONE}/record/${dkimId}`, { target: 'v=DKIM1;k=rsa;p=MIGfNEW', ttl: 300 }],
+        ['POST', `/domain/zone/${ZONE}/refresh`, undefined],
+      ]);
+      h.sim.clearCalls();
+      expect(await edns.runOnce(wanted(['v=DKIM1;k=rsa;p=MIGfNEW', 'extra']), { managedRecordTypes: ['TXT'] })).toEqual({
+        create: [],
+        updateOld: [],
+        updateNew: [],
+        delete: [],
+      });
+      expect(calls()).toEqual([]);
     });
   });
 

@@ -1,6 +1,7 @@
 /**
  * What the DNS door serves of a zone (queries, AXFR): every record set of the cache — the same sets
- * Records serves, whoever owns them —, an index to answer queries from (dns/zone-index.ts) and the
+ * Records serves, whoever owns them, with a name's TXT, SPF, DKIM and DMARC sets as the one TXT set
+ * resolvers read (dns/txt-family.ts) —, an index to answer queries from (dns/zone-index.ts) and the
  * zone's SOA. From memory: the zone's current generation comes from the read cache's shared fresh
  * read (core/reads/read-cache.ts), its records from the base kept for that generation; the index is built
  * once per generation and process, in slices. Zero OVH calls, except the first read of a zone never synced
@@ -13,8 +14,13 @@
  * zone are OVH's: dnsplane is where changes go in, not where resolvers ask), RNAME hostmaster.<zone>,
  * and the negative-answer TTL is short (60 s), so that a client that asked for a name just before
  * creating it does not cache its absence for long.
+ *
+ * The SOA question never fails (issue 43: external-dns's OVH provider asks the served SOA's `server`
+ * for it and reads the first answer unchecked): every zone read here leaves its SOA in memory
+ * (rememberedSoa), and the DNS door answers an apex SOA from it when the fresh read fails or is slow.
  */
 import { zoneFinder } from '../../dns/names.js';
+import { dnsViewSteps } from '../../dns/txt-family.js';
 import type { Endpoint } from '../../dns/types.js';
 import { indexZoneSteps, type ZoneIndex } from '../../dns/zone-index.js';
 import type { CoreContext } from '../context.js';
@@ -42,9 +48,23 @@ export interface DnsZone {
   zone: string;
   generation: bigint;
   soa: SoaFields;
-  /** Every record set of the zone, sorted (shared: never mutate). */
+  /** Every record set of the zone as resolvers see it (a name's TXT, SPF, DKIM and DMARC as one TXT set), by name (shared: never mutate). */
   endpoints: readonly Endpoint[];
   index: ZoneIndex;
+}
+
+/** The last SOA of each zone this process answered or read the generation of (per context). */
+const remembered = new WeakMap<CoreContext, Map<string, SoaFields>>();
+
+function remember(ctx: CoreContext, zone: string, soa: SoaFields): void {
+  let m = remembered.get(ctx);
+  if (!m) remembered.set(ctx, (m = new Map()));
+  m.set(zone, soa);
+}
+
+/** The SOA last known of a managed zone, from memory (no read): what the door answers when a fresh read fails. */
+export function rememberedSoa(ctx: CoreContext, zone: string): SoaFields | undefined {
+  return remembered.get(ctx)?.get(zone);
 }
 
 /** The SOA timers dnsplane serves (seconds); the serial comes from the generation. */
@@ -63,6 +83,11 @@ export function soaSerial(generation: bigint): number {
 export async function dnsZones(ctx: CoreContext): Promise<{ names: string[]; zoneOf(name: string): string | undefined; states: ZoneStates }> {
   const states = await readCacheOf(ctx).zoneStates.fresh();
   const names = [...states.keys()];
+  for (const [zone, s] of states) {
+    const known = rememberedSoa(ctx, zone);
+    const serial = soaSerial(s.generation);
+    if (known?.serial !== serial) remember(ctx, zone, { ...(known ?? { mname: `ns.${zone}`, rname: `hostmaster.${zone}`, ...SOA_TIMERS }), serial });
+  }
   const find = zoneFinder(names);
   return { names, zoneOf: (name) => find(name), states };
 }
@@ -91,7 +116,9 @@ export async function dnsZone(ctx: CoreContext, zone: string, states?: ZoneState
       built.set(base, (z = build(zone, base)));
       z.catch(() => built.delete(base));
     }
-    return z;
+    const done = await z;
+    remember(ctx, zone, done.soa);
+    return done;
   }
   throw new Error(`zone "${zone}" kept changing while it was read; try again`);
 }
@@ -128,11 +155,13 @@ const firstReads = new WeakMap<CoreContext, { running: Map<string, Promise<bigin
 /** The index of a zone of 50,000 record sets is built in slices (core/slices.ts): no caller waits behind it. */
 async function build(zone: string, base: ZoneBase): Promise<DnsZone> {
   const apexNs = base.endpoints.find((e) => e.dnsName === zone && e.recordType === 'NS');
+  const slicer = new Slicer();
+  const endpoints = await slicer.run(dnsViewSteps(base.endpoints));
   return {
     zone,
     generation: base.generation,
-    endpoints: base.endpoints,
-    index: await new Slicer().run(indexZoneSteps(zone, base.endpoints)),
+    endpoints,
+    index: await slicer.run(indexZoneSteps(zone, endpoints)),
     soa: { mname: apexNs?.targets[0] ?? `ns.${zone}`, rname: `hostmaster.${zone}`, serial: soaSerial(base.generation), ...SOA_TIMERS },
   };
 }

@@ -135,7 +135,14 @@ export async function ownRecords(base: ZoneBase, tenant: Tenant, zone: string, i
 
 /** A staged record in the form OVH answers it. */
 export function servedRecordOf(zone: string, id: string, r: store.DraftRecord): OvhRecord {
-  return { id, zone, subDomain: r.subDomain, fieldType: r.fieldType, target: r.fieldType === 'TXT' ? txtForAnswer(r.target) : r.target, ttl: r.ttl };
+  return {
+    id,
+    zone,
+    subDomain: r.subDomain,
+    fieldType: r.fieldType,
+    target: r.fieldType === 'TXT' || r.fieldType === 'SPF' ? txtForAnswer(r.target) : r.target,
+    ttl: r.ttl,
+  };
 }
 
 /**

@@ -69,8 +69,8 @@ function managedType(fieldType: string): RecordType {
 
 /** A record's target as OVH stores it (a TXT answer unquoted and joined), from the form OVH answers. */
 function storedTarget(r: OvhRecord): string {
-  if (r.fieldType !== 'TXT') return r.target;
-  return ovhTargetToCanonical('TXT', r.target, r.zone) ?? stripOneQuotePair(r.target);
+  if (r.fieldType !== 'TXT' && r.fieldType !== 'SPF') return r.target;
+  return ovhTargetToCanonical(r.fieldType, r.target, r.zone) ?? stripOneQuotePair(r.target);
 }
 
 function isShared(index: SetsIndex, e: { dnsName: string; recordType: string }): boolean {

@@ -15,6 +15,10 @@
  * only; the set disappears with the last target. A set without any row is unowned and never touched
  * by a tenant until an admin assigns it.
  *
+ * A name's TXT family — its TXT, SPF, DKIM and DMARC sets, one TXT record set on the wire
+ * (dns/types.ts TXT_FAMILY) — has one writer: a member nobody owns a row of is, for a tenant, another
+ * tenant's when another member at the name is (never two writers of one RRset).
+ *
  * Ownership is part of what Records serves (the owner label), so every ownership change made outside
  * an apply bumps the zone generation, under the zone lock, like a change of records.
  */
@@ -31,6 +35,7 @@ import {
   type RecordSetKey,
   type RecordType,
 } from '../../dns/index.js';
+import { isTxtFamily, TXT_FAMILY } from '../../dns/types.js';
 import { InvalidInputError } from '../../dns/errors.js';
 import { HEALTH_CHECK_LABEL } from '../../dns/health-check.js';
 import { drain, ITEMS_PER_STEP, type Steps } from '../../dns/steps.js';
@@ -84,7 +89,7 @@ export function ownerViewOf(tenant: Tenant, zone: string, rows: readonly store.O
   const recordsOf = recordsLookup(records, zone);
   return (key): OwnerView => {
     const owners = byKey.get(key);
-    if (!owners || owners.length === 0) return { kind: 'none' };
+    if (!owners || owners.length === 0) return familyOwner(tenant, key, byKey);
     if (owners.some((o) => o.shared)) {
       const mine = owners.filter((o) => o.tenantId === tenant.id).map((o) => o.target);
       const others = new Map(owners.filter((o) => o.tenantId !== tenant.id).map((o) => [o.target, o.tenantName] as const));
@@ -95,6 +100,20 @@ export function ownerViewOf(tenant: Tenant, zone: string, rows: readonly store.O
     if (owners.some((o) => o.tenantId === tenant.id)) return { kind: 'self' };
     return { kind: 'other', owner: owners[0]!.tenantName };
   };
+}
+
+/** A TXT-family set without rows of its own: another tenant's when another member at its name is. */
+function familyOwner(tenant: Tenant, key: RecordSetKey, byKey: ReadonlyMap<RecordSetKey, readonly store.OwnershipRow[]>): OwnerView {
+  const space = key.lastIndexOf(' ');
+  const type = key.slice(space + 1);
+  if (!isTxtFamily(type)) return { kind: 'none' };
+  const name = key.slice(0, space);
+  for (const member of TXT_FAMILY) {
+    if (member === type) continue;
+    const other = byKey.get(recordSetKey(name, member))?.find((o) => o.tenantId !== tenant.id);
+    if (other) return { kind: 'other', owner: other.tenantName };
+  }
+  return { kind: 'none' };
 }
 
 /**

@@ -18,15 +18,20 @@
  *    record (absent: a no-op). A CNAME added beside other data, or data added beside a CNAME, is
  *    ignored (§3.4.2.2). TXT record sets an UPDATE creates are shared (core/ownership/ownership.ts): two
  *    tenants adding challenge values under one name both keep theirs, and deleting "the RRset"
- *    deletes the tenant's own values only — the others' stay.
+ *    deletes the tenant's own values only — the others' stay. At a name that holds OVH's SPF, DKIM or
+ *    DMARC records, the TXT record set is their union, as resolvers read it (dns/txt-family.ts): one
+ *    set with one owner, each of its records kept in its own OVH type — a value already held is not
+ *    added again, deleting a value deletes the record that holds it, deleting the RRset deletes them
+ *    all, a new value takes the place of one a DKIM, SPF or DMARC record loses (one PUT).
  * The result is the tenant's change set, diffed like Apply's (dns/diff.ts): its changes, or a
  * refusal (DnsUpdateRefused) naming the RCODE, the reason, the name and type.
  */
 import { diffChangeSetSteps, SHARED_LABEL } from '../../dns/diff.js';
 import { normalizeEndpoint } from '../../dns/endpoint.js';
 import { InvalidInputError } from '../../dns/errors.js';
-import type { Steps } from '../../dns/steps.js';
-import { isRecordType, recordSetKey, type Change, type Endpoint, type RecordType } from '../../dns/types.js';
+import { drain, type Steps } from '../../dns/steps.js';
+import { splitFamily, dnsViewSteps } from '../../dns/txt-family.js';
+import { isRecordType, publishedType, recordSetKey, TXT_FAMILY, type Change, type Endpoint, type RecordType } from '../../dns/types.js';
 import type { OwnerOf, OwnerView } from '../../dns/diff.js';
 import { adjustEndpointForOvh, ovhRecordSetName } from '../../ovh/mapping.js';
 import type { OvhRecord } from '../../ovh/types.js';
@@ -122,7 +127,7 @@ function checkPrerequisites(c: UpdateContext, prerequisites: readonly DnsPrerequ
     names.add(name);
     rrsets.add(recordSetKey(name, TXT_LIKE.has(type) ? 'TXT' : type));
   }
-  const setOf = new Map(c.current.map((e) => [recordSetKey(e.dnsName, e.recordType), e] as const));
+  const setOf = new Map(drain(dnsViewSteps(c.current)).map((e) => [recordSetKey(e.dnsName, e.recordType), e] as const));
   for (const p of prerequisites) {
     const at = { name: p.name, ...('type' in p ? { type: p.type } : {}) };
     switch (p.kind) {
@@ -177,6 +182,8 @@ interface SetState {
   /** The tenant's targets now (its whole set, or its slice of a shared set), in order. */
   slice: string[];
   ttl: number | undefined;
+  /** A name's TXT family (SPF, DKIM or DMARC records there): each member's targets now; the set is their union. */
+  family?: Map<RecordType, string[]>;
 }
 
 /** The tenant's record sets as the update section changes them, in order. */
@@ -193,6 +200,7 @@ class WorkingSets {
   private state(name: string, type: RecordType): SetState {
     const key = recordSetKey(name, type);
     let s = this.sets.get(key);
+    if (!s && type === 'TXT') s = this.familyState(name);
     if (!s) {
       const current = this.currentByKey.get(key);
       const view = this.c.ownerOf(key);
@@ -201,6 +209,35 @@ class WorkingSets {
       s = { name, type, view, current, slice, ttl: view.kind === 'shared' ? (view.ttl ?? current?.ttl) : current?.ttl };
       this.sets.set(key, s);
     }
+    return s;
+  }
+
+  /** The TXT set at a name where SPF, DKIM or DMARC records are: their union, owned as one (undefined: no such record there). */
+  private familyState(name: string): SetState | undefined {
+    const members = TXT_FAMILY.map((t) => [t, this.currentByKey.get(recordSetKey(name, t))] as const).filter(([, e]) => e !== undefined) as [
+      RecordType,
+      Endpoint,
+    ][];
+    if (!members.some(([t]) => t !== 'TXT')) return undefined;
+    let view: OwnerView = { kind: 'self' };
+    for (const [t] of members) {
+      const v = this.c.ownerOf(recordSetKey(name, t));
+      if (v.kind === 'other' || v.kind === 'none') view = v;
+      else if (v.kind === 'shared' && v.others.size > 0) view = { kind: 'other', owner: [...v.others.values()][0]! };
+      if (view.kind !== 'self') break;
+    }
+    const targets = [...new Set(members.flatMap(([, e]) => e.targets))].sort();
+    const current: Endpoint = { dnsName: name, recordType: 'TXT', targets, ttl: Math.min(...members.map(([, e]) => e.ttl)) };
+    const s: SetState = {
+      name,
+      type: 'TXT',
+      view,
+      current,
+      slice: view.kind === 'self' ? [...targets] : [],
+      ttl: current.ttl,
+      family: new Map(members.map(([t, e]) => [t, [...e.targets]])),
+    };
+    this.sets.set(recordSetKey(name, 'TXT'), s);
     return s;
   }
 
@@ -241,7 +278,8 @@ class WorkingSets {
         if (isRecordType(op.type)) this.clear(op.name, op.type, `delete the ${op.type} records of ${op.name}`);
         return;
       case 'delete-name':
-        for (const type of [...(this.typesAt.get(op.name) ?? [])]) {
+        // SPF, DKIM and DMARC are cleared with the TXT set they are part of.
+        for (const type of new Set([...(this.typesAt.get(op.name) ?? [])].map(publishedType))) {
           if (type === 'NS' && op.name === this.c.zone) continue; // §3.4.2.3: never the apex NS
           this.clear(op.name, type, `delete every record of ${op.name}`);
         }
@@ -283,6 +321,10 @@ class WorkingSets {
     const create: Endpoint[] = [];
     const remove: Endpoint[] = [];
     for (const s of this.sets.values()) {
+      if (s.family) {
+        this.familyChanges(s, create, remove);
+        continue;
+      }
       const field = `update ${s.name} ${s.type}`;
       const mine =
         s.view.kind === 'shared'
@@ -308,5 +350,26 @@ class WorkingSets {
       }
     }
     return { create, remove };
+  }
+
+  /** A TXT family's members after the update: each value in the type that holds it (dns/txt-family.ts splitFamily). */
+  private familyChanges(s: SetState, create: Endpoint[], remove: Endpoint[]): void {
+    const family = s.family as Map<RecordType, string[]>;
+    const split = s.view.kind === 'self' ? splitFamily(family, s.slice) : new Map<RecordType, string[]>();
+    for (const type of TXT_FAMILY) {
+      const targets = split.get(type) ?? [];
+      const before = family.get(type) ?? [];
+      if (targets.length === 0) {
+        if (before.length > 0 && s.view.kind === 'self') remove.push({ dnsName: s.name, recordType: type, targets: before, ttl: s.ttl ?? 0 });
+        continue;
+      }
+      try {
+        const e = normalizeEndpoint({ dnsName: s.name, recordType: type, targets, ttl: s.ttl ?? 0 }, `update ${s.name} TXT`, { zone: this.c.zone });
+        create.push(adjustEndpointForOvh(e).endpoint);
+      } catch (e) {
+        if (e instanceof InvalidInputError) throw new DnsUpdateRefused('REFUSED', e.message, { name: s.name, type: 'TXT' });
+        throw e;
+      }
+    }
   }
 }

@@ -23,22 +23,10 @@ import type { ZoneBase } from '../reads/zone-base.js';
 import { dnsUpdateChanges, type DnsUpdate, type UpdateContext } from './dns-update-plan.js';
 import type { WithdrawPlanner } from '../ownership/withdraw-planner.js';
 
-/** An endpoint as callers send it, before normalization. */
-export interface RawEndpoint {
-  dnsName: string;
-  recordType: string;
-  targets: string[];
-  ttl: number;
-  setIdentifier?: string;
-  labels?: Record<string, string>;
-}
+/** An endpoint as callers send it, before normalization; a change set of them (the shape dns/ gives both). */
+import type { RawChangeSet, RawEndpoint } from '../../dns/txt-family.js';
 
-export interface RawChangeSet {
-  create: RawEndpoint[];
-  updateOld: RawEndpoint[];
-  updateNew: RawEndpoint[];
-  delete: RawEndpoint[];
-}
+export type { RawChangeSet, RawEndpoint };
 
 /**
  * Which of the tenant's record sets a SYNC desired state covers (deletes when absent from it). Absent:
@@ -71,6 +59,8 @@ export type PlanInput =
       allOrNothing?: boolean;
       /** Apply even over the tenant's change threshold (core/plan/guard.ts). */
       force?: boolean;
+      /** Which door asked, in words (the journal's summary): a served OVH API import. */
+      origin?: string;
     }
   /** revertOf: the journal row this change set reverts (core/plan/revert.ts), named in its apply's journal rows. */
   | { kind: 'changes'; changes: RawChangeSet; policy: Policy; force?: boolean; origin?: string; revertOf?: string }
@@ -191,6 +181,7 @@ export async function routeInput(ctx: CoreContext, tenant: Tenant, input: PlanIn
       ...(scope ? { scope } : {}),
       ...(input.allOrNothing ? { allOrNothing: true } : {}),
       ...(input.force ? { force: true } : {}),
+      ...(input.origin ? { origin: input.origin } : {}),
     };
   }
 

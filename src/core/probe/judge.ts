@@ -4,10 +4,14 @@
  * be trusted (an error: not authoritative, a refusal, a failure, an answer for another zone, records
  * that cannot be read). Only an authoritative answer (AA) with NOERROR or NXDOMAIN counts; a negative
  * one must carry the zone's own SOA. Created and updated sets must answer exactly their targets; a
- * deleted set must answer nothing of its type at its name (NXDOMAIN or NODATA). Pure.
+ * deleted set must answer nothing of its type at its name (NXDOMAIN or NODATA). OVH's SPF, DKIM and
+ * DMARC are TXT on the wire, one TXT set with the name's other TXT records: a set of those types
+ * matches when the TXT answer holds its targets (created, updated), or no value of its type (deleted:
+ * none the type's rules would take, mail-policy.ts). Pure.
  */
 import { RCODE, TYPE, rcodeName, sameName, targetOfData, wireTypeOf, type ResourceRecord } from '../../dns/wire/index.js';
-import { isRecordType } from '../../dns/types.js';
+import { checkMailPolicy } from '../../dns/mail-policy.js';
+import { isRecordType, isTxtFamily } from '../../dns/types.js';
 import type { DnsAnswer } from '../../dnsclient/index.js';
 import { messageOf } from '../../error-message.js';
 
@@ -35,14 +39,19 @@ export function judge(zone: string, set: { name: string; type: string; targets: 
   if (why) return { error: why };
   const type = wireType(set.type);
   const records = a.rcode === RCODE.NXDOMAIN ? [] : a.answers.filter((rr) => rr.type === type && sameName(rr.name, set.name));
-  if (set.targets === null) return records.length === 0 ? 'match' : 'old';
+  const member = set.type !== 'TXT' && isTxtFamily(set.type) ? (set.type as 'SPF' | 'DKIM' | 'DMARC') : undefined;
+  if (set.targets === null && !member) return records.length === 0 ? 'match' : 'old';
   let got: string[];
   try {
     got = [...new Set(records.map((rr) => targetOf(rr)))].sort();
   } catch (e) {
     return { error: `records that cannot be read (${messageOf(e)})` };
   }
-  const want = [...new Set(set.targets)].sort();
+  if (member) {
+    if (set.targets === null) return got.some((t) => holds(member, t)) ? 'old' : 'match';
+    return set.targets.every((t) => got.includes(t)) ? 'match' : 'old';
+  }
+  const want = [...new Set(set.targets ?? [])].sort();
   return got.length === want.length && got.every((t, i) => t === want[i]) ? 'match' : 'old';
 }
 
@@ -58,4 +67,14 @@ export function serialOf(zone: string, a: DnsAnswer): number | { error: string }
   const soa = a.answers.find((rr) => rr.type === TYPE.SOA && sameName(rr.name, zone));
   if (soa?.data?.kind !== 'SOA') return { error: `no SOA of ${zone} in the answer` };
   return soa.data.serial;
+}
+
+/** Whether a TXT value is one a record of this mail-policy type could hold. */
+function holds(type: 'SPF' | 'DKIM' | 'DMARC', text: string): boolean {
+  try {
+    checkMailPolicy(type, text, 'answer');
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -12,7 +12,7 @@ import { formatTxtPresentation } from '../../dns/txt.js';
 import { recordSetKey } from '../../dns/types.js';
 import { ovhTargetToCanonical, ovhRecordKey } from '../../ovh/mapping.js';
 import { formatZoneFile, type ZoneFileEntry } from '../../ovh/zonefile.js';
-import { isRecordType, type RecordType } from '../../dns/types.js';
+import { isRecordType, isTxtFamily, type RecordType } from '../../dns/types.js';
 import type { OvhRecord } from '../../ovh/types.js';
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
@@ -152,12 +152,14 @@ async function refuseBeyondHorizon(q: store.Queryable, zone: string, at: { gener
 }
 
 /**
- * A record's target as a zone file writes it: as OVH stores it, but TXT in RFC 1035's presentation
- * form (OVH keeps the quotes inside a value unescaped: `"say "hi""`, which a zone file reader splits).
+ * A record's target as a zone file writes it: as OVH stores it, but TXT, SPF, DKIM and DMARC in RFC
+ * 1035's presentation form, quoted (OVH keeps the quotes inside a TXT value unescaped: `"say "hi""`,
+ * which a zone file reader splits; DKIM and DMARC it keeps raw, where `;` would start a comment).
  */
 function presentation(r: OvhRecord): string {
-  if (r.fieldType.toUpperCase() !== 'TXT') return r.target;
-  const text = ovhTargetToCanonical('TXT', r.target, r.zone);
+  const type = r.fieldType.toUpperCase();
+  if (!isTxtFamily(type)) return r.target;
+  const text = ovhTargetToCanonical(type as RecordType, r.target, r.zone);
   return text === undefined ? r.target : formatTxtPresentation(text);
 }
 

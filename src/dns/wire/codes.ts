@@ -1,6 +1,7 @@
 /**
  * The numbers of the DNS wire format that dnsplane speaks: record types, classes, opcodes, response
- * codes and TSIG's extended errors (RFC 1035, 2136, 3596, 2782, 8659, 6891, 8945, 5936), with their
+ * codes and TSIG's extended errors (RFC 1035, 2136, 3596, 2782, 8659, 6891, 8945, 5936; 1876 LOC, 3403
+ * NAPTR, 6672 DNAME, 4255 SSHFP, 6698 TLSA), with their
  * names for logs. Pure data.
  */
 
@@ -14,8 +15,13 @@ export const TYPE = {
   MX: 15,
   TXT: 16,
   AAAA: 28,
+  LOC: 29,
   SRV: 33,
+  NAPTR: 35,
+  DNAME: 39,
   OPT: 41,
+  SSHFP: 44,
+  TLSA: 52,
   TSIG: 250,
   IXFR: 251,
   AXFR: 252,

@@ -1,10 +1,12 @@
 /**
- * Record data of the types dnsplane manages (A, AAAA, NS, CNAME, PTR, MX, SRV, TXT, CAA), the SOA
- * it serves and the TSIG record it signs with: read from a message (names decompressed) and written
- * (names compressed where RFC 3597 §4 allows: NS, CNAME, PTR, SOA, MX; never SRV's target nor
- * TSIG's algorithm). Any other type is kept as its raw bytes and written back as it came.
+ * Record data of the types dnsplane manages (A, AAAA, NS, CNAME, PTR, MX, SRV, TXT, CAA, NAPTR, TLSA,
+ * SSHFP, LOC, DNAME; OVH's SPF, DKIM and DMARC are TXT on the wire), the SOA it serves and the TSIG
+ * record it signs with: read from a message (names decompressed) and written (names compressed where
+ * RFC 3597 §4 allows: NS, CNAME, PTR, SOA, MX; never SRV's target, NAPTR's replacement, DNAME's
+ * target nor TSIG's algorithm). Any other type is kept as its raw bytes and written back as it came.
  * Every length is checked: record data must be exactly as long as its RDLENGTH says.
  */
+import type { LocValue } from '../loc.js';
 import { parseIpv6 } from '../targets.js';
 import { WireFormatError } from './errors.js';
 import { TYPE } from './codes.js';
@@ -20,6 +22,12 @@ export type RecordData =
   /** Character-strings as they are on the wire (bytes, at most 255 each). */
   | { kind: 'TXT'; strings: Buffer[] }
   | { kind: 'CAA'; flags: number; tag: string; value: Buffer }
+  | { kind: 'DNAME'; host: string }
+  /** flags, services and regexp: the character strings as UTF-8 text. */
+  | { kind: 'NAPTR'; order: number; preference: number; flags: string; services: string; regexp: string; replacement: string }
+  | { kind: 'TLSA'; usage: number; selector: number; matchingType: number; data: Buffer }
+  | { kind: 'SSHFP'; algorithm: number; fingerprintType: number; fingerprint: Buffer }
+  | ({ kind: 'LOC' } & LocValue)
   | { kind: 'SOA'; mname: string; rname: string; serial: number; refresh: number; retry: number; expire: number; minimum: number }
   | TsigData;
 
@@ -46,6 +54,11 @@ const KIND_OF_TYPE = new Map<number, RecordData['kind']>([
   [TYPE.SRV, 'SRV'],
   [TYPE.TXT, 'TXT'],
   [TYPE.CAA, 'CAA'],
+  [TYPE.DNAME, 'DNAME'],
+  [TYPE.NAPTR, 'NAPTR'],
+  [TYPE.TLSA, 'TLSA'],
+  [TYPE.SSHFP, 'SSHFP'],
+  [TYPE.LOC, 'LOC'],
   [TYPE.SOA, 'SOA'],
   [TYPE.TSIG, 'TSIG'],
 ]);
@@ -99,6 +112,23 @@ export function readRecordData(message: Uint8Array, offset: number, length: numb
       data = { kind, flags, tag, value: Buffer.from(r.take(end - r.pos)) };
       break;
     }
+    case 'DNAME':
+      data = { kind, host: r.name() };
+      break;
+    case 'NAPTR':
+      data = { kind, order: r.u16(), preference: r.u16(), flags: r.text(), services: r.text(), regexp: r.text(), replacement: r.name() };
+      break;
+    case 'TLSA':
+      data = { kind, usage: r.u8(), selector: r.u8(), matchingType: r.u8(), data: Buffer.from(r.take(end - r.pos)) };
+      break;
+    case 'SSHFP':
+      data = { kind, algorithm: r.u8(), fingerprintType: r.u8(), fingerprint: Buffer.from(r.take(end - r.pos)) };
+      break;
+    case 'LOC': {
+      if (r.u8() !== 0) throw new WireFormatError('LOC record data: only version 0 is known');
+      data = { kind, size: r.u8(), horizontal: r.u8(), vertical: r.u8(), latitude: r.u32(), longitude: r.u32(), altitude: r.u32() };
+      break;
+    }
     case 'SOA':
       data = { kind, mname: r.name(), rname: r.name(), serial: r.u32(), refresh: r.u32(), retry: r.u32(), expire: r.u32(), minimum: r.u32() };
       break;
@@ -146,6 +176,11 @@ class Cursor {
   u32(): number {
     const b = this.take(4);
     return ((b[0]! << 24) >>> 0) + ((b[1]! << 16) | (b[2]! << 8) | b[3]!);
+  }
+
+  /** One character string (a length byte, then the bytes), as UTF-8 text. */
+  text(): string {
+    return Buffer.from(this.take(this.u8())).toString('utf8');
   }
 
   name(): string {
@@ -204,6 +239,40 @@ export function writeRecordData(w: Writer, data: RecordData): void {
       w.bytes(data.value);
       return;
     }
+    case 'DNAME':
+      w.name(data.host, false);
+      return;
+    case 'NAPTR':
+      w.u16(data.order);
+      w.u16(data.preference);
+      for (const text of [data.flags, data.services, data.regexp]) {
+        const b = Buffer.from(text, 'utf8');
+        if (b.length > 255) throw new WireFormatError('NAPTR: a character-string is longer than 255 bytes');
+        w.u8(b.length);
+        w.bytes(b);
+      }
+      w.name(data.replacement, false);
+      return;
+    case 'TLSA':
+      w.u8(data.usage);
+      w.u8(data.selector);
+      w.u8(data.matchingType);
+      w.bytes(data.data);
+      return;
+    case 'SSHFP':
+      w.u8(data.algorithm);
+      w.u8(data.fingerprintType);
+      w.bytes(data.fingerprint);
+      return;
+    case 'LOC':
+      w.u8(0);
+      w.u8(data.size);
+      w.u8(data.horizontal);
+      w.u8(data.vertical);
+      w.u32(data.latitude);
+      w.u32(data.longitude);
+      w.u32(data.altitude);
+      return;
     case 'SOA':
       w.name(data.mname);
       w.name(data.rname);

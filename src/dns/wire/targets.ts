@@ -10,8 +10,10 @@
  * TXT model reads as quoting) is refused, never changed silently.
  */
 import { InvalidInputError } from '../errors.js';
+import { formatLoc, parseLoc } from '../loc.js';
+import { fieldsOf, quoteString } from '../target-parts.js';
 import { canonicalTarget } from '../targets.js';
-import { isRecordType, type RecordType } from '../types.js';
+import { isRecordType, publishedType, type RecordType } from '../types.js';
 import { TYPE, typeName } from './codes.js';
 import type { RecordData } from './rdata.js';
 
@@ -21,9 +23,9 @@ export function recordTypeOf(type: number): RecordType | undefined {
   return isRecordType(name) ? name : undefined;
 }
 
-/** The wire type of a dnsplane record type. */
+/** The wire type of a dnsplane record type: OVH's SPF, DKIM and DMARC are TXT records on the wire. */
 export function wireTypeOf(type: RecordType): number {
-  return TYPE[type];
+  return TYPE[publishedType(type) as keyof typeof TYPE];
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -44,7 +46,24 @@ export function targetOfData(data: RecordData, field: string): { type: RecordTyp
       return { type: data.kind, target: canonicalTarget(data.kind, data.address, field) };
     case 'NS':
     case 'CNAME':
+    case 'PTR':
+    case 'DNAME':
       return { type: data.kind, target: canonicalTarget(data.kind, host(data.host), field) };
+    case 'NAPTR':
+      return {
+        type: 'NAPTR',
+        target: canonicalTarget(
+          'NAPTR',
+          `${data.order} ${data.preference} ${quoteString(data.flags)} ${quoteString(data.services)} ${quoteString(data.regexp)} ${host(data.replacement)}`,
+          field,
+        ),
+      };
+    case 'TLSA':
+      return { type: 'TLSA', target: canonicalTarget('TLSA', `${data.usage} ${data.selector} ${data.matchingType} ${data.data.toString('hex')}`, field) };
+    case 'SSHFP':
+      return { type: 'SSHFP', target: canonicalTarget('SSHFP', `${data.algorithm} ${data.fingerprintType} ${data.fingerprint.toString('hex')}`, field) };
+    case 'LOC':
+      return { type: 'LOC', target: canonicalTarget('LOC', formatLoc(data), field) };
     case 'MX':
       return { type: 'MX', target: canonicalTarget('MX', `${data.preference} ${host(data.exchange)}`, field) };
     case 'SRV':
@@ -93,7 +112,7 @@ export function txtStrings(text: string): Buffer[] {
   return out;
 }
 
-/** The wire data of a canonical target (as dns/targets.ts gives it) of a type dnsplane manages. */
+/** The wire data of a canonical target (as dns/targets.ts gives it) of a type dnsplane manages; SPF, DKIM and DMARC as TXT. */
 export function dataOfTarget(type: RecordType, target: string): RecordData {
   const fields = target.split(' ');
   const name = (h: string) => (h === '.' ? '' : h);
@@ -103,12 +122,41 @@ export function dataOfTarget(type: RecordType, target: string): RecordData {
       return { kind: type, address: target };
     case 'CNAME':
     case 'NS':
+    case 'PTR':
+    case 'DNAME':
       return { kind: type, host: name(target) };
+    case 'NAPTR': {
+      const f = fieldsOf(target)?.fields ?? [];
+      return {
+        kind: 'NAPTR',
+        order: Number(f[0]),
+        preference: Number(f[1]),
+        flags: f[2] ?? '',
+        services: f[3] ?? '',
+        regexp: f[4] ?? '',
+        replacement: name(f[5] ?? ''),
+      };
+    }
+    case 'TLSA':
+      return {
+        kind: 'TLSA',
+        usage: Number(fields[0]),
+        selector: Number(fields[1]),
+        matchingType: Number(fields[2]),
+        data: Buffer.from(fields[3] ?? '', 'hex'),
+      };
+    case 'SSHFP':
+      return { kind: 'SSHFP', algorithm: Number(fields[0]), fingerprintType: Number(fields[1]), fingerprint: Buffer.from(fields[2] ?? '', 'hex') };
+    case 'LOC':
+      return { kind: 'LOC', ...parseLoc(target, 'target') };
     case 'MX':
       return { kind: 'MX', preference: Number(fields[0]), exchange: name(fields[1] ?? '') };
     case 'SRV':
       return { kind: 'SRV', priority: Number(fields[0]), weight: Number(fields[1]), port: Number(fields[2]), target: name(fields[3] ?? '') };
     case 'TXT':
+    case 'SPF':
+    case 'DKIM':
+    case 'DMARC':
       return { kind: 'TXT', strings: txtStrings(target) };
     case 'CAA': {
       const m = /^(\d+) (\S+) "((?:[^"\\]|\\.)*)"$/.exec(target);

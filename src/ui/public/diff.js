@@ -1,7 +1,7 @@
 // A plan (Connect JSON of dnsplane.v1.Plan) as the lines `dnsplane plan` prints (src/cli/render.ts),
 // each with a kind for its colour: the console and the CLI show a plan the same way, line for line
 // (test/ui/console.test.ts compares them).
-import { h } from './dom.js';
+import { h, targetText } from './dom.js';
 import { pagedLines } from './table.js';
 
 const SHARED_LABEL = 'dnsplane/shared';
@@ -10,7 +10,7 @@ const ACTION_NAMES = { CHANGE_ACTION_CREATE: 'create', CHANGE_ACTION_UPDATE: 'up
 
 const ttlOf = (e) => e.ttl ?? 0;
 const ttl = (e) => (ttlOf(e) === 0 ? 'ttl default' : `ttl ${ttlOf(e)}`);
-const targets = (e) => (e.recordType === 'TXT' ? (e.targets ?? []).map((t) => JSON.stringify(t)) : (e.targets ?? [])).join(', ');
+const targets = (e) => targetText(e);
 const setName = (e) => `${e.dnsName} ${e.recordType}${e.labels?.[SHARED_LABEL] === 'true' ? ' (shared set: your targets)' : ''}`;
 const operationLine = (op) => `${op.method} ${op.path}${op.body ? ` ${op.body}` : ''}`;
 

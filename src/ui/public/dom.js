@@ -67,7 +67,10 @@ export function errorBox(e) {
   return h('div', { class: 'error', 'data-testid': 'error' }, h('strong', null, `${code}: `), msg);
 }
 
+/** The types whose targets are text (OVH's SPF, DKIM and DMARC are TXT records): shown quoted. */
+export const TEXT_TYPES = ['TXT', 'SPF', 'DKIM', 'DMARC'];
+
 export function targetText(e) {
   const targets = e.targets ?? [];
-  return (e.recordType === 'TXT' ? targets.map((t) => JSON.stringify(t)) : targets).join(', ');
+  return (TEXT_TYPES.includes(e.recordType) ? targets.map((t) => JSON.stringify(t)) : targets).join(', ');
 }
