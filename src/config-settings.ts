@@ -61,6 +61,11 @@ export const SETTINGS: Array<{ name: string; default: string; help: string }> = 
     help: 'OVH requests per second for the OVH account (per application key), shared by every replica on the database',
   },
   { name: 'DNSPLANE_OVH_CONCURRENCY', default: '8', help: 'OVH calls in flight at most' },
+  {
+    name: 'DNSPLANE_SYNC_CONCURRENCY',
+    default: '4',
+    help: "zones read whole from OVH at once by first syncs (a new zone's first reader): more wait their turn in order, holding no database connection, never refused for waiting",
+  },
   { name: 'DNSPLANE_OVH_TIMEOUT', default: '30s', help: 'OVH call timeout' },
   {
     name: 'DNSPLANE_OVH_EXPANDED_LISTS',
@@ -91,8 +96,8 @@ export const SETTINGS: Array<{ name: string; default: string; help: string }> = 
   },
   {
     name: 'DNSPLANE_READ_CACHE_BYTES',
-    default: '128Mi',
-    help: "what the Records cache keeps in memory at most (each zone's records at its generation, the answers cut from them, their encoded bytes): a byte count, or with Ki, Mi or Gi; past it the least recently used is dropped and built again when asked. The default is a quarter of the manifests' 512Mi memory limit",
+    default: '(40% of the heap limit)',
+    help: "what the Records cache keeps in memory at most (each zone's records at its generation, the answers cut from them, their encoded bytes, and the zones being read): a byte count, or with Ki, Mi or Gi; past it the least recently used is dropped and built again when asked. Unset: 40% of V8's heap limit (at least 128Mi; node's --max-old-space-size, or what the container's memory allows); the start log says what the managed zones would take and whether they fit",
   },
   {
     name: 'DNSPLANE_DRIFT_INTERVAL',

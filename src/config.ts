@@ -72,12 +72,14 @@ export interface Config {
   /** DNSPLANE_OVH_EXPANDED_LISTS: read record lists a page of full records per call (auto: when OVH answers them). */
   ovhExpandedLists: ExpandedListsMode;
   syncConcurrency: number;
+  /** DNSPLANE_SYNC_CONCURRENCY: zones read whole from OVH at once by first syncs. */
+  firstSyncs: number;
   lockTimeoutMs: number;
   planTtlMs: number;
   /** DNSPLANE_PLAN_CONCURRENCY: Plans one tenant may have computing at once; the next is refused (ResourceExhausted). */
   planConcurrency: number;
-  /** DNSPLANE_READ_CACHE_BYTES: what the Records cache keeps at most (zones' bases, answers, encoded bytes), in bytes. */
-  readCacheBytes: number;
+  /** DNSPLANE_READ_CACHE_BYTES: what the Records cache keeps at most (zones' bases, answers, encoded bytes), in bytes; undefined: from the heap limit (core/reads/read-cache.ts). */
+  readCacheBytes: number | undefined;
   /** DNSPLANE_DRIFT_INTERVAL: how often each zone is checked against OVH for changes made outside dnsplane; 0: never. */
   driftIntervalMs: number;
   /** DNSPLANE_SILENT_CHECK_INTERVAL: how often tenants silent past their withdraw_after are looked for (core/withdrawals/liveness.ts); 0: never. */
@@ -208,10 +210,11 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     ovhTimeoutMs: parseDuration(get('DNSPLANE_OVH_TIMEOUT') ?? '30s', 'DNSPLANE_OVH_TIMEOUT'),
     ovhExpandedLists: oneOf(get('DNSPLANE_OVH_EXPANDED_LISTS') ?? 'auto', 'DNSPLANE_OVH_EXPANDED_LISTS', ['auto', 'on', 'off'] as const),
     syncConcurrency: 8,
+    firstSyncs: positiveNumber(get('DNSPLANE_SYNC_CONCURRENCY') ?? '4', 'DNSPLANE_SYNC_CONCURRENCY', true),
     lockTimeoutMs: parseDuration(get('DNSPLANE_LOCK_TIMEOUT') ?? '30s', 'DNSPLANE_LOCK_TIMEOUT'),
     planTtlMs: parseDuration(get('DNSPLANE_PLAN_TTL') ?? '15m', 'DNSPLANE_PLAN_TTL'),
     planConcurrency: positiveNumber(get('DNSPLANE_PLAN_CONCURRENCY') ?? '2', 'DNSPLANE_PLAN_CONCURRENCY', true),
-    readCacheBytes: parseByteSize(get('DNSPLANE_READ_CACHE_BYTES') ?? '128Mi', 'DNSPLANE_READ_CACHE_BYTES'),
+    readCacheBytes: get('DNSPLANE_READ_CACHE_BYTES') === undefined ? undefined : parseByteSize(get('DNSPLANE_READ_CACHE_BYTES')!, 'DNSPLANE_READ_CACHE_BYTES'),
     driftIntervalMs: /^(0|off)$/i.test(get('DNSPLANE_DRIFT_INTERVAL') ?? '')
       ? 0
       : parseDuration(get('DNSPLANE_DRIFT_INTERVAL') ?? '5m', 'DNSPLANE_DRIFT_INTERVAL'),

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { CoreContext } from './core/context.js';
 import { Lifecycle } from './core/lifecycle.js';
-import { ReadCache } from './core/reads/read-cache.js';
+import { defaultReadCacheBytes, ReadCache } from './core/reads/read-cache.js';
 import { heardZoneChange } from './core/reads/zone-memory.js';
 import { TokenCache } from './core/tenants/tenants.js';
 import { warmTokenCache } from './core/tenants/token-warmth.js';
@@ -180,7 +180,11 @@ export async function coreContextOf(
     void warmTokenCache(database.pool, tokens, name).catch((e: unknown) =>
       log.warn({ err: messageOf(e), tenant: name }, "could not read the tenants' tokens ahead of their calls"),
     );
-  const reads = new ReadCache(database.pool, { maxBytes: config.readCacheBytes, onZoneStatesRead: () => metrics.zoneStatesRead(), listening });
+  const reads = new ReadCache(database.pool, {
+    maxBytes: config.readCacheBytes ?? defaultReadCacheBytes(),
+    onZoneStatesRead: () => metrics.zoneStatesRead(),
+    listening,
+  });
   const visibility = new VisibilityWatch();
   opened.listener = await store.listen(
     database.pool,
@@ -230,6 +234,7 @@ export async function coreContextOf(
       lockTimeoutMs: config.lockTimeoutMs,
       planTtlMs: config.planTtlMs,
       syncConcurrency: config.syncConcurrency,
+      firstSyncs: config.firstSyncs,
       cnameRelativeZones: config.cnameRelativeZones,
       dryRun: config.dryRun,
       maxChangePercent: config.maxChangePercent,

@@ -17,6 +17,8 @@ export interface CoreSettings {
   lockTimeoutMs: number;
   planTtlMs: number;
   syncConcurrency: number;
+  /** Zones read whole from OVH at once by first syncs (DNSPLANE_SYNC_CONCURRENCY); absent: core/zones/first-syncs.ts's default. */
+  firstSyncs?: number;
   /** Send CNAME targets relative to these zones (external-dns's --ovh-enable-cname-relative). */
   cnameRelativeZones?: string[];
   /** DNSPLANE_DRY_RUN: applies compute the OVH calls, log and return them, and send none. */

@@ -37,6 +37,19 @@ export interface NormalizeEndpointOptions {
 }
 
 /** Strict string order (code units), so that sorting never depends on the locale. */
+/**
+ * `e` with these labels (and other targets or TTL), written out field by field. Never `{ ...e, labels }`
+ * for what is kept per record set: V8 makes an object spread followed by more properties a
+ * dictionary-mode object, about five times the size of this literal (a zone's answers hold one per set).
+ */
+export function withLabels(e: Endpoint, labels: Readonly<Record<string, string>>, targets: string[] = e.targets, ttl: number = e.ttl): Endpoint {
+  const out: Endpoint = { dnsName: e.dnsName, recordType: e.recordType, targets, ttl };
+  if (e.setIdentifier !== undefined) out.setIdentifier = e.setIdentifier;
+  out.labels = labels as Record<string, string>;
+  if (e.targetStates !== undefined) out.targetStates = e.targetStates;
+  return out;
+}
+
 export function compareStrings(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -30,6 +30,7 @@ export {
   sameRecords,
   sortedUnique,
   validateEndpointSet,
+  withLabels,
   type EndpointInput,
   type NormalizeEndpointOptions,
 } from './endpoint.js';

@@ -14,6 +14,15 @@ export interface OvhRecord {
   ttl: number;
 }
 
+/**
+ * A row of the records cache as an OvhRecord of `zone`. Written out, never `{ ...row, zone }`: V8 makes
+ * an object spread followed by more properties a dictionary-mode object, about 350 bytes where this
+ * literal takes 80 — at 50,000 records a zone, the difference is most of what a zone's base weighs.
+ */
+export function recordOf(zone: string, r: { id: string; subDomain: string; fieldType: string; target: string; ttl: number }): OvhRecord {
+  return { id: r.id, zone, subDomain: r.subDomain, fieldType: r.fieldType, target: r.target, ttl: r.ttl };
+}
+
 export interface OvhRecordBody {
   fieldType: string;
   subDomain: string;

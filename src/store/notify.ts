@@ -57,9 +57,12 @@ export interface ListenOptions {
   retryDelayMs?: number;
   maxRetryDelayMs?: number;
   /**
-   * Every heartbeatMs, a `SELECT 1` on the listening connection; one that fails or takes longer
-   * than heartbeatMs counts as a lost connection, so a connection dropped silently (a firewall, a
-   * NAT that forgets idle connections) is noticed within 2 × heartbeatMs. Default: none.
+   * Every heartbeatMs, a `SELECT 1` on the listening connection; one that fails, or is not answered
+   * within 2 × heartbeatMs of time this process could have read the answer in, counts as a lost
+   * connection, so a connection dropped silently (a firewall, a NAT that forgets idle connections) is
+   * noticed within 3 × heartbeatMs. Time the event loop was held does not count: a heartbeat whose
+   * deadline passed while the loop was busy gets another one, and a deadline is judged only after the
+   * loop has read what arrived (an answer waiting on the socket is not a lost connection). Default: none.
    */
   heartbeatMs?: number;
 }
@@ -76,8 +79,8 @@ export interface ListenHandlers {
 
 export interface Listener {
   /**
-   * Connected, and (with a heartbeat) answered a heartbeat less than 2 × heartbeatMs ago: what it
-   * has delivered can be trusted to be all that was committed, but for the last instants.
+   * Connected, and (with a heartbeat) no heartbeat past its deadline: what it has delivered can be
+   * trusted to be all that was committed, but for the last instants.
    */
   live(): boolean;
   stop(): Promise<void>;
@@ -170,8 +173,6 @@ export async function listen(pool: pg.Pool, handlers: ListenHandlers, opts: List
 
   const heartbeatMs = opts.heartbeatMs;
   let beat: NodeJS.Timeout | undefined;
-  /** performance.now() of the last heartbeat answered (or of the connection). */
-  let aliveAt = 0;
 
   const connect = async (): Promise<void> => {
     const client = new pg.Client({ ...pool.options, keepAlive: true, application_name: LISTENER_APPLICATION_NAME });
@@ -204,29 +205,40 @@ export async function listen(pool: pg.Pool, handlers: ListenHandlers, opts: List
       return;
     }
     current = client;
-    aliveAt = performance.now();
     delay = firstDelay;
     if (heartbeatMs !== undefined) {
       let pending = false;
       beat = setInterval(() => {
         if (pending || client !== current) return;
         pending = true;
-        const sent = performance.now();
-        let timeout: NodeJS.Timeout | undefined;
-        const late = new Promise<never>((_, reject) => {
-          timeout = setTimeout(() => reject(new Error(`listener heartbeat: no answer within ${heartbeatMs} ms`)), heartbeatMs);
-        });
-        Promise.race([client.query('SELECT 1'), late])
-          .then(
-            () => {
-              if (client === current) aliveAt = Math.max(aliveAt, sent);
-            },
-            (err: unknown) => lost(err),
-          )
-          .finally(() => {
-            clearTimeout(timeout);
+        let answered = false;
+        client.query('SELECT 1').then(
+          () => {
+            answered = true;
             pending = false;
-          });
+          },
+          (err: unknown) => {
+            answered = true;
+            pending = false;
+            lost(err);
+          },
+        );
+        const deadlineMs = 2 * heartbeatMs;
+        const judge = (armedAt: number): void => {
+          const timer = setTimeout(() => {
+            // A deadline passed mostly while the loop was held (this timer fired late): another one.
+            if (performance.now() - armedAt > deadlineMs * 1.5) return judge(performance.now());
+            // Judged once the loop has read what arrived: an answer on the socket is read in the poll
+            // phase, which runs after this timer and before setImmediate.
+            setImmediate(() => {
+              if (answered || client !== current) return;
+              pending = false;
+              lost(new Error(`listener heartbeat: no answer within ${deadlineMs} ms`));
+            });
+          }, deadlineMs);
+          timer.unref();
+        };
+        judge(performance.now());
       }, heartbeatMs);
       beat.unref();
     }
@@ -253,7 +265,7 @@ export async function listen(pool: pg.Pool, handlers: ListenHandlers, opts: List
   await connect();
 
   return {
-    live: () => current !== undefined && (heartbeatMs === undefined || performance.now() - aliveAt < 2 * heartbeatMs),
+    live: () => current !== undefined,
     async stop() {
       stopped = true;
       if (timer) clearTimeout(timer);

@@ -7,6 +7,7 @@
 import { ConflictError, NotFoundError } from './errors.js';
 import { assertIdString, PG_EXCLUSION_VIOLATION, PG_FOREIGN_KEY_VIOLATION, errorCode, pgConstraint, queryInPages, type Queryable } from './internal.js';
 import { messageOf } from '../error-message.js';
+import { intern } from './intern.js';
 
 export interface OwnershipRow {
   zone: string;
@@ -45,17 +46,18 @@ const SELECT = `
 const ORDER = 'ORDER BY o.zone, o.dns_name, o.record_type, o.target';
 
 function toRow(r: Row): OwnershipRow {
-  return {
-    zone: r.zone,
+  const row: OwnershipRow = {
+    zone: intern(r.zone),
     dnsName: r.dns_name,
-    recordType: r.record_type,
+    recordType: intern(r.record_type),
     target: r.target,
-    tenantId: r.tenant_id,
-    tenantName: r.tenant_name,
+    tenantId: intern(r.tenant_id),
+    tenantName: intern(r.tenant_name),
     shared: r.shared,
     createdAt: new Date(r.created_ms),
-    ...(r.health_check ? { healthCheck: r.health_check } : {}),
   };
+  if (r.health_check) row.healthCheck = intern(r.health_check);
+  return row;
 }
 
 /** Every ownership row of the zone, with the owner's name. */
@@ -149,6 +151,29 @@ export async function setOwner(q: Queryable, o: SetOwnerInput): Promise<Ownershi
     }
     throw err;
   }
+}
+
+/** Rows inserted per statement by adoptOwners (pg serializes a statement's parameters in one go). */
+const ADOPT_PER_STATEMENT = 5_000;
+
+/**
+ * Makes `tenantId` the exclusive owner of each of these record sets, which the caller judged unowned
+ * in its transaction (under the zone lock: store/lock.ts): batches of one INSERT each, not a statement
+ * per set (a TXT registry import adopts a zone's 50,000 sets at once).
+ */
+export async function adoptOwners(q: Queryable, zone: string, sets: ReadonlyArray<{ dnsName: string; recordType: string; tenantId: string }>): Promise<number> {
+  for (const s of sets) assertIdString('tenant id', s.tenantId);
+  let inserted = 0;
+  for (let i = 0; i < sets.length; i += ADOPT_PER_STATEMENT) {
+    const batch = sets.slice(i, i + ADOPT_PER_STATEMENT);
+    const { rowCount } = await q.query(
+      `INSERT INTO ownership (zone, dns_name, record_type, target, tenant_id, shared)
+       SELECT $1, d, t, '', o, false FROM unnest($2::text[], $3::text[], $4::bigint[]) AS u(d, t, o)`,
+      [zone, batch.map((s) => s.dnsName), batch.map((s) => s.recordType), batch.map((s) => s.tenantId)],
+    );
+    inserted += rowCount ?? 0;
+  }
+  return inserted;
 }
 
 export interface RemoveOwnerInput {

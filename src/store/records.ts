@@ -4,6 +4,7 @@
  */
 import { NotFoundError } from './errors.js';
 import { assertIdString, inTransaction, PG_FOREIGN_KEY_VIOLATION, errorCode, queryInPages, type Queryable } from './internal.js';
+import { intern } from './intern.js';
 
 /** One cached OVH record; structurally src/ovh/types.ts OvhRecord without `zone`. */
 export interface RecordRow {
@@ -34,7 +35,7 @@ const COLUMNS = 'id::text AS id, sub_domain, field_type, target, ttl';
 const ORDER = 'ORDER BY sub_domain, field_type, id';
 
 function toRecord(r: Row): RecordRow {
-  return { id: r.id, subDomain: r.sub_domain, fieldType: r.field_type, target: r.target, ttl: r.ttl };
+  return { id: r.id, subDomain: r.sub_domain, fieldType: intern(r.field_type), target: r.target, ttl: r.ttl };
 }
 
 function columns(rows: RecordRow[]): [string[], string[], string[], string[], number[]] {
@@ -88,6 +89,12 @@ export async function listRecordsInPages(q: Queryable, zone: string, page: (rows
   });
 }
 
+/** How many records the zone's cache holds (what a whole read of it will bring). */
+export async function countZoneRecords(q: Queryable, zone: string): Promise<number> {
+  const { rows } = await q.query<{ n: number }>('SELECT count(*)::int AS n FROM records WHERE zone = $1', [zone]);
+  return rows[0]?.n ?? 0;
+}
+
 /** The cached records of the given record sets. */
 export async function listRecordsForNames(q: Queryable, zone: string, names: RecordName[]): Promise<RecordRow[]> {
   if (names.length === 0) return [];
@@ -98,6 +105,18 @@ export async function listRecordsForNames(q: Queryable, zone: string, names: Rec
       ${ORDER}`,
     [zone, names.map((n) => n.subDomain), names.map((n) => n.fieldType)],
   );
+  recordRowsRead.named += rows.length;
+  return rows.map(toRecord);
+}
+
+/**
+ * The cached records at these names (subDomains, lowercase; every type): what one record set of an
+ * admin's assignment is read from, instead of the zone. OVH keeps a subDomain as it was written, in
+ * any case: compared lowercased (a scan of the zone's rows in Postgres, none sent).
+ */
+export async function listRecordsAtSubDomains(q: Queryable, zone: string, subDomains: readonly string[]): Promise<RecordRow[]> {
+  if (subDomains.length === 0) return [];
+  const { rows } = await q.query<Row>(`SELECT ${COLUMNS} FROM records WHERE zone = $1 AND lower(sub_domain) = ANY($2::text[]) ${ORDER}`, [zone, subDomains]);
   recordRowsRead.named += rows.length;
   return rows.map(toRecord);
 }

@@ -222,4 +222,26 @@ describe('NOTIFY / LISTEN', () => {
       await new Promise((r) => proxy.close(() => r(undefined)));
     }
   });
+
+  it('does not count a heartbeat as lost while the event loop was held (its answer waits on the socket)', async () => {
+    let lost = 0;
+    const l = await listen(db.pool, { zone: () => undefined }, { heartbeatMs: 50, onLost: () => lost++, onError: () => undefined });
+    try {
+      for (let round = 0; round < 4; round++) {
+        // A heartbeat in flight, then the loop held for many of its deadlines (a long synchronous task).
+        await new Promise((r) => setTimeout(r, 60));
+        const until = performance.now() + 400;
+        while (performance.now() < until) {
+          // busy
+        }
+        expect(l.live()).toBe(true);
+      }
+      // Beats go on after the loop is free again, and all are answered.
+      await new Promise((r) => setTimeout(r, 300));
+      expect(lost).toBe(0);
+      expect(l.live()).toBe(true);
+    } finally {
+      await l.stop();
+    }
+  });
 });

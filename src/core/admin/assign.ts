@@ -15,6 +15,7 @@ import {
   recordSetKey,
   SHAREABLE_TYPES,
   sortedUnique,
+  subDomainOf,
   type Endpoint,
 } from '../../dns/index.js';
 import { InvalidInputError } from '../../dns/errors.js';
@@ -122,8 +123,9 @@ export async function assignOwnership(
 
   return store.withZoneLock(ctx.pool, zone, { lockTimeoutMs: ctx.settings.lockTimeoutMs }, async (tx) => {
     const set = { zone, dnsName, recordType };
-    const rows = (await store.listOwnership(tx, zone)).filter((r) => r.dnsName === dnsName && r.recordType === recordType);
-    const records = (await store.listRecords(tx, zone)).map((r) => toOvhRecord(zone, r));
+    // The set's own rows and the records at its name (every type: the set's key says which are its), never the zone's.
+    const rows = await store.listOwnershipForSets(tx, zone, [{ dnsName, recordType }]);
+    const records = (await store.listRecordsAtSubDomains(tx, zone, [subDomainOf(dnsName, zone)])).map((r) => toOvhRecord(zone, r));
     const key = recordSetKey(dnsName, recordType);
     const present = sortedUnique(records.filter((r) => ovhRecordKey(r, zone) === key).map((r) => canonicalOf(r, recordType, zone)));
     let summary: string;

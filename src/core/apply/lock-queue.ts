@@ -7,6 +7,7 @@
 import type pg from 'pg';
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
+import { Turns } from '../turns.js';
 import { ZoneFence } from '../zones/fence.js';
 import { describeSettling, settlingOf } from '../zones/settling.js';
 
@@ -25,6 +26,21 @@ interface ZoneQueue {
 
 /** Per pool (one database), per zone: this process's queue for the zone lock. */
 const queues = new WeakMap<pg.Pool, Map<string, ZoneQueue>>();
+
+/**
+ * Per pool: the zone locks this process holds at once, across zones. Each holds a pooled connection
+ * for its whole transaction (seconds, with OVH's calls in it): applies to twenty zones at once would
+ * hold every connection, and the reads and the other holders would wait past the pool's connection
+ * timeout and fail. At most 60% of the pool's connections hold zone locks; the others wait their turn
+ * here, holding nothing.
+ */
+const holders = new WeakMap<pg.Pool, Turns>();
+
+function holdersOf(pool: pg.Pool): Turns {
+  let turns = holders.get(pool);
+  if (!turns) holders.set(pool, (turns = new Turns(Math.max(1, Math.floor((pool.options.max ?? 10) * 0.6)))));
+  return turns;
+}
 
 /** How many callers of this process wait for the zone's lock behind the one in it (metrics, tests). */
 export function zoneLockWaiters(ctx: CoreContext, zone: string): number {
@@ -96,9 +112,12 @@ export async function withZoneLockQueued<T, J = never>(
     },
   };
   try {
-    const left = Math.max(1, Math.round(timeoutMs - (performance.now() - started)));
-    // Its OVH calls go through fence.ovh: this zone's share of the rate, the fence before each write.
-    return await store.withZoneLock(ctx.pool, zone, { lockTimeoutMs: left }, (tx) => fenced(ctx, zone, tx, (t, fence) => fn(t, fence, view)));
+    return await holdersOf(ctx.pool).run(() => {
+      // The time queued (for the zone, then for a turn) counts towards the lock timeout.
+      const left = Math.max(1, Math.round(timeoutMs - (performance.now() - started)));
+      // Its OVH calls go through fence.ovh: this zone's share of the rate, the fence before each write.
+      return store.withZoneLock(ctx.pool, zone, { lockTimeoutMs: left }, (tx) => fenced(ctx, zone, tx, (t, fence) => fn(t, fence, view)));
+    });
   } catch (e) {
     throw e instanceof store.LockTimeoutError && e.zone === zone ? lockTimeout(ctx, zone, timeoutMs) : e;
   } finally {

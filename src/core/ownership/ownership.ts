@@ -24,6 +24,7 @@
  */
 import {
   endpointKey,
+  withLabels,
   isSharedChange,
   recordSetKey,
   SHAREABLE_TYPES,
@@ -196,7 +197,7 @@ export function* visibleRecordSetsSteps(
     const owners = byKey.get(key) ?? [];
     if (!owners.some((o) => o.shared)) {
       const owner = owners[0]?.tenantName ?? '';
-      if (includeForeign || owner === tenantName) out.push({ ...e, labels: { ...e.labels, owner, ...checkLabel(owners[0]?.healthCheck) } });
+      if (includeForeign || owner === tenantName) out.push(withLabels(e, labelsOf(e, owner, owners[0]?.healthCheck, false)));
       continue;
     }
     const ownerOf = new Map(owners.map((o) => [o.target, o.tenantName] as const));
@@ -211,10 +212,31 @@ export function* visibleRecordSetsSteps(
       const targets = slices.get(owner)!;
       const recs = recordsOf(key);
       const ttl = Math.min(...targets.map((t) => targetTtl(zone, key, recs, t) ?? e.ttl));
-      out.push({ ...e, targets, ttl, labels: { ...e.labels, owner, [SHARED_LABEL]: 'true', ...checkLabel(checkOf.get(owner)) } });
+      out.push(withLabels(e, labelsOf(e, owner, checkOf.get(owner), true), targets, ttl));
     }
   }
   return out;
+}
+
+/**
+ * The labels a visible set carries: its owner, the shared mark, the owner's health check. One object
+ * per (owner, shared, check), frozen and shared by every set that has them (a zone's answers carry
+ * 50,000 of them, one object per tenant instead); merged afresh only onto labels of the set's own.
+ */
+const sharedLabels = new Map<string, Readonly<Record<string, string>>>();
+const MAX_SHARED_LABELS = 100_000;
+
+function labelsOf(e: Endpoint, owner: string, check: string | undefined, shared: boolean): Readonly<Record<string, string>> {
+  const own = { owner, ...(shared ? { [SHARED_LABEL]: 'true' } : {}), ...checkLabel(check) };
+  if (e.labels !== undefined && Object.keys(e.labels).length > 0) return { ...e.labels, ...own };
+  const key = `${owner}\u0000${shared ? 1 : 0}\u0000${check ?? ''}`;
+  let labels = sharedLabels.get(key);
+  if (labels === undefined) {
+    if (sharedLabels.size >= MAX_SHARED_LABELS) sharedLabels.clear();
+    labels = Object.freeze(own);
+    sharedLabels.set(key, labels);
+  }
+  return labels;
 }
 
 /** The owner's health check as a label (dns/health-check.ts), echoed so that its clients plan no update of it. */

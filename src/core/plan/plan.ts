@@ -14,7 +14,7 @@ import { NotFoundError } from '../errors.js';
 import type { Tenant } from '../tenants/tenants.js';
 import { buildPlanOperations, ownerViewOf } from '../ownership/ownership.js';
 import { Slicer } from '../slices.js';
-import type { ReadCache } from '../reads/read-cache.js';
+import { readCacheOf, type ReadCache } from '../reads/read-cache.js';
 import { readZoneBase, type ZoneBase } from '../reads/zone-base.js';
 import { ownedSets, zoneThreshold, type ChangeThreshold } from './guard.js';
 import { zoneMemoryAt, type ZoneMemory } from '../reads/zone-memory.js';
@@ -112,7 +112,7 @@ export async function computeLockedZonePlan(
 ): Promise<{ plan: ZonePlan; memory: ZoneMemory }> {
   const z = await store.getZone(tx, zone);
   if (!z) throw new NotFoundError('zone', zone, `zone "${zone}" is not managed by dnsplane`);
-  const memory = await zoneMemoryAt(ctx.pool, tx, zone, z.generation);
+  const memory = await zoneMemoryAt(ctx.pool, tx, zone, z.generation, (g) => readCacheOf(ctx).baseIfBuilt(zone, g));
   // The withdrawn targets at the names touched (a small table: read whole, under the lock).
   const withdrawals = async (touched: ReadonlySet<string>) => (await store.listWithdrawals(tx, zone)).filter((w) => touched.has(w.dnsName));
   return { plan: await planAtNames(ctx, tx, tenant, zone, input, z.generation, memory, withdrawals, slicer), memory };

@@ -10,7 +10,7 @@
  */
 import { isRecordType, recordSetKey, type Endpoint, type RecordSetKey, type RecordType } from '../../dns/types.js';
 import { ovhRecordKey, setEndpoint } from '../../ovh/mapping.js';
-import type { OvhRecord } from '../../ovh/types.js';
+import { recordOf, type OvhRecord } from '../../ovh/types.js';
 import type * as store from '../../store/index.js';
 import type { Slicer } from '../slices.js';
 import { compareRecords } from './sets-index.js';
@@ -51,7 +51,7 @@ export function setKeyOf(r: OvhRecord, zone: string): RecordSetKey | undefined {
 /** The base at `generation`: `old` with `change` applied. */
 export async function patchBase(old: ZoneBase, zone: string, generation: bigint, change: ReadChange, slicer: Slicer): Promise<PatchedBase> {
   const changedIds = new Set(change.ids);
-  const added = change.rows.map((r): OvhRecord => ({ ...r, zone })).sort(compareRecords);
+  const added = change.rows.map((r): OvhRecord => recordOf(zone, r)).sort(compareRecords);
   let chars = baseTextChars(old) ?? 0;
   const kept: OvhRecord[] = [];
   const removed: OvhRecord[] = [];

@@ -5,9 +5,13 @@
  * forgets: a caller that holds an item keeps its own reference.
  */
 
-/** What the cache keeps, as accounted: a base, a base's answers, or one encoding of one view. */
+/**
+ * What the cache keeps, as accounted: a base, a base's answers, one encoding of one view — or a build
+ * in flight (a zone being read whole: what it will take once built, reserved while it is made, so
+ * that twenty zones built at once are within the bound too).
+ */
 export interface KeptItem {
-  kind: 'base' | 'answers' | 'encoding';
+  kind: 'base' | 'answers' | 'encoding' | 'build';
   zone: string;
   generation: bigint;
   /** encoding: the view ('*' for includeForeign, else the tenant) and the form ('connect-json', …). */
@@ -50,8 +54,9 @@ export class KeptBytes {
     this.remove(key);
     this.lru.set(key, item);
     this.total += item.bytes;
-    for (const [k] of this.lru) {
+    for (const [k, item] of this.lru) {
       if (this.total <= this.maxBytes) break;
+      if (item.kind === 'build' && k !== key) continue;
       this.remove(k);
       this.evictions++;
     }
@@ -65,9 +70,23 @@ export class KeptBytes {
     k.drop();
   }
 
+  /**
+   * Reserves `bytes` for a build of the zone in flight (dropping the least recently used to make
+   * room, as add does); give it back with remove(key) once the build is accounted or has failed. A
+   * reservation itself is never dropped to make room: its build's memory is taken either way.
+   */
+  reserve(key: string, zone: string, generation: bigint, bytes: number): void {
+    this.add(key, { kind: 'build', zone, generation, bytes, drop: () => undefined });
+    // add() may have dropped the reservation itself when it alone is over the bound: keep it accounted.
+    if (!this.lru.has(key)) {
+      this.lru.set(key, { kind: 'build', zone, generation, bytes, drop: () => undefined });
+      this.total += bytes;
+    }
+  }
+
   /** Drops what is kept of the zone's generations before `generation`. */
   removeOlder(zone: string, generation: bigint): void {
-    for (const [key, k] of this.lru) if (k.zone === zone && k.generation < generation) this.remove(key);
+    for (const [key, k] of this.lru) if (k.zone === zone && k.generation < generation && k.kind !== 'build') this.remove(key);
   }
 
   /** Marks an item as the most recently used. */

@@ -29,10 +29,12 @@
  * and built again when asked. Dropping only forgets: an answer being sent holds its own reference.
  * A newer generation of a zone drops what was kept of the older ones.
  */
+import { getHeapStatistics } from 'node:v8';
 import type pg from 'pg';
 import type { Endpoint } from '../../dns/types.js';
 import * as store from '../../store/index.js';
 import { Slicer } from '../slices.js';
+import { Turns } from '../turns.js';
 import { cutAnswers, patchAnswers, sideRowsKept, type ZoneAnswers } from './answers.js';
 import { indexPatchedFrom } from './base-index.js';
 import { patchBase, type PatchedBase } from './base-patch.js';
@@ -76,11 +78,46 @@ export interface ReadCacheStats {
   evictions: number;
 }
 
-/** The default bound: a quarter of the 512 MiB the Kubernetes manifests give a replica. */
+/** The bound of a cache made without one (tests), and the least the default bound from the heap is. */
 export const DEFAULT_READ_CACHE_BYTES = 128 * 2 ** 20;
+/** The default bound's share of V8's heap limit: the rest is the process's own, and what requests hold while answered. */
+export const READ_CACHE_HEAP_SHARE = 0.4;
+
+/**
+ * DNSPLANE_READ_CACHE_BYTES when it is not set: 40% of V8's heap limit (what node's
+ * --max-old-space-size says, or what node chose from the machine's or the container's memory), at
+ * least DEFAULT_READ_CACHE_BYTES.
+ */
+export function defaultReadCacheBytes(heapLimit = getHeapStatistics().heap_size_limit): number {
+  return Math.max(DEFAULT_READ_CACHE_BYTES, Math.floor(heapLimit * READ_CACHE_HEAP_SHARE));
+}
+
+/**
+ * What the managed zones would take in the cache read whole (their base and answers, at the
+ * per-record estimate of a build; encodings come on top as they are asked for), and how many of them
+ * the bound holds, the smallest first: what the start log says, so that an operator sizes a replica
+ * before it thrashes.
+ */
+export function estateFit(maxBytes: number, recordCounts: readonly number[]): { bytes: number; zones: number; fit: number } {
+  const sizes = recordCounts.map((n) => n * BUILD_BYTES_PER_RECORD).sort((a, b) => a - b);
+  let fit = 0;
+  let used = 0;
+  for (const s of sizes) {
+    if (used + s > maxBytes) break;
+    used += s;
+    fit++;
+  }
+  return { bytes: sizes.reduce((a, b) => a + b, 0), zones: sizes.length, fit };
+}
+
+/**
+ * What a zone's build takes per record until it is accounted as what it is: its base and its answers
+ * (the estimates beside baseBytes, core/reads/zone-base.ts, and ANSWER_BYTES_PER_ENDPOINT).
+ */
+const BUILD_BYTES_PER_RECORD = 800;
 
 /** An endpoint with its owner label, and its reference in its owner's list (the estimate beside baseBytes, core/reads/zone-base.ts). */
-const ANSWER_BYTES_PER_ENDPOINT = 320;
+const ANSWER_BYTES_PER_ENDPOINT = 120;
 
 export interface ReadCacheOptions {
   /** Bytes kept at most (bases, answers, encodings); least recently used dropped first. Default DEFAULT_READ_CACHE_BYTES. */
@@ -114,18 +151,26 @@ export class ReadCache {
    * depend on (not the other base itself: it is not kept alive by its successor).
    */
   private readonly patchedFrom = new WeakMap<ZoneBase, { from: Pick<ZoneBase, 'generation' | 'withdrawals' | 'health'>; patched: PatchedBase }>();
+  /** Whole-zone reads of Postgres at once: a quarter of the pool's connections (at least one). */
+  private readonly wholeReads: Turns;
 
   constructor(
     private readonly pool: pg.Pool,
     opts: ReadCacheOptions = {},
   ) {
     this.kept = new KeptBytes(opts.maxBytes ?? DEFAULT_READ_CACHE_BYTES);
+    this.wholeReads = new Turns(Math.max(1, Math.floor((pool.options.max ?? 10) / 4)));
     this.zoneStates = new ZoneStateSource(async () => {
       opts.onZoneStatesRead?.();
       return store.listZoneStates(pool);
     }, opts.listening);
     // The replica that changed a zone sees it at once: every generation bump is made under a zone lock.
     store.onZoneLockEnded(pool, () => this.zoneStates.forget());
+  }
+
+  /** The bound, in bytes (DNSPLANE_READ_CACHE_BYTES). */
+  get maxBytes(): number {
+    return this.kept.maxBytes;
   }
 
   /** Answers cut from a base (misses), for tests and the bench. */
@@ -235,38 +280,69 @@ export class ReadCache {
     return this.latest(this.bases, zone, generation, baseKey, async (entry) => {
       const slicer = new Slicer();
       // Read in one snapshot (only what changed since the kept base, when every generation since was
-      // heard with what it changed), then mapped outside it, in slices.
-      const read = await store.withSnapshot(this.pool, async (q) => {
-        const current = await store.getZone(q, zone);
-        if (!current) throw new Error(`zone "${zone}" vanished from the database`);
-        const change = previous && this.heardChanges.get(zone)?.between(previous.generation, current.generation);
-        if (!previous || !change) return { whole: await readZoneRows(q, zone, current.generation) };
-        const [rows, ownership] = [await store.listRecordsByIds(q, zone, change.ids), await store.listOwnershipForSets(q, zone, change.sets)];
-        const [withdrawals, health] = [await store.listWithdrawals(q, zone), await store.listTargetHealth(q, zone)];
-        return { generation: current.generation, previous, change: { ...change, rows, ownership, withdrawals, health } };
-      });
-      let base: ZoneBase;
-      if (read.whole) {
-        const w = read.whole;
-        base = await zoneBaseOf(zone, w.generation, w.rows, w.ownership, slicer, w.withdrawals, w.health);
-      } else {
-        const patched = await patchBase(read.previous, zone, read.generation, read.change, slicer);
-        base = patched.base;
-        indexPatchedFrom(read.previous, patched, zone);
-        const { generation: g, withdrawals, health } = read.previous;
-        this.patchedFrom.set(base, { from: { generation: g, withdrawals, health }, patched });
-        this.counts.basePatches++;
+      // heard with what it changed), then mapped outside it, in slices. A read of the whole zone waits
+      // its turn (wholeReads): twenty zones read at once would hold every pooled connection.
+      const heard = this.heardChanges.get(zone);
+      const whole = !previous || !heard || heard.size === 0;
+      const snapshot = <R>(fn: (q: store.Queryable) => Promise<R>) =>
+        whole ? this.wholeReads.run(() => store.withSnapshot(this.pool, fn)) : store.withSnapshot(this.pool, fn);
+      const reservation = buildKey(zone);
+      try {
+        return await this.build(zone, entry, previous, snapshot, reservation, slicer);
+      } finally {
+        this.kept.remove(reservation);
       }
-      entry.generation = base.generation;
-      this.zoneStates.heard(zone, base.generation); // committed: the states kept may move to it
-      this.heardChanges.get(zone)?.forgetThrough(base.generation);
-      this.counts.baseBuilds++;
-      if (this.bases.get(zone) === entry) {
-        entry.settled = base;
-        this.keepBase(zone, entry, base);
-      }
-      return base;
     });
+  }
+
+  /**
+   * One build of the zone's base (baseAtOrAfter): a read of what changed since `previous`, patched into
+   * it, or of the whole zone — what that will take reserved first (`reservation`), so that the builds
+   * in flight count against the bound as what they build will.
+   */
+  private async build(
+    zone: string,
+    entry: Entry<ZoneBase>,
+    previous: ZoneBase | undefined,
+    snapshot: <R>(fn: (q: store.Queryable) => Promise<R>) => Promise<R>,
+    reservation: string,
+    slicer: Slicer,
+  ): Promise<ZoneBase> {
+    const read = await snapshot(async (q) => {
+      const current = await store.getZone(q, zone);
+      if (!current) throw new Error(`zone "${zone}" vanished from the database`);
+      const change = previous && this.heardChanges.get(zone)?.between(previous.generation, current.generation);
+      if (!previous || !change) {
+        this.kept.reserve(reservation, zone, current.generation, (await store.countZoneRecords(q, zone)) * BUILD_BYTES_PER_RECORD);
+        return { whole: await readZoneRows(q, zone, current.generation) };
+      }
+      const [rows, ownership] = [await store.listRecordsByIds(q, zone, change.ids), await store.listOwnershipForSets(q, zone, change.sets)];
+      const [withdrawals, health] = [await store.listWithdrawals(q, zone), await store.listTargetHealth(q, zone)];
+      return { generation: current.generation, previous, change: { ...change, rows, ownership, withdrawals, health } };
+    });
+    let base: ZoneBase;
+    if (read.whole) {
+      const w = read.whole;
+      base = await zoneBaseOf(zone, w.generation, w.rows, w.ownership, slicer, w.withdrawals, w.health);
+    } else {
+      const patched = await patchBase(read.previous, zone, read.generation, read.change, slicer);
+      base = patched.base;
+      indexPatchedFrom(read.previous, patched, zone);
+      const { generation: g, withdrawals, health } = read.previous;
+      this.patchedFrom.set(base, { from: { generation: g, withdrawals, health }, patched });
+      this.counts.basePatches++;
+    }
+    entry.generation = base.generation;
+    this.zoneStates.heard(zone, base.generation); // committed: the states kept may move to it
+    this.heardChanges.get(zone)?.forgetThrough(base.generation);
+    this.counts.baseBuilds++;
+    // Built: accounted as what it is, no longer as the reservation of what it would be.
+    this.kept.remove(reservation);
+    if (this.bases.get(zone) === entry) {
+      entry.settled = base;
+      this.keepBase(zone, entry, base);
+    }
+    return base;
   }
 
   /**
@@ -363,6 +439,11 @@ export class ReadCache {
   private touch(key: string): void {
     this.kept.touch(key);
   }
+}
+
+/** A build of the zone in flight: its reservation (KeptBytes.reserve). */
+function buildKey(zone: string): string {
+  return `r\u0000${zone}`;
 }
 
 function baseKey(zone: string, generation: bigint): string {

@@ -6,7 +6,7 @@
 import { compareStrings } from '../../dns/endpoint.js';
 import type { Endpoint, RecordSetKey } from '../../dns/types.js';
 import { recordsToEndpointsSteps } from '../../ovh/mapping.js';
-import type { OvhRecord } from '../../ovh/types.js';
+import { recordOf, type OvhRecord } from '../../ovh/types.js';
 import * as store from '../../store/index.js';
 import type { Slicer } from '../slices.js';
 import { compareRecords } from './sets-index.js';
@@ -70,7 +70,7 @@ export async function zoneBaseOf(
     rows,
     (r): OvhRecord => {
       chars += recordChars(r);
-      return { ...r, zone };
+      return recordOf(zone, r);
     },
     256,
   );
@@ -128,8 +128,8 @@ export function baseTextChars(b: ZoneBase): number | undefined {
  * characters of their strings (measured with bench/reads-scale.ts's zone: heap used before and after
  * building, after a GC). An estimate, not a measure: the bound is of the right size, not exact.
  */
-const BASE_BYTES_PER_RECORD = 650;
-const BASE_BYTES_PER_OWNERSHIP_ROW = 290;
+const BASE_BYTES_PER_RECORD = 370;
+const BASE_BYTES_PER_OWNERSHIP_ROW = 180;
 
 export function baseBytes(b: ZoneBase): number {
   let chars = baseTextChars(b);

@@ -26,10 +26,11 @@
 import type pg from 'pg';
 import { recordSetKey } from '../../dns/types.js';
 import { ovhRecordSetName } from '../../ovh/mapping.js';
-import type { OvhRecord } from '../../ovh/types.js';
+import { recordOf, type OvhRecord } from '../../ovh/types.js';
 import * as store from '../../store/index.js';
 import { HeardChanges } from './heard-changes.js';
 import { compareRecords, SetsIndex } from './sets-index.js';
+import type { ZoneBase } from './zone-base.js';
 
 export type { ZoneSlice } from './sets-index.js';
 
@@ -51,6 +52,27 @@ export class ZoneMemory extends SetsIndex {
     super(zone);
     for (const r of rows) this.put(r);
     for (const o of ownership) this.addOwner(o);
+  }
+
+  /**
+   * The zone from the read cache's base at the same generation (core/reads/zone-base.ts): its record
+   * and ownership objects shared, not copied (they are never changed: a write here replaces them), and
+   * no read of Postgres.
+   */
+  static fromBase(zone: string, base: Pick<ZoneBase, 'generation' | 'records' | 'recordsByKey' | 'ownership'>): ZoneMemory {
+    const memory = new ZoneMemory(zone, base.generation, [], []);
+    const grouped = new Set<OvhRecord>();
+    for (const [key, records] of base.recordsByKey) {
+      const name = key.slice(0, key.lastIndexOf(' '));
+      for (const r of records) {
+        memory.keep(name, r);
+        grouped.add(r);
+      }
+    }
+    // Records of types no set is made of (core/reads/base-index.ts does the same).
+    for (const r of base.records) if (!grouped.has(r)) memory.keep(ovhRecordSetName(r.subDomain, zone), r);
+    for (const o of base.ownership) memory.addOwner(o);
+    return memory;
   }
 
   /** The zone as `q` sees it (under the lock: the lock's transaction). */
@@ -118,11 +140,12 @@ export class ZoneMemory extends SetsIndex {
 
   private put(r: store.RecordRow): void {
     this.remove(r.id);
-    const name = ovhRecordSetName(r.subDomain, this.zone);
-    // The key order of core/reads/read-cache.ts zoneBaseOf's records (what a journal intent's text shows).
-    const record: OvhRecord = { id: r.id, subDomain: r.subDomain, fieldType: r.fieldType, target: r.target, ttl: r.ttl, zone: this.zone };
+    this.keep(ovhRecordSetName(r.subDomain, this.zone), recordOf(this.zone, r));
+  }
+
+  private keep(name: string, record: OvhRecord): void {
     this.addRecord(name, record);
-    this.nameById.set(r.id, name);
+    this.nameById.set(record.id, name);
   }
 
   private remove(id: string): void {
@@ -172,7 +195,13 @@ export function heardZoneChange(pool: pg.Pool, zone: string, generation: bigint,
  * generation in between with what it changed (another replica's applies), those records and sets
  * re-read from `tx`; else the whole zone read from `tx`.
  */
-export async function zoneMemoryAt(pool: pg.Pool, tx: store.Queryable, zone: string, generation: bigint): Promise<ZoneMemory> {
+export async function zoneMemoryAt(
+  pool: pg.Pool,
+  tx: store.Queryable,
+  zone: string,
+  generation: bigint,
+  fromBase?: (generation: bigint) => ZoneBase | undefined,
+): Promise<ZoneMemory> {
   let byZone = memories.get(pool);
   if (!byZone) memories.set(pool, (byZone = new Map()));
   const kept = byZone.get(zone);
@@ -188,8 +217,11 @@ export async function zoneMemoryAt(pool: pg.Pool, tx: store.Queryable, zone: str
     return memory;
   }
   byZone.delete(zone); // the old copy goes before the new one is read (one copy per zone)
-  const fresh = await ZoneMemory.read(tx, zone);
-  count(zoneMemoryReads, pool);
+  // The read cache's base at exactly this generation, when it is built (never waited for: this runs
+  // inside the lock's transaction), shares its objects; else the zone is read from `tx`.
+  const base = fromBase?.(generation);
+  const fresh = base ? ZoneMemory.fromBase(zone, base) : await ZoneMemory.read(tx, zone);
+  if (!base) count(zoneMemoryReads, pool);
   // What was heard past the generation read stays (its NOTIFY may have come before this read).
   const heard = kept?.heard ?? new HeardChanges();
   heard.forgetThrough(fresh.generation);
