@@ -4,12 +4,11 @@
  * instead of a dnsplane token — managed directly in the database, as `tenant create` is. Over the API,
  * AdminService.TrustSubject, UntrustSubject and ListTrustedSubjects do the same.
  */
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { DEFAULT_AUDIENCE, listTrust, trustSubject, untrustSubject, type TrustView } from '../core/credentials/workload-trust.js';
 import { InvalidInputError } from '../dns/errors.js';
 import * as store from '../store/index.js';
-import type { CliIo } from './command.js';
+import { readFileFlag, type CliIo } from './command.js';
 import { withDatabase } from './migrate.js';
 import { table } from './text.js';
 
@@ -42,15 +41,6 @@ See docs/credentials.md ("Workload identity") and docs/kubernetes.md.`;
 function one(positionals: string[]): string {
   if (positionals.length !== 1) throw new InvalidInputError('NAME', 'exactly one tenant name is required');
   return positionals[0]!;
-}
-
-function readText(file: string | undefined, flag: string): string | undefined {
-  if (file === undefined) return undefined;
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new InvalidInputError(flag, `cannot read "${file}": ${(e as Error).message}`);
-  }
 }
 
 /** Field names of core's errors as the command's flags. */
@@ -109,8 +99,8 @@ export async function runTrust(sub: 'trust' | 'untrust' | 'show', rest: string[]
   if (v['issuer'] === undefined) throw new InvalidInputError('--issuer', "is required: the issuer's URL, exactly as the tokens' iss");
   if (v['subject'] === undefined) throw new InvalidInputError('--subject', "is required: the subject, exactly as the tokens' sub");
   if (v['jwks-url'] !== undefined && v['jwks-file'] !== undefined) throw new InvalidInputError('--jwks-file', 'give --jwks-url or --jwks-file, not both');
-  const jwks = readText(v['jwks-file'], '--jwks-file');
-  const caPem = readText(v['ca-file'], '--ca-file');
+  const jwks = readFileFlag(v['jwks-file'], '--jwks-file');
+  const caPem = readFileFlag(v['ca-file'], '--ca-file');
   return withDatabase(io, async (db) => {
     const admin = { pool: db.pool, actor: null };
     if (sub === 'untrust') {

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createClient } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
@@ -9,7 +8,7 @@ import { createLogger } from '../server.js';
 import { logFormatOf, parseLogFormat } from '../config.js';
 import { startSidecar } from '../webhook/index.js';
 import { bearerInterceptor, resolveServer, SERVER_OPTIONS_HELP } from './client.js';
-import type { Command } from './command.js';
+import { readFileFlag, type Command } from './command.js';
 
 const HELP = `Usage: dnsplane webhook [--listen HOST:PORT] --server URL (--token-file FILE | DNSPLANE_TOKEN)
                         [--ca-file FILE] [--cert-file FILE --key-file FILE]
@@ -28,15 +27,6 @@ ${SERVER_OPTIONS_HELP}
   --key-file FILE       its private key (PEM)
 
 SIGTERM or SIGINT: in-flight requests finish, then it exits.`;
-
-function readPem(file: string | undefined, flag: string): string | undefined {
-  if (file === undefined) return undefined;
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new InvalidInputError(flag, `cannot read "${file}": ${(e as Error).message}`);
-  }
-}
 
 export const webhookCommand: Command = {
   summary: 'the external-dns webhook provider as a sidecar, calling a central dnsplane',
@@ -61,9 +51,9 @@ export const webhookCommand: Command = {
       throw new InvalidInputError(values['cert-file'] === undefined ? '--cert-file' : '--key-file', '--cert-file and --key-file go together');
     }
     const tls = {
-      ca: readPem(values['ca-file'], '--ca-file'),
-      cert: readPem(values['cert-file'], '--cert-file'),
-      key: readPem(values['key-file'], '--key-file'),
+      ca: readFileFlag(values['ca-file'], '--ca-file'),
+      cert: readFileFlag(values['cert-file'], '--cert-file'),
+      key: readFileFlag(values['key-file'], '--key-file'),
     };
     // The token file is read again for every call to the centre: the kubelet rotates a projected token in place.
     const transport = createConnectTransport({
