@@ -942,7 +942,8 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
         await confirm('dialog-untrust-subject');
         await closeDialog('dialog-untrust-subject');
         expect(await whoIs(await issuer.mint({ sub }))).toBe('Unauthenticated');
-        expect(await page.locator(`[data-testid=trusted-subjects] tbody tr[data-subject="${sub}"]`).count()).toBe(0);
+        // The view is drawn again after the answer: the row goes then.
+        await expect.poll(() => page.locator(`[data-testid=trusted-subjects] tbody tr[data-subject="${sub}"]`).count()).toBe(0);
       } finally {
         await issuer.close();
       }
