@@ -217,6 +217,22 @@ export const SETTINGS: Array<{ name: string; default: string; help: string }> = 
     default: '1m',
     help: "a tenant's latest call (last_seen_at) is written at most this often per replica; a tenant is silent once withdraw_after plus this has passed",
   },
+  // Workload tokens (core/credentials/issuer-keys.ts, docs/credentials.md "Workload identity").
+  {
+    name: 'DNSPLANE_JWKS_REFRESH',
+    default: '10m',
+    help: "a trusted issuer's keys are fetched again (in the background, the cached ones still used) once this old; Cache-Control is not read",
+  },
+  {
+    name: 'DNSPLANE_JWKS_COOLDOWN',
+    default: '30s',
+    help: "a token with a key id the cached keys lack fetches its issuer's keys again at once, but at most this often per issuer (a flood of made-up key ids costs the issuer one request per cooldown)",
+  },
+  {
+    name: 'DNSPLANE_JWKS_MAX_AGE',
+    default: '24h',
+    help: 'keys of an issuer that could not be fetched for this long are no longer used: an issuer that is down leaves its cached keys working until then',
+  },
   { name: 'DNSPLANE_PROBE_QUERIES', default: '16', help: 'DNS questions the prober has in flight at most, for the whole process' },
   {
     name: 'DNSPLANE_PROBE_BACKOFF',

@@ -86,6 +86,8 @@ export interface Config {
   silentCheckMs: number;
   /** DNSPLANE_LAST_SEEN_WRITE: a tenant's last_seen_at is written at most this often per process. */
   lastSeenWriteMs: number;
+  /** Workload tokens (core/credentials/issuer-keys.ts): DNSPLANE_JWKS_REFRESH, DNSPLANE_JWKS_COOLDOWN, DNSPLANE_JWKS_MAX_AGE. */
+  jwks: { refreshMs: number; cooldownMs: number; maxAgeMs: number };
   shutdownTimeoutMs: number;
   /** DNSPLANE_APPLY_BATCH: operations per apply batch; 0: no batches. */
   applyBatch: number;
@@ -222,6 +224,11 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
       ? 0
       : parseDuration(get('DNSPLANE_SILENT_CHECK_INTERVAL') ?? '10s', 'DNSPLANE_SILENT_CHECK_INTERVAL'),
     lastSeenWriteMs: parseDuration(get('DNSPLANE_LAST_SEEN_WRITE') ?? '1m', 'DNSPLANE_LAST_SEEN_WRITE'),
+    jwks: {
+      refreshMs: parseDuration(get('DNSPLANE_JWKS_REFRESH') ?? '10m', 'DNSPLANE_JWKS_REFRESH'),
+      cooldownMs: parseDuration(get('DNSPLANE_JWKS_COOLDOWN') ?? '30s', 'DNSPLANE_JWKS_COOLDOWN'),
+      maxAgeMs: parseDuration(get('DNSPLANE_JWKS_MAX_AGE') ?? '24h', 'DNSPLANE_JWKS_MAX_AGE'),
+    },
     applyBatch: nonNegativeInteger(get('DNSPLANE_APPLY_BATCH') ?? '100', 'DNSPLANE_APPLY_BATCH'),
     applyCoalesceMs: /^(0|off)$/i.test(get('DNSPLANE_APPLY_COALESCE') ?? '')
       ? 0

@@ -135,6 +135,18 @@ export const SERIES = {
     help: 'Requests with a missing or bad token (failed), and requests refused with 429 because their address failed too often (limited)',
     labels: ['outcome'],
   },
+  workloadTokens: {
+    kind: 'counter',
+    name: 'dnsplane_workload_tokens_total',
+    help: 'Workload tokens (JWTs of trusted issuers) verified, by result: verified, or the rule that refused one (expired, not_yet_valid, too_long_lived, audience, unknown_issuer, subject, algorithm, unknown_key, signature, claims, malformed, disabled), or error (keys not to be had); a token is verified once, then kept until its exp',
+    labels: ['result'],
+  },
+  jwksFetches: {
+    kind: 'counter',
+    name: 'dnsplane_jwks_fetches_total',
+    help: "Fetches of a trusted issuer's keys (its discovery document and JWKS), by issuer and result: ok, failed (its cached keys go on working until DNSPLANE_JWKS_MAX_AGE)",
+    labels: ['issuer', 'result'],
+  },
   visibilitySeconds: {
     kind: 'histogram',
     name: 'dnsplane_visibility_seconds',

@@ -106,6 +106,7 @@ export class Metrics {
   private healthSource: (() => Promise<HealthSample[]>) | undefined;
   private inFlightSource: (() => Promise<InFlightSample[]>) | undefined;
   private readCacheSource: (() => { bytes: number; maxBytes: number }) | undefined;
+  private jwksSource: (() => Array<{ issuer: string; ageSeconds: number }>) | undefined;
 
   constructor(opts: { dryRun?: boolean; defaultMetrics?: boolean; eventLoop?: boolean } = {}) {
     if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
@@ -138,6 +139,17 @@ export class Metrics {
         if (!source) return;
         g.reset();
         for (const { tenant, seconds } of await source()) g.set({ tenant }, seconds);
+      },
+    );
+    this.s.gauge(
+      'dnsplane_jwks_age_seconds',
+      "Seconds since each trusted issuer's keys were last fetched successfully by this process (fetched again every DNSPLANE_JWKS_REFRESH while in use; not used past DNSPLANE_JWKS_MAX_AGE)",
+      ['issuer'],
+      async (g) => {
+        const source = this.jwksSource;
+        if (!source) return;
+        g.reset();
+        for (const { issuer, ageSeconds } of source()) g.set({ issuer }, ageSeconds);
       },
     );
     // Health (core/health/): from Postgres at scrape time, so every replica reports the checker's truth.
@@ -201,6 +213,21 @@ export class Metrics {
   /** Where dnsplane_tenant_last_seen_seconds comes from (server.ts: the tenants table). */
   setLastSeenSource(source: () => Promise<Array<{ tenant: string; seconds: number }>>): void {
     this.lastSeenSource = source;
+  }
+
+  /** Where dnsplane_jwks_age_seconds comes from (start-core.ts: core/credentials/issuer-keys.ts's stats). */
+  setJwksSource(source: () => Array<{ issuer: string; ageSeconds: number }>): void {
+    this.jwksSource = source;
+  }
+
+  /** A workload token verified, or the rule that refused it (core/credentials/workload-tokens.ts). */
+  workloadToken(result: string): void {
+    this.series.workloadTokens.inc({ result });
+  }
+
+  /** A fetch of a trusted issuer's keys (core/credentials/issuer-keys.ts). */
+  jwksFetched(issuer: string, result: 'ok' | 'failed'): void {
+    this.series.jwksFetches.inc({ issuer, result });
   }
 
   /** A target left OVH (core/withdrawals/withdrawals.ts). */

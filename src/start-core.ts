@@ -16,6 +16,7 @@ import { warmTokenCache } from './core/tenants/token-warmth.js';
 import { checkSealedSecrets, type SecretBox } from './core/credentials/secrets.js';
 import { TsigKeyCache } from './core/credentials/tsig.js';
 import { OvhKeyCache } from './core/credentials/ovh.js';
+import { IssuerKeys } from './core/credentials/issuer-keys.js';
 import { Metrics } from './metrics.js';
 import { PlanLimiter } from './core/plan-limit.js';
 import { OvhApi } from './ovh/client.js';
@@ -222,6 +223,8 @@ export async function coreContextOf(
   );
   warm();
   metrics.setReadCacheSource(() => reads.stats());
+  const issuerKeys = new IssuerKeys({ ...config.jwks, log, onFetch: (issuer, result) => metrics.jwksFetched(issuer, result) });
+  metrics.setJwksSource(() => issuerKeys.stats());
   return {
     lifecycle: new Lifecycle(),
     instance,
@@ -249,6 +252,7 @@ export async function coreContextOf(
     secrets,
     tsigKeys,
     ovhKeys,
+    issuerKeys,
     visibility,
     planLimiter: new PlanLimiter(config.planConcurrency, {
       running: (tenant, delta) => metrics.planRunning(tenant, delta),

@@ -10,6 +10,7 @@ import * as admin from '../core/admin/index.js';
 import type { KeyAdmin } from '../core/credentials/admin.js';
 import * as ovhKeys from '../core/credentials/ovh-admin.js';
 import * as tsigKeys from '../core/credentials/tsig-admin.js';
+import * as trust from '../core/credentials/workload-trust.js';
 import * as protection from '../core/plan/protected-names.js';
 import { listDrafts } from '../core/ovh-api/staging.js';
 import { Slicer } from '../core/slices.js';
@@ -50,6 +51,7 @@ import {
   ListProtectedNamesResponseSchema,
   type AdminService,
 } from '../gen/dnsplane/v1/admin_pb.js';
+import { ListTrustedSubjectsResponseSchema, TrustSubjectResponseSchema, UntrustSubjectResponseSchema } from '../gen/dnsplane/v1/workload_pb.js';
 import { tenantOf } from './auth.js';
 import { planRequestFromDocument } from './desired-document.js';
 import { endpointToPb, planInputFromPb, planToPb } from './convert.js';
@@ -64,6 +66,7 @@ import {
   ovhKeyToPb,
   ovhDraftToPb,
   protectedNameToPb,
+  trustToPb,
 } from './convert-admin.js';
 
 /** The calling tenant, refused unless it has the admin scope. */
@@ -209,6 +212,27 @@ export function adminService(ctx: CoreContext): ServiceImpl<typeof AdminService>
         ...(req.atTime ? { atTime: timestampDate(req.atTime) } : {}),
       });
       return create(ExportZoneResponseSchema, { zone: r.zone, generation: r.generation, recordCount: r.recordCount, zoneFile: r.text });
+    },
+
+    // Workload identity (core/credentials/workload-trust.ts): this replica forgets the tenant's verified tokens at once.
+    async trustSubject(req, hc) {
+      const actor = adminOf(hc);
+      const r = await trust.trustSubject(
+        { pool: ctx.pool, actor, tokens: ctx.tokens },
+        { tenant: req.tenant, issuer: req.issuer, subject: req.subject, audience: req.audience, jwksUrl: req.jwksUrl, jwks: req.jwks, caPem: req.caPem },
+      );
+      return create(TrustSubjectResponseSchema, { trusted: trustToPb(r.trust), keysChanged: r.sourceChanged });
+    },
+
+    async untrustSubject(req, hc) {
+      const actor = adminOf(hc);
+      const r = await trust.untrustSubject({ pool: ctx.pool, actor, tokens: ctx.tokens }, { tenant: req.tenant, issuer: req.issuer, subject: req.subject });
+      return create(UntrustSubjectResponseSchema, { untrusted: trustToPb(r) });
+    },
+
+    async listTrustedSubjects(req, hc) {
+      const actor = adminOf(hc);
+      return create(ListTrustedSubjectsResponseSchema, { subjects: (await trust.listTrust({ pool: ctx.pool, actor }, req.tenant)).map(trustToPb) });
     },
 
     async listJournal(req, hc) {

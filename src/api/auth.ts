@@ -6,7 +6,8 @@
 import { createContextKey, type HandlerContext, type Interceptor } from '@connectrpc/connect';
 import type { CoreContext } from '../core/context.js';
 import { UnauthenticatedError } from '../core/errors.js';
-import { authenticate, type Tenant } from '../core/tenants/tenants.js';
+import type { Tenant } from '../core/tenants/tenants.js';
+import { authenticateCaller } from '../core/credentials/workload-tokens.js';
 
 export const kTenant = createContextKey<Tenant | undefined>(undefined, { description: 'the authenticated tenant' });
 /** The client address of the call (net/client-address.ts: behind a trusted proxy, the client's), set by api/gate.ts. */
@@ -22,7 +23,7 @@ export function tenantInterceptor(ctx: CoreContext): Interceptor {
   return (next) => async (req) => {
     // api/gate.ts authenticated the call before its body was read; otherwise (a router built
     // without the gate, as tests do) it is done here.
-    const tenant = req.contextValues.get(kTenant) ?? (await authenticate(ctx.pool, bearerToken(req.header.get('authorization')), ctx.tokens));
+    const tenant = req.contextValues.get(kTenant) ?? (await authenticateCaller(ctx, bearerToken(req.header.get('authorization'))));
     req.contextValues.set(kTenant, tenant);
     return next(req);
   };

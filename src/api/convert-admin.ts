@@ -12,6 +12,8 @@ import type { JournalView, PlanSummary } from '../core/admin/index.js';
 import type { Adoption as CoreAdoption } from '../core/admin/import-txt.js';
 import type { Tenant as CoreTenant } from '../core/tenants/tenants.js';
 import type { TsigKeyView } from '../core/credentials/tsig-admin.js';
+import type { TrustView } from '../core/credentials/workload-trust.js';
+import { TrustedSubjectSchema, type TrustedSubject as PbTrustedSubject } from '../gen/dnsplane/v1/workload_pb.js';
 import type { IssuedOvhKey, OvhKeyView } from '../core/credentials/ovh-admin.js';
 import type { StagedWrite } from '../core/ovh-api/staging.js';
 import { visibilityToPb } from './visibility.js';
@@ -71,6 +73,18 @@ export function tsigKeyToPb(k: TsigKeyView): PbTsigKey {
     ...(k.rotatedAt ? { rotatedAt: timestampFromDate(k.rotatedAt) } : {}),
     ...(k.lastUsedAt ? { lastUsedAt: timestampFromDate(k.lastUsedAt) } : {}),
     ...(k.oldSecretValidUntil ? { oldSecretValidUntil: timestampFromDate(k.oldSecretValidUntil) } : {}),
+  });
+}
+
+export function trustToPb(t: TrustView): PbTrustedSubject {
+  return create(TrustedSubjectSchema, {
+    tenant: t.tenant,
+    issuer: t.issuer,
+    subject: t.subject,
+    audience: t.audience,
+    keys: t.keys,
+    createdAt: timestampFromDate(t.createdAt),
+    ...(t.lastSeenAt ? { lastSeenAt: timestampFromDate(t.lastSeenAt) } : {}),
   });
 }
 

@@ -12,6 +12,7 @@ import { REFUSAL_CHANGE_THRESHOLD, REFUSAL_HEADER, REFUSAL_ZONE_HEADER } from '.
 import {
   ApplyFailedError,
   isDatabaseUnavailable,
+  IssuerUnavailableError,
   LockTimeoutError,
   NotFoundError,
   OvhError,
@@ -40,6 +41,8 @@ export function toConnectError(e: unknown): ConnectError {
   if (e instanceof ResourceExhaustedError) return new ConnectError(e.message, Code.ResourceExhausted);
   if (e instanceof ApplyFailedError) return new ConnectError(e.message, e.transient ? Code.Unavailable : Code.FailedPrecondition);
   if (e instanceof ShuttingDownError) return new ConnectError(e.message, Code.Unavailable);
+  // A trusted issuer's keys could not be fetched (and none cached is usable): an outage, retryable.
+  if (e instanceof IssuerUnavailableError) return new ConnectError(e.message, Code.Unavailable);
   // The server has no DNSPLANE_SECRETS_KEY, or another than the secrets stored: the operator's to fix.
   if (e instanceof SecretsKeyError) return new ConnectError(e.message, Code.FailedPrecondition);
   // Unreachable, restarting, failing over, a connection cut: an outage, retryable, never "internal".

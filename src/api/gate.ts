@@ -15,7 +15,8 @@ import { Code, ConnectError, createContextValues, type ContextValues } from '@co
 import type { Logger } from 'pino';
 import type { CoreContext } from '../core/context.js';
 import type { LoginLimiter } from '../core/tenants/login-limiter.js';
-import { authenticate, type Tenant } from '../core/tenants/tenants.js';
+import type { Tenant } from '../core/tenants/tenants.js';
+import { authenticateCaller } from '../core/credentials/workload-tokens.js';
 import { noteSeen } from '../core/withdrawals/liveness.js';
 import { tokenHashHex } from '../core/credentials/tokens.js';
 import { bearerToken, kClient, kTenant } from './auth.js';
@@ -45,7 +46,7 @@ const authenticated = {
  * interceptor would. The gate's tenant is handed back as is (no promise to wait for).
  */
 export function requestTenant(ctx: CoreContext, req: http.IncomingMessage): Tenant | Promise<Tenant> {
-  return authenticated.get(req) ?? authenticate(ctx.pool, bearerToken(req.headers.authorization ?? null), ctx.tokens);
+  return authenticated.get(req) ?? authenticateCaller(ctx, bearerToken(req.headers.authorization ?? null));
 }
 
 /** The tenant the gate authenticated for this request, if it did (no lookup of its own). */
@@ -86,7 +87,8 @@ export function rpcGate(ctx: CoreContext, limiter: LoginLimiter, log: Logger): (
       answerError(req, res, error, { headers: { 'retry-after': String(wait) }, bodyUnread: true });
       return;
     }
-    authenticate(ctx.pool, token, ctx.tokens, hashHex).then(
+    // A static token or a workload token (a JWT of a trusted issuer), kept in ctx.tokens either way once good.
+    authenticateCaller(ctx, token, hashHex).then(
       (tenant) => {
         if (hashHex !== undefined) limiter.succeeded(hashHex);
         authenticated.set(req, tenant);

@@ -2,6 +2,7 @@
  * What a `dnsplane` command is. Each command lives in its own file under src/cli/ and is listed in
  * main.ts's COMMANDS; main.ts handles help, errors and exit codes.
  */
+import { readFileSync } from 'node:fs';
 import { loadConfig, type Config } from '../config.js';
 import { InvalidInputError } from '../dns/errors.js';
 
@@ -36,4 +37,14 @@ export function outputOf(values: { output?: string; json?: boolean }): 'text' | 
   if (output !== 'text' && output !== 'json') throw new InvalidInputError('--output', `must be text or json, got "${output}"`);
   if (values.json && values.output !== undefined && values.output !== 'json') throw new InvalidInputError('--json', `contradicts --output ${values.output}`);
   return output;
+}
+
+/** The text of the file a flag names (undefined when the flag was not given); InvalidInput on the flag when it cannot be read. */
+export function readFileFlag(file: string | undefined, flag: string): string | undefined {
+  if (file === undefined) return undefined;
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new InvalidInputError(flag, `cannot read "${file}": ${(e as Error).message}`);
+  }
 }

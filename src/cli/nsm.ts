@@ -176,8 +176,8 @@ async function publish(args: string[], io: CliIo): Promise<number> {
   }
   const wait = waitFromArgs(values);
 
-  const { baseUrl, token } = resolveServer({ server: values.server, tokenFile: values['token-file'] }, io.env);
-  const res = await connectClient(NsmService, baseUrl, token).publishDomain({
+  const { baseUrl, tokenSource } = resolveServer({ server: values.server, tokenFile: values['token-file'] }, io.env);
+  const res = await connectClient(NsmService, baseUrl, tokenSource).publishDomain({
     domain: values.domain,
     ttl,
     services: services.map((s) => ({
@@ -209,8 +209,8 @@ async function unpublish(args: string[], io: CliIo): Promise<number> {
     strict: true,
   });
   if (!values.domain) throw new InvalidInputError('--domain', 'is required, e.g. --domain cluster1.nsm.example.com');
-  const { baseUrl, token } = resolveServer({ server: values.server, tokenFile: values['token-file'] }, io.env);
-  const res = await connectClient(NsmService, baseUrl, token).unpublishDomain({ domain: values.domain });
+  const { baseUrl, tokenSource } = resolveServer({ server: values.server, tokenFile: values['token-file'] }, io.env);
+  const res = await connectClient(NsmService, baseUrl, tokenSource).unpublishDomain({ domain: values.domain });
   if (res.status === ApplyStatus.NO_CHANGES) {
     io.out(`nothing is published for NSM domain ${res.domain} (zone ${res.zone}): no change, no OVH call`);
     return 0;

@@ -22,6 +22,7 @@ import { withDatabase } from './migrate.js';
 import { table } from './text.js';
 import { CONNECTION_FILE } from '../store/index.js';
 import { OVH_KEY_HELP, runOvhKey, runTsig, TSIG_HELP } from './tenant-keys.js';
+import { runTrust, TRUST_HELP } from './tenant-trust.js';
 
 const HELP = `Usage:
   dnsplane tenant create NAME --zone ZONE [--zone …] [--suffix SUFFIX …] [--admin]
@@ -30,6 +31,9 @@ const HELP = `Usage:
   dnsplane tenant disable NAME [--enable]
   dnsplane tenant set-max-change NAME PERCENT|default
   dnsplane tenant set NAME --withdraw-after DURATION|off
+  dnsplane tenant show NAME [--output text|json]
+  dnsplane tenant trust NAME --issuer URL --subject SUBJECT [--audience AUD] [--jwks-url URL | --jwks-file FILE] [--ca-file FILE]
+  dnsplane tenant untrust NAME --issuer URL --subject SUBJECT   (dnsplane tenant trust --help)
   dnsplane tenant tsig create|list|rotate|delete …   (dnsplane tenant tsig --help)
   dnsplane tenant ovh-key create|list|rotate|delete … (dnsplane tenant ovh-key --help)
 
@@ -51,6 +55,10 @@ set --withdraw-after: when the tenant makes no authenticated call for DURATION (
   seconds, 1s to 30 days) its targets of shared record sets are withdrawn from OVH — never the last
   target of a set; exclusive sets stay — and restored at its next call (docs/failover.md). "off"
   turns it off; what was withdrawn for its silence comes back within DNSPLANE_SILENT_CHECK_INTERVAL.
+show: the tenant, and the workload subjects it trusts with when each last called.
+trust, untrust: a workload identity (a Kubernetes ServiceAccount's projected token, a SPIRE
+  JWT-SVID) whose JWTs act as the tenant instead of its token: no long-lived secret in the cluster;
+  see dnsplane tenant trust --help.
 tsig: the tenant's TSIG keys, for DNS UPDATE clients (cert-manager, lego, certbot, external-dns,
   nsupdate); see dnsplane tenant tsig --help.
 ovh-key: the tenant's OVH-style keys, for tools that speak the OVH API (external-dns --provider=ovh,
@@ -210,6 +218,10 @@ async function run(sub: string | undefined, rest: string[], io: CliIo): Promise<
         return 0;
       });
     }
+    case 'show':
+    case 'trust':
+    case 'untrust':
+      return runTrust(sub, rest, io);
     case 'tsig':
       return runTsig(rest[0], rest.slice(1), io);
     case 'ovh-key':
@@ -217,14 +229,15 @@ async function run(sub: string | undefined, rest: string[], io: CliIo): Promise<
     default:
       throw new InvalidInputError(
         'tenant',
-        `unknown subcommand "${sub ?? ''}"; use create, list, rotate, disable, set-max-change, set, tsig or ovh-key (dnsplane tenant --help)`,
+        `unknown subcommand "${sub ?? ''}"; use create, list, show, rotate, disable, set-max-change, set, trust, untrust, tsig or ovh-key (dnsplane tenant --help)`,
       );
   }
 }
 
 export const tenantCommand: Command = {
-  summary: 'manage tenants: create (prints the token as the last line), list, rotate, disable, set-max-change, set --withdraw-after, tsig, ovh-key',
+  summary:
+    'manage tenants: create (prints the token as the last line), list, show, rotate, disable, set-max-change, set --withdraw-after, trust/untrust (workload identity), tsig, ovh-key',
   help: HELP,
-  helpFor: (args) => (args[0] === 'tsig' ? TSIG_HELP : args[0] === 'ovh-key' ? OVH_KEY_HELP : HELP),
+  helpFor: (args) => (args[0] === 'tsig' ? TSIG_HELP : args[0] === 'ovh-key' ? OVH_KEY_HELP : args[0] === 'trust' || args[0] === 'untrust' ? TRUST_HELP : HELP),
   run: ([sub, ...rest], io) => run(sub, rest, io),
 };

@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { createClient, type Interceptor } from '@connectrpc/connect';
+import { createClient } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { parseListen } from '../config.js';
 import { InvalidInputError } from '../dns/errors.js';
@@ -8,16 +7,18 @@ import { ZoneService } from '../gen/dnsplane/v1/zone_pb.js';
 import { createLogger } from '../server.js';
 import { logFormatOf, parseLogFormat } from '../config.js';
 import { startSidecar } from '../webhook/index.js';
-import { resolveServer, SERVER_OPTIONS_HELP } from './client.js';
-import type { Command } from './command.js';
+import { bearerInterceptor, resolveServer, SERVER_OPTIONS_HELP } from './client.js';
+import { readFileFlag, type Command } from './command.js';
 
 const HELP = `Usage: dnsplane webhook [--listen HOST:PORT] --server URL (--token-file FILE | DNSPLANE_TOKEN)
                         [--ca-file FILE] [--cert-file FILE --key-file FILE]
 
 The external-dns webhook provider as a sidecar: runs in external-dns's pod, listens on localhost for
 it (--provider=webhook --webhook-provider-url=http://localhost:8888), and calls the central dnsplane
-over Connect with the tenant's token, read from a mounted secret. No OVH credentials, no password in
-a URL. GET /healthz answers "ok"; GET /metrics serves the sidecar's own series.
+over Connect with the tenant's token. No OVH credentials, no password in a URL. Best with no secret
+at all: --token-file naming a projected ServiceAccount token (audience dnsplane) whose subject the
+tenant trusts (dnsplane tenant trust); the file is read again for every call, so the kubelet's
+rotation just works. GET /healthz answers "ok"; GET /metrics serves the sidecar's own series.
 
   --listen HOST:PORT    where external-dns reaches it (or DNSPLANE_WEBHOOK_LISTEN) [127.0.0.1:8888]
 ${SERVER_OPTIONS_HELP}
@@ -26,15 +27,6 @@ ${SERVER_OPTIONS_HELP}
   --key-file FILE       its private key (PEM)
 
 SIGTERM or SIGINT: in-flight requests finish, then it exits.`;
-
-function readPem(file: string | undefined, flag: string): string | undefined {
-  if (file === undefined) return undefined;
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new InvalidInputError(flag, `cannot read "${file}": ${(e as Error).message}`);
-  }
-}
 
 export const webhookCommand: Command = {
   summary: 'the external-dns webhook provider as a sidecar, calling a central dnsplane',
@@ -54,23 +46,20 @@ export const webhookCommand: Command = {
     });
     const listenRaw = values.listen ?? io.env['DNSPLANE_WEBHOOK_LISTEN']?.trim() ?? '127.0.0.1:8888';
     const listen = parseListen(listenRaw, values.listen !== undefined ? '--listen' : 'DNSPLANE_WEBHOOK_LISTEN');
-    const { baseUrl, token } = resolveServer({ server: values.server, tokenFile: values['token-file'] }, io.env);
+    const { baseUrl, tokenSource } = resolveServer({ server: values.server, tokenFile: values['token-file'] }, io.env);
     if ((values['cert-file'] === undefined) !== (values['key-file'] === undefined)) {
       throw new InvalidInputError(values['cert-file'] === undefined ? '--cert-file' : '--key-file', '--cert-file and --key-file go together');
     }
     const tls = {
-      ca: readPem(values['ca-file'], '--ca-file'),
-      cert: readPem(values['cert-file'], '--cert-file'),
-      key: readPem(values['key-file'], '--key-file'),
+      ca: readFileFlag(values['ca-file'], '--ca-file'),
+      cert: readFileFlag(values['cert-file'], '--cert-file'),
+      key: readFileFlag(values['key-file'], '--key-file'),
     };
-    const auth: Interceptor = (next) => (req) => {
-      req.header.set('authorization', `Bearer ${token}`);
-      return next(req);
-    };
+    // The token file is read again for every call to the centre: the kubelet rotates a projected token in place.
     const transport = createConnectTransport({
       baseUrl,
       httpVersion: '1.1',
-      interceptors: [auth],
+      interceptors: [bearerInterceptor(tokenSource)],
       nodeOptions: Object.fromEntries(Object.entries(tls).filter(([, v]) => v !== undefined)),
     });
     const log = createLogger(io.env['DNSPLANE_LOG_LEVEL']?.trim() || 'info', logFormatOf(parseLogFormat(io.env['DNSPLANE_LOG_FORMAT']), io.isTty));

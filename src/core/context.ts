@@ -4,11 +4,12 @@ import type { Metrics } from '../metrics.js';
 import type { OvhApi } from '../ovh/client.js';
 import type { Lifecycle } from './lifecycle.js';
 import type { ReadCache } from './reads/read-cache.js';
-import type { TokenCache } from './tenants/tenants.js';
+import type { Tenant, TokenCache } from './tenants/tenants.js';
 import type { PlanLimiter } from './plan-limit.js';
 import type { SecretBox } from './credentials/secrets.js';
 import type { TsigKeyCache } from './credentials/cache.js';
 import type { OvhKeyCache } from './credentials/cache.js';
+import type { IssuerKeys } from './credentials/issuer-keys.js';
 import type { VisibilityWatch } from './visibility-watch.js';
 
 export interface CoreSettings {
@@ -96,6 +97,11 @@ export interface CoreContext {
   liveness?: SignsOfLife;
   /** OVH keys found, kept like `tokens` (core/credentials/ovh.ts). Absent: every lookup reads Postgres. */
   ovhKeys?: OvhKeyCache;
+  /**
+   * The keys of the JWT issuers tenants trust (core/credentials/issuer-keys.ts), for workload tokens.
+   * Absent: one per pool with the default refresh, cooldown and bound.
+   */
+  issuerKeys?: IssuerKeys;
   /** Bounds the Plans each tenant computes at once (DNSPLANE_PLAN_CONCURRENCY); absent: no bound. */
   planLimiter?: PlanLimiter;
   /** Who waits for which journal rows' visibility, woken by the server's listener; absent: each wait listens on its own. */
@@ -117,8 +123,8 @@ export function nowMs(ctx: Pick<CoreContext, 'clock'>): number {
  * context does not import what withdraws a silent tenant's targets (and through it the apply path).
  */
 export interface SignsOfLife {
-  /** The tenant authenticated a call now. */
-  seen(tenant: { id: string }, from?: string): void;
+  /** The tenant authenticated a call now, from this client address (behind a trusted proxy, the client's); a workload token's tenant carries its subject: core/credentials/caller.ts. */
+  seen(tenant: Tenant, from?: string): void;
   /** How often last_seen_at is written per tenant and process: the slack of the silent-tenant check. */
   readonly writeEveryMs: number;
 }

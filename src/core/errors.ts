@@ -26,6 +26,21 @@ export class UnauthenticatedError extends Error {
   override readonly name = 'UnauthenticatedError';
 }
 
+/** A workload token (a JWT, core/credentials/workload-tokens.ts) refused, naming the rule it failed (`rule`: its metrics label). */
+export class WorkloadTokenError extends UnauthenticatedError {
+  constructor(
+    readonly rule: string,
+    message: string,
+  ) {
+    super(`workload token refused: ${message}`);
+  }
+}
+
+/** A trusted issuer's keys could not be had at all (none cached, or all past their bound): retry later. */
+export class IssuerUnavailableError extends Error {
+  override readonly name = 'IssuerUnavailableError';
+}
+
 /** The tenant may not do this (a zone or name outside its grant, an admin call without the scope). */
 export class PermissionDeniedError extends Error {
   override readonly name = 'PermissionDeniedError';

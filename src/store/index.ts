@@ -38,3 +38,4 @@ export * from './health.js';
 export * from './withdrawals.js';
 export * from './protected-names.js';
 export * from './journal-prune.js';
+export * from './workload-trust.js';

@@ -108,6 +108,23 @@ describe('TokenCache', () => {
   });
 });
 
+describe('TokenCache when full', () => {
+  it('drops the entries past their end (expired workload tokens) before it empties itself', () => {
+    const t = (name: string) => ({ name }) as Tenant;
+    const cache = new TokenCache(() => true, 3);
+    const past = new Date(Date.now() - 1000);
+    cache.set('jwt1', t('x'), cache.epoch, past);
+    cache.set('jwt2', t('x'), cache.epoch, past);
+    cache.set('static', t('y'), cache.epoch);
+    cache.set('jwt3', t('x'), cache.epoch, new Date(Date.now() + 600_000));
+    expect([cache.size, cache.get('static')?.name, cache.get('jwt3')?.name]).toEqual([2, 'y', 'x']);
+    // Full of live entries: emptied, as before.
+    cache.set('other', t('z'), cache.epoch);
+    cache.set('more', t('z'), cache.epoch);
+    expect([cache.size, cache.get('static'), cache.get('more')?.name]).toEqual([1, undefined, 'z']);
+  });
+});
+
 describe('ZoneStateSource', () => {
   /** What "Postgres" holds (the test moves it), and a read of it the test may hold back. */
   function source(listening: () => boolean) {

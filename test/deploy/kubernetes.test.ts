@@ -232,6 +232,23 @@ describe('manifests', () => {
     expect(Object.keys(cm.data).filter((k) => /SECRET|CONSUMER|APPLICATION_KEY|DATABASE_URL|TOKEN/.test(k))).toEqual([]);
     expect(cm.data.DNSPLANE_DNS_LISTEN).toBe('0.0.0.0:5353');
   });
+
+  it("the external-dns sidecar holds no secret of dnsplane's: its --token-file is a projected ServiceAccount token, audience dnsplane, 600 s", () => {
+    const d = manifests.find((m) => m.doc.kind === 'Deployment' && m.file === 'external-dns/sidecar/deployment.yaml')!.doc as any;
+    const spec = d.spec.template.spec;
+    const sidecar = spec.containers.find((c: { name: string }) => c.name === 'dnsplane-webhook');
+    const tokenFile = sidecar.args[sidecar.args.indexOf('--token-file') + 1] as string;
+    const mount = (sidecar.volumeMounts as Array<{ name: string; mountPath: string }>).find((v) => tokenFile.startsWith(`${v.mountPath}/`))!;
+    const volume = (spec.volumes as Array<{ name: string; projected?: { sources: Array<{ serviceAccountToken?: unknown }> }; secret?: unknown }>).find(
+      (v) => v.name === mount.name,
+    )!;
+    expect(volume.secret).toBeUndefined();
+    expect(volume.projected!.sources).toEqual([
+      { serviceAccountToken: { audience: 'dnsplane', expirationSeconds: 600, path: tokenFile.slice(mount.mountPath.length + 1) } },
+    ]);
+    expect(spec.serviceAccountName).toBe('external-dns');
+    expect(manifests.filter((m) => m.file.startsWith('external-dns/sidecar/') && m.doc.kind === 'Secret')).toEqual([]);
+  });
 });
 
 // --- kubectl kustomize, where kubectl is installed ---------------------------------------------

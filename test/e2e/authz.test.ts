@@ -100,6 +100,9 @@ const PERMISSION: Record<string, Case[] | string> = {
   'dnsplane.v1.AdminService/ProtectNames': 'admins may use every zone',
   'dnsplane.v1.AdminService/UnprotectNames': 'admins may use every zone',
   'dnsplane.v1.AdminService/ListProtectedNames': 'admins see every zone',
+  'dnsplane.v1.AdminService/TrustSubject': 'no zone grant involved: the subject acts as its tenant (its grants are checked where it is used)',
+  'dnsplane.v1.AdminService/UntrustSubject': 'no zone grant involved',
+  'dnsplane.v1.AdminService/ListTrustedSubjects': "admins see every tenant's trusted subjects",
 };
 
 /** A plausible request per RPC for the authentication cases (they are refused before it is read). */
@@ -234,7 +237,10 @@ describe('every RPC of every service', () => {
         'RotateTsigKey',
         'SetTenantMaxChangePercent',
         'SetTenantWithdrawAfter',
+        'TrustSubject',
         'UnprotectNames',
+        'UntrustSubject',
+        'ListTrustedSubjects',
       ].sort(),
     );
     for (const rpc of adminRpcs) {

@@ -40,6 +40,7 @@ const READ_ONLY = [
   'dnsplane.v1.AdminService/ListOvhDrafts',
   'dnsplane.v1.AdminService/ExportZone',
   'dnsplane.v1.AdminService/ListProtectedNames',
+  'dnsplane.v1.AdminService/ListTrustedSubjects',
 ];
 
 let h: Harness;

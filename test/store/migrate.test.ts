@@ -24,6 +24,8 @@ const TABLES = [
   'target_health',
   'target_withdrawals',
   'tenants',
+  'trusted_issuers',
+  'trusted_subjects',
   'tsig_keys',
   'zones',
 ];

@@ -35,6 +35,7 @@ import * as store from '../../src/store/index.js';
 import { query, udpExchange } from '../helpers/dns-client.js';
 import { callLines, ep } from '../helpers/expect.js';
 import { ovhCall } from '../helpers/ovh-api-client.js';
+import { startIssuer } from '../helpers/oidc-issuer.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 import { until } from '../helpers/until.js';
 
@@ -893,6 +894,59 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       expect(await whoIs(tokens['carol']!)).toBe(CAROL);
       await closeDialog('dialog-disable-tenant');
       expect((await rowsOf(page, 'tenants')).find((r) => r[0] === CAROL)![4]).toBe('active');
+    });
+
+    it('workload identities: a subject trusted through the dialog (its token then acts as the tenant), listed with its last call, untrusted (refused again)', async () => {
+      const issuer = await startIssuer();
+      try {
+        const sub = 'system:serviceaccount:carol:external-dns';
+        await open(page, 'tenants', `[data-testid=tenants] tr[data-tenant="${CAROL}"]`);
+        await rowOf('tenants', 'data-tenant', CAROL).locator('[data-testid=trust-subject]').click();
+        await page.fill('[data-testid=tr-issuer]', 'http://not-https.example');
+        await page.fill('[data-testid=tr-subject]', sub);
+        await page.click('[data-testid=dialog-trust-subject] [data-testid=review]');
+        await confirm('dialog-trust-subject');
+        expect(await dialog('dialog-trust-subject').locator('[data-testid=error]').innerText()).toBe(
+          await refusal(admin().trustSubject({ tenant: CAROL, issuer: 'http://not-https.example', subject: sub })),
+        );
+        await dialog('dialog-trust-subject').locator('[data-testid=cancel]').click();
+        await rowOf('tenants', 'data-tenant', CAROL).locator('[data-testid=trust-subject]').click();
+        await page.fill('[data-testid=tr-issuer]', issuer.url);
+        await page.fill('[data-testid=tr-subject]', sub);
+        await page.fill('[data-testid=tr-ca]', issuer.caPem);
+        await page.click('[data-testid=dialog-trust-subject] [data-testid=review]');
+        expect(await willText('dialog-trust-subject')).toBe(
+          `This will: let tokens that ${issuer.url} signs for ${sub} with the audience "dnsplane" act as tenant "${CAROL}"; the issuer's keys from its discovery document (unless set before), for every tenant trusting that issuer.`,
+        );
+        await shot(page, 'tenant-trust', false);
+        await confirm('dialog-trust-subject');
+        expect(await dialog('dialog-trust-subject').locator('[data-testid=trusted]').innerText()).toBe(`Tenant "${CAROL}" trusts ${sub}; keys: discovery.`);
+        await closeDialog('dialog-trust-subject');
+        expect(await whoIs(await issuer.mint({ sub }))).toBe(CAROL);
+        // Its call is written as its last seen (the first one at once), then the page drawn again shows it.
+        await expect
+          .poll(async () => (await admin().listTrustedSubjects({ tenant: CAROL })).subjects[0]?.lastSeenAt !== undefined, { timeout: 60_000 })
+          .toBe(true);
+        await open(page, 'zones', 'table');
+        await open(page, 'tenants', '[data-testid=trusted-subjects] table');
+        expect((await rowsOf(page, 'trusted-subjects')).find((r) => r[1] === sub)?.[6]).toMatch(/^\d{4}-\d\d-\d\d /);
+        const listed = (await admin().listTrustedSubjects({ tenant: CAROL })).subjects;
+        expect((await rowsOf(page, 'trusted-subjects')).filter((r) => r[0] === CAROL).map((r) => r.slice(0, 5))).toEqual(
+          listed.map((t) => [t.tenant, t.subject, t.issuer, t.audience, t.keys]),
+        );
+        await shot(page, 'tenants-workloads');
+        await rowOf('trusted-subjects', 'data-subject', sub).locator('[data-testid=untrust-subject]').click();
+        expect(await willText('dialog-untrust-subject')).toBe(
+          `This will: stop tokens of ${sub} (issuer ${issuer.url}) acting as tenant "${CAROL}": refused at once, on every replica.`,
+        );
+        await confirm('dialog-untrust-subject');
+        await closeDialog('dialog-untrust-subject');
+        expect(await whoIs(await issuer.mint({ sub }))).toBe('Unauthenticated');
+        // The view is drawn again after the answer: the row goes then.
+        await expect.poll(() => page.locator(`[data-testid=trusted-subjects] tbody tr[data-subject="${sub}"]`).count()).toBe(0);
+      } finally {
+        await issuer.close();
+      }
     });
 
     it("TSIG keys: created (the secret shown signs queries; the configurations are the CLI's), rotated (the old secret refused), deleted (refused)", async () => {

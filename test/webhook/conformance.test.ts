@@ -1,11 +1,21 @@
 /**
  * Conformance: external-dns v0.22's webhook client (test/helpers/external-dns.ts, a port of its Go
  * code) against dnsplane, in both modes — the central listener of `dnsplane serve` (HTTP Basic
- * tenant:token) and the sidecar (`dnsplane webhook`, calling the centre over Connect). One suite, run
- * against each; real Postgres, the OVH simulator over HTTPS, and the exact OVH calls the simulator
- * saw asserted at every step.
+ * tenant:token) and the sidecar (`dnsplane webhook`, calling the centre over Connect), the sidecar
+ * both with a dnsplane token and with a projected ServiceAccount token in a file (workload identity:
+ * a test issuer over HTTPS on loopback, the tenant trusting its subject; a wrong credential is then a
+ * token of a subject nobody trusts). One suite, run against each; real Postgres, the OVH simulator
+ * over HTTPS, and the exact OVH calls the simulator saw asserted at every step.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import pino from 'pino';
+import { connectClient, resolveServer } from '../../src/cli/client.js';
+import { trustSubject } from '../../src/core/credentials/workload-trust.js';
+import { authenticate } from '../../src/core/tenants/tenants.js';
+import { ZoneService } from '../../src/gen/dnsplane/v1/zone_pb.js';
+import { startIssuer } from '../helpers/oidc-issuer.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import * as store from '../../src/store/index.js';
 import { startSidecar, type Sidecar } from '../../src/webhook/index.js';
@@ -17,7 +27,7 @@ import { applyDesired } from '../helpers/zone-requests.js';
 const ZONE = 'example.com';
 const silent = pino({ level: 'silent' });
 
-type Mode = 'central' | 'sidecar';
+type Mode = 'central' | 'sidecar' | 'sidecar with a projected token';
 
 interface Setup {
   h: Harness;
@@ -39,6 +49,21 @@ async function setup(mode: Mode): Promise<Setup> {
     env: { DNSPLANE_LOCK_TIMEOUT: '300ms' },
   });
   const sidecars: Sidecar[] = [];
+  const issuer = mode === 'sidecar with a projected token' ? await startIssuer() : undefined;
+  const dir = mkdtempSync(path.join(tmpdir(), 'dnsplane-conformance-'));
+  /** The sidecar's client: the token itself, or a projected token file of a subject the tenant trusts when `token` is its good one. */
+  const clientFor = async (tenant: string, token: string) => {
+    if (!issuer) return h.zoneClient(token);
+    const good = await authenticate(h.server.ctx.pool, token).then(
+      () => true,
+      () => false,
+    );
+    const subject = `system:serviceaccount:${tenant}:external-dns`;
+    if (good) await trustSubject({ pool: h.server.ctx.pool, actor: null }, { tenant, issuer: issuer.url, subject, caPem: issuer.caPem });
+    const file = path.join(dir, `${tenant}.token`);
+    writeFileSync(file, await issuer.mint({ sub: good ? subject : `${subject}-untrusted` }));
+    return connectClient(ZoneService, h.server.url, resolveServer({ tokenFile: file }, {}).tokenSource);
+  };
   return {
     h,
     async url(tenant, token) {
@@ -48,18 +73,20 @@ async function setup(mode: Mode): Promise<Setup> {
         u.password = token;
         return u.toString();
       }
-      const s = await startSidecar({ client: h.zoneClient(token), listen: { host: '127.0.0.1', port: 0 }, log: silent });
+      const s = await startSidecar({ client: await clientFor(tenant, token), listen: { host: '127.0.0.1', port: 0 }, log: silent });
       sidecars.push(s);
       return s.url;
     },
     async close() {
       for (const s of sidecars) await s.close();
       await h.close();
+      await issuer?.close();
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 }
 
-describe.each<Mode>(['central', 'sidecar'])('the webhook protocol, %s mode', (mode) => {
+describe.each<Mode>(['central', 'sidecar', 'sidecar with a projected token'])('the webhook protocol, %s mode', (mode) => {
   let s: Setup;
   let h: Harness;
   /** The simulator's log as "METHOD path" lines, /auth/time left out. */
@@ -174,6 +201,10 @@ describe.each<Mode>(['central', 'sidecar'])('the webhook protocol, %s mode', (mo
       const alice = await store.getTenantByName(h.server.ctx.pool, 'alice');
       const rows = await store.listJournal(h.server.ctx.pool, { tenantId: alice!.id, limit: 10 });
       expect(rows.map((r) => [r.zone, r.state])).toEqual([[ZONE, 'done']]);
+      // The workload that asked, by its subject; a dnsplane token's apply has no summary of its door.
+      expect((rows[0]!.intent as { summary?: string }).summary).toEqual(
+        mode === 'sidecar with a projected token' ? expect.stringMatching(/^by workload system:serviceaccount:alice:external-dns \(issuer https:/) : undefined,
+      );
       if (mode === 'central') {
         const text = await (await fetch(`${h.server.url}/metrics`)).text();
         expect(text).toMatch(/^dnsplane_webhook_requests_total\{route="apply",status="204"\} 1$/m);

@@ -87,8 +87,18 @@ export class CredentialCache<V> {
   set(key: string, value: V, epoch: number, validUntil?: Date): void {
     if (epoch !== this.epoch || !this.trusted()) return;
     if (this.entries.size >= this.maxEntries) {
-      this.entries.clear();
-      this.until.clear();
+      // Entries past their end first (verified workload tokens, kept until their exp, are replaced by
+      // a new token every few minutes); only a cache still full is emptied.
+      const now = Date.now();
+      for (const [k, end] of this.until) {
+        if (now < end) continue;
+        this.entries.delete(k);
+        this.until.delete(k);
+      }
+      if (this.entries.size >= this.maxEntries) {
+        this.entries.clear();
+        this.until.clear();
+      }
     }
     this.entries.set(key, value);
     if (validUntil) this.until.set(key, validUntil.getTime());

@@ -5,6 +5,7 @@
  */
 import * as store from '../../store/index.js';
 import type { Tenant } from '../tenants/tenants.js';
+import { workloadOf } from '../credentials/caller.js';
 
 /**
  * Writes one finished audit row for an admin action, in the caller's transaction. `zone` null: the
@@ -21,7 +22,9 @@ export async function auditAdminAction(
   await store.insertAdminAction(tx, { zone, tenantId: actor?.id ?? null, intent: { kind, summary, detail, operations: [], names: [] }, result: { summary } });
 }
 
-/** "by <admin>", or "from the command line" (database access, no acting tenant). */
+/** "by <admin>" (with the workload subject that authenticated it, if one did), or "from the command line" (database access, no acting tenant). */
 export function actedBy(actor: Tenant | null): string {
-  return actor ? `by ${actor.name}` : 'from the command line';
+  if (!actor) return 'from the command line';
+  const w = workloadOf(actor);
+  return w ? `by ${actor.name} (workload ${w.subject} of issuer ${w.issuer})` : `by ${actor.name}`;
 }

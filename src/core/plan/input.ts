@@ -15,6 +15,7 @@ import type * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
 import { PermissionDeniedError } from '../errors.js';
 import { checkNameAllowed, mayUseZone, type Tenant } from '../tenants/tenants.js';
+import { workloadOrigin } from '../credentials/caller.js';
 import { managedZoneNames } from '../zones/zones.js';
 import { checkSharedLabel } from '../ownership/ownership.js';
 import { checkHealthCheckLabel } from '../../dns/health-check.js';
@@ -138,6 +139,8 @@ export type RoutedInput = (
  * input; yields to the event loop between slices of endpoints (`slicer`).
  */
 export async function routeInput(ctx: CoreContext, tenant: Tenant, input: PlanInput, slicer: Slicer = new Slicer()): Promise<RoutedInput> {
+  // The journal names the workload (its subject and issuer) that asked, when a workload token authenticated it.
+  const origin = ('origin' in input ? input.origin : undefined) ?? workloadOrigin(tenant);
   const zoneNames = await managedZoneNames(ctx);
   const warnings = new Map<string, string[]>();
   const findZone = zoneFinder(zoneNames);
@@ -181,7 +184,7 @@ export async function routeInput(ctx: CoreContext, tenant: Tenant, input: PlanIn
       ...(scope ? { scope } : {}),
       ...(input.allOrNothing ? { allOrNothing: true } : {}),
       ...(input.force ? { force: true } : {}),
-      ...(input.origin ? { origin: input.origin } : {}),
+      ...(origin ? { origin } : {}),
     };
   }
 
@@ -195,14 +198,14 @@ export async function routeInput(ctx: CoreContext, tenant: Tenant, input: PlanIn
       byZone: new Map([[zone, dnsUpdateChanges(input.update)]]),
       uncut: true,
       warnings,
-      ...(input.origin ? { origin: input.origin } : {}),
+      ...(origin ? { origin } : {}),
     };
   }
 
   if (input.kind === 'draft') {
     if (!zoneNames.includes(input.zone)) throw new InvalidInputError('zone', `"${input.zone}" is not a zone dnsplane manages`);
     if (!mayUseZone(tenant, input.zone)) throw new PermissionDeniedError('zone', `zone "${input.zone}" is not one of tenant "${tenant.name}"'s zones`);
-    return { kind: 'draft', policy: 'sync', byZone: new Map([[input.zone, input.draft]]), warnings, ...(input.origin ? { origin: input.origin } : {}) };
+    return { kind: 'draft', policy: 'sync', byZone: new Map([[input.zone, input.draft]]), warnings, ...(origin ? { origin } : {}) };
   }
 
   const c = input.changes;
@@ -240,6 +243,6 @@ export async function routeInput(ctx: CoreContext, tenant: Tenant, input: PlanIn
     byZone,
     warnings,
     ...(input.force ? { force: true } : {}),
-    ...(input.origin ? { origin: input.origin } : {}),
+    ...(origin ? { origin } : {}),
   };
 }

@@ -18,6 +18,7 @@ import { messageOf } from '../../error-message.js';
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
 import { LastUsed, LAST_USED_EVERY_MS } from '../credentials/last-used.js';
+import { workloadOf } from '../credentials/caller.js';
 import { restoreTargets, withdrawTargets, type WithdrawOutcome } from './withdrawals.js';
 
 /** How often the silent tenants are looked for (DNSPLANE_SILENT_CHECK_INTERVAL). */
@@ -32,6 +33,8 @@ export interface LivenessOptions {
 /** This process's signs of life, written coarsely; restores a tenant's silent withdrawals when it is back. */
 export class Liveness {
   private readonly lastSeen: LastUsed;
+  /** The workload subjects that called (trusted_subjects.last_seen_at), written the same way. */
+  private readonly subjectsSeen: LastUsed;
   private readonly restoring = new Map<string, Promise<unknown>>();
   readonly writeEveryMs: number;
 
@@ -49,11 +52,17 @@ export class Liveness {
       this.writeEveryMs,
       opts.clock,
     );
+    this.subjectsSeen = new LastUsed((uses) => store.noteSubjectsSeen(ctx.pool, uses), ctx.log, 'workload subject', this.writeEveryMs, opts.clock);
   }
 
-  /** The tenant authenticated a call now, from this client address (behind a trusted proxy, the client's). */
-  seen(tenant: { id: string }, from?: string): void {
+  /**
+   * The tenant authenticated a call now, from this client address (behind a trusted proxy, the
+   * client's), and, when a workload token authenticated it, its subject.
+   */
+  seen(tenant: store.Tenant, from?: string): void {
     this.lastSeen.note(tenant.id, from);
+    const w = workloadOf(tenant);
+    if (w) this.subjectsSeen.note(w.bindingId);
   }
 
   /** Its silent withdrawals restored (once at a time per tenant); a failure is logged, the next sign of life tries again. */
@@ -74,7 +83,7 @@ export class Liveness {
 }
 
 /** A sign of life of `tenant` (a no-op where the context keeps no liveness). */
-export function noteSeen(ctx: Pick<CoreContext, 'liveness'>, tenant: { id: string }, from?: string): void {
+export function noteSeen(ctx: Pick<CoreContext, 'liveness'>, tenant: store.Tenant, from?: string): void {
   ctx.liveness?.seen(tenant, from);
 }
 

@@ -1,5 +1,7 @@
 // Tenants (AdminService.ListTenants): scopes, zones, suffixes, disabled, token rotation, change
-// threshold, withdraw after silence (and when it was last seen); each tenant's TSIG keys (AdminService.ListTsigKeys) and OVH keys (ListOvhKeys): created,
+// threshold, withdraw after silence (and when it was last seen); the workload identities tenants trust
+// (ListTrustedSubjects: issuer, subject, audience, where the keys come from, last seen; trust-writes.js);
+// each tenant's TSIG keys (AdminService.ListTsigKeys) and OVH keys (ListOvhKeys): created,
 // last used — never a secret, which dnsplane shows only once, when a key is created or rotated; and
 // the writes staged through the served OVH API that no refresh has published yet (ListOvhDrafts).
 //
@@ -11,6 +13,7 @@ import { badge, clear, fmtTime, h } from '../dom.js';
 import { pagedTable } from '../table.js';
 import { keyWrites } from './key-writes.js';
 import { tenantWrites, thresholdText, withdrawAfterText } from './tenant-writes.js';
+import { trustWrites } from './trust-writes.js';
 
 /** A key rotated with a grace: until when its old secret still works. */
 const oldSecret = (k) =>
@@ -35,26 +38,27 @@ export async function tenantsPage(page, { stale, who }) {
   let zones = [];
 
   const refresh = async () => {
-    const [res, keyRes, ovhRes, draftRes, zoneRes] = await Promise.all([
+    const [res, keyRes, ovhRes, draftRes, zoneRes, trustRes] = await Promise.all([
       adminApi('ListTenants', {}),
       adminApi('ListTsigKeys', {}),
       adminApi('ListOvhKeys', {}),
       adminApi('ListOvhDrafts', {}),
       zoneApi('ListZones', {}),
+      adminApi('ListTrustedSubjects', {}),
     ]);
     if (stale()) return;
     tenants = res.tenants ?? [];
     zones = (zoneRes.zones ?? []).map((z) => z.name);
     clear(view);
-    draw(view, tenants, keyRes.keys ?? [], ovhRes.keys ?? [], draftRes.drafts ?? []);
+    draw(view, tenants, keyRes.keys ?? [], ovhRes.keys ?? [], draftRes.drafts ?? [], trustRes.subjects ?? []);
   };
   const tenantOf = (name) => tenants.find((t) => t.name === name) ?? { name, zones: [] };
 
-  const w = { ...tenantWrites(page, { refresh, zones: () => zones, who }), ...keyWrites(page, { refresh, tenantOf }) };
+  const w = { ...tenantWrites(page, { refresh, zones: () => zones, who }), ...keyWrites(page, { refresh, tenantOf }), ...trustWrites(page, { refresh }) };
   const act = (text, testid, onclick, kind) =>
     who.admin ? h('button', { type: 'button', class: `small-button${kind ? ` ${kind}` : ''}`, 'data-testid': testid, 'data-write': '', onclick }, text) : null;
 
-  function draw(into, tenantRows, keys, ovhKeys, drafts) {
+  function draw(into, tenantRows, keys, ovhKeys, drafts, subjects) {
     const keysOf = (t) => keys.filter((k) => k.tenant === t.name).length;
     const ovhKeysOf = (t) => ovhKeys.filter((k) => k.tenant === t.name).length;
     const actions = (cells) => (who.admin ? [{ title: 'Actions', class: 'actions-cell', cell: cells }] : []);
@@ -106,9 +110,34 @@ export async function tenantsPage(page, { stale, who }) {
             act('Rotate token', 'rotate-token', () => w.rotateToken(t)),
             act('Threshold', 'set-threshold', () => w.threshold(t)),
             act('Withdraw after', 'set-withdraw-after', () => w.withdrawAfter(t)),
+            act('+ Workload', 'trust-subject', () => w.trust(t)),
             act('+ TSIG key', 'new-tsig-key', () => w.newTsigKey(t)),
             act('+ OVH key', 'new-ovh-key', () => w.newOvhKey(t)),
           ]),
+        ],
+      }),
+      h('h2', null, 'Workload identities'),
+      h(
+        'p',
+        { class: 'muted' },
+        'Subjects of JWT issuers whose tokens act as a tenant instead of its token: a Kubernetes projected ServiceAccount token, a SPIRE JWT-SVID — no long-lived secret in the cluster. ',
+        'Each token is checked against its own issuer\'s keys, for its audience, and lives at most an hour (`dnsplane tenant trust NAME --issuer URL --subject SUBJECT`). "Last seen" is recorded to within a minute.',
+      ),
+      pagedTable({
+        testid: 'trusted-subjects',
+        rows: subjects,
+        pageSize: 100,
+        empty: 'No workload identity (+ Workload on a tenant, or dnsplane tenant trust NAME).',
+        rowAttrs: (s) => ({ 'data-subject': s.subject }),
+        columns: [
+          { title: 'Tenant', cell: (s) => s.tenant },
+          { title: 'Subject', cell: (s) => h('span', { class: 'wrap' }, s.subject) },
+          { title: 'Issuer', cell: (s) => h('span', { class: 'wrap' }, s.issuer) },
+          { title: 'Audience', cell: (s) => s.audience },
+          { title: 'Keys', cell: (s) => s.keys },
+          { title: 'Trusted since', class: 'time', cell: (s) => fmtTime(s.createdAt) },
+          { title: 'Last seen', class: 'time', cell: (s) => (s.lastSeenAt ? fmtTime(s.lastSeenAt) : 'never') },
+          ...actions((s) => [act('Untrust', 'untrust-subject', () => w.untrust(s), 'danger')]),
         ],
       }),
       h('h2', null, 'TSIG keys'),
