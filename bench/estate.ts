@@ -251,7 +251,11 @@ async function main(): Promise<void> {
       note(
         `${name}: ${msText(performance.now() - started)}; worst event-loop delay ${msText(lag)}; RSS ${mib(rss.now)} (peak ${mib(rss.peak)}); read cache ${cache}`,
       );
-      stepRow = ['  RSS after it (peak so far); worst event-loop delay meanwhile', `${mib(rss.now)} (${mib(rss.peak)}); ${msText(lag)}`];
+      const heap = `heap ${mib(m.get('nodejs_heap_size_used_bytes') ?? NaN)} used of ${mib(m.get('nodejs_heap_size_total_bytes') ?? NaN)}`;
+      stepRow = [
+        '  RSS after it (peak so far); heap; read cache; worst event-loop delay meanwhile',
+        `${mib(rss.now)} (${mib(rss.peak)}); ${heap}; ${cache}; ${msText(lag)}`,
+      ];
       return r;
     };
 

@@ -96,8 +96,8 @@ export const SETTINGS: Array<{ name: string; default: string; help: string }> = 
   },
   {
     name: 'DNSPLANE_READ_CACHE_BYTES',
-    default: '(40% of the heap limit)',
-    help: "what the Records cache keeps in memory at most (each zone's records at its generation, the answers cut from them, their encoded bytes, and the zones being read): a byte count, or with Ki, Mi or Gi; past it the least recently used is dropped and built again when asked. Unset: 40% of V8's heap limit (at least 128Mi; node's --max-old-space-size, or what the container's memory allows); the start log says what the managed zones would take and whether they fit",
+    default: '(25% of the heap limit)',
+    help: "what the Records cache keeps in memory at most (each zone's records at its generation, the answers cut from them, their encoded bytes, and the zones being read): a byte count, or with Ki, Mi or Gi; past it the least recently used is dropped and built again when asked. Unset: 25% of V8's heap limit (at least 128Mi; node's --max-old-space-size, or what the container's memory allows); the start log says what the managed zones would take and whether they fit",
   },
   {
     name: 'DNSPLANE_DRIFT_INTERVAL',

@@ -126,7 +126,7 @@ export function ownershipEntryToPb(r: OwnershipRow & { targetState?: TargetState
     target: r.target,
     tenant: r.tenantName,
     shared: r.shared,
-    createdAt: timestampFromDate(r.createdAt),
+    createdAt: timestampFromDate(new Date(r.createdMs)),
     healthCheck: r.healthCheck ?? '',
   });
 }

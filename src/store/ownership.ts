@@ -18,7 +18,11 @@ export interface OwnershipRow {
   tenantId: string;
   tenantName: string;
   shared: boolean;
-  createdAt: Date;
+  /**
+   * When the row was made (ms since the epoch): a number, not a Date — a zone's base keeps 50,000
+   * rows, and a Date is one more object each.
+   */
+  createdMs: number;
   /** The owner's health check of the set (dns/health-check.ts; migration 0020), when it has one. */
   healthCheck?: string;
 }
@@ -54,7 +58,7 @@ function toRow(r: Row): OwnershipRow {
     tenantId: intern(r.tenant_id),
     tenantName: intern(r.tenant_name),
     shared: r.shared,
-    createdAt: new Date(r.created_ms),
+    createdMs: r.created_ms,
   };
   if (r.health_check) row.healthCheck = intern(r.health_check);
   return row;

@@ -119,7 +119,7 @@ describe('the read cache at the estate', () => {
   });
 
   it('counts a build in flight against the bound: what it will take is reserved, older items dropped to make room', async () => {
-    const cache = new ReadCache(pool, { maxBytes: RECORDS * 1200 });
+    const cache = new ReadCache(pool, { maxBytes: RECORDS * 800 });
     const gens = await store.getGenerations(pool, ZONES);
     await cache.view(ZONES[0]!, gens.get(ZONES[0]!)!, tenant.name, true);
     expect(cache.kepts().map((k) => k.zone)).toContain(ZONES[0]);
@@ -132,9 +132,9 @@ describe('the read cache at the estate', () => {
     try {
       await until('the build reserved', () => cache.kepts().some((k) => k.kind === 'build' && k.zone === ZONES[1]));
       const reserved = cache.kepts().find((k) => k.kind === 'build')!;
-      expect(reserved.bytes).toBe(sim.draftRecords(ZONES[1]!).length * 800);
-      // Room was made for it: the first zone's base (its least recently used item) is gone, and the bound holds with the build counted.
-      expect(cache.kepts().filter((k) => k.zone === ZONES[0] && k.kind === 'base')).toEqual([]);
+      expect(reserved.bytes).toBe(sim.draftRecords(ZONES[1]!).length * 700);
+      // Room was made for it: the first zone's items are gone, and the bound holds with the build counted.
+      expect(cache.kepts().filter((k) => k.zone === ZONES[0])).toEqual([]);
       expect(cache.stats().bytes).toBeLessThanOrEqual(cache.maxBytes);
     } finally {
       await blocker.query('COMMIT');
@@ -151,7 +151,7 @@ describe('the read cache at the estate', () => {
   });
 
   it('says how many of the zones fit the bound, the smallest first', () => {
-    expect(estateFit(10 * 800 * 1000, [1000, 2000, 3000, 4000, 5000])).toEqual({ bytes: 15_000 * 800, zones: 5, fit: 4 });
+    expect(estateFit(10 * 700 * 1000, [1000, 2000, 3000, 4000, 5000])).toEqual({ bytes: 15_000 * 700, zones: 5, fit: 4 });
     expect(estateFit(2 ** 30, [1000, 2000])).toMatchObject({ fit: 2 });
   });
 });
@@ -177,6 +177,36 @@ describe('the apply path at the estate', () => {
     // The view holds the zone as Postgres does after the apply.
     const memory = keptZoneMemory(pool, zone)!;
     expect(memory.allRecords()).toEqual(await store.listRecords(pool, zone));
+  });
+
+  it("counts the apply path's view of a zone against the read cache's bound, and forgets it when room is needed", async () => {
+    const zone = ZONES[4]!;
+    const cache = new ReadCache(pool, { maxBytes: RECORDS * 600 });
+    const withCache = { ...ctx, reads: cache };
+    const create = (name: string, at = zone) =>
+      apply(withCache, tenant, {
+        input: {
+          kind: 'desired',
+          zones: [at],
+          endpoints: [{ dnsName: `${name}.${at}`, recordType: 'A', targets: ['192.0.2.2'], ttl: 300 }],
+          policy: 'upsert-only',
+        },
+      });
+    expect((await create('viewed')).zones[0]!.status).toBe('applied');
+    const view = cache.kepts().find((k) => k.kind === 'view' && k.zone === zone);
+    // Accounted when the apply took it (before its own record was written in).
+    expect(view?.bytes).toBe((keptZoneMemory(pool, zone)!.size - 1) * 550);
+    // Another zone's view needs the room: the first is forgotten, and made again at its next apply.
+    expect((await create('other', ZONES[5]!)).zones[0]!.status).toBe('applied');
+    expect(
+      cache
+        .kepts()
+        .filter((k) => k.kind === 'view')
+        .map((k) => k.zone),
+    ).toEqual([ZONES[5]]);
+    expect(keptZoneMemory(pool, zone)).toBeUndefined();
+    expect((await create('again')).zones[0]!.status).toBe('applied');
+    expect(keptZoneMemory(pool, zone)!.allRecords()).toEqual(await store.listRecords(pool, zone));
   });
 
   it('applies to more zones than may hold a lock at once each wait their turn and all succeed', async () => {

@@ -36,7 +36,7 @@ const row = (dnsName: string, recordType: string, owner: Tenant, target = ''): O
   tenantId: owner.id,
   tenantName: owner.name,
   shared: target !== '',
-  createdAt: new Date(0),
+  createdMs: 0,
 });
 const rec = (id: string, subDomain: string, fieldType: string, target: string, ttl = 300): OvhRecord => ({ id, zone: ZONE, subDomain, fieldType, target, ttl });
 

@@ -76,7 +76,7 @@ function scenario(n: number) {
   for (let i = 0; i < n; i++) {
     const shared = i % 10 === 1 || i % 10 === 3;
     records.push({ id: String(1000 + i), zone: ZONE, subDomain: `h${i}`, fieldType: 'A', target: ip(i), ttl: 300 });
-    const row = { zone: ZONE, dnsName: `h${i}.${ZONE}`, recordType: 'A', tenantId: alice.id, tenantName: alice.name, createdAt: new Date(0) };
+    const row = { zone: ZONE, dnsName: `h${i}.${ZONE}`, recordType: 'A', tenantId: alice.id, tenantName: alice.name, createdMs: 0 };
     if (shared) {
       records.push({ id: String(500000 + i), zone: ZONE, subDomain: `h${i}`, fieldType: 'A', target: ip((1 << 20) | i), ttl: 300 });
       rows.push({ ...row, target: ip(i), shared: true }, { ...row, target: ip((1 << 20) | i), tenantId: bob.id, tenantName: bob.name, shared: true });

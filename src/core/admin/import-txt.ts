@@ -28,6 +28,7 @@ import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
 import { PermissionDeniedError } from '../errors.js';
 import { checkNameAllowed, type Tenant } from '../tenants/tenants.js';
+import { readCacheOf } from '../reads/read-cache.js';
 import { readZoneBase } from '../reads/zone-base.js';
 import { Slicer } from '../slices.js';
 import { ensureSynced } from '../zones/zones.js';
@@ -238,7 +239,11 @@ export async function importTxtRegistry(
   // A zone of 50,000 records: read, claimed and judged in slices, its rows indexed by set once.
   const compute = async (q: store.Queryable): Promise<{ adoptions: Adoption[]; unreadable: string[] }> => {
     const slicer = new Slicer();
-    const { endpoints, ownership: rows } = await readZoneBase(q, zone, slicer);
+    // The read cache's base at the generation `q` sees, when it is built (an equal generation is an
+    // equal zone: no second copy of the zone made); else the zone read from `q`.
+    const generation = (await store.getZone(q, zone))?.generation;
+    const cached = generation === undefined ? undefined : readCacheOf(ctx).baseIfBuilt(zone, generation);
+    const { endpoints, ownership: rows } = cached ?? (await readZoneBase(q, zone, slicer));
     const { claims, unreadable } = await slicer.run(registryClaimsSteps(zone, endpoints, { prefix: input.txtPrefix, suffix: input.txtSuffix }));
     const rowsOf = new Map<string, store.OwnershipRow[]>();
     for (const r of rows) {

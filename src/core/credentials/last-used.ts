@@ -1,18 +1,28 @@
 /**
  * "Last used" of a credential (a TSIG key, an OVH key), coalesced per credential and process: the
  * first use after a quiet interval is written at once; later uses within the interval are remembered
- * and the latest is written when the interval ends — never a write per request. A failed write is
- * logged (no secret is involved) and dropped; a stop may lose the uses of its last interval. A use may
- * say where it came from (a client address): the latest use's is written with it.
+ * and the latest is written when the interval ends — never a write per request. "At once" is within
+ * BATCH_MS, in one statement with every other credential's use of that moment: two thousand clusters
+ * polling for the first time after a start are one write, not two thousand (each one a pooled
+ * connection). A failed write is logged (no secret is involved) and dropped; a stop may lose the uses
+ * of its last interval. A use may say where it came from (a client address): the latest use's is
+ * written with it.
  */
 import type { Logger } from 'pino';
 import { messageOf } from '../../error-message.js';
 
 /** "Last used" is written at most this often per credential and process. */
 export const LAST_USED_EVERY_MS = 60_000;
+/** The uses of this long are written together. */
+const BATCH_MS = 50;
+/** At most this many uses in one statement. */
+const BATCH_MAX = 1_000;
 
 export class LastUsed {
   private readonly keys = new Map<string, { writtenAt: number; pending?: number; from?: string; timer?: NodeJS.Timeout }>();
+  /** Uses to write in the next batch. */
+  private batch: Array<{ id: string; at: Date; from?: string }> = [];
+  private batchTimer: NodeJS.Timeout | undefined;
 
   constructor(
     /** Writes the uses (store.TSIG_KEYS.noteUsed, store.OVH_KEYS.noteUsed). */
@@ -54,8 +64,23 @@ export class LastUsed {
   }
 
   private record(id: string, at: number, from: string | undefined): void {
-    this.write([{ id, at: new Date(at), ...(from !== undefined ? { from } : {}) }]).catch((e: unknown) => {
-      this.log.warn({ err: messageOf(e), id, credential: this.what }, `could not record when a ${this.what} was last used`);
+    this.batch.push({ id, at: new Date(at), ...(from !== undefined ? { from } : {}) });
+    if (this.batch.length >= BATCH_MAX) this.flush();
+    else if (!this.batchTimer) {
+      this.batchTimer = setTimeout(() => this.flush(), BATCH_MS);
+      this.batchTimer.unref();
+    }
+  }
+
+  /** Writes the uses waiting, in one statement (the latest of a credential's, should it be there twice). */
+  private flush(): void {
+    if (this.batchTimer) clearTimeout(this.batchTimer);
+    this.batchTimer = undefined;
+    const uses = [...new Map(this.batch.map((u) => [u.id, u])).values()];
+    this.batch = [];
+    if (uses.length === 0) return;
+    this.write(uses).catch((e: unknown) => {
+      this.log.warn({ err: messageOf(e), uses: uses.length, credential: this.what }, `could not record when ${uses.length} ${this.what}(s) were last used`);
     });
   }
 

@@ -112,7 +112,11 @@ export async function computeLockedZonePlan(
 ): Promise<{ plan: ZonePlan; memory: ZoneMemory }> {
   const z = await store.getZone(tx, zone);
   if (!z) throw new NotFoundError('zone', zone, `zone "${zone}" is not managed by dnsplane`);
-  const memory = await zoneMemoryAt(ctx.pool, tx, zone, z.generation, (g) => readCacheOf(ctx).baseIfBuilt(zone, g));
+  const cache = readCacheOf(ctx);
+  const memory = await zoneMemoryAt(ctx.pool, tx, zone, z.generation, {
+    baseAt: (g) => cache.baseIfBuilt(zone, g),
+    keep: (at, view, records, drop) => cache.keepView(at, view, records, drop),
+  });
   // The withdrawn targets at the names touched (a small table: read whole, under the lock).
   const withdrawals = async (touched: ReadonlySet<string>) => (await store.listWithdrawals(tx, zone)).filter((w) => touched.has(w.dnsName));
   return { plan: await planAtNames(ctx, tx, tenant, zone, input, z.generation, memory, withdrawals, slicer), memory };

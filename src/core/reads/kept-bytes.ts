@@ -8,10 +8,11 @@
 /**
  * What the cache keeps, as accounted: a base, a base's answers, one encoding of one view — or a build
  * in flight (a zone being read whole: what it will take once built, reserved while it is made, so
- * that twenty zones built at once are within the bound too).
+ * that twenty zones built at once are within the bound too) — or the apply path's view of a zone
+ * (core/reads/zone-memory.ts), which counts against the same bound.
  */
 export interface KeptItem {
-  kind: 'base' | 'answers' | 'encoding' | 'build';
+  kind: 'base' | 'answers' | 'encoding' | 'build' | 'view';
   zone: string;
   generation: bigint;
   /** encoding: the view ('*' for includeForeign, else the tenant) and the form ('connect-json', …). */
@@ -86,7 +87,33 @@ export class KeptBytes {
 
   /** Drops what is kept of the zone's generations before `generation`. */
   removeOlder(zone: string, generation: bigint): void {
-    for (const [key, k] of this.lru) if (k.zone === zone && k.generation < generation && k.kind !== 'build') this.remove(key);
+    // A build is not dropped (its memory is taken either way), nor the apply path's view of the zone
+    // (kept current by the applies themselves: its generation here is not its own).
+    for (const [key, k] of this.lru) if (k.zone === zone && k.generation < generation && k.kind !== 'build' && k.kind !== 'view') this.remove(key);
+  }
+
+  /**
+   * An item kept is now `bytes` (it grew or shrank in place) and the most recently used; the least
+   * recently used others are dropped while over the bound. False when it is not kept.
+   */
+  resize(key: string, bytes: number): boolean {
+    const k = this.lru.get(key);
+    if (!k) return false;
+    this.total += bytes - k.bytes;
+    k.bytes = bytes;
+    this.touch(key);
+    for (const [other, item] of this.lru) {
+      if (this.total <= this.maxBytes) break;
+      if (other === key || item.kind === 'build') continue;
+      this.remove(other);
+      this.evictions++;
+    }
+    return true;
+  }
+
+  /** The bytes an item is accounted with, or undefined when it is not kept. */
+  bytesOf(key: string): number | undefined {
+    return this.lru.get(key)?.bytes;
   }
 
   /** Marks an item as the most recently used. */

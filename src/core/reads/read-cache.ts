@@ -81,10 +81,10 @@ export interface ReadCacheStats {
 /** The bound of a cache made without one (tests), and the least the default bound from the heap is. */
 export const DEFAULT_READ_CACHE_BYTES = 128 * 2 ** 20;
 /** The default bound's share of V8's heap limit: the rest is the process's own, and what requests hold while answered. */
-export const READ_CACHE_HEAP_SHARE = 0.4;
+export const READ_CACHE_HEAP_SHARE = 0.25;
 
 /**
- * DNSPLANE_READ_CACHE_BYTES when it is not set: 40% of V8's heap limit (what node's
+ * DNSPLANE_READ_CACHE_BYTES when it is not set: 25% of V8's heap limit (what node's
  * --max-old-space-size says, or what node chose from the machine's or the container's memory), at
  * least DEFAULT_READ_CACHE_BYTES.
  */
@@ -114,7 +114,14 @@ export function estateFit(maxBytes: number, recordCounts: readonly number[]): { 
  * What a zone's build takes per record until it is accounted as what it is: its base and its answers
  * (the estimates beside baseBytes, core/reads/zone-base.ts, and ANSWER_BYTES_PER_ENDPOINT).
  */
-const BUILD_BYTES_PER_RECORD = 800;
+const BUILD_BYTES_PER_RECORD = 700;
+
+/**
+ * The apply path's view per record (core/reads/zone-memory.ts): its indexes, and its records and rows
+ * — its own, or a base's that it keeps alive once that base is dropped (counted twice while both are
+ * kept: the bound errs on the side of the process's memory).
+ */
+const VIEW_BYTES_PER_RECORD = 550;
 
 /** An endpoint with its owner label, and its reference in its owner's list (the estimate beside baseBytes, core/reads/zone-base.ts). */
 const ANSWER_BYTES_PER_ENDPOINT = 120;
@@ -151,6 +158,8 @@ export class ReadCache {
    * depend on (not the other base itself: it is not kept alive by its successor).
    */
   private readonly patchedFrom = new WeakMap<ZoneBase, { from: Pick<ZoneBase, 'generation' | 'withdrawals' | 'health'>; patched: PatchedBase }>();
+  /** The apply path's view of each zone as accounted (keepView). */
+  private readonly applyViews = new Map<string, object>();
   /** Whole-zone reads of Postgres at once: a quarter of the pool's connections (at least one). */
   private readonly wholeReads: Turns;
 
@@ -264,6 +273,29 @@ export class ReadCache {
   }
 
   /**
+   * The apply path's view of the zone (core/reads/zone-memory.ts: `records` records) counts against
+   * the bound as the least recently used of what is kept; `drop` forgets it when room is needed (the
+   * next apply makes it again). Called again when it grew or was used.
+   */
+  keepView(zone: string, view: object, records: number, drop: () => void): void {
+    const key = viewKey(zone);
+    const bytes = records * VIEW_BYTES_PER_RECORD;
+    // The same view grown or used: resized in place; another one (made anew): accounted instead.
+    if (this.applyViews.get(zone) === view && this.kept.resize(key, bytes)) return;
+    this.applyViews.set(zone, view);
+    this.kept.add(key, {
+      kind: 'view',
+      zone,
+      generation: -1n,
+      bytes,
+      drop: () => {
+        if (this.applyViews.get(zone) === view) this.applyViews.delete(zone);
+        drop();
+      },
+    });
+  }
+
+  /**
    * Keeps a base a caller read from a committed snapshot (a Plan's), unless one as new is kept: the
    * next Plan or Records view of that generation takes it instead of reading the zone again.
    */
@@ -282,8 +314,9 @@ export class ReadCache {
       // Read in one snapshot (only what changed since the kept base, when every generation since was
       // heard with what it changed), then mapped outside it, in slices. A read of the whole zone waits
       // its turn (wholeReads): twenty zones read at once would hold every pooled connection.
-      const heard = this.heardChanges.get(zone);
-      const whole = !previous || !heard || heard.size === 0;
+      // Whole unless every generation from the kept base to the one asked for was heard with what it
+      // changed (a generation past it, met in the snapshot, may still make it whole: rare, and small).
+      const whole = !previous || this.heardChanges.get(zone)?.between(previous.generation, generation) === undefined;
       const snapshot = <R>(fn: (q: store.Queryable) => Promise<R>) =>
         whole ? this.wholeReads.run(() => store.withSnapshot(this.pool, fn)) : store.withSnapshot(this.pool, fn);
       const reservation = buildKey(zone);
@@ -439,6 +472,11 @@ export class ReadCache {
   private touch(key: string): void {
     this.kept.touch(key);
   }
+}
+
+/** The apply path's view of the zone (keepView). */
+function viewKey(zone: string): string {
+  return `v\u0000${zone}`;
 }
 
 /** A build of the zone in flight: its reservation (KeptBytes.reserve). */

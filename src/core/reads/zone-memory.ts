@@ -160,6 +160,16 @@ export class ZoneMemory extends SetsIndex {
   }
 }
 
+/**
+ * What the read cache lends a zone's view (core/reads/read-cache.ts): its base at a generation, when
+ * built, to make the view from; and its bound, which the view counts against (`keep`, with how to
+ * forget the view when room is needed).
+ */
+export interface ViewCache {
+  baseAt(generation: bigint): ZoneBase | undefined;
+  keep(zone: string, view: ZoneMemory, records: number, drop: () => void): void;
+}
+
 /** One zone's view, and what this replica heard of the generations past it (NOTIFY). */
 interface Kept {
   memory: ZoneMemory;
@@ -195,17 +205,17 @@ export function heardZoneChange(pool: pg.Pool, zone: string, generation: bigint,
  * generation in between with what it changed (another replica's applies), those records and sets
  * re-read from `tx`; else the whole zone read from `tx`.
  */
-export async function zoneMemoryAt(
-  pool: pg.Pool,
-  tx: store.Queryable,
-  zone: string,
-  generation: bigint,
-  fromBase?: (generation: bigint) => ZoneBase | undefined,
-): Promise<ZoneMemory> {
+export async function zoneMemoryAt(pool: pg.Pool, tx: store.Queryable, zone: string, generation: bigint, cache?: ViewCache): Promise<ZoneMemory> {
   let byZone = memories.get(pool);
   if (!byZone) memories.set(pool, (byZone = new Map()));
   const kept = byZone.get(zone);
-  if (kept && kept.memory.generation === generation) return kept.memory;
+  const accounted = (memory: ZoneMemory): ZoneMemory => {
+    cache?.keep(zone, memory, memory.size, () => {
+      if (memories.get(pool)?.get(zone)?.memory === memory) memories.get(pool)!.delete(zone);
+    });
+    return memory;
+  };
+  if (kept && kept.memory.generation === generation) return accounted(kept.memory);
   const missed = kept?.heard.between(kept.memory.generation, generation);
   if (kept && missed) {
     const { memory } = kept;
@@ -214,19 +224,19 @@ export async function zoneMemoryAt(
     memory.generation = generation;
     kept.heard.forgetThrough(generation);
     count(zoneMemoryCatchUps, pool);
-    return memory;
+    return accounted(memory);
   }
   byZone.delete(zone); // the old copy goes before the new one is read (one copy per zone)
   // The read cache's base at exactly this generation, when it is built (never waited for: this runs
   // inside the lock's transaction), shares its objects; else the zone is read from `tx`.
-  const base = fromBase?.(generation);
+  const base = cache?.baseAt(generation);
   const fresh = base ? ZoneMemory.fromBase(zone, base) : await ZoneMemory.read(tx, zone);
   if (!base) count(zoneMemoryReads, pool);
   // What was heard past the generation read stays (its NOTIFY may have come before this read).
   const heard = kept?.heard ?? new HeardChanges();
   heard.forgetThrough(fresh.generation);
   byZone.set(zone, { memory: fresh, heard });
-  return fresh;
+  return accounted(fresh);
 }
 
 /** The view kept for the zone, if any (tests). */

@@ -54,8 +54,8 @@ type States = Map<string, store.ZoneGeneration>;
  * The current generation and state of every zone, as this replica knows them (issue 28: a
  * not-modified poll without a query of its own).
  *
- * While `trusted()` says the LISTEN connection is live (store/notify.ts: connected, a heartbeat
- * answered within 2 × 250 ms), the zones' states are kept in memory: read from Postgres once, then
+ * While `trusted()` says the LISTEN connection is live (store/notify.ts: connected, no heartbeat past
+ * its deadline), the zones' states are kept in memory: read from Postgres once, then
  * moved by every `NOTIFY dnsplane_zone` (heard) and by every base read from a committed snapshot. A
  * change committed on another replica is seen once its NOTIFY arrived here; the replica that made a
  * change sees it at once, since each zone lock's transaction that ends here (store.onZoneLockEnded:
