@@ -11,11 +11,12 @@
 import { isRecordType, recordSetKey, type Endpoint, type RecordSetKey, type RecordType } from '../../dns/types.js';
 import { ovhRecordKey, setEndpoint } from '../../ovh/mapping.js';
 import { recordOf, type OvhRecord } from '../../ovh/types.js';
-import type * as store from '../../store/index.js';
+import * as store from '../../store/index.js';
+import type { HeardChanges } from './heard-changes.js';
 import type { Slicer } from '../slices.js';
 import { compareRecords } from './sets-index.js';
 import { mergeSorted, replaceRuns, runOf } from './sorted.js';
-import { baseTextChars, compareOwnershipRows, compareSets, noteTextChars, recordChars, type ZoneBase } from './zone-base.js';
+import { baseTextChars, compareOwnershipRows, compareSets, noteTextChars, readZoneRows, recordChars, type ZoneBase } from './zone-base.js';
 
 /** What the generations since a base changed, as one snapshot shows it now. */
 export interface ReadChange {
@@ -28,6 +29,31 @@ export interface ReadChange {
   /** Read whole. */
   withdrawals: store.WithdrawalRow[];
   health: store.TargetHealthRow[];
+}
+
+/**
+ * What the zone's base at the generation `q` sees is made from (in `q`'s snapshot): what changed since
+ * `previous`, when every generation since was heard with what it changed (`heard`); else the whole
+ * zone — `reserve` told first the generation and how many records that brings (the read cache counts
+ * the build against its bound before it is made).
+ */
+export async function readForBase(
+  q: store.Queryable,
+  zone: string,
+  previous: ZoneBase | undefined,
+  heard: HeardChanges | undefined,
+  reserve: (generation: bigint, records: number) => void,
+): Promise<{ whole: Awaited<ReturnType<typeof readZoneRows>> } | { whole?: undefined; generation: bigint; previous: ZoneBase; change: ReadChange }> {
+  const current = await store.getZone(q, zone);
+  if (!current) throw new Error(`zone "${zone}" vanished from the database`);
+  const change = previous && heard?.between(previous.generation, current.generation);
+  if (!previous || !change) {
+    reserve(current.generation, await store.countZoneRecords(q, zone));
+    return { whole: await readZoneRows(q, zone, current.generation) };
+  }
+  const [rows, ownership] = [await store.listRecordsByIds(q, zone, change.ids), await store.listOwnershipForSets(q, zone, change.sets)];
+  const [withdrawals, health] = [await store.listWithdrawals(q, zone), await store.listTargetHealth(q, zone)];
+  return { generation: current.generation, previous, change: { ...change, rows, ownership, withdrawals, health } };
 }
 
 export interface PatchedBase {

@@ -124,3 +124,11 @@ export class KeptBytes {
     this.lru.set(key, k);
   }
 }
+
+/** What the read cache keys its items by (core/reads/read-cache.ts). */
+export const baseKey = (zone: string, generation: bigint): string => `b\u0000${zone}\u0000${generation}`;
+export const answersKey = (zone: string, generation: bigint): string => `a\u0000${zone}\u0000${generation}`;
+/** A build of the zone in flight: its reservation (reserve). */
+export const buildKey = (zone: string): string => `r\u0000${zone}`;
+/** The apply path's view of the zone (ReadCache.keepView). */
+export const viewKey = (zone: string): string => `v\u0000${zone}`;

@@ -1,49 +1,41 @@
 /**
- * The hot reads from memory, exact across replicas.
+ * The hot reads from memory, exact across replicas (docs/records-and-reads.md, "Records").
  *
- * What a zone holds at a generation never changes: every change of its records or ownership bumps
- * the generation in the same transaction. So a Records answer can be kept in memory keyed by
- * (zone, generation, the caller's view) and is exact for as long as the generation is current; the
- * only question is how a replica knows the current generation. It asks Postgres, but not once per
- * request: FreshRead shares one `SELECT … FROM zones` among every caller that arrived while it was
- * waiting for its turn, and never hands a caller a read that started before the caller arrived. A
- * change committed (on any replica) before a Records request arrived is therefore in its answer,
- * and a not-modified poll costs a share of one small query instead of a query of its own.
+ * What a zone holds at a generation never changes (every change of its records or ownership bumps the
+ * generation in the same transaction), so an answer is kept keyed by (zone, generation, the caller's
+ * view) and is exact while the generation is current; the current generations come from
+ * core/reads/zone-states.ts. One copy of a zone per generation: the base (records, record sets,
+ * ownership rows) made once from one REPEATABLE READ snapshot, however many callers ask at once, and
+ * its answers cut once (core/reads/answers.ts): the zone as includeForeign shows it, the same for every
+ * tenant, and each owner's slice of it, so that a tenant's own answer is a map lookup. A change costs
+ * what it touched: when every generation since the kept base was heard with what it changed (NOTIFY,
+ * heard-changes.ts), only those rows are read and the kept base and answers patched (base-patch.ts);
+ * otherwise the zone is read whole, in its turn (at most a quarter of the pool's connections read
+ * zones whole at once). The wire forms are made once per (view, form) (encodings.ts).
  *
- * One copy of a zone per generation: the base (records, record sets, ownership rows) is made once per
- * generation from one REPEATABLE READ snapshot, shared by every concurrent caller, and its answers
- * are cut from it once (core/reads/answers.ts): the zone as includeForeign shows it, which is the same
- * for every tenant, and each owner's slice of it (the same endpoint objects, indexed by owner), so that
- * a tenant's own answer costs a map lookup and memory in proportion to its own records.
- *
- * A change costs what it touched: when this replica heard every generation since the base it keeps
- * with what each changed (NOTIFY, core/reads/heard-changes.ts), the snapshot reads only the records
- * of the ids and the ownership rows of the sets they named, the new base is the kept one patched
- * (core/reads/base-patch.ts) and its answers the kept ones with the touched sets cut again. Otherwise
- * (the first base, a generation missed or not said, the kept base dropped) the zone is read whole. The bytes
- * the API writes are encoded once per (view, form) and kept here too (encoded()): every tenant that
- * asks includeForeign is sent the same bytes.
- *
- * Everything kept is accounted in bytes (buffers exactly, objects by an estimate per item) and
- * bounded (maxBytes, DNSPLANE_READ_CACHE_BYTES): past the bound the least recently used is dropped
- * and built again when asked. Dropping only forgets: an answer being sent holds its own reference.
- * A newer generation of a zone drops what was kept of the older ones.
+ * Everything kept — bases, answers, encodings, the apply path's views of zones (keepView), and the
+ * builds in flight (reserved before a whole read) — is accounted in bytes (core/reads/sizing.ts) and
+ * bounded (DNSPLANE_READ_CACHE_BYTES): past the bound the least recently used is dropped and built
+ * again when asked. Dropping only forgets: an answer being sent holds its own reference. A newer
+ * generation of a zone drops what was kept of the older ones.
  */
-import { getHeapStatistics } from 'node:v8';
 import type pg from 'pg';
 import type { Endpoint } from '../../dns/types.js';
 import * as store from '../../store/index.js';
 import { Slicer } from '../slices.js';
+import { answersBytes, BUILD_BYTES_PER_RECORD, DEFAULT_READ_CACHE_BYTES, VIEW_BYTES_PER_RECORD } from './sizing.js';
 import { Turns } from '../turns.js';
 import { cutAnswers, patchAnswers, sideRowsKept, type ZoneAnswers } from './answers.js';
+import { Encodings } from './encodings.js';
 import { indexPatchedFrom } from './base-index.js';
-import { patchBase, type PatchedBase } from './base-patch.js';
+import { patchBase, readForBase, type PatchedBase } from './base-patch.js';
 import { HeardChanges } from './heard-changes.js';
-import { KeptBytes, type Kept, type KeptItem } from './kept-bytes.js';
-import { baseBytes, readZoneRows, zoneBaseOf, type ZoneBase } from './zone-base.js';
+import { answersKey, baseKey, buildKey, KeptBytes, viewKey, type Kept, type KeptItem } from './kept-bytes.js';
+import { baseBytes, zoneBaseOf, type ZoneBase } from './zone-base.js';
 import { ZoneStateSource } from './zone-states.js';
 
 export type { ZoneAnswers } from './answers.js';
+export { DEFAULT_READ_CACHE_BYTES, defaultReadCacheBytes, estateFit } from './sizing.js';
 export type { KeptItem } from './kept-bytes.js';
 
 /** A tenant's view of a zone at a generation. The endpoints array is shared: never mutate it. */
@@ -78,54 +70,6 @@ export interface ReadCacheStats {
   evictions: number;
 }
 
-/** The bound of a cache made without one (tests), and the least the default bound from the heap is. */
-export const DEFAULT_READ_CACHE_BYTES = 128 * 2 ** 20;
-/** The default bound's share of V8's heap limit: the rest is the process's own, and what requests hold while answered. */
-export const READ_CACHE_HEAP_SHARE = 0.25;
-
-/**
- * DNSPLANE_READ_CACHE_BYTES when it is not set: 25% of V8's heap limit (what node's
- * --max-old-space-size says, or what node chose from the machine's or the container's memory), at
- * least DEFAULT_READ_CACHE_BYTES.
- */
-export function defaultReadCacheBytes(heapLimit = getHeapStatistics().heap_size_limit): number {
-  return Math.max(DEFAULT_READ_CACHE_BYTES, Math.floor(heapLimit * READ_CACHE_HEAP_SHARE));
-}
-
-/**
- * What the managed zones would take in the cache read whole (their base and answers, at the
- * per-record estimate of a build; encodings come on top as they are asked for), and how many of them
- * the bound holds, the smallest first: what the start log says, so that an operator sizes a replica
- * before it thrashes.
- */
-export function estateFit(maxBytes: number, recordCounts: readonly number[]): { bytes: number; zones: number; fit: number } {
-  const sizes = recordCounts.map((n) => n * BUILD_BYTES_PER_RECORD).sort((a, b) => a - b);
-  let fit = 0;
-  let used = 0;
-  for (const s of sizes) {
-    if (used + s > maxBytes) break;
-    used += s;
-    fit++;
-  }
-  return { bytes: sizes.reduce((a, b) => a + b, 0), zones: sizes.length, fit };
-}
-
-/**
- * What a zone's build takes per record until it is accounted as what it is: its base and its answers
- * (the estimates beside baseBytes, core/reads/zone-base.ts, and ANSWER_BYTES_PER_ENDPOINT).
- */
-const BUILD_BYTES_PER_RECORD = 700;
-
-/**
- * The apply path's view per record (core/reads/zone-memory.ts): its indexes, and its records and rows
- * — its own, or a base's that it keeps alive once that base is dropped (counted twice while both are
- * kept: the bound errs on the side of the process's memory).
- */
-const VIEW_BYTES_PER_RECORD = 550;
-
-/** An endpoint with its owner label, and its reference in its owner's list (the estimate beside baseBytes, core/reads/zone-base.ts). */
-const ANSWER_BYTES_PER_ENDPOINT = 120;
-
 export interface ReadCacheOptions {
   /** Bytes kept at most (bases, answers, encodings); least recently used dropped first. Default DEFAULT_READ_CACHE_BYTES. */
   maxBytes?: number;
@@ -143,9 +87,11 @@ export class ReadCache {
   readonly zoneStates: ZoneStateSource;
   private readonly bases = new Map<string, Entry<ZoneBase>>();
   private readonly answers = new Map<string, Entry<ZoneAnswers>>();
-  private readonly encodings = new Map<string, Promise<Uint8Array>>();
-  /** The view each endpoints array handed out is of (its key, for encoded()). */
-  private readonly views = new WeakMap<readonly Endpoint[], { key: string; zone: string; generation: bigint; view: string }>();
+  private readonly encodings = new Encodings({
+    account: (key, item) => this.account(key, item),
+    touch: (key) => this.kept.touch(key),
+    encoded: () => void this.counts.encodes++,
+  });
   /** The newest generation of each zone whose base was kept: older items are not kept any more. */
   private readonly newest = new Map<string, bigint>();
   /** Everything kept, least recently used first, with its accounted bytes. */
@@ -224,32 +170,10 @@ export class ReadCache {
 
   /**
    * The bytes `encode` makes of the view whose endpoints array this cache handed out (view()), kept
-   * per (view, form) while the bound allows: callers that ask together share one encoding. For an
-   * array the cache did not hand out (a tenant's empty view), `encode` runs each time.
+   * per (view, form) while the bound allows (core/reads/encodings.ts).
    */
   encoded(endpoints: readonly Endpoint[], form: string, encode: () => Promise<Uint8Array>): Promise<Uint8Array> {
-    const v = this.views.get(endpoints);
-    if (v === undefined) {
-      this.counts.encodes++;
-      return encode();
-    }
-    const key = `e\u0000${v.key}\u0000${form}`;
-    const hit = this.encodings.get(key);
-    if (hit) {
-      this.touch(key);
-      return hit;
-    }
-    this.counts.encodes++;
-    const p = encode();
-    this.encodings.set(key, p);
-    const forget = () => {
-      if (this.encodings.get(key) === p) this.encodings.delete(key);
-    };
-    p.then(
-      (bytes) => this.account(key, { kind: 'encoding', zone: v.zone, generation: v.generation, view: v.view, form, bytes: bytes.byteLength, drop: forget }),
-      forget,
-    );
-    return p;
+    return this.encodings.of(endpoints, form, encode);
   }
 
   /**
@@ -341,18 +265,11 @@ export class ReadCache {
     reservation: string,
     slicer: Slicer,
   ): Promise<ZoneBase> {
-    const read = await snapshot(async (q) => {
-      const current = await store.getZone(q, zone);
-      if (!current) throw new Error(`zone "${zone}" vanished from the database`);
-      const change = previous && this.heardChanges.get(zone)?.between(previous.generation, current.generation);
-      if (!previous || !change) {
-        this.kept.reserve(reservation, zone, current.generation, (await store.countZoneRecords(q, zone)) * BUILD_BYTES_PER_RECORD);
-        return { whole: await readZoneRows(q, zone, current.generation) };
-      }
-      const [rows, ownership] = [await store.listRecordsByIds(q, zone, change.ids), await store.listOwnershipForSets(q, zone, change.sets)];
-      const [withdrawals, health] = [await store.listWithdrawals(q, zone), await store.listTargetHealth(q, zone)];
-      return { generation: current.generation, previous, change: { ...change, rows, ownership, withdrawals, health } };
-    });
+    const read = await snapshot((q) =>
+      readForBase(q, zone, previous, this.heardChanges.get(zone), (generation, records) =>
+        this.kept.reserve(reservation, zone, generation, records * BUILD_BYTES_PER_RECORD),
+      ),
+    );
     let base: ZoneBase;
     if (read.whole) {
       const w = read.whole;
@@ -456,9 +373,7 @@ export class ReadCache {
     const answers = patchable ? await patchAnswers(zone, previous, p.patched, slicer) : await cutAnswers(zone, base, slicer);
     this.counts.answerBuilds++;
     if (patchable) this.counts.answerPatches++;
-    const prefix = `${zone}\u0000${base.generation}`;
-    this.views.set(answers.all, { key: `${prefix}\u0000*`, zone, generation: base.generation, view: '*' });
-    for (const [owner, list] of answers.byOwner) this.views.set(list, { key: `${prefix}\u0000${owner}`, zone, generation: base.generation, view: owner });
+    this.encodings.register(zone, base.generation, answers);
     return answers;
   }
 
@@ -472,29 +387,6 @@ export class ReadCache {
   private touch(key: string): void {
     this.kept.touch(key);
   }
-}
-
-/** The apply path's view of the zone (keepView). */
-function viewKey(zone: string): string {
-  return `v\u0000${zone}`;
-}
-
-/** A build of the zone in flight: its reservation (KeptBytes.reserve). */
-function buildKey(zone: string): string {
-  return `r\u0000${zone}`;
-}
-
-function baseKey(zone: string, generation: bigint): string {
-  return `b\u0000${zone}\u0000${generation}`;
-}
-
-function answersKey(zone: string, generation: bigint): string {
-  return `a\u0000${zone}\u0000${generation}`;
-}
-
-function answersBytes(a: ZoneAnswers): number {
-  // The endpoint objects of `all` (their strings are the base's) and each owner's list.
-  return a.all.length * ANSWER_BYTES_PER_ENDPOINT + a.byOwner.size * 100;
 }
 
 /** One ReadCache per pool (per database) unless the context brings its own. */

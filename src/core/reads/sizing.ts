@@ -1,0 +1,62 @@
+/**
+ * What a replica keeps of its zones, in bytes (docs/records-and-reads.md, "What a replica keeps per
+ * zone"): the per-item estimates the read cache accounts with (core/reads/read-cache.ts; a base's own
+ * are beside it, core/reads/zone-base.ts baseBytes), the default bound that follows from the heap, and
+ * what an estate of zones would take against a bound — what the start log says.
+ */
+import { getHeapStatistics } from 'node:v8';
+import type { ZoneAnswers } from './answers.js';
+
+/** The bound of a cache made without one (tests), and the least the default bound from the heap is. */
+export const DEFAULT_READ_CACHE_BYTES = 128 * 2 ** 20;
+/** The default bound's share of V8's heap limit: the rest is the process's own, and what requests hold while answered. */
+export const READ_CACHE_HEAP_SHARE = 0.25;
+
+/**
+ * DNSPLANE_READ_CACHE_BYTES when it is not set: 25% of V8's heap limit (what node's
+ * --max-old-space-size says, or what node chose from the machine's or the container's memory), at
+ * least DEFAULT_READ_CACHE_BYTES.
+ */
+export function defaultReadCacheBytes(heapLimit = getHeapStatistics().heap_size_limit): number {
+  return Math.max(DEFAULT_READ_CACHE_BYTES, Math.floor(heapLimit * READ_CACHE_HEAP_SHARE));
+}
+
+/**
+ * What the managed zones would take in the cache read whole (their base and answers, at the
+ * per-record estimate of a build; encodings come on top as they are asked for), and how many of them
+ * the bound holds, the smallest first: what the start log says, so that an operator sizes a replica
+ * before it thrashes.
+ */
+export function estateFit(maxBytes: number, recordCounts: readonly number[]): { bytes: number; zones: number; fit: number } {
+  const sizes = recordCounts.map((n) => n * BUILD_BYTES_PER_RECORD).sort((a, b) => a - b);
+  let fit = 0;
+  let used = 0;
+  for (const s of sizes) {
+    if (used + s > maxBytes) break;
+    used += s;
+    fit++;
+  }
+  return { bytes: sizes.reduce((a, b) => a + b, 0), zones: sizes.length, fit };
+}
+
+/**
+ * What a zone's build takes per record until it is accounted as what it is: its base and its answers
+ * (the estimates beside baseBytes, core/reads/zone-base.ts, and ANSWER_BYTES_PER_ENDPOINT).
+ */
+export const BUILD_BYTES_PER_RECORD = 700;
+
+/**
+ * The apply path's view per record (core/reads/zone-memory.ts): its indexes, and its records and rows
+ * — its own, or a base's that it keeps alive once that base is dropped (counted twice while both are
+ * kept: the bound errs on the side of the process's memory).
+ */
+export const VIEW_BYTES_PER_RECORD = 550;
+
+/** An endpoint with its owner label, and its reference in its owner's list (the estimate beside baseBytes, core/reads/zone-base.ts). */
+const ANSWER_BYTES_PER_ENDPOINT = 120;
+
+/** What a base's answers are accounted with. */
+export function answersBytes(a: ZoneAnswers): number {
+  // The endpoint objects of `all` (their strings are the base's) and each owner's list.
+  return a.all.length * ANSWER_BYTES_PER_ENDPOINT + a.byOwner.size * 100;
+}
