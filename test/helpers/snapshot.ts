@@ -18,15 +18,20 @@ export const TABLES = [
   'ovh_record_ids',
 ] as const;
 
-/** Columns left out: a tenant's last_seen_at is a sign of life of any authenticated call, refused or not (core/withdrawals/liveness.ts), not a change. */
-const LEFT_OUT: Partial<Record<(typeof TABLES)[number], string>> = { tenants: 'last_seen_at' };
+/**
+ * Columns left out: a tenant's last_seen_at (and the address it was seen from, last_seen_from) are a sign
+ * of life of any authenticated call, refused or not (core/withdrawals/liveness.ts), written in batches a
+ * moment later, not a change.
+ */
+const LEFT_OUT: Partial<Record<(typeof TABLES)[number], string[]>> = { tenants: ['last_seen_at', 'last_seen_from'] };
 
 export type Snapshot = Record<(typeof TABLES)[number], unknown[]>;
 
 export async function snapshot(pool: pg.Pool): Promise<Snapshot> {
   const out = {} as Snapshot;
   for (const table of TABLES) {
-    const row = LEFT_OUT[table] ? `(to_jsonb(t) - '${LEFT_OUT[table]}')` : 'to_jsonb(t)';
+    const left = LEFT_OUT[table];
+    const row = left ? `(to_jsonb(t) - ARRAY[${left.map((c) => `'${c}'`).join(', ')}]::text[])` : 'to_jsonb(t)';
     const { rows } = await pool.query<{ row: unknown }>(`SELECT ${row} AS row FROM ${table} t ORDER BY ${row}::text`);
     out[table] = rows.map((r) => r.row);
   }
