@@ -1,5 +1,5 @@
 /**
- * The trusted_issuers and trusted_subjects tables (migrations/0024): which JWT issuers tenants trust,
+ * The trusted_issuers and trusted_subjects tables (migrations/0025): which JWT issuers tenants trust,
  * where each issuer's keys come from, and which tenant each (issuer, subject) acts as
  * (core/credentials/workload-trust.ts manages them, core/credentials/workload-tokens.ts asks them).
  * Every change sends NOTIFY dnsplane_tenant with the name of each tenant it concerns, in the same
