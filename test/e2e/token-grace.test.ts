@@ -53,7 +53,7 @@ describe('token rotation with a grace', () => {
     // The command line shows it too.
     const io = capturedIo({ DATABASE_URL: h.databaseUrl });
     expect(await tenantCommand.run(['list'], io)).toBe(0);
-    expect(io.lines[0]).toMatch(/OLD TOKEN UNTIL\s+WITHDRAW AFTER\s+LAST SEEN$/);
+    expect(io.lines[0]).toMatch(/OLD TOKEN UNTIL\s+WITHDRAW AFTER\s+LAST SEEN\s+FROM$/);
     expect(io.lines.find((l) => l.startsWith('c1 '))).toMatch(new RegExp(`${new Date(until).toISOString().slice(0, 16)}`));
   });
 
