@@ -17,6 +17,7 @@ import { testDatabase, type TestDatabase } from '../helpers/db.js';
 import { expectCacheEqualsSimulator } from '../helpers/expect.js';
 import { foldAccepted, joined, publishedSets } from '../helpers/invariants.js';
 import { startServe, type ServeProcess } from '../helpers/serve-process.js';
+import { until } from '../helpers/until.js';
 import { zoneLocksHeld } from '../helpers/zone-locks.js';
 
 const ZONES = ['alpha.test', 'beta.test'];
@@ -191,7 +192,7 @@ describe('3 replicas, 10 tenants, 2 x 40 concurrent applies', () => {
     expect(await zoneLocksHeld(db.pool)).toBe(0);
   });
 
-  it('a change applied through one replica is seen by Records on the others at once', async () => {
+  it('a change applied through one replica is seen by Records on the others: at once by a caller that says it saw it, by everyone once its NOTIFY arrived', async () => {
     const res = await procs[0]!.zoneClient(tokens[0]!).apply({
       source: {
         case: 'plan',
@@ -200,8 +201,16 @@ describe('3 replicas, 10 tenants, 2 x 40 concurrent applies', () => {
     });
     const gen = res.zones[0]!.generation;
     for (const p of procs.slice(1)) {
-      const recs = await p.zoneClient(tokens[0]!).records({ zones: [ZONES[0]!] });
-      expect(recs.zones[0]!.generation).toBe(gen);
+      // A caller that has the new generation is ahead of what this replica may have heard: read fresh,
+      // never answered from an older generation (core/reads/records.ts aheadOf).
+      const ahead = await p.zoneClient(tokens[0]!).records({ zones: [ZONES[0]!], knownGenerations: { [ZONES[0]!]: gen } });
+      expect(ahead.zones[0]).toMatchObject({ generation: gen, notModified: true });
+      // Everyone else sees it once the replica heard the NOTIFY (docs/records-and-reads.md): on a busy
+      // machine that may be a moment after the apply answered, so it is waited for, not assumed.
+      const recs = await until(`replica ${procs.indexOf(p)} at generation ${gen}`, async () => {
+        const r = await p.zoneClient(tokens[0]!).records({ zones: [ZONES[0]!] });
+        return r.zones[0]!.generation === gen && r;
+      });
       expect(recs.zones[0]!.endpoints.find((e) => e.dnsName === `seen.${ZONES[0]}`)).toMatchObject({ targets: ['192.0.2.200'] });
     }
   });
