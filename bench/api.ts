@@ -37,12 +37,9 @@
  *                         the bare server's (e.g. --trace-gc, --max-semi-space-size=64)
  *   DATABASE_URL          a Postgres server to create the bench database on (dropped at the end)
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
-import { Worker } from 'node:worker_threads';
 import { Code, ConnectError, type Client } from '@connectrpc/connect';
 import { createTenant } from '../src/core/tenants/tenants.js';
 import { trustSubject } from '../src/core/credentials/workload-trust.js';
@@ -51,7 +48,8 @@ import { ApplyStatus, Policy, type ZoneService, type Endpoint } from '../src/gen
 import { OvhSimulator, type SimRecordInit } from '../src/ovhsim/index.js';
 import * as store from '../src/store/index.js';
 import { simulatorEnv, zoneClientFor } from '../test/helpers/sim-server.js';
-import { benchDatabase as freshDatabase, healthProbe, median, nodeFlags, percentile, startServerProcess, writeSimulatorCa, type ServerProcess } from './lib.js';
+import { rawAnswer, rawThroughput, startBareServer } from './raw-clients.js';
+import { benchDatabase as freshDatabase, healthProbe, median, percentile, startServerProcess, writeSimulatorCa, type ServerProcess } from './lib.js';
 
 // --- parameters ---
 
@@ -143,164 +141,9 @@ async function measured(url: string, run: () => Promise<{ calls: number; seconds
   return { perSecond: calls / seconds, serverCpuMs: server / calls, benchCpuMs: (cpu.user + cpu.system) / 1000 / calls, callsPerRead: calls / reads };
 }
 
-/**
- * The cheap client: CLIENTS keep-alive HTTP/1.1 connections spread over RAW_WORKERS worker threads,
- * each POSTing the same Connect JSON request in a loop and reading the answer's bytes without decoding
- * them. The first answer of each connection is parsed and checked (`sets` record sets, or
- * notModified); every later one must be as long (the same bytes: nothing changes during the figure).
- */
-const RAW_WORKER = `
-  const { parentPort, workerData } = require('node:worker_threads');
-  const http = require('node:http');
-  const { url, headers, body, connections, sets } = workerData;
-  const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
-  const post = () => new Promise((resolve, reject) => {
-    const req = http.request(url, { method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks) }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-  const check = (r) => {
-    if (r.status !== 200) throw new Error('HTTP ' + r.status + ': ' + r.body.toString('utf8', 0, 300));
-    const z = JSON.parse(r.body.toString('utf8')).zones[0];
-    if (sets === 0 ? z.notModified !== true : (z.endpoints ?? []).length !== sets) throw new Error('unexpected answer: ' + r.body.toString('utf8', 0, 300));
-    return r.body.length;
-  };
-  parentPort.once('message', async (until) => {
-    const started = performance.now();
-    let calls = 0;
-    try {
-      await Promise.all(Array.from({ length: connections }, async () => {
-        const length = check(await post());
-        calls++;
-        while (Date.now() < until) {
-          const r = await post();
-          if (r.status !== 200 || r.body.length !== length) check(r);
-          calls++;
-        }
-      }));
-      parentPort.postMessage({ calls, seconds: (performance.now() - started) / 1000 });
-    } catch (e) {
-      parentPort.postMessage({ error: String(e && e.stack || e) });
-    }
-    agent.destroy();
-  });
-  parentPort.postMessage('ready');
-`;
-
-async function rawThroughput(
-  url: string,
-  token: string,
-  request: object,
-  sets: number,
-  at = `${url}/dnsplane.v1.ZoneService/Records`,
-  seconds = SECONDS,
-): Promise<{ calls: number; seconds: number }> {
-  const workers = Math.min(RAW_WORKERS, CLIENTS);
-  const started = Array.from({ length: workers }, (_, w) => {
-    const connections = Math.floor(CLIENTS / workers) + (w < CLIENTS % workers ? 1 : 0);
-    const worker = new Worker(RAW_WORKER, {
-      eval: true,
-      workerData: {
-        url: at,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'connect-protocol-version': '1' },
-        body: JSON.stringify(request),
-        connections,
-        sets,
-      },
-    });
-    const messages: unknown[] = [];
-    const waiters: ((m: unknown) => void)[] = [];
-    worker.on('message', (m) => (waiters.length ? waiters.shift()!(m) : messages.push(m)));
-    worker.once('error', (e) => (waiters.length ? waiters.shift()!({ error: String(e) }) : messages.push({ error: String(e) })));
-    const next = () => new Promise<unknown>((resolve) => (messages.length ? resolve(messages.shift()) : waiters.push(resolve)));
-    return { worker, next };
-  });
-  try {
-    for (const w of started) if ((await w.next()) !== 'ready') throw new Error('a raw client worker failed to start');
-    const until = Date.now() + seconds * 1000;
-    for (const w of started) w.worker.postMessage(until);
-    const results = (await Promise.all(started.map((w) => w.next()))) as Array<{ calls?: number; seconds?: number; error?: string }>;
-    const failed = results.find((r) => r.error);
-    if (failed) throw new Error(`raw client: ${failed.error}`);
-    return { calls: results.reduce((a, r) => a + r.calls!, 0), seconds: Math.max(...results.map((r) => r.seconds!)) };
-  } finally {
-    await Promise.all(started.map((w) => w.worker.terminate()));
-  }
-}
-
-/**
- * The bare server: node:http alone, in a child process of its own (as dnsplane is), answering every
- * POST with `body` once it has read the request's JSON body (parsed) and hashed its bearer token:
- * what any Node HTTP server pays for a not-modified poll. No auth check, no routing, no metrics.
- */
-const BARE_SERVER = `
-  const http = require('node:http');
-  const { hash } = require('node:crypto');
-  const body = Buffer.from(process.argv[1], 'base64');
-  const server = http.createServer((req, res) => {
-    const chunks = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      const m = /^Bearer\\s+(\\S+)\\s*$/i.exec(req.headers.authorization || '');
-      if (!m || hash('sha256', m[1], 'hex').length !== 64) { res.writeHead(401).end(); return; }
-      res.writeHead(200, ['content-type', 'application/json', 'content-length', String(body.length)]);
-      res.end(body);
-    });
-  });
-  server.listen(0, '127.0.0.1', () => process.stdout.write(String(server.address().port) + '\\n'));
-  // Each line on stdin asks for the CPU this process has used so far (µs, user + system).
-  require('node:readline').createInterface({ input: process.stdin }).on('line', () => {
-    const u = process.cpuUsage();
-    process.stdout.write(String(u.user + u.system) + '\\n');
-  });
-  process.stdin.on('end', () => process.exit(0));
-`;
-
-async function startBareServer(body: Buffer): Promise<{ url: string; cpuMicros(): Promise<number>; stop(): Promise<void> }> {
-  // Under BENCH_CPU_PROF the bare server is profiled too, beside dnsplane (to compare them call for call).
-  const dir = process.env['BENCH_CPU_PROF'];
-  const prof = dir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(dir)}`, '--cpu-prof-name=bare-server.cpuprofile'] : [];
-  const proc = spawn(process.execPath, [...nodeFlags('BENCH_BARE_NODE_FLAGS'), ...prof, '-e', BARE_SERVER, body.toString('base64')], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  const lines = createInterface({ input: proc.stdout! });
-  const nextLine = () =>
-    new Promise<string>((resolve, reject) => {
-      lines.once('line', resolve);
-      proc.once('exit', (code) => reject(new Error(`the bare server exited with ${code}`)));
-    });
-  const port = await nextLine();
-  return {
-    url: `http://127.0.0.1:${port}`,
-    async cpuMicros() {
-      const answer = nextLine();
-      proc.stdin!.write('cpu\n');
-      return Number(await answer);
-    },
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (proc.exitCode !== null) return resolve();
-        proc.once('exit', () => resolve());
-        proc.stdin!.end();
-      }),
-  };
-}
-
-/** The bytes of the server's answer to a raw Connect JSON request (to make the bare server answer the same). */
-async function rawAnswer(url: string, token: string, request: object): Promise<Buffer> {
-  const res = await fetch(`${url}/dnsplane.v1.ZoneService/Records`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'connect-protocol-version': '1' },
-    body: JSON.stringify(request),
-  });
-  if (res.status !== 200) throw new Error(`HTTP ${res.status}`);
-  return Buffer.from(await res.arrayBuffer());
+/** The raw client at this bench's width (BENCH_CLIENTS over BENCH_RAW_WORKERS threads) on dnsplane's Records, or `at`. */
+function raw(url: string, token: string, request: object, sets: number, at = `${url}/dnsplane.v1.ZoneService/Records`, seconds = SECONDS) {
+  return rawThroughput(at, token, request, { sets, seconds, connections: CLIENTS, workers: RAW_WORKERS });
 }
 
 // --- the figures ---
@@ -394,7 +237,7 @@ async function main(): Promise<void> {
         }),
       );
       const poll = { zones: [BIG], knownGenerations: { [BIG]: gen.toString() } };
-      const rawPolls = await measured(child.url, () => rawThroughput(child!.url, a, poll, 0));
+      const rawPolls = await measured(child.url, () => raw(child!.url, a, poll, 0));
       // The bare server answers the very bytes dnsplane answered, to the same raw client, in this run.
       const bare = await startBareServer(await rawAnswer(child.url, a, poll));
       const bareRecords = `${bare.url}/dnsplane.v1.ZoneService/Records`;
@@ -403,15 +246,15 @@ async function main(): Promise<void> {
       const rounds: number[] = [];
       try {
         const cpu0 = await bare.cpuMicros();
-        barePolls = await rawThroughput(bare.url, a, poll, 0, bareRecords);
+        barePolls = await raw(bare.url, a, poll, 0, bareRecords);
         bareCpuMs = ((await bare.cpuMicros()) - cpu0) / 1000 / barePolls.calls;
         // Then both in turns, the order swapped each round (ours then bare, bare then ours, …): what the
         // machine does meanwhile (another process, the other core's load) falls on both alike.
         const rate = (r: { calls: number; seconds: number }) => r.calls / r.seconds;
         const ROUND_SECONDS = 2;
         for (let i = 0; i < POLL_ROUNDS; i++) {
-          const ours = () => rawThroughput(child!.url, a, poll, 0, undefined, ROUND_SECONDS);
-          const theirs = () => rawThroughput(bare.url, a, poll, 0, bareRecords, ROUND_SECONDS);
+          const ours = () => raw(child!.url, a, poll, 0, undefined, ROUND_SECONDS);
+          const theirs = () => raw(bare.url, a, poll, 0, bareRecords, ROUND_SECONDS);
           const first = i % 2 === 0 ? await ours() : await theirs();
           const second = i % 2 === 0 ? await theirs() : await ours();
           rounds.push(i % 2 === 0 ? rate(first) / rate(second) : rate(second) / rate(first));
@@ -421,13 +264,13 @@ async function main(): Promise<void> {
       }
       const bareRate = barePolls.calls / barePolls.seconds;
       // The same polls with tenant A's workload token, then in turns with its static token.
-      const jwtPolls = await measured(child.url, () => rawThroughput(child!.url, jwt, poll, 0));
+      const jwtPolls = await measured(child.url, () => raw(child!.url, jwt, poll, 0));
       // Rate and server CPU per poll, each round's pair taken one right after the other (order swapped each round).
       const jwtRounds: number[] = [];
       const jwtCpuRounds: number[] = [];
       for (let i = 0; i < POLL_ROUNDS; i++) {
-        const staticToken = () => measured(child!.url, () => rawThroughput(child!.url, a, poll, 0, undefined, 2));
-        const workload = () => measured(child!.url, () => rawThroughput(child!.url, jwt, poll, 0, undefined, 2));
+        const staticToken = () => measured(child!.url, () => raw(child!.url, a, poll, 0, undefined, 2));
+        const workload = () => measured(child!.url, () => raw(child!.url, jwt, poll, 0, undefined, 2));
         const [w, st] = i % 2 === 0 ? [await workload(), await staticToken()] : [undefined, await staticToken()];
         const pair = w ? { w, st } : { st, w: await workload() };
         jwtRounds.push(pair.w.perSecond / pair.st.perSecond);
@@ -494,7 +337,7 @@ async function main(): Promise<void> {
           if (r.zones[0]!.endpoints.length !== 1000 - 1) throw new Error(`expected 999 record sets, got ${r.zones[0]!.endpoints.length}`);
         }),
       );
-      const rawFull = await measured(child.url, () => rawThroughput(child!.url, a, { zones: [BIG], includeForeign: true }, 1000 - 1));
+      const rawFull = await measured(child.url, () => raw(child!.url, a, { zones: [BIG], includeForeign: true }, 1000 - 1));
       const select = await measured(child.url, () =>
         throughput(async () => {
           const r = await store.listRecords(db.pool, BIG);

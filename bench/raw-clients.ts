@@ -4,39 +4,51 @@
  * JSON request in a loop, bytes not decoded) and a bare `node:http` server (a child process, as
  * dnsplane is) that reads the JSON body, hashes the bearer token and answers the very bytes dnsplane
  * answered. Rounds are taken in turns, the order swapped each round, so that what else the machine
- * does falls on both alike. (bench/api.ts measures the same at one zone, with its own figures beside.)
+ * does falls on both alike. Used by bench/api.ts (one zone, with its own figures beside) and bench/estate.ts.
  */
 import { spawn } from 'node:child_process';
+import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { Worker } from 'node:worker_threads';
-import { median } from './lib.js';
+import { median, nodeFlags } from './lib.js';
 
+/**
+ * The cheap client: `connections` keep-alive HTTP/1.1 connections spread over `workers` worker threads,
+ * each POSTing the same Connect JSON request in a loop and reading the answer's bytes without decoding
+ * them. The first answer of each connection is parsed and checked (`sets` record sets, or
+ * notModified); every later one must be as long (the same bytes: nothing changes during the figure).
+ */
 const RAW_WORKER = `
   const { parentPort, workerData } = require('node:worker_threads');
   const http = require('node:http');
-  const { url, headers, body, connections } = workerData;
+  const { url, headers, body, connections, sets } = workerData;
   const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
   const post = () => new Promise((resolve, reject) => {
     const req = http.request(url, { method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, (res) => {
-      let length = 0;
-      res.on('data', (c) => (length += c.length));
-      res.on('end', () => resolve({ status: res.statusCode, length }));
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks) }));
       res.on('error', reject);
     });
     req.on('error', reject);
     req.end(body);
   });
+  const check = (r) => {
+    if (r.status !== 200) throw new Error('HTTP ' + r.status + ': ' + r.body.toString('utf8', 0, 300));
+    const z = JSON.parse(r.body.toString('utf8')).zones[0];
+    if (sets === 0 ? z.notModified !== true : (z.endpoints ?? []).length !== sets) throw new Error('unexpected answer: ' + r.body.toString('utf8', 0, 300));
+    return r.body.length;
+  };
   parentPort.once('message', async (until) => {
     const started = performance.now();
     let calls = 0;
     try {
       await Promise.all(Array.from({ length: connections }, async () => {
-        const first = await post();
-        if (first.status !== 200) throw new Error('HTTP ' + first.status);
+        const length = check(await post());
         calls++;
         while (Date.now() < until) {
           const r = await post();
-          if (r.status !== 200 || r.length !== first.length) throw new Error('HTTP ' + r.status + ', ' + r.length + ' bytes');
+          if (r.status !== 200 || r.body.length !== length) check(r);
           calls++;
         }
       }));
@@ -49,16 +61,26 @@ const RAW_WORKER = `
   parentPort.postMessage('ready');
 `;
 
-/** Calls per second of the raw client on `url` for `seconds`, `connections` in `workers` threads. */
-async function rawRate(url: string, token: string, request: object, seconds: number, connections = 16, workers = 2): Promise<number> {
+/**
+ * Calls of the raw client on `at` for `seconds`, `connections` in `workers` threads; each answer is
+ * checked (`sets` 0: not modified; else that many endpoints) or the same length as the first.
+ */
+export async function rawThroughput(
+  at: string,
+  token: string,
+  request: object,
+  opts: { sets?: number; seconds: number; connections: number; workers: number },
+): Promise<{ calls: number; seconds: number }> {
+  const workers = Math.min(opts.workers, opts.connections);
   const started = Array.from({ length: workers }, (_, w) => {
     const worker = new Worker(RAW_WORKER, {
       eval: true,
       workerData: {
-        url,
+        url: at,
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'connect-protocol-version': '1' },
         body: JSON.stringify(request),
-        connections: Math.floor(connections / workers) + (w < connections % workers ? 1 : 0),
+        connections: Math.floor(opts.connections / workers) + (w < opts.connections % workers ? 1 : 0),
+        sets: opts.sets ?? 0,
       },
     });
     const messages: unknown[] = [];
@@ -70,17 +92,22 @@ async function rawRate(url: string, token: string, request: object, seconds: num
   });
   try {
     for (const w of started) if ((await w.next()) !== 'ready') throw new Error('a raw client worker failed to start');
-    const until = Date.now() + seconds * 1000;
+    const until = Date.now() + opts.seconds * 1000;
     for (const w of started) w.worker.postMessage(until);
     const results = (await Promise.all(started.map((w) => w.next()))) as Array<{ calls?: number; seconds?: number; error?: string }>;
     const failed = results.find((r) => r.error);
     if (failed) throw new Error(`raw client: ${failed.error}`);
-    return results.reduce((a, r) => a + r.calls!, 0) / Math.max(...results.map((r) => r.seconds!));
+    return { calls: results.reduce((a, r) => a + r.calls!, 0), seconds: Math.max(...results.map((r) => r.seconds!)) };
   } finally {
     await Promise.all(started.map((w) => w.worker.terminate()));
   }
 }
 
+/**
+ * The bare server: node:http alone, in a child process of its own (as dnsplane is), answering every
+ * POST with `body` once it has read the request's JSON body (parsed) and hashed its bearer token:
+ * what any Node HTTP server pays for a not-modified poll. No auth check, no routing, no metrics.
+ */
 const BARE_SERVER = `
   const http = require('node:http');
   const { hash } = require('node:crypto');
@@ -97,19 +124,35 @@ const BARE_SERVER = `
     });
   });
   server.listen(0, '127.0.0.1', () => process.stdout.write(String(server.address().port) + '\\n'));
+  // Each line on stdin asks for the CPU this process has used so far (µs, user + system).
+  require('node:readline').createInterface({ input: process.stdin }).on('line', () => {
+    const u = process.cpuUsage();
+    process.stdout.write(String(u.user + u.system) + '\\n');
+  });
   process.stdin.on('end', () => process.exit(0));
-  process.stdin.resume();
 `;
 
-/** A bare node:http server answering every POST with `body` (a child process); its URL and stop(). */
-async function startBareServer(body: Buffer): Promise<{ url: string; stop(): Promise<void> }> {
-  const proc = spawn(process.execPath, ['-e', BARE_SERVER, body.toString('base64')], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const port = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: proc.stdout! }).once('line', resolve);
-    proc.once('exit', (code) => reject(new Error(`the bare server exited with ${code}`)));
+export async function startBareServer(body: Buffer): Promise<{ url: string; cpuMicros(): Promise<number>; stop(): Promise<void> }> {
+  // Under BENCH_CPU_PROF the bare server is profiled too, beside dnsplane (to compare them call for call).
+  const dir = process.env['BENCH_CPU_PROF'];
+  const prof = dir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(dir)}`, '--cpu-prof-name=bare-server.cpuprofile'] : [];
+  const proc = spawn(process.execPath, [...nodeFlags('BENCH_BARE_NODE_FLAGS'), ...prof, '-e', BARE_SERVER, body.toString('base64')], {
+    stdio: ['pipe', 'pipe', 'inherit'],
   });
+  const lines = createInterface({ input: proc.stdout! });
+  const nextLine = () =>
+    new Promise<string>((resolve, reject) => {
+      lines.once('line', resolve);
+      proc.once('exit', (code) => reject(new Error(`the bare server exited with ${code}`)));
+    });
+  const port = await nextLine();
   return {
     url: `http://127.0.0.1:${port}`,
+    async cpuMicros() {
+      const answer = nextLine();
+      proc.stdin!.write('cpu\n');
+      return Number(await answer);
+    },
     stop: () =>
       new Promise<void>((resolve) => {
         if (proc.exitCode !== null) return resolve();
@@ -117,6 +160,17 @@ async function startBareServer(body: Buffer): Promise<{ url: string; stop(): Pro
         proc.stdin!.end();
       }),
   };
+}
+
+/** The bytes of the server's answer to a raw Connect JSON request (to make the bare server answer the same). */
+export async function rawAnswer(url: string, token: string, request: object): Promise<Buffer> {
+  const res = await fetch(`${url}/dnsplane.v1.ZoneService/Records`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'connect-protocol-version': '1' },
+    body: JSON.stringify(request),
+  });
+  if (res.status !== 200) throw new Error(`HTTP ${res.status}`);
+  return Buffer.from(await res.arrayBuffer());
 }
 
 /**
@@ -130,14 +184,8 @@ export async function notModifiedAgainstBare(
   opts: { rounds?: number; seconds?: number } = {},
 ): Promise<{ ratio: number; ours: number; bare: number; rounds: number[] }> {
   const records = `${url}/dnsplane.v1.ZoneService/Records`;
-  const res = await fetch(records, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'connect-protocol-version': '1' },
-    body: JSON.stringify(request),
-  });
-  const answer = Buffer.from(await res.arrayBuffer());
-  if (res.status !== 200 || !answer.toString('utf8').includes('"notModified":true'))
-    throw new Error(`not a not-modified answer: HTTP ${res.status} ${answer.toString('utf8', 0, 200)}`);
+  const answer = await rawAnswer(url, token, request);
+  if (!answer.toString('utf8').includes('"notModified":true')) throw new Error(`not a not-modified answer: ${answer.toString('utf8', 0, 200)}`);
   const bare = await startBareServer(answer);
   const seconds = opts.seconds ?? 2;
   const ratios: number[] = [];
@@ -145,8 +193,12 @@ export async function notModifiedAgainstBare(
   const theirs: number[] = [];
   try {
     for (let i = 0; i < (opts.rounds ?? 4); i++) {
-      const a = () => rawRate(records, token, request, seconds);
-      const b = () => rawRate(`${bare.url}/dnsplane.v1.ZoneService/Records`, token, request, seconds);
+      const rate = async (at: string) => {
+        const r = await rawThroughput(at, token, request, { seconds, connections: 16, workers: 2 });
+        return r.calls / r.seconds;
+      };
+      const a = () => rate(records);
+      const b = () => rate(`${bare.url}/dnsplane.v1.ZoneService/Records`);
       let x: number;
       let y: number;
       if (i % 2 === 0) {
