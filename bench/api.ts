@@ -44,6 +44,7 @@ import { Code, ConnectError, type Client } from '@connectrpc/connect';
 import { createTenant } from '../src/core/tenants/tenants.js';
 import { trustSubject } from '../src/core/credentials/workload-trust.js';
 import { startIssuer } from '../test/helpers/oidc-issuer.js';
+import { applyDesired } from '../test/helpers/zone-requests.js';
 import { ApplyStatus, Policy, type ZoneService, type Endpoint } from '../src/gen/dnsplane/v1/zone_pb.js';
 import { OvhSimulator, type SimRecordInit } from '../src/ovhsim/index.js';
 import * as store from '../src/store/index.js';
@@ -427,25 +428,11 @@ async function main(): Promise<void> {
       sim.clearCalls();
       t = performance.now();
       let settled = false;
-      const bulk = ca2
-        .apply({
-          source: {
-            case: 'plan',
-            value: {
-              policy: Policy.UPSERT_ONLY,
-              input: {
-                case: 'desired',
-                value: {
-                  zones: [BIG],
-                  endpoints: Array.from(
-                    { length: BULK },
-                    (_, i) => ({ dnsName: `bulk${i}.${BIG}`, recordType: 'A', targets: [ip('10.40', i)], ttl: 3600 }) as Endpoint,
-                  ),
-                },
-              },
-            },
-          },
-        })
+      const bulkEndpoints = Array.from(
+        { length: BULK },
+        (_, i) => ({ dnsName: `bulk${i}.${BIG}`, recordType: 'A', targets: [ip('10.40', i)], ttl: 3600 }) as Endpoint,
+      );
+      const bulk = applyDesired(ca2, bulkEndpoints, Policy.UPSERT_ONLY, [BIG])
         .then(
           (r) => ({ ms: performance.now() - t, status: ApplyStatus[r.zones[0]!.status] }),
           (e: unknown) => ({ ms: performance.now() - t, status: e instanceof ConnectError ? Code[e.code] : String(e) }),

@@ -28,6 +28,7 @@ import { createTenant } from '../src/core/tenants/tenants.js';
 import { CLASS, OPCODE, TYPE, encodeMessage, rcodeName, signMessage, type TsigSigner } from '../src/dns/wire/index.js';
 import { Policy, type Endpoint } from '../src/gen/dnsplane/v1/zone_pb.js';
 import { query, udpExchange } from '../test/helpers/dns-client.js';
+import { applyDesired } from '../test/helpers/zone-requests.js';
 import { zoneClientFor } from '../test/helpers/sim-server.js';
 import { positiveEnv, withBench } from './lib.js';
 
@@ -155,26 +156,14 @@ async function main(): Promise<void> {
       const bulkClient = zoneClientFor({ url: child.url }, a.token, { useBinaryFormat: false });
       sim.clearCalls();
       const tBulk = performance.now();
-      const bulk = bulkClient
-        .apply({
-          source: {
-            case: 'plan',
-            value: {
-              policy: Policy.UPSERT_ONLY,
-              input: {
-                case: 'desired',
-                value: {
-                  zones: [ZONE],
-                  endpoints: Array.from(
-                    { length: BULK },
-                    (_, i) => ({ dnsName: `bulk${i}.${ZONE}`, recordType: 'A', targets: [`10.1.${(i >> 8) & 255}.${i & 255}`], ttl: 3600 }) as Endpoint,
-                  ),
-                },
-              },
-            },
-          },
-        })
-        .then((r) => ({ ms: performance.now() - tBulk, status: String(r.zones[0]?.status) }));
+      const bulkEndpoints = Array.from(
+        { length: BULK },
+        (_, i) => ({ dnsName: `bulk${i}.${ZONE}`, recordType: 'A', targets: [`10.1.${(i >> 8) & 255}.${i & 255}`], ttl: 3600 }) as Endpoint,
+      );
+      const bulk = applyDesired(bulkClient, bulkEndpoints, Policy.UPSERT_ONLY, [ZONE]).then((r) => ({
+        ms: performance.now() - tBulk,
+        status: String(r.zones[0]?.status),
+      }));
       // Once the bulk apply is sending (its first record POSTs reached the simulator): never longer than a minute.
       const deadline = performance.now() + 60_000;
       while (sim.calls().filter((c) => c.method === 'POST').length < 5 && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20));

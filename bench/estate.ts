@@ -53,7 +53,8 @@ import { ApplyStatus, Policy, type Endpoint } from '../src/gen/dnsplane/v1/zone_
 import { OvhSimulator, type SimRecordInit } from '../src/ovhsim/index.js';
 import * as store from '../src/store/index.js';
 import { bearer, simulatorEnv, zoneClientFor } from '../test/helpers/sim-server.js';
-import { benchDatabaseOrEmbedded, healthProbe, percentile, positiveEnv, startServerProcess, writeSimulatorCa, type ServerProcess } from './lib.js';
+import { applyDesired } from '../test/helpers/zone-requests.js';
+import { benchDatabaseOrEmbedded, healthProbe, percentile, pooled, positiveEnv, startServerProcess, writeSimulatorCa, type ServerProcess } from './lib.js';
 import { notModifiedAgainstBare } from './raw-clients.js';
 
 const Z = Math.floor(positiveEnv('ESTATE_ZONES', 20));
@@ -157,26 +158,6 @@ function rawRecords(url: string, token: string, body: object): Promise<{ status:
     req.on('error', reject);
     req.end(data);
   });
-}
-
-/** fn(0..count-1), `width` at a time, until `stop()`; each result (or error) kept, undefined where not run. */
-async function pooled<R>(
-  count: number,
-  width: number,
-  fn: (i: number) => Promise<R>,
-  stop: () => boolean = () => false,
-): Promise<Array<R | Error | undefined>> {
-  const out: Array<R | Error | undefined> = new Array(count).fill(undefined);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(width, count) }, async () => {
-      while (next < count && !stop()) {
-        const i = next++;
-        out[i] = await fn(i).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
-      }
-    }),
-  );
-  return out;
 }
 
 const msText = (x: number) => (x >= 10_000 ? `${(x / 1000).toFixed(1)} s` : `${x < 10 ? x.toFixed(1) : Math.round(x)} ms`);
@@ -431,24 +412,8 @@ async function main(): Promise<void> {
               useBinaryFormat: false,
             });
             try {
-              const r = await client.apply(
-                {
-                  source: {
-                    case: 'plan',
-                    value: {
-                      policy: Policy.UPSERT_ONLY,
-                      input: {
-                        case: 'desired',
-                        value: {
-                          zones: [zone],
-                          endpoints: [{ dnsName: `applied${i}.${zone}`, recordType: 'A', targets: ['192.0.2.7'], ttl: 300 } as Endpoint],
-                        },
-                      },
-                    },
-                  },
-                },
-                { timeoutMs: CALL_TIMEOUT_MS },
-              );
+              const created = { dnsName: `applied${i}.${zone}`, recordType: 'A', targets: ['192.0.2.7'], ttl: 300 } as Endpoint;
+              const r = await applyDesired(client, [created], Policy.UPSERT_ONLY, [zone], { timeoutMs: CALL_TIMEOUT_MS });
               return r.zones[0]!.status === ApplyStatus.APPLIED ? 'applied' : ApplyStatus[r.zones[0]!.status];
             } catch (e) {
               return e instanceof Error ? e.message.slice(0, 120) : String(e);

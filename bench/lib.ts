@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { createWriteStream, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -178,7 +178,8 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
  * webhook listener too, unless DNSPLANE_WEBHOOK_LISTEN is "off"; and its DNS door when
  * DNSPLANE_DNS_LISTEN is set). With BENCH_CPU_PROF=dir the server
  * writes a V8 CPU profile (node --cpu-prof) into dir when it stops; BENCH_NODE_FLAGS (space-separated)
- * are given to its node (e.g. --trace-gc; --allocation-site-pretenuring undoes bin/dnsplane.js's default).
+ * are given to its node (e.g. --trace-gc; --allocation-site-pretenuring undoes bin/dnsplane.js's default);
+ * BENCH_SERVER_LOG=file copies its standard output into file.
  */
 /** The node options an environment variable lists (space-separated), for a process a bench starts. */
 export function nodeFlags(variable: string): string[] {
@@ -194,6 +195,10 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   });
   const errors: string[] = [];
   proc.stderr!.on('data', (b: Buffer) => errors.push(b.toString()));
+  // BENCH_SERVER_LOG=file: the server's whole standard output (its log, and what node flags such as
+  // --trace-gc print) copied to a file, to read beside the figures.
+  const copy = process.env['BENCH_SERVER_LOG'];
+  if (copy) proc.stdout!.pipe(createWriteStream(path.resolve(copy)));
   const withWebhook = env['DNSPLANE_WEBHOOK_LISTEN'] !== 'off';
   const withDns = env['DNSPLANE_DNS_LISTEN'] !== undefined && env['DNSPLANE_DNS_LISTEN'] !== 'off';
   const urls = await new Promise<{ url: string; webhookUrl: string | undefined; dnsPort: number | undefined }>((resolve, reject) => {
@@ -351,4 +356,24 @@ export function healthProbe(url: string): { stop(): Promise<{ latencies: number[
         worker.postMessage('stop');
       }),
   };
+}
+
+/** fn(0..count-1), `width` at a time, until `stop()`; each result (or error) kept, undefined where not run. */
+export async function pooled<R>(
+  count: number,
+  width: number,
+  fn: (i: number) => Promise<R>,
+  stop: () => boolean = () => false,
+): Promise<Array<R | Error | undefined>> {
+  const out: Array<R | Error | undefined> = new Array(count).fill(undefined);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(width, count) }, async () => {
+      while (next < count && !stop()) {
+        const i = next++;
+        out[i] = await fn(i).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
+      }
+    }),
+  );
+  return out;
 }

@@ -17,6 +17,7 @@ import { availableParallelism, loadavg } from 'node:os';
 import { createTenant } from '../src/core/tenants/tenants.js';
 import { Policy, type Endpoint } from '../src/gen/dnsplane/v1/zone_pb.js';
 import { zoneClientFor } from '../test/helpers/sim-server.js';
+import { applyDesired } from '../test/helpers/zone-requests.js';
 import { positiveEnv, withBench } from './lib.js';
 
 const REPLICAS = positiveEnv('BENCH_BUDGET_REPLICAS', 3);
@@ -60,24 +61,15 @@ async function main(): Promise<void> {
       const started = performance.now();
       const results = await Promise.all(
         clients.map((c, i) =>
-          c.apply({
-            source: {
-              case: 'plan',
-              value: {
-                policy: Policy.UPSERT_ONLY,
-                input: {
-                  case: 'desired',
-                  value: {
-                    zones: [zones[i]!],
-                    endpoints: Array.from(
-                      { length: CREATES },
-                      (_, k) => ({ dnsName: `h${k}.${zones[i]}`, recordType: 'A', targets: [`10.${i}.${(k >> 8) & 255}.${k & 255}`], ttl: 300 }) as Endpoint,
-                    ),
-                  },
-                },
-              },
-            },
-          }),
+          applyDesired(
+            c,
+            Array.from(
+              { length: CREATES },
+              (_, k) => ({ dnsName: `h${k}.${zones[i]}`, recordType: 'A', targets: [`10.${i}.${(k >> 8) & 255}.${k & 255}`], ttl: 300 }) as Endpoint,
+            ),
+            Policy.UPSERT_ONLY,
+            [zones[i]!],
+          ),
         ),
       );
       const seconds = (performance.now() - started) / 1000;

@@ -66,7 +66,17 @@ import * as store from '../src/store/index.js';
 import { query, tcpExchange } from '../test/helpers/dns-client.js';
 import { everyTypeRecords } from '../test/helpers/big-zone.js';
 import { simulatorEnv, zoneClientFor } from '../test/helpers/sim-server.js';
-import { benchDatabaseOrEmbedded, healthProbe, median, percentile, positiveEnv, startServerProcess, writeSimulatorCa, type ServerProcess } from './lib.js';
+import {
+  benchDatabaseOrEmbedded,
+  healthProbe,
+  median,
+  percentile,
+  pooled,
+  positiveEnv,
+  startServerProcess,
+  writeSimulatorCa,
+  type ServerProcess,
+} from './lib.js';
 
 const list = (name: string, fallback: string): number[] => {
   const xs = (process.env[name] ?? fallback).split(',').map((s) => Number(s.trim()));
@@ -156,21 +166,6 @@ function rawRecords(url: string, token: string, body: object): Promise<{ status:
     req.on('error', reject);
     req.end(data);
   });
-}
-
-/** Runs fn(0..count-1), `width` at a time; each result (or error) kept. */
-async function pooled<T>(count: number, width: number, fn: (i: number) => Promise<T>, stop: () => boolean = () => false): Promise<Array<T | Error>> {
-  const out: Array<T | Error> = [];
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(width, count) }, async () => {
-      while (next < count && !stop()) {
-        const i = next++;
-        out[i] = await fn(i).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
-      }
-    }),
-  );
-  return out;
 }
 
 // --- the table ---

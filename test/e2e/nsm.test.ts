@@ -9,9 +9,10 @@ import { Code, type ConnectError } from '@connectrpc/connect';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { connectClient } from '../../src/cli/client.js';
 import { NsmService, NsmServiceSpecSchema, type NsmServiceSpec, type PublishDomainRequestSchema } from '../../src/gen/dnsplane/v1/nsm_pb.js';
-import { ApplyStatus, ChangeAction, EndpointSchema, Policy } from '../../src/gen/dnsplane/v1/zone_pb.js';
+import { ApplyStatus, ChangeAction, EndpointSchema } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 import { callLines, expectRejected } from '../helpers/expect.js';
+import { applyDesired } from '../helpers/zone-requests.js';
 
 const ZONE = 'example.com';
 const C1 = `cluster1.nsm.${ZONE}`;
@@ -237,25 +238,11 @@ describe('republishing', () => {
 
   it("a service no longer listed is deleted (the domain's services only), here going floating", async () => {
     // cluster1 also owns records that are not NSM services of its domain: they must stay.
-    await h.zoneClient(tokens['cluster1']).apply({
-      source: {
-        case: 'plan',
-        value: {
-          policy: Policy.UPSERT_ONLY,
-          input: {
-            case: 'desired',
-            value: {
-              zones: [],
-              endpoints: [
-                create(EndpointSchema, { dnsName: `api.${C1}`, recordType: 'A', targets: ['192.0.2.40'], ttl: 60 }),
-                create(EndpointSchema, { dnsName: `info.nsm-system.${C1}`, recordType: 'TXT', targets: ['not an NSM service'], ttl: 60 }),
-                create(EndpointSchema, { dnsName: `three.labels.below.${C1}`, recordType: 'A', targets: ['192.0.2.41'], ttl: 60 }),
-              ],
-            },
-          },
-        },
-      },
-    });
+    await applyDesired(h.zoneClient(tokens['cluster1']), [
+      create(EndpointSchema, { dnsName: `api.${C1}`, recordType: 'A', targets: ['192.0.2.40'], ttl: 60 }),
+      create(EndpointSchema, { dnsName: `info.nsm-system.${C1}`, recordType: 'TXT', targets: ['not an NSM service'], ttl: 60 }),
+      create(EndpointSchema, { dnsName: `three.labels.below.${C1}`, recordType: 'A', targets: ['192.0.2.41'], ttl: 60 }),
+    ]);
     h.sim.clearCalls();
     const proxy = [recordId('nsmgr-proxy.nsm-system.cluster1.nsm', 'A'), recordId('nsmgr-proxy.nsm-system.cluster1.nsm', 'SRV')];
     const res = await nsm(tokens['cluster1']!).publishDomain(publishReq(C1, [svc('registry', 5002, ['192.0.2.111', '2001:db8::11'])]));
