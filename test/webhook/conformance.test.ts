@@ -91,6 +91,13 @@ describe.each<Mode>(['central', 'sidecar', 'sidecar with a projected token'])('t
   let h: Harness;
   /** The simulator's log as "METHOD path" lines, /auth/time left out. */
   const calls = () => callLines(h.sim);
+  /** The bodies of the record writes the simulator saw, in a stable order. */
+  const recordBodies = () =>
+    h.sim
+      .writes()
+      .filter((c) => c.path.endsWith('/record'))
+      .map((c) => c.body)
+      .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
   const recordId = (subDomain: string, target: string) => h.sim.draftRecords(ZONE).find((r) => r.subDomain === subDomain && r.target === target)!.id;
 
   beforeAll(async () => {
@@ -182,13 +189,7 @@ describe.each<Mode>(['central', 'sidecar', 'sidecar with a projected token'])('t
       const ex = edns.exchanges.at(-1)!;
       expect([ex.method, ex.path, ex.status, ex.body]).toEqual(['POST', '/records', 204, '']);
       expect(calls()).toEqual([...Array(5).fill(`POST /domain/zone/${ZONE}/record`), `POST /domain/zone/${ZONE}/refresh`]);
-      expect(
-        h.sim
-          .writes()
-          .filter((c) => c.path.endsWith('/record'))
-          .map((c) => c.body)
-          .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))),
-      ).toEqual([
+      expect(recordBodies()).toEqual([
         { fieldType: 'A', subDomain: 'old', target: '192.0.2.50', ttl: 300 },
         { fieldType: 'A', subDomain: 'www', target: '192.0.2.1', ttl: 60 },
         { fieldType: 'A', subDomain: 'www', target: '192.0.2.2', ttl: 60 },
@@ -317,13 +318,7 @@ describe.each<Mode>(['central', 'sidecar', 'sidecar with a projected token'])('t
       const changes = await edns.runOnce(desired, { managedRecordTypes });
       expect(changes.create?.map((e) => e.recordType).sort()).toEqual(['NAPTR', 'PTR']);
       expect(calls()).toEqual([...Array(2).fill(`POST /domain/zone/${ZONE}/record`), `POST /domain/zone/${ZONE}/refresh`]);
-      expect(
-        h.sim
-          .writes()
-          .filter((c) => c.path.endsWith('/record'))
-          .map((c) => c.body)
-          .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))),
-      ).toEqual([
+      expect(recordBodies()).toEqual([
         { fieldType: 'NAPTR', subDomain: 'sip', target: '100 10 "U" "E2U+sip" "!^.*$!sip:info@example.com!" .', ttl: 300 },
         { fieldType: 'PTR', subDomain: 'host-ptr', target: 'host.example.net.', ttl: 300 },
       ]);
