@@ -61,7 +61,7 @@ export function sealedKeyring<R extends store.KeyRowBase, K extends { id: string
   kind: KeyringKind<R, K>,
   opts: KeyringOptions = {},
 ): SealedKeyring<K & { tenant: store.Tenant }> {
-  const lastUsed = new LastUsed((uses) => kind.store.noteUsed(ctx.pool, uses), ctx.log, kind.what, opts.lastUsedEveryMs, opts.clock);
+  const lastUsed = new LastUsed((uses) => kind.store.noteUsed(ctx.pool, uses), ctx.log, kind.what, opts.lastUsedEveryMs, opts.clock, ctx.lifecycle);
   const read = async (authValue: string | Buffer) => {
     const row = await kind.store.findForAuth(ctx.pool, authValue);
     if (!row || kind.accepts?.(row) === false) return undefined;

@@ -4,12 +4,14 @@
  * and the latest is written when the interval ends — never a write per request. "At once" is within
  * BATCH_MS, in one statement with every other credential's use of that moment: two thousand clusters
  * polling for the first time after a start are one write, not two thousand (each one a pooled
- * connection). A failed write is logged (no secret is involved) and dropped; a stop may lose the uses
- * of its last interval. A use may say where it came from (a client address): the latest use's is
- * written with it.
+ * connection). A failed write is logged (no secret is involved) and dropped. When the process stops
+ * (its Lifecycle), every use still waiting for its interval is written at once and so is each use
+ * after it, as tasks the stop waits for before the pools end. A use may say where it came from (a
+ * client address): the latest use's is written with it.
  */
 import type { Logger } from 'pino';
 import { messageOf } from '../../error-message.js';
+import type { Lifecycle } from '../lifecycle.js';
 
 /** "Last used" is written at most this often per credential and process. */
 export const LAST_USED_EVERY_MS = 60_000;
@@ -32,13 +34,17 @@ export class LastUsed {
     private readonly what: string,
     private readonly everyMs: number = LAST_USED_EVERY_MS,
     private readonly clock: () => number = Date.now,
-  ) {}
+    /** The process's stop: the uses waiting are written when it begins, tracked by it. */
+    private readonly lifecycle?: Lifecycle,
+  ) {
+    lifecycle?.onStop(() => this.writeWaiting());
+  }
 
   /** The credential with this row id authenticated a request now (from this client address, when said). */
   note(id: string, from?: string): void {
     const now = this.clock();
     const state = this.keys.get(id);
-    if (!state || (now - state.writtenAt >= this.everyMs && !state.timer)) {
+    if (!state || (now - state.writtenAt >= this.everyMs && !state.timer) || this.lifecycle?.stopping) {
       if (!state && this.keys.size >= 10_000) this.prune(now);
       this.keys.set(id, { writtenAt: now });
       this.record(id, now, from);
@@ -65,7 +71,7 @@ export class LastUsed {
 
   private record(id: string, at: number, from: string | undefined): void {
     this.batch.push({ id, at: new Date(at), ...(from !== undefined ? { from } : {}) });
-    if (this.batch.length >= BATCH_MAX) this.flush();
+    if (this.batch.length >= BATCH_MAX || this.lifecycle?.stopping) this.flush();
     else if (!this.batchTimer) {
       this.batchTimer = setTimeout(() => this.flush(), BATCH_MS);
       this.batchTimer.unref();
@@ -79,9 +85,23 @@ export class LastUsed {
     const uses = [...new Map(this.batch.map((u) => [u.id, u])).values()];
     this.batch = [];
     if (uses.length === 0) return;
-    this.write(uses).catch((e: unknown) => {
+    const written = this.write(uses).catch((e: unknown) => {
       this.log.warn({ err: messageOf(e), uses: uses.length, credential: this.what }, `could not record when ${uses.length} ${this.what}(s) were last used`);
     });
+    this.lifecycle?.track(written);
+  }
+
+  /** The stop began: each credential's use waiting for its interval, and the batch, written now. */
+  private writeWaiting(): void {
+    for (const [id, state] of this.keys) {
+      if (!state.timer) continue;
+      clearTimeout(state.timer);
+      state.timer = undefined;
+      if (state.pending !== undefined) this.batch.push({ id, at: new Date(state.pending), ...(state.from !== undefined ? { from: state.from } : {}) });
+      state.pending = undefined;
+      state.from = undefined;
+    }
+    this.flush();
   }
 
   /** Forgets credentials with nothing pending whose interval is over (they start afresh at their next use). */

@@ -51,8 +51,16 @@ export class Liveness {
       'tenant',
       this.writeEveryMs,
       opts.clock,
+      ctx.lifecycle,
     );
-    this.subjectsSeen = new LastUsed((uses) => store.noteSubjectsSeen(ctx.pool, uses), ctx.log, 'workload subject', this.writeEveryMs, opts.clock);
+    this.subjectsSeen = new LastUsed(
+      (uses) => store.noteSubjectsSeen(ctx.pool, uses),
+      ctx.log,
+      'workload subject',
+      this.writeEveryMs,
+      opts.clock,
+      ctx.lifecycle,
+    );
   }
 
   /**
