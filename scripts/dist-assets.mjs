@@ -4,13 +4,14 @@
 // copied to the same place under dist/, and whatever dist/ holds that src/ no longer has a source for
 // (a file moved or removed since the last build) is deleted, so dist/ is exactly what src/ compiles to.
 // migrations/ and package.json are read where they are (../../ of dist/store/, as of src/store/).
+// `node scripts/dist-assets.mjs DIR` does it for an output directory other than dist/ (the tests).
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SRC = path.join(ROOT, 'src');
-const DIST = path.join(ROOT, 'dist');
+const DIST = process.argv[2] ? path.resolve(process.argv[2]) : path.join(ROOT, 'dist');
 
 /** Files under dir, as paths relative to it with '/' separators. */
 function files(dir, rel = '') {
@@ -61,4 +62,4 @@ function prune(dir) {
   return empty;
 }
 prune(DIST);
-console.log(`dist/: ${copied} asset(s) copied, ${removed} stale file(s) removed`);
+console.log(`${path.relative(process.cwd(), DIST) || '.'}/: ${copied} asset(s) copied, ${removed} stale file(s) removed`);

@@ -17,7 +17,7 @@ import { bearer, simulatorEnv } from './sim-server.js';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** A port nobody listens on right now (the OS picks it; a race with other programs is unlikely). */
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = net.createServer();
     s.once('error', reject);
