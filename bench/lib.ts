@@ -178,7 +178,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
  * webhook listener too, unless DNSPLANE_WEBHOOK_LISTEN is "off"; and its DNS door when
  * DNSPLANE_DNS_LISTEN is set). With BENCH_CPU_PROF=dir the server
  * writes a V8 CPU profile (node --cpu-prof) into dir when it stops; BENCH_NODE_FLAGS (space-separated)
- * are given to its node (e.g. --trace-gc; --allocation-site-pretenuring undoes bin/dnsplane.js's default);
+ * are given to its node (e.g. --trace-gc; --allocation-site-pretenuring undoes bin/dnsplane-dev.js's default);
  * BENCH_SERVER_LOG=file copies its standard output into file.
  */
 /** The node options an environment variable lists (space-separated), for a process a bench starts. */
@@ -188,7 +188,7 @@ export function nodeFlags(variable: string): string[] {
 
 export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
   const prof = process.env['BENCH_CPU_PROF'] ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env['BENCH_CPU_PROF'])}`] : [];
-  const proc = spawn(process.execPath, [...nodeFlags('BENCH_NODE_FLAGS'), ...prof, path.join(ROOT, 'bin/dnsplane.js'), 'serve'], {
+  const proc = spawn(process.execPath, [...nodeFlags('BENCH_NODE_FLAGS'), ...prof, path.join(ROOT, 'bin/dnsplane-dev.js'), 'serve'], {
     cwd: ROOT,
     env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

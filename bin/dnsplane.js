@@ -1,15 +1,16 @@
 #!/usr/bin/env node
-// The `dnsplane` command: runs the TypeScript sources through tsx, so a clone works right after
-// `npm install` with no build step.
-import v8 from 'node:v8';
-import { register } from 'tsx/esm/api';
+// The `dnsplane` command, as production runs it (`npm start`, the container image, `npx dnsplane`):
+// node on the JavaScript `npm run build` emitted into dist/ — no tsx, esbuild or TypeScript at run
+// time. `npm start` builds first; the image is built by the Dockerfile's build stage. Tests, benches
+// and development run the TypeScript sources instead, through tsx: bin/dnsplane-dev.js.
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { pretenuringOff } from './pretenuring.js';
 
-// V8's allocation-site pretenuring, off (unless node was given a pretenuring flag itself): a burst of
-// long requests (a bulk apply, a cold sync) made V8 allocate every later request's objects directly
-// in the old generation, where polls' garbage is only reclaimed by full collections — not-modified
-// polls then cost ~40 % more CPU (bench/README.md, "Pretenuring").
-const given = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
-if (!given.some((f) => f.includes('pretenuring'))) v8.setFlagsFromString('--no-allocation-site-pretenuring');
-
-register();
-await import('../src/cli/main.ts');
+const main = new URL('../dist/cli/main.js', import.meta.url);
+if (!existsSync(fileURLToPath(main))) {
+  process.stderr.write('dnsplane: dist/ is not built: run `npm run build` (`npm start` builds, then serves)\n');
+  process.exit(1);
+}
+pretenuringOff();
+await import(main.href);

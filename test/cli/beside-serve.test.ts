@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
-const BIN = path.resolve('bin/dnsplane.js');
+const BIN = path.resolve('bin/dnsplane-dev.js');
 const dataDir = mkdtempSync(path.join(tmpdir(), 'dnsplane-beside-'));
 chmodSync(dataDir, 0o755); // as root, the embedded Postgres runs as "postgres", which must reach it
 const connFile = path.join(dataDir, 'connection.json');

@@ -216,7 +216,7 @@ describe('dnsplane apply', () => {
 });
 
 describe('exit codes of the real binary', () => {
-  const bin = path.resolve('bin/dnsplane.js');
+  const bin = path.resolve('bin/dnsplane-dev.js');
   const exec = async (args: string[]) =>
     run(process.execPath, [bin, ...args], { env: { ...process.env, NO_COLOR: '1' } }).then(
       (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),

@@ -34,7 +34,7 @@ import { dumpText, snapshot } from '../helpers/snapshot.js';
 import { captureLogger } from '../helpers/log-capture.js';
 
 const run = promisify(execFile);
-const BIN = path.resolve('bin/dnsplane.js');
+const BIN = path.resolve('bin/dnsplane-dev.js');
 const OVH_ALL = { OVH_APPLICATION_KEY: 'ak', OVH_APPLICATION_SECRET: 'as', OVH_CONSUMER_KEY: 'ck' };
 const OVH_PARTIAL = { OVH_APPLICATION_KEY: 'ak' };
 const MISSING_PARTIAL = 'OVH_APPLICATION_SECRET, OVH_CONSUMER_KEY';

@@ -302,7 +302,7 @@ describe('list, rotate, delete', () => {
       ['tenant', 'tsig', 'create', '--help'],
       ['help', 'tenant', 'tsig'],
     ]) {
-      const r = spawnSync(process.execPath, [path.resolve('bin/dnsplane.js'), ...argv], { encoding: 'utf8', env: { PATH: process.env['PATH'] } });
+      const r = spawnSync(process.execPath, [path.resolve('bin/dnsplane-dev.js'), ...argv], { encoding: 'utf8', env: { PATH: process.env['PATH'] } });
       expect(r.status, argv.join(' ')).toBe(0);
       expect(r.stdout.split('\n').slice(0, 2)).toEqual(['Usage:', usage]);
       expect(Math.max(...r.stdout.split('\n').map((l) => l.length))).toBeLessThanOrEqual(usage.length);

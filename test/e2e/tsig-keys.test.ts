@@ -266,7 +266,7 @@ describe('start-up with keys stored', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'dnsplane-tsig-serve-'));
     const caFile = path.join(dir, 'ca.pem');
     writeFileSync(caFile, sim.caPem);
-    const child = spawn(process.execPath, [path.resolve('bin/dnsplane.js'), 'serve'], {
+    const child = spawn(process.execPath, [path.resolve('bin/dnsplane-dev.js'), 'serve'], {
       env: {
         PATH: process.env['PATH'],
         DATABASE_URL: db.url,

@@ -1,5 +1,5 @@
 /**
- * Real `dnsplane serve` processes for the multi-replica and crash tests: `node bin/dnsplane.js serve`
+ * Real `dnsplane serve` processes for the multi-replica and crash tests: `node bin/dnsplane-dev.js serve`
  * on a free port, on a test database, talking to a simulator that runs in the test process.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -17,7 +17,7 @@ import { bearer, simulatorEnv } from './sim-server.js';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** A port nobody listens on right now (the OS picks it; a race with other programs is unlikely). */
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = net.createServer();
     s.once('error', reject);
@@ -66,7 +66,7 @@ export async function startServe(opts: ServeOptions): Promise<ServeProcess> {
     DNSPLANE_WEBHOOK_LISTEN: 'off', // several processes: only the API port, which we pick
     ...opts.env,
   };
-  const child: ChildProcess = spawn(process.execPath, [path.join(ROOT, 'bin/dnsplane.js'), 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(process.execPath, [path.join(ROOT, 'bin/dnsplane-dev.js'), 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout?.on('data', (b: Buffer) => (out += b.toString()));
   child.stderr?.on('data', (b: Buffer) => (out += b.toString()));

@@ -67,9 +67,9 @@ process.once('exit', () => {
   }
 });
 
-/** Starts `node bin/dnsplane.js webhook ARGS` (its own process group) and waits for its "listening on" line. */
+/** Starts `node bin/dnsplane-dev.js webhook ARGS` (its own process group) and waits for its "listening on" line. */
 async function sidecar(args: string[], env: Record<string, string> = {}): Promise<Running> {
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin/dnsplane.js'), 'webhook', '--listen', '127.0.0.1:0', ...args], {
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin/dnsplane-dev.js'), 'webhook', '--listen', '127.0.0.1:0', ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', DNSPLANE_LOG_LEVEL: 'info', ...env },
     detached: true,
