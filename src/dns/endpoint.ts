@@ -36,7 +36,6 @@ export interface NormalizeEndpointOptions {
   zones?: readonly string[];
 }
 
-/** Strict string order (code units), so that sorting never depends on the locale. */
 /**
  * `e` with these labels (and other targets or TTL), written out field by field. Never `{ ...e, labels }`
  * for what is kept per record set: V8 makes an object spread followed by more properties a
@@ -50,6 +49,7 @@ export function withLabels(e: Endpoint, labels: Readonly<Record<string, string>>
   return out;
 }
 
+/** Strict string order (code units), so that sorting never depends on the locale. */
 export function compareStrings(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -131,7 +131,7 @@ export function parseIpv6(value: string): number[] | undefined {
 }
 
 /** RFC 5952 text form of eight groups. */
-function formatIpv6(groups: number[]): string {
+export function formatIpv6(groups: number[]): string {
   if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
     const [hi, lo] = [groups[6] as number, groups[7] as number];
     return `::ffff:${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;

@@ -75,13 +75,6 @@ export function splitFamily(current: FamilySets, wanted: readonly string[]): Map
   return out;
 }
 
-/**
- * A change set written in DNS types (the webhook's: external-dns sees a name's TXT family as one TXT
- * set) made into changes of the family's members, against the tenant's sets as they are (`current`):
- * a TXT create, update or delete at a name where an SPF, DKIM or DMARC set is becomes each member's
- * change (splitFamily: values stay where they are, a new one takes a lost one's place, the rest go to
- * TXT). Any other entry, and a TXT at a name with no such set, passes as it is.
- */
 /** An endpoint as a door sends it (its type a string; core/plan/input.ts normalizes it). */
 export interface RawEndpoint {
   dnsName: string;
@@ -99,6 +92,13 @@ export interface RawChangeSet {
   delete: RawEndpoint[];
 }
 
+/**
+ * A change set written in DNS types (the webhook's: external-dns sees a name's TXT family as one TXT
+ * set) made into changes of the family's members, against the tenant's sets as they are (`current`):
+ * a TXT create, update or delete at a name where an SPF, DKIM or DMARC set is becomes each member's
+ * change (splitFamily: values stay where they are, a new one takes a lost one's place, the rest go to
+ * TXT). Any other entry, and a TXT at a name with no such set, passes as it is.
+ */
 export function familyChangeSet(changes: RawChangeSet, current: readonly Endpoint[]): RawChangeSet {
   const members = new Map<string, Map<RecordType, Endpoint>>();
   for (const e of current) {

@@ -10,6 +10,7 @@
  *   check; PROXY: a client's), the family, a length, the addresses, then TLVs (skipped).
  */
 import net from 'node:net';
+import { formatIpv6 } from '../dns/targets.js';
 
 /** v2's signature: `\r\n\r\n\0\r\nQUIT\n`. */
 const V2_SIGNATURE = Buffer.from([0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55, 0x49, 0x54, 0x0a]);
@@ -102,24 +103,9 @@ function readV2(bytes: Buffer): ProxyHeader {
   return { state: 'invalid', reason: `v2: address family ${family} is unknown` };
 }
 
-/** 16 bytes as an IPv6 address in its usual text (IPv4-mapped as ::ffff:a.b.c.d, then hostOf makes it IPv4). */
+/** 16 bytes as an IPv6 address in RFC 5952 text (IPv4-mapped as ::ffff:a.b.c.d, then hostOf makes it IPv4). */
 function ipv6Text(b: Buffer): string {
-  const groups: string[] = [];
-  for (let i = 0; i < 16; i += 2) groups.push(b.readUInt16BE(i).toString(16));
-  if (groups.slice(0, 5).every((g) => g === '0') && groups[5] === 'ffff') return `::ffff:${[...b.subarray(12, 16)].join('.')}`;
-  // The longest run of zero groups (two or more) becomes '::' (RFC 5952).
-  let best = -1;
-  let bestLength = 1;
-  for (let i = 0; i < 8; ) {
-    if (groups[i] !== '0') {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j < 8 && groups[j] === '0') j++;
-    if (j - i > bestLength) [best, bestLength] = [i, j - i];
-    i = j;
-  }
-  if (best < 0) return groups.join(':');
-  return `${groups.slice(0, best).join(':')}::${groups.slice(best + bestLength).join(':')}`;
+  const groups: number[] = [];
+  for (let i = 0; i < 16; i += 2) groups.push(b.readUInt16BE(i));
+  return formatIpv6(groups);
 }

@@ -19,8 +19,9 @@
 import dnsPacket from 'dns-packet';
 import type { Answer, CaaData, DecodedPacket, Packet, Question } from 'dns-packet';
 import { parseCaa, parseMx, parseSrv } from '../ovhwire/records.js';
+import { naptrFields } from '../ovhwire/record-targets.js';
 import { parseLoc } from '../dns/loc.js';
-import { TXT_LIKE, absoluteName, naptrFields, numbersAndHex, ownerName, txtWireStrings } from './records.js';
+import { TXT_LIKE, absoluteName, numbersAndHex, ownerName, txtWireStrings } from './records.js';
 import type { StoredRecord } from './state.js';
 import type { SimSoaSettings } from './types.js';
 

@@ -110,17 +110,6 @@ export function bindZoneFile(
 
 // --- the types beyond addresses and hosts, on the wire ---
 
-/** NAPTR's fields of an OVH target (`order pref "flags" "services" "regexp" replacement`); null when it is not one. */
-export function naptrFields(
-  target: string,
-): { order: number; preference: number; flags: string; services: string; regexp: string; replacement: string } | null {
-  const q = '"((?:[^"\\\\]|\\\\.)*)"';
-  const m = new RegExp(`^(\\d+)\\s+(\\d+)\\s+${q}\\s+${q}\\s+${q}\\s+(\\S+)$`).exec(target.trim());
-  if (!m) return null;
-  const text = (s: string | undefined) => (s ?? '').replace(/\\(.)/g, '$1');
-  return { order: Number(m[1]), preference: Number(m[2]), flags: text(m[3]), services: text(m[4]), regexp: text(m[5]), replacement: m[6] ?? '.' };
-}
-
 /** TLSA's and SSHFP's numbers and hex of an OVH target; null when it is not one. */
 export function numbersAndHex(target: string, numbers: number): { values: number[]; hex: string } | null {
   const parts = target.trim().split(/\s+/);

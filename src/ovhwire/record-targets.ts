@@ -18,14 +18,20 @@
  */
 import { badRequest } from './errors.js';
 
-const HOST = /^(?:@|[A-Za-z0-9_*-]+(?:\.[A-Za-z0-9_-]+)*\.?|\.)$/;
-const QUOTED = '"(?:[^"\\\\]|\\\\.)*"';
+/** A host target as OVH takes it (`@`, a name, with or without its final dot, or `.`). */
+export const HOST = /^(?:@|[A-Za-z0-9_*-]+(?:\.[A-Za-z0-9_-]+)*\.?|\.)$/;
+const QUOTED = '"((?:[^"\\\\]|\\\\.)*)"';
 const NAPTR = new RegExp(`^(\\d{1,5})\\s+(\\d{1,5})\\s+${QUOTED}\\s+${QUOTED}\\s+${QUOTED}\\s+(\\S+)$`);
 const LOC =
   /^\d{1,2}(?:\s+\d{1,2}(?:\s+\d{1,2}(?:\.\d{1,3})?)?)?\s+[NS]\s+\d{1,3}(?:\s+\d{1,2}(?:\s+\d{1,2}(?:\.\d{1,3})?)?)?\s+[EW]\s+-?\d+(?:\.\d{1,2})?m?(?:\s+\d+(?:\.\d{1,2})?m?){0,3}$/i;
 
 const DKIM_TAGS = ['v', 'g', 'h', 'k', 'n', 'p', 's', 't'];
 const DMARC_TAGS = ['v', 'p', 'pct', 'rua', 'sp', 'aspf'];
+
+/** Strips one pair of surrounding double quotes. */
+export function stripOneQuotePair(value: string): string {
+  return value.length >= 2 && value.startsWith('"') && value.endsWith('"') ? value.slice(1, -1) : value;
+}
 
 function tagsValid(target: string, tags: readonly string[], version: string): boolean {
   const pieces = target.split(';').map((p) => p.trim());
@@ -41,6 +47,16 @@ function tagsValid(target: string, tags: readonly string[], version: string): bo
   return seen.has('p');
 }
 
+/** NAPTR's fields of an OVH target (`order pref "flags" "services" "regexp" replacement`); null when it is not one. */
+export function naptrFields(
+  target: string,
+): { order: number; preference: number; flags: string; services: string; regexp: string; replacement: string } | null {
+  const m = NAPTR.exec(target.trim());
+  if (!m) return null;
+  const text = (s: string | undefined) => (s ?? '').replace(/\\(.)/g, '$1');
+  return { order: Number(m[1]), preference: Number(m[2]), flags: text(m[3]), services: text(m[4]), regexp: text(m[5]), replacement: m[6] ?? '.' };
+}
+
 /** Checks a target of one of these types as OVH would; returns what OVH stores. */
 export function normalizeOtherTarget(raw: string, fieldType: string, subDomain?: string): string {
   const fail = (): never => {
@@ -49,8 +65,8 @@ export function normalizeOtherTarget(raw: string, fieldType: string, subDomain?:
   const t = raw.trim();
   switch (fieldType) {
     case 'NAPTR': {
-      const m = NAPTR.exec(t);
-      if (!m || Number(m[1]) > 65535 || Number(m[2]) > 65535 || !HOST.test(m[3] ?? '')) fail();
+      const n = naptrFields(t);
+      if (!n || n.order > 65535 || n.preference > 65535 || !HOST.test(n.replacement)) fail();
       return t;
     }
     case 'TLSA': {
@@ -65,7 +81,7 @@ export function normalizeOtherTarget(raw: string, fieldType: string, subDomain?:
       if (!LOC.test(t)) fail();
       return t;
     case 'SPF': {
-      const value = t.length >= 2 && t.startsWith('"') && t.endsWith('"') ? t.slice(1, -1) : t;
+      const value = stripOneQuotePair(t);
       if (!/^v=spf1(\s|$)/i.test(value)) fail();
       return value;
     }

@@ -6,7 +6,9 @@
  */
 import net from 'node:net';
 import { badRequest } from './errors.js';
-import { normalizeOtherTarget } from './record-targets.js';
+import { HOST, normalizeOtherTarget, stripOneQuotePair } from './record-targets.js';
+
+export { stripOneQuotePair };
 
 export const FIELD_TYPES = [
   'A',
@@ -61,7 +63,6 @@ export interface RecordData {
 }
 
 const LABEL = /^(?:\*|[a-z0-9_-]+)$/;
-const HOST = /^(?:@|[A-Za-z0-9_*-]+(?:\.[A-Za-z0-9_-]+)*\.?|\.)$/;
 
 export function normalizeFieldType(raw: unknown): FieldType {
   if (raw === undefined) throw badRequest('[fieldType] Property is mandatory');
@@ -101,11 +102,6 @@ export function normalizeTtl(raw: unknown, nullable = false): number {
   if (raw < 0) throw badRequest(`Invalid TTL: ${raw} (must be 0 or more)`);
   if (raw > 0 && raw < 60) return 60;
   return raw;
-}
-
-/** Strips one pair of surrounding double quotes. */
-export function stripOneQuotePair(value: string): string {
-  return value.length >= 2 && value.startsWith('"') && value.endsWith('"') ? value.slice(1, -1) : value;
 }
 
 /**

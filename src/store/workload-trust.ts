@@ -178,6 +178,12 @@ export async function listTrustedSubjects(q: Queryable, tenantId?: string): Prom
   return rows.map(toSubject);
 }
 
+/** How many subjects of `issuer` are trusted, by any tenant. */
+export async function countTrustedSubjects(q: Queryable, issuer: string): Promise<number> {
+  const { rows } = await q.query<{ n: number }>('SELECT count(*)::int AS n FROM trusted_subjects WHERE issuer = $1', [issuer]);
+  return rows[0]?.n ?? 0;
+}
+
 /**
  * What a token naming `issuer` and `subject` meets, in one query: the issuer (undefined: no tenant
  * trusts it), and the subject's binding with its tenant as it is now (disabled or not: the caller decides).

@@ -10,9 +10,6 @@
  * (assign), and is closed if that client holds its share already.
  */
 import type { Logger } from 'pino';
-import { hostOf } from '../../net/address.js';
-
-export { hostOf };
 
 export interface ConnectionLimits {
   perAddress: number;

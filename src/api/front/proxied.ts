@@ -22,7 +22,6 @@ export interface Preface {
   first: Buffer;
   /** The client a trusted proxy's header named; undefined: no header, or one naming no client (LOCAL, UNKNOWN). */
   client?: string;
-  proxied: boolean;
 }
 
 /** Lines logged one by one per window; the rest are counted in its summary. */
@@ -94,7 +93,7 @@ export function readPreface(
         if (buffered.length > V2_MAX_BYTES) stop(() => refuse('proxy_malformed', 'no complete header within its bound'));
         break;
       case 'none':
-        finish(buffered, false);
+        finish(buffered);
         break;
       case 'invalid':
         stop(() => refuse(trusted ? 'proxy_malformed' : 'proxy_untrusted', read.reason));
@@ -117,7 +116,6 @@ export function readPreface(
     socket.pause();
     then();
   };
-  const finish = (first: Buffer, proxied = true): void =>
-    stop(() => done({ first, proxied, ...(header?.client !== undefined ? { client: header.client } : {}) }));
+  const finish = (first: Buffer): void => stop(() => done({ first, ...(header?.client !== undefined ? { client: header.client } : {}) }));
   socket.on('data', onData);
 }

@@ -156,7 +156,8 @@ export async function trustSubject(a: TrustAdmin, input: TrustInput): Promise<{ 
             : 'another tenant has just trusted it';
       throw new InvalidInputError('subject', `${JSON.stringify(subject)} of issuer ${issuer} acts as exactly one tenant, and ${holder}`);
     }
-    const others = (await store.listTrustedSubjects(tx)).filter((s) => s.issuer === issuer && s.id !== added.id).length;
+    // The issuer's other subjects (the one just added counted too, in this transaction).
+    const others = (await store.countTrustedSubjects(tx, issuer)) - 1;
     const trust = viewOf(added);
     await auditAdminAction(
       tx,

@@ -112,15 +112,23 @@ function fileRecords(zone: string, lines: readonly ZoneFileLine[], own: readonly
     at.ttl = Math.min(at.ttl, l.ttl);
     txtByName.set(name, at);
   }
+  // The tenant's TXT family values at those names, in one pass over its records.
+  const held = new Map<string, Map<RecordType, string[]>>();
+  for (const r of own) {
+    const type = r.fieldType.toUpperCase();
+    if (!isTxtFamily(type)) continue;
+    const name = ovhRecordSetName(r.subDomain, zone);
+    if (!txtByName.has(name)) continue;
+    const t = ovhTargetToCanonical(type as RecordType, r.target, zone);
+    if (t === undefined) continue;
+    let current = held.get(name);
+    if (!current) held.set(name, (current = new Map()));
+    const values = current.get(type as RecordType);
+    if (values) values.push(t);
+    else current.set(type as RecordType, [t]);
+  }
   for (const [name, at] of txtByName) {
-    const current = new Map<RecordType, string[]>();
-    for (const r of own) {
-      const type = r.fieldType.toUpperCase();
-      if (!isTxtFamily(type) || ovhRecordSetName(r.subDomain, zone) !== name) continue;
-      const t = ovhTargetToCanonical(type as RecordType, r.target, zone);
-      if (t !== undefined) current.set(type as RecordType, [...(current.get(type as RecordType) ?? []), t]);
-    }
-    const split = splitFamily(current, at.values);
+    const split = splitFamily(held.get(name) ?? new Map(), at.values);
     for (const type of TXT_FAMILY) {
       for (const target of split.get(type) ?? []) records.push({ id: name, zone, subDomain: at.subDomain, fieldType: type, target, ttl: at.ttl });
     }

@@ -55,9 +55,17 @@ export class KeptBytes {
     this.remove(key);
     this.lru.set(key, item);
     this.total += item.bytes;
+    this.shrink();
+  }
+
+  /**
+   * Drops the least recently used until the bound holds, but never a build in flight (its memory is
+   * taken either way) nor `spare`.
+   */
+  private shrink(spare?: string): void {
     for (const [k, item] of this.lru) {
       if (this.total <= this.maxBytes) break;
-      if (item.kind === 'build' && k !== key) continue;
+      if (k === spare || item.kind === 'build') continue;
       this.remove(k);
       this.evictions++;
     }
@@ -78,11 +86,6 @@ export class KeptBytes {
    */
   reserve(key: string, zone: string, generation: bigint, bytes: number): void {
     this.add(key, { kind: 'build', zone, generation, bytes, drop: () => undefined });
-    // add() may have dropped the reservation itself when it alone is over the bound: keep it accounted.
-    if (!this.lru.has(key)) {
-      this.lru.set(key, { kind: 'build', zone, generation, bytes, drop: () => undefined });
-      this.total += bytes;
-    }
   }
 
   /** Drops what is kept of the zone's generations before `generation`. */
@@ -102,18 +105,8 @@ export class KeptBytes {
     this.total += bytes - k.bytes;
     k.bytes = bytes;
     this.touch(key);
-    for (const [other, item] of this.lru) {
-      if (this.total <= this.maxBytes) break;
-      if (other === key || item.kind === 'build') continue;
-      this.remove(other);
-      this.evictions++;
-    }
+    this.shrink(key);
     return true;
-  }
-
-  /** The bytes an item is accounted with, or undefined when it is not kept. */
-  bytesOf(key: string): number | undefined {
-    return this.lru.get(key)?.bytes;
   }
 
   /** Marks an item as the most recently used. */

@@ -24,7 +24,7 @@
  * for a 50,000-record zone, 44 MB when every record set is owned; one copy per zone a replica applies to.
  */
 import type pg from 'pg';
-import { recordSetKey } from '../../dns/types.js';
+import { isRecordType, recordSetKey } from '../../dns/types.js';
 import { ovhRecordSetName } from '../../ovh/mapping.js';
 import { recordOf, type OvhRecord } from '../../ovh/types.js';
 import * as store from '../../store/index.js';
@@ -61,16 +61,13 @@ export class ZoneMemory extends SetsIndex {
    */
   static fromBase(zone: string, base: Pick<ZoneBase, 'generation' | 'records' | 'recordsByKey' | 'ownership'>): ZoneMemory {
     const memory = new ZoneMemory(zone, base.generation, [], []);
-    const grouped = new Set<OvhRecord>();
+    // Every record of a type dnsplane manages is in a set of recordsByKey (ovh/mapping.ts), named by its key.
     for (const [key, records] of base.recordsByKey) {
       const name = key.slice(0, key.lastIndexOf(' '));
-      for (const r of records) {
-        memory.keep(name, r);
-        grouped.add(r);
-      }
+      for (const r of records) memory.keep(name, r);
     }
     // Records of types no set is made of (core/reads/base-index.ts does the same).
-    for (const r of base.records) if (!grouped.has(r)) memory.keep(ovhRecordSetName(r.subDomain, zone), r);
+    for (const r of base.records) if (!isRecordType(r.fieldType.toUpperCase())) memory.keep(ovhRecordSetName(r.subDomain, zone), r);
     for (const o of base.ownership) memory.addOwner(o);
     return memory;
   }
