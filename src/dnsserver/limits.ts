@@ -12,11 +12,12 @@
  */
 import type { Logger } from 'pino';
 import { KeyedTokenBucket } from '../token-bucket.js';
+import { hostOf } from '../net/address.js';
 
 /** The bucket key of an address: IPv4 as is, IPv6 by its /64 (one host holds a whole /64). */
-export function sourceKey(address: string): string {
+export function sourceKey(peer: string): string {
+  const address = hostOf(peer);
   if (!address.includes(':')) return address;
-  if (address.startsWith('::ffff:') && address.includes('.')) return address.slice(7);
   const [head = '', tail = ''] = address.split('::');
   const left = head === '' ? [] : head.split(':');
   const right = tail === '' ? [] : tail.split(':');

@@ -1,6 +1,6 @@
 /**
  * Failed logins, limited per client address (both listeners share one; behind a trusted proxy the
- * address is the client's, api/front/client-address.ts): each address has a bucket of `burst` failures
+ * address is the client's, net/client-address.ts): each address has a bucket of `burst` failures
  * that refills at `perSecond`. Once it is empty, that address's requests are refused (429 /
  * RESOURCE_EXHAUSTED with Retry-After) before their credential is checked — no database lookup, no
  * signature or JWT verification — unless the credential is one this process knows to be valid:
