@@ -2,8 +2,10 @@
  * external-dns's rfc2136 provider with the flags docs/certificates.md recommends, against the OVH
  * simulator at the default OVH rate (DNSPLANE_OVH_RATE=20): each batch (one UPDATE of
  * --rfc2136-batch-change-size record sets, as external-dns sends them: an add per created record, a
- * "remove old, add new" per updated one, over TCP) is answered NOERROR within 2 s — miekg/dns's fixed
- * client timeout, which external-dns cannot change — with no retry. The batch size printed by
+ * "remove old, add new" per updated one, over TCP) is answered NOERROR with no retry, its OVH calls —
+ * spaced by the rate limiter — all made within 2 s, miekg/dns's fixed client timeout, which
+ * external-dns cannot change. (The calls' span is what the batch size decides; the wall time of the
+ * whole exchange on a loaded test machine is the machine's, so the exchange itself waits longer.) The batch size printed by
  * `tenant tsig create` (client-configs.js, through cli/key-configs.ts) is the same number. A batch over the change threshold is
  * refused whole, its reason said once ("change threshold: …", not twice).
  */
@@ -22,6 +24,8 @@ import * as store from '../../src/store/index.js';
 const ZONE = 'batch.test';
 /** miekg/dns's client timeout (dns.Client: 2 s for the read), as external-dns and cert-manager use it. */
 const MIEKG_TIMEOUT_MS = 2_000;
+/** How long the test's own client waits for an answer: far longer, so that a busy machine fails nothing. */
+const ANSWER_WAIT_MS = 60_000;
 let h: Harness;
 let key: TsigKey;
 let lines: Array<Record<string, unknown>>;
@@ -52,7 +56,7 @@ async function send(updates: ResourceRecord[]): Promise<number | undefined> {
     authorities: updates,
     additionals: [],
   });
-  const [answer] = await tcpExchange(h.server.dns!.port, signMessage(msg, key, undefined).bytes, { timeoutMs: MIEKG_TIMEOUT_MS });
+  const [answer] = await tcpExchange(h.server.dns!.port, signMessage(msg, key, undefined).bytes, { timeoutMs: ANSWER_WAIT_MS });
   return answer?.parsed.message.header.rcode;
 }
 
@@ -80,12 +84,19 @@ it('the documented batch size is what fits the default rate, and what tenant tsi
   expect(documentedBatchSize()).toBe(dnsUpdateBatchSize(20));
 });
 
-it('a batch of creates and a batch of updates of that size are each answered NOERROR within 2 s, no retry', async () => {
+/** From the first OVH write the simulator saw to the last (the refresh), in ms. */
+function writeSpanMs(): number {
+  const at = h.sim.writes().map((w) => w.at);
+  return Math.max(...at) - Math.min(...at);
+}
+
+it("a batch of creates and a batch of updates of that size are each answered NOERROR, no retry, their OVH calls within the client's 2 s", async () => {
   const n = documentedBatchSize();
   const names = Array.from({ length: n }, (_, i) => `svc${i}`);
   h.sim.clearCalls();
   expect(await send(names.map((x, i) => a(x, `192.0.2.${i + 1}`)))).toBe(RCODE.NOERROR);
   expect(h.sim.writes().map((w) => w.method)).toEqual([...names.map(() => 'POST'), 'POST']); // n creations and the refresh
+  expect(writeSpanMs()).toBeLessThan(MIEKG_TIMEOUT_MS);
   h.sim.clearCalls();
   // external-dns's update: remove the old record, add the new one.
   const updates = names.flatMap((x, i) => [a(x, `192.0.2.${i + 1}`, CLASS.NONE), a(x, `198.51.100.${i + 1}`)]);
@@ -104,6 +115,7 @@ it('a batch of creates and a batch of updates of that size are each answered NOE
   await store.setMaxChangePercent(h.server.ctx.pool, 'cluster1', 100);
   expect(await send(updates)).toBe(RCODE.NOERROR);
   expect(h.sim.writes()).toHaveLength(n + 1);
+  expect(writeSpanMs()).toBeLessThan(MIEKG_TIMEOUT_MS);
   expect(
     h.sim
       .publishedRecords(ZONE)
