@@ -25,6 +25,9 @@ import type { AdminService } from '../../src/gen/dnsplane/v1/admin_pb.js';
 import { ApplyStatus, type ZoneService } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { generateCertificate } from '../../src/ovhsim/cert.js';
 import { OvhSimulator } from '../../src/ovhsim/index.js';
+import { accountKey } from '../../src/ovh/client/transport.js';
+import { parseOvhEndpoint } from '../../src/ovh/endpoint.js';
+import { accountLabel } from '../../src/ovh/ratelimit.js';
 import type { Server } from '../../src/server.js';
 import * as store from '../../src/store/index.js';
 import { capturedIo } from '../helpers/cli-io.js';
@@ -185,6 +188,12 @@ describe('OVH accounts', () => {
       ).toEqual([`www A 192.0.2.${zone === 'a.test' ? 1 : 2}`]);
     }
     expect(simC.calls()).toEqual([]);
+    // Each account its own budget, shared by the replicas (a row of ovh_budget per account) at its own rate.
+    const label = (sim: OvhSimulator) => accountLabel(accountKey(parseOvhEndpoint(sim.apiUrl), sim.credentials));
+    const budgets = (await db.pool.query<{ account: string }>('SELECT account FROM ovh_budget ORDER BY account')).rows.map((r) => r.account);
+    expect(budgets).toEqual([label(simA), label(simB)].sort());
+    expect(servers[1]!.ctx.accounts!.registry.clientFor('b.test').client!.rateLimiter.ratePerSecond).toBe(50);
+    expect(servers[1]!.ctx.ovh.rateLimiter.ratePerSecond).toBe(1000);
     const m = await scrape(servers[1]!.url);
     expect(m('dnsplane_ovh_account_calls_total', { account: 'bee', status: '200' })).toBeGreaterThan(0);
   });
