@@ -11,7 +11,7 @@ import type { TsigKeyCache } from './credentials/cache.js';
 import type { OvhKeyCache } from './credentials/cache.js';
 import type { IssuerKeys } from './credentials/issuer-keys.js';
 import type { VisibilityWatch } from './visibility-watch.js';
-import type { AccountsContext } from './accounts/admin.js';
+import type { AccountsContext } from './accounts/registry.js';
 
 export interface CoreSettings {
   /** Zones to manage; undefined: every zone of the OVH account. */

@@ -194,6 +194,9 @@ describe('OVH accounts', () => {
     expect(budgets).toEqual([label(simA), label(simB)].sort());
     expect(servers[1]!.ctx.accounts!.registry.clientFor('b.test').client!.rateLimiter.ratePerSecond).toBe(50);
     expect(servers[1]!.ctx.ovh.rateLimiter.ratePerSecond).toBe(1000);
+    // zone export names the account (a zone of `default` is exported as before).
+    expect((await admin(1).exportZone({ zone: 'b.test' })).zoneFile).toContain('; In OVH account bee.');
+    expect((await admin(1).exportZone({ zone: 'a.test' })).zoneFile).not.toContain('OVH account');
     const m = await scrape(servers[1]!.url);
     expect(m('dnsplane_ovh_account_calls_total', { account: 'bee', status: '200' })).toBeGreaterThan(0);
   });

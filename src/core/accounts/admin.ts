@@ -18,14 +18,11 @@ import { SECRETS_KEY_SETTING, checkSealedSecrets } from '../credentials/secrets.
 import { actedBy, auditAdminAction } from '../journal/audit.js';
 import type { Tenant } from '../tenants/tenants.js';
 import { parseCredentialsFile, sealCredentials } from './credentials.js';
-import type { OvhAccounts } from './registry.js';
+import type { AccountsContext } from './registry.js';
 
 export const ACCOUNT_NAME_RULE = 'must be 1 to 63 lowercase letters, digits and inner hyphens, and not "default" (the OVH_* variables\' account)';
 const NAME = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 const MAX_RATE = 10_000;
-
-/** Asks OVH the account's zones with its credentials, one call (the registry's options carry it). */
-export type ProveCredentials = (endpoint: OvhEndpoint, credentials: OvhCredentials) => Promise<string[]>;
 
 export interface AddAccountInput {
   name: string;
@@ -36,12 +33,6 @@ export interface AddAccountInput {
   rate?: number;
   /** The zones to manage in it; empty: every zone it holds (those of DNSPLANE_ZONES when that is set). */
   zones?: string[];
-}
-
-/** What accounts need of the context: the registry and how to prove credentials. */
-export interface AccountsContext {
-  registry: OvhAccounts;
-  prove: ProveCredentials;
 }
 
 function accountsOf(ctx: CoreContext): AccountsContext {

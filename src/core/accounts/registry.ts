@@ -30,6 +30,15 @@ export interface AccountState {
   reason?: string;
 }
 
+/** Asks OVH the account's zones with its credentials, one call (start-core.ts: no retries, no budget). */
+export type ProveCredentials = (endpoint: OvhEndpoint, credentials: OvhCredentials) => Promise<string[]>;
+
+/** What accounts need of the context (CoreContext.accounts): the registry and how to prove credentials. */
+export interface AccountsContext {
+  registry: OvhAccounts;
+  prove: ProveCredentials;
+}
+
 /** A client made for an account: it and what to release when the account is rebuilt or removed. */
 export interface AccountClient {
   client: OvhApi;
