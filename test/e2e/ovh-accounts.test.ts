@@ -260,12 +260,28 @@ describe('OVH accounts', () => {
     expect((await zones(1).listZones({})).zones.find((x) => x.name === 'b.test')?.unavailable).toBe('');
   });
 
+  it('remove stops the account; its zones stay, unavailable, their journal theirs; account list says what is left', async () => {
+    const io = capturedIo({ DNSPLANE_SERVER: servers[1]!.url, DNSPLANE_TOKEN: adminToken });
+    expect(await accountCommand.run(['remove', 'sea'], io)).toBe(0);
+    expect(io.lines).toEqual(['removed OVH account sea']);
+    await until('replica 0 forgot sea', () => servers[0]!.ctx.accounts?.registry.applicationKeyOf('sea') === undefined);
+    const c = (await zones(0).listZones({})).zones.find((x) => x.name === 'c.test');
+    expect(c).toMatchObject({ account: 'sea', unavailable: 'OVH account sea was removed' });
+    const res = await applyDesired(zones(0), [ep('www.c.test', 'A', ['192.0.2.3'])]).catch((e: Error) => e);
+    expect(String(res)).toMatch(/zone c\.test is in OVH account "sea", which is removed/);
+    const list = capturedIo({ DNSPLANE_SERVER: servers[0]!.url, DNSPLANE_TOKEN: adminToken });
+    expect(await accountCommand.run(['list', '--json'], list)).toBe(0);
+    expect(JSON.parse(list.text()).map((a: { name: string; zones: string[]; status: string }) => [a.name, a.zones, a.status])).toEqual([
+      ['bee', ['b.test'], 'ok'],
+    ]);
+  });
+
   it('reseal covers the accounts; no secret in the logs or the tables', async () => {
     const uses = await store.sealedKeyIds(db.pool);
-    expect(uses.find((u) => u.what === 'OVH account credential')).toMatchObject({ count: 2, tenants: ['account bee', 'account sea'] });
+    expect(uses.find((u) => u.what === 'OVH account credential')).toMatchObject({ count: 1, tenants: ['account bee'] });
     const NEW = randomBytes(32);
     const r = await resealSecrets(db.pool, new SecretBox([NEW, KEY]));
-    expect(r.resealed).toBe(2);
+    expect(r.resealed).toBe(1);
     const bee = (await store.getOvhAccount(db.pool, 'bee'))!;
     expect(openCredentials(new SecretBox(NEW), 'bee', bee.applicationKey, bee.sealed).consumerKey).toBe(simB.credentials.consumerKey);
     const tables =
