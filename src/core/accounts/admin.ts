@@ -114,6 +114,13 @@ export async function addOvhAccount(
       sealCredentials(secrets, name, credentials),
     );
     await store.bindZonesToAccount(tx, name, zones);
+    // Another add that took one of these zones meanwhile (committed first) wins: this one stores nothing.
+    const lost = (await store.heldZones(tx, zones)).filter((z) => z.account !== name);
+    if (lost.length)
+      throw new InvalidInputError(
+        'zones',
+        `${lost.map((t) => `zone ${t.zone} is in OVH accounts "${t.account}" and "${name}"`).join('; ')}: nothing was stored`,
+      );
     await auditAdminAction(
       tx,
       null,
