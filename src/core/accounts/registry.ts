@@ -93,24 +93,40 @@ export class OvhAccounts {
   private defaultState: AccountState = { name: store.DEFAULT_ACCOUNT, status: 'ok' };
   /** Replaced clients waiting to be closed (close() closes them at once). */
   private readonly retiring = new Set<() => void>();
+  /** The last read of the accounts queued (inTurn). */
+  private turn: Promise<void> = Promise.resolve();
 
   constructor(private readonly opts: OvhAccountsOptions) {}
 
   /** Every account and every zone's account, read again (start, and a listener back). */
-  async load(): Promise<void> {
-    const rows = await store.listOvhAccountsWithSecrets(this.opts.pool);
-    const names = new Set(rows.map((r) => r.name));
-    for (const name of [...this.entries.keys()]) if (!names.has(name)) this.drop(name);
-    for (const row of rows) this.install(row);
-    this.zones = await store.zoneAccounts(this.opts.pool);
+  load(): Promise<void> {
+    return this.inTurn(async () => {
+      const rows = await store.listOvhAccountsWithSecrets(this.opts.pool);
+      const names = new Set(rows.map((r) => r.name));
+      for (const name of [...this.entries.keys()]) if (!names.has(name)) this.drop(name);
+      for (const row of rows) this.install(row);
+      this.zones = await store.zoneAccounts(this.opts.pool);
+    });
   }
 
   /** One account read again (NOTIFY dnsplane_account), and the zones' accounts with it. */
-  async reload(name: string): Promise<void> {
-    const row = await store.getOvhAccount(this.opts.pool, name);
-    if (row) this.install(row);
-    else this.drop(name);
-    this.zones = await store.zoneAccounts(this.opts.pool);
+  reload(name: string): Promise<void> {
+    return this.inTurn(async () => {
+      const row = await store.getOvhAccount(this.opts.pool, name);
+      if (row) this.install(row);
+      else this.drop(name);
+      this.zones = await store.zoneAccounts(this.opts.pool);
+    });
+  }
+
+  /**
+   * Reads one after the other, so that a read started later (after a later change) is installed later:
+   * a disable and an enable heard back to back never leave the first one's row in place.
+   */
+  private inTurn(read: () => Promise<void>): Promise<void> {
+    const next = this.turn.then(read);
+    this.turn = next.catch(() => undefined);
+    return next;
   }
 
   /** The account `zone` is in. */
