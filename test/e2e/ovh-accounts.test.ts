@@ -4,7 +4,8 @@
  * and a.test too. Two replicas on one database. `bee` is added at run time through the CLI, `sea`
  * through AdminService. Proved here: bad input refused naming the field, nothing stored; a zone two
  * accounts hold refused naming both; one apply to zones of two accounts, each OVH call reaching its own
- * simulator signed with its own keys; an account answering 403, then down, makes only its zones
+ * simulator signed with its own keys, each account on its own budget and rate, the drift check of a zone
+ * asking its own account; an account answering 403, then down, makes only its zones
  * unavailable (ListZones, /readyz, the metric) while the others apply; disable stops its calls at once;
  * a rotation on one replica is used by the other without restart; reseal covers the accounts'
  * credentials; no secret in the logs or the tables.
@@ -19,6 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountCommand } from '../../src/cli/account.js';
 import { openCredentials } from '../../src/core/accounts/credentials.js';
 import { resealSecrets } from '../../src/core/credentials/reseal.js';
+import { checkZoneDrift } from '../../src/core/zones/drift.js';
 import { SecretBox } from '../../src/core/credentials/secrets.js';
 import { createTenant } from '../../src/core/tenants/tenants.js';
 import type { AdminService } from '../../src/gen/dnsplane/v1/admin_pb.js';
@@ -194,6 +196,19 @@ describe('OVH accounts', () => {
     expect(budgets).toEqual([label(simA), label(simB)].sort());
     expect(servers[1]!.ctx.accounts!.registry.clientFor('b.test').client!.rateLimiter.ratePerSecond).toBe(50);
     expect(servers[1]!.ctx.ovh.rateLimiter.ratePerSecond).toBe(1000);
+    // The drift check of a zone of bee asks bee's simulator, and finds what was changed in bee's console.
+    for (const sim of [simA, simB]) sim.clearCalls();
+    simB.addRecord('b.test', { subDomain: 'manual', fieldType: 'TXT', target: '"made in the console"', ttl: 300 });
+    const drift = await checkZoneDrift(servers[0]!.ctx, 'b.test');
+    expect(drift).toMatchObject({ status: 'changed', added: 1 });
+    expect(
+      simB
+        .calls()
+        .filter((c) => c.path !== '/auth/time')
+        .every((c) => c.method === 'GET' && c.path.startsWith('/domain/zone/b.test')),
+    ).toBe(true);
+    expect(simB.calls().some((c) => c.path === '/domain/zone/b.test/soa')).toBe(true);
+    expect(simA.calls()).toEqual([]);
     // zone export names the account (a zone of `default` is exported as before).
     expect((await admin(1).exportZone({ zone: 'b.test' })).zoneFile).toContain('; In OVH account bee.');
     expect((await admin(1).exportZone({ zone: 'a.test' })).zoneFile).not.toContain('OVH account');
