@@ -39,6 +39,8 @@
  *   BENCH_CPU_PROF=dir       the server writes a V8 CPU profile into dir when it stops
  *   BENCH_NODE_FLAGS         node options for the server (e.g. --heapsnapshot-signal=SIGUSR2)
  *   DATABASE_URL             a Postgres server to create the bench database on (dropped at the end)
+ *   ESTATE_ACCOUNTS=1        the zones spread over this many OVH accounts (one simulator each, zone z in
+ *                            account z mod A; bench/estate-accounts.ts), ESTATE_ACCOUNT_RATE=R each
  */
 import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -50,12 +52,13 @@ import { createConnectTransport } from '@connectrpc/connect-node';
 import { createTenant } from '../src/core/tenants/tenants.js';
 import { AdminService } from '../src/gen/dnsplane/v1/admin_pb.js';
 import { ApplyStatus, Policy, type Endpoint } from '../src/gen/dnsplane/v1/zone_pb.js';
-import { OvhSimulator, type SimRecordInit } from '../src/ovhsim/index.js';
+import type { SimRecordInit } from '../src/ovhsim/index.js';
 import * as store from '../src/store/index.js';
 import { bearer, simulatorEnv, zoneClientFor } from '../test/helpers/sim-server.js';
 import { applyDesired } from '../test/helpers/zone-requests.js';
 import { benchDatabaseOrEmbedded, healthProbe, percentile, pooled, positiveEnv, startServerProcess, writeSimulatorCa, type ServerProcess } from './lib.js';
 import { notModifiedAgainstBare } from './raw-clients.js';
+import { startEstateAccounts } from './estate-accounts.js';
 
 const Z = Math.floor(positiveEnv('ESTATE_ZONES', 20));
 const N = Math.floor(positiveEnv('ESTATE_RECORDS', 50_000));
@@ -82,6 +85,9 @@ const EXTRA_ENV = Object.fromEntries(
     .filter(Boolean)
     .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
 );
+/** The zones spread over this many OVH accounts, each its own simulator, at ESTATE_ACCOUNT_RATE each (bench/estate-accounts.ts). */
+const ACCOUNTS = Math.floor(positiveEnv('ESTATE_ACCOUNTS', 1));
+const ACCOUNT_RATE = process.env['ESTATE_ACCOUNT_RATE'] ? Math.floor(positiveEnv('ESTATE_ACCOUNT_RATE', 20)) : undefined;
 const CALL_TIMEOUT_MS = 300_000;
 const note = (line: string) => console.error(`  ${line}`);
 const zoneName = (z: number) => `z${z}.estate.bench`;
@@ -183,8 +189,8 @@ async function main(): Promise<void> {
   for (let k = 0; k < T; k++) for (const z of zonesOf(k)) granted[z]!.push(k);
   const zones: Record<string, SimRecordInit[]> = {};
   for (let z = 0; z < Z; z++) zones[zoneName(z)] = seed(z, granted[z]!);
-  const sim = await OvhSimulator.start({ zones });
-  sim.setBehavior({ expandedRecordLists: 'honoured' });
+  const accounts = await startEstateAccounts(ACCOUNTS, zones, ACCOUNT_RATE);
+  const sim = accounts.sims[0]!;
   const caFile = writeSimulatorCa(sim, dir);
   const database = await benchDatabaseOrEmbedded('dnsplane_bench_estate', path.join(dir, 'pg'));
   const db = await store.openDatabase({ databaseUrl: database.url, dataDir: dir });
@@ -193,6 +199,7 @@ async function main(): Promise<void> {
   const refusedLines: string[] = [];
   try {
     await store.migrate(db.pool);
+    await accounts.seed(db.pool);
     const tokens: string[] = [];
     for (let k = 0; k < T; k++) tokens.push((await createTenant(db.pool, { name: `cluster-${k}`, zones: zonesOf(k).map(zoneName) })).token);
     const admin = (await createTenant(db.pool, { name: 'admin', zones: [], admin: true })).token;
@@ -211,6 +218,7 @@ async function main(): Promise<void> {
       DNSPLANE_OVH_CONCURRENCY: '64',
       DNSPLANE_MAX_CONNECTIONS_PER_ADDRESS: '4096',
       ...simulatorEnv(sim, caFile),
+      ...accounts.env,
       ...EXTRA_ENV,
     });
     const url = server.url;
@@ -458,12 +466,13 @@ async function main(): Promise<void> {
     agent.destroy();
     await db.close();
     await database.drop().catch(() => undefined);
-    await sim.stop();
+    if (ACCOUNTS > 1) for (const line of accounts.report()) put('  OVH account', line);
+    await accounts.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 
   console.log(
-    `bench/estate: ${Z} zones × ${N.toLocaleString('en')} records, ${T} tenants (${ALL} with every zone, the others 1–3), one dnsplane serve (a child process), real Postgres, the OVH simulator (rate not binding)`,
+    `bench/estate: ${Z} zones × ${N.toLocaleString('en')} records, ${T} tenants (${ALL} with every zone, the others 1–3), one dnsplane serve (a child process), real Postgres, the OVH simulator (rate not binding)${ACCOUNTS > 1 ? `; ${ACCOUNTS} OVH accounts, one simulator each` : ''}${ACCOUNT_RATE ? `; rate ${ACCOUNT_RATE}/s per account` : ''}`,
   );
   console.log(
     `node ${process.version}; ${availableParallelism()} cores; bench time ${Math.round((performance.now() - benchStarted) / 1000)} s; load average at the start ${loadAtStart.map((x) => x.toFixed(1)).join(' ')}, at the end ${loadavg()

@@ -38,6 +38,12 @@ export const SERIES = {
     labels: [],
     buckets: [0, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
   },
+  accountCalls: {
+    kind: 'counter',
+    name: 'dnsplane_ovh_account_calls_total',
+    help: 'OVH calls (each attempt) by OVH account (`default`: the OVH_* variables) and HTTP status (0: no answer)',
+    labels: ['account', 'status'],
+  },
   notSent: {
     kind: 'counter',
     name: 'dnsplane_ovh_calls_not_sent_total',

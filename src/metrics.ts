@@ -107,6 +107,7 @@ export class Metrics {
   private inFlightSource: (() => Promise<InFlightSample[]>) | undefined;
   private readCacheSource: (() => { bytes: number; maxBytes: number }) | undefined;
   private jwksSource: (() => Array<{ issuer: string; ageSeconds: number }>) | undefined;
+  private accountSource: (() => Array<{ name: string; status: string }>) | undefined;
 
   constructor(opts: { dryRun?: boolean; defaultMetrics?: boolean; eventLoop?: boolean } = {}) {
     if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
@@ -150,6 +151,17 @@ export class Metrics {
         if (!source) return;
         g.reset();
         for (const { issuer, ageSeconds } of source()) g.set({ issuer }, ageSeconds);
+      },
+    );
+    this.s.gauge(
+      'dnsplane_ovh_account_available',
+      'Each OVH account this replica calls: 1 while its calls are answered, 0 while it is refused (403), down, disabled or unreadable (the status label says which; its zones are unavailable)',
+      ['account', 'status'],
+      async (g) => {
+        const source = this.accountSource;
+        if (!source) return;
+        g.reset();
+        for (const a of source()) g.set({ account: a.name, status: a.status }, a.status === 'ok' ? 1 : 0);
       },
     );
     // Health (core/health/): from Postgres at scrape time, so every replica reports the checker's truth.
@@ -252,6 +264,16 @@ export class Metrics {
     this.series.ovhDuration.observe(route, c.durationMs / 1000);
     this.series.rateWait.observe(c.waitedMs / 1000);
     if (c.attempt > 0) this.series.ovhRetries.inc(route);
+  }
+
+  /** One OVH call of an account (every attempt), by its HTTP status. */
+  accountCall(account: string, status: number): void {
+    this.series.accountCalls.inc({ account, status: String(status) });
+  }
+
+  /** Where dnsplane_ovh_account_available comes from (start-core.ts: core/accounts/registry.ts's states). */
+  setAccountSource(source: () => Array<{ name: string; status: string }>): void {
+    this.accountSource = source;
   }
 
   ovhCallNotSent(method: string, route: string): void {

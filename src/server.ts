@@ -122,7 +122,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     const target = await ovhTargetOf(config, log, database, opened);
     const metrics = metricsOf(config, log, database);
     const instance = instanceName();
-    const ovh = ovhClientOf(config, log, database, target, metrics, instance, opened);
+    const ovh = ovhClientOf(config, log, database, target, metrics, instance, opened, secrets);
     const ctx = await coreContextOf(config, log, database, ovh, metrics, secrets, instance, opened);
     const lifecycle = ctx.lifecycle;
     ctx.liveness = new Liveness(ctx, { writeEveryMs: config.lastSeenWriteMs });
@@ -130,7 +130,11 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     await registerZones(ctx);
     await startRecoveryAndChecks(ctx, config, log, opened);
     const labels = { database: database.label, ovh: target.endpoint.label };
-    const { http, webhook, dns } = await openDoors(ctx, metrics, config, log, parts, labels, schema.state === 'older' ? () => [schema.message] : undefined);
+    const { http, webhook, dns } = await openDoors(ctx, metrics, config, log, parts, labels, () => [
+      ...(schema.state === 'older' ? [schema.message] : []),
+      // An OVH account refused, down or disabled: ready (other accounts answer), its zones named unavailable.
+      ...(opened.accounts?.readyNotes() ?? []),
+    ]);
     // Changes made in OVH outside dnsplane reach the cache within one interval (core/zones/drift.ts).
     const drift: DriftLoop | undefined = config.driftIntervalMs > 0 ? startDriftLoop(ctx, config.driftIntervalMs) : undefined;
     // The served OVH API's staged writes past DNSPLANE_OVH_API_DRAFT_TTL are dropped (core/ovh-api/staging.ts).
@@ -176,6 +180,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         await opened.listener?.stop();
         await opened.journalPool?.end();
         opened.ovhBudget?.close();
+        opened.accounts?.close();
         await opened.budgetPool?.end();
         await database.close();
         metrics.stop();

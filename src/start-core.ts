@@ -23,6 +23,9 @@ import { OvhApi } from './ovh/client.js';
 import type { OvhCredentials } from './ovh/client/signed-request.js';
 import { accountKey } from './ovh/client/transport.js';
 import { accountLabel } from './ovh/ratelimit.js';
+import type { OvhCallInfo } from './ovh/client/transport.js';
+import { OvhAccounts, type ProveCredentials } from './core/accounts/registry.js';
+import { RoutedOvhApi } from './core/accounts/router.js';
 import { SharedOvhBudget } from './core/ovh-budget.js';
 import type { OvhEndpoint } from './ovh/endpoint.js';
 import type { OvhSimulator } from './ovhsim/index.js';
@@ -47,6 +50,8 @@ export interface Opened {
   /** The OVH budget's leases (core/ovh-budget.ts): one connection of its own, never behind a zone lock's. */
   budgetPool?: ReturnType<typeof store.createSidePool>;
   ovhBudget?: SharedOvhBudget;
+  /** The OVH accounts beside `default`, each client with its own budget (core/accounts/registry.ts). */
+  accounts?: OvhAccounts;
   /** Tenant changes of every replica, for the token cache. */
   listener?: store.Listener;
   prober?: Prober;
@@ -61,6 +66,7 @@ export async function releaseOpened(opened: Opened, database: store.Database): P
   await opened.listener?.stop().catch(() => undefined);
   await opened.journalPool?.end().catch(() => undefined);
   opened.ovhBudget?.close();
+  opened.accounts?.close();
   await opened.budgetPool?.end().catch(() => undefined);
   await database.close().catch(() => undefined);
 }
@@ -116,7 +122,11 @@ export function metricsOf(config: Config, log: Logger, database: store.Database)
   return metrics;
 }
 
-/** The OVH client; DNSPLANE_OVH_RATE is the OVH account's: every replica on this database leases from one budget. */
+/**
+ * The OVH client; DNSPLANE_OVH_RATE is the OVH account's: every replica on this database leases from
+ * one budget. The client routes each zone's calls to its account (core/accounts/: `default` is this
+ * one; every other account its own client, endpoint, credentials and budget at its own rate).
+ */
 export function ovhClientOf(
   config: Config,
   log: Logger,
@@ -125,30 +135,48 @@ export function ovhClientOf(
   metrics: Metrics,
   instance: string,
   opened: Opened,
+  secrets?: SecretBox,
 ): OvhApi {
-  const { endpoint, credentials, extraCaPems } = target;
   const budgetPool = (opened.budgetPool = store.createSidePool(database.pool, { max: 1, log: (msg, fields) => log.warn(fields ?? {}, msg) }));
-  opened.ovhBudget = new SharedOvhBudget({
-    pool: budgetPool,
-    account: accountLabel(accountKey(endpoint, credentials)),
-    replica: instance,
-    ratePerSecond: config.ovhRate,
-    warn: (msg, fields) => log.warn(fields ?? {}, msg),
-  });
-  return new OvhApi({
+  const warn = (msg: string, fields?: Record<string, unknown>) => log.warn(fields ?? {}, msg);
+  const budgetOf = (endpoint: OvhEndpoint, credentials: OvhCredentials, rate: number) =>
+    new SharedOvhBudget({ pool: budgetPool, account: accountLabel(accountKey(endpoint, credentials)), replica: instance, ratePerSecond: rate, warn });
+  const clientOptions = (account: string, endpoint: OvhEndpoint, credentials: OvhCredentials, rate: number, budget: SharedOvhBudget) => ({
     endpoint,
     credentials,
-    extraCaPems,
     timeoutMs: config.ovhTimeoutMs,
-    ratePerSecond: config.ovhRate,
-    budget: opened.ovhBudget,
+    ratePerSecond: rate,
+    budget,
     maxConcurrent: config.ovhMaxConcurrent,
-    warn: (msg, fields) => log.warn(fields ?? {}, msg),
-    info: (msg, fields) => log.info(fields ?? {}, msg),
-    onCall: (info) => metrics.ovhCall(info),
+    warn,
+    info: (msg: string, fields?: Record<string, unknown>) => log.info(fields ?? {}, msg),
+    onCall: (info: OvhCallInfo) => {
+      metrics.ovhCall(info);
+      metrics.accountCall(account, info.status);
+    },
     readOnly: config.dryRun,
     expandedLists: config.ovhExpandedLists,
   });
+  const { endpoint, credentials, extraCaPems } = target;
+  opened.ovhBudget = budgetOf(endpoint, credentials, config.ovhRate);
+  const registry = (opened.accounts = new OvhAccounts({
+    pool: database.pool,
+    ...(secrets ? { secrets } : {}),
+    warn,
+    clientOf: (t) => {
+      const rate = t.rate ?? config.ovhRate;
+      const budget = budgetOf(t.endpoint, t.credentials, rate);
+      return { client: new OvhApi(clientOptions(t.name, t.endpoint, t.credentials, rate, budget)), close: () => budget.close() };
+    },
+  }));
+  metrics.setAccountSource(() => registry.states());
+  return new RoutedOvhApi({ ...clientOptions(store.DEFAULT_ACCOUNT, endpoint, credentials, config.ovhRate, opened.ovhBudget), extraCaPems }, registry);
+}
+
+/** How `account add` and `rotate` prove credentials: one call (the account's zones), no retries, no budget of the account's yet. */
+function proverOf(config: Config): ProveCredentials {
+  return (endpoint, credentials) =>
+    new OvhApi({ endpoint, credentials, timeoutMs: config.ovhTimeoutMs, ratePerSecond: config.ovhRate, retry: { attempts: 1 } }).listZones();
 }
 
 /**
@@ -196,6 +224,9 @@ export async function coreContextOf(
       },
       visibility: (id) => visibility.notify(id),
       probe: () => opened.prober?.heard(),
+      // An OVH account added, rotated, disabled, enabled or removed on any replica: its client rebuilt here.
+      account: (name) =>
+        void opened.accounts?.reload(name).catch((e: unknown) => log.warn({ err: messageOf(e), account: name }, 'could not read the OVH account again')),
       // The read cache's base and the apply path's view of a zone catch up on what a generation changed
       // (core/reads/heard-changes.ts): re-reading that, not the zone.
       zone: (zone, generation, changed) => {
@@ -216,12 +247,14 @@ export async function coreContextOf(
         visibility.wakeAll();
         opened.prober?.heard();
         warm();
+        void opened.accounts?.load().catch((e: unknown) => log.warn({ err: messageOf(e) }, 'could not read the OVH accounts again'));
         log.info('LISTEN connection back');
       },
       onError: (err) => log.debug({ err: messageOf(err) }, 'LISTEN connection error'),
     },
   );
   warm();
+  await opened.accounts?.load();
   metrics.setReadCacheSource(() => reads.stats());
   const issuerKeys = new IssuerKeys({ ...config.jwks, log, onFetch: (issuer, result) => metrics.jwksFetched(issuer, result) });
   metrics.setJwksSource(() => issuerKeys.stats());
@@ -258,6 +291,7 @@ export async function coreContextOf(
       running: (tenant, delta) => metrics.planRunning(tenant, delta),
       refused: (tenant) => metrics.planRefused(tenant),
     }),
+    ...(opened.accounts ? { accounts: { registry: opened.accounts, prove: proverOf(config) } } : {}),
   };
 }
 

@@ -68,6 +68,7 @@ import {
   protectedNameToPb,
   trustToPb,
 } from './convert-admin.js';
+import { accountHandlers } from './admin-accounts.js';
 
 /** The calling tenant, refused unless it has the admin scope. */
 function adminOf(hc: HandlerContext): Tenant {
@@ -319,5 +320,8 @@ export function adminService(ctx: CoreContext): ServiceImpl<typeof AdminService>
       adminOf(hc);
       return create(ListProtectedNamesResponseSchema, { names: (await protection.listProtectedNames(ctx.pool, req.zone)).map(protectedNameToPb) });
     },
+
+    // OVH accounts (issue 44): api/admin-accounts.ts.
+    ...accountHandlers(ctx, adminOf),
   };
 }

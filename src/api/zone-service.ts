@@ -65,7 +65,13 @@ export function zoneService(ctx: CoreContext): ServiceImpl<typeof ZoneService> {
       );
       // A zone this process is settling after a crash says so (core/zones/settling.ts).
       const pb = zones.map((z) =>
-        Object.assign(zoneToPb(z), { recentPublishes: (recent.get(z.name) ?? []).map(visibilityToPb) }, settlingOf(ctx, z.name) ? { state: 'settling' } : {}),
+        Object.assign(
+          zoneToPb(z),
+          { recentPublishes: (recent.get(z.name) ?? []).map(visibilityToPb) },
+          settlingOf(ctx, z.name) ? { state: 'settling' } : {},
+          // Its OVH account, and why it is unavailable when its account cannot call OVH (core/accounts/).
+          ctx.accounts?.registry.zoneView(z.name) ?? { account: 'default' },
+        ),
       );
       return create(ListZonesResponseSchema, { zones: pb, tenant: tenant.name, suffixes: tenant.suffixes, scopes: tenant.scopes });
     },

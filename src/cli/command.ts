@@ -23,6 +23,8 @@ export interface CliIo {
   env: Record<string, string | undefined>;
   /** Whether stdout is a terminal (colours only then). */
   isTty: boolean;
+  /** All of standard input, for a flag given "-" (account credentials); absent: none. */
+  stdin?: () => Promise<string>;
 }
 
 /** The configuration from the environment, with command-line overrides. */

@@ -18,6 +18,7 @@ import { zoneCommand } from './zone.js';
 import { secretsCommand } from './secrets.js';
 import { healthCheckCommand } from './health-check.js';
 import { messageOf } from '../error-message.js';
+import { accountCommand } from './account.js';
 
 const COMMANDS: Record<string, Command> = {
   serve: serveCommand,
@@ -32,6 +33,7 @@ const COMMANDS: Record<string, Command> = {
   zone: zoneCommand,
   secrets: secretsCommand,
   'health-check': healthCheckCommand,
+  account: accountCommand,
 };
 
 function usage(): string {
@@ -87,6 +89,11 @@ const io: CliIo = {
   err: (line) => process.stderr.write(`${line}\n`),
   env: process.env,
   isTty: Boolean(process.stdout.isTTY),
+  stdin: async () => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString('utf8');
+  },
 };
 
 main(process.argv.slice(2), io).then(

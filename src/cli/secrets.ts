@@ -1,5 +1,5 @@
 /**
- * `dnsplane secrets reseal`: every secret kept at rest (TSIG secrets, OVH application secrets) sealed
+ * `dnsplane secrets reseal`: every secret kept at rest (TSIG secrets, OVH application secrets, OVH accounts' credentials) sealed
  * again under the first key of DNSPLANE_SECRETS_KEYS, online (core/credentials/reseal.ts). Talks to the
  * database, as `tenant` does.
  */
@@ -13,7 +13,7 @@ import { withDatabase } from './migrate.js';
 
 const HELP = `Usage: dnsplane secrets reseal [--json]
 
-Seals every secret kept at rest (TSIG secrets, OVH application secrets) again under the first key of
+Seals every secret kept at rest (TSIG secrets, OVH application secrets, OVH accounts' credentials) again under the first key of
 DNSPLANE_SECRETS_KEYS, opening each with the key it names. Online: replicas keep serving while it
 runs, each opening both forms, as long as each lists both keys (new first or old first).
 

@@ -11,6 +11,7 @@ import type { TsigKeyCache } from './credentials/cache.js';
 import type { OvhKeyCache } from './credentials/cache.js';
 import type { IssuerKeys } from './credentials/issuer-keys.js';
 import type { VisibilityWatch } from './visibility-watch.js';
+import type { AccountsContext } from './accounts/registry.js';
 
 export interface CoreSettings {
   /** Zones to manage; undefined: every zone of the OVH account. */
@@ -111,6 +112,11 @@ export interface CoreContext {
    * absent: Date.now. Tests move it to a grace's end.
    */
   clock?: () => number;
+  /**
+   * The OVH accounts beside `default` (core/accounts/: issue 44): the registry routing each zone's calls
+   * to its account's client, and how `add`/`rotate` prove credentials. Absent: one account only (demo, tests).
+   */
+  accounts?: AccountsContext;
 }
 
 /** The context's clock (CoreContext.clock, else Date.now), in ms since the epoch. */

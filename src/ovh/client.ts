@@ -46,7 +46,7 @@ export class OvhApi {
   private readonly transport: OvhTransport;
   private readonly expanded: ExpandedLists;
   /** What every call of this client is made in (set by scoped() on its views; the root's is NO_SCOPE). */
-  private readonly scope: OvhScope = NO_SCOPE;
+  protected readonly scope: OvhScope = NO_SCOPE;
 
   constructor(private readonly opts: OvhApiOptions) {
     if (opts.extraCaPems?.length) trustExtraCas(opts.extraCaPems);

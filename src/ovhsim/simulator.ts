@@ -188,6 +188,14 @@ export class OvhSimulator {
     this.pipeline.clearListCache();
   }
 
+  /**
+   * The credentials it accepts from now on, as when the account's owner revokes a consumer key and
+   * issues another in OVH's console (a rotation's test: calls signed with the old ones are refused).
+   */
+  setCredentials(next: SimCredentials): void {
+    Object.assign(this.credentials, next);
+  }
+
   // --- direct state (as a person in the OVH control panel; no call logged) ---
 
   zones(): string[] {

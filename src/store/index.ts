@@ -39,3 +39,4 @@ export * from './withdrawals.js';
 export * from './protected-names.js';
 export * from './journal-prune.js';
 export * from './workload-trust.js';
+export * from './ovh-accounts.js';

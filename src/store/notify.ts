@@ -20,6 +20,8 @@ export const TENANT_CHANNEL = 'dnsplane_tenant';
 export const PROBE_CHANNEL = 'dnsplane_probe';
 /** A journal row's visibility became final (store/visibility.ts): its id. waitVisible hears it. */
 export const VISIBILITY_CHANNEL = 'dnsplane_visibility';
+/** An OVH account added, rotated, disabled, enabled or removed (store/ovh-accounts.ts): its name. */
+export const ACCOUNT_CHANNEL = 'dnsplane_account';
 /** The listener's application_name, to find its backend in pg_stat_activity. */
 export const LISTENER_APPLICATION_NAME = 'dnsplane-listener';
 
@@ -75,6 +77,8 @@ export interface ListenHandlers {
   probe?: (id: string) => void;
   /** A journal row's visibility became final (its id). */
   visibility?: (journalId: string) => void;
+  /** An OVH account changed (its name). */
+  account?: (name: string) => void;
 }
 
 export interface Listener {
@@ -168,6 +172,9 @@ export async function listen(pool: pg.Pool, handlers: ListenHandlers, opts: List
     } else if (msg.channel === VISIBILITY_CHANNEL && handlers.visibility) {
       const id = msg.payload;
       deliver(() => handlers.visibility!(id));
+    } else if (msg.channel === ACCOUNT_CHANNEL && handlers.account) {
+      const name = msg.payload;
+      deliver(() => handlers.account!(name));
     }
   };
 
@@ -195,6 +202,7 @@ export async function listen(pool: pg.Pool, handlers: ListenHandlers, opts: List
       await client.query(`LISTEN ${TENANT_CHANNEL}`);
       if (handlers.probe) await client.query(`LISTEN ${PROBE_CHANNEL}`);
       if (handlers.visibility) await client.query(`LISTEN ${VISIBILITY_CHANNEL}`);
+      if (handlers.account) await client.query(`LISTEN ${ACCOUNT_CHANNEL}`);
     } catch (err) {
       client.removeAllListeners('end');
       client.end().catch(() => undefined);

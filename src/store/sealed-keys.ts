@@ -61,7 +61,7 @@ export type KeyForAuth<R> = R & { sealed: SealedSecret; previousSealed?: SealedS
 
 /** One kind's table: `nameColumn` names a key in messages and look-ups; `own`: its other columns (SQL of alias `k` → field). */
 interface KeyTable {
-  table: SealedTable;
+  table: Exclude<SealedTable, 'ovh_accounts'>;
   what: string;
   nameColumn: string;
   own: Readonly<Record<string, string>>;

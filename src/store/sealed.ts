@@ -75,25 +75,35 @@ export function sealedParams(s: SealedSecret): Buffer[] {
 }
 
 /** The tables that hold sealed secrets. */
-export type SealedTable = 'tsig_keys' | 'ovh_keys';
+export type SealedTable = 'tsig_keys' | 'ovh_keys' | 'ovh_accounts';
+
+/** A tenant's keys: owned by the tenant of the row, with a grace's replaced secret beside the current one. */
+const OF_TENANT = { owner: 't.name', from: 'JOIN_TENANT', grace: true } as const;
 
 /**
  * Every table holding sealed secrets, what one of its rows is called in messages, and the column its
  * secret's context is made of (core: `tsig-key:<name>`, `ovh-key:<application key>`).
  */
-const SEALED_TABLES: ReadonlyArray<{ table: SealedTable; what: string; label: string }> = [
-  { table: 'tsig_keys', what: 'TSIG key', label: 'name' },
-  { table: 'ovh_keys', what: 'OVH application secret', label: 'application_key' },
+const SEALED_TABLES: ReadonlyArray<{ table: SealedTable; what: string; label: string; owner: string; from: string; grace: boolean }> = [
+  { table: 'tsig_keys', what: 'TSIG key', label: 'name', ...OF_TENANT },
+  { table: 'ovh_keys', what: 'OVH application secret', label: 'application_key', ...OF_TENANT },
+  // An OVH account's credentials (migrations/0027) belong to no tenant: named "account NAME" where a tenant would be.
+  { table: 'ovh_accounts', what: 'OVH account credential', label: 'name', owner: `'account ' || s.name`, from: 'ovh_accounts s', grace: false },
 ];
 
 /** Each table's current secrets, and the ones a rotation with a grace replaced (the `previous_` columns, set or not). */
 const SEALED_SLOTS = SEALED_TABLES.flatMap((t) => [
   { ...t, prefix: '' as SealedSlot },
-  { ...t, what: `${t.what} (replaced, in its grace)`, prefix: 'previous_' as SealedSlot },
+  ...(t.grace ? [{ ...t, what: `${t.what} (replaced, in its grace)`, prefix: 'previous_' as SealedSlot }] : []),
 ]);
 
 /** Which of a row's sealed secrets: the current one, or the one a rotation with a grace replaced. */
 export type SealedSlot = '' | 'previous_';
+
+/** A table's FROM clause, aliased `s` (and its tenant `t` when the rows are a tenant's). */
+function fromOf(table: SealedTable, from: string): string {
+  return from === 'JOIN_TENANT' ? `${table} s JOIN tenants t ON t.id = s.tenant_id` : from;
+}
 
 function slotColumns(prefix: SealedSlot, alias = ''): string[] {
   return SEALED_COLUMNS.split(', ').map((c) => `${alias}${prefix}${c}`);
@@ -105,8 +115,9 @@ export interface SealedEntry {
   /** The current secret (''), or the replaced one still in its grace ('previous_'). */
   slot: SealedSlot;
   id: string;
-  /** The TSIG key's name, or the OVH key's application key. */
+  /** The TSIG key's name, the OVH key's application key, or the OVH account's name. */
   label: string;
+  /** The key's tenant; for an OVH account, "account NAME". */
   tenant: string;
   sealed: SealedSecret;
 }
@@ -114,12 +125,12 @@ export interface SealedEntry {
 /** The stored secrets sealed with any key but `keyId`, at most `limit`, oldest rows first. */
 export async function listSealedNotUnder(q: Queryable, keyId: Buffer, limit: number): Promise<SealedEntry[]> {
   const out: SealedEntry[] = [];
-  for (const { table, label, prefix } of SEALED_SLOTS) {
+  for (const { table, label, prefix, owner, from } of SEALED_SLOTS) {
     if (out.length >= limit) break;
     const cols = slotColumns(prefix, 's.');
     const { rows } = await q.query<SealedRow & { id: string; label: string; tenant: string }>(
-      `SELECT s.id::text AS id, s.${label} AS label, t.name AS tenant, ${cols.map((c, i) => `${c} AS ${SEALED_COLUMNS.split(', ')[i]}`).join(', ')}
-         FROM ${table} s JOIN tenants t ON t.id = s.tenant_id
+      `SELECT s.id::text AS id, s.${label} AS label, ${owner} AS tenant, ${cols.map((c, i) => `${c} AS ${SEALED_COLUMNS.split(', ')[i]}`).join(', ')}
+         FROM ${fromOf(table, from)}
         WHERE ${cols[0]} <> $1 ORDER BY s.id LIMIT $2`,
       [keyId, limit - out.length],
     );
@@ -160,11 +171,11 @@ export interface SealedUse {
 /** How many stored secrets each encryption key sealed, per table; empty when none is stored. */
 export async function sealedKeyIds(q: Queryable): Promise<SealedUse[]> {
   const out: SealedUse[] = [];
-  for (const { table, what, prefix } of SEALED_SLOTS) {
+  for (const { table, what, prefix, owner, from } of SEALED_SLOTS) {
     const keyCol = `s.${prefix}secret_key_id`;
     const { rows } = await q.query<{ key_id: string; count: string; tenants: string[] }>(
-      `SELECT encode(${keyCol}, 'hex') AS key_id, count(*)::text AS count, array_agg(DISTINCT t.name ORDER BY t.name) AS tenants
-         FROM ${table} s JOIN tenants t ON t.id = s.tenant_id
+      `SELECT encode(${keyCol}, 'hex') AS key_id, count(*)::text AS count, array_agg(DISTINCT ${owner} ORDER BY ${owner}) AS tenants
+         FROM ${fromOf(table, from)}
         WHERE ${keyCol} IS NOT NULL
         GROUP BY ${keyCol} ORDER BY count(*) DESC`,
     );

@@ -103,6 +103,11 @@ const PERMISSION: Record<string, Case[] | string> = {
   'dnsplane.v1.AdminService/TrustSubject': 'no zone grant involved: the subject acts as its tenant (its grants are checked where it is used)',
   'dnsplane.v1.AdminService/UntrustSubject': 'no zone grant involved',
   'dnsplane.v1.AdminService/ListTrustedSubjects': "admins see every tenant's trusted subjects",
+  'dnsplane.v1.AdminService/AddOvhAccount': "no zone grant involved: OVH accounts are the deployment's (test/e2e/ovh-accounts.test.ts)",
+  'dnsplane.v1.AdminService/ListOvhAccounts': 'no zone grant involved',
+  'dnsplane.v1.AdminService/RotateOvhAccount': 'no zone grant involved',
+  'dnsplane.v1.AdminService/SetOvhAccountEnabled': 'no zone grant involved',
+  'dnsplane.v1.AdminService/RemoveOvhAccount': 'no zone grant involved',
 };
 
 /** A plausible request per RPC for the authentication cases (they are refused before it is read). */
@@ -241,6 +246,11 @@ describe('every RPC of every service', () => {
         'UnprotectNames',
         'UntrustSubject',
         'ListTrustedSubjects',
+        'AddOvhAccount',
+        'ListOvhAccounts',
+        'RotateOvhAccount',
+        'SetOvhAccountEnabled',
+        'RemoveOvhAccount',
       ].sort(),
     );
     for (const rpc of adminRpcs) {

@@ -7,6 +7,7 @@ const TABLES = [
   'health_leases',
   'journal',
   'journal_horizon',
+  'ovh_accounts',
   'ovh_budget',
   'ovh_budget_leases',
   'ovh_budget_replicas',

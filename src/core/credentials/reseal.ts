@@ -1,6 +1,6 @@
 /**
  * Rotating the key that seals secrets at rest (`dnsplane secrets reseal`; docs/operations.md): every
- * stored secret (a key's current one, and one a rotation with a grace replaced) not sealed with the box's sealing key (the first of DNSPLANE_SECRETS_KEYS) is opened
+ * stored secret (a key's current one, an OVH account's credentials, and one a rotation with a grace replaced) not sealed with the box's sealing key (the first of DNSPLANE_SECRETS_KEYS) is opened
  * with the key it names and sealed again under the sealing key, row by row, online. A row is written
  * only if it still holds what was read (a rotation or delete in between wins, and its new secret is
  * already under the sealing key), so no secret is lost and none is written twice. The plaintext lives
@@ -9,6 +9,7 @@
  * open both forms.
  */
 import * as store from '../../store/index.js';
+import { accountSecretContext } from '../accounts/credentials.js';
 import { ovhSecretContext } from './ovh.js';
 import type { SecretBox } from './secrets.js';
 import { secretContext } from './tsig.js';
@@ -34,7 +35,12 @@ export async function resealSecrets(pool: store.Queryable, box: SecretBox): Prom
     const entries = (await store.listSealedNotUnder(pool, box.keyId, BATCH + skipped.size)).filter((e) => !skipped.has(`${e.table}:${e.slot}:${e.id}`));
     if (entries.length === 0) return result;
     for (const entry of entries) {
-      const context = entry.table === 'tsig_keys' ? secretContext(entry.label) : ovhSecretContext(entry.label);
+      const context =
+        entry.table === 'tsig_keys'
+          ? secretContext(entry.label)
+          : entry.table === 'ovh_accounts'
+            ? accountSecretContext(entry.label)
+            : ovhSecretContext(entry.label);
       const from = entry.sealed.keyId.toString('hex');
       const secret = box.open(entry.sealed, context); // SecretsKeyError names the key it needs
       try {

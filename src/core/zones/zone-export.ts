@@ -94,8 +94,14 @@ export async function exportZone(ctx: CoreContext, zone: string, options: Export
         ...history.caveats,
       ]
     : [`${zone}: ${entries.length} records, exported by dnsplane from its cache at generation ${base.generation} (${now.toISOString()})`];
+  // The OVH account the zone is in, when it is not the OVH_* variables' (core/accounts/).
+  const account = ctx.accounts?.registry.accountOf(zone);
   const text = formatZoneFile(zone, entries, {
-    comments: [...comments, 'A record without a TTL is at the zone default (OVH: 3600).'],
+    comments: [
+      ...comments,
+      ...(account && account !== 'default' ? [`In OVH account ${account}.`] : []),
+      'A record without a TTL is at the zone default (OVH: 3600).',
+    ],
     soa: { mname: apexNs?.targets[0] ?? `ns.${zone}`, rname: `hostmaster.${zone}`, serial: soaSerial(generation), ...SOA_TIMERS },
   });
   return { zone, generation, recordCount: entries.length, text };

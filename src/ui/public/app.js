@@ -8,8 +8,9 @@ import { journalPage } from './pages/journal.js';
 import { plansPage, planPage } from './pages/plans.js';
 import { tenantsPage } from './pages/tenants.js';
 import { planAsPage } from './pages/plan-as.js';
+import { accountsPage } from './pages/accounts.js';
 
-// Routes: #/zones, #/zones/<zone>, #/journal, #/plans, #/plans/<id>, #/tenants, #/plan-as.
+// Routes: #/zones, #/zones/<zone>, #/journal, #/plans, #/plans/<id>, #/tenants, #/plan-as, #/accounts.
 const ROUTES = [
   { path: 'zones', title: 'Zones', render: zonesPage, nav: true },
   { path: 'zones/', title: 'Records', render: recordsPage },
@@ -18,6 +19,8 @@ const ROUTES = [
   { path: 'plans/', title: 'Plan', render: planPage, admin: true },
   { path: 'tenants', title: 'Tenants', render: tenantsPage, nav: true, admin: true },
   { path: 'plan-as', title: 'PlanAs', render: planAsPage, nav: true, admin: true },
+  // OVH accounts (issue 44): pages/accounts.js, linked from the Zones page's OVH account column heading.
+  { path: 'accounts', title: 'Accounts', render: accountsPage, admin: true },
 ];
 
 const main = document.getElementById('page');

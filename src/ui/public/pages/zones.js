@@ -1,5 +1,5 @@
-// Zones: generation, record count, last sync, drift state, applies waiting for their rollback, and the
-// latest publishes' delays until the zone's authoritative servers answered them. For an admin, the
+// Zones: generation, record count, last sync, drift state, applies waiting for their rollback, the
+// latest publishes' delays until the zone's authoritative servers answered them, and the zone's OVH account. For an admin, the
 // protected names (AdminService.ListProtectedNames): a change there needs a second admin's approval;
 // protected and lifted here (ProtectNames, UnprotectNames) through write.js's confirm step.
 import { adminApi, zoneApi } from '../api.js';
@@ -53,9 +53,19 @@ export async function zonesPage(page, { who, stale }) {
           cell: (z) => ((z.inFlightApplies ?? 0) > 0 ? badge(`${z.inFlightApplies} awaiting rollback`, 'in_flight') : '0'),
         },
         { title: 'Publish → visible (latest first)', cell: (z) => recentCell(z.recentPublishes) },
+        // Its OVH account (issue 44), and why the zone is unavailable when its account cannot call OVH.
+        {
+          title: 'OVH account',
+          cell: (z) => [z.account || 'default', z.unavailable ? h('div', { class: 'wrap' }, badge('unavailable', 'failed'), ` ${z.unavailable}`) : null],
+        },
       ],
     }),
   );
+  // OVH accounts (issue 44): an admin manages them on their own page.
+  if (who.admin)
+    page.append(
+      h('p', { class: 'muted' }, 'Each zone is in one OVH account: ', h('a', { href: '#/accounts', 'data-testid': 'accounts-link' }, 'OVH accounts'), '.'),
+    );
   if (who.admin)
     await protectedSection(
       page,
