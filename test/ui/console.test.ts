@@ -269,7 +269,7 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
     expect(await page.locator('[data-testid=who]').innerText()).toBe('admin (admin)');
     expect(await page.evaluate(`sessionStorage.getItem('dnsplane.token')`)).toBe(tokens['admin']);
     expect(page.url()).toBe(`${ui()}#/zones`);
-    expect(await text(page, '#nav a')).toEqual(['Zones', 'Journal', 'Plans', 'Tenants', 'PlanAs']);
+    expect(await text(page, '#nav a')).toEqual(['Zones', 'Journal', 'Plans', 'Tenants', 'PlanAs', 'Accounts']);
     // A reload keeps the session; signing out forgets the token.
     await page.reload();
     await page.waitForSelector('[data-testid=who]');
@@ -1118,6 +1118,65 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       await shot(page, 'tenants-after-writes');
     });
 
+    it('OVH accounts: one added through the dialog (credentials OVH refuses: its reason, nothing stored), listed with its zone and state, disabled and enabled — never a secret on the page', async () => {
+      const STAGING = 'staging-console.test';
+      h.sim.addZone(STAGING);
+      const creds = h.sim.credentials;
+      const credentialsText = (consumerKey: string) =>
+        `OVH_APPLICATION_KEY=${creds.applicationKey}\nOVH_APPLICATION_SECRET=${creds.applicationSecret}\nOVH_CONSUMER_KEY=${consumerKey}\n`;
+      const accounts = async () => (await admin().listOvhAccounts({})).accounts;
+      await open(page, 'zones', '[data-testid=accounts-link]');
+      await page.click('[data-testid=accounts-link]');
+      await page.waitForSelector('section.page[data-page="accounts"] [data-testid=accounts-view] > *');
+      const fill = async (consumerKey: string) => {
+        await page.fill('[data-testid=ac-name]', 'staging');
+        await page.fill('[data-testid=ac-endpoint]', h.sim.apiUrl);
+        await page.fill('[data-testid=ac-zones]', STAGING);
+        await page.fill('[data-testid=ac-credentials]', credentialsText(consumerKey));
+        await page.click('[data-testid=dialog-add-account] [data-testid=review]');
+      };
+      await page.click('[data-testid=new-account]');
+      await fill('WrongConsumerKey0000');
+      expect(await willText('dialog-add-account')).toBe(
+        `This will: add OVH account staging at ${h.sim.apiUrl}: its credentials are proved with one OVH call first; nothing is stored if OVH refuses them.`,
+      );
+      const journalBefore = await journalLength();
+      await confirm('dialog-add-account');
+      const error = await dialog('dialog-add-account').locator('[data-testid=error]').innerText();
+      expect(error).toBe(
+        await refusal(
+          admin().addOvhAccount({ name: 'staging', endpoint: h.sim.apiUrl, zones: [STAGING], credentials: credentialsText('WrongConsumerKey0000') }),
+        ),
+      );
+      expect(error).toMatch(/^[a-z_]+: credentials: .*OVH/);
+      expect(await accounts()).toEqual([]);
+      expect(await journalLength()).toBe(journalBefore);
+      await dialog('dialog-add-account').locator('[data-testid=back]').click();
+      await fill(creds.consumerKey);
+      await confirm('dialog-add-account');
+      await closeDialog('dialog-add-account');
+      await page.waitForSelector('[data-testid=accounts] tbody tr[data-account="staging"]');
+      const [listed] = await accounts();
+      expect([listed!.name, listed!.zones, listed!.enabled, listed!.status]).toEqual(['staging', [STAGING], true, 'ok']);
+      const row = () => rowsOf(page, 'accounts').then((rows) => rows.find((r) => r[0] === 'staging')!);
+      expect((await row()).slice(0, 6)).toEqual(['staging', h.sim.apiUrl, creds.applicationKey, 'default', STAGING, 'ok']);
+      await shot(page, 'accounts');
+      // Disabled: its state says so at once; enabled again.
+      await rowOf('accounts', 'data-account', 'staging').locator('[data-testid=disable-account]').click();
+      expect(await willText('dialog-enable-account')).toBe('This will: disable OVH account staging: its calls stop at once and its zones are unavailable.');
+      await confirm('dialog-enable-account');
+      await closeDialog('dialog-enable-account');
+      await expect.poll(async () => (await row())[5]).toMatch(/^disabled/);
+      expect((await accounts())[0]!.enabled).toBe(false);
+      await rowOf('accounts', 'data-account', 'staging').locator('[data-testid=enable-account]').click();
+      await confirm('dialog-enable-account');
+      await closeDialog('dialog-enable-account');
+      await expect.poll(async () => (await accounts())[0]!.enabled).toBe(true);
+      // The secret pasted is not on the page once the dialog is gone, nor in a URL or a log (afterAll).
+      expect(await page.locator('body').innerText()).not.toContain(creds.applicationSecret);
+      shown.push(creds.applicationSecret, creds.consumerKey);
+    });
+
     it('protected names: protected on the Zones page through the confirm step (a plan touching one then needs approval), listed, lifted', async () => {
       await open(page, 'zones', '[data-testid=protected-names]');
       await page.click('[data-testid=protect-names]');
@@ -1261,7 +1320,7 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
     await expect.poll(() => page.locator('section.page [data-testid=refused]').count()).toBe(1);
 
     const planId = (await h.adminClient(tokens['admin']).listPlans({ limit: 1 })).plans[0]!.id;
-    for (const route of ['journal', 'plans', 'tenants', 'plan-as', `plans/${planId}`]) {
+    for (const route of ['journal', 'plans', 'tenants', 'plan-as', 'accounts', `plans/${planId}`]) {
       await page.evaluate(`location.hash = ${JSON.stringify(`#/${route}`)}`);
       const refused = page.locator(`section.page[data-page="${route.replace(/\/.*$/, '/').replace(/\/$/, '')}"] [data-testid=refused]`);
       await refused.waitFor();

@@ -19,8 +19,8 @@ const ROUTES = [
   { path: 'plans/', title: 'Plan', render: planPage, admin: true },
   { path: 'tenants', title: 'Tenants', render: tenantsPage, nav: true, admin: true },
   { path: 'plan-as', title: 'PlanAs', render: planAsPage, nav: true, admin: true },
-  // OVH accounts (issue 44): pages/accounts.js, linked from the Zones page's OVH account column heading.
-  { path: 'accounts', title: 'Accounts', render: accountsPage, admin: true },
+  // OVH accounts (issue 44): pages/accounts.js; the Zones page links it too.
+  { path: 'accounts', title: 'Accounts', render: accountsPage, nav: true, admin: true },
 ];
 
 const main = document.getElementById('page');

@@ -28,11 +28,14 @@ export async function accountsPage(page, { stale, who }) {
       'The account "default" is the OVH_* variables. Each account below calls its own endpoint with its own credentials, at its own rate, for its own zones; ',
       'one that OVH refuses or that is down makes only its zones unavailable.',
     ),
-    h(
-      'div',
-      { class: 'toolbar' },
-      h('button', { type: 'button', class: 'primary', 'data-testid': 'new-account', 'data-write': '', onclick: () => add() }, '+ Add account'),
-    ),
+    // A write control only for an admin (a tenant token is refused the page: it gets none).
+    who.admin
+      ? h(
+          'div',
+          { class: 'toolbar' },
+          h('button', { type: 'button', class: 'primary', 'data-testid': 'new-account', 'data-write': '', onclick: () => add() }, '+ Add account'),
+        )
+      : null,
     view,
   );
   const refresh = async () => {
