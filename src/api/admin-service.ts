@@ -12,6 +12,7 @@ import * as ovhKeys from '../core/credentials/ovh-admin.js';
 import * as tsigKeys from '../core/credentials/tsig-admin.js';
 import * as trust from '../core/credentials/workload-trust.js';
 import * as protection from '../core/plan/protected-names.js';
+import * as lifecycle from '../core/admin/handover.js';
 import { listDrafts } from '../core/ovh-api/staging.js';
 import { Slicer } from '../core/slices.js';
 import type { CoreContext } from '../core/context.js';
@@ -49,6 +50,9 @@ import {
   ProtectNamesResponseSchema,
   UnprotectNamesResponseSchema,
   ListProtectedNamesResponseSchema,
+  HandedSetSchema,
+  HandoverTenantResponseSchema,
+  RevertHandoverResponseSchema,
   type AdminService,
 } from '../gen/dnsplane/v1/admin_pb.js';
 import { ListTrustedSubjectsResponseSchema, TrustSubjectResponseSchema, UntrustSubjectResponseSchema } from '../gen/dnsplane/v1/workload_pb.js';
@@ -318,6 +322,23 @@ export function adminService(ctx: CoreContext): ServiceImpl<typeof AdminService>
     async listProtectedNames(req, hc) {
       adminOf(hc);
       return create(ListProtectedNamesResponseSchema, { names: (await protection.listProtectedNames(ctx.pool, req.zone)).map(protectedNameToPb) });
+    },
+
+    // A cluster's life (issue 46; core/admin/handover.ts).
+    async handoverTenant(req, hc) {
+      const actor = adminOf(hc);
+      const r = await lifecycle.handover(ctx, actor, { old: req.old, new: req.new, zone: req.zone, suffix: req.suffix, dryRun: req.dryRun });
+      return create(HandoverTenantResponseSchema, { ...r, sets: r.sets.map((x) => create(HandedSetSchema, x)) });
+    },
+
+    async revertHandover(req, hc) {
+      const actor = adminOf(hc);
+      const r = await lifecycle.revertHandover(ctx, actor, req.journalId, req.dryRun);
+      return create(RevertHandoverResponseSchema, {
+        ...r,
+        sets: r.sets.map((x) => create(HandedSetSchema, x)),
+        leftAlone: r.leftAlone.map((x) => create(HandedSetSchema, x)),
+      });
     },
   };
 }

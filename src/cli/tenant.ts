@@ -23,6 +23,7 @@ import { table } from './text.js';
 import { CONNECTION_FILE } from '../store/index.js';
 import { OVH_KEY_HELP, runOvhKey, runTsig, TSIG_HELP } from './tenant-keys.js';
 import { runTrust, TRUST_HELP } from './tenant-trust.js';
+import { LIFE_HELP, runHandover } from './tenant-life.js';
 
 const HELP = `Usage:
   dnsplane tenant create NAME --zone ZONE [--zone …] [--suffix SUFFIX …] [--admin]
@@ -36,6 +37,7 @@ const HELP = `Usage:
   dnsplane tenant untrust NAME --issuer URL --subject SUBJECT   (dnsplane tenant trust --help)
   dnsplane tenant tsig create|list|rotate|delete …   (dnsplane tenant tsig --help)
   dnsplane tenant ovh-key create|list|rotate|delete … (dnsplane tenant ovh-key --help)
+  dnsplane tenant handover OLD NEW [--zone ZONE] [--suffix SUFFIX] [--dry-run]   (dnsplane tenant handover --help)
 
 create: a tenant allowed to manage records in the given zones (and, with --suffix, only names under
   those suffixes, e.g. --suffix cluster1.example.com). Each zone must be one dnsplane manages
@@ -63,6 +65,8 @@ tsig: the tenant's TSIG keys, for DNS UPDATE clients (cert-manager, lego, certbo
   nsupdate); see dnsplane tenant tsig --help.
 ovh-key: the tenant's OVH-style keys, for tools that speak the OVH API (external-dns --provider=ovh,
   cert-manager-webhook-ovh, lego, Traefik, Caddy, Terraform); see dnsplane tenant ovh-key --help.
+handover: a cluster replaced — OLD's ownership becomes NEW's, no OVH call, undone with journal
+  revert; over the API with an admin token; see dnsplane tenant handover --help.
 
 Works on the database directly (DATABASE_URL, or the embedded one under DNSPLANE_DATA_DIR). Beside a
 running \`dnsplane serve\` on the embedded database, it connects through the connection file the server
@@ -226,18 +230,29 @@ async function run(sub: string | undefined, rest: string[], io: CliIo): Promise<
       return runTsig(rest[0], rest.slice(1), io);
     case 'ovh-key':
       return runOvhKey(rest[0], rest.slice(1), io);
+    case 'handover':
+      return runHandover(rest, io);
     default:
       throw new InvalidInputError(
         'tenant',
-        `unknown subcommand "${sub ?? ''}"; use create, list, show, rotate, disable, set-max-change, set, trust, untrust, tsig or ovh-key (dnsplane tenant --help)`,
+        `unknown subcommand "${sub ?? ''}"; use create, list, show, rotate, disable, set-max-change, set, trust, untrust, tsig, ovh-key or handover (dnsplane tenant --help)`,
       );
   }
 }
 
 export const tenantCommand: Command = {
   summary:
-    'manage tenants: create (prints the token as the last line), list, show, rotate, disable, set-max-change, set --withdraw-after, trust/untrust (workload identity), tsig, ovh-key',
+    'manage tenants: create (prints the token as the last line), list, show, rotate, disable, set-max-change, set --withdraw-after, trust/untrust (workload identity), tsig, ovh-key, handover',
   help: HELP,
-  helpFor: (args) => (args[0] === 'tsig' ? TSIG_HELP : args[0] === 'ovh-key' ? OVH_KEY_HELP : args[0] === 'trust' || args[0] === 'untrust' ? TRUST_HELP : HELP),
+  helpFor: (args) =>
+    args[0] === 'tsig'
+      ? TSIG_HELP
+      : args[0] === 'ovh-key'
+        ? OVH_KEY_HELP
+        : args[0] === 'trust' || args[0] === 'untrust'
+          ? TRUST_HELP
+          : args[0] === 'handover'
+            ? LIFE_HELP
+            : HELP,
   run: ([sub, ...rest], io) => run(sub, rest, io),
 };

@@ -39,3 +39,5 @@ export * from './withdrawals.js';
 export * from './protected-names.js';
 export * from './journal-prune.js';
 export * from './workload-trust.js';
+export { withZoneLocks } from './lock.js';
+export * from './lifecycle.js';

@@ -103,6 +103,11 @@ const PERMISSION: Record<string, Case[] | string> = {
   'dnsplane.v1.AdminService/TrustSubject': 'no zone grant involved: the subject acts as its tenant (its grants are checked where it is used)',
   'dnsplane.v1.AdminService/UntrustSubject': 'no zone grant involved',
   'dnsplane.v1.AdminService/ListTrustedSubjects': "admins see every tenant's trusted subjects",
+  // A cluster's life (issue 46).
+  'dnsplane.v1.AdminService/HandoverTenant': [
+    { what: 'handing a zone over to a tenant outside its zones', who: 'admin', request: { old: 'alice', new: 'outsider', zone: ZONE } },
+  ],
+  'dnsplane.v1.AdminService/RevertHandover': 'moves back only what the handover moved (test/e2e/tenant-handover.test.ts)',
 };
 
 /** A plausible request per RPC for the authentication cases (they are refused before it is read). */
@@ -241,6 +246,8 @@ describe('every RPC of every service', () => {
         'UnprotectNames',
         'UntrustSubject',
         'ListTrustedSubjects',
+        'HandoverTenant',
+        'RevertHandover',
       ].sort(),
     );
     for (const rpc of adminRpcs) {
