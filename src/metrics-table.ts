@@ -178,4 +178,17 @@ export const SERIES = {
     help: 'Health checks of targets this process made (core/health/), by result: pass, fail',
     labels: ['result'],
   },
+  // A cluster's life (issue 46).
+  tenantWrites: {
+    kind: 'counter',
+    name: 'dnsplane_tenant_writes_total',
+    help: "OVH writes (creates and updates, not deletions) this process counted against tenants' write quotas (core/tenants/write-quota.ts), by tenant",
+    labels: ['tenant'],
+  },
+  tenantWriteRefusals: {
+    kind: 'counter',
+    name: 'dnsplane_tenant_write_quota_refusals_total',
+    help: "Applies this process refused because the tenant's write quota did not hold their writes (nothing sent), by tenant",
+    labels: ['tenant'],
+  },
 } as const;

@@ -230,6 +230,16 @@ export class Metrics {
     this.series.jwksFetches.inc({ issuer, result });
   }
 
+  /** Writes counted against a tenant's write quota (core/tenants/write-quota.ts). */
+  tenantWrites(tenant: string, n: number): void {
+    this.series.tenantWrites.inc({ tenant }, n);
+  }
+
+  /** An apply refused by its tenant's write quota (core/tenants/write-quota.ts). */
+  tenantWriteQuotaRefused(tenant: string): void {
+    this.series.tenantWriteRefusals.inc({ tenant });
+  }
+
   /** A target left OVH (core/withdrawals/withdrawals.ts). */
   targetWithdrawn(reason: 'silent' | 'health'): void {
     this.series.withdrawals.inc({ reason });

@@ -41,3 +41,4 @@ export * from './journal-prune.js';
 export * from './workload-trust.js';
 export { withZoneLocks } from './lock.js';
 export * from './lifecycle.js';
+export * from './write-quota.js';
