@@ -169,7 +169,7 @@ export const SERIES = {
   withdrawals: {
     kind: 'counter',
     name: 'dnsplane_target_withdrawals_total',
-    help: 'Targets withdrawn from OVH (core/withdrawals/withdrawals.ts), by reason: silent (its tenant silent past withdraw_after), health (its check failed)',
+    help: 'Targets withdrawn from OVH (core/withdrawals/withdrawals.ts), by reason: silent (its tenant silent past withdraw_after), health (its check failed), drained (dnsplane tenant drain)',
     labels: ['reason'],
   },
   healthChecks: {

@@ -241,7 +241,7 @@ export class Metrics {
   }
 
   /** A target left OVH (core/withdrawals/withdrawals.ts). */
-  targetWithdrawn(reason: 'silent' | 'health'): void {
+  targetWithdrawn(reason: 'silent' | 'health' | 'drained'): void {
     this.series.withdrawals.inc({ reason });
   }
 

@@ -13,6 +13,7 @@ import * as tsigKeys from '../core/credentials/tsig-admin.js';
 import * as trust from '../core/credentials/workload-trust.js';
 import * as protection from '../core/plan/protected-names.js';
 import * as lifecycle from '../core/admin/handover.js';
+import { drainTenant } from '../core/admin/drain.js';
 import { listDrafts } from '../core/ovh-api/staging.js';
 import { Slicer } from '../core/slices.js';
 import type { CoreContext } from '../core/context.js';
@@ -53,6 +54,8 @@ import {
   HandedSetSchema,
   HandoverTenantResponseSchema,
   RevertHandoverResponseSchema,
+  DrainTenantResponseSchema,
+  DrainedTargetSchema,
   type AdminService,
 } from '../gen/dnsplane/v1/admin_pb.js';
 import { ListTrustedSubjectsResponseSchema, TrustSubjectResponseSchema, UntrustSubjectResponseSchema } from '../gen/dnsplane/v1/workload_pb.js';
@@ -338,6 +341,21 @@ export function adminService(ctx: CoreContext): ServiceImpl<typeof AdminService>
         ...r,
         sets: r.sets.map((x) => create(HandedSetSchema, x)),
         leftAlone: r.leftAlone.map((x) => create(HandedSetSchema, x)),
+      });
+    },
+
+    async drainTenant(req, hc) {
+      const actor = adminOf(hc);
+      const r = await drainTenant(ctx, actor, { name: req.name, zone: req.zone, undrain: req.undrain });
+      return create(DrainTenantResponseSchema, {
+        tenant: r.tenant,
+        targets: r.outcomes.flatMap((o) =>
+          o.items.map((i) =>
+            create(DrainedTargetSchema, { zone: o.zone, dnsName: i.name, recordType: i.type, target: i.target, state: i.state, why: i.why ?? '' }),
+          ),
+        ),
+        journalIds: r.outcomes.flatMap((o) => o.journalIds),
+        calls: r.outcomes.flatMap((o) => o.calls.map((c) => `${c.method} ${c.path}`)),
       });
     },
   };

@@ -107,6 +107,7 @@ const PERMISSION: Record<string, Case[] | string> = {
   'dnsplane.v1.AdminService/HandoverTenant': [
     { what: 'handing a zone over to a tenant outside its zones', who: 'admin', request: { old: 'alice', new: 'outsider', zone: ZONE } },
   ],
+  'dnsplane.v1.AdminService/DrainTenant': 'admins may use every zone; only the tenant named is drained',
   'dnsplane.v1.AdminService/RevertHandover': 'moves back only what the handover moved (test/e2e/tenant-handover.test.ts)',
 };
 
@@ -248,6 +249,7 @@ describe('every RPC of every service', () => {
         'ListTrustedSubjects',
         'HandoverTenant',
         'RevertHandover',
+        'DrainTenant',
       ].sort(),
     );
     for (const rpc of adminRpcs) {
