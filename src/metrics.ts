@@ -101,6 +101,7 @@ export class Metrics {
     },
   });
   private lastSeenSource: (() => Promise<Array<{ tenant: string; seconds: number }>>) | undefined;
+  private orphanSource: (() => Promise<Array<{ reason: string; sets: number }>>) | undefined;
   private loopTimer: NodeJS.Timeout | undefined;
   private zoneSource: (() => Promise<ZoneSample[]>) | undefined;
   private healthSource: (() => Promise<HealthSample[]>) | undefined;
@@ -139,6 +140,18 @@ export class Metrics {
         if (!source) return;
         g.reset();
         for (const { tenant, seconds } of await source()) g.set({ tenant }, seconds);
+      },
+    );
+    this.s.gauge(
+      'dnsplane_orphaned_record_sets',
+      'Record sets nobody will write again, as Postgres holds them (core/admin/orphans.ts), by reason: disabled (owned by a disabled tenant), silent (its owner made no call for 30 days)',
+      ['reason'],
+      async (g) => {
+        const source = this.orphanSource;
+        if (!source) return;
+        g.reset();
+        for (const reason of ['disabled', 'silent']) g.set({ reason }, 0);
+        for (const { reason, sets } of await source()) g.set({ reason }, sets);
       },
     );
     this.s.gauge(
@@ -213,6 +226,11 @@ export class Metrics {
   /** Where dnsplane_tenant_last_seen_seconds comes from (server.ts: the tenants table). */
   setLastSeenSource(source: () => Promise<Array<{ tenant: string; seconds: number }>>): void {
     this.lastSeenSource = source;
+  }
+
+  /** Where dnsplane_orphaned_record_sets comes from (server.ts: store.countOrphanedSets). */
+  setOrphanSource(source: () => Promise<Array<{ reason: string; sets: number }>>): void {
+    this.orphanSource = source;
   }
 
   /** Where dnsplane_jwks_age_seconds comes from (start-core.ts: core/credentials/issuer-keys.ts's stats). */

@@ -12,8 +12,6 @@ import * as ovhKeys from '../core/credentials/ovh-admin.js';
 import * as tsigKeys from '../core/credentials/tsig-admin.js';
 import * as trust from '../core/credentials/workload-trust.js';
 import * as protection from '../core/plan/protected-names.js';
-import * as lifecycle from '../core/admin/handover.js';
-import { drainTenant } from '../core/admin/drain.js';
 import { listDrafts } from '../core/ovh-api/staging.js';
 import { Slicer } from '../core/slices.js';
 import type { CoreContext } from '../core/context.js';
@@ -51,15 +49,11 @@ import {
   ProtectNamesResponseSchema,
   UnprotectNamesResponseSchema,
   ListProtectedNamesResponseSchema,
-  HandedSetSchema,
-  HandoverTenantResponseSchema,
-  RevertHandoverResponseSchema,
-  DrainTenantResponseSchema,
-  DrainedTargetSchema,
   type AdminService,
 } from '../gen/dnsplane/v1/admin_pb.js';
 import { ListTrustedSubjectsResponseSchema, TrustSubjectResponseSchema, UntrustSubjectResponseSchema } from '../gen/dnsplane/v1/workload_pb.js';
 import { tenantOf } from './auth.js';
+import { lifecycleHandlers } from './admin-lifecycle.js';
 import { planRequestFromDocument } from './desired-document.js';
 import { endpointToPb, planInputFromPb, planToPb } from './convert.js';
 import {
@@ -327,36 +321,7 @@ export function adminService(ctx: CoreContext): ServiceImpl<typeof AdminService>
       return create(ListProtectedNamesResponseSchema, { names: (await protection.listProtectedNames(ctx.pool, req.zone)).map(protectedNameToPb) });
     },
 
-    // A cluster's life (issue 46; core/admin/handover.ts).
-    async handoverTenant(req, hc) {
-      const actor = adminOf(hc);
-      const r = await lifecycle.handover(ctx, actor, { old: req.old, new: req.new, zone: req.zone, suffix: req.suffix, dryRun: req.dryRun });
-      return create(HandoverTenantResponseSchema, { ...r, sets: r.sets.map((x) => create(HandedSetSchema, x)) });
-    },
-
-    async revertHandover(req, hc) {
-      const actor = adminOf(hc);
-      const r = await lifecycle.revertHandover(ctx, actor, req.journalId, req.dryRun);
-      return create(RevertHandoverResponseSchema, {
-        ...r,
-        sets: r.sets.map((x) => create(HandedSetSchema, x)),
-        leftAlone: r.leftAlone.map((x) => create(HandedSetSchema, x)),
-      });
-    },
-
-    async drainTenant(req, hc) {
-      const actor = adminOf(hc);
-      const r = await drainTenant(ctx, actor, { name: req.name, zone: req.zone, undrain: req.undrain });
-      return create(DrainTenantResponseSchema, {
-        tenant: r.tenant,
-        targets: r.outcomes.flatMap((o) =>
-          o.items.map((i) =>
-            create(DrainedTargetSchema, { zone: o.zone, dnsName: i.name, recordType: i.type, target: i.target, state: i.state, why: i.why ?? '' }),
-          ),
-        ),
-        journalIds: r.outcomes.flatMap((o) => o.journalIds),
-        calls: r.outcomes.flatMap((o) => o.calls.map((c) => `${c.method} ${c.path}`)),
-      });
-    },
+    // A cluster's life (issue 46): api/admin-lifecycle.ts.
+    ...lifecycleHandlers(ctx, adminOf),
   };
 }

@@ -17,6 +17,7 @@ import { webhookCommand } from './webhook.js';
 import { zoneCommand } from './zone.js';
 import { secretsCommand } from './secrets.js';
 import { healthCheckCommand } from './health-check.js';
+import { ownershipCommand } from './ownership.js';
 import { messageOf } from '../error-message.js';
 
 const COMMANDS: Record<string, Command> = {
@@ -32,6 +33,7 @@ const COMMANDS: Record<string, Command> = {
   zone: zoneCommand,
   secrets: secretsCommand,
   'health-check': healthCheckCommand,
+  ownership: ownershipCommand,
 };
 
 function usage(): string {

@@ -23,7 +23,7 @@ import { table } from './text.js';
 import { CONNECTION_FILE } from '../store/index.js';
 import { OVH_KEY_HELP, runOvhKey, runTsig, TSIG_HELP } from './tenant-keys.js';
 import { runTrust, TRUST_HELP } from './tenant-trust.js';
-import { LIFE_HELP, runDrain, runHandover } from './tenant-life.js';
+import { LIFE_HELP, runDrain, runHandover, runRetire } from './tenant-life.js';
 import { setWriteQuota } from '../core/tenants/write-quota.js';
 
 const HELP = `Usage:
@@ -41,6 +41,7 @@ const HELP = `Usage:
   dnsplane tenant ovh-key create|list|rotate|delete … (dnsplane tenant ovh-key --help)
   dnsplane tenant handover OLD NEW [--zone ZONE] [--suffix SUFFIX] [--dry-run]   (dnsplane tenant handover --help)
   dnsplane tenant drain|undrain NAME [--zone ZONE]                               (dnsplane tenant drain --help)
+  dnsplane tenant retire NAME --handover-to OTHER | --delete-records [--plan ID]  (dnsplane tenant retire --help)
 
 create: a tenant allowed to manage records in the given zones (and, with --suffix, only names under
   those suffixes, e.g. --suffix cluster1.example.com). Each zone must be one dnsplane manages
@@ -77,6 +78,8 @@ handover: a cluster replaced — OLD's ownership becomes NEW's, no OVH call, und
   revert; over the API with an admin token; see dnsplane tenant handover --help.
 drain, undrain: the tenant's targets of shared sets withdrawn from OVH for maintenance, and back;
   over the API with an admin token; see dnsplane tenant drain --help.
+retire: the tenant ended: its records handed over or deleted (an apply), then disabled; over the API
+  with an admin token; see dnsplane tenant retire --help.
 
 Works on the database directly (DATABASE_URL, or the embedded one under DNSPLANE_DATA_DIR). Beside a
 running \`dnsplane serve\` on the embedded database, it connects through the connection file the server
@@ -278,17 +281,19 @@ async function run(sub: string | undefined, rest: string[], io: CliIo): Promise<
     case 'drain':
     case 'undrain':
       return runDrain(rest, io, sub === 'undrain');
+    case 'retire':
+      return runRetire(rest, io);
     default:
       throw new InvalidInputError(
         'tenant',
-        `unknown subcommand "${sub ?? ''}"; use create, list, show, rotate, disable, set-max-change, set, trust, untrust, tsig, ovh-key, handover, drain or undrain (dnsplane tenant --help)`,
+        `unknown subcommand "${sub ?? ''}"; use create, list, show, rotate, disable, set-max-change, set, trust, untrust, tsig, ovh-key, handover, drain, undrain or retire (dnsplane tenant --help)`,
       );
   }
 }
 
 export const tenantCommand: Command = {
   summary:
-    'manage tenants: create (prints the token as the last line), list, show, rotate, disable, set --withdraw-after|--writes-per-day, trust/untrust (workload identity), tsig, ovh-key, handover, drain/undrain',
+    'manage tenants: create (prints the token as the last line), list, show, rotate, disable, set --withdraw-after|--writes-per-day, trust/untrust (workload identity), tsig, ovh-key, handover, drain/undrain, retire',
   help: HELP,
   helpFor: (args) =>
     args[0] === 'tsig'
@@ -297,7 +302,7 @@ export const tenantCommand: Command = {
         ? OVH_KEY_HELP
         : args[0] === 'trust' || args[0] === 'untrust'
           ? TRUST_HELP
-          : args[0] === 'handover' || args[0] === 'drain' || args[0] === 'undrain'
+          : ['handover', 'drain', 'undrain', 'retire'].includes(args[0] ?? '')
             ? LIFE_HELP
             : HELP,
   run: ([sub, ...rest], io) => run(sub, rest, io),

@@ -269,7 +269,7 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
     expect(await page.locator('[data-testid=who]').innerText()).toBe('admin (admin)');
     expect(await page.evaluate(`sessionStorage.getItem('dnsplane.token')`)).toBe(tokens['admin']);
     expect(page.url()).toBe(`${ui()}#/zones`);
-    expect(await text(page, '#nav a')).toEqual(['Zones', 'Journal', 'Plans', 'Tenants', 'PlanAs']);
+    expect(await text(page, '#nav a')).toEqual(['Zones', 'Journal', 'Plans', 'Tenants', 'PlanAs', 'Orphans']);
     // A reload keeps the session; signing out forgets the token.
     await page.reload();
     await page.waitForSelector('[data-testid=who]');
@@ -304,6 +304,17 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       expect(api.find((z) => z.name === ZONE)!.recentPublishes.map((v) => v.state)).toContain(VisibilityState.VISIBLE);
       expect(api.find((z) => z.name === BIG)!.recordCount).toBe(BIG_RECORDS + 2 + 2); // + the simulator's NS pair + alice's two
       await shot(page, 'zones');
+    });
+
+    it('orphans (issue 46): what nobody will write again, as ListOrphans answers', async () => {
+      await open(page, 'orphans', '[data-testid=orphans] table');
+      const api = (await h.adminClient(tokens['admin']).listOrphans({})).orphans;
+      expect(api.length).toBeGreaterThan(0);
+      // The first page of 100 rows (the table pages: test 'a zone of 5000 records' covers paging).
+      const rows = await rowsOf(page, 'orphans');
+      expect(rows.map((r) => r.slice(0, 6))).toEqual(
+        api.slice(0, 100).map((o) => [o.zone, o.dnsName, o.recordType, o.target || o.targets.join(', ') || '—', o.tenant || '—', o.reason]),
+      );
     });
 
     it('records: every record set with its owner, filtered by name, type and owner, as Records answers', async () => {
@@ -1261,7 +1272,7 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
     await expect.poll(() => page.locator('section.page [data-testid=refused]').count()).toBe(1);
 
     const planId = (await h.adminClient(tokens['admin']).listPlans({ limit: 1 })).plans[0]!.id;
-    for (const route of ['journal', 'plans', 'tenants', 'plan-as', `plans/${planId}`]) {
+    for (const route of ['journal', 'plans', 'tenants', 'plan-as', `plans/${planId}`, 'orphans']) {
       await page.evaluate(`location.hash = ${JSON.stringify(`#/${route}`)}`);
       const refused = page.locator(`section.page[data-page="${route.replace(/\/.*$/, '/').replace(/\/$/, '')}"] [data-testid=refused]`);
       await refused.waitFor();

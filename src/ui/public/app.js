@@ -8,8 +8,9 @@ import { journalPage } from './pages/journal.js';
 import { plansPage, planPage } from './pages/plans.js';
 import { tenantsPage } from './pages/tenants.js';
 import { planAsPage } from './pages/plan-as.js';
+import { orphansPage } from './pages/orphans.js';
 
-// Routes: #/zones, #/zones/<zone>, #/journal, #/plans, #/plans/<id>, #/tenants, #/plan-as.
+// Routes: #/zones, #/zones/<zone>, #/journal, #/plans, #/plans/<id>, #/tenants, #/plan-as, #/orphans.
 const ROUTES = [
   { path: 'zones', title: 'Zones', render: zonesPage, nav: true },
   { path: 'zones/', title: 'Records', render: recordsPage },
@@ -18,6 +19,7 @@ const ROUTES = [
   { path: 'plans/', title: 'Plan', render: planPage, admin: true },
   { path: 'tenants', title: 'Tenants', render: tenantsPage, nav: true, admin: true },
   { path: 'plan-as', title: 'PlanAs', render: planAsPage, nav: true, admin: true },
+  { path: 'orphans', title: 'Orphans', render: orphansPage, nav: true, admin: true },
 ];
 
 const main = document.getElementById('page');
