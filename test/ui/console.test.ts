@@ -907,6 +907,44 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       expect((await rowsOf(page, 'tenants')).find((r) => r[0] === CAROL)![4]).toBe('active');
     });
 
+    it('hands over what a tenant owns (issue 46): a refusal names the field and the rule, then everything moves with no OVH call', async () => {
+      const blue = await h.tenant('ho-blue', [ZONE]);
+      await h.tenant('ho-green', [ZONE]);
+      await h.zoneClient(blue).apply({
+        source: {
+          case: 'plan',
+          value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`ho.${ZONE}`, 'A', ['192.0.2.77'])] } } },
+        },
+      });
+      const ownerOfHo = async () =>
+        (await h.adminClient(tokens['admin']).listOwnership({ zone: ZONE })).entries.find((e) => e.dnsName === `ho.${ZONE}`)?.tenant;
+      // Away and back: the page reads the tenants made just now.
+      await open(page, 'zones', '[data-testid=zones] table');
+      await open(page, 'tenants', '[data-testid=tenants] tr[data-tenant="ho-blue"]');
+      await rowOf('tenants', 'data-tenant', 'ho-blue').locator('[data-testid=handover-tenant]').click();
+      await page.fill('[data-testid=ho-new]', 'ho-blue');
+      await page.click('[data-testid=dialog-handover] [data-testid=review]');
+      await confirm('dialog-handover');
+      expect(await dialog('dialog-handover').locator('[data-testid=error]').innerText()).toBe(
+        'invalid_argument: new: must be another tenant than old ("ho-blue")',
+      );
+      expect(await ownerOfHo()).toBe('ho-blue');
+      await page.keyboard.press('Escape');
+      await expect.poll(() => page.locator('[data-testid=overlay]').count()).toBe(0);
+      h.sim.clearCalls();
+      await rowOf('tenants', 'data-tenant', 'ho-blue').locator('[data-testid=handover-tenant]').click();
+      await page.fill('[data-testid=ho-new]', 'ho-green');
+      await page.click('[data-testid=dialog-handover] [data-testid=review]');
+      expect(await willText('dialog-handover')).toMatch(/^This will: make tenant "ho-green" the owner of everything tenant "ho-blue" owns/);
+      await confirm('dialog-handover');
+      expect(await dialog('dialog-handover').locator('[data-testid=handover-result]').innerText()).toMatch(
+        /^Handed over 1 ownership row\(s\) to "ho-green" \(no OVH call\); journal entry \d+\.$/,
+      );
+      expect(await ownerOfHo()).toBe('ho-green');
+      expect(callLines(h.sim).filter((l) => !l.startsWith('GET '))).toEqual([]);
+      await closeDialog('dialog-handover');
+    });
+
     it('workload identities: a subject trusted through the dialog (its token then acts as the tenant), listed with its last call, untrusted (refused again)', async () => {
       const issuer = await startIssuer();
       try {
