@@ -175,7 +175,7 @@ export const SERIES = {
   withdrawals: {
     kind: 'counter',
     name: 'dnsplane_target_withdrawals_total',
-    help: 'Targets withdrawn from OVH (core/withdrawals/withdrawals.ts), by reason: silent (its tenant silent past withdraw_after), health (its check failed)',
+    help: 'Targets withdrawn from OVH (core/withdrawals/withdrawals.ts), by reason: silent (its tenant silent past withdraw_after), health (its check failed), drained (dnsplane tenant drain)',
     labels: ['reason'],
   },
   healthChecks: {
@@ -183,5 +183,18 @@ export const SERIES = {
     name: 'dnsplane_health_checks_total',
     help: 'Health checks of targets this process made (core/health/), by result: pass, fail',
     labels: ['result'],
+  },
+  // A cluster's life (issue 46).
+  tenantWrites: {
+    kind: 'counter',
+    name: 'dnsplane_tenant_writes_total',
+    help: "OVH writes (creates and updates, not deletions) this process counted against tenants' write quotas (core/tenants/write-quota.ts), by tenant",
+    labels: ['tenant'],
+  },
+  tenantWriteRefusals: {
+    kind: 'counter',
+    name: 'dnsplane_tenant_write_quota_refusals_total',
+    help: "Applies this process refused because the tenant's write quota did not hold their writes (nothing sent), by tenant",
+    labels: ['tenant'],
   },
 } as const;

@@ -101,6 +101,7 @@ export class Metrics {
     },
   });
   private lastSeenSource: (() => Promise<Array<{ tenant: string; seconds: number }>>) | undefined;
+  private orphanSource: (() => Promise<Array<{ reason: string; sets: number }>>) | undefined;
   private loopTimer: NodeJS.Timeout | undefined;
   private zoneSource: (() => Promise<ZoneSample[]>) | undefined;
   private healthSource: (() => Promise<HealthSample[]>) | undefined;
@@ -140,6 +141,18 @@ export class Metrics {
         if (!source) return;
         g.reset();
         for (const { tenant, seconds } of await source()) g.set({ tenant }, seconds);
+      },
+    );
+    this.s.gauge(
+      'dnsplane_orphaned_record_sets',
+      'Record sets nobody will write again, as Postgres holds them (core/admin/orphans.ts), by reason: disabled (owned by a disabled tenant), silent (its owner made no call for 30 days)',
+      ['reason'],
+      async (g) => {
+        const source = this.orphanSource;
+        if (!source) return;
+        g.reset();
+        for (const reason of ['disabled', 'silent']) g.set({ reason }, 0);
+        for (const { reason, sets } of await source()) g.set({ reason }, sets);
       },
     );
     this.s.gauge(
@@ -227,6 +240,11 @@ export class Metrics {
     this.lastSeenSource = source;
   }
 
+  /** Where dnsplane_orphaned_record_sets comes from (server.ts: store.countOrphanedSets). */
+  setOrphanSource(source: () => Promise<Array<{ reason: string; sets: number }>>): void {
+    this.orphanSource = source;
+  }
+
   /** Where dnsplane_jwks_age_seconds comes from (start-core.ts: core/credentials/issuer-keys.ts's stats). */
   setJwksSource(source: () => Array<{ issuer: string; ageSeconds: number }>): void {
     this.jwksSource = source;
@@ -242,8 +260,18 @@ export class Metrics {
     this.series.jwksFetches.inc({ issuer, result });
   }
 
+  /** Writes counted against a tenant's write quota (core/tenants/write-quota.ts). */
+  tenantWrites(tenant: string, n: number): void {
+    this.series.tenantWrites.inc({ tenant }, n);
+  }
+
+  /** An apply refused by its tenant's write quota (core/tenants/write-quota.ts). */
+  tenantWriteQuotaRefused(tenant: string): void {
+    this.series.tenantWriteRefusals.inc({ tenant });
+  }
+
   /** A target left OVH (core/withdrawals/withdrawals.ts). */
-  targetWithdrawn(reason: 'silent' | 'health'): void {
+  targetWithdrawn(reason: 'silent' | 'health' | 'drained'): void {
     this.series.withdrawals.inc({ reason });
   }
 

@@ -30,6 +30,7 @@ import { DEFAULT_HEALTH, HealthChecker, leaseFor } from './core/health/checker.j
 import { coreWithdrawals } from './core/health/mechanism.js';
 import { Liveness, startSilentWatch } from './core/withdrawals/liveness.js';
 import { ServerDirectory } from './core/probe/servers.js';
+import { ORPHAN_SILENT_MS } from './core/admin/orphans.js';
 
 export { DEMO_ZONE };
 
@@ -127,6 +128,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     const lifecycle = ctx.lifecycle;
     ctx.liveness = new Liveness(ctx, { writeEveryMs: config.lastSeenWriteMs });
     metrics.setLastSeenSource(() => store.listTenantsLastSeen(database.pool));
+    metrics.setOrphanSource(() => store.countOrphanedSets(database.pool, ORPHAN_SILENT_MS));
     await registerZones(ctx);
     await startRecoveryAndChecks(ctx, config, log, opened);
     const labels = { database: database.label, ovh: target.endpoint.label };

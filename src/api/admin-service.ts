@@ -53,6 +53,7 @@ import {
 } from '../gen/dnsplane/v1/admin_pb.js';
 import { ListTrustedSubjectsResponseSchema, TrustSubjectResponseSchema, UntrustSubjectResponseSchema } from '../gen/dnsplane/v1/workload_pb.js';
 import { tenantOf } from './auth.js';
+import { lifecycleHandlers } from './admin-lifecycle.js';
 import { planRequestFromDocument } from './desired-document.js';
 import { endpointToPb, planInputFromPb, planToPb } from './convert.js';
 import {
@@ -323,5 +324,7 @@ export function adminService(ctx: CoreContext): ServiceImpl<typeof AdminService>
 
     // OVH accounts (issue 44): api/admin-accounts.ts.
     ...accountHandlers(ctx, adminOf),
+    // A cluster's life (issue 46): api/admin-lifecycle.ts.
+    ...lifecycleHandlers(ctx, adminOf),
   };
 }

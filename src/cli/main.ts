@@ -17,6 +17,7 @@ import { webhookCommand } from './webhook.js';
 import { zoneCommand } from './zone.js';
 import { secretsCommand } from './secrets.js';
 import { healthCheckCommand } from './health-check.js';
+import { ownershipCommand } from './ownership.js';
 import { messageOf } from '../error-message.js';
 import { accountCommand } from './account.js';
 
@@ -34,6 +35,7 @@ const COMMANDS: Record<string, Command> = {
   secrets: secretsCommand,
   'health-check': healthCheckCommand,
   account: accountCommand,
+  ownership: ownershipCommand,
 };
 
 function usage(): string {

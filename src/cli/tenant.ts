@@ -23,6 +23,8 @@ import { table } from './text.js';
 import { CONNECTION_FILE } from '../store/index.js';
 import { OVH_KEY_HELP, runOvhKey, runTsig, TSIG_HELP } from './tenant-keys.js';
 import { runTrust, TRUST_HELP } from './tenant-trust.js';
+import { LIFE_HELP, runDrain, runHandover, runRetire } from './tenant-life.js';
+import { setWriteQuota } from '../core/tenants/write-quota.js';
 
 const HELP = `Usage:
   dnsplane tenant create NAME --zone ZONE [--zone …] [--suffix SUFFIX …] [--admin]
@@ -31,11 +33,15 @@ const HELP = `Usage:
   dnsplane tenant disable NAME [--enable]
   dnsplane tenant set-max-change NAME PERCENT|default
   dnsplane tenant set NAME --withdraw-after DURATION|off
+  dnsplane tenant set NAME --writes-per-day N --write-burst M | --writes-per-day off
   dnsplane tenant show NAME [--output text|json]
   dnsplane tenant trust NAME --issuer URL --subject SUBJECT [--audience AUD] [--jwks-url URL | --jwks-file FILE] [--ca-file FILE]
   dnsplane tenant untrust NAME --issuer URL --subject SUBJECT   (dnsplane tenant trust --help)
   dnsplane tenant tsig create|list|rotate|delete …   (dnsplane tenant tsig --help)
   dnsplane tenant ovh-key create|list|rotate|delete … (dnsplane tenant ovh-key --help)
+  dnsplane tenant handover OLD NEW [--zone ZONE] [--suffix SUFFIX] [--dry-run]   (dnsplane tenant handover --help)
+  dnsplane tenant drain|undrain NAME [--zone ZONE]                               (dnsplane tenant drain --help)
+  dnsplane tenant retire NAME --handover-to OTHER | --delete-records [--plan ID]  (dnsplane tenant retire --help)
 
 create: a tenant allowed to manage records in the given zones (and, with --suffix, only names under
   those suffixes, e.g. --suffix cluster1.example.com). Each zone must be one dnsplane manages
@@ -55,6 +61,11 @@ set --withdraw-after: when the tenant makes no authenticated call for DURATION (
   seconds, 1s to 30 days) its targets of shared record sets are withdrawn from OVH — never the last
   target of a set; exclusive sets stay — and restored at its next call (docs/failover.md). "off"
   turns it off; what was withdrawn for its silence comes back within DNSPLANE_SILENT_CHECK_INTERVAL.
+set --writes-per-day N --write-burst M: the tenant's write quota (off by default): the OVH writes
+  its applies cause (creates and updates; never deletions, nor withdrawals) come from a bucket of M
+  writes refilled at N a day, one count shared by every replica. An apply that would exceed it is
+  refused before anything is sent, naming the quota and when it refills (docs/operations.md).
+  "--writes-per-day off" turns it off.
 show: the tenant, and the workload subjects it trusts with when each last called.
 trust, untrust: a workload identity (a Kubernetes ServiceAccount's projected token, a SPIRE
   JWT-SVID) whose JWTs act as the tenant instead of its token: no long-lived secret in the cluster;
@@ -63,6 +74,12 @@ tsig: the tenant's TSIG keys, for DNS UPDATE clients (cert-manager, lego, certbo
   nsupdate); see dnsplane tenant tsig --help.
 ovh-key: the tenant's OVH-style keys, for tools that speak the OVH API (external-dns --provider=ovh,
   cert-manager-webhook-ovh, lego, Traefik, Caddy, Terraform); see dnsplane tenant ovh-key --help.
+handover: a cluster replaced — OLD's ownership becomes NEW's, no OVH call, undone with journal
+  revert; over the API with an admin token; see dnsplane tenant handover --help.
+drain, undrain: the tenant's targets of shared sets withdrawn from OVH for maintenance, and back;
+  over the API with an admin token; see dnsplane tenant drain --help.
+retire: the tenant ended: its records handed over or deleted (an apply), then disabled; over the API
+  with an admin token; see dnsplane tenant retire --help.
 
 Works on the database directly (DATABASE_URL, or the embedded one under DNSPLANE_DATA_DIR). Beside a
 running \`dnsplane serve\` on the embedded database, it connects through the connection file the server
@@ -79,6 +96,20 @@ function zoneSources(cfg: Config): ZoneSources {
     ...(cfg.zones ? { configured: cfg.zones } : {}),
     listOvh: () => new OvhApi({ endpoint, credentials, extraCaPems, timeoutMs: cfg.ovhTimeoutMs, ratePerSecond: cfg.ovhRate, maxConcurrent: 1 }).listZones(),
   };
+}
+
+/** --writes-per-day N --write-burst M as numbers, or "off" (both null); the rules themselves are core's (setWriteQuota). */
+function quotaFlags(perDay: string | undefined, burst: string | undefined): { perDay: number | null; burst: number | null } {
+  if (perDay === 'off') {
+    if (burst !== undefined) throw new InvalidInputError('--write-burst', 'must not be given with --writes-per-day off');
+    return { perDay: null, burst: null };
+  }
+  const num = (v: string | undefined, flag: string) => {
+    if (v === undefined) return null;
+    if (!/^[0-9]+$/.test(v)) throw new InvalidInputError(flag, `must be a whole number, got "${v}"`);
+    return Number(v);
+  };
+  return { perDay: num(perDay, '--writes-per-day'), burst: num(burst, '--write-burst') };
 }
 
 function one(positionals: string[]): string {
@@ -205,16 +236,35 @@ async function run(sub: string | undefined, rest: string[], io: CliIo): Promise<
       });
     }
     case 'set': {
-      const { values, positionals } = parseArgs({ args: rest, options: { 'withdraw-after': { type: 'string' } }, allowPositionals: true, strict: true });
+      const { values, positionals } = parseArgs({
+        args: rest,
+        options: { 'withdraw-after': { type: 'string' }, 'writes-per-day': { type: 'string' }, 'write-burst': { type: 'string' } },
+        allowPositionals: true,
+        strict: true,
+      });
       const name = one(positionals);
       const value = values['withdraw-after'];
-      if (value === undefined) throw new InvalidInputError('--withdraw-after', 'is required: a duration like 5m or 30s, or "off"');
-      const ms = value === 'off' ? null : parseDuration(value, '--withdraw-after');
-      return withDatabase(io, async (db) => {
-        const t = await setTenantWithdrawAfter(db.pool, name, ms);
-        io.out(
-          `tenant "${t.name}": ${t.withdrawAfterMs === undefined ? 'withdraw-after off: nothing is withdrawn for its silence' : `its targets of shared record sets are withdrawn after ${t.withdrawAfterMs / 1000}s without a call`}`,
+      const quota = values['writes-per-day'] !== undefined || values['write-burst'] !== undefined;
+      if (value === undefined && !quota)
+        throw new InvalidInputError(
+          '--withdraw-after',
+          'is required (a duration like 5m or 30s, or "off"), or --writes-per-day N --write-burst M (or --writes-per-day off)',
         );
+      const ms = value === undefined ? undefined : value === 'off' ? null : parseDuration(value, '--withdraw-after');
+      const q = quota ? quotaFlags(values['writes-per-day'], values['write-burst']) : undefined;
+      return withDatabase(io, async (db) => {
+        if (ms !== undefined) {
+          const t = await setTenantWithdrawAfter(db.pool, name, ms);
+          io.out(
+            `tenant "${t.name}": ${t.withdrawAfterMs === undefined ? 'withdraw-after off: nothing is withdrawn for its silence' : `its targets of shared record sets are withdrawn after ${t.withdrawAfterMs / 1000}s without a call`}`,
+          );
+        }
+        if (q) {
+          const t = await setWriteQuota(db.pool, name, q.perDay, q.burst, { perDay: '--writes-per-day', burst: '--write-burst' });
+          io.out(
+            `tenant "${t.name}": ${t.writesPerDay === null ? 'no write quota' : `write quota ${t.writesPerDay} OVH writes a day, burst ${t.writeBurst} (deletions never counted)`}`,
+          );
+        }
         return 0;
       });
     }
@@ -226,18 +276,34 @@ async function run(sub: string | undefined, rest: string[], io: CliIo): Promise<
       return runTsig(rest[0], rest.slice(1), io);
     case 'ovh-key':
       return runOvhKey(rest[0], rest.slice(1), io);
+    case 'handover':
+      return runHandover(rest, io);
+    case 'drain':
+    case 'undrain':
+      return runDrain(rest, io, sub === 'undrain');
+    case 'retire':
+      return runRetire(rest, io);
     default:
       throw new InvalidInputError(
         'tenant',
-        `unknown subcommand "${sub ?? ''}"; use create, list, show, rotate, disable, set-max-change, set, trust, untrust, tsig or ovh-key (dnsplane tenant --help)`,
+        `unknown subcommand "${sub ?? ''}"; use create, list, show, rotate, disable, set-max-change, set, trust, untrust, tsig, ovh-key, handover, drain, undrain or retire (dnsplane tenant --help)`,
       );
   }
 }
 
 export const tenantCommand: Command = {
   summary:
-    'manage tenants: create (prints the token as the last line), list, show, rotate, disable, set-max-change, set --withdraw-after, trust/untrust (workload identity), tsig, ovh-key',
+    'manage tenants: create (prints the token as the last line), list, show, rotate, disable, set --withdraw-after|--writes-per-day, trust/untrust (workload identity), tsig, ovh-key, handover, drain/undrain, retire',
   help: HELP,
-  helpFor: (args) => (args[0] === 'tsig' ? TSIG_HELP : args[0] === 'ovh-key' ? OVH_KEY_HELP : args[0] === 'trust' || args[0] === 'untrust' ? TRUST_HELP : HELP),
+  helpFor: (args) =>
+    args[0] === 'tsig'
+      ? TSIG_HELP
+      : args[0] === 'ovh-key'
+        ? OVH_KEY_HELP
+        : args[0] === 'trust' || args[0] === 'untrust'
+          ? TRUST_HELP
+          : ['handover', 'drain', 'undrain', 'retire'].includes(args[0] ?? '')
+            ? LIFE_HELP
+            : HELP,
   run: ([sub, ...rest], io) => run(sub, rest, io),
 };

@@ -74,7 +74,7 @@ export interface Endpoint {
 export interface TargetState {
   target: string;
   status: 'unchecked' | 'healthy' | 'failing' | 'withdrawn';
-  /** 'silent', 'health', or both joined by ', '. */
+  /** 'silent', 'health', 'drained', or several joined by ', '. */
   reason: string;
   since?: Date;
   detail: string;

@@ -40,3 +40,6 @@ export * from './protected-names.js';
 export * from './journal-prune.js';
 export * from './workload-trust.js';
 export * from './ovh-accounts.js';
+export { withZoneLocks } from './lock.js';
+export * from './lifecycle.js';
+export * from './write-quota.js';

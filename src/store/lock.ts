@@ -59,6 +59,39 @@ export async function withZoneLock<T>(pool: pg.Pool, zone: string, opts: { lockT
 }
 
 /**
+ * withZoneLock over several zones in one transaction: the locks taken in the zones' sorted order (so
+ * two such callers never wait on each other in a circle), each under the same lock_timeout. For an
+ * admin change that must be one transaction across zones (a tenant handover, core/admin/handover.ts).
+ */
+export async function withZoneLocks<T>(
+  pool: pg.Pool,
+  zones: readonly string[],
+  opts: { lockTimeoutMs: number },
+  fn: (tx: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  const sorted = [...new Set(zones)].sort();
+  if (!Number.isInteger(opts.lockTimeoutMs) || opts.lockTimeoutMs < 1) {
+    throw new RangeError(`lockTimeoutMs: expected a positive integer, got ${opts.lockTimeoutMs}`);
+  }
+  try {
+    return await withClientTransaction(pool, async (tx) => {
+      await tx.query("SELECT set_config('lock_timeout', $1, true)", [`${opts.lockTimeoutMs}ms`]);
+      for (const zone of sorted) {
+        try {
+          await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [ZONE_LOCK_NAMESPACE, zone]);
+        } catch (err) {
+          if (errorCode(err) === PG_LOCK_NOT_AVAILABLE) throw new LockTimeoutError(zone, opts.lockTimeoutMs);
+          throw err;
+        }
+      }
+      return fn(tx);
+    });
+  } finally {
+    for (const zone of sorted) ended(pool, zone);
+  }
+}
+
+/**
  * For background jobs: takes the zone lock only if it is free right now. Returns undefined (and
  * runs nothing) when another transaction holds it.
  */

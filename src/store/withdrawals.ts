@@ -5,7 +5,7 @@
  */
 import { assertIdString, type Queryable } from './internal.js';
 
-export type WithdrawalReason = 'silent' | 'health';
+export type WithdrawalReason = 'silent' | 'health' | 'drained';
 
 export interface WithdrawalRow {
   zone: string;

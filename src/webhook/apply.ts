@@ -190,7 +190,8 @@ function reportOverThreshold(tenant: string, zone: string, message: string, { lo
 
 /** The zones' outcomes as the answer: 204, or 500/503 naming the failed zones and the refused changes. */
 function replyOf(zones: readonly ZoneOutcome[], refusals: string, summary: Record<string, unknown>): Reply {
-  const failed = zones.filter((z) => z.status === 'failed' || z.status === 'stale' || z.overThreshold);
+  // A zone refused whole (the tenant's write quota: nothing sent) is a failure too: external-dns asks again.
+  const failed = zones.filter((z) => z.status === 'failed' || z.status === 'stale' || z.overThreshold || (z.status === 'refused' && z.error !== undefined));
   if (failed.length > 0) {
     // Over the threshold is 503: external-dns retries every loop, and nothing is deleted until
     // someone forces it or raises the limit (the log line says how).

@@ -108,6 +108,15 @@ const PERMISSION: Record<string, Case[] | string> = {
   'dnsplane.v1.AdminService/RotateOvhAccount': 'no zone grant involved',
   'dnsplane.v1.AdminService/SetOvhAccountEnabled': 'no zone grant involved',
   'dnsplane.v1.AdminService/RemoveOvhAccount': 'no zone grant involved',
+  // A cluster's life (issue 46).
+  'dnsplane.v1.AdminService/HandoverTenant': [
+    { what: 'handing a zone over to a tenant outside its zones', who: 'admin', request: { old: 'alice', new: 'outsider', zone: ZONE } },
+  ],
+  'dnsplane.v1.AdminService/DrainTenant': 'admins may use every zone; only the tenant named is drained',
+  'dnsplane.v1.AdminService/RetireTenant':
+    "its handover is HandoverTenant's, refused where the heir's grants do not cover a set (test/e2e/tenant-retire.test.ts)",
+  'dnsplane.v1.AdminService/ListOrphans': 'admins see every zone',
+  'dnsplane.v1.AdminService/RevertHandover': 'moves back only what the handover moved (test/e2e/tenant-handover.test.ts)',
 };
 
 /** A plausible request per RPC for the authentication cases (they are refused before it is read). */
@@ -251,6 +260,11 @@ describe('every RPC of every service', () => {
         'RotateOvhAccount',
         'SetOvhAccountEnabled',
         'RemoveOvhAccount',
+        'HandoverTenant',
+        'RevertHandover',
+        'DrainTenant',
+        'RetireTenant',
+        'ListOrphans',
       ].sort(),
     );
     for (const rpc of adminRpcs) {

@@ -24,6 +24,7 @@ const TABLES = [
   'schema_release',
   'target_health',
   'target_withdrawals',
+  'tenant_write_quota',
   'tenants',
   'trusted_issuers',
   'trusted_subjects',

@@ -269,7 +269,7 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
     expect(await page.locator('[data-testid=who]').innerText()).toBe('admin (admin)');
     expect(await page.evaluate(`sessionStorage.getItem('dnsplane.token')`)).toBe(tokens['admin']);
     expect(page.url()).toBe(`${ui()}#/zones`);
-    expect(await text(page, '#nav a')).toEqual(['Zones', 'Journal', 'Plans', 'Tenants', 'PlanAs', 'Accounts']);
+    expect(await text(page, '#nav a')).toEqual(['Zones', 'Journal', 'Plans', 'Tenants', 'PlanAs', 'Accounts', 'Orphans']);
     // A reload keeps the session; signing out forgets the token.
     await page.reload();
     await page.waitForSelector('[data-testid=who]');
@@ -304,6 +304,17 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       expect(api.find((z) => z.name === ZONE)!.recentPublishes.map((v) => v.state)).toContain(VisibilityState.VISIBLE);
       expect(api.find((z) => z.name === BIG)!.recordCount).toBe(BIG_RECORDS + 2 + 2); // + the simulator's NS pair + alice's two
       await shot(page, 'zones');
+    });
+
+    it('orphans (issue 46): what nobody will write again, as ListOrphans answers', async () => {
+      await open(page, 'orphans', '[data-testid=orphans] table');
+      const api = (await h.adminClient(tokens['admin']).listOrphans({})).orphans;
+      expect(api.length).toBeGreaterThan(0);
+      // The first page of 100 rows (the table pages: test 'a zone of 5000 records' covers paging).
+      const rows = await rowsOf(page, 'orphans');
+      expect(rows.map((r) => r.slice(0, 6))).toEqual(
+        api.slice(0, 100).map((o) => [o.zone, o.dnsName, o.recordType, o.target || o.targets.join(', ') || '—', o.tenant || '—', o.reason]),
+      );
     });
 
     it('records: every record set with its owner, filtered by name, type and owner, as Records answers', async () => {
@@ -896,6 +907,44 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       expect((await rowsOf(page, 'tenants')).find((r) => r[0] === CAROL)![4]).toBe('active');
     });
 
+    it('hands over what a tenant owns (issue 46): a refusal names the field and the rule, then everything moves with no OVH call', async () => {
+      const blue = await h.tenant('ho-blue', [ZONE]);
+      await h.tenant('ho-green', [ZONE]);
+      await h.zoneClient(blue).apply({
+        source: {
+          case: 'plan',
+          value: { policy: Policy.UPSERT_ONLY, input: { case: 'desired', value: { zones: [], endpoints: [ep(`ho.${ZONE}`, 'A', ['192.0.2.77'])] } } },
+        },
+      });
+      const ownerOfHo = async () =>
+        (await h.adminClient(tokens['admin']).listOwnership({ zone: ZONE })).entries.find((e) => e.dnsName === `ho.${ZONE}`)?.tenant;
+      // Away and back: the page reads the tenants made just now.
+      await open(page, 'zones', '[data-testid=zones] table');
+      await open(page, 'tenants', '[data-testid=tenants] tr[data-tenant="ho-blue"]');
+      await rowOf('tenants', 'data-tenant', 'ho-blue').locator('[data-testid=handover-tenant]').click();
+      await page.fill('[data-testid=ho-new]', 'ho-blue');
+      await page.click('[data-testid=dialog-handover] [data-testid=review]');
+      await confirm('dialog-handover');
+      expect(await dialog('dialog-handover').locator('[data-testid=error]').innerText()).toBe(
+        'invalid_argument: new: must be another tenant than old ("ho-blue")',
+      );
+      expect(await ownerOfHo()).toBe('ho-blue');
+      await page.keyboard.press('Escape');
+      await expect.poll(() => page.locator('[data-testid=overlay]').count()).toBe(0);
+      h.sim.clearCalls();
+      await rowOf('tenants', 'data-tenant', 'ho-blue').locator('[data-testid=handover-tenant]').click();
+      await page.fill('[data-testid=ho-new]', 'ho-green');
+      await page.click('[data-testid=dialog-handover] [data-testid=review]');
+      expect(await willText('dialog-handover')).toMatch(/^This will: make tenant "ho-green" the owner of everything tenant "ho-blue" owns/);
+      await confirm('dialog-handover');
+      expect(await dialog('dialog-handover').locator('[data-testid=handover-result]').innerText()).toMatch(
+        /^Handed over 1 ownership row\(s\) to "ho-green" \(no OVH call\); journal entry \d+\.$/,
+      );
+      expect(await ownerOfHo()).toBe('ho-green');
+      expect(callLines(h.sim).filter((l) => !l.startsWith('GET '))).toEqual([]);
+      await closeDialog('dialog-handover');
+    });
+
     it('workload identities: a subject trusted through the dialog (its token then acts as the tenant), listed with its last call, untrusted (refused again)', async () => {
       const issuer = await startIssuer();
       try {
@@ -1320,7 +1369,7 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
     await expect.poll(() => page.locator('section.page [data-testid=refused]').count()).toBe(1);
 
     const planId = (await h.adminClient(tokens['admin']).listPlans({ limit: 1 })).plans[0]!.id;
-    for (const route of ['journal', 'plans', 'tenants', 'plan-as', 'accounts', `plans/${planId}`]) {
+    for (const route of ['journal', 'plans', 'tenants', 'plan-as', 'accounts', `plans/${planId}`, 'orphans']) {
       await page.evaluate(`location.hash = ${JSON.stringify(`#/${route}`)}`);
       const refused = page.locator(`section.page[data-page="${route.replace(/\/.*$/, '/').replace(/\/$/, '')}"] [data-testid=refused]`);
       await refused.waitFor();

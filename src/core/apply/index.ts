@@ -48,7 +48,7 @@
  */
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
-import { ApplyFailedError, PermissionDeniedError, ShuttingDownError, StalePlanError, ThresholdError } from '../errors.js';
+import { ApplyFailedError, PermissionDeniedError, ResourceExhaustedError, ShuttingDownError, StalePlanError, ThresholdError } from '../errors.js';
 import { approvalOf } from '../plan/approvals.js';
 import { routeInput, type PlanInput } from '../plan/input.js';
 import { getPlanWithRow } from '../plan/stored.js';
@@ -121,7 +121,9 @@ async function applySource(ctx: CoreContext, tenant: Tenant, source: ApplySource
 
 /** Some zone was refused by the change threshold, and every other had nothing to change: nothing was sent. */
 function refusedByThresholdAlone(zones: readonly ZoneApplyResult[]): boolean {
-  const byThreshold = (r: ZoneApplyResult) => r.status === 'refused' && r.error instanceof ThresholdError && r.calls.length === 0;
+  // The write quota's refusal too (core/tenants/write-quota.ts): applied later, once the quota refilled.
+  const byThreshold = (r: ZoneApplyResult) =>
+    r.status === 'refused' && (r.error instanceof ThresholdError || r.error instanceof ResourceExhaustedError) && r.calls.length === 0;
   return zones.some(byThreshold) && zones.every((r) => byThreshold(r) || r.status === 'no_changes');
 }
 

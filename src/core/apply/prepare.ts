@@ -3,12 +3,14 @@
  * plan is recomputed against the zone's view in memory at the generation the lock's transaction sees
  * (core/reads/zone-memory.ts; it holds what the group's earlier members did), or taken from the rest its
  * request's previous batch left; then a stale stored plan, an all-or-nothing
- * request with conflicts, the change threshold, nothing to change and dry run are answered here.
+ * request with conflicts, the change threshold, nothing to change, dry run and the tenant's write
+ * quota are answered here.
  */
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
 import { PermissionDeniedError, StalePlanError } from '../errors.js';
 import { thresholdRefusal, zoneThreshold } from '../plan/guard.js';
+import { takeWrites } from '../tenants/write-quota.js';
 import { computeLockedZonePlan, type ZonePlan } from '../plan/plan.js';
 import { samePlan, staleWhy } from '../plan/stored.js';
 import { Slicer } from '../slices.js';
@@ -96,6 +98,10 @@ export async function prepareMember(ctx: CoreContext, group: Group, member: Memb
     return answer({ ...unsent, ...(generation === undefined ? {} : { generation }), status: 'no_changes' });
   }
   if (ctx.settings.dryRun) return answer(dryRunApply(ctx, tenant, plan));
+  // The tenant's write quota (core/tenants/write-quota.ts), judged on what this batch would send; a
+  // withdrawal or its restore is dnsplane's doing, never counted.
+  const overQuota = routed.kind === 'withdraw' ? undefined : await takeWrites(ctx, tenant, zone, batch.operations);
+  if (overQuota) return answer({ ...unsent, status: 'refused', error: overQuota });
   return { send: { plan: batch, more, rest, names: touchedNames(batch.operations) } };
 }
 

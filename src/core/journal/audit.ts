@@ -11,15 +11,20 @@ import { workloadOf } from '../credentials/caller.js';
  * Writes one finished audit row for an admin action, in the caller's transaction. `zone` null: the
  * action concerns no zone; `actor` null: made from the command line (database access, no token).
  */
-export async function auditAdminAction(
+export async function auditAdminAction(...args: Parameters<typeof auditAdminActionWithId>): Promise<void> {
+  await auditAdminActionWithId(...args);
+}
+
+/** auditAdminAction, returning the row's id (what a caller names for a later revert: core/admin/handover.ts). */
+export async function auditAdminActionWithId(
   tx: store.Queryable,
   zone: string | null,
   actor: Tenant | null,
   kind: string,
   summary: string,
   detail: unknown = {},
-): Promise<void> {
-  await store.insertAdminAction(tx, { zone, tenantId: actor?.id ?? null, intent: { kind, summary, detail, operations: [], names: [] }, result: { summary } });
+): Promise<string> {
+  return store.insertAdminAction(tx, { zone, tenantId: actor?.id ?? null, intent: { kind, summary, detail, operations: [], names: [] }, result: { summary } });
 }
 
 /** "by <admin>" (with the workload subject that authenticated it, if one did), or "from the command line" (database access, no acting tenant). */

@@ -10,7 +10,7 @@ import { isRecordType } from '../../dns/types.js';
 import { InvalidInputError } from '../../dns/errors.js';
 import type * as store from '../../store/index.js';
 
-export type WithdrawReason = 'silent' | 'health';
+export type WithdrawReason = 'silent' | 'health' | 'drained';
 
 export interface WithdrawItem {
   /** fqdn, normalized */
@@ -57,8 +57,8 @@ export type Direction = 'withdraw' | 'restore';
 export function normalized<T extends Item>(item: T, i: number): T & { type: RecordType } {
   const type = item.type.toUpperCase();
   if (!isRecordType(type)) throw new InvalidInputError(`items[${i}].type`, `"${item.type}" is not a record type dnsplane manages`);
-  if (item.reason !== 'silent' && item.reason !== 'health')
-    throw new InvalidInputError(`items[${i}].reason`, `must be "silent" or "health", got ${JSON.stringify(item.reason)}`);
+  if (item.reason !== 'silent' && item.reason !== 'health' && item.reason !== 'drained')
+    throw new InvalidInputError(`items[${i}].reason`, `must be "silent", "health" or "drained", got ${JSON.stringify(item.reason)}`);
   return { ...item, name: normalizeName(item.name, `items[${i}].name`, { allowUnderscore: true, allowWildcard: true }), type } as T & { type: RecordType };
 }
 

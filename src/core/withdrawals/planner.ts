@@ -153,7 +153,7 @@ export class Planner implements WithdrawPlanner {
   }
 
   async recorded(tx: store.Queryable, journalId: string | undefined): Promise<void> {
-    for (const reason of ['silent', 'health'] as const) {
+    for (const reason of ['silent', 'health', 'drained'] as const) {
       await store.deleteWithdrawals(
         tx,
         this.zone,

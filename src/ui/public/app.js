@@ -9,8 +9,9 @@ import { plansPage, planPage } from './pages/plans.js';
 import { tenantsPage } from './pages/tenants.js';
 import { planAsPage } from './pages/plan-as.js';
 import { accountsPage } from './pages/accounts.js';
+import { orphansPage } from './pages/orphans.js';
 
-// Routes: #/zones, #/zones/<zone>, #/journal, #/plans, #/plans/<id>, #/tenants, #/plan-as, #/accounts.
+// Routes: #/zones, #/zones/<zone>, #/journal, #/plans, #/plans/<id>, #/tenants, #/plan-as, #/accounts, #/orphans.
 const ROUTES = [
   { path: 'zones', title: 'Zones', render: zonesPage, nav: true },
   { path: 'zones/', title: 'Records', render: recordsPage },
@@ -21,6 +22,7 @@ const ROUTES = [
   { path: 'plan-as', title: 'PlanAs', render: planAsPage, nav: true, admin: true },
   // OVH accounts (issue 44): pages/accounts.js; the Zones page links it too.
   { path: 'accounts', title: 'Accounts', render: accountsPage, nav: true, admin: true },
+  { path: 'orphans', title: 'Orphans', render: orphansPage, nav: true, admin: true },
 ];
 
 const main = document.getElementById('page');

@@ -14,6 +14,7 @@ import { pagedTable } from '../table.js';
 import { keyWrites } from './key-writes.js';
 import { tenantWrites, thresholdText, withdrawAfterText } from './tenant-writes.js';
 import { trustWrites } from './trust-writes.js';
+import { lifecycleWrites } from './lifecycle-writes.js';
 
 /** A key rotated with a grace: until when its old secret still works. */
 const oldSecret = (k) =>
@@ -54,7 +55,12 @@ export async function tenantsPage(page, { stale, who }) {
   };
   const tenantOf = (name) => tenants.find((t) => t.name === name) ?? { name, zones: [] };
 
-  const w = { ...tenantWrites(page, { refresh, zones: () => zones, who }), ...keyWrites(page, { refresh, tenantOf }), ...trustWrites(page, { refresh }) };
+  const w = {
+    ...tenantWrites(page, { refresh, zones: () => zones, who }),
+    ...keyWrites(page, { refresh, tenantOf }),
+    ...trustWrites(page, { refresh }),
+    ...lifecycleWrites(page, { refresh }),
+  };
   const act = (text, testid, onclick, kind) =>
     who.admin ? h('button', { type: 'button', class: `small-button${kind ? ` ${kind}` : ''}`, 'data-testid': testid, 'data-write': '', onclick }, text) : null;
 
@@ -108,6 +114,7 @@ export async function tenantsPage(page, { stale, who }) {
           ...actions((t) => [
             act(t.disabled ? 'Enable' : 'Disable', 'disable-tenant', () => w.toggle(t)),
             act('Rotate token', 'rotate-token', () => w.rotateToken(t)),
+            act('Hand over', 'handover-tenant', () => w.handover(t)),
             act('Threshold', 'set-threshold', () => w.threshold(t)),
             act('Withdraw after', 'set-withdraw-after', () => w.withdrawAfter(t)),
             act('+ Workload', 'trust-subject', () => w.trust(t)),
