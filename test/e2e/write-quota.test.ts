@@ -151,4 +151,31 @@ describe('write quotas', () => {
     await one.apply({ source: { case: 'plan', value: creates('e') } });
     expect(calls()).toEqual([POST, REFRESH]);
   });
+
+  it('an apply cut in batches is judged whole at its first: over the quota nothing at all is sent; within it every batch goes', async () => {
+    // A replica that cuts applies in batches of 2 operations (DNSPLANE_APPLY_BATCH).
+    const batched = await startServerOn(h.sim, h.databaseUrl, { DNSPLANE_APPLY_BATCH: '2' });
+    try {
+      const token = await h.tenant('batched', [ZONE]);
+      await tenantSet(['batched', '--writes-per-day', '1000', '--write-burst', '4']);
+      const client = createClient(ZoneService, createConnectTransport({ baseUrl: batched.url, httpVersion: '1.1', interceptors: [bearer(token)] }));
+      await client.apply({ source: { case: 'plan', value: creates('w0') } }); // 3 left
+      h.sim.clearCalls();
+      await expectRejected(
+        client.apply({ source: { case: 'plan', value: creates('w1', 'w2', 'w3', 'w4') } }),
+        Code.ResourceExhausted,
+        /this apply in zone quota\.test needs 4 writes and 3 are left/,
+      );
+      expect(calls()).toEqual([]); // not its first batch sent and the second refused
+      const r = await client.apply({ source: { case: 'plan', value: creates('w1', 'w2', 'w3') } });
+      expect(r.zones[0]!.batches.map((b) => b.operations)).toEqual([2, 1]);
+      expect(calls()).toEqual([POST, POST, REFRESH, POST, REFRESH]);
+      const { rows } = await h.server.ctx.pool.query<{ spent: string }>(
+        `SELECT spent_total::text AS spent FROM tenant_write_quota w JOIN tenants t ON t.id = w.tenant_id WHERE t.name = 'batched'`,
+      );
+      expect(rows).toEqual([{ spent: '4' }]);
+    } finally {
+      await batched.close();
+    }
+  });
 });

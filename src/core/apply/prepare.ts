@@ -98,9 +98,10 @@ export async function prepareMember(ctx: CoreContext, group: Group, member: Memb
     return answer({ ...unsent, ...(generation === undefined ? {} : { generation }), status: 'no_changes' });
   }
   if (ctx.settings.dryRun) return answer(dryRunApply(ctx, tenant, plan));
-  // The tenant's write quota (core/tenants/write-quota.ts), judged on what this batch would send; a
-  // withdrawal or its restore is dnsplane's doing, never counted.
-  const overQuota = routed.kind === 'withdraw' ? undefined : await takeWrites(ctx, tenant, zone, batch.operations);
+  // The tenant's write quota (core/tenants/write-quota.ts), judged at the request's first batch on the
+  // whole plan, so that an apply over it sends nothing at all (its later batches are covered by that
+  // take); a withdrawal or its restore is dnsplane's doing, never counted.
+  const overQuota = routed.kind === 'withdraw' || member.index > 1 ? undefined : await takeWrites(ctx, tenant, zone, plan.operations);
   if (overQuota) return answer({ ...unsent, status: 'refused', error: overQuota });
   return { send: { plan: batch, more, rest, names: touchedNames(batch.operations) } };
 }
