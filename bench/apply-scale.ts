@@ -119,14 +119,14 @@ async function run(n: number): Promise<Figures> {
     const applied = outcomes.filter(Boolean).length;
     const refreshes = sim.calls().filter((c) => c.method === 'POST' && c.path.endsWith('/refresh')).length;
     const stormGroups = [...groups];
-    // Two replicas taking turns: a second pool (its own view), each hearing NOTIFY (as server.ts wires it)
+    // Two replicas taking turns: a second pool (its own view), each hearing NOTIFY (as server/server.ts wires it)
     // unless BENCH_APPLY_DEAF; the time of each apply, and how often a view was read whole.
     const pool2 = new (await import('pg')).default.Pool({ connectionString: core.url, max: 10 });
     pool2.on('error', () => undefined);
     const journal2 = store.createSidePool(pool2);
     journal2.on('error', () => undefined);
     const deaf = process.env['BENCH_APPLY_DEAF'] === '1';
-    // The first replica (core's pool) listens as coreBench wires it; the second as server.ts wires it too.
+    // The first replica (core's pool) listens as coreBench wires it; the second as server/server.ts wires it too.
     const listeners = deaf ? [] : [await store.listen(pool2, { zone: (z, g, changed) => heardZoneChange(pool2, z, g, changed) })];
     const ctx2: CoreContext = { ...ctx, pool: pool2, journalPool: journal2 };
     await create(tenants[0]!, 'warm2').then(() => undefined);

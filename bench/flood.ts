@@ -29,11 +29,11 @@ import { Writable } from 'node:stream';
 import { Worker } from 'node:worker_threads';
 import { type Client, Code, ConnectError } from '@connectrpc/connect';
 import pino from 'pino';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/config.js';
 import { createTenant, rotateTenantToken } from '../src/core/tenants/tenants.js';
 import { Policy, type ZoneService } from '../src/gen/dnsplane/v1/zone_pb.js';
 import { OvhSimulator } from '../src/ovhsim/index.js';
-import { startServer, type Server } from '../src/server.js';
+import { startServer, type Server } from '../src/server/server.js';
 import { simulatorEnv, zoneClientFor } from '../test/helpers/sim-server.js';
 import { benchDatabase, writeSimulatorCa } from './lib.js';
 

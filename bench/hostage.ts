@@ -17,11 +17,11 @@ import path from 'node:path';
 import { create } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
 import pino from 'pino';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/config.js';
 import { createTenant } from '../src/core/tenants/tenants.js';
 import { ApplyStatus, EndpointSchema, Policy } from '../src/gen/dnsplane/v1/zone_pb.js';
 import { OvhSimulator } from '../src/ovhsim/index.js';
-import { startServer } from '../src/server.js';
+import { startServer } from '../src/server/server.js';
 import { simulatorEnv, zoneClientFor } from '../test/helpers/sim-server.js';
 import { benchDatabaseOrEmbedded, writeSimulatorCa } from './lib.js';
 

@@ -74,9 +74,9 @@ export interface CoreBench {
 }
 
 /**
- * Core in this process, as server.ts wires it but with no port: a fresh database on DATABASE_URL's
+ * Core in this process, as server/server.ts wires it but with no port: a fresh database on DATABASE_URL's
  * server, or an embedded Postgres when it is not set (migrated, `zone` registered), listening to the
- * zones' NOTIFYs as start-core.ts does unless `opts.listen` is false, a pool and its side pool, the real OVH client over HTTPS to the
+ * zones' NOTIFYs as server/start-core.ts does unless `opts.listen` is false, a pool and its side pool, the real OVH client over HTTPS to the
  * simulator (its rate lifted), a silent log, `metrics` (every series a no-op unless given).
  */
 export async function coreBench(
@@ -114,7 +114,7 @@ export async function coreBench(
     settings: { zones: [zone], ...settings },
   };
   await store.ensureZones(pool, [zone]);
-  // What the zones' NOTIFYs say reaches the read cache and the apply path's view, as start-core.ts wires it.
+  // What the zones' NOTIFYs say reaches the read cache and the apply path's view, as server/start-core.ts wires it.
   const heard = new Map<string, bigint>();
   const listener =
     opts.listen === false

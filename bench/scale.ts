@@ -59,7 +59,7 @@ import { SecretBox } from '../src/core/credentials/secrets.js';
 import { createTenant } from '../src/core/tenants/tenants.js';
 import { createTsigKey } from '../src/core/credentials/tsig-admin.js';
 import { TYPE, type TsigSigner } from '../src/dns/wire/index.js';
-import { messageOf } from '../src/error-message.js';
+import { messageOf } from '../src/lib/error-message.js';
 import { ApplyStatus, Policy, type Endpoint } from '../src/gen/dnsplane/v1/zone_pb.js';
 import { OvhSimulator, type SimRecordInit } from '../src/ovhsim/index.js';
 import * as store from '../src/store/index.js';

@@ -35,7 +35,7 @@ import { OvhSimulator } from '../src/ovhsim/index.js';
 import * as store from '../src/store/index.js';
 import { bearer, simulatorEnv } from '../test/helpers/sim-server.js';
 import { benchDatabaseOrEmbedded, positiveEnv, startServerProcess, writeSimulatorCa } from './lib.js';
-import { messageOf } from '../src/error-message.js';
+import { messageOf } from '../src/lib/error-message.js';
 
 const RECORDS = Math.floor(positiveEnv('WORST_RECORDS', 20_000));
 const APPLIES = process.env['WORST_APPLIES'] !== '0';

@@ -22,7 +22,7 @@ import { tokenHashHex } from '../core/credentials/tokens.js';
 import { bearerToken, kClient, kTenant } from './auth.js';
 import { answerError } from './early-answer.js';
 import { toConnectError } from './errors.js';
-import { messageOf } from '../error-message.js';
+import { messageOf } from '../lib/error-message.js';
 import { clientAddress } from '../net/client-address.js';
 
 type Req = http.IncomingMessage | http2.Http2ServerRequest;

@@ -1,5 +1,5 @@
 /**
- * The API as a Node request handler: Connect, gRPC and gRPC-Web for every service server.ts
+ * The API as a Node request handler: Connect, gRPC and gRPC-Web for every service server/server.ts
  * registers (behind its interceptors: authentication), plus what clients and tools around it expect:
  *
  * - grpc.health.v1 and gRPC server reflection (v1, v1alpha), without authentication: probes, meshes
@@ -21,7 +21,7 @@ import { compressionBrotli, compressionGzip, universalRequestFromNodeRequest, un
 import type { Logger } from 'pino';
 import { registerHealth, type HealthOptions } from './health.js';
 import { registerReflection } from './reflection.js';
-import { messageOf } from '../error-message.js';
+import { messageOf } from '../lib/error-message.js';
 
 type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest;
 type NodeResponse = http.ServerResponse | http2.Http2ServerResponse;
@@ -96,7 +96,7 @@ export function apiHandler(opts: ApiHandlerOptions): (req: NodeRequest, res: Nod
 }
 
 /**
- * The CORS headers of an answer (not a preflight) to an allowed origin. Also set by server.ts before
+ * The CORS headers of an answer (not a preflight) to an allowed origin. Also set by server/server.ts before
  * the token gate (api/gate.ts), so that a browser on a listed origin can read an early refusal.
  */
 export function corsHeaders(origins: string[]): (req: NodeRequest, res: NodeResponse) => void {

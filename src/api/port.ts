@@ -15,7 +15,7 @@ import type { Logger } from 'pino';
 import type { CoreContext } from '../core/context.js';
 import type { LoginLimiter } from '../core/tenants/login-limiter.js';
 import { describeSettling, settlingZones } from '../core/zones/settling.js';
-import { messageOf } from '../error-message.js';
+import { messageOf } from '../lib/error-message.js';
 import { isOvhApiPath, ovhApiHandler } from '../ovhapi/index.js';
 import * as store from '../store/index.js';
 import { consoleHandler } from '../ui/static.js';

@@ -3,7 +3,7 @@
  * main.ts's COMMANDS; main.ts handles help, errors and exit codes.
  */
 import { readFileSync } from 'node:fs';
-import { loadConfig, type Config } from '../config.js';
+import { loadConfig, type Config } from '../config/config.js';
 import { InvalidInputError } from '../dns/errors.js';
 
 export interface Command {

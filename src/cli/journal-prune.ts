@@ -5,7 +5,7 @@
  * CronJob, docs/operations.md "Journal retention").
  */
 import { parseArgs } from 'node:util';
-import { parseDuration } from '../config.js';
+import { parseDuration } from '../config/config.js';
 import { checkPruneAge, MIN_PRUNE_AGE_MS, pruneJournal } from '../core/journal/prune.js';
 import { InvalidInputError } from '../dns/errors.js';
 import type { Command } from './command.js';

@@ -2,7 +2,7 @@
  * `dnsplane <command>`: the only place that reads process.env and argv. Each command lives in its
  * own file; add it to COMMANDS.
  */
-import { SETTINGS } from '../config.js';
+import { SETTINGS } from '../config/config.js';
 import { InvalidInputError } from '../dns/errors.js';
 import type { CliIo, Command } from './command.js';
 import { journalCommand } from './journal.js';
@@ -18,7 +18,7 @@ import { zoneCommand } from './zone.js';
 import { secretsCommand } from './secrets.js';
 import { healthCheckCommand } from './health-check.js';
 import { ownershipCommand } from './ownership.js';
-import { messageOf } from '../error-message.js';
+import { messageOf } from '../lib/error-message.js';
 import { accountCommand } from './account.js';
 
 const COMMANDS: Record<string, Command> = {

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { runSimulator } from '../ovhsim/cli.js';
-import { DEMO_ZONE } from '../server.js';
+import { DEMO_ZONE } from '../server/server.js';
 import { InvalidInputError } from '../dns/errors.js';
 import { configFrom, type Command } from './command.js';
 

@@ -4,7 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { toJsonString } from '@bufbuild/protobuf';
-import { parseDuration } from '../config.js';
+import { parseDuration } from '../config/config.js';
 import { InvalidInputError } from '../dns/errors.js';
 import { ListOrphansResponseSchema } from '../gen/dnsplane/v1/admin_pb.js';
 import { SERVER_OPTIONS_HELP } from './client.js';

@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util';
 import { resealSecrets } from '../core/credentials/reseal.js';
 import { checkSealedSecrets } from '../core/credentials/secrets.js';
-import { secretBoxFor } from '../demo.js';
+import { secretBoxFor } from '../demo/demo.js';
 import { InvalidInputError } from '../dns/errors.js';
 import { configFrom, type Command } from './command.js';
 import { withDatabase } from './migrate.js';

@@ -1,9 +1,9 @@
 import { parseArgs } from 'node:util';
 import { InvalidInputError } from '../dns/errors.js';
-import { DEMO_TOKENS_FILE, demoTokens } from '../demo.js';
-import { DEMO_TSIG_FILE, demoTsigKey } from '../demo-dns.js';
-import { createLogger, DEMO_ZONE, startServer } from '../server.js';
-import { logFormatOf } from '../config.js';
+import { DEMO_TOKENS_FILE, demoTokens } from '../demo/demo.js';
+import { DEMO_TSIG_FILE, demoTsigKey } from '../demo/dns.js';
+import { createLogger, DEMO_ZONE, startServer } from '../server/server.js';
+import { logFormatOf } from '../config/config.js';
 import { configFrom, type Command } from './command.js';
 
 export const serveCommand: Command = {

@@ -9,12 +9,12 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { ovhApiAdvertise, parseDuration, parseListen } from '../config.js';
+import { ovhApiAdvertise, parseDuration, parseListen } from '../config/config.js';
 import { oldStops, type Issued, type KeyAdmin, type KeyView } from '../core/credentials/admin.js';
 import { createOvhKey, OVH_KEY_ADMIN, type IssuedOvhKey, type OvhKeyView } from '../core/credentials/ovh-admin.js';
 import { createTsigKey, TSIG_KEY_ADMIN, type IssuedTsigKey, type TsigKeyView } from '../core/credentials/tsig-admin.js';
 import { DEFAULT_TSIG_ALGORITHM, TSIG_ALGORITHMS } from '../dns/tsig-keys.js';
-import { DNS_DOOR_PORT_FILE, secretBoxFor } from '../demo.js';
+import { DNS_DOOR_PORT_FILE, secretBoxFor } from '../demo/demo.js';
 import { InvalidInputError } from '../dns/errors.js';
 import { configFrom, type CliIo } from './command.js';
 import { withDatabase } from './migrate.js';

@@ -16,7 +16,7 @@ import {
 } from '../core/tenants/tenants.js';
 import { OvhApi } from '../ovh/client.js';
 import { InvalidInputError } from '../dns/errors.js';
-import { parseDuration, type Config } from '../config.js';
+import { parseDuration, type Config } from '../config/config.js';
 import { configFrom, type CliIo, type Command } from './command.js';
 import { withDatabase } from './migrate.js';
 import { table } from './text.js';

@@ -5,7 +5,7 @@
  * mean).
  */
 import { durationFromMs, timestampMs, type Timestamp } from '@bufbuild/protobuf/wkt';
-import { parseDuration } from '../config.js';
+import { parseDuration } from '../config/config.js';
 import { InvalidInputError } from '../dns/errors.js';
 import { VisibilityState, Wait, type Visibility } from '../gen/dnsplane/v1/visibility_pb.js';
 

@@ -1,11 +1,11 @@
 import { parseArgs } from 'node:util';
 import { createClient } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
-import { parseListen } from '../config.js';
+import { parseListen } from '../config/config.js';
 import { InvalidInputError } from '../dns/errors.js';
 import { ZoneService } from '../gen/dnsplane/v1/zone_pb.js';
-import { createLogger } from '../server.js';
-import { logFormatOf, parseLogFormat } from '../config.js';
+import { createLogger } from '../server/server.js';
+import { logFormatOf, parseLogFormat } from '../config/config.js';
 import { startSidecar } from '../webhook/index.js';
 import { bearerInterceptor, resolveServer, SERVER_OPTIONS_HELP } from './client.js';
 import { readFileFlag, type Command } from './command.js';

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import type { Metrics } from '../metrics.js';
+import type { Metrics } from '../metrics/metrics.js';
 import type { OvhApi } from '../ovh/client.js';
 import type { Lifecycle } from './lifecycle.js';
 import type { ReadCache } from './reads/read-cache.js';
@@ -62,7 +62,7 @@ export interface VisibilitySettings {
 
 export const DEFAULT_VISIBILITY: VisibilitySettings = { timeoutMs: 15 * 60_000, leaseMs: 15_000 };
 
-/** What every use case needs. Built once by server.ts. */
+/** What every use case needs. Built once by server/server.ts. */
 export interface CoreContext {
   pool: pg.Pool;
   ovh: OvhApi;
@@ -70,21 +70,21 @@ export interface CoreContext {
   settings: CoreSettings;
   /**
    * A small second pool for the autocommitted journal writes an apply makes while its zone-lock
-   * transaction holds a connection of `pool` (server.ts builds it). Absent: `pool` is used, and enough
+   * transaction holds a connection of `pool` (server/server.ts builds it). Absent: `pool` is used, and enough
    * zone locks held at once could then take every connection and wait forever for one more.
    */
   journalPool?: pg.Pool;
-  /** Prometheus metrics (server.ts); absent in code paths that do not report any. */
+  /** Prometheus metrics (server/server.ts); absent in code paths that do not report any. */
   metrics?: Metrics;
-  /** Shutdown state and the work it waits for (server.ts); absent: never stopping. */
+  /** Shutdown state and the work it waits for (server/server.ts); absent: never stopping. */
   lifecycle?: Lifecycle;
-  /** This process's identity in the journal's holder column (server.ts; a default otherwise). */
+  /** This process's identity in the journal's holder column (server/server.ts; a default otherwise). */
   instance?: string;
   /** The Records cache (core/reads/read-cache.ts). Absent: one per pool, made on first use. */
   reads?: ReadCache;
   /**
    * Authenticated tokens kept in memory (core/tenants/tenants.ts), trusted only while the replica listens to
-   * tenant changes (server.ts). Absent: every call reads Postgres.
+   * tenant changes (server/server.ts). Absent: every call reads Postgres.
    */
   tokens?: TokenCache;
   /**
@@ -94,7 +94,7 @@ export interface CoreContext {
   secrets?: SecretBox;
   /** TSIG keys found, kept like `tokens` (core/credentials/tsig.ts). Absent: every lookup reads Postgres. */
   tsigKeys?: TsigKeyCache;
-  /** Tenants' signs of life, written coarsely (core/withdrawals/liveness.ts's Liveness; server.ts). Absent: none recorded. */
+  /** Tenants' signs of life, written coarsely (core/withdrawals/liveness.ts's Liveness; server/server.ts). Absent: none recorded. */
   liveness?: SignsOfLife;
   /** OVH keys found, kept like `tokens` (core/credentials/ovh.ts). Absent: every lookup reads Postgres. */
   ovhKeys?: OvhKeyCache;

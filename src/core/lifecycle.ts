@@ -1,5 +1,5 @@
 /**
- * Bounded shutdown (SIGTERM). server.ts calls beginShutdown(timeout) once the listeners stop
+ * Bounded shutdown (SIGTERM). server/server.ts calls beginShutdown(timeout) once the listeners stop
  * accepting; from then on:
  * - a new apply is refused (ShuttingDownError, Unavailable);
  * - an apply under way keeps going while it could still undo what it did before the deadline: before
@@ -8,7 +8,7 @@
  *   deadline; it then stops, undoes what it did, journals it and answers Unavailable;
  * - past the deadline no OVH write leaves at all (the zone fence refuses it): an undo cut there
  *   leaves its journal row in flight for the zone's next lock holder, nothing published;
- * - settled() lets server.ts wait for every tracked task (applies, background recoveries) before it
+ * - settled() lets server/server.ts wait for every tracked task (applies, background recoveries) before it
  *   ends the pools, so nothing uses a pool after it ended.
  * The deadline is 80% of DNSPLANE_SHUTDOWN_TIMEOUT: the rest is for answering and closing.
  */

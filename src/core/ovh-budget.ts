@@ -26,7 +26,7 @@
  */
 import type { RateBudget } from '../ovh/ratelimit.js';
 import * as store from '../store/index.js';
-import { messageOf } from '../error-message.js';
+import { messageOf } from '../lib/error-message.js';
 
 /** How long a lease's tokens may be spent: what a dead replica holds back at most. */
 export const LEASE_LIFETIME_MS = 2_000;

@@ -1,7 +1,7 @@
 /**
  * Who waits for which visibility rows in this process (core/visibility/visibility.ts's waitVisible), woken by
  * the server's listener (NOTIFY dnsplane_visibility: `notify`); a reconnected listener wakes everyone
- * (`wakeAll`: notifications may have been missed). server.ts builds one and hands it in as
+ * (`wakeAll`: notifications may have been missed). server/server.ts builds one and hands it in as
  * ctx.visibility. Apart from visibility.ts so that CoreContext can hold one without importing what
  * reads the rows, as the credential caches are (core/credentials/cache.ts).
  */

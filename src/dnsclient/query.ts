@@ -11,7 +11,7 @@ import dgram from 'node:dgram';
 import net from 'node:net';
 import { randomInt } from 'node:crypto';
 import { CLASS, OPCODE, encodeMessage, optRecord, parseMessage, sameName, type Message, type Question } from '../dns/wire/index.js';
-import { messageOf } from '../error-message.js';
+import { messageOf } from '../lib/error-message.js';
 
 export interface DnsServerAddress {
   host: string;

@@ -34,11 +34,11 @@ import {
   verifyTsig,
   type Parsed,
 } from '../dns/wire/index.js';
-import { messageOf } from '../error-message.js';
+import { messageOf } from '../lib/error-message.js';
 import { answerTo, replyBytes, type Exchange } from './exchange.js';
 import { replacedKeyOf, type TsigKeyring } from '../core/credentials/tsig.js';
 import type { Notices, SourceLimiter } from './limits.js';
-import type { TenantRateLimiter } from '../token-bucket.js';
+import type { TenantRateLimiter } from '../lib/token-bucket.js';
 import type { DnsMetrics } from './metrics.js';
 import { answerQuery } from './query.js';
 import type { Refusals } from './refusal.js';

@@ -14,7 +14,7 @@ import { listenDns, type DnsListener } from './listener.js';
 import { dnsMetricsOn } from './metrics.js';
 import { Refusals } from './refusal.js';
 import { NO_WAIT, type UpdateWait } from './update.js';
-import { TenantRateLimiter } from '../token-bucket.js';
+import { TenantRateLimiter } from '../lib/token-bucket.js';
 
 export type { DnsListener } from './listener.js';
 

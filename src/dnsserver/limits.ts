@@ -11,7 +11,7 @@
  *   every query of a flood would otherwise log its own.
  */
 import type { Logger } from 'pino';
-import { KeyedTokenBucket } from '../token-bucket.js';
+import { KeyedTokenBucket } from '../lib/token-bucket.js';
 import { hostOf } from '../net/address.js';
 
 /** The bucket key of an address: IPv4 as is, IPv6 by its /64 (one host holds a whole /64). */

@@ -13,8 +13,8 @@
  */
 import type net from 'node:net';
 import type { Logger } from 'pino';
-import { messageOf } from '../error-message.js';
-import { bindUdpAndTcp } from '../udp-tcp-port.js';
+import { messageOf } from '../lib/error-message.js';
+import { bindUdpAndTcp } from '../lib/udp-tcp-port.js';
 import type { Arrival } from './door.js';
 import type { DnsMetrics } from './metrics.js';
 

@@ -13,7 +13,7 @@
  *                                                         failed; zone '' when not a managed zone
  */
 import type { Counter, Histogram, Registry } from 'prom-client';
-import { seriesOn } from '../metrics.js';
+import { seriesOn } from '../metrics/metrics.js';
 
 export type DropReason = 'rate_limited' | 'malformed' | 'response' | 'busy';
 

@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import type { CoreContext } from '../core/context.js';
 import { journalDnsRefusal } from '../core/dns-door/dns-update.js';
 import { RCODE, rcodeName } from '../dns/wire/index.js';
-import { messageOf } from '../error-message.js';
+import { messageOf } from '../lib/error-message.js';
 import type { Exchange } from './exchange.js';
 import type { Notices } from './limits.js';
 import type { DnsMetrics } from './metrics.js';

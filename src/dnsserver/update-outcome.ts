@@ -8,7 +8,7 @@
 import type { ZoneApplyResult } from '../core/apply/index.js';
 import { DnsUpdateRefused, type DnsRcode } from '../core/dns-door/dns-update.js';
 import { PermissionDeniedError } from '../core/errors.js';
-import { messageOf } from '../error-message.js';
+import { messageOf } from '../lib/error-message.js';
 
 export type DnsUpdateOutcome =
   /** journalId: the publish's journal row, when the update changed something. */

@@ -20,7 +20,7 @@ import { answerTo, type Exchange } from './exchange.js';
 import { notManaged, type Refusals } from './refusal.js';
 import { outcomeOf, outcomeOfError } from './update-outcome.js';
 import { hostOf } from '../net/address.js';
-import type { TenantRateLimiter } from '../token-bucket.js';
+import type { TenantRateLimiter } from '../lib/token-bucket.js';
 
 /** Types no update may name (RFC 2136 §3.4.1.2): meta types and queries. */
 const META = new Set<number>([TYPE.ANY, TYPE.AXFR, TYPE.IXFR, TYPE.OPT, TYPE.TSIG, 253 /* MAILB */, 254 /* MAILA */]);

@@ -14,7 +14,7 @@ export interface OvhFlow {
 /**
  * The account's budget beyond this process: OVH counts one rate per account, whichever replica
  * calls. core/ovh-budget.ts implements it over the database (tokens leased in small batches from
- * one row, shared by every replica); server.ts hands it to the client. The limiter grants a call
+ * one row, shared by every replica); server/server.ts hands it to the client. The limiter grants a call
  * only with a token of it, after its own spacing and fairness: which tenant goes next stays the
  * limiter's choice, how many calls the account may make the budget's.
  */

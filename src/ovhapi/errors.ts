@@ -21,7 +21,7 @@ import {
   ThresholdError,
 } from '../core/errors.js';
 import { badRequest, notGrantedCall, objectNotFound, OvhApiError, serverError, serviceNotFound, tooManyRequests } from '../ovhwire/errors.js';
-import { messageOf } from '../error-message.js';
+import { messageOf } from '../lib/error-message.js';
 
 /** OVH's answer for an error; `internal` when it is none of the known ones (to be logged). */
 export function ovhAnswerFor(e: unknown): { error: OvhApiError; internal: boolean } {

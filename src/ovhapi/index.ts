@@ -20,9 +20,9 @@ import type { LoginLimiter } from '../core/tenants/login-limiter.js';
 import { ovhKeyring } from '../core/credentials/ovh.js';
 import { tokenHashHex } from '../core/credentials/tokens.js';
 import { clientAddress } from '../net/client-address.js';
-import { TenantRateLimiter } from '../token-bucket.js';
+import { TenantRateLimiter } from '../lib/token-bucket.js';
 import type { Tenant } from '../core/tenants/tenants.js';
-import { messageOf } from '../error-message.js';
+import { messageOf } from '../lib/error-message.js';
 import { type OvhApiError, payloadTooLarge, tooManyRequests } from '../ovhwire/errors.js';
 import { AuthRefusal, authenticateCall } from './auth.js';
 import { authDetails, currentCredential, me } from './credentials.js';
@@ -34,7 +34,7 @@ import { servedRoute, type ServedRoute } from './routes.js';
 import { refreshCall, soaCall, soaUpdateCall, statusCall, zoneCall, zonesCall } from './zones.js';
 import { capabilitiesCall, exportCall, importCall, taskCall, tasksCall } from './zone-file.js';
 
-/** Where the served API is mounted: tools sign URLs with this path in them (config.ts OVH_API_PATH). */
+/** Where the served API is mounted: tools sign URLs with this path in them (config/config.ts OVH_API_PATH). */
 export const OVH_API_PREFIX = '/ovh/1.0';
 
 /** The largest body taken (a record is a few hundred bytes; OVH's own limit is not published). */

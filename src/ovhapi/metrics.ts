@@ -8,7 +8,7 @@
  *                                                       invalid (BAD_REQUEST), or over its rate (TOO_MANY_REQUESTS)
  */
 import type { Counter, Histogram, Registry } from 'prom-client';
-import { seriesOn } from '../metrics.js';
+import { seriesOn } from '../metrics/metrics.js';
 
 export class OvhApiMetrics {
   private readonly requests: Counter<'route' | 'status'>;

@@ -5,7 +5,7 @@
 import type dgram from 'node:dgram';
 import type net from 'node:net';
 import type { DnsResolver } from './dns-resolver.js';
-import { bindUdpAndTcp } from '../udp-tcp-port.js';
+import { bindUdpAndTcp } from '../lib/udp-tcp-port.js';
 
 export interface DnsQueryLog {
   transport: 'udp' | 'tcp';

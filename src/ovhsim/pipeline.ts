@@ -8,7 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { messageOf } from '../error-message.js';
+import { messageOf } from '../lib/error-message.js';
 import { OvhApiError, payloadTooLarge, routeNotFound, tooManyRequests } from '../ovhwire/errors.js';
 import { resolveRoute } from '../ovhwire/routes.js';
 import { ApiRouter, type ApiAnswer } from './api.js';

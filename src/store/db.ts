@@ -14,7 +14,7 @@ import { reachableByPostgresUser } from './embedded/as-root.js';
 import { EmbeddedInUseError } from './embedded/owner-lock.js';
 import { startEmbeddedPostgres, type EmbeddedServer } from './embedded/server.js';
 import { errorCode, type LogFn } from './internal.js';
-import { messageOf } from '../error-message.js';
+import { messageOf } from '../lib/error-message.js';
 
 export type { LogFn, Queryable } from './internal.js';
 

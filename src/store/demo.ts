@@ -1,6 +1,6 @@
 /**
  * Demo mode's marks in the database: which tenants the demo created itself (tenants.demo), and the
- * check that a database is fit for the demo zone. Only the demo (src/demo.ts) uses these.
+ * check that a database is fit for the demo zone. Only the demo (src/demo/demo.ts) uses these.
  */
 import type { Queryable } from './internal.js';
 

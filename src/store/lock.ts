@@ -10,7 +10,7 @@
 import type pg from 'pg';
 import { LockTimeoutError, ZoneLockLostError } from './errors.js';
 import { PG_LOCK_NOT_AVAILABLE, errorCode, withClientTransaction, type Queryable } from './internal.js';
-import { messageOf } from '../error-message.js';
+import { messageOf } from '../lib/error-message.js';
 
 export { LockTimeoutError, ZoneLockLostError } from './errors.js';
 

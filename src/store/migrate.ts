@@ -12,7 +12,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
-import { messageOf } from '../error-message.js';
+import { messageOf } from '../lib/error-message.js';
 import { withClient } from './internal.js';
 
 /** migrations/ of this checkout, resolved from this file (src/store/migrate.ts -> ../../migrations). */

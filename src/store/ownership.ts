@@ -6,7 +6,7 @@
  */
 import { ConflictError, NotFoundError } from './errors.js';
 import { assertIdString, PG_EXCLUSION_VIOLATION, PG_FOREIGN_KEY_VIOLATION, errorCode, pgConstraint, queryInPages, type Queryable } from './internal.js';
-import { messageOf } from '../error-message.js';
+import { messageOf } from '../lib/error-message.js';
 import { intern } from './intern.js';
 
 export interface OwnershipRow {

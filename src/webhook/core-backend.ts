@@ -24,7 +24,7 @@ import { authenticate, type Tenant } from '../core/tenants/tenants.js';
 import { tokenHashHex } from '../core/credentials/tokens.js';
 import { noteSeen } from '../core/withdrawals/liveness.js';
 import { entryOf, WebhookError, type ApplyOutcome, type WebhookBackend, type WebhookSession } from './backend.js';
-import { messageOf } from '../error-message.js';
+import { messageOf } from '../lib/error-message.js';
 
 /** The user and password of an `Authorization: Basic …` header, or undefined. */
 export function parseBasic(header: string | undefined): { user: string; password: string } | undefined {

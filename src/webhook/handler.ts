@@ -43,7 +43,7 @@ import { clientAddress } from '../net/client-address.js';
 import { Slicer } from '../core/slices.js';
 import { adjustEndpointsSteps, domainFilterOf, type TenantScope } from './normalize.js';
 import { decodeChangesSteps, decodeEndpointListSteps, encodeDomainFilter, encodeEndpointJson, joinEndpointList, WireFormatError } from './protocol.js';
-import { messageOf } from '../error-message.js';
+import { messageOf } from '../lib/error-message.js';
 import { HttpError, mediaReply, parseBody, readWebhookBody, refuseUnserved, TEXT_TYPE, webhookRouteOf, type Reply } from './http.js';
 import { endpointListBody, webhookView } from './encode.js';
 import { applyChanges } from './apply.js';

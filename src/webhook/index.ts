@@ -33,7 +33,7 @@ export interface CentralWebhookOptions extends Limits {
   /** The server's metrics registry: the webhook's series are served with the others on /metrics. */
   registry?: Registry;
   shutdownTimeoutMs?: number;
-  /** Failed logins per client address, shared with the API listener (server.ts). */
+  /** Failed logins per client address, shared with the API listener (server/server.ts). */
   loginLimiter?: LoginLimiter;
   timeouts?: ListenerTimeouts;
   /** DNSPLANE_MAX_CONNECTIONS and _PER_ADDRESS. */

@@ -16,7 +16,7 @@
  *                                                        over the tenant's change threshold
  */
 import type { Counter, Histogram, Registry } from 'prom-client';
-import { seriesOn } from '../metrics.js';
+import { seriesOn } from '../metrics/metrics.js';
 
 export type WebhookRoute = 'negotiate' | 'records' | 'apply' | 'adjust' | 'other';
 

@@ -12,7 +12,7 @@ import { IssuerKeys } from '../../src/core/credentials/issuer-keys.js';
 import { trustSubject, untrustSubject, type TrustAdmin } from '../../src/core/credentials/workload-trust.js';
 import { TokenCache, createTenant, setTenantDisabled } from '../../src/core/tenants/tenants.js';
 import { ZoneService } from '../../src/gen/dnsplane/v1/zone_pb.js';
-import { Metrics } from '../../src/metrics.js';
+import { Metrics } from '../../src/metrics/metrics.js';
 import { inMemoryClient } from '../helpers/api-memory.js';
 import { applyRoom, type ApplyRoom } from '../helpers/core-apply.js';
 import { expectRejected } from '../helpers/expect.js';

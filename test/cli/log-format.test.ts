@@ -4,8 +4,8 @@
  */
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { loadConfig, logFormatOf, parseLogFormat } from '../../src/config.js';
-import { createLogger } from '../../src/server.js';
+import { loadConfig, logFormatOf, parseLogFormat } from '../../src/config/config.js';
+import { createLogger } from '../../src/server/server.js';
 
 function sink(): Writable & { text(): string } {
   const chunks: string[] = [];

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tenantCommand } from '../../src/cli/tenant.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { SecretBox } from '../../src/core/credentials/secrets.js';
 import { consumerKeyHash, ovhSecretContext } from '../../src/core/credentials/ovh.js';
 import { createTenant } from '../../src/core/tenants/tenants.js';

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tenantCommand } from '../../src/cli/tenant.js';
-import { DNS_DOOR_PORT_FILE } from '../../src/demo.js';
+import { DNS_DOOR_PORT_FILE } from '../../src/demo/demo.js';
 import { SecretBox } from '../../src/core/credentials/secrets.js';
 import { createTenant, setTenantDisabled } from '../../src/core/tenants/tenants.js';
 import { TSIG_ALGORITHMS, tsigSecretBytes } from '../../src/dns/tsig-keys.js';

@@ -1,7 +1,7 @@
 /**
  * Secrets at rest (core/credentials/secrets.ts): AES-256-GCM round trip, a random IV per secret, every altered byte
  * refused, a secret moved to another row refused, another encryption key told as such; the key's
- * setting validated in config.ts without ever showing its value; demo mode's key file.
+ * setting validated in config/config.ts without ever showing its value; demo mode's key file.
  */
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,9 +9,9 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadConfig, parseSecretsKey } from '../../src/config.js';
+import { loadConfig, parseSecretsKey } from '../../src/config/config.js';
 import { SecretBox, SecretUnreadableError, SecretsKeyError, keyIdOf } from '../../src/core/credentials/secrets.js';
-import { demoSecretsKey, SECRETS_KEY_FILE } from '../../src/demo.js';
+import { demoSecretsKey, SECRETS_KEY_FILE } from '../../src/demo/demo.js';
 
 const key = randomBytes(32);
 const box = new SecretBox(key);
@@ -70,7 +70,7 @@ describe('SecretBox', () => {
   });
 });
 
-describe('DNSPLANE_SECRETS_KEY in config.ts', () => {
+describe('DNSPLANE_SECRETS_KEY in config/config.ts', () => {
   it('reads 32 bytes of base64, and refuses anything else naming the setting and the rule, never the value', () => {
     const text = key.toString('base64');
     expect(loadConfig({ DNSPLANE_SECRETS_KEY: text }).secretsKeys?.map((k) => k.toString('base64'))).toEqual([text]);
@@ -112,7 +112,7 @@ describe('several keys (DNSPLANE_SECRETS_KEYS, while rotating)', () => {
     expect(() => rotating.open(altered, 'tsig-key:a.dnsplane')).toThrow(SecretUnreadableError);
   });
 
-  it('config.ts reads the list, new first, and refuses both settings at once, an empty entry, a bad or repeated key, naming the entry and never a value', () => {
+  it('config/config.ts reads the list, new first, and refuses both settings at once, an empty entry, a bad or repeated key, naming the entry and never a value', () => {
     const a = fresh.toString('base64');
     const b = key.toString('base64');
     expect(loadConfig({ DNSPLANE_SECRETS_KEYS: `${a}, ${b}` }).secretsKeys?.map((k) => k.toString('base64'))).toEqual([a, b]);

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { startHarness, type Harness } from '../helpers/server.js';
-import { messageOf } from '../../src/error-message.js';
+import { messageOf } from '../../src/lib/error-message.js';
 
 const ROOT = path.resolve('deploy/kubernetes');
 

@@ -3,7 +3,7 @@
  */
 import dgram from 'node:dgram';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { RCODE, TYPE } from '../../src/dns/wire/index.js';
 import { startHarness } from '../helpers/server.js';
 import { query, tcpExchange, udpExchange } from '../helpers/dns-client.js';

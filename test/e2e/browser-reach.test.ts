@@ -11,7 +11,7 @@ import { MethodOptions_IdempotencyLevel } from '@bufbuild/protobuf/wkt';
 import { createClient, createConnectRouter } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig, parseCorsOrigins } from '../../src/config.js';
+import { loadConfig, parseCorsOrigins } from '../../src/config/config.js';
 import {
   ListZonesRequestSchema,
   ListZonesResponseSchema,

@@ -6,12 +6,12 @@
  * OVH receives exactly the calls the dry run listed.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { NOT_SENT, recoverAll } from '../../src/core/apply/index.js';
 import { createTenant } from '../../src/core/tenants/tenants.js';
 import { ApplyStatus, Policy } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { OvhSimulator } from '../../src/ovhsim/index.js';
-import type { Server } from '../../src/server.js';
+import type { Server } from '../../src/server/server.js';
 import * as store from '../../src/store/index.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
 import { memoryLogger, startServerOn, zoneClientFor } from '../helpers/sim-server.js';

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant } from '../../src/core/tenants/tenants.js';
 import { ApplyResponseSchema, ApplyStatus, type Endpoint } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { OvhSimulator, type SimCall, type SimRecord } from '../../src/ovhsim/index.js';
-import type { Server } from '../../src/server.js';
+import type { Server } from '../../src/server/server.js';
 import * as store from '../../src/store/index.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
 import { ep, expectConsistent, expectRejected } from '../helpers/expect.js';

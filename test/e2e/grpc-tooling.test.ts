@@ -10,7 +10,7 @@ import path from 'node:path';
 import { createConnectRouter } from '@connectrpc/connect';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerServices } from '../../src/api/services.js';
-import type { Server } from '../../src/server.js';
+import type { Server } from '../../src/server/server.js';
 import { OvhSimulator } from '../../src/ovhsim/index.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
 import { startHarness, type Harness } from '../helpers/server.js';

@@ -30,7 +30,7 @@ import { OvhSimulator } from '../../src/ovhsim/index.js';
 import { accountKey } from '../../src/ovh/client/transport.js';
 import { parseOvhEndpoint } from '../../src/ovh/endpoint.js';
 import { accountLabel } from '../../src/ovh/ratelimit.js';
-import type { Server } from '../../src/server.js';
+import type { Server } from '../../src/server/server.js';
 import * as store from '../../src/store/index.js';
 import { capturedIo } from '../helpers/cli-io.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';

@@ -16,7 +16,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { OvhSimulator, type SimCall, type SimRecordInit } from '../../src/ovhsim/index.js';
 import type { OvhCallInfo } from '../../src/ovh/client/transport.js';
-import type { Server } from '../../src/server.js';
+import type { Server } from '../../src/server/server.js';
 import { checkZoneDrift } from '../../src/core/zones/drift.js';
 import { createTenant } from '../../src/core/tenants/tenants.js';
 import { startHarness, type Harness } from '../helpers/server.js';

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant } from '../../src/core/tenants/tenants.js';
 import { AdminService } from '../../src/gen/dnsplane/v1/admin_pb.js';
 import { Policy, RecordsRequestSchema, RecordsResponseSchema, ZoneService } from '../../src/gen/dnsplane/v1/zone_pb.js';
-import type { Server } from '../../src/server.js';
+import type { Server } from '../../src/server/server.js';
 import { LISTENER_APPLICATION_NAME } from '../../src/store/notify.js';
 import type { TestDatabase } from '../helpers/db.js';
 import { startReplicas, type Replicas } from '../helpers/server.js';

@@ -13,7 +13,7 @@
 import { Resolver } from 'node:dns/promises';
 import { Code } from '@connectrpc/connect';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { syncZone } from '../../src/core/zones/zones.js';
 import { ApplyStatus, ChangeAction, Policy, type Endpoint } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import * as store from '../../src/store/index.js';

@@ -19,7 +19,7 @@ import { createTsigKey } from '../../src/core/credentials/tsig-admin.js';
 import { secretContext } from '../../src/core/credentials/tsig.js';
 import { RCODE, TYPE } from '../../src/dns/wire/index.js';
 import type { OvhSimulator } from '../../src/ovhsim/index.js';
-import type { Server } from '../../src/server.js';
+import type { Server } from '../../src/server/server.js';
 import * as store from '../../src/store/index.js';
 import { capturedIo } from '../helpers/cli-io.js';
 import type { TestDatabase } from '../helpers/db.js';

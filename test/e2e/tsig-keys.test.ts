@@ -23,7 +23,7 @@ import { createTsigKeyring, tsigKeyring, type TsigKey } from '../../src/core/cre
 import { toJson } from '@bufbuild/protobuf';
 import { AdminService, ListTsigKeysResponseSchema } from '../../src/gen/dnsplane/v1/admin_pb.js';
 import type { OvhSimulator } from '../../src/ovhsim/index.js';
-import type { Server } from '../../src/server.js';
+import type { Server } from '../../src/server/server.js';
 import * as store from '../../src/store/index.js';
 import type { TestDatabase } from '../helpers/db.js';
 import { startReplicas, type Replicas } from '../helpers/server.js';

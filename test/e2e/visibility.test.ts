@@ -1,5 +1,5 @@
 /**
- * Visibility through the server (server.ts, core/probe/): in demo mode the prober learns the zone's
+ * Visibility through the server (server/server.ts, core/probe/): in demo mode the prober learns the zone's
  * name servers from its apex NS records in the cache (no OVH call) and asks them on their ports; an
  * apply is visible once both answer it, waited for through the server's listener; no probe makes an
  * OVH call; /metrics has the times per server. A publish that records no probe (issue 31.7: an older
@@ -12,13 +12,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { apply } from '../../src/core/apply/index.js';
 import { createTenant, type Tenant } from '../../src/core/tenants/tenants.js';
 import { visibilityOf, waitVisible } from '../../src/core/visibility/visibility.js';
 import { ensureSynced } from '../../src/core/zones/zones.js';
-import { DEMO_ZONE } from '../../src/demo.js';
-import { startServer, type Server } from '../../src/server.js';
+import { DEMO_ZONE } from '../../src/demo/demo.js';
+import { startServer, type Server } from '../../src/server/server.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
 import { simCalls } from '../helpers/ovh-api.js';
 import { until } from '../helpers/until.js';

@@ -12,7 +12,7 @@ import { tenantCommand } from '../../src/cli/tenant.js';
 import { WriteQuotaError } from '../../src/core/tenants/write-quota.js';
 import { outcomeOf } from '../../src/dnsserver/update-outcome.js';
 import { type Endpoint, type PlanRequest, PlanRequestSchema, Policy, ZoneService } from '../../src/gen/dnsplane/v1/zone_pb.js';
-import type { Server } from '../../src/server.js';
+import type { Server } from '../../src/server/server.js';
 import { centralWebhook, type TestWebhook } from '../helpers/central-webhook.js';
 import { capturedIo } from '../helpers/cli-io.js';
 import { callLines, ep, expectRejected } from '../helpers/expect.js';

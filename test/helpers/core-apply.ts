@@ -1,7 +1,7 @@
 /**
  * For the tests of the apply room (test/core/apply) and of the API's handlers in memory (test/api):
  * core driven directly, without the server — a CoreContext on a real Postgres (a database of the test file's own, with a journal pool
- * beside it as server.ts builds one) and the OVH simulator over real HTTPS through the real client,
+ * beside it as server/server.ts builds one) and the OVH simulator over real HTTPS through the real client,
  * its zones registered and synced, its tenants made — and applies of one zone queued in a known
  * order behind a zone lock the test holds (queueBehindLock, which the end-to-end tests use too).
  */

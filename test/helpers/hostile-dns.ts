@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import type net from 'node:net';
 import { tcpFrame } from '../../src/dnsclient/index.js';
 import { RCODE, TYPE, encodeMessage, parseMessage } from '../../src/dns/wire/index.js';
-import { bindUdpAndTcp } from '../../src/udp-tcp-port.js';
+import { bindUdpAndTcp } from '../../src/lib/udp-tcp-port.js';
 
 export type HostileMode = 'garbage' | 'wrong-id' | 'not-response' | 'other-question' | 'other-zone' | 'refused' | 'truncated';
 

@@ -9,10 +9,10 @@ import { createClient, type Client, type Interceptor } from '@connectrpc/connect
 import { createConnectTransport } from '@connectrpc/connect-node';
 import type { DescService } from '@bufbuild/protobuf';
 import pino, { type Logger } from 'pino';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { ZoneService } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import type { OvhSimulator } from '../../src/ovhsim/index.js';
-import { startServer, type Server, type ServerParts } from '../../src/server.js';
+import { startServer, type Server, type ServerParts } from '../../src/server/server.js';
 
 /**
  * The OVH_* settings that point a dnsplane server at a simulator: its endpoint, its credentials and

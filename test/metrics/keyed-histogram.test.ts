@@ -1,12 +1,12 @@
 /**
- * KeyedHistogram (src/metrics-series.ts) stands in for prom-client's Histogram on the hot path of every
+ * KeyedHistogram (src/metrics/series.ts) stands in for prom-client's Histogram on the hot path of every
  * request (dnsplane_rpc_duration_seconds): fed the same observations, the two print the same
  * /metrics text byte for byte, in the Prometheus and the OpenMetrics formats, and give the same JSON;
  * both refuse a value that is not a number and forget everything on reset.
  */
 import { Histogram, Registry, type RegistryContentType } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { KeyedHistogram } from '../../src/metrics-series.js';
+import { KeyedHistogram } from '../../src/metrics/series.js';
 
 const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 const NAME = 'dnsplane_rpc_duration_seconds';

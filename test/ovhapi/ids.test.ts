@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOvhKey } from '../../src/core/credentials/ovh-admin.js';
 import { Policy } from '../../src/gen/dnsplane/v1/zone_pb.js';
-import type { Server } from '../../src/server.js';
+import type { Server } from '../../src/server/server.js';
 import { queueBehindLock } from '../helpers/core-apply.js';
 import { callLines, ep } from '../helpers/expect.js';
 import { OvhHttp } from '../helpers/external-dns-ovh.js';

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant, setTenantDisabled } from '../../src/core/tenants/tenants.js';
 import { AdminService } from '../../src/gen/dnsplane/v1/admin_pb.js';
 import type { OvhSimulator } from '../../src/ovhsim/index.js';
-import type { Server } from '../../src/server.js';
+import type { Server } from '../../src/server/server.js';
 import type { TestDatabase } from '../helpers/db.js';
 import { startReplicas, type Replicas } from '../helpers/server.js';
 import { ovhCall, type OvhKeyValues } from '../helpers/ovh-api-client.js';

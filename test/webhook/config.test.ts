@@ -2,7 +2,7 @@
  * DNSPLANE_WEBHOOK_LISTEN, and `dnsplane serve` starting and stopping the webhook listener with the API.
  */
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { InvalidInputError } from '../../src/dns/errors.js';
 import { startHarness } from '../helpers/server.js';
 import { MEDIA_TYPE } from '../helpers/external-dns.js';

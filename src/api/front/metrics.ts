@@ -11,7 +11,7 @@
  * Ports sharing a registry share the series (one declaration per registry), told apart by `port`.
  */
 import type { Counter, Registry } from 'prom-client';
-import { seriesOn } from '../../metrics.js';
+import { seriesOn } from '../../metrics/metrics.js';
 
 export type CloseReason = 'headers' | 'request' | 'idle' | 'linger';
 

@@ -11,7 +11,7 @@ import { normalizeName } from '../../dns/names.js';
 import type { OvhCredentials } from '../../ovh/client/signed-request.js';
 import { parseOvhEndpoint, type OvhEndpoint } from '../../ovh/endpoint.js';
 import { OvhError } from '../../ovh/errors.js';
-import { messageOf } from '../../error-message.js';
+import { messageOf } from '../../lib/error-message.js';
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
 import { SECRETS_KEY_SETTING, checkSealedSecrets } from '../credentials/secrets.js';

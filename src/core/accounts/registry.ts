@@ -16,7 +16,7 @@ import type { OvhApi } from '../../ovh/client.js';
 import type { OvhCredentials } from '../../ovh/client/signed-request.js';
 import { parseOvhEndpoint, type OvhEndpoint } from '../../ovh/endpoint.js';
 import { OvhError } from '../../ovh/errors.js';
-import { messageOf } from '../../error-message.js';
+import { messageOf } from '../../lib/error-message.js';
 import * as store from '../../store/index.js';
 import type { SecretBox } from '../credentials/secrets.js';
 import { openCredentials } from './credentials.js';
@@ -30,7 +30,7 @@ export interface AccountState {
   reason?: string;
 }
 
-/** Asks OVH the account's zones with its credentials, one call (start-core.ts: no retries, no budget). */
+/** Asks OVH the account's zones with its credentials, one call (server/start-core.ts: no retries, no budget). */
 export type ProveCredentials = (endpoint: OvhEndpoint, credentials: OvhCredentials) => Promise<string[]>;
 
 /** What accounts need of the context (CoreContext.accounts): the registry and how to prove credentials. */
@@ -56,7 +56,7 @@ export interface AccountTarget {
 export interface OvhAccountsOptions {
   pool: store.Queryable;
   secrets?: SecretBox;
-  /** Builds an account's client (start-core.ts: the same client as the default's, its own budget). */
+  /** Builds an account's client (server/start-core.ts: the same client as the default's, its own budget). */
   clientOf(target: AccountTarget): AccountClient;
   warn(msg: string, fields?: Record<string, unknown>): void;
 }

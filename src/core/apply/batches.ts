@@ -12,7 +12,7 @@
  * later ones re-plan the same request, as the first one did under the lock.
  * Each batch is measured (duration, outcome, lock wait) and a database lost under it is translated here.
  */
-import { messageOf } from '../../error-message.js';
+import { messageOf } from '../../lib/error-message.js';
 import type { CoreContext } from '../context.js';
 import { ApplyFailedError, isDatabaseUnavailable, isRetryable, ShuttingDownError } from '../errors.js';
 import type { ZonePlan } from '../plan/plan.js';

@@ -19,7 +19,7 @@
  *   every member that succeeded is rolled back as a lone apply would be (newest first).
  * Without coalescing (DNSPLANE_APPLY_COALESCE=0, dry run) the group is the holder's member alone.
  */
-import { messageOf } from '../../error-message.js';
+import { messageOf } from '../../lib/error-message.js';
 import { OvhError } from '../../ovh/errors.js';
 import type { CoreContext } from '../context.js';
 import { ApplyFailedError } from '../errors.js';

@@ -5,7 +5,7 @@
  * had succeeded is rolled back as a lone apply would be, newest first (rollback.ts). The lock lost:
  * every one of them stops, for the next holder (stop.ts).
  */
-import { messageOf } from '../../error-message.js';
+import { messageOf } from '../../lib/error-message.js';
 import { refreshPath } from '../../ovh/types.js';
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';

@@ -8,7 +8,7 @@
 import { refreshPath } from '../../ovh/types.js';
 import type { OvhApi } from '../../ovh/client.js';
 import * as store from '../../store/index.js';
-import { messageOf } from '../../error-message.js';
+import { messageOf } from '../../lib/error-message.js';
 import type { CoreContext } from '../context.js';
 import { ShuttingDownError, ZoneLockLostError } from '../errors.js';
 import type { ZoneFence } from '../zones/fence.js';

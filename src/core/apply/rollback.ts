@@ -5,7 +5,7 @@
  * `failed` with per-operation detail. What it wrote is kept (RollbackRecord) to be written again when
  * its group's transaction goes back to before the group (publish.ts).
  */
-import { messageOf } from '../../error-message.js';
+import { messageOf } from '../../lib/error-message.js';
 import type { OvhApi } from '../../ovh/client.js';
 import { OvhError } from '../../ovh/errors.js';
 import { describeOperation } from '../../ovh/ops.js';

@@ -6,7 +6,7 @@
  * (publish.ts), or — an operation failed — rolled back alone (rollback.ts). The lock lost, or a
  * rollback that cannot be finished, stops the whole group (stop.ts).
  */
-import { messageOf } from '../../error-message.js';
+import { messageOf } from '../../lib/error-message.js';
 import { describeOperation } from '../../ovh/ops.js';
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';

@@ -5,7 +5,7 @@
  * in flight and the next holder's recovery (recovery.ts) rolls them back.
  */
 import * as store from '../../store/index.js';
-import { messageOf } from '../../error-message.js';
+import { messageOf } from '../../lib/error-message.js';
 import type { OvhOperation } from '../../ovh/types.js';
 import type { CoreContext } from '../context.js';
 import { ApplyFailedError } from '../errors.js';

@@ -8,7 +8,7 @@
  * Exactness across replicas comes from NOTIFY dnsplane_tenant, sent with every change of a tenant's
  * credentials (a token rotated, the tenant disabled or enabled, a TSIG or OVH key created, rotated or
  * deleted: store/tenants.ts, store/sealed-keys.ts): forget(name) drops that tenant's entries. Entries
- * are used only while `trusted()` says the replica is listening (server.ts: the listener is connected
+ * are used only while `trusted()` says the replica is listening (server/server.ts: the listener is connected
  * and answered its heartbeat recently); clear() when the listener is lost or comes back, since
  * notifications sent in between were missed. An answer read from Postgres is kept only if nothing was
  * forgotten or cleared while it was being read (the epoch), so a read that raced a change cannot
@@ -140,7 +140,7 @@ export class CredentialCache<V> {
   }
 }
 
-/** Keys that carry their tenant, forgotten by its name: server.ts builds one of each kind per process. */
+/** Keys that carry their tenant, forgotten by its name: server/server.ts builds one of each kind per process. */
 export class KeyCache<V extends { tenant: Tenant }> extends CredentialCache<V> {
   constructor(isTrusted: () => boolean, maxEntries = 10_000) {
     super(isTrusted, (k) => k.tenant.name, maxEntries);

@@ -21,7 +21,7 @@
 import https from 'node:https';
 import { createLocalJWKSet, errors as joseErrors, type JWK, type JWTHeaderParameters, type FlattenedJWSInput } from 'jose';
 import type { Logger } from 'pino';
-import { messageOf } from '../../error-message.js';
+import { messageOf } from '../../lib/error-message.js';
 import type { TrustedIssuer } from '../../store/index.js';
 import { IssuerUnavailableError, WorkloadTokenError } from '../errors.js';
 

@@ -10,7 +10,7 @@
  * client address): the latest use's is written with it.
  */
 import type { Logger } from 'pino';
-import { messageOf } from '../../error-message.js';
+import { messageOf } from '../../lib/error-message.js';
 import type { Lifecycle } from '../lifecycle.js';
 
 /** "Last used" is written at most this often per credential and process. */

@@ -1,7 +1,7 @@
 /**
  * Secrets at rest that the server must read back (a TSIG secret: the server computes the MAC with it;
  * an OVH-style application secret, later), sealed with AES-256-GCM (node:crypto) under one encryption
- * key, DNSPLANE_SECRETS_KEY (32 random bytes; config.ts reads it, demo mode keeps one in its data dir).
+ * key, DNSPLANE_SECRETS_KEY (32 random bytes; config/config.ts reads it, demo mode keeps one in its data dir).
  *
  * Each secret gets a random 12-byte IV; the 16-byte authentication tag is stored with it, so that a
  * changed byte (ciphertext, IV, tag) is refused, never opened into a wrong secret. The `context` of a
@@ -15,7 +15,7 @@ import * as store from '../../store/index.js';
 
 type SealedSecret = store.SealedSecret;
 
-/** The setting that holds the encryption key (read by config.ts; named in every message). */
+/** The setting that holds the encryption key (read by config/config.ts; named in every message). */
 export const SECRETS_KEY_SETTING = 'DNSPLANE_SECRETS_KEY';
 /** What the setting must hold, for messages. */
 export const SECRETS_KEY_RULE = 'must be 32 random bytes in base64 (e.g. the output of `openssl rand -base64 32`)';

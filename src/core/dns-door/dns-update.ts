@@ -13,7 +13,7 @@
  * done (that setting, and what is left of the client's own timeout); at the bound it is NOERROR
  * anyway: the change is applied, and an error would only make the client send it again.
  */
-import { messageOf } from '../../error-message.js';
+import { messageOf } from '../../lib/error-message.js';
 import * as store from '../../store/index.js';
 import { apply, type ZoneApplyResult } from '../apply/index.js';
 import type { CoreContext } from '../context.js';

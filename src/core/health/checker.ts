@@ -1,5 +1,5 @@
 /**
- * The health checker: one per process (server.ts starts and stops it). Every DNSPLANE_HEALTH_INTERVAL
+ * The health checker: one per process (server/server.ts starts and stops it). Every DNSPLANE_HEALTH_INTERVAL
  * it runs a round: it takes the leases of the record sets with a check that no live replica holds
  * (its own renewed; store/health.ts claimCheckedSets), so one replica checks a set at a time and
  * another takes a set over within one lease when its replica dies; it checks each target of each
@@ -12,7 +12,7 @@
  * Time comes from `clock` and rounds can be run on demand (runRound): tests drive both.
  */
 import { setMaxListeners } from 'node:events';
-import { messageOf } from '../../error-message.js';
+import { messageOf } from '../../lib/error-message.js';
 import { parseHealthCheck, type HealthCheck } from '../../dns/health-check.js';
 import { subDomainOf } from '../../dns/names.js';
 import type { RecordType } from '../../dns/types.js';
@@ -38,7 +38,7 @@ export interface HealthItem {
 /** What the mechanism did with each item: done (withdrawn/restored) or kept, and why. */
 export type HealthItemOutcome = { target: string; done: boolean; why?: string };
 
-/** The withdrawal mechanism as the checker uses it (core/withdrawals/withdrawals.ts, adapted in server.ts). */
+/** The withdrawal mechanism as the checker uses it (core/withdrawals/withdrawals.ts, adapted in server/server.ts). */
 export interface Withdrawals {
   withdraw(zone: string, items: HealthItem[]): Promise<HealthItemOutcome[]>;
   restore(zone: string, items: HealthItem[]): Promise<HealthItemOutcome[]>;

@@ -21,7 +21,7 @@
  * dropped (sweepExpiredDrafts).
  */
 import { InvalidInputError } from '../../dns/errors.js';
-import { messageOf } from '../../error-message.js';
+import { messageOf } from '../../lib/error-message.js';
 import { RECORD_TYPES, isRecordType, SHARED_LABEL, type Conflict, type RecordSetKey, type RecordType } from '../../dns/index.js';
 import { ovhRecordKey, ovhRecordSetName, ovhTargetToCanonical, recordsToEndpoints } from '../../ovh/mapping.js';
 import type { OvhRecord } from '../../ovh/types.js';

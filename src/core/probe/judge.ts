@@ -13,7 +13,7 @@ import { RCODE, TYPE, rcodeName, sameName, targetOfData, wireTypeOf, type Resour
 import { checkMailPolicy } from '../../dns/mail-policy.js';
 import { isRecordType, isTxtFamily } from '../../dns/types.js';
 import type { DnsAnswer } from '../../dnsclient/index.js';
-import { messageOf } from '../../error-message.js';
+import { messageOf } from '../../lib/error-message.js';
 
 export type Verdict = 'match' | 'old' | { error: string };
 

@@ -1,5 +1,5 @@
 /**
- * The prober: one per process (server.ts starts and stops it). It runs the probes this process holds
+ * The prober: one per process (server/server.ts starts and stops it). It runs the probes this process holds
  * — the ones its own refreshes recorded (core/probe/record.ts), heard at COMMIT through NOTIFY
  * dnsplane_probe — and takes over those whose holder's lease lapsed (a replica that died), found by a
  * scan every third of the lease, when it also renews the leases of the probes it runs. Each probe goes
@@ -8,7 +8,7 @@
  * DNS questions in flight for the whole process.
  */
 import { setMaxListeners } from 'node:events';
-import { messageOf } from '../../error-message.js';
+import { messageOf } from '../../lib/error-message.js';
 import * as store from '../../store/index.js';
 import { DEFAULT_VISIBILITY, type CoreContext } from '../context.js';
 import { instanceOf } from './record.js';
@@ -24,7 +24,7 @@ export interface ProberOptions {
   /** How long one question waits for its answer. Default 2 s. */
   queryTimeoutMs?: number;
   /**
-   * 'outside': the caller's listener hears NOTIFY dnsplane_probe and calls heard() (server.ts: one
+   * 'outside': the caller's listener hears NOTIFY dnsplane_probe and calls heard() (server/server.ts: one
    * LISTEN connection per process); default: a listener of the prober's own.
    */
   listener?: 'own' | 'outside';

@@ -9,7 +9,7 @@
  */
 import { TYPE } from '../../dns/wire/index.js';
 import { query, type DnsAnswer } from '../../dnsclient/index.js';
-import { messageOf } from '../../error-message.js';
+import { messageOf } from '../../lib/error-message.js';
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
 import { serversJson, type ServerVisibility, type VisibilityState } from '../visibility/visibility.js';

@@ -9,7 +9,7 @@
  * RETRY_MAX_MS: the rounds meanwhile are answered the same reason without asking again.
  */
 import { resolveHost, type DnsServerAddress } from '../../dnsclient/index.js';
-import { messageOf } from '../../error-message.js';
+import { messageOf } from '../../lib/error-message.js';
 import { ovhTargetToCanonical } from '../../ovh/mapping.js';
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';

@@ -14,7 +14,7 @@
  * A tenant is judged silent when its last_seen_at is older than withdraw_after plus the write interval
  * (a call may be written up to that late).
  */
-import { messageOf } from '../../error-message.js';
+import { messageOf } from '../../lib/error-message.js';
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
 import { LastUsed, LAST_USED_EVERY_MS } from '../credentials/last-used.js';
@@ -150,7 +150,7 @@ export async function withdrawSilentTenants(ctx: CoreContext): Promise<WithdrawO
   });
 }
 
-/** The silent-tenant loop (server.ts): a turn every `everyMs`, none while one runs; stop() ends it. */
+/** The silent-tenant loop (server/server.ts): a turn every `everyMs`, none while one runs; stop() ends it. */
 export function startSilentWatch(ctx: CoreContext, everyMs = SILENT_CHECK_EVERY_MS): { stop(): Promise<void> } {
   let running: Promise<unknown> | undefined;
   let stopped = false;

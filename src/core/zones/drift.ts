@@ -42,7 +42,7 @@ import type { CoreContext } from '../context.js';
 import { getEach } from '../reads/read-records.js';
 import { toRow } from './zones.js';
 import { tryZoneLockFenced } from '../apply/lock-queue.js';
-import { messageOf } from '../../error-message.js';
+import { messageOf } from '../../lib/error-message.js';
 
 export interface DriftResult {
   zone: string;

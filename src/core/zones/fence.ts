@@ -29,7 +29,7 @@ import type { WriteGuard } from '../../ovh/client/scope.js';
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
 import { ShuttingDownError } from '../errors.js';
-import { messageOf } from '../../error-message.js';
+import { messageOf } from '../../lib/error-message.js';
 
 /** A holder renews its lease when half of this has passed since the last renewal. */
 export const LEASE_STEP_MS = 2_000;

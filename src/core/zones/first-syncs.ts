@@ -7,7 +7,7 @@
  * caller tries again.
  */
 import type pg from 'pg';
-import { messageOf } from '../../error-message.js';
+import { messageOf } from '../../lib/error-message.js';
 import type * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
 import { Turns } from '../turns.js';

@@ -18,7 +18,7 @@ import fs from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
-import { messageOf } from '../../error-message.js';
+import { messageOf } from '../../lib/error-message.js';
 import type { LogFn } from '../internal.js';
 import { checkReachableByPostgresUser, runningAsRoot } from './as-root.js';
 import { assertEmptyOrAbsent, clearStalePostmaster, isCluster } from './cluster.js';

@@ -11,7 +11,7 @@ import type { CoreContext, VisibilitySettings } from '../../../src/core/context.
 import { Prober } from '../../../src/core/probe/prober.js';
 import { ServerDirectory } from '../../../src/core/probe/servers.js';
 import { visibilityOf, waitVisible, type Visibility } from '../../../src/core/visibility/visibility.js';
-import { Metrics } from '../../../src/metrics.js';
+import { Metrics } from '../../../src/metrics/metrics.js';
 import * as store from '../../../src/store/index.js';
 import { applyRoom, type ApplyRoom } from '../../helpers/core-apply.js';
 import { hostileDns, type HostileMode } from '../../helpers/hostile-dns.js';

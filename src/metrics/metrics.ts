@@ -1,12 +1,12 @@
 /**
  * Prometheus metrics (prom-client), served on `/metrics` of the API listener.
  *
- * A leaf module: it imports nothing of dnsplane. server.ts builds one Metrics per server, feeds the
+ * A leaf module: it imports nothing of dnsplane. server/server.ts builds one Metrics per server, feeds the
  * OVH client's `onCall` hook into ovhCall(), hands the object to core through CoreContext.metrics,
  * and gives it a zone source (generation and record count per zone, read from Postgres at scrape
- * time, so that every replica reports the same truth). seriesOn() (metrics-series.ts) declares a series in
+ * time, so that every replica reports the same truth). seriesOn() (metrics/series.ts) declares a series in
  * one line (name, help, label names, buckets on the given registry); webhook/metrics.ts uses it too.
- * The series this class feeds itself are one table (metrics-table.ts, declared by seriesTable()); the
+ * The series this class feeds itself are one table (metrics/table.ts, declared by seriesTable()); the
  * gauges read at scrape time are declared in the constructor, beside their sources.
  *
  * Series (all prefixed dnsplane_):
@@ -69,8 +69,30 @@ import {
   type InFlightSample,
   type OvhCallSample,
   type ZoneSample,
-} from './metrics-series.js';
-import { SERIES } from './metrics-table.js';
+} from './series.js';
+import { SERIES } from './table.js';
+
+type Labels = Record<string, string>;
+
+/** What the gauges read at each scrape, each from the table or the part that holds it. */
+export interface MetricSources {
+  /** dnsplane_tenant_last_seen_seconds (server/server.ts: the tenants table). */
+  lastSeen: () => Promise<Array<{ tenant: string; seconds: number }>>;
+  /** dnsplane_orphaned_record_sets (server/server.ts: store.countOrphanedSets). */
+  orphans: () => Promise<Array<{ reason: string; sets: number }>>;
+  /** The zone gauges (server/start-core.ts: the zones table). */
+  zones: () => Promise<ZoneSample[]>;
+  /** dnsplane_target_health and dnsplane_target_set_all_down (server/start-core.ts: the target_health table). */
+  health: () => Promise<HealthSample[]>;
+  /** The in-flight journal gauges (server/start-core.ts: the journal table). */
+  inFlight: () => Promise<InFlightSample[]>;
+  /** dnsplane_read_cache_bytes (server/start-core.ts: the ReadCache's stats). */
+  readCache: () => { bytes: number; maxBytes: number };
+  /** dnsplane_jwks_age_seconds (server/start-core.ts: core/credentials/issuer-keys.ts's stats). */
+  jwks: () => Array<{ issuer: string; ageSeconds: number }>;
+  /** dnsplane_ovh_account_available (server/start-core.ts: core/accounts/registry.ts's states). */
+  accounts: () => Array<{ name: string; status: string }>;
+}
 
 // The samples' and outcomes' types, and the series helper, where core and the doors have always found them.
 export {
@@ -82,14 +104,14 @@ export {
   type InFlightSample,
   type OvhCallSample,
   type ZoneSample,
-} from './metrics-series.js';
+} from './series.js';
 
 export class Metrics {
   readonly registry = new Registry();
   private readonly s = seriesOn(this.registry);
   /** cacheRead's counts not yet in the series (by result and zone: a bounded set). */
   private readonly cacheReadCounts = new Map<CacheReadResult, Map<string, { labels: { zone: string; result: CacheReadResult }; n: number }>>();
-  /** The series this class feeds (metrics-table.ts), declared first, in the table's order. */
+  /** The series this class feeds (metrics/table.ts), declared first, in the table's order. */
   private readonly series = seriesTable(this.registry, SERIES, {
     cacheReads: (c) => {
       for (const byZone of this.cacheReadCounts.values()) {
@@ -100,15 +122,9 @@ export class Metrics {
       }
     },
   });
-  private lastSeenSource: (() => Promise<Array<{ tenant: string; seconds: number }>>) | undefined;
-  private orphanSource: (() => Promise<Array<{ reason: string; sets: number }>>) | undefined;
   private loopTimer: NodeJS.Timeout | undefined;
-  private zoneSource: (() => Promise<ZoneSample[]>) | undefined;
-  private healthSource: (() => Promise<HealthSample[]>) | undefined;
-  private inFlightSource: (() => Promise<InFlightSample[]>) | undefined;
-  private readCacheSource: (() => { bytes: number; maxBytes: number }) | undefined;
-  private jwksSource: (() => Array<{ issuer: string; ageSeconds: number }>) | undefined;
-  private accountSource: (() => Array<{ name: string; status: string }>) | undefined;
+  /** Where the gauges read at each scrape come from: server/ hands each in; one not handed in stays empty. */
+  readonly sources: Partial<MetricSources> = {};
 
   constructor(opts: { dryRun?: boolean; defaultMetrics?: boolean; eventLoop?: boolean } = {}) {
     if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
@@ -120,7 +136,7 @@ export class Metrics {
       'Bytes the Records cache of this process keeps (kept: bases, answers, encoded bytes, as accounted) and its bound, DNSPLANE_READ_CACHE_BYTES (bound)',
       ['of'],
       async (g) => {
-        const s = this.readCacheSource?.();
+        const s = this.sources.readCache?.();
         if (!s) return;
         g.set({ of: 'kept' }, s.bytes);
         g.set({ of: 'bound' }, s.maxBytes);
@@ -132,53 +148,53 @@ export class Metrics {
         g.reset();
         for (const [zone, value] of await read()) g.set({ zone }, value);
       });
-    this.s.gauge(
+    // Gauges set at scrape time from a source server/ hands in (reset first: one value per row; none without a source).
+    const sourced = <R>(
+      name: string,
+      help: string,
+      labels: string[],
+      source: () => (() => R[] | Promise<R[]>) | undefined,
+      row: (r: R) => [Labels, number],
+      zeros: Labels[] = [],
+    ) =>
+      this.s.gauge(name, help, labels, async (g) => {
+        const read = source();
+        if (!read) return;
+        g.reset();
+        for (const z of zeros) g.set(z, 0);
+        for (const r of await read()) g.set(...row(r));
+      });
+    sourced(
       'dnsplane_tenant_last_seen_seconds',
       "Seconds since each tenant's latest authenticated call, as Postgres holds it (written coarsely: up to a minute late); tenants never seen are absent",
       ['tenant'],
-      async (g) => {
-        const source = this.lastSeenSource;
-        if (!source) return;
-        g.reset();
-        for (const { tenant, seconds } of await source()) g.set({ tenant }, seconds);
-      },
+      () => this.sources.lastSeen,
+      ({ tenant, seconds }) => [{ tenant }, seconds],
     );
-    this.s.gauge(
+    sourced(
       'dnsplane_orphaned_record_sets',
       'Record sets nobody will write again, as Postgres holds them (core/admin/orphans.ts), by reason: disabled (owned by a disabled tenant), silent (its owner made no call for 30 days)',
       ['reason'],
-      async (g) => {
-        const source = this.orphanSource;
-        if (!source) return;
-        g.reset();
-        for (const reason of ['disabled', 'silent']) g.set({ reason }, 0);
-        for (const { reason, sets } of await source()) g.set({ reason }, sets);
-      },
+      () => this.sources.orphans,
+      ({ reason, sets }) => [{ reason }, sets],
+      [{ reason: 'disabled' }, { reason: 'silent' }],
     );
-    this.s.gauge(
+    sourced(
       'dnsplane_jwks_age_seconds',
       "Seconds since each trusted issuer's keys were last fetched successfully by this process (fetched again every DNSPLANE_JWKS_REFRESH while in use; not used past DNSPLANE_JWKS_MAX_AGE)",
       ['issuer'],
-      async (g) => {
-        const source = this.jwksSource;
-        if (!source) return;
-        g.reset();
-        for (const { issuer, ageSeconds } of source()) g.set({ issuer }, ageSeconds);
-      },
+      () => this.sources.jwks,
+      ({ issuer, ageSeconds }) => [{ issuer }, ageSeconds],
     );
-    this.s.gauge(
+    sourced(
       'dnsplane_ovh_account_available',
       'Each OVH account this replica calls: 1 while its calls are answered, 0 while it is refused (403), down, disabled or unreadable (the status label says which; its zones are unavailable)',
       ['account', 'status'],
-      async (g) => {
-        const source = this.accountSource;
-        if (!source) return;
-        g.reset();
-        for (const a of source()) g.set({ account: a.name, status: a.status }, a.status === 'ok' ? 1 : 0);
-      },
+      () => this.sources.accounts,
+      (a) => [{ account: a.name, status: a.status }, a.status === 'ok' ? 1 : 0],
     );
     // Health (core/health/): from Postgres at scrape time, so every replica reports the checker's truth.
-    const healthRows = () => this.healthSource?.() ?? Promise.resolve([] as HealthSample[]);
+    const healthRows = () => this.sources.health?.() ?? Promise.resolve([] as HealthSample[]);
     this.s.gauge(
       'dnsplane_target_health',
       'Each checked target of a record set with a health check: 1 while it passes, 0 while it fails (withdrawn, or kept as the last)',
@@ -220,34 +236,9 @@ export class Metrics {
     );
   }
 
-  /** Where the in-flight journal gauges come from (server.ts: the journal table). */
-  setInFlightSource(source: () => Promise<InFlightSample[]>): void {
-    this.inFlightSource = source;
-  }
-
-  /** Where dnsplane_target_health and dnsplane_target_set_all_down come from (server.ts: the target_health table). */
-  setHealthSource(source: () => Promise<HealthSample[]>): void {
-    this.healthSource = source;
-  }
-
   /** One health check made (core/health/checker.ts). */
   healthChecked(ok: boolean): void {
     this.series.healthChecks.inc({ result: ok ? 'pass' : 'fail' });
-  }
-
-  /** Where dnsplane_tenant_last_seen_seconds comes from (server.ts: the tenants table). */
-  setLastSeenSource(source: () => Promise<Array<{ tenant: string; seconds: number }>>): void {
-    this.lastSeenSource = source;
-  }
-
-  /** Where dnsplane_orphaned_record_sets comes from (server.ts: store.countOrphanedSets). */
-  setOrphanSource(source: () => Promise<Array<{ reason: string; sets: number }>>): void {
-    this.orphanSource = source;
-  }
-
-  /** Where dnsplane_jwks_age_seconds comes from (start-core.ts: core/credentials/issuer-keys.ts's stats). */
-  setJwksSource(source: () => Array<{ issuer: string; ageSeconds: number }>): void {
-    this.jwksSource = source;
   }
 
   /** A workload token verified, or the rule that refused it (core/credentials/workload-tokens.ts). */
@@ -275,16 +266,6 @@ export class Metrics {
     this.series.withdrawals.inc({ reason });
   }
 
-  /** Where dnsplane_read_cache_bytes comes from (server.ts: the ReadCache's stats). */
-  setReadCacheSource(source: () => { bytes: number; maxBytes: number }): void {
-    this.readCacheSource = source;
-  }
-
-  /** Where the zone gauges come from (server.ts: the zones table). */
-  setZoneSource(source: () => Promise<ZoneSample[]>): void {
-    this.zoneSource = source;
-  }
-
   /** The OVH client's onCall hook. */
   ovhCall(c: OvhCallSample): void {
     const route = { method: c.method, route: c.route };
@@ -297,11 +278,6 @@ export class Metrics {
   /** One OVH call of an account (every attempt), by its HTTP status. */
   accountCall(account: string, status: number): void {
     this.series.accountCalls.inc({ account, status: String(status) });
-  }
-
-  /** Where dnsplane_ovh_account_available comes from (start-core.ts: core/accounts/registry.ts's states). */
-  setAccountSource(source: () => Array<{ name: string; status: string }>): void {
-    this.accountSource = source;
   }
 
   ovhCallNotSent(method: string, route: string): void {
@@ -406,10 +382,10 @@ export class Metrics {
   }
 
   private async zones(): Promise<ZoneSample[]> {
-    return this.zoneSource ? this.zoneSource() : [];
+    return this.sources.zones ? this.sources.zones() : [];
   }
 
   private async inFlight(): Promise<InFlightSample[]> {
-    return this.inFlightSource ? this.inFlightSource() : [];
+    return this.sources.inFlight ? this.sources.inFlight() : [];
   }
 }

@@ -3,18 +3,18 @@
  * ACME-only key of the demo tenant, named demo-acme.dnsplane, its secret kept in the data directory
  * (DEMO_TSIG_FILE, mode 0600; the database keeps it sealed, as every TSIG secret) and reused while it
  * still opens the key, like the demo's tokens; `serve --new-tokens` rotates it. Part of the composition
- * root, beside demo.ts. Only the demo's own tenant gets one (a "demo" tenant the demo did not create is
+ * root, beside demo/demo.ts. Only the demo's own tenant gets one (a "demo" tenant the demo did not create is
  * left alone), and never a key of that name another tenant holds.
  */
 import { timingSafeEqual } from 'node:crypto';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import type { CoreContext } from './core/context.js';
-import { createTsigKey, rotateTsigKey } from './core/credentials/tsig-admin.js';
-import { tsigKeyring, type TsigAlgorithm } from './core/credentials/tsig.js';
+import type { CoreContext } from '../core/context.js';
+import { createTsigKey, rotateTsigKey } from '../core/credentials/tsig-admin.js';
+import { tsigKeyring, type TsigAlgorithm } from '../core/credentials/tsig.js';
 import { readPrivateFile, writePrivateFile } from './demo.js';
-import * as store from './store/index.js';
-import { messageOf } from './error-message.js';
+import * as store from '../store/index.js';
+import { messageOf } from '../lib/error-message.js';
 
 /** In the data directory: the demo's TSIG key ({"name": …, "secret": base64}), mode 0600. */
 export const DEMO_TSIG_FILE = 'demo-tsig.json';

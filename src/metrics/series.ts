@@ -1,8 +1,8 @@
 /**
- * What metrics.ts measures, as its callers hand it over (the samples read at scrape time, the
+ * What metrics/metrics.ts measures, as its callers hand it over (the samples read at scrape time, the
  * outcomes counted), and seriesOn(): one dnsplane series declared in one line on a registry;
- * seriesTable() declares a whole table of them (metrics-table.ts: the series Metrics keeps).
- * A leaf module, like metrics.ts: it imports nothing of dnsplane.
+ * seriesTable() declares a whole table of them (metrics/table.ts: the series Metrics keeps).
+ * A leaf module, like metrics/metrics.ts: it imports nothing of dnsplane.
  */
 import { Counter, Gauge, Histogram, type Metric, type Registry } from 'prom-client';
 
@@ -160,7 +160,7 @@ interface HistogramData {
   aggregator: 'sum';
 }
 
-/** One series as a table holds it (metrics-table.ts): its kind, name, help, label names and, for a histogram, its buckets. */
+/** One series as a table holds it (metrics/table.ts): its kind, name, help, label names and, for a histogram, its buckets. */
 export type SeriesSpec = { name: string; help: string; labels: readonly string[] } & (
   | { kind: 'counter' | 'gauge' }
   | { kind: 'histogram'; buckets: readonly number[] }

@@ -1,6 +1,6 @@
 /**
- * The series Metrics (metrics.ts) keeps and feeds itself, as one table: each its name, help, label
- * names, kind and, for a histogram, buckets; seriesTable() (metrics-series.ts) declares them in this
+ * The series Metrics (metrics/metrics.ts) keeps and feeds itself, as one table: each its name, help, label
+ * names, kind and, for a histogram, buckets; seriesTable() (metrics/series.ts) declares them in this
  * order, the order /metrics lists them in. The gauges read at scrape time from a source (zones,
  * journal, health, last seen, the read cache) are declared by Metrics' constructor, beside their
  * sources. Names, help texts and label sets are what deploy/'s alerts and dashboard query: a change

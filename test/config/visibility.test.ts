@@ -1,9 +1,9 @@
 /**
- * The visibility settings (src/config-visibility.ts through loadConfig): defaults, the forms each
+ * The visibility settings (src/config/visibility.ts through loadConfig): defaults, the forms each
  * takes, and bad values refused naming the setting and the rule.
  */
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 
 const BASE = { DNSPLANE_DEMO: 'true' };
 const visibility = (env: Record<string, string>) => loadConfig({ ...BASE, ...env }).visibility;

@@ -1,9 +1,9 @@
 /**
- * The settings of health checks (core/health/, issue 30, docs/failover.md), read for config.ts (which
+ * The settings of health checks (core/health/, issue 30, docs/failover.md), read for config/config.ts (which
  * lists them in SETTINGS with their help): DNSPLANE_HEALTH_INTERVAL, DNSPLANE_HEALTH_TIMEOUT,
  * DNSPLANE_HEALTH_FAILURES, DNSPLANE_HEALTH_SUCCESSES, DNSPLANE_HEALTH_CONCURRENCY.
  */
-import { InvalidInputError } from './dns/errors.js';
+import { InvalidInputError } from '../dns/errors.js';
 
 export interface HealthConfig {
   /** DNSPLANE_HEALTH_INTERVAL: a round of checks this often; 0: no checker in this process. */

@@ -3,10 +3,10 @@
  * simulator, or nobody yet), and where the OVH API dnsplane serves itself is mounted and advertised.
  */
 import { readFileSync } from 'node:fs';
-import { InvalidInputError } from './dns/errors.js';
-import { parseOvhEndpoint, type OvhEndpoint } from './ovh/endpoint.js';
-import type { OvhCredentials } from './ovh/client/signed-request.js';
-import { parseBoolean, parseListen } from './config-values.js';
+import { InvalidInputError } from '../dns/errors.js';
+import { parseOvhEndpoint, type OvhEndpoint } from '../ovh/endpoint.js';
+import type { OvhCredentials } from '../ovh/client/signed-request.js';
+import { parseBoolean, parseListen } from './values.js';
 
 export type OvhConfig =
   | { mode: 'remote'; endpoint: OvhEndpoint; credentials: OvhCredentials; extraCaPems: string[] }

@@ -1,10 +1,10 @@
 /**
  * The syntaxes of configuration values (durations, sizes, numbers, booleans, host:port, log format,
  * secrets keys, CORS origins), each refusing a bad value with the variable's name and the rule.
- * config.ts reads the environment with them; the CLI parses its flags with the same ones.
+ * config/config.ts reads the environment with them; the CLI parses its flags with the same ones.
  */
-import { SECRETS_KEY_RULE } from './core/credentials/secrets.js';
-import { InvalidInputError } from './dns/errors.js';
+import { SECRETS_KEY_RULE } from '../core/credentials/secrets.js';
+import { InvalidInputError } from '../dns/errors.js';
 
 export function parseDuration(value: string, field: string): number {
   const m = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$/.exec(value.trim());

@@ -1,9 +1,9 @@
 /**
- * The health-check settings (src/config-health.ts through loadConfig): defaults, off, and bad values
+ * The health-check settings (src/config/health.ts through loadConfig): defaults, off, and bad values
  * refused naming the setting and the rule.
  */
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 
 const health = (env: Record<string, string>) => loadConfig({ DNSPLANE_DEMO: 'true', ...env }).health;
 

@@ -1,9 +1,9 @@
 /**
- * Requests per tenant (token-bucket.ts TenantRateLimiter): a burst, then the rate; one tenant's bucket is its own;
+ * Requests per tenant (lib/token-bucket.ts TenantRateLimiter): a burst, then the rate; one tenant's bucket is its own;
  * the wait it says is whole seconds, at least one.
  */
 import { expect, it } from 'vitest';
-import { TenantRateLimiter } from '../src/token-bucket.js';
+import { TenantRateLimiter } from '../../src/lib/token-bucket.js';
 
 it('a burst, then the rate, per tenant; the wait in whole seconds', () => {
   let now = 0;

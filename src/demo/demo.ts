@@ -1,7 +1,7 @@
 /**
  * Demo mode (the embedded default, or DNSPLANE_DEMO=true): the in-process OVH simulator holding the
  * demo zone, and the demo's two tenants, "admin" and "demo". Part of the composition root, beside
- * server.ts.
+ * server/server.ts.
  *
  * Safety, because a demo start can meet a real database (DNSPLANE_DEMO=true with DATABASE_URL):
  * - the demo zone is never registered in a database that already manages other zones;
@@ -19,14 +19,14 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import type { Config } from './config.js';
-import { SecretBox, newSecretsKey } from './core/credentials/secrets.js';
-import { createTenant, rotateTenantToken } from './core/tenants/tenants.js';
-import { parseSecretsKey } from './config.js';
-import { hashToken } from './core/credentials/tokens.js';
-import { OvhSimulator, type Lag } from './ovhsim/index.js';
-import * as store from './store/index.js';
-import { messageOf } from './error-message.js';
+import type { Config } from '../config/config.js';
+import { SecretBox, newSecretsKey } from '../core/credentials/secrets.js';
+import { createTenant, rotateTenantToken } from '../core/tenants/tenants.js';
+import { parseSecretsKey } from '../config/config.js';
+import { hashToken } from '../core/credentials/tokens.js';
+import { OvhSimulator, type Lag } from '../ovhsim/index.js';
+import * as store from '../store/index.js';
+import { messageOf } from '../lib/error-message.js';
 
 export const DEMO_ZONE = 'example.test';
 /** In the data directory: the demo's tokens ({"admin": …, "demo": …}), mode 0600. */

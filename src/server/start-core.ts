@@ -1,40 +1,40 @@
 /**
- * The pieces of core that startServer (server.ts) assembles before any door opens, each a step it
+ * The pieces of core that startServer (server/server.ts) assembles before any door opens, each a step it
  * names: the database made ready (migrated, schema and sealed secrets checked), whom OVH calls go to
  * (OVH or the demo simulator), the OVH client behind the account's shared budget, the caches fed by
  * the LISTEN connection, and the CoreContext every door is handed.
  */
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import type { Config } from './config.js';
-import type { CoreContext } from './core/context.js';
-import { Lifecycle } from './core/lifecycle.js';
-import { defaultReadCacheBytes, ReadCache } from './core/reads/read-cache.js';
-import { heardZoneChange } from './core/reads/zone-memory.js';
-import { TokenCache } from './core/tenants/tenants.js';
-import { warmTokenCache } from './core/tenants/token-warmth.js';
-import { checkSealedSecrets, type SecretBox } from './core/credentials/secrets.js';
-import { TsigKeyCache } from './core/credentials/tsig.js';
-import { OvhKeyCache } from './core/credentials/ovh.js';
-import { IssuerKeys } from './core/credentials/issuer-keys.js';
-import { Metrics } from './metrics.js';
-import { PlanLimiter } from './core/plan-limit.js';
-import { OvhApi } from './ovh/client.js';
-import type { OvhCredentials } from './ovh/client/signed-request.js';
-import { accountKey } from './ovh/client/transport.js';
-import { accountLabel } from './ovh/ratelimit.js';
-import type { OvhCallInfo } from './ovh/client/transport.js';
-import { OvhAccounts, type ProveCredentials } from './core/accounts/registry.js';
-import { RoutedOvhApi } from './core/accounts/router.js';
-import { SharedOvhBudget } from './core/ovh-budget.js';
-import type { OvhEndpoint } from './ovh/endpoint.js';
-import type { OvhSimulator } from './ovhsim/index.js';
-import { checkDemoDatabase, secretBoxFor, startDemoSimulator } from './demo.js';
-import * as store from './store/index.js';
-import { messageOf } from './error-message.js';
-import { VisibilityWatch } from './core/visibility-watch.js';
-import type { Prober } from './core/probe/prober.js';
-import type { HealthChecker } from './core/health/checker.js';
+import type { Config } from '../config/config.js';
+import type { CoreContext } from '../core/context.js';
+import { Lifecycle } from '../core/lifecycle.js';
+import { defaultReadCacheBytes, ReadCache } from '../core/reads/read-cache.js';
+import { heardZoneChange } from '../core/reads/zone-memory.js';
+import { TokenCache } from '../core/tenants/tenants.js';
+import { warmTokenCache } from '../core/tenants/token-warmth.js';
+import { checkSealedSecrets, type SecretBox } from '../core/credentials/secrets.js';
+import { TsigKeyCache } from '../core/credentials/tsig.js';
+import { OvhKeyCache } from '../core/credentials/ovh.js';
+import { IssuerKeys } from '../core/credentials/issuer-keys.js';
+import { Metrics } from '../metrics/metrics.js';
+import { PlanLimiter } from '../core/plan-limit.js';
+import { OvhApi } from '../ovh/client.js';
+import type { OvhCredentials } from '../ovh/client/signed-request.js';
+import { accountKey } from '../ovh/client/transport.js';
+import { accountLabel } from '../ovh/ratelimit.js';
+import type { OvhCallInfo } from '../ovh/client/transport.js';
+import { OvhAccounts, type ProveCredentials } from '../core/accounts/registry.js';
+import { RoutedOvhApi } from '../core/accounts/router.js';
+import { SharedOvhBudget } from '../core/ovh-budget.js';
+import type { OvhEndpoint } from '../ovh/endpoint.js';
+import type { OvhSimulator } from '../ovhsim/index.js';
+import { checkDemoDatabase, secretBoxFor, startDemoSimulator } from '../demo/demo.js';
+import * as store from '../store/index.js';
+import { messageOf } from '../lib/error-message.js';
+import { VisibilityWatch } from '../core/visibility-watch.js';
+import type { Prober } from '../core/probe/prober.js';
+import type { HealthChecker } from '../core/health/checker.js';
 
 /** How long a replica holds a probe without renewing it: another takes over the probes of one silent this long. */
 const PROBE_LEASE_MS = 15_000;
@@ -115,9 +115,9 @@ export async function ovhTargetOf(config: Config, log: Logger, database: store.D
 /** The process's series, with the sources they read from the database. */
 export function metricsOf(config: Config, log: Logger, database: store.Database): Metrics {
   const metrics = new Metrics({ dryRun: config.dryRun });
-  metrics.setZoneSource(async () => (await store.listZones(database.pool)).map((z) => ({ zone: z.name, generation: z.generation, records: z.recordCount })));
-  metrics.setInFlightSource(() => store.inFlightSummary(database.pool));
-  metrics.setHealthSource(() => store.healthSamples(database.pool));
+  metrics.sources.zones = async () => (await store.listZones(database.pool)).map((z) => ({ zone: z.name, generation: z.generation, records: z.recordCount }));
+  metrics.sources.inFlight = () => store.inFlightSummary(database.pool);
+  metrics.sources.health = () => store.healthSamples(database.pool);
   if (config.dryRun) log.warn('DNSPLANE_DRY_RUN is on: applies log and return the OVH calls they would make and send none');
   return metrics;
 }
@@ -169,7 +169,7 @@ export function ovhClientOf(
       return { client: new OvhApi(clientOptions(t.name, t.endpoint, t.credentials, rate, budget)), close: () => budget.close() };
     },
   }));
-  metrics.setAccountSource(() => registry.states());
+  metrics.sources.accounts = () => registry.states();
   return new RoutedOvhApi({ ...clientOptions(store.DEFAULT_ACCOUNT, endpoint, credentials, config.ovhRate, opened.ovhBudget), extraCaPems }, registry);
 }
 
@@ -255,9 +255,9 @@ export async function coreContextOf(
   );
   warm();
   await opened.accounts?.load();
-  metrics.setReadCacheSource(() => reads.stats());
+  metrics.sources.readCache = () => reads.stats();
   const issuerKeys = new IssuerKeys({ ...config.jwks, log, onFetch: (issuer, result) => metrics.jwksFetched(issuer, result) });
-  metrics.setJwksSource(() => issuerKeys.stats());
+  metrics.sources.jwks = () => issuerKeys.stats();
   return {
     lifecycle: new Lifecycle(),
     instance,

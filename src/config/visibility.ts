@@ -1,9 +1,9 @@
 /**
- * The settings of visibility (core/probe/, issue 24), read for config.ts (which lists them in SETTINGS
+ * The settings of visibility (core/probe/, issue 24), read for config/config.ts (which lists them in SETTINGS
  * with their help): DNSPLANE_AUTHORITATIVE_SERVERS, DNSPLANE_VISIBLE_TIMEOUT, DNSPLANE_PROBE_QUERIES,
  * DNSPLANE_PROBE_BACKOFF, and the demo simulator's DNSPLANE_SIM_PROPAGATION.
  */
-import { InvalidInputError } from './dns/errors.js';
+import { InvalidInputError } from '../dns/errors.js';
 
 export interface VisibilityConfig {
   /** DNSPLANE_AUTHORITATIVE_SERVERS: ask these for every zone; undefined: each zone's name servers from OVH. */

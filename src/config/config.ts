@@ -1,16 +1,16 @@
 /**
  * Environment + flags -> one typed, validated Config. The only module that reads process.env is the
- * CLI, which hands the environment to loadConfig; nothing below server.ts reads it.
+ * CLI, which hands the environment to loadConfig; nothing below server/server.ts reads it.
  */
 import path from 'node:path';
-import { visibilityConfig, type VisibilityConfig } from './config-visibility.js';
-import { healthConfig, type HealthConfig } from './config-health.js';
-import { InvalidInputError } from './dns/errors.js';
-import { normalizeName } from './dns/names.js';
-import { parseTrustedProxies } from './net/address.js';
-import { FORWARDED_HEADERS, type ForwardedHeader } from './net/forwarded.js';
-import type { ExpandedListsMode } from './ovh/client/expanded-lists.js';
-import { ovhApiAdvertise, ovhConfig, type OvhConfig } from './config-ovh.js';
+import { visibilityConfig, type VisibilityConfig } from './visibility.js';
+import { healthConfig, type HealthConfig } from './health.js';
+import { InvalidInputError } from '../dns/errors.js';
+import { normalizeName } from '../dns/names.js';
+import { parseTrustedProxies } from '../net/address.js';
+import { FORWARDED_HEADERS, type ForwardedHeader } from '../net/forwarded.js';
+import type { ExpandedListsMode } from '../ovh/client/expanded-lists.js';
+import { ovhApiAdvertise, ovhConfig, type OvhConfig } from './ovh.js';
 import {
   nonNegativeInteger,
   oneOf,
@@ -24,7 +24,7 @@ import {
   percent,
   positiveNumber,
   type LogFormatSetting,
-} from './config-values.js';
+} from './values.js';
 
 // The value syntaxes and the OVH settings, where the CLI and the tests have always found them.
 export {
@@ -38,9 +38,9 @@ export {
   parseSecretsKey,
   parseSecretsKeys,
   type LogFormatSetting,
-} from './config-values.js';
-export { OVH_API_PATH, OVH_CREDENTIALS, ovhApiAdvertise, type OvhConfig } from './config-ovh.js';
-export { SETTINGS } from './config-settings.js';
+} from './values.js';
+export { OVH_API_PATH, OVH_CREDENTIALS, ovhApiAdvertise, type OvhConfig } from './ovh.js';
+export { SETTINGS } from './settings.js';
 
 export type Env = Record<string, string | undefined>;
 
@@ -129,9 +129,9 @@ export interface Config {
   dnsAdvertise?: { host: string; port: number };
   /** The OVH API served per tenant at /ovh/1.0 (src/ovhapi/, docs/ovh-api.md). */
   ovhApi: OvhApiConfig;
-  /** Each publish proved on the zone's authoritative servers (core/probe/; config-visibility.ts). */
+  /** Each publish proved on the zone's authoritative servers (core/probe/; config/visibility.ts). */
   visibility: VisibilityConfig;
-  /** Health checks per target (core/health/; config-health.ts). */
+  /** Health checks per target (core/health/; config/health.ts). */
   health: HealthConfig;
 }
 

@@ -1,12 +1,12 @@
 /**
- * DNSPLANE_READ_CACHE_BYTES (src/config.ts, core/reads/sizing.ts): the bound of what a replica keeps of
+ * DNSPLANE_READ_CACHE_BYTES (src/config/config.ts, core/reads/sizing.ts): the bound of what a replica keeps of
  * its zones — unset, a quarter of V8's heap limit (at least 128Mi); the forms it takes; bad values
  * refused naming the setting and the rule; the manifests' own value, a quarter of their memory limit.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
-import { DEFAULT_READ_CACHE_BYTES, defaultReadCacheBytes } from '../src/core/reads/read-cache.js';
+import { loadConfig } from '../../src/config/config.js';
+import { DEFAULT_READ_CACHE_BYTES, defaultReadCacheBytes } from '../../src/core/reads/read-cache.js';
 
 const bound = (env: Record<string, string>) => loadConfig({ DNSPLANE_DEMO: 'true', ...env }).readCacheBytes;
 
@@ -20,8 +20,8 @@ describe('DNSPLANE_READ_CACHE_BYTES', () => {
   });
 
   it('is set in the manifests to a quarter of the memory limit they give the dnsplane container', () => {
-    const deployment = readFileSync(new URL('../deploy/kubernetes/dnsplane/deployment.yaml', import.meta.url), 'utf8');
-    const configmap = readFileSync(new URL('../deploy/kubernetes/dnsplane/configmap.yaml', import.meta.url), 'utf8');
+    const deployment = readFileSync(new URL('../../deploy/kubernetes/dnsplane/deployment.yaml', import.meta.url), 'utf8');
+    const configmap = readFileSync(new URL('../../deploy/kubernetes/dnsplane/configmap.yaml', import.meta.url), 'utf8');
     const limit = /limits:\s*\n\s*memory:\s*(\d+)Mi/.exec(deployment);
     const set = /DNSPLANE_READ_CACHE_BYTES:\s*(\d+)Mi/.exec(configmap);
     expect(Number(limit?.[1])).toBe(4 * Number(set?.[1]));

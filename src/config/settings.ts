@@ -1,8 +1,8 @@
 /**
  * Every setting with its default and its help, for `--help` and the README's configuration table;
- * loadConfig (config.ts) reads them.
+ * loadConfig (config/config.ts) reads them.
  */
-import { HEALTH_SETTINGS } from './config-health.js';
+import { HEALTH_SETTINGS } from './health.js';
 
 /** The settings, for `--help` and the README's configuration table. */
 export const SETTINGS: Array<{ name: string; default: string; help: string }> = [
