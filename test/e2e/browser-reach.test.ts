@@ -41,6 +41,8 @@ const READ_ONLY = [
   'dnsplane.v1.AdminService/ExportZone',
   'dnsplane.v1.AdminService/ListProtectedNames',
   'dnsplane.v1.AdminService/ListTrustedSubjects',
+  'dnsplane.v1.AdminService/ListOvhAccounts',
+  'dnsplane.v1.AdminService/ListOrphans',
 ];
 
 let h: Harness;
