@@ -8,7 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { sealCredentials } from '../src/core/accounts/credentials.js';
-import { SecretBox } from '../src/core/credentials/secrets.js';
+import { SecretBox } from '../src/core/keys/secrets.js';
 import { generateCertificate } from '../src/ovhsim/cert.js';
 import { OvhSimulator, type SimRecordInit } from '../src/ovhsim/index.js';
 import * as store from '../src/store/index.js';

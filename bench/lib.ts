@@ -260,7 +260,7 @@ export async function withBench<T>(prefix: string, sim: SimOptions, fn: (bench: 
   const { mkdtempSync, rmSync } = await import('node:fs');
   const { tmpdir } = await import('node:os');
   const { OvhSimulator } = await import('../src/ovhsim/index.js');
-  const { SecretBox } = await import('../src/core/credentials/secrets.js');
+  const { SecretBox } = await import('../src/core/keys/secrets.js');
   const { createTsigKey } = await import('../src/core/credentials/tsig-admin.js');
   const { simulatorEnv } = await import('../test/helpers/sim-server.js');
   const store = await import('../src/store/index.js');

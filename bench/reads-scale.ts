@@ -24,7 +24,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { createClient } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
-import { records } from '../src/core/reads/records.js';
+import { records } from '../src/core/records/records.js';
 import { createTenant } from '../src/core/tenants/tenants.js';
 import { ZoneService } from '../src/gen/dnsplane/v1/zone_pb.js';
 import { OvhSimulator } from '../src/ovhsim/index.js';

@@ -39,7 +39,7 @@ async function serve(): Promise<void> {
   const { startServerOn } = await import('../test/helpers/sim-server.js');
   const { benchDatabase } = await import('./lib.js');
   const { createTenant } = await import('../src/core/tenants/tenants.js');
-  const { records } = await import('../src/core/reads/records.js');
+  const { records } = await import('../src/core/records/records.js');
   const { OvhSimulator } = await import('../src/ovhsim/index.js');
   const store = await import('../src/store/index.js');
   if (!process.env['DATABASE_URL']) throw new Error('DATABASE_URL is required');

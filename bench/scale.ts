@@ -55,7 +55,7 @@ import http from 'node:http';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { ConnectError } from '@connectrpc/connect';
-import { SecretBox } from '../src/core/credentials/secrets.js';
+import { SecretBox } from '../src/core/keys/secrets.js';
 import { createTenant } from '../src/core/tenants/tenants.js';
 import { createTsigKey } from '../src/core/credentials/tsig-admin.js';
 import { TYPE, type TsigSigner } from '../src/dns/wire/index.js';

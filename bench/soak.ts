@@ -35,7 +35,7 @@ import { Code, ConnectError, type Client } from '@connectrpc/connect';
 import pg from 'pg';
 import pino from 'pino';
 import { loadConfig } from '../src/config/config.js';
-import { checkZoneDrift } from '../src/core/zones/drift.js';
+import { checkZoneDrift } from '../src/core/drift/drift.js';
 import { recoverAll } from '../src/core/apply/index.js';
 import { createTenant } from '../src/core/tenants/tenants.js';
 import { ApplyStatus, EndpointSchema, Policy, type ZoneService, type Endpoint, type ZoneApplyResult } from '../src/gen/dnsplane/v1/zone_pb.js';

@@ -10,7 +10,7 @@ import { toUnicode } from '../dns/names.js';
 import type { Change, ChangeAction as CoreAction, Conflict, Endpoint, Policy as CorePolicy, TargetState } from '../dns/types.js';
 import { describeOperation, operationsByRecordSet, operationsOfChange } from '../ovh/ops.js';
 import type { CallRecord, ZoneApplyResult } from '../core/apply/index.js';
-import { driftState } from '../core/zones/drift.js';
+import { driftState } from '../core/drift/drift.js';
 import type { StoredPlan, ZonePlan } from '../core/plan/plan.js';
 import type { PlanInput, RawEndpoint } from '../core/plan/input.js';
 import type { ZoneWithCount } from '../store/index.js';

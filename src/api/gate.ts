@@ -18,7 +18,7 @@ import type { LoginLimiter } from '../core/tenants/login-limiter.js';
 import type { Tenant } from '../core/tenants/tenants.js';
 import { authenticateCaller } from '../core/credentials/workload-tokens.js';
 import { noteSeen } from '../core/withdrawals/liveness.js';
-import { tokenHashHex } from '../core/credentials/tokens.js';
+import { tokenHashHex } from '../core/keys/tokens.js';
 import { bearerToken, kClient, kTenant } from './auth.js';
 import { answerError } from './early-answer.js';
 import { toConnectError } from './errors.js';

@@ -14,7 +14,7 @@
 import { create, toBinary } from '@bufbuild/protobuf';
 import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
 import type { HandlerContext } from '@connectrpc/connect';
-import type { ZoneRecords } from '../core/reads/records.js';
+import type { ZoneRecords } from '../core/records/records.js';
 import type { ReadCache } from '../core/reads/read-cache.js';
 import type { Slicer } from '../core/slices.js';
 import { RecordsResponseSchema, ZoneRecordsSchema, type RecordsResponse } from '../gen/dnsplane/v1/zone_pb.js';

@@ -21,7 +21,7 @@ import { fromJson, fromJsonString, toJson, toJsonString, type JsonValue } from '
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { Logger } from 'pino';
 import type { CoreContext } from '../core/context.js';
-import { notModifiedNow, records, type RecordsQuery, type ZoneRecords } from '../core/reads/records.js';
+import { notModifiedNow, records, type RecordsQuery, type ZoneRecords } from '../core/records/records.js';
 import { readCacheOf, type ReadCache } from '../core/reads/read-cache.js';
 import { Slicer } from '../core/slices.js';
 import { RecordsRequestSchema, ZoneRecordsSchema, ZoneService, type RecordsRequest } from '../gen/dnsplane/v1/zone_pb.js';
@@ -133,7 +133,7 @@ function parseRequest(text: string): RecordsRequest {
 
 /**
  * Request bodies already read and found valid (parsed and checkMessage'd), by their text, with the
- * query core/reads/records.ts reads: a poller sends the same bytes every time. Neither is ever changed
+ * query core/records/records.ts reads: a poller sends the same bytes every time. Neither is ever changed
  * after it is made (records() only reads the query). Bounded in count and in body size; cleared when full.
  */
 const validRequests = new Map<string, RecordsQuery>();

@@ -3,7 +3,7 @@ import { ConnectError, type ServiceImpl } from '@connectrpc/connect';
 import { apply } from '../core/apply/index.js';
 import type { CoreContext } from '../core/context.js';
 import { plan } from '../core/plan/stored.js';
-import { listVisibleZones, records, type RecordsQuery, type ZoneRecords } from '../core/reads/records.js';
+import { listVisibleZones, records, type RecordsQuery, type ZoneRecords } from '../core/records/records.js';
 import type { Tenant } from '../core/tenants/tenants.js';
 import { Slicer } from '../core/slices.js';
 import { InvalidInputError } from '../dns/errors.js';
@@ -37,7 +37,7 @@ export function recordsOf(ctx: CoreContext, tenant: Tenant, req: RecordsRequest)
   return records(ctx, tenant, recordsQueryOf(req));
 }
 
-/** The request as core/reads/records.ts reads it (the known generations' zones normalized). Never changed by records(). */
+/** The request as core/records/records.ts reads it (the known generations' zones normalized). Never changed by records(). */
 export function recordsQueryOf(req: RecordsRequest): RecordsQuery {
   const known = new Map<string, bigint>();
   for (const [zone, gen] of Object.entries(req.knownGenerations)) known.set(normalizeName(zone, `knownGenerations["${zone}"]`), gen);

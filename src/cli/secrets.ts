@@ -5,7 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { resealSecrets } from '../core/credentials/reseal.js';
-import { checkSealedSecrets } from '../core/credentials/secrets.js';
+import { checkSealedSecrets } from '../core/keys/secrets.js';
 import { secretBoxFor } from '../demo/demo.js';
 import { InvalidInputError } from '../dns/errors.js';
 import { configFrom, type Command } from './command.js';

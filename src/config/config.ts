@@ -117,7 +117,7 @@ export interface Config {
   /** Failed logins per client address (core/tenants/login-limiter.ts): a burst, then this many per second. */
   login: { burst: number; perSecond: number };
   /**
-   * The encryption keys of secrets kept at rest (core/credentials/secrets.ts), the one that seals first:
+   * The encryption keys of secrets kept at rest (core/keys/secrets.ts), the one that seals first:
    * DNSPLANE_SECRETS_KEYS (new first, old after, while a rotation runs), or DNSPLANE_SECRETS_KEY
    * (one key). Unset: undefined (demo mode keeps its own).
    */

@@ -3,7 +3,7 @@
  * secrets keys, CORS origins), each refusing a bad value with the variable's name and the rule.
  * config/config.ts reads the environment with them; the CLI parses its flags with the same ones.
  */
-import { SECRETS_KEY_RULE } from '../core/credentials/secrets.js';
+import { SECRETS_KEY_RULE } from '../core/keys/secrets.js';
 import { InvalidInputError } from '../dns/errors.js';
 
 export function parseDuration(value: string, field: string): number {

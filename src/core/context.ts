@@ -1,17 +1,11 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics/metrics.js';
+import type { Tenant } from '../store/index.js';
 import type { OvhApi } from '../ovh/client.js';
 import type { Lifecycle } from './lifecycle.js';
-import type { ReadCache } from './reads/read-cache.js';
-import type { Tenant, TokenCache } from './tenants/tenants.js';
 import type { PlanLimiter } from './plan-limit.js';
-import type { SecretBox } from './credentials/secrets.js';
-import type { TsigKeyCache } from './credentials/cache.js';
-import type { OvhKeyCache } from './credentials/cache.js';
-import type { IssuerKeys } from './credentials/issuer-keys.js';
 import type { VisibilityWatch } from './visibility-watch.js';
-import type { AccountsContext } from './accounts/registry.js';
 
 export interface CoreSettings {
   /** Zones to manage; undefined: every zone of the OVH account. */
@@ -62,7 +56,14 @@ export interface VisibilitySettings {
 
 export const DEFAULT_VISIBILITY: VisibilitySettings = { timeoutMs: 15 * 60_000, leaseMs: 15_000 };
 
-/** What every use case needs. Built once by server/server.ts. */
+/**
+ * What every use case needs. Built once by server/server.ts. The context stands at the bottom of core:
+ * it imports none of core's rooms. A room that keeps something per context adds its own field here by
+ * augmentation (`declare module '../context.js'`) beside the class it keeps — reads/read-cache.ts
+ * (`reads`), tenants/tenants.ts (`tokens`), keys/secrets.ts (`secrets`), keys/cache.ts (`tsigKeys`,
+ * `ovhKeys`), credentials/issuer-keys.ts (`issuerKeys`), accounts/registry.ts (`accounts`) — so
+ * that the field's type never makes the context import the room above it.
+ */
 export interface CoreContext {
   pool: pg.Pool;
   ovh: OvhApi;
@@ -80,43 +81,17 @@ export interface CoreContext {
   lifecycle?: Lifecycle;
   /** This process's identity in the journal's holder column (server/server.ts; a default otherwise). */
   instance?: string;
-  /** The Records cache (core/reads/read-cache.ts). Absent: one per pool, made on first use. */
-  reads?: ReadCache;
-  /**
-   * Authenticated tokens kept in memory (core/tenants/tenants.ts), trusted only while the replica listens to
-   * tenant changes (server/server.ts). Absent: every call reads Postgres.
-   */
-  tokens?: TokenCache;
-  /**
-   * Seals and opens secrets kept at rest (core/credentials/secrets.ts): DNSPLANE_SECRETS_KEY, or demo mode's own.
-   * Absent: no TSIG key can be created or used.
-   */
-  secrets?: SecretBox;
-  /** TSIG keys found, kept like `tokens` (core/credentials/tsig.ts). Absent: every lookup reads Postgres. */
-  tsigKeys?: TsigKeyCache;
   /** Tenants' signs of life, written coarsely (core/withdrawals/liveness.ts's Liveness; server/server.ts). Absent: none recorded. */
   liveness?: SignsOfLife;
-  /** OVH keys found, kept like `tokens` (core/credentials/ovh.ts). Absent: every lookup reads Postgres. */
-  ovhKeys?: OvhKeyCache;
-  /**
-   * The keys of the JWT issuers tenants trust (core/credentials/issuer-keys.ts), for workload tokens.
-   * Absent: one per pool with the default refresh, cooldown and bound.
-   */
-  issuerKeys?: IssuerKeys;
   /** Bounds the Plans each tenant computes at once (DNSPLANE_PLAN_CONCURRENCY); absent: no bound. */
   planLimiter?: PlanLimiter;
   /** Who waits for which journal rows' visibility, woken by the server's listener; absent: each wait listens on its own. */
   visibility?: VisibilityWatch;
   /**
-   * ms since the epoch, for when a TSIG or OVH key's grace ends (core/credentials/tsig.ts, core/credentials/ovh.ts);
+   * ms since the epoch, for when a TSIG or OVH key's grace ends (core/keys/tsig.ts, core/keys/ovh.ts);
    * absent: Date.now. Tests move it to a grace's end.
    */
   clock?: () => number;
-  /**
-   * The OVH accounts beside `default` (core/accounts/: issue 44): the registry routing each zone's calls
-   * to its account's client, and how `add`/`rotate` prove credentials. Absent: one account only (demo, tests).
-   */
-  accounts?: AccountsContext;
 }
 
 /** The context's clock (CoreContext.clock, else Date.now), in ms since the epoch. */
@@ -129,7 +104,7 @@ export function nowMs(ctx: Pick<CoreContext, 'clock'>): number {
  * context does not import what withdraws a silent tenant's targets (and through it the apply path).
  */
 export interface SignsOfLife {
-  /** The tenant authenticated a call now, from this client address (behind a trusted proxy, the client's); a workload token's tenant carries its subject: core/credentials/caller.ts. */
+  /** The tenant authenticated a call now, from this client address (behind a trusted proxy, the client's); a workload token's tenant carries its subject: core/tenants/caller.ts. */
   seen(tenant: Tenant, from?: string): void;
   /** How often last_seen_at is written per tenant and process: the slack of the silent-tenant check. */
   readonly writeEveryMs: number;

@@ -13,8 +13,6 @@ export { ZoneLockLostError } from '../store/index.js';
 export { isDatabaseUnavailable } from '../store/index.js';
 /** A tenant, zone, plan or journal entry that does not exist: the store's, whether core or the store finds it missing. */
 export { NotFoundError } from '../store/index.js';
-/** The encryption key of secrets at rest is missing or another one; a sealed secret was altered. */
-export { SecretsKeyError, SecretUnreadableError } from './credentials/secrets.js';
 
 /** dnsplane is stopping (SIGTERM): the request was not started, or an apply stopped at the deadline. Retryable. */
 export class ShuttingDownError extends Error {
@@ -116,4 +114,17 @@ export function isRetryable(e: unknown): boolean {
   if (e instanceof ShuttingDownError) return true;
   if (e instanceof Error && e.name === 'LockTimeoutError') return true;
   return isDatabaseUnavailable(e);
+}
+
+/**
+ * The encryption key is missing, or is not the one the stored secrets were sealed with. The message
+ * names the setting and what to do; it never holds a key.
+ */
+export class SecretsKeyError extends Error {
+  override readonly name = 'SecretsKeyError';
+}
+
+/** A sealed secret that does not open with the right key: it was altered (or moved to another row). */
+export class SecretUnreadableError extends Error {
+  override readonly name = 'SecretUnreadableError';
 }

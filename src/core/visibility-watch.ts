@@ -3,7 +3,7 @@
  * the server's listener (NOTIFY dnsplane_visibility: `notify`); a reconnected listener wakes everyone
  * (`wakeAll`: notifications may have been missed). server/server.ts builds one and hands it in as
  * ctx.visibility. Apart from visibility.ts so that CoreContext can hold one without importing what
- * reads the rows, as the credential caches are (core/credentials/cache.ts).
+ * reads the rows, as the credential caches are (core/keys/cache.ts).
  */
 export class VisibilityWatch {
   private readonly waiters = new Set<{ ids: ReadonlySet<string>; wake: () => void }>();

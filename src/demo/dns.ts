@@ -11,7 +11,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import type { CoreContext } from '../core/context.js';
 import { createTsigKey, rotateTsigKey } from '../core/credentials/tsig-admin.js';
-import { tsigKeyring, type TsigAlgorithm } from '../core/credentials/tsig.js';
+import { tsigKeyring, type TsigAlgorithm } from '../core/keys/tsig.js';
 import { readPrivateFile, writePrivateFile } from './demo.js';
 import * as store from '../store/index.js';
 import { messageOf } from '../lib/error-message.js';

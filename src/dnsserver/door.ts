@@ -36,7 +36,7 @@ import {
 } from '../dns/wire/index.js';
 import { messageOf } from '../lib/error-message.js';
 import { answerTo, replyBytes, type Exchange } from './exchange.js';
-import { replacedKeyOf, type TsigKeyring } from '../core/credentials/tsig.js';
+import { replacedKeyOf, type TsigKeyring } from '../core/keys/tsig.js';
 import type { Notices, SourceLimiter } from './limits.js';
 import type { TenantRateLimiter } from '../lib/token-bucket.js';
 import type { DnsMetrics } from './metrics.js';

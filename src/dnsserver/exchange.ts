@@ -20,7 +20,7 @@ import {
   type Parsed,
   type ResourceRecord,
 } from '../dns/wire/index.js';
-import type { TsigKey } from '../core/credentials/tsig.js';
+import type { TsigKey } from '../core/keys/tsig.js';
 
 /** What dnsplane advertises in its OPT record (the DNS Flag Day 2020 value). */
 export const EDNS_PAYLOAD = 1232;

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { CoreContext } from '../core/context.js';
 import { dnsDoor } from './door.js';
-import type { TsigKeyring } from '../core/credentials/tsig.js';
+import type { TsigKeyring } from '../core/keys/tsig.js';
 import { Notices, SourceLimiter } from './limits.js';
 import { listenDns, type DnsListener } from './listener.js';
 import { dnsMetricsOn } from './metrics.js';

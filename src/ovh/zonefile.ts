@@ -1,6 +1,6 @@
 /**
  * The zone file GET /domain/zone/{z}/export answers (BIND text, no record ids), read back into records,
- * and compared with records as the API shows them. Pure. Used by the drift check (core/zones/drift.ts) to find
+ * and compared with records as the API shows them. Pure. Used by the drift check (core/drift/drift.ts) to find
  * records edited in place — same id, new target or TTL — with one call instead of one GET per record.
  *
  * Reading: `;` comments, `( … )` spanning lines, `$ORIGIN`, `$TTL`, `@`, relative and absolute owner

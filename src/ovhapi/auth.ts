@@ -15,7 +15,7 @@
  */
 import { invalidCredential, invalidKey, invalidSignature, notCredential, queryTimeOut, type OvhApiError } from '../ovhwire/errors.js';
 import { signatureMatches, signedUrlCandidates } from '../ovhwire/signature.js';
-import type { OvhKey, OvhKeyring } from '../core/credentials/ovh.js';
+import type { OvhKey, OvhKeyring } from '../core/keys/ovh.js';
 
 /** How far a call's timestamp may be from the server's clock, in seconds (OVH's is not published; the simulator assumes the same). */
 export const TIMESTAMP_WINDOW_SECONDS = 300;

@@ -4,7 +4,7 @@
  * OVH provider), GET /auth/currentCredential (its older versions), GET /me (scripts; the account is the
  * tenant). The access rules shown are what a key may call here: the DNS routes and these.
  */
-import type { OvhKey } from '../core/credentials/ovh.js';
+import type { OvhKey } from '../core/keys/ovh.js';
 import type { Answer } from './http.js';
 
 const RULES = [

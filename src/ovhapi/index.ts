@@ -2,7 +2,7 @@
  * The OVH API dnsplane serves per tenant, at /ovh/1.0 on the API port (docs/ovh-api.md): a front door
  * beside the Connect API and the external-dns webhook that speaks OVH's DNS API to the tools that know
  * only it — external-dns --provider=ovh, cert-manager-webhook-ovh, lego, Traefik, Caddy, Terraform —
- * each with a tenant's OVH-style key (core/credentials/ovh.ts) instead of the account's credentials.
+ * each with a tenant's OVH-style key (core/keys/ovh.ts) instead of the account's credentials.
  *
  * A call, in OVH's order: its query id (every answer carries X-Ovh-Queryid); the body's size; the route
  * (404, 405: routes.ts); the body read; then, but for GET /auth/time, the failed-login limiter of its
@@ -17,8 +17,8 @@ import { noteSeen } from '../core/withdrawals/liveness.js';
 import type { Logger } from 'pino';
 import type { CoreContext } from '../core/context.js';
 import type { LoginLimiter } from '../core/tenants/login-limiter.js';
-import { ovhKeyring } from '../core/credentials/ovh.js';
-import { tokenHashHex } from '../core/credentials/tokens.js';
+import { ovhKeyring } from '../core/keys/ovh.js';
+import { tokenHashHex } from '../core/keys/tokens.js';
 import { clientAddress } from '../net/client-address.js';
 import { TenantRateLimiter } from '../lib/token-bucket.js';
 import type { Tenant } from '../core/tenants/tenants.js';

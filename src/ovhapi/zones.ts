@@ -14,7 +14,7 @@
 import type { Logger } from 'pino';
 import type { CoreContext } from '../core/context.js';
 import { zoneFacts } from '../core/ovh-api/draft-view.js';
-import { visibleZones } from '../core/reads/records.js';
+import { visibleZones } from '../core/records/records.js';
 import { refreshDraft } from '../core/ovh-api/staging.js';
 import type { Tenant } from '../core/tenants/tenants.js';
 import { notGrantedCall } from '../ovhwire/errors.js';

@@ -8,9 +8,9 @@ import pino, { type Logger } from 'pino';
 import type { Config } from '../config/config.js';
 import { recoverZone } from '../core/apply/index.js';
 import { settleAtStart } from '../core/zones/settling.js';
-import { startDriftLoop, type DriftLoop } from '../core/zones/drift.js';
+import { startDriftLoop, type DriftLoop } from '../core/drift/drift.js';
 import type { CoreContext } from '../core/context.js';
-import { tsigKeyring, type TsigKeyring } from '../core/credentials/tsig.js';
+import { tsigKeyring, type TsigKeyring } from '../core/keys/tsig.js';
 import { registerZones } from '../core/zones/zones.js';
 import { LoginLimiter } from '../core/tenants/login-limiter.js';
 import { TrustedProxies } from '../net/address.js';
@@ -137,7 +137,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       // An OVH account refused, down or disabled: ready (other accounts answer), its zones named unavailable.
       ...(opened.accounts?.readyNotes() ?? []),
     ]);
-    // Changes made in OVH outside dnsplane reach the cache within one interval (core/zones/drift.ts).
+    // Changes made in OVH outside dnsplane reach the cache within one interval (core/drift/drift.ts).
     const drift: DriftLoop | undefined = config.driftIntervalMs > 0 ? startDriftLoop(ctx, config.driftIntervalMs) : undefined;
     // The served OVH API's staged writes past DNSPLANE_OVH_API_DRAFT_TTL are dropped (core/ovh-api/staging.ts).
     const drafts = startDraftSweep(ctx);

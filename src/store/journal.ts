@@ -191,7 +191,7 @@ export async function listJournal(
 /**
  * The zone's applies after journal row `afterId` (done, or still in flight) whose intent names one of
  * `names` (subDomain, fieldType; the sub-domain compared without case), oldest first: what touched
- * those record sets since (a revert's conflicts, core/plan/revert.ts). Rolled-back rows changed nothing.
+ * those record sets since (a revert's conflicts, core/apply/revert.ts). Rolled-back rows changed nothing.
  */
 export async function listLaterTouching(
   q: Queryable,

@@ -5,7 +5,7 @@
  * exactly what that generation changed (core/reads/zone-memory.ts catches up on it); channel dnsplane_tenant carries a tenant's name when its credentials change —
  * its token rotated, it disabled or enabled (store/tenants.ts), one of its TSIG or OVH keys created,
  * rotated or deleted (store/sealed-keys.ts), sent in the same statement — so that every replica drops the
- * tokens and keys it cached (core/credentials/cache.ts). Channel dnsplane_probe carries a probe's id when an apply's refresh
+ * tokens and keys it cached (core/keys/cache.ts). Channel dnsplane_probe carries a probe's id when an apply's refresh
  * recorded it, dnsplane_visibility a journal row's id when its visibility became final
  * (store/visibility.ts): the prober and the waits of core/visibility/visibility.ts. Notifications are lost while a listener reconnects: whoever relies on
  * them must stop trusting its memory when the connection is lost (onLost) and start afresh once it

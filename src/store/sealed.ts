@@ -1,12 +1,12 @@
 /**
  * Sealed secrets as the tables keep them: the four columns `secret_key_id`, `secret_iv`, `secret_tag`
  * and `secret_ciphertext` of every table that holds secrets the server must be able to read back (TSIG
- * secrets, OVH application secrets). Sealing and opening is core/credentials/secrets.ts; this module only knows
+ * secrets, OVH application secrets). Sealing and opening is core/keys/secrets.ts; this module only knows
  * the columns, and which encryption keys the stored secrets need, for the check at start.
  */
 import type { Queryable } from './internal.js';
 
-/** A secret sealed with AES-256-GCM (core/credentials/secrets.ts), column by column. */
+/** A secret sealed with AES-256-GCM (core/keys/secrets.ts), column by column. */
 export interface SealedSecret {
   /** First 8 bytes of the SHA-256 of the encryption key that sealed it. */
   keyId: Buffer;

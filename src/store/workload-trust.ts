@@ -4,7 +4,7 @@
  * (core/credentials/workload-trust.ts manages them, core/credentials/workload-tokens.ts asks them).
  * Every change sends NOTIFY dnsplane_tenant with the name of each tenant it concerns, in the same
  * statement, as a change of that tenant's credentials: every replica drops the tokens it verified for
- * it (core/credentials/cache.ts).
+ * it (core/keys/cache.ts).
  */
 import { AlreadyExistsError, NotFoundError } from './errors.js';
 import { assertIdString, PG_UNIQUE_VIOLATION, errorCode, type Queryable } from './internal.js';

@@ -13,7 +13,7 @@ export interface Zone {
   soaSerial: bigint | null;
 }
 
-/** What the drift checks of a zone found (core/zones/drift.ts writes it through markVerified). */
+/** What the drift checks of a zone found (core/drift/drift.ts writes it through markVerified). */
 export interface ZoneDrift {
   /** End of the last drift check; null: never checked. */
   checkedAt: Date | null;

@@ -18,10 +18,10 @@ import {
   UnauthenticatedError,
 } from '../core/errors.js';
 import type { RawChangeSet } from '../core/plan/input.js';
-import { records, visibleZonesIn, type ZoneStates } from '../core/reads/records.js';
+import { records, visibleZonesIn, type ZoneStates } from '../core/records/records.js';
 import { readCacheOf } from '../core/reads/read-cache.js';
 import { authenticate, type Tenant } from '../core/tenants/tenants.js';
-import { tokenHashHex } from '../core/credentials/tokens.js';
+import { tokenHashHex } from '../core/keys/tokens.js';
 import { noteSeen } from '../core/withdrawals/liveness.js';
 import { entryOf, WebhookError, type ApplyOutcome, type WebhookBackend, type WebhookSession } from './backend.js';
 import { messageOf } from '../lib/error-message.js';

@@ -38,7 +38,7 @@ import { WebhookError, type WebhookBackend, type WebhookSession } from './backen
 import type { JsonValue } from './json.js';
 import type { WebhookMetrics, WebhookRoute } from './metrics.js';
 import type { LoginLimiter } from '../core/tenants/login-limiter.js';
-import { tokenHashHex } from '../core/credentials/tokens.js';
+import { tokenHashHex } from '../core/keys/tokens.js';
 import { clientAddress } from '../net/client-address.js';
 import { Slicer } from '../core/slices.js';
 import { adjustEndpointsSteps, domainFilterOf, type TenantScope } from './normalize.js';

@@ -25,7 +25,7 @@ import { loadConfig, type Env } from '../../src/config/config.js';
 import { authenticate, createTenant } from '../../src/core/tenants/tenants.js';
 import { DEMO_TOKENS_FILE, DEMO_ZONE, demoTokens } from '../../src/demo/demo.js';
 import { DEMO_TSIG_FILE, demoTsigKey } from '../../src/demo/dns.js';
-import { tsigKeyring } from '../../src/core/credentials/tsig.js';
+import { tsigKeyring } from '../../src/core/keys/tsig.js';
 import { deleteTsigKey } from '../../src/core/credentials/tsig-admin.js';
 import { startServer } from '../../src/server/server.js';
 import * as store from '../../src/store/index.js';

@@ -15,7 +15,7 @@ import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tenantCommand } from '../../src/cli/tenant.js';
 import { DNS_DOOR_PORT_FILE } from '../../src/demo/demo.js';
-import { SecretBox } from '../../src/core/credentials/secrets.js';
+import { SecretBox } from '../../src/core/keys/secrets.js';
 import { createTenant, setTenantDisabled } from '../../src/core/tenants/tenants.js';
 import { TSIG_ALGORITHMS, tsigSecretBytes } from '../../src/dns/tsig-keys.js';
 import * as store from '../../src/store/index.js';

@@ -1,12 +1,12 @@
 /**
- * LastUsed (core/credentials/last-used.ts) at a stop: the uses waiting for their interval are written
+ * LastUsed (core/keys/last-used.ts) at a stop: the uses waiting for their interval are written
  * when the Lifecycle's stop begins, a use after it is written at once, and the stop's settled() waits
  * for those writes — so nothing writes through a pool after server/server.ts ended it (a stop used to log
  * "Cannot use a pool after calling end on the pool" for the last interval's uses).
  */
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { LastUsed } from '../../src/core/credentials/last-used.js';
+import { LastUsed } from '../../src/core/keys/last-used.js';
 import { Lifecycle } from '../../src/core/lifecycle.js';
 
 type Use = { id: string; at: Date; from?: string };

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { CoreContext } from '../../src/core/context.js';
 import { PermissionDeniedError } from '../../src/core/errors.js';
 import type { ReadCache } from '../../src/core/reads/read-cache.js';
-import { notModifiedNow, type RecordsQuery } from '../../src/core/reads/records.js';
+import { notModifiedNow, type RecordsQuery } from '../../src/core/records/records.js';
 import { ZoneStateSource } from '../../src/core/reads/zone-states.js';
 import type { Tenant } from '../../src/core/tenants/tenants.js';
 

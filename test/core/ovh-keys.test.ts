@@ -1,5 +1,5 @@
 /**
- * OVH keys in core (core/credentials/ovh-admin.ts, core/credentials/ovh.ts) on a real Postgres: made, listed,
+ * OVH keys in core (core/credentials/ovh-admin.ts, core/keys/ovh.ts) on a real Postgres: made, listed,
  * rotated and deleted, each change journaled; the keyring finds a key by its consumer key and opens
  * its secret; what the database keeps is the application key, the consumer key's sha-256 and the
  * sealed secret — never the secret or the consumer key; the cache forgets a tenant's keys; a server
@@ -10,8 +10,8 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CoreContext } from '../../src/core/context.js';
 import { createOvhKey, deleteOvhKey, listOvhKeys, rotateOvhKey } from '../../src/core/credentials/ovh-admin.js';
-import { createOvhKeyring, OvhKeyCache } from '../../src/core/credentials/ovh.js';
-import { SecretBox, SecretsKeyError } from '../../src/core/credentials/secrets.js';
+import { createOvhKeyring, OvhKeyCache } from '../../src/core/keys/ovh.js';
+import { SecretBox, SecretsKeyError } from '../../src/core/keys/secrets.js';
 import { createTenant } from '../../src/core/tenants/tenants.js';
 import { InvalidInputError, NotFoundError, PermissionDeniedError } from '../../src/core/errors.js';
 import * as store from '../../src/store/index.js';

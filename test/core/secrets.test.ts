@@ -1,5 +1,5 @@
 /**
- * Secrets at rest (core/credentials/secrets.ts): AES-256-GCM round trip, a random IV per secret, every altered byte
+ * Secrets at rest (core/keys/secrets.ts): AES-256-GCM round trip, a random IV per secret, every altered byte
  * refused, a secret moved to another row refused, another encryption key told as such; the key's
  * setting validated in config/config.ts without ever showing its value; demo mode's key file.
  */
@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig, parseSecretsKey } from '../../src/config/config.js';
-import { SecretBox, SecretUnreadableError, SecretsKeyError, keyIdOf } from '../../src/core/credentials/secrets.js';
+import { SecretBox, SecretUnreadableError, SecretsKeyError, keyIdOf } from '../../src/core/keys/secrets.js';
 import { demoSecretsKey, SECRETS_KEY_FILE } from '../../src/demo/demo.js';
 
 const key = randomBytes(32);

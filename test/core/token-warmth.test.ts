@@ -5,7 +5,7 @@
  * or was invalidated while it read; bounded by the cache's size.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tokenHashHex } from '../../src/core/credentials/tokens.js';
+import { tokenHashHex } from '../../src/core/keys/tokens.js';
 import { createTenant, rotateTenantToken, setTenantDisabled, TokenCache } from '../../src/core/tenants/tenants.js';
 import { warmTokenCache } from '../../src/core/tenants/token-warmth.js';
 import * as store from '../../src/store/index.js';

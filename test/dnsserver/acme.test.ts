@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTenant } from '../../src/core/tenants/tenants.js';
-import type { TsigKey } from '../../src/core/credentials/tsig.js';
+import type { TsigKey } from '../../src/core/keys/tsig.js';
 import { startPebble, type Pebble } from '../helpers/acme.js';
 import { memoryKeyring } from '../helpers/dns-keys.js';
 import { describeWithTools, run } from '../helpers/dns-tools.js';

@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { dnsUpdateBatchSize } from '../../src/cli/key-configs.js';
 import { createTenant } from '../../src/core/tenants/tenants.js';
-import type { TsigKey } from '../../src/core/credentials/tsig.js';
+import type { TsigKey } from '../../src/core/keys/tsig.js';
 import { CLASS, OPCODE, RCODE, TYPE, encodeMessage, signMessage, type ResourceRecord } from '../../src/dns/wire/index.js';
 import { memoryKeyring } from '../helpers/dns-keys.js';
 import { tcpExchange } from '../helpers/dns-client.js';

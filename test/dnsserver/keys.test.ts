@@ -1,5 +1,5 @@
 /**
- * The DNS door with the keys dnsplane stores (core/credentials/tsig.ts: sealed under DNSPLANE_SECRETS_KEY,
+ * The DNS door with the keys dnsplane stores (core/keys/tsig.ts: sealed under DNSPLANE_SECRETS_KEY,
  * cached, exact across rotations), not keys handed to it: a key made through core signs nsupdate's
  * UPDATE; once rotated, its old secret is BADSIG and the new one works; once its tenant is disabled,
  * or the key deleted, it is BADKEY. An UPDATE at a protected name is REFUSED naming it (journaled).

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTenant, type Tenant } from '../../src/core/tenants/tenants.js';
 import { soaSerial } from '../../src/core/dns-door/dns-zone.js';
 import { RCODE, TSIG_ERROR, TYPE } from '../../src/dns/wire/index.js';
-import type { TsigKey } from '../../src/core/credentials/tsig.js';
+import type { TsigKey } from '../../src/core/keys/tsig.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 import { callLines, ep } from '../helpers/expect.js';
 import { cliKey, memoryKeyring } from '../helpers/dns-keys.js';

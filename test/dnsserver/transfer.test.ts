@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant } from '../../src/core/tenants/tenants.js';
 import { dnsZone } from '../../src/core/dns-door/dns-zone.js';
 import { Slicer } from '../../src/core/slices.js';
-import type { TsigKey } from '../../src/core/credentials/tsig.js';
+import type { TsigKey } from '../../src/core/keys/tsig.js';
 import { records, soaRecord } from '../../src/dnsserver/query.js';
 import { tsigSize } from '../../src/dnsserver/exchange.js';
 import { transferMessages } from '../../src/dnsserver/transfer.js';

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTenant } from '../../src/core/tenants/tenants.js';
-import type { TsigKey } from '../../src/core/credentials/tsig.js';
+import type { TsigKey } from '../../src/core/keys/tsig.js';
 import { callLines } from '../helpers/expect.js';
 import { cliKey, memoryKeyring } from '../helpers/dns-keys.js';
 import { describeWithTools, nsupdate } from '../helpers/dns-tools.js';

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant } from '../../src/core/tenants/tenants.js';
-import type { TsigKey } from '../../src/core/credentials/tsig.js';
+import type { TsigKey } from '../../src/core/keys/tsig.js';
 import { CLASS, OPCODE, RCODE, TYPE, encodeMessage, signMessage } from '../../src/dns/wire/index.js';
 import { VisibilityState } from '../../src/gen/dnsplane/v1/visibility_pb.js';
 import { memoryKeyring } from '../helpers/dns-keys.js';

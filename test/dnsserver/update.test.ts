@@ -22,7 +22,7 @@ import {
   type Message,
   type TsigAlgorithm,
 } from '../../src/dns/wire/index.js';
-import type { TsigKey } from '../../src/core/credentials/tsig.js';
+import type { TsigKey } from '../../src/core/keys/tsig.js';
 import { Policy } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { callLines, ep } from '../helpers/expect.js';
 import { cliKey, memoryKeyring } from '../helpers/dns-keys.js';

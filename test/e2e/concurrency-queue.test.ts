@@ -1,11 +1,11 @@
 /**
- * The in-process queue in front of the zone lock (core/apply/lock-queue.ts withZoneLockQueued): callers of one
+ * The in-process queue in front of the zone lock (core/zones/lock-queue.ts withZoneLockQueued): callers of one
  * process wait their turn without holding a pooled connection, in order, and the wait counts towards
  * DNSPLANE_LOCK_TIMEOUT.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { CoreContext } from '../../src/core/context.js';
-import { withZoneLockQueued } from '../../src/core/apply/lock-queue.js';
+import { withZoneLockQueued } from '../../src/core/zones/lock-queue.js';
 import { LockTimeoutError } from '../../src/store/index.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 

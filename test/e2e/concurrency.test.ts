@@ -202,7 +202,7 @@ describe('3 replicas, 10 tenants, 2 x 40 concurrent applies', () => {
     const gen = res.zones[0]!.generation;
     for (const p of procs.slice(1)) {
       // A caller that has the new generation is ahead of what this replica may have heard: read fresh,
-      // never answered from an older generation (core/reads/records.ts aheadOf).
+      // never answered from an older generation (core/records/records.ts aheadOf).
       const ahead = await p.zoneClient(tokens[0]!).records({ zones: [ZONES[0]!], knownGenerations: { [ZONES[0]!]: gen } });
       expect(ahead.zones[0]).toMatchObject({ generation: gen, notModified: true });
       // Everyone else sees it once the replica heard the NOTIFY (docs/records-and-reads.md): on a busy

@@ -7,7 +7,7 @@
 import { Code } from '@connectrpc/connect';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_DOCUMENT_BYTES } from '../../src/api/desired-document.js';
-import { checkZoneDrift } from '../../src/core/zones/drift.js';
+import { checkZoneDrift } from '../../src/core/drift/drift.js';
 import { Policy } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { callLines, ep, expectRejected } from '../helpers/expect.js';
 import { startHarness, type Harness } from '../helpers/server.js';

@@ -1,11 +1,11 @@
 /**
- * Drift: records changed in OVH by hand reach the cache, at the cost documented in src/core/zones/drift.ts.
+ * Drift: records changed in OVH by hand reach the cache, at the cost documented in src/core/drift/drift.ts.
  * The exact calls of one check are asserted on a server whose loop is off (checks run by the test); the
  * loop itself runs on a second server with a short DNSPLANE_DRIFT_INTERVAL.
  */
 import { create } from '@bufbuild/protobuf';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { checkZoneDrift } from '../../src/core/zones/drift.js';
+import { checkZoneDrift } from '../../src/core/drift/drift.js';
 import { EndpointSchema, Policy } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import * as store from '../../src/store/index.js';
 import { expectCacheEqualsSimulator } from '../helpers/expect.js';

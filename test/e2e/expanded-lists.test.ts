@@ -6,7 +6,7 @@
  */
 import { create } from '@bufbuild/protobuf';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { checkZoneDrift } from '../../src/core/zones/drift.js';
+import { checkZoneDrift } from '../../src/core/drift/drift.js';
 import { EndpointSchema, Policy, type Endpoint } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import type { SimBehavior, SimRecordInit } from '../../src/ovhsim/index.js';
 import { expectCacheEqualsSimulator } from '../helpers/expect.js';

@@ -6,7 +6,7 @@
 import { create } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { checkZoneDrift } from '../../src/core/zones/drift.js';
+import { checkZoneDrift } from '../../src/core/drift/drift.js';
 import { ApplyStatus, EndpointSchema, Policy, type Endpoint } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import type { SimRecord } from '../../src/ovhsim/index.js';
 import * as store from '../../src/store/index.js';

@@ -10,7 +10,7 @@ import { Code } from '@connectrpc/connect';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from '../helpers/server.js';
 import { expectRejected } from '../helpers/expect.js';
-import { tokenHashHex } from '../../src/core/credentials/tokens.js';
+import { tokenHashHex } from '../../src/core/keys/tokens.js';
 import { captureLogger } from '../helpers/log-capture.js';
 import { closedByServer, type Closed } from '../helpers/raw-http.js';
 import { until } from '../helpers/until.js';

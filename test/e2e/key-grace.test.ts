@@ -13,7 +13,7 @@ import { timestampDate } from '@bufbuild/protobuf/wkt';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
 import { tenantCommand } from '../../src/cli/tenant.js';
 import { resealSecrets } from '../../src/core/credentials/reseal.js';
-import { SecretBox } from '../../src/core/credentials/secrets.js';
+import { SecretBox } from '../../src/core/keys/secrets.js';
 import * as store from '../../src/store/index.js';
 import { capturedIo } from '../helpers/cli-io.js';
 import { callLines, expectRejected } from '../helpers/expect.js';

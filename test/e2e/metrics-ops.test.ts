@@ -6,7 +6,7 @@
  */
 import { Code, ConnectError } from '@connectrpc/connect';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkZoneDrift } from '../../src/core/zones/drift.js';
+import { checkZoneDrift } from '../../src/core/drift/drift.js';
 import { Policy } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { ep } from '../helpers/expect.js';
 import { scrape } from '../helpers/prometheus.js';

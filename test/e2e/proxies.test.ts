@@ -17,7 +17,7 @@ import net from 'node:net';
 import { Code, createClient, type Client } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { tokenHashHex } from '../../src/core/credentials/tokens.js';
+import { tokenHashHex } from '../../src/core/keys/tokens.js';
 import { rotateTenantToken } from '../../src/core/tenants/tenants.js';
 import { Policy, ZoneService } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import * as store from '../../src/store/index.js';

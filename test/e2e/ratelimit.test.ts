@@ -11,13 +11,13 @@
  *   interleaved.
  * - DNSPLANE_OVH_CONCURRENCY=2: never more than 2 calls in flight (with 150 ms of OVH latency).
  * - A cold sync of a large zone logs its progress.
- * - The drift check (core/zones/drift.ts) costs one call per zone when nothing changed.
+ * - The drift check (core/drift/drift.ts) costs one call per zone when nothing changed.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { OvhSimulator, type SimCall, type SimRecordInit } from '../../src/ovhsim/index.js';
 import type { OvhCallInfo } from '../../src/ovh/client/transport.js';
 import type { Server } from '../../src/server/server.js';
-import { checkZoneDrift } from '../../src/core/zones/drift.js';
+import { checkZoneDrift } from '../../src/core/drift/drift.js';
 import { createTenant } from '../../src/core/tenants/tenants.js';
 import { startHarness, type Harness } from '../helpers/server.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';

@@ -13,7 +13,7 @@
  */
 import { Code } from '@connectrpc/connect';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { TsigKey } from '../../src/core/credentials/tsig.js';
+import type { TsigKey } from '../../src/core/keys/tsig.js';
 import { createTenant } from '../../src/core/tenants/tenants.js';
 import { syncZone } from '../../src/core/zones/zones.js';
 import { desiredFromZoneFile } from '../../src/api/zone-file-document.js';

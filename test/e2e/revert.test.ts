@@ -1,5 +1,5 @@
 /**
- * Undo of an apply (core/plan/revert.ts, AdminService.PlanRevert, `dnsplane journal revert ID`): a stored
+ * Undo of an apply (core/apply/revert.ts, AdminService.PlanRevert, `dnsplane journal revert ID`): a stored
  * plan for the apply's tenant that puts back the record sets it changed — the exact records and
  * owners, with the minimal OVH calls — applied like any stored plan; a record set a later apply
  * touched is a conflict, named with the journal entry that changed it, and left alone.

@@ -9,7 +9,7 @@ import pino from 'pino';
 import type { CoreContext, CoreSettings } from '../../src/core/context.js';
 import { createTenant, type Tenant } from '../../src/core/tenants/tenants.js';
 import { ensureSynced } from '../../src/core/zones/zones.js';
-import { zoneLockWaiters } from '../../src/core/apply/lock-queue.js';
+import { zoneLockWaiters } from '../../src/core/zones/lock-queue.js';
 import { OvhSimulator, type SimOptions, type SimRecordInit } from '../../src/ovhsim/index.js';
 import * as store from '../../src/store/index.js';
 import { testDatabase, type TestDatabase } from './db.js';

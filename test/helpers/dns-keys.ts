@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Tenant } from '../../src/core/tenants/tenants.js';
 import type { TsigAlgorithm } from '../../src/dns/wire/index.js';
-import type { TsigKey, TsigKeyring } from '../../src/core/credentials/tsig.js';
+import type { TsigKey, TsigKeyring } from '../../src/core/keys/tsig.js';
 
 export interface TestKeyring extends TsigKeyring {
   add(tenant: Tenant, opts?: { algorithm?: TsigAlgorithm; acmeOnly?: boolean; name?: string }): TsigKey;

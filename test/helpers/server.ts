@@ -11,7 +11,7 @@ import { ZoneService } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import { AdminService } from '../../src/gen/dnsplane/v1/admin_pb.js';
 import { OvhSimulator, type SimBehavior, type SimRecordInit } from '../../src/ovhsim/index.js';
 import type { Server } from '../../src/server/server.js';
-import type { TsigKeyring } from '../../src/core/credentials/tsig.js';
+import type { TsigKeyring } from '../../src/core/keys/tsig.js';
 import { testDatabase, type TestDatabase } from './db.js';
 import { bearer, startServerOn } from './sim-server.js';
 

@@ -14,7 +14,7 @@ import { OvhError } from '../../ovh/errors.js';
 import { messageOf } from '../../lib/error-message.js';
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
-import { SECRETS_KEY_SETTING, checkSealedSecrets } from '../credentials/secrets.js';
+import { SECRETS_KEY_SETTING, checkSealedSecrets } from '../keys/secrets.js';
 import { actedBy, auditAdminAction } from '../journal/audit.js';
 import type { Tenant } from '../tenants/tenants.js';
 import { parseCredentialsFile, sealCredentials } from './credentials.js';

@@ -9,7 +9,7 @@
 import { InvalidInputError } from '../../dns/errors.js';
 import type { OvhCredentials } from '../../ovh/client/signed-request.js';
 import type * as store from '../../store/index.js';
-import type { SecretBox } from '../credentials/secrets.js';
+import type { SecretBox } from '../keys/secrets.js';
 
 /** The field every message about the file names. */
 export const CREDENTIALS_FIELD = 'credentials';

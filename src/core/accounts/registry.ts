@@ -18,7 +18,7 @@ import { parseOvhEndpoint, type OvhEndpoint } from '../../ovh/endpoint.js';
 import { OvhError } from '../../ovh/errors.js';
 import { messageOf } from '../../lib/error-message.js';
 import * as store from '../../store/index.js';
-import type { SecretBox } from '../credentials/secrets.js';
+import type { SecretBox } from '../keys/secrets.js';
 import { openCredentials } from './credentials.js';
 
 export type AccountStatus = 'ok' | 'refused' | 'down' | 'disabled' | 'removed' | 'unreadable';
@@ -271,5 +271,15 @@ export class OvhAccounts {
     const timer = setTimeout(done, RETIRE_MS);
     timer.unref();
     this.retiring.add(done);
+  }
+}
+
+declare module '../context.js' {
+  interface CoreContext {
+    /**
+     * The OVH accounts beside `default` (issue 44): the registry routing each zone's calls to its
+     * account's client, and how `add`/`rotate` prove credentials. Absent: one account only (demo, tests).
+     */
+    accounts?: AccountsContext;
   }
 }

@@ -9,7 +9,7 @@ import type { Endpoint } from '../../dns/types.js';
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
 import { auditAdminAction } from '../journal/audit.js';
-import { healthTargetState } from '../health/view.js';
+import { healthTargetState } from '../reads/health-view.js';
 import { managedZone, requireAdmin, tenantNamed } from '../tenants/gate.js';
 import { setTenantWithdrawAfter as runSetWithdrawAfter, type Tenant } from '../tenants/tenants.js';
 import { assignOwnership as runAssign, listOwnership as runList, type AssignInput, type AssignResult } from './assign.js';
@@ -25,7 +25,7 @@ export async function listOwnership(
   const zones = q.zone === '' ? await store.listZoneNames(ctx.pool) : [await managedZone(ctx, q.zone, 'zone')];
   const tenantId = q.tenant === '' ? undefined : (await tenantNamed(ctx, q.tenant, 'tenant')).id;
   const listed = await runList(ctx, { zones, includeUnowned: q.includeUnowned, ...(tenantId === undefined ? {} : { tenantId }) });
-  // A shared target not withdrawn shows its state by its health check (core/health/view.ts).
+  // A shared target not withdrawn shows its state by its health check (core/reads/health-view.ts).
   const health = new Map<string, store.TargetHealthRow[]>();
   for (const zone of new Set(listed.rows.map((r) => r.zone))) health.set(zone, await store.listTargetHealth(ctx.pool, zone));
   const rows = listed.rows.map((r) => {

@@ -9,7 +9,7 @@ import type { CoreContext } from '../context.js';
 import { limitOf, requireAdmin, tenantNamed, tenantNames } from '../tenants/gate.js';
 import type { Tenant } from '../tenants/tenants.js';
 import { approvePlan as runApprove } from '../plan/approvals.js';
-import { planRevert as runRevert, type Revert } from '../plan/revert.js';
+import { planRevert as runRevert, type Revert } from '../apply/revert.js';
 import type { StoredPlan } from '../plan/plan.js';
 import type { PlanInput } from '../plan/input.js';
 import { getPlanWithRow, plan } from '../plan/stored.js';
@@ -83,7 +83,7 @@ export async function getPlanAsAdmin(ctx: CoreContext, actor: Tenant, id: string
   return { plan: p, summary: summarize(row, await tenantNames(ctx)) };
 }
 
-/** Undo of an apply (core/plan/revert.ts): a stored plan that puts back what journal row `journalId` changed. */
+/** Undo of an apply (core/apply/revert.ts): a stored plan that puts back what journal row `journalId` changed. */
 export async function planRevert(ctx: CoreContext, actor: Tenant, journalId: string): Promise<Revert> {
   requireAdmin(actor);
   return runRevert(ctx, actor, journalId);

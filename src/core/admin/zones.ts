@@ -11,9 +11,9 @@ import { auditAdminAction } from '../journal/audit.js';
 import { managedZone, requireAdmin } from '../tenants/gate.js';
 import type { Tenant } from '../tenants/tenants.js';
 import { syncZone } from '../zones/zones.js';
-import { exportZone, type ZoneExport } from '../zones/zone-export.js';
+import { exportZone, type ZoneExport } from './zone-export.js';
 
-/** A zone as a zone file, from the cache (core/zones/zone-export.ts). */
+/** A zone as a zone file, from the cache (core/admin/zone-export.ts). */
 export async function exportZoneFile(
   ctx: CoreContext,
   actor: Tenant,

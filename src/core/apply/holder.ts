@@ -24,7 +24,7 @@ import { OvhError } from '../../ovh/errors.js';
 import type { CoreContext } from '../context.js';
 import { ApplyFailedError } from '../errors.js';
 import { dropZoneMemory } from '../reads/zone-memory.js';
-import { withZoneLockQueued, type ZoneQueueView } from './lock-queue.js';
+import { withZoneLockQueued, type ZoneQueueView } from '../zones/lock-queue.js';
 import { newGroup, joins, mayTakeMore, type Group, type HeldLock, type Member, type Outcome, type BatchAnswer, type ZoneBatch } from './group.js';
 import { prepareMember, type Prepared } from './prepare.js';
 import { publish } from './publish.js';

@@ -1,5 +1,5 @@
 /**
- * Apply: what the rest of dnsplane calls (api/, webhook/, nsm/, core/zones/drift.ts, core/admin/) to
+ * Apply: what the rest of dnsplane calls (api/, webhook/, nsm/, core/drift/drift.ts, core/admin/) to
  * apply a stored plan or an inline request, and to roll back applies that died. Per zone, zones in
  * parallel, each on its own checked-out client:
  *  1. index.ts — refused while shutting down; a stored plan must be the tenant's, pending and not

@@ -19,7 +19,7 @@ import { firstBatch, without } from './batch-plan.js';
 import { dryRunApply } from './dry-run.js';
 import type { Group, Member, Outcome, ToSend } from './group.js';
 import { touchedNames } from './ops.js';
-import { recordStatedChecks } from '../health/record.js';
+import { recordStatedChecks } from './health-checks.js';
 import { recordWithoutCalls } from './send.js';
 import type { ZoneApplyResult } from './result.js';
 
@@ -93,7 +93,7 @@ export async function prepareMember(ctx: CoreContext, group: Group, member: Memb
     const rowsOnly = routed.kind === 'withdraw' ? routed.byZone.get(zone)!.pending() : plan.changes.length > 0;
     const recorded = rowsOnly ? await recordWithoutCalls(ctx, group, member, plan) : undefined;
     if (recorded) return answer(recorded);
-    // A change of checks alone is still recorded (an ownership change, generation + 1; core/health/record.ts).
+    // A change of checks alone is still recorded (an ownership change, generation + 1; core/apply/health-checks.ts).
     const generation = await recordChecksAlone(group, member);
     return answer({ ...unsent, ...(generation === undefined ? {} : { generation }), status: 'no_changes' });
   }
@@ -106,7 +106,7 @@ export async function prepareMember(ctx: CoreContext, group: Group, member: Memb
   return { send: { plan: batch, more, rest, names: touchedNames(batch.operations) } };
 }
 
-/** The checks a member states with nothing to send (core/health/record.ts): written, the generation bumped when any changed. */
+/** The checks a member states with nothing to send (core/apply/health-checks.ts): written, the generation bumped when any changed. */
 async function recordChecksAlone(group: Group, member: Member): Promise<bigint | undefined> {
   const { zone, tx } = group;
   const sets = await recordStatedChecks(tx, zone, member.tenant.id, member.routed);

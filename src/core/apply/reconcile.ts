@@ -10,7 +10,7 @@ import type { OvhOperation, OvhRecord } from '../../ovh/types.js';
 import { describeOperation } from '../../ovh/ops.js';
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
-import { readRecords } from '../reads/read-records.js';
+import { readRecords } from '../zones/read-records.js';
 import { toRow } from '../zones/zones.js';
 import { nameKey, send, type TouchedName } from './ops.js';
 import type { CallRecord } from './result.js';

@@ -14,7 +14,7 @@ import { ShuttingDownError, ZoneLockLostError } from '../errors.js';
 import type { ZoneFence } from '../zones/fence.js';
 import { sleepUnlessStopping } from '../lifecycle.js';
 import { toRow } from '../zones/zones.js';
-import { tryZoneLockFenced, withZoneLockQueued } from './lock-queue.js';
+import { tryZoneLockFenced, withZoneLockQueued } from '../zones/lock-queue.js';
 import { journalPool, type TouchedName } from './ops.js';
 import { readNames, reconcileNames } from './reconcile.js';
 import type { CallRecord } from './result.js';

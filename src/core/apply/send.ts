@@ -13,7 +13,7 @@ import type { CoreContext } from '../context.js';
 import { ApplyFailedError, isDatabaseUnavailable, ShuttingDownError, ZoneLockLostError } from '../errors.js';
 import type { Change } from '../../dns/types.js';
 import { recordOwnership } from '../ownership/ownership.js';
-import { recordStatedChecks } from '../health/record.js';
+import { recordStatedChecks } from './health-checks.js';
 import type { OwnedSet } from '../reads/zone-memory.js';
 import { batchNumber } from './batch-plan.js';
 import { openGroup, type Group, type Member, type RolledBack, type ToSend } from './group.js';
@@ -104,7 +104,7 @@ export async function sendMember(ctx: CoreContext, group: Group, member: Member,
   // A withdraw/restore keeps ownership as it is and writes its withdrawal rows instead (core/withdrawals/withdrawals.ts).
   if (member.routed.kind === 'withdraw') await member.routed.byZone.get(zone)!.recorded(tx, journalId);
   else await recordOwnership(tx, zone, member.tenant, plan.changes);
-  // The checks the request states, on the ownership rows just written (core/health/record.ts).
+  // The checks the request states, on the ownership rows just written (core/apply/health-checks.ts).
   const checked = await recordStatedChecks(tx, zone, member.tenant.id, member.routed);
   if (member.routed.kind === 'draft') {
     // A refresh of the served OVH API keeps, in the same transaction, the ids its records are served under.

@@ -36,7 +36,7 @@ export interface Intent {
   before: store.RecordRow[];
   /** A stored plan applied over the change threshold by a second admin's approval (core/plan/approvals.ts). */
   approval?: ApprovalNote;
-  /** A stored revert's apply (core/plan/revert.ts): the journal row it reverts. */
+  /** A stored revert's apply (core/apply/revert.ts): the journal row it reverts. */
   revertOf?: string;
 }
 

@@ -4,7 +4,7 @@
  * grace, delete — for AdminService (an admin acting: the admin scope is checked first) and the command
  * line (database access, no acting tenant). A kind (KeyKind) says what differs: its store, how a key
  * is named, how a secret is minted and bound, its view and its journal's words. A new secret is sealed
- * before it is stored (core/credentials/secrets.ts) and handed back once, to be shown once; nothing here
+ * before it is stored (core/keys/secrets.ts) and handed back once, to be shown once; nothing here
  * logs it. Each change is journaled (core/journal/audit.ts) in the transaction that makes it and
  * notifies every replica (store/sealed-keys.ts); the replica that made it drops that tenant's cached keys at once.
  */
@@ -16,7 +16,7 @@ import { actedBy, auditAdminAction } from '../journal/audit.js';
 import { InvalidInputError, NotFoundError } from '../errors.js';
 import { requireAdmin } from '../tenants/gate.js';
 import { checkGrace } from '../tenants/tenants.js';
-import { SECRETS_KEY_RULE, SECRETS_KEY_SETTING, SecretsKeyError, checkSealedSecrets, type SecretBox } from './secrets.js';
+import { SECRETS_KEY_RULE, SECRETS_KEY_SETTING, SecretsKeyError, checkSealedSecrets, type SecretBox } from '../keys/secrets.js';
 
 /** Where the keys live and who acts: `actor` null for the command line (else it must be an admin). `keys`, `log`: the server's cache and logger, when it acts. */
 export interface KeyAdmin {

@@ -259,3 +259,13 @@ export class IssuerKeys {
       .map(([issuer, e]) => ({ issuer, ageSeconds: (now - e.fetchedAt!) / 1000, failing: e.lastError !== undefined }));
   }
 }
+
+declare module '../context.js' {
+  interface CoreContext {
+    /**
+     * The keys of the JWT issuers tenants trust (this file), for workload tokens. Absent: one per pool
+     * with the default refresh, cooldown and bound.
+     */
+    issuerKeys?: IssuerKeys;
+  }
+}

@@ -9,7 +9,7 @@
 import * as store from '../../store/index.js';
 import { InvalidInputError, NotFoundError } from '../errors.js';
 import { createKey, keyAdmin, keyTimes, type Issued, type KeyAdmin, type KeyKind, type KeyView, type Minted } from './admin.js';
-import { APPLICATION_KEY_LENGTH, SECRET_LENGTH, consumerKeyHash, ovhSecretContext, randomKey } from './ovh.js';
+import { APPLICATION_KEY_LENGTH, SECRET_LENGTH, consumerKeyHash, ovhSecretContext, randomKey } from '../keys/ovh.js';
 
 /** A key as listings show it: never its secret or consumer key. */
 export interface OvhKeyView extends KeyView {

@@ -10,9 +10,9 @@
  */
 import * as store from '../../store/index.js';
 import { accountSecretContext } from '../accounts/credentials.js';
-import { ovhSecretContext } from './ovh.js';
-import type { SecretBox } from './secrets.js';
-import { secretContext } from './tsig.js';
+import { ovhSecretContext } from '../keys/ovh.js';
+import type { SecretBox } from '../keys/secrets.js';
+import { secretContext } from '../keys/tsig.js';
 
 export interface ResealResult {
   /** Secrets now sealed with the sealing key that were not. */

@@ -9,7 +9,7 @@ import * as store from '../../store/index.js';
 import { InvalidInputError, NotFoundError } from '../errors.js';
 import { createKey, keyAdmin, keyTimes, type Issued, type KeyAdmin, type KeyKind, type KeyView } from './admin.js';
 import { DEFAULT_TSIG_ALGORITHM, isTsigAlgorithm, normalizeTsigKeyName, parseTsigAlgorithm, tsigSecretBytes } from '../../dns/tsig-keys.js';
-import { secretContext, type TsigAlgorithm } from './tsig.js';
+import { secretContext, type TsigAlgorithm } from '../keys/tsig.js';
 
 /** A key as listings show it: never its secret. */
 export interface TsigKeyView extends KeyView {

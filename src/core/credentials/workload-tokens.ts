@@ -27,9 +27,9 @@ import type { CoreContext } from '../context.js';
 import { nowMs } from '../context.js';
 import { UnauthenticatedError, WorkloadTokenError } from '../errors.js';
 import { authenticate, type Tenant } from '../tenants/tenants.js';
-import { asWorkload, workloadOf } from './caller.js';
+import { asWorkload, workloadOf } from '../tenants/caller.js';
 import { IssuerKeys } from './issuer-keys.js';
-import { tokenHashHex } from './tokens.js';
+import { tokenHashHex } from '../keys/tokens.js';
 
 /** Clock skew allowed on exp, nbf and iat. */
 export const LEEWAY_S = 60;

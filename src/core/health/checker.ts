@@ -271,7 +271,7 @@ export class HealthChecker {
       this.ctx.log.info({ zone: set.zone, name: set.dnsName }, 'health: lease of the set lost during the round (another replica checks it now)');
       return;
     }
-    // A target that changed state changes what Records shows (core/health/view.ts): the generation moves,
+    // A target that changed state changes what Records shows (core/reads/health-view.ts): the generation moves,
     // and its NOTIFY names the set, so that the read caches cut that set's answers again, not the zone's.
     const shown = (s: Pick<TargetHealth, 'state'> | undefined) => (s === undefined ? 'new' : s.state === 'healthy' ? 'healthy' : 'failing');
     if (step.states.some((s) => shown(s) !== shown(before.get(s.target)))) {

@@ -10,17 +10,9 @@ import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import { checkUrlFor, type HealthCheck } from '../../dns/health-check.js';
+import type { CheckAnswer } from '../reads/health-view.js';
 
-/** What one check found: for people (the journal's detail) and the checker's state. */
-export interface CheckAnswer {
-  ok: boolean;
-  /** `200`, `503`, `connected`, `ECONNREFUSED`, `timeout after 2000 ms` … */
-  result: string;
-  /** How long the check took. */
-  ms: number;
-  /** When it was made (ISO). */
-  at: string;
-}
+export type { CheckAnswer };
 
 export interface CheckTarget {
   check: HealthCheck;

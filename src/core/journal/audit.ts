@@ -5,7 +5,7 @@
  */
 import * as store from '../../store/index.js';
 import type { Tenant } from '../tenants/tenants.js';
-import { workloadOf } from '../credentials/caller.js';
+import { workloadOf } from '../tenants/caller.js';
 
 /**
  * Writes one finished audit row for an admin action, in the caller's transaction. `zone` null: the

@@ -33,7 +33,7 @@ export interface JournalView {
   visibility?: Visibility;
   /** An apply of an approved plan: the approval it applied under; an approve-plan entry: the approval it recorded (core/plan/approvals.ts). */
   approval?: { planId: string; approvedBy: string; approvedAt: Date; digest: string };
-  /** An apply of a revert, or a plan-revert entry (core/plan/revert.ts): the journal row it reverts. */
+  /** An apply of a revert, or a plan-revert entry (core/apply/revert.ts): the journal row it reverts. */
   reverts?: string;
 }
 

@@ -23,7 +23,7 @@ import { canonicalOf } from '../ownership/ownership.js';
 import { compareRecords } from '../reads/sets-index.js';
 import { readCacheOf } from '../reads/read-cache.js';
 import type { ZoneBase } from '../reads/zone-base.js';
-import { visibleZones } from '../reads/records.js';
+import { visibleZones } from '../records/records.js';
 import { mayUseZone, type Tenant } from '../tenants/tenants.js';
 import { ensureSynced } from '../zones/zones.js';
 

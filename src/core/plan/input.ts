@@ -15,7 +15,7 @@ import type * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
 import { PermissionDeniedError } from '../errors.js';
 import { checkNameAllowed, mayUseZone, type Tenant } from '../tenants/tenants.js';
-import { workloadOrigin } from '../credentials/caller.js';
+import { workloadOrigin } from '../tenants/caller.js';
 import { managedZoneNames } from '../zones/zones.js';
 import { checkSharedLabel } from '../ownership/ownership.js';
 import { checkHealthCheckLabel } from '../../dns/health-check.js';
@@ -63,7 +63,7 @@ export type PlanInput =
       /** Which door asked, in words (the journal's summary): a served OVH API import. */
       origin?: string;
     }
-  /** revertOf: the journal row this change set reverts (core/plan/revert.ts), named in its apply's journal rows. */
+  /** revertOf: the journal row this change set reverts (core/apply/revert.ts), named in its apply's journal rows. */
   | { kind: 'changes'; changes: RawChangeSet; policy: Policy; force?: boolean; origin?: string; revertOf?: string }
   /** A DNS UPDATE of one zone (core/plan/dns-update-plan.ts): planned under the zone lock, all or nothing. */
   | { kind: 'update'; update: DnsUpdate; policy: 'sync'; origin?: string }
@@ -126,7 +126,7 @@ export type RoutedInput = (
   origin?: string;
   /** A stored plan approved by a second admin (core/plan/approvals.ts ApprovalNote): named in its journal rows. */
   approval?: { planId: string; approvedBy: string; approvedAt: string; digest: string };
-  /** A stored revert (core/plan/revert.ts): the journal row it reverts, named in its journal rows. */
+  /** A stored revert (core/apply/revert.ts): the journal row it reverts, named in its journal rows. */
   revertOf?: string;
   /** The stored plan being applied (its journal rows name it: GetApply's plan_id); absent for an inline request. */
   planId?: string;

@@ -30,7 +30,7 @@ export async function plan(ctx: CoreContext, tenant: Tenant, input: PlanInput, r
   return p;
 }
 
-/** What to write in the transaction that stores the plan (core/plan/revert.ts: its journal row). */
+/** What to write in the transaction that stores the plan (core/apply/revert.ts: its journal row). */
 export type AlsoWrite = (tx: store.Queryable, p: StoredPlan) => Promise<void>;
 
 async function computeAndStore(ctx: CoreContext, tenant: Tenant, input: PlanInput, requestedBy: Tenant, alsoWrite?: AlsoWrite): Promise<StoredPlan> {

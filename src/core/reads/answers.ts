@@ -2,7 +2,7 @@
  * The Records answers of one base, cut once for every tenant (core/reads/read-cache.ts keeps them per
  * generation): the zone as includeForeign shows it — owner labels, shared sets split per owner
  * (core/ownership/ownership.ts), withdrawn targets shown to their owners with their state
- * (core/ownership/withdrawn-view.ts), checked targets with theirs (core/health/view.ts) — and each
+ * (core/ownership/withdrawn-view.ts), checked targets with theirs (core/reads/health-view.ts) — and each
  * owner's slice of it, the same endpoint objects.
  *
  * Cut whole from a base read whole; from a patched base (core/reads/base-patch.ts), the previous
@@ -13,7 +13,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { recordSetKey, type Endpoint, type RecordSetKey } from '../../dns/types.js';
 import type { OvhRecord } from '../../ovh/types.js';
-import { withHealthStates } from '../health/view.js';
+import { withHealthStates } from './health-view.js';
 import { visibleRecordSetsSteps } from '../ownership/ownership.js';
 import { withTargetStates, withWithdrawn } from '../ownership/withdrawn-view.js';
 import type { Slicer } from '../slices.js';

@@ -23,7 +23,7 @@ import type pg from 'pg';
 import type { Endpoint } from '../../dns/types.js';
 import * as store from '../../store/index.js';
 import { Slicer } from '../slices.js';
-import { answersBytes, BUILD_BYTES_PER_RECORD, DEFAULT_READ_CACHE_BYTES, VIEW_BYTES_PER_RECORD } from './sizing.js';
+import { answersBytes, BUILD_BYTES_PER_RECORD, DEFAULT_READ_CACHE_BYTES, VIEW_BYTES_PER_RECORD, type ReadCacheOptions, type ReadCacheStats } from './sizing.js';
 import { Turns } from '../turns.js';
 import { cutAnswers, patchAnswers, sideRowsKept, type ZoneAnswers } from './answers.js';
 import { Encodings } from './encodings.js';
@@ -37,6 +37,7 @@ import { ZoneStateSource } from './zone-states.js';
 export type { ZoneAnswers } from './answers.js';
 export { DEFAULT_READ_CACHE_BYTES, defaultReadCacheBytes, estateFit } from './sizing.js';
 export type { KeptItem } from './kept-bytes.js';
+export type { ReadCacheOptions, ReadCacheStats } from './sizing.js';
 
 /** A tenant's view of a zone at a generation. The endpoints array is shared: never mutate it. */
 export interface ZoneView {
@@ -49,37 +50,6 @@ interface Entry<T> {
   value: Promise<T>;
   /** The value once built (a caller that must not wait for a build reads this). */
   settled?: T;
-}
-
-/** Counts for tests, the bench and metrics. */
-export interface ReadCacheStats {
-  /** Bytes accounted now (never above maxBytes once an insertion returns) and the bound. */
-  bytes: number;
-  maxBytes: number;
-  entries: number;
-  /**
-   * Bases made (read whole from Postgres, or patched from the previous generation's: basePatches of
-   * them), answers cut from a base (answerPatches of them from the previous generation's), encodings made.
-   */
-  baseBuilds: number;
-  basePatches: number;
-  answerBuilds: number;
-  answerPatches: number;
-  encodes: number;
-  /** Items dropped to stay within the bound. */
-  evictions: number;
-}
-
-export interface ReadCacheOptions {
-  /** Bytes kept at most (bases, answers, encodings); least recently used dropped first. Default DEFAULT_READ_CACHE_BYTES. */
-  maxBytes?: number;
-  /** Called at each fresh read of the zones' states (metrics). */
-  onZoneStatesRead?: () => void;
-  /**
-   * Whether the replica hears every NOTIFY dnsplane_zone now (store.Listener.live): the zones' states
-   * are then kept in memory (ZoneStateSource). Without it, every caller's states are a fresh read.
-   */
-  listening?: () => boolean;
 }
 
 export class ReadCache {
@@ -397,4 +367,11 @@ export function readCacheOf(ctx: { pool: pg.Pool; reads?: ReadCache }): ReadCach
   let c = byPool.get(ctx.pool);
   if (!c) byPool.set(ctx.pool, (c = new ReadCache(ctx.pool)));
   return c;
+}
+
+declare module '../context.js' {
+  interface CoreContext {
+    /** The Records cache (this file). Absent: one per pool, made on first use (readCacheOf). */
+    reads?: ReadCache;
+  }
 }

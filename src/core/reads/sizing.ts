@@ -2,7 +2,8 @@
  * What a replica keeps of its zones, in bytes (docs/records-and-reads.md, "What a replica keeps per
  * zone"): the per-item estimates the read cache accounts with (core/reads/read-cache.ts; a base's own
  * are beside it, core/reads/zone-base.ts baseBytes), the default bound that follows from the heap, and
- * what an estate of zones would take against a bound — what the start log says.
+ * what an estate of zones would take against a bound — what the start log says; the cache's options
+ * and counts.
  */
 import { getHeapStatistics } from 'node:v8';
 import type { ZoneAnswers } from './answers.js';
@@ -59,4 +60,35 @@ const ANSWER_BYTES_PER_ENDPOINT = 120;
 export function answersBytes(a: ZoneAnswers): number {
   // The endpoint objects of `all` (their strings are the base's) and each owner's list.
   return a.all.length * ANSWER_BYTES_PER_ENDPOINT + a.byOwner.size * 100;
+}
+
+/** Counts for tests, the bench and metrics. */
+export interface ReadCacheStats {
+  /** Bytes accounted now (never above maxBytes once an insertion returns) and the bound. */
+  bytes: number;
+  maxBytes: number;
+  entries: number;
+  /**
+   * Bases made (read whole from Postgres, or patched from the previous generation's: basePatches of
+   * them), answers cut from a base (answerPatches of them from the previous generation's), encodings made.
+   */
+  baseBuilds: number;
+  basePatches: number;
+  answerBuilds: number;
+  answerPatches: number;
+  encodes: number;
+  /** Items dropped to stay within the bound. */
+  evictions: number;
+}
+
+export interface ReadCacheOptions {
+  /** Bytes kept at most (bases, answers, encodings); least recently used dropped first. Default DEFAULT_READ_CACHE_BYTES. */
+  maxBytes?: number;
+  /** Called at each fresh read of the zones' states (metrics). */
+  onZoneStatesRead?: () => void;
+  /**
+   * Whether the replica hears every NOTIFY dnsplane_zone now (store.Listener.live): the zones' states
+   * are then kept in memory (ZoneStateSource). Without it, every caller's states are a fresh read.
+   */
+  listening?: () => boolean;
 }

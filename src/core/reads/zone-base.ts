@@ -28,7 +28,7 @@ export interface ZoneBase {
    * for their owners (core/ownership/withdrawn-view.ts).
    */
   withdrawals: store.WithdrawalRow[];
-  /** The checked targets' states (core/health/): Records shows them (core/health/view.ts). */
+  /** The checked targets' states (core/health/): Records shows them (core/reads/health-view.ts). */
   health?: store.TargetHealthRow[];
 }
 

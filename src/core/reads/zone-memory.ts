@@ -1,6 +1,6 @@
 /**
  * The zone as the apply path plans on it: one indexed copy of a zone's records cache and ownership
- * rows in memory, per pool (per replica, as the zone lock's in-process queue is: core/apply/lock-queue.ts), at
+ * rows in memory, per pool (per replica, as the zone lock's in-process queue is: core/zones/lock-queue.ts), at
  * the generation it was last made current at. Used only under the zone lock (core/apply/prepare.ts
  * through core/plan/plan.ts computeLockedZonePlan), where it lets a plan read the record sets it touches
  * (by name) instead of the whole zone:

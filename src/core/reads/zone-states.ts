@@ -63,7 +63,7 @@ type States = Map<string, store.ZoneGeneration>;
  * the listener lost or silent, or not yet read since it came back, or a NOTIFY of a zone it does not
  * hold as synced (a new zone, a first sync) — every caller gets a fresh read (FreshRead: shared, never
  * one that started before the caller arrived), as before. `fresh()` forces one (a caller that says it
- * has a generation newer than the one known here: core/reads/records.ts).
+ * has a generation newer than the one known here: core/records/records.ts).
  */
 export class ZoneStateSource {
   private readonly read: FreshRead<States>;

@@ -14,8 +14,8 @@ import * as store from '../../store/index.js';
 import { InvalidInputError } from '../../dns/errors.js';
 import { isInZone, normalizeName } from '../../dns/names.js';
 import { NotFoundError, PermissionDeniedError, UnauthenticatedError } from '../errors.js';
-import { hashToken, newToken, tokenHashHex } from '../credentials/tokens.js';
-import { CredentialCache } from '../credentials/cache.js';
+import { hashToken, newToken, tokenHashHex } from '../keys/tokens.js';
+import { CredentialCache } from '../keys/cache.js';
 
 export type { Tenant };
 
@@ -202,7 +202,7 @@ export async function authenticate(q: Queryable, token: string | undefined, cach
 
 /**
  * Valid tokens, by the hex of their sha-256 (never the token), so that a call is authenticated without
- * a round trip to Postgres (core/credentials/cache.ts: what is kept, and how it stays exact across
+ * a round trip to Postgres (core/keys/cache.ts: what is kept, and how it stays exact across
  * replicas).
  */
 export class TokenCache extends CredentialCache<Tenant> {
@@ -227,5 +227,15 @@ export function checkNameAllowed(t: Tenant, zone: string, dnsName: string, field
   if (!mayUseZone(t, zone)) throw new PermissionDeniedError(field, `zone "${zone}" is not one of tenant "${t.name}"'s zones`);
   if (!withinSuffixes(dnsName, t.suffixes)) {
     throw new PermissionDeniedError(field, `"${dnsName}" is outside tenant "${t.name}"'s allowed suffixes (${t.suffixes.join(', ')})`);
+  }
+}
+
+declare module '../context.js' {
+  interface CoreContext {
+    /**
+     * Authenticated tokens kept in memory (TokenCache), trusted only while the replica listens to tenant
+     * changes (server/server.ts). Absent: every call reads Postgres.
+     */
+    tokens?: TokenCache;
   }
 }

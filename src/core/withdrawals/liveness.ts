@@ -1,7 +1,7 @@
 /**
  * Tenant liveness (issue 30): every authenticated call of a tenant — a Records poll, an apply, a
  * webhook call, a DNS UPDATE, a call to the served OVH API — is a sign of life, written coarsely to
- * `tenants.last_seen_at` (core/credentials/last-used.ts: the first call after a quiet interval at once, the latest
+ * `tenants.last_seen_at` (core/keys/last-used.ts: the first call after a quiet interval at once, the latest
  * of the interval at its end; never a write per request). A tenant with `withdraw_after` that has been
  * silent that long has its targets of SHARED record sets withdrawn from OVH (core/withdrawals/withdrawals.ts,
  * reason 'silent', journalled "tenant c2 silent since …"); exclusive sets are left alone (there is no
@@ -17,8 +17,8 @@
 import { messageOf } from '../../lib/error-message.js';
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
-import { LastUsed, LAST_USED_EVERY_MS } from '../credentials/last-used.js';
-import { workloadOf } from '../credentials/caller.js';
+import { LastUsed, LAST_USED_EVERY_MS } from '../keys/last-used.js';
+import { workloadOf } from '../tenants/caller.js';
 import { restoreTargets, withdrawTargets, type WithdrawOutcome } from './withdrawals.js';
 
 /** How often the silent tenants are looked for (DNSPLANE_SILENT_CHECK_INTERVAL). */

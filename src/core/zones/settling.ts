@@ -51,7 +51,7 @@ export function describeSettling(s: Settling): string {
  */
 export async function settleAtStart(
   ctx: CoreContext,
-  /** core/apply's recoverZone (passed in: core/apply/lock-queue.ts reads this module). */
+  /** core/apply's recoverZone (passed in: core/zones/lock-queue.ts reads this module). */
   recoverZone: (ctx: CoreContext, zone: string) => Promise<number>,
 ): Promise<{ zones: string[]; done: Promise<number> }> {
   const zones = await store.listZonesWithInFlight(ctx.pool);

@@ -9,12 +9,12 @@ import { recordOf, type OvhRecord } from '../../ovh/types.js';
 import type { CoreContext } from '../context.js';
 import { NotFoundError } from '../errors.js';
 import { estateFit, readCacheOf } from '../reads/read-cache.js';
-import { readRecords } from '../reads/read-records.js';
-import { withZoneLockQueued } from '../apply/lock-queue.js';
+import { readRecords } from './read-records.js';
+import { withZoneLockQueued } from './lock-queue.js';
 import { Slicer } from '../slices.js';
 import { firstSyncsOf } from './first-syncs.js';
 
-export { mapLimit } from '../reads/read-records.js';
+export { mapLimit } from './read-records.js';
 
 /**
  * Registers the managed zones in the database; asks OVH for the list only when none is configured.

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { accountCommand } from '../../../src/cli/account.js';
 import { openCredentials, parseCredentialsFile, sealCredentials } from '../../../src/core/accounts/credentials.js';
-import { SecretBox } from '../../../src/core/credentials/secrets.js';
+import { SecretBox } from '../../../src/core/keys/secrets.js';
 import { InvalidInputError } from '../../../src/dns/errors.js';
 import { capturedIo } from '../../helpers/cli-io.js';
 

@@ -13,7 +13,7 @@ import { journalPool, send, touchedNames } from '../../../src/core/apply/ops.js'
 import { intentFor, readIntent, writeIntent, type Intent } from '../../../src/core/apply/undo.js';
 import { computeZonePlan } from '../../../src/core/plan/plan.js';
 import { routeInput, type PlanInput, type RawEndpoint } from '../../../src/core/plan/input.js';
-import { withZoneLockQueued } from '../../../src/core/apply/lock-queue.js';
+import { withZoneLockQueued } from '../../../src/core/zones/lock-queue.js';
 import { describeOperation } from '../../../src/ovh/ops.js';
 import * as store from '../../../src/store/index.js';
 import { applyRoom, type ApplyRoom } from '../../helpers/core-apply.js';

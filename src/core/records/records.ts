@@ -8,7 +8,7 @@ import type { CoreContext } from '../context.js';
 import { InvalidInputError, PermissionDeniedError } from '../errors.js';
 import { mayUseZone, type Tenant } from '../tenants/tenants.js';
 import { ensureSynced, managedZoneNames } from '../zones/zones.js';
-import { readCacheOf } from './read-cache.js';
+import { readCacheOf } from '../reads/read-cache.js';
 import { normalizeName } from '../../dns/names.js';
 
 export interface RecordsQuery {
@@ -110,7 +110,7 @@ export async function records(ctx: CoreContext, tenant: Tenant, q: RecordsQuery,
       continue;
     }
     ctx.metrics?.cacheRead(zone, 'hit');
-    // Owner labels, foreign sets only on request, shared sets split per owner: ownership.ts.
+    // Owner labels, foreign sets only on request, shared sets split per owner: core/ownership/ownership.ts.
     const view = await cache.view(zone, z.generation, tenant.name, q.includeForeign);
     out.push({ zone, generation: view.generation, notModified: false, endpoints: view.endpoints as Endpoint[] });
   }

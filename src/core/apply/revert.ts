@@ -22,13 +22,13 @@ import { absoluteName } from '../../dns/names.js';
 import type { Endpoint } from '../../dns/types.js';
 import { recordsToEndpoints } from '../../ovh/mapping.js';
 import * as store from '../../store/index.js';
-import { readIntent } from '../apply/undo.js';
+import { readIntent } from './undo.js';
 import { auditAdminAction } from '../journal/audit.js';
 import type { CoreContext } from '../context.js';
 import { NotFoundError, PermissionDeniedError } from '../errors.js';
-import type { StoredPlan } from './plan.js';
-import type { RawChangeSet, RawEndpoint } from './input.js';
-import { plan } from './stored.js';
+import type { StoredPlan } from '../plan/plan.js';
+import type { RawChangeSet, RawEndpoint } from '../plan/input.js';
+import { plan } from '../plan/stored.js';
 import { isAdmin, type Tenant } from '../tenants/tenants.js';
 
 /** A record set the revert leaves alone: a later apply touched it. */

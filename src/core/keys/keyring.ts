@@ -1,10 +1,10 @@
 /**
- * A keyring: how a door finds the key a request names (TSIG keys: core/credentials/tsig.ts, the DNS
- * door; OVH keys: ovh.ts, the served OVH API) — from memory (core/credentials/cache.ts, exact across
+ * A keyring: how a door finds the key a request names (TSIG keys: core/keys/tsig.ts, the DNS
+ * door; OVH keys: ovh.ts, the served OVH API) — from memory (core/keys/cache.ts, exact across
  * replicas by NOTIFY dnsplane_tenant), else from Postgres (store/sealed-keys.ts findForAuth) with its
- * sealed secrets opened once per key and process (core/credentials/secrets.ts); reads of one key in
+ * sealed secrets opened once per key and process (core/keys/secrets.ts); reads of one key in
  * flight at once shared — and writes its "last used" at most once a minute per key and process
- * (core/credentials/last-used.ts), never once per request. A kind (KeyringKind) says only what
+ * (core/keys/last-used.ts), never once per request. A kind (KeyringKind) says only what
  * differs: its store and cache, how a request names a key, which rows may be found, the key handed out.
  */
 import type * as store from '../../store/index.js';
@@ -15,7 +15,7 @@ import { SECRETS_KEY_SETTING, SecretsKeyError } from './secrets.js';
 
 /** A keyring of one's own (tests: another "last used" interval or clock). */
 export interface KeyringOptions {
-  /** Default LAST_USED_EVERY_MS (core/credentials/last-used.ts). */
+  /** Default LAST_USED_EVERY_MS (core/keys/last-used.ts). */
   lastUsedEveryMs?: number;
   /** Default Date.now. */
   clock?: () => number;
@@ -32,7 +32,7 @@ export interface KeyringKind<R extends store.KeyRowBase, K extends { id: string 
   label(row: R): string;
   /** What is sealed ("secret", "application secret"), for that error. */
   secretWhat: string;
-  /** What a row's sealed secrets are bound to (core/credentials/secrets.ts). */
+  /** What a row's sealed secrets are bound to (core/keys/secrets.ts). */
   context(row: R): string;
   /** Whether a row found may authenticate at all (before any secret is opened); default: every row. */
   accepts?(row: store.KeyForAuth<R>): boolean;
@@ -45,7 +45,7 @@ export interface KeyringKind<R extends store.KeyRowBase, K extends { id: string 
 export interface SealedKeyring<K> {
   /**
    * The key a request names, or undefined (no such key, or the kind does not accept it). Rejects
-   * (SecretsKeyError, SecretUnreadableError from core/credentials/secrets.ts) when the key exists but
+   * (SecretsKeyError, SecretUnreadableError from core/keys/secrets.ts) when the key exists but
    * its secret cannot be opened — this server's DNSPLANE_SECRETS_KEY is missing or another one, or
    * the row was altered: an operator's fault, not the client's.
    */

@@ -1,20 +1,20 @@
 /**
  * The zone lock as this process takes it: callers queue here first, FIFO per zone, then one of them
  * takes a pooled connection, the advisory lock (store/lock.ts) and the zone's fence (core/zones/fence.ts).
- * Apply's concurrency core: a coalescing holder (holder.ts) takes waiting applies over from this queue.
+ * Apply's concurrency core: a coalescing holder (core/apply/holder.ts) takes waiting applies over from this queue.
  * Also what the first sync of a zone (core/zones/zones.ts), recovery and the drift check lock with.
  */
 import type pg from 'pg';
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
 import { Turns } from '../turns.js';
-import { ZoneFence } from '../zones/fence.js';
-import { describeSettling, settlingOf } from '../zones/settling.js';
+import { ZoneFence } from './fence.js';
+import { describeSettling, settlingOf } from './settling.js';
 
 interface Waiter {
   /** Its turn came (true), or the holder took it over (false). */
   wake: (turn: boolean) => void;
-  /** What a holder that coalesces may take it over with (holder.ts: a waiting apply). */
+  /** What a holder that coalesces may take it over with (core/apply/holder.ts: a waiting apply). */
   joinable?: unknown;
 }
 
@@ -67,7 +67,7 @@ export interface ZoneQueueView<J> {
  *
  * `join`: the caller may be taken over while it waits, by a caller in the lock that sees it first in
  * the queue (`queue.take`): then its fn never runs and it answers what `join.taken()` gives (the
- * coalesced applies of holder.ts).
+ * coalesced applies of core/apply/holder.ts).
  */
 export async function withZoneLockQueued<T, J = never>(
   ctx: CoreContext,

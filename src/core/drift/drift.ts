@@ -39,9 +39,9 @@ import * as store from '../../store/index.js';
 import { differingOwners, parseZoneFile } from '../../ovh/zonefile.js';
 import { recoverInFlight } from '../apply/index.js';
 import type { CoreContext } from '../context.js';
-import { getEach } from '../reads/read-records.js';
-import { toRow } from './zones.js';
-import { tryZoneLockFenced } from '../apply/lock-queue.js';
+import { getEach } from '../zones/read-records.js';
+import { toRow } from '../zones/zones.js';
+import { tryZoneLockFenced } from '../zones/lock-queue.js';
 import { messageOf } from '../../lib/error-message.js';
 
 export interface DriftResult {

@@ -1,13 +1,23 @@
 /**
  * The checked targets' states in a Records answer (Endpoint.targetStates; core/ownership/withdrawn-view.ts adds
  * the withdrawn ones): healthy or failing, reason 'health', since when, the last answer. A target
- * that is withdrawn keeps the state withdrawn-view.ts gave it; one the checker holds down but that
+ * that is withdrawn keeps the state core/ownership/withdrawn-view.ts gave it; one the checker holds down but that
  * stays published (never the last) shows failing. A checker's state change bumps the zone's
- * generation (checker.ts), so these are as fresh as the read cache's answers are.
+ * generation (core/health/checker.ts), so these are as fresh as the read cache's answers are.
  */
 import type { Endpoint, TargetState } from '../../dns/types.js';
 import type * as store from '../../store/index.js';
-import type { CheckAnswer } from './probe.js';
+
+/** What one check found: for people (the journal's detail) and the checker's state. */
+export interface CheckAnswer {
+  ok: boolean;
+  /** `200`, `503`, `connected`, `ECONNREFUSED`, `timeout after 2000 ms` … */
+  result: string;
+  /** How long the check took. */
+  ms: number;
+  /** When it was made (ISO). */
+  at: string;
+}
 
 /** The last answer of a target's check, for people. */
 export function lastAnswer(row: Pick<store.TargetHealthRow, 'answers'>): string {

@@ -20,7 +20,7 @@ import { SOA_TIMERS, soaSerial } from '../dns-door/dns-zone.js';
 import { readCacheOf } from '../reads/read-cache.js';
 import { readZoneBase, type ZoneBase } from '../reads/zone-base.js';
 import { Slicer } from '../slices.js';
-import { ensureSynced } from './zones.js';
+import { ensureSynced } from '../zones/zones.js';
 import { readIntent } from '../apply/undo.js';
 import { InvalidInputError } from '../../dns/errors.js';
 

@@ -1,6 +1,6 @@
 /**
  * OVH-style keys (an application key, its application secret and a consumer key, as OVH issues them)
- * as the OVH API dnsplane serves (ovhapi/) uses them (a keyring, core/credentials/keyring.ts):
+ * as the OVH API dnsplane serves (ovhapi/) uses them (a keyring, core/keys/keyring.ts):
  * `ovhKeyring(ctx).find(consumerKey)` on every signed call, `noteUsed(key)` once its signature
  * verified. A key acts as its tenant. Keys are made, rotated and deleted by core/credentials/ovh-admin.ts.
  * A call names its consumer key in clear (X-Ovh-Consumer), so a key is found, and cached, by the

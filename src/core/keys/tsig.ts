@@ -1,5 +1,5 @@
 /**
- * TSIG keys (RFC 8945) as the DNS front door uses them (a keyring, core/credentials/keyring.ts):
+ * TSIG keys (RFC 8945) as the DNS front door uses them (a keyring, core/keys/keyring.ts):
  * `tsigKeyring(ctx).find(name)` on every signed message — a DNS UPDATE per ACME challenge, signed
  * queries and transfers —, `noteUsed(key)` once it verified. A key acts as its tenant; a disabled
  * tenant's keys are not found. Keys are created, rotated and deleted by core/credentials/tsig-admin.ts.

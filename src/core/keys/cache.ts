@@ -1,7 +1,7 @@
 /**
  * Credentials that authenticated, kept in memory so that the next call needs no round trip to
  * Postgres: bearer tokens by their hash (core/tenants/tenants.ts TokenCache), TSIG keys by name
- * (core/credentials/tsig.ts), OVH keys by the hash of their consumer key (core/credentials/ovh.ts). Only what was
+ * (core/keys/tsig.ts), OVH keys by the hash of their consumer key (core/keys/ovh.ts). Only what was
  * found is kept: an unknown credential reads Postgres every time (what a limiter of failed attempts
  * sits in front of).
  *
@@ -14,7 +14,7 @@
  * forgotten or cleared while it was being read (the epoch), so a read that raced a change cannot
  * outlive it.
  *
- * Here too the forms the TSIG and OVH keyrings hand out (core/credentials/tsig.ts, ovh.ts), apart from
+ * Here too the forms the TSIG and OVH keyrings hand out (core/keys/tsig.ts, ovh.ts), apart from
  * the keyrings so that CoreContext can hold the caches without importing them.
  */
 import type { TsigAlgorithm } from '../../dns/wire/index.js';
@@ -158,7 +158,7 @@ export interface TsigKey {
   secret: Buffer;
   /**
    * The secret a rotation with a grace replaced, still accepted until `previousValidUntil` (judged with
-   * the context's clock when a message is verified, core/credentials/tsig.ts replacedKeyOf).
+   * the context's clock when a message is verified, core/keys/tsig.ts replacedKeyOf).
    */
   previous?: { secret: Buffer; validUntil: Date };
   /** The key's tenant as it was when the key was read (kept exact by the cache's invalidation). */
@@ -188,3 +188,12 @@ export interface OvhKey {
 /** OVH keys found, by the sha-256 (hex) of their consumer key. */
 export const OvhKeyCache = KeyCache<OvhKey>;
 export type OvhKeyCache = KeyCache<OvhKey>;
+
+declare module '../context.js' {
+  interface CoreContext {
+    /** TSIG keys found, kept like `tokens` (core/keys/tsig.ts). Absent: every lookup reads Postgres. */
+    tsigKeys?: TsigKeyCache;
+    /** OVH keys found, kept like `tokens` (core/keys/ovh.ts). Absent: every lookup reads Postgres. */
+    ovhKeys?: OvhKeyCache;
+  }
+}

@@ -12,6 +12,7 @@
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import * as store from '../../store/index.js';
+import { SecretUnreadableError, SecretsKeyError } from '../errors.js';
 
 type SealedSecret = store.SealedSecret;
 
@@ -35,18 +36,7 @@ export function newSecretsKey(): Buffer {
   return randomBytes(KEY_BYTES);
 }
 
-/**
- * The encryption key is missing, or is not the one the stored secrets were sealed with. The message
- * names the setting and what to do; it never holds a key.
- */
-export class SecretsKeyError extends Error {
-  override readonly name = 'SecretsKeyError';
-}
-
-/** A sealed secret that does not open with the right key: it was altered (or moved to another row). */
-export class SecretUnreadableError extends Error {
-  override readonly name = 'SecretUnreadableError';
-}
+export { SecretsKeyError, SecretUnreadableError } from '../errors.js';
 
 /**
  * Seals under one encryption key and opens under any of a list: the first key seals, every key opens
@@ -144,4 +134,14 @@ export async function checkSealedSecrets(q: store.Queryable, box: SecretBox | un
   throw new SecretsKeyError(
     `${SECRETS_KEY_SETTING} holds ${box.describeKeys()}, and none opens ${what}: add the key they were sealed with (DNSPLANE_SECRETS_KEYS lists several: the new key first, the old after); dnsplane serves nothing without it`,
   );
+}
+
+declare module '../context.js' {
+  interface CoreContext {
+    /**
+     * Seals and opens secrets kept at rest (this file): DNSPLANE_SECRETS_KEYS, or demo mode's own.
+     * Absent: no TSIG key, OVH key or account can be created or used.
+     */
+    secrets?: SecretBox;
+  }
 }
