@@ -1392,8 +1392,8 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
           `This will: withdraw from OVH now the 2 targets of shared sets tenant "dr-c2" owns (${ZONE}: 2), listed below, until Undrain. OVH calls expected: at most 2 DELETE /domain/zone/…/record/ID (one per target; a set's last published target is kept, never withdrawn) and 1 POST …/refresh (one per zone). Its exclusive sets stay. Journalled per zone.`,
         );
         expect(await text(page, '[data-testid=dialog-drain] [data-testid=drain-targets] li')).toEqual([
-          `drpool.${ZONE} A 192.0.2.82 (${ZONE})`,
           `dralone.${ZONE} A 192.0.2.83 (${ZONE})`,
+          `drpool.${ZONE} A 192.0.2.82 (${ZONE})`,
         ]);
         expect(await dialog('dialog-drain').locator('[data-testid=confirm]').innerText()).toBe('Drain');
         expect(JSON.parse((await dialog('dialog-drain').locator('[data-testid=request]').textContent()) ?? '')).toEqual({
@@ -1408,8 +1408,8 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
           /^Tenant "dr-c2" drained: 1 target\(s\) withdrawn, 1 kept; 2 OVH calls; journal entry \d+\.$/,
         );
         expect(await text(page, '[data-testid=dialog-drain] [data-testid=drain-outcome] li')).toEqual([
-          `drpool.${ZONE} A 192.0.2.82 (${ZONE}): withdrawn`,
           `dralone.${ZONE} A 192.0.2.83 (${ZONE}): kept (last-target)`,
+          `drpool.${ZONE} A 192.0.2.82 (${ZONE}): withdrawn`,
         ]);
         expect(nonGet()).toEqual([expect.stringMatching(new RegExp(`^DELETE ${REC.replace('.', '\\.')}/\\d+$`)), `POST /domain/zone/${ZONE}/refresh`]);
         expect((await dialog('dialog-drain').locator('[data-testid=drain-calls]').innerText()).split('\n')).toEqual(nonGet());

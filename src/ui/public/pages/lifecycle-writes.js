@@ -215,11 +215,12 @@ export function lifecycleWrites(page, { refresh }) {
         const over = (plan.zones ?? []).filter((z) => z.threshold?.exceeded);
         return [
           `apply plan ${plan.id} as tenant "${t.name}": ${n.delete} to delete, ${n.update} to update (a shared set loses only its targets) in ${(plan.zones ?? []).map((z) => z.zone).join(', ')}, with the ${plural(n.calls, 'OVH call')} listed in the plan below; ${then}`,
+          over.length ? ' ' : null,
           over.length
             ? h(
                 'span',
-                { class: 'error', 'data-testid': 'retire-over' },
-                ` Over the change threshold in ${over.map((z) => `${z.zone} (${(z.threshold.updates ?? 0) + (z.threshold.deletes ?? 0)} of ${z.threshold.owned ?? 0} sets, max ${z.threshold.maxPercent ?? 0}%)`).join(', ')}: ${
+                { class: 'over', 'data-testid': 'retire-over' },
+                `Over the change threshold in ${over.map((z) => `${z.zone} (${(z.threshold.updates ?? 0) + (z.threshold.deletes ?? 0)} of ${z.threshold.owned ?? 0} sets, max ${z.threshold.maxPercent ?? 0}%)`).join(', ')}: ${
                   approvedBy
                     ? `approved by ${approvedBy}.`
                     : "without a second admin's approval of this plan nothing is sent and the tenant is not retired (the refusal says so); approve it on the Plans page, then Retire again with its id."
