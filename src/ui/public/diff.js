@@ -80,7 +80,8 @@ function thresholdLines(t, planId) {
   return out;
 }
 
-export function planLines(plan) {
+/** opts.applyHint false: no "Apply it with" line (a plan another write applies, e.g. a retire's). */
+export function planLines(plan, opts = {}) {
   const expires = plan.expiresAt ? new Date(plan.expiresAt).toISOString() : '';
   const lines = [
     { kind: 'title', text: `Plan ${plan.id} for tenant "${plan.tenant}" (policy ${policyName(plan.policy)}${expires ? `; expires ${expires}` : ''})` },
@@ -114,13 +115,13 @@ export function planLines(plan) {
   );
   const changed = zones.some((z) => (z.changes ?? []).length > 0);
   const force = zones.some((z) => z.threshold?.exceeded && z.threshold.wouldRefuse) ? ' --force' : '';
-  lines.push({ kind: 'plain', text: changed ? `Apply it with: dnsplane apply ${plan.id}${force}` : 'Nothing to apply.' });
+  if (opts.applyHint !== false) lines.push({ kind: 'plain', text: changed ? `Apply it with: dnsplane apply ${plan.id}${force}` : 'Nothing to apply.' });
   return lines;
 }
 
 /** The plan as a diff, a page of lines at a time (a plan can hold thousands of changes). */
-export function planDiff(plan) {
-  return pagedLines(planLines(plan), {
+export function planDiff(plan, opts = {}) {
+  return pagedLines(planLines(plan, opts), {
     testid: 'diff',
     lineNode: (l) => h('div', { class: `line ${l.kind}` }, l.text === '' ? '\u00a0' : l.text),
   });

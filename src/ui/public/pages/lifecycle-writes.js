@@ -241,7 +241,7 @@ export function lifecycleWrites(page, { refresh }) {
                 h('code', { 'data-testid': 'retire-plan' }, plan.id),
                 ' (nothing is sent before you confirm):',
               ),
-              planDiff(plan),
+              planDiff(plan, { applyHint: false }),
             )
           : null,
       method: 'RetireTenant',

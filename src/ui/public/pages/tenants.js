@@ -114,14 +114,15 @@ export async function tenantsPage(page, { stale, who }) {
           ...actions((t) => [
             act(t.disabled ? 'Enable' : 'Disable', 'disable-tenant', () => w.toggle(t)),
             act('Rotate token', 'rotate-token', () => w.rotateToken(t)),
-            act('Hand over', 'handover-tenant', () => w.handover(t)),
-            act('Drain / undrain', 'drain-tenant', () => w.drain(t)),
-            act('Retire', 'retire-tenant', () => w.retire(t), 'danger'),
             act('Threshold', 'set-threshold', () => w.threshold(t)),
             act('Withdraw after', 'set-withdraw-after', () => w.withdrawAfter(t)),
             act('+ Workload', 'trust-subject', () => w.trust(t)),
             act('+ TSIG key', 'new-tsig-key', () => w.newTsigKey(t)),
             act('+ OVH key', 'new-ovh-key', () => w.newOvhKey(t)),
+            // A cluster's life, last: hand over, drain, retire (not the signed-in tenant: the RPC refuses an admin retiring itself).
+            act('Hand over', 'handover-tenant', () => w.handover(t)),
+            act('Drain / undrain', 'drain-tenant', () => w.drain(t)),
+            t.name === who.tenant ? null : act('Retire', 'retire-tenant', () => w.retire(t), 'danger'),
           ]),
         ],
       }),
