@@ -1453,6 +1453,16 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
         expect(await rowOf('tenants', 'data-tenant', 'admin').locator('[data-testid=retire-tenant]').count()).toBe(0); // not oneself
         await page.click('[data-testid=dialog-retire] [data-testid=review]');
         expect(await dialog('dialog-retire').locator('[data-testid=error]').innerText()).toBe('New owner: name the tenant that takes over what it owns');
+        // An heir whose grants do not cover what it owns: refused with the API's words (a PermissionDenied that is
+        // the write's rule, not the page's admin scope), nothing moves, not retired.
+        await page.fill('[data-testid=rt-to]', 'erin');
+        await page.click('[data-testid=dialog-retire] [data-testid=review]');
+        await confirm('dialog-retire');
+        expect(await dialog('dialog-retire').locator('[data-testid=error]').innerText()).toBe(
+          await refusal(admin().retireTenant({ name: 'rt-blue', handoverTo: 'erin' })),
+        );
+        expect((await tenantOf('rt-blue'))!.disabled).toBe(false);
+        await dialog('dialog-retire').locator('[data-testid=back]').click();
         await page.fill('[data-testid=rt-to]', 'rt-green');
         h.sim.clearCalls();
         await page.click('[data-testid=dialog-retire] [data-testid=review]');
@@ -1532,6 +1542,13 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
         await h.adminClient(second).approvePlan({ id: planId });
         await openDialog('rt-del', 'retire-tenant', 'dialog-retire');
         await page.selectOption('[data-testid=rt-how]', 'delete');
+        // A plan id of another tenant's plan is refused in the form, naming the field.
+        const erins = (await admin().listPlans({ tenant: 'erin', limit: 1 })).plans[0]!.id;
+        await page.fill('[data-testid=rt-plan]', erins);
+        await page.click('[data-testid=dialog-retire] [data-testid=review]');
+        await expect
+          .poll(() => dialog('dialog-retire').locator('[data-testid=error]').innerText())
+          .toBe(`Plan id: plan ${erins} is tenant "erin"'s, not "rt-del"'s`);
         await page.fill('[data-testid=rt-plan]', planId);
         await page.click('[data-testid=dialog-retire] [data-testid=review]');
         expect(await dialog('dialog-retire').locator('[data-testid=retire-over]').innerText()).toBe(

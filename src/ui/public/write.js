@@ -91,7 +91,7 @@ export function writeDialog(host, spec) {
         { class: 'confirm-step' },
         h('p', { class: 'will' }, h('strong', null, 'This will: '), spec.describe(request)),
         // A refusal right under the words, above a long detail (a plan), where it is seen.
-        error && spec.detail ? errorBox(error) : null,
+        error && spec.detail ? errorBox(error, false) : null,
         spec.detail ? spec.detail(request) : null,
         h(
           'details',
@@ -99,7 +99,7 @@ export function writeDialog(host, spec) {
           h('summary', null, `The call: AdminService.${spec.method}`),
           h('pre', { class: 'mono', 'data-testid': 'request' }, JSON.stringify(request, null, 2)),
         ),
-        error && !spec.detail ? errorBox(error) : null,
+        error && !spec.detail ? errorBox(error, false) : null,
         h(
           'div',
           { class: 'actions' },
