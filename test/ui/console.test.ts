@@ -1431,6 +1431,7 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
           `This will: put back on OVH the 1 target of shared sets a drain withdrew from tenant "dr-c2" (${ZONE}: 1), listed below. OVH calls expected: at most 1 POST /domain/zone/…/record (one per target) and 1 POST …/refresh (one per zone). Journalled per zone.`,
         );
         expect(await dialog('dialog-drain').locator('[data-testid=confirm]').innerText()).toBe('Undrain');
+        await shot(page, 'write-undrain-confirm', false);
         await confirm('dialog-drain');
         expect(await dialog('dialog-drain').locator('[data-testid=drain-summary]').innerText()).toMatch(
           /^Tenant "dr-c2" undrained: 1 target\(s\) restored, 0 kept; 2 OVH calls; journal entry \d+\.$/,
@@ -1503,6 +1504,7 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
           .toBe(`Tenant "rt-del" owns 10 record sets and 0 targets of shared sets (${OTHER}: 10).`);
         await page.selectOption('[data-testid=rt-how]', 'delete');
         expect(await page.locator('[data-testid=rt-to]').isVisible()).toBe(false);
+        await shot(page, 'write-retire-form', false);
         h.sim.clearCalls();
         await page.click('[data-testid=dialog-retire] [data-testid=review]');
         const will = await willText('dialog-retire');

@@ -156,8 +156,8 @@ export function lifecycleWrites(page, { refresh }) {
     const how = h(
       'select',
       { id: 'rt-how', 'data-testid': 'rt-how' },
-      h('option', { value: 'handover' }, 'Hand everything it owns over to another tenant (no OVH call)'),
-      h('option', { value: 'delete' }, 'Delete its records (an apply: the change threshold and approvals apply)'),
+      h('option', { value: 'handover' }, 'Hand over all it owns to another tenant (no OVH call)'),
+      h('option', { value: 'delete' }, 'Delete its records (an apply: threshold and approvals apply)'),
     );
     const to = input('rt-to', 'the tenant that takes over');
     const planId = input('rt-plan', 'empty: plan the deletion now (Review shows it)');
