@@ -1350,6 +1350,230 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       expect(await dialog('dialog-approve').locator('[data-testid=error]').innerText()).toBe(await refusal(admin().approvePlan({ id: small.id })));
       await dialog('dialog-approve').locator('[data-testid=cancel], [data-testid=close]').first().click();
     });
+
+    describe('drain and retire (issue 46)', () => {
+      const sharedEp = (name: string, target: string) =>
+        create(EndpointSchema, { dnsName: `${name}.${ZONE}`, recordType: 'A', targets: [target], ttl: 300, labels: { 'dnsplane/shared': 'true' } });
+      const nonGet = () => callLines(h.sim).filter((l) => !l.startsWith('GET '));
+      const REC = `/domain/zone/${ZONE}/record`;
+      async function openDialog(tenant: string, button: string, testid: string): Promise<void> {
+        await open(page, 'zones', '[data-testid=zones] table'); // away and back: the page reads the tenants made just now
+        await open(page, 'tenants', `[data-testid=tenants] tr[data-tenant="${tenant}"]`);
+        await rowOf('tenants', 'data-tenant', tenant).locator(`[data-testid=${button}]`).click();
+        await dialog(testid).waitFor();
+      }
+      /** drpool's rows on the Records page (one per owner), read afresh: "owner: health". */
+      async function drpoolStates(): Promise<string[]> {
+        await open(page, 'zones', '[data-testid=zones] table');
+        await open(page, `zones/${ZONE}`, '[data-testid=records] table');
+        await page.fill('[data-testid=filter-name]', 'drpool');
+        const api = (await h.zoneClient(tokens['admin']).records({ zones: [ZONE], includeForeign: true })).zones[0]!.endpoints.filter(
+          (e) => e.dnsName === `drpool.${ZONE}`,
+        );
+        await expect.poll(() => rowsOf(page, 'records')).toEqual(api.map(recordRow));
+        return (await rowsOf(page, 'records')).map((r) => `${r[4]}: ${r[5]}`).sort();
+      }
+
+      it('drains a tenant (its targets of shared sets withdrawn: one DELETE, one refresh, the last target kept), then undrains it (one POST, one refresh)', async () => {
+        const c1 = await h.tenant('dr-c1', [ZONE]);
+        const c2 = await h.tenant('dr-c2', [ZONE]);
+        await h.zoneClient(c1).apply(upsert([sharedEp('drpool', '192.0.2.81')]));
+        await h.zoneClient(c2).apply(upsert([sharedEp('drpool', '192.0.2.82'), sharedEp('dralone', '192.0.2.83')]));
+        expect(await drpoolStates()).toEqual(['dr-c1 shared: ', 'dr-c2 shared: ']);
+
+        await openDialog('dr-c2', 'drain-tenant', 'dialog-drain');
+        await expect
+          .poll(() => dialog('dialog-drain').locator('[data-testid=drain-state]').innerText())
+          .toBe(`Tenant "dr-c2" owns 2 targets of shared sets (${ZONE}: 2): 0 drained now, 2 not.`);
+        expect(await page.locator('[data-testid=dr-action]').inputValue()).toBe('drain');
+        h.sim.clearCalls();
+        await page.click('[data-testid=dialog-drain] [data-testid=review]');
+        expect(await willText('dialog-drain')).toBe(
+          `This will: withdraw from OVH now the 2 targets of shared sets tenant "dr-c2" owns (${ZONE}: 2), listed below, until Undrain. OVH calls expected: at most 2 DELETE /domain/zone/…/record/ID (one per target; a set's last published target is kept, never withdrawn) and 1 POST …/refresh (one per zone). Its exclusive sets stay. Journalled per zone.`,
+        );
+        expect(await text(page, '[data-testid=dialog-drain] [data-testid=drain-targets] li')).toEqual([
+          `dralone.${ZONE} A 192.0.2.83 (${ZONE})`,
+          `drpool.${ZONE} A 192.0.2.82 (${ZONE})`,
+        ]);
+        expect(await dialog('dialog-drain').locator('[data-testid=confirm]').innerText()).toBe('Drain');
+        expect(JSON.parse((await dialog('dialog-drain').locator('[data-testid=request]').textContent()) ?? '')).toEqual({
+          name: 'dr-c2',
+          zone: '',
+          undrain: false,
+        });
+        expect(nonGet()).toEqual([]); // the confirm step sent nothing
+        await shot(page, 'write-drain-confirm', false);
+        await confirm('dialog-drain');
+        expect(await dialog('dialog-drain').locator('[data-testid=drain-summary]').innerText()).toMatch(
+          /^Tenant "dr-c2" drained: 1 target\(s\) withdrawn, 1 kept; 2 OVH calls; journal entry \d+\.$/,
+        );
+        expect(await text(page, '[data-testid=dialog-drain] [data-testid=drain-outcome] li')).toEqual([
+          `dralone.${ZONE} A 192.0.2.83 (${ZONE}): kept (last-target)`,
+          `drpool.${ZONE} A 192.0.2.82 (${ZONE}): withdrawn`,
+        ]);
+        expect(nonGet()).toEqual([expect.stringMatching(new RegExp(`^DELETE ${REC.replace('.', '\\.')}/\\d+$`)), `POST /domain/zone/${ZONE}/refresh`]);
+        expect((await dialog('dialog-drain').locator('[data-testid=drain-calls]').innerText()).split('\n')).toEqual(nonGet());
+        await shot(page, 'write-drain-result', false);
+        await closeDialog('dialog-drain');
+        // The Records page shows the drained target withdrawn, and why.
+        expect(await drpoolStates()).toEqual(['dr-c1 shared: ', 'dr-c2 shared: 192.0.2.82 withdrawn']);
+        expect(await page.locator('[data-testid=target-state]').first().getAttribute('title')).toMatch(/^drained · since /);
+
+        // Undrain: the dialog now says what is drained, and offers to put it back.
+        await openDialog('dr-c2', 'drain-tenant', 'dialog-drain');
+        await expect
+          .poll(() => dialog('dialog-drain').locator('[data-testid=drain-state]').innerText())
+          .toBe(`Tenant "dr-c2" owns 2 targets of shared sets (${ZONE}: 2): 1 drained now, 1 not.`);
+        await page.selectOption('[data-testid=dr-action]', 'undrain');
+        h.sim.clearCalls();
+        await page.click('[data-testid=dialog-drain] [data-testid=review]');
+        expect(await willText('dialog-drain')).toBe(
+          `This will: put back on OVH the 1 target of shared sets a drain withdrew from tenant "dr-c2" (${ZONE}: 1), listed below. OVH calls expected: at most 1 POST /domain/zone/…/record (one per target) and 1 POST …/refresh (one per zone). Journalled per zone.`,
+        );
+        expect(await dialog('dialog-drain').locator('[data-testid=confirm]').innerText()).toBe('Undrain');
+        await shot(page, 'write-undrain-confirm', false);
+        await confirm('dialog-drain');
+        expect(await dialog('dialog-drain').locator('[data-testid=drain-summary]').innerText()).toMatch(
+          /^Tenant "dr-c2" undrained: 1 target\(s\) restored, 0 kept; 2 OVH calls; journal entry \d+\.$/,
+        );
+        expect(nonGet()).toEqual([`POST ${REC}`, `POST /domain/zone/${ZONE}/refresh`]);
+        expect(h.sim.writes()[0]!.body).toEqual({ fieldType: 'A', subDomain: 'drpool', target: '192.0.2.82', ttl: 300 });
+        await closeDialog('dialog-drain');
+        expect(await drpoolStates()).toEqual(['dr-c1 shared: ', 'dr-c2 shared: ']);
+      });
+
+      it('retires a tenant by handing what it owns to another: no OVH call, the tenant disabled (its token refused)', async () => {
+        const blue = await h.tenant('rt-blue', [ZONE]);
+        await h.tenant('rt-green', [ZONE]);
+        await h.zoneClient(blue).apply(upsert([ep(`rt.${ZONE}`, 'A', ['192.0.2.88'])]));
+        await openDialog('rt-blue', 'retire-tenant', 'dialog-retire');
+        await expect
+          .poll(() => dialog('dialog-retire').locator('[data-testid=retire-state]').innerText())
+          .toBe(`Tenant "rt-blue" owns 1 record set and 0 targets of shared sets (${ZONE}: 1).`);
+        expect(await page.locator('[data-testid=rt-plan]').isVisible()).toBe(false);
+        expect(await rowOf('tenants', 'data-tenant', 'admin').locator('[data-testid=retire-tenant]').count()).toBe(0); // not oneself
+        await page.click('[data-testid=dialog-retire] [data-testid=review]');
+        expect(await dialog('dialog-retire').locator('[data-testid=error]').innerText()).toBe('New owner: name the tenant that takes over what it owns');
+        // An heir whose grants do not cover what it owns: refused with the API's words (a PermissionDenied that is
+        // the write's rule, not the page's admin scope), nothing moves, not retired.
+        await page.fill('[data-testid=rt-to]', 'erin');
+        await page.click('[data-testid=dialog-retire] [data-testid=review]');
+        await confirm('dialog-retire');
+        expect(await dialog('dialog-retire').locator('[data-testid=error]').innerText()).toBe(
+          await refusal(admin().retireTenant({ name: 'rt-blue', handoverTo: 'erin' })),
+        );
+        expect((await tenantOf('rt-blue'))!.disabled).toBe(false);
+        await dialog('dialog-retire').locator('[data-testid=back]').click();
+        await page.fill('[data-testid=rt-to]', 'rt-green');
+        h.sim.clearCalls();
+        await page.click('[data-testid=dialog-retire] [data-testid=review]');
+        expect(await willText('dialog-retire')).toBe(
+          `This will: hand everything tenant "rt-blue" owns — 1 ownership row (${ZONE}: 1) — over to tenant "rt-green", in one transaction with no OVH call; then disable tenant "rt-blue" (its token stops working at once) and mark it retired, in one journal entry.`,
+        );
+        expect(JSON.parse((await dialog('dialog-retire').locator('[data-testid=request]').textContent()) ?? '')).toEqual({
+          name: 'rt-blue',
+          handoverTo: 'rt-green',
+          deleteRecords: false,
+          planId: '',
+        });
+        await confirm('dialog-retire');
+        expect(await dialog('dialog-retire').locator('[data-testid=retire-how]').innerText()).toMatch(
+          /^Handed over 1 ownership row\(s\) to "rt-green" \(no OVH call\); journal entry \d+\.$/,
+        );
+        const summary = await dialog('dialog-retire').locator('[data-testid=retire-summary]').innerText();
+        expect(summary).toMatch(/^Tenant "rt-blue" retired and disabled; journal entry \d+\.$/);
+        await shot(page, 'write-retire-handover', false);
+        await closeDialog('dialog-retire');
+        expect(nonGet()).toEqual([]);
+        expect((await admin().listOwnership({ zone: ZONE })).entries.find((e) => e.dnsName === `rt.${ZONE}`)?.tenant).toBe('rt-green');
+        expect((await tenantOf('rt-blue'))!.disabled).toBe(true);
+        expect(await whoIs(blue)).toBe('Unauthenticated');
+        expect((await rowsOf(page, 'tenants')).find((r) => r[0] === 'rt-blue')![4]).toBe('disabled');
+      });
+
+      it("retires a tenant by deleting its records: the plan shown first with its id and calls; over the threshold refused with the API's words, nothing sent; approved by a second admin, the same plan deletes", async () => {
+        const del = await h.tenant('rt-del', [OTHER]);
+        const sets = Array.from({ length: 10 }, (_, i) => ep(`rd${i}.${OTHER}`, 'A', [`192.0.2.${160 + i}`]));
+        await h.zoneClient(del).apply(upsert(sets));
+        await admin().setTenantMaxChangePercent({ name: 'rt-del', maxChangePercent: 10 });
+        const plansOfDel = async () => (await admin().listPlans({ tenant: 'rt-del', limit: 1000 })).plans;
+        const plansBefore = (await plansOfDel()).length;
+        await openDialog('rt-del', 'retire-tenant', 'dialog-retire');
+        await expect
+          .poll(() => dialog('dialog-retire').locator('[data-testid=retire-state]').innerText())
+          .toBe(`Tenant "rt-del" owns 10 record sets and 0 targets of shared sets (${OTHER}: 10).`);
+        await page.selectOption('[data-testid=rt-how]', 'delete');
+        expect(await page.locator('[data-testid=rt-to]').isVisible()).toBe(false);
+        await shot(page, 'write-retire-form', false);
+        h.sim.clearCalls();
+        await page.click('[data-testid=dialog-retire] [data-testid=review]');
+        const will = await willText('dialog-retire');
+        const planId = await dialog('dialog-retire').locator('[data-testid=retire-plan]').innerText();
+        // The plan shown is the one stored for the tenant, asked by the admin, drawn as the CLI draws it.
+        const stored = await admin().getPlan({ id: planId });
+        expect([stored.summary!.tenant, stored.summary!.requestedBy, (await plansOfDel()).length]).toEqual(['rt-del', 'admin', plansBefore + 1]);
+        // (less its last line: the plan is applied by the retire, not by dnsplane apply)
+        expect(await diffLines(page)).toEqual(renderPlan(stored.plan!, { color: false }).slice(0, -1));
+        expect(will).toBe(
+          `This will: apply plan ${planId} as tenant "rt-del": 10 to delete, 0 to update (a shared set loses only its targets) in ${OTHER}, with the 11 OVH calls listed in the plan below; then disable tenant "rt-del" (its token stops working at once) and mark it retired, in one journal entry. Over the change threshold in ${OTHER} (10 of 10 sets, max 10%): without a second admin's approval of this plan nothing is sent and the tenant is not retired (the refusal says so); approve it on the Plans page, then Retire again with its id.`,
+        );
+        expect(JSON.parse((await dialog('dialog-retire').locator('[data-testid=request]').textContent()) ?? '')).toEqual({
+          name: 'rt-del',
+          handoverTo: '',
+          deleteRecords: true,
+          planId,
+        });
+        await shot(page, 'write-retire-plan', false);
+        await confirm('dialog-retire');
+        const refused = await dialog('dialog-retire').locator('[data-testid=error]').innerText();
+        expect(refused).toMatch(
+          new RegExp(
+            `^failed_precondition: .*; tenant "rt-del" is not retired: plan ${planId} stays pending — a second admin approves it \\(dnsplane plan approve ${planId}\\), then run the retire again with it \\(--plan ${planId}\\)$`,
+          ),
+        );
+        expect(refused).toBe(await refusal(admin().retireTenant({ name: 'rt-del', deleteRecords: true, planId })));
+        await expect.poll(() => dialog('dialog-retire').locator('[data-testid=error]').isVisible()).toBe(true); // under the words, above the plan
+        await shot(page, 'write-retire-refused', false);
+        expect(nonGet()).toEqual([]);
+        expect((await tenantOf('rt-del'))!.disabled).toBe(false);
+        await page.keyboard.press('Escape');
+        await expect.poll(() => page.locator('[data-testid=overlay]').count()).toBe(0);
+
+        // A second admin approves the plan; the retire, given its id, applies it: ten DELETEs and one refresh.
+        const second = await h.tenant('admin-two', [], { admin: true });
+        await h.adminClient(second).approvePlan({ id: planId });
+        await openDialog('rt-del', 'retire-tenant', 'dialog-retire');
+        await page.selectOption('[data-testid=rt-how]', 'delete');
+        // A plan id of another tenant's plan is refused in the form, naming the field.
+        const erins = (await admin().listPlans({ tenant: 'erin', limit: 1 })).plans[0]!.id;
+        await page.fill('[data-testid=rt-plan]', erins);
+        await page.click('[data-testid=dialog-retire] [data-testid=review]');
+        await expect
+          .poll(() => dialog('dialog-retire').locator('[data-testid=error]').innerText())
+          .toBe(`Plan id: plan ${erins} is tenant "erin"'s, not "rt-del"'s`);
+        await page.fill('[data-testid=rt-plan]', planId);
+        await page.click('[data-testid=dialog-retire] [data-testid=review]');
+        expect(await dialog('dialog-retire').locator('[data-testid=retire-over]').innerText()).toBe(
+          `Over the change threshold in ${OTHER} (10 of 10 sets, max 10%): approved by admin-two.`,
+        );
+        expect(await dialog('dialog-retire').locator('[data-testid=retire-plan]').innerText()).toBe(planId);
+        expect((await plansOfDel()).length).toBe(plansBefore + 1); // a plan given by id: none stored
+        h.sim.clearCalls();
+        await confirm('dialog-retire');
+        expect(await dialog('dialog-retire').locator('[data-testid=retire-how]').innerText()).toBe(`Its records deleted by plan ${planId}: 11 OVH calls.`);
+        expect(await dialog('dialog-retire').locator('[data-testid=retire-summary]').innerText()).toMatch(
+          /^Tenant "rt-del" retired and disabled; journal entry \d+\.$/,
+        );
+        const deletes = Array.from({ length: 10 }, () => expect.stringMatching(new RegExp(`^DELETE /domain/zone/${OTHER.replace('.', '\\.')}/record/\\d+$`)));
+        expect(nonGet()).toEqual([...deletes, `POST /domain/zone/${OTHER}/refresh`]);
+        expect((await dialog('dialog-retire').locator('[data-testid=retire-calls]').innerText()).split('\n')).toEqual(nonGet());
+        await shot(page, 'write-retire-deleted', false);
+        await closeDialog('dialog-retire');
+        expect((await tenantOf('rt-del'))!.disabled).toBe(true);
+        expect((await admin().listOwnership({ tenant: 'rt-del' })).entries).toEqual([]);
+        expect(h.sim.publishedRecords(OTHER).filter((r) => r.subDomain.startsWith('rd'))).toEqual([]);
+      });
+    });
   });
 
   it('a tenant token sees its own zones, and every admin page refuses it', async () => {
@@ -1379,6 +1603,7 @@ describe.runIf(CHROMIUM)('the admin console in Chromium', () => {
       expect(await page.locator('section.page table').count()).toBe(0);
       expect(await page.locator('section.page form').count()).toBe(0);
       expect(await page.locator('[data-write]').count()).toBe(0); // no write control
+      expect(await page.locator('[data-testid=handover-tenant], [data-testid=drain-tenant], [data-testid=retire-tenant]').count()).toBe(0);
       if (route === 'journal') await shot(page, 'tenant-refused');
     }
     await page.context().close();

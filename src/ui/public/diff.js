@@ -62,7 +62,26 @@ export function countPlan(plan) {
   return n;
 }
 
-export function planLines(plan) {
+/** A zone's change threshold and protected names, when they stop or mark the apply (as the CLI prints them). */
+function thresholdLines(t, planId) {
+  const out = [];
+  if (t?.exceeded) {
+    const what = `updates ${t.updates ?? 0} and deletes ${t.deletes ?? 0} of the ${t.owned ?? 0} record sets you own here, over the limit of ${t.maxPercent ?? 0}%`;
+    out.push({
+      kind: t.wouldRefuse ? 'conflict' : 'warning',
+      text: `  ! change threshold: ${what}; ${t.wouldRefuse ? 'apply will refuse it without --force' : 'forced'}`,
+    });
+  }
+  if ((t?.protectedNames ?? []).length > 0)
+    out.push({
+      kind: 'conflict',
+      text: `  ! protected names: ${t.protectedNames.join(', ')}; apply will refuse it until an admin other than the one who asked approves it (dnsplane plan approve ${planId})`,
+    });
+  return out;
+}
+
+/** opts.applyHint false: no "Apply it with" line (a plan another write applies, e.g. a retire's). */
+export function planLines(plan, opts = {}) {
   const expires = plan.expiresAt ? new Date(plan.expiresAt).toISOString() : '';
   const lines = [
     { kind: 'title', text: `Plan ${plan.id} for tenant "${plan.tenant}" (policy ${policyName(plan.policy)}${expires ? `; expires ${expires}` : ''})` },
@@ -83,6 +102,7 @@ export function planLines(plan) {
     for (const c of conflicts) lines.push(conflictLine(c));
     const shown = new Set(changes.flatMap((c) => (c.operations ?? []).map(operationLine)));
     for (const op of z.operations ?? []) if (!shown.has(operationLine(op))) lines.push({ kind: 'call', text: `  ${operationLine(op)}` });
+    lines.push(...thresholdLines(z.threshold, plan.id));
   }
   const n = countPlan(plan);
   const plural = (k, one, many) => `${k} ${k === 1 ? one : many}`;
@@ -94,13 +114,14 @@ export function planLines(plan) {
     },
   );
   const changed = zones.some((z) => (z.changes ?? []).length > 0);
-  lines.push({ kind: 'plain', text: changed ? `Apply it with: dnsplane apply ${plan.id}` : 'Nothing to apply.' });
+  const force = zones.some((z) => z.threshold?.exceeded && z.threshold.wouldRefuse) ? ' --force' : '';
+  if (opts.applyHint !== false) lines.push({ kind: 'plain', text: changed ? `Apply it with: dnsplane apply ${plan.id}${force}` : 'Nothing to apply.' });
   return lines;
 }
 
 /** The plan as a diff, a page of lines at a time (a plan can hold thousands of changes). */
-export function planDiff(plan) {
-  return pagedLines(planLines(plan), {
+export function planDiff(plan, opts = {}) {
+  return pagedLines(planLines(plan, opts), {
     testid: 'diff',
     lineNode: (l) => h('div', { class: `line ${l.kind}` }, l.text === '' ? '\u00a0' : l.text),
   });

@@ -51,11 +51,15 @@ export function badge(text, kind) {
   return h('span', { class: `badge ${kind ?? text}` }, text);
 }
 
-/** An error box for a failed API call; a PermissionDenied on an admin page says why. */
-export function errorBox(e) {
+/**
+ * An error box for a failed API call; a PermissionDenied on an admin page says why. A write's refusal
+ * (write.js: `page` false) is shown as it came, code and message: there PermissionDenied is the rule
+ * the write broke (a handover's heir without the grants), not the page's admin scope.
+ */
+export function errorBox(e, page = true) {
   const code = e?.code ? e.code : 'error';
   const msg = e instanceof Error ? e.message : String(e);
-  if (code === 'permission_denied') {
+  if (code === 'permission_denied' && page) {
     return h(
       'div',
       { class: 'error', 'data-testid': 'refused' },

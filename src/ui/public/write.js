@@ -14,8 +14,11 @@ import { clear, errorBox, h } from './dom.js';
  * spec: {
  *   title, testid,
  *   fields?: Node[]            — the form's inputs (labels included); none: straight to the confirm step
- *   read?: () => request       — the request from the fields; throw Error(message) for input the page can judge
+ *   read?: () => request       — the request from the fields; throw Error(message) for input the page can judge.
+ *                                With fields it may be async (a read the confirm step needs, e.g. a plan to show):
+ *                                the form waits, and a refused read is shown in the form.
  *   describe: (request) => (Node|string)[]  — what the call will do, in words
+ *   detail?: (request) => Node — shown under the words (e.g. the plan a write will apply)
  *   method                     — the AdminService method
  *   verb                       — the confirm button's text ("Create tenant", "Delete key", …)
  *   danger?                    — a destructive write (the confirm button says so in red)
@@ -49,14 +52,20 @@ export function writeDialog(host, spec) {
       'form',
       {
         class: 'dialog-form',
-        onsubmit: (ev) => {
+        onsubmit: async (ev) => {
           ev.preventDefault();
+          if (busy) return;
+          busy = true;
+          for (const b of form.querySelectorAll('button')) b.disabled = true;
+          form.append(h('p', { class: 'muted', 'data-testid': 'reading' }, 'Reading…'));
           let request;
           try {
-            request = spec.read();
+            request = await spec.read();
           } catch (e) {
-            return editStep(e instanceof Error ? e.message : String(e));
+            busy = false;
+            return editStep(e?.code ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e));
           }
+          busy = false;
           confirmStep(request);
         },
       },
@@ -81,13 +90,16 @@ export function writeDialog(host, spec) {
         'div',
         { class: 'confirm-step' },
         h('p', { class: 'will' }, h('strong', null, 'This will: '), spec.describe(request)),
+        // A refusal right under the words, above a long detail (a plan), where it is seen.
+        error && spec.detail ? errorBox(error, false) : null,
+        spec.detail ? spec.detail(request) : null,
         h(
           'details',
           { class: 'request' },
           h('summary', null, `The call: AdminService.${spec.method}`),
           h('pre', { class: 'mono', 'data-testid': 'request' }, JSON.stringify(request, null, 2)),
         ),
-        error ? errorBox(error) : null,
+        error && !spec.detail ? errorBox(error, false) : null,
         h(
           'div',
           { class: 'actions' },

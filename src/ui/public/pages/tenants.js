@@ -6,8 +6,8 @@
 // the writes staged through the served OVH API that no refresh has published yet (ListOvhDrafts).
 //
 // The writes (this page's buttons, an admin's only: the RPCs refuse anyone else) are in
-// tenant-writes.js (the tenants') and key-writes.js (their keys'); after each the view below is
-// redrawn from the API.
+// tenant-writes.js (the tenants'), key-writes.js (their keys') and lifecycle-writes.js (hand over,
+// drain, retire); after each the view below is redrawn from the API.
 import { adminApi, zoneApi } from '../api.js';
 import { badge, clear, fmtTime, h } from '../dom.js';
 import { pagedTable } from '../table.js';
@@ -114,12 +114,15 @@ export async function tenantsPage(page, { stale, who }) {
           ...actions((t) => [
             act(t.disabled ? 'Enable' : 'Disable', 'disable-tenant', () => w.toggle(t)),
             act('Rotate token', 'rotate-token', () => w.rotateToken(t)),
-            act('Hand over', 'handover-tenant', () => w.handover(t)),
             act('Threshold', 'set-threshold', () => w.threshold(t)),
             act('Withdraw after', 'set-withdraw-after', () => w.withdrawAfter(t)),
             act('+ Workload', 'trust-subject', () => w.trust(t)),
             act('+ TSIG key', 'new-tsig-key', () => w.newTsigKey(t)),
             act('+ OVH key', 'new-ovh-key', () => w.newOvhKey(t)),
+            // A cluster's life, last: hand over, drain, retire (not the signed-in tenant: the RPC refuses an admin retiring itself).
+            act('Hand over', 'handover-tenant', () => w.handover(t)),
+            act('Drain / undrain', 'drain-tenant', () => w.drain(t)),
+            t.name === who.tenant ? null : act('Retire', 'retire-tenant', () => w.retire(t), 'danger'),
           ]),
         ],
       }),
