@@ -7,7 +7,7 @@
 import { create } from '@bufbuild/protobuf';
 import { Code, createClient, type Client } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { tenantCommand } from '../../src/cli/tenant.js';
 import { WriteQuotaError } from '../../src/core/tenants/write-quota.js';
 import { outcomeOf } from '../../src/dnsserver/update-outcome.js';
@@ -52,6 +52,26 @@ async function bucket(): Promise<{ spent: string; refused: string }> {
   return rows[0]!;
 }
 
+/** Counts the tenant_write_take() calls the servers' pools send from now on; restore() stops counting. */
+function countTakes(...servers: Server[]): { count: () => number; restore: () => void } {
+  let n = 0;
+  const spies = servers.map((s) => {
+    const pool = s.ctx.pool;
+    const query = pool.query.bind(pool);
+    return vi.spyOn(pool, 'query').mockImplementation(((config: unknown, ...rest: unknown[]) => {
+      const text = typeof config === 'string' ? config : (config as { text?: string }).text;
+      if (text?.includes('tenant_write_take')) n++;
+      return (query as (...a: unknown[]) => unknown)(config, ...rest);
+    }) as typeof pool.query);
+  });
+  return {
+    count: () => n,
+    restore: () => {
+      for (const s of spies) s.mockRestore();
+    },
+  };
+}
+
 beforeAll(async () => {
   h = await startHarness({ zones: { [ZONE]: [] } });
   replica = await startServerOn(h.sim, h.databaseUrl);
@@ -72,9 +92,18 @@ afterAll(async () => {
 beforeEach(() => h.sim.clearCalls());
 
 describe('write quotas', () => {
-  it('are off by default: a tenant without one is never counted', async () => {
-    await h.zoneClient(free).apply({ source: { case: 'plan', value: creates('f1', 'f2', 'f3', 'f4') } });
-    expect(calls()).toEqual([POST, POST, POST, POST, REFRESH]);
+  it('are off by default: a tenant without one is never counted, and its applies ask Postgres nothing about it', async () => {
+    const takes = countTakes(h.server, replica);
+    try {
+      await h.zoneClient(free).apply({ source: { case: 'plan', value: creates('f1', 'f2', 'f3', 'f4') } });
+      expect(calls()).toEqual([POST, POST, POST, POST, REFRESH]);
+      // q too, on both replicas, before the next tests give it a quota: its token is cached on each then.
+      await one.apply({ source: { case: 'plan', value: creates('n1') } });
+      await two.apply({ source: { case: 'plan', value: creates('n2') } });
+      expect(takes.count()).toBe(0);
+    } finally {
+      takes.restore();
+    }
     expect((await h.server.ctx.pool.query('SELECT * FROM tenant_write_quota')).rows).toEqual([]);
   });
 
@@ -93,9 +122,11 @@ describe('write quotas', () => {
   });
 
   it('two replicas spend one count; over it, refused before anything is sent, naming the quota and when it refills', async () => {
+    // Set while both replicas hold q's token, as without a quota: NOTIFY dnsplane_tenant makes them forget it.
     expect(await tenantSet(['q', '--writes-per-day', '1000', '--write-burst', '3'])).toEqual([
       'tenant "q": write quota 1000 OVH writes a day, burst 3 (deletions never counted)',
     ]);
+    const takes = countTakes(h.server, replica);
     await one.apply({ source: { case: 'plan', value: creates('a', 'b') } });
     expect(calls()).toEqual([POST, POST, REFRESH]);
     h.sim.clearCalls();
@@ -112,6 +143,8 @@ describe('write quotas', () => {
     expect(calls()).toEqual([]);
     await two.apply({ source: { case: 'plan', value: creates('c') } });
     expect(calls()).toEqual([POST, REFRESH]);
+    expect(takes.count()).toBe(3);
+    takes.restore();
     expect(await bucket()).toEqual({ spent: '3', refused: '1' });
   });
 
