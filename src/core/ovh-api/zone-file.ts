@@ -137,11 +137,12 @@ function fileRecords(zone: string, lines: readonly ZoneFileLine[], own: readonly
 
 /**
  * POST …/import: the zone file applied as the tenant's desired state of the zone (see the module
- * comment). Throws what the apply refused with (PermissionDenied for names it may not touch,
+ * comment). `zone`: as tenantZone answered it for this tenant — the route checks the zone before the
+ * body, as OVH does, and the zone is not read again here (the apply judges the tenant's right to it
+ * in any case). Throws what the apply refused with (PermissionDenied for names it may not touch,
  * ThresholdError, InvalidInputError naming the line); answers the task.
  */
-export async function importZoneFile(ctx: CoreContext, tenant: Tenant, rawZone: string, zoneFile: string, applicationKey: string): Promise<ZoneTask> {
-  const zone = await tenantZone(ctx, tenant, rawZone);
+export async function importZoneFile(ctx: CoreContext, tenant: Tenant, zone: string, zoneFile: string, applicationKey: string): Promise<ZoneTask> {
   let lines: ZoneFileLine[];
   try {
     lines = parseZoneFileLines(zoneFile, zone);
