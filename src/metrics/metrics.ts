@@ -60,6 +60,7 @@
  */
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import {
+  onePerScrape,
   seriesOn,
   seriesTable,
   type ApplyOutcome,
@@ -193,8 +194,9 @@ export class Metrics {
       () => this.sources.accounts,
       (a) => [{ account: a.name, status: a.status }, a.status === 'ok' ? 1 : 0],
     );
-    // Health (core/health/): from Postgres at scrape time, so every replica reports the checker's truth.
-    const healthRows = () => this.sources.health?.() ?? Promise.resolve([] as HealthSample[]);
+    // Health (core/health/): from Postgres at scrape time, so every replica reports the checker's truth;
+    // read once per scrape for both gauges (a scrape starts every collect in one turn).
+    const healthRows = onePerScrape(() => this.sources.health?.() ?? Promise.resolve([] as HealthSample[]));
     this.s.gauge(
       'dnsplane_target_health',
       'Each checked target of a record set with a health check: 1 while it passes, 0 while it fails (withdrawn, or kept as the last)',
