@@ -126,6 +126,9 @@ export class Metrics {
   private loopTimer: NodeJS.Timeout | undefined;
   /** Where the gauges read at each scrape come from: server/ hands each in; one not handed in stays empty. */
   readonly sources: Partial<MetricSources> = {};
+  /** The zone rows and the in-flight journal rows: each read once per scrape for the two gauges it feeds. */
+  private readonly zones = onePerScrape(async (): Promise<ZoneSample[]> => (this.sources.zones ? this.sources.zones() : []));
+  private readonly inFlight = onePerScrape(async (): Promise<InFlightSample[]> => (this.sources.inFlight ? this.sources.inFlight() : []));
 
   constructor(opts: { dryRun?: boolean; defaultMetrics?: boolean; eventLoop?: boolean } = {}) {
     if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
@@ -381,13 +384,5 @@ export class Metrics {
   /** The text exposition format. */
   async render(): Promise<{ contentType: string; body: string }> {
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
-  }
-
-  private async zones(): Promise<ZoneSample[]> {
-    return this.sources.zones ? this.sources.zones() : [];
-  }
-
-  private async inFlight(): Promise<InFlightSample[]> {
-    return this.sources.inFlight ? this.sources.inFlight() : [];
   }
 }
