@@ -12,12 +12,15 @@ import { tenantCommand } from '../../src/cli/tenant.js';
 import { WriteQuotaError } from '../../src/core/tenants/write-quota.js';
 import { outcomeOf } from '../../src/dnsserver/update-outcome.js';
 import { type Endpoint, type PlanRequest, PlanRequestSchema, Policy, ZoneService } from '../../src/gen/dnsplane/v1/zone_pb.js';
+import { tokenHashHex } from '../../src/core/keys/tokens.js';
 import type { Server } from '../../src/server/server.js';
+import { getTenantByName } from '../../src/store/index.js';
 import { centralWebhook, type TestWebhook } from '../helpers/central-webhook.js';
 import { capturedIo } from '../helpers/cli-io.js';
 import { callLines, ep, expectRejected } from '../helpers/expect.js';
 import { ExternalDns, refusedSoftly } from '../helpers/external-dns.js';
 import { startHarness, type Harness } from '../helpers/server.js';
+import { until } from '../helpers/until.js';
 import { bearer, startServerOn } from '../helpers/sim-server.js';
 
 const ZONE = 'quota.test';
@@ -40,9 +43,22 @@ const deletes = (...endpoints: Endpoint[]): PlanRequest =>
 const POST = `POST /domain/zone/${ZONE}/record`;
 const REFRESH = `POST /domain/zone/${ZONE}/refresh`;
 
-async function tenantSet(args: string[]): Promise<string[]> {
+/**
+ * `tenant set` as the CLI runs it, then until each of `servers` has heard of the change (NOTIFY
+ * dnsplane_tenant: its token cache forgot the tenant, or holds it with its quota as it is now), as a
+ * call of `token` to it right after would see it.
+ */
+async function tenantSet(args: string[], token: string, servers: Server[]): Promise<string[]> {
   const io = capturedIo({ DATABASE_URL: h.databaseUrl });
   expect(await tenantCommand.run(['set', ...args], io)).toBe(0);
+  const quota = JSON.stringify((await getTenantByName(h.server.ctx.pool, args[0]!))?.writeQuota);
+  const hash = tokenHashHex(token);
+  for (const [i, s] of servers.entries()) {
+    await until(`replica ${i} to hear of tenant ${args[0]}'s quota`, () => {
+      const cached = s.ctx.tokens?.get(hash);
+      return cached === undefined || JSON.stringify(cached.writeQuota) === quota;
+    });
+  }
   return io.lines;
 }
 async function bucket(): Promise<{ spent: string; refused: string }> {
@@ -123,7 +139,7 @@ describe('write quotas', () => {
 
   it('two replicas spend one count; over it, refused before anything is sent, naming the quota and when it refills', async () => {
     // Set while both replicas hold q's token, as without a quota: NOTIFY dnsplane_tenant makes them forget it.
-    expect(await tenantSet(['q', '--writes-per-day', '1000', '--write-burst', '3'])).toEqual([
+    expect(await tenantSet(['q', '--writes-per-day', '1000', '--write-burst', '3'], q, [h.server, replica])).toEqual([
       'tenant "q": write quota 1000 OVH writes a day, burst 3 (deletions never counted)',
     ]);
     const takes = countTakes(h.server, replica);
@@ -180,7 +196,7 @@ describe('write quotas', () => {
     const text = await (await fetch(`${h.server.url}/metrics`)).text();
     expect(text).toMatch(/^dnsplane_tenant_writes_total\{tenant="q"\} 2$/m);
     expect(text).toMatch(/^dnsplane_tenant_write_quota_refusals_total\{tenant="q"\} 2$/m);
-    expect(await tenantSet(['q', '--writes-per-day', 'off'])).toEqual(['tenant "q": no write quota']);
+    expect(await tenantSet(['q', '--writes-per-day', 'off'], q, [h.server, replica])).toEqual(['tenant "q": no write quota']);
     await one.apply({ source: { case: 'plan', value: creates('e') } });
     expect(calls()).toEqual([POST, REFRESH]);
   });
@@ -190,7 +206,7 @@ describe('write quotas', () => {
     const batched = await startServerOn(h.sim, h.databaseUrl, { DNSPLANE_APPLY_BATCH: '2' });
     try {
       const token = await h.tenant('batched', [ZONE]);
-      await tenantSet(['batched', '--writes-per-day', '1000', '--write-burst', '4']);
+      await tenantSet(['batched', '--writes-per-day', '1000', '--write-burst', '4'], token, [batched]);
       const client = createClient(ZoneService, createConnectTransport({ baseUrl: batched.url, httpVersion: '1.1', interceptors: [bearer(token)] }));
       await client.apply({ source: { case: 'plan', value: creates('w0') } }); // 3 left
       h.sim.clearCalls();
