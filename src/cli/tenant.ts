@@ -262,7 +262,7 @@ async function run(sub: string | undefined, rest: string[], io: CliIo): Promise<
         if (q) {
           const t = await setWriteQuota(db.pool, name, q.perDay, q.burst, { perDay: '--writes-per-day', burst: '--write-burst' });
           io.out(
-            `tenant "${t.name}": ${t.writesPerDay === null ? 'no write quota' : `write quota ${t.writesPerDay} OVH writes a day, burst ${t.writeBurst} (deletions never counted)`}`,
+            `tenant "${t.name}": ${t.writeQuota === undefined ? 'no write quota' : `write quota ${t.writeQuota.perDay} OVH writes a day, burst ${t.writeQuota.burst} (deletions never counted)`}`,
           );
         }
         return 0;

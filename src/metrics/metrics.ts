@@ -60,6 +60,7 @@
  */
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import {
+  onePerScrape,
   seriesOn,
   seriesTable,
   type ApplyOutcome,
@@ -125,6 +126,9 @@ export class Metrics {
   private loopTimer: NodeJS.Timeout | undefined;
   /** Where the gauges read at each scrape come from: server/ hands each in; one not handed in stays empty. */
   readonly sources: Partial<MetricSources> = {};
+  /** The zone rows and the in-flight journal rows: each read once per scrape for the two gauges it feeds. */
+  private readonly zones = onePerScrape(async (): Promise<ZoneSample[]> => (this.sources.zones ? this.sources.zones() : []));
+  private readonly inFlight = onePerScrape(async (): Promise<InFlightSample[]> => (this.sources.inFlight ? this.sources.inFlight() : []));
 
   constructor(opts: { dryRun?: boolean; defaultMetrics?: boolean; eventLoop?: boolean } = {}) {
     if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
@@ -193,8 +197,9 @@ export class Metrics {
       () => this.sources.accounts,
       (a) => [{ account: a.name, status: a.status }, a.status === 'ok' ? 1 : 0],
     );
-    // Health (core/health/): from Postgres at scrape time, so every replica reports the checker's truth.
-    const healthRows = () => this.sources.health?.() ?? Promise.resolve([] as HealthSample[]);
+    // Health (core/health/): from Postgres at scrape time, so every replica reports the checker's truth;
+    // read once per scrape for both gauges (a scrape starts every collect in one turn).
+    const healthRows = onePerScrape(() => this.sources.health?.() ?? Promise.resolve([] as HealthSample[]));
     this.s.gauge(
       'dnsplane_target_health',
       'Each checked target of a record set with a health check: 1 while it passes, 0 while it fails (withdrawn, or kept as the last)',
@@ -379,13 +384,5 @@ export class Metrics {
   /** The text exposition format. */
   async render(): Promise<{ contentType: string; body: string }> {
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
-  }
-
-  private async zones(): Promise<ZoneSample[]> {
-    return this.sources.zones ? this.sources.zones() : [];
-  }
-
-  private async inFlight(): Promise<InFlightSample[]> {
-    return this.sources.inFlight ? this.sources.inFlight() : [];
   }
 }

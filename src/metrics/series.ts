@@ -200,3 +200,15 @@ export function seriesTable<T extends Record<string, SeriesSpec>>(
   }
   return out as { [K in keyof T]: SeriesOf<T[K]> };
 }
+
+/**
+ * `read`, shared by the gauges one scrape collects (the registry starts every collect in one turn):
+ * while a read is under way, its callers share it; the next scrape reads again.
+ */
+export function onePerScrape<T>(read: () => Promise<T>): () => Promise<T> {
+  let pending: Promise<T> | undefined;
+  return () =>
+    (pending ??= read().finally(() => {
+      pending = undefined;
+    }));
+}

@@ -14,6 +14,9 @@
  * reader does not foresee) costs GETs, never a missed change.
  */
 import { decodeTxt } from '../dns/index.js';
+import { formatTxtPresentation } from '../dns/txt.js';
+import { isTxtFamily, type RecordType } from '../dns/types.js';
+import { ovhTargetToCanonical } from './mapping.js';
 
 /** OVH's zone default TTL: a record stored with TTL 0 is served with it. */
 export const OVH_DEFAULT_TTL = 3600;
@@ -204,6 +207,21 @@ export interface ZoneFileEntry {
   target: string;
   /** Written after the record as `; comment` (one line; newlines become spaces). */
   comment?: string;
+}
+
+/**
+ * A record's target as a zone file writes it: as OVH stores it, but TXT, SPF, DKIM and DMARC in RFC
+ * 1035's presentation form, quoted (OVH keeps the quotes inside a TXT value unescaped: `"say "hi""`,
+ * which a zone file reader splits; DKIM and DMARC it keeps raw, where `;` would start a comment). A
+ * value of those types dnsplane cannot read (one made elsewhere that fails its checks) is written as
+ * stored, or quoted as stored with `quoteUnread`.
+ */
+export function zoneFileTarget(fieldType: string, target: string, zone: string, opts: { quoteUnread?: boolean } = {}): string {
+  const type = fieldType.toUpperCase();
+  if (!isTxtFamily(type)) return target;
+  const text = ovhTargetToCanonical(type as RecordType, target, zone);
+  if (text !== undefined) return formatTxtPresentation(text);
+  return opts.quoteUnread ? formatTxtPresentation(target) : target;
 }
 
 export interface ZoneFileHeader {

@@ -15,6 +15,7 @@
  */
 import { invalidCredential, invalidKey, invalidSignature, notCredential, queryTimeOut, type OvhApiError } from '../ovhwire/errors.js';
 import { signatureMatches, signedUrlCandidates } from '../ovhwire/signature.js';
+import type { KeyAt } from '../core/keys/keyring.js';
 import type { OvhKey, OvhKeyring } from '../core/keys/ovh.js';
 
 /** How far a call's timestamp may be from the server's clock, in seconds (OVH's is not published; the simulator assumes the same). */
@@ -42,12 +43,15 @@ export class AuthRefusal extends Error {
   }
 }
 
-/** The key a call is signed with, or an AuthRefusal with OVH's answer. `nowSeconds`: the server's clock. */
-export async function authenticateCall(call: SignedCall, keyring: OvhKeyring, nowSeconds: number): Promise<OvhKey> {
+/**
+ * The key a call is signed with, or an AuthRefusal with OVH's answer. `nowSeconds`: the server's clock;
+ * `consumerAt`: keyring.at(its consumer key) when the caller has worked it out already (index.ts).
+ */
+export async function authenticateCall(call: SignedCall, keyring: OvhKeyring, nowSeconds: number, consumerAt?: KeyAt): Promise<OvhKey> {
   const applicationKey = call.header('x-ovh-application');
   const consumerKey = call.header('x-ovh-consumer');
   if (!applicationKey) throw new AuthRefusal(notCredential(), false);
-  const key = consumerKey ? await keyring.find(consumerKey) : undefined;
+  const key = consumerKey ? await keyring.find(consumerAt ?? consumerKey) : undefined;
   if (!key || key.applicationKey !== applicationKey) {
     // Which one is wrong, as OVH says it: an application key nobody has, else the consumer key.
     if (!(await keyring.applicationKnown(applicationKey))) throw new AuthRefusal(invalidKey(), true);

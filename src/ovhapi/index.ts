@@ -18,7 +18,6 @@ import type { Logger } from 'pino';
 import type { CoreContext } from '../core/context.js';
 import type { LoginLimiter } from '../core/tenants/login-limiter.js';
 import { ovhKeyring } from '../core/keys/ovh.js';
-import { tokenHashHex } from '../core/keys/tokens.js';
 import { clientAddress } from '../net/client-address.js';
 import { TenantRateLimiter } from '../lib/token-bucket.js';
 import type { Tenant } from '../core/tenants/tenants.js';
@@ -125,13 +124,20 @@ export function ovhApiHandler(ctx: CoreContext, opts: OvhApiOptions): (req: Req,
 
       const address = clientAddress(req);
       const consumerKey = header(req, 'x-ovh-consumer');
-      // The limiter knows a consumer key by its hash; a key this process holds is never refused for its address.
-      const limiterKey = consumerKey ? tokenHashHex(consumerKey) : undefined;
-      const wait = consumerKey && keyring.cached(consumerKey) ? undefined : opts.loginLimiter?.check(address, limiterKey);
+      // One sha-256 of the consumer key, for the keyring (its cache key: the hash's hex) and the limiter,
+      // which knows a consumer key by that hash; a key this process holds is never refused for its address.
+      const consumerAt = consumerKey ? keyring.at(consumerKey) : undefined;
+      const limiterKey = consumerAt?.cacheKey;
+      const wait = consumerAt && keyring.cached(consumerAt) ? undefined : opts.loginLimiter?.check(address, limiterKey);
       if (wait !== undefined) throw tooManyRequests(wait, `too many failed logins from ${address}; try again in ${wait} s`);
       let key: Awaited<ReturnType<typeof authenticateCall>>;
       try {
-        key = await authenticateCall({ method, rawUrl, host: header(req, 'host') ?? '', rawBody, header: (name) => header(req, name) }, keyring, seconds());
+        key = await authenticateCall(
+          { method, rawUrl, host: header(req, 'host') ?? '', rawBody, header: (name) => header(req, name) },
+          keyring,
+          seconds(),
+          consumerAt,
+        );
       } catch (e) {
         if (!(e instanceof AuthRefusal)) throw e;
         if (e.failedLogin) opts.loginLimiter?.failed(address, limiterKey);

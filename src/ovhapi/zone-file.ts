@@ -19,13 +19,14 @@ export async function exportCall(ctx: CoreContext, tenant: Tenant, rawZone: stri
 }
 
 export async function importCall(ctx: CoreContext, tenant: Tenant, rawZone: string, call: RecordCall, applicationKey: string): Promise<Answer> {
-  await tenantZone(ctx, tenant, rawZone);
+  // The zone first (OVH's 404 before any complaint about the body), read once for the import too.
+  const zone = await tenantZone(ctx, tenant, rawZone);
   const body = bodyObject(call.body, call.bodyInvalid);
   checkProperties(body, ['zoneFile'], [], true);
   const zoneFile = body['zoneFile'];
   if (zoneFile === undefined) throw badRequest('[zoneFile] Property is mandatory');
   if (typeof zoneFile !== 'string') throw badRequest(`[zoneFile] Given data (${String(zoneFile)}) is not valid for type string`);
-  return { json: await importZoneFile(ctx, tenant, rawZone, zoneFile, applicationKey) };
+  return { json: await importZoneFile(ctx, tenant, zone, zoneFile, applicationKey) };
 }
 
 export async function tasksCall(ctx: CoreContext, tenant: Tenant, rawZone: string): Promise<Answer> {

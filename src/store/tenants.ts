@@ -24,6 +24,11 @@ export interface Tenant {
   lastSeenAt?: Date;
   /** The client address of that call (behind a trusted proxy, the client's); absent: not known. */
   lastSeenFrom?: string;
+  /**
+   * Its write quota (store/write-quota.ts); absent: none, and its applies cost no query for it. Cached
+   * with the tenant: a change sends NOTIFY dnsplane_tenant like any other.
+   */
+  writeQuota?: { perDay: number; burst: number };
 }
 
 export interface NewTenant {
@@ -49,12 +54,14 @@ export interface TenantRow {
   withdraw_after_ms: string | null;
   last_seen_at: Date | null;
   last_seen_from: string | null;
+  writes_per_day: number | null;
+  write_burst: number | null;
 }
 
 /** A tenant's columns as toTenant reads them; `alias`: the tenants table's alias in a join (store/sealed-keys.ts). */
 export function tenantColumns(alias?: string): string {
   const t = alias ? `${alias}.` : '';
-  return `${t}id::text AS id, ${t}name, ${t}scopes, ${t}zones, ${t}suffixes, ${t}disabled, ${t}created_at, ${t}token_rotated_at, ${t}max_change_percent, ${t}previous_token_valid_until, (extract(epoch FROM ${t}withdraw_after) * 1000)::bigint::text AS withdraw_after_ms, ${t}last_seen_at, ${t}last_seen_from`;
+  return `${t}id::text AS id, ${t}name, ${t}scopes, ${t}zones, ${t}suffixes, ${t}disabled, ${t}created_at, ${t}token_rotated_at, ${t}max_change_percent, ${t}previous_token_valid_until, (extract(epoch FROM ${t}withdraw_after) * 1000)::bigint::text AS withdraw_after_ms, ${t}last_seen_at, ${t}last_seen_from, ${t}writes_per_day, ${t}write_burst`;
 }
 
 const COLUMNS = tenantColumns();
@@ -75,6 +82,7 @@ export function toTenant(r: TenantRow): Tenant {
     ...(r.withdraw_after_ms !== null && r.withdraw_after_ms !== undefined ? { withdrawAfterMs: Number(r.withdraw_after_ms) } : {}),
     ...(r.last_seen_at ? { lastSeenAt: r.last_seen_at } : {}),
     ...(r.last_seen_from ? { lastSeenFrom: r.last_seen_from } : {}),
+    ...(r.writes_per_day !== null && r.write_burst !== null ? { writeQuota: { perDay: r.writes_per_day, burst: r.write_burst } } : {}),
   };
 }
 

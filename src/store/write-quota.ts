@@ -30,21 +30,16 @@ export async function takeTenantWrites(q: Queryable, tenantId: string, n: number
 }
 
 /** Sets (both numbers) or turns off (both null) the tenant's write quota; off drops its bucket. NotFoundError when no such tenant. */
-export async function setTenantWriteQuota(
-  q: Queryable,
-  name: string,
-  perDay: number | null,
-  burst: number | null,
-): Promise<Tenant & { writesPerDay: number | null; writeBurst: number | null }> {
-  const { rows } = await q.query<TenantRow & { writes_per_day: number | null; write_burst: number | null }>(
+export async function setTenantWriteQuota(q: Queryable, name: string, perDay: number | null, burst: number | null): Promise<Tenant> {
+  const { rows } = await q.query<TenantRow>(
     `UPDATE tenants SET writes_per_day = $2, write_burst = $3 WHERE name = $1
-     RETURNING ${tenantColumns()}, writes_per_day, write_burst, pg_notify('${TENANT_CHANNEL}', name)::text AS notified`,
+     RETURNING ${tenantColumns()}, pg_notify('${TENANT_CHANNEL}', name)::text AS notified`,
     [name, perDay, burst],
   );
   const r = rows[0];
   if (!r) throw new NotFoundError('tenant', name);
   if (perDay === null) await q.query('DELETE FROM tenant_write_quota WHERE tenant_id = $1::bigint', [r.id]);
-  return { ...toTenant(r), writesPerDay: r.writes_per_day, writeBurst: r.write_burst };
+  return toTenant(r);
 }
 
 export interface WriteQuotaRow {

@@ -45,18 +45,33 @@ export interface WebhookSession {
   apply(changes: RawChangeSet): Promise<ApplyOutcome>;
 }
 
+/**
+ * A caller's credential, read from its Authorization header once per request (WebhookBackend.credential):
+ * what session() and knows() take, so that its secret is hashed once for the token cache and the
+ * login limiter alike (as api/gate.ts does).
+ */
+export interface WebhookCredential {
+  readonly authorization: string | undefined;
+  /** HTTP Basic's user and password (central mode's TENANT:TOKEN), when the header is one with both set. */
+  readonly basic?: { readonly user: string; readonly password: string };
+  /** The sha-256 (hex) of that password: the token cache's key and the login limiter's. */
+  readonly hashHex?: string;
+}
+
 export interface WebhookBackend {
   readonly mode: 'central' | 'sidecar';
+  /** The caller's credential as this backend reads it; default: the header alone (nothing hashed). */
+  credential?(authorization: string | undefined): WebhookCredential;
   /**
-   * The session of the caller, from its Authorization header; `client`: its address (behind a trusted
-   * proxy, the client's), for "last seen" and the journal. Throws WebhookError(401).
+   * The session of the caller, from its credential; `client`: its address (behind a trusted proxy,
+   * the client's), for "last seen" and the journal. Throws WebhookError(401).
    */
-  session(authorization: string | undefined, client?: string): Promise<WebhookSession>;
+  session(credential: WebhookCredential, client?: string): Promise<WebhookSession>;
   /**
    * Whether the credential is one this process knows to be valid without asking anyone (the token
    * cache): such a caller is never refused for its address's failed logins (core/tenants/login-limiter.ts).
    */
-  knows?(authorization: string | undefined): boolean;
+  knows?(credential: WebhookCredential): boolean;
 }
 
 /**

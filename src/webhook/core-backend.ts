@@ -98,20 +98,24 @@ function sessionOf(ctx: CoreContext, tenant: Tenant, client: string | undefined)
 export function coreBackend(ctx: CoreContext): WebhookBackend {
   return {
     mode: 'central',
-    async session(authorization, client) {
+    credential(authorization) {
       const basic = parseBasic(authorization);
-      if (!basic || basic.user === '' || basic.password === '') {
+      if (!basic || basic.password === '') return { authorization };
+      // The one sha-256 of the token this request makes (token cache, login limiter).
+      return { authorization, basic, hashHex: tokenHashHex(basic.password) };
+    },
+    async session({ basic, hashHex }, client) {
+      if (!basic || basic.user === '' || hashHex === undefined) {
         throw new WebhookError(401, 'missing credentials: HTTP Basic TENANT:TOKEN is required (https://TENANT:TOKEN@host/ as --webhook-provider-url)');
       }
-      const tenant = await guarded(() => authenticate(ctx.pool, basic.password, ctx.tokens));
+      const tenant = await guarded(() => authenticate(ctx.pool, basic.password, ctx.tokens, hashHex));
       // The same answer for a wrong name as for a wrong token: say nothing about which part was wrong.
       if (tenant.name !== basic.user) throw new WebhookError(401, BAD_CREDENTIALS);
       noteSeen(ctx, tenant, client);
       return sessionOf(ctx, tenant, client);
     },
-    knows(authorization) {
-      const basic = parseBasic(authorization);
-      return basic !== undefined && basic.password !== '' && ctx.tokens?.get(tokenHashHex(basic.password))?.name === basic.user;
+    knows({ basic, hashHex }) {
+      return basic !== undefined && hashHex !== undefined && ctx.tokens?.get(hashHex)?.name === basic.user;
     },
   };
 }

@@ -38,7 +38,6 @@ import { WebhookError, type WebhookBackend, type WebhookSession } from './backen
 import type { JsonValue } from './json.js';
 import type { WebhookMetrics, WebhookRoute } from './metrics.js';
 import type { LoginLimiter } from '../core/tenants/login-limiter.js';
-import { tokenHashHex } from '../core/keys/tokens.js';
 import { clientAddress } from '../net/client-address.js';
 import { Slicer } from '../core/slices.js';
 import { adjustEndpointsSteps, domainFilterOf, type TenantScope } from './normalize.js';
@@ -90,11 +89,13 @@ interface Admitted {
  * trusted proxy) failed too often — unless the credential is one the backend knows to be valid.
  */
 async function authenticate(req: http.IncomingMessage, backend: WebhookBackend, limiter: LoginLimiter | undefined): Promise<WebhookSession> {
-  const credential = req.headers.authorization;
+  const authorization = req.headers.authorization;
+  // Read, and its secret hashed, once for the token cache and the limiter.
+  const credential = backend.credential?.(authorization) ?? { authorization };
   const address = clientAddress(req);
   if (!limiter) return backend.session(credential, address);
   // The limiter knows credentials by their hash, never as sent.
-  const key = credential ? tokenHashHex(credential) : undefined;
+  const key = credential.hashHex;
   const wait = backend.knows?.(credential) ? undefined : limiter.check(address, key);
   if (wait !== undefined) {
     throw new HttpError(429, `too many failed logins from ${address}; try again in ${wait} s`, { 'retry-after': String(wait), connection: 'close' });

@@ -7,17 +7,20 @@
 import { create } from '@bufbuild/protobuf';
 import { Code, createClient, type Client } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { tenantCommand } from '../../src/cli/tenant.js';
 import { WriteQuotaError } from '../../src/core/tenants/write-quota.js';
 import { outcomeOf } from '../../src/dnsserver/update-outcome.js';
 import { type Endpoint, type PlanRequest, PlanRequestSchema, Policy, ZoneService } from '../../src/gen/dnsplane/v1/zone_pb.js';
+import { tokenHashHex } from '../../src/core/keys/tokens.js';
 import type { Server } from '../../src/server/server.js';
+import { getTenantByName } from '../../src/store/index.js';
 import { centralWebhook, type TestWebhook } from '../helpers/central-webhook.js';
 import { capturedIo } from '../helpers/cli-io.js';
 import { callLines, ep, expectRejected } from '../helpers/expect.js';
 import { ExternalDns, refusedSoftly } from '../helpers/external-dns.js';
 import { startHarness, type Harness } from '../helpers/server.js';
+import { until } from '../helpers/until.js';
 import { bearer, startServerOn } from '../helpers/sim-server.js';
 
 const ZONE = 'quota.test';
@@ -40,9 +43,22 @@ const deletes = (...endpoints: Endpoint[]): PlanRequest =>
 const POST = `POST /domain/zone/${ZONE}/record`;
 const REFRESH = `POST /domain/zone/${ZONE}/refresh`;
 
-async function tenantSet(args: string[]): Promise<string[]> {
+/**
+ * `tenant set` as the CLI runs it, then until each of `servers` has heard of the change (NOTIFY
+ * dnsplane_tenant: its token cache forgot the tenant, or holds it with its quota as it is now), as a
+ * call of `token` to it right after would see it.
+ */
+async function tenantSet(args: string[], token: string, servers: Server[]): Promise<string[]> {
   const io = capturedIo({ DATABASE_URL: h.databaseUrl });
   expect(await tenantCommand.run(['set', ...args], io)).toBe(0);
+  const quota = JSON.stringify((await getTenantByName(h.server.ctx.pool, args[0]!))?.writeQuota);
+  const hash = tokenHashHex(token);
+  for (const [i, s] of servers.entries()) {
+    await until(`replica ${i} to hear of tenant ${args[0]}'s quota`, () => {
+      const cached = s.ctx.tokens?.get(hash);
+      return cached === undefined || JSON.stringify(cached.writeQuota) === quota;
+    });
+  }
   return io.lines;
 }
 async function bucket(): Promise<{ spent: string; refused: string }> {
@@ -50,6 +66,26 @@ async function bucket(): Promise<{ spent: string; refused: string }> {
     `SELECT spent_total::text AS spent, refused_total::text AS refused FROM tenant_write_quota w JOIN tenants t ON t.id = w.tenant_id WHERE t.name = 'q'`,
   );
   return rows[0]!;
+}
+
+/** Counts the tenant_write_take() calls the servers' pools send from now on; restore() stops counting. */
+function countTakes(...servers: Server[]): { count: () => number; restore: () => void } {
+  let n = 0;
+  const spies = servers.map((s) => {
+    const pool = s.ctx.pool;
+    const query = pool.query.bind(pool);
+    return vi.spyOn(pool, 'query').mockImplementation(((config: unknown, ...rest: unknown[]) => {
+      const text = typeof config === 'string' ? config : (config as { text?: string }).text;
+      if (text?.includes('tenant_write_take')) n++;
+      return (query as (...a: unknown[]) => unknown)(config, ...rest);
+    }) as typeof pool.query);
+  });
+  return {
+    count: () => n,
+    restore: () => {
+      for (const s of spies) s.mockRestore();
+    },
+  };
 }
 
 beforeAll(async () => {
@@ -72,9 +108,18 @@ afterAll(async () => {
 beforeEach(() => h.sim.clearCalls());
 
 describe('write quotas', () => {
-  it('are off by default: a tenant without one is never counted', async () => {
-    await h.zoneClient(free).apply({ source: { case: 'plan', value: creates('f1', 'f2', 'f3', 'f4') } });
-    expect(calls()).toEqual([POST, POST, POST, POST, REFRESH]);
+  it('are off by default: a tenant without one is never counted, and its applies ask Postgres nothing about it', async () => {
+    const takes = countTakes(h.server, replica);
+    try {
+      await h.zoneClient(free).apply({ source: { case: 'plan', value: creates('f1', 'f2', 'f3', 'f4') } });
+      expect(calls()).toEqual([POST, POST, POST, POST, REFRESH]);
+      // q too, on both replicas, before the next tests give it a quota: its token is cached on each then.
+      await one.apply({ source: { case: 'plan', value: creates('n1') } });
+      await two.apply({ source: { case: 'plan', value: creates('n2') } });
+      expect(takes.count()).toBe(0);
+    } finally {
+      takes.restore();
+    }
     expect((await h.server.ctx.pool.query('SELECT * FROM tenant_write_quota')).rows).toEqual([]);
   });
 
@@ -93,9 +138,11 @@ describe('write quotas', () => {
   });
 
   it('two replicas spend one count; over it, refused before anything is sent, naming the quota and when it refills', async () => {
-    expect(await tenantSet(['q', '--writes-per-day', '1000', '--write-burst', '3'])).toEqual([
+    // Set while both replicas hold q's token, as without a quota: NOTIFY dnsplane_tenant makes them forget it.
+    expect(await tenantSet(['q', '--writes-per-day', '1000', '--write-burst', '3'], q, [h.server, replica])).toEqual([
       'tenant "q": write quota 1000 OVH writes a day, burst 3 (deletions never counted)',
     ]);
+    const takes = countTakes(h.server, replica);
     await one.apply({ source: { case: 'plan', value: creates('a', 'b') } });
     expect(calls()).toEqual([POST, POST, REFRESH]);
     h.sim.clearCalls();
@@ -112,6 +159,8 @@ describe('write quotas', () => {
     expect(calls()).toEqual([]);
     await two.apply({ source: { case: 'plan', value: creates('c') } });
     expect(calls()).toEqual([POST, REFRESH]);
+    expect(takes.count()).toBe(3);
+    takes.restore();
     expect(await bucket()).toEqual({ spent: '3', refused: '1' });
   });
 
@@ -147,7 +196,7 @@ describe('write quotas', () => {
     const text = await (await fetch(`${h.server.url}/metrics`)).text();
     expect(text).toMatch(/^dnsplane_tenant_writes_total\{tenant="q"\} 2$/m);
     expect(text).toMatch(/^dnsplane_tenant_write_quota_refusals_total\{tenant="q"\} 2$/m);
-    expect(await tenantSet(['q', '--writes-per-day', 'off'])).toEqual(['tenant "q": no write quota']);
+    expect(await tenantSet(['q', '--writes-per-day', 'off'], q, [h.server, replica])).toEqual(['tenant "q": no write quota']);
     await one.apply({ source: { case: 'plan', value: creates('e') } });
     expect(calls()).toEqual([POST, REFRESH]);
   });
@@ -157,7 +206,7 @@ describe('write quotas', () => {
     const batched = await startServerOn(h.sim, h.databaseUrl, { DNSPLANE_APPLY_BATCH: '2' });
     try {
       const token = await h.tenant('batched', [ZONE]);
-      await tenantSet(['batched', '--writes-per-day', '1000', '--write-burst', '4']);
+      await tenantSet(['batched', '--writes-per-day', '1000', '--write-burst', '4'], token, [batched]);
       const client = createClient(ZoneService, createConnectTransport({ baseUrl: batched.url, httpVersion: '1.1', interceptors: [bearer(token)] }));
       await client.apply({ source: { case: 'plan', value: creates('w0') } }); // 3 left
       h.sim.clearCalls();

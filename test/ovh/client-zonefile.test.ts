@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OvhApi } from '../../src/ovh/client.js';
-import { differingOwners, parseZoneFile } from '../../src/ovh/zonefile.js';
+import { differingOwners, parseZoneFile, zoneFileTarget } from '../../src/ovh/zonefile.js';
 import { OvhSimulator } from '../../src/ovhsim/index.js';
 
 const ZONE = 'export.test';
@@ -88,5 +88,19 @@ describe('parseZoneFile', () => {
     expect(() => parseZoneFile('www IN A (192.0.2.1', 'example.com')).toThrow(/line 1: unclosed parenthesis/);
     expect(() => parseZoneFile('www.other.org. IN A 192.0.2.1', 'example.com')).toThrow(/line 1: owner www\.other\.org\. is outside/);
     expect(() => parseZoneFile('   IN A 192.0.2.1', 'example.com')).toThrow(/line 1: a record without an owner/);
+  });
+});
+
+describe("zoneFileTarget (both zone exports: the admin one and the served OVH API's)", () => {
+  it('quotes TXT, SPF, DKIM and DMARC in presentation form, leaves other types as stored', () => {
+    expect(zoneFileTarget('txt', 'say "hi"', ZONE)).toBe('"say \\"hi\\""');
+    expect(zoneFileTarget('DKIM', 'v=DKIM1; k=rsa; p=MIGfMA0', ZONE)).toBe('"v=DKIM1; k=rsa; p=MIGfMA0"');
+    expect(zoneFileTarget('SPF', 'v=spf1 -all', ZONE)).toBe('"v=spf1 -all"');
+    expect(zoneFileTarget('A', '192.0.2.1', ZONE)).toBe('192.0.2.1');
+  });
+
+  it('a value of those types it cannot read: as stored, or quoted as stored with quoteUnread', () => {
+    expect(zoneFileTarget('DMARC', 'nonsense', ZONE)).toBe('nonsense');
+    expect(zoneFileTarget('DMARC', 'nonsense', ZONE, { quoteUnread: true })).toBe('"nonsense"');
   });
 });

@@ -8,11 +8,10 @@
  * = the generation). With `owners`, each record carries its owner as a comment: `; owner team1`,
  * `; owner team1 (shared)` for a target of a shared set, `; no owner`.
  */
-import { formatTxtPresentation } from '../../dns/txt.js';
 import { recordSetKey } from '../../dns/types.js';
 import { ovhTargetToCanonical, ovhRecordKey } from '../../ovh/mapping.js';
-import { formatZoneFile, type ZoneFileEntry } from '../../ovh/zonefile.js';
-import { isRecordType, isTxtFamily, type RecordType } from '../../dns/types.js';
+import { formatZoneFile, type ZoneFileEntry, zoneFileTarget } from '../../ovh/zonefile.js';
+import { isRecordType, type RecordType } from '../../dns/types.js';
 import type { OvhRecord } from '../../ovh/types.js';
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
@@ -80,7 +79,7 @@ export async function exportZone(ctx: CoreContext, zone: string, options: Export
       subDomain: r.subDomain,
       fieldType: r.fieldType,
       ttl: r.ttl,
-      target: presentation(r),
+      target: zoneFileTarget(r.fieldType, r.target, r.zone),
       ...(ownerOf ? { comment: ownerOf(r) } : {}),
     }),
     512,
@@ -155,18 +154,6 @@ async function refuseBeyondHorizon(q: store.Queryable, zone: string, at: { gener
       'at_generation',
       `${pruned}, up to generation ${h.generation}: the zone can be shown at that generation or later, not at ${at.generation}`,
     );
-}
-
-/**
- * A record's target as a zone file writes it: as OVH stores it, but TXT, SPF, DKIM and DMARC in RFC
- * 1035's presentation form, quoted (OVH keeps the quotes inside a TXT value unescaped: `"say "hi""`,
- * which a zone file reader splits; DKIM and DMARC it keeps raw, where `;` would start a comment).
- */
-function presentation(r: OvhRecord): string {
-  const type = r.fieldType.toUpperCase();
-  if (!isTxtFamily(type)) return r.target;
-  const text = ovhTargetToCanonical(type as RecordType, r.target, r.zone);
-  return text === undefined ? r.target : formatTxtPresentation(text);
 }
 
 /** The owner comment of each record: the set's owner, or the target's in a shared set. */

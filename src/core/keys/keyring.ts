@@ -26,7 +26,7 @@ export interface KeyringKind<R extends store.KeyRowBase, K extends { id: string 
   store: Pick<store.KeyStore<R>, 'findForAuth' | 'noteUsed'>;
   cache(ctx: CoreContext): KeyCache<K & { tenant: store.Tenant }> | undefined;
   /** What a request's name of a key is kept under in the cache and found by in the table; undefined: no key can have it. */
-  lookup(raw: string): { cacheKey: string; authValue: string | Buffer } | undefined;
+  lookup(raw: string): KeyAt | undefined;
   /** A key in messages and logs ("TSIG key"); a key's own words in the error of a server without a sealing key. */
   what: string;
   label(row: R): string;
@@ -40,6 +40,12 @@ export interface KeyringKind<R extends store.KeyRowBase, K extends { id: string 
   keyOf(row: store.KeyForAuth<R>, open: (sealed: store.SealedSecret) => Buffer): K & { tenant: store.Tenant };
   /** Until when a key found may be used (a replaced consumer key in its grace, by the context's clock); default: until forgotten. */
   validUntil?(key: K): Date | undefined;
+}
+
+/** Where a key a request names is found: its cache key, and what the table is searched by (SealedKeyring.at). */
+export interface KeyAt {
+  readonly cacheKey: string;
+  readonly authValue: string | Buffer;
 }
 
 export interface SealedKeyring<K> {
@@ -56,11 +62,22 @@ export interface SealedKeyring<K> {
   noteUsed(key: K): void;
 }
 
+/**
+ * A keyring whose caller may work out once where the key a request names would be (at(); for an OVH
+ * key, the one sha-256 of its consumer key) and hand that to cached() and find() instead of the name.
+ */
+export interface LocatingKeyring<K> extends SealedKeyring<K> {
+  /** Where the key named `raw` would be; undefined: no key can have that name. */
+  at(raw: string): KeyAt | undefined;
+  find(raw: string | KeyAt): Promise<K | undefined>;
+  cached(raw: string | KeyAt): K | undefined;
+}
+
 export function sealedKeyring<R extends store.KeyRowBase, K extends { id: string }>(
   ctx: CoreContext,
   kind: KeyringKind<R, K>,
   opts: KeyringOptions = {},
-): SealedKeyring<K & { tenant: store.Tenant }> {
+): LocatingKeyring<K & { tenant: store.Tenant }> {
   const lastUsed = new LastUsed((uses) => kind.store.noteUsed(ctx.pool, uses), ctx.log, kind.what, opts.lastUsedEveryMs, opts.clock, ctx.lifecycle);
   const read = async (authValue: string | Buffer) => {
     const row = await kind.store.findForAuth(ctx.pool, authValue);
@@ -78,15 +95,17 @@ export function sealedKeyring<R extends store.KeyRowBase, K extends { id: string
     const until = key && kind.validUntil?.(key);
     return until && nowMs(ctx) >= until.getTime() ? undefined : key;
   };
+  const where = (raw: string | KeyAt) => (typeof raw === 'string' ? kind.lookup(raw) : raw);
   return {
+    at: (raw) => kind.lookup(raw),
     async find(raw) {
-      const at = kind.lookup(raw);
+      const at = where(raw);
       if (!at) return undefined;
       const cache = kind.cache(ctx);
       return valid(await (cache ? cache.lookup(at.cacheKey, () => read(at.authValue), kind.validUntil) : read(at.authValue)));
     },
     cached(raw) {
-      const at = kind.lookup(raw);
+      const at = where(raw);
       return at && valid(kind.cache(ctx)?.get(at.cacheKey));
     },
     noteUsed(key) {

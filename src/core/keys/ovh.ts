@@ -10,7 +10,7 @@ import { randomInt } from 'node:crypto';
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
 import type { OvhKey } from './cache.js';
-import { perContext, sealedKeyring, type KeyringKind, type KeyringOptions, type SealedKeyring } from './keyring.js';
+import { type KeyringKind, type KeyringOptions, type LocatingKeyring, perContext, sealedKeyring } from './keyring.js';
 import { hashToken } from './tokens.js';
 
 export type { OvhKey } from './cache.js';
@@ -44,7 +44,7 @@ export function consumerKeyHash(consumerKey: string): Buffer {
  * answers those as OVH answers a credential that is not valid); a consumer key a rotation replaced
  * while its grace runs, with the replaced secret.
  */
-export interface OvhKeyring extends SealedKeyring<OvhKey> {
+export interface OvhKeyring extends LocatingKeyring<OvhKey> {
   /** Whether some key has this application key (to tell OVH's INVALID_KEY from INVALID_CREDENTIAL). */
   applicationKnown(applicationKey: string): Promise<boolean>;
 }

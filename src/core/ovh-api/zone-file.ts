@@ -15,12 +15,11 @@
  *   nothing): `done`, `error` (failed, rolled back), `doing` while in flight. A tenant sees its own.
  */
 import { InvalidInputError } from '../../dns/errors.js';
-import { formatTxtPresentation } from '../../dns/txt.js';
 import { splitFamily } from '../../dns/txt-family.js';
 import { isRecordType, isTxtFamily, RECORD_TYPES, TXT_FAMILY, type RecordType } from '../../dns/types.js';
 import { ovhRecordSetName, ovhTargetToCanonical, recordsToEndpoints } from '../../ovh/mapping.js';
 import type { OvhRecord } from '../../ovh/types.js';
-import { formatZoneFile, parseZoneFileLines, type ZoneFileLine } from '../../ovh/zonefile.js';
+import { formatZoneFile, parseZoneFileLines, type ZoneFileLine, zoneFileTarget } from '../../ovh/zonefile.js';
 import * as store from '../../store/index.js';
 import { apply } from '../apply/index.js';
 import type { CoreContext } from '../context.js';
@@ -38,11 +37,11 @@ export async function exportTenantZone(ctx: CoreContext, tenant: Tenant, rawZone
   const { base, ids } = await tenantBase(ctx, tenant, zone);
   const own = [...(await ownRecords(base, tenant, zone, ids)).values()];
   const apexNs = base.endpoints.find((e) => e.dnsName === zone && e.recordType === 'NS');
+  // OVH's export writes SPF, DKIM and DMARC as TXT.
   const entries = own.map((r) => {
     const type = r.fieldType.toUpperCase();
-    if (!isTxtFamily(type)) return { subDomain: r.subDomain, fieldType: type, ttl: r.ttl, target: r.target };
-    const text = ovhTargetToCanonical(type as RecordType, r.target, zone) ?? r.target;
-    return { subDomain: r.subDomain, fieldType: 'TXT', ttl: r.ttl, target: formatTxtPresentation(text) };
+    const target = zoneFileTarget(type, r.target, zone, { quoteUnread: true });
+    return { subDomain: r.subDomain, fieldType: isTxtFamily(type) ? 'TXT' : type, ttl: r.ttl, target };
   });
   return formatZoneFile(zone, entries, {
     comments: [],
@@ -138,11 +137,12 @@ function fileRecords(zone: string, lines: readonly ZoneFileLine[], own: readonly
 
 /**
  * POST …/import: the zone file applied as the tenant's desired state of the zone (see the module
- * comment). Throws what the apply refused with (PermissionDenied for names it may not touch,
+ * comment). `zone`: as tenantZone answered it for this tenant — the route checks the zone before the
+ * body, as OVH does, and the zone is not read again here (the apply judges the tenant's right to it
+ * in any case). Throws what the apply refused with (PermissionDenied for names it may not touch,
  * ThresholdError, InvalidInputError naming the line); answers the task.
  */
-export async function importZoneFile(ctx: CoreContext, tenant: Tenant, rawZone: string, zoneFile: string, applicationKey: string): Promise<ZoneTask> {
-  const zone = await tenantZone(ctx, tenant, rawZone);
+export async function importZoneFile(ctx: CoreContext, tenant: Tenant, zone: string, zoneFile: string, applicationKey: string): Promise<ZoneTask> {
   let lines: ZoneFileLine[];
   try {
     lines = parseZoneFileLines(zoneFile, zone);
