@@ -213,15 +213,15 @@ export interface ZoneFileEntry {
  * A record's target as a zone file writes it: as OVH stores it, but TXT, SPF, DKIM and DMARC in RFC
  * 1035's presentation form, quoted (OVH keeps the quotes inside a TXT value unescaped: `"say "hi""`,
  * which a zone file reader splits; DKIM and DMARC it keeps raw, where `;` would start a comment). A
- * value of those types dnsplane cannot read (one made elsewhere that fails its checks) is written as
- * stored, or quoted as stored with `quoteUnread`.
+ * value of those types dnsplane cannot read (one made elsewhere that fails its checks) is quoted as
+ * stored: unquoted, a `;` in it would start a comment and cut the value when the file is read back.
  */
-export function zoneFileTarget(fieldType: string, target: string, zone: string, opts: { quoteUnread?: boolean } = {}): string {
+export function zoneFileTarget(fieldType: string, target: string, zone: string): string {
   const type = fieldType.toUpperCase();
   if (!isTxtFamily(type)) return target;
   const text = ovhTargetToCanonical(type as RecordType, target, zone);
   if (text !== undefined) return formatTxtPresentation(text);
-  return opts.quoteUnread ? formatTxtPresentation(target) : target;
+  return formatTxtPresentation(target);
 }
 
 export interface ZoneFileHeader {

@@ -40,7 +40,7 @@ export async function exportTenantZone(ctx: CoreContext, tenant: Tenant, rawZone
   // OVH's export writes SPF, DKIM and DMARC as TXT.
   const entries = own.map((r) => {
     const type = r.fieldType.toUpperCase();
-    const target = zoneFileTarget(type, r.target, zone, { quoteUnread: true });
+    const target = zoneFileTarget(type, r.target, zone);
     return { subDomain: r.subDomain, fieldType: isTxtFamily(type) ? 'TXT' : type, ttl: r.ttl, target };
   });
   return formatZoneFile(zone, entries, {
