@@ -192,6 +192,7 @@ export function journalEntryToPb(j: JournalView): PbJournalEntry {
     approval: j.approval && create(PlanApprovalSchema, { ...j.approval, approvedAt: timestampFromDate(j.approval.approvedAt) }),
     reverts: j.reverts ?? '',
     clientAddress: j.from,
+    account: j.account,
   });
 }
 

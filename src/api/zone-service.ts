@@ -144,6 +144,7 @@ export function zoneService(ctx: CoreContext): ServiceImpl<typeof ZoneService> {
         planId: a.planId,
         summary: a.summary,
         clientAddress: a.from,
+        account: a.account,
         state: a.state,
         startedAt: timestampFromDate(a.startedAt),
         finishedAt: a.finishedAt ? timestampFromDate(a.finishedAt) : undefined,

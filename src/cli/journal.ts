@@ -34,7 +34,7 @@ was published), 1 an error.`;
 export function applyLines(a: GetApplyResponse): string[] {
   return [
     `Apply ${a.journalId}: zone ${a.zone}, tenant ${a.tenant}, ${a.planId ? `plan ${a.planId}` : a.summary || 'inline (plan and apply in one call)'}, ${a.state}`,
-    `  started ${fmtTimestamp(a.startedAt)}, finished ${fmtTimestamp(a.finishedAt)}${a.clientAddress ? `, from ${a.clientAddress}` : ''}`,
+    `  started ${fmtTimestamp(a.startedAt)}, finished ${fmtTimestamp(a.finishedAt)}${a.clientAddress ? `, from ${a.clientAddress}` : ''}${a.account && a.account !== 'default' ? `, OVH account ${a.account}` : ''}`,
     ...(a.error ? [`  error: ${a.error}`] : []),
     ...visibilityLines(a.visibility ?? create(VisibilitySchema)),
   ];

@@ -138,3 +138,15 @@ describe('journal show: an apply another door made names the door and the key', 
     );
   });
 });
+
+describe('journal show: the OVH account of an apply', () => {
+  it('is named when it is not the default one (the only one most installations have)', () => {
+    const second = (account: string) =>
+      applyLines(
+        create(GetApplyResponseSchema, { journalId: '7', zone: 'example.test', tenant: 'demo', state: 'done', clientAddress: '192.0.2.9', account }),
+      )[1];
+    expect(second('bee')).toBe('  started —, finished —, from 192.0.2.9, OVH account bee');
+    expect(second('default')).toBe('  started —, finished —, from 192.0.2.9');
+    expect(second('')).toBe('  started —, finished —, from 192.0.2.9');
+  });
+});

@@ -190,6 +190,15 @@ describe('OVH accounts', () => {
       ).toEqual([`www A 192.0.2.${zone === 'a.test' ? 1 : 2}`]);
     }
     expect(simC.calls()).toEqual([]);
+    // The journal names the account each apply's calls went through, as it was then (a zone can move).
+    for (const [zone, account] of [
+      ['a.test', 'default'],
+      ['b.test', 'bee'],
+    ] as const) {
+      const [entry] = (await admin(1).listJournal({ zone, limit: 1 })).entries;
+      expect([entry!.id, entry!.account]).toEqual([res.zones.find((z) => z.zone === zone)!.journalId, account]);
+      expect((await zones(0).getApply({ journalId: entry!.id })).account).toBe(account);
+    }
     // Each account its own budget, shared by the replicas (a row of ovh_budget per account) at its own rate.
     const label = (sim: OvhSimulator) => accountLabel(accountKey(parseOvhEndpoint(sim.apiUrl), sim.credentials));
     const budgets = (await db.pool.query<{ account: string }>('SELECT account FROM ovh_budget ORDER BY account')).rows.map((r) => r.account);

@@ -38,6 +38,7 @@ export async function sendMember(ctx: CoreContext, group: Group, member: Member,
     batch: batchNumber(ctx, member.index, ops.length),
     summary: member.routed.origin,
     from: member.routed.from,
+    account: ctx.accounts?.registry.accountOf(zone) ?? store.DEFAULT_ACCOUNT,
     approval: member.routed.approval,
     revertOf: member.routed.revertOf,
   });

@@ -30,6 +30,8 @@ export interface Intent {
   summary?: string;
   /** The client address the request came from (RoutedInput.from). */
   from?: string;
+  /** The OVH account the zone's calls went through when the apply ran (issue 44: a zone can move accounts). */
+  account?: string;
   operations: Array<ReturnType<typeof describeOperation>>;
   ops: OvhOperation[];
   names: TouchedName[];
@@ -50,11 +52,12 @@ export async function intentFor(
     batch: number | undefined;
     summary?: string;
     from?: string | undefined;
+    account?: string | undefined;
     approval?: ApprovalNote | undefined;
     revertOf?: string | undefined;
   },
 ): Promise<Intent> {
-  const { ops, names, batch, summary, from, approval, revertOf } = what;
+  const { ops, names, batch, summary, from, account, approval, revertOf } = what;
   return {
     operations: ops.map(describeOperation),
     ops,
@@ -63,6 +66,7 @@ export async function intentFor(
     ...(batch !== undefined ? { batch } : {}),
     ...(summary ? { summary } : {}),
     ...(from ? { from } : {}),
+    ...(account ? { account } : {}),
     ...(approval ? { approval } : {}),
     ...(revertOf ? { revertOf } : {}),
   };

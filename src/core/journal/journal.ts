@@ -29,6 +29,8 @@ export interface JournalView {
   summary: string;
   /** The client address the apply's request came from (behind a trusted proxy, the client's); '' when not from a client (a background task). */
   from: string;
+  /** An apply: the OVH account its zone's calls went through (issue 44); '' for other entries and applies journaled before it was recorded. */
+  account: string;
   /** An apply that published: where its publish stands on the zone's authoritative servers. */
   visibility?: Visibility;
   /** An apply of an approved plan: the approval it applied under; an approve-plan entry: the approval it recorded (core/plan/approvals.ts). */
@@ -71,6 +73,7 @@ export function journalView(r: store.JournalEntry, names: ReadonlyMap<string, st
     ...callsAndError(r),
     summary: str(field(r.intent, 'summary')) || str(field(r.result, 'summary')) || recoverySummary(r),
     from: str(field(r.intent, 'from')),
+    account: str(field(r.intent, 'account')),
     ...(visibility ? { visibility } : {}),
     ...approvalView(r),
     ...revertsView(r),

@@ -73,6 +73,7 @@ function detail(e, page, refresh) {
     e.planId ? h('p', null, 'Plan ', h('a', { href: `#/plans/${encodeURIComponent(e.planId)}` }, e.planId)) : null,
     e.summary ? h('p', null, e.summary) : null,
     e.clientAddress ? h('p', { 'data-testid': 'client-address' }, `From ${e.clientAddress}`) : null,
+    e.account && e.account !== 'default' ? h('p', { 'data-testid': 'ovh-account' }, `OVH account ${e.account}`) : null,
     e.error ? h('p', { class: 'error-text' }, e.error) : null,
     visibilityDetail(e.visibility),
     h('h3', null, `OVH calls made (${calls.length})`),
