@@ -273,7 +273,7 @@ export class ReadCache {
     let base: ZoneBase;
     if (read.whole) {
       const w = read.whole;
-      base = await zoneBaseOf(zone, w.generation, w.rows, w.ownership, slicer, w.withdrawals, w.health);
+      base = await zoneBaseOf(zone, w.generation, w.records, w.ownership, slicer, w.withdrawals, w.health);
     } else {
       const patched = await patchBase(read.previous, zone, read.generation, read.change, slicer);
       base = patched.base;
