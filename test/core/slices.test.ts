@@ -84,4 +84,22 @@ describe('Slicer: one budget per turn of the event loop for the whole process', 
     await Promise.all([spending, checking]);
     expect(late.yields).toBe(1);
   });
+
+  it('two slicers resumed turn after turn share the turns between them, not one taking each turn whole', async () => {
+    const order: string[] = [];
+    const run = async (name: string) => {
+      const slicer = new Slicer();
+      for (let i = 0; i < 24; i++) {
+        await slicer.check();
+        unit();
+        order.push(name);
+      }
+    };
+    await Promise.all([run('a'), run('b')]);
+    // Past the first turn (which both start in), each runs about half of every turn: the second one in
+    // the queue got one step a turn when the first took each turn whole.
+    const later = order.slice(TURN_MS, TURN_MS + 24);
+    expect(later.filter((n) => n === 'b').length).toBeGreaterThanOrEqual(8);
+    expect(later.filter((n) => n === 'a').length).toBeGreaterThanOrEqual(8);
+  });
 });
