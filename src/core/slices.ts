@@ -22,8 +22,9 @@ export const SLICE_MS = 8;
  * turn held the loop ~0.6 s (bench/estate's poll pass: every tenant's first answer encoded in the turn
  * its request arrived in). So:
  * - a slicer that has not yielded yet (a request just arrived) yields at its first check once the
- *   current turn has run TURN_MS — a turn opens at the first check after the previous one closed and
- *   closes in the next check phase (an immediate queued when it opened);
+ *   current turn has run TURN_MS and other slicers wait for the next one — a turn opens at the first
+ *   check after the previous one closed and closes in the next check phase (an immediate queued when
+ *   it opened); with none waiting it keeps to its own budget, as one request alone always did;
  * - a slicer resumed from a yield runs its share of a turn, TURN_MS divided among it and the slicers
  *   still waiting then, and at least the step it makes before its first check: the waiting ones take
  *   their turns in order, none passed over, and one alone keeps the whole of it.
@@ -65,8 +66,9 @@ export class Slicer {
   async check(): Promise<void> {
     const now = performance.now();
     const slice = now - this.since;
-    const spent = turnElapsed(now) >= TURN_MS;
-    if (slice >= this.budgetMs || (this.share === undefined ? spent : slice >= this.share)) await this.yield();
+    // A slicer not yet yielded gives way to the waiting ones once the turn is spent (alone, it keeps to its own budget).
+    const giveWay = this.share === undefined ? turnElapsed(now) >= TURN_MS && waiting > 0 : slice >= this.share;
+    if (slice >= this.budgetMs || giveWay) await this.yield();
   }
 
   /** Yields to the event loop now (between two phases that may each take a slice). */
