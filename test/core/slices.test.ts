@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Slicer, stringifySliced } from '../../src/core/slices.js';
+import { Slicer, SLICE_MS, stringifySliced, TURN_MS } from '../../src/core/slices.js';
 
 describe('stringifySliced', () => {
   const cases: Array<[string, unknown]> = [
@@ -25,5 +25,81 @@ describe('stringifySliced', () => {
       slicer,
     );
     expect(slicer.yields).toBeGreaterThan(10);
+  });
+});
+
+describe('Slicer: one budget per turn of the event loop for the whole process', () => {
+  /** A unit of work of at least 1 ms (wall time: a preempted unit is only longer). */
+  const unit = () => {
+    const end = performance.now() + 1;
+    while (performance.now() < end);
+  };
+
+  it('requests that each start a slicer in one turn let the loop turn once the turn budget is spent, not once each has spent its own', async () => {
+    const slicers = 16;
+    let turned = false;
+    let unitsBeforeTheTurn = 0;
+    // Each started by its own callback of one timers phase, as requests are by their sockets' reads in
+    // one poll phase: each runs until its slicer yields before the next callback starts. The first one
+    // marks the end of that turn of the loop (an immediate queued then runs in its check phase).
+    const done = await Promise.all(
+      Array.from(
+        { length: slicers },
+        (_, k) =>
+          new Promise<number>((resolve) =>
+            setTimeout(async () => {
+              if (k === 0) setImmediate(() => (turned = true));
+              const slicer = new Slicer();
+              for (let i = 0; i < SLICE_MS + 2; i++) {
+                await slicer.check();
+                unit();
+                if (!turned) unitsBeforeTheTurn++;
+              }
+              resolve(slicer.yields);
+            }, 0),
+          ),
+      ),
+    );
+    // Each alone would run SLICE_MS units (of 1 ms or more) before its first yield: 16 × 8 before the
+    // loop turned. Together they keep to TURN_MS, and the unit in hand.
+    expect(unitsBeforeTheTurn).toBeLessThanOrEqual(TURN_MS + 1);
+    // Every one of them went on to the end, each yielding at least once.
+    expect(done.every((yields) => yields >= 1)).toBe(true);
+  });
+
+  it('a slicer that resumes in a spent turn is not sent back at once: it makes its step first', async () => {
+    const spender = new Slicer();
+    const late = new Slicer();
+    // Both resume in the same check phase, the spender first: it spends the whole turn, then the late
+    // one checks right away. Sent back, it could be passed over turn after turn.
+    const spending = (async () => {
+      await spender.yield();
+      await spender.check();
+      for (let i = 0; i <= TURN_MS; i++) unit();
+    })();
+    const checking = (async () => {
+      await late.yield();
+      await late.check();
+    })();
+    await Promise.all([spending, checking]);
+    expect(late.yields).toBe(1);
+  });
+
+  it('two slicers resumed turn after turn share the turns between them, not one taking each turn whole', async () => {
+    const order: string[] = [];
+    const run = async (name: string) => {
+      const slicer = new Slicer();
+      for (let i = 0; i < 24; i++) {
+        await slicer.check();
+        unit();
+        order.push(name);
+      }
+    };
+    await Promise.all([run('a'), run('b')]);
+    // Past the first turn (which both start in), each runs about half of every turn: the second one in
+    // the queue got one step a turn when the first took each turn whole.
+    const later = order.slice(TURN_MS, TURN_MS + 24);
+    expect(later.filter((n) => n === 'b').length).toBeGreaterThanOrEqual(8);
+    expect(later.filter((n) => n === 'a').length).toBeGreaterThanOrEqual(8);
   });
 });

@@ -206,16 +206,16 @@ export class ReadCache {
     return this.latest(this.bases, zone, generation, baseKey, async (entry) => {
       const slicer = new Slicer();
       // Read in one snapshot (only what changed since the kept base, when every generation since was
-      // heard with what it changed), then mapped outside it, in slices. A read of the whole zone waits
-      // its turn (wholeReads): twenty zones read at once would hold every pooled connection.
+      // heard with what it changed), then mapped outside it, in slices. A whole build — read and mapping —
+      // waits its turn (wholeReads): twenty zones read at once would hold every pooled connection, and
+      // mapped at once every zone's rows and half-made base (the heap's peak in bench/estate's pass).
       // Whole unless every generation from the kept base to the one asked for was heard with what it
       // changed (a generation past it, met in the snapshot, may still make it whole: rare, and small).
       const whole = !previous || this.heardChanges.get(zone)?.between(previous.generation, generation) === undefined;
-      const snapshot = <R>(fn: (q: store.Queryable) => Promise<R>) =>
-        whole ? this.wholeReads.run(() => store.withSnapshot(this.pool, fn)) : store.withSnapshot(this.pool, fn);
       const reservation = buildKey(zone);
+      const build = () => this.build(zone, entry, previous, (fn) => store.withSnapshot(this.pool, fn), reservation, slicer);
       try {
-        return await this.build(zone, entry, previous, snapshot, reservation, slicer);
+        return await (whole ? this.wholeReads.run(build) : build());
       } finally {
         this.kept.remove(reservation);
       }
@@ -243,7 +243,7 @@ export class ReadCache {
     let base: ZoneBase;
     if (read.whole) {
       const w = read.whole;
-      base = await zoneBaseOf(zone, w.generation, w.rows, w.ownership, slicer, w.withdrawals, w.health);
+      base = await zoneBaseOf(zone, w.generation, w.records, w.ownership, slicer, w.withdrawals, w.health);
     } else {
       const patched = await patchBase(read.previous, zone, read.generation, read.change, slicer);
       base = patched.base;
