@@ -3,6 +3,7 @@
  * process wait their turn without holding a pooled connection, in order, and the wait counts towards
  * DNSPLANE_LOCK_TIMEOUT.
  */
+import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { CoreContext } from '../../src/core/context.js';
 import { withZoneLockQueued } from '../../src/core/zones/lock-queue.js';
@@ -12,6 +13,12 @@ import { startHarness, type Harness } from '../helpers/server.js';
 const ZONE = 'queue.test';
 let h: Harness;
 let ctx: CoreContext;
+/**
+ * The pool these callers take the lock with, theirs alone: the server's own pool also serves its
+ * background work (zone states, listeners, "last seen"), which may hold a connection at any moment and
+ * would make "the waiter holds no connection" a race on a busy machine.
+ */
+let pool: pg.Pool;
 
 function latch(): { promise: Promise<void>; open: () => void } {
   let open!: () => void;
@@ -21,33 +28,38 @@ function latch(): { promise: Promise<void>; open: () => void } {
 
 beforeAll(async () => {
   h = await startHarness({ zones: { [ZONE]: [] }, env: { DNSPLANE_DRIFT_INTERVAL: '0' } });
-  ctx = { ...h.server.ctx, settings: { ...h.server.ctx.settings, lockTimeoutMs: 300 } };
+  pool = new pg.Pool({ connectionString: h.databaseUrl, max: 4 });
+  ctx = { ...h.server.ctx, pool, settings: { ...h.server.ctx.settings, lockTimeoutMs: 300 } };
 });
 
 afterAll(async () => {
+  await pool?.end();
   await h?.close();
 });
 
 it('a second caller waits in the queue without a connection, and times out there as LockTimeoutError', async () => {
-  const pool = h.server.ctx.pool;
   const release = latch();
   const inside = latch();
   const first = withZoneLockQueued(ctx, ZONE, async () => {
     inside.open();
     await release.promise;
   });
-  await inside.promise;
-  const checkedOut = () => pool.totalCount - pool.idleCount;
-  expect(checkedOut()).toBe(1);
-  const second = withZoneLockQueued(ctx, ZONE, async () => 'never').catch((e: unknown) => e);
-  await new Promise((r) => setTimeout(r, 100));
-  expect(checkedOut()).toBe(1); // the waiter holds no connection
-  expect(pool.waitingCount).toBe(0);
-  const e = await second;
-  expect(e).toBeInstanceOf(LockTimeoutError);
-  expect((e as LockTimeoutError).message).toMatch(/lock not acquired within 300 ms/);
-  release.open();
-  await first;
+  try {
+    await inside.promise;
+    const checkedOut = () => pool.totalCount - pool.idleCount;
+    expect(checkedOut()).toBe(1);
+    const second = withZoneLockQueued(ctx, ZONE, async () => 'never').catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(checkedOut()).toBe(1); // the waiter holds no connection
+    expect(pool.waitingCount).toBe(0);
+    const e = await second;
+    expect(e).toBeInstanceOf(LockTimeoutError);
+    expect((e as LockTimeoutError).message).toMatch(/lock not acquired within 300 ms/);
+  } finally {
+    // Released whatever failed above: a lock left held would time out the next test and the harness's close.
+    release.open();
+    await first;
+  }
 });
 
 it('callers get the lock in the order they asked for it; other zones do not wait', async () => {
