@@ -10,7 +10,8 @@ import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig, parseSecretsKey } from '../../src/config/config.js';
-import { SecretBox, SecretUnreadableError, SecretsKeyError, keyIdOf } from '../../src/core/keys/secrets.js';
+import { SecretUnreadableError, SecretsKeyError } from '../../src/core/errors.js';
+import { SecretBox, keyIdOf } from '../../src/core/keys/secrets.js';
 import { demoSecretsKey, SECRETS_KEY_FILE } from '../../src/demo/demo.js';
 
 const key = randomBytes(32);

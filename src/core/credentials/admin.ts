@@ -16,7 +16,8 @@ import { actedBy, auditAdminAction } from '../journal/audit.js';
 import { InvalidInputError, NotFoundError } from '../errors.js';
 import { requireAdmin } from '../tenants/gate.js';
 import { checkGrace } from '../tenants/tenants.js';
-import { SECRETS_KEY_RULE, SECRETS_KEY_SETTING, SecretsKeyError, checkSealedSecrets, type SecretBox } from '../keys/secrets.js';
+import { SecretsKeyError } from '../errors.js';
+import { SECRETS_KEY_RULE, SECRETS_KEY_SETTING, checkSealedSecrets, type SecretBox } from '../keys/secrets.js';
 
 /** Where the keys live and who acts: `actor` null for the command line (else it must be an admin). `keys`, `log`: the server's cache and logger, when it acts. */
 export interface KeyAdmin {

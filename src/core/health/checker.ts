@@ -20,7 +20,8 @@ import { ovhTargetToCanonical } from '../../ovh/mapping.js';
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
 import { instanceOf } from '../probe/record.js';
-import { checkTarget, describeCheck, type CheckAnswer, type CheckTarget } from './probe.js';
+import type { CheckAnswer } from '../reads/health-view.js';
+import { checkTarget, describeCheck, type CheckTarget } from './probe.js';
 import { stepSet, type HealthRules, type TargetHealth } from './state.js';
 
 /** One target to withdraw or restore (the withdrawal mechanism's item, reason 'health'). */

@@ -12,8 +12,6 @@ import net from 'node:net';
 import { checkUrlFor, type HealthCheck } from '../../dns/health-check.js';
 import type { CheckAnswer } from '../reads/health-view.js';
 
-export type { CheckAnswer };
-
 export interface CheckTarget {
   check: HealthCheck;
   /** The target's address (an A or AAAA target of the set). */

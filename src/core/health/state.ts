@@ -13,7 +13,7 @@
  * - a flapping target (down FLAP_LIMIT times within flapWindowMs) is held down for holdMs after it
  *   passes again.
  */
-import type { CheckAnswer } from './probe.js';
+import type { CheckAnswer } from '../reads/health-view.js';
 
 export type TargetState = 'healthy' | 'failing' | 'down';
 

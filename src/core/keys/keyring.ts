@@ -11,7 +11,8 @@ import type * as store from '../../store/index.js';
 import { nowMs, type CoreContext } from '../context.js';
 import type { KeyCache } from './cache.js';
 import { LastUsed } from './last-used.js';
-import { SECRETS_KEY_SETTING, SecretsKeyError } from './secrets.js';
+import { SecretsKeyError } from '../errors.js';
+import { SECRETS_KEY_SETTING } from './secrets.js';
 
 /** A keyring of one's own (tests: another "last used" interval or clock). */
 export interface KeyringOptions {

@@ -36,8 +36,6 @@ export function newSecretsKey(): Buffer {
   return randomBytes(KEY_BYTES);
 }
 
-export { SecretsKeyError, SecretUnreadableError } from '../errors.js';
-
 /**
  * Seals under one encryption key and opens under any of a list: the first key seals, every key opens
  * what it sealed (DNSPLANE_SECRETS_KEYS while a key is rotated: new first, old after).

@@ -5,7 +5,7 @@
  * flapping target held down.
  */
 import { describe, expect, it } from 'vitest';
-import type { CheckAnswer } from '../../../src/core/health/probe.js';
+import type { CheckAnswer } from '../../../src/core/reads/health-view.js';
 import { stepSet, type HealthRules, type TargetHealth } from '../../../src/core/health/state.js';
 
 const RULES: HealthRules = { failures: 3, successes: 2, flapLimit: 3, flapWindowMs: 600_000, holdMs: 300_000 };
