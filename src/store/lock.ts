@@ -4,8 +4,9 @@
  * transaction; the lock goes with COMMIT or ROLLBACK.
  *
  * `zone` must be the normalized zone name: two spellings of one zone would take two locks.
- * lock_timeout is set with SET LOCAL semantics and stays in force for fn's statements too; only a
- * timeout while acquiring the zone lock becomes LockTimeoutError.
+ * lock_timeout is set with SET LOCAL semantics and stays in force for fn's statements too: a timeout
+ * while acquiring the zone lock, or a statement of fn that waited as long for a row another
+ * transaction holds, becomes LockTimeoutError (retryable: Aborted, never an internal error).
  */
 import type pg from 'pg';
 import { LockTimeoutError, ZoneLockLostError } from './errors.js';
@@ -51,10 +52,22 @@ export async function withZoneLock<T>(pool: pg.Pool, zone: string, opts: { lockT
         if (errorCode(err) === PG_LOCK_NOT_AVAILABLE) throw new LockTimeoutError(zone, timeoutMs);
         throw err;
       }
-      return fn(tx);
+      return underLock(fn(tx), zone, timeoutMs);
     });
   } finally {
     ended(pool, zone);
+  }
+}
+
+/** What fn does under the lock, a statement's own lock timeout (a row another transaction held that long) said as such. */
+async function underLock<T>(running: Promise<T>, zone: string, timeoutMs: number): Promise<T> {
+  try {
+    return await running;
+  } catch (err) {
+    if (errorCode(err) === PG_LOCK_NOT_AVAILABLE) {
+      throw new LockTimeoutError(zone, timeoutMs, 'held, a statement under it waited that long for a row another transaction holds');
+    }
+    throw err;
   }
 }
 
@@ -84,7 +97,7 @@ export async function withZoneLocks<T>(
           throw err;
         }
       }
-      return fn(tx);
+      return underLock(fn(tx), sorted.join(', '), opts.lockTimeoutMs);
     });
   } finally {
     for (const zone of sorted) ended(pool, zone);

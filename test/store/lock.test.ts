@@ -71,6 +71,27 @@ describe('withZoneLock', () => {
     expect(await a).toBe('a');
   });
 
+  it("says a statement's own lock timeout under the zone lock as LockTimeoutError, not as the database's raw error", async () => {
+    // Another transaction holds a row fn needs; fn's statement waits for it as long as the lock timeout allows.
+    await db.pool.query("INSERT INTO lock_probe VALUES ('row.example', 'held')");
+    const holder = await observer.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query("SELECT * FROM lock_probe WHERE zone = 'row.example' FOR UPDATE");
+      const err = await withZoneLock(db.pool, 'row.example', { lockTimeoutMs: 200 }, (tx) =>
+        tx.query("UPDATE lock_probe SET note = 'mine' WHERE zone = 'row.example'"),
+      ).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(LockTimeoutError);
+      expect((err as Error).message).toBe(
+        'zone "row.example": lock not acquired within 200 ms (held, a statement under it waited that long for a row another transaction holds)',
+      );
+    } finally {
+      await holder.query('ROLLBACK');
+      holder.release();
+    }
+    expect((await db.pool.query("SELECT note FROM lock_probe WHERE zone = 'row.example'")).rows).toEqual([{ note: 'held' }]);
+  });
+
   it('throws LockTimeoutError when the zone stays locked', async () => {
     const release = latch();
     const inside = latch();
