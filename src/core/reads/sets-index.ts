@@ -30,7 +30,11 @@ export function compareOwners(a: store.OwnershipRow, b: store.OwnershipRow): num
 }
 
 export class SetsIndex {
-  /** Records by normalized name (every type); small arrays (a Map per name would double the cost). */
+  /**
+   * Records by normalized name (every type); small arrays (a Map per name would double the cost),
+   * never changed in place: a name with one record set holds the base's own array of that set
+   * (addRecords), shared by the base, its index and the apply path's view.
+   */
   protected readonly byName = new Map<string, OvhRecord[]>();
   /** Ownership rows by name (every type). */
   protected readonly ownersByName = new Map<string, store.OwnershipRow[]>();
@@ -95,8 +99,13 @@ export class SetsIndex {
 
   protected addRecord(name: string, record: OvhRecord): void {
     const at = this.byName.get(name);
-    if (at) at.push(record);
-    else this.byName.set(name, [record]);
+    this.byName.set(name, at ? [...at, record] : [record]);
+  }
+
+  /** The records of one record set at `name`, added: the set's array itself when the name has none yet (it is never changed in place). */
+  protected addRecords(name: string, records: readonly OvhRecord[]): void {
+    const at = this.byName.get(name);
+    this.byName.set(name, at ? [...at, ...records] : (records as OvhRecord[]));
   }
 
   protected addOwner(o: store.OwnershipRow): void {
