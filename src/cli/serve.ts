@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { InvalidInputError } from '../dns/errors.js';
 import { DEMO_TOKENS_FILE, demoTokens } from '../demo/demo.js';
 import { DEMO_TSIG_FILE, demoTsigKey } from '../demo/dns.js';
+import { applyHeapGrowth } from '../server/heap.js';
 import { createLogger, DEMO_ZONE, startServer } from '../server/server.js';
 import { logFormatOf } from '../config/config.js';
 import { configFrom, type Command } from './command.js';
@@ -37,6 +38,14 @@ stop sending, roll back and answer Unavailable; the process exits within DNSPLAN
       );
     }
     const log = createLogger(cfg.logLevel, logFormatOf(cfg.logFormat, io.isTty));
+    // The process's own: set here, before any zone is read, never by startServer (tests run many servers in one process).
+    const heap = applyHeapGrowth(cfg.heapGrowthPercent);
+    log.info(
+      heap,
+      heap.growth === 'v8'
+        ? `heap: V8's own growth (up to 4× what is live before a full collection; ${heap.source})`
+        : `heap: a full collection once the heap grows ${heap.growth}% past what is live (${heap.source})`,
+    );
     const server = await startServer(cfg, log);
     try {
       io.out('');

@@ -11,6 +11,7 @@ import { parseTrustedProxies } from '../net/address.js';
 import { FORWARDED_HEADERS, type ForwardedHeader } from '../net/forwarded.js';
 import type { ExpandedListsMode } from '../ovh/client/expanded-lists.js';
 import { ovhApiAdvertise, ovhConfig, type OvhConfig } from './ovh.js';
+import { DEFAULT_HEAP_GROWTH } from './settings.js';
 import {
   nonNegativeInteger,
   oneOf,
@@ -18,6 +19,7 @@ import {
   parseByteSize,
   parseCorsOrigins,
   parseDuration,
+  parseHeapGrowth,
   parseListen,
   parseLogFormat,
   parseSecretsKeys,
@@ -80,6 +82,8 @@ export interface Config {
   planConcurrency: number;
   /** DNSPLANE_READ_CACHE_BYTES: what the Records cache keeps at most (zones' bases, answers, encoded bytes), in bytes; undefined: from the heap limit (core/reads/read-cache.ts). */
   readCacheBytes: number | undefined;
+  /** DNSPLANE_HEAP_GROWTH: how far the heap grows past what is live before a full collection, in percent; undefined: V8's own (server/heap.ts). */
+  heapGrowthPercent: number | undefined;
   /** DNSPLANE_DRIFT_INTERVAL: how often each zone is checked against OVH for changes made outside dnsplane; 0: never. */
   driftIntervalMs: number;
   /** DNSPLANE_SILENT_CHECK_INTERVAL: how often tenants silent past their withdraw_after are looked for (core/withdrawals/liveness.ts); 0: never. */
@@ -217,6 +221,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     planTtlMs: parseDuration(get('DNSPLANE_PLAN_TTL') ?? '15m', 'DNSPLANE_PLAN_TTL'),
     planConcurrency: positiveNumber(get('DNSPLANE_PLAN_CONCURRENCY') ?? '2', 'DNSPLANE_PLAN_CONCURRENCY', true),
     readCacheBytes: get('DNSPLANE_READ_CACHE_BYTES') === undefined ? undefined : parseByteSize(get('DNSPLANE_READ_CACHE_BYTES')!, 'DNSPLANE_READ_CACHE_BYTES'),
+    heapGrowthPercent: parseHeapGrowth(get('DNSPLANE_HEAP_GROWTH') ?? DEFAULT_HEAP_GROWTH, 'DNSPLANE_HEAP_GROWTH'),
     driftIntervalMs: /^(0|off)$/i.test(get('DNSPLANE_DRIFT_INTERVAL') ?? '')
       ? 0
       : parseDuration(get('DNSPLANE_DRIFT_INTERVAL') ?? '5m', 'DNSPLANE_DRIFT_INTERVAL'),

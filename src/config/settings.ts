@@ -4,6 +4,9 @@
  */
 import { HEALTH_SETTINGS } from './health.js';
 
+/** DNSPLANE_HEAP_GROWTH unset (server/heap.ts; bench/README.md, "Heap growth"). */
+export const DEFAULT_HEAP_GROWTH = '25%';
+
 /** The settings, for `--help` and the README's configuration table. */
 export const SETTINGS: Array<{ name: string; default: string; help: string }> = [
   { name: 'DNSPLANE_LISTEN', default: '127.0.0.1:8080', help: 'host:port of the Connect/gRPC/gRPC-Web API (HTTP/1.1 and h2c)' },
@@ -98,6 +101,11 @@ export const SETTINGS: Array<{ name: string; default: string; help: string }> = 
     name: 'DNSPLANE_READ_CACHE_BYTES',
     default: '(25% of the heap limit)',
     help: "what the Records cache keeps in memory at most (each zone's records at its generation, the answers cut from them, their encoded bytes, and the zones being read): a byte count, or with Ki, Mi or Gi; past it the least recently used is dropped and built again when asked. Unset: 25% of V8's heap limit (at least 128Mi; node's --max-old-space-size, or what the container's memory allows); the start log says what the managed zones would take and whether they fit",
+  },
+  {
+    name: 'DNSPLANE_HEAP_GROWTH',
+    default: DEFAULT_HEAP_GROWTH,
+    help: "how far the process's heap may grow past what is live before a full collection: a percentage (peak heap = live × (1 + it)), or v8 for V8's own growth (up to 4× what is live). The default keeps a replica holding an estate near what it keeps; node's own --heap-growing-percent, when given, wins",
   },
   {
     name: 'DNSPLANE_DRIFT_INTERVAL',

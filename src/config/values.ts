@@ -45,6 +45,16 @@ export function parseByteSize(value: string, field: string): number {
   return n;
 }
 
+/** DNSPLANE_HEAP_GROWTH: a percentage 1–400 (with or without %), or v8 (V8's own: undefined). */
+export function parseHeapGrowth(value: string, field: string): number | undefined {
+  const v = value.trim().toLowerCase();
+  if (v === 'v8') return undefined;
+  const m = /^(\d+)%?$/.exec(v);
+  const n = m ? Number(m[1]) : NaN;
+  if (!(n >= 1 && n <= 400)) throw new InvalidInputError(field, `must be a percentage from 1% to 400% (e.g. 25%), or v8 for V8's own growth, got "${value}"`);
+  return n;
+}
+
 export function percent(value: string, field: string): number {
   const n = Number(value);
   if (!/^\d+$/.test(value) || n > 100) throw new InvalidInputError(field, `must be a whole percentage 0-100, got "${value}"`);
