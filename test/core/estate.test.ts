@@ -14,6 +14,7 @@ import { assignOwnership } from '../../src/core/admin/assign.js';
 import { apply } from '../../src/core/apply/index.js';
 import type { CoreContext } from '../../src/core/context.js';
 import { ReadCache, estateFit } from '../../src/core/reads/read-cache.js';
+import { BUILD_BYTES_PER_RECORD } from '../../src/core/reads/sizing.js';
 import { keptZoneMemory, zoneMemoryReads } from '../../src/core/reads/zone-memory.js';
 import { createTenant, type Tenant } from '../../src/core/tenants/tenants.js';
 import { firstSyncsOf } from '../../src/core/zones/first-syncs.js';
@@ -119,7 +120,7 @@ describe('the read cache at the estate', () => {
   });
 
   it('counts a build in flight against the bound: what it will take is reserved, older items dropped to make room', async () => {
-    const cache = new ReadCache(pool, { maxBytes: RECORDS * 800 });
+    const cache = new ReadCache(pool, { maxBytes: RECORDS * (BUILD_BYTES_PER_RECORD + 100) });
     const gens = await store.getGenerations(pool, ZONES);
     await cache.view(ZONES[0]!, gens.get(ZONES[0]!)!, tenant.name, true);
     expect(cache.kepts().map((k) => k.zone)).toContain(ZONES[0]);
@@ -132,7 +133,7 @@ describe('the read cache at the estate', () => {
     try {
       await until('the build reserved', () => cache.kepts().some((k) => k.kind === 'build' && k.zone === ZONES[1]));
       const reserved = cache.kepts().find((k) => k.kind === 'build')!;
-      expect(reserved.bytes).toBe(sim.draftRecords(ZONES[1]!).length * 700);
+      expect(reserved.bytes).toBe(sim.draftRecords(ZONES[1]!).length * BUILD_BYTES_PER_RECORD);
       // Room was made for it: the first zone's items are gone, and the bound holds with the build counted.
       expect(cache.kepts().filter((k) => k.zone === ZONES[0])).toEqual([]);
       expect(cache.stats().bytes).toBeLessThanOrEqual(cache.maxBytes);
@@ -151,7 +152,7 @@ describe('the read cache at the estate', () => {
   });
 
   it('says how many of the zones fit the bound, the smallest first', () => {
-    expect(estateFit(10 * 700 * 1000, [1000, 2000, 3000, 4000, 5000])).toEqual({ bytes: 15_000 * 700, zones: 5, fit: 4 });
+    expect(estateFit(10 * BUILD_BYTES_PER_RECORD * 1000, [1000, 2000, 3000, 4000, 5000])).toEqual({ bytes: 15_000 * BUILD_BYTES_PER_RECORD, zones: 5, fit: 4 });
     expect(estateFit(2 ** 30, [1000, 2000])).toMatchObject({ fit: 2 });
   });
 });

@@ -148,7 +148,7 @@ export function baseTextChars(b: ZoneBase): number | undefined {
  * characters of their strings (measured with bench/reads-scale.ts's zone: heap used before and after
  * building, after a GC). An estimate, not a measure: the bound is of the right size, not exact.
  */
-const BASE_BYTES_PER_RECORD = 300;
+const BASE_BYTES_PER_RECORD = 420;
 const BASE_BYTES_PER_OWNERSHIP_ROW = 130;
 
 export function baseBytes(b: ZoneBase): number {
