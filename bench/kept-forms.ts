@@ -16,7 +16,7 @@
  */
 import { encodeZoneRecords } from '../src/api/records-binary.js';
 import { cutAnswers } from '../src/core/reads/answers.js';
-import { baseIndexOf } from '../src/core/reads/base-index.js';
+import { baseIndexOf, INDEX_BYTES_PER_RECORD } from '../src/core/reads/base-index.js';
 import { answersBytes, BUILD_BYTES_PER_RECORD, VIEW_BYTES_PER_RECORD } from '../src/core/reads/sizing.js';
 import { baseBytes, zoneBaseOf } from '../src/core/reads/zone-base.js';
 import { ZoneMemory } from '../src/core/reads/zone-memory.js';
@@ -128,7 +128,7 @@ async function main(): Promise<void> {
     '1.00',
   ]);
   before = heapNow();
-  step("the base's index (Plans, the served OVH API)", undefined, await baseIndexOf(base, ZONE, slicer));
+  step("the base's index (Plans, the served OVH API)", N * INDEX_BYTES_PER_RECORD, await baseIndexOf(base, ZONE, slicer));
   step("the apply path's view, made from the base", N * VIEW_BYTES_PER_RECORD, await ZoneMemory.fromBase(ZONE, base, slicer));
   const build = baseTotal + Number(table[answersAt]![2]);
   table.push(['a build (base and answers) against its reservation', '', `${build}`, `${BUILD_BYTES_PER_RECORD}`, (BUILD_BYTES_PER_RECORD / build).toFixed(2)]);

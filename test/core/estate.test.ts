@@ -15,6 +15,7 @@ import { apply } from '../../src/core/apply/index.js';
 import type { CoreContext } from '../../src/core/context.js';
 import { ReadCache, estateFit } from '../../src/core/reads/read-cache.js';
 import { BUILD_BYTES_PER_RECORD } from '../../src/core/reads/sizing.js';
+import { baseIndexOf, INDEX_BYTES_PER_RECORD } from '../../src/core/reads/base-index.js';
 import { keptZoneMemory, zoneMemoryReads } from '../../src/core/reads/zone-memory.js';
 import { createTenant, type Tenant } from '../../src/core/tenants/tenants.js';
 import { firstSyncsOf } from '../../src/core/zones/first-syncs.js';
@@ -149,6 +150,19 @@ describe('the read cache at the estate', () => {
         .filter((k) => k.zone === ZONES[1])
         .map((k) => k.kind),
     ).toEqual(['base', 'answers']);
+  });
+
+  it("counts a base's index with its base once it is made (Plans and the served OVH API make it)", async () => {
+    const cache = new ReadCache(pool);
+    const zone = ZONES[3]!;
+    const generation = (await store.getGenerations(pool, [zone])).get(zone)!;
+    await cache.view(zone, generation, tenant.name, true);
+    const baseItem = () => cache.kepts().find((k) => k.kind === 'base' && k.zone === zone)!;
+    const before = baseItem().bytes;
+    const base = cache.baseIfBuilt(zone, generation)!;
+    await baseIndexOf(base, zone);
+    expect(baseItem().bytes).toBe(before + base.records.length * INDEX_BYTES_PER_RECORD);
+    expect(cache.stats().bytes).toBe(cache.kepts().reduce((a, k) => a + k.bytes, 0));
   });
 
   it('says how many of the zones fit the bound, the smallest first', () => {

@@ -27,7 +27,7 @@ import { answersBytes, BUILD_BYTES_PER_RECORD, DEFAULT_READ_CACHE_BYTES, VIEW_BY
 import { Turns } from '../turns.js';
 import { cutAnswers, patchAnswers, sideRowsKept, type ZoneAnswers } from './answers.js';
 import { Encodings } from './encodings.js';
-import { indexPatchedFrom } from './base-index.js';
+import { indexPatchedFrom, whenIndexed } from './base-index.js';
 import { patchBase, readForBase, type PatchedBase } from './base-patch.js';
 import { HeardChanges } from './heard-changes.js';
 import { answersKey, baseKey, buildKey, KeptBytes, viewKey, type Kept, type KeptItem } from './kept-bytes.js';
@@ -297,7 +297,8 @@ export class ReadCache {
       this.newest.set(zone, base.generation);
       this.kept.removeOlder(zone, base.generation);
     }
-    this.account(baseKey(zone, base.generation), {
+    const key = baseKey(zone, base.generation);
+    this.account(key, {
       kind: 'base',
       zone,
       generation: base.generation,
@@ -306,6 +307,8 @@ export class ReadCache {
         if (this.bases.get(zone) === entry) this.bases.delete(zone);
       },
     });
+    // Its index (Plans, the served OVH API), once made, lives as long as the base: counted with it.
+    whenIndexed(base, (bytes) => void this.kept.resize(key, baseBytes(base) + bytes));
   }
 
   /**
