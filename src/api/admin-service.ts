@@ -32,7 +32,6 @@ import {
   DeleteTsigKeyResponseSchema,
   DisableTenantResponseSchema,
   GetPlanResponseSchema,
-  ImportTxtRegistryResponseSchema,
   InvalidateZoneResponseSchema,
   ExportZoneResponseSchema,
   ListJournalResponseSchema,
@@ -57,7 +56,7 @@ import { lifecycleHandlers } from './admin-lifecycle.js';
 import { planRequestFromDocument } from './desired-document.js';
 import { endpointToPb, planInputFromPb, planToPb } from './convert.js';
 import {
-  adoptionToPb,
+  importResultToPb,
   journalEntryToPb,
   ownershipEntryToPb,
   planSummaryToPb,
@@ -70,6 +69,7 @@ import {
   trustToPb,
 } from './convert-admin.js';
 import { accountHandlers } from './admin-accounts.js';
+import { answersInBinary } from './records-binary.js';
 
 /** The calling tenant, refused unless it has the admin scope. */
 function adminOf(hc: HandlerContext): Tenant {
@@ -191,13 +191,7 @@ export function adminService(ctx: CoreContext): ServiceImpl<typeof AdminService>
         txtSuffix: req.txtSuffix,
         dryRun: req.dryRun,
       });
-      return create(ImportTxtRegistryResponseSchema, {
-        zone: r.zone,
-        dryRun: r.dryRun,
-        adoptions: r.adoptions.map(adoptionToPb),
-        generation: r.generation,
-        unreadable: r.unreadable,
-      });
+      return importResultToPb(r, answersInBinary(hc), new Slicer());
     },
 
     async invalidateZone(req, hc) {
