@@ -56,6 +56,7 @@ import { lifecycleHandlers } from './admin-lifecycle.js';
 import { planRequestFromDocument } from './desired-document.js';
 import { endpointToPb, planInputFromPb, planToPb } from './convert.js';
 import {
+  importInputOf,
   importResultToPb,
   journalEntryToPb,
   ownershipEntryToPb,
@@ -184,13 +185,8 @@ export function adminService(ctx: CoreContext): ServiceImpl<typeof AdminService>
 
     async importTxtRegistry(req, hc) {
       const actor = adminOf(hc);
-      const r = await admin.importTxtRegistry(ctx, actor, {
-        zone: req.zone,
-        owners: { ...req.owners },
-        txtPrefix: req.txtPrefix,
-        txtSuffix: req.txtSuffix,
-        dryRun: req.dryRun,
-      });
+      // Connect's unary JSON and binary requests are mostly answered beside Connect (api/import-txt-route.ts).
+      const r = await admin.importTxtRegistry(ctx, actor, importInputOf(req));
       return importResultToPb(r, answersInBinary(hc), new Slicer());
     },
 

@@ -49,6 +49,16 @@ export async function withListEncoded<Desc extends DescMessage, T>(
   return Object.assign(head, { $unknown: unknown });
 }
 
+/**
+ * What toBinary writes of `message`, as pieces to be sent one after the other: the message without its
+ * unknown fields, then each unknown field's tag and data — the same bytes, never copied into one buffer.
+ */
+export function binaryParts<Desc extends DescMessage>(schema: Desc, message: MessageShape<Desc>): Uint8Array[] {
+  const parts: Uint8Array[] = [toBinary(schema, message, { writeUnknownFields: false })];
+  for (const u of message.$unknown ?? []) parts.push(new BinaryWriter().tag(u.no, u.wireType).finish(), u.data);
+  return parts;
+}
+
 function isLengthDelimitedList(field: DescField): boolean {
   if (field.fieldKind !== 'list') return false;
   if (field.listKind === 'message') return !field.delimitedEncoding;

@@ -9,7 +9,7 @@ import type { TargetState } from '../dns/types.js';
 import type { ProtectedName } from '../store/protected-names.js';
 import type { OwnershipRow } from '../store/index.js';
 import type { JournalView, PlanSummary } from '../core/admin/index.js';
-import type { Adoption as CoreAdoption, ImportResult } from '../core/admin/import-txt.js';
+import type { Adoption as CoreAdoption, ImportInput, ImportResult } from '../core/admin/import-txt.js';
 import type { Slicer } from '../core/slices.js';
 import type { Tenant as CoreTenant } from '../core/tenants/tenants.js';
 import type { TsigKeyView } from '../core/credentials/tsig-admin.js';
@@ -39,6 +39,7 @@ import {
   type OwnershipEntry as PbOwnershipEntry,
   type PlanSummary as PbPlanSummary,
   type ProtectedName as PbProtectedName,
+  type ImportTxtRegistryRequest as PbImportTxtRegistryRequest,
   type ImportTxtRegistryResponse as PbImportTxtRegistryResponse,
   type RegistryAdoption as PbRegistryAdoption,
   type Tenant as PbTenant,
@@ -174,6 +175,11 @@ export function adoptionToPb(a: CoreAdoption): PbRegistryAdoption {
     outcome: adoptionOutcomeToPb[a.outcome],
     reason: a.reason,
   });
+}
+
+/** What an ImportTxtRegistry request asks of core. */
+export function importInputOf(req: PbImportTxtRegistryRequest): ImportInput {
+  return { zone: req.zone, owners: { ...req.owners }, txtPrefix: req.txtPrefix, txtSuffix: req.txtSuffix, dryRun: req.dryRun };
 }
 
 /**
