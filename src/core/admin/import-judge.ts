@@ -69,27 +69,31 @@ export function* judgeSteps(
   return yield* sortSteps(adoptions, compareAdoptions);
 }
 
+/** A claim's outcome: one object per set, made once (50,000 of them: every object more is more for the young generation's collections). */
+function outcome(c: Claim, tenant: string, o: AdoptionOutcome, reason: string): Adoption {
+  return { dnsName: c.endpoint.dnsName, recordType: c.endpoint.recordType, registryName: c.registryName, ownerId: c.ownerId, tenant, outcome: o, reason };
+}
+
 function judge(zone: string, c: Claim, rowsOf: ReadonlyMap<RecordSetKey, store.OwnershipRow[]>, tenants: ReadonlyMap<string, Tenant>): Adoption {
   const { dnsName, recordType } = c.endpoint;
-  const base = { dnsName, recordType, registryName: c.registryName, ownerId: c.ownerId };
   const tenant = tenants.get(c.ownerId);
-  if (!tenant) return { ...base, tenant: '', outcome: 'unmapped_owner', reason: `owner id "${c.ownerId}" is not mapped to a tenant` };
+  if (!tenant) return outcome(c, '', 'unmapped_owner', `owner id "${c.ownerId}" is not mapped to a tenant`);
   try {
     checkNameAllowed(tenant, zone, dnsName, 'dnsName');
   } catch (e) {
     if (!(e instanceof PermissionDeniedError)) throw e;
-    return { ...base, tenant: tenant.name, outcome: 'not_allowed', reason: e.rule };
+    return outcome(c, tenant.name, 'not_allowed', e.rule);
   }
   const owners = rowsOf.get(recordSetKey(dnsName, recordType)) ?? [];
-  if (owners.length === 0) return { ...base, tenant: tenant.name, outcome: 'adopted', reason: 'no owner in dnsplane' };
+  if (owners.length === 0) return outcome(c, tenant.name, 'adopted', 'no owner in dnsplane');
   if (owners.length === 1 && !owners[0]!.shared && owners[0]!.tenantId === tenant.id) {
-    return { ...base, tenant: tenant.name, outcome: 'already_owned', reason: `already owned by ${tenant.name}` };
+    return outcome(c, tenant.name, 'already_owned', `already owned by ${tenant.name}`);
   }
   const who = [...new Set(owners.map((o) => o.tenantName))].join(', ');
   const reason = owners.some((o) => o.shared)
     ? `a shared set (owners: ${who}); use AssignOwnership`
     : `owned by tenant "${who}"; use AssignOwnership to move it`;
-  return { ...base, tenant: tenant.name, outcome: 'conflict', reason };
+  return outcome(c, tenant.name, 'conflict', reason);
 }
 
 /** What a real import writes: the sets adopted (with their tenant's id), how many per tenant, the audit's sample. */
