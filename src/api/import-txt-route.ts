@@ -7,13 +7,13 @@
  * encoded beforehand in slices (api/binary-write.ts), toBinary copies it into one growing buffer, a
  * block of 20–70 ms, and toJson of the list 70–150 ms. This route takes the request shapes it fully
  * understands (api/json-route.ts isUnaryConnect: POST, application/json or application/proto, no
- * compression, no timeout header, no Origin) and does what Connect and its interceptors do, in the same
- * order: the body read under Connect's limit and parsed (unknown fields refused: api/strict.ts), the
+ * compression, no Origin; a timeout header read as Connect reads it) and does what Connect and its
+ * interceptors do, in the same order: the body read under Connect's limit and parsed (unknown fields refused: api/strict.ts), the
  * caller authenticated (api/gate.ts), the request checked, the admin scope required; then the import,
  * and its answer written a chunk of adoptions at a time — in JSON as protobuf-es writes it
  * (api/json-write.ts), in the binary format as the pieces toBinary would write one after the other
  * (api/binary-write.ts), sent to the socket as they are (no copy of the whole). Errors are mapped and answered as Connect does
- * (api/errors.ts, api/early-answer.ts). gRPC, gRPC-Web, h2 and GET requests go through Connect
+ * (api/errors.ts, api/early-answer.ts). gRPC, gRPC-Web, h2 and browsers' requests go through Connect
  * (api/admin-service.ts), whose answer is the same message.
  */
 import type http from 'node:http';
@@ -44,7 +44,19 @@ const ADOPTIONS_PER_CHUNK = 256;
 
 /** The format of the request this route answers, or undefined when Connect answers it. */
 export function importTxtFormat(req: http.IncomingMessage): 'json' | 'proto' | undefined {
-  return isUnaryConnect(req, IMPORT_PATH);
+  return isUnaryConnect(req, IMPORT_PATH, true);
+}
+
+/**
+ * A `connect-timeout-ms` header read as Connect reads it, refused as Connect refuses it (before the
+ * body is read). Its deadline changes nothing else: under Connect it only aborts the handler's signal,
+ * which the import does not watch (a write under the zone lock is not left halfway), and Connect then
+ * still answers what the handler returns.
+ */
+function checkTimeoutHeader(req: http.IncomingMessage): void {
+  const raw = req.headers['connect-timeout-ms'];
+  const value = Array.isArray(raw) ? raw.join(', ') : raw;
+  if (value !== undefined && !/^\d{1,10}$/.test(value)) throw new ConnectError(`protocol error: invalid connect timeout value: ${value}`, Code.InvalidArgument);
 }
 
 /** As Connect reads it (api/strict.ts strictJsonOptions for JSON; protobuf-es's binary reader): unknown fields refused by checkMessage after. */
@@ -64,6 +76,7 @@ export function importTxtRoute(ctx: CoreContext, log: Logger, readMaxBytes: numb
   return (req, res) =>
     answerWith(req, res, log, 'ImportTxtRegistry', async () => {
       const format = importTxtFormat(req)!;
+      checkTimeoutHeader(req);
       const request = parseRequest(await readConnectBody(req, readMaxBytes), format);
       const actor = await requestTenant(ctx, req);
       checkMessage(RequestSchema, request as unknown as Parameters<typeof checkMessage>[1], '');

@@ -24,9 +24,10 @@ export function isUnaryJson(req: http.IncomingMessage, path: string): boolean {
 
 /**
  * isUnaryJson, the binary format (Content-Type application/proto) accepted too: which of the two the
- * request speaks, or undefined when Connect answers it.
+ * request speaks, or undefined when Connect answers it. `withTimeout`: a `connect-timeout-ms` header
+ * accepted as well (the route then reads it as Connect does).
  */
-export function isUnaryConnect(req: http.IncomingMessage, path: string): 'json' | 'proto' | undefined {
+export function isUnaryConnect(req: http.IncomingMessage, path: string, withTimeout = false): 'json' | 'proto' | undefined {
   if (req.method !== 'POST' || req.url !== path) return undefined;
   const raw = req.headers['content-type'];
   // (what every client sends, compared as is; any other spelling normalized)
@@ -35,7 +36,7 @@ export function isUnaryConnect(req: http.IncomingMessage, path: string): 'json' 
   if (format === undefined) return undefined;
   const encoding = req.headers['content-encoding'];
   if (encoding !== undefined && encoding !== 'identity') return undefined;
-  return req.headers['connect-timeout-ms'] === undefined && req.headers.origin === undefined ? format : undefined;
+  return (withTimeout || req.headers['connect-timeout-ms'] === undefined) && req.headers.origin === undefined ? format : undefined;
 }
 
 /**

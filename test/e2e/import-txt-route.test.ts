@@ -2,7 +2,7 @@
  * ImportTxtRegistry over Connect's unary protocol has its own route (api/import-txt-route.ts: the
  * answer written in slices). It must answer exactly what Connect answers, byte for byte, in JSON and
  * in the binary format, errors included. Each request is sent twice, once to the route and once to
- * Connect (a `connect-timeout-ms` header leaves the request to Connect), and through gRPC.
+ * Connect (an `Origin` header, a browser's, leaves the request to Connect), and through gRPC.
  */
 import { create, fromBinary, toBinary, toJsonString } from '@bufbuild/protobuf';
 import { createClient } from '@connectrpc/connect';
@@ -38,14 +38,15 @@ const answeredByRoute = () => lines.filter((l) => l['msg'] === 'import answered 
 
 type Answer = { status: number; type: string | null; body: Buffer };
 
-async function post(token: string, body: Uint8Array | string, format: 'json' | 'proto', viaConnect: boolean): Promise<Answer> {
+async function post(token: string, body: Uint8Array | string, format: 'json' | 'proto', viaConnect: boolean, timeout?: string): Promise<Answer> {
   const res = await fetch(`${h.server.url}/dnsplane.v1.AdminService/ImportTxtRegistry`, {
     method: 'POST',
     body,
     headers: {
       'content-type': `application/${format}`,
       authorization: `Bearer ${token}`,
-      ...(viaConnect ? { 'connect-timeout-ms': '120000' } : {}),
+      ...(viaConnect ? { origin: 'http://console.example' } : {}),
+      ...(timeout !== undefined ? { 'connect-timeout-ms': timeout } : {}),
     },
   });
   return { status: res.status, type: res.headers.get('content-type'), body: Buffer.from(await res.arrayBuffer()) };
@@ -103,6 +104,17 @@ describe('the ImportTxtRegistry route answers what Connect answers', () => {
     await same(admin, '{"zone":', 'json', 400);
     await same(admin, Buffer.from([0x0a, 0x09, 0x61]), 'proto', 500); // a string longer than the body: Connect says "internal"
     await same(admin, JSON.stringify({ zone: 'not-managed.example', owners: OWNERS }), 'json', 400);
+  });
+
+  it('a timeout header: read as Connect reads it, the same answer, the same refusal of a bad value', async () => {
+    const b = bodies({ zone: ZONE, owners: OWNERS, dryRun: true });
+    const before = answeredByRoute();
+    const route = await post(admin, b.proto, 'proto', false, '120000');
+    expect(answeredByRoute()).toBe(before + 1);
+    expect(route).toEqual(await post(admin, b.proto, 'proto', true, '120000'));
+    const bad = await post(admin, b.json, 'json', false, '12s');
+    expect(bad.status).toBe(400);
+    expect(bad).toEqual(await post(admin, b.json, 'json', true, '12s'));
   });
 
   it('a real import through the route adopts, and its answer is read by a Connect client', async () => {
