@@ -36,8 +36,8 @@
  *   ESTATE_PASS_BUDGET_S=300  ESTATE_FOREIGN_BUDGET_S=240
  *   ESTATE_SKIP=foreign,…    parts left out: dry (the imports' dry runs), shared, pass, foreign, change, applies, polls
  *   ESTATE_ENV='K=V K2=V2'   more settings for the server (e.g. DNSPLANE_READ_CACHE_BYTES=512Mi)
- *   ESTATE_IMPORT_VIA=connect the imports sent with a timeout header, so that Connect answers them instead
- *                            of the route beside it (api/import-txt-route.ts)
+ *   ESTATE_IMPORT_VIA=grpc   the imports sent over gRPC, which Connect answers (else binary Connect, which
+ *                            the route beside it answers: api/import-txt-route.ts)
  *   BENCH_CPU_PROF=dir       the server writes a V8 CPU profile into dir when it stops
  *   BENCH_NODE_FLAGS         node options for the server (e.g. --heapsnapshot-signal=SIGUSR2)
  *   DATABASE_URL             a Postgres server to create the bench database on (dropped at the end)
@@ -50,7 +50,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { createClient, type Client } from '@connectrpc/connect';
-import { createConnectTransport } from '@connectrpc/connect-node';
+import { createConnectTransport, createGrpcTransport } from '@connectrpc/connect-node';
 import { createTenant } from '../src/core/tenants/tenants.js';
 import { AdminService } from '../src/gen/dnsplane/v1/admin_pb.js';
 import { ApplyStatus, Policy, type Endpoint } from '../src/gen/dnsplane/v1/zone_pb.js';
@@ -91,8 +91,8 @@ const EXTRA_ENV = Object.fromEntries(
 const ACCOUNTS = Math.floor(positiveEnv('ESTATE_ACCOUNTS', 1));
 const ACCOUNT_RATE = process.env['ESTATE_ACCOUNT_RATE'] ? Math.floor(positiveEnv('ESTATE_ACCOUNT_RATE', 20)) : undefined;
 const CALL_TIMEOUT_MS = 300_000;
-/** The imports' call options: none (as a client sends by default), or a timeout header that leaves them to Connect. */
-const IMPORT_CALL = process.env['ESTATE_IMPORT_VIA'] === 'connect' ? { timeoutMs: CALL_TIMEOUT_MS } : {};
+/** The imports over gRPC (Connect answers them) rather than binary Connect (the route beside it does). */
+const IMPORT_VIA_GRPC = process.env['ESTATE_IMPORT_VIA'] === 'grpc';
 const note = (line: string) => console.error(`  ${line}`);
 const zoneName = (z: number) => `z${z}.estate.bench`;
 const TYPES = ['A', 'AAAA', 'CNAME'] as const;
@@ -232,6 +232,7 @@ async function main(): Promise<void> {
       if (/"level":(40|50)/.test(line) && refusedLines.length < 20) refusedLines.push(line.slice(0, 300));
     });
     const adminClient = createClient(AdminService, createConnectTransport({ baseUrl: url, httpVersion: '1.1', interceptors: [bearer(admin)] }));
+    const importClient = IMPORT_VIA_GRPC ? createClient(AdminService, createGrpcTransport({ baseUrl: url, interceptors: [bearer(admin)] })) : adminClient;
     let worstLag = 0;
     const step = async <R>(name: string, fn: () => Promise<R>): Promise<R> => {
       await scrape(url); // resets the lag gauges
@@ -281,7 +282,7 @@ async function main(): Promise<void> {
       for (let z = 0; z < Z; z++) {
         const owners = Object.fromEntries(granted[z]!.map((k) => [`cluster-${k}`, `cluster-${k}`]));
         const s = performance.now();
-        await adminClient.importTxtRegistry({ zone: zoneName(z), owners, dryRun }, IMPORT_CALL);
+        await importClient.importTxtRegistry({ zone: zoneName(z), owners, dryRun }, { timeoutMs: CALL_TIMEOUT_MS });
         times.push(performance.now() - s);
       }
       return times;
