@@ -89,6 +89,7 @@ export function importTxtRoute(ctx: CoreContext, log: Logger, readMaxBytes: numb
       res.writeHead(200, ['content-type', `application/${format}`, 'content-length', String(length)]);
       for (let i = 0; i < parts.length; i++) {
         if (i % 64 === 0) await slicer.check();
+        if (res.destroyed) return; // the client went away meanwhile: nothing more to send
         res.write(parts[i]);
       }
       res.end();
