@@ -14,7 +14,7 @@
  *     Records, which syncs the zone): how many answered on the first try, the time until every zone
  *     is synced (a zone that failed is asked again 5 s later, as a cluster retries), what failed;
  *  2. ownership adopted from the TXT registry (AdminService.ImportTxtRegistry, one zone after the
- *     other) and ESTATE_SHARED shared sets per zone assigned target by target (AssignOwnership): their
+ *     other; each zone's dry run first, a step of its own) and ESTATE_SHARED shared sets per zone assigned target by target (AssignOwnership): their
  *     times;
  *  3. a poll pass: every tenant polls all its zones once (its first Records of each: its own sets),
  *     ESTATE_POLLERS at a time: tenants done within ESTATE_PASS_BUDGET_S, a request's p50/p99/max, the
@@ -34,8 +34,10 @@
  *   ESTATE_ZONES=20  ESTATE_RECORDS=50000  ESTATE_TENANTS=2000  ESTATE_ALL=20  ESTATE_SHARED=5
  *   ESTATE_POLLERS=64  ESTATE_READERS=8  ESTATE_FOREIGN=1000  ESTATE_APPLIERS=100
  *   ESTATE_PASS_BUDGET_S=300  ESTATE_FOREIGN_BUDGET_S=240
- *   ESTATE_SKIP=foreign,…    parts left out: shared, pass, foreign, change, applies, polls
+ *   ESTATE_SKIP=foreign,…    parts left out: dry (the imports' dry runs), shared, pass, foreign, change, applies, polls
  *   ESTATE_ENV='K=V K2=V2'   more settings for the server (e.g. DNSPLANE_READ_CACHE_BYTES=512Mi)
+ *   ESTATE_IMPORT_VIA=grpc   the imports sent over gRPC, which Connect answers (else binary Connect, which
+ *                            the route beside it answers: api/import-txt-route.ts)
  *   BENCH_CPU_PROF=dir       the server writes a V8 CPU profile into dir when it stops
  *   BENCH_NODE_FLAGS         node options for the server (e.g. --heapsnapshot-signal=SIGUSR2)
  *   DATABASE_URL             a Postgres server to create the bench database on (dropped at the end)
@@ -48,7 +50,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { createClient, type Client } from '@connectrpc/connect';
-import { createConnectTransport } from '@connectrpc/connect-node';
+import { createConnectTransport, createGrpcTransport } from '@connectrpc/connect-node';
 import { createTenant } from '../src/core/tenants/tenants.js';
 import { AdminService } from '../src/gen/dnsplane/v1/admin_pb.js';
 import { ApplyStatus, Policy, type Endpoint } from '../src/gen/dnsplane/v1/zone_pb.js';
@@ -71,7 +73,7 @@ const FOREIGN = Math.floor(positiveEnv('ESTATE_FOREIGN', 1000));
 const APPLIERS = Math.min(T, Math.floor(positiveEnv('ESTATE_APPLIERS', 100)));
 const PASS_BUDGET_MS = positiveEnv('ESTATE_PASS_BUDGET_S', 300) * 1000;
 const FOREIGN_BUDGET_MS = positiveEnv('ESTATE_FOREIGN_BUDGET_S', 240) * 1000;
-const PARTS = ['shared', 'pass', 'foreign', 'change', 'applies', 'polls'];
+const PARTS = ['dry', 'shared', 'pass', 'foreign', 'change', 'applies', 'polls'];
 const SKIP = new Set(
   (process.env['ESTATE_SKIP'] ?? '')
     .split(',')
@@ -89,6 +91,8 @@ const EXTRA_ENV = Object.fromEntries(
 const ACCOUNTS = Math.floor(positiveEnv('ESTATE_ACCOUNTS', 1));
 const ACCOUNT_RATE = process.env['ESTATE_ACCOUNT_RATE'] ? Math.floor(positiveEnv('ESTATE_ACCOUNT_RATE', 20)) : undefined;
 const CALL_TIMEOUT_MS = 300_000;
+/** The imports over gRPC (Connect answers them) rather than binary Connect (the route beside it does). */
+const IMPORT_VIA_GRPC = process.env['ESTATE_IMPORT_VIA'] === 'grpc';
 const note = (line: string) => console.error(`  ${line}`);
 const zoneName = (z: number) => `z${z}.estate.bench`;
 const TYPES = ['A', 'AAAA', 'CNAME'] as const;
@@ -228,6 +232,7 @@ async function main(): Promise<void> {
       if (/"level":(40|50)/.test(line) && refusedLines.length < 20) refusedLines.push(line.slice(0, 300));
     });
     const adminClient = createClient(AdminService, createConnectTransport({ baseUrl: url, httpVersion: '1.1', interceptors: [bearer(admin)] }));
+    const importClient = IMPORT_VIA_GRPC ? createClient(AdminService, createGrpcTransport({ baseUrl: url, interceptors: [bearer(admin)] })) : adminClient;
     let worstLag = 0;
     const step = async <R>(name: string, fn: () => Promise<R>): Promise<R> => {
       await scrape(url); // resets the lag gauges
@@ -271,17 +276,22 @@ async function main(): Promise<void> {
     );
     put('  every zone synced after', `${msText(cold.ms)}, ${cold.rounds} round(s)${cold.left.length ? `; ${cold.left.length} never synced` : ''}`);
 
-    // 2. the TXT registry adopted; shared sets assigned.
-    const imported = await step('TXT registry imports', async () => {
+    // 2. the TXT registry adopted (each zone's dry run first); shared sets assigned.
+    const imports = (dryRun: boolean) => async () => {
       const times: number[] = [];
       for (let z = 0; z < Z; z++) {
         const owners = Object.fromEntries(granted[z]!.map((k) => [`cluster-${k}`, `cluster-${k}`]));
         const s = performance.now();
-        await adminClient.importTxtRegistry({ zone: zoneName(z), owners }, { timeoutMs: CALL_TIMEOUT_MS });
+        await importClient.importTxtRegistry({ zone: zoneName(z), owners, dryRun }, { timeoutMs: CALL_TIMEOUT_MS });
         times.push(performance.now() - s);
       }
       return times;
-    });
+    };
+    if (!SKIP.has('dry')) {
+      const dry = await step('TXT registry dry runs', imports(true));
+      put('TXT registry dry run, per zone', `median ${msText(percentile(dry, 50))}, max ${msText(Math.max(...dry))}`);
+    }
+    const imported = await step('TXT registry imports', imports(false));
     put('TXT registry import, per zone', `median ${msText(percentile(imported, 50))}, max ${msText(Math.max(...imported))}`);
     if (!SKIP.has('shared')) {
       const times = await step('shared sets assigned', async () => {

@@ -9,7 +9,8 @@ import type { TargetState } from '../dns/types.js';
 import type { ProtectedName } from '../store/protected-names.js';
 import type { OwnershipRow } from '../store/index.js';
 import type { JournalView, PlanSummary } from '../core/admin/index.js';
-import type { Adoption as CoreAdoption } from '../core/admin/import-txt.js';
+import type { Adoption as CoreAdoption, ImportInput, ImportResult } from '../core/admin/import-txt.js';
+import type { Slicer } from '../core/slices.js';
 import type { Tenant as CoreTenant } from '../core/tenants/tenants.js';
 import type { TsigKeyView } from '../core/credentials/tsig-admin.js';
 import type { TrustView } from '../core/credentials/workload-trust.js';
@@ -18,6 +19,7 @@ import type { IssuedOvhKey, OvhKeyView } from '../core/credentials/ovh-admin.js'
 import type { StagedWrite } from '../core/ovh-api/staging.js';
 import { visibilityToPb } from './visibility.js';
 import { policyToPb, targetStateToPb } from './convert.js';
+import { withListEncoded } from './binary-write.js';
 import { OvhOperationSchema } from '../gen/dnsplane/v1/zone_pb.js';
 import {
   AdoptionOutcome,
@@ -25,6 +27,7 @@ import {
   PlanApprovalSchema,
   OwnershipEntrySchema,
   PlanSummarySchema,
+  ImportTxtRegistryResponseSchema,
   ProtectedNameSchema,
   RegistryAdoptionSchema,
   TenantSchema,
@@ -36,6 +39,8 @@ import {
   type OwnershipEntry as PbOwnershipEntry,
   type PlanSummary as PbPlanSummary,
   type ProtectedName as PbProtectedName,
+  type ImportTxtRegistryRequest as PbImportTxtRegistryRequest,
+  type ImportTxtRegistryResponse as PbImportTxtRegistryResponse,
   type RegistryAdoption as PbRegistryAdoption,
   type Tenant as PbTenant,
   type TsigKey as PbTsigKey,
@@ -170,6 +175,24 @@ export function adoptionToPb(a: CoreAdoption): PbRegistryAdoption {
     outcome: adoptionOutcomeToPb[a.outcome],
     reason: a.reason,
   });
+}
+
+/** What an ImportTxtRegistry request asks of core. */
+export function importInputOf(req: PbImportTxtRegistryRequest): ImportInput {
+  return { zone: req.zone, owners: { ...req.owners }, txtPrefix: req.txtPrefix, txtSuffix: req.txtSuffix, dryRun: req.dryRun };
+}
+
+/**
+ * The ImportTxtRegistry answer; a zone of 50,000 records has 50,000 adoptions, made in slices: encoded
+ * to bytes when Connect answers in the binary format (api/binary-write.ts), else converted (Connect
+ * then writes the JSON).
+ */
+export async function importResultToPb(r: ImportResult, binary: boolean, slicer: Slicer): Promise<PbImportTxtRegistryResponse> {
+  const head = create(ImportTxtRegistryResponseSchema, { zone: r.zone, dryRun: r.dryRun, generation: r.generation });
+  if (!binary) return Object.assign(head, { adoptions: await slicer.map(r.adoptions, adoptionToPb), unreadable: r.unreadable });
+  const { adoptions, unreadable } = ImportTxtRegistryResponseSchema.field;
+  await withListEncoded(ImportTxtRegistryResponseSchema, head, adoptions, r.adoptions, adoptionToPb, slicer);
+  return withListEncoded(ImportTxtRegistryResponseSchema, head, unreadable, r.unreadable, (name) => name, slicer);
 }
 
 export function journalEntryToPb(j: JournalView): PbJournalEntry {

@@ -1,15 +1,17 @@
 /**
  * What the routes that answer a Connect unary JSON request themselves (api/records-json.ts,
- * api/plan-json.ts) share: which requests they may take, and reading the body under Connect's limit.
+ * api/plan-json.ts; api/import-txt-route.ts binary requests too) share: which requests they may take, and reading the body under Connect's limit.
  * Their errors are answered by api/early-answer.ts.
  */
 import type http from 'node:http';
+import { fromJson, fromJsonString, type DescMessage, type JsonValue, type MessageShape } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { Logger } from 'pino';
 import { clientAddress } from '../net/client-address.js';
 import { answerError } from './early-answer.js';
 import { readBodyThen, readBodyWithin } from './front/body.js';
 import { loggedConnectError } from './errors.js';
+import { checkJson } from './strict.js';
 
 /**
  * A request such a route fully understands: POST to `path`, Content-Type application/json (utf-8),
@@ -17,14 +19,44 @@ import { loggedConnectError } from './errors.js';
  * handling). Every other request goes to Connect.
  */
 export function isUnaryJson(req: http.IncomingMessage, path: string): boolean {
-  if (req.method !== 'POST' || req.url !== path) return false;
+  return isUnaryConnect(req, path) === 'json';
+}
+
+/**
+ * isUnaryJson, the binary format (Content-Type application/proto) accepted too: which of the two the
+ * request speaks, or undefined when Connect answers it. `withTimeout`: a `connect-timeout-ms` header
+ * accepted as well (the route then reads it as Connect does).
+ */
+export function isUnaryConnect(req: http.IncomingMessage, path: string, withTimeout = false): 'json' | 'proto' | undefined {
+  if (req.method !== 'POST' || req.url !== path) return undefined;
   const raw = req.headers['content-type'];
   // (what every client sends, compared as is; any other spelling normalized)
-  const type = raw === 'application/json' ? raw : (raw ?? '').toLowerCase().replace(/\s+/g, '');
-  if (type !== 'application/json' && type !== 'application/json;charset=utf-8') return false;
+  const type = raw === 'application/json' || raw === 'application/proto' ? raw : (raw ?? '').toLowerCase().replace(/\s+/g, '');
+  const format = type === 'application/json' || type === 'application/json;charset=utf-8' ? 'json' : type === 'application/proto' ? 'proto' : undefined;
+  if (format === undefined) return undefined;
   const encoding = req.headers['content-encoding'];
-  if (encoding !== undefined && encoding !== 'identity') return false;
-  return req.headers['connect-timeout-ms'] === undefined && req.headers.origin === undefined;
+  if (encoding !== undefined && encoding !== 'identity') return undefined;
+  return (withTimeout || req.headers['connect-timeout-ms'] === undefined) && req.headers.origin === undefined ? format : undefined;
+}
+
+/**
+ * A request's JSON read as Connect reads it with strictJsonOptions (api/strict.ts): unknown keys and
+ * enum names refused, naming the field; a body that is not JSON refused in protobuf-es's words; every
+ * refusal INVALID_ARGUMENT.
+ */
+export function parseJsonRequest<Desc extends DescMessage>(schema: Desc, text: string): MessageShape<Desc> {
+  try {
+    let parsed: JsonValue;
+    try {
+      parsed = JSON.parse(text) as JsonValue;
+    } catch {
+      return fromJsonString(schema, text, { ignoreUnknownFields: false }); // not JSON: protobuf-es says so, as under Connect
+    }
+    checkJson(schema, parsed, '');
+    return fromJson(schema, parsed, { ignoreUnknownFields: false });
+  } catch (e) {
+    throw ConnectError.from(e, Code.InvalidArgument);
+  }
 }
 
 /** The body, refused past `maxBytes` as Connect refuses it (readMaxBytes); the rest drained (api/front/body.ts). */

@@ -25,6 +25,7 @@ import { preAuthenticated, rpcGate } from './gate.js';
 import { apiHandler, corsHeaders } from './http.js';
 import { isPlanJson, planJsonRoute } from './plan-json.js';
 import { isRecordsJson, recordsJsonRoute } from './records-json.js';
+import { importTxtFormat, importTxtRoute } from './import-txt-route.js';
 import { PROCEDURES, registerServices, rpcInterceptors } from './services.js';
 
 /** The largest request body the API reads (Connect's readMaxBytes). */
@@ -72,6 +73,7 @@ export async function startApiPort(ctx: CoreContext, opts: ApiPortOptions): Prom
   const { log, labels, loginLimiter: limiter } = opts;
   const recordsJson = recordsJsonRoute(ctx, log, READ_MAX_BYTES);
   const planJson = planJsonRoute(ctx, log, READ_MAX_BYTES);
+  const importTxt = importTxtRoute(ctx, log, READ_MAX_BYTES);
   let ready = true;
   let lastReady: boolean | undefined;
   const stopping = new AbortController();
@@ -155,10 +157,14 @@ export async function startApiPort(ctx: CoreContext, opts: ApiPortOptions): Prom
     }
     return false;
   };
-  /** Records and Plan in Connect's unary JSON answered beside Connect (records-json.ts, plan-json.ts); everything else by Connect. */
+  /**
+   * Records and Plan in Connect's unary JSON, ImportTxtRegistry in its unary JSON or binary, answered beside
+   * Connect (records-json.ts, plan-json.ts, import-txt-route.ts); everything else by Connect.
+   */
   const route = (req: FrontRequest, res: FrontResponse): void => {
     if (req instanceof http.IncomingMessage && isRecordsJson(req)) recordsJson(req, res as http.ServerResponse);
     else if (req instanceof http.IncomingMessage && isPlanJson(req)) planJson(req, res as http.ServerResponse);
+    else if (req instanceof http.IncomingMessage && importTxtFormat(req)) importTxt(req, res as http.ServerResponse);
     else rpc(req, res);
   };
 

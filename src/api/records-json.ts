@@ -17,17 +17,16 @@
  * requests go through Connect as before.
  */
 import type http from 'node:http';
-import { fromJson, fromJsonString, toJson, toJsonString, type JsonValue } from '@bufbuild/protobuf';
-import { Code, ConnectError } from '@connectrpc/connect';
+import { toJson, toJsonString } from '@bufbuild/protobuf';
 import type { Logger } from 'pino';
 import type { CoreContext } from '../core/context.js';
 import { notModifiedNow, records, type RecordsQuery, type ZoneRecords } from '../core/records/records.js';
 import { readCacheOf, type ReadCache } from '../core/reads/read-cache.js';
 import { Slicer } from '../core/slices.js';
 import { RecordsRequestSchema, ZoneRecordsSchema, ZoneService, type RecordsRequest } from '../gen/dnsplane/v1/zone_pb.js';
-import { checkJson, checkMessage } from './strict.js';
+import { checkMessage } from './strict.js';
 import { gateTenant, requestTenant } from './gate.js';
-import { answerWith, isUnaryJson, readConnectBodyThen, replyJsonBytes } from './json-route.js';
+import { answerWith, isUnaryJson, parseJsonRequest, readConnectBodyThen, replyJsonBytes } from './json-route.js';
 import { endpointObject, textBytes, withListsParts, writeChunks } from './json-write.js';
 import { recordsQueryOf, zoneRecordsPb } from './zone-service.js';
 
@@ -117,18 +116,7 @@ export function isRecordsJson(req: http.IncomingMessage): boolean {
 
 /** As Connect reads it with strictJsonOptions: unknown keys and enum names refused, naming the field. */
 function parseRequest(text: string): RecordsRequest {
-  try {
-    let parsed: JsonValue;
-    try {
-      parsed = JSON.parse(text) as JsonValue;
-    } catch {
-      return fromJsonString(RecordsRequestSchema, text, { ignoreUnknownFields: false }); // not JSON: protobuf-es says so, as under Connect
-    }
-    checkJson(RecordsRequestSchema, parsed, '');
-    return fromJson(RecordsRequestSchema, parsed, { ignoreUnknownFields: false });
-  } catch (e) {
-    throw ConnectError.from(e, Code.InvalidArgument);
-  }
+  return parseJsonRequest(RecordsRequestSchema, text);
 }
 
 /**

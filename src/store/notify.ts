@@ -44,8 +44,24 @@ const MAX_CHANGE_PAYLOAD = 7_000;
  */
 export async function notifyZoneChanged(q: Queryable, zone: string, generation: bigint, changed?: ZoneChange): Promise<void> {
   const bare = { zone, generation: generation.toString() };
-  const full = changed && JSON.stringify({ ...bare, changed: { ids: changed.ids, sets: changed.sets.map((s) => [s.dnsName, s.recordType]) } });
-  await q.query('SELECT pg_notify($1, $2)', [ZONE_CHANNEL, full && Buffer.byteLength(full) <= MAX_CHANGE_PAYLOAD ? full : JSON.stringify(bare)]);
+  const full = changed && changePayload(bare, changed);
+  await q.query('SELECT pg_notify($1, $2)', [ZONE_CHANNEL, full !== undefined && Buffer.byteLength(full) <= MAX_CHANGE_PAYLOAD ? full : JSON.stringify(bare)]);
+}
+
+/**
+ * The payload naming `changed`, or undefined once its items alone pass MAX_CHANGE_PAYLOAD: a change
+ * of 25,000 sets (a TXT-registry import) is not written whole only to be found too long.
+ */
+function changePayload(bare: { zone: string; generation: string }, changed: ZoneChange): string | undefined {
+  // Each item costs at least its characters and a comma; the whole is measured once it may fit.
+  let chars = 0;
+  for (const id of changed.ids) if ((chars += id.length + 3) > MAX_CHANGE_PAYLOAD) return undefined;
+  const sets: Array<[string, string]> = [];
+  for (const s of changed.sets) {
+    if ((chars += s.dnsName.length + s.recordType.length + 8) > MAX_CHANGE_PAYLOAD) return undefined;
+    sets.push([s.dnsName, s.recordType]);
+  }
+  return JSON.stringify({ ...bare, changed: { ids: changed.ids, sets } });
 }
 
 export interface ListenOptions {

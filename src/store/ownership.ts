@@ -166,7 +166,8 @@ const ADOPT_PER_STATEMENT = 5_000;
  * per set (a TXT registry import adopts a zone's 50,000 sets at once).
  */
 export async function adoptOwners(q: Queryable, zone: string, sets: ReadonlyArray<{ dnsName: string; recordType: string; tenantId: string }>): Promise<number> {
-  for (const s of sets) assertIdString('tenant id', s.tenantId);
+  // A few tenants own the sets of one import: each id checked once (a check per set of 50,000 is a block of ~10 ms).
+  for (const id of new Set(sets.map((s) => s.tenantId))) assertIdString('tenant id', id);
   let inserted = 0;
   for (let i = 0; i < sets.length; i += ADOPT_PER_STATEMENT) {
     const batch = sets.slice(i, i + ADOPT_PER_STATEMENT);

@@ -4,18 +4,10 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { drain, sortSteps, type Steps } from '../../src/dns/steps.js';
+import { drain, sortSteps } from '../../src/dns/steps.js';
+import { pauses } from '../helpers/steps.js';
 import { recordsToEndpoints, recordsToEndpointsSteps } from '../../src/ovh/mapping.js';
 import type { OvhRecord } from '../../src/ovh/types.js';
-
-function pauses<T>(steps: Steps<T>): { value: T; pauses: number } {
-  let n = 0;
-  for (;;) {
-    const r = steps.next();
-    if (r.done) return { value: r.value, pauses: n };
-    n++;
-  }
-}
 
 describe('sortSteps', () => {
   it('sorts as Array.prototype.sort does (stable), whatever the run size', () => {

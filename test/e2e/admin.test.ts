@@ -6,10 +6,14 @@
 import { create } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { AdoptionOutcome } from '../../src/gen/dnsplane/v1/admin_pb.js';
+import { createClient } from '@connectrpc/connect';
+import { createConnectTransport } from '@connectrpc/connect-node';
+import { getJournalEntry } from '../../src/store/index.js';
+import { AdminService, AdoptionOutcome } from '../../src/gen/dnsplane/v1/admin_pb.js';
 import { ChangeAction, PlanRequestSchema, Policy, type Endpoint, type PlanRequest } from '../../src/gen/dnsplane/v1/zone_pb.js';
 import type { SimRecordInit } from '../../src/ovhsim/index.js';
 import { startHarness, type Harness } from '../helpers/server.js';
+import { bearer } from '../helpers/sim-server.js';
 import { snapshot } from '../helpers/snapshot.js';
 import { callLines, ep } from '../helpers/expect.js';
 
@@ -120,6 +124,12 @@ describe('ImportTxtRegistry', () => {
     expect(res.adoptions.find((a) => a.dnsName === `web.${COM}`)!.registryName).toBe(`a-web.${COM}`);
     expect(calls()).toEqual([]);
     expect(await snapshot(h.server.ctx.pool)).toEqual(before);
+    // The same answer in the JSON format (the console's) as in the binary one (the CLI's: its list encoded in slices, api/binary-write.ts).
+    const json = createClient(
+      AdminService,
+      createConnectTransport({ baseUrl: h.server.url, httpVersion: '1.1', useBinaryFormat: false, interceptors: [bearer(admin)] }),
+    );
+    expect(await json.importTxtRegistry({ zone: COM, owners, dryRun: true })).toEqual(res);
   });
 
   it('adopts the owners external-dns recorded (typed and old names), the registry records with them', async () => {
@@ -341,6 +351,14 @@ describe('InvalidateZone and the audit log', () => {
     expect(kinds).toContain('assign-ownership admin');
     const imported = res.entries.find((e) => e.kind === 'import-txt-registry')!;
     expect(imported.summary).toBe('adopted 7 record set(s) from the TXT registry by admin: alice 4, bob 3');
+    // The row names the sets adopted (the first AUDIT_SAMPLE of a large import) and counts them.
+    const detail = (await getJournalEntry(h.server.ctx.pool, imported.id))!.intent as { detail: Record<string, unknown> };
+    expect(detail.detail).toEqual({
+      adopted: expect.arrayContaining([{ dnsName: `web.${COM}`, recordType: 'A', tenant: 'alice', ownerId: 'c1' }]),
+      adoptedCount: 7,
+      byTenant: { alice: 4, bob: 3 },
+    });
+    expect(detail.detail['adopted']).toHaveLength(7);
     const net = await h.adminClient(admin).listJournal({ zone: NET, limit: 1 });
     expect(net.entries.map((e) => e.kind)).toEqual(['invalidate-zone']);
     expect((await h.adminClient(admin).listJournal({ tenant: 'bob' })).entries).toEqual([]);

@@ -60,6 +60,37 @@ describe('NOTIFY / LISTEN', () => {
     }
   });
 
+  it('carries a change just within the bound; one far past it goes without being written whole first', async () => {
+    const got: Array<[string, bigint, ZoneChange | undefined]> = [];
+    const stop = await listenZoneChanges(db.pool, (zone, generation, changed) => got.push([zone, generation, changed]));
+    try {
+      const near: ZoneChange = { ids: [], sets: [] };
+      const payload = () => JSON.stringify({ zone: 'a.example', generation: '7', changed: { ids: [], sets: near.sets.map((s) => [s.dnsName, s.recordType]) } });
+      while (payload().length < 6_980) near.sets.push({ dnsName: `h${near.sets.length}.a.example`, recordType: 'A' });
+      near.sets.pop();
+      await notifyZoneChanged(db.pool, 'a.example', 7n, near);
+      // 25,000 sets (a TXT-registry import): the sets past the first thousand are never read.
+      const sets = Array.from({ length: 25_000 }, (_, i) =>
+        i < 1_000
+          ? { dnsName: `h${i}.a.example`, recordType: 'A' }
+          : {
+              get dnsName(): string {
+                throw new Error(`set ${i} read`);
+              },
+              recordType: 'A',
+            },
+      );
+      await notifyZoneChanged(db.pool, 'a.example', 8n, { ids: [], sets });
+      await until('two notifications', () => got.length === 2);
+      expect(got).toEqual([
+        ['a.example', 7n, near],
+        ['a.example', 8n, undefined],
+      ]);
+    } finally {
+      await stop();
+    }
+  });
+
   it('delivers at COMMIT, never on ROLLBACK', async () => {
     const got: string[] = [];
     const stop = await listenZoneChanges(db.pool, (zone) => got.push(zone));

@@ -19,15 +19,17 @@
  *
  * Each record set gets an outcome: adopted (unowned before), already owned (by that tenant), conflict
  * (owned by someone else, or shared: left alone), unmapped owner, not allowed (outside the tenant's
- * zones or suffixes). A dry run computes the same and writes nothing.
+ * zones or suffixes), judged in core/admin/import-judge.ts. A dry run computes the same and writes
+ * nothing. Every pass over a zone's records, rows and outcomes runs in slices (core/slices.ts); what a
+ * real import writes is one INSERT per batch of sets, one NOTIFY, one audit row of bounded size.
  */
 import { InvalidInputError } from '../../dns/errors.js';
 import { endpointKey, isInZone, normalizeName, recordSetKey, type Endpoint } from '../../dns/index.js';
 import { drain, ITEMS_PER_STEP, type Steps } from '../../dns/steps.js';
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
-import { PermissionDeniedError } from '../errors.js';
-import { checkNameAllowed, type Tenant } from '../tenants/tenants.js';
+import type { Tenant } from '../tenants/tenants.js';
+import { adoptedSteps, judgeSteps, type Adoption } from './import-judge.js';
 import { readCacheOf } from '../reads/read-cache.js';
 import { readZoneBase } from '../reads/zone-base.js';
 import { Slicer } from '../slices.js';
@@ -118,17 +120,15 @@ export function parseRegistryValue(text: string): Record<string, string> | undef
   return heritage ? labels : undefined;
 }
 
-export type AdoptionOutcome = 'adopted' | 'already_owned' | 'conflict' | 'unmapped_owner' | 'not_allowed';
+export type { Adoption, AdoptionOutcome } from './import-judge.js';
 
-export interface Adoption {
-  dnsName: string;
-  recordType: string;
-  registryName: string;
-  ownerId: string;
-  /** '' when the owner id is not mapped. */
-  tenant: string;
-  outcome: AdoptionOutcome;
-  reason: string;
+/** What a real import's audit row holds of the sets it adopted (core/admin/import-judge.ts AUDIT_SAMPLE). */
+export interface AdoptedAudit {
+  count: number;
+  /** Tenant name -> sets adopted. */
+  byTenant: Record<string, number>;
+  /** The first AUDIT_SAMPLE adopted, in the answer's order. */
+  sample: Adoption[];
 }
 
 export interface ImportInput {
@@ -216,8 +216,9 @@ export async function importTxtRegistry(
   ctx: CoreContext,
   actor: Tenant,
   input: ImportInput,
-  audit: (tx: store.Queryable, summary: string, adopted: Adoption[]) => Promise<void>,
+  audit: (tx: store.Queryable, summary: string, adopted: AdoptedAudit) => Promise<void>,
 ): Promise<ImportResult> {
+  const slicer = new Slicer();
   const zone = normalizeName(input.zone, 'zone');
   if (!(await store.getZone(ctx.pool, zone))) throw new InvalidInputError('zone', `"${zone}" is not a zone dnsplane manages`);
   if (input.txtPrefix !== '' && input.txtSuffix !== '') {
@@ -236,53 +237,15 @@ export async function importTxtRegistry(
   }
   await ensureSynced(ctx, zone);
 
-  // A zone of 50,000 records: read, claimed and judged in slices, its rows indexed by set once.
+  // A zone of 50,000 records: read, claimed, judged and sorted in slices, its rows indexed by set once.
   const compute = async (q: store.Queryable): Promise<{ adoptions: Adoption[]; unreadable: string[] }> => {
-    const slicer = new Slicer();
     // The read cache's base at the generation `q` sees, when it is built (an equal generation is an
     // equal zone: no second copy of the zone made); else the zone read from `q`.
     const generation = (await store.getZone(q, zone))?.generation;
     const cached = generation === undefined ? undefined : readCacheOf(ctx).baseIfBuilt(zone, generation);
     const { endpoints, ownership: rows } = cached ?? (await readZoneBase(q, zone, slicer));
     const { claims, unreadable } = await slicer.run(registryClaimsSteps(zone, endpoints, { prefix: input.txtPrefix, suffix: input.txtSuffix }));
-    const rowsOf = new Map<string, store.OwnershipRow[]>();
-    for (const r of rows) {
-      const key = recordSetKey(r.dnsName, r.recordType);
-      const list = rowsOf.get(key);
-      if (list) list.push(r);
-      else rowsOf.set(key, [r]);
-    }
-    const adoptions: Adoption[] = [];
-    for (const c of claims.values()) {
-      await slicer.check();
-      const { dnsName, recordType } = c.endpoint;
-      const base = { dnsName, recordType, registryName: c.registryName, ownerId: c.ownerId };
-      const tenant = tenants.get(c.ownerId);
-      if (!tenant) {
-        adoptions.push({ ...base, tenant: '', outcome: 'unmapped_owner', reason: `owner id "${c.ownerId}" is not mapped to a tenant` });
-        continue;
-      }
-      try {
-        checkNameAllowed(tenant, zone, dnsName, 'dnsName');
-      } catch (e) {
-        if (!(e instanceof PermissionDeniedError)) throw e;
-        adoptions.push({ ...base, tenant: tenant.name, outcome: 'not_allowed', reason: e.rule });
-        continue;
-      }
-      const owners = rowsOf.get(recordSetKey(dnsName, recordType)) ?? [];
-      if (owners.length === 0) adoptions.push({ ...base, tenant: tenant.name, outcome: 'adopted', reason: 'no owner in dnsplane' });
-      else if (owners.length === 1 && !owners[0]!.shared && owners[0]!.tenantId === tenant.id) {
-        adoptions.push({ ...base, tenant: tenant.name, outcome: 'already_owned', reason: `already owned by ${tenant.name}` });
-      } else {
-        const who = [...new Set(owners.map((o) => o.tenantName))].join(', ');
-        const reason = owners.some((o) => o.shared)
-          ? `a shared set (owners: ${who}); use AssignOwnership`
-          : `owned by tenant "${who}"; use AssignOwnership to move it`;
-        adoptions.push({ ...base, tenant: tenant.name, outcome: 'conflict', reason });
-      }
-    }
-    adoptions.sort((a, b) => (a.dnsName < b.dnsName ? -1 : a.dnsName > b.dnsName ? 1 : a.recordType < b.recordType ? -1 : a.recordType > b.recordType ? 1 : 0));
-    return { adoptions, unreadable };
+    return { adoptions: await slicer.run(judgeSteps(zone, claims.values(), rows, tenants)), unreadable };
   };
 
   if (input.dryRun) {
@@ -293,22 +256,16 @@ export async function importTxtRegistry(
   }
   return store.withZoneLock(ctx.pool, zone, { lockTimeoutMs: ctx.settings.lockTimeoutMs }, async (tx) => {
     const { adoptions, unreadable } = await compute(tx);
-    const adopted = adoptions.filter((a) => a.outcome === 'adopted');
+    const adopted = await slicer.run(adoptedSteps(adoptions, tenants));
     let generation = (await store.getZone(tx, zone))!.generation;
-    if (adopted.length > 0) {
+    if (adopted.sets.length > 0) {
       // Unowned sets (judged in this transaction, under the lock): inserted in batches, not a statement each.
-      await store.adoptOwners(
-        tx,
-        zone,
-        adopted.map((a) => ({ dnsName: a.dnsName, recordType: a.recordType, tenantId: tenants.get(a.ownerId)!.id })),
-      );
+      await store.adoptOwners(tx, zone, adopted.sets);
       generation = await store.bumpGeneration(tx, zone);
       // The sets adopted, named while they fit in a NOTIFY (store.notifyZoneChanged): replicas re-read them, not the zone.
-      await store.notifyZoneChanged(tx, zone, generation, { ids: [], sets: adopted.map((a) => ({ dnsName: a.dnsName, recordType: a.recordType })) });
-      const byTenant = new Map<string, number>();
-      for (const a of adopted) byTenant.set(a.tenant, (byTenant.get(a.tenant) ?? 0) + 1);
-      const summary = `adopted ${adopted.length} record set(s) from the TXT registry by ${actor.name}: ${[...byTenant].map(([t, n]) => `${t} ${n}`).join(', ')}`;
-      await audit(tx, summary, adopted);
+      await store.notifyZoneChanged(tx, zone, generation, { ids: [], sets: adopted.sets });
+      const summary = `adopted ${adopted.sets.length} record set(s) from the TXT registry by ${actor.name}: ${[...adopted.byTenant].map(([t, n]) => `${t} ${n}`).join(', ')}`;
+      await audit(tx, summary, { count: adopted.sets.length, byTenant: Object.fromEntries(adopted.byTenant), sample: adopted.sample });
     }
     return { zone, dryRun: false, adoptions, unreadable, generation };
   });

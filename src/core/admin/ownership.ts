@@ -50,15 +50,18 @@ export async function assignOwnership(ctx: CoreContext, actor: Tenant, input: As
 export async function importTxtRegistry(ctx: CoreContext, actor: Tenant, input: ImportInput): Promise<ImportResult> {
   requireAdmin(actor);
   const zone = input.zone === '' ? '' : normalizeName(input.zone, 'zone');
+  // The row names the first adopted sets (all of a small import), and counts them all (import-judge.ts AUDIT_SAMPLE).
   const result = await runImport(ctx, actor, input, (tx, summary, adopted) =>
     auditAdminAction(tx, zone, actor, 'import-txt-registry', summary, {
-      adopted: adopted.map((a) => ({ dnsName: a.dnsName, recordType: a.recordType, tenant: a.tenant, ownerId: a.ownerId })),
+      adopted: adopted.sample.map((a) => ({ dnsName: a.dnsName, recordType: a.recordType, tenant: a.tenant, ownerId: a.ownerId })),
+      adoptedCount: adopted.count,
+      byTenant: adopted.byTenant,
     }),
   );
-  ctx.log.info(
-    { zone: result.zone, by: actor.name, dryRun: result.dryRun, adopted: result.adoptions.filter((a) => a.outcome === 'adopted').length },
-    'TXT registry import',
-  );
+  // Counted, not filtered into a list: 50,000 outcomes were a block of ~10 ms between two slices.
+  let adopted = 0;
+  for (const a of result.adoptions) if (a.outcome === 'adopted') adopted++;
+  ctx.log.info({ zone: result.zone, by: actor.name, dryRun: result.dryRun, adopted }, 'TXT registry import');
   return result;
 }
 
