@@ -8,6 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { baseIndexOf } from '../../src/core/reads/base-index.js';
 import { Slicer } from '../../src/core/slices.js';
+import { zoneBaseOf } from '../../src/core/reads/zone-base.js';
 import { ZoneMemory } from '../../src/core/reads/zone-memory.js';
 import { recordSetKey, type RecordSetKey } from '../../src/dns/types.js';
 import { recordOf, type OvhRecord } from '../../src/ovh/types.js';
@@ -40,7 +41,7 @@ describe('ZoneMemory.fromBase', () => {
   });
 
   it("shares the base's array of a name's one record set, and writes into the view leave the base and its index as they were", async () => {
-    const b = { ...base(3), endpoints: [], withdrawals: [] };
+    const b = await zoneBaseOf(ZONE, 7n, base(3).records, [], new Slicer());
     const key = recordSetKey(`r1.${ZONE}`, 'A');
     const setArray = b.recordsByKey.get(key)!;
     const view = await ZoneMemory.fromBase(ZONE, b);

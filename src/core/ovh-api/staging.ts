@@ -39,7 +39,7 @@ import { readCacheOf } from '../reads/read-cache.js';
 import type { ZoneBase } from '../reads/zone-base.js';
 import type { Tenant } from '../tenants/tenants.js';
 import { baseIndexOf } from '../reads/base-index.js';
-import type { SetsIndex } from '../reads/sets-index.js';
+import type { ZoneIndex } from '../reads/sets-index.js';
 
 /** DNSPLANE_OVH_API_DRAFT_TTL's default: a tool's calls and its refresh come seconds apart; a draft an hour old was abandoned. */
 export const DEFAULT_DRAFT_TTL_MS = 3_600_000;
@@ -73,12 +73,12 @@ function storedTarget(r: OvhRecord): string {
   return ovhTargetToCanonical(r.fieldType, r.target, r.zone) ?? stripOneQuotePair(r.target);
 }
 
-function isShared(index: SetsIndex, e: { dnsName: string; recordType: string }): boolean {
+function isShared(index: ZoneIndex, e: { dnsName: string; recordType: string }): boolean {
   return index.ownersAt(e.dnsName).some((o) => o.shared && o.recordType === e.recordType);
 }
 
 /** The record set these records make up, as core takes it; undefined when they make none (no record). */
-function endpointOf(zone: string, index: SetsIndex, records: readonly OvhRecord[], ttl?: number): RawEndpoint | undefined {
+function endpointOf(zone: string, index: ZoneIndex, records: readonly OvhRecord[], ttl?: number): RawEndpoint | undefined {
   const e = recordsToEndpoints(records, zone).endpoints[0];
   if (!e) return undefined;
   const shared = isShared(index, e);
@@ -191,7 +191,7 @@ export interface RefreshOutcome {
  */
 function draftChanges(
   zone: string,
-  index: SetsIndex,
+  index: ZoneIndex,
   own: ReadonlyMap<string, OvhRecord>,
   view: ReadonlyMap<string, DraftRecord>,
   draft: readonly store.DraftRow[],

@@ -19,7 +19,7 @@ import { readZoneBase, type ZoneBase } from '../reads/zone-base.js';
 import { ownedSets, zoneThreshold, type ChangeThreshold } from './guard.js';
 import { zoneMemoryAt, type ZoneMemory } from '../reads/zone-memory.js';
 import { baseIndexOf } from '../reads/base-index.js';
-import type { SetsIndex } from '../reads/sets-index.js';
+import type { ZoneIndex } from '../reads/sets-index.js';
 import { withdrawnOperations, withWithdrawn } from '../ownership/withdrawn-view.js';
 import { inSyncScope, routeInput, type DraftPlanner, type PlanInput, type RoutedInput } from './input.js';
 
@@ -135,7 +135,7 @@ async function planAtNames(
   zone: string,
   input: RoutedInput,
   generation: bigint,
-  index: SetsIndex,
+  index: ZoneIndex,
   withdrawalsAt: (touched: ReadonlySet<string>) => Promise<store.WithdrawalRow[]>,
   slicer: Slicer,
 ): Promise<ZonePlan> {

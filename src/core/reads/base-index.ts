@@ -1,136 +1,194 @@
 /**
- * The read cache's base of a zone (core/reads/read-cache.ts) indexed by name and owner, once per base: what
- * lets a Plan, and each call of the served OVH API, cost what it touches rather than what the zone holds
- * (issue 28). Made in slices the first time a base is asked for (a zone may hold 50,000 records), shared
- * by every caller of that generation, and gone with its base (a WeakMap: a newer generation's base
- * replaces the old one in the read cache, and the index follows it). The index holds the base's own
- * record and ownership objects, never copies, and a name's one record set as the base's own array:
- * about 0.2 KB a record on top of the base (bench/estate's zone: 11 MB for 50,000 records). A base the read
- * cache patched from the previous generation's (core/reads/base-patch.ts) gets that base's index patched
- * (patch(): the maps' references copied, the names and tenants touched indexed again), when that index
- * was made.
+ * The read cache's base of a zone (core/reads/read-cache.ts) looked up by name and owner: what lets a
+ * Plan, and each call of the served OVH API, cost what it touches rather than what the zone holds
+ * (issue 28). The base is sorted already — its record sets (endpoints) by name then type, its
+ * ownership rows by name, type, target — so a name's sets and rows are found by binary search and
+ * its records are the base's own arrays of those sets: the index keeps only what the base does not
+ * say at once, each tenant's rows (one reference a row) and the records of types no set is made of
+ * (few). About 10 B a record on top of the base (`npm run bench:kept-forms`), where maps by name took
+ * ~0.3 KB. Made in slices the first time a base is asked for, shared by every caller of that
+ * generation, and gone with its base (a WeakMap). A base the read cache patched from the previous
+ * generation's (core/reads/base-patch.ts) gets that base's index patched (patch(): the tenants and
+ * names touched looked at again), when that index was made.
  */
+import { compareStrings } from '../../dns/endpoint.js';
 import { isRecordType, recordSetKey, type RecordSetKey } from '../../dns/types.js';
 import { ovhRecordSetName, ovhTargetToCanonical } from '../../ovh/mapping.js';
 import type { OvhRecord } from '../../ovh/types.js';
-import { setKeyOf, type PatchedBase } from './base-patch.js';
-import { compareSets, type ZoneBase } from './zone-base.js';
-import { compareOwners, compareRecords, SetsIndex } from './sets-index.js';
+import type * as store from '../../store/index.js';
+import type { PatchedBase } from './base-patch.js';
+import { compareOwnershipRows, type ZoneBase } from './zone-base.js';
+import { compareRecords, type ZoneIndex, type ZoneSlice } from './sets-index.js';
 import { Slicer } from '../slices.js';
 
-export class BaseIndex extends SetsIndex {
-  /** Every record id of the base. */
-  readonly ids = new Set<string>();
-  /** The apex NS records' hosts, without the trailing dot, sorted (OVH: the zone's name servers). */
-  nameServers: string[] = [];
+/** The first index of a sorted list whose name is not before `name` (compareStrings). */
+function firstAt<T>(list: readonly T[], name: string, nameOf: (item: T) => string): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compareStrings(nameOf(list[mid]!), name) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+const endpointName = (e: { dnsName: string }): string => e.dnsName;
+
+export class BaseIndex implements ZoneIndex {
+  private idSet: Set<string> | undefined;
 
   private constructor(
-    zone: string,
+    readonly zone: string,
     readonly generation: bigint,
-  ) {
-    super(zone);
-  }
+    private readonly base: Pick<ZoneBase, 'records' | 'recordsByKey' | 'endpoints' | 'ownership'>,
+    /** The records of types no record set is made of (ovh/mapping.ts leaves them out), by name, in record order. */
+    private readonly unmanaged: ReadonlyMap<string, readonly OvhRecord[]>,
+    /** Each tenant's ownership rows, in the base's order (by name, type, target); arrays never changed in place. */
+    private readonly byTenant: ReadonlyMap<string, readonly store.OwnershipRow[]>,
+    /** The apex NS records' hosts, without the trailing dot, sorted (OVH: the zone's name servers). */
+    readonly nameServers: string[],
+  ) {}
 
   /** Indexes `base` in slices. */
   static async make(base: ZoneBase, zone: string, slicer: Slicer): Promise<BaseIndex> {
-    const index = new BaseIndex(zone, base.generation);
-    // The records of managed types are grouped by set already (their key is "<name> <TYPE>"): their
-    // name is taken from it, not normalized again; only records of other types are named here.
-    let n = 0;
-    for (const [key, records] of base.recordsByKey) {
-      if (++n % 512 === 0) await slicer.check();
-      index.addRecords(key.slice(0, key.lastIndexOf(' ')), records);
-    }
+    const unmanaged = new Map<string, OvhRecord[]>();
     const ns: OvhRecord[] = [];
+    let n = 0;
     for (const r of base.records) {
       if (++n % 1024 === 0) await slicer.check();
-      index.ids.add(r.id);
       const type = r.fieldType.toUpperCase();
       if (r.subDomain === '' && type === 'NS') ns.push(r);
-      if (!isRecordType(type)) index.addRecord(ovhRecordSetName(r.subDomain, zone), r);
+      if (!isRecordType(type)) append(unmanaged, ovhRecordSetName(r.subDomain, zone), r);
     }
-    index.nameServers = apexNameServers(ns, zone);
+    const byTenant = new Map<string, store.OwnershipRow[]>();
     for (const o of base.ownership) {
       if (++n % 1024 === 0) await slicer.check();
-      index.addOwner(o);
+      append(byTenant, o.tenantId, o);
     }
-    return index;
+    return new BaseIndex(zone, base.generation, base, unmanaged, byTenant, apexNameServers(ns, zone));
   }
 
   /**
    * The index of `patched.base`, from `previous` (the index of the base it was patched from,
-   * core/reads/base-patch.ts): its maps copied (references), and only the names and tenants the change
-   * touched indexed again, as make() indexes them (test/core/base-patch.test.ts compares the two).
+   * core/reads/base-patch.ts): the tenants and names the change touched looked at again, the rest
+   * shared, as make() would have them (test/core/base-patch.test.ts compares the two).
    */
   static async patch(previous: BaseIndex, patched: PatchedBase, zone: string, slicer: Slicer): Promise<BaseIndex> {
     const { base, removed, added, ownersRemoved, ownersAdded } = patched;
-    const index = new BaseIndex(zone, base.generation);
-    let n = 0;
-    for (const [name, records] of previous.byName) {
-      if (++n % 4096 === 0) await slicer.check();
-      index.byName.set(name, records);
-    }
-    for (const [name, owners] of previous.ownersByName) {
-      if (++n % 4096 === 0) await slicer.check();
-      index.ownersByName.set(name, owners);
-    }
-    for (const [tenant, sets] of previous.tenantSets) index.tenantSets.set(tenant, sets);
-    for (const id of previous.ids) {
-      if (++n % 4096 === 0) await slicer.check();
-      index.ids.add(id);
-    }
-    for (const r of removed) index.ids.delete(r.id);
-    for (const r of added) index.ids.add(r.id);
-    const apexNs = (r: OvhRecord) => r.subDomain === '' && r.fieldType.toUpperCase() === 'NS';
-    index.nameServers = removed.some(apexNs) || added.some(apexNs) ? apexNameServers(base.records.filter(apexNs), zone) : previous.nameServers;
-
-    // The records at each name a record left or joined: its sets' groups in the base's order, then the
-    // records of unmanaged types in record order — as make() adds them.
-    const removedIds = new Set(removed.map((r) => r.id));
-    const addedAt = new Map<string, OvhRecord[]>();
-    for (const r of added) {
-      const name = ovhRecordSetName(r.subDomain, zone);
-      addedAt.set(name, [...(addedAt.get(name) ?? []), r]);
-    }
-    for (const name of new Set([...removed.map((r) => ovhRecordSetName(r.subDomain, zone)), ...addedAt.keys()])) {
-      const sets = new Set<RecordSetKey>();
-      const unmanaged: OvhRecord[] = [];
-      for (const r of [...(previous.byName.get(name) ?? []).filter((r) => !removedIds.has(r.id)), ...(addedAt.get(name) ?? [])]) {
-        const key = setKeyOf(r, zone);
-        if (key === undefined) unmanaged.push(r);
-        else sets.add(key);
+    await slicer.check();
+    const isUnmanaged = (r: OvhRecord) => !isRecordType(r.fieldType.toUpperCase());
+    let unmanaged = previous.unmanaged;
+    if (removed.some(isUnmanaged) || added.some(isUnmanaged)) {
+      const gone = new Set(removed.filter(isUnmanaged).map((r) => r.id));
+      const next = new Map<string, OvhRecord[]>();
+      for (const [name, records] of previous.unmanaged) {
+        const kept = records.filter((r) => !gone.has(r.id));
+        if (kept.length > 0) next.set(name, kept);
       }
-      const groups = [...sets].flatMap((k) => {
-        const g = base.recordsByKey.get(k);
-        return g && g.length > 0 ? [g] : [];
-      });
-      groups.sort((a, b) => compareRecords(a[0]!, b[0]!));
-      const list = [...groups.flat(), ...unmanaged.sort(compareRecords)];
-      if (list.length > 0) index.byName.set(name, list);
-      else index.byName.delete(name);
+      for (const r of added.filter(isUnmanaged)) append(next, ovhRecordSetName(r.subDomain, zone), r);
+      for (const list of next.values()) list.sort(compareRecords);
+      unmanaged = next;
     }
-
-    // The ownership rows at each name of a set whose rows changed, and the sets of the tenants they name.
-    const gone = new Set(ownersRemoved);
-    for (const name of new Set([...ownersRemoved, ...ownersAdded].map((o) => o.dnsName))) {
-      const list = [...(previous.ownersByName.get(name) ?? []).filter((o) => !gone.has(o)), ...ownersAdded.filter((o) => o.dnsName === name)];
-      if (list.length > 0) index.ownersByName.set(name, list.sort(compareOwners));
-      else index.ownersByName.delete(name);
+    const apexNs = (r: OvhRecord) => r.subDomain === '' && r.fieldType.toUpperCase() === 'NS';
+    const nameServers = removed.some(apexNs) || added.some(apexNs) ? apexNameServers(base.records.filter(apexNs), zone) : previous.nameServers;
+    let byTenant = previous.byTenant;
+    const tenants = new Set([...ownersRemoved, ...ownersAdded].map((o) => o.tenantId));
+    if (tenants.size > 0) {
+      const gone = new Set(ownersRemoved);
+      const next = new Map(previous.byTenant);
+      for (const tenant of tenants) {
+        const rows = [...(previous.byTenant.get(tenant) ?? []).filter((o) => !gone.has(o)), ...ownersAdded.filter((o) => o.tenantId === tenant)];
+        if (rows.length > 0) next.set(tenant, rows.sort(compareOwnershipRows));
+        else next.delete(tenant);
+      }
+      byTenant = next;
     }
-    const changedKeys = new Set([...ownersRemoved, ...ownersAdded].map((o) => recordSetKey(o.dnsName, o.recordType)));
-    for (const tenant of new Set([...ownersRemoved, ...ownersAdded].map((o) => o.tenantId))) {
-      const sets = new Map<RecordSetKey, string>();
-      for (const [key, name] of previous.tenantSets.get(tenant) ?? []) if (!changedKeys.has(key)) sets.set(key, name);
-      for (const o of ownersAdded) if (o.tenantId === tenant) sets.set(recordSetKey(o.dnsName, o.recordType), o.dnsName);
-      // In make()'s order: by name, then type.
-      const ordered = [...sets].sort(([ka, na], [kb, nb]) =>
-        compareSets({ dnsName: na, recordType: ka.slice(na.length + 1) }, { dnsName: nb, recordType: kb.slice(nb.length + 1) }),
-      );
-      if (ordered.length > 0) index.tenantSets.set(tenant, new Map(ordered));
-      else index.tenantSets.delete(tenant);
-    }
-    return index;
+    return new BaseIndex(zone, base.generation, base, unmanaged, byTenant, nameServers);
   }
+
+  /** Every record id of the base (the served OVH API's lookups by id): made at the first use. */
+  get ids(): ReadonlySet<string> {
+    this.idSet ??= new Set(this.base.records.map((r) => r.id));
+    return this.idSet;
+  }
+
+  /** The records at a name (every type): its record sets' records in record order, then those of unmanaged types. */
+  recordsAt(name: string): readonly OvhRecord[] {
+    const { endpoints, recordsByKey } = this.base;
+    const groups: (readonly OvhRecord[])[] = [];
+    for (let i = firstAt(endpoints, name, endpointName); i < endpoints.length && endpoints[i]!.dnsName === name; i++) {
+      const records = recordsByKey.get(recordSetKey(name, endpoints[i]!.recordType));
+      if (records && records.length > 0) groups.push(records);
+    }
+    const other = this.unmanaged.get(name);
+    if (other === undefined && groups.length <= 1) return groups[0] ?? [];
+    groups.sort((a, b) => compareRecords(a[0]!, b[0]!));
+    return [...groups.flat(), ...(other ?? [])];
+  }
+
+  /** The ownership rows at a name (every type), by type then target. */
+  ownersAt(name: string): readonly store.OwnershipRow[] {
+    const { ownership } = this.base;
+    const from = firstAt(ownership, name, endpointName);
+    let to = from;
+    while (to < ownership.length && ownership[to]!.dnsName === name) to++;
+    return ownership.slice(from, to);
+  }
+
+  /** The records and ownership rows at these names (normalized). */
+  slice(names: Iterable<string>): ZoneSlice {
+    const records: OvhRecord[] = [];
+    const ownership: store.OwnershipRow[] = [];
+    for (const name of new Set(names)) {
+      records.push(...this.recordsAt(name));
+      ownership.push(...this.ownersAt(name));
+    }
+    records.sort(compareRecords);
+    return { records, ownership };
+  }
+
+  /** The record sets the tenant has ownership rows in, each with its name, by name then type. */
+  tenantSetsOf(tenantId: string): ReadonlyMap<RecordSetKey, string> {
+    const sets = new Map<RecordSetKey, string>();
+    for (const o of this.byTenant.get(tenantId) ?? []) sets.set(recordSetKey(o.dnsName, o.recordType), o.dnsName);
+    return sets;
+  }
+
+  /** How many record sets the tenant has ownership rows in (core/plan/guard.ts ownedSets). */
+  ownedSets(tenantId: string): number {
+    const rows = this.byTenant.get(tenantId) ?? [];
+    let sets = 0;
+    for (let i = 0; i < rows.length; i++) {
+      const o = rows[i]!;
+      const before = rows[i - 1];
+      if (before === undefined || before.dnsName !== o.dnsName || before.recordType !== o.recordType) sets++;
+    }
+    return sets;
+  }
+
+  /** The names of the record sets the tenant has ownership rows in. */
+  tenantNames(tenantId: string): string[] {
+    return [...new Set((this.byTenant.get(tenantId) ?? []).map((o) => o.dnsName))];
+  }
+
+  /** Everything it answers, in a form two indexes compare by (tests): every name's records and rows, every tenant's sets. */
+  contents(): { byName: [string, OvhRecord[]][]; ownersByName: [string, store.OwnershipRow[]][]; tenantSets: [string, [RecordSetKey, string][]][] } {
+    const names = [...new Set([...this.base.endpoints.map(endpointName), ...this.unmanaged.keys(), ...this.base.ownership.map(endpointName)])].sort(
+      compareStrings,
+    );
+    return {
+      byName: names.map((n): [string, OvhRecord[]] => [n, [...this.recordsAt(n)]]).filter(([, r]) => r.length > 0),
+      ownersByName: names.map((n): [string, store.OwnershipRow[]] => [n, [...this.ownersAt(n)]]).filter(([, o]) => o.length > 0),
+      tenantSets: [...this.byTenant.keys()].sort(compareStrings).map((t): [string, [RecordSetKey, string][]] => [t, [...this.tenantSetsOf(t)]]),
+    };
+  }
+}
+
+function append<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
 }
 
 /** The apex NS records' hosts, without the trailing dot, sorted (OVH: the zone's name servers). */
@@ -144,10 +202,11 @@ const made = new WeakMap<ZoneBase, BaseIndex>();
 /** For a patched base whose previous base had its index made: how to patch that index (never made ahead: lazily, at the first use). */
 const patches = new WeakMap<ZoneBase, (slicer: Slicer) => Promise<BaseIndex>>();
 /**
- * What a base's index holds on top of its base, per record (`npm run bench:kept-forms`: 296 B at
- * bench/estate's zone): the read cache counts it with its base once made (whenIndexed).
+ * What a base's index holds on top of its base, per record (`npm run bench:kept-forms`: 18 B at
+ * bench/estate's zone, each tenant's rows; ids, when the served OVH API asks, ~40 B more): the read
+ * cache counts it with its base once made (whenIndexed).
  */
-export const INDEX_BYTES_PER_RECORD = 300;
+export const INDEX_BYTES_PER_RECORD = 20;
 /** Per base, who is told its index's bytes when it is made (the read cache: the base's item grows by them). */
 const onIndexed = new WeakMap<ZoneBase, (bytes: number) => void>();
 

@@ -16,6 +16,25 @@ export interface ZoneSlice {
   ownership: store.OwnershipRow[];
 }
 
+/**
+ * What a plan and the served OVH API read of a zone by name and owner: the apply path's view
+ * (SetsIndex, below) and a base's index (core/reads/base-index.ts) both answer it.
+ */
+export interface ZoneIndex {
+  /** The records and ownership rows at these names (normalized). */
+  slice(names: Iterable<string>): ZoneSlice;
+  /** The records at a name (every type). */
+  recordsAt(name: string): readonly OvhRecord[];
+  /** The ownership rows at a name (every type). */
+  ownersAt(name: string): readonly store.OwnershipRow[];
+  /** The record sets the tenant has ownership rows in (core/plan/guard.ts ownedSets). */
+  ownedSets(tenantId: string): number;
+  /** The record sets the tenant has ownership rows in, each with its name. */
+  tenantSetsOf(tenantId: string): ReadonlyMap<RecordSetKey, string>;
+  /** The names of the record sets the tenant has ownership rows in. */
+  tenantNames(tenantId: string): string[];
+}
+
 /** As `ORDER BY sub_domain, field_type, id` (ids are bigints). */
 export function compareRecords(a: OvhRecord, b: OvhRecord): number {
   if (a.subDomain !== b.subDomain) return a.subDomain < b.subDomain ? -1 : 1;
@@ -29,7 +48,7 @@ export function compareOwners(a: store.OwnershipRow, b: store.OwnershipRow): num
   return a.target < b.target ? -1 : a.target > b.target ? 1 : 0;
 }
 
-export class SetsIndex {
+export class SetsIndex implements ZoneIndex {
   /**
    * Records by normalized name (every type); small arrays (a Map per name would double the cost),
    * never changed in place: a name with one record set holds the base's own array of that set
