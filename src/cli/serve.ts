@@ -38,15 +38,16 @@ stop sending, roll back and answer Unavailable; the process exits within DNSPLAN
       );
     }
     const log = createLogger(cfg.logLevel, logFormatOf(cfg.logFormat, io.isTty));
-    // The process's own: set here, before any zone is read, never by startServer (tests run many servers in one process).
+    // The process's own: set here, before any zone is read, never by startServer (tests run many servers
+    // in one process); said once the server runs (a start that refuses writes nothing to stdout).
     const heap = applyHeapGrowth(cfg.heapGrowthPercent);
+    const server = await startServer(cfg, log);
     log.info(
       heap,
       heap.growth === 'v8'
         ? `heap: V8's own growth (up to 4× what is live before a full collection; ${heap.source})`
         : `heap: a full collection once the heap grows ${heap.growth}% past what is live (${heap.source})`,
     );
-    const server = await startServer(cfg, log);
     try {
       io.out('');
       io.out(server.simulator ? 'dnsplane is running in demo mode (in-process OVH simulator).' : 'dnsplane is running.');
