@@ -42,9 +42,10 @@ export interface NormalizeEndpointOptions {
  * dictionary-mode object, about five times the size of this literal (a zone's answers hold one per set).
  */
 export function withLabels(e: Endpoint, labels: Readonly<Record<string, string>>, targets: string[] = e.targets, ttl: number = e.ttl): Endpoint {
-  const out: Endpoint = { dnsName: e.dnsName, recordType: e.recordType, targets, ttl };
+  // The labels in the literal: a property added after it goes to a property array of its own (~40 B
+  // more for each of a zone's 50,000 answers, bench:kept-forms).
+  const out: Endpoint = { dnsName: e.dnsName, recordType: e.recordType, targets, ttl, labels: labels as Record<string, string> };
   if (e.setIdentifier !== undefined) out.setIdentifier = e.setIdentifier;
-  out.labels = labels as Record<string, string>;
   if (e.targetStates !== undefined) out.targetStates = e.targetStates;
   return out;
 }
