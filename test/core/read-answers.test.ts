@@ -4,6 +4,8 @@
  * tenant's own answer a slice of it —, encodings are kept per view, and all of it within a byte
  * bound, rebuilt on demand past it.
  */
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReadCache, type KeptItem } from '../../src/core/reads/read-cache.js';
 import { createTenant, type Tenant } from '../../src/core/tenants/tenants.js';
@@ -170,5 +172,29 @@ describe('ReadCache answers', () => {
     // Nothing of the older generation is kept.
     expect(cache.kepts().every((k) => k.generation === next)).toBe(true);
     generation = next;
+  });
+});
+
+describe('ReadCache answers, generation after generation', () => {
+  it("keeps no older generation's answers alive once a newer one's are kept", async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const cache = new ReadCache(db.pool, { maxBytes: 2 ** 30 });
+    const first = await change(9001);
+    const older = new WeakRef((await cache.view(ZONE, first, tenants[0]!.name, true)).endpoints);
+    const second = await change(9002);
+    const newer = await cache.view(ZONE, second, tenants[0]!.name, true);
+    expect(newer.generation).toBe(second);
+    expect(
+      cache
+        .kepts()
+        .filter((k) => k.kind === 'answers')
+        .map((k) => k.generation),
+    ).toEqual([second]);
+    // A WeakRef's target is kept until the job that read it ends: collect after a turn of the loop.
+    await new Promise((r) => setImmediate(r));
+    gc();
+    await new Promise((r) => setImmediate(r));
+    expect(older.deref(), "the older generation's answers, still reachable").toBeUndefined();
   });
 });

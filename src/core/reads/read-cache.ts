@@ -324,13 +324,22 @@ export class ReadCache {
       const answers = await this.cut(zone, base, previous);
       if (this.answers.get(zone) === entry) {
         entry.settled = answers;
-        const drop = () => {
-          if (this.answers.get(zone) === entry) this.answers.delete(zone);
-        };
-        this.account(answersKey(zone, answers.generation), { kind: 'answers', zone, generation: answers.generation, bytes: answersBytes(answers), drop });
+        this.keepAnswers(zone, entry, answers);
       }
       return answers;
     });
+  }
+
+  /**
+   * Accounts answers now in `answers`. Their `drop` is made here, not in answersAt: a closure made there
+   * shares its scope with `previous`, and every kept item's drop held the previous generation's answers
+   * alive (a heap snapshot of bench/estate's server: two generations of answers per zone).
+   */
+  private keepAnswers(zone: string, entry: Entry<ZoneAnswers>, answers: ZoneAnswers): void {
+    const drop = () => {
+      if (this.answers.get(zone) === entry) this.answers.delete(zone);
+    };
+    this.account(answersKey(zone, answers.generation), { kind: 'answers', zone, generation: answers.generation, bytes: answersBytes(answers), drop });
   }
 
   /**
