@@ -121,7 +121,7 @@ describe('the read cache at the estate', () => {
   });
 
   it('counts a build in flight against the bound: what it will take is reserved, older items dropped to make room', async () => {
-    const cache = new ReadCache(pool, { maxBytes: RECORDS * (BUILD_BYTES_PER_RECORD + 100) });
+    const cache = new ReadCache(pool, { maxBytes: RECORDS * (BUILD_BYTES_PER_RECORD + 50) });
     const gens = await store.getGenerations(pool, ZONES);
     await cache.view(ZONES[0]!, gens.get(ZONES[0]!)!, tenant.name, true);
     expect(cache.kepts().map((k) => k.zone)).toContain(ZONES[0]);

@@ -54,7 +54,7 @@ export const BUILD_BYTES_PER_RECORD = 800;
 export const VIEW_BYTES_PER_RECORD = 550;
 
 /** An endpoint with its owner label, and its reference in its owner's list (the estimate beside baseBytes, core/reads/zone-base.ts). */
-const ANSWER_BYTES_PER_ENDPOINT = 120;
+const ANSWER_BYTES_PER_ENDPOINT = 90;
 
 /** What a base's answers are accounted with. */
 export function answersBytes(a: ZoneAnswers): number {
