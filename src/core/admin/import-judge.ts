@@ -11,6 +11,7 @@ import { recordSetKey, type RecordSetKey } from '../../dns/types.js';
 import { ITEMS_PER_STEP, sortSteps, type Steps } from '../../dns/steps.js';
 import type * as store from '../../store/index.js';
 import { PermissionDeniedError } from '../errors.js';
+import { groupRowsSteps } from '../ownership/ownership.js';
 import { checkNameAllowed, type Tenant } from '../tenants/tenants.js';
 
 export type AdoptionOutcome = 'adopted' | 'already_owned' | 'conflict' | 'unmapped_owner' | 'not_allowed';
@@ -52,15 +53,8 @@ export function* judgeSteps(
   rows: readonly store.OwnershipRow[],
   tenants: ReadonlyMap<string, Tenant>,
 ): Steps<Adoption[]> {
-  const rowsOf = new Map<RecordSetKey, store.OwnershipRow[]>();
+  const rowsOf = yield* groupRowsSteps(rows);
   let n = 0;
-  for (const r of rows) {
-    if (++n % ITEMS_PER_STEP === 0) yield;
-    const key = recordSetKey(r.dnsName, r.recordType);
-    const list = rowsOf.get(key);
-    if (list) list.push(r);
-    else rowsOf.set(key, [r]);
-  }
   const adoptions: Adoption[] = [];
   for (const c of claims) {
     if (++n % ITEMS_PER_STEP === 0) yield;

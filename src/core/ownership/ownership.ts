@@ -66,7 +66,7 @@ function groupRows(rows: readonly store.OwnershipRow[]): Map<RecordSetKey, store
 }
 
 /** groupRows with pause points: a zone's 50,000 ownership rows are grouped in slices, not in one go. */
-function* groupRowsSteps(rows: readonly store.OwnershipRow[]): Steps<Map<RecordSetKey, store.OwnershipRow[]>> {
+export function* groupRowsSteps(rows: readonly store.OwnershipRow[]): Steps<Map<RecordSetKey, store.OwnershipRow[]>> {
   const byKey = new Map<RecordSetKey, store.OwnershipRow[]>();
   let n = 0;
   for (const r of rows) {
