@@ -9,7 +9,8 @@
  * import, by one of KEPT_T tenants in turn), its rows made as the store makes them (pg's fresh
  * strings; zone, type and tenant interned), built in this process the way the read cache builds it:
  * the base, its answers, their binary encodings (the includeForeign view and every owner's), the
- * base's index and the apply path's view made from the base. After each, a full collection and the
+ * base's index, the apply path's view made from the base, and the base patched after one change (what
+ * it does not share with the first: what a view keeps alive of its older base). After each, a full collection and the
  * heap's growth (encodings: their bytes, outside the heap). Needs --expose-gc (the npm script passes it).
  *
  * Environment: KEPT_N (50000), KEPT_T (100).
@@ -17,9 +18,10 @@
 import { encodeZoneRecords } from '../src/api/records-binary.js';
 import { cutAnswers } from '../src/core/reads/answers.js';
 import { baseIndexOf, INDEX_BYTES_PER_RECORD } from '../src/core/reads/base-index.js';
-import { answersBytes, BUILD_BYTES_PER_RECORD, VIEW_BYTES_PER_RECORD } from '../src/core/reads/sizing.js';
+import { answersBytes, BUILD_BYTES_PER_RECORD } from '../src/core/reads/sizing.js';
 import { baseBytes, zoneBaseOf } from '../src/core/reads/zone-base.js';
-import { ZoneMemory } from '../src/core/reads/zone-memory.js';
+import { patchBase } from '../src/core/reads/base-patch.js';
+import { PINNED_BYTES_PER_RECORD, ZoneMemory } from '../src/core/reads/zone-memory.js';
 import type { ZoneRecords } from '../src/core/records/records.js';
 import type { Endpoint } from '../src/dns/types.js';
 import { Slicer } from '../src/core/slices.js';
@@ -129,7 +131,27 @@ async function main(): Promise<void> {
   ]);
   before = heapNow();
   step("the base's index (Plans, the served OVH API)", N * INDEX_BYTES_PER_RECORD, await baseIndexOf(base, ZONE, slicer));
-  step("the apply path's view, made from the base", N * VIEW_BYTES_PER_RECORD, await ZoneMemory.fromBase(ZONE, base, slicer));
+  const view = await ZoneMemory.fromBase(ZONE, base, slicer);
+  step("the apply path's view, made from the base (its index)", 0, view);
+  // One apply's change (one record's target), the base patched from it as the read cache patches one:
+  // what the two do not share is what the older base holds once the view alone keeps it alive.
+  const changed = base.records[2]!;
+  const patched = await patchBase(
+    base,
+    ZONE,
+    2n,
+    {
+      ids: [changed.id],
+      rows: [{ id: changed.id, subDomain: changed.subDomain, fieldType: changed.fieldType, target: '10.9.9.9', ttl: 300 }],
+      sets: [],
+      ownership: [],
+      withdrawals: [],
+      health: [],
+    },
+    slicer,
+  );
+  step('a base patched from it (one record changed): what it does not share', N * PINNED_BYTES_PER_RECORD, patched.base);
+
   const build = baseTotal + Number(table[answersAt]![2]);
   table.push(['a build (base and answers) against its reservation', '', `${build}`, `${BUILD_BYTES_PER_RECORD}`, (BUILD_BYTES_PER_RECORD / build).toFixed(2)]);
 

@@ -15,8 +15,9 @@ import { apply } from '../../src/core/apply/index.js';
 import type { CoreContext } from '../../src/core/context.js';
 import { ReadCache, estateFit } from '../../src/core/reads/read-cache.js';
 import { BUILD_BYTES_PER_RECORD } from '../../src/core/reads/sizing.js';
+import { baseBytes } from '../../src/core/reads/zone-base.js';
 import { baseIndexOf, INDEX_BYTES_PER_RECORD } from '../../src/core/reads/base-index.js';
-import { keptZoneMemory, zoneMemoryReads } from '../../src/core/reads/zone-memory.js';
+import { keptZoneMemory, PINNED_BYTES_PER_RECORD, zoneMemoryReads } from '../../src/core/reads/zone-memory.js';
 import { createTenant, type Tenant } from '../../src/core/tenants/tenants.js';
 import { firstSyncsOf } from '../../src/core/zones/first-syncs.js';
 import { ensureSynced } from '../../src/core/zones/zones.js';
@@ -209,8 +210,11 @@ describe('the apply path at the estate', () => {
       });
     expect((await create('viewed')).zones[0]!.status).toBe('applied');
     const view = cache.kepts().find((k) => k.kind === 'view' && k.zone === zone);
-    // Accounted when the apply took it (before its own record was written in).
-    expect(view?.bytes).toBe((keptZoneMemory(pool, zone)!.size - 1) * 550);
+    // Accounted when the apply took it (before its own record was written in): read from Postgres (the
+    // cache held no base of the zone), it owns its base, counted whole with its index.
+    const memory = keptZoneMemory(pool, zone)!;
+    expect(memory.ownsBase).toBe(true);
+    expect(view?.bytes).toBe(baseBytes(memory.base) + memory.base.records.length * INDEX_BYTES_PER_RECORD);
     // Another zone's view needs the room: the first is forgotten, and made again at its next apply.
     expect((await create('other', ZONES[5]!)).zones[0]!.status).toBe('applied');
     expect(
@@ -221,6 +225,41 @@ describe('the apply path at the estate', () => {
     ).toEqual([ZONES[5]]);
     expect(keptZoneMemory(pool, zone)).toBeUndefined();
     expect((await create('again')).zones[0]!.status).toBe('applied');
+    expect(keptZoneMemory(pool, zone)!.allRecords()).toEqual(await store.listRecords(pool, zone));
+  });
+
+  it("counts a view standing on the read cache's base as what keeps that base alive, and forgets it with the base dropped for room", async () => {
+    const zone = ZONES[3]!;
+    const other = ZONES[1]!;
+    const cache = new ReadCache(pool, { maxBytes: RECORDS * 900 });
+    const withCache = { ...ctx, reads: cache };
+    const create = (name: string, at: string) =>
+      apply(withCache, tenant, {
+        input: {
+          kind: 'desired',
+          zones: [at],
+          endpoints: [{ dnsName: `${name}.${at}`, recordType: 'A', targets: ['192.0.2.3'], ttl: 300 }],
+          policy: 'upsert-only',
+        },
+      });
+    const reads = zoneMemoryReads.get(pool) ?? 0;
+    await cache.view(zone, (await store.getGenerations(pool, [zone])).get(zone)!, tenant.name, true);
+    expect((await create('pinned', zone)).zones[0]!.status).toBe('applied');
+    expect(zoneMemoryReads.get(pool) ?? 0).toBe(reads);
+    const memory = keptZoneMemory(pool, zone)!;
+    expect(memory.ownsBase).toBe(false);
+    const kinds = () => cache.kepts().map((k) => `${k.kind} ${k.zone}`);
+    expect(kinds()).toContain(`base ${zone}`);
+    const view = cache.kepts().find((k) => k.kind === 'view' && k.zone === zone)!;
+    expect(view.bytes).toBe(memory.base.records.length * PINNED_BYTES_PER_RECORD);
+    // Another zone's reads need the room: the base goes for it, and the view that stood on it with it.
+    await cache.view(other, (await store.getGenerations(pool, [other])).get(other)!, tenant.name, true);
+    expect(kinds()).not.toContain(`base ${zone}`);
+    expect(kinds()).not.toContain(`view ${zone}`);
+    expect(keptZoneMemory(pool, zone)).toBeUndefined();
+    // Its next apply reads the zone again (no base of it is kept), and holds what Postgres does.
+    expect((await create('after', zone)).zones[0]!.status).toBe('applied');
+    expect(zoneMemoryReads.get(pool) ?? 0).toBe(reads + 1);
     expect(keptZoneMemory(pool, zone)!.allRecords()).toEqual(await store.listRecords(pool, zone));
   });
 

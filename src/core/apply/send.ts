@@ -121,7 +121,7 @@ export async function sendMember(ctx: CoreContext, group: Group, member: Member,
   // The zone's view, as the transaction now holds it: the rows just written, the ownership rows of
   // the sets changed (re-read: a shared set's other owners stay), the generation.
   if (group.memory) {
-    group.memory.write(written.upserts, written.deletes);
+    group.memory.write(written.upserts, written.deletes, intent.before);
     group.memory.replaceOwnership(sets, await store.listOwnershipForSets(tx, zone, sets));
     group.memory.generation = generation;
   }

@@ -189,7 +189,7 @@ export async function draftRecord(ctx: CoreContext, tenant: Tenant, zone: string
   const drafted = ownWithDraft(zone, own, draft).get(id);
   if (drafted) return { kind: 'own', record: drafted, published: own.has(id) };
   if (draft.some((d) => d.action === 'delete') || ids.servedOf.has(id)) return { kind: 'absent' };
-  return (await baseIndexOf(base, zone)).ids.has(id) ? { kind: 'foreign' } : { kind: 'absent' };
+  return (await (await baseIndexOf(base, zone)).hasId(id)) ? { kind: 'foreign' } : { kind: 'absent' };
 }
 
 /** What the OVH API says of a zone, from the cache. */

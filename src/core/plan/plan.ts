@@ -115,7 +115,7 @@ export async function computeLockedZonePlan(
   const cache = readCacheOf(ctx);
   const memory = await zoneMemoryAt(ctx.pool, tx, zone, z.generation, {
     baseAt: (g) => cache.baseIfBuilt(zone, g),
-    keep: (at, view, records, drop) => cache.keepView(at, view, records, drop),
+    keep: (at, view, bytes, drop, base) => cache.keepView(at, view, bytes, drop, base),
   });
   // The withdrawn targets at the names touched (a small table: read whole, under the lock).
   const withdrawals = async (touched: ReadonlySet<string>) => (await store.listWithdrawals(tx, zone)).filter((w) => touched.has(w.dnsName));

@@ -18,7 +18,7 @@ import type { OvhRecord } from '../../ovh/types.js';
 import type * as store from '../../store/index.js';
 import type { PatchedBase } from './base-patch.js';
 import { compareOwnershipRows, type ZoneBase } from './zone-base.js';
-import { compareRecords, type ZoneIndex, type ZoneSlice } from './sets-index.js';
+import { compareRecords, sliceAt, type ZoneIndex, type ZoneSlice } from './sets-index.js';
 import { Slicer } from '../slices.js';
 
 /** The first index of a sorted list whose name is not before `name` (compareStrings). */
@@ -36,7 +36,7 @@ function firstAt<T>(list: readonly T[], name: string, nameOf: (item: T) => strin
 const endpointName = (e: { dnsName: string }): string => e.dnsName;
 
 export class BaseIndex implements ZoneIndex {
-  private idSet: Set<string> | undefined;
+  private idSet: Promise<ReadonlySet<string>> | undefined;
 
   private constructor(
     readonly zone: string,
@@ -107,10 +107,24 @@ export class BaseIndex implements ZoneIndex {
     return new BaseIndex(zone, base.generation, base, unmanaged, byTenant, nameServers);
   }
 
-  /** Every record id of the base (the served OVH API's lookups by id): made at the first use. */
-  get ids(): ReadonlySet<string> {
-    this.idSet ??= new Set(this.base.records.map((r) => r.id));
-    return this.idSet;
+  /**
+   * Whether the base holds a record of this id (the served OVH API's lookups by id). The ids' set is
+   * made at the first such call of a generation, in slices (a zone's 50,000 ids in one block held the
+   * loop on a request path), shared by the calls that come meanwhile.
+   */
+  async hasId(id: string, slicer = new Slicer()): Promise<boolean> {
+    this.idSet ??= this.idsOf(slicer);
+    return (await this.idSet).has(id);
+  }
+
+  private async idsOf(slicer: Slicer): Promise<ReadonlySet<string>> {
+    const ids = new Set<string>();
+    const { records } = this.base;
+    for (let i = 0; i < records.length; i++) {
+      if (i % 1024 === 0) await slicer.check();
+      ids.add(records[i]!.id);
+    }
+    return ids;
   }
 
   /** The records at a name (every type): its record sets' records in record order, then those of unmanaged types. */
@@ -138,14 +152,7 @@ export class BaseIndex implements ZoneIndex {
 
   /** The records and ownership rows at these names (normalized). */
   slice(names: Iterable<string>): ZoneSlice {
-    const records: OvhRecord[] = [];
-    const ownership: store.OwnershipRow[] = [];
-    for (const name of new Set(names)) {
-      records.push(...this.recordsAt(name));
-      ownership.push(...this.ownersAt(name));
-    }
-    records.sort(compareRecords);
-    return { records, ownership };
+    return sliceAt(this, names);
   }
 
   /** The record sets the tenant has ownership rows in, each with its name, by name then type. */

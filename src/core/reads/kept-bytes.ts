@@ -22,7 +22,8 @@ export interface KeptItem {
 }
 
 export interface Kept extends KeptItem {
-  drop(): void;
+  /** Forgets it; `evicted`: dropped to stay within the bound (not replaced, nor superseded by a newer generation). */
+  drop(evicted?: boolean): void;
 }
 
 export class KeptBytes {
@@ -66,17 +67,17 @@ export class KeptBytes {
     for (const [k, item] of this.lru) {
       if (this.total <= this.maxBytes) break;
       if (k === spare || item.kind === 'build') continue;
-      this.remove(k);
       this.evictions++;
+      this.remove(k, true);
     }
   }
 
-  remove(key: string): void {
+  remove(key: string, evicted = false): void {
     const k = this.lru.get(key);
     if (!k) return;
     this.lru.delete(key);
     this.total -= k.bytes;
-    k.drop();
+    k.drop(evicted);
   }
 
   /**

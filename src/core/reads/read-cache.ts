@@ -23,7 +23,7 @@ import type pg from 'pg';
 import type { Endpoint } from '../../dns/types.js';
 import * as store from '../../store/index.js';
 import { Slicer } from '../slices.js';
-import { answersBytes, BUILD_BYTES_PER_RECORD, DEFAULT_READ_CACHE_BYTES, VIEW_BYTES_PER_RECORD, type ReadCacheOptions, type ReadCacheStats } from './sizing.js';
+import { answersBytes, BUILD_BYTES_PER_RECORD, DEFAULT_READ_CACHE_BYTES, type ReadCacheOptions, type ReadCacheStats } from './sizing.js';
 import { Turns } from '../turns.js';
 import { cutAnswers, patchAnswers, sideRowsKept, type ZoneAnswers } from './answers.js';
 import { Encodings } from './encodings.js';
@@ -75,7 +75,7 @@ export class ReadCache {
    */
   private readonly patchedFrom = new WeakMap<ZoneBase, { from: Pick<ZoneBase, 'generation' | 'withdrawals' | 'health'>; patched: PatchedBase }>();
   /** The apply path's view of each zone as accounted (keepView). */
-  private readonly applyViews = new Map<string, object>();
+  private readonly applyViews = new Map<string, { view: object; base?: ZoneBase }>();
   /** Whole-zone reads of Postgres at once: a quarter of the pool's connections (at least one). */
   private readonly wholeReads: Turns;
 
@@ -167,23 +167,24 @@ export class ReadCache {
   }
 
   /**
-   * The apply path's view of the zone (core/reads/zone-memory.ts: `records` records) counts against
-   * the bound as the least recently used of what is kept; `drop` forgets it when room is needed (the
-   * next apply makes it again). Called again when it grew or was used.
+   * The apply path's view of the zone (core/reads/zone-memory.ts: `bytes` as it counts itself) counts
+   * against the bound as the least recently used of what is kept; `drop` forgets it when room is
+   * needed (the next apply makes it again). Called again when it grew or was used. `base`: the base
+   * of this cache's it stands on — dropped to make room, it takes the view with it (the view would
+   * otherwise keep it alive unaccounted).
    */
-  keepView(zone: string, view: object, records: number, drop: () => void): void {
+  keepView(zone: string, view: object, bytes: number, drop: () => void, base?: ZoneBase): void {
     const key = viewKey(zone);
-    const bytes = records * VIEW_BYTES_PER_RECORD;
     // The same view grown or used: resized in place; another one (made anew): accounted instead.
-    if (this.applyViews.get(zone) === view && this.kept.resize(key, bytes)) return;
-    this.applyViews.set(zone, view);
+    if (this.applyViews.get(zone)?.view === view && this.kept.resize(key, bytes)) return;
+    this.applyViews.set(zone, { view, base });
     this.kept.add(key, {
       kind: 'view',
       zone,
       generation: -1n,
       bytes,
       drop: () => {
-        if (this.applyViews.get(zone) === view) this.applyViews.delete(zone);
+        if (this.applyViews.get(zone)?.view === view) this.applyViews.delete(zone);
         drop();
       },
     });
@@ -303,8 +304,10 @@ export class ReadCache {
       zone,
       generation: base.generation,
       bytes: baseBytes(base),
-      drop: () => {
+      drop: (evicted) => {
         if (this.bases.get(zone) === entry) this.bases.delete(zone);
+        // Dropped for room: the apply path's view standing on it goes too (it would keep it alive).
+        if (evicted && this.applyViews.get(zone)?.base === base) this.kept.remove(viewKey(zone));
       },
     });
     // Its index (Plans, the served OVH API), once made, lives as long as the base: counted with it.

@@ -46,13 +46,6 @@ export function estateFit(maxBytes: number, recordCounts: readonly number[]): { 
  */
 export const BUILD_BYTES_PER_RECORD = 800;
 
-/**
- * The apply path's view per record (core/reads/zone-memory.ts): its indexes, and its records and rows
- * — its own, or a base's that it keeps alive once that base is dropped (counted twice while both are
- * kept: the bound errs on the side of the process's memory).
- */
-export const VIEW_BYTES_PER_RECORD = 550;
-
 /** An endpoint with its owner label, and its reference in its owner's list (the estimate beside baseBytes, core/reads/zone-base.ts). */
 const ANSWER_BYTES_PER_ENDPOINT = 90;
 

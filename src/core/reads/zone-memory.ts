@@ -1,45 +1,62 @@
 /**
- * The zone as the apply path plans on it: one indexed copy of a zone's records cache and ownership
- * rows in memory, per pool (per replica, as the zone lock's in-process queue is: core/zones/lock-queue.ts), at
- * the generation it was last made current at. Used only under the zone lock (core/apply/prepare.ts
- * through core/plan/plan.ts computeLockedZonePlan), where it lets a plan read the record sets it touches
- * (by name) instead of the whole zone:
+ * The zone as the apply path plans on it: a base of the zone (core/reads/zone-base.ts) with its index
+ * (core/reads/base-index.ts), and on top of it what the applies wrote since, per pool (per replica, as
+ * the zone lock's in-process queue is: core/zones/lock-queue.ts), at the generation it was last made
+ * current at. Used only under the zone lock (core/apply/prepare.ts through core/plan/plan.ts
+ * computeLockedZonePlan), where it lets a plan read the record sets it touches (by name) instead of the
+ * whole zone:
  *
- * - At each plan, the lock holder reads the zone's row (its generation) in the lock's transaction. The
- *   view is used when it is at exactly that generation. Behind it, the view catches up in the
+ * - At each plan, the lock holder reads the zone's row (its generation) in the lock's transaction. When
+ *   the read cache holds the base at exactly that generation, the view is that base and its index, with
+ *   nothing on top (made anew: it costs the index, which Plans and the served OVH API share). Else the
+ *   view kept is used when it is at that generation. Behind it, the view catches up in the
  *   transaction: when this replica heard (NOTIFY, heardZoneChange) every generation in between with
  *   what it changed — another replica's apply says which record ids and ownership sets — only those
  *   are re-read; otherwise (first use, a NOTIFY missed, a sync, a rollback, a recovery, drift, a
  *   change too large for a NOTIFY: anything that moved the generation without saying what it changed) the
- *   whole zone is read again. Every change of a zone's records or ownership bumps its generation in
- *   the same transaction, so an equal generation means an equal zone: NOTIFY only makes catching up
- *   cheaper, a view that missed one is read again, never trusted.
+ *   whole zone is read again, as a base of its own. Every change of a zone's records or ownership bumps
+ *   its generation in the same transaction, so an equal generation means an equal zone: NOTIFY only
+ *   makes catching up cheaper, a view that missed one is read again, never trusted.
  * - An apply keeps it current itself: what a member of a group wrote (core/apply/send.ts: the records
  *   after its operations, its ownership rows re-read for the sets it changed) and the generation it
  *   bumped to; what a rollback left (its names' records as re-read); after a failed refresh, the
  *   group's names re-read. Those writes are not committed yet: if the lock's transaction ends in any
  *   other way than a commit, the view is dropped (core/apply/holder.ts), never left ahead of the DB.
+ *   They go on top of the base (`names`, `owners`, `tenants` below), never into it: a base is shared.
  *
- * Cost (measured, node 20): read from Postgres, about 0.4 KB a record and 0.45 KB an ownership row,
- * indexes included: 21 MB for a 50,000-record zone, 44 MB when every record set is owned. Made from the
- * read cache's base, only its indexes (the records, rows and each name's one record set's array are the
- * base's): ~0.2 KB a record, 9 MB for bench/estate's zone of 50,000 records and 25,000 owned sets (was
- * 12 MB with an array of its own per name). One copy per zone a replica applies to.
+ * Cost (`npm run bench:kept-forms`): on the read cache's base, only what the applies wrote since (a
+ * few hundred bytes a name written). The base it stands on is kept alive by it once the cache moves to
+ * a newer one — most of a patched base's objects are its predecessor's, so that costs what the newer
+ * one does not share (PINNED_BYTES_PER_RECORD) until the next apply stands on the newer base; a base
+ * the cache drops to make room takes the view with it (core/reads/read-cache.ts). Read from Postgres
+ * (no base in the cache at its generation), the view owns its base: a base's bytes and its index's.
+ * It was, until issue 42's sixth session, maps of its own by name, by id and by tenant: ~0.3 KB a
+ * record on top of the base, 15 MB for each 50,000-record zone applied to.
  */
 import type pg from 'pg';
-import { isRecordType, recordSetKey } from '../../dns/types.js';
+import { recordSetKey, type RecordSetKey } from '../../dns/types.js';
 import { ovhRecordSetName } from '../../ovh/mapping.js';
 import { recordOf, type OvhRecord } from '../../ovh/types.js';
 import * as store from '../../store/index.js';
 import { Slicer } from '../slices.js';
+import { baseIndexOf, INDEX_BYTES_PER_RECORD, type BaseIndex } from './base-index.js';
 import { HeardChanges } from './heard-changes.js';
-import { compareRecords, SetsIndex } from './sets-index.js';
-import type { ZoneBase } from './zone-base.js';
+import { compareOwners, compareRecords, sliceAt, type ZoneIndex, type ZoneSlice } from './sets-index.js';
+import { baseBytes, readZoneBase, type ZoneBase } from './zone-base.js';
 
 export type { ZoneSlice } from './sets-index.js';
 
-/** Records or rows indexed between two checks of the slice. */
+/** Records scanned between two checks of the slice. */
 const SLICE_ITEMS = 1024;
+
+/**
+ * What a base a view stands on holds that the read cache's newer base (patched from it:
+ * core/reads/base-patch.ts) does not share, per record: its arrays, its sets' map and the index's rows
+ * (`npm run bench:kept-forms`: 72 B at bench/estate's zone). What the view costs while it keeps such a base alive.
+ */
+export const PINNED_BYTES_PER_RECORD = 80;
+/** What the view holds on top of its base, per name (records or rows) or tenant's set it wrote. */
+const WRITTEN_BYTES_PER_ITEM = 300;
 
 /** A record set as the ownership rows name it. */
 export interface OwnedSet {
@@ -47,118 +64,136 @@ export interface OwnedSet {
   recordType: string;
 }
 
-export class ZoneMemory extends SetsIndex {
-  private readonly nameById = new Map<string, string>();
+export class ZoneMemory implements ZoneIndex {
+  /** The records at each name the applies wrote since the base (every type; never changed in place). */
+  private readonly names = new Map<string, readonly OvhRecord[]>();
+  /** The ownership rows at each name whose rows the applies wrote since the base (by type, then target). */
+  private readonly owners = new Map<string, readonly store.OwnershipRow[]>();
+  /** The record sets of each tenant whose rows the applies wrote since the base, each with its name. */
+  private readonly tenants = new Map<string, Map<RecordSetKey, string>>();
+  /** The name of each record the applies wrote since the base. */
+  private readonly written = new Map<string, string>();
+  private records: number;
 
-  constructor(
-    zone: string,
+  private constructor(
+    readonly zone: string,
     public generation: bigint,
-    rows: readonly store.RecordRow[],
-    ownership: readonly store.OwnershipRow[],
+    /** The base it stands on, and that base's index. */
+    readonly base: ZoneBase,
+    private readonly index: BaseIndex,
+    /** Read from Postgres for this view alone (not the read cache's). */
+    readonly ownsBase: boolean,
   ) {
-    super(zone);
-    for (const r of rows) this.put(r);
-    for (const o of ownership) this.addOwner(o);
+    this.records = base.records.length;
   }
 
-  /**
-   * The zone from the read cache's base at the same generation (core/reads/zone-base.ts): its record
-   * and ownership objects shared, not copied (they are never changed: a write here replaces them), and
-   * no read of Postgres.
-   */
-  static async fromBase(
-    zone: string,
-    base: Pick<ZoneBase, 'generation' | 'records' | 'recordsByKey' | 'ownership'>,
-    slicer = new Slicer(),
-  ): Promise<ZoneMemory> {
-    const memory = new ZoneMemory(zone, base.generation, [], []);
-    // In slices: twenty zones' first applies at once indexed 50,000 records each in one block
-    // (bench/estate's 100 applies held the loop ~2 s).
-    let n = 0;
-    // Every record of a type dnsplane manages is in a set of recordsByKey (ovh/mapping.ts), named by its key.
-    for (const [key, records] of base.recordsByKey) {
-      if (++n % SLICE_ITEMS === 0) await slicer.check();
-      const name = key.slice(0, key.lastIndexOf(' '));
-      memory.addRecords(name, records);
-      for (const r of records) memory.nameById.set(r.id, name);
-    }
-    // Records of types no set is made of (core/reads/base-index.ts does the same).
-    for (const r of base.records) {
-      if (++n % SLICE_ITEMS === 0) await slicer.check();
-      if (!isRecordType(r.fieldType.toUpperCase())) memory.keep(ovhRecordSetName(r.subDomain, zone), r);
-    }
-    for (const o of base.ownership) {
-      if (++n % SLICE_ITEMS === 0) await slicer.check();
-      memory.addOwner(o);
-    }
-    return memory;
+  /** The zone as the read cache's base at the same generation says it (core/reads/zone-base.ts): no read of Postgres, nothing copied. */
+  static async fromBase(zone: string, base: ZoneBase, slicer = new Slicer()): Promise<ZoneMemory> {
+    return new ZoneMemory(zone, base.generation, base, await baseIndexOf(base, zone, slicer), false);
   }
 
-  /** The zone as `q` sees it (under the lock: the lock's transaction), read a page at a time and indexed in slices. */
+  /** The zone as `q` sees it (under the lock: the lock's transaction), read a page at a time and made a base in slices. */
   static async read(q: store.Queryable, zone: string, slicer = new Slicer()): Promise<ZoneMemory> {
-    const z = await store.getZone(q, zone);
-    if (!z) throw new Error(`zone "${zone}" vanished from the database`);
-    const memory = new ZoneMemory(zone, z.generation, [], []);
-    await store.listRecordsInPages(q, zone, async (rows) => {
-      for (let i = 0; i < rows.length; i++) {
-        if (i % SLICE_ITEMS === 0) await slicer.check();
-        memory.put(rows[i]!);
-      }
-    });
-    await store.listOwnershipInPages(q, zone, async (rows) => {
-      for (let i = 0; i < rows.length; i++) {
-        if (i % SLICE_ITEMS === 0) await slicer.check();
-        memory.addOwner(rows[i]!);
-      }
-    });
-    return memory;
+    const base = await readZoneBase(q, zone, slicer);
+    return new ZoneMemory(zone, base.generation, base, await baseIndexOf(base, zone, slicer), true);
   }
 
-  /** Records held (tests). */
+  /** Records held. */
   get size(): number {
-    return this.nameById.size;
+    return this.records;
+  }
+
+  /** What it holds, as the read cache's bound counts it (core/reads/read-cache.ts keepView). */
+  keptBytes(): number {
+    const own = this.ownsBase ? baseBytes(this.base) + this.base.records.length * INDEX_BYTES_PER_RECORD : this.base.records.length * PINNED_BYTES_PER_RECORD;
+    let tenantSets = 0;
+    for (const sets of this.tenants.values()) tenantSets += sets.size;
+    return own + (this.names.size + this.owners.size + tenantSets) * WRITTEN_BYTES_PER_ITEM;
+  }
+
+  /** The records at a name (every type). */
+  recordsAt(name: string): readonly OvhRecord[] {
+    return this.names.get(name) ?? this.index.recordsAt(name);
+  }
+
+  /** The ownership rows at a name (every type), by type then target. */
+  ownersAt(name: string): readonly store.OwnershipRow[] {
+    return this.owners.get(name) ?? this.index.ownersAt(name);
+  }
+
+  /** The records and ownership rows at these names (normalized). */
+  slice(names: Iterable<string>): ZoneSlice {
+    return sliceAt(this, names);
+  }
+
+  /** The record sets the tenant has ownership rows in, each with its name. */
+  tenantSetsOf(tenantId: string): ReadonlyMap<RecordSetKey, string> {
+    return this.tenants.get(tenantId) ?? this.index.tenantSetsOf(tenantId);
+  }
+
+  /** How many record sets the tenant has ownership rows in (core/plan/guard.ts ownedSets). */
+  ownedSets(tenantId: string): number {
+    return this.tenants.get(tenantId)?.size ?? this.index.ownedSets(tenantId);
+  }
+
+  /** The names of the record sets the tenant has ownership rows in. */
+  tenantNames(tenantId: string): string[] {
+    const sets = this.tenants.get(tenantId);
+    return sets ? [...new Set(sets.values())] : this.index.tenantNames(tenantId);
   }
 
   /** Every record held, in store.listRecords's order (tests compare it with the DB). */
   allRecords(): store.RecordRow[] {
     const out: store.RecordRow[] = [];
-    for (const at of this.byName.values())
-      for (const r of at) out.push({ id: r.id, subDomain: r.subDomain, fieldType: r.fieldType, target: r.target, ttl: r.ttl });
+    const row = (r: OvhRecord) => out.push({ id: r.id, subDomain: r.subDomain, fieldType: r.fieldType, target: r.target, ttl: r.ttl });
+    for (const r of this.base.records) if (!this.names.has(ovhRecordSetName(r.subDomain, this.zone))) row(r);
+    for (const at of this.names.values()) for (const r of at) row(r);
     return out.sort((a, b) => compareRecords({ ...a, zone: this.zone }, { ...b, zone: this.zone }));
   }
 
   /** Every ownership row held (tests). */
   allOwnership(): store.OwnershipRow[] {
-    return [...this.ownersByName.values()].flat();
+    return [...this.base.ownership.filter((o) => !this.owners.has(o.dnsName)), ...[...this.owners.values()].flat()];
   }
 
-  /** Records written (as store.upsertRecords and store.deleteRecords wrote them). */
-  write(upserts: readonly store.RecordRow[], deletes: readonly string[]): void {
-    for (const id of deletes) this.remove(id);
-    for (const r of upserts) this.put(r);
+  /**
+   * Records written (as store.upsertRecords and store.deleteRecords wrote them). `before`: the records
+   * the written ids were before the writes (an apply's: the records at its names, read under the lock),
+   * so that each is taken from where it was; an id neither written here before nor in `before` is new.
+   */
+  write(upserts: readonly store.RecordRow[], deletes: readonly string[], before: readonly Pick<OvhRecord, 'id' | 'subDomain'>[] = []): void {
+    const was = new Map(before.map((r) => [r.id, ovhRecordSetName(r.subDomain, this.zone)] as const));
+    for (const id of deletes) this.remove(id, was.get(id));
+    for (const r of upserts) this.put(r, was.get(r.id));
   }
 
   /** The records of these record sets are now `rows` (as store.replaceRecordsForNames, or re-read). */
   replaceSets(names: readonly store.RecordName[], rows: readonly store.RecordRow[]): void {
     for (const n of names) {
-      const at = this.byName.get(ovhRecordSetName(n.subDomain, this.zone));
-      for (const r of [...(at ?? [])]) if (r.subDomain === n.subDomain && r.fieldType === n.fieldType) this.remove(r.id);
+      const name = ovhRecordSetName(n.subDomain, this.zone);
+      const at = this.recordsAt(name);
+      const kept = at.filter((r) => r.subDomain !== n.subDomain || r.fieldType !== n.fieldType);
+      if (kept.length === at.length) continue;
+      for (const r of at) if (!kept.includes(r)) this.written.delete(r.id);
+      this.records -= at.length - kept.length;
+      this.names.set(name, kept);
     }
-    for (const r of rows) this.put(r);
+    for (const r of rows) this.put(r, ovhRecordSetName(r.subDomain, this.zone));
   }
 
   /** The ownership rows of these record sets are now `rows` (re-read in the transaction that wrote them). */
   replaceOwnership(sets: readonly OwnedSet[], rows: readonly store.OwnershipRow[]): void {
     const gone = new Set(sets.map((s) => recordSetKey(s.dnsName, s.recordType)));
     for (const name of new Set(sets.map((s) => s.dnsName))) {
-      const owners = this.ownersByName.get(name);
-      if (!owners) continue;
+      const owners = this.ownersAt(name);
       const kept = owners.filter((o) => !gone.has(recordSetKey(o.dnsName, o.recordType)));
-      for (const o of owners) if (!kept.includes(o)) this.tenantSets.get(o.tenantId)?.delete(recordSetKey(o.dnsName, o.recordType));
-      if (kept.length) this.ownersByName.set(name, kept);
-      else this.ownersByName.delete(name);
+      for (const o of owners) if (!kept.includes(o)) this.setsOf(o.tenantId).delete(recordSetKey(o.dnsName, o.recordType));
+      this.owners.set(name, kept);
     }
-    for (const o of rows) this.addOwner(o);
+    for (const o of rows) {
+      this.owners.set(o.dnsName, [...this.ownersAt(o.dnsName), o].sort(compareOwners));
+      this.setsOf(o.tenantId).set(recordSetKey(o.dnsName, o.recordType), o.dnsName);
+    }
   }
 
   /** Re-reads these record sets (records and ownership) and the generation from `q`: what a rollback left. */
@@ -170,36 +205,57 @@ export class ZoneMemory extends SetsIndex {
     this.generation = z.generation;
   }
 
-  private put(r: store.RecordRow): void {
-    this.remove(r.id);
-    this.keep(ovhRecordSetName(r.subDomain, this.zone), recordOf(this.zone, r));
+  /**
+   * Where these ids' records are in the view now, those the applies wrote or the base holds (a scan
+   * of the base, in slices: a catch-up on another replica's writes, whose old names no NOTIFY says).
+   */
+  async whereAre(ids: readonly string[], slicer = new Slicer()): Promise<Pick<OvhRecord, 'id' | 'subDomain'>[]> {
+    const wanted = new Set(ids.filter((id) => !this.written.has(id)));
+    const found: Pick<OvhRecord, 'id' | 'subDomain'>[] = [];
+    const { records } = this.base;
+    for (let i = 0; i < records.length && wanted.size > 0; i++) {
+      if (i % SLICE_ITEMS === 0) await slicer.check();
+      if (wanted.delete(records[i]!.id)) found.push(records[i]!);
+    }
+    return found;
   }
 
-  private keep(name: string, record: OvhRecord): void {
-    this.addRecord(name, record);
-    this.nameById.set(record.id, name);
+  /** The tenant's record sets, as the view holds them from now on (copied from the index at the first write of its rows). */
+  private setsOf(tenantId: string): Map<RecordSetKey, string> {
+    let sets = this.tenants.get(tenantId);
+    if (!sets) this.tenants.set(tenantId, (sets = new Map(this.index.tenantSetsOf(tenantId))));
+    return sets;
   }
 
-  private remove(id: string): void {
-    const name = this.nameById.get(id);
+  private put(r: store.RecordRow, was: string | undefined): void {
+    this.remove(r.id, was);
+    const name = ovhRecordSetName(r.subDomain, this.zone);
+    this.names.set(name, [...this.recordsAt(name), recordOf(this.zone, r)]);
+    this.written.set(r.id, name);
+    this.records++;
+  }
+
+  /** Takes the record `id` from the name it was written at here, else from `was` (where it was before). */
+  private remove(id: string, was: string | undefined): void {
+    const name = this.written.get(id) ?? was;
     if (name === undefined) return;
-    this.nameById.delete(id);
-    const at = this.byName.get(name);
-    if (!at) return;
+    this.written.delete(id);
+    const at = this.recordsAt(name);
     const kept = at.filter((r) => r.id !== id);
-    if (kept.length) this.byName.set(name, kept);
-    else this.byName.delete(name);
+    if (kept.length === at.length) return;
+    this.records -= at.length - kept.length;
+    this.names.set(name, kept);
   }
 }
 
 /**
  * What the read cache lends a zone's view (core/reads/read-cache.ts): its base at a generation, when
- * built, to make the view from; and its bound, which the view counts against (`keep`, with how to
- * forget the view when room is needed).
+ * built, to make the view from; and its bound, which the view counts against (`keep`: its bytes, the
+ * cache's base it stands on if any, and how to forget the view when room is needed).
  */
 export interface ViewCache {
   baseAt(generation: bigint): ZoneBase | undefined;
-  keep(zone: string, view: ZoneMemory, records: number, drop: () => void): void;
+  keep(zone: string, view: ZoneMemory, bytes: number, drop: () => void, base?: ZoneBase): void;
 }
 
 /** One zone's view, and what this replica heard of the generations past it (NOTIFY). */
@@ -233,25 +289,28 @@ export function heardZoneChange(pool: pg.Pool, zone: string, generation: bigint,
 
 /**
  * Under the zone lock: the zone's view at `generation` (what the lock's transaction `tx` sees in the
- * zones row). The one kept when it is at that generation; else, when this replica heard every
- * generation in between with what it changed (another replica's applies), those records and sets
- * re-read from `tx`; else the whole zone read from `tx`.
+ * zones row). The read cache's base at that generation, when built (never waited for: this runs inside
+ * the lock's transaction), with nothing on top; else the one kept when it is at that generation; else,
+ * when this replica heard every generation in between with what it changed (another replica's
+ * applies), those records and sets re-read from `tx` into the kept one; else the whole zone read from `tx`.
  */
 export async function zoneMemoryAt(pool: pg.Pool, tx: store.Queryable, zone: string, generation: bigint, cache?: ViewCache): Promise<ZoneMemory> {
   let byZone = memories.get(pool);
   if (!byZone) memories.set(pool, (byZone = new Map()));
   const kept = byZone.get(zone);
   const accounted = (memory: ZoneMemory): ZoneMemory => {
-    cache?.keep(zone, memory, memory.size, () => {
+    const drop = () => {
       if (memories.get(pool)?.get(zone)?.memory === memory) memories.get(pool)!.delete(zone);
-    });
+    };
+    cache?.keep(zone, memory, memory.keptBytes(), drop, memory.ownsBase ? undefined : memory.base);
     return memory;
   };
-  if (kept && kept.memory.generation === generation) return accounted(kept.memory);
-  const missed = kept?.heard.between(kept.memory.generation, generation);
+  const base = cache?.baseAt(generation);
+  if (kept && kept.memory.generation === generation && (!base || kept.memory.base === base)) return accounted(kept.memory);
+  const missed = base ? undefined : kept?.heard.between(kept.memory.generation, generation);
   if (kept && missed) {
     const { memory } = kept;
-    memory.write(await store.listRecordsByIds(tx, zone, missed.ids), missed.ids);
+    memory.write(await store.listRecordsByIds(tx, zone, missed.ids), missed.ids, await memory.whereAre(missed.ids));
     memory.replaceOwnership(missed.sets, await store.listOwnershipForSets(tx, zone, missed.sets));
     memory.generation = generation;
     kept.heard.forgetThrough(generation);
@@ -259,9 +318,6 @@ export async function zoneMemoryAt(pool: pg.Pool, tx: store.Queryable, zone: str
     return accounted(memory);
   }
   byZone.delete(zone); // the old copy goes before the new one is read (one copy per zone)
-  // The read cache's base at exactly this generation, when it is built (never waited for: this runs
-  // inside the lock's transaction), shares its objects; else the zone is read from `tx`.
-  const base = cache?.baseAt(generation);
   const fresh = base ? await ZoneMemory.fromBase(zone, base) : await ZoneMemory.read(tx, zone);
   if (!base) count(zoneMemoryReads, pool);
   // What was heard past the generation read stays (its NOTIFY may have come before this read).
