@@ -173,9 +173,14 @@ export function ovhRecordKey(record: OvhRecord, zone: string): RecordSetKey {
 /** A zone's records, or the same grouped by ovhRecordKey (RecordMapping.recordsByKey). */
 export type ZoneRecords = readonly OvhRecord[] | ReadonlyMap<RecordSetKey, readonly OvhRecord[]>;
 
+/** Whether `records` is a list of records, not grouped by set (a Map, or a map of another kind: a base's). */
+export function isRecordList(records: ZoneRecords): records is readonly OvhRecord[] {
+  return Array.isArray(records);
+}
+
 /** The records of one record set, looked up in `records` (grouped here, once, on first use when a list). */
 export function recordsLookup(records: ZoneRecords, zone: string): (key: RecordSetKey) => readonly OvhRecord[] {
-  if (records instanceof Map) return (key) => records.get(key) ?? [];
+  if (!isRecordList(records)) return (key) => records.get(key) ?? [];
   let byKey: Map<RecordSetKey, OvhRecord[]> | undefined;
   return (key) => {
     if (byKey === undefined) {

@@ -9,7 +9,7 @@
 import { compareEndpoints } from '../../dns/endpoint.js';
 import { recordSetKey, type Endpoint, type RecordSetKey } from '../../dns/index.js';
 import type { TargetState } from '../../dns/types.js';
-import { ovhRecordKey, recordsToEndpoints, type ZoneRecords } from '../../ovh/mapping.js';
+import { isRecordList, ovhRecordKey, recordsToEndpoints, type ZoneRecords } from '../../ovh/mapping.js';
 import { recordPath } from '../../ovh/ops.js';
 import type { OvhOperation, OvhRecord } from '../../ovh/types.js';
 import type * as store from '../../store/index.js';
@@ -45,7 +45,7 @@ export function withWithdrawn<T extends Source>(zone: string, source: T, withdra
     byKey.set(k, list);
   }
   const original = source.recordsByKey;
-  const grouped = new Map<RecordSetKey, readonly OvhRecord[]>(original instanceof Map ? original : groupList(original as readonly OvhRecord[], zone));
+  const grouped = new Map<RecordSetKey, readonly OvhRecord[]>(isRecordList(original) ? groupList(original, zone) : original);
   const endpoints = new Map(source.endpoints.map((e) => [recordSetKey(e.dnsName, e.recordType), e] as const));
   for (const [k, added] of byKey) {
     const records = [...(grouped.get(k) ?? []), ...added];

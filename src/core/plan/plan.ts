@@ -20,6 +20,7 @@ import { ownedSets, zoneThreshold, type ChangeThreshold } from './guard.js';
 import { zoneMemoryAt, type ZoneMemory } from '../reads/zone-memory.js';
 import { baseIndexOf } from '../reads/base-index.js';
 import type { ZoneIndex } from '../reads/sets-index.js';
+import { SetRecords } from '../reads/set-records.js';
 import { withdrawnOperations, withWithdrawn } from '../ownership/withdrawn-view.js';
 import { inSyncScope, routeInput, type DraftPlanner, type PlanInput, type RoutedInput } from './input.js';
 
@@ -142,7 +143,7 @@ async function planAtNames(
   const draftNames = input.kind === 'draft' ? await input.byZone.get(zone)!.names(q) : [];
   const touched = touchedNamesOf(zone, input, () => index.tenantNames(tenant.id), draftNames);
   const { records, ownership } = index.slice(touched);
-  const { endpoints, recordsByKey } = await slicer.run(recordsToEndpointsSteps(records, zone));
+  const { endpoints, recordsByKey } = SetRecords.of(await slicer.run(recordsToEndpointsSteps(records, zone)));
   const withdrawals = await withdrawalsAt(touched);
   return planOver(
     ctx,

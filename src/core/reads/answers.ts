@@ -33,7 +33,7 @@ export interface ZoneAnswers {
 /** The answers of record sets `endpoints` (of `base`), with these ownership rows, withdrawn targets and health rows. */
 async function cutSets(
   zone: string,
-  base: Pick<ZoneBase, 'recordsByKey'>,
+  base: { recordsByKey: ReadonlyMap<RecordSetKey, readonly OvhRecord[]> },
   endpoints: readonly Endpoint[],
   ownership: ZoneBase['ownership'],
   withdrawals: ZoneBase['withdrawals'],

@@ -132,8 +132,8 @@ export class BaseIndex implements ZoneIndex {
     const { endpoints, recordsByKey } = this.base;
     const groups: (readonly OvhRecord[])[] = [];
     for (let i = firstAt(endpoints, name, endpointName); i < endpoints.length && endpoints[i]!.dnsName === name; i++) {
-      const records = recordsByKey.get(recordSetKey(name, endpoints[i]!.recordType));
-      if (records && records.length > 0) groups.push(records);
+      const records = recordsByKey.at(i);
+      if (records.length > 0) groups.push(records);
     }
     const other = this.unmanaged.get(name);
     if (other === undefined && groups.length <= 1) return groups[0] ?? [];

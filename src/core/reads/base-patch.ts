@@ -15,7 +15,8 @@ import * as store from '../../store/index.js';
 import type { HeardChanges } from './heard-changes.js';
 import type { Slicer } from '../slices.js';
 import { compareRecords } from './sets-index.js';
-import { mergeSorted, replaceRuns, runOf } from './sorted.js';
+import { SetRecords } from './set-records.js';
+import { mergeSorted, replaceRuns, runOf, walkReplacedRuns } from './sorted.js';
 import { baseTextChars, compareOwnershipRows, compareSets, noteTextChars, readZoneRows, recordChars, type ZoneBase } from './zone-base.js';
 
 /** What the generations since a base changed, as one snapshot shows it now. */
@@ -111,23 +112,24 @@ export async function patchBase(old: ZoneBase, zone: string, generation: bigint,
     const key = setKeyOf(r, zone);
     if (key !== undefined) addedByKey.set(key, [...(addedByKey.get(key) ?? []), r]);
   }
-  const groups: Array<[RecordSetKey, OvhRecord[]]> = [];
+  const groups: OvhRecord[][] = [];
   const endpoints: Endpoint[] = [];
   for (const t of touched) {
     const before = (old.recordsByKey.get(t.key) ?? []).filter((r) => !changedIds.has(r.id));
     const group = mergeSorted(before, addedByKey.get(t.key) ?? [], compareRecords);
     if (group.length === 0) continue;
-    groups.push([t.key, group]);
+    groups.push(group);
     endpoints.push(setEndpoint(t.key, t.dnsName, t.recordType as RecordType, group, zone));
   }
   await slicer.check();
 
-  // recordsByKey in a full build's order: each set at its first record's place.
-  const byFirst = (a: [RecordSetKey, readonly OvhRecord[]], b: [RecordSetKey, readonly OvhRecord[]]) => compareRecords(a[1][0]!, b[1][0]!);
-  const untouched: Array<[RecordSetKey, readonly OvhRecord[]]> = [];
-  for (const entry of old.recordsByKey) if (!touchedByKey.has(entry[0])) untouched.push(entry);
-  await slicer.check();
-  const recordsByKey = new Map(mergeSorted(untouched, groups.sort(byFirst), byFirst));
+  // The endpoints with the touched ones in their place, and each set's records beside its endpoint.
+  const allEndpoints: Endpoint[] = [];
+  const setRecords: (readonly OvhRecord[])[] = [];
+  walkReplacedRuns(old.endpoints, touched, endpoints, compareSets, (from, i) => {
+    allEndpoints.push(from === 'old' ? old.endpoints[i]! : endpoints[i]!);
+    setRecords.push(from === 'old' ? old.recordsByKey.at(i) : groups[i]!);
+  });
   await slicer.check();
 
   const changedSets = sortedSets(change.sets);
@@ -135,8 +137,8 @@ export async function patchBase(old: ZoneBase, zone: string, generation: bigint,
   const base: ZoneBase = {
     generation,
     records,
-    recordsByKey,
-    endpoints: replaceRuns(old.endpoints, touched, endpoints, compareSets),
+    recordsByKey: new SetRecords(allEndpoints, setRecords),
+    endpoints: allEndpoints,
     ownership: replaceRuns(old.ownership, changedSets, ownersAdded, compareSets),
     withdrawals: change.withdrawals,
     health: change.health,

@@ -44,7 +44,7 @@ export function estateFit(maxBytes: number, recordCounts: readonly number[]): { 
  * What a zone's build takes per record until it is accounted as what it is: its base and its answers
  * (the estimates beside baseBytes, core/reads/zone-base.ts, and ANSWER_BYTES_PER_ENDPOINT).
  */
-export const BUILD_BYTES_PER_RECORD = 800;
+export const BUILD_BYTES_PER_RECORD = 700;
 
 /** An endpoint with its owner label, and its reference in its owner's list (the estimate beside baseBytes, core/reads/zone-base.ts). */
 const ANSWER_BYTES_PER_ENDPOINT = 90;

@@ -30,16 +30,31 @@ export function runOf<T, K>(sorted: readonly T[], key: K, compare: (item: T, key
  */
 export function replaceRuns<T, K>(old: readonly T[], keys: readonly K[], fresh: readonly T[], keyCompare: (item: T, key: K | T) => number): T[] {
   const out: T[] = [];
+  walkReplacedRuns(old, keys, fresh, keyCompare, (from, i) => out.push(from === 'old' ? old[i]! : fresh[i]!));
+  return out;
+}
+
+/**
+ * replaceRuns's walk: `take` is told, in the result's order, each item it keeps — from `old` or from
+ * `fresh`, by its place there (so that arrays kept beside them follow: core/reads/set-records.ts).
+ */
+export function walkReplacedRuns<T, K>(
+  old: readonly T[],
+  keys: readonly K[],
+  fresh: readonly T[],
+  keyCompare: (item: T, key: K | T) => number,
+  take: (from: 'old' | 'fresh', i: number) => void,
+): void {
   let j = 0;
   let k = 0;
-  for (const item of old) {
+  for (let i = 0; i < old.length; i++) {
+    const item = old[i]!;
     while (j < keys.length && keyCompare(item, keys[j]!) > 0) j++;
     if (j < keys.length && keyCompare(item, keys[j]!) === 0) continue;
-    while (k < fresh.length && keyCompare(item, fresh[k]!) > 0) out.push(fresh[k++]!);
-    out.push(item);
+    while (k < fresh.length && keyCompare(item, fresh[k]!) > 0) take('fresh', k++);
+    take('old', i);
   }
-  while (k < fresh.length) out.push(fresh[k++]!);
-  return out;
+  while (k < fresh.length) take('fresh', k++);
 }
 
 /** Two arrays sorted by `compare`, merged (on a tie, `a`'s item first). */

@@ -4,11 +4,12 @@
  * (core/reads/read-cache.ts) and a Plan diffs against.
  */
 import { compareStrings } from '../../dns/endpoint.js';
-import type { Endpoint, RecordSetKey } from '../../dns/types.js';
+import { recordSetKey, type Endpoint } from '../../dns/types.js';
 import { recordsToEndpointsSteps } from '../../ovh/mapping.js';
 import { recordOf, type OvhRecord } from '../../ovh/types.js';
 import * as store from '../../store/index.js';
 import type { Slicer } from '../slices.js';
+import { SetRecords } from './set-records.js';
 import { compareRecords } from './sets-index.js';
 
 /**
@@ -18,8 +19,8 @@ import { compareRecords } from './sets-index.js';
 export interface ZoneBase {
   generation: bigint;
   records: OvhRecord[];
-  /** The records of each record set (RecordMapping.recordsByKey). */
-  recordsByKey: ReadonlyMap<RecordSetKey, readonly OvhRecord[]>;
+  /** The records of each record set (RecordMapping.recordsByKey), kept beside `endpoints` (set-records.ts). */
+  recordsByKey: SetRecords;
   endpoints: Endpoint[];
   ownership: store.OwnershipRow[];
   /**
@@ -80,9 +81,17 @@ export async function zoneBaseOf(
   records.sort(compareRecords);
   ownership.sort(compareOwnershipRows);
   await slicer.check();
-  const { endpoints, recordsByKey } = await slicer.run(recordsToEndpointsSteps(records, zone));
+  const mapped = await slicer.run(recordsToEndpointsSteps(records, zone));
+  const { endpoints } = mapped;
+  // Each set's records beside its endpoint; the mapping's map by key (its key strings) is dropped.
+  const setRecords: (readonly OvhRecord[])[] = new Array(endpoints.length);
+  for (let i = 0; i < endpoints.length; i++) {
+    if (i % 1024 === 0) await slicer.check();
+    const e = endpoints[i]!;
+    setRecords[i] = mapped.recordsByKey.get(recordSetKey(e.dnsName, e.recordType)) ?? [];
+  }
   await shareNames(endpoints, ownership, slicer);
-  const base = { generation, records, recordsByKey, endpoints, ownership, withdrawals, health };
+  const base = { generation, records, recordsByKey: new SetRecords(endpoints, setRecords), endpoints, ownership, withdrawals, health };
   textChars.set(base, chars);
   return base;
 }
@@ -148,7 +157,7 @@ export function baseTextChars(b: ZoneBase): number | undefined {
  * characters of their strings (measured with bench/reads-scale.ts's zone: heap used before and after
  * building, after a GC). An estimate, not a measure: the bound is of the right size, not exact.
  */
-const BASE_BYTES_PER_RECORD = 420;
+const BASE_BYTES_PER_RECORD = 325;
 const BASE_BYTES_PER_OWNERSHIP_ROW = 130;
 
 export function baseBytes(b: ZoneBase): number {

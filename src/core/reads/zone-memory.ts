@@ -52,9 +52,9 @@ const SLICE_ITEMS = 1024;
 /**
  * What a base a view stands on holds that the read cache's newer base (patched from it:
  * core/reads/base-patch.ts) does not share, per record: its arrays, its sets' map and the index's rows
- * (`npm run bench:kept-forms`: 72 B at bench/estate's zone). What the view costs while it keeps such a base alive.
+ * (`npm run bench:kept-forms`: 33 B at bench/estate's zone). What the view costs while it keeps such a base alive.
  */
-export const PINNED_BYTES_PER_RECORD = 80;
+export const PINNED_BYTES_PER_RECORD = 40;
 /** What the view holds on top of its base, per name (records or rows) or tenant's set it wrote. */
 const WRITTEN_BYTES_PER_ITEM = 300;
 
