@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Slicer, SLICE_MS, stringifySliced, TURN_MS } from '../../src/core/slices.js';
+import { until } from '../helpers/until.js';
 
 describe('stringifySliced', () => {
   const cases: Array<[string, unknown]> = [
@@ -67,22 +68,78 @@ describe('Slicer: one budget per turn of the event loop for the whole process', 
     expect(done.every((yields) => yields >= 1)).toBe(true);
   });
 
-  it('a slicer that resumes in a spent turn is not sent back at once: it makes its step first', async () => {
+  it('a slicer that resumes in a spent turn waits for the next one, and runs there before those that began to wait after it', async () => {
     const spender = new Slicer();
     const late = new Slicer();
-    // Both resume in the same check phase, the spender first: it spends the whole turn, then the late
-    // one checks right away. Sent back, it could be passed over turn after turn.
+    const order: string[] = [];
+    // Both resume in the same check phase, the spender first: it spends the whole turn and waits again
+    // (after the late one). The late one waits for the next turn and runs first there: not passed over.
     const spending = (async () => {
       await spender.yield();
-      await spender.check();
       for (let i = 0; i <= TURN_MS; i++) unit();
+      order.push('spent');
+      await spender.yield();
+      order.push('spender again');
     })();
     const checking = (async () => {
       await late.yield();
-      await late.check();
+      order.push('late');
     })();
     await Promise.all([spending, checking]);
+    expect(order).toEqual(['spent', 'late', 'spender again']);
     expect(late.yields).toBe(1);
+  });
+
+  it('slicers resumed in one turn run about TURN_MS of it between two turns of the loop, not a step each', async () => {
+    const slicers = 32;
+    let done = false;
+    // A timer that fires in every turn of the loop that lasts 1 ms or more: the steps between two of its
+    // firings ran in one turn.
+    let stepsSinceTimer = 0;
+    const perTurn: number[] = [];
+    const tick = () => {
+      perTurn.push(stepsSinceTimer);
+      stepsSinceTimer = 0;
+      if (!done) setTimeout(tick, 0);
+    };
+    setTimeout(tick, 0);
+    await Promise.all(
+      Array.from({ length: slicers }, async () => {
+        const slicer = new Slicer();
+        await slicer.yield(); // every one waiting first, as requests between two chunks of their answers are
+        for (let i = 0; i < 4; i++) {
+          // A step of 2 ms or more, then the check.
+          unit();
+          unit();
+          stepsSinceTimer++;
+          await slicer.check();
+        }
+      }),
+    );
+    done = true;
+    perTurn.push(stepsSinceTimer);
+    expect(perTurn.reduce((a, b) => a + b, 0)).toBe(slicers * 4);
+    // Steps of 2 ms: four in a turn of TURN_MS (8 ms), and the longest-waiting one's step in a spent turn.
+    // Each resumed slicer making its step before its check ran all 32 in one turn.
+    expect(Math.max(...perTurn)).toBeLessThanOrEqual(TURN_MS / 2 + 2);
+  });
+
+  it('a slicer waiting while new requests spend every turn still runs, in the second spent turn it meets', async () => {
+    let arrivals = 0;
+    let resumed: Promise<number> | undefined;
+    // A request arrives in every turn of the loop and spends the turn before its first check; the
+    // first one also starts a slicer waiting (its yield queued before that turn was spent).
+    const arrive = () => {
+      arrivals++;
+      if (arrivals < 10) setTimeout(arrive, 0); // due when the loop next runs its timers
+      if (arrivals === 1) resumed = new Slicer().yield().then(() => arrivals);
+      void new Slicer().check();
+      for (let i = 0; i <= TURN_MS; i++) unit();
+    };
+    setTimeout(arrive, 0);
+    await until('the requests all arrived', () => arrivals === 10);
+    // It resumed while the requests went on arriving (not once they stopped).
+    expect(await resumed).toBeLessThanOrEqual(3);
   });
 
   it('two slicers resumed turn after turn share the turns between them, not one taking each turn whole', async () => {
