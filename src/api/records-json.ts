@@ -85,28 +85,32 @@ function oneZoneBody(cache: ReadCache, z: ZoneRecords): Buffer | Promise<Buffer>
   return cache.encoded(z.endpoints, FORM, () => encode(z)) as Promise<Buffer>;
 }
 
-/** The answer's bytes: one zone's cached body as is, or the zones' parts joined (without a promise when none was modified). */
-function responseBody(cache: ReadCache, zones: readonly ZoneRecords[]): Buffer | Promise<Buffer> {
+/**
+ * The answer's bytes: one zone's cached body as is, or the zones' parts in the order they are written
+ * (views of the cached bodies, not copied); without a promise when none was modified (the heads of
+ * not-modified zones, small, joined).
+ */
+function responseBody(cache: ReadCache, zones: readonly ZoneRecords[]): Buffer | readonly Buffer[] | Promise<Buffer | readonly Buffer[]> {
   if (zones.length === 1) return oneZoneBody(cache, zones[0]!);
-  if (zones.every((z) => z.notModified)) return joined(zones.map((z) => oneZoneBody(cache, z) as Buffer));
+  if (zones.every((z) => z.notModified)) return Buffer.concat(joined(zones.map((z) => oneZoneBody(cache, z) as Buffer)));
   return joinedBody(cache, zones);
 }
 
-async function joinedBody(cache: ReadCache, zones: readonly ZoneRecords[]): Promise<Buffer> {
+async function joinedBody(cache: ReadCache, zones: readonly ZoneRecords[]): Promise<readonly Buffer[]> {
   const ones: Buffer[] = [];
   for (const z of zones) ones.push(await oneZoneBody(cache, z));
   return joined(ones);
 }
 
-/** One-zone RecordsResponse bodies made one RecordsResponse of every zone. */
-function joined(ones: Buffer[]): Buffer {
+/** One-zone RecordsResponse bodies made the parts of one RecordsResponse of every zone. */
+function joined(ones: Buffer[]): Buffer[] {
   const parts: Buffer[] = [PREFIX];
   for (const [i, one] of ones.entries()) {
     if (i > 0) parts.push(COMMA);
     parts.push(one.subarray(PREFIX.length, one.length - SUFFIX.length));
   }
   parts.push(SUFFIX);
-  return Buffer.concat(parts);
+  return parts;
 }
 
 /** Whether this route answers the request (otherwise Connect does). */
@@ -153,7 +157,7 @@ export function recordsJsonRoute(ctx: CoreContext, log: Logger, readMaxBytes: nu
         const q = query!; // known, or made above
         const zones = notModifiedNow(ctx, tenant, q) ?? (await records(ctx, tenant, q));
         const bytes = responseBody(readCacheOf(ctx), zones);
-        replyJsonBytes(res, bytes instanceof Buffer ? bytes : await bytes);
+        replyJsonBytes(res, bytes instanceof Promise ? await bytes : bytes);
       });
     });
 }
