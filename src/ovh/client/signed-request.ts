@@ -9,6 +9,7 @@ import https from 'node:https';
 import querystring from 'node:querystring';
 import { signRequest } from '../../ovhwire/signature.js';
 import type { OvhEndpoint } from '../endpoint.js';
+import { inParseTurn } from './parse-turns.js';
 
 export interface OvhCredentials {
   applicationKey: string;
@@ -63,7 +64,8 @@ export function signedRequest(
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (text += chunk));
       res.on('error', (e: NodeJS.ErrnoException) => reject({ error: e.errno ?? e }));
-      res.on('end', () => {
+      res.on('end', () => inParseTurn(text.length, () => settle()));
+      const settle = () => {
         let body: unknown = null;
         if (text.length > 0) {
           try {
@@ -81,7 +83,7 @@ export function signedRequest(
               : null;
           reject({ error: status, message });
         } else resolve(body);
-      });
+      };
     });
     req.on('error', (e: NodeJS.ErrnoException) => reject({ error: e.errno ?? e }));
     req.end(body || undefined);

@@ -1,0 +1,54 @@
+/**
+ * Large OVH answers parsed a few per turn of the event loop. A zone's listing asks its pages at once
+ * (expanded-lists.ts: 5,000 records a page, ~0.9 MB of JSON, ~12 ms to parse) and they arrive
+ * together: parsed in the turn they arrive, ten pages held the loop ~150 ms (bench/estate's cold start,
+ * twenty zones read at once). An answer is handled at once while the current turn has parsed less than
+ * CHARS_PER_TURN (and always when it is the turn's first), else in a later turn, in arrival order.
+ * Small answers (every call but a listing's pages) go straight through while nothing waits.
+ */
+
+/** What a turn parses before later answers wait for the next one (characters of JSON). */
+export const CHARS_PER_TURN = 512 * 1024;
+
+let parsed = 0;
+let resetQueued = false;
+const waiting: Array<{ chars: number; handle: () => void }> = [];
+
+/** Calls `handle` (which parses an answer of `chars` characters) now, or in a later turn when this one has parsed enough. */
+export function inParseTurn(chars: number, handle: () => void): void {
+  if (waiting.length === 0 && fits(chars)) {
+    take(chars);
+    handle();
+    return;
+  }
+  waiting.push({ chars, handle });
+  queueReset();
+}
+
+function fits(chars: number): boolean {
+  return parsed === 0 || parsed + chars <= CHARS_PER_TURN;
+}
+
+function take(chars: number): void {
+  parsed += chars;
+  queueReset();
+}
+
+/** A new turn (the check phase after this one's I/O): what waits is handled while it fits. */
+function queueReset(): void {
+  if (resetQueued) return;
+  resetQueued = true;
+  setImmediate(() => {
+    resetQueued = false;
+    parsed = 0;
+    while (waiting.length > 0 && fits(waiting[0]!.chars)) {
+      const next = waiting.shift()!;
+      take(next.chars);
+      try {
+        next.handle();
+      } catch {
+        // handle settles its own request (its errors are its caller's)
+      }
+    }
+  });
+}
