@@ -86,12 +86,12 @@ export class Slicer {
     const ticket = nextTicket++;
     waiting.add(ticket);
     try {
-      for (let first = 0; ; ) {
+      for (let spentTurnsMet = 0; ; ) {
         await nextTurn();
         if (waiting.values().next().value !== ticket) continue;
         // The longest waiting: it runs in a turn not yet spent, or in the second spent one it meets
         // (requests that arrive turn after turn and spend each one do not starve it).
-        if (turnElapsed(performance.now()) < TURN_MS || ++first >= 2) break;
+        if (turnElapsed(performance.now()) < TURN_MS || ++spentTurnsMet >= 2) break;
       }
     } finally {
       waiting.delete(ticket);

@@ -143,7 +143,7 @@ async function planAtNames(
   const draftNames = input.kind === 'draft' ? await input.byZone.get(zone)!.names(q) : [];
   const touched = touchedNamesOf(zone, input, () => index.tenantNames(tenant.id), draftNames);
   const { records, ownership } = index.slice(touched);
-  const { endpoints, recordsByKey } = SetRecords.of(await slicer.run(recordsToEndpointsSteps(records, zone)));
+  const { endpoints, recordsByKey } = await SetRecords.of(await slicer.run(recordsToEndpointsSteps(records, zone)), slicer);
   const withdrawals = await withdrawalsAt(touched);
   return planOver(
     ctx,

@@ -9,6 +9,7 @@
 import { compareStrings } from '../../dns/endpoint.js';
 import { recordSetKey, type Endpoint, type RecordSetKey } from '../../dns/types.js';
 import type { OvhRecord } from '../../ovh/types.js';
+import type { Slicer } from '../slices.js';
 
 export class SetRecords implements ReadonlyMap<RecordSetKey, readonly OvhRecord[]> {
   /**
@@ -22,19 +23,22 @@ export class SetRecords implements ReadonlyMap<RecordSetKey, readonly OvhRecord[
     if (endpoints.length !== records.length) throw new Error(`${endpoints.length} record sets but ${records.length} lists of records`);
   }
 
-  /** A mapping's endpoints (sorted) with their sets' records, from its map by key (a few sets: a plan's slice). */
-  static of(mapping: { endpoints: Endpoint[]; recordsByKey: ReadonlyMap<RecordSetKey, readonly OvhRecord[]> }): {
-    endpoints: Endpoint[];
-    recordsByKey: SetRecords;
-  } {
+  /**
+   * A mapping's endpoints (sorted: ovh/mapping.ts recordsToEndpoints) with each set's records beside
+   * its endpoint, looked up in the mapping's map by key in slices (a base's 50,000 sets, or a plan's
+   * few); the map, and its key strings, are not kept.
+   */
+  static async of(
+    mapping: { endpoints: Endpoint[]; recordsByKey: ReadonlyMap<RecordSetKey, readonly OvhRecord[]> },
+    slicer: Slicer,
+  ): Promise<{ endpoints: Endpoint[]; recordsByKey: SetRecords }> {
     const { endpoints } = mapping;
-    return {
-      endpoints,
-      recordsByKey: new SetRecords(
-        endpoints,
-        endpoints.map((e) => mapping.recordsByKey.get(keyOf(e)) ?? []),
-      ),
-    };
+    const records: (readonly OvhRecord[])[] = new Array(endpoints.length);
+    for (let i = 0; i < endpoints.length; i++) {
+      if (i % 1024 === 0) await slicer.check();
+      records[i] = mapping.recordsByKey.get(keyOf(endpoints[i]!)) ?? [];
+    }
+    return { endpoints, recordsByKey: new SetRecords(endpoints, records) };
   }
 
   get size(): number {

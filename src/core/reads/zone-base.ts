@@ -4,7 +4,7 @@
  * (core/reads/read-cache.ts) and a Plan diffs against.
  */
 import { compareStrings } from '../../dns/endpoint.js';
-import { recordSetKey, type Endpoint } from '../../dns/types.js';
+import type { Endpoint } from '../../dns/types.js';
 import { recordsToEndpointsSteps } from '../../ovh/mapping.js';
 import { recordOf, type OvhRecord } from '../../ovh/types.js';
 import * as store from '../../store/index.js';
@@ -81,17 +81,9 @@ export async function zoneBaseOf(
   records.sort(compareRecords);
   ownership.sort(compareOwnershipRows);
   await slicer.check();
-  const mapped = await slicer.run(recordsToEndpointsSteps(records, zone));
-  const { endpoints } = mapped;
-  // Each set's records beside its endpoint; the mapping's map by key (its key strings) is dropped.
-  const setRecords: (readonly OvhRecord[])[] = new Array(endpoints.length);
-  for (let i = 0; i < endpoints.length; i++) {
-    if (i % 1024 === 0) await slicer.check();
-    const e = endpoints[i]!;
-    setRecords[i] = mapped.recordsByKey.get(recordSetKey(e.dnsName, e.recordType)) ?? [];
-  }
+  const { endpoints, recordsByKey } = await SetRecords.of(await slicer.run(recordsToEndpointsSteps(records, zone)), slicer);
   await shareNames(endpoints, ownership, slicer);
-  const base = { generation, records, recordsByKey: new SetRecords(endpoints, setRecords), endpoints, ownership, withdrawals, health };
+  const base = { generation, records, recordsByKey, endpoints, ownership, withdrawals, health };
   textChars.set(base, chars);
   return base;
 }

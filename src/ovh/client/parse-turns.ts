@@ -4,7 +4,8 @@
  * together: parsed in the turn they arrive, ten pages held the loop ~150 ms (bench/estate's cold start,
  * twenty zones read at once). An answer is handled at once while the current turn has parsed less than
  * CHARS_PER_TURN (and always when it is the turn's first), else in a later turn, in arrival order.
- * Small answers (every call but a listing's pages) go straight through while nothing waits.
+ * Small answers (every call but a listing's pages) go straight through while nothing waits. A handler
+ * settles its own request and does not throw (signed-request.ts catches its parse).
  */
 
 /** What a turn parses before later answers wait for the next one (characters of JSON). */
@@ -44,11 +45,7 @@ function queueReset(): void {
     while (waiting.length > 0 && fits(waiting[0]!.chars)) {
       const next = waiting.shift()!;
       take(next.chars);
-      try {
-        next.handle();
-      } catch {
-        // handle settles its own request (its errors are its caller's)
-      }
+      next.handle();
     }
   });
 }
