@@ -20,7 +20,7 @@ import type { CoreContext } from '../context.js';
 import { NotFoundError } from '../errors.js';
 import { baseIndexOf } from '../reads/base-index.js';
 import { canonicalOf } from '../ownership/ownership.js';
-import { compareRecords } from '../reads/sets-index.js';
+import { compareRecords, type ZoneIndex } from '../reads/sets-index.js';
 import { readCacheOf } from '../reads/read-cache.js';
 import type { ZoneBase } from '../reads/zone-base.js';
 import { visibleZones } from '../records/records.js';
@@ -110,6 +110,13 @@ export async function ownRecords(base: ZoneBase, tenant: Tenant, zone: string, i
   if (!byTenant) owned.set(base, (byTenant = new Map()));
   const hit = byTenant.get(tenant.id);
   if (hit) return hit;
+  const ownById = ownRecordsIn(index, tenant, zone, ids);
+  byTenant.set(tenant.id, ownById);
+  return ownById;
+}
+
+/** ownRecords from an index of the zone (a base's, or the apply path's view under the lock: not kept). */
+export function ownRecordsIn(index: ZoneIndex, tenant: Tenant, zone: string, ids: ServedIds): Map<string, OvhRecord> {
   const records: OvhRecord[] = [];
   for (const [key, name] of index.tenantSetsOf(tenant.id)) {
     const type = key.slice(name.length + 1);
@@ -129,7 +136,6 @@ export async function ownRecords(base: ZoneBase, tenant: Tenant, zone: string, i
     if (served === undefined) ownById.set(r.id, r);
     else ownById.set(served, { ...r, id: served });
   }
-  byTenant.set(tenant.id, ownById);
   return ownById;
 }
 

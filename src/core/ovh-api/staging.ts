@@ -30,7 +30,18 @@ import * as store from '../../store/index.js';
 import { requireAdmin } from '../admin/index.js';
 import { apply } from '../apply/index.js';
 import type { CoreContext } from '../context.js';
-import { draftRecord, ownWithDraft, ownRecords, servedIdsOf, tenantBase, tenantZone, servedRecordOf, type DraftRecord, type ServedIds } from './draft-view.js';
+import {
+  draftRecord,
+  ownWithDraft,
+  ownRecords,
+  ownRecordsIn,
+  servedIdsOf,
+  tenantBase,
+  tenantZone,
+  servedRecordOf,
+  type DraftRecord,
+  type ServedIds,
+} from './draft-view.js';
 import { NotFoundError, PermissionDeniedError } from '../errors.js';
 import { canonicalOf } from '../ownership/ownership.js';
 import { computeZonePlan } from '../plan/plan.js';
@@ -280,15 +291,15 @@ class DraftRefresh implements DraftPlanner {
     return this.named.flatMap((d) => (d.record ? [ovhRecordSetName(d.record.subDomain, this.zone)] : []));
   }
 
-  async changes(q: store.Queryable, base: ZoneBase): Promise<RawChangeSet> {
+  async changes(q: store.Queryable, index: ZoneIndex): Promise<RawChangeSet> {
     const { tenant, zone } = this;
     this.ids = servedIdsOf(await store.listServedIds(q, tenant.id, zone));
-    const own = await ownRecords(base, tenant, zone, this.ids);
+    const own = ownRecordsIn(index, tenant, zone, this.ids);
     this.read = this.named ?? (await store.listDraft(q, tenant.id, zone));
     this.named = undefined;
     this.view = ownWithDraft(zone, own, this.read);
     this.planned = true;
-    return draftChanges(zone, await baseIndexOf(base, zone), own, this.view, this.read);
+    return draftChanges(zone, index, own, this.view, this.read);
   }
 
   async recorded(q: store.Queryable, sent: DraftSent): Promise<void> {

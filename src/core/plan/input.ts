@@ -20,7 +20,7 @@ import { managedZoneNames } from '../zones/zones.js';
 import { checkSharedLabel } from '../ownership/ownership.js';
 import { checkHealthCheckLabel } from '../../dns/health-check.js';
 import { Slicer } from '../slices.js';
-import type { ZoneBase } from '../reads/zone-base.js';
+import type { ZoneIndex } from '../reads/sets-index.js';
 import { dnsUpdateChanges, type DnsUpdate, type UpdateContext } from './dns-update-plan.js';
 import type { WithdrawPlanner } from '../ownership/withdraw-planner.js';
 
@@ -80,7 +80,8 @@ export type PlanInput =
 export interface DraftPlanner {
   /** The names (normalized) the draft's staged records are at, read under the lock: what its plan reads besides the tenant's own sets. */
   names(q: store.Queryable): Promise<Iterable<string>>;
-  changes(q: store.Queryable, base: ZoneBase): Promise<RawChangeSet>;
+  /** The draft's change set, read under the lock, against the index the plan reads the zone from. */
+  changes(q: store.Queryable, index: ZoneIndex): Promise<RawChangeSet>;
   recorded(q: store.Queryable, sent: DraftSent): Promise<void>;
 }
 

@@ -5,9 +5,9 @@
  */
 import { InvalidInputError } from '../../dns/errors.js';
 import { diffChangeSetSteps, diffDesiredSteps } from '../../dns/diff.js';
-import { recordSetKey, type Change, type Conflict, type Policy } from '../../dns/types.js';
+import { recordSetKey, type Change, type Conflict, type Policy, type RecordSetKey } from '../../dns/types.js';
 import { recordsToEndpointsSteps } from '../../ovh/mapping.js';
-import type { OvhOperation } from '../../ovh/types.js';
+import type { OvhOperation, OvhRecord } from '../../ovh/types.js';
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
 import { NotFoundError } from '../errors.js';
@@ -20,7 +20,6 @@ import { ownedSets, zoneThreshold, type ChangeThreshold } from './guard.js';
 import { zoneMemoryAt, type ZoneMemory } from '../reads/zone-memory.js';
 import { baseIndexOf } from '../reads/base-index.js';
 import type { ZoneIndex } from '../reads/sets-index.js';
-import { SetRecords } from '../reads/set-records.js';
 import { withdrawnOperations, withWithdrawn } from '../ownership/withdrawn-view.js';
 import { inSyncScope, routeInput, type DraftPlanner, type PlanInput, type RoutedInput } from './input.js';
 
@@ -83,7 +82,8 @@ export async function computeWholeZonePlan(
   slicer: Slicer = new Slicer(),
 ): Promise<ZonePlan> {
   const base = await baseAsSeen(q, zone, slicer);
-  return planOver(ctx, q, tenant, zone, input, { ...base, owned: ownedSets(base.ownership, tenant.id) }, slicer);
+  const index = await baseIndexOf(base, zone, slicer);
+  return planOver(ctx, q, tenant, zone, input, { ...base, index, owned: ownedSets(base.ownership, tenant.id) }, slicer);
 }
 
 async function baseAsSeen(q: store.Queryable, zone: string, slicer: Slicer, reads?: ReadCache): Promise<ZoneBase> {
@@ -143,7 +143,7 @@ async function planAtNames(
   const draftNames = input.kind === 'draft' ? await input.byZone.get(zone)!.names(q) : [];
   const touched = touchedNamesOf(zone, input, () => index.tenantNames(tenant.id), draftNames);
   const { records, ownership } = index.slice(touched);
-  const { endpoints, recordsByKey } = await SetRecords.of(await slicer.run(recordsToEndpointsSteps(records, zone)), slicer);
+  const { endpoints, recordsByKey } = await slicer.run(recordsToEndpointsSteps(records, zone));
   const withdrawals = await withdrawalsAt(touched);
   return planOver(
     ctx,
@@ -151,7 +151,7 @@ async function planAtNames(
     tenant,
     zone,
     input,
-    { generation, records, recordsByKey, endpoints, ownership, withdrawals, owned: index.ownedSets(tenant.id) },
+    { generation, records, recordsByKey, endpoints, ownership, withdrawals, index, owned: index.ownedSets(tenant.id) },
     slicer,
   );
 }
@@ -180,7 +180,13 @@ function touchedNamesOf(zone: string, input: RoutedInput, tenantNames: () => str
 }
 
 /** The zone's record sets a plan reads (all of them, or those at the names it touches), and the count of the tenant's own. */
-type PlanSource = Pick<ZoneBase, 'generation' | 'records' | 'recordsByKey' | 'endpoints' | 'ownership' | 'withdrawals'> & { owned: number };
+type PlanSource = Pick<ZoneBase, 'generation' | 'records' | 'endpoints' | 'ownership' | 'withdrawals'> & {
+  /** The records of each set read (a base's, or a slice's own mapping). */
+  recordsByKey: ReadonlyMap<RecordSetKey, readonly OvhRecord[]>;
+  /** The index they were read from (a draft reads the tenant's records from it). */
+  index: ZoneIndex;
+  owned: number;
+};
 
 /** Diffs the request against `source`, builds the operations and judges the threshold. */
 async function planOver(
@@ -203,7 +209,7 @@ async function planOver(
   await slicer.check();
   // A draft's change set is read now (under the lock for an apply), then routed as any change set is.
   const routed: Exclude<RoutedInput, { kind: 'draft' | 'withdraw' }> =
-    input.kind === 'draft' ? await routeDraft(ctx, tenant, zone, input.byZone.get(zone)!, q, source, slicer) : input;
+    input.kind === 'draft' ? await routeDraft(ctx, tenant, zone, input.byZone.get(zone)!, q, source.index, slicer) : input;
 
   const { changes, conflicts } =
     routed.kind === 'own-changes'
@@ -239,10 +245,10 @@ async function routeDraft(
   zone: string,
   draft: DraftPlanner,
   q: store.Queryable,
-  base: PlanSource,
+  index: ZoneIndex,
   slicer: Slicer,
 ): Promise<Exclude<RoutedInput, { kind: 'draft' | 'withdraw' }>> {
-  const routed = await routeInput(ctx, tenant, { kind: 'changes', changes: await draft.changes(q, base), policy: 'sync' }, slicer);
+  const routed = await routeInput(ctx, tenant, { kind: 'changes', changes: await draft.changes(q, index), policy: 'sync' }, slicer);
   if (routed.kind !== 'changes') throw new Error('a draft routed as something else than changes');
   for (const other of routed.byZone.keys()) {
     if (other !== zone)

@@ -25,8 +25,9 @@ export class SetRecords implements ReadonlyMap<RecordSetKey, readonly OvhRecord[
 
   /**
    * A mapping's endpoints (sorted: ovh/mapping.ts recordsToEndpoints) with each set's records beside
-   * its endpoint, looked up in the mapping's map by key in slices (a base's 50,000 sets, or a plan's
-   * few); the map, and its key strings, are not kept.
+   * its endpoint, looked up in the mapping's map by key in slices (a base's 50,000 sets); the map, and
+   * its key strings, are not kept. (A plan's slice keeps the mapping's map: it looks up thousands of
+   * keys, each a binary search here.)
    */
   static async of(
     mapping: { endpoints: Endpoint[]; recordsByKey: ReadonlyMap<RecordSetKey, readonly OvhRecord[]> },
