@@ -43,3 +43,4 @@ export * from './ovh-accounts.js';
 export { withZoneLocks } from './lock.js';
 export * from './lifecycle.js';
 export * from './write-quota.js';
+export { intern } from './intern.js';

@@ -15,7 +15,8 @@ import { apply } from '../../src/core/apply/index.js';
 import type { CoreContext } from '../../src/core/context.js';
 import { ReadCache, estateFit } from '../../src/core/reads/read-cache.js';
 import { BUILD_BYTES_PER_RECORD } from '../../src/core/reads/sizing.js';
-import { baseBytes } from '../../src/core/reads/zone-base.js';
+import { baseBytes, readZoneBase } from '../../src/core/reads/zone-base.js';
+import { Slicer } from '../../src/core/slices.js';
 import { baseIndexOf, INDEX_BYTES_PER_RECORD } from '../../src/core/reads/base-index.js';
 import { keptZoneMemory, PINNED_BYTES_PER_RECORD, zoneMemoryReads } from '../../src/core/reads/zone-memory.js';
 import { createTenant, type Tenant } from '../../src/core/tenants/tenants.js';
@@ -29,6 +30,8 @@ import { until } from '../helpers/until.js';
 
 const ZONES = Array.from({ length: 6 }, (_, i) => `z${i}.estate.test`);
 const RECORDS = 400;
+/** A zone of the simulator's no other test syncs (ReadCache.adopt's). */
+const FRESH = 'fresh.estate.test';
 
 function seed(z: number): SimRecordInit[] {
   return Array.from({ length: RECORDS }, (_, i) => ({ subDomain: `h${i}`, fieldType: 'A', target: `10.${z}.${i >> 8}.${i & 255}`, ttl: 300 }));
@@ -43,7 +46,7 @@ let ctx: CoreContext;
 let tenant: Tenant;
 
 beforeAll(async () => {
-  sim = await OvhSimulator.start({ zones: Object.fromEntries(ZONES.map((z, i) => [z, seed(i)])) });
+  sim = await OvhSimulator.start({ zones: { ...Object.fromEntries(ZONES.map((z, i) => [z, seed(i)])), [FRESH]: seed(9) } });
   db = await testDatabase();
   pool = new pg.Pool({ connectionString: db.url, max: 2, connectionTimeoutMillis: 60_000 });
   journalPool = store.createSidePool(pool);
@@ -107,6 +110,35 @@ describe('first syncs', () => {
       held.remove();
       await tight.end();
     }
+  });
+});
+
+describe("a first sync's records", () => {
+  it("are the zone's base at the sync's generation: its readers share it, no record is read back from Postgres, and it is the base a read makes", async () => {
+    const cache = new ReadCache(pool);
+    const adoptCtx = { ...ctx, reads: cache };
+    await store.ensureZones(pool, [FRESH]);
+    const before = store.recordRowsRead.whole;
+    const synced = await ensureSynced(adoptCtx, FRESH);
+    const views = await Promise.all(Array.from({ length: 5 }, () => cache.view(FRESH, synced.generation, tenant.name, true)));
+    expect(store.recordRowsRead.whole - before).toBe(0);
+    expect(cache.stats()).toMatchObject({ baseBuilds: 1, answerBuilds: 1 });
+    expect(views.every((v) => v.generation === synced.generation && v.endpoints.length === RECORDS + 1)).toBe(true);
+    // Exactly what a read of the zone from Postgres makes.
+    const adopted = (await cache.baseExactlyAt(FRESH, synced.generation))!;
+    const read = await readZoneBase(pool, FRESH, new Slicer());
+    expect(read.generation).toBe(synced.generation);
+    expect(adopted.records).toEqual(read.records);
+    expect(adopted.endpoints).toEqual(read.endpoints);
+    expect([...adopted.recordsByKey]).toEqual([...read.recordsByKey]);
+    expect(adopted.ownership).toEqual(read.ownership);
+    // Accounted as a base, the reservation of its build gone.
+    expect(
+      cache
+        .kepts()
+        .map((k) => `${k.kind} ${k.zone}`)
+        .sort(),
+    ).toEqual([`answers ${FRESH}`, `base ${FRESH}`]);
   });
 });
 

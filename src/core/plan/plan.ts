@@ -115,7 +115,7 @@ export async function computeLockedZonePlan(
   if (!z) throw new NotFoundError('zone', zone, `zone "${zone}" is not managed by dnsplane`);
   const cache = readCacheOf(ctx);
   const memory = await zoneMemoryAt(ctx.pool, tx, zone, z.generation, {
-    baseAt: (g) => cache.baseIfBuilt(zone, g),
+    baseAt: (g) => cache.baseIfBuilt(zone, g) ?? cache.adopting(zone, g),
     keep: (at, view, bytes, drop, base) => cache.keepView(at, view, bytes, drop, base),
   });
   // The withdrawn targets at the names touched (a small table: read whole, under the lock).

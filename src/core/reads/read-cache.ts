@@ -30,8 +30,9 @@ import { Encodings } from './encodings.js';
 import { indexPatchedFrom, whenIndexed } from './base-index.js';
 import { patchBase, readForBase, type PatchedBase } from './base-patch.js';
 import { HeardChanges } from './heard-changes.js';
+import { latestEntry, type Entry } from './entries.js';
 import { answersKey, baseKey, buildKey, KeptBytes, viewKey, type Kept, type KeptItem } from './kept-bytes.js';
-import { baseBytes, zoneBaseOf, type ZoneBase } from './zone-base.js';
+import { baseBytes, zoneBaseOf, type ZoneBase, type ZoneRows } from './zone-base.js';
 import { ZoneStateSource } from './zone-states.js';
 
 export type { ZoneAnswers } from './answers.js';
@@ -43,13 +44,6 @@ export type { ReadCacheOptions, ReadCacheStats } from './sizing.js';
 export interface ZoneView {
   generation: bigint;
   endpoints: readonly Endpoint[];
-}
-
-interface Entry<T> {
-  generation: bigint;
-  value: Promise<T>;
-  /** The value once built (a caller that must not wait for a build reads this). */
-  settled?: T;
 }
 
 export class ReadCache {
@@ -204,7 +198,7 @@ export class ReadCache {
 
   private baseAtOrAfter(zone: string, generation: bigint): Promise<ZoneBase> {
     const previous = this.bases.get(zone)?.settled;
-    return this.latest(this.bases, zone, generation, baseKey, async (entry) => {
+    return latestEntry(this.bases, zone, generation, this.touchAt(baseKey), async (entry) => {
       const slicer = new Slicer();
       // Read in one snapshot (only what changed since the kept base, when every generation since was
       // heard with what it changed), then mapped outside it, in slices. A whole build — read and mapping —
@@ -253,11 +247,44 @@ export class ReadCache {
       this.patchedFrom.set(base, { from: { generation: g, withdrawals, health }, patched });
       this.counts.basePatches++;
     }
+    return this.settle(zone, entry, base, reservation);
+  }
+
+  /**
+   * A base its writer had in hand as it committed it (a first sync: the records it read from OVH and
+   * wrote, core/zones/zones.ts), made in slices in its turn instead of read back from Postgres; the
+   * callers asking meanwhile share it. Nothing done when one as new is kept or building.
+   */
+  adopt(zone: string, rows: ZoneRows): void {
+    void latestEntry(this.bases, zone, rows.generation, this.touchAt(baseKey), async (entry) => {
+      entry.adopted = true;
+      const reservation = buildKey(zone);
+      this.kept.reserve(reservation, zone, rows.generation, rows.records.length * BUILD_BYTES_PER_RECORD);
+      try {
+        const { generation, records, ownership, withdrawals, health } = rows;
+        const base = await zoneBaseOf(zone, generation, records, ownership, new Slicer(), withdrawals, health);
+        return this.settle(zone, entry, base, reservation);
+      } finally {
+        this.kept.remove(reservation);
+      }
+    });
+  }
+
+  /**
+   * The base being made at exactly `generation` from what its writer had in hand (adopt): it needs no
+   * connection, so a caller inside a transaction may wait for it (undefined if it fails: read it then).
+   */
+  adopting(zone: string, generation: bigint): Promise<ZoneBase | undefined> | undefined {
+    const hit = this.bases.get(zone);
+    return hit?.adopted && !hit.settled && hit.generation === generation ? hit.value.catch(() => undefined) : undefined;
+  }
+
+  /** A base built: kept (and accounted as what it is, no longer as the reservation of what it would be) unless a newer build replaced its entry. */
+  private settle(zone: string, entry: Entry<ZoneBase>, base: ZoneBase, reservation: string): ZoneBase {
     entry.generation = base.generation;
     this.zoneStates.heard(zone, base.generation); // committed: the states kept may move to it
     this.heardChanges.get(zone)?.forgetThrough(base.generation);
     this.counts.baseBuilds++;
-    // Built: accounted as what it is, no longer as the reservation of what it would be.
     this.kept.remove(reservation);
     if (this.bases.get(zone) === entry) {
       entry.settled = base;
@@ -266,29 +293,9 @@ export class ReadCache {
     return base;
   }
 
-  /**
-   * The entry of `zone` in `map` at `generation` or later, from memory (shared while it builds), or
-   * a new one `build` makes (it sets entry.generation once it knows it); forgotten if it fails.
-   */
-  private latest<T extends { generation: bigint }>(
-    map: Map<string, Entry<T>>,
-    zone: string,
-    generation: bigint,
-    keyOf: (zone: string, generation: bigint) => string,
-    build: (entry: Entry<T>) => Promise<T>,
-  ): Promise<T> {
-    const hit = map.get(zone);
-    if (hit && hit.generation >= generation) {
-      if (hit.settled) this.touch(keyOf(zone, hit.settled.generation));
-      return hit.value;
-    }
-    const entry = { generation } as Entry<T>;
-    entry.value = build(entry);
-    entry.value.catch(() => {
-      if (map.get(zone) === entry) map.delete(zone);
-    });
-    map.set(zone, entry);
-    return entry.value;
+  /** Touches the kept item of a hit (latestEntry) under its key. */
+  private touchAt(keyOf: (zone: string, generation: bigint) => string): (zone: string, generation: bigint) => void {
+    return (zone, generation) => this.touch(keyOf(zone, generation));
   }
 
   /** Accounts a base now in `bases`, dropping what was kept of the zone's older generations. */
@@ -321,7 +328,7 @@ export class ReadCache {
    */
   private answersAt(zone: string, generation: bigint): Promise<ZoneAnswers> {
     const previous = this.answers.get(zone)?.settled;
-    return this.latest(this.answers, zone, generation, answersKey, async (entry) => {
+    return latestEntry(this.answers, zone, generation, this.touchAt(answersKey), async (entry) => {
       const base = await this.baseAtOrAfter(zone, generation);
       entry.generation = base.generation;
       const answers = await this.cut(zone, base, previous);

@@ -103,6 +103,15 @@ async function shareNames(endpoints: readonly Endpoint[], ownership: store.Owner
   }
 }
 
+/** The rows a base is made of (readZoneRows). */
+export interface ZoneRows {
+  generation: bigint;
+  records: OvhRecord[];
+  ownership: store.OwnershipRow[];
+  withdrawals: store.WithdrawalRow[];
+  health: store.TargetHealthRow[];
+}
+
 /** Reads a zone's base from `q` (a snapshot, or a transaction that sees its own changes). */
 export async function readZoneBase(q: store.Queryable, zone: string, slicer: Slicer): Promise<ZoneBase> {
   const read = await readZoneRows(q, zone);
@@ -121,22 +130,21 @@ export async function readZoneRows(
   zone: string,
   /** The zone's generation, when the caller read its row through `q` already. */
   known?: bigint,
-): Promise<{
-  generation: bigint;
-  records: OvhRecord[];
-  ownership: store.OwnershipRow[];
-  withdrawals: store.WithdrawalRow[];
-  health: store.TargetHealthRow[];
-}> {
+): Promise<ZoneRows> {
   const generation = known ?? (await store.getZone(q, zone))?.generation;
   if (generation === undefined) throw new Error(`zone "${zone}" vanished from the database`);
   const records: OvhRecord[] = [];
   await store.listRecordsInPages(q, zone, (page) => {
     for (const r of page) records.push(recordOf(zone, r));
   });
+  return { generation, records, ...(await readSideRows(q, zone)) };
+}
+
+/** What a base holds beside its records, as `q` sees it: ownership rows (a page at a time), withdrawn targets, targets' health. */
+export async function readSideRows(q: store.Queryable, zone: string): Promise<Omit<ZoneRows, 'generation' | 'records'>> {
   const ownership: store.OwnershipRow[] = [];
   await store.listOwnershipInPages(q, zone, (page) => void ownership.push(...page));
-  return { generation, records, ownership, withdrawals: await store.listWithdrawals(q, zone), health: await store.listTargetHealth(q, zone) };
+  return { ownership, withdrawals: await store.listWithdrawals(q, zone), health: await store.listTargetHealth(q, zone) };
 }
 
 /** The characters of the base's record strings, counted when it was made (undefined for a base made elsewhere). */

@@ -254,7 +254,8 @@ export class ZoneMemory implements ZoneIndex {
  * cache's base it stands on if any, and how to forget the view when room is needed).
  */
 export interface ViewCache {
-  baseAt(generation: bigint): ZoneBase | undefined;
+  /** Built, or being made from what its writer had in hand (no connection needed: waited for). */
+  baseAt(generation: bigint): ZoneBase | undefined | Promise<ZoneBase | undefined>;
   keep(zone: string, view: ZoneMemory, bytes: number, drop: () => void, base?: ZoneBase): void;
 }
 
@@ -289,10 +290,11 @@ export function heardZoneChange(pool: pg.Pool, zone: string, generation: bigint,
 
 /**
  * Under the zone lock: the zone's view at `generation` (what the lock's transaction `tx` sees in the
- * zones row). The read cache's base at that generation, when built (never waited for: this runs inside
- * the lock's transaction), with nothing on top; else the one kept when it is at that generation; else,
- * when this replica heard every generation in between with what it changed (another replica's
- * applies), those records and sets re-read from `tx` into the kept one; else the whole zone read from `tx`.
+ * zones row). The read cache's base at that generation, when built (a build reading Postgres is never
+ * waited for: this runs inside the lock's transaction; one made from a first sync's records, needing no
+ * connection, is), with nothing on top; else the one kept when it is at that generation; else, when
+ * this replica heard every generation in between with what it changed (another replica's applies),
+ * those records and sets re-read from `tx` into the kept one; else the whole zone read from `tx`.
  */
 export async function zoneMemoryAt(pool: pg.Pool, tx: store.Queryable, zone: string, generation: bigint, cache?: ViewCache): Promise<ZoneMemory> {
   let byZone = memories.get(pool);
@@ -305,7 +307,7 @@ export async function zoneMemoryAt(pool: pg.Pool, tx: store.Queryable, zone: str
     cache?.keep(zone, memory, memory.keptBytes(), drop, memory.ownsBase ? undefined : memory.base);
     return memory;
   };
-  const base = cache?.baseAt(generation);
+  const base = await cache?.baseAt(generation);
   if (kept && kept.memory.generation === generation && (!base || kept.memory.base === base)) return accounted(kept.memory);
   const missed = base ? undefined : kept?.heard.between(kept.memory.generation, generation);
   if (kept && missed) {

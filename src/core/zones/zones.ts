@@ -9,6 +9,7 @@ import { recordOf, type OvhRecord } from '../../ovh/types.js';
 import type { CoreContext } from '../context.js';
 import { NotFoundError } from '../errors.js';
 import { estateFit, readCacheOf } from '../reads/read-cache.js';
+import { readSideRows } from '../reads/zone-base.js';
 import { readRecords } from './read-records.js';
 import { withZoneLockQueued } from './lock-queue.js';
 import { Slicer } from '../slices.js';
@@ -73,13 +74,19 @@ async function firstSync(ctx: CoreContext, zone: string): Promise<store.Zone> {
   // Reads only: the zone's fair share of the rate (ovh/ratelimit.ts), no fence needed.
   const read = await readZone(ctx, ctx.ovh.scoped({ flow: { zone } }), zone);
   const waiting = performance.now();
-  return withZoneLockQueued(ctx, zone, async (tx) => {
+  let side: Awaited<ReturnType<typeof readSideRows>> | undefined;
+  const synced = await withZoneLockQueued(ctx, zone, async (tx) => {
     ctx.metrics?.lockWaited(zone, 'sync', (performance.now() - waiting) / 1000);
     const again = await store.getZone(tx, zone);
     if (again && again.state === 'synced') return again; // another replica synced it while this one read
     await writeZone(ctx, tx, zone, read);
+    side = await readSideRows(tx, zone);
     return (await store.getZone(tx, zone))!;
   });
+  // Committed: the records just written are the zone's base at this generation, made from what is in
+  // hand (a zone's 50,000 rows not read back, parsed and allocated a second time); its first readers share it.
+  if (side) readCacheOf(ctx).adopt(zone, { generation: synced.generation, records: read.records, ...side });
+  return synced;
 }
 
 /** What a sync read of a zone: its SOA serial (read first) and its records. */
@@ -117,7 +124,13 @@ async function readZone(ctx: CoreContext, ovh: OvhApi, zone: string): Promise<Zo
 /** Replaces the zone's cache with what was read, marks it synced, bumps its generation; in `tx`, under the zone lock. */
 async function writeZone(ctx: CoreContext, tx: store.Queryable, zone: string, read: ZoneRead): Promise<void> {
   // 50,000 records made rows in slices (store writes them a batch per statement): nothing holds the event loop.
-  await store.replaceZoneRecords(tx, zone, await new Slicer().map(read.records, toRow, 1024));
+  // The records are the rows (an OvhRecord is a RecordRow and its zone): written as they are, no copy made.
+  const slicer = new Slicer();
+  for (let i = 0; i < read.records.length; i++) {
+    if (i % 1024 === 0) await slicer.check();
+    read.records[i]!.fieldType = store.intern(read.records[i]!.fieldType); // one copy of each type, as rows read from Postgres have
+  }
+  await store.replaceZoneRecords(tx, zone, read.records);
   await store.markSynced(tx, zone, { soaSerial: BigInt(read.serial) });
   const generation = await store.bumpGeneration(tx, zone);
   await store.notifyZoneChanged(tx, zone, generation);
