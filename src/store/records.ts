@@ -132,10 +132,12 @@ export async function listRecordsByIds(q: Queryable, zone: string, ids: readonly
 
 /**
  * Rows written per INSERT of a whole zone: the statement's parameters are serialized on the event
- * loop in one go (pg's array text), about 1 ms per 1,000 rows; 50,000 rows in one statement held the
- * process ~60 ms, 2,000 per statement never more than a few.
+ * loop in one go (pg's array text), about 1 ms per 1,000 rows on an idle machine; 50,000 rows in one
+ * statement held the process ~60 ms, and 2,000 up to 46 ms when twenty zones were synced at once on two
+ * busy cores (bench/estate's cold start, a CPU profile of its late timers). 500 a statement: 100 round
+ * trips for 50,000 rows, each a few ms at most.
  */
-export const ROWS_PER_INSERT = 2000;
+export const ROWS_PER_INSERT = 500;
 
 /**
  * Replaces the zone's whole cache (after a full sync): one DELETE, then INSERTs of ROWS_PER_INSERT

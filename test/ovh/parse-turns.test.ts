@@ -3,6 +3,7 @@
  * pages that arrive together are handled one turn after another, in arrival order, while small
  * answers go straight through when nothing waits.
  */
+import { readFile } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CHARS_PER_TURN, inParseTurn } from '../../src/ovh/client/parse-turns.js';
 
@@ -37,6 +38,31 @@ describe('inParseTurn', () => {
     const perTurn = new Map<number, number>();
     for (const [, t] of handled) perTurn.set(t, (perTurn.get(t) ?? 0) + 1);
     expect(Math.max(...perTurn.values())).toBe(1);
+  });
+
+  it('never handles two large answers between two runs of the timers, the one parsed as it arrived in I/O included', async () => {
+    // A timer due at every timers phase (each handler spins past its 1 ms): the count a handler sees
+    // moves only when the timers ran since the previous handler.
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 1);
+    const spin = () => {
+      const t = performance.now();
+      while (performance.now() - t < 2);
+    };
+    const seen: number[] = [];
+    await new Promise<void>((done) => {
+      // Inside an I/O callback, as a listing's pages arrive together.
+      readFile(import.meta.filename, () => {
+        for (let i = 0; i < 6; i++)
+          inParseTurn(Math.floor(CHARS_PER_TURN * 0.6), () => {
+            spin();
+            seen.push(ticks);
+            if (seen.length === 6) done();
+          });
+      });
+    });
+    clearInterval(timer);
+    for (let i = 1; i < seen.length; i++) expect(seen[i], `answer ${i} handled with no timers run since answer ${i - 1}`).toBeGreaterThan(seen[i - 1]!);
   });
 
   it('lets small answers through at once while nothing waits, and behind the waiting ones otherwise', async () => {
