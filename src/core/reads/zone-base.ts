@@ -4,6 +4,7 @@
  * (core/reads/read-cache.ts) and a Plan diffs against.
  */
 import { compareStrings } from '../../dns/endpoint.js';
+import { sortSteps } from '../../dns/steps.js';
 import type { Endpoint } from '../../dns/types.js';
 import { recordsToEndpointsSteps } from '../../ovh/mapping.js';
 import { recordOf, type OvhRecord } from '../../ovh/types.js';
@@ -76,9 +77,10 @@ export async function zoneBaseOf(
     chars += recordChars(records[i]!);
   }
   // In this process's order, whatever the database's collation (a patched base keeps it: base-patch.ts);
-  // as read they are already in it on a C collation, and a sorted array is sorted in one pass.
+  // as read they are already in it on a C collation, and a sorted array is sorted in one pass. A first
+  // sync's records (ReadCache.adopt) come in OVH's order: sorted in slices (50,000 at once held the loop).
+  await sortedInSlices(records, compareRecords, slicer);
   await slicer.check();
-  records.sort(compareRecords);
   ownership.sort(compareOwnershipRows);
   await slicer.check();
   const { endpoints, recordsByKey } = await SetRecords.of(await slicer.run(recordsToEndpointsSteps(records, zone)), slicer);
@@ -86,6 +88,17 @@ export async function zoneBaseOf(
   const base = { generation, records, recordsByKey, endpoints, ownership, withdrawals, health };
   textChars.set(base, chars);
   return base;
+}
+
+/** Sorts `items` in place in slices, unless one pass finds them sorted already. */
+export async function sortedInSlices<T>(items: T[], compare: (a: T, b: T) => number, slicer: Slicer): Promise<void> {
+  for (let i = 1; i < items.length; i++) {
+    if (i % 1024 === 0) await slicer.check();
+    if (compare(items[i - 1]!, items[i]!) > 0) {
+      await slicer.run(sortSteps(items, compare));
+      return;
+    }
+  }
 }
 
 /**
