@@ -317,6 +317,47 @@ describe('read cache across replicas', () => {
     expect(performance.now() - since).toBeLessThan(1_000);
   });
 
+  it('answers a poll of several zones not modified with the bytes kept for it, and anew the moment one of them moves', async () => {
+    const token = (await createTenant(db.pool, { name: 'poller', zones: [ZONE, COLD] })).token;
+    const server = replicas[0]!;
+    const client = clientOf(ZoneService, server, token);
+    const known = Object.fromEntries((await client.records({ zones: [ZONE, COLD] })).zones.map((z) => [z.zone, String(z.generation)]));
+    const body = JSON.stringify({ zones: [ZONE, COLD], knownGenerations: known });
+    const poll = async () =>
+      (
+        await fetch(`${server.url}/dnsplane.v1.ZoneService/Records`, {
+          method: 'POST',
+          body,
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        })
+      ).text();
+    const first = await poll();
+    expect(JSON.parse(first)).toEqual({
+      zones: [
+        { zone: ZONE, generation: known[ZONE], notModified: true },
+        { zone: COLD, generation: known[COLD], notModified: true },
+      ],
+    });
+    for (let i = 0; i < 3; i++) expect(await poll()).toBe(first);
+    const applied = await client.apply({
+      source: {
+        case: 'plan',
+        value: {
+          policy: Policy.UPSERT_ONLY,
+          input: { case: 'desired', value: { zones: [], endpoints: [{ dnsName: `poll.${COLD}`, recordType: 'A', targets: ['192.0.2.77'], ttl: 300 }] } },
+        },
+      },
+    });
+    const moved = String(applied.zones[0]!.generation);
+    expect(moved).not.toBe(known[COLD]);
+    // The replica that made the change: its very next poll says so (the kept bytes are not reused).
+    const after = JSON.parse(await poll()) as { zones: Array<Record<string, unknown>> };
+    expect(after.zones[0]).toEqual({ zone: ZONE, generation: known[ZONE], notModified: true });
+    expect(after.zones[1]).toMatchObject({ zone: COLD, generation: moved });
+    expect(after.zones[1]!['notModified']).toBeUndefined();
+    expect(after.zones[1]!['endpoints']).toContainEqual(expect.objectContaining({ dnsName: `poll.${COLD}`, targets: ['192.0.2.77'] }));
+  });
+
   it('answers Connect JSON from encoded bytes with what Connect itself answers, errors included', async () => {
     const token = (await createTenant(db.pool, { name: 'wire', zones: [ZONE, COLD] })).token;
     const server = replicas[0]!;
