@@ -11,6 +11,7 @@ import pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assignOwnership } from '../../src/core/admin/assign.js';
+import { importTxtRegistry } from '../../src/core/admin/import-txt.js';
 import { apply } from '../../src/core/apply/index.js';
 import type { CoreContext } from '../../src/core/context.js';
 import { ReadCache, estateFit } from '../../src/core/reads/read-cache.js';
@@ -32,6 +33,13 @@ const ZONES = Array.from({ length: 6 }, (_, i) => `z${i}.estate.test`);
 const RECORDS = 400;
 /** A zone of the simulator's no other test syncs (ReadCache.adopt's). */
 const FRESH = 'fresh.estate.test';
+/** A zone of A records and external-dns's TXT registry beside them (the import's). */
+const REGISTRY = 'registry.estate.test';
+const registrySeed = (): SimRecordInit[] =>
+  Array.from({ length: 200 }, (_, i) => [
+    { subDomain: `h${i}`, fieldType: 'A', target: `10.9.0.${i}`, ttl: 300 },
+    { subDomain: `a-h${i}`, fieldType: 'TXT', target: '"heritage=external-dns,external-dns/owner=cluster,external-dns/resource=service/default/h"', ttl: 300 },
+  ]).flat();
 
 function seed(z: number): SimRecordInit[] {
   return Array.from({ length: RECORDS }, (_, i) => ({ subDomain: `h${i}`, fieldType: 'A', target: `10.${z}.${i >> 8}.${i & 255}`, ttl: 300 }));
@@ -46,7 +54,7 @@ let ctx: CoreContext;
 let tenant: Tenant;
 
 beforeAll(async () => {
-  sim = await OvhSimulator.start({ zones: { ...Object.fromEntries(ZONES.map((z, i) => [z, seed(i)])), [FRESH]: seed(9) } });
+  sim = await OvhSimulator.start({ zones: { ...Object.fromEntries(ZONES.map((z, i) => [z, seed(i)])), [FRESH]: seed(9), [REGISTRY]: registrySeed() } });
   db = await testDatabase();
   pool = new pg.Pool({ connectionString: db.url, max: 2, connectionTimeoutMillis: 60_000 });
   journalPool = store.createSidePool(pool);
@@ -139,6 +147,35 @@ describe("a first sync's records", () => {
         .map((k) => `${k.kind} ${k.zone}`)
         .sort(),
     ).toEqual([`answers ${FRESH}`, `base ${FRESH}`]);
+  });
+});
+
+describe("a TXT registry import's records", () => {
+  it("are the zone's base at the import's generation (only ownership moved): no record read back, the base a read makes", async () => {
+    const cache = new ReadCache(pool);
+    const importCtx = { ...ctx, reads: cache };
+    await store.ensureZones(pool, [REGISTRY]);
+    const synced = await ensureSynced(importCtx, REGISTRY);
+    await cache.view(REGISTRY, synced.generation, tenant.name, true);
+    const owner = (await createTenant(pool, { name: 'registry-owner', zones: [REGISTRY] })).tenant;
+    const before = store.recordRowsRead.whole;
+    const imported = await importTxtRegistry(
+      importCtx,
+      owner,
+      { zone: REGISTRY, owners: { cluster: owner.name }, txtPrefix: '', txtSuffix: '', dryRun: false },
+      async () => {},
+    );
+    expect(imported.adoptions.filter((a) => a.outcome === 'adopted')).toHaveLength(400); // each A and its registry TXT
+    expect(imported.generation).toBeGreaterThan(synced.generation);
+    const view = await cache.view(REGISTRY, imported.generation, owner.name, false);
+    expect(store.recordRowsRead.whole - before).toBe(0);
+    expect(view.endpoints).toHaveLength(400);
+    const adopted = (await cache.baseExactlyAt(REGISTRY, imported.generation))!;
+    const read = await readZoneBase(pool, REGISTRY, new Slicer());
+    expect(adopted.records).toEqual(read.records);
+    expect(adopted.endpoints).toEqual(read.endpoints);
+    expect(adopted.ownership).toEqual(read.ownership);
+    expect(adopted.ownership).toHaveLength(400);
   });
 });
 

@@ -26,12 +26,13 @@
 import { InvalidInputError } from '../../dns/errors.js';
 import { endpointKey, isInZone, normalizeName, recordSetKey, type Endpoint } from '../../dns/index.js';
 import { drain, ITEMS_PER_STEP, type Steps } from '../../dns/steps.js';
+import type { OvhRecord } from '../../ovh/types.js';
 import * as store from '../../store/index.js';
 import type { CoreContext } from '../context.js';
 import type { Tenant } from '../tenants/tenants.js';
 import { adoptedSteps, judgeSteps, type Adoption } from './import-judge.js';
 import { readCacheOf } from '../reads/read-cache.js';
-import { readZoneBase } from '../reads/zone-base.js';
+import { readSideRows, readZoneBase, type ZoneRows } from '../reads/zone-base.js';
 import { Slicer } from '../slices.js';
 import { ensureSynced } from '../zones/zones.js';
 
@@ -238,14 +239,14 @@ export async function importTxtRegistry(
   await ensureSynced(ctx, zone);
 
   // A zone of 50,000 records: read, claimed, judged and sorted in slices, its rows indexed by set once.
-  const compute = async (q: store.Queryable): Promise<{ adoptions: Adoption[]; unreadable: string[] }> => {
+  const compute = async (q: store.Queryable): Promise<{ adoptions: Adoption[]; unreadable: string[]; records: OvhRecord[] }> => {
     // The read cache's base at the generation `q` sees, when it is built (an equal generation is an
     // equal zone: no second copy of the zone made); else the zone read from `q`.
     const generation = (await store.getZone(q, zone))?.generation;
     const cached = generation === undefined ? undefined : readCacheOf(ctx).baseIfBuilt(zone, generation);
-    const { endpoints, ownership: rows } = cached ?? (await readZoneBase(q, zone, slicer));
+    const { endpoints, ownership: rows, records } = cached ?? (await readZoneBase(q, zone, slicer));
     const { claims, unreadable } = await slicer.run(registryClaimsSteps(zone, endpoints, { prefix: input.txtPrefix, suffix: input.txtSuffix }));
-    return { adoptions: await slicer.run(judgeSteps(zone, claims.values(), rows, tenants)), unreadable };
+    return { adoptions: await slicer.run(judgeSteps(zone, claims.values(), rows, tenants)), unreadable, records };
   };
 
   if (input.dryRun) {
@@ -254,8 +255,9 @@ export async function importTxtRegistry(
       return { zone, dryRun: true, adoptions, unreadable, generation: (await store.getZone(tx, zone))!.generation };
     });
   }
-  return store.withZoneLock(ctx.pool, zone, { lockTimeoutMs: ctx.settings.lockTimeoutMs }, async (tx) => {
-    const { adoptions, unreadable } = await compute(tx);
+  let adopt: ZoneRows | undefined;
+  const result = await store.withZoneLock(ctx.pool, zone, { lockTimeoutMs: ctx.settings.lockTimeoutMs }, async (tx) => {
+    const { adoptions, unreadable, records } = await compute(tx);
     const adopted = await slicer.run(adoptedSteps(adoptions, tenants));
     let generation = (await store.getZone(tx, zone))!.generation;
     if (adopted.sets.length > 0) {
@@ -266,7 +268,11 @@ export async function importTxtRegistry(
       await store.notifyZoneChanged(tx, zone, generation, { ids: [], sets: adopted.sets });
       const summary = `adopted ${adopted.sets.length} record set(s) from the TXT registry by ${actor.name}: ${[...adopted.byTenant].map(([t, n]) => `${t} ${n}`).join(', ')}`;
       await audit(tx, summary, { count: adopted.sets.length, byTenant: Object.fromEntries(adopted.byTenant), sample: adopted.sample });
+      // Only ownership moved: the records in hand are the new generation's (not read back whole by its next reader).
+      adopt = { generation, records, ...(await readSideRows(tx, zone)) };
     }
-    return { zone, dryRun: false, adoptions, unreadable, generation };
+    return { zone, dryRun: false as const, adoptions, unreadable, generation };
   });
+  if (adopt) readCacheOf(ctx).adopt(zone, adopt);
+  return result;
 }
