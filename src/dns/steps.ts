@@ -22,12 +22,18 @@ export function drain<T>(steps: Steps<T>): T {
 /**
  * Sorts `items` in place (stable, like Array.prototype.sort) with a pause point every few thousand
  * comparisons: a bottom-up merge sort. Sorting 20,000 record sets in one go is ~10 ms of one block.
+ * Items already in order (rows read on a C collation) cost one pass of comparisons and nothing else.
  */
 export function* sortSteps<T>(items: T[], compare: (a: T, b: T) => number, perStep = 4096): Steps<T[]> {
   const n = items.length;
   if (n <= perStep) {
     items.sort(compare);
     return items;
+  }
+  for (let i = 1; ; i++) {
+    if (i === n) return items;
+    if (compare(items[i - 1]!, items[i]!) > 0) break;
+    if (i % perStep === 0) yield;
   }
   // Runs of perStep items sorted natively, then merged pairwise, level by level.
   for (let i = 0; i < n; i += perStep) {

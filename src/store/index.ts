@@ -43,4 +43,3 @@ export * from './ovh-accounts.js';
 export { withZoneLocks } from './lock.js';
 export * from './lifecycle.js';
 export * from './write-quota.js';
-export { intern } from './intern.js';

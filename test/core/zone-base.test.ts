@@ -6,9 +6,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReadCache } from '../../src/core/reads/read-cache.js';
 import { compareRecords } from '../../src/core/reads/sets-index.js';
-import { readZoneBase, sortedInSlices, zoneBaseOf } from '../../src/core/reads/zone-base.js';
+import { readZoneBase, zoneBaseOf } from '../../src/core/reads/zone-base.js';
 import type { OvhRecord } from '../../src/ovh/types.js';
 import { Slicer } from '../../src/core/slices.js';
+import { sortSteps } from '../../src/dns/steps.js';
 import { upsertRecords } from '../../src/store/records.js';
 import { withTransaction } from '../../src/store/transaction.js';
 import { bumpGeneration, ensureZones, getZone } from '../../src/store/zones.js';
@@ -102,20 +103,22 @@ describe('zoneBaseOf', () => {
       return a - b;
     };
     const items = Array.from({ length: 30_000 }, (_, i) => (i * 7919) % 30_000);
-    await sortedInSlices(
-      items,
-      counted(() => turn),
-      new Slicer(0),
+    await new Slicer(0).run(
+      sortSteps(
+        items,
+        counted(() => turn),
+      ),
     );
     ticking = false;
     expect(items).toEqual(Array.from({ length: 30_000 }, (_, i) => i));
     expect(Math.max(...perTurn.values())).toBeLessThan(100_000);
     // In order already: one pass of comparisons, no sort.
     const before = [...perTurn.values()].reduce((a, b) => a + b, 0);
-    await sortedInSlices(
-      items,
-      counted(() => -1),
-      new Slicer(0),
+    await new Slicer(0).run(
+      sortSteps(
+        items,
+        counted(() => -1),
+      ),
     );
     expect(perTurn.get(-1)).toBe(items.length - 1);
     expect(before).toBeGreaterThan(items.length);

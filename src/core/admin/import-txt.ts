@@ -271,7 +271,7 @@ export async function importTxtRegistry(
       // Only ownership moved: the records in hand are the new generation's (not read back whole by its next reader).
       adopt = { generation, records, ...(await readSideRows(tx, zone)) };
     }
-    return { zone, dryRun: false as const, adoptions, unreadable, generation };
+    return { zone, dryRun: false, adoptions, unreadable, generation };
   });
   if (adopt) readCacheOf(ctx).adopt(zone, adopt);
   return result;

@@ -252,8 +252,9 @@ export class ReadCache {
 
   /**
    * A base its writer had in hand as it committed it (a first sync: the records it read from OVH and
-   * wrote, core/zones/zones.ts), made in slices in its turn instead of read back from Postgres; the
-   * callers asking meanwhile share it. Nothing done when one as new is kept or building.
+   * wrote, core/zones/zones.ts; a TXT import: the records it judged against, core/admin/import-txt.ts),
+   * made in slices instead of read back from Postgres; the callers asking meanwhile share it. Nothing
+   * done when one as new is kept or building.
    */
   adopt(zone: string, rows: ZoneRows): void {
     void latestEntry(this.bases, zone, rows.generation, this.touchAt(baseKey), async (entry) => {

@@ -79,7 +79,7 @@ export async function zoneBaseOf(
   // In this process's order, whatever the database's collation (a patched base keeps it: base-patch.ts);
   // as read they are already in it on a C collation, and a sorted array is sorted in one pass. A first
   // sync's records (ReadCache.adopt) come in OVH's order: sorted in slices (50,000 at once held the loop).
-  await sortedInSlices(records, compareRecords, slicer);
+  await slicer.run(sortSteps(records, compareRecords));
   await slicer.check();
   ownership.sort(compareOwnershipRows);
   await slicer.check();
@@ -88,17 +88,6 @@ export async function zoneBaseOf(
   const base = { generation, records, recordsByKey, endpoints, ownership, withdrawals, health };
   textChars.set(base, chars);
   return base;
-}
-
-/** Sorts `items` in place in slices, unless one pass finds them sorted already. */
-export async function sortedInSlices<T>(items: T[], compare: (a: T, b: T) => number, slicer: Slicer): Promise<void> {
-  for (let i = 1; i < items.length; i++) {
-    if (i % 1024 === 0) await slicer.check();
-    if (compare(items[i - 1]!, items[i]!) > 0) {
-      await slicer.run(sortSteps(items, compare));
-      return;
-    }
-  }
 }
 
 /**

@@ -12,7 +12,6 @@ import { estateFit, readCacheOf } from '../reads/read-cache.js';
 import { readSideRows } from '../reads/zone-base.js';
 import { readRecords } from './read-records.js';
 import { withZoneLockQueued } from './lock-queue.js';
-import { Slicer } from '../slices.js';
 import { firstSyncsOf } from './first-syncs.js';
 
 export { mapLimit } from './read-records.js';
@@ -124,12 +123,8 @@ async function readZone(ctx: CoreContext, ovh: OvhApi, zone: string): Promise<Zo
 /** Replaces the zone's cache with what was read, marks it synced, bumps its generation; in `tx`, under the zone lock. */
 async function writeZone(ctx: CoreContext, tx: store.Queryable, zone: string, read: ZoneRead): Promise<void> {
   // 50,000 records made rows in slices (store writes them a batch per statement): nothing holds the event loop.
-  // The records are the rows (an OvhRecord is a RecordRow and its zone): written as they are, no copy made.
-  const slicer = new Slicer();
-  for (let i = 0; i < read.records.length; i++) {
-    if (i % 1024 === 0) await slicer.check();
-    read.records[i]!.fieldType = store.intern(read.records[i]!.fieldType); // one copy of each type, as rows read from Postgres have
-  }
+  // The records are the rows (an OvhRecord is a RecordRow and its zone): written as they are, no copy
+  // made. Their types are one string each already: JSON.parse internalizes short strings.
   await store.replaceZoneRecords(tx, zone, read.records);
   await store.markSynced(tx, zone, { soaSerial: BigInt(read.serial) });
   const generation = await store.bumpGeneration(tx, zone);
